@@ -1,0 +1,243 @@
+"""The one dispatcher every op call goes through, and the transform levels.
+
+``dispatch(op, args, attrs)`` finds the highest transform level among the
+arguments; a level above 0 hands the call to that level's interpreter, which
+unwraps its own wrappers and calls ``dispatch`` again on the inner values.
+At level 0 it runs the kernel on arrays and, when grad mode is on and an input
+requires grad, records a node on the eager tape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .state import state
+from .tensor import Tensor, ViewTensor, _make, _new
+
+_EMPTY: dict = {}
+_ndarray = np.ndarray
+
+# Set by numtorch.autograd: record(op, args, attrs, outputs) attaches a node to the outputs.
+_recorder = [None]
+
+
+def set_recorder(fn) -> None:
+    _recorder[0] = fn
+
+
+class Interpreter:
+    """A transform on the stack. Subclasses implement ``process``."""
+
+    level = 0
+    alive = False
+
+    def process(self, op, args: tuple, attrs: dict):
+        raise NotImplementedError
+
+    def __enter__(self):
+        state.stack.append(self)
+        self.level = len(state.stack)
+        self.alive = True
+        return self
+
+    def __exit__(self, *exc):
+        top = state.stack.pop()
+        assert top is self, "transform levels must exit in order"
+        self.alive = False
+        return False
+
+
+class WrapperTensor(Tensor):
+    """A tensor belonging to a transform level; shows the logical tensor."""
+
+    __slots__ = ("_inner", "_interp")
+
+    @property
+    def _level(self) -> int:
+        return self._interp.level
+
+    @property
+    def _data(self):
+        raise RuntimeError(
+            f"{type(self).__name__} has no storage of its own; it belongs to a transform"
+        )
+
+    @property
+    def shape(self):
+        return self._inner.shape
+
+    def dim(self) -> int:
+        return self._inner.dim()
+
+    @property
+    def ndim(self) -> int:
+        return self._inner.dim()
+
+    def numel(self) -> int:
+        return self._inner.numel()
+
+    @property
+    def dtype(self):
+        return self._inner.dtype
+
+    @property
+    def device(self):
+        return self._inner.device
+
+    def size(self, dim=None):
+        return self._inner.size(dim)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(lvl={self._level}, value={self._inner!r})"
+
+    __str__ = __repr__
+
+
+def _max_level(args) -> int:
+    lvl = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            lv = a._level
+            if lv > lvl:
+                lvl = lv
+        elif isinstance(a, (list, tuple)):
+            lv = _max_level(a)
+            if lv > lvl:
+                lvl = lv
+    return lvl
+
+
+def _check_alive(args) -> None:
+    for a in args:
+        if isinstance(a, WrapperTensor):
+            if not a._interp.alive:
+                raise RuntimeError(
+                    f"a {type(a).__name__} escaped the transform that created it and was "
+                    "used after the transform returned"
+                )
+        elif isinstance(a, (list, tuple)):
+            _check_alive(a)
+
+
+def dispatch(op, args: tuple, attrs: dict = _EMPTY):
+    """Run an op on the given inputs (see module doc)."""
+    if state.stack:
+        _check_alive(args)
+        lvl = _max_level(args)
+        if op.random:
+            for interp in reversed(state.stack):
+                if getattr(interp, "is_vmap", False):
+                    lvl = max(lvl, interp.level)
+                    break
+        if lvl:
+            return state.stack[lvl - 1].process(op, args, attrs)
+    elif args:
+        # Outside any transform a wrapper can only be an escapee.
+        for a in args:
+            if isinstance(a, WrapperTensor):
+                _check_alive((a,))
+    rg = False
+    arrays = []
+    for a in args:
+        if isinstance(a, Tensor):
+            arrays.append(a._data)
+            if a._rg:
+                rg = True
+        elif op.list_inputs and isinstance(a, (list, tuple)):
+            sub = []
+            for t in a:
+                if isinstance(t, Tensor):
+                    sub.append(t._data)
+                    if t._rg:
+                        rg = True
+                else:
+                    sub.append(t)
+            arrays.append(sub)
+        else:
+            arrays.append(a)
+    outs = run_kernel(op, arrays, attrs)
+    if op.nout == 1:
+        res = _make_view(args[0], outs, op, attrs) if op.view else _make(outs)
+    else:
+        res = tuple(_make(o) for o in outs)
+    if rg and op.ndiff and state.grad_enabled:
+        _recorder[0](op, args, attrs, res)
+    return res
+
+
+def _make_view(src: Tensor, arr, op, attrs) -> Tensor:
+    """The output of a view op: shares memory and the version counter with src."""
+    if arr.size and not np.may_share_memory(arr, src._data):
+        return _make(arr)
+    t = _new(ViewTensor)
+    t._data = arr
+    t._rg = False
+    t._grad_fn = None
+    t._ver = src._ver
+    if src._view is None:
+        t._base = src
+        t._view = (src, ((op, attrs),))
+    else:
+        root, chain = src._view
+        t._base = root
+        t._view = (root, chain + ((op, attrs),))
+    t._view_ver = src._ver.v
+    return t
+
+
+def run_kernel(op, arrays: list, attrs: dict):
+    """Type promotion, the kernel, and normalization of its outputs to arrays."""
+    xp = np
+    for a in arrays:
+        if a is not None and hasattr(a, "__cuda_array_interface__"):
+            from .device import xp_of
+
+            xp = xp_of(a)
+            break
+    odt = None
+    if op.prepare is not None:
+        arrays, odt = op.prepare(arrays, attrs)
+    out = op.kernel(xp, *arrays, **attrs)
+    if op.nout == 1:
+        if type(out) is not _ndarray:
+            out = xp.asarray(out)
+        if odt is not None and out.dtype != odt:
+            out = out.astype(odt)
+        return out
+    outs = []
+    for o in out:
+        if type(o) is not _ndarray:
+            o = xp.asarray(o)
+        outs.append(o)
+    return tuple(outs)
+
+
+def write_out(out, result):
+    """Copy a result into an ``out=`` tensor (or tuple of tensors) and return it."""
+    if isinstance(out, (tuple, list)):
+        for o, r in zip(out, result):
+            write_out(o, r)
+        return out
+    if state.grad_enabled and (out._rg or result._rg):
+        raise RuntimeError(
+            f"{_op_label(result)}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    rd, od = result.dtype, out.dtype
+    if rd != od and rd._kind > od._kind:
+        from ..autograd.views import _SCALAR_NAMES
+
+        raise RuntimeError(
+            f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
+            f"{_SCALAR_NAMES[od.name]}"
+        )
+    if out._data.shape != result._data.shape:
+        out._data = np.empty(result._data.shape, out._data.dtype)
+    out._data[...] = result._data
+    out._ver.v += 1
+    return out
+
+
+def _op_label(t) -> str:
+    fn = t._grad_fn
+    return fn.op.name if fn is not None and hasattr(fn, "op") else "op"

@@ -1,0 +1,164 @@
+"""Dtypes and PyTorch's type-promotion rules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type; wraps a NumPy dtype."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind")
+
+    def __init__(self, name: str, np_dtype, kind: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
+        self.is_floating_point = kind == 2
+        self.is_complex = kind == 3
+        self.is_signed = self.np.kind != "u" and kind != 0
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self) -> dtype:
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> dtype:
+        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+
+
+bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+_FROM_NP = {d.np: d for d in ALL}
+_NAMES = {d.name: d for d in ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+def from_np(np_dtype) -> dtype:
+    """The numtorch dtype of a NumPy dtype."""
+    try:
+        return _FROM_NP[np_dtype]
+    except KeyError:
+        raise TypeError(f"numtorch has no dtype for numpy {np_dtype}") from None
+
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    if d not in (float32, float64, float16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def default_complex() -> dtype:
+    return complex128 if _default[0] is float64 else complex64
+
+
+def to_dtype(d) -> dtype:
+    """Accept a numtorch dtype, a NumPy dtype, or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if d is complex:
+        return complex128
+    return from_np(np.dtype(d))
+
+
+def _join(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype holding both (torch.promote_types)."""
+    if a is b:
+        return a
+    if a._kind != b._kind:
+        hi, lo = (a, b) if a._kind > b._kind else (b, a)
+        if hi._kind == 3 and lo._kind == 2 and lo.itemsize > hi.itemsize // 2:
+            return complex128
+        if hi is float16 and lo._kind == 1 and lo.itemsize > 1:
+            return float16
+        return hi
+    if a._kind == 1 and (a is uint8) != (b is uint8):
+        other = b if a is uint8 else a
+        return int16 if other is int8 else other
+    return a if a.itemsize >= b.itemsize else b
+
+
+promote_types = _join
+
+
+def _scalar_kind(x) -> int:
+    if isinstance(x, bool):
+        return 0
+    if isinstance(x, int):
+        return 1
+    if isinstance(x, float):
+        return 2
+    if isinstance(x, complex):
+        return 3
+    raise TypeError(f"unsupported scalar {type(x).__name__}")
+
+
+def result_type(*operands) -> dtype:
+    """PyTorch's result type of tensors (dtype, ndim) and Python scalars.
+
+    Operands are given as (dtype, ndim) pairs for tensors or as Python numbers.
+    Dimensioned tensors outrank zero-dim tensors, which outrank scalars, unless
+    a lower-priority operand is of a higher category (bool < int < float < complex).
+    """
+    dim_t = zero_t = None
+    scalar_kind = -1
+    for op in operands:
+        if isinstance(op, tuple):
+            d, nd = op
+            if nd:
+                dim_t = d if dim_t is None else _join(dim_t, d)
+            else:
+                zero_t = d if zero_t is None else _join(zero_t, d)
+        else:
+            scalar_kind = max(scalar_kind, _scalar_kind(op))
+    res = dim_t
+    if zero_t is not None and (res is None or zero_t._kind > res._kind):
+        res = zero_t
+    if scalar_kind >= 0 and (res is None or scalar_kind > res._kind):
+        if scalar_kind == 3:
+            if res is not None and res is float64:
+                return complex128
+            return default_complex()
+        if scalar_kind == 2:
+            return get_default_dtype()
+        if res is None:
+            return int64 if scalar_kind == 1 else bool_
+        return res if scalar_kind <= res._kind else int64
+    return res
+
+
+def can_cast(frm: dtype, to: dtype) -> bool:
+    """torch.can_cast: no cast to a lower category."""
+    return frm._kind <= to._kind

@@ -1,0 +1,215 @@
+"""The op registry: one definition per operator.
+
+An ``Op`` holds everything the system needs about an operator: the kernel (a
+function of backend arrays), one vjp formula per differentiable input, a jvp
+formula, a batch-rule slot, and sample inputs for the test database. Formulas
+name what they need by parameter name: ``g`` (the output gradient), ``result``
+(the output), the op's inputs and attributes; tangents are ``t`` (single
+input) or ``t<input>``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+REGISTRY: dict[str, Op] = {}
+
+LINEAR = "linear"
+
+
+def _names(fn) -> tuple[str, ...]:
+    return tuple(inspect.signature(fn).parameters)
+
+
+@dataclass
+class SampleInput:
+    """Arguments for one call of an op's public function (arrays stand for tensors)."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    name: str = ""
+
+    def __repr__(self) -> str:
+        def show(a):
+            if hasattr(a, "shape") and hasattr(a, "dtype"):
+                return f"array{tuple(a.shape)}:{a.dtype}"
+            if isinstance(a, (list, tuple)):
+                return type(a)(show(x) for x in a)
+            return repr(a)
+
+        return f"SampleInput({self.name} args={[show(a) for a in self.args]}, kwargs={self.kwargs})"
+
+
+@dataclass
+class ErrorInput:
+    sample: SampleInput
+    error: type
+    match: str
+
+
+class Op:
+    """One operator. Build ops with ``defop`` or the family generators in ``numtorch.ops``."""
+
+    __slots__ = (
+        "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
+        "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
+        "error_samples", "api", "oracle", "node_name", "random", "fn", "meta", "grad_args",
+        "test",
+    )  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+def defop(
+    name: str,
+    kernel: Callable,
+    *,
+    vjp: Sequence[Callable | None] | Callable | None = None,
+    jvp: Callable | str | None = None,
+    nin: int | None = None,
+    list_inputs: Sequence[int] = (),
+    nout: int = 1,
+    ndiff: int | None = None,
+    view: bool = False,
+    prepare: Callable | None = None,
+    samples: Callable | None = None,
+    error_samples: Callable | None = None,
+    api: str | None = None,
+    oracle: str | None = None,
+    node_name: str | None = None,
+    random: bool = False,
+    batch_rule: Callable | None = None,
+    grad_args: Sequence[int] | None = None,
+    test: dict | None = None,
+    out: bool = False,
+    register: bool = True,
+) -> Op:
+    """Declare an operator.
+
+    ``kernel(xp, *inputs, **attrs)`` computes on arrays; its first ``nin``
+    parameters after ``xp`` are the inputs (tensors, scalars or, for
+    ``list_inputs``, sequences of tensors), the rest are attributes.
+    ``vjp`` has one formula per input (None: not differentiable); ``jvp`` is a
+    formula, ``LINEAR`` (the op applied to the tangents), or None.
+    ``prepare(arrays, attrs) -> (arrays, out_dtype)`` applies type promotion.
+    ``out`` adds PyTorch's ``out=`` keyword to the public function.
+    """
+    op = Op.__new__(Op)
+    params = list(inspect.signature(kernel).parameters.values())[1:]
+    if nin is None:
+        nin = sum(1 for p in params if p.default is inspect.Parameter.empty and p.kind == p.POSITIONAL_OR_KEYWORD)
+    op.name = name
+    op.kernel = kernel
+    op.inputs = tuple(p.name for p in params[:nin])
+    op.attrs = tuple((p.name, p.default, p.kind) for p in params[nin:])
+    op.nin = nin
+    op.list_inputs = frozenset(list_inputs)
+    if vjp is not None and not isinstance(vjp, (tuple, list)):
+        vjp = (vjp,)
+    op.vjps = tuple(vjp) if vjp is not None else (None,) * nin
+    if len(op.vjps) != nin:
+        raise ValueError(f"{name}: {len(op.vjps)} vjp formulas for {nin} inputs")
+    op.vjp_args = tuple(_names(f) if f is not None else () for f in op.vjps)
+    op.jvp = jvp
+    op.jvp_args = _names(jvp) if callable(jvp) else ()
+    op.nout = nout
+    op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
+    op.view = view
+    op.prepare = prepare
+    op.batch_rule = batch_rule
+    op.samples = samples
+    op.error_samples = error_samples
+    op.api = api or name
+    op.oracle = oracle
+    op.node_name = node_name or "".join(w.capitalize() for w in name.split("_")) + "Backward0"
+    op.random = random
+    op.meta = {}
+    op.grad_args = grad_args
+    op.test = test or {}
+    _check_formula_names(op)
+    op.fn = _make_fn(op, out)
+    if register:
+        if name in REGISTRY:
+            raise ValueError(f"op {name} defined twice")
+        REGISTRY[name] = op
+    return op
+
+
+def _check_formula_names(op: Op) -> None:
+    known = {"g", "result", *op.inputs, *(a[0] for a in op.attrs)}
+    for f, names in zip(op.vjps, op.vjp_args):
+        bad = set(names) - known
+        if bad:
+            raise ValueError(f"{op.name}: vjp names unknown values {sorted(bad)}")
+    if callable(op.jvp):
+        tangents = {"t"} if op.nin == 1 else {"t" + n for n in op.inputs}
+        bad = set(op.jvp_args) - known - tangents - {"g"}
+        if bad:
+            raise ValueError(f"{op.name}: jvp names unknown values {sorted(bad)}")
+
+
+def _make_fn(op: Op, out: bool) -> Callable:
+    """The Python function for an op: binds arguments, then dispatches."""
+    from .dispatch import dispatch, write_out
+
+    parts, kwonly = [], False
+    for n in op.inputs:
+        parts.append(n)
+    for n, default, kind in op.attrs:
+        if kind == inspect.Parameter.KEYWORD_ONLY and not kwonly:
+            parts.append("*")
+            kwonly = True
+        parts.append(f"{n}=_d_{n}")
+    if out:
+        parts.append("out=None" if kwonly else "*, out=None")
+    ins = "".join(f"{n}, " for n in op.inputs)
+    attrs = ", ".join(f"'{n}': {n}" for n, _, _ in op.attrs)
+    call = f"_dispatch(_op, ({ins}), {{{attrs}}})"
+    body = f"    return {call} if out is None else _write_out(out, {call})\n" if out else f"    return {call}\n"
+    src = f"def {op.name}({', '.join(parts)}):\n{body}"
+    env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
+    env.update({f"_d_{n}": d for n, d, _ in op.attrs})
+    exec(src, env)
+    fn = env[op.name]
+    fn.__qualname__ = op.name
+    fn.__doc__ = f"The ``{op.api}`` operator."
+    return fn
+
+
+def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
+    """The output tangent of one op call from its input tangents (None: zero)."""
+    from .. import zeros_like
+
+    def zero_for(a):
+        return zeros_like(a) if hasattr(a, "_data") or hasattr(a, "_inner") else 0.0
+
+    def fill(i, a, t):
+        if t is not None:
+            return t
+        if i in op.list_inputs:
+            return [zero_for(x) for x in a]
+        return zero_for(a)
+
+    if op.jvp == LINEAR:
+        from .dispatch import dispatch
+
+        targs = tuple(
+            fill(i, a, t) if op.vjps[i] is not None else a
+            for i, (a, t) in enumerate(zip(args, tangents))
+        )
+        out = dispatch(op, targs, attrs)
+        return out if op.nout == 1 else out[: op.ndiff]
+    env = dict(attrs)
+    env.update(zip(op.inputs, args))
+    env["result"] = result
+    if op.nin == 1:
+        env["t"] = fill(0, args[0], tangents[0])
+    else:
+        for i, (n, a, t) in enumerate(zip(op.inputs, args, tangents)):
+            if "t" + n in op.jvp_args:
+                env["t" + n] = fill(i, a, t)
+    return op.jvp(**{k: env[k] for k in op.jvp_args})

@@ -1,0 +1,435 @@
+"""The Tensor: a backend array plus autograd state.
+
+Most methods are installed from the op registry (see ``numtorch/_methods.py``);
+this module holds what is about the tensor object itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype as dt
+from .device import CPU, device_of
+
+
+class Size(tuple):
+    """A tensor shape (torch.Size)."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+class VersionCounter:
+    """Shared by a tensor and its views; bumped by every in-place write."""
+
+    __slots__ = ("v",)
+
+    def __init__(self):
+        self.v = 0
+
+
+class Tensor:
+    """A multi-dimensional array with autograd state (level 0).
+
+    Transform wrappers subclass it and override the array-facing properties.
+    """
+
+    # Hot attributes live in slots; rare ones (grad, hooks, names) in __dict__
+    # with class-level defaults, so that creating a tensor writes five fields.
+    __slots__ = ("_data", "_rg", "_grad_fn", "_ver", "_base", "__dict__", "__weakref__")
+    _level = 0
+    _out_nr = 0
+    _hooks = None
+    _retains_grad = False
+    _accum = None  # weakref to this leaf's AccumulateGrad node
+    _view = None  # (root base, chain of (op, attrs)) for views
+    _view_ver = 0
+    _grad = None
+    _is_param = False
+    __array_priority__ = 1000
+
+    def __init__(self, data=None, *args, **kwargs):
+        if args or kwargs or data is not None:
+            raise TypeError("use numtorch.tensor(...) to create a tensor from data")
+        _init(self, np.zeros((0,), np.float32))
+
+    # ----------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> dt.dtype:
+        return dt.from_np(self._data.dtype)
+
+    @property
+    def device(self):
+        return device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0] if self.device == CPU else 0
+
+    def get_device(self) -> int:
+        return -1 if self.device == CPU else 0
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    # ----------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want "
+                    "to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value.dtype != self.dtype:
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype "
+                    f"'{_scalar_name(value.dtype)}' to a tensor with dtype "
+                    f"'{_scalar_name(self.dtype)}'. Please ensure that the gradient "
+                    "and the tensor have the same dtype"
+                )
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    "assigned grad has data of a different size"
+                )
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def _version(self) -> int:
+        return self._ver.v
+
+    @property
+    def data(self) -> Tensor:
+        return _wrap_view_of(self, self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    @property
+    def output_nr(self) -> int:
+        return self._out_nr
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def is_inference(self) -> bool:
+        return False
+
+    # ----------------------------------------------------------- conversion
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        data = self._data
+        return data if isinstance(data, np.ndarray) else data.get()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy(force=True)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def _check_single(self, what: str) -> None:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+
+    def item(self):
+        self._check_single("item")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self.numpy(force=True)).tolist()
+
+    def __float__(self) -> float:
+        self._check_single("float")
+        return float(self._data.reshape(()))
+
+    def __int__(self) -> int:
+        self._check_single("int")
+        return int(self._data.reshape(()))
+
+    def __complex__(self) -> complex:
+        self._check_single("complex")
+        return complex(self._data.reshape(()))
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._data.reshape(()))
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __contains__(self, element) -> bool:
+        return bool((self == element).any())
+
+    def __reversed__(self):
+        return self.flip(0)
+
+    def __repr__(self) -> str:
+        from .printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
+                "module, this may be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        new = _make(self._data.copy())
+        new._rg = self._rg
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self.numpy(force=True), self._rg))
+
+    def __setstate__(self, state):  # pragma: no cover - pickling goes through _rebuild
+        pass
+
+    # ----------------------------------------------------------- autograd entry points
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from ..autograd.engine import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        from ..autograd.hooks import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
+
+    def retain_grad(self) -> None:
+        from ..autograd.hooks import retain_grad
+
+        retain_grad(self)
+
+    def detach(self) -> Tensor:
+        return _wrap_view_of(self, self._data)
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._rg:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view "
+                "is set as True, gradients are views of DDP buckets, and hence detach_() "
+                "cannot be called on these gradients. To fix this error, please refer to "
+                "the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+                "solution."
+            )
+        self._grad_fn = None
+        self._rg = False
+        return self
+
+
+_rg_slot = Tensor._rg
+_refresh_view = [None]  # set by numtorch.autograd.views
+
+
+class ViewTensor(Tensor):
+    """A view: after an in-place write anywhere on its base, its autograd state is
+    regenerated from the base's history before it is used again."""
+
+    __slots__ = ()
+
+    @property
+    def _rg(self) -> bool:
+        if self._view_ver != self._ver.v:
+            _refresh_view[0](self)
+        return _rg_slot.__get__(self)
+
+    @_rg.setter
+    def _rg(self, value: bool) -> None:
+        _rg_slot.__set__(self, value)
+
+    @property
+    def grad_fn(self):
+        if self._view_ver != self._ver.v:
+            _refresh_view[0](self)
+        return self._grad_fn
+
+
+def _scalar_name(d: dt.dtype) -> str:
+    names = {
+        "float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+        "int32": "int", "bool": "bool", "complex64": "c10::complex<float>",
+        "complex128": "c10::complex<double>", "int16": "short int", "int8": "signed char",
+        "uint8": "unsigned char",
+    }  # fmt: skip
+    return names[d.name]
+
+
+_new = object.__new__
+
+
+def _init(t: Tensor, data) -> None:
+    t._data = data
+    t._rg = False
+    t._grad_fn = None
+    t._ver = VersionCounter()
+    t._base = None
+
+
+def _make(data) -> Tensor:
+    """A fresh level-0 tensor over an array (no copy)."""
+    t = _new(Tensor)
+    t._data = data
+    t._rg = False
+    t._grad_fn = None
+    t._ver = VersionCounter()
+    t._base = None
+    return t
+
+
+def _wrap_view_of(src: Tensor, data) -> Tensor:
+    """A tensor sharing src's memory and version counter, outside autograd (detach)."""
+    t = _new(Tensor)
+    t._data = data
+    t._rg = False
+    t._grad_fn = None
+    t._ver = src._ver
+    t._base = None
+    return t
+
+
+def _rebuild(arr, rg):
+    t = _make(np.array(arr))
+    t._rg = rg
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
+
+
+wrap_dim = _wrap_dim

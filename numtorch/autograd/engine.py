@@ -1,0 +1,379 @@
+"""The backward engine: a graph task per call, dependency counts, a ready queue.
+
+Iterative throughout, so graphs of any depth run without recursion.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from .._core.state import state
+from .._core.tensor import Tensor
+from .graph import AccumulateGrad, Node, edge_of
+
+
+class _GraphTask:
+    __slots__ = (
+        "deps", "exec_info", "targets", "captures", "keep_graph", "create_graph", "accumulate",
+    )  # fmt: skip
+
+    def __init__(self, keep_graph, create_graph, accumulate):
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.accumulate = accumulate
+        self.deps: dict = {}
+        self.exec_info: set | None = None
+        self.captures: dict = {}
+        self.targets: set = set()
+
+
+def _compute_dependencies(task: _GraphTask, roots) -> None:
+    deps = task.deps
+    seen = set()
+    stack = [n for n, _ in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+
+def _compute_exec_info(task: _GraphTask, roots, targets: set) -> None:
+    """Mark the nodes on some path from a root to a capture target."""
+    needed: set = set()
+    # Iterative post-order: a node is needed if it is a target or any child is needed.
+    visited = set()
+    for root, _ in roots:
+        if root is None or root in visited:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        visited.add(root)
+        while stack:
+            node, it = stack[-1]
+            advanced = False
+            for nxt, _ in it:
+                if nxt is not None and nxt not in visited:
+                    visited.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            if any(n in needed or n in targets for n, _ in node.next_functions):
+                needed.add(node)
+    if task.accumulate:
+        needed |= {t for t in targets if isinstance(t, AccumulateGrad)}
+    task.exec_info = needed
+    task.targets = targets
+
+
+def _validate(node: Node, grads: list) -> list:
+    """Sum broadcast gradients to each input's shape and cast to its dtype."""
+    flat_meta = []
+    for i, m in enumerate(node.in_meta):
+        if i in node.op.list_inputs:
+            flat_meta.extend(m)
+        else:
+            flat_meta.append(m)
+    for j, g in enumerate(grads):
+        if g is None:
+            continue
+        shape, dtype = flat_meta[j]
+        if g.shape != shape:
+            from ..ops.reduction import sum_to_size
+
+            g = sum_to_size(g, shape)
+        if g.dtype != dtype:
+            g = g.to(dtype)
+        grads[j] = g
+    return grads
+
+
+def _run_hooks(hooks, grad):
+    for h in list(hooks):
+        r = h(grad)
+        if r is not None:
+            grad = r
+    return grad
+
+
+def _accumulate(buf: list, i: int, g) -> None:
+    cur = buf[i]
+    buf[i] = g if cur is None else cur + g
+
+
+def _execute(task: _GraphTask, roots, root_grads) -> None:
+    from .grad_mode import set_grad_enabled
+
+    buffers: dict = {}
+    ready: list = []
+    counter = 0
+    exec_info = task.exec_info
+    deps = task.deps
+    for (node, nr), g in zip(roots, root_grads):
+        if node is None:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.num_outputs
+        _accumulate(buf, nr, g)
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._seq, counter, node))
+            counter += 1
+    with set_grad_enabled(task.create_graph):
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node)
+            if node._tensor_pre_hooks:
+                for nr, hooks in node._tensor_pre_hooks.items():
+                    if grads[nr] is not None:
+                        grads[nr] = _run_hooks(hooks, grads[nr])
+            if node._retain_hooks:
+                for nr, hook in list(node._retain_hooks.items()):
+                    if grads[nr] is not None:
+                        hook(grads[nr])
+            if node in task.captures:
+                for nr, slot in task.captures[node]:
+                    slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
+            if exec_info is not None and node not in exec_info:
+                continue
+            if isinstance(node, AccumulateGrad):
+                if node._pre_hooks:
+                    grads = _run_node_prehooks(node, grads)
+                if task.accumulate:
+                    _accumulate_grad(node.variable, grads[0], task.create_graph)
+                continue
+            if node._pre_hooks:
+                grads = _run_node_prehooks(node, grads)
+            nexts = node.next_functions
+            wanted = [
+                n is not None and (exec_info is None or n in exec_info or n in task.targets)
+                for n, _ in nexts
+            ]
+            if any(wanted):
+                outs = _validate(node, node.apply(grads, wanted))
+            else:
+                outs = [None] * len(nexts)
+            if node._post_hooks:
+                for h in node._post_hooks:
+                    r = h(tuple(outs), tuple(grads))
+                    if r is not None:
+                        outs = list(r)
+            if not task.keep_graph:
+                node.saved = None
+            for (nxt, nr), g in zip(nexts, outs):
+                if nxt is None:
+                    continue
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                if g is not None:
+                    _accumulate(buf, nr, g)
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heapq.heappush(ready, (-nxt._seq, counter, nxt))
+                    counter += 1
+
+
+def _run_node_prehooks(node: Node, grads: list) -> list:
+    for h in node._pre_hooks:
+        r = h(tuple(grads))
+        if r is not None:
+            grads = list(r)
+    return grads
+
+
+def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
+    if g is None:
+        return
+    if var._hooks:
+        g = _run_hooks(var._hooks, g)
+    if var._grad is None:
+        if create_graph:
+            var._grad = g
+        else:
+            from .._core.tensor import _make
+
+            var._grad = _make(g._data.copy())
+    elif create_graph or var._grad._rg:
+        var._grad = var._grad + g
+    else:
+        gd = var._grad._data
+        if gd.shape == g.shape and gd.flags.writeable:
+            gd += g._data
+            var._grad._ver.v += 1
+        else:
+            var._grad = var._grad + g
+    post = var.__dict__.get("_post_acc_hooks") if hasattr(var, "__dict__") else None
+    if post:
+        for h in list(post):
+            h(var)
+
+
+def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
+    from .. import ones_like
+
+    res = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._rg:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError(
+                        "grad can be implicitly created only for real scalar outputs but got "
+                        f"{out.dtype}"
+                    )
+                g = ones_like(out)
+        elif isinstance(g, Tensor):
+            if not is_batched and g.shape != out.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {out.shape}."
+                )
+        else:
+            raise TypeError(
+                f"grad_outputs must be a Tensor or None, got {type(g).__name__}"
+            )
+        res.append(g)
+    return res
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _roots(outputs: tuple) -> list:
+    roots = []
+    for i, out in enumerate(outputs):
+        if not out._rg:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        roots.append(edge_of(out))
+    return roots
+
+
+def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, accumulate=True):
+    """Run a graph task; returns captured gradients for `inputs` (or None)."""
+    outputs = _as_tuple(outputs)
+    grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"grad requires one grad_output per output ({len(grad_outputs)} given for "
+            f"{len(outputs)} outputs)"
+        )
+    roots = _roots(outputs)
+    grads = _make_grads(outputs, grad_outputs)
+    task = _GraphTask(keep_graph, create_graph, accumulate)
+    _compute_dependencies(task, roots)
+    slots = None
+    if inputs is not None:
+        slots = []
+        targets = set()
+        for t in inputs:
+            node, nr = edge_of(t) if t._rg else (None, 0)
+            slot = [None]
+            slots.append(slot)
+            if node is None:
+                continue
+            targets.add(node)
+            if not accumulate or not isinstance(node, AccumulateGrad):
+                task.captures.setdefault(node, []).append((nr, slot))
+        _compute_exec_info(task, roots, targets)
+    _execute(task, roots, grads)
+    return slots
+
+
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    grad_variables=None,
+    inputs=None,
+) -> None:
+    """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        for t in inputs:
+            if not t._rg:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+    slots = run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    if inputs is not None:
+        # Non-leaf inputs: accumulate the captured gradient into their .grad.
+        for t, slot in zip(inputs, slots):
+            if not t.is_leaf and slot[0] is not None:
+                _accumulate_grad(t, slot[0], create_graph)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+):
+    """Gradients of `outputs` with respect to `inputs`, without touching ``.grad``."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        from .functional_batched import batched_grad
+
+        return batched_grad(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
+    slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
+    res = []
+    for t, slot in zip(inputs, slots):
+        g = slot[0]
+        if g is None:
+            if materialize_grads:
+                from .. import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+        res.append(g)
+    return tuple(res)

@@ -1,0 +1,346 @@
+"""Nodes of the eager tape: one per recorded op call, plus AccumulateGrad for leaves."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from .._core.state import state
+from .._core.tensor import Tensor, _new
+
+_seq = itertools.count()
+_ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
+
+FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
+}  # fmt: skip
+
+
+class Node:
+    """A backward function (torch.autograd.graph.Node)."""
+
+    __slots__ = (
+        "op", "attrs", "saved", "next_functions", "_seq", "needs", "in_meta", "_metadata",
+        "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retain_hooks", "__weakref__",
+        "__dict__",
+    )  # fmt: skip
+
+    def __init__(self):
+        self._seq = next(_seq)
+        self._metadata = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retain_hooks = None
+        self.saved = None
+
+    def name(self) -> str:
+        return self.op.node_name
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def _set_sequence_nr(self, n: int) -> None:
+        self._seq = n
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) -> new grad_inputs or None, after the node runs."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        return _Handle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) -> new grad_outputs or None, before the node runs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        return _Handle(self._pre_hooks, fn)
+
+    @property
+    def num_outputs(self) -> int:
+        return self.op.ndiff
+
+    def apply(self, grads: list, wanted) -> list:
+        """Input gradients (flattened) from output gradients; computes only `wanted` ones."""
+        op = self.op
+        env = dict(self.attrs)
+        saved = self.saved
+        if saved is None:
+            if any(self.op.vjp_args[i] for i, w in enumerate(wanted) if w):
+                raise RuntimeError(FREED)
+        else:
+            for k, v in saved.items():
+                env[k] = v.unpack(self) if isinstance(v, Saved) else v
+        if op.ndiff == 1:
+            env["g"] = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        else:
+            env["g"] = tuple(
+                g if g is not None else _zeros_for(self, i) for i, g in enumerate(grads)
+            )
+        out = []
+        for i, name in enumerate(op.inputs):
+            meta = self.in_meta[i]
+            if i in op.list_inputs:
+                n = len(meta)
+                if any(wanted[len(out) : len(out) + n]):
+                    fn = op.vjps[i]
+                    out.extend(fn(**{k: env[k] for k in op.vjp_args[i]}))
+                else:
+                    out.extend([None] * n)
+                continue
+            if wanted[len(out)]:
+                fn = op.vjps[i]
+                out.append(fn(**{k: env[k] for k in op.vjp_args[i]}))
+            else:
+                out.append(None)
+        return out
+
+
+class _Handle:
+    """A removable hook handle."""
+
+    _ids = itertools.count()
+
+    def __init__(self, container, fn, key=None):
+        self.id = next(self._ids)
+        self._container = container
+        self._key = key
+        self._fn = fn
+        if isinstance(container, dict):
+            container.setdefault(key, []).append(fn)
+        else:
+            container.append(fn)
+
+    def remove(self) -> None:
+        c = self._container[self._key] if isinstance(self._container, dict) else self._container
+        if self._fn in c:
+            c.remove(self._fn)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+RemovableHandle = _Handle
+
+
+def _zeros_for(node: Node, i: int):
+    from .. import zeros
+
+    shape, dtype = node._out_meta[i]
+    return zeros(shape, dtype=dtype)
+
+
+class Saved:
+    """A tensor saved for backward, with the version it was saved at."""
+
+    __slots__ = ("t", "version", "is_output", "data", "nr")
+
+    def __init__(self, t: Tensor, is_output: bool):
+        self.version = t._ver.v
+        self.is_output = is_output
+        if is_output:  # no strong reference to the output: it would keep its node alive
+            self.t = t._ver
+            self.data = t._data
+            self.nr = t._out_nr
+        else:
+            self.t = t
+
+    def unpack(self, node: Node) -> Tensor:
+        counter = self.t if self.is_output else self.t._ver
+        if counter.v != self.version:
+            self._raise_modified(node, counter.v)
+        if not self.is_output:
+            return self.t
+        t = _new(Tensor)
+        t._data = self.data
+        t._ver = self.t
+        t._base = None
+        t._grad_fn = node
+        t._rg = True
+        if self.nr:
+            t._out_nr = self.nr
+        return t
+
+    def _raise_modified(self, node: Node, current: int):
+        if self.is_output:
+            data, fn, nr = self.data, node, self.nr
+        else:
+            data, fn, nr = self.t._data, self.t._grad_fn, self.t._out_nr
+        from .._core.dtype import from_np
+
+        typ = _TYPE_NAMES[from_np(data.dtype).name]
+        sizes = ", ".join(str(s) for s in data.shape)
+        where = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [torch.{typ} [{sizes}]]{where} is at version {current}; "
+            f"expected version {self.version} instead. Hint: enable anomaly detection to find "
+            "the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True)."
+        )
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds incoming gradients into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor):
+        self._seq = _ACCUMULATE_SEQ
+        self._metadata = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retain_hooks = None
+        self.saved = None
+        self.variable = variable
+        self.next_functions = ()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+
+def accumulate_node(t: Tensor) -> AccumulateGrad:
+    ref = t._accum
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._accum = weakref.ref(node)
+    return node
+
+
+def edge_of(t: Tensor):
+    """The (node, output_nr) a gradient for t flows into, or (None, 0)."""
+    if not t._rg:
+        return (None, 0)
+    fn = t.grad_fn
+    if fn is None:
+        return (accumulate_node(t), 0)
+    return (fn, t._out_nr)
+
+
+def _flat_inputs(op, args):
+    for i, a in enumerate(args):
+        if i in op.list_inputs:
+            yield from a
+        else:
+            yield a
+
+
+def record(op, args: tuple, attrs: dict, outputs) -> None:
+    """Attach a node computing op's vjp to its outputs (level-0 tape)."""
+    node = Node()
+    node.op = op
+    node.attrs = attrs
+    edges, needs, meta = [], [], []
+    for i, a in enumerate(args):
+        if i in op.list_inputs:
+            sub = [edge_of(t) if isinstance(t, Tensor) else (None, 0) for t in a]
+            edges.extend(sub)
+            meta.append([_meta(t) for t in a])
+            needs.append(op.vjps[i] is not None and any(e[0] is not None for e in sub))
+            continue
+        e = edge_of(a) if isinstance(a, Tensor) and op.vjps[i] is not None else (None, 0)
+        edges.append(e)
+        needs.append(e[0] is not None)
+        meta.append(_meta(a))
+    node.next_functions = tuple(edges)
+    node.needs = needs
+    node.in_meta = meta
+    names = set()
+    for i, n in enumerate(needs):
+        if n:
+            names.update(op.vjp_args[i])
+    single = op.nout == 1
+    outs = (outputs,) if single else outputs
+    node._out_meta = [(o._data.shape, o.dtype) for o in outs[: op.ndiff]]
+    for k, o in enumerate(outs[: op.ndiff]):
+        if not o.dtype.is_floating_point and not o.dtype.is_complex:
+            continue
+        o._grad_fn = node
+        o._rg = True
+        if k:
+            o._out_nr = k
+    if names:
+        saved = {}
+        for n in names:
+            if n == "result":
+                saved[n] = Saved(outputs, True) if single else _SavedTuple(outs)
+            elif n in op.inputs:
+                v = args[op.inputs.index(n)]
+                if isinstance(v, Tensor):
+                    saved[n] = Saved(v, False)
+                elif isinstance(v, (list, tuple)) and v and isinstance(v[0], Tensor):
+                    saved[n] = _SavedList(v)
+                else:
+                    saved[n] = v
+        node.saved = saved
+    else:
+        node.saved = {}
+
+
+class _SavedTuple(Saved):
+    """All outputs of a multi-output op; only floating ones carry the node."""
+
+    __slots__ = ()
+
+    def __init__(self, outs):
+        self.t = [Saved(o, True) for o in outs]
+        self.is_output = True
+
+    def unpack(self, node):
+        res = []
+        for s in self.t:
+            t = s.unpack(node)
+            if not (t.dtype.is_floating_point or t.dtype.is_complex):
+                t._grad_fn = None
+                t._rg = False
+            res.append(t)
+        return tuple(res)
+
+
+class _SavedList(Saved):
+    __slots__ = ()
+
+    def __init__(self, ts):
+        self.t = [Saved(t, False) if isinstance(t, Tensor) else t for t in ts]
+        self.is_output = False
+
+    def unpack(self, node):
+        return [s.unpack(node) if isinstance(s, Saved) else s for s in self.t]
+
+
+def _meta(a):
+    if isinstance(a, Tensor):
+        return (a._data.shape, a.dtype)
+    return None
+
+
+def current_grad_mode() -> bool:
+    return state.grad_enabled

@@ -1,0 +1,1 @@
+"""torch.linalg: filled from the op registry (ops with api ``linalg.*``)."""

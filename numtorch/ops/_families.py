@@ -1,0 +1,199 @@
+"""Generators for families of ops: unary, binary, comparison, reduction, view.
+
+Each turns a kernel and its formulas into a whole ``Op`` with type promotion,
+default samples and Tensor methods, so that most ops are one short call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.op import LINEAR, Op, defop
+from ..testing.samples import S
+
+_nd = np.ndarray
+
+# Tensor methods to install: name -> (op, kind), kind "fn", "sizes" or "inplace".
+METHODS: dict[str, tuple[Op, str]] = {}
+
+
+def method(op: Op, *names: str, sizes: bool = False) -> Op:
+    """Install op as Tensor methods; ``sizes`` methods take ``*size`` or a sequence."""
+    for n in names or (op.name,):
+        METHODS[n] = (op, "sizes" if sizes else "fn")
+    return op
+
+
+def inplace(op: Op, *names: str) -> Op:
+    for n in names or (op.name + "_",):
+        METHODS[n] = (op, "inplace")
+    return op
+
+
+# ------------------------------------------------------------------ type promotion
+def _operand(a):
+    return (dt.from_np(a.dtype), a.ndim) if isinstance(a, _nd) or hasattr(a, "dtype") else a
+
+
+def promote(arrays, attrs=None):
+    """Cast array operands to PyTorch's result type; scalars stay weak."""
+    a0 = arrays[0]
+    same = True
+    for a in arrays:
+        if not isinstance(a, _nd) or a.dtype != a0.dtype:
+            same = False
+            break
+    if same:
+        return arrays, None
+    res = dt.result_type(*(_operand(a) for a in arrays if a is not None))
+    npd = res.np
+    out = [a.astype(npd) if isinstance(a, _nd) and a.dtype != npd else a for a in arrays]
+    if not isinstance(out[0], _nd):
+        # A scalar first operand: make it an array so the kernel sees the result dtype.
+        out[0] = np.asarray(out[0], dtype=npd)
+    return out, npd
+
+
+def promote_float(arrays, attrs=None):
+    """Promote, then integers and bools go to the default float dtype."""
+    arrays, odt = promote(arrays, attrs)
+    a = arrays[0]
+    kind = a.dtype.kind if isinstance(a, _nd) else ""
+    if kind in "biu":
+        f = dt.get_default_dtype().np
+        arrays = [x.astype(f) if isinstance(x, _nd) else x for x in arrays]
+        return arrays, f
+    return arrays, odt
+
+
+def to_float(arrays, attrs=None):
+    """Unary: integer and bool inputs compute in the default float dtype."""
+    a = arrays[0]
+    if a.dtype.kind in "biu":
+        f = dt.get_default_dtype().np
+        return [a.astype(f), *arrays[1:]], f
+    return arrays, None
+
+
+def compare(arrays, attrs=None):
+    arrays, _ = promote(arrays, attrs)
+    return arrays, np.dtype(np.bool_)
+
+
+# ------------------------------------------------------------------ samples
+UNARY_SHAPES = ((), (5,), (2, 3), (0, 3), (2, 1, 3))
+BINARY_SHAPES = (
+    ((3,), (3,)),
+    ((2, 3), (2, 3)),
+    ((2, 3), (3,)),
+    ((2, 1), (1, 3)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ((0, 3), (3,)),
+)
+
+
+def unary_samples(low=-2.0, high=2.0, shapes=UNARY_SHAPES):
+    def samples(make):
+        for s in shapes:
+            yield S((make(s, low, high),))
+
+    return samples
+
+
+def binary_samples(low=-2.0, high=2.0, *, scalars=(2.5,), exclude_zero_b=False, low_b=None, high_b=None):
+    lb = low if low_b is None else low_b
+    hb = high if high_b is None else high_b
+
+    def samples(make):
+        for sa, sb in BINARY_SHAPES:
+            yield S((make(sa, low, high), make(sb, lb, hb, exclude_zero=exclude_zero_b)))
+        for c in scalars:
+            if make.is_float or isinstance(c, int):
+                yield S((make((2, 3), low, high), c))
+
+    return samples
+
+
+# ------------------------------------------------------------------ generators
+def unary(
+    name: str,
+    kernel: Callable,
+    vjp: Callable | None,
+    jvp: Callable | str | None,
+    *,
+    floating: bool = True,
+    low: float = -2.0,
+    high: float = 2.0,
+    dtypes=("float32", "float64"),
+    has_inplace: bool = True,
+    **kw,
+) -> Op:
+    """An elementwise op of one tensor; ``floating`` ops turn ints into floats."""
+    kw.setdefault("samples", unary_samples(low, high))
+    kw.setdefault("out", True)
+    op = defop(
+        name, kernel, vjp=(vjp,) if vjp is not None else None, jvp=jvp,
+        prepare=to_float if floating else None, test={"dtypes": dtypes, **kw.pop("test", {})},
+        **kw,
+    )  # fmt: skip
+    method(op)
+    if has_inplace:
+        inplace(op)
+    return op
+
+
+def binary(
+    name: str,
+    kernel: Callable,
+    vjp: tuple | None,
+    jvp: Callable | str | None,
+    *,
+    floating: bool = False,
+    low: float = -2.0,
+    high: float = 2.0,
+    dtypes=("float32", "float64"),
+    has_inplace: bool = True,
+    sample_kw: dict | None = None,
+    **kw,
+) -> Op:
+    """An elementwise op of two broadcasting operands (tensors or scalars)."""
+    kw.setdefault("samples", binary_samples(low, high, **(sample_kw or {})))
+    kw.setdefault("out", True)
+    op = defop(
+        name, kernel, vjp=vjp, jvp=jvp, prepare=promote_float if floating else promote,
+        test={"dtypes": dtypes, **kw.pop("test", {})}, **kw,
+    )  # fmt: skip
+    method(op)
+    if has_inplace:
+        inplace(op)
+    return op
+
+
+def comparison(name: str, kernel: Callable, **kw) -> Op:
+    """An elementwise predicate of two operands: bool output, no gradient."""
+    kw.setdefault("samples", binary_samples(-2, 2))
+    kw.setdefault("test", {"dtypes": ("float32", "float64", "int64")})
+    op = defop(name, kernel, prepare=compare, **kw)
+    method(op)
+    return op
+
+
+__all__ = [
+    "LINEAR",
+    "METHODS",
+    "binary",
+    "binary_samples",
+    "compare",
+    "comparison",
+    "inplace",
+    "method",
+    "promote",
+    "promote_float",
+    "to_float",
+    "unary",
+    "unary_samples",
+]

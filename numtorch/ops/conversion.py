@@ -1,0 +1,34 @@
+"""Dtype conversion and copies."""
+
+from __future__ import annotations
+
+from ._families import LINEAR, method
+from .._core.op import defop
+from ..testing.samples import S
+
+to_dtype = defop(
+    "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
+    samples=None, api="Tensor.to", node_name="ToCopyBackward0",
+)  # fmt: skip
+
+clone = method(
+    defop(
+        "clone", lambda xp, x, *, memory_format=None: x.copy(), vjp=lambda g: g, jvp=LINEAR,
+        samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
+    )  # fmt: skip
+)
+
+
+def _to_device(xp, x, device):
+    from .._core.device import backend
+
+    target = backend(device)
+    if target is xp:
+        return x
+    return x.get() if hasattr(x, "get") else target.asarray(x)
+
+
+to_device = defop(
+    "to_device", _to_device, nin=1, vjp=lambda g, x: g.to(x.device), jvp=LINEAR,
+    samples=None, api="Tensor.to", node_name="ToCopyBackward0",
+)  # fmt: skip

@@ -1,0 +1,42 @@
+"""The op behind in-place writes through views (PyTorch's CopySlices)."""
+
+from __future__ import annotations
+
+from .._core.dispatch import dispatch, run_kernel
+from .._core.op import defop
+
+
+def apply_chain(t, chain):
+    """Re-create a view from its base by replaying the view ops (on tensors)."""
+    for op, attrs in chain:
+        t = dispatch(op, (t,), attrs)
+    return t
+
+
+def _apply_chain_arrays(a, chain):
+    for op, attrs in chain:
+        a = run_kernel(op, [a], attrs)
+    return a
+
+
+def _view_scatter(xp, base, src, chain):
+    out = base.copy(order="K")
+    view = _apply_chain_arrays(out, chain)
+    if not xp.shares_memory(view, out) and view.size:
+        raise RuntimeError("numtorch: cannot replay this view chain for an in-place write")
+    view[...] = src
+    return out
+
+
+def _base_vjp(g, src, chain):
+    from .. import zeros_like
+
+    return view_scatter.fn(g, zeros_like(apply_chain(g, chain)), chain)
+
+
+view_scatter = defop(
+    "view_scatter", _view_scatter, nin=2,
+    vjp=(_base_vjp, lambda g, chain: apply_chain(g, chain)),
+    jvp=lambda tbase, tsrc, chain: view_scatter.fn(tbase, tsrc, chain),
+    node_name="CopySlices", samples=None,
+)  # fmt: skip

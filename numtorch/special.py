@@ -1,0 +1,1 @@
+"""torch.special: filled from the op registry (ops with api ``special.*``)."""

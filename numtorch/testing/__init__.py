@@ -1,0 +1,1 @@
+"""Helpers for the op test database (no oracle imports here)."""

@@ -1,0 +1,46 @@
+"""A trivial transform for tests: records every op call that reaches its level.
+
+It exercises the level machinery (wrap on entry, unwrap in ``process``, call
+the op again one level down, re-wrap the outputs) without changing any values.
+"""
+
+from __future__ import annotations
+
+from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.tensor import Tensor, _new
+
+
+class TraceTensor(WrapperTensor):
+    __slots__ = ()
+
+
+class TraceInterpreter(Interpreter):
+    """Records (op, inner args, attrs, inner outputs) for every op at its level."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def wrap(self, t: Tensor) -> TraceTensor:
+        w = _new(TraceTensor)
+        w._inner = t
+        w._interp = self
+        w._rg = False
+        w._grad_fn = None
+        w._base = None
+        w._ver = t._ver
+        return w
+
+    def unwrap(self, x):
+        if isinstance(x, TraceTensor) and x._interp is self:
+            return x._inner
+        if isinstance(x, (list, tuple)):
+            return type(x)(self.unwrap(v) for v in x)
+        return x
+
+    def process(self, op, args, attrs):
+        inner = tuple(self.unwrap(a) for a in args)
+        out = dispatch(op, inner, attrs)
+        self.calls.append((op, inner, attrs, out))
+        if isinstance(out, tuple):
+            return tuple(self.wrap(o) for o in out)
+        return self.wrap(out)
