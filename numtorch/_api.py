@@ -18,7 +18,7 @@ def install(namespace: dict) -> None:
 
     for op in REGISTRY.values():
         api = op.api
-        if api.startswith("Tensor.") or op.name != api.split(".")[-1] and "." not in api:
+        if api.startswith("Tensor.") or op.name != api.split(".")[-1]:
             continue
         if "." in api:
             mod, name = api.rsplit(".", 1)

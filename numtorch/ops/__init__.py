@@ -1,5 +1,5 @@
 """Operators, one module per family. Importing this package registers them all."""
 
-from . import conversion, linalg, pointwise, reduction, shape, views  # noqa: F401
+from . import comparison, conversion, indexing, linalg, pointwise, reduction, shape, views
 
-MODULES = [conversion, linalg, pointwise, reduction, shape, views]
+MODULES = [comparison, conversion, indexing, linalg, pointwise, reduction, shape, views]

@@ -1,0 +1,3 @@
+"""Comparisons, logical ops, predicates and where."""
+
+from __future__ import annotations
