@@ -1,0 +1,1 @@
+"""torch.nn.functional: filled from op modules' API dicts (``nn.functional.*``)."""
