@@ -4,8 +4,9 @@ An ``Op`` holds everything the system needs about an operator: the kernel (a
 function of backend arrays), one vjp formula per differentiable input, a jvp
 formula, a batch-rule slot, and sample inputs for the test database. Formulas
 name what they need by parameter name: ``g`` (the output gradient), ``result``
-(the output), the op's inputs and attributes; tangents are ``t`` (single
-input) or ``t<input>``.
+(the output), the op's inputs and attributes, and ``<input>_shape`` (an input's
+shape, saved without keeping the tensor); tangents are ``t`` (single input) or
+``t<input>``.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class Op:
         "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "meta", "grad_args",
-        "test",
+        "test", "saves",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -114,6 +115,9 @@ def defop(
     if len(op.vjps) != nin:
         raise ValueError(f"{name}: {len(op.vjps)} vjp formulas for {nin} inputs")
     op.vjp_args = tuple(_names(f) if f is not None else () for f in op.vjps)
+    attr_names = {p.name for p in params[nin:]}
+    # What a node must save when input i needs a gradient: tensors and the result.
+    op.saves = tuple(tuple(n for n in a if n != "g" and n not in attr_names) for a in op.vjp_args)
     op.jvp = jvp
     op.jvp_args = _names(jvp) if callable(jvp) else ()
     op.nout = nout
@@ -140,7 +144,7 @@ def defop(
 
 
 def _check_formula_names(op: Op) -> None:
-    known = {"g", "result", *op.inputs, *(a[0] for a in op.attrs)}
+    known = {"g", "result", *op.inputs, *(n + "_shape" for n in op.inputs), *(a[0] for a in op.attrs)}
     for f, names in zip(op.vjps, op.vjp_args):
         bad = set(names) - known
         if bad:
@@ -205,6 +209,7 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
         return out if op.nout == 1 else out[: op.ndiff]
     env = dict(attrs)
     env.update(zip(op.inputs, args))
+    env.update((n + "_shape", a.shape) for n, a in zip(op.inputs, args) if hasattr(a, "shape"))
     env["result"] = result
     if op.nin == 1:
         env["t"] = fill(0, args[0], tangents[0])

@@ -77,22 +77,26 @@ def _compute_exec_info(task: _GraphTask, roots, targets: set) -> None:
 
 def _validate(node: Node, grads: list) -> list:
     """Sum broadcast gradients to each input's shape and cast to its dtype."""
-    flat_meta = []
-    for i, m in enumerate(node.in_meta):
-        if i in node.op.list_inputs:
-            flat_meta.extend(m)
-        else:
-            flat_meta.append(m)
+    flat_meta = node.in_meta
+    if node.op.list_inputs:
+        flat_meta = []
+        for i, m in enumerate(node.in_meta):
+            if i in node.op.list_inputs:
+                flat_meta.extend(m)
+            else:
+                flat_meta.append(m)
     for j, g in enumerate(grads):
         if g is None:
             continue
         shape, dtype = flat_meta[j]
-        if g.shape != shape:
+        if g._data.shape != shape:
             from ..ops.reduction import sum_to_size
 
-            g = sum_to_size(g, shape)
-        if g.dtype != dtype:
-            g = g.to(dtype)
+            g = sum_to_size.fn(g, shape)
+        if g._data.dtype != dtype:
+            from .._core.dtype import from_np
+
+            g = g.to(from_np(dtype))
         grads[j] = g
     return grads
 
@@ -133,6 +137,8 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node)
+            if isinstance(node, AccumulateGrad) and node.variable._hooks and grads[0] is not None:
+                grads[0] = _run_hooks(node.variable._hooks, grads[0])
             if node._tensor_pre_hooks:
                 for nr, hooks in node._tensor_pre_hooks.items():
                     if grads[nr] is not None:
@@ -168,7 +174,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                     r = h(tuple(outs), tuple(grads))
                     if r is not None:
                         outs = list(r)
-            if not task.keep_graph:
+            if not task.keep_graph and node.saved:
                 node.saved = None
             for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
@@ -196,8 +202,6 @@ def _run_node_prehooks(node: Node, grads: list) -> list:
 def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
-    if var._hooks:
-        g = _run_hooks(var._hooks, g)
     if var._grad is None:
         if create_graph:
             var._grad = g
@@ -214,7 +218,7 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
             var._grad._ver.v += 1
         else:
             var._grad = var._grad + g
-    post = var.__dict__.get("_post_acc_hooks") if hasattr(var, "__dict__") else None
+    post = var.__dict__.get("_post_acc_hooks")
     if post:
         for h in list(post):
             h(var)
@@ -363,7 +367,7 @@ def grad(
         )  # fmt: skip
     slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
     res = []
-    for t, slot in zip(inputs, slots):
+    for i, (t, slot) in enumerate(zip(inputs, slots)):
         g = slot[0]
         if g is None:
             if materialize_grads:
@@ -372,8 +376,8 @@ def grad(
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
                 )
         res.append(g)
     return tuple(res)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 
 from .._core.state import state
@@ -31,18 +32,18 @@ class Node:
     """A backward function (torch.autograd.graph.Node)."""
 
     __slots__ = (
-        "op", "attrs", "saved", "next_functions", "_seq", "needs", "in_meta", "_metadata",
-        "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retain_hooks", "__weakref__",
+        "op", "attrs", "saved", "next_functions", "_seq", "in_meta", "_out_meta", "__weakref__",
         "__dict__",
     )  # fmt: skip
+    # Rarely set; kept out of the slots so that recording a node stays cheap.
+    _metadata = None
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_pre_hooks = None
+    _retain_hooks = None
 
     def __init__(self):
         self._seq = next(_seq)
-        self._metadata = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_pre_hooks = None
-        self._retain_hooks = None
         self.saved = None
 
     def name(self) -> str:
@@ -82,34 +83,37 @@ class Node:
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened) from output gradients; computes only `wanted` ones."""
         op = self.op
-        env = dict(self.attrs)
+        if op.ndiff == 1:
+            g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        else:
+            g = tuple(g if g is not None else _zeros_for(self, i) for i, g in enumerate(grads))
         saved = self.saved
         if saved is None:
-            if any(self.op.vjp_args[i] for i, w in enumerate(wanted) if w):
-                raise RuntimeError(FREED)
-        else:
-            for k, v in saved.items():
-                env[k] = v.unpack(self) if isinstance(v, Saved) else v
-        if op.ndiff == 1:
-            env["g"] = grads[0] if grads[0] is not None else _zeros_for(self, 0)
-        else:
-            env["g"] = tuple(
-                g if g is not None else _zeros_for(self, i) for i, g in enumerate(grads)
-            )
+            raise RuntimeError(FREED)
+        attrs = self.attrs
+        cache = {}
+
+        def value(k):
+            if k == "g":
+                return g
+            v = cache.get(k, cache)
+            if v is cache:
+                v = saved[k] if k in saved else attrs[k]
+                if isinstance(v, Saved):
+                    v = v.unpack(self)
+                cache[k] = v
+            return v
+
         out = []
-        for i, name in enumerate(op.inputs):
-            meta = self.in_meta[i]
+        for i, fn in enumerate(op.vjps):
             if i in op.list_inputs:
-                n = len(meta)
+                n = len(self.in_meta[i])
                 if any(wanted[len(out) : len(out) + n]):
-                    fn = op.vjps[i]
-                    out.extend(fn(**{k: env[k] for k in op.vjp_args[i]}))
+                    out.extend(fn(**{k: value(k) for k in op.vjp_args[i]}))
                 else:
                     out.extend([None] * n)
-                continue
-            if wanted[len(out)]:
-                fn = op.vjps[i]
-                out.append(fn(**{k: env[k] for k in op.vjp_args[i]}))
+            elif wanted[len(out)]:
+                out.append(fn(**{k: value(k) for k in op.vjp_args[i]}))
             else:
                 out.append(None)
         return out
@@ -147,9 +151,10 @@ RemovableHandle = _Handle
 
 def _zeros_for(node: Node, i: int):
     from .. import zeros
+    from .._core.dtype import from_np
 
     shape, dtype = node._out_meta[i]
-    return zeros(shape, dtype=dtype)
+    return zeros(shape, dtype=from_np(dtype))
 
 
 class Saved:
@@ -192,14 +197,19 @@ class Saved:
 
         typ = _TYPE_NAMES[from_np(data.dtype).name]
         sizes = ", ".join(str(s) for s in data.shape)
-        where = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+        where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [torch.{typ} [{sizes}]]{where} is at version {current}; "
             f"expected version {self.version} instead. Hint: enable anomaly detection to find "
             "the operation that failed to compute its gradient, with "
-            "torch.autograd.set_detect_anomaly(True)."
+            "torch.autograd.set_detect_anomaly(True, check_nan=False)."
         )
+
+
+def _short_name(fn) -> str:
+    """A node's name as PyTorch's version-mismatch error prints it (no BackwardN suffix)."""
+    return re.sub(r"Backward\d*$", "", fn.name())
 
 
 class AccumulateGrad(Node):
@@ -209,11 +219,6 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor):
         self._seq = _ACCUMULATE_SEQ
-        self._metadata = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_pre_hooks = None
-        self._retain_hooks = None
         self.saved = None
         self.variable = variable
         self.next_functions = ()
@@ -253,56 +258,80 @@ def _flat_inputs(op, args):
             yield a
 
 
+def _edge(t: Tensor):
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._out_nr)
+    return (accumulate_node(t), 0)
+
+
+_NO_EDGE = (None, 0)
+
+
 def record(op, args: tuple, attrs: dict, outputs) -> None:
     """Attach a node computing op's vjp to its outputs (level-0 tape)."""
-    node = Node()
+    node = _new(Node)
+    node._seq = next(_seq)
     node.op = op
     node.attrs = attrs
-    edges, needs, meta = [], [], []
-    for i, a in enumerate(args):
-        if i in op.list_inputs:
-            sub = [edge_of(t) if isinstance(t, Tensor) else (None, 0) for t in a]
+    edges, meta = [], []
+    names = None
+    lists = op.list_inputs
+    saves = op.saves
+    i = 0
+    for a, f in zip(args, op.vjps):
+        if i in lists:
+            sub = [_edge(t) if f is not None and isinstance(t, Tensor) and t._rg else _NO_EDGE for t in a]
             edges.extend(sub)
             meta.append([_meta(t) for t in a])
-            needs.append(op.vjps[i] is not None and any(e[0] is not None for e in sub))
-            continue
-        e = edge_of(a) if isinstance(a, Tensor) and op.vjps[i] is not None else (None, 0)
-        edges.append(e)
-        needs.append(e[0] is not None)
-        meta.append(_meta(a))
+            if saves[i] and any(e[0] is not None for e in sub):
+                names = set(saves[i]) if names is None else names.union(saves[i])
+        elif isinstance(a, Tensor):
+            meta.append((a._data.shape, a._data.dtype))
+            if f is not None and a._rg:
+                edges.append(_edge(a))
+                if saves[i]:
+                    names = set(saves[i]) if names is None else names.union(saves[i])
+            else:
+                edges.append(_NO_EDGE)
+        else:
+            meta.append(None)
+            edges.append(_NO_EDGE)
+        i += 1
     node.next_functions = tuple(edges)
-    node.needs = needs
     node.in_meta = meta
-    names = set()
-    for i, n in enumerate(needs):
-        if n:
-            names.update(op.vjp_args[i])
-    single = op.nout == 1
-    outs = (outputs,) if single else outputs
-    node._out_meta = [(o._data.shape, o.dtype) for o in outs[: op.ndiff]]
-    for k, o in enumerate(outs[: op.ndiff]):
-        if not o.dtype.is_floating_point and not o.dtype.is_complex:
-            continue
-        o._grad_fn = node
-        o._rg = True
-        if k:
-            o._out_nr = k
+    if op.nout == 1:
+        data = outputs._data
+        node._out_meta = ((data.shape, data.dtype),)
+        if data.dtype.kind in "fc":
+            outputs._grad_fn = node
+            outputs._rg = True
+    else:
+        diff = outputs[: op.ndiff]
+        node._out_meta = tuple((o._data.shape, o._data.dtype) for o in diff)
+        for k, o in enumerate(diff):
+            if o._data.dtype.kind in "fc":
+                o._grad_fn = node
+                o._rg = True
+                if k:
+                    o._out_nr = k
+    saved = {}
     if names:
-        saved = {}
         for n in names:
             if n == "result":
-                saved[n] = Saved(outputs, True) if single else _SavedTuple(outs)
-            elif n in op.inputs:
-                v = args[op.inputs.index(n)]
-                if isinstance(v, Tensor):
-                    saved[n] = Saved(v, False)
-                elif isinstance(v, (list, tuple)) and v and isinstance(v[0], Tensor):
-                    saved[n] = _SavedList(v)
-                else:
-                    saved[n] = v
-        node.saved = saved
-    else:
-        node.saved = {}
+                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
+                continue
+            if n.endswith("_shape") and n not in op.inputs:
+                saved[n] = args[op.inputs.index(n[:-6])].shape
+                continue
+            v = args[op.inputs.index(n)]
+            if isinstance(v, Tensor):
+                saved[n] = Saved(v, False)
+            elif isinstance(v, (list, tuple)) and v and isinstance(v[0], Tensor):
+                saved[n] = _SavedList(v)
+            else:
+                saved[n] = v
+    node.saved = saved
 
 
 class _SavedTuple(Saved):
@@ -338,7 +367,7 @@ class _SavedList(Saved):
 
 def _meta(a):
     if isinstance(a, Tensor):
-        return (a._data.shape, a.dtype)
+        return (a._data.shape, a._data.dtype)
     return None
 
 

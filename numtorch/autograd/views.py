@@ -35,10 +35,18 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     check_inplace(self)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+    src = self
+    if (
+        state.grad_enabled
+        and any(op.inputs[0] in names for names in op.saves)
+        and (self._rg or any(isinstance(a, Tensor) and a._rg for a in args))
+    ):
+        # The formula needs self's old value, which the write destroys: save a copy.
+        src = self.clone()
     if attrs or not op.attrs:
-        result = dispatch(op, (self, *args), attrs)
+        result = dispatch(op, (src, *args), attrs)
     else:
-        result = op.fn(self, *args, **attrs)
+        result = op.fn(src, *args, **attrs)
     commit(self, result)
     return self
 

@@ -28,7 +28,7 @@ def _view_scatter(xp, base, src, chain):
     return out
 
 
-def _base_vjp(g, src, chain):
+def _base_vjp(g, chain):
     from .. import zeros_like
 
     return view_scatter.fn(g, zeros_like(apply_chain(g, chain)), chain)
@@ -38,5 +38,5 @@ view_scatter = defop(
     "view_scatter", _view_scatter, nin=2,
     vjp=(_base_vjp, lambda g, chain: apply_chain(g, chain)),
     jvp=lambda tbase, tsrc, chain: view_scatter.fn(tbase, tsrc, chain),
-    node_name="CopySlices", samples=None,
+    node_name="torch::autograd::CopySlices", samples=None,
 )  # fmt: skip

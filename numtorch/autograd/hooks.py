@@ -1,0 +1,47 @@
+"""Tensor-level hooks and retain_grad."""
+
+from __future__ import annotations
+
+import weakref
+
+from .._core.tensor import Tensor, _make
+from .graph import RemovableHandle
+
+
+def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
+    """hook(grad) -> new grad or None, run when the gradient for t is computed."""
+    if not t._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    fn = t.grad_fn
+    if fn is None:
+        if t.__dict__.get("_hooks") is None:
+            t._hooks = []
+        return RemovableHandle(t._hooks, hook)
+    if fn._tensor_pre_hooks is None:
+        fn._tensor_pre_hooks = {}
+    return RemovableHandle(fn._tensor_pre_hooks, hook, key=t._out_nr)
+
+
+def retain_grad(t: Tensor) -> None:
+    """Populate t.grad for a non-leaf tensor during backward."""
+    if not t._rg:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if t.grad_fn is None or t._retains_grad:
+        return
+    ref = weakref.ref(t)
+
+    def hook(g):
+        var = ref()
+        if var is None:
+            return
+        if var._grad is None:
+            var._grad = _make(g._data.copy()) if not g._rg else g
+        else:
+            var._grad = var._grad + g
+
+    fn = t.grad_fn
+    if fn._retain_hooks is None:
+        fn._retain_hooks = {}
+    fn._retain_hooks[t._out_nr] = hook
+    t._retains_grad = True
+    t._retain_nr = t._out_nr

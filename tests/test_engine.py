@@ -1,0 +1,512 @@
+"""The eager engine against PyTorch: each program runs unchanged on both libraries."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import numtorch as nt
+from numtorch._core.op import defop
+
+
+def both(prog):
+    return prog(nt), prog(torch)
+
+
+def arr(x):
+    if isinstance(x, (list, tuple)):
+        return [arr(v) for v in x]
+    if x is None:
+        return None
+    return np.asarray(x.detach().numpy()) if hasattr(x, "detach") else np.asarray(x)
+
+
+def assert_same(prog, rtol=1e-6):
+    ours, theirs = both(prog)
+    a, b = arr(ours), arr(theirs)
+    if isinstance(a, list):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            if x is None or y is None:
+                assert x is None and y is None
+            else:
+                np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-7)
+    else:
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-7)
+
+
+def error_of(prog, T):
+    with pytest.raises(Exception) as info:
+        prog(T)
+    return type(info.value), str(info.value)
+
+
+def assert_same_error(prog):
+    """Both libraries raise the same exception type with the same message."""
+    (t1, m1), (t2, m2) = error_of(prog, nt), error_of(prog, torch)
+    assert t1 is t2, (m1, m2)
+    assert m1 == m2
+
+
+# ------------------------------------------------------------------ accumulation
+def test_grad_accumulates_across_backward_calls():
+    def prog(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (x * x).sum().backward()
+        (x * 3).sum().backward()
+        return x.grad
+
+    assert_same(prog)
+
+
+def test_gradients_to_the_same_input_are_summed():
+    def prog(T):
+        x = T.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        y = x * x + x.exp() * x + x
+        y.sum().backward()
+        return x.grad
+
+    assert_same(prog)
+
+
+def test_broadcast_gradients_are_reduced_to_input_shape():
+    def prog(T):
+        a = T.tensor([[1.0], [2.0]], requires_grad=True)
+        b = T.tensor([3.0, 4.0, 5.0], requires_grad=True)
+        c = T.tensor(2.0, requires_grad=True)
+        ((a * b + c) * (a + b)).sum().backward()
+        return [a.grad, b.grad, c.grad]
+
+    assert_same(prog)
+
+
+def test_mixed_dtype_gradient_is_cast_to_input_dtype():
+    def prog(T):
+        a = T.tensor([1.0, 2.0], requires_grad=True)
+        b = T.tensor([3.0, 4.0], dtype=T.float64, requires_grad=True)
+        (a * b).sum().backward()
+        return [a.grad, b.grad, str(a.grad.dtype), str(b.grad.dtype)]
+
+    ours, theirs = both(prog)
+    assert ours[2:] == theirs[2:]
+    for x, y in zip(arr(ours[:2]), arr(theirs[:2])):
+        np.testing.assert_allclose(x, y)
+
+
+def test_retain_graph_allows_second_backward():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        return x.grad
+
+    assert_same(prog)
+
+
+def test_backward_on_leaf_and_gradient_argument():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.backward(T.tensor([0.5, -1.0]))
+        x.backward(T.tensor([1.0, 1.0]))
+        return x.grad
+
+    assert_same(prog)
+
+
+# ------------------------------------------------------------------ errors, word for word
+def test_error_backward_through_freed_graph():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward()
+        y.backward()
+
+    assert_same_error(prog)
+
+
+def test_error_saved_tensor_modified_inplace():
+    def prog(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.exp()
+        z = y * y
+        y.add_(1)
+        z.sum().backward()
+
+    assert_same_error(prog)
+
+
+def test_error_saved_leaf_modified_inplace():
+    def prog(T):
+        x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        w = T.tensor([[1.0, 2.0], [3.0, 4.0]])
+        y = x * w
+        w.add_(1)
+        y.sum().backward()
+
+    assert_same_error(prog)
+
+
+def test_error_inplace_on_leaf_requiring_grad():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        x.add_(1)
+
+    assert_same_error(prog)
+
+
+def test_error_no_grad_fn():
+    def prog(T):
+        x = T.tensor([1.0, 2.0])
+        (x * 2).sum().backward()
+
+    assert_same_error(prog)
+
+
+def test_error_implicit_grad_for_non_scalar():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).backward()
+
+    assert_same_error(prog)
+
+
+def test_error_unused_input():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([1.0, 2.0], requires_grad=True)
+        T.autograd.grad((x * 2).sum(), [x, y])
+
+    assert_same_error(prog)
+
+
+def test_error_input_does_not_require_grad():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([1.0, 2.0])
+        T.autograd.grad((x * 2).sum(), [x, y])
+
+    assert_same_error(prog)
+
+
+def test_error_grad_output_shape_mismatch():
+    def prog(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        T.autograd.grad(x * 2, x, T.tensor([1.0, 2.0]))
+
+    assert_same_error(prog)
+
+
+def test_error_requires_grad_on_integer_tensor():
+    def prog(T):
+        T.tensor([1, 2]).requires_grad_()
+
+    assert_same_error(prog)
+
+
+def test_allow_unused_and_materialize_grads():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([3.0], requires_grad=True)
+        a = T.autograd.grad((x * 2).sum(), [x, y], allow_unused=True, retain_graph=True)
+        b = T.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True)
+        return [a[0], a[1], b[0], b[1]]
+
+    assert_same(prog)
+
+
+# ------------------------------------------------------------------ graph structure
+def test_node_names_next_functions_and_metadata():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([3.0, 4.0])
+        z = (x * y + 1).exp().sum()
+        fn = z.grad_fn
+        names = [fn.name(), fn.next_functions[0][0].name()]
+        mul = fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+        names.append(mul.name())
+        names.append([None if n is None else n.name() for n, _ in mul.next_functions])
+        fn.metadata["k"] = 1
+        return names, fn.metadata["k"], type(fn.metadata).__name__
+
+    assert both(prog)[0] == both(prog)[1]
+
+
+def _order_of_execution(T, reorder: bool):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 2
+    b = x * 3
+    order = []
+    for t, name in [(a, "a"), (b, "b")]:
+        t.grad_fn.register_prehook(lambda g, name=name: order.append(name))
+    if reorder:
+        a.grad_fn._set_sequence_nr(b.grad_fn._sequence_nr() + 1)
+    (a + b).sum().backward()
+    return order
+
+
+@pytest.mark.parametrize("reorder", [False, True])
+def test_ready_queue_runs_the_node_created_last_first(reorder):
+    assert _order_of_execution(nt, reorder) == _order_of_execution(torch, reorder)
+    assert _order_of_execution(nt, reorder) == (["a", "b"] if reorder else ["b", "a"])
+
+
+def test_sequence_numbers_grow_in_creation_order():
+    x = nt.tensor([1.0], requires_grad=True)
+    a, b = x * 2, x * 3
+    assert b.grad_fn._sequence_nr() > a.grad_fn._sequence_nr()
+
+
+def test_exec_info_prunes_unneeded_formulas():
+    calls = []
+
+    def vjp_a(g, b):
+        calls.append("da")
+        return g * b
+
+    def vjp_b(g, a):
+        calls.append("db")
+        return g * a
+
+    op = defop(
+        "counting_mul", lambda xp, a, b: a * b, vjp=(vjp_a, vjp_b), jvp=None, register=False
+    )
+    x = nt.tensor([1.0, 2.0], requires_grad=True)
+    w = nt.tensor([3.0, 4.0], requires_grad=True)
+    (gx,) = nt.autograd.grad(op.fn(x, w).sum(), x)
+    assert calls == ["da"]
+    np.testing.assert_allclose(gx.numpy(), [3.0, 4.0])
+    calls.clear()
+    op.fn(x, w).sum().backward(inputs=[w])
+    assert calls == ["db"] and x.grad is None
+    np.testing.assert_allclose(w.grad.numpy(), [1.0, 2.0])
+
+
+def test_grad_with_respect_to_intermediate():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        h = x * x
+        y = (h * 3).sum() + h.sum()
+        return list(T.autograd.grad(y, [h, x]))
+
+    assert_same(prog)
+
+
+def test_backward_inputs_accumulates_only_requested():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        w = T.tensor([3.0, 4.0], requires_grad=True)
+        h = x * w
+        h.retain_grad()
+        (h * h).sum().backward(inputs=[x])
+        return [x.grad, w.grad, h.grad]
+
+    assert_same(prog)
+
+
+# ------------------------------------------------------------------ higher order
+def test_third_order_derivative():
+    def prog(T):
+        x = T.tensor([0.5, -1.5, 2.0], requires_grad=True)
+        y = (x * x * x * x.exp()).sum()
+        (g1,) = T.autograd.grad(y, x, create_graph=True)
+        (g2,) = T.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = T.autograd.grad(g2.sum(), x)
+        return [g1, g2, g3]
+
+    assert_same(prog)
+
+
+def test_grad_under_create_graph_is_a_new_differentiable_tensor():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        (x * x * x).sum().backward(create_graph=True)
+        g = x.grad
+        out = [g.requires_grad, g.grad_fn is not None]
+        (g2,) = T.autograd.grad(g.sum(), x)
+        return out, g2.numpy().tolist()
+
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_deep_graph_has_no_recursion_limit():
+    x = nt.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + 1.0
+    y.backward()
+    assert x.grad.item() == 1.0
+    assert sys.getrecursionlimit() < 100_000
+
+
+# ------------------------------------------------------------------ hooks
+def test_tensor_hooks_and_retain_grad():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: g * 10)
+        h = x * x
+        h.retain_grad()
+        h.register_hook(lambda g: seen.append(g.clone()) or g * 2)
+        h.sum().backward()
+        return [x.grad, h.grad, seen[0]]
+
+    assert_same(prog)
+
+
+def test_hook_handle_removal():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        handle = x.register_hook(lambda g: g * 10)
+        handle.remove()
+        (x * 1.0).sum().backward()
+        return x.grad
+
+    assert_same(prog)
+
+
+def test_retain_grad_follows_inplace():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 2
+        h.retain_grad()
+        h.mul_(3)
+        (h * h).sum().backward()
+        return [x.grad, h.grad]
+
+    assert_same(prog)
+
+
+# ------------------------------------------------------------------ in-place and views
+def test_inplace_rebases_history():
+    def prog(T):
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y.mul_(x)
+        y.add_(1)
+        y.exp_()
+        y.sum().backward()
+        return [x.grad, y.grad_fn.name()]
+
+    ours, theirs = both(prog)
+    assert ours[1] == theirs[1]
+    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]), rtol=1e-6)
+
+
+def test_views_share_memory_and_version():
+    x = nt.zeros(2, 3)
+    v = x.reshape(6)
+    e = x.expand(4, 2, 3)
+    v.add_(1)
+    assert x._version == v._version == e._version == 1
+    assert x.sum().item() == 6.0 and v._base is x
+
+
+def test_inplace_through_view_rebases_base_history():
+    def prog(T):
+        x = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        base = x * 1.0
+        v = base.reshape(2, 2)
+        v.mul_(x.reshape(2, 2))
+        y = (base * T.tensor([1.0, 2.0, 3.0, 4.0])).sum()
+        y.backward()
+        return [x.grad, base.grad_fn.name()]
+
+    ours, theirs = both(prog)
+    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
+    assert ours[1] == theirs[1] == "torch::autograd::CopySlices"
+
+
+def test_inplace_into_view_of_non_grad_base():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        out = T.zeros(2, 2)
+        out.reshape(4).reshape(2, 2).mul_(0.5)
+        row = out.reshape(4)
+        sibling = out.reshape(2, 2)
+        row.add_((x * x).expand(2, 2).reshape(4))
+        return [T.autograd.grad((sibling * sibling).sum(), x)[0], sibling.requires_grad]
+
+    ours, theirs = both(prog)
+    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
+    assert ours[1] == theirs[1] is True
+
+
+def test_error_inplace_on_view_of_leaf():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        x.reshape(2, 1).mul_(2)
+
+    assert_same_error(prog)
+
+
+def test_inplace_under_no_grad_on_leaf_is_allowed():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        with T.no_grad():
+            x.mul_(2)
+        (x * x).sum().backward()
+        return [x.grad, x._version]
+
+    ours, theirs = both(prog)
+    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
+    assert ours[1] == theirs[1]
+
+
+# ------------------------------------------------------------------ grad modes
+def test_grad_modes_as_context_and_decorator():
+    def prog(T):
+        x = T.tensor([1.0], requires_grad=True)
+        out = []
+        with T.no_grad():
+            out.append((x * 2).requires_grad)
+            with T.enable_grad():
+                out.append((x * 2).requires_grad)
+        with T.set_grad_enabled(False):
+            out.append(T.is_grad_enabled())
+        out.append(T.is_grad_enabled())
+
+        @T.no_grad()
+        def f(y):
+            return (y * 2).requires_grad
+
+        out.append(f(x))
+        with T.inference_mode():
+            out.append((x * 2).requires_grad)
+        T.set_grad_enabled(False)
+        out.append(T.is_grad_enabled())
+        T.set_grad_enabled(True)
+        return out
+
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_grad_mode_is_thread_local():
+    results = []
+
+    def worker():
+        results.append(nt.is_grad_enabled())
+
+    with nt.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    assert results == [True]
+
+
+def test_detach_shares_memory_and_stops_gradient():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        d = x.detach()
+        y = (x * d).sum()
+        y.backward()
+        return [x.grad, d.requires_grad]
+
+    ours, theirs = both(prog)
+    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
+    assert ours[1] == theirs[1] is False
