@@ -1,0 +1,65 @@
+"""The dispatcher's level machinery, exercised with a trivial tracing transform."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numtorch as nt
+from numtorch._core.state import state
+from numtorch.testing.trace import TraceInterpreter, TraceTensor
+
+
+def test_ops_on_wrappers_reach_their_interpreter_with_inner_values():
+    x = nt.tensor([1.0, 2.0])
+    with TraceInterpreter() as T:
+        w = T.wrap(x)
+        y = (w * 3 + x).exp()
+        assert isinstance(y, TraceTensor) and y.shape == (2,) and y.dtype == nt.float32
+        assert T.level == 1 and len(state.stack) == 1
+    assert [c[0].name for c in T.calls] == ["mul", "add", "exp"]
+    assert all(not isinstance(a, TraceTensor) for c in T.calls for a in c[1])
+    np.testing.assert_allclose(T.unwrap(y).numpy(), np.exp(np.array([1.0, 2.0]) * 4), rtol=1e-6)
+    assert state.stack == []
+
+
+def test_nested_levels_dispatch_from_the_highest_down():
+    x = nt.tensor([1.0, 2.0])
+    with TraceInterpreter() as outer:
+        a = outer.wrap(x)
+        with TraceInterpreter() as inner:
+            b = inner.wrap(x)
+            assert (outer.level, inner.level) == (1, 2)
+            c = a * b  # level 2 handles it first, then level 1 sees a * (plain b)
+            d = b + 1  # only level 2
+    assert [k[0].name for k in inner.calls] == ["mul", "add"]
+    assert [k[0].name for k in outer.calls] == ["mul"]
+    assert isinstance(c, TraceTensor) and c._interp is inner
+    assert isinstance(c._inner, TraceTensor) and c._inner._interp is outer
+    np.testing.assert_allclose(c._inner._inner.numpy(), [1.0, 4.0])
+    np.testing.assert_allclose(d._inner.numpy(), [2.0, 3.0])
+
+
+def test_plain_tensors_take_the_fast_path():
+    x = nt.tensor([1.0])
+    y = x + x
+    assert type(y) is nt.Tensor and y.grad_fn is None
+
+
+def test_escaped_wrapper_is_an_error_not_a_wrong_value():
+    with TraceInterpreter() as T:
+        w = T.wrap(nt.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="escaped the transform"):
+        w + 1
+    with pytest.raises(RuntimeError, match="escaped the transform"):
+        with TraceInterpreter():
+            w * 2
+
+
+def test_grad_recording_happens_at_level_zero_under_a_transform():
+    x = nt.tensor([1.0, 2.0], requires_grad=True)
+    with TraceInterpreter() as T:
+        y = (T.wrap(x) * x).sum()
+    inner = T.unwrap(y)
+    inner.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
