@@ -1,0 +1,93 @@
+"""Eager-mode overheads, numtorch beside PyTorch, measured in one run.
+
+    python benchmarks/bench_eager.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numtorch as nt
+
+try:
+    import torch
+except ImportError:  # the table then shows numtorch alone
+    torch = None
+
+
+def best_of(fn, repeat: int = 5, number: int = 1) -> float:
+    """Best wall time of `number` calls, in seconds per call."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t) / number)
+    return best
+
+
+def add_no_grad(T):
+    a, b = T.ones(1), T.ones(1)
+
+    def run():
+        for _ in range(10_000):
+            a + b
+
+    return lambda: best_of(run) / 10_000
+
+
+def add_chain_backward(T):
+    w = T.ones(1, requires_grad=True)
+    b = T.ones(1)
+
+    def run():
+        z = w
+        for _ in range(10_000):
+            z = z + b
+        z.backward()
+
+    return lambda: best_of(run) / 10_000
+
+
+def mlp(T, width: int, batch: int, number: int):
+    T.manual_seed(0)
+    x = T.randn(batch, width)
+    ws = [(T.randn(width, width) / width**0.5).requires_grad_() for _ in range(3)]
+    bs = [T.zeros(width, requires_grad=True) for _ in range(3)]
+
+    def run():
+        h = x
+        for i, (w, b) in enumerate(zip(ws, bs)):
+            h = h @ w + b
+            if i < 2:
+                h = T.relu(h)
+        loss = (h * h).mean()
+        loss.backward()
+
+    return lambda: best_of(run, number=number)
+
+
+CASES = [
+    ("a + b, 1 element, no grad (us/op)", add_no_grad, 1e6),
+    ("a + b chain of 10k, record + backward (us/op)", add_chain_backward, 1e6),
+    ("MLP 3x16, batch 1, fwd+bwd (us/iter)", lambda T: mlp(T, 16, 1, 200), 1e6),
+    ("MLP 3x512, batch 256, fwd+bwd (ms/iter)", lambda T: mlp(T, 512, 256, 5), 1e3),
+]
+
+
+def main() -> None:
+    if torch is not None:
+        torch.set_num_threads(max(1, torch.get_num_threads()))
+    rows = []
+    for name, case, scale in CASES:
+        ours = case(nt)() * scale
+        theirs = case(torch)() * scale if torch is not None else float("nan")
+        rows.append((name, ours, theirs, ours / theirs if torch is not None else float("nan")))
+    w = max(len(r[0]) for r in rows)
+    print(f"{'case':<{w}}  {'numtorch':>10}  {'torch':>10}  {'ratio':>7}")
+    for name, ours, theirs, ratio in rows:
+        print(f"{name:<{w}}  {ours:>10.2f}  {theirs:>10.2f}  {ratio:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
