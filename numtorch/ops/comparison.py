@@ -7,7 +7,7 @@ import numpy as np
 from .._core.op import ErrorInput, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
-from ._families import LINEAR, promote
+from ._families import BINARY_SHAPES, LINEAR, comparison, inplace, method, promote
 
 _BOOL = np.dtype(np.bool_)
 
@@ -85,5 +85,159 @@ def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:
     return where_op.fn(condition, self, y)
 
 
-API = {"where": where}
-TENSOR_METHODS = {"where": _tensor_where}
+# ------------------------------------------------------------------ comparisons
+_CMP_DTYPES = ("float32", "float64", "int64", "bool")
+
+
+def _cmp_samples(make):
+    """Broadcasting, 0-d, empty, ties, and Python scalars."""
+    for sa, sb in BINARY_SHAPES:
+        yield S((np.asarray(make(sa)), np.asarray(make(sb))))
+    a = np.asarray(make((2, 3)))
+    b = np.asarray(make((2, 3)))
+    b[0] = a[0]
+    yield S((a, b), name="ties")
+    if make.dtype.kind != "b":
+        yield S((make((2, 3)), 1), name="int scalar")
+        yield S((make((2, 3)), 0.5), name="float scalar")
+    else:
+        yield S((np.asarray(make((2, 3))), True), name="bool scalar")
+
+
+def _cmp(name: str, kernel, *aliases: str):
+    op = comparison(name, kernel, samples=_cmp_samples, out=True, test={"dtypes": _CMP_DTYPES})
+    inplace(op)
+    for a in aliases:
+        method(op, a)
+        inplace(op, a + "_")
+    return op
+
+
+eq = _cmp("eq", lambda xp, input, other: input == other)
+ne = _cmp("ne", lambda xp, input, other: input != other, "not_equal")
+gt = _cmp("gt", lambda xp, input, other: input > other, "greater")
+ge = _cmp("ge", lambda xp, input, other: input >= other, "greater_equal")
+lt = _cmp("lt", lambda xp, input, other: input < other, "less")
+le = _cmp("le", lambda xp, input, other: input <= other, "less_equal")
+
+
+# ------------------------------------------------------------------ logical ops
+def _to_bool(arrays, attrs=None):
+    return arrays, _BOOL
+
+
+def _logical_samples(make):
+    for sa, sb in BINARY_SHAPES:
+        x, y = np.asarray(make(sa, -1, 1)), np.asarray(make(sb, -1, 1))
+        if x.dtype.kind != "b" and x.ndim:
+            x[..., :1] = 0
+        yield S((x, y))
+    yield S((make((2, 3), -1, 1), np.asarray(make((2, 3), dtype=np.bool_))), name="mixed dtypes")
+
+
+def _logical(name: str, kernel):
+    op = defop(
+        name, kernel, prepare=_to_bool, samples=_logical_samples, out=True,
+        test={"dtypes": _CMP_DTYPES},
+    )  # fmt: skip
+    method(op)
+    inplace(op)
+    return op
+
+
+logical_and = _logical("logical_and", lambda xp, input, other: xp.logical_and(input, other))
+logical_or = _logical("logical_or", lambda xp, input, other: xp.logical_or(input, other))
+logical_xor = _logical("logical_xor", lambda xp, input, other: xp.logical_xor(input, other))
+logical_not = defop(
+    "logical_not", lambda xp, input: xp.logical_not(input), prepare=_to_bool, out=True,
+    samples=lambda make: [S((np.asarray(make(s, -1, 1)),)) for s in ((), (5,), (2, 3), (0, 3))],
+    test={"dtypes": _CMP_DTYPES},
+)  # fmt: skip
+method(logical_not)
+inplace(logical_not)
+
+
+# ------------------------------------------------------------------ closeness
+def _dtype_name(a) -> str:
+    from .._core import dtype as dt
+    from ..autograd.views import _SCALAR_NAMES
+
+    n = dt.from_np(a.dtype).name
+    return _SCALAR_NAMES.get(n, n)
+
+
+def _isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_dtype_name(input)} did not match {_dtype_name(other)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
+    if input.dtype.kind == "b":
+        return close
+    if input.dtype.kind in "iu":
+        input, other = input.astype(xp.float64), other.astype(xp.float64)
+    if equal_nan:
+        close = close | (xp.isnan(input) & xp.isnan(other))
+    err = xp.abs(input - other)
+    return close | (xp.isfinite(err) & (err <= atol + rtol * xp.abs(other)))
+
+
+def _isclose_samples(make):
+    a = make((2, 3))
+    yield S((a, a + (a * 1e-6 if make.is_float else 0)))
+    yield S((make((2, 3)), make((3,))))
+    yield S((make(()), make((2, 3))), {"rtol": 0.5, "atol": 0.5})
+    yield S((make((0, 3)), make((3,))))
+    if make.is_float:
+        x = np.array([np.nan, np.inf, -np.inf, 1.0, np.nan, 1.0], dtype=make.dtype)
+        y = np.array([np.nan, np.inf, np.inf, np.inf, 1.0, 1.0 + 1e-3], dtype=make.dtype)
+        yield S((x, y))
+        yield S((x, y), {"equal_nan": True, "rtol": 1e-2})
+        yield S((x, y, 0.0, 1e-2))
+
+
+def _isclose_errors(make):
+    yield ErrorInput(
+        S((make((3,)), make((3,), dtype=np.float64))), RuntimeError, "Float did not match Double"
+    )
+    yield ErrorInput(
+        S((make((3,)), make((3,))), {"rtol": -1}), RuntimeError, "rtol must be greater"
+    )
+    yield ErrorInput(
+        S((make((3,)), make((3,))), {"atol": -1}), RuntimeError, "atol must be greater"
+    )
+
+
+isclose = method(
+    defop(
+        "isclose",
+        _isclose,
+        samples=_isclose_samples,
+        error_samples=_isclose_errors,
+        test={"dtypes": ("float32", "float64", "int64")},
+    )  # fmt: skip
+)
+
+
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """Whether every element of ``input`` is close to ``other`` (see ``isclose``)."""
+    return bool(isclose.fn(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether the two tensors have the same shape and the same elements."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(eq.fn(input, other)._data.all())
+
+
+API = {"where": where, "allclose": allclose, "equal": equal}
+for _op, _names in [(ne, ("not_equal",)), (gt, ("greater",)), (ge, ("greater_equal",)),
+                    (lt, ("less",)), (le, ("less_equal",))]:  # fmt: skip
+    for _n in _names:
+        API[_n] = _op.fn
+TENSOR_METHODS = {"where": _tensor_where, "allclose": allclose, "equal": equal}
