@@ -1,12 +1,141 @@
-"""Linear algebra: products, decompositions, solves."""
+"""Linear algebra: products, contractions, decompositions, solves and matrix functions.
+
+Kernels call ``xp.linalg`` (scipy.linalg only for triangular solves and expm);
+every vjp/jvp is written with numtorch ops, so it is differentiable again.
+"""
 
 from __future__ import annotations
 
-from ._families import method, promote
-from .._core.op import defop
-from ..testing.samples import S
+import string
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.op import LINEAR, defop
+from ..testing.samples import S, ErrorInput as E
+from ._families import inplace, method
 
 
+class LinAlgError(RuntimeError):
+    """Raised when a matrix is singular or not positive-definite (torch.linalg.LinAlgError)."""
+
+
+def _nt():
+    import numtorch
+
+    return numtorch
+
+
+# ------------------------------------------------------------------ dtype checks
+_UPPER = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+
+def _tname(a) -> str:
+    return _UPPER[dt.from_np(a.dtype).name]
+
+
+def _dtypes(arrays):
+    return [a for a in arrays if hasattr(a, "dtype") and hasattr(a, "ndim")]
+
+
+def _same_dtype(message):
+    """A prepare step: all array inputs must share a dtype; ``message(arrays)`` otherwise."""
+
+    def prepare(arrays, attrs=None):
+        arr = _dtypes(arrays)
+        if any(a.dtype != arr[0].dtype for a in arr):
+            raise RuntimeError(message(arr))
+        return arrays, None
+
+    return prepare
+
+
+def _m1m2(arr):
+    return (
+        f"expected m1 and m2 to have the same dtype, but got: {_tname(arr[0]).lower()} != "
+        f"{_tname(arr[1]).lower()}"
+    )
+
+
+def _scalar_type(arr):
+    b = next(a for a in arr if a.dtype != arr[0].dtype)
+    return f"expected scalar type {_tname(arr[0])} but found {_tname(b)}"
+
+
+def _matmul_message(arr):
+    a, b = arr
+    if a.ndim == 1 and b.ndim == 1:
+        return (
+            f"dot : expected both vectors to have same dtype, but found {_tname(a)} and {_tname(b)}"
+        )
+    if a.ndim == 2 and b.ndim == 1:
+        return f"addmv input tensors must have the same dtype, but got {_tname(b)}, {_tname(a)}, and {_tname(b)}"
+    if b.ndim >= 3:
+        return _scalar_type(arr)
+    return _m1m2(arr)
+
+
+def _float_only(name):
+    """A prepare step for decompositions: floating inputs only, all of one dtype."""
+
+    def prepare(arrays, attrs=None):
+        arr = _dtypes(arrays)
+        for a in arr:
+            if a.dtype.kind not in "fc":
+                raise RuntimeError(
+                    f"{name}: Expected a floating point or complex tensor as input. Got {_tname(a)}"
+                )
+        if any(a.dtype != arr[0].dtype for a in arr):
+            raise RuntimeError(
+                f"{name}: Expected A and B to have the same dtype, but found A of type "
+                f"{_tname(arr[0])} and B of type {_tname(arr[1])} instead"
+            )
+        return arrays, None
+
+    return prepare
+
+
+def _square(name, A, what="A"):
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"{name}: {what} must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+
+
+def _fresh(xp, out, *inputs):
+    """Copy a kernel result that aliases an input (numpy may return views)."""
+    for a in inputs:
+        if hasattr(a, "shape") and out.size and xp.may_share_memory(out, a):
+            return out.copy()
+    return out
+
+
+# ------------------------------------------------------------------ constants for formulas
+def _eye(n: int, like):
+    return _nt().eye(n, dtype=like.dtype, device=like.device)
+
+
+def _tri(n: int, like, k: int = 0, upper: bool = False):
+    """A constant 0/1 mask of the lower (or upper) triangle from diagonal ``k``."""
+    m = 1.0 - np.tri(n, n, k - 1) if upper else np.tri(n, n, k)
+    return _nt().tensor(m, dtype=like.dtype, device=like.device)
+
+
+def _mT(x):
+    return x.mT
+
+
+def _mv(A, x):
+    return (A @ x.unsqueeze(-1)).squeeze(-1)
+
+
+# ------------------------------------------------------------------ matmul family
 def _matmul_vjp_a(g, a, b):
     if a.dim() == 1 and b.dim() == 1:
         return g * b
@@ -31,14 +160,1436 @@ def _matmul_samples(make):
     for sa, sb in [
         ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
         ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (5, 3, 4)),
-        ((2, 1, 2, 3), (5, 3, 2)), ((3,), (5, 3, 4)), ((5, 2, 3), (3,)),
+        ((2, 1, 2, 3), (5, 3, 2)), ((3,), (5, 3, 4)), ((5, 2, 3), (3,)), ((0, 3), (3, 2)),
     ]:  # fmt: skip
         yield S((make(sa), make(sb)))
 
 
+def _mixed(make, sa, sb):
+    return S((make(sa, dtype=np.float32), make(sb, dtype=np.float64)))
+
+
+def _matmul(xp, a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+        )
+    ka, kb = a.shape[-1], b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if ka != kb:
+        if a.ndim == 1 and b.ndim == 1:
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
+                f"number of elements, but got {ka} and {kb} elements respectively"
+            )
+        if a.ndim <= 2 and b.ndim <= 2:
+            sa = "x".join(map(str, a.shape if a.ndim == 2 else (1, ka)))
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({sa} and {b.shape[0]}x{b.shape[-1]})"
+            )
+    return xp.matmul(a, b)
+
+
 matmul = method(
     defop(
-        "matmul", lambda xp, a, b: xp.matmul(a, b), vjp=(_matmul_vjp_a, _matmul_vjp_b),
-        jvp=lambda ta, tb, a, b: ta @ b + a @ tb, prepare=promote, samples=_matmul_samples,
+        "matmul",
+        _matmul,
+        vjp=(_matmul_vjp_a, _matmul_vjp_b),
+        jvp=lambda ta, tb, a, b: ta @ b + a @ tb,
+        prepare=_same_dtype(_matmul_message),
+        samples=_matmul_samples,
+        out=True,
+        test={"dtypes": ("float32", "float64", "int64")},
+        error_samples=lambda make: [
+            E(
+                _mixed(make, (2, 3), (3, 4)),
+                RuntimeError,
+                r"expected m1 and m2 to have the same dtype, but got: float != double",
+            ),
+            E(
+                _mixed(make, (3,), (3,)),
+                RuntimeError,
+                "dot : expected both vectors to have same dtype",
+            ),
+            E(
+                _mixed(make, (2, 2, 3), (2, 3, 4)),
+                RuntimeError,
+                "expected scalar type Float but found Double",
+            ),
+            E(
+                S((make((2, 3)), make((4, 4)))),
+                RuntimeError,
+                r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
+            ),
+            E(
+                S((make(()), make((4,)))),
+                RuntimeError,
+                "both arguments to matmul need to be at least 1D",
+            ),
+        ],
     )  # fmt: skip
 )
+
+
+def _mm(xp, input, mat2):
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    return xp.matmul(input, mat2)
+
+
+def _bmm(xp, input, mat2):
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if mat2.shape[:2] != (input.shape[0], input.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+        )
+    return xp.matmul(input, mat2)
+
+
+_INT = {"dtypes": ("float32", "float64", "int64")}
+
+mm = method(
+    defop(
+        "mm",
+        _mm,
+        vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
+        jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
+        prepare=_same_dtype(_m1m2),
+        out=True,
+        test=_INT,
+        samples=lambda make: [
+            S((make((2, 3)), make((3, 4)))),
+            S((make((0, 3)), make((3, 2)))),
+            S((make((1, 1)), make((1, 3)))),
+        ],
+        error_samples=lambda make: [
+            E(
+                S((make((2, 3)), make((4, 4)))),
+                RuntimeError,
+                r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
+            ),
+            E(S((make((3,)), make((3, 3)))), RuntimeError, "self must be a matrix"),
+            E(
+                _mixed(make, (2, 3), (3, 4)),
+                RuntimeError,
+                "expected m1 and m2 to have the same dtype",
+            ),
+        ],
+    )  # fmt: skip
+)
+bmm = method(
+    defop(
+        "bmm",
+        _bmm,
+        vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
+        jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
+        prepare=_same_dtype(_scalar_type),
+        out=True,
+        test=_INT,
+        samples=lambda make: [
+            S((make((2, 2, 3)), make((2, 3, 4)))),
+            S((make((0, 2, 3)), make((0, 3, 1)))),
+        ],
+        error_samples=lambda make: [
+            E(S((make((2, 3)), make((3, 4)))), RuntimeError, "batch1 must be a 3D tensor"),
+            E(
+                S((make((2, 2, 3)), make((2, 4, 4)))),
+                RuntimeError,
+                r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\].",
+            ),
+        ],
+    )  # fmt: skip
+)
+
+
+def _mv_kernel(xp, input, vec):
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), vec ({vec.shape[0]})"
+        )
+    return xp.matmul(input, vec)
+
+
+def _addmv_message(arr):
+    return f"addmv input tensors must have the same dtype, but got {_tname(arr[1])}, {_tname(arr[0])}, and {_tname(arr[1])}"
+
+
+mv = method(
+    defop(
+        "mv",
+        _mv_kernel,
+        vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
+        jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
+        prepare=_same_dtype(_addmv_message),
+        out=True,
+        test=_INT,
+        samples=lambda make: [S((make((2, 3)), make((3,)))), S((make((0, 3)), make((3,))))],
+        error_samples=lambda make: [
+            E(
+                S((make((2, 3)), make((4,)))),
+                RuntimeError,
+                r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)",
+            ),
+        ],
+    )  # fmt: skip
+)
+
+
+def _vec_dot(name):
+    def kernel(xp, input, other):
+        if input.ndim != 1 or other.ndim != 1:
+            raise RuntimeError(
+                f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
+            )
+        if input.shape[0] != other.shape[0]:
+            n, m = input.shape[0], other.shape[0]
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
+                f"number of elements, but got {n} and {m} elements respectively"
+            )
+        return xp.dot(input, other)
+
+    def message(arr):
+        return f"{name} : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
+
+    op = defop(
+        name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
+        jvp=lambda tinput, tother, input, other: (tinput * other).sum() + (input * tother).sum(),
+        prepare=_same_dtype(message), out=True, test=_INT,
+        samples=lambda make: [S((make((3,)), make((3,)))), S((make((0,)), make((0,))))],
+        error_samples=lambda make: [
+            E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
+            E(S((make((2,)), make((3,)))), RuntimeError, "inconsistent tensor size"),
+            E(_mixed(make, (3,), (3,)), RuntimeError, f"{name} : expected both vectors to have same dtype"),
+        ],
+    )  # fmt: skip
+    return method(op)
+
+
+dot = _vec_dot("dot")
+vdot = _vec_dot("vdot")  # real tensors only: no conjugation
+
+
+def _outer(xp, input, vec2):
+    return xp.multiply.outer(input, vec2)
+
+
+def _promote_products(arrays, attrs=None):
+    from ._families import promote
+
+    return promote(arrays, attrs)
+
+
+outer = method(
+    defop(
+        "outer",
+        _outer,
+        vjp=(lambda g, vec2: mv.fn(g, vec2), lambda g, input: mv.fn(g.mT, input)),
+        jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
+        prepare=_promote_products,
+        out=True,
+        test=_INT,
+        samples=lambda make: [
+            S((make((3,)), make((4,)))),
+            S((make((0,)), make((2,)))),
+            S((make((1,)), make((3,)))),
+        ],
+    )  # fmt: skip
+)
+method(outer, "ger")
+
+
+# ------------------------------------------------------------------ einsum
+def _einsum_plan(equation: str, shapes: list):
+    """Rewrite an einsum equation with explicit letters only (no ellipsis, explicit output).
+
+    Returns (input terms, output term, {letter: size}).
+    """
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for i, c in enumerate(eq):
+        if not (c.isalpha() and c.isascii()) and c not in ".,->":
+            raise RuntimeError(
+                f"einsum(): invalid subscript given at index {i} in the equation string, "
+                "subscripts must be in [a-zA-Z]"
+            )
+    used = set(eq)
+    free = [c for c in string.ascii_letters if c not in used]
+    n_ell = 0
+    for t, s in zip(terms, shapes):
+        if "..." in t:
+            n_ell = max(n_ell, len(s) - (len(t) - 3))
+    ell = "".join(free[:n_ell])
+    out_terms = []
+    for k, (t, s) in enumerate(zip(terms, shapes)):
+        if "..." in t:
+            m = len(s) - (len(t) - 3)
+            if m < 0:
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({len(t) - 3}) is more than "
+                    f"the number of dimensions ({len(s)}) for operand {k}"
+                )
+            t = t.replace("...", ell[n_ell - m :])
+        elif len(t) != len(s):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the "
+                f"number of dimensions ({len(s)}) for operand {k} and no ellipsis was given"
+            )
+        if "." in t:
+            raise RuntimeError(
+                "einsum(): found '.' for operand %d that is not part of any ellipsis" % k
+            )
+        out_terms.append(t)
+    sizes: dict = {}
+    for k, (t, s) in enumerate(zip(out_terms, shapes)):
+        seen: dict = {}
+        for c, n in zip(t, s):
+            if c in seen and seen[c] != n:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, {n} != {seen[c]}"
+                )
+            seen[c] = n
+            prev = sizes.get(c)
+            if prev is None or prev == 1:
+                sizes[c] = n
+            elif n != 1 and n != prev:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
+                    f"with previously seen size {prev}"
+                )
+    if arrow:
+        out = rhs.replace("...", ell)
+        for c in out:
+            if out.count(c) > 1:
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} appears more than once in the output"
+                )
+            if c not in sizes:
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} does not appear in the equation for any input operand"
+                )
+    else:
+        letters = "".join(out_terms)
+        out = ell + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell)
+        )
+    return out_terms, out, sizes
+
+
+def _einsum_kernel(xp, operands, equation):
+    out = xp.einsum(equation, *operands, optimize=len(operands) > 2)
+    return _fresh(xp, xp.asarray(out), *operands)
+
+
+def _einsum_vjp(g, operands, equation):
+    """One einsum per operand: contract g with the other operands back to its subscripts.
+
+    Repeated subscripts (diagonals) are re-expanded with an identity factor, subscripts
+    summed over in this operand only with a ones factor.
+    """
+    nt = _nt()
+    lhs, out = equation.split("->")
+    terms = lhs.split(",")
+    sizes = {c: n for t, x in zip(terms, operands) for c, n in zip(t, x.shape)}
+    grads = []
+    for i, (t, x) in enumerate(zip(terms, operands)):
+        used = set(equation)
+        free = iter(c for c in string.ascii_letters if c not in used)
+        others = [(tt, o) for k, (tt, o) in enumerate(zip(terms, operands)) if k != i]
+        avail = set(out).union(*(set(tt) for tt, _ in others)) if others else set(out)
+        target, extra = [], []
+        seen = set()
+        for c in t:
+            if c in seen:
+                d = next(free)
+                extra.append((c + d, _eye(sizes[c], g)))
+                target.append(d)
+                continue
+            seen.add(c)
+            target.append(c)
+            if c not in avail:
+                extra.append((c, nt.ones(x.shape[t.index(c)], dtype=g.dtype, device=g.device)))
+                avail.add(c)
+        parts = [out] + [tt for tt, _ in others] + [e for e, _ in extra]
+        ops = [g] + [o for _, o in others] + [e for _, e in extra]
+        eq = ",".join(parts) + "->" + "".join(target)
+        grads.append(einsum_op.fn(ops, eq))
+    return grads
+
+
+def _einsum_jvp(t, operands, equation):
+    total = None
+    for i, ti in enumerate(t):
+        ops = list(operands)
+        ops[i] = ti
+        r = einsum_op.fn(ops, equation)
+        total = r if total is None else total + r
+    return total
+
+
+def _einsum_prepare(arrays, attrs=None):
+    ops = arrays[0]
+    for a in ops[1:]:
+        if a.dtype != ops[0].dtype:
+            raise RuntimeError(_scalar_type([ops[0], a]))
+    return arrays, None
+
+
+einsum_op = defop(
+    "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
+    prepare=_einsum_prepare, node_name="EinsumBackward0",
+    samples=lambda make: [
+        S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
+        S(("ij,jk", make((2, 3)), make((3, 4)))),
+        S(("bij,bjk->bik", [make((2, 2, 3)), make((2, 3, 4))])),
+        S(("...ij,...jk->...ik", make((2, 2, 3)), make((3, 4)))),
+        S(("i,i->", make((3,)), make((3,)))),
+        S(("i,j->ij", make((3,)), make((2,)))),
+        S(("ii->i", make((3, 3)))),
+        S(("ii", make((3, 3)))),
+        S(("ij->ji", make((2, 3)))),
+        S(("ij->", make((2, 3)))),
+        S(("iij,jk->ik", make((2, 2, 3)), make((3, 4)))),
+        S(("ij,jk,kl->il", make((2, 3)), make((3, 4)), make((4, 2)))),
+        S(("i,j,j->i", make((2,)), make((3,)), make((3,)))),
+        S(("bi,i->b", make((2, 1)), make((3,)))),
+        S(("...i,...i->...", make((2, 3)), make((1, 3)))),
+        S(("ij,kj->ik", make((0, 3)), make((2, 3)))),
+    ],
+    error_samples=lambda make: [
+        E(S(("ij,jk", make((2, 3)), make((4, 4)))), RuntimeError, "subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3"),
+        E(S(("ij,jk->ik", make((2, 3)))), RuntimeError, "fewer operands were provided than specified in the equation"),
+        E(S(("ijk,jk->ik", make((2, 3)), make((3, 4)))), RuntimeError, r"the number of subscripts in the equation \(3\) does not match the number of dimensions \(2\) for operand 0"),
+        E(S(("i->ii", make((2,)))), RuntimeError, "output subscript i appears more than once"),
+        E(S(("i->j", make((2,)))), RuntimeError, "output subscript j does not appear"),
+    ],
+)  # fmt: skip
+
+
+def einsum(equation: str, *operands):
+    """Einstein summation over the operands (given as varargs or one list)."""
+    nt = _nt()
+    if not isinstance(equation, str):
+        raise RuntimeError("einsum(): the sublist format of einsum is not supported by numtorch")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ops = [o if isinstance(o, nt.Tensor) else nt.tensor(o) for o in operands]
+    terms, out, sizes = _einsum_plan(equation, [tuple(o.shape) for o in ops])
+    for k, (t, o) in enumerate(zip(terms, ops)):
+        want = tuple(sizes[c] for c in t)
+        if want != tuple(o.shape):
+            ops[k] = o.expand(want)
+    return einsum_op.fn(ops, ",".join(terms) + "->" + out)
+
+
+# ------------------------------------------------------------------ contractions built on einsum
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` trailing dims of a with leading dims of b (or two lists of dims)."""
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
+        n = int(dims)
+        if n < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
+        da, db = list(range(a.dim() - n, a.dim())), list(range(n))
+    else:
+        da, db = (
+            ([dims[0]] if isinstance(dims[0], int) else list(dims[0])),
+            ([dims[1]] if isinstance(dims[1], int) else list(dims[1])),
+        )
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    da = [d % max(a.dim(), 1) for d in da]
+    db = [d % max(b.dim(), 1) for d in db]
+    letters = iter(string.ascii_letters)
+    ta = [next(letters) for _ in range(a.dim())]
+    tb = [next(letters) for _ in range(b.dim())]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
+                f"and second has size {b.shape[j]} in dim {j}"
+            )
+        tb[j] = ta[i]
+    rhs = [c for k, c in enumerate(ta) if k not in da] + [
+        c for k, c in enumerate(tb) if k not in db
+    ]
+    res = einsum("".join(ta) + "," + "".join(tb) + "->" + "".join(rhs), a, b)
+    return res if out is None else _write(out, res)
+
+
+def _write(out, res):
+    from .._core.dispatch import write_out
+
+    return write_out(out, res)
+
+
+def inner(input, other, *, out=None):
+    """Sum product over the last dims (a product when either is a scalar)."""
+    if input.dim() == 0 or other.dim() == 0:
+        res = input * other
+    else:
+        if input.shape[-1] != other.shape[-1]:
+            raise RuntimeError(
+                f"inner() the last dimension must match on both input tensors but got shapes "
+                f"{list(input.shape)} and {list(other.shape)}"
+            )
+        res = tensordot(input, other, ([-1], [-1]))
+    return res if out is None else _write(out, res)
+
+
+def kron(input, other, *, out=None):
+    """Kronecker product."""
+    n = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (n - input.dim()) + tuple(input.shape))
+    b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
+    if a.dtype != b.dtype:
+        d = _nt().promote_types(a.dtype, b.dtype)
+        a, b = a.to(d), b.to(d)
+    la, lb = string.ascii_lowercase[:n], string.ascii_uppercase[:n]
+    res = einsum(f"{la},{lb}->" + "".join(x + y for x, y in zip(la, lb)), a, b)
+    res = res.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
+    return res if out is None else _write(out, res)
+
+
+def multi_dot(tensors, *, out=None):
+    """Chained matrix product; the first and last may be vectors."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    res = tensors[0]
+    for t in tensors[1:]:
+        res = res @ t
+    return res if out is None else _write(out, res)
+
+
+def vecdot(x, y, *, dim: int = -1, out=None):
+    """Dot product of vectors along ``dim`` (with broadcasting)."""
+    res = (x * y).sum(dim)
+    return res if out is None else _write(out, res)
+
+
+# ------------------------------------------------------------------ add-and-multiply family
+def _named(fn, names):
+    """``fn`` called positionally, advertised under the parameter ``names`` (formulas bind by name)."""
+    import inspect
+
+    def f(**kw):
+        return fn(*(kw[n] for n in names))
+
+    P = inspect.Parameter
+    f.__signature__ = inspect.Signature([P(n, P.POSITIONAL_OR_KEYWORD) for n in names])
+    return f
+
+
+def _addprod(name, names, prod, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message):
+    """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
+
+    ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2).
+    """
+    m1n, m2n = names
+
+    def kernel(xp, input, m1, m2, beta=1, alpha=1):
+        p = prod(xp, m1, m2)
+        if alpha != 1:
+            p = p * alpha
+        if beta == 0:
+            return xp.broadcast_to(p, xp.broadcast_shapes(p.shape, input.shape)).copy()
+        return p + (input if beta == 1 else input * beta)
+
+    import inspect
+
+    P = inspect.Parameter
+    kernel.__signature__ = inspect.Signature(
+        [P("xp", P.POSITIONAL_OR_KEYWORD), P("input", P.POSITIONAL_OR_KEYWORD),
+         P(m1n, P.POSITIONAL_OR_KEYWORD), P(m2n, P.POSITIONAL_OR_KEYWORD),
+         P("beta", P.KEYWORD_ONLY, default=1), P("alpha", P.KEYWORD_ONLY, default=1)]
+    )  # fmt: skip
+    op = defop(
+        name, kernel,
+        vjp=(lambda g, beta: g * beta if beta != 1 else g,
+             _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * alpha, ("g", m2n, "alpha")),
+             _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * alpha, ("g", m1n, "alpha"))),
+        jvp=_named(
+            lambda ti, t1, t2, m1, m2, beta, alpha: ti * beta + prod_jvp(m1, m2, t1, t2) * alpha,
+            ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
+        ),
+        prepare=_same_dtype(message), samples=samples, out=True,
+    )  # fmt: skip
+    method(op)
+    inplace(op)
+    return op
+
+
+def _mm_k(xp, a, b):
+    return _mm(xp, a, b)
+
+
+addmm = _addprod(
+    "addmm", ("mat1", "mat2"), _mm_k, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
+    lambda m1, m2, t1, t2: mm.fn(t1, m2) + mm.fn(m1, t2),
+    lambda make: [
+        S((make((2, 4)), make((2, 3)), make((3, 4)))),
+        S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
+        S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
+    ],
+    lambda arr: f"self and mat2 must have the same dtype, but got {_tname(arr[0])} and {_tname(arr[-1])}",
+)  # fmt: skip
+addmv = _addprod(
+    "addmv", ("mat", "vec"), _mv_kernel, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
+    lambda m1, m2, t1, t2: mv.fn(t1, m2) + mv.fn(m1, t2),
+    lambda make: [
+        S((make((2,)), make((2, 3)), make((3,)))),
+        S((make(()), make((2, 3)), make((3,))), {"beta": 2.0, "alpha": 0.5}),
+    ],
+    _addmv_message,
+)  # fmt: skip
+baddbmm = _addprod(
+    "baddbmm", ("batch1", "batch2"), _bmm, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
+    lambda m1, m2, t1, t2: bmm.fn(t1, m2) + bmm.fn(m1, t2),
+    lambda make: [
+        S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
+        S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
+    ],
+    _scalar_type,
+)  # fmt: skip
+
+
+def _sum_bmm(xp, a, b):
+    return _bmm(xp, a, b).sum(0)
+
+
+addbmm = _addprod(
+    "addbmm", ("batch1", "batch2"), _sum_bmm, lambda g, m2: g @ m2.mT, lambda g, m1: m1.mT @ g,
+    lambda m1, m2, t1, t2: (bmm.fn(t1, m2) + bmm.fn(m1, t2)).sum(0),
+    lambda make: [
+        S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
+        S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
+    ],
+    _scalar_type,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ cross, trace
+def _cross(xp, input, other, *, dim=-1):
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions. Got {input.ndim} and {other.ndim}"
+        )
+    n = input.ndim
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and {other.shape[dim]}"
+        )
+    return xp.cross(input, other, axis=dim)
+
+
+linalg_cross = defop(
+    "linalg_cross", _cross,
+    vjp=(lambda g, other, dim: linalg_cross.fn(other, g, dim=dim),
+         lambda g, input, dim: linalg_cross.fn(g, input, dim=dim)),
+    jvp=lambda tinput, tother, input, other, dim: (
+        linalg_cross.fn(tinput, other, dim=dim) + linalg_cross.fn(input, tother, dim=dim)
+    ),
+    prepare=_same_dtype(_scalar_type), api="linalg.cross", out=True, test=_INT,
+    samples=lambda make: [
+        S((make((3,)), make((3,)))), S((make((2, 3)), make((2, 3)))),
+        S((make((3, 2)), make((3, 2))), {"dim": 0}), S((make((1, 3)), make((4, 3)))),
+    ],
+    error_samples=lambda make: [
+        E(S((make((2,)), make((2,)))), RuntimeError, "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"),
+    ],
+)  # fmt: skip
+
+
+def cross(input, other, dim=None, *, out=None):
+    """torch.cross: ``dim=None`` means the first dim of size 3."""
+    if dim is None:
+        import warnings
+
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
+            "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
+            "change to agree with that of linalg.cross in a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
+        shape = (
+            _nt().broadcast_shapes(input.shape, other.shape)
+            if input.shape != other.shape
+            else input.shape
+        )
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    return linalg_cross.fn(input, other, dim=dim, out=out)
+
+
+def _trace(xp, input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    out = xp.trace(input)
+    return out.astype(xp.int64) if input.dtype.kind in "biu" else out
+
+
+def _trace_vjp(g, input):
+    n, m = input.shape
+    return g * _nt().eye(n, m, dtype=g.dtype, device=g.device)
+
+
+trace = method(
+    defop(
+        "trace",
+        _trace,
+        vjp=_trace_vjp,
+        jvp=LINEAR,
+        test=_INT,
+        samples=lambda make: [S((make((3, 3)),)), S((make((2, 4)),)), S((make((0, 0)),))],
+        error_samples=lambda make: [
+            E(S((make((3,)),)), RuntimeError, "trace: expected a matrix, but got tensor with dim 1")
+        ],
+    )  # fmt: skip
+)
+
+
+# ------------------------------------------------------------------ samples for matrix functions
+def _wc(make, shape, shift=None):
+    """A well-conditioned (diagonally dominant) batch of square matrices."""
+    n = shape[-1]
+    a = make(shape, -1.0, 1.0)
+    return (a + (n + 1.0 if shift is None else shift) * np.eye(n)).astype(make.dtype)
+
+
+def _spd(make, shape):
+    """A symmetric positive-definite batch with well separated eigenvalues."""
+    n = shape[-1]
+    b = make(shape, -1.0, 1.0)
+    spread = np.diag(np.arange(1.0, n + 1) * 2.0)
+    return (b @ np.swapaxes(b, -1, -2) * 0.3 + spread + np.eye(n)).astype(make.dtype)
+
+
+def _sq_errors(name):
+    return lambda make: [
+        E(
+            S((make((3, 2)),)),
+            RuntimeError,
+            f"{name}: A must be batches of square matrices, but they are 3 by 2 matrices",
+        )
+    ]
+
+
+def _np_linalg(name, fn, what):
+    """Run a numpy.linalg kernel, raising LinAlgError with torch's wording."""
+    try:
+        return fn()
+    except np.linalg.LinAlgError as e:
+        raise LinAlgError(f"{name}: {what}") from e
+
+
+# ------------------------------------------------------------------ solve, inv, det
+def _is_vector_rhs(A, B) -> bool:
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def _solve(xp, A, B, *, left=True):
+    _square("linalg.solve", A)
+    vec = _is_vector_rhs(A, B)
+    if vec and not left:
+        raise RuntimeError(
+            "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)"
+        )
+    Bm = B[..., None] if vec else B
+    if not left:
+        A, Bm = xp.swapaxes(A, -1, -2), xp.swapaxes(Bm, -1, -2)
+    if Bm.shape[-2] != A.shape[-1]:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})"
+        )
+    X = _np_linalg(
+        "linalg.solve",
+        lambda: xp.linalg.solve(A, Bm),
+        "The solver failed because the input matrix is singular.",
+    )
+    if not left:
+        X = xp.swapaxes(X, -1, -2)
+    return X[..., 0] if vec else X
+
+
+def _solve_vjp_B(g, A, left):
+    return linalg_solve.fn(A.mT, g, left=left)
+
+
+def _solve_vjp_A(g, A, B, result, left):
+    gB = linalg_solve.fn(A.mT, g, left=left)
+    if _is_vector_rhs(A, B):
+        return -gB.unsqueeze(-1) * result.unsqueeze(-2)
+    return -(gB @ result.mT) if left else -(result.mT @ gB)
+
+
+def _solve_jvp(tA, tB, A, B, result, left):
+    if _is_vector_rhs(A, B):
+        return linalg_solve.fn(A, tB - _mv(tA, result))
+    if left:
+        return linalg_solve.fn(A, tB - tA @ result)
+    return linalg_solve.fn(A, tB - result @ tA, left=False)
+
+
+linalg_solve = defop(
+    "linalg_solve", _solve, vjp=(_solve_vjp_A, _solve_vjp_B), jvp=_solve_jvp,
+    prepare=_float_only("linalg.solve"), api="linalg.solve", out=True,
+    samples=lambda make: [
+        S((_wc(make, (3, 3)), make((3, 2)))),
+        S((_wc(make, (3, 3)), make((3,)))),
+        S((_wc(make, (2, 3, 3)), make((2, 3)))),
+        S((_wc(make, (2, 3, 3)), make((3, 1)))),
+        S((_wc(make, (3, 3)), make((2, 3))), {"left": False}),
+        S((_wc(make, (2, 1, 2, 2)), make((3, 2, 1)))),
+    ],
+    error_samples=lambda make: [
+        E(S((_wc(make, (3, 3)), make((4,)))), RuntimeError, r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(3x3 and 4x1\)"),
+        E(S((make((3, 2)), make((3,)))), RuntimeError, "must be batches of square matrices"),
+    ],
+)  # fmt: skip
+
+
+def _inv(xp, A):
+    _square("linalg.inv", A)
+    return _np_linalg(
+        "linalg.inv",
+        lambda: xp.linalg.inv(A),
+        "The diagonal element is zero, the inversion could not be completed because the input matrix is singular.",
+    )
+
+
+linalg_inv = defop(
+    "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
+    jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
+    api="linalg.inv", out=True,
+    samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((_wc(make, (1, 1)),)), S((_wc(make, (0, 2, 2)),))],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.inv")(make),
+        E(S((np.zeros((3, 3), np.float32),)), LinAlgError, "singular"),
+        E(S((np.eye(3, dtype=np.int64),)), RuntimeError, "Expected a floating point or complex tensor as input. Got Long"),
+    ],
+)  # fmt: skip
+
+
+def _det(xp, A):
+    _square("linalg.det", A)
+    return xp.linalg.det(A)
+
+
+def _unsq2(x):
+    return x.unsqueeze(-1).unsqueeze(-1)
+
+
+def _trace_of_solve(A, t):
+    """trace(A^{-1} t), batched."""
+    return (linalg_inv.fn(A).mT * t).sum((-2, -1))
+
+
+linalg_det = defop(
+    "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g * result) * linalg_inv.fn(A).mT,
+    jvp=lambda t, A, result: result * _trace_of_solve(A, t), prepare=_float_only("linalg.det"),
+    api="linalg.det", out=True,
+    samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((make((1, 1), 0.5, 1.5),)), S((_wc(make, (0, 2, 2)),))],
+    error_samples=_sq_errors("linalg.det"),
+)  # fmt: skip
+method(linalg_det, "det")
+
+
+def _slogdet(xp, A):
+    _square("linalg.slogdet", A)
+    return xp.linalg.slogdet(A)
+
+
+def _slogdet_jvp(t, A, result):
+    return (_nt().zeros_like(result[0]), _trace_of_solve(A, t))
+
+
+linalg_slogdet = defop(
+    "linalg_slogdet", _slogdet, nout=2, ndiff=2,
+    vjp=lambda g, A: _unsq2(g[1]) * linalg_inv.fn(A).mT, jvp=_slogdet_jvp,
+    prepare=_float_only("linalg.slogdet"), api="linalg.slogdet",
+    samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2), -3.0),)), S((_wc(make, (0, 2, 2)),))],
+    error_samples=_sq_errors("linalg.slogdet"),
+)  # fmt: skip
+
+
+def _logdet(xp, A):
+    _square("logdet", A)
+    sign, logabs = xp.linalg.slogdet(A)
+    return xp.where(sign < 0, xp.nan, logabs).astype(A.dtype)
+
+
+logdet = method(
+    defop(
+        "logdet",
+        _logdet,
+        vjp=lambda g, A: _unsq2(g) * linalg_inv.fn(A).mT,
+        jvp=lambda t, A: _trace_of_solve(A, t),
+        prepare=_float_only("logdet"),
+        samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),))],
+    )  # fmt: skip
+)
+
+
+# ------------------------------------------------------------------ triangular solve, cholesky
+def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
+    import scipy.linalg
+
+    if A.ndim < 2:
+        raise RuntimeError(
+            "linalg.solve_triangular: The input tensor A must have at least 2 dimensions."
+        )
+    if B.ndim < 2:
+        raise RuntimeError(
+            "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
+        )
+    _square("linalg.solve_triangular", A)
+    if not left:
+        A, B, upper = xp.swapaxes(A, -1, -2), xp.swapaxes(B, -1, -2), not upper
+    if A.shape[-1] != B.shape[-2]:
+        raise RuntimeError(
+            f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    batch = xp.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A = xp.broadcast_to(A, batch + A.shape[-2:])
+    B = xp.broadcast_to(B, batch + B.shape[-2:])
+    X = xp.empty(B.shape, dtype=B.dtype)
+    for idx in np.ndindex(batch):
+        X[idx] = scipy.linalg.solve_triangular(
+            A[idx], B[idx], lower=not upper, unit_diagonal=unitriangular
+        )
+    return xp.swapaxes(X, -1, -2) if not left else X
+
+
+def _tri_part(x, upper, unitriangular):
+    """The part of x that a triangular solve reads (strict when unitriangular)."""
+    k = 1 if unitriangular else 0
+    return x * _tri(x.shape[-1], x, -k if not upper else k, upper)
+
+
+def _solve_tri_vjp_B(g, A, upper, left, unitriangular):
+    return linalg_solve_triangular.fn(
+        A.mT, g, upper=not upper, left=left, unitriangular=unitriangular
+    )
+
+
+def _solve_tri_vjp_A(g, A, result, upper, left, unitriangular):
+    gB = _solve_tri_vjp_B(g, A, upper, left, unitriangular)
+    gA = -(gB @ result.mT) if left else -(result.mT @ gB)
+    return _tri_part(gA, upper, unitriangular)
+
+
+def _solve_tri_jvp(tA, tB, A, result, upper, left, unitriangular):
+    tA = _tri_part(tA, upper, unitriangular)
+    rhs = tB - (tA @ result if left else result @ tA)
+    return linalg_solve_triangular.fn(A, rhs, upper=upper, left=left, unitriangular=unitriangular)
+
+
+linalg_solve_triangular = defop(
+    "linalg_solve_triangular", _solve_tri_kernel, nin=2,
+    vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
+    prepare=_float_only("linalg.solve_triangular"), api="linalg.solve_triangular", out=True,
+    samples=lambda make: [
+        S((_wc(make, (3, 3)), make((3, 2))), {"upper": True}),
+        S((_wc(make, (3, 3)), make((3, 2))), {"upper": False}),
+        S((_wc(make, (2, 3, 3)), make((3, 1))), {"upper": True, "unitriangular": True}),
+        S((_wc(make, (3, 3)), make((2, 3))), {"upper": False, "left": False}),
+        S((_wc(make, (2, 2, 2)), make((2, 2, 2))), {"upper": True, "left": False, "unitriangular": True}),
+    ],
+    error_samples=lambda make: [
+        E(S((_wc(make, (3, 3)), make((3,))), {"upper": True}), RuntimeError, "The input tensor B must have at least 2 dimensions."),
+    ],
+)  # fmt: skip
+
+
+def _phi(x):
+    """Lower triangle with the diagonal halved."""
+    n = x.shape[-1]
+    return x * (_tri(n, x, -1) + _eye(n, x) * 0.5)
+
+
+def _cholesky_kernel(xp, A, *, upper=False):
+    _square("linalg.cholesky", A)
+    L = _np_linalg(
+        "linalg.cholesky", lambda: xp.linalg.cholesky(A),
+        "The factorization could not be completed because the input is not positive-definite.",
+    )  # fmt: skip
+    return xp.swapaxes(L, -1, -2).copy() if upper else L
+
+
+def _cholesky_vjp(g, result, upper):
+    L, gL = (result.mT, g.mT) if upper else (result, g)
+    P = _phi(L.mT @ gL)
+    X = linalg_solve_triangular.fn(L.mT, P, upper=True)
+    S_ = linalg_solve_triangular.fn(L, X, upper=False, left=False)
+    return (S_ + S_.mT) * 0.5
+
+
+def _cholesky_jvp(t, result, upper):
+    L = result.mT if upper else result
+    X = linalg_solve_triangular.fn(L, t, upper=False)
+    X = linalg_solve_triangular.fn(L.mT, X, upper=True, left=False)
+    tL = L @ _phi(X)
+    return tL.mT if upper else tL
+
+
+linalg_cholesky = defop(
+    "linalg_cholesky", _cholesky_kernel, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
+    prepare=_float_only("linalg.cholesky"), api="linalg.cholesky", out=True,
+    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
+    samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True})],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.cholesky")(make),
+        E(S((-np.eye(3, dtype=np.float32),)), LinAlgError, "not positive-definite"),
+    ],
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ qr, eigh, svd
+def return_type(name: str, fields: tuple):
+    """A torch.return_types-style tuple: built from one sequence, fields by name or index."""
+
+    def __new__(cls, seq):
+        seq = tuple(seq)
+        if len(seq) != len(fields):
+            raise TypeError(
+                f"torch.return_types.{name} takes a {len(fields)}-sequence ({len(seq)}-sequence given)"
+            )
+        return tuple.__new__(cls, seq)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    ns = {"__new__": __new__, "__repr__": __repr__, "__slots__": (), "n_fields": len(fields)}
+    ns["__reduce__"] = lambda self: (type(self), (tuple(self),))
+    for i, f in enumerate(fields):
+        ns[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
+    cls = type(name, (tuple,), ns)
+    cls.__module__ = "torch.return_types"
+    return cls
+
+
+linalg_qr_rt = return_type("linalg_qr", ("Q", "R"))
+linalg_eigh_rt = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_svd_rt = return_type("linalg_svd", ("U", "S", "Vh"))
+linalg_slogdet_rt = return_type("linalg_slogdet", ("sign", "logabsdet"))
+slogdet_rt = return_type("slogdet", ("sign", "logabsdet"))
+
+
+def _qr_kernel(xp, A, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
+        )
+    if A.ndim < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if mode == "r":
+        return xp.empty((0,), dtype=A.dtype), xp.linalg.qr(A, mode="r")
+    Q, R = xp.linalg.qr(A, mode=mode)
+    return Q, R
+
+
+def _copyltu(M):
+    low = M * _tri(M.shape[-1], M, -1)
+    return low + low.mT + M * _eye(M.shape[-1], M)
+
+
+def _qr_vjp(g, A, result, mode):
+    gQ, gR = g
+    Q, R = result
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "r":
+        raise RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+        )
+    if m < n or (mode == "complete" and m > n):
+        raise NotImplementedError(
+            "numtorch: the gradient of linalg.qr is implemented for reduced mode with m >= n"
+        )
+    M = R @ gR.mT - gQ.mT @ Q
+    b = gQ + Q @ _copyltu(M)
+    return linalg_solve_triangular.fn(R.mT, b, upper=False, left=False)
+
+
+def _qr_jvp(t, A, result, mode):
+    Q, R = result
+    if A.shape[-2] < A.shape[-1] or mode != "reduced":
+        raise NotImplementedError(
+            "numtorch: forward-mode linalg.qr is implemented for reduced mode with m >= n"
+        )
+    dAR = linalg_solve_triangular.fn(R, t, upper=True, left=False)
+    X = Q.mT @ dAR
+    low = X * _tri(X.shape[-1], X, -1)
+    omega = low - low.mT
+    dR = (X - omega) @ R
+    dQ = dAR - Q @ (X - omega)
+    return dQ, dR
+
+
+linalg_qr = defop(
+    "linalg_qr", _qr_kernel, nin=1, nout=2, ndiff=2, vjp=_qr_vjp, jvp=_qr_jvp,
+    prepare=_float_only("linalg.qr"), api="linalg.qr",
+    samples=lambda make: [S((_wc(make, (3, 3)),)), S((make((4, 3)),)), S((make((2, 4, 2)),), {"mode": "reduced"})],
+    error_samples=lambda make: [E(S((make((3, 3)),), {"mode": "foo"}), RuntimeError, "qr received unrecognized mode 'foo'")],
+)  # fmt: skip
+
+
+def _qr_all_modes_samples(make):
+    yield S((make((2, 3)),), {"mode": "complete"})
+    yield S((make((4, 3)),), {"mode": "complete"})
+    yield S((make((4, 3)),), {"mode": "r"})
+
+
+def _eigh_kernel(xp, A, UPLO="L"):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _square("linalg.eigh", A)
+    w, v = xp.linalg.eigh(A, UPLO=UPLO.upper())
+    return w, v
+
+
+def _gap_inverse(w):
+    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+    E_ = w.unsqueeze(-2) - w.unsqueeze(-1)
+    eye = _eye(w.shape[-1], w)
+    return (E_ + eye).reciprocal() - eye
+
+
+def _eigh_vjp(g, result):
+    gL, gV = g
+    L, V = result
+    inner = _gap_inverse(L) * (V.mT @ gV) + gL.unsqueeze(-1) * _eye(L.shape[-1], L)
+    gA = V @ inner @ V.mT
+    return (gA + gA.mT) * 0.5
+
+
+def _eigh_jvp(t, result):
+    L, V = result
+    P = V.mT @ t @ V
+    eye = _eye(L.shape[-1], L)
+    return (P * eye).sum(-1), V @ (_gap_inverse(L) * P)
+
+
+linalg_eigh = defop(
+    "linalg_eigh", _eigh_kernel, nin=1, nout=2, ndiff=2, vjp=_eigh_vjp, jvp=_eigh_jvp,
+    prepare=_float_only("linalg.eigh"), api="linalg.eigh",
+    test={"no_oracle": True, "no_grad_test": True},  # eigenvector signs; see tests/test_linalg_decomp.py
+    samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.eigh")(make),
+        E(S((_spd(make, (3, 3)), "X")), RuntimeError, "Expected UPLO argument to be 'L' or 'U', but got X"),
+    ],
+)  # fmt: skip
+
+
+def _eigvalsh_kernel(xp, A, UPLO="L"):
+    return _eigh_kernel(xp, A, UPLO)[0]
+
+
+def _eigvalsh_vjp(g, A, UPLO):
+    V = linalg_eigh.fn(A, UPLO)[1]
+    return (V * g.unsqueeze(-2)) @ V.mT
+
+
+def _eigvalsh_jvp(t, A, UPLO):
+    V = linalg_eigh.fn(A, UPLO)[1]
+    return ((V.mT @ t) * V.mT).sum(-1)
+
+
+linalg_eigvalsh = defop(
+    "linalg_eigvalsh", _eigvalsh_kernel, nin=1, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp,
+    prepare=_float_only("linalg.eigvalsh"), api="linalg.eigvalsh", out=True,
+    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
+    samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
+)  # fmt: skip
+
+
+def _svd_kernel(xp, A, full_matrices=True, *, driver=None):
+    if driver is not None:
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend."
+        )
+    if A.ndim < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    U, s, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
+    return U, s, Vh
+
+
+def _svd_gap(s):
+    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it."""
+    return _gap_inverse(s * s)
+
+
+def _svd_vjp(g, result):
+    gU, gS, gVh = g
+    U, s, Vh = result
+    m, n, k = U.shape[-2], Vh.shape[-1], s.shape[-1]
+    if U.shape[-1] != k:
+        U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
+    if Vh.shape[-2] != k:
+        Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
+    F = _svd_gap(s)
+    UtgU = U.mT @ gU
+    VtgV = Vh @ gVh.mT
+    sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
+    inner = (
+        (F * (UtgU - UtgU.mT)) * sr + gS.unsqueeze(-1) * _eye(k, s) + sc * (F * (VtgV - VtgV.mT))
+    )
+    gA = U @ inner @ Vh
+    if m > k:
+        gA = gA + ((gU - U @ UtgU) / sr) @ Vh
+    if n > k:
+        gA = gA + (U / sr) @ (gVh - VtgV.mT @ Vh)
+    return gA
+
+
+def _svd_jvp(t, A, result, full_matrices):
+    U, s, Vh = result
+    m, n, k = U.shape[-2], Vh.shape[-1], s.shape[-1]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            "numtorch: forward-mode linalg.svd needs full_matrices=False for non-square inputs"
+        )
+    V = Vh.mT
+    dP = U.mT @ t @ V
+    F = _svd_gap(s)
+    sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
+    dS = (dP * _eye(k, s)).sum(-1)
+    dU = U @ (F * (dP * sr + sc * dP.mT))
+    dV = V @ (F * (sc * dP + dP.mT * sr))
+    if m > k:
+        dU = dU + (t @ V - U @ dP) / sr
+    if n > k:
+        dV = dV + (t.mT @ U - V @ dP.mT) / sr
+    return dU, dS, dV.mT
+
+
+linalg_svd = defop(
+    "linalg_svd", _svd_kernel, nin=1, nout=3, ndiff=3, vjp=_svd_vjp, jvp=_svd_jvp,
+    prepare=_float_only("linalg.svd"), api="linalg.svd",
+    test={"no_oracle": True},  # singular vector signs; see tests/test_linalg_decomp.py
+    samples=lambda make: [
+        S((make((4, 3)),), {"full_matrices": False}),
+        S((make((2, 4)),), {"full_matrices": False}),
+        S((make((3, 3)),)),
+        S((make((2, 3, 2)),), {"full_matrices": False}),
+    ],
+)  # fmt: skip
+
+
+def _svdvals_kernel(xp, A, *, driver=None):
+    if A.ndim < 2:
+        raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
+    return xp.linalg.svd(A, compute_uv=False)
+
+
+def _svdvals_vjp(g, A):
+    U, _, Vh = linalg_svd.fn(A, False)
+    return (U * g.unsqueeze(-2)) @ Vh
+
+
+def _svdvals_jvp(t, A):
+    U, _, Vh = linalg_svd.fn(A, False)
+    return ((U.mT @ t) * Vh).sum(-1)
+
+
+linalg_svdvals = defop(
+    "linalg_svdvals", _svdvals_kernel, vjp=_svdvals_vjp, jvp=_svdvals_jvp,
+    prepare=_float_only("linalg.svdvals"), api="linalg.svdvals", out=True, node_name="LinalgSvdBackward0",
+    samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ matrix exponential
+def _expm(xp, A):
+    import scipy.linalg
+
+    _square("linalg.matrix_exp", A)
+    if A.size == 0:
+        return A.copy()
+    return xp.asarray(scipy.linalg.expm(A)).astype(A.dtype)
+
+
+def _block_exp(A, X):
+    """The top-right block of exp([[A, X], [0, A]]): the derivative of exp at A along X."""
+    nt = _nt()
+    n = A.shape[-1]
+    top = nt.cat([A, X], -1)
+    bottom = nt.cat([nt.zeros_like(A), A], -1)
+    return linalg_matrix_exp.fn(nt.cat([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+linalg_matrix_exp = defop(
+    "linalg_matrix_exp", _expm, vjp=lambda g, A: _block_exp(A.mT, g),
+    jvp=lambda t, A: _block_exp(A, t), prepare=_float_only("linalg.matrix_exp"),
+    api="linalg.matrix_exp",
+    samples=lambda make: [S((make((3, 3), -1, 1),)), S((make((2, 2, 2), -1, 1),)), S((make((1, 1)),))],
+    error_samples=_sq_errors("linalg.matrix_exp"),
+)  # fmt: skip
+method(linalg_matrix_exp, "matrix_exp")
+
+
+# ------------------------------------------------------------------ composites
+def matrix_power(A, n: int, *, out=None):
+    """A to the integer power n (negative n inverts first), by repeated squaring."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(
+            f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}"
+        )
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1] if A.dim() else 1} matrices"
+        )
+    if n == 0:
+        eye = _eye(A.shape[-1], A)
+        res = (eye + A * 0).detach() if not A.requires_grad else eye.expand(A.shape) + A * 0
+    else:
+        base = linalg_inv.fn(A) if n < 0 else A
+        n = abs(n)
+        res = None
+        while n:
+            if n & 1:
+                res = base if res is None else res @ base
+            n >>= 1
+            if n:
+                base = base @ base
+    return res if out is None else _write(out, res)
+
+
+def _matrix_norm_impl(A, ord, dims, keepdim):
+    nt = _nt()
+    d0, d1 = dims
+    if ord == "fro":
+        return (A * A).sum((d0, d1), keepdim=keepdim).sqrt()
+    if ord in ("nuc", 2, -2):
+        X = A.movedim((d0, d1), (-2, -1))
+        s = linalg_svdvals.fn(X)
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted(x % A.dim() for x in dims):
+                r = r.unsqueeze(d)
+        return r
+    inf = float("inf")
+    if ord in (1, -1, inf, -inf):
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        col = A.abs().sum(sum_dim, keepdim=True)
+        r = col.amax(red_dim, keepdim=True) if ord > 0 else col.amin(red_dim, keepdim=True)
+        if not keepdim:
+            r = r.squeeze((d0, d1))
+        return r
+    del nt
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None):
+    """Frobenius, nuclear, spectral (2, -2) and induced 1 / inf norms of matrices."""
+    if A.dim() < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    if ord not in ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if dtype is not None:
+        A = A.to(dtype)
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {_UPPER[A.dtype.name]}"
+        )
+    dims = tuple(int(d) % A.dim() for d in dim)
+    if len(dims) != 2 or dims[0] == dims[1]:
+        raise RuntimeError("linalg.matrix_norm: dims must be different. Got ({}, {})".format(*dim))
+    res = _matrix_norm_impl(A, ord, dims, keepdim)
+    return res if out is None else _write(out, res)
+
+
+def norm(A, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
+    """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
+    nt = _nt()
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2):
+        res = matrix_norm(
+            A,
+            "fro" if ord is None else ord,
+            dim if dim is not None else (-2, -1),
+            keepdim,
+            dtype=dtype,
+        )
+    elif dim is None and ord is not None and A.dim() != 1:
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
+    else:
+        res = nt.linalg.vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return res if out is None else _write(out, res)
+
+
+def _tuple_api(op, rt):
+    fn = op.fn
+
+    def public(*args, **kwargs):
+        return rt(fn(*args, **kwargs))
+
+    public.__name__ = op.name
+    public.__doc__ = f"The ``{op.api}`` operator (a namedtuple result)."
+    return public
+
+
+_qr = _tuple_api(linalg_qr, linalg_qr_rt)
+_eigh = _tuple_api(linalg_eigh, linalg_eigh_rt)
+_svd = _tuple_api(linalg_svd, linalg_svd_rt)
+_lslogdet = _tuple_api(linalg_slogdet, linalg_slogdet_rt)
+
+
+def slogdet(input):
+    """torch.slogdet: (sign, logabsdet)."""
+    return slogdet_rt(linalg_slogdet.fn(input))
+
+
+def cholesky(input, upper: bool = False, *, out=None):
+    """torch.cholesky (deprecated spelling of linalg.cholesky)."""
+    return linalg_cholesky.fn(input, upper=upper, out=out)
+
+
+API = {
+    "einsum": einsum, "tensordot": tensordot, "inner": inner, "kron": kron, "cross": cross,
+    "ger": outer.fn, "det": linalg_det.fn, "slogdet": slogdet, "inverse": linalg_inv.fn,
+    "matrix_exp": linalg_matrix_exp.fn, "matrix_power": matrix_power, "cholesky": cholesky,
+    "linalg.solve": linalg_solve.fn, "linalg.inv": linalg_inv.fn, "linalg.det": linalg_det.fn,
+    "linalg.slogdet": _lslogdet, "linalg.cholesky": linalg_cholesky.fn, "linalg.qr": _qr,
+    "linalg.eigh": _eigh, "linalg.eigvalsh": linalg_eigvalsh.fn, "linalg.svd": _svd,
+    "linalg.svdvals": linalg_svdvals.fn, "linalg.solve_triangular": linalg_solve_triangular.fn,
+    "linalg.matrix_exp": linalg_matrix_exp.fn, "linalg.matrix_power": matrix_power,
+    "linalg.matrix_norm": matrix_norm, "linalg.norm": norm, "linalg.multi_dot": multi_dot,
+    "linalg.vecdot": vecdot, "linalg.cross": linalg_cross.fn, "linalg.LinAlgError": LinAlgError,
+}  # fmt: skip
+
+TENSOR_METHODS = {
+    "inner": inner, "kron": kron, "cross": cross, "slogdet": slogdet, "inverse": linalg_inv.fn,
+    "matrix_power": matrix_power, "cholesky": cholesky, "logdet": logdet.fn,
+}  # fmt: skip
