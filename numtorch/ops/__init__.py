@@ -1,5 +1,5 @@
 """Operators, one module per family. Importing this package registers them all."""
 
-from . import comparison, conversion, indexing, linalg, pointwise, reduction, shape, views
+from . import binary, comparison, conversion, indexing, linalg, pointwise, reduction, shape, views
 
-MODULES = [comparison, conversion, indexing, linalg, pointwise, reduction, shape, views]
+MODULES = [binary, comparison, conversion, indexing, linalg, pointwise, reduction, shape, views]

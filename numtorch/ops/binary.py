@@ -1,0 +1,744 @@
+"""Binary elementwise ops: division, powers, extrema, clamps, interpolation, bitwise."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.op import LINEAR, ErrorInput, defop
+from .._core.tensor import Tensor
+from ..testing.samples import S
+from . import pointwise
+from ._families import BINARY_SHAPES, binary, inplace, method, promote, promote_float, unary
+from .comparison import where
+
+_LN2 = math.log(2.0)
+_INT_FLOAT = ("float32", "float64", "int64")
+_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}  # fmt: skip
+
+
+def _is_int(a) -> bool:
+    return hasattr(a, "dtype") and a.dtype.kind in "biu"
+
+
+def _check_int_zero(a, b) -> None:
+    """Integer division by zero raises, as in PyTorch."""
+    if _is_int(a) and (not hasattr(b, "dtype") or b.dtype.kind in "biu"):
+        if (b == 0).any() if hasattr(b, "any") else b == 0:
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _samples(
+    low=-2.0, high=2.0, *, scalars=(2.5,), rscalars=(), low_b=None, high_b=None, nonzero_b=False
+):
+    """Binary samples: broadcasting, 0-d, empty, Python scalars on either side."""
+    lb = low if low_b is None else low_b
+    hb = high if high_b is None else high_b
+
+    def samples(make):
+        for sa, sb in BINARY_SHAPES:
+            yield S(
+                (
+                    np.asarray(make(sa, low, high)),
+                    np.asarray(make(sb, lb, hb, exclude_zero=nonzero_b)),
+                )
+            )
+        for c in scalars:
+            if make.is_float or isinstance(c, int):
+                yield S((make((2, 3), low, high), c), name="scalar other")
+        for c in rscalars:
+            if make.is_float or isinstance(c, int):
+                yield S((c, make((2, 3), lb, hb, exclude_zero=nonzero_b)), name="scalar input")
+
+    return samples
+
+
+def _defbin(
+    name, kernel, vjp, jvp, *, prepare, dtypes=("float32", "float64"), has_inplace=True, **kw
+):
+    """A binary op with its own type promotion, its method and in-place method."""
+    op = defop(
+        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, out=True, test={"dtypes": dtypes}, **kw
+    )
+    method(op)
+    if has_inplace:
+        inplace(op)
+    return op
+
+
+# ------------------------------------------------------------------ division
+_ROUNDING = (None, "trunc", "floor")
+
+
+def _prep_div(arrays, attrs):
+    if attrs.get("rounding_mode") is None:
+        return promote_float(arrays, attrs)
+    return promote(arrays, attrs)
+
+
+def _div(xp, input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return input / other
+    if rounding_mode == "trunc":
+        if _is_int(input):
+            _check_int_zero(input, other)
+            q = input // other
+            return q + ((q < 0) & (q * other != input))
+        return xp.trunc(input / other)
+    if rounding_mode == "floor":
+        _check_int_zero(input, other)
+        return xp.floor_divide(input, other)
+    raise RuntimeError(
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+        f"'{rounding_mode}'"
+    )
+
+
+def _div_samples(make):
+    yield from _samples(scalars=(2.5, -3), rscalars=(1.5,), nonzero_b=True)(make)
+    for mode in ("trunc", "floor"):
+        yield S(
+            (make((2, 3), -5, 5), make((2, 3), -3, 3, exclude_zero=True)), {"rounding_mode": mode}
+        )
+        yield S((make((3,), -5, 5), 2), {"rounding_mode": mode})
+
+
+def _div_errors(make):
+    yield ErrorInput(
+        S((make((3,)), make((3,))), {"rounding_mode": "bad"}),
+        RuntimeError,
+        "div expected rounding_mode",
+    )
+
+
+div = _defbin(
+    "div", _div,
+    (lambda g, other, rounding_mode: g / other if rounding_mode is None else g * 0,
+     lambda g, other, result, rounding_mode: -g * result / other if rounding_mode is None else g * 0),
+    lambda tinput, tother, other, result, rounding_mode: (
+        (tinput - tother * result) / other if rounding_mode is None else result * 0
+    ),
+    prepare=_prep_div, samples=_div_samples, error_samples=_div_errors, dtypes=_INT_FLOAT,
+)  # fmt: skip
+method(div, "divide", "true_divide")
+inplace(div, "divide_", "true_divide_")
+
+
+def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
+    """Alias for ``div`` with ``rounding_mode=None``."""
+    return div.fn(dividend, divisor, out=out)
+
+
+def _floor_divide(xp, input, other):
+    _check_int_zero(input, other)
+    return xp.floor_divide(input, other)
+
+
+floor_divide = binary(
+    "floor_divide", _floor_divide, None, None, dtypes=_INT_FLOAT,
+    samples=_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ powers
+def _pow(xp, input, exponent):
+    if _is_int(input) and isinstance(exponent, int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if _is_int(input) and _is_int(exponent) and (exponent < 0).any():
+        # Integer powers with negative exponents: 1, -1 stay units, everything else is 0.
+        neg = exponent < 0
+        pos = xp.power(input, xp.where(neg, 0, exponent))
+        odd = xp.where(exponent % 2 == 0, 1, -1)
+        unit = xp.where(input == 1, 1, xp.where(input == -1, odd, 0)).astype(pos.dtype)
+        return xp.where(neg, unit, pos)
+    return xp.power(input, exponent)
+
+
+def _log(x):
+    """log of a tensor or a Python number (for a scalar base)."""
+    if isinstance(x, Tensor):
+        return x.log()
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _pow_dbase(g, input, exponent):
+    if not isinstance(exponent, Tensor):
+        return g * 0 if exponent == 0 else g * (exponent * input ** (exponent - 1))
+    return g * where(exponent == 0, 0, exponent * input ** (exponent - 1))
+
+
+def _pow_dexp(g, input, exponent, result):
+    if isinstance(input, Tensor):
+        return g * where((input == 0) & (exponent >= 0), 0, result * input.log())
+    if input == 0:
+        return g * where(exponent >= 0, 0, result * -math.inf)
+    return g * result * _log(input)
+
+
+def _pow_jvp(tinput, texponent, input, exponent, result):
+    out = _pow_dbase(tinput, input, exponent) if isinstance(tinput, Tensor) else None
+    if isinstance(texponent, Tensor):
+        te = _pow_dexp(texponent, input, exponent, result)
+        out = te if out is None else out + te
+    return out
+
+
+def _pow_samples(make):
+    if not make.is_float:
+        for sa, sb in BINARY_SHAPES:
+            yield S((make(sa, -3, 3), make(sb, -2, 3)))
+        yield S((make((2, 3), -3, 3), 2))
+        yield S((2, make((2, 3), 0, 4)))
+        return
+    for sa, sb in BINARY_SHAPES:
+        yield S((make(sa, 0.5, 2), make(sb, -2, 2)))
+    yield S((make((2, 3), -2, 2), 2), name="square")
+    yield S((make((2, 3), -2, 2), 3), name="cube")
+    yield S((make((2, 3), 0.5, 2), -0.5), name="rsqrt")
+    yield S((make((2, 3), -2, 2), 0), name="zero exponent")
+    yield S((2.0, make((2, 3), -2, 2)), name="scalar base")
+    yield S((1.5, make((2, 3), -2, 2)), name="float scalar base")
+
+
+def _pow_errors(make):
+    yield ErrorInput(
+        S((make((3,), dtype=np.int64), -1)), RuntimeError, "Integers to negative integer powers"
+    )
+
+
+pow = binary(
+    "pow", _pow, (_pow_dbase, _pow_dexp), _pow_jvp,
+    samples=_pow_samples, error_samples=_pow_errors, dtypes=_INT_FLOAT,
+)  # fmt: skip
+
+
+def _prep_float_power(arrays, attrs):
+    cplx = any(
+        getattr(a, "dtype", np.dtype(np.float64)).kind == "c" or isinstance(a, complex)
+        for a in arrays
+    )
+    d = np.dtype(np.complex128 if cplx else np.float64)
+    return [a.astype(d) if hasattr(a, "astype") else np.asarray(a, dtype=d) for a in arrays], d
+
+
+def _float_power_inplace(self: Tensor, exponent) -> Tensor:
+    from ..autograd.views import run_inplace
+
+    if self.dtype is not dt.float64 and self.dtype is not dt.complex128:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_NAMES.get(self.dtype.name, self.dtype.name)} "
+            "but the operation's result requires dtype Double"
+        )
+    return run_inplace(float_power, self, (exponent,), {})
+
+
+float_power = _defbin(
+    "float_power", lambda xp, input, exponent: xp.power(input, exponent),
+    (_pow_dbase, _pow_dexp), _pow_jvp, prepare=_prep_float_power, has_inplace=False,
+    samples=_pow_samples, dtypes=_INT_FLOAT, node_name="PowBackward1",
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ extrema
+def _max_mask_jvp(ta, tb, a, b):
+    return where(a == b, (ta + tb) / 2, where(a > b, ta, tb))
+
+
+maximum = binary(
+    "maximum", lambda xp, input, other: xp.maximum(input, other),
+    (lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0)),
+     lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0))),
+    lambda tinput, tother, input, other: _max_mask_jvp(tinput, tother, input, other),
+    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+)  # fmt: skip
+minimum = binary(
+    "minimum", lambda xp, input, other: xp.minimum(input, other),
+    (lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0)),
+     lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0))),
+    lambda tinput, tother, input, other: _max_mask_jvp(tinput, tother, -input, -other),
+    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+)  # fmt: skip
+
+
+def _fpick(a, b, sign):
+    """Where fmax (sign 1) / fmin (sign -1) takes its first operand."""
+    return ((a >= b) if sign > 0 else (a <= b)) | (b != b)
+
+
+fmax = binary(
+    "fmax", lambda xp, input, other: xp.fmax(input, other),
+    (lambda g, input, other: where(_fpick(input, other, 1), g, 0),
+     lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
+    lambda tinput, tother, input, other: where(_fpick(input, other, 1), tinput, tother),
+    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+)  # fmt: skip
+fmin = binary(
+    "fmin", lambda xp, input, other: xp.fmin(input, other),
+    (lambda g, input, other: where(_fpick(input, other, -1), g, 0),
+     lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
+    lambda tinput, tother, input, other: where(_fpick(input, other, -1), tinput, tother),
+    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ clamp
+def _check_clamp(min, max) -> None:
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+
+
+def _clamp(xp, input, min, max):
+    _check_clamp(min, max)
+    out = input
+    if min is not None:
+        out = xp.maximum(out, min)
+    if max is not None:
+        out = xp.minimum(out, max)
+    return out
+
+
+def _clamp_masks(input, min, max):
+    """Where the output comes from input, min and max (a partition)."""
+    keep = lo = hi = None
+    if min is not None:
+        keep = input >= min
+        lo = input < min
+    if max is not None:
+        k = input <= max
+        keep = k if keep is None else keep & k
+        hi = input > max
+        if min is not None:
+            lo = lo & (min <= max)
+            hi = hi | (min > max)
+    return keep, lo, hi
+
+
+def _clamp_vjp(k):
+    return lambda g, input, min, max: where(_clamp_masks(input, min, max)[k], g, 0)
+
+
+def _clamp_jvp(tinput, tmin, tmax, input, min, max):
+    keep, lo, hi = _clamp_masks(input, min, max)
+    out = where(keep, tinput, 0)
+    if lo is not None:
+        out = out + where(lo, tmin, 0)
+    if hi is not None:
+        out = out + where(hi, tmax, 0)
+    return out
+
+
+def _clamp_samples(make):
+    yield S((make((2, 3)), -0.5, 0.5))
+    yield S((make((2, 3)),), {"min": -0.5})
+    yield S((make((2, 3)),), {"max": 0.5})
+    yield S((make(()), -0.5, 0.5))
+    yield S((make((0, 3)), -0.5, 0.5))
+    yield S((make((2, 3)), make((3,), -1.5, -0.5), make((2, 1), 0.5, 1.5)), name="tensor bounds")
+    yield S((make((2, 3)),), {"min": make((2, 3), -1, 1)})
+    yield S((make((2, 3)), None, make((3,), -1, 1)))
+    yield S((make((2, 3)), make((2, 3), 0.5, 1.0), make((2, 3), -1.0, -0.5)), name="min > max")
+    if make.is_float:
+        yield S((make((2, 3), -3, 3, dtype=np.int64), -0.5, 1.5), name="int input")
+
+
+def _clamp_errors(make):
+    yield ErrorInput(
+        S((make((3,)),)), RuntimeError, "At least one of 'min' or 'max' must not be None"
+    )
+
+
+clamp_op = defop(
+    "clamp", _clamp, nin=3, vjp=(_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), jvp=_clamp_jvp,
+    prepare=promote, samples=_clamp_samples, error_samples=_clamp_errors,
+    test={"dtypes": _INT_FLOAT},
+)  # fmt: skip
+
+
+def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Tensor:
+    """Clamp every element of ``input`` into ``[min, max]`` (either bound may be None)."""
+    _check_clamp(min, max)
+    r = clamp_op.fn(input, min, max)
+    if out is not None:
+        from .._core.dispatch import write_out
+
+        return write_out(out, r)
+    return r
+
+
+def _clamp_method(self: Tensor, min=None, max=None) -> Tensor:
+    return clamp(self, min, max)
+
+
+def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
+    from ..autograd.views import run_inplace
+
+    _check_clamp(min, max)
+    return run_inplace(clamp_op, self, (min, max), {})
+
+
+def _samples_clamp1(make):
+    yield from _samples(scalars=(0.5, -1))(make)
+
+
+clamp_min = binary(
+    "clamp_min", lambda xp, input, min: xp.maximum(input, min),
+    (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
+    lambda tinput, tmin, input, min: where(input >= min, tinput, tmin),
+    samples=_samples_clamp1, dtypes=_INT_FLOAT,
+)  # fmt: skip
+clamp_max = binary(
+    "clamp_max", lambda xp, input, max: xp.minimum(input, max),
+    (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
+    lambda tinput, tmax, input, max: where(input <= max, tinput, tmax),
+    samples=_samples_clamp1, dtypes=_INT_FLOAT,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ remainders
+def _remainder(xp, input, other):
+    _check_int_zero(input, other)
+    return xp.remainder(input, other)
+
+
+def _fmod(xp, input, other):
+    _check_int_zero(input, other)
+    return xp.fmod(input, other)
+
+
+remainder = binary(
+    "remainder", _remainder,
+    (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="floor")),
+    lambda tinput, tother, input, other: tinput - tother * div.fn(input, other, rounding_mode="floor"),
+    samples=_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
+    dtypes=_INT_FLOAT,
+)  # fmt: skip
+fmod = binary(
+    "fmod", _fmod,
+    (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="trunc")),
+    lambda tinput, tother, input, other: tinput - tother * div.fn(input, other, rounding_mode="trunc"),
+    samples=_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=_INT_FLOAT,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ floating binaries
+_sq = lambda a, b: a * a + b * b  # noqa: E731
+
+atan2 = binary(
+    "atan2", lambda xp, input, other: xp.arctan2(input, other),
+    (lambda g, input, other: g * other / _sq(input, other),
+     lambda g, input, other: -g * input / _sq(input, other)),
+    lambda tinput, tother, input, other: (tinput * other - tother * input) / _sq(input, other),
+    floating=True, sample_kw={"scalars": ()}, dtypes=_INT_FLOAT,
+)  # fmt: skip
+method(atan2, "arctan2")
+inplace(atan2, "arctan2_")
+
+hypot = binary(
+    "hypot", lambda xp, input, other: xp.hypot(input, other),
+    (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
+    lambda tinput, tother, input, other, result: (tinput * input + tother * other) / result,
+    sample_kw={"scalars": ()},
+)  # fmt: skip
+
+
+def _copysign_ratio(input, result):
+    return where(input == 0, 0, result / input)
+
+
+copysign = binary(
+    "copysign", lambda xp, input, other: xp.copysign(input, other),
+    (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
+    lambda tinput, input, result: tinput * _copysign_ratio(input, result),
+    floating=True, dtypes=_INT_FLOAT,
+    samples=_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
+)  # fmt: skip
+
+
+def _xlogy(xp, input, other):
+    if not hasattr(other, "dtype"):
+        other = xp.asarray(other, dtype=input.dtype)
+    out = input * xp.log(other)
+    return xp.where((input == 0) & ~xp.isnan(other), 0, out)
+
+
+def _xlogy_dinput(g, input, other):
+    return where((input == 0) & (other <= 0), 0, xlogy.fn(g, other))
+
+
+xlogy = binary(
+    "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
+    lambda tinput, tother, input, other: _xlogy_dinput(tinput, input, other) + tother * input / other,
+    floating=True, dtypes=_INT_FLOAT,
+    samples=_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3),
+)  # fmt: skip
+
+
+def _logaddexp_w(x, result, scale=1.0):
+    return ((x - result) * scale).exp() if scale != 1.0 else (x - result).exp()
+
+
+logaddexp = binary(
+    "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
+    (lambda g, input, result: g * _logaddexp_w(input, result),
+     lambda g, other, result: g * _logaddexp_w(other, result)),
+    lambda tinput, tother, input, other, result: (
+        tinput * _logaddexp_w(input, result) + tother * _logaddexp_w(other, result)
+    ),
+    sample_kw={"scalars": ()}, has_inplace=False,
+)  # fmt: skip
+logaddexp2 = binary(
+    "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
+    (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
+     lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
+    lambda tinput, tother, input, other, result: (
+        tinput * _logaddexp_w(input, result, _LN2) + tother * _logaddexp_w(other, result, _LN2)
+    ),
+    sample_kw={"scalars": ()}, has_inplace=False,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ lerp, addcmul, addcdiv
+def _prep_lerp(arrays, attrs):
+    input, end, weight = arrays
+    if end.dtype != input.dtype:
+        a, b = dt.from_np(input.dtype).name, dt.from_np(end.dtype).name
+        raise RuntimeError(
+            f"expected dtype {a.replace('float32', 'float').replace('float64', 'double')} "
+            f"for `end` but got dtype {b.replace('float32', 'float').replace('float64', 'double')}"
+        )
+    if hasattr(weight, "dtype") and weight.dtype != input.dtype:
+        weight = weight.astype(input.dtype)
+    return [input, end, weight], None
+
+
+def _lerp(xp, input, end, weight):
+    diff = end - input
+    return xp.where(xp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
+
+
+def _lerp_samples(make):
+    yield S((make((2, 3)), make((2, 3)), 0.3))
+    yield S((make((2, 3)), make((3,)), 0.7))
+    yield S((make(()), make((2, 3)), make((2, 3), 0, 1)))
+    yield S((make((2, 1)), make((1, 3)), make((3,), 0, 1)))
+    yield S((make((2, 3)), make((2, 3)), make((), 0, 1)))
+    yield S((make((0, 3)), make((3,)), 0.5))
+
+
+def _lerp_errors(make):
+    yield ErrorInput(
+        S((make((3,)), make((3,), dtype=np.float64), 0.5)),
+        RuntimeError,
+        "expected dtype float for `end`",
+    )
+
+
+lerp = defop(
+    "lerp", _lerp,
+    vjp=(lambda g, weight: g * (1 - weight), lambda g, weight: g * weight,
+         lambda g, input, end: g * (end - input)),
+    jvp=lambda tinput, tend, tweight, input, end, weight: (
+        tinput * (1 - weight) + tend * weight + tweight * (end - input)
+    ),
+    prepare=_prep_lerp, samples=_lerp_samples, error_samples=_lerp_errors, out=True,
+)  # fmt: skip
+method(lerp)
+inplace(lerp)
+
+
+def _prep_addc(arrays, attrs):
+    return promote(arrays, attrs)
+
+
+def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
+    if _is_int(tensor1) and _is_int(tensor2):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
+            "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+            "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
+            "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+            "tensor2), for all dtypes."
+        )
+    return input + value * (tensor1 / tensor2)
+
+
+def _addc_samples(nonzero):
+    def samples(make):
+        for sa, s1, s2 in [
+            ((2, 3), (2, 3), (2, 3)), ((3,), (2, 1), (1, 3)), ((), (2, 3), ()), ((2, 3), (3,), (2, 1)),
+            ((0, 3), (3,), (0, 3)),
+        ]:  # fmt: skip
+            yield S((make(sa), make(s1), make(s2, 0.5, 2) if nonzero else make(s2)))
+        yield S(
+            (make((2, 3)), make((2, 3)), make((2, 3), 0.5, 2) if nonzero else make((2, 3))),
+            {"value": 2},
+        )
+        if make.is_float:
+            yield S((make((2, 3)), make((3,)), make((2, 3), 0.5, 2)), {"value": -0.5})
+
+    return samples
+
+
+addcmul = defop(
+    "addcmul", lambda xp, input, tensor1, tensor2, *, value=1: input + value * (tensor1 * tensor2),
+    vjp=(lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
+         lambda g, tensor1, value: g * tensor1 * value),
+    jvp=lambda tinput, ttensor1, ttensor2, tensor1, tensor2, value: (
+        tinput + (ttensor1 * tensor2 + tensor1 * ttensor2) * value
+    ),
+    prepare=_prep_addc, samples=_addc_samples(False), out=True, test={"dtypes": _INT_FLOAT},
+)  # fmt: skip
+addcdiv = defop(
+    "addcdiv", _addcdiv,
+    vjp=(lambda g: g, lambda g, tensor2, value: g * value / tensor2,
+         lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
+    jvp=lambda tinput, ttensor1, ttensor2, tensor1, tensor2, value: (
+        tinput + (ttensor1 - ttensor2 * tensor1 / tensor2) / tensor2 * value
+    ),
+    prepare=_prep_addc, samples=_addc_samples(True), out=True,
+    error_samples=lambda make: [ErrorInput(
+        S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
+    )],
+)  # fmt: skip
+for _op in (addcmul, addcdiv):
+    method(_op)
+    inplace(_op)
+
+
+# ------------------------------------------------------------------ rsub
+def _rsub(xp, input, other, *, alpha=1):
+    return other - input if alpha == 1 else other - alpha * input
+
+
+rsub = defop(
+    "rsub", _rsub, vjp=(lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g), jvp=LINEAR,
+    prepare=lambda arrays, attrs: promote(arrays, attrs), out=False,
+    samples=lambda make: [
+        *_samples(scalars=(2.5, 3))(make),
+        S((make((2, 3)), make((3,))), {"alpha": 2}),
+    ],
+    test={"dtypes": _INT_FLOAT},
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ bitwise
+def _int_only(name: str):
+    def prepare(arrays, attrs):
+        for a in arrays:
+            if hasattr(a, "dtype") and a.dtype.kind not in "biu":
+                raise NotImplementedError(
+                    f"\"{name}_cpu\" not implemented for '{_NAMES.get(str(a.dtype), str(a.dtype))}'"
+                )
+            if isinstance(a, float):
+                raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+        return promote(arrays, attrs)
+
+    return prepare
+
+
+def _bit_samples(low=-8, high=8, low_b=None, high_b=None, scalars=(3,), bools=True):
+    lb = low if low_b is None else low_b
+    hb = high if high_b is None else high_b
+
+    def samples(make):
+        for sa, sb in BINARY_SHAPES:
+            yield S((np.asarray(make(sa, low, high)), np.asarray(make(sb, lb, hb))))
+        for c in scalars:
+            yield S((make((2, 3), low, high), c))
+        if bools:
+            yield S(
+                (np.asarray(make((2, 3), dtype=np.bool_)), make((2, 3), low, high, dtype=np.int64))
+            )
+
+    return samples
+
+
+def _bit_errors(name):
+    return lambda make: [
+        ErrorInput(S((make((3,), dtype=np.float32), make((3,), dtype=np.float32))), NotImplementedError,
+                   f'"{name}_cpu" not implemented for \'Float\'')
+    ]  # fmt: skip
+
+
+def _bitwise(name, kernel, **kw):
+    kw.setdefault("samples", _bit_samples())
+    op = defop(
+        name, kernel, prepare=_int_only(name), out=True, error_samples=_bit_errors(name),
+        test={"dtypes": ("int64", "bool")}, **kw,
+    )  # fmt: skip
+    method(op)
+    inplace(op)
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and", lambda xp, input, other: xp.bitwise_and(input, other))
+bitwise_or = _bitwise("bitwise_or", lambda xp, input, other: xp.bitwise_or(input, other))
+bitwise_xor = _bitwise("bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other))
+
+
+def _bitwise_not(xp, input):
+    if input.dtype.kind not in "biu":
+        raise NotImplementedError(
+            f"\"bitwise_not_cpu\" not implemented for '{_NAMES.get(str(input.dtype), str(input.dtype))}'"
+        )
+    return xp.invert(input)
+
+
+bitwise_not = unary(
+    "bitwise_not", _bitwise_not, None, None, floating=False, dtypes=("int64", "bool"),
+    samples=lambda make: [S((np.asarray(make(s, -8, 8)),)) for s in ((), (5,), (2, 3), (0, 3))],
+    error_samples=lambda make: [ErrorInput(S((make((3,)),)), NotImplementedError, "bitwise_not_cpu")],
+)  # fmt: skip
+
+
+def _shift(left: bool):
+    def kernel(xp, input, other):
+        bits = input.dtype.itemsize * 8
+        o = xp.asarray(other, dtype=input.dtype)
+        big = (o >= bits) | (o < 0)
+        safe = xp.where(big, 0, o)
+        if left:
+            return xp.where(big, 0, xp.left_shift(input, safe))
+        shifted = xp.right_shift(input, safe)
+        return xp.where(big, xp.where(input < 0, -1, 0).astype(input.dtype), shifted)
+
+    return kernel
+
+
+_shift_samples = _bit_samples(-8, 8, 0, 5, scalars=(2, 70), bools=False)
+bitwise_left_shift = _bitwise("bitwise_left_shift", _shift(True), samples=_shift_samples)
+bitwise_right_shift = _bitwise("bitwise_right_shift", _shift(False), samples=_shift_samples)
+for _op in (bitwise_left_shift, bitwise_right_shift):
+    _op.test["dtypes"] = ("int64",)
+
+
+# ------------------------------------------------------------------ aliases
+sub, mul = pointwise.sub, pointwise.mul
+method(sub, "subtract")
+inplace(sub, "subtract_")
+method(mul, "multiply")
+inplace(mul, "multiply_")
+
+API = {
+    "true_divide": true_divide,
+    "divide": div.fn,
+    "subtract": sub.fn,
+    "multiply": mul.fn,
+    "clamp": clamp,
+    "clip": clamp,
+    "arctan2": atan2.fn,
+}
+
+TENSOR_METHODS = {
+    "clamp": _clamp_method,
+    "clip": _clamp_method,
+    "clamp_": _clamp_inplace,
+    "clip_": _clamp_inplace,
+    "float_power_": _float_power_inplace,
+}
