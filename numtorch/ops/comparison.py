@@ -17,13 +17,9 @@ def _promote_where(arrays, attrs=None):
     """The condition stays bool; input and other promote together."""
     cond = arrays[0]
     if hasattr(cond, "dtype") and cond.dtype != _BOOL:
-        from .._core import dtype as dt
-
-        name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
-            dt.from_np(cond.dtype).name, dt.from_np(cond.dtype).name
-        )
         raise RuntimeError(
-            f"where expected condition to be a boolean tensor, but got a tensor with dtype {name}"
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_dtype_name(cond)}"
         )
     vals, odt = promote(list(arrays[1:]), attrs)
     return [cond, *vals], odt
