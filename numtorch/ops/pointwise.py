@@ -160,7 +160,12 @@ def _neg(xp, input):
     return -input
 
 
-neg = _u("neg", _neg, lambda g: -g, LINEAR, floating=False, dtypes=("float32", "float64", "int64"))
+neg = _u(
+    "neg", _neg, lambda g: -g, LINEAR, floating=False, dtypes=("float32", "float64", "int64"),
+    error_samples=lambda make: [
+        ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported")
+    ],
+)  # fmt: skip
 method(neg, "negative")
 inplace(neg, "negative_")
 
@@ -212,6 +217,9 @@ sgn = _u(
 relu = _u(
     "relu", _relu, lambda g, result: g * (result > 0), lambda t, result: t * (result > 0),
     floating=False, dtypes=_INT, exclude_zero=True, out=False,
+    error_samples=lambda make: [
+        ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
+    ],
 )  # fmt: skip
 square = _u(
     "square", _square, lambda g, input: g * 2 * input, lambda t, input: t * 2 * input,
@@ -240,24 +248,24 @@ expm1 = _u(
 )  # fmt: skip
 _LOG = {"dtypes": _INT, "low": 0.1, "high": 3.0}
 log = _u(
-    "log", _ufunc("log", quiet=True), lambda g, input: g * input.reciprocal(),
-    lambda t, input: t * input.reciprocal(), **_LOG,
+    "log", _ufunc("log", quiet=True), lambda g, input: g / input,
+    lambda t, input: t / input, **_LOG,
 )  # fmt: skip
 log2 = _u(
-    "log2", _ufunc("log2", quiet=True), lambda g, input: g * (input * _LN2).reciprocal(),
-    lambda t, input: t * (input * _LN2).reciprocal(), **_LOG,
+    "log2", _ufunc("log2", quiet=True), lambda g, input: g / (input * _LN2),
+    lambda t, input: t / (input * _LN2), **_LOG,
 )  # fmt: skip
 log10 = _u(
-    "log10", _ufunc("log10", quiet=True), lambda g, input: g * (input * _LN10).reciprocal(),
-    lambda t, input: t * (input * _LN10).reciprocal(), **_LOG,
+    "log10", _ufunc("log10", quiet=True), lambda g, input: g / (input * _LN10),
+    lambda t, input: t / (input * _LN10), **_LOG,
 )  # fmt: skip
 log1p = _u(
-    "log1p", _ufunc("log1p", quiet=True), lambda g, input: g * (input + 1).reciprocal(),
-    lambda t, input: t * (input + 1).reciprocal(), dtypes=_INT, low=-0.9, high=3.0,
+    "log1p", _ufunc("log1p", quiet=True), lambda g, input: g / (input + 1),
+    lambda t, input: t / (input + 1), dtypes=_INT, low=-0.9, high=3.0,
 )  # fmt: skip
 sqrt = _u(
-    "sqrt", _ufunc("sqrt", quiet=True), lambda g, result: g * (result * 2).reciprocal(),
-    lambda t, result: t * (result * 2).reciprocal(), **_LOG,
+    "sqrt", _ufunc("sqrt", quiet=True), lambda g, result: g / (result * 2),
+    lambda t, result: t / (result * 2), **_LOG,
 )  # fmt: skip
 
 
@@ -309,8 +317,8 @@ acos = _u(
     lambda t, input: -t * (1 - input * input).rsqrt(), **_UNIT,
 )  # fmt: skip
 atan = _u(
-    "atan", _ufunc("arctan"), lambda g, input: g * (input * input + 1).reciprocal(),
-    lambda t, input: t * (input * input + 1).reciprocal(), dtypes=_INT,
+    "atan", _ufunc("arctan"), lambda g, input: g / (input * input + 1),
+    lambda t, input: t / (input * input + 1), dtypes=_INT,
 )  # fmt: skip
 sinh = _u(
     "sinh",
@@ -339,8 +347,8 @@ acosh = _u(
     lambda t, input: t * (input * input - 1).rsqrt(), dtypes=_INT, low=1.1, high=3.0,
 )  # fmt: skip
 atanh = _u(
-    "atanh", _ufunc("arctanh", quiet=True), lambda g, input: g * (1 - input * input).reciprocal(),
-    lambda t, input: t * (1 - input * input).reciprocal(), **_UNIT,
+    "atanh", _ufunc("arctanh", quiet=True), lambda g, input: g / (1 - input * input),
+    lambda t, input: t / (1 - input * input), **_UNIT,
 )  # fmt: skip
 for _op, _alias in (
     (asin, "arcsin"),
@@ -370,7 +378,7 @@ def _logit(xp, input, eps=None):
 
 def _logit_grad(g, input, eps):
     """g / (x (1 - x)), zero where eps clamps the input."""
-    grad = g * (input * (1 - input)).reciprocal()
+    grad = g / (input * (1 - input))
     return grad if eps is None else _where((input < eps) | (input > 1 - eps), 0.0, grad)
 
 
