@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import warnings
 
-from ._families import LINEAR, inplace, method, promote
 from .._core.op import ErrorInput, defop
 from ..testing.samples import S
+from ._families import LINEAR, inplace, method
 
 
 def wrap_dim(d: int, ndim: int) -> int:
@@ -52,7 +52,7 @@ def _reshape(xp, x, shape):
 
 
 reshape = defop(
-    "reshape", _reshape, nin=1, vjp=lambda g, x: g.reshape(x.shape), jvp=LINEAR, view=True,
+    "reshape", _reshape, nin=1, vjp=lambda g, x_shape: g.reshape(x_shape), jvp=LINEAR, view=True,
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
                           S((make((0, 3)), (3, 0))), S((make((2, 3, 4)), (4, -1)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
@@ -73,7 +73,7 @@ def _view(xp, x, size):
 
 
 view = defop(
-    "view", _view, nin=1, vjp=lambda g, x: g.reshape(x.shape), jvp=LINEAR, view=True, api="Tensor.view",
+    "view", _view, nin=1, vjp=lambda g, x_shape: g.reshape(x_shape), jvp=LINEAR, view=True, api="Tensor.view",
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3, 4)), (-1, 4))), S((make(()), (1,)))],
 )  # fmt: skip
 
@@ -90,26 +90,6 @@ def _view_method(self, *size):
 def _view_as(self, other):
     """self.view(other.shape)."""
     return view.fn(self, tuple(other.shape))
-
-
-def _expand(xp, x, size):
-    size = tuple(size)
-    lead = len(size) - x.ndim
-    if lead < 0:
-        raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(x.shape)}}}, size={list(size)}): the number of "
-            "sizes provided (%d) must be greater or equal to the number of dimensions in the "
-            "tensor (%d)" % (len(size), x.ndim)
-        )
-    full = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(size))
-    return xp.broadcast_to(x, full)
-
-
-expand = defop(
-    "expand", _expand, nin=1, vjp=lambda g: g, jvp=LINEAR, view=True, api="Tensor.expand",
-    samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3)))],
-)  # fmt: skip
-method(expand, sizes=True)
 
 
 # ------------------------------------------------------------------ dims in and out
@@ -154,7 +134,7 @@ squeeze = method(
         "squeeze",
         _squeeze,
         nin=1,
-        vjp=lambda g, x: g.reshape(x.shape),
+        vjp=lambda g, x_shape: g.reshape(x_shape),
         jvp=LINEAR,
         view=True,
         samples=lambda make: [
@@ -169,8 +149,6 @@ squeeze = method(
         error_samples=lambda make: [_bad_dim(make)],
     )  # fmt: skip
 )
-inplace(unsqueeze)
-inplace(squeeze)
 
 
 def _transpose(xp, x, dim0, dim1):
@@ -195,7 +173,6 @@ transpose = method(
         error_samples=lambda make: [_bad_dim(make, lambda x: (x, 0, 2))],
     )  # fmt: skip
 )
-inplace(transpose)
 
 
 def swapaxes(input, axis0: int, axis1: int):
@@ -267,7 +244,6 @@ t = method(
         ],
     )  # fmt: skip
 )
-inplace(t)
 
 
 def _T(self):
@@ -503,6 +479,1017 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return split(input, step, d)
 
 
+# ------------------------------------------------------------------ flatten, broadcasting
+def _flatten(xp, x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)
+        return x.reshape(1)
+    s, e = wrap_dim(start_dim, x.ndim), wrap_dim(end_dim, x.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    n = 1
+    for k in x.shape[s : e + 1]:
+        n *= k
+    return x.reshape(x.shape[:s] + (n,) + x.shape[e + 1 :])
+
+
+flatten = method(
+    defop(
+        "flatten",
+        _flatten,
+        nin=1,
+        vjp=lambda g, x: g.reshape(x.shape),
+        jvp=LINEAR,
+        view=True,
+        samples=lambda make: [
+            S((make((2, 3, 4)),)),
+            S((make((2, 3, 4)), 1)),
+            S((make((2, 3, 4)), 0, -2)),
+            S((make(()),)),
+            S((make((0, 3)),)),
+            S((make((2, 3, 4)),), {"start_dim": -1}),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim"
+            ),
+            ErrorInput(S((make((2, 3)), 2)), IndexError, r"\[-2, 1\], but got 2"),
+        ],
+    )  # fmt: skip
+)
+
+
+def _unflatten(xp, x, dim, sizes):
+    d = wrap_dim(dim, x.ndim)
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        new = infer_size(sizes, x.shape[d])
+    except RuntimeError:
+        if sizes.count(-1) > 1:
+            raise
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"({x.shape[d]}) in the input tensor"
+        ) from None
+    return x.reshape(x.shape[:d] + new + x.shape[d + 1 :])
+
+
+unflatten = method(
+    defop(
+        "unflatten",
+        _unflatten,
+        nin=1,
+        vjp=lambda g, x: g.reshape(x.shape),
+        jvp=LINEAR,
+        view=True,
+        samples=lambda make: [
+            S((make((2, 6)), 1, (2, 3))),
+            S((make((6,)), 0, (3, -1))),
+            S((make((2, 4, 3)), -2, (2, 1, 2))),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), 1, (2, 2))),
+                RuntimeError,
+                r"Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(3\)",
+            ),
+        ],
+    )  # fmt: skip
+)
+
+
+def _expand_size(shape, size) -> tuple:
+    size = tuple(int(s) for s in size)
+    lead = len(size) - len(shape)
+    if lead < 0:
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(size)}): the number of sizes "
+            f"provided ({len(size)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(shape)})"
+        )
+    full = []
+    for i, s in enumerate(size):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}"
+                )
+            full.append(s)
+            continue
+        have = shape[i - lead]
+        if s == -1:
+            s = have
+        elif have != 1 and have != s:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: {list(shape)}"
+            )
+        full.append(s)
+    return tuple(full)
+
+
+def _expand(xp, x, size):
+    return xp.broadcast_to(x, _expand_size(x.shape, size))
+
+
+expand = defop(
+    "expand", _expand, nin=1, vjp=lambda g: g, jvp=LINEAR, view=True, api="Tensor.expand",
+    samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
+                          S((make((1, 3)), (0, 3)))],
+    error_samples=lambda make: [
+        ErrorInput(S((make((2, 3)), (3, 3))), RuntimeError, r"The expanded size of the tensor \(3\) must match the existing size \(2\) at non-singleton dimension 0"),
+        ErrorInput(S((make((2, 3)), (3,))), RuntimeError, r"the number of sizes provided \(1\) must be greater or equal"),
+    ],
+)  # fmt: skip
+method(expand, sizes=True)
+
+broadcast_to = method(
+    defop(
+        "broadcast_to",
+        _expand,
+        nin=1,
+        vjp=lambda g: g,
+        jvp=LINEAR,
+        view=True,
+        node_name="ExpandBackward0",
+        samples=lambda make: [
+            S((make((3, 1)), (2, 3, 4))),
+            S((make(()), (2,))),
+            S((make((1, 3)), (-1, 3))),
+            S((make((3,)), (0, 3))),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(S((make((2, 3)), (3, 3))), RuntimeError, "must match the existing size")
+        ],
+    )  # fmt: skip
+)
+
+
+def _expand_as(self, other):
+    """self.expand(other.size())."""
+    return expand.fn(self, tuple(other.shape))
+
+
+def broadcast_shapes(*shapes):
+    """The shape that all of `shapes` broadcast to."""
+    from .._core.tensor import Size
+
+    out: list[int] = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        for i, s in enumerate(shape):
+            j = len(out) - len(shape) + i
+            if out[j] == 1:
+                out[j] = s
+            elif s != 1 and s != out[j]:
+                raise RuntimeError(
+                    f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between "
+                    f"arg 0 and arg {shapes.index(shape) if shape in shapes else 1}."
+                )
+    return Size(out)
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    """Views of the tensors expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape: list[int] = []
+    for t in tensors:
+        ts = tuple(t.shape)
+        if len(ts) > len(shape):
+            shape = [1] * (len(ts) - len(shape)) + shape
+        for i, s in enumerate(ts):
+            j = len(shape) - len(ts) + i
+            if shape[j] == 1:
+                shape[j] = s
+            elif s != 1 and s != shape[j]:
+                raise RuntimeError(
+                    f"The size of tensor a ({shape[j]}) must match the size of tensor b ({s}) at "
+                    f"non-singleton dimension {j}"
+                )
+    return tuple(expand.fn(t, tuple(shape)) for t in tensors)
+
+
+def _ravel(xp, x):
+    return x.reshape(-1)
+
+
+ravel = method(
+    defop(
+        "ravel",
+        _ravel,
+        vjp=lambda g, x: g.reshape(x.shape),
+        jvp=LINEAR,
+        view=True,
+        samples=lambda make: [S((make((2, 3)),)), S((make(()),)), S((make((0, 2)),))],
+    )  # fmt: skip
+)
+
+
+# ------------------------------------------------------------------ joining
+def _promote_list(arrays, attrs=None):
+    """Cast a list of tensors to their common PyTorch result type."""
+    from .._core import dtype as dt
+
+    lst = arrays[0]
+    if not lst:
+        return arrays, None
+    first = lst[0].dtype
+    if all(a.dtype == first for a in lst):
+        return arrays, None
+    res = dt.result_type(*((dt.from_np(a.dtype), 1) for a in lst)).np
+    return [[a.astype(res) for a in lst], *arrays[1:]], res
+
+
+def _list_tangents(t, tensors) -> list:
+    """Tangents of a list input, zeros where an element has none."""
+    from .. import zeros_like
+
+    return [zeros_like(x) if ti is None else ti for ti, x in zip(t, tensors, strict=True)]
+
+
+def _legacy_empty(shape) -> bool:
+    return tuple(shape) == (0,)
+
+
+def _cat_check(tensors, dim, what="torch.cat()"):
+    if len(tensors) == 0:
+        raise ValueError(f"{what}: expected a non-empty list of Tensors")
+    ref = next((t for t in tensors if not _legacy_empty(t.shape)), None)
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    if ref is None:
+        return None
+    d = wrap_dim(dim, ref.ndim)
+    for i, t in enumerate(tensors):
+        if _legacy_empty(t.shape) or t is ref:
+            continue
+        if t.ndim != ref.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}"
+            )
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                )
+    return d
+
+
+def _cat(xp, tensors, dim=0):
+    d = _cat_check(tensors, dim)
+    if d is None:
+        return xp.concatenate([t.reshape(0) for t in tensors])
+    return xp.concatenate([t for t in tensors if not _legacy_empty(t.shape)], axis=d)
+
+
+def _cat_vjp(g, tensors, dim):
+    out, off = [], 0
+    d = wrap_dim(dim, g.dim())
+    for t in tensors:
+        if _legacy_empty(t.shape) and g.dim() != 1:
+            out.append(g.reshape(-1).narrow(0, 0, 0))
+            continue
+        out.append(g.narrow(d, off, t.shape[d]))
+        off += t.shape[d]
+    return out
+
+
+def _cat_samples(make):
+    yield S(([make((2, 3)), make((1, 3))],))
+    yield S(([make((2, 3)), make((2, 1)), make((2, 2))], 1))
+    yield S(([make((2, 3, 2)), make((2, 3, 1))],), {"dim": -1})
+    yield S(([make((3,))],))
+    yield S(([make((2, 3)), make((0,)), make((0, 3))],))
+    yield S(([make((2, 3)), make((2, 3), dtype="int64")], 1))
+
+
+def _cat_errors(make):
+    yield ErrorInput(
+        S(([make((2, 3)), make((3, 3))], 1)),
+        RuntimeError,
+        "Sizes of tensors must match except in dimension 1. Expected size 2 but got size 3 for tensor number 1 in the list.",
+    )
+    yield ErrorInput(
+        S(([make(())],)),
+        RuntimeError,
+        r"zero-dimensional tensor \(at position 0\) cannot be concatenated",
+    )
+    yield ErrorInput(
+        S(([make((2, 3)), make((3,))],)),
+        RuntimeError,
+        "Tensors must have same number of dimensions: got 2 and 1",
+    )
+    yield ErrorInput(S(([make((2, 3))], 2)), IndexError, r"\[-2, 1\], but got 2")
+
+
+cat = defop(
+    "cat", _cat, nin=1, list_inputs=(0,), vjp=_cat_vjp,
+    jvp=lambda t, tensors, dim: cat.fn(_list_tangents(t, tensors), dim), prepare=_promote_list, out=True,
+    samples=_cat_samples, error_samples=_cat_errors,
+)  # fmt: skip
+
+
+def concatenate(tensors, axis: int = 0, out=None):
+    """Alias of cat."""
+    return cat.fn(tensors, axis, out=out)
+
+
+def concat(tensors, dim: int = 0, *, out=None):
+    """Alias of cat."""
+    return cat.fn(tensors, dim, out=out)
+
+
+def _stack(xp, tensors, dim=0):
+    if len(tensors) == 0:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at entry 0 "
+                f"and {list(t.shape)} at entry {i}"
+            )
+    return xp.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
+
+
+stack = defop(
+    "stack", _stack, nin=1, list_inputs=(0,), prepare=_promote_list, out=True,
+    jvp=lambda t, tensors, dim: stack.fn(_list_tangents(t, tensors), dim),
+    vjp=lambda g, tensors, dim: list(g.unbind(dim)),
+    samples=lambda make: [S(([make((2, 3)), make((2, 3))],)), S(([make((2, 3)), make((2, 3)), make((2, 3))], -1)),
+                          S(([make(()), make(())],)), S(([make((0, 3))], 1)), S(([make((3,)), make((3,), dtype="int64")],), {"dim": 1})],
+    error_samples=lambda make: [
+        ErrorInput(S(([make((2, 3)), make((3,))],)), RuntimeError, r"stack expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[3\] at entry 1"),
+        ErrorInput(S(([make((2, 3))], 3)), IndexError, r"\[-3, 2\], but got 3"),
+    ],
+)  # fmt: skip
+
+
+def _atleast_shape(shape, nd: int) -> tuple:
+    shape = tuple(shape)
+    if len(shape) >= nd:
+        return shape
+    if nd == 1:
+        return (1,)
+    if nd == 2:
+        return (1,) * (2 - len(shape)) + shape
+    return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
+
+
+def _join_axis(name: str, shapes) -> int:
+    if name == "hstack":
+        return 0 if all(len(s) <= 1 for s in shapes) else 1
+    return {"vstack": 0, "dstack": 2}[name]
+
+
+_JOIN_ND = {"hstack": 1, "vstack": 2, "dstack": 3}
+
+
+def _joiner(name: str):
+    nd = _JOIN_ND[name]
+
+    def kernel(xp, tensors):
+        if len(tensors) == 0:
+            raise RuntimeError(f"{name} expects a non-empty TensorList")
+        parts = [t.reshape(_atleast_shape(t.shape, nd)) for t in tensors]
+        return _cat(xp, parts, _join_axis(name, [t.shape for t in tensors]))
+
+    def vjp(g, tensors):
+        axis = _join_axis(name, [tuple(t.shape) for t in tensors])
+        out, off = [], 0
+        for t in tensors:
+            n = _atleast_shape(t.shape, nd)[axis]
+            out.append(g.narrow(axis, off, n).reshape(t.shape))
+            off += n
+        return out
+
+    def samples(make):
+        other = {"hstack": (2, 1), "vstack": (1, 3), "dstack": (2, 3)}[name]
+        yield S(([make((2, 3)), make(other)],))
+        yield S(([make((3,)), make((2,))],) if name == "hstack" else ([make((3,)), make((3,))],))
+        yield S(([make(()), make(())],))
+        yield S(([make((2, 3, 2)), make((2, 3, 2))],))
+        yield S(([make((2, 3)), make((2, 3), dtype="int64")],))
+
+    def jvp(t, tensors):
+        return op.fn(_list_tangents(t, tensors))
+
+    op = defop(
+        name,
+        kernel,
+        nin=1,
+        list_inputs=(0,),
+        vjp=vjp,
+        jvp=jvp,
+        prepare=_promote_list,
+        out=True,
+        samples=samples,
+    )
+    return op
+
+
+hstack = _joiner("hstack")
+vstack = _joiner("vstack")
+dstack = _joiner("dstack")
+
+
+def row_stack(tensors, *, out=None):
+    """Alias of vstack."""
+    return vstack.fn(tensors, out=out)
+
+
+def _atleast(nd: int):
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            return tuple(fn(t) for t in tensors[0])
+        if len(tensors) != 1:
+            return tuple(fn(t) for t in tensors)
+        t = tensors[0]
+        shape = _atleast_shape(t.shape, nd)
+        return t if shape == tuple(t.shape) else reshape.fn(t, shape)
+
+    fn.__name__ = f"atleast_{nd}d"
+    fn.__doc__ = f"The tensor(s) viewed with at least {nd} dimensions."
+    return fn
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
+
+
+def _section_bounds(size: int, sections: int) -> list:
+    q, r = divmod(size, sections)
+    bounds, start = [], 0
+    for i in range(sections):
+        n = q + (1 if i < r else 0)
+        bounds.append((start, n))
+        start += n
+    return bounds
+
+
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    """Views of `input` split into sections (as equal as possible) or at the given indices."""
+    if input.dim() == 0:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
+    d = wrap_dim(dim, input.dim())
+    size = input.shape[d]
+    ios = indices_or_sections
+    if hasattr(ios, "dim") and ios.dim() == 0:
+        ios = int(ios.item())
+    if isinstance(ios, int):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        bounds = _section_bounds(size, ios)
+    else:
+        idx = [int(i) for i in (ios.tolist() if hasattr(ios, "tolist") else ios)]
+        edges = [0, *idx, None]
+        bounds = []
+        for a, b in zip(edges[:-1], edges[1:], strict=True):
+            start, stop, _ = slice(a, b).indices(size)
+            bounds.append((start, max(stop - start, 0)))
+    return tuple(narrow.fn(input, d, s, n) for s, n in bounds)
+
+
+# ------------------------------------------------------------------ reorderings
+def _dim_list(dims, ndim: int, what: str) -> tuple:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(wrap_dim(d, ndim) for d in dims)
+
+
+def _movedim(xp, x, source, destination):
+    src = _dim_list(source, x.ndim, "source")
+    dst = _dim_list(destination, x.ndim, "destination")
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain the "
+            f"same number of dims as destination ({list(dst)} dims)"
+        )
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    return xp.moveaxis(x, src, dst) if x.ndim else x[...]
+
+
+movedim = method(
+    defop(
+        "movedim",
+        _movedim,
+        nin=1,
+        vjp=lambda g, source, destination: g.movedim(destination, source),
+        jvp=LINEAR,
+        view=True,
+        samples=lambda make: [
+            S((make((2, 3, 4)), 0, -1)),
+            S((make((2, 3, 4)), (0, 1), (2, 0))),
+            S((make(()), 0, 0)),
+            S((make((2, 0, 3)), -1, 0)),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), (0, 1), (0,))),
+                RuntimeError,
+                "should contain the same number of dims",
+            ),
+            ErrorInput(
+                S((make((2, 3)), (0, 0), (0, 1))),
+                RuntimeError,
+                r"repeated dim in `source` \(\[0, 0\]\)",
+            ),
+            ErrorInput(S((make((2, 3)), 2, 0)), IndexError, r"\[-2, 1\], but got 2"),
+        ],
+    )  # fmt: skip
+)
+method(movedim, "moveaxis")
+
+
+def moveaxis(input, source, destination):
+    """Alias of movedim."""
+    return movedim.fn(input, source, destination)
+
+
+def _flip(xp, x, dims):
+    axes = _dim_list(dims, x.ndim, "dims")
+    for a in set(axes):
+        if axes.count(a) > 1:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    return xp.flip(x, axes).copy() if x.ndim and axes else x.copy()
+
+
+flip = method(
+    defop(
+        "flip",
+        _flip,
+        nin=1,
+        vjp=lambda g, dims: g.flip(dims),
+        jvp=LINEAR,
+        samples=lambda make: [
+            S((make((2, 3, 4)), (0, 2))),
+            S((make((2, 3)), (-1,))),
+            S((make(()), (0,))),
+            S((make((2, 3)), ())),
+            S((make((0, 3)), (1,))),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), (0, 0))),
+                RuntimeError,
+                "dim 0 appears multiple times in the list of dims",
+            ),
+            ErrorInput(S((make((2, 3)), (2,))), IndexError, r"\[-2, 1\], but got 2"),
+        ],
+    )  # fmt: skip
+)
+
+
+def fliplr(input):
+    """Flip the columns (dim 1)."""
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip.fn(input, (1,))
+
+
+def flipud(input):
+    """Flip the rows (dim 0)."""
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip.fn(input, (0,))
+
+
+def _roll(xp, x, shifts, dims=None):
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None or (not isinstance(dims, int) and len(dims) == 0):
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return xp.roll(x.reshape(-1), shifts[0]).reshape(x.shape)
+    axes = _dim_list(dims, x.ndim, "dims")
+    if len(shifts) != len(axes):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(axes)}"
+        )
+    return xp.roll(x, shifts, axes)
+
+
+def _neg_shifts(shifts):
+    return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+
+
+roll = method(
+    defop(
+        "roll",
+        _roll,
+        nin=1,
+        vjp=lambda g, shifts, dims: g.roll(_neg_shifts(shifts), dims),
+        jvp=LINEAR,
+        samples=lambda make: [
+            S((make((2, 3, 4)), 1)),
+            S((make((2, 3, 4)), (1, -2), (0, 2))),
+            S((make((2, 3)), 5, -1)),
+            S((make(()), 2)),
+            S((make((0, 3)), 1, 1)),
+            S((make((2, 3)), -1), {"dims": 0}),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), (1, 2), (0,))),
+                RuntimeError,
+                "shifts and dimensions must align. shifts: 2, dims:1",
+            )
+        ],
+    )  # fmt: skip
+)
+
+
+def _rot90(xp, x, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if x.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
+    d0, d1 = wrap_dim(dims[0], x.ndim), wrap_dim(dims[1], x.ndim)
+    if d0 == d1:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
+    return xp.rot90(x, k, (d0, d1)).copy()
+
+
+rot90 = method(
+    defop(
+        "rot90",
+        _rot90,
+        nin=1,
+        vjp=lambda g, k, dims: g.rot90(-k, dims),
+        jvp=LINEAR,
+        samples=lambda make: [
+            S((make((2, 3)),)),
+            S((make((2, 3, 4)), 2, (2, 0))),
+            S((make((2, 3)), -1)),
+            S((make((2, 3)), 3, (-1, -2))),
+            S((make((0, 3)), 1)),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((3,)),)), RuntimeError, "expected total dims >= 2, but got total dims = 1"
+            ),
+            ErrorInput(
+                S((make((2, 3)), 1, (0, 0))),
+                RuntimeError,
+                "expected rotation dims to be different, but got dim0 = 0 and dim1 = 0",
+            ),
+        ],
+    )  # fmt: skip
+)
+
+
+# ------------------------------------------------------------------ triangles and diagonals
+def _tri(name: str, fn_name: str):
+    def kernel(xp, x, diagonal=0):
+        if x.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return getattr(xp, fn_name)(x, diagonal)
+
+    kernel.__name__ = "_" + name
+    return kernel
+
+
+def _tri_samples(make):
+    yield S((make((3, 3)),))
+    yield S((make((3, 4)), 1))
+    yield S((make((2, 3, 4)), -1))
+    yield S((make((4, 3)),), {"diagonal": 2})
+    yield S((make((0, 3)),))
+
+
+tril = defop(
+    "tril", _tri("tril", "tril"), nin=1, vjp=lambda g, diagonal: g.tril(diagonal), jvp=LINEAR, out=True,
+    samples=_tri_samples, test={"dtypes": ("float32", "float64", "int64", "bool")},
+    error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, "tril: input tensor must have at least 2 dimensions")],
+)  # fmt: skip
+triu = defop(
+    "triu", _tri("triu", "triu"), nin=1, vjp=lambda g, diagonal: g.triu(diagonal), jvp=LINEAR, out=True,
+    samples=_tri_samples, test={"dtypes": ("float32", "float64", "int64", "bool")},
+    error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, "triu: input tensor must have at least 2 dimensions")],
+)  # fmt: skip
+inplace(method(tril))
+inplace(method(triu))
+
+
+def _diag_geometry(shape, offset, dim1, dim2):
+    nd = len(shape)
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n1, n2 = shape[d1], shape[d2]
+    length = max(min(n1 + min(offset, 0), n2 - max(offset, 0)), 0)
+    return d1, d2, length
+
+
+def _diagonal(xp, x, offset=0, dim1=0, dim2=1):
+    d1, d2, n = _diag_geometry(x.shape, offset, dim1, dim2)
+    if n > 0:
+        start = [slice(None)] * x.ndim
+        if offset >= 0:
+            start[d2] = slice(offset, None)
+        else:
+            start[d1] = slice(-offset, None)
+        x = x[tuple(start)]
+    rest = [i for i in range(x.ndim) if i not in (d1, d2)]
+    shape = tuple(x.shape[i] for i in rest) + (n,)
+    strides = tuple(x.strides[i] for i in rest) + (x.strides[d1] + x.strides[d2],)
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
+    out = xp.zeros(tuple(shape), dtype=grad.dtype)
+    _diagonal(xp, out, offset, dim1, dim2)[...] = grad
+    return out
+
+
+diagonal_backward = defop(
+    "diagonal_backward", _diagonal_backward, nin=1,
+    vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2), jvp=LINEAR, api="Tensor._diagonal_backward",
+)  # fmt: skip
+
+
+def _diagonal_samples(make):
+    yield S((make((3, 3)),))
+    yield S((make((3, 4)), 1))
+    yield S((make((3, 4)), -2))
+    yield S((make((2, 3, 4)), 0, -1, 0))
+    yield S((make((2, 3, 4)),), {"offset": 1, "dim1": 2, "dim2": 1})
+    yield S((make((2, 3)), 5))
+    yield S((make((0, 3)),))
+
+
+diagonal = method(
+    defop(
+        "diagonal",
+        _diagonal,
+        nin=1,
+        view=True,
+        jvp=LINEAR,
+        vjp=lambda g, x, offset, dim1, dim2: diagonal_backward.fn(
+            g, tuple(x.shape), offset, dim1, dim2
+        ),
+        samples=_diagonal_samples,
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), 0, 0, 0)),
+                RuntimeError,
+                "diagonal dimensions cannot be identical 0, 0",
+            ),
+            ErrorInput(S((make((2, 3)), 0, 0, 2)), IndexError, r"\[-2, 1\], but got 2"),
+        ],
+    )  # fmt: skip
+)
+
+
+def _diag_embed(xp, x, offset=0, dim1=-2, dim2=-1):
+    nd = x.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (x.shape[-1] if x.ndim else 1) + abs(offset)
+    batch = list(x.shape[:-1])
+    shape = []
+    for i in range(nd):
+        shape.append(n if i in (d1, d2) else batch.pop(0))
+    out = xp.zeros(tuple(shape), dtype=x.dtype)
+    _diagonal(xp, out, offset, d1, d2)[...] = x
+    return out
+
+
+diag_embed = method(
+    defop(
+        "diag_embed",
+        _diag_embed,
+        nin=1,
+        jvp=LINEAR,
+        vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2),
+        samples=lambda make: [
+            S((make((3,)),)),
+            S((make((2, 3)), 1)),
+            S((make((2, 3)), -1, 0, 2)),
+            S((make((2, 3)),), {"offset": 0, "dim1": 1, "dim2": 0}),
+            S((make((0, 2)),)),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), 0, 0, 0)),
+                RuntimeError,
+                "diagonal dimensions cannot be identical 0, 0",
+            )
+        ],
+    )  # fmt: skip
+)
+
+
+def _diag(xp, x, diagonal=0):
+    if x.ndim == 1:
+        return _diag_embed(xp, x, diagonal, 0, 1)
+    if x.ndim == 2:
+        return _diagonal(xp, x, diagonal, 0, 1).copy()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+
+
+def _diag_vjp(g, x, diagonal):
+    if x.dim() == 1:
+        return g.diagonal(diagonal)
+    return diagonal_backward.fn(g, tuple(x.shape), diagonal, 0, 1)
+
+
+diag = method(
+    defop(
+        "diag",
+        _diag,
+        nin=1,
+        vjp=_diag_vjp,
+        jvp=LINEAR,
+        out=True,
+        samples=lambda make: [
+            S((make((3,)),)),
+            S((make((3,)), 1)),
+            S((make((3,)), -2)),
+            S((make((3, 4)),)),
+            S((make((3, 4)), 2)),
+            S((make((4, 3)), -1)),
+            S((make((0,)),)),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 2, 2)),)), RuntimeError, r"diag\(\): Supports 1D or 2D tensors. Got 3D"
+            )
+        ],
+    )  # fmt: skip
+)
+
+
+# ------------------------------------------------------------------ repetition
+def _repeat(xp, x, repeats):
+    repeats = tuple(int(r) for r in repeats)
+    if len(repeats) < x.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(repeats)}: {list(repeats)}"
+        )
+    x = x.reshape((1,) * (len(repeats) - x.ndim) + x.shape)
+    return xp.tile(x, repeats)
+
+
+def _repeat_vjp(g, x, repeats):
+    repeats = tuple(int(r) for r in repeats)
+    shape = (1,) * (len(repeats) - x.dim()) + tuple(x.shape)
+    split = []
+    for r, s in zip(repeats, shape, strict=True):
+        split += [r, s]
+    return g.reshape(split).sum(tuple(range(0, 2 * len(shape), 2))).reshape(x.shape)
+
+
+repeat = defop(
+    "repeat", _repeat, nin=1, vjp=_repeat_vjp, jvp=LINEAR, api="Tensor.repeat",
+    samples=lambda make: [S((make((2, 3)), (2, 1))), S((make((2, 3)), (2, 1, 3))), S((make(()), (3,))),
+                          S((make((3,)), (2, 0))), S((make((0, 2)), (2, 2)))],
+    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (2,))), RuntimeError, "Number of dimensions of repeat dims can not be smaller")],
+)  # fmt: skip
+method(repeat, sizes=True)
+
+
+def _tile(xp, x, dims):
+    dims = tuple(int(d) for d in dims)
+    return _repeat(xp, x, (1,) * (x.ndim - len(dims)) + dims)
+
+
+def _tile_vjp(g, x, dims):
+    dims = tuple(int(d) for d in dims)
+    return _repeat_vjp(g, x, (1,) * (x.dim() - len(dims)) + dims)
+
+
+tile = method(
+    defop(
+        "tile",
+        _tile,
+        nin=1,
+        vjp=_tile_vjp,
+        jvp=LINEAR,
+        samples=lambda make: [
+            S((make((2, 3)), (2,))),
+            S((make((2, 3)), (2, 1, 3))),
+            S((make(()), (3,))),
+            S((make((2, 3)), ())),
+        ],
+    )  # fmt: skip
+)
+
+
+def _repeat_interleave(xp, input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:
+        reps = input
+        return xp.repeat(xp.arange(reps.shape[0], dtype=xp.int64), reps)
+    if dim is None:
+        input = input.reshape(-1)
+        d = 0
+    else:
+        d = wrap_dim(dim, input.ndim)
+    if not isinstance(repeats, int) and getattr(repeats, "ndim", 0) == 1 and repeats.shape[0] != 1:
+        if repeats.shape[0] != input.shape[d]:
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                f"{repeats.shape[0]} and input.size({dim if dim is not None else 0}) = {input.shape[d]}"
+            )
+    elif not isinstance(repeats, int):
+        repeats = int(repeats.reshape(-1)[0])
+    if input.ndim == 0:
+        input = input.reshape(1)
+    return xp.repeat(input, repeats, axis=d)
+
+
+def _segment_sum(xp, grad, repeats, dim):
+    """Sum consecutive runs of `grad` along dim with lengths `repeats` (repeat_interleave's adjoint)."""
+    if isinstance(repeats, int):
+        shape = (
+            grad.shape[:dim] + (grad.shape[dim] // max(repeats, 1), repeats) + grad.shape[dim + 1 :]
+        )
+        if repeats == 0:
+            return grad.sum(axis=dim, keepdims=True)[(slice(None),) * dim + (slice(0, 0),)]
+        return grad.reshape(shape).sum(axis=dim + 1)
+    ends = xp.cumsum(repeats)
+    c = xp.cumsum(grad, axis=dim)
+    pad = xp.zeros(grad.shape[:dim] + (1,) + grad.shape[dim + 1 :], dtype=grad.dtype)
+    c = xp.concatenate([pad, c], axis=dim)
+    starts = ends - repeats
+    return xp.take(c, ends, axis=dim) - xp.take(c, starts, axis=dim)
+
+
+segment_sum = defop(
+    "repeat_interleave_backward", _segment_sum, nin=1, jvp=LINEAR, api="Tensor._repeat_interleave_backward",
+    vjp=lambda g, repeats, dim: g.repeat_interleave(repeats, dim),
+)  # fmt: skip
+
+
+def _repeat_interleave_vjp(g, input, repeats, dim):
+    if dim is None:
+        d, shape = 0, (-1,)
+    else:
+        d, shape = wrap_dim(dim, input.dim()), tuple(input.shape)
+    if not isinstance(repeats, int):
+        repeats = repeats.detach()
+        if repeats.numel() == 1:
+            repeats = int(repeats.reshape(-1)[0].item())
+        else:
+            repeats = repeats.numpy()
+    return segment_sum.fn(g, repeats, d).reshape(input.shape if dim is None else shape)
+
+
+def _repeat_interleave_samples(make):
+    import numpy as np
+
+    yield S((make((2, 3)), 2))
+    yield S((make((2, 3)), 2), {"dim": 1})
+    yield S((make((2, 3)), np.array([1, 0, 2])), {"dim": -1})
+    yield S((make((3,)), np.array([2])), {"dim": 0})
+    yield S((make(()), 3))
+    yield S((make((2, 3)), np.array([1, 2, 0, 3, 1, 1])))
+
+
+repeat_interleave = method(
+    defop(
+        "repeat_interleave",
+        _repeat_interleave,
+        nin=2,
+        vjp=(_repeat_interleave_vjp, None),
+        jvp=LINEAR,
+        samples=_repeat_interleave_samples,
+        test={"dtypes": ("float32", "float64", "int64")},
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((2, 3)), make((2,), 1, 3, dtype="int64")), {"dim": 1}),
+                RuntimeError,
+                r"repeats must have the same size as input along dim, but got repeats.size\(0\) = 2 and input.size\(1\) = 3",
+            ),
+        ],
+    )  # fmt: skip
+)
+
+
+def _repeat_interleave_fn(
+    input, repeats=None, dim: int | None = None, *, output_size: int | None = None
+):
+    """Repeat elements (int or per-element tensor repeats); with one tensor argument, the indices
+    ``0..n-1`` repeated by its values."""
+    return repeat_interleave.fn(input, repeats, dim, output_size=output_size)
+
+
 # ------------------------------------------------------------------ public names
 API = {
     "swapaxes": swapaxes,
@@ -511,6 +1498,19 @@ API = {
     "unbind": unbind,
     "split": split,
     "chunk": chunk,
+    "broadcast_shapes": broadcast_shapes,
+    "broadcast_tensors": broadcast_tensors,
+    "concatenate": concatenate,
+    "concat": concat,
+    "row_stack": row_stack,
+    "atleast_1d": atleast_1d,
+    "atleast_2d": atleast_2d,
+    "atleast_3d": atleast_3d,
+    "tensor_split": tensor_split,
+    "moveaxis": moveaxis,
+    "fliplr": fliplr,
+    "flipud": flipud,
+    "repeat_interleave": _repeat_interleave_fn,
 }
 
 TENSOR_METHODS = {
@@ -526,4 +1526,9 @@ TENSOR_METHODS = {
     "unbind": unbind,
     "split": _split_method,
     "chunk": chunk,
+    "expand_as": _expand_as,
+    "tensor_split": tensor_split,
+    "fliplr": fliplr,
+    "flipud": flipud,
+    "repeat_interleave": _repeat_interleave_fn,
 }
