@@ -1,3 +1,1260 @@
 """Indexing: __getitem__/__setitem__, gather/scatter, index_*, masked ops, take, put, one_hot."""
 
 from __future__ import annotations
+
+import numpy as np
+
+from .._core.dispatch import dispatch
+from .._core.op import LINEAR, ErrorInput, defop
+from .._core.tensor import Tensor
+from ..autograd.views import run_inplace
+from ..testing.samples import S
+from ._families import inplace, method
+
+_INT_KINDS = "iu"
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool",
+                "int32": "Int", "int64": "Long", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}  # fmt: skip
+
+
+def _nt():
+    import numtorch
+
+    return numtorch
+
+
+def _tname(a) -> str:
+    return _TORCH_NAMES.get(np.dtype(a.dtype).name, str(a.dtype))
+
+
+# ------------------------------------------------------------------ index checks
+def _need_int(index, msg: str, exc=RuntimeError) -> None:
+    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
+        raise exc(msg)
+
+
+def _bounds(
+    index, size: int, dim: int, *, negative: bool = False, exc=RuntimeError, prefix=""
+) -> None:
+    """Raise PyTorch's out-of-bounds error for the first bad entry of ``index``."""
+    if not index.size:
+        return
+    lo = -size if negative else 0
+    bad = (index >= size) | (index < lo)
+    if bad.any():
+        v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
+        raise exc(f"{prefix}index {v} is out of bounds for dimension {dim} with size {size}")
+
+
+def _wrap(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
+
+
+def _scatter_key(xp, index, dim: int) -> tuple:
+    """The full advanced index addressing ``out[..., index[i], ...]`` along ``dim``."""
+    grids = list(xp.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def _region(a, shape) -> object:
+    """The leading ``shape`` block of ``a`` (a source larger than its index)."""
+    if not hasattr(a, "shape") or tuple(a.shape) == tuple(shape):
+        return a
+    return a[tuple(slice(0, s) for s in shape)]
+
+
+def _check_dims(name: str, input, index, src=None, dim=0) -> None:
+    if index.ndim != max(input.ndim, 0) and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError(
+            "Index tensor must have the same number of dimensions as input tensor"
+            if name == "gather" else
+            "Index tensor must have the same number of dimensions as self tensor"
+        )  # fmt: skip
+    for d in range(index.ndim):
+        if d != dim and input.ndim and index.shape[d] > input.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"no larger than self {list(input.shape)} apart from dimension {dim}"
+            )
+        if src is not None and hasattr(src, "ndim") and src.ndim and index.shape[d] > src.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"no larger than src {list(src.shape)} apart from dimension {dim}"
+            )
+
+
+def _as1d(fn):
+    """Run a dim-kernel on 0-d operands as if they were 1-d of one element."""
+
+    def kernel(xp, input, index, *rest, dim, **kw):
+        if input.ndim == 0:
+            rest = tuple(r.reshape(-1) if getattr(r, "ndim", 1) == 0 else r for r in rest)
+            out = fn(xp, input.reshape(1), index.reshape(-1), *rest, dim=0, **kw)
+            return out.reshape(index.shape if fn.__name__ == "_gather" else ())
+        return fn(xp, input, index, *rest, dim=_wrap(dim, input.ndim), **kw)
+
+    return kernel
+
+
+def _grad_region(gsub, shape):
+    """Zero-pad a gradient for the leading block of a larger source back to ``shape``."""
+    if tuple(gsub.shape) == tuple(shape):
+        return gsub
+    return getitem_backward.fn(gsub, tuple(shape), tuple(slice(0, s) for s in gsub.shape))
+
+
+# ------------------------------------------------------------------ basic indexing (views)
+def _getitem(xp, x, index, shape=()):
+    if not any(i is Ellipsis for i in index):
+        index = (*index, Ellipsis)  # keeps integer-only keys views (0-d arrays, not scalars)
+    return x[index]
+
+
+def _getitem_backward(xp, grad, shape, index):
+    out = xp.zeros(shape, grad.dtype)
+    out[index] = grad
+    return out
+
+
+getitem_backward = defop(
+    "getitem_backward", _getitem_backward, nin=1,
+    vjp=lambda g, index, shape: getitem.fn(g, index, shape), jvp=LINEAR,
+)  # fmt: skip
+
+
+def _basic_samples(make):
+    x = make((3, 4))
+    yield S((x, 1))
+    yield S((x, (slice(None), 2)))
+    yield S((x, (slice(0, 3, 2), slice(1, None))))
+    yield S((x, (None, Ellipsis, None)))
+    yield S((x, (Ellipsis, 1)))
+    yield S((x, (slice(1, 1),)))
+    yield S((make((2, 3, 4)), (1, None, slice(None, None, 3), -1)))
+    yield S((make(5), slice(-3, None)))
+
+
+def _basic_errors(make):
+    x = make((3, 4))
+    yield ErrorInput(S((x, 5)), IndexError, "index 5 is out of bounds for dimension 0 with size 3")
+    yield ErrorInput(S((x, slice(None, None, -1))), ValueError, "step must be greater than zero")
+    yield ErrorInput(S((x, (0, 0, 0))), IndexError, "too many indices for tensor of dimension 2")
+
+
+getitem = defop(
+    "getitem", _getitem, nin=1,
+    vjp=lambda g, index, shape: getitem_backward.fn(g, shape, index), jvp=LINEAR,
+    view=True, api="Tensor.__getitem__", samples=_basic_samples, error_samples=_basic_errors,
+    node_name="SliceBackward0",
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ advanced indexing
+def _adv_key(xp, input, indices, dims) -> tuple:
+    """The NumPy key for tensors ``indices`` placed at input dims ``dims``."""
+    key: list = []
+    for t, d in zip(indices, dims, strict=True):
+        while len(key) < d:
+            key.append(slice(None))
+        if not hasattr(t, "dtype"):
+            t = xp.asarray(t)
+        if t.dtype.kind == "b":
+            k = t.ndim
+            got, want = tuple(t.shape), tuple(input.shape[d : d + k])
+            if got != want:
+                j = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), 0)
+                raise IndexError(
+                    f"The shape of the mask {list(got)} at index {j} does not match the shape of "
+                    f"the indexed tensor {list(input.shape)} at index {d + j}"
+                )
+            key.append(t)
+            for _ in range(k - 1):
+                key.append(_CONSUMED)
+        elif t.dtype.kind in _INT_KINDS:
+            if d >= input.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
+            _bounds(t, input.shape[d], d, negative=True, exc=IndexError)
+            key.append(t)
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return tuple(k for k in key if k is not _CONSUMED)
+
+
+_CONSUMED = object()
+
+
+def _index(xp, input, indices, dims, shape=()):
+    return input[_adv_key(xp, input, indices, dims)]
+
+
+def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
+    if dims is None:
+        dims = tuple(range(len(indices)))
+    if hasattr(values, "dtype") and values.dtype != input.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_tname(input)} for the destination and {_tname(values)} for the source."
+        )
+    key = _adv_key(xp, input, indices, dims)
+    out = input.copy()
+    if accumulate:
+        key = tuple(
+            k for part in key
+            for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
+        )  # fmt: skip
+        xp.add.at(out, key, values)
+    else:
+        out[key] = values
+    return out
+
+
+def _index_put_vjp_input(g, indices, accumulate, dims):
+    return g if accumulate else index_put_op.fn(g, indices, 0.0, False, dims=dims)
+
+
+def _index_samples(make):
+    x = make((3, 4))
+    i = np.array([2, 0, 1, 1], dtype=np.int64)
+    yield S((x, i))
+    yield S((x, [0, 2]))
+    yield S((x, (slice(None), np.array([[0, 3], [1, 1]]))))
+    yield S((x, (i[:2], i[1:3])))
+    yield S(
+        (
+            x,
+            np.array([True, False, True]),
+        )
+    )
+    yield S((x, x > 0))
+    yield S((x, (Ellipsis, np.array([True, False, True, True]))))
+    yield S((make((2, 3, 4)), (0, slice(None), [1, 2])))
+    yield S((make((2, 3, 4)), ([0, 1], slice(None), [1, 2])))
+    yield S((make((2, 3, 4)), (slice(None), 1, [3, 2])))
+    yield S((make((2, 3, 4)), (None, [1, 0], Ellipsis, 1)))
+    yield S((x, np.array([], dtype=np.int64)))
+    yield S((x, False))
+
+
+def _index_errors(make):
+    x = make((3, 4))
+    yield ErrorInput(
+        S((x, [0, 5])), IndexError, "index 5 is out of bounds for dimension 0 with size 3"
+    )
+    yield ErrorInput(
+        S((x, np.array([0.0, 1.0]))), IndexError, "tensors used as indices must be long"
+    )
+    yield ErrorInput(
+        S((x, np.array([True, False]))), IndexError,
+        r"The shape of the mask \[2\] at index 0 does not match the shape of the indexed tensor",
+    )  # fmt: skip
+
+
+index_op = defop(
+    "index", _index, nin=2, list_inputs=(1,),
+    vjp=(lambda g, indices, dims, shape: index_put_op.fn(_nt().zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
+    jvp=LINEAR, api="Tensor.__getitem__", samples=_index_samples, error_samples=_index_errors,
+)  # fmt: skip
+
+
+def _index_put_samples(make):
+    x = make((3, 4))
+    yield S((x, (np.array([2, 0]),), make((2, 4))))
+    yield S((x, (np.array([2, 0]), np.array([1, 3])), make(())))
+    yield S((x, (np.array([[2], [0]]), np.array([1, 3])), make((2,)), True))
+    yield S((x, (np.array([1, 1, 0]),), make((3, 4))), {"accumulate": True})
+    yield S((x, (np.array([True, False, True]),), make((4,))))
+    yield S((x, (x > 0,), make(())), {"accumulate": True})
+
+
+def _index_put_errors(make):
+    x = make((3, 4))
+    yield ErrorInput(
+        S((x, (np.array([5]),), make(()))), IndexError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+    )  # fmt: skip
+    yield ErrorInput(S((x, (np.array([1.0]),), make(()))), IndexError, "tensors used as indices")
+    yield ErrorInput(
+        S((x, (np.array([1]),), make((), dtype=np.float64))), RuntimeError,
+        "Index put requires the source and destination dtypes match, got Float for the "
+        "destination and Double for the source.",
+    )  # fmt: skip
+
+
+index_put_op = defop(
+    "index_put", _index_put, nin=3, list_inputs=(1,),
+    vjp=(_index_put_vjp_input, None, lambda g, indices, dims: index_op.fn(g, indices, dims, tuple(g.shape))),
+    jvp=LINEAR, samples=_index_put_samples, error_samples=_index_put_errors,
+)  # fmt: skip
+
+
+def _split_indices(indices) -> tuple[list, tuple]:
+    """Public ``indices`` (a sequence of tensors or None) as (tensors, their dims)."""
+    ts, dims, d = [], [], 0
+    for t in indices:
+        if t is None:
+            d += 1
+            continue
+        if not isinstance(t, Tensor):
+            t = _nt().tensor(t)
+        ts.append(t)
+        dims.append(d)
+        d += t.dim() if t.dtype.name == "bool" else 1
+    return ts, tuple(dims)
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """Out-of-place ``input[indices] = values`` (``+=`` when ``accumulate``)."""
+    ts, dims = _split_indices(indices)
+    return dispatch(index_put_op, (input, ts, values), {"accumulate": accumulate, "dims": dims})
+
+
+def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """In-place ``self[indices] = values`` (``+=`` when ``accumulate``)."""
+    ts, dims = _split_indices(indices)
+    return run_inplace(index_put_op, self, (ts, values), {"accumulate": accumulate, "dims": dims})
+
+
+# ------------------------------------------------------------------ __getitem__ / __setitem__
+def _as_tuple(idx) -> tuple:
+    if isinstance(idx, tuple):
+        return idx
+    if isinstance(idx, list) and len(idx) < 32:
+        for v in idx:
+            if v is None or v is Ellipsis or isinstance(v, (slice, Tensor, list, tuple)):
+                return tuple(idx)
+    return (idx,)
+
+
+def _to_index_tensor(v) -> Tensor:
+    nt = _nt()
+    if isinstance(v, list) and len(v) == 0:
+        return nt.tensor([], dtype=nt.int64)
+    t = nt.tensor(v) if not isinstance(v, Tensor) else v
+    return t
+
+
+def _int(v) -> int:
+    return v if isinstance(v, int) else int(v.__index__())
+
+
+def _parse(x: Tensor, idx):
+    """Split an index into a basic NumPy key (a view) and advanced tensors placed after it."""
+    items = []
+    for v in _as_tuple(idx):
+        if isinstance(v, Tensor) and v.dim() == 0 and v._level == 0:
+            if v.dtype.name == "bool":
+                v = bool(v.item())
+            elif not (v.dtype.is_floating_point or v.dtype.is_complex):
+                v = int(v.item())
+        elif isinstance(v, (list, np.ndarray)) and not isinstance(v, bool):
+            v = _to_index_tensor(v.tolist() if isinstance(v, np.ndarray) else v)
+        items.append(v)
+    consumed = 0
+    for v in items:
+        if isinstance(v, Tensor):
+            consumed += v.dim() if v.dtype.name == "bool" else 1
+        elif v is None or v is Ellipsis or isinstance(v, bool):
+            continue
+        else:
+            consumed += 1
+    ndim = x.dim()
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    shape = x.shape
+    basic, adv, dims = [], [], []
+    src = 0  # input dim
+    out = 0  # dim of the basic view
+    for v in items:
+        if v is Ellipsis:
+            n = ndim - consumed
+            basic.extend([slice(None)] * n)
+            src += n
+            out += n
+            consumed = ndim  # a second Ellipsis expands to nothing
+        elif v is None:
+            basic.append(None)
+            out += 1
+        elif isinstance(v, bool):
+            basic.append(None)
+            if not v:
+                adv.append(_nt().tensor([], dtype=_nt().int64))
+                dims.append(out)
+            out += 1
+        elif isinstance(v, slice):
+            start, stop, step = (None if s is None else _int(s) for s in (v.start, v.stop, v.step))
+            if step is not None and step <= 0:
+                raise ValueError("step must be greater than zero")
+            basic.append(slice(start, stop, step))
+            src += 1
+            out += 1
+        elif isinstance(v, Tensor):
+            if v.dtype.is_floating_point or v.dtype.is_complex:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            k = v.dim() if v.dtype.name == "bool" else 1
+            basic.extend([slice(None)] * k)
+            adv.append(v)
+            dims.append(out)
+            src += k
+            out += k
+        else:
+            try:
+                i = _int(v)
+            except (TypeError, AttributeError):
+                raise IndexError(
+                    "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                    "Variables are valid indices (got " + type(v).__name__ + ")"
+                ) from None
+            size = shape[src]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {src} with size {size}")
+            basic.append(i)
+            src += 1
+    return tuple(basic), adv, tuple(dims)
+
+
+def _trivial(basic: tuple, ndim: int) -> bool:
+    return len(basic) == ndim and all(isinstance(b, slice) and b == slice(None) for b in basic)
+
+
+def tensor_getitem(self: Tensor, idx) -> Tensor:
+    """``self[idx]``: basic indexing gives a view; tensors and masks give a copy."""
+    basic, adv, dims = _parse(self, idx)
+    v = self
+    if not (adv and _trivial(basic, self.dim())):
+        v = dispatch(getitem, (self,), {"index": basic, "shape": tuple(self.shape)})
+    if adv:
+        v = dispatch(index_op, (v, adv), {"dims": dims, "shape": tuple(v.shape)})
+    return v
+
+
+def _strip_leading_ones(value, ndim: int):
+    if isinstance(value, Tensor):
+        while value.dim() > ndim and value.shape[0] == 1:
+            value = value.reshape(tuple(value.shape[1:]))
+    return value
+
+
+def tensor_setitem(self: Tensor, idx, value) -> None:
+    """``self[idx] = value``: an in-place copy into the view, or index_put_ for tensor indices."""
+    basic, adv, dims = _parse(self, idx)
+    v = self
+    if not _trivial(basic, self.dim()):
+        v = dispatch(getitem, (self,), {"index": basic, "shape": tuple(self.shape)})
+    if not isinstance(value, Tensor):
+        value = _nt().tensor(value, dtype=self.dtype)
+    elif value.dtype != self.dtype:
+        value = value.to(self.dtype)
+    if not adv:
+        run_inplace(copy, v, (_strip_leading_ones(value, v.dim()),), {})
+        return
+    run_inplace(
+        index_put_op, v, (adv, _strip_leading_ones(value, 64)), {"accumulate": False, "dims": dims}
+    )
+
+
+# ------------------------------------------------------------------ copy / fill / zero
+def _copy(xp, self, src, non_blocking=False):
+    return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
+
+
+copy = defop(
+    "copy", _copy, nin=2, vjp=(lambda g: _nt().zeros_like(g), lambda g: g), jvp=LINEAR,
+    api="Tensor.copy_", node_name="CopyBackwards", grad_args=(1,), test={"no_grad_test": True},
+    samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
+)  # fmt: skip
+inplace(copy, "copy_")
+
+
+def _fill(xp, input, value):
+    if hasattr(value, "ndim") and value.ndim:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+        )
+    return xp.full(input.shape, value, dtype=input.dtype)
+
+
+fill = defop(
+    "fill", _fill, nin=2, vjp=(lambda g: _nt().zeros_like(g), lambda g: g.sum()), jvp=LINEAR,
+    samples=lambda make: [S((make((2, 3)), 1.5)), S((make((2, 3)), make(()))), S((make(()), 2))],
+    error_samples=lambda make: [ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")],
+)  # fmt: skip
+inplace(fill, "fill_")
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros in place."""
+    return run_inplace(fill, self, (0,), {})
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill with ``value`` in place."""
+    return run_inplace(fill, self, (value,), {})
+
+
+# ------------------------------------------------------------------ gather / scatter
+def _gather(xp, input, index, *, dim):
+    _need_int(index, "gather(): Expected dtype int32/int64 for index")
+    _check_dims("gather", input, index, dim=dim)
+    _bounds(index, input.shape[dim], dim)
+    return input[_scatter_key(xp, index, dim)]
+
+
+def _gather_k(xp, input, index, dim, *, sparse_grad=False):
+    return _as1d(_gather)(xp, input, index, dim=dim)
+
+
+def _gather_samples(make):
+    yield S((make((3, 4)), 0, make.index((2, 4), 3)))
+    yield S((make((3, 4)), 1, make.index((3, 6), 4)))
+    yield S((make((3, 4)), -1, make.index((2, 2), 4)))
+    yield S((make((2, 3, 4)), 1, make.index((2, 2, 4), 3)))
+    yield S((make(()), 0, np.array(0)))
+    yield S((make((3, 4)), 0, make.index((0, 4), 3)))
+
+
+def _gather_errors(make):
+    x = make((3, 4))
+    yield ErrorInput(
+        S((x, 0, np.array([[5]]))),
+        RuntimeError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+    )
+    yield ErrorInput(
+        S((x, 0, np.array([[1.0]]))),
+        RuntimeError,
+        r"gather\(\): Expected dtype int32/int64 for index",
+    )
+
+
+gather_op = (
+    defop(
+        "gather",
+        _gather_k,
+        nin=2,
+        out=True,
+        vjp=(
+            lambda g, input, index, dim: scatter_add.fn(_nt().zeros_like(input), index, g, dim=dim),
+            None,
+        ),
+        jvp=LINEAR,
+        samples=_gather_samples,
+        error_samples=_gather_errors,
+    )  # fmt: skip
+)
+
+
+def _scatter_core(xp, input, index, src, *, dim, reduce=None, name="scatter"):
+    _need_int(index, f"{name}(): Expected dtype int32/int64 for index")
+    _check_dims(name, input, index, src, dim)
+    _bounds(index, input.shape[dim], dim)
+    out = input.copy()
+    key = _scatter_key(xp, index, dim)
+    vals = _region(src, index.shape) if hasattr(src, "shape") else src
+    if reduce is None:
+        out[key] = vals
+    elif reduce in ("add", "sum"):
+        xp.add.at(out, key, xp.broadcast_to(xp.asarray(vals, dtype=out.dtype), index.shape))
+    elif reduce in ("multiply", "prod"):
+        xp.multiply.at(out, key, xp.broadcast_to(xp.asarray(vals, dtype=out.dtype), index.shape))
+    else:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return out
+
+
+def _scatter_k(xp, input, index, src, dim, reduce=None):
+    return _as1d(_scatter_core)(xp, input, index, src, dim=dim, reduce=reduce)
+
+
+def _scatter_vjp_input(g, index, dim, reduce):
+    if reduce is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    return scatter_op.fn(g, index, 0.0, dim=dim)
+
+
+def _scatter_vjp_src(g, index, src, dim, reduce):
+    if reduce is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    return _grad_region(g.gather(dim, index), src.shape)
+
+
+def _unique_index(make, shape, dim, size):
+    """Index values that are distinct along ``dim`` (a permutation per line)."""
+    out = np.zeros(shape, dtype=np.int64)
+    moved = np.moveaxis(out, dim, -1)
+    for pos in np.ndindex(moved.shape[:-1]):
+        moved[pos] = make.perm(size)[: shape[dim]]
+    return out
+
+
+def _scatter_samples(make):
+    yield S((make((3, 4)), 0, _unique_index(make, (2, 4), 0, 3), make((2, 4))))
+    yield S((make((3, 4)), 1, _unique_index(make, (3, 2), 1, 4), make((3, 2))))
+    yield S((make((2, 3, 4)), -1, _unique_index(make, (2, 2, 3), 2, 4), make((2, 2, 3))))
+    yield S((make((3, 4)), 0, _unique_index(make, (2, 4), 0, 3), 1.5))
+    yield S((make((3, 4)), 0, _unique_index(make, (2, 3), 0, 3)), {"value": 2.0})
+    yield S((make(()), 0, np.array(0), make(())))
+
+
+def _scatter_errors(make):
+    x = make((3, 4))
+    yield ErrorInput(
+        S((x, 0, np.array([[5]]), 1.0)),
+        RuntimeError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+    )
+    yield ErrorInput(
+        S((x, 0, np.array([[1.0]]), 1.0)),
+        RuntimeError,
+        r"scatter\(\): Expected dtype int32/int64 for index",
+    )
+    yield ErrorInput(
+        S((x, 0, np.array([[0]]), x), {"reduce": "foo"}),
+        RuntimeError,
+        "reduce argument must be either add or multiply",
+    )
+
+
+scatter_op = defop(
+    "scatter", _scatter_k, nin=3,
+    vjp=(_scatter_vjp_input, None, _scatter_vjp_src),
+    jvp=LINEAR, samples=_scatter_samples, error_samples=_scatter_errors,
+)  # fmt: skip
+
+
+def _scatter_args(src, value, reduce):
+    if src is None and value is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    return src if src is not None else value
+
+
+def scatter(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src=None,
+    *,
+    value=None,
+    reduce: str | None = None,
+    out=None,
+) -> Tensor:
+    """Write ``src`` (a tensor or a scalar ``value``) into ``input`` at ``index`` along ``dim``."""
+    r = dispatch(
+        scatter_op,
+        (input, index, _scatter_args(src, value, reduce)),
+        {"dim": dim, "reduce": reduce},
+    )
+    if out is not None:
+        from .._core.dispatch import write_out
+
+        return write_out(out, r)
+    return r
+
+
+def scatter_(
+    self: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None
+) -> Tensor:
+    """In-place :func:`scatter`."""
+    return run_inplace(
+        scatter_op, self, (index, _scatter_args(src, value, reduce)), {"dim": dim, "reduce": reduce}
+    )
+
+
+def _scatter_add_k(xp, input, index, src, dim):
+    return _as1d(_scatter_core)(xp, input, index, src, dim=dim, reduce="add", name="scatter_add")
+
+
+def _scatter_add_samples(make):
+    yield S((make((3, 4)), 0, make.index((4, 4), 3), make((4, 4))))
+    yield S((make((3, 4)), 1, make.index((3, 5), 4), make((3, 5))))
+    yield S((make((2, 3, 4)), -2, make.index((2, 5, 4), 3), make((2, 5, 4))))
+    yield S((make(()), 0, np.array(0), make(())))
+
+
+scatter_add = defop(
+    "scatter_add", lambda xp, input, index, src, dim: _scatter_add_k(xp, input, index, src, dim), nin=3,
+    vjp=(lambda g: g, None, lambda g, index, src, dim: _grad_region(g.gather(dim, index), src.shape)),
+    jvp=LINEAR, samples=_scatter_add_samples, out=True,
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)))), RuntimeError, "index 5 is out of bounds")],
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ index_select / index_*
+def _moved(a, dim):
+    return a if a.ndim == 0 else a.swapaxes(0, dim)
+
+
+def _index_select(xp, input, index, dim):
+    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.ndim == 0:
+        _wrap(dim, 0)
+        if index.size and ((index != 0).any()):
+            raise IndexError("index out of range in self")
+        return input.copy()
+    dim = _wrap(dim, input.ndim)
+    if index.size and ((index < 0).any() or (index >= input.shape[dim]).any()):
+        raise IndexError("index out of range in self")
+    return xp.take(input, index.reshape(-1), axis=dim)
+
+
+def _index_select_samples(make):
+    yield S((make((3, 4)), 0, np.array([2, 0, 2], dtype=np.int64)))
+    yield S((make((3, 4)), -1, np.array([3, 1], dtype=np.int64)))
+    yield S((make((2, 3, 4)), 1, np.array([1], dtype=np.int64)))
+    yield S((make((3, 4)), 1, np.array(2, dtype=np.int64)))
+    yield S((make((3, 4)), 0, np.zeros(0, dtype=np.int64)))
+    yield S((make(()), 0, np.array([0], dtype=np.int64)))
+
+
+index_select_op = (
+    defop(
+        "index_select",
+        _index_select,
+        nin=2,
+        out=True,
+        vjp=(
+            lambda g, input, index, dim: index_add_op.fn(
+                _nt().zeros_like(input), index, g, dim=dim
+            ),
+            None,
+        ),
+        jvp=LINEAR,
+        samples=_index_select_samples,
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((3, 4)), 0, np.array([5]))), IndexError, "index out of range in self"
+            ),
+            ErrorInput(
+                S((make((3, 4)), 0, np.array([1.0]))),
+                RuntimeError,
+                r"index_select\(\): Expected dtype int32 or int64 for index",
+            ),
+        ],
+    )  # fmt: skip
+)
+
+
+def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix=""):
+    """Checks shared by index_add/index_fill/index_copy; returns the wrapped dim."""
+    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    dim = _wrap(dim, input.ndim)
+    _bounds(
+        index,
+        input.shape[dim] if input.ndim else 1,
+        dim,
+        negative=name == "index_fill",
+        exc=exc,
+        prefix=prefix,
+    )
+    return dim
+
+
+def _index_add(xp, input, index, source, dim, *, alpha=1):
+    dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError)
+    out = xp.array(input)
+    if out.ndim == 0:
+        out[...] += (source.sum() if hasattr(source, "sum") else source) * alpha
+        return out
+    src = source if alpha == 1 else source * alpha
+    xp.add.at(_moved(out, dim), index.reshape(-1), _moved(xp.asarray(src, dtype=out.dtype), dim))
+    return out
+
+
+index_add_op = defop(
+    "index_add", _index_add, nin=3,
+    vjp=(lambda g: g, None, lambda g, index, dim, alpha: g.index_select(dim, index) * alpha if alpha != 1 else g.index_select(dim, index)),
+    jvp=LINEAR, out=True,
+    samples=lambda make: [
+        S((make((3, 4)), 0, np.array([2, 0, 2]), make((3, 4)))),
+        S((make((3, 4)), 1, np.array([1, 1]), make((3, 2))), {"alpha": 2.0}),
+        S((make((2, 3, 4)), -2, np.array([0]), make((2, 1, 4)))),
+        S((make((3, 4)), 0, np.zeros(0, dtype=np.int64), make((0, 4)))),
+    ],
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3")],
+)  # fmt: skip
+
+
+def _index_fill(xp, input, index, value, dim):
+    dim = _dim_index(xp, input, dim, index, "index_fill")
+    if hasattr(value, "ndim") and value.ndim:
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+        )
+    out = xp.array(input)
+    if out.ndim == 0:
+        if index.size:
+            out[...] = value
+        return out
+    _moved(out, dim)[index.reshape(-1)] = value
+    return out
+
+
+index_fill_op = defop(
+    "index_fill", _index_fill, nin=3,
+    vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
+    jvp=LINEAR,
+    samples=lambda make: [
+        S((make((3, 4)), 0, np.array([2, 0]), 1.5)),
+        S((make((3, 4)), 1, np.array([3, 1]), make(()))),
+        S((make((2, 3, 4)), -1, np.array([0, 3]), -2.0)),
+        S((make(()), 0, np.array([0]), make(()))),
+    ],
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), 1.0)), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
+)  # fmt: skip
+
+
+def _index_copy(xp, input, index, source, dim):
+    dim = _dim_index(xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ")
+    out = xp.array(input)
+    if out.ndim == 0:
+        out[...] = source
+        return out
+    _moved(out, dim)[index.reshape(-1)] = _moved(xp.asarray(source), dim)
+    return out
+
+
+index_copy_op = defop(
+    "index_copy", _index_copy, nin=3,
+    vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: g.index_select(dim, index)),
+    jvp=LINEAR,
+    samples=lambda make: [
+        S((make((3, 4)), 0, np.array([2, 0]), make((2, 4)))),
+        S((make((3, 4)), 1, np.array([3, 0, 1]), make((3, 3)))),
+        S((make((2, 3, 4)), -2, np.array([1]), make((2, 1, 4)))),
+    ],
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
+)  # fmt: skip
+
+
+def _full_attrs(op, kw: dict) -> dict:
+    """Attributes with the kernel's defaults filled in (formulas read them by name)."""
+    return {n: kw.get(n, d) for n, d, _ in op.attrs}
+
+
+def _dim_api(op):
+    """PyTorch's ``(input, dim, index, ...)`` function and in-place method for a dim op."""
+
+    def fn(input: Tensor, dim: int, index: Tensor, *rest, **kw) -> Tensor:
+        return op.fn(input, index, *rest, dim=dim, **kw)
+
+    def method_(self: Tensor, dim: int, index: Tensor, *rest, **kw) -> Tensor:
+        return run_inplace(op, self, (index, *rest), _full_attrs(op, {"dim": dim, **kw}))
+
+    fn.__name__ = op.name
+    fn.__doc__ = f"PyTorch's ``{op.name}(input, dim, index, ...)``."
+    method_.__name__ = op.name + "_"
+    return fn, method_
+
+
+gather, _ = _dim_api(gather_op)
+index_select, _ = _dim_api(index_select_op)
+scatter_add_fn, scatter_add_ = _dim_api(scatter_add)
+index_add, index_add_ = _dim_api(index_add_op)
+index_fill, index_fill_ = _dim_api(index_fill_op)
+index_copy, index_copy_ = _dim_api(index_copy_op)
+
+
+# ------------------------------------------------------------------ take / take_along_dim / put
+def _take(xp, input, index):
+    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_tname(index)}")
+    n = input.size
+    if index.size:
+        bad = (index >= n) | (index < -n)
+        if bad.any():
+            v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
+            raise IndexError(
+                f"out of range: tried to access index {v} on a tensor of {n} elements."
+            )
+    return input.reshape(-1)[index]
+
+
+take = method(
+    defop(
+        "take",
+        _take,
+        out=True,
+        vjp=(lambda g, input, index: put_op.fn(_nt().zeros_like(input), index, g, True), None),
+        jvp=LINEAR,
+        samples=lambda make: [
+            S((make((3, 4)), np.array([[0, 11], [5, 5]]))),
+            S((make((2, 3)), np.array([-1, 2, 0]))),
+            S((make(()), np.array(0))),
+            S((make((3,)), np.zeros(0, dtype=np.int64))),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((3, 4)), np.array([15]))),
+                IndexError,
+                "out of range: tried to access index 15 on a tensor of 12 elements.",
+            ),
+            ErrorInput(
+                S((make((3, 4)), np.array([1.0], dtype=np.float32))),
+                RuntimeError,
+                r"take\(\): Expected a long tensor for index, but got Float",
+            ),
+        ],
+    )  # fmt: skip
+)
+
+
+def _put(xp, input, index, source, accumulate=False):
+    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_tname(index)}")
+    n = input.size
+    if index.size != (source.size if hasattr(source, "size") else 1):
+        raise RuntimeError(
+            f"put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {source.size}, index.numel() = {index.size}"
+        )
+    if index.size:
+        bad = (index >= n) | (index < -n)
+        if bad.any():
+            v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
+            raise IndexError(
+                f"out of range: tried to access index {v} on a tensor of {n} elements."
+            )
+    out = input.copy()
+    flat = out.reshape(-1)
+    src = xp.asarray(source, dtype=out.dtype).reshape(-1)
+    if accumulate:
+        xp.add.at(flat, index.reshape(-1), src)
+    else:
+        flat[index.reshape(-1)] = src
+    return flat.reshape(input.shape)
+
+
+put_op = defop(
+    "put", _put, nin=3,
+    vjp=(
+        lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, _nt().zeros(index.shape, dtype=g.dtype), False),
+        None, lambda g, index, source: g.take(index).reshape(source.shape),
+    ),
+    jvp=LINEAR,
+    samples=lambda make: [
+        S((make((3, 4)), np.array([[0, 11], [5, 4]]), make((2, 2)))),
+        S((make((2, 3)), np.array([-1, 2, 0]), make((3,)))),
+        S((make((2, 3)), np.array([1, 2, 1]), make((3,))), {"accumulate": True}),
+        S((make(()), np.array(0), make(()))),
+    ],
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), np.array([15]), make((1,)))), IndexError, "out of range: tried to access index 15 on a tensor of 12 elements.")],
+)  # fmt: skip
+method(put_op)
+inplace(put_op, "put_")
+
+
+def _take_along_dim(xp, input, indices, dim=None):
+    if not hasattr(indices, "dtype") or indices.dtype.kind not in _INT_KINDS:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {_tname(indices)}"
+        )
+    if dim is None:
+        return _take(xp, input, indices.reshape(-1))
+    if input.ndim != indices.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
+        )
+    if input.ndim == 0:
+        return _as1d(_gather)(xp, input, indices, dim=dim)
+    dim = _wrap(dim, input.ndim)
+    bshape = np.broadcast_shapes(
+        tuple(1 if d == dim else s for d, s in enumerate(input.shape)),
+        tuple(1 if d == dim else s for d, s in enumerate(indices.shape)),
+    )
+    x = xp.broadcast_to(
+        input, tuple(input.shape[d] if d == dim else s for d, s in enumerate(bshape))
+    )
+    i = xp.broadcast_to(
+        indices, tuple(indices.shape[d] if d == dim else s for d, s in enumerate(bshape))
+    )
+    return _gather(xp, x, i, dim=dim)
+
+
+def _take_along_dim_vjp(g, input, indices, dim):
+    nt = _nt()
+    if dim is None:
+        return put_op.fn(nt.zeros_like(input), indices.reshape(-1), g, True)
+    if input.dim() == 0:
+        return g.sum()
+    d = dim % input.dim()
+    bshape = np.broadcast_shapes(
+        tuple(1 if k == d else s for k, s in enumerate(input.shape)),
+        tuple(1 if k == d else s for k, s in enumerate(indices.shape)),
+    )
+    base = nt.zeros(
+        tuple(input.shape[k] if k == d else s for k, s in enumerate(bshape)), dtype=g.dtype
+    )
+    idx = indices.expand(tuple(indices.shape[k] if k == d else s for k, s in enumerate(bshape)))
+    return scatter_add.fn(base, idx, g, dim=d)
+
+
+take_along_dim = method(
+    defop(
+        "take_along_dim",
+        _take_along_dim,
+        nin=2,
+        out=True,
+        vjp=(_take_along_dim_vjp, None),
+        jvp=LINEAR,
+        samples=lambda make: [
+            S((make((3, 4)), make.index((2, 4), 3), 0)),
+            S((make((3, 4)), make.index((3, 1), 4), 1)),
+            S((make((3, 1)), make.index((1, 5), 3), 0)),
+            S((make((2, 3)), make.index((4,), 6))),
+            S((make((3, 4)), make.index((2, 4), 3)), {"dim": -2}),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((3, 4)), np.array([[1.0]], dtype=np.float32), 0)),
+                RuntimeError,
+                "dtype of indices should be Long but got Float",
+            )
+        ],
+    )  # fmt: skip
+)
+
+
+# ------------------------------------------------------------------ masked ops
+def _check_mask(mask, name: str, np_style: bool = False):
+    if not hasattr(mask, "dtype") or mask.dtype.kind != "b":
+        d = _tname(mask).lower() if not np_style else _tname(mask)
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {d}")
+
+
+def _masked_fill(xp, input, mask, value):
+    _check_mask(mask, "masked_fill_")
+    if hasattr(value, "ndim") and value.ndim:
+        raise RuntimeError(
+            f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+        )
+    return xp.where(mask, xp.asarray(value, dtype=input.dtype), input).astype(input.dtype)
+
+
+def _masked_samples(make, with_value):
+    def mask(shape):
+        return make.rng.random(shape) < 0.5
+
+    v = (lambda: make(())) if with_value else None
+    yield S((make((3, 4)), mask((3, 4)), v() if v else make((12,))))
+    yield S((make((3, 4)), mask((4,)), v() if v else make((13,))))
+    yield S((make((4,)), mask((3, 4)), v() if v else make((3, 4))))
+    yield S((make(()), np.array(True), v() if v else make((2,))))
+    yield S((make((0, 3)), mask((0, 3)), v() if v else make((1,))))
+
+
+masked_fill_op = defop(
+    "masked_fill", _masked_fill, nin=3,
+    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, lambda g, mask: _nt().where(mask, g, 0.0).sum()),
+    jvp=LINEAR,
+    samples=lambda make: [*_masked_samples(make, True), S((make((2, 3)), make.rng.random((2, 3)) < 0.5, -1.5))],
+    error_samples=lambda make: [
+        ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), 1.0)), RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype float"),
+        ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((1,)))), RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor"),
+    ],
+)  # fmt: skip
+method(masked_fill_op)
+inplace(masked_fill_op)
+
+
+def _masked_scatter(xp, input, mask, source):
+    _check_mask(mask, "masked_scatter_", np_style=True)
+    shape = np.broadcast_shapes(input.shape, mask.shape)
+    out = xp.array(xp.broadcast_to(input, shape))
+    m = xp.broadcast_to(mask, shape)
+    n = int(m.sum())
+    if n > source.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[m] = source.reshape(-1)[:n]
+    return out
+
+
+def _masked_scatter_vjp_src(g, mask, source):
+    nt = _nt()
+    sel = masked_select.fn(g, mask)
+    flat = put_op.fn(nt.zeros(source.numel(), dtype=g.dtype), nt.arange(sel.shape[0]), sel, False)
+    return flat.reshape(source.shape)
+
+
+masked_scatter_op = defop(
+    "masked_scatter", _masked_scatter, nin=3,
+    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, _masked_scatter_vjp_src), jvp=LINEAR,
+    samples=lambda make: list(_masked_samples(make, False)),
+    error_samples=lambda make: [
+        ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), make((12,)))), RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype Float"),
+        ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((2,)))), RuntimeError, "Number of elements of source < number of ones in mask"),
+    ],
+)  # fmt: skip
+method(masked_scatter_op)
+inplace(masked_scatter_op)
+
+
+def _masked_select(xp, input, mask):
+    if not hasattr(mask, "dtype") or mask.dtype.kind != "b":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(input.shape, mask.shape)
+    return xp.broadcast_to(input, shape)[xp.broadcast_to(mask, shape)]
+
+
+def _masked_select_vjp(g, input, mask):
+    nt = _nt()
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return masked_scatter_op.fn(nt.zeros(shape, dtype=g.dtype), mask, g)
+
+
+masked_select = method(
+    defop(
+        "masked_select",
+        _masked_select,
+        out=True,
+        vjp=(_masked_select_vjp, None),
+        jvp=LINEAR,
+        samples=lambda make: [
+            S((make((3, 4)), make.rng.random((3, 4)) < 0.5)),
+            S((make((3, 4)), make.rng.random((4,)) < 0.5)),
+            S((make((4,)), make.rng.random((2, 4)) < 0.5)),
+            S((make(()), np.array(True))),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(
+                S((make((3, 4)), np.ones(4, dtype=np.float32))),
+                RuntimeError,
+                "masked_select: expected BoolTensor for mask",
+            )
+        ],
+    )  # fmt: skip
+)
+
+
+# ------------------------------------------------------------------ nonzero / argwhere / one_hot
+def _argwhere(xp, input):
+    return xp.argwhere(input).astype(xp.int64)
+
+
+def _nonzero_samples(make):
+    for shape in ((5,), (3, 4), (), (0, 3), (2, 3, 2)):
+        x = np.asarray(make(shape))
+        if x.ndim:
+            x.reshape(-1)[::2] = 0
+        yield S((x,))
+    yield S((make((3, 4)),), {"as_tuple": True})
+    yield S((np.asarray(make(())),), {"as_tuple": True})
+    yield S((np.zeros((), dtype=make.dtype),), {"as_tuple": True})
+
+
+nonzero_op = defop(
+    "nonzero", _argwhere, samples=_nonzero_samples,
+    test={"dtypes": ("float32", "float64", "int64", "bool")},
+)  # fmt: skip
+
+
+def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+    """Indices of the nonzero elements: an (n, ndim) tensor, or one tensor per dim."""
+    r = dispatch(nonzero_op, (input,), {})
+    if as_tuple:
+        if input.dim() == 0:
+            return (_nt().zeros(r.shape[0], dtype=_nt().int64),)
+        return tuple(r[:, i] for i in range(input.dim()))
+    if out is not None:
+        from .._core.dispatch import write_out
+
+        return write_out(out, r)
+    return r
+
+
+argwhere = method(
+    defop(
+        "argwhere",
+        _argwhere,
+        samples=lambda make: [s for s in _nonzero_samples(make) if not s.kwargs],
+        test={"dtypes": ("float32", "float64", "int64", "bool")},
+    )  # fmt: skip
+)
+
+
+def _one_hot(xp, tensor, num_classes=-1):
+    if tensor.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max()) + 1
+    if tensor.size:
+        if int(tensor.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if int(tensor.max()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor[..., None] == xp.arange(num_classes)).astype(xp.int64)
+
+
+one_hot = defop(
+    "one_hot", _one_hot, nin=1, api="nn.functional.one_hot", oracle="nn.functional.one_hot",
+    samples=lambda make: [
+        S((make.index((5,), 4),)), S((make.index((2, 3), 3), 5)), S((np.array(2),)),
+        S((np.zeros(0, dtype=np.int64), 3)),
+    ],
+    error_samples=lambda make: [
+        ErrorInput(S((np.array([-1]),)), RuntimeError, "Class values must be non-negative."),
+        ErrorInput(S((np.array([3]), 2)), RuntimeError, "Class values must be smaller than num_classes."),
+        ErrorInput(S((np.zeros(0, dtype=np.int64),)), RuntimeError, "Can not infer total number of classes from empty tensor."),
+        ErrorInput(S((np.array([1.0]),)), RuntimeError, "one_hot is only applicable to index tensor of type LongTensor."),
+    ],
+    test={"dtypes": ("int64",)},
+)  # fmt: skip
+
+
+API = {
+    "gather": gather,
+    "index_select": index_select,
+    "index_put": index_put,
+    "index_put_": index_put_,
+    "scatter": scatter,
+    "scatter_add": scatter_add_fn,
+    "index_add": index_add,
+    "index_fill": index_fill,
+    "index_copy": index_copy,
+    "nonzero": nonzero,
+    "fill_": fill_,
+    "zero_": zero_,
+}
+
+
+def _method(fn):
+    def m(self, *args, **kw):
+        return fn(self, *args, **kw)
+
+    m.__name__ = fn.__name__
+    return m
+
+
+TENSOR_METHODS = {
+    "__getitem__": tensor_getitem,
+    "__setitem__": tensor_setitem,
+    "gather": _method(gather),
+    "index_select": _method(index_select),
+    "index_put": _method(index_put),
+    "index_put_": index_put_,
+    "scatter": _method(scatter),
+    "scatter_": scatter_,
+    "scatter_add": _method(scatter_add_fn),
+    "scatter_add_": scatter_add_,
+    "index_add": _method(index_add),
+    "index_add_": index_add_,
+    "index_fill": _method(index_fill),
+    "index_fill_": index_fill_,
+    "index_copy": _method(index_copy),
+    "index_copy_": index_copy_,
+    "nonzero": _method(nonzero),
+    "zero_": zero_,
+}
