@@ -1,0 +1,356 @@
+"""Decompositions whose outputs are sign-ambiguous or that read one triangle of their input
+(eigh, eigvalsh, cholesky, svd), checked through gauge-invariant quantities against PyTorch
+and against finite differences along symmetric directions; and the composite linalg
+functions (norms, matrix_power, tensordot, kron, ...) that are not single ops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import numtorch as nt
+from numtorch._core.op import apply_jvp
+from numtorch.ops import linalg as L
+
+RNG = np.random.default_rng(0)
+
+
+def spd(n, batch=()):
+    b = RNG.uniform(-1, 1, batch + (n, n))
+    return b @ np.swapaxes(b, -1, -2) * 0.3 + np.diag(np.arange(1.0, n + 1) * 2.0) + np.eye(n)
+
+
+def sym(n, batch=()):
+    e = RNG.standard_normal(batch + (n, n))
+    return e + np.swapaxes(e, -1, -2)
+
+
+def nt_grad(f, a):
+    x = nt.tensor(a, requires_grad=True)
+    (g,) = nt.autograd.grad(f(nt, x), [x])
+    return g.detach().numpy()
+
+
+def torch_grad(f, a):
+    x = torch.tensor(a, requires_grad=True)
+    (g,) = torch.autograd.grad(f(torch, x), [x])
+    return g.numpy()
+
+
+def fd_along(f, a, e, eps=1e-6):
+    with nt.no_grad():
+        hi = f(nt, nt.tensor(np.asarray(a + eps * e))).item()
+        lo = f(nt, nt.tensor(np.asarray(a - eps * e))).item()
+    return (hi - lo) / (2 * eps)
+
+
+def check_grad(f, a, symmetric=False):
+    """numtorch's gradient equals torch's and matches FD along (symmetric) directions."""
+    g = nt_grad(f, a)
+    np.testing.assert_allclose(g, torch_grad(f, a), rtol=1e-6, atol=1e-8)
+    for _ in range(3):
+        e = sym(a.shape[-1], a.shape[:-2]) if symmetric else RNG.standard_normal(a.shape)
+        np.testing.assert_allclose((g * e).sum(), fd_along(f, a, e), rtol=1e-5, atol=1e-6)
+
+
+W3 = RNG.standard_normal((3, 3))
+W3v = RNG.standard_normal(3)
+
+
+# ------------------------------------------------------------------ eigh / eigvalsh
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_forward_gauge_invariant(uplo):
+    a = spd(3, (2,))
+    w, v = nt.linalg.eigh(nt.tensor(a), UPLO=uplo)
+    tw, tv = torch.linalg.eigh(torch.tensor(a), UPLO=uplo)
+    np.testing.assert_allclose(w.numpy(), tw.numpy(), rtol=1e-10)
+    rec = v.numpy() @ (w.numpy()[..., None] * np.swapaxes(v.numpy(), -1, -2))
+    np.testing.assert_allclose(rec, a, atol=1e-10)
+    overlap = np.abs(np.swapaxes(v.numpy(), -1, -2) @ tv.numpy())
+    np.testing.assert_allclose(overlap, np.broadcast_to(np.eye(3), overlap.shape), atol=1e-8)
+    r = nt.linalg.eigh(nt.tensor(a))
+    assert type(r).__name__ == "linalg_eigh" and r.eigenvalues is r[0] and r.eigenvectors is r[1]
+
+
+def _eigh_loss(m, x):
+    w, v = m.linalg.eigh(x)
+    return (w * m.tensor(W3v)).sum() + (v * v * m.tensor(W3)).sum()
+
+
+def test_eigh_grad_gauge_invariant_loss():
+    check_grad(_eigh_loss, spd(3), symmetric=True)
+
+
+def test_eigvalsh_grad():
+    check_grad(lambda m, x: (m.linalg.eigvalsh(x) * m.tensor(W3v)).sum(), spd(3), symmetric=True)
+    check_grad(lambda m, x: m.linalg.eigvalsh(x, UPLO="U").sum(), spd(3, (2,)), symmetric=True)
+
+
+def test_eigh_second_order_matches_torch():
+    a = spd(3)
+
+    def gg(m, x):
+        (g,) = m.autograd.grad(_eigh_loss(m, x), [x], create_graph=True)
+        return (g * m.tensor(W3)).sum()
+
+    x = nt.tensor(a, requires_grad=True)
+    (h,) = nt.autograd.grad(gg(nt, x), [x])
+    tx = torch.tensor(a, requires_grad=True)
+    (th,) = torch.autograd.grad(gg(torch, tx), [tx])
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-6, atol=1e-8)
+
+
+def _jvp(op, args, attrs, tangents):
+    res = op.fn(*[nt.tensor(a) for a in args], **attrs)
+    return res, apply_jvp(
+        op, tuple(nt.tensor(a) for a in args), attrs, res, tuple(nt.tensor(t) for t in tangents)
+    )
+
+
+def _fd_out(fn, a, t, eps=1e-6):
+    return (fn(a + eps * t) - fn(a - eps * t)) / (2 * eps)
+
+
+def test_eigh_jvp():
+    a, t = spd(3), sym(3)
+    (w, v), (tw, tv) = _jvp(L.linalg_eigh, (a,), {}, (t,))
+    np.testing.assert_allclose(
+        tw.numpy(), _fd_out(lambda x: np.linalg.eigh(x)[0], a, t), rtol=1e-5, atol=1e-6
+    )
+    fd_vv = _fd_out(lambda x: np.linalg.eigh(x)[1] ** 2, a, t)
+    np.testing.assert_allclose(2 * v.numpy() * tv.numpy(), fd_vv, rtol=1e-5, atol=1e-6)
+    (tvals,) = [apply_jvp(L.linalg_eigvalsh, (nt.tensor(a),), {"UPLO": "L"}, None, (nt.tensor(t),))]
+    np.testing.assert_allclose(tvals.numpy(), tw.numpy(), rtol=1e-8, atol=1e-10)
+
+
+# ------------------------------------------------------------------ cholesky
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_grad(upper):
+    check_grad(
+        lambda m, x: (m.linalg.cholesky(x, upper=upper) * m.tensor(W3)).sum(),
+        spd(3),
+        symmetric=True,
+    )
+
+
+def test_cholesky_batched_grad_and_jvp():
+    a = spd(3, (2,))
+    check_grad(lambda m, x: (m.linalg.cholesky(x) ** 2).sum(), a, symmetric=True)
+    t = sym(3, (2,))
+    _, tl = _jvp(L.linalg_cholesky, (a,), {"upper": False}, (t,))
+    np.testing.assert_allclose(tl.numpy(), _fd_out(np.linalg.cholesky, a, t), rtol=1e-5, atol=1e-6)
+
+
+def test_cholesky_errors():
+    with pytest.raises(nt.linalg.LinAlgError, match="not positive-definite"):
+        nt.linalg.cholesky(-nt.eye(3))
+    assert issubclass(nt.linalg.LinAlgError, RuntimeError)
+
+
+# ------------------------------------------------------------------ svd
+@pytest.mark.parametrize(
+    "shape,full", [((4, 3), False), ((3, 4), False), ((4, 3), True), ((2, 3, 3), True)]
+)
+def test_svd_forward_gauge_invariant(shape, full):
+    a = RNG.standard_normal(shape)
+    u, s, vh = nt.linalg.svd(nt.tensor(a), full_matrices=full)
+    tu, ts, tvh = torch.linalg.svd(torch.tensor(a), full_matrices=full)
+    assert u.shape == tuple(tu.shape) and vh.shape == tuple(tvh.shape)
+    np.testing.assert_allclose(s.numpy(), ts.numpy(), rtol=1e-10)
+    k = s.shape[-1]
+    rec = (u.numpy()[..., :k] * s.numpy()[..., None, :]) @ vh.numpy()[..., :k, :]
+    np.testing.assert_allclose(rec, a, atol=1e-10)
+    np.testing.assert_allclose(nt.linalg.svdvals(nt.tensor(a)).numpy(), ts.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
+def test_svd_grad_gauge_invariant_loss(shape):
+    a = RNG.standard_normal(shape)
+    k = min(shape)
+    c = RNG.standard_normal(k)
+    W = RNG.standard_normal(shape)
+
+    def loss(m, x):
+        u, s, vh = m.linalg.svd(x, full_matrices=False)
+        # U diag(c) Vh and |U|^2 are invariant under the sign gauge of singular vectors.
+        p = (u * m.tensor(c)) @ vh
+        return (
+            (p * m.tensor(W)).sum()
+            + (s * m.tensor(c)).sum()
+            + (u * u).sum(-1).mul(m.tensor(W[:, 0])).sum()
+        )
+
+    check_grad(loss, a)
+
+
+def test_svd_full_matrices_square_grad():
+    a = RNG.standard_normal((3, 3))
+    check_grad(lambda m, x: (m.linalg.svd(x)[1] ** 2).sum() + m.linalg.svdvals(x).sum(), a)
+
+
+def test_svd_jvp():
+    a, t = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
+    (u, s, vh), (tu, ts, tvh) = _jvp(L.linalg_svd, (a,), {"full_matrices": False}, (t,))
+    np.testing.assert_allclose(
+        ts.numpy(), _fd_out(lambda x: np.linalg.svd(x)[1], a, t), rtol=1e-5, atol=1e-6
+    )
+    fd_p = _fd_out(
+        lambda x: (lambda r: (r[0] * np.arange(1.0, 4)) @ r[2])(
+            np.linalg.svd(x, full_matrices=False)
+        ),
+        a,
+        t,
+    )
+    d = np.arange(1.0, 4)
+    got = (tu.numpy() * d) @ vh.numpy() + (u.numpy() * d) @ tvh.numpy()
+    np.testing.assert_allclose(got, fd_p, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ norms and composites
+ORDS = ["fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf")]
+
+
+@pytest.mark.parametrize("ord", ORDS)
+def test_matrix_norm_value_and_grad(ord):
+    a = RNG.standard_normal((2, 3, 4))
+    np.testing.assert_allclose(
+        nt.linalg.matrix_norm(nt.tensor(a), ord).numpy(),
+        torch.linalg.matrix_norm(torch.tensor(a), ord).numpy(),
+        rtol=1e-10,
+    )
+    out = nt.linalg.matrix_norm(nt.tensor(a), ord, dim=(0, 2), keepdim=True)
+    ref = torch.linalg.matrix_norm(torch.tensor(a), ord, dim=(0, 2), keepdim=True)
+    assert out.shape == tuple(ref.shape)
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-10)
+    check_grad(lambda m, x: (m.linalg.matrix_norm(x, ord) * m.tensor([1.0, -2.0])).sum(), a)
+
+
+def test_matrix_norm_errors():
+    with pytest.raises(RuntimeError, match="must have at least 2 dimensions"):
+        nt.linalg.matrix_norm(nt.ones(3))
+    with pytest.raises(RuntimeError, match="Order foo not supported"):
+        nt.linalg.matrix_norm(nt.ones(3, 3), "foo")
+
+
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [
+        ((), {}),
+        ((None, (0, 1)), {}),
+        (("fro",), {}),
+        ((2,), {}),
+        ((None, 1), {}),
+        ((3, 1), {"keepdim": True}),
+    ],
+)
+def test_norm(args, kwargs):
+    a = RNG.standard_normal((3, 4)) + 0.1
+    ref = torch.linalg.norm(torch.tensor(a), *args, **kwargs)
+    out = nt.linalg.norm(nt.tensor(a), *args, **kwargs)
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-10)
+    check_grad(lambda m, x: m.linalg.norm(x, *args, **kwargs).sum(), a)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, -1, -2])
+def test_matrix_power(n):
+    a = RNG.uniform(-1, 1, (2, 3, 3)) + 3 * np.eye(3)
+    np.testing.assert_allclose(
+        nt.linalg.matrix_power(nt.tensor(a), n).numpy(),
+        torch.linalg.matrix_power(torch.tensor(a), n).numpy(),
+        rtol=1e-10,
+    )
+    np.testing.assert_allclose(
+        nt.tensor(a).matrix_power(n).numpy(),
+        torch.matrix_power(torch.tensor(a), n).numpy(),
+        rtol=1e-10,
+    )
+    if n:
+        check_grad(lambda m, x: (m.linalg.matrix_power(x, n) * m.tensor(W3)).sum(), a)
+
+
+@pytest.mark.parametrize(
+    "sa,sb,dims",
+    [
+        ((2, 3, 4), (3, 4, 5), 2),
+        ((2, 3), (3, 4), 1),
+        ((2, 3), (4, 5), 0),
+        ((2, 3, 4), (4, 3), ([1, 2], [1, 0])),
+    ],
+)
+def test_tensordot(sa, sb, dims):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    out = nt.tensordot(nt.tensor(a), nt.tensor(b), dims)
+    np.testing.assert_allclose(
+        out.numpy(), torch.tensordot(torch.tensor(a), torch.tensor(b), dims).numpy(), rtol=1e-10
+    )
+    check_grad(lambda m, x: m.tensordot(x, m.tensor(b), dims).sum(), a)
+
+
+@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (4, 3)), ((), (2, 3)), ((2, 2, 3), (3,))])
+def test_inner(sa, sb):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    ref = torch.inner(torch.tensor(a), torch.tensor(b))
+    np.testing.assert_allclose(
+        nt.inner(nt.tensor(a), nt.tensor(b)).numpy(), ref.numpy(), rtol=1e-10
+    )
+    check_grad(lambda m, x: (m.inner(x, m.tensor(b)) ** 2).sum(), a)
+
+
+@pytest.mark.parametrize(
+    "sa,sb", [((2,), (3,)), ((2, 3), (2, 2)), ((2, 1, 2), (3, 2)), ((2, 2), ())]
+)
+def test_kron(sa, sb):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    ref = torch.kron(torch.tensor(a), torch.tensor(b))
+    np.testing.assert_allclose(nt.kron(nt.tensor(a), nt.tensor(b)).numpy(), ref.numpy(), rtol=1e-10)
+    check_grad(lambda m, x: (m.kron(x, m.tensor(b)) ** 2).sum(), a)
+
+
+def test_multi_dot_vecdot_cross():
+    ms = [RNG.standard_normal(s) for s in [(3,), (3, 4), (4, 2), (2,)]]
+    ref = torch.linalg.multi_dot([torch.tensor(m) for m in ms])
+    np.testing.assert_allclose(
+        nt.linalg.multi_dot([nt.tensor(m) for m in ms]).numpy(), ref.numpy(), rtol=1e-10
+    )
+    x, y = RNG.standard_normal((2, 3)), RNG.standard_normal((3,))
+    ref = torch.linalg.vecdot(torch.tensor(x), torch.tensor(y))
+    np.testing.assert_allclose(
+        nt.linalg.vecdot(nt.tensor(x), nt.tensor(y)).numpy(), ref.numpy(), rtol=1e-10
+    )
+    a, b = RNG.standard_normal((3, 2)), RNG.standard_normal((3, 2))
+    with pytest.warns(UserWarning):
+        out = nt.cross(nt.tensor(a), nt.tensor(b))
+    np.testing.assert_allclose(
+        out.numpy(), torch.cross(torch.tensor(a), torch.tensor(b), dim=0).numpy(), rtol=1e-10
+    )
+    with pytest.raises(RuntimeError, match="expected at least 2 tensors but got 1"):
+        nt.linalg.multi_dot([nt.ones(3)])
+
+
+def test_return_types_and_aliases():
+    a = spd(3)
+    r = nt.linalg.slogdet(nt.tensor(a))
+    assert type(r).__name__ == "linalg_slogdet" and r.sign.item() == 1.0
+    np.testing.assert_allclose(r.logabsdet.item(), np.linalg.slogdet(a)[1])
+    r2 = nt.slogdet(nt.tensor(a))
+    assert type(r2).__name__ == "slogdet" and type(r2)(list(r2)).logabsdet is r2[1]
+    q, rr = nt.linalg.qr(nt.tensor(a))
+    np.testing.assert_allclose((q @ rr).numpy(), a, atol=1e-12)
+    np.testing.assert_allclose(nt.det(nt.tensor(a)).item(), np.linalg.det(a))
+    np.testing.assert_allclose(nt.inverse(nt.tensor(a)).numpy(), np.linalg.inv(a), atol=1e-12)
+    np.testing.assert_allclose(nt.tensor(a).logdet().item(), np.log(np.linalg.det(a)))
+    np.testing.assert_allclose(
+        nt.matrix_exp(nt.tensor(a) * 0.1).numpy(), torch.matrix_exp(torch.tensor(a) * 0.1).numpy()
+    )
+    with pytest.raises(nt.linalg.LinAlgError):
+        nt.linalg.inv(nt.zeros(3, 3))
+
+
+def test_matmul_mixed_dtypes_raise():
+    with pytest.raises(
+        RuntimeError, match=r"expected m1 and m2 to have the same dtype, but got: float != double"
+    ):
+        nt.ones(2, 3) @ nt.ones(3, 2, dtype=nt.float64)
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        nt.matmul(nt.ones(2, 2, 3), nt.ones(2, 3, 2, dtype=nt.float64))
