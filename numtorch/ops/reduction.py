@@ -13,7 +13,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import LINEAR, Op, defop
 from ..testing.samples import ErrorInput, S
-from ._families import METHODS, method, to_float
+from ._families import METHODS, inplace, method, to_float
 
 FLOATS = ("float32", "float64")
 _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops below
@@ -523,10 +523,12 @@ min_dim = _indexed_op(
 def _extremum(op: Op, all_op: Op, binary: str):
     name = op.name
 
-    def fn(input, dim=None, keepdim: bool = False, *, out=None):
+    def fn(input, dim=None, keepdim: bool = False, *, other=None, out=None):
         import numtorch as nt
 
         input = _tensor(input)
+        if other is not None:
+            dim = other
         if not isinstance(dim, (int, type(None))):  # max(a, b): the elementwise form
             return (
                 getattr(nt, binary)(input, dim)
@@ -987,11 +989,52 @@ cumsum = _scan_op(
     "cumsum", _cumsum, lambda g, dim: _revcumsum(g, dim), LINEAR, _scan_samples(),
     dtypes=("float32", "float64", "int64", "bool"),
 )  # fmt: skip
+
+
+def _cumprod_others(x, d: int):
+    """m[..., i, k] = prod_{j <= k, j != i} x_j for k >= i, else 0 (x's dim d moved last)."""
+    import numtorch as nt
+
+    n = x.shape[d]
+    i, k = nt.arange(n).reshape(n, 1), nt.arange(n)
+    c = nt.where(i == k, 1.0, x.movedim(d, -1).unsqueeze(-2)).cumprod(-1)
+    return nt.where(k >= i, c, 0.0)
+
+
+def _has_zero(x) -> bool:
+    return x.dim() > 0 and bool((x == 0).any())
+
+
+def _cumprod_vjp(g, x, result, dim):
+    """Through result / x without zeros; exact O(n^2) products of the others with zeros."""
+    if not _has_zero(x):
+        return _revcumsum(g * result, dim) / x
+    d = dim1(dim, x.dim())
+    return (_cumprod_others(x, d) * g.movedim(d, -1).unsqueeze(-2)).sum(-1).movedim(-1, d)
+
+
+def _cumprod_jvp(t, x, result, dim):
+    if not _has_zero(x):
+        return result * (t / x).cumsum(dim)
+    d = dim1(dim, x.dim())
+    return (_cumprod_others(x, d) * t.movedim(d, -1).unsqueeze(-1)).sum(-2).movedim(-1, d)
+
+
+def _cumprod_samples(make):
+    yield from _scan_samples(0.5, 1.5)(make)
+    if make.is_float:
+        z = make((3, 4), 0.5, 1.5)
+        z[0, 1] = z[1, 0] = z[1, 2] = z[2, 3] = 0  # one zero and two zeros in a row
+        yield S((z, 1))
+        yield S((z, 0))
+
+
 cumprod = _scan_op(
-    "cumprod", _cumprod, lambda g, x, result, dim: _revcumsum(g * result, dim) / x,
-    lambda t, x, result, dim: result * (t / x).cumsum(dim), _scan_samples(0.5, 1.5),
+    "cumprod", _cumprod, _cumprod_vjp, _cumprod_jvp, _cumprod_samples,
     dtypes=("float32", "float64", "int64"),
 )  # fmt: skip
+inplace(cumsum)
+inplace(cumprod)
 logcumsumexp = _scan_op(
     "logcumsumexp", _logcumsumexp,
     lambda g, x, result, dim: _revcumsum(g * (-result).exp(), dim) * x.exp(),
