@@ -684,6 +684,169 @@ scatter_add = defop(
 )  # fmt: skip
 
 
+_REDUCE_AT = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
+
+
+def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
+    if reduce not in _REDUCE_AT:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    if input.ndim == 0:
+        input, index, src, dim = input.reshape(1), index.reshape(-1), src.reshape(-1), 0
+        shape0 = ()
+    else:
+        dim, shape0 = _wrap(dim, input.ndim), input.shape
+    _need_int(index, "scatter_reduce(): Expected dtype int32/int64 for index")
+    _check_dims("scatter_reduce", input, index, src, dim)
+    _bounds(index, input.shape[dim], dim)
+    key = _scatter_key(xp, index, dim)
+    vals = _region(src, index.shape)
+    out = input.copy()
+    if not include_self:
+        ident = {"sum": 0, "mean": 0, "prod": 1}
+        if reduce in ident:
+            out[key] = ident[reduce]
+        else:
+            out[key] = vals.max() if reduce == "amin" else vals.min()
+    getattr(xp, _REDUCE_AT[reduce]).at(out, key, vals)
+    if reduce == "mean":
+        cnt = xp.zeros(input.shape, dtype=xp.int64) + int(include_self)
+        xp.add.at(cnt, key, 1)
+        cnt = xp.maximum(cnt, 1)
+        out = out // cnt if out.dtype.kind in "iu" else out / cnt
+    return out.reshape(shape0).astype(input.dtype)
+
+
+def _sr_stats(xp, input, index, src, result, dim, reduce, include_self):
+    """Non-differentiable weights for scatter_reduce's vjp: (input weight, src weight)."""
+    if input.ndim == 0:
+        input, index, src, result = (a.reshape(-1) for a in (input, index, src, result))
+        dim = 0
+    dim = _wrap(dim, input.ndim)
+    key = _scatter_key(xp, index, dim)
+    vals = _region(src, index.shape)
+    hit = xp.zeros(input.shape, dtype=bool)
+    hit[key] = True
+    keep = xp.ones(input.shape) if include_self else (~hit).astype(input.dtype)
+    if reduce in ("sum", "prod"):
+        return keep, xp.ones(index.shape)
+    if reduce == "mean":
+        cnt = xp.zeros(input.shape) + int(include_self)
+        xp.add.at(cnt, key, 1)
+        inv = 1 / xp.maximum(cnt, 1)
+        w = keep * inv if include_self else keep
+        return w, inv[key]
+    # amax / amin: the gradient is shared evenly among the elements equal to the result
+    tie_in = (input == result) * keep
+    tie_src = (vals == result[key]).astype(input.dtype)
+    n = tie_in.copy()
+    xp.add.at(n, key, tie_src)
+    n = xp.maximum(n, 1)
+    return tie_in / n, tie_src / n[key]
+
+
+sr_stats = defop(
+    "scatter_reduce_weights", lambda xp, input, index, src, result, dim, reduce, include_self: tuple(
+        w.astype(input.dtype) for w in _sr_stats(xp, input, index, src, result, dim, reduce, include_self)
+    ), nin=4, nout=2,
+)  # fmt: skip
+
+
+def _sr_vjp_input(g, input, index, src, result, dim, reduce, include_self):
+    w, _ = sr_stats.fn(
+        input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
+    )
+    if reduce == "prod" and include_self:
+        return g * result / input
+    return g * w
+
+
+def _sr_vjp_src(g, input, index, src, result, dim, reduce, include_self):
+    _, w = sr_stats.fn(
+        input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
+    )
+    if reduce == "prod":
+        return _grad_region(
+            (g * result).gather(dim, index) / _region_t(src, index.shape), src.shape
+        )
+    return _grad_region(g.gather(dim, index) * w, src.shape)
+
+
+def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
+    w_in, w_src = sr_stats.fn(
+        input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
+    )
+    ts = _region_t(tsrc, index.shape)
+    zeros = _nt().zeros_like(result)
+    if reduce == "prod":
+        return result * (
+            tinput * w_in / input
+            + scatter_add.fn(zeros, index, ts / _region_t(src, index.shape), dim=dim)
+        )
+    return tinput * w_in + scatter_add.fn(zeros, index, ts * w_src, dim=dim)
+
+
+def _region_t(src, shape):
+    if tuple(src.shape) == tuple(shape):
+        return src
+    return getitem.fn(src, tuple(slice(0, n) for n in shape), tuple(src.shape))
+
+
+def _scatter_reduce_samples(make):
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        lo = 0.5 if reduce == "prod" else -2
+        for inc in (True, False):
+            yield S(
+                (
+                    make((3, 4), lo, 2),
+                    0,
+                    np.array([[0, 1, 2, 0], [0, 0, 2, 2]]),
+                    make((2, 4), lo, 2),
+                    reduce,
+                ),
+                {"include_self": inc},
+            )
+        yield S((make((2, 3), lo, 2), 1, np.array([[2, 2], [0, 1]]), make((2, 2), lo, 2), reduce))
+
+
+scatter_reduce_op = defop(
+    "scatter_reduce", _scatter_reduce, nin=3,
+    vjp=(_sr_vjp_input, None, _sr_vjp_src), jvp=_sr_jvp, samples=_scatter_reduce_samples,
+    error_samples=lambda make: [
+        ErrorInput(S((make((3, 4)), 0, np.array([[0]]), make((1, 1)), "foo")), RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
+        ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)), "sum")), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3"),
+    ],
+)  # fmt: skip
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+    out=None,
+) -> Tensor:
+    """Reduce ``src`` into ``input`` at ``index`` along ``dim`` ('sum', 'prod', 'mean', 'amax', 'amin')."""
+    r = scatter_reduce_op.fn(input, index, src, dim, reduce, include_self=include_self)
+    if out is not None:
+        from .._core.dispatch import write_out
+
+        return write_out(out, r)
+    return r
+
+
+def scatter_reduce_(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """In-place :func:`scatter_reduce`."""
+    attrs = {"dim": dim, "reduce": reduce, "include_self": include_self}
+    return run_inplace(scatter_reduce_op, self, (index, src), attrs)
+
+
 # ------------------------------------------------------------------ index_select / index_*
 def _moved(a, dim):
     return a if a.ndim == 0 else a.swapaxes(0, dim)
@@ -1221,6 +1384,7 @@ API = {
     "index_put_": index_put_,
     "scatter": scatter,
     "scatter_add": scatter_add_fn,
+    "scatter_reduce": scatter_reduce,
     "index_add": index_add,
     "index_fill": index_fill,
     "index_copy": index_copy,
@@ -1249,6 +1413,8 @@ TENSOR_METHODS = {
     "scatter_": scatter_,
     "scatter_add": _method(scatter_add_fn),
     "scatter_add_": scatter_add_,
+    "scatter_reduce": _method(scatter_reduce),
+    "scatter_reduce_": scatter_reduce_,
     "index_add": _method(index_add),
     "index_add_": index_add_,
     "index_fill": _method(index_fill),
