@@ -19,7 +19,7 @@ def wrap_dim(d: int, ndim: int) -> int:
     return d % n
 
 
-def _bad_dim(make, fn_args=lambda x: (x, 2)):
+def _bad_dim(make, fn_args=lambda input: (input, 2)):
     return ErrorInput(
         S(fn_args(make((2, 3)))),
         IndexError,
@@ -47,12 +47,12 @@ def infer_size(size, numel: int) -> tuple:
     return size
 
 
-def _reshape(xp, x, shape):
-    return x.reshape(infer_size(shape, x.size))
+def _reshape(xp, input, shape):
+    return input.reshape(infer_size(shape, input.size))
 
 
 reshape = defop(
-    "reshape", _reshape, nin=1, vjp=lambda g, x_shape: g.reshape(x_shape), jvp=LINEAR, view=True,
+    "reshape", _reshape, nin=1, vjp=lambda g, input_shape: g.reshape(input_shape), jvp=LINEAR, view=True,
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
                           S((make((0, 3)), (3, 0))), S((make((2, 3, 4)), (4, -1)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
@@ -61,10 +61,10 @@ reshape = defop(
 method(reshape, sizes=True)
 
 
-def _view(xp, x, size):
-    size = infer_size(size, x.size)
+def _view(xp, input, size):
+    size = infer_size(size, input.size)
     try:
-        return xp.reshape(x, size, copy=False)
+        return xp.reshape(input, size, copy=False)
     except ValueError:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
@@ -73,7 +73,7 @@ def _view(xp, x, size):
 
 
 view = defop(
-    "view", _view, nin=1, vjp=lambda g, x_shape: g.reshape(x_shape), jvp=LINEAR, view=True, api="Tensor.view",
+    "view", _view, nin=1, vjp=lambda g, input_shape: g.reshape(input_shape), jvp=LINEAR, view=True, api="Tensor.view",
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3, 4)), (-1, 4))), S((make(()), (1,)))],
 )  # fmt: skip
 
@@ -93,8 +93,8 @@ def _view_as(self, other):
 
 
 # ------------------------------------------------------------------ dims in and out
-def _unsqueeze(xp, x, dim):
-    return xp.expand_dims(x, wrap_dim(dim, x.ndim + 1))
+def _unsqueeze(xp, input, dim):
+    return xp.expand_dims(input, wrap_dim(dim, input.ndim + 1))
 
 
 unsqueeze = method(
@@ -118,15 +118,21 @@ unsqueeze = method(
 )
 
 
-def _squeeze(xp, x, dim=None):
+def _squeeze(xp, input, dim=None):
     if dim is None:
-        axes = tuple(i for i, s in enumerate(x.shape) if s == 1)
+        axes = tuple(i for i, s in enumerate(input.shape) if s == 1)
     else:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         axes = tuple(
-            sorted({a for a in (wrap_dim(d, x.ndim) for d in dims) if x.ndim and x.shape[a] == 1})
+            sorted(
+                {
+                    a
+                    for a in (wrap_dim(d, input.ndim) for d in dims)
+                    if input.ndim and input.shape[a] == 1
+                }
+            )
         )
-    return xp.squeeze(x, axes) if axes else x[...]
+    return xp.squeeze(input, axes) if axes else input[...]
 
 
 squeeze = method(
@@ -134,7 +140,7 @@ squeeze = method(
         "squeeze",
         _squeeze,
         nin=1,
-        vjp=lambda g, x_shape: g.reshape(x_shape),
+        vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
         samples=lambda make: [
@@ -151,8 +157,12 @@ squeeze = method(
 )
 
 
-def _transpose(xp, x, dim0, dim1):
-    return xp.swapaxes(x, wrap_dim(dim0, x.ndim), wrap_dim(dim1, x.ndim)) if x.ndim else x[...]
+def _transpose(xp, input, dim0, dim1):
+    return (
+        xp.swapaxes(input, wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim))
+        if input.ndim
+        else input[...]
+    )
 
 
 transpose = method(
@@ -170,7 +180,7 @@ transpose = method(
             S((make((0, 3)), 1, 0)),
             S((make((2, 3)), 1, 1)),
         ],
-        error_samples=lambda make: [_bad_dim(make, lambda x: (x, 0, 2))],
+        error_samples=lambda make: [_bad_dim(make, lambda input: (input, 0, 2))],
     )  # fmt: skip
 )
 
@@ -185,17 +195,17 @@ def swapdims(input, dim0: int, dim1: int):
     return transpose.fn(input, dim0, dim1)
 
 
-def _permute(xp, x, dims):
+def _permute(xp, input, dims):
     dims = tuple(dims)
-    if len(dims) != x.ndim:
+    if len(dims) != input.ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
-            f"the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not equal to len(dims) = {len(dims)}"
+            f"the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}"
         )
-    axes = tuple(wrap_dim(d, x.ndim) for d in dims)
+    axes = tuple(wrap_dim(d, input.ndim) for d in dims)
     if len(set(axes)) != len(axes):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return xp.transpose(x, axes) if x.ndim else x[...]
+    return xp.transpose(input, axes) if input.ndim else input[...]
 
 
 def _inverse_perm(dims) -> tuple:
@@ -216,10 +226,10 @@ permute = defop(
 method(permute, sizes=True)
 
 
-def _t(xp, x):
-    if x.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return x.T if x.ndim == 2 else x[...]
+def _t(xp, input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return input.T if input.ndim == 2 else input[...]
 
 
 t = method(
@@ -335,14 +345,14 @@ def _narrow_args(shape, dim, start, length):
     return dim, start
 
 
-def _narrow(xp, x, dim, start, length):
-    dim, start = _narrow_args(x.shape, dim, start, length)
-    return x[(slice(None),) * dim + (slice(start, start + length),)]
+def _narrow(xp, input, dim, start, length):
+    dim, start = _narrow_args(input.shape, dim, start, length)
+    return input[(slice(None),) * dim + (slice(start, start + length),)]
 
 
-def _narrow_vjp(g, x, dim, start, length):
-    d, s = _narrow_args(tuple(x.shape), dim, start, length)
-    return slice_backward.fn(g, tuple(x.shape), d, s, length)
+def _narrow_vjp(g, input_shape, dim, start, length):
+    d, s = _narrow_args(tuple(input_shape), dim, start, length)
+    return slice_backward.fn(g, tuple(input_shape), d, s, length)
 
 
 narrow = method(
@@ -384,14 +394,14 @@ def _select_args(shape, dim, index):
     return dim, index % size
 
 
-def _select(xp, x, dim, index):
-    dim, index = _select_args(x.shape, dim, index)
-    return x[(slice(None),) * dim + (index,)][...]
+def _select(xp, input, dim, index):
+    dim, index = _select_args(input.shape, dim, index)
+    return input[(slice(None),) * dim + (index, Ellipsis)]
 
 
-def _select_vjp(g, x, dim, index):
-    d, i = _select_args(tuple(x.shape), dim, index)
-    return select_backward.fn(g, tuple(x.shape), d, i)
+def _select_vjp(g, input_shape, dim, index):
+    d, i = _select_args(tuple(input_shape), dim, index)
+    return select_backward.fn(g, tuple(input_shape), d, i)
 
 
 select = method(
@@ -480,17 +490,17 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
 
 
 # ------------------------------------------------------------------ flatten, broadcasting
-def _flatten(xp, x, start_dim=0, end_dim=-1):
-    if x.ndim == 0:
+def _flatten(xp, input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
         wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)
-        return x.reshape(1)
-    s, e = wrap_dim(start_dim, x.ndim), wrap_dim(end_dim, x.ndim)
+        return input.reshape(1)
+    s, e = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     n = 1
-    for k in x.shape[s : e + 1]:
+    for k in input.shape[s : e + 1]:
         n *= k
-    return x.reshape(x.shape[:s] + (n,) + x.shape[e + 1 :])
+    return input.reshape(input.shape[:s] + (n,) + input.shape[e + 1 :])
 
 
 flatten = method(
@@ -498,7 +508,7 @@ flatten = method(
         "flatten",
         _flatten,
         nin=1,
-        vjp=lambda g, x: g.reshape(x.shape),
+        vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
         samples=lambda make: [
@@ -519,21 +529,21 @@ flatten = method(
 )
 
 
-def _unflatten(xp, x, dim, sizes):
-    d = wrap_dim(dim, x.ndim)
+def _unflatten(xp, input, dim, sizes):
+    d = wrap_dim(dim, input.ndim)
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     try:
-        new = infer_size(sizes, x.shape[d])
+        new = infer_size(sizes, input.shape[d])
     except RuntimeError:
         if sizes.count(-1) > 1:
             raise
         raise RuntimeError(
             f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
-            f"({x.shape[d]}) in the input tensor"
+            f"({input.shape[d]}) in the input tensor"
         ) from None
-    return x.reshape(x.shape[:d] + new + x.shape[d + 1 :])
+    return input.reshape(input.shape[:d] + new + input.shape[d + 1 :])
 
 
 unflatten = method(
@@ -541,7 +551,7 @@ unflatten = method(
         "unflatten",
         _unflatten,
         nin=1,
-        vjp=lambda g, x: g.reshape(x.shape),
+        vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
         samples=lambda make: [
@@ -590,8 +600,8 @@ def _expand_size(shape, size) -> tuple:
     return tuple(full)
 
 
-def _expand(xp, x, size):
-    return xp.broadcast_to(x, _expand_size(x.shape, size))
+def _expand(xp, input, size):
+    return xp.broadcast_to(input, _expand_size(input.shape, size))
 
 
 expand = defop(
@@ -674,15 +684,15 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(expand.fn(t, tuple(shape)) for t in tensors)
 
 
-def _ravel(xp, x):
-    return x.reshape(-1)
+def _ravel(xp, input):
+    return input.reshape(-1)
 
 
 ravel = method(
     defop(
         "ravel",
         _ravel,
-        vjp=lambda g, x: g.reshape(x.shape),
+        vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
         samples=lambda make: [S((make((2, 3)),)), S((make(()),)), S((make((0, 2)),))],
@@ -709,7 +719,7 @@ def _list_tangents(t, tensors) -> list:
     """Tangents of a list input, zeros where an element has none."""
     from .. import zeros_like
 
-    return [zeros_like(x) if ti is None else ti for ti, x in zip(t, tensors, strict=True)]
+    return [zeros_like(input) if ti is None else ti for ti, input in zip(t, tensors, strict=True)]
 
 
 def _legacy_empty(shape) -> bool:
@@ -963,9 +973,9 @@ def _dim_list(dims, ndim: int, what: str) -> tuple:
     return tuple(wrap_dim(d, ndim) for d in dims)
 
 
-def _movedim(xp, x, source, destination):
-    src = _dim_list(source, x.ndim, "source")
-    dst = _dim_list(destination, x.ndim, "destination")
+def _movedim(xp, input, source, destination):
+    src = _dim_list(source, input.ndim, "source")
+    dst = _dim_list(destination, input.ndim, "destination")
     if len(src) != len(dst):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain the "
@@ -975,7 +985,7 @@ def _movedim(xp, x, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
-    return xp.moveaxis(x, src, dst) if x.ndim else x[...]
+    return xp.moveaxis(input, src, dst) if input.ndim else input[...]
 
 
 movedim = method(
@@ -1015,12 +1025,12 @@ def moveaxis(input, source, destination):
     return movedim.fn(input, source, destination)
 
 
-def _flip(xp, x, dims):
-    axes = _dim_list(dims, x.ndim, "dims")
+def _flip(xp, input, dims):
+    axes = _dim_list(dims, input.ndim, "dims")
     for a in set(axes):
         if axes.count(a) > 1:
             raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
-    return xp.flip(x, axes).copy() if x.ndim and axes else x.copy()
+    return xp.flip(input, axes).copy() if input.ndim and axes else input.copy()
 
 
 flip = method(
@@ -1063,18 +1073,18 @@ def flipud(input):
     return flip.fn(input, (0,))
 
 
-def _roll(xp, x, shifts, dims=None):
+def _roll(xp, input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     if dims is None or (not isinstance(dims, int) and len(dims) == 0):
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-        return xp.roll(x.reshape(-1), shifts[0]).reshape(x.shape)
-    axes = _dim_list(dims, x.ndim, "dims")
+        return xp.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
+    axes = _dim_list(dims, input.ndim, "dims")
     if len(shifts) != len(axes):
         raise RuntimeError(
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(axes)}"
         )
-    return xp.roll(x, shifts, axes)
+    return xp.roll(input, shifts, axes)
 
 
 def _neg_shifts(shifts):
@@ -1107,18 +1117,18 @@ roll = method(
 )
 
 
-def _rot90(xp, x, k=1, dims=(0, 1)):
+def _rot90(xp, input, k=1, dims=(0, 1)):
     dims = tuple(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if x.ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
-    d0, d1 = wrap_dim(dims[0], x.ndim), wrap_dim(dims[1], x.ndim)
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
     if d0 == d1:
         raise RuntimeError(
             f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
         )
-    return xp.rot90(x, k, (d0, d1)).copy()
+    return xp.rot90(input, k, (d0, d1)).copy()
 
 
 rot90 = method(
@@ -1151,10 +1161,10 @@ rot90 = method(
 
 # ------------------------------------------------------------------ triangles and diagonals
 def _tri(name: str, fn_name: str):
-    def kernel(xp, x, diagonal=0):
-        if x.ndim < 2:
+    def kernel(xp, input, diagonal=0):
+        if input.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-        return getattr(xp, fn_name)(x, diagonal)
+        return getattr(xp, fn_name)(input, diagonal)
 
     kernel.__name__ = "_" + name
     return kernel
@@ -1192,19 +1202,19 @@ def _diag_geometry(shape, offset, dim1, dim2):
     return d1, d2, length
 
 
-def _diagonal(xp, x, offset=0, dim1=0, dim2=1):
-    d1, d2, n = _diag_geometry(x.shape, offset, dim1, dim2)
+def _diagonal(xp, input, offset=0, dim1=0, dim2=1):
+    d1, d2, n = _diag_geometry(input.shape, offset, dim1, dim2)
     if n > 0:
-        start = [slice(None)] * x.ndim
+        start = [slice(None)] * input.ndim
         if offset >= 0:
             start[d2] = slice(offset, None)
         else:
             start[d1] = slice(-offset, None)
-        x = x[tuple(start)]
-    rest = [i for i in range(x.ndim) if i not in (d1, d2)]
-    shape = tuple(x.shape[i] for i in rest) + (n,)
-    strides = tuple(x.strides[i] for i in rest) + (x.strides[d1] + x.strides[d2],)
-    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+        input = input[tuple(start)]
+    rest = [i for i in range(input.ndim) if i not in (d1, d2)]
+    shape = tuple(input.shape[i] for i in rest) + (n,)
+    strides = tuple(input.strides[i] for i in rest) + (input.strides[d1] + input.strides[d2],)
+    return xp.lib.stride_tricks.as_strided(input, shape, strides)
 
 
 def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
@@ -1236,8 +1246,8 @@ diagonal = method(
         nin=1,
         view=True,
         jvp=LINEAR,
-        vjp=lambda g, x, offset, dim1, dim2: diagonal_backward.fn(
-            g, tuple(x.shape), offset, dim1, dim2
+        vjp=lambda g, input_shape, offset, dim1, dim2: diagonal_backward.fn(
+            g, tuple(input_shape), offset, dim1, dim2
         ),
         samples=_diagonal_samples,
         error_samples=lambda make: [
@@ -1252,18 +1262,18 @@ diagonal = method(
 )
 
 
-def _diag_embed(xp, x, offset=0, dim1=-2, dim2=-1):
-    nd = x.ndim + 1
+def _diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
+    nd = input.ndim + 1
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = (x.shape[-1] if x.ndim else 1) + abs(offset)
-    batch = list(x.shape[:-1])
+    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
+    batch = list(input.shape[:-1])
     shape = []
     for i in range(nd):
         shape.append(n if i in (d1, d2) else batch.pop(0))
-    out = xp.zeros(tuple(shape), dtype=x.dtype)
-    _diagonal(xp, out, offset, d1, d2)[...] = x
+    out = xp.zeros(tuple(shape), dtype=input.dtype)
+    _diagonal(xp, out, offset, d1, d2)[...] = input
     return out
 
 
@@ -1292,18 +1302,18 @@ diag_embed = method(
 )
 
 
-def _diag(xp, x, diagonal=0):
-    if x.ndim == 1:
-        return _diag_embed(xp, x, diagonal, 0, 1)
-    if x.ndim == 2:
-        return _diagonal(xp, x, diagonal, 0, 1).copy()
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+def _diag(xp, input, diagonal=0):
+    if input.ndim == 1:
+        return _diag_embed(xp, input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return _diagonal(xp, input, diagonal, 0, 1).copy()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
-def _diag_vjp(g, x, diagonal):
-    if x.dim() == 1:
+def _diag_vjp(g, input_shape, diagonal):
+    if len(input_shape) == 1:
         return g.diagonal(diagonal)
-    return diagonal_backward.fn(g, tuple(x.shape), diagonal, 0, 1)
+    return diagonal_backward.fn(g, tuple(input_shape), diagonal, 0, 1)
 
 
 diag = method(
@@ -1333,9 +1343,9 @@ diag = method(
 
 
 # ------------------------------------------------------------------ repetition
-def _repeat(xp, x, repeats):
+def _repeat(xp, input, repeats):
     repeats = tuple(int(r) for r in repeats)
-    if len(repeats) < x.ndim:
+    if len(repeats) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
@@ -1343,17 +1353,17 @@ def _repeat(xp, x, repeats):
         raise RuntimeError(
             f"Trying to create tensor with negative dimension {min(repeats)}: {list(repeats)}"
         )
-    x = x.reshape((1,) * (len(repeats) - x.ndim) + x.shape)
-    return xp.tile(x, repeats)
+    input = input.reshape((1,) * (len(repeats) - input.ndim) + input.shape)
+    return xp.tile(input, repeats)
 
 
-def _repeat_vjp(g, x, repeats):
+def _repeat_vjp(g, input_shape, repeats):
     repeats = tuple(int(r) for r in repeats)
-    shape = (1,) * (len(repeats) - x.dim()) + tuple(x.shape)
+    shape = (1,) * (len(repeats) - len(input_shape)) + tuple(input_shape)
     split = []
     for r, s in zip(repeats, shape, strict=True):
         split += [r, s]
-    return g.reshape(split).sum(tuple(range(0, 2 * len(shape), 2))).reshape(x.shape)
+    return g.reshape(split).sum(tuple(range(0, 2 * len(shape), 2))).reshape(input_shape)
 
 
 repeat = defop(
@@ -1365,14 +1375,14 @@ repeat = defop(
 method(repeat, sizes=True)
 
 
-def _tile(xp, x, dims):
+def _tile(xp, input, dims):
     dims = tuple(int(d) for d in dims)
-    return _repeat(xp, x, (1,) * (x.ndim - len(dims)) + dims)
+    return _repeat(xp, input, (1,) * (input.ndim - len(dims)) + dims)
 
 
-def _tile_vjp(g, x, dims):
+def _tile_vjp(g, input_shape, dims):
     dims = tuple(int(d) for d in dims)
-    return _repeat_vjp(g, x, (1,) * (x.dim() - len(dims)) + dims)
+    return _repeat_vjp(g, input_shape, (1,) * (len(input_shape) - len(dims)) + dims)
 
 
 tile = method(
@@ -1437,18 +1447,12 @@ segment_sum = defop(
 )  # fmt: skip
 
 
-def _repeat_interleave_vjp(g, input, repeats, dim):
-    if dim is None:
-        d, shape = 0, (-1,)
-    else:
-        d, shape = wrap_dim(dim, input.dim()), tuple(input.shape)
+def _repeat_interleave_vjp(g, input_shape, repeats, dim):
+    d = 0 if dim is None else wrap_dim(dim, len(input_shape))
     if not isinstance(repeats, int):
         repeats = repeats.detach()
-        if repeats.numel() == 1:
-            repeats = int(repeats.reshape(-1)[0].item())
-        else:
-            repeats = repeats.numpy()
-    return segment_sum.fn(g, repeats, d).reshape(input.shape if dim is None else shape)
+        repeats = int(repeats.reshape(-1)[0].item()) if repeats.numel() == 1 else repeats.numpy()
+    return segment_sum.fn(g, repeats, d).reshape(input_shape)
 
 
 def _repeat_interleave_samples(make):
