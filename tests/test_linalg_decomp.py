@@ -354,3 +354,41 @@ def test_matmul_mixed_dtypes_raise():
         nt.ones(2, 3) @ nt.ones(3, 2, dtype=nt.float64)
     with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
         nt.matmul(nt.ones(2, 2, 3), nt.ones(2, 3, 2, dtype=nt.float64))
+
+
+@pytest.mark.parametrize("kw", [{}, {"atol": 0.5}, {"rtol": 0.3}, {"hermitian": False}])
+def test_pinv(kw):
+    a = RNG.standard_normal((2, 4, 3))
+    a[1, :, 2] = a[1, :, 0]  # rank deficient
+    ref = torch.linalg.pinv(torch.tensor(a), **kw)
+    np.testing.assert_allclose(nt.linalg.pinv(nt.tensor(a), **kw).numpy(), ref.numpy(), atol=1e-10)
+    full = RNG.standard_normal((4, 3))
+    w = RNG.standard_normal((3, 4))
+    check_grad(lambda m, x: (m.linalg.pinv(x) * m.tensor(w)).sum(), full)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse(upper):
+    a, b = spd(3), RNG.standard_normal((3, 2))
+    fac = np.linalg.cholesky(a)
+    fac = fac.T.copy() if upper else fac
+    ref = torch.cholesky_solve(torch.tensor(b), torch.tensor(fac), upper)
+    np.testing.assert_allclose(
+        nt.cholesky_solve(nt.tensor(b), nt.tensor(fac), upper).numpy(), ref.numpy(), rtol=1e-10
+    )
+    ref = torch.cholesky_inverse(torch.tensor(fac), upper)
+    np.testing.assert_allclose(
+        nt.cholesky_inverse(nt.tensor(fac), upper).numpy(), ref.numpy(), rtol=1e-10
+    )
+    check_grad(lambda m, x: (m.cholesky_solve(x, m.tensor(fac), upper) ** 2).sum(), b)
+
+
+def test_legacy_svd_qr():
+    a = RNG.standard_normal((4, 3))
+    u, s, v = nt.svd(nt.tensor(a))
+    assert type(nt.svd(nt.tensor(a))).__name__ == "svd"
+    np.testing.assert_allclose(((u * s) @ v.mT).numpy(), a, atol=1e-12)
+    q, r = nt.qr(nt.tensor(a), some=False)
+    tq, tr = torch.linalg.qr(torch.tensor(a), mode="complete")
+    np.testing.assert_allclose(q.numpy(), tq.numpy(), atol=1e-12)
+    np.testing.assert_allclose(r.numpy(), tr.numpy(), atol=1e-12)

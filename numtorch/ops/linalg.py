@@ -7,11 +7,13 @@ every vjp/jvp is written with numtorch ops, so it is differentiable again.
 from __future__ import annotations
 
 import string
+
 import numpy as np
 
 from .._core import dtype as dt
 from .._core.op import LINEAR, defop
-from ..testing.samples import S, ErrorInput as E
+from ..testing.samples import ErrorInput as E
+from ..testing.samples import S
 from ._families import inplace, method
 
 
@@ -136,24 +138,24 @@ def _mv(A, x):
 
 
 # ------------------------------------------------------------------ matmul family
-def _matmul_vjp_a(g, a, b):
-    if a.dim() == 1 and b.dim() == 1:
-        return g * b
-    if b.dim() == 1:
-        return g.unsqueeze(-1) * b
-    if a.dim() == 1:
-        return (b @ g.unsqueeze(-1)).squeeze(-1)
-    return g @ b.mT
+def _matmul_vjp_a(g, input, other):
+    if input.dim() == 1 and other.dim() == 1:
+        return g * other
+    if other.dim() == 1:
+        return g.unsqueeze(-1) * other
+    if input.dim() == 1:
+        return (other @ g.unsqueeze(-1)).squeeze(-1)
+    return g @ other.mT
 
 
-def _matmul_vjp_b(g, a, b):
-    if a.dim() == 1 and b.dim() == 1:
-        return g * a
-    if a.dim() == 1:
-        return a.unsqueeze(-1) * g.unsqueeze(-2)
-    if b.dim() == 1:
-        return (a.mT @ g.unsqueeze(-1)).squeeze(-1)
-    return a.mT @ g
+def _matmul_vjp_b(g, input, other):
+    if input.dim() == 1 and other.dim() == 1:
+        return g * input
+    if input.dim() == 1:
+        return input.unsqueeze(-1) * g.unsqueeze(-2)
+    if other.dim() == 1:
+        return (input.mT @ g.unsqueeze(-1)).squeeze(-1)
+    return input.mT @ g
 
 
 def _matmul_samples(make):
@@ -169,24 +171,24 @@ def _mixed(make, sa, sb):
     return S((make(sa, dtype=np.float32), make(sb, dtype=np.float64)))
 
 
-def _matmul(xp, a, b):
-    if a.ndim == 0 or b.ndim == 0:
+def _matmul(xp, input, other):
+    if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+            f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D"
         )
-    ka, kb = a.shape[-1], b.shape[0] if b.ndim == 1 else b.shape[-2]
+    ka, kb = input.shape[-1], other.shape[0] if other.ndim == 1 else other.shape[-2]
     if ka != kb:
-        if a.ndim == 1 and b.ndim == 1:
+        if input.ndim == 1 and other.ndim == 1:
             raise RuntimeError(
                 f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
                 f"number of elements, but got {ka} and {kb} elements respectively"
             )
-        if a.ndim <= 2 and b.ndim <= 2:
-            sa = "x".join(map(str, a.shape if a.ndim == 2 else (1, ka)))
+        if input.ndim <= 2 and other.ndim <= 2:
+            sa = "x".join(map(str, input.shape if input.ndim == 2 else (1, ka)))
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({sa} and {b.shape[0]}x{b.shape[-1]})"
+                f"mat1 and mat2 shapes cannot be multiplied ({sa} and {other.shape[0]}x{other.shape[-1]})"
             )
-    return xp.matmul(a, b)
+    return xp.matmul(input, other)
 
 
 matmul = method(
@@ -194,7 +196,7 @@ matmul = method(
         "matmul",
         _matmul,
         vjp=(_matmul_vjp_a, _matmul_vjp_b),
-        jvp=lambda ta, tb, a, b: ta @ b + a @ tb,
+        jvp=lambda tinput, tother, input, other: tinput @ other + input @ tother,
         prepare=_same_dtype(_matmul_message),
         samples=_matmul_samples,
         out=True,
@@ -433,12 +435,12 @@ def _einsum_plan(equation: str, shapes: list):
     used = set(eq)
     free = [c for c in string.ascii_letters if c not in used]
     n_ell = 0
-    for t, s in zip(terms, shapes):
+    for t, s in zip(terms, shapes, strict=False):
         if "..." in t:
             n_ell = max(n_ell, len(s) - (len(t) - 3))
     ell = "".join(free[:n_ell])
     out_terms = []
-    for k, (t, s) in enumerate(zip(terms, shapes)):
+    for k, (t, s) in enumerate(zip(terms, shapes, strict=False)):
         if "..." in t:
             m = len(s) - (len(t) - 3)
             if m < 0:
@@ -454,13 +456,13 @@ def _einsum_plan(equation: str, shapes: list):
             )
         if "." in t:
             raise RuntimeError(
-                "einsum(): found '.' for operand %d that is not part of any ellipsis" % k
+                f"einsum(): found '.' for operand {k} that is not part of any ellipsis"
             )
         out_terms.append(t)
     sizes: dict = {}
-    for k, (t, s) in enumerate(zip(out_terms, shapes)):
+    for k, (t, s) in enumerate(zip(out_terms, shapes, strict=False)):
         seen: dict = {}
-        for c, n in zip(t, s):
+        for c, n in zip(t, s, strict=False):
             if c in seen and seen[c] != n:
                 raise RuntimeError(
                     f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, {n} != {seen[c]}"
@@ -507,12 +509,16 @@ def _einsum_vjp(g, operands, equation):
     nt = _nt()
     lhs, out = equation.split("->")
     terms = lhs.split(",")
-    sizes = {c: n for t, x in zip(terms, operands) for c, n in zip(t, x.shape)}
+    sizes = {
+        c: n
+        for t, x in zip(terms, operands, strict=False)
+        for c, n in zip(t, x.shape, strict=False)
+    }
     grads = []
-    for i, (t, x) in enumerate(zip(terms, operands)):
+    for i, (t, x) in enumerate(zip(terms, operands, strict=False)):
         used = set(equation)
         free = iter(c for c in string.ascii_letters if c not in used)
-        others = [(tt, o) for k, (tt, o) in enumerate(zip(terms, operands)) if k != i]
+        others = [(tt, o) for k, (tt, o) in enumerate(zip(terms, operands, strict=False)) if k != i]
         avail = set(out).union(*(set(tt) for tt, _ in others)) if others else set(out)
         target, extra = [], []
         seen = set()
@@ -592,7 +598,7 @@ def einsum(equation: str, *operands):
         operands = tuple(operands[0])
     ops = [o if isinstance(o, nt.Tensor) else nt.tensor(o) for o in operands]
     terms, out, sizes = _einsum_plan(equation, [tuple(o.shape) for o in ops])
-    for k, (t, o) in enumerate(zip(terms, ops)):
+    for k, (t, o) in enumerate(zip(terms, ops, strict=False)):
         want = tuple(sizes[c] for c in t)
         if want != tuple(o.shape):
             ops[k] = o.expand(want)
@@ -621,7 +627,7 @@ def tensordot(a, b, dims=2, out=None):
     letters = iter(string.ascii_letters)
     ta = [next(letters) for _ in range(a.dim())]
     tb = [next(letters) for _ in range(b.dim())]
-    for i, j in zip(da, db):
+    for i, j in zip(da, db, strict=False):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
@@ -664,8 +670,8 @@ def kron(input, other, *, out=None):
         d = _nt().promote_types(a.dtype, b.dtype)
         a, b = a.to(d), b.to(d)
     la, lb = string.ascii_lowercase[:n], string.ascii_uppercase[:n]
-    res = einsum(f"{la},{lb}->" + "".join(x + y for x, y in zip(la, lb)), a, b)
-    res = res.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
+    res = einsum(f"{la},{lb}->" + "".join(x + y for x, y in zip(la, lb, strict=False)), a, b)
+    res = res.reshape(tuple(x * y for x, y in zip(a.shape, b.shape, strict=False)))
     return res if out is None else _write(out, res)
 
 
@@ -913,8 +919,9 @@ def _solve(xp, A, B, *, left=True):
     _square("linalg.solve", A)
     vec = _is_vector_rhs(A, B)
     if vec and not left:
+        n = A.shape[-1]
         raise RuntimeError(
-            "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)"
+            f"linalg.solve: Incompatible shapes of A and B for the equation XA = B ({n}x{n} and {B.shape[-1]}x1)"
         )
     Bm = B[..., None] if vec else B
     if not left:
@@ -1041,7 +1048,7 @@ def _logdet(xp, A):
     return xp.where(sign < 0, xp.nan, logabs).astype(A.dtype)
 
 
-logdet = method(
+logdet_op = method(
     defop(
         "logdet",
         _logdet,
@@ -1181,7 +1188,7 @@ def return_type(name: str, fields: tuple):
         return tuple.__new__(cls, seq)
 
     def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self, strict=False))
         return f"torch.return_types.{name}(\n{body})"
 
     ns = {"__new__": __new__, "__repr__": __repr__, "__slots__": (), "n_fields": len(fields)}
@@ -1527,7 +1534,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     return res if out is None else _write(out, res)
 
 
-def norm(A, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
+def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
+    A = input
     """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
     nt = _nt()
     if isinstance(dim, int):
@@ -1549,21 +1557,49 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
     return res if out is None else _write(out, res)
 
 
-def _tuple_api(op, rt):
-    fn = op.fn
-
-    def public(*args, **kwargs):
-        return rt(fn(*args, **kwargs))
-
-    public.__name__ = op.name
-    public.__doc__ = f"The ``{op.api}`` operator (a namedtuple result)."
-    return public
+def qr(A, mode: str = "reduced", *, out=None):
+    """QR decomposition: (Q, R) with mode 'reduced', 'complete' or 'r' (empty Q)."""
+    return _tuple_out(linalg_qr_rt(linalg_qr.fn(A, mode)), out)
 
 
-_qr = _tuple_api(linalg_qr, linalg_qr_rt)
-_eigh = _tuple_api(linalg_eigh, linalg_eigh_rt)
-_svd = _tuple_api(linalg_svd, linalg_svd_rt)
-_lslogdet = _tuple_api(linalg_slogdet, linalg_slogdet_rt)
+def eigh(A, UPLO: str = "L", *, out=None):
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
+    return _tuple_out(linalg_eigh_rt(linalg_eigh.fn(A, UPLO)), out)
+
+
+def svd(A, full_matrices: bool = True, *, driver=None, out=None):
+    """Singular value decomposition (U, S, Vh)."""
+    return _tuple_out(linalg_svd_rt(linalg_svd.fn(A, full_matrices, driver=driver)), out)
+
+
+def linalg_slogdet_fn(A, *, out=None):
+    """Sign and log of the absolute value of the determinant."""
+    return _tuple_out(linalg_slogdet_rt(linalg_slogdet.fn(A)), out)
+
+
+def _tuple_out(res, out):
+    if out is None:
+        return res
+    _write(tuple(out), tuple(res))
+    return type(res)(out)
+
+
+svd_rt = return_type("svd", ("U", "S", "V"))
+qr_rt = return_type("qr", ("Q", "R"))
+
+
+def svd_legacy(input, some: bool = True, compute_uv: bool = True, *, out=None):
+    """torch.svd: (U, S, V) with V (not Vh); zero-filled U and V when compute_uv=False."""
+    U, S_, Vh = linalg_svd.fn(input, not some)
+    if not compute_uv:
+        nt = _nt()
+        return svd_rt((nt.zeros_like(U), S_, nt.zeros_like(Vh).mT))
+    return _tuple_out(svd_rt((U, S_, Vh.mT)), out)
+
+
+def qr_legacy(input, some: bool = True, *, out=None):
+    """torch.qr (deprecated spelling of linalg.qr)."""
+    return _tuple_out(qr_rt(linalg_qr.fn(input, "reduced" if some else "complete")), out)
 
 
 def slogdet(input):
@@ -1576,20 +1612,77 @@ def cholesky(input, upper: bool = False, *, out=None):
     return linalg_cholesky.fn(input, upper=upper, out=out)
 
 
+def det(input):
+    """torch.det: the determinant."""
+    return linalg_det.fn(input)
+
+
+def logdet(input):
+    """torch.logdet: log of the determinant (nan when it is negative)."""
+    return logdet_op.fn(input)
+
+
+def inverse(input, *, out=None):
+    """torch.inverse: the matrix inverse."""
+    return linalg_inv.fn(input, out=out)
+
+
+def matrix_power_legacy(input, n: int, *, out=None):
+    """torch.matrix_power."""
+    return matrix_power(input, n, out=out)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
+    """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
+    max(atol, rtol * largest) are treated as zero."""
+    nt = _nt()
+    U, S_, Vh = linalg_svd.fn(A, False)
+    if rtol is None:
+        eps = float(np.finfo(A.dtype.np).eps)
+        rtol = 0.0 if (atol is not None and atol > 0) else eps * max(A.shape[-2], A.shape[-1])
+    smax = S_.amax(-1, keepdim=True) if S_.shape[-1] else S_
+    cutoff = smax * rtol
+    if atol is not None:
+        cutoff = nt.clamp(cutoff, min=atol)
+    keep = S_ > cutoff
+    sinv = nt.where(keep, S_.reciprocal(), nt.zeros_like(S_)) if S_.numel() else S_
+    res = (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
+    return res if out is None else _write(out, res)
+
+
+def cholesky_solve(B, L, upper: bool = False, *, out=None):
+    """Solve A X = B given the Cholesky factor of A (lower, or upper with ``upper``)."""
+    Lo = L.mT if upper else L
+    Y = linalg_solve_triangular.fn(Lo, B, upper=False)
+    res = linalg_solve_triangular.fn(Lo.mT, Y, upper=True)
+    return res if out is None else _write(out, res)
+
+
+def cholesky_inverse(L, upper: bool = False, *, out=None):
+    """The inverse of A from its Cholesky factor."""
+    res = cholesky_solve(_eye(L.shape[-1], L).expand(L.shape), L, upper)
+    return res if out is None else _write(out, res)
+
+
 API = {
     "einsum": einsum, "tensordot": tensordot, "inner": inner, "kron": kron, "cross": cross,
-    "ger": outer.fn, "det": linalg_det.fn, "slogdet": slogdet, "inverse": linalg_inv.fn,
-    "matrix_exp": linalg_matrix_exp.fn, "matrix_power": matrix_power, "cholesky": cholesky,
+    "ger": outer.fn, "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse,
+    "matrix_exp": linalg_matrix_exp.fn, "matrix_power": matrix_power_legacy,
+    "cholesky": cholesky, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
+    "svd": svd_legacy, "qr": qr_legacy, "pinverse": lambda input, rcond=1e-15: pinv(input, rtol=rcond),
     "linalg.solve": linalg_solve.fn, "linalg.inv": linalg_inv.fn, "linalg.det": linalg_det.fn,
-    "linalg.slogdet": _lslogdet, "linalg.cholesky": linalg_cholesky.fn, "linalg.qr": _qr,
-    "linalg.eigh": _eigh, "linalg.eigvalsh": linalg_eigvalsh.fn, "linalg.svd": _svd,
+    "linalg.slogdet": linalg_slogdet_fn, "linalg.cholesky": linalg_cholesky.fn, "linalg.qr": qr,
+    "linalg.eigh": eigh, "linalg.eigvalsh": linalg_eigvalsh.fn, "linalg.svd": svd,
     "linalg.svdvals": linalg_svdvals.fn, "linalg.solve_triangular": linalg_solve_triangular.fn,
     "linalg.matrix_exp": linalg_matrix_exp.fn, "linalg.matrix_power": matrix_power,
     "linalg.matrix_norm": matrix_norm, "linalg.norm": norm, "linalg.multi_dot": multi_dot,
-    "linalg.vecdot": vecdot, "linalg.cross": linalg_cross.fn, "linalg.LinAlgError": LinAlgError,
+    "linalg.vecdot": vecdot, "linalg.cross": linalg_cross.fn, "linalg.pinv": pinv,
+    "linalg.LinAlgError": LinAlgError,
 }  # fmt: skip
 
 TENSOR_METHODS = {
-    "inner": inner, "kron": kron, "cross": cross, "slogdet": slogdet, "inverse": linalg_inv.fn,
-    "matrix_power": matrix_power, "cholesky": cholesky, "logdet": logdet.fn,
+    "inner": inner, "kron": kron, "cross": cross, "slogdet": slogdet, "inverse": inverse,
+    "matrix_power": matrix_power_legacy, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse, "svd": svd_legacy, "qr": qr_legacy,
+    "pinverse": lambda self, rcond=1e-15: pinv(self, rtol=rcond),
 }  # fmt: skip
