@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import math
+import warnings
 from collections import namedtuple
 from collections.abc import Callable
 
@@ -272,8 +273,11 @@ def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
     _need_float("mean", x, dtype)
     if dtype is not None:
         x = x.astype(dtype.np)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return xp.mean(x, axis=dims_of(dim, x.ndim), keepdims=keepdim)
+    dims = dims_of(dim, x.ndim)
+    if x.size == 0:  # nan where nothing is averaged, without NumPy's warning
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (x.sum(axis=dims, keepdims=keepdim) / count(x.shape, dims)).astype(x.dtype)
+    return xp.mean(x, axis=dims, keepdims=keepdim)
 
 
 def _mean_errors(make):
@@ -609,15 +613,31 @@ argmin = method(
 
 
 # ------------------------------------------------------------------ variance
-def _var(xp, x, dim=None, correction=1, keepdim=False):
+def _variance(xp, x, dim, correction, keepdim, name: str):
     if x.dtype.kind not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return xp.var(x, axis=dims_of(dim, x.ndim), ddof=correction, keepdims=keepdim)
+    dims = dims_of(dim, x.ndim)
+    n = count(x.shape, dims)
+    if n - correction <= 0:  # inf/nan like PyTorch, with its warning rather than NumPy's
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            stacklevel=7,
+        )
+        c = x - x.sum(axis=dims, keepdims=True) / _pymax(n, 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (c * c).sum(axis=dims, keepdims=keepdim) / x.dtype.type(
+                _pymax(n - correction, 0)
+            )
+    return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
+
+
+def _var(xp, x, dim=None, correction=1, keepdim=False):
+    return _variance(xp, x, dim, correction, keepdim, "var")
 
 
 def _std(xp, x, dim=None, correction=1, keepdim=False):
-    return xp.sqrt(_var(xp, x, dim, correction, keepdim))
+    return xp.sqrt(_variance(xp, x, dim, correction, keepdim, "std"))
 
 
 def _dof(x, dim, correction) -> float:
@@ -669,11 +689,13 @@ std_op = reduction(
 
 
 def _var_mean(xp, x, dim=None, correction=1, keepdim=False):
-    return _var(xp, x, dim, correction, keepdim), _mean(xp, x, dim, keepdim)
+    return _variance(xp, x, dim, correction, keepdim, "var_mean"), _mean(xp, x, dim, keepdim)
 
 
 def _std_mean(xp, x, dim=None, correction=1, keepdim=False):
-    return _std(xp, x, dim, correction, keepdim), _mean(xp, x, dim, keepdim)
+    return xp.sqrt(_variance(xp, x, dim, correction, keepdim, "std_mean")), _mean(
+        xp, x, dim, keepdim
+    )
 
 
 def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
