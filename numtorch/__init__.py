@@ -5,11 +5,18 @@
 
 from __future__ import annotations
 
+import warnings as _warnings
+
+# Like PyTorch, numtorch's kernels do not warn on inf/nan results (log(0), 0/0, overflow).
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numtorch(\.|$)")
+
 from ._core import dtype as _dt
 from ._core.device import device, is_cuda_available
 from ._core.dtype import (
     can_cast,
+    finfo,
     get_default_dtype,
+    iinfo,
     promote_types,
     set_default_dtype,
 )
@@ -30,6 +37,24 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 dtype = _dt.dtype
+
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
 
 _install_api(globals())
 del annotations

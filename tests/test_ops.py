@@ -116,7 +116,7 @@ def test_vjp_matches_torch_and_finite_differences(op):
         touts = [o for o in leaves(tout, torch.Tensor) if o.requires_grad]
         tg = torch.autograd.grad(touts, tins, [torch.from_numpy(as_numpy(v)) for v in vs], allow_unused=True)
         for g, t, i in zip(grads, tg, ins):
-            np.testing.assert_allclose(g, np.zeros(i.shape) if t is None else t.numpy(), rtol=1e-7, atol=1e-9, err_msg=f"{op.name} {s} vs torch")
+            np.testing.assert_allclose(g, np.zeros(i.shape) if t is None else t.numpy(force=True), rtol=1e-7, atol=1e-9, err_msg=f"{op.name} {s} vs torch")
 
 
 def _jvp_through_trace(op, s, tangents_np):
@@ -165,7 +165,7 @@ def test_jvp_matches_finite_differences(op):
         def shifted(sign):
             args = s.args
             for p, t in zip(paths, tangents):
-                args = set_path(args, p, get_path(s.args, p) + sign * eps * t)
+                args = set_path(args, p, np.asarray(get_path(s.args, p) + sign * eps * t))
             out = _call(_nt_fn(op), type(s)(args, s.kwargs), to_nt)[1]
             return [as_numpy(o) for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
 
@@ -210,7 +210,7 @@ def test_second_order_matches_torch(op):
         tgg = torch.autograd.grad(ttotal, tins, allow_unused=True)
         for a, b, i in zip(gg, tgg, ins):
             an = np.zeros(i.shape) if a is None else as_numpy(a)
-            bn = np.zeros(i.shape) if b is None else b.numpy()
+            bn = np.zeros(i.shape) if b is None else b.numpy(force=True)
             np.testing.assert_allclose(an, bn, rtol=1e-6, atol=1e-8, err_msg=f"{op.name} {s} gradgrad")
 
 

@@ -162,3 +162,29 @@ def result_type(*operands) -> dtype:
 def can_cast(frm: dtype, to: dtype) -> bool:
     """torch.can_cast: no cast to a lower category."""
     return frm._kind <= to._kind
+
+
+class finfo:
+    """Machine limits of a floating dtype (torch.finfo)."""
+
+    def __init__(self, type: dtype | None = None):
+        d = type if type is not None else get_default_dtype()
+        fi = np.finfo(d.np)
+        self.bits = fi.bits
+        self.eps = float(fi.eps)
+        self.max = float(fi.max)
+        self.min = float(fi.min)
+        self.tiny = self.smallest_normal = float(fi.tiny)
+        self.resolution = float(fi.resolution)
+        self.dtype = d.name
+
+
+class iinfo:
+    """Machine limits of an integer dtype (torch.iinfo)."""
+
+    def __init__(self, type: dtype):
+        ii = np.iinfo(type.np)
+        self.bits = ii.bits
+        self.max = int(ii.max)
+        self.min = int(ii.min)
+        self.dtype = type.name

@@ -60,10 +60,14 @@ class Tensor:
     _is_param = False
     __array_priority__ = 1000
 
-    def __init__(self, data=None, *args, **kwargs):
-        if args or kwargs or data is not None:
-            raise TypeError("use numtorch.tensor(...) to create a tensor from data")
-        _init(self, np.zeros((0,), np.float32))
+    def __init__(self, *args, device=None):
+        """The legacy constructor: ``Tensor(sequence)`` or ``Tensor(*sizes)``, float32."""
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            data = data.numpy(force=True) if isinstance(data, Tensor) else data
+            _init(self, np.array(data, dtype=np.float32))
+        else:
+            _init(self, np.zeros(tuple(int(a) for a in args), np.float32))
 
     # ----------------------------------------------------------- metadata
     @property

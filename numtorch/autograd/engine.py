@@ -359,12 +359,7 @@ def grad(
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
-        from .functional_batched import batched_grad
-
-        return batched_grad(
-            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-            materialize_grads,
-        )  # fmt: skip
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) needs vmap, which numtorch does not have yet")
     slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
     res = []
     for i, (t, slot) in enumerate(zip(inputs, slots)):

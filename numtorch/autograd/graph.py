@@ -327,7 +327,7 @@ def record(op, args: tuple, attrs: dict, outputs) -> None:
             v = args[op.inputs.index(n)]
             if isinstance(v, Tensor):
                 saved[n] = Saved(v, False)
-            elif isinstance(v, (list, tuple)) and v and isinstance(v[0], Tensor):
+            elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
                 saved[n] = _SavedList(v)
             else:
                 saved[n] = v

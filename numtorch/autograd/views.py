@@ -43,9 +43,9 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     ):
         # The formula needs self's old value, which the write destroys: save a copy.
         src = self.clone()
-    if attrs or not op.attrs:
+    if len(attrs) == len(op.attrs):
         result = dispatch(op, (src, *args), attrs)
-    else:
+    else:  # bind defaults through the op's signature
         result = op.fn(src, *args, **attrs)
     commit(self, result)
     return self

@@ -26,7 +26,7 @@ class Maker:
         d = np.dtype(dtype) if dtype is not None else self.dtype
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         if d.kind == "b":
-            return self.rng.random(shape) < 0.5
+            return np.asarray(self.rng.random(shape) < 0.5)
         if d.kind in "iu":
             lo, hi = int(np.floor(low)), int(np.ceil(high))
             if d.kind == "u":
