@@ -561,6 +561,7 @@ def _einsum_prepare(arrays, attrs=None):
 einsum_op = defop(
     "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
     prepare=_einsum_prepare, node_name="EinsumBackward0",
+    test=_INT,
     samples=lambda make: [
         S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
         S(("ij,jk", make((2, 3)), make((3, 4)))),
@@ -902,12 +903,67 @@ def _sq_errors(name):
     ]
 
 
-def _np_linalg(name, fn, what):
-    """Run a numpy.linalg kernel, raising LinAlgError with torch's wording."""
+def _singular_at(m) -> int:
+    """1-based index of the first zero pivot of an LU factorization of m (0: none)."""
+    import warnings
+
+    import scipy.linalg
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lu, _ = scipy.linalg.lu_factor(m)
+    zero = np.flatnonzero(np.diagonal(lu) == 0)
+    return int(zero[0]) + 1 if zero.size else 0
+
+
+def _not_pd_at(m) -> int:
+    """The order of the first leading minor of m that is not positive-definite."""
+    for k in range(1, m.shape[-1] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return m.shape[-1]
+
+
+def _fails(m, kind: str) -> bool:
+    if kind != "pd":
+        return _singular_at(m) > 0
+    try:
+        np.linalg.cholesky(m)
+        return False
+    except np.linalg.LinAlgError:
+        return True
+
+
+def _np_linalg(name, fn, A, kind):
+    """Run a numpy.linalg kernel; on failure raise LinAlgError with torch's wording."""
     try:
         return fn()
     except np.linalg.LinAlgError as e:
-        raise LinAlgError(f"{name}: {what}") from e
+        A = np.asarray(A.get() if hasattr(A, "get") else A)
+        batch, where, bad = A.shape[:-2], "", A
+        for idx in np.ndindex(batch):
+            if _fails(A[idx], kind):
+                where = (
+                    f"(Batch element {int(np.ravel_multi_index(idx, batch))}): " if batch else ""
+                )
+                bad = A[idx]
+                break
+        if kind == "pd":
+            what = (
+                "The factorization could not be completed because the input is not positive-definite "
+                f"(the leading minor of order {_not_pd_at(bad)} is not positive-definite)."
+            )
+        elif kind == "inv":
+            what = (
+                f"The diagonal element {_singular_at(bad)} is zero, the inversion could not be "
+                "completed because the input matrix is singular."
+            )
+        else:
+            what = "The solver failed because the input matrix is singular."
+        prefix = "torch.linalg.solve" if kind == "solve" and where else name
+        raise LinAlgError(f"{prefix}: {where}{what}") from e
 
 
 # ------------------------------------------------------------------ solve, inv, det
@@ -931,11 +987,7 @@ def _solve(xp, A, B, *, left=True):
             f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
             f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})"
         )
-    X = _np_linalg(
-        "linalg.solve",
-        lambda: xp.linalg.solve(A, Bm),
-        "The solver failed because the input matrix is singular.",
-    )
+    X = _np_linalg("linalg.solve", lambda: xp.linalg.solve(A, Bm), A, "solve")
     if not left:
         X = xp.swapaxes(X, -1, -2)
     return X[..., 0] if vec else X
@@ -980,11 +1032,7 @@ linalg_solve = defop(
 
 def _inv(xp, A):
     _square("linalg.inv", A)
-    return _np_linalg(
-        "linalg.inv",
-        lambda: xp.linalg.inv(A),
-        "The diagonal element is zero, the inversion could not be completed because the input matrix is singular.",
-    )
+    return _np_linalg("linalg.inv", lambda: xp.linalg.inv(A), A, "inv")
 
 
 linalg_inv = defop(
@@ -1140,10 +1188,7 @@ def _phi(x):
 
 def _cholesky_kernel(xp, A, *, upper=False):
     _square("linalg.cholesky", A)
-    L = _np_linalg(
-        "linalg.cholesky", lambda: xp.linalg.cholesky(A),
-        "The factorization could not be completed because the input is not positive-definite.",
-    )  # fmt: skip
+    L = _np_linalg("linalg.cholesky", lambda: xp.linalg.cholesky(A), A, "pd")
     return xp.swapaxes(L, -1, -2).copy() if upper else L
 
 
