@@ -48,17 +48,10 @@ def _special(xp):
 
 
 def _ufunc(fname: str, quiet: bool = False):
-    """A kernel calling ``xp.<fname>``; ``quiet`` silences domain warnings (PyTorch has none)."""
-    if quiet:
+    """A kernel calling ``xp.<fname>`` (domain warnings are filtered package-wide)."""
 
-        def kernel(xp, input):
-            with np.errstate(all="ignore"):
-                return getattr(xp, fname)(input)
-
-    else:
-
-        def kernel(xp, input):
-            return getattr(xp, fname)(input)
+    def kernel(xp, input):
+        return getattr(xp, fname)(input)
 
     kernel.__name__ = fname
     return kernel
@@ -270,13 +263,11 @@ sqrt = _u(
 
 
 def _rsqrt(xp, input):
-    with np.errstate(all="ignore"):
-        return xp.reciprocal(xp.sqrt(input))
+    return xp.reciprocal(xp.sqrt(input))
 
 
 def _reciprocal(xp, input):
-    with np.errstate(all="ignore"):
-        return xp.reciprocal(input)
+    return xp.reciprocal(input)
 
 
 rsqrt = _u(
@@ -372,8 +363,7 @@ rad2deg = _u(
 def _logit(xp, input, eps=None):
     if eps is not None:
         input = xp.clip(input, eps, 1.0 - eps)
-    with np.errstate(all="ignore"):
-        return xp.log(input / (1 - input))
+    return xp.log(input / (1 - input))
 
 
 def _logit_grad(g, input, eps):
