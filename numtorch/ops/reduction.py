@@ -104,7 +104,10 @@ def _rt(name: str):
             args = tuple(args[0])
         return base.__new__(cls, *args, **kwargs)
 
-    t = type(name, (base,), {"__new__": __new__, "__slots__": ()})
+    def __repr__(self):
+        return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    t = type(name, (base,), {"__new__": __new__, "__repr__": __repr__, "__slots__": ()})
     t.__module__ = "numtorch.return_types"
     return t
 
