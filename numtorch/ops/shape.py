@@ -64,8 +64,13 @@ method(reshape, sizes=True)
 def _view(xp, input, size):
     size = infer_size(size, input.size)
     try:
-        return xp.reshape(input, size, copy=False)
-    except ValueError:
+        try:
+            return xp.reshape(input, size, copy=False)
+        except TypeError:  # backends without reshape(copy=): a shape change in place fails instead
+            out = input.view()
+            out.shape = size
+            return out
+    except (ValueError, AttributeError):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -257,7 +262,12 @@ t = method(
 
 
 def _T(self):
-    if self.dim() != 2 and self.dim() != 0:
+    if self.dim() == 0:
+        warnings.warn(
+            "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+            UserWarning, stacklevel=2,
+        )  # fmt: skip
+    elif self.dim() != 2:
         warnings.warn(
             "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
             "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
@@ -540,7 +550,7 @@ def _unflatten(xp, input, dim, sizes):
         if sizes.count(-1) > 1:
             raise
         raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
             f"({input.shape[d]}) in the input tensor"
         ) from None
     return input.reshape(input.shape[:d] + new + input.shape[d + 1 :])
@@ -1350,9 +1360,9 @@ def _repeat(xp, input, repeats):
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
     if any(r < 0 for r in repeats):
-        raise RuntimeError(
-            f"Trying to create tensor with negative dimension {min(repeats)}: {list(repeats)}"
-        )
+        shape = (1,) * (len(repeats) - input.ndim) + input.shape
+        out = [r * n for r, n in zip(repeats, shape, strict=True)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {out}")
     input = input.reshape((1,) * (len(repeats) - input.ndim) + input.shape)
     return xp.tile(input, repeats)
 
@@ -1433,6 +1443,7 @@ def _segment_sum(xp, grad, repeats, dim):
         if repeats == 0:
             return grad.sum(axis=dim, keepdims=True)[(slice(None),) * dim + (slice(0, 0),)]
         return grad.reshape(shape).sum(axis=dim + 1)
+    repeats = xp.asarray(repeats)
     ends = xp.cumsum(repeats)
     c = xp.cumsum(grad, axis=dim)
     pad = xp.zeros(grad.shape[:dim] + (1,) + grad.shape[dim + 1 :], dtype=grad.dtype)
@@ -1451,7 +1462,9 @@ def _repeat_interleave_vjp(g, input_shape, repeats, dim):
     d = 0 if dim is None else wrap_dim(dim, len(input_shape))
     if not isinstance(repeats, int):
         repeats = repeats.detach()
-        repeats = int(repeats.reshape(-1)[0].item()) if repeats.numel() == 1 else repeats.numpy()
+        repeats = (
+            int(repeats.reshape(-1)[0].item()) if repeats.numel() == 1 else repeats.cpu().numpy()
+        )
     return segment_sum.fn(g, repeats, d).reshape(input_shape)
 
 
