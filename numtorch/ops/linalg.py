@@ -717,7 +717,7 @@ def _addprod(name, names, prod, prod_vjp_a, prod_vjp_b, prod_jvp, samples, messa
         if alpha != 1:
             p = p * alpha
         if beta == 0:
-            return xp.broadcast_to(p, xp.broadcast_shapes(p.shape, input.shape)).copy()
+            return xp.broadcast_to(p, np.broadcast_shapes(p.shape, input.shape)).copy()
         return p + (input if beta == 1 else input * beta)
 
     import inspect
@@ -1109,8 +1109,19 @@ logdet_op = method(
 
 
 # ------------------------------------------------------------------ triangular solve, cholesky
+def _scipy_linalg(xp):
+    """scipy.linalg for NumPy arrays, cupyx.scipy.linalg for CuPy arrays."""
+    if xp is np:
+        import scipy.linalg
+
+        return scipy.linalg
+    import cupyx.scipy.linalg
+
+    return cupyx.scipy.linalg
+
+
 def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
-    import scipy.linalg
+    sl = _scipy_linalg(xp)
 
     if A.ndim < 2:
         raise RuntimeError(
@@ -1128,14 +1139,12 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
             f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
             f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
         )
-    batch = xp.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     A = xp.broadcast_to(A, batch + A.shape[-2:])
     B = xp.broadcast_to(B, batch + B.shape[-2:])
     X = xp.empty(B.shape, dtype=B.dtype)
     for idx in np.ndindex(batch):
-        X[idx] = scipy.linalg.solve_triangular(
-            A[idx], B[idx], lower=not upper, unit_diagonal=unitriangular
-        )
+        X[idx] = sl.solve_triangular(A[idx], B[idx], lower=not upper, unit_diagonal=unitriangular)
     return xp.swapaxes(X, -1, -2) if not left else X
 
 
@@ -1478,12 +1487,10 @@ linalg_svdvals = defop(
 
 # ------------------------------------------------------------------ matrix exponential
 def _expm(xp, A):
-    import scipy.linalg
-
     _square("linalg.matrix_exp", A)
     if A.size == 0:
         return A.copy()
-    return xp.asarray(scipy.linalg.expm(A)).astype(A.dtype)
+    return xp.asarray(_scipy_linalg(xp).expm(A)).astype(A.dtype)
 
 
 def _block_exp(A, X):
