@@ -510,3 +510,13 @@ def test_detach_shares_memory_and_stops_gradient():
     ours, theirs = both(prog)
     np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
     assert ours[1] == theirs[1] is False
+
+
+def test_same_output_twice_and_multi_output_roots():
+    def prog(T):
+        x = T.tensor([1.0, -2.0, 0.5], dtype=T.float64, requires_grad=True)
+        s = (x * 2).sum()
+        v, m = T.var_mean(x * x)
+        return [T.autograd.grad([s, s], [x])[0], T.autograd.grad([v, m], [x])[0]]
+
+    assert_same(prog)

@@ -30,10 +30,8 @@ class _GraphTask:
 
 def _compute_dependencies(task: _GraphTask, roots) -> None:
     deps = task.deps
-    seen = set()
-    stack = [n for n, _ in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    stack = list(dict.fromkeys(n for n, _ in roots if n is not None))
+    seen = set(stack)
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:

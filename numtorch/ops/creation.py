@@ -76,6 +76,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         if dtype is not None:
             arr = arr.astype(dt.to_dtype(dtype).np)
         return _finish(arr, requires_grad, device)
+    if isinstance(data, np.generic):
+        data = np.asarray(data)
     if isinstance(data, np.ndarray):
         npd = dt.to_dtype(dtype).np if dtype is not None else data.dtype
         arr = np.array(data, dtype=npd)
@@ -92,6 +94,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     """A tensor sharing memory with `data` when possible."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dt.to_dtype(dtype) else data.to(dtype)
+    if isinstance(data, np.generic):
+        data = np.asarray(data)
     if isinstance(data, np.ndarray) and (dtype is None or dt.to_dtype(dtype).np == data.dtype):
         return _finish(data, False, device)
     return tensor(data, dtype=dtype, device=device)

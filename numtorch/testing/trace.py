@@ -33,6 +33,8 @@ class TraceInterpreter(Interpreter):
     def unwrap(self, x):
         if isinstance(x, TraceTensor) and x._interp is self:
             return x._inner
+        if isinstance(x, tuple) and hasattr(x, "_fields"):
+            return type(x)(*(self.unwrap(v) for v in x))
         if isinstance(x, (list, tuple)):
             return type(x)(self.unwrap(v) for v in x)
         return x
