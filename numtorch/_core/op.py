@@ -192,11 +192,10 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
         return zeros_like(a) if hasattr(a, "_data") or hasattr(a, "_inner") else 0.0
 
     def fill(i, a, t):
-        if t is not None:
-            return t
         if i in op.list_inputs:
-            return [zero_for(x) for x in a]
-        return zero_for(a)
+            t = t if t is not None else [None] * len(a)
+            return [zero_for(x) if ti is None else ti for ti, x in zip(t, a)]
+        return zero_for(a) if t is None else t
 
     if op.jvp == LINEAR:
         from .dispatch import dispatch
@@ -209,7 +208,11 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
         return out if op.nout == 1 else out[: op.ndiff]
     env = dict(attrs)
     env.update(zip(op.inputs, args))
-    env.update((n + "_shape", a.shape) for n, a in zip(op.inputs, args) if hasattr(a, "shape"))
+    for n, a in zip(op.inputs, args):
+        if isinstance(a, (list, tuple)):
+            env[n + "_shape"] = [getattr(x, "shape", None) for x in a]
+        elif hasattr(a, "shape"):
+            env[n + "_shape"] = a.shape
     env["result"] = result
     if op.nin == 1:
         env["t"] = fill(0, args[0], tangents[0])

@@ -322,7 +322,8 @@ def record(op, args: tuple, attrs: dict, outputs) -> None:
                 saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
                 continue
             if n.endswith("_shape") and n not in op.inputs:
-                saved[n] = args[op.inputs.index(n[:-6])].shape
+                v = args[op.inputs.index(n[:-6])]
+                saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
                 continue
             v = args[op.inputs.index(n)]
             if isinstance(v, Tensor):

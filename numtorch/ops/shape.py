@@ -769,15 +769,15 @@ def _cat(xp, tensors, dim=0):
     return xp.concatenate([t for t in tensors if not _legacy_empty(t.shape)], axis=d)
 
 
-def _cat_vjp(g, tensors, dim):
+def _cat_vjp(g, tensors_shape, dim):
     out, off = [], 0
     d = wrap_dim(dim, g.dim())
-    for t in tensors:
-        if _legacy_empty(t.shape) and g.dim() != 1:
+    for shape in tensors_shape:
+        if _legacy_empty(shape) and g.dim() != 1:
             out.append(g.reshape(-1).narrow(0, 0, 0))
             continue
-        out.append(g.narrow(d, off, t.shape[d]))
-        off += t.shape[d]
+        out.append(g.narrow(d, off, shape[d]))
+        off += shape[d]
     return out
 
 
@@ -880,12 +880,12 @@ def _joiner(name: str):
         parts = [t.reshape(_atleast_shape(t.shape, nd)) for t in tensors]
         return _cat(xp, parts, _join_axis(name, [t.shape for t in tensors]))
 
-    def vjp(g, tensors):
-        axis = _join_axis(name, [tuple(t.shape) for t in tensors])
+    def vjp(g, tensors_shape):
+        axis = _join_axis(name, [tuple(s) for s in tensors_shape])
         out, off = [], 0
-        for t in tensors:
-            n = _atleast_shape(t.shape, nd)[axis]
-            out.append(g.narrow(axis, off, n).reshape(t.shape))
+        for shape in tensors_shape:
+            n = _atleast_shape(shape, nd)[axis]
+            out.append(g.narrow(axis, off, n).reshape(shape))
             off += n
         return out
 
