@@ -392,3 +392,24 @@ def test_legacy_svd_qr():
     tq, tr = torch.linalg.qr(torch.tensor(a), mode="complete")
     np.testing.assert_allclose(q.numpy(), tq.numpy(), atol=1e-12)
     np.testing.assert_allclose(r.numpy(), tr.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_modes_forward(shape, mode):
+    a = RNG.standard_normal(shape)
+    q, r = nt.linalg.qr(nt.tensor(a), mode=mode)
+    tq, tr = torch.linalg.qr(torch.tensor(a), mode=mode)
+    assert q.shape == tuple(tq.shape) and r.shape == tuple(tr.shape)
+    np.testing.assert_allclose(r.numpy(), tr.numpy(), atol=1e-12)
+    np.testing.assert_allclose(q.numpy(), tq.numpy(), atol=1e-12)
+
+
+def test_qr_backward_errors():
+    x = nt.tensor(RNG.standard_normal((4, 3)), requires_grad=True)
+    with pytest.raises(
+        RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"
+    ):
+        nt.linalg.qr(x, mode="complete").Q.sum().backward()
+    with pytest.raises(RuntimeError, match="which is not computed when mode='r'"):
+        nt.linalg.qr(x, mode="r").R.sum().backward()

@@ -1279,50 +1279,70 @@ def _copyltu(M):
     return low + low.mT + M * _eye(M.shape[-1], M)
 
 
-def _qr_vjp(g, A, result, mode):
-    gQ, gR = g
-    Q, R = result
-    m, n = A.shape[-2], A.shape[-1]
+def _qr_check(mode, m, n):
     if mode == "r":
         raise RuntimeError(
-            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
         )
-    if m < n or (mode == "complete" and m > n):
-        raise NotImplementedError(
-            "numtorch: the gradient of linalg.qr is implemented for reduced mode with m >= n"
+    if mode == "complete" and m > n:
+        raise RuntimeError(
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
         )
+
+
+def _qr_tall_vjp(gQ, gR, Q, R):
+    """A = QR with m >= n: gA = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^{-T}."""
     M = R @ gR.mT - gQ.mT @ Q
     b = gQ + Q @ _copyltu(M)
     return linalg_solve_triangular.fn(R.mT, b, upper=False, left=False)
 
 
-def _qr_jvp(t, A, result, mode):
-    Q, R = result
-    if A.shape[-2] < A.shape[-1] or mode != "reduced":
-        raise NotImplementedError(
-            "numtorch: forward-mode linalg.qr is implemented for reduced mode with m >= n"
-        )
-    dAR = linalg_solve_triangular.fn(R, t, upper=True, left=False)
+def _qr_tall_jvp(tA, Q, R):
+    dAR = linalg_solve_triangular.fn(R, tA, upper=True, left=False)
     X = Q.mT @ dAR
     low = X * _tri(X.shape[-1], X, -1)
-    omega = low - low.mT
-    dR = (X - omega) @ R
-    dQ = dAR - Q @ (X - omega)
-    return dQ, dR
+    upper_part = X - (low - low.mT)
+    return dAR - Q @ upper_part, upper_part @ R
+
+
+def _split_wide(x, m, n):
+    return x.narrow(-1, 0, m), x.narrow(-1, m, n - m)
+
+
+def _qr_vjp(g, A, result, mode):
+    gQ, gR = g
+    Q, R = result
+    m, n = A.shape[-2], A.shape[-1]
+    _qr_check(mode, m, n)
+    if m >= n:
+        return _qr_tall_vjp(gQ, gR, Q, R)
+    # A = [X Y], X = Q R1 square, R2 = Q^T Y.
+    (_, Y), (R1, _), (gR1, gR2) = _split_wide(A, m, n), _split_wide(R, m, n), _split_wide(gR, m, n)
+    gX = _qr_tall_vjp(gQ + Y @ gR2.mT, gR1, Q, R1)
+    return _nt().cat([gX, Q @ gR2], -1)
+
+
+def _qr_jvp(t, A, result, mode):
+    Q, R = result
+    m, n = A.shape[-2], A.shape[-1]
+    _qr_check(mode, m, n)
+    if m >= n:
+        return _qr_tall_jvp(t, Q, R)
+    (_, Y), (R1, _), (tX, tY) = _split_wide(A, m, n), _split_wide(R, m, n), _split_wide(t, m, n)
+    dQ, dR1 = _qr_tall_jvp(tX, Q, R1)
+    return dQ, _nt().cat([dR1, dQ.mT @ Y + Q.mT @ tY], -1)
 
 
 linalg_qr = defop(
     "linalg_qr", _qr_kernel, nin=1, nout=2, ndiff=2, vjp=_qr_vjp, jvp=_qr_jvp,
     prepare=_float_only("linalg.qr"), api="linalg.qr",
-    samples=lambda make: [S((_wc(make, (3, 3)),)), S((make((4, 3)),)), S((make((2, 4, 2)),), {"mode": "reduced"})],
+    samples=lambda make: [
+        S((_wc(make, (3, 3)),)), S((make((4, 3)),)), S((make((2, 4, 2)),), {"mode": "reduced"}),
+        S((_wc(make, (3, 3))[:, :2].T.copy(),)), S((make((2, 4)) + np.eye(2, 4, dtype=make.dtype) * 3,), {"mode": "complete"}),
+    ],
     error_samples=lambda make: [E(S((make((3, 3)),), {"mode": "foo"}), RuntimeError, "qr received unrecognized mode 'foo'")],
 )  # fmt: skip
-
-
-def _qr_all_modes_samples(make):
-    yield S((make((2, 3)),), {"mode": "complete"})
-    yield S((make((4, 3)),), {"mode": "complete"})
-    yield S((make((4, 3)),), {"mode": "r"})
 
 
 def _eigh_kernel(xp, A, UPLO="L"):
