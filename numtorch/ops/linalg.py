@@ -14,7 +14,7 @@ from .._core import dtype as dt
 from .._core.op import LINEAR, defop
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
-from ._families import inplace, method
+from ._families import inplace, method, promote
 
 
 class LinAlgError(RuntimeError):
@@ -388,19 +388,13 @@ def _outer(xp, input, vec2):
     return xp.multiply.outer(input, vec2)
 
 
-def _promote_products(arrays, attrs=None):
-    from ._families import promote
-
-    return promote(arrays, attrs)
-
-
 outer = method(
     defop(
         "outer",
         _outer,
         vjp=(lambda g, vec2: mv.fn(g, vec2), lambda g, input: mv.fn(g.mT, input)),
         jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
-        prepare=_promote_products,
+        prepare=promote,
         out=True,
         test=_INT,
         samples=lambda make: [
@@ -744,12 +738,8 @@ def _addprod(name, names, prod, prod_vjp_a, prod_vjp_b, prod_jvp, samples, messa
     return op
 
 
-def _mm_k(xp, a, b):
-    return _mm(xp, a, b)
-
-
 addmm = _addprod(
-    "addmm", ("mat1", "mat2"), _mm_k, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
+    "addmm", ("mat1", "mat2"), _mm, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
     lambda m1, m2, t1, t2: mm.fn(t1, m2) + mm.fn(m1, t2),
     lambda make: [
         S((make((2, 4)), make((2, 3)), make((3, 4)))),
@@ -1545,8 +1535,7 @@ def matrix_power(A, n: int, *, out=None):
             f"{A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1] if A.dim() else 1} matrices"
         )
     if n == 0:
-        eye = _eye(A.shape[-1], A)
-        res = (eye + A * 0).detach() if not A.requires_grad else eye.expand(A.shape) + A * 0
+        res = _eye(A.shape[-1], A) + A * 0  # the identity, connected to A with a zero gradient
     else:
         base = linalg_inv.fn(A) if n < 0 else A
         n = abs(n)
