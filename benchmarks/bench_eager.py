@@ -1,6 +1,6 @@
 """Eager-mode overheads, numtorch beside PyTorch, measured in one run.
 
-    python benchmarks/bench_eager.py
+python benchmarks/bench_eager.py
 """
 
 from __future__ import annotations

@@ -39,7 +39,6 @@ cfloat, cdouble = complex64, complex128
 dtype = _dt.dtype
 
 
-
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 

@@ -87,7 +87,14 @@ def _binary_dunders() -> None:
         setattr(T, f"__r{dunder}__", _rev(fn))
         if name in fam.METHODS and f"{name}_" in fam.METHODS:
             setattr(T, f"__i{dunder}__", getattr(T, f"{name}_"))
-    for dunder, name in {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}.items():
+    for dunder, name in {
+        "eq": "eq",
+        "ne": "ne",
+        "lt": "lt",
+        "le": "le",
+        "gt": "gt",
+        "ge": "ge",
+    }.items():
         fn = getattr(nt, name, None)
         if fn is not None:
             setattr(T, f"__{dunder}__", _cmp(fn))

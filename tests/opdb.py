@@ -100,7 +100,9 @@ def assert_close(actual, expected, dtype_name: str, what: str = "", check_dtype:
         if xn.dtype.kind == "b" or yn.dtype.kind == "b":
             np.testing.assert_array_equal(xn, yn, err_msg=what)
         else:
-            np.testing.assert_allclose(xn, yn, rtol=rtol * 10, atol=atol * 10, err_msg=what, equal_nan=True)
+            np.testing.assert_allclose(
+                xn, yn, rtol=rtol * 10, atol=atol * 10, err_msg=what, equal_nan=True
+            )
 
 
 def dtypes_of(op):

@@ -273,9 +273,7 @@ def test_exec_info_prunes_unneeded_formulas():
         calls.append("db")
         return g * a
 
-    op = defop(
-        "counting_mul", lambda xp, a, b: a * b, vjp=(vjp_a, vjp_b), jvp=None, register=False
-    )
+    op = defop("counting_mul", lambda xp, a, b: a * b, vjp=(vjp_a, vjp_b), jvp=None, register=False)
     x = nt.tensor([1.0, 2.0], requires_grad=True)
     w = nt.tensor([3.0, 4.0], requires_grad=True)
     (gx,) = nt.autograd.grad(op.fn(x, w).sum(), x)

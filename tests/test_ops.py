@@ -6,11 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
-import numtorch as nt
-from numtorch._core.op import apply_jvp
-from numtorch.testing.trace import TraceInterpreter
-
 from opdb import (
     as_numpy,
     assert_close,
@@ -25,6 +20,10 @@ from opdb import (
     to_nt,
     to_torch,
 )
+
+import numtorch as nt
+from numtorch._core.op import apply_jvp
+from numtorch.testing.trace import TraceInterpreter
 
 OPS = ops_with_samples()
 FWD = [pytest.param(op, d, id=f"{op.name}-{d}") for op in OPS for d in dtypes_of(op)]
@@ -54,7 +53,9 @@ def test_forward_matches_torch(op, dtype):
     for s in samples(op, dtype):
         _, out = _call(_nt_fn(op), s, to_nt)
         _, ref = _call(_torch_fn(op), s, to_torch)
-        assert_close(out, ref, dtype, f"{op.name} {s}", check_dtype=not op.test.get("skip_dtype_check"))
+        assert_close(
+            out, ref, dtype, f"{op.name} {s}", check_dtype=not op.test.get("skip_dtype_check")
+        )
 
 
 def _float_outputs(out):
@@ -114,9 +115,17 @@ def test_vjp_matches_torch_and_finite_differences(op):
         tins = [get_path(targs, p).requires_grad_(True) for p in paths]
         tout = _torch_fn(op)(*targs, **to_torch(s.kwargs))
         touts = [o for o in leaves(tout, torch.Tensor) if o.requires_grad]
-        tg = torch.autograd.grad(touts, tins, [torch.from_numpy(as_numpy(v)) for v in vs], allow_unused=True)
+        tg = torch.autograd.grad(
+            touts, tins, [torch.from_numpy(as_numpy(v)) for v in vs], allow_unused=True
+        )
         for g, t, i in zip(grads, tg, ins):
-            np.testing.assert_allclose(g, np.zeros(i.shape) if t is None else t.numpy(force=True), rtol=1e-7, atol=1e-9, err_msg=f"{op.name} {s} vs torch")
+            np.testing.assert_allclose(
+                g,
+                np.zeros(i.shape) if t is None else t.numpy(force=True),
+                rtol=1e-7,
+                atol=1e-9,
+                err_msg=f"{op.name} {s} vs torch",
+            )
 
 
 def _jvp_through_trace(op, s, tangents_np):
@@ -170,8 +179,8 @@ def test_jvp_matches_finite_differences(op):
             return [as_numpy(o) for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
 
         hi, lo = shifted(1), shifted(-1)
-        for o, t, h, l in zip(outs, tans, hi, lo):
-            fd = (h - l) / (2 * eps)
+        for o, t, up, down in zip(outs, tans, hi, lo):
+            fd = (up - down) / (2 * eps)
             got = np.zeros(o.shape) if t is None else as_numpy(t)
             np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6, err_msg=f"{op.name} {s} jvp")
 
@@ -200,9 +209,19 @@ def test_second_order_matches_torch(op):
         tins = [get_path(targs, p).requires_grad_(True) for p in paths]
         tout = _torch_fn(op)(*targs, **to_torch(s.kwargs))
         touts = [o for o in leaves(tout, torch.Tensor) if o.requires_grad]
-        tgs = torch.autograd.grad(touts, tins, [torch.from_numpy(as_numpy(v)) for v in vs], create_graph=True, allow_unused=True)
+        tgs = torch.autograd.grad(
+            touts,
+            tins,
+            [torch.from_numpy(as_numpy(v)) for v in vs],
+            create_graph=True,
+            allow_unused=True,
+        )
         tpairs = [tg for tg, (g, i) in zip(tgs, zip(gs, ins)) if g is not None and g.requires_grad]
-        ttotal = sum((tg * torch.from_numpy(as_numpy(w))).sum() for tg, w in zip(tpairs, ws) if tg is not None)
+        ttotal = sum(
+            (tg * torch.from_numpy(as_numpy(w))).sum()
+            for tg, w in zip(tpairs, ws)
+            if tg is not None
+        )
         if not isinstance(ttotal, torch.Tensor) or not ttotal.requires_grad:
             for g in gg:
                 assert g is None or np.allclose(as_numpy(g), 0)
@@ -211,7 +230,9 @@ def test_second_order_matches_torch(op):
         for a, b, i in zip(gg, tgg, ins):
             an = np.zeros(i.shape) if a is None else as_numpy(a)
             bn = np.zeros(i.shape) if b is None else b.numpy(force=True)
-            np.testing.assert_allclose(an, bn, rtol=1e-6, atol=1e-8, err_msg=f"{op.name} {s} gradgrad")
+            np.testing.assert_allclose(
+                an, bn, rtol=1e-6, atol=1e-8, err_msg=f"{op.name} {s} gradgrad"
+            )
 
 
 ERR = [pytest.param(op, id=op.name) for op in OPS if op.error_samples is not None]
@@ -224,6 +245,8 @@ def test_error_inputs_raise(op):
     for e in op.error_samples(Maker("float32")):
         with pytest.raises(e.error, match=e.match):
             _call(_nt_fn(op), e.sample, to_nt)
-        if not op.test.get("no_oracle"):
-            with pytest.raises(Exception):
+        if not op.test.get("no_oracle"):  # the oracle rejects the same input
+            with pytest.raises(
+                (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError)
+            ):
                 _call(_torch_fn(op), e.sample, to_torch)

@@ -31,7 +31,9 @@ def test_tensor_infers_dtype_like_torch(data):
 
 @pytest.mark.parametrize("d", DTYPES)
 def test_tensor_with_dtype(d):
-    same(nt.tensor([0, 1, 2], dtype=getattr(nt, d)), torch.tensor([0, 1, 2], dtype=getattr(torch, d)))
+    same(
+        nt.tensor([0, 1, 2], dtype=getattr(nt, d)), torch.tensor([0, 1, 2], dtype=getattr(torch, d))
+    )
 
 
 def test_from_numpy_shares_memory_and_tensor_copies():
@@ -128,9 +130,13 @@ def test_python_conversions():
     s = nt.tensor(3.5)
     assert s.item() == 3.5 and float(s) == 3.5 and int(s) == 3 and bool(s) is True
     assert isinstance(nt.tensor(3).item(), int)
-    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+    with pytest.raises(
+        RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"
+    ):
         t.item()
-    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+    with pytest.raises(
+        RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"
+    ):
         bool(t)
     assert np.asarray(t).shape == (1, 2)
     assert len(nt.zeros(3, 2)) == 3
@@ -178,7 +184,9 @@ def test_clone_detach_requires_grad():
     assert c.requires_grad and c.grad_fn.name() == "CloneBackward0" and not c.is_leaf
     d = x.detach()
     assert not d.requires_grad and d.is_leaf and d._version == x._version
-    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+    with pytest.raises(
+        RuntimeError, match="you can only change requires_grad flags of leaf variables"
+    ):
         c.requires_grad_(False)
     y = nt.ones(2)
     assert y.requires_grad_() is y and y.requires_grad

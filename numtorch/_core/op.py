@@ -102,7 +102,11 @@ def defop(
     op = Op.__new__(Op)
     params = list(inspect.signature(kernel).parameters.values())[1:]
     if nin is None:
-        nin = sum(1 for p in params if p.default is inspect.Parameter.empty and p.kind == p.POSITIONAL_OR_KEYWORD)
+        nin = sum(
+            1
+            for p in params
+            if p.default is inspect.Parameter.empty and p.kind == p.POSITIONAL_OR_KEYWORD
+        )
     op.name = name
     op.kernel = kernel
     op.inputs = tuple(p.name for p in params[:nin])
@@ -144,8 +148,14 @@ def defop(
 
 
 def _check_formula_names(op: Op) -> None:
-    known = {"g", "result", *op.inputs, *(n + "_shape" for n in op.inputs), *(a[0] for a in op.attrs)}
-    for f, names in zip(op.vjps, op.vjp_args):
+    known = {
+        "g",
+        "result",
+        *op.inputs,
+        *(n + "_shape" for n in op.inputs),
+        *(a[0] for a in op.attrs),
+    }
+    for names in op.vjp_args:
         bad = set(names) - known
         if bad:
             raise ValueError(f"{op.name}: vjp names unknown values {sorted(bad)}")
@@ -163,7 +173,7 @@ def _make_fn(op: Op, out: bool) -> Callable:
     parts, kwonly = [], False
     for n in op.inputs:
         parts.append(n)
-    for n, default, kind in op.attrs:
+    for n, _, kind in op.attrs:
         if kind == inspect.Parameter.KEYWORD_ONLY and not kwonly:
             parts.append("*")
             kwonly = True
@@ -173,7 +183,11 @@ def _make_fn(op: Op, out: bool) -> Callable:
     ins = "".join(f"{n}, " for n in op.inputs)
     attrs = ", ".join(f"'{n}': {n}" for n, _, _ in op.attrs)
     call = f"_dispatch(_op, ({ins}), {{{attrs}}})"
-    body = f"    return {call} if out is None else _write_out(out, {call})\n" if out else f"    return {call}\n"
+    body = (
+        f"    return {call} if out is None else _write_out(out, {call})\n"
+        if out
+        else f"    return {call}\n"
+    )
     src = f"def {op.name}({', '.join(parts)}):\n{body}"
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     env.update({f"_d_{n}": d for n, d, _ in op.attrs})

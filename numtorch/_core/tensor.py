@@ -180,9 +180,7 @@ class Tensor:
                     "and the tensor have the same dtype"
                 )
             if value.shape != self.shape:
-                raise RuntimeError(
-                    "assigned grad has data of a different size"
-                )
+                raise RuntimeError("assigned grad has data of a different size")
         self._grad = value
 
     @grad.deleter
@@ -262,9 +260,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
-            )
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __len__(self) -> int:

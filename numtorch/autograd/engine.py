@@ -8,7 +8,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from .._core.state import state
 from .._core.tensor import Tensor
 from .graph import AccumulateGrad, Node, edge_of
 
@@ -244,9 +243,7 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
                     f"output[{i}] has a shape of {out.shape}."
                 )
         else:
-            raise TypeError(
-                f"grad_outputs must be a Tensor or None, got {type(g).__name__}"
-            )
+            raise TypeError(f"grad_outputs must be a Tensor or None, got {type(g).__name__}")
         res.append(g)
     return res
 
@@ -357,7 +354,9 @@ def grad(
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) needs vmap, which numtorch does not have yet")
+        raise NotImplementedError(
+            "autograd.grad(is_grads_batched=True) needs vmap, which numtorch does not have yet"
+        )
     slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
     res = []
     for i, (t, slot) in enumerate(zip(inputs, slots)):

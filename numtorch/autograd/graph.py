@@ -281,7 +281,10 @@ def record(op, args: tuple, attrs: dict, outputs) -> None:
     i = 0
     for a, f in zip(args, op.vjps):
         if i in lists:
-            sub = [_edge(t) if f is not None and isinstance(t, Tensor) and t._rg else _NO_EDGE for t in a]
+            sub = [
+                _edge(t) if f is not None and isinstance(t, Tensor) and t._rg else _NO_EDGE
+                for t in a
+            ]
             edges.extend(sub)
             meta.append([_meta(t) for t in a])
             if saves[i] and any(e[0] is not None for e in sub):

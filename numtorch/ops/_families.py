@@ -104,7 +104,9 @@ def unary_samples(low=-2.0, high=2.0, shapes=UNARY_SHAPES):
     return samples
 
 
-def binary_samples(low=-2.0, high=2.0, *, scalars=(2.5,), exclude_zero_b=False, low_b=None, high_b=None):
+def binary_samples(
+    low=-2.0, high=2.0, *, scalars=(2.5,), exclude_zero_b=False, low_b=None, high_b=None
+):
     lb = low if low_b is None else low_b
     hb = high if high_b is None else high_b
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._families import LINEAR, method
 from .._core.op import defop
 from ..testing.samples import S
+from ._families import LINEAR, method
 
 to_dtype = defop(
     "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
@@ -13,7 +13,10 @@ to_dtype = defop(
 
 clone = method(
     defop(
-        "clone", lambda xp, x, *, memory_format=None: x.copy(), vjp=lambda g: g, jvp=LINEAR,
+        "clone",
+        lambda xp, x, *, memory_format=None: x.copy(),
+        vjp=lambda g: g,
+        jvp=LINEAR,
         samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
     )  # fmt: skip
 )

@@ -8,7 +8,8 @@ import numbers
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.device import backend, device as Device
+from .._core.device import backend
+from .._core.device import device as Device
 from .._core.tensor import Tensor, _make
 
 _generators: dict = {}
@@ -69,7 +70,9 @@ def _from_nested(data):
     return data
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False) -> Tensor:
+def tensor(
+    data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False
+) -> Tensor:
     """A new tensor holding a copy of `data`."""
     if isinstance(data, Tensor):
         arr = np.array(data.numpy(force=True))
@@ -126,9 +129,7 @@ def _size(size) -> tuple:
                 f"{type(s).__name__} at pos 0"
             )
         if s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {list(size)}"
-            )
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
         out.append(int(s))
     return tuple(out)
 
@@ -138,7 +139,9 @@ def _dtype_or_default(dtype) -> np.dtype:
 
 
 def _fill(value):
-    def factory(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    def factory(
+        *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+    ):
         arr = _xp(device).full(_size(size), value, dtype=_dtype_or_default(dtype))
         return _finish(arr, requires_grad)
 
@@ -151,7 +154,9 @@ empty = _fill(0)
 zeros.__name__, ones.__name__, empty.__name__ = "zeros", "ones", "empty"
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def full(
+    size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
@@ -161,7 +166,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
 
 
 def _like(fill):
-    def factory(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    def factory(
+        input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    ):
         d = dt.to_dtype(dtype).np if dtype is not None else input._data.dtype
         xp = _xp(device) if device is not None else _xp_of(input)
         return _finish(xp.full(input.shape, fill, dtype=d), requires_grad)
@@ -176,15 +183,30 @@ def _xp_of(t: Tensor):
 zeros_like = _like(0)
 ones_like = _like(1)
 empty_like = _like(0)
-zeros_like.__name__, ones_like.__name__, empty_like.__name__ = "zeros_like", "ones_like", "empty_like"
+zeros_like.__name__, ones_like.__name__, empty_like.__name__ = (
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+)
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
     d = dt.to_dtype(dtype).np if dtype is not None else input._data.dtype
     return _finish(_xp_of(input).full(input.shape, fill_value, dtype=d), requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def arange(
+    start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -192,60 +214,99 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
-        raise RuntimeError(
-            "upper bound and larger bound inconsistent with step sign"
-        )
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     if dtype is None:
         dtype = dt.get_default_dtype() if any(isinstance(v, float) for v in vals) else dt.int64
     n = math.ceil((end - start) / step)
-    arr = (start + step * np.arange(n, dtype=np.float64)) if dt.to_dtype(dtype).is_floating_point else np.arange(start, end, step)
+    arr = (
+        (start + step * np.arange(n, dtype=np.float64))
+        if dt.to_dtype(dtype).is_floating_point
+        else np.arange(start, end, step)
+    )
     return _finish(np.asarray(arr).astype(dt.to_dtype(dtype).np), requires_grad, device)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def linspace(
+    start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     arr = np.linspace(float(start), float(end), int(steps))
     return _finish(arr.astype(_dtype_or_default(dtype)), requires_grad, device)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def logspace(
+    start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     arr = np.logspace(float(start), float(end), int(steps), base=base)
     return _finish(arr.astype(_dtype_or_default(dtype)), requires_grad, device)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def eye(
+    n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     arr = np.eye(int(n), int(n if m is None else m), dtype=_dtype_or_default(dtype))
     return _finish(arr, requires_grad, device)
 
 
 # ------------------------------------------------------------------ random
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def rand(
+    *size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     g = generator or default_generator()
     arr = g.random(_size(size)).astype(_dtype_or_default(dtype))
     return _finish(arr, requires_grad, device)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def randn(
+    *size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     g = generator or default_generator()
     arr = g.standard_normal(_size(size)).astype(_dtype_or_default(dtype))
     return _finish(arr, requires_grad, device)
 
 
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def randint(
+    low,
+    high=None,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     if size is None:
         low, high, size = 0, low, high
     elif high is None:
         raise TypeError("randint() missing required argument 'size'")
     g = generator or default_generator()
     arr = g.integers(low, high, size=_size((size,)))
-    return _finish(arr.astype(dt.to_dtype(dtype).np if dtype is not None else np.int64), requires_grad, device)
+    return _finish(
+        arr.astype(dt.to_dtype(dtype).np if dtype is not None else np.int64), requires_grad, device
+    )
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     g = generator or default_generator()
-    return _finish(g.permutation(int(n)).astype(np.int64 if dtype is None else dt.to_dtype(dtype).np), False, device)
+    return _finish(
+        g.permutation(int(n)).astype(np.int64 if dtype is None else dt.to_dtype(dtype).np),
+        False,
+        device,
+    )
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def normal(
+    mean=0.0,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     g = generator or default_generator()
     m = mean.numpy(force=True) if isinstance(mean, Tensor) else mean
     s = std.numpy(force=True) if isinstance(std, Tensor) else std
@@ -264,7 +325,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 
 def _rand_like(fn):
-    def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    def like(
+        input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    ):
         return fn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
     return like
@@ -274,7 +337,9 @@ rand_like = _rand_like(rand)
 randn_like = _rand_like(randn)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint_like(
+    input, low=0, high=None, *, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)

@@ -22,7 +22,9 @@ class Maker:
     def is_float(self) -> bool:
         return self.dtype.kind in "fc"
 
-    def __call__(self, shape=(), low: float = -2.0, high: float = 2.0, *, dtype=None, exclude_zero=False):
+    def __call__(
+        self, shape=(), low: float = -2.0, high: float = 2.0, *, dtype=None, exclude_zero=False
+    ):
         d = np.dtype(dtype) if dtype is not None else self.dtype
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         if d.kind == "b":
