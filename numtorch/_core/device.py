@@ -52,6 +52,10 @@ def _cupy():
     return cupy
 
 
+# True once any CuPy array was made: until then kernels skip the backend lookup.
+_cuda_used = [False]
+
+
 def backend(dev: device):
     """The array module of a device."""
     if dev.type == "cpu":
@@ -59,6 +63,7 @@ def backend(dev: device):
     cp = _cupy()
     if cp is None:
         raise RuntimeError("Torch not compiled with CUDA enabled")
+    _cuda_used[0] = True
     return cp
 
 

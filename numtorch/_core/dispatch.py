@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .device import _cuda_used
 from .state import state
 from .tensor import Tensor, ViewTensor, _make, _new
 
@@ -188,12 +189,13 @@ def _make_view(src: Tensor, arr, op, attrs) -> Tensor:
 def run_kernel(op, arrays: list, attrs: dict):
     """Type promotion, the kernel, and normalization of its outputs to arrays."""
     xp = np
-    for a in arrays:
-        if a is not None and hasattr(a, "__cuda_array_interface__"):
-            from .device import xp_of
+    if _cuda_used[0]:
+        for a in arrays:
+            if type(a) is not _ndarray and hasattr(a, "__cuda_array_interface__"):
+                from .device import xp_of
 
-            xp = xp_of(a)
-            break
+                xp = xp_of(a)
+                break
     odt = None
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)

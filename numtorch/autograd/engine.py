@@ -118,7 +118,10 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     ready: list = []
     counter = 0
     exec_info = task.exec_info
+    targets = task.targets
+    captures = task.captures
     deps = task.deps
+    push, pop = heapq.heappush, heapq.heappop
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
@@ -128,41 +131,34 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
         _accumulate(buf, nr, g)
     for node in buffers:
         if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._seq, counter, node))
+            push(ready, (-node._seq, counter, node))
             counter += 1
     with set_grad_enabled(task.create_graph):
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = pop(ready)[2]
             grads = buffers.pop(node)
-            if isinstance(node, AccumulateGrad) and node.variable._hooks and grads[0] is not None:
+            is_leaf = type(node) is AccumulateGrad
+            if is_leaf and node.variable._hooks and grads[0] is not None:
                 grads[0] = _run_hooks(node.variable._hooks, grads[0])
-            if node._tensor_pre_hooks:
-                for nr, hooks in node._tensor_pre_hooks.items():
-                    if grads[nr] is not None:
-                        grads[nr] = _run_hooks(hooks, grads[nr])
-            if node._retain_hooks:
-                for nr, hook in list(node._retain_hooks.items()):
-                    if grads[nr] is not None:
-                        hook(grads[nr])
-            if node in task.captures:
-                for nr, slot in task.captures[node]:
+            if node._hooked:
+                _run_tensor_prehooks(node, grads)
+            if captures and node in captures:
+                for nr, slot in captures[node]:
                     slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
             if exec_info is not None and node not in exec_info:
                 continue
-            if isinstance(node, AccumulateGrad):
-                if node._pre_hooks:
-                    grads = _run_node_prehooks(node, grads)
+            if node._pre_hooks:
+                grads = _run_node_prehooks(node, grads)
+            if is_leaf:
                 if task.accumulate:
                     _accumulate_grad(node.variable, grads[0], task.create_graph)
                 continue
-            if node._pre_hooks:
-                grads = _run_node_prehooks(node, grads)
             nexts = node.next_functions
-            wanted = [
-                n is not None and (exec_info is None or n in exec_info or n in task.targets)
-                for n, _ in nexts
-            ]
-            if any(wanted):
+            if exec_info is None:
+                wanted = [n is not None for n, _ in nexts]
+            else:
+                wanted = [n is not None and (n in exec_info or n in targets) for n, _ in nexts]
+            if True in wanted:
                 outs = _validate(node, node.apply(grads, wanted))
             else:
                 outs = [None] * len(nexts)
@@ -180,12 +176,25 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                 if buf is None:
                     buf = buffers[nxt] = [None] * nxt.num_outputs
                 if g is not None:
-                    _accumulate(buf, nr, g)
+                    cur = buf[nr]
+                    buf[nr] = g if cur is None else cur + g
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    heapq.heappush(ready, (-nxt._seq, counter, nxt))
+                    push(ready, (-nxt._seq, counter, nxt))
                     counter += 1
+
+
+def _run_tensor_prehooks(node: Node, grads: list) -> None:
+    """Tensor hooks may replace a gradient; retain_grad hooks only observe it."""
+    if node._tensor_pre_hooks:
+        for nr, hooks in node._tensor_pre_hooks.items():
+            if grads[nr] is not None:
+                grads[nr] = _run_hooks(hooks, grads[nr])
+    if node._retain_hooks:
+        for nr, hook in list(node._retain_hooks.items()):
+            if grads[nr] is not None:
+                hook(grads[nr])
 
 
 def _run_node_prehooks(node: Node, grads: list) -> list:

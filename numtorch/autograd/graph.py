@@ -41,6 +41,7 @@ class Node:
     _post_hooks = None
     _tensor_pre_hooks = None
     _retain_hooks = None
+    _hooked = False  # set once a tensor hook or retain_grad lives on this node
 
     def __init__(self):
         self._seq = next(_seq)
@@ -78,7 +79,7 @@ class Node:
 
     @property
     def num_outputs(self) -> int:
-        return self.op.ndiff
+        return len(self._out_meta)
 
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened) from output gradients; computes only `wanted` ones."""

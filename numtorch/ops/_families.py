@@ -38,6 +38,13 @@ def _operand(a):
     return (dt.from_np(a.dtype), a.ndim) if isinstance(a, _nd) or hasattr(a, "dtype") else a
 
 
+_RESULT_TYPES: dict = {}
+
+
+def _key(a):
+    return (a.dtype, a.ndim == 0) if isinstance(a, _nd) else type(a)
+
+
 def promote(arrays, attrs=None):
     """Cast array operands to PyTorch's result type; scalars stay weak."""
     a0 = arrays[0]
@@ -48,8 +55,12 @@ def promote(arrays, attrs=None):
             break
     if same:
         return arrays, None
-    res = dt.result_type(*(_operand(a) for a in arrays if a is not None))
-    npd = res.np
+    key = (dt._default[0], *(_key(a) for a in arrays if a is not None))
+    npd = _RESULT_TYPES.get(key)
+    if npd is None:
+        npd = _RESULT_TYPES[key] = dt.result_type(
+            *(_operand(a) for a in arrays if a is not None)
+        ).np
     out = [a.astype(npd) if isinstance(a, _nd) and a.dtype != npd else a for a in arrays]
     if not isinstance(out[0], _nd):
         # A scalar first operand: make it an array so the kernel sees the result dtype.
