@@ -35,3 +35,11 @@ to_device = defop(
     "to_device", _to_device, nin=1, vjp=lambda g, x: g.to(x.device), jvp=LINEAR,
     samples=None, api="Tensor.to", node_name="ToCopyBackward0",
 )  # fmt: skip
+
+
+def _contiguous(self, memory_format=None):
+    """self when already C-contiguous, else a contiguous copy (differentiable)."""
+    return self if self.is_contiguous() else clone.fn(self)
+
+
+TENSOR_METHODS = {"contiguous": _contiguous}
