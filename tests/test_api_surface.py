@@ -106,3 +106,17 @@ def test_views_share_memory_and_version_counter():
     assert all(v._version == 1 for v in views)
     x[0, 0, 0] = 100.0
     assert views[0][0, 0].item() == 100.0 and views[5][0].item() == 100.0
+
+
+@pytest.mark.parametrize("shapes", [((2,), (3,)), ((2, 3), (4, 1, 3), (5,)), ((2, 1), (3,), ())])
+def test_broadcast_shapes_and_tensors_match_torch(shapes):
+    def run(T, fn):
+        try:
+            return fn(T)
+        except RuntimeError as e:
+            return str(e)
+
+    shape = lambda T: list(T.broadcast_shapes(*shapes))
+    tensors = lambda T: [list(t.shape) for t in T.broadcast_tensors(*[T.zeros(s) for s in shapes])]
+    assert run(nt, shape) == run(torch, shape)
+    assert run(nt, tensors) == run(torch, tensors)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, defop
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, wrap_dim
 from ..autograd.views import run_inplace
 from ..testing.samples import S
 from ._families import inplace, method
@@ -44,15 +44,6 @@ def _bounds(
     if bad.any():
         v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
         raise exc(f"{prefix}index {v} is out of bounds for dimension {dim} with size {size}")
-
-
-def _wrap(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
-        )
-    return dim % n
 
 
 def _scatter_key(xp, index, dim: int) -> tuple:
@@ -97,7 +88,7 @@ def _as1d(fn):
             rest = tuple(r.reshape(-1) if getattr(r, "ndim", 1) == 0 else r for r in rest)
             out = fn(xp, input.reshape(1), index.reshape(-1), *rest, dim=0, **kw)
             return out.reshape(index.shape if fn.__name__ == "_gather" else ())
-        return fn(xp, input, index, *rest, dim=_wrap(dim, input.ndim), **kw)
+        return fn(xp, input, index, *rest, dim=wrap_dim(dim, input.ndim), **kw)
 
     return kernel
 
@@ -696,7 +687,7 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
         input, index, src, dim = input.reshape(1), index.reshape(-1), src.reshape(-1), 0
         shape0 = ()
     else:
-        dim, shape0 = _wrap(dim, input.ndim), input.shape
+        dim, shape0 = wrap_dim(dim, input.ndim), input.shape
     _need_int(index, "scatter_reduce(): Expected dtype int32/int64 for index")
     _check_dims("scatter_reduce", input, index, src, dim)
     _bounds(index, input.shape[dim], dim)
@@ -723,7 +714,7 @@ def _sr_stats(xp, input, index, src, result, dim, reduce, include_self):
     if input.ndim == 0:
         input, index, src, result = (a.reshape(-1) for a in (input, index, src, result))
         dim = 0
-    dim = _wrap(dim, input.ndim)
+    dim = wrap_dim(dim, input.ndim)
     key = _scatter_key(xp, index, dim)
     vals = _region(src, index.shape)
     hit = xp.zeros(input.shape, dtype=bool)
@@ -858,11 +849,11 @@ def _index_select(xp, input, index, dim):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if input.ndim == 0:
-        _wrap(dim, 0)
+        wrap_dim(dim, 0)
         if index.size and ((index != 0).any()):
             raise IndexError("index out of range in self")
         return input.copy()
-    dim = _wrap(dim, input.ndim)
+    dim = wrap_dim(dim, input.ndim)
     if index.size and ((index < 0).any() or (index >= input.shape[dim]).any()):
         raise IndexError("index out of range in self")
     return xp.take(input, index.reshape(-1), axis=dim)
@@ -911,7 +902,7 @@ def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix=""):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
-    dim = _wrap(dim, input.ndim)
+    dim = wrap_dim(dim, input.ndim)
     _bounds(
         index,
         input.shape[dim] if input.ndim else 1,
@@ -1131,7 +1122,7 @@ def _take_along_dim(xp, input, indices, dim=None):
         )
     if input.ndim == 0:
         return _as1d(_gather)(xp, input, indices, dim=dim)
-    dim = _wrap(dim, input.ndim)
+    dim = wrap_dim(dim, input.ndim)
     bshape = np.broadcast_shapes(
         tuple(1 if d == dim else s for d, s in enumerate(input.shape)),
         tuple(1 if d == dim else s for d, s in enumerate(indices.shape)),

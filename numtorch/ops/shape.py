@@ -5,18 +5,9 @@ from __future__ import annotations
 import warnings
 
 from .._core.op import ErrorInput, defop
+from .._core.tensor import wrap_dim
 from ..testing.samples import S
 from ._families import LINEAR, inplace, method
-
-
-def wrap_dim(d: int, ndim: int) -> int:
-    """A dim in [-ndim, ndim) as a non-negative axis (0-d tensors accept -1 and 0)."""
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
-        )
-    return d % n
 
 
 def _bad_dim(make, fn_args=lambda input: (input, 2)):
@@ -652,13 +643,10 @@ def _expand_as(self, other):
     return expand.fn(self, tuple(other.shape))
 
 
-def broadcast_shapes(*shapes):
-    """The shape that all of `shapes` broadcast to."""
-    from .._core.tensor import Size
-
+def _broadcast(shapes, mismatch) -> list[int]:
+    """The common broadcast shape; ``mismatch(have, got, dim)`` builds the error."""
     out: list[int] = []
-    for shape in shapes:
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    for k, shape in enumerate(shapes):
         if len(shape) > len(out):
             out = [1] * (len(shape) - len(out)) + out
         for i, s in enumerate(shape):
@@ -666,31 +654,38 @@ def broadcast_shapes(*shapes):
             if out[j] == 1:
                 out[j] = s
             elif s != 1 and s != out[j]:
-                raise RuntimeError(
-                    f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between "
-                    f"arg 0 and arg {shapes.index(shape) if shape in shapes else 1}."
-                )
-    return Size(out)
+                raise mismatch(out, s, j, k)
+    return out
+
+
+def broadcast_shapes(*shapes):
+    """The shape that all of `shapes` broadcast to."""
+    from .._core.tensor import Size
+
+    shapes = tuple((s,) if isinstance(s, int) else tuple(s) for s in shapes)
+    return Size(
+        _broadcast(
+            shapes,
+            lambda out, got, j, k: RuntimeError(
+                f"Attempting to broadcast a dimension of length {got} at {j - len(out)}! "
+                f"Mismatching argument at index {k} had {shapes[k]}; but expected shape should "
+                f"be broadcastable to {out}"
+            ),
+        )
+    )
 
 
 def broadcast_tensors(*tensors) -> tuple:
     """Views of the tensors expanded to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape: list[int] = []
-    for t in tensors:
-        ts = tuple(t.shape)
-        if len(ts) > len(shape):
-            shape = [1] * (len(ts) - len(shape)) + shape
-        for i, s in enumerate(ts):
-            j = len(shape) - len(ts) + i
-            if shape[j] == 1:
-                shape[j] = s
-            elif s != 1 and s != shape[j]:
-                raise RuntimeError(
-                    f"The size of tensor a ({shape[j]}) must match the size of tensor b ({s}) at "
-                    f"non-singleton dimension {j}"
-                )
+    shape = _broadcast(
+        [tuple(t.shape) for t in tensors],
+        lambda out, got, j, _: RuntimeError(
+            f"The size of tensor a ({out[j]}) must match the size of tensor b ({got}) at "
+            f"non-singleton dimension {j}"
+        ),
+    )
     return tuple(expand.fn(t, tuple(shape)) for t in tensors)
 
 
