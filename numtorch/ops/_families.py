@@ -132,6 +132,20 @@ def binary_samples(
 
 
 # ------------------------------------------------------------------ generators
+def _elementwise(name, kernel, vjp, jvp, prepare, samples, dtypes, has_inplace, kw) -> Op:
+    """Shared tail of the elementwise generators: defaults, the op, its methods."""
+    kw.setdefault("samples", samples)
+    kw.setdefault("out", True)
+    op = defop(
+        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare,
+        test={"dtypes": dtypes, **kw.pop("test", {})}, **kw,
+    )  # fmt: skip
+    method(op)
+    if has_inplace:
+        inplace(op)
+    return op
+
+
 def unary(
     name: str,
     kernel: Callable,
@@ -146,17 +160,10 @@ def unary(
     **kw,
 ) -> Op:
     """An elementwise op of one tensor; ``floating`` ops turn ints into floats."""
-    kw.setdefault("samples", unary_samples(low, high))
-    kw.setdefault("out", True)
-    op = defop(
-        name, kernel, vjp=(vjp,) if vjp is not None else None, jvp=jvp,
-        prepare=to_float if floating else None, test={"dtypes": dtypes, **kw.pop("test", {})},
-        **kw,
+    return _elementwise(
+        name, kernel, (vjp,) if vjp is not None else None, jvp, to_float if floating else None,
+        unary_samples(low, high), dtypes, has_inplace, kw,
     )  # fmt: skip
-    method(op)
-    if has_inplace:
-        inplace(op)
-    return op
 
 
 def binary(
@@ -174,16 +181,10 @@ def binary(
     **kw,
 ) -> Op:
     """An elementwise op of two broadcasting operands (tensors or scalars)."""
-    kw.setdefault("samples", binary_samples(low, high, **(sample_kw or {})))
-    kw.setdefault("out", True)
-    op = defop(
-        name, kernel, vjp=vjp, jvp=jvp, prepare=promote_float if floating else promote,
-        test={"dtypes": dtypes, **kw.pop("test", {})}, **kw,
+    return _elementwise(
+        name, kernel, vjp, jvp, promote_float if floating else promote,
+        binary_samples(low, high, **(sample_kw or {})), dtypes, has_inplace, kw,
     )  # fmt: skip
-    method(op)
-    if has_inplace:
-        inplace(op)
-    return op
 
 
 def comparison(name: str, kernel: Callable, **kw) -> Op:

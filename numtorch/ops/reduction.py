@@ -351,26 +351,23 @@ prod = reduction(
 
 
 # ------------------------------------------------------------------ extrema
-def _amax(xp, x, dim=(), keepdim=False):
-    dims = dims_of(dim, x.ndim)
-    if x.size == 0 and (x.ndim == 0 or _no_dim(dim)):
-        raise RuntimeError(
-            "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-            "the reduction dim with the 'dim' argument."
-        )
-    _nonempty("amax", x, dims)
-    return xp.amax(x, axis=dims, keepdims=keepdim)
+def _extremum(name: str):
+    """The amax/amin kernel: reduce over dims, refusing empty reductions like torch."""
+
+    def kernel(xp, x, dim=(), keepdim=False):
+        dims = dims_of(dim, x.ndim)
+        if x.size == 0 and (x.ndim == 0 or _no_dim(dim)):
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        _nonempty(name, x, dims)
+        return getattr(xp, name)(x, axis=dims, keepdims=keepdim)
+
+    return kernel
 
 
-def _amin(xp, x, dim=(), keepdim=False):
-    dims = dims_of(dim, x.ndim)
-    if x.size == 0 and (x.ndim == 0 or _no_dim(dim)):
-        raise RuntimeError(
-            "amin(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-            "the reduction dim with the 'dim' argument."
-        )
-    _nonempty("amin", x, dims)
-    return xp.amin(x, axis=dims, keepdims=keepdim)
+_amax, _amin = _extremum("amax"), _extremum("amin")
 
 
 def _no_dim(dim) -> bool:
