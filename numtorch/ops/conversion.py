@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from .._core import dtype as dt
 from .._core.op import defop
 from ..testing.samples import S
 from ._families import LINEAR, method
 
 to_dtype = defop(
     "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
-    samples=None, api="Tensor.to", node_name="ToCopyBackward0",
+    api="Tensor.to", node_name="ToCopyBackward0",
+    samples=lambda make: [S((make((2, 3)), dt.float64)), S((make(()), dt.float64)), S((make((2,)), dt.int64))],
+    test={"dtypes": ("float32", "float64", "int64")},
 )  # fmt: skip
 
 clone = method(

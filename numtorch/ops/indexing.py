@@ -116,6 +116,8 @@ def _getitem_backward(xp, grad, shape, index):
 getitem_backward = defop(
     "getitem_backward", _getitem_backward, nin=1,
     vjp=lambda g, index, shape: getitem.fn(g, index, shape), jvp=LINEAR,
+    api="ops.indexing.getitem_backward.fn", test={"no_oracle": True},
+    samples=lambda make: [S((make((2,)), (3, 4), (slice(0, 2), 1))), S((make((3, 1, 2)), (3, 4), (slice(None), None, slice(1, 4, 2))))],
 )  # fmt: skip
 
 

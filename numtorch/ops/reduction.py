@@ -444,12 +444,14 @@ def _scatter_add_dim(xp, g, index, dim, shape):
 
 
 gather_dim = defop(
-    "_gather_dim", _gather_dim, nin=2, api="Tensor._gather_dim", jvp=LINEAR,
-    vjp=(lambda g, x, index, dim: scatter_add_dim.fn(g, index, dim, x.shape), None),
+    "_gather_dim", _gather_dim, nin=2, api="ops.reduction.gather_dim.fn", jvp=LINEAR,
+    vjp=(lambda g, x_shape, index, dim: scatter_add_dim.fn(g, index, dim, x_shape), None),
+    test={"no_oracle": True}, samples=lambda make: [S((make((3, 4)), make.index((3, 2), 4), 1)), S((make((3, 4)), make.index((2, 4), 3), 0))],
 )  # fmt: skip
 scatter_add_dim = defop(
-    "_scatter_add_dim", _scatter_add_dim, nin=2, api="Tensor._scatter_add_dim", jvp=LINEAR,
+    "_scatter_add_dim", _scatter_add_dim, nin=2, api="ops.reduction.scatter_add_dim.fn", jvp=LINEAR,
     vjp=(lambda g, index, dim: gather_dim.fn(g, index, dim), None),
+    test={"no_oracle": True}, samples=lambda make: [S((make((3, 2)), make.index((3, 2), 4), 1, (3, 4)))],
 )  # fmt: skip
 
 

@@ -311,7 +311,8 @@ def _slice_backward(xp, grad, shape, dim, start, length):
 
 slice_backward = defop(
     "slice_backward", _slice_backward, nin=1, vjp=lambda g, dim, start, length: g.narrow(dim, start, length),
-    jvp=LINEAR, api="Tensor._slice_backward",
+    jvp=LINEAR, api="ops.shape.slice_backward.fn", test={"no_oracle": True},
+    samples=lambda make: [S((make((2, 4)), (3, 4), 0, 1, 2)), S((make((3, 1)), (3, 4), 1, 3, 1))],
 )  # fmt: skip
 
 
@@ -323,7 +324,8 @@ def _select_backward(xp, grad, shape, dim, index):
 
 select_backward = defop(
     "select_backward", _select_backward, nin=1, vjp=lambda g, dim, index: g.select(dim, index),
-    jvp=LINEAR, api="Tensor._select_backward",
+    jvp=LINEAR, api="ops.shape.select_backward.fn", test={"no_oracle": True},
+    samples=lambda make: [S((make((4,)), (3, 4), 0, 1)), S((make((3,)), (3, 4), 1, -1))],
 )  # fmt: skip
 
 
@@ -1230,7 +1232,9 @@ def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
 
 diagonal_backward = defop(
     "diagonal_backward", _diagonal_backward, nin=1,
-    vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2), jvp=LINEAR, api="Tensor._diagonal_backward",
+    vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2), jvp=LINEAR,
+    api="ops.shape.diagonal_backward.fn", test={"no_oracle": True},
+    samples=lambda make: [S((make((3,)), (3, 3), 0, 0, 1)), S((make((2, 2)), (2, 3, 4), 1, -1, 1))],
 )  # fmt: skip
 
 
@@ -1448,8 +1452,9 @@ def _segment_sum(xp, grad, repeats, dim):
 
 
 segment_sum = defop(
-    "repeat_interleave_backward", _segment_sum, nin=1, jvp=LINEAR, api="Tensor._repeat_interleave_backward",
+    "repeat_interleave_backward", _segment_sum, nin=1, jvp=LINEAR,
     vjp=lambda g, repeats, dim: g.repeat_interleave(repeats, dim),
+    api="ops.shape.segment_sum.fn", test={"no_oracle": True}, samples=lambda make: [S((make((6, 2)), 2, 0)), S((make((2, 6)), 3, 1))],
 )  # fmt: skip
 
 
