@@ -518,3 +518,40 @@ def test_same_output_twice_and_multi_output_roots():
         return [T.autograd.grad([s, s], [x])[0], T.autograd.grad([v, m], [x])[0]]
 
     assert_same(prog)
+
+
+SETITEM_PROGRAMS = {
+    "basic_slice": lambda T, x, w: _assign(T.zeros(3, 4), (slice(None), 1), x[:3] * w[0]),
+    "int_row": lambda T, x, w: _assign((x.reshape(2, 2) * 1).repeat(2, 2), 1, w),
+    "step_slice": lambda T, x, w: _assign(T.ones(4, 4) * x[0], (slice(None, None, 2), 0), w[:2]),
+    "advanced": lambda T, x, w: _assign(x * 2, T.tensor([0, 2]), w[1:3]),
+    "mask": lambda T, x, w: _assign(x * 1, x > 0, 0.0),
+    "scalar_tensor": lambda T, x, w: _assign(T.zeros(2, 2), (0, 1), (x * w).sum()),
+    "nested_view": lambda T, x, w: _nested(T, x, w),
+}
+
+
+def _assign(base, index, value):
+    base[index] = value
+    return base
+
+
+def _nested(T, x, w):
+    base = T.zeros(4, 4) + x[3]
+    row = base[1]
+    row[1:3] = x[:2] * w[:2]
+    row.mul_(w[3])
+    return base * base.sum()
+
+
+@pytest.mark.parametrize("name", sorted(SETITEM_PROGRAMS))
+def test_setitem_and_inplace_through_views_match_torch(name):
+    def prog(T):
+        x = T.tensor([0.5, -1.0, 2.0, 1.5], requires_grad=True)
+        w = T.tensor([3.0, -2.0, 0.25, 1.25], requires_grad=True)
+        out = SETITEM_PROGRAMS[name](T, x, w)
+        v = T.arange(out.numel(), dtype=out.dtype).reshape(out.shape)
+        gx, gw = T.autograd.grad((out * v).sum(), [x, w], allow_unused=True, materialize_grads=True)
+        return [out, gx, gw]
+
+    assert_same(prog)
