@@ -1022,10 +1022,8 @@ index_copy, index_copy_ = _dim_api(index_copy_op)
 
 
 # ------------------------------------------------------------------ take / take_along_dim / put
-def _take(xp, input, index):
-    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_tname(index)}")
-    n = input.size
+def _check_flat_index(index, n: int) -> None:
+    """take/put: every index must address one of the n elements."""
     if index.size:
         bad = (index >= n) | (index < -n)
         if bad.any():
@@ -1033,6 +1031,13 @@ def _take(xp, input, index):
             raise IndexError(
                 f"out of range: tried to access index {v} on a tensor of {n} elements."
             )
+
+
+def _take(xp, input, index):
+    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_tname(index)}")
+    n = input.size
+    _check_flat_index(index, n)
     return input.reshape(-1)[index]
 
 
@@ -1074,13 +1079,7 @@ def _put(xp, input, index, source, accumulate=False):
             f"put_(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {source.size}, index.numel() = {index.size}"
         )
-    if index.size:
-        bad = (index >= n) | (index < -n)
-        if bad.any():
-            v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
-            raise IndexError(
-                f"out of range: tried to access index {v} on a tensor of {n} elements."
-            )
+    _check_flat_index(index, n)
     out = input.copy()
     flat = out.reshape(-1)
     src = xp.asarray(source, dtype=out.dtype).reshape(-1)
