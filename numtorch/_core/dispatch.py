@@ -59,6 +59,8 @@ class WrapperTensor(Tensor):
 
     @property
     def _data(self):
+        # Reached at level 0 only by a wrapper whose transform has returned.
+        _check_alive((self,))
         raise RuntimeError(
             f"{type(self).__name__} has no storage of its own; it belongs to a transform"
         )
@@ -132,11 +134,6 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
                     break
         if lvl:
             return state.stack[lvl - 1].process(op, args, attrs)
-    elif args:
-        # Outside any transform a wrapper can only be an escapee.
-        for a in args:
-            if isinstance(a, WrapperTensor):
-                _check_alive((a,))
     rg = False
     arrays = []
     for a in args:

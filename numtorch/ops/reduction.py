@@ -1115,28 +1115,23 @@ def _logical_samples(make):
 
 
 _LOGIC = ("float32", "int64", "bool")
-all = method(
-    defop(
-        "all",
-        _logical("all"),
-        nin=1,
-        samples=_logical_samples,
-        test={"dtypes": _LOGIC},
-        error_samples=_err_dim(),
-        out=True,
+
+
+def _logical_reduction(name: str):
+    return method(
+        defop(
+            name,
+            _logical(name),
+            nin=1,
+            samples=_logical_samples,
+            test={"dtypes": _LOGIC},
+            error_samples=_err_dim(),
+            out=True,
+        )  # fmt: skip
     )
-)
-any = method(
-    defop(
-        "any",
-        _logical("any"),
-        nin=1,
-        samples=_logical_samples,
-        test={"dtypes": _LOGIC},
-        error_samples=_err_dim(),
-        out=True,
-    )
-)
+
+
+all, any = _logical_reduction("all"), _logical_reduction("any")
 
 
 def _count_nonzero(xp, x, dim=None):
