@@ -24,7 +24,8 @@ from ._core.op import REGISTRY as _REGISTRY
 from ._core.state import is_grad_enabled, is_inference_mode_enabled
 from ._core.tensor import Size, Tensor
 from . import ops as _ops  # registers every op
-from . import autograd, linalg, nn, special
+from . import autograd, func, linalg, nn, special
+from .func import vmap
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .ops.creation import *  # noqa: F403
 from ._api import install as _install_api

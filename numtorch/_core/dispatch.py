@@ -31,9 +31,14 @@ class Interpreter:
 
     level = 0
     alive = False
+    is_vmap = False
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
+
+    def commit(self, target, result, op=None) -> None:
+        """An in-place write where target or result belongs to this level."""
+        raise NotImplementedError(f"in-place ops under {type(self).__name__}")
 
     def __enter__(self):
         state.stack.append(self)
@@ -128,8 +133,9 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
         _check_alive(args)
         lvl = _max_level(args)
         if op.random:
+            ceiling = state.random_ceiling
             for interp in reversed(state.stack):
-                if getattr(interp, "is_vmap", False):
+                if interp.is_vmap and interp.level < ceiling:
                     lvl = max(lvl, interp.level)
                     break
         if lvl:

@@ -139,6 +139,8 @@ def defop(
     op.grad_args = grad_args
     op.test = test or {}
     _check_formula_names(op)
+    if hasattr(batch_rule, "bind"):  # a rule generator from numtorch.ops._batching
+        op.batch_rule = batch_rule.bind(op)
     op.fn = _make_fn(op, out)
     if register:
         if name in REGISTRY:
@@ -203,7 +205,9 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
     from .. import zeros_like
 
     def zero_for(a):
-        return zeros_like(a) if hasattr(a, "_data") or hasattr(a, "_inner") else 0.0
+        from .tensor import Tensor
+
+        return zeros_like(a) if isinstance(a, Tensor) else 0.0
 
     def fill(i, a, t):
         if i in op.list_inputs:

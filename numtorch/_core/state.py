@@ -11,6 +11,9 @@ class _State(threading.local):
         self.inference = False
         # Active transform interpreters, innermost last; interpreter.level == index + 1.
         self.stack: list = []
+        # Random ops lift to the innermost vmap below this level (set while a vmap level
+        # runs a random op's rule, so that its lower levels batch the draw too).
+        self.random_ceiling = 1 << 30
 
 
 state = _State()

@@ -86,11 +86,15 @@ def _validate(node: Node, grads: list) -> list:
         if g is None:
             continue
         shape, dtype = flat_meta[j]
-        if g._data.shape != shape:
+        if type(g) is Tensor:
+            gshape, gdtype = g._data.shape, g._data.dtype
+        else:  # a transform's wrapper: its logical shape
+            gshape, gdtype = tuple(g.shape), g.dtype.np
+        if gshape != shape:
             from ..ops.reduction import sum_to_size
 
             g = sum_to_size.fn(g, shape)
-        if g._data.dtype != dtype:
+        if gdtype != dtype:
             from .._core.dtype import from_np
 
             g = g.to(from_np(dtype))
@@ -208,6 +212,11 @@ def _run_node_prehooks(node: Node, grads: list) -> list:
 def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
+    if g._level:
+        raise RuntimeError(
+            "numtorch: backward() inside a transform cannot accumulate a batched or "
+            "transformed gradient into .grad; use autograd.grad instead"
+        )
     if var._grad is None:
         if create_graph:
             var._grad = g
@@ -363,9 +372,10 @@ def grad(
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
-        raise NotImplementedError(
-            "autograd.grad(is_grads_batched=True) needs vmap, which numtorch does not have yet"
-        )
+        return _batched_grad(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
     slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
     res = []
     for i, (t, slot) in enumerate(zip(inputs, slots)):
@@ -382,3 +392,47 @@ def grad(
                 )
         res.append(g)
     return tuple(res)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, mat):
+    """grad with a leading batch dimension on every grad_output: one vmapped backward pass."""
+    from ..func._vmap import vmap_call
+
+    outputs = _as_tuple(outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(g, Tensor) and tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(
+                f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                f"expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
+                f"shape of {out.shape}. If you only want some tensors in `grad_output` to be "
+                f"considered batched, consider using vmap."
+            )
+    in_dims = tuple(0 if isinstance(g, Tensor) else None for g in grad_outputs)
+
+    def one(*gos):
+        return grad(
+            outputs, inputs, gos, retain_graph=True, create_graph=create_graph,
+            allow_unused=allow_unused, materialize_grads=mat,
+        )  # fmt: skip
+
+    res = vmap_call(one, in_dims, 0, "error", None, grad_outputs, {}, none_ok=True)
+    if not retain_graph:
+        for out in outputs:
+            _free_graph(out)
+    return res
+
+
+def _free_graph(out: Tensor) -> None:
+    """Release saved values below ``out`` (what a non-retaining backward pass does)."""
+    stack, seen = [out.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if node.saved:
+            node.saved = None
+        stack.extend(n for n, _ in node.next_functions)

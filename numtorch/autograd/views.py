@@ -47,11 +47,11 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         result = dispatch(op, (src, *args), attrs)
     else:  # bind defaults through the op's signature
         result = op.fn(src, *args, **attrs)
-    commit(self, result)
+    commit(self, result, op)
     return self
 
 
-def commit(self: Tensor, result: Tensor) -> None:
+def commit(self: Tensor, result: Tensor, op=None) -> None:
     """Write result's values into self, bump the version, and rebase history."""
     sd, rd = self.dtype, result.dtype
     if rd != sd and rd._kind > sd._kind:
@@ -64,6 +64,11 @@ def commit(self: Tensor, result: Tensor) -> None:
             f"output with shape {list(self.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
+    if state.stack:
+        lvl = max(self._level, result._level)
+        if lvl:
+            state.stack[lvl - 1].commit(self, result, op)
+            return
     data = self._data
     try:
         data[...] = result._data

@@ -13,6 +13,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import LINEAR, Op, defop
 from ..testing.samples import S
+from ._batching import elementwise
 
 _nd = np.ndarray
 
@@ -136,6 +137,7 @@ def _elementwise(name, kernel, vjp, jvp, prepare, samples, dtypes, has_inplace, 
     """Shared tail of the elementwise generators: defaults, the op, its methods."""
     kw.setdefault("samples", samples)
     kw.setdefault("out", True)
+    kw.setdefault("batch_rule", elementwise())
     op = defop(
         name, kernel, vjp=vjp, jvp=jvp, prepare=prepare,
         test={"dtypes": dtypes, **kw.pop("test", {})}, **kw,
@@ -191,6 +193,7 @@ def comparison(name: str, kernel: Callable, **kw) -> Op:
     """An elementwise predicate of two operands: bool output, no gradient."""
     kw.setdefault("samples", binary_samples(-2, 2))
     kw.setdefault("test", {"dtypes": ("float32", "float64", "int64")})
+    kw.setdefault("batch_rule", elementwise())
     op = defop(name, kernel, prepare=compare, **kw)
     method(op)
     return op

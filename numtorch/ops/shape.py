@@ -7,7 +7,34 @@ import warnings
 from .._core.op import ErrorInput, defop
 from .._core.tensor import wrap_dim
 from ..testing.samples import S
+from ._batching import along_dims, front, generator
 from ._families import LINEAR, inplace, method
+
+
+def _with_batch_size(op, attr):
+    """reshape/view: the batch first, and its size prepended to the requested shape."""
+
+    def rule(ax, args, bdims, attrs):
+        new = dict(attrs)
+        new[attr] = (ax.size, *attrs[attr])
+        return op.fn(front(args[0], bdims[0]), **new), 0
+
+    return rule
+
+
+with_batch_size = generator(_with_batch_size)
+
+
+def _expand_rule(op):
+    def rule(ax, args, bdims, attrs):
+        x = front(args[0], bdims[0])
+        size = tuple(attrs["size"])
+        n = len(size) - (x.dim() - 1)
+        if n > 0:  # new leading dims go after the batch dim
+            x = x.reshape(x.shape[0], *((1,) * n), *x.shape[1:])
+        return op.fn(x, (x.shape[0], *size)), 0
+
+    return rule
 
 
 def _bad_dim(make, fn_args=lambda input: (input, 2)):
@@ -44,6 +71,7 @@ def _reshape(xp, input, shape):
 
 reshape = defop(
     "reshape", _reshape, nin=1, vjp=lambda g, input_shape: g.reshape(input_shape), jvp=LINEAR, view=True,
+    batch_rule=with_batch_size("shape"),
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
                           S((make((0, 3)), (3, 0))), S((make((2, 3, 4)), (4, -1)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
@@ -70,6 +98,7 @@ def _view(xp, input, size):
 
 view = defop(
     "view", _view, nin=1, vjp=lambda g, input_shape: g.reshape(input_shape), jvp=LINEAR, view=True, api="Tensor.view",
+    batch_rule=with_batch_size("size"),
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3, 4)), (-1, 4))), S((make(()), (1,)))],
 )  # fmt: skip
 
@@ -101,6 +130,7 @@ unsqueeze = method(
         vjp=lambda g, dim: g.squeeze(dim),
         jvp=LINEAR,
         view=True,
+        batch_rule=along_dims(extra={"dim": 1}, scalar_trick=False),
         samples=lambda make: [
             S((make((2, 3)), 0)),
             S((make((2, 3)), -1)),
@@ -415,6 +445,7 @@ select = method(
         vjp=_select_vjp,
         jvp=LINEAR,
         view=True,
+        batch_rule=along_dims(scalar_trick=False),
         samples=lambda make: [
             S((make((4, 3)), 0, 1)),
             S((make((2, 5)), -1, -2)),
@@ -609,6 +640,7 @@ def _expand(xp, input, size):
 
 expand = defop(
     "expand", _expand, nin=1, vjp=lambda g: g, jvp=LINEAR, view=True, api="Tensor.expand",
+    batch_rule=generator(_expand_rule)(),
     samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
                           S((make((1, 3)), (0, 3)))],
     error_samples=lambda make: [
@@ -626,6 +658,7 @@ broadcast_to = method(
         vjp=lambda g: g,
         jvp=LINEAR,
         view=True,
+        batch_rule=generator(_expand_rule)(),
         node_name="ExpandBackward0",
         samples=lambda make: [
             S((make((3, 1)), (2, 3, 4))),
@@ -1003,6 +1036,7 @@ movedim = method(
         vjp=lambda g, source, destination: g.movedim(destination, source),
         jvp=LINEAR,
         view=True,
+        batch_rule=along_dims(("source", "destination")),
         samples=lambda make: [
             S((make((2, 3, 4)), 0, -1)),
             S((make((2, 3, 4)), (0, 1), (2, 0))),

@@ -1,0 +1,17 @@
+"""Function transforms (torch.func)."""
+
+from ._batched import (
+    BatchedTensor,
+    _is_vmap_fallback_enabled,
+    _set_vmap_fallback_enabled,
+    _set_vmap_fallback_warning_enabled,
+)
+from ._vmap import vmap
+
+__all__ = [
+    "BatchedTensor",
+    "_is_vmap_fallback_enabled",
+    "_set_vmap_fallback_enabled",
+    "_set_vmap_fallback_warning_enabled",
+    "vmap",
+]

@@ -1,0 +1,260 @@
+"""vmap's level: BatchedTensor, the interpreter that runs batch rules, and the fallback.
+
+A batch rule is ``rule(ax, args, bdims, attrs) -> (out, out_bdims)``: ``args`` are the
+inner values (one level down), ``bdims`` their batch dimensions (None: not batched at
+this level; a list for list inputs), ``ax`` this interpreter (``ax.size``,
+``ax.randomness``). Rules compute with numtorch ops on the inner values, so they
+dispatch to the lower levels and record autograd there.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.state import state
+from .._core.tensor import Size, Tensor, _new
+
+_fallback = {"enabled": True, "warn": True}
+_warned: set = set()
+
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+_ITEM = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+    "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+    "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+    "bug report."
+)
+_CONTROL_FLOW = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+    "flow. We don't support that yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues ."
+)
+
+
+def _set_vmap_fallback_enabled(enabled: bool) -> None:
+    """Off: an op without a batch rule raises instead of looping over the batch."""
+    _fallback["enabled"] = bool(enabled)
+
+
+def _is_vmap_fallback_enabled() -> bool:
+    return _fallback["enabled"]
+
+
+def _set_vmap_fallback_warning_enabled(enabled: bool) -> None:
+    _fallback["warn"] = bool(enabled)
+
+
+class BatchedTensor(WrapperTensor):
+    """A tensor with a batch dimension ``_bdim`` at its vmap level; shows the logical
+    tensor (without that dimension)."""
+
+    __slots__ = ("_bdim",)
+
+    @property
+    def shape(self) -> Size:
+        s = self._inner.shape
+        b = self._bdim
+        return Size(s[:b] + s[b + 1 :])
+
+    def size(self, dim=None):
+        from .._core.tensor import wrap_dim
+
+        s = self.shape
+        return s if dim is None else s[wrap_dim(dim, len(s))]
+
+    def dim(self) -> int:
+        return self._inner.dim() - 1
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._inner.dim() - 1
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+    nelement = numel
+
+    def stride(self, dim=None):
+        from .._core.tensor import wrap_dim
+
+        st = self._inner.stride()
+        st = st[: self._bdim] + st[self._bdim + 1 :]
+        return st if dim is None else st[wrap_dim(dim, len(st))]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        expected = 1
+        for size, st in reversed(list(zip(self.shape, self.stride()))):
+            if size != 1 and st != expected:
+                return False
+            expected *= size
+        return True
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def item(self):
+        raise RuntimeError(_ITEM)
+
+    __float__ = __int__ = __complex__ = __index__ = item
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(_CONTROL_FLOW)
+
+    def numpy(self, *, force: bool = False):
+        raise RuntimeError(_NO_STORAGE)
+
+    def tolist(self):
+        raise RuntimeError(_NO_STORAGE)
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(_NO_STORAGE)
+
+    def data_ptr(self) -> int:
+        raise RuntimeError(_NO_STORAGE)
+
+    def detach(self) -> Tensor:
+        return self._interp.wrap(self._inner.detach(), self._bdim)
+
+    def __repr__(self) -> str:
+        inner = repr(self._inner).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {inner}\n)"
+
+    __str__ = __repr__
+
+
+class VmapInterpreter(Interpreter):
+    """One vmap level: runs each op's batch rule (or the fallback) on inner values."""
+
+    is_vmap = True
+
+    def __init__(self, size: int, randomness: str):
+        self.size = size
+        self.randomness = randomness
+
+    def wrap(self, x: Tensor, bdim: int) -> BatchedTensor:
+        t = _new(BatchedTensor)
+        t._inner = x
+        t._bdim = bdim
+        t._interp = self
+        t._rg = False
+        t._grad_fn = None
+        t._base = None
+        t._ver = x._ver
+        return t
+
+    def unwrap(self, a):
+        """(inner value, bdim) of an argument at this level."""
+        if isinstance(a, BatchedTensor) and a._interp is self:
+            return a._inner, a._bdim
+        return a, None
+
+    def process(self, op, args: tuple, attrs: dict):
+        vals, bdims = [], []
+        lists = op.list_inputs
+        for i, a in enumerate(args):
+            if i in lists and isinstance(a, (list, tuple)):
+                pairs = [self.unwrap(x) for x in a]
+                vals.append([p[0] for p in pairs])
+                bdims.append([p[1] for p in pairs])
+            else:
+                v, b = self.unwrap(a)
+                vals.append(v)
+                bdims.append(b)
+        rule = op.batch_rule
+        if op.random:
+            prev = state.random_ceiling
+            state.random_ceiling = self.level
+            try:
+                out, obd = rule(self, vals, bdims, attrs)
+            finally:
+                state.random_ceiling = prev
+        elif rule is None:
+            out, obd = fallback(self, op, vals, bdims, attrs)
+        else:
+            out, obd = rule(self, vals, bdims, attrs)
+        if op.nout == 1:
+            return out if obd is None else self.wrap(out, obd)
+        if not isinstance(obd, (tuple, list)):
+            obd = (obd,) * len(out)
+        return tuple(o if b is None else self.wrap(o, b) for o, b in zip(out, obd))
+
+    def call(self, fn, args, bdims, attrs=None):
+        """Run ``fn`` on re-wrapped arguments at this level (a rule by decomposition into
+        other ops); returns (inner outputs, out bdims)."""
+
+        def wrap(a, b):
+            if isinstance(b, list):
+                return [wrap(x, y) for x, y in zip(a, b)]
+            return a if b is None else self.wrap(a, b)
+
+        out = fn(*(wrap(a, b) for a, b in zip(args, bdims)), **(attrs or {}))
+        if isinstance(out, (tuple, list)):
+            pairs = [self.unwrap(o) for o in out]
+            return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+        return self.unwrap(out)
+
+    def commit(self, target: Tensor, result: Tensor, op=None) -> None:
+        """In-place write of ``result`` into ``target`` where either is batched here."""
+        from ..autograd.views import check_inplace, commit
+
+        tx, tb = self.unwrap(target)
+        rx, rb = self.unwrap(result)
+        if tb is None:
+            name = "inplace arithmetic" if op is None or op.name in _ARITH else op.name + "_"
+            raise RuntimeError(
+                f"vmap: {name}(self, *extra_args) is not possible because there exists a "
+                "Tensor `other` in extra_args that has more elements than `self`. This "
+                "happened due to `other` being vmapped over but `self` not being vmapped over "
+                f"in a vmap. Please try to use out-of-place operators instead of {name}. If "
+                "said operator is being called inside the PyTorch framework, please file a bug "
+                "report instead."
+            )
+        if rb is None:
+            rx = rx.unsqueeze(tb).expand(tx.shape)
+        elif rb != tb:
+            rx = rx.movedim(rb, tb)
+        check_inplace(tx)
+        commit(tx, rx, op)
+
+
+_ARITH = frozenset(
+    "add sub mul div pow remainder fmod floor_divide bitwise_and bitwise_or bitwise_xor "
+    "bitwise_left_shift bitwise_right_shift copy atan2 hypot lerp addcmul addcdiv clamp "
+    "clamp_min clamp_max maximum minimum".split()
+)
+
+
+def _select(a, bd, b):
+    if isinstance(bd, list):
+        return [_select(x, y, b) for x, y in zip(a, bd)]
+    return a if bd is None else a.select(bd, b)
+
+
+def fallback(ax: VmapInterpreter, op, vals, bdims, attrs):
+    """Run the op once per batch element and stack the results (slow)."""
+    name = op.name
+    if not _fallback["enabled"]:
+        raise RuntimeError(f"{name} hit the vmap fallback which is currently disabled")
+    if _fallback["warn"] and name not in _warned:
+        _warned.add(name)
+        warnings.warn(
+            "There is a performance drop because we have not yet implemented the batching rule "
+            f"for {name}. Please file us an issue on GitHub so that we can prioritize its "
+            "implementation.",
+            UserWarning,
+            stacklevel=4,
+        )
+    from .. import stack
+
+    outs = [
+        dispatch(op, tuple(_select(a, bd, b) for a, bd in zip(vals, bdims)), attrs)
+        for b in range(ax.size)
+    ]
+    if op.nout == 1:
+        return stack(outs), 0
+    return tuple(stack([o[k] for o in outs]) for k in range(op.nout)), 0

@@ -1,0 +1,284 @@
+"""vmap over every op in the database, against a Python loop and torch.func.vmap.
+
+Batched inputs are B versions of the same sample (the sample maker with B seeds), stacked
+along the in_dim. Every combination of in_dims (0, -1, None per tensor argument, not all
+None) runs with batch sizes 2 and 3 with the fallback turned into an error, so every op is
+proven to have a rule; a nested vmap runs once per sample; the fallback itself runs for
+every op on one sample; and vmap over the backward pass (is_grads_batched) runs every op's
+vjp formulas on batched cotangents, with the fallback off.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from opdb import as_numpy, leaves, ops_with_samples, resolve, samples, to_nt, to_torch
+
+import numtorch as nt
+from numtorch.func import _set_vmap_fallback_enabled
+
+OPS = [op for op in ops_with_samples() if not op.random]
+SWEEP = [op for op in OPS if op.test.get("vmap") != "dynamic"]
+DYNAMIC = [op for op in OPS if op.test.get("vmap") == "dynamic"]
+MAX_COMBOS = 26  # every combination up to three tensor arguments; a fixed subset beyond
+
+
+def _fixed(op, paths):
+    """Path indices that must stay unbatched (batching them is a documented vmap error:
+    ``op.test["vmap_unbatched"]`` lists argument positions)."""
+    pos = op.test.get("vmap_unbatched", ())
+    return {k for k, p in enumerate(paths) if p[0] in pos}
+
+
+def _dtype(op):
+    dts = op.test.get("dtypes", ("float32", "float64"))
+    return "float64" if "float64" in dts else dts[0]
+
+
+def _paths(args):
+    """Positions of array leaves: (arg index, index in a list arg or None)."""
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            out.append((i, None))
+        elif isinstance(a, (list, tuple)):
+            out.extend((i, j) for j, v in enumerate(a) if isinstance(v, np.ndarray))
+    return out
+
+
+def _get(args, p):
+    i, j = p
+    return args[i] if j is None else args[i][j]
+
+
+def _variants(op, dtype, n):
+    """n versions of each sample, from n seeds; same structure, different values."""
+    per_seed = [samples(op, dtype, seed=k) for k in range(n)]
+    for group in zip(*per_seed):
+        s0 = group[0]
+        ps = _paths(s0.args)
+        for s in group[1:]:
+            assert _paths(s.args) == ps and all(
+                _get(s.args, p).shape == _get(s0.args, p).shape for p in ps
+            ), f"{op.name}: samples from different seeds differ in structure"
+        yield group
+
+
+def _combos(k):
+    all_ = [c for c in itertools.product((0, -1, None), repeat=k) if any(d is not None for d in c)]
+    if len(all_) <= MAX_COMBOS:
+        return all_
+    rng = np.random.default_rng(k)
+    keep = [(0,) * k, (-1,) * k] + [
+        tuple(None if i == j else 0 for i in range(k)) for j in range(k)
+    ]
+    rest = [c for c in all_ if c not in keep]
+    picks = rng.choice(len(rest), MAX_COMBOS - len(keep), replace=False)
+    return keep + [rest[i] for i in sorted(picks)]
+
+
+def _build(group, paths, dims, conv):
+    """Batched arguments (per path: stacked along its dim or variant 0) and in_dims."""
+    args = list(group[0].args)
+    in_dims = [None] * len(args)
+    for p, d in zip(paths, dims):
+        i, j = p
+        val = _get(group[0].args, p) if d is None else np.stack([_get(s.args, p) for s in group], d)
+        if j is None:
+            args[i] = val
+            in_dims[i] = d
+        else:
+            sub = list(args[i])
+            sub[j] = val
+            args[i] = sub
+            dl = in_dims[i] if isinstance(in_dims[i], list) else [None] * len(sub)
+            dl[j] = d
+            in_dims[i] = dl
+    return conv(tuple(args)), tuple(in_dims)
+
+
+def _slice(args, in_dims, b):
+    out = []
+    for a, d in zip(args, in_dims):
+        if isinstance(d, list):
+            out.append([x if e is None else x.select(e, b) for x, e in zip(a, d)])
+        else:
+            out.append(a if d is None else a.select(d, b))
+    return tuple(out)
+
+
+def _stack(outs):
+    if isinstance(outs[0], (tuple, list)):
+        return tuple(_stack([o[k] for o in outs]) for k in range(len(outs[0])))
+    return nt.stack(outs)
+
+
+def _check(got, want, what, dtype):
+    g, w = leaves(got, nt.Tensor), leaves(want, nt.Tensor)
+    assert len(g) == len(w), what
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-9, atol=1e-11)
+    for x, y in zip(g, w):
+        assert x.shape == y.shape, f"{what}: shape {x.shape} != {y.shape}"
+        assert x.dtype == y.dtype, f"{what}: dtype {x.dtype} != {y.dtype}"
+        np.testing.assert_allclose(as_numpy(x), as_numpy(y), err_msg=what, equal_nan=True, **tol)
+
+
+def _fn(op, kwargs):
+    f = resolve(nt, op.api)
+    return lambda *a: f(*a, **kwargs)
+
+
+@pytest.fixture
+def no_fallback():
+    _set_vmap_fallback_enabled(False)
+    yield
+    _set_vmap_fallback_enabled(True)
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in SWEEP])
+def test_vmap_matches_loop_and_torch(op, no_fallback):
+    dtype = _dtype(op)
+    fn_t = None if op.test.get("no_oracle") else resolve(torch, op.oracle or op.api)
+    for B in (2, 3):
+        for group in _variants(op, dtype, B):
+            kwargs = to_nt(group[0].kwargs)
+            fn = _fn(op, kwargs)
+            paths = _paths(group[0].args)
+            fixed = _fixed(op, paths)
+            for dims in _combos(len(paths)):
+                args, in_dims = _build(group, paths, dims, to_nt)
+                what = f"{op.name} B={B} in_dims={in_dims} {group[0]}"
+                if any(dims[k] is not None for k in fixed):
+                    with pytest.raises(RuntimeError, match="vmap: "):
+                        nt.vmap(fn, in_dims=in_dims)(*args)
+                    continue
+                got = nt.vmap(fn, in_dims=in_dims)(*args)
+                want = _stack([fn(*_slice(args, in_dims, b)) for b in range(B)])
+                _check(got, want, what, dtype)
+                if fn_t is None:
+                    continue
+                targs, _ = _build(group, paths, dims, to_torch)
+                tkw = to_torch(group[0].kwargs)
+                try:
+                    ref = torch.func.vmap(lambda *a: fn_t(*a, **tkw), in_dims=in_dims)(*targs)
+                except (RuntimeError, ValueError, NotImplementedError):
+                    continue  # torch has no batching for this call; the loop is the reference
+                for x, y in zip(leaves(got, nt.Tensor), leaves(ref, torch.Tensor)):
+                    np.testing.assert_allclose(
+                        as_numpy(x), as_numpy(y), rtol=1e-5, atol=1e-6, err_msg=what + " torch",
+                        equal_nan=True,
+                    )  # fmt: skip
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in SWEEP])
+def test_nested_vmap_matches_loop(op, no_fallback):
+    dtype = _dtype(op)
+    B1, B2 = 2, 3
+    for group in _variants(op, dtype, B1 * B2):
+        kwargs = to_nt(group[0].kwargs)
+        fn = _fn(op, kwargs)
+        paths = _paths(group[0].args)
+        fixed = _fixed(op, paths)
+        inner_dims = tuple((0, None, -1)[k % 3] for k in range(len(paths)))
+        args = list(group[0].args)
+        in_o, in_i = [None] * len(args), [None] * len(args)
+        for k, (p, di) in enumerate(zip(paths, inner_dims)):
+            vals = [_get(s.args, p) for s in group]
+            if k in fixed:
+                continue
+            if di is None:  # batched by the outer vmap only
+                arr = np.stack(vals[::B2], 0)
+            else:
+                rows = [np.stack(vals[r * B2 : (r + 1) * B2], di) for r in range(B1)]
+                arr = np.stack(rows, 0)
+            i, j = p
+            if j is None:
+                args[i], in_o[i], in_i[i] = arr, 0, di
+            else:
+                sub = list(args[i])
+                sub[j] = arr
+                args[i] = sub
+                lo = in_o[i] if isinstance(in_o[i], list) else [None] * len(sub)
+                li = in_i[i] if isinstance(in_i[i], list) else [None] * len(sub)
+                lo[j], li[j] = 0, di
+                in_o[i], in_i[i] = lo, li
+        args = to_nt(tuple(args))
+        got = nt.vmap(nt.vmap(fn, in_dims=tuple(in_i)), in_dims=tuple(in_o))(*args)
+        rows = []
+        for r in range(B1):
+            outer = _slice(args, tuple(in_o), r)
+            rows.append(_stack([fn(*_slice(outer, tuple(in_i), c)) for c in range(B2)]))
+        _check(got, _stack(rows), f"{op.name} nested {in_o} {in_i} {group[0]}", dtype)
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in SWEEP])
+def test_vmap_fallback_matches_rule(op):
+    """The slow path (loop and stack) for every op, with the rule bypassed."""
+    dtype = _dtype(op)
+    group = next(iter(_variants(op, dtype, 2)))
+    fn = _fn(op, to_nt(group[0].kwargs))
+    paths = _paths(group[0].args)
+    fixed = _fixed(op, paths)
+    dims = tuple(None if k in fixed else 0 for k in range(len(paths)))
+    args, in_dims = _build(group, paths, dims, to_nt)
+    rule, op.batch_rule = op.batch_rule, None
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            from numtorch.func import _batched
+
+            _batched._warned.discard(op.name)
+            slow = nt.vmap(fn, in_dims=in_dims)(*args)
+        assert any("performance drop" in str(x.message) and op.name in str(x.message) for x in w)
+    finally:
+        op.batch_rule = rule
+    _check(slow, nt.vmap(fn, in_dims=in_dims)(*args), f"{op.name} fallback", dtype)
+
+
+GRAD = [op for op in SWEEP if op.ndiff and not op.test.get("no_grad_test")]
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in GRAD])
+def test_vmap_over_backward_matches_loop(op, no_fallback):
+    """is_grads_batched: every vjp formula runs once on a batch of cotangents."""
+    rng = np.random.default_rng(0)
+    for s in samples(op, "float64"):
+        args = to_nt(s.args)
+        ins = [
+            _get(args, p).requires_grad_(True)
+            for p in _paths(s.args)
+            if _get(s.args, p).dtype.kind == "f" and (op.grad_args is None or p[0] in op.grad_args)
+        ]
+        if not ins:
+            continue
+        out = resolve(nt, op.api)(*args, **to_nt(s.kwargs))
+        outs = [o for o in leaves(out, nt.Tensor) if o.requires_grad]
+        if not outs:
+            continue
+        vs = [nt.tensor(rng.standard_normal((3, *o.shape))) for o in outs]
+        got = nt.autograd.grad(
+            outs, ins, vs, retain_graph=True, allow_unused=True, is_grads_batched=True
+        )
+        for b in range(3):
+            want = nt.autograd.grad(
+                outs, ins, [v[b] for v in vs], retain_graph=True, allow_unused=True
+            )
+            for g, w in zip(got, want):
+                assert (g is None) == (w is None), op.name
+                if g is not None:
+                    np.testing.assert_allclose(
+                        as_numpy(g[b]), as_numpy(w), rtol=1e-9, atol=1e-11, err_msg=f"{op.name} {s}"
+                    )
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in DYNAMIC])
+def test_dynamic_shape_ops_raise(op):
+    group = next(iter(_variants(op, _dtype(op), 2)))
+    paths = _paths(group[0].args)
+    args, in_dims = _build(group, paths, (0,) * len(paths), to_nt)
+    with pytest.raises(RuntimeError, match="vmap: "):
+        nt.vmap(_fn(op, to_nt(group[0].kwargs)), in_dims=in_dims)(*args)
