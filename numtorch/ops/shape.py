@@ -7,7 +7,15 @@ import warnings
 from .._core.op import ErrorInput, defop
 from .._core.tensor import wrap_dim
 from ..testing.samples import S
-from ._batching import along_dims, front, generator
+from ._batching import (
+    along_dims,
+    batch_first,
+    decompose,
+    front,
+    generator,
+    lrank,
+    pdim,
+)
 from ._families import LINEAR, inplace, method
 
 
@@ -35,6 +43,70 @@ def _expand_rule(op):
         return op.fn(x, (x.shape[0], *size)), 0
 
     return rule
+
+
+def _grad_of_shape(op, dims=("dim",)):
+    """*_backward ops (a gradient and the logical ``shape`` of the input it came from):
+    the batch size prepended to ``shape`` and the ``dims`` shifted past it."""
+
+    def rule(ax, args, bdims, attrs):
+        shape = tuple(attrs["shape"])
+        new = dict(attrs, shape=(ax.size, *shape))
+        for n in dims:
+            new[n] = pdim(attrs[n], len(shape))
+        return op.fn(front(args[0], bdims[0]), **new), 0
+
+    return rule
+
+
+grad_of_shape = generator(_grad_of_shape)
+
+
+def _min_rank(op, n: int, error, inner=None):
+    """``inner``'s rule (default: batch first) after checking that the logical input has
+    at least ``n`` dims; ``error(rank)`` is the exception otherwise."""
+    rule = (inner or batch_first()).bind(op)
+
+    def checked(ax, args, bdims, attrs):
+        rank = lrank(args[0], bdims[0])
+        if rank < n:
+            raise error(rank)
+        return rule(ax, args, bdims, attrs)
+
+    return checked
+
+
+min_rank = generator(_min_rank)
+
+
+def _shift(dims, rank: int):
+    """Logical dim attribute(s) (int, sequence or None) as physical ones, batch first."""
+    if dims is None:
+        return None
+    if isinstance(dims, int):
+        return pdim(dims, rank)
+    return type(dims)(pdim(d, rank) for d in dims)
+
+
+def _dims_rule(op, names=("dims",)):
+    """One-tensor ops whose dim attributes may be ints or lists (an empty list means no
+    dims): shift them past the batch dim; a logical 0-d input runs as shape (1,)."""
+
+    def rule(ax, args, bdims, attrs):
+        x = front(args[0], bdims[0])
+        rank = x.dim() - 1
+        if rank == 0:
+            x = x.unsqueeze(1)
+        new = dict(attrs)
+        for n in names:
+            new[n] = _shift(attrs[n], rank)
+        out = op.fn(x, **new)
+        return (out.squeeze(1) if rank == 0 else out), 0
+
+    return rule
+
+
+dims_rule = generator(_dims_rule)
 
 
 def _bad_dim(make, fn_args=lambda input: (input, 2)):
@@ -161,6 +233,19 @@ def _squeeze(xp, input, dim=None):
     return xp.squeeze(input, axes) if axes else input[...]
 
 
+def _squeeze_rule(ax, args, bdims, attrs):
+    # The logical size-1 dims only: the batch dim stays even when the batch size is 1.
+    x = front(args[0], bdims[0])
+    shape = x.shape[1:]
+    dim = attrs.get("dim")
+    if dim is None:
+        dims = [i for i, s in enumerate(shape) if s == 1]
+    else:
+        dims = (dim,) if isinstance(dim, int) else dim
+        dims = [d for d in (wrap_dim(d, len(shape)) for d in dims) if shape and shape[d] == 1]
+    return squeeze.fn(x, tuple(sorted({d + 1 for d in dims}))), 0
+
+
 squeeze = method(
     defop(
         "squeeze",
@@ -169,6 +254,7 @@ squeeze = method(
         vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
+        batch_rule=_squeeze_rule,
         samples=lambda make: [
             S((make((2, 1, 3, 1)),)),
             S((make((2, 1, 3)), 1)),
@@ -199,6 +285,7 @@ transpose = method(
         vjp=lambda g, dim0, dim1: g.transpose(dim0, dim1),
         jvp=LINEAR,
         view=True,
+        batch_rule=along_dims(("dim0", "dim1")),
         samples=lambda make: [
             S((make((2, 3)), 0, 1)),
             S((make((2, 3, 4)), -1, 0)),
@@ -221,17 +308,28 @@ def swapdims(input, dim0: int, dim1: int):
     return transpose.fn(input, dim0, dim1)
 
 
-def _permute(xp, input, dims):
+def _permute_axes(dims, ndim: int) -> tuple:
     dims = tuple(dims)
-    if len(dims) != input.ndim:
+    if len(dims) != ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
-            f"the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}"
+            f"the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = {len(dims)}"
         )
-    axes = tuple(wrap_dim(d, input.ndim) for d in dims)
+    axes = tuple(wrap_dim(d, ndim) for d in dims)
     if len(set(axes)) != len(axes):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return axes
+
+
+def _permute(xp, input, dims):
+    axes = _permute_axes(dims, input.ndim)
     return xp.transpose(input, axes) if input.ndim else input[...]
+
+
+def _permute_rule(ax, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    axes = _permute_axes(attrs["dims"], x.dim() - 1)
+    return permute.fn(x, (0, *(a + 1 for a in axes))), 0
 
 
 def _inverse_perm(dims) -> tuple:
@@ -244,6 +342,7 @@ def _inverse_perm(dims) -> tuple:
 
 permute = defop(
     "permute", _permute, nin=1, vjp=lambda g, dims: g.permute(_inverse_perm(dims)), jvp=LINEAR, view=True,
+    batch_rule=_permute_rule,
     samples=lambda make: [S((make((2, 3, 4)), (2, 0, 1))), S((make((2, 3)), (-1, 0))), S((make(()), ())),
                           S((make((0, 3)), (1, 0)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (0,))), RuntimeError, "is not equal to len"),
@@ -252,10 +351,19 @@ permute = defop(
 method(permute, sizes=True)
 
 
+def _t_check(ndim: int) -> None:
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+
+
 def _t(xp, input):
-    if input.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    _t_check(input.ndim)
     return input.T if input.ndim == 2 else input[...]
+
+
+def _t_as_transpose(input):
+    _t_check(input.dim())
+    return transpose.fn(input, 0, -1)  # for at most 2 dims, t is this transpose
 
 
 t = method(
@@ -265,6 +373,7 @@ t = method(
         vjp=lambda g: g.t(),
         jvp=LINEAR,
         view=True,
+        batch_rule=decompose(_t_as_transpose),
         samples=lambda make: [
             S((make((2, 3)),)),
             S((make((3,)),)),
@@ -341,7 +450,7 @@ def _slice_backward(xp, grad, shape, dim, start, length):
 
 slice_backward = defop(
     "slice_backward", _slice_backward, nin=1, vjp=lambda g, dim, start, length: g.narrow(dim, start, length),
-    jvp=LINEAR, api="ops.shape.slice_backward.fn", test={"no_oracle": True},
+    jvp=LINEAR, api="ops.shape.slice_backward.fn", test={"no_oracle": True}, batch_rule=grad_of_shape(),
     samples=lambda make: [S((make((2, 4)), (3, 4), 0, 1, 2)), S((make((3, 1)), (3, 4), 1, 3, 1))],
 )  # fmt: skip
 
@@ -354,7 +463,7 @@ def _select_backward(xp, grad, shape, dim, index):
 
 select_backward = defop(
     "select_backward", _select_backward, nin=1, vjp=lambda g, dim, index: g.select(dim, index),
-    jvp=LINEAR, api="ops.shape.select_backward.fn", test={"no_oracle": True},
+    jvp=LINEAR, api="ops.shape.select_backward.fn", test={"no_oracle": True}, batch_rule=grad_of_shape(),
     samples=lambda make: [S((make((4,)), (3, 4), 0, 1)), S((make((3,)), (3, 4), 1, -1))],
 )  # fmt: skip
 
@@ -396,6 +505,11 @@ narrow = method(
         vjp=_narrow_vjp,
         jvp=LINEAR,
         view=True,
+        batch_rule=min_rank(
+            1,
+            lambda r: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
+            along_dims(scalar_trick=False),
+        ),
         samples=lambda make: [
             S((make((4, 3)), 0, 1, 2)),
             S((make((2, 5)), -1, 0, 5)),
@@ -445,7 +559,11 @@ select = method(
         vjp=_select_vjp,
         jvp=LINEAR,
         view=True,
-        batch_rule=along_dims(scalar_trick=False),
+        batch_rule=min_rank(
+            1,
+            lambda r: IndexError("select() cannot be applied to a 0-dim tensor."),
+            along_dims(scalar_trick=False),
+        ),
         samples=lambda make: [
             S((make((4, 3)), 0, 1)),
             S((make((2, 5)), -1, -2)),
@@ -537,6 +655,16 @@ def _flatten(xp, input, start_dim=0, end_dim=-1):
     return input.reshape(input.shape[:s] + (n,) + input.shape[e + 1 :])
 
 
+def _flatten_rule(ax, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    rank = x.dim() - 1
+    s, e = attrs["start_dim"], attrs["end_dim"]
+    if rank == 0:
+        wrap_dim(s, 0), wrap_dim(e, 0)
+        return x.unsqueeze(1), 0
+    return flatten.fn(x, pdim(s, rank), pdim(e, rank)), 0
+
+
 flatten = method(
     defop(
         "flatten",
@@ -545,6 +673,7 @@ flatten = method(
         vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
+        batch_rule=_flatten_rule,
         samples=lambda make: [
             S((make((2, 3, 4)),)),
             S((make((2, 3, 4)), 1)),
@@ -588,6 +717,7 @@ unflatten = method(
         vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
+        batch_rule=along_dims(scalar_trick=False),
         samples=lambda make: [
             S((make((2, 6)), 1, (2, 3))),
             S((make((6,)), 0, (3, -1))),
@@ -735,6 +865,7 @@ ravel = method(
         vjp=lambda g, input_shape: g.reshape(input_shape),
         jvp=LINEAR,
         view=True,
+        batch_rule=decompose(lambda input: reshape.fn(input, (-1,))),
         samples=lambda make: [S((make((2, 3)),)), S((make(()),)), S((make((0, 2)),))],
     )  # fmt: skip
 )
@@ -1267,7 +1398,7 @@ def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
 diagonal_backward = defop(
     "diagonal_backward", _diagonal_backward, nin=1,
     vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2), jvp=LINEAR,
-    api="ops.shape.diagonal_backward.fn", test={"no_oracle": True},
+    api="ops.shape.diagonal_backward.fn", test={"no_oracle": True}, batch_rule=grad_of_shape(("dim1", "dim2")),
     samples=lambda make: [S((make((3,)), (3, 3), 0, 0, 1)), S((make((2, 2)), (2, 3, 4), 1, -1, 1))],
 )  # fmt: skip
 
@@ -1488,7 +1619,8 @@ def _segment_sum(xp, grad, repeats, dim):
 segment_sum = defop(
     "repeat_interleave_backward", _segment_sum, nin=1, jvp=LINEAR,
     vjp=lambda g, repeats, dim: g.repeat_interleave(repeats, dim),
-    api="ops.shape.segment_sum.fn", test={"no_oracle": True}, samples=lambda make: [S((make((6, 2)), 2, 0)), S((make((2, 6)), 3, 1))],
+    api="ops.shape.segment_sum.fn", test={"no_oracle": True}, batch_rule=along_dims(scalar_trick=False),
+    samples=lambda make: [S((make((6, 2)), 2, 0)), S((make((2, 6)), 3, 1))],
 )  # fmt: skip
 
 
