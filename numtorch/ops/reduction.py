@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import LINEAR, Op, defop
 from ..testing.samples import ErrorInput, S
+from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import METHODS, inplace, method, to_float
 
 FLOATS = ("float32", "float64")
@@ -95,6 +96,12 @@ def _named(fn: Callable, names: tuple) -> Callable:
     return fn
 
 
+# vmap: move the batch first and shift the dims; dim=None means every dim, or (argmax-like
+# ops) the flattened tensor.
+_DIMS = along_dims()
+_FLAT = along_dims(none="flatten")
+
+
 # ------------------------------------------------------------------ return types
 def _rt(name: str):
     base = namedtuple(name, ["values", "indices"])
@@ -159,6 +166,7 @@ def reduction(
 
         vjp = _named(vjp, ("g", *names))
         jvp = _named(jvp, ("t", *names))
+    kw.setdefault("batch_rule", _DIMS)
     op = defop(
         name,
         kernel,
@@ -249,6 +257,7 @@ sum = method(
         samples=_sum_samples,
         test={"dtypes": ("float32", "float64", "int64", "bool")},
         error_samples=_err_dim(),
+        batch_rule=_DIMS,
         out=True,
     )  # fmt: skip
 )
@@ -264,10 +273,19 @@ def _sum_to_size(xp, x, size):
     return out.reshape(size) if lead else out
 
 
+def _sum_to_size_rule(ax, args, bdims, attrs):
+    """Sum to (B, 1.., *size), keeping the batch and the dims the size leaves out."""
+    x = front(args[0], bdims[0])
+    size = tuple(attrs["size"])
+    lead = _pymax(x.dim() - 1 - len(size), 0)
+    out = sum_to_size.fn(x, (ax.size, *(1,) * lead, *size))
+    return (out.reshape(ax.size, *size) if lead else out), 0
+
+
 sum_to_size = defop(
     "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x: g.expand(x.shape), jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
-    api="Tensor.sum_to_size",
+    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule,
 )  # fmt: skip
 method(sum_to_size)
 
@@ -299,6 +317,7 @@ mean = method(
         jvp=LINEAR,
         samples=_sum_samples,
         error_samples=_mean_errors,
+        batch_rule=_DIMS,
         out=True,
     )  # fmt: skip
 )
@@ -310,7 +329,7 @@ def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
     elif x.dtype.kind in "biu":
         x = x.astype(xp.int64)
     if dim is None:
-        return x.prod()
+        return x.prod(keepdims=keepdim)
     return x.prod(axis=dim1(dim, x.ndim) if x.ndim else (), keepdims=keepdim)
 
 
@@ -347,6 +366,7 @@ def _prod_samples(make):
 
 prod = reduction(
     "prod", _prod, _prod_partial, samples=_prod_samples, dtypes=("float32", "float64", "int64"), out=True,
+    batch_rule=_FLAT,
 )  # fmt: skip
 
 
@@ -443,13 +463,40 @@ def _scatter_add_dim(xp, g, index, dim, shape):
     return out.reshape(shape).astype(g.dtype)
 
 
+def _gather_rule(ax, args, bdims, attrs):
+    """Both inputs batch-first (an unbatched one expanded: the index sets the shape); a
+    logical 0-d input runs as shape (1,)."""
+    (x, index), (bx, bi) = args, bdims
+    rank = lrank(x, bx)
+    x, index = materialize(ax, x, bx), materialize(ax, index, bi)
+    if rank == 0:
+        return gather_dim.fn(x.unsqueeze(1), index.reshape(ax.size, 1), 1).squeeze(1), 0
+    return gather_dim.fn(x, index, pdim(attrs["dim"], rank)), 0
+
+
+def _scatter_add_rule(ax, args, bdims, attrs):
+    """The index batch-first (expanded if unbatched); an unbatched g broadcasts to it."""
+    (g, index), (bg, bi) = args, bdims
+    shape = tuple(attrs["shape"])
+    index = materialize(ax, index, bi)
+    if not shape:  # a logical 0-d result: g itself, run as shape (1,)
+        g = materialize(ax, g, bg).reshape(ax.size, 1)
+        out = scatter_add_dim.fn(g, index.reshape(ax.size, 1), 1, (ax.size, 1))
+        return out.squeeze(1), 0
+    if bg is not None:
+        g = pad_to(front(g, bg), index.dim() - 1)
+    return scatter_add_dim.fn(g, index, pdim(attrs["dim"], len(shape)), (ax.size, *shape)), 0
+
+
 gather_dim = defop(
     "_gather_dim", _gather_dim, nin=2, api="ops.reduction.gather_dim.fn", jvp=LINEAR,
+    batch_rule=_gather_rule,
     vjp=(lambda g, x_shape, index, dim: scatter_add_dim.fn(g, index, dim, x_shape), None),
     test={"no_oracle": True}, samples=lambda make: [S((make((3, 4)), make.index((3, 2), 4), 1)), S((make((3, 4)), make.index((2, 4), 3), 0))],
 )  # fmt: skip
 scatter_add_dim = defop(
     "_scatter_add_dim", _scatter_add_dim, nin=2, api="ops.reduction.scatter_add_dim.fn", jvp=LINEAR,
+    batch_rule=_scatter_add_rule,
     vjp=(lambda g, index, dim: gather_dim.fn(g, index, dim), None),
     test={"no_oracle": True}, samples=lambda make: [S((make((3, 2)), make.index((3, 2), 4), 1, (3, 4)))],
 )  # fmt: skip
@@ -487,16 +534,16 @@ def _arg_extremum(name: str, fn: str):
 
 def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
     return defop(
-        name, kernel, nin=1, nout=2, ndiff=1,
+        name, kernel, nin=1, nout=2, ndiff=1, batch_rule=_DIMS,
         vjp=lambda g, x, result, dim, keepdim: _indexed_vjp(g, x, result, dim, keepdim),
         jvp=lambda t, result, dim, keepdim: _indexed_jvp(t, result, dim, keepdim), **kw,
     )  # fmt: skip
 
 
 def _max_samples(make):
+    yield S((distinct(make, (2, 3, 4)), 1))  # first: reaches the max/min op itself
     yield S((distinct(make, (2, 3)),))
     yield S((distinct(make, ()),))
-    yield S((distinct(make, (2, 3, 4)), 1))
     yield S((distinct(make, (2, 3, 4)), -1, True))
     yield S((distinct(make, (3, 4)),), {"dim": 0, "keepdim": False})
     yield S((distinct(make, ()), 0))
@@ -588,7 +635,8 @@ def _argmax_samples(make):
     yield S((distinct(make, ()),))
     yield S((distinct(make, (2, 3, 4)), 1))
     yield S((distinct(make, (2, 3, 4)), -1, True))
-    yield S((distinct(make, (2, 3)),), {"keepdim": True})
+    # 1-d: torch.func.vmap keeps one dim where the unbatched call keeps every dim
+    yield S((distinct(make, (5,)),), {"keepdim": True})
     yield S((distinct(make, ()), 0))
 
 
@@ -598,6 +646,7 @@ argmax = method(
         _argext("argmax", "argmax"),
         nin=1,
         samples=_argmax_samples,
+        batch_rule=_FLAT,
         test={"dtypes": _INTS},
         out=True,
     )
@@ -608,6 +657,7 @@ argmin = method(
         _argext("argmin", "argmin"),
         nin=1,
         samples=_argmax_samples,
+        batch_rule=_FLAT,
         test={"dtypes": _INTS},
         out=True,
     )
@@ -724,6 +774,7 @@ def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
         jvp=jvp,
         samples=_var_samples,
         error_samples=_var_errors,
+        batch_rule=_DIMS,
     )
 
 
@@ -924,8 +975,9 @@ def _sm_errors(make):
 
 def _sm_op(name, kernel, vjp, jvp):
     return defop(
-        name, kernel, nin=1, vjp=vjp, jvp=jvp, samples=_sm_samples, error_samples=_sm_errors
-    )
+        name, kernel, nin=1, vjp=vjp, jvp=jvp, samples=_sm_samples, error_samples=_sm_errors,
+        batch_rule=_DIMS,
+    )  # fmt: skip
 
 
 softmax_op = _sm_op(
@@ -1004,7 +1056,7 @@ def _scan_samples(low=-2.0, high=2.0):
 def _scan_op(name, kernel, vjp, jvp, samples, dtypes=FLOATS, **kw):
     op = defop(
         name, kernel, nin=1, vjp=vjp, jvp=jvp, samples=samples, error_samples=_err_dim(),
-        test={"dtypes": dtypes}, out=True, **kw,
+        test={"dtypes": dtypes}, out=True, batch_rule=_DIMS, **kw,
     )  # fmt: skip
     return method(op)
 
@@ -1086,7 +1138,7 @@ def _cumext(name: str, ufunc: str):
         name, kernel, nin=1, nout=2, ndiff=1, vjp=lambda g, x, result, dim: _indexed_vjp(g, x, result, dim),
         jvp=lambda t, result, dim: _indexed_jvp(t, result, dim), error_samples=_err_dim(),
         samples=lambda make: (S((distinct(make, s), d)) for s, d in (((2, 3), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((), 0))),
-        test={"dtypes": _INTS},
+        test={"dtypes": _INTS}, batch_rule=_DIMS,
     )  # fmt: skip
 
 
@@ -1126,6 +1178,7 @@ def _logical_reduction(name: str):
             samples=_logical_samples,
             test={"dtypes": _LOGIC},
             error_samples=_err_dim(),
+            batch_rule=_DIMS,
             out=True,
         )  # fmt: skip
     )
@@ -1145,6 +1198,7 @@ count_nonzero = method(
         nin=1,
         error_samples=_err_dim(),
         test={"dtypes": _LOGIC},
+        batch_rule=_DIMS,
         samples=lambda make: (
             s for s in _logical_samples(make) if not s.kwargs and len(s.args) < 3
         ),
@@ -1228,6 +1282,7 @@ sort_op = defop(
     "sort", _sort, nin=1, nout=2, ndiff=1, samples=_sort_samples, error_samples=_err_dim(),
     vjp=lambda g, x, result, dim: _indexed_vjp(g, x, result, dim),
     jvp=lambda t, result, dim: _indexed_jvp(t, result, dim), test={"dtypes": _INTS},
+    batch_rule=_DIMS,
 )  # fmt: skip
 argsort = method(
     defop(
@@ -1237,6 +1292,7 @@ argsort = method(
         samples=_sort_samples,
         error_samples=_err_dim(),
         test={"dtypes": _INTS},
+        batch_rule=_DIMS,
     )
 )
 
@@ -1269,6 +1325,7 @@ topk_op = defop(
     "topk", _topk, nin=1, nout=2, ndiff=1, samples=_topk_samples, error_samples=_topk_errors,
     vjp=lambda g, x, result, dim: _indexed_vjp(g, x, result, dim),
     jvp=lambda t, result, dim: _indexed_jvp(t, result, dim), test={"dtypes": _INTS},
+    batch_rule=_DIMS,
 )  # fmt: skip
 
 
@@ -1311,8 +1368,21 @@ kthvalue_op = _indexed_op(
 def _median(xp, x):
     if x.size == 0:
         return xp.asarray(xp.nan, x.dtype)
-    f = xp.sort(x.reshape(-1))
-    return f[(x.size - 1) // 2].copy()
+    f = xp.sort(x.reshape(-1))  # NaN sorts last; one NaN makes the median NaN
+    return f[-1 if f[-1] != f[-1] else (x.size - 1) // 2].copy()
+
+
+def _median_rule(ax, args, bdims, attrs):
+    """The lower middle of each sorted flattened slice, NaN where the slice has one."""
+    import numtorch as nt
+
+    x = materialize(ax, args[0], bdims[0]).reshape(ax.size, -1)
+    n = x.shape[1]
+    if n == 0:
+        return nt.full((ax.size,), math.nan, dtype=x.dtype), 0
+    s = sort_op.fn(x, 1)[0]
+    last = s.select(1, n - 1)
+    return nt.where(last != last, last, s.select(1, (n - 1) // 2)), 0
 
 
 def _median_samples(make):
@@ -1338,6 +1408,7 @@ median_op = method(
         samples=_median_samples,
         error_samples=_median_errors,
         test={"dtypes": _INTS},
+        batch_rule=_median_rule,
     )  # fmt: skip
 )
 
