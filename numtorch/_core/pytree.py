@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-LEAF = None  # the spec of a leaf
+
+class _Leaf:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+LEAF = _Leaf()  # the spec of a leaf
 
 
 class TreeSpec:
@@ -32,9 +40,14 @@ class TreeSpec:
             and self.children == other.children
         )
 
-    def __repr__(self) -> str:
-        inner = ", ".join("*" if c is LEAF else repr(c) for c in self.children)
-        return f"TreeSpec({self.kind.__name__}, {list(self.keys) if self.keys else None}, [{inner}])"
+    def __repr__(self, indent: int = 0) -> str:
+        parts = [
+            ("" if i == 0 else " " * (indent + 2)) + ("*" if c is LEAF else c.__repr__(indent + 2))
+            for i, c in enumerate(self.children)
+        ]
+        keys = list(self.keys) if self.keys is not None else None
+        body = ",\n".join(parts)
+        return f"TreeSpec({self.kind.__name__}, {keys}, [{body}])"
 
 
 def _is_node(x) -> bool:

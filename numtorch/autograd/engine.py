@@ -401,12 +401,12 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     outputs = _as_tuple(outputs)
     grad_outputs = _as_tuple(grad_outputs)
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if isinstance(g, Tensor) and tuple(g.shape[1:]) != tuple(out.shape):
+        if isinstance(g, Tensor) and (g.dim() == 0 or tuple(g.shape[1:]) != tuple(out.shape)):
             raise RuntimeError(
                 f"If `is_grads_batched=True`, we interpret the first dimension of each "
                 f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
                 f"expected to match the shape of corresponding output, but a mismatch was "
-                f"detected: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
+                f"detected: grad_output[{i}] has a shape of {g.shape[2:]} and output[{i}] has a "
                 f"shape of {out.shape}. If you only want some tensors in `grad_output` to be "
                 f"considered batched, consider using vmap."
             )

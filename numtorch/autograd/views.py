@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._core.dispatch import dispatch
+from .._core.dispatch import WrapperTensor, dispatch
 from .._core.state import state
 from .._core.tensor import Tensor, _refresh_view, _rg_slot
 
@@ -30,6 +30,13 @@ def check_inplace(self: Tensor) -> None:
         )
 
 
+def _requires_grad(t) -> bool:
+    """Whether t, or the level-0 tensor inside a transform's wrapper, requires grad."""
+    while isinstance(t, WrapperTensor):
+        t = t._inner
+    return isinstance(t, Tensor) and t._rg
+
+
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     check_inplace(self)
@@ -39,7 +46,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     if (
         state.grad_enabled
         and any(op.inputs[0] in names for names in op.saves)
-        and (self._rg or any(isinstance(a, Tensor) and a._rg for a in args))
+        and (_requires_grad(self) or any(_requires_grad(a) for a in args))
     ):
         # The formula needs self's old value, which the write destroys: save a copy.
         src = self.clone()

@@ -30,9 +30,7 @@ def vmap(
             f"Got {randomness}"
         )
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
-        raise ValueError(
-            f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})"
-        )
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     _check_out_dims(out_dims, func)
 
     @functools.wraps(func)
@@ -143,9 +141,7 @@ def _flat_vmap(func, spec, out_dims, randomness, kwargs, none_ok, flat, dims, si
         out = func(*tree_unflatten(wrapped, spec), **kwargs)
         leaves, ospec = tree_flatten(out)
         odims = _flat_out_dims(out_dims, out, ospec, func)
-        res = [
-            _unbatch(interp, x, od, size, func, none_ok) for x, od in zip(leaves, odims)
-        ]
+        res = [_unbatch(interp, x, od, size, func, none_ok) for x, od in zip(leaves, odims)]
     return tree_unflatten(res, ospec)
 
 

@@ -1,0 +1,367 @@
+"""vmap's API: pytrees, in_dims/out_dims, nesting, chunking, errors, in-place writes, the
+fallback, BatchedTensor, and vmap over the backward pass. Each program runs on numtorch and
+on torch.func and the results (values or error texts) are compared."""
+
+from __future__ import annotations
+
+import warnings
+from collections import namedtuple
+
+import numpy as np
+import pytest
+import torch
+
+import numtorch as nt
+from numtorch._core.op import defop
+from numtorch.func import _batched, _set_vmap_fallback_enabled
+
+Point = namedtuple("Point", "x y")
+
+
+def arr(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def both(fn, *arrays):
+    """Run fn(lib, *tensors) on numtorch and on torch; compare every output leaf."""
+    a = fn(nt, *(nt.tensor(x) for x in arrays))
+    b = fn(torch, *(torch.tensor(x) for x in arrays))
+    la, lb = _leaves(a), _leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        if isinstance(y, torch.Tensor):
+            assert tuple(x.shape) == tuple(y.shape)
+            np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-10)
+        else:
+            assert x == y
+    return a
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [v for k in x for v in _leaves(x[k])]
+    if isinstance(x, (tuple, list)):
+        return [v for e in x for v in _leaves(e)]
+    return [x]
+
+
+def same_error(fn, *arrays):
+    """fn(lib, *tensors) raises the same exception type and text on both libraries."""
+    with pytest.raises(Exception) as ref:
+        fn(torch, *(torch.tensor(x) for x in arrays))
+    with pytest.raises(type(ref.value)) as got:
+        fn(nt, *(nt.tensor(x) for x in arrays))
+    assert str(got.value) == str(ref.value)
+
+
+# ------------------------------------------------------------------ the API
+def test_in_dims_over_pytrees_and_negative_dims():
+    def f(lib, a, b, c):
+        def g(t, d, p, s):
+            return t[0] * d["k"] + p.x.sum() - p.y + s
+
+        return lib.vmap(g, in_dims=((0, 1), {"k": -1}, Point(None, 0), None))(
+            (a, b), {"k": c}, Point(c, a), 2.0
+        )
+
+    both(f, arr(3, 4), arr(4, 3), arr(4, 3, seed=1))
+
+
+def test_out_dims_pytree_and_non_tensor_outputs():
+    def f(lib, a):
+        return lib.vmap(
+            lambda x: {"v": x * 2, "s": (x.sum(), "tag")},
+            out_dims={"v": 1, "s": (0, None)},
+        )(a)
+
+    out = both(f, arr(3, 4))
+    assert out["s"][1] == "tag"
+
+
+def test_unbatched_output_is_expanded_and_kwargs_are_not_batched():
+    def f(lib, a, w):
+        return lib.vmap(lambda x, *, scale: (x * scale, scale), out_dims=(1, 0))(a, scale=w)
+
+    both(f, arr(3, 2), arr(2))
+
+
+@pytest.mark.parametrize("out_dims", [0, 1, -1, 2])
+def test_out_dims_positions(out_dims):
+    both(lambda lib, a: lib.vmap(lambda x: x.exp(), out_dims=out_dims)(a), arr(3, 4, 5))
+
+
+def test_nested_vmap_three_levels():
+    def f(lib, a, b):
+        inner = lib.vmap(lambda x, y: x * y + x.sum(), in_dims=(0, None))
+        mid = lib.vmap(inner, in_dims=(1, 0))
+        return lib.vmap(mid, in_dims=(-1, None))(a, b)
+
+    both(f, arr(4, 3, 5, 2), arr(3, 5))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 10])
+def test_chunk_size_equals_unchunked(chunk):
+    def g(lib, chunk_size):
+        def f(a, b):
+            return lib.vmap(
+                lambda x, y: ((x @ y).tanh(), x.sum()), in_dims=(0, None), chunk_size=chunk_size
+            )(a, b)
+
+        return f
+
+    a, b = nt.tensor(arr(7, 3, 4)), nt.tensor(arr(4, 2))
+    want = g(nt, None)(a, b)
+    got = g(nt, chunk)(a, b)
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-12)
+    both(lambda lib, a, b: g(lib, chunk)(a, b), arr(7, 3, 4), arr(4, 2))
+
+
+def test_batched_tensor_shows_the_logical_tensor():
+    seen = {}
+
+    def f(x):
+        seen.update(shape=x.shape, dim=x.dim(), size1=x.size(1), numel=x.numel(), len=len(x))
+        seen["repr"] = repr(x)
+        seen["cls"] = type(x).__name__
+        return x
+
+    nt.vmap(f, in_dims=1)(nt.zeros(4, 3, 5))
+    assert seen["shape"] == (4, 5) and seen["dim"] == 2 and seen["size1"] == 5
+    assert seen["numel"] == 20 and seen["len"] == 4 and seen["cls"] == "BatchedTensor"
+    assert seen["repr"].startswith("BatchedTensor(lvl=1, bdim=1, value=\n    tensor(")
+    assert isinstance(nt.vmap(lambda x: x)(nt.zeros(2, 3)), nt.Tensor)
+
+
+def test_batched_tensor_strides_and_contiguity_match_torch():
+    def f(lib, a):
+        return lib.vmap(lambda x: (x.stride(), x.is_contiguous()), in_dims=1, out_dims=None)(a)
+
+    both(f, arr(3, 4, 5))
+
+
+# ------------------------------------------------------------------ errors
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib, a: lib.vmap(lambda x: x, in_dims=2)(a),
+        lambda lib, a: lib.vmap(lambda x: x, in_dims=-3)(a),
+        lambda lib, a: lib.vmap(lambda x, y: x, in_dims=(0,))(a, a),
+        lambda lib, a: lib.vmap(lambda x, y: x, in_dims=(0, 0))(a, 3),
+        lambda lib, a: lib.vmap(lambda x: x, in_dims=[0])(a),
+        lambda lib, a: lib.vmap(lambda x: x, in_dims=(1.5,))(a),
+        lambda lib, a: lib.vmap(lambda x, y: x, in_dims=(0, 0))(a, a[:2]),
+        lambda lib, a: lib.vmap(lambda x: x, in_dims=None)(a),
+        lambda lib, a: lib.vmap(lambda x: x)(),
+        lambda lib, a: lib.vmap(lambda x: 3)(a),
+        lambda lib, a: lib.vmap(lambda x: (x, 3))(a),
+        lambda lib, a: lib.vmap(lambda x: x.sum(), out_dims=None)(a),
+        lambda lib, a: lib.vmap(lambda x: (x, x), out_dims=(0, 0, 0))(a),
+        lambda lib, a: lib.vmap(lambda x: x, out_dims="a")(a),
+        lambda lib, a: lib.vmap(lambda x: x, randomness="sometimes")(a),
+        lambda lib, a: lib.vmap(lambda x: x, chunk_size=0)(a),
+        lambda lib, a: lib.vmap(lambda x: x.sum().item())(a),
+        lambda lib, a: lib.vmap(lambda x: float(x.sum()))(a),
+        lambda lib, a: lib.vmap(lambda x: int(x.sum()))(a),
+        lambda lib, a: lib.vmap(lambda x: x if x.sum() > 0 else -x)(a),
+        lambda lib, a: lib.vmap(lambda x: bool(x[0]))(a),
+        lambda lib, a: lib.vmap(lambda x: x.tolist())(a),
+        lambda lib, a: lib.vmap(lambda x: lib.zeros(4).mul_(x))(a),
+        lambda lib, a: lib.vmap(lambda x: lib.zeros(4).copy_(x))(a),
+        lambda lib, a: lib.vmap(lambda x: lib.zeros(()).fill_(x.sum()))(a),
+        lambda lib, a: lib.vmap(lambda x: lib.rand(3))(a),
+        lambda lib, a: lib.vmap(lambda x: lib.randn_like(x))(a),
+        lambda lib, a: lib.vmap(lambda x: lib.nonzero(x))(a),
+        lambda lib, a: lib.vmap(lambda x: lib.masked_select(x, x > 0))(a),
+        lambda lib, a: lib.vmap(lambda x: x.reshape(5))(a),
+        lambda lib, a: lib.vmap(lambda x: x.sum(2))(a),
+    ],
+)
+def test_errors_match_torch(prog):
+    same_error(prog, arr(3, 4))
+
+
+def test_escaped_batched_tensor_is_an_error():
+    leak = []
+    nt.vmap(lambda x: leak.append(x) or x)(nt.zeros(2, 3))
+    with pytest.raises(RuntimeError, match="escaped the transform"):
+        leak[0] + 1
+
+
+# ------------------------------------------------------------------ in-place
+def test_inplace_on_batched_input_writes_into_the_caller_tensor():
+    x = nt.tensor(arr(3, 4))
+    out = nt.vmap(lambda v: v.fill_(1))(x)
+    np.testing.assert_array_equal(x.numpy(), np.ones((3, 4)))
+    np.testing.assert_array_equal(out.numpy(), np.ones((3, 4)))
+
+
+@pytest.mark.parametrize("in_dims", [(0, 0), (1, None), (-1, 0), (0, None)])
+def test_inplace_arithmetic_matches_torch(in_dims):
+    def f(lib, a, b):
+        a = a.clone()
+
+        def g(x, y):
+            x.mul_(y).add_(1.0)
+            x[0] = 5.0
+            return x
+
+        out = lib.vmap(g, in_dims=in_dims)(a, b)
+        return out, a
+
+    y = arr(3, 3, seed=1) if in_dims[1] is not None else arr(3, seed=1)
+    both(f, arr(3, 3), y)
+
+
+def test_inplace_into_a_view_of_a_batched_tensor():
+    def f(lib, a, b):
+        a = a.clone()
+        lib.vmap(lambda x, y: x.narrow(0, 1, 2).copy_(y))(a, b)
+        return a
+
+    both(f, arr(3, 4), arr(3, 2))
+
+
+def test_inplace_under_vmap_records_autograd():
+    def f(lib, a, b):
+        a = a.requires_grad_()
+        b = b.requires_grad_()
+
+        def g(x, y):
+            z = x * 1.0
+            z.mul_(y)
+            return z.sin()
+
+        out = lib.vmap(g)(a, b)
+        return lib.autograd.grad(out.sum(), (a, b))
+
+    both(f, arr(3, 4), arr(3, 4, seed=2))
+
+
+# ------------------------------------------------------------------ the fallback
+def _user_op():
+    return defop(
+        "user_cube",
+        lambda xp, x: x**3,
+        vjp=lambda g, x: g * 3 * x * x,
+        jvp=lambda t, x: t * 3 * x * x,
+        register=False,
+    )
+
+
+def test_fallback_runs_an_op_without_a_rule_and_warns_once():
+    op = _user_op()
+    x = nt.tensor(arr(3, 4))
+    _batched._warned.discard("user_cube")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = nt.vmap(op.fn, in_dims=1)(x)
+        nt.vmap(op.fn)(x)
+    msgs = [str(m.message) for m in w if "performance drop" in str(m.message)]
+    assert msgs == [
+        "There is a performance drop because we have not yet implemented the batching rule "
+        "for user_cube. Please file us an issue on GitHub so that we can prioritize its "
+        "implementation."
+    ]
+    np.testing.assert_allclose(out.numpy(), (x.numpy() ** 3).T)
+
+
+def test_fallback_records_autograd_and_can_be_disabled():
+    op = _user_op()
+    x = nt.tensor(arr(3, 4)).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (g,) = nt.autograd.grad(nt.vmap(op.fn)(x).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 3 * x.detach().numpy() ** 2)
+    _set_vmap_fallback_enabled(False)
+    try:
+        with pytest.raises(
+            RuntimeError, match="^user_cube hit the vmap fallback which is currently disabled$"
+        ):
+            nt.vmap(op.fn)(x)
+    finally:
+        _set_vmap_fallback_enabled(True)
+
+
+# ------------------------------------------------------------------ the tutorial's cases
+@pytest.fixture
+def no_fallback():
+    _set_vmap_fallback_enabled(False)
+    yield
+    _set_vmap_fallback_enabled(True)
+
+
+def test_batched_dot_products(no_fallback):
+    both(lambda lib, a, b: lib.vmap(lib.dot)(a, b), arr(2, 5), arr(2, 5, seed=1))
+
+
+def test_model_applied_to_a_batch(no_fallback):
+    def f(lib, w, batch):
+        def model(feature_vec):
+            return feature_vec.dot(w).relu()
+
+        return lib.vmap(model)(batch)
+
+    both(f, arr(5), arr(4, 5))
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_jacobian_rows_via_vmap_over_autograd_grad(no_fallback, n):
+    def f(lib, x0, w):
+        x = x0.requires_grad_()
+        y = (w @ x).tanh() * x.sin()
+
+        def vjp(v):
+            return lib.autograd.grad(y, x, v, retain_graph=True)[0]
+
+        jac = lib.vmap(vjp)(lib.eye(n, dtype=lib.float64))
+        batched = lib.autograd.grad(
+            y, x, lib.eye(n, dtype=lib.float64), retain_graph=True, is_grads_batched=True
+        )[0]
+        return jac, batched
+
+    jac, batched = both(f, arr(n), arr(n, n, seed=3))
+    np.testing.assert_allclose(jac.numpy(), batched.numpy())
+
+
+def test_vmap_over_grad_with_create_graph_gives_second_derivatives(no_fallback):
+    def f(lib, x0):
+        x = x0.requires_grad_()
+        y = (x**3).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+
+        def row(v):
+            return lib.autograd.grad(g, x, v, retain_graph=True)[0]
+
+        return lib.vmap(row)(lib.eye(4, dtype=lib.float64))
+
+    h = both(f, arr(4))
+    np.testing.assert_allclose(h.numpy(), np.diag(6 * arr(4)))
+
+
+def test_is_grads_batched_errors_and_unused_inputs():
+    def f(lib, a):
+        x = a.requires_grad_()
+        y = x * 2
+        return lib.autograd.grad(y, x, lib.ones(2, 3, dtype=lib.float64), is_grads_batched=True)
+
+    same_error(f, arr(4))
+
+    def g(lib, a):
+        x = a.requires_grad_()
+        u = a.detach().clone().requires_grad_()
+        y = x.exp()
+        out = lib.autograd.grad(
+            y, (x, u), lib.eye(3, dtype=lib.float64), allow_unused=True, is_grads_batched=True
+        )
+        return out[0], out[1] is None
+
+    both(g, arr(3))
+
+
+def test_batched_backward_frees_the_graph_unless_retained():
+    x = nt.tensor(arr(3)).requires_grad_()
+    y = x.exp()
+    nt.autograd.grad(y, x, nt.eye(3, dtype=nt.float64), is_grads_batched=True)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        nt.autograd.grad(y, x, nt.eye(3, dtype=nt.float64), is_grads_batched=True)
