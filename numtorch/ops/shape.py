@@ -14,6 +14,8 @@ from ._batching import (
     front,
     generator,
     lrank,
+    materialize,
+    pad_to,
     pdim,
 )
 from ._families import LINEAR, inplace, method
@@ -923,6 +925,36 @@ def _cat_check(tensors, dim, what="torch.cat()"):
     return d
 
 
+def _lshape(x, bd) -> tuple:
+    """The logical shape of an inner value."""
+    s = tuple(x.shape)
+    return s if bd is None else s[:bd] + s[bd + 1 :]
+
+
+class _Shaped:
+    """Stands for a tensor of a logical shape in the shape checks."""
+
+    __slots__ = ("shape", "ndim")
+
+    def __init__(self, shape):
+        self.shape, self.ndim = shape, len(shape)
+
+
+def _cat_rule(ax, args, bdims, attrs):
+    xs, bds = args[0], bdims[0]
+    shapes = [_lshape(x, b) for x, b in zip(xs, bds)]
+    d = _cat_check([_Shaped(s) for s in shapes], attrs["dim"])
+    parts = [materialize(ax, x, b) for x, b in zip(xs, bds)]
+    if d is None:  # only legacy empty (0,) tensors: their cat is (0,)
+        return cat.fn(parts, 1), 0
+    # Legacy empties are skipped by cat, but still take part in type promotion: give
+    # them the reference shape with 0 at dim instead of dropping them.
+    ref = next(s for s in shapes if not _legacy_empty(s))
+    empty = (ax.size, *ref[:d], 0, *ref[d + 1 :])
+    parts = [p.reshape(empty) if _legacy_empty(s) else p for p, s in zip(parts, shapes)]
+    return cat.fn(parts, d + 1), 0
+
+
 def _cat(xp, tensors, dim=0):
     d = _cat_check(tensors, dim)
     if d is None:
@@ -971,7 +1003,7 @@ def _cat_errors(make):
 
 
 cat = defop(
-    "cat", _cat, nin=1, list_inputs=(0,), vjp=_cat_vjp,
+    "cat", _cat, nin=1, list_inputs=(0,), vjp=_cat_vjp, batch_rule=_cat_rule,
     jvp=lambda t, tensors, dim: cat.fn(_list_tangents(t, tensors), dim), prepare=_promote_list, out=True,
     samples=_cat_samples, error_samples=_cat_errors,
 )  # fmt: skip
@@ -987,20 +1019,32 @@ def concat(tensors, dim: int = 0, *, out=None):
     return cat.fn(tensors, dim, out=out)
 
 
-def _stack(xp, tensors, dim=0):
-    if len(tensors) == 0:
+def _stack_check(shapes) -> None:
+    if len(shapes) == 0:
         raise RuntimeError("stack expects a non-empty TensorList")
-    for i, t in enumerate(tensors[1:], 1):
-        if t.shape != tensors[0].shape:
+    for i, s in enumerate(shapes[1:], 1):
+        if tuple(s) != tuple(shapes[0]):
             raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at entry 0 "
-                f"and {list(t.shape)} at entry {i}"
+                f"stack expects each tensor to be equal size, but got {list(shapes[0])} at entry 0 "
+                f"and {list(s)} at entry {i}"
             )
+
+
+def _stack(xp, tensors, dim=0):
+    _stack_check([t.shape for t in tensors])
     return xp.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
 
 
+def _stack_rule(ax, args, bdims, attrs):
+    xs, bds = args[0], bdims[0]
+    shapes = [_lshape(x, b) for x, b in zip(xs, bds)]
+    _stack_check(shapes)
+    d = pdim(attrs["dim"], len(shapes[0]) + 1)
+    return stack.fn([materialize(ax, x, b) for x, b in zip(xs, bds)], d), 0
+
+
 stack = defop(
-    "stack", _stack, nin=1, list_inputs=(0,), prepare=_promote_list, out=True,
+    "stack", _stack, nin=1, list_inputs=(0,), prepare=_promote_list, out=True, batch_rule=_stack_rule,
     jvp=lambda t, tensors, dim: stack.fn(_list_tangents(t, tensors), dim),
     vjp=lambda g, tensors, dim: list(g.unbind(dim)),
     samples=lambda make: [S(([make((2, 3)), make((2, 3))],)), S(([make((2, 3)), make((2, 3)), make((2, 3))], -1)),
@@ -1041,6 +1085,10 @@ def _joiner(name: str):
         parts = [t.reshape(_atleast_shape(t.shape, nd)) for t in tensors]
         return _cat(xp, parts, _join_axis(name, [t.shape for t in tensors]))
 
+    def as_cat(tensors):
+        parts = [reshape.fn(t, _atleast_shape(t.shape, nd)) for t in tensors]
+        return cat.fn(parts, _join_axis(name, [tuple(t.shape) for t in tensors]))
+
     def vjp(g, tensors_shape):
         axis = _join_axis(name, [tuple(s) for s in tensors_shape])
         out, off = [], 0
@@ -1071,6 +1119,7 @@ def _joiner(name: str):
         prepare=_promote_list,
         out=True,
         samples=samples,
+        batch_rule=decompose(as_cat),
     )
     return op
 
@@ -1212,6 +1261,7 @@ flip = method(
         nin=1,
         vjp=lambda g, dims: g.flip(dims),
         jvp=LINEAR,
+        batch_rule=dims_rule(),
         samples=lambda make: [
             S((make((2, 3, 4)), (0, 2))),
             S((make((2, 3)), (-1,))),
@@ -1259,6 +1309,24 @@ def _roll(xp, input, shifts, dims=None):
     return xp.roll(input, shifts, axes)
 
 
+def _roll_rule(op):
+    by_dims = _dims_rule(op)
+
+    def rule(ax, args, bdims, attrs):
+        dims = attrs.get("dims")
+        if dims is not None and (isinstance(dims, int) or len(dims)):
+            return by_dims(ax, args, bdims, attrs)
+        # No dims: roll the flattened logical tensor.
+        shifts = attrs["shifts"]
+        n = 1 if isinstance(shifts, int) else len(shifts)
+        if n != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {n}, dims:0")
+        x = front(args[0], bdims[0])
+        return op.fn(x.reshape(ax.size, -1), shifts, 1).reshape(x.shape), 0
+
+    return rule
+
+
 def _neg_shifts(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
@@ -1270,6 +1338,7 @@ roll = method(
         nin=1,
         vjp=lambda g, shifts, dims: g.roll(_neg_shifts(shifts), dims),
         jvp=LINEAR,
+        batch_rule=generator(_roll_rule)(),
         samples=lambda make: [
             S((make((2, 3, 4)), 1)),
             S((make((2, 3, 4)), (1, -2), (0, 2))),
@@ -1289,18 +1358,28 @@ roll = method(
 )
 
 
-def _rot90(xp, input, k=1, dims=(0, 1)):
+def _rot90_dims(dims, ndim: int) -> tuple[int, int]:
     dims = tuple(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if input.ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
-    d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
+    d0, d1 = wrap_dim(dims[0], ndim), wrap_dim(dims[1], ndim)
     if d0 == d1:
         raise RuntimeError(
             f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
         )
-    return xp.rot90(input, k, (d0, d1)).copy()
+    return d0, d1
+
+
+def _rot90(xp, input, k=1, dims=(0, 1)):
+    return xp.rot90(input, k, _rot90_dims(dims, input.ndim)).copy()
+
+
+def _rot90_rule(ax, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    d0, d1 = _rot90_dims(attrs["dims"], x.dim() - 1)
+    return rot90.fn(x, attrs["k"], (d0 + 1, d1 + 1)), 0
 
 
 rot90 = method(
@@ -1310,6 +1389,7 @@ rot90 = method(
         nin=1,
         vjp=lambda g, k, dims: g.rot90(-k, dims),
         jvp=LINEAR,
+        batch_rule=_rot90_rule,
         samples=lambda make: [
             S((make((2, 3)),)),
             S((make((2, 3, 4)), 2, (2, 0))),
@@ -1332,10 +1412,14 @@ rot90 = method(
 
 
 # ------------------------------------------------------------------ triangles and diagonals
+def _tri_error(name: str):
+    return lambda rank: RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
 def _tri(name: str, fn_name: str):
     def kernel(xp, input, diagonal=0):
         if input.ndim < 2:
-            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+            raise _tri_error(name)(input.ndim)
         return getattr(xp, fn_name)(input, diagonal)
 
     kernel.__name__ = "_" + name
@@ -1352,12 +1436,12 @@ def _tri_samples(make):
 
 tril = defop(
     "tril", _tri("tril", "tril"), nin=1, vjp=lambda g, diagonal: g.tril(diagonal), jvp=LINEAR, out=True,
-    samples=_tri_samples, test={"dtypes": ("float32", "float64", "int64", "bool")},
+    samples=_tri_samples, test={"dtypes": ("float32", "float64", "int64", "bool")}, batch_rule=min_rank(2, _tri_error("tril")),
     error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, "tril: input tensor must have at least 2 dimensions")],
 )  # fmt: skip
 triu = defop(
     "triu", _tri("triu", "triu"), nin=1, vjp=lambda g, diagonal: g.triu(diagonal), jvp=LINEAR, out=True,
-    samples=_tri_samples, test={"dtypes": ("float32", "float64", "int64", "bool")},
+    samples=_tri_samples, test={"dtypes": ("float32", "float64", "int64", "bool")}, batch_rule=min_rank(2, _tri_error("triu")),
     error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, "triu: input tensor must have at least 2 dimensions")],
 )  # fmt: skip
 inplace(method(tril))
@@ -1420,6 +1504,7 @@ diagonal = method(
         nin=1,
         view=True,
         jvp=LINEAR,
+        batch_rule=along_dims(("dim1", "dim2"), scalar_trick=False),
         vjp=lambda g, input_shape, offset, dim1, dim2: diagonal_backward.fn(
             g, tuple(input_shape), offset, dim1, dim2
         ),
@@ -1451,12 +1536,22 @@ def _diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
     return out
 
 
+def _diag_embed_rule(ax, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    rank = x.dim() - 1
+    if rank == 0:  # a 0-d input embeds like its (1,) reshape
+        x, rank = x.unsqueeze(1), 1
+    d1, d2 = pdim(attrs["dim1"], rank + 1), pdim(attrs["dim2"], rank + 1)
+    return diag_embed.fn(x, attrs["offset"], d1, d2), 0
+
+
 diag_embed = method(
     defop(
         "diag_embed",
         _diag_embed,
         nin=1,
         jvp=LINEAR,
+        batch_rule=_diag_embed_rule,
         vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2),
         samples=lambda make: [
             S((make((3,)),)),
@@ -1476,12 +1571,26 @@ diag_embed = method(
 )
 
 
+def _diag_error(ndim: int) -> RuntimeError:
+    return RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+
+
 def _diag(xp, input, diagonal=0):
     if input.ndim == 1:
         return _diag_embed(xp, input, diagonal, 0, 1)
     if input.ndim == 2:
         return _diagonal(xp, input, diagonal, 0, 1).copy()
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    raise _diag_error(input.ndim)
+
+
+def _diag_rule(ax, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    rank, k = x.dim() - 1, attrs["diagonal"]
+    if rank == 1:
+        return diag_embed.fn(x, k, 1, 2), 0
+    if rank == 2:
+        return diagonal.fn(x, k, 1, 2).clone(), 0  # diag returns new memory, not a view
+    raise _diag_error(rank)
 
 
 def _diag_vjp(g, input_shape, diagonal):
@@ -1498,6 +1607,7 @@ diag = method(
         vjp=_diag_vjp,
         jvp=LINEAR,
         out=True,
+        batch_rule=_diag_rule,
         samples=lambda make: [
             S((make((3,)),)),
             S((make((3,)), 1)),
@@ -1517,18 +1627,29 @@ diag = method(
 
 
 # ------------------------------------------------------------------ repetition
-def _repeat(xp, input, repeats):
+def _repeat_check(shape: tuple, repeats) -> tuple:
     repeats = tuple(int(r) for r in repeats)
-    if len(repeats) < input.ndim:
+    if len(repeats) < len(shape):
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
     if any(r < 0 for r in repeats):
-        shape = (1,) * (len(repeats) - input.ndim) + input.shape
+        shape = (1,) * (len(repeats) - len(shape)) + tuple(shape)
         out = [r * n for r, n in zip(repeats, shape, strict=True)]
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {out}")
+    return repeats
+
+
+def _repeat(xp, input, repeats):
+    repeats = _repeat_check(input.shape, repeats)
     input = input.reshape((1,) * (len(repeats) - input.ndim) + input.shape)
     return xp.tile(input, repeats)
+
+
+def _repeat_rule(ax, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    reps = _repeat_check(tuple(x.shape[1:]), attrs["repeats"])
+    return repeat.fn(pad_to(x, len(reps)), (1, *reps)), 0
 
 
 def _repeat_vjp(g, input_shape, repeats):
@@ -1541,7 +1662,7 @@ def _repeat_vjp(g, input_shape, repeats):
 
 
 repeat = defop(
-    "repeat", _repeat, nin=1, vjp=_repeat_vjp, jvp=LINEAR, api="Tensor.repeat",
+    "repeat", _repeat, nin=1, vjp=_repeat_vjp, jvp=LINEAR, api="Tensor.repeat", batch_rule=_repeat_rule,
     samples=lambda make: [S((make((2, 3)), (2, 1))), S((make((2, 3)), (2, 1, 3))), S((make(()), (3,))),
                           S((make((3,)), (2, 0))), S((make((0, 2)), (2, 2)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (2,))), RuntimeError, "Number of dimensions of repeat dims can not be smaller")],
@@ -1549,9 +1670,13 @@ repeat = defop(
 method(repeat, sizes=True)
 
 
-def _tile(xp, input, dims):
+def _tile_reps(ndim: int, dims) -> tuple:
     dims = tuple(int(d) for d in dims)
-    return _repeat(xp, input, (1,) * (input.ndim - len(dims)) + dims)
+    return (1,) * (ndim - len(dims)) + dims
+
+
+def _tile(xp, input, dims):
+    return _repeat(xp, input, _tile_reps(input.ndim, dims))
 
 
 def _tile_vjp(g, input_shape, dims):
@@ -1566,6 +1691,7 @@ tile = method(
         nin=1,
         vjp=_tile_vjp,
         jvp=LINEAR,
+        batch_rule=decompose(lambda input, dims: repeat.fn(input, _tile_reps(input.dim(), dims))),
         samples=lambda make: [
             S((make((2, 3)), (2,))),
             S((make((2, 3)), (2, 1, 3))),
@@ -1596,6 +1722,49 @@ def _repeat_interleave(xp, input, repeats=None, dim=None, *, output_size=None):
     if input.ndim == 0:
         input = input.reshape(1)
     return xp.repeat(input, repeats, axis=d)
+
+
+def _repeat_interleave_rule(ax, args, bdims, attrs):
+    x, r = args
+    bx, br = bdims
+    dim, size = attrs.get("dim"), attrs.get("output_size")
+    if r is None:  # repeat_interleave(repeats): the indices 0..n-1, each repeated
+        from .. import arange
+
+        n = _lshape(x, bx)[0] if lrank(x, bx) else 1
+        x, bx, r, br, dim = arange(n, device=x.device), None, x, bx, 0
+    x = materialize(ax, x, bx)
+    if dim is None:
+        x, d = x.reshape(ax.size, -1), 1
+    else:
+        rank = x.dim() - 1
+        if rank == 0:
+            x = x.unsqueeze(1)
+        d = pdim(dim, rank)
+    if br is None:
+        return repeat_interleave.fn(x, r, d, output_size=size), 0
+    # Batched repeats: one call on the batch folded into dim, which is right only when
+    # every batch element gets the same output length; that length is data, so check it.
+    n = x.shape[d]
+    r = front(r, br)
+    if r.dim() == 2 and r.shape[1] != 1:
+        if r.shape[1] != n:
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                f"{r.shape[1]} and input.size({dim if dim is not None else 0}) = {n}"
+            )
+    else:  # one repeat count per batch element
+        r = r.reshape(ax.size, -1).narrow(1, 0, 1).expand(ax.size, n)
+    sums = r.sum(1)
+    if not bool((sums == sums.max()).all()):
+        raise RuntimeError(
+            "vmap: repeat_interleave: the repeats give the batch elements outputs of different "
+            f"sizes along dim ({sums.tolist()}); vmap needs one output size"
+        )
+    rest = x.movedim(d, 1).shape[2:]
+    flat = x.movedim(d, 1).reshape(-1, *rest)
+    out = repeat_interleave.fn(flat, r.reshape(-1), 0)
+    return out.reshape(ax.size, -1, *rest).movedim(1, d), 0
 
 
 def _segment_sum(xp, grad, repeats, dim):
@@ -1653,6 +1822,7 @@ repeat_interleave = method(
         vjp=(_repeat_interleave_vjp, None),
         jvp=LINEAR,
         samples=_repeat_interleave_samples,
+        batch_rule=_repeat_interleave_rule,
         test={"dtypes": ("float32", "float64", "int64")},
         error_samples=lambda make: [
             ErrorInput(
