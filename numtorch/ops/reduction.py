@@ -1393,6 +1393,16 @@ def _median_samples(make):
     yield S((distinct(make, (3, 4)), -1, True))
     yield S((distinct(make, (4, 3)),), {"dim": 0})
     yield S((distinct(make, ()), 0))
+    if make.dtype == np.float32:  # NaN propagates (not in the float64 finite-difference tests)
+        nan = distinct(make, (2, 3))
+        nan[1, 0] = np.nan
+        yield S((nan,))
+
+
+def _median_partial(x, r):
+    """Split evenly among the elements equal to the median, or among the NaNs if it is NaN."""
+    mask = (x == r) | ((x != x) & (r != r))
+    return mask / mask.sum()
 
 
 def _median_errors(make):
@@ -1403,8 +1413,8 @@ median_op = method(
     defop(
         "median",
         _median,
-        vjp=lambda g, x, result: g * _ties_partial(x, result, None),
-        jvp=lambda t, x, result: (t * _ties_partial(x, result, None)).sum(),
+        vjp=lambda g, x, result: g * _median_partial(x, result),
+        jvp=lambda t, x, result: (t * _median_partial(x, result)).sum(),
         samples=_median_samples,
         error_samples=_median_errors,
         test={"dtypes": _INTS},
