@@ -11,9 +11,12 @@ import string
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import dispatch
 from .._core.op import LINEAR, defop
+from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
+from ._batching import front, generator, lrank, pad_to, pdim
 from ._families import inplace, method, promote
 
 
@@ -137,6 +140,95 @@ def _mv(A, x):
     return (A @ x.unsqueeze(-1)).squeeze(-1)
 
 
+# ------------------------------------------------------------------ batch rules (vmap)
+def _lshape(x, bd) -> tuple:
+    """The logical shape of an inner value (its shape without the batch dim)."""
+    s = tuple(x.shape)
+    return s if bd is None else s[:bd] + s[bd + 1 :]
+
+
+def _align(x, bd, rank: int):
+    """x batch-first with logical rank ``rank``; an unbatched x gets size-1 leading dims
+    (a view), for kernels that need every operand to have the same number of dims."""
+    if bd is None:
+        return x.reshape((1,) * (rank + 1 - x.dim()) + tuple(x.shape))
+    return pad_to(front(x, bd), rank)
+
+
+def _check_dtypes(op, args, bdims, attrs) -> None:
+    """Raise the op's own dtype error, with its messages decided on logical ranks."""
+    ts = [a for a in args if isinstance(a, Tensor)]
+    if op.prepare is not None and any(t.dtype != ts[0].dtype for t in ts):
+        op.prepare(
+            [
+                np.zeros((1,) * lrank(a, b), a.dtype.np) if isinstance(a, Tensor) else a
+                for a, b in zip(args, bdims, strict=False)
+            ],
+            attrs,
+        )
+
+
+def _matmul_batched(a, ba, b, bb):
+    """matmul of two inner values (either may be unbatched); the result is batch-first.
+
+    A vector becomes a one-row (one-column) matrix so the batch dim never reads as a
+    matrix dim; an unbatched operand broadcasts against the batch without being expanded.
+    """
+    ra, rb = lrank(a, ba), lrank(b, bb)
+    a, b = front(a, ba), front(b, bb)
+    if ra == 1:
+        a = a.unsqueeze(-2)
+    if rb == 1:
+        b = b.unsqueeze(-1)
+    rank = max(ra, rb, 2)
+    if ba is not None:
+        a = pad_to(a, rank)
+    if bb is not None:
+        b = pad_to(b, rank)
+    out = matmul.fn(a, b)
+    if ra == 1:
+        out = out.squeeze(-2)
+    if rb == 1:
+        out = out.squeeze(-1)
+    return out
+
+
+def _product(op, check):
+    """matmul, mm, bmm, mv, dot: check logical shapes, then one broadcasting matmul."""
+
+    def rule(ax, args, bdims, attrs):
+        _check_dtypes(op, args, bdims, attrs)
+        (a, b), (ba, bb) = args, bdims
+        check(_lshape(a, ba), _lshape(b, bb))
+        return _matmul_batched(a, ba, b, bb), 0
+
+    return rule
+
+
+product = generator(_product)
+
+
+def _min_rank(name: str, shape: tuple, what: str = "A") -> None:
+    if len(shape) < 2:
+        raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
+
+
+def _stacked(op, name):
+    """Decompositions and matrix functions of one input: the kernels take stacks of
+    matrices, so the batch dim just goes first (a logical vector is rejected first, since
+    physically it would look like a matrix)."""
+
+    def rule(ax, args, bdims, attrs):
+        x, bd = args[0], bdims[0]
+        _min_rank(name, _lshape(x, bd))
+        return dispatch(op, (front(x, bd), *args[1:]), attrs), 0
+
+    return rule
+
+
+stacked = generator(_stacked)
+
+
 # ------------------------------------------------------------------ matmul family
 def _matmul_vjp_a(g, input, other):
     if input.dim() == 1 and other.dim() == 1:
@@ -171,23 +263,28 @@ def _mixed(make, sa, sb):
     return S((make(sa, dtype=np.float32), make(sb, dtype=np.float64)))
 
 
-def _matmul(xp, input, other):
-    if input.ndim == 0 or other.ndim == 0:
+def _matmul_check(sa: tuple, sb: tuple) -> None:
+    na, nb = len(sa), len(sb)
+    if na == 0 or nb == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D"
+            f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D"
         )
-    ka, kb = input.shape[-1], other.shape[0] if other.ndim == 1 else other.shape[-2]
+    ka, kb = sa[-1], sb[0] if nb == 1 else sb[-2]
     if ka != kb:
-        if input.ndim == 1 and other.ndim == 1:
+        if na == 1 and nb == 1:
             raise RuntimeError(
                 f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
                 f"number of elements, but got {ka} and {kb} elements respectively"
             )
-        if input.ndim <= 2 and other.ndim <= 2:
-            sa = "x".join(map(str, input.shape if input.ndim == 2 else (1, ka)))
+        if na <= 2 and nb <= 2:
+            m1 = "x".join(map(str, sa if na == 2 else (1, ka)))
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({sa} and {other.shape[0]}x{other.shape[-1]})"
+                f"mat1 and mat2 shapes cannot be multiplied ({m1} and {sb[0]}x{sb[-1]})"
             )
+
+
+def _matmul(xp, input, other):
+    _matmul_check(input.shape, other.shape)
     return xp.matmul(input, other)
 
 
@@ -198,6 +295,7 @@ matmul = method(
         vjp=(_matmul_vjp_a, _matmul_vjp_b),
         jvp=lambda tinput, tother, input, other: tinput @ other + input @ tother,
         prepare=_same_dtype(_matmul_message),
+        batch_rule=product(_matmul_check),
         samples=_matmul_samples,
         out=True,
         test={"dtypes": ("float32", "float64", "int64")},
@@ -232,29 +330,36 @@ matmul = method(
 )
 
 
-def _mm(xp, input, mat2):
-    if input.ndim != 2:
+def _mm_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 2:
         raise RuntimeError("self must be a matrix")
-    if mat2.ndim != 2:
+    if len(sb) != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if input.shape[1] != mat2.shape[0]:
+    if sa[1] != sb[0]:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})"
+            f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
         )
+
+
+def _mm(xp, input, mat2):
+    _mm_check(input.shape, mat2.shape)
     return xp.matmul(input, mat2)
 
 
-def _bmm(xp, input, mat2):
-    if input.ndim != 3:
+def _bmm_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.ndim != 3:
+    if len(sb) != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    if mat2.shape[:2] != (input.shape[0], input.shape[2]):
+    if tuple(sb[:2]) != (sa[0], sa[2]):
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+            f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}]."
         )
+
+
+def _bmm(xp, input, mat2):
+    _bmm_check(input.shape, mat2.shape)
     return xp.matmul(input, mat2)
 
 
@@ -267,6 +372,7 @@ mm = method(
         vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
         jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
         prepare=_same_dtype(_m1m2),
+        batch_rule=product(_mm_check),
         out=True,
         test=_INT,
         samples=lambda make: [
@@ -296,6 +402,7 @@ bmm = method(
         vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
         jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
         prepare=_same_dtype(_scalar_type),
+        batch_rule=product(_bmm_check),
         out=True,
         test=_INT,
         samples=lambda make: [
@@ -314,13 +421,17 @@ bmm = method(
 )
 
 
-def _mv_kernel(xp, input, vec):
-    if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
-    if input.shape[1] != vec.shape[0]:
+def _mv_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 2 or len(sb) != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {len(sa)}, {len(sb)}")
+    if sa[1] != sb[0]:
         raise RuntimeError(
-            f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), vec ({vec.shape[0]})"
+            f"size mismatch, got input ({sa[0]}), mat ({sa[0]}x{sa[1]}), vec ({sb[0]})"
         )
+
+
+def _mv_kernel(xp, input, vec):
+    _mv_check(input.shape, vec.shape)
     return xp.matmul(input, vec)
 
 
@@ -335,6 +446,7 @@ mv = method(
         vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
         jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
         prepare=_same_dtype(_addmv_message),
+        batch_rule=product(_mv_check),
         out=True,
         test=_INT,
         samples=lambda make: [S((make((2, 3)), make((3,)))), S((make((0, 3)), make((3,))))],
@@ -349,18 +461,20 @@ mv = method(
 )
 
 
+def _dot_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 1 or len(sb) != 1:
+        raise RuntimeError(f"1D tensors expected, but got {len(sa)}D and {len(sb)}D tensors")
+    if sa[0] != sb[0]:
+        n, m = sa[0], sb[0]
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
+            f"number of elements, but got {n} and {m} elements respectively"
+        )
+
+
 def _vec_dot(name):
     def kernel(xp, input, other):
-        if input.ndim != 1 or other.ndim != 1:
-            raise RuntimeError(
-                f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
-            )
-        if input.shape[0] != other.shape[0]:
-            n, m = input.shape[0], other.shape[0]
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
-                f"number of elements, but got {n} and {m} elements respectively"
-            )
+        _dot_check(input.shape, other.shape)
         return xp.dot(input, other)
 
     def message(arr):
@@ -369,7 +483,7 @@ def _vec_dot(name):
     op = defop(
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
         jvp=lambda tinput, tother, input, other: (tinput * other).sum() + (input * tother).sum(),
-        prepare=_same_dtype(message), out=True, test=_INT,
+        prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
         samples=lambda make: [S((make((3,)), make((3,)))), S((make((0,)), make((0,))))],
         error_samples=lambda make: [
             E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
@@ -388,6 +502,18 @@ def _outer(xp, input, vec2):
     return xp.multiply.outer(input, vec2)
 
 
+def _outer_rule(ax, args, bdims, attrs):
+    """A product that broadcasts a over b's dims and b over a's (no operand is expanded)."""
+    (a, b), (ba, bb) = args, bdims
+    ra, rb = lrank(a, ba), lrank(b, bb)
+    a = front(a, ba)
+    a = a.reshape(*a.shape, *((1,) * rb))
+    if bb is not None:
+        b = front(b, bb)
+        b = b.reshape(b.shape[0], *((1,) * ra), *b.shape[1:])
+    return a * b, 0
+
+
 outer = method(
     defop(
         "outer",
@@ -395,6 +521,7 @@ outer = method(
         vjp=(lambda g, vec2: mv.fn(g, vec2), lambda g, input: mv.fn(g.mT, input)),
         jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
         prepare=promote,
+        batch_rule=_outer_rule,
         out=True,
         test=_INT,
         samples=lambda make: [
@@ -544,6 +671,22 @@ def _einsum_jvp(t, operands, equation):
     return total
 
 
+def _einsum_rule(ax, args, bdims, attrs):
+    """A fresh subscript for the batch dim on every batched operand and on the output."""
+    ops, bds = args[0], bdims[0]
+    eq = attrs["equation"]
+    terms, out, _ = _einsum_plan(eq, [_lshape(o, b) for o, b in zip(ops, bds, strict=False)])
+    used = set(eq).union(*terms, out)
+    z = next((c for c in string.ascii_letters if c not in used), None)
+    if z is None:
+        raise RuntimeError("vmap: einsum() needs a free subscript letter for the batch dim")
+    new_ops, new_terms = [], []
+    for o, b, t in zip(ops, bds, terms, strict=False):
+        new_ops.append(front(o, b))
+        new_terms.append(t if b is None else z + t)
+    return einsum_op.fn(new_ops, ",".join(new_terms) + "->" + z + out), 0
+
+
 def _einsum_prepare(arrays, attrs=None):
     ops = arrays[0]
     for a in ops[1:]:
@@ -554,7 +697,7 @@ def _einsum_prepare(arrays, attrs=None):
 
 einsum_op = defop(
     "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
-    prepare=_einsum_prepare, node_name="EinsumBackward0",
+    prepare=_einsum_prepare, batch_rule=_einsum_rule, node_name="EinsumBackward0",
     test=_INT,
     samples=lambda make: [
         S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
@@ -699,10 +842,30 @@ def _named(fn, names):
     return f
 
 
-def _addprod(name, names, prod, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message):
+def _addprod_rule(op, prod_fn):
+    """beta * input + alpha * product, re-expressed with the product op and elementwise ops
+    at this vmap level (the input broadcasts against the batched product)."""
+
+    def compose(input, m1, m2, beta=1, alpha=1):
+        p = prod_fn(m1, m2)
+        if alpha != 1:
+            p = p * alpha
+        if beta == 0:
+            return p
+        return p + (input if beta == 1 else input * beta)
+
+    def rule(ax, args, bdims, attrs):
+        _check_dtypes(op, args, bdims, attrs)
+        return ax.call(compose, args, bdims, attrs)
+
+    return rule
+
+
+def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message):
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
-    ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2).
+    ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
+    ``prod_fn`` is the product written with numtorch ops (for the batch rule).
     """
     m1n, m2n = names
 
@@ -731,7 +894,8 @@ def _addprod(name, names, prod, prod_vjp_a, prod_vjp_b, prod_jvp, samples, messa
             lambda ti, t1, t2, m1, m2, beta, alpha: ti * beta + prod_jvp(m1, m2, t1, t2) * alpha,
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
-        prepare=_same_dtype(message), samples=samples, out=True,
+        prepare=_same_dtype(message), batch_rule=generator(_addprod_rule)(prod_fn),
+        samples=samples, out=True,
     )  # fmt: skip
     method(op)
     inplace(op)
@@ -739,7 +903,7 @@ def _addprod(name, names, prod, prod_vjp_a, prod_vjp_b, prod_jvp, samples, messa
 
 
 addmm = _addprod(
-    "addmm", ("mat1", "mat2"), _mm, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
+    "addmm", ("mat1", "mat2"), _mm, mm.fn, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
     lambda m1, m2, t1, t2: mm.fn(t1, m2) + mm.fn(m1, t2),
     lambda make: [
         S((make((2, 4)), make((2, 3)), make((3, 4)))),
@@ -749,7 +913,7 @@ addmm = _addprod(
     lambda arr: f"self and mat2 must have the same dtype, but got {_tname(arr[0])} and {_tname(arr[-1])}",
 )  # fmt: skip
 addmv = _addprod(
-    "addmv", ("mat", "vec"), _mv_kernel, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
+    "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
     lambda m1, m2, t1, t2: mv.fn(t1, m2) + mv.fn(m1, t2),
     lambda make: [
         S((make((2,)), make((2, 3)), make((3,)))),
@@ -758,7 +922,7 @@ addmv = _addprod(
     _addmv_message,
 )  # fmt: skip
 baddbmm = _addprod(
-    "baddbmm", ("batch1", "batch2"), _bmm, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
+    "baddbmm", ("batch1", "batch2"), _bmm, bmm.fn, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
     lambda m1, m2, t1, t2: bmm.fn(t1, m2) + bmm.fn(m1, t2),
     lambda make: [
         S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
@@ -773,7 +937,7 @@ def _sum_bmm(xp, a, b):
 
 
 addbmm = _addprod(
-    "addbmm", ("batch1", "batch2"), _sum_bmm, lambda g, m2: g @ m2.mT, lambda g, m1: m1.mT @ g,
+    "addbmm", ("batch1", "batch2"), _sum_bmm, lambda m1, m2: bmm.fn(m1, m2).sum(0), lambda g, m2: g @ m2.mT, lambda g, m1: m1.mT @ g,
     lambda m1, m2, t1, t2: (bmm.fn(t1, m2) + bmm.fn(m1, t2)).sum(0),
     lambda make: [
         S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
@@ -784,21 +948,34 @@ addbmm = _addprod(
 
 
 # ------------------------------------------------------------------ cross, trace
-def _cross(xp, input, other, *, dim=-1):
-    if input.ndim != other.ndim:
+def _cross_check(sa: tuple, sb: tuple, dim: int) -> None:
+    if len(sa) != len(sb):
         raise RuntimeError(
-            f"linalg.cross: inputs must have the same number of dimensions. Got {input.ndim} and {other.ndim}"
+            f"linalg.cross: inputs must have the same number of dimensions. Got {len(sa)} and {len(sb)}"
         )
-    n = input.ndim
+    n = len(sa)
     if not -n <= dim < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
-    if input.shape[dim] != 3 or other.shape[dim] != 3:
+    if sa[dim] != 3 or sb[dim] != 3:
         raise RuntimeError(
-            f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and {other.shape[dim]}"
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {sa[dim]} and {sb[dim]}"
         )
+
+
+def _cross(xp, input, other, *, dim=-1):
+    _cross_check(input.shape, other.shape, dim)
     return xp.cross(input, other, axis=dim)
+
+
+def _cross_rule(ax, args, bdims, attrs):
+    """Both operands batch-first with the same number of dims (the kernel broadcasts)."""
+    (a, b), (ba, bb) = args, bdims
+    sa, dim = _lshape(a, ba), attrs["dim"]
+    _cross_check(sa, _lshape(b, bb), dim)
+    r = len(sa)
+    return dispatch(linalg_cross, (_align(a, ba, r), _align(b, bb, r)), {"dim": pdim(dim, r)}), 0
 
 
 linalg_cross = defop(
@@ -808,7 +985,8 @@ linalg_cross = defop(
     jvp=lambda tinput, tother, input, other, dim: (
         linalg_cross.fn(tinput, other, dim=dim) + linalg_cross.fn(input, tother, dim=dim)
     ),
-    prepare=_same_dtype(_scalar_type), api="linalg.cross", out=True, test=_INT,
+    prepare=_same_dtype(_scalar_type), batch_rule=_cross_rule, api="linalg.cross", out=True,
+    test=_INT,
     samples=lambda make: [
         S((make((3,)), make((3,)))), S((make((2, 3)), make((2, 3)))),
         S((make((3, 2)), make((3, 2))), {"dim": 0}), S((make((1, 3)), make((4, 3)))),
@@ -847,6 +1025,14 @@ def _trace(xp, input):
     return out.astype(xp.int64) if input.dtype.kind in "biu" else out
 
 
+def _trace_rule(ax, args, bdims, attrs):
+    """The sum of the diagonals of the batch of matrices."""
+    x, bd = args[0], bdims[0]
+    if lrank(x, bd) != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {lrank(x, bd)}")
+    return front(x, bd).diagonal(0, -2, -1).sum(-1), 0
+
+
 def _trace_vjp(g, input):
     n, m = input.shape
     return g * _nt().eye(n, m, dtype=g.dtype, device=g.device)
@@ -858,6 +1044,7 @@ trace = method(
         _trace,
         vjp=_trace_vjp,
         jvp=LINEAR,
+        batch_rule=_trace_rule,
         test=_INT,
         samples=lambda make: [S((make((3, 3)),)), S((make((2, 4)),)), S((make((0, 0)),))],
         error_samples=lambda make: [
@@ -957,18 +1144,27 @@ def _np_linalg(name, fn, A, kind):
 
 
 # ------------------------------------------------------------------ solve, inv, det
+def _vector_rhs(sA: tuple, sB: tuple) -> bool:
+    """Whether B (shape sB) is a (batch of) vector(s) for A (shape sA) in linalg.solve."""
+    return len(sB) == 1 or (len(sB) == len(sA) - 1 and tuple(sB) == tuple(sA[:-1]))
+
+
 def _is_vector_rhs(A, B) -> bool:
-    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    return _vector_rhs(tuple(A.shape), tuple(B.shape))
+
+
+def _solve_vec_check(sA: tuple, sB: tuple, vec: bool, left: bool) -> None:
+    if vec and not left:
+        n = sA[-1]
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation XA = B ({n}x{n} and {sB[-1]}x1)"
+        )
 
 
 def _solve(xp, A, B, *, left=True):
     _square("linalg.solve", A)
     vec = _is_vector_rhs(A, B)
-    if vec and not left:
-        n = A.shape[-1]
-        raise RuntimeError(
-            f"linalg.solve: Incompatible shapes of A and B for the equation XA = B ({n}x{n} and {B.shape[-1]}x1)"
-        )
+    _solve_vec_check(A.shape, B.shape, vec, left)
     Bm = B[..., None] if vec else B
     if not left:
         A, Bm = xp.swapaxes(A, -1, -2), xp.swapaxes(Bm, -1, -2)
@@ -1002,9 +1198,26 @@ def _solve_jvp(tA, tB, A, B, result, left):
     return linalg_solve.fn(A, tB - result @ tA, left=False)
 
 
+def _solve_rule(ax, args, bdims, attrs):
+    """Vector right-hand sides (decided on logical shapes) become one-column matrices;
+    then both operands get the same number of dims, so the kernel reads B as matrices."""
+    (A, B), (bA, bB) = args, bdims
+    sA, sB = _lshape(A, bA), _lshape(B, bB)
+    _min_rank("linalg.solve", sA)
+    vec = _vector_rhs(sA, sB)
+    _solve_vec_check(sA, sB, vec, attrs["left"])
+    B = front(B, bB)
+    if vec:
+        B = B.unsqueeze(-1)
+    r = max(len(sA), len(sB) + vec)
+    bB = None if bB is None else 0
+    X = dispatch(linalg_solve, (_align(A, bA, r), _align(B, bB, r)), attrs)
+    return (X.squeeze(-1) if vec else X), 0
+
+
 linalg_solve = defop(
     "linalg_solve", _solve, vjp=(_solve_vjp_A, _solve_vjp_B), jvp=_solve_jvp,
-    prepare=_float_only("linalg.solve"), api="linalg.solve", out=True,
+    prepare=_float_only("linalg.solve"), batch_rule=_solve_rule, api="linalg.solve", out=True,
     samples=lambda make: [
         S((_wc(make, (3, 3)), make((3, 2)))),
         S((_wc(make, (3, 3)), make((3,)))),
@@ -1028,6 +1241,7 @@ def _inv(xp, A):
 linalg_inv = defop(
     "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
     jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
+    batch_rule=stacked("linalg.inv"),
     api="linalg.inv", out=True,
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((_wc(make, (1, 1)),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=lambda make: [
@@ -1055,6 +1269,7 @@ def _trace_of_solve(A, t):
 linalg_det = defop(
     "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g * result) * linalg_inv.fn(A).mT,
     jvp=lambda t, A, result: result * _trace_of_solve(A, t), prepare=_float_only("linalg.det"),
+    batch_rule=stacked("linalg.det"),
     api="linalg.det", out=True,
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((make((1, 1), 0.5, 1.5),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=_sq_errors("linalg.det"),
@@ -1074,7 +1289,7 @@ def _slogdet_jvp(t, A, result):
 linalg_slogdet = defop(
     "linalg_slogdet", _slogdet, nout=2, ndiff=2,
     vjp=lambda g, A: _unsq2(g[1]) * linalg_inv.fn(A).mT, jvp=_slogdet_jvp,
-    prepare=_float_only("linalg.slogdet"), api="linalg.slogdet",
+    prepare=_float_only("linalg.slogdet"), batch_rule=stacked("linalg.slogdet"), api="linalg.slogdet",
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2), -3.0),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=_sq_errors("linalg.slogdet"),
 )  # fmt: skip
@@ -1093,6 +1308,7 @@ logdet_op = method(
         vjp=lambda g, A: _unsq2(g) * linalg_inv.fn(A).mT,
         jvp=lambda t, A: _trace_of_solve(A, t),
         prepare=_float_only("logdet"),
+        batch_rule=stacked("logdet"),
         samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),))],
     )  # fmt: skip
 )
@@ -1112,15 +1328,8 @@ def _scipy_linalg(xp):
 
 def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
     sl = _scipy_linalg(xp)
-
-    if A.ndim < 2:
-        raise RuntimeError(
-            "linalg.solve_triangular: The input tensor A must have at least 2 dimensions."
-        )
-    if B.ndim < 2:
-        raise RuntimeError(
-            "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
-        )
+    _min_rank("linalg.solve_triangular", A.shape)
+    _min_rank("linalg.solve_triangular", B.shape, "B")
     _square("linalg.solve_triangular", A)
     if not left:
         A, B, upper = xp.swapaxes(A, -1, -2), xp.swapaxes(B, -1, -2), not upper
@@ -1136,6 +1345,16 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
     for idx in np.ndindex(batch):
         X[idx] = sl.solve_triangular(A[idx], B[idx], lower=not upper, unit_diagonal=unitriangular)
     return xp.swapaxes(X, -1, -2) if not left else X
+
+
+def _solve_tri_rule(ax, args, bdims, attrs):
+    """Both operands batch-first with the same number of dims (the kernel broadcasts)."""
+    (A, B), (bA, bB) = args, bdims
+    sA, sB = _lshape(A, bA), _lshape(B, bB)
+    _min_rank("linalg.solve_triangular", sA)
+    _min_rank("linalg.solve_triangular", sB, "B")
+    r = max(len(sA), len(sB))
+    return dispatch(linalg_solve_triangular, (_align(A, bA, r), _align(B, bB, r)), attrs), 0
 
 
 def _tri_part(x, upper, unitriangular):
@@ -1165,7 +1384,8 @@ def _solve_tri_jvp(tA, tB, A, result, upper, left, unitriangular):
 linalg_solve_triangular = defop(
     "linalg_solve_triangular", _solve_tri_kernel, nin=2,
     vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
-    prepare=_float_only("linalg.solve_triangular"), api="linalg.solve_triangular", out=True,
+    prepare=_float_only("linalg.solve_triangular"), batch_rule=_solve_tri_rule,
+    api="linalg.solve_triangular", out=True,
     samples=lambda make: [
         S((_wc(make, (3, 3)), make((3, 2))), {"upper": True}),
         S((_wc(make, (3, 3)), make((3, 2))), {"upper": False}),
@@ -1209,7 +1429,8 @@ def _cholesky_jvp(t, result, upper):
 
 linalg_cholesky = defop(
     "linalg_cholesky", _cholesky_kernel, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
-    prepare=_float_only("linalg.cholesky"), api="linalg.cholesky", out=True,
+    prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky"),
+    api="linalg.cholesky", out=True,
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True})],
     error_samples=lambda make: [
@@ -1262,6 +1483,15 @@ def _qr_kernel(xp, A, mode="reduced"):
         return xp.empty((0,), dtype=A.dtype), xp.linalg.qr(A, mode="r")
     Q, R = xp.linalg.qr(A, mode=mode)
     return Q, R
+
+
+def _qr_rule(ax, args, bdims, attrs):
+    """Stacked QR; mode='r' returns one empty Q, which is not batched."""
+    x, bd = args[0], bdims[0]
+    if attrs["mode"] in ("reduced", "complete", "r"):
+        _min_rank("linalg.qr", _lshape(x, bd))
+    out = dispatch(linalg_qr, (front(x, bd),), attrs)
+    return out, (None if attrs["mode"] == "r" else 0, 0)
 
 
 def _copyltu(M):
@@ -1326,7 +1556,7 @@ def _qr_jvp(t, A, result, mode):
 
 linalg_qr = defop(
     "linalg_qr", _qr_kernel, nin=1, nout=2, ndiff=2, vjp=_qr_vjp, jvp=_qr_jvp,
-    prepare=_float_only("linalg.qr"), api="linalg.qr",
+    prepare=_float_only("linalg.qr"), batch_rule=_qr_rule, api="linalg.qr",
     samples=lambda make: [
         S((_wc(make, (3, 3)),)), S((make((4, 3)),)), S((make((2, 4, 2)),), {"mode": "reduced"}),
         S((_wc(make, (3, 3))[:, :2].T.copy(),)), S((make((2, 4)) + np.eye(2, 4, dtype=make.dtype) * 3,), {"mode": "complete"}),
@@ -1367,7 +1597,7 @@ def _eigh_jvp(t, result):
 
 linalg_eigh = defop(
     "linalg_eigh", _eigh_kernel, nin=1, nout=2, ndiff=2, vjp=_eigh_vjp, jvp=_eigh_jvp,
-    prepare=_float_only("linalg.eigh"), api="linalg.eigh",
+    prepare=_float_only("linalg.eigh"), batch_rule=stacked("linalg.eigh"), api="linalg.eigh",
     test={"no_oracle": True, "no_grad_test": True},  # eigenvector signs; see tests/test_linalg_decomp.py
     samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
     error_samples=lambda make: [
@@ -1393,7 +1623,8 @@ def _eigvalsh_jvp(t, A, UPLO):
 
 linalg_eigvalsh = defop(
     "linalg_eigvalsh", _eigvalsh_kernel, nin=1, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp,
-    prepare=_float_only("linalg.eigvalsh"), api="linalg.eigvalsh", out=True,
+    prepare=_float_only("linalg.eigvalsh"), batch_rule=stacked("linalg.eigh"),
+    api="linalg.eigvalsh", out=True,
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
 )  # fmt: skip
@@ -1461,7 +1692,7 @@ def _svd_jvp(t, A, result, full_matrices):
 
 linalg_svd = defop(
     "linalg_svd", _svd_kernel, nin=1, nout=3, ndiff=3, vjp=_svd_vjp, jvp=_svd_jvp,
-    prepare=_float_only("linalg.svd"), api="linalg.svd",
+    prepare=_float_only("linalg.svd"), batch_rule=stacked("linalg.svd"), api="linalg.svd",
     test={"no_oracle": True},  # singular vector signs; see tests/test_linalg_decomp.py
     samples=lambda make: [
         S((make((4, 3)),), {"full_matrices": False}),
@@ -1490,7 +1721,8 @@ def _svdvals_jvp(t, A):
 
 linalg_svdvals = defop(
     "linalg_svdvals", _svdvals_kernel, vjp=_svdvals_vjp, jvp=_svdvals_jvp,
-    prepare=_float_only("linalg.svdvals"), api="linalg.svdvals", out=True, node_name="LinalgSvdBackward0",
+    prepare=_float_only("linalg.svdvals"), batch_rule=stacked("linalg.svdvals"),
+    api="linalg.svdvals", out=True, node_name="LinalgSvdBackward0",
     samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
 )  # fmt: skip
 
@@ -1515,6 +1747,7 @@ def _block_exp(A, X):
 linalg_matrix_exp = defop(
     "linalg_matrix_exp", _expm, vjp=lambda g, A: _block_exp(A.mT, g),
     jvp=lambda t, A: _block_exp(A, t), prepare=_float_only("linalg.matrix_exp"),
+    batch_rule=stacked("linalg.matrix_exp"),
     api="linalg.matrix_exp",
     samples=lambda make: [S((make((3, 3), -1, 1),)), S((make((2, 2, 2), -1, 1),)), S((make((1, 1)),))],
     error_samples=_sq_errors("linalg.matrix_exp"),
