@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._core.dispatch import dispatch, run_kernel
 from .._core.op import defop
+from ._batching import materialize
 
 
 def apply_chain(t, chain):
@@ -28,6 +29,21 @@ def _view_scatter(xp, base, src, chain):
     return out
 
 
+def _scatter_into(base, src, chain):
+    """view_scatter written with other ops: a copy of base with src written into the view."""
+    out = base.clone()
+    apply_chain(out, chain).copy_(src)
+    return out
+
+
+def _view_scatter_rule(ax, args, bdims, attrs):
+    base, src = args
+    bb, bs = bdims
+    if bb is None:  # a batched src makes every batch element's result differ
+        base, bb = materialize(ax, base, None), 0
+    return ax.call(_scatter_into, (base, src), (bb, bs), attrs)
+
+
 def _base_vjp(g, chain):
     from .. import zeros_like
 
@@ -38,5 +54,5 @@ view_scatter = defop(
     "view_scatter", _view_scatter, nin=2,
     vjp=(_base_vjp, lambda g, chain: apply_chain(g, chain)),
     jvp=lambda tbase, tsrc, chain: view_scatter.fn(tbase, tsrc, chain),
-    node_name="torch::autograd::CopySlices", samples=None,
+    node_name="torch::autograd::CopySlices", samples=None, batch_rule=_view_scatter_rule,
 )  # fmt: skip
