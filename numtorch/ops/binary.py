@@ -8,9 +8,10 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.op import LINEAR, ErrorInput, defop
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _scalar_name
 from ..testing.samples import S
 from . import pointwise
+from ._batching import elementwise
 from ._families import BINARY_SHAPES, binary, inplace, method, promote, promote_float, unary
 from .comparison import where
 
@@ -24,6 +25,12 @@ _NAMES = {
 
 def _is_int(a) -> bool:
     return hasattr(a, "dtype") and a.dtype.kind in "biu"
+
+
+def _no_bool(kernel_name: str, a) -> None:
+    """Integer-only division kernels have no bool version, as in PyTorch."""
+    if a.dtype.kind == "b":
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for 'Bool'")
 
 
 def _check_int_zero(a, b) -> None:
@@ -63,8 +70,9 @@ def _defbin(
 ):
     """A binary op with its own type promotion, its method and in-place method."""
     op = defop(
-        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, out=True, test={"dtypes": dtypes}, **kw
-    )
+        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, out=True, test={"dtypes": dtypes},
+        batch_rule=elementwise(), **kw,
+    )  # fmt: skip
     method(op)
     if has_inplace:
         inplace(op)
@@ -85,12 +93,14 @@ def _div(xp, input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return input / other
     if rounding_mode == "trunc":
+        _no_bool("div_trunc_cpu", input)
         if _is_int(input):
             _check_int_zero(input, other)
             q = input // other
             return q + ((q < 0) & (q * other != input))
         return xp.trunc(input / other)
     if rounding_mode == "floor":
+        _no_bool("div_floor_cpu", input)
         _check_int_zero(input, other)
         return xp.floor_divide(input, other)
     raise RuntimeError(
@@ -114,6 +124,20 @@ def _div_errors(make):
         RuntimeError,
         "div expected rounding_mode",
     )
+    b = make((3,), dtype=np.bool_)
+    for mode in ("trunc", "floor"):
+        yield ErrorInput(
+            S((b, True), {"rounding_mode": mode}), NotImplementedError, f'"div_{mode}_cpu" not'
+        )
+
+
+def _bool_errors(kernel_name: str):
+    """Integer division kernels reject bool operands."""
+    return lambda make: [
+        ErrorInput(
+            S((make((3,), dtype=np.bool_), True)), NotImplementedError, f'"{kernel_name}" not'
+        )
+    ]
 
 
 div = _defbin(
@@ -135,6 +159,7 @@ def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _floor_divide(xp, input, other):
+    _no_bool("div_floor_cpu", input)
     _check_int_zero(input, other)
     return xp.floor_divide(input, other)
 
@@ -142,6 +167,7 @@ def _floor_divide(xp, input, other):
 floor_divide = binary(
     "floor_divide", _floor_divide, None, None, dtypes=_INT_FLOAT,
     samples=_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
+    error_samples=_bool_errors("div_floor_cpu"),
 )  # fmt: skip
 
 
@@ -355,7 +381,7 @@ def _clamp_errors(make):
 clamp_op = defop(
     "clamp", _clamp, nin=3, vjp=(_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), jvp=_clamp_jvp,
     prepare=promote, samples=_clamp_samples, error_samples=_clamp_errors,
-    test={"dtypes": _INT_FLOAT},
+    test={"dtypes": _INT_FLOAT}, batch_rule=elementwise(),
 )  # fmt: skip
 
 
@@ -401,11 +427,13 @@ clamp_max = binary(
 
 # ------------------------------------------------------------------ remainders
 def _remainder(xp, input, other):
+    _no_bool("remainder_cpu", input)
     _check_int_zero(input, other)
     return xp.remainder(input, other)
 
 
 def _fmod(xp, input, other):
+    _no_bool("fmod_cpu", input)
     _check_int_zero(input, other)
     return xp.fmod(input, other)
 
@@ -415,13 +443,14 @@ remainder = binary(
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="floor")),
     lambda tinput, tother, input, other: tinput - tother * div.fn(input, other, rounding_mode="floor"),
     samples=_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
-    dtypes=_INT_FLOAT,
+    dtypes=_INT_FLOAT, error_samples=_bool_errors("remainder_cpu"),
 )  # fmt: skip
 fmod = binary(
     "fmod", _fmod,
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="trunc")),
     lambda tinput, tother, input, other: tinput - tother * div.fn(input, other, rounding_mode="trunc"),
     samples=_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=_INT_FLOAT,
+    error_samples=_bool_errors("fmod_cpu"),
 )  # fmt: skip
 
 
@@ -504,16 +533,21 @@ logaddexp2 = binary(
 
 # ------------------------------------------------------------------ lerp, addcmul, addcdiv
 def _prep_lerp(arrays, attrs):
+    """end must match input; a dimensioned weight too, a 0-d weight promotes with them."""
     input, end, weight = arrays
-    if end.dtype != input.dtype:
-        a, b = dt.from_np(input.dtype).name, dt.from_np(end.dtype).name
-        raise RuntimeError(
-            f"expected dtype {a.replace('float32', 'float').replace('float64', 'double')} "
-            f"for `end` but got dtype {b.replace('float32', 'float').replace('float64', 'double')}"
-        )
-    if hasattr(weight, "dtype") and weight.dtype != input.dtype:
-        weight = weight.astype(input.dtype)
-    return [input, end, weight], None
+    tensor_weight = hasattr(weight, "dtype")
+    for name, a in (("end", end), ("weight", weight)):
+        if hasattr(a, "dtype") and a.dtype != input.dtype and (name == "end" or a.ndim):
+            raise RuntimeError(
+                f"expected dtype {_scalar_name(dt.from_np(input.dtype))} for `{name}` but got "
+                f"dtype {_scalar_name(dt.from_np(a.dtype))}"
+            )
+    arrays, odt = promote(arrays, attrs) if tensor_weight else (arrays, None)
+    if arrays[0].dtype.kind in "biu":
+        kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
+        name = _NAMES.get(str(arrays[0].dtype), str(arrays[0].dtype))
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+    return arrays, odt
 
 
 def _lerp(xp, input, end, weight):
@@ -536,6 +570,18 @@ def _lerp_errors(make):
         RuntimeError,
         "expected dtype float for `end`",
     )
+    yield ErrorInput(
+        S((make((3,)), make((3,)), make((3,), dtype=np.float64))),
+        RuntimeError,
+        "expected dtype float for `weight` but got dtype double",
+    )
+    i = make((3,), dtype=np.int64)
+    yield ErrorInput(S((i, np.array(i), 0.5)), NotImplementedError, '"lerp_kernel_scalar" not')
+    yield ErrorInput(
+        S((i, np.array(i), np.array(2, dtype=np.int64))),
+        NotImplementedError,
+        "\"lerp_kernel_tensor\" not implemented for 'Long'",
+    )
 
 
 lerp = defop(
@@ -546,6 +592,7 @@ lerp = defop(
         tinput * (1 - weight) + tend * weight + tweight * (end - input)
     ),
     prepare=_prep_lerp, samples=_lerp_samples, error_samples=_lerp_errors, out=True,
+    batch_rule=elementwise(),
 )  # fmt: skip
 method(lerp)
 inplace(lerp)
@@ -593,6 +640,7 @@ addcmul = defop(
         tinput + (ttensor1 * tensor2 + tensor1 * ttensor2) * value
     ),
     prepare=_prep_addc, samples=_addc_samples(False), out=True, test={"dtypes": _INT_FLOAT},
+    batch_rule=elementwise(),
 )  # fmt: skip
 addcdiv = defop(
     "addcdiv", _addcdiv,
@@ -601,7 +649,7 @@ addcdiv = defop(
     jvp=lambda tinput, ttensor1, ttensor2, tensor1, tensor2, value: (
         tinput + (ttensor1 - ttensor2 * tensor1 / tensor2) / tensor2 * value
     ),
-    prepare=_prep_addc, samples=_addc_samples(True), out=True,
+    prepare=_prep_addc, samples=_addc_samples(True), out=True, batch_rule=elementwise(),
     error_samples=lambda make: [ErrorInput(
         S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
     )],
@@ -618,12 +666,12 @@ def _rsub(xp, input, other, *, alpha=1):
 
 rsub = defop(
     "rsub", _rsub, vjp=(lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g), jvp=LINEAR,
-    prepare=lambda arrays, attrs: promote(arrays, attrs), out=False,
+    prepare=pointwise.prep_sub, out=False, error_samples=pointwise.sub_errors,
     samples=lambda make: [
         *_samples(scalars=(2.5, 3))(make),
         S((make((2, 3)), make((3,))), {"alpha": 2}),
     ],
-    test={"dtypes": _INT_FLOAT},
+    test={"dtypes": _INT_FLOAT}, batch_rule=elementwise(),
 )  # fmt: skip
 
 
@@ -636,7 +684,7 @@ def _int_only(name: str):
                     f"\"{name}_cpu\" not implemented for '{_NAMES.get(str(a.dtype), str(a.dtype))}'"
                 )
             if isinstance(a, float):
-                raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
         return promote(arrays, attrs)
 
     return prepare
@@ -662,7 +710,9 @@ def _bit_samples(low=-8, high=8, low_b=None, high_b=None, scalars=(3,), bools=Tr
 def _bit_errors(name):
     return lambda make: [
         ErrorInput(S((make((3,), dtype=np.float32), make((3,), dtype=np.float32))), NotImplementedError,
-                   f'"{name}_cpu" not implemented for \'Float\'')
+                   f'"{name}_cpu" not implemented for \'Float\''),
+        ErrorInput(S((make((3,), dtype=np.int64), 2.5)), NotImplementedError,
+                   f'"{name}_cpu" not implemented for \'Float\''),
     ]  # fmt: skip
 
 
@@ -670,7 +720,7 @@ def _bitwise(name, kernel, **kw):
     kw.setdefault("samples", _bit_samples())
     op = defop(
         name, kernel, prepare=_int_only(name), out=True, error_samples=_bit_errors(name),
-        test={"dtypes": ("int64", "bool")}, **kw,
+        test={"dtypes": ("int64", "bool")}, batch_rule=elementwise(), **kw,
     )  # fmt: skip
     method(op)
     inplace(op)

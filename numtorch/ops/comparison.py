@@ -7,6 +7,7 @@ import numpy as np
 from .._core.op import ErrorInput, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
+from ._batching import elementwise
 from ._families import BINARY_SHAPES, LINEAR, comparison, inplace, method, promote
 
 _BOOL = np.dtype(np.bool_)
@@ -54,7 +55,7 @@ where_op = defop(
     "where", _where,
     vjp=(None, lambda g, condition: where(condition, g, 0), lambda g, condition: where(condition, 0, g)),
     jvp=LINEAR, prepare=_promote_where, samples=_where_samples, error_samples=_where_errors,
-    out=True, test={"dtypes": ("float32", "float64", "int64")},
+    out=True, test={"dtypes": ("float32", "float64", "int64")}, batch_rule=elementwise(),
 )  # fmt: skip
 
 
@@ -134,7 +135,7 @@ def _logical_samples(make):
 def _logical(name: str, kernel):
     op = defop(
         name, kernel, prepare=_to_bool, samples=_logical_samples, out=True,
-        test={"dtypes": _CMP_DTYPES},
+        test={"dtypes": _CMP_DTYPES}, batch_rule=elementwise(),
     )  # fmt: skip
     method(op)
     inplace(op)
@@ -147,7 +148,7 @@ logical_xor = _logical("logical_xor", lambda xp, input, other: xp.logical_xor(in
 logical_not = defop(
     "logical_not", lambda xp, input: xp.logical_not(input), prepare=_to_bool, out=True,
     samples=lambda make: [S((np.asarray(make(s, -1, 1)),)) for s in ((), (5,), (2, 3), (0, 3))],
-    test={"dtypes": _CMP_DTYPES},
+    test={"dtypes": _CMP_DTYPES}, batch_rule=elementwise(),
 )  # fmt: skip
 method(logical_not)
 inplace(logical_not)
@@ -163,6 +164,11 @@ def _dtype_name(a) -> str:
 
 
 def _isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    for pos, (name, a) in enumerate((("input", input), ("other", other)), 1):
+        if not hasattr(a, "dtype"):
+            raise TypeError(
+                f"isclose(): argument '{name}' (position {pos}) must be Tensor, not {type(a).__name__}"
+            )
     if input.dtype != other.dtype:
         raise RuntimeError(f"{_dtype_name(input)} did not match {_dtype_name(other)}")
     if rtol < 0:
@@ -204,6 +210,9 @@ def _isclose_errors(make):
     yield ErrorInput(
         S((make((3,)), make((3,))), {"atol": -1}), RuntimeError, "atol must be greater"
     )
+    yield ErrorInput(
+        S((make((3,)), 2)), TypeError, r"argument 'other' \(position 2\) must be Tensor, not int"
+    )
 
 
 isclose = method(
@@ -212,6 +221,7 @@ isclose = method(
         _isclose,
         samples=_isclose_samples,
         error_samples=_isclose_errors,
+        batch_rule=elementwise(),
         test={"dtypes": ("float32", "float64", "int64")},
     )  # fmt: skip
 )

@@ -13,7 +13,8 @@ import numpy as np
 
 from .._core.op import ErrorInput, Op, defop
 from ..testing.samples import S
-from ._families import LINEAR, UNARY_SHAPES, binary, inplace, method, unary
+from ._batching import elementwise
+from ._families import LINEAR, UNARY_SHAPES, binary, inplace, method, promote, unary
 
 # ------------------------------------------------------------------ helpers
 _SCALAR_NAMES = {
@@ -127,6 +128,26 @@ def _add(xp, a, b, *, alpha=1):
     return a + b if alpha == 1 else a + alpha * b
 
 
+def _is_bool(a) -> bool:
+    return isinstance(a, bool) or (hasattr(a, "dtype") and a.dtype.kind == "b")
+
+
+def prep_sub(arrays, attrs=None):
+    """Type promotion for sub and rsub, which reject bool operands as PyTorch does."""
+    nbool = _is_bool(arrays[0]) + _is_bool(arrays[1])
+    if nbool == 2:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
+    if nbool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return promote(arrays, attrs)
+
+
 def _sub(xp, a, b, *, alpha=1):
     return a - b if alpha == 1 else a - alpha * b
 
@@ -134,9 +155,20 @@ def _sub(xp, a, b, *, alpha=1):
 add = binary(
     "add", _add, (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha), LINEAR,
 )  # fmt: skip
+
+
+def sub_errors(make):
+    """Bool operands (tensors or Python bools) are rejected."""
+    b = make((3,), dtype=np.bool_)
+    yield ErrorInput(S((b, np.array(b))), RuntimeError, "with two bool tensors is not supported")
+    yield ErrorInput(S((make((3,)), True)), RuntimeError, "with a bool tensor is not supported")
+
+
 sub = binary(
     "sub", _sub, (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha), LINEAR,
+    error_samples=sub_errors,
 )  # fmt: skip
+sub.prepare = prep_sub  # ``binary`` installs plain promotion
 mul = binary(
     "mul", lambda xp, a, b: a * b,
     (lambda g, b: g * b, lambda g, a: g * a),
@@ -515,6 +547,7 @@ def _false(self) -> bool:
 def _predicate(name: str, kernel, out: bool):
     op = defop(
         name, kernel, prepare=None, samples=_predicate_samples, out=out, test={"dtypes": _INT_BOOL},
+        batch_rule=elementwise(),
     )  # fmt: skip
     method(op)
     return op
