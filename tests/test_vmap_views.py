@@ -174,6 +174,45 @@ def test_view_scatter_batched_base_and_src(name, dims):
     assert not np.array_equal(_np(got[0]), _np(got[1]))  # each element got its own write
 
 
+NESTED = [(bo, bi, so, si) for bo in (None, 0) for bi in (None, 0) for so in (None, 0)
+          for si in (None, 0) if (bo, so) != (None, None) and (bi, si) != (None, None)]  # fmt: skip
+
+
+@pytest.mark.parametrize("bo,bi,so,si", NESTED)
+def test_view_scatter_nested_vmap(bo, bi, so, si):
+    """Two vmap levels, base and src each batched at any of them (src batched at the
+    inner level where base is not: the copy of base must gain that level)."""
+    sb, ss, chain = CHAINS["narrow"]
+    B1, B2 = 2, 3
+
+    def make(shape, o, i, seed):
+        shape = ((B2,) if i is not None else ()) + shape
+        return nt.tensor(arr(*(((B1,) if o is not None else ()) + shape), seed=seed))
+
+    base, src = make(sb, bo, bi, 1), make(ss, so, si, 2)
+
+    def f(b, s):
+        return view_scatter.fn(b, s, chain)
+
+    got = nt.vmap(nt.vmap(f, in_dims=(bi, si)), in_dims=(bo, so))(base, src)
+
+    def take(t, d, i):
+        return t if d is None else t.select(d, i)
+
+    want = nt.stack(
+        [
+            nt.stack(
+                [
+                    f(take(take(base, bo, r), bi, c), take(take(src, so, r), si, c))
+                    for c in range(B2)
+                ]
+            )
+            for r in range(B1)
+        ]
+    )
+    close([got], [want])
+
+
 def test_view_scatter_under_vmap_does_not_write_into_its_inputs():
     sb, ss, chain = CHAINS["narrow"]
     base, src = nt.tensor(arr(3, *sb)), nt.tensor(arr(*ss, seed=1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._core.dispatch import dispatch, run_kernel
 from .._core.op import defop
+from .._core.tensor import Tensor
 from ._batching import materialize
 
 
@@ -29,9 +30,18 @@ def _view_scatter(xp, base, src, chain):
     return out
 
 
-def _scatter_into(base, src, chain):
-    """view_scatter written with other ops: a copy of base with src written into the view."""
-    out = base.clone()
+def _scatter_into(base, src, chain, lift=False):
+    """view_scatter written with other ops: a copy of base with src written into the view.
+    ``lift``: src is batched at inner vmap levels too; the copy of base must carry those
+    levels before src can be written into it (copy_ cannot add them)."""
+    if lift:
+        from .indexing import copy
+
+        # Only the shape, dtype and batching of the first argument of copy matter.
+        carrier = src.sum().to(base.dtype).expand(base.shape)
+        out = copy.fn(carrier, base)
+    else:
+        out = base.clone()
     apply_chain(out, chain).copy_(src)
     return out
 
@@ -41,7 +51,8 @@ def _view_scatter_rule(ax, args, bdims, attrs):
     bb, bs = bdims
     if bb is None:  # a batched src makes every batch element's result differ
         base, bb = materialize(ax, base, None), 0
-    return ax.call(_scatter_into, (base, src), (bb, bs), attrs)
+    lift = isinstance(src, Tensor) and src._level > 0
+    return ax.call(_scatter_into, (base, src), (bb, bs), dict(attrs, lift=lift))
 
 
 def _base_vjp(g, chain):
