@@ -1,5 +1,20 @@
 """Operators, one module per family. Importing this package registers them all."""
 
-from . import binary, comparison, conversion, indexing, linalg, pointwise, reduction, shape, views
+from . import (
+    binary,
+    comparison,
+    conversion,
+    creation,
+    indexing,
+    linalg,
+    pointwise,
+    random,
+    reduction,
+    shape,
+    views,
+)
 
-MODULES = [binary, comparison, conversion, indexing, linalg, pointwise, reduction, shape, views]
+MODULES = [
+    binary, comparison, conversion, creation, indexing, linalg, pointwise, random, reduction,
+    shape, views,
+]  # fmt: skip

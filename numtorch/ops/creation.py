@@ -1,7 +1,8 @@
-"""Factory functions: tensors from data, constant fills, ranges, random draws."""
+"""Factory functions: tensors from data, constant fills, ranges; the random generators."""
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 
@@ -10,28 +11,100 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import backend
 from .._core.device import device as Device
+from .._core.dispatch import dispatch
+from .._core.op import defop
 from .._core.tensor import Tensor, _make
+from ..testing.samples import S
+from ._batching import generator
 
-_generators: dict = {}
+# ------------------------------------------------------------------ generators
+_DEFAULT_SEED = 67280421310721  # PyTorch's initial seed: unseeded runs are reproducible too
 
 
-def manual_seed(seed: int):
-    """Seed the random generator of every device."""
-    _generators["cpu"] = np.random.default_rng(int(seed))
+class Generator:
+    """A source of random numbers (torch.Generator): seeded, with a savable state."""
+
+    def __init__(self, device="cpu"):
+        self.device = Device(device)
+        self.manual_seed(_DEFAULT_SEED)
+
+    def manual_seed(self, seed) -> Generator:
+        seed = int(seed)
+        self._seed = seed
+        self._rng = np.random.default_rng(seed % 2**64)
+        return self
+
+    def seed(self) -> int:
+        s = int(np.random.SeedSequence().entropy % 2**63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The generator's state as a uint8 tensor (for ``set_state``)."""
+        raw = json.dumps(self._rng.bit_generator.state).encode()
+        return _make(np.frombuffer(raw, np.uint8).copy())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        state = json.loads(bytes(new_state.numpy(force=True).astype(np.uint8)).decode())
+        self._rng.bit_generator.state = state
+        return self
+
+    def __repr__(self) -> str:
+        return f"<numtorch.Generator object on {self.device}>"
+
+
+# One default generator per device type; manual_seed seeds them all.
+_generators: dict[str, Generator] = {"cpu": Generator()}
+
+
+def _default(dev: str) -> Generator:
+    g = _generators.get(dev)
+    if g is None:
+        g = _generators[dev] = Generator(dev).manual_seed(_generators["cpu"].initial_seed())
+    return g
+
+
+def manual_seed(seed) -> Generator:
+    """Seed the random generator of every device; returns the CPU one."""
+    for g in _generators.values():
+        g.manual_seed(seed)
     return _generators["cpu"]
 
 
 def seed() -> int:
-    s = int(np.random.SeedSequence().entropy % (2**63))
+    """Seed every device's generator with a non-deterministic number and return it."""
+    s = _generators["cpu"].seed()
     manual_seed(s)
     return s
 
 
-def default_generator(dev: str = "cpu"):
-    g = _generators.get(dev)
-    if g is None:
-        g = manual_seed(int(np.random.SeedSequence().entropy % (2**63)))
-    return g
+def initial_seed() -> int:
+    return _generators["cpu"].initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return _generators["cpu"].get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    _generators["cpu"].set_state(new_state)
+
+
+def default_generator(dev: str = "cpu") -> np.random.Generator:
+    """The NumPy generator behind a device's default generator."""
+    return _default(dev)._rng
+
+
+def rng(generator, device=None) -> np.random.Generator:
+    """The NumPy generator a draw uses: ``generator``'s, or the device's default."""
+    if generator is None:
+        return _default("cpu" if device is None else device.type)._rng
+    if isinstance(generator, Generator):
+        return generator._rng
+    return generator  # a NumPy Generator
 
 
 def _xp(device):
@@ -42,9 +115,14 @@ def _finish(arr, requires_grad: bool, device=None) -> Tensor:
     if device is not None and Device(device).type == "cuda":
         arr = backend(Device(device)).asarray(arr)
     t = _make(arr)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return require_grad(t) if requires_grad else t
+
+
+def require_grad(t: Tensor) -> Tensor:
+    """A factory's ``requires_grad=True``."""
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return t.requires_grad_(True)
 
 
 def _infer_np_dtype(data) -> np.dtype:
@@ -116,17 +194,25 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return _make(arr)
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _size(size, name: str = "empty") -> tuple:
+    """A shape from ``*size`` arguments (ints, or one sequence of ints)."""
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
         size = size[0]
+        if isinstance(size, Tensor) and size.dim() == 0:
+            size = (size,)
+        elif not isinstance(size, (tuple, list)):
+            raise TypeError(
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                f"{type(size).__name__}"
+            )
     out = []
-    for s in size:
-        if isinstance(s, Tensor):
+    for i, s in enumerate(size):
+        if isinstance(s, Tensor) and s.dim() == 0 and not s.is_floating_point():
             s = int(s)
         if not isinstance(s, numbers.Integral):
             raise TypeError(
-                f"{'empty'}(): argument 'size' must be tuple of ints, but found element of type "
-                f"{type(s).__name__} at pos 0"
+                f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                f'error "type must be tuple of ints,but got {type(s).__name__}"'
             )
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
@@ -138,20 +224,20 @@ def _dtype_or_default(dtype) -> np.dtype:
     return dt.to_dtype(dtype).np if dtype is not None else dt.get_default_dtype().np
 
 
-def _fill(value):
+def _fill(name, value):
     def factory(
         *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
     ):
-        arr = _xp(device).full(_size(size), value, dtype=_dtype_or_default(dtype))
+        arr = _xp(device).full(_size(size, name), value, dtype=_dtype_or_default(dtype))
         return _finish(arr, requires_grad)
 
+    factory.__name__ = factory.__qualname__ = name
     return factory
 
 
-zeros = _fill(0)
-ones = _fill(1)
-empty = _fill(0)
-zeros.__name__, ones.__name__, empty.__name__ = "zeros", "ones", "empty"
+zeros = _fill("zeros", 0)
+ones = _fill("ones", 1)
+empty = _fill("empty", 0)
 
 
 def full(
@@ -161,33 +247,68 @@ def full(
         fill_value = fill_value.item()
     if dtype is None:
         dtype = dt.result_type(fill_value)
-    arr = _xp(device).full(_size((size,)), fill_value, dtype=dt.to_dtype(dtype).np)
+    arr = _xp(device).full(_size((size,), "full"), fill_value, dtype=dt.to_dtype(dtype).np)
     return _finish(arr, requires_grad)
 
 
-def _like(fill):
-    def factory(
-        input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-    ):
-        d = dt.to_dtype(dtype).np if dtype is not None else input._data.dtype
-        xp = _xp(device) if device is not None else _xp_of(input)
-        return _finish(xp.full(input.shape, fill, dtype=d), requires_grad)
-
-    return factory
+def _full_like_kernel(xp, input, fill_value=0, dtype=None, device=None):
+    if device is not None:
+        xp = backend(device)
+    return xp.full(input.shape, fill_value, dtype=input.dtype if dtype is None else dtype.np)
 
 
-def _xp_of(t: Tensor):
-    return backend(t.device)
+def _keep_batch(op):
+    """The output is batched like the input (its fill does not depend on the values)."""
+
+    def rule(ax, args, bdims, attrs):
+        return dispatch(op, (args[0],), attrs), bdims[0]
+
+    return rule
 
 
-zeros_like = _like(0)
-ones_like = _like(1)
-empty_like = _like(0)
-zeros_like.__name__, ones_like.__name__, empty_like.__name__ = (
-    "zeros_like",
-    "ones_like",
-    "empty_like",
-)
+def _full_like_samples(make):
+    yield S((make((2, 3)), 2.5))
+    yield S((make(()), -1.0))
+    yield S((make((0, 3)), 1.0))
+    yield S((make((2, 3)), 3), {"dtype": dt.int64})
+    yield S((make((3,)), True), {"dtype": dt.bool_})
+
+
+full_like_op = defop(
+    "full_like", _full_like_kernel, nin=1, api="full_like",
+    batch_rule=generator(_keep_batch)(), samples=_full_like_samples,
+)  # fmt: skip
+
+
+def _like(input, fill_value, dtype, device, requires_grad) -> Tensor:
+    attrs = {
+        "fill_value": fill_value,
+        "dtype": None if dtype is None else dt.to_dtype(dtype),
+        "device": None if device is None else Device(device),
+    }
+    out = dispatch(full_like_op, (input,), attrs)
+    return require_grad(out) if requires_grad else out
+
+
+def zeros_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
+    """A tensor of zeros shaped like ``input`` (batched like it under vmap)."""
+    return _like(input, 0, dtype, device, requires_grad)
+
+
+def ones_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
+    """A tensor of ones shaped like ``input``."""
+    return _like(input, 1, dtype, device, requires_grad)
+
+
+def empty_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
+    """An uninitialized tensor shaped like ``input`` (numtorch fills it with zeros)."""
+    return _like(input, 0, dtype, device, requires_grad)
 
 
 def full_like(
@@ -200,8 +321,10 @@ def full_like(
     requires_grad=False,
     memory_format=None,
 ) -> Tensor:
-    d = dt.to_dtype(dtype).np if dtype is not None else input._data.dtype
-    return _finish(_xp_of(input).full(input.shape, fill_value, dtype=d), requires_grad)
+    """A tensor shaped like ``input`` filled with ``fill_value``."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _like(input, fill_value, dtype, device, requires_grad)
 
 
 def arange(
@@ -247,107 +370,8 @@ def eye(
     return _finish(arr, requires_grad, device)
 
 
-# ------------------------------------------------------------------ random
-def rand(
-    *size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False
-) -> Tensor:
-    g = generator or default_generator()
-    arr = g.random(_size(size)).astype(_dtype_or_default(dtype))
-    return _finish(arr, requires_grad, device)
-
-
-def randn(
-    *size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False
-) -> Tensor:
-    g = generator or default_generator()
-    arr = g.standard_normal(_size(size)).astype(_dtype_or_default(dtype))
-    return _finish(arr, requires_grad, device)
-
-
-def randint(
-    low,
-    high=None,
-    size=None,
-    *,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-) -> Tensor:
-    if size is None:
-        low, high, size = 0, low, high
-    elif high is None:
-        raise TypeError("randint() missing required argument 'size'")
-    g = generator or default_generator()
-    arr = g.integers(low, high, size=_size((size,)))
-    return _finish(
-        arr.astype(dt.to_dtype(dtype).np if dtype is not None else np.int64), requires_grad, device
-    )
-
-
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    g = generator or default_generator()
-    return _finish(
-        g.permutation(int(n)).astype(np.int64 if dtype is None else dt.to_dtype(dtype).np),
-        False,
-        device,
-    )
-
-
-def normal(
-    mean=0.0,
-    std=1.0,
-    size=None,
-    *,
-    generator=None,
-    out=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-) -> Tensor:
-    g = generator or default_generator()
-    m = mean.numpy(force=True) if isinstance(mean, Tensor) else mean
-    s = std.numpy(force=True) if isinstance(std, Tensor) else std
-    if size is not None:
-        shape = _size((size,))
-    else:
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-    d = _dtype_or_default(dtype)
-    for v in (m, s):
-        if isinstance(v, np.ndarray) and dtype is None:
-            d = v.dtype
-    if isinstance(s, np.ndarray) and (s < 0).any() or not isinstance(s, np.ndarray) and s < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {s}")
-    arr = (m + s * g.standard_normal(shape)).astype(d)
-    return _finish(arr, requires_grad, device)
-
-
-def _rand_like(fn):
-    def like(
-        input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-    ):
-        return fn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-    return like
-
-
-rand_like = _rand_like(rand)
-randn_like = _rand_like(randn)
-
-
-def randint_like(
-    input, low=0, high=None, *, dtype=None, device=None, requires_grad=False
-) -> Tensor:
-    if high is None:
-        low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
-
-
 __all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
-    "linspace", "logspace", "manual_seed", "normal", "ones", "ones_like", "rand", "rand_like",
-    "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor", "zeros",
-    "zeros_like",
+    "Generator", "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full",
+    "full_like", "get_rng_state", "initial_seed", "linspace", "logspace", "manual_seed", "ones",
+    "ones_like", "seed", "set_rng_state", "tensor", "zeros", "zeros_like",
 ]  # fmt: skip

@@ -1,0 +1,604 @@
+"""Random draws.
+
+Four primitive ops draw with no tensor inputs: ``rand``, ``randn``, ``randint`` and
+``randperm``. Under vmap their rule follows the randomness mode ('error' raises, 'same'
+draws one unbatched value, 'different' draws the whole batch at once). Every other random
+function (``rand_like``, ``normal``, ``bernoulli``, ``dropout``, the in-place ``uniform_``
+and friends) is written with the primitives and ordinary ops, so it batches, honours the
+modes and differentiates through those.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.device import backend
+from .._core.device import device as Device
+from .._core.dispatch import dispatch, write_out
+from .._core.op import defop
+from .._core.state import state
+from .._core.tensor import Tensor, _scalar_name
+from ._batching import RANDOM_ERROR, generator, random_factory
+from .creation import Generator, _generators, _size, require_grad, rng
+
+_INPLACE_DIFFERENT = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
+    "appear like same randomness. If this is necessary for your usage, please file an issue "
+    "with functorch."
+)
+_P_RANGE = (
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+    "improved?  If so, please report an enhancement request to PyTorch.)"
+)
+_TORCH_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+
+def _num(x) -> str:
+    """A number as PyTorch's C++ messages print it (``-1``, ``1.5``)."""
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _not_implemented(kernel: str, d: dt.dtype):
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_TORCH_NAMES[d.name]}'")
+
+
+# ------------------------------------------------------------------ kernels
+def _placed(arr, device):
+    """A CPU draw moved to the requested device."""
+    if device is not None and device.type != "cpu":
+        return backend(device).asarray(arr)
+    return arr
+
+
+def _uniform01(g, shape, npd):
+    """Uniform [0, 1) of a real dtype; never rounds up to 1."""
+    if npd == np.float64 or npd == np.float32:
+        return g.random(shape, dtype=npd)
+    mant = np.finfo(npd).nmant + 1
+    return (g.integers(0, 2**mant, size=shape) * 2.0**-mant).astype(npd)
+
+
+def _real(npd):
+    return np.empty(0, npd).real.dtype
+
+
+def _rand_kernel(xp, size=(), dtype=None, generator=None, device=None):
+    g, npd = rng(generator, device), dtype.np
+    if npd.kind == "c":
+        r = _real(npd)
+        arr = _uniform01(g, size, r) + 1j * _uniform01(g, size, r)
+        return _placed(arr.astype(npd), device)
+    return _placed(_uniform01(g, size, npd), device)
+
+
+def _randn_kernel(xp, size=(), dtype=None, generator=None, device=None):
+    g, npd = rng(generator, device), dtype.np
+    if npd.kind == "c":
+        arr = (g.standard_normal(size) + 1j * g.standard_normal(size)) * np.sqrt(0.5)
+        return _placed(arr.astype(npd), device)
+    if npd == np.float32:
+        return _placed(g.standard_normal(size, dtype=np.float32), device)
+    return _placed(g.standard_normal(size).astype(npd), device)
+
+
+def _randint_kernel(xp, low=0, high=2, size=(), dtype=None, generator=None, device=None):
+    arr = rng(generator, device).integers(low, high, size=size, dtype=np.int64)
+    return _placed(arr.astype(dtype.np), device)
+
+
+def _randperm_kernel(xp, n=0, batch=(), dtype=None, generator=None, device=None):
+    """``batch`` independent permutations of range(n), shuffled along the last dim."""
+    arr = np.broadcast_to(np.arange(n, dtype=np.int64), (*batch, n)).copy()
+    rng(generator, device).permuted(arr, axis=-1, out=arr)
+    return _placed(arr.astype(dtype.np), device)
+
+
+rand_op = defop("rand", _rand_kernel, nin=0, random=True, batch_rule=random_factory(), samples=None)
+randn_op = defop(
+    "randn", _randn_kernel, nin=0, random=True, batch_rule=random_factory(), samples=None
+)
+randint_op = defop(
+    "randint", _randint_kernel, nin=0, random=True, batch_rule=random_factory(), samples=None
+)
+randperm_op = defop(
+    "randperm", _randperm_kernel, nin=0, random=True,
+    batch_rule=random_factory(size="batch"), samples=None,
+)  # fmt: skip
+
+
+def _inplace_check(op):
+    """In-place randomness writes one draw per batch element only into a batched tensor."""
+
+    def rule(ax, args, bdims, attrs):
+        if ax.randomness == "error":
+            raise RuntimeError(RANDOM_ERROR)
+        if ax.randomness == "different" and bdims[0] is None:
+            raise RuntimeError(_INPLACE_DIFFERENT)
+        return dispatch(op, (args[0],), attrs), bdims[0]
+
+    return rule
+
+
+# Only its vmap rule matters: it raises where an in-place draw cannot be batched.
+_inplace_random_check = defop(
+    "_inplace_random_check", lambda xp, x: x, nin=1, random=True,
+    batch_rule=generator(_inplace_check)(), samples=None,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ argument checks
+def _float_dtype(dtype) -> dt.dtype:
+    return dt.get_default_dtype() if dtype is None else dt.to_dtype(dtype)
+
+
+def _check_generator(name: str, g) -> None:
+    if g is not None and not isinstance(g, (Generator, np.random.Generator)):
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - argument 'generator' "
+            f"must be torch.Generator, not {type(g).__name__}"
+        )
+
+
+def _int_arg(name: str, arg: str, pos: int, v) -> int:
+    if isinstance(v, Tensor) and not v.is_floating_point():
+        v = int(v)
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {pos}) must be int, not {type(v).__name__}"
+        )
+    if not -(2**63) <= v < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return int(v)
+
+
+def _check_int_range(low: int, high: int, d: dt.dtype) -> None:
+    """PyTorch's bounds for a discrete uniform draw [low, high) of dtype d."""
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if d.is_floating_point or d.is_complex or d == dt.bool_ or d == dt.int64:
+        return
+    info = np.iinfo(d.np)
+    if low < info.min:
+        raise RuntimeError(f"from is out of bounds for {_scalar_name(d)}")
+    if high - 1 > info.max:
+        raise RuntimeError(f"to - 1 is out of bounds for {_scalar_name(d)}")
+
+
+def _finish(out, result: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        require_grad(result)
+    return result if out is None else write_out(out, result)
+
+
+def _device(device):
+    return None if device is None else Device(device)
+
+
+# ------------------------------------------------------------------ primitives
+def _uniform_draw(shape: tuple, d: dt.dtype, generator, device) -> Tensor:
+    if not (d.is_floating_point or d.is_complex):
+        raise _not_implemented("check_uniform_bounds", d)
+    attrs = {"size": shape, "dtype": d, "generator": generator, "device": device}
+    return dispatch(rand_op, (), attrs)
+
+
+def _normal_draw(shape: tuple, d: dt.dtype, generator, device) -> Tensor:
+    if not (d.is_floating_point or d.is_complex):
+        raise _not_implemented("normal_kernel_cpu", d)
+    attrs = {"size": shape, "dtype": d, "generator": generator, "device": device}
+    return dispatch(randn_op, (), attrs)
+
+
+def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device) -> Tensor:
+    _check_int_range(low, high, d)
+    attrs = {
+        "low": low, "high": high, "size": shape, "dtype": d, "generator": generator,
+        "device": device,
+    }  # fmt: skip
+    return dispatch(randint_op, (), attrs)
+
+
+def rand(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """Uniform samples from [0, 1)."""
+    _check_generator("rand", generator)
+    r = _uniform_draw(_size(size, "rand"), _float_dtype(dtype), generator, _device(device))
+    return _finish(out, r, requires_grad)
+
+
+def randn(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """Samples from the standard normal distribution."""
+    _check_generator("randn", generator)
+    r = _normal_draw(_size(size, "randn"), _float_dtype(dtype), generator, _device(device))
+    return _finish(out, r, requires_grad)
+
+
+def randint(
+    low,
+    high=None,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
+    """Integers drawn uniformly from [low, high) (``randint(high, size)`` or
+    ``randint(low, high, size)``)."""
+    _check_generator("randint", generator)
+    if size is None:
+        if high is None:
+            raise TypeError(
+                "randint() received an invalid combination of arguments - got (int), but "
+                "expected one of:\n * (int high, tuple of ints size, *, torch.Generator "
+                "generator = None, ...)\n * (int low, int high, tuple of ints size, *, "
+                "torch.Generator generator = None, ...)"
+            )
+        low, high, size, pos = 0, low, high, 2
+    elif high is None:
+        low, high, pos = 0, low, 2
+    else:
+        pos = 3
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"randint(): argument 'size' (position {pos}) must be tuple of ints, not "
+            f"{type(size).__name__}"
+        )
+    high = _int_arg("randint", "high", pos - 1, high)
+    low = _int_arg("randint", "low", 1, low)
+    d = dt.int64 if dtype is None else dt.to_dtype(dtype)
+    r = _int_draw(low, high, _size((size,), "randint"), d, generator, _device(device))
+    return _finish(out, r, requires_grad)
+
+
+def randperm(
+    n,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """A random permutation of ``0 .. n-1``."""
+    _check_generator("randperm", generator)
+    n = _int_arg("randperm", "n", 1, n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = dt.int64 if dtype is None else dt.to_dtype(dtype)
+    if d == dt.bool_:
+        raise _not_implemented("randperm", d)
+    if not (d.is_floating_point or d == dt.int64) and n > np.iinfo(d.np).max + 1:
+        raise RuntimeError(f"value cannot be converted to type {d.np.name}_t without overflow")
+    attrs = {"n": n, "batch": (), "dtype": d, "generator": generator, "device": _device(device)}
+    return _finish(out, dispatch(randperm_op, (), attrs), requires_grad)
+
+
+# ------------------------------------------------------------------ with tensor arguments
+def _like_dtype(input: Tensor, dtype) -> dt.dtype:
+    return input.dtype if dtype is None else dt.to_dtype(dtype)
+
+
+def _like_device(input: Tensor, device):
+    return input.device if device is None else Device(device)
+
+
+def rand_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
+    """``rand`` with the shape (and by default the dtype and device) of ``input``."""
+    _check_generator("rand_like", generator)
+    d, dev = _like_dtype(input, dtype), _like_device(input, device)
+    return _finish(None, _uniform_draw(tuple(input.shape), d, generator, dev), requires_grad)
+
+
+def randn_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
+    """``randn`` with the shape (and by default the dtype and device) of ``input``."""
+    _check_generator("randn_like", generator)
+    d, dev = _like_dtype(input, dtype), _like_device(input, device)
+    return _finish(None, _normal_draw(tuple(input.shape), d, generator, dev), requires_grad)
+
+
+def randint_like(
+    input,
+    low=0,
+    high=None,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
+    """``randint`` with the shape (and by default the dtype and device) of ``input``."""
+    _check_generator("randint_like", generator)
+    if high is None:
+        low, high = 0, low
+    low = _int_arg("randint_like", "low", 2, low)
+    high = _int_arg("randint_like", "high", 3, high)
+    d, dev = _like_dtype(input, dtype), _like_device(input, device)
+    r = _int_draw(low, high, tuple(input.shape), d, generator, dev)
+    return _finish(None, r, requires_grad)
+
+
+def _std_check(std) -> None:
+    if isinstance(std, Tensor):
+        # Checked on plain tensors only: under a transform the check would need .item().
+        if std._level == 0 and bool((std < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(float(std))}")
+
+
+def normal(
+    mean=0.0,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """Samples from normal distributions: ``mean + std * randn(...)``, broadcasting tensor
+    means and stds. Gradients flow to both (d/dmean = 1, d/dstd = the noise), where
+    PyTorch's normal gives zero gradients."""
+    _check_generator("normal", generator)
+    tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not tm and not ts:
+        if size is None:
+            raise TypeError(
+                "normal() received an invalid combination of arguments - got (float, float), "
+                "but expected one of:\n * (Tensor mean, Tensor std, *, torch.Generator "
+                "generator = None, Tensor out = None)\n * (Tensor mean, float std = 1, *, "
+                "torch.Generator generator = None, Tensor out = None)\n * (float mean, Tensor "
+                "std, *, torch.Generator generator = None, Tensor out = None)\n * (float mean, "
+                "float std, tuple of ints size, *, torch.Generator generator = None, ...)"
+            )
+        _std_check(std)
+        shape = _size((size,), "normal")
+        noise = _normal_draw(shape, _float_dtype(dtype), generator, _device(device))
+        return _finish(out, noise * std + mean, requires_grad)
+    if size is not None:
+        got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor"
+                        for a in (mean, std, size))  # fmt: skip
+        raise TypeError(
+            f"normal() received an invalid combination of arguments - got ({got}), but "
+            "expected one of:\n * (Tensor mean, Tensor std, *, torch.Generator generator = "
+            "None, Tensor out = None)\n * (Tensor mean, float std = 1, *, torch.Generator "
+            "generator = None, Tensor out = None)"
+        )
+    _std_check(std)
+    d = mean.dtype if tm else std.dtype
+    if not (d.is_floating_point or d.is_complex):
+        raise _not_implemented("normal_kernel_cpu", d)
+    if tm and ts:
+        from .. import broadcast_tensors
+
+        mean, std = broadcast_tensors(mean, std)
+    ref = mean if tm else std
+    noise = _normal_draw(tuple(ref.shape), d, generator, ref.device)
+    r = std * noise + mean
+    if r.dtype != d:
+        r = r.to(d)
+    return _finish(out, r, False)
+
+
+def _draw_dtype(d: dt.dtype) -> dt.dtype:
+    """The dtype of the uniform draw behind a 0/1 draw of dtype d."""
+    return d if d.is_floating_point else dt.float64
+
+
+def _check_p(p) -> None:
+    if isinstance(p, Tensor):
+        if p._level == 0 and bool(((p < 0) | (p > 1)).any()):
+            raise RuntimeError(_P_RANGE)
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(float(p))}")
+
+
+def _bernoulli_draw(shape: tuple, p, d: dt.dtype, generator, device) -> Tensor:
+    """0/1 of dtype d, each 1 with probability p (a float or a broadcasting tensor)."""
+    u = _uniform_draw(shape, _draw_dtype(d), generator, device)
+    return (u < p).to(d)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
+    """0/1 samples: 1 with probability ``input`` (or ``p`` for every element), in input's
+    dtype."""
+    _check_generator("bernoulli", generator)
+    if p is None:
+        if not (input.is_floating_point()):
+            raise _not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
+        _check_p(input)
+        p = input
+    else:
+        _check_p(p)
+    r = _bernoulli_draw(tuple(input.shape), p, input.dtype, generator, input.device)
+    return _finish(out, r, False)
+
+
+def _check_dropout_p(p, error, show=str) -> None:
+    if p < 0 or p > 1:
+        raise error(f"dropout probability has to be between 0 and 1, but got {show(p)}")
+
+
+def _dropout(input, p: float, train: bool, inplace: bool):
+    if not train or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    d = input.dtype
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(
+            f"result type Float can't be cast to the desired output type {_TORCH_NAMES[d.name]}"
+        )
+    q = 1 - p
+    real = dt.from_np(_real(d.np))
+    noise = _bernoulli_draw(tuple(input.shape), q, real, None, input.device) / q
+    return input.mul_(noise) if inplace else input * noise
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only)."""
+    _check_dropout_p(p, ValueError)
+    return _dropout(input, p, training, inplace)
+
+
+def dropout_(input, p: float = 0.5, train: bool = True) -> Tensor:
+    _check_dropout_p(p, RuntimeError, _num)
+    return _dropout(input, p, train, True)
+
+
+def _torch_dropout(input, p: float, train: bool) -> Tensor:
+    """``torch.dropout(input, p, train)``."""
+    _check_dropout_p(p, RuntimeError, _num)
+    return _dropout(input, p, train, False)
+
+
+_torch_dropout.__name__ = _torch_dropout.__qualname__ = "dropout"
+
+
+# ------------------------------------------------------------------ in-place draws
+def _write(self: Tensor, value: Tensor) -> Tensor:
+    """self.copy_(value), after vmap's check that the draw can be batched like self."""
+    if state.stack:
+        dispatch(_inplace_random_check, (self,), {})
+    return self.copy_(value)
+
+
+def _uniform_(self, low=0.0, high=1.0, *, generator=None) -> Tensor:
+    """Fill self with samples from uniform [low, high)."""
+    if low > high:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={_num(low)} > "
+            f"to={_num(high)}"
+        )
+    u = _uniform_draw(tuple(self.shape), self.dtype, generator, self.device)
+    return _write(self, u * (high - low) + low)
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
+    """Fill self with samples from N(mean, std**2)."""
+    _std_check(std)
+    z = _normal_draw(tuple(self.shape), self.dtype, generator, self.device)
+    return _write(self, z * std + mean)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
+    """Fill self with 0/1 samples, 1 with probability p (a float or a tensor)."""
+    _check_p(p)
+    return _write(self, _bernoulli_draw(tuple(self.shape), p, self.dtype, generator, self.device))
+
+
+def _bernoulli(self, p=None, *, generator=None) -> Tensor:
+    return bernoulli(self, p, generator=generator)
+
+
+def _exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
+    """Fill self with samples from the exponential distribution of rate lambd."""
+    d = self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be "
+            f"a floating point but you specified {_TORCH_NAMES[d.name]}"
+        )
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    u = _uniform_draw(tuple(self.shape), d, generator, self.device)
+    return _write(self, (-u).log1p() * (-1.0 / lambd))
+
+
+_UNSET = object()
+
+
+def _random_top(d: dt.dtype) -> int:
+    """One past the largest value ``random_()`` draws for dtype d."""
+    if d == dt.bool_:
+        return 2
+    if d.is_floating_point:
+        return 2 ** (np.finfo(d.np).nmant + 1) + 1
+    return int(np.iinfo(d.np).max) + 1
+
+
+def _random_(self, *bounds, to=_UNSET, generator=None) -> Tensor:
+    """Fill self with integers: ``random_(to)`` from [0, to), ``random_(from, to)`` from
+    [from, to) (to=None: the top below), ``random_()`` the non-negative integers the dtype
+    holds exactly."""
+    if to is not _UNSET:
+        bounds = (*bounds, to)
+    if len(bounds) > 2:
+        raise TypeError(f"random_() takes at most 2 arguments ({len(bounds)} given)")
+    low, high = (0, None) if not bounds else (0, bounds[0]) if len(bounds) == 1 else bounds
+    if high is None:
+        high = _random_top(self.dtype)
+    r = _int_draw(int(low), int(high), tuple(self.shape), self.dtype, generator, self.device)
+    return _write(self, r)
+
+
+API = {
+    "rand": rand, "randn": randn, "randint": randint, "randperm": randperm, "normal": normal,
+    "rand_like": rand_like, "randn_like": randn_like, "randint_like": randint_like,
+    "bernoulli": bernoulli, "dropout": _torch_dropout, "dropout_": dropout_,
+    "nn.functional.dropout": dropout, "default_generator": _generators["cpu"],
+}  # fmt: skip
+
+TENSOR_METHODS = {
+    "uniform_": _uniform_, "normal_": _normal_, "bernoulli": _bernoulli,
+    "bernoulli_": _bernoulli_, "exponential_": _exponential_, "random_": _random_,
+}  # fmt: skip
+
+__all__ = [
+    "bernoulli", "dropout", "normal", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "randperm",
+]  # fmt: skip

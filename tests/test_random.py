@@ -1,0 +1,459 @@
+"""Random ops: shapes and dtypes as torch, seeding, distributions, gradients, errors.
+
+Random values cannot be compared with torch's, so the draws are checked by their
+statistics (means and variances within a few standard errors of large samples) and
+gradients by finite differences with the noise fixed by the seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import numtorch as nt
+
+N = 200_000
+Z = 5.0  # standard errors allowed
+
+
+def _np(t):
+    return t.detach().numpy().astype(np.complex128 if t.is_complex() else np.float64)
+
+
+def _close_mean(x, mean, var):
+    """The sample mean of x is within Z standard errors of mean."""
+    x = np.asarray(x, np.float64)
+    assert abs(x.mean() - mean) < Z * np.sqrt(var / x.size), (x.mean(), mean)
+
+
+def _close_var(x, var, mu4):
+    """The sample variance of x is within Z standard errors of var (mu4: 4th central moment)."""
+    x = np.asarray(x, np.float64)
+    assert abs(x.var() - var) < Z * np.sqrt((mu4 - var**2) / x.size), (x.var(), var)
+
+
+# ------------------------------------------------------------------ shapes, dtypes, devices
+CALLS = {
+    "rand": lambda T: T.rand(2, 3),
+    "rand_tuple": lambda T: T.rand((2, 3)),
+    "rand_scalar": lambda T: T.rand(()),
+    "rand_f64": lambda T: T.rand(4, dtype=T.float64),
+    "rand_f16": lambda T: T.rand(4, dtype=T.float16),
+    "rand_c64": lambda T: T.rand(4, dtype=T.complex64),
+    "rand_rg": lambda T: T.rand(3, requires_grad=True),
+    "randn": lambda T: T.randn(4, 1),
+    "randn_c128": lambda T: T.randn(2, dtype=T.complex128),
+    "randint": lambda T: T.randint(0, 5, (3,)),
+    "randint_high": lambda T: T.randint(3, (2, 2)),
+    "randint_size_kw": lambda T: T.randint(3, size=(2,)),
+    "randint_f32": lambda T: T.randint(0, 3, (2,), dtype=T.float32),
+    "randint_u8": lambda T: T.randint(0, 256, (2,), dtype=T.uint8),
+    "randint_bool": lambda T: T.randint(0, 2, (2,), dtype=T.bool),
+    "randperm": lambda T: T.randperm(5),
+    "randperm_0": lambda T: T.randperm(0),
+    "randperm_f32": lambda T: T.randperm(4, dtype=T.float32),
+    "normal_floats": lambda T: T.normal(2.0, 3.0, (2, 2)),
+    "normal_floats_f64": lambda T: T.normal(0.0, 1.0, size=(2,), dtype=T.float64),
+    "normal_tensor_float": lambda T: T.normal(T.zeros(3), 2.0),
+    "normal_float_tensor": lambda T: T.normal(1.0, T.ones(2, 1)),
+    "normal_broadcast": lambda T: T.normal(T.zeros(3), T.ones(2, 1)),
+    "normal_mean_dtype": lambda T: T.normal(T.zeros(3, dtype=T.float64), T.ones(3)),
+    "normal_mean_f32": lambda T: T.normal(T.zeros(3), T.ones(3, dtype=T.float64)),
+    "normal_mean_kw": lambda T: T.normal(mean=T.zeros(2)),
+    "rand_like": lambda T: T.rand_like(T.ones(2, 3)),
+    "rand_like_dtype": lambda T: T.rand_like(T.ones(2), dtype=T.float64),
+    "randn_like": lambda T: T.randn_like(T.ones(2, dtype=T.float64)),
+    "randint_like": lambda T: T.randint_like(T.ones(2), 5),
+    "randint_like_low": lambda T: T.randint_like(T.ones(2, dtype=T.int32), 3, 5),
+    "bernoulli": lambda T: T.bernoulli(T.full((3,), 0.5)),
+    "bernoulli_f64": lambda T: T.bernoulli(T.full((3,), 0.5, dtype=T.float64)),
+    "bernoulli_p": lambda T: T.bernoulli(T.ones(2, 2), 0.3),
+    "bernoulli_int_p": lambda T: T.bernoulli(T.ones(2, dtype=T.int64), 0.5),
+    "method_bernoulli": lambda T: T.full((2,), 0.5).bernoulli(),
+    "uniform_": lambda T: T.empty(2, 3).uniform_(-1, 1),
+    "normal_": lambda T: T.empty(3, dtype=T.float64).normal_(2, 3),
+    "bernoulli_": lambda T: T.empty(3).bernoulli_(0.5),
+    "bernoulli_tensor": lambda T: T.empty(2, 3).bernoulli_(T.full((3,), 0.5)),
+    "bernoulli_int": lambda T: T.empty(3, dtype=T.int64).bernoulli_(0.5),
+    "exponential_": lambda T: T.empty(3).exponential_(2.0),
+    "random_": lambda T: T.empty(3).random_(5),
+    "random_range": lambda T: T.empty(3, dtype=T.int32).random_(-3, 3),
+    "dropout": lambda T: T.nn.functional.dropout(T.ones(2, 3), 0.5),
+    "dropout_eval": lambda T: T.nn.functional.dropout(T.ones(2), 0.5, training=False),
+    "torch_dropout": lambda T: T.dropout(T.ones(4), 0.2, True),
+    "zeros_like": lambda T: T.zeros_like(T.ones(2, 3)),
+    "zeros_like_dtype": lambda T: T.zeros_like(T.ones(2), dtype=T.int64),
+    "ones_like_int": lambda T: T.ones_like(T.ones(2, dtype=T.int32)),
+    "empty_like": lambda T: T.empty_like(T.ones(3, dtype=T.float64)),
+    "full_like_trunc": lambda T: T.full_like(T.ones(2, dtype=T.int64), 2.7),
+    "full_like_rg": lambda T: T.full_like(T.ones(2), 2.5, requires_grad=True),
+    "full_like_device": lambda T: T.full_like(T.ones(2), 1.0, device="cpu"),
+}
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_shape_dtype_device_as_torch(name):
+    a, b = CALLS[name](nt), CALLS[name](torch)
+    assert tuple(a.shape) == tuple(b.shape)
+    assert str(a.dtype) == str(b.dtype)
+    assert str(a.device) == str(b.device)
+    assert a.requires_grad == b.requires_grad
+
+
+def test_deterministic_like_values_as_torch():
+    for name in ["zeros_like", "zeros_like_dtype", "ones_like_int", "full_like_trunc"]:
+        np.testing.assert_array_equal(CALLS[name](nt).numpy(), CALLS[name](torch).numpy())
+
+
+def test_dropout_eval_and_p0_return_the_input():
+    x = nt.ones(3)
+    assert nt.nn.functional.dropout(x, 0.5, training=False) is x
+    assert nt.nn.functional.dropout(x, 0.0) is x
+    assert nt.dropout(x, 0.7, False) is x
+    y = nt.nn.functional.dropout(nt.ones(3), 1.0)
+    np.testing.assert_array_equal(y.numpy(), np.zeros(3))
+
+
+# ------------------------------------------------------------------ seeds and generators
+RANDOM = [n for n in CALLS if "like" not in n or n.startswith(("rand", "randn"))]
+RANDOM = [n for n in RANDOM if not n.startswith(("zeros", "ones", "empty", "full", "dropout_eval"))]
+
+
+@pytest.mark.parametrize("name", RANDOM)
+def test_same_seed_same_values(name):
+    nt.manual_seed(1234)
+    a = _np(CALLS[name](nt))
+    nt.manual_seed(1234)
+    b = _np(CALLS[name](nt))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_different_seeds_and_successive_draws_differ():
+    nt.manual_seed(1)
+    a, b = nt.rand(100), nt.rand(100)
+    nt.manual_seed(2)
+    c = nt.rand(100)
+    assert not np.array_equal(a.numpy(), b.numpy())
+    assert not np.array_equal(a.numpy(), c.numpy())
+
+
+def test_generator_objects():
+    g = nt.Generator()
+    assert g.manual_seed(7) is g and g.initial_seed() == 7 and str(g.device) == "cpu"
+    nt.manual_seed(0)
+    before = nt.get_rng_state()
+    a = nt.randn(5, generator=g)
+    # Drawing from g leaves the default generator alone.
+    np.testing.assert_array_equal(before.numpy(), nt.get_rng_state().numpy())
+    b = nt.randn(5, generator=nt.Generator().manual_seed(7))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    for call in [
+        lambda g: nt.rand(3, generator=g),
+        lambda g: nt.randint(0, 9, (3,), generator=g),
+        lambda g: nt.randperm(6, generator=g),
+        lambda g: nt.normal(nt.zeros(3), 1.0, generator=g),
+        lambda g: nt.bernoulli(nt.full((8,), 0.5), generator=g),
+        lambda g: nt.rand_like(nt.ones(3), generator=g),
+        lambda g: nt.empty(3).uniform_(generator=g),
+        lambda g: nt.empty(3).normal_(generator=g),
+    ]:
+        x, y = call(nt.Generator().manual_seed(3)), call(nt.Generator().manual_seed(3))
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+
+
+def test_rng_state_round_trip_and_initial_seed():
+    g = nt.manual_seed(42)
+    assert isinstance(g, nt.Generator) and nt.initial_seed() == 42
+    state = nt.get_rng_state()
+    assert state.dtype == nt.uint8
+    a = nt.rand(4)
+    nt.set_rng_state(state)
+    np.testing.assert_array_equal(a.numpy(), nt.rand(4).numpy())
+    s = nt.seed()
+    assert nt.initial_seed() == s
+
+
+def test_default_seed_is_torch_initial_seed():
+    assert nt.Generator().initial_seed() == torch.Generator().initial_seed()
+
+
+# ------------------------------------------------------------------ distributions
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_rand_uniform(dtype):
+    nt.manual_seed(0)
+    u = nt.rand(N, dtype=getattr(nt, dtype)).numpy()
+    assert u.min() >= 0 and u.max() < 1
+    _close_mean(u, 0.5, 1 / 12)
+    _close_var(u, 1 / 12, 1 / 80)
+
+
+def test_rand_complex_parts_uniform():
+    nt.manual_seed(0)
+    z = nt.rand(N, dtype=nt.complex64).numpy()
+    for part in (z.real, z.imag):
+        assert part.min() >= 0 and part.max() < 1
+        _close_mean(part, 0.5, 1 / 12)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_randn_standard_normal(dtype):
+    nt.manual_seed(0)
+    z = nt.randn(N, dtype=getattr(nt, dtype)).numpy()
+    _close_mean(z, 0.0, 1.0)
+    _close_var(z, 1.0, 3.0)
+
+
+def test_randn_complex_unit_variance():
+    nt.manual_seed(0)
+    z = nt.randn(N, dtype=nt.complex128).numpy()
+    _close_mean(z.real, 0.0, 0.5)
+    _close_mean(z.imag, 0.0, 0.5)
+    _close_mean(np.abs(z) ** 2, 1.0, 1.0)  # |z|^2 ~ Exp(1): variance 1
+
+
+@pytest.mark.parametrize("low,high,dtype", [(0, 5, "int64"), (-3, 4, "int32"), (250, 256, "uint8"),
+                                            (0, 10, "float32")])  # fmt: skip
+def test_randint_bounds_and_frequencies(low, high, dtype):
+    nt.manual_seed(0)
+    x = nt.randint(low, high, (N,), dtype=getattr(nt, dtype)).numpy()
+    assert str(x.dtype) == dtype
+    values, counts = np.unique(x, return_counts=True)
+    np.testing.assert_array_equal(values, np.arange(low, high))
+    p = 1 / (high - low)
+    assert np.all(np.abs(counts / N - p) < Z * np.sqrt(p * (1 - p) / N))
+
+
+def test_randperm_is_a_permutation_with_uniform_positions():
+    nt.manual_seed(0)
+    for n in (0, 1, 7, 100):
+        np.testing.assert_array_equal(np.sort(nt.randperm(n).numpy()), np.arange(n))
+    firsts = np.array([nt.randperm(4)[0].item() for _ in range(4000)])
+    counts = np.bincount(firsts, minlength=4)
+    assert np.all(np.abs(counts / 4000 - 0.25) < Z * np.sqrt(0.25 * 0.75 / 4000))
+
+
+def test_normal_moments_every_overload():
+    nt.manual_seed(0)
+    draws = {
+        "float_float": (nt.normal(3.0, 2.0, (N,)), 3.0, 2.0),
+        "tensor_float": (nt.normal(nt.full((N,), -1.0), 0.5), -1.0, 0.5),
+        "float_tensor": (nt.normal(2.0, nt.full((N,), 3.0)), 2.0, 3.0),
+        "tensor_tensor": (nt.normal(nt.full((N, 1), 1.0), nt.full((2,), 0.25)), 1.0, 0.25),
+        "normal_": (nt.empty(N, dtype=nt.float64).normal_(4.0, 1.5), 4.0, 1.5),
+    }
+    for x, mean, std in draws.values():
+        x = x.numpy().ravel()
+        _close_mean(x, mean, std**2)
+        _close_var(x, std**2, 3 * std**4)
+    per_element = nt.normal(nt.tensor([0.0, 10.0]).expand(N, 2), nt.tensor([1.0, 2.0])).numpy()
+    _close_mean(per_element[:, 0], 0.0, 1.0)
+    _close_mean(per_element[:, 1], 10.0, 4.0)
+    _close_var(per_element[:, 1], 4.0, 48.0)
+
+
+def test_bernoulli_frequencies():
+    nt.manual_seed(0)
+    p = nt.tensor([0.0, 0.1, 0.5, 0.9, 1.0])
+    x = nt.bernoulli(p.expand(N, 5)).numpy()
+    assert set(np.unique(x)) <= {0.0, 1.0}
+    assert x[:, 0].sum() == 0 and x[:, 4].sum() == N
+    for k, q in enumerate([0.0, 0.1, 0.5, 0.9, 1.0]):
+        _close_mean(x[:, k], q, max(q * (1 - q), 1e-12))
+    _close_mean(nt.bernoulli(nt.zeros(N), 0.3).numpy(), 0.3, 0.21)
+    _close_mean(nt.empty(N).bernoulli_(0.7).numpy(), 0.7, 0.21)
+    y = nt.empty(N // 4, 4).bernoulli_(nt.tensor([0.2, 0.4, 0.6, 0.8])).numpy()
+    for k, q in enumerate([0.2, 0.4, 0.6, 0.8]):
+        _close_mean(y[:, k], q, q * (1 - q))
+
+
+def test_uniform_exponential_and_random_fill():
+    nt.manual_seed(0)
+    u = nt.empty(N).uniform_(-2.0, 6.0).numpy()
+    assert u.min() >= -2 and u.max() < 6
+    _close_mean(u, 2.0, 64 / 12)
+    e = nt.empty(N, dtype=nt.float64).exponential_(4.0).numpy()
+    assert e.min() >= 0
+    _close_mean(e, 0.25, 1 / 16)
+    _close_var(e, 1 / 16, 9 / 4**4)
+    r = nt.empty(N, dtype=nt.int64).random_(-2, 3).numpy()
+    np.testing.assert_array_equal(np.unique(r), np.arange(-2, 3))
+    r = nt.empty(N).random_(4).numpy()
+    np.testing.assert_array_equal(np.unique(r), np.arange(4))
+    big = nt.empty(1000, dtype=nt.float32).random_().numpy()
+    assert big.min() >= 0 and big.max() <= 2**24 and big.max() > 2**20
+    assert set(np.unique(nt.empty(100, dtype=nt.bool).random_().numpy())) == {False, True}
+
+
+def test_dropout_statistics_and_inplace():
+    nt.manual_seed(0)
+    x = nt.full((N,), 2.0)
+    y = nt.nn.functional.dropout(x, 0.25).numpy()
+    np.testing.assert_allclose(np.unique(y), [0.0, 2.0 / 0.75], rtol=1e-7)
+    _close_mean(y == 0, 0.25, 0.25 * 0.75)
+    _close_mean(y, 2.0, (2.0 / 0.75) ** 2 * 0.25 * 0.75)
+    z = nt.ones(1000)
+    out = nt.nn.functional.dropout(z, 0.5, inplace=True)
+    assert out is z and z._version == 1 and set(np.unique(z.numpy())) == {0.0, 2.0}
+
+
+# ------------------------------------------------------------------ gradients
+def _fd(f, x, eps=1e-6):
+    g = np.zeros(x.shape)
+    for idx in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        g[idx] = (f(hi) - f(lo)) / (2 * eps)
+    return g
+
+
+def _check_grads(fn, arrays, seed=5):
+    """Gradients of sum(w * fn(*tensors)) against finite differences with the same noise."""
+    rng = np.random.default_rng(0)
+    nt.manual_seed(seed)
+    w = None
+
+    def value(*arrs):
+        nonlocal w
+        nt.manual_seed(seed)
+        with nt.no_grad():
+            out = fn(*(nt.tensor(a) for a in arrs)).numpy()
+        if w is None:
+            w = rng.standard_normal(out.shape)
+        return float((out * w).sum())
+
+    value(*arrays)
+    nt.manual_seed(seed)
+    ts = [nt.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(*ts)
+    grads = nt.autograd.grad(out, ts, nt.tensor(w))
+    for i, (a, g) in enumerate(zip(arrays, grads)):
+
+        def f(x, i=i):
+            args = list(arrays)
+            args[i] = x
+            return value(*args)
+
+        np.testing.assert_allclose(g.numpy(), _fd(f, a), rtol=1e-6, atol=1e-8)
+
+
+def test_normal_gradients_against_finite_differences():
+    rng = np.random.default_rng(1)
+    mean, std = rng.standard_normal((2, 3)), rng.uniform(0.5, 2.0, (3,))
+    _check_grads(lambda m, s: nt.normal(m, s), [mean, std])
+    _check_grads(lambda m: nt.normal(m, 2.0), [mean])
+    _check_grads(lambda s: nt.normal(1.0, s), [std])
+    nt.manual_seed(3)
+    m, s = nt.tensor(mean, requires_grad=True), nt.tensor(std, requires_grad=True)
+    out = nt.normal(m, s)
+    nt.manual_seed(3)
+    noise = nt.randn(2, 3, dtype=nt.float64)
+    gm, gs = nt.autograd.grad(out.sum(), (m, s))
+    np.testing.assert_allclose(gm.numpy(), np.ones((2, 3)))
+    np.testing.assert_allclose(gs.numpy(), noise.numpy().sum(0))
+
+
+def test_dropout_gradient_is_the_scaled_mask():
+    x = np.random.default_rng(2).standard_normal((4, 5))
+    _check_grads(lambda t: nt.nn.functional.dropout(t, 0.3), [x])
+    _check_grads(lambda t: nt.dropout(t * 1.0, 0.6, True), [x])
+    nt.manual_seed(9)
+    t = nt.tensor(x, requires_grad=True)
+    y = nt.nn.functional.dropout(t, 0.4)
+    (g,) = nt.autograd.grad(y.sum(), t)
+    mask = y.detach().numpy() != 0
+    np.testing.assert_allclose(g.numpy(), mask / 0.6)
+
+
+def test_random_fill_cuts_gradient_history():
+    x = nt.ones(3, requires_grad=True)
+    y = x * 2
+    y.uniform_()
+    assert y.requires_grad
+    (g,) = nt.autograd.grad(y.sum(), x)
+    np.testing.assert_array_equal(g.numpy(), np.zeros(3))
+
+
+# ------------------------------------------------------------------ errors
+def _error(fn, T):
+    try:
+        fn(T)
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e), str(e)
+    return None, None
+
+
+# Same exception type and text as torch.
+SAME_TEXT = {
+    "rand_int": lambda T: T.rand(2, dtype=T.int64),
+    "randn_int": lambda T: T.randn(2, dtype=T.int32),
+    "rand_negative": lambda T: T.rand(-1),
+    "rand_float_size": lambda T: T.rand(2.5),
+    "rand_float_in_tuple": lambda T: T.rand((2, 2.5)),
+    "rand_str": lambda T: T.rand("a"),
+    "randint_from_to": lambda T: T.randint(5, 3, (2,)),
+    "randint_empty_range": lambda T: T.randint(0, 0, (2,)),
+    "randint_u8_to": lambda T: T.randint(0, 300, (2,), dtype=T.uint8),
+    "randint_u8_from": lambda T: T.randint(-1, 3, (3,), dtype=T.uint8),
+    "randint_no_size": lambda T: T.randint(3, 5),
+    "randint_float_high": lambda T: T.randint(3.5, (2,)),
+    "randint_overflow": lambda T: T.randint(0, 2**64, (3,)),
+    "randint_rg": lambda T: T.randint(0, 3, (2,), requires_grad=True),
+    "randperm_negative": lambda T: T.randperm(-1),
+    "randperm_float": lambda T: T.randperm(3.0),
+    "randperm_bool": lambda T: T.randperm(3, dtype=T.bool),
+    "randperm_u8": lambda T: T.randperm(400, dtype=T.uint8),
+    "normal_neg_std": lambda T: T.normal(T.zeros(3), -1.0),
+    "normal_neg_std_tensor": lambda T: T.normal(0.0, T.tensor([1.0, -1.0])),
+    "normal_neg_std_both": lambda T: T.normal(T.zeros(2), T.tensor([1.0, -1.0])),
+    "normal_neg_std_size": lambda T: T.normal(0.0, -1.0, (2,)),
+    "normal_int_mean": lambda T: T.normal(T.zeros(3, dtype=T.int64), 1.0),
+    "normal_int_std": lambda T: T.normal(0.0, T.ones(3, dtype=T.int64)),
+    "normal_shapes": lambda T: T.normal(T.zeros(3), T.ones(2)),
+    "rand_like_int": lambda T: T.rand_like(T.ones(2, dtype=T.int64)),
+    "randn_like_int": lambda T: T.randn_like(T.ones(2, dtype=T.int64)),
+    "randint_like_empty": lambda T: T.randint_like(T.ones(2), 3, 2),
+    "randint_like_zero": lambda T: T.randint_like(T.ones(2), 0),
+    "bernoulli_p_range": lambda T: T.bernoulli(T.tensor([0.5, 1.5])),
+    "bernoulli_float_p_range": lambda T: T.bernoulli(T.ones(2), 1.5),
+    "bernoulli_int": lambda T: T.bernoulli(T.tensor([1, 0])),
+    "bernoulli_inplace_p": lambda T: T.ones(2).bernoulli_(1.2),
+    "bernoulli_inplace_tensor_p": lambda T: T.ones(2).bernoulli_(T.tensor([0.5, 1.2])),
+    "uniform_range": lambda T: T.ones(2).uniform_(3, 1),
+    "uniform_float_range": lambda T: T.ones(2).uniform_(3.5, 1.25),
+    "uniform_int": lambda T: T.ones(2, dtype=T.int64).uniform_(),
+    "normal_inplace_std": lambda T: T.ones(2).normal_(0, -1),
+    "normal_inplace_int": lambda T: T.ones(2, dtype=T.int64).normal_(),
+    "exponential_neg": lambda T: T.ones(2).exponential_(-1),
+    "exponential_zero": lambda T: T.ones(2).exponential_(0),
+    "exponential_int": lambda T: T.ones(2, dtype=T.int64).exponential_(),
+    "random_range": lambda T: T.ones(2).random_(3, 1),
+    "dropout_p_high": lambda T: T.nn.functional.dropout(T.ones(2), 1.5),
+    "dropout_p_low": lambda T: T.nn.functional.dropout(T.ones(2), -0.5),
+    "dropout_int": lambda T: T.nn.functional.dropout(T.ones(2, dtype=T.int64), 0.5),
+    "torch_dropout_p": lambda T: T.dropout(T.ones(2), 1.5, True),
+    "inplace_leaf": lambda T: T.ones(2, requires_grad=True).uniform_(),
+    "zeros_like_int_rg": lambda T: T.zeros_like(T.ones(2, dtype=T.int64), requires_grad=True),
+}
+# Same exception type (torch's text lists every overload of the Python binding).
+SAME_TYPE = {
+    "randint_one_arg": lambda T: T.randint(3),
+    "normal_two_floats": lambda T: T.normal(0.0, 1.0),
+    "normal_tensors_and_size": lambda T: T.normal(T.zeros(2), T.ones(2), (3,)),
+    "rand_bad_generator": lambda T: T.rand(2, generator=3),
+}
+
+
+@pytest.mark.parametrize("name", SAME_TEXT)
+def test_errors_match_torch_text(name):
+    got, want = _error(SAME_TEXT[name], nt), _error(SAME_TEXT[name], torch)
+    assert want[0] is not None
+    assert got == want
+
+
+@pytest.mark.parametrize("name", SAME_TYPE)
+def test_errors_match_torch_type(name):
+    got, want = _error(SAME_TYPE[name], nt), _error(SAME_TYPE[name], torch)
+    assert want[0] is not None and got[0] is want[0]
+    assert got[1].split(" ")[0] == want[1].split(" ")[0]
