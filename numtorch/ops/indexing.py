@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
+
 import numpy as np
 
 from .._core.dispatch import dispatch
@@ -9,6 +12,7 @@ from .._core.op import LINEAR, ErrorInput, defop
 from .._core.tensor import Tensor, wrap_dim
 from ..autograd.views import run_inplace
 from ..testing.samples import S
+from ._batching import front, generator, lrank, materialize, pad_to, pdim
 from ._families import inplace, method
 
 _INT_KINDS = "iu"
@@ -100,6 +104,52 @@ def _grad_region(gsub, shape):
     return getitem_backward.fn(gsub, tuple(shape), tuple(slice(0, s) for s in gsub.shape))
 
 
+# ------------------------------------------------------------------ vmap helpers
+_MASK_DYNAMIC = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to "
+    "batch over indexing with a boolean mask."
+)
+_OOB = re.compile(r"index (-?\d+) is out of bounds for dimension \d+ with size (\d+)")
+
+
+def _lshape(x, bd) -> tuple:
+    """The logical shape of an inner value."""
+    s = tuple(x.shape)
+    return s if bd is None else s[:bd] + s[bd + 1 :]
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _batch_arange(ax, rank: int, device) -> Tensor:
+    """arange(B) shaped (B, 1, ..., 1): the batch as an extra advanced index."""
+    return _nt().arange(ax.size, device=device).reshape(ax.size, *((1,) * rank))
+
+
+@contextmanager
+def _flat_oob():
+    """Report a flat-index bounds error (take/put) with PyTorch's text."""
+    try:
+        yield
+    except IndexError as e:
+        m = _OOB.fullmatch(str(e))
+        if m is None:
+            raise
+        raise IndexError(
+            f"out of range: tried to access index {m[1]} on a tensor of {m[2]} elements."
+        ) from None
+
+
+def _check_index_dtype(index, msg: str) -> None:
+    """Raise ``msg`` (with ``{}`` for the dtype's name) unless index has an integer dtype."""
+    if isinstance(index, Tensor) and index.dtype.np.kind not in _INT_KINDS:
+        raise RuntimeError(msg.format(_TORCH_NAMES.get(index.dtype.name, index.dtype.name)))
+
+
 # ------------------------------------------------------------------ basic indexing (views)
 def _getitem(xp, x, index, shape=()):
     if not any(i is Ellipsis for i in index):
@@ -113,10 +163,25 @@ def _getitem_backward(xp, grad, shape, index):
     return out
 
 
+def _batch_key(index) -> tuple:
+    """A basic index for a batch-first value: a full slice for the batch dim first."""
+    return (slice(None), *(index if isinstance(index, tuple) else (index,)))
+
+
+def _getitem_rule(ax, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    return getitem.fn(x, _batch_key(attrs["index"]), tuple(x.shape)), 0
+
+
+def _getitem_backward_rule(ax, args, bdims, attrs):
+    g = front(args[0], bdims[0])
+    return getitem_backward.fn(g, (ax.size, *attrs["shape"]), _batch_key(attrs["index"])), 0
+
+
 getitem_backward = defop(
     "getitem_backward", _getitem_backward, nin=1,
     vjp=lambda g, index, shape: getitem.fn(g, index, shape), jvp=LINEAR,
-    api="ops.indexing.getitem_backward.fn", test={"no_oracle": True},
+    api="ops.indexing.getitem_backward.fn", test={"no_oracle": True}, batch_rule=_getitem_backward_rule,
     samples=lambda make: [S((make((2,)), (3, 4), (slice(0, 2), 1))), S((make((3, 1, 2)), (3, 4), (slice(None), None, slice(1, 4, 2))))],
 )  # fmt: skip
 
@@ -144,7 +209,7 @@ getitem = defop(
     "getitem", _getitem, nin=1,
     vjp=lambda g, index, shape: getitem_backward.fn(g, shape, index), jvp=LINEAR,
     view=True, api="Tensor.__getitem__", samples=_basic_samples, error_samples=_basic_errors,
-    node_name="SliceBackward0",
+    node_name="SliceBackward0", batch_rule=_getitem_rule,
 )  # fmt: skip
 
 
@@ -159,13 +224,7 @@ def _adv_key(xp, input, indices, dims) -> tuple:
             t = xp.asarray(t)
         if t.dtype.kind == "b":
             k = t.ndim
-            got, want = tuple(t.shape), tuple(input.shape[d : d + k])
-            if got != want:
-                j = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), 0)
-                raise IndexError(
-                    f"The shape of the mask {list(got)} at index {j} does not match the shape of "
-                    f"the indexed tensor {list(input.shape)} at index {d + j}"
-                )
+            _check_mask_shape(tuple(t.shape), tuple(input.shape), d)
             key.append(t)
             for _ in range(k - 1):
                 key.append(_CONSUMED)
@@ -180,6 +239,142 @@ def _adv_key(xp, input, indices, dims) -> tuple:
 
 
 _CONSUMED = object()
+
+
+def _check_mask_shape(got: tuple, shape: tuple, d: int) -> None:
+    """A boolean mask at dim d must match the dims it covers."""
+    want = shape[d : d + len(got)]
+    if got != want:
+        j = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), 0)
+        raise IndexError(
+            f"The shape of the mask {list(got)} at index {j} does not match the shape of "
+            f"the indexed tensor {list(shape)} at index {d + j}"
+        )
+
+
+def _is_mask(t) -> bool:
+    return t.dtype.name == "bool"
+
+
+def _adv_layout(indices, bdims, dims) -> tuple[int, int, bool]:
+    """(rank of the broadcast index shape, input dims consumed, whether the index tensors
+    are adjacent) for logical index tensors; NumPy puts the broadcast dims where the
+    first one is when they are adjacent, and first otherwise."""
+    rank = consumed = 0
+    adjacent, end = True, None
+    for t, b, d in zip(indices, bdims, dims):
+        k = lrank(t, b) if _is_mask(t) else 1
+        rank = max(rank, 1 if _is_mask(t) else lrank(t, b))
+        consumed += k
+        if end is not None and d != end:
+            adjacent = False
+        end = d + k
+    return rank, consumed, adjacent
+
+
+def _as_index_tensors(indices) -> list:
+    return [t if isinstance(t, Tensor) else _nt().tensor(t) for t in indices]
+
+
+def _index_rule(ax, args, bdims, attrs):
+    """Unbatched index tensors shift past the batch dim; batched ones broadcast with the
+    batch as one more advanced index (arange(B) when the input is batched too)."""
+    x, idx = args[0], _as_index_tensors(args[1])
+    xb, ibs, dims = bdims[0], bdims[1], attrs["dims"]
+    if any(b is not None and _is_mask(t) for t, b in zip(idx, ibs)):
+        raise RuntimeError(_MASK_DYNAMIC)
+    rank, _, adjacent = _adv_layout(idx, ibs, dims)
+    if all(b is None for b in ibs):
+        xf = front(x, xb)
+        out = index_op.fn(xf, idx, tuple(d + 1 for d in dims), tuple(xf.shape))
+        return out, 0 if adjacent else rank
+    new = [t if b is None else pad_to(front(t, b), rank) for t, b in zip(idx, ibs)]
+    if xb is None:
+        return index_op.fn(x, new, dims, tuple(x.shape)), dims[0] if adjacent else 0
+    xf = front(x, xb)
+    ar = _batch_arange(ax, rank, xf.device)
+    out = index_op.fn(xf, [ar, *new], (0, *(d + 1 for d in dims)), tuple(xf.shape))
+    if adjacent and dims[0]:  # NumPy put the broadcast dims first; move them back in place
+        out = out.movedim(list(range(1, 1 + rank)), list(range(1 + dims[0], 1 + dims[0] + rank)))
+    return out, 0
+
+
+def _fit_rank(v, vb, rank: int):
+    """Values (batch first when batched) with exactly ``rank`` logical dims: size-1 dims
+    added in front, or leading size-1 dims dropped."""
+    lead = vb is not None
+    v = front(v, vb)
+    shape = tuple(v.shape[lead:])
+    if len(shape) < rank:
+        shape = (1,) * (rank - len(shape)) + shape
+    elif len(shape) > rank and all(s == 1 for s in shape[: len(shape) - rank]):
+        shape = shape[len(shape) - rank :]
+    else:
+        return v
+    return v.reshape(*v.shape[:lead], *shape)
+
+
+def _index_put_rule(ax, args, bdims, attrs):
+    """Unbatched index tensors shift past the batch dim; batched ones broadcast with the
+    batch as one more advanced index (arange(B)). A batched boolean mask is supported
+    where the values do not depend on how many elements it selects."""
+    x, idx, v = args[0], _as_index_tensors(args[1]), args[2]
+    xb, ibs, vb = bdims
+    dims, acc = attrs["dims"], attrs["accumulate"]
+    if any(b is not None and _is_mask(t) for t, b in zip(idx, ibs)):
+        if len(idx) != 1:
+            raise RuntimeError(_MASK_DYNAMIC)
+        return _index_put_mask(ax, x, xb, idx[0], ibs[0], dims[0], v, vb, acc)
+    rank, consumed, adjacent = _adv_layout(idx, ibs, dims)
+    xf = materialize(ax, x, xb)
+    region = rank + lrank(x, xb) - consumed  # logical rank of x[indices]
+    lead = vb is not None
+    shifted = tuple(d + 1 for d in dims)
+    if all(b is None for b in ibs):
+        # the indexed region is (B, *region) when adjacent, else (*broadcast, B, *others)
+        if isinstance(v, Tensor) and not adjacent:
+            v = _fit_rank(v, vb, region)
+            v = v.movedim(0, rank) if lead else v.unsqueeze(rank)
+        elif lead:
+            v = _fit_rank(v, vb, region)
+        return index_put_op.fn(xf, idx, v, acc, dims=shifted), 0
+    new = [t if b is None else pad_to(front(t, b), rank) for t, b in zip(idx, ibs)]
+    ar = _batch_arange(ax, rank, xf.device)
+    if isinstance(v, Tensor):
+        d0 = dims[0]
+        if adjacent and d0:  # the indexed region is (B, *broadcast, *other dims)
+            v = _fit_rank(v, vb, region)
+            v = v.movedim(list(range(lead + d0, lead + d0 + rank)), list(range(lead, lead + rank)))
+        elif lead:
+            v = _fit_rank(v, vb, region)
+    return index_put_op.fn(xf, [ar, *new], v, acc, dims=(0, *shifted)), 0
+
+
+def _index_put_mask(ax, x, xb, m, mb, d, v, vb, acc):
+    """index_put with one batched boolean mask: a where() when the values broadcast over
+    the selected elements (their count differs per batch element)."""
+    shape, mshape = _lshape(x, xb), _lshape(m, mb)
+    _check_mask_shape(mshape, shape, d)
+    k, nt = len(mshape), _nt()
+    rest = len(shape) - d - k
+    if not isinstance(v, Tensor):
+        v = nt.tensor(v, dtype=x.dtype, device=x.device)
+    elif v.dtype != x.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_TORCH_NAMES[x.dtype.name]} for the destination and {_TORCH_NAMES[v.dtype.name]} "
+            "for the source."
+        )
+    v = _fit_rank(v, vb, d + 1 + rest)
+    lead = vb is not None
+    vs = tuple(v.shape[lead:])
+    if len(vs) != d + 1 + rest or vs[d] != 1:
+        raise RuntimeError(_MASK_DYNAMIC)
+    v = v.reshape(*v.shape[:lead], *vs[:d], *((1,) * k), *vs[d + 1 :])
+    mf = front(m, mb)
+    mf = mf.reshape(ax.size, *((1,) * d), *mshape, *((1,) * rest))
+    xf = front(x, xb)
+    return nt.where(mf, xf + v if acc else v, xf), 0
 
 
 def _index(xp, input, indices, dims, shape=()):
@@ -218,19 +413,15 @@ def _index_samples(make):
     yield S((x, [0, 2]))
     yield S((x, (slice(None), np.array([[0, 3], [1, 1]]))))
     yield S((x, (i[:2], i[1:3])))
-    yield S(
-        (
-            x,
-            np.array([True, False, True]),
-        )
-    )
-    yield S((x, x > 0))
-    yield S((x, (Ellipsis, np.array([True, False, True, True]))))
+    # Masks as lists: a batched mask has a data-dependent result shape (an error under vmap,
+    # tested in test_vmap_indexing.py with the 2-d mask case).
+    yield S((x, [True, False, True]))
+    yield S((x, (Ellipsis, [True, False, True, True])))
     yield S((make((2, 3, 4)), (0, slice(None), [1, 2])))
     yield S((make((2, 3, 4)), ([0, 1], slice(None), [1, 2])))
     yield S((make((2, 3, 4)), (slice(None), 1, [3, 2])))
     yield S((make((2, 3, 4)), (None, [1, 0], Ellipsis, 1)))
-    yield S((x, np.array([], dtype=np.int64)))
+    yield S((x, []))  # a list: torch.func.vmap raises IndexError for an empty index at dim -1
     yield S((x, False))
 
 
@@ -252,6 +443,7 @@ index_op = defop(
     "index", _index, nin=2, list_inputs=(1,),
     vjp=(lambda g, indices, dims, shape: index_put_op.fn(_nt().zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
     jvp=LINEAR, api="Tensor.__getitem__", samples=_index_samples, error_samples=_index_errors,
+    batch_rule=_index_rule,
 )  # fmt: skip
 
 
@@ -283,6 +475,7 @@ index_put_op = defop(
     "index_put", _index_put, nin=3, list_inputs=(1,),
     vjp=(_index_put_vjp_input, None, lambda g, indices, dims: index_op.fn(g, indices, dims, tuple(g.shape))),
     jvp=LINEAR, samples=_index_put_samples, error_samples=_index_put_errors,
+    batch_rule=_index_put_rule,
 )  # fmt: skip
 
 
@@ -456,9 +649,20 @@ def _copy(xp, self, src, non_blocking=False):
     return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
 
 
+def _copy_rule(ax, args, bdims, attrs):
+    (self, src), (sb, rb) = args, bdims
+    out = materialize(ax, self, sb)
+    if isinstance(src, Tensor) and rb is not None:
+        src = pad_to(front(src, rb), out.dim() - 1)
+    return dispatch(copy, (out, src), attrs), 0
+
+
+# The sweep tests the functional op: under vmap, copy_ of batched values into an unbatched
+# tensor is an error (tested in test_vmap_indexing.py).
 copy = defop(
     "copy", _copy, nin=2, vjp=(lambda g: _nt().zeros_like(g), lambda g: g), jvp=LINEAR,
-    api="Tensor.copy_", node_name="CopyBackwards", grad_args=(1,), test={"no_grad_test": True},
+    api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="CopyBackwards", grad_args=(1,),
+    test={"no_grad_test": True}, batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
 )  # fmt: skip
 inplace(copy, "copy_")
@@ -472,8 +676,23 @@ def _fill(xp, input, value):
     return xp.full(input.shape, value, dtype=input.dtype)
 
 
+def _fill_rule(ax, args, bdims, attrs):
+    """A batched value fills each batch element with its own value (a broadcast copy)."""
+    (x, value), (xb, vb) = args, bdims
+    if vb is None:
+        return fill.fn(front(x, xb), value), 0
+    n = lrank(value, vb)
+    if n:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {n} dimensions."
+        )
+    out = materialize(ax, x, xb)
+    return copy.fn(out, front(value, vb).reshape(ax.size, *((1,) * (out.dim() - 1)))), 0
+
+
 fill = defop(
     "fill", _fill, nin=2, vjp=(lambda g: _nt().zeros_like(g), lambda g: g.sum()), jvp=LINEAR,
+    batch_rule=_fill_rule,
     samples=lambda make: [S((make((2, 3)), 1.5)), S((make((2, 3)), make(()))), S((make(()), 2))],
     error_samples=lambda make: [ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")],
 )  # fmt: skip
@@ -491,6 +710,37 @@ def fill_(self: Tensor, value) -> Tensor:
 
 
 # ------------------------------------------------------------------ gather / scatter
+def _dim_family(op, like=(0,)):
+    """gather/scatter-like ops: every tensor batch-first (the unbatched ones expanded: the
+    kernel needs equal sizes), ``dim`` shifted past the batch. Operands of at most one
+    logical dim, one of them 0-d, run as (B, n) and are reshaped back; ``like`` names the
+    input whose logical shape each output takes then."""
+
+    def rule(ax, args, bdims, attrs):
+        ranks = [lrank(a, b) for a, b in zip(args, bdims) if isinstance(a, Tensor)]
+        vals = [materialize(ax, a, b) if isinstance(a, Tensor) else a for a, b in zip(args, bdims)]
+        new = dict(attrs)
+        small = max(ranks[:2]) <= 1 and min(ranks[:2]) == 0
+        if small:
+            wrap_dim(attrs["dim"], 1)
+            vals = [v.reshape(ax.size, -1) if isinstance(v, Tensor) else v for v in vals]
+            new["dim"] = 1
+        else:
+            new["dim"] = pdim(attrs["dim"], ranks[0])
+        out = dispatch(op, tuple(vals), new)
+        if not small:
+            return out, 0
+        shapes = [(ax.size, *_lshape(args[i], bdims[i])) for i in like]
+        if op.nout == 1:
+            return out.reshape(shapes[0]), 0
+        return tuple(o.reshape(s) for o, s in zip(out, shapes)), 0
+
+    return rule
+
+
+dim_family = generator(_dim_family)
+
+
 def _gather(xp, input, index, *, dim):
     _need_int(index, "gather(): Expected dtype int32/int64 for index")
     _check_dims("gather", input, index, dim=dim)
@@ -538,6 +788,7 @@ gather_op = (
         jvp=LINEAR,
         samples=_gather_samples,
         error_samples=_gather_errors,
+        batch_rule=dim_family(like=(1,)),
     )  # fmt: skip
 )
 
@@ -616,7 +867,7 @@ def _scatter_errors(make):
 scatter_op = defop(
     "scatter", _scatter_k, nin=3,
     vjp=(_scatter_vjp_input, None, _scatter_vjp_src),
-    jvp=LINEAR, samples=_scatter_samples, error_samples=_scatter_errors,
+    jvp=LINEAR, samples=_scatter_samples, error_samples=_scatter_errors, batch_rule=dim_family(),
 )  # fmt: skip
 
 
@@ -672,7 +923,7 @@ def _scatter_add_samples(make):
 scatter_add = defop(
     "scatter_add", lambda xp, input, index, src, dim: _scatter_add_k(xp, input, index, src, dim), nin=3,
     vjp=(lambda g: g, None, lambda g, index, src, dim: _grad_region(g.gather(dim, index), src.shape)),
-    jvp=LINEAR, samples=_scatter_add_samples, out=True,
+    jvp=LINEAR, samples=_scatter_add_samples, out=True, batch_rule=dim_family(),
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)))), RuntimeError, "index 5 is out of bounds")],
 )  # fmt: skip
 
@@ -741,8 +992,9 @@ def _sr_stats(xp, input, index, src, result, dim, reduce, include_self):
 
 sr_stats = defop(
     "scatter_reduce_weights", lambda xp, input, index, src, result, dim, reduce, include_self: tuple(
-        w.astype(input.dtype) for w in _sr_stats(xp, input, index, src, result, dim, reduce, include_self)
-    ), nin=4, nout=2,
+        w.astype(input.dtype).reshape(s) for w, s in zip(
+            _sr_stats(xp, input, index, src, result, dim, reduce, include_self), (input.shape, index.shape))
+    ), nin=4, nout=2, batch_rule=dim_family(like=(0, 1)),
 )  # fmt: skip
 
 
@@ -806,6 +1058,7 @@ def _scatter_reduce_samples(make):
 scatter_reduce_op = defop(
     "scatter_reduce", _scatter_reduce, nin=3,
     vjp=(_sr_vjp_input, None, _sr_vjp_src), jvp=_sr_jvp, samples=_scatter_reduce_samples,
+    batch_rule=dim_family(),
     error_samples=lambda make: [
         ErrorInput(S((make((3, 4)), 0, np.array([[0]]), make((1, 1)), "foo")), RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
         ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)), "sum")), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3"),
@@ -852,13 +1105,62 @@ def _index_select(xp, input, index, dim):
         raise IndexError("index_select(): Index is supposed to be a vector")
     if input.ndim == 0:
         wrap_dim(dim, 0)
-        if index.size and ((index != 0).any()):
+        if index.size != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {index.size} value(s)"
+            )
+        if (index != 0).any():
             raise IndexError("index out of range in self")
         return input.copy()
     dim = wrap_dim(dim, input.ndim)
     if index.size and ((index < 0).any() or (index >= input.shape[dim]).any()):
         raise IndexError("index out of range in self")
     return xp.take(input, index.reshape(-1), axis=dim)
+
+
+def _vector_index(index, ib, name: str, dtype_msg: str) -> None:
+    """index_select/index_*: PyTorch's checks of the index's dtype and logical rank."""
+    _check_index_dtype(index, dtype_msg)
+    if lrank(index, ib) > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+
+
+def _spread(ax, index, ib, shape: tuple, p: int):
+    """A vector index (batched: one per batch element) as a full gather/scatter index of
+    the batch-first ``shape`` with its length at dim ``p``."""
+    i = front(index, ib).reshape(ax.size, -1) if ib is not None else index.reshape(1, -1)
+    k = i.shape[1]
+    i = i.reshape(i.shape[0], *((1,) * (p - 1)), k, *((1,) * (len(shape) - p - 1)))
+    return i.expand(*shape[:p], k, *shape[p + 1 :])
+
+
+def _index_select_rule(ax, args, bdims, attrs):
+    (x, index), (xb, ib) = args, bdims
+    _vector_index(
+        index, ib, "index_select", "index_select(): Expected dtype int32 or int64 for index"
+    )
+    n, dim = lrank(x, xb), attrs["dim"]
+    if ib is None:
+        xf = front(x, xb)
+        if n == 0:
+            wrap_dim(dim, 0)
+            return index_select_op.fn(xf.unsqueeze(1), index, 1).reshape(ax.size), 0
+        return index_select_op.fn(xf, index, pdim(dim, n)), 0
+    k = _numel(_lshape(index, ib))
+    if xb is None and n:  # one selection of B * k entries, split back
+        d = wrap_dim(dim, n)
+        out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
+        return out.reshape(*x.shape[:d], ax.size, k, *x.shape[d + 1 :]), d
+    xf = materialize(ax, x, xb)
+    if n == 0:
+        wrap_dim(dim, 0)
+        if k != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {k} value(s)"
+            )
+        return xf.unsqueeze(1).gather(1, front(index, ib).reshape(ax.size, 1)).reshape(ax.size), 0
+    p = pdim(dim, n)
+    return xf.gather(p, _spread(ax, index, ib, tuple(xf.shape), p)), 0
 
 
 def _index_select_samples(make):
@@ -884,6 +1186,7 @@ index_select_op = (
         ),
         jvp=LINEAR,
         samples=_index_select_samples,
+        batch_rule=_index_select_rule,
         error_samples=lambda make: [
             ErrorInput(
                 S((make((3, 4)), 0, np.array([5]))), IndexError, "index out of range in self"
@@ -916,6 +1219,64 @@ def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix=""):
     return dim
 
 
+def _index_star_rule(op, mode):
+    """index_add/index_fill/index_copy: the batch first and ``dim`` shifted; with a batched
+    index (or index_fill's batched value) the op runs as scatter_add/scatter on the index
+    spread over the other dims. A logical 0-d input runs as (B, 1)."""
+    name = op.name
+
+    def rule(ax, args, bdims, attrs):
+        (x, index, src), (xb, ib, sb) = args, bdims
+        _vector_index(index, ib, name, f"{name}(): Expected dtype int64 for index")
+        n, dim = lrank(x, xb), attrs["dim"]
+        xf = materialize(ax, x, xb)
+        if mode == "fill":
+            if isinstance(src, Tensor) and lrank(src, sb):
+                raise RuntimeError(
+                    "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                    f"{lrank(src, sb)} dimension(s)."
+                )
+            val = src if sb is None else front(src, sb)
+        else:
+            val = materialize(ax, src, sb)
+        if n == 0:
+            wrap_dim(dim, 0)
+            xf = xf.reshape(ax.size, 1)
+            if mode != "fill":
+                val = val.reshape(ax.size, -1)
+            p = 1
+        else:
+            p = pdim(dim, n)
+        new = {**attrs, "dim": p}
+        if ib is None and (mode != "fill" or sb is None):
+            out = dispatch(op, (xf, index, val), new)
+        else:
+            size = xf.shape[p]
+            if mode == "fill":  # negative positions are valid here, not in scatter
+                index = index + (index < 0) * size
+            ie = _spread(ax, index, ib, tuple(xf.shape), p)
+            if mode == "fill":
+                if isinstance(val, Tensor):
+                    val = val.reshape(*val.shape[: sb is not None], *((1,) * (xf.dim() - 1)))
+                    val = val.expand(ie.shape)
+                out = scatter_op.fn(xf, ie, val, dim=p)
+            else:
+                if val.dim() < xf.dim():
+                    val = pad_to(val, xf.dim() - 1)
+                val = val.expand(ie.shape)
+                if mode == "add":
+                    alpha = attrs["alpha"]
+                    out = scatter_add.fn(xf, ie, val if alpha == 1 else val * alpha, dim=p)
+                else:
+                    out = scatter_op.fn(xf, ie, val, dim=p)
+        return (out.reshape(ax.size) if n == 0 else out), 0
+
+    return rule
+
+
+index_star_rule = generator(_index_star_rule)
+
+
 def _index_add(xp, input, index, source, dim, *, alpha=1):
     dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError)
     out = xp.array(input)
@@ -928,7 +1289,7 @@ def _index_add(xp, input, index, source, dim, *, alpha=1):
 
 
 index_add_op = defop(
-    "index_add", _index_add, nin=3,
+    "index_add", _index_add, nin=3, batch_rule=index_star_rule("add"),
     vjp=(lambda g: g, None, lambda g, index, dim, alpha: g.index_select(dim, index) * alpha if alpha != 1 else g.index_select(dim, index)),
     jvp=LINEAR, out=True,
     samples=lambda make: [
@@ -957,7 +1318,7 @@ def _index_fill(xp, input, index, value, dim):
 
 
 index_fill_op = defop(
-    "index_fill", _index_fill, nin=3,
+    "index_fill", _index_fill, nin=3, batch_rule=index_star_rule("fill"),
     vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
     jvp=LINEAR,
     samples=lambda make: [
@@ -981,7 +1342,7 @@ def _index_copy(xp, input, index, source, dim):
 
 
 index_copy_op = defop(
-    "index_copy", _index_copy, nin=3,
+    "index_copy", _index_copy, nin=3, batch_rule=index_star_rule("copy"),
     vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: g.index_select(dim, index)),
     jvp=LINEAR,
     samples=lambda make: [
@@ -1033,6 +1394,21 @@ def _check_flat_index(index, n: int) -> None:
             )
 
 
+def _take_rule(ax, args, bdims, attrs):
+    """take on each batch element's flattened input: an index of (B, numel)."""
+    (x, index), (xb, ib) = args, bdims
+    _check_index_dtype(index, "take(): Expected a long tensor for index, but got {}")
+    if xb is None:
+        return take.fn(x, front(index, ib)), 0
+    xf = front(x, xb).reshape(ax.size, -1)
+    with _flat_oob():
+        if ib is None:
+            return index_op.fn(xf, [index], (1,), tuple(xf.shape)), 0
+        i = front(index, ib)
+        ar = _batch_arange(ax, i.dim() - 1, xf.device)
+        return index_op.fn(xf, [ar, i], (0, 1), tuple(xf.shape)), 0
+
+
 def _take(xp, input, index):
     if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {_tname(index)}")
@@ -1048,6 +1424,7 @@ take = method(
         out=True,
         vjp=(lambda g, input, index: put_op.fn(_nt().zeros_like(input), index, g, True), None),
         jvp=LINEAR,
+        batch_rule=_take_rule,
         samples=lambda make: [
             S((make((3, 4)), np.array([[0, 11], [5, 5]]))),
             S((make((2, 3)), np.array([-1, 2, 0]))),
@@ -1068,6 +1445,32 @@ take = method(
         ],
     )  # fmt: skip
 )
+
+
+def _put_rule(ax, args, bdims, attrs):
+    """put into each batch element's flattened input: index_put on (B, numel)."""
+    (x, index, src), (xb, ib, sb) = args, bdims
+    _check_index_dtype(index, "put_(): Expected a long tensor for index, but got {}")
+    ni = _numel(_lshape(index, ib))
+    ns = _numel(_lshape(src, sb)) if isinstance(src, Tensor) else 1
+    if ni != ns:
+        raise RuntimeError(
+            "put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {ns}, index.numel() = {ni}"
+        )
+    xf = materialize(ax, x, xb).reshape(ax.size, -1)
+    if isinstance(src, Tensor):
+        if src.dtype != x.dtype:
+            src = src.to(x.dtype)
+        src = src.reshape(-1) if sb is None else front(src, sb).reshape(ax.size, -1)
+    if ib is None:
+        indices, dims = [index.reshape(-1)], (1,)
+    else:
+        rows = _batch_arange(ax, 1, xf.device)
+        indices, dims = [rows, front(index, ib).reshape(ax.size, -1)], (0, 1)
+    with _flat_oob():
+        out = index_put_op.fn(xf, indices, src, attrs["accumulate"], dims=dims)
+    return out.reshape(ax.size, *_lshape(x, xb)), 0
 
 
 def _put(xp, input, index, source, accumulate=False):
@@ -1091,7 +1494,7 @@ def _put(xp, input, index, source, accumulate=False):
 
 
 put_op = defop(
-    "put", _put, nin=3,
+    "put", _put, nin=3, batch_rule=_put_rule,
     vjp=(
         lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, _nt().zeros(index.shape, dtype=g.dtype), False),
         None, lambda g, index, source: g.take(index).reshape(source.shape),
@@ -1107,6 +1510,29 @@ put_op = defop(
 )  # fmt: skip
 method(put_op)
 inplace(put_op, "put_")
+
+
+def _take_along_dim_rule(ax, args, bdims, attrs):
+    """The batch first (an unbatched operand gets a size-1 batch dim: the kernel
+    broadcasts), ``dim`` shifted; dim=None is take on the flattened indices."""
+    (x, index), (xb, ib) = args, bdims
+    _check_index_dtype(index, "torch.take_along_dim(): dtype of indices should be Long but got {}")
+    dim = attrs["dim"]
+    if dim is None:
+        return ax.call(lambda a, i: take.fn(a, i.reshape(-1)), args, bdims)
+    n, ni = lrank(x, xb), lrank(index, ib)
+    if n != ni:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            f"but got {n} dimensions for input, and {ni} dimensions for indices"
+        )
+    xf = front(x, xb) if xb is not None else x.unsqueeze(0)
+    i = front(index, ib) if ib is not None else index.unsqueeze(0)
+    if n == 0:
+        wrap_dim(dim, 0)
+        out = take_along_dim.fn(xf.unsqueeze(1), i.unsqueeze(1), 1)
+        return out.reshape(out.shape[0]), 0
+    return take_along_dim.fn(xf, i, pdim(dim, n)), 0
 
 
 def _take_along_dim(xp, input, indices, dim=None):
@@ -1163,6 +1589,7 @@ take_along_dim = method(
         out=True,
         vjp=(_take_along_dim_vjp, None),
         jvp=LINEAR,
+        batch_rule=_take_along_dim_rule,
         samples=lambda make: [
             S((make((3, 4)), make.index((2, 4), 3), 0)),
             S((make((3, 4)), make.index((3, 1), 4), 1)),
@@ -1209,10 +1636,32 @@ def _masked_samples(make, with_value):
     yield S((make((0, 3)), mask((0, 3)), v() if v else make((1,))))
 
 
+def _masked_fill_rule(ax, args, bdims, attrs):
+    """Elementwise over input and mask; a batched value goes through where()."""
+    (x, mask, value), (xb, mb, vb) = args, bdims
+    rank = max(lrank(x, xb), lrank(mask, mb))
+    xf = x if xb is None else pad_to(front(x, xb), rank)
+    mf = mask if mb is None else pad_to(front(mask, mb), rank)
+    if vb is None:
+        return masked_fill_op.fn(xf, mf, value), 0
+    if lrank(value, vb):
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{lrank(value, vb)} dimension(s)."
+        )
+    if mask.dtype.name != "bool":
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_TORCH_NAMES.get(mask.dtype.name, mask.dtype.name).lower()}"
+        )
+    v = front(value, vb).to(x.dtype).reshape(ax.size, *((1,) * rank))
+    return _nt().where(mf, v, xf), 0
+
+
 masked_fill_op = defop(
     "masked_fill", _masked_fill, nin=3,
     vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, lambda g, mask: _nt().where(mask, g, 0.0).sum()),
-    jvp=LINEAR,
+    jvp=LINEAR, batch_rule=_masked_fill_rule,
     samples=lambda make: [*_masked_samples(make, True), S((make((2, 3)), make.rng.random((2, 3)) < 0.5, -1.5))],
     error_samples=lambda make: [
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), 1.0)), RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype float"),
@@ -1235,6 +1684,37 @@ def _masked_scatter(xp, input, mask, source):
     return out
 
 
+def _masked_scatter_rule(ax, args, bdims, attrs):
+    """Each batch element takes its own source from the start. An unbatched mask runs the
+    kernel once with the batch dim last (the source as (numel, B)); a batched mask picks
+    source elements by a running count of the mask."""
+    (x, mask, src), (xb, mb, sb) = args, bdims
+    rank = max(lrank(x, xb), lrank(mask, mb))
+    b = ax.size
+    xf = pad_to(materialize(ax, x, xb), rank)
+    s = materialize(ax, src, sb).reshape(b, -1)
+    if mb is None:
+        out = masked_scatter_op.fn(xf.movedim(0, -1), mask.unsqueeze(-1), s.movedim(0, 1))
+        return out, rank
+    if mask.dtype.name != "bool":
+        _check_mask(np.empty(0, mask.dtype.np), "masked_scatter_", np_style=True)
+    shape = np.broadcast_shapes(_lshape(x, xb), _lshape(mask, mb))
+    mf = pad_to(front(mask, mb), rank).expand(b, *shape)
+    xf = xf.expand(b, *shape)
+    if s.shape[1] == 0:  # nothing to take: the kernel checks that nothing is selected
+        return masked_scatter_op.fn(xf, mf, s), 0
+    flat = mf.reshape(b, -1)
+    pos = (flat.cumsum(1) - 1).clamp(min=0)
+    try:
+        vals = s.gather(1, pos)
+    except RuntimeError as e:
+        if _OOB.fullmatch(str(e)) is None:
+            raise
+        raise RuntimeError("Number of elements of source < number of ones in mask") from None
+    out = _nt().where(flat, vals.to(x.dtype), xf.reshape(b, -1))
+    return out.reshape(b, *shape), 0
+
+
 def _masked_scatter_vjp_src(g, mask, source):
     nt = _nt()
     sel = masked_select.fn(g, mask)
@@ -1244,7 +1724,7 @@ def _masked_scatter_vjp_src(g, mask, source):
 
 masked_scatter_op = defop(
     "masked_scatter", _masked_scatter, nin=3,
-    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, _masked_scatter_vjp_src), jvp=LINEAR,
+    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, _masked_scatter_vjp_src), jvp=LINEAR, batch_rule=_masked_scatter_rule,
     samples=lambda make: list(_masked_samples(make, False)),
     error_samples=lambda make: [
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), make((12,)))), RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype Float"),
@@ -1262,6 +1742,21 @@ def _masked_select(xp, input, mask):
     return xp.broadcast_to(input, shape)[xp.broadcast_to(mask, shape)]
 
 
+_MASKED_SELECT = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+    "this because for each batch this would return a differently shaped Tensor. Please file an "
+    "issue at https://github.com/pytorch/pytorch/issues if you need this feature."
+)
+
+
+def _masked_select_rule(ax, args, bdims, attrs):
+    (x, mask), (xb, mb) = args, bdims
+    if mb is not None:
+        raise RuntimeError(_MASKED_SELECT)
+    xf = pad_to(front(x, xb), max(lrank(x, xb), mask.dim()))
+    return masked_select.fn(xf, mask).reshape(ax.size, -1), 0
+
+
 def _masked_select_vjp(g, input, mask):
     nt = _nt()
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
@@ -1275,6 +1770,8 @@ masked_select = method(
         out=True,
         vjp=(_masked_select_vjp, None),
         jvp=LINEAR,
+        batch_rule=_masked_select_rule,
+        test={"vmap_unbatched": (1,)},
         samples=lambda make: [
             S((make((3, 4)), make.rng.random((3, 4)) < 0.5)),
             S((make((3, 4)), make.rng.random((4,)) < 0.5)),
@@ -1292,7 +1789,31 @@ masked_select = method(
 )
 
 
+masked_select.fn.__doc__ = """The elements of ``input`` where ``mask`` holds, as a 1-d tensor.
+
+Under vmap, as in PyTorch, a batched ``mask`` is an error (each batch element could select
+a different count); a batched ``input`` with an unbatched mask selects the same count from
+every element and gives a (B, count) result.
+"""
+
+
 # ------------------------------------------------------------------ nonzero / argwhere / one_hot
+def _dynamic_shape(op):
+    """Ops whose output shape depends on the data: an error under vmap, as in PyTorch."""
+
+    def rule(ax, args, bdims, attrs):
+        raise RuntimeError(
+            "vmap: We do not support batching operators that can output dynamic shape. "
+            f"Attempted to vmap over aten::{op.name}. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues if you need this feature."
+        )
+
+    return rule
+
+
+dynamic_shape = generator(_dynamic_shape)
+
+
 def _argwhere(xp, input):
     return xp.argwhere(input).astype(xp.int64)
 
@@ -1309,8 +1830,8 @@ def _nonzero_samples(make):
 
 
 nonzero_op = defop(
-    "nonzero", _argwhere, samples=_nonzero_samples,
-    test={"dtypes": ("float32", "float64", "int64", "bool")},
+    "nonzero", _argwhere, samples=_nonzero_samples, batch_rule=dynamic_shape(),
+    test={"dtypes": ("float32", "float64", "int64", "bool"), "vmap": "dynamic"},
 )  # fmt: skip
 
 
@@ -1333,7 +1854,8 @@ argwhere = method(
         "argwhere",
         _argwhere,
         samples=lambda make: [s for s in _nonzero_samples(make) if not s.kwargs],
-        test={"dtypes": ("float32", "float64", "int64", "bool")},
+        batch_rule=dynamic_shape(),
+        test={"dtypes": ("float32", "float64", "int64", "bool"), "vmap": "dynamic"},
     )  # fmt: skip
 )
 
@@ -1353,10 +1875,24 @@ def _one_hot(xp, tensor, num_classes=-1):
     return (tensor[..., None] == xp.arange(num_classes)).astype(xp.int64)
 
 
+def _one_hot_rule(ax, args, bdims, attrs):
+    """Elementwise on the index; the class count must be given (as in PyTorch: inferring it
+    would need the maximum over the batch)."""
+    n = attrs["num_classes"]
+    if n is None or n < 1:
+        raise RuntimeError(
+            "When vmap-ing torch.nn.functional.one_hot, please provide an explicit positive "
+            "num_classes argument."
+        )
+    return one_hot.fn(front(args[0], bdims[0]), n), 0
+
+
+# Inferred class counts (an error under vmap) are tested in test_vmap_indexing.py.
 one_hot = defop(
     "one_hot", _one_hot, nin=1, api="nn.functional.one_hot", oracle="nn.functional.one_hot",
+    batch_rule=_one_hot_rule,
     samples=lambda make: [
-        S((make.index((5,), 4),)), S((make.index((2, 3), 3), 5)), S((np.array(2),)),
+        S((make.index((5,), 4), 4)), S((make.index((2, 3), 3), 5)), S((np.array(2), 3)),
         S((np.zeros(0, dtype=np.int64), 3)),
     ],
     error_samples=lambda make: [
