@@ -205,7 +205,7 @@ class VmapInterpreter(Interpreter):
         tx, tb = self.unwrap(target)
         rx, rb = self.unwrap(result)
         if tb is None:
-            name = "inplace arithmetic" if op is None or op.name in _ARITH else op.name + "_"
+            name = _inplace_label(op)
             raise RuntimeError(
                 f"vmap: {name}(self, *extra_args) is not possible because there exists a "
                 "Tensor `other` in extra_args that has more elements than `self`. This "
@@ -222,11 +222,17 @@ class VmapInterpreter(Interpreter):
         commit(tx, rx, op)
 
 
+# How PyTorch names an in-place op in the batched-into-unbatched error.
 _ARITH = frozenset(
-    "add sub mul div pow remainder fmod floor_divide bitwise_and bitwise_or bitwise_xor "
-    "bitwise_left_shift bitwise_right_shift copy atan2 hypot lerp addcmul addcdiv clamp "
-    "clamp_min clamp_max maximum minimum".split()
+    "sub mul div clamp_min clamp_max logical_and logical_or logical_xor copy masked_fill".split()
 )
+_PLAIN = frozenset(("fill", "index_put"))
+
+
+def _inplace_label(op) -> str:
+    if op is None or op.name in _ARITH:
+        return "inplace arithmetic"
+    return f"{op.name}_" if op.name in _PLAIN else f"aten::{op.name}_"
 
 
 def _select(a, bd, b):

@@ -184,7 +184,7 @@ def binary(
 ) -> Op:
     """An elementwise op of two broadcasting operands (tensors or scalars)."""
     return _elementwise(
-        name, kernel, vjp, jvp, promote_float if floating else promote,
+        name, kernel, vjp, jvp, kw.pop("prepare", promote_float if floating else promote),
         binary_samples(low, high, **(sample_kw or {})), dtypes, has_inplace, kw,
     )  # fmt: skip
 

@@ -166,9 +166,8 @@ def sub_errors(make):
 
 sub = binary(
     "sub", _sub, (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha), LINEAR,
-    error_samples=sub_errors,
+    error_samples=sub_errors, prepare=prep_sub,
 )  # fmt: skip
-sub.prepare = prep_sub  # ``binary`` installs plain promotion
 mul = binary(
     "mul", lambda xp, a, b: a * b,
     (lambda g, b: g * b, lambda g, a: g * a),

@@ -391,8 +391,8 @@ def normal(
     pin_memory=False,
 ) -> Tensor:
     """Samples from normal distributions: ``mean + std * randn(...)``, broadcasting tensor
-    means and stds. Gradients flow to both (d/dmean = 1, d/dstd = the noise), where
-    PyTorch's normal gives zero gradients."""
+    means and stds. As in PyTorch, the output requires grad when mean or std does, with zero
+    gradients (it is a sample, not a reparameterization)."""
     _check_generator("normal", generator)
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not tm and not ts:
@@ -428,10 +428,21 @@ def normal(
         mean, std = broadcast_tensors(mean, std)
     ref = mean if tm else std
     noise = _normal_draw(tuple(ref.shape), d, generator, ref.device)
-    r = std * noise + mean
+    r = std * noise.detach() + mean
     if r.dtype != d:
         r = r.to(d)
-    return _finish(out, r, False)
+    return _finish(out, _zero_grads(r, mean, std), False)
+
+
+def _zero_grads(r: Tensor, *params) -> Tensor:
+    """r's values, connected to the tensor params with zero gradients (PyTorch's normal)."""
+    from .. import where, zeros_like
+
+    r = r.detach()
+    for p in params:
+        if isinstance(p, Tensor) and (p.requires_grad or p._level):
+            r = where(zeros_like(r, dtype=dt.bool_), p, r)
+    return r
 
 
 def _draw_dtype(d: dt.dtype) -> dt.dtype:
