@@ -153,7 +153,7 @@ def tensor(
 ) -> Tensor:
     """A new tensor holding a copy of `data`."""
     if isinstance(data, Tensor):
-        arr = np.array(data.numpy(force=True))
+        arr = np.array(data.numpy(force=True), order="C")
         if dtype is not None:
             arr = arr.astype(dt.to_dtype(dtype).np)
         return _finish(arr, requires_grad, device)
@@ -161,7 +161,7 @@ def tensor(
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
         npd = dt.to_dtype(dtype).np if dtype is not None else data.dtype
-        arr = np.array(data, dtype=npd)
+        arr = np.array(data, dtype=npd, order="C")  # contiguous, as torch.tensor copies
     else:
         data = _from_nested(data)
         npd = dt.to_dtype(dtype).np if dtype is not None else _infer_np_dtype(data)
