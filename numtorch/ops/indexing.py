@@ -1139,26 +1139,23 @@ def _index_select_rule(ax, args, bdims, attrs):
     _vector_index(
         index, ib, "index_select", "index_select(): Expected dtype int32 or int64 for index"
     )
-    n, dim = lrank(x, xb), attrs["dim"]
-    if ib is None:
-        xf = front(x, xb)
-        if n == 0:
-            wrap_dim(dim, 0)
-            return index_select_op.fn(xf.unsqueeze(1), index, 1).reshape(ax.size), 0
-        return index_select_op.fn(xf, index, pdim(dim, n)), 0
-    k = _numel(_lshape(index, ib))
-    if xb is None and n:  # one selection of B * k entries, split back
-        d = wrap_dim(dim, n)
-        out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
-        return out.reshape(*x.shape[:d], ax.size, k, *x.shape[d + 1 :]), d
-    xf = materialize(ax, x, xb)
-    if n == 0:
+    n, dim, k = lrank(x, xb), attrs["dim"], _numel(_lshape(index, ib))
+    if n == 0:  # one value per batch element: a gather of (B, 1)
         wrap_dim(dim, 0)
         if k != 1:
             raise RuntimeError(
                 f"index_select(): Index to scalar can have only 1 value, got {k} value(s)"
             )
-        return xf.unsqueeze(1).gather(1, front(index, ib).reshape(ax.size, 1)).reshape(ax.size), 0
+        xf = materialize(ax, x, xb).unsqueeze(1)
+        i = materialize(ax, index, ib).reshape(ax.size, 1)
+        return xf.gather(1, i).reshape(ax.size), 0
+    if ib is None:
+        return index_select_op.fn(front(x, xb), index, pdim(dim, n)), 0
+    if xb is None:  # one selection of B * k entries, split back
+        d = wrap_dim(dim, n)
+        out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
+        return out.reshape(*x.shape[:d], ax.size, k, *x.shape[d + 1 :]), d
+    xf = front(x, xb)
     p = pdim(dim, n)
     return xf.gather(p, _spread(ax, index, ib, tuple(xf.shape), p)), 0
 
@@ -1219,7 +1216,7 @@ def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix=""):
     return dim
 
 
-def _index_star_rule(op, mode):
+def _index_update_rule(op, mode):
     """index_add/index_fill/index_copy: the batch first and ``dim`` shifted; with a batched
     index (or index_fill's batched value) the op runs as scatter_add/scatter on the index
     spread over the other dims. A logical 0-d input runs as (B, 1)."""
@@ -1274,7 +1271,7 @@ def _index_star_rule(op, mode):
     return rule
 
 
-index_star_rule = generator(_index_star_rule)
+index_update_rule = generator(_index_update_rule)
 
 
 def _index_add(xp, input, index, source, dim, *, alpha=1):
@@ -1289,7 +1286,7 @@ def _index_add(xp, input, index, source, dim, *, alpha=1):
 
 
 index_add_op = defop(
-    "index_add", _index_add, nin=3, batch_rule=index_star_rule("add"),
+    "index_add", _index_add, nin=3, batch_rule=index_update_rule("add"),
     vjp=(lambda g: g, None, lambda g, index, dim, alpha: g.index_select(dim, index) * alpha if alpha != 1 else g.index_select(dim, index)),
     jvp=LINEAR, out=True,
     samples=lambda make: [
@@ -1318,7 +1315,7 @@ def _index_fill(xp, input, index, value, dim):
 
 
 index_fill_op = defop(
-    "index_fill", _index_fill, nin=3, batch_rule=index_star_rule("fill"),
+    "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"),
     vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
     jvp=LINEAR,
     samples=lambda make: [
@@ -1342,7 +1339,7 @@ def _index_copy(xp, input, index, source, dim):
 
 
 index_copy_op = defop(
-    "index_copy", _index_copy, nin=3, batch_rule=index_star_rule("copy"),
+    "index_copy", _index_copy, nin=3, batch_rule=index_update_rule("copy"),
     vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: g.index_select(dim, index)),
     jvp=LINEAR,
     samples=lambda make: [
