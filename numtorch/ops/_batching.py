@@ -164,9 +164,7 @@ def _along_dims(op, names=("dim",), none="all", extra=None, scalar_trick=True):
                 new[n] = type(d)(pdim(v, r) for v in d) if d else tuple(range(1, rank + 1))
             else:
                 new[n] = pdim(d, r)
-        rest = tuple(
-            a if b is None else front(a, b) for a, b in zip(args[1:], bdims[1:])
-        )
+        rest = tuple(a if b is None else front(a, b) for a, b in zip(args[1:], bdims[1:]))
         out = dispatch(op, (x, *rest), new)
         if scalar:
             out = _squeeze_scalar(out)
