@@ -265,7 +265,7 @@ def test_random_ops_without_a_batched_input_under_vmap():
 LIKE = {
     "zeros_like": lambda T, x: T.zeros_like(x),
     "ones_like": lambda T, x: T.ones_like(x),
-    "empty_like_shape": lambda T, x: T.empty_like(x) * 0,
+    "empty_like_shape": lambda T, x: T.empty_like(x).fill_(1.0),  # values are unspecified
     "full_like": lambda T, x: T.full_like(x, 2.5),
     "full_like_int": lambda T, x: T.full_like(x, 7, dtype=T.int64),
     "zeros_like_dtype": lambda T, x: T.zeros_like(x, dtype=T.float32),
