@@ -168,6 +168,18 @@ def _check_dtypes(op, args, bdims, attrs) -> None:
         )
 
 
+def _one_gemm(a, a_batched: bool, b):
+    """A batch of matrices times one matrix (either side) as a single 2-D product, instead
+    of one small product per batch element (a batch of vectors times a matrix would
+    otherwise read the matrix once per element)."""
+    if a_batched:  # (B, m, k) @ (k, n)
+        n, (bs, m, k) = b.shape[-1], a.shape
+        return matmul.fn(a.reshape(bs * m, k), b).reshape(bs, m, n)
+    bs, k, n = b.shape  # (m, k) @ (B, k, n)
+    m = a.shape[0]
+    return matmul.fn(a, b.movedim(0, 1).reshape(k, bs * n)).reshape(m, bs, n).movedim(1, 0)
+
+
 def _matmul_batched(a, ba, b, bb):
     """matmul of two inner values (either may be unbatched); the result is batch-first.
 
@@ -181,11 +193,14 @@ def _matmul_batched(a, ba, b, bb):
     if rb == 1:
         b = b.unsqueeze(-1)
     rank = max(ra, rb, 2)
-    if ba is not None:
-        a = pad_to(a, rank)
-    if bb is not None:
-        b = pad_to(b, rank)
-    out = matmul.fn(a, b)
+    if rank == 2 and (ba is None) != (bb is None):
+        out = _one_gemm(a, ba is not None, b)
+    else:
+        if ba is not None:
+            a = pad_to(a, rank)
+        if bb is not None:
+            b = pad_to(b, rank)
+        out = matmul.fn(a, b)
     if ra == 1:
         out = out.squeeze(-2)
     if rb == 1:
