@@ -299,3 +299,18 @@ def test_dynamic_shape_ops_raise(op):
     args, in_dims = _build(group, paths, (0,) * len(paths), to_nt)
     with pytest.raises(RuntimeError, match="vmap: "):
         nt.vmap(_fn(op, to_nt(group[0].kwargs)), in_dims=in_dims)(*args)
+
+
+def test_every_registered_op_has_a_batch_rule():
+    from numtorch._core.op import REGISTRY
+
+    assert [op.name for op in REGISTRY.values() if op.batch_rule is None] == []
+
+
+def test_to_device_under_vmap_keeps_the_batch(no_fallback):
+    x = nt.tensor(np.arange(6.0).reshape(2, 3))
+    from numtorch._core.op import REGISTRY
+
+    op = REGISTRY["to_device"]
+    out = nt.vmap(lambda v: op.fn(v, nt.device("cpu")) * 2, in_dims=1)(x)
+    np.testing.assert_array_equal(out.numpy(), np.arange(6.0).reshape(2, 3).T * 2)
