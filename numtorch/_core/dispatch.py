@@ -58,6 +58,18 @@ class WrapperTensor(Tensor):
 
     __slots__ = ("_inner", "_interp")
 
+    @classmethod
+    def _new(cls, inner: Tensor, interp: Interpreter):
+        """A wrapper around ``inner`` at ``interp``'s level (no autograd state of its own)."""
+        w = _new(cls)
+        w._inner = inner
+        w._interp = interp
+        w._rg = False
+        w._grad_fn = None
+        w._base = None
+        w._ver = inner._ver
+        return w
+
     @property
     def _level(self) -> int:
         return self._interp.level

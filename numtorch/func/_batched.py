@@ -13,7 +13,7 @@ import warnings
 
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
 from .._core.state import state
-from .._core.tensor import Size, Tensor, _new
+from .._core.tensor import Size, Tensor
 
 _fallback = {"enabled": True, "warn": True}
 _warned: set = set()
@@ -137,14 +137,8 @@ class VmapInterpreter(Interpreter):
         self.randomness = randomness
 
     def wrap(self, x: Tensor, bdim: int) -> BatchedTensor:
-        t = _new(BatchedTensor)
-        t._inner = x
+        t = BatchedTensor._new(x, self)
         t._bdim = bdim
-        t._interp = self
-        t._rg = False
-        t._grad_fn = None
-        t._base = None
-        t._ver = x._ver
         return t
 
     def unwrap(self, a):

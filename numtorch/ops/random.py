@@ -313,36 +313,28 @@ def _like_device(input: Tensor, device):
     return input.device if device is None else Device(device)
 
 
-def rand_like(
-    input,
-    *,
-    generator=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    memory_format=None,
-) -> Tensor:
-    """``rand`` with the shape (and by default the dtype and device) of ``input``."""
-    _check_generator("rand_like", generator)
-    d, dev = _like_dtype(input, dtype), _like_device(input, device)
-    return _finish(None, _uniform_draw(tuple(input.shape), d, generator, dev), requires_grad)
+def _draw_like(name: str, draw, what: str):
+    def like(
+        input,
+        *,
+        generator=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        memory_format=None,
+    ) -> Tensor:
+        _check_generator(name, generator)
+        d, dev = _like_dtype(input, dtype), _like_device(input, device)
+        return _finish(None, draw(tuple(input.shape), d, generator, dev), requires_grad)
+
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"``{what}`` with the shape (and by default the dtype and device) of ``input``."
+    return like
 
 
-def randn_like(
-    input,
-    *,
-    generator=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    memory_format=None,
-) -> Tensor:
-    """``randn`` with the shape (and by default the dtype and device) of ``input``."""
-    _check_generator("randn_like", generator)
-    d, dev = _like_dtype(input, dtype), _like_device(input, device)
-    return _finish(None, _normal_draw(tuple(input.shape), d, generator, dev), requires_grad)
+rand_like = _draw_like("rand_like", _uniform_draw, "rand")
+randn_like = _draw_like("randn_like", _normal_draw, "randn")
 
 
 def randint_like(

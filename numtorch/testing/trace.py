@@ -7,7 +7,7 @@ the op again one level down, re-wrap the outputs) without changing any values.
 from __future__ import annotations
 
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
-from .._core.tensor import Tensor, _new
+from .._core.tensor import Tensor
 
 
 class TraceTensor(WrapperTensor):
@@ -21,14 +21,7 @@ class TraceInterpreter(Interpreter):
         self.calls: list = []
 
     def wrap(self, t: Tensor) -> TraceTensor:
-        w = _new(TraceTensor)
-        w._inner = t
-        w._interp = self
-        w._rg = False
-        w._grad_fn = None
-        w._base = None
-        w._ver = t._ver
-        return w
+        return TraceTensor._new(t, self)
 
     def unwrap(self, x):
         if isinstance(x, TraceTensor) and x._interp is self:
