@@ -207,36 +207,28 @@ def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device)
     return dispatch(randint_op, (), attrs)
 
 
-def rand(
-    *size,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Uniform samples from [0, 1)."""
-    _check_generator("rand", generator)
-    r = _uniform_draw(_size(size, "rand"), _float_dtype(dtype), generator, _device(device))
-    return _finish(out, r, requires_grad)
+def _draw_factory(name: str, draw, doc: str):
+    def factory(
+        *size,
+        generator=None,
+        out=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
+    ) -> Tensor:
+        _check_generator(name, generator)
+        r = draw(_size(size, name), _float_dtype(dtype), generator, _device(device))
+        return _finish(out, r, requires_grad)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = doc
+    return factory
 
 
-def randn(
-    *size,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Samples from the standard normal distribution."""
-    _check_generator("randn", generator)
-    r = _normal_draw(_size(size, "randn"), _float_dtype(dtype), generator, _device(device))
-    return _finish(out, r, requires_grad)
+rand = _draw_factory("rand", _uniform_draw, "Uniform samples from [0, 1).")
+randn = _draw_factory("randn", _normal_draw, "Samples from the standard normal distribution.")
 
 
 def randint(
