@@ -1354,11 +1354,15 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
             f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
         )
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    A = xp.broadcast_to(A, batch + A.shape[-2:])
-    B = xp.broadcast_to(B, batch + B.shape[-2:])
-    X = xp.empty(B.shape, dtype=B.dtype)
-    for idx in np.ndindex(batch):
-        X[idx] = sl.solve_triangular(A[idx], B[idx], lower=not upper, unit_diagonal=unitriangular)
+    if not batch:
+        X = sl.solve_triangular(A, B, lower=not upper, unit_diagonal=unitriangular)
+    else:  # a stack: one vectorized solve of the triangular parts (scipy loops per matrix)
+        T = xp.triu(A) if upper else xp.tril(A)
+        if unitriangular:
+            n = T.shape[-1]
+            T = T.copy()
+            T[..., range(n), range(n)] = 1
+        X = xp.linalg.solve(xp.broadcast_to(T, batch + T.shape[-2:]), B)
     return xp.swapaxes(X, -1, -2) if not left else X
 
 
