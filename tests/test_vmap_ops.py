@@ -314,3 +314,121 @@ def test_to_device_under_vmap_keeps_the_batch(no_fallback):
     op = REGISTRY["to_device"]
     out = nt.vmap(lambda v: op.fn(v, nt.device("cpu")) * 2, in_dims=1)(x)
     np.testing.assert_array_equal(out.numpy(), np.arange(6.0).reshape(2, 3).T * 2)
+
+
+def _formula_env(op, args, attrs, result, g):
+    env = dict(attrs, result=result)
+    env.update(zip(op.inputs, args))
+    env["g"] = g  # the cotangent, even where an input is called g
+    for n, a in zip(op.inputs, args):
+        if isinstance(a, nt.Tensor):
+            env[n + "_shape"] = a.shape
+        elif isinstance(a, (list, tuple)):
+            env[n + "_shape"] = [getattr(x, "shape", None) for x in a]
+    return env
+
+
+def _differentiable(a) -> bool:
+    if isinstance(a, (list, tuple)):
+        return any(_differentiable(x) for x in a)
+    return isinstance(a, nt.Tensor) and a.dtype.is_floating_point
+
+
+def _run_vjps(op, args, attrs, result, g):
+    """The vjp formula of every floating tensor input (None for the others)."""
+    env = _formula_env(op, args, attrs, result, g)
+    return [
+        f(**{k: env[k] for k in names}) if f is not None and _differentiable(a) else None
+        for f, names, a in zip(op.vjps, op.vjp_args, args)
+    ]
+
+
+def _wrap_all(T, x):
+    if isinstance(x, nt.Tensor):
+        return T.wrap(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_wrap_all(T, v) for v in x)
+    return x
+
+
+@pytest.mark.parametrize(
+    "op", [pytest.param(op, id=op.name) for op in GRAD if not op.test.get("vmap_unbatched")]
+)
+def test_vjp_formulas_run_on_batched_primals(op, no_fallback):
+    """Every vjp formula with batched inputs, results and cotangents (what vmap over a
+    gradient transform runs): no data-dependent control flow, no fallback, loop's values."""
+    from numtorch.testing.trace import TraceInterpreter
+
+    B = 2
+    for group in _variants(op, "float64", B):
+        calls = []
+        for s in group:  # the op's own call (attrs bound) on each variant
+            with TraceInterpreter() as T:  # every tensor wrapped, so the op reaches the trace
+                args = _wrap_all(T, to_nt(s.args))
+                resolve(nt, op.api)(*args, **to_nt(s.kwargs))
+            own = [c for c in T.calls if c[0] is op]
+            if not own:
+                break
+            calls.append(own[0])
+        if len(calls) < B:
+            continue
+        if any(t.dtype == nt.bool for t in leaves(calls[0][1], nt.Tensor)):
+            continue  # a batched boolean mask selects a data-dependent count (a vmap error)
+        if op.name == "repeat_interleave" and isinstance(calls[0][1][1], nt.Tensor):
+            continue  # batched repeats: see test_repeat_interleave_vjp_with_batched_repeats
+        outs = [c[3] for c in calls]
+        shapes = {tuple(tuple(o.shape) for o in leaves(out, nt.Tensor)) for out in outs}
+        diff = leaves(outs[0], nt.Tensor)[: op.ndiff or 1]
+        if len(shapes) > 1 or not diff or not all(o.dtype.is_floating_point for o in diff):
+            continue  # data-dependent output shapes are not stackable
+        rng = np.random.default_rng(3)
+        gs = [
+            tuple(
+                nt.tensor(rng.standard_normal(o.shape)) for o in leaves(out, nt.Tensor)[: op.ndiff]
+            )
+            for out in outs
+        ]
+        g_arg = [g[0] if op.ndiff == 1 else g for g in gs]
+        want = [_run_vjps(op, c[1], c[2], c[3], g) for c, g in zip(calls, g_arg)]
+        live = [k for k, w in enumerate(want[0]) if w is not None]
+        ins = [c[1] for c in calls]
+        in_dims = tuple(_dims_of(x) for x in ins[0])
+
+        def formulas(a, r, g):
+            res = _run_vjps(op, a, calls[0][2], r, g)
+            return tuple(res[k] for k in live)
+
+        got = nt.vmap(formulas, in_dims=(in_dims, 0, 0))(
+            tuple(_stack_tree([x[i] for x in ins]) for i in range(len(ins[0]))),
+            _stack_tree(outs),
+            _stack_tree(g_arg),
+        )
+        for k, gk in zip(live, got):
+            _check(
+                gk, _stack_tree([w[k] for w in want]), f"{op.name} vjp[{k}] {group[0]}", "float64"
+            )
+
+
+def _dims_of(x):
+    if isinstance(x, nt.Tensor):
+        return 0
+    if isinstance(x, (list, tuple)):
+        return type(x)(_dims_of(v) for v in x)
+    return None
+
+
+def _stack_tree(xs):
+    if isinstance(xs[0], nt.Tensor):
+        return nt.stack(xs)
+    if isinstance(xs[0], (list, tuple)):
+        return type(xs[0])(_stack_tree([x[k] for x in xs]) for k in range(len(xs[0])))
+    return xs[0]
+
+
+def test_repeat_interleave_vjp_with_batched_repeats_raises(no_fallback):
+    from numtorch._core.op import REGISTRY
+
+    vjp = REGISTRY["repeat_interleave"].vjps[0]
+    reps = nt.tensor([[1, 2], [2, 1]])
+    with pytest.raises(RuntimeError, match="^vmap: repeat_interleave's gradient needs"):
+        nt.vmap(lambda r: vjp(g=nt.ones(3), input_shape=(2,), repeats=r, dim=0))(reps)

@@ -1078,7 +1078,9 @@ def _cumprod_others(x, d: int):
 
 
 def _has_zero(x) -> bool:
-    return x.dim() > 0 and bool((x == 0).any())
+    """Whether the cheap formula (dividing by x) is unsafe. Inside a transform the data
+    cannot steer control flow, so the exact formula is taken there."""
+    return x.dim() > 0 and (x._level > 0 or bool((x == 0).any()))
 
 
 def _cumprod_vjp(g, x, result, dim):

@@ -1796,6 +1796,11 @@ segment_sum = defop(
 def _repeat_interleave_vjp(g, input_shape, repeats, dim):
     d = 0 if dim is None else wrap_dim(dim, len(input_shape))
     if not isinstance(repeats, int):
+        if repeats._level:
+            raise RuntimeError(
+                "vmap: repeat_interleave's gradient needs its repeats as data; repeats batched "
+                "by a transform (a different output length per element) are not supported"
+            )
         repeats = repeats.detach()
         repeats = (
             int(repeats.reshape(-1)[0].item()) if repeats.numel() == 1 else repeats.cpu().numpy()
