@@ -6,6 +6,7 @@ from ._batched import (
     _set_vmap_fallback_enabled,
     _set_vmap_fallback_warning_enabled,
 )
+from ._jvp import jvp
 from ._vmap import vmap
 
 __all__ = [
@@ -13,5 +14,6 @@ __all__ = [
     "_is_vmap_fallback_enabled",
     "_set_vmap_fallback_enabled",
     "_set_vmap_fallback_warning_enabled",
+    "jvp",
     "vmap",
 ]

@@ -1,0 +1,162 @@
+"""Forward mode's level: DualTensor (primal, tangent) and the interpreter that pushes
+tangents through every op's jvp rule. Used by ``func.jvp`` and ``autograd.forward_ad``."""
+
+from __future__ import annotations
+
+from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.op import apply_jvp
+from .._core.tensor import Tensor
+
+
+class DualTensor(WrapperTensor):
+    """A primal (``_inner``) with a tangent at its forward-mode level."""
+
+    __slots__ = ("_tangent",)
+
+    def detach(self) -> Tensor:  # detach drops the tangent too, as in PyTorch
+        return self._inner.detach()
+
+    def __repr__(self) -> str:
+        body = repr(self._inner)
+        return f"{body[:-1]},\n       tangent={self._tangent!r})" if body.endswith(")") else body
+
+    __str__ = __repr__
+
+
+class JvpInterpreter(Interpreter):
+    """One forward-mode level: the op on the primals, its jvp rule on the tangents."""
+
+    def wrap(self, primal: Tensor, tangent: Tensor) -> DualTensor:
+        t = DualTensor._new(primal, self)
+        t._tangent = tangent
+        return t
+
+    def unwrap(self, a):
+        """(primal, tangent or None) of an argument at this level."""
+        if isinstance(a, DualTensor) and a._interp is self:
+            return a._inner, a._tangent
+        return a, None
+
+    def process(self, op, args: tuple, attrs: dict):
+        primals, tangents, any_tangent = [], [], False
+        for i, a in enumerate(args):
+            if i in op.list_inputs and isinstance(a, (list, tuple)):
+                pairs = [self.unwrap(x) for x in a]
+                primals.append([p for p, _ in pairs])
+                ts = [t for _, t in pairs]
+                any_tangent = any_tangent or any(t is not None for t in ts)
+                tangents.append(ts if any(t is not None for t in ts) else None)
+            else:
+                p, t = self.unwrap(a)
+                primals.append(p)
+                tangents.append(t)
+                any_tangent = any_tangent or t is not None
+        primals = tuple(primals)
+        out = dispatch(op, primals, attrs)
+        if not any_tangent or not op.ndiff or op.jvp is None:
+            return out
+        tan = apply_jvp(op, primals, attrs, out, tuple(tangents))
+        if op.nout == 1:
+            return self.wrap(out, tan) if _differentiable(out) else out
+        tan = tan if isinstance(tan, (tuple, list)) else (tan,)
+        res = list(out)
+        for k, t in enumerate(tan[: op.ndiff]):
+            if t is not None and _differentiable(out[k]):
+                res[k] = self.wrap(out[k], t)
+        return tuple(res)
+
+    def commit(self, target: Tensor, result: Tensor, op=None) -> None:
+        """An in-place write: the primal in place, and the tangent follows the result."""
+        from ..autograd.views import commit
+
+        tp, tt = self.unwrap(target)
+        rp, rt = self.unwrap(result)
+        if target is tp:
+            raise RuntimeError(
+                "numtorch: an in-place write of a dual tensor into a tensor without a tangent "
+                "at this forward-mode level is not supported; use the out-of-place op"
+            )
+        commit(tp, rp, op)
+        if rt is None:
+            from .. import zeros_like
+
+            rt = zeros_like(rp)
+        if tt is not None and tuple(tt.shape) == tuple(rt.shape) and tt.dtype == rt.dtype:
+            try:
+                commit(tt, rt)  # views sharing the tangent see the write
+                return
+            except RuntimeError:  # a broadcast (read-only) tangent: replace it instead
+                pass
+        target._tangent = rt
+
+
+def _differentiable(t) -> bool:
+    d = t.dtype
+    return d.is_floating_point or d.is_complex
+
+
+_JVP = "jvp(f, primals, tangents)"
+
+
+def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """(func(*primals), the directional derivative along ``tangents``) in one forward pass
+    (torch.func.jvp)."""
+    from .. import zeros_like
+    from .._core.pytree import tree_flatten, tree_map, tree_unflatten
+
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
+    flat_p, spec = tree_flatten(primals)
+    flat_t, tspec = tree_flatten(tangents)
+    if spec != tspec:
+        raise RuntimeError(
+            f"{_JVP}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals "
+            f"with structure {spec} and tangents with structure {tspec}"
+        )
+    for what, flat in (("primals", flat_p), ("tangents", flat_t)):
+        if not flat:
+            raise RuntimeError(f"{_JVP}: Expected {what} to contain at least one Tensor.")
+        for x in flat:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(
+                    f"{_JVP}: Expected {what} to only contain Tensors, got {type(x)}"
+                )
+    with JvpInterpreter() as interp:
+        out = func(*tree_unflatten([interp.wrap(p, t) for p, t in zip(flat_p, flat_t)], spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError(
+                    f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux "
+                    "is True"
+                )
+            out, aux = out
+            aux = tree_map(lambda x: interp.unwrap(x)[0], aux)
+        flat_o, ospec = tree_flatten(out)
+        if not flat_o or (len(flat_o) == 1 and flat_o[0] is None):
+            raise RuntimeError(
+                f"{_JVP}: Expected f to be a function that has non-empty output (got output = "
+                f"{flat_o})"
+            )
+        ps, ts = [], []
+        for o in flat_o:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(
+                    f"{_JVP}: expected f(*primals) to return only tensors, got unsupported type "
+                    f"{type(o)}"
+                )
+            p, t = interp.unwrap(o)
+            if t is None:
+                if strict:
+                    raise RuntimeError(
+                        "jvp(f, primals, tangents, strict=True): The output of f is independent "
+                        "of the inputs. This is not allowed with strict=True."
+                    )
+                t = zeros_like(p)
+            ps.append(p)
+            ts.append(t)
+    res = (tree_unflatten(ps, ospec), tree_unflatten(ts, ospec))
+    return (*res, aux) if has_aux else res

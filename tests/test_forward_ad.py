@@ -1,0 +1,269 @@
+"""Forward mode: autograd.forward_ad and func.jvp for every op (against finite differences
+and torch), compositions with vmap, nesting, in-place writes, and PyTorch's errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from opdb import as_numpy, leaves, ops_with_samples, resolve, samples, to_nt, to_torch
+
+import numtorch as nt
+import numtorch.autograd.forward_ad as fwAD
+from numtorch.func import _set_vmap_fallback_enabled
+
+OPS = [
+    op
+    for op in ops_with_samples()
+    if op.ndiff and not op.random and not op.test.get("no_grad_test") and op.jvp is not None
+]
+
+
+def _float_paths(op, args):
+    out = []
+    for i, a in enumerate(args):
+        if op.grad_args is not None and i not in op.grad_args:
+            continue
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            out.append((i, None))
+        elif isinstance(a, (list, tuple)):
+            out.extend(
+                (i, j) for j, v in enumerate(a) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+            )
+    return out
+
+
+def _set(args, p, v):
+    args = list(args)
+    i, j = p
+    if j is None:
+        args[i] = v
+    else:
+        sub = list(args[i])
+        sub[j] = v
+        args[i] = type(args[i])(sub) if isinstance(args[i], tuple) else sub
+    return tuple(args)
+
+
+def _get(args, p):
+    i, j = p
+    return args[i] if j is None else args[i][j]
+
+
+def _floats(out):
+    return [o for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
+
+
+@pytest.fixture
+def no_fallback():
+    _set_vmap_fallback_enabled(False)
+    yield
+    _set_vmap_fallback_enabled(True)
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OPS])
+def test_forward_ad_matches_finite_differences(op):
+    fn = resolve(nt, op.api)
+    rng = np.random.default_rng(0)
+    for s in samples(op, "float64"):
+        paths = _float_paths(op, s.args)
+        if not paths:
+            continue
+        tans = [rng.standard_normal(_get(s.args, p).shape) for p in paths]
+        with fwAD.dual_level():
+            args = to_nt(s.args)
+            for p, t in zip(paths, tans):
+                args = _set(args, p, fwAD.make_dual(_get(args, p), nt.tensor(t)))
+            out = fn(*args, **to_nt(s.kwargs))
+            got = [fwAD.unpack_dual(o) for o in leaves(out, nt.Tensor)]
+            got = [
+                np.zeros(tuple(u.primal.shape)) if u.tangent is None else as_numpy(u.tangent)
+                for u in got
+                if u.primal.dtype.is_floating_point
+            ]
+        eps = 1e-6
+
+        def at(sign):
+            args = s.args
+            for p, t in zip(paths, tans):
+                args = _set(args, p, np.asarray(_get(s.args, p) + sign * eps * t))
+            return [as_numpy(o) for o in _floats(fn(*to_nt(args), **to_nt(s.kwargs)))]
+
+        for g, hi, lo in zip(got, at(1), at(-1)):
+            np.testing.assert_allclose(
+                g, (hi - lo) / (2 * eps), rtol=1e-5, atol=1e-6, err_msg=f"{op.name} {s}"
+            )
+
+
+def _floats_out(op, s):
+    return _floats(resolve(nt, op.api)(*to_nt(s.args), **to_nt(s.kwargs)))
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OPS])
+def test_func_jvp_matches_torch_and_composes_with_vmap(op, no_fallback):
+    fn = resolve(nt, op.api)
+    rng = np.random.default_rng(1)
+    s = next(
+        (s for s in samples(op, "float64") if _float_paths(op, s.args) and _floats_out(op, s)), None
+    )
+    if s is None:
+        return
+    paths = _float_paths(op, s.args)
+    kw = to_nt(s.kwargs)
+
+    def f(*xs):
+        args = to_nt(s.args)
+        for p, x in zip(paths, xs):
+            args = _set(args, p, x)
+        return tuple(_floats(fn(*args, **kw)))
+
+    prim = tuple(nt.tensor(_get(s.args, p)) for p in paths)
+    tans = tuple(nt.tensor(rng.standard_normal(x.shape)) for x in prim)
+    out, jv = nt.func.jvp(f, prim, tans)
+    if not op.test.get("no_oracle"):
+        tfn = resolve(torch, op.oracle or op.api)
+        tkw = to_torch(s.kwargs)
+
+        def tf(*xs):
+            args = to_torch(s.args)
+            for p, x in zip(paths, xs):
+                args = _set(args, p, x)
+            return tuple(
+                o for o in leaves(tfn(*args, **tkw), torch.Tensor) if o.is_floating_point()
+            )
+
+        try:
+            ref = torch.func.jvp(
+                tf,
+                tuple(torch.tensor(x.numpy()) for x in prim),
+                tuple(torch.tensor(t.numpy()) for t in tans),
+            )
+        except (RuntimeError, NotImplementedError):
+            ref = None  # no forward-mode formula in torch for this op
+        if ref is not None:
+            for a, b in zip(jv, ref[1]):
+                np.testing.assert_allclose(
+                    as_numpy(a), b.clone().numpy(), rtol=1e-7, atol=1e-9, err_msg=op.name
+                )
+    # vmap over jvp (a batch of tangents) and jvp over vmap (a batch of primals), vs loops.
+    B = 3
+    tb = tuple(nt.tensor(rng.standard_normal((B, *x.shape))) for x in prim)
+    got = nt.vmap(lambda *ts: nt.func.jvp(f, prim, ts)[1])(*tb)
+    for k, g in enumerate(got):
+        want = nt.stack([nt.func.jvp(f, prim, tuple(t[b] for t in tb))[1][k] for b in range(B)])
+        np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-10, atol=1e-12, err_msg=op.name)
+    if op.test.get("vmap_unbatched") or any(
+        isinstance(a, np.ndarray) and a.dtype.kind == "b" for a in s.args
+    ):
+        return
+    pb = tuple(
+        nt.stack([x] * B) + 0.01 * nt.tensor(rng.standard_normal((B, *x.shape))) for x in prim
+    )
+    got = nt.func.jvp(nt.vmap(f), pb, tb)[1]
+    for k, g in enumerate(got):
+        want = nt.stack(
+            [
+                nt.func.jvp(f, tuple(x[b] for x in pb), tuple(t[b] for t in tb))[1][k]
+                for b in range(B)
+            ]
+        )
+        np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-9, atol=1e-11, err_msg=op.name)
+
+
+def test_perturbation_confusion_nested_jvp():
+    # d/dx [x * d/dy (x + y)] = 1 for every x
+    def outer(x):
+        inner = nt.func.jvp(lambda y: x + y, (nt.tensor(1.0),), (nt.tensor(1.0),))[1]
+        return x * inner
+
+    for x0 in (0.5, 3.0):
+        _, d = nt.func.jvp(outer, (nt.tensor(x0),), (nt.tensor(1.0),))
+        assert d.item() == 1.0
+
+
+def test_second_derivative_by_nested_jvp():
+    f = lambda x: x.sin() * x  # noqa: E731
+    x = nt.tensor(0.7, dtype=nt.float64)
+    one = nt.tensor(1.0, dtype=nt.float64)
+    d2 = nt.func.jvp(lambda a: nt.func.jvp(f, (a,), (one,))[1], (x,), (one,))[1]
+    np.testing.assert_allclose(d2.item(), 2 * np.cos(0.7) - 0.7 * np.sin(0.7))
+
+
+def test_inplace_ops_carry_tangents_through_views():
+    def prog(lib, fw):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+        with fw.dual_level():
+            d = fw.make_dual(x.clone(), lib.tensor([1.0, 10.0, 100.0], dtype=lib.float64))
+            d.mul_(2)
+            d[1:].add_(d[:2].clone())
+            d.sin_()
+            p, t = fw.unpack_dual(d)
+            return p.numpy().copy(), t.numpy().copy()
+
+    a, b = prog(nt, fwAD), prog(torch, torch.autograd.forward_ad)
+    np.testing.assert_allclose(a[0], b[0])
+    np.testing.assert_allclose(a[1], b[1])
+
+
+def test_forward_ad_with_reverse_mode_on_the_primal():
+    x = nt.tensor([0.3, 0.9], dtype=nt.float64, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, nt.ones(2, dtype=nt.float64))
+        y = fwAD.unpack_dual((d * d).exp().sum())
+    (g,) = nt.autograd.grad(y.primal, x)
+    xs = x.detach().numpy()
+    np.testing.assert_allclose(g.numpy(), 2 * xs * np.exp(xs**2).sum() ** 0 * np.exp(xs**2))
+    np.testing.assert_allclose(y.tangent.item(), (2 * xs * np.exp(xs**2)).sum())
+
+
+def test_unpack_dual_and_api_shapes_match_torch():
+    for lib, fw in ((nt, fwAD), (torch, torch.autograd.forward_ad)):
+        x = lib.zeros(2)
+        with fw.dual_level():
+            u = fw.unpack_dual(x)
+            assert type(u).__name__ == "UnpackedDualTensor" and u._fields == ("primal", "tangent")
+            assert u.tangent is None and u.primal.shape == x.shape
+            d = fw.make_dual(x, lib.ones(2))
+            assert fw.unpack_dual(d.detach()).tangent is None
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib, fw: fw.make_dual(lib.zeros(3), lib.zeros(3)),
+        lambda lib, fw: _in_level(fw, lambda: fw.make_dual(lib.zeros(3), lib.zeros(4))),
+        lambda lib, fw: _in_level(fw, lambda: fw.make_dual(lib.arange(3), lib.arange(3))),
+        lambda lib, fw: _in_level(fw, lambda: _in_level(fw, lambda: None)),
+        lambda lib, fw: lib.func.jvp(lambda x: x, [lib.zeros(2)], [lib.zeros(2)]),
+        lambda lib, fw: lib.func.jvp(lambda x: x, (lib.zeros(2),), [lib.zeros(2)]),
+        lambda lib, fw: lib.func.jvp(lambda x: x, (), ()),
+        lambda lib, fw: lib.func.jvp(lambda x: x, (1.0,), (1.0,)),
+        lambda lib, fw: lib.func.jvp(lambda x: 3, (lib.zeros(2),), (lib.zeros(2),)),
+        lambda lib, fw: lib.func.jvp(lambda x: x, (lib.zeros(2),), (lib.zeros(2),), has_aux=True),
+        lambda lib, fw: lib.func.jvp(
+            lambda x: lib.ones(2), (lib.zeros(2),), (lib.zeros(2),), strict=True
+        ),
+    ],
+)
+def test_errors_match_torch(prog):
+    with pytest.raises(Exception) as ref:
+        prog(torch, torch.autograd.forward_ad)
+    with pytest.raises(type(ref.value)) as got:
+        prog(nt, fwAD)
+    assert str(got.value) == str(ref.value)
+
+
+def _in_level(fw, fn):
+    with fw.dual_level():
+        return fn()
+
+
+def test_jvp_has_aux_and_independent_outputs():
+    x = nt.tensor([1.0, 2.0])
+    (out, const), (t, tc), aux = nt.func.jvp(
+        lambda a: ((a * 3, nt.ones(2)), {"k": a + 1}), (x,), (nt.ones(2),), has_aux=True
+    )
+    np.testing.assert_array_equal(t.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(tc.numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(aux["k"].numpy(), [2.0, 3.0])
+    assert type(aux["k"]) is nt.Tensor
