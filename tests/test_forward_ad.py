@@ -6,7 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from opdb import as_numpy, leaves, ops_with_samples, resolve, samples, to_nt, to_torch
+from opdb import (
+    as_numpy,
+    float_arg_positions,
+    get_path,
+    leaves,
+    ops_with_samples,
+    resolve,
+    samples,
+    set_path,
+    to_nt,
+    to_torch,
+)
 
 import numtorch as nt
 import numtorch.autograd.forward_ad as fwAD
@@ -20,34 +31,7 @@ OPS = [
 
 
 def _float_paths(op, args):
-    out = []
-    for i, a in enumerate(args):
-        if op.grad_args is not None and i not in op.grad_args:
-            continue
-        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            out.append((i, None))
-        elif isinstance(a, (list, tuple)):
-            out.extend(
-                (i, j) for j, v in enumerate(a) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
-            )
-    return out
-
-
-def _set(args, p, v):
-    args = list(args)
-    i, j = p
-    if j is None:
-        args[i] = v
-    else:
-        sub = list(args[i])
-        sub[j] = v
-        args[i] = type(args[i])(sub) if isinstance(args[i], tuple) else sub
-    return tuple(args)
-
-
-def _get(args, p):
-    i, j = p
-    return args[i] if j is None else args[i][j]
+    return [p for p in float_arg_positions(args) if op.grad_args is None or p[0] in op.grad_args]
 
 
 def _floats(out):
@@ -69,11 +53,11 @@ def test_forward_ad_matches_finite_differences(op):
         paths = _float_paths(op, s.args)
         if not paths:
             continue
-        tans = [rng.standard_normal(_get(s.args, p).shape) for p in paths]
+        tans = [rng.standard_normal(get_path(s.args, p).shape) for p in paths]
         with fwAD.dual_level():
             args = to_nt(s.args)
             for p, t in zip(paths, tans):
-                args = _set(args, p, fwAD.make_dual(_get(args, p), nt.tensor(t)))
+                args = set_path(args, p, fwAD.make_dual(get_path(args, p), nt.tensor(t)))
             out = fn(*args, **to_nt(s.kwargs))
             got = [fwAD.unpack_dual(o) for o in leaves(out, nt.Tensor)]
             got = [
@@ -86,7 +70,7 @@ def test_forward_ad_matches_finite_differences(op):
         def at(sign):
             args = s.args
             for p, t in zip(paths, tans):
-                args = _set(args, p, np.asarray(_get(s.args, p) + sign * eps * t))
+                args = set_path(args, p, np.asarray(get_path(s.args, p) + sign * eps * t))
             return [as_numpy(o) for o in _floats(fn(*to_nt(args), **to_nt(s.kwargs)))]
 
         for g, hi, lo in zip(got, at(1), at(-1)):
@@ -114,10 +98,10 @@ def test_func_jvp_matches_torch_and_composes_with_vmap(op, no_fallback):
     def f(*xs):
         args = to_nt(s.args)
         for p, x in zip(paths, xs):
-            args = _set(args, p, x)
+            args = set_path(args, p, x)
         return tuple(_floats(fn(*args, **kw)))
 
-    prim = tuple(nt.tensor(_get(s.args, p)) for p in paths)
+    prim = tuple(nt.tensor(get_path(s.args, p)) for p in paths)
     tans = tuple(nt.tensor(rng.standard_normal(x.shape)) for x in prim)
     out, jv = nt.func.jvp(f, prim, tans)
     if not op.test.get("no_oracle"):
@@ -127,7 +111,7 @@ def test_func_jvp_matches_torch_and_composes_with_vmap(op, no_fallback):
         def tf(*xs):
             args = to_torch(s.args)
             for p, x in zip(paths, xs):
-                args = _set(args, p, x)
+                args = set_path(args, p, x)
             return tuple(
                 o for o in leaves(tfn(*args, **tkw), torch.Tensor) if o.is_floating_point()
             )
