@@ -316,18 +316,6 @@ def test_to_device_under_vmap_keeps_the_batch(no_fallback):
     np.testing.assert_array_equal(out.numpy(), np.arange(6.0).reshape(2, 3).T * 2)
 
 
-def _formula_env(op, args, attrs, result, g):
-    env = dict(attrs, result=result)
-    env.update(zip(op.inputs, args))
-    env["g"] = g  # the cotangent, even where an input is called g
-    for n, a in zip(op.inputs, args):
-        if isinstance(a, nt.Tensor):
-            env[n + "_shape"] = a.shape
-        elif isinstance(a, (list, tuple)):
-            env[n + "_shape"] = [getattr(x, "shape", None) for x in a]
-    return env
-
-
 def _differentiable(a) -> bool:
     if isinstance(a, (list, tuple)):
         return any(_differentiable(x) for x in a)
@@ -336,7 +324,10 @@ def _differentiable(a) -> bool:
 
 def _run_vjps(op, args, attrs, result, g):
     """The vjp formula of every floating tensor input (None for the others)."""
-    env = _formula_env(op, args, attrs, result, g)
+    from numtorch._core.op import formula_env
+
+    env = formula_env(op, args, attrs, result)
+    env["g"] = g  # the cotangent, even where an input is called g
     return [
         f(**{k: env[k] for k in names}) if f is not None and _differentiable(a) else None
         for f, names, a in zip(op.vjps, op.vjp_args, args)

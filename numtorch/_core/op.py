@@ -200,6 +200,19 @@ def _make_fn(op: Op, out: bool) -> Callable:
     return fn
 
 
+def formula_env(op: Op, args: tuple, attrs: dict, result) -> dict:
+    """The values a formula may name: attributes, inputs, ``<input>_shape``, ``result``."""
+    env = dict(attrs)
+    env.update(zip(op.inputs, args))
+    for n, a in zip(op.inputs, args):
+        if isinstance(a, (list, tuple)):
+            env[n + "_shape"] = [getattr(x, "shape", None) for x in a]
+        elif hasattr(a, "shape"):
+            env[n + "_shape"] = a.shape
+    env["result"] = result
+    return env
+
+
 def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
     """The output tangent of one op call from its input tangents (None: zero)."""
     from .. import zeros_like
@@ -224,14 +237,7 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
         )
         out = dispatch(op, targs, attrs)
         return out if op.nout == 1 else out[: op.ndiff]
-    env = dict(attrs)
-    env.update(zip(op.inputs, args))
-    for n, a in zip(op.inputs, args):
-        if isinstance(a, (list, tuple)):
-            env[n + "_shape"] = [getattr(x, "shape", None) for x in a]
-        elif hasattr(a, "shape"):
-            env[n + "_shape"] = a.shape
-    env["result"] = result
+    env = formula_env(op, args, attrs, result)
     if op.nin == 1:
         env["t"] = fill(0, args[0], tangents[0])
     else:
