@@ -107,6 +107,47 @@ class WrapperTensor(Tensor):
     def size(self, dim=None):
         return self._inner.size(dim)
 
+    def stride(self, dim=None):
+        return self._inner.stride(dim)
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._inner.is_contiguous()
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # Values read out of a wrapper are its inner tensor's (vmap forbids them).
+    def item(self):
+        return self._inner.item()
+
+    def __float__(self) -> float:
+        return float(self._inner)
+
+    def __int__(self) -> int:
+        return int(self._inner)
+
+    def __complex__(self) -> complex:
+        return complex(self._inner)
+
+    def __index__(self) -> int:
+        return self._inner.__index__()
+
+    def __bool__(self) -> bool:
+        return bool(self._inner)
+
+    def tolist(self):
+        return self._inner.tolist()
+
+    def numpy(self, *, force: bool = False):
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._inner.numpy(force=True)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(lvl={self._level}, value={self._inner!r})"
 
@@ -190,6 +231,12 @@ def _make_view(src: Tensor, arr, op, attrs) -> Tensor:
     t._rg = False
     t._grad_fn = None
     t._ver = src._ver
+    link_view(t, src, op, attrs)
+    return t
+
+
+def link_view(t: Tensor, src: Tensor, op, attrs) -> None:
+    """Make t the view ``op(src)``: its root base and the chain of view ops from it."""
     if src._view is None:
         t._base = src
         t._view = (src, ((op, attrs),))
@@ -198,7 +245,6 @@ def _make_view(src: Tensor, arr, op, attrs) -> Tensor:
         t._base = root
         t._view = (root, chain + ((op, attrs),))
     t._view_ver = src._ver.v
-    return t
 
 
 def run_kernel(op, arrays: list, attrs: dict):

@@ -269,8 +269,13 @@ def _edge(t: Tensor):
 _NO_EDGE = (None, 0)
 
 
-def record(op, args: tuple, attrs: dict, outputs) -> None:
-    """Attach a node computing op's vjp to its outputs (level-0 tape)."""
+def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
+    """Attach a node computing op's vjp to its outputs.
+
+    At level 0 the node saves the arguments and outputs themselves. A grad level passes
+    ``inner = (inner_args, inner_outputs)``: the node saves those (one level down), so its
+    formulas run on them and record at the lower levels.
+    """
     node = _new(Node)
     node._seq = next(_seq)
     node.op = op
@@ -279,20 +284,27 @@ def record(op, args: tuple, attrs: dict, outputs) -> None:
     names = None
     lists = op.list_inputs
     saves = op.saves
+    # On a grad level only this level's tensors (those unwrapping changes) have edges.
+    own = args if inner is None else inner[0]
     i = 0
-    for a, f in zip(args, op.vjps):
+    for a, f, ia in zip(args, op.vjps, own):
         if i in lists:
             sub = [
-                _edge(t) if f is not None and isinstance(t, Tensor) and t._rg else _NO_EDGE
-                for t in a
+                _edge(t)
+                if f is not None
+                and isinstance(t, Tensor)
+                and t._rg
+                and (inner is None or t is not it)
+                else _NO_EDGE
+                for t, it in zip(a, ia)
             ]
             edges.extend(sub)
             meta.append([_meta(t) for t in a])
             if saves[i] and any(e[0] is not None for e in sub):
                 names = set(saves[i]) if names is None else names.union(saves[i])
         elif isinstance(a, Tensor):
-            meta.append((a._data.shape, a._data.dtype))
-            if f is not None and a._rg:
+            meta.append((a._data.shape, a._data.dtype) if not a._level else _meta(a))
+            if f is not None and a._rg and (inner is None or a is not ia):
                 edges.append(_edge(a))
                 if saves[i]:
                     names = set(saves[i]) if names is None else names.union(saves[i])
@@ -304,26 +316,27 @@ def record(op, args: tuple, attrs: dict, outputs) -> None:
         i += 1
     node.next_functions = tuple(edges)
     node.in_meta = meta
-    if op.nout == 1:
-        data = outputs._data
-        node._out_meta = ((data.shape, data.dtype),)
-        if data.dtype.kind in "fc":
-            outputs._grad_fn = node
-            outputs._rg = True
-    else:
-        diff = outputs[: op.ndiff]
-        node._out_meta = tuple((o._data.shape, o._data.dtype) for o in diff)
-        for k, o in enumerate(diff):
-            if o._data.dtype.kind in "fc":
-                o._grad_fn = node
-                o._rg = True
-                if k:
-                    o._out_nr = k
+    outs = (outputs,) if op.nout == 1 else outputs[: op.ndiff]
+    out_meta = []
+    for k, o in enumerate(outs):
+        m = (o._data.shape, o._data.dtype) if not o._level else _meta(o)
+        out_meta.append(m)
+        if m[1].kind in "fc":
+            o._grad_fn = node
+            o._rg = True
+            if k:
+                o._out_nr = k
+    node._out_meta = tuple(out_meta)
     saved = {}
     if names:
+        if inner is not None:
+            args, outputs = inner
         for n in names:
             if n == "result":
-                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
+                if inner is not None:  # inner outputs hold no reference to this node
+                    saved[n] = Saved(outputs, False) if op.nout == 1 else outputs
+                else:
+                    saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
                 continue
             if n.endswith("_shape") and n not in op.inputs:
                 v = args[op.inputs.index(n[:-6])]
@@ -371,7 +384,10 @@ class _SavedList(Saved):
 
 
 def _meta(a):
+    """(shape, numpy dtype) of a tensor argument; a wrapper's logical ones."""
     if isinstance(a, Tensor):
+        if a._level:
+            return (tuple(a.shape), a.dtype.np)
         return (a._data.shape, a._data.dtype)
     return None
 

@@ -31,8 +31,10 @@ def check_inplace(self: Tensor) -> None:
 
 
 def _requires_grad(t) -> bool:
-    """Whether t, or the level-0 tensor inside a transform's wrapper, requires grad."""
+    """Whether t, or a tensor inside a transform's wrapper, requires grad at its level."""
     while isinstance(t, WrapperTensor):
+        if t._rg:
+            return True
         t = t._inner
     return isinstance(t, Tensor) and t._rg
 
@@ -88,7 +90,12 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
             ) from None
         raise
     self._ver.v += 1
-    if not (result._rg and state.grad_enabled):
+    rehistory(self, result, result._rg)
+
+
+def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
+    """After self's values were overwritten by result's: self's (or its base's) history."""
+    if not (result_rg and state.grad_enabled):
         if self._view is not None:
             self._view_ver = self._ver.v
         return
@@ -120,7 +127,11 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
 
     root, chain = view._view
     attrs = {"chain": chain}
-    record(view_scatter, (root, result), attrs, root)
+    inner = None
+    if root._level:  # a grad level's view: its node saves the inner values
+        interp = root._interp
+        inner = ((interp.unwrap(root), interp.unwrap(result)), interp.unwrap(root))
+    record(view_scatter, (root, result), attrs, root, inner)
     _refresh(view)
 
 

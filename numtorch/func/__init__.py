@@ -6,14 +6,24 @@ from ._batched import (
     _set_vmap_fallback_enabled,
     _set_vmap_fallback_warning_enabled,
 )
+from ._grad import GradTrackingTensor, grad, grad_and_value, vjp
+from ._jacobian import hessian, jacfwd, jacrev, linearize
 from ._jvp import jvp
 from ._vmap import vmap
 
 __all__ = [
     "BatchedTensor",
+    "GradTrackingTensor",
     "_is_vmap_fallback_enabled",
     "_set_vmap_fallback_enabled",
     "_set_vmap_fallback_warning_enabled",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
     "jvp",
+    "linearize",
+    "vjp",
     "vmap",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
 from .._core.op import apply_jvp
 from .._core.tensor import Tensor
+from ._args import check_tensor_outputs, split_aux
 
 
 class DualTensor(WrapperTensor):
@@ -124,30 +125,18 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                 raise RuntimeError(
                     f"{_JVP}: Expected {what} to only contain Tensors, got {type(x)}"
                 )
+    for p in flat_p:
+        if not (p.dtype.is_floating_point or p.dtype.is_complex):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
     with JvpInterpreter() as interp:
         out = func(*tree_unflatten([interp.wrap(p, t) for p, t in zip(flat_p, flat_t)], spec))
-        aux = None
+        out, aux = split_aux(out, has_aux, _JVP)
         if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(
-                    f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux "
-                    "is True"
-                )
-            out, aux = out
             aux = tree_map(lambda x: interp.unwrap(x)[0], aux)
         flat_o, ospec = tree_flatten(out)
-        if not flat_o or (len(flat_o) == 1 and flat_o[0] is None):
-            raise RuntimeError(
-                f"{_JVP}: Expected f to be a function that has non-empty output (got output = "
-                f"{flat_o})"
-            )
+        check_tensor_outputs(flat_o, _JVP)
         ps, ts = [], []
         for o in flat_o:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(
-                    f"{_JVP}: expected f(*primals) to return only tensors, got unsupported type "
-                    f"{type(o)}"
-                )
             p, t = interp.unwrap(o)
             if t is None:
                 if strict:
