@@ -119,3 +119,11 @@ def broadcast_prefix(prefix, spec) -> list | None:
             return None
         out.extend(sub)
     return out
+
+
+def tree_pprint(spec) -> str:
+    """The structure as Python would print it, with ``*`` for each leaf (torch's
+    treespec_pprint)."""
+    if spec is LEAF:
+        return "*"
+    return repr(tree_unflatten([LEAF] * spec.num_leaves, spec))

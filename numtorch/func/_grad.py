@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch, link_view
-from .._core.pytree import tree_flatten, tree_map, tree_unflatten
+from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
 from ._args import check_argnums, check_tensor_outputs, replace_argnums, slice_argnums, split_aux
@@ -214,7 +214,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure "
-                f"of outputs to the function. cotangents: {ct_spec}, primal output: {out_spec}"
+                f"of outputs to the function. cotangents: {tree_pprint(ct_spec)}, primal output: "
+                f"{tree_pprint(out_spec)}"
             )
         for i, (o, c) in enumerate(zip(flat_out, flat_ct)):
             if tuple(c.shape) != tuple(o.shape):
