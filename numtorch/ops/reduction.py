@@ -394,10 +394,16 @@ def _no_dim(dim) -> bool:
     return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
 
 
+def _shares(mask, x, dim):
+    """1/count at the true elements of ``mask`` (count taken over ``dim``), 0 elsewhere,
+    in ``x``'s dtype (a bool / int quotient would be the default float32)."""
+    m = mask.to(x.dtype)
+    return m / _sum_dims(m, dim, True)
+
+
 def _ties_partial(x, r, dim):
     """The gradient of an extremum, split evenly among the elements equal to it."""
-    mask = x == r
-    return mask / _sum_dims(mask, dim, True)
+    return _shares(x == r, x, dim)
 
 
 def _extrema_errors(name):
@@ -1239,8 +1245,7 @@ def _notnan(x, r, dim):
 
 
 def _nanmean_partial(x, r, dim):
-    m = x == x
-    return m / _sum_dims(m, dim, True)
+    return _shares(x == x, x, dim)
 
 
 nansum = reduction("nansum", _nansum, _notnan, samples=_nan_samples, dtypes=_INTS, out=True)
@@ -1403,8 +1408,7 @@ def _median_samples(make):
 
 def _median_partial(x, r):
     """Split evenly among the elements equal to the median, or among the NaNs if it is NaN."""
-    mask = (x == r) | ((x != x) & (r != r))
-    return mask / mask.sum()
+    return _shares((x == r) | ((x != x) & (r != r)), x, None)
 
 
 def _median_errors(make):
