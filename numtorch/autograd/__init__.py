@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._core.dispatch import set_recorder
-from . import forward_ad, graph, views  # noqa: F401
+from . import forward_ad, functional, graph, views  # noqa: F401
 from .engine import backward, grad
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .graph import record
