@@ -333,16 +333,29 @@ def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
     return x.prod(axis=dim1(dim, x.ndim) if x.ndim else (), keepdims=keepdim)
 
 
+def _has_zero(x) -> bool:
+    """Whether the cheap formula (dividing by x) is unsafe. Inside a transform the data
+    cannot steer control flow, so the exact formula is taken there."""
+    return x.dim() > 0 and (x._level > 0 or bool((x == 0).any()))
+
+
 def _prod_partial(x, r, dim):
-    """d prod / d x_i = prod of the others; exact when the slice holds one zero."""
+    """d prod / d x_i = the product of the others: r / x without zeros, else the products
+    before and after i (no division, so exact at every order whatever the zeros)."""
     import numtorch as nt
 
-    zero = x == 0
-    nz = _sum_dims(zero, dim, True) if x.dim() else zero.long()
-    others = prod.fn(nt.where(zero, 1.0, x), None if dim is None or not x.dim() else dim, True)
-    if dim is None and x.dim():
-        others = others.reshape([1] * x.dim())
-    return nt.where(zero, nt.where(nz == 1, others, 0.0), r / nt.where(zero, 1.0, x))
+    if x.dim() == 0:
+        return nt.ones_like(x)
+    if not _has_zero(x):
+        return r / x
+    y, d = (x.reshape(-1), 0) if dim is None else (x, dim1(dim, x.dim()))
+    n = y.shape[d]
+    if n == 0:
+        return nt.zeros_like(x)
+    one = nt.ones_like(y.narrow(d, 0, 1))
+    before = nt.cat([one, y.narrow(d, 0, n - 1)], d).cumprod(d)
+    after = nt.cat([y.narrow(d, 1, n - 1), one], d).flip(d).cumprod(d).flip(d)
+    return (before * after).reshape(x.shape)
 
 
 def _prod_samples(make):
@@ -1081,12 +1094,6 @@ def _cumprod_others(x, d: int):
     i, k = nt.arange(n).reshape(n, 1), nt.arange(n)
     c = nt.where(i == k, 1.0, x.movedim(d, -1).unsqueeze(-2)).cumprod(-1)
     return nt.where(k >= i, c, 0.0)
-
-
-def _has_zero(x) -> bool:
-    """Whether the cheap formula (dividing by x) is unsafe. Inside a transform the data
-    cannot steer control flow, so the exact formula is taken there."""
-    return x.dim() > 0 and (x._level > 0 or bool((x == 0).any()))
 
 
 def _cumprod_vjp(g, x, result, dim):
