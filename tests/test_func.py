@@ -82,6 +82,17 @@ def test_per_sample_gradients_match_a_loop_and_torch():
         np.testing.assert_allclose(got[k].numpy(), ref[k].numpy(), rtol=1e-10, atol=1e-12)
 
 
+def test_per_sample_gradients_of_a_wide_layer():
+    # 96 x 48 weights: the per-sample gradients are a stack of large outer products
+    def f(lib, w, xs, ts):
+        loss = lambda w, x, t: ((lib.tanh(w @ x) - t) ** 2).sum()  # noqa: E731
+        return lib.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(w, xs, ts)
+
+    both(f, arr(96, 48), arr(5, 48, seed=1), arr(5, 96, seed=2), rtol=1e-10, atol=1e-12)
+    xs = (arr(96, 48), arr(5, 48, seed=1), arr(5, 96, seed=2))
+    both(lambda lib, *a: f(lib, *(x.float() for x in a)), *xs, rtol=1e-4, atol=1e-5)
+
+
 def test_per_sample_gradients_with_vmap_over_vjp_and_chunks():
     def f(lib, w, xs):
         def one(x):
@@ -286,7 +297,7 @@ def test_grad_respects_inner_no_grad_and_ignores_outer():
 def test_detach_and_item_inside_grad():
     def f(lib, x):
         def fn(x):
-            k = float(x.sum().item())
+            k = float(x.sum().item()) + x.nelement() + x.ndimension() + len(x)
             return (x.detach() * x).sum() * k
 
         return lib.func.grad(fn)(x)

@@ -77,7 +77,8 @@ class WrapperTensor(Tensor):
     @property
     def _data(self):
         # Reached at level 0 only by a wrapper whose transform has returned.
-        _check_alive((self,))
+        if not self._interp.alive:
+            _raise_escaped(self)
         raise RuntimeError(
             f"{type(self).__name__} has no storage of its own; it belongs to a transform"
         )
@@ -89,12 +90,16 @@ class WrapperTensor(Tensor):
     def dim(self) -> int:
         return self._inner.dim()
 
+    ndimension = dim
+
     @property
     def ndim(self) -> int:
         return self._inner.dim()
 
     def numel(self) -> int:
         return self._inner.numel()
+
+    nelement = numel
 
     @property
     def dtype(self):
@@ -155,12 +160,17 @@ class WrapperTensor(Tensor):
 
 
 def _max_level(args) -> int:
+    """The highest transform level among the arguments; a wrapper whose transform has
+    returned is an error."""
     lvl = 0
     for a in args:
         if isinstance(a, Tensor):
             lv = a._level
-            if lv > lvl:
-                lvl = lv
+            if lv:
+                if not a._interp.alive:
+                    _raise_escaped(a)
+                if lv > lvl:
+                    lvl = lv
         elif isinstance(a, (list, tuple)):
             lv = _max_level(a)
             if lv > lvl:
@@ -168,22 +178,16 @@ def _max_level(args) -> int:
     return lvl
 
 
-def _check_alive(args) -> None:
-    for a in args:
-        if isinstance(a, WrapperTensor):
-            if not a._interp.alive:
-                raise RuntimeError(
-                    f"a {type(a).__name__} escaped the transform that created it and was "
-                    "used after the transform returned"
-                )
-        elif isinstance(a, (list, tuple)):
-            _check_alive(a)
+def _raise_escaped(a) -> None:
+    raise RuntimeError(
+        f"a {type(a).__name__} escaped the transform that created it and was used after the "
+        "transform returned"
+    )
 
 
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
     if state.stack:
-        _check_alive(args)
         lvl = _max_level(args)
         if op.random:
             ceiling = state.random_ceiling

@@ -77,11 +77,14 @@ class GradInterpreter(Interpreter):
 
     def process(self, op, args: tuple, attrs: dict):
         unwrap = self.unwrap
-        inner = tuple(
-            [unwrap(x) for x in a] if i in op.list_inputs and isinstance(a, (list, tuple))
-            else unwrap(a)
-            for i, a in enumerate(args)
-        )  # fmt: skip
+        if op.list_inputs:
+            inner = tuple(
+                [unwrap(x) for x in a] if i in op.list_inputs and isinstance(a, (list, tuple))
+                else unwrap(a)
+                for i, a in enumerate(args)
+            )  # fmt: skip
+        else:
+            inner = tuple([unwrap(a) for a in args])
         out = dispatch(op, inner, attrs)
         if op.nout == 1:
             src = args[0]
