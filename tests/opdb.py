@@ -137,3 +137,26 @@ def set_path(args, path, value):
         sub[j] = value
         args[i] = type(args[i])(sub) if isinstance(args[i], tuple) else sub
     return tuple(args)
+
+
+def differentiable_ops():
+    """Ops with samples, a gradient and a jvp rule (not random)."""
+    return [
+        op
+        for op in ops_with_samples()
+        if op.ndiff and not op.random and not op.test.get("no_grad_test") and op.jvp is not None
+    ]
+
+
+def float_paths(op, args):
+    """Positions of the differentiable float tensors among a sample's arguments."""
+    return [p for p in float_arg_positions(args) if op.grad_args is None or p[0] in op.grad_args]
+
+
+def float_leaves(out):
+    return [o for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
+
+
+def float_outputs(op, s):
+    """The float outputs of op on sample s."""
+    return float_leaves(resolve(nt, op.api)(*to_nt(s.args), **to_nt(s.kwargs)))

@@ -8,10 +8,12 @@ import pytest
 import torch
 from opdb import (
     as_numpy,
-    float_arg_positions,
+    differentiable_ops,
+    float_leaves,
+    float_outputs,
+    float_paths,
     get_path,
     leaves,
-    ops_with_samples,
     resolve,
     samples,
     set_path,
@@ -21,28 +23,8 @@ from opdb import (
 
 import numtorch as nt
 import numtorch.autograd.forward_ad as fwAD
-from numtorch.func import _set_vmap_fallback_enabled
 
-OPS = [
-    op
-    for op in ops_with_samples()
-    if op.ndiff and not op.random and not op.test.get("no_grad_test") and op.jvp is not None
-]
-
-
-def _float_paths(op, args):
-    return [p for p in float_arg_positions(args) if op.grad_args is None or p[0] in op.grad_args]
-
-
-def _floats(out):
-    return [o for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
-
-
-@pytest.fixture
-def no_fallback():
-    _set_vmap_fallback_enabled(False)
-    yield
-    _set_vmap_fallback_enabled(True)
+OPS = differentiable_ops()
 
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OPS])
@@ -50,7 +32,7 @@ def test_forward_ad_matches_finite_differences(op):
     fn = resolve(nt, op.api)
     rng = np.random.default_rng(0)
     for s in samples(op, "float64"):
-        paths = _float_paths(op, s.args)
+        paths = float_paths(op, s.args)
         if not paths:
             continue
         tans = [rng.standard_normal(get_path(s.args, p).shape) for p in paths]
@@ -71,7 +53,7 @@ def test_forward_ad_matches_finite_differences(op):
             args = s.args
             for p, t in zip(paths, tans):
                 args = set_path(args, p, np.asarray(get_path(s.args, p) + sign * eps * t))
-            return [as_numpy(o) for o in _floats(fn(*to_nt(args), **to_nt(s.kwargs)))]
+            return [as_numpy(o) for o in float_leaves(fn(*to_nt(args), **to_nt(s.kwargs)))]
 
         for g, hi, lo in zip(got, at(1), at(-1)):
             np.testing.assert_allclose(
@@ -79,27 +61,24 @@ def test_forward_ad_matches_finite_differences(op):
             )
 
 
-def _floats_out(op, s):
-    return _floats(resolve(nt, op.api)(*to_nt(s.args), **to_nt(s.kwargs)))
-
-
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OPS])
 def test_func_jvp_matches_torch_and_composes_with_vmap(op, no_fallback):
     fn = resolve(nt, op.api)
     rng = np.random.default_rng(1)
     s = next(
-        (s for s in samples(op, "float64") if _float_paths(op, s.args) and _floats_out(op, s)), None
+        (s for s in samples(op, "float64") if float_paths(op, s.args) and float_outputs(op, s)),
+        None,
     )
     if s is None:
         return
-    paths = _float_paths(op, s.args)
+    paths = float_paths(op, s.args)
     kw = to_nt(s.kwargs)
 
     def f(*xs):
         args = to_nt(s.args)
         for p, x in zip(paths, xs):
             args = set_path(args, p, x)
-        return tuple(_floats(fn(*args, **kw)))
+        return tuple(float_leaves(fn(*args, **kw)))
 
     prim = tuple(nt.tensor(get_path(s.args, p)) for p in paths)
     tans = tuple(nt.tensor(rng.standard_normal(x.shape)) for x in prim)

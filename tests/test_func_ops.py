@@ -13,11 +13,24 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import torch
-from opdb import as_numpy, get_path, leaves, resolve, samples, set_path, to_nt, to_torch
-from test_forward_ad import OPS, _float_paths, _floats, _floats_out, no_fallback  # noqa: F401
+from opdb import (
+    as_numpy,
+    differentiable_ops,
+    float_leaves,
+    float_outputs,
+    float_paths,
+    get_path,
+    leaves,
+    resolve,
+    samples,
+    set_path,
+    to_nt,
+    to_torch,
+)
 
 import numtorch as nt
 
+OPS = differentiable_ops()
 B = 2
 EPS = 1e-6
 FD_TOL = {"rtol": 1e-5, "atol": 1e-6}
@@ -46,15 +59,15 @@ def _sub(args, paths, xs):
 def _case(op, k: int = 0) -> Case | None:
     """The k-th float64 sample with float inputs and outputs (the first, as in
     test_forward_ad, by default)."""
-    usable = (s for s in samples(op, "float64") if _float_paths(op, s.args) and _floats_out(op, s))
+    usable = (s for s in samples(op, "float64") if float_paths(op, s.args) and float_outputs(op, s))
     s = next(itertools.islice(usable, k, None), None)
     if s is None:
         return None
-    paths = _float_paths(op, s.args)
+    paths = float_paths(op, s.args)
     fn, kw = resolve(nt, op.api), to_nt(s.kwargs)
 
     def f(*xs):
-        return tuple(_floats(fn(*_sub(to_nt(s.args), paths, xs), **kw)))
+        return tuple(float_leaves(fn(*_sub(to_nt(s.args), paths, xs), **kw)))
 
     tf = None
     if not op.test.get("no_oracle"):

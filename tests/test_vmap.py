@@ -248,13 +248,6 @@ def test_fallback_records_autograd_and_can_be_disabled():
 
 
 # ------------------------------------------------------------------ the tutorial's cases
-@pytest.fixture
-def no_fallback():
-    _set_vmap_fallback_enabled(False)
-    yield
-    _set_vmap_fallback_enabled(True)
-
-
 def test_batched_dot_products(no_fallback):
     both(lambda lib, a, b: lib.vmap(lib.dot)(a, b), arr(2, 5), arr(2, 5, seed=1))
 

@@ -12,16 +12,11 @@ import pytest
 import torch
 
 import numtorch as nt
-from numtorch.func import _set_vmap_fallback_enabled
 
 B = 3
 
 
-@pytest.fixture(autouse=True)
-def no_fallback():
-    _set_vmap_fallback_enabled(False)
-    yield
-    _set_vmap_fallback_enabled(True)
+pytestmark = pytest.mark.usefixtures("no_fallback")
 
 
 def rng(seed=0):

@@ -13,7 +13,6 @@ import pytest
 from opdb import samples, to_nt
 
 import numtorch as nt
-from numtorch.func import _set_vmap_fallback_enabled
 from numtorch.ops._families import METHODS
 
 INPLACE = sorted((name, op) for name, (op, kind) in METHODS.items() if kind == "inplace")
@@ -37,11 +36,7 @@ def _cases(op):
     return [g for g in groups if _usable(op, g[0])][:3]
 
 
-@pytest.fixture(autouse=True)
-def no_fallback():
-    _set_vmap_fallback_enabled(False)
-    yield
-    _set_vmap_fallback_enabled(True)
+pytestmark = pytest.mark.usefixtures("no_fallback")
 
 
 @pytest.mark.parametrize("name,op", [pytest.param(n, op, id=n) for n, op in INPLACE])

@@ -19,7 +19,6 @@ import torch
 from opdb import as_numpy, leaves, ops_with_samples, resolve, samples, to_nt, to_torch
 
 import numtorch as nt
-from numtorch.func import _set_vmap_fallback_enabled
 
 OPS = [op for op in ops_with_samples() if not op.random]
 SWEEP = [op for op in OPS if op.test.get("vmap") != "dynamic"]
@@ -130,13 +129,6 @@ def _check(got, want, what, dtype):
 def _fn(op, kwargs):
     f = resolve(nt, op.api)
     return lambda *a: f(*a, **kwargs)
-
-
-@pytest.fixture
-def no_fallback():
-    _set_vmap_fallback_enabled(False)
-    yield
-    _set_vmap_fallback_enabled(True)
 
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in SWEEP])
