@@ -356,6 +356,12 @@ def test_grad_tracking_tensor_repr_and_state():
 
 
 # ------------------------------------------------------------------ errors
+def _vjp_twice(lib, x):
+    vjp_fn = lib.func.vjp(lambda x: (x.sin() * x).exp(), x)[1]
+    vjp_fn(x, retain_graph=False)
+    return vjp_fn(x)
+
+
 ERRORS = {
     "non-scalar output": lambda lib, x: lib.func.grad(lambda x: x)(x),
     "non-tensor output": lambda lib, x: lib.func.grad(lambda x: 3.0)(x),
@@ -377,6 +383,7 @@ ERRORS = {
     "vjp integer output": lambda lib, x: lib.func.vjp(lambda x: x.long(), x),
     "vjp cotangent structure": lambda lib, x: lib.func.vjp(lambda x: (x, x), x)[1](x),
     "vjp cotangent shape": lambda lib, x: lib.func.vjp(lambda x: x, x)[1](x[:2]),
+    "vjp_fn after retain_graph=False": lambda lib, x: _vjp_twice(lib, x),
     "jacrev chunk_size 0": lambda lib, x: lib.func.jacrev(lambda x: x, chunk_size=0)(x),
     "jacrev non-tensor output": lambda lib, x: lib.func.jacrev(lambda x: 3)(x),
     "jacfwd non-tensor output": lambda lib, x: lib.func.jacfwd(lambda x: 3)(x),
