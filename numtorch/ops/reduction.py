@@ -659,27 +659,19 @@ def _argmax_samples(make):
     yield S((distinct(make, ()), 0))
 
 
-argmax = method(
-    defop(
-        "argmax",
-        _argext("argmax", "argmax"),
-        nin=1,
-        samples=_argmax_samples,
-        batch_rule=_FLAT,
-        test={"dtypes": _INTS},
-        out=True,
+argmax, argmin = (
+    method(
+        defop(
+            name,
+            _argext(name, name),
+            nin=1,
+            samples=_argmax_samples,
+            batch_rule=_FLAT,
+            test={"dtypes": _INTS},
+            out=True,
+        )  # fmt: skip
     )
-)
-argmin = method(
-    defop(
-        "argmin",
-        _argext("argmin", "argmin"),
-        nin=1,
-        samples=_argmax_samples,
-        batch_rule=_FLAT,
-        test={"dtypes": _INTS},
-        out=True,
-    )
+    for name in ("argmax", "argmin")
 )
 
 
