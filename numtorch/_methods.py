@@ -159,18 +159,9 @@ def _to(self, *args, **kwargs) -> Tensor:
     return out
 
 
-_TYPE_STRINGS = {
-    "torch.FloatTensor": dt.float32, "torch.DoubleTensor": dt.float64,
-    "torch.LongTensor": dt.int64, "torch.IntTensor": dt.int32, "torch.BoolTensor": dt.bool_,
-    "torch.HalfTensor": dt.float16,
-}  # fmt: skip
-
-
 def _type(self, dtype=None, non_blocking=False):
     if dtype is None:
-        from .autograd.graph import _TYPE_NAMES
-
-        return "torch." + _TYPE_NAMES[self.dtype.name]
+        return self.dtype.tensor_type
     if isinstance(dtype, str):
-        dtype = _TYPE_STRINGS[dtype]
+        dtype = dt.from_tensor_type(dtype)
     return _to(self, dtype)

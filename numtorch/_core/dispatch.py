@@ -292,11 +292,9 @@ def write_out(out, result):
         )
     rd, od = result.dtype, out.dtype
     if rd != od and rd._kind > od._kind:
-        from ..autograd.views import _SCALAR_NAMES
-
         raise RuntimeError(
-            f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
-            f"{_SCALAR_NAMES[od.name]}"
+            f"result type {rd.scalar_name} can't be cast to the desired output type "
+            f"{od.scalar_name}"
         )
     if out._data.shape != result._data.shape:
         out._data = np.empty(result._data.shape, out._data.dtype)

@@ -8,10 +8,15 @@ import numpy as np
 class dtype:
     """A tensor element type; wraps a NumPy dtype."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind")
+    __slots__ = (
+        "name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind",
+        "scalar_name", "cpp_name",
+    )  # fmt: skip
 
-    def __init__(self, name: str, np_dtype, kind: int):
+    def __init__(self, name: str, np_dtype, kind: int, scalar_name: str, cpp_name: str):
         self.name = name
+        self.scalar_name = scalar_name  # PyTorch's ScalarType name in messages: "Float"
+        self.cpp_name = cpp_name  # the C++ type in PyTorch's messages: "float", "long int"
         self.np = np.dtype(np_dtype)
         self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = kind == 2
@@ -21,6 +26,11 @@ class dtype:
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
+
+    @property
+    def tensor_type(self) -> str:
+        """The legacy tensor type name, ``Tensor.type()``: "torch.FloatTensor"."""
+        return f"torch.{self.scalar_name}Tensor"
 
     def __reduce__(self):
         return (_by_name, (self.name,))
@@ -32,25 +42,38 @@ class dtype:
         return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
 
 
-bool_ = dtype("bool", np.bool_, 0)
-uint8 = dtype("uint8", np.uint8, 1)
-int8 = dtype("int8", np.int8, 1)
-int16 = dtype("int16", np.int16, 1)
-int32 = dtype("int32", np.int32, 1)
-int64 = dtype("int64", np.int64, 1)
-float16 = dtype("float16", np.float16, 2)
-float32 = dtype("float32", np.float32, 2)
-float64 = dtype("float64", np.float64, 2)
-complex64 = dtype("complex64", np.complex64, 3)
-complex128 = dtype("complex128", np.complex128, 3)
+bool_ = dtype("bool", np.bool_, 0, "Bool", "bool")
+uint8 = dtype("uint8", np.uint8, 1, "Byte", "unsigned char")
+int8 = dtype("int8", np.int8, 1, "Char", "signed char")
+int16 = dtype("int16", np.int16, 1, "Short", "short int")
+int32 = dtype("int32", np.int32, 1, "Int", "int")
+int64 = dtype("int64", np.int64, 1, "Long", "long int")
+float16 = dtype("float16", np.float16, 2, "Half", "c10::Half")
+float32 = dtype("float32", np.float32, 2, "Float", "float")
+float64 = dtype("float64", np.float64, 2, "Double", "double")
+complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat", "c10::complex<float>")
+complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble", "c10::complex<double>")
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 _FROM_NP = {d.np: d for d in ALL}
 _NAMES = {d.name: d for d in ALL}
+_TENSOR_TYPES = {d.tensor_type: d for d in ALL}
 
 
 def _by_name(name: str) -> dtype:
     return _NAMES[name]
+
+
+def of(d) -> dtype:
+    """The dtype of a numtorch dtype, a NumPy dtype, or anything with a ``dtype``."""
+    if isinstance(d, dtype):
+        return d
+    return from_np(np.dtype(getattr(d, "dtype", d)))
+
+
+def from_tensor_type(name: str) -> dtype:
+    """The dtype of a legacy tensor type name ("torch.FloatTensor")."""
+    return _TENSOR_TYPES[name]
 
 
 def from_np(np_dtype) -> dtype:

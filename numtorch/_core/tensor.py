@@ -175,8 +175,8 @@ class Tensor:
             if value.dtype != self.dtype:
                 raise RuntimeError(
                     "attempting to assign a gradient with dtype "
-                    f"'{_scalar_name(value.dtype)}' to a tensor with dtype "
-                    f"'{_scalar_name(self.dtype)}'. Please ensure that the gradient "
+                    f"'{value.dtype.cpp_name}' to a tensor with dtype "
+                    f"'{self.dtype.cpp_name}'. Please ensure that the gradient "
                     "and the tensor have the same dtype"
                 )
             if value.shape != self.shape:
@@ -374,16 +374,6 @@ class ViewTensor(Tensor):
         if self._view_ver != self._ver.v:
             _refresh_view[0](self)
         return self._grad_fn
-
-
-def _scalar_name(d: dt.dtype) -> str:
-    names = {
-        "float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-        "int32": "int", "bool": "bool", "complex64": "c10::complex<float>",
-        "complex128": "c10::complex<double>", "int16": "short int", "int8": "signed char",
-        "uint8": "unsigned char",
-    }  # fmt: skip
-    return names[d.name]
 
 
 _new = object.__new__

@@ -20,13 +20,6 @@ FREED = (
     "calling backward."
 )
 
-_TYPE_NAMES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-    "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-    "complex128": "ComplexDoubleTensor",
-}  # fmt: skip
-
 
 class Node:
     """A backward function (torch.autograd.graph.Node)."""
@@ -196,7 +189,7 @@ class Saved:
             data, fn, nr = self.t._data, self.t._grad_fn, self.t._out_nr
         from .._core.dtype import from_np
 
-        typ = _TYPE_NAMES[from_np(data.dtype).name]
+        typ = from_np(data.dtype).tensor_type[len("torch.") :]
         sizes = ", ".join(str(s) for s in data.shape)
         where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
         raise RuntimeError(

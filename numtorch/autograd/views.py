@@ -6,12 +6,6 @@ from .._core.dispatch import WrapperTensor, dispatch
 from .._core.state import state
 from .._core.tensor import Tensor, _refresh_view, _rg_slot
 
-_SCALAR_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
-
 
 def check_inplace(self: Tensor) -> None:
     """PyTorch's errors for in-place writes into leaves that require grad."""
@@ -65,8 +59,8 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     sd, rd = self.dtype, result.dtype
     if rd != sd and rd._kind > sd._kind:
         raise RuntimeError(
-            f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
-            f"{_SCALAR_NAMES[sd.name]}"
+            f"result type {rd.scalar_name} can't be cast to the desired output type "
+            f"{sd.scalar_name}"
         )
     if tuple(result.shape) != tuple(self.shape):
         raise RuntimeError(

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.op import LINEAR, ErrorInput, defop
-from .._core.tensor import Tensor, _scalar_name
+from .._core.tensor import Tensor
 from ..testing.samples import S
 from . import pointwise
 from ._batching import elementwise
@@ -17,10 +17,6 @@ from .comparison import where
 
 _LN2 = math.log(2.0)
 _INT_FLOAT = ("float32", "float64", "int64")
-_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-}  # fmt: skip
 
 
 def _is_int(a) -> bool:
@@ -257,7 +253,7 @@ def _float_power_inplace(self: Tensor, exponent) -> Tensor:
 
     if self.dtype is not dt.float64 and self.dtype is not dt.complex128:
         raise RuntimeError(
-            f"the base given to float_power_ has dtype {_NAMES.get(self.dtype.name, self.dtype.name)} "
+            f"the base given to float_power_ has dtype {self.dtype.scalar_name} "
             "but the operation's result requires dtype Double"
         )
     return run_inplace(float_power, self, (exponent,), {})
@@ -539,13 +535,13 @@ def _prep_lerp(arrays, attrs):
     for name, a in (("end", end), ("weight", weight)):
         if hasattr(a, "dtype") and a.dtype != input.dtype and (name == "end" or a.ndim):
             raise RuntimeError(
-                f"expected dtype {_scalar_name(dt.from_np(input.dtype))} for `{name}` but got "
-                f"dtype {_scalar_name(dt.from_np(a.dtype))}"
+                f"expected dtype {dt.of(input).cpp_name} for `{name}` but got "
+                f"dtype {dt.of(a).cpp_name}"
             )
     arrays, odt = promote(arrays, attrs) if tensor_weight else (arrays, None)
     if arrays[0].dtype.kind in "biu":
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
-        name = _NAMES.get(str(arrays[0].dtype), str(arrays[0].dtype))
+        name = dt.of(arrays[0]).scalar_name
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     return arrays, odt
 
@@ -681,7 +677,7 @@ def _int_only(name: str):
         for a in arrays:
             if hasattr(a, "dtype") and a.dtype.kind not in "biu":
                 raise NotImplementedError(
-                    f"\"{name}_cpu\" not implemented for '{_NAMES.get(str(a.dtype), str(a.dtype))}'"
+                    f"\"{name}_cpu\" not implemented for '{dt.of(a).scalar_name}'"
                 )
             if isinstance(a, float):
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
@@ -735,7 +731,7 @@ bitwise_xor = _bitwise("bitwise_xor", lambda xp, input, other: xp.bitwise_xor(in
 def _bitwise_not(xp, input):
     if input.dtype.kind not in "biu":
         raise NotImplementedError(
-            f"\"bitwise_not_cpu\" not implemented for '{_NAMES.get(str(input.dtype), str(input.dtype))}'"
+            f"\"bitwise_not_cpu\" not implemented for '{dt.of(input).scalar_name}'"
         )
     return xp.invert(input)
 

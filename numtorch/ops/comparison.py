@@ -157,10 +157,8 @@ inplace(logical_not)
 # ------------------------------------------------------------------ closeness
 def _dtype_name(a) -> str:
     from .._core import dtype as dt
-    from ..autograd.views import _SCALAR_NAMES
 
-    n = dt.from_np(a.dtype).name
-    return _SCALAR_NAMES.get(n, n)
+    return dt.of(a).scalar_name
 
 
 def _isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, defop
 from .._core.tensor import Tensor, wrap_dim
@@ -16,9 +17,6 @@ from ._batching import front, generator, lrank, materialize, pad_to, pdim
 from ._families import inplace, method
 
 _INT_KINDS = "iu"
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool",
-                "int32": "Int", "int64": "Long", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}  # fmt: skip
 
 
 def _nt():
@@ -28,7 +26,7 @@ def _nt():
 
 
 def _tname(a) -> str:
-    return _TORCH_NAMES.get(np.dtype(a.dtype).name, str(a.dtype))
+    return dt.of(a).scalar_name
 
 
 # ------------------------------------------------------------------ index checks
@@ -147,7 +145,7 @@ def _flat_oob():
 def _check_index_dtype(index, msg: str) -> None:
     """Raise ``msg`` (with ``{}`` for the dtype's name) unless index has an integer dtype."""
     if isinstance(index, Tensor) and index.dtype.np.kind not in _INT_KINDS:
-        raise RuntimeError(msg.format(_TORCH_NAMES.get(index.dtype.name, index.dtype.name)))
+        raise RuntimeError(msg.format(index.dtype.scalar_name))
 
 
 # ------------------------------------------------------------------ basic indexing (views)
@@ -362,7 +360,7 @@ def _index_put_mask(ax, x, xb, m, mb, d, v, vb, acc):
     elif v.dtype != x.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
-            f"{_TORCH_NAMES[x.dtype.name]} for the destination and {_TORCH_NAMES[v.dtype.name]} "
+            f"{x.dtype.scalar_name} for the destination and {v.dtype.scalar_name} "
             "for the source."
         )
     v = _fit_rank(v, vb, d + 1 + rest)
@@ -1649,7 +1647,7 @@ def _masked_fill_rule(ax, args, bdims, attrs):
     if mask.dtype.name != "bool":
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{_TORCH_NAMES.get(mask.dtype.name, mask.dtype.name).lower()}"
+            f"{mask.dtype.scalar_name.lower()}"
         )
     v = front(value, vb).to(x.dtype).reshape(ax.size, *((1,) * rank))
     return _nt().where(mf, v, xf), 0

@@ -11,20 +11,13 @@ import math
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.op import ErrorInput, Op, defop
 from ..testing.samples import S
 from ._batching import elementwise
 from ._families import LINEAR, UNARY_SHAPES, binary, inplace, method, promote, unary
 
 # ------------------------------------------------------------------ helpers
-_SCALAR_NAMES = {
-    "bool": "Bool",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-}
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _2_SQRTPI = 2.0 / math.sqrt(math.pi)
@@ -34,9 +27,7 @@ _RAD = 180.0 / math.pi
 
 
 def _not_implemented(kernel_name: str, a) -> None:
-    raise RuntimeError(
-        f"\"{kernel_name}\" not implemented for '{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}'"
-    )
+    raise RuntimeError(f"\"{kernel_name}\" not implemented for '{dt.of(a).scalar_name}'")
 
 
 def _special(xp):

@@ -20,7 +20,7 @@ from .._core.device import device as Device
 from .._core.dispatch import dispatch, write_out
 from .._core.op import defop
 from .._core.state import state
-from .._core.tensor import Tensor, _scalar_name
+from .._core.tensor import Tensor
 from ._batching import RANDOM_ERROR, generator, random_factory
 from .creation import Generator, _generators, _size, require_grad, rng
 
@@ -33,11 +33,6 @@ _P_RANGE = (
     "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
     "improved?  If so, please report an enhancement request to PyTorch.)"
 )
-_TORCH_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
 
 
 def _num(x) -> str:
@@ -46,7 +41,7 @@ def _num(x) -> str:
 
 
 def _not_implemented(kernel: str, d: dt.dtype):
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{_TORCH_NAMES[d.name]}'")
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_name}'")
 
 
 # ------------------------------------------------------------------ kernels
@@ -168,9 +163,9 @@ def _check_int_range(low: int, high: int, d: dt.dtype) -> None:
         return
     info = np.iinfo(d.np)
     if low < info.min:
-        raise RuntimeError(f"from is out of bounds for {_scalar_name(d)}")
+        raise RuntimeError(f"from is out of bounds for {d.cpp_name}")
     if high - 1 > info.max:
-        raise RuntimeError(f"to - 1 is out of bounds for {_scalar_name(d)}")
+        raise RuntimeError(f"to - 1 is out of bounds for {d.cpp_name}")
 
 
 def _finish(out, result: Tensor, requires_grad: bool) -> Tensor:
@@ -476,7 +471,7 @@ def _dropout(input, p: float, train: bool, inplace: bool):
     d = input.dtype
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError(
-            f"result type Float can't be cast to the desired output type {_TORCH_NAMES[d.name]}"
+            f"result type Float can't be cast to the desired output type {d.scalar_name}"
         )
     q = 1 - p
     real = dt.from_np(_real(d.np))
@@ -546,7 +541,7 @@ def _exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
     if not d.is_floating_point:
         raise RuntimeError(
             "Exponential distribution is a continuous probability distribution. dtype must be "
-            f"a floating point but you specified {_TORCH_NAMES[d.name]}"
+            f"a floating point but you specified {d.scalar_name}"
         )
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")

@@ -78,11 +78,8 @@ def _need_float(name: str, x, dtype=None) -> None:
     if dtype is None and x.dtype.kind not in "fc":
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {_TNAME[x.dtype.kind]}"
+            f"point or complex dtype. Got: {dt.of(x).scalar_name}"
         )
-
-
-_TNAME = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float"}
 
 
 def _sig(names: tuple) -> inspect.Signature:
@@ -840,7 +837,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if x.dtype.kind not in "fc":
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            + _TNAME[x.dtype.kind]
+            + dt.of(x).scalar_name
         )
     if dtype is not None:
         x = x.astype(dtype.np)
@@ -1222,7 +1219,7 @@ def _nansum(xp, x, dim=None, keepdim=False, *, dtype=None):
 def _nanmean(xp, x, dim=None, keepdim=False, *, dtype=None):
     if x.dtype.kind not in "fc":
         raise RuntimeError(
-            f"nanmean(): expected input to have floating point or complex dtype but got {_TNAME[x.dtype.kind]}"
+            f"nanmean(): expected input to have floating point or complex dtype but got {dt.of(x).scalar_name}"
         )
     if dtype is not None:
         x = x.astype(dtype.np)
