@@ -25,6 +25,7 @@ from ._core.state import is_grad_enabled, is_inference_mode_enabled
 from ._core.tensor import Size, Tensor
 from . import ops as _ops  # registers every op
 from . import autograd, func, linalg, nn, special
+from .autograd import forward_ad, functional  # noqa: F401  (torch.autograd.functional)
 from .func import vmap
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .ops.creation import *  # noqa: F403

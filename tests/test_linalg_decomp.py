@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import numtorch as nt
-from numtorch._core.op import apply_jvp
+from numtorch.func._jvp import apply_jvp
 from numtorch.ops import linalg as L
 
 RNG = np.random.default_rng(0)

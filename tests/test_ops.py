@@ -22,7 +22,7 @@ from opdb import (
 )
 
 import numtorch as nt
-from numtorch._core.op import apply_jvp
+from numtorch.func._jvp import apply_jvp
 from numtorch.testing.trace import TraceInterpreter
 
 OPS = ops_with_samples()

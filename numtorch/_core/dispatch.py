@@ -11,19 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import upcalls
 from .device import _cuda_used
 from .state import state
 from .tensor import Tensor, ViewTensor, _make, _new
 
 _EMPTY: dict = {}
 _ndarray = np.ndarray
-
-# Set by numtorch.autograd: record(op, args, attrs, outputs) attaches a node to the outputs.
-_recorder = [None]
-
-
-def set_recorder(fn) -> None:
-    _recorder[0] = fn
 
 
 class Interpreter:
@@ -222,7 +216,7 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     else:
         res = tuple(_make(o) for o in outs)
     if rg and op.ndiff and state.grad_enabled:
-        _recorder[0](op, args, attrs, res)
+        upcalls.record(op, args, attrs, res)
     return res
 
 

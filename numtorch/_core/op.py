@@ -57,7 +57,7 @@ class Op:
     __slots__ = (
         "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
-        "error_samples", "api", "oracle", "node_name", "random", "fn", "meta", "grad_args",
+        "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
         "test", "saves",
     )  # fmt: skip
 
@@ -135,7 +135,6 @@ def defop(
     op.oracle = oracle
     op.node_name = node_name or "".join(w.capitalize() for w in name.split("_")) + "Backward0"
     op.random = random
-    op.meta = {}
     op.grad_args = grad_args
     op.test = test or {}
     _check_formula_names(op)
@@ -211,37 +210,3 @@ def formula_env(op: Op, args: tuple, attrs: dict, result) -> dict:
             env[n + "_shape"] = a.shape
     env["result"] = result
     return env
-
-
-def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
-    """The output tangent of one op call from its input tangents (None: zero)."""
-    from .. import zeros_like
-
-    def zero_for(a):
-        from .tensor import Tensor
-
-        return zeros_like(a) if isinstance(a, Tensor) else 0.0
-
-    def fill(i, a, t):
-        if i in op.list_inputs:
-            t = t if t is not None else [None] * len(a)
-            return [zero_for(x) if ti is None else ti for ti, x in zip(t, a)]
-        return zero_for(a) if t is None else t
-
-    if op.jvp == LINEAR:
-        from .dispatch import dispatch
-
-        targs = tuple(
-            fill(i, a, t) if op.vjps[i] is not None else a
-            for i, (a, t) in enumerate(zip(args, tangents))
-        )
-        out = dispatch(op, targs, attrs)
-        return out if op.nout == 1 else out[: op.ndiff]
-    env = formula_env(op, args, attrs, result)
-    if op.nin == 1:
-        env["t"] = fill(0, args[0], tangents[0])
-    else:
-        for i, (n, a, t) in enumerate(zip(op.inputs, args, tangents)):
-            if "t" + n in op.jvp_args:
-                env["t" + n] = fill(i, a, t)
-    return op.jvp(**{k: env[k] for k in op.jvp_args})

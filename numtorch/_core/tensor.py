@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as dt
+from . import upcalls
 from .device import CPU, device_of
 
 
@@ -317,19 +318,13 @@ class Tensor:
 
     # ----------------------------------------------------------- autograd entry points
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from ..autograd.engine import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        upcalls.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
-        from ..autograd.hooks import register_tensor_hook
-
-        return register_tensor_hook(self, hook)
+        return upcalls.register_hook(self, hook)
 
     def retain_grad(self) -> None:
-        from ..autograd.hooks import retain_grad
-
-        retain_grad(self)
+        upcalls.retain_grad(self)
 
     def detach(self) -> Tensor:
         return _wrap_view_of(self, self._data)
@@ -350,7 +345,6 @@ class Tensor:
 
 
 _rg_slot = Tensor._rg
-_refresh_view = [None]  # set by numtorch.autograd.views
 
 
 class ViewTensor(Tensor):
@@ -362,7 +356,7 @@ class ViewTensor(Tensor):
     @property
     def _rg(self) -> bool:
         if self._view_ver != self._ver.v:
-            _refresh_view[0](self)
+            upcalls.refresh_view(self)
         return _rg_slot.__get__(self)
 
     @_rg.setter
@@ -372,7 +366,7 @@ class ViewTensor(Tensor):
     @property
     def grad_fn(self):
         if self._view_ver != self._ver.v:
-            _refresh_view[0](self)
+            upcalls.refresh_view(self)
         return self._grad_fn
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
+from .._core import upcalls
 from .._core.tensor import Tensor
 from .graph import AccumulateGrad, Node, edge_of
 
@@ -396,8 +397,6 @@ def grad(
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, mat):
     """grad with a leading batch dimension on every grad_output: one vmapped backward pass."""
-    from ..func._vmap import vmap_call
-
     outputs = _as_tuple(outputs)
     grad_outputs = _as_tuple(grad_outputs)
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
@@ -418,7 +417,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
             allow_unused=allow_unused, materialize_grads=mat,
         )  # fmt: skip
 
-    res = vmap_call(one, in_dims, 0, "error", None, grad_outputs, {}, none_ok=True)
+    res = upcalls.vmap_call(one, in_dims, 0, "error", None, grad_outputs, {}, none_ok=True)
     if not retain_graph:
         for out in outputs:
             _free_graph(out)
@@ -436,3 +435,6 @@ def _free_graph(out: Tensor) -> None:
         if node.saved:
             node.saved = None
         stack.extend(n for n, _ in node.next_functions)
+
+
+upcalls.provide(backward=backward)

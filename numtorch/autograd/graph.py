@@ -6,7 +6,7 @@ import itertools
 import re
 import weakref
 
-from .._core.state import state
+from .._core import upcalls
 from .._core.tensor import Tensor, _new
 
 _seq = itertools.count()
@@ -244,14 +244,6 @@ def edge_of(t: Tensor):
     return (fn, t._out_nr)
 
 
-def _flat_inputs(op, args):
-    for i, a in enumerate(args):
-        if i in op.list_inputs:
-            yield from a
-        else:
-            yield a
-
-
 def _edge(t: Tensor):
     fn = t._grad_fn
     if fn is not None:
@@ -385,5 +377,4 @@ def _meta(a):
     return None
 
 
-def current_grad_mode() -> bool:
-    return state.grad_enabled
+upcalls.provide(record=record)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 
+from .._core import upcalls
 from .._core.tensor import Tensor, _make
 from .graph import RemovableHandle
 
@@ -47,3 +48,6 @@ def retain_grad(t: Tensor) -> None:
     fn._retain_hooks[t._out_nr] = hook
     t._retains_grad = True
     t._retain_nr = t._out_nr
+
+
+upcalls.provide(register_hook=register_tensor_hook, retain_grad=retain_grad)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+from .._core.inplace import check_inplace, commit
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
 from .._core.state import state
 from .._core.tensor import Size, Tensor
@@ -194,8 +195,6 @@ class VmapInterpreter(Interpreter):
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """In-place write of ``result`` into ``target`` where either is batched here."""
-        from ..autograd.views import check_inplace, commit
-
         tx, tb = self.unwrap(target)
         rx, rb = self.unwrap(result)
         if tb is None:
@@ -249,12 +248,12 @@ def fallback(ax: VmapInterpreter, op, vals, bdims, attrs):
             UserWarning,
             stacklevel=4,
         )
-    from .. import stack
+    from ..ops.shape import stack
 
     outs = [
         dispatch(op, tuple(_select(a, bd, b) for a, bd in zip(vals, bdims)), attrs)
         for b in range(ax.size)
     ]
     if op.nout == 1:
-        return stack(outs), 0
-    return tuple(stack([o[k] for o in outs]) for k in range(op.nout)), 0
+        return stack.fn(outs), 0
+    return tuple(stack.fn([o[k] for o in outs]) for k in range(op.nout)), 0

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._core.inplace import commit
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch, link_view
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
+from ..autograd.engine import run_backward
+from ..autograd.graph import record
+from ..autograd.rebase import rehistory
+from ..ops.creation import ones_like, zeros_like
 from ._args import check_argnums, check_tensor_outputs, replace_argnums, slice_argnums, split_aux
 
 
@@ -96,15 +101,11 @@ class GradInterpreter(Interpreter):
         else:
             res = tuple(self.wrap(o) for o in out)
         if op.ndiff and state.grad_enabled:
-            from ..autograd.graph import record
-
             record(op, args, attrs, res, (inner, out))
         return res
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the inner values in place, then this level's history."""
-        from ..autograd.views import commit, rehistory
-
         tin, rin = self.unwrap(target), self.unwrap(result)
         if tin is target:
             raise RuntimeError(
@@ -118,8 +119,6 @@ class GradInterpreter(Interpreter):
     def backward(self, outputs, cotangents, inputs, keep_graph: bool = True) -> list:
         """Gradients (inner values, or None where unused) of ``outputs`` with respect to
         ``inputs``, all tensors at this level; cotangents are inner values."""
-        from ..autograd.engine import run_backward
-
         pairs = [
             (o, c)
             for o, c in zip(outputs, cotangents)
@@ -137,7 +136,6 @@ def _unwrap_tree(interp: GradInterpreter, tree):
 
 
 def _zeros_where_none(grads: list, like: list) -> list:
-    from .. import zeros_like
 
     return [zeros_like(x) if g is None else g for g, x in zip(grads, like)]
 
@@ -166,8 +164,6 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                     f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
                     "instead?"
                 )
-            from .. import ones_like
-
             value = interp.unwrap(output)
             grads = interp.backward([output], [ones_like(value)], wrapped, keep_graph=False)
             grads = tree_unflatten(_zeros_where_none(grads, flat), spec)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from .._core.pytree import tree_flatten, tree_unflatten
 from .._core.tensor import Tensor
+from ..ops.creation import eye
 from ._args import check_argnums, replace_argnums, slice_argnums
 from ._grad import vjp
 from ._jvp import jvp
@@ -29,7 +30,6 @@ def _bind(func: Callable, args: tuple, kwargs: dict, argnums):
 def _basis(flat: list) -> list:
     """One-hot rows over the concatenated elements of ``flat``: for each tensor, a
     (total, *shape) block of the identity."""
-    from .. import eye
 
     total = sum(t.numel() for t in flat)
     blocks, off = [], 0

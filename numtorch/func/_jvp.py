@@ -4,8 +4,11 @@ tangents through every op's jvp rule. Used by ``func.jvp`` and ``autograd.forwar
 from __future__ import annotations
 
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
-from .._core.op import apply_jvp
+from .._core.inplace import commit
+from .._core.op import LINEAR, Op, formula_env
+from .._core.pytree import tree_flatten, tree_map, tree_unflatten
 from .._core.tensor import Tensor
+from ..ops.creation import zeros_like
 from ._args import check_tensor_outputs, split_aux
 
 
@@ -68,8 +71,6 @@ class JvpInterpreter(Interpreter):
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the primal in place, and the tangent follows the result."""
-        from ..autograd.views import commit
-
         tp, tt = self.unwrap(target)
         rp, rt = self.unwrap(result)
         if target is tp:
@@ -79,8 +80,6 @@ class JvpInterpreter(Interpreter):
             )
         commit(tp, rp, op)
         if rt is None:
-            from .. import zeros_like
-
             rt = zeros_like(rp)
         if tt is not None and tuple(tt.shape) == tuple(rt.shape) and tt.dtype == rt.dtype:
             try:
@@ -89,6 +88,35 @@ class JvpInterpreter(Interpreter):
             except RuntimeError:  # a broadcast (read-only) tangent: replace it instead
                 pass
         target._tangent = rt
+
+
+def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
+    """The output tangent of one op call from its input tangents (None: zero)."""
+
+    def zero_for(a):
+        return zeros_like(a) if isinstance(a, Tensor) else 0.0
+
+    def fill(i, a, t):
+        if i in op.list_inputs:
+            t = t if t is not None else [None] * len(a)
+            return [zero_for(x) if ti is None else ti for ti, x in zip(t, a)]
+        return zero_for(a) if t is None else t
+
+    if op.jvp == LINEAR:
+        targs = tuple(
+            fill(i, a, t) if op.vjps[i] is not None else a
+            for i, (a, t) in enumerate(zip(args, tangents))
+        )
+        out = dispatch(op, targs, attrs)
+        return out if op.nout == 1 else out[: op.ndiff]
+    env = formula_env(op, args, attrs, result)
+    if op.nin == 1:
+        env["t"] = fill(0, args[0], tangents[0])
+    else:
+        for i, (n, a, t) in enumerate(zip(op.inputs, args, tangents)):
+            if "t" + n in op.jvp_args:
+                env["t" + n] = fill(i, a, t)
+    return op.jvp(**{k: env[k] for k in op.jvp_args})
 
 
 def _differentiable(t) -> bool:
@@ -102,8 +130,6 @@ _JVP = "jvp(f, primals, tangents)"
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the directional derivative along ``tangents``) in one forward pass
     (torch.func.jvp)."""
-    from .. import zeros_like
-    from .._core.pytree import tree_flatten, tree_map, tree_unflatten
 
     if not isinstance(primals, tuple):
         raise RuntimeError(

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from .._core import upcalls
 from .._core.pytree import LEAF, broadcast_prefix, tree_flatten, tree_unflatten
 from .._core.tensor import Tensor
 from ._batched import BatchedTensor, VmapInterpreter
@@ -111,8 +112,8 @@ def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs, non
 
 
 def _chunked(run, flat, dims, size, chunk_size, out_dims, randomness):
-    from .. import cat
     from ..ops.creation import default_generator
+    from ..ops.shape import cat
 
     gen = default_generator()
     state0 = gen.bit_generator.state
@@ -131,7 +132,7 @@ def _chunked(run, flat, dims, size, chunk_size, out_dims, randomness):
         if od is None or not isinstance(leaf, Tensor):
             merged.append(leaf)
         else:
-            merged.append(cat([c[k] for c in columns], od))
+            merged.append(cat.fn([c[k] for c in columns], od))
     return tree_unflatten(merged, ospec)
 
 
@@ -187,3 +188,6 @@ def _unbatch(interp: VmapInterpreter, x, od, size: int, func, none_ok: bool):
     inner, bd = x._inner, x._bdim
     od = wrap_dim(od, inner.dim())
     return inner if od == bd else inner.movedim(bd, od)
+
+
+upcalls.provide(vmap_call=vmap_call)

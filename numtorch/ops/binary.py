@@ -249,7 +249,7 @@ def _prep_float_power(arrays, attrs):
 
 
 def _float_power_inplace(self: Tensor, exponent) -> Tensor:
-    from ..autograd.views import run_inplace
+    from .._core.inplace import run_inplace
 
     if self.dtype is not dt.float64 and self.dtype is not dt.complex128:
         raise RuntimeError(
@@ -397,7 +397,7 @@ def _clamp_method(self: Tensor, min=None, max=None) -> Tensor:
 
 
 def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
-    from ..autograd.views import run_inplace
+    from .._core.inplace import run_inplace
 
     _check_clamp(min, max)
     return run_inplace(clamp_op, self, (min, max), {})

@@ -11,7 +11,7 @@ from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, defop
 from .._core.tensor import Tensor, wrap_dim
-from ..autograd.views import run_inplace
+from .._core.inplace import run_inplace
 from ..testing.samples import S
 from ._batching import front, generator, lrank, materialize, pad_to, pdim
 from ._families import inplace, method

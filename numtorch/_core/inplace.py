@@ -1,10 +1,11 @@
-"""In-place ops: version bumps, history rebasing, and writes through views."""
+"""In-place ops: checks, the write, the version bump; the new history is autograd's."""
 
 from __future__ import annotations
 
-from .._core.dispatch import WrapperTensor, dispatch
-from .._core.state import state
-from .._core.tensor import Tensor, _refresh_view, _rg_slot
+from . import upcalls
+from .dispatch import WrapperTensor, dispatch
+from .state import state
+from .tensor import Tensor
 
 
 def check_inplace(self: Tensor) -> None:
@@ -84,68 +85,4 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
             ) from None
         raise
     self._ver.v += 1
-    rehistory(self, result, result._rg)
-
-
-def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
-    """After self's values were overwritten by result's: self's (or its base's) history."""
-    if not (result_rg and state.grad_enabled):
-        if self._view is not None:
-            self._view_ver = self._ver.v
-        return
-    if self._view is not None:
-        _rebase_view(self, result)
-    else:
-        _rebase(self, result._grad_fn, result._out_nr)
-
-
-def _rebase(t: Tensor, fn, nr: int) -> None:
-    old = t._grad_fn
-    t._grad_fn = fn
-    t._out_nr = nr
-    t._rg = True
-    if t._retains_grad and old is not None and old._retain_hooks:
-        hook = old._retain_hooks.pop(t.__dict__.get("_retain_nr", 0), None)
-        if hook is not None:
-            if fn._retain_hooks is None:
-                fn._retain_hooks = {}
-            fn._hooked = True
-            fn._retain_hooks[nr] = hook
-            t._retain_nr = nr
-
-
-def _rebase_view(view: Tensor, result: Tensor) -> None:
-    """CopySlices: the base's new history writes `result` into the view's region."""
-    from ..ops.views import view_scatter
-    from .graph import record
-
-    root, chain = view._view
-    attrs = {"chain": chain}
-    inner = None
-    if root._level:  # a grad level's view: its node saves the inner values
-        interp = root._interp
-        inner = ((interp.unwrap(root), interp.unwrap(result)), interp.unwrap(root))
-    record(view_scatter, (root, result), attrs, root, inner)
-    _refresh(view)
-
-
-def _refresh(view: Tensor) -> None:
-    """Regenerate a view's grad_fn from its base's current history."""
-    from ..ops.views import apply_chain
-
-    view._view_ver = view._ver.v
-    root, chain = view._view
-    if not root._rg:
-        return
-    prev = state.grad_enabled
-    state.grad_enabled = True
-    try:
-        fresh = apply_chain(root, chain)
-    finally:
-        state.grad_enabled = prev
-    _rg_slot.__set__(view, True)
-    view._grad_fn = fresh._grad_fn
-    view._out_nr = 0
-
-
-_refresh_view[0] = _refresh
+    upcalls.rehistory(self, result, result._rg)

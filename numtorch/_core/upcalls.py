@@ -1,0 +1,40 @@
+"""Calls from a low layer up into a higher one.
+
+Imports point down only. Where a low layer must call up (the dispatcher records a node,
+a Tensor runs ``backward``, the engine vmaps a batched backward), it calls
+``upcalls.<name>(...)``, and the layer that owns the function installs it at import time
+with ``provide(<name>=fn)``. This is the one mechanism for upward calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def _missing(name: str, owner: str) -> Callable:
+    def call(*args, **kwargs):
+        raise RuntimeError(f"numtorch: {name} is provided by {owner}, which was not imported")
+
+    return call
+
+
+# Each name, the layer that provides it, and what it does.
+record = _missing("record", "numtorch.autograd.graph")  # a node for an op call's outputs
+rehistory = _missing("rehistory", "numtorch.autograd.rebase")  # history after an in-place write
+refresh_view = _missing("refresh_view", "numtorch.autograd.rebase")  # a stale view's grad_fn
+backward = _missing("backward", "numtorch.autograd.engine")  # Tensor.backward
+register_hook = _missing("register_hook", "numtorch.autograd.hooks")  # Tensor.register_hook
+retain_grad = _missing("retain_grad", "numtorch.autograd.hooks")  # Tensor.retain_grad
+vmap_call = _missing("vmap_call", "numtorch.func")  # the engine's batched backward
+
+_NAMES = frozenset(
+    ("record", "rehistory", "refresh_view", "backward", "register_hook", "retain_grad", "vmap_call")
+)
+
+
+def provide(**fns: Callable) -> None:
+    """Install the functions a higher layer owns (``provide(record=record)``)."""
+    for name, fn in fns.items():
+        if name not in _NAMES:
+            raise KeyError(f"numtorch: no upward call named {name!r}")
+        globals()[name] = fn
