@@ -7,8 +7,8 @@ import builtins
 from ._core import dtype as dt
 from ._core.device import device as Device
 from ._core.dispatch import dispatch
-from ._core.tensor import Tensor
 from ._core.inplace import run_inplace
+from ._core.tensor import Tensor
 from .ops import _families as fam
 from .ops import conversion, pointwise
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 import torch.autograd.functional as TF
+from twolibs import Raised, assert_leaf_close, leaf_pairs, leaves, outcome
 
 import numtorch as nt
 import numtorch.autograd.functional as NF
@@ -110,7 +111,7 @@ def _output_arrays(fn, arrays):
 
 # ------------------------------------------------------------------ running on both libraries
 def _call(lib, api, fn, arrays, v_arrays, v_tuple, requires_grad, kwargs):
-    """Run ``api`` on ``lib``; (leaves to differentiate, result or (exception type, text))."""
+    """Run ``api`` on ``lib``; (leaves to differentiate, result or Raised(type, text))."""
     m, mod = _lib(lib)
     is_tuple, arrays = _spec(arrays)
     xs = _tensors(m, arrays, requires_grad)
@@ -119,60 +120,35 @@ def _call(lib, api, fn, arrays, v_arrays, v_tuple, requires_grad, kwargs):
     if v_arrays is not None:
         vs = _tensors(m, v_arrays, requires_grad)
         args.append(_pack(vs, v_tuple))
-    try:
-        return xs + vs, getattr(mod, api)(*args, **kwargs)
-    except Exception as e:  # noqa: BLE001 - compared with torch's exception below
-        return xs + vs, (type(e), str(e))
-
-
-def _is_error(res) -> bool:
-    return isinstance(res, tuple) and len(res) == 2 and isinstance(res[0], type)
-
-
-def _leaves(res) -> list:
-    if isinstance(res, (tuple, list)):
-        return [leaf for r in res for leaf in _leaves(r)]
-    return [res]
+    return xs + vs, outcome(lambda _: getattr(mod, api)(*args, **kwargs), m)
 
 
 def _assert_same(got, ref, where: str = "result", check_requires_grad: bool = True) -> None:
     """Same nested tuple structure, shapes, dtypes, values (and requires_grad flags)."""
-    if isinstance(ref, (tuple, list)):
-        assert type(got) is type(ref) and len(got) == len(ref), f"{where}: {got!r} vs {ref!r}"
-        for i, (g, r) in enumerate(zip(got, ref)):
-            _assert_same(g, r, f"{where}[{i}]", check_requires_grad)
-        return
-    if ref is None:
-        assert got is None, f"{where}: expected None, got {got!r}"
-        return
-    assert isinstance(got, nt.Tensor), f"{where}: expected a Tensor, got {got!r}"
-    assert tuple(got.shape) == tuple(ref.shape), f"{where}: {got.shape} vs {ref.shape}"
-    assert got.dtype.name == str(ref.dtype).replace("torch.", ""), where
-    if check_requires_grad:
-        assert got.requires_grad == ref.requires_grad, f"{where}: requires_grad"
-    np.testing.assert_allclose(
-        got.detach().numpy(), ref.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=where
-    )
+    for at, g, r in leaf_pairs(got, ref, where):
+        assert_leaf_close(g, r, rtol=1e-10, atol=1e-12, where=at)
+        if check_requires_grad and r is not None:
+            assert g.requires_grad == r.requires_grad, f"{at}: requires_grad"
 
 
-def _weighted_sum(leaves: list):
-    """A scalar that mixes every leaf with fixed weights (differentiated under create_graph)."""
+def _weighted_sum(tensors: list):
+    """A scalar that mixes every tensor with fixed weights (differentiated under create_graph)."""
     total = 0
-    for k, t in enumerate(leaves):
+    for k, t in enumerate(tensors):
         w = np.cos(np.arange(t.numel()) + k).reshape(tuple(t.shape))
         total = total + (t * (nt.tensor(w) if isinstance(t, nt.Tensor) else torch.tensor(w))).sum()
     return total
 
 
-def _second_derivative(lib, leaves: list, res):
+def _second_derivative(lib, wrt: list, res):
     """d(weighted sum of the results that carry history)/d(inputs and v)."""
     m, _ = _lib(lib)
-    live = [t for t in _leaves(res) if t.requires_grad]
-    leaves = [t for t in leaves if t.requires_grad]
-    if not live or not leaves:
+    live = [t for t in leaves(res) if t.requires_grad]
+    wrt = [t for t in wrt if t.requires_grad]
+    if not live or not wrt:
         return None
     with m.enable_grad():
-        return m.autograd.grad(_weighted_sum(live), leaves, allow_unused=True)
+        return m.autograd.grad(_weighted_sum(live), wrt, allow_unused=True)
 
 
 def compare(api, fn, arrays, v_arrays=None, v_tuple=False, requires_grad=False, **kwargs):
@@ -180,14 +156,14 @@ def compare(api, fn, arrays, v_arrays=None, v_tuple=False, requires_grad=False, 
     run = partial(_call, api=api, fn=fn, arrays=arrays, v_arrays=v_arrays, v_tuple=v_tuple)
     ref_leaves, ref = run("torch", requires_grad=requires_grad, kwargs=kwargs)
     got_leaves, got = run("nt", requires_grad=requires_grad, kwargs=kwargs)
-    if _is_error(ref) or _is_error(got):
-        assert got == ref, f"numtorch: {got!r}\ntorch: {ref!r}"
+    if isinstance(ref, Raised) or isinstance(got, Raised):
+        assert isinstance(got, Raised) and got == ref, f"numtorch: {got!r}\ntorch: {ref!r}"
         return "error"
     # torch's forward-over-reverse hessian leaks history into results without create_graph.
     leak = api == "hessian" and kwargs.get("outer_jacobian_strategy") == "forward-mode"
     _assert_same(got, ref, check_requires_grad=not leak)
     if leak:
-        assert all(not t.requires_grad for t in _leaves(got)) or requires_grad
+        assert all(not t.requires_grad for t in leaves(got)) or requires_grad
     if kwargs.get("create_graph"):
         _assert_same(
             _second_derivative("nt", list(got_leaves), got),

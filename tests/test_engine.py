@@ -7,49 +7,14 @@ import threading
 
 import numpy as np
 import pytest
-import torch
+from twolibs import assert_close, assert_same, assert_same_error, run_both
 
 import numtorch as nt
 from numtorch._core.op import defop
 
-
-def both(prog):
-    return prog(nt), prog(torch)
-
-
-def arr(x):
-    if isinstance(x, (list, tuple)):
-        return [arr(v) for v in x]
-    if x is None:
-        return None
-    return np.asarray(x.detach().numpy()) if hasattr(x, "detach") else np.asarray(x)
-
-
-def assert_same(prog, rtol=1e-6):
-    ours, theirs = both(prog)
-    a, b = arr(ours), arr(theirs)
-    if isinstance(a, list):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            if x is None or y is None:
-                assert x is None and y is None
-            else:
-                np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-7)
-    else:
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-7)
-
-
-def error_of(prog, T):
-    with pytest.raises(Exception) as info:
-        prog(T)
-    return type(info.value), str(info.value)
-
-
-def assert_same_error(prog):
-    """Both libraries raise the same exception type with the same message."""
-    (t1, m1), (t2, m2) = error_of(prog, nt), error_of(prog, torch)
-    assert t1 is t2, (m1, m2)
-    assert m1 == m2
+# The engine's programs (float32, torch's default dtype, unless they say otherwise) are
+# compared at these tolerances unless a test passes its own.
+F32 = {"rtol": 1e-6, "atol": 1e-7}
 
 
 # ------------------------------------------------------------------ accumulation
@@ -60,7 +25,7 @@ def test_grad_accumulates_across_backward_calls():
         (x * 3).sum().backward()
         return x.grad
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_gradients_to_the_same_input_are_summed():
@@ -70,7 +35,7 @@ def test_gradients_to_the_same_input_are_summed():
         y.sum().backward()
         return x.grad
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_broadcast_gradients_are_reduced_to_input_shape():
@@ -81,7 +46,7 @@ def test_broadcast_gradients_are_reduced_to_input_shape():
         ((a * b + c) * (a + b)).sum().backward()
         return [a.grad, b.grad, c.grad]
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_mixed_dtype_gradient_is_cast_to_input_dtype():
@@ -91,10 +56,7 @@ def test_mixed_dtype_gradient_is_cast_to_input_dtype():
         (a * b).sum().backward()
         return [a.grad, b.grad, str(a.grad.dtype), str(b.grad.dtype)]
 
-    ours, theirs = both(prog)
-    assert ours[2:] == theirs[2:]
-    for x, y in zip(arr(ours[:2]), arr(theirs[:2])):
-        np.testing.assert_allclose(x, y)
+    assert_same(prog, rtol=1e-7, atol=0)
 
 
 def test_retain_graph_allows_second_backward():
@@ -105,7 +67,7 @@ def test_retain_graph_allows_second_backward():
         y.backward()
         return x.grad
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_backward_on_leaf_and_gradient_argument():
@@ -116,7 +78,7 @@ def test_backward_on_leaf_and_gradient_argument():
         x.backward(T.tensor([1.0, 1.0]))
         return x.grad
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 # ------------------------------------------------------------------ errors, word for word
@@ -217,7 +179,7 @@ def test_allow_unused_and_materialize_grads():
         b = T.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True)
         return [a[0], a[1], b[0], b[1]]
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 # ------------------------------------------------------------------ graph structure
@@ -234,7 +196,7 @@ def test_node_names_next_functions_and_metadata():
         fn.metadata["k"] = 1
         return names, fn.metadata["k"], type(fn.metadata).__name__
 
-    assert both(prog)[0] == both(prog)[1]
+    assert_same(prog)
 
 
 def _order_of_execution(T, reorder: bool):
@@ -252,8 +214,8 @@ def _order_of_execution(T, reorder: bool):
 
 @pytest.mark.parametrize("reorder", [False, True])
 def test_ready_queue_runs_the_node_created_last_first(reorder):
-    assert _order_of_execution(nt, reorder) == _order_of_execution(torch, reorder)
-    assert _order_of_execution(nt, reorder) == (["a", "b"] if reorder else ["b", "a"])
+    order = assert_same(_order_of_execution, reorder)
+    assert order == (["a", "b"] if reorder else ["b", "a"])
 
 
 def test_sequence_numbers_grow_in_creation_order():
@@ -292,7 +254,7 @@ def test_grad_with_respect_to_intermediate():
         y = (h * 3).sum() + h.sum()
         return list(T.autograd.grad(y, [h, x]))
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_backward_inputs_accumulates_only_requested():
@@ -304,7 +266,7 @@ def test_backward_inputs_accumulates_only_requested():
         (h * h).sum().backward(inputs=[x])
         return [x.grad, w.grad, h.grad]
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 # ------------------------------------------------------------------ higher order
@@ -317,7 +279,7 @@ def test_third_order_derivative():
         (g3,) = T.autograd.grad(g2.sum(), x)
         return [g1, g2, g3]
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_grad_under_create_graph_is_a_new_differentiable_tensor():
@@ -329,7 +291,7 @@ def test_grad_under_create_graph_is_a_new_differentiable_tensor():
         (g2,) = T.autograd.grad(g.sum(), x)
         return out, g2.numpy().tolist()
 
-    assert both(prog)[0] == both(prog)[1]
+    assert_same(prog, rtol=0, atol=0)
 
 
 def test_deep_graph_has_no_recursion_limit():
@@ -354,7 +316,7 @@ def test_tensor_hooks_and_retain_grad():
         h.sum().backward()
         return [x.grad, h.grad, seen[0]]
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_hook_handle_removal():
@@ -365,7 +327,7 @@ def test_hook_handle_removal():
         (x * 1.0).sum().backward()
         return x.grad
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 def test_retain_grad_follows_inplace():
@@ -377,7 +339,7 @@ def test_retain_grad_follows_inplace():
         (h * h).sum().backward()
         return [x.grad, h.grad]
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 # ------------------------------------------------------------------ in-place and views
@@ -391,9 +353,7 @@ def test_inplace_rebases_history():
         y.sum().backward()
         return [x.grad, y.grad_fn.name()]
 
-    ours, theirs = both(prog)
-    assert ours[1] == theirs[1]
-    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]), rtol=1e-6)
+    assert_same(prog, rtol=1e-6, atol=0)
 
 
 def test_views_share_memory_and_version():
@@ -415,9 +375,8 @@ def test_inplace_through_view_rebases_base_history():
         y.backward()
         return [x.grad, base.grad_fn.name()]
 
-    ours, theirs = both(prog)
-    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
-    assert ours[1] == theirs[1] == "torch::autograd::CopySlices"
+    ours = assert_same(prog, rtol=1e-7, atol=0)
+    assert ours[1] == "torch::autograd::CopySlices"
 
 
 def test_inplace_into_view_of_non_grad_base():
@@ -430,9 +389,9 @@ def test_inplace_into_view_of_non_grad_base():
         row.add_((x * x).expand(2, 2).reshape(4))
         return [T.autograd.grad((sibling * sibling).sum(), x)[0], sibling.requires_grad]
 
-    ours, theirs = both(prog)
-    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
-    assert ours[1] == theirs[1] is True
+    ours, theirs = run_both(prog)
+    assert_close(ours, theirs, rtol=1e-7, atol=0)
+    assert theirs[1] is True
 
 
 def test_error_inplace_on_view_of_leaf():
@@ -451,9 +410,7 @@ def test_inplace_under_no_grad_on_leaf_is_allowed():
         (x * x).sum().backward()
         return [x.grad, x._version]
 
-    ours, theirs = both(prog)
-    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
-    assert ours[1] == theirs[1]
+    assert_same(prog, rtol=1e-7, atol=0)
 
 
 # ------------------------------------------------------------------ grad modes
@@ -481,7 +438,7 @@ def test_grad_modes_as_context_and_decorator():
         T.set_grad_enabled(True)
         return out
 
-    assert both(prog)[0] == both(prog)[1]
+    assert_same(prog)
 
 
 def test_grad_mode_is_thread_local():
@@ -505,9 +462,9 @@ def test_detach_shares_memory_and_stops_gradient():
         y.backward()
         return [x.grad, d.requires_grad]
 
-    ours, theirs = both(prog)
-    np.testing.assert_allclose(arr(ours[0]), arr(theirs[0]))
-    assert ours[1] == theirs[1] is False
+    ours, theirs = run_both(prog)
+    assert_close(ours, theirs, rtol=1e-7, atol=0)
+    assert theirs[1] is False
 
 
 def test_same_output_twice_and_multi_output_roots():
@@ -517,7 +474,7 @@ def test_same_output_twice_and_multi_output_roots():
         v, m = T.var_mean(x * x)
         return [T.autograd.grad([s, s], [x])[0], T.autograd.grad([v, m], [x])[0]]
 
-    assert_same(prog)
+    assert_same(prog, **F32)
 
 
 SETITEM_PROGRAMS = {
@@ -554,4 +511,4 @@ def test_setitem_and_inplace_through_views_match_torch(name):
         gx, gw = T.autograd.grad((out * v).sum(), [x, w], allow_unused=True, materialize_grads=True)
         return [out, gx, gw]
 
-    assert_same(prog)
+    assert_same(prog, **F32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from twolibs import assert_same, assert_same_error, error_of, run_both
 
 import numtorch as nt
 
@@ -94,7 +95,7 @@ CALLS = {
 
 @pytest.mark.parametrize("name", CALLS)
 def test_shape_dtype_device_as_torch(name):
-    a, b = CALLS[name](nt), CALLS[name](torch)
+    a, b = run_both(CALLS[name])
     assert tuple(a.shape) == tuple(b.shape)
     assert str(a.dtype) == str(b.dtype)
     assert str(a.device) == str(b.device)
@@ -103,7 +104,7 @@ def test_shape_dtype_device_as_torch(name):
 
 def test_deterministic_like_values_as_torch():
     for name in ["zeros_like", "zeros_like_dtype", "ones_like_int", "full_like_trunc"]:
-        np.testing.assert_array_equal(CALLS[name](nt).numpy(), CALLS[name](torch).numpy())
+        assert_same(CALLS[name], rtol=0, atol=0)
 
 
 def test_dropout_eval_and_p0_return_the_input():
@@ -373,14 +374,6 @@ def test_random_fill_cuts_gradient_history():
 
 
 # ------------------------------------------------------------------ errors
-def _error(fn, T):
-    try:
-        fn(T)
-    except Exception as e:  # noqa: BLE001 - the type is what is compared
-        return type(e), str(e)
-    return None, None
-
-
 # Same exception type and text as torch.
 SAME_TEXT = {
     "rand_int": lambda T: T.rand(2, dtype=T.int64),
@@ -444,13 +437,11 @@ SAME_TYPE = {
 
 @pytest.mark.parametrize("name", SAME_TEXT)
 def test_errors_match_torch_text(name):
-    got, want = _error(SAME_TEXT[name], nt), _error(SAME_TEXT[name], torch)
-    assert want[0] is not None
-    assert got == want
+    assert_same_error(SAME_TEXT[name])
 
 
 @pytest.mark.parametrize("name", SAME_TYPE)
 def test_errors_match_torch_type(name):
-    got, want = _error(SAME_TYPE[name], nt), _error(SAME_TYPE[name], torch)
-    assert want[0] is not None and got[0] is want[0]
-    assert got[1].split(" ")[0] == want[1].split(" ")[0]
+    got, want = error_of(SAME_TYPE[name], nt), error_of(SAME_TYPE[name], torch)
+    assert want is not None and got is not None and got.type is want.type, (got, want)
+    assert got.text.split(" ")[0] == want.text.split(" ")[0]

@@ -8,32 +8,25 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from twolibs import assert_same
 
 import numtorch as nt
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 
 
-def same(a, b):
-    assert str(a.dtype) == str(b.dtype), (a.dtype, b.dtype)
-    assert tuple(a.shape) == tuple(b.shape)
-    np.testing.assert_allclose(np.asarray(a.detach().numpy(), dtype=np.float64 if a.dtype != nt.complex64 else complex),
-                               b.detach().numpy().astype(np.float64 if b.dtype != torch.complex64 else complex), rtol=1e-6)  # fmt: skip
-
-
+# Tensors built from the same data: float32 by default, compared at rtol=1e-6.
 @pytest.mark.parametrize(
     "data",
     [1, 2.5, True, [1, 2, 3], [1.0, 2.0], [[1, 2], [3, 4]], [True, False], [1, 2.0], [], 1 + 2j],
 )
 def test_tensor_infers_dtype_like_torch(data):
-    same(nt.tensor(data), torch.tensor(data))
+    assert_same(lambda T: T.tensor(data), rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("d", DTYPES)
 def test_tensor_with_dtype(d):
-    same(
-        nt.tensor([0, 1, 2], dtype=getattr(nt, d)), torch.tensor([0, 1, 2], dtype=getattr(torch, d))
-    )
+    assert_same(lambda T: T.tensor([0, 1, 2], dtype=getattr(T, d)), rtol=1e-6, atol=0)
 
 
 def test_from_numpy_shares_memory_and_tensor_copies():
@@ -59,8 +52,7 @@ def _factories(T):
 
 
 def test_factories_match_torch():
-    for a, b in zip(_factories(nt), _factories(torch)):
-        same(a, b)
+    assert_same(_factories, rtol=1e-6, atol=0)
 
 
 def test_random_factories_shapes_dtypes_and_seed():
@@ -102,21 +94,22 @@ OPERANDS = [
 def test_type_promotion_of_add_and_mul(a, b):
     if a[0].startswith("s_") and b[0].startswith("s_"):
         return
-    x, y = a[1](nt), b[1](nt)
-    tx, ty = a[1](torch), b[1](torch)
     if a[0] == "t_bool" and b[0] == "t_bool" or {a[0], b[0]} <= {"t_bool", "s_bool"}:
         return  # torch's bool + bool is an error case for sub; add gives bool
-    r, tr = x + y, tx + ty
-    assert str(r.dtype) == str(tr.dtype)
-    r, tr = x * y, tx * ty
-    assert str(r.dtype) == str(tr.dtype)
+
+    def prog(T):
+        x, y = a[1](T), b[1](T)
+        return str((x + y).dtype), str((x * y).dtype)
+
+    assert_same(prog)
 
 
 def test_promote_types_and_result_dtype_helpers():
-    for a in DTYPES:
-        for b in DTYPES:
-            ours = nt.promote_types(getattr(nt, a), getattr(nt, b))
-            assert str(ours) == str(torch.promote_types(getattr(torch, a), getattr(torch, b)))
+    def prog(T):
+        return {(a, b): str(T.promote_types(getattr(T, a), getattr(T, b))) for a in DTYPES
+                for b in DTYPES}  # fmt: skip
+
+    assert_same(prog)
 
 
 def test_int_tensor_divided_by_two_is_float32():
@@ -150,7 +143,7 @@ def test_metadata_methods():
                 x.is_floating_point(), x.element_size(), x.stride(), x.is_contiguous(),
                 str(x.shape), tuple(x.mT.shape)]  # fmt: skip
 
-    assert meta(nt) == meta(torch)
+    assert_same(meta)
 
 
 def test_to_and_casting_methods():
@@ -161,10 +154,7 @@ def test_to_and_casting_methods():
                 x.to("cpu", T.float64), x.to(dtype=T.int64), x.cpu()]  # fmt: skip
         return outs, x.to(T.float32) is x, x.type()
 
-    ours, theirs = conv(nt), conv(torch)
-    for a, b in zip(ours[0], theirs[0]):
-        same(a, b)
-    assert ours[1:] == theirs[1:]
+    assert_same(conv, rtol=1e-6, atol=0)
 
 
 def test_cast_is_differentiable():
@@ -173,9 +163,7 @@ def test_cast_is_differentiable():
         (x.double() * 3).sum().backward()
         return x.grad
 
-    a, b = prog(nt), prog(torch)
-    np.testing.assert_allclose(a.numpy(), b.numpy())
-    assert str(a.dtype) == str(b.dtype)
+    assert_same(prog, rtol=1e-7, atol=0)
 
 
 def test_clone_detach_requires_grad():
@@ -214,7 +202,7 @@ def test_deepcopy_and_pickle():
     ],
 )  # fmt: skip
 def test_repr_matches_torch(make):
-    assert repr(make(nt)) == repr(make(torch))
+    assert_same(lambda T: repr(make(T)))
 
 
 def test_python_operators_all_work():
@@ -229,5 +217,4 @@ def test_python_operators_all_work():
         out.append(c)
         return out
 
-    for x, y in zip(ops(nt), ops(torch)):
-        same(x, y)
+    assert_same(ops, rtol=1e-6, atol=0)

@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
-from twolibs import arr, both, same_error
+from twolibs import arr, assert_close, assert_same, assert_same_error
 
 import numtorch as nt
 from numtorch._core.op import defop
@@ -28,7 +28,7 @@ def test_in_dims_over_pytrees_and_negative_dims():
             (a, b), {"k": c}, Point(c, a), 2.0
         )
 
-    both(f, arr(3, 4), arr(4, 3), arr(4, 3, seed=1))
+    assert_same(f, arr(3, 4), arr(4, 3), arr(4, 3, seed=1))
 
 
 def test_out_dims_pytree_and_non_tensor_outputs():
@@ -38,7 +38,7 @@ def test_out_dims_pytree_and_non_tensor_outputs():
             out_dims={"v": 1, "s": (0, None)},
         )(a)
 
-    out = both(f, arr(3, 4))
+    out = assert_same(f, arr(3, 4))
     assert out["s"][1] == "tag"
 
 
@@ -46,12 +46,12 @@ def test_unbatched_output_is_expanded_and_kwargs_are_not_batched():
     def f(lib, a, w):
         return lib.vmap(lambda x, *, scale: (x * scale, scale), out_dims=(1, 0))(a, scale=w)
 
-    both(f, arr(3, 2), arr(2))
+    assert_same(f, arr(3, 2), arr(2))
 
 
 @pytest.mark.parametrize("out_dims", [0, 1, -1, 2])
 def test_out_dims_positions(out_dims):
-    both(lambda lib, a: lib.vmap(lambda x: x.exp(), out_dims=out_dims)(a), arr(3, 4, 5))
+    assert_same(lambda lib, a: lib.vmap(lambda x: x.exp(), out_dims=out_dims)(a), arr(3, 4, 5))
 
 
 def test_nested_vmap_three_levels():
@@ -60,7 +60,7 @@ def test_nested_vmap_three_levels():
         mid = lib.vmap(inner, in_dims=(1, 0))
         return lib.vmap(mid, in_dims=(-1, None))(a, b)
 
-    both(f, arr(4, 3, 5, 2), arr(3, 5))
+    assert_same(f, arr(4, 3, 5, 2), arr(3, 5))
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 10])
@@ -74,11 +74,8 @@ def test_chunk_size_equals_unchunked(chunk):
         return f
 
     a, b = nt.tensor(arr(7, 3, 4)), nt.tensor(arr(4, 2))
-    want = g(nt, None)(a, b)
-    got = g(nt, chunk)(a, b)
-    for x, y in zip(got, want):
-        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-12)
-    both(lambda lib, a, b: g(lib, chunk)(a, b), arr(7, 3, 4), arr(4, 2))
+    assert_close(g(nt, chunk)(a, b), g(nt, None)(a, b), rtol=1e-12)
+    assert_same(lambda lib, a, b: g(lib, chunk)(a, b), arr(7, 3, 4), arr(4, 2))
 
 
 def test_batched_tensor_shows_the_logical_tensor():
@@ -101,7 +98,7 @@ def test_batched_tensor_strides_and_contiguity_match_torch():
     def f(lib, a):
         return lib.vmap(lambda x: (x.stride(), x.is_contiguous()), in_dims=1, out_dims=None)(a)
 
-    both(f, arr(3, 4, 5))
+    assert_same(f, arr(3, 4, 5))
 
 
 # ------------------------------------------------------------------ errors
@@ -142,7 +139,7 @@ def test_batched_tensor_strides_and_contiguity_match_torch():
     ],
 )
 def test_errors_match_torch(prog):
-    same_error(prog, arr(3, 4))
+    assert_same_error(prog, arr(3, 4))
 
 
 def test_escaped_batched_tensor_is_an_error():
@@ -174,7 +171,7 @@ def test_inplace_arithmetic_matches_torch(in_dims):
         return out, a
 
     y = arr(3, 3, seed=1) if in_dims[1] is not None else arr(3, seed=1)
-    both(f, arr(3, 3), y)
+    assert_same(f, arr(3, 3), y)
 
 
 def test_inplace_into_a_view_of_a_batched_tensor():
@@ -183,7 +180,7 @@ def test_inplace_into_a_view_of_a_batched_tensor():
         lib.vmap(lambda x, y: x.narrow(0, 1, 2).copy_(y))(a, b)
         return a
 
-    both(f, arr(3, 4), arr(3, 2))
+    assert_same(f, arr(3, 4), arr(3, 2))
 
 
 def test_inplace_under_vmap_records_autograd():
@@ -199,7 +196,7 @@ def test_inplace_under_vmap_records_autograd():
         out = lib.vmap(g)(a, b)
         return lib.autograd.grad(out.sum(), (a, b))
 
-    both(f, arr(3, 4), arr(3, 4, seed=2))
+    assert_same(f, arr(3, 4), arr(3, 4, seed=2))
 
 
 # ------------------------------------------------------------------ the fallback
@@ -249,7 +246,7 @@ def test_fallback_records_autograd_and_can_be_disabled():
 
 # ------------------------------------------------------------------ the tutorial's cases
 def test_batched_dot_products(no_fallback):
-    both(lambda lib, a, b: lib.vmap(lib.dot)(a, b), arr(2, 5), arr(2, 5, seed=1))
+    assert_same(lambda lib, a, b: lib.vmap(lib.dot)(a, b), arr(2, 5), arr(2, 5, seed=1))
 
 
 def test_model_applied_to_a_batch(no_fallback):
@@ -259,7 +256,7 @@ def test_model_applied_to_a_batch(no_fallback):
 
         return lib.vmap(model)(batch)
 
-    both(f, arr(5), arr(4, 5))
+    assert_same(f, arr(5), arr(4, 5))
 
 
 @pytest.mark.parametrize("n", [1, 5])
@@ -277,7 +274,7 @@ def test_jacobian_rows_via_vmap_over_autograd_grad(no_fallback, n):
         )[0]
         return jac, batched
 
-    jac, batched = both(f, arr(n), arr(n, n, seed=3))
+    jac, batched = assert_same(f, arr(n), arr(n, n, seed=3))
     np.testing.assert_allclose(jac.numpy(), batched.numpy())
 
 
@@ -292,7 +289,7 @@ def test_vmap_over_grad_with_create_graph_gives_second_derivatives(no_fallback):
 
         return lib.vmap(row)(lib.eye(4, dtype=lib.float64))
 
-    h = both(f, arr(4))
+    h = assert_same(f, arr(4))
     np.testing.assert_allclose(h.numpy(), np.diag(6 * arr(4)))
 
 
@@ -302,7 +299,7 @@ def test_is_grads_batched_errors_and_unused_inputs():
         y = x * 2
         return lib.autograd.grad(y, x, lib.ones(2, 3, dtype=lib.float64), is_grads_batched=True)
 
-    same_error(f, arr(4))
+    assert_same_error(f, arr(4))
 
     def g(lib, a):
         x = a.requires_grad_()
@@ -313,7 +310,7 @@ def test_is_grads_batched_errors_and_unused_inputs():
         )
         return out[0], out[1] is None
 
-    both(g, arr(3))
+    assert_same(g, arr(3))
 
 
 def test_batched_backward_frees_the_graph_unless_retained():

@@ -10,10 +10,13 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from twolibs import arr, assert_close, assert_same, assert_same_error, leaves, lib_arg
 
 import numtorch as nt
 
 B = 3
+# Results against the loop, against torch and against each other: float64 throughout.
+TOL = {"rtol": 1e-12, "atol": 1e-12}
 
 
 pytestmark = pytest.mark.usefixtures("no_fallback")
@@ -23,29 +26,8 @@ def rng(seed=0):
     return np.random.default_rng(seed)
 
 
-def arr(*shape, seed=0):
-    return rng(seed).standard_normal(shape)
-
-
-def _tensor(lib, a):
-    return lib.tensor(a) if isinstance(a, np.ndarray) else a
-
-
 def _np(t):
     return t.detach().numpy()
-
-
-def _leaves(x):
-    return [v for e in x for v in _leaves(e)] if isinstance(x, (tuple, list)) else [x]
-
-
-def assert_same(got, want, what=""):
-    g, w = _leaves(got), _leaves(want)
-    assert len(g) == len(w), what
-    for x, y in zip(g, w):
-        assert tuple(x.shape) == tuple(y.shape), f"{what}: {tuple(x.shape)} != {tuple(y.shape)}"
-        assert str(x.dtype).replace("torch.", "") == str(y.dtype).replace("torch.", ""), what
-        np.testing.assert_allclose(_np(x), _np(y), rtol=1e-12, atol=1e-12, err_msg=what)
 
 
 def vmapped(lib, fn, in_dims):
@@ -72,7 +54,7 @@ def loop(fn, arrays, in_dims, lib=nt):
     outs = []
     for b in range(B):
         args = [
-            _tensor(lib, a if d is None or not isinstance(a, np.ndarray) else np.take(a, b, d))
+            lib_arg(lib, a if d is None or not isinstance(a, np.ndarray) else np.take(a, b, d))
             for a, d in zip(arrays, in_dims)
         ]
         outs.append(fn(lib, *args))
@@ -82,7 +64,7 @@ def loop(fn, arrays, in_dims, lib=nt):
 
 
 def _close(a, b) -> bool:
-    xs, ys = _leaves(a), _leaves(b)
+    xs, ys = leaves(a), leaves(b)
     return len(xs) == len(ys) and all(
         tuple(x.shape) == tuple(y.shape) and np.allclose(_np(x), _np(y), rtol=1e-12, atol=1e-12)
         for x, y in zip(xs, ys)
@@ -92,11 +74,11 @@ def _close(a, b) -> bool:
 def check(fn, arrays, in_dims, what="", torch_too=True):
     """numtorch's vmap equals the loop, and torch.func.vmap where torch batches the call
     (and agrees with its own loop: it is wrong for some index_put layouts)."""
-    got = vmapped(nt, fn, in_dims)(*(_tensor(nt, a) for a in arrays))
-    assert_same(got, loop(fn, arrays, in_dims), what + " loop")
+    got = vmapped(nt, fn, in_dims)(*(lib_arg(nt, a) for a in arrays))
+    assert_close(got, loop(fn, arrays, in_dims), **TOL, where=what + " loop")
     if torch_too:
         try:
-            ref = vmapped(torch, fn, in_dims)(*(_tensor(torch, a) for a in arrays))
+            ref = vmapped(torch, fn, in_dims)(*(lib_arg(torch, a) for a in arrays))
         except RuntimeError:
             return got
         if not _close(got, ref):
@@ -104,13 +86,9 @@ def check(fn, arrays, in_dims, what="", torch_too=True):
     return got
 
 
-def same_error(fn, arrays, in_dims):
-    """numtorch and torch.func.vmap raise the same exception type and text."""
-    with pytest.raises(Exception) as ref:
-        vmapped(torch, fn, in_dims)(*(_tensor(torch, a) for a in arrays))
-    with pytest.raises(type(ref.value)) as got:
-        vmapped(nt, fn, in_dims)(*(_tensor(nt, a) for a in arrays))
-    assert str(got.value) == str(ref.value)
+def assert_same_vmap_error(fn, arrays, in_dims):
+    """numtorch's vmap and torch.func.vmap raise the same exception type and text."""
+    assert_same_error(lambda lib, *a: vmapped(lib, fn, in_dims)(*a), *arrays)
 
 
 def _combos(k):
@@ -184,9 +162,9 @@ def test_setitem_of_batched_values_into_an_unbatched_tensor_raises(name, key, sp
 
     region = _region(key, specs)
     dims = (None, *([None] * len(specs)), 0)
-    same_error(f, [arr(*XSHAPE), *_key_args(specs, dims[1:-1]), batch(region, 0)], dims)
+    assert_same_vmap_error(f, [arr(*XSHAPE), *_key_args(specs, dims[1:-1]), batch(region, 0)], dims)
     dims = (None, 0, *([None] * len(specs)))
-    same_error(f, [arr(*XSHAPE), *_key_args(specs, dims[1:-1]), 1.0], dims)
+    assert_same_vmap_error(f, [arr(*XSHAPE), *_key_args(specs, dims[1:-1]), 1.0], dims)
 
 
 def test_nested_vmap_over_index_tensors():
@@ -194,7 +172,7 @@ def test_nested_vmap_over_index_tensors():
     i = nt.tensor(rng(1).integers(0, 4, size=(2, 2, 2)))
     got = nt.vmap(nt.vmap(lambda a, b: a[:, b]), in_dims=(None, 1))(x, i)
     want = nt.stack([nt.stack([x[r][:, i[r, c]] for r in range(2)]) for c in range(2)])
-    assert_same(got, want, "nested")
+    assert_close(got, want, **TOL, where="nested")
 
 
 # ------------------------------------------------------------------ in-place writes
@@ -244,13 +222,13 @@ def test_inplace_into_a_batched_tensor_writes_into_the_caller_tensor(name, prog,
     """The written tensor is the caller's: compared with the loop on a copy and with torch."""
     x, v = batch(shapes[0], in_dims[0]), batch(shapes[1], in_dims[1], seed=1)
     want = loop(prog, [x.copy(), v], in_dims)
-    xs = {lib: _tensor(lib, x) for lib in (nt, torch)}
-    out = vmapped(nt, prog, in_dims)(xs[nt], _tensor(nt, v))
-    ref = vmapped(torch, prog, in_dims)(xs[torch], _tensor(torch, v))
-    assert_same(out, want, name)
-    assert_same(out, ref, name + " torch")
-    assert_same(xs[nt], xs[torch], name + " caller's tensor")
-    assert_same(xs[nt].movedim(in_dims[0], 0), want, name + " caller's tensor")
+    xs = {lib: lib_arg(lib, x) for lib in (nt, torch)}
+    out = vmapped(nt, prog, in_dims)(xs[nt], lib_arg(nt, v))
+    ref = vmapped(torch, prog, in_dims)(xs[torch], lib_arg(torch, v))
+    assert_close(out, want, **TOL, where=name)
+    assert_close(out, ref, **TOL, where=name + " torch")
+    assert_close(xs[nt], xs[torch], **TOL, where=name + " caller's tensor")
+    assert_close(xs[nt].movedim(in_dims[0], 0), want, **TOL, where=name + " caller's tensor")
 
 
 @pytest.mark.parametrize("name,prog,shapes", INPLACE, ids=[c[0] for c in INPLACE])
@@ -277,8 +255,12 @@ def test_setitem_with_a_batched_index_writes_per_element():
 
 # ------------------------------------------------------------------ boolean masks
 def test_batched_mask_index_raises_torchs_error():
-    same_error(lambda lib, x, m: x[m], [arr(B, 3, 4), batch((3, 4), 0, dtype="bool")], (0, 0))
-    same_error(lambda lib, x, m: x[:, m], [arr(3, 4), batch((4,), 0, dtype="bool")], (None, 0))
+    assert_same_vmap_error(
+        lambda lib, x, m: x[m], [arr(B, 3, 4), batch((3, 4), 0, dtype="bool")], (0, 0)
+    )
+    assert_same_vmap_error(
+        lambda lib, x, m: x[:, m], [arr(3, 4), batch((4,), 0, dtype="bool")], (None, 0)
+    )
 
 
 def test_unbatched_mask_selects_from_every_batch_element():
@@ -293,19 +275,20 @@ def test_two_dim_mask_index_matches_torch_with_gradient():
     """x[mask] with a 2-d mask eagerly (forward and gradient), and vmap over its backward."""
     x, m = arr(3, 4), arr(3, 4, seed=1) > 0
     g = arr(int(m.sum()), seed=2)
-    res = []
-    for lib in (nt, torch):
-        xt = lib.tensor(x).requires_grad_()
-        out = xt[lib.tensor(m)]
-        res.append((out, *lib.autograd.grad(out, xt, lib.tensor(g))))
-    assert_same(res[0], res[1], "x[mask]")
+
+    def prog(lib, xt, mt, gt):
+        xt.requires_grad_()
+        out = xt[mt]
+        return (out, *lib.autograd.grad(out, xt, gt))
+
+    assert_same(prog, x, m, g, **TOL)
     xt = nt.tensor(x).requires_grad_()
     out = xt[nt.tensor(m)]
     vs = nt.tensor(arr(B, *out.shape, seed=4))
     (gb,) = nt.autograd.grad(out, xt, vs, retain_graph=True, is_grads_batched=True)
     for b in range(B):
         (gw,) = nt.autograd.grad(out, xt, vs[b], retain_graph=True)
-        assert_same(gb[b], gw, "batched backward")
+        assert_close(gb[b], gw, **TOL, where="batched backward")
 
 
 def test_batched_mask_setitem_with_count_free_values_matches_loop():
@@ -355,14 +338,14 @@ def test_batched_mask_setitem_with_per_element_values_raises_torchs_error():
 
     m = np.zeros((B, 4), dtype=bool)
     m[:, :2] = True
-    same_error(f, [arr(B, 4), m, arr(B, 2)], (0, 0, 0))
+    assert_same_vmap_error(f, [arr(B, 4), m, arr(B, 2)], (0, 0, 0))
 
 
 def test_masked_select_batched_mask_raises_torchs_error():
-    same_error(
+    assert_same_vmap_error(
         lambda lib, x, m: lib.masked_select(x, m), [arr(B, 4), batch((4,), 0, dtype="bool")], (0, 0)
     )
-    same_error(
+    assert_same_vmap_error(
         lambda lib, x, m: lib.masked_select(x, m), [arr(4), batch((4,), 0, dtype="bool")], (None, 0)
     )
 
@@ -378,7 +361,7 @@ def test_masked_scatter_batched_mask_takes_each_elements_source_in_order():
     # a source too short for one element's mask
     m = np.zeros((B, 4), dtype=bool)
     m[1] = True
-    same_error(f, [arr(B, 4), m, arr(B, 3)], (0, 0, 0))
+    assert_same_vmap_error(f, [arr(B, 4), m, arr(B, 3)], (0, 0, 0))
 
 
 def test_masked_scatter_gradient_through_the_batched_mask_rule():
@@ -392,7 +375,7 @@ def test_masked_scatter_gradient_through_the_batched_mask_rule():
         else:
             out = nt.stack([nt.masked_scatter(xt[b], nt.tensor(m[b]), st[b]) for b in range(B)])
         grads.append(nt.autograd.grad((out * nt.tensor(arr(B, 3, 4, seed=5))).sum(), (xt, st)))
-    assert_same(grads[0], grads[1], "masked_scatter gradients")
+    assert_close(grads[0], grads[1], **TOL, where="masked_scatter gradients")
 
 
 # ------------------------------------------------------------------ data-dependent shapes
@@ -404,7 +387,7 @@ NONZERO = (
 
 
 def test_nonzero_raises_torchs_dynamic_shape_error():
-    same_error(lambda lib, x: lib.nonzero(x), [arr(B, 4)], (0,))
+    assert_same_vmap_error(lambda lib, x: lib.nonzero(x), [arr(B, 4)], (0,))
     for prog in (lambda x: nt.nonzero(x, as_tuple=True), lambda x: x.nonzero(), nt.where):
         with pytest.raises(RuntimeError) as e:
             nt.vmap(prog)(nt.tensor(arr(B, 4)))
@@ -419,24 +402,24 @@ def test_argwhere_raises_the_dynamic_shape_error():
 def test_one_hot_needs_an_explicit_class_count_under_vmap():
     i = rng(1).integers(0, 4, size=(B, 5))
     for n in (-1, 0):
-        same_error(lambda lib, t: lib.nn.functional.one_hot(t, n), [i], (0,))
+        assert_same_vmap_error(lambda lib, t: lib.nn.functional.one_hot(t, n), [i], (0,))
     check(lambda lib, t: lib.nn.functional.one_hot(t, 6), [i], (0,))
     check(lambda lib, t: lib.nn.functional.one_hot(t, 6), [batch((5,), -1, high=4)], (-1,))
 
 
 @pytest.mark.parametrize("idx", [np.array([0, 3, 1]), np.array(2), np.array([[1], [0]])])
 def test_one_hot_infers_the_class_count_eagerly(idx):
-    assert_same(
-        nt.nn.functional.one_hot(nt.tensor(idx)), torch.nn.functional.one_hot(torch.tensor(idx))
-    )
+    assert_same(lambda lib, t: lib.nn.functional.one_hot(t), idx, **TOL)
 
 
 # ------------------------------------------------------------------ flat indices and errors
 def test_take_and_put_out_of_range_errors_match_torch():
     i = np.array([[1], [5], [0]])
-    same_error(lambda lib, x, i: lib.take(x, i), [arr(B, 3), i], (0, 0))
-    same_error(lambda lib, x, i, s: lib.put(x, i, s), [arr(B, 3), i, arr(B, 1)], (0, 0, 0))
-    same_error(lambda lib, x, i: lib.take(x, i), [arr(B, 3), np.array([-4])], (0, None))
+    assert_same_vmap_error(lambda lib, x, i: lib.take(x, i), [arr(B, 3), i], (0, 0))
+    assert_same_vmap_error(
+        lambda lib, x, i, s: lib.put(x, i, s), [arr(B, 3), i, arr(B, 1)], (0, 0, 0)
+    )
+    assert_same_vmap_error(lambda lib, x, i: lib.take(x, i), [arr(B, 3), np.array([-4])], (0, None))
 
 
 def test_take_and_put_on_flattened_batch_elements():
@@ -452,12 +435,12 @@ def test_take_and_put_on_flattened_batch_elements():
 
 
 def test_dim_errors_are_about_the_logical_tensor():
-    same_error(
+    assert_same_vmap_error(
         lambda lib, x, i: lib.gather(x, 2, i),
         [arr(B, 3, 4), np.zeros((B, 3, 4), dtype=np.int64)],
         (0, 0),
     )
-    same_error(
+    assert_same_vmap_error(
         lambda lib, x, i: lib.index_select(x, -3, i),
         [arr(B, 3, 4), np.zeros((B, 2), dtype=np.int64)],
         (0, 0),
@@ -483,4 +466,4 @@ def test_vmap_of_getitem_records_autograd():
     (g,) = nt.autograd.grad((nt.vmap(lambda r, j: r[:, j])(x, i) * w).sum(), x)
     xs = x.detach().clone().requires_grad_()
     (gl,) = nt.autograd.grad(sum((xs[b][:, i[b]] * w[b]).sum() for b in range(B)), xs)
-    assert_same(g, gl, "gradient")
+    assert_close(g, gl, **TOL, where="gradient")

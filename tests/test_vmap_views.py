@@ -8,26 +8,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from twolibs import arr, assert_close, assert_same, run_both
 
 import numtorch as nt
 from numtorch.func import _set_vmap_fallback_enabled
 from numtorch.ops.shape import narrow, select, transpose
 from numtorch.ops.views import view_scatter
 
-
-def arr(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
+# vmap against a loop of the same library: float64, near exact.
+TOL = {"rtol": 1e-12, "atol": 1e-12}
 
 
 def _np(x):
     return x.detach().numpy()
-
-
-def close(got, want, rtol=1e-12, atol=1e-12):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert tuple(g.shape) == tuple(w.shape)
-        np.testing.assert_allclose(_np(g), _np(w), rtol=rtol, atol=atol)
 
 
 @pytest.fixture(autouse=True)
@@ -111,11 +104,9 @@ def test_write_through_views_values_and_grads(prog, dims):
         (out * lib.tensor(arr(*out.shape, seed=7))).sum().backward()
         return out, b.grad, y.grad
 
-    got = run(nt, True)
-    close(got, run(nt, False))
-    ref = run(torch, True)
-    for g, r in zip(got, ref):
-        np.testing.assert_allclose(_np(g), r.detach().numpy(), rtol=1e-10, atol=1e-12)
+    got, ref = run_both(run, True)
+    assert_close(got, run(nt, False), **TOL)
+    assert_close(got, ref, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
@@ -132,16 +123,13 @@ def test_batched_backward_through_copyslices(prog):
         out = prog(lib, b, y)
         return lib.autograd.grad(out, (b, y), lib.tensor(vn), is_grads_batched=True)
 
-    got = run(nt)
-    ref = run(torch)
-    for g, r in zip(got, ref):
-        np.testing.assert_allclose(_np(g), r.numpy(), rtol=1e-10, atol=1e-12)
+    got = assert_same(run, rtol=1e-10, atol=1e-12)
     b = nt.tensor(bn, requires_grad=True)
     y = nt.tensor(yn, requires_grad=True)
     out = prog(nt, b, y)
     for k in range(vn.shape[0]):
         want = nt.autograd.grad(out, (b, y), nt.tensor(vn[k]), retain_graph=True)
-        close([g[k] for g in got], want)
+        assert_close(tuple(g[k] for g in got), want, **TOL)
 
 
 # ------------------------------------------------------------------ view_scatter directly
@@ -170,7 +158,7 @@ def test_view_scatter_batched_base_and_src(name, dims):
     want = nt.stack(
         [view_scatter.fn(take(base, dims[0], i), take(src, dims[1], i), chain) for i in range(B)]
     )
-    close([got], [want])
+    assert_close(got, want, **TOL)
     assert not np.array_equal(_np(got[0]), _np(got[1]))  # each element got its own write
 
 
@@ -210,7 +198,7 @@ def test_view_scatter_nested_vmap(bo, bi, so, si):
             for r in range(B1)
         ]
     )
-    close([got], [want])
+    assert_close(got, want, **TOL)
 
 
 def test_view_scatter_under_vmap_does_not_write_into_its_inputs():
@@ -253,10 +241,7 @@ def test_views_of_batched_tensors_share_memory(name, in_dim):
         return lib.vmap(g, in_dims=in_dim)(a), a
 
     an = np.ascontiguousarray(np.moveaxis(arr(2, 3, 4), 0, in_dim))
-    got = f(nt, nt.tensor(an))
-    ref = f(torch, torch.tensor(an))
-    for g, r in zip(got, ref):
-        np.testing.assert_allclose(_np(g), r.numpy(), rtol=1e-12)
+    got = assert_same(f, an, rtol=1e-12, atol=0)
     # Merging dims is a view unless the batch sits between them in memory (then a copy).
     copies = name in ("flatten", "reshape") and in_dim == 1
     assert np.allclose(_np(got[1]), an) == copies  # the write reached the caller's tensor
@@ -278,10 +263,7 @@ def test_cat_mixed_batched_unbatched_and_legacy_empty():
 
     a, b = arr(3, 2, 2), arr(2, 1).astype(np.float32)
     e = np.zeros((3, 0), dtype=np.int64)
-    got = f(nt, nt.tensor(a), nt.tensor(b), nt.tensor(e))
-    ref = f(torch, torch.tensor(a), torch.tensor(b), torch.tensor(e))
-    assert str(got.dtype) == str(ref.dtype)
-    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-12)
+    assert_same(f, a, b, e, rtol=1e-12, atol=0)
 
 
 def test_logical_shape_errors_for_list_ops():
@@ -303,7 +285,7 @@ def test_repeat_interleave_with_batched_repeats():
     r = nt.tensor(np.array([[1, 0, 2], [2, 1, 0]]))
     got = nt.vmap(lambda a, k: nt.repeat_interleave(a, k, dim=0))(x, r)
     want = nt.stack([nt.repeat_interleave(x[i], r[i], dim=0) for i in range(2)])
-    close([got], [want])
+    assert_close(got, want, **TOL)
     bad = nt.tensor(np.array([[1, 0, 2], [1, 1, 2]]))
     with pytest.raises(RuntimeError, match="vmap: repeat_interleave"):
         nt.vmap(lambda a, k: nt.repeat_interleave(a, k, dim=0))(x, bad)

@@ -1,46 +1,203 @@
-"""Programs written once against a library argument (numtorch or torch), run on both and
-compared: values leaf by leaf, or the exception type and text."""
+"""One program, two libraries: run a program written once against a library argument
+(``numtorch`` or ``torch``) on both and compare what it returns or what it raises.
+
+A program is ``prog(lib, *args)``. Each argument that is a NumPy array arrives as
+``lib.tensor(array)`` (lib_arg); anything else (a float, a shape, a flag) arrives unchanged.
+
+    run(prog, lib, *args)                      prog's result on one library
+    run_both(prog, *args)                      (numtorch's result, torch's result)
+    assert_same(prog, *args, rtol=, atol=)     both results agree leaf by leaf (assert_close)
+    assert_same_error(prog, *args)             both raise: the same exception type and text
+    assert_same_outcome(prog, *args, ...)      either of the two, whichever torch does
+    outcome(prog, lib, *args)                  the result, or Raised(type, text)
+    error_of(prog, lib, *args)                 Raised(type, text), or None when prog returns
+
+The comparison itself, also for results computed by hand (numtorch against torch, or
+numtorch against a numtorch reference such as a Python loop):
+
+    assert_close(got, ref, rtol=, atol=)       same nesting, then assert_leaf_close per leaf
+    leaf_pairs(got, ref)                       the walk: same nesting, (where, got, ref) leaves
+    assert_leaf_close(got, ref, rtol=, atol=)  one leaf: None, tensor, array, number or other
+    leaves(x)                                  the leaves of one nested result, in order
+
+Tolerances default to rtol=1e-10, atol=0 (float64 programs); a call site that needs other
+tolerances passes them explicitly.
+"""
 
 from __future__ import annotations
 
+import numbers
+from dataclasses import dataclass
+
 import numpy as np
-import pytest
 import torch
 
 import numtorch as nt
 
+RTOL, ATOL = 1e-10, 0.0
+TENSORS = (nt.Tensor, torch.Tensor)
+
 
 def arr(*shape, seed=0):
+    """Fixed standard-normal float64 data of a shape (the same in every run and worker)."""
     return np.random.default_rng(seed).standard_normal(shape)
 
 
-def both(fn, *arrays, rtol: float = 1e-10, atol: float = 0.0):
-    """Run fn(lib, *tensors) on numtorch and on torch; compare every output leaf."""
-    a = fn(nt, *(nt.tensor(x) for x in arrays))
-    b = fn(torch, *(torch.tensor(x) for x in arrays))
-    la, lb = _leaves(a), _leaves(b)
-    assert len(la) == len(lb)
-    for x, y in zip(la, lb):
-        if isinstance(y, torch.Tensor):
-            assert tuple(x.shape) == tuple(y.shape)
-            np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=rtol, atol=atol)
-        else:
-            assert x == y
-    return a
+# ------------------------------------------------------------------ running
+def lib_arg(lib, x):
+    """``lib.tensor(x)`` for a NumPy array, ``x`` itself for anything else."""
+    return lib.tensor(x) if isinstance(x, np.ndarray) else x
 
 
-def _leaves(x):
+def run(prog, lib, *args):
+    """``prog(lib, *args)`` with every NumPy array argument made a tensor of ``lib``."""
+    return prog(lib, *(lib_arg(lib, a) for a in args))
+
+
+def run_both(prog, *args):
+    """(numtorch's result, torch's result) of ``prog`` (numtorch runs first)."""
+    return run(prog, nt, *args), run(prog, torch, *args)
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An exception as compared across the libraries: its exact type and its text."""
+
+    type: type
+    text: str
+
+
+def outcome(prog, lib, *args):
+    """What ``prog`` does on ``lib``: its result, or ``Raised`` for the Exception it raises."""
+    try:
+        return run(prog, lib, *args)
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return Raised(type(e), str(e))
+
+
+def error_of(prog, lib, *args):
+    """``Raised(type, text)`` of the exception ``prog`` raises on ``lib``; None if it returns."""
+    res = outcome(prog, lib, *args)
+    return res if isinstance(res, Raised) else None
+
+
+# ------------------------------------------------------------------ comparing
+def leaves(x) -> list:
+    """The leaves of a nested result (dict values, tuple and list items), in order."""
     if isinstance(x, dict):
-        return [v for k in x for v in _leaves(x[k])]
+        return [v for k in x for v in leaves(x[k])]
     if isinstance(x, (tuple, list)):
-        return [v for e in x for v in _leaves(e)]
+        return [v for e in x for v in leaves(e)]
     return [x]
 
 
-def same_error(fn, *arrays):
-    """fn(lib, *tensors) raises the same exception type and text on both libraries."""
-    with pytest.raises(Exception) as ref:
-        fn(torch, *(torch.tensor(x) for x in arrays))
-    with pytest.raises(type(ref.value)) as got:
-        fn(nt, *(nt.tensor(x) for x in arrays))
-    assert str(got.value) == str(ref.value)
+def _same_container(got, ref) -> bool:
+    """A plain tuple, list or dict must meet the same type; a subclass (torch.Size, a
+    torch.return_types tuple) any tuple or list of the same kind."""
+    if type(ref) in (tuple, list, dict):
+        return type(got) is type(ref)
+    kind = tuple if isinstance(ref, tuple) else list if isinstance(ref, list) else dict
+    return isinstance(got, kind)
+
+
+def leaf_pairs(got, ref, where: str = "result"):
+    """Walk two nested results together, asserting they nest alike (container types, lengths,
+    dict keys); yield (where, got leaf, ref leaf) for every leaf of ``ref``."""
+    if isinstance(ref, (tuple, list, dict)):
+        assert _same_container(got, ref), f"{where}: {type(got).__name__} vs {type(ref).__name__}"
+        if isinstance(ref, dict):
+            assert got.keys() == ref.keys(), f"{where}: keys {list(got)} vs {list(ref)}"
+            for k in ref:
+                yield from leaf_pairs(got[k], ref[k], f"{where}[{k!r}]")
+        else:
+            assert len(got) == len(ref), f"{where}: {len(got)} items vs {len(ref)}"
+            for i, (g, r) in enumerate(zip(got, ref)):
+                yield from leaf_pairs(g, r, f"{where}[{i}]")
+    else:
+        yield where, got, ref
+
+
+def _dtype(t) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def _values(t) -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        return t.detach().resolve_conj().resolve_neg().numpy()
+    return np.asarray(t.detach().numpy())
+
+
+def _assert_values(g: np.ndarray, r: np.ndarray, rtol, atol, where) -> None:
+    """Bool and integer values exactly; floating and complex ones within rtol/atol (compared
+    in float64 / complex128 whatever their dtype)."""
+    if g.dtype.kind in "biu" and r.dtype.kind in "biu":
+        np.testing.assert_array_equal(g, r, err_msg=where)
+        return
+    wide = np.complex128 if "c" in (g.dtype.kind, r.dtype.kind) else np.float64
+    np.testing.assert_allclose(g.astype(wide), r.astype(wide), rtol=rtol, atol=atol, err_msg=where)
+
+
+def assert_leaf_close(got, ref, rtol: float = RTOL, atol: float = ATOL, where: str = "result"):
+    """One leaf of a result against the reference's:
+
+    - None: got is None too;
+    - a tensor (numtorch's or torch's): got is a numtorch Tensor of the same shape and dtype,
+      with the same values (exact for bool and integer dtypes, else within rtol/atol);
+    - a NumPy array: got is an array of the same shape and dtype, values as for tensors;
+    - a float or complex number: got is a number within rtol/atol;
+    - anything else (bool, int, str, ...): got == ref.
+    """
+    if ref is None:
+        assert got is None, f"{where}: expected None, got {got!r}"
+    elif isinstance(ref, TENSORS):
+        assert isinstance(got, nt.Tensor), f"{where}: expected a numtorch Tensor, got {got!r}"
+        assert tuple(got.shape) == tuple(ref.shape), f"{where}: shape {got.shape} vs {ref.shape}"
+        assert _dtype(got) == _dtype(ref), f"{where}: dtype {got.dtype} vs {ref.dtype}"
+        _assert_values(_values(got), _values(ref), rtol, atol, where)
+    elif isinstance(ref, np.ndarray):
+        assert isinstance(got, np.ndarray), f"{where}: expected an array, got {got!r}"
+        assert got.shape == ref.shape, f"{where}: shape {got.shape} vs {ref.shape}"
+        assert got.dtype == ref.dtype, f"{where}: dtype {got.dtype} vs {ref.dtype}"
+        _assert_values(got, ref, rtol, atol, where)
+    elif isinstance(ref, (float, complex, np.floating, np.complexfloating)):
+        assert isinstance(got, numbers.Number), f"{where}: expected a number, got {got!r}"
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, err_msg=where)
+    else:
+        assert got == ref, f"{where}: {got!r} vs {ref!r}"
+
+
+def assert_close(got, ref, rtol: float = RTOL, atol: float = ATOL, where: str = "result"):
+    """``got`` (numtorch's) nests like ``ref`` and every leaf matches (assert_leaf_close)."""
+    for at, g, r in leaf_pairs(got, ref, where):
+        assert_leaf_close(g, r, rtol=rtol, atol=atol, where=at)
+
+
+# ------------------------------------------------------------------ both at once
+def assert_same(prog, *args, rtol: float = RTOL, atol: float = ATOL):
+    """Run ``prog`` on numtorch and torch; the results agree (assert_close). Returns
+    numtorch's result."""
+    ours, theirs = run_both(prog, *args)
+    assert_close(ours, theirs, rtol=rtol, atol=atol)
+    return ours
+
+
+def assert_same_error(prog, *args) -> Raised:
+    """``prog`` raises on torch, and on numtorch an exception of exactly the same type with
+    exactly the same text. Returns it."""
+    got, want = outcome(prog, nt, *args), outcome(prog, torch, *args)
+    assert isinstance(want, Raised), f"torch raised nothing (returned {want!r})"
+    assert isinstance(got, Raised), f"numtorch raised nothing; torch raised {want}"
+    assert got.type is want.type, f"numtorch raised {got}\ntorch raised {want}"
+    assert got.text == want.text, f"numtorch raised {got}\ntorch raised {want}"
+    return got
+
+
+def assert_same_outcome(prog, *args, rtol: float = RTOL, atol: float = ATOL):
+    """Where torch raises, numtorch raises the same (assert_same_error); where torch returns,
+    numtorch returns the same (assert_same). Returns numtorch's result or Raised."""
+    got, want = outcome(prog, nt, *args), outcome(prog, torch, *args)
+    if isinstance(want, Raised) or isinstance(got, Raised):
+        assert isinstance(got, Raised) and got == want, f"numtorch: {got!r}\ntorch: {want!r}"
+    else:
+        assert_close(got, want, rtol=rtol, atol=atol)
+    return got

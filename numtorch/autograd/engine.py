@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from .._core import upcalls
 from .._core.tensor import Tensor
+from ..ops.creation import ones_like, zeros_like
 from .graph import AccumulateGrad, Node, edge_of
 
 
@@ -241,8 +242,6 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
 
 
 def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
-    from .. import ones_like
-
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
@@ -383,8 +382,6 @@ def grad(
         g = slot[0]
         if g is None:
             if materialize_grads:
-                from .. import zeros_like
-
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(

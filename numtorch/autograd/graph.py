@@ -8,6 +8,7 @@ import weakref
 
 from .._core import upcalls
 from .._core.tensor import Tensor, _new
+from ..ops.creation import zeros
 
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
@@ -144,7 +145,6 @@ RemovableHandle = _Handle
 
 
 def _zeros_for(node: Node, i: int):
-    from .. import zeros
     from .._core.dtype import from_np
 
     shape, dtype = node._out_meta[i]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import warnings
 
-from .._core.inplace import check_inplace, commit
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.inplace import check_inplace, commit
 from .._core.state import state
 from .._core.tensor import Size, Tensor
 

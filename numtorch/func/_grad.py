@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._core.inplace import commit
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch, link_view
+from .._core.inplace import commit
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor

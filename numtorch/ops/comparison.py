@@ -65,9 +65,7 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
     With only ``condition``, the indices of its nonzero elements as a tuple.
     """
     if input is None and other is None:
-        import numtorch
-
-        return numtorch.nonzero(condition, as_tuple=True)
+        return condition.nonzero(as_tuple=True)
     if input is None or other is None:
         raise TypeError(
             "where() received an invalid combination of arguments - got (Tensor, Tensor), but "

@@ -9,20 +9,16 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.inplace import run_inplace
 from .._core.op import LINEAR, ErrorInput, defop
 from .._core.tensor import Tensor, wrap_dim
-from .._core.inplace import run_inplace
 from ..testing.samples import S
 from ._batching import front, generator, lrank, materialize, pad_to, pdim
 from ._families import inplace, method
+from .comparison import where
+from .creation import arange, tensor, zeros, zeros_like
 
 _INT_KINDS = "iu"
-
-
-def _nt():
-    import numtorch
-
-    return numtorch
 
 
 def _tname(a) -> str:
@@ -125,7 +121,7 @@ def _numel(shape) -> int:
 
 def _batch_arange(ax, rank: int, device) -> Tensor:
     """arange(B) shaped (B, 1, ..., 1): the batch as an extra advanced index."""
-    return _nt().arange(ax.size, device=device).reshape(ax.size, *((1,) * rank))
+    return arange(ax.size, device=device).reshape(ax.size, *((1,) * rank))
 
 
 @contextmanager
@@ -271,7 +267,7 @@ def _adv_layout(indices, bdims, dims) -> tuple[int, int, bool]:
 
 
 def _as_index_tensors(indices) -> list:
-    return [t if isinstance(t, Tensor) else _nt().tensor(t) for t in indices]
+    return [t if isinstance(t, Tensor) else tensor(t) for t in indices]
 
 
 def _index_rule(ax, args, bdims, attrs):
@@ -353,10 +349,10 @@ def _index_put_mask(ax, x, xb, m, mb, d, v, vb, acc):
     the selected elements (their count differs per batch element)."""
     shape, mshape = _lshape(x, xb), _lshape(m, mb)
     _check_mask_shape(mshape, shape, d)
-    k, nt = len(mshape), _nt()
+    k = len(mshape)
     rest = len(shape) - d - k
     if not isinstance(v, Tensor):
-        v = nt.tensor(v, dtype=x.dtype, device=x.device)
+        v = tensor(v, dtype=x.dtype, device=x.device)
     elif v.dtype != x.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
@@ -372,7 +368,7 @@ def _index_put_mask(ax, x, xb, m, mb, d, v, vb, acc):
     mf = front(m, mb)
     mf = mf.reshape(ax.size, *((1,) * d), *mshape, *((1,) * rest))
     xf = front(x, xb)
-    return nt.where(mf, xf + v if acc else v, xf), 0
+    return where(mf, xf + v if acc else v, xf), 0
 
 
 def _index(xp, input, indices, dims, shape=()):
@@ -439,7 +435,7 @@ def _index_errors(make):
 
 index_op = defop(
     "index", _index, nin=2, list_inputs=(1,),
-    vjp=(lambda g, indices, dims, shape: index_put_op.fn(_nt().zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
+    vjp=(lambda g, indices, dims, shape: index_put_op.fn(zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
     jvp=LINEAR, api="Tensor.__getitem__", samples=_index_samples, error_samples=_index_errors,
     batch_rule=_index_rule,
 )  # fmt: skip
@@ -485,7 +481,7 @@ def _split_indices(indices) -> tuple[list, tuple]:
             d += 1
             continue
         if not isinstance(t, Tensor):
-            t = _nt().tensor(t)
+            t = tensor(t)
         ts.append(t)
         dims.append(d)
         d += t.dim() if t.dtype.name == "bool" else 1
@@ -516,10 +512,9 @@ def _as_tuple(idx) -> tuple:
 
 
 def _to_index_tensor(v) -> Tensor:
-    nt = _nt()
     if isinstance(v, list) and len(v) == 0:
-        return nt.tensor([], dtype=nt.int64)
-    t = nt.tensor(v) if not isinstance(v, Tensor) else v
+        return tensor([], dtype=dt.int64)
+    t = tensor(v) if not isinstance(v, Tensor) else v
     return t
 
 
@@ -567,7 +562,7 @@ def _parse(x: Tensor, idx):
         elif isinstance(v, bool):
             basic.append(None)
             if not v:
-                adv.append(_nt().tensor([], dtype=_nt().int64))
+                adv.append(tensor([], dtype=dt.int64))
                 dims.append(out)
             out += 1
         elif isinstance(v, slice):
@@ -631,7 +626,7 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
     if not _trivial(basic, self.dim()):
         v = dispatch(getitem, (self,), {"index": basic, "shape": tuple(self.shape)})
     if not isinstance(value, Tensor):
-        value = _nt().tensor(value, dtype=self.dtype)
+        value = tensor(value, dtype=self.dtype)
     elif value.dtype != self.dtype:
         value = value.to(self.dtype)
     if not adv:
@@ -658,7 +653,7 @@ def _copy_rule(ax, args, bdims, attrs):
 # The sweep tests the functional op: under vmap, copy_ of batched values into an unbatched
 # tensor is an error (tested in test_vmap_indexing.py).
 copy = defop(
-    "copy", _copy, nin=2, vjp=(lambda g: _nt().zeros_like(g), lambda g: g), jvp=LINEAR,
+    "copy", _copy, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g), jvp=LINEAR,
     api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="CopyBackwards", grad_args=(1,),
     test={"no_grad_test": True}, batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
@@ -689,7 +684,7 @@ def _fill_rule(ax, args, bdims, attrs):
 
 
 fill = defop(
-    "fill", _fill, nin=2, vjp=(lambda g: _nt().zeros_like(g), lambda g: g.sum()), jvp=LINEAR,
+    "fill", _fill, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g.sum()), jvp=LINEAR,
     batch_rule=_fill_rule,
     samples=lambda make: [S((make((2, 3)), 1.5)), S((make((2, 3)), make(()))), S((make(()), 2))],
     error_samples=lambda make: [ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")],
@@ -780,7 +775,7 @@ gather_op = (
         nin=2,
         out=True,
         vjp=(
-            lambda g, input, index, dim: scatter_add.fn(_nt().zeros_like(input), index, g, dim=dim),
+            lambda g, input, index, dim: scatter_add.fn(zeros_like(input), index, g, dim=dim),
             None,
         ),
         jvp=LINEAR,
@@ -1021,7 +1016,7 @@ def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
         input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
     )
     ts = _region_t(tsrc, index.shape)
-    zeros = _nt().zeros_like(result)
+    zeros = zeros_like(result)
     if reduce == "prod":
         return result * (
             tinput * w_in / input
@@ -1174,9 +1169,7 @@ index_select_op = (
         nin=2,
         out=True,
         vjp=(
-            lambda g, input, index, dim: index_add_op.fn(
-                _nt().zeros_like(input), index, g, dim=dim
-            ),
+            lambda g, input, index, dim: index_add_op.fn(zeros_like(input), index, g, dim=dim),
             None,
         ),
         jvp=LINEAR,
@@ -1417,7 +1410,7 @@ take = method(
         "take",
         _take,
         out=True,
-        vjp=(lambda g, input, index: put_op.fn(_nt().zeros_like(input), index, g, True), None),
+        vjp=(lambda g, input, index: put_op.fn(zeros_like(input), index, g, True), None),
         jvp=LINEAR,
         batch_rule=_take_rule,
         samples=lambda make: [
@@ -1491,7 +1484,7 @@ def _put(xp, input, index, source, accumulate=False):
 put_op = defop(
     "put", _put, nin=3, batch_rule=_put_rule,
     vjp=(
-        lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, _nt().zeros(index.shape, dtype=g.dtype), False),
+        lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, zeros(index.shape, dtype=g.dtype), False),
         None, lambda g, index, source: g.take(index).reshape(source.shape),
     ),
     jvp=LINEAR,
@@ -1559,9 +1552,8 @@ def _take_along_dim(xp, input, indices, dim=None):
 
 
 def _take_along_dim_vjp(g, input, indices, dim):
-    nt = _nt()
     if dim is None:
-        return put_op.fn(nt.zeros_like(input), indices.reshape(-1), g, True)
+        return put_op.fn(zeros_like(input), indices.reshape(-1), g, True)
     if input.dim() == 0:
         return g.sum()
     d = dim % input.dim()
@@ -1569,7 +1561,7 @@ def _take_along_dim_vjp(g, input, indices, dim):
         tuple(1 if k == d else s for k, s in enumerate(input.shape)),
         tuple(1 if k == d else s for k, s in enumerate(indices.shape)),
     )
-    base = nt.zeros(
+    base = zeros(
         tuple(input.shape[k] if k == d else s for k, s in enumerate(bshape)), dtype=g.dtype
     )
     idx = indices.expand(tuple(indices.shape[k] if k == d else s for k, s in enumerate(bshape)))
@@ -1650,12 +1642,12 @@ def _masked_fill_rule(ax, args, bdims, attrs):
             f"{mask.dtype.scalar_name.lower()}"
         )
     v = front(value, vb).to(x.dtype).reshape(ax.size, *((1,) * rank))
-    return _nt().where(mf, v, xf), 0
+    return where(mf, v, xf), 0
 
 
 masked_fill_op = defop(
     "masked_fill", _masked_fill, nin=3,
-    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, lambda g, mask: _nt().where(mask, g, 0.0).sum()),
+    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, lambda g, mask: where(mask, g, 0.0).sum()),
     jvp=LINEAR, batch_rule=_masked_fill_rule,
     samples=lambda make: [*_masked_samples(make, True), S((make((2, 3)), make.rng.random((2, 3)) < 0.5, -1.5))],
     error_samples=lambda make: [
@@ -1706,14 +1698,13 @@ def _masked_scatter_rule(ax, args, bdims, attrs):
         if _OOB.fullmatch(str(e)) is None:
             raise
         raise RuntimeError("Number of elements of source < number of ones in mask") from None
-    out = _nt().where(flat, vals.to(x.dtype), xf.reshape(b, -1))
+    out = where(flat, vals.to(x.dtype), xf.reshape(b, -1))
     return out.reshape(b, *shape), 0
 
 
 def _masked_scatter_vjp_src(g, mask, source):
-    nt = _nt()
     sel = masked_select.fn(g, mask)
-    flat = put_op.fn(nt.zeros(source.numel(), dtype=g.dtype), nt.arange(sel.shape[0]), sel, False)
+    flat = put_op.fn(zeros(source.numel(), dtype=g.dtype), arange(sel.shape[0]), sel, False)
     return flat.reshape(source.shape)
 
 
@@ -1753,9 +1744,8 @@ def _masked_select_rule(ax, args, bdims, attrs):
 
 
 def _masked_select_vjp(g, input, mask):
-    nt = _nt()
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    return masked_scatter_op.fn(nt.zeros(shape, dtype=g.dtype), mask, g)
+    return masked_scatter_op.fn(zeros(shape, dtype=g.dtype), mask, g)
 
 
 masked_select = method(
@@ -1835,7 +1825,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     r = dispatch(nonzero_op, (input,), {})
     if as_tuple:
         if input.dim() == 0:
-            return (_nt().zeros(r.shape[0], dtype=_nt().int64),)
+            return (zeros(r.shape[0], dtype=dt.int64),)
         return tuple(r[:, i] for i in range(input.dim()))
     if out is not None:
         from .._core.dispatch import write_out

@@ -18,16 +18,15 @@ from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._batching import front, generator, lrank, pad_to, pdim
 from ._families import inplace, method, promote
+from .binary import clamp
+from .comparison import where
+from .creation import eye, ones, tensor, zeros_like
+from .reduction import vector_norm
+from .shape import broadcast_shapes, cat
 
 
 class LinAlgError(RuntimeError):
     """Raised when a matrix is singular or not positive-definite (torch.linalg.LinAlgError)."""
-
-
-def _nt():
-    import numtorch
-
-    return numtorch
 
 
 # ------------------------------------------------------------------ dtype checks
@@ -123,13 +122,13 @@ def _fresh(xp, out, *inputs):
 
 # ------------------------------------------------------------------ constants for formulas
 def _eye(n: int, like):
-    return _nt().eye(n, dtype=like.dtype, device=like.device)
+    return eye(n, dtype=like.dtype, device=like.device)
 
 
 def _tri(n: int, like, k: int = 0, upper: bool = False):
     """A constant 0/1 mask of the lower (or upper) triangle from diagonal ``k``."""
     m = 1.0 - np.tri(n, n, k - 1) if upper else np.tri(n, n, k)
-    return _nt().tensor(m, dtype=like.dtype, device=like.device)
+    return tensor(m, dtype=like.dtype, device=like.device)
 
 
 def _mT(x):
@@ -642,7 +641,6 @@ def _einsum_vjp(g, operands, equation):
     Repeated subscripts (diagonals) are re-expanded with an identity factor, subscripts
     summed over in this operand only with a ones factor.
     """
-    nt = _nt()
     lhs, out = equation.split("->")
     terms = lhs.split(",")
     sizes = {
@@ -667,7 +665,7 @@ def _einsum_vjp(g, operands, equation):
             seen.add(c)
             target.append(c)
             if c not in avail:
-                extra.append((c, nt.ones(x.shape[t.index(c)], dtype=g.dtype, device=g.device)))
+                extra.append((c, ones(x.shape[t.index(c)], dtype=g.dtype, device=g.device)))
                 avail.add(c)
         parts = [out] + [tt for tt, _ in others] + [e for e, _ in extra]
         ops = [g] + [o for _, o in others] + [e for _, e in extra]
@@ -744,12 +742,11 @@ einsum_op = defop(
 
 def einsum(equation: str, *operands):
     """Einstein summation over the operands (given as varargs or one list)."""
-    nt = _nt()
     if not isinstance(equation, str):
         raise RuntimeError("einsum(): the sublist format of einsum is not supported by numtorch")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    ops = [o if isinstance(o, nt.Tensor) else nt.tensor(o) for o in operands]
+    ops = [o if isinstance(o, Tensor) else tensor(o) for o in operands]
     terms, out, sizes = _einsum_plan(equation, [tuple(o.shape) for o in ops])
     for k, (t, o) in enumerate(zip(terms, ops, strict=False)):
         want = tuple(sizes[c] for c in t)
@@ -820,7 +817,7 @@ def kron(input, other, *, out=None):
     a = input.reshape((1,) * (n - input.dim()) + tuple(input.shape))
     b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
     if a.dtype != b.dtype:
-        d = _nt().promote_types(a.dtype, b.dtype)
+        d = dt.promote_types(a.dtype, b.dtype)
         a, b = a.to(d), b.to(d)
     la, lb = string.ascii_lowercase[:n], string.ascii_uppercase[:n]
     res = einsum(f"{la},{lb}->" + "".join(x + y for x, y in zip(la, lb, strict=False)), a, b)
@@ -1025,7 +1022,7 @@ def cross(input, other, dim=None, *, out=None):
             stacklevel=2,
         )
         shape = (
-            _nt().broadcast_shapes(input.shape, other.shape)
+            broadcast_shapes(input.shape, other.shape)
             if input.shape != other.shape
             else input.shape
         )
@@ -1050,7 +1047,7 @@ def _trace_rule(ax, args, bdims, attrs):
 
 def _trace_vjp(g, input):
     n, m = input.shape
-    return g * _nt().eye(n, m, dtype=g.dtype, device=g.device)
+    return g * eye(n, m, dtype=g.dtype, device=g.device)
 
 
 trace = method(
@@ -1298,7 +1295,7 @@ def _slogdet(xp, A):
 
 
 def _slogdet_jvp(t, A, result):
-    return (_nt().zeros_like(result[0]), _trace_of_solve(A, t))
+    return (zeros_like(result[0]), _trace_of_solve(A, t))
 
 
 linalg_slogdet = defop(
@@ -1559,7 +1556,7 @@ def _qr_vjp(g, A, result, mode):
     # A = [X Y], X = Q R1 square, R2 = Q^T Y.
     (_, Y), (R1, _), (gR1, gR2) = _split_wide(A, m, n), _split_wide(R, m, n), _split_wide(gR, m, n)
     gX = _qr_tall_vjp(gQ + Y @ gR2.mT, gR1, Q, R1)
-    return _nt().cat([gX, Q @ gR2], -1)
+    return cat.fn([gX, Q @ gR2], -1)
 
 
 def _qr_jvp(t, A, result, mode):
@@ -1570,7 +1567,7 @@ def _qr_jvp(t, A, result, mode):
         return _qr_tall_jvp(t, Q, R)
     (_, Y), (R1, _), (tX, tY) = _split_wide(A, m, n), _split_wide(R, m, n), _split_wide(t, m, n)
     dQ, dR1 = _qr_tall_jvp(tX, Q, R1)
-    return dQ, _nt().cat([dR1, dQ.mT @ Y + Q.mT @ tY], -1)
+    return dQ, cat.fn([dR1, dQ.mT @ Y + Q.mT @ tY], -1)
 
 
 linalg_qr = defop(
@@ -1756,11 +1753,10 @@ def _expm(xp, A):
 
 def _block_exp(A, X):
     """The top-right block of exp([[A, X], [0, A]]): the derivative of exp at A along X."""
-    nt = _nt()
     n = A.shape[-1]
-    top = nt.cat([A, X], -1)
-    bottom = nt.cat([nt.zeros_like(A), A], -1)
-    return linalg_matrix_exp.fn(nt.cat([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
+    top = cat.fn([A, X], -1)
+    bottom = cat.fn([zeros_like(A), A], -1)
+    return linalg_matrix_exp.fn(cat.fn([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
 
 
 linalg_matrix_exp = defop(
@@ -1802,7 +1798,6 @@ def matrix_power(A, n: int, *, out=None):
 
 
 def _matrix_norm_impl(A, ord, dims, keepdim):
-    nt = _nt()
     d0, d1 = dims
     if ord == "fro":
         return (A * A).sum((d0, d1), keepdim=keepdim).sqrt()
@@ -1822,7 +1817,6 @@ def _matrix_norm_impl(A, ord, dims, keepdim):
         if not keepdim:
             r = r.squeeze((d0, d1))
         return r
-    del nt
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
@@ -1850,7 +1844,6 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
 def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
     A = input
     """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
-    nt = _nt()
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2):
@@ -1866,7 +1859,7 @@ def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=No
             f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
         )
     else:
-        res = nt.linalg.vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        res = vector_norm.fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     return res if out is None else _write(out, res)
 
 
@@ -1905,8 +1898,7 @@ def svd_legacy(input, some: bool = True, compute_uv: bool = True, *, out=None):
     """torch.svd: (U, S, V) with V (not Vh); zero-filled U and V when compute_uv=False."""
     U, S_, Vh = linalg_svd.fn(input, not some)
     if not compute_uv:
-        nt = _nt()
-        return svd_rt((nt.zeros_like(U), S_, nt.zeros_like(Vh).mT))
+        return svd_rt((zeros_like(U), S_, zeros_like(Vh).mT))
     return _tuple_out(svd_rt((U, S_, Vh.mT)), out)
 
 
@@ -1948,7 +1940,6 @@ def matrix_power_legacy(input, n: int, *, out=None):
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
     max(atol, rtol * largest) are treated as zero."""
-    nt = _nt()
     U, S_, Vh = linalg_svd.fn(A, False)
     if rtol is None:
         eps = float(np.finfo(A.dtype.np).eps)
@@ -1956,9 +1947,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     smax = S_.amax(-1, keepdim=True) if S_.shape[-1] else S_
     cutoff = smax * rtol
     if atol is not None:
-        cutoff = nt.clamp(cutoff, min=atol)
+        cutoff = clamp(cutoff, min=atol)
     keep = S_ > cutoff
-    sinv = nt.where(keep, S_.reciprocal(), nt.zeros_like(S_)) if S_.numel() else S_
+    sinv = where(keep, S_.reciprocal(), zeros_like(S_)) if S_.numel() else S_
     res = (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
     return res if out is None else _write(out, res)
 
@@ -1977,7 +1968,29 @@ def cholesky_inverse(L, upper: bool = False, *, out=None):
     return res if out is None else _write(out, res)
 
 
+def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
+    """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if p == "nuc":
+        return matrix_norm(
+            input,
+            "nuc",
+            dim=(-2, -1) if dim is None else dim,
+            keepdim=keepdim,
+            dtype=dtype,
+            out=out,
+        )
+    ord = 2 if p in ("fro", None) else p
+    return vector_norm.fn(input, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return torch_norm(self, p, dim, keepdim, dtype=dtype)
+
+
 API = {
+    "norm": torch_norm,
     "einsum": einsum, "tensordot": tensordot, "inner": inner, "kron": kron, "cross": cross,
     "ger": outer.fn, "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse,
     "matrix_exp": linalg_matrix_exp.fn, "matrix_power": matrix_power_legacy,
@@ -1994,6 +2007,7 @@ API = {
 }  # fmt: skip
 
 TENSOR_METHODS = {
+    "norm": _tensor_norm,
     "inner": inner, "kron": kron, "cross": cross, "slogdet": slogdet, "inverse": inverse,
     "matrix_power": matrix_power_legacy, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse, "svd": svd_legacy, "qr": qr_legacy,

@@ -16,6 +16,8 @@ from .._core.op import ErrorInput, Op, defop
 from ..testing.samples import S
 from ._batching import elementwise
 from ._families import LINEAR, UNARY_SHAPES, binary, inplace, method, promote, unary
+from .comparison import where
+from .creation import zeros_like
 
 # ------------------------------------------------------------------ helpers
 _LN2 = math.log(2.0)
@@ -51,15 +53,11 @@ def _ufunc(fname: str):
 
 def _zeros(g):
     """The gradient of a piecewise-constant op."""
-    import numtorch
-
-    return numtorch.zeros_like(g)
+    return zeros_like(g)
 
 
 def _where(cond, a, b):
-    import numtorch
-
-    return numtorch.where(cond, a, b)
+    return where(cond, a, b)
 
 
 def _u(name, kernel, vjp, jvp, *, low=-2.0, high=2.0, exclude_zero=False, **kw) -> Op:

@@ -22,7 +22,9 @@ from .._core.op import defop
 from .._core.state import state
 from .._core.tensor import Tensor
 from ._batching import RANDOM_ERROR, generator, random_factory
-from .creation import Generator, _generators, _size, require_grad, rng
+from .comparison import where
+from .creation import Generator, _generators, _size, require_grad, rng, zeros_like
+from .shape import broadcast_tensors
 
 _INPLACE_DIFFERENT = (
     "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
@@ -402,8 +404,6 @@ def normal(
     if not (d.is_floating_point or d.is_complex):
         raise _not_implemented("normal_kernel_cpu", d)
     if tm and ts:
-        from .. import broadcast_tensors
-
         mean, std = broadcast_tensors(mean, std)
     ref = mean if tm else std
     noise = _normal_draw(tuple(ref.shape), d, generator, ref.device)
@@ -415,7 +415,6 @@ def normal(
 
 def _zero_grads(r: Tensor, *params) -> Tensor:
     """r's values, connected to the tensor params with zero gradients (PyTorch's normal)."""
-    from .. import where, zeros_like
 
     r = r.detach()
     for p in params:

@@ -16,6 +16,10 @@ from .._core.op import LINEAR, Op, defop
 from ..testing.samples import ErrorInput, S
 from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import METHODS, inplace, method, to_float
+from .binary import maximum, minimum
+from .comparison import where
+from .creation import arange, as_tensor, full, ones_like, zeros_like
+from .shape import cat
 
 FLOATS = ("float32", "float64")
 _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops below
@@ -122,9 +126,7 @@ def _tensor(x):
 
     if isinstance(x, Tensor):
         return x
-    import numtorch as nt
-
-    return nt.as_tensor(np.asarray(x))
+    return as_tensor(np.asarray(x))
 
 
 RT = {n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median", "cummax", "cummin")}
@@ -339,19 +341,17 @@ def _has_zero(x) -> bool:
 def _prod_partial(x, r, dim):
     """d prod / d x_i = the product of the others: r / x without zeros, else the products
     before and after i (no division, so exact at every order whatever the zeros)."""
-    import numtorch as nt
-
     if x.dim() == 0:
-        return nt.ones_like(x)
+        return ones_like(x)
     if not _has_zero(x):
         return r / x
     y, d = (x.reshape(-1), 0) if dim is None else (x, dim1(dim, x.dim()))
     n = y.shape[d]
     if n == 0:
-        return nt.zeros_like(x)
-    one = nt.ones_like(y.narrow(d, 0, 1))
-    before = nt.cat([one, y.narrow(d, 0, n - 1)], d).cumprod(d)
-    after = nt.cat([y.narrow(d, 1, n - 1), one], d).flip(d).cumprod(d).flip(d)
+        return zeros_like(x)
+    one = ones_like(y.narrow(d, 0, 1))
+    before = cat.fn([one, y.narrow(d, 0, n - 1)], d).cumprod(d)
+    after = cat.fn([y.narrow(d, 1, n - 1), one], d).flip(d).cumprod(d).flip(d)
     return (before * after).reshape(x.shape)
 
 
@@ -381,7 +381,7 @@ prod = reduction(
 
 
 # ------------------------------------------------------------------ extrema
-def _extremum(name: str):
+def _amax_kernel(name: str):
     """The amax/amin kernel: reduce over dims, refusing empty reductions like torch."""
 
     def kernel(xp, x, dim=(), keepdim=False):
@@ -397,7 +397,7 @@ def _extremum(name: str):
     return kernel
 
 
-_amax, _amin = _extremum("amax"), _extremum("amin")
+_amax, _amin = _amax_kernel("amax"), _amax_kernel("amin")
 
 
 def _no_dim(dim) -> bool:
@@ -589,20 +589,17 @@ min_dim = _indexed_op(
 )  # fmt: skip
 
 
-def _extremum(op: Op, all_op: Op, binary: str):
+def _max_overloads(op: Op, all_op: Op, elementwise: Op):
+    """torch.max/min: of everything, along a dim (values, indices), or of two tensors."""
     name = op.name
 
     def fn(input, dim=None, keepdim: bool = False, *, other=None, out=None):
-        import numtorch as nt
-
         input = _tensor(input)
         if other is not None:
             dim = other
         if not isinstance(dim, (int, type(None))):  # max(a, b): the elementwise form
             return (
-                getattr(nt, binary)(input, dim)
-                if out is None
-                else getattr(nt, binary)(input, dim, out=out)
+                elementwise.fn(input, dim) if out is None else elementwise.fn(input, dim, out=out)
             )
         if dim is None:
             if input.numel() == 0:
@@ -624,8 +621,8 @@ def _extremum(op: Op, all_op: Op, binary: str):
     return fn
 
 
-max = _extremum(max_dim, amax, "maximum")
-min = _extremum(min_dim, amin, "minimum")
+max = _max_overloads(max_dim, amax, maximum)
+min = _max_overloads(min_dim, amin, minimum)
 
 
 def _argext(name: str, fn: str):
@@ -862,18 +859,16 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def _norm_partial(x, r, dim, ord):
     """d ||x||_ord / d x (0 where the norm is 0, like PyTorch)."""
-    import numtorch as nt
-
     if ord == 0:
         return x * 0
     if ord == 1:
         return x.sign()
     if ord in (math.inf, -math.inf):
         return x.sign() * _ties_partial(x.abs(), r, dim)
-    safe = nt.where(r == 0, 1.0, r)
+    safe = where(r == 0, 1.0, r)
     if ord == 2:
-        return nt.where(r == 0, 0.0, x / safe)
-    return nt.where(r == 0, 0.0, x.sign() * (x.abs() / safe) ** (ord - 1))
+        return where(r == 0, 0.0, x / safe)
+    return where(r == 0, 0.0, x.sign() * (x.abs() / safe) ** (ord - 1))
 
 
 def _norm_samples(make):
@@ -897,29 +892,6 @@ vector_norm = reduction(
     error_samples=_norm_errors, api="linalg.vector_norm", out=True,
 )  # fmt: skip
 del METHODS["vector_norm"]
-
-
-def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
-    """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
-    if isinstance(dim, int):
-        dim = (dim,)
-    if p == "nuc":
-        import numtorch as nt
-
-        return nt.linalg.matrix_norm(
-            input,
-            "nuc",
-            dim=(-2, -1) if dim is None else dim,
-            keepdim=keepdim,
-            dtype=dtype,
-            out=out,
-        )
-    ord = 2 if p in ("fro", None) else p
-    return vector_norm.fn(input, ord, dim, keepdim, dtype=dtype, out=out)
-
-
-def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-    return norm(self, p, dim, keepdim, dtype=dtype)
 
 
 # ------------------------------------------------------------------ softmax family
@@ -1077,12 +1049,10 @@ cumsum = _scan_op(
 
 def _cumprod_others(x, d: int):
     """m[..., i, k] = prod_{j <= k, j != i} x_j for k >= i, else 0 (x's dim d moved last)."""
-    import numtorch as nt
-
     n = x.shape[d]
-    i, k = nt.arange(n).reshape(n, 1), nt.arange(n)
-    c = nt.where(i == k, 1.0, x.movedim(d, -1).unsqueeze(-2)).cumprod(-1)
-    return nt.where(k >= i, c, 0.0)
+    i, k = arange(n).reshape(n, 1), arange(n)
+    c = where(i == k, 1.0, x.movedim(d, -1).unsqueeze(-2)).cumprod(-1)
+    return where(k >= i, c, 0.0)
 
 
 def _cumprod_vjp(g, x, result, dim):
@@ -1377,15 +1347,13 @@ def _median(xp, x):
 
 def _median_rule(ax, args, bdims, attrs):
     """The lower middle of each sorted flattened slice, NaN where the slice has one."""
-    import numtorch as nt
-
     x = materialize(ax, args[0], bdims[0]).reshape(ax.size, -1)
     n = x.shape[1]
     if n == 0:
-        return nt.full((ax.size,), math.nan, dtype=x.dtype), 0
+        return full((ax.size,), math.nan, dtype=x.dtype), 0
     s = sort_op.fn(x, 1)[0]
     last = s.select(1, n - 1)
-    return nt.where(last != last, last, s.select(1, (n - 1) // 2)), 0
+    return where(last != last, last, s.select(1, (n - 1) // 2)), 0
 
 
 def _median_samples(make):
@@ -1475,7 +1443,7 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
 
 API = {
     "max": max, "min": min, "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean,
-    "norm": norm, "softmax": softmax, "log_softmax": log_softmax,
+    "softmax": softmax, "log_softmax": log_softmax,
     "nn.functional.softmax": _sm_api(softmax_op, True),
     "nn.functional.log_softmax": _sm_api(log_softmax_op, True),
     "special.softmax": softmax, "special.log_softmax": log_softmax,
@@ -1485,7 +1453,7 @@ API = {
 }  # fmt: skip
 
 TENSOR_METHODS = {
-    "max": max, "min": min, "var": var, "std": std, "norm": _tensor_norm,
+    "max": max, "min": min, "var": var, "std": std,
     "softmax": softmax, "log_softmax": log_softmax, "sort": sort, "topk": topk,
     "kthvalue": kthvalue, "median": median, "cummax": cummax, "cummin": cummin,
 }  # fmt: skip

@@ -19,6 +19,7 @@ from ._batching import (
     pdim,
 )
 from ._families import LINEAR, inplace, method
+from .creation import arange, zeros_like
 
 
 def _with_batch_size(op, attr):
@@ -890,7 +891,6 @@ def _promote_list(arrays, attrs=None):
 
 def _list_tangents(t, tensors) -> list:
     """Tangents of a list input, zeros where an element has none."""
-    from .. import zeros_like
 
     return [zeros_like(input) if ti is None else ti for ti, input in zip(t, tensors, strict=True)]
 
@@ -1729,8 +1729,6 @@ def _repeat_interleave_rule(ax, args, bdims, attrs):
     bx, br = bdims
     dim, size = attrs.get("dim"), attrs.get("output_size")
     if r is None:  # repeat_interleave(repeats): the indices 0..n-1, each repeated
-        from .. import arange
-
         n = _lshape(x, bx)[0] if lrank(x, bx) else 1
         x, bx, r, br, dim = arange(n, device=x.device), None, x, bx, 0
     x = materialize(ax, x, bx)

@@ -6,6 +6,7 @@ from .._core.dispatch import dispatch, run_kernel
 from .._core.op import defop
 from .._core.tensor import Tensor
 from ._batching import materialize
+from .creation import zeros_like
 
 
 def apply_chain(t, chain):
@@ -56,7 +57,6 @@ def _view_scatter_rule(ax, args, bdims, attrs):
 
 
 def _base_vjp(g, chain):
-    from .. import zeros_like
 
     return view_scatter.fn(g, zeros_like(apply_chain(g, chain)), chain)
 
