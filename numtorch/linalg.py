@@ -1,1 +1,32 @@
-"""torch.linalg: filled from the op registry (ops with api ``linalg.*``)."""
+"""torch.linalg: the public functions of this namespace, listed here."""
+
+# ruff: noqa: F401
+from .ops import linalg as _linalg
+from .ops import reduction as _reduction
+from .ops.linalg import (
+    LinAlgError,
+    eigh,
+    matrix_norm,
+    matrix_power,
+    multi_dot,
+    norm,
+    pinv,
+    qr,
+    svd,
+    vecdot,
+)
+
+# reduction
+vector_norm = _reduction.vector_norm.fn
+
+# linalg
+cholesky = _linalg.linalg_cholesky.fn
+cross = _linalg.linalg_cross.fn
+det = _linalg.linalg_det.fn
+eigvalsh = _linalg.linalg_eigvalsh.fn
+inv = _linalg.linalg_inv.fn
+matrix_exp = _linalg.linalg_matrix_exp.fn
+slogdet = _linalg.linalg_slogdet_fn
+solve = _linalg.linalg_solve.fn
+solve_triangular = _linalg.linalg_solve_triangular.fn
+svdvals = _linalg.linalg_svdvals.fn

@@ -13,9 +13,11 @@ import pytest
 from opdb import samples, to_nt
 
 import numtorch as nt
-from numtorch.ops._families import METHODS
-
-INPLACE = sorted((name, op) for name, (op, kind) in METHODS.items() if kind == "inplace")
+INPLACE = sorted(
+    (name, m.inplace_of)
+    for name, m in vars(nt.Tensor).items()
+    if hasattr(m, "inplace_of") and not name.startswith("__")
+)
 
 
 def _usable(op, s):

@@ -210,3 +210,25 @@ def formula_env(op: Op, args: tuple, attrs: dict, result) -> dict:
             env[n + "_shape"] = a.shape
     env["result"] = result
     return env
+
+
+_DECLARED: set[str] = set()
+
+
+def tensor_method(fn: Callable, *names: str) -> Callable:
+    """Declare ``fn`` as Tensor methods ``names`` (default: its own name); the one way a
+    Tensor method is made public. A name declared twice is an error."""
+    from .tensor import Tensor
+
+    for name in names or (fn.__name__,):
+        if name in _DECLARED:
+            raise ValueError(f"Tensor.{name} declared twice")
+        _DECLARED.add(name)
+        setattr(Tensor, name, fn)
+    return fn
+
+
+def tensor_methods(table: dict[str, Callable]) -> None:
+    """Declare several Tensor methods at once: {name: function or property}."""
+    for name, fn in table.items():
+        tensor_method(fn, name)

@@ -1,1 +1,13 @@
-"""torch.nn.functional: filled from op modules' API dicts (``nn.functional.*``)."""
+"""torch.nn.functional: the public functions of this namespace, listed here."""
+
+# ruff: noqa: F401
+from ..ops import indexing as _indexing
+from ..ops import reduction as _reduction
+from ..ops.random import dropout
+
+# reduction
+log_softmax = _reduction.nn_log_softmax
+softmax = _reduction.nn_softmax
+
+# indexing
+one_hot = _indexing.one_hot.fn

@@ -7,6 +7,7 @@ from . import (
     creation,
     indexing,
     linalg,
+    operators,
     pointwise,
     random,
     reduction,
@@ -15,6 +16,6 @@ from . import (
 )
 
 MODULES = [
-    binary, comparison, conversion, creation, indexing, linalg, pointwise, random, reduction,
+    binary, comparison, conversion, creation, indexing, linalg, operators, pointwise, random, reduction,
     shape, views,
 ]  # fmt: skip

@@ -11,27 +11,47 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, Op, defop
+from .._core.inplace import run_inplace
+from .._core.op import LINEAR, Op, defop, tensor_method
 from ..testing.samples import S
 from ._batching import elementwise
 
 _nd = np.ndarray
 
-# Tensor methods to install: name -> (op, kind), kind "fn", "sizes" or "inplace".
-METHODS: dict[str, tuple[Op, str]] = {}
-
 
 def method(op: Op, *names: str, sizes: bool = False) -> Op:
-    """Install op as Tensor methods; ``sizes`` methods take ``*size`` or a sequence."""
-    for n in names or (op.name,):
-        METHODS[n] = (op, "sizes" if sizes else "fn")
+    """Declare op as Tensor methods (default: its name); ``sizes`` methods take ``*size``
+    or a sequence."""
+    fn = _sizes_method(op) if sizes else op.fn
+    tensor_method(fn, *(names or (op.name,)))
     return op
 
 
 def inplace(op: Op, *names: str) -> Op:
-    for n in names or (op.name + "_",):
-        METHODS[n] = (op, "inplace")
+    """Declare op's in-place Tensor methods (default: ``<name>_``)."""
+    tensor_method(_inplace_method(op), *(names or (op.name + "_",)))
     return op
+
+
+def _inplace_method(op: Op) -> Callable:
+    def method(self, *args, **kwargs):
+        return run_inplace(op, self, args, kwargs)
+
+    method.__name__ = op.name + "_"
+    method.inplace_of = op
+    return method
+
+
+def _sizes_method(op: Op) -> Callable:
+    fn = op.fn
+
+    def method(self, *size):
+        if len(size) == 1 and not isinstance(size[0], int):
+            size = size[0]
+        return fn(self, tuple(size))
+
+    method.__name__ = op.name
+    return method
 
 
 # ------------------------------------------------------------------ type promotion
@@ -201,7 +221,6 @@ def comparison(name: str, kernel: Callable, **kw) -> Op:
 
 __all__ = [
     "LINEAR",
-    "METHODS",
     "binary",
     "binary_samples",
     "compare",

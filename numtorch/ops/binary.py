@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, ErrorInput, defop
+from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from . import pointwise
@@ -771,20 +771,12 @@ inplace(sub, "subtract_")
 method(mul, "multiply")
 inplace(mul, "multiply_")
 
-API = {
-    "true_divide": true_divide,
-    "divide": div.fn,
-    "subtract": sub.fn,
-    "multiply": mul.fn,
-    "clamp": clamp,
-    "clip": clamp,
-    "arctan2": atan2.fn,
-}
-
-TENSOR_METHODS = {
-    "clamp": _clamp_method,
-    "clip": _clamp_method,
-    "clamp_": _clamp_inplace,
-    "clip_": _clamp_inplace,
-    "float_power_": _float_power_inplace,
-}
+tensor_methods(
+    {
+        "clamp": _clamp_method,
+        "clip": _clamp_method,
+        "clamp_": _clamp_inplace,
+        "clip_": _clamp_inplace,
+        "float_power_": _float_power_inplace,
+    }
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.op import ErrorInput, defop
+from .._core.op import ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise
@@ -237,9 +237,4 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool(eq.fn(input, other)._data.all())
 
 
-API = {"where": where, "allclose": allclose, "equal": equal}
-for _op, _names in [(ne, ("not_equal",)), (gt, ("greater",)), (ge, ("greater_equal",)),
-                    (lt, ("less",)), (le, ("less_equal",))]:  # fmt: skip
-    for _n in _names:
-        API[_n] = _op.fn
-TENSOR_METHODS = {"where": _tensor_where, "allclose": allclose, "equal": equal}
+tensor_methods({"where": _tensor_where, "allclose": allclose, "equal": equal})

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
+
 from .._core import dtype as dt
-from .._core.op import defop
+from .._core.device import device as Device
+from .._core.op import defop, tensor_methods
+from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise
 from ._families import LINEAR, method
@@ -47,4 +51,55 @@ def _contiguous(self, memory_format=None):
     return self if self.is_contiguous() else clone.fn(self)
 
 
-TENSOR_METHODS = {"contiguous": _contiguous}
+def _caster(d):
+    def cast(self, memory_format=None):
+        return _to(self, d)
+
+    return cast
+
+
+def _to(self, *args, **kwargs) -> Tensor:
+    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype), copy=False."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, Device)):
+            device = a
+        elif a is not None and not isinstance(a, builtins.bool):
+            dtype = a
+    out = self
+    if dtype is not None:
+        d = dt.to_dtype(dtype)
+        if d != self.dtype:
+            out = to_dtype.fn(self, d)
+    if device is not None and Device(device) != self.device:
+        out = to_device.fn(out, Device(device))
+    if copy and out is self:
+        out = clone.fn(self)
+    return out
+
+
+def _type(self, dtype=None, non_blocking=False):
+    if dtype is None:
+        return self.dtype.tensor_type
+    if isinstance(dtype, str):
+        dtype = dt.from_tensor_type(dtype)
+    return _to(self, dtype)
+
+
+tensor_methods({
+    "contiguous": _contiguous, "to": _to, "type": _type,
+    "type_as": lambda self, other: _to(self, other.dtype),
+    "cpu": lambda self, memory_format=None: _to(self, "cpu"),
+    "cuda": lambda self, device=None, non_blocking=False: _to(self, "cuda"),
+    **{name: _caster(d) for name, d in [
+        ("float", dt.float32), ("double", dt.float64), ("half", dt.float16), ("long", dt.int64),
+        ("int", dt.int32), ("short", dt.int16), ("char", dt.int8), ("byte", dt.uint8),
+        ("bool", dt.bool_), ("cfloat", dt.complex64), ("cdouble", dt.complex128),
+    ]},
+})  # fmt: skip

@@ -10,7 +10,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.inplace import run_inplace
-from .._core.op import LINEAR, ErrorInput, defop
+from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front, generator, lrank, materialize, pad_to, pdim
@@ -1890,23 +1890,6 @@ one_hot = defop(
 )  # fmt: skip
 
 
-API = {
-    "gather": gather,
-    "index_select": index_select,
-    "index_put": index_put,
-    "index_put_": index_put_,
-    "scatter": scatter,
-    "scatter_add": scatter_add_fn,
-    "scatter_reduce": scatter_reduce,
-    "index_add": index_add,
-    "index_fill": index_fill,
-    "index_copy": index_copy,
-    "nonzero": nonzero,
-    "fill_": fill_,
-    "zero_": zero_,
-}
-
-
 def _method(fn):
     def m(self, *args, **kw):
         return fn(self, *args, **kw)
@@ -1915,25 +1898,27 @@ def _method(fn):
     return m
 
 
-TENSOR_METHODS = {
-    "__getitem__": tensor_getitem,
-    "__setitem__": tensor_setitem,
-    "gather": _method(gather),
-    "index_select": _method(index_select),
-    "index_put": _method(index_put),
-    "index_put_": index_put_,
-    "scatter": _method(scatter),
-    "scatter_": scatter_,
-    "scatter_add": _method(scatter_add_fn),
-    "scatter_add_": scatter_add_,
-    "scatter_reduce": _method(scatter_reduce),
-    "scatter_reduce_": scatter_reduce_,
-    "index_add": _method(index_add),
-    "index_add_": index_add_,
-    "index_fill": _method(index_fill),
-    "index_fill_": index_fill_,
-    "index_copy": _method(index_copy),
-    "index_copy_": index_copy_,
-    "nonzero": _method(nonzero),
-    "zero_": zero_,
-}
+tensor_methods(
+    {
+        "__getitem__": tensor_getitem,
+        "__setitem__": tensor_setitem,
+        "gather": _method(gather),
+        "index_select": _method(index_select),
+        "index_put": _method(index_put),
+        "index_put_": index_put_,
+        "scatter": _method(scatter),
+        "scatter_": scatter_,
+        "scatter_add": _method(scatter_add_fn),
+        "scatter_add_": scatter_add_,
+        "scatter_reduce": _method(scatter_reduce),
+        "scatter_reduce_": scatter_reduce_,
+        "index_add": _method(index_add),
+        "index_add_": index_add_,
+        "index_fill": _method(index_fill),
+        "index_fill_": index_fill_,
+        "index_copy": _method(index_copy),
+        "index_copy_": index_copy_,
+        "nonzero": _method(nonzero),
+        "zero_": zero_,
+    }
+)

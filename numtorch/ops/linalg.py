@@ -12,7 +12,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, defop
+from .._core.op import LINEAR, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -1989,27 +1989,15 @@ def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     return torch_norm(self, p, dim, keepdim, dtype=dtype)
 
 
-API = {
-    "norm": torch_norm,
-    "einsum": einsum, "tensordot": tensordot, "inner": inner, "kron": kron, "cross": cross,
-    "ger": outer.fn, "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse,
-    "matrix_exp": linalg_matrix_exp.fn, "matrix_power": matrix_power_legacy,
-    "cholesky": cholesky, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
-    "svd": svd_legacy, "qr": qr_legacy, "pinverse": lambda input, rcond=1e-15: pinv(input, rtol=rcond),
-    "linalg.solve": linalg_solve.fn, "linalg.inv": linalg_inv.fn, "linalg.det": linalg_det.fn,
-    "linalg.slogdet": linalg_slogdet_fn, "linalg.cholesky": linalg_cholesky.fn, "linalg.qr": qr,
-    "linalg.eigh": eigh, "linalg.eigvalsh": linalg_eigvalsh.fn, "linalg.svd": svd,
-    "linalg.svdvals": linalg_svdvals.fn, "linalg.solve_triangular": linalg_solve_triangular.fn,
-    "linalg.matrix_exp": linalg_matrix_exp.fn, "linalg.matrix_power": matrix_power,
-    "linalg.matrix_norm": matrix_norm, "linalg.norm": norm, "linalg.multi_dot": multi_dot,
-    "linalg.vecdot": vecdot, "linalg.cross": linalg_cross.fn, "linalg.pinv": pinv,
-    "linalg.LinAlgError": LinAlgError,
-}  # fmt: skip
+def pinverse(input, rcond: float = 1e-15):
+    """torch.pinverse: ``linalg.pinv`` with a relative cutoff."""
+    return pinv(input, rtol=rcond)
 
-TENSOR_METHODS = {
+
+tensor_methods({
     "norm": _tensor_norm,
     "inner": inner, "kron": kron, "cross": cross, "slogdet": slogdet, "inverse": inverse,
     "matrix_power": matrix_power_legacy, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse, "svd": svd_legacy, "qr": qr_legacy,
-    "pinverse": lambda self, rcond=1e-15: pinv(self, rtol=rcond),
-}  # fmt: skip
+    "pinverse": pinverse,
+})  # fmt: skip

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, Op, defop
+from .._core.op import ErrorInput, Op, defop, tensor_methods
 from ..testing.samples import S
 from ._batching import elementwise
 from ._families import LINEAR, UNARY_SHAPES, binary, inplace, method, promote, unary
@@ -587,6 +587,11 @@ _INPLACE_FUNCTIONS = (
 ).split()
 
 
+def inplace_functions(names: str) -> tuple:
+    """``torch.<name>_(input)`` for each name: the in-place method as a function."""
+    return tuple(_inplace_function(n) for n in names.split())
+
+
 def _inplace_function(name: str):
     def fn(input, *args, **kwargs):
         return getattr(input, name + "_")(*args, **kwargs)
@@ -596,21 +601,10 @@ def _inplace_function(name: str):
     return fn
 
 
-API = {
-    "absolute": abs.fn, "negative": neg.fn, "fix": trunc.fn,
-    "arcsin": asin.fn, "arccos": acos.fn, "arctan": atan.fn,
-    "arcsinh": asinh.fn, "arccosh": acosh.fn, "arctanh": atanh.fn,
-    "conj": conj, "positive": positive, "resolve_conj": _identity, "resolve_neg": _identity,
-    "special.expit": sigmoid.fn, "special.erf": erf.fn, "special.erfc": erfc.fn,
-    "special.erfinv": erfinv.fn, "special.logit": logit.fn, "special.expm1": expm1.fn,
-    "special.exp2": exp2.fn, "special.log1p": log1p.fn, "special.round": round.fn,
-    **{n + "_": _inplace_function(n) for n in _INPLACE_FUNCTIONS},
-}  # fmt: skip
-
-TENSOR_METHODS = {
+tensor_methods({
     "conj": conj, "positive": positive, "resolve_conj": _identity, "resolve_neg": _identity,
     "is_conj": _false, "is_neg": _false,
-}  # fmt: skip
+})  # fmt: skip
 
 __all__ = [
     "abs", "acos", "acosh", "add", "angle", "asin", "asinh", "atan", "atanh", "ceil", "conj",

@@ -18,12 +18,12 @@ from .._core import dtype as dt
 from .._core.device import backend
 from .._core.device import device as Device
 from .._core.dispatch import dispatch, write_out
-from .._core.op import defop
+from .._core.op import defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor
 from ._batching import RANDOM_ERROR, generator, random_factory
 from .comparison import where
-from .creation import Generator, _generators, _size, require_grad, rng, zeros_like
+from .creation import Generator, _size, require_grad, rng, zeros_like
 from .shape import broadcast_tensors
 
 _INPLACE_DIFFERENT = (
@@ -575,17 +575,10 @@ def _random_(self, *bounds, to=_UNSET, generator=None) -> Tensor:
     return _write(self, r)
 
 
-API = {
-    "rand": rand, "randn": randn, "randint": randint, "randperm": randperm, "normal": normal,
-    "rand_like": rand_like, "randn_like": randn_like, "randint_like": randint_like,
-    "bernoulli": bernoulli, "dropout": _torch_dropout, "dropout_": dropout_,
-    "nn.functional.dropout": dropout, "default_generator": _generators["cpu"],
-}  # fmt: skip
-
-TENSOR_METHODS = {
+tensor_methods({
     "uniform_": _uniform_, "normal_": _normal_, "bernoulli": _bernoulli,
     "bernoulli_": _bernoulli_, "exponential_": _exponential_, "random_": _random_,
-}  # fmt: skip
+})  # fmt: skip
 
 __all__ = [
     "bernoulli", "dropout", "normal", "rand", "rand_like", "randint", "randint_like", "randn",

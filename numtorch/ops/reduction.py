@@ -12,10 +12,10 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, Op, defop
+from .._core.op import LINEAR, Op, defop, tensor_methods
 from ..testing.samples import ErrorInput, S
 from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
-from ._families import METHODS, inplace, method, to_float
+from ._families import inplace, method, to_float
 from .binary import maximum, minimum
 from .comparison import where
 from .creation import arange, as_tensor, full, ones_like, zeros_like
@@ -141,6 +141,7 @@ def reduction(
     extra: tuple = (),
     samples=None,
     dtypes=FLOATS,
+    is_method: bool = True,
     **kw,
 ) -> Op:
     """A dim/keepdim reduction ``kernel(xp, x, dim, keepdim, *extra)``.
@@ -176,7 +177,8 @@ def reduction(
         test={"dtypes": dtypes, **kw.pop("test", {})},
         **kw,
     )
-    method(op)
+    if is_method:
+        method(op)
     return op
 
 
@@ -738,11 +740,13 @@ def _var_errors(make):
 
 _VEXTRA = ("correction",)
 var_op = reduction(
-    "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors
-)
+    "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
+    is_method=False,
+)  # fmt: skip
 std_op = reduction(
-    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors
-)
+    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
+    is_method=False,
+)  # fmt: skip
 
 
 def _var_mean(xp, x, dim=None, correction=1, keepdim=False):
@@ -889,9 +893,8 @@ def _norm_errors(make):
 
 vector_norm = reduction(
     "vector_norm", _vector_norm, _norm_partial, extra=("ord",), samples=_norm_samples,
-    error_samples=_norm_errors, api="linalg.vector_norm", out=True,
+    error_samples=_norm_errors, api="linalg.vector_norm", out=True, is_method=False,
 )  # fmt: skip
-del METHODS["vector_norm"]
 
 
 # ------------------------------------------------------------------ softmax family
@@ -1379,7 +1382,7 @@ def _median_errors(make):
     yield ErrorInput(S((make((0, 3)), 0)), IndexError, r"median\(\): Expected reduction dim 0")
 
 
-median_op = method(
+median_op = (
     defop(
         "median",
         _median,
@@ -1441,19 +1444,12 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     return res
 
 
-API = {
-    "max": max, "min": min, "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean,
-    "softmax": softmax, "log_softmax": log_softmax,
-    "nn.functional.softmax": _sm_api(softmax_op, True),
-    "nn.functional.log_softmax": _sm_api(log_softmax_op, True),
-    "special.softmax": softmax, "special.log_softmax": log_softmax,
-    "special.logsumexp": logsumexp.fn,
-    "sort": sort, "topk": topk, "kthvalue": kthvalue, "median": median,
-    "cummax": cummax, "cummin": cummin,
-}  # fmt: skip
+# nn.functional's forms pick a dim (with PyTorch's warning) when none is given.
+nn_softmax = _sm_api(softmax_op, True)
+nn_log_softmax = _sm_api(log_softmax_op, True)
 
-TENSOR_METHODS = {
+tensor_methods({
     "max": max, "min": min, "var": var, "std": std,
     "softmax": softmax, "log_softmax": log_softmax, "sort": sort, "topk": topk,
     "kthvalue": kthvalue, "median": median, "cummax": cummax, "cummin": cummin,
-}  # fmt: skip
+})  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._core.op import ErrorInput, defop
+from .._core.op import ErrorInput, defop, tensor_methods
 from .._core.tensor import wrap_dim
 from ..testing.samples import S
 from ._batching import (
@@ -1817,7 +1817,7 @@ def _repeat_interleave_samples(make):
     yield S((make((2, 3)), np.array([1, 2, 0, 3, 1, 1])))
 
 
-repeat_interleave = method(
+repeat_interleave = (
     defop(
         "repeat_interleave",
         _repeat_interleave,
@@ -1847,44 +1847,24 @@ def _repeat_interleave_fn(
 
 
 # ------------------------------------------------------------------ public names
-API = {
-    "swapaxes": swapaxes,
-    "swapdims": swapdims,
-    "adjoint": adjoint,
-    "unbind": unbind,
-    "split": split,
-    "chunk": chunk,
-    "broadcast_shapes": broadcast_shapes,
-    "broadcast_tensors": broadcast_tensors,
-    "concatenate": concatenate,
-    "concat": concat,
-    "row_stack": row_stack,
-    "atleast_1d": atleast_1d,
-    "atleast_2d": atleast_2d,
-    "atleast_3d": atleast_3d,
-    "tensor_split": tensor_split,
-    "moveaxis": moveaxis,
-    "fliplr": fliplr,
-    "flipud": flipud,
-    "repeat_interleave": _repeat_interleave_fn,
-}
-
-TENSOR_METHODS = {
-    "T": property(_T),
-    "mT": property(_mT),
-    "H": property(_H),
-    "mH": property(_mH),
-    "adjoint": adjoint,
-    "view": _view_method,
-    "view_as": _view_as,
-    "swapaxes": swapaxes,
-    "swapdims": swapdims,
-    "unbind": unbind,
-    "split": _split_method,
-    "chunk": chunk,
-    "expand_as": _expand_as,
-    "tensor_split": tensor_split,
-    "fliplr": fliplr,
-    "flipud": flipud,
-    "repeat_interleave": _repeat_interleave_fn,
-}
+tensor_methods(
+    {
+        "T": property(_T),
+        "mT": property(_mT),
+        "H": property(_H),
+        "mH": property(_mH),
+        "adjoint": adjoint,
+        "view": _view_method,
+        "view_as": _view_as,
+        "swapaxes": swapaxes,
+        "swapdims": swapdims,
+        "unbind": unbind,
+        "split": _split_method,
+        "chunk": chunk,
+        "expand_as": _expand_as,
+        "tensor_split": tensor_split,
+        "fliplr": fliplr,
+        "flipud": flipud,
+        "repeat_interleave": _repeat_interleave_fn,
+    }
+)

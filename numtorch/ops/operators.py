@@ -1,0 +1,78 @@
+"""Python's operators on tensors (``+``, ``@``, ``<``, ``~``...), declared as Tensor methods."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .._core.dispatch import dispatch
+from .._core.inplace import run_inplace
+from .._core.op import Op, tensor_method, tensor_methods
+from .._core.tensor import Tensor
+from . import binary, comparison, linalg, pointwise
+
+_ALPHA = {"alpha": 1}
+_NUMBER = (Tensor, int, float, complex, bool)
+
+
+def _forward(op: Op) -> Callable:
+    fn = op.fn
+    return lambda self, other: fn(self, other)
+
+
+def _reflected(op: Op) -> Callable:
+    fn = op.fn
+
+    def reflected(self, other):
+        if not isinstance(other, _NUMBER):
+            return NotImplemented
+        return fn(other, self)
+
+    return reflected
+
+
+def _compare(op: Op) -> Callable:
+    fn = op.fn
+
+    def compare(self, other):
+        if not isinstance(other, _NUMBER):
+            return NotImplemented
+        return fn(self, other)
+
+    return compare
+
+
+def _inplace(op: Op, attrs: dict) -> Callable:
+    return lambda self, other: run_inplace(op, self, (other,), attrs)
+
+
+# + - * and unary minus: the hottest operators dispatch directly.
+add, sub, mul = pointwise.add, pointwise.sub, pointwise.mul
+tensor_methods({
+    "__add__": lambda self, other: dispatch(add, (self, other), _ALPHA),
+    "__radd__": lambda self, other: dispatch(add, (other, self), _ALPHA),
+    "__sub__": lambda self, other: dispatch(sub, (self, other), _ALPHA),
+    "__rsub__": lambda self, other: dispatch(sub, (other, self), _ALPHA),
+    "__mul__": lambda self, other: dispatch(mul, (self, other), {}),
+    "__rmul__": lambda self, other: dispatch(mul, (other, self), {}),
+    "__neg__": lambda self: dispatch(pointwise.neg, (self,), {}),
+    "__pos__": lambda self: self,
+    "__iadd__": _inplace(add, _ALPHA),
+    "__isub__": _inplace(sub, _ALPHA),
+    "__imul__": _inplace(mul, {}),
+})  # fmt: skip
+
+# dunder: (op, whether it has an in-place form)
+for _dunder, (_op, _has_inplace) in {
+    "truediv": (binary.div, True), "floordiv": (binary.floor_divide, True),
+    "mod": (binary.remainder, True), "pow": (binary.pow, True), "matmul": (linalg.matmul, False),
+    "and": (binary.bitwise_and, True), "or": (binary.bitwise_or, True),
+    "xor": (binary.bitwise_xor, True), "lshift": (binary.bitwise_left_shift, True),
+    "rshift": (binary.bitwise_right_shift, True),
+}.items():  # fmt: skip
+    tensor_method(_forward(_op), f"__{_dunder}__")
+    tensor_method(_reflected(_op), f"__r{_dunder}__")
+    if _has_inplace:
+        tensor_method(getattr(Tensor, _op.name + "_"), f"__i{_dunder}__")
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    tensor_method(_compare(getattr(comparison, _name)), f"__{_name}__")
+tensor_methods({"__abs__": pointwise.abs.fn, "__invert__": binary.bitwise_not.fn})
