@@ -19,6 +19,9 @@ from typing import Any
 REGISTRY: dict[str, Op] = {}
 
 LINEAR = "linear"
+# jvp=ELEMENTWISE: the tangent is each input's vjp formula applied to that input's tangent,
+# summed (PyTorch's auto_element_wise); declared once instead of written twice.
+ELEMENTWISE = "auto_element_wise"
 
 
 def _names(fn) -> tuple[str, ...]:
@@ -87,6 +90,9 @@ def defop(
     grad_args: Sequence[int] | None = None,
     test: dict | None = None,
     out: bool = False,
+    methods: Sequence[str] | bool = (),
+    inplace: Sequence[str] | bool = (),
+    sizes: bool = False,
     register: bool = True,
 ) -> Op:
     """Declare an operator.
@@ -95,9 +101,12 @@ def defop(
     parameters after ``xp`` are the inputs (tensors, scalars or, for
     ``list_inputs``, sequences of tensors), the rest are attributes.
     ``vjp`` has one formula per input (None: not differentiable); ``jvp`` is a
-    formula, ``LINEAR`` (the op applied to the tangents), or None.
+    formula, ``LINEAR`` (the op applied to the tangents), ``ELEMENTWISE`` (derived
+    from the vjp formulas), or None.
     ``prepare(arrays, attrs) -> (arrays, out_dtype)`` applies type promotion.
     ``out`` adds PyTorch's ``out=`` keyword to the public function.
+    ``methods`` and ``inplace`` name the Tensor methods (True: ``name`` and ``name_``);
+    ``sizes`` methods take ``*size`` as well as a sequence.
     """
     op = Op.__new__(Op)
     params = list(inspect.signature(kernel).parameters.values())[1:]
@@ -122,8 +131,10 @@ def defop(
     attr_names = {p.name for p in params[nin:]}
     # What a node must save when input i needs a gradient: tensors and the result.
     op.saves = tuple(tuple(n for n in a if n != "g" and n not in attr_names) for a in op.vjp_args)
+    if jvp == ELEMENTWISE:
+        jvp = _elementwise_jvp(op)
     op.jvp = jvp
-    op.jvp_args = _names(jvp) if callable(jvp) else ()
+    op.jvp_args = jvp.names if hasattr(jvp, "names") else _names(jvp) if callable(jvp) else ()
     op.nout = nout
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
@@ -141,11 +152,40 @@ def defop(
     if hasattr(batch_rule, "bind"):  # a rule generator from numtorch.ops._batching
         op.batch_rule = batch_rule.bind(op)
     op.fn = _make_fn(op, out)
+    if methods:
+        tensor_method(_sizes_method(op) if sizes else op.fn, *_method_names(methods, name))
+    if inplace:
+        tensor_method(_inplace_method(op), *_method_names(inplace, name + "_"))
     if register:
         if name in REGISTRY:
             raise ValueError(f"op {name} defined twice")
         REGISTRY[name] = op
     return op
+
+
+def _method_names(names: Sequence[str] | bool, default: str) -> tuple[str, ...]:
+    return (default,) if names is True else tuple(names)
+
+
+def _elementwise_jvp(op: Op) -> Callable:
+    """jvp = sum over inputs of vjp_i with the tangent of input i in place of ``g``."""
+    tangent = ("t",) if op.nin == 1 else tuple("t" + n for n in op.inputs)
+    names = [*tangent]
+    for args in op.vjp_args:
+        names += [n for n in args if n != "g" and n not in names]
+    terms = [(i, t, f, a) for i, (t, f, a) in enumerate(zip(tangent, op.vjps, op.vjp_args)) if f]
+
+    def jvp(**env):
+        out = None
+        for i, t, f, args in terms:
+            if op.nin > 1 and not hasattr(env[op.inputs[i]], "shape"):
+                continue  # a Python number has no tangent
+            term = f(**{n: env[t] if n == "g" else env[n] for n in args})
+            out = term if out is None else out + term
+        return out
+
+    jvp.names = tuple(names)
+    return jvp
 
 
 def _check_formula_names(op: Op) -> None:
@@ -226,6 +266,29 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
         _DECLARED.add(name)
         setattr(Tensor, name, fn)
     return fn
+
+
+def _inplace_method(op: Op) -> Callable:
+    from .inplace import run_inplace
+
+    def method(self, *args, **kwargs):
+        return run_inplace(op, self, args, kwargs)
+
+    method.__name__ = op.name + "_"
+    method.inplace_of = op
+    return method
+
+
+def _sizes_method(op: Op) -> Callable:
+    fn = op.fn
+
+    def method(self, *size):
+        if len(size) == 1 and not isinstance(size[0], int):
+            size = size[0]
+        return fn(self, tuple(size))
+
+    method.__name__ = op.name
+    return method
 
 
 def tensor_methods(table: dict[str, Callable]) -> None:

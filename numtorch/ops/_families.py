@@ -11,8 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.inplace import run_inplace
-from .._core.op import LINEAR, Op, defop, tensor_method
+from .._core.op import LINEAR, Op, _inplace_method, _sizes_method, defop, tensor_method
 from ..testing.samples import S
 from ._batching import elementwise
 
@@ -20,38 +19,15 @@ _nd = np.ndarray
 
 
 def method(op: Op, *names: str, sizes: bool = False) -> Op:
-    """Declare op as Tensor methods (default: its name); ``sizes`` methods take ``*size``
-    or a sequence."""
-    fn = _sizes_method(op) if sizes else op.fn
-    tensor_method(fn, *(names or (op.name,)))
+    """Declare op as Tensor methods (default: its name); prefer ``defop(methods=...)``."""
+    tensor_method(_sizes_method(op) if sizes else op.fn, *(names or (op.name,)))
     return op
 
 
 def inplace(op: Op, *names: str) -> Op:
-    """Declare op's in-place Tensor methods (default: ``<name>_``)."""
+    """Declare op's in-place Tensor methods; prefer ``defop(inplace=...)``."""
     tensor_method(_inplace_method(op), *(names or (op.name + "_",)))
     return op
-
-
-def _inplace_method(op: Op) -> Callable:
-    def method(self, *args, **kwargs):
-        return run_inplace(op, self, args, kwargs)
-
-    method.__name__ = op.name + "_"
-    method.inplace_of = op
-    return method
-
-
-def _sizes_method(op: Op) -> Callable:
-    fn = op.fn
-
-    def method(self, *size):
-        if len(size) == 1 and not isinstance(size[0], int):
-            size = size[0]
-        return fn(self, tuple(size))
-
-    method.__name__ = op.name
-    return method
 
 
 # ------------------------------------------------------------------ type promotion
