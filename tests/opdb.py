@@ -106,7 +106,7 @@ def assert_close(actual, expected, dtype_name: str, what: str = "", check_dtype:
 
 
 def dtypes_of(op):
-    return op.test.get("dtypes", ("float32", "float64"))
+    return op.test.dtypes
 
 
 def float_arg_positions(args):
@@ -144,7 +144,7 @@ def differentiable_ops():
     return [
         op
         for op in ops_with_samples()
-        if op.ndiff and not op.random and not op.test.get("no_grad_test") and op.jvp is not None
+        if op.ndiff and not op.random and not op.test.no_grad_test and op.jvp is not None
     ]
 
 

@@ -84,7 +84,7 @@ def test_func_jvp_matches_torch_and_composes_with_vmap(op, no_fallback):
     prim = tuple(nt.tensor(get_path(s.args, p)) for p in paths)
     tans = tuple(nt.tensor(rng.standard_normal(x.shape)) for x in prim)
     out, jv = nt.func.jvp(f, prim, tans)
-    if not op.test.get("no_oracle"):
+    if not op.test.no_oracle:
         tfn = resolve(torch, op.oracle or op.api)
         tkw = to_torch(s.kwargs)
 
@@ -116,7 +116,7 @@ def test_func_jvp_matches_torch_and_composes_with_vmap(op, no_fallback):
     for k, g in enumerate(got):
         want = nt.stack([nt.func.jvp(f, prim, tuple(t[b] for t in tb))[1][k] for b in range(B)])
         np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-10, atol=1e-12, err_msg=op.name)
-    if op.test.get("vmap_unbatched") or any(
+    if op.test.vmap_unbatched or any(
         isinstance(a, np.ndarray) and a.dtype.kind == "b" for a in s.args
     ):
         return

@@ -70,7 +70,7 @@ def _case(op, k: int = 0) -> Case | None:
         return tuple(float_leaves(fn(*_sub(to_nt(s.args), paths, xs), **kw)))
 
     tf = None
-    if not op.test.get("no_oracle"):
+    if not op.test.no_oracle:
         tfn, tkw = resolve(torch, op.oracle or op.api), to_torch(s.kwargs)
 
         def tf(*xs):

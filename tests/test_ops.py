@@ -28,9 +28,9 @@ from numtorch.testing.trace import TraceInterpreter
 OPS = ops_with_samples()
 # Ops with no PyTorch counterpart (internal backward ops; sign-ambiguous decompositions, whose
 # forward is checked in test_linalg_decomp.py) are checked by finite differences only.
-ORACLE = [op for op in OPS if not op.test.get("no_oracle")]
+ORACLE = [op for op in OPS if not op.test.no_oracle]
 FWD = [pytest.param(op, d, id=f"{op.name}-{d}") for op in ORACLE for d in dtypes_of(op)]
-GRAD = [pytest.param(op, id=op.name) for op in OPS if op.ndiff and not op.test.get("no_grad_test")]
+GRAD = [pytest.param(op, id=op.name) for op in OPS if op.ndiff and not op.test.no_grad_test]
 
 
 def _nt_fn(op):
@@ -55,7 +55,7 @@ def test_forward_matches_torch(op, dtype):
         _, out = _call(_nt_fn(op), s, to_nt)
         _, ref = _call(_torch_fn(op), s, to_torch)
         assert_close(
-            out, ref, dtype, f"{op.name} {s}", check_dtype=not op.test.get("skip_dtype_check")
+            out, ref, dtype, f"{op.name} {s}"
         )
 
 
@@ -110,7 +110,7 @@ def test_vjp_matches_torch_and_finite_differences(op):
                 lo[idx] -= eps
                 fd[idx] = (f(set_path(s.args, p, hi)) - f(set_path(s.args, p, lo))) / (2 * eps)
             np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6, err_msg=f"{op.name} {s} vs FD")
-        if op.test.get("no_oracle"):
+        if op.test.no_oracle:
             continue
         targs = to_torch(s.args)
         tins = [get_path(targs, p).requires_grad_(True) for p in paths]
@@ -246,7 +246,7 @@ def test_error_inputs_raise(op):
     for e in op.error_samples(Maker("float32")):
         with pytest.raises(e.error, match=e.match):
             _call(_nt_fn(op), e.sample, to_nt)
-        if not op.test.get("no_oracle"):  # the oracle rejects the same input
+        if not op.test.no_oracle:  # the oracle rejects the same input
             with pytest.raises(
                 (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError)
             ):

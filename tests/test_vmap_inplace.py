@@ -32,7 +32,7 @@ def _usable(op, s):
 
 
 def _cases(op):
-    dts = op.test.get("dtypes", ("float32", "float64"))
+    dts = op.test.dtypes
     dtype = "float64" if "float64" in dts else dts[0]
     groups = zip(*(samples(op, dtype, seed=k) for k in range(3)))
     return [g for g in groups if _usable(op, g[0])][:3]

@@ -21,20 +21,20 @@ from opdb import as_numpy, leaves, ops_with_samples, resolve, samples, to_nt, to
 import numtorch as nt
 
 OPS = [op for op in ops_with_samples() if not op.random]
-SWEEP = [op for op in OPS if op.test.get("vmap") != "dynamic"]
-DYNAMIC = [op for op in OPS if op.test.get("vmap") == "dynamic"]
+SWEEP = [op for op in OPS if op.test.vmap != "dynamic"]
+DYNAMIC = [op for op in OPS if op.test.vmap == "dynamic"]
 MAX_COMBOS = 26  # every combination up to three tensor arguments; a fixed subset beyond
 
 
 def _fixed(op, paths):
     """Path indices that must stay unbatched (batching them is a documented vmap error:
-    ``op.test["vmap_unbatched"]`` lists argument positions)."""
-    pos = op.test.get("vmap_unbatched", ())
+    ``op.test.vmap_unbatched`` lists argument positions)."""
+    pos = op.test.vmap_unbatched
     return {k for k, p in enumerate(paths) if p[0] in pos}
 
 
 def _dtype(op):
-    dts = op.test.get("dtypes", ("float32", "float64"))
+    dts = op.test.dtypes
     return "float64" if "float64" in dts else dts[0]
 
 
@@ -134,7 +134,7 @@ def _fn(op, kwargs):
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in SWEEP])
 def test_vmap_matches_loop_and_torch(op, no_fallback):
     dtype = _dtype(op)
-    fn_t = None if op.test.get("no_oracle") else resolve(torch, op.oracle or op.api)
+    fn_t = None if op.test.no_oracle else resolve(torch, op.oracle or op.api)
     for B in (2, 3):
         for group in _variants(op, dtype, B):
             kwargs = to_nt(group[0].kwargs)
@@ -224,9 +224,10 @@ def test_nested_vmap_matches_loop(op, no_fallback):
         _check(got, _stack(rows), f"{op.name} nested {in_o} {in_i} {group[0]}", dtype)
 
 
-@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in SWEEP])
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in SWEEP if not op.composite])
 def test_vmap_fallback_matches_rule(op):
-    """The slow path (loop and stack) for every op, with the rule bypassed."""
+    """The slow path (loop and stack) for every primitive, with the rule bypassed (a
+    composite runs the rules of the ops it is written with)."""
     dtype = _dtype(op)
     group = next(iter(_variants(op, dtype, 2)))
     fn = _fn(op, to_nt(group[0].kwargs))
@@ -248,7 +249,7 @@ def test_vmap_fallback_matches_rule(op):
     _check(slow, nt.vmap(fn, in_dims=in_dims)(*args), f"{op.name} fallback", dtype)
 
 
-GRAD = [op for op in SWEEP if op.ndiff and not op.test.get("no_grad_test")]
+GRAD = [op for op in SWEEP if op.ndiff and not op.test.no_grad_test]
 
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in GRAD])
@@ -296,7 +297,8 @@ def test_dynamic_shape_ops_raise(op):
 def test_every_registered_op_has_a_batch_rule():
     from numtorch._core.op import REGISTRY
 
-    assert [op.name for op in REGISTRY.values() if op.batch_rule is None] == []
+    missing = [op.name for op in REGISTRY.values() if op.batch_rule is None and not op.composite]
+    assert missing == []
 
 
 def test_to_device_under_vmap_keeps_the_batch(no_fallback):
@@ -335,7 +337,7 @@ def _wrap_all(T, x):
 
 
 @pytest.mark.parametrize(
-    "op", [pytest.param(op, id=op.name) for op in GRAD if not op.test.get("vmap_unbatched")]
+    "op", [pytest.param(op, id=op.name) for op in GRAD if not op.test.vmap_unbatched]
 )
 def test_vjp_formulas_run_on_batched_primals(op, no_fallback):
     """Every vjp formula with batched inputs, results and cotangents (what vmap over a

@@ -47,6 +47,19 @@ class SampleInput:
         return f"SampleInput({self.name} args={[show(a) for a in self.args]}, kwargs={self.kwargs})"
 
 
+@dataclass(frozen=True)
+class OpTestFlags:
+    """How the generic op tests treat an op: ``defop(test={...})``. A key that is not a
+    field here is an error, so a misspelt flag cannot be silently ignored."""
+
+    dtypes: tuple[str, ...] = ("float32", "float64")  # the dtypes samples are made in
+    no_oracle: bool = False  # PyTorch has no same-named function: finite differences decide
+    no_grad_test: bool = False  # the op's gradient is tested elsewhere (say why at the op)
+    no_gradgrad: bool = False  # torch's second derivative can't be compared (say why)
+    vmap: str = "rule"  # "dynamic": a data-dependent output shape, which vmap refuses
+    vmap_unbatched: tuple[int, ...] = ()  # argument positions vmap can't batch
+
+
 @dataclass
 class ErrorInput:
     sample: SampleInput
@@ -61,7 +74,7 @@ class Op:
         "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
-        "test", "saves",
+        "test", "saves", "composite",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -147,10 +160,14 @@ def defop(
     op.node_name = node_name or "".join(w.capitalize() for w in name.split("_")) + "Backward0"
     op.random = random
     op.grad_args = grad_args
-    op.test = test or {}
+    try:
+        op.test = OpTestFlags(**(test or {}))
+    except TypeError as e:
+        raise TypeError(f"{name}: test flags: {e}") from None
     _check_formula_names(op)
     if hasattr(batch_rule, "bind"):  # a rule generator from numtorch.ops._batching
         op.batch_rule = batch_rule.bind(op)
+    op.composite = False
     op.fn = _make_fn(op, out)
     if methods:
         tensor_method(_sizes_method(op) if sizes else op.fn, *_method_names(methods, name))
@@ -161,6 +178,58 @@ def defop(
             raise ValueError(f"op {name} defined twice")
         REGISTRY[name] = op
     return op
+
+
+# The jvp of a composite: forward mode runs through the public ops it is written with.
+COMPOSITE = "composite"
+
+
+def composite(
+    fn: Callable | None = None,
+    *,
+    samples: Callable,
+    error_samples: Callable | None = None,
+    api: str | None = None,
+    oracle: str | None = None,
+    differentiable: bool = True,
+    nout: int = 1,
+    grad_args: Sequence[int] | None = None,
+    test: dict | None = None,
+    methods: Sequence[str] | bool = (),
+) -> Callable:
+    """Declare a public function written with public ops (no kernel of its own) in the op
+    database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
+    jvp, second order, vmap with the fallback off) cover it. Returns the function itself;
+    usable as a decorator: ``@composite(samples=...)``."""
+
+    def declare(fn: Callable) -> Callable:
+        name = fn.__name__
+        params = list(inspect.signature(fn).parameters.values())
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        required = [p for p in params if p.kind in positional and p.default is p.empty]
+        op = Op.__new__(Op)
+        op.name, op.kernel, op.fn, op.composite = name, None, fn, True
+        op.inputs = tuple(p.name for p in required)
+        op.attrs = tuple((p.name, p.default, p.kind) for p in params[len(required) :])
+        op.nin, op.list_inputs, op.nout = len(required), frozenset(), nout
+        op.vjps, op.vjp_args, op.saves = (None,) * op.nin, ((),) * op.nin, ((),) * op.nin
+        op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
+        op.ndiff = nout if differentiable else 0
+        op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
+        op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
+        op.api, op.oracle, op.node_name = api or name, oracle, None
+        try:
+            op.test = OpTestFlags(**(test or {}))
+        except TypeError as e:
+            raise TypeError(f"{name}: test flags: {e}") from None
+        if name in REGISTRY:
+            raise ValueError(f"op {name} defined twice")
+        REGISTRY[name] = op
+        if methods:
+            tensor_method(fn, *_method_names(methods, name))
+        return fn
+
+    return declare if fn is None else declare(fn)
 
 
 def _method_names(names: Sequence[str] | bool, default: str) -> tuple[str, ...]:
