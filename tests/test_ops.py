@@ -187,7 +187,7 @@ def test_jvp_matches_finite_differences(op):
 
 
 @pytest.mark.parametrize(
-    "op", [p for p in GRAD if not {"no_gradgrad", "no_oracle"} & set(p.values[0].test)]
+    "op", [p for p in GRAD if not (p.values[0].test.no_gradgrad or p.values[0].test.no_oracle)]
 )
 def test_second_order_matches_torch(op):
     for s in samples(op, "float64")[:2]:
