@@ -54,22 +54,24 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.comparison import allclose, equal, where
-from .ops.pointwise import conj, positive
+from .ops.unary import conj, positive
 from .ops.binary import clamp, true_divide
 from .ops.shape import (
-    adjoint,
     atleast_1d,
     atleast_2d,
     atleast_3d,
-    broadcast_shapes,
-    broadcast_tensors,
-    chunk,
     concat,
     concatenate,
     fliplr,
     flipud,
-    moveaxis,
     row_stack,
+)
+from .ops.views import (
+    adjoint,
+    broadcast_shapes,
+    broadcast_tensors,
+    chunk,
+    moveaxis,
     split,
     swapaxes,
     swapdims,
@@ -137,7 +139,7 @@ from .ops import (
     creation as _creation,
     conversion as _conversion,
     comparison as _comparison,
-    pointwise as _pointwise,
+    unary as _unary,
     binary as _binary,
     shape as _shape,
     reduction as _reduction,
@@ -168,84 +170,80 @@ lt = _comparison.lt.fn
 ne = _comparison.ne.fn
 not_equal = _comparison.ne.fn
 
-# pointwise
-abs = _pointwise.abs.fn
-absolute = _pointwise.abs.fn
-acos = _pointwise.acos.fn
-acosh = _pointwise.acosh.fn
-add = _pointwise.add.fn
-angle = _pointwise.angle.fn
-arccos = _pointwise.acos.fn
-arccosh = _pointwise.acosh.fn
-arcsin = _pointwise.asin.fn
-arcsinh = _pointwise.asinh.fn
-arctan = _pointwise.atan.fn
-arctanh = _pointwise.atanh.fn
-asin = _pointwise.asin.fn
-asinh = _pointwise.asinh.fn
-atan = _pointwise.atan.fn
-atanh = _pointwise.atanh.fn
-ceil = _pointwise.ceil.fn
-conj_physical = _pointwise.conj_physical.fn
-cos = _pointwise.cos.fn
-cosh = _pointwise.cosh.fn
-deg2rad = _pointwise.deg2rad.fn
-erf = _pointwise.erf.fn
-erfc = _pointwise.erfc.fn
-erfinv = _pointwise.erfinv.fn
-exp = _pointwise.exp.fn
-exp2 = _pointwise.exp2.fn
-expm1 = _pointwise.expm1.fn
-fix = _pointwise.trunc.fn
-floor = _pointwise.floor.fn
-frac = _pointwise.frac.fn
-isfinite = _pointwise.isfinite.fn
-isinf = _pointwise.isinf.fn
-isnan = _pointwise.isnan.fn
-isneginf = _pointwise.isneginf.fn
-isposinf = _pointwise.isposinf.fn
-isreal = _pointwise.isreal.fn
-log = _pointwise.log.fn
-log10 = _pointwise.log10.fn
-log1p = _pointwise.log1p.fn
-log2 = _pointwise.log2.fn
-logit = _pointwise.logit.fn
-mul = _pointwise.mul.fn
-multiply = _pointwise.mul.fn
-nan_to_num = _pointwise.nan_to_num.fn
-neg = _pointwise.neg.fn
-negative = _pointwise.neg.fn
-rad2deg = _pointwise.rad2deg.fn
-reciprocal = _pointwise.reciprocal.fn
-relu = _pointwise.relu.fn
-resolve_conj = _pointwise._identity
-resolve_neg = _pointwise._identity
-round = _pointwise.round.fn
-rsqrt = _pointwise.rsqrt.fn
-sgn = _pointwise.sgn.fn
-sigmoid = _pointwise.sigmoid.fn
-sign = _pointwise.sign.fn
-signbit = _pointwise.signbit.fn
-sin = _pointwise.sin.fn
-sinh = _pointwise.sinh.fn
-sqrt = _pointwise.sqrt.fn
-square = _pointwise.square.fn
-sub = _pointwise.sub.fn
-subtract = _pointwise.sub.fn
-tan = _pointwise.tan.fn
-tanh = _pointwise.tanh.fn
-trunc = _pointwise.trunc.fn
+# unary
+abs = _unary.abs.fn
+absolute = _unary.abs.fn
+acos = _unary.acos.fn
+acosh = _unary.acosh.fn
+angle = _unary.angle.fn
+arccos = _unary.acos.fn
+arccosh = _unary.acosh.fn
+arcsin = _unary.asin.fn
+arcsinh = _unary.asinh.fn
+arctan = _unary.atan.fn
+arctanh = _unary.atanh.fn
+asin = _unary.asin.fn
+asinh = _unary.asinh.fn
+atan = _unary.atan.fn
+atanh = _unary.atanh.fn
+bitwise_not = _unary.bitwise_not.fn
+ceil = _unary.ceil.fn
+conj_physical = _unary.conj_physical.fn
+cos = _unary.cos.fn
+cosh = _unary.cosh.fn
+deg2rad = _unary.deg2rad.fn
+erf = _unary.erf.fn
+erfc = _unary.erfc.fn
+erfinv = _unary.erfinv.fn
+exp = _unary.exp.fn
+exp2 = _unary.exp2.fn
+expm1 = _unary.expm1.fn
+fix = _unary.trunc.fn
+floor = _unary.floor.fn
+frac = _unary.frac.fn
+isfinite = _unary.isfinite.fn
+isinf = _unary.isinf.fn
+isnan = _unary.isnan.fn
+isneginf = _unary.isneginf.fn
+isposinf = _unary.isposinf.fn
+isreal = _unary.isreal.fn
+log = _unary.log.fn
+log10 = _unary.log10.fn
+log1p = _unary.log1p.fn
+log2 = _unary.log2.fn
+logit = _unary.logit.fn
+nan_to_num = _unary.nan_to_num.fn
+neg = _unary.neg.fn
+negative = _unary.neg.fn
+rad2deg = _unary.rad2deg.fn
+reciprocal = _unary.reciprocal.fn
+relu = _unary.relu.fn
+resolve_conj = _unary._identity
+resolve_neg = _unary._identity
+round = _unary.round.fn
+rsqrt = _unary.rsqrt.fn
+sgn = _unary.sgn.fn
+sigmoid = _unary.sigmoid.fn
+sign = _unary.sign.fn
+signbit = _unary.signbit.fn
+sin = _unary.sin.fn
+sinh = _unary.sinh.fn
+sqrt = _unary.sqrt.fn
+square = _unary.square.fn
+tan = _unary.tan.fn
+tanh = _unary.tanh.fn
+trunc = _unary.trunc.fn
 
 # binary
+add = _binary.add.fn
 addcdiv = _binary.addcdiv.fn
 addcmul = _binary.addcmul.fn
 arctan2 = _binary.atan2.fn
 atan2 = _binary.atan2.fn
 bitwise_and = _binary.bitwise_and.fn
 bitwise_left_shift = _binary.bitwise_left_shift.fn
-bitwise_not = _binary.bitwise_not.fn
 bitwise_or = _binary.bitwise_or.fn
-bitwise_right_shift = _binary._op.fn
+bitwise_right_shift = _binary.bitwise_right_shift.fn
 bitwise_xor = _binary.bitwise_xor.fn
 clamp_max = _binary.clamp_max.fn
 clamp_min = _binary.clamp_min.fn
@@ -264,39 +262,29 @@ logaddexp = _binary.logaddexp.fn
 logaddexp2 = _binary.logaddexp2.fn
 maximum = _binary.maximum.fn
 minimum = _binary.minimum.fn
+mul = _binary.mul.fn
+multiply = _binary.mul.fn
 pow = _binary.pow.fn
 remainder = _binary.remainder.fn
 rsub = _binary.rsub.fn
+sub = _binary.sub.fn
+subtract = _binary.sub.fn
 xlogy = _binary.xlogy.fn
 
 # shape
-broadcast_to = _shape.broadcast_to.fn
 cat = _shape.cat.fn
 diag = _shape.diag.fn
 diag_embed = _shape.diag_embed.fn
-diagonal = _shape.diagonal.fn
 dstack = _shape.dstack.fn
-flatten = _shape.flatten.fn
 flip = _shape.flip.fn
 hstack = _shape.hstack.fn
-movedim = _shape.movedim.fn
-narrow = _shape.narrow.fn
-permute = _shape.permute.fn
-ravel = _shape.ravel.fn
 repeat_interleave = _shape._repeat_interleave_fn
-reshape = _shape.reshape.fn
 roll = _shape.roll.fn
 rot90 = _shape.rot90.fn
-select = _shape.select.fn
-squeeze = _shape.squeeze.fn
 stack = _shape.stack.fn
-t = _shape.t.fn
 tile = _shape.tile.fn
-transpose = _shape.transpose.fn
 tril = _shape.tril.fn
 triu = _shape.triu.fn
-unflatten = _shape.unflatten.fn
-unsqueeze = _shape.unsqueeze.fn
 vstack = _shape.vstack.fn
 
 # reduction
@@ -331,6 +319,20 @@ take = _indexing.take.fn
 take_along_dim = _indexing.take_along_dim.fn
 
 # views
+broadcast_to = _views.broadcast_to.fn
+diagonal = _views.diagonal.fn
+flatten = _views.flatten.fn
+movedim = _views.movedim.fn
+narrow = _views.narrow.fn
+permute = _views.permute.fn
+ravel = _views.ravel.fn
+reshape = _views.reshape.fn
+select = _views.select.fn
+squeeze = _views.squeeze.fn
+t = _views.t.fn
+transpose = _views.transpose.fn
+unflatten = _views.unflatten.fn
+unsqueeze = _views.unsqueeze.fn
 view_scatter = _views.view_scatter.fn
 
 # linalg
@@ -405,7 +407,7 @@ dropout = _random._torch_dropout
     rad2deg_,
     neg_,
     negative_,
-) = _pointwise.inplace_functions(
+) = _unary.inplace_functions(
     "abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square sin cos tan asin acos atan sinh "
     "cosh tanh asinh acosh atanh arcsin arccos arctan arcsinh arccosh arctanh sigmoid logit "
     "relu erf erfc reciprocal floor ceil round trunc fix frac nan_to_num deg2rad rad2deg neg "

@@ -54,7 +54,9 @@ def _targets(module: str, node: ast.AST, is_package: bool) -> list[str]:
             prefix = ".".join(base + ([node.module] if node.module else []))
         else:
             prefix = node.module or ""
-        names = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in MODULES else prefix for a in node.names]
+        names = [
+            f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in MODULES else prefix for a in node.names
+        ]
     out = []
     for name in names:
         while name and name not in MODULES:

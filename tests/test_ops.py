@@ -54,9 +54,7 @@ def test_forward_matches_torch(op, dtype):
     for s in samples(op, dtype):
         _, out = _call(_nt_fn(op), s, to_nt)
         _, ref = _call(_torch_fn(op), s, to_torch)
-        assert_close(
-            out, ref, dtype, f"{op.name} {s}"
-        )
+        assert_close(out, ref, dtype, f"{op.name} {s}")
 
 
 def _float_outputs(out):

@@ -13,6 +13,7 @@ import pytest
 from opdb import samples, to_nt
 
 import numtorch as nt
+
 INPLACE = sorted(
     (name, m.inplace_of)
     for name, m in vars(nt.Tensor).items()

@@ -12,8 +12,7 @@ from twolibs import arr, assert_close, assert_same, run_both
 
 import numtorch as nt
 from numtorch.func import _set_vmap_fallback_enabled
-from numtorch.ops.shape import narrow, select, transpose
-from numtorch.ops.views import view_scatter
+from numtorch.ops.views import narrow, select, transpose, view_scatter
 
 # vmap against a loop of the same library: float64, near exact.
 TOL = {"rtol": 1e-12, "atol": 1e-12}

@@ -242,13 +242,13 @@ def _elementwise_jvp(op: Op) -> Callable:
     names = [*tangent]
     for args in op.vjp_args:
         names += [n for n in args if n != "g" and n not in names]
-    terms = [(i, t, f, a) for i, (t, f, a) in enumerate(zip(tangent, op.vjps, op.vjp_args)) if f]
+    terms = [(t, f, a) for t, f, a in zip(tangent, op.vjps, op.vjp_args) if f]
 
     def jvp(**env):
         out = None
-        for i, t, f, args in terms:
-            if op.nin > 1 and not hasattr(env[op.inputs[i]], "shape"):
-                continue  # a Python number has no tangent
+        for t, f, args in terms:
+            if op.nin > 1 and not hasattr(env[t], "shape"):
+                continue  # a Python number operand: its tangent is the number 0
             term = f(**{n: env[t] if n == "g" else env[n] for n in args})
             out = term if out is None else out + term
         return out

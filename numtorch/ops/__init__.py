@@ -8,14 +8,14 @@ from . import (
     indexing,
     linalg,
     operators,
-    pointwise,
     random,
     reduction,
     shape,
+    unary,
     views,
 )
 
 MODULES = [
-    binary, comparison, conversion, creation, indexing, linalg, operators, pointwise, random, reduction,
-    shape, views,
+    binary, comparison, conversion, creation, indexing, linalg, operators, random, reduction, shape,
+    unary, views,
 ]  # fmt: skip

@@ -1,7 +1,8 @@
-"""Generators for families of ops: unary, binary, comparison, reduction, view.
+"""Generators for families of ops: elementwise (unary, binary, comparison), reduction, view.
 
 Each turns a kernel and its formulas into a whole ``Op`` with type promotion,
-default samples and Tensor methods, so that most ops are one short call.
+default samples, ``out=``, the batch rule and Tensor methods, so that most ops are one
+short call.
 """
 
 from __future__ import annotations
@@ -11,23 +12,11 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, Op, _inplace_method, _sizes_method, defop, tensor_method
+from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from ..testing.samples import S
 from ._batching import elementwise
 
 _nd = np.ndarray
-
-
-def method(op: Op, *names: str, sizes: bool = False) -> Op:
-    """Declare op as Tensor methods (default: its name); prefer ``defop(methods=...)``."""
-    tensor_method(_sizes_method(op) if sizes else op.fn, *(names or (op.name,)))
-    return op
-
-
-def inplace(op: Op, *names: str) -> Op:
-    """Declare op's in-place Tensor methods; prefer ``defop(inplace=...)``."""
-    tensor_method(_inplace_method(op), *(names or (op.name + "_",)))
-    return op
 
 
 # ------------------------------------------------------------------ type promotion
@@ -87,11 +76,31 @@ def to_float(arrays, attrs=None):
 
 
 def compare(arrays, attrs=None):
+    """Comparisons: operands promote together, the result is bool."""
     arrays, _ = promote(arrays, attrs)
     return arrays, np.dtype(np.bool_)
 
 
+def promote_integral(name: str) -> Callable:
+    """Promotion for ops on integers and bools only (bitwise): a float operand, tensor or
+    Python number, is an error naming the CPU kernel ``<name>_cpu``, as in PyTorch."""
+
+    def prepare(arrays, attrs=None):
+        for a in arrays:
+            if hasattr(a, "dtype") and a.dtype.kind not in "biu":
+                raise NotImplementedError(
+                    f"\"{name}_cpu\" not implemented for '{dt.of(a).scalar_name}'"
+                )
+            if isinstance(a, float):
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
+        return promote(arrays, attrs)
+
+    return prepare
+
+
 # ------------------------------------------------------------------ samples
+FLOATS = ("float32", "float64")
+COMPARISON_DTYPES = ("float32", "float64", "int64", "bool")
 UNARY_SHAPES = ((), (5,), (2, 3), (0, 3), (2, 1, 3))
 BINARY_SHAPES = (
     ((3,), (3,)),
@@ -104,108 +113,188 @@ BINARY_SHAPES = (
 )
 
 
-def unary_samples(low=-2.0, high=2.0, shapes=UNARY_SHAPES):
+def unary_samples(low=-2.0, high=2.0, *, exclude_zero=False, shapes=UNARY_SHAPES):
+    """One tensor per shape (0-d, empty, size-1 axes), values in [low, high]."""
+
     def samples(make):
         for s in shapes:
-            yield S((make(s, low, high),))
+            yield S((make(s, low, high, exclude_zero=exclude_zero),))
 
     return samples
 
 
 def binary_samples(
-    low=-2.0, high=2.0, *, scalars=(2.5,), exclude_zero_b=False, low_b=None, high_b=None
+    low=-2.0, high=2.0, *, scalars=(2.5,), rscalars=(), low_b=None, high_b=None, nonzero_b=False
 ):
+    """Broadcasting pairs of BINARY_SHAPES, ``other`` in [low_b, high_b] (default: [low, high])
+    and nonzero if asked; then Python numbers as ``other`` (``scalars``) and as ``input``
+    (``rscalars``), float ones for float dtypes only."""
     lb = low if low_b is None else low_b
     hb = high if high_b is None else high_b
 
     def samples(make):
         for sa, sb in BINARY_SHAPES:
-            yield S((make(sa, low, high), make(sb, lb, hb, exclude_zero=exclude_zero_b)))
+            yield S((make(sa, low, high), make(sb, lb, hb, exclude_zero=nonzero_b)))
         for c in scalars:
             if make.is_float or isinstance(c, int):
-                yield S((make((2, 3), low, high), c))
+                yield S((make((2, 3), low, high), c), name="scalar other")
+        for c in rscalars:
+            if make.is_float or isinstance(c, int):
+                yield S((c, make((2, 3), lb, hb, exclude_zero=nonzero_b)), name="scalar input")
 
     return samples
 
 
+def comparison_samples(make):
+    """Broadcasting pairs, ties, and Python numbers of each kind as ``other``."""
+    for sa, sb in BINARY_SHAPES:
+        yield S((make(sa), make(sb)))
+    a, b = make((2, 3)), make((2, 3))
+    b[0] = a[0]
+    yield S((a, b), name="ties")
+    if make.dtype.kind != "b":
+        yield S((make((2, 3)), 1), name="int scalar")
+        yield S((make((2, 3)), 0.5), name="float scalar")
+    else:
+        yield S((make((2, 3)), True), name="bool scalar")
+
+
+def integral_errors(name: str, nin: int) -> Callable:
+    """Error samples of an ``integral`` op: float tensors, and a float Python number."""
+
+    def errors(make):
+        floats = tuple(make((3,), dtype=np.float32) for _ in range(nin))
+        message = f"\"{name}_cpu\" not implemented for 'Float'"
+        yield ErrorInput(S(floats), NotImplementedError, message)
+        if nin == 2:
+            yield ErrorInput(S((make((3,), dtype=np.int64), 2.5)), NotImplementedError, message)
+
+    return errors
+
+
 # ------------------------------------------------------------------ generators
-def _elementwise(name, kernel, vjp, jvp, prepare, samples, dtypes, has_inplace, kw) -> Op:
-    """Shared tail of the elementwise generators: defaults, the op, its methods."""
-    kw.setdefault("samples", samples)
+def elementwise_op(
+    name: str,
+    kernel: Callable,
+    vjp: Callable | tuple | None = None,
+    jvp: Callable | str | None = None,
+    *,
+    prepare: Callable | None = promote,
+    dtypes: tuple[str, ...] = FLOATS,
+    test: dict | None = None,
+    **kw,
+) -> Op:
+    """An elementwise op of any number of broadcasting operands, with the family's defaults:
+    PyTorch's type promotion, ``out=``, the elementwise batch rule, the Tensor method and
+    the in-place form of each method name (``methods=("ne", "not_equal")`` gives ``ne_``
+    and ``not_equal_`` too; False turns either off). ``dtypes`` are the dtypes the generic
+    tests run in. ``jvp=ELEMENTWISE`` derives the tangent from the vjp formulas."""
     kw.setdefault("out", True)
     kw.setdefault("batch_rule", elementwise())
-    op = defop(
-        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare,
-        test={"dtypes": dtypes, **kw.pop("test", {})}, **kw,
+    methods = kw.setdefault("methods", True)
+    if kw.get("inplace", True) is True:
+        kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else True
+    return defop(
+        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, test={"dtypes": dtypes, **(test or {})},
+        **kw,
     )  # fmt: skip
-    method(op)
-    if has_inplace:
-        inplace(op)
-    return op
 
 
 def unary(
     name: str,
     kernel: Callable,
-    vjp: Callable | None,
-    jvp: Callable | str | None,
+    vjp: Callable | None = None,
+    jvp: Callable | str | None = None,
     *,
     floating: bool = True,
+    integral: bool = False,
     low: float = -2.0,
     high: float = 2.0,
-    dtypes=("float32", "float64"),
-    has_inplace: bool = True,
+    exclude_zero: bool = False,
     **kw,
 ) -> Op:
-    """An elementwise op of one tensor; ``floating`` ops turn ints into floats."""
-    return _elementwise(
-        name, kernel, (vjp,) if vjp is not None else None, jvp, to_float if floating else None,
-        unary_samples(low, high), dtypes, has_inplace, kw,
-    )  # fmt: skip
+    """An elementwise op of one tensor. ``floating``: integer and bool inputs compute in the
+    default float dtype (else in their own); ``integral``: floats are an error (bitwise
+    ops). Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``."""
+    if integral:
+        kw.setdefault("error_samples", integral_errors(name, 1))
+    kw.setdefault("prepare", promote_integral(name) if integral else to_float if floating else None)
+    kw.setdefault("samples", unary_samples(low, high, exclude_zero=exclude_zero))
+    return elementwise_op(name, kernel, vjp, jvp, **kw)
 
 
 def binary(
     name: str,
     kernel: Callable,
-    vjp: tuple | None,
-    jvp: Callable | str | None,
+    vjp: tuple | None = None,
+    jvp: Callable | str | None = None,
     *,
     floating: bool = False,
+    integral: bool = False,
     low: float = -2.0,
     high: float = 2.0,
-    dtypes=("float32", "float64"),
-    has_inplace: bool = True,
-    sample_kw: dict | None = None,
+    scalars: tuple = (2.5,),
     **kw,
 ) -> Op:
-    """An elementwise op of two broadcasting operands (tensors or scalars)."""
-    return _elementwise(
-        name, kernel, vjp, jvp, kw.pop("prepare", promote_float if floating else promote),
-        binary_samples(low, high, **(sample_kw or {})), dtypes, has_inplace, kw,
-    )  # fmt: skip
+    """An elementwise op of two broadcasting operands (tensors or Python numbers), promoted
+    to a common dtype. ``floating``: integer results compute in the default float dtype;
+    ``integral``: floats are an error (bitwise ops). Default samples: BINARY_SHAPES in
+    [low, high], then each of ``scalars`` as ``other``."""
+    if integral:
+        kw.setdefault("error_samples", integral_errors(name, 2))
+    kw.setdefault(
+        "prepare", promote_integral(name) if integral else promote_float if floating else promote
+    )
+    kw.setdefault("samples", binary_samples(low, high, scalars=scalars))
+    return elementwise_op(name, kernel, vjp, jvp, **kw)
 
 
 def comparison(name: str, kernel: Callable, **kw) -> Op:
-    """An elementwise predicate of two operands: bool output, no gradient."""
-    kw.setdefault("samples", binary_samples(-2, 2))
-    kw.setdefault("test", {"dtypes": ("float32", "float64", "int64")})
-    kw.setdefault("batch_rule", elementwise())
-    op = defop(name, kernel, prepare=compare, **kw)
-    method(op)
-    return op
+    """An elementwise predicate of two operands: a bool result, no gradient."""
+    kw.setdefault("prepare", compare)
+    kw.setdefault("samples", comparison_samples)
+    kw.setdefault("dtypes", COMPARISON_DTYPES)
+    return elementwise_op(name, kernel, **kw)
 
 
 __all__ = [
+    "COMPARISON_DTYPES",
+    "ELEMENTWISE",
+    "FLOATS",
     "LINEAR",
     "binary",
     "binary_samples",
     "compare",
     "comparison",
-    "inplace",
-    "method",
+    "comparison_samples",
+    "elementwise_op",
+    "integral_errors",
     "promote",
     "promote_float",
+    "promote_integral",
     "to_float",
     "unary",
     "unary_samples",
 ]
+
+
+# --- views
+def view_op(
+    name: str,
+    kernel: Callable,
+    vjp: Callable,
+    *,
+    batch_rule: Callable,
+    samples: Callable,
+    error_samples: Callable | None = None,
+    methods: tuple[str, ...] | bool = True,
+    sizes: bool = False,
+    **kw,
+) -> Op:
+    """A view op: one tensor in, a result sharing its memory out. Linear (the tangent is
+    the op applied to the tangent) and a Tensor method of its name unless ``methods``
+    says otherwise; ``sizes`` methods take ``*size`` as well as a sequence."""
+    return defop(
+        name, kernel, nin=1, vjp=vjp, jvp=LINEAR, view=True, batch_rule=batch_rule,
+        samples=samples, error_samples=error_samples, methods=methods, sizes=sizes, **kw,
+    )  # fmt: skip

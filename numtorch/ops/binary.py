@@ -1,4 +1,11 @@
-"""Binary elementwise ops: division, powers, extrema, clamps, interpolation, bitwise."""
+"""Binary elementwise ops: arithmetic, division, powers, extrema, clamps, remainders,
+floating-point binaries, bitwise; and the three-operand lerp, addcmul and addcdiv.
+
+Each op is one call of ``binary`` (``elementwise_op`` for three operands), see
+``_families``: operands broadcast and promote to a common dtype, Python numbers stay weak.
+Vjp formulas use numtorch ops only, so they are differentiable again; ``ELEMENTWISE``
+derives the jvp from them.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +14,19 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from .._core.op import ErrorInput, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
-from . import pointwise
-from ._batching import elementwise
-from ._families import BINARY_SHAPES, binary, inplace, method, promote, promote_float, unary
+from ._families import (
+    BINARY_SHAPES,
+    ELEMENTWISE,
+    LINEAR,
+    binary,
+    binary_samples,
+    elementwise_op,
+    promote,
+    promote_float,
+)
 from .comparison import where
 
 _LN2 = math.log(2.0)
@@ -36,43 +50,98 @@ def _check_int_zero(a, b) -> None:
             raise RuntimeError("ZeroDivisionError")
 
 
-def _samples(
-    low=-2.0, high=2.0, *, scalars=(2.5,), rscalars=(), low_b=None, high_b=None, nonzero_b=False
-):
-    """Binary samples: broadcasting, 0-d, empty, Python scalars on either side."""
-    lb = low if low_b is None else low_b
-    hb = high if high_b is None else high_b
-
-    def samples(make):
-        for sa, sb in BINARY_SHAPES:
-            yield S(
-                (
-                    np.asarray(make(sa, low, high)),
-                    np.asarray(make(sb, lb, hb, exclude_zero=nonzero_b)),
-                )
-            )
-        for c in scalars:
-            if make.is_float or isinstance(c, int):
-                yield S((make((2, 3), low, high), c), name="scalar other")
-        for c in rscalars:
-            if make.is_float or isinstance(c, int):
-                yield S((c, make((2, 3), lb, hb, exclude_zero=nonzero_b)), name="scalar input")
-
-    return samples
+# ------------------------------------------------------------------ add, sub, mul, rsub
+def _add(xp, a, b, *, alpha=1):
+    return a + b if alpha == 1 else a + alpha * b
 
 
-def _defbin(
-    name, kernel, vjp, jvp, *, prepare, dtypes=("float32", "float64"), has_inplace=True, **kw
-):
-    """A binary op with its own type promotion, its method and in-place method."""
-    op = defop(
-        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, out=True, test={"dtypes": dtypes},
-        batch_rule=elementwise(), **kw,
-    )  # fmt: skip
-    method(op)
-    if has_inplace:
-        inplace(op)
-    return op
+def _is_bool(a) -> bool:
+    return isinstance(a, bool) or (hasattr(a, "dtype") and a.dtype.kind == "b")
+
+
+def _prep_sub(arrays, attrs=None):
+    """Type promotion for sub and rsub, which reject bool operands as PyTorch does."""
+    nbool = _is_bool(arrays[0]) + _is_bool(arrays[1])
+    if nbool == 2:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
+    if nbool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return promote(arrays, attrs)
+
+
+def _sub(xp, a, b, *, alpha=1):
+    return a - b if alpha == 1 else a - alpha * b
+
+
+add = binary(
+    "add", _add, (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha), LINEAR,
+)  # fmt: skip
+
+
+def _sub_errors(make):
+    """Bool operands (tensors or Python bools) are rejected."""
+    b = make((3,), dtype=np.bool_)
+    yield ErrorInput(S((b, np.array(b))), RuntimeError, "with two bool tensors is not supported")
+    yield ErrorInput(S((make((3,)), True)), RuntimeError, "with a bool tensor is not supported")
+
+
+sub = binary(
+    "sub", _sub, (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha), LINEAR,
+    error_samples=_sub_errors, prepare=_prep_sub, methods=("sub", "subtract"),
+)  # fmt: skip
+
+
+def _mul(xp, a, b):
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim >= 3 and _outer_stack(a, b):
+        # NumPy's matmul runs an inner dimension of 1 in a slow loop of its own; padded to 2
+        # with zeros, the stack of outer products is one BLAS-backed matmul.
+        a = np.concatenate([a, np.zeros_like(a)], -1)
+        b = np.concatenate([b, np.zeros_like(b)], -2)
+        return np.matmul(a, b)
+    return a * b
+
+
+def _outer_stack(a, b) -> bool:
+    """Whether a * b is a stack of large outer products, (..., m, 1) * (..., 1, n), as in
+    per-sample weight gradients: NumPy's broadcast loop over the size-1 axes runs them
+    about 3x slower than a matmul does."""
+    return (
+        a.ndim == b.ndim
+        and a.shape[-1] == 1 == b.shape[-2]
+        and a.shape[:-2] == b.shape[:-2]
+        and a.dtype == b.dtype
+        and a.dtype.char in "fd"
+        and a.shape[-2] * b.shape[-1] >= 4096
+    )
+
+
+# mul and div keep their jvp: as in PyTorch, the zero tangent of a Python number still
+# multiplies a primal (``ta * b``), so the tangent stays on the primal's graph.
+mul = binary(
+    "mul", _mul, (lambda g, b: g * b, lambda g, a: g * a),
+    lambda ta, tb, a, b: ta * b + a * tb, methods=("mul", "multiply"),
+)  # fmt: skip
+
+
+def _rsub(xp, input, other, *, alpha=1):
+    return other - input if alpha == 1 else other - alpha * input
+
+
+rsub = binary(
+    "rsub", _rsub, (lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g), LINEAR,
+    prepare=_prep_sub, error_samples=_sub_errors, out=False, methods=False, inplace=False,
+    samples=lambda make: [
+        *binary_samples(scalars=(2.5, 3))(make),
+        S((make((2, 3)), make((3,))), {"alpha": 2}),
+    ],
+    dtypes=_INT_FLOAT,
+)  # fmt: skip
 
 
 # ------------------------------------------------------------------ division
@@ -106,7 +175,7 @@ def _div(xp, input, other, *, rounding_mode=None):
 
 
 def _div_samples(make):
-    yield from _samples(scalars=(2.5, -3), rscalars=(1.5,), nonzero_b=True)(make)
+    yield from binary_samples(scalars=(2.5, -3), rscalars=(1.5,), nonzero_b=True)(make)
     for mode in ("trunc", "floor"):
         yield S(
             (make((2, 3), -5, 5), make((2, 3), -3, 3, exclude_zero=True)), {"rounding_mode": mode}
@@ -136,17 +205,16 @@ def _bool_errors(kernel_name: str):
     ]
 
 
-div = _defbin(
+div = binary(
     "div", _div,
     (lambda g, other, rounding_mode: g / other if rounding_mode is None else g * 0,
      lambda g, other, result, rounding_mode: -g * result / other if rounding_mode is None else g * 0),
-    lambda tinput, tother, other, result, rounding_mode: (
+    lambda tinput, tother, other, result, rounding_mode: (  # not ELEMENTWISE: see mul
         (tinput - tother * result) / other if rounding_mode is None else result * 0
     ),
-    prepare=_prep_div, samples=_div_samples, error_samples=_div_errors, dtypes=_INT_FLOAT,
+    prepare=_prep_div, samples=_div_samples, error_samples=_div_errors,
+    dtypes=_INT_FLOAT, methods=("div", "divide", "true_divide"),
 )  # fmt: skip
-method(div, "divide", "true_divide")
-inplace(div, "divide_", "true_divide_")
 
 
 def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
@@ -161,8 +229,8 @@ def _floor_divide(xp, input, other):
 
 
 floor_divide = binary(
-    "floor_divide", _floor_divide, None, None, dtypes=_INT_FLOAT,
-    samples=_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
+    "floor_divide", _floor_divide, dtypes=_INT_FLOAT,
+    samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"),
 )  # fmt: skip
 
@@ -202,14 +270,6 @@ def _pow_dexp(g, input, exponent, result):
     return g * result * _log(input)
 
 
-def _pow_jvp(tinput, texponent, input, exponent, result):
-    out = _pow_dbase(tinput, input, exponent) if isinstance(tinput, Tensor) else None
-    if isinstance(texponent, Tensor):
-        te = _pow_dexp(texponent, input, exponent, result)
-        out = te if out is None else out + te
-    return out
-
-
 def _pow_samples(make):
     if not make.is_float:
         for sa, sb in BINARY_SHAPES:
@@ -234,7 +294,7 @@ def _pow_errors(make):
 
 
 pow = binary(
-    "pow", _pow, (_pow_dbase, _pow_dexp), _pow_jvp,
+    "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
     samples=_pow_samples, error_samples=_pow_errors, dtypes=_INT_FLOAT,
 )  # fmt: skip
 
@@ -259,31 +319,25 @@ def _float_power_inplace(self: Tensor, exponent) -> Tensor:
     return run_inplace(float_power, self, (exponent,), {})
 
 
-float_power = _defbin(
+float_power = binary(
     "float_power", lambda xp, input, exponent: xp.power(input, exponent),
-    (_pow_dbase, _pow_dexp), _pow_jvp, prepare=_prep_float_power, has_inplace=False,
+    (_pow_dbase, _pow_dexp), ELEMENTWISE, prepare=_prep_float_power, inplace=False,
     samples=_pow_samples, dtypes=_INT_FLOAT, node_name="PowBackward1",
 )  # fmt: skip
 
 
 # ------------------------------------------------------------------ extrema
-def _max_mask_jvp(ta, tb, a, b):
-    return where(a == b, (ta + tb) / 2, where(a > b, ta, tb))
-
-
 maximum = binary(
     "maximum", lambda xp, input, other: xp.maximum(input, other),
     (lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0)),
      lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0))),
-    lambda tinput, tother, input, other: _max_mask_jvp(tinput, tother, input, other),
-    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
 )  # fmt: skip
 minimum = binary(
     "minimum", lambda xp, input, other: xp.minimum(input, other),
     (lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0)),
      lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0))),
-    lambda tinput, tother, input, other: _max_mask_jvp(tinput, tother, -input, -other),
-    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
 )  # fmt: skip
 
 
@@ -296,15 +350,13 @@ fmax = binary(
     "fmax", lambda xp, input, other: xp.fmax(input, other),
     (lambda g, input, other: where(_fpick(input, other, 1), g, 0),
      lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
-    lambda tinput, tother, input, other: where(_fpick(input, other, 1), tinput, tother),
-    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
 )  # fmt: skip
 fmin = binary(
     "fmin", lambda xp, input, other: xp.fmin(input, other),
     (lambda g, input, other: where(_fpick(input, other, -1), g, 0),
      lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
-    lambda tinput, tother, input, other: where(_fpick(input, other, -1), tinput, tother),
-    sample_kw={"scalars": ()}, has_inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
 )  # fmt: skip
 
 
@@ -344,16 +396,6 @@ def _clamp_vjp(k):
     return lambda g, input, min, max: where(_clamp_masks(input, min, max)[k], g, 0)
 
 
-def _clamp_jvp(tinput, tmin, tmax, input, min, max):
-    keep, lo, hi = _clamp_masks(input, min, max)
-    out = where(keep, tinput, 0)
-    if lo is not None:
-        out = out + where(lo, tmin, 0)
-    if hi is not None:
-        out = out + where(hi, tmax, 0)
-    return out
-
-
 def _clamp_samples(make):
     yield S((make((2, 3)), -0.5, 0.5))
     yield S((make((2, 3)),), {"min": -0.5})
@@ -374,10 +416,10 @@ def _clamp_errors(make):
     )
 
 
-clamp_op = defop(
-    "clamp", _clamp, nin=3, vjp=(_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), jvp=_clamp_jvp,
-    prepare=promote, samples=_clamp_samples, error_samples=_clamp_errors,
-    test={"dtypes": _INT_FLOAT}, batch_rule=elementwise(),
+clamp_op = elementwise_op(
+    "clamp", _clamp, (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), ELEMENTWISE, nin=3,
+    samples=_clamp_samples, error_samples=_clamp_errors, dtypes=_INT_FLOAT,
+    out=False, methods=False, inplace=False,  # ``clamp`` below: min and max default to None
 )  # fmt: skip
 
 
@@ -403,21 +445,15 @@ def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
     return run_inplace(clamp_op, self, (min, max), {})
 
 
-def _samples_clamp1(make):
-    yield from _samples(scalars=(0.5, -1))(make)
-
-
 clamp_min = binary(
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
-    lambda tinput, tmin, input, min: where(input >= min, tinput, tmin),
-    samples=_samples_clamp1, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(0.5, -1), dtypes=_INT_FLOAT,
 )  # fmt: skip
 clamp_max = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
-    lambda tinput, tmax, input, max: where(input <= max, tinput, tmax),
-    samples=_samples_clamp1, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(0.5, -1), dtypes=_INT_FLOAT,
 )  # fmt: skip
 
 
@@ -437,15 +473,15 @@ def _fmod(xp, input, other):
 remainder = binary(
     "remainder", _remainder,
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="floor")),
-    lambda tinput, tother, input, other: tinput - tother * div.fn(input, other, rounding_mode="floor"),
-    samples=_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
+    ELEMENTWISE,
+    samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
     dtypes=_INT_FLOAT, error_samples=_bool_errors("remainder_cpu"),
 )  # fmt: skip
 fmod = binary(
     "fmod", _fmod,
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="trunc")),
-    lambda tinput, tother, input, other: tinput - tother * div.fn(input, other, rounding_mode="trunc"),
-    samples=_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=_INT_FLOAT,
+    ELEMENTWISE,
+    samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=_INT_FLOAT,
     error_samples=_bool_errors("fmod_cpu"),
 )  # fmt: skip
 
@@ -457,17 +493,13 @@ atan2 = binary(
     "atan2", lambda xp, input, other: xp.arctan2(input, other),
     (lambda g, input, other: g * other / _sq(input, other),
      lambda g, input, other: -g * input / _sq(input, other)),
-    lambda tinput, tother, input, other: (tinput * other - tother * input) / _sq(input, other),
-    floating=True, sample_kw={"scalars": ()}, dtypes=_INT_FLOAT,
+    ELEMENTWISE, floating=True, scalars=(), dtypes=_INT_FLOAT, methods=("atan2", "arctan2"),
 )  # fmt: skip
-method(atan2, "arctan2")
-inplace(atan2, "arctan2_")
 
 hypot = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
-    lambda tinput, tother, input, other, result: (tinput * input + tother * other) / result,
-    sample_kw={"scalars": ()},
+    ELEMENTWISE, scalars=(),
 )  # fmt: skip
 
 
@@ -478,9 +510,8 @@ def _copysign_ratio(input, result):
 copysign = binary(
     "copysign", lambda xp, input, other: xp.copysign(input, other),
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
-    lambda tinput, input, result: tinput * _copysign_ratio(input, result),
-    floating=True, dtypes=_INT_FLOAT,
-    samples=_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
+    ELEMENTWISE, floating=True, dtypes=_INT_FLOAT,
+    samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
 )  # fmt: skip
 
 
@@ -497,9 +528,8 @@ def _xlogy_dinput(g, input, other):
 
 xlogy = binary(
     "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
-    lambda tinput, tother, input, other: _xlogy_dinput(tinput, input, other) + tother * input / other,
-    floating=True, dtypes=_INT_FLOAT,
-    samples=_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3),
+    ELEMENTWISE, floating=True, dtypes=_INT_FLOAT,
+    samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3),
 )  # fmt: skip
 
 
@@ -511,19 +541,13 @@ logaddexp = binary(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result),
      lambda g, other, result: g * _logaddexp_w(other, result)),
-    lambda tinput, tother, input, other, result: (
-        tinput * _logaddexp_w(input, result) + tother * _logaddexp_w(other, result)
-    ),
-    sample_kw={"scalars": ()}, has_inplace=False,
+    ELEMENTWISE, scalars=(), inplace=False,
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
      lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
-    lambda tinput, tother, input, other, result: (
-        tinput * _logaddexp_w(input, result, _LN2) + tother * _logaddexp_w(other, result, _LN2)
-    ),
-    sample_kw={"scalars": ()}, has_inplace=False,
+    ELEMENTWISE, scalars=(), inplace=False,
 )  # fmt: skip
 
 
@@ -580,22 +604,12 @@ def _lerp_errors(make):
     )
 
 
-lerp = defop(
+lerp = elementwise_op(
     "lerp", _lerp,
-    vjp=(lambda g, weight: g * (1 - weight), lambda g, weight: g * weight,
-         lambda g, input, end: g * (end - input)),
-    jvp=lambda tinput, tend, tweight, input, end, weight: (
-        tinput * (1 - weight) + tend * weight + tweight * (end - input)
-    ),
-    prepare=_prep_lerp, samples=_lerp_samples, error_samples=_lerp_errors, out=True,
-    batch_rule=elementwise(),
+    (lambda g, weight: g * (1 - weight), lambda g, weight: g * weight,
+     lambda g, input, end: g * (end - input)),
+    ELEMENTWISE, prepare=_prep_lerp, samples=_lerp_samples, error_samples=_lerp_errors,
 )  # fmt: skip
-method(lerp)
-inplace(lerp)
-
-
-def _prep_addc(arrays, attrs):
-    return promote(arrays, attrs)
 
 
 def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
@@ -628,119 +642,29 @@ def _addc_samples(nonzero):
     return samples
 
 
-addcmul = defop(
+addcmul = elementwise_op(
     "addcmul", lambda xp, input, tensor1, tensor2, *, value=1: input + value * (tensor1 * tensor2),
-    vjp=(lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
-         lambda g, tensor1, value: g * tensor1 * value),
-    jvp=lambda tinput, ttensor1, ttensor2, tensor1, tensor2, value: (
-        tinput + (ttensor1 * tensor2 + tensor1 * ttensor2) * value
-    ),
-    prepare=_prep_addc, samples=_addc_samples(False), out=True, test={"dtypes": _INT_FLOAT},
-    batch_rule=elementwise(),
+    (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
+     lambda g, tensor1, value: g * tensor1 * value),
+    ELEMENTWISE,
+    samples=_addc_samples(False), dtypes=_INT_FLOAT,
 )  # fmt: skip
-addcdiv = defop(
+addcdiv = elementwise_op(
     "addcdiv", _addcdiv,
-    vjp=(lambda g: g, lambda g, tensor2, value: g * value / tensor2,
-         lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
-    jvp=lambda tinput, ttensor1, ttensor2, tensor1, tensor2, value: (
-        tinput + (ttensor1 - ttensor2 * tensor1 / tensor2) / tensor2 * value
-    ),
-    prepare=_prep_addc, samples=_addc_samples(True), out=True, batch_rule=elementwise(),
+    (lambda g: g, lambda g, tensor2, value: g * value / tensor2,
+     lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
+    ELEMENTWISE,
+    samples=_addc_samples(True),
     error_samples=lambda make: [ErrorInput(
         S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
     )],
 )  # fmt: skip
-for _op in (addcmul, addcdiv):
-    method(_op)
-    inplace(_op)
-
-
-# ------------------------------------------------------------------ rsub
-def _rsub(xp, input, other, *, alpha=1):
-    return other - input if alpha == 1 else other - alpha * input
-
-
-rsub = defop(
-    "rsub", _rsub, vjp=(lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g), jvp=LINEAR,
-    prepare=pointwise.prep_sub, out=False, error_samples=pointwise.sub_errors,
-    samples=lambda make: [
-        *_samples(scalars=(2.5, 3))(make),
-        S((make((2, 3)), make((3,))), {"alpha": 2}),
-    ],
-    test={"dtypes": _INT_FLOAT}, batch_rule=elementwise(),
-)  # fmt: skip
 
 
 # ------------------------------------------------------------------ bitwise
-def _int_only(name: str):
-    def prepare(arrays, attrs):
-        for a in arrays:
-            if hasattr(a, "dtype") and a.dtype.kind not in "biu":
-                raise NotImplementedError(
-                    f"\"{name}_cpu\" not implemented for '{dt.of(a).scalar_name}'"
-                )
-            if isinstance(a, float):
-                raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
-        return promote(arrays, attrs)
-
-    return prepare
-
-
-def _bit_samples(low=-8, high=8, low_b=None, high_b=None, scalars=(3,), bools=True):
-    lb = low if low_b is None else low_b
-    hb = high if high_b is None else high_b
-
-    def samples(make):
-        for sa, sb in BINARY_SHAPES:
-            yield S((np.asarray(make(sa, low, high)), np.asarray(make(sb, lb, hb))))
-        for c in scalars:
-            yield S((make((2, 3), low, high), c))
-        if bools:
-            yield S(
-                (np.asarray(make((2, 3), dtype=np.bool_)), make((2, 3), low, high, dtype=np.int64))
-            )
-
-    return samples
-
-
-def _bit_errors(name):
-    return lambda make: [
-        ErrorInput(S((make((3,), dtype=np.float32), make((3,), dtype=np.float32))), NotImplementedError,
-                   f'"{name}_cpu" not implemented for \'Float\''),
-        ErrorInput(S((make((3,), dtype=np.int64), 2.5)), NotImplementedError,
-                   f'"{name}_cpu" not implemented for \'Float\''),
-    ]  # fmt: skip
-
-
-def _bitwise(name, kernel, **kw):
-    kw.setdefault("samples", _bit_samples())
-    op = defop(
-        name, kernel, prepare=_int_only(name), out=True, error_samples=_bit_errors(name),
-        test={"dtypes": ("int64", "bool")}, batch_rule=elementwise(), **kw,
-    )  # fmt: skip
-    method(op)
-    inplace(op)
-    return op
-
-
-bitwise_and = _bitwise("bitwise_and", lambda xp, input, other: xp.bitwise_and(input, other))
-bitwise_or = _bitwise("bitwise_or", lambda xp, input, other: xp.bitwise_or(input, other))
-bitwise_xor = _bitwise("bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other))
-
-
-def _bitwise_not(xp, input):
-    if input.dtype.kind not in "biu":
-        raise NotImplementedError(
-            f"\"bitwise_not_cpu\" not implemented for '{dt.of(input).scalar_name}'"
-        )
-    return xp.invert(input)
-
-
-bitwise_not = unary(
-    "bitwise_not", _bitwise_not, None, None, floating=False, dtypes=("int64", "bool"),
-    samples=lambda make: [S((np.asarray(make(s, -8, 8)),)) for s in ((), (5,), (2, 3), (0, 3))],
-    error_samples=lambda make: [ErrorInput(S((make((3,)),)), NotImplementedError, "bitwise_not_cpu")],
-)  # fmt: skip
+def _bitwise_samples(make):
+    yield from binary_samples(-8, 8, scalars=(3,))(make)
+    yield S((make((2, 3), dtype=np.bool_), make((2, 3), -8, 8, dtype=np.int64)), name="bool, int")
 
 
 def _shift(left: bool):
@@ -757,19 +681,21 @@ def _shift(left: bool):
     return kernel
 
 
-_shift_samples = _bit_samples(-8, 8, 0, 5, scalars=(2, 70), bools=False)
-bitwise_left_shift = _bitwise("bitwise_left_shift", _shift(True), samples=_shift_samples)
-bitwise_right_shift = _bitwise("bitwise_right_shift", _shift(False), samples=_shift_samples)
-for _op in (bitwise_left_shift, bitwise_right_shift):
-    _op.test["dtypes"] = ("int64",)
-
-
-# ------------------------------------------------------------------ aliases
-sub, mul = pointwise.sub, pointwise.mul
-method(sub, "subtract")
-inplace(sub, "subtract_")
-method(mul, "multiply")
-inplace(mul, "multiply_")
+_BITWISE = {"integral": True, "dtypes": ("int64", "bool"), "samples": _bitwise_samples}
+bitwise_and = binary(
+    "bitwise_and", lambda xp, input, other: xp.bitwise_and(input, other), **_BITWISE
+)
+bitwise_or = binary("bitwise_or", lambda xp, input, other: xp.bitwise_or(input, other), **_BITWISE)
+bitwise_xor = binary(
+    "bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other), **_BITWISE
+)
+_SHIFT = {
+    "integral": True,
+    "dtypes": ("int64",),  # shifts of bools are not defined
+    "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
+}
+bitwise_left_shift = binary("bitwise_left_shift", _shift(True), **_SHIFT)
+bitwise_right_shift = binary("bitwise_right_shift", _shift(False), **_SHIFT)
 
 tensor_methods(
     {

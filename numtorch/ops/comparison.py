@@ -1,14 +1,24 @@
-"""Comparisons, logical ops, predicates and where."""
+"""Comparisons, logical ops, closeness and where: elementwise ops with a bool result or
+a bool condition (predicates of one tensor, such as ``isnan``, are in ``unary``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._core.op import ErrorInput, defop, tensor_methods
+from .._core.op import ErrorInput, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
-from ._batching import elementwise
-from ._families import BINARY_SHAPES, LINEAR, comparison, inplace, method, promote
+from ._families import (
+    BINARY_SHAPES,
+    COMPARISON_DTYPES,
+    LINEAR,
+    UNARY_SHAPES,
+    comparison,
+    elementwise_op,
+    promote,
+    unary,
+    unary_samples,
+)
 
 _BOOL = np.dtype(np.bool_)
 
@@ -51,11 +61,12 @@ def _where_errors(make):
     )
 
 
-where_op = defop(
+where_op = elementwise_op(
     "where", _where,
-    vjp=(None, lambda g, condition: where(condition, g, 0), lambda g, condition: where(condition, 0, g)),
-    jvp=LINEAR, prepare=_promote_where, samples=_where_samples, error_samples=_where_errors,
-    out=True, test={"dtypes": ("float32", "float64", "int64")}, batch_rule=elementwise(),
+    (None, lambda g, condition: where(condition, g, 0), lambda g, condition: where(condition, 0, g)),
+    LINEAR, prepare=_promote_where, samples=_where_samples, error_samples=_where_errors,
+    dtypes=("float32", "float64", "int64"),
+    methods=False, inplace=False,  # ``where`` below; Tensor.where(condition, y) takes self second
 )  # fmt: skip
 
 
@@ -81,43 +92,17 @@ def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:
 
 
 # ------------------------------------------------------------------ comparisons
-_CMP_DTYPES = ("float32", "float64", "int64", "bool")
-
-
-def _cmp_samples(make):
-    """Broadcasting, 0-d, empty, ties, and Python scalars."""
-    for sa, sb in BINARY_SHAPES:
-        yield S((np.asarray(make(sa)), np.asarray(make(sb))))
-    a = np.asarray(make((2, 3)))
-    b = np.asarray(make((2, 3)))
-    b[0] = a[0]
-    yield S((a, b), name="ties")
-    if make.dtype.kind != "b":
-        yield S((make((2, 3)), 1), name="int scalar")
-        yield S((make((2, 3)), 0.5), name="float scalar")
-    else:
-        yield S((np.asarray(make((2, 3))), True), name="bool scalar")
-
-
-def _cmp(name: str, kernel, *aliases: str):
-    op = comparison(name, kernel, samples=_cmp_samples, out=True, test={"dtypes": _CMP_DTYPES})
-    inplace(op)
-    for a in aliases:
-        method(op, a)
-        inplace(op, a + "_")
-    return op
-
-
-eq = _cmp("eq", lambda xp, input, other: input == other)
-ne = _cmp("ne", lambda xp, input, other: input != other, "not_equal")
-gt = _cmp("gt", lambda xp, input, other: input > other, "greater")
-ge = _cmp("ge", lambda xp, input, other: input >= other, "greater_equal")
-lt = _cmp("lt", lambda xp, input, other: input < other, "less")
-le = _cmp("le", lambda xp, input, other: input <= other, "less_equal")
+eq = comparison("eq", lambda xp, input, other: input == other)
+ne = comparison("ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"))
+gt = comparison("gt", lambda xp, input, other: input > other, methods=("gt", "greater"))
+ge = comparison("ge", lambda xp, input, other: input >= other, methods=("ge", "greater_equal"))
+lt = comparison("lt", lambda xp, input, other: input < other, methods=("lt", "less"))
+le = comparison("le", lambda xp, input, other: input <= other, methods=("le", "less_equal"))
 
 
 # ------------------------------------------------------------------ logical ops
 def _to_bool(arrays, attrs=None):
+    """Logical ops: operands of any dtypes, a bool result."""
     return arrays, _BOOL
 
 
@@ -130,26 +115,20 @@ def _logical_samples(make):
     yield S((make((2, 3), -1, 1), np.asarray(make((2, 3), dtype=np.bool_))), name="mixed dtypes")
 
 
-def _logical(name: str, kernel):
-    op = defop(
-        name, kernel, prepare=_to_bool, samples=_logical_samples, out=True,
-        test={"dtypes": _CMP_DTYPES}, batch_rule=elementwise(),
-    )  # fmt: skip
-    method(op)
-    inplace(op)
-    return op
-
-
-logical_and = _logical("logical_and", lambda xp, input, other: xp.logical_and(input, other))
-logical_or = _logical("logical_or", lambda xp, input, other: xp.logical_or(input, other))
-logical_xor = _logical("logical_xor", lambda xp, input, other: xp.logical_xor(input, other))
-logical_not = defop(
-    "logical_not", lambda xp, input: xp.logical_not(input), prepare=_to_bool, out=True,
-    samples=lambda make: [S((np.asarray(make(s, -1, 1)),)) for s in ((), (5,), (2, 3), (0, 3))],
-    test={"dtypes": _CMP_DTYPES}, batch_rule=elementwise(),
+_LOGICAL = {"prepare": _to_bool, "samples": _logical_samples}
+logical_and = comparison(
+    "logical_and", lambda xp, input, other: xp.logical_and(input, other), **_LOGICAL
+)
+logical_or = comparison(
+    "logical_or", lambda xp, input, other: xp.logical_or(input, other), **_LOGICAL
+)
+logical_xor = comparison(
+    "logical_xor", lambda xp, input, other: xp.logical_xor(input, other), **_LOGICAL
+)
+logical_not = unary(
+    "logical_not", lambda xp, input: xp.logical_not(input), prepare=_to_bool,
+    samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]), dtypes=COMPARISON_DTYPES,
 )  # fmt: skip
-method(logical_not)
-inplace(logical_not)
 
 
 # ------------------------------------------------------------------ closeness
@@ -211,16 +190,10 @@ def _isclose_errors(make):
     )
 
 
-isclose = method(
-    defop(
-        "isclose",
-        _isclose,
-        samples=_isclose_samples,
-        error_samples=_isclose_errors,
-        batch_rule=elementwise(),
-        test={"dtypes": ("float32", "float64", "int64")},
-    )  # fmt: skip
-)
+isclose = comparison(
+    "isclose", _isclose, prepare=None, samples=_isclose_samples, error_samples=_isclose_errors,
+    dtypes=("float32", "float64", "int64"), out=False, inplace=False,
+)  # fmt: skip
 
 
 def allclose(

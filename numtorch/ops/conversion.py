@@ -6,11 +6,10 @@ import builtins
 
 from .._core import dtype as dt
 from .._core.device import device as Device
-from .._core.op import defop, tensor_methods
+from .._core.op import LINEAR, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise
-from ._families import LINEAR, method
 
 to_dtype = defop(
     "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
@@ -19,15 +18,14 @@ to_dtype = defop(
     test={"dtypes": ("float32", "float64", "int64")}, batch_rule=elementwise(),
 )  # fmt: skip
 
-clone = method(
-    defop(
-        "clone",
-        lambda xp, x, *, memory_format=None: x.copy(),
-        vjp=lambda g: g,
-        jvp=LINEAR,
-        samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
-        batch_rule=elementwise(),
-    )  # fmt: skip
+clone = defop(
+    "clone",
+    lambda xp, x, *, memory_format=None: x.copy(),
+    vjp=lambda g: g,
+    jvp=LINEAR,
+    samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
+    batch_rule=elementwise(),
+    methods=True,
 )
 
 

@@ -14,7 +14,6 @@ from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front, generator, lrank, materialize, pad_to, pdim
-from ._families import inplace, method
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
 
@@ -657,8 +656,8 @@ copy = defop(
     api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="CopyBackwards", grad_args=(1,),
     test={"no_grad_test": True}, batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
+    inplace=True,
 )  # fmt: skip
-inplace(copy, "copy_")
 
 
 def _fill(xp, input, value):
@@ -688,8 +687,8 @@ fill = defop(
     batch_rule=_fill_rule,
     samples=lambda make: [S((make((2, 3)), 1.5)), S((make((2, 3)), make(()))), S((make(()), 2))],
     error_samples=lambda make: [ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")],
+    inplace=True,
 )  # fmt: skip
-inplace(fill, "fill_")
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -768,21 +767,19 @@ def _gather_errors(make):
     )
 
 
-gather_op = (
-    defop(
-        "gather",
-        _gather_k,
-        nin=2,
-        out=True,
-        vjp=(
-            lambda g, input, index, dim: scatter_add.fn(zeros_like(input), index, g, dim=dim),
-            None,
-        ),
-        jvp=LINEAR,
-        samples=_gather_samples,
-        error_samples=_gather_errors,
-        batch_rule=dim_family(like=(1,)),
-    )  # fmt: skip
+gather_op = defop(
+    "gather",
+    _gather_k,
+    nin=2,
+    out=True,
+    vjp=(
+        lambda g, input, index, dim: scatter_add.fn(zeros_like(input), index, g, dim=dim),
+        None,
+    ),
+    jvp=LINEAR,
+    samples=_gather_samples,
+    error_samples=_gather_errors,
+    batch_rule=dim_family(like=(1,)),
 )
 
 
@@ -1162,30 +1159,26 @@ def _index_select_samples(make):
     yield S((make(()), 0, np.array([0], dtype=np.int64)))
 
 
-index_select_op = (
-    defop(
-        "index_select",
-        _index_select,
-        nin=2,
-        out=True,
-        vjp=(
-            lambda g, input, index, dim: index_add_op.fn(zeros_like(input), index, g, dim=dim),
-            None,
+index_select_op = defop(
+    "index_select",
+    _index_select,
+    nin=2,
+    out=True,
+    vjp=(
+        lambda g, input, index, dim: index_add_op.fn(zeros_like(input), index, g, dim=dim),
+        None,
+    ),
+    jvp=LINEAR,
+    samples=_index_select_samples,
+    batch_rule=_index_select_rule,
+    error_samples=lambda make: [
+        ErrorInput(S((make((3, 4)), 0, np.array([5]))), IndexError, "index out of range in self"),
+        ErrorInput(
+            S((make((3, 4)), 0, np.array([1.0]))),
+            RuntimeError,
+            r"index_select\(\): Expected dtype int32 or int64 for index",
         ),
-        jvp=LINEAR,
-        samples=_index_select_samples,
-        batch_rule=_index_select_rule,
-        error_samples=lambda make: [
-            ErrorInput(
-                S((make((3, 4)), 0, np.array([5]))), IndexError, "index out of range in self"
-            ),
-            ErrorInput(
-                S((make((3, 4)), 0, np.array([1.0]))),
-                RuntimeError,
-                r"index_select\(\): Expected dtype int32 or int64 for index",
-            ),
-        ],
-    )  # fmt: skip
+    ],
 )
 
 
@@ -1405,33 +1398,32 @@ def _take(xp, input, index):
     return input.reshape(-1)[index]
 
 
-take = method(
-    defop(
-        "take",
-        _take,
-        out=True,
-        vjp=(lambda g, input, index: put_op.fn(zeros_like(input), index, g, True), None),
-        jvp=LINEAR,
-        batch_rule=_take_rule,
-        samples=lambda make: [
-            S((make((3, 4)), np.array([[0, 11], [5, 5]]))),
-            S((make((2, 3)), np.array([-1, 2, 0]))),
-            S((make(()), np.array(0))),
-            S((make((3,)), np.zeros(0, dtype=np.int64))),
-        ],
-        error_samples=lambda make: [
-            ErrorInput(
-                S((make((3, 4)), np.array([15]))),
-                IndexError,
-                "out of range: tried to access index 15 on a tensor of 12 elements.",
-            ),
-            ErrorInput(
-                S((make((3, 4)), np.array([1.0], dtype=np.float32))),
-                RuntimeError,
-                r"take\(\): Expected a long tensor for index, but got Float",
-            ),
-        ],
-    )  # fmt: skip
+take = defop(
+    "take",
+    _take,
+    out=True,
+    vjp=(lambda g, input, index: put_op.fn(zeros_like(input), index, g, True), None),
+    jvp=LINEAR,
+    batch_rule=_take_rule,
+    samples=lambda make: [
+        S((make((3, 4)), np.array([[0, 11], [5, 5]]))),
+        S((make((2, 3)), np.array([-1, 2, 0]))),
+        S((make(()), np.array(0))),
+        S((make((3,)), np.zeros(0, dtype=np.int64))),
+    ],
+    error_samples=lambda make: [
+        ErrorInput(
+            S((make((3, 4)), np.array([15]))),
+            IndexError,
+            "out of range: tried to access index 15 on a tensor of 12 elements.",
+        ),
+        ErrorInput(
+            S((make((3, 4)), np.array([1.0], dtype=np.float32))),
+            RuntimeError,
+            r"take\(\): Expected a long tensor for index, but got Float",
+        ),
+    ],
+    methods=True,
 )
 
 
@@ -1495,9 +1487,8 @@ put_op = defop(
         S((make(()), np.array(0), make(()))),
     ],
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), np.array([15]), make((1,)))), IndexError, "out of range: tried to access index 15 on a tensor of 12 elements.")],
+    methods=True, inplace=True,
 )  # fmt: skip
-method(put_op)
-inplace(put_op, "put_")
 
 
 def _take_along_dim_rule(ax, args, bdims, attrs):
@@ -1568,30 +1559,29 @@ def _take_along_dim_vjp(g, input, indices, dim):
     return scatter_add.fn(base, idx, g, dim=d)
 
 
-take_along_dim = method(
-    defop(
-        "take_along_dim",
-        _take_along_dim,
-        nin=2,
-        out=True,
-        vjp=(_take_along_dim_vjp, None),
-        jvp=LINEAR,
-        batch_rule=_take_along_dim_rule,
-        samples=lambda make: [
-            S((make((3, 4)), make.index((2, 4), 3), 0)),
-            S((make((3, 4)), make.index((3, 1), 4), 1)),
-            S((make((3, 1)), make.index((1, 5), 3), 0)),
-            S((make((2, 3)), make.index((4,), 6))),
-            S((make((3, 4)), make.index((2, 4), 3)), {"dim": -2}),
-        ],
-        error_samples=lambda make: [
-            ErrorInput(
-                S((make((3, 4)), np.array([[1.0]], dtype=np.float32), 0)),
-                RuntimeError,
-                "dtype of indices should be Long but got Float",
-            )
-        ],
-    )  # fmt: skip
+take_along_dim = defop(
+    "take_along_dim",
+    _take_along_dim,
+    nin=2,
+    out=True,
+    vjp=(_take_along_dim_vjp, None),
+    jvp=LINEAR,
+    batch_rule=_take_along_dim_rule,
+    samples=lambda make: [
+        S((make((3, 4)), make.index((2, 4), 3), 0)),
+        S((make((3, 4)), make.index((3, 1), 4), 1)),
+        S((make((3, 1)), make.index((1, 5), 3), 0)),
+        S((make((2, 3)), make.index((4,), 6))),
+        S((make((3, 4)), make.index((2, 4), 3)), {"dim": -2}),
+    ],
+    error_samples=lambda make: [
+        ErrorInput(
+            S((make((3, 4)), np.array([[1.0]], dtype=np.float32), 0)),
+            RuntimeError,
+            "dtype of indices should be Long but got Float",
+        )
+    ],
+    methods=True,
 )
 
 
@@ -1654,9 +1644,8 @@ masked_fill_op = defop(
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), 1.0)), RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype float"),
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((1,)))), RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor"),
     ],
+    methods=True, inplace=True,
 )  # fmt: skip
-method(masked_fill_op)
-inplace(masked_fill_op)
 
 
 def _masked_scatter(xp, input, mask, source):
@@ -1716,9 +1705,8 @@ masked_scatter_op = defop(
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), make((12,)))), RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype Float"),
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((2,)))), RuntimeError, "Number of elements of source < number of ones in mask"),
     ],
+    methods=True, inplace=True,
 )  # fmt: skip
-method(masked_scatter_op)
-inplace(masked_scatter_op)
 
 
 def _masked_select(xp, input, mask):
@@ -1748,29 +1736,28 @@ def _masked_select_vjp(g, input, mask):
     return masked_scatter_op.fn(zeros(shape, dtype=g.dtype), mask, g)
 
 
-masked_select = method(
-    defop(
-        "masked_select",
-        _masked_select,
-        out=True,
-        vjp=(_masked_select_vjp, None),
-        jvp=LINEAR,
-        batch_rule=_masked_select_rule,
-        test={"vmap_unbatched": (1,)},
-        samples=lambda make: [
-            S((make((3, 4)), make.rng.random((3, 4)) < 0.5)),
-            S((make((3, 4)), make.rng.random((4,)) < 0.5)),
-            S((make((4,)), make.rng.random((2, 4)) < 0.5)),
-            S((make(()), np.array(True))),
-        ],
-        error_samples=lambda make: [
-            ErrorInput(
-                S((make((3, 4)), np.ones(4, dtype=np.float32))),
-                RuntimeError,
-                "masked_select: expected BoolTensor for mask",
-            )
-        ],
-    )  # fmt: skip
+masked_select = defop(
+    "masked_select",
+    _masked_select,
+    out=True,
+    vjp=(_masked_select_vjp, None),
+    jvp=LINEAR,
+    batch_rule=_masked_select_rule,
+    test={"vmap_unbatched": (1,)},
+    samples=lambda make: [
+        S((make((3, 4)), make.rng.random((3, 4)) < 0.5)),
+        S((make((3, 4)), make.rng.random((4,)) < 0.5)),
+        S((make((4,)), make.rng.random((2, 4)) < 0.5)),
+        S((make(()), np.array(True))),
+    ],
+    error_samples=lambda make: [
+        ErrorInput(
+            S((make((3, 4)), np.ones(4, dtype=np.float32))),
+            RuntimeError,
+            "masked_select: expected BoolTensor for mask",
+        )
+    ],
+    methods=True,
 )
 
 
@@ -1834,14 +1821,13 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     return r
 
 
-argwhere = method(
-    defop(
-        "argwhere",
-        _argwhere,
-        samples=lambda make: [s for s in _nonzero_samples(make) if not s.kwargs],
-        batch_rule=dynamic_shape(),
-        test={"dtypes": ("float32", "float64", "int64", "bool"), "vmap": "dynamic"},
-    )  # fmt: skip
+argwhere = defop(
+    "argwhere",
+    _argwhere,
+    samples=lambda make: [s for s in _nonzero_samples(make) if not s.kwargs],
+    batch_rule=dynamic_shape(),
+    test={"dtypes": ("float32", "float64", "int64", "bool"), "vmap": "dynamic"},
+    methods=True,
 )
 
 

@@ -17,12 +17,13 @@ from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._batching import front, generator, lrank, pad_to, pdim
-from ._families import inplace, method, promote
+from ._families import promote
 from .binary import clamp
 from .comparison import where
 from .creation import eye, ones, tensor, zeros_like
 from .reduction import vector_norm
-from .shape import broadcast_shapes, cat
+from .shape import cat
+from .views import broadcast_shapes
 
 
 class LinAlgError(RuntimeError):
@@ -302,45 +303,44 @@ def _matmul(xp, input, other):
     return xp.matmul(input, other)
 
 
-matmul = method(
-    defop(
-        "matmul",
-        _matmul,
-        vjp=(_matmul_vjp_a, _matmul_vjp_b),
-        jvp=lambda tinput, tother, input, other: tinput @ other + input @ tother,
-        prepare=_same_dtype(_matmul_message),
-        batch_rule=product(_matmul_check),
-        samples=_matmul_samples,
-        out=True,
-        test={"dtypes": ("float32", "float64", "int64")},
-        error_samples=lambda make: [
-            E(
-                _mixed(make, (2, 3), (3, 4)),
-                RuntimeError,
-                r"expected m1 and m2 to have the same dtype, but got: float != double",
-            ),
-            E(
-                _mixed(make, (3,), (3,)),
-                RuntimeError,
-                "dot : expected both vectors to have same dtype",
-            ),
-            E(
-                _mixed(make, (2, 2, 3), (2, 3, 4)),
-                RuntimeError,
-                "expected scalar type Float but found Double",
-            ),
-            E(
-                S((make((2, 3)), make((4, 4)))),
-                RuntimeError,
-                r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
-            ),
-            E(
-                S((make(()), make((4,)))),
-                RuntimeError,
-                "both arguments to matmul need to be at least 1D",
-            ),
-        ],
-    )  # fmt: skip
+matmul = defop(
+    "matmul",
+    _matmul,
+    vjp=(_matmul_vjp_a, _matmul_vjp_b),
+    jvp=lambda tinput, tother, input, other: tinput @ other + input @ tother,
+    prepare=_same_dtype(_matmul_message),
+    batch_rule=product(_matmul_check),
+    samples=_matmul_samples,
+    out=True,
+    test={"dtypes": ("float32", "float64", "int64")},
+    error_samples=lambda make: [
+        E(
+            _mixed(make, (2, 3), (3, 4)),
+            RuntimeError,
+            r"expected m1 and m2 to have the same dtype, but got: float != double",
+        ),
+        E(
+            _mixed(make, (3,), (3,)),
+            RuntimeError,
+            "dot : expected both vectors to have same dtype",
+        ),
+        E(
+            _mixed(make, (2, 2, 3), (2, 3, 4)),
+            RuntimeError,
+            "expected scalar type Float but found Double",
+        ),
+        E(
+            S((make((2, 3)), make((4, 4)))),
+            RuntimeError,
+            r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
+        ),
+        E(
+            S((make(()), make((4,)))),
+            RuntimeError,
+            "both arguments to matmul need to be at least 1D",
+        ),
+    ],
+    methods=True,
 )
 
 
@@ -379,59 +379,57 @@ def _bmm(xp, input, mat2):
 
 _INT = {"dtypes": ("float32", "float64", "int64")}
 
-mm = method(
-    defop(
-        "mm",
-        _mm,
-        vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
-        jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
-        prepare=_same_dtype(_m1m2),
-        batch_rule=product(_mm_check),
-        out=True,
-        test=_INT,
-        samples=lambda make: [
-            S((make((2, 3)), make((3, 4)))),
-            S((make((0, 3)), make((3, 2)))),
-            S((make((1, 1)), make((1, 3)))),
-        ],
-        error_samples=lambda make: [
-            E(
-                S((make((2, 3)), make((4, 4)))),
-                RuntimeError,
-                r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
-            ),
-            E(S((make((3,)), make((3, 3)))), RuntimeError, "self must be a matrix"),
-            E(
-                _mixed(make, (2, 3), (3, 4)),
-                RuntimeError,
-                "expected m1 and m2 to have the same dtype",
-            ),
-        ],
-    )  # fmt: skip
+mm = defop(
+    "mm",
+    _mm,
+    vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
+    jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
+    prepare=_same_dtype(_m1m2),
+    batch_rule=product(_mm_check),
+    out=True,
+    test=_INT,
+    samples=lambda make: [
+        S((make((2, 3)), make((3, 4)))),
+        S((make((0, 3)), make((3, 2)))),
+        S((make((1, 1)), make((1, 3)))),
+    ],
+    error_samples=lambda make: [
+        E(
+            S((make((2, 3)), make((4, 4)))),
+            RuntimeError,
+            r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
+        ),
+        E(S((make((3,)), make((3, 3)))), RuntimeError, "self must be a matrix"),
+        E(
+            _mixed(make, (2, 3), (3, 4)),
+            RuntimeError,
+            "expected m1 and m2 to have the same dtype",
+        ),
+    ],
+    methods=True,
 )
-bmm = method(
-    defop(
-        "bmm",
-        _bmm,
-        vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
-        jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
-        prepare=_same_dtype(_scalar_type),
-        batch_rule=product(_bmm_check),
-        out=True,
-        test=_INT,
-        samples=lambda make: [
-            S((make((2, 2, 3)), make((2, 3, 4)))),
-            S((make((0, 2, 3)), make((0, 3, 1)))),
-        ],
-        error_samples=lambda make: [
-            E(S((make((2, 3)), make((3, 4)))), RuntimeError, "batch1 must be a 3D tensor"),
-            E(
-                S((make((2, 2, 3)), make((2, 4, 4)))),
-                RuntimeError,
-                r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\].",
-            ),
-        ],
-    )  # fmt: skip
+bmm = defop(
+    "bmm",
+    _bmm,
+    vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
+    jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
+    prepare=_same_dtype(_scalar_type),
+    batch_rule=product(_bmm_check),
+    out=True,
+    test=_INT,
+    samples=lambda make: [
+        S((make((2, 2, 3)), make((2, 3, 4)))),
+        S((make((0, 2, 3)), make((0, 3, 1)))),
+    ],
+    error_samples=lambda make: [
+        E(S((make((2, 3)), make((3, 4)))), RuntimeError, "batch1 must be a 3D tensor"),
+        E(
+            S((make((2, 2, 3)), make((2, 4, 4)))),
+            RuntimeError,
+            r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\].",
+        ),
+    ],
+    methods=True,
 )
 
 
@@ -453,25 +451,24 @@ def _addmv_message(arr):
     return f"addmv input tensors must have the same dtype, but got {_tname(arr[1])}, {_tname(arr[0])}, and {_tname(arr[1])}"
 
 
-mv = method(
-    defop(
-        "mv",
-        _mv_kernel,
-        vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
-        jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
-        prepare=_same_dtype(_addmv_message),
-        batch_rule=product(_mv_check),
-        out=True,
-        test=_INT,
-        samples=lambda make: [S((make((2, 3)), make((3,)))), S((make((0, 3)), make((3,))))],
-        error_samples=lambda make: [
-            E(
-                S((make((2, 3)), make((4,)))),
-                RuntimeError,
-                r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)",
-            ),
-        ],
-    )  # fmt: skip
+mv = defop(
+    "mv",
+    _mv_kernel,
+    vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
+    jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
+    prepare=_same_dtype(_addmv_message),
+    batch_rule=product(_mv_check),
+    out=True,
+    test=_INT,
+    samples=lambda make: [S((make((2, 3)), make((3,)))), S((make((0, 3)), make((3,))))],
+    error_samples=lambda make: [
+        E(
+            S((make((2, 3)), make((4,)))),
+            RuntimeError,
+            r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)",
+        ),
+    ],
+    methods=True,
 )
 
 
@@ -494,7 +491,7 @@ def _vec_dot(name):
     def message(arr):
         return f"{name} : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
 
-    op = defop(
+    return defop(
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
         jvp=lambda tinput, tother, input, other: (tinput * other).sum() + (input * tother).sum(),
         prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
@@ -504,8 +501,8 @@ def _vec_dot(name):
             E(S((make((2,)), make((3,)))), RuntimeError, "inconsistent tensor size"),
             E(_mixed(make, (3,), (3,)), RuntimeError, f"{name} : expected both vectors to have same dtype"),
         ],
+        methods=True,
     )  # fmt: skip
-    return method(op)
 
 
 dot = _vec_dot("dot")
@@ -528,24 +525,22 @@ def _outer_rule(ax, args, bdims, attrs):
     return a * b, 0
 
 
-outer = method(
-    defop(
-        "outer",
-        _outer,
-        vjp=(lambda g, vec2: mv.fn(g, vec2), lambda g, input: mv.fn(g.mT, input)),
-        jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
-        prepare=promote,
-        batch_rule=_outer_rule,
-        out=True,
-        test=_INT,
-        samples=lambda make: [
-            S((make((3,)), make((4,)))),
-            S((make((0,)), make((2,)))),
-            S((make((1,)), make((3,)))),
-        ],
-    )  # fmt: skip
+outer = defop(
+    "outer",
+    _outer,
+    vjp=(lambda g, vec2: mv.fn(g, vec2), lambda g, input: mv.fn(g.mT, input)),
+    jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
+    prepare=promote,
+    batch_rule=_outer_rule,
+    out=True,
+    test=_INT,
+    samples=lambda make: [
+        S((make((3,)), make((4,)))),
+        S((make((0,)), make((2,)))),
+        S((make((1,)), make((3,)))),
+    ],
+    methods=("outer", "ger"),
 )
-method(outer, "ger")
 
 
 # ------------------------------------------------------------------ einsum
@@ -897,7 +892,7 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
          P(m1n, P.POSITIONAL_OR_KEYWORD), P(m2n, P.POSITIONAL_OR_KEYWORD),
          P("beta", P.KEYWORD_ONLY, default=1), P("alpha", P.KEYWORD_ONLY, default=1)]
     )  # fmt: skip
-    op = defop(
+    return defop(
         name, kernel,
         vjp=(lambda g, beta: g * beta if beta != 1 else g,
              _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * alpha, ("g", m2n, "alpha")),
@@ -907,11 +902,8 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
         prepare=_same_dtype(message), batch_rule=generator(_addprod_rule)(prod_fn),
-        samples=samples, out=True,
+        samples=samples, out=True, methods=True, inplace=True,
     )  # fmt: skip
-    method(op)
-    inplace(op)
-    return op
 
 
 addmm = _addprod(
@@ -1050,19 +1042,18 @@ def _trace_vjp(g, input):
     return g * eye(n, m, dtype=g.dtype, device=g.device)
 
 
-trace = method(
-    defop(
-        "trace",
-        _trace,
-        vjp=_trace_vjp,
-        jvp=LINEAR,
-        batch_rule=_trace_rule,
-        test=_INT,
-        samples=lambda make: [S((make((3, 3)),)), S((make((2, 4)),)), S((make((0, 0)),))],
-        error_samples=lambda make: [
-            E(S((make((3,)),)), RuntimeError, "trace: expected a matrix, but got tensor with dim 1")
-        ],
-    )  # fmt: skip
+trace = defop(
+    "trace",
+    _trace,
+    vjp=_trace_vjp,
+    jvp=LINEAR,
+    batch_rule=_trace_rule,
+    test=_INT,
+    samples=lambda make: [S((make((3, 3)),)), S((make((2, 4)),)), S((make((0, 0)),))],
+    error_samples=lambda make: [
+        E(S((make((3,)),)), RuntimeError, "trace: expected a matrix, but got tensor with dim 1")
+    ],
+    methods=True,
 )
 
 
@@ -1284,9 +1275,8 @@ linalg_det = defop(
     batch_rule=stacked("linalg.det"),
     api="linalg.det", out=True,
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((make((1, 1), 0.5, 1.5),)), S((_wc(make, (0, 2, 2)),))],
-    error_samples=_sq_errors("linalg.det"),
+    error_samples=_sq_errors("linalg.det"), methods=("det",),
 )  # fmt: skip
-method(linalg_det, "det")
 
 
 def _slogdet(xp, A):
@@ -1313,16 +1303,15 @@ def _logdet(xp, A):
     return xp.where(sign < 0, xp.nan, logabs).astype(A.dtype)
 
 
-logdet_op = method(
-    defop(
-        "logdet",
-        _logdet,
-        vjp=lambda g, A: _unsq2(g) * linalg_inv.fn(A).mT,
-        jvp=lambda t, A: _trace_of_solve(A, t),
-        prepare=_float_only("logdet"),
-        batch_rule=stacked("logdet"),
-        samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),))],
-    )  # fmt: skip
+logdet_op = defop(
+    "logdet",
+    _logdet,
+    vjp=lambda g, A: _unsq2(g) * linalg_inv.fn(A).mT,
+    jvp=lambda t, A: _trace_of_solve(A, t),
+    prepare=_float_only("logdet"),
+    batch_rule=stacked("logdet"),
+    samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),))],
+    methods=True,
 )
 
 
@@ -1765,9 +1754,8 @@ linalg_matrix_exp = defop(
     batch_rule=stacked("linalg.matrix_exp"),
     api="linalg.matrix_exp",
     samples=lambda make: [S((make((3, 3), -1, 1),)), S((make((2, 2, 2), -1, 1),)), S((make((1, 1)),))],
-    error_samples=_sq_errors("linalg.matrix_exp"),
+    error_samples=_sq_errors("linalg.matrix_exp"), methods=("matrix_exp",),
 )  # fmt: skip
-method(linalg_matrix_exp, "matrix_exp")
 
 
 # ------------------------------------------------------------------ composites

@@ -8,7 +8,7 @@ from .._core.dispatch import dispatch
 from .._core.inplace import run_inplace
 from .._core.op import Op, tensor_method, tensor_methods
 from .._core.tensor import Tensor
-from . import binary, comparison, linalg, pointwise
+from . import binary, comparison, linalg, unary
 
 _ALPHA = {"alpha": 1}
 _NUMBER = (Tensor, int, float, complex, bool)
@@ -19,26 +19,17 @@ def _forward(op: Op) -> Callable:
     return lambda self, other: fn(self, other)
 
 
-def _reflected(op: Op) -> Callable:
+def _checked(op: Op, reflected: bool) -> Callable:
+    """``op(self, other)`` (``op(other, self)`` if reflected), or NotImplemented for an
+    ``other`` that is no tensor or number, so that Python tries the other operand."""
     fn = op.fn
 
-    def reflected(self, other):
+    def operator(self, other):
         if not isinstance(other, _NUMBER):
             return NotImplemented
-        return fn(other, self)
+        return fn(other, self) if reflected else fn(self, other)
 
-    return reflected
-
-
-def _compare(op: Op) -> Callable:
-    fn = op.fn
-
-    def compare(self, other):
-        if not isinstance(other, _NUMBER):
-            return NotImplemented
-        return fn(self, other)
-
-    return compare
+    return operator
 
 
 def _inplace(op: Op, attrs: dict) -> Callable:
@@ -46,7 +37,7 @@ def _inplace(op: Op, attrs: dict) -> Callable:
 
 
 # + - * and unary minus: the hottest operators dispatch directly.
-add, sub, mul = pointwise.add, pointwise.sub, pointwise.mul
+add, sub, mul = binary.add, binary.sub, binary.mul
 tensor_methods({
     "__add__": lambda self, other: dispatch(add, (self, other), _ALPHA),
     "__radd__": lambda self, other: dispatch(add, (other, self), _ALPHA),
@@ -54,7 +45,7 @@ tensor_methods({
     "__rsub__": lambda self, other: dispatch(sub, (other, self), _ALPHA),
     "__mul__": lambda self, other: dispatch(mul, (self, other), {}),
     "__rmul__": lambda self, other: dispatch(mul, (other, self), {}),
-    "__neg__": lambda self: dispatch(pointwise.neg, (self,), {}),
+    "__neg__": lambda self: dispatch(unary.neg, (self,), {}),
     "__pos__": lambda self: self,
     "__iadd__": _inplace(add, _ALPHA),
     "__isub__": _inplace(sub, _ALPHA),
@@ -70,9 +61,9 @@ for _dunder, (_op, _has_inplace) in {
     "rshift": (binary.bitwise_right_shift, True),
 }.items():  # fmt: skip
     tensor_method(_forward(_op), f"__{_dunder}__")
-    tensor_method(_reflected(_op), f"__r{_dunder}__")
+    tensor_method(_checked(_op, reflected=True), f"__r{_dunder}__")
     if _has_inplace:
         tensor_method(getattr(Tensor, _op.name + "_"), f"__i{_dunder}__")
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    tensor_method(_compare(getattr(comparison, _name)), f"__{_name}__")
-tensor_methods({"__abs__": pointwise.abs.fn, "__invert__": binary.bitwise_not.fn})
+    tensor_method(_checked(getattr(comparison, _name), reflected=False), f"__{_name}__")
+tensor_methods({"__abs__": unary.abs.fn, "__invert__": unary.bitwise_not.fn})

@@ -24,7 +24,7 @@ from .._core.tensor import Tensor
 from ._batching import RANDOM_ERROR, generator, random_factory
 from .comparison import where
 from .creation import Generator, _size, require_grad, rng, zeros_like
-from .shape import broadcast_tensors
+from .views import broadcast_tensors
 
 _INPLACE_DIFFERENT = (
     "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
@@ -97,17 +97,17 @@ def _randperm_kernel(xp, n=0, batch=(), dtype=None, generator=None, device=None)
     return _placed(arr.astype(dtype.np), device)
 
 
-rand_op = defop("rand", _rand_kernel, nin=0, random=True, batch_rule=random_factory(), samples=None)
-randn_op = defop(
-    "randn", _randn_kernel, nin=0, random=True, batch_rule=random_factory(), samples=None
-)
-randint_op = defop(
-    "randint", _randint_kernel, nin=0, random=True, batch_rule=random_factory(), samples=None
-)
-randperm_op = defop(
-    "randperm", _randperm_kernel, nin=0, random=True,
-    batch_rule=random_factory(size="batch"), samples=None,
-)  # fmt: skip
+def _draw_op(name: str, kernel, size: str = "size"):
+    """A primitive draw (no tensor inputs); under vmap the batch goes in front of ``size``."""
+    return defop(
+        name, kernel, nin=0, random=True, batch_rule=random_factory(size=size), samples=None
+    )
+
+
+rand_op = _draw_op("rand", _rand_kernel)
+randn_op = _draw_op("randn", _randn_kernel)
+randint_op = _draw_op("randint", _randint_kernel)
+randperm_op = _draw_op("randperm", _randperm_kernel, size="batch")
 
 
 def _inplace_check(op):
@@ -181,18 +181,21 @@ def _device(device):
 
 
 # ------------------------------------------------------------------ primitives
-def _uniform_draw(shape: tuple, d: dt.dtype, generator, device) -> Tensor:
-    if not (d.is_floating_point or d.is_complex):
-        raise _not_implemented("check_uniform_bounds", d)
-    attrs = {"size": shape, "dtype": d, "generator": generator, "device": device}
-    return dispatch(rand_op, (), attrs)
+def _float_draw(op, kernel: str):
+    """A draw of a floating or complex dtype from ``op`` (``kernel``: PyTorch's name in the
+    error for other dtypes)."""
+
+    def draw(shape: tuple, d: dt.dtype, generator, device) -> Tensor:
+        if not (d.is_floating_point or d.is_complex):
+            raise _not_implemented(kernel, d)
+        attrs = {"size": shape, "dtype": d, "generator": generator, "device": device}
+        return dispatch(op, (), attrs)
+
+    return draw
 
 
-def _normal_draw(shape: tuple, d: dt.dtype, generator, device) -> Tensor:
-    if not (d.is_floating_point or d.is_complex):
-        raise _not_implemented("normal_kernel_cpu", d)
-    attrs = {"size": shape, "dtype": d, "generator": generator, "device": device}
-    return dispatch(randn_op, (), attrs)
+_uniform_draw = _float_draw(rand_op, "check_uniform_bounds")
+_normal_draw = _float_draw(randn_op, "normal_kernel_cpu")
 
 
 def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device) -> Tensor:

@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.op import LINEAR, Op, defop, tensor_methods
 from ..testing.samples import ErrorInput, S
 from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
-from ._families import inplace, method, to_float
+from ._families import to_float
 from .binary import maximum, minimum
 from .comparison import where
 from .creation import arange, as_tensor, full, ones_like, zeros_like
@@ -141,7 +141,7 @@ def reduction(
     extra: tuple = (),
     samples=None,
     dtypes=FLOATS,
-    is_method: bool = True,
+    methods=True,
     **kw,
 ) -> Op:
     """A dim/keepdim reduction ``kernel(xp, x, dim, keepdim, *extra)``.
@@ -153,21 +153,16 @@ def reduction(
     vjp = jvp = None
     if partial is not None:
 
-        def vjp(g, **e):
-            x, ex = e["x"], {k: e[k] for k in extra}
-            r = keep(e["result"], x.ndim, e["dim"], e["keepdim"])
-            return unreduce(g, x.shape, e["dim"], e["keepdim"]) * partial(x, r, e["dim"], **ex)
+        def vjp(g, x, result, dim, keepdim, **ex):
+            return _partial_vjp(partial, g, x, result, dim, keepdim, ex)
 
-        def jvp(t, **e):
-            x, ex = e["x"], {k: e[k] for k in extra}
-            r = keep(e["result"], x.ndim, e["dim"], e["keepdim"])
-            p = t * partial(x, r, e["dim"], **ex)
-            return _sum_dims(p, e["dim"], e["keepdim"])
+        def jvp(t, x, result, dim, keepdim, **ex):
+            return _partial_jvp(partial, t, x, result, dim, keepdim, ex)
 
         vjp = _named(vjp, ("g", *names))
         jvp = _named(jvp, ("t", *names))
     kw.setdefault("batch_rule", _DIMS)
-    op = defop(
+    return defop(
         name,
         kernel,
         nin=1,
@@ -175,11 +170,21 @@ def reduction(
         jvp=jvp,
         samples=samples,
         test={"dtypes": dtypes, **kw.pop("test", {})},
+        methods=methods,
         **kw,
     )
-    if is_method:
-        method(op)
-    return op
+
+
+def _partial_vjp(partial, g, x, result, dim, keepdim, extra):
+    """g (broadcast back over the reduced dims) times d result / d x."""
+    r = keep(result, x.dim(), dim, keepdim)
+    return unreduce(g, x.shape, dim, keepdim) * partial(x, r, dim, **extra)
+
+
+def _partial_jvp(partial, t, x, result, dim, keepdim, extra):
+    """t times d result / d x, summed over the reduced dims."""
+    r = keep(result, x.dim(), dim, keepdim)
+    return _sum_dims(t * partial(x, r, dim, **extra), dim, keepdim)
 
 
 def _sum_dims(p, dim, keepdim):
@@ -248,19 +253,18 @@ def _sum_samples(make):
     yield S((make((2, 3)), None, True))
 
 
-sum = method(
-    defop(
-        "sum",
-        _sum,
-        nin=1,
-        vjp=lambda g, x, dim, keepdim: unreduce(g, x.shape, dim, keepdim),
-        jvp=LINEAR,
-        samples=_sum_samples,
-        test={"dtypes": ("float32", "float64", "int64", "bool")},
-        error_samples=_err_dim(),
-        batch_rule=_DIMS,
-        out=True,
-    )  # fmt: skip
+sum = defop(
+    "sum",
+    _sum,
+    nin=1,
+    vjp=lambda g, x, dim, keepdim: unreduce(g, x.shape, dim, keepdim),
+    jvp=LINEAR,
+    samples=_sum_samples,
+    test={"dtypes": ("float32", "float64", "int64", "bool")},
+    error_samples=_err_dim(),
+    batch_rule=_DIMS,
+    out=True,
+    methods=True,
 )
 
 
@@ -286,9 +290,8 @@ def _sum_to_size_rule(ax, args, bdims, attrs):
 sum_to_size = defop(
     "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x: g.expand(x.shape), jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
-    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule,
+    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=True,
 )  # fmt: skip
-method(sum_to_size)
 
 
 def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
@@ -307,20 +310,26 @@ def _mean_errors(make):
     yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
 
 
-mean = method(
-    defop(
-        "mean",
-        _mean,
-        nin=1,
-        vjp=lambda g, x, dim, keepdim: (
-            unreduce(g, x.shape, dim, keepdim) * (1.0 / _pymax(count(x.shape, dim), 1))
-        ),
-        jvp=LINEAR,
-        samples=_sum_samples,
-        error_samples=_mean_errors,
-        batch_rule=_DIMS,
-        out=True,
-    )  # fmt: skip
+def _mean_vjp(g, x, dim, keepdim):
+    return unreduce(g, x.shape, dim, keepdim) * (1.0 / _pymax(count(x.shape, dim), 1))
+
+
+def _mean_dims(x, dim, keepdim):
+    """x's mean over ``dim`` (every dim for None), in numtorch ops."""
+    return mean.fn(x, dims_of(dim, x.dim()) if x.dim() else None, keepdim)
+
+
+mean = defop(
+    "mean",
+    _mean,
+    nin=1,
+    vjp=_mean_vjp,
+    jvp=LINEAR,
+    samples=_sum_samples,
+    error_samples=_mean_errors,
+    batch_rule=_DIMS,
+    out=True,
+    methods=True,
 )
 
 
@@ -551,11 +560,19 @@ def _arg_extremum(name: str, fn: str):
 
 
 def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
-    return defop(
-        name, kernel, nin=1, nout=2, ndiff=1, batch_rule=_DIMS,
-        vjp=lambda g, x, result, dim, keepdim: _indexed_vjp(g, x, result, dim, keepdim),
-        jvp=lambda t, result, dim, keepdim: _indexed_jvp(t, result, dim, keepdim), **kw,
-    )  # fmt: skip
+    """(values, indices) of x along ``dim``, differentiated through the indices; without a
+    ``keepdim`` attribute the results keep every dim (sort, topk, cummax)."""
+    if "keepdim" in inspect.signature(kernel).parameters:
+        vjp, jvp = _indexed_vjp, _indexed_jvp
+    else:
+
+        def vjp(g, x, result, dim):
+            return _indexed_vjp(g, x, result, dim)
+
+        def jvp(t, result, dim):
+            return _indexed_jvp(t, result, dim)
+
+    return defop(name, kernel, nin=1, nout=2, ndiff=1, batch_rule=_DIMS, vjp=vjp, jvp=jvp, **kw)
 
 
 def _max_samples(make):
@@ -656,16 +673,15 @@ def _argmax_samples(make):
 
 
 argmax, argmin = (
-    method(
-        defop(
-            name,
-            _argext(name, name),
-            nin=1,
-            samples=_argmax_samples,
-            batch_rule=_FLAT,
-            test={"dtypes": _INTS},
-            out=True,
-        )  # fmt: skip
+    defop(
+        name,
+        _argext(name, name),
+        nin=1,
+        samples=_argmax_samples,
+        batch_rule=_FLAT,
+        test={"dtypes": _INTS},
+        out=True,
+        methods=True,
     )
     for name in ("argmax", "argmin")
 )
@@ -705,7 +721,7 @@ def _dof(x, dim, correction) -> float:
 
 
 def _centered(x, dim):
-    return x - mean.fn(x, dims_of(dim, x.dim()) if x.dim() else None, True)
+    return x - _mean_dims(x, dim, True)
 
 
 def _scale(c: float, d: float) -> float:
@@ -741,11 +757,11 @@ def _var_errors(make):
 _VEXTRA = ("correction",)
 var_op = reduction(
     "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
-    is_method=False,
+    methods=False,
 )  # fmt: skip
 std_op = reduction(
     "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
-    is_method=False,
+    methods=False,
 )  # fmt: skip
 
 
@@ -763,16 +779,13 @@ def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
     """(spread, mean) of x in one op; the gradient adds both outputs' parts."""
 
     def vjp(g, x, result, dim, correction, keepdim):
-        r = keep(result[0], x.dim(), dim, keepdim)
-        return unreduce(g[0], x.shape, dim, keepdim) * partial(x, r, dim, correction) + unreduce(
-            g[1], x.shape, dim, keepdim
-        ) * (1.0 / _pymax(count(x.shape, dim), 1))
+        c = {"correction": correction}
+        spread = _partial_vjp(partial, g[0], x, result[0], dim, keepdim, c)
+        return spread + _mean_vjp(g[1], x, dim, keepdim)
 
     def jvp(t, x, result, dim, correction, keepdim):
-        r = keep(result[0], x.dim(), dim, keepdim)
-        return _sum_dims(t * partial(x, r, dim, correction), dim, keepdim), mean.fn(
-            t, dims_of(dim, t.dim()) if t.dim() else None, keepdim
-        )
+        c = {"correction": correction}
+        return _partial_jvp(partial, t, x, result[0], dim, keepdim, c), _mean_dims(t, dim, keepdim)
 
     return defop(
         name,
@@ -893,7 +906,7 @@ def _norm_errors(make):
 
 vector_norm = reduction(
     "vector_norm", _vector_norm, _norm_partial, extra=("ord",), samples=_norm_samples,
-    error_samples=_norm_errors, api="linalg.vector_norm", out=True, is_method=False,
+    error_samples=_norm_errors, api="linalg.vector_norm", out=True, methods=False,
 )  # fmt: skip
 
 
@@ -921,26 +934,24 @@ def softmax_dim(ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax(xp, x, dim, *, dtype=None):
-    if dtype is not None:
-        x = x.astype(dtype.np)
-    d = dim1(dim, x.ndim)
-    if x.ndim == 0:
-        return xp.ones_like(x)
-    e = xp.exp(x - xp.amax(x, axis=d, keepdims=True)) if x.size else x
-    return e / e.sum(axis=d, keepdims=True)
+def _softmax_kernel(log: bool):
+    """softmax or log_softmax along one dim, shifted by the maximum for stability."""
 
+    def kernel(xp, x, dim, *, dtype=None):
+        if dtype is not None:
+            x = x.astype(dtype.np)
+        d = dim1(dim, x.ndim)
+        if x.ndim == 0:
+            return xp.zeros_like(x) if log else xp.ones_like(x)
+        if x.size == 0:
+            return x.copy()
+        s = x - xp.amax(x, axis=d, keepdims=True)
+        if log:
+            return s - xp.log(xp.exp(s).sum(axis=d, keepdims=True))
+        e = xp.exp(s)
+        return e / e.sum(axis=d, keepdims=True)
 
-def _log_softmax(xp, x, dim, *, dtype=None):
-    if dtype is not None:
-        x = x.astype(dtype.np)
-    d = dim1(dim, x.ndim)
-    if x.ndim == 0:
-        return xp.zeros_like(x)
-    if x.size == 0:
-        return x.copy()
-    s = x - xp.amax(x, axis=d, keepdims=True)
-    return s - xp.log(xp.exp(s).sum(axis=d, keepdims=True))
+    return kernel
 
 
 def _sm_samples(make):
@@ -964,12 +975,12 @@ def _sm_op(name, kernel, vjp, jvp):
 
 
 softmax_op = _sm_op(
-    "softmax", _softmax,
+    "softmax", _softmax_kernel(log=False),
     lambda g, result, dim: result * (g - (g * result).sum(dim, True)),
     lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
 )  # fmt: skip
 log_softmax_op = _sm_op(
-    "log_softmax", _log_softmax,
+    "log_softmax", _softmax_kernel(log=True),
     lambda g, result, dim: g - result.exp() * g.sum(dim, True),
     lambda t, result, dim: t - (result.exp() * t).sum(dim, True),
 )  # fmt: skip
@@ -1037,16 +1048,15 @@ def _scan_samples(low=-2.0, high=2.0):
 
 
 def _scan_op(name, kernel, vjp, jvp, samples, dtypes=FLOATS, **kw):
-    op = defop(
+    return defop(
         name, kernel, nin=1, vjp=vjp, jvp=jvp, samples=samples, error_samples=_err_dim(),
-        test={"dtypes": dtypes}, out=True, batch_rule=_DIMS, **kw,
+        test={"dtypes": dtypes}, out=True, batch_rule=_DIMS, methods=True, **kw,
     )  # fmt: skip
-    return method(op)
 
 
 cumsum = _scan_op(
     "cumsum", _cumsum, lambda g, dim: _revcumsum(g, dim), LINEAR, _scan_samples(),
-    dtypes=("float32", "float64", "int64", "bool"),
+    dtypes=("float32", "float64", "int64", "bool"), inplace=True,
 )  # fmt: skip
 
 
@@ -1084,10 +1094,8 @@ def _cumprod_samples(make):
 
 cumprod = _scan_op(
     "cumprod", _cumprod, _cumprod_vjp, _cumprod_jvp, _cumprod_samples,
-    dtypes=("float32", "float64", "int64"),
+    dtypes=("float32", "float64", "int64"), inplace=True,
 )  # fmt: skip
-inplace(cumsum)
-inplace(cumprod)
 logcumsumexp = _scan_op(
     "logcumsumexp", _logcumsumexp,
     lambda g, x, result, dim: _revcumsum(g * (-result).exp(), dim) * x.exp(),
@@ -1111,11 +1119,10 @@ def _cumext(name: str, ufunc: str):
         return vals, idx.astype(xp.int64)
 
     kernel.__name__ = name
-    return defop(
-        name, kernel, nin=1, nout=2, ndiff=1, vjp=lambda g, x, result, dim: _indexed_vjp(g, x, result, dim),
-        jvp=lambda t, result, dim: _indexed_jvp(t, result, dim), error_samples=_err_dim(),
+    return _indexed_op(
+        name, kernel, error_samples=_err_dim(),
         samples=lambda make: (S((distinct(make, s), d)) for s, d in (((2, 3), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((), 0))),
-        test={"dtypes": _INTS}, batch_rule=_DIMS,
+        test={"dtypes": _INTS},
     )  # fmt: skip
 
 
@@ -1124,14 +1131,6 @@ cummin_op = _cumext("cummin", "minimum")
 
 
 # ------------------------------------------------------------------ logical reductions
-def _logical(fn: str):
-    def kernel(xp, x, dim=None, keepdim=False):
-        out = getattr(xp, fn)(x, axis=dims_of(dim, x.ndim), keepdims=keepdim)
-        return xp.asarray(out, xp.uint8 if x.dtype == xp.uint8 else xp.bool_)
-
-    return kernel
-
-
 def _logical_samples(make):
     yield S((make((2, 3)),))
     yield S((np.asarray(make(())),))
@@ -1147,17 +1146,22 @@ _LOGIC = ("float32", "int64", "bool")
 
 
 def _logical_reduction(name: str):
-    return method(
-        defop(
-            name,
-            _logical(name),
-            nin=1,
-            samples=_logical_samples,
-            test={"dtypes": _LOGIC},
-            error_samples=_err_dim(),
-            batch_rule=_DIMS,
-            out=True,
-        )  # fmt: skip
+    """all/any: bool results (uint8 for uint8 input, like PyTorch)."""
+
+    def kernel(xp, x, dim=None, keepdim=False):
+        out = getattr(xp, name)(x, axis=dims_of(dim, x.ndim), keepdims=keepdim)
+        return xp.asarray(out, xp.uint8 if x.dtype == xp.uint8 else xp.bool_)
+
+    return defop(
+        name,
+        kernel,
+        nin=1,
+        samples=_logical_samples,
+        test={"dtypes": _LOGIC},
+        error_samples=_err_dim(),
+        batch_rule=_DIMS,
+        out=True,
+        methods=True,
     )
 
 
@@ -1168,18 +1172,15 @@ def _count_nonzero(xp, x, dim=None):
     return (x != 0).sum(axis=dims_of(dim, x.ndim)).astype(xp.int64)
 
 
-count_nonzero = method(
-    defop(
-        "count_nonzero",
-        _count_nonzero,
-        nin=1,
-        error_samples=_err_dim(),
-        test={"dtypes": _LOGIC},
-        batch_rule=_DIMS,
-        samples=lambda make: (
-            s for s in _logical_samples(make) if not s.kwargs and len(s.args) < 3
-        ),
-    )  # fmt: skip
+count_nonzero = defop(
+    "count_nonzero",
+    _count_nonzero,
+    nin=1,
+    error_samples=_err_dim(),
+    test={"dtypes": _LOGIC},
+    batch_rule=_DIMS,
+    samples=lambda make: (s for s in _logical_samples(make) if not s.kwargs and len(s.args) < 3),
+    methods=True,
 )
 
 
@@ -1254,22 +1255,18 @@ def _sort_samples(make):
         yield S((ties,), {"stable": True, "dim": 1, "descending": True})
 
 
-sort_op = defop(
-    "sort", _sort, nin=1, nout=2, ndiff=1, samples=_sort_samples, error_samples=_err_dim(),
-    vjp=lambda g, x, result, dim: _indexed_vjp(g, x, result, dim),
-    jvp=lambda t, result, dim: _indexed_jvp(t, result, dim), test={"dtypes": _INTS},
+sort_op = _indexed_op(
+    "sort", _sort, samples=_sort_samples, error_samples=_err_dim(), test={"dtypes": _INTS}
+)
+argsort = defop(
+    "argsort",
+    _argsort,
+    nin=1,
+    samples=_sort_samples,
+    error_samples=_err_dim(),
+    test={"dtypes": _INTS},
     batch_rule=_DIMS,
-)  # fmt: skip
-argsort = method(
-    defop(
-        "argsort",
-        _argsort,
-        nin=1,
-        samples=_sort_samples,
-        error_samples=_err_dim(),
-        test={"dtypes": _INTS},
-        batch_rule=_DIMS,
-    )
+    methods=True,
 )
 
 
@@ -1297,12 +1294,9 @@ def _topk_errors(make):
     yield ErrorInput(S((make((2, 3)), 4)), RuntimeError, "selected index k out of range")
 
 
-topk_op = defop(
-    "topk", _topk, nin=1, nout=2, ndiff=1, samples=_topk_samples, error_samples=_topk_errors,
-    vjp=lambda g, x, result, dim: _indexed_vjp(g, x, result, dim),
-    jvp=lambda t, result, dim: _indexed_jvp(t, result, dim), test={"dtypes": _INTS},
-    batch_rule=_DIMS,
-)  # fmt: skip
+topk_op = _indexed_op(
+    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": _INTS}
+)
 
 
 def _kthvalue(xp, x, k, dim=-1, keepdim=False):
@@ -1382,17 +1376,15 @@ def _median_errors(make):
     yield ErrorInput(S((make((0, 3)), 0)), IndexError, r"median\(\): Expected reduction dim 0")
 
 
-median_op = (
-    defop(
-        "median",
-        _median,
-        vjp=lambda g, x, result: g * _median_partial(x, result),
-        jvp=lambda t, x, result: (t * _median_partial(x, result)).sum(),
-        samples=_median_samples,
-        error_samples=_median_errors,
-        test={"dtypes": _INTS},
-        batch_rule=_median_rule,
-    )  # fmt: skip
+median_op = defop(
+    "median",
+    _median,
+    vjp=lambda g, x, result: g * _median_partial(x, result),
+    jvp=lambda t, x, result: (t * _median_partial(x, result)).sum(),
+    samples=_median_samples,
+    error_samples=_median_errors,
+    test={"dtypes": _INTS},
+    batch_rule=_median_rule,
 )
 
 

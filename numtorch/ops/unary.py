@@ -1,0 +1,437 @@
+"""Unary elementwise ops: signs, exponentials and logarithms, trigonometry, rounding,
+predicates, bitwise_not.
+
+Each op is one call of ``unary`` (see ``_families``): ``floating`` ops compute integer
+inputs in the default float dtype, the others keep the input dtype. Vjp formulas use
+numtorch ops only, so they are differentiable again; ``ELEMENTWISE`` derives the jvp
+from them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.op import ErrorInput, tensor_methods
+from ..testing.samples import S
+from ._families import ELEMENTWISE, LINEAR, UNARY_SHAPES, unary, unary_samples
+from .comparison import where
+from .creation import zeros_like
+
+# ------------------------------------------------------------------ helpers
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
+_SQRTPI_2 = math.sqrt(math.pi) / 2.0
+_DEG = math.pi / 180.0
+_RAD = 180.0 / math.pi
+_INT = ("float32", "float64", "int64")
+_INT_BOOL = ("float32", "float64", "int64", "bool")
+
+
+def _not_implemented(kernel_name: str, a) -> None:
+    raise RuntimeError(f"\"{kernel_name}\" not implemented for '{dt.of(a).scalar_name}'")
+
+
+def _special(xp):
+    """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy arrays."""
+    if xp is np:
+        import scipy.special as sp
+    else:
+        import cupyx.scipy.special as sp
+    return sp
+
+
+def _ufunc(fname: str):
+    """A kernel calling ``xp.<fname>`` (domain warnings are filtered package-wide)."""
+
+    def kernel(xp, input):
+        return getattr(xp, fname)(input)
+
+    kernel.__name__ = fname
+    return kernel
+
+
+def _zeros(g):
+    """The gradient of a piecewise-constant op."""
+    return zeros_like(g)
+
+
+def _err(make, kernel_name, dtype=np.bool_, **kwargs):
+    """The error of a kernel that has no version for ``dtype``."""
+    return ErrorInput(
+        S((make((3,), dtype=dtype),), kwargs), RuntimeError, f'"{kernel_name}" not implemented'
+    )
+
+
+# ------------------------------------------------------------------ samples
+def _off_grid(make, shape, scale=1.0):
+    """Values k + u (k integer, u in (0.1, 0.4)) times scale: away from integers and halves."""
+    if not make.is_float:
+        return make(shape, -3, 3)
+    k = np.floor(make(shape, -3, 3, dtype=np.float64))
+    return np.asarray((k + make(shape, 0.1, 0.4, dtype=np.float64)) * scale, dtype=make.dtype)
+
+
+def _rounding_samples(make):
+    for s in UNARY_SHAPES:
+        yield S((_off_grid(make, s),))
+
+
+def _round_samples(make):
+    yield from _rounding_samples(make)
+    if make.is_float:
+        yield S((_off_grid(make, (2, 3), 0.1),), {"decimals": 1})
+        yield S((_off_grid(make, (4,), 10.0),), {"decimals": -1})
+        yield S((_off_grid(make, (4,)),), {"decimals": 0})
+
+
+def _with_specials(make, shape):
+    """An array holding nan, inf, -inf and -0.0 (float dtypes) among ordinary values."""
+    a = np.asarray(make(shape))
+    if make.is_float and a.size:
+        flat = a.reshape(-1)
+        vals = [np.nan, np.inf, -np.inf, -0.0]
+        idx = make.rng.permutation(flat.size)[: len(vals)]
+        flat[idx] = vals[: len(idx)]
+    return a
+
+
+def _predicate_samples(make):
+    for s in ((), (6,), (2, 3), (0, 3), (2, 1, 4)):
+        yield S((_with_specials(make, s),))
+
+
+# ------------------------------------------------------------------ signs and magnitudes
+def _neg(xp, input):
+    if input.dtype.kind == "b":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return -input
+
+
+def _abs(xp, input):
+    if input.dtype.kind == "b":
+        _not_implemented("abs_cpu", input)
+    return xp.abs(input)
+
+
+def _sign(xp, input):
+    if input.dtype.kind == "b":
+        return input.copy()
+    r = xp.sign(input)
+    return xp.nan_to_num(r, nan=0.0) if r.dtype.kind == "f" else r
+
+
+def _relu(xp, input):
+    if input.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return xp.maximum(input, 0)
+
+
+def _square(xp, input):
+    if input.dtype.kind == "b":
+        input = input.astype(xp.int64)
+    return input * input
+
+
+neg = unary(
+    "neg", _neg, lambda g: -g, LINEAR, floating=False, dtypes=_INT, methods=("neg", "negative"),
+    error_samples=lambda make: [
+        ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported")
+    ],
+)  # fmt: skip
+abs = unary(
+    "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, floating=False, dtypes=_INT,
+    exclude_zero=True, methods=("abs", "absolute"),
+    error_samples=lambda make: [_err(make, "abs_cpu")],
+    test={"no_gradgrad": True},  # torch's second derivative is a ZeroTensor the harness can't read
+)  # fmt: skip
+_SIGN = {"floating": False, "dtypes": _INT_BOOL, "exclude_zero": True}
+sign = unary("sign", _sign, _zeros, ELEMENTWISE, **_SIGN)
+sgn = unary(
+    "sgn", _sign, _zeros, ELEMENTWISE, **_SIGN,
+    oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
+)  # fmt: skip
+relu = unary(
+    "relu", _relu, lambda g, result: g * (result > 0), ELEMENTWISE, floating=False, dtypes=_INT,
+    exclude_zero=True, out=False,
+    error_samples=lambda make: [
+        ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
+    ],
+)  # fmt: skip
+square = unary(
+    "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, floating=False,
+    dtypes=_INT_BOOL,
+)  # fmt: skip
+
+# ------------------------------------------------------------------ exponentials and logarithms
+_LOG = {"dtypes": _INT, "low": 0.1, "high": 3.0}
+exp = unary("exp", _ufunc("exp"), lambda g, result: g * result, ELEMENTWISE, dtypes=_INT_BOOL)
+exp2 = unary(
+    "exp2", _ufunc("exp2"), lambda g, result: g * result * _LN2, ELEMENTWISE, dtypes=_INT_BOOL
+)
+expm1 = unary(
+    "expm1", _ufunc("expm1"), lambda g, result: g * (result + 1), ELEMENTWISE, dtypes=_INT
+)
+log = unary("log", _ufunc("log"), lambda g, input: g / input, ELEMENTWISE, **_LOG)
+log2 = unary("log2", _ufunc("log2"), lambda g, input: g / (input * _LN2), ELEMENTWISE, **_LOG)
+log10 = unary("log10", _ufunc("log10"), lambda g, input: g / (input * _LN10), ELEMENTWISE, **_LOG)
+log1p = unary(
+    "log1p", _ufunc("log1p"), lambda g, input: g / (input + 1), ELEMENTWISE, dtypes=_INT,
+    low=-0.9, high=3.0,
+)  # fmt: skip
+sqrt = unary("sqrt", _ufunc("sqrt"), lambda g, result: g / (result * 2), ELEMENTWISE, **_LOG)
+rsqrt = unary(
+    "rsqrt", lambda xp, input: xp.reciprocal(xp.sqrt(input)),
+    lambda g, result: g * result * result * result * -0.5, ELEMENTWISE, **_LOG,
+)  # fmt: skip
+reciprocal = unary(
+    "reciprocal", _ufunc("reciprocal"), lambda g, result: -g * result * result, ELEMENTWISE,
+    dtypes=_INT, exclude_zero=True,
+)  # fmt: skip
+
+# ------------------------------------------------------------------ trigonometric and hyperbolic
+_UNIT = {"dtypes": _INT, "low": -0.9, "high": 0.9}
+sin = unary("sin", _ufunc("sin"), lambda g, input: g * input.cos(), ELEMENTWISE, dtypes=_INT)
+cos = unary("cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=_INT)
+tan = unary(
+    "tan", _ufunc("tan"), lambda g, result: g * (result * result + 1), ELEMENTWISE, dtypes=_INT,
+    low=-1.2, high=1.2,
+)  # fmt: skip
+asin = unary(
+    "asin", _ufunc("arcsin"), lambda g, input: g * (1 - input * input).rsqrt(), ELEMENTWISE,
+    methods=("asin", "arcsin"), **_UNIT,
+)  # fmt: skip
+acos = unary(
+    "acos", _ufunc("arccos"), lambda g, input: -g * (1 - input * input).rsqrt(), ELEMENTWISE,
+    methods=("acos", "arccos"), **_UNIT,
+)  # fmt: skip
+atan = unary(
+    "atan", _ufunc("arctan"), lambda g, input: g / (input * input + 1), ELEMENTWISE, dtypes=_INT,
+    methods=("atan", "arctan"),
+)  # fmt: skip
+sinh = unary("sinh", _ufunc("sinh"), lambda g, input: g * input.cosh(), ELEMENTWISE, dtypes=_INT)
+cosh = unary("cosh", _ufunc("cosh"), lambda g, input: g * input.sinh(), ELEMENTWISE, dtypes=_INT)
+tanh = unary(
+    "tanh", _ufunc("tanh"), lambda g, result: g * (1 - result * result), ELEMENTWISE, dtypes=_INT
+)
+asinh = unary(
+    "asinh", _ufunc("arcsinh"), lambda g, input: g * (input * input + 1).rsqrt(), ELEMENTWISE,
+    dtypes=_INT, methods=("asinh", "arcsinh"),
+)  # fmt: skip
+acosh = unary(
+    "acosh", _ufunc("arccosh"), lambda g, input: g * (input * input - 1).rsqrt(), ELEMENTWISE,
+    dtypes=_INT, low=1.1, high=3.0, methods=("acosh", "arccosh"),
+)  # fmt: skip
+atanh = unary(
+    "atanh", _ufunc("arctanh"), lambda g, input: g / (1 - input * input), ELEMENTWISE,
+    methods=("atanh", "arctanh"), **_UNIT,
+)  # fmt: skip
+deg2rad = unary(
+    "deg2rad", lambda xp, input: input * _DEG, lambda g: g * _DEG, LINEAR, dtypes=_INT_BOOL
+)
+rad2deg = unary(
+    "rad2deg", lambda xp, input: input * _RAD, lambda g: g * _RAD, LINEAR, dtypes=_INT_BOOL
+)
+
+
+# ------------------------------------------------------------------ sigmoid, logit, error function
+def _logit(xp, input, eps=None):
+    if eps is not None:
+        input = xp.clip(input, eps, 1.0 - eps)
+    return xp.log(input / (1 - input))
+
+
+def _logit_grad(g, input, eps):
+    """g / (x (1 - x)), zero where eps clamps the input."""
+    grad = g / (input * (1 - input))
+    return grad if eps is None else where((input < eps) | (input > 1 - eps), 0.0, grad)
+
+
+def _logit_samples(make):
+    yield from unary_samples(0.1, 0.9)(make)
+    yield S((make((2, 3), 0.1, 0.9),), {"eps": 1e-6})
+    if make.is_float:
+        # eps clamps some entries: zero gradient there (kept away from the clamp points).
+        yield S((np.array([0.05, 0.15, 0.3, 0.6, 0.85, 0.95], dtype=make.dtype), 0.1))
+
+
+sigmoid = unary(
+    "sigmoid", lambda xp, input: _special(xp).expit(input),
+    lambda g, result: g * result * (1 - result), ELEMENTWISE, dtypes=_INT_BOOL,
+)  # fmt: skip
+logit = unary("logit", _logit, _logit_grad, ELEMENTWISE, dtypes=_INT, samples=_logit_samples)
+erf = unary(
+    "erf", lambda xp, input: _special(xp).erf(input),
+    lambda g, input: g * (-input * input).exp() * _2_SQRTPI, ELEMENTWISE, dtypes=_INT_BOOL,
+)  # fmt: skip
+erfc = unary(
+    "erfc", lambda xp, input: _special(xp).erfc(input),
+    lambda g, input: g * (-input * input).exp() * -_2_SQRTPI, ELEMENTWISE, dtypes=_INT_BOOL,
+)  # fmt: skip
+erfinv = unary(
+    "erfinv", lambda xp, input: _special(xp).erfinv(input),
+    lambda g, result: g * (result * result).exp() * _SQRTPI_2, ELEMENTWISE, dtypes=_INT,
+    low=-0.9, high=0.9,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ rounding
+def _rounding(kernel_name: str, fn: str):
+    def kernel(xp, input):
+        if input.dtype.kind == "b":
+            _not_implemented(kernel_name, input)
+        return input.copy() if input.dtype.kind in "iu" else getattr(xp, fn)(input)
+
+    kernel.__name__ = fn
+    return kernel
+
+
+def _round(xp, input, *, decimals=0):
+    if input.dtype.kind == "b":
+        _not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", input)
+    if input.dtype.kind in "iu":
+        if decimals != 0:
+            _not_implemented("round_cpu", input)
+        return input.copy()
+    return xp.round(input, decimals)
+
+
+def _frac(xp, input):
+    if input.dtype.kind in "biu":
+        _not_implemented("frac_cpu", input)
+    return input - xp.trunc(input)
+
+
+_ROUNDING = {"floating": False, "dtypes": _INT, "samples": _rounding_samples}
+floor = unary("floor", _rounding("floor_vml_cpu", "floor"), _zeros, ELEMENTWISE, **_ROUNDING)
+ceil = unary("ceil", _rounding("ceil_vml_cpu", "ceil"), _zeros, ELEMENTWISE, **_ROUNDING)
+trunc = unary(
+    "trunc", _rounding("trunc_vml_cpu", "trunc"), _zeros, ELEMENTWISE, **_ROUNDING,
+    methods=("trunc", "fix"), error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
+)  # fmt: skip
+round = unary(
+    "round", _round, _zeros, ELEMENTWISE, floating=False, dtypes=_INT, samples=_round_samples,
+    error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
+)  # fmt: skip
+frac = unary(
+    "frac", _frac, lambda g: g, ELEMENTWISE, floating=False, samples=_rounding_samples,
+    error_samples=lambda make: [_err(make, "frac_cpu", np.int64)],
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ nan_to_num, angle, conj
+def _nan_to_num(xp, input, nan=0.0, posinf=None, neginf=None):
+    if input.dtype.kind not in "fc":
+        return input.copy()
+    return xp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _nan_to_num_samples(make):
+    yield S((_with_specials(make, (2, 3)),), {"posinf": 2.0, "neginf": -3.0})
+    a = make((2, 3))
+    if make.is_float:
+        a[0, 1] = a[1, 2] = np.nan
+    yield S((a,))
+    yield S((_with_specials(make, (6,)), 1.5, 4.0, -4.0))
+    yield S((np.asarray(make(())),))
+    yield S((make((0, 3)),))
+
+
+def _angle(xp, input):
+    r = xp.where(input < 0, xp.pi, xp.where(input != input, input, 0))
+    return r.astype(input.dtype, copy=False)
+
+
+nan_to_num = unary(
+    "nan_to_num", _nan_to_num, lambda g, input: g * input.isfinite(), ELEMENTWISE,
+    floating=False, dtypes=_INT_BOOL, samples=_nan_to_num_samples,
+)  # fmt: skip
+angle = unary(
+    "angle", _angle, _zeros, ELEMENTWISE, dtypes=_INT_BOOL, exclude_zero=True, inplace=False
+)
+conj_physical = unary(
+    "conj_physical", lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
+    lambda g: g.conj(), LINEAR, floating=False, dtypes=_INT_BOOL,
+)  # fmt: skip
+
+
+def conj(input):
+    """The complex conjugate: the input itself for real tensors."""
+    return conj_physical.fn(input) if input.is_complex() else input
+
+
+def positive(input):
+    """The input itself (``+input``); an error for bool tensors."""
+    if input.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _identity(self):
+    return self
+
+
+def _false(self) -> bool:
+    return False
+
+
+# ------------------------------------------------------------------ predicates (bool outputs, no gradient)
+def _isreal(xp, input):
+    return input.imag == 0 if input.dtype.kind == "c" else xp.ones(input.shape, dtype=bool)
+
+
+_PREDICATE = {
+    "floating": False,
+    "inplace": False,
+    "dtypes": _INT_BOOL,
+    "samples": _predicate_samples,
+}
+signbit = unary("signbit", _ufunc("signbit"), **_PREDICATE)
+isnan = unary("isnan", _ufunc("isnan"), out=False, **_PREDICATE)
+isinf = unary("isinf", _ufunc("isinf"), out=False, **_PREDICATE)
+isfinite = unary("isfinite", _ufunc("isfinite"), out=False, **_PREDICATE)
+isposinf = unary("isposinf", _ufunc("isposinf"), **_PREDICATE)
+isneginf = unary("isneginf", _ufunc("isneginf"), **_PREDICATE)
+isreal = unary("isreal", _isreal, out=False, **_PREDICATE)
+
+# ------------------------------------------------------------------ bitwise
+bitwise_not = unary(
+    "bitwise_not", lambda xp, input: xp.invert(input), integral=True, dtypes=("int64", "bool"),
+    samples=unary_samples(-8, 8, shapes=UNARY_SHAPES[:4]),
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ public aliases
+def inplace_functions(names: str) -> tuple:
+    """``torch.<name>_(input)`` for each name: the in-place method as a function."""
+    return tuple(_inplace_function(n) for n in names.split())
+
+
+def _inplace_function(name: str):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name + "_")(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name + "_"
+    fn.__doc__ = f"In-place ``{name}``: ``input.{name}_()``."
+    return fn
+
+
+tensor_methods({
+    "conj": conj, "positive": positive, "resolve_conj": _identity, "resolve_neg": _identity,
+    "is_conj": _false, "is_neg": _false,
+})  # fmt: skip
+
+__all__ = [
+    "abs", "acos", "acosh", "angle", "asin", "asinh", "atan", "atanh", "bitwise_not", "ceil",
+    "conj", "conj_physical", "cos", "cosh", "deg2rad", "erf", "erfc", "erfinv", "exp", "exp2",
+    "expm1", "floor", "frac", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "log",
+    "log10", "log1p", "log2", "logit", "nan_to_num", "neg", "positive", "rad2deg", "reciprocal",
+    "relu", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh", "sqrt", "square",
+    "tan", "tanh", "trunc",
+]  # fmt: skip
