@@ -1,9 +1,9 @@
 """vmap's level: BatchedTensor, the interpreter that runs batch rules, and the fallback.
 
-A batch rule is ``rule(ax, args, bdims, attrs) -> (out, out_bdims)``: ``args`` are the
+A batch rule is ``rule(vmap, args, bdims, attrs) -> (out, out_bdims)``: ``args`` are the
 inner values (one level down), ``bdims`` their batch dimensions (None: not batched at
-this level; a list for list inputs), ``ax`` this interpreter (``ax.size``,
-``ax.randomness``). Rules compute with numtorch ops on the inner values, so they
+this level; a list for list inputs), ``vmap`` this interpreter (``vmap.size``,
+``vmap.randomness``). Rules compute with numtorch ops on the inner values, so they
 dispatch to the lower levels and record autograd there.
 """
 
@@ -234,7 +234,7 @@ def _select(a, bd, b):
     return a if bd is None else a.select(bd, b)
 
 
-def fallback(ax: VmapInterpreter, op, vals, bdims, attrs):
+def fallback(vmap: VmapInterpreter, op, vals, bdims, attrs):
     """Run the op once per batch element and stack the results (slow)."""
     name = op.name
     if not _fallback["enabled"]:
@@ -252,7 +252,7 @@ def fallback(ax: VmapInterpreter, op, vals, bdims, attrs):
 
     outs = [
         dispatch(op, tuple(_select(a, bd, b) for a, bd in zip(vals, bdims)), attrs)
-        for b in range(ax.size)
+        for b in range(vmap.size)
     ]
     if op.nout == 1:
         return stack.fn(outs), 0

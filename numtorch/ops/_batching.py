@@ -1,6 +1,6 @@
 """Batch rules for vmap, and the generators that make them for families of ops.
 
-A rule is ``rule(ax, args, bdims, attrs) -> (out, out_bdims)`` (see
+A rule is ``rule(vmap, args, bdims, attrs) -> (out, out_bdims)`` (see
 ``numtorch/func/_batched.py``). Generators here take the op and return its rule;
 pass them to ``defop(batch_rule=...)`` unbound, e.g. ``batch_rule=along_dims()``,
 and ``defop`` binds them to the op it creates. Rules compute with numtorch ops on
@@ -33,7 +33,7 @@ class Bind:
         return self.make(op, *self.a, **self.kw)
 
 
-def generator(make: Callable) -> Callable:
+def rule_generator(make: Callable) -> Callable:
     """Turn ``make(op, ...) -> rule`` into ``gen(...) -> Bind``."""
 
     def gen(*a, **kw):
@@ -52,10 +52,10 @@ def front(x, bd):
     return x.movedim(bd, 0)
 
 
-def materialize(ax, x, bd):
+def materialize(vmap, x, bd):
     """x with a batch dimension first, expanding an unbatched tensor (a view, no copy)."""
     if bd is None:
-        return x.unsqueeze(0).expand(ax.size, *x.shape)
+        return x.unsqueeze(0).expand(vmap.size, *x.shape)
     return front(x, bd)
 
 
@@ -109,7 +109,7 @@ def _logical_cast(op, args, bdims, attrs):
 
 
 def _elementwise(op):
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         rank = 0
         dtype, mixed = None, False
         for a, b in zip(args, bdims):
@@ -129,7 +129,7 @@ def _elementwise(op):
     return rule
 
 
-elementwise = generator(_elementwise)
+elementwise = rule_generator(_elementwise)
 
 
 # ------------------------------------------------------------------ dims
@@ -142,8 +142,8 @@ def _along_dims(op, names=("dim",), none="all", extra=None, scalar_trick=True):
     (``scalar_trick``), which suits ops whose output rank is at most the input's."""
     extra = extra or {}
 
-    def rule(ax, args, bdims, attrs):
-        x = materialize(ax, args[0], bdims[0])
+    def rule(vmap, args, bdims, attrs):
+        x = materialize(vmap, args[0], bdims[0])
         rank = x.dim() - 1
         scalar = rank == 0 and scalar_trick
         if scalar:
@@ -187,7 +187,7 @@ def _keepdim_shape(out, rank):
     return out.reshape(out.shape[0], *((1,) * rank))
 
 
-along_dims = generator(_along_dims)
+along_dims = rule_generator(_along_dims)
 
 
 # ------------------------------------------------------------------ others
@@ -197,11 +197,11 @@ def _batch_first(op, inputs=None):
     (``inputs`` lists the positions that need the batch dim materialized instead)."""
     need = frozenset(inputs or ())
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         new = []
         for i, (a, b) in enumerate(zip(args, bdims)):
             if i in need and isinstance(a, Tensor):
-                new.append(materialize(ax, a, b))
+                new.append(materialize(vmap, a, b))
             else:
                 new.append(front(a, b))
         return dispatch(op, tuple(new), attrs), 0
@@ -209,14 +209,14 @@ def _batch_first(op, inputs=None):
     return rule
 
 
-batch_first = generator(_batch_first)
+batch_first = rule_generator(_batch_first)
 
 
 def decompose(fn: Callable) -> Callable:
     """A rule that runs ``fn(*args, **attrs)``, written with other ops, at this vmap level."""
 
-    def rule(ax, args, bdims, attrs):
-        return ax.call(fn, args, bdims, attrs)
+    def rule(vmap, args, bdims, attrs):
+        return vmap.call(fn, args, bdims, attrs)
 
     return rule
 
@@ -225,19 +225,19 @@ def _random_factory(op, size="size"):
     """A random draw with no tensor inputs: 'different' draws the whole batch at once,
     'same' draws one unbatched value."""
 
-    def rule(ax, args, bdims, attrs):
-        if ax.randomness == "error":
+    def rule(vmap, args, bdims, attrs):
+        if vmap.randomness == "error":
             raise RuntimeError(RANDOM_ERROR)
-        if ax.randomness == "same":
+        if vmap.randomness == "same":
             return dispatch(op, tuple(args), attrs), None
         new = dict(attrs)
-        new[size] = (ax.size, *attrs[size])
+        new[size] = (vmap.size, *attrs[size])
         return dispatch(op, tuple(args), new), 0
 
     return rule
 
 
-random_factory = generator(_random_factory)
+random_factory = rule_generator(_random_factory)
 
 __all__ = [
     "RANDOM_ERROR",
@@ -247,7 +247,7 @@ __all__ = [
     "decompose",
     "elementwise",
     "front",
-    "generator",
+    "rule_generator",
     "lrank",
     "materialize",
     "pad_to",

@@ -15,7 +15,7 @@ from .._core.dispatch import dispatch
 from .._core.op import defop
 from .._core.tensor import Tensor, _make
 from ..testing.samples import S
-from ._batching import generator
+from ._batching import rule_generator
 
 # ------------------------------------------------------------------ generators
 _DEFAULT_SEED = 67280421310721  # PyTorch's initial seed: unseeded runs are reproducible too
@@ -260,7 +260,7 @@ def _full_like_kernel(xp, input, fill_value=0, dtype=None, device=None):
 def _keep_batch(op):
     """The output is batched like the input (its fill does not depend on the values)."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         return dispatch(op, (args[0],), attrs), bdims[0]
 
     return rule
@@ -276,7 +276,7 @@ def _full_like_samples(make):
 
 full_like_op = defop(
     "full_like", _full_like_kernel, nin=1, api="full_like",
-    batch_rule=generator(_keep_batch)(), samples=_full_like_samples,
+    batch_rule=rule_generator(_keep_batch)(), samples=_full_like_samples,
 )  # fmt: skip
 
 

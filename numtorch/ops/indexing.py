@@ -13,7 +13,7 @@ from .._core.inplace import run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
-from ._batching import front, generator, lrank, materialize, pad_to, pdim
+from ._batching import front, lrank, materialize, pad_to, pdim, rule_generator
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
 
@@ -118,9 +118,9 @@ def _numel(shape) -> int:
     return n
 
 
-def _batch_arange(ax, rank: int, device) -> Tensor:
+def _batch_arange(vmap, rank: int, device) -> Tensor:
     """arange(B) shaped (B, 1, ..., 1): the batch as an extra advanced index."""
-    return arange(ax.size, device=device).reshape(ax.size, *((1,) * rank))
+    return arange(vmap.size, device=device).reshape(vmap.size, *((1,) * rank))
 
 
 @contextmanager
@@ -161,14 +161,14 @@ def _batch_key(index) -> tuple:
     return (slice(None), *(index if isinstance(index, tuple) else (index,)))
 
 
-def _getitem_rule(ax, args, bdims, attrs):
+def _getitem_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     return getitem.fn(x, _batch_key(attrs["index"]), tuple(x.shape)), 0
 
 
-def _getitem_backward_rule(ax, args, bdims, attrs):
+def _getitem_backward_rule(vmap, args, bdims, attrs):
     g = front(args[0], bdims[0])
-    return getitem_backward.fn(g, (ax.size, *attrs["shape"]), _batch_key(attrs["index"])), 0
+    return getitem_backward.fn(g, (vmap.size, *attrs["shape"]), _batch_key(attrs["index"])), 0
 
 
 getitem_backward = defop(
@@ -269,7 +269,7 @@ def _as_index_tensors(indices) -> list:
     return [t if isinstance(t, Tensor) else tensor(t) for t in indices]
 
 
-def _index_rule(ax, args, bdims, attrs):
+def _index_rule(vmap, args, bdims, attrs):
     """Unbatched index tensors shift past the batch dim; batched ones broadcast with the
     batch as one more advanced index (arange(B) when the input is batched too)."""
     x, idx = args[0], _as_index_tensors(args[1])
@@ -285,7 +285,7 @@ def _index_rule(ax, args, bdims, attrs):
     if xb is None:
         return index_op.fn(x, new, dims, tuple(x.shape)), dims[0] if adjacent else 0
     xf = front(x, xb)
-    ar = _batch_arange(ax, rank, xf.device)
+    ar = _batch_arange(vmap, rank, xf.device)
     out = index_op.fn(xf, [ar, *new], (0, *(d + 1 for d in dims)), tuple(xf.shape))
     if adjacent and dims[0]:  # NumPy put the broadcast dims first; move them back in place
         out = out.movedim(list(range(1, 1 + rank)), list(range(1 + dims[0], 1 + dims[0] + rank)))
@@ -307,7 +307,7 @@ def _fit_rank(v, vb, rank: int):
     return v.reshape(*v.shape[:lead], *shape)
 
 
-def _index_put_rule(ax, args, bdims, attrs):
+def _index_put_rule(vmap, args, bdims, attrs):
     """Unbatched index tensors shift past the batch dim; batched ones broadcast with the
     batch as one more advanced index (arange(B)). A batched boolean mask is supported
     where the values do not depend on how many elements it selects."""
@@ -317,9 +317,9 @@ def _index_put_rule(ax, args, bdims, attrs):
     if any(b is not None and _is_mask(t) for t, b in zip(idx, ibs)):
         if len(idx) != 1:
             raise RuntimeError(_MASK_DYNAMIC)
-        return _index_put_mask(ax, x, xb, idx[0], ibs[0], dims[0], v, vb, acc)
+        return _index_put_mask(vmap, x, xb, idx[0], ibs[0], dims[0], v, vb, acc)
     rank, consumed, adjacent = _adv_layout(idx, ibs, dims)
-    xf = materialize(ax, x, xb)
+    xf = materialize(vmap, x, xb)
     region = rank + lrank(x, xb) - consumed  # logical rank of x[indices]
     lead = vb is not None
     shifted = tuple(d + 1 for d in dims)
@@ -332,7 +332,7 @@ def _index_put_rule(ax, args, bdims, attrs):
             v = _fit_rank(v, vb, region)
         return index_put_op.fn(xf, idx, v, acc, dims=shifted), 0
     new = [t if b is None else pad_to(front(t, b), rank) for t, b in zip(idx, ibs)]
-    ar = _batch_arange(ax, rank, xf.device)
+    ar = _batch_arange(vmap, rank, xf.device)
     if isinstance(v, Tensor):
         d0 = dims[0]
         if adjacent and d0:  # the indexed region is (B, *broadcast, *other dims)
@@ -343,7 +343,7 @@ def _index_put_rule(ax, args, bdims, attrs):
     return index_put_op.fn(xf, [ar, *new], v, acc, dims=(0, *shifted)), 0
 
 
-def _index_put_mask(ax, x, xb, m, mb, d, v, vb, acc):
+def _index_put_mask(vmap, x, xb, m, mb, d, v, vb, acc):
     """index_put with one batched boolean mask: a where() when the values broadcast over
     the selected elements (their count differs per batch element)."""
     shape, mshape = _lshape(x, xb), _lshape(m, mb)
@@ -365,7 +365,7 @@ def _index_put_mask(ax, x, xb, m, mb, d, v, vb, acc):
         raise RuntimeError(_MASK_DYNAMIC)
     v = v.reshape(*v.shape[:lead], *vs[:d], *((1,) * k), *vs[d + 1 :])
     mf = front(m, mb)
-    mf = mf.reshape(ax.size, *((1,) * d), *mshape, *((1,) * rest))
+    mf = mf.reshape(vmap.size, *((1,) * d), *mshape, *((1,) * rest))
     xf = front(x, xb)
     return where(mf, xf + v if acc else v, xf), 0
 
@@ -641,9 +641,9 @@ def _copy(xp, self, src, non_blocking=False):
     return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
 
 
-def _copy_rule(ax, args, bdims, attrs):
+def _copy_rule(vmap, args, bdims, attrs):
     (self, src), (sb, rb) = args, bdims
-    out = materialize(ax, self, sb)
+    out = materialize(vmap, self, sb)
     if isinstance(src, Tensor) and rb is not None:
         src = pad_to(front(src, rb), out.dim() - 1)
     return dispatch(copy, (out, src), attrs), 0
@@ -668,7 +668,7 @@ def _fill(xp, input, value):
     return xp.full(input.shape, value, dtype=input.dtype)
 
 
-def _fill_rule(ax, args, bdims, attrs):
+def _fill_rule(vmap, args, bdims, attrs):
     """A batched value fills each batch element with its own value (a broadcast copy)."""
     (x, value), (xb, vb) = args, bdims
     if vb is None:
@@ -678,8 +678,8 @@ def _fill_rule(ax, args, bdims, attrs):
         raise RuntimeError(
             f"fill_ only supports 0-dimension value tensor but got tensor with {n} dimensions."
         )
-    out = materialize(ax, x, xb)
-    return copy.fn(out, front(value, vb).reshape(ax.size, *((1,) * (out.dim() - 1)))), 0
+    out = materialize(vmap, x, xb)
+    return copy.fn(out, front(value, vb).reshape(vmap.size, *((1,) * (out.dim() - 1)))), 0
 
 
 fill = defop(
@@ -708,21 +708,23 @@ def _dim_family(op, like=(0,)):
     logical dim, one of them 0-d, run as (B, n) and are reshaped back; ``like`` names the
     input whose logical shape each output takes then."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         ranks = [lrank(a, b) for a, b in zip(args, bdims) if isinstance(a, Tensor)]
-        vals = [materialize(ax, a, b) if isinstance(a, Tensor) else a for a, b in zip(args, bdims)]
+        vals = [
+            materialize(vmap, a, b) if isinstance(a, Tensor) else a for a, b in zip(args, bdims)
+        ]
         new = dict(attrs)
         small = max(ranks[:2]) <= 1 and min(ranks[:2]) == 0
         if small:
             wrap_dim(attrs["dim"], 1)
-            vals = [v.reshape(ax.size, -1) if isinstance(v, Tensor) else v for v in vals]
+            vals = [v.reshape(vmap.size, -1) if isinstance(v, Tensor) else v for v in vals]
             new["dim"] = 1
         else:
             new["dim"] = pdim(attrs["dim"], ranks[0])
         out = dispatch(op, tuple(vals), new)
         if not small:
             return out, 0
-        shapes = [(ax.size, *_lshape(args[i], bdims[i])) for i in like]
+        shapes = [(vmap.size, *_lshape(args[i], bdims[i])) for i in like]
         if op.nout == 1:
             return out.reshape(shapes[0]), 0
         return tuple(o.reshape(s) for o, s in zip(out, shapes)), 0
@@ -730,7 +732,7 @@ def _dim_family(op, like=(0,)):
     return rule
 
 
-dim_family = generator(_dim_family)
+dim_family = rule_generator(_dim_family)
 
 
 def _gather(xp, input, index, *, dim):
@@ -1115,16 +1117,16 @@ def _vector_index(index, ib, name: str, dtype_msg: str) -> None:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
 
 
-def _spread(ax, index, ib, shape: tuple, p: int):
+def _spread(vmap, index, ib, shape: tuple, p: int):
     """A vector index (batched: one per batch element) as a full gather/scatter index of
     the batch-first ``shape`` with its length at dim ``p``."""
-    i = front(index, ib).reshape(ax.size, -1) if ib is not None else index.reshape(1, -1)
+    i = front(index, ib).reshape(vmap.size, -1) if ib is not None else index.reshape(1, -1)
     k = i.shape[1]
     i = i.reshape(i.shape[0], *((1,) * (p - 1)), k, *((1,) * (len(shape) - p - 1)))
     return i.expand(*shape[:p], k, *shape[p + 1 :])
 
 
-def _index_select_rule(ax, args, bdims, attrs):
+def _index_select_rule(vmap, args, bdims, attrs):
     (x, index), (xb, ib) = args, bdims
     _vector_index(
         index, ib, "index_select", "index_select(): Expected dtype int32 or int64 for index"
@@ -1136,18 +1138,18 @@ def _index_select_rule(ax, args, bdims, attrs):
             raise RuntimeError(
                 f"index_select(): Index to scalar can have only 1 value, got {k} value(s)"
             )
-        xf = materialize(ax, x, xb).unsqueeze(1)
-        i = materialize(ax, index, ib).reshape(ax.size, 1)
-        return xf.gather(1, i).reshape(ax.size), 0
+        xf = materialize(vmap, x, xb).unsqueeze(1)
+        i = materialize(vmap, index, ib).reshape(vmap.size, 1)
+        return xf.gather(1, i).reshape(vmap.size), 0
     if ib is None:
         return index_select_op.fn(front(x, xb), index, pdim(dim, n)), 0
     if xb is None:  # one selection of B * k entries, split back
         d = wrap_dim(dim, n)
         out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
-        return out.reshape(*x.shape[:d], ax.size, k, *x.shape[d + 1 :]), d
+        return out.reshape(*x.shape[:d], vmap.size, k, *x.shape[d + 1 :]), d
     xf = front(x, xb)
     p = pdim(dim, n)
-    return xf.gather(p, _spread(ax, index, ib, tuple(xf.shape), p)), 0
+    return xf.gather(p, _spread(vmap, index, ib, tuple(xf.shape), p)), 0
 
 
 def _index_select_samples(make):
@@ -1206,11 +1208,11 @@ def _index_update_rule(op, mode):
     spread over the other dims. A logical 0-d input runs as (B, 1)."""
     name = op.name
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         (x, index, src), (xb, ib, sb) = args, bdims
         _vector_index(index, ib, name, f"{name}(): Expected dtype int64 for index")
         n, dim = lrank(x, xb), attrs["dim"]
-        xf = materialize(ax, x, xb)
+        xf = materialize(vmap, x, xb)
         if mode == "fill":
             if isinstance(src, Tensor) and lrank(src, sb):
                 raise RuntimeError(
@@ -1219,12 +1221,12 @@ def _index_update_rule(op, mode):
                 )
             val = src if sb is None else front(src, sb)
         else:
-            val = materialize(ax, src, sb)
+            val = materialize(vmap, src, sb)
         if n == 0:
             wrap_dim(dim, 0)
-            xf = xf.reshape(ax.size, 1)
+            xf = xf.reshape(vmap.size, 1)
             if mode != "fill":
-                val = val.reshape(ax.size, -1)
+                val = val.reshape(vmap.size, -1)
             p = 1
         else:
             p = pdim(dim, n)
@@ -1235,7 +1237,7 @@ def _index_update_rule(op, mode):
             size = xf.shape[p]
             if mode == "fill":  # negative positions are valid here, not in scatter
                 index = index + (index < 0) * size
-            ie = _spread(ax, index, ib, tuple(xf.shape), p)
+            ie = _spread(vmap, index, ib, tuple(xf.shape), p)
             if mode == "fill":
                 if isinstance(val, Tensor):
                     val = val.reshape(*val.shape[: sb is not None], *((1,) * (xf.dim() - 1)))
@@ -1250,12 +1252,12 @@ def _index_update_rule(op, mode):
                     out = scatter_add.fn(xf, ie, val if alpha == 1 else val * alpha, dim=p)
                 else:
                     out = scatter_op.fn(xf, ie, val, dim=p)
-        return (out.reshape(ax.size) if n == 0 else out), 0
+        return (out.reshape(vmap.size) if n == 0 else out), 0
 
     return rule
 
 
-index_update_rule = generator(_index_update_rule)
+index_update_rule = rule_generator(_index_update_rule)
 
 
 def _index_add(xp, input, index, source, dim, *, alpha=1):
@@ -1375,18 +1377,18 @@ def _check_flat_index(index, n: int) -> None:
             )
 
 
-def _take_rule(ax, args, bdims, attrs):
+def _take_rule(vmap, args, bdims, attrs):
     """take on each batch element's flattened input: an index of (B, numel)."""
     (x, index), (xb, ib) = args, bdims
     _check_index_dtype(index, "take(): Expected a long tensor for index, but got {}")
     if xb is None:
         return take.fn(x, front(index, ib)), 0
-    xf = front(x, xb).reshape(ax.size, -1)
+    xf = front(x, xb).reshape(vmap.size, -1)
     with _flat_oob():
         if ib is None:
             return index_op.fn(xf, [index], (1,), tuple(xf.shape)), 0
         i = front(index, ib)
-        ar = _batch_arange(ax, i.dim() - 1, xf.device)
+        ar = _batch_arange(vmap, i.dim() - 1, xf.device)
         return index_op.fn(xf, [ar, i], (0, 1), tuple(xf.shape)), 0
 
 
@@ -1427,7 +1429,7 @@ take = defop(
 )
 
 
-def _put_rule(ax, args, bdims, attrs):
+def _put_rule(vmap, args, bdims, attrs):
     """put into each batch element's flattened input: index_put on (B, numel)."""
     (x, index, src), (xb, ib, sb) = args, bdims
     _check_index_dtype(index, "put_(): Expected a long tensor for index, but got {}")
@@ -1438,19 +1440,19 @@ def _put_rule(ax, args, bdims, attrs):
             "put_(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {ns}, index.numel() = {ni}"
         )
-    xf = materialize(ax, x, xb).reshape(ax.size, -1)
+    xf = materialize(vmap, x, xb).reshape(vmap.size, -1)
     if isinstance(src, Tensor):
         if src.dtype != x.dtype:
             src = src.to(x.dtype)
-        src = src.reshape(-1) if sb is None else front(src, sb).reshape(ax.size, -1)
+        src = src.reshape(-1) if sb is None else front(src, sb).reshape(vmap.size, -1)
     if ib is None:
         indices, dims = [index.reshape(-1)], (1,)
     else:
-        rows = _batch_arange(ax, 1, xf.device)
-        indices, dims = [rows, front(index, ib).reshape(ax.size, -1)], (0, 1)
+        rows = _batch_arange(vmap, 1, xf.device)
+        indices, dims = [rows, front(index, ib).reshape(vmap.size, -1)], (0, 1)
     with _flat_oob():
         out = index_put_op.fn(xf, indices, src, attrs["accumulate"], dims=dims)
-    return out.reshape(ax.size, *_lshape(x, xb)), 0
+    return out.reshape(vmap.size, *_lshape(x, xb)), 0
 
 
 def _put(xp, input, index, source, accumulate=False):
@@ -1491,14 +1493,14 @@ put_op = defop(
 )  # fmt: skip
 
 
-def _take_along_dim_rule(ax, args, bdims, attrs):
+def _take_along_dim_rule(vmap, args, bdims, attrs):
     """The batch first (an unbatched operand gets a size-1 batch dim: the kernel
     broadcasts), ``dim`` shifted; dim=None is take on the flattened indices."""
     (x, index), (xb, ib) = args, bdims
     _check_index_dtype(index, "torch.take_along_dim(): dtype of indices should be Long but got {}")
     dim = attrs["dim"]
     if dim is None:
-        return ax.call(lambda a, i: take.fn(a, i.reshape(-1)), args, bdims)
+        return vmap.call(lambda a, i: take.fn(a, i.reshape(-1)), args, bdims)
     n, ni = lrank(x, xb), lrank(index, ib)
     if n != ni:
         raise RuntimeError(
@@ -1613,7 +1615,7 @@ def _masked_samples(make, with_value):
     yield S((make((0, 3)), mask((0, 3)), v() if v else make((1,))))
 
 
-def _masked_fill_rule(ax, args, bdims, attrs):
+def _masked_fill_rule(vmap, args, bdims, attrs):
     """Elementwise over input and mask; a batched value goes through where()."""
     (x, mask, value), (xb, mb, vb) = args, bdims
     rank = max(lrank(x, xb), lrank(mask, mb))
@@ -1631,7 +1633,7 @@ def _masked_fill_rule(ax, args, bdims, attrs):
             "masked_fill_ only supports boolean masks, but got mask with dtype "
             f"{mask.dtype.scalar_name.lower()}"
         )
-    v = front(value, vb).to(x.dtype).reshape(ax.size, *((1,) * rank))
+    v = front(value, vb).to(x.dtype).reshape(vmap.size, *((1,) * rank))
     return where(mf, v, xf), 0
 
 
@@ -1660,15 +1662,15 @@ def _masked_scatter(xp, input, mask, source):
     return out
 
 
-def _masked_scatter_rule(ax, args, bdims, attrs):
+def _masked_scatter_rule(vmap, args, bdims, attrs):
     """Each batch element takes its own source from the start. An unbatched mask runs the
     kernel once with the batch dim last (the source as (numel, B)); a batched mask picks
     source elements by a running count of the mask."""
     (x, mask, src), (xb, mb, sb) = args, bdims
     rank = max(lrank(x, xb), lrank(mask, mb))
-    b = ax.size
-    xf = pad_to(materialize(ax, x, xb), rank)
-    s = materialize(ax, src, sb).reshape(b, -1)
+    b = vmap.size
+    xf = pad_to(materialize(vmap, x, xb), rank)
+    s = materialize(vmap, src, sb).reshape(b, -1)
     if mb is None:
         out = masked_scatter_op.fn(xf.movedim(0, -1), mask.unsqueeze(-1), s.movedim(0, 1))
         return out, rank
@@ -1723,12 +1725,12 @@ _MASKED_SELECT = (
 )
 
 
-def _masked_select_rule(ax, args, bdims, attrs):
+def _masked_select_rule(vmap, args, bdims, attrs):
     (x, mask), (xb, mb) = args, bdims
     if mb is not None:
         raise RuntimeError(_MASKED_SELECT)
     xf = pad_to(front(x, xb), max(lrank(x, xb), mask.dim()))
-    return masked_select.fn(xf, mask).reshape(ax.size, -1), 0
+    return masked_select.fn(xf, mask).reshape(vmap.size, -1), 0
 
 
 def _masked_select_vjp(g, input, mask):
@@ -1773,7 +1775,7 @@ every element and gives a (B, count) result.
 def _dynamic_shape(op):
     """Ops whose output shape depends on the data: an error under vmap, as in PyTorch."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         raise RuntimeError(
             "vmap: We do not support batching operators that can output dynamic shape. "
             f"Attempted to vmap over aten::{op.name}. Please file an issue at "
@@ -1783,7 +1785,7 @@ def _dynamic_shape(op):
     return rule
 
 
-dynamic_shape = generator(_dynamic_shape)
+dynamic_shape = rule_generator(_dynamic_shape)
 
 
 def _argwhere(xp, input):
@@ -1846,7 +1848,7 @@ def _one_hot(xp, tensor, num_classes=-1):
     return (tensor[..., None] == xp.arange(num_classes)).astype(xp.int64)
 
 
-def _one_hot_rule(ax, args, bdims, attrs):
+def _one_hot_rule(vmap, args, bdims, attrs):
     """Elementwise on the index; the class count must be given (as in PyTorch: inferring it
     would need the maximum over the batch)."""
     n = attrs["num_classes"]

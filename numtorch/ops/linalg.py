@@ -16,7 +16,7 @@ from .._core.op import LINEAR, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
-from ._batching import front, generator, lrank, pad_to, pdim
+from ._batching import front, lrank, pad_to, pdim, rule_generator
 from ._families import promote
 from .binary import clamp
 from .comparison import where
@@ -211,7 +211,7 @@ def _matmul_batched(a, ba, b, bb):
 def _product(op, check):
     """matmul, mm, bmm, mv, dot: check logical shapes, then one broadcasting matmul."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         _check_dtypes(op, args, bdims, attrs)
         (a, b), (ba, bb) = args, bdims
         check(_lshape(a, ba), _lshape(b, bb))
@@ -220,7 +220,7 @@ def _product(op, check):
     return rule
 
 
-product = generator(_product)
+product = rule_generator(_product)
 
 
 def _min_rank(name: str, shape: tuple, what: str = "A") -> None:
@@ -233,7 +233,7 @@ def _stacked(op, name):
     matrices, so the batch dim just goes first (a logical vector is rejected first, since
     physically it would look like a matrix)."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         x, bd = args[0], bdims[0]
         _min_rank(name, _lshape(x, bd))
         return dispatch(op, (front(x, bd), *args[1:]), attrs), 0
@@ -241,7 +241,7 @@ def _stacked(op, name):
     return rule
 
 
-stacked = generator(_stacked)
+stacked = rule_generator(_stacked)
 
 
 # ------------------------------------------------------------------ matmul family
@@ -513,7 +513,7 @@ def _outer(xp, input, vec2):
     return xp.multiply.outer(input, vec2)
 
 
-def _outer_rule(ax, args, bdims, attrs):
+def _outer_rule(vmap, args, bdims, attrs):
     """A product that broadcasts a over b's dims and b over a's (no operand is expanded)."""
     (a, b), (ba, bb) = args, bdims
     ra, rb = lrank(a, ba), lrank(b, bb)
@@ -679,7 +679,7 @@ def _einsum_jvp(t, operands, equation):
     return total
 
 
-def _einsum_rule(ax, args, bdims, attrs):
+def _einsum_rule(vmap, args, bdims, attrs):
     """A fresh subscript for the batch dim on every batched operand and on the output."""
     ops, bds = args[0], bdims[0]
     eq = attrs["equation"]
@@ -861,9 +861,9 @@ def _addprod_rule(op, prod_fn):
             return p
         return p + (input if beta == 1 else input * beta)
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         _check_dtypes(op, args, bdims, attrs)
-        return ax.call(compose, args, bdims, attrs)
+        return vmap.call(compose, args, bdims, attrs)
 
     return rule
 
@@ -901,7 +901,7 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
             lambda ti, t1, t2, m1, m2, beta, alpha: ti * beta + prod_jvp(m1, m2, t1, t2) * alpha,
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
-        prepare=_same_dtype(message), batch_rule=generator(_addprod_rule)(prod_fn),
+        prepare=_same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
         samples=samples, out=True, methods=True, inplace=True,
     )  # fmt: skip
 
@@ -973,7 +973,7 @@ def _cross(xp, input, other, *, dim=-1):
     return xp.cross(input, other, axis=dim)
 
 
-def _cross_rule(ax, args, bdims, attrs):
+def _cross_rule(vmap, args, bdims, attrs):
     """Both operands batch-first with the same number of dims (the kernel broadcasts)."""
     (a, b), (ba, bb) = args, bdims
     sa, dim = _lshape(a, ba), attrs["dim"]
@@ -1029,7 +1029,7 @@ def _trace(xp, input):
     return out.astype(xp.int64) if input.dtype.kind in "biu" else out
 
 
-def _trace_rule(ax, args, bdims, attrs):
+def _trace_rule(vmap, args, bdims, attrs):
     """The sum of the diagonals of the batch of matrices."""
     x, bd = args[0], bdims[0]
     if lrank(x, bd) != 2:
@@ -1201,7 +1201,7 @@ def _solve_jvp(tA, tB, A, B, result, left):
     return linalg_solve.fn(A, tB - result @ tA, left=False)
 
 
-def _solve_rule(ax, args, bdims, attrs):
+def _solve_rule(vmap, args, bdims, attrs):
     """Vector right-hand sides (decided on logical shapes) become one-column matrices;
     then both operands get the same number of dims, so the kernel reads B as matrices."""
     (A, B), (bA, bB) = args, bdims
@@ -1352,7 +1352,7 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
     return xp.swapaxes(X, -1, -2) if not left else X
 
 
-def _solve_tri_rule(ax, args, bdims, attrs):
+def _solve_tri_rule(vmap, args, bdims, attrs):
     """Both operands batch-first with the same number of dims (the kernel broadcasts)."""
     (A, B), (bA, bB) = args, bdims
     sA, sB = _lshape(A, bA), _lshape(B, bB)
@@ -1490,7 +1490,7 @@ def _qr_kernel(xp, A, mode="reduced"):
     return Q, R
 
 
-def _qr_rule(ax, args, bdims, attrs):
+def _qr_rule(vmap, args, bdims, attrs):
     """Stacked QR; mode='r' returns one empty Q, which is not batched."""
     x, bd = args[0], bdims[0]
     if attrs["mode"] in ("reduced", "complete", "r"):

@@ -21,7 +21,7 @@ from .._core.dispatch import dispatch, write_out
 from .._core.op import defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor
-from ._batching import RANDOM_ERROR, generator, random_factory
+from ._batching import RANDOM_ERROR, random_factory, rule_generator
 from .comparison import where
 from .creation import Generator, _size, require_grad, rng, zeros_like
 from .views import broadcast_tensors
@@ -113,10 +113,10 @@ randperm_op = _draw_op("randperm", _randperm_kernel, size="batch")
 def _inplace_check(op):
     """In-place randomness writes one draw per batch element only into a batched tensor."""
 
-    def rule(ax, args, bdims, attrs):
-        if ax.randomness == "error":
+    def rule(vmap, args, bdims, attrs):
+        if vmap.randomness == "error":
             raise RuntimeError(RANDOM_ERROR)
-        if ax.randomness == "different" and bdims[0] is None:
+        if vmap.randomness == "different" and bdims[0] is None:
             raise RuntimeError(_INPLACE_DIFFERENT)
         return dispatch(op, (args[0],), attrs), bdims[0]
 
@@ -126,7 +126,7 @@ def _inplace_check(op):
 # Only its vmap rule matters: it raises where an in-place draw cannot be batched.
 _inplace_random_check = defop(
     "_inplace_random_check", lambda xp, x: x, nin=1, random=True,
-    batch_rule=generator(_inplace_check)(), samples=None,
+    batch_rule=rule_generator(_inplace_check)(), samples=None,
 )  # fmt: skip
 
 

@@ -54,8 +54,8 @@ def keep(r, ndim: int, dim, keepdim: bool):
     if keepdim or ndim == 0:
         return r
     kept = list(r.shape)
-    for ax in dims_of(dim, ndim):
-        kept.insert(ax, 1)
+    for d in dims_of(dim, ndim):
+        kept.insert(d, 1)
     return r.reshape(kept)
 
 
@@ -278,13 +278,13 @@ def _sum_to_size(xp, x, size):
     return out.reshape(size) if lead else out
 
 
-def _sum_to_size_rule(ax, args, bdims, attrs):
+def _sum_to_size_rule(vmap, args, bdims, attrs):
     """Sum to (B, 1.., *size), keeping the batch and the dims the size leaves out."""
     x = front(args[0], bdims[0])
     size = tuple(attrs["size"])
     lead = _pymax(x.dim() - 1 - len(size), 0)
-    out = sum_to_size.fn(x, (ax.size, *(1,) * lead, *size))
-    return (out.reshape(ax.size, *size) if lead else out), 0
+    out = sum_to_size.fn(x, (vmap.size, *(1,) * lead, *size))
+    return (out.reshape(vmap.size, *size) if lead else out), 0
 
 
 sum_to_size = defop(
@@ -490,29 +490,29 @@ def _scatter_add_dim(xp, g, index, dim, shape):
     return out.reshape(shape).astype(g.dtype)
 
 
-def _gather_rule(ax, args, bdims, attrs):
+def _gather_rule(vmap, args, bdims, attrs):
     """Both inputs batch-first (an unbatched one expanded: the index sets the shape); a
     logical 0-d input runs as shape (1,)."""
     (x, index), (bx, bi) = args, bdims
     rank = lrank(x, bx)
-    x, index = materialize(ax, x, bx), materialize(ax, index, bi)
+    x, index = materialize(vmap, x, bx), materialize(vmap, index, bi)
     if rank == 0:
-        return gather_dim.fn(x.unsqueeze(1), index.reshape(ax.size, 1), 1).squeeze(1), 0
+        return gather_dim.fn(x.unsqueeze(1), index.reshape(vmap.size, 1), 1).squeeze(1), 0
     return gather_dim.fn(x, index, pdim(attrs["dim"], rank)), 0
 
 
-def _scatter_add_rule(ax, args, bdims, attrs):
+def _scatter_add_rule(vmap, args, bdims, attrs):
     """The index batch-first (expanded if unbatched); an unbatched g broadcasts to it."""
     (g, index), (bg, bi) = args, bdims
     shape = tuple(attrs["shape"])
-    index = materialize(ax, index, bi)
+    index = materialize(vmap, index, bi)
     if not shape:  # a logical 0-d result: g itself, run as shape (1,)
-        g = materialize(ax, g, bg).reshape(ax.size, 1)
-        out = scatter_add_dim.fn(g, index.reshape(ax.size, 1), 1, (ax.size, 1))
+        g = materialize(vmap, g, bg).reshape(vmap.size, 1)
+        out = scatter_add_dim.fn(g, index.reshape(vmap.size, 1), 1, (vmap.size, 1))
         return out.squeeze(1), 0
     if bg is not None:
         g = pad_to(front(g, bg), index.dim() - 1)
-    return scatter_add_dim.fn(g, index, pdim(attrs["dim"], len(shape)), (ax.size, *shape)), 0
+    return scatter_add_dim.fn(g, index, pdim(attrs["dim"], len(shape)), (vmap.size, *shape)), 0
 
 
 gather_dim = defop(
@@ -1342,12 +1342,12 @@ def _median(xp, x):
     return f[-1 if f[-1] != f[-1] else (x.size - 1) // 2].copy()
 
 
-def _median_rule(ax, args, bdims, attrs):
+def _median_rule(vmap, args, bdims, attrs):
     """The lower middle of each sorted flattened slice, NaN where the slice has one."""
-    x = materialize(ax, args[0], bdims[0]).reshape(ax.size, -1)
+    x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
     n = x.shape[1]
     if n == 0:
-        return full((ax.size,), math.nan, dtype=x.dtype), 0
+        return full((vmap.size,), math.nan, dtype=x.dtype), 0
     s = sort_op.fn(x, 1)[0]
     last = s.select(1, n - 1)
     return where(last != last, last, s.select(1, (n - 1) // 2)), 0

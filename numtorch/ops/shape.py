@@ -8,7 +8,16 @@ from __future__ import annotations
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import wrap_dim
 from ..testing.samples import S
-from ._batching import along_dims, decompose, front, generator, lrank, materialize, pad_to, pdim
+from ._batching import (
+    along_dims,
+    decompose,
+    front,
+    lrank,
+    materialize,
+    pad_to,
+    pdim,
+    rule_generator,
+)
 from .creation import arange, zeros_like
 from .views import diagonal, diagonal_backward, diagonal_view, min_rank, reshape, wrap_dims
 
@@ -26,7 +35,7 @@ def _dims_rule(op, names=("dims",)):
     """One-tensor ops whose dim attributes may be ints or lists (an empty list means no
     dims): shift them past the batch dim; a logical 0-d input runs as shape (1,)."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         x = front(args[0], bdims[0])
         rank = x.dim() - 1
         if rank == 0:
@@ -40,7 +49,7 @@ def _dims_rule(op, names=("dims",)):
     return rule
 
 
-dims_rule = generator(_dims_rule)
+dims_rule = rule_generator(_dims_rule)
 
 
 # ------------------------------------------------------------------ joining
@@ -109,17 +118,17 @@ class _Shaped:
         self.shape, self.ndim = shape, len(shape)
 
 
-def _cat_rule(ax, args, bdims, attrs):
+def _cat_rule(vmap, args, bdims, attrs):
     xs, bds = args[0], bdims[0]
     shapes = [_lshape(x, b) for x, b in zip(xs, bds)]
     d = _cat_check([_Shaped(s) for s in shapes], attrs["dim"])
-    parts = [materialize(ax, x, b) for x, b in zip(xs, bds)]
+    parts = [materialize(vmap, x, b) for x, b in zip(xs, bds)]
     if d is None:  # only legacy empty (0,) tensors: their cat is (0,)
         return cat.fn(parts, 1), 0
     # Legacy empties are skipped by cat, but still take part in type promotion: give
     # them the reference shape with 0 at dim instead of dropping them.
     ref = next(s for s in shapes if not _legacy_empty(s))
-    empty = (ax.size, *ref[:d], 0, *ref[d + 1 :])
+    empty = (vmap.size, *ref[:d], 0, *ref[d + 1 :])
     parts = [p.reshape(empty) if _legacy_empty(s) else p for p, s in zip(parts, shapes)]
     return cat.fn(parts, d + 1), 0
 
@@ -204,12 +213,12 @@ def _stack(xp, tensors, dim=0):
     return xp.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
 
 
-def _stack_rule(ax, args, bdims, attrs):
+def _stack_rule(vmap, args, bdims, attrs):
     xs, bds = args[0], bdims[0]
     shapes = [_lshape(x, b) for x, b in zip(xs, bds)]
     _stack_check(shapes)
     d = pdim(attrs["dim"], len(shapes[0]) + 1)
-    return stack.fn([materialize(ax, x, b) for x, b in zip(xs, bds)], d), 0
+    return stack.fn([materialize(vmap, x, b) for x, b in zip(xs, bds)], d), 0
 
 
 stack = defop(
@@ -387,17 +396,17 @@ def _roll(xp, input, shifts, dims=None):
 def _roll_rule(op):
     by_dims = _dims_rule(op)
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         dims = attrs.get("dims")
         if dims is not None and (isinstance(dims, int) or len(dims)):
-            return by_dims(ax, args, bdims, attrs)
+            return by_dims(vmap, args, bdims, attrs)
         # No dims: roll the flattened logical tensor.
         shifts = attrs["shifts"]
         n = 1 if isinstance(shifts, int) else len(shifts)
         if n != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {n}, dims:0")
         x = front(args[0], bdims[0])
-        return op.fn(x.reshape(ax.size, -1), shifts, 1).reshape(x.shape), 0
+        return op.fn(x.reshape(vmap.size, -1), shifts, 1).reshape(x.shape), 0
 
     return rule
 
@@ -412,7 +421,7 @@ roll = defop(
     nin=1,
     vjp=lambda g, shifts, dims: g.roll(_neg_shifts(shifts), dims),
     jvp=LINEAR,
-    batch_rule=generator(_roll_rule)(),
+    batch_rule=rule_generator(_roll_rule)(),
     samples=lambda make: [
         S((make((2, 3, 4)), 1)),
         S((make((2, 3, 4)), (1, -2), (0, 2))),
@@ -450,7 +459,7 @@ def _rot90(xp, input, k=1, dims=(0, 1)):
     return xp.rot90(input, k, _rot90_dims(dims, input.ndim)).copy()
 
 
-def _rot90_rule(ax, args, bdims, attrs):
+def _rot90_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     d0, d1 = _rot90_dims(attrs["dims"], x.dim() - 1)
     return rot90.fn(x, attrs["k"], (d0 + 1, d1 + 1)), 0
@@ -529,7 +538,7 @@ def _diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
     return out
 
 
-def _diag_embed_rule(ax, args, bdims, attrs):
+def _diag_embed_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     rank = x.dim() - 1
     if rank == 0:  # a 0-d input embeds like its (1,) reshape
@@ -575,7 +584,7 @@ def _diag(xp, input, diagonal=0):
     raise _diag_error(input.ndim)
 
 
-def _diag_rule(ax, args, bdims, attrs):
+def _diag_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     rank, k = x.dim() - 1, attrs["diagonal"]
     if rank == 1:
@@ -637,7 +646,7 @@ def _repeat(xp, input, repeats):
     return xp.tile(input, repeats)
 
 
-def _repeat_rule(ax, args, bdims, attrs):
+def _repeat_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     reps = _repeat_check(tuple(x.shape[1:]), attrs["repeats"])
     return repeat.fn(pad_to(x, len(reps)), (1, *reps)), 0
@@ -714,16 +723,16 @@ def _repeat_interleave(xp, input, repeats=None, dim=None, *, output_size=None):
     return xp.repeat(input, repeats, axis=d)
 
 
-def _repeat_interleave_rule(ax, args, bdims, attrs):
+def _repeat_interleave_rule(vmap, args, bdims, attrs):
     x, r = args
     bx, br = bdims
     dim, size = attrs.get("dim"), attrs.get("output_size")
     if r is None:  # repeat_interleave(repeats): the indices 0..n-1, each repeated
         n = _lshape(x, bx)[0] if lrank(x, bx) else 1
         x, bx, r, br, dim = arange(n, device=x.device), None, x, bx, 0
-    x = materialize(ax, x, bx)
+    x = materialize(vmap, x, bx)
     if dim is None:
-        x, d = x.reshape(ax.size, -1), 1
+        x, d = x.reshape(vmap.size, -1), 1
     else:
         rank = x.dim() - 1
         if rank == 0:
@@ -742,7 +751,7 @@ def _repeat_interleave_rule(ax, args, bdims, attrs):
                 f"{r.shape[1]} and input.size({dim if dim is not None else 0}) = {n}"
             )
     else:  # one repeat count per batch element
-        r = r.reshape(ax.size, -1).narrow(1, 0, 1).expand(ax.size, n)
+        r = r.reshape(vmap.size, -1).narrow(1, 0, 1).expand(vmap.size, n)
     sums = r.sum(1)
     if not bool((sums == sums.max()).all()):
         raise RuntimeError(
@@ -752,7 +761,7 @@ def _repeat_interleave_rule(ax, args, bdims, attrs):
     rest = x.movedim(d, 1).shape[2:]
     flat = x.movedim(d, 1).reshape(-1, *rest)
     out = repeat_interleave.fn(flat, r.reshape(-1), 0)
-    return out.reshape(ax.size, -1, *rest).movedim(1, d), 0
+    return out.reshape(vmap.size, -1, *rest).movedim(1, d), 0
 
 
 def _segment_sum(xp, grad, repeats, dim):

@@ -18,10 +18,10 @@ from ._batching import (
     batch_first,
     decompose,
     front,
-    generator,
     lrank,
     materialize,
     pdim,
+    rule_generator,
 )
 from ._families import view_op
 from .creation import zeros_like
@@ -31,24 +31,24 @@ from .creation import zeros_like
 def _with_batch_size(op, attr):
     """reshape/view: the batch first, and its size prepended to the requested shape."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         new = dict(attrs)
-        new[attr] = (ax.size, *attrs[attr])
+        new[attr] = (vmap.size, *attrs[attr])
         return op.fn(front(args[0], bdims[0]), **new), 0
 
     return rule
 
 
-with_batch_size = generator(_with_batch_size)
+with_batch_size = rule_generator(_with_batch_size)
 
 
 def _grad_of_shape(op, dims=("dim",)):
     """*_backward ops (a gradient and the logical ``shape`` of the input it came from):
     the batch size prepended to ``shape`` and the ``dims`` shifted past it."""
 
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         shape = tuple(attrs["shape"])
-        new = dict(attrs, shape=(ax.size, *shape))
+        new = dict(attrs, shape=(vmap.size, *shape))
         for n in dims:
             new[n] = pdim(attrs[n], len(shape))
         return op.fn(front(args[0], bdims[0]), **new), 0
@@ -56,7 +56,7 @@ def _grad_of_shape(op, dims=("dim",)):
     return rule
 
 
-grad_of_shape = generator(_grad_of_shape)
+grad_of_shape = rule_generator(_grad_of_shape)
 
 
 def _min_rank(op, n: int, error, inner=None):
@@ -64,16 +64,16 @@ def _min_rank(op, n: int, error, inner=None):
     at least ``n`` dims; ``error(rank)`` is the exception otherwise."""
     rule = (inner or batch_first()).bind(op)
 
-    def checked(ax, args, bdims, attrs):
+    def checked(vmap, args, bdims, attrs):
         rank = lrank(args[0], bdims[0])
         if rank < n:
             raise error(rank)
-        return rule(ax, args, bdims, attrs)
+        return rule(vmap, args, bdims, attrs)
 
     return checked
 
 
-min_rank = generator(_min_rank)
+min_rank = rule_generator(_min_rank)
 
 
 def wrap_dims(dims, ndim: int) -> tuple:
@@ -180,7 +180,7 @@ def _flatten(xp, input, start_dim=0, end_dim=-1):
     return input.reshape(input.shape[:s] + (n,) + input.shape[e + 1 :])
 
 
-def _flatten_rule(ax, args, bdims, attrs):
+def _flatten_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     rank = x.dim() - 1
     s, e = attrs["start_dim"], attrs["end_dim"]
@@ -264,7 +264,7 @@ def _squeeze(xp, input, dim=None):
     return xp.squeeze(input, axes) if axes else input[...]
 
 
-def _squeeze_rule(ax, args, bdims, attrs):
+def _squeeze_rule(vmap, args, bdims, attrs):
     # The logical size-1 dims only: the batch dim stays even when the batch size is 1.
     x = front(args[0], bdims[0])
     shape = x.shape[1:]
@@ -331,7 +331,7 @@ def _permute(xp, input, dims):
     return xp.transpose(input, axes) if input.ndim else input[...]
 
 
-def _permute_rule(ax, args, bdims, attrs):
+def _permute_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     axes = _permute_axes(attrs["dims"], x.dim() - 1)
     return permute.fn(x, (0, *(a + 1 for a in axes))), 0
@@ -752,7 +752,7 @@ def _expand(xp, input, size):
 
 
 def _expand_rule(op):
-    def rule(ax, args, bdims, attrs):
+    def rule(vmap, args, bdims, attrs):
         x = front(args[0], bdims[0])
         size = tuple(attrs["size"])
         n = len(size) - (x.dim() - 1)
@@ -763,7 +763,7 @@ def _expand_rule(op):
     return rule
 
 
-expand_rule = generator(_expand_rule)
+expand_rule = rule_generator(_expand_rule)
 
 expand = view_op(
     "expand", _expand, lambda g: g, sizes=True, api="Tensor.expand", batch_rule=expand_rule(),
@@ -868,13 +868,13 @@ def _scatter_into(base, src, chain, lift=False):
     return out
 
 
-def _view_scatter_rule(ax, args, bdims, attrs):
+def _view_scatter_rule(vmap, args, bdims, attrs):
     base, src = args
     bb, bs = bdims
     if bb is None:  # a batched src makes every batch element's result differ
-        base, bb = materialize(ax, base, None), 0
+        base, bb = materialize(vmap, base, None), 0
     lift = isinstance(src, Tensor) and src._level > 0
-    return ax.call(_scatter_into, (base, src), (bb, bs), dict(attrs, lift=lift))
+    return vmap.call(_scatter_into, (base, src), (bb, bs), dict(attrs, lift=lift))
 
 
 def _base_vjp(g, chain):
