@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, tensor_methods
+from .._core.op import ErrorInput, composite, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
@@ -217,6 +217,13 @@ div = binary(
 )  # fmt: skip
 
 
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((3,), 0.5, 2))),
+        S((make((2, 3)), 2.5)),
+        S((make(()), make((2, 3), 0.5, 2))),
+    ]
+)
 def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
     """Alias for ``div`` with ``rounding_mode=None``."""
     return div.fn(dividend, divisor, out=out)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, defop, tensor_methods
+from .._core.op import LINEAR, composite, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -820,6 +820,16 @@ def kron(input, other, *, out=None):
     return res if out is None else _write(out, res)
 
 
+@composite(
+    api="linalg.multi_dot",
+    samples=lambda make: [
+        S(([make((2, 3)), make((3, 4)), make((4, 2))],)),
+        S(([make((3,)), make((3, 4)), make((4,))],)),
+    ],
+    error_samples=lambda make: [
+        E(S(([make((2, 2))],)), RuntimeError, "multi_dot\\(\\): expected at least 2 tensors")
+    ],
+)
 def multi_dot(tensors, *, out=None):
     """Chained matrix product; the first and last may be vectors."""
     if len(tensors) < 2:
@@ -830,6 +840,14 @@ def multi_dot(tensors, *, out=None):
     return res if out is None else _write(out, res)
 
 
+@composite(
+    api="linalg.vecdot",
+    samples=lambda make: [
+        S((make((2, 3)), make((2, 3)))),
+        S((make((2, 3)), make((3,)))),
+        S((make((3, 2)), make((3, 2))), {"dim": 0}),
+    ],
+)
 def vecdot(x, y, *, dim: int = -1, out=None):
     """Dot product of vectors along ``dim`` (with broadcasting)."""
     res = (x * y).sum(dim)

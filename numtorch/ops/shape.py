@@ -5,7 +5,7 @@ The views (reshape, permute, expand, narrow, diagonal, ...) are in ``views.py``.
 
 from __future__ import annotations
 
-from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
 from .._core.tensor import wrap_dim
 from ..testing.samples import S
 from ._batching import (
@@ -365,6 +365,17 @@ flip = defop(
 )
 
 
+def _flip_samples(make):
+    return [S((make((2, 3)),)), S((make((2, 3, 4)),)), S((make((0, 3)),))]
+
+
+def _flip_errors(ndim: int):
+    return lambda make: [
+        ErrorInput(S((make((3,) * (ndim - 1)),)), RuntimeError, f"Input must be >= {ndim}-d.")
+    ]
+
+
+@composite(samples=_flip_samples, error_samples=_flip_errors(2))
 def fliplr(input):
     """Flip the columns (dim 1)."""
     if input.dim() < 2:
@@ -372,6 +383,7 @@ def fliplr(input):
     return flip.fn(input, (1,))
 
 
+@composite(samples=_flip_samples, error_samples=_flip_errors(1))
 def flipud(input):
     """Flip the rows (dim 0)."""
     if input.dim() < 1:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 
 from .._core.dispatch import dispatch, run_kernel
-from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
 from .._core.tensor import Size, Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import (
@@ -303,11 +303,17 @@ transpose = view_op(
 )  # fmt: skip
 
 
+def _swap_samples(make):
+    return [S((make((2, 3, 4)), 0, 2)), S((make((2, 3)), -1, 0)), S((make(()), 0, -1))]
+
+
+@composite(samples=_swap_samples)
 def swapaxes(input, axis0: int, axis1: int):
     """Alias of transpose."""
     return transpose.fn(input, axis0, axis1)
 
 
+@composite(samples=_swap_samples)
 def swapdims(input, dim0: int, dim1: int):
     """Alias of transpose."""
     return transpose.fn(input, dim0, dim1)
@@ -382,6 +388,7 @@ movedim = view_op(
 )  # fmt: skip
 
 
+@composite(samples=lambda make: [S((make((2, 3, 4)), 0, -1)), S((make((2, 3, 4)), (0, 1), (2, 0)))])
 def moveaxis(input, source, destination):
     """Alias of movedim."""
     return movedim.fn(input, source, destination)
