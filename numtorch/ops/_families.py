@@ -1,8 +1,8 @@
-"""Generators for families of ops: elementwise (unary, binary, comparison), reduction, view.
+"""Generators for families of ops: elementwise (unary, binary, comparison) and views.
 
-Each turns a kernel and its formulas into a whole ``Op`` with type promotion,
-default samples, ``out=``, the batch rule and Tensor methods, so that most ops are one
-short call.
+Each turns a kernel and its formulas into a whole ``Op`` with type promotion, default
+samples, ``out=``, the batch rule and Tensor methods, so that most ops are one short
+call. (Reductions have theirs, ``reduction``, beside the reduction helpers it uses.)
 """
 
 from __future__ import annotations
@@ -257,28 +257,7 @@ def comparison(name: str, kernel: Callable, **kw) -> Op:
     return elementwise_op(name, kernel, **kw)
 
 
-__all__ = [
-    "COMPARISON_DTYPES",
-    "ELEMENTWISE",
-    "FLOATS",
-    "LINEAR",
-    "binary",
-    "binary_samples",
-    "compare",
-    "comparison",
-    "comparison_samples",
-    "elementwise_op",
-    "integral_errors",
-    "promote",
-    "promote_float",
-    "promote_integral",
-    "to_float",
-    "unary",
-    "unary_samples",
-]
-
-
-# --- views
+# ------------------------------------------------------------------ views
 def view_op(
     name: str,
     kernel: Callable,
@@ -298,3 +277,25 @@ def view_op(
         name, kernel, nin=1, vjp=vjp, jvp=LINEAR, view=True, batch_rule=batch_rule,
         samples=samples, error_samples=error_samples, methods=methods, sizes=sizes, **kw,
     )  # fmt: skip
+
+
+__all__ = [
+    "COMPARISON_DTYPES",
+    "ELEMENTWISE",
+    "FLOATS",
+    "LINEAR",
+    "binary",
+    "binary_samples",
+    "compare",
+    "comparison",
+    "comparison_samples",
+    "elementwise_op",
+    "integral_errors",
+    "promote",
+    "promote_float",
+    "promote_integral",
+    "to_float",
+    "unary",
+    "unary_samples",
+    "view_op",
+]
