@@ -5,6 +5,7 @@ python benchmarks/bench_eager.py
 
 from __future__ import annotations
 
+import gc
 import time
 
 import numtorch as nt
@@ -16,13 +17,21 @@ except ImportError:  # the table then shows numtorch alone
 
 
 def best_of(fn, repeat: int = 5, number: int = 1) -> float:
-    """Best wall time of `number` calls, in seconds per call."""
+    """Best wall time of `number` calls, in seconds per call. As in ``timeit``, the garbage
+    collector is off while timing: where its full collections land (tens of ms over the
+    ~170k objects torch keeps alive) would otherwise decide the backward rows."""
     best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t) / number)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            t = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best = min(best, (time.perf_counter() - t) / number)
+    finally:
+        if enabled:
+            gc.enable()
     return best
 
 
