@@ -160,10 +160,7 @@ def defop(
     op.node_name = node_name or "".join(w.capitalize() for w in name.split("_")) + "Backward0"
     op.random = random
     op.grad_args = grad_args
-    try:
-        op.test = OpTestFlags(**(test or {}))
-    except TypeError as e:
-        raise TypeError(f"{name}: test flags: {e}") from None
+    op.test = _test_flags(name, test)
     _check_formula_names(op)
     if hasattr(batch_rule, "bind"):  # a rule generator from numtorch.ops._batching
         op.batch_rule = batch_rule.bind(op)
@@ -174,10 +171,21 @@ def defop(
     if inplace:
         tensor_method(_inplace_method(op), *_method_names(inplace, name + "_"))
     if register:
-        if name in REGISTRY:
-            raise ValueError(f"op {name} defined twice")
-        REGISTRY[name] = op
+        _register(op)
     return op
+
+
+def _test_flags(name: str, test: dict | None) -> OpTestFlags:
+    try:
+        return OpTestFlags(**(test or {}))
+    except TypeError as e:
+        raise TypeError(f"{name}: test flags: {e}") from None
+
+
+def _register(op: Op) -> None:
+    if op.name in REGISTRY:
+        raise ValueError(f"op {op.name} defined twice")
+    REGISTRY[op.name] = op
 
 
 # The jvp of a composite: forward mode runs through the public ops it is written with.
@@ -218,13 +226,8 @@ def composite(
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or name, oracle, None
-        try:
-            op.test = OpTestFlags(**(test or {}))
-        except TypeError as e:
-            raise TypeError(f"{name}: test flags: {e}") from None
-        if name in REGISTRY:
-            raise ValueError(f"op {name} defined twice")
-        REGISTRY[name] = op
+        op.test = _test_flags(name, test)
+        _register(op)
         if methods:
             tensor_method(fn, *_method_names(methods, name))
         return fn
