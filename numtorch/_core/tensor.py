@@ -419,3 +419,9 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 
 
 wrap_dim = _wrap_dim
+
+
+def wrap_dims(dims, ndim: int) -> tuple:
+    """An int or a sequence of dims, each wrapped into ``[0, ndim)``."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(_wrap_dim(d, ndim) for d in dims)

@@ -212,6 +212,23 @@ def _batch_first(op, inputs=None):
 batch_first = rule_generator(_batch_first)
 
 
+def _min_rank(op, n: int, error, inner=None):
+    """``inner``'s rule (default: batch first) after checking that the logical input has
+    at least ``n`` dims; ``error(rank)`` is the exception otherwise."""
+    rule = (inner or batch_first()).bind(op)
+
+    def checked(vmap, args, bdims, attrs):
+        rank = lrank(args[0], bdims[0])
+        if rank < n:
+            raise error(rank)
+        return rule(vmap, args, bdims, attrs)
+
+    return checked
+
+
+min_rank = rule_generator(_min_rank)
+
+
 def decompose(fn: Callable) -> Callable:
     """A rule that runs ``fn(*args, **attrs)``, written with other ops, at this vmap level."""
 
@@ -250,6 +267,7 @@ __all__ = [
     "rule_generator",
     "lrank",
     "materialize",
+    "min_rank",
     "pad_to",
     "pdim",
     "random_factory",

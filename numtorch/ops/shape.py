@@ -6,7 +6,7 @@ The views (reshape, permute, expand, narrow, diagonal, ...) are in ``views.py``.
 from __future__ import annotations
 
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
-from .._core.tensor import wrap_dim
+from .._core.tensor import wrap_dim, wrap_dims
 from ..testing.samples import S
 from ._batching import (
     along_dims,
@@ -14,12 +14,13 @@ from ._batching import (
     front,
     lrank,
     materialize,
+    min_rank,
     pad_to,
     pdim,
     rule_generator,
 )
 from .creation import arange, zeros_like
-from .views import diagonal, diagonal_backward, diagonal_view, min_rank, reshape, wrap_dims
+from .views import diagonal, diagonal_backward, diagonal_view, reshape
 
 
 def _shift(dims, rank: int):

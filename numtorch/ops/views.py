@@ -11,15 +11,14 @@ import warnings
 
 from .._core.dispatch import dispatch, run_kernel
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
-from .._core.tensor import Size, Tensor, wrap_dim
+from .._core.tensor import Size, Tensor, wrap_dim, wrap_dims
 from ..testing.samples import S
 from ._batching import (
     along_dims,
-    batch_first,
     decompose,
     front,
-    lrank,
     materialize,
+    min_rank,
     pdim,
     rule_generator,
 )
@@ -57,29 +56,6 @@ def _grad_of_shape(op, dims=("dim",)):
 
 
 grad_of_shape = rule_generator(_grad_of_shape)
-
-
-def _min_rank(op, n: int, error, inner=None):
-    """``inner``'s rule (default: batch first) after checking that the logical input has
-    at least ``n`` dims; ``error(rank)`` is the exception otherwise."""
-    rule = (inner or batch_first()).bind(op)
-
-    def checked(vmap, args, bdims, attrs):
-        rank = lrank(args[0], bdims[0])
-        if rank < n:
-            raise error(rank)
-        return rule(vmap, args, bdims, attrs)
-
-    return checked
-
-
-min_rank = rule_generator(_min_rank)
-
-
-def wrap_dims(dims, ndim: int) -> tuple:
-    """An int or a sequence of dims, each wrapped into ``[0, ndim)``."""
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return tuple(wrap_dim(d, ndim) for d in dims)
 
 
 def _bad_dim(make, fn_args=lambda input: (input, 2)):
