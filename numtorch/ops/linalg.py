@@ -751,6 +751,14 @@ def einsum(equation: str, *operands):
 
 
 # ------------------------------------------------------------------ contractions built on einsum
+@composite(
+    samples=lambda make: [
+        S((make((2, 3, 4)), make((3, 4, 5)))),
+        S((make((2, 3)), make((3, 2))), {"dims": 1}),
+        S((make((2, 3, 4)), make((4, 2, 3))), {"dims": ([1, 2], [2, 0])}),
+        S((make((2, 3)), make((4,))), {"dims": 0}),
+    ],
+)
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` trailing dims of a with leading dims of b (or two lists of dims)."""
     if a.dtype != b.dtype:
@@ -792,6 +800,13 @@ def _write(out, res):
     return write_out(out, res)
 
 
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((4, 3)))),
+        S((make((3,)), make((3,)))),
+        S((make(()), make((2, 3)))),
+    ],
+)
 def inner(input, other, *, out=None):
     """Sum product over the last dims (a product when either is a scalar)."""
     if input.dim() == 0 or other.dim() == 0:
@@ -806,6 +821,13 @@ def inner(input, other, *, out=None):
     return res if out is None else _write(out, res)
 
 
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((2, 2)))),
+        S((make((2,)), make((3,)))),
+        S((make((2, 1, 2)), make((2, 2)))),
+    ],
+)
 def kron(input, other, *, out=None):
     """Kronecker product."""
     n = max(input.dim(), other.dim())
@@ -1933,6 +1955,20 @@ def logdet(input):
     return logdet_op.fn(input)
 
 
+def _well_conditioned(make, shape):
+    """Square matrices (or a tall one) with a dominant diagonal: far from singular."""
+    a = make(shape, -1, 1)
+    n = min(shape[-2:])
+    a[..., range(n), range(n)] += 3
+    return a
+
+
+@composite(
+    samples=lambda make: [
+        S((_well_conditioned(make, (3, 3)),)),
+        S((_well_conditioned(make, (2, 2, 2)),)),
+    ]
+)
 def inverse(input, *, out=None):
     """torch.inverse: the matrix inverse."""
     return linalg_inv.fn(input, out=out)
@@ -1995,6 +2031,12 @@ def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     return torch_norm(self, p, dim, keepdim, dtype=dtype)
 
 
+@composite(
+    samples=lambda make: [
+        S((_well_conditioned(make, (4, 3)),)),
+        S((_well_conditioned(make, (2, 3)),), {"rcond": 1e-10}),
+    ]
+)
 def pinverse(input, rcond: float = 1e-15):
     """torch.pinverse: ``linalg.pinv`` with a relative cutoff."""
     return pinv(input, rtol=rcond)

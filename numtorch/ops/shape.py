@@ -188,11 +188,21 @@ cat = defop(
 )  # fmt: skip
 
 
+def _join_samples(axis: str):
+    return lambda make: [
+        S(([make((2, 3)), make((1, 3))],)),
+        S(([make((2, 3)), make((2, 2))],), {axis: 1}),
+        S(([make((2, 3)), make((2, 3)), make((2, 1))], -1)),
+    ]
+
+
+@composite(samples=_join_samples("axis"))
 def concatenate(tensors, axis: int = 0, out=None):
     """Alias of cat."""
     return cat.fn(tensors, axis, out=out)
 
 
+@composite(samples=_join_samples("dim"))
 def concat(tensors, dim: int = 0, *, out=None):
     """Alias of cat."""
     return cat.fn(tensors, dim, out=out)
