@@ -197,6 +197,7 @@ def composite(
     *,
     samples: Callable,
     error_samples: Callable | None = None,
+    name: str | None = None,
     api: str | None = None,
     oracle: str | None = None,
     differentiable: bool = True,
@@ -208,15 +209,16 @@ def composite(
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
     jvp, second order, vmap with the fallback off) cover it. Returns the function itself;
-    usable as a decorator: ``@composite(samples=...)``."""
+    usable as a decorator: ``@composite(samples=...)``. ``name`` (default: the function's)
+    is its name in the registry, ``api`` its public path (default: the name)."""
 
     def declare(fn: Callable) -> Callable:
-        name = fn.__name__
+        op_name = name or fn.__name__
         params = list(inspect.signature(fn).parameters.values())
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         required = [p for p in params if p.kind in positional and p.default is p.empty]
         op = Op.__new__(Op)
-        op.name, op.kernel, op.fn, op.composite = name, None, fn, True
+        op.name, op.kernel, op.fn, op.composite = op_name, None, fn, True
         op.inputs = tuple(p.name for p in required)
         op.attrs = tuple((p.name, p.default, p.kind) for p in params[len(required) :])
         op.nin, op.list_inputs, op.nout = len(required), frozenset(), nout
@@ -225,11 +227,11 @@ def composite(
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
-        op.api, op.oracle, op.node_name = api or name, oracle, None
-        op.test = _test_flags(name, test)
+        op.api, op.oracle, op.node_name = api or op_name, oracle, None
+        op.test = _test_flags(op_name, test)
         _register(op)
         if methods:
-            tensor_method(fn, *_method_names(methods, name))
+            tensor_method(fn, *_method_names(methods, op_name))
         return fn
 
     return declare if fn is None else declare(fn)

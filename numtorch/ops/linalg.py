@@ -1848,6 +1848,13 @@ def _matrix_norm_impl(A, ord, dims, keepdim):
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+@composite(
+    name="linalg_matrix_norm", api="linalg.matrix_norm",
+    samples=lambda make: [
+        S((make((3, 4)),)), S((make((2, 3, 3)),), {"ord": 1}), S((make((3, 3)), float("inf"))),
+        S((make((3, 4)), "nuc")), S((make((2, 3, 4)), "fro", (0, 2), True)),
+    ],
+)  # fmt: skip
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None):
     """Frobenius, nuclear, spectral (2, -2) and induced 1 / inf norms of matrices."""
     if A.dim() < 2:
@@ -1869,6 +1876,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     return res if out is None else _write(out, res)
 
 
+@composite(
+    name="linalg_norm", api="linalg.norm",
+    samples=lambda make: [
+        S((make((3, 4)),)), S((make((5,)), 3)), S((make((3, 4)), "fro")),
+        S((make((2, 3, 4)),), {"dim": (1, 2)}), S((make((2, 3)), 1, 1, True)),
+    ],
+)  # fmt: skip
 def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
     A = input
     """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
@@ -1979,6 +1993,13 @@ def matrix_power_legacy(input, n: int, *, out=None):
     return matrix_power(input, n, out=out)
 
 
+@composite(
+    name="linalg_pinv", api="linalg.pinv",
+    samples=lambda make: [
+        S((_well_conditioned(make, (4, 3)),)), S((_well_conditioned(make, (2, 3, 3)),)),
+        S((_well_conditioned(make, (3, 3)),), {"rtol": 1e-10}),
+    ],
+)  # fmt: skip
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
     max(atol, rtol * largest) are treated as zero."""
@@ -2010,6 +2031,13 @@ def cholesky_inverse(L, upper: bool = False, *, out=None):
     return res if out is None else _write(out, res)
 
 
+@composite(
+    name="norm",
+    samples=lambda make: [
+        S((make((3, 4)),)), S((make((3, 4)), 1, 1)), S((make((3, 4)), "nuc")),
+        S((make((2, 3)), 3, (0, 1), True)),
+    ],
+)  # fmt: skip
 def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
     """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
     if isinstance(dim, int):

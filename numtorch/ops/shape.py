@@ -339,6 +339,14 @@ def _atleast(nd: int):
 
 
 atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
+for _fn in (atleast_1d, atleast_2d, atleast_3d):
+    composite(
+        _fn,
+        samples=lambda make: [
+            S((make(()),)), S((make((3,)),)), S((make((2, 3)),)), S((make((2, 1, 3)),)),
+            S((make((3,)), make((2, 3))), name="several"),
+        ],
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------ reorderings

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, tensor_methods
+from .._core.op import ErrorInput, composite, tensor_methods
 from ..testing.samples import S
 from ._families import ELEMENTWISE, LINEAR, UNARY_SHAPES, unary, unary_samples
 from .comparison import where
@@ -366,6 +366,14 @@ def conj(input):
     return conj_physical.fn(input) if input.is_complex() else input
 
 
+@composite(
+    samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
+    error_samples=lambda make: [
+        ErrorInput(
+            S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported"
+        )
+    ],
+)
 def positive(input):
     """The input itself (``+input``); an error for bool tensors."""
     if input.dtype.name == "bool":

@@ -436,6 +436,7 @@ def _matrix_transpose(name: str, what: str):
 _mT, _mH = _matrix_transpose("_mT", "mT"), _matrix_transpose("_mH", "mH")
 adjoint = _matrix_transpose("adjoint", "adjoint()")
 adjoint.__doc__ = "The conjugate transpose of the last two dims (real tensors: transpose)."
+composite(adjoint, name="adjoint", samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)),))])
 
 
 # ------------------------------------------------------------------ slicing views
@@ -543,6 +544,7 @@ select = view_op(
 )  # fmt: skip
 
 
+@composite(samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)), 1)), S((make((3,)), -1))])
 def unbind(input, dim: int = 0) -> tuple:
     """The slices of `input` along `dim`, each a view."""
     if input.dim() == 0:
@@ -551,6 +553,11 @@ def unbind(input, dim: int = 0) -> tuple:
     return tuple(select.fn(input, d, i) for i in range(input.shape[d]))
 
 
+@composite(
+    samples=lambda make: [
+        S((make((5, 3)), 2)), S((make((2, 6)), [1, 2, 3], 1)), S((make((4,)), 4)),
+    ]
+)  # fmt: skip
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` in pieces of split_size (last may be smaller) or of the given sizes."""
     if tensor.dim() == 0:
@@ -588,6 +595,7 @@ def _split_method(self, split_size, dim: int = 0) -> tuple:
     return split(self, split_size, dim)
 
 
+@composite(samples=lambda make: [S((make((5, 3)), 2)), S((make((2, 6)), 4, 1)), S((make((3,)), 5))])
 def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """Up to `chunks` views of equal size (ceil) along dim."""
     if input.dim() == 0:
@@ -612,6 +620,9 @@ def _section_bounds(size: int, sections: int) -> list:
     return bounds
 
 
+@composite(
+    samples=lambda make: [S((make((5, 3)), 2)), S((make((2, 7)), [1, 4], 1)), S((make((4,)), 3))]
+)
 def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     """Views of `input` split into sections (as equal as possible) or at the given indices."""
     if input.dim() == 0:
@@ -800,6 +811,11 @@ def broadcast_shapes(*shapes):
     )
 
 
+@composite(
+    samples=lambda make: [
+        S((make((2, 1)), make((3,)))), S((make(()), make((2, 3)), make((1, 3)))),
+    ]
+)  # fmt: skip
 def broadcast_tensors(*tensors) -> tuple:
     """Views of the tensors expanded to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
