@@ -1,4 +1,7 @@
-"""Operators, one module per family. Importing this package registers them all."""
+"""Operators, one module per family. Importing this package registers them all and
+declares their Tensor methods."""
+
+# ruff: noqa: F401
 
 from . import (
     binary,
@@ -15,7 +18,3 @@ from . import (
     views,
 )
 
-MODULES = [
-    binary, comparison, conversion, creation, indexing, linalg, operators, random, reduction, shape,
-    unary, views,
-]  # fmt: skip
