@@ -16,6 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .inplace import run_inplace
+from .tensor import Tensor
+
 REGISTRY: dict[str, Op] = {}
 
 LINEAR = "linear"
@@ -26,6 +29,14 @@ ELEMENTWISE = "auto_element_wise"
 
 def _names(fn) -> tuple[str, ...]:
     return tuple(inspect.signature(fn).parameters)
+
+
+def named(fn: Callable, names: Sequence[str]) -> Callable:
+    """Give a ``**env`` formula the parameter names the registry reads (formulas bind by
+    name: ``g``, ``t``, ``result``, inputs, attributes)."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    fn.__signature__ = inspect.Signature([inspect.Parameter(n, kw) for n in names])
+    return fn
 
 
 @dataclass
@@ -147,7 +158,7 @@ def defop(
     if jvp == ELEMENTWISE:
         jvp = _elementwise_jvp(op)
     op.jvp = jvp
-    op.jvp_args = jvp.names if hasattr(jvp, "names") else _names(jvp) if callable(jvp) else ()
+    op.jvp_args = _names(jvp) if callable(jvp) else ()
     op.nout = nout
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
@@ -258,8 +269,7 @@ def _elementwise_jvp(op: Op) -> Callable:
             out = term if out is None else out + term
         return out
 
-    jvp.names = tuple(names)
-    return jvp
+    return named(jvp, names)
 
 
 def _check_formula_names(op: Op) -> None:
@@ -332,8 +342,6 @@ _DECLARED: set[str] = set()
 def tensor_method(fn: Callable, *names: str) -> Callable:
     """Declare ``fn`` as Tensor methods ``names`` (default: its own name); the one way a
     Tensor method is made public. A name declared twice is an error."""
-    from .tensor import Tensor
-
     for name in names or (fn.__name__,):
         if name in _DECLARED:
             raise ValueError(f"Tensor.{name} declared twice")
@@ -343,8 +351,6 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
 
 
 def _inplace_method(op: Op) -> Callable:
-    from .inplace import run_inplace
-
     def method(self, *args, **kwargs):
         return run_inplace(op, self, args, kwargs)
 

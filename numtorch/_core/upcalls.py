@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+_NAMES: set[str] = set()
+
 
 def _missing(name: str, owner: str) -> Callable:
+    _NAMES.add(name)
+
     def call(*args, **kwargs):
         raise RuntimeError(f"numtorch: {name} is provided by {owner}, which was not imported")
 
@@ -26,10 +30,6 @@ backward = _missing("backward", "numtorch.autograd.engine")  # Tensor.backward
 register_hook = _missing("register_hook", "numtorch.autograd.hooks")  # Tensor.register_hook
 retain_grad = _missing("retain_grad", "numtorch.autograd.hooks")  # Tensor.retain_grad
 vmap_call = _missing("vmap_call", "numtorch.func")  # the engine's batched backward
-
-_NAMES = frozenset(
-    ("record", "rehistory", "refresh_view", "backward", "register_hook", "retain_grad", "vmap_call")
-)
 
 
 def provide(**fns: Callable) -> None:

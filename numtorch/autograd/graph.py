@@ -7,6 +7,7 @@ import re
 import weakref
 
 from .._core import upcalls
+from .._core.dtype import from_np
 from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros
 
@@ -145,8 +146,6 @@ RemovableHandle = _Handle
 
 
 def _zeros_for(node: Node, i: int):
-    from .._core.dtype import from_np
-
     shape, dtype = node._out_meta[i]
     return zeros(shape, dtype=from_np(dtype))
 
@@ -187,9 +186,7 @@ class Saved:
             data, fn, nr = self.data, node, self.nr
         else:
             data, fn, nr = self.t._data, self.t._grad_fn, self.t._out_nr
-        from .._core.dtype import from_np
-
-        typ = from_np(data.dtype).tensor_type[len("torch.") :]
+        typ = f"{from_np(data.dtype).scalar_name}Tensor"
         sizes = ", ".join(str(s) for s in data.shape)
         where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
         raise RuntimeError(

@@ -15,6 +15,7 @@ from .._core.dispatch import Interpreter, WrapperTensor, dispatch
 from .._core.inplace import check_inplace, commit
 from .._core.state import state
 from .._core.tensor import Size, Tensor
+from ..ops.shape import stack
 
 _fallback = {"enabled": True, "warn": True}
 _warned: set = set()
@@ -248,8 +249,6 @@ def fallback(vmap: VmapInterpreter, op, vals, bdims, attrs):
             UserWarning,
             stacklevel=4,
         )
-    from ..ops.shape import stack
-
     outs = [
         dispatch(op, tuple(_select(a, bd, b) for a, bd in zip(vals, bdims)), attrs)
         for b in range(vmap.size)

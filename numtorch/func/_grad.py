@@ -136,7 +136,6 @@ def _unwrap_tree(interp: GradInterpreter, tree):
 
 
 def _zeros_where_none(grads: list, like: list) -> list:
-
     return [zeros_like(x) if g is None else g for g, x in zip(grads, like)]
 
 

@@ -30,7 +30,6 @@ def _bind(func: Callable, args: tuple, kwargs: dict, argnums):
 def _basis(flat: list) -> list:
     """One-hot rows over the concatenated elements of ``flat``: for each tensor, a
     (total, *shape) block of the identity."""
-
     total = sum(t.numel() for t in flat)
     blocks, off = [], 0
     for t in flat:

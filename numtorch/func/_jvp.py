@@ -130,7 +130,6 @@ _JVP = "jvp(f, primals, tangents)"
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the directional derivative along ``tangents``) in one forward pass
     (torch.func.jvp)."""
-
     if not isinstance(primals, tuple):
         raise RuntimeError(
             f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."

@@ -9,6 +9,8 @@ from typing import Any
 from .._core import upcalls
 from .._core.pytree import LEAF, broadcast_prefix, tree_flatten, tree_unflatten
 from .._core.tensor import Tensor
+from ..ops.creation import default_generator
+from ..ops.shape import cat
 from ._batched import BatchedTensor, VmapInterpreter
 
 
@@ -112,9 +114,6 @@ def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs, non
 
 
 def _chunked(run, flat, dims, size, chunk_size, out_dims, randomness):
-    from ..ops.creation import default_generator
-    from ..ops.shape import cat
-
     gen = default_generator()
     state0 = gen.bit_generator.state
     results = []

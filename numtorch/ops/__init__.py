@@ -17,4 +17,3 @@ from . import (
     unary,
     views,
 )
-

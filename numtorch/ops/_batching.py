@@ -264,11 +264,11 @@ __all__ = [
     "decompose",
     "elementwise",
     "front",
-    "rule_generator",
     "lrank",
     "materialize",
     "min_rank",
     "pad_to",
     "pdim",
     "random_factory",
+    "rule_generator",
 ]

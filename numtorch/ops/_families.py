@@ -99,8 +99,10 @@ def promote_integral(name: str) -> Callable:
 
 
 # ------------------------------------------------------------------ samples
+# The dtypes an op's generic tests run in (``test={"dtypes": ...}``).
 FLOATS = ("float32", "float64")
-COMPARISON_DTYPES = ("float32", "float64", "int64", "bool")
+FLOATS_INT = (*FLOATS, "int64")
+FLOATS_INT_BOOL = (*FLOATS_INT, "bool")
 UNARY_SHAPES = ((), (5,), (2, 3), (0, 3), (2, 1, 3))
 BINARY_SHAPES = (
     ((3,), (3,)),
@@ -253,7 +255,7 @@ def comparison(name: str, kernel: Callable, **kw) -> Op:
     """An elementwise predicate of two operands: a bool result, no gradient."""
     kw.setdefault("prepare", compare)
     kw.setdefault("samples", comparison_samples)
-    kw.setdefault("dtypes", COMPARISON_DTYPES)
+    kw.setdefault("dtypes", FLOATS_INT_BOOL)
     return elementwise_op(name, kernel, **kw)
 
 
@@ -280,9 +282,10 @@ def view_op(
 
 
 __all__ = [
-    "COMPARISON_DTYPES",
     "ELEMENTWISE",
     "FLOATS",
+    "FLOATS_INT",
+    "FLOATS_INT_BOOL",
     "LINEAR",
     "binary",
     "binary_samples",

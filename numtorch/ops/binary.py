@@ -20,6 +20,7 @@ from ..testing.samples import S
 from ._families import (
     BINARY_SHAPES,
     ELEMENTWISE,
+    FLOATS_INT,
     LINEAR,
     binary,
     binary_samples,
@@ -30,7 +31,6 @@ from ._families import (
 from .comparison import where
 
 _LN2 = math.log(2.0)
-_INT_FLOAT = ("float32", "float64", "int64")
 
 
 def _is_int(a) -> bool:
@@ -140,7 +140,7 @@ rsub = binary(
         *binary_samples(scalars=(2.5, 3))(make),
         S((make((2, 3)), make((3,))), {"alpha": 2}),
     ],
-    dtypes=_INT_FLOAT,
+    dtypes=FLOATS_INT,
 )  # fmt: skip
 
 
@@ -213,7 +213,7 @@ div = binary(
         (tinput - tother * result) / other if rounding_mode is None else result * 0
     ),
     prepare=_prep_div, samples=_div_samples, error_samples=_div_errors,
-    dtypes=_INT_FLOAT, methods=("div", "divide", "true_divide"),
+    dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"),
 )  # fmt: skip
 
 
@@ -236,7 +236,7 @@ def _floor_divide(xp, input, other):
 
 
 floor_divide = binary(
-    "floor_divide", _floor_divide, dtypes=_INT_FLOAT,
+    "floor_divide", _floor_divide, dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"),
 )  # fmt: skip
@@ -302,7 +302,7 @@ def _pow_errors(make):
 
 pow = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
-    samples=_pow_samples, error_samples=_pow_errors, dtypes=_INT_FLOAT,
+    samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT,
 )  # fmt: skip
 
 
@@ -329,7 +329,7 @@ def _float_power_inplace(self: Tensor, exponent) -> Tensor:
 float_power = binary(
     "float_power", lambda xp, input, exponent: xp.power(input, exponent),
     (_pow_dbase, _pow_dexp), ELEMENTWISE, prepare=_prep_float_power, inplace=False,
-    samples=_pow_samples, dtypes=_INT_FLOAT, node_name="PowBackward1",
+    samples=_pow_samples, dtypes=FLOATS_INT, node_name="PowBackward1",
 )  # fmt: skip
 
 
@@ -338,13 +338,13 @@ maximum = binary(
     "maximum", lambda xp, input, other: xp.maximum(input, other),
     (lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0)),
      lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0))),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
 )  # fmt: skip
 minimum = binary(
     "minimum", lambda xp, input, other: xp.minimum(input, other),
     (lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0)),
      lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0))),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
 )  # fmt: skip
 
 
@@ -357,13 +357,13 @@ fmax = binary(
     "fmax", lambda xp, input, other: xp.fmax(input, other),
     (lambda g, input, other: where(_fpick(input, other, 1), g, 0),
      lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
 )  # fmt: skip
 fmin = binary(
     "fmin", lambda xp, input, other: xp.fmin(input, other),
     (lambda g, input, other: where(_fpick(input, other, -1), g, 0),
      lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
 )  # fmt: skip
 
 
@@ -425,7 +425,7 @@ def _clamp_errors(make):
 
 clamp_op = elementwise_op(
     "clamp", _clamp, (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), ELEMENTWISE, nin=3,
-    samples=_clamp_samples, error_samples=_clamp_errors, dtypes=_INT_FLOAT,
+    samples=_clamp_samples, error_samples=_clamp_errors, dtypes=FLOATS_INT,
     out=False, methods=False, inplace=False,  # ``clamp`` below: min and max default to None
 )  # fmt: skip
 
@@ -455,12 +455,12 @@ def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
 clamp_min = binary(
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
-    ELEMENTWISE, scalars=(0.5, -1), dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
 )  # fmt: skip
 clamp_max = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
-    ELEMENTWISE, scalars=(0.5, -1), dtypes=_INT_FLOAT,
+    ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
 )  # fmt: skip
 
 
@@ -482,13 +482,13 @@ remainder = binary(
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="floor")),
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
-    dtypes=_INT_FLOAT, error_samples=_bool_errors("remainder_cpu"),
+    dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"),
 )  # fmt: skip
 fmod = binary(
     "fmod", _fmod,
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="trunc")),
     ELEMENTWISE,
-    samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=_INT_FLOAT,
+    samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"),
 )  # fmt: skip
 
@@ -500,7 +500,7 @@ atan2 = binary(
     "atan2", lambda xp, input, other: xp.arctan2(input, other),
     (lambda g, input, other: g * other / _sq(input, other),
      lambda g, input, other: -g * input / _sq(input, other)),
-    ELEMENTWISE, floating=True, scalars=(), dtypes=_INT_FLOAT, methods=("atan2", "arctan2"),
+    ELEMENTWISE, floating=True, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
 )  # fmt: skip
 
 hypot = binary(
@@ -517,7 +517,7 @@ def _copysign_ratio(input, result):
 copysign = binary(
     "copysign", lambda xp, input, other: xp.copysign(input, other),
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
-    ELEMENTWISE, floating=True, dtypes=_INT_FLOAT,
+    ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
     samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
 )  # fmt: skip
 
@@ -535,7 +535,7 @@ def _xlogy_dinput(g, input, other):
 
 xlogy = binary(
     "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
-    ELEMENTWISE, floating=True, dtypes=_INT_FLOAT,
+    ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
     samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3),
 )  # fmt: skip
 
@@ -654,7 +654,7 @@ addcmul = elementwise_op(
     (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
      lambda g, tensor1, value: g * tensor1 * value),
     ELEMENTWISE,
-    samples=_addc_samples(False), dtypes=_INT_FLOAT,
+    samples=_addc_samples(False), dtypes=FLOATS_INT,
 )  # fmt: skip
 addcdiv = elementwise_op(
     "addcdiv", _addcdiv,

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.op import ErrorInput, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
     BINARY_SHAPES,
-    COMPARISON_DTYPES,
+    FLOATS_INT,
+    FLOATS_INT_BOOL,
     LINEAR,
     UNARY_SHAPES,
     comparison,
@@ -65,7 +67,7 @@ where_op = elementwise_op(
     "where", _where,
     (None, lambda g, condition: where(condition, g, 0), lambda g, condition: where(condition, 0, g)),
     LINEAR, prepare=_promote_where, samples=_where_samples, error_samples=_where_errors,
-    dtypes=("float32", "float64", "int64"),
+    dtypes=FLOATS_INT,
     methods=False, inplace=False,  # ``where`` below; Tensor.where(condition, y) takes self second
 )  # fmt: skip
 
@@ -127,14 +129,12 @@ logical_xor = comparison(
 )
 logical_not = unary(
     "logical_not", lambda xp, input: xp.logical_not(input), prepare=_to_bool,
-    samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]), dtypes=COMPARISON_DTYPES,
+    samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]), dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
 
 
 # ------------------------------------------------------------------ closeness
 def _dtype_name(a) -> str:
-    from .._core import dtype as dt
-
     return dt.of(a).scalar_name
 
 
@@ -192,7 +192,7 @@ def _isclose_errors(make):
 
 isclose = comparison(
     "isclose", _isclose, prepare=None, samples=_isclose_samples, error_samples=_isclose_errors,
-    dtypes=("float32", "float64", "int64"), out=False, inplace=False,
+    dtypes=FLOATS_INT, out=False, inplace=False,
 )  # fmt: skip
 
 

@@ -10,12 +10,13 @@ from .._core.op import LINEAR, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise
+from ._families import FLOATS_INT
 
 to_dtype = defop(
     "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
     api="Tensor.to", node_name="ToCopyBackward0",
     samples=lambda make: [S((make((2,)), dt.int64)), S((make((2, 3)), dt.float64)), S((make(()), dt.float64))],
-    test={"dtypes": ("float32", "float64", "int64")}, batch_rule=elementwise(),
+    test={"dtypes": FLOATS_INT}, batch_rule=elementwise(),
 )  # fmt: skip
 
 clone = defop(

@@ -14,6 +14,7 @@ from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front, lrank, materialize, pad_to, pdim, rule_generator
+from ._families import FLOATS_INT_BOOL
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
 
@@ -1015,13 +1016,13 @@ def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
         input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
     )
     ts = _region_t(tsrc, index.shape)
-    zeros = zeros_like(result)
+    base = zeros_like(result)
     if reduce == "prod":
         return result * (
             tinput * w_in / input
-            + scatter_add.fn(zeros, index, ts / _region_t(src, index.shape), dim=dim)
+            + scatter_add.fn(base, index, ts / _region_t(src, index.shape), dim=dim)
         )
-    return tinput * w_in + scatter_add.fn(zeros, index, ts * w_src, dim=dim)
+    return tinput * w_in + scatter_add.fn(base, index, ts * w_src, dim=dim)
 
 
 def _region_t(src, shape):
@@ -1805,7 +1806,7 @@ def _nonzero_samples(make):
 
 nonzero_op = defop(
     "nonzero", _argwhere, samples=_nonzero_samples, batch_rule=dynamic_shape(),
-    test={"dtypes": ("float32", "float64", "int64", "bool"), "vmap": "dynamic"},
+    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"},
 )  # fmt: skip
 
 
@@ -1828,7 +1829,7 @@ argwhere = defop(
     _argwhere,
     samples=lambda make: [s for s in _nonzero_samples(make) if not s.kwargs],
     batch_rule=dynamic_shape(),
-    test={"dtypes": ("float32", "float64", "int64", "bool"), "vmap": "dynamic"},
+    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"},
     methods=True,
 )
 

@@ -12,12 +12,12 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, composite, defop, tensor_methods
+from .._core.op import LINEAR, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._batching import front, lrank, pad_to, pdim, rule_generator
-from ._families import promote
+from ._families import FLOATS_INT, promote
 from .binary import clamp
 from .comparison import where
 from .creation import eye, ones, tensor, zeros_like
@@ -312,7 +312,7 @@ matmul = defop(
     batch_rule=product(_matmul_check),
     samples=_matmul_samples,
     out=True,
-    test={"dtypes": ("float32", "float64", "int64")},
+    test={"dtypes": FLOATS_INT},
     error_samples=lambda make: [
         E(
             _mixed(make, (2, 3), (3, 4)),
@@ -377,7 +377,7 @@ def _bmm(xp, input, mat2):
     return xp.matmul(input, mat2)
 
 
-_INT = {"dtypes": ("float32", "float64", "int64")}
+_INT = {"dtypes": FLOATS_INT}
 
 mm = defop(
     "mm",
@@ -879,14 +879,7 @@ def vecdot(x, y, *, dim: int = -1, out=None):
 # ------------------------------------------------------------------ add-and-multiply family
 def _named(fn, names):
     """``fn`` called positionally, advertised under the parameter ``names`` (formulas bind by name)."""
-    import inspect
-
-    def f(**kw):
-        return fn(*(kw[n] for n in names))
-
-    P = inspect.Parameter
-    f.__signature__ = inspect.Signature([P(n, P.POSITIONAL_OR_KEYWORD) for n in names])
-    return f
+    return named(lambda **kw: fn(*(kw[n] for n in names)), names)
 
 
 def _addprod_rule(op, prod_fn):

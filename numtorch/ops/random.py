@@ -418,7 +418,6 @@ def normal(
 
 def _zero_grads(r: Tensor, *params) -> Tensor:
     """r's values, connected to the tensor params with zero gradients (PyTorch's normal)."""
-
     r = r.detach()
     for p in params:
         if isinstance(p, Tensor) and (p.requires_grad or p._level):

@@ -12,16 +12,15 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, Op, defop, tensor_methods
+from .._core.op import LINEAR, Op, defop, named, tensor_methods
 from ..testing.samples import ErrorInput, S
 from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
-from ._families import to_float
+from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, to_float
 from .binary import maximum, minimum
 from .comparison import where
 from .creation import arange, as_tensor, full, ones_like, zeros_like
 from .shape import cat
 
-FLOATS = ("float32", "float64")
 _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops below
 
 
@@ -86,17 +85,6 @@ def _need_float(name: str, x, dtype=None) -> None:
         )
 
 
-def _sig(names: tuple) -> inspect.Signature:
-    kw = inspect.Parameter.KEYWORD_ONLY
-    return inspect.Signature([inspect.Parameter(n, kw) for n in names])
-
-
-def _named(fn: Callable, names: tuple) -> Callable:
-    """Give a ``**env`` formula the parameter names the op registry reads."""
-    fn.__signature__ = _sig(names)
-    return fn
-
-
 # vmap: move the batch first and shift the dims; dim=None means every dim, or (argmax-like
 # ops) the flattened tensor.
 _DIMS = along_dims()
@@ -159,8 +147,8 @@ def reduction(
         def jvp(t, x, result, dim, keepdim, **ex):
             return _partial_jvp(partial, t, x, result, dim, keepdim, ex)
 
-        vjp = _named(vjp, ("g", *names))
-        jvp = _named(jvp, ("t", *names))
+        vjp = named(vjp, ("g", *names))
+        jvp = named(jvp, ("t", *names))
     kw.setdefault("batch_rule", _DIMS)
     return defop(
         name,
@@ -260,7 +248,7 @@ sum = defop(
     vjp=lambda g, x, dim, keepdim: unreduce(g, x.shape, dim, keepdim),
     jvp=LINEAR,
     samples=_sum_samples,
-    test={"dtypes": ("float32", "float64", "int64", "bool")},
+    test={"dtypes": FLOATS_INT_BOOL},
     error_samples=_err_dim(),
     batch_rule=_DIMS,
     out=True,
@@ -386,7 +374,7 @@ def _prod_samples(make):
 
 
 prod = reduction(
-    "prod", _prod, _prod_partial, samples=_prod_samples, dtypes=("float32", "float64", "int64"), out=True,
+    "prod", _prod, _prod_partial, samples=_prod_samples, dtypes=FLOATS_INT, out=True,
     batch_rule=_FLAT,
 )  # fmt: skip
 
@@ -442,13 +430,12 @@ def _amax_samples(make):
     yield S((make((0, 3)), 1))
 
 
-_INTS = ("float32", "float64", "int64")
 amax = reduction(
     "amax",
     _amax,
     _ties_partial,
     samples=_amax_samples,
-    dtypes=_INTS,
+    dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amax"),
     out=True,
 )
@@ -457,7 +444,7 @@ amin = reduction(
     _amin,
     _ties_partial,
     samples=_amax_samples,
-    dtypes=_INTS,
+    dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amin"),
     out=True,
 )
@@ -600,11 +587,11 @@ def _max_errors(name):
 
 max_dim = _indexed_op(
     "max", _arg_extremum("max", "argmax"), samples=_max_samples, error_samples=_max_errors("max"),
-    test={"dtypes": _INTS},
+    test={"dtypes": FLOATS_INT},
 )  # fmt: skip
 min_dim = _indexed_op(
     "min", _arg_extremum("min", "argmin"), samples=_max_samples, error_samples=_max_errors("min"),
-    test={"dtypes": _INTS},
+    test={"dtypes": FLOATS_INT},
 )  # fmt: skip
 
 
@@ -679,7 +666,7 @@ argmax, argmin = (
         nin=1,
         samples=_argmax_samples,
         batch_rule=_FLAT,
-        test={"dtypes": _INTS},
+        test={"dtypes": FLOATS_INT},
         out=True,
         methods=True,
     )
@@ -925,7 +912,7 @@ def _logsumexp(xp, x, dim, keepdim=False):
 logsumexp = reduction(
     "logsumexp", _logsumexp, lambda x, r, dim: (x - r).exp(), prepare=to_float,
     samples=dim_samples(all_dims=False), error_samples=_err_dim(), out=True,
-    test={"dtypes": ("float32", "float64", "int64")},
+    test={"dtypes": FLOATS_INT},
 )  # fmt: skip
 
 
@@ -1056,7 +1043,7 @@ def _scan_op(name, kernel, vjp, jvp, samples, dtypes=FLOATS, **kw):
 
 cumsum = _scan_op(
     "cumsum", _cumsum, lambda g, dim: _revcumsum(g, dim), LINEAR, _scan_samples(),
-    dtypes=("float32", "float64", "int64", "bool"), inplace=True,
+    dtypes=FLOATS_INT_BOOL, inplace=True,
 )  # fmt: skip
 
 
@@ -1094,7 +1081,7 @@ def _cumprod_samples(make):
 
 cumprod = _scan_op(
     "cumprod", _cumprod, _cumprod_vjp, _cumprod_jvp, _cumprod_samples,
-    dtypes=("float32", "float64", "int64"), inplace=True,
+    dtypes=FLOATS_INT, inplace=True,
 )  # fmt: skip
 logcumsumexp = _scan_op(
     "logcumsumexp", _logcumsumexp,
@@ -1122,7 +1109,7 @@ def _cumext(name: str, ufunc: str):
     return _indexed_op(
         name, kernel, error_samples=_err_dim(),
         samples=lambda make: (S((distinct(make, s), d)) for s, d in (((2, 3), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((), 0))),
-        test={"dtypes": _INTS},
+        test={"dtypes": FLOATS_INT},
     )  # fmt: skip
 
 
@@ -1218,7 +1205,7 @@ def _nanmean_partial(x, r, dim):
     return _shares(x == x, x, dim)
 
 
-nansum = reduction("nansum", _nansum, _notnan, samples=_nan_samples, dtypes=_INTS, out=True)
+nansum = reduction("nansum", _nansum, _notnan, samples=_nan_samples, dtypes=FLOATS_INT, out=True)
 nanmean = reduction("nanmean", _nanmean, _nanmean_partial, samples=_nan_samples, out=True)
 
 
@@ -1256,7 +1243,7 @@ def _sort_samples(make):
 
 
 sort_op = _indexed_op(
-    "sort", _sort, samples=_sort_samples, error_samples=_err_dim(), test={"dtypes": _INTS}
+    "sort", _sort, samples=_sort_samples, error_samples=_err_dim(), test={"dtypes": FLOATS_INT}
 )
 argsort = defop(
     "argsort",
@@ -1264,7 +1251,7 @@ argsort = defop(
     nin=1,
     samples=_sort_samples,
     error_samples=_err_dim(),
-    test={"dtypes": _INTS},
+    test={"dtypes": FLOATS_INT},
     batch_rule=_DIMS,
     methods=True,
 )
@@ -1295,7 +1282,7 @@ def _topk_errors(make):
 
 
 topk_op = _indexed_op(
-    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": _INTS}
+    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT}
 )
 
 
@@ -1331,7 +1318,11 @@ def _kth_errors(make):
 
 
 kthvalue_op = _indexed_op(
-    "kthvalue", _kthvalue, samples=_kth_samples, error_samples=_kth_errors, test={"dtypes": _INTS}
+    "kthvalue",
+    _kthvalue,
+    samples=_kth_samples,
+    error_samples=_kth_errors,
+    test={"dtypes": FLOATS_INT},
 )
 
 
@@ -1383,7 +1374,7 @@ median_op = defop(
     jvp=lambda t, x, result: (t * _median_partial(x, result)).sum(),
     samples=_median_samples,
     error_samples=_median_errors,
-    test={"dtypes": _INTS},
+    test={"dtypes": FLOATS_INT},
     batch_rule=_median_rule,
 )
 

@@ -19,6 +19,7 @@ from ._batching import (
     pdim,
     rule_generator,
 )
+from ._families import FLOATS_INT, FLOATS_INT_BOOL
 from .creation import arange, zeros_like
 from .views import diagonal, diagonal_backward, diagonal_view, reshape
 
@@ -70,7 +71,6 @@ def _promote_list(arrays, attrs=None):
 
 def _list_tangents(t, tensors) -> list:
     """Tangents of a list input, zeros where an element has none."""
-
     return [zeros_like(input) if ti is None else ti for ti, input in zip(t, tensors, strict=True)]
 
 
@@ -545,7 +545,7 @@ def _tri(name: str):
     kernel.__name__ = "_" + name
     return defop(
         name, kernel, nin=1, vjp=lambda g, diagonal: getattr(g, name)(diagonal), jvp=LINEAR, out=True,
-        methods=True, inplace=True, samples=_tri_samples, test={"dtypes": ("float32", "float64", "int64", "bool")},
+        methods=True, inplace=True, samples=_tri_samples, test={"dtypes": FLOATS_INT_BOOL},
         batch_rule=min_rank(2, lambda rank: RuntimeError(message)),
         error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, message)],
     )  # fmt: skip
@@ -856,7 +856,7 @@ repeat_interleave = (
         jvp=LINEAR,
         samples=_repeat_interleave_samples,
         batch_rule=_repeat_interleave_rule,
-        test={"dtypes": ("float32", "float64", "int64")},
+        test={"dtypes": FLOATS_INT},
         error_samples=lambda make: [
             ErrorInput(
                 S((make((2, 3)), make((2,), 1, 3, dtype="int64")), {"dim": 1}),

@@ -16,7 +16,15 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import ErrorInput, composite, tensor_methods
 from ..testing.samples import S
-from ._families import ELEMENTWISE, LINEAR, UNARY_SHAPES, unary, unary_samples
+from ._families import (
+    ELEMENTWISE,
+    FLOATS_INT,
+    FLOATS_INT_BOOL,
+    LINEAR,
+    UNARY_SHAPES,
+    unary,
+    unary_samples,
+)
 from .comparison import where
 from .creation import zeros_like
 
@@ -27,8 +35,6 @@ _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 _SQRTPI_2 = math.sqrt(math.pi) / 2.0
 _DEG = math.pi / 180.0
 _RAD = 180.0 / math.pi
-_INT = ("float32", "float64", "int64")
-_INT_BOOL = ("float32", "float64", "int64", "bool")
 
 
 def _not_implemented(kernel_name: str, a) -> None:
@@ -140,25 +146,25 @@ def _square(xp, input):
 
 
 neg = unary(
-    "neg", _neg, lambda g: -g, LINEAR, floating=False, dtypes=_INT, methods=("neg", "negative"),
+    "neg", _neg, lambda g: -g, LINEAR, floating=False, dtypes=FLOATS_INT, methods=("neg", "negative"),
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported")
     ],
 )  # fmt: skip
 abs = unary(
-    "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, floating=False, dtypes=_INT,
+    "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
     exclude_zero=True, methods=("abs", "absolute"),
     error_samples=lambda make: [_err(make, "abs_cpu")],
     test={"no_gradgrad": True},  # torch's second derivative is a ZeroTensor the harness can't read
 )  # fmt: skip
-_SIGN = {"floating": False, "dtypes": _INT_BOOL, "exclude_zero": True}
+_SIGN = {"floating": False, "dtypes": FLOATS_INT_BOOL, "exclude_zero": True}
 sign = unary("sign", _sign, _zeros, ELEMENTWISE, **_SIGN)
 sgn = unary(
     "sgn", _sign, _zeros, ELEMENTWISE, **_SIGN,
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )  # fmt: skip
 relu = unary(
-    "relu", _relu, lambda g, result: g * (result > 0), ELEMENTWISE, floating=False, dtypes=_INT,
+    "relu", _relu, lambda g, result: g * (result > 0), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
     exclude_zero=True, out=False,
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
@@ -166,23 +172,23 @@ relu = unary(
 )  # fmt: skip
 square = unary(
     "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, floating=False,
-    dtypes=_INT_BOOL,
+    dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
 
 # ------------------------------------------------------------------ exponentials and logarithms
-_LOG = {"dtypes": _INT, "low": 0.1, "high": 3.0}
-exp = unary("exp", _ufunc("exp"), lambda g, result: g * result, ELEMENTWISE, dtypes=_INT_BOOL)
+_LOG = {"dtypes": FLOATS_INT, "low": 0.1, "high": 3.0}
+exp = unary("exp", _ufunc("exp"), lambda g, result: g * result, ELEMENTWISE, dtypes=FLOATS_INT_BOOL)
 exp2 = unary(
-    "exp2", _ufunc("exp2"), lambda g, result: g * result * _LN2, ELEMENTWISE, dtypes=_INT_BOOL
+    "exp2", _ufunc("exp2"), lambda g, result: g * result * _LN2, ELEMENTWISE, dtypes=FLOATS_INT_BOOL
 )
 expm1 = unary(
-    "expm1", _ufunc("expm1"), lambda g, result: g * (result + 1), ELEMENTWISE, dtypes=_INT
+    "expm1", _ufunc("expm1"), lambda g, result: g * (result + 1), ELEMENTWISE, dtypes=FLOATS_INT
 )
 log = unary("log", _ufunc("log"), lambda g, input: g / input, ELEMENTWISE, **_LOG)
 log2 = unary("log2", _ufunc("log2"), lambda g, input: g / (input * _LN2), ELEMENTWISE, **_LOG)
 log10 = unary("log10", _ufunc("log10"), lambda g, input: g / (input * _LN10), ELEMENTWISE, **_LOG)
 log1p = unary(
-    "log1p", _ufunc("log1p"), lambda g, input: g / (input + 1), ELEMENTWISE, dtypes=_INT,
+    "log1p", _ufunc("log1p"), lambda g, input: g / (input + 1), ELEMENTWISE, dtypes=FLOATS_INT,
     low=-0.9, high=3.0,
 )  # fmt: skip
 sqrt = unary("sqrt", _ufunc("sqrt"), lambda g, result: g / (result * 2), ELEMENTWISE, **_LOG)
@@ -192,15 +198,15 @@ rsqrt = unary(
 )  # fmt: skip
 reciprocal = unary(
     "reciprocal", _ufunc("reciprocal"), lambda g, result: -g * result * result, ELEMENTWISE,
-    dtypes=_INT, exclude_zero=True,
+    dtypes=FLOATS_INT, exclude_zero=True,
 )  # fmt: skip
 
 # ------------------------------------------------------------------ trigonometric and hyperbolic
-_UNIT = {"dtypes": _INT, "low": -0.9, "high": 0.9}
-sin = unary("sin", _ufunc("sin"), lambda g, input: g * input.cos(), ELEMENTWISE, dtypes=_INT)
-cos = unary("cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=_INT)
+_UNIT = {"dtypes": FLOATS_INT, "low": -0.9, "high": 0.9}
+sin = unary("sin", _ufunc("sin"), lambda g, input: g * input.cos(), ELEMENTWISE, dtypes=FLOATS_INT)
+cos = unary("cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=FLOATS_INT)
 tan = unary(
-    "tan", _ufunc("tan"), lambda g, result: g * (result * result + 1), ELEMENTWISE, dtypes=_INT,
+    "tan", _ufunc("tan"), lambda g, result: g * (result * result + 1), ELEMENTWISE, dtypes=FLOATS_INT,
     low=-1.2, high=1.2,
 )  # fmt: skip
 asin = unary(
@@ -212,31 +218,39 @@ acos = unary(
     methods=("acos", "arccos"), **_UNIT,
 )  # fmt: skip
 atan = unary(
-    "atan", _ufunc("arctan"), lambda g, input: g / (input * input + 1), ELEMENTWISE, dtypes=_INT,
+    "atan", _ufunc("arctan"), lambda g, input: g / (input * input + 1), ELEMENTWISE, dtypes=FLOATS_INT,
     methods=("atan", "arctan"),
 )  # fmt: skip
-sinh = unary("sinh", _ufunc("sinh"), lambda g, input: g * input.cosh(), ELEMENTWISE, dtypes=_INT)
-cosh = unary("cosh", _ufunc("cosh"), lambda g, input: g * input.sinh(), ELEMENTWISE, dtypes=_INT)
+sinh = unary(
+    "sinh", _ufunc("sinh"), lambda g, input: g * input.cosh(), ELEMENTWISE, dtypes=FLOATS_INT
+)
+cosh = unary(
+    "cosh", _ufunc("cosh"), lambda g, input: g * input.sinh(), ELEMENTWISE, dtypes=FLOATS_INT
+)
 tanh = unary(
-    "tanh", _ufunc("tanh"), lambda g, result: g * (1 - result * result), ELEMENTWISE, dtypes=_INT
+    "tanh",
+    _ufunc("tanh"),
+    lambda g, result: g * (1 - result * result),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
 )
 asinh = unary(
     "asinh", _ufunc("arcsinh"), lambda g, input: g * (input * input + 1).rsqrt(), ELEMENTWISE,
-    dtypes=_INT, methods=("asinh", "arcsinh"),
+    dtypes=FLOATS_INT, methods=("asinh", "arcsinh"),
 )  # fmt: skip
 acosh = unary(
     "acosh", _ufunc("arccosh"), lambda g, input: g * (input * input - 1).rsqrt(), ELEMENTWISE,
-    dtypes=_INT, low=1.1, high=3.0, methods=("acosh", "arccosh"),
+    dtypes=FLOATS_INT, low=1.1, high=3.0, methods=("acosh", "arccosh"),
 )  # fmt: skip
 atanh = unary(
     "atanh", _ufunc("arctanh"), lambda g, input: g / (1 - input * input), ELEMENTWISE,
     methods=("atanh", "arctanh"), **_UNIT,
 )  # fmt: skip
 deg2rad = unary(
-    "deg2rad", lambda xp, input: input * _DEG, lambda g: g * _DEG, LINEAR, dtypes=_INT_BOOL
+    "deg2rad", lambda xp, input: input * _DEG, lambda g: g * _DEG, LINEAR, dtypes=FLOATS_INT_BOOL
 )
 rad2deg = unary(
-    "rad2deg", lambda xp, input: input * _RAD, lambda g: g * _RAD, LINEAR, dtypes=_INT_BOOL
+    "rad2deg", lambda xp, input: input * _RAD, lambda g: g * _RAD, LINEAR, dtypes=FLOATS_INT_BOOL
 )
 
 
@@ -263,20 +277,20 @@ def _logit_samples(make):
 
 sigmoid = unary(
     "sigmoid", lambda xp, input: _special(xp).expit(input),
-    lambda g, result: g * result * (1 - result), ELEMENTWISE, dtypes=_INT_BOOL,
+    lambda g, result: g * result * (1 - result), ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
-logit = unary("logit", _logit, _logit_grad, ELEMENTWISE, dtypes=_INT, samples=_logit_samples)
+logit = unary("logit", _logit, _logit_grad, ELEMENTWISE, dtypes=FLOATS_INT, samples=_logit_samples)
 erf = unary(
     "erf", lambda xp, input: _special(xp).erf(input),
-    lambda g, input: g * (-input * input).exp() * _2_SQRTPI, ELEMENTWISE, dtypes=_INT_BOOL,
+    lambda g, input: g * (-input * input).exp() * _2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
 erfc = unary(
     "erfc", lambda xp, input: _special(xp).erfc(input),
-    lambda g, input: g * (-input * input).exp() * -_2_SQRTPI, ELEMENTWISE, dtypes=_INT_BOOL,
+    lambda g, input: g * (-input * input).exp() * -_2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
 erfinv = unary(
     "erfinv", lambda xp, input: _special(xp).erfinv(input),
-    lambda g, result: g * (result * result).exp() * _SQRTPI_2, ELEMENTWISE, dtypes=_INT,
+    lambda g, result: g * (result * result).exp() * _SQRTPI_2, ELEMENTWISE, dtypes=FLOATS_INT,
     low=-0.9, high=0.9,
 )  # fmt: skip
 
@@ -308,7 +322,7 @@ def _frac(xp, input):
     return input - xp.trunc(input)
 
 
-_ROUNDING = {"floating": False, "dtypes": _INT, "samples": _rounding_samples}
+_ROUNDING = {"floating": False, "dtypes": FLOATS_INT, "samples": _rounding_samples}
 floor = unary("floor", _rounding("floor_vml_cpu", "floor"), _zeros, ELEMENTWISE, **_ROUNDING)
 ceil = unary("ceil", _rounding("ceil_vml_cpu", "ceil"), _zeros, ELEMENTWISE, **_ROUNDING)
 trunc = unary(
@@ -316,7 +330,7 @@ trunc = unary(
     methods=("trunc", "fix"), error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
 )  # fmt: skip
 round = unary(
-    "round", _round, _zeros, ELEMENTWISE, floating=False, dtypes=_INT, samples=_round_samples,
+    "round", _round, _zeros, ELEMENTWISE, floating=False, dtypes=FLOATS_INT, samples=_round_samples,
     error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
 )  # fmt: skip
 frac = unary(
@@ -350,14 +364,14 @@ def _angle(xp, input):
 
 nan_to_num = unary(
     "nan_to_num", _nan_to_num, lambda g, input: g * input.isfinite(), ELEMENTWISE,
-    floating=False, dtypes=_INT_BOOL, samples=_nan_to_num_samples,
+    floating=False, dtypes=FLOATS_INT_BOOL, samples=_nan_to_num_samples,
 )  # fmt: skip
 angle = unary(
-    "angle", _angle, _zeros, ELEMENTWISE, dtypes=_INT_BOOL, exclude_zero=True, inplace=False
+    "angle", _angle, _zeros, ELEMENTWISE, dtypes=FLOATS_INT_BOOL, exclude_zero=True, inplace=False
 )
 conj_physical = unary(
     "conj_physical", lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
-    lambda g: g.conj(), LINEAR, floating=False, dtypes=_INT_BOOL,
+    lambda g: g.conj(), LINEAR, floating=False, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
 
 
@@ -397,7 +411,7 @@ def _isreal(xp, input):
 _PREDICATE = {
     "floating": False,
     "inplace": False,
-    "dtypes": _INT_BOOL,
+    "dtypes": FLOATS_INT_BOOL,
     "samples": _predicate_samples,
 }
 signbit = unary("signbit", _ufunc("signbit"), **_PREDICATE)
