@@ -453,7 +453,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
-def _threshold(xp, input, threshold, value):
+def _threshold_kernel(xp, input, threshold, value):
     if input.dtype.kind in "iu":  # the numbers convert to the input's type, as in PyTorch
         threshold, value = int(threshold), int(value)
     return xp.where(input > threshold, input, xp.asarray(value, dtype=input.dtype))
@@ -476,7 +476,7 @@ def _threshold_errors(make):
 
 
 _threshold_op = unary(
-    "threshold", _threshold, lambda g, input, threshold: where(input > threshold, g, 0),
+    "threshold", _threshold_kernel, lambda g, input, threshold: where(input > threshold, g, 0),
     ELEMENTWISE, nin=1, prepare=_no_bool("threshold_cpu"), methods=False,
     inplace=False, out=False, api="nn.functional.threshold", dtypes=FLOATS_INT,
     samples=_threshold_samples, error_samples=_threshold_errors,
@@ -490,11 +490,16 @@ def _number(name: str, arg: str, pos: int, v) -> None:
         )
 
 
-def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+def _threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else value."""
     _number("threshold", "threshold", 2, threshold)
     _number("threshold", "value", 3, value)
     return _apply(_threshold_op, input, inplace, threshold=threshold, value=value)
+
+
+# Named _threshold as in PyTorch (its argument ``threshold`` shadows the function's name),
+# so a missing argument's TypeError names it alike.
+threshold = _threshold
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
