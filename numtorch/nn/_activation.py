@@ -716,7 +716,9 @@ def gumbel_softmax(
             "Exponential distribution is a continuous probability distribution. dtype must be "
             f"a floating point but you specified {logits.dtype.scalar_name}"
         )
-    exponential = -((-rand_like(logits)).log1p())  # Exp(1) from U[0, 1)
+    # Exp(1) from U[0, 1), kept off 0 (a draw of u = 0 would make the sample NaN).
+    tiny = float(np.finfo(logits.dtype.np).tiny)
+    exponential = (-rand_like(logits)).log1p().neg().clamp(min=tiny)
     y = softmax_op.fn((logits - exponential.log()) / tau, dim)
     if not hard:
         return y
