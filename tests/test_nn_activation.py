@@ -105,7 +105,8 @@ def test_integer_inputs_where_torch_accepts_them():
         F.hardtanh_(y, -1.9, 2.5)
         return (
             F.relu(x), F.relu6(x), F.hardtanh(x, -1.5, 2.5), F.threshold(x, -0.5, 7.9),
-            F.threshold(x, 1.5, -7.9), y, F.softsign(x), F.tanhshrink(x),
+            F.threshold(x, 1.5, -7.9), F.threshold(x, x[0, 2], x[1, 1]), y, F.softsign(x),
+            F.tanhshrink(x),
         )  # fmt: skip
 
     assert_same(prog, ints, rtol=1e-6)
@@ -189,6 +190,8 @@ ERRORS = {
     "threshold_str": lambda F, x: F.threshold(x, "a", 1.0),
     "threshold_none_value": lambda F, x: F.threshold(x, 0.5, None),
     "threshold_missing": lambda F, x: F.threshold(x, 0.5),
+    "threshold__str": lambda F, x: F.threshold_(x, "a", 1.0),
+    "threshold_vector": lambda F, x: F.threshold(x, x[0], 1.0),
     "threshold_bool": lambda F, x: F.threshold(x > 0, 0.5, 1.0),
     "rrelu_bounds": lambda F, x: F.rrelu(x, 0.5, 0.1),
     "rrelu_bounds_training": lambda F, x: F.rrelu(x, 0.5, 0.1, True),

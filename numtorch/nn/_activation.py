@@ -483,17 +483,20 @@ _threshold_op = unary(
 )  # fmt: skip
 
 
-def _number(name: str, arg: str, pos: int, v) -> None:
+def _number(name: str, arg: str, pos: int, v):
+    """A Scalar argument: a Python number, or a 0-d tensor's value."""
+    if isinstance(v, Tensor) and v.dim() == 0:
+        return v.item()
     if not isinstance(v, numbers.Number):
-        raise TypeError(
-            f"{name}(): argument '{arg}' (position {pos}) must be Number, not {type(v).__name__}"
-        )
+        kind = "Tensor" if isinstance(v, Tensor) else type(v).__name__
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Number, not {kind}")
+    return v
 
 
 def _threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else value."""
-    _number("threshold", "threshold", 2, threshold)
-    _number("threshold", "value", 3, value)
+    threshold = _number("threshold", "threshold", 2, threshold)
+    value = _number("threshold", "value", 3, value)
     return _apply(_threshold_op, input, inplace, threshold=threshold, value=value)
 
 
@@ -504,8 +507,8 @@ threshold = _threshold
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place ``threshold``."""
-    _number("threshold_", "threshold", 2, threshold)
-    _number("threshold_", "value", 3, value)
+    threshold = _number("threshold_", "threshold", 2, threshold)
+    value = _number("threshold_", "value", 3, value)
     return _apply(_threshold_op, input, True, threshold=threshold, value=value)
 
 
