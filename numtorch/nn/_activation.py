@@ -435,8 +435,12 @@ logsigmoid = _act(
 
 
 # ------------------------------------------------------------------ leaky_relu, threshold
+def _leaky_relu(xp, input, negative_slope=0.01):
+    return xp.where(input > 0, input, input * negative_slope)
+
+
 _leaky_relu_op = _act(
-    "leaky_relu", lambda xp, input, negative_slope=0.01: xp.where(input > 0, input, input * negative_slope),
+    "leaky_relu", _leaky_relu,
     lambda g, input, negative_slope: where(input > 0, g, g * negative_slope),
     kernel_name="leaky_relu_cpu",
     samples=_act_samples(options=[((0.2,), {}, (0.0,)), ((), {"negative_slope": -0.5}, (0.0,))]),
@@ -464,13 +468,16 @@ def _threshold_samples(make):
         yield S((_away(make, s, (0.3,)), 0.3, -1.5))
     yield S((_away(make, (4, 3), (-1.0,)).T, -1.0, 0.0), name="transposed")
     yield S((_away(make, (2, 3), (0.5,)),), {"threshold": 0.5, "value": 2.0})
-    yield S((_away(make, (2, 3), (0.0,)), -0.5, 7.9), name="integer thresholds")
+    yield S(
+        (_away(make, (2, 3), (-0.5,)), -0.5, 7.9), name="numbers that truncate for integer inputs"
+    )
 
 
 def _threshold_errors(make):
     yield from _dtype_error("threshold_cpu", np.bool_, 0.5, 1.0)(make)
     for bad in ("a", None):
-        message = f"threshold(): argument 'threshold' (position 2) must be Number, not {type(bad).__name__}"
+        kind = type(bad).__name__
+        message = f"threshold(): argument 'threshold' (position 2) must be Number, not {kind}"
         yield ErrorInput(S((make((3,)), bad, 1.0)), TypeError, re.escape(message))
     yield ErrorInput(S((make((3,)), 1.0, "b")), TypeError, "argument 'value' \\(position 3\\)")
 
