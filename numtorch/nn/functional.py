@@ -4,6 +4,42 @@
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops.random import dropout
+from ._activation import (
+    celu,
+    celu_,
+    elu,
+    elu_,
+    gelu,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    logsigmoid,
+    mish,
+    prelu,
+    relu,
+    relu6,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    sigmoid,
+    silu,
+    softmin,
+    softplus,
+    softshrink,
+    softsign,
+    tanh,
+    tanhshrink,
+    threshold,
+    threshold_,
+)  # fmt: skip
 
 # reduction
 log_softmax = _reduction.nn_log_softmax

@@ -1,0 +1,419 @@
+"""Activations of nn.functional beyond what the op database sees: the in-place forms (values,
+identity, version bumps, autograd through them), exact error texts, numerical stability at
+large inputs, hardsigmoid's forward (its op is checked by finite differences only), and the
+random ones (rrelu in training, gumbel_softmax): shapes, statistics, gradients with the
+noise fixed by the seed, and vmap's randomness modes."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from twolibs import arr, assert_close, assert_same, assert_same_error
+
+import numtorch as nt
+from numtorch.func import _set_vmap_fallback_enabled
+
+N = 200_000
+Z = 5.0  # standard errors allowed
+
+
+def _away_from_kinks(x):
+    """Shift values near 0, +-0.5, +-1, +-3, 6 (the kinks of the activations below)."""
+    for k in (0.0, 0.5, -0.5, 1.0, -1.0, 3.0, -3.0, 6.0):
+        x = np.where(np.abs(x - k) < 0.05, x + 0.15, x)
+    return x
+
+
+X = _away_from_kinks(arr(3, 4) * 2)
+
+# ------------------------------------------------------------------ in-place forms
+# (name, call(F, x) writing into x); torch must agree on values, identity and versions.
+INPLACE = {
+    "relu": lambda F, x: F.relu(x, inplace=True),
+    "relu_": lambda F, x: F.relu_(x),
+    "relu6": lambda F, x: F.relu6(x, inplace=True),
+    "elu": lambda F, x: F.elu(x, 0.7, inplace=True),
+    "elu_": lambda F, x: F.elu_(x, 1.3),
+    "selu": lambda F, x: F.selu(x, inplace=True),
+    "selu_": lambda F, x: F.selu_(x),
+    "celu": lambda F, x: F.celu(x, 0.5, inplace=True),
+    "celu_": lambda F, x: F.celu_(x, 2.0),
+    "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2, inplace=True),
+    "leaky_relu_": lambda F, x: F.leaky_relu_(x, 0.1),
+    "hardtanh": lambda F, x: F.hardtanh(x, -0.5, 1.5, inplace=True),
+    "hardtanh_": lambda F, x: F.hardtanh_(x),
+    "threshold": lambda F, x: F.threshold(x, 0.3, -2.0, inplace=True),
+    "threshold_": lambda F, x: F.threshold_(x, 0.3, -2.0),
+    "rrelu_eval": lambda F, x: F.rrelu(x, 0.1, 0.3, inplace=True),
+    "rrelu_": lambda F, x: F.rrelu_(x),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x, inplace=True),
+    "hardswish": lambda F, x: F.hardswish(x, inplace=True),
+    "silu": lambda F, x: F.silu(x, inplace=True),
+    "mish": lambda F, x: F.mish(x, inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_inplace_writes_the_input_and_bumps_its_version(name):
+    def prog(lib, x):
+        y = x.clone()
+        out = INPLACE[name](lib.nn.functional, y)
+        return out, out is y, y._version
+
+    assert_same(prog, X)
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_gradient_flows_through_inplace_forms(name):
+    def prog(lib, x):
+        x.requires_grad_(True)
+        y = x * 1.5
+        INPLACE[name](lib.nn.functional, y)
+        (g,) = lib.autograd.grad((y * y).sum(), x)
+        return y, g
+
+    # torch's float64 hardsigmoid backward rounds its 1/6 to float32.
+    assert_same(prog, X, rtol=1e-7 if name == "hardsigmoid" else 1e-10)
+
+
+def test_inplace_on_a_leaf_that_requires_grad_raises():
+    def prog(lib, x):
+        return lib.nn.functional.elu(x.requires_grad_(True), inplace=True)
+
+    assert_same_error(prog, X)
+
+
+def test_inplace_bad_input_modifies_nothing():
+    x = nt.tensor(X)
+    with pytest.raises(RuntimeError, match="Lower bound"):
+        nt.nn.functional.rrelu_(x, 0.5, 0.1)
+    with pytest.raises(ValueError, match="min_val cannot be greater"):
+        nt.nn.functional.hardtanh(x, 1.0, -1.0, inplace=True)
+    np.testing.assert_array_equal(x.numpy(), X)
+    assert x._version == 0
+
+
+def test_integer_inputs_where_torch_accepts_them():
+    ints = np.array([[0, -1, 1], [3, -3, 9]])
+
+    def prog(lib, x):
+        F = lib.nn.functional
+        y = x.clone()
+        F.hardtanh_(y, -1.9, 2.5)
+        return (
+            F.relu(x), F.relu6(x), F.hardtanh(x, -1.5, 2.5), F.threshold(x, -0.5, 7.9),
+            F.threshold(x, 1.5, -7.9), F.threshold(x, x[0, 2], x[1, 1]), y, F.softsign(x),
+            F.tanhshrink(x),
+        )  # fmt: skip
+
+    assert_same(prog, ints, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ values
+def test_hardsigmoid_forward_matches_torch_and_its_gradient_is_one_sixth():
+    for dtype in (np.float32, np.float64):
+        x = np.linspace(-4, 4, 41).astype(dtype)
+        assert_same(lambda lib, t: lib.nn.functional.hardsigmoid(t), x, rtol=1e-6, atol=1e-7)
+    t = nt.tensor(np.array([-3.5, -1.0, 0.2, 2.9, 3.5]), requires_grad=True)
+    (g,) = nt.autograd.grad(nt.nn.functional.hardsigmoid(t).sum(), t)
+    # Exactly 1/6 inside (-3, 3): torch rounds it to float32 (0.1666666716...).
+    np.testing.assert_array_equal(g.numpy(), [0.0, 1 / 6, 1 / 6, 1 / 6, 0.0])
+
+
+def test_tensor_methods():
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+
+    def prog(lib, x, w):
+        return x.hardshrink(), x.hardshrink(0.9), x.prelu(w)
+
+    assert_same(prog, X, w)
+
+
+def test_grad_fn_names_match_torch():
+    def prog(lib, x):
+        F = lib.nn.functional
+        x.requires_grad_(True)
+        outs = (
+            F.elu(x), F.selu(x), F.gelu(x), F.silu(x), F.mish(x), F.hardtanh(x),
+            F.relu6(x), F.hardswish(x), F.hardshrink(x), F.softshrink(x), F.leaky_relu(x),
+            F.softplus(x), F.logsigmoid(x), F.threshold(x, 0.1, 2.0),
+        )  # fmt: skip
+        return [o.grad_fn.name() for o in outs]
+
+    assert_same(prog, X)
+
+
+STABLE = {
+    "softplus": lambda F, x: F.softplus(x),
+    "logsigmoid": lambda F, x: F.logsigmoid(x),
+    "elu": lambda F, x: F.elu(x),
+    "selu": lambda F, x: F.selu(x),
+    "celu": lambda F, x: F.celu(x, 0.5),
+    "silu": lambda F, x: F.silu(x),
+    "mish": lambda F, x: F.mish(x),
+    "gelu": lambda F, x: F.gelu(x),
+    "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+}
+
+
+@pytest.mark.parametrize("name", list(STABLE))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_inputs_are_finite_and_match_torch(name, dtype):
+    x = np.array([-1e4, -300.0, -90.0, -30.0, 30.0, 90.0, 300.0, 1e4], dtype=dtype)
+
+    def prog(lib, t):
+        t.requires_grad_(True)
+        y = STABLE[name](lib.nn.functional, t)
+        (g,) = lib.autograd.grad(y.sum(), t)
+        return y, g
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warnings from the kernels
+        ours = assert_same(prog, x, rtol=1e-6, atol=1e-30)
+    assert all(np.isfinite(o.detach().numpy()).all() for o in ours)
+
+
+def test_softplus_is_stable_below_a_large_threshold():
+    x = np.array([-1e4, -50.0, 50.0, 1e4])
+    y = nt.nn.functional.softplus(nt.tensor(x), beta=0.01, threshold=1e6)  # torch: inf at 1e4
+    np.testing.assert_allclose(y.numpy(), 100 * np.logaddexp(0, 0.01 * x), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ errors: PyTorch's texts
+ERRORS = {
+    "hardtanh_bounds": lambda F, x: F.hardtanh(x, 1.0, -1.0),
+    "hardtanh_bool": lambda F, x: F.hardtanh(x > 0),
+    "relu6_bool": lambda F, x: F.relu6(x > 0),
+    "threshold_str": lambda F, x: F.threshold(x, "a", 1.0),
+    "threshold_none_value": lambda F, x: F.threshold(x, 0.5, None),
+    "threshold_missing": lambda F, x: F.threshold(x, 0.5),
+    "threshold__str": lambda F, x: F.threshold_(x, "a", 1.0),
+    "threshold_vector": lambda F, x: F.threshold(x, x[0], 1.0),
+    "threshold_bool": lambda F, x: F.threshold(x > 0, 0.5, 1.0),
+    "rrelu_bounds": lambda F, x: F.rrelu(x, 0.5, 0.1),
+    "rrelu_bounds_training": lambda F, x: F.rrelu(x, 0.5, 0.1, True),
+    "rrelu_int_training": lambda F, x: F.rrelu(x.long(), training=True),
+    "rrelu_int": lambda F, x: F.rrelu(x.long()),
+    "celu_zero": lambda F, x: F.celu(x, 0.0),
+    "elu_int": lambda F, x: F.elu(x.long()),
+    "gelu_approximate": lambda F, x: F.gelu(x, approximate="erf"),
+    "gelu_int": lambda F, x: F.gelu(x.long()),
+    "softshrink_negative": lambda F, x: F.softshrink(x, -0.5),
+    "softshrink_negative_f64": lambda F, x: F.softshrink(x.double(), -1),
+    "softshrink_int": lambda F, x: F.softshrink(x.long(), 0.5),
+    "hardshrink_int": lambda F, x: F.hardshrink(x.long()),
+    "softplus_int": lambda F, x: F.softplus(x.long()),
+    "logsigmoid_int": lambda F, x: F.logsigmoid(x.long()),
+    "silu_bool": lambda F, x: F.silu(x > 0),
+    "mish_int": lambda F, x: F.mish(x.long()),
+    "hardswish_int": lambda F, x: F.hardswish(x.long()),
+    "hardsigmoid_int": lambda F, x: F.hardsigmoid(x.long()),
+    "leaky_relu_int": lambda F, x: F.leaky_relu(x.long()),
+    "glu_scalar": lambda F, x: F.glu(x[0, 0]),
+    "glu_odd": lambda F, x: F.glu(x, 0),
+    "glu_odd_negative_dim": lambda F, x: F.glu(x[:, :3], -1),
+    "glu_dim": lambda F, x: F.glu(x, 2),
+    "glu_int": lambda F, x: F.glu(x.long()),
+    "prelu_dtype": lambda F, x: F.prelu(x, x[0].double()),
+    "prelu_count": lambda F, x: F.prelu(x, x[0, :3]),
+    "prelu_ndim": lambda F, x: F.prelu(x, x[:, :1]),
+    "prelu_scalar_input": lambda F, x: F.prelu(x[0, 0], x[0, :2]),
+    "prelu_1d_input": lambda F, x: F.prelu(x[0], x[0, :4]),
+    "prelu_int": lambda F, x: F.prelu(x.long(), x[0].long()),
+    "gumbel_int": lambda F, x: F.gumbel_softmax(x.long()),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_match_torch(name):
+    assert_same_error(lambda lib, x: ERRORS[name](lib.nn.functional, x), X.astype(np.float32))
+
+
+def test_softmin_without_dim_warns_and_picks_torchs_dim():
+    for shape in ((4,), (2, 3), (2, 3, 4)):
+        x = arr(*shape)
+        for lib in (nt, torch):
+            with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
+                lib.nn.functional.softmin(lib.tensor(x))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert_same(lambda lib, t: lib.nn.functional.softmin(t), x)
+
+
+# ------------------------------------------------------------------ rrelu in training
+def _fd(f, x, eps=1e-6):
+    g = np.zeros(x.shape)
+    for idx in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        g[idx] = (f(hi) - f(lo)) / (2 * eps)
+    return g
+
+
+def _check_grads(fn, x, seed=5):
+    """The gradient of sum(w * fn(x)) against finite differences with the same noise."""
+    w = np.random.default_rng(0).standard_normal(fn(nt.tensor(x)).shape)
+
+    def value(a):
+        nt.manual_seed(seed)
+        with nt.no_grad():
+            return float((fn(nt.tensor(a)).numpy() * w).sum())
+
+    nt.manual_seed(seed)
+    t = nt.tensor(x, requires_grad=True)
+    (g,) = nt.autograd.grad(fn(t), t, nt.tensor(w))
+    np.testing.assert_allclose(g.numpy(), _fd(value, x), rtol=1e-6, atol=1e-8)
+    return g
+
+
+def test_rrelu_training_slopes_are_uniform_per_element():
+    nt.manual_seed(0)
+    lower, upper = 0.1, 0.4
+    x = nt.full((N,), -2.0)
+    y = nt.nn.functional.rrelu(x, lower, upper, training=True)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    slope = (y / x).numpy().astype(np.float64)
+    assert slope.min() >= lower and slope.max() < upper
+    mean, var = (lower + upper) / 2, (upper - lower) ** 2 / 12
+    assert abs(slope.mean() - mean) < Z * np.sqrt(var / N)
+    assert abs(slope.var() - var) < Z * np.sqrt(var**2 * 0.8 / N)  # uniform: mu4 = 1.8 var^2
+    pos = nt.full((5,), 3.0, dtype=nt.float64)
+    np.testing.assert_array_equal(nt.nn.functional.rrelu(pos, training=True).numpy(), pos.numpy())
+
+
+def test_rrelu_training_gradient_is_the_drawn_slope():
+    x = _away_from_kinks(arr(4, 5))
+    _check_grads(lambda t: nt.nn.functional.rrelu(t, 0.2, 0.6, training=True), x)
+    # Unit cotangent: the gradient is the slope itself.
+    nt.manual_seed(5)
+    t = nt.tensor(x, requires_grad=True)
+    out = nt.nn.functional.rrelu(t, 0.2, 0.6, training=True)
+    (g1,) = nt.autograd.grad(out.sum(), t)
+    np.testing.assert_allclose(g1.numpy(), np.where(x > 0, 1.0, out.detach().numpy() / x))
+
+
+def test_rrelu_inplace_training():
+    nt.manual_seed(3)
+    x = nt.tensor(_away_from_kinks(arr(3, 4)))
+    ref = x.clone()
+    out = nt.nn.functional.rrelu_(x, 0.1, 0.3, True)
+    assert out is x and x._version == 1
+    slope = x.numpy() / ref.numpy()
+    neg = ref.numpy() < 0
+    assert ((slope[neg] >= 0.1) & (slope[neg] < 0.3)).all()
+    np.testing.assert_array_equal(slope[~neg], 1.0)
+    # Through a non-leaf, the gradient is the slope.
+    leaf = nt.tensor(arr(3, 4), requires_grad=True)
+    y = leaf * 1.0
+    nt.nn.functional.rrelu(y, training=True, inplace=True)
+    (g,) = nt.autograd.grad(y.sum(), leaf)
+    np.testing.assert_allclose(g.numpy(), y.detach().numpy() / leaf.detach().numpy())
+
+
+@pytest.fixture
+def no_fallback():
+    _set_vmap_fallback_enabled(False)
+    yield
+    _set_vmap_fallback_enabled(True)
+
+
+def _distinct_rows(out):
+    rows = [out[b].numpy() for b in range(out.shape[0])]
+    assert all(not np.array_equal(rows[i], rows[j]) for i in range(len(rows)) for j in range(i))
+
+
+def test_rrelu_under_vmap_randomness_modes(no_fallback):
+    x = nt.full((3, 6), -1.0)
+
+    def f(r):
+        return nt.nn.functional.rrelu(r, training=True)
+
+    with pytest.raises(RuntimeError, match="vmap: called random operation while in randomness"):
+        nt.vmap(f)(x)
+    same = nt.vmap(f, randomness="same")(x)
+    np.testing.assert_array_equal(same[0].numpy(), same[1].numpy())
+    _distinct_rows(nt.vmap(f, randomness="different")(x))
+    # Unbatched input, 'different': a draw per batch element all the same.
+    diff = nt.vmap(lambda r: f(x[0]) + r, randomness="different")(nt.zeros(3, 1))
+    _distinct_rows(diff)
+    # Evaluation mode draws nothing: fine under randomness='error'.
+    ev = nt.vmap(lambda r: nt.nn.functional.rrelu(r, 0.1, 0.3))(x)
+    np.testing.assert_allclose(ev.numpy(), -0.2 * np.ones((3, 6)), rtol=1e-6)
+
+
+def test_rrelu_per_sample_gradients(no_fallback):
+    x = nt.tensor(_away_from_kinks(arr(3, 4)))
+
+    def loss(r):
+        return (nt.nn.functional.rrelu(r, training=True) * r).sum()
+
+    g = nt.vmap(nt.func.grad(loss), randomness="different")(x)
+    assert g.shape == x.shape
+    slopes = g.numpy() / (2 * x.numpy())  # d/dx (a x * x) = 2 a x
+    neg = x.numpy() < 0
+    assert ((slopes[neg] >= 1 / 8) & (slopes[neg] < 1 / 3)).all()
+    np.testing.assert_allclose(slopes[~neg], 1.0)
+
+
+# ------------------------------------------------------------------ gumbel_softmax
+def test_gumbel_softmax_soft_and_hard_samples():
+    nt.manual_seed(0)
+    logits = nt.tensor(arr(4, 5))
+    for dim in (-1, 0):
+        y = nt.nn.functional.gumbel_softmax(logits, tau=0.5, dim=dim)
+        assert y.shape == logits.shape and y.dtype == logits.dtype
+        np.testing.assert_allclose(y.sum(dim).numpy(), 1.0, rtol=1e-12)
+        h = nt.nn.functional.gumbel_softmax(logits, hard=True, dim=dim).numpy()
+        assert set(np.unique(h)) == {0.0, 1.0}
+        np.testing.assert_array_equal(h.sum(dim), 1.0)
+
+
+def test_gumbel_max_frequencies_are_the_softmax():
+    nt.manual_seed(1)
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    logits = nt.tensor(np.log(np.broadcast_to(p, (N // 4, 4))).copy(), dtype=nt.float32)
+    h = nt.nn.functional.gumbel_softmax(logits, tau=1.0, hard=True).numpy()
+    freq = h.mean(0)
+    assert (np.abs(freq - p) < Z * np.sqrt(p * (1 - p) / h.shape[0])).all(), freq
+
+
+def test_gumbel_softmax_gradients():
+    x = arr(3, 4)
+    for tau in (1.0, 0.3):
+        _check_grads(lambda t, tau=tau: nt.nn.functional.gumbel_softmax(t, tau), x)
+    # hard: the value is one-hot, the gradient the soft sample's (straight-through).
+    w = nt.tensor(arr(3, 4, seed=1))
+    grads = []
+    for hard in (False, True):
+        nt.manual_seed(7)
+        t = nt.tensor(x, requires_grad=True)
+        (g,) = nt.autograd.grad((nt.nn.functional.gumbel_softmax(t, hard=hard) * w).sum(), t)
+        grads.append(g.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+def test_gumbel_softmax_warns_on_eps_like_torch():
+    for lib in (nt, torch):
+        with pytest.warns(UserWarning, match="`eps` parameter is deprecated and has no effect."):
+            lib.nn.functional.gumbel_softmax(lib.ones(2, 3), eps=1e-5)
+
+
+def test_gumbel_softmax_under_vmap(no_fallback):
+    logits = nt.tensor(arr(4))
+    with pytest.raises(RuntimeError, match="vmap: called random operation"):
+        nt.vmap(nt.nn.functional.gumbel_softmax)(logits.expand(3, 4))
+    out = nt.vmap(
+        lambda r: nt.nn.functional.gumbel_softmax(logits + r, hard=True), randomness="different"
+    )(nt.zeros(64, 1))
+    assert out.shape == (64, 4)
+    np.testing.assert_array_equal(out.numpy().sum(-1), 1.0)
+    assert len({int(i) for i in out.numpy().argmax(-1)}) > 1  # different draws per element
+    same = nt.vmap(lambda r: nt.nn.functional.gumbel_softmax(r, tau=0.7), randomness="same")(
+        logits.expand(3, 4)
+    )
+    np.testing.assert_array_equal(same[0].numpy(), same[2].numpy())
+    assert_close(same.sum(-1), nt.ones(3, dtype=nt.float64), rtol=1e-12)
