@@ -4,6 +4,16 @@
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops.random import dropout
+from ._dropout import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
+from ._norm import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
 
 # reduction
 log_softmax = _reduction.nn_log_softmax
