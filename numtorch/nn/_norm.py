@@ -107,14 +107,14 @@ def _verify_batch_size(input: Tensor) -> None:
         )
 
 
-def _update_running(rm: Tensor, rv: Tensor, x: Tensor, dims: tuple, momentum: float, n: int):
+def _update_running(rm: Tensor, rv: Tensor, x: Tensor, dims: tuple, momentum: float):
     """running = (1 - momentum) * running + momentum * batch statistic (unbiased var)."""
     if state.stack:
         dispatch(_running_stats_check, (x, rm, rv), {})
     with no_grad():
         x = x.detach()
         mean = x.mean(dims)
-        var = x.var(dims, correction=1) if n > 1 else x.var(dims, correction=0) * math.nan
+        var = x.var(dims, correction=1)
         rm.mul_(1 - momentum).add_(mean * momentum)
         rv.mul_(1 - momentum).add_(var * momentum)
 
@@ -148,6 +148,10 @@ def batch_norm(
             "batch_norm(): argument 'momentum' (position 7) must be float, not "
             f"{type(momentum).__name__}"
         )
+    if not training:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     c = input.shape[1] if input.dim() > 1 else 0
@@ -158,13 +162,9 @@ def batch_norm(
     tail = max(input.dim() - 2, 0)
     if training:
         dims = (0, *range(2, input.dim()))
-        if running_mean is not None:
-            _update_running(
-                running_mean, running_var, input, dims, momentum, input.numel() // max(c, 1)
-            )
+        if running_mean is not None and input.numel():
+            _update_running(running_mean, running_var, input, dims, momentum)
         y = _standardize.fn(input, dims, eps)
-    elif running_mean is None:
-        raise RuntimeError("running_mean must be defined in evaluation mode")
     else:
         y = _eval_norm(input, running_mean, running_var, eps, tail)
     return _affine(y, weight, bias, tail)
