@@ -18,7 +18,7 @@ F32 = {"rtol": 1e-5, "atol": 1e-6}
 # ------------------------------------------------------------------ running statistics
 def _bn_train(T, x, rm, rv, w, b, momentum):
     out = T.nn.functional.batch_norm(x, rm, rv, w, b, training=True, momentum=momentum)
-    return out, rm, rv
+    return out, rm, rv, rm._version
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (2, 3, 2, 4), (2, 3, 2, 2, 2)])
@@ -57,7 +57,7 @@ def test_batch_norm_zero_batch_keeps_shapes():
 def test_instance_norm_updates_running_stats_like_torch():
     def prog(T, x, rm, rv, w):
         out = T.nn.functional.instance_norm(x, rm, rv, w, momentum=0.3)
-        return out, rm, rv
+        return out, rm, rv, rm._version
 
     assert_same(prog, arr(2, 3, 4, 2), arr(3, seed=1), arr(3, seed=2) ** 2, arr(3, seed=3))
 
@@ -365,3 +365,35 @@ def test_instance_norm_zero_batch_running_stats_like_torch():
         return out.shape, rm, rv
 
     assert_same(prog, arr(3), arr(3, seed=2) ** 2)
+
+
+def test_running_stats_update_under_grad_and_jvp():
+    """torch.func.grad/jvp through batch norm in training mode update the running stats
+    with plain values, as the native op does."""
+
+    def prog(T, x, rm, rv):
+        f = lambda x: T.nn.functional.batch_norm(x, rm, rv, training=True)  # noqa: E731
+        g = T.func.grad(lambda x: (f(x) ** 3).sum())(x)
+        _, t = T.func.jvp(f, (x,), (x.cos(),))
+        return g, t, rm, rv, rm._version
+
+    assert_same(prog, arr(4, 3, 2), arr(3, seed=1), arr(3, seed=2) ** 2, rtol=1e-10, atol=1e-12)
+
+
+def test_nested_vmap_batch_norm_running_stats(no_fallback):
+    x = nt.tensor(arr(2, 3, 4, 3, 2))
+    rm, rv = nt.tensor(arr(2, 3, 3, seed=1)), nt.tensor(arr(3, 2, 3, seed=2) ** 2)
+    f = lambda x, m, v: nt.nn.functional.batch_norm(x, m, v, training=True)  # noqa: E731
+    got = nt.vmap(nt.vmap(f), in_dims=(0, 0, 1))(x, rm, rv)
+    trm, trv = torch.tensor(arr(2, 3, 3, seed=1)), torch.tensor(arr(3, 2, 3, seed=2) ** 2)
+    want = []
+    for i in range(2):
+        for j in range(3):
+            want.append(
+                torch.nn.functional.batch_norm(
+                    torch.tensor(arr(2, 3, 4, 3, 2)[i, j]), trm[i, j], trv[j, i], training=True
+                )
+            )
+    np.testing.assert_allclose(got.numpy().reshape(6, 4, 3, 2), torch.stack(want).numpy())
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-12)

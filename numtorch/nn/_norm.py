@@ -20,10 +20,9 @@ import numpy as np
 
 from .._core.dispatch import dispatch
 from .._core.op import composite, defop
-from .._core.state import state
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops._batching import along_dims, rule_generator
+from ..ops._batching import along_dims, front, rule_generator
 from ..ops.creation import arange
 from ..testing.samples import ErrorInput, S
 
@@ -43,11 +42,21 @@ def _standardize_back(v, x, result, dims, eps):
     return rstd * (v - v.mean(dims, True) - result * (v * result).mean(dims, True))
 
 
+def _standardize_samples(make):
+    yield S((make((2, 3, 4)), (2,), 1e-5))
+    yield S((make((2, 3, 4)), (0, 2), 1e-3))
+    yield S((make((3, 2, 2, 2)), (1, 2, 3), 0.1))
+    yield S((make((4, 3)).T, (1,), 1e-5))
+    yield S((make((0, 3)), (1,), 1e-5))
+
+
+# The op behind the public functions below (no PyTorch counterpart: finite differences decide).
 _standardize = defop(
     "_standardize", _standardize_kernel, nin=1,
     vjp=lambda g, x, result, dims, eps: _standardize_back(g, x, result, dims, eps),
     jvp=lambda t, x, result, dims, eps: _standardize_back(t, x, result, dims, eps),
-    batch_rule=along_dims(names=("dims",)), samples=None,
+    batch_rule=along_dims(names=("dims",)), samples=_standardize_samples,
+    api="nn._norm._standardize.fn", test={"no_oracle": True},
 )  # fmt: skip
 
 
@@ -76,22 +85,36 @@ _BN_VMAP = (
 )
 
 
-def _stats_check(op):
-    """Under vmap: batched statistics cannot be written into unbatched running stats."""
+def _running_kernel(xp, running_mean, running_var, mean, var, momentum):
+    running_mean[...] = running_mean * (1 - momentum) + mean * momentum
+    running_var[...] = running_var * (1 - momentum) + var * momentum
+    return xp.zeros((), running_mean.dtype)
+
+
+def _running_rule(op):
+    """Batched statistics go into batched running stats only (torch.func's error
+    otherwise); the write goes through batch-first views of the running stats."""
 
     def rule(vmap, args, bdims, attrs):
-        if bdims[0] is not None and (bdims[1] is None or bdims[2] is None):
+        if (bdims[2] is not None or bdims[3] is not None) and None in bdims[:2]:
             raise RuntimeError(_BN_VMAP)
-        return dispatch(op, tuple(args), attrs), bdims[0]
+        moved = tuple(front(a, b) for a, b in zip(args, bdims))
+        return dispatch(op, moved, attrs), None
 
     return rule
 
 
-# Only its vmap rule matters: it raises before running stats would be updated in place.
-_running_stats_check = defop(
-    "_running_stats_check", lambda xp, x, rm, rv: x, nin=3,
-    batch_rule=rule_generator(_stats_check)(), samples=None,
+# The in-place update of running statistics, as one op: it writes the plain values under
+# every transform (grad levels do not track running stats; vmap writes per-sample ones).
+_running_update = defop(
+    "_running_update", _running_kernel, nin=4, batch_rule=rule_generator(_running_rule)(),
+    samples=None,
 )  # fmt: skip
+
+
+def _write_running(rm: Tensor, rv: Tensor, mean: Tensor, var: Tensor, momentum: float):
+    """running = (1 - momentum) * running + momentum * batch statistic, in place."""
+    dispatch(_running_update, (rm, rv, mean.detach(), var.detach()), {"momentum": momentum})
 
 
 def _check_numel(name: str, t, n: int, factor: int = 1) -> None:
@@ -108,15 +131,9 @@ def _verify_batch_size(input: Tensor) -> None:
 
 
 def _update_running(rm: Tensor, rv: Tensor, x: Tensor, dims: tuple, momentum: float):
-    """running = (1 - momentum) * running + momentum * batch statistic (unbiased var)."""
-    if state.stack:
-        dispatch(_running_stats_check, (x, rm, rv), {})
     with no_grad():
         x = x.detach()
-        mean = x.mean(dims)
-        var = x.var(dims, correction=1)
-        rm.mul_(1 - momentum).add_(mean * momentum)
-        rv.mul_(1 - momentum).add_(var * momentum)
+        _write_running(rm, rv, x.mean(dims), x.var(dims, correction=1), momentum)
 
 
 def _eval_norm(input, running_mean, running_var, eps, tail: int) -> Tensor:
@@ -261,12 +278,12 @@ def instance_norm(
 def _update_running_instance(rm, rv, x, dims, momentum):
     """PyTorch's update: each running stat moves towards the batch mean of the instance
     statistics (unbiased var)."""
-    if state.stack:
-        dispatch(_running_stats_check, (x, rm, rv), {})
     with no_grad():
         x = x.detach()
-        rm.mul_(1 - momentum).add_(x.mean(dims).mean(0) * momentum)
-        rv.mul_(1 - momentum).add_(x.var(dims, correction=1).mean(0) * momentum)
+        mean, var = x.mean(dims).mean(0), x.var(dims, correction=1).mean(0)
+        _write_running(rm, rv, mean, var, momentum)
+    for t in (rm, rv):  # PyTorch copies the update back: one version each
+        t._ver.v += 1
 
 
 def _in_samples(make):
