@@ -397,3 +397,13 @@ def test_nested_vmap_batch_norm_running_stats(no_fallback):
     np.testing.assert_allclose(got.numpy().reshape(6, 4, 3, 2), torch.stack(want).numpy())
     np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-12)
     np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-12)
+
+
+def test_vmap_instance_norm_running_stats_like_torch():
+    def prog(T, x, rm, rv, dims):
+        f = lambda x, m, v: T.nn.functional.instance_norm(x, m, v)  # noqa: E731
+        return T.func.vmap(f, in_dims=dims)(x, rm, rv), rm, rv
+
+    x = arr(5, 2, 3, 4)
+    assert_same(prog, x, arr(5, 3, seed=1), arr(5, 3, seed=2) ** 2, (0, 0, 0), rtol=1e-12)
+    assert_same_error(prog, x, arr(3, seed=1), arr(3, seed=2) ** 2, (0, None, None))

@@ -15,18 +15,18 @@ from ..ops.random import _bernoulli_draw, _check_dropout_p, _real
 _ALPHA = 1.7580993408473766
 
 
-def _impl(input: Tensor, p: float, train: bool, inplace: bool, feature: bool, alpha: bool):
-    """PyTorch's dropout kernel: ``feature`` draws one mask value per (sample, channel)
-    (the first two dims; the first one when ``feature`` is "unbatched"), ``alpha`` keeps the
-    mean and variance by dropping to SELU's saturation value and rescaling."""
+def _impl(input: Tensor, p: float, train: bool, inplace: bool, keep: int, alpha: bool):
+    """PyTorch's dropout kernel. ``keep``: 0 draws one mask value per element, 2 one per
+    (sample, channel) (the first two dims), 1 one per channel of an unbatched input (the
+    first dim). ``alpha`` keeps the mean and variance by dropping to SELU's saturation value
+    and rescaling."""
     if p == 0 or not train or input.numel() == 0:
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
     shape = tuple(input.shape)
-    if feature:
-        keep = 1 if feature == "unbatched" else 2
-        if len(shape) + (keep == 1) < 2:
+    if keep:
+        if len(shape) + 2 - keep < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = (*shape[:keep], *(1,) * (len(shape) - keep))
     d = input.dtype
@@ -60,30 +60,28 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
             "inputs)."
         )
-    feature = True if input.dim() == 3 else "unbatched"
-    return _impl(input, p, training, inplace, feature, False)
+    return _impl(input, p, training, inplace, 2 if input.dim() == 3 else 1, False)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels (dim 1) of an (N, C, H, W) input with probability p, scaling the
     rest by 1/(1-p). As in PyTorch, a 3-D input is taken as (N, C, L)."""
     _checked(p)
-    return _impl(input, p, training, inplace, True, False)
+    return _impl(input, p, training, inplace, 2, False)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of an (N, C, D, H, W) or (C, D, H, W) input with probability p,
     scaling the rest by 1/(1-p)."""
     _checked(p)
-    feature = True if input.dim() == 5 else "unbatched"
-    return _impl(input, p, training, inplace, feature, False)
+    return _impl(input, p, training, inplace, 2 if input.dim() == 5 else 1, False)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False):
     """Dropout for SELU networks: dropped elements take SELU's saturation value, and an
     affine map keeps the mean and variance."""
     _checked(p)
-    return _impl(input, p, training, inplace, False, True)
+    return _impl(input, p, training, inplace, 0, True)
 
 
 def feature_alpha_dropout(
@@ -91,7 +89,7 @@ def feature_alpha_dropout(
 ):
     """Alpha dropout of whole channels (dim 1)."""
     _checked(p)
-    return _impl(input, p, training, inplace, True, True)
+    return _impl(input, p, training, inplace, 2, True)
 
 
 __all__ = ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]

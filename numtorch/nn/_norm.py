@@ -33,7 +33,8 @@ def _standardize_kernel(xp, x, dims, eps):
         return x.copy()
     d = x - x.mean(axis=dims, keepdims=True)
     var = (d * d).mean(axis=dims, keepdims=True)
-    return d * (1 / xp.sqrt(var + eps)).astype(x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):  # eps=0 on constant rows: nan, as torch
+        return d * (1 / xp.sqrt(var + eps)).astype(x.dtype)
 
 
 def _standardize_back(v, x, result, dims, eps):
