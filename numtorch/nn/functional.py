@@ -40,6 +40,16 @@ from ._activation import (
     threshold,
     threshold_,
 )  # fmt: skip
+from ._dropout import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
+from ._norm import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
 
 # reduction
 log_softmax = _reduction.nn_log_softmax

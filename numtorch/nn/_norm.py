@@ -1,0 +1,575 @@
+"""Normalization: batch_norm, instance_norm, layer_norm, group_norm, rms_norm,
+local_response_norm, normalize.
+
+One primitive, ``_standardize`` ((x - mean) / sqrt(var + eps) over some dims, biased var),
+carries the statistics of batch, instance, layer and group norm: one kernel, a hand-written
+vjp (its own jvp, the Jacobian being symmetric), and a batch rule that shifts the reduced
+dims past the vmap dim, so each vmap sample keeps its own statistics. The public functions
+check their arguments as PyTorch does, reshape (group norm folds groups into a dim) and
+apply the affine weight and bias with ordinary ops.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._core.dispatch import dispatch
+from .._core.op import composite, defop
+from .._core.tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..ops._batching import along_dims, front, rule_generator
+from ..ops.creation import arange
+from ..testing.samples import ErrorInput, S
+
+
+# ------------------------------------------------------------------ the primitive
+def _standardize_kernel(xp, x, dims, eps):
+    if x.size == 0:
+        return x.copy()
+    d = x - x.mean(axis=dims, keepdims=True)
+    var = (d * d).mean(axis=dims, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):  # eps=0 on constant rows: nan, as torch
+        return d * (1 / xp.sqrt(var + eps)).astype(x.dtype)
+
+
+def _standardize_back(v, x, result, dims, eps):
+    """The (symmetric) Jacobian of standardization applied to v."""
+    rstd = (x.var(dims, correction=0, keepdim=True) + eps).rsqrt()
+    return rstd * (v - v.mean(dims, True) - result * (v * result).mean(dims, True))
+
+
+def _standardize_samples(make):
+    yield S((make((2, 3, 4)), (2,), 1e-5))
+    yield S((make((2, 3, 4)), (0, 2), 1e-3))
+    yield S((make((3, 2, 2, 2)), (1, 2, 3), 0.1))
+    yield S((make((4, 3)).T, (1,), 1e-5))
+    yield S((make((0, 3)), (1,), 1e-5))
+
+
+# The op behind the public functions below (no PyTorch counterpart: finite differences decide).
+_standardize = defop(
+    "_standardize", _standardize_kernel, nin=1,
+    vjp=lambda g, x, result, dims, eps: _standardize_back(g, x, result, dims, eps),
+    jvp=lambda t, x, result, dims, eps: _standardize_back(t, x, result, dims, eps),
+    batch_rule=along_dims(names=("dims",)), samples=_standardize_samples,
+    api="nn._norm._standardize.fn", test={"no_oracle": True},
+)  # fmt: skip
+
+
+def _affine(y: Tensor, weight, bias, channel_dims: int) -> Tensor:
+    """y * weight + bias, weight and bias broadcast over the ``channel_dims`` trailing
+    dims after their own."""
+    tail = (1,) * channel_dims
+    if weight is not None:
+        y = y * (weight.reshape(*weight.shape, *tail) if tail else weight)
+    if bias is not None:
+        y = y + (bias.reshape(*bias.shape, *tail) if tail else bias)
+    return y
+
+
+def _size(t) -> str:
+    return f"[{', '.join(str(s) for s in t)}]"
+
+
+# ------------------------------------------------------------------ batch_norm
+_BN_VMAP = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need "
+    "eval mode, please set `track_running_stats` to be False.If you are using a prebuilt "
+    "module and do not need eval mode, please see the functorch website for resources on how "
+    "to patch your module to work with vmap"
+)
+
+
+def _running_kernel(xp, running_mean, running_var, mean, var, momentum):
+    running_mean[...] = running_mean * (1 - momentum) + mean * momentum
+    running_var[...] = running_var * (1 - momentum) + var * momentum
+    return xp.zeros((), running_mean.dtype)
+
+
+def _running_rule(op):
+    """Batched statistics go into batched running stats only (torch.func's error
+    otherwise); the write goes through batch-first views of the running stats."""
+
+    def rule(vmap, args, bdims, attrs):
+        if (bdims[2] is not None or bdims[3] is not None) and None in bdims[:2]:
+            raise RuntimeError(_BN_VMAP)
+        moved = tuple(front(a, b) for a, b in zip(args, bdims))
+        return dispatch(op, moved, attrs), None
+
+    return rule
+
+
+# The in-place update of running statistics, as one op: it writes the plain values under
+# every transform (grad levels do not track running stats; vmap writes per-sample ones).
+_running_update = defop(
+    "_running_update", _running_kernel, nin=4, batch_rule=rule_generator(_running_rule)(),
+    samples=None,
+)  # fmt: skip
+
+
+def _write_running(rm: Tensor, rv: Tensor, mean: Tensor, var: Tensor, momentum: float):
+    """running = (1 - momentum) * running + momentum * batch statistic, in place."""
+    dispatch(_running_update, (rm, rv, mean.detach(), var.detach()), {"momentum": momentum})
+
+
+def _check_numel(name: str, t, n: int, factor: int = 1) -> None:
+    if t is not None and t.numel() * factor != n:
+        raise RuntimeError(f"{name} should contain {n} elements not {t.numel() * factor}")
+
+
+def _verify_batch_size(input: Tensor) -> None:
+    shape = input.shape
+    if math.prod(shape[2:]) * shape[0] == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {shape!r}"
+        )
+
+
+def _update_running(rm: Tensor, rv: Tensor, x: Tensor, dims: tuple, momentum: float):
+    with no_grad():
+        x = x.detach()
+        _write_running(rm, rv, x.mean(dims), x.var(dims, correction=1), momentum)
+
+
+def _eval_norm(input, running_mean, running_var, eps, tail: int) -> Tensor:
+    shape = (-1, *(1,) * tail)
+    mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    return (input - mean) * (var + eps).rsqrt()
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (dim 1) with the batch statistics (training; the running
+    statistics, when given, are updated in place) or with the running statistics."""
+    if training:
+        _verify_batch_size(input)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if not isinstance(momentum, numbers.Real):
+        raise TypeError(
+            "batch_norm(): argument 'momentum' (position 7) must be float, not "
+            f"{type(momentum).__name__}"
+        )
+    if not training:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    c = input.shape[1] if input.dim() > 1 else 0
+    for name, t in (("weight", weight), ("bias", bias)):
+        _check_numel(name, t, c)
+    _check_numel("running_mean", running_mean, c)
+    _check_numel("running_var", running_var, c)
+    tail = max(input.dim() - 2, 0)
+    if training:
+        dims = (0, *range(2, input.dim()))
+        if running_mean is not None and input.numel():
+            _update_running(running_mean, running_var, input, dims, momentum)
+        y = _standardize.fn(input, dims, eps)
+    else:
+        y = _eval_norm(input, running_mean, running_var, eps, tail)
+    return _affine(y, weight, bias, tail)
+
+
+def _bn_samples(make):
+    c = 3
+    stats = lambda: (make((c,), -0.5, 0.5), make((c,), 0.5, 1.5))  # noqa: E731
+    yield S((make((4, c)), None, None, make((c,)), make((c,))), {"training": True})
+    yield S((make((2, c, 5)), None, None), {"training": True, "eps": 1e-3})
+    yield S((make((2, c, 3, 2)), None, None, None, make((c,))), {"training": True})
+    yield S((make((2, c, 2, 2, 2)), None, None, make((c,))), {"training": True})
+    yield S((make((2, c, 4)), *stats(), make((c,)), make((c,))), {"training": False})
+    yield S((make((2, c, 3, 2)), *stats()), {"eps": 0.1})
+    yield S((make((0, c)), *stats(), make((c,)), make((c,))))
+    yield S((make((4, 2)).T, None, None), {"training": True})
+
+
+def _bn_errors(make):
+    x = make((2, 3, 4))
+    rm, rv = make((3,)), make((3,), 0.5, 1)
+    yield ErrorInput(
+        S((make((1, 3)), None, None), {"training": True}), ValueError,
+        r"Expected more than 1 value per channel when training, got input size torch.Size\(\[1, 3\]\)",
+    )  # fmt: skip
+    yield ErrorInput(S((x, None, None)), RuntimeError, "running_mean must be defined in evaluation")
+    yield ErrorInput(
+        S((x, make((4,)), rv)), RuntimeError, "running_mean should contain 3 elements not 4"
+    )
+    yield ErrorInput(
+        S((x, rm, make((4,)))), RuntimeError, "running_var should contain 3 elements not 4"
+    )
+    yield ErrorInput(
+        S((x, rm, rv, make((2,)))), RuntimeError, "weight should contain 3 elements not 2"
+    )
+    yield ErrorInput(
+        S((x, rm, rv, None, make((2,)))), RuntimeError, "bias should contain 3 elements not 2"
+    )
+    yield ErrorInput(
+        S((x, rm, None), {"training": True}), ValueError, "running_mean and running_var must"
+    )
+    yield ErrorInput(
+        S((x, None, None), {"training": True, "eps": 0.0}), ValueError, "eps must be positive"
+    )
+    yield ErrorInput(
+        S((x, rm, rv), {"eps": -1.0}), ValueError, "eps must be non-negative, but got -1.0"
+    )
+    yield ErrorInput(S((x, rm, rv), {"momentum": None}), TypeError, "'momentum' \\(position 7\\) must be float")  # fmt: skip
+
+
+composite(
+    batch_norm, samples=_bn_samples, error_samples=_bn_errors,
+    api="nn.functional.batch_norm", grad_args=(0, 3, 4),
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ instance_norm
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel of each sample over its spatial dims (or with the running
+    statistics); running statistics, when given, get the batch average in place."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {input.shape!r}"
+        )
+    n, c = input.shape[0], input.shape[1]
+    for name, t in (("weight", weight), ("bias", bias)):
+        _check_numel(name, t, n * c, n)
+    _check_numel("running_mean", running_mean, n * c, n)
+    _check_numel("running_var", running_var, n * c, n)
+    tail = input.dim() - 2
+    dims = tuple(range(2, input.dim()))
+    if use_input_stats:
+        if running_mean is not None and running_var is not None:
+            _update_running_instance(running_mean, running_var, input, dims, momentum)
+        y = _standardize.fn(input, dims, eps)
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    else:
+        y = _eval_norm(input, running_mean, running_var, eps, tail)
+    return _affine(y, weight, bias, tail)
+
+
+def _update_running_instance(rm, rv, x, dims, momentum):
+    """PyTorch's update: each running stat moves towards the batch mean of the instance
+    statistics (unbiased var)."""
+    with no_grad():
+        x = x.detach()
+        mean, var = x.mean(dims).mean(0), x.var(dims, correction=1).mean(0)
+        _write_running(rm, rv, mean, var, momentum)
+    for t in (rm, rv):  # PyTorch copies the update back: one version each
+        t._ver.v += 1
+
+
+def _in_samples(make):
+    c = 3
+    stats = lambda: (make((c,), -0.5, 0.5), make((c,), 0.5, 1.5))  # noqa: E731
+    yield S((make((2, c, 4)),))
+    yield S((make((2, c, 3, 2)), None, None, make((c,)), make((c,))), {"eps": 1e-3})
+    yield S((make((1, c, 2, 2, 2)), None, None, None, make((c,))))
+    yield S((make((2, c, 4)), *stats(), make((c,))), {"use_input_stats": False})
+    yield S((make((0, c, 4)),))
+
+
+def _in_errors(make):
+    x = make((2, 3, 4))
+    yield ErrorInput(
+        S((make((2, 3, 1)),)), ValueError,
+        r"Expected more than 1 spatial element when training, got input size torch.Size\(\[2, 3, 1\]\)",
+    )  # fmt: skip
+    yield ErrorInput(
+        S((x,), {"use_input_stats": False}), RuntimeError,
+        "Expected running_mean and running_var to be defined when use_input_stats is false",
+    )  # fmt: skip
+    yield ErrorInput(
+        S((x, make((4,)), make((4,)))), RuntimeError, "running_mean should contain 6 elements not 8"
+    )
+    yield ErrorInput(
+        S((x, None, None, make((2,)))), RuntimeError, "weight should contain 6 elements not 4"
+    )
+
+
+composite(
+    instance_norm, samples=_in_samples, error_samples=_in_errors,
+    api="nn.functional.instance_norm", grad_args=(0, 3, 4),
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ layer_norm, rms_norm
+def _normalized_shape(name: str, normalized_shape) -> tuple:
+    if isinstance(normalized_shape, numbers.Integral):
+        raise TypeError(
+            f"{name}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+            f"{type(normalized_shape).__name__}"
+        )
+    return tuple(normalized_shape)
+
+
+def _check_trailing(input: Tensor, shape: tuple, weight, bias, star: str) -> tuple:
+    """The trailing dims ``shape`` names, after PyTorch's checks of input, weight, bias."""
+    if not shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {_size(t.shape)} and normalized_shape = {_size(shape)}"
+            )
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[-k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={_size(shape)}, expected input with shape "
+            f"[*{star}{', '.join(str(s) for s in shape)}], but got input of size"
+            f"{_size(input.shape)}"
+        )
+    return tuple(range(input.dim() - k, input.dim()))
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
+    shape = _normalized_shape("layer_norm", normalized_shape)
+    dims = _check_trailing(input, shape, weight, bias, ", ")
+    return _affine(_standardize.fn(input, dims, eps), weight, bias, 0)
+
+
+def _ln_samples(make):
+    yield S((make((2, 3)), (3,), make((3,)), make((3,))))
+    yield S((make((2, 3, 4)), (3, 4), make((3, 4)), make((3, 4))), {"eps": 1e-3})
+    yield S((make((2, 3, 4)), [4]))
+    yield S((make((3, 2, 2, 2)), (2, 2), None, make((2, 2))))
+    yield S((make((5,)), (5,), make((5,))))
+    yield S((make((0, 4)), (4,), make((4,)), make((4,))))
+    yield S((make((4, 3)).T, (4,)))
+
+
+def _ln_errors(make):
+    x = make((2, 3, 4))
+    yield ErrorInput(
+        S((x, (3,))), RuntimeError,
+        re.escape("Given normalized_shape=[3], expected input with shape [*, 3], but got input of size[2, 3, 4]"),
+    )  # fmt: skip
+    yield ErrorInput(
+        S((x, (4,), make((3,)))), RuntimeError,
+        re.escape("Expected weight to be of same shape as normalized_shape, but got weight of shape [3] and normalized_shape = [4]"),
+    )  # fmt: skip
+    yield ErrorInput(
+        S((x, (4,), None, make((3,)))), RuntimeError, "Expected bias to be of same shape"
+    )
+    yield ErrorInput(
+        S((x, ())), RuntimeError, "Expected normalized_shape to be at least 1-dimensional"
+    )
+    yield ErrorInput(S((x, 4)), TypeError, "must be tuple of ints, not int")
+
+
+composite(layer_norm, samples=_ln_samples, error_samples=_ln_errors, api="nn.functional.layer_norm")
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """x / sqrt(mean(x**2) + eps) over the trailing ``normalized_shape`` dims, times weight
+    (eps: the dtype's machine epsilon by default)."""
+    shape = _normalized_shape("rms_norm", normalized_shape)
+    dims = _check_trailing(input, shape, weight, None, "")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    y = input * ((input * input).mean(dims, True) + eps).rsqrt()
+    return _affine(y, weight, None, 0)
+
+
+def _rms_samples(make):
+    yield S((make((2, 3)), (3,), make((3,))))
+    yield S((make((2, 3, 4)), (3, 4), make((3, 4))), {"eps": 1e-3})
+    yield S((make((2, 3, 4)), [4]))
+    yield S((make((0, 4)), (4,), make((4,))))
+
+
+def _rms_errors(make):
+    x = make((2, 3, 4))
+    yield ErrorInput(
+        S((x, (3,))), RuntimeError,
+        re.escape("Given normalized_shape=[3], expected input with shape [*3], but got input of size[2, 3, 4]"),
+    )  # fmt: skip
+    yield ErrorInput(S((x, (4,), make((3,)))), RuntimeError, "Expected weight to be of same shape")
+
+
+composite(rms_norm, samples=_rms_samples, error_samples=_rms_errors, api="nn.functional.rms_norm")
+
+
+# ------------------------------------------------------------------ group_norm
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each group of ``C // num_groups`` channels of each sample, then scale and
+    shift per channel."""
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
+    shape = tuple(input.shape)
+    n, c = shape[0], shape[1]
+    sizes = [n * c // num_groups, num_groups, *shape[2:]]
+    if sizes[0] * math.prod(sizes[2:]) == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {sizes}"
+        )
+    if c % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {_size(shape)} and num_groups={num_groups}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {_size(t.shape)} and input of shape "
+                f"{_size(shape)}"
+            )
+    grouped = input.reshape(n, num_groups, c // num_groups * math.prod(shape[2:]))
+    y = _standardize.fn(grouped, (2,), eps).reshape(shape)
+    return _affine(y, weight, bias, len(shape) - 2)
+
+
+def _gn_samples(make):
+    yield S((make((2, 4, 3)), 2, make((4,)), make((4,))))
+    yield S((make((2, 4)), 2))
+    yield S((make((1, 4, 2, 3)), 4, make((4,))), {"eps": 1e-3})
+    yield S((make((2, 3, 2, 2, 2)), 1, make((3,)), make((3,))))
+    # tests/test_nn_norm.py has a 0-size batch and weight=None with a bias: torch's
+    # group_norm backward fails on both ("tensor does not have a device").
+
+
+def _gn_errors(make):
+    x = make((2, 3, 4))
+    yield ErrorInput(
+        S((x, 2)), RuntimeError,
+        re.escape("Expected number of channels in input to be divisible by num_groups, but got input of shape [2, 3, 4] and num_groups=2"),
+    )  # fmt: skip
+    yield ErrorInput(
+        S((x, 3, make((2,)))), RuntimeError,
+        re.escape("Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [2] and input of shape [2, 3, 4]"),
+    )  # fmt: skip
+    yield ErrorInput(S((make((3,)), 1)), RuntimeError, "Expected at least 2 dimensions for input tensor but received 1")  # fmt: skip
+    yield ErrorInput(
+        S((make((1, 3)), 3)), ValueError,
+        re.escape("Expected more than 1 value per channel when training, got input size [1, 3]"),
+    )  # fmt: skip
+
+
+composite(group_norm, samples=_gn_samples, error_samples=_gn_errors, api="nn.functional.group_norm")
+
+
+# ------------------------------------------------------------------ local_response_norm
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """input / (k + alpha * mean of input**2 over a window of ``size`` channels) ** beta
+    (the window is zero-padded: size // 2 channels before, (size - 1) // 2 after)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} "
+            "dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    # window[c, j] = 1 where channel j is in channel c's window: one matmul sums them all.
+    i = arange(c, device=input.device)
+    off = i.unsqueeze(0) - i.unsqueeze(1)
+    window = ((off >= -(size // 2)) & (off <= (size - 1) // 2)).to(input.dtype)
+    sq = (input * input).movedim(1, -1)
+    div = (sq @ window.T).movedim(-1, 1)
+    return input / (div * (alpha / size) + k).pow(beta)
+
+
+def _lrn_samples(make):
+    yield S((make((2, 4, 3)), 2))
+    yield S((make((2, 4, 3, 2)), 3), {"alpha": 0.1, "beta": 0.5, "k": 2.0})
+    yield S((make((1, 3, 2, 2, 2)), 4, 0.5))
+    yield S((make((0, 3, 2)), 2))
+
+
+def _lrn_errors(make):
+    yield ErrorInput(S((make((2, 3)), 2)), ValueError, "Expected 3D or higher dimensionality")
+
+
+composite(
+    local_response_norm, samples=_lrn_samples, error_samples=_lrn_errors,
+    api="nn.functional.local_response_norm",
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ normalize
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
+    """input / max(||input||_p along dim, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    r = input / denom
+    return r if out is None else out.copy_(r)
+
+
+def _normalize_samples(make):
+    yield S((make((2, 3)),))
+    yield S((make((2, 3, 4)),), {"p": 1.0, "dim": -1})
+    yield S((make((2, 3, 4)), 3.0, (0, 2)))
+    yield S((make((3,)),), {"dim": 0, "eps": 0.5})
+    yield S((make((0, 3)),))
+
+
+def _normalize_errors(make):
+    yield ErrorInput(S((make((2, 3)),), {"dim": 3}), IndexError, "Dimension out of range")
+
+
+composite(
+    normalize, samples=_normalize_samples, error_samples=_normalize_errors,
+    api="nn.functional.normalize",
+)  # fmt: skip
+
+__all__ = [
+    "batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
+    "normalize", "rms_norm",
+]  # fmt: skip
