@@ -4,6 +4,7 @@
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops.random import dropout
+from ._attention import scaled_dot_product_attention
 from ._distance import cosine_similarity, pairwise_distance, pdist
 from ._embedding import embedding, embedding_bag
 from ._linear import bilinear, linear
