@@ -208,9 +208,7 @@ def _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_o
         if offsets is not None:
             raise ValueError(
                 "if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
-                "of fixed length sequences. However, found offsets of type "
-                f"{type(offsets).__module__.split('.')[0].replace('numtorch', 'torch')}"
-                f".{type(offsets).__name__}"
+                f"of fixed length sequences. However, found offsets of type {type(offsets)}"
             )
     elif input.dim() == 1:
         if offsets is None:
