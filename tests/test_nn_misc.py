@@ -44,6 +44,17 @@ def test_embedding_gradient_options(kw):
     assert_same(prog, IDX, arr(5, 3))
 
 
+@pytest.mark.parametrize("padding_idx", [-1, 2])
+def test_torch_embedding(padding_idx):
+    """torch.embedding(weight, indices, padding_idx=-1, ...): the aten argument order."""
+
+    def prog(lib, w, i):
+        fn = nt.nn._embedding.torch_embedding if lib is nt else torch.embedding
+        return _grads(lib, lambda w: fn(w, i, padding_idx, True), w)
+
+    assert_same(prog, arr(5, 3), IDX)
+
+
 def test_embedding_max_norm_renormalizes_weight_in_place():
     def prog(lib, i, w):
         w0 = w.clone()

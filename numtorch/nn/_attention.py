@@ -145,22 +145,31 @@ def scaled_dot_product_attention(
     if enable_gqa and query.dim() >= 3:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    bias, dead = _bias(attn_mask, is_causal, n_q, n_k, query)
+    keep = None
+    if dead is not None and (type(dead) is not Tensor or bool(dead.any())):
+        bias = where(dead, 0.0, bias)
+        keep = dead.logical_not().to(query.dtype)
     scores = (query * scale) @ key.mT
-    if is_causal:
-        attn_mask = tensor(np.tri(n_q, n_k, dtype=bool), device=query.device)
-    masked = None
-    if attn_mask is not None:
-        if attn_mask.dtype.name == "bool":
-            scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
-            masked = attn_mask.logical_not().all(-1, keepdim=True)
-        else:
-            scores = scores + attn_mask
-            masked = (attn_mask == -math.inf).all(-1, keepdim=True)
-    if masked is not None:  # rows with no key to attend to: zeros, not nan (as PyTorch)
-        weights = softmax(where(masked, 0.0, scores), -1)
-        weights = where(masked, 0.0, weights)
-    else:
-        weights = softmax(scores, -1)
+    if bias is not None:
+        scores = scores + bias
+    weights = softmax(scores, -1)
+    if keep is not None:  # rows with no key to attend to: zeros, not nan (as PyTorch)
+        weights = weights * keep
     if dropout_p > 0:
         weights = dropout(weights, dropout_p)
     return weights @ value
+
+
+def _bias(attn_mask, is_causal: bool, n_q: int, n_k: int, like: Tensor):
+    """The additive mask (0 or -inf where a bool mask is False) and which of its rows mask
+    every key (None when none can), both of the mask's own (broadcastable) shape."""
+    if is_causal:  # row i keeps keys 0..i: never empty
+        b = np.where(np.tri(n_q, n_k, dtype=bool), 0.0, -np.inf)
+        return tensor(b, dtype=like.dtype, device=like.device), None
+    if attn_mask is None:
+        return None, None
+    if attn_mask.dtype.name == "bool":
+        b = where(attn_mask, 0.0, -math.inf).to(like.dtype)
+        return b, attn_mask.logical_not().all(-1, keepdim=True)
+    return attn_mask, (attn_mask == -math.inf).all(-1, keepdim=True)

@@ -193,6 +193,28 @@ def embedding(
     )
 
 
+def torch_embedding(
+    weight: Tensor,
+    indices: Tensor,
+    padding_idx: int = -1,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """``torch.embedding``: the rows ``weight[indices]`` (a negative padding_idx: none)."""
+    _check_indices(indices, "embedding")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    return embedding_op.fn(
+        weight,
+        indices,
+        padding_idx=None if padding_idx < 0 else padding_idx,
+        scale_grad_by_freq=scale_grad_by_freq,
+    )
+
+
+torch_embedding.__name__ = torch_embedding.__qualname__ = "embedding"
+
+
 def _concrete(t: Tensor):
     """t's values when it is a plain tensor (argument checks that read data are skipped
     under transforms, where the values are not one array)."""
