@@ -111,6 +111,15 @@ def test_embedding_bag_gradient_options(kw):
     assert_same(prog, np.array([1, 2, 4, 2, 1, 0, 3]), arr(5, 3) * 2, np.array([0, 3, 3, 5]))
 
 
+def test_embedding_bag_per_sample_weights_gradient():
+    def prog(lib, i, w, o, psw):
+        F = lib.nn.functional
+        f = lambda w, psw: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=psw)
+        return _grads(lib, f, w, psw)
+
+    assert_same(prog, np.array([1, 2, 4, 2, 1]), arr(5, 3), np.array([0, 2, 2]), arr(5, seed=3))
+
+
 def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count():
     """PyTorch 2.13's CPU embedding_bag divides by the wrong count when an index seen once
     sorts after a repeated one (pytorch/pytorch#190063, fixed by #190264): the reference is
