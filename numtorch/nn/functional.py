@@ -50,6 +50,10 @@ from ._norm import (
     normalize,
     rms_norm,
 )
+from ._attention import scaled_dot_product_attention
+from ._distance import cosine_similarity, pairwise_distance, pdist
+from ._embedding import embedding, embedding_bag
+from ._linear import bilinear, linear
 
 # reduction
 log_softmax = _reduction.nn_log_softmax

@@ -1,0 +1,144 @@
+"""Linear maps: ``linear`` (x W^T + b) and ``bilinear`` (x1^T A x2 + b), composites of
+matmul and einsum (one GEMM forward, one per input gradient, also under vmap)."""
+
+from __future__ import annotations
+
+import math
+
+from .._core.op import composite
+from .._core.tensor import Tensor
+from ..ops.linalg import einsum
+from ..testing.samples import ErrorInput as E
+from ..testing.samples import S
+
+
+def _check(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's errors for the shapes it multiplies (the input flattened to rows)."""
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
+            f"{weight.dim()}D"
+        )
+    if weight.dim() > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {weight.dim()}D"
+        )
+    if weight.dim() == 1 and input.dim() == 2 and bias is not None:
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+    k, n = input.shape[-1], weight.shape[-1]
+    if k == n:
+        return
+    rows = input.numel() // k if k else math.prod(input.shape[:-1])
+    if weight.dim() == 2:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {n}x{weight.shape[0]})"
+        )
+    if input.dim() == 1:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{k}] and src [{n}] to have the same "
+            f"number of elements, but got {k} and {n} elements respectively"
+        )
+    raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({n})")
+
+
+def _linear_samples(make):
+    yield S((make((2, 3)), make((4, 3))))
+    yield S((make((2, 3)), make((4, 3)), make((4,))))
+    yield S((make((3,)), make((4, 3)), make((4,))), name="vector input")
+    yield S((make((2, 2, 3)), make((4, 3)), make((4,))), name="leading dims")
+    yield S((make((2, 3)), make((3,))), name="1-D weight")
+    yield S((make((2, 2, 3)), make((3,)), make(())), name="1-D weight, bias")
+    yield S((make((3, 2)).T, make((3, 4)).T, make((4,))), name="transposed")
+    yield S((make((0, 3)), make((4, 3)), make((4,))), name="empty batch")
+
+
+def _linear_errors(make):
+    yield E(
+        S((make((2, 3)), make((5, 4)))),
+        RuntimeError,
+        r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)",
+    )
+    yield E(
+        S((make((2, 2, 3)), make((5, 4)))),
+        RuntimeError,
+        r"mat1 and mat2 shapes cannot be multiplied \(4x3 and 4x5\)",
+    )
+    yield E(S((make((2, 3)), make((4,)))), RuntimeError, r"size mismatch, got input \(2\)")
+    yield E(S((make((2, 3)), make((3,)), make(()))), RuntimeError, "mat2 must be a matrix")
+    yield E(
+        S((make((2, 3)), make((4, 3)), make((3,)))),
+        RuntimeError,
+        r"The expanded size of the tensor \(4\) must match the existing size \(3\)",
+    )
+    yield E(S((make(()), make((4, 5)))), RuntimeError, "both arguments to linear need to be")
+
+
+@composite(api="nn.functional.linear", samples=_linear_samples, error_samples=_linear_errors)
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = input @ weight.T + bias over the last dim of input (any leading dims)."""
+    _check(input, weight, bias)
+    out = input @ (weight.mT if weight.dim() == 2 else weight)
+    if bias is None:
+        return out
+    return out + (bias.expand(out.shape) if input.dim() == 2 else bias)
+
+
+def _bilinear_samples(make):
+    yield S((make((2, 3)), make((2, 4)), make((5, 3, 4))))
+    yield S((make((2, 3)), make((2, 4)), make((5, 3, 4)), make((5,))))
+    yield S((make((2, 2, 3)), make((2, 2, 4)), make((5, 3, 4)), make((5,))), name="leading dims")
+    yield S((make((0, 3)), make((0, 4)), make((2, 3, 4)), make((2,))), name="empty batch")
+
+
+def _bilinear_errors(make):
+    yield E(
+        S((make((2, 3)), make((3, 4)), make((5, 3, 4)))),
+        RuntimeError,
+        r"bilinear\(\): input batch dimensions do not match: got \[2\] and \[3\]",
+    )
+    yield E(
+        S((make((2, 3)), make((2, 4)), make((5, 2, 4)))),
+        RuntimeError,
+        r"bilinear\(\): input1 size does not match weight size: got 3 but expected 2",
+    )
+    yield E(
+        S((make((2, 3)), make((2, 4)), make((5, 3, 2)))),
+        RuntimeError,
+        r"bilinear\(\): input2 size does not match weight size: got 4 but expected 2",
+    )
+    yield E(
+        S((make((2, 3)), make((2, 4)), make((5, 3, 4)), make((4,)))),
+        RuntimeError,
+        r"bilinear\(\): bias size does not match weight size: got 4 but expected 5",
+    )
+
+
+@composite(api="nn.functional.bilinear", samples=_bilinear_samples, error_samples=_bilinear_errors)
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    s1, s2 = list(input1.shape), list(input2.shape)
+    if input1.dim() != input2.dim():
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
+        )
+    if s1[:-1] != s2[:-1]:
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got {s1[:-1]} and {s2[:-1]}"
+        )
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-dimensional, but got {weight.dim()}")
+    for n, s, w in ((1, s1, weight.shape[1]), (2, s2, weight.shape[2])):
+        if s[-1] != w:
+            raise RuntimeError(
+                f"bilinear(): input{n} size does not match weight size: got {s[-1]} but "
+                f"expected {w}"
+            )
+    if bias is not None and bias.shape[-1] != weight.shape[0]:
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {bias.shape[-1]} but "
+            f"expected {weight.shape[0]}"
+        )
+    # (x1 W) first: one GEMM over the rows, then a row-wise product with x2.
+    t = einsum("...i,oij->...oj", input1, weight)
+    out = (t * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias

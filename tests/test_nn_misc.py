@@ -1,0 +1,305 @@
+"""Linear, embedding, distances and attention: what the generic op tests can't see
+(gradients that are not derivatives, in-place renormalization, zero-distance gradients,
+dropout, error texts), against PyTorch."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from twolibs import arr, assert_close, assert_same, assert_same_error, run_both
+
+import numtorch as nt
+
+
+def _grads(lib, fn, *tensors):
+    """fn's value and the gradients of sum(fn * fixed weights) w.r.t. the float tensors."""
+    ins = [t.requires_grad_() for t in tensors if t.dtype.is_floating_point]
+    out = fn(*tensors)
+    w = lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
+    return (out, *lib.autograd.grad((out * w).sum(), ins))
+
+
+IDX = np.array([[1, 2, 1], [4, 1, 0]])
+
+
+# ------------------------------------------------------------------ embedding
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"padding_idx": 1},
+        {"padding_idx": -4},
+        {"scale_grad_by_freq": True},
+        {"padding_idx": 0, "scale_grad_by_freq": True},
+        {"sparse": True},
+    ],
+)
+def test_embedding_gradient_options(kw):
+    def prog(lib, i, w):
+        out, g = _grads(lib, lambda w: lib.nn.functional.embedding(i, w, **kw), w)
+        return out, g.to_dense() if getattr(g, "is_sparse", False) else g
+
+    assert_same(prog, IDX, arr(5, 3))
+
+
+@pytest.mark.parametrize("padding_idx", [-1, 2])
+def test_torch_embedding(padding_idx):
+    """torch.embedding(weight, indices, padding_idx=-1, ...): the aten argument order."""
+
+    def prog(lib, w, i):
+        fn = nt.nn._embedding.torch_embedding if lib is nt else torch.embedding
+        return _grads(lib, lambda w: fn(w, i, padding_idx, True), w)
+
+    assert_same(prog, arr(5, 3), IDX)
+
+
+def test_embedding_max_norm_renormalizes_weight_in_place():
+    def prog(lib, i, w):
+        w0 = w.clone()
+        out = lib.nn.functional.embedding(i, w, max_norm=1.5, norm_type=1.0)
+        return out, w, w0
+
+    w = arr(5, 3) * 2
+    (_, wn, w0), (_, wt, _) = run_both(prog, IDX, w)
+    assert_close(wn, wt, rtol=1e-12)
+    assert not np.allclose(wn.numpy()[[0, 1, 2, 4]], w0.numpy()[[0, 1, 2, 4]])
+    np.testing.assert_array_equal(wn.numpy()[3], w0.numpy()[3])  # not referenced: untouched
+
+
+def test_embedding_max_norm_bad_index_modifies_nothing():
+    w = nt.tensor(arr(5, 3) * 3)
+    before = w.clone()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        nt.nn.functional.embedding(nt.tensor([1, 9]), w, max_norm=1.0)
+    assert nt.equal(w, before)
+
+
+def test_embedding_padding_idx_out_of_range():
+    def prog(lib, i, w):
+        return lib.nn.functional.embedding(i, w, padding_idx=5)
+
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        prog(nt, nt.tensor(IDX), nt.tensor(arr(5, 3)))
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        prog(torch, torch.tensor(IDX), torch.tensor(arr(5, 3)))
+
+
+def test_per_sample_embedding_gradients_with_padding():
+    def prog(lib, w, i):
+        F = lib.nn.functional
+        f = lambda w, i: (F.embedding(i, w, padding_idx=1, scale_grad_by_freq=True) ** 2).sum()
+        return lib.func.vmap(lib.func.grad(f), in_dims=(None, 0))(w, i)
+
+    assert_same(prog, arr(5, 3), IDX)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"mode": "sum", "padding_idx": 2},
+        {"mode": "mean", "padding_idx": 1},
+        {"mode": "max", "padding_idx": 4},
+        {"mode": "mean", "max_norm": 1.0},
+    ],
+)
+def test_embedding_bag_gradient_options(kw):
+    def prog(lib, i, w, o):
+        return _grads(lib, lambda w: lib.nn.functional.embedding_bag(i, w, o, **kw), w)
+
+    assert_same(prog, np.array([1, 2, 4, 2, 1, 0, 3]), arr(5, 3) * 2, np.array([0, 3, 3, 5]))
+
+
+def test_embedding_bag_per_sample_weights_gradient():
+    def prog(lib, i, w, o, psw):
+        F = lib.nn.functional
+        f = lambda w, psw: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=psw)
+        return _grads(lib, f, w, psw)
+
+    assert_same(prog, np.array([1, 2, 4, 2, 1]), arr(5, 3), np.array([0, 2, 2]), arr(5, seed=3))
+
+
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count():
+    """PyTorch 2.13's CPU embedding_bag divides by the wrong count when an index seen once
+    sorts after a repeated one (pytorch/pytorch#190063, fixed by #190264): the reference is
+    embedding's scaled gradient summed per bag, which is what the fix computes."""
+    i, o = np.array([1, 2, 4, 2, 1, 0, 3]), np.array([0, 3, 3, 5])
+
+    def bag(lib, i, w, o):
+        F = lib.nn.functional
+        f = lambda w: F.embedding_bag(i, w, o, mode="sum", padding_idx=2, scale_grad_by_freq=True)
+        return _grads(lib, f, w)
+
+    def reference(lib, i, w, seg):
+        def f(w):
+            rows = lib.nn.functional.embedding(i, w, padding_idx=2, scale_grad_by_freq=True)
+            rows = rows * (i != 2).unsqueeze(1)
+            return lib.zeros(4, 3, dtype=w.dtype).index_add(0, seg, rows)
+
+        return _grads(lib, f, w)
+
+    w = arr(5, 3)
+    got = bag(nt, nt.tensor(i), nt.tensor(w), nt.tensor(o))
+    want = reference(torch, torch.tensor(i), torch.tensor(w), torch.tensor([0, 0, 0, 2, 2, 3, 3]))
+    assert_close(got, want, rtol=1e-12)
+
+
+def test_embedding_bag_errors():
+    F = "nn.functional.embedding_bag"
+
+    def call(*a, **kw):
+        return lambda lib, *t: getattr(lib.nn.functional, F.rsplit(".", 1)[1])(*t, *a, **kw)
+
+    w = arr(5, 3)
+    assert_same_error(call(), np.array([1, 2]), w, np.array([0, 3]))
+    assert_same_error(call(), np.array([1, 2]), w, np.array([[0]]))
+    with pytest.raises(ValueError, match="if input is 2D, then offsets has to be None"):
+        nt.nn.functional.embedding_bag(nt.tensor([[1, 2]]), nt.tensor(w), nt.tensor([0]))
+    assert_same_error(call(), np.array([1, 2]), w[0])
+
+    def weighted(lib, i, w, o, psw):
+        return lib.nn.functional.embedding_bag(i, w, o, mode="sum", per_sample_weights=psw)
+
+    assert_same_error(weighted, np.array([1, 2]), w, np.array([0]), np.ones(3))
+    assert_same_error(weighted, np.array([1, 2]), w, np.array([0]), np.ones(2, np.float32))
+
+
+# ------------------------------------------------------------------ distances
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.5, 3.0, math.inf, 0.0])
+@pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"])
+def test_cdist_gradient_at_zero_distance(p, mode):
+    """cdist(x, x) and repeated rows: PyTorch's gradient is 0 where a distance is 0."""
+
+    def prog(lib, x, y):
+        y = lib.cat([x[:2], y])
+        return _grads(lib, lambda x, y: lib.cdist(x, y, p, compute_mode=mode), x, y)
+
+    x = arr(4, 3)
+    x[3] = x[1]
+    assert_same(prog, x, arr(2, 3), rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, math.inf])
+def test_cdist_second_order_matches_finite_differences(p):
+    """torch has no double backward for cdist; check the Hessian-vector product by finite
+    differences of the gradient."""
+    x, y = arr(3, 2), arr(4, 2, seed=1)
+    v = arr(3, 2, seed=2)
+
+    def grad_at(xa):
+        xt = nt.tensor(xa).requires_grad_()
+        out = nt.cdist(xt, nt.tensor(y), p) ** 2
+        return nt.autograd.grad(out.sum(), xt, create_graph=True)[0]
+
+    xt = nt.tensor(x).requires_grad_()
+    (g,) = nt.autograd.grad((nt.cdist(xt, nt.tensor(y), p) ** 2).sum(), xt, create_graph=True)
+    (hv,) = nt.autograd.grad((g * nt.tensor(v)).sum(), xt)
+    eps = 1e-6
+    fd = ((grad_at(x + eps * v) - grad_at(x - eps * v)) / (2 * eps)).detach().numpy()
+    np.testing.assert_allclose(hv.numpy(), fd, rtol=1e-5, atol=1e-7)
+
+
+def test_cdist_large_uses_mm_and_matches():
+    def prog(lib, x, y):
+        return _grads(lib, lambda x, y: lib.cdist(x, y), x, y)
+
+    assert_same(prog, arr(30, 4), arr(28, 4, seed=1), rtol=1e-8, atol=1e-10)
+
+
+def test_pdist_duplicate_rows_gradient():
+    def prog(lib, x):
+        return _grads(lib, lambda x: lib.nn.functional.pdist(x), x)
+
+    x = arr(4, 3)
+    x[2] = x[0]
+    assert_same(prog, x, rtol=1e-9, atol=1e-12)
+
+
+def test_cosine_similarity_zero_vector():
+    def prog(lib, a, b):
+        return _grads(lib, lambda a, b: lib.nn.functional.cosine_similarity(a, b), a, b)
+
+    a = arr(3, 4)
+    a[1] = 0
+    assert_same(prog, a, arr(3, 4, seed=1), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ linear
+def test_per_sample_linear_gradients():
+    def prog(lib, w, b, x):
+        F = lib.nn.functional
+        f = lambda w, b, x: F.linear(x, w, b).relu().sum()
+        return lib.func.vmap(lib.func.grad(f, argnums=(0, 1)), in_dims=(None, None, 0))(w, b, x)
+
+    assert_same(prog, arr(4, 6), arr(4), arr(5, 6, seed=1))
+
+
+def test_linear_errors():
+    def prog(lib, x, w):
+        return lib.nn.functional.linear(x, w)
+
+    assert_same_error(prog, arr(2, 3), arr(5, 4))
+    assert_same_error(prog, arr(2, 2, 3), arr(5, 4))
+    assert_same_error(prog, arr(3), arr(5, 4))
+    assert_same_error(prog, arr(2, 3), arr(2, 5, 3))
+
+
+# ------------------------------------------------------------------ attention
+def test_sdpa_fully_masked_row_has_zero_gradient():
+    def prog(lib, q, k, v, m):
+        fn = lib.nn.functional.scaled_dot_product_attention
+        return _grads(lib, lambda q, k, v: fn(q, k, v, attn_mask=m), q, k, v)
+
+    m = np.ones((3, 5), bool)
+    m[1] = False
+    assert_same(prog, arr(2, 3, 4), arr(2, 5, 4), arr(2, 5, 2), m, rtol=1e-9, atol=1e-12)
+
+
+def test_sdpa_float_mask_with_minus_inf_rows():
+    def prog(lib, q, k, v, m):
+        fn = lib.nn.functional.scaled_dot_product_attention
+        return _grads(lib, lambda q, k, v: fn(q, k, v, attn_mask=m), q, k, v)
+
+    m = arr(3, 5)
+    m[0] = -math.inf
+    m[2, 1:] = -math.inf
+    assert_same(prog, arr(2, 3, 4), arr(2, 5, 4), arr(2, 5, 2), m, rtol=1e-9, atol=1e-12)
+
+
+def test_sdpa_dropout_statistics_and_scale():
+    """Each weight is dropped with probability p and the rest scaled by 1/(1-p): with
+    value = ones the output row is sum(kept weights) / (1 - p), of mean 1."""
+    nt.manual_seed(0)
+    q, k = nt.tensor(arr(64, 16, 8)), nt.tensor(arr(64, 32, 8, seed=1))
+    v = nt.ones(64, 32, 1, dtype=nt.float64)
+    out = nt.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.25)
+    o = out.numpy()
+    assert abs(o.mean() - 1) < 0.02
+    assert o.std() > 0.05
+    nt.manual_seed(0)
+    again = nt.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.25)
+    assert nt.equal(out, again)
+    zero = nt.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=1.0)
+    assert float(zero.abs().sum()) == 0
+
+
+def test_sdpa_dropout_under_vmap():
+    F = nt.nn.functional
+    q, k, v = (nt.tensor(arr(3, 2, 4, 5, seed=s)) for s in range(3))
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+
+    with pytest.raises(RuntimeError, match="randomness"):
+        nt.func.vmap(f)(q, k, v)
+    out = nt.func.vmap(f, randomness="different")(q, k, v)
+    assert out.shape == (3, 2, 4, 5)
+
+
+def test_sdpa_gqa_and_causal_grads():
+    def prog(lib, q, k, v):
+        fn = lib.nn.functional.scaled_dot_product_attention
+        return _grads(lib, lambda q, k, v: fn(q, k, v, is_causal=True, enable_gqa=True), q, k, v)
+
+    assert_same(prog, arr(2, 4, 5, 3), arr(2, 2, 3, 3), arr(2, 2, 3, 2), rtol=1e-9, atol=1e-12)
