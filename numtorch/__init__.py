@@ -123,6 +123,18 @@ from .ops.linalg import (
     slogdet,
     tensordot,
 )
+from .nn._activation import (
+    celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_,
+)  # fmt: skip
+from .nn._distance import cdist, cosine_similarity, pairwise_distance, pdist
+from .nn._dropout import alpha_dropout, feature_alpha_dropout
+from .nn._embedding import torch_embedding as embedding
+from .nn._linear import bilinear
+from .nn._norm import rms_norm
+from .nn._norm import torch_batch_norm as batch_norm
+from .nn._norm import torch_group_norm as group_norm
+from .nn._norm import torch_instance_norm as instance_norm
+from .nn._norm import torch_layer_norm as layer_norm
 from .ops.random import (
     bernoulli,
     dropout_,

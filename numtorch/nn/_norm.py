@@ -569,6 +569,40 @@ composite(
     api="nn.functional.normalize",
 )  # fmt: skip
 
+
+# ------------------------------------------------------------------ torch's top-level forms
+def _aten(fn, name: str, doc: str):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+torch_batch_norm = _aten(
+    lambda input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled: (
+        batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    ),
+    "batch_norm", "``torch.batch_norm``: F.batch_norm with ATen's argument order.",
+)  # fmt: skip
+torch_instance_norm = _aten(
+    lambda input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+    cudnn_enabled: instance_norm(
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+    ),
+    "instance_norm", "``torch.instance_norm``: F.instance_norm with ATen's argument order.",
+)  # fmt: skip
+torch_layer_norm = _aten(
+    lambda input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True: (
+        layer_norm(input, normalized_shape, weight, bias, eps)
+    ),
+    "layer_norm", "``torch.layer_norm``: F.layer_norm and ATen's cudnn flag.",
+)  # fmt: skip
+torch_group_norm = _aten(
+    lambda input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True: (
+        group_norm(input, num_groups, weight, bias, eps)
+    ),
+    "group_norm", "``torch.group_norm``: F.group_norm and ATen's cudnn flag.",
+)  # fmt: skip
+
 __all__ = [
     "batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
     "normalize", "rms_norm",

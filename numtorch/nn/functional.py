@@ -40,7 +40,11 @@ from ._activation import (
     threshold,
     threshold_,
 )  # fmt: skip
+from ._attention import scaled_dot_product_attention
+from ._distance import cosine_similarity, pairwise_distance, pdist
 from ._dropout import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
+from ._embedding import embedding, embedding_bag
+from ._linear import bilinear, linear
 from ._norm import (
     batch_norm,
     group_norm,
@@ -50,10 +54,6 @@ from ._norm import (
     normalize,
     rms_norm,
 )
-from ._attention import scaled_dot_product_attention
-from ._distance import cosine_similarity, pairwise_distance, pdist
-from ._embedding import embedding, embedding_bag
-from ._linear import bilinear, linear
 
 # reduction
 log_softmax = _reduction.nn_log_softmax
