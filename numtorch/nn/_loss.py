@@ -1,0 +1,763 @@
+"""Loss functions of ``torch.nn.functional``.
+
+Most losses are composites of public ops that end in one reduction helper (``_reduce``).
+Primitives: ``_nll_pick`` (the gather at the heart of ``nll_loss`` and ``cross_entropy``:
+under vmap it is one gather over the folded batch, its vjp one scatter-add) and
+``_ctc_loss`` (the alpha recursion over time, with the beta recursion as its vjp).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.dispatch import WrapperTensor, dispatch
+from .._core.op import LINEAR, composite, defop
+from .._core.tensor import Tensor
+from ..func._batched import BatchedTensor
+from ..ops._batching import elementwise, front
+from ..ops.comparison import where
+from ..ops.creation import ones_like, zeros_like
+from ..ops.reduction import log_softmax, scatter_add_dim
+from ..ops.views import broadcast_tensors
+from ..testing.samples import ErrorInput as E
+from ..testing.samples import S
+
+_REDUCTIONS = ("none", "mean", "sum")
+# PyTorch's ScalarType names, used in its error texts.
+_TYPE_NAMES = {
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+    "int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int", "int64": "Long",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+
+# ------------------------------------------------------------------ shared helpers
+def _reduction(size_average, reduce, reduction: str, check: bool = True) -> str:
+    """The reduction string, with the legacy ``size_average``/``reduce`` pair mapped as
+    PyTorch maps it (and its deprecation warning)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn(
+            "size_average and reduce args will be deprecated, please use "
+            f"reduction='{reduction}' instead.",
+            stacklevel=3,
+        )
+    if reduction == "elementwise_mean":
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+            stacklevel=3,
+        )
+        return "mean"
+    if check and reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str, msg: str = "{} is not a valid value for reduction"):
+    """The elementwise ``loss`` reduced: kept ('none'), averaged ('mean') or summed ('sum')."""
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(msg.format(reduction))
+
+
+def _has_values(t) -> bool:
+    """Whether ``t``'s values may be read for an argument check (not under vmap, where
+    PyTorch's data-dependent checks are refused as well)."""
+    while isinstance(t, WrapperTensor):
+        if isinstance(t, BatchedTensor):
+            return False
+        t = t._inner
+    return True
+
+
+def _type_name(t: Tensor) -> str:
+    return _TYPE_NAMES.get(t.dtype.name, t.dtype.name)
+
+
+def _size_warning(input: Tensor, target: Tensor) -> None:
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({_tsize(target)}) that is different to the input size "
+            f"({_tsize(input)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _tsize(t: Tensor) -> str:
+    return f"torch.Size({list(t.shape)})"
+
+
+def _norm_probs(make, shape, dim=-1):
+    p = make(shape, 0.1, 1.0)
+    return p / p.sum(dim, keepdims=True)
+
+
+def _with_ignored(target, value=-100, at=1):
+    """``target`` with one entry set to the ignored class."""
+    t = target.copy()
+    t.reshape(-1)[at % max(t.size, 1)] = value
+    return t
+
+
+# ------------------------------------------------------------------ nll_loss
+def _nll_pick(xp, input, target, *, ignore_index):
+    """-input[n, target[n, ...], ...] (0 where the target is ignored): (N, C, *d) -> (N, *d)."""
+    keep = target != ignore_index
+    bad = keep & ((target < 0) | (target >= input.shape[1]))
+    if bad.any():
+        raise IndexError(f"Target {int(target[bad].reshape(-1)[0])} is out of bounds.")
+    safe = xp.where(keep, target, 0).astype(xp.int64)
+    picked = xp.take_along_axis(input, safe[:, None], axis=1)[:, 0]
+    return xp.where(keep, -picked, xp.zeros((), input.dtype))
+
+
+def _nll_pick_vjp(g, input_shape, target, ignore_index):
+    """The scatter-add of -g to the picked classes."""
+    keep = target != ignore_index
+    index = where(keep, target, 0).unsqueeze(1)
+    return scatter_add_dim.fn(where(keep, -g, 0.0).unsqueeze(1), index, 1, input_shape)
+
+
+def _nll_pick_rule(vmap, args, bdims, attrs):
+    """The vmap batch as one more trailing spatial dim: an unbatched operand is expanded
+    as a view (the gather reads it strided), the result's batch dim is last."""
+    (x, t), (bx, bt) = args, bdims
+    x = front(x, bx).movedim(0, -1) if bx is not None else x.unsqueeze(-1)
+    t = front(t, bt).movedim(0, -1) if bt is not None else t.unsqueeze(-1)
+    x = x.expand(*x.shape[:-1], vmap.size)
+    t = t.expand(*t.shape[:-1], vmap.size)
+    out = dispatch(nll_pick, (x, t), attrs)
+    return out, out.dim() - 1
+
+
+def _nll_pick_samples(make):
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4))), {"ignore_index": -100})
+    yield S((make((2, 3, 4)), make.index((2, 4), 3)), {"ignore_index": 1})
+
+
+nll_pick = defop(
+    "_nll_pick", _nll_pick, nin=2, vjp=(_nll_pick_vjp, None), jvp=LINEAR,
+    batch_rule=_nll_pick_rule, samples=_nll_pick_samples, api="nn._loss.nll_pick.fn",
+    # An internal piece of nll_loss (whose reduced form is checked against torch).
+    test={"no_oracle": True},
+)  # fmt: skip
+
+
+def _check_nll(input: Tensor, target: Tensor, weight, prefix: str = "") -> None:
+    """PyTorch's argument checks of nll_loss_nd, in its order and words."""
+    n = input.dim()
+    if n < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {n})")
+    if n != 1 and input.shape[0] != (target.shape[0] if target.dim() else 0):
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0] if target.dim() else 0})."
+        )
+    if target.dtype not in (dt.int64, dt.uint8):
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_type_name(target)}"
+        )
+    c = input.shape[1] if n > 1 else input.shape[0]
+    if n <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if n == 1 and target.dim() == 1 and target.shape[0] != 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+            )
+        if weight is not None and (weight.dim() != 1 or weight.shape[0] != c):
+            raise RuntimeError(
+                f"{prefix}weight tensor should be defined either for all {c} classes or no "
+                f"classes but got weight tensor of shape: {list(weight.shape)}"
+            )
+    else:
+        if n == 4 and target.dim() != 3:
+            raise RuntimeError(
+                "only batches of spatial targets supported (3D tensors) but got targets of "
+                f"dimension: {target.dim()}"
+            )
+        if n != 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            want = [input.shape[0], *input.shape[2:]]
+            raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+        if weight is not None and weight.numel() != c:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        if n == 4 and tuple(target.shape) != (input.shape[0], *input.shape[2:]):
+            raise RuntimeError(
+                f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
+            )
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_type_name(input)} but found {_type_name(weight)}"
+        )
+
+
+def _class_weights(target: Tensor, weight, ignore_index: int):
+    """Each target's class weight (0 where ignored): PyTorch's normalizer for 'mean'."""
+    keep = target != ignore_index
+    if weight is None:
+        return keep
+    return weight[where(keep, target, 0)] * keep
+
+
+def _nll(input, target, weight, ignore_index: int, reduction: str):
+    """nll_loss on checked arguments; ``input`` has a batch dim."""
+    loss = nll_pick.fn(input, target, ignore_index=ignore_index)
+    if weight is None and reduction != "mean":
+        return _reduce(loss, reduction)
+    w = _class_weights(target, weight, ignore_index)
+    if weight is not None:
+        loss = loss * w
+    return loss.sum() / w.sum() if reduction == "mean" else _reduce(loss, reduction)
+
+
+def _unbatched(input: Tensor, target: Tensor):
+    """(C,) input and 0-d target as a batch of one (PyTorch's unbatched form)."""
+    return input.unsqueeze(0), target.reshape(1)
+
+
+def _nll_samples(make):
+    yield S((make((3, 4)), make.index(3, 4)))
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4)), make((4,), 0.5, 2.0)), {"reduction": "sum"})  # fmt: skip
+    yield S((make((4, 3)).T, make.index(3, 4), make((4,), 0.5, 2.0)), {"ignore_index": 2})
+    yield S((make((2, 3, 4)), _with_ignored(make.index((2, 4), 3))), {"reduction": "none"})
+    yield S((make((2, 3, 2, 2)), make.index((2, 2, 2), 3), make((3,), 0.5, 2.0)))
+    yield S((make((4,)), make.index((), 4)), {"reduction": "none"}, name="unbatched")
+    yield S((make((0, 4)), make.index(0, 4)), {"reduction": "sum"}, name="empty batch")
+
+
+def _nll_errors(make, fn="nll_loss"):
+    x, w = make((3, 4)), make((4,))
+    t = np.array([0, 1, 2])
+    yield E(S((x, t[:2])), ValueError, r"Expected input batch_size \(3\) to match target batch_size \(2\)\.")  # fmt: skip
+    yield E(S((x, np.array([0, 5, 1]))), IndexError, "Target 5 is out of bounds.")
+    yield E(S((x, np.array([0, -1, 1]))), IndexError, "Target -1 is out of bounds.")
+    yield E(S((x, t[:, None])), RuntimeError, "0D or 1D target tensor expected, multi-target not supported")  # fmt: skip
+    yield E(S((x, t, w[:3])), RuntimeError, r"weight tensor should be defined either for all 4 classes or no classes but got weight tensor of shape: \[3\]")  # fmt: skip
+    yield E(S((x, t), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")
+    yield E(S((make((2, 3, 4)), np.zeros((2, 5), np.int64))), RuntimeError, r"Expected target size \[2, 4\], got \[2, 5\]")  # fmt: skip
+    yield E(S((make((2, 3, 2, 2)), np.zeros((2, 2), np.int64))), RuntimeError, "only batches of spatial targets supported")  # fmt: skip
+    if fn == "nll_loss":
+        yield E(S((x, t.astype(np.float32))), RuntimeError, "expected target dtype to be Long or Byte, but got Float")  # fmt: skip
+        yield E(S((make(()), np.array(0))), ValueError, r"Expected 1 or more dimensions \(got 0\)")
+
+
+@composite(
+    samples=_nll_samples, error_samples=_nll_errors, api="nn.functional.nll_loss",
+    grad_args=(0,),  # PyTorch's nll_loss is not differentiable in its weight
+)  # fmt: skip
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for targets ``t``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_nll(input, target, weight)
+    if input.dim() == 1:
+        input, target = _unbatched(input, target)
+        out = _nll(input, target, weight, ignore_index, reduction)
+        return out.reshape(()) if reduction == "none" else out
+    return _nll(input, target, weight, ignore_index, reduction)
+
+
+# ------------------------------------------------------------------ cross_entropy
+def _ce_probs(logp, target, weight, reduction, smoothing, cdim):
+    """Cross entropy against class probabilities (optionally smoothed)."""
+    c = logp.shape[cdim]
+    if smoothing > 0:
+        target = target * (1 - smoothing) + smoothing / c
+    prod = logp * target
+    if weight is not None:
+        prod = prod * weight.reshape(c, *(1,) * (logp.dim() - cdim - 1))
+    loss = -prod.sum(cdim)
+    if reduction == "mean":  # over the positions, not the classes; NaN for no positions
+        n = logp.numel() // c if logp.numel() else math.nan
+        return loss.sum() / n
+    return _reduce(loss, reduction)
+
+
+def _ce_smoothed(logp, target, weight, ignore_index, reduction, smoothing, cdim):
+    """(1 - s) * nll + s / C * (the loss against the uniform distribution)."""
+    c = logp.shape[cdim]
+    nll = _nll(logp, target, weight, ignore_index, reduction)
+    if weight is not None:
+        smooth = -(logp * weight.reshape(c, *(1,) * (logp.dim() - cdim - 1))).sum(cdim)
+    else:
+        smooth = -logp.sum(cdim)
+    keep = target != ignore_index
+    smooth = where(keep, smooth, 0.0)
+    if reduction == "mean":
+        smooth = smooth.sum() / _class_weights(target, weight, ignore_index).sum()
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - smoothing) * nll + smooth * (smoothing / c)
+
+
+def _ce_samples(make):
+    yield S((make((3, 4)), make.index(3, 4)))
+    w = make((4,), 0.5, 2.0)
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4)), w), {"reduction": "sum"})
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4)), w), {"label_smoothing": 0.2})
+    yield S((make((2, 3, 4)), _with_ignored(make.index((2, 4), 3), 1)), {"ignore_index": 1, "label_smoothing": 0.1, "reduction": "none"})  # fmt: skip
+    yield S((make((3, 4)), _norm_probs(make, (3, 4))), name="probabilities")
+    yield S((make((2, 4, 3)), _norm_probs(make, (2, 4, 3), 1), w), {"label_smoothing": 0.3, "reduction": "sum"})  # fmt: skip
+    yield S((make((4,)), make.index((), 4)), {"label_smoothing": 0.1}, name="unbatched")
+    yield S((make((0, 4)), make.index(0, 4)), {"reduction": "sum"}, name="empty batch")
+
+
+def _ce_errors(make):
+    yield from _nll_errors(make, "cross_entropy")
+    x = make((3, 4))
+    yield E(S((x, _norm_probs(make, (3, 4))), {"label_smoothing": 1.5}), RuntimeError, "label_smoothing must be between 0.0 and 1.0. Got: 1.5")  # fmt: skip
+    yield E(S((x, make.index((3, 4), 4))), RuntimeError, "Expected floating point type for target with class probabilities, got Long")  # fmt: skip
+    yield E(S((x, _norm_probs(make, (3, 4))), {"ignore_index": 1}), RuntimeError, "ignore_index is not supported for floating point target")  # fmt: skip
+    yield E(S((x, _norm_probs(make, (3, 4)), make((3,)))), RuntimeError, r"cross_entropy: weight tensor should be defined either for all 4 classes or no classes but got weight tensor of shape: \[3\]")  # fmt: skip
+
+
+@composite(
+    samples=_ce_samples, error_samples=_ce_errors, api="nn.functional.cross_entropy",
+    grad_args=(0, 1),  # not the weight: PyTorch's nll_loss is not differentiable in it
+)  # fmt: skip
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax over the class dim, then the nll loss against class indices, or the cross
+    entropy against class probabilities (``target`` shaped like ``input``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if label_smoothing > 1.0:  # a negative one is no smoothing, as in PyTorch
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 0 if input.dim() == 1 else 1
+    if tuple(input.shape) == tuple(target.shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{_type_name(target)}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        c = input.shape[cdim] if input.dim() else 1
+        if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+            raise RuntimeError(
+                f"cross_entropy: weight tensor should be defined either for all {c} classes or "
+                f"no classes but got weight tensor of shape: {list(weight.shape)}"
+            )
+        logp = log_softmax(input, cdim)
+        return _ce_probs(logp, target, weight, reduction, label_smoothing, cdim)
+    _check_nll(input, target, weight)
+    logp = log_softmax(input, cdim)
+    if input.dim() == 1:
+        logp, target = _unbatched(logp, target)
+    if label_smoothing > 0:
+        out = _ce_smoothed(logp, target, weight, ignore_index, reduction, label_smoothing, 1)
+    else:
+        out = _nll(logp, target, weight, ignore_index, reduction)
+    return out.reshape(()) if input.dim() == 1 and reduction == "none" else out
+
+
+# ------------------------------------------------------------------ regression losses
+_INVALID_MODE = "Invalid reduction mode: {}. Expected one of 'none', 'mean', 'sum'."
+
+
+def _regression(elem: Callable, input, target, reduction, weight=None, weighted_mean=True):
+    """``elem(input - target)`` broadcast, optionally weighted, then reduced. With a weight,
+    'mean' divides by the weight's sum (``weighted_mean``) or by the element count."""
+    _size_warning(input, target)
+    x, y = broadcast_tensors(input, target)
+    loss = elem(x - y)
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean" and weighted_mean:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction, _INVALID_MODE)
+
+
+def _pair(make, shape=(2, 3), low=-2.0, high=2.0):
+    return make(shape, low, high), make(shape, low, high)
+
+
+def _regression_samples(weighted: bool = False, legacy: bool = True, **kw):
+    """Samples of a loss of (input, target): every reduction, a broadcast target, an empty
+    batch, a transposed input, and ``kw`` (option -> values) one at a time."""
+
+    def samples(make):
+        x, y = _pair(make)
+        yield S((x, y))
+        yield S((x, y), {"reduction": "sum"})
+        yield S((make((3, 2)).T, y), {"reduction": "none"})
+        yield S((make((0, 3)), make((0, 3))), {"reduction": "sum"}, name="empty batch")
+        for k, vals in kw.items():
+            for v in vals:
+                yield S((x, y), {k: v, "reduction": "none"})
+        if weighted:
+            w = make((2, 3), 0.5, 2.0)
+            yield S((x, y), {"weight": w})
+            yield S((x, y), {"weight": w, "reduction": "none"})
+
+    return samples
+
+
+def _regression_errors(weighted: bool = False, **kw):
+    def errors(make):
+        x = make((2, 3))
+        yield E(S((x, make((3,))), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")  # fmt: skip
+        if weighted:
+            yield E(S((x, x), {"weight": make((3,))}), ValueError, "Weights and input must have the same size.")  # fmt: skip
+            yield E(S((x, x), {"weight": x, "reduction": "foo"}), ValueError, "Invalid reduction mode: foo. Expected one of 'none', 'mean', 'sum'.")  # fmt: skip
+        for k, (v, msg) in kw.items():
+            yield E(S((x, x), {k: v}), RuntimeError, msg)
+
+    return errors
+
+
+@composite(
+    samples=_regression_samples(weighted=True), error_samples=_regression_errors(True),
+    api="nn.functional.mse_loss", grad_args=(0, 1),
+)  # fmt: skip
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The squared error ``(input - target) ** 2``."""
+    reduction = _reduction(size_average, reduce, reduction, check=weight is None)
+    return _regression(lambda d: d * d, input, target, reduction, weight)
+
+
+@composite(
+    samples=_regression_samples(weighted=True), error_samples=_regression_errors(True),
+    api="nn.functional.l1_loss", grad_args=(0, 1),
+)  # fmt: skip
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The absolute error ``|input - target|``."""
+    reduction = _reduction(size_average, reduce, reduction, check=weight is None)
+    return _regression(lambda d: d.abs(), input, target, reduction, weight)
+
+
+def _smooth(z, beta: float, scale_linear: bool):
+    """Quadratic below ``beta``, linear above (Huber: the quadratic unscaled, the linear
+    part times beta; smooth L1: the quadratic divided by beta)."""
+    if scale_linear:
+        return where(z < beta, 0.5 * z * z, beta * (z - 0.5 * beta))
+    return where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
+
+
+@composite(
+    samples=_regression_samples(beta=(0.5, 0.0)),
+    error_samples=_regression_errors(beta=(-1.0, "smooth_l1_loss does not support negative values for beta.")),  # fmt: skip
+    api="nn.functional.smooth_l1_loss", grad_args=(0, 1),
+)  # fmt: skip
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (L1 for beta=0)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return _regression(lambda d: d.abs(), input, target, reduction)
+    return _regression(lambda d: _smooth(d.abs(), beta, False), input, target, reduction)
+
+
+@composite(
+    samples=_regression_samples(weighted=True, delta=(0.5, 2.0)),
+    error_samples=_regression_errors(True, delta=(0.0, "huber_loss does not support non-positive values for delta.")),  # fmt: skip
+    api="nn.functional.huber_loss", grad_args=(0, 1),
+)  # fmt: skip
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    reduction = _reduction(None, None, reduction, check=weight is None)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    elem = lambda d: _smooth(d.abs(), delta, True)  # noqa: E731
+    return _regression(elem, input, target, reduction, weight, weighted_mean=False)
+
+
+# ------------------------------------------------------------------ likelihood losses
+def _bce_samples(make):
+    x, y = make((2, 3), 0.05, 0.95), make((2, 3), 0.0, 1.0)
+    yield S((x, y))
+    yield S((x, y, make((2, 3), 0.5, 2.0)), {"reduction": "sum"})
+    yield S((x, y, make((3,), 0.5, 2.0)), {"reduction": "none"}, name="broadcast weight")
+    yield S((make((3, 2), 0.05, 0.95).T, y), {"reduction": "none"})
+    yield S((make((0, 3), 0.05, 0.95), make((0, 3), 0.0, 1.0)), {"reduction": "sum"})
+
+
+def _bce_errors(make):
+    x = make((2, 3), 0.1, 0.9)
+    yield E(S((x, make((3,), 0.1, 0.9))), ValueError, r"Using a target size \(torch.Size\(\[3\]\)\) that is different to the input size \(torch.Size\(\[2, 3\]\)\) is deprecated")  # fmt: skip
+    yield E(S((x, x), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")
+    yield E(S((x + 1.0, x)), RuntimeError, "all elements of input should be between 0 and 1")
+
+
+@composite(
+    samples=_bce_samples, error_samples=_bce_errors, api="nn.functional.binary_cross_entropy",
+    grad_args=(0, 1),  # PyTorch's binary_cross_entropy is not differentiable in its weight
+)  # fmt: skip
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``, each log clamped at -100."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({_tsize(target)}) that is different to the input size "
+            f"({_tsize(input)}) is deprecated. Please ensure they have the same size."
+        )
+    if _has_values(input) and bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))  # fmt: skip
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _softplus_neg(x):
+    """log(1 + exp(-x)), stable for any x (logaddexp's formulas are)."""
+    return zeros_like(x).logaddexp(-x)
+
+
+def _bcel_samples(make):
+    x, y = make((2, 3), -3.0, 3.0), make((2, 3), 0.0, 1.0)
+    yield S((x, y))
+    yield S((x, y, make((2, 3), 0.5, 2.0)), {"reduction": "sum"})
+    yield S((x, y, None, None, None, "none", make((3,), 0.5, 2.0)), name="pos_weight")
+    yield S((x, y, make((3,), 0.5, 2.0), None, None, "mean", make((3,), 0.5, 2.0)))
+    yield S((make((3, 2), -40.0, 40.0).T, y), {"reduction": "none"}, name="large logits")
+    yield S((make((0, 3)), make((0, 3))), {"reduction": "sum"})
+
+
+def _bcel_errors(make):
+    x = make((2, 3))
+    yield E(S((x, make((3,)))), ValueError, r"Target size \(torch.Size\(\[3\]\)\) must be the same as input size \(torch.Size\(\[2, 3\]\)\)")  # fmt: skip
+    yield E(S((x, x), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")
+
+
+@composite(
+    samples=_bcel_samples, error_samples=_bcel_errors,
+    api="nn.functional.binary_cross_entropy_with_logits",
+    grad_args=(0, 1),  # PyTorch's is not differentiable in weight and pos_weight
+)  # fmt: skip
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Binary cross entropy of ``sigmoid(input)``, computed from the logits stably:
+    ``(1 - t) x + (1 + (pos_weight - 1) t) log(1 + exp(-x))``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({_tsize(target)}) must be the same as input size ({_tsize(input)})"
+        )
+    sp = _softplus_neg(input)
+    if pos_weight is not None:
+        sp = sp * ((pos_weight - 1) * target + 1)
+    loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _kl_samples(make):
+    x, p = make((2, 3), -2.0, 0.0), _norm_probs(make, (2, 3))
+    yield S((x, p), {"reduction": "batchmean"})
+    yield S((x, p), {"reduction": "sum"})
+    yield S((x, p), {"reduction": "none"})
+    yield S((x, np.log(p)), {"reduction": "batchmean", "log_target": True})
+    yield S((make((3,), -2.0, 0.0), _norm_probs(make, (3,))), {"reduction": "batchmean"})
+    yield S((make((0, 3)), make((0, 3), 0.1, 1.0)), {"reduction": "sum"})
+
+
+@composite(
+    samples=_kl_samples,
+    error_samples=lambda make: [E(S((make((2, 3)), make((2, 3), 0.1, 1.0)), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")],  # fmt: skip
+    api="nn.functional.kl_div", grad_args=(0, 1),
+)  # fmt: skip
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """The pointwise KL divergence ``t (log t - input)`` of log-probabilities ``input``;
+    'batchmean' divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            stacklevel=2,
+        )
+    elif reduction != "batchmean":
+        reduction = _reduction(None, None, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def _poisson_samples(make):
+    x, y = make((2, 3), -1.0, 1.0), make((2, 3), 0.5, 3.0)
+    yield S((x, y))
+    yield S((x, y), {"full": True, "reduction": "sum"})
+    yield S((make((2, 3), 0.5, 2.0), y), {"log_input": False, "reduction": "none"})
+    yield S((make((2, 3), 0.5, 2.0), y, False, True, None, 1e-3), name="full, eps")
+    yield S((make((0, 3)), make((0, 3), 0.5, 3.0)), {"reduction": "sum"})
+
+
+@composite(
+    samples=_poisson_samples,
+    error_samples=lambda make: [E(S((make((2, 3)), make((2, 3))), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")],  # fmt: skip
+    api="nn.functional.poisson_nll_loss", grad_args=(0, 1),
+)  # fmt: skip
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The Poisson negative log likelihood of ``target`` with rate ``exp(input)``
+    (``log_input``) or ``input``; ``full`` adds Stirling's term where the target exceeds 1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def _gauss_samples(make):
+    x, y = _pair(make)
+    yield S((x, y, make((2, 3), 0.1, 2.0)))
+    yield S((x, y, make((2,), 0.1, 2.0)), {"reduction": "sum"}, name="homoscedastic")
+    yield S((x, y, make((2, 1), 0.1, 2.0)), {"full": True, "reduction": "none"})
+    yield S((x, y, make((1, 3), 0.1, 2.0)), {"eps": 0.05})
+    yield S((x, y, 0.7), name="float var")
+    yield S((make((0, 3)), make((0, 3)), make((0, 3), 0.1, 2.0)), {"reduction": "sum"})
+
+
+def _gauss_errors(make):
+    x = make((2, 3))
+    v = make((2, 3), 0.1, 1.0)
+    yield E(S((x, x, make((3, 2), 0.1, 1.0))), ValueError, "var is of incorrect size")
+    yield E(S((x, x, v - 2.0)), ValueError, "var has negative entry/entries")
+    yield E(S((x, x, -1.0)), ValueError, "var has negative entry/entries")
+    yield E(S((x, x, v), {"reduction": "foo"}), ValueError, "foo is not valid")
+
+
+# PyTorch clamps var in place under no_grad: the value changes, the gradient passes as if
+# it did not. A primitive, so that every transform sees that one rule.
+clamp_passthrough = defop(
+    "_clamp_passthrough", lambda xp, input, min: xp.maximum(input, xp.asarray(min, input.dtype)),
+    nin=1, vjp=lambda g: g, jvp=lambda t: t, batch_rule=elementwise(),
+    samples=lambda make: [S((make((2, 3), 0.5, 2.0), 0.1)), S((make(()), -3.0))],
+    api="nn._loss.clamp_passthrough.fn", test={"no_oracle": True},
+)  # fmt: skip
+
+
+@composite(
+    samples=_gauss_samples, error_samples=_gauss_errors,
+    api="nn.functional.gaussian_nll_loss", grad_args=(0, 1, 2),
+)  # fmt: skip
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """The Gaussian negative log likelihood ``0.5 (log var + (input - target)**2 / var)``;
+    ``var`` is clamped at ``eps`` (the clamp passes gradients through, as in PyTorch)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ones_like(input)
+    elif _has_values(var) and bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (
+            input.dim() == var.dim()
+            and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1
+        ):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = clamp_passthrough.fn(var, eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)

@@ -1,0 +1,130 @@
+"""nn.functional losses against PyTorch where the op database cannot look: the legacy
+size_average/reduce arguments and their warnings, gradients PyTorch defines away from the
+derivative (gaussian_nll_loss's clamp), argument errors, and per-sample gradients."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from twolibs import arr, assert_same, assert_same_error
+
+LEGACY = [(None, False), (False, None), (True, True), (False, False), (None, True), (True, False)]
+
+
+def _targets(*shape, high=4, seed=1):
+    return np.random.default_rng(seed).integers(0, high, size=shape)
+
+
+@pytest.mark.parametrize("size_average,reduce", LEGACY)
+@pytest.mark.parametrize(
+    "prog",
+    [
+        pytest.param(lambda F, x, t, **kw: F.nll_loss(x, t, **kw), id="nll_loss"),
+        pytest.param(lambda F, x, t, **kw: F.cross_entropy(x, t, **kw), id="cross_entropy"),
+        pytest.param(
+            lambda F, x, t, **kw: F.mse_loss(x, t.double().unsqueeze(-1), **kw), id="mse_loss"
+        ),
+        pytest.param(
+            lambda F, x, t, **kw: F.kl_div(x, t.double().unsqueeze(-1), **kw), id="kl_div"
+        ),
+    ],
+)
+def test_legacy_reduction_arguments(prog, size_average, reduce):
+    kw = {"size_average": size_average, "reduce": reduce, "reduction": "foo"}
+
+    def run(lib, x, t):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = prog(lib.nn.functional, x, t, **kw)
+        return out, [str(m.message) for m in w if "size_average" in str(m.message)]
+
+    assert_same(run, arr(3, 4), _targets(3))
+
+
+def test_elementwise_mean_is_mean_with_a_warning():
+    def run(lib, x, y):
+        with pytest.warns(UserWarning, match="elementwise_mean"):
+            return lib.nn.functional.l1_loss(x, y, reduction="elementwise_mean")
+
+    assert_same(run, arr(2, 3), arr(2, 3, seed=1))
+
+
+def test_mismatched_sizes_warn_and_broadcast():
+    def run(lib, x, y):
+        with pytest.warns(UserWarning, match=r"Using a target size \(torch.Size\(\[3\]\)\)"):
+            return lib.nn.functional.mse_loss(x, y, reduction="none")
+
+    assert_same(run, arr(2, 3), arr(3, seed=1))
+
+
+def test_gaussian_nll_clamp_passes_the_gradient_like_torch():
+    # var below eps: the value is clamped, the gradient is the one at the clamped value
+    # (PyTorch clamps in place under no_grad), which is not the derivative.
+    v = np.array([[1e-3, 0.5, 2.0], [0.05, 1e-4, 1.0]])
+
+    def run(lib, x, y, var):
+        var.requires_grad_(True)
+        x.requires_grad_(True)
+        out = lib.nn.functional.gaussian_nll_loss(x, y, var, eps=0.1)
+        return out, lib.autograd.grad(out, (x, var))
+
+    assert_same(run, arr(2, 3), arr(2, 3, seed=1), v)
+
+
+NLL_ERRORS = {
+    "weight dtype": lambda F, x, t: F.nll_loss(x, t, x[0].float()),
+    "2d size mismatch": lambda F, x, t: F.nll_loss(
+        x.reshape(1, 3, 2, 2), t.reshape(1, 3, 1)[:, :2]
+    ),
+    "2d weight": lambda F, x, t: F.nll_loss(x.reshape(3, 4, 1, 1), t.reshape(3, 1, 1), x[0, :2]),
+    "1d input, 1d target": lambda F, x, t: F.nll_loss(x[0], t),
+    "target out of bounds": lambda F, x, t: F.cross_entropy(x, t + 2, label_smoothing=0.1),
+    "ignored but out of bounds": lambda F, x, t: F.nll_loss(x, t + 2, ignore_index=5),
+    "label smoothing": lambda F, x, t: F.cross_entropy(x, t, label_smoothing=1.5),
+}
+
+
+@pytest.mark.parametrize("name", NLL_ERRORS)
+def test_nll_argument_errors(name):
+    prog = NLL_ERRORS[name]
+    assert_same_error(lambda lib, x, t: prog(lib.nn.functional, x, t), arr(3, 4), _targets(3))
+
+
+def test_negative_label_smoothing_is_none():
+    for t in (_targets(3), arr(3, 4, seed=1)):
+        assert_same(
+            lambda lib, x, t: lib.nn.functional.cross_entropy(
+                x, t.softmax(1) if t.dim() == 2 else t, label_smoothing=-0.2
+            ),
+            arr(3, 4),
+            t,
+        )
+
+
+def test_all_ignored_targets_give_nan():
+    t = np.full(3, -100)
+    assert_same(lambda lib, x, t: lib.nn.functional.cross_entropy(x, t), arr(3, 4), t)
+    assert_same(
+        lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, label_smoothing=0.2), arr(3, 4), t
+    )
+
+
+def test_per_sample_gradients_of_log_softmax_nll(no_fallback):
+    """The per-sample-gradients tutorial's loss: vmap(grad) over log_softmax -> nll_loss."""
+    w, b = arr(5, 4), arr(4, seed=1)
+    data, targets = arr(6, 5, seed=2), _targets(6)
+
+    def per_sample(lib, w, b, data, targets):
+        F = lib.nn.functional
+
+        def loss(w, b, x, t):
+            logits = (x.unsqueeze(0) @ w + b).log_softmax(-1)
+            return F.nll_loss(logits, t.unsqueeze(0))
+
+        return lib.func.vmap(lib.func.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))(
+            w, b, data, targets
+        )
+
+    assert_same(per_sample, w, b, data, targets)
