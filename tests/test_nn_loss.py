@@ -29,6 +29,11 @@ def _targets(*shape, high=4, seed=1):
         pytest.param(
             lambda F, x, t, **kw: F.kl_div(x, t.double().unsqueeze(-1), **kw), id="kl_div"
         ),
+        pytest.param(lambda F, x, t, **kw: F.multi_margin_loss(x, t, **kw), id="multi_margin_loss"),
+        pytest.param(
+            lambda F, x, t, **kw: F.cosine_embedding_loss(x, x.flip(0), t - 1.5, **kw),
+            id="cosine_embedding_loss",
+        ),
     ],
 )
 def test_legacy_reduction_arguments(prog, size_average, reduce):
