@@ -8,7 +8,9 @@ import warnings
 
 import numpy as np
 import pytest
-from twolibs import arr, assert_same, assert_same_error
+from twolibs import arr, assert_same, assert_same_error, run_both
+
+import numtorch as nt
 
 LEGACY = [(None, False), (False, None), (True, True), (False, False), (None, True), (True, False)]
 
@@ -133,3 +135,76 @@ def test_per_sample_gradients_of_log_softmax_nll(no_fallback):
         )
 
     assert_same(per_sample, w, b, data, targets)
+
+
+CTC_CASES = {
+    "padded": (np.array([[1, 2, 2], [3, 1, 0]]), [6, 5], [3, 2], {}),
+    "padded, tensors, none": (
+        np.array([[1, 2, 2], [3, 1, 0]]),
+        np.array([6, 5]),
+        np.array([3, 2]),
+        {"reduction": "none"},
+    ),  # fmt: skip
+    "concatenated, sum": (np.array([1, 2, 2, 3, 1]), [6, 4], [3, 2], {"reduction": "sum"}),
+    "blank 2": (np.array([[1, 0, 3], [3, 1, 0]]), [6, 6], [3, 3], {"blank": 2}),
+    "infinite": (np.array([[2, 2, 1], [1, 3, 0]]), [3, 6], [3, 0], {"reduction": "none"}),
+    "zero_infinity": (np.array([[2, 2, 1], [1, 3, 0]]), [3, 6], [3, 0], {"zero_infinity": True}),
+    "empty input": (np.array([[1, 2, 2], [3, 1, 0]]), [0, 4], [0, 1], {"reduction": "none"}),
+}
+
+
+@pytest.mark.parametrize("name", CTC_CASES)
+def test_ctc_loss_matches_torch(name):
+    targets, il, tl, kw = CTC_CASES[name]
+
+    def run(lib, x, targets, il, tl):
+        return lib.nn.functional.ctc_loss(x.log_softmax(-1), targets, il, tl, **kw)
+
+    assert_same(run, arr(6, 2, 4), targets, il, tl)
+
+
+@pytest.mark.parametrize("name", [n for n in CTC_CASES if n != "infinite"])
+def test_ctc_loss_gradient_through_log_softmax_matches_torch(name):
+    # torch's gradient with respect to log_probs is exp(log_probs) minus the derivative: the
+    # extra term cancels in log_softmax's backward, so the gradients of the logits agree.
+    targets, il, tl, kw = CTC_CASES[name]
+
+    def run(lib, x, targets, il, tl):
+        x.requires_grad_(True)
+        out = lib.nn.functional.ctc_loss(x.log_softmax(-1), targets, il, tl, **kw)
+        return lib.autograd.grad(out.sum(), x)
+
+    assert_same(run, arr(6, 2, 4), targets, il, tl, rtol=1e-9, atol=1e-12)
+
+
+def test_ctc_loss_gradient_is_torch_minus_its_exp_term():
+    targets, il, tl, _ = CTC_CASES["padded"]
+    x = arr(6, 2, 4)
+    lp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+    def grad(lib, lp, targets):
+        lp.requires_grad_(True)
+        out = lib.nn.functional.ctc_loss(lp, targets, il, tl, reduction="sum")
+        return lib.autograd.grad(out, lp)[0]
+
+    ours, theirs = run_both(grad, lp, targets)
+    live = np.arange(6)[:, None, None] < np.array(il)[:, None]  # (T, N, 1): steps in use
+    want = theirs.numpy() - np.exp(lp) * live
+    np.testing.assert_allclose(ours.numpy(), want, rtol=1e-9, atol=1e-12)
+
+
+def test_ctc_loss_has_a_second_derivative(no_fallback):
+    # PyTorch has none (its ctc_loss_backward is not differentiable): finite differences.
+    targets, il, tl, _ = CTC_CASES["padded"]
+    x, v = nt.tensor(arr(6, 2, 4)), nt.tensor(arr(6, 2, 4, seed=3))
+    t = nt.tensor(targets)
+
+    def g(x):
+        return nt.func.grad(lambda x: nt.nn.functional.ctc_loss(x, t, il, tl))(x)
+
+    hvp = nt.func.jvp(g, (x,), (v,))[1]
+    eps = 1e-6
+    fd = (g(x + eps * v) - g(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
+    hvp_rev = nt.func.grad(lambda x: (g(x) * v).sum())(x)
+    np.testing.assert_allclose(hvp_rev.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)

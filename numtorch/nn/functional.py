@@ -9,6 +9,7 @@ from ._loss import (
     binary_cross_entropy_with_logits,
     cosine_embedding_loss,
     cross_entropy,
+    ctc_loss,
     gaussian_nll_loss,
     hinge_embedding_loss,
     huber_loss,
