@@ -208,3 +208,16 @@ def test_ctc_loss_has_a_second_derivative(no_fallback):
     np.testing.assert_allclose(hvp.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
     hvp_rev = nt.func.grad(lambda x: (g(x) * v).sum())(x)
     np.testing.assert_allclose(hvp_rev.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_binary_cross_entropy_at_saturated_probabilities():
+    # sigmoid(20) is 1.0 in float32: the loss clamps its log at -100, the gradient stays
+    # finite (PyTorch's formula, not the clamped logs' derivative).
+    def run(lib, x, y):
+        x.requires_grad_(True)
+        out = lib.nn.functional.binary_cross_entropy(x.sigmoid(), y, reduction="sum")
+        return out, lib.autograd.grad(out, x)
+
+    x = np.array([-30.0, -20.0, 0.5, 20.0, 30.0], np.float32)
+    y = np.array([1.0, 0.0, 0.3, 0.0, 1.0], np.float32)
+    assert_same(run, x, y, rtol=1e-6, atol=1e-6)

@@ -1,9 +1,11 @@
 """Loss functions of ``torch.nn.functional``.
 
-Most losses are composites of public ops that end in one reduction helper (``_reduce``).
-Primitives: ``_nll_pick`` (the gather at the heart of ``nll_loss`` and ``cross_entropy``:
-under vmap it is one gather over the folded batch, its vjp one scatter-add) and
-``_ctc_loss`` (the alpha recursion over time, with the beta recursion as its vjp).
+Every loss is a composite of public ops ending in one reduction helper (``_reduce``), with
+two small primitives: ``_nll_pick``, the gather at the heart of ``nll_loss`` and
+``cross_entropy`` (bounds-checked; under vmap one gather with the batch as one more spatial
+dim, its vjp one scatter-add), and ``_clamp_passthrough``, gaussian_nll_loss's clamp that
+reverse mode does not see. ``ctc_loss`` runs the alpha recursion over time with ops (its
+gradient, the beta recursion, is autograd's, to any order).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import WrapperTensor, dispatch
-from .._core.op import LINEAR, composite, defop
+from .._core.op import ELEMENTWISE, LINEAR, composite, defop
 from .._core.tensor import Tensor
 from ..func._batched import BatchedTensor
 from ..ops._batching import elementwise, front
@@ -149,7 +151,7 @@ nll_pick = defop(
 )  # fmt: skip
 
 
-def _check_nll(input: Tensor, target: Tensor, weight, prefix: str = "") -> None:
+def _check_nll(input: Tensor, target: Tensor, weight) -> None:
     """PyTorch's argument checks of nll_loss_nd, in its order and words."""
     n = input.dim()
     if n < 1:
@@ -173,7 +175,7 @@ def _check_nll(input: Tensor, target: Tensor, weight, prefix: str = "") -> None:
             )
         if weight is not None and (weight.dim() != 1 or weight.shape[0] != c):
             raise RuntimeError(
-                f"{prefix}weight tensor should be defined either for all {c} classes or no "
+                f"weight tensor should be defined either for all {c} classes or no "
                 f"classes but got weight tensor of shape: {list(weight.shape)}"
             )
     else:
@@ -263,14 +265,19 @@ def nll_loss(
     """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for targets ``t``."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_nll(input, target, weight)
-    if input.dim() == 1:
+    unbatched = input.dim() == 1
+    if unbatched:
         input, target = _unbatched(input, target)
-        out = _nll(input, target, weight, ignore_index, reduction)
-        return out.reshape(()) if reduction == "none" else out
-    return _nll(input, target, weight, ignore_index, reduction)
+    out = _nll(input, target, weight, ignore_index, reduction)
+    return out.reshape(()) if unbatched and reduction == "none" else out
 
 
 # ------------------------------------------------------------------ cross_entropy
+def _along_classes(weight: Tensor, logp: Tensor, cdim: int) -> Tensor:
+    """The class weights shaped to broadcast along ``logp``'s class dim."""
+    return weight.reshape(-1, *(1,) * (logp.dim() - cdim - 1))
+
+
 def _ce_probs(logp, target, weight, reduction, smoothing, cdim):
     """Cross entropy against class probabilities (optionally smoothed)."""
     c = logp.shape[cdim]
@@ -278,7 +285,7 @@ def _ce_probs(logp, target, weight, reduction, smoothing, cdim):
         target = target * (1 - smoothing) + smoothing / c
     prod = logp * target
     if weight is not None:
-        prod = prod * weight.reshape(c, *(1,) * (logp.dim() - cdim - 1))
+        prod = prod * _along_classes(weight, logp, cdim)
     loss = -prod.sum(cdim)
     if reduction == "mean":  # over the positions, not the classes; NaN for no positions
         n = logp.numel() // c if logp.numel() else math.nan
@@ -286,21 +293,16 @@ def _ce_probs(logp, target, weight, reduction, smoothing, cdim):
     return _reduce(loss, reduction)
 
 
-def _ce_smoothed(logp, target, weight, ignore_index, reduction, smoothing, cdim):
-    """(1 - s) * nll + s / C * (the loss against the uniform distribution)."""
-    c = logp.shape[cdim]
+def _ce_smoothed(logp, target, weight, ignore_index, reduction, smoothing):
+    """(1 - s) nll + s / C (the loss against the uniform distribution); ``logp`` batched."""
     nll = _nll(logp, target, weight, ignore_index, reduction)
-    if weight is not None:
-        smooth = -(logp * weight.reshape(c, *(1,) * (logp.dim() - cdim - 1))).sum(cdim)
-    else:
-        smooth = -logp.sum(cdim)
-    keep = target != ignore_index
-    smooth = where(keep, smooth, 0.0)
+    smooth = -(logp if weight is None else logp * _along_classes(weight, logp, 1)).sum(1)
+    smooth = where(target != ignore_index, smooth, 0.0)
     if reduction == "mean":
         smooth = smooth.sum() / _class_weights(target, weight, ignore_index).sum()
     else:
         smooth = _reduce(smooth, reduction)
-    return (1 - smoothing) * nll + smooth * (smoothing / c)
+    return (1 - smoothing) * nll + smooth * (smoothing / logp.shape[1])
 
 
 def _ce_samples(make):
@@ -365,7 +367,7 @@ def cross_entropy(
     if input.dim() == 1:
         logp, target = _unbatched(logp, target)
     if label_smoothing > 0:
-        out = _ce_smoothed(logp, target, weight, ignore_index, reduction, label_smoothing, 1)
+        out = _ce_smoothed(logp, target, weight, ignore_index, reduction, label_smoothing)
     else:
         out = _nll(logp, target, weight, ignore_index, reduction)
     return out.reshape(()) if input.dim() == 1 and reduction == "none" else out
@@ -395,7 +397,7 @@ def _pair(make, shape=(2, 3), low=-2.0, high=2.0):
     return make(shape, low, high), make(shape, low, high)
 
 
-def _regression_samples(weighted: bool = False, legacy: bool = True, **kw):
+def _regression_samples(weighted: bool = False, **kw):
     """Samples of a loss of (input, target): every reduction, a broadcast target, an empty
     batch, a transposed input, and ``kw`` (option -> values) one at a time."""
 
@@ -405,6 +407,7 @@ def _regression_samples(weighted: bool = False, legacy: bool = True, **kw):
         yield S((x, y), {"reduction": "sum"})
         yield S((make((3, 2)).T, y), {"reduction": "none"})
         yield S((make((0, 3)), make((0, 3))), {"reduction": "sum"}, name="empty batch")
+        yield S((x, make((3,))), {"reduction": "none"}, name="broadcast target")  # warns
         for k, vals in kw.items():
             for v in vals:
                 yield S((x, y), {k: v, "reduction": "none"})
@@ -530,6 +533,25 @@ def _bce_errors(make):
     yield E(S((x + 1.0, x)), RuntimeError, "all elements of input should be between 0 and 1")
 
 
+def _bce(xp, input, target):
+    with np.errstate(divide="ignore"):
+        lx, l1x = xp.maximum(xp.log(input), -100), xp.maximum(xp.log1p(-input), -100)
+    return -(target * lx + (1 - target) * l1x)
+
+
+# A primitive for PyTorch's gradient, finite where an input is exactly 0 or 1 (a saturated
+# sigmoid), where the clamped logs' derivative is 0 / 0.
+bce_pointwise = defop(
+    "_bce_pointwise", _bce, nin=2, batch_rule=elementwise(), jvp=ELEMENTWISE,
+    vjp=(
+        lambda g, input, target: g * (input - target) / (input * (1 - input)).clamp_min(1e-12),
+        lambda g, input: -g * input.logit(),
+    ),
+    samples=lambda make: [S((make((2, 3), 0.05, 0.95), make((2, 3), 0.0, 1.0)))],
+    api="nn._loss.bce_pointwise.fn", test={"no_oracle": True},  # binary_cross_entropy's is
+)  # fmt: skip
+
+
 @composite(
     samples=_bce_samples, error_samples=_bce_errors, api="nn.functional.binary_cross_entropy",
     grad_args=(0, 1),  # PyTorch's binary_cross_entropy is not differentiable in its weight
@@ -551,7 +573,7 @@ def binary_cross_entropy(
         )
     if _has_values(input) and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))  # fmt: skip
+    loss = bce_pointwise.fn(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
