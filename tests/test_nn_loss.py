@@ -79,6 +79,12 @@ def test_gaussian_nll_clamp_passes_the_gradient_like_torch():
 
     assert_same(run, arr(2, 3), arr(2, 3, seed=1), v)
 
+    def tangent(lib, x, y, var, t):  # forward mode sees the clamp
+        f = lambda v: lib.nn.functional.gaussian_nll_loss(x, y, v, eps=0.1, reduction="none")  # noqa: E731
+        return lib.func.jvp(f, (var,), (t,))
+
+    assert_same(tangent, arr(2, 3), arr(2, 3, seed=1), v, arr(2, 3, seed=2))
+
 
 NLL_ERRORS = {
     "weight dtype": lambda F, x, t: F.nll_loss(x, t, x[0].float()),

@@ -1,11 +1,12 @@
 """Loss functions of ``torch.nn.functional``.
 
 Every loss is a composite of public ops ending in one reduction helper (``_reduce``), with
-two small primitives: ``_nll_pick``, the gather at the heart of ``nll_loss`` and
+three small primitives: ``_nll_pick``, the gather at the heart of ``nll_loss`` and
 ``cross_entropy`` (bounds-checked; under vmap one gather with the batch as one more spatial
-dim, its vjp one scatter-add), and ``_clamp_passthrough``, gaussian_nll_loss's clamp that
-reverse mode does not see. ``ctc_loss`` runs the alpha recursion over time with ops (its
-gradient, the beta recursion, is autograd's, to any order).
+dim, its vjp one scatter-add); ``_bce_pointwise``, binary_cross_entropy with PyTorch's
+gradient; and ``_clamp_passthrough``, gaussian_nll_loss's clamp that reverse mode does not
+see. ``ctc_loss`` runs the alpha recursion over time with ops (its gradient, the beta
+recursion, is autograd's, to any order).
 """
 
 from __future__ import annotations
@@ -732,11 +733,13 @@ def _gauss_errors(make):
     yield E(S((x, x, v), {"reduction": "foo"}), ValueError, "foo is not valid")
 
 
-# PyTorch clamps var in place under no_grad: the value changes, the gradient passes as if
-# it did not. A primitive, so that every transform sees that one rule.
+# PyTorch clamps var in place under no_grad: reverse mode passes the gradient as if the clamp
+# were not there, forward mode (which no_grad does not stop) sees it. A primitive, so that
+# every transform follows those rules.
 clamp_passthrough = defop(
     "_clamp_passthrough", lambda xp, input, min: xp.maximum(input, xp.asarray(min, input.dtype)),
-    nin=1, vjp=lambda g: g, jvp=lambda t: t, batch_rule=elementwise(),
+    nin=1, vjp=lambda g: g, jvp=lambda t, input, min: where(input < min, 0.0, t),
+    batch_rule=elementwise(),
     samples=lambda make: [S((make((2, 3), 0.5, 2.0), 0.1)), S((make(()), -3.0))],
     api="nn._loss.clamp_passthrough.fn", test={"no_oracle": True},
 )  # fmt: skip
