@@ -227,3 +227,17 @@ def test_binary_cross_entropy_at_saturated_probabilities():
     x = np.array([-30.0, -20.0, 0.5, 20.0, 30.0], np.float32)
     y = np.array([1.0, 0.0, 0.3, 0.0, 1.0], np.float32)
     assert_same(run, x, y, rtol=1e-6, atol=1e-6)
+
+
+def test_binary_cross_entropy_with_logits_is_stable():
+    def run(lib, x, y, pw):
+        x.requires_grad_(True)
+        out = lib.nn.functional.binary_cross_entropy_with_logits(
+            x, y, pos_weight=pw, reduction="none"
+        )
+        return out, lib.autograd.grad(out.sum(), x)
+
+    x = np.array([-1000.0, -90.0, -20.0, 0.0, 20.0, 90.0, 1000.0], np.float32)
+    y = np.array([1.0, 0.0, 0.3, 0.5, 0.0, 1.0, 0.2], np.float32)
+    pw = np.full(7, 1.5, np.float32)
+    assert_same(run, x, y, pw, rtol=1e-6, atol=1e-6)
