@@ -1197,8 +1197,11 @@ def multilabel_margin_loss(
     reduction = _reduction(size_average, reduce, reduction)
     _check_margin_input(input)
     n, c = (input.shape[0], input.shape[1]) if input.dim() == 2 else (1, input.numel())
-    want = (n, c) if input.dim() == 2 else (c,)
-    if tuple(target.shape) != want and not (input.dim() < 2 and target.numel() == c):
+    if input.dim() == 2:
+        fits = tuple(target.shape) == (n, c)
+    else:
+        fits = target.dim() <= 1 and target.numel() == c
+    if not fits:
         raise RuntimeError(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
