@@ -241,3 +241,33 @@ def test_binary_cross_entropy_with_logits_is_stable():
     y = np.array([1.0, 0.0, 0.3, 0.5, 0.0, 1.0, 0.2], np.float32)
     pw = np.full(7, 1.5, np.float32)
     assert_same(run, x, y, pw, rtol=1e-6, atol=1e-6)
+
+
+def test_ctc_loss_vmap_over_concatenated_targets_and_tensor_lengths(no_fallback):
+    # Under vmap the lengths can't be read: targets are cut at their whole length.
+    lp = nt.tensor(arr(3, 6, 2, 4)).log_softmax(-1)
+    targets = nt.tensor(np.array([[1, 2, 2, 3, 1], [3, 3, 1, 2, 1], [2, 1, 3, 1, 1]]))
+    il = nt.tensor(np.array([[6, 4], [5, 6], [6, 6]]))
+    tl = nt.tensor(np.array([[3, 2], [2, 3], [4, 1]]))
+
+    def f(lp, t, il, tl):
+        return nt.nn.functional.ctc_loss(lp, t, il, tl, reduction="none")
+
+    got = nt.vmap(f)(lp, targets, il, tl)
+    want = nt.stack([f(lp[b], targets[b], il[b], tl[b]) for b in range(3)])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{"label_smoothing": 0.1}, {"ignore_index": 2}, {"reduction": "sum", "label_smoothing": 0.3}],
+)
+def test_per_sample_gradients_of_cross_entropy(kw, no_fallback):
+    def per_sample(lib, w, weight, data, targets):
+        def loss(w, x, t):
+            logits = x.unsqueeze(0) @ w
+            return lib.nn.functional.cross_entropy(logits, t.unsqueeze(0), weight, **kw)
+
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(w, data, targets)
+
+    assert_same(per_sample, arr(5, 4), arr(4, seed=3) ** 2, arr(6, 5, seed=2), _targets(6))
