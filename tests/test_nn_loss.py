@@ -1,0 +1,273 @@
+"""nn.functional losses against PyTorch where the op database cannot look: the legacy
+size_average/reduce arguments and their warnings, gradients PyTorch defines away from the
+derivative (gaussian_nll_loss's clamp), argument errors, and per-sample gradients."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from twolibs import arr, assert_same, assert_same_error, run_both
+
+import numtorch as nt
+
+LEGACY = [(None, False), (False, None), (True, True), (False, False), (None, True), (True, False)]
+
+
+def _targets(*shape, high=4, seed=1):
+    return np.random.default_rng(seed).integers(0, high, size=shape)
+
+
+@pytest.mark.parametrize("size_average,reduce", LEGACY)
+@pytest.mark.parametrize(
+    "prog",
+    [
+        pytest.param(lambda F, x, t, **kw: F.nll_loss(x, t, **kw), id="nll_loss"),
+        pytest.param(lambda F, x, t, **kw: F.cross_entropy(x, t, **kw), id="cross_entropy"),
+        pytest.param(
+            lambda F, x, t, **kw: F.mse_loss(x, t.double().unsqueeze(-1), **kw), id="mse_loss"
+        ),
+        pytest.param(
+            lambda F, x, t, **kw: F.kl_div(x, t.double().unsqueeze(-1), **kw), id="kl_div"
+        ),
+        pytest.param(lambda F, x, t, **kw: F.multi_margin_loss(x, t, **kw), id="multi_margin_loss"),
+        pytest.param(
+            lambda F, x, t, **kw: F.cosine_embedding_loss(x, x.flip(0), t - 1.5, **kw),
+            id="cosine_embedding_loss",
+        ),
+    ],
+)
+def test_legacy_reduction_arguments(prog, size_average, reduce):
+    kw = {"size_average": size_average, "reduce": reduce, "reduction": "foo"}
+
+    def run(lib, x, t):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = prog(lib.nn.functional, x, t, **kw)
+        return out, [str(m.message) for m in w if "size_average" in str(m.message)]
+
+    assert_same(run, arr(3, 4), _targets(3))
+
+
+def test_elementwise_mean_is_mean_with_a_warning():
+    def run(lib, x, y):
+        with pytest.warns(UserWarning, match="elementwise_mean"):
+            return lib.nn.functional.l1_loss(x, y, reduction="elementwise_mean")
+
+    assert_same(run, arr(2, 3), arr(2, 3, seed=1))
+
+
+def test_mismatched_sizes_warn_and_broadcast():
+    def run(lib, x, y):
+        with pytest.warns(UserWarning, match=r"Using a target size \(torch.Size\(\[3\]\)\)"):
+            return lib.nn.functional.mse_loss(x, y, reduction="none")
+
+    assert_same(run, arr(2, 3), arr(3, seed=1))
+
+
+def test_gaussian_nll_clamp_passes_the_gradient_like_torch():
+    # var below eps: the value is clamped, the gradient is the one at the clamped value
+    # (PyTorch clamps in place under no_grad), which is not the derivative.
+    v = np.array([[1e-3, 0.5, 2.0], [0.05, 1e-4, 1.0]])
+
+    def run(lib, x, y, var):
+        var.requires_grad_(True)
+        x.requires_grad_(True)
+        out = lib.nn.functional.gaussian_nll_loss(x, y, var, eps=0.1)
+        return out, lib.autograd.grad(out, (x, var))
+
+    assert_same(run, arr(2, 3), arr(2, 3, seed=1), v)
+
+    def tangent(lib, x, y, var, t):  # forward mode sees the clamp
+        f = lambda v: lib.nn.functional.gaussian_nll_loss(x, y, v, eps=0.1, reduction="none")  # noqa: E731
+        return lib.func.jvp(f, (var,), (t,))
+
+    assert_same(tangent, arr(2, 3), arr(2, 3, seed=1), v, arr(2, 3, seed=2))
+
+
+NLL_ERRORS = {
+    "weight dtype": lambda F, x, t: F.nll_loss(x, t, x[0].float()),
+    "2d size mismatch": lambda F, x, t: F.nll_loss(
+        x.reshape(1, 3, 2, 2), t.reshape(1, 3, 1)[:, :2]
+    ),
+    "2d weight": lambda F, x, t: F.nll_loss(x.reshape(3, 4, 1, 1), t.reshape(3, 1, 1), x[0, :2]),
+    "1d input, 1d target": lambda F, x, t: F.nll_loss(x[0], t),
+    "target out of bounds": lambda F, x, t: F.cross_entropy(x, t + 2, label_smoothing=0.1),
+    "ignored but out of bounds": lambda F, x, t: F.nll_loss(x, t + 2, ignore_index=5),
+    "label smoothing": lambda F, x, t: F.cross_entropy(x, t, label_smoothing=1.5),
+}
+
+
+@pytest.mark.parametrize("name", NLL_ERRORS)
+def test_nll_argument_errors(name):
+    prog = NLL_ERRORS[name]
+    assert_same_error(lambda lib, x, t: prog(lib.nn.functional, x, t), arr(3, 4), _targets(3))
+
+
+def test_negative_label_smoothing_is_none():
+    for t in (_targets(3), arr(3, 4, seed=1)):
+        assert_same(
+            lambda lib, x, t: lib.nn.functional.cross_entropy(
+                x, t.softmax(1) if t.dim() == 2 else t, label_smoothing=-0.2
+            ),
+            arr(3, 4),
+            t,
+        )
+
+
+def test_all_ignored_targets_give_nan():
+    t = np.full(3, -100)
+    assert_same(lambda lib, x, t: lib.nn.functional.cross_entropy(x, t), arr(3, 4), t)
+    assert_same(
+        lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, label_smoothing=0.2), arr(3, 4), t
+    )
+
+
+def test_per_sample_gradients_of_log_softmax_nll(no_fallback):
+    """The per-sample-gradients tutorial's loss: vmap(grad) over log_softmax -> nll_loss."""
+    w, b = arr(5, 4), arr(4, seed=1)
+    data, targets = arr(6, 5, seed=2), _targets(6)
+
+    def per_sample(lib, w, b, data, targets):
+        F = lib.nn.functional
+
+        def loss(w, b, x, t):
+            logits = (x.unsqueeze(0) @ w + b).log_softmax(-1)
+            return F.nll_loss(logits, t.unsqueeze(0))
+
+        return lib.func.vmap(lib.func.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))(
+            w, b, data, targets
+        )
+
+    assert_same(per_sample, w, b, data, targets)
+
+
+CTC_CASES = {
+    "padded": (np.array([[1, 2, 2], [3, 1, 0]]), [6, 5], [3, 2], {}),
+    "padded, tensors, none": (
+        np.array([[1, 2, 2], [3, 1, 0]]),
+        np.array([6, 5]),
+        np.array([3, 2]),
+        {"reduction": "none"},
+    ),  # fmt: skip
+    "concatenated, sum": (np.array([1, 2, 2, 3, 1]), [6, 4], [3, 2], {"reduction": "sum"}),
+    "blank 2": (np.array([[1, 0, 3], [3, 1, 0]]), [6, 6], [3, 3], {"blank": 2}),
+    "infinite": (np.array([[2, 2, 1], [1, 3, 0]]), [3, 6], [3, 0], {"reduction": "none"}),
+    "zero_infinity": (np.array([[2, 2, 1], [1, 3, 0]]), [3, 6], [3, 0], {"zero_infinity": True}),
+    "empty input": (np.array([[1, 2, 2], [3, 1, 0]]), [0, 4], [0, 1], {"reduction": "none"}),
+}
+
+
+@pytest.mark.parametrize("name", CTC_CASES)
+def test_ctc_loss_matches_torch(name):
+    targets, il, tl, kw = CTC_CASES[name]
+
+    def run(lib, x, targets, il, tl):
+        return lib.nn.functional.ctc_loss(x.log_softmax(-1), targets, il, tl, **kw)
+
+    assert_same(run, arr(6, 2, 4), targets, il, tl)
+
+
+@pytest.mark.parametrize("name", [n for n in CTC_CASES if n != "infinite"])
+def test_ctc_loss_gradient_through_log_softmax_matches_torch(name):
+    # torch's gradient with respect to log_probs is exp(log_probs) minus the derivative: the
+    # extra term cancels in log_softmax's backward, so the gradients of the logits agree.
+    targets, il, tl, kw = CTC_CASES[name]
+
+    def run(lib, x, targets, il, tl):
+        x.requires_grad_(True)
+        out = lib.nn.functional.ctc_loss(x.log_softmax(-1), targets, il, tl, **kw)
+        return lib.autograd.grad(out.sum(), x)
+
+    assert_same(run, arr(6, 2, 4), targets, il, tl, rtol=1e-9, atol=1e-12)
+
+
+def test_ctc_loss_gradient_is_torch_minus_its_exp_term():
+    targets, il, tl, _ = CTC_CASES["padded"]
+    x = arr(6, 2, 4)
+    lp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+    def grad(lib, lp, targets):
+        lp.requires_grad_(True)
+        out = lib.nn.functional.ctc_loss(lp, targets, il, tl, reduction="sum")
+        return lib.autograd.grad(out, lp)[0]
+
+    ours, theirs = run_both(grad, lp, targets)
+    live = np.arange(6)[:, None, None] < np.array(il)[:, None]  # (T, N, 1): steps in use
+    want = theirs.numpy() - np.exp(lp) * live
+    np.testing.assert_allclose(ours.numpy(), want, rtol=1e-9, atol=1e-12)
+
+
+def test_ctc_loss_has_a_second_derivative(no_fallback):
+    # PyTorch has none (its ctc_loss_backward is not differentiable): finite differences.
+    targets, il, tl, _ = CTC_CASES["padded"]
+    x, v = nt.tensor(arr(6, 2, 4)), nt.tensor(arr(6, 2, 4, seed=3))
+    t = nt.tensor(targets)
+
+    def g(x):
+        return nt.func.grad(lambda x: nt.nn.functional.ctc_loss(x, t, il, tl))(x)
+
+    hvp = nt.func.jvp(g, (x,), (v,))[1]
+    eps = 1e-6
+    fd = (g(x + eps * v) - g(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
+    hvp_rev = nt.func.grad(lambda x: (g(x) * v).sum())(x)
+    np.testing.assert_allclose(hvp_rev.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_binary_cross_entropy_at_saturated_probabilities():
+    # sigmoid(20) is 1.0 in float32: the loss clamps its log at -100, the gradient stays
+    # finite (PyTorch's formula, not the clamped logs' derivative).
+    def run(lib, x, y):
+        x.requires_grad_(True)
+        out = lib.nn.functional.binary_cross_entropy(x.sigmoid(), y, reduction="sum")
+        return out, lib.autograd.grad(out, x)
+
+    x = np.array([-30.0, -20.0, 0.5, 20.0, 30.0], np.float32)
+    y = np.array([1.0, 0.0, 0.3, 0.0, 1.0], np.float32)
+    assert_same(run, x, y, rtol=1e-6, atol=1e-6)
+
+
+def test_binary_cross_entropy_with_logits_is_stable():
+    def run(lib, x, y, pw):
+        x.requires_grad_(True)
+        out = lib.nn.functional.binary_cross_entropy_with_logits(
+            x, y, pos_weight=pw, reduction="none"
+        )
+        return out, lib.autograd.grad(out.sum(), x)
+
+    x = np.array([-1000.0, -90.0, -20.0, 0.0, 20.0, 90.0, 1000.0], np.float32)
+    y = np.array([1.0, 0.0, 0.3, 0.5, 0.0, 1.0, 0.2], np.float32)
+    pw = np.full(7, 1.5, np.float32)
+    assert_same(run, x, y, pw, rtol=1e-6, atol=1e-6)
+
+
+def test_ctc_loss_vmap_over_concatenated_targets_and_tensor_lengths(no_fallback):
+    # Under vmap the lengths can't be read: targets are cut at their whole length.
+    lp = nt.tensor(arr(3, 6, 2, 4)).log_softmax(-1)
+    targets = nt.tensor(np.array([[1, 2, 2, 3, 1], [3, 3, 1, 2, 1], [2, 1, 3, 1, 1]]))
+    il = nt.tensor(np.array([[6, 4], [5, 6], [6, 6]]))
+    tl = nt.tensor(np.array([[3, 2], [2, 3], [4, 1]]))
+
+    def f(lp, t, il, tl):
+        return nt.nn.functional.ctc_loss(lp, t, il, tl, reduction="none")
+
+    got = nt.vmap(f)(lp, targets, il, tl)
+    want = nt.stack([f(lp[b], targets[b], il[b], tl[b]) for b in range(3)])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{"label_smoothing": 0.1}, {"ignore_index": 2}, {"reduction": "sum", "label_smoothing": 0.3}],
+)
+def test_per_sample_gradients_of_cross_entropy(kw, no_fallback):
+    def per_sample(lib, w, weight, data, targets):
+        def loss(w, x, t):
+            logits = x.unsqueeze(0) @ w
+            return lib.nn.functional.cross_entropy(logits, t.unsqueeze(0), weight, **kw)
+
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(w, data, targets)
+
+    assert_same(per_sample, arr(5, 4), arr(4, seed=3) ** 2, arr(6, 5, seed=2), _targets(6))
