@@ -45,14 +45,6 @@ from ._distance import cosine_similarity, pairwise_distance, pdist
 from ._dropout import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._embedding import embedding, embedding_bag
 from ._linear import bilinear, linear
-from ._norm import (
-    batch_norm,
-    group_norm,
-    instance_norm,
-    layer_norm,
-    local_response_norm,
-    normalize,
-    rms_norm,
 from ._loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -75,6 +67,15 @@ from ._loss import (
     soft_margin_loss,
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
+)
+from ._norm import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
 )
 
 # reduction
