@@ -25,12 +25,13 @@ from ..func._batched import BatchedTensor
 from ..ops._batching import elementwise, front
 from ..ops.comparison import where
 from ..ops.creation import arange, as_tensor, ones_like, zeros_like
-from ..ops.reduction import log_softmax, scatter_add_dim, vector_norm
+from ..ops.reduction import log_softmax, scatter_add_dim
 from ..ops.shape import cat as cat_op
 from ..ops.shape import stack as stack_op
 from ..ops.views import broadcast_tensors
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
+from ._distance import pairwise_distance
 
 cat, stack = cat_op.fn, stack_op.fn
 
@@ -963,11 +964,6 @@ def cosine_embedding_loss(
     return _reduce(loss, reduction)
 
 
-def _pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6) -> Tensor:
-    """The p-norm of ``x1 - x2 + eps`` over the last dim (as nn.functional.pairwise_distance)."""
-    return vector_norm.fn(x1 - x2 + eps, p, max(x1.dim(), x2.dim()) - 1)
-
-
 def _triplets(make, shape=(3, 4)):
     return make(shape), make(shape), make(shape)
 
@@ -1022,7 +1018,7 @@ def triplet_margin_loss(
     reduction = _reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
-    dist = lambda x1, x2: _pairwise_distance(x1, x2, p, eps)  # noqa: E731
+    dist = lambda x1, x2: pairwise_distance(x1, x2, p, eps)  # noqa: E731
     return _triplet_loss(anchor, positive, negative, dist, margin, swap, reduction)
 
 
@@ -1065,7 +1061,7 @@ def triplet_margin_with_distance_loss(
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
-    dist = distance_function or _pairwise_distance
+    dist = distance_function or pairwise_distance
     return _triplet_loss(anchor, positive, negative, dist, margin, swap, reduction)
 
 
