@@ -77,7 +77,7 @@ def _rnn_step(act: str) -> Callable:
 def _gru_step(F, x, state, w):
     (h,) = state
     H = h.shape[-1]
-    hg = F.mm_t(h, w[0]) + w[1]
+    hg = F.mm_t(h, w[0]) + w[1][..., None, :]
     r = F.sigmoid(x[..., :H] + hg[..., :H])
     z = F.sigmoid(x[..., H : 2 * H] + hg[..., H : 2 * H])
     n = F.tanh(x[..., 2 * H :] + r * hg[..., 2 * H :])
@@ -127,7 +127,7 @@ def _gru_backward(xp, ins, outs, gouts):
     (hs,), (ghs,) = outs, gouts
     F, H = _Arrays(xp), hs.shape[-1]
     hprev = _shifted(xp, h0, hs)
-    hg = F.mm_t(hprev, w) + b
+    hg = F.mm_t(hprev, w[..., None, :, :]) + b[..., None, None, :]
     r = F.sigmoid(xg[..., :H] + hg[..., :H])
     z = F.sigmoid(xg[..., H : 2 * H] + hg[..., H : 2 * H])
     hn = hg[..., 2 * H :]
@@ -154,7 +154,7 @@ def _lstm_backward(xp, ins, outs, gouts):
     ghs, gcs = gouts
     F, H = _Arrays(xp), cs.shape[-1]
     hprev, cprev = _shifted(xp, h0, hs), _shifted(xp, c0, cs)
-    gates = xg + F.mm_t(hprev, w)
+    gates = xg + F.mm_t(hprev, w[..., None, :, :])
     i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
     g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
     tc = F.tanh(cs)
@@ -321,14 +321,14 @@ def _add(a, b):
 
 def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool):
     """One layer in one direction: (output sequence, final states)."""
-    T, N, I = x.shape
+    T, N, n_in = x.shape
     w_ih, w_hh = w[0], w[1]
     b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
     if cell == "gru":
-        xg = _project(x.reshape(T * N, I), w_ih, b_ih)
+        xg = _project(x.reshape(T * N, n_in), w_ih, b_ih)
         rest = [w_hh, b_hh if has_biases else zeros_like(w_hh[:, 0])]
     else:
-        xg = _project(x.reshape(T * N, I), w_ih, _add(b_ih, b_hh))
+        xg = _project(x.reshape(T * N, n_in), w_ih, _add(b_ih, b_hh))
         rest = [w_hh, *w[4:5]]
     xg = xg.reshape(T, N, w_ih.shape[0])
     if reverse:
