@@ -104,7 +104,9 @@ def _shifted(xp, first, seq):
 
 def _wgrad(xp, d, x):
     """sum over time and batch of d^T x, keeping the leading dims."""
-    return xp.einsum("...tng,...tnh->...gh", d, x)
+    d = d.reshape(d.shape[:-3] + (d.shape[-3] * d.shape[-2], d.shape[-1]))
+    x = x.reshape(x.shape[:-3] + (x.shape[-3] * x.shape[-2], x.shape[-1]))
+    return xp.matmul(xp.swapaxes(d, -1, -2), x)
 
 
 def _rnn_backward(act: str) -> Callable:
