@@ -156,3 +156,31 @@ def test_cells_match_the_layers_one_step():
                 [nt.tensor(v) for v in w], True, 1, 0.0, False, False, False)[0][0].numpy(),
         rtol=1e-12,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name,hx",
+    [("lstm", ((1, 3, 4), (1, 2, 4))), ("lstm", ((1, 2, 4), (1, 3, 4))), ("lstm", ((2, 2, 4), (2, 2, 4))),
+     ("gru", (1, 2, 5)), ("rnn_tanh", (1, 3, 4))],
+)  # fmt: skip
+def test_initial_state_shapes_raise_the_modules_errors(name, hx):
+    """torch's functions read past a wrong hx; nn.LSTM / nn.GRU / nn.RNN check it first: the
+    same check and text here."""
+    x = arr(3, 2, 2, seed=1)
+    module = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "rnn_tanh": torch.nn.RNN}[name](2, 4)
+    params = [p.detach().numpy() for p in module.parameters()]
+    states = tuple(arr(*s) for s in hx) if name == "lstm" else arr(*hx)
+    with pytest.raises(RuntimeError) as ref:
+        module(torch.tensor(x, dtype=torch.float32),
+               tuple(torch.tensor(s, dtype=torch.float32) for s in states) if name == "lstm"
+               else torch.tensor(states, dtype=torch.float32))  # fmt: skip
+    with pytest.raises(RuntimeError) as got:
+        _run(nt, name, x.astype(np.float32), states, params, True, 1, 0.0, False, False, False)
+    assert str(got.value) == str(ref.value)
+
+
+def test_the_packed_sequence_overload_says_it_is_missing():
+    x, bs = nt.zeros(4, 2), nt.tensor([2, 2])
+    h = nt.zeros(1, 2, 3)
+    with pytest.raises(NotImplementedError, match="packed-sequence overload"):
+        nt.lstm(x, bs, (h, h), [nt.zeros(12, 2), nt.zeros(12, 3)], False, 1, 0.0, False, False)

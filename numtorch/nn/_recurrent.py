@@ -341,6 +341,17 @@ def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool):
     return out, [s[-1] for s in seqs]
 
 
+def _check_hidden(cell: str, hx, lead: tuple, w_hh) -> None:
+    """nn.RNN / nn.LSTM's check of the initial states (torch's function reads out of
+    bounds instead); their messages."""
+    sizes = (w_hh.shape[1], w_hh.shape[0] // 4) if cell == "lstm" else (w_hh.shape[1],)
+    for k, (h, size) in enumerate(zip(hx, sizes)):
+        want = (*lead, size)
+        if tuple(h.shape) != want:
+            which = f"hidden[{k}]" if cell == "lstm" else "hidden"
+            raise RuntimeError(f"Expected {which} size {want}, got {list(h.shape)}")
+
+
 def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
              batch_first):  # fmt: skip
     """Every layer and direction of a stacked RNN; returns (output, *final states)."""
@@ -372,6 +383,7 @@ def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bi
             raise IndexError(f"select(): index {hx[0].shape[0]} out of range for tensor of size "
                              f"{list(hx[0].shape)} at dimension 0")  # fmt: skip
         raise RuntimeError("Expected more hidden states in stacked_rnn")
+    _check_hidden(cell, hx, (need, x.shape[1]), params[1])
     finals = [[] for _ in hx]
     for layer in range(num_layers):
         outs = []
@@ -444,6 +456,11 @@ def _layer_errors(cell: str, gates: int) -> Callable:
 def _layers(cell: str, gates: int, doc: str) -> Callable:
     def fn(input: Tensor, hx, params: Sequence[Tensor], has_biases: bool, num_layers: int,
            dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:  # fmt: skip
+        if isinstance(has_biases, (list, tuple)):
+            raise NotImplementedError(
+                f"numtorch: torch.{cell}(data, batch_sizes, hx, params, ...), the packed-sequence "
+                "overload, is not implemented"
+            )
         if cell == "lstm" and len(hx) != 2:
             raise RuntimeError("lstm expects two hidden states")
         states = list(hx) if cell == "lstm" else [hx]
