@@ -147,6 +147,16 @@ from .ops.random import (
     randn_like,
     randperm,
 )
+from .nn._recurrent import (
+    gru,
+    gru_cell,
+    lstm,
+    lstm_cell,
+    rnn_relu,
+    rnn_relu_cell,
+    rnn_tanh,
+    rnn_tanh_cell,
+)
 from .ops import (
     creation as _creation,
     conversion as _conversion,

@@ -1,0 +1,562 @@
+"""Recurrent functional cores: torch.rnn_tanh, rnn_relu, lstm, gru and their cells.
+
+Every layer runs through one primitive per cell type, ``<cell>_scan(ins)``: the input
+projection of the whole sequence comes in precomputed (one GEMM over T*N rows) and the
+kernel runs the time loop on arrays, one GEMM with W_hh and a fused cell per step. Its
+gradient is a second primitive, ``<cell>_scan_backward``, whose kernel runs the reverse
+time loop on arrays. Neither records a node per step, so a long sequence costs no
+recursion and few nodes. Higher orders and forward mode go through ``_reference``, the
+same cell step written with numtorch ops, differentiated by torch.func's vjp and jvp.
+
+Arrays in the scan primitives carry any leading batch dims (vmap folds its batch there):
+xg (..., T, N, G), states (..., N, H), weights (..., G, H), b_hh (..., G).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._core.dispatch import dispatch
+from .._core.op import ErrorInput, composite, defop
+from .._core.tensor import Tensor
+from ..func import jvp as _func_jvp
+from ..func import vjp as _func_vjp
+from ..ops._batching import rule_generator
+from ..ops.creation import zeros_like
+from ..ops.linalg import addmm, matmul, mm
+from ..ops.random import dropout as _dropout
+from ..ops.shape import cat, stack
+from ..ops.unary import relu as _relu
+from ..ops.unary import sigmoid as _sigmoid
+from ..ops.unary import tanh as _tanh
+from ..testing.samples import S
+
+
+# ------------------------------------------------------------------ the cell steps
+class _Arrays:
+    """The few functions a cell step needs, on backend arrays."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def sigmoid(self, x):
+        return 1 / (1 + self.xp.exp(-x))
+
+    def tanh(self, x):
+        return self.xp.tanh(x)
+
+    def relu(self, x):
+        return self.xp.maximum(x, 0)
+
+    def mm_t(self, a, w):
+        return self.xp.matmul(a, self.xp.swapaxes(w, -1, -2))
+
+
+class _Ops:
+    """The same functions with numtorch ops (differentiable, batchable)."""
+
+    sigmoid = staticmethod(_sigmoid.fn)
+    tanh = staticmethod(_tanh.fn)
+    relu = staticmethod(_relu.fn)
+
+    @staticmethod
+    def mm_t(a, w):
+        return matmul.fn(a, w.transpose(-1, -2))
+
+
+def _rnn_step(act: str) -> Callable:
+    def step(F, x, state, w):
+        (h,) = state
+        return (getattr(F, act)(x + F.mm_t(h, w[0])),)
+
+    return step
+
+
+def _gru_step(F, x, state, w):
+    (h,) = state
+    H = h.shape[-1]
+    hg = F.mm_t(h, w[0]) + w[1][..., None, :]
+    r = F.sigmoid(x[..., :H] + hg[..., :H])
+    z = F.sigmoid(x[..., H : 2 * H] + hg[..., H : 2 * H])
+    n = F.tanh(x[..., 2 * H :] + r * hg[..., 2 * H :])
+    return ((1 - z) * n + z * h,)
+
+
+def _lstm_step(F, x, state, w):
+    h, c = state
+    H = c.shape[-1]
+    gates = x + F.mm_t(h, w[0])
+    i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
+    g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
+    c = f * c + i * g
+    m = o * F.tanh(c)
+    return (F.mm_t(m, w[1]) if len(w) > 1 else m, c)
+
+
+# ------------------------------------------------------------------ backward kernels
+def _shifted(xp, first, seq):
+    """(first, seq[0], ..., seq[T-2]) along the time axis: each step's previous state."""
+    first = xp.broadcast_to(first, seq.shape[:-3] + first.shape[-2:])
+    return xp.concatenate([first[..., None, :, :], seq[..., :-1, :, :]], axis=-3)
+
+
+def _wgrad(xp, d, x):
+    """sum over time and batch of d^T x, keeping the leading dims."""
+    d = d.reshape(d.shape[:-3] + (d.shape[-3] * d.shape[-2], d.shape[-1]))
+    x = x.reshape(x.shape[:-3] + (x.shape[-3] * x.shape[-2], x.shape[-1]))
+    return xp.matmul(xp.swapaxes(d, -1, -2), x)
+
+
+def _rnn_backward(act: str) -> Callable:
+    def backward(xp, ins, outs, gouts):
+        xg, h0, w = ins
+        (hs,), (ghs,) = outs, gouts
+        slope = 1 - hs * hs if act == "tanh" else (hs > 0).astype(hs.dtype)
+        dz = xp.empty(xp.broadcast_shapes(hs.shape, ghs.shape), hs.dtype)
+        carry = 0
+        for t in range(hs.shape[-3] - 1, -1, -1):
+            dz[..., t, :, :] = (ghs[..., t, :, :] + carry) * slope[..., t, :, :]
+            carry = xp.matmul(dz[..., t, :, :], w)
+        return dz, carry, _wgrad(xp, dz, _shifted(xp, h0, hs))
+
+    return backward
+
+
+def _gru_backward(xp, ins, outs, gouts):
+    xg, h0, w, b = ins
+    (hs,), (ghs,) = outs, gouts
+    F, H = _Arrays(xp), hs.shape[-1]
+    hprev = _shifted(xp, h0, hs)
+    hg = F.mm_t(hprev, w[..., None, :, :]) + b[..., None, None, :]
+    r = F.sigmoid(xg[..., :H] + hg[..., :H])
+    z = F.sigmoid(xg[..., H : 2 * H] + hg[..., H : 2 * H])
+    hn = hg[..., 2 * H :]
+    n = F.tanh(xg[..., 2 * H :] + r * hn)
+    dn = (1 - z) * (1 - n * n)
+    dr, dz = dn * hn * r * (1 - r), (hprev - n) * z * (1 - z)
+    cx = xp.concatenate([dr, dz, dn], axis=-1)  # d xg / d h_t
+    ch = xp.concatenate([dr, dz, dn * r], axis=-1)  # d (h W_hh^T + b_hh) / d h_t
+    dh = xp.empty(xp.broadcast_shapes(hs.shape, ghs.shape, cx.shape[:-1] + (H,)), hs.dtype)
+    carry = 0
+    for t in range(hs.shape[-3] - 1, -1, -1):
+        dh[..., t, :, :] = ghs[..., t, :, :] + carry
+        d3 = xp.concatenate([dh[..., t, :, :]] * 3, axis=-1) * ch[..., t, :, :]
+        carry = dh[..., t, :, :] * z[..., t, :, :] + xp.matmul(d3, w)
+    dh3 = xp.concatenate([dh] * 3, axis=-1)
+    dhg = dh3 * ch
+    return dh3 * cx, carry, _wgrad(xp, dhg, hprev), dhg.sum(axis=(-3, -2))
+
+
+def _lstm_backward(xp, ins, outs, gouts):
+    xg, h0, c0, w = ins[:4]
+    wr = ins[4] if len(ins) > 4 else None
+    hs, cs = outs
+    ghs, gcs = gouts
+    F, H = _Arrays(xp), cs.shape[-1]
+    hprev, cprev = _shifted(xp, h0, hs), _shifted(xp, c0, cs)
+    gates = xg + F.mm_t(hprev, w[..., None, :, :])
+    i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
+    g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
+    tc = F.tanh(cs)
+    dc_dm = o * (1 - tc * tc)
+    cc = xp.concatenate([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-1)
+    co = tc * o * (1 - o)
+    lead = xp.broadcast_shapes(gates.shape[:-1], ghs.shape[:-1], gcs.shape[:-1])
+    dg = xp.empty(lead + (4 * H,), gates.dtype)
+    dh = xp.empty(lead + ghs.shape[-1:], gates.dtype) if wr is not None else None
+    ch, cc_ = 0, 0
+    for t in range(gates.shape[-3] - 1, -1, -1):
+        if dh is None:
+            m = ghs[..., t, :, :] + ch
+        else:  # h = m W_hr^T
+            dh[..., t, :, :] = ghs[..., t, :, :] + ch
+            m = xp.matmul(dh[..., t, :, :], wr)
+        dc = gcs[..., t, :, :] + cc_ + m * dc_dm[..., t, :, :]
+        dg[..., t, :, : 3 * H] = xp.concatenate([dc] * 3, axis=-1) * cc[..., t, :, :]
+        dg[..., t, :, 3 * H :] = m * co[..., t, :, :]
+        ch = xp.matmul(dg[..., t, :, :], w)
+        cc_ = dc * f[..., t, :, :]
+    grads = [dg, ch, cc_, _wgrad(xp, dg, hprev)]
+    if wr is not None:
+        grads.append(_wgrad(xp, dh, o * tc))
+    return grads
+
+
+# ------------------------------------------------------------------ the scan primitives
+def _lead(ins, cores) -> tuple:
+    return np.broadcast_shapes(*(a.shape[: a.ndim - k] for a, k in zip(ins, cores)))
+
+
+def _full(xp, arrays, cores, ins, in_cores) -> tuple:
+    """Each result with the leading dims of all inputs (a gradient of an unbatched input
+    under vmap is per sample)."""
+    lead = _lead(ins, in_cores)
+    return tuple(
+        xp.ascontiguousarray(xp.broadcast_to(a, lead + a.shape[a.ndim - k :]))
+        for a, k in zip(arrays, cores)
+    )
+
+
+def _scan_rule_of(op, cores: Sequence[Sequence[int]]) -> Callable:
+    """vmap: the batch dim goes in front of each batched operand's leading dims, padded
+    so that batch dims line up; unbatched operands broadcast. Results: batch first."""
+
+    def rule(vmap, args, bdims, attrs):
+        extra = max(
+            a.dim() - (b is not None) - k
+            for arg, bd, ks in zip(args, bdims, cores)
+            for a, b, k in zip(arg, bd, ks)
+        )
+        new = []
+        for arg, bd, ks in zip(args, bdims, cores):
+            sub = []
+            for a, b, k in zip(arg, bd, ks):
+                if b is not None:
+                    a = a.movedim(b, 0)
+                    pad = extra - (a.dim() - 1 - k)
+                    a = a.reshape(a.shape[0], *((1,) * pad), *a.shape[1:]) if pad else a
+                sub.append(a)
+            new.append(sub)
+        return dispatch(op, tuple(new), attrs), 0
+
+    return rule
+
+
+_scan_rule = rule_generator(_scan_rule_of)
+
+
+def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in: int):
+    """The forward and backward scan primitives of one cell type."""
+    cores_in = (3,) + (2,) * n_state + (2, 1 if name == "gru" else 2)[: n_in - 1 - n_state]
+    cores_out = (3,) * n_state
+
+    def forward_kernel(xp, ins):
+        F = _Arrays(xp)
+        xg, w = ins[0], ins[1 + n_state :]
+        lead = _lead(ins, cores_in)
+        state = tuple(xp.broadcast_to(s, lead + s.shape[-2:]) for s in ins[1 : 1 + n_state])
+        T = xg.shape[-3]
+        seqs = [xp.empty(lead + (T,) + s.shape[-2:], xg.dtype) for s in state]
+        for t in range(T):
+            state = step(F, xg[..., t, :, :], state, w)
+            for seq, s in zip(seqs, state):
+                seq[..., t, :, :] = s
+        return seqs[0] if n_state == 1 else tuple(seqs)
+
+    def backward_kernel(xp, ins, outs, gouts):
+        grads = backward(xp, ins, outs, gouts)
+        return _full(xp, grads, cores_in, [*ins, *outs, *gouts], cores_in + cores_out * 2)
+
+    def scan_vjp(g, ins, result):
+        outs = list(result) if n_state > 1 else [result]
+        gs = list(g) if n_state > 1 else [g]
+        return list(bwd.fn(list(ins), outs, gs))
+
+    def reference(*ins):
+        return _reference(step, n_state, ins)
+
+    def scan_jvp(t, ins):
+        out = _func_jvp(reference, tuple(ins), tuple(t))[1]
+        return out if n_state > 1 else out[0]
+
+    fwd = defop(
+        name + "_scan", forward_kernel, nin=1, list_inputs=(0,), nout=n_state,
+        vjp=scan_vjp, jvp=scan_jvp, batch_rule=_scan_rule((cores_in,)),
+    )  # fmt: skip
+
+    # The scan's gradient as a function of ``ins`` and ``gouts`` alone: ``outs`` are the
+    # scan's results (F(ins) wherever the graph has them), so differentiating through
+    # ``ins`` with the reference step gives the whole derivative; ``outs`` get none.
+    def pullback(ins, gouts):
+        return _func_vjp(reference, *ins)[1](tuple(gouts))
+
+    def bwd_vjp(g, ins, gouts):
+        return list(_func_vjp(lambda *a: pullback(a, gouts), *ins)[1](tuple(g)))
+
+    def bwd_vjp_gouts(g, ins):  # the pullback is linear in gouts: its transpose is the jvp
+        out = _func_jvp(reference, tuple(ins), tuple(g))[1]
+        return list(out)
+
+    def bwd_jvp(tins, tgouts, ins, gouts):
+        return _func_jvp(pullback, (tuple(ins), tuple(gouts)), (tuple(tins), tuple(tgouts)))[1]
+
+    bwd = defop(
+        name + "_scan_backward", backward_kernel, nin=3, list_inputs=(0, 1, 2), nout=n_in,
+        vjp=(bwd_vjp, None, bwd_vjp_gouts), jvp=bwd_jvp,
+        batch_rule=_scan_rule((cores_in, cores_out, cores_out)),
+    )  # fmt: skip
+    return fwd
+
+
+def _reference(step: Callable, n_state: int, ins: Sequence[Tensor]) -> tuple:
+    """The scan written with numtorch ops (for derivatives beyond the first)."""
+    xg, state, w = ins[0], tuple(ins[1 : 1 + n_state]), ins[1 + n_state :]
+    seqs = [[] for _ in range(n_state)]
+    for t in range(xg.shape[-3]):
+        state = step(_Ops, xg[..., t, :, :], state, w)
+        for seq, s in zip(seqs, state):
+            seq.append(s)
+    return tuple(stack.fn(seq, -3) for seq in seqs)
+
+
+_SCANS = {
+    "rnn_tanh": _scan_pair("rnn_tanh", _rnn_step("tanh"), _rnn_backward("tanh"), 1, 3),
+    "rnn_relu": _scan_pair("rnn_relu", _rnn_step("relu"), _rnn_backward("relu"), 1, 3),
+    "gru": _scan_pair("gru", _gru_step, _gru_backward, 1, 4),
+    "lstm": _scan_pair("lstm", _lstm_step, _lstm_backward, 2, 4),
+    "lstm_proj": _scan_pair("lstm_proj", _lstm_step, _lstm_backward, 2, 5),
+}
+
+
+# ------------------------------------------------------------------ the public functions
+def _project(x, w_ih, bias):
+    """x (M, I) @ w_ih^T (+ bias): one GEMM for every time step."""
+    wt = w_ih.transpose(0, 1)
+    return mm.fn(x, wt) if bias is None else addmm.fn(bias, x, wt)
+
+
+def _add(a, b):
+    return b if a is None else a if b is None else a + b
+
+
+def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool):
+    """One layer in one direction: (output sequence, final states)."""
+    T, N, n_in = x.shape
+    w_ih, w_hh = w[0], w[1]
+    b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+    if cell == "gru":
+        xg = _project(x.reshape(T * N, n_in), w_ih, b_ih)
+        rest = [w_hh, b_hh if has_biases else zeros_like(w_hh[:, 0])]
+    else:
+        xg = _project(x.reshape(T * N, n_in), w_ih, _add(b_ih, b_hh))
+        rest = [w_hh, *w[4:5]]
+    xg = xg.reshape(T, N, w_ih.shape[0])
+    if reverse:
+        xg = xg.flip(0)
+    seqs = _SCANS[cell + "_proj" * (len(rest) == 2 and cell == "lstm")].fn([xg, *state, *rest])
+    seqs = seqs if isinstance(seqs, tuple) else (seqs,)
+    out = seqs[0].flip(0) if reverse else seqs[0]
+    return out, [s[-1] for s in seqs]
+
+
+def _check_hidden(cell: str, hx, lead: tuple, w_hh) -> None:
+    """nn.RNN / nn.LSTM's check of the initial states (torch's function reads out of
+    bounds instead); their messages."""
+    sizes = (w_hh.shape[1], w_hh.shape[0] // 4) if cell == "lstm" else (w_hh.shape[1],)
+    for k, (h, size) in enumerate(zip(hx, sizes)):
+        want = (*lead, size)
+        if tuple(h.shape) != want:
+            which = f"hidden[{k}]" if cell == "lstm" else "hidden"
+            raise RuntimeError(f"Expected {which} size {want}, got {list(h.shape)}")
+
+
+def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+             batch_first):  # fmt: skip
+    """Every layer and direction of a stacked RNN; returns (output, *final states)."""
+    if input.dim() != 3:
+        r = input.dim()
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
+                         "but got 2)")  # fmt: skip
+    proj = cell == "lstm" and hx[0].shape[-1] != hx[1].shape[-1]
+    stride = 2 + 2 * bool(has_biases) + proj
+    if len(params) % stride:
+        raise RuntimeError(
+            f"MatrixRef: ArrayRef size {len(params)} not divisible by stride {stride}"
+            if cell == "lstm"
+            else "got an incorrect number of RNN parameters"
+        )
+    x = input.transpose(0, 1) if batch_first else input
+    if x.shape[0] == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    dirs = 2 if bidirectional else 1
+    need = num_layers * dirs
+    if len(params) < stride * need:
+        raise RuntimeError(
+            f"ArrayRef: invalid slice, N = {stride}; M = {stride}; size = {len(params)}"
+            if cell == "lstm"
+            else "Expected more weights in stacked_rnn"
+        )
+    if hx[0].shape[0] < need:
+        if cell == "lstm":
+            raise IndexError(f"select(): index {hx[0].shape[0]} out of range for tensor of size "
+                             f"{list(hx[0].shape)} at dimension 0")  # fmt: skip
+        raise RuntimeError("Expected more hidden states in stacked_rnn")
+    _check_hidden(cell, hx, (need, x.shape[1]), params[1])
+    finals = [[] for _ in hx]
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            out, last = _direction(cell, x, [h[k] for h in hx], params[k * stride : (k + 1) * stride],
+                                   has_biases, d == 1)  # fmt: skip
+            outs.append(out)
+            for f, s in zip(finals, last):
+                f.append(s)
+        x = outs[0] if dirs == 1 else cat.fn(outs, -1)
+        if dropout > 0 and train and layer < num_layers - 1:
+            x = _dropout(x, dropout, True)
+    return (x.transpose(0, 1) if batch_first else x, *(stack.fn(f, 0) for f in finals))
+
+
+def _layer_samples(cell: str, gates: int) -> Callable:
+    def samples(make):
+        def params(layers, dirs, i, h, bias, p=None):
+            out = []
+            for layer in range(layers):
+                for _ in range(dirs):
+                    fan = i if layer == 0 else (p or h) * dirs
+                    out += [make((gates * h, fan)), make((gates * h, p or h))]
+                    out += [make(gates * h), make(gates * h)] if bias else []
+                    out += [make((p, h))] if p else []
+            return out
+
+        def hx(n, b, h, p=None):
+            return (make((n, b, p or h)), make((n, b, h))) if cell == "lstm" else make((n, b, h))
+
+        yield S((make((3, 2, 2)), hx(1, 2, 3), params(1, 1, 2, 3, True), True, 1, 0.0, False,
+                 False, False), name="one layer")  # fmt: skip
+        yield S((make((2, 2, 3)), hx(4, 2, 2), params(2, 2, 3, 2, False), False, 2, 0.5, False,
+                 True, True), name="two layers, bidirectional, batch_first, no bias")  # fmt: skip
+        yield S((make((2, 0, 2)), hx(2, 0, 2), params(2, 1, 2, 2, True), True, 2, 0.0, True,
+                 False, False), name="empty batch, train")  # fmt: skip
+        if cell == "lstm":
+            yield S((make((2, 2, 2)), hx(2, 2, 3, 2), params(1, 2, 2, 3, True, 2), True, 1, 0.0,
+                     False, True, False), name="projections")  # fmt: skip
+
+    return samples
+
+
+def _layer_errors(cell: str, gates: int) -> Callable:
+    def errors(make):
+        h = make((1, 2, 3))
+        hx = (h, make((1, 2, 3))) if cell == "lstm" else h
+        p = [make((gates * 3, 2)), make((gates * 3, 3))]
+        args = (True, 1, 0.0, False, False, False)
+        yield ErrorInput(S((make((0, 2, 2)), hx, p, False, *args[1:])), RuntimeError,
+                         "Expected sequence length to be larger than 0 in RNN")  # fmt: skip
+        lstm = cell == "lstm"
+        yield ErrorInput(S((make((3, 2, 2)), hx, p + p, False, 2, *args[2:])),
+                         IndexError if lstm else RuntimeError,
+                         r"select\(\): index 1 out of range" if lstm
+                         else "Expected more hidden states in stacked_rnn")  # fmt: skip
+        yield ErrorInput(S((make((3, 2, 2)), hx, p[:1], False, *args[1:])), RuntimeError,
+                         "MatrixRef: ArrayRef size 1 not divisible by stride 2" if cell == "lstm"
+                         else "got an incorrect number of RNN parameters")  # fmt: skip
+        if cell == "lstm":  # (torch runs the other cells on a 2-d input, to no meaning)
+            yield ErrorInput(S((make((3, 2)), hx, p, False, *args[1:])), IndexError,
+                             r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)")  # fmt: skip
+            yield ErrorInput(S((make((3, 2, 2)), (h,), p, False, *args[1:])), RuntimeError,
+                             "lstm expects two hidden states")  # fmt: skip
+
+    return errors
+
+
+def _layers(cell: str, gates: int, doc: str) -> Callable:
+    def fn(input: Tensor, hx, params: Sequence[Tensor], has_biases: bool, num_layers: int,
+           dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:  # fmt: skip
+        if isinstance(has_biases, (list, tuple)):
+            raise NotImplementedError(
+                f"numtorch: torch.{cell}(data, batch_sizes, hx, params, ...), the packed-sequence "
+                "overload, is not implemented"
+            )
+        if cell == "lstm" and len(hx) != 2:
+            raise RuntimeError("lstm expects two hidden states")
+        states = list(hx) if cell == "lstm" else [hx]
+        return _stacked(cell, input, states, params, has_biases, num_layers, dropout, train,
+                        bidirectional, batch_first)  # fmt: skip
+
+    fn.__name__ = fn.__qualname__ = cell
+    fn.__doc__ = doc
+    return composite(fn, samples=_layer_samples(cell, gates), error_samples=_layer_errors(cell, gates),
+                     nout=3 if cell == "lstm" else 2)  # fmt: skip
+
+
+rnn_tanh = _layers("rnn_tanh", 1, "``torch.rnn_tanh``: a stacked Elman RNN (tanh); (output, h_n).")
+rnn_relu = _layers("rnn_relu", 1, "``torch.rnn_relu``: a stacked Elman RNN (relu); (output, h_n).")
+lstm = _layers("lstm", 4, "``torch.lstm``: a stacked LSTM (optional projections); "
+               "(output, h_n, c_n).")  # fmt: skip
+gru = _layers("gru", 3, "``torch.gru``: a stacked GRU; (output, h_n).")
+
+
+# ------------------------------------------------------------------ cells
+def _check_cell(name: str, input, states, w_ih, w_hh) -> None:
+    if input.dim() != 2:
+        r = input.dim()
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
+                         "but got 1)")  # fmt: skip
+    if input.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
+                           f"expected {w_ih.shape[1]}")  # fmt: skip
+    for k, h in enumerate(states):
+        if h.shape[0] != input.shape[0]:
+            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} "
+                               f"batch size {h.shape[0]}")  # fmt: skip
+        if h.shape[1] != w_hh.shape[1]:
+            raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, "
+                               f"expected {w_hh.shape[1]}")  # fmt: skip
+
+
+def _cell_samples(cell: str, gates: int) -> Callable:
+    def samples(make):
+        def hx(n):
+            return (make((n, 3)), make((n, 3))) if cell == "lstm" else make((n, 3))
+
+        w = [make((gates * 3, 2)), make((gates * 3, 3)), make(gates * 3), make(gates * 3)]
+        yield S((make((2, 2)), hx(2), *w), name="biases")
+        yield S((make((2, 2)), hx(2), *w[:2]), name="no bias")
+        yield S((make((2, 2)), hx(2), w[0], make((3, gates * 3)).T, None, w[3]), name="b_hh only")
+        yield S((make((0, 2)), hx(0), *w), name="empty batch")
+
+    return samples
+
+
+def _cell_errors(cell: str, gates: int) -> Callable:
+    def errors(make):
+        w = [make((gates * 3, 2)), make((gates * 3, 3))]
+
+        def hx(n, h=3):
+            return (make((n, h)), make((n, h))) if cell == "lstm" else make((n, h))
+
+        yield ErrorInput(S((make((2,)), hx(2), *w)), IndexError,
+                         r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)")  # fmt: skip
+        yield ErrorInput(S((make((2, 4)), hx(2), *w)), RuntimeError,
+                         "input has inconsistent input_size: got 4 expected 2")  # fmt: skip
+        yield ErrorInput(S((make((2, 2)), hx(1), *w)), RuntimeError,
+                         "Input batch size 2 doesn't match hidden0 batch size 1")  # fmt: skip
+        yield ErrorInput(S((make((2, 2)), hx(2, 2), *w)), RuntimeError,
+                         "hidden0 has inconsistent hidden_size: got 2, expected 3")  # fmt: skip
+        if cell == "lstm":
+            yield ErrorInput(S((make((2, 2)), hx(2)[:1], *w)), RuntimeError,
+                             "lstm_cell expects two hidden states")  # fmt: skip
+
+    return errors
+
+
+def _cell(cell: str, gates: int, doc: str) -> Callable:
+    def fn(input: Tensor, hx, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+           b_hh: Tensor | None = None):  # fmt: skip
+        if cell == "lstm" and len(hx) != 2:
+            raise RuntimeError("lstm_cell expects two hidden states")
+        states = list(hx) if cell == "lstm" else [hx]
+        _check_cell(cell, input, states, w_ih, w_hh)
+        if cell == "gru":
+            xg = _project(input, w_ih, b_ih)
+            rest = [w_hh, b_hh if b_hh is not None else zeros_like(w_hh[:, 0])]
+        else:
+            xg = _project(input, w_ih, _add(b_ih, b_hh))
+            rest = [w_hh]
+        seqs = _SCANS[cell].fn([xg.unsqueeze(0), *states, *rest])
+        return tuple(s[0] for s in seqs) if isinstance(seqs, tuple) else seqs[0]
+
+    fn.__name__ = fn.__qualname__ = cell + "_cell"
+    fn.__doc__ = doc
+    return composite(fn, samples=_cell_samples(cell, gates), error_samples=_cell_errors(cell, gates),
+                     nout=2 if cell == "lstm" else 1)  # fmt: skip
+
+
+rnn_tanh_cell = _cell("rnn_tanh", 1, "``torch.rnn_tanh_cell``: one step of an Elman RNN (tanh).")
+rnn_relu_cell = _cell("rnn_relu", 1, "``torch.rnn_relu_cell``: one step of an Elman RNN (relu).")
+lstm_cell = _cell("lstm", 4, "``torch.lstm_cell``: one LSTM step; (h', c').")
+gru_cell = _cell("gru", 3, "``torch.gru_cell``: one GRU step.")
