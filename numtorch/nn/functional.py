@@ -5,6 +5,9 @@ from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops.random import dropout
 
+# padding and resampling
+from ._padding import pad
+
 # reduction
 log_softmax = _reduction.nn_log_softmax
 softmax = _reduction.nn_softmax
