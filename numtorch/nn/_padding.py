@@ -1,9 +1,10 @@
 """Padding: ``F.pad`` in its four modes.
 
 Constant padding is a primitive (``constant_pad_nd``; negative pads crop, and its
-gradient is the opposite crop/pad). Reflect, replicate and circular padding gather each
-padded dim through an index map computed from the shapes, so their gradient is the
-gather's scatter-add, which folds the border gradients back onto the input.
+gradient is the opposite crop/pad). Reflect, replicate and circular padding resample each
+padded dim through an index map computed from the shapes (``_resample_axis``), whose
+gradient is the transposed map: a gather that folds the border gradients back onto the
+input.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import numpy as np
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import batch_first
-from ..ops.creation import tensor
 from ..testing.samples import S
+from ._resample import resample_axis
 
 _MODES = ("constant", "reflect", "replicate", "circular")
 _COMBOS = (
@@ -103,19 +104,6 @@ constant_pad_nd = defop(
 
 
 # ------------------------------------------------------------------ reflect / replicate / circular
-def _index_map(mode: str, n: int, lo: int, hi: int) -> np.ndarray:
-    """The input position each output position of one padded dim reads."""
-    if mode == "circular":  # negative pads crop first; positive ones wrap the cropped span
-        start, m = max(-lo, 0), n + min(lo, 0) + min(hi, 0)
-        return start + (np.arange(m + max(lo, 0) + max(hi, 0)) - max(lo, 0)) % max(m, 1)
-    j = np.arange(n + lo + hi) - lo
-    if mode == "replicate":
-        return np.clip(j, 0, n - 1)
-    period = 2 * (n - 1)  # reflect: mirror about the first and last elements
-    j = np.abs(j) % max(period, 1)
-    return np.where(j >= n, period - j, j)
-
-
 def _check_modes(x: Tensor, pad: tuple, mode: str) -> None:
     nd, rank = len(pad) // 2, x.dim()
     if nd not in (1, 2, 3) or rank not in (nd + 1, nd + 2):
@@ -209,6 +197,5 @@ def pad(
     x = input
     for i in range(len(pad) // 2):
         d = input.dim() - 1 - i
-        idx = _index_map(mode, input.shape[d], pad[2 * i], pad[2 * i + 1])
-        x = x.index_select(d, tensor(idx.astype(np.int64), device=input.device))
+        x = resample_axis.fn(x, d, ("pad", mode, input.shape[d], pad[2 * i], pad[2 * i + 1]))
     return x

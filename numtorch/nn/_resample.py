@@ -13,6 +13,7 @@ from the grid, so it is differentiable in the input (scatter-add) and in the gri
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
@@ -20,8 +21,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._core.op import ErrorInput, composite
+from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor
+from ..ops._batching import along_dims
 from ..ops.comparison import where
 from ..ops.creation import tensor
 from ..testing.samples import S
@@ -125,43 +127,112 @@ def _aa_matrix(mode, n_in, n_out, scale, align_corners, ft) -> np.ndarray:
     return (w / np.where(total == 0, 1.0, total)).astype(ft)
 
 
-# ------------------------------------------------------------------ applying tables
-def _const(a: np.ndarray, like: Tensor) -> Tensor:
-    return tensor(a, device=like.device)
+# ------------------------------------------------------------------ the 1-D resampling op
+def _index_map(mode: str, n: int, lo: int, hi: int) -> np.ndarray:
+    """The input position each output position of one padded dim reads."""
+    if mode == "circular":  # negative pads crop first; positive ones wrap the cropped span
+        start, m = max(-lo, 0), n + min(lo, 0) + min(hi, 0)
+        return start + (np.arange(m + max(lo, 0) + max(hi, 0)) - max(lo, 0)) % max(m, 1)
+    j = np.arange(n + lo + hi) - lo
+    if mode == "replicate":
+        return np.clip(j, 0, n - 1)
+    period = 2 * (n - 1)  # reflect: mirror about the first and last elements
+    j = np.abs(j) % max(period, 1)
+    return np.where(j >= n, period - j, j)
 
 
-def _along(w: np.ndarray, d: int, rank: int) -> np.ndarray:
-    """A per-position weight shaped to broadcast along dim ``d`` of a rank-``rank`` tensor."""
-    return w.reshape(w.shape + (1,) * (rank - 1 - d))
+def _matrix(kind: tuple) -> np.ndarray:
+    """The (out, in) matrix of one 1-D resampling, from its hashable description."""
+    name, *p = kind
+    if name == "nearest":  # (n_in, n_out, scale, exact, shortcut)
+        n_in, n_out = p[0], p[1]
+        return _one_hot(_nearest_table(*p), n_in)
+    if name == "pad":  # (mode, n, lo, hi)
+        return _one_hot(_index_map(*p), p[1])
+    if name == "area":  # (n_in, n_out, dtype)
+        return _area_matrix(p[0], p[1], np.dtype(p[2]).type)
+    if name == "aa":  # (mode, n_in, n_out, scale, align_corners, dtype)
+        return _aa_matrix(*p[:5], np.dtype(p[5]).type)
+    mode, n_in, n_out, scale, align_corners, dtype = p  # "interp": linear or cubic taps
+    ft = np.dtype(dtype).type
+    m = np.zeros((n_out, n_in), ft)
+    rows = np.arange(n_out)
+    for idx, w in _interp_table(mode, n_in, n_out, scale, align_corners, ft):
+        np.add.at(m, (rows, idx), w)
+    return m
+
+
+def _one_hot(idx: np.ndarray, n: int) -> np.ndarray:
+    m = np.zeros((len(idx), n), np.float32)
+    m[np.arange(len(idx)), idx] = 1
+    return m
+
+
+@functools.lru_cache(maxsize=512)
+def _table(kind: tuple, transpose: bool):
+    """The taps of each output row: (index (rows, T), weight (rows, T), unit-weight flags
+    per tap). Rows with fewer taps than T read index 0 with weight 0."""
+    m = _matrix(kind)
+    if transpose:
+        m = m.T
+    nz = m != 0
+    taps = max(int(nz.sum(1).max()) if m.size else 0, 1)
+    index = (
+        np.argsort(~nz, axis=1, kind="stable")[:, :taps]
+        if m.size
+        else np.zeros((m.shape[0], 1), np.int64)
+    )
+    weight = np.take_along_axis(m, index, 1) if m.size else np.zeros(index.shape, m.dtype)
+    unit = tuple(bool((weight[:, t] == 1).all()) for t in range(taps))
+    return index.astype(np.int64), weight, unit
+
+
+def _resample_axis(xp, input, dim, kind, transpose=False):
+    index, weight, unit = _table(kind, transpose)
+    shape = (-1,) + (1,) * (input.ndim - 1 - dim)
+    out = None
+    for t in range(index.shape[1]):
+        term = xp.take(input, xp.asarray(index[:, t]), axis=dim)
+        if not unit[t]:
+            term *= xp.asarray(weight[:, t].astype(input.dtype)).reshape(shape)
+        out = term if out is None else xp.add(out, term, out=out)
+    return out
+
+
+resample_axis = defop(
+    "_resample_axis",
+    _resample_axis,
+    nin=1,
+    # a linear map along one dim; its gradient is the transposed map, folded as a gather too
+    vjp=lambda g, dim, kind, transpose: resample_axis.fn(g, dim, kind, not transpose),
+    jvp=LINEAR,
+    batch_rule=along_dims(),
+    api="nn._resample.resample_axis.fn",
+    test={"no_oracle": True},  # internal: interpolate and pad check it against PyTorch
+    samples=lambda make: [
+        S((make((2, 3, 4)), 2, ("interp", "bicubic", 4, 6, None, False, str(make.dtype)))),
+        S((make((5, 3)), 0, ("nearest", 3, 5, None, False, False), True)),
+        S((make((2, 6, 2)), 1, ("area", 6, 4, str(make.dtype)))),
+        S((make((3, 4)), 1, ("pad", "reflect", 3, 2, -1), True)),
+    ],
+)
 
 
 def _resample_dim(x: Tensor, d: int, n_out: int, mode: str, scale, align_corners, aa) -> Tensor:
     n_in = x.shape[d]
-    ft = np.float64 if x.dtype.name == "float64" else np.float32
+    dtype = "float64" if x.dtype.name == "float64" else "float32"
     if n_out == n_in and mode in ("linear", "bilinear", "trilinear"):
         return x  # PyTorch copies equal sizes whatever the scale factor
     if mode in ("nearest", "nearest-exact"):
-        return x.index_select(
-            d,
-            _const(
-                _nearest_table(
-                    n_in, n_out, scale, mode != "nearest", x.dim() == 4 and mode == "nearest"
-                ),
-                x,
-            ),
-        )
-    if mode == "area" or aa:
-        m = (
-            _area_matrix(n_in, n_out, ft)
-            if mode == "area"
-            else _aa_matrix(mode, n_in, n_out, scale, align_corners, ft)
-        )
-        return (x.movedim(d, -1) @ _const(m.T.copy(), x)).movedim(-1, d)
-    out = None
-    for idx, w in _interp_table(mode, n_in, n_out, scale, align_corners, ft):
-        term = x.index_select(d, _const(idx, x)) * _const(_along(w, d, x.dim()), x)
-        out = term if out is None else out + term
-    return out
+        exact, shortcut = mode != "nearest", x.dim() == 4 and mode == "nearest"
+        kind = ("nearest", n_in, n_out, scale, exact, shortcut)
+    elif mode == "area":
+        kind = ("area", n_in, n_out, dtype)
+    elif aa:
+        kind = ("aa", mode, n_in, n_out, scale, align_corners, dtype)
+    else:
+        kind = ("interp", mode, n_in, n_out, scale, align_corners, dtype)
+    return resample_axis.fn(x, d, kind)
 
 
 def _sizes_text(sizes) -> str:
@@ -432,7 +503,9 @@ def _taps(c: Tensor, size: int, mode: str, padding_mode: str, align_corners: boo
         return out
     c = _pad_coords(c, size, padding_mode, align_corners)
     if mode == "nearest":
-        return [(c.round(), None)]
+        # a weight of one that keeps the grid in the graph: its gradient is zero, as in PyTorch
+        pos = c.round()
+        return [(pos, pos * 0 + 1)]
     f = c.floor()
     return [(f, f + 1 - c), (f + 1, c - f)]
 
