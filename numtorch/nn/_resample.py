@@ -404,7 +404,8 @@ def interpolate(
         if min(spatial) <= 0 or min(out) <= 0:
             raise RuntimeError(
                 "Input and output sizes should be greater than 0, but got input "
-                f"({_sizes_text(spatial)}) and output ({_sizes_text(out)})"
+                f"({_sizes_text(spatial)}){' and' if len(out) == 1 else ''} output "
+                f"({_sizes_text(out)})"
             )
         if input.shape[1] == 0:
             raise RuntimeError(
