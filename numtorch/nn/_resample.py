@@ -1,13 +1,16 @@
 """Resampling: ``interpolate`` (and its deprecated ``upsample*`` aliases), ``grid_sample``,
 ``affine_grid``, ``pixel_shuffle`` and ``pixel_unshuffle``.
 
-Everything here is a composite of batchable public ops. ``interpolate`` is separable:
-each spatial dim is resampled on its own, through a table of source indices and weights
-computed from the sizes alone (PyTorch's source-index rules), applied as index_select
-gathers and a weighted sum of the taps (whose gradient is index_add), or, for the wide
-windows of ``area`` and anti-aliased modes, as a small dense matrix contracted by matmul.
-``grid_sample`` gathers its taps from the flattened spatial plane with indices computed
-from the grid, so it is differentiable in the input (scatter-add) and in the grid
+The public functions are composites; three primitives carry the data movement.
+``interpolate`` is separable: each spatial dim is resampled on its own by
+``_resample_axis``, whose table of source indices and weights per output position is
+computed from the sizes alone (PyTorch's source-index rules; ``area`` and anti-aliased
+modes are windows) and cached; its gradient is the same op with the transposed table, so
+both directions are gathers and a weighted sum of a few taps (reflect/replicate/circular
+padding uses it too).
+``grid_sample`` gathers its taps from the flattened spatial planes with indices computed
+from the grid (``_plane_gather``, one index shared by the channels; its gradient is
+``_plane_scatter``, a bincount), so it is differentiable in the input and in the grid
 (through the tap weights and the padding's coordinate maps).
 """
 
@@ -23,9 +26,10 @@ import numpy as np
 
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor
-from ..ops._batching import along_dims
+from ..ops._batching import along_dims, front, materialize
 from ..ops.comparison import where
 from ..ops.creation import tensor
+from ..ops.shape import stack as _stack_op
 from ..testing.samples import S
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
@@ -465,6 +469,101 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+# ------------------------------------------------------------------ plane gather / scatter
+# grid_sample's taps: per sample n, the same positions of every channel plane. The index
+# (N, L) is shared by the C planes, so neither op expands it over channels.
+def _plane_gather(xp, input, index):
+    return xp.take_along_axis(input, index[:, None, :], axis=2)
+
+
+def _plane_scatter(xp, src, index, size):
+    n, c, length = src.shape
+    planes = xp.arange(n * c).reshape(n, c, 1) * size
+    rows = (planes + index[:, None, :]).reshape(-1)
+    out = xp.bincount(rows, weights=src.reshape(-1), minlength=n * c * size)
+    return out.astype(src.dtype).reshape(n, c, size)
+
+
+def _lshape(x, bd) -> tuple:
+    """The logical shape of an inner value."""
+    return tuple(x.shape) if bd is None else tuple(front(x, bd).shape[1:])
+
+
+def _fold_n(vmap, x, bx, index, bi):
+    """Both batch-first with the batch folded into N (an unbatched operand expanded)."""
+    x, index = materialize(vmap, x, bx), materialize(vmap, index, bi)
+    b, n = index.shape[:2]
+    return x.reshape(b * n, *x.shape[2:]), index.reshape(b * n, index.shape[-1])
+
+
+def _fold_c(x, bx):
+    """Batched planes (B, N, C, P) as (N, B * C, P)."""
+    x = front(x, bx).movedim(0, 1)
+    n, b, c, p = x.shape
+    return x.reshape(n, b * c, p)
+
+
+def _plane_gather_rule(vmap, args, bdims, attrs):
+    (x, index), (bx, bi) = args, bdims
+    b, n, c = vmap.size, _lshape(index, bi)[0], _lshape(x, bx)[1]
+    if bi is None:  # one index for every batch element: the batch joins the channels
+        out = plane_gather.fn(_fold_c(x, bx), index)
+        return out.reshape(n, b, c, out.shape[-1]), 1
+    if bx is None:  # one set of planes: the batch joins the positions
+        i = front(index, bi).movedim(0, 1)
+        length = i.shape[-1]
+        out = plane_gather.fn(x, i.reshape(n, b * length))
+        return out.reshape(n, c, b, length), 2
+    xf, i = _fold_n(vmap, x, bx, index, bi)
+    out = plane_gather.fn(xf, i)
+    return out.reshape(b, n, c, out.shape[-1]), 0
+
+
+def _plane_scatter_rule(vmap, args, bdims, attrs):
+    (src, index), (bs, bi) = args, bdims
+    b, n, c, size = vmap.size, _lshape(index, bi)[0], _lshape(src, bs)[1], attrs["size"]
+    if bi is None:
+        out = plane_scatter.fn(_fold_c(src, bs), index, size)
+        return out.reshape(n, b, c, size), 1
+    # a batched index: each batch element scatters on its own planes (the result holds
+    # B copies anyway, so an unbatched src is expanded here)
+    sf, i = _fold_n(vmap, src, bs, index, bi)
+    return plane_scatter.fn(sf, i, size).reshape(b, n, c, size), 0
+
+
+def _plane_samples(make):
+    yield S((make((2, 3, 5)), make.index((2, 4), 5)))
+    yield S((make((1, 2, 3)), make.index((1, 6), 3)))
+    yield S((make((0, 2, 3)), make.index((0, 4), 3)))
+
+
+plane_gather = defop(
+    "_plane_gather",
+    _plane_gather,
+    vjp=(lambda g, input_shape, index: plane_scatter.fn(g, index, input_shape[2]), None),
+    jvp=LINEAR,
+    batch_rule=_plane_gather_rule,
+    api="nn._resample.plane_gather.fn",
+    test={"no_oracle": True},  # internal to grid_sample, which is checked against PyTorch
+    samples=_plane_samples,
+)
+plane_scatter = defop(
+    "_plane_scatter",
+    _plane_scatter,
+    nin=2,
+    vjp=(lambda g, index: plane_gather.fn(g, index), None),
+    jvp=LINEAR,
+    batch_rule=_plane_scatter_rule,
+    api="nn._resample.plane_scatter.fn",
+    test={"no_oracle": True},
+    samples=lambda make: [
+        S((make((2, 3, 4)), make.index((2, 4), 5), 5)),
+        S((make((1, 2, 6)), make.index((1, 6), 3), 3)),
+        S((make((0, 2, 4)), make.index((0, 4), 3), 3)),
+    ],
+)
+
+
 # ------------------------------------------------------------------ grid_sample / affine_grid
 def _unnormalize(c: Tensor, size: int, align_corners: bool) -> Tensor:
     if align_corners:
@@ -639,21 +738,20 @@ def grid_sample(
         coord = _unnormalize(g[..., k - 1 - d], size, align_corners)
         per_dim.append(_taps(coord, size, mode, padding_mode, align_corners))
     strides = [math.prod(sizes[d + 1 :]) for d in range(k)]
-    result = None
+    indices, weights = [], []
     for combo in itertools.product(*per_dim):
-        index, weight = 0, None
-        inside = None
+        index, weight, inside = 0, None, None
         for (pos, w), size, stride in zip(combo, sizes, strides):
             ok = (pos >= 0) & (pos <= size - 1)
             inside = ok if inside is None else inside & ok
             index = index + pos.clamp(0, size - 1) * stride
-            if w is not None:
-                weight = w if weight is None else weight * w
-        index = index.long().unsqueeze(1).expand(n, c, index.shape[-1])
-        mask = inside.to(input.dtype)
-        weight = mask if weight is None else weight * mask
-        term = flat.gather(2, index) * weight.unsqueeze(1)
-        result = term if result is None else result + term
+            weight = w if weight is None else weight * w
+        indices.append(index)
+        weights.append(weight * inside.to(input.dtype))
+    taps, length = len(indices), g.shape[1]
+    index = _stack_op.fn(indices, 1).reshape(n, taps * length).long()
+    values = plane_gather.fn(flat, index).reshape(n, c, taps, length)
+    result = (values * _stack_op.fn(weights, 1).unsqueeze(1)).sum(2)
     return result.reshape(n, c, *out)
 
 
