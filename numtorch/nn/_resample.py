@@ -668,7 +668,10 @@ def _grid_samples(make):
         {"padding_mode": "reflection", "align_corners": True},
     )
     yield S((x, grid((2, 2, 2, 2))), {"mode": "nearest", "align_corners": False})
-    yield S((make((1, 2, 3, 3)), grid((1, 2, 2, 2))), {"mode": "bicubic", "align_corners": False})
+    yield S(
+        (make((1, 3, 3, 2)).transpose(0, 3, 1, 2), grid((1, 2, 2, 2))),
+        {"mode": "bicubic", "align_corners": False},
+    )
     yield S(
         (make((1, 1, 4, 3)), grid((1, 2, 1, 2), -1.6, 1.6)),
         {"mode": "bicubic", "padding_mode": "reflection", "align_corners": True},
@@ -819,6 +822,8 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
 
 
 # ------------------------------------------------------------------ pixel shuffle
+# No 0-size samples: PyTorch returns an empty input's shape unchanged (pixel_shuffle of
+# (0, 4, 1, 2) is (0, 4, 1, 2), not (0, 1, 2, 4)) and its backward then fails.
 def _shuffle_samples(make):
     yield S((make((2, 8, 2, 3)), 2))
     yield S((make((9, 1, 2)), 3))
