@@ -822,8 +822,8 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
 
 
 # ------------------------------------------------------------------ pixel shuffle
-# No 0-size samples: PyTorch returns an empty input's shape unchanged (pixel_shuffle of
-# (0, 4, 1, 2) is (0, 4, 1, 2), not (0, 1, 2, 4)) and its backward then fails.
+# No 0-size samples: PyTorch's pixel_unshuffle returns an empty input unchanged ((0, 1, 2, 4)
+# stays (0, 1, 2, 4) instead of (0, 4, 1, 2)), which also breaks pixel_shuffle's backward.
 def _shuffle_samples(make):
     yield S((make((2, 8, 2, 3)), 2))
     yield S((make((9, 1, 2)), 3))
