@@ -325,3 +325,21 @@ def test_per_sample_gradients_through_resampling():
         return lib.func.vmap(lib.func.grad(loss(lib), argnums=(0, 1)))(x, g)
 
     assert_same(prog, x, g, rtol=1e-9, atol=1e-11)
+
+
+def test_integer_inputs():
+    x = np.arange(2 * 3 * 4).reshape(1, 2, 3, 4)
+    for mode in ("nearest", "nearest-exact"):
+        assert_same(lambda lib, x: _F(lib).interpolate(x.to(lib.uint8), size=(5, 2), mode=mode), x)
+    for mode, shape in [("bilinear", (1, 2, 3, 4)), ("linear", (1, 2, 3)), ("area", (1, 2, 3)),
+                        ("nearest", (1, 2, 3)), ("nearest", (1, 2, 3, 4))]:  # fmt: skip
+        assert_same_error(
+            lambda lib, x, mode=mode: _F(lib).interpolate(x.to(lib.int64), size=2, mode=mode),
+            np.zeros(shape),
+        )
+    for mode in ("reflect", "replicate"):
+        assert_same_error(
+            lambda lib, x, mode=mode: _F(lib).pad(x.to(lib.bool), (1, 1), mode=mode),
+            np.ones((2, 3)),
+        )
+    assert_same(lambda lib, x: _F(lib).pad(x.to(lib.int64), (2, 1), mode="reflect"), x)

@@ -111,6 +111,9 @@ def _check_modes(x: Tensor, pad: tuple, mode: str) -> None:
             f"Padding size {len(pad)} is not supported for {rank}D input tensor.\n{_COMBOS}"
         )
     shape = list(x.shape)
+    if mode in ("reflect", "replicate") and x.dtype.scalar_name == "Bool":
+        kernel = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f"\"{kernel}_pad{nd}d\" not implemented for 'Bool'")
     if mode in ("reflect", "replicate"):
         first = 1 if rank == nd + 2 else 0
         if any(s == 0 for s in shape[first:]):

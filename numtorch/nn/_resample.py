@@ -305,6 +305,35 @@ def _check_rank(x: Tensor, mode: str) -> None:
     )
 
 
+def _check_dtype(x: Tensor, mode: str) -> None:
+    """Integer inputs: PyTorch resamples uint8 with nearest modes only (here) and names the
+    kernel that refuses the others."""
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        return
+    nearest = mode in ("nearest", "nearest-exact")
+    if nearest and x.dtype.scalar_name == "Byte":
+        return
+    if x.dtype.scalar_name == "Byte" and mode in ("bilinear", "bicubic"):
+        raise NotImplementedError(
+            f"interpolate: uint8 input in mode '{mode}' (PyTorch's fixed-point kernel) is not "
+            "supported by numtorch; convert to float first"
+        )
+    kernel = {
+        "linear": "compute_indices_weights_linear",
+        "trilinear": "compute_indices_weights_linear",
+        "bilinear": "upsample_bilinear2d_channels_last",
+        "bicubic": "compute_indices_weights_cubic",
+        "area": "adaptive_avg_pool2d",
+    }.get(mode)
+    if nearest:
+        kernel = (
+            "upsample_nearest2d_channels_last"
+            if x.dim() == 4
+            else "compute_indices_weights_nearest"
+        )
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{x.dtype.scalar_name}'")
+
+
 def _interp_samples(make):
     yield S((make((2, 3, 4)),), {"scale_factor": 1.5})
     yield S((make((1, 2, 3, 4)),), {"size": (5, 3), "mode": "nearest-exact"})
@@ -403,6 +432,7 @@ def interpolate(
             "requires a 4-D tensor as input"
         )
     _check_rank(input, mode)
+    _check_dtype(input, mode)
     spatial = list(input.shape[2:])
     if mode != "area":
         if min(spatial) <= 0 or min(out) <= 0:
