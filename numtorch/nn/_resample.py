@@ -91,14 +91,21 @@ def _interp_table(mode, n_in, n_out, scale, align_corners, ft):
     ]
 
 
-def _area_matrix(n_in: int, n_out: int, ft) -> np.ndarray:
-    """Adaptive average pooling along one dim as an (out, in) averaging matrix."""
+def _windows(start: np.ndarray, end: np.ndarray):
+    """(row, col) pairs of the windows [start, end) of each row, row-major."""
+    counts = np.maximum(end - start, 0)
+    rows = np.repeat(np.arange(len(start)), counts)
+    offsets = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return rows, start[rows] + offsets
+
+
+def _area_entries(n_in: int, n_out: int, ft):
+    """Adaptive average pooling along one dim: each output averages its window."""
     i = np.arange(n_out)
     start = (i * n_in) // n_out
     end = -((-(i + 1) * n_in) // n_out)
-    j = np.arange(n_in)
-    m = (j >= start[:, None]) & (j < end[:, None])
-    return (m / (end - start)[:, None]).astype(ft)
+    rows, cols = _windows(start, end)
+    return rows, cols, (ft(1) / (end - start)[rows].astype(ft)).astype(ft)
 
 
 def _aa_filter(mode: str, x: np.ndarray) -> np.ndarray:
@@ -113,9 +120,9 @@ def _aa_filter(mode: str, x: np.ndarray) -> np.ndarray:
     )
 
 
-def _aa_matrix(mode, n_in, n_out, scale, align_corners, ft) -> np.ndarray:
+def _aa_entries(mode, n_in, n_out, scale, align_corners, ft):
     """Anti-aliased resampling along one dim: a filter stretched by the downscale factor,
-    cut to the input and normalized per output, as an (out, in) matrix."""
+    cut to the input and normalized per output."""
     s = float(_area_scale(n_in, n_out, align_corners, scale, ft))
     support = (2 if mode == "bilinear" else 4) * 0.5
     inv = 1.0
@@ -124,11 +131,10 @@ def _aa_matrix(mode, n_in, n_out, scale, align_corners, ft) -> np.ndarray:
     center = s * (np.arange(n_out) + 0.5)  # align_corners changes the scale only
     lo = np.maximum((center - support + 0.5).astype(np.int64), 0)
     hi = np.minimum((center + support + 0.5).astype(np.int64), n_in)
-    j = np.arange(n_in)
-    w = _aa_filter(mode, (j[None, :] - center[:, None] + 0.5) * inv)
-    w = np.where((j >= lo[:, None]) & (j < hi[:, None]), w, 0.0)
-    total = w.sum(1, keepdims=True)
-    return (w / np.where(total == 0, 1.0, total)).astype(ft)
+    rows, cols = _windows(lo, hi)
+    w = _aa_filter(mode, (cols - center[rows] + 0.5) * inv)
+    total = np.bincount(rows, weights=w, minlength=n_out)[rows]
+    return rows, cols, (w / np.where(total == 0, 1.0, total)).astype(ft)
 
 
 # ------------------------------------------------------------------ the 1-D resampling op
@@ -145,50 +151,55 @@ def _index_map(mode: str, n: int, lo: int, hi: int) -> np.ndarray:
     return np.where(j >= n, period - j, j)
 
 
-def _matrix(kind: tuple) -> np.ndarray:
-    """The (out, in) matrix of one 1-D resampling, from its hashable description."""
+def _entries(kind: tuple):
+    """One 1-D resampling as (rows, cols, weights) of its sparse (out, in) matrix, from
+    its hashable description; several entries of a row are summed in their order."""
     name, *p = kind
-    if name == "nearest":  # (n_in, n_out, scale, exact, shortcut)
-        n_in, n_out = p[0], p[1]
-        return _one_hot(_nearest_table(*p), n_in)
-    if name == "pad":  # (mode, n, lo, hi)
-        return _one_hot(_index_map(*p), p[1])
+    if name in ("nearest", "pad"):  # (n_in, n_out, scale, exact, shortcut) | (mode, n, lo, hi)
+        cols = _nearest_table(*p) if name == "nearest" else _index_map(*p)
+        return np.arange(len(cols)), cols, np.ones(len(cols), np.float32)
     if name == "area":  # (n_in, n_out, dtype)
-        return _area_matrix(p[0], p[1], np.dtype(p[2]).type)
+        return _area_entries(p[0], p[1], np.dtype(p[2]).type)
     if name == "aa":  # (mode, n_in, n_out, scale, align_corners, dtype)
-        return _aa_matrix(*p[:5], np.dtype(p[5]).type)
+        return _aa_entries(*p[:5], np.dtype(p[5]).type)
     mode, n_in, n_out, scale, align_corners, dtype = p  # "interp": linear or cubic taps
-    ft = np.dtype(dtype).type
-    m = np.zeros((n_out, n_in), ft)
-    rows = np.arange(n_out)
-    for idx, w in _interp_table(mode, n_in, n_out, scale, align_corners, ft):
-        np.add.at(m, (rows, idx), w)
-    return m
-
-
-def _one_hot(idx: np.ndarray, n: int) -> np.ndarray:
-    m = np.zeros((len(idx), n), np.float32)
-    m[np.arange(len(idx)), idx] = 1
-    return m
+    taps = _interp_table(mode, n_in, n_out, scale, align_corners, np.dtype(dtype).type)
+    rows = np.tile(np.arange(n_out), len(taps)).reshape(len(taps), n_out).T.reshape(-1)
+    cols = np.stack([i for i, _ in taps], 1).reshape(-1)
+    return rows, cols, np.stack([w for _, w in taps], 1).reshape(-1)
 
 
 @functools.lru_cache(maxsize=512)
 def _table(kind: tuple, transpose: bool):
     """The taps of each output row: (index (rows, T), weight (rows, T), unit-weight flags
     per tap). Rows with fewer taps than T read index 0 with weight 0."""
-    m = _matrix(kind)
+    rows, cols, w = _entries(kind)
+    n_rows = _sizes_of(kind)[1 - transpose]
     if transpose:
-        m = m.T
-    nz = m != 0
-    taps = max(int(nz.sum(1).max()) if m.size else 0, 1)
-    index = (
-        np.argsort(~nz, axis=1, kind="stable")[:, :taps]
-        if m.size
-        else np.zeros((m.shape[0], 1), np.int64)
-    )
-    weight = np.take_along_axis(m, index, 1) if m.size else np.zeros(index.shape, m.dtype)
+        rows, cols = cols, rows
+    keep = w != 0
+    rows, cols, w = rows[keep], cols[keep], w[keep]
+    order = np.argsort(rows, kind="stable")
+    rows, cols, w = rows[order], cols[order], w[order]
+    counts = np.bincount(rows, minlength=n_rows)
+    taps = max(int(counts.max()) if n_rows else 0, 1)
+    slot = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    index = np.zeros((n_rows, taps), np.int64)
+    weight = np.zeros((n_rows, taps), w.dtype)
+    index[rows, slot], weight[rows, slot] = cols, w
     unit = tuple(bool((weight[:, t] == 1).all()) for t in range(taps))
-    return index.astype(np.int64), weight, unit
+    return index, weight, unit
+
+
+def _sizes_of(kind: tuple) -> tuple[int, int]:
+    """(input size, output size) of a resampling description."""
+    name, *p = kind
+    if name == "pad":
+        mode, n, lo, hi = p
+        return n, n + lo + hi
+    if name in ("nearest", "area"):
+        return p[0], p[1]
+    return p[1], p[2]
 
 
 def _resample_axis(xp, input, dim, kind, transpose=False):
