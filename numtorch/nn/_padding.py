@@ -58,11 +58,8 @@ def _constant_pad(xp, input, pad, value=0):
         d = input.ndim - 1 - i
         lo, hi, n = pad[2 * i], pad[2 * i + 1], input.shape[d]
         size = n + lo + hi
-        if size < 0 or n + min(lo, 0) + min(hi, 0) < 0:
-            raise RuntimeError(
-                f"The input size {n}, plus negative padding {lo} and {hi} resulted in a "
-                f"negative output size, which is invalid. Check dimension {d} of your input."
-            )
+        if n + min(lo, 0) + min(hi, 0) < 0:  # the crop is longer than the dim
+            raise RuntimeError("narrow(): length must be non-negative.")
         crop[d] = slice(max(-lo, 0), n - max(-hi, 0))
         put[d] = slice(max(lo, 0), size - max(hi, 0))
         shape[d] = size
@@ -99,6 +96,9 @@ constant_pad_nd = defop(
             "got padding length 6 and input of dimension 2",
         ),
         ErrorInput(S((make((2, 3)), (1.5, 1))), TypeError, "must be tuple of ints"),
+        ErrorInput(
+            S((make((2, 3)), (-5, 3))), RuntimeError, r"narrow\(\): length must be non-negative"
+        ),
     ],
 )
 
