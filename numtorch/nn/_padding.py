@@ -121,6 +121,24 @@ def _check_modes(x: Tensor, pad: tuple, mode: str) -> None:
                 f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 batch size "
                 f"and other non-zero dimensions for input, but got: {shape}"
             )
+    outs = [
+        shape[rank - nd + i] + pad[2 * (nd - 1 - i)] + pad[2 * (nd - 1 - i) + 1] for i in range(nd)
+    ]
+    if mode in ("reflect", "replicate") and max(outs) < 1:
+        names = ("D", "H", "W")[3 - nd :]
+        sizes = ", ".join(f"{n}: {v}" for n, v in zip(names, shape[rank - nd :]))
+        space = " " if mode == "replicate" and nd == 2 else ""  # sic, PyTorch's text
+        calc = " ".join(f"{n}: {v}" for n, v in zip(names, outs))
+        raise RuntimeError(f"input ({sizes}{space}) is too small. Calculated output {calc}")
+    if mode == "circular":
+        for i in range(nd):
+            n, (lo, hi) = shape[rank - 1 - i], pad[2 * i : 2 * i + 2]
+            kept = n + min(lo, 0) + min(hi, 0)
+            if kept < 0 or n + lo + hi < 0 or (kept == 0 and n + lo + hi > 0):
+                raise RuntimeError(
+                    f"circular padding ({lo}, {hi}) of a dimension of size {n} crops more "
+                    "than the dimension"
+                )
     for i in range(nd):
         d, (lo, hi) = rank - 1 - i, pad[2 * i : 2 * i + 2]
         if mode == "reflect" and not (lo < shape[d] and hi < shape[d]):
