@@ -61,7 +61,9 @@ def _nearest_table(n_in: int, n_out: int, scale, exact: bool, shortcut: bool) ->
     return np.minimum(np.floor(src).astype(np.int64), n_in - 1)
 
 
-def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
+def _cubic_weights(t):
+    """The four cubic-convolution weights around fractional offsets ``t`` (an array, or a
+    Tensor in grid_sample, where they carry the grid's gradient)."""
     a = _CUBIC_A
 
     def near(x):  # |x| <= 1
