@@ -78,6 +78,19 @@ from ._norm import (
     rms_norm,
 )
 
+# padding and resampling
+from ._padding import pad
+from ._resample import (
+    affine_grid,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
+
 # reduction
 log_softmax = _reduction.nn_log_softmax
 softmax = _reduction.nn_softmax
