@@ -130,6 +130,9 @@ from .nn._distance import cdist, cosine_similarity, pairwise_distance, pdist
 from .nn._dropout import alpha_dropout, feature_alpha_dropout
 from .nn._embedding import torch_embedding as embedding
 from .nn._linear import bilinear
+from .nn._loss import ATEN_LOSSES as _aten_losses
+from .nn import _padding
+from .nn._resample import pixel_shuffle, pixel_unshuffle
 from .nn._norm import rms_norm
 from .nn._norm import torch_batch_norm as batch_norm
 from .nn._norm import torch_group_norm as group_norm
@@ -445,6 +448,19 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 dtype = _dt.dtype
+
+
+constant_pad_nd = _padding.constant_pad_nd.fn
+
+# losses in ATen's form (an integer reduction)
+binary_cross_entropy_with_logits = _aten_losses["binary_cross_entropy_with_logits"]
+cosine_embedding_loss = _aten_losses["cosine_embedding_loss"]
+ctc_loss = _aten_losses["ctc_loss"]
+hinge_embedding_loss = _aten_losses["hinge_embedding_loss"]
+kl_div = _aten_losses["kl_div"]
+margin_ranking_loss = _aten_losses["margin_ranking_loss"]
+poisson_nll_loss = _aten_losses["poisson_nll_loss"]
+triplet_margin_loss = _aten_losses["triplet_margin_loss"]
 
 
 def is_tensor(obj) -> bool:

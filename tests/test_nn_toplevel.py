@@ -1,0 +1,70 @@
+"""torch's top-level forms of nn functions (``torch.conv2d``, ``torch.batch_norm``,
+``torch.kl_div`` ...): values and input gradients against torch, ATen's argument orders
+and integer reductions included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from twolibs import arr, assert_same
+
+X = arr(3, 4, 5)
+W4 = arr(4, seed=1)
+B4 = arr(4, seed=2)
+P = np.abs(arr(4, 5, seed=3)) + 0.1
+SIGN = np.sign(arr(4, 5, seed=4))
+SIGN3 = np.sign(arr(3, seed=5))
+TARGETS = np.array([[1, 2, 1], [3, 4, 0]], dtype=np.int64)
+
+# name: (args, kwargs); arrays become tensors of each library
+CASES = {
+    "selu": ((X,), {}),
+    # alpha 0.5: torch's celu backward uses 1/alpha rounded to float32 (exact for 0.5)
+    "celu": ((X, 0.5), {}),
+    "threshold": ((X, 0.1, -2.0), {}),
+    "hardshrink": ((X, 0.3), {}),
+    "prelu": ((X, np.array([0.25, 0.1, 0.3, 0.2])), {}),
+    "rrelu": ((X, 0.1, 0.3), {}),
+    "alpha_dropout": ((X, 0.5, False), {}),
+    "feature_alpha_dropout": ((X, 0.5, False), {}),
+    "batch_norm": ((X, W4, B4, np.zeros(4), np.ones(4), True, 0.1, 1e-5, False), {}),
+    "instance_norm": ((X, W4, B4, None, None, True, 0.1, 1e-5, False), {}),
+    "layer_norm": ((X, [5]), {"eps": 1e-3}),
+    "group_norm": ((X, 2, W4, B4), {}),
+    "rms_norm": ((X, [4, 5]), {}),
+    "cdist": ((X, arr(3, 2, 5, seed=7)), {}),
+    "pdist": ((X[0],), {}),
+    "cosine_similarity": ((X, arr(3, 4, 5, seed=8)), {}),
+    "pairwise_distance": ((X, arr(3, 4, 5, seed=8)), {}),
+    "bilinear": ((X[0], arr(4, 6, seed=9), arr(2, 5, 6, seed=10)), {}),
+    "embedding": ((X[0], np.array([[0, 2], [3, 3]])), {}),
+    "constant_pad_nd": ((X, [1, 2, 0, -1]), {"value": 0.5}),
+    "pixel_shuffle": ((arr(1, 8, 2, 3), 2), {}),
+    "pixel_unshuffle": ((arr(1, 2, 4, 6), 2), {}),
+    "kl_div": ((X[0], np.log(P)), {}),
+    "binary_cross_entropy_with_logits": ((X[0], P / P.max()), {"reduction": 1}),
+    "cosine_embedding_loss": ((X[0, :3], arr(3, 5, seed=11), SIGN3), {"reduction": 2}),
+    "hinge_embedding_loss": ((X[0], SIGN), {}),
+    "margin_ranking_loss": ((X[0], X[1], SIGN, 0.2), {}),
+    "poisson_nll_loss": ((X[0], P, True, False, 1e-8, 1), {}),
+    "triplet_margin_loss": ((X[0], X[1], X[2]), {"swap": True, "reduction": 1}),
+    "ctc_loss": ((arr(6, 2, 5, seed=6), TARGETS, [6, 5], [3, 2]), {"blank": 0}),
+}
+
+
+# torch's ctc_loss gradient is the derivative only after a log_softmax
+BEFORE = {"ctc_loss": lambda x: x.log_softmax(-1)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_top_level_form_matches_torch(name):
+    args, kwargs = CASES[name]
+    before = BEFORE.get(name, lambda x: x)
+
+    def prog(lib, *a):
+        first = a[0].detach().requires_grad_()
+        out = getattr(lib, name)(before(first), *a[1:], **kwargs)
+        (grad,) = lib.autograd.grad(out.sum(), first, allow_unused=True)
+        return out, grad
+
+    assert_same(prog, *args, rtol=1e-9, atol=1e-12)
