@@ -113,6 +113,13 @@ def test_vmap_over_weights_and_inputs_matches_torch(groups):
     assert_same(prog, arr(3, 2, 4, 4, 4), arr(3, 4, 4 // groups, 3, 3, seed=1), arr(3, 4, seed=2), **TOL)  # fmt: skip
 
 
+def test_same_padding_with_an_even_kernel_warns_as_torch_does():
+    x, w = nt.tensor(arr(1, 2, 5, 5)), nt.tensor(arr(3, 2, 2, 2))
+    with pytest.warns(UserWarning, match="padding='same' with even kernel lengths"):
+        out = nt.nn.functional.conv2d(x, w, padding="same")
+    assert out.shape == (1, 3, 5, 5)
+
+
 def test_unfold_then_fold_is_the_overlap_count_times_the_image():
     def prog(lib, x):
         F = lib.nn.functional
@@ -152,6 +159,9 @@ ERRORS = [
     ("conv_transpose2d", (1, 2, 2, 2), (2, 4, 3, 3), {"padding": 3}),
     ("conv_transpose2d", (1, 2, 5, 5), (2, 4, 3, 3), {"padding": "same"}),
     ("conv_transpose3d", (1, 2, 5, 5, 5), (2, 4, 3, 3, 3), {"output_padding": 1}),
+    ("conv_transpose1d", (1, 2, 5), (2, 4, 3), {"output_padding": 1}),
+    ("conv1d", (1, 2, 5), (4, 2, 3), {"dilation": 0}),
+    ("conv1d", (1, 2, 2), (4, 2, 3), {}),
 ]
 
 

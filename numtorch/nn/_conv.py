@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 from .._core.dispatch import dispatch
-from .._core.op import ErrorInput, composite, defop
+from .._core.op import LINEAR, ErrorInput, composite, defop, named
 from .._core.tensor import Tensor
 from ..ops._batching import front, rule_generator
 from ..testing.samples import S
@@ -198,7 +199,7 @@ def _split_in_groups(y, p: int, groups: int, b: int):
     return y.reshape(b, *s[:p], s[p] // b, *s[p + 1 :]), 0
 
 
-def _fold_rule(op):
+def _fold_batch(op):
     """Fold the vmap batch into N when every batched operand and the result have one;
     else into the channels that only the batched operand and the result share (inside
     each group); with both operands batched, into the groups."""
@@ -230,7 +231,7 @@ def _fold_rule(op):
     return rule
 
 
-fold_rule = rule_generator(_fold_rule)
+fold_batch = rule_generator(_fold_batch)
 
 
 # ------------------------------------------------------------------ primitives
@@ -243,16 +244,24 @@ def _fit(y, blocks):
     return y[(slice(None), slice(None), *(slice(0, b) for b in blocks))]
 
 
-def _conv(x, w, stride, padding, dilation, groups):
-    return convolution.fn(x, w, stride, padding, dilation, groups)
+_GEO = ("stride", "padding", "dilation", "groups")
 
 
-def _conv_in(g, w, size, stride, padding, dilation, groups):
-    return convolution_input_grad.fn(g, w, tuple(size), stride, padding, dilation, groups)
+def _formula(fn, *names):
+    """A vjp/jvp formula ``fn(*values, geo)`` reading ``names`` and the geometry attributes."""
+    return named(lambda **env: fn(*(env[n] for n in names), {k: env[k] for k in _GEO}), (*names, *_GEO))  # fmt: skip
 
 
-def _conv_w(x, g, size, stride, padding, dilation, groups):
-    return convolution_weight_grad.fn(x, g, tuple(size), stride, padding, dilation, groups)
+def _conv(x, w, geo):
+    return convolution.fn(x, w, **geo)
+
+
+def _conv_in(g, w, size, geo):
+    return convolution_input_grad.fn(g, w, tuple(size), **geo)
+
+
+def _conv_w(x, g, size, geo):
+    return convolution_weight_grad.fn(x, g, tuple(size), **geo)
 
 
 def _prim_samples(kind):
@@ -275,20 +284,18 @@ def _prim_samples(kind):
     return samples
 
 
-_PRIM = dict(nin=2, batch_rule=fold_rule(), test={"no_oracle": True})  # internal ops
+_PRIM = dict(nin=2, batch_rule=fold_batch(), test={"no_oracle": True})  # internal ops
 
 convolution = defop(
     "convolution", _convolution, **_PRIM, node_name="ConvolutionBackward0",
     api="nn._conv.convolution.fn", samples=_prim_samples("conv"),
     vjp=(
-        lambda g, weight, input_shape, stride, padding, dilation, groups: _conv_in(
-            g, weight, input_shape[2:], stride, padding, dilation, groups),
-        lambda g, input, weight_shape, stride, padding, dilation, groups: _conv_w(
-            input, g, weight_shape[2:], stride, padding, dilation, groups),
+        _formula(lambda g, w, shape, geo: _conv_in(g, w, shape[2:], geo), "g", "weight", "input_shape"),
+        _formula(lambda g, x, shape, geo: _conv_w(x, g, shape[2:], geo), "g", "input", "weight_shape"),
     ),
-    jvp=lambda tinput, tweight, input, weight, stride, padding, dilation, groups: (
-        _conv(tinput, weight, stride, padding, dilation, groups)
-        + _conv(input, tweight, stride, padding, dilation, groups)),
+    jvp=_formula(
+        lambda tx, tw, x, w, geo: _conv(tx, w, geo) + _conv(x, tw, geo),
+        "tinput", "tweight", "input", "weight"),
 )  # fmt: skip
 
 convolution_input_grad = defop(
@@ -296,15 +303,12 @@ convolution_input_grad = defop(
     node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad.fn",
     samples=_prim_samples("input"),
     vjp=(
-        lambda g, weight, grad_output_shape, stride, padding, dilation, groups: _fit(
-            _conv(g, weight, stride, padding, dilation, groups), grad_output_shape[2:]),
-        lambda g, grad_output, weight_shape, stride, padding, dilation, groups: _conv_w(
-            g, grad_output, weight_shape[2:], stride, padding, dilation, groups),
+        _formula(lambda g, w, shape, geo: _fit(_conv(g, w, geo), shape[2:]), "g", "weight", "grad_output_shape"),
+        _formula(lambda g, go, shape, geo: _conv_w(g, go, shape[2:], geo), "g", "grad_output", "weight_shape"),
     ),
-    jvp=lambda tgrad_output, tweight, grad_output, weight, size, stride, padding, dilation,
-    groups: (
-        _conv_in(tgrad_output, weight, size, stride, padding, dilation, groups)
-        + _conv_in(grad_output, tweight, size, stride, padding, dilation, groups)),
+    jvp=_formula(
+        lambda tgo, tw, go, w, size, geo: _conv_in(tgo, w, size, geo) + _conv_in(go, tw, size, geo),
+        "tgrad_output", "tweight", "grad_output", "weight", "size"),
 )  # fmt: skip
 
 convolution_weight_grad = defop(
@@ -312,15 +316,12 @@ convolution_weight_grad = defop(
     node_name="ConvolutionBackwardBackward0", api="nn._conv.convolution_weight_grad.fn",
     samples=_prim_samples("weight"),
     vjp=(
-        lambda g, grad_output, input_shape, stride, padding, dilation, groups: _conv_in(
-            grad_output, g, input_shape[2:], stride, padding, dilation, groups),
-        lambda g, input, grad_output_shape, stride, padding, dilation, groups: _fit(
-            _conv(input, g, stride, padding, dilation, groups), grad_output_shape[2:]),
+        _formula(lambda g, go, shape, geo: _conv_in(go, g, shape[2:], geo), "g", "grad_output", "input_shape"),
+        _formula(lambda g, x, shape, geo: _fit(_conv(x, g, geo), shape[2:]), "g", "input", "grad_output_shape"),
     ),
-    jvp=lambda tinput, tgrad_output, input, grad_output, size, stride, padding, dilation,
-    groups: (
-        _conv_w(tinput, grad_output, size, stride, padding, dilation, groups)
-        + _conv_w(input, tgrad_output, size, stride, padding, dilation, groups)),
+    jvp=_formula(
+        lambda tx, tgo, x, go, size, geo: _conv_w(tx, go, size, geo) + _conv_w(x, tgo, size, geo),
+        "tinput", "tgrad_output", "input", "grad_output", "size"),
 )  # fmt: skip
 
 
@@ -340,19 +341,19 @@ def _fold_prim_samples(kind):
 
 
 im2col = defop(
-    "im2col", _im2col, nin=1, batch_rule=fold_rule(), test={"no_oracle": True},
+    "im2col", _im2col, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
     api="nn._conv.im2col.fn", samples=_fold_prim_samples("im2col"), node_name="Im2ColBackward0",
     vjp=lambda g, input_shape, kernel_size, dilation, padding, stride: col2im.fn(
         g, tuple(input_shape[2:]), kernel_size, dilation, padding, stride),
-    jvp="linear",
+    jvp=LINEAR,
 )  # fmt: skip
 
 col2im = defop(
-    "col2im", _col2im_kernel, nin=1, batch_rule=fold_rule(), test={"no_oracle": True},
+    "col2im", _col2im_kernel, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
     api="nn._conv.col2im.fn", samples=_fold_prim_samples("col2im"), node_name="Col2ImBackward0",
     vjp=lambda g, kernel_size, dilation, padding, stride: im2col.fn(
         g, kernel_size, dilation, padding, stride),
-    jvp="linear",
+    jvp=LINEAR,
 )  # fmt: skip
 
 
@@ -411,7 +412,8 @@ def _check_params(d, k, stride, padding, dilation, groups, output_padding=None):
     if any(x < 0 for x in dilation):
         raise RuntimeError("dilation should be greater than zero")
     if any(x == 0 for x in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+        shown = [1, *dilation] if k == 1 else list(dilation)  # 1-d runs as 2-d in PyTorch
+        raise RuntimeError(f"dilation should be greater than zero, but got {shown}")
     return stride, padding, dilation, output_padding
 
 
@@ -487,6 +489,8 @@ def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -
     if mode == "same":
         total = [dl * (kk - 1) for dl, kk in zip(dilation, kernel)]
         pads = tuple((t // 2, t - t // 2) for t in total)
+        if any(t % 2 for t in total):
+            warnings.warn(_SAME_WARNING, UserWarning, stacklevel=3)
     else:
         pads = tuple((p, p) for p in padding)
     padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
@@ -500,6 +504,10 @@ def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -
     return out if batched else out.squeeze(0)
 
 
+_SAME_WARNING = (
+    "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+    "copy of the input be created"
+)
 _DIM_NAMES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
 
 
@@ -517,14 +525,11 @@ def _conv_transpose_nd(
     x = input if batched else input.unsqueeze(0)
     _check_shapes(x, weight, bias, groups, True)
     if any(op >= s and op >= dl for op, s, dl in zip(output_padding, stride, dilation)):
-        names = _DIM_NAMES.get(k, tuple(str(i) for i in range(k)))
-        parts = [
-            f"{what}_{n}: {v}"
-            for what, vals in (
-                ("output_padding", output_padding), ("stride", stride), ("dilation", dilation)
-            )
-            for n, v in zip(names, vals)
-        ]  # fmt: skip
+        shown = [("output_padding", output_padding), ("stride", stride), ("dilation", dilation)]
+        if k == 1:  # PyTorch runs a 1-d convolution as a 2-d one and reports it so
+            shown = [(w, (int(w != "output_padding"), *v)) for w, v in shown]
+        names = _DIM_NAMES[max(k, 2)]
+        parts = [f"{w}_{n}: {v}" for w, vals in shown for n, v in zip(names, vals)]
         raise RuntimeError(
             "output padding must be smaller than either stride or dilation, but got "
             + " ".join(parts)
