@@ -3,20 +3,29 @@ measured in one run, after checking that both compute the same numbers.
 
 python benchmarks/bench_conv.py            # best of 7
 python benchmarks/bench_conv.py --quick    # best of 2
+python benchmarks/bench_conv.py --one-thread  # both libraries on one thread (a shared machine)
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
-import numpy as np
+ONE_THREAD = "--one-thread" in sys.argv
+if ONE_THREAD:  # before NumPy loads its BLAS
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
 
-import numtorch as nt
+import numpy as np  # noqa: E402
+
+import numtorch as nt  # noqa: E402
 
 try:
     import torch
     import torch.func
+
+    if ONE_THREAD:
+        torch.set_num_threads(1)
 except ImportError:  # the table then shows numtorch alone
     torch = None
 
@@ -84,6 +93,32 @@ def per_sample_grads(T):
     return lambda: fn.vmap(fn.grad(loss), in_dims=(None, 0))(params, img)
 
 
+FC = {
+    "fc1": _arr(9216, 128, seed=9, scale=0.01), "fb1": _arr(128, seed=10, scale=0.1),
+    "fc2": _arr(128, 10, seed=11, scale=0.1), "fb2": _arr(10, seed=12, scale=0.1),
+}  # fmt: skip
+LABELS = np.random.default_rng(13).integers(0, 10, 64)
+
+
+def tutorial_cnn(T):
+    """vmap(grad) of the tutorial CNN's loss (max_pool2d(2) written as reshape + amax, nll as
+    gather + mean), over a batch of 64."""
+    F = T.nn.functional
+    params = {k: T.tensor(v) for k, v in {**PARAMS, **FC}.items()}
+    img, labels = T.tensor(IMG), T.tensor(LABELS)
+    fn = nt.func if T is nt else torch.func
+
+    def loss(p, x, y):
+        h = F.conv2d(x.unsqueeze(0), p["w1"], p["b1"]).relu()
+        h = F.conv2d(h, p["w2"], p["b2"]).relu()
+        h = h.reshape(1, 64, 12, 2, 12, 2).amax((3, 5))
+        h = (h.reshape(1, -1) @ p["fc1"] + p["fb1"]).relu()
+        logits = h @ p["fc2"] + p["fb2"]
+        return -F.log_softmax(logits, 1).gather(1, y.reshape(1, 1)).mean()
+
+    return lambda: fn.vmap(fn.grad(loss), in_dims=(None, 0, 0))(params, img, labels)
+
+
 def _numpy(out):
     if isinstance(out, dict):
         return [_numpy(v) for v in out.values()]
@@ -94,7 +129,7 @@ def _numpy(out):
 
 def main() -> None:
     rows = [("conv2d forward", forward), ("conv2d forward+backward", forward_backward),
-            ("vmap(grad) 2-conv model", per_sample_grads)]  # fmt: skip
+            ("vmap(grad) 2-conv model", per_sample_grads), ("vmap(grad) tutorial CNN", tutorial_cnn)]  # fmt: skip
     print(f"{'case':28s} {'numtorch ms':>12s} {'torch ms':>10s} {'ratio':>6s}")
     for name, case in rows:
         f_nt = case(nt)

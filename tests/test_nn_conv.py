@@ -35,7 +35,7 @@ def _cnn_loss(lib, p, x, y):
     return -F.log_softmax(logits, 1).gather(1, y.reshape(1, 1)).mean()
 
 
-def test_per_sample_grads_of_a_cnn_match_torch_func():
+def test_per_sample_grads_of_a_cnn_match_torch_func(no_fallback):
     def prog(lib, w1, b1, w2, b2, fc, x, y):
         p = {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "fc": fc}
         per = _fn(lib).vmap(_fn(lib).grad(lambda q, a, b: _cnn_loss(lib, q, a, b)), (None, 0, 0))
@@ -46,7 +46,7 @@ def test_per_sample_grads_of_a_cnn_match_torch_func():
     assert got["w2"].shape == (3, 6, 2, 2, 2)
 
 
-def test_per_sample_grads_equal_a_loop_of_grads():
+def test_per_sample_grads_equal_a_loop_of_grads(no_fallback):
     p = {k: nt.tensor(v) for k, v in _cnn_params().items()}
     x, y = nt.tensor(arr(2, 1, 8, 8, seed=7)), nt.tensor([2, 3])
     per = nt.func.vmap(nt.func.grad(lambda q, a, b: _cnn_loss(nt, q, a, b)), (None, 0, 0))(p, x, y)
@@ -84,7 +84,7 @@ def test_double_backward_matches_torch(name, kwargs):
     )  # fmt: skip
 
 
-def test_forward_over_reverse_matches_torch():
+def test_forward_over_reverse_matches_torch(no_fallback):
     def prog(lib, x, w, tx, tw):
         f = lib.func
 
@@ -100,7 +100,7 @@ def test_forward_over_reverse_matches_torch():
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_vmap_over_weights_and_inputs_matches_torch(groups):
+def test_vmap_over_weights_and_inputs_matches_torch(groups, no_fallback):
     """Model ensembling: both operands batched fold into the groups."""
 
     def prog(lib, x, w, b):
@@ -118,6 +118,18 @@ def test_same_padding_with_an_even_kernel_warns_as_torch_does():
     with pytest.warns(UserWarning, match="padding='same' with even kernel lengths"):
         out = nt.nn.functional.conv2d(x, w, padding="same")
     assert out.shape == (1, 3, 5, 5)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_grads_with_a_long_contraction_match_torch(groups):
+    """N * L >= 4096: the weight gradient's GEMM runs the other way round."""
+
+    def prog(lib, x, w, g):
+        x, w = x.requires_grad_(), w.requires_grad_()
+        out = lib.nn.functional.conv2d(x, w, padding=1, groups=groups)
+        return lib.autograd.grad(out, (x, w), g)
+
+    assert_same(prog, arr(4, 4, 32, 32), arr(4, 4 // groups, 3, 3, seed=1), arr(4, 4, 32, 32, seed=2), rtol=1e-9, atol=1e-9)  # fmt: skip
 
 
 def test_unfold_then_fold_is_the_overlap_count_times_the_image():

@@ -136,9 +136,11 @@ def _convolution_weight_grad(
     cols = _cols(xp, input, size, stride, padding, dilation, blocks)
     g = _group_rows(xp, grad_output, groups)  # (G, O/G, N*L)
     cols = cols.reshape(groups, cols.shape[0] // groups * _prod(size), g.shape[2])
-    # cols @ g^T, then transposed: BLAS runs the long contraction this way round much faster
-    dw = xp.matmul(cols, g.transpose(0, 2, 1)).transpose(0, 2, 1)
-    return xp.ascontiguousarray(dw).reshape(o, input.shape[1] // groups, *size)
+    if g.shape[2] >= 4096:  # a long contraction: OpenBLAS runs cols @ g^T ~2x faster
+        dw = xp.ascontiguousarray(xp.matmul(cols, g.transpose(0, 2, 1)).transpose(0, 2, 1))
+    else:
+        dw = xp.matmul(g, cols.transpose(0, 2, 1))
+    return dw.reshape(o, input.shape[1] // groups, *size)
 
 
 def _im2col(xp, input, kernel_size=(1,), dilation=(1,), padding=(0,), stride=(1,)):
