@@ -91,6 +91,18 @@ from ._resample import (
     upsample_nearest,
 )
 
+# convolution
+from ._conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
+
 # reduction
 log_softmax = _reduction.nn_log_softmax
 softmax = _reduction.nn_softmax

@@ -1,0 +1,796 @@
+"""Convolution: conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold.
+
+Convolution is bilinear in (input, weight), and its two gradients are bilinear too, so
+three primitives close the family under differentiation:
+
+    convolution(input, weight)                   -> output        (N, O, *L)
+    convolution_input_grad(grad_output, weight)  -> grad_input    (N, C, *S)  (conv_transpose)
+    convolution_weight_grad(input, grad_output)  -> grad_weight   (O, C/G, *K)
+
+The vjp formulas of each are the other two, and the jvp of each is the op applied to
+one tangent at a time, so double backward, forward-over-reverse and vmap of the backward
+pass run on the same three kernels. ``im2col`` (unfold) and ``col2im`` (fold) are a
+linear pair, each the other's vjp. Padding is a tuple of (before, after) pairs, one per
+spatial dim ('same' pads an even kernel more at the end, as PyTorch does).
+
+Kernels gather every window of the zero-padded input with one strided view and one copy
+(im2col), then run one batched GEMM over the groups; col2im adds one strided slice per
+kernel offset. Under vmap the batch folds into N, into the channels, or into the groups
+(both operands batched), as functorch does, without an expanded copy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+from .._core.dispatch import dispatch
+from .._core.op import LINEAR, ErrorInput, composite, defop, named
+from .._core.tensor import Tensor
+from ..ops._batching import front, rule_generator
+from ..testing.samples import S
+
+
+# ------------------------------------------------------------------ array kernels
+def _prod(xs) -> int:
+    return math.prod(xs)
+
+
+def _blocks(size, kernel, stride, padding, dilation) -> tuple[int, ...]:
+    """How many windows fit along each spatial dim of a padded input."""
+    return tuple(
+        (s + lo + hi - dl * (k - 1) - 1) // st + 1
+        for s, k, st, (lo, hi), dl in zip(size, kernel, stride, padding, dilation)
+    )
+
+
+def _pad(xp, x, padding):
+    """x zero-padded on its trailing spatial dims (x itself when nothing is padded)."""
+    if not any(lo or hi for lo, hi in padding):
+        return x
+    d = len(padding)
+    sp = x.shape[-d:]
+    out = xp.zeros(x.shape[:-d] + tuple(s + lo + hi for s, (lo, hi) in zip(sp, padding)), x.dtype)
+    out[(..., *(slice(lo, lo + s) for s, (lo, _) in zip(sp, padding)))] = x
+    return out
+
+
+def _windows(xp, x, kernel, stride, dilation, blocks):
+    """A view (N, C, *K, *L) of padded x: [n, c, k, l] = x[n, c, l * stride + k * dilation]."""
+    st = x.strides
+    shape = x.shape[:2] + tuple(kernel) + tuple(blocks)
+    strides = (
+        st[:2]
+        + tuple(s * dl for s, dl in zip(st[2:], dilation))
+        + tuple(s * sd for s, sd in zip(st[2:], stride))
+    )
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _cols(xp, x, kernel, stride, padding, dilation, blocks):
+    """im2col in the layout (C, *K, N, *L), contiguous: one copy of the windows."""
+    v = _windows(xp, _pad(xp, x, padding), kernel, stride, dilation, blocks)
+    d = len(kernel)
+    order = (1, *range(2, 2 + d), 0, *range(2 + d, 2 + 2 * d))
+    return xp.ascontiguousarray(v.transpose(order))
+
+
+def _col2im(xp, cols, size, kernel, stride, padding, dilation):
+    """The adjoint of the window gather: cols (N, C, *K, *L) summed into (N, C, *size).
+
+    One strided add per kernel offset; the windows of one offset never overlap."""
+    d = len(kernel)
+    n, c = cols.shape[:2]
+    blocks = cols.shape[2 + d :]
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
+    out = xp.zeros((n, c, *padded), cols.dtype)
+    full = (slice(None), slice(None))
+    for k in itertools.product(*(range(kk) for kk in kernel)):
+        where = tuple(
+            slice(ki * dl, ki * dl + (b - 1) * st + 1, st)
+            for ki, dl, b, st in zip(k, dilation, blocks, stride)
+        )
+        out[full + where] += cols[full + k]
+    if not any(lo or hi for lo, hi in padding):
+        return out
+    return xp.ascontiguousarray(
+        out[full + tuple(slice(lo, lo + s) for s, (lo, _) in zip(size, padding))]
+    )
+
+
+def _group_rows(xp, y, groups):
+    """(N, G*M, *L) as (G, M, N*L): per group, the channel rows over all positions."""
+    n, ch = y.shape[:2]
+    return xp.ascontiguousarray(
+        y.reshape(n, groups, ch // groups, _prod(y.shape[2:])).transpose(1, 2, 0, 3)
+    ).reshape(groups, ch // groups, n * _prod(y.shape[2:]))
+
+
+def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
+    n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
+    blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
+    cols = _cols(xp, input, kernel, stride, padding, dilation, blocks)
+    w = weight.reshape(groups, o // groups, _prod(weight.shape[1:]))
+    out = xp.matmul(w, cols.reshape(groups, w.shape[2], n * _prod(blocks)))  # (G, O/G, N*L)
+    return xp.ascontiguousarray(out.reshape(o, n, *blocks).swapaxes(0, 1))
+
+
+def _convolution_input_grad(
+    xp, grad_output, weight, size=(1,), stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
+):
+    n, kernel, blocks = grad_output.shape[0], weight.shape[2:], grad_output.shape[2:]
+    c = weight.shape[1] * groups
+    w = weight.reshape(groups, weight.shape[0] // groups, _prod(weight.shape[1:]))
+    cols = xp.matmul(w.transpose(0, 2, 1), _group_rows(xp, grad_output, groups))
+    d = len(kernel)
+    cols = cols.reshape(c, *kernel, n, *blocks)
+    cols = cols.transpose((1 + d, 0, *range(1, 1 + d), *range(2 + d, 2 + 2 * d)))
+    return _col2im(xp, cols, size, kernel, stride, padding, dilation)
+
+
+def _convolution_weight_grad(
+    xp, input, grad_output, size=(1,), stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
+):
+    o, blocks = grad_output.shape[1], grad_output.shape[2:]
+    cols = _cols(xp, input, size, stride, padding, dilation, blocks)
+    g = _group_rows(xp, grad_output, groups)  # (G, O/G, N*L)
+    cols = cols.reshape(groups, cols.shape[0] // groups * _prod(size), g.shape[2])
+    if g.shape[2] >= 4096:  # a long contraction: OpenBLAS runs cols @ g^T ~2x faster
+        dw = xp.ascontiguousarray(xp.matmul(cols, g.transpose(0, 2, 1)).transpose(0, 2, 1))
+    else:
+        dw = xp.matmul(g, cols.transpose(0, 2, 1))
+    return dw.reshape(o, input.shape[1] // groups, *size)
+
+
+def _im2col(xp, input, kernel_size=(1,), dilation=(1,), padding=(0,), stride=(1,)):
+    pads = tuple((p, p) for p in padding)
+    blocks = _blocks(input.shape[2:], kernel_size, stride, pads, dilation)
+    v = _windows(xp, _pad(xp, input, pads), kernel_size, stride, dilation, blocks)
+    n, c = input.shape[:2]
+    return xp.ascontiguousarray(v).reshape(n, c * _prod(kernel_size), _prod(blocks))
+
+
+def _col2im_kernel(
+    xp, input, output_size=(1,), kernel_size=(1,), dilation=(1,), padding=(0,), stride=(1,)
+):
+    pads = tuple((p, p) for p in padding)
+    blocks = _blocks(output_size, kernel_size, stride, pads, dilation)
+    n = input.shape[0]
+    cols = input.reshape(n, input.shape[1] // _prod(kernel_size), *kernel_size, *blocks)
+    return _col2im(xp, cols, output_size, kernel_size, stride, pads, dilation)
+
+
+# ------------------------------------------------------------------ batch rule
+# The two leading axes of (first input, second input, result) of each bilinear primitive:
+# "n" the batch, "C"/"O" the input/output channels (all groups), "c" the input channels of
+# one group (a weight's second axis).
+_AXES = {
+    "convolution": (("n", "C"), ("O", "c"), ("n", "O")),
+    "convolution_input_grad": (("n", "O"), ("O", "c"), ("n", "C")),
+    "convolution_weight_grad": (("n", "C"), ("n", "O"), ("O", "c")),
+    "im2col": (("n", "C"), ("n", "C")),
+    "col2im": (("n", "C"), ("n", "C")),
+}
+
+
+def _merge(x, p: int):
+    """Batch-first x with its batch merged into axis p (batch-major)."""
+    s = x.shape
+    return x.movedim(0, p).reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
+
+
+def _merge_in_groups(x, p: int, groups: int):
+    """Batch-first x with its batch merged into the grouped channel axis p, inside each
+    group: (G, B, M), so that each group's channels stay together."""
+    s = x.shape
+    x = x.reshape(*s[: p + 1], groups, s[p + 1] // groups, *s[p + 2 :]).movedim(0, p + 1)
+    return x.reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
+
+
+def _split(y, p: int, b: int):
+    s = y.shape
+    return y.reshape(*s[:p], b, s[p] // b, *s[p + 1 :]), p
+
+
+def _split_in_groups(y, p: int, groups: int, b: int):
+    if groups == 1:
+        return _split(y, p, b)
+    s = y.shape
+    y = y.reshape(*s[:p], groups, b, s[p] // (groups * b), *s[p + 1 :]).movedim(p + 1, 0)
+    return y.reshape(b, *s[:p], s[p] // b, *s[p + 1 :]), 0
+
+
+def _fold_batch(op):
+    """Fold the vmap batch into N when every batched operand and the result have one;
+    else into the channels that only the batched operand and the result share (inside
+    each group); with both operands batched, into the groups."""
+    *ins, res = _AXES[op.name]
+
+    def rule(vmap, args, bdims, attrs):
+        b = vmap.size
+        args = [front(a, d) for a, d in zip(args, bdims)]
+        batched = [i for i, d in enumerate(bdims) if d is not None]
+        if len(batched) == 2:
+            ups = [next(k for k, a in enumerate(ax) if a.isupper()) for ax in (*ins, res)]
+            new = tuple(_merge(a, p) for a, p in zip(args, ups))
+            out = dispatch(op, new, {**attrs, "groups": attrs["groups"] * b})
+            return _split(out, ups[-1], b)
+        (i,) = batched
+        new = list(args)
+        if ins[i][0] == "n" and res[0] == "n":
+            new[i] = _merge(args[i], 0)
+            return _split(dispatch(op, tuple(new), attrs), 0, b)
+        others = {a.upper() for k, ax in enumerate(ins) if k != i for a in ax}
+        label = next(a for a in ins[i] if a.upper() not in others)
+        p = ins[i].index(label)
+        q = [a.upper() for a in res].index(label.upper())
+        g = attrs["groups"]
+        new[i] = _merge(args[i], p) if label.islower() else _merge_in_groups(args[i], p, g)
+        out = dispatch(op, tuple(new), attrs)
+        return _split(out, q, b) if res[q].islower() else _split_in_groups(out, q, g, b)
+
+    return rule
+
+
+fold_batch = rule_generator(_fold_batch)
+
+
+# ------------------------------------------------------------------ primitives
+def _fit(y, blocks):
+    """y cut to ``blocks`` windows (a transposed convolution with output_padding >= stride
+    has an input that a convolution maps to more windows than its gradient has)."""
+    blocks = tuple(blocks)
+    if tuple(y.shape[2:]) == blocks:
+        return y
+    return y[(slice(None), slice(None), *(slice(0, b) for b in blocks))]
+
+
+_GEO = ("stride", "padding", "dilation", "groups")
+
+
+def _formula(fn, *names):
+    """A vjp/jvp formula ``fn(*values, geo)`` reading ``names`` and the geometry attributes."""
+    return named(lambda **env: fn(*(env[n] for n in names), {k: env[k] for k in _GEO}), (*names, *_GEO))  # fmt: skip
+
+
+def _conv(x, w, geo):
+    return convolution.fn(x, w, **geo)
+
+
+def _conv_in(g, w, size, geo):
+    return convolution_input_grad.fn(g, w, tuple(size), **geo)
+
+
+def _conv_w(x, g, size, geo):
+    return convolution_weight_grad.fn(x, g, tuple(size), **geo)
+
+
+def _prim_samples(kind):
+    def samples(make):
+        geo = [
+            ((2, 2, 5, 5), (3, 2, 3, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+            ((1, 4, 6, 5), (4, 2, 2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2), 2),
+        ]
+        for xs, ws, st, pad, dl, g in geo:
+            blocks = _blocks(xs[2:], ws[2:], st, pad, dl)
+            gs = (xs[0], ws[0], *blocks)
+            attrs = {"stride": st, "padding": pad, "dilation": dl, "groups": g}
+            if kind == "conv":
+                yield S((make(xs), make(ws)), attrs)
+            elif kind == "input":
+                yield S((make(gs), make(ws)), {"size": xs[2:], **attrs})
+            else:
+                yield S((make(xs), make(gs)), {"size": ws[2:], **attrs})
+
+    return samples
+
+
+_PRIM = dict(nin=2, batch_rule=fold_batch(), test={"no_oracle": True})  # internal ops
+
+convolution = defop(
+    "convolution", _convolution, **_PRIM, node_name="ConvolutionBackward0",
+    api="nn._conv.convolution.fn", samples=_prim_samples("conv"),
+    vjp=(
+        _formula(lambda g, w, shape, geo: _conv_in(g, w, shape[2:], geo), "g", "weight", "input_shape"),
+        _formula(lambda g, x, shape, geo: _conv_w(x, g, shape[2:], geo), "g", "input", "weight_shape"),
+    ),
+    jvp=_formula(
+        lambda tx, tw, x, w, geo: _conv(tx, w, geo) + _conv(x, tw, geo),
+        "tinput", "tweight", "input", "weight"),
+)  # fmt: skip
+
+convolution_input_grad = defop(
+    "convolution_input_grad", _convolution_input_grad, **_PRIM,
+    node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad.fn",
+    samples=_prim_samples("input"),
+    vjp=(
+        _formula(lambda g, w, shape, geo: _fit(_conv(g, w, geo), shape[2:]), "g", "weight", "grad_output_shape"),
+        _formula(lambda g, go, shape, geo: _conv_w(g, go, shape[2:], geo), "g", "grad_output", "weight_shape"),
+    ),
+    jvp=_formula(
+        lambda tgo, tw, go, w, size, geo: _conv_in(tgo, w, size, geo) + _conv_in(go, tw, size, geo),
+        "tgrad_output", "tweight", "grad_output", "weight", "size"),
+)  # fmt: skip
+
+convolution_weight_grad = defop(
+    "convolution_weight_grad", _convolution_weight_grad, **_PRIM,
+    node_name="ConvolutionBackwardBackward0", api="nn._conv.convolution_weight_grad.fn",
+    samples=_prim_samples("weight"),
+    vjp=(
+        _formula(lambda g, go, shape, geo: _conv_in(go, g, shape[2:], geo), "g", "grad_output", "input_shape"),
+        _formula(lambda g, x, shape, geo: _fit(_conv(x, g, geo), shape[2:]), "g", "input", "grad_output_shape"),
+    ),
+    jvp=_formula(
+        lambda tx, tgo, x, go, size, geo: _conv_w(tx, go, size, geo) + _conv_w(x, tgo, size, geo),
+        "tinput", "tgrad_output", "input", "grad_output", "size"),
+)  # fmt: skip
+
+
+def _fold_prim_samples(kind):
+    def samples(make):
+        for xs, k, dl, pad, st in (((2, 2, 5, 4), (2, 3), (1, 1), (0, 1), (1, 2)),
+                                   ((1, 3, 6, 6), (2, 2), (2, 1), (1, 0), (2, 2))):  # fmt: skip
+            attrs = {"kernel_size": k, "dilation": dl, "padding": pad, "stride": st}
+            if kind == "im2col":
+                yield S((make(xs),), attrs)
+            else:
+                blocks = _blocks(xs[2:], k, st, tuple((p, p) for p in pad), dl)
+                cs = (xs[0], xs[1] * _prod(k), _prod(blocks))
+                yield S((make(cs),), {"output_size": xs[2:], **attrs})
+
+    return samples
+
+
+im2col = defop(
+    "im2col", _im2col, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
+    api="nn._conv.im2col.fn", samples=_fold_prim_samples("im2col"), node_name="Im2ColBackward0",
+    vjp=lambda g, input_shape, kernel_size, dilation, padding, stride: col2im.fn(
+        g, tuple(input_shape[2:]), kernel_size, dilation, padding, stride),
+    jvp=LINEAR,
+)  # fmt: skip
+
+col2im = defop(
+    "col2im", _col2im_kernel, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
+    api="nn._conv.col2im.fn", samples=_fold_prim_samples("col2im"), node_name="Col2ImBackward0",
+    vjp=lambda g, kernel_size, dilation, padding, stride: im2col.fn(
+        g, kernel_size, dilation, padding, stride),
+    jvp=LINEAR,
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ argument checks
+def _ints(v, d: int) -> tuple[int, ...]:
+    """An int or a sequence as PyTorch's int-list arguments read it (one value repeats)."""
+    if isinstance(v, int):
+        return (v,) * d
+    return tuple(int(x) for x in v)
+
+
+def _shown(v) -> str:
+    return " x ".join(str(x) for x in v)
+
+
+def _expand(name: str, v, d: int, k: int) -> tuple[int, ...]:
+    """A parameter of a d-dimensional function for a weight with k spatial dims."""
+    v = _ints(v, d)
+    if len(v) == 1:
+        return v * k
+    if len(v) != k:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {k} values to match the "
+            f"convolution dimensions, but got {name}={list(v)}"
+        )
+    return v
+
+
+def _check_dtypes(input: Tensor, weight: Tensor, bias) -> None:
+    if weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
+        )
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(
+            f"Input type ({input.dtype.cpp_name}) and bias type ({bias.dtype.cpp_name}) should be "
+            "the same"
+        )
+
+
+def _check_params(d, k, stride, padding, dilation, groups, output_padding=None):
+    """PyTorch's parameter checks, in its order; returns the lists expanded to the weight's
+    k spatial dims."""
+    stride, padding = _expand("stride", stride, d, k), _expand("padding", padding, d, k)
+    dilation = _expand("dilation", dilation, d, k)
+    if output_padding is not None:
+        output_padding = _expand("output_padding", output_padding, d, k)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if output_padding is not None and any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(x < 0 for x in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if any(x == 0 for x in dilation):
+        shown = [1, *dilation] if k == 1 else list(dilation)  # 1-d runs as 2-d in PyTorch
+        raise RuntimeError(f"dilation should be greater than zero, but got {shown}")
+    return stride, padding, dilation, output_padding
+
+
+def _check_shapes(input, weight, bias, groups, transposed: bool) -> None:
+    ws, xs = list(weight.shape), list(input.shape)
+    if weight.dim() != input.dim():
+        raise RuntimeError(
+            f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+            f"{ws}, but got {input.dim()}-dimensional input of size {xs} instead"
+        )
+    if ws[0] < groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but "
+            f"got weight of size {ws} instead"
+        )
+    if ws[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{ws}] instead"
+        )
+    channels = ws[0] if transposed else ws[1] * groups
+    if xs[1] != channels:
+        head = "Given transposed=1" if transposed else f"Given groups={groups}"
+        raise RuntimeError(
+            f"{head}, weight of size {ws}, expected input{xs} to have {channels} channels, but "
+            f"got {xs[1]} channels instead"
+        )
+    outs = ws[1] * groups if transposed else ws[0]
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != outs):
+        head = (
+            f"Given transposed=1, weight of size {ws}"
+            if transposed
+            else f"Given weight of size {ws}"
+        )
+        raise RuntimeError(
+            f"{head}, expected bias to be 1-dimensional with {outs} elements, but got bias of size "
+            f"{list(bias.shape)} instead"
+        )
+
+
+def _check_rank(fname: str, input: Tensor, weight: Tensor, d: int) -> bool:
+    """Whether input has a batch dim (PyTorch accepts one unbatched sample)."""
+    if input.dim() not in (d + 1, d + 2):
+        raise RuntimeError(
+            f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {fname}, but got "
+            f"input of size: {list(input.shape)}"
+        )
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    return input.dim() == d + 2
+
+
+def _with_bias(out: Tensor, bias, d: int) -> Tensor:
+    return out if bias is None else out + bias.reshape(-1, *(1,) * d)
+
+
+# ------------------------------------------------------------------ public functions
+def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    batched = _check_rank(fname, input, weight, d)
+    mode = None
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        mode, padding = padding, 0
+        if mode == "same" and any(s != 1 for s in _ints(stride, d)):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+    _check_dtypes(input, weight, bias)
+    k = weight.dim() - 2
+    stride, padding, dilation, _ = _check_params(d, k, stride, padding, dilation, groups)
+    x = input if batched else input.unsqueeze(0)
+    _check_shapes(x, weight, bias, groups, False)
+    kernel = tuple(weight.shape[2:])
+    if mode == "same":
+        total = [dl * (kk - 1) for dl, kk in zip(dilation, kernel)]
+        pads = tuple((t // 2, t - t // 2) for t in total)
+        if any(t % 2 for t in total):
+            warnings.warn(_SAME_WARNING, UserWarning, stacklevel=3)
+    else:
+        pads = tuple((p, p) for p in padding)
+    padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
+    extent = [dl * (kk - 1) + 1 for dl, kk in zip(dilation, kernel)]
+    if any(p < e for p, e in zip(padded, extent)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({_shown(padded)}). Kernel size: "
+            f"({_shown(extent)}). Kernel size can't be greater than actual input size"
+        )
+    out = _with_bias(convolution.fn(x, weight, stride, pads, dilation, groups), bias, k)
+    return out if batched else out.squeeze(0)
+
+
+_SAME_WARNING = (
+    "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+    "copy of the input be created"
+)
+_DIM_NAMES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _conv_transpose_nd(
+    fname, d, input, weight, bias, stride, padding, output_padding, groups, dilation
+) -> Tensor:
+    batched = _check_rank(fname, input, weight, d)
+    if isinstance(padding, str):
+        raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
+    _check_dtypes(input, weight, bias)
+    k = weight.dim() - 2
+    stride, padding, dilation, output_padding = _check_params(
+        d, k, stride, padding, dilation, groups, output_padding
+    )
+    x = input if batched else input.unsqueeze(0)
+    _check_shapes(x, weight, bias, groups, True)
+    if any(op >= s and op >= dl for op, s, dl in zip(output_padding, stride, dilation)):
+        shown = [("output_padding", output_padding), ("stride", stride), ("dilation", dilation)]
+        if k == 1:  # PyTorch runs a 1-d convolution as a 2-d one and reports it so
+            shown = [(w, (int(w != "output_padding"), *v)) for w, v in shown]
+        names = _DIM_NAMES[max(k, 2)]
+        parts = [f"{w}_{n}: {v}" for w, vals in shown for n, v in zip(names, vals)]
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            + " ".join(parts)
+        )
+    kernel = tuple(weight.shape[2:])
+    size = tuple(
+        (n - 1) * s - 2 * p + dl * (kk - 1) + op + 1
+        for n, s, p, dl, kk, op in zip(
+            x.shape[2:], stride, padding, dilation, kernel, output_padding
+        )
+    )
+    if any(s < 1 for s in size):
+        raise RuntimeError(
+            f"Given input size per channel: ({_shown(x.shape[2:])}). Calculated output size per "
+            f"channel: ({_shown(size)}). Output size is too small"
+        )
+    pads = tuple((p, p) for p in padding)
+    out = convolution_input_grad.fn(x, weight, size, stride, pads, dilation, groups)
+    out = _with_bias(out, bias, k)
+    return out if batched else out.squeeze(0)
+
+
+# ------------------------------------------------------------------ samples
+def _conv_samples(d: int):
+    def samples(make):
+        sp = (5, 4, 3)[d - 1]  # spatial size: small, smaller in more dims
+        s = (sp,) * d
+        yield S((make((2, 3, *s)), make((4, 3, *(3,) * d)), make((4,))))
+        yield S((make((2, 2, *s)), make((3, 2, *(2,) * d))), {"stride": 2, "padding": 1, "dilation": (1,) * (d - 1) + (2,)})  # fmt: skip
+        yield S((make((1, 4, *s)), make((4, 2, *(2,) * d)), make((4,))), {"groups": 2, "padding": (1,) + (0,) * (d - 1)})  # fmt: skip
+        yield S((make((1, 2, *s)), make((3, 2, *(2,) * d))), {"padding": "same", "dilation": (2,) + (1,) * (d - 1)})  # fmt: skip
+        yield S((make((2, *s)), make((2, 2, *(3,) * d)), make((2,))), {"padding": "valid"})
+        yield S((make((0, 2, *s)), make((3, 2, *(2,) * d))))
+        if d == 2:  # non-contiguous input and weight
+            yield S((make((2, 5, 5, 3)).transpose(0, 3, 1, 2), make((3, 3, 2, 2)).transpose(1, 0, 2, 3)))  # fmt: skip
+
+    return samples
+
+
+def _conv_errors(fname: str, d: int, transposed: bool):
+    def errors(make):
+        s = (5,) * d
+        w = (2, 4, *(3,) * d) if transposed else (4, 2, *(3,) * d)
+        yield ErrorInput(S((make((5,) * d), make(w))), RuntimeError, f"D \\(batched\\) input to {fname}, but got input of size")  # fmt: skip
+        yield ErrorInput(S((make((1, 2, *s)), make((4, 2)))), RuntimeError, "weight should have at least three dimensions")  # fmt: skip
+        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"groups": 3}), RuntimeError, "Given groups=3, expected weight to be (divisible by|at least) 3 at dimension 0")  # fmt: skip
+        yield ErrorInput(S((make((1, 3, *s)), make(w))), RuntimeError, "to have 2 channels, but got 3 channels instead")  # fmt: skip
+        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"stride": (1,) * (d + 1)}), RuntimeError, f"expected stride to be a single integer value or a list of {d} values")  # fmt: skip
+        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"padding": -1}), RuntimeError, "negative padding is not supported")  # fmt: skip
+        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"groups": 0}), RuntimeError, "non-positive groups is not supported")  # fmt: skip
+        yield ErrorInput(S((make((1, 2, *s)), make(w), make((3,)))), RuntimeError, "expected bias to be 1-dimensional with 4 elements")  # fmt: skip
+        if transposed:
+            yield ErrorInput(S((make((1, 2, *s)), make(w)), {"output_padding": 1}), RuntimeError, "output padding must be smaller than either stride or dilation")  # fmt: skip
+            yield ErrorInput(S((make((1, 2, *(2,) * d)), make(w)), {"padding": 3}), RuntimeError, "Output size is too small")  # fmt: skip
+        else:
+            yield ErrorInput(S((make((1, 2, *s)), make(w)), {"stride": 2, "padding": "same"}), RuntimeError, "padding='same' is not supported for strided convolutions")  # fmt: skip
+            yield ErrorInput(S((make((1, 2, *s)), make(w)), {"padding": "full"}), RuntimeError, "Invalid padding string: 'full'")  # fmt: skip
+            yield ErrorInput(S((make((1, 2, *(2,) * d)), make(w))), RuntimeError, "Kernel size can't be greater than actual input size")  # fmt: skip
+            yield ErrorInput(S((make((1, 2, *s)), make(w, dtype="float64"))), RuntimeError, "expected scalar type Float but found Double")  # fmt: skip
+
+    return errors
+
+
+def _conv_transpose_samples(d: int):
+    def samples(make):
+        s = ((5,), (4, 4), (3, 3, 3))[d - 1]
+        yield S((make((2, 3, *s)), make((3, 2, *(3,) * d)), make((2,))))
+        yield S((make((1, 2, *s)), make((2, 3, *(2,) * d))), {"stride": 2, "padding": 1, "output_padding": 1})  # fmt: skip
+        # output_padding >= stride (allowed below the dilation): the adjoint of a cut convolution
+        yield S((make((1, 4, *s)), make((4, 2, *(2,) * d)), make((4,))), {"groups": 2, "dilation": 2, "output_padding": 1})  # fmt: skip
+        yield S((make((2, *s)), make((2, 2, *(2,) * d))), {"stride": (2,) + (1,) * (d - 1), "padding": (0,) * (d - 1) + (1,)})  # fmt: skip
+        yield S((make((0, 2, *s)), make((2, 3, *(2,) * d))))
+
+    return samples
+
+
+# ------------------------------------------------------------------ the public family
+def _make_conv(d: int):
+    fname = f"conv{d}d"
+
+    def conv(
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+    ) -> Tensor:
+        return _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups)
+
+    conv.__name__ = conv.__qualname__ = fname
+    conv.__doc__ = (
+        f"A {d}-D convolution (cross-correlation) of ``input`` (N, C, ...) or (C, ...) with "
+        "``weight`` (O, C/groups, ...), plus ``bias``; padding may be 'same' or 'valid'."
+    )
+    return composite(
+        conv, samples=_conv_samples(d), error_samples=_conv_errors(fname, d, False),
+        api=f"nn.functional.{fname}",
+    )  # fmt: skip
+
+
+def _make_conv_transpose(d: int):
+    fname = f"conv_transpose{d}d"
+
+    def conv_transpose(
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        dilation=1,
+    ) -> Tensor:
+        return _conv_transpose_nd(
+            fname, d, input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+
+    conv_transpose.__name__ = conv_transpose.__qualname__ = fname
+    conv_transpose.__doc__ = (
+        f"A {d}-D transposed convolution (the gradient of conv{d}d with respect to its input) "
+        "of ``input`` (N, C, ...) or (C, ...) with ``weight`` (C, O/groups, ...), plus ``bias``."
+    )
+    return composite(
+        conv_transpose, samples=_conv_transpose_samples(d),
+        error_samples=_conv_errors(fname, d, True), api=f"nn.functional.{fname}",
+    )  # fmt: skip
+
+
+conv1d, conv2d, conv3d = (_make_conv(d) for d in (1, 2, 3))
+conv_transpose1d, conv_transpose2d, conv_transpose3d = (_make_conv_transpose(d) for d in (1, 2, 3))
+
+
+# ------------------------------------------------------------------ unfold and fold
+def _pair(name: str, v) -> tuple[int, ...]:
+    v = _ints(v, 2)
+    if len(v) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+    return v
+
+
+def _check_blocks_args(kernel, dilation, padding, stride) -> None:
+    checks = (
+        (kernel, lambda v: v > 0, "kernel size should be greater than zero", "kernel"),
+        (stride, lambda v: v > 0, "stride should be greater than zero", "stride"),
+        (dilation, lambda v: v > 0, "dilation should be greater than zero", "dilation"),
+        (padding, lambda v: v >= 0, "padding should be non-negative", "pad"),
+    )
+    for vals, ok, text, label in checks:
+        if not all(ok(v) for v in vals):
+            raise RuntimeError(
+                f"{text}, but got {label}_height: {vals[0]} {label}_width: {vals[1]}"
+            )
+
+
+def _tup(v) -> str:
+    return "(" + ", ".join(str(x) for x in v) + ")"
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sliding local blocks of a (N, C, H, W) or (C, H, W) input as columns
+    (N, C * prod(kernel_size), L) (im2col)."""
+    kernel, dilation = _pair("kernel_size", kernel_size), _pair("dilation", dilation)
+    padding, stride = _pair("padding", padding), _pair("stride", stride)
+    _check_blocks_args(kernel, dilation, padding, stride)
+    n = input.dim()
+    if n < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got 2)")  # fmt: skip
+    if n > 4 or 0 in input.shape[n - 3 :]:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {list(input.shape)}"
+        )
+    pads = tuple((p, p) for p in padding)
+    blocks = _blocks(input.shape[-2:], kernel, stride, pads, dilation)
+    if any(b < 1 for b in blocks):
+        raise RuntimeError(
+            f"Given input with spatial size {_tup(input.shape[-2:])}, kernel_size={_tup(kernel)}, "
+            f"dilation={_tup(dilation)}, padding={_tup(padding)}, calculated shape of the array "
+            f"of sliding blocks as {_tup(blocks)}, but its components must be at least one."
+        )
+    x = input if n == 4 else input.unsqueeze(0)
+    out = im2col.fn(x, kernel, dilation, padding, stride)
+    return out if n == 4 else out.squeeze(0)
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sum columns (N, C * prod(kernel_size), L) or (C * prod(kernel_size), L) back into an
+    image of ``output_size`` (col2im; the adjoint of unfold)."""
+    size, kernel = _pair("output_size", output_size), _pair("kernel_size", kernel_size)
+    dilation, padding, stride = _pair("dilation", dilation), _pair("padding", padding), _pair("stride", stride)  # fmt: skip
+    _check_blocks_args(kernel, dilation, padding, stride)
+    n = input.dim()
+    if n not in (2, 3) or 0 in input.shape[n - 2 :]:
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(input.shape)}"
+        )
+    kp = kernel[0] * kernel[1]
+    if input.shape[-2] % kp:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+            f"but got input.size(1)={input.shape[-2]} and kernel_size={_tup(kernel)}."
+        )
+    pads = tuple((p, p) for p in padding)
+    blocks = _blocks(size, kernel, stride, pads, dilation)
+    given = (
+        f"Given output_size={_tup(size)}, kernel_size={_tup(kernel)}, dilation={_tup(dilation)}, "
+        f"padding={_tup(padding)}, stride={_tup(stride)}, "
+    )
+    if any(b < 0 for b in blocks):
+        raise RuntimeError(
+            f"{given}calculated shape of the array of sliding blocks as {_tup(blocks)}, which is "
+            "too small (non-positive)"
+        )
+    if input.shape[-1] != blocks[0] * blocks[1]:
+        raise RuntimeError(
+            f"{given}expected size of input's dimension 2 to match the calculated number of "
+            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+            f"input.size(2)={input.shape[-1]}."
+        )
+    x = input if n == 3 else input.unsqueeze(0)
+    out = col2im.fn(x, size, kernel, dilation, padding, stride)
+    return out if n == 3 else out.squeeze(0)
+
+
+def _unfold_samples(make):
+    yield S((make((2, 3, 5, 5)), 2))
+    yield S((make((1, 2, 6, 5)), (2, 3)), {"dilation": (2, 1), "padding": 1, "stride": (2, 1)})
+    yield S((make((2, 4, 4)), 3), {"padding": (0, 1)})
+    yield S((make((0, 2, 4, 4)), 2))
+
+
+def _unfold_errors(make):
+    yield ErrorInput(S((make((1, 2, 2, 5, 5)), 2)), RuntimeError, "Expected 3D or 4D \\(batch mode\\) tensor")  # fmt: skip
+    yield ErrorInput(S((make((1, 2, 5, 5)), 7)), RuntimeError, "calculated shape of the array of sliding blocks as \\(-1, -1\\)")  # fmt: skip
+    yield ErrorInput(S((make((1, 2, 5, 5)), 2), {"stride": 0}), RuntimeError, "stride should be greater than zero, but got stride_height: 0 stride_width: 0")  # fmt: skip
+    yield ErrorInput(S((make((1, 2, 5, 5)), (2, 2, 2))), RuntimeError, "It is expected kernel_size equals to 2, but got size 3")  # fmt: skip
+
+
+def _fold_samples(make):
+    yield S((make((2, 12, 16)), (5, 5), 2))
+    yield S((make((1, 12, 15)), (6, 5), (2, 3)), {"dilation": (2, 1), "padding": 1, "stride": (2, 1)})  # fmt: skip
+    yield S((make((18, 8)), 4, 3), {"padding": (0, 1)})
+    yield S((make((0, 8, 9)), 4, 2))
+
+
+def _fold_errors(make):
+    yield ErrorInput(S((make((1, 7, 9)), (4, 4), 2)), RuntimeError, "to be divisible by the product of kernel_size, but got input.size\\(1\\)=7")  # fmt: skip
+    yield ErrorInput(S((make((1, 8, 10)), (4, 4), 2)), RuntimeError, "sliding blocks 3 \\* 3 = 9, but got input.size\\(2\\)=10.")  # fmt: skip
+    yield ErrorInput(S((make((8,)), (4, 4), 2)), RuntimeError, "Expected 2D or 3D \\(batch mode\\) tensor")  # fmt: skip
+    yield ErrorInput(S((make((1, 8, 9)), 4, 0)), RuntimeError, "kernel size should be greater than zero")  # fmt: skip
+
+
+composite(unfold, samples=_unfold_samples, error_samples=_unfold_errors, api="nn.functional.unfold")
+composite(fold, samples=_fold_samples, error_samples=_fold_errors, api="nn.functional.fold")
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "fold", "unfold",
+]  # fmt: skip

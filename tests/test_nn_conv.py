@@ -1,0 +1,222 @@
+"""Convolution beyond the generic op tests: per-sample gradients of a small CNN against
+torch.func, double backward and forward-over-reverse against torch, vmap over both
+operands (model ensembling), and PyTorch's error texts word for word."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from twolibs import arr, assert_close, assert_same, assert_same_error
+
+import numtorch as nt
+
+TOL = {"rtol": 1e-9, "atol": 1e-11}
+
+
+def _fn(lib):
+    return nt.func if lib is nt else torch.func
+
+
+def _cnn_params():
+    return {
+        "w1": arr(4, 1, 3, 3, seed=1) * 0.5, "b1": arr(4, seed=2) * 0.1,
+        "w2": arr(6, 2, 2, 2, seed=3) * 0.3, "b2": arr(6, seed=4) * 0.1,
+        "fc": arr(6 * 4 * 3, 5, seed=5) * 0.2,
+    }  # fmt: skip
+
+
+def _cnn_loss(lib, p, x, y):
+    """conv -> relu -> grouped, dilated, strided conv -> relu -> linear -> log_softmax -> nll."""
+    F = lib.nn.functional
+    h = F.conv2d(x.unsqueeze(0), p["w1"], p["b1"], padding=1).relu()
+    h = F.conv2d(h, p["w2"], p["b2"], stride=2, dilation=(1, 2), groups=2).relu()
+    logits = h.reshape(1, -1) @ p["fc"]
+    return -F.log_softmax(logits, 1).gather(1, y.reshape(1, 1)).mean()
+
+
+def test_per_sample_grads_of_a_cnn_match_torch_func(no_fallback):
+    def prog(lib, w1, b1, w2, b2, fc, x, y):
+        p = {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "fc": fc}
+        per = _fn(lib).vmap(_fn(lib).grad(lambda q, a, b: _cnn_loss(lib, q, a, b)), (None, 0, 0))
+        return per(p, x, y)
+
+    x, y = arr(3, 1, 8, 8, seed=6), np.array([1, 4, 0])
+    got = assert_same(prog, *_cnn_params().values(), x, y, **TOL)
+    assert got["w2"].shape == (3, 6, 2, 2, 2)
+
+
+def test_per_sample_grads_equal_a_loop_of_grads(no_fallback):
+    p = {k: nt.tensor(v) for k, v in _cnn_params().items()}
+    x, y = nt.tensor(arr(2, 1, 8, 8, seed=7)), nt.tensor([2, 3])
+    per = nt.func.vmap(nt.func.grad(lambda q, a, b: _cnn_loss(nt, q, a, b)), (None, 0, 0))(p, x, y)
+    for i in range(2):
+        one = nt.func.grad(lambda q: _cnn_loss(nt, q, x[i], y[i]))(p)
+        for k in p:
+            np.testing.assert_allclose(per[k][i].numpy(), one[k].numpy(), **TOL)
+
+
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("conv2d", {"stride": 2, "padding": 1, "groups": 2}),
+        ("conv2d", {"padding": "same", "dilation": 2}),
+        ("conv_transpose2d", {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}),
+        ("conv1d", {"dilation": 2}),
+    ],
+)
+def test_double_backward_matches_torch(name, kwargs):
+    transposed = name.startswith("conv_transpose")
+    spatial = (5,) if name == "conv1d" else (5, 5)
+    wshape = (4, 2, *(3,) * len(spatial))
+    cin = 4 if transposed else (2 * kwargs.get("groups", 1))
+
+    def prog(lib, x, w, b, v):
+        x, w = x.requires_grad_(), w.requires_grad_()
+        out = getattr(lib.nn.functional, name)(x, w, b, **kwargs)
+        gx, gw = lib.autograd.grad((out * out).sum(), (x, w), create_graph=True)
+        return lib.autograd.grad((gx * gx).sum() + (gw * v).sum(), (x, w))
+
+    cout = 2 * kwargs.get("groups", 1) if transposed else 4
+    assert_same(
+        prog, arr(2, cin, *spatial, seed=1), arr(*wshape, seed=2), arr(cout, seed=3),
+        arr(*wshape, seed=4), rtol=1e-9, atol=1e-10,
+    )  # fmt: skip
+
+
+def test_forward_over_reverse_matches_torch(no_fallback):
+    def prog(lib, x, w, tx, tw):
+        f = lib.func
+
+        def g(a, b):
+            return f.grad(
+                lambda a, b: lib.nn.functional.conv2d(a, b, stride=2).tanh().sum(), (0, 1)
+            )(a, b)
+
+        return f.jvp(g, (x, w), (tx, tw))
+
+    assert_same(prog, arr(2, 2, 5, 5), arr(3, 2, 2, 2, seed=1), arr(2, 2, 5, 5, seed=2),
+                arr(3, 2, 2, 2, seed=3), **TOL)  # fmt: skip
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_vmap_over_weights_and_inputs_matches_torch(groups, no_fallback):
+    """Model ensembling: both operands batched fold into the groups."""
+
+    def prog(lib, x, w, b):
+        def f(xi, wi, bi):
+            y = lib.nn.functional.conv2d(xi, wi, bi, padding=1, groups=groups)
+            return lib.nn.functional.conv_transpose2d(y, wi, stride=2, groups=groups)
+
+        return lib.func.vmap(f)(x, w, b)
+
+    assert_same(prog, arr(3, 2, 4, 4, 4), arr(3, 4, 4 // groups, 3, 3, seed=1), arr(3, 4, seed=2), **TOL)  # fmt: skip
+
+
+def test_same_padding_with_an_even_kernel_warns_as_torch_does():
+    x, w = nt.tensor(arr(1, 2, 5, 5)), nt.tensor(arr(3, 2, 2, 2))
+    with pytest.warns(UserWarning, match="padding='same' with even kernel lengths"):
+        out = nt.nn.functional.conv2d(x, w, padding="same")
+    assert out.shape == (1, 3, 5, 5)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_grads_with_a_long_contraction_match_torch(groups):
+    """N * L >= 4096: the weight gradient's GEMM runs the other way round."""
+
+    def prog(lib, x, w, g):
+        x, w = x.requires_grad_(), w.requires_grad_()
+        out = lib.nn.functional.conv2d(x, w, padding=1, groups=groups)
+        return lib.autograd.grad(out, (x, w), g)
+
+    assert_same(prog, arr(4, 4, 32, 32), arr(4, 4 // groups, 3, 3, seed=1), arr(4, 4, 32, 32, seed=2), rtol=1e-9, atol=1e-9)  # fmt: skip
+
+
+def test_unfold_then_fold_is_the_overlap_count_times_the_image():
+    def prog(lib, x):
+        F = lib.nn.functional
+        cols = F.unfold(x, (2, 3), padding=1, stride=(1, 2))
+        return F.fold(cols, (5, 6), (2, 3), padding=1, stride=(1, 2)), cols
+
+    assert_same(prog, arr(2, 3, 5, 6), **TOL)
+
+
+def test_conv2d_equals_unfold_matmul_fold():
+    x, w = nt.tensor(arr(2, 3, 6, 6)), nt.tensor(arr(4, 3, 3, 3, seed=1))
+    out = nt.nn.functional.conv2d(x, w)
+    cols = nt.nn.functional.unfold(x, 3)
+    assert_close(out, torch.tensor((w.reshape(4, -1) @ cols).reshape(2, 4, 4, 4).numpy()), **TOL)
+
+
+ERRORS = [
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3), {}),
+    ("conv2d", (5, 5), (4, 2, 3, 3), {}),
+    ("conv2d", (1, 4, 5, 5), (3, 2, 3, 3), {"groups": 2}),
+    ("conv2d", (1, 3, 5, 5), (4, 2, 3, 3), {"groups": 2}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3), {"stride": 2, "padding": "same"}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3), {"padding": "foo"}),
+    ("conv2d", (1, 2, 2, 2), (4, 2, 3, 3), {}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3), {"padding": -1}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3), {"stride": 0}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3), {"stride": (1, 1, 1)}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3), {"dilation": 0}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3), {"groups": 0}),
+    ("conv2d", (1, 2, 5, 5), (0, 2, 3, 3), {}),
+    ("conv2d", (1, 2, 5, 5), (4, 2, 3, 3, 3), {}),
+    ("conv3d", (2, 5, 5), (4, 2, 3, 3, 3), {}),
+    ("conv_transpose2d", (1, 2, 5, 5), (2, 4, 3, 3), {"output_padding": 1}),
+    ("conv_transpose2d", (1, 2, 5, 5), (2, 4, 3, 3), {"stride": 2, "output_padding": 2}),
+    ("conv_transpose2d", (1, 3, 5, 5), (2, 4, 3, 3), {}),
+    ("conv_transpose2d", (1, 3, 5, 5), (3, 4, 3, 3), {"groups": 2}),
+    ("conv_transpose2d", (1, 2, 2, 2), (2, 4, 3, 3), {"padding": 3}),
+    ("conv_transpose2d", (1, 2, 5, 5), (2, 4, 3, 3), {"padding": "same"}),
+    ("conv_transpose3d", (1, 2, 5, 5, 5), (2, 4, 3, 3, 3), {"output_padding": 1}),
+    ("conv_transpose1d", (1, 2, 5), (2, 4, 3), {"output_padding": 1}),
+    ("conv1d", (1, 2, 5), (4, 2, 3), {"dilation": 0}),
+    ("conv1d", (1, 2, 2), (4, 2, 3), {}),
+]
+
+
+@pytest.mark.parametrize("name,xs,ws,kwargs", ERRORS)
+def test_errors_match_torch_word_for_word(name, xs, ws, kwargs):
+    def prog(lib, x, w):
+        return getattr(lib.nn.functional, name)(x, w, **kwargs)
+
+    assert_same_error(prog, arr(*xs), arr(*ws))
+
+
+def test_bias_and_dtype_errors_match_torch():
+    def bias(lib, x, w, b):
+        return lib.nn.functional.conv2d(x, w, b)
+
+    assert_same_error(bias, arr(1, 2, 5, 5), arr(4, 2, 3, 3), arr(3))
+    assert_same_error(bias, arr(1, 2, 5, 5), arr(4, 2, 3, 3), arr(4, 1))
+
+    def mixed(lib, x, w):
+        return lib.nn.functional.conv2d(x, w.float())
+
+    assert_same_error(mixed, arr(1, 2, 5, 5), arr(4, 2, 3, 3))
+
+
+FOLD_ERRORS = [
+    ("unfold", (1, 2, 2, 5, 5), (2,), {}),
+    ("unfold", (1, 2, 5, 5), (7,), {}),
+    ("unfold", (1, 2, 5, 5), (2,), {"stride": 0}),
+    ("unfold", (1, 2, 5, 5), (2,), {"dilation": 0}),
+    ("unfold", (1, 2, 5, 5), (2,), {"padding": -1}),
+    ("unfold", (1, 2, 5, 5), ((2, 2, 2),), {}),
+    ("unfold", (5, 5), (2,), {}),
+    ("fold", (1, 7, 9), ((4, 4), 2), {}),
+    ("fold", (1, 8, 10), ((4, 4), 2), {}),
+    ("fold", (8,), ((4, 4), 2), {}),
+    ("fold", (1, 8, 9), (4, 0), {}),
+    ("fold", (1, 8, 9), ((4, 4, 4), 2), {}),
+]
+
+
+@pytest.mark.parametrize("name,xs,args,kwargs", FOLD_ERRORS)
+def test_fold_errors_match_torch_word_for_word(name, xs, args, kwargs):
+    def prog(lib, x):
+        return getattr(lib.nn.functional, name)(x, *args, **kwargs)
+
+    assert_same_error(prog, arr(*xs))
