@@ -41,6 +41,18 @@ from ._activation import (
     threshold_,
 )  # fmt: skip
 from ._attention import scaled_dot_product_attention
+
+# convolution
+from ._conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
 from ._distance import cosine_similarity, pairwise_distance, pdist
 from ._dropout import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._embedding import embedding, embedding_bag
@@ -89,18 +101,6 @@ from ._resample import (
     upsample,
     upsample_bilinear,
     upsample_nearest,
-)
-
-# convolution
-from ._conv import (
-    conv1d,
-    conv2d,
-    conv3d,
-    conv_transpose1d,
-    conv_transpose2d,
-    conv_transpose3d,
-    fold,
-    unfold,
 )
 
 # reduction
