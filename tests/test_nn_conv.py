@@ -113,6 +113,20 @@ def test_vmap_over_weights_and_inputs_matches_torch(groups, no_fallback):
     assert_same(prog, arr(3, 2, 4, 4, 4), arr(3, 4, 4 // groups, 3, 3, seed=1), arr(3, 4, seed=2), **TOL)  # fmt: skip
 
 
+@pytest.mark.parametrize("padding", [1, (2,), "same"])
+@pytest.mark.parametrize("in_dims", [(0, 0), (0, None), (None, 0)])
+def test_vmap_of_padded_conv1d_matches_torch(padding, in_dims, no_fallback):
+    """Padding is read per spatial dim of the logical input, whatever vmap folds in."""
+
+    def prog(lib, x, w):
+        f = lambda xi, wi: lib.nn.functional.conv1d(xi, wi, padding=padding)  # noqa: E731
+        return lib.func.vmap(f, in_dims=in_dims)(x, w)
+
+    x = arr(3, 2, 4, 7) if in_dims[0] == 0 else arr(2, 4, 7)
+    w = arr(3, 5, 4, 3, seed=1) if in_dims[1] == 0 else arr(5, 4, 3, seed=1)
+    assert_same(prog, x, w, **TOL)
+
+
 def test_same_padding_with_an_even_kernel_warns_as_torch_does():
     x, w = nt.tensor(arr(1, 2, 5, 5)), nt.tensor(arr(3, 2, 2, 2))
     with pytest.warns(UserWarning, match="padding='same' with even kernel lengths"):
