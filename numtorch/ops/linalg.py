@@ -300,6 +300,9 @@ def _matmul_check(sa: tuple, sb: tuple) -> None:
 
 def _matmul(xp, input, other):
     _matmul_check(input.shape, other.shape)
+    if input.ndim >= 2 and other.ndim >= 2 and input.shape[-1] == 1:
+        # Outer products (per-sample weight gradients): BLAS is slow at a contraction of 1.
+        return xp.multiply(input, other)
     return xp.matmul(input, other)
 
 
