@@ -5,6 +5,16 @@ from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops.random import dropout
 
+# pooling
+from ._pool import (
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
+
 # reduction
 log_softmax = _reduction.nn_log_softmax
 softmax = _reduction.nn_softmax

@@ -1,0 +1,365 @@
+"""Pooling over 1 to 3 spatial dims: max, average, adaptive max and average, power-average
+pools, and max unpooling.
+
+Each kind is one N-d kernel over the last ``nd`` dims; every leading dim is a plane (batch,
+channels, and a vmap batch folded in front), so the 1d/2d/3d functions are generated from
+it and the batch rules only move the batch dim first. Max-pool indices are flat indices
+into each input plane (int64), as in PyTorch; the backward of every max pool is one
+scatter-add primitive (``max_pool_backward``), whose vjp is a gather (``max_pool_gather``),
+and ``max_unpool`` is the same scatter with assignment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .._core.dispatch import dispatch
+from .._core.op import LINEAR, ErrorInput, Op, defop
+from .._core.tensor import Tensor
+from ..ops._batching import batch_first, front, rule_generator
+from ..ops.reduction import distinct
+from ..testing.samples import S
+
+_WORDS = {1: "one", 2: "two", 3: "three"}
+_AXES = {1: "W", 2: "HW", 3: "THW"}  # PyTorch's names of the spatial dims in messages
+
+
+# ------------------------------------------------------------------ arguments
+def _tup(v, nd: int, fn: str, what: str, omit: bool = False) -> tuple[int, ...]:
+    """An int or a sequence of 1 or ``nd`` ints as an ``nd``-tuple (PyTorch's _ntuple)."""
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * nd
+    v = tuple(int(e) for e in v)
+    if len(v) == 1:
+        return v * nd
+    if len(v) != nd:
+        if nd == 1:
+            raise RuntimeError(f"{fn}() argument '{what}' should contain one int (got {len(v)})")
+        either = "either be omitted, a single int," if omit else "either be a single int,"
+        raise RuntimeError(f"{fn}: {what} must {either} or a tuple of {_WORDS[nd]} ints")
+    return v
+
+
+def _shape(x) -> str:
+    return "[" + ", ".join(str(s) for s in x.shape) + "]"
+
+
+def _check_rank(x, nd: int, fn: str, style: str) -> None:
+    """The input is (C, *spatial) or (N, C, *spatial); only N may be 0."""
+    r = x.dim()
+    ok = r in (nd + 1, nd + 2) and all(s > 0 for s in x.shape[r - nd - 1 :])
+    if ok:
+        return
+    if style == "avg1d" and r not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {r}-dimensional tensor for argument #1 "
+            f"'self' (while checking arguments for {fn})"
+        )
+    if style == "max1d":
+        raise RuntimeError(
+            f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_shape(x)}"
+        )
+    lo, hi = max(nd, 2) + 1, max(nd, 2) + 2
+    if r not in (nd + 1, nd + 2):
+        raise RuntimeError(f"non-empty {lo}D or {hi}D (batch mode) tensor expected for input")
+    raise RuntimeError(
+        f"Expected {lo}D or {hi}D (batch mode) tensor with optional 0 dim batch size for "
+        f"input, but got:{_shape(x)}"
+    )
+
+
+def _out_len(i: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    """PyTorch's pooling_output_shape: a ceil-mode window must start inside the input or
+    its left padding."""
+    o = (i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (o - 1) * s >= i + p:
+        o -= 1
+    return o
+
+
+def _geometry(x, nd, fn, kernel_size, stride, padding, dilation, ceil_mode, style):
+    """Checked (kernel, stride, padding, dilation) tuples for a windowed pool of x."""
+    k = _tup(kernel_size, nd, fn, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else None
+    s = s or _tup(stride, nd, fn, "stride", omit=True)
+    p = _tup(padding, nd, fn, "padding")
+    d = _tup(dilation, nd, fn, "dilation")
+    if any(v == 0 for v in s):
+        raise RuntimeError("stride should not be zero")
+    if any(v < 0 for v in p):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
+    axes = _AXES[nd]
+    if any(v <= 0 for v in k):
+        got = " ".join(f"k{a}: {v}" for a, v in zip(axes, k))
+        raise RuntimeError(f"kernel size should be greater than zero, but got {got}")
+    if any(v <= 0 for v in s):
+        got = " ".join(f"d{a}: {v}" for a, v in zip(axes, s))
+        raise RuntimeError(f"stride should be greater than zero, but got {got}")
+    if any(v <= 0 for v in d):
+        got = " ".join(f"dilation{a}: {v}" for a, v in zip(axes, d))
+        raise RuntimeError(f"dilation should be greater than zero, but got {got}")
+    _check_rank(x, nd, fn, style)
+    for kk, pp, dd in zip(k, p, d):
+        if pp > (dd * (kk - 1) + 1) // 2:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pp}, kernel_size={kk} and dilation={dd}"
+            )
+    size = tuple(x.shape[-nd:])
+    out = tuple(_out_len(*a, ceil_mode) for a in zip(size, k, s, p, d))
+    if any(o < 1 for o in out):
+        c = x.shape[-nd - 1]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, (c, *size)))}). Calculated output size: "
+            f"({'x'.join(map(str, (c, *out)))}). Output size is too small"
+        )
+    return k, s, p, d
+
+
+# ------------------------------------------------------------------ windows
+def _out_sizes(size, k, s, p, d, ceil_mode) -> tuple[int, ...]:
+    return tuple(_out_len(*a, ceil_mode) for a in zip(size, k, s, p, d))
+
+
+def _padded(xp, x, p, need, fill):
+    """x with ``p`` fill values before each spatial dim and as many after as the last
+    window needs (``need``: the extent the windows cover); x itself when none are."""
+    nd = len(p)
+    size = x.shape[-nd:]
+    full = tuple(max(n, pp + i) for n, pp, i in zip(need, p, size))
+    if full == size:
+        return x
+    buf = xp.full(x.shape[:-nd] + full, fill, x.dtype)
+    buf[(Ellipsis, *(slice(pp, pp + i) for pp, i in zip(p, size)))] = x
+    return buf
+
+
+def _extent(out, k, s, d):
+    return tuple((o - 1) * ss + dd * (kk - 1) + 1 for o, kk, ss, dd in zip(out, k, s, d))
+
+
+def _windows(xp, x, k, s, p, d, out, fill):
+    """The pooling windows of x as a view of shape (..., *out, *k)."""
+    nd = len(k)
+    buf = _padded(xp, x, p, _extent(out, k, s, d), fill)
+    st = buf.strides[-nd:]
+    shape = buf.shape[:-nd] + tuple(out) + tuple(k)
+    strides = buf.strides[:-nd] + tuple(a * b for a, b in zip(st, s))
+    strides += tuple(a * b for a, b in zip(st, d))
+    return xp.lib.stride_tricks.as_strided(buf, shape, strides, writeable=False)
+
+
+def _along(v, d: int, nd: int):
+    """A 1-d array along spatial dim d of an nd-dim spatial block."""
+    return v.reshape((-1,) + (1,) * (nd - 1 - d))
+
+
+def _lowest(xp, dtype):
+    return -math.inf if dtype.kind == "f" else xp.iinfo(dtype).min
+
+
+# ------------------------------------------------------------------ max pool
+def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
+    k, s, p, d = kernel_size, stride, padding, dilation
+    nd = len(k)
+    size = input.shape[-nd:]
+    out = _out_sizes(size, k, s, p, d, ceil_mode)
+    win = _windows(xp, input, k, s, p, d, out, _lowest(xp, input.dtype))
+    flat = win.reshape(win.shape[:-nd] + (math.prod(k),))
+    arg = flat.argmax(axis=-1)
+    values = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    # The window offset per dim -> the input position; a window whose every value is the
+    # lowest picks its first position inside the input, as PyTorch's scan does.
+    index, rest, plane = 0, arg, 1
+    for j in reversed(range(nd)):
+        rest, off = divmod(rest, k[j])
+        start = xp.arange(out[j], dtype=xp.int64) * s[j] - p[j]
+        first = start + (-(start // d[j])).clip(0) * d[j]
+        pos = xp.maximum(_along(start, j, nd) + off * d[j], _along(first, j, nd))
+        index = index + pos * plane
+        plane *= size[j]
+    return values, xp.asarray(index, dtype=xp.int64).reshape(values.shape)
+
+
+def _scatter(xp, grad, indices, size, accumulate: bool):
+    """Per plane: zeros of spatial ``size`` with grad added (or written) at the flat
+    ``indices``; leading dims of grad and indices broadcast."""
+    nd = len(size)
+    lead = np.broadcast_shapes(grad.shape[:-nd], indices.shape[:-nd])
+    osp = indices.shape[-nd:]
+    planes, n, m = math.prod(lead), math.prod(size), math.prod(osp)
+    g = xp.broadcast_to(grad, lead + osp).reshape(planes, m)
+    i = xp.broadcast_to(indices, lead + osp).reshape(planes, m)
+    if not accumulate and i.size:
+        bad = (i < 0) | (i >= n)
+        if bad.any():
+            raise RuntimeError(
+                f"Found an invalid max index: {int(i[bad][0])} (output volumes are of size "
+                f"{'x'.join(map(str, size))})"
+            )
+    flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
+    if accumulate:
+        w = g.reshape(-1).astype(xp.float64 if g.dtype.kind == "f" else g.dtype)
+        out = xp.bincount(flat, weights=w, minlength=planes * n).astype(grad.dtype)
+    else:
+        out = xp.zeros(planes * n, grad.dtype)
+        out[flat] = g.reshape(-1)
+    return out.reshape(lead + tuple(size))
+
+
+def _max_pool_backward(xp, grad, indices, size):
+    return _scatter(xp, grad, indices, tuple(size), True)
+
+
+def _max_pool_gather(xp, input, indices, nd):
+    n, m = math.prod(input.shape[-nd:]), math.prod(indices.shape[-nd:])
+    x = input.reshape(input.shape[:-nd] + (n,))
+    i = indices.reshape(indices.shape[:-nd] + (m,))
+    out = xp.take_along_axis(x, i, axis=-1)
+    return out.reshape(out.shape[:-1] + indices.shape[-nd:])
+
+
+def _planes(op: Op) -> Callable:
+    """Ops of tensors with the same logical rank whose leading dims broadcast in the
+    kernel: the batch dim goes first, an unbatched operand gets a size-1 dim."""
+
+    def rule(vmap, args, bdims, attrs):
+        new = tuple(
+            (front(a, b) if b is not None else a.unsqueeze(0)) if isinstance(a, Tensor) else a
+            for a, b in zip(args, bdims)
+        )
+        return dispatch(op, new, attrs), 0
+
+    return rule
+
+
+planes = rule_generator(_planes)
+
+
+def _pool_indices(make, shape, nd, k=2, s=1):
+    """Valid max-pool indices (from a real pool of distinct values) and their output."""
+    k, s = (k,) * nd, (s,) * nd
+    return _max_pool(np, distinct(make, shape), k, s, (0,) * nd, (1,) * nd, False)
+
+
+def _backward_samples(make):
+    _, idx = _pool_indices(make, (2, 2, 4, 5), 2)  # overlapping windows: repeated indices
+    yield S((make(idx.shape), idx, (4, 5)))
+    _, idx = _pool_indices(make, (2, 6), 1, k=2, s=2)
+    yield S((make(idx.shape), idx, (6,)))
+    _, idx = _pool_indices(make, (1, 2, 3, 3, 4), 3)
+    yield S((make(idx.shape), idx, (3, 3, 4)))
+
+
+def _gather_samples(make):
+    _, idx = _pool_indices(make, (2, 2, 4, 5), 2)
+    yield S((make((2, 2, 4, 5)), idx, 2))
+    _, idx = _pool_indices(make, (3, 6), 1, k=3, s=2)
+    yield S((make((3, 6)), idx, 1))
+
+
+max_pool_backward = defop(
+    "max_pool_backward", _max_pool_backward, nin=2, jvp=LINEAR,
+    vjp=(lambda g, indices, size: max_pool_gather.fn(g, indices, len(size)), None),
+    batch_rule=planes(), samples=_backward_samples,
+    api="nn._pool.max_pool_backward.fn", test={"no_oracle": True},
+)  # fmt: skip
+max_pool_gather = defop(
+    "max_pool_gather", _max_pool_gather, nin=2, jvp=LINEAR,
+    vjp=(lambda g, input_shape, indices, nd: max_pool_backward.fn(g, indices, tuple(input_shape[-nd:])), None),
+    batch_rule=planes(), samples=_gather_samples,
+    api="nn._pool.max_pool_gather.fn", test={"no_oracle": True},
+)  # fmt: skip
+
+
+def _max_pool_samples(nd: int):
+    sp = (5, 4, 3)[:nd] if nd < 3 else (3, 4, 3)
+
+    def samples(make):
+        yield S((distinct(make, (2, 2, *sp)), 2))
+        yield S((distinct(make, (2, 3, *sp)), 3, 2, 1), {"ceil_mode": True, "return_indices": True})
+        yield S((distinct(make, (1, 2, *sp)), 2), {"dilation": 2, "padding": 1, "stride": 1})
+        yield S((distinct(make, (2, *sp)), 2, 1), {"return_indices": True})  # unbatched
+        yield S((distinct(make, (0, 2, *sp)), 2))
+        yield S(
+            (distinct(make, (2, 2, *sp[::-1])).swapaxes(-1, -nd), (2, 3, 1)[:nd], (1, 2, 2)[:nd])
+        )
+
+    return samples
+
+
+def _pool_errors(nd: int, max_pool: bool):
+    """Argument errors shared by the max and average pools (PyTorch's texts)."""
+    sp = (5, 5, 5)[:nd]
+
+    def errors(make):
+        x = make((1, 2, *sp))
+        yield ErrorInput(
+            S((x, 2), {"padding": 2}),
+            RuntimeError,
+            "pad should be at most half of effective kernel size",
+        )
+        yield ErrorInput(
+            S((x, 6)), RuntimeError, r"Calculated output size: .* Output size is too small"
+        )
+        yield ErrorInput(S((x, 2), {"stride": 0}), RuntimeError, "stride should not be zero")
+        yield ErrorInput(S((x, 2), {"padding": -1}), RuntimeError, "pad must be non-negative")
+        yield ErrorInput(S((x, (2,) * (nd + 1))), RuntimeError, "kernel_size")
+        yield ErrorInput(S((make(sp),), {"kernel_size": 2}), RuntimeError, "D")
+        yield ErrorInput(S((make((2, 0, *sp)), 2)), RuntimeError, "tensor")
+        if max_pool:
+            yield ErrorInput(
+                S((x, 2), {"dilation": 0}), RuntimeError, "dilation should be greater than zero"
+            )
+
+    return errors
+
+
+def _max_pool_op(nd: int) -> Op:
+    return defop(
+        f"max_pool{nd}d", _max_pool, nin=1, nout=2, ndiff=1,
+        vjp=lambda g, input_shape, result, kernel_size: max_pool_backward.fn(
+            g, result[1], tuple(input_shape[-len(kernel_size):])
+        ),
+        jvp=lambda t, result, kernel_size: max_pool_gather.fn(t, result[1], len(kernel_size)),
+        batch_rule=batch_first(), samples=_max_pool_samples(nd),
+        error_samples=_pool_errors(nd, True), api=f"nn.functional.max_pool{nd}d",
+    )  # fmt: skip
+
+
+def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
+    name = f"max_pool{nd}d"
+
+    def fn(
+        input: Tensor,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        ceil_mode: bool = False,
+        return_indices: bool = False,
+    ):
+        style = "max1d" if nd == 1 else "max"
+        k, s, p, d = _geometry(
+            input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
+        )
+        values, indices = op.fn(input, k, s, p, d, bool(ceil_mode))
+        return (values, indices) if return_indices or always_indices else values
+
+    fn.__name__ = fn.__qualname__ = name + ("_with_indices" if always_indices else "")
+    fn.__doc__ = (
+        f"{nd}-d max pooling over the last {nd} dims of (N, C, ...) or (C, ...) input; "
+        "with ``return_indices`` also the flat index of each maximum within its input plane."
+    )
+    return fn
+
+
+_MAX = {nd: _max_pool_op(nd) for nd in (1, 2, 3)}
+max_pool1d, max_pool2d, max_pool3d = (_max_pool_fn(_MAX[nd], nd, False) for nd in (1, 2, 3))
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (
+    _max_pool_fn(_MAX[nd], nd, True) for nd in (1, 2, 3)
+)
