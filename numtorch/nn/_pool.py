@@ -168,33 +168,44 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     nd = len(k)
     size = input.shape[-nd:]
     out = _out_sizes(size, k, s, p, d, ceil_mode)
-    win = _windows(xp, input, k, s, p, d, out, _lowest(xp, input.dtype))
-    flat = win.reshape(win.shape[:-nd] + (math.prod(k),))
-    arg = flat.argmax(axis=-1)
-    values = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    # The window offset per dim -> the input position; a window whose every value is the
-    # lowest picks its first position inside the input, as PyTorch's scan does.
-    index, rest, plane = 0, arg, 1
-    for j in reversed(range(nd)):
-        rest, off = divmod(rest, k[j])
-        start = xp.arange(out[j], dtype=xp.int64) * s[j] - p[j]
-        first = start + (-(start // d[j])).clip(0) * d[j]
-        pos = xp.maximum(_along(start, j, nd) + off * d[j], _along(first, j, nd))
-        index = index + pos * plane
-        plane *= size[j]
-    return values, xp.asarray(index, dtype=xp.int64).reshape(values.shape)
+    low = _lowest(xp, input.dtype)
+    win = _windows(xp, input, k, s, p, d, out, low)
+    offsets = list(np.ndindex(*k))
+    views = [win[(Ellipsis, *o)] for o in offsets]
+    # A pass per kernel offset: the running maximum (NaN propagates), then the first
+    # offset attaining it (the first NaN where the maximum is NaN).
+    values = views[0].copy()
+    for v in views[1:]:
+        xp.maximum(values, v, out=values)
+    nan = values.dtype.kind == "f" and bool(xp.isnan(values).any())
+    arg = xp.full(values.shape, len(offsets) - 1, xp.int16 if len(offsets) < 2**15 else xp.int64)
+    for j in range(len(offsets) - 2, -1, -1):
+        hit = views[j] == values
+        if nan:
+            hit |= xp.isnan(views[j])
+        xp.copyto(arg, j, where=hit)
+    # The flat input index: the window's start plus the offset's step within the plane.
+    planes = [math.prod(size[j + 1 :]) for j in range(nd)]
+    delta = xp.asarray([sum(o[j] * d[j] * planes[j] for j in range(nd)) for o in offsets])
+    starts = [xp.arange(out[j], dtype=xp.int64) * s[j] - p[j] for j in range(nd)]
+    index = delta[arg] + sum(_along(st * planes[j], j, nd) for j, st in enumerate(starts))
+    if any(p):  # a window of lowest values only picks its first position inside the input
+        first = [st + (-(st // d[j])).clip(0) * d[j] for j, st in enumerate(starts)]
+        first = sum(_along(f * planes[j], j, nd) for j, f in enumerate(first))
+        index = xp.where(values == low, first, index)
+    return values, index
 
 
-def _scatter(xp, grad, indices, size, accumulate: bool):
+def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
     """Per plane: zeros of spatial ``size`` with grad added (or written) at the flat
-    ``indices``; leading dims of grad and indices broadcast."""
+    ``indices``; leading dims of grad and indices broadcast. ``check``: indices in range."""
     nd = len(size)
     lead = np.broadcast_shapes(grad.shape[:-nd], indices.shape[:-nd])
     osp = indices.shape[-nd:]
     planes, n, m = math.prod(lead), math.prod(size), math.prod(osp)
     g = xp.broadcast_to(grad, lead + osp).reshape(planes, m)
     i = xp.broadcast_to(indices, lead + osp).reshape(planes, m)
-    if not accumulate and i.size:
+    if check and i.size:
         bad = (i < 0) | (i >= n)
         if bad.any():
             raise RuntimeError(
@@ -211,8 +222,10 @@ def _scatter(xp, grad, indices, size, accumulate: bool):
     return out.reshape(lead + tuple(size))
 
 
-def _max_pool_backward(xp, grad, indices, size):
-    return _scatter(xp, grad, indices, tuple(size), True)
+def _max_pool_backward(xp, grad, indices, size, accumulate=True):
+    # accumulate=False: the indices are known to be distinct (disjoint windows), and a
+    # write is cheaper than an add.
+    return _scatter(xp, grad, indices, tuple(size), accumulate)
 
 
 def _max_pool_gather(xp, input, indices, nd):
@@ -250,7 +263,7 @@ def _backward_samples(make):
     _, idx = _pool_indices(make, (2, 2, 4, 5), 2)  # overlapping windows: repeated indices
     yield S((make(idx.shape), idx, (4, 5)))
     _, idx = _pool_indices(make, (2, 6), 1, k=2, s=2)
-    yield S((make(idx.shape), idx, (6,)))
+    yield S((make(idx.shape), idx, (6,), False))  # disjoint windows: written
     _, idx = _pool_indices(make, (1, 2, 3, 3, 4), 3)
     yield S((make(idx.shape), idx, (3, 3, 4)))
 
@@ -319,12 +332,16 @@ def _pool_errors(nd: int, max_pool: bool):
     return errors
 
 
+def _max_pool_vjp(g, input_shape, result, kernel_size, stride, dilation):
+    size = tuple(input_shape[-len(kernel_size) :])
+    overlap = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel_size, stride, dilation))
+    return max_pool_backward.fn(g, result[1], size, overlap)
+
+
 def _max_pool_op(nd: int) -> Op:
     return defop(
         f"max_pool{nd}d", _max_pool, nin=1, nout=2, ndiff=1,
-        vjp=lambda g, input_shape, result, kernel_size: max_pool_backward.fn(
-            g, result[1], tuple(input_shape[-len(kernel_size):])
-        ),
+        vjp=_max_pool_vjp,
         jvp=lambda t, result, kernel_size: max_pool_gather.fn(t, result[1], len(kernel_size)),
         batch_rule=batch_first(), samples=_max_pool_samples(nd),
         error_samples=_pool_errors(nd, True), api=f"nn.functional.max_pool{nd}d",
