@@ -7,6 +7,9 @@ from ..ops.random import dropout
 
 # pooling
 from ._pool import (
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
     max_pool1d,
     max_pool1d_with_indices,
     max_pool2d,
