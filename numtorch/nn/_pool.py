@@ -17,9 +17,10 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, ErrorInput, Op, defop
+from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import batch_first, front, rule_generator
+from ..ops.creation import tensor as _tensor
 from ..ops.reduction import distinct
 from ..testing.samples import S
 
@@ -564,3 +565,209 @@ def _avg_pool_fn(nd: int) -> Callable:
 
 
 avg_pool1d, avg_pool2d, avg_pool3d = (_avg_pool_fn(nd) for nd in (1, 2, 3))
+
+
+# ------------------------------------------------------------------ adaptive pools
+def _adaptive_bounds(i: int, o: int) -> tuple[np.ndarray, np.ndarray]:
+    """Window c of an adaptive pool covers [floor(c*i/o), ceil((c+1)*i/o))."""
+    c = np.arange(o, dtype=np.int64)
+    return (c * i) // o, ((c + 1) * i + o - 1) // o
+
+
+def _adaptive_size(x, nd: int, output_size, fn: str, kind: str) -> tuple[int, ...]:
+    """output_size as an nd-tuple (None: the input's size), after PyTorch's checks."""
+    r = x.dim()
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size,) * nd
+    output_size = tuple(output_size)
+    if nd == 1 and None in output_size:  # the 1-d functions take ints only
+        raise TypeError(
+            f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, but found "
+            "element of type NoneType at pos 0"
+        )
+    if len(output_size) != nd:
+        if nd == 1:
+            raise RuntimeError(
+                f"{fn}() argument 'output_size' should contain one int (got {len(output_size)})"
+            )
+        if kind == "max":
+            raise RuntimeError(f"{fn}(): internal error: output_size.size() must be {nd}")
+        raise RuntimeError(f"{fn}: output_size must be {nd}")
+    if r not in (nd + 1, nd + 2):
+        if nd == 1:
+            raise RuntimeError(
+                f"Expected 2 to 3 dimensions, but got {r}-dimensional tensor for argument #1 "
+                f"'self' (while checking arguments for {fn})"
+            )
+        colon = ":" if kind == "max" else ""
+        raise RuntimeError(
+            f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} {_shape(x)}"
+        )
+    first = r - nd - (1 if kind == "max" else 0)
+    for i in range(first, r):
+        if x.shape[i] == 0:
+            raise RuntimeError(
+                f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {_shape(x)} with dimension {i} being empty"
+            )
+    size = tuple(x.shape[-nd:])
+    out = tuple(s if o is None else int(o) for o, s in zip(output_size, size))
+    if any(o < 0 for o in out):
+        if kind == "max":
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {min(out)}: "
+                f"{list(x.shape[:-nd]) + list(out)}"
+            )
+        got = ", ".join(map(str, out))
+        raise RuntimeError(
+            f"{fn}: elements of output_size must be greater than or equal to 0 but received {{{got}}}"
+        )
+    return out
+
+
+def _adaptive_max(xp, input, output_size):
+    nd = len(output_size)
+    size, lead = input.shape[-nd:], input.shape[:-nd]
+    if 0 in output_size:
+        return xp.zeros(lead + output_size, input.dtype), xp.zeros(lead + output_size, xp.int64)
+    # The flat input index of each window element, (*out, *widths), clamped, with a mask
+    # for the elements past a shorter window's end.
+    table, valid = 0, True
+    for j, (i, o) in enumerate(zip(size, output_size)):
+        st, en = _adaptive_bounds(i, o)
+        pos = st[:, None] + np.arange(int((en - st).max()))
+        shape = [1] * (2 * nd)
+        shape[j], shape[nd + j] = pos.shape
+        table = table + np.minimum(pos, i - 1).reshape(shape) * math.prod(size[j + 1 :])
+        valid = valid & (pos < en[:, None]).reshape(shape)
+    table = xp.asarray(table.reshape(output_size + (-1,)))
+    valid = xp.asarray(valid.reshape(output_size + (-1,)))
+    win = input.reshape(lead + (math.prod(size),))[..., table]
+    win = xp.where(valid, win, _lowest(xp, input.dtype))
+    arg = win.argmax(axis=-1)[..., None]  # the first maximum, or the first NaN
+    values = xp.take_along_axis(win, arg, axis=-1)[..., 0]
+    index = xp.take_along_axis(xp.broadcast_to(table, win.shape), arg, axis=-1)[..., 0]
+    return values, index
+
+
+def _adaptive_max_samples(nd: int):
+    sp = (7, 5, 4)[:nd] if nd < 3 else (4, 3, 5)
+
+    def samples(make):
+        yield S((distinct(make, (2, 2, *sp)), (3, 2, 2)[:nd]))  # windows of unequal widths
+        yield S((distinct(make, (2, 3, *sp)), 1), {"return_indices": True})
+        yield S((distinct(make, (1, 2, *sp)), (None, 4, 2)[:nd] if nd > 1 else (3,)))
+        yield S((distinct(make, (2, *sp)), (5, 3, 3)[:nd]), {"return_indices": True})  # unbatched
+        yield S((distinct(make, (0, 2, *sp)), 2))
+        yield S((distinct(make, (1, 2, *sp)), sp))  # the identity
+
+    return samples
+
+
+def _adaptive_errors(nd: int, kind: str):
+    def errors(make):
+        x = make((1, 2, *(5,) * nd))
+        yield ErrorInput(S((x, (2,) * (nd + 1))), RuntimeError, "output_size")
+        yield ErrorInput(S((make((5,) * nd), 2)), RuntimeError, r"\dD|dimensions")
+        yield ErrorInput(S((make((1, 2, *(0,) * nd)), 2)), RuntimeError, "non-zero size")
+        yield ErrorInput(S((x, -1)), RuntimeError, "negative|greater than or equal to 0")
+
+    return errors
+
+
+def _adaptive_max_op(nd: int) -> Op:
+    return defop(
+        f"adaptive_max_pool{nd}d", _adaptive_max, nin=1, nout=2, ndiff=1,
+        vjp=lambda g, input_shape, result, output_size: max_pool_backward.fn(
+            g, result[1], tuple(input_shape[-len(output_size) :])
+        ),
+        jvp=lambda t, result, output_size: max_pool_gather.fn(t, result[1], len(output_size)),
+        batch_rule=batch_first(), samples=_adaptive_max_samples(nd),
+        error_samples=_adaptive_errors(nd, "max"), api=f"nn.functional.adaptive_max_pool{nd}d",
+    )  # fmt: skip
+
+
+def _adaptive_max_fn(op: Op, nd: int, always_indices: bool) -> Callable:
+    name = f"adaptive_max_pool{nd}d"
+
+    def fn(input: Tensor, output_size, return_indices: bool = False):
+        out = _adaptive_size(input, nd, output_size, name, "max")
+        values, indices = op.fn(input, out)
+        return (values, indices) if return_indices or always_indices else values
+
+    fn.__name__ = fn.__qualname__ = name + ("_with_indices" if always_indices else "")
+    fn.__doc__ = (
+        f"{nd}-d adaptive max pooling to ``output_size`` (None keeps a dim's size); with "
+        "``return_indices`` also the flat index of each maximum within its input plane."
+    )
+    return fn
+
+
+_AMAX = {nd: _adaptive_max_op(nd) for nd in (1, 2, 3)}
+adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d = (
+    _adaptive_max_fn(_AMAX[nd], nd, False) for nd in (1, 2, 3)
+)
+adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices = (
+    _adaptive_max_fn(_AMAX[nd], nd, True) for nd in (1, 2)
+)
+adaptive_max_pool3d_with_indices = _adaptive_max_fn(_AMAX[3], 3, True)
+
+
+def _mean_matrix(i: int, o: int, like: Tensor) -> Tensor:
+    """The (i, o) matrix whose column c averages adaptive window c."""
+    st, en = _adaptive_bounds(i, o)
+    rows = np.arange(i)[:, None]
+    m = ((rows >= st) & (rows < en)) / np.maximum(en - st, 1)
+    return _tensor(m, dtype=like.dtype, device=like.device)
+
+
+def _adaptive_avg_fn(nd: int) -> Callable:
+    name = f"adaptive_avg_pool{nd}d"
+
+    def fn(input: Tensor, output_size) -> Tensor:
+        out = _adaptive_size(input, nd, output_size, name, "avg")
+        size = tuple(input.shape[-nd:])
+        x = input
+        # Averaging is linear and separable: one small matrix product per pooled dim.
+        for j in reversed(range(nd)):
+            if out[j] == size[j]:
+                continue
+            m = _mean_matrix(size[j], out[j], input)
+            axis = j - nd
+            if axis == -1:
+                x = x @ m
+            elif axis == -2:
+                x = m.mT @ x
+            else:
+                rest = x.shape[axis + 1 :]
+                x = (m.mT @ x.flatten(axis + 1)).unflatten(-1, rest)
+        return x if x is not input else input.clone()
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{nd}-d adaptive average pooling to ``output_size`` (None keeps a dim's size)."
+    return fn
+
+
+def _adaptive_avg_samples(nd: int):
+    sp = (7, 5, 4)[:nd] if nd < 3 else (4, 3, 5)
+
+    def samples(make):
+        yield S((make((2, 2, *sp)), (3, 2, 2)[:nd]))  # windows of unequal widths
+        yield S((make((2, 3, *sp)), 1))
+        yield S((make((1, 2, *sp)), (None, 4, 2)[:nd] if nd > 1 else (3,)))
+        yield S((make((2, *sp)), (5, 3, 3)[:nd]))  # unbatched
+        yield S((make((0, 2, *sp)), 2))
+        yield S((make((1, 2, *sp)), (9, 7, 6)[:nd]))  # larger than the input
+
+    return samples
+
+
+adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d = (
+    composite(
+        _adaptive_avg_fn(nd),
+        samples=_adaptive_avg_samples(nd),
+        error_samples=_adaptive_errors(nd, "avg"),
+        api=f"nn.functional.adaptive_avg_pool{nd}d",
+    )  # fmt: skip
+    for nd in (1, 2, 3)
+)
