@@ -254,10 +254,10 @@ def _planes(op: Op) -> Callable:
 planes = rule_generator(_planes)
 
 
-def _pool_indices(make, shape, nd, k=2, s=1):
+def _pool_indices(make, shape, nd, k=2, s=1, p=0):
     """Valid max-pool indices (from a real pool of distinct values) and their output."""
-    k, s = (k,) * nd, (s,) * nd
-    return _max_pool(np, distinct(make, shape), k, s, (0,) * nd, (1,) * nd, False)
+    k, s, p = (k,) * nd, (s,) * nd, (p,) * nd
+    return _max_pool(np, distinct(make, shape), k, s, p, (1,) * nd, False)
 
 
 def _backward_samples(make):
@@ -770,4 +770,201 @@ adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d = (
         api=f"nn.functional.adaptive_avg_pool{nd}d",
     )  # fmt: skip
     for nd in (1, 2, 3)
+)
+
+
+# ------------------------------------------------------------------ power-average pool
+def _lp_pool_fn(nd: int) -> Callable:
+    name = f"lp_pool{nd}d"
+    maxp, avgp = (
+        (max_pool1d, max_pool2d, max_pool3d)[nd - 1],
+        (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1],
+    )
+
+    def fn(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+        if norm_type == math.inf:
+            return maxp(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -math.inf:
+            return -maxp(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        n = math.prod(_tup(kernel_size, nd, name, "kernel_size"))
+        out = avgp(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        # PyTorch's form: the relu makes the gradient 0 where a window's sum is 0.
+        return (out.sign() * out.abs().relu()).mul(n).pow(1.0 / norm_type)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"{nd}-d power-average pooling: (sum of x**norm_type over each window)**(1/norm_type)."
+    )
+    return fn
+
+
+def _lp_samples(nd: int):
+    sp = (5, 4, 3)[:nd] if nd < 3 else (3, 4, 3)
+
+    def samples(make):
+        yield S((make((2, 2, *sp), 0.5, 2.0), 2, 2))
+        yield S((make((2, 2, *sp), 0.5, 2.0), 1.5, 3, 2), {"ceil_mode": True})
+        yield S((make((2, *sp), 0.5, 2.0), 3, 2, 1))  # unbatched
+        yield S((distinct(make, (1, 2, *sp)), math.inf, 2))
+        yield S((distinct(make, (1, 2, *sp)), -math.inf, 2))
+        yield S((make((0, 2, *sp), 0.5, 2.0), 2, 2))
+
+    return samples
+
+
+def _lp_errors(nd: int):
+    def errors(make):
+        yield ErrorInput(
+            S((make((1, 2, *(5,) * nd)), 2, 6)), RuntimeError, "Output size is too small"
+        )
+
+    return errors
+
+
+lp_pool1d, lp_pool2d, lp_pool3d = (
+    composite(
+        _lp_pool_fn(nd),
+        samples=_lp_samples(nd),
+        error_samples=_lp_errors(nd),
+        api=f"nn.functional.lp_pool{nd}d",
+    )  # fmt: skip
+    for nd in (1, 2, 3)
+)
+
+
+# ------------------------------------------------------------------ max unpool
+_TORCH_TYPE = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+
+def _max_unpool(xp, input, indices, output_size):
+    return _scatter(xp, input, indices, tuple(output_size), False, check=True)
+
+
+def _unpool_size(x, nd, k, s, p, output_size) -> tuple[int, ...]:
+    """PyTorch's _unpool_output_size."""
+    default = [(x.shape[-nd + j] - 1) * s[j] + k[j] - 2 * p[j] for j in range(nd)]
+    if output_size is None:
+        out = default
+    else:
+        if len(output_size) == nd + 2:
+            output_size = output_size[2:]
+        if len(output_size) != nd:
+            raise ValueError(
+                f"output_size should be a sequence containing {nd} or {nd + 2} elements, but "
+                f"it has a length of '{len(output_size)}'"
+            )
+        for j in range(nd):
+            lo, hi = default[j] - s[j], default[j] + s[j]
+            if not lo < output_size[j] < hi:
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {j} must be between {lo} and {hi})'
+                )
+        out = list(output_size)
+    for j in range(nd):
+        if out[j] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but "
+                f"got output_size[{j}]={out[j]}"
+            )
+    return tuple(int(v) for v in out)
+
+
+def _max_unpool_fn(op: Op, nd: int) -> Callable:
+    name = f"max_unpool{nd}d"
+
+    def fn(
+        input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+    ) -> Tensor:
+        k = _tup(kernel_size, nd, name, "kernel_size")
+        s = k if stride is None else _tup(stride, nd, name, "stride")
+        p = _tup(padding, nd, name, "padding")
+        out = _unpool_size(input, nd, k, s, p, output_size)
+        # PyTorch runs the 1-d form as 2-d with a trailing size-1 dim; its messages say so.
+        extra, inner = ([1], 2) if nd == 1 else ([], nd)
+        if indices.dtype.name != "int64":
+            raise RuntimeError(
+                "elements in indices should be type int64 but got: "
+                f"{_TORCH_TYPE.get(indices.dtype.name, indices.dtype.name)}"
+            )
+        if tuple(input.shape) != tuple(indices.shape):
+            raise RuntimeError(
+                "Expected shape of indices to be same as that of the input tensor "
+                f"({list(input.shape) + extra}) but got indices tensor with shape: "
+                f"{list(indices.shape) + extra}"
+            )
+        r = input.dim() + len(extra)
+        if r not in (inner + 1, inner + 2):
+            raise RuntimeError(
+                f"Input to max_unpooling{inner}d should be a {inner + 1}d or {inner + 2}d Tensor, "
+                f"but got a tensor with {r} dimensions."
+            )
+        return op.fn(input, indices, out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"The partial inverse of max_pool{nd}d: each value written at its index in a "
+        "zero output plane."
+    )
+    return fn
+
+
+def _unpool_samples(nd: int):
+    sp = (6, 4, 4)[:nd] if nd < 3 else (4, 2, 4)
+
+    def pooled(make, shape, k=2, s=2, p=0):
+        _, idx = _pool_indices(make, shape, nd, k, s, p)
+        return make(idx.shape), idx
+
+    def samples(make):
+        yield S((*pooled(make, (2, 2, *sp)), 2))
+        yield S(
+            (*pooled(make, (2, 2, *(v + 1 for v in sp))), 2),
+            {"output_size": tuple(v + 1 for v in sp)},
+        )
+        yield S((*pooled(make, (1, 2, *sp), 3, 3, 1), 3, 3, 1), {"output_size": sp})  # padding
+        yield S((*pooled(make, (2, *sp)), 2, 2))  # unbatched
+        yield S((*pooled(make, (0, 2, *sp)), 2))
+        yield S((*pooled(make, (1, 2, *sp)), 2), {"output_size": (1, 2, *sp)})
+
+    return samples
+
+
+def _unpool_errors(nd: int):
+    def errors(make):
+        v, i = _pool_indices(make, (1, 2, *(4,) * nd), nd, 2, 2)
+        yield ErrorInput(S((v, i + 100, 2)), RuntimeError, "Found an invalid max index")
+        yield ErrorInput(
+            S((v, i, 2), {"output_size": (9,) * nd}), ValueError, "invalid output_size"
+        )
+        yield ErrorInput(
+            S((v, i, 2), {"output_size": (9,) * (nd + 1)}),
+            ValueError,
+            "output_size should be a sequence",
+        )
+        yield ErrorInput(
+            S((v, i.astype(np.float32), 2)), RuntimeError, "should be type int64 but got: Float"
+        )
+        yield ErrorInput(
+            S((v, i[..., :1], 2)), RuntimeError, "Expected shape of indices to be same"
+        )
+        yield ErrorInput(S((v[0, 0], i[0, 0], 2)), RuntimeError, "Input to max_unpooling")
+
+    return errors
+
+
+def _max_unpool_op(nd: int) -> Op:
+    return defop(
+        f"max_unpool{nd}d", _max_unpool, nin=2, jvp=LINEAR,
+        vjp=(lambda g, indices, output_size: max_pool_gather.fn(g, indices, len(output_size)), None),
+        batch_rule=planes(), samples=_unpool_samples(nd), error_samples=_unpool_errors(nd),
+        api=f"nn.functional.max_unpool{nd}d",
+    )  # fmt: skip
+
+
+max_unpool1d, max_unpool2d, max_unpool3d = (
+    _max_unpool_fn(_max_unpool_op(nd), nd) for nd in (1, 2, 3)
 )
