@@ -210,7 +210,7 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
         bad = (i < 0) | (i >= n)
         if bad.any():
             raise RuntimeError(
-                f"Found an invalid max index: {int(i[bad][0])} (output volumes are of size "
+                f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
                 f"{'x'.join(map(str, size))})"
             )
     flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
@@ -361,7 +361,8 @@ def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         ceil_mode: bool = False,
         return_indices: bool = False,
     ):
-        style = "max1d" if nd == 1 else "max"
+        # PyTorch's 1-d path with indices is the one checked like avg_pool1d.
+        style = ("avg1d" if return_indices or always_indices else "max1d") if nd == 1 else "max"
         k, s, p, d = _geometry(
             input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
         )
@@ -577,13 +578,18 @@ def _adaptive_bounds(i: int, o: int) -> tuple[np.ndarray, np.ndarray]:
 def _adaptive_size(x, nd: int, output_size, fn: str, kind: str) -> tuple[int, ...]:
     """output_size as an nd-tuple (None: the input's size), after PyTorch's checks."""
     r = x.dim()
+    # The 1-d functions take ints only.
+    if output_size is None and nd == 1:
+        raise TypeError(
+            f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, not NoneType"
+        )
     if isinstance(output_size, (int, np.integer)) or output_size is None:
         output_size = (output_size,) * nd
     output_size = tuple(output_size)
-    if nd == 1 and None in output_size:  # the 1-d functions take ints only
+    if nd == 1 and None in output_size:
         raise TypeError(
             f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, but found "
-            "element of type NoneType at pos 0"
+            f"element of type NoneType at pos {output_size.index(None)}"
         )
     if len(output_size) != nd:
         if nd == 1:
