@@ -20,6 +20,7 @@ from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import batch_first, front, rule_generator
+from ..ops.comparison import where
 from ..ops.creation import tensor as _tensor
 from ..ops.reduction import distinct
 from ..testing.samples import S
@@ -419,7 +420,10 @@ def _avg_pool(
             acc += x[_step(axis, o, out[j], s[j])]
         x = acc
     div = _avg_divisor(xp, size, k, s, p, out, count_include_pad, divisor_override, x.dtype)
-    return x / div
+    if x.dtype.kind not in "iu":
+        return x / div
+    q = x // div  # integers: PyTorch's C division, which truncates toward zero
+    return q + ((q * div != x) & (q < 0))
 
 
 def _avg_pool_backward(
@@ -794,8 +798,9 @@ def _lp_pool_fn(nd: int) -> Callable:
             return -maxp(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
         n = math.prod(_tup(kernel_size, nd, name, "kernel_size"))
         out = avgp(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-        # PyTorch's form: the relu makes the gradient 0 where a window's sum is 0.
-        return (out.sign() * out.abs().relu()).mul(n).pow(1.0 / norm_type)
+        # PyTorch's sign(out) * relu(abs(out)) is out with a zero gradient where a window's
+        # sum is 0 (its relu masks the root's infinite slope there): a where says just that.
+        return where(out == 0, 0.0, out).mul(n).pow(1.0 / norm_type)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
