@@ -180,17 +180,21 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     for v in views[1:]:
         xp.maximum(values, v, out=values)
     nan = values.dtype.kind == "f" and bool(xp.isnan(values).any())
-    arg = xp.full(values.shape, len(offsets) - 1, xp.int16 if len(offsets) < 2**15 else xp.int64)
-    for j in range(len(offsets) - 2, -1, -1):
-        hit = views[j] == values
-        if nan:
-            hit |= xp.isnan(views[j])
-        xp.copyto(arg, j, where=hit)
+
+    def misses(v):
+        miss = v != values
+        return miss & ~xp.isnan(v) if nan else miss
+
+    # arg = miss_0 * (1 + miss_1 * (1 + ...)): the first offset that attains the maximum.
+    kind = xp.uint8 if len(views) <= 256 else xp.int64
+    arg = xp.zeros(values.shape, kind)
+    for v in reversed(views[:-1]):
+        arg = misses(v) * (arg + kind(1))
     # The flat input index: the window's start plus the offset's step within the plane.
     planes = [math.prod(size[j + 1 :]) for j in range(nd)]
     delta = xp.asarray([sum(o[j] * d[j] * planes[j] for j in range(nd)) for o in offsets])
     starts = [xp.arange(out[j], dtype=xp.int64) * s[j] - p[j] for j in range(nd)]
-    index = delta[arg] + sum(_along(st * planes[j], j, nd) for j, st in enumerate(starts))
+    index = xp.take(delta, arg) + sum(_along(st * planes[j], j, nd) for j, st in enumerate(starts))
     if any(p):  # a window of lowest values only picks its first position inside the input
         first = [st + (-(st // d[j])).clip(0) * d[j] for j, st in enumerate(starts)]
         first = sum(_along(f * planes[j], j, nd) for j, f in enumerate(first))
@@ -215,19 +219,16 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
                 f"{'x'.join(map(str, size))})"
             )
     flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
+    out = xp.zeros(planes * n, grad.dtype)
     if accumulate:
-        w = g.reshape(-1).astype(xp.float64 if g.dtype.kind == "f" else g.dtype)
-        out = xp.bincount(flat, weights=w, minlength=planes * n).astype(grad.dtype)
+        xp.add.at(out, flat, g.reshape(-1))
     else:
-        out = xp.zeros(planes * n, grad.dtype)
-        out[flat] = g.reshape(-1)
+        xp.put(out, flat, g.reshape(-1))
     return out.reshape(lead + tuple(size))
 
 
-def _max_pool_backward(xp, grad, indices, size, accumulate=True):
-    # accumulate=False: the indices are known to be distinct (disjoint windows), and a
-    # write is cheaper than an add.
-    return _scatter(xp, grad, indices, tuple(size), accumulate)
+def _max_pool_backward(xp, grad, indices, size):
+    return _scatter(xp, grad, indices, tuple(size), True)
 
 
 def _max_pool_gather(xp, input, indices, nd):
@@ -265,7 +266,7 @@ def _backward_samples(make):
     _, idx = _pool_indices(make, (2, 2, 4, 5), 2)  # overlapping windows: repeated indices
     yield S((make(idx.shape), idx, (4, 5)))
     _, idx = _pool_indices(make, (2, 6), 1, k=2, s=2)
-    yield S((make(idx.shape), idx, (6,), False))  # disjoint windows: written
+    yield S((make(idx.shape), idx, (6,)))
     _, idx = _pool_indices(make, (1, 2, 3, 3, 4), 3)
     yield S((make(idx.shape), idx, (3, 3, 4)))
 
@@ -334,10 +335,8 @@ def _pool_errors(nd: int, max_pool: bool):
     return errors
 
 
-def _max_pool_vjp(g, input_shape, result, kernel_size, stride, dilation):
-    size = tuple(input_shape[-len(kernel_size) :])
-    overlap = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel_size, stride, dilation))
-    return max_pool_backward.fn(g, result[1], size, overlap)
+def _max_pool_vjp(g, input_shape, result, kernel_size):
+    return max_pool_backward.fn(g, result[1], tuple(input_shape[-len(kernel_size) :]))
 
 
 def _max_pool_op(nd: int) -> Op:
