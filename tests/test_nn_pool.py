@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error, run_both
+from twolibs import arr, assert_close, assert_same, assert_same_error, assert_same_outcome, run_both
 
 import numtorch as nt
 
@@ -241,3 +241,33 @@ def test_integer_pools_truncate_like_torch():
         )
 
     assert_same(prog, x)
+
+
+DTYPE_CASES = [
+    ("max_pool1d", (2,), {}),
+    ("max_pool1d", (2,), {"return_indices": True}),
+    ("max_pool2d", (2,), {}),
+    ("max_pool3d", (1,), {}),
+    ("avg_pool1d", (2,), {}),
+    ("avg_pool2d", (2,), {}),
+    ("avg_pool3d", (1,), {}),
+    ("adaptive_max_pool1d", (2,), {}),
+    ("adaptive_max_pool2d", (2,), {}),
+    ("adaptive_avg_pool1d", (2,), {}),
+    ("adaptive_avg_pool3d", (2,), {}),  # (1, 1, 1) is a mean in torch, with its own error
+]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name,a,kw", DTYPE_CASES, ids=[c[0] for c in DTYPE_CASES])
+def test_dtypes_without_a_kernel_raise_like_torch(name, a, kw, dtype):
+    x = (
+        (arr(2, 3, 4, 4) > 0).astype(dtype)
+        if dtype == "bool"
+        else (arr(2, 3, 4, 4) * 3).astype(dtype)
+    )
+    if name.endswith("1d"):
+        x = x[0, 0]
+    elif not name.endswith("3d"):
+        x = x[0]
+    assert_same_outcome(_pool(name, *a, **kw), x)

@@ -45,6 +45,26 @@ def _tup(v, nd: int, fn: str, what: str, omit: bool = False) -> tuple[int, ...]:
     return v
 
 
+_TORCH_TYPE = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+
+def _check_dtype(x, name: str, allowed: str = "float") -> None:
+    """PyTorch's error for a dtype its pool has no kernel for; ``allowed``: "float",
+    "int64" (and floats) or "int" (every integer type and floats)."""
+    n = x.dtype.name
+    ok = x.dtype.is_floating_point or (
+        n == "int64"
+        if allowed == "int64"
+        else allowed == "int" and n not in ("bool", "complex64", "complex128")
+    )
+    if not ok:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_TORCH_TYPE.get(n, n)}'")
+
+
 def _shape(x) -> str:
     return "[" + ", ".join(str(s) for s in x.shape) + "]"
 
@@ -366,6 +386,9 @@ def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         k, s, p, d = _geometry(
             input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
         )
+        if nd == 1 and style == "max1d":
+            _check_dtype(input, "max_pool1d_impl")
+        _check_dtype(input, f"max_pool{max(nd, 2)}d", "int")
         values, indices = op.fn(input, k, s, p, d, bool(ceil_mode))
         return (values, indices) if return_indices or always_indices else values
 
@@ -534,6 +557,7 @@ def _avg_pool_fn(nd: int) -> Callable:
         k, s, p, _ = _geometry(input, nd, name, kernel_size, stride, padding, 1, ceil_mode, style)
         if divisor_override is not None and divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
+        _check_dtype(input, "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", "int64")
         return op.fn(input, k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override)
 
     if nd == 1:
@@ -701,6 +725,7 @@ def _adaptive_max_fn(op: Op, nd: int, always_indices: bool) -> Callable:
 
     def fn(input: Tensor, output_size, return_indices: bool = False):
         out = _adaptive_size(input, nd, output_size, name, "max")
+        _check_dtype(input, f"adaptive_max_pool{max(nd, 2)}d")
         values, indices = op.fn(input, out)
         return (values, indices) if return_indices or always_indices else values
 
@@ -735,6 +760,7 @@ def _adaptive_avg_fn(nd: int) -> Callable:
 
     def fn(input: Tensor, output_size) -> Tensor:
         out = _adaptive_size(input, nd, output_size, name, "avg")
+        _check_dtype(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d")
         size = tuple(input.shape[-nd:])
         x = input
         # Averaging is linear and separable: one small matrix product per pooled dim.
@@ -843,11 +869,6 @@ lp_pool1d, lp_pool2d, lp_pool3d = (
 
 
 # ------------------------------------------------------------------ max unpool
-_TORCH_TYPE = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
 
 
 def _max_unpool(xp, input, indices, output_size):
@@ -912,6 +933,7 @@ def _max_unpool_fn(op: Op, nd: int) -> Callable:
                 f"Input to max_unpooling{inner}d should be a {inner + 1}d or {inner + 2}d Tensor, "
                 f"but got a tensor with {r} dimensions."
             )
+        _check_dtype(input, f"max_unpool{max(nd, 2)}d")
         return op.fn(input, indices, out)
 
     fn.__name__ = fn.__qualname__ = name
