@@ -124,7 +124,7 @@ def test_edge_windows_pick_torchs_indices(nd):
     """Windows in the padding that see only -inf, and windows with NaN, pick PyTorch's index."""
     x = arr(1, 2, *(5,) * nd)
     x[0, 0][(slice(0, 3),) * nd] = -np.inf
-    x[0, 1][(2,) * nd] = np.nan
+    x[0, 1][(2,) * nd] = x[0, 1][(3,) * nd] = np.nan  # two NaNs in a window: the last wins
 
     def prog(lib, x):
         F = lib.nn.functional

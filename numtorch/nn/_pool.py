@@ -52,16 +52,14 @@ _TORCH_TYPE = {
 }  # fmt: skip
 
 
+_INTS = {"float": (), "int64": ("int64",), "int": ("int64", "int32", "int16", "int8", "uint8")}
+
+
 def _check_dtype(x, name: str, allowed: str = "float") -> None:
-    """PyTorch's error for a dtype its pool has no kernel for; ``allowed``: "float",
-    "int64" (and floats) or "int" (every integer type and floats)."""
+    """PyTorch's error for a dtype its pool has no kernel for: floats and the integer types
+    of ``allowed`` ("float", "int64" or "int") pass."""
     n = x.dtype.name
-    ok = x.dtype.is_floating_point or (
-        n == "int64"
-        if allowed == "int64"
-        else allowed == "int" and n not in ("bool", "complex64", "complex128")
-    )
-    if not ok:
+    if not (x.dtype.is_floating_point or n in _INTS[allowed]):
         raise NotImplementedError(f"\"{name}\" not implemented for '{_TORCH_TYPE.get(n, n)}'")
 
 
@@ -106,8 +104,8 @@ def _out_len(i: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
 def _geometry(x, nd, fn, kernel_size, stride, padding, dilation, ceil_mode, style):
     """Checked (kernel, stride, padding, dilation) tuples for a windowed pool of x."""
     k = _tup(kernel_size, nd, fn, "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else None
-    s = s or _tup(stride, nd, fn, "stride", omit=True)
+    omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    s = k if omitted else _tup(stride, nd, fn, "stride", omit=True)
     p = _tup(padding, nd, fn, "padding")
     d = _tup(dilation, nd, fn, "dilation")
     if any(v == 0 for v in s):
@@ -194,22 +192,19 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     win = _windows(xp, input, k, s, p, d, out, low)
     offsets = list(np.ndindex(*k))
     views = [win[(Ellipsis, *o)] for o in offsets]
-    # A pass per kernel offset: the running maximum (NaN propagates), then the first
-    # offset attaining it (the first NaN where the maximum is NaN).
+    # A pass per kernel offset: the running maximum (NaN propagates), then the first offset
+    # attaining it, arg = miss_0 * (1 + miss_1 * (1 + ...)); where the maximum is NaN, the
+    # last NaN (PyTorch's scan takes every NaN it meets).
     values = views[0].copy()
     for v in views[1:]:
         xp.maximum(values, v, out=values)
-    nan = values.dtype.kind == "f" and bool(xp.isnan(values).any())
-
-    def misses(v):
-        miss = v != values
-        return miss & ~xp.isnan(v) if nan else miss
-
-    # arg = miss_0 * (1 + miss_1 * (1 + ...)): the first offset that attains the maximum.
     kind = xp.uint8 if len(views) <= 256 else xp.int64
     arg = xp.zeros(values.shape, kind)
     for v in reversed(views[:-1]):
-        arg = misses(v) * (arg + kind(1))
+        arg = (v != values) * (arg + kind(1))
+    if values.dtype.kind == "f" and bool(xp.isnan(values).any()):
+        for j, v in enumerate(views):
+            xp.copyto(arg, kind(j), where=xp.isnan(v))
     # The flat input index: the window's start plus the offset's step within the plane.
     planes = [math.prod(size[j + 1 :]) for j in range(nd)]
     delta = xp.asarray([sum(o[j] * d[j] * planes[j] for j in range(nd)) for o in offsets])
@@ -677,7 +672,12 @@ def _adaptive_max(xp, input, output_size):
     valid = xp.asarray(valid.reshape(output_size + (-1,)))
     win = input.reshape(lead + (math.prod(size),))[..., table]
     win = xp.where(valid, win, _lowest(xp, input.dtype))
-    arg = win.argmax(axis=-1)[..., None]  # the first maximum, or the first NaN
+    arg = win.argmax(axis=-1)[..., None]  # the first maximum
+    if win.dtype.kind == "f":
+        nan = xp.isnan(win)
+        if nan.any():  # the last NaN, as PyTorch's scan takes every NaN it meets
+            last = win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)[..., None]
+            arg = xp.where(nan.any(axis=-1, keepdims=True), last, arg)
     values = xp.take_along_axis(win, arg, axis=-1)[..., 0]
     index = xp.take_along_axis(xp.broadcast_to(table, win.shape), arg, axis=-1)[..., 0]
     return values, index
