@@ -183,6 +183,23 @@ def _lowest(xp, dtype):
 
 
 # ------------------------------------------------------------------ max pool
+def _first_max(xp, views):
+    """The elementwise maximum of same-shaped arrays, and which one first attains it (the
+    last NaN where it is NaN, as PyTorch's scan takes every NaN it meets)."""
+    values = views[0].copy()
+    for v in views[1:]:
+        xp.maximum(values, v, out=values)
+    # arg = miss_0 * (1 + miss_1 * (1 + ...)): a pass per array, no masked copies.
+    kind = xp.uint8 if len(views) <= 256 else xp.int64
+    arg = xp.zeros(values.shape, kind)
+    for v in reversed(views[:-1]):
+        arg = (v != values) * (arg + kind(1))
+    if values.dtype.kind == "f" and bool(xp.isnan(values).any()):
+        for j, v in enumerate(views):
+            xp.copyto(arg, kind(j), where=xp.isnan(v))
+    return values, arg
+
+
 def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     k, s, p, d = kernel_size, stride, padding, dilation
     nd = len(k)
@@ -192,19 +209,7 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     win = _windows(xp, input, k, s, p, d, out, low)
     offsets = list(np.ndindex(*k))
     views = [win[(Ellipsis, *o)] for o in offsets]
-    # A pass per kernel offset: the running maximum (NaN propagates), then the first offset
-    # attaining it, arg = miss_0 * (1 + miss_1 * (1 + ...)); where the maximum is NaN, the
-    # last NaN (PyTorch's scan takes every NaN it meets).
-    values = views[0].copy()
-    for v in views[1:]:
-        xp.maximum(values, v, out=values)
-    kind = xp.uint8 if len(views) <= 256 else xp.int64
-    arg = xp.zeros(values.shape, kind)
-    for v in reversed(views[:-1]):
-        arg = (v != values) * (arg + kind(1))
-    if values.dtype.kind == "f" and bool(xp.isnan(values).any()):
-        for j, v in enumerate(views):
-            xp.copyto(arg, kind(j), where=xp.isnan(v))
+    values, arg = _first_max(xp, views)
     # The flat input index: the window's start plus the offset's step within the plane.
     planes = [math.prod(size[j + 1 :]) for j in range(nd)]
     delta = xp.asarray([sum(o[j] * d[j] * planes[j] for j in range(nd)) for o in offsets])
@@ -462,16 +467,6 @@ def _avg_pool_backward(
     return xp.ascontiguousarray(y)
 
 
-_AVG_ATTRS = (
-    "kernel_size",
-    "stride",
-    "padding",
-    "ceil_mode",
-    "count_include_pad",
-    "divisor_override",
-)
-
-
 def _avg_backward_samples(make):
     yield S((make((2, 2, 2, 2)), (4, 5), (2, 2), (2, 2), (0, 0), False, True, None))
     yield S((make((2, 3)), (5,), (3,), (2,), (1,), True, False, None))
@@ -658,29 +653,24 @@ def _adaptive_max(xp, input, output_size):
     size, lead = input.shape[-nd:], input.shape[:-nd]
     if 0 in output_size:
         return xp.zeros(lead + output_size, input.dtype), xp.zeros(lead + output_size, xp.int64)
-    # The flat input index of each window element, (*out, *widths), clamped, with a mask
-    # for the elements past a shorter window's end.
-    table, valid = 0, True
+    # The flat input index of every window offset at every output position, (*widths, *out);
+    # a window shorter than the widest repeats its last element, which changes neither its
+    # maximum nor the first position attaining it.
+    table = 0
     for j, (i, o) in enumerate(zip(size, output_size)):
         st, en = _adaptive_bounds(i, o)
-        pos = st[:, None] + np.arange(int((en - st).max()))
+        pos = np.minimum(st[:, None] + np.arange(int((en - st).max())), en[:, None] - 1)
         shape = [1] * (2 * nd)
-        shape[j], shape[nd + j] = pos.shape
-        table = table + np.minimum(pos, i - 1).reshape(shape) * math.prod(size[j + 1 :])
-        valid = valid & (pos < en[:, None]).reshape(shape)
-    table = xp.asarray(table.reshape(output_size + (-1,)))
-    valid = xp.asarray(valid.reshape(output_size + (-1,)))
-    win = input.reshape(lead + (math.prod(size),))[..., table]
-    win = xp.where(valid, win, _lowest(xp, input.dtype))
-    arg = win.argmax(axis=-1)[..., None]  # the first maximum
-    if win.dtype.kind == "f":
-        nan = xp.isnan(win)
-        if nan.any():  # the last NaN, as PyTorch's scan takes every NaN it meets
-            last = win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)[..., None]
-            arg = xp.where(nan.any(axis=-1, keepdims=True), last, arg)
-    values = xp.take_along_axis(win, arg, axis=-1)[..., 0]
-    index = xp.take_along_axis(xp.broadcast_to(table, win.shape), arg, axis=-1)[..., 0]
-    return values, index
+        shape[j], shape[nd + j] = pos.shape[1], o
+        table = table + pos.T.reshape(shape) * math.prod(size[j + 1 :])
+    table = xp.asarray(table.reshape((-1,) + output_size))
+    # Planes last, so that each window offset is one contiguous (*out, planes) block.
+    planes = math.prod(lead)
+    win = xp.ascontiguousarray(input.reshape(planes, math.prod(size)).T)[table]
+    values, arg = _first_max(xp, list(win))
+    m = math.prod(output_size)
+    index = xp.take(table.reshape(-1), arg * m + xp.arange(m).reshape(output_size + (1,)))
+    return tuple(xp.moveaxis(a, -1, 0).reshape(lead + output_size) for a in (values, index))
 
 
 def _adaptive_max_samples(nd: int):
@@ -741,10 +731,11 @@ _AMAX = {nd: _adaptive_max_op(nd) for nd in (1, 2, 3)}
 adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d = (
     _adaptive_max_fn(_AMAX[nd], nd, False) for nd in (1, 2, 3)
 )
-adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices = (
-    _adaptive_max_fn(_AMAX[nd], nd, True) for nd in (1, 2)
-)
-adaptive_max_pool3d_with_indices = _adaptive_max_fn(_AMAX[3], 3, True)
+(
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d_with_indices,
+) = (_adaptive_max_fn(_AMAX[nd], nd, True) for nd in (1, 2, 3))
 
 
 def _mean_matrix(i: int, o: int, like: Tensor) -> Tensor:
