@@ -132,7 +132,8 @@ def test_edge_windows_pick_torchs_indices(nd):
         a = pool(x, 3, 2, 1, ceil_mode=True, return_indices=True)
         b = pool(x, 2, 1, 1, dilation=2, return_indices=True)
         c = getattr(F, f"adaptive_max_pool{nd}d")(x, 2, return_indices=True)
-        return a, b, c
+        d = getattr(F, f"adaptive_max_pool{nd}d")(x, 1, return_indices=True)  # a wide window
+        return a, b, c, d
 
     assert_same(prog, x)
 
