@@ -34,6 +34,18 @@ ERRORS = [
     ("max_pool3d", arr(2, 2, 2), (2,), {}),
     ("max_pool3d", arr(1, 2, 3, 3, 3), (4,), {}),
     ("max_pool1d", arr(2, 5, 2, 2), (2,), {"return_indices": True}),
+    ("max_pool1d", arr(2, 5, 2, 2), (2,), {}),
+    ("max_pool1d", arr(1, 2, 6), (3, 1, 2, 2), {}),
+    ("max_pool1d", arr(1, 2, 6), (3, 1, 2, 2), {"return_indices": True}),
+    ("max_pool1d", arr(1, 2, 6), (2, 0), {}),
+    ("max_pool1d", arr(1, 2, 6), (2,), {"dilation": 0}),
+    ("max_pool1d", arr(1, 2, 6), (2,), {"padding": -1}),
+    ("max_pool1d", arr(1, 2, 6), (7,), {}),
+    ("max_pool1d", arr(1, 2, 6), ((2, 2),), {}),
+    ("max_pool1d", arr(1, 2, 6), (2, (1, 1)), {}),
+    ("max_pool2d", arr(1, 2, 6, 6), ((3, 1), 1, (2, 0), 2), {}),
+    ("max_pool3d", arr(1, 2, 6, 6, 6), (3, 1, 2, 2), {}),
+    ("avg_pool3d", arr(1, 2, 1, 7, 1), ((1, 3, 2), (1, 2, 2), (0, 1, 1)), {}),
     ("avg_pool2d", X4, (2,), {"padding": 2}),
     ("avg_pool2d", X4, ((2, 2, 2),), {}),
     ("avg_pool2d", X4, (2,), {"divisor_override": 0}),
@@ -136,6 +148,13 @@ def test_edge_windows_pick_torchs_indices(nd):
         return a, b, c, d
 
     assert_same(prog, x)
+
+
+def test_adaptive_max_indices_past_255_window_offsets():
+    """Window offsets are counted in uint8: the index arithmetic widens them first."""
+    x = arr(2, 2, 7, 3, 6)
+    for size in [(5, 4, 3), (1, 1, 1), (7, 7, 7)]:
+        assert_same(lambda lib, x: lib.nn.functional.adaptive_max_pool3d(x, size, True), x)
 
 
 def test_with_indices_names_return_pairs():

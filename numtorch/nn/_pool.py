@@ -73,15 +73,10 @@ def _check_rank(x, nd: int, fn: str, style: str) -> None:
     ok = r in (nd + 1, nd + 2) and all(s > 0 for s in x.shape[r - nd - 1 :])
     if ok:
         return
-    if style == "avg1d" and r not in (2, 3):
+    if style.endswith("1d") and r not in (2, 3):
         raise RuntimeError(
             f"Expected 2 to 3 dimensions, but got {r}-dimensional tensor for argument #1 "
             f"'self' (while checking arguments for {fn})"
-        )
-    if style == "max1d":
-        raise RuntimeError(
-            f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
-            f"for input, but got:{_shape(x)}"
         )
     lo, hi = max(nd, 2) + 1, max(nd, 2) + 2
     if r not in (nd + 1, nd + 2):
@@ -130,6 +125,20 @@ def _geometry(x, nd, fn, kernel_size, stride, padding, dilation, ceil_mode, styl
                 f"pad={pp}, kernel_size={kk} and dilation={dd}"
             )
     size = tuple(x.shape[-nd:])
+    if style.startswith("max") and any(pp > kk // 2 for kk, pp in zip(k, p)):
+        if nd == 3:
+            got = f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} padH: {p[1]}"
+        else:  # 1-d runs as 2-d with a size-1 H
+            (kh, kw), (ph, pw) = ((1, *k), (0, *p)) if nd == 1 else (k, p)
+            got = f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}"
+        raise RuntimeError(
+            f"pad should be smaller than or equal to half of kernel size, but got {got}"
+        )
+    if style == "avg" and nd == 3 and any(i < kk for i, kk in zip(size, k)):
+        raise RuntimeError(
+            f"input image (T: {size[0]} H: {size[1]} W: {size[2]}) smaller than kernel size "
+            f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})"
+        )
     out = tuple(_out_len(*a, ceil_mode) for a in zip(size, k, s, p, d))
     if any(o < 1 for o in out):
         c = x.shape[-nd - 1]
@@ -138,6 +147,46 @@ def _geometry(x, nd, fn, kernel_size, stride, padding, dilation, ceil_mode, styl
             f"({'x'.join(map(str, (c, *out)))}). Output size is too small"
         )
     return k, s, p, d
+
+
+def _max1d_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """The checks of PyTorch's max_pool1d without indices, in its own words."""
+
+    def one(v, what: str, kinds: str = "an int, list of ints or tuple of ints") -> int:
+        if isinstance(v, (int, np.integer)):
+            return int(v)
+        if len(v) != 1:
+            raise RuntimeError(
+                f"max_pool1d() {what} must be {kinds} of size 1 but got size {len(v)}"
+            )
+        return int(v[0])
+
+    k = one(kernel_size, "kernel_size")
+    omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    s = k if omitted else one(stride, "stride", "None, an int, list of ints, or tuple of ints")
+    p, d = one(padding, "padding"), one(dilation, "dilation")
+    r = x.dim()
+    if r not in (2, 3) or x.shape[-1] == 0 or x.shape[-2] == 0:
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_shape(x)}"
+        )
+    for what, v in (("kernel_size", k), ("stride", s)):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    if p > k // 2:
+        raise RuntimeError(
+            "max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={p} and kernel_size={k}"
+        )
+    o = _out_len(x.shape[-1], k, s, p, d, ceil_mode)
+    if o < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {o}")
+    return (k,), (s,), (p,), (d,)
 
 
 # ------------------------------------------------------------------ windows
@@ -337,19 +386,27 @@ def _pool_errors(nd: int, max_pool: bool):
         yield ErrorInput(
             S((x, 2), {"padding": 2}),
             RuntimeError,
-            "pad should be at most half of effective kernel size",
+            r"pad(ding)? should be at most half of (effective )?kernel size",
         )
         yield ErrorInput(
-            S((x, 6)), RuntimeError, r"Calculated output size: .* Output size is too small"
+            S((x, 6)),
+            RuntimeError,
+            r"Output size is too small|Invalid computed output size|smaller than kernel size",
         )
-        yield ErrorInput(S((x, 2), {"stride": 0}), RuntimeError, "stride should not be zero")
-        yield ErrorInput(S((x, 2), {"padding": -1}), RuntimeError, "pad must be non-negative")
+        yield ErrorInput(
+            S((x, 2), {"stride": 0}), RuntimeError, "stride (should not be zero|must be greater)"
+        )
+        yield ErrorInput(
+            S((x, 2), {"padding": -1}), RuntimeError, "pad(ding)? must be non-negative"
+        )
         yield ErrorInput(S((x, (2,) * (nd + 1))), RuntimeError, "kernel_size")
         yield ErrorInput(S((make(sp),), {"kernel_size": 2}), RuntimeError, r"\dD|dimensions")
         yield ErrorInput(S((make((2, 0, *sp)), 2)), RuntimeError, "tensor")
         if max_pool:
             yield ErrorInput(
-                S((x, 2), {"dilation": 0}), RuntimeError, "dilation should be greater than zero"
+                S((x, 2), {"dilation": 0}),
+                RuntimeError,
+                "dilation (should|must) be greater than zero",
             )
 
     return errors
@@ -381,14 +438,15 @@ def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         ceil_mode: bool = False,
         return_indices: bool = False,
     ):
-        # PyTorch's 1-d path with indices is the one checked like avg_pool1d.
-        style = ("avg1d" if return_indices or always_indices else "max1d") if nd == 1 else "max"
-        k, s, p, d = _geometry(
-            input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
-        )
-        if nd == 1 and style == "max1d":
+        if nd == 1 and not (return_indices or always_indices):  # PyTorch's own 1-d path
+            k, s, p, d = _max1d_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)
             _check_dtype(input, "max_pool1d_impl")
-        _check_dtype(input, f"max_pool{max(nd, 2)}d", "int")
+        else:
+            style = "max1d" if nd == 1 else "max"
+            k, s, p, d = _geometry(
+                input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
+            )
+            _check_dtype(input, f"max_pool{max(nd, 2)}d", "int")
         values, indices = op.fn(input, k, s, p, d, bool(ceil_mode))
         return (values, indices) if return_indices or always_indices else values
 
@@ -669,7 +727,8 @@ def _adaptive_max(xp, input, output_size):
     win = xp.ascontiguousarray(input.reshape(planes, math.prod(size)).T)[table]
     values, arg = _first_max(xp, list(win))
     m = math.prod(output_size)
-    index = xp.take(table.reshape(-1), arg * m + xp.arange(m).reshape(output_size + (1,)))
+    at = arg.astype(xp.int64) * m + xp.arange(m).reshape(output_size + (1,))  # arg is uint8
+    index = xp.take(table.reshape(-1), at)
     return tuple(xp.moveaxis(a, -1, 0).reshape(lead + output_size) for a in (values, index))
 
 
@@ -842,7 +901,9 @@ def _lp_samples(nd: int):
 def _lp_errors(nd: int):
     def errors(make):
         yield ErrorInput(
-            S((make((1, 2, *(5,) * nd)), 2, 6)), RuntimeError, "Output size is too small"
+            S((make((1, 2, *(5,) * nd)), 2, 6)),
+            RuntimeError,
+            "Output size is too small|smaller than kernel size",
         )
 
     return errors
