@@ -291,3 +291,20 @@ def test_dtypes_without_a_kernel_raise_like_torch(name, a, kw, dtype):
     elif not name.endswith("3d"):
         x = x[0]
     assert_same_outcome(_pool(name, *a, **kw), x)
+
+
+def test_a_window_of_padding_only_feeds_no_gradient():
+    """Dilation can step a window over the whole input: its value is -inf and PyTorch's index
+    points past the plane (its backward writes there; not run here). No input gets a
+    gradient from it, and its tangent is 0."""
+    x = arr(1, 2, 1, 4, 2)
+    args = ([2, 4, 1], [1, 2, 1], [1, 1, 0], [2, 2, 1], True)
+    got, ref = run_both(lambda lib, x: lib.nn.functional.max_pool3d(x, *args, True), x)
+    assert_close(got, ref)
+    t = nt.tensor(x).requires_grad_(True)
+    (g,) = nt.autograd.grad(nt.nn.functional.max_pool3d(t, *args).sum(), t)
+    assert not g.numpy().any()
+    tangent = nt.func.jvp(
+        lambda v: nt.nn.functional.max_pool3d(v, *args), (t.detach(),), (t.detach(),)
+    )[1]
+    assert not tangent.numpy().any()

@@ -141,10 +141,10 @@ def _geometry(x, nd, fn, kernel_size, stride, padding, dilation, ceil_mode, styl
         )
     out = tuple(_out_len(*a, ceil_mode) for a in zip(size, k, s, p, d))
     if any(o < 1 for o in out):
-        c = x.shape[-nd - 1]
+        c = (x.shape[-nd - 1],) + ((1,) if nd == 1 else ())  # 1-d runs as 2-d with H = 1
         raise RuntimeError(
-            f"Given input size: ({'x'.join(map(str, (c, *size)))}). Calculated output size: "
-            f"({'x'.join(map(str, (c, *out)))}). Output size is too small"
+            f"Given input size: ({'x'.join(map(str, (*c, *size)))}). Calculated output size: "
+            f"({'x'.join(map(str, (*c, *out)))}). Output size is too small"
         )
     return k, s, p, d
 
@@ -287,6 +287,8 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
                 f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
                 f"{'x'.join(map(str, size))})"
             )
+    if not check and i.size and int(i.max()) >= n:
+        g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
     flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
     out = xp.zeros(planes * n, grad.dtype)
     if accumulate:
@@ -304,8 +306,16 @@ def _max_pool_gather(xp, input, indices, nd):
     n, m = math.prod(input.shape[-nd:]), math.prod(indices.shape[-nd:])
     x = input.reshape(input.shape[:-nd] + (n,))
     i = indices.reshape(indices.shape[:-nd] + (m,))
-    out = xp.take_along_axis(x, i, axis=-1)
+    past = i.size and int(i.max()) >= n  # see _past_the_plane
+    out = xp.take_along_axis(x, xp.minimum(i, n - 1) if past else i, axis=-1)
+    if past:
+        out = xp.where(i < n, out, 0)
     return out.reshape(out.shape[:-1] + indices.shape[-nd:])
+
+
+# _past_the_plane: with dilation, a window can hold padding only (its positions step over
+# the input); PyTorch's index for it points past the plane. No input feeds such an output,
+# so the scatter drops its gradient and the gather gives it a zero tangent.
 
 
 def _planes(op: Op) -> Callable:
