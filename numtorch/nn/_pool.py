@@ -925,14 +925,12 @@ lp_pool1d, lp_pool2d, lp_pool3d = (
         samples=_lp_samples(nd),
         error_samples=_lp_errors(nd),
         api=f"nn.functional.lp_pool{nd}d",
-    )  # fmt: skip
+    )
     for nd in (1, 2, 3)
 )
 
 
 # ------------------------------------------------------------------ max unpool
-
-
 def _max_unpool(xp, input, indices, output_size):
     return _scatter(xp, input, indices, tuple(output_size), False, check=True)
 
