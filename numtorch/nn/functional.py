@@ -92,16 +92,6 @@ from ._norm import (
 
 # padding and resampling
 from ._padding import pad
-from ._resample import (
-    affine_grid,
-    grid_sample,
-    interpolate,
-    pixel_shuffle,
-    pixel_unshuffle,
-    upsample,
-    upsample_bilinear,
-    upsample_nearest,
-)
 
 # pooling
 from ._pool import (
@@ -129,6 +119,16 @@ from ._pool import (
     max_unpool1d,
     max_unpool2d,
     max_unpool3d,
+)
+from ._resample import (
+    affine_grid,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
 )
 
 # reduction
