@@ -126,6 +126,12 @@ from .ops.linalg import (
 from .nn._activation import (
     celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_,
 )  # fmt: skip
+from .nn._conv import (
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)  # fmt: skip
+from .nn._pool import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d, max_pool3d
+from .nn._pool import adaptive_max_pool1d_with_indices as adaptive_max_pool1d
+from .nn._pool import max_pool1d_with_indices
 from .nn._distance import cdist, cosine_similarity, pairwise_distance, pdist
 from .nn._dropout import alpha_dropout, feature_alpha_dropout
 from .nn._embedding import torch_embedding as embedding

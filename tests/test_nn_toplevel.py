@@ -41,6 +41,19 @@ CASES = {
     "constant_pad_nd": ((X, [1, 2, 0, -1]), {"value": 0.5}),
     "pixel_shuffle": ((arr(1, 8, 2, 3), 2), {}),
     "pixel_unshuffle": ((arr(1, 2, 4, 6), 2), {}),
+    "conv1d": ((X, arr(2, 4, 3, seed=12)), {"padding": 1}),
+    "conv2d": ((X[None], arr(2, 3, 2, 2, seed=12)), {"stride": 2}),
+    "conv3d": ((X[None, None], arr(2, 1, 2, 2, 2, seed=12)), {}),
+    "conv_transpose1d": ((X, arr(4, 2, 3, seed=12)), {"stride": 2}),
+    "conv_transpose2d": ((X[None], arr(3, 2, 2, 2, seed=12)), {"output_padding": 1, "stride": 2}),
+    "conv_transpose3d": ((X[None, None], arr(1, 2, 2, 2, 2, seed=12)), {}),
+    "max_pool1d": ((X, 2), {}),
+    "max_pool1d_with_indices": ((X, 2, 1), {}),
+    "max_pool2d": ((X, 2), {"ceil_mode": True}),
+    "max_pool3d": ((X[None], 2), {}),
+    "avg_pool1d": ((X, 3, 1, 1), {}),
+    "adaptive_avg_pool1d": ((X, 3), {}),
+    "adaptive_max_pool1d": ((X, 3), {}),
     "kl_div": ((X[0], np.log(P)), {}),
     "binary_cross_entropy_with_logits": ((X[0], P / P.max()), {"reduction": 1}),
     "cosine_embedding_loss": ((X[0, :3], arr(3, 5, seed=11), SIGN3), {"reduction": 2}),
@@ -64,6 +77,9 @@ def test_top_level_form_matches_torch(name):
     def prog(lib, *a):
         first = a[0].detach().requires_grad_()
         out = getattr(lib, name)(before(first), *a[1:], **kwargs)
+        if isinstance(out, tuple):  # (values, indices)
+            (grad,) = lib.autograd.grad(out[0].sum(), first)
+            return out, grad
         (grad,) = lib.autograd.grad(out.sum(), first, allow_unused=True)
         return out, grad
 
