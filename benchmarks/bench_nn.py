@@ -2,8 +2,8 @@
 
 Each row first checks that both libraries compute the same numbers on the same data,
 then times the call (best of several, garbage collector off). The per-sample row also
-reports the peak memory the call adds (resident set size, each library measured in a
-fresh subprocess).
+reports the peak memory the call adds (resident set, each library in a fresh
+subprocess).
 
 python benchmarks/bench_nn.py
 """
@@ -11,7 +11,6 @@ python benchmarks/bench_nn.py
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 
@@ -181,18 +180,20 @@ def check(name: str, ours, theirs) -> None:
             raise AssertionError(f"{name}: numtorch differs from torch (relative {err:.2e})")
 
 
-def _rss_kib() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() // 1024
+def _status_kib(field: str) -> int:
+    """A memory figure of this process from /proc/self/status (VmRSS, VmHWM), in KiB."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
 
 
 def peak_memory(lib: str) -> float:
-    """MiB the per-sample call adds to the resident set, measured in a fresh process."""
+    """MiB the per-sample call adds to the resident set at its peak, measured in a fresh
+    process (VmHWM, unlike ru_maxrss, starts anew at exec)."""
     code = (
-        "import sys, json, resource; sys.path.insert(0, 'benchmarks'); import bench_nn as b; "
+        "import sys, json; sys.path.insert(0, 'benchmarks'); import bench_nn as b; "
         f"T = b.nt if {lib!r} == 'numtorch' else b.torch; run = b.per_sample_grads(T); "
-        "before = b._rss_kib(); run(); "
-        "print(json.dumps((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024))"
+        "before = b._status_kib('VmRSS'); run(); "
+        "print(json.dumps((b._status_kib('VmHWM') - before) / 1024))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
