@@ -156,3 +156,26 @@ def test_scatter_add_accumulates_duplicates(dtype, dim):
                 lambda lib, x, i, s: x.scatter_reduce(dim, i, s, reduce),
                 x, index, src, rtol=tol,
             )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+def test_index_put_accumulate_rows(dtype):
+    x = _data(dtype, 4, 4)
+    idx = np.array([[1, -1], [1, 0], [-4, 3]])
+    vals = _data(dtype, 3, 2, 4, seed=4)
+    tol = 1e-6 if dtype == "float32" else 1e-12
+    put = lambda lib, x, i, v: x.index_put((i,), v, accumulate=True)  # noqa: E731
+    assert_same(put, x, idx, vals, rtol=tol)
+    assert_same(put, x, idx, vals[0, 0], rtol=tol)  # one row broadcast to every index
+    assert_same(put, x, np.zeros(0, int), vals[0, :0], rtol=tol)
+    assert_same(lambda lib, x, i, v: x.index_put((i, i), v, accumulate=True), x, idx, vals[..., 0])
+    assert_same(put, x, np.array([True, False, True, True]), vals[:, 0], rtol=tol)
+
+
+def test_indexing_backward_accumulates_duplicate_rows():
+    def prog(lib, w, i):
+        w = w.requires_grad_()
+        (w[i] * lib.arange(3.0)).sum().backward()
+        return w.grad
+
+    assert_same(prog, arr(5, 3), np.array([0, 4, 0, -1, 2]))

@@ -432,7 +432,13 @@ def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
             k for part in key
             for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
         )  # fmt: skip
-        xp.add.at(out, key, values)
+        if len(key) == 1 and hasattr(key[0], "dtype"):  # whole rows: x[idx] += values
+            idx = key[0].reshape(-1)
+            rows = xp.broadcast_to(values, (*key[0].shape, *out.shape[1:]))
+            idx = xp.where(idx < 0, idx + out.shape[0], idx)
+            _add_rows(xp, out, idx, rows.reshape(idx.size, *out.shape[1:]))
+        else:
+            xp.add.at(out, key, values)
     else:
         out[key] = values
     return out
