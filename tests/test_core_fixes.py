@@ -179,3 +179,21 @@ def test_indexing_backward_accumulates_duplicate_rows():
         return w.grad
 
     assert_same(prog, arr(5, 3), np.array([0, 4, 0, -1, 2]))
+
+
+@pytest.mark.parametrize(
+    "sa, sb",
+    [
+        ((2, 3, 4), (5, 4, 2)),
+        ((6, 2, 3, 4), (5, 1, 4, 2)),
+        ((3, 2, 3, 4), (2, 6, 4, 2)),
+        ((2, 3, 4), (2, 5, 2)),
+        ((2, 2, 3, 4), (2, 5, 2)),
+        ((3, 4), (2, 5, 2)),
+        ((4,), (2, 5, 2)),
+        ((2, 3, 4), (5,)),
+        ((2, 3, 4), (5, 2)),
+    ],
+)
+def test_matmul_shapes_that_do_not_fit_raise_torchs_error(sa, sb):
+    assert_same_error(lambda lib, a, b: a @ b, arr(*sa), arr(*sb))

@@ -281,14 +281,19 @@ def run_kernel(op, arrays: list, attrs: dict):
 
 def _broadcast_message(inputs, error: ValueError) -> str | None:
     """PyTorch's text for operands that do not broadcast, when NumPy's broadcasting is what
-    failed: the shapes fold left to right, and a pair fails at its rightmost mismatch."""
+    failed (None otherwise)."""
     if not str(error).startswith("operands could not be broadcast together with shapes"):
         return None
+    return broadcast_mismatch(
+        a.shape for a in inputs if hasattr(a, "shape") and not isinstance(a, (list, tuple))
+    )
+
+
+def broadcast_mismatch(shapes) -> str | None:
+    """PyTorch's error text for shapes that do not broadcast, None if they do: the shapes
+    fold left to right, and a pair fails at its rightmost mismatch."""
     shape: tuple = ()
-    for a in inputs:
-        s = getattr(a, "shape", None)
-        if s is None or isinstance(a, (list, tuple)):
-            continue
+    for s in shapes:
         n = max(len(shape), len(s))
         sa, sb = (1,) * (n - len(shape)) + tuple(shape), (1,) * (n - len(s)) + tuple(s)
         for i in range(n - 1, -1, -1):
