@@ -63,3 +63,30 @@ def test_grad_recording_happens_at_level_zero_under_a_transform():
     inner = T.unwrap(y)
     inner.backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_detach_under_the_trace_is_a_traced_value_without_grad():
+    x = nt.tensor([1.0, 2.0], requires_grad=True)
+    with TraceInterpreter() as T:
+        d = T.wrap(x * 2).detach()
+        y = d + 1
+    assert isinstance(d, TraceTensor) and not d.requires_grad
+    assert [c[0].name for c in T.calls] == ["add"]
+    np.testing.assert_allclose(T.unwrap(y).numpy(), [3.0, 5.0])
+    assert T.unwrap(y).grad_fn is None
+
+
+def test_inplace_ops_under_the_trace_write_the_inner_values():
+    base, plain = nt.zeros(2, 3), nt.zeros(2, 3)
+    with TraceInterpreter() as T:
+        x = T.wrap(nt.arange(6.0).reshape(2, 3))
+        y = T.wrap(base)
+        assert y.add_(x) is y
+        y[0] = 5.0
+        y[1].mul_(2)  # through a view
+        plain.add_(x)
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            T.wrap(nt.zeros(3)).add_(x)
+    np.testing.assert_allclose(base.numpy(), [[5, 5, 5], [6, 8, 10]])
+    np.testing.assert_allclose(plain.numpy(), np.arange(6.0).reshape(2, 3))
+    assert [c[0].name for c in T.calls][:1] == ["add"]

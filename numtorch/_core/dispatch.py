@@ -258,7 +258,13 @@ def run_kernel(op, arrays: list, attrs: dict):
     odt = None
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
-    out = op.kernel(xp, *arrays, **attrs)
+    try:
+        out = op.kernel(xp, *arrays, **attrs)
+    except ValueError as e:
+        msg = _broadcast_message(arrays[: op.nin], e)
+        if msg is None:
+            raise
+        raise RuntimeError(msg) from None
     if op.nout == 1:
         if type(out) is not _ndarray:
             out = xp.asarray(out)
@@ -271,6 +277,33 @@ def run_kernel(op, arrays: list, attrs: dict):
             o = xp.asarray(o)
         outs.append(o)
     return tuple(outs)
+
+
+def _broadcast_message(inputs, error: ValueError) -> str | None:
+    """PyTorch's text for operands that do not broadcast, when NumPy's broadcasting is what
+    failed (None otherwise)."""
+    if not str(error).startswith("operands could not be broadcast together with shapes"):
+        return None
+    return broadcast_mismatch(
+        a.shape for a in inputs if hasattr(a, "shape") and not isinstance(a, (list, tuple))
+    )
+
+
+def broadcast_mismatch(shapes) -> str | None:
+    """PyTorch's error text for shapes that do not broadcast, None if they do: the shapes
+    fold left to right, and a pair fails at its rightmost mismatch."""
+    shape: tuple = ()
+    for s in shapes:
+        n = max(len(shape), len(s))
+        sa, sb = (1,) * (n - len(shape)) + tuple(shape), (1,) * (n - len(s)) + tuple(s)
+        for i in range(n - 1, -1, -1):
+            if sa[i] != sb[i] and sa[i] != 1 and sb[i] != 1:
+                return (
+                    f"The size of tensor a ({sa[i]}) must match the size of tensor b ({sb[i]}) "
+                    f"at non-singleton dimension {i}"
+                )
+        shape = tuple(y if x == 1 else x for x, y in zip(sa, sb))
+    return None
 
 
 def write_out(out, result):

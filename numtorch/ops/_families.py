@@ -175,6 +175,13 @@ def integral_errors(name: str, nin: int) -> Callable:
 
 
 # ------------------------------------------------------------------ generators
+# A kernel decorator: inf and nan come out silently, as in PyTorch, whatever NumPy's error
+# state (no RuntimeWarning, no FloatingPointError under np.seterr(all="raise")). Costs about
+# a microsecond a call, so only kernels that make inf/nan from finite inputs (division,
+# logarithms, overflow, domain errors) take it. A decorator only: never ``with silent:``.
+silent = np.errstate(all="ignore")
+
+
 def elementwise_op(
     name: str,
     kernel: Callable,
@@ -184,13 +191,17 @@ def elementwise_op(
     prepare: Callable | None = promote,
     dtypes: tuple[str, ...] = FLOATS,
     test: dict | None = None,
+    ieee: bool = False,
     **kw,
 ) -> Op:
     """An elementwise op of any number of broadcasting operands, with the family's defaults:
     PyTorch's type promotion, ``out=``, the elementwise batch rule, the Tensor method and
     the in-place form of each method name (``methods=("ne", "not_equal")`` gives ``ne_``
     and ``not_equal_`` too; False turns either off). ``dtypes`` are the dtypes the generic
-    tests run in. ``jvp=ELEMENTWISE`` derives the tangent from the vjp formulas."""
+    tests run in. ``jvp=ELEMENTWISE`` derives the tangent from the vjp formulas. ``ieee``:
+    the kernel makes inf/nan from finite inputs, silently (``silent``)."""
+    if ieee:
+        kernel = silent(kernel)
     kw.setdefault("out", True)
     kw.setdefault("batch_rule", elementwise())
     methods = kw.setdefault("methods", True)
@@ -297,6 +308,7 @@ __all__ = [
     "promote",
     "promote_float",
     "promote_integral",
+    "silent",
     "to_float",
     "unary",
     "unary_samples",

@@ -213,7 +213,7 @@ div = binary(
         (tinput - tother * result) / other if rounding_mode is None else result * 0
     ),
     prepare=_prep_div, samples=_div_samples, error_samples=_div_errors,
-    dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"),
+    dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"), ieee=True,
 )  # fmt: skip
 
 
@@ -238,7 +238,7 @@ def _floor_divide(xp, input, other):
 floor_divide = binary(
     "floor_divide", _floor_divide, dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
-    error_samples=_bool_errors("div_floor_cpu"),
+    error_samples=_bool_errors("div_floor_cpu"), ieee=True,
 )  # fmt: skip
 
 
@@ -302,7 +302,7 @@ def _pow_errors(make):
 
 pow = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
-    samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT,
+    samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
 )  # fmt: skip
 
 
@@ -329,7 +329,7 @@ def _float_power_inplace(self: Tensor, exponent) -> Tensor:
 float_power = binary(
     "float_power", lambda xp, input, exponent: xp.power(input, exponent),
     (_pow_dbase, _pow_dexp), ELEMENTWISE, prepare=_prep_float_power, inplace=False,
-    samples=_pow_samples, dtypes=FLOATS_INT, node_name="PowBackward1",
+    samples=_pow_samples, dtypes=FLOATS_INT, node_name="PowBackward1", ieee=True,
 )  # fmt: skip
 
 
@@ -482,14 +482,14 @@ remainder = binary(
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="floor")),
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
-    dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"),
+    dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"), ieee=True,
 )  # fmt: skip
 fmod = binary(
     "fmod", _fmod,
     (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="trunc")),
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
-    error_samples=_bool_errors("fmod_cpu"),
+    error_samples=_bool_errors("fmod_cpu"), ieee=True,
 )  # fmt: skip
 
 
@@ -506,7 +506,7 @@ atan2 = binary(
 hypot = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
-    ELEMENTWISE, scalars=(),
+    ELEMENTWISE, scalars=(), ieee=True,
 )  # fmt: skip
 
 
@@ -536,7 +536,7 @@ def _xlogy_dinput(g, input, other):
 xlogy = binary(
     "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
     ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
-    samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3),
+    samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3), ieee=True,
 )  # fmt: skip
 
 
@@ -548,13 +548,13 @@ logaddexp = binary(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result),
      lambda g, other, result: g * _logaddexp_w(other, result)),
-    ELEMENTWISE, scalars=(), inplace=False,
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True,
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
      lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
-    ELEMENTWISE, scalars=(), inplace=False,
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True,
 )  # fmt: skip
 
 
@@ -661,7 +661,7 @@ addcdiv = elementwise_op(
     (lambda g: g, lambda g, tensor2, value: g * value / tensor2,
      lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
     ELEMENTWISE,
-    samples=_addc_samples(True),
+    samples=_addc_samples(True), ieee=True,
     error_samples=lambda make: [ErrorInput(
         S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
     )],

@@ -51,6 +51,48 @@ def _scatter_key(xp, index, dim: int) -> tuple:
     return tuple(grids)
 
 
+# ------------------------------------------------------------------ accumulation
+# ufunc.at is fast on one flat index into a 1-d array (NumPy's indexed loops) and slow on
+# tuples of index arrays or on whole rows; these two reduce accumulations to fast cases.
+def _flat_at(xp, ufunc: str, out, key: tuple, vals) -> None:
+    """``ufunc.at(out, key, vals)`` in place: ``key`` holds one index array per dim of
+    ``out`` (broadcasting together to ``vals``' shape); duplicates accumulate."""
+    at = getattr(xp, ufunc).at
+    if not out.flags.c_contiguous:
+        at(out, key, vals)
+        return
+    lin = 0
+    for k, stride in zip(key, out.strides):
+        lin = lin + k.astype(xp.intp, copy=False) * (stride // out.itemsize)
+    if hasattr(vals, "shape") and vals.ndim:
+        lin = xp.broadcast_to(lin, vals.shape)
+        vals = vals.reshape(-1)
+    at(out.reshape(-1), lin.reshape(-1), vals)
+
+
+_SPARSE_DTYPES = frozenset(
+    np.dtype(t) for t in ("int8", "uint8", "int16", "int32", "int64", "float32", "float64",
+                          "complex64", "complex128")
+)  # fmt: skip
+
+
+def _add_rows(xp, out, index, src) -> None:
+    """``out[index[k]] += src[k]`` along axis 0 in place; duplicate indices accumulate. On
+    NumPy this is one sparse one-hot (rows x len(index)) product with ``src``."""
+    k = index.shape[0]
+    if k == 0 or out.size == 0:
+        return
+    if xp is not np or out.dtype not in _SPARSE_DTYPES:
+        xp.add.at(out, index, src)
+        return
+    import scipy.sparse
+
+    onehot = scipy.sparse.csc_matrix(
+        (np.ones(k, out.dtype), index, np.arange(k + 1)), shape=(out.shape[0], k)
+    )
+    out += (onehot @ src.reshape(k, -1)).reshape(out.shape)
+
+
 def _region(a, shape) -> object:
     """The leading ``shape`` block of ``a`` (a source larger than its index)."""
     if not hasattr(a, "shape") or tuple(a.shape) == tuple(shape):
@@ -390,7 +432,13 @@ def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
             k for part in key
             for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
         )  # fmt: skip
-        xp.add.at(out, key, values)
+        if len(key) == 1 and hasattr(key[0], "dtype"):  # whole rows: x[idx] += values
+            idx = key[0].reshape(-1)
+            rows = xp.broadcast_to(values, (*key[0].shape, *out.shape[1:]))
+            idx = xp.where(idx < 0, idx + out.shape[0], idx)
+            _add_rows(xp, out, idx, rows.reshape(idx.size, *out.shape[1:]))
+        else:
+            xp.add.at(out, key, values)
     else:
         out[key] = values
     return out
@@ -796,9 +844,10 @@ def _scatter_core(xp, input, index, src, *, dim, reduce=None, name="scatter"):
     if reduce is None:
         out[key] = vals
     elif reduce in ("add", "sum"):
-        xp.add.at(out, key, xp.broadcast_to(xp.asarray(vals, dtype=out.dtype), index.shape))
+        _flat_at(xp, "add", out, key, xp.broadcast_to(xp.asarray(vals, out.dtype), index.shape))
     elif reduce in ("multiply", "prod"):
-        xp.multiply.at(out, key, xp.broadcast_to(xp.asarray(vals, dtype=out.dtype), index.shape))
+        vals = xp.broadcast_to(xp.asarray(vals, out.dtype), index.shape)
+        _flat_at(xp, "multiply", out, key, vals)
     else:
         raise RuntimeError("reduce argument must be either add or multiply.")
     return out
@@ -946,10 +995,10 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
             out[key] = ident[reduce]
         else:
             out[key] = vals.max() if reduce == "amin" else vals.min()
-    getattr(xp, _REDUCE_AT[reduce]).at(out, key, vals)
+    _flat_at(xp, _REDUCE_AT[reduce], out, key, vals)
     if reduce == "mean":
         cnt = xp.zeros(input.shape, dtype=xp.int64) + int(include_self)
-        xp.add.at(cnt, key, 1)
+        _flat_at(xp, "add", cnt, key, 1)
         cnt = xp.maximum(cnt, 1)
         out = out // cnt if out.dtype.kind in "iu" else out / cnt
     return out.reshape(shape0).astype(input.dtype)
@@ -970,7 +1019,7 @@ def _sr_stats(xp, input, index, src, result, dim, reduce, include_self):
         return keep, xp.ones(index.shape)
     if reduce == "mean":
         cnt = xp.zeros(input.shape) + int(include_self)
-        xp.add.at(cnt, key, 1)
+        _flat_at(xp, "add", cnt, key, 1)
         inv = 1 / xp.maximum(cnt, 1)
         w = keep * inv if include_self else keep
         return w, inv[key]
@@ -978,7 +1027,7 @@ def _sr_stats(xp, input, index, src, result, dim, reduce, include_self):
     tie_in = (input == result) * keep
     tie_src = (vals == result[key]).astype(input.dtype)
     n = tie_in.copy()
-    xp.add.at(n, key, tie_src)
+    _flat_at(xp, "add", n, key, tie_src)
     n = xp.maximum(n, 1)
     return tie_in / n, tie_src / n[key]
 
@@ -1268,7 +1317,7 @@ def _index_add(xp, input, index, source, dim, *, alpha=1):
         out[...] += (source.sum() if hasattr(source, "sum") else source) * alpha
         return out
     src = source if alpha == 1 else source * alpha
-    xp.add.at(_moved(out, dim), index.reshape(-1), _moved(xp.asarray(src, dtype=out.dtype), dim))
+    _add_rows(xp, _moved(out, dim), index.reshape(-1), _moved(xp.asarray(src, out.dtype), dim))
     return out
 
 

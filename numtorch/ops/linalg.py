@@ -6,12 +6,13 @@ every vjp/jvp is written with numtorch ops, so it is differentiable again.
 
 from __future__ import annotations
 
+import math
 import string
 
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.dispatch import dispatch
+from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
@@ -295,6 +296,26 @@ def _matmul_check(sa: tuple, sb: tuple) -> None:
             m1 = "x".join(map(str, sa if na == 2 else (1, ka)))
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({m1} and {sb[0]}x{sb[-1]})"
+            )
+        if nb <= 2:  # PyTorch folds input's batch into its rows
+            rows = math.prod(sa[:-1])
+            if nb == 1:
+                raise RuntimeError(
+                    f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec ({kb})"
+                )
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and {sb[0]}x{sb[1]})"
+            )
+    if nb >= 3:  # a batched product: the batch dims broadcast
+        batch = (sa[:-2], sb[:-2])
+        text = broadcast_mismatch(batch)
+        if text is not None:
+            raise RuntimeError(text)
+        if ka != kb:
+            n = math.prod(np.broadcast_shapes(*batch))
+            raise RuntimeError(
+                f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {ka}] "
+                f"but got: [{n}, {kb}]."
             )
 
 

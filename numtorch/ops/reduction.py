@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.op import LINEAR, Op, defop, named, tensor_methods
 from ..testing.samples import ErrorInput, S
 from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
-from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, to_float
+from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
 from .binary import maximum, minimum
 from .comparison import where
 from .creation import arange, as_tensor, full, ones_like, zeros_like
@@ -924,21 +924,28 @@ def softmax_dim(ndim: int) -> int:
 def _softmax_kernel(log: bool):
     """softmax or log_softmax along one dim, shifted by the maximum for stability."""
 
+    name = "log_softmax" if log else "softmax"
+
     def kernel(xp, x, dim, *, dtype=None):
         if dtype is not None:
             x = x.astype(dtype.np)
         d = dim1(dim, x.ndim)
-        if x.ndim == 0:
-            return xp.zeros_like(x) if log else xp.ones_like(x)
         if x.size == 0:
             return x.copy()
+        if x.dtype.kind not in "f":
+            impl = "_lastdim" if d == _pymax(x.ndim - 1, 0) else ""
+            raise NotImplementedError(
+                f"\"{name}{impl}_kernel_impl\" not implemented for '{dt.of(x).scalar_name}'"
+            )
+        if x.ndim == 0:
+            return xp.zeros_like(x) if log else xp.ones_like(x)
         s = x - xp.amax(x, axis=d, keepdims=True)
         if log:
             return s - xp.log(xp.exp(s).sum(axis=d, keepdims=True))
         e = xp.exp(s)
         return e / e.sum(axis=d, keepdims=True)
 
-    return kernel
+    return silent(kernel)  # a row of all -inf gives nan, as in PyTorch
 
 
 def _sm_samples(make):
@@ -952,6 +959,13 @@ def _sm_samples(make):
 
 def _sm_errors(make):
     yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
+    ints = make((2, 3), dtype=np.int64)
+    yield ErrorInput(
+        S((ints, 1)), NotImplementedError, "_lastdim_kernel_impl\" not implemented for 'Long'"
+    )
+    yield ErrorInput(
+        S((ints, 0)), NotImplementedError, "softmax_kernel_impl\" not implemented for 'Long'"
+    )
 
 
 def _sm_op(name, kernel, vjp, jvp):

@@ -38,7 +38,7 @@ _RAD = 180.0 / math.pi
 
 
 def _not_implemented(kernel_name: str, a) -> None:
-    raise RuntimeError(f"\"{kernel_name}\" not implemented for '{dt.of(a).scalar_name}'")
+    raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{dt.of(a).scalar_name}'")
 
 
 def _special(xp):
@@ -68,7 +68,9 @@ def _zeros(g):
 def _err(make, kernel_name, dtype=np.bool_, **kwargs):
     """The error of a kernel that has no version for ``dtype``."""
     return ErrorInput(
-        S((make((3,), dtype=dtype),), kwargs), RuntimeError, f'"{kernel_name}" not implemented'
+        S((make((3,), dtype=dtype),), kwargs),
+        NotImplementedError,
+        f'"{kernel_name}" not implemented',
     )
 
 
@@ -176,20 +178,25 @@ square = unary(
 )  # fmt: skip
 
 # ------------------------------------------------------------------ exponentials and logarithms
-_LOG = {"dtypes": FLOATS_INT, "low": 0.1, "high": 3.0}
-exp = unary("exp", _ufunc("exp"), lambda g, result: g * result, ELEMENTWISE, dtypes=FLOATS_INT_BOOL)
+_LOG = {"dtypes": FLOATS_INT, "low": 0.1, "high": 3.0, "ieee": True}
+exp = unary(
+    "exp", _ufunc("exp"), lambda g, result: g * result, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    ieee=True,
+)  # fmt: skip
 exp2 = unary(
-    "exp2", _ufunc("exp2"), lambda g, result: g * result * _LN2, ELEMENTWISE, dtypes=FLOATS_INT_BOOL
-)
+    "exp2", _ufunc("exp2"), lambda g, result: g * result * _LN2, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    ieee=True,
+)  # fmt: skip
 expm1 = unary(
-    "expm1", _ufunc("expm1"), lambda g, result: g * (result + 1), ELEMENTWISE, dtypes=FLOATS_INT
-)
+    "expm1", _ufunc("expm1"), lambda g, result: g * (result + 1), ELEMENTWISE, dtypes=FLOATS_INT,
+    ieee=True,
+)  # fmt: skip
 log = unary("log", _ufunc("log"), lambda g, input: g / input, ELEMENTWISE, **_LOG)
 log2 = unary("log2", _ufunc("log2"), lambda g, input: g / (input * _LN2), ELEMENTWISE, **_LOG)
 log10 = unary("log10", _ufunc("log10"), lambda g, input: g / (input * _LN10), ELEMENTWISE, **_LOG)
 log1p = unary(
     "log1p", _ufunc("log1p"), lambda g, input: g / (input + 1), ELEMENTWISE, dtypes=FLOATS_INT,
-    low=-0.9, high=3.0,
+    low=-0.9, high=3.0, ieee=True,
 )  # fmt: skip
 sqrt = unary("sqrt", _ufunc("sqrt"), lambda g, result: g / (result * 2), ELEMENTWISE, **_LOG)
 rsqrt = unary(
@@ -198,11 +205,11 @@ rsqrt = unary(
 )  # fmt: skip
 reciprocal = unary(
     "reciprocal", _ufunc("reciprocal"), lambda g, result: -g * result * result, ELEMENTWISE,
-    dtypes=FLOATS_INT, exclude_zero=True,
+    dtypes=FLOATS_INT, exclude_zero=True, ieee=True,
 )  # fmt: skip
 
 # ------------------------------------------------------------------ trigonometric and hyperbolic
-_UNIT = {"dtypes": FLOATS_INT, "low": -0.9, "high": 0.9}
+_UNIT = {"dtypes": FLOATS_INT, "low": -0.9, "high": 0.9, "ieee": True}
 sin = unary("sin", _ufunc("sin"), lambda g, input: g * input.cos(), ELEMENTWISE, dtypes=FLOATS_INT)
 cos = unary("cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=FLOATS_INT)
 tan = unary(
@@ -222,11 +229,13 @@ atan = unary(
     methods=("atan", "arctan"),
 )  # fmt: skip
 sinh = unary(
-    "sinh", _ufunc("sinh"), lambda g, input: g * input.cosh(), ELEMENTWISE, dtypes=FLOATS_INT
-)
+    "sinh", _ufunc("sinh"), lambda g, input: g * input.cosh(), ELEMENTWISE, dtypes=FLOATS_INT,
+    ieee=True,
+)  # fmt: skip
 cosh = unary(
-    "cosh", _ufunc("cosh"), lambda g, input: g * input.sinh(), ELEMENTWISE, dtypes=FLOATS_INT
-)
+    "cosh", _ufunc("cosh"), lambda g, input: g * input.sinh(), ELEMENTWISE, dtypes=FLOATS_INT,
+    ieee=True,
+)  # fmt: skip
 tanh = unary(
     "tanh",
     _ufunc("tanh"),
@@ -240,7 +249,7 @@ asinh = unary(
 )  # fmt: skip
 acosh = unary(
     "acosh", _ufunc("arccosh"), lambda g, input: g * (input * input - 1).rsqrt(), ELEMENTWISE,
-    dtypes=FLOATS_INT, low=1.1, high=3.0, methods=("acosh", "arccosh"),
+    dtypes=FLOATS_INT, low=1.1, high=3.0, methods=("acosh", "arccosh"), ieee=True,
 )  # fmt: skip
 atanh = unary(
     "atanh", _ufunc("arctanh"), lambda g, input: g / (1 - input * input), ELEMENTWISE,
@@ -279,7 +288,9 @@ sigmoid = unary(
     "sigmoid", lambda xp, input: _special(xp).expit(input),
     lambda g, result: g * result * (1 - result), ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
-logit = unary("logit", _logit, _logit_grad, ELEMENTWISE, dtypes=FLOATS_INT, samples=_logit_samples)
+logit = unary(
+    "logit", _logit, _logit_grad, ELEMENTWISE, dtypes=FLOATS_INT, samples=_logit_samples, ieee=True
+)
 erf = unary(
     "erf", lambda xp, input: _special(xp).erf(input),
     lambda g, input: g * (-input * input).exp() * _2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,

@@ -7,11 +7,16 @@ the op again one level down, re-wrap the outputs) without changing any values.
 from __future__ import annotations
 
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.inplace import commit
 from .._core.tensor import Tensor
 
 
 class TraceTensor(WrapperTensor):
     __slots__ = ()
+
+    def detach(self) -> Tensor:
+        """The inner value detached, traced again (detach is not an op, so it is not recorded)."""
+        return self._interp.wrap(self._inner.detach())
 
 
 class TraceInterpreter(Interpreter):
@@ -31,6 +36,11 @@ class TraceInterpreter(Interpreter):
         if isinstance(x, (list, tuple)):
             return type(x)(self.unwrap(v) for v in x)
         return x
+
+    def commit(self, target: Tensor, result: Tensor, op=None) -> None:
+        """An in-place write: the inner values in place (the trace changes no values; the
+        write itself is recorded as the functional op call that computed ``result``)."""
+        commit(self.unwrap(target), self.unwrap(result), op)
 
     def process(self, op, args, attrs):
         inner = tuple(self.unwrap(a) for a in args)
