@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, wrap_dim
 from ..ops._batching import batch_first, front, rule_generator
 from ..ops.comparison import where
 from ..ops.creation import tensor as _tensor
@@ -410,7 +410,11 @@ def _pool_errors(nd: int, max_pool: bool):
             S((x, 2), {"padding": -1}), RuntimeError, "pad(ding)? must be non-negative"
         )
         yield ErrorInput(S((x, (2,) * (nd + 1))), RuntimeError, "kernel_size")
-        yield ErrorInput(S((make(sp),), {"kernel_size": 2}), RuntimeError, r"\dD|dimensions")
+        if nd == 2 and not max_pool:
+            rank_error = (IndexError, "Dimension out of range")
+        else:
+            rank_error = (RuntimeError, r"\dD|dimensions")
+        yield ErrorInput(S((make(sp),), {"kernel_size": 2}), *rank_error)
         yield ErrorInput(S((make((2, 0, *sp)), 2)), RuntimeError, "tensor")
         if max_pool:
             yield ErrorInput(
@@ -612,6 +616,8 @@ def _avg_pool_fn(nd: int) -> Callable:
 
     def check(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         style = "avg1d" if nd == 1 else "avg"
+        if nd == 2:
+            wrap_dim(-3, input.dim())  # PyTorch reads the channel dim first: an IndexError
         k, s, p, _ = _geometry(input, nd, name, kernel_size, stride, padding, 1, ceil_mode, style)
         if divisor_override is not None and divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
