@@ -110,10 +110,11 @@ def _group_rows(xp, y, groups):
 def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
     n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
     blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
-    cols = _cols(xp, input, kernel, stride, padding, dilation, blocks)
+    v = _windows(xp, _pad(xp, input, padding), kernel, stride, dilation, blocks)
     w = weight.reshape(groups, o // groups, _prod(weight.shape[1:]))
-    out = xp.matmul(w, cols.reshape(groups, w.shape[2], n * _prod(blocks)))  # (G, O/G, N*L)
-    return xp.ascontiguousarray(out.reshape(o, n, *blocks).swapaxes(0, 1))
+    # One GEMM per sample and group, straight into the (N, O, L) layout of the result.
+    cols = xp.ascontiguousarray(v).reshape(n, groups, w.shape[2], _prod(blocks))
+    return xp.matmul(w, cols).reshape(n, o, *blocks)
 
 
 def _convolution_input_grad(
