@@ -897,6 +897,18 @@ def _shuffle_errors(name: str, factor: str):
     return errors
 
 
+def _shuffle_factor(input: Tensor, r: int, name: str, what: str) -> int:
+    """PyTorch's checks shared by pixel_shuffle and pixel_unshuffle; returns the factor."""
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"{name} expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
+        )
+    if r <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {r}")
+    return r
+
+
 @composite(
     samples=_shuffle_samples,
     error_samples=_shuffle_errors("pixel_shuffle", "upscale_factor"),
@@ -904,14 +916,7 @@ def _shuffle_errors(name: str, factor: str):
 )
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) to (*, C, H r, W r)."""
-    r = upscale_factor
-    if input.dim() < 3:
-        raise RuntimeError(
-            "pixel_shuffle expects input to have at least 3 dimensions, but got input with "
-            f"{input.dim()} dimension(s)"
-        )
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    r = _shuffle_factor(input, upscale_factor, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(
@@ -931,14 +936,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 )
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) to (*, C r^2, H, W)."""
-    r = downscale_factor
-    if input.dim() < 3:
-        raise RuntimeError(
-            "pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
-            f"{input.dim()} dimension(s)"
-        )
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    r = _shuffle_factor(input, downscale_factor, "pixel_unshuffle", "downscale_factor")
     *lead, c, h, w = input.shape
     for name, n, d in (("height", h, -2), ("width", w, -1)):
         if n % r:
