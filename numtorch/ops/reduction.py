@@ -939,11 +939,13 @@ def _softmax_kernel(log: bool):
             )
         if x.ndim == 0:
             return xp.zeros_like(x) if log else xp.ones_like(x)
-        s = x - xp.amax(x, axis=d, keepdims=True)
+        s = x - xp.amax(x, axis=d, keepdims=True)  # then in place: one pass less each
         if log:
-            return s - xp.log(xp.exp(s).sum(axis=d, keepdims=True))
-        e = xp.exp(s)
-        return e / e.sum(axis=d, keepdims=True)
+            s -= xp.log(xp.exp(s).sum(axis=d, keepdims=True))
+            return s
+        xp.exp(s, out=s)
+        s /= s.sum(axis=d, keepdims=True)
+        return s
 
     return silent(kernel)  # a row of all -inf gives nan, as in PyTorch
 
