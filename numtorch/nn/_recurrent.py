@@ -15,11 +15,13 @@ xg (..., T, N, G), states (..., N, H), weights (..., G, H), b_hh (..., G).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
 from .._core.dispatch import dispatch
-from .._core.op import ErrorInput, composite, defop
+from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
 from ..func import jvp as _func_jvp
 from ..func import vjp as _func_vjp
@@ -199,6 +201,18 @@ def _full(xp, arrays, cores, ins, in_cores) -> tuple:
     )
 
 
+def _lead_of(ts: Sequence[Tensor], cores: Sequence[int]) -> tuple:
+    return tuple(np.broadcast_shapes(*(tuple(t.shape)[: t.dim() - k] for t, k in zip(ts, cores))))
+
+
+def _expand(ts: Sequence[Tensor], cores: Sequence[int], lead: tuple) -> tuple:
+    """Each tensor broadcast to the leading dims ``lead`` (its core dims kept)."""
+    return tuple(
+        t if tuple(t.shape)[: t.dim() - k] == lead else t.expand(*lead, *t.shape[t.dim() - k :])
+        for t, k in zip(ts, cores)
+    )
+
+
 def _scan_rule_of(op, cores: Sequence[Sequence[int]]) -> Callable:
     """vmap: the batch dim goes in front of each batched operand's leading dims, padded
     so that batch dims line up; unbatched operands broadcast. Results: batch first."""
@@ -227,10 +241,50 @@ def _scan_rule_of(op, cores: Sequence[Sequence[int]]) -> Callable:
 _scan_rule = rule_generator(_scan_rule_of)
 
 
-def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in: int):
-    """The forward and backward scan primitives of one cell type."""
+class _Scan(NamedTuple):
+    """One cell type's scan primitives, and the scan's gradient as a function of the
+    scan's inputs alone (the backward primitive's test path)."""
+
+    fwd: Op
+    bwd: Op
+    grad: Callable
+
+
+def _scan_samples(name: str, n_state: int, n_in: int, backward: bool = False) -> Callable:
+    """Scan inputs ``[xg, *states, *weights]`` (and, for the backward, output cotangents)."""
+    gates = {"gru": 3, "lstm": 4, "lstm_proj": 4}.get(name, 1)
+    proj = n_in == 5
+
+    def ins(make, T, N, H, lead=(), wlead=(), transposed=False):
+        P, G = (H - 1 if proj else H), gates * H
+        xs = [make((*lead, T, N, G)), *[make((*lead, N, P)), make((*lead, N, H))][:n_state]]
+        xs.append(make((*wlead, P, G)).swapaxes(-1, -2) if transposed else make((*wlead, G, P)))
+        xs += [make((*wlead, G))] if name == "gru" else [make((*wlead, P, H))] if proj else []
+        if not backward:
+            return (xs,)
+        full = np.broadcast_shapes(lead, wlead) + (T, N)
+        return xs, [make((*full, P)), make((*full, H))][:n_state]
+
+    def samples(make):
+        yield S(ins(make, 3, 2, 3, transposed=True), name="transposed W_hh")
+        yield S(ins(make, 2, 2, 2, lead=(2,), wlead=(2,)), name="leading dims")
+        yield S(ins(make, 2, 1, 2, lead=(2,)), name="leading dims, unbatched weights")
+        yield S(ins(make, 2, 0, 2), name="empty batch")
+
+    return samples
+
+
+def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in: int) -> _Scan:
+    """The forward and backward scan primitives of one cell type.
+
+    Neither has a PyTorch counterpart: finite differences check them. The backward's
+    samples go through ``grad`` (``outs`` recomputed as ``scan(ins)``), not through the
+    primitive itself: its formulas carry the whole derivative through ``ins`` and give
+    ``outs`` none, which is right only where ``outs`` are the scan's results, and finite
+    differences in ``outs`` alone would measure a derivative the op never claims."""
     cores_in = (3,) + (2,) * n_state + (2, 1 if name == "gru" else 2)[: n_in - 1 - n_state]
     cores_out = (3,) * n_state
+    api = f"nn._recurrent._SCANS.{name}"
 
     def forward_kernel(xp, ins):
         F = _Arrays(xp)
@@ -263,21 +317,25 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
 
     fwd = defop(
         name + "_scan", forward_kernel, nin=1, list_inputs=(0,), nout=n_state,
-        vjp=scan_vjp, jvp=scan_jvp, batch_rule=_scan_rule((cores_in,)),
+        vjp=scan_vjp, jvp=scan_jvp, batch_rule=_scan_rule((cores_in,)), api=api + ".fwd.fn",
+        samples=_scan_samples(name, n_state, n_in), test={"no_oracle": True},
     )  # fmt: skip
 
     # The scan's gradient as a function of ``ins`` and ``gouts`` alone: ``outs`` are the
     # scan's results (F(ins) wherever the graph has them), so differentiating through
     # ``ins`` with the reference step gives the whole derivative; ``outs`` get none.
+    # Like the kernel, it gives every input's gradient the leading dims of all operands.
     def pullback(ins, gouts):
-        return _func_vjp(reference, *ins)[1](tuple(gouts))
+        lead = _lead_of([*ins, *gouts], cores_in + cores_out)
+        ins, gouts = _expand(ins, cores_in, lead), _expand(gouts, cores_out, lead)
+        return _func_vjp(reference, *ins)[1](gouts)
 
     def bwd_vjp(g, ins, gouts):
         return list(_func_vjp(lambda *a: pullback(a, gouts), *ins)[1](tuple(g)))
 
     def bwd_vjp_gouts(g, ins):  # the pullback is linear in gouts: its transpose is the jvp
-        out = _func_jvp(reference, tuple(ins), tuple(g))[1]
-        return list(out)
+        lead = tuple(g[0].shape[: g[0].dim() - 3])
+        return list(_func_jvp(reference, _expand(ins, cores_in, lead), tuple(g))[1])
 
     def bwd_jvp(tins, tgouts, ins, gouts):
         return _func_jvp(pullback, (tuple(ins), tuple(gouts)), (tuple(tins), tuple(tgouts)))[1]
@@ -285,9 +343,16 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
     bwd = defop(
         name + "_scan_backward", backward_kernel, nin=3, list_inputs=(0, 1, 2), nout=n_in,
         vjp=(bwd_vjp, None, bwd_vjp_gouts), jvp=bwd_jvp,
-        batch_rule=_scan_rule((cores_in, cores_out, cores_out)),
+        batch_rule=_scan_rule((cores_in, cores_out, cores_out)), api=api + ".grad",
+        samples=_scan_samples(name, n_state, n_in, backward=True), test={"no_oracle": True},
     )  # fmt: skip
-    return fwd
+
+    def grad(ins: Sequence[Tensor], gouts: Sequence[Tensor]) -> tuple:
+        """The scan's vjp at ``ins``: the backward primitive on ``outs = scan(ins)``."""
+        outs = fwd.fn(list(ins))
+        return bwd.fn(list(ins), list(outs) if n_state > 1 else [outs], list(gouts))
+
+    return _Scan(fwd, bwd, grad)
 
 
 def _reference(step: Callable, n_state: int, ins: Sequence[Tensor]) -> tuple:
@@ -301,13 +366,14 @@ def _reference(step: Callable, n_state: int, ins: Sequence[Tensor]) -> tuple:
     return tuple(stack.fn(seq, -3) for seq in seqs)
 
 
-_SCANS = {
-    "rnn_tanh": _scan_pair("rnn_tanh", _rnn_step("tanh"), _rnn_backward("tanh"), 1, 3),
-    "rnn_relu": _scan_pair("rnn_relu", _rnn_step("relu"), _rnn_backward("relu"), 1, 3),
-    "gru": _scan_pair("gru", _gru_step, _gru_backward, 1, 4),
-    "lstm": _scan_pair("lstm", _lstm_step, _lstm_backward, 2, 4),
-    "lstm_proj": _scan_pair("lstm_proj", _lstm_step, _lstm_backward, 2, 5),
-}
+# A namespace, so that the ops' ``api`` paths resolve by attribute.
+_SCANS = SimpleNamespace(
+    rnn_tanh=_scan_pair("rnn_tanh", _rnn_step("tanh"), _rnn_backward("tanh"), 1, 3),
+    rnn_relu=_scan_pair("rnn_relu", _rnn_step("relu"), _rnn_backward("relu"), 1, 3),
+    gru=_scan_pair("gru", _gru_step, _gru_backward, 1, 4),
+    lstm=_scan_pair("lstm", _lstm_step, _lstm_backward, 2, 4),
+    lstm_proj=_scan_pair("lstm_proj", _lstm_step, _lstm_backward, 2, 5),
+)
 
 
 # ------------------------------------------------------------------ the public functions
@@ -335,7 +401,9 @@ def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool):
     xg = xg.reshape(T, N, w_ih.shape[0])
     if reverse:
         xg = xg.flip(0)
-    seqs = _SCANS[cell + "_proj" * (len(rest) == 2 and cell == "lstm")].fn([xg, *state, *rest])
+    seqs = getattr(_SCANS, cell + "_proj" * (len(rest) == 2 and cell == "lstm")).fwd.fn(
+        [xg, *state, *rest]
+    )
     seqs = seqs if isinstance(seqs, tuple) else (seqs,)
     out = seqs[0].flip(0) if reverse else seqs[0]
     return out, [s[-1] for s in seqs]
@@ -547,7 +615,7 @@ def _cell(cell: str, gates: int, doc: str) -> Callable:
         else:
             xg = _project(input, w_ih, _add(b_ih, b_hh))
             rest = [w_hh]
-        seqs = _SCANS[cell].fn([xg.unsqueeze(0), *states, *rest])
+        seqs = getattr(_SCANS, cell).fwd.fn([xg.unsqueeze(0), *states, *rest])
         return tuple(s[0] for s in seqs) if isinstance(seqs, tuple) else seqs[0]
 
     fn.__name__ = fn.__qualname__ = cell + "_cell"
