@@ -126,8 +126,10 @@ from ._pool import (
 )
 from ._resample import (
     affine_grid,
+    channel_shuffle,
     grid_sample,
     interpolate,
+    native_channel_shuffle,
     pixel_shuffle,
     pixel_unshuffle,
     upsample,
