@@ -1117,10 +1117,21 @@ def _frac_size(v, nd: int, fn: str, what: str, pos: int) -> tuple[int, ...]:
     """An int or an ``nd``-sequence of ints (PyTorch's IntArrayRef[nd] argument)."""
     if isinstance(v, (int, np.integer)):
         return (int(v),) * nd
-    if isinstance(v, float) or any(isinstance(e, float) for e in v):
-        got = type(v).__name__ if isinstance(v, float) else "float"
+    if not isinstance(v, (tuple, list)):
         raise TypeError(
-            f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, not {got}"
+            f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, not "
+            f"{type(v).__name__}"
+        )
+    bad = next((i for i, e in enumerate(v) if not isinstance(e, (int, np.integer))), None)
+    if bad == 0:
+        raise TypeError(
+            f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, but found "
+            f"element of type {type(v[0]).__name__} at pos 0"
+        )
+    if bad is not None:
+        raise TypeError(
+            f"{fn}(): argument '{what}' failed to unpack the object at pos {bad + 1} with error "
+            f'"type must be tuple of ints,but got {type(v[bad]).__name__}"'
         )
     if len(v) != nd:
         of = "Ints" if nd == 2 else "three Ints"
@@ -1191,13 +1202,13 @@ def _fractional_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         if u is None:
             n = 1 if input.dim() == nd + 1 else input.size(0)
             u = rand(n, input.size(-nd - 1), nd, dtype=input.dtype, device=input.device)
-        elif u.requires_grad:
+        k = _frac_size(kernel_size, nd, name, "kernel_size", 2)
+        out = _frac_size(output_size, nd, name, "output_size", 3)
+        if u.requires_grad:
             raise RuntimeError(
                 f"The function '{name}' is not differentiable with respect to argument "
                 "'random_samples'. This input cannot have requires_grad True."
             )
-        k = _frac_size(kernel_size, nd, name, "kernel_size", 2)
-        out = _frac_size(output_size, nd, name, "output_size", 3)
         _check_fractional(input, u, nd, k, out)
         _check_dtype(input, f"{name}_out_frame")
         if input.dim() == nd + 1:
