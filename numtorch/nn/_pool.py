@@ -1092,16 +1092,18 @@ def _fractional_max_pool(xp, input, samples, kernel_size, output_size):
     nd = len(k)
     size = input.shape[-nd:]
     lead = np.broadcast_shapes(input.shape[:-nd], samples.shape[:-1])
-    # The flat input index of every window position, (*lead, *out, *k).
+    kk = tuple(max(v, 1) for v in k)  # an empty window is read as its first position
+    # The flat input index of every window position, (*lead, *out, *kk); the clip keeps
+    # samples outside [0, 1) (PyTorch reads past the plane then) inside the plane.
     table = 0
     for j in range(nd):
         st = _frac_starts(xp, samples[..., _FRAC_SAMPLE[nd][j]], size[j], out[j], k[j])
-        pos = xp.clip(st[..., None] + xp.arange(max(k[j], 1)), 0, size[j] - 1)
+        pos = xp.clip(st[..., None] + xp.arange(kk[j]), 0, size[j] - 1)
         shape = [1] * (2 * nd)
-        shape[j], shape[nd + j] = out[j], max(k[j], 1)
+        shape[j], shape[nd + j] = out[j], kk[j]
         table = table + pos.reshape(st.shape[:-1] + tuple(shape)) * math.prod(size[j + 1 :])
-    m, w = math.prod(out), math.prod(max(v, 1) for v in k)
-    table = xp.broadcast_to(table, lead + tuple(out) + tuple(max(v, 1) for v in k))
+    m, w = math.prod(out), math.prod(kk)
+    table = xp.broadcast_to(table, lead + tuple(out) + kk)
     table = table.reshape(lead + (m, w))
     x = input.reshape(input.shape[:-nd] + (math.prod(size),))
     x = xp.broadcast_to(x, lead + x.shape[-1:])
