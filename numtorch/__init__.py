@@ -138,7 +138,7 @@ from .nn._embedding import torch_embedding as embedding
 from .nn._linear import bilinear
 from .nn._loss import ATEN_LOSSES as _aten_losses
 from .nn import _padding
-from .nn._resample import pixel_shuffle, pixel_unshuffle
+from .nn._resample import channel_shuffle, native_channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .nn._norm import rms_norm
 from .nn._norm import torch_batch_norm as batch_norm
 from .nn._norm import torch_group_norm as group_norm

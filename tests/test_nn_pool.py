@@ -10,7 +10,15 @@ import math
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error, assert_same_outcome, run_both
+from twolibs import (
+    arr,
+    assert_close,
+    assert_same,
+    assert_same_error,
+    assert_same_outcome,
+    lib_arg,
+    run_both,
+)
 
 import numtorch as nt
 
@@ -178,6 +186,8 @@ def test_stride_may_be_an_empty_list():
 
 NAMES = [
     "max_pool2d_with_indices",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool3d",
     "adaptive_max_pool2d_with_indices",
@@ -308,3 +318,153 @@ def test_a_window_of_padding_only_feeds_no_gradient():
         lambda v: nt.nn.functional.max_pool3d(v, *args), (t.detach(),), (t.detach(),)
     )[1]
     assert not tangent.numpy().any()
+
+
+# ------------------------------------------------------------------ fractional max pool
+def _u(n, c, nd, seed=0, dtype=np.float64):
+    return np.random.default_rng(seed).random((n, c, nd)).astype(dtype)
+
+
+FRACTIONAL_ERRORS = [
+    (2, arr(1, 2, 7, 7), (2,), {"output_ratio": 0.5}),  # PyTorch takes len() of the ratio
+    (2, arr(1, 2, 7, 7), (2,), {"output_ratio": (0.5,)}),
+    (2, arr(1, 2, 7, 7), (2,), {"output_ratio": (0.5,) * 3}),
+    (3, arr(1, 2, 5, 5, 5), (2,), {"output_ratio": (0.5, 0.5)}),
+    (2, arr(1, 2, 7, 7), (2,), {}),
+    (2, arr(1, 2, 7, 7), (2.0, 3), {"_random_samples": _u(1, 2, 2)}),
+    (2, arr(1, 2, 7, 7), (2, 3.0), {"_random_samples": _u(1, 2, 2)}),
+    (2, arr(1, 2, 7, 7), ((2.0, 2), 3), {"_random_samples": _u(1, 2, 2)}),
+    (2, arr(1, 2, 7, 7), (2, (3, 3.0)), {"_random_samples": _u(1, 2, 2)}),
+    (3, arr(1, 2, 5, 5, 5), (2, (3, 3, "a")), {"_random_samples": _u(1, 2, 3)}),
+    (3, arr(1, 2, 5, 5, 5), (2, "ab"), {"_random_samples": _u(1, 2, 3)}),
+    (2, arr(1, 2, 7, 7), ((2, 2, 2), 3), {"_random_samples": _u(1, 2, 2)}),
+    (2, arr(1, 2, 7, 7), (2, (3,)), {"_random_samples": _u(1, 2, 2)}),
+    (3, arr(1, 2, 5, 5, 5), ((2, 2), 3), {"_random_samples": _u(1, 2, 3)}),
+    (2, arr(7, 7), (2, 3), {}),  # the draw reads size(-3)
+    (2, arr(7, 7), (2, 3), {"_random_samples": _u(1, 2, 2)}),
+    (3, arr(1, 1, 2, 5, 5, 5), (2, 3), {"_random_samples": _u(1, 2, 3)}),
+    (2, arr(1, 2, 0, 7), (2, 3), {"_random_samples": _u(1, 2, 2)}),
+    (3, arr(2, 0, 5, 5), (2, 3), {"_random_samples": _u(1, 2, 3)}),
+    (2, arr(1, 2, 7, 9), ((2, 3), (3, 8)), {"_random_samples": _u(1, 2, 2)}),
+    (3, arr(1, 2, 5, 5, 5), (2, (3, 4, 3)), {"_random_samples": _u(1, 2, 3)}),  # strict in 3-d
+    (3, arr(1, 2, 5, 5, 5), (2, (3, 3, 4)), {"_random_samples": _u(1, 2, 3)}),
+    (2, arr(1, 2, 7, 7), (2, (-1, 3)), {"_random_samples": _u(1, 3, 2)}),
+    (2, arr(1, 2, 7, 7), (2, 3), {"_random_samples": _u(1, 2, 2, dtype=np.float32)}),
+    (2, arr(2, 2, 7, 7), (2, 3), {"_random_samples": _u(1, 3, 3)}),
+    (2, arr(1, 2, 7, 7), (2, 3), {"_random_samples": _u(1, 3, 3)}),
+    (2, arr(1, 2, 7, 7), (2, 3), {"_random_samples": _u(1, 2, 3)}),
+    (2, arr(1, 2, 7, 7), (2, 3), {"_random_samples": _u(1, 2, 2)[None]}),
+    (2, arr(2, 7, 7), (2, 3), {"_random_samples": _u(0, 2, 2)}),
+    (
+        3,
+        arr(1, 2, 5, 5, 5).astype(np.int64),
+        (2, 3),
+        {"_random_samples": _u(1, 2, 3).astype(np.int64)},
+    ),
+    (2, arr(1, 2, 7, 7).astype(np.int64), (2, 3), {}),
+]
+
+
+@pytest.mark.parametrize("nd,x,a,kw", FRACTIONAL_ERRORS, ids=lambda v: "")
+def test_fractional_errors_match_torch(nd, x, a, kw):
+    def prog(lib, x):
+        kw2 = {k: lib_arg(lib, v) for k, v in kw.items()}
+        return getattr(lib.nn.functional, f"fractional_max_pool{nd}d")(x, *a, **kw2)
+
+    assert_same_error(prog, x)
+
+
+def test_fractional_random_samples_may_not_require_grad():
+    def prog(lib, x, u):
+        return lib.nn.functional.fractional_max_pool2d(x, 2, 3, _random_samples=u.requires_grad_())
+
+    assert_same_error(prog, arr(1, 2, 7, 7), _u(1, 2, 2))
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fractional_windows_and_indices_are_torchs(nd, dtype):
+    """Random sizes, kernels and samples (ties, NaN and -inf included): the same values and
+    the same flat indices as PyTorch, the interval rounding of float32 samples included."""
+    rng = np.random.default_rng(nd)
+    for trial in range(60):
+        sp = tuple(int(v) for v in rng.integers(2, 9 if nd == 2 else 6, nd))
+        k = tuple(int(rng.integers(1, s + (1 if nd == 2 else 0))) for s in sp)
+        out = tuple(int(rng.integers(0, s - kk + (2 if nd == 2 else 1))) for s, kk in zip(sp, k))
+        x = rng.standard_normal((2, 2, *sp)).astype(dtype)
+        if trial % 3 == 0:
+            x = np.round(x)
+        if trial % 5 == 0:
+            x.flat[rng.integers(0, x.size, 3)] = [np.nan, -np.inf, np.inf]
+        u = rng.random((3, 2, nd)).astype(dtype)
+
+        def prog(lib, x, u):
+            fn = getattr(lib.nn.functional, f"fractional_max_pool{nd}d_with_indices")
+            return fn(x, k, out, _random_samples=u)
+
+        got, ref = run_both(prog, x, u)
+        np.testing.assert_array_equal(got[0].numpy(), ref[0].numpy())
+        np.testing.assert_array_equal(got[1].numpy(), ref[1].numpy())
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_output_ratio_and_unbatched(nd):
+    x, u = (arr(2, 7, 6) if nd == 2 else arr(2, 6, 5, 5)), _u(1, 2, nd)
+
+    def prog(lib, x, u):
+        fn = getattr(lib.nn.functional, f"fractional_max_pool{nd}d")
+        return fn(x, 2, output_ratio=(0.5, 0.7, 0.6)[:nd], return_indices=True, _random_samples=u)
+
+    assert_same(prog, x, u)
+
+
+def test_fractional_draws_are_windows_of_the_input():
+    """Without samples: a seeded draw per (batch, channel), each result a window's maximum."""
+    x = nt.tensor(arr(2, 3, 7, 7))
+    nt.manual_seed(0)
+    v, i = nt.nn.functional.fractional_max_pool2d(x, 2, 4, return_indices=True)
+    nt.manual_seed(0)
+    v2 = nt.nn.functional.fractional_max_pool2d(x, 2, 4)
+    np.testing.assert_array_equal(v.numpy(), v2.numpy())
+    flat = x.numpy().reshape(2, 3, 49)
+    np.testing.assert_array_equal(
+        np.take_along_axis(flat, i.numpy().reshape(2, 3, 16), -1), v.numpy().reshape(2, 3, 16)
+    )
+    assert len({tuple(p.ravel()) for p in i.numpy().reshape(6, 16)}) > 1  # planes differ
+
+
+def test_fractional_under_vmap_randomness(no_fallback):
+    x = nt.tensor(np.broadcast_to(arr(1, 2, 7, 7), (4, 1, 2, 7, 7)).copy())
+    F = nt.nn.functional
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        nt.vmap(lambda t: F.fractional_max_pool2d(t, 2, 3))(x)
+    same = nt.vmap(lambda t: F.fractional_max_pool2d(t, 2, 3), randomness="same")(x).numpy()
+    assert (same == same[:1]).all()
+    nt.manual_seed(1)
+    diff = nt.vmap(lambda t: F.fractional_max_pool2d(t, 2, 3), randomness="different")(x)
+    assert not (diff.numpy() == diff.numpy()[:1]).all()
+
+
+def test_fractional_per_sample_gradients(no_fallback):
+    """vmap(grad) with per-sample random samples against torch.func."""
+    x, u = arr(3, 2, 6, 6), _u(3, 2, 2)[:, None]
+
+    def prog(lib, x, u):
+        F = lib.nn.functional
+
+        def loss(xi, ui):
+            return F.fractional_max_pool2d(xi[None], 2, 3, _random_samples=ui).pow(2).sum()
+
+        return lib.func.vmap(lib.func.grad(loss))(x, u)
+
+    assert_same(prog, x, u)
+
+
+# ------------------------------------------------------------------ channel shuffle
+@pytest.mark.parametrize("name", ["channel_shuffle", "native_channel_shuffle"])
+def test_channel_shuffle_is_torchs(name):
+    for shape, g in [((2, 6, 2, 2), 3), ((6, 2, 2), 2), ((2, 4, 3), 4), ((2, 0, 2), 2)]:
+        assert_same(lambda lib, x: getattr(lib, name)(x, g), arr(*shape))
+        assert_same(lambda lib, x: getattr(lib.nn.functional, name)(x, g), arr(*shape))
+    for shape, g in [((6, 2), 2), ((6,), 0), ((1, 6, 2), 0), ((1, 6, 2), -2), ((1, 6, 2), 4)]:
+        assert_same_error(lambda lib, x: getattr(lib, name)(x, g), arr(*shape))

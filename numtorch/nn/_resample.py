@@ -948,3 +948,72 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# ------------------------------------------------------------------ channel shuffle
+def _channel_shuffle_samples(make):
+    yield S((make((2, 6, 2, 3)), 2))
+    yield S((make((2, 6, 3)), 3))
+    yield S((make((6, 2, 2)), 2))  # dim 1 holds the channels even in 3-d
+    yield S((make((1, 4, 2, 1, 2)), 4))
+    yield S((make((0, 6, 2)), 3))
+    yield S((make((2, 3, 4, 2)).transpose(0, 2, 1, 3), 2))
+
+
+def _channel_shuffle_errors(make):
+    yield ErrorInput(
+        S((make((6, 2)), 2)),
+        RuntimeError,
+        r"channel_shuffle expects input with > 2 dims, but got input with sizes \[6, 2\]",
+    )
+    yield ErrorInput(
+        S((make((1, 6, 2)), 0)),
+        RuntimeError,
+        "Number of groups to divide channels in must be positive. Value of groups:0",
+    )
+    yield ErrorInput(
+        S((make((1, 6, 2)), 4)),
+        RuntimeError,
+        "Number of channels must be divisible by groups. Got 6 channels and 4 groups.",
+    )
+    yield ErrorInput(
+        S((make((1, 6, 2)), 2.0)),
+        TypeError,
+        r"channel_shuffle\(\): argument 'groups' \(position 2\) must be int, not float",
+    )
+
+
+@composite(
+    samples=_channel_shuffle_samples,
+    error_samples=_channel_shuffle_errors,
+    api="nn.functional.channel_shuffle",
+)
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Dim 1's C channels as (groups, C / groups) read out transposed: each group's k-th
+    channel side by side."""
+    if not isinstance(groups, (int, np.integer)) or isinstance(groups, bool):
+        raise TypeError(
+            "channel_shuffle(): argument 'groups' (position 2) must be int, not "
+            f"{type(groups).__name__}"
+        )
+    if input.dim() <= 2:
+        raise RuntimeError(
+            "channel_shuffle expects input with > 2 dims, but got input with sizes "
+            f"[{', '.join(map(str, input.shape))}]"
+        )
+    if groups <= 0:
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``channel_shuffle`` under ATen's name for its native kernel."""
+    return channel_shuffle(input, groups)

@@ -107,6 +107,10 @@ from ._pool import (
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
     lp_pool1d,
     lp_pool2d,
     lp_pool3d,
@@ -122,8 +126,10 @@ from ._pool import (
 )
 from ._resample import (
     affine_grid,
+    channel_shuffle,
     grid_sample,
     interpolate,
+    native_channel_shuffle,
     pixel_shuffle,
     pixel_unshuffle,
     upsample,
