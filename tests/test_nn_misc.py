@@ -390,6 +390,35 @@ def test_mha_without_weights_vmap_and_jvp(k, no_fallback):
     np.testing.assert_allclose(t.numpy(), ((hi - lo) / (2 * eps)).numpy(), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("k", range(len(MHA_IDS)), ids=MHA_IDS)
+def test_mha_without_weights_second_order(k):
+    """Hessian-vector products against finite differences of the gradient (PyTorch has no
+    double backward for its CPU attention kernel)."""
+    s = _mha_samples(False)[k]
+    pos = [i for i, a in enumerate(s.args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    kw = {key: nt.tensor(v) if isinstance(v, np.ndarray) else v for key, v in s.kwargs.items()}
+    rng = np.random.default_rng(4)
+    u = [rng.standard_normal(s.args[i].shape) for i in pos]
+
+    def grads(shift, create_graph=False):
+        args = [nt.tensor(a) if isinstance(a, np.ndarray) else a for a in s.args]
+        ins = [nt.tensor(s.args[i] + shift * d).requires_grad_() for i, d in zip(pos, u)]
+        for i, x in zip(pos, ins):
+            args[i] = x
+        out, _ = nt.nn.functional.multi_head_attention_forward(*args, **kw)
+        w = nt.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
+        gs = nt.autograd.grad((out * w).sum(), ins, create_graph=create_graph, allow_unused=True)
+        return ins, [nt.zeros_like(x) if g is None else g for g, x in zip(gs, ins)]
+
+    ins, gs = grads(0.0, create_graph=True)  # static_k/v: key and value are not used
+    total = sum((g * nt.tensor(d)).sum() for g, d in zip(gs, u) if g.requires_grad)
+    hv = nt.autograd.grad(total, ins, allow_unused=True)  # the biases enter linearly
+    eps = 1e-6
+    for h, hi, lo in zip(hv, grads(eps)[1], grads(-eps)[1]):
+        fd = (hi - lo).numpy() / (2 * eps)
+        np.testing.assert_allclose(0 * fd if h is None else h.numpy(), fd, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("need_weights", [True, False])
 @pytest.mark.parametrize("same", ["self", "key is value"])
 def test_mha_shared_inputs_match_torch(same, need_weights):
