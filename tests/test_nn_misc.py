@@ -341,7 +341,7 @@ def _mha_prog(s):
 
 
 @pytest.mark.parametrize("k", range(len(MHA_IDS)), ids=MHA_IDS)
-def test_mha_without_weights_matches_torch(k):
+def test_multi_head_without_weights_matches_torch(k):
     """need_weights=False runs scaled_dot_product_attention (is_causal as a hint)."""
     s = _mha_samples(False)[k]
     ours, theirs = run_both(_mha_prog(s))
@@ -350,7 +350,7 @@ def test_mha_without_weights_matches_torch(k):
 
 
 @pytest.mark.parametrize("k", range(len(MHA_IDS)), ids=MHA_IDS)
-def test_mha_without_weights_vmap_and_jvp(k, no_fallback):
+def test_multi_head_without_weights_vmap_and_jvp(k, no_fallback):
     """vmap over every tensor argument (masks included) with out_dims=(0, None), against a
     loop; and forward mode against finite differences."""
     group = [_mha_samples(False, seed)[k] for seed in range(2)]
@@ -391,7 +391,7 @@ def test_mha_without_weights_vmap_and_jvp(k, no_fallback):
 
 
 @pytest.mark.parametrize("k", range(len(MHA_IDS)), ids=MHA_IDS)
-def test_mha_without_weights_second_order(k):
+def test_multi_head_without_weights_second_order(k):
     """Hessian-vector products against finite differences of the gradient (PyTorch has no
     double backward for its CPU attention kernel)."""
     s = _mha_samples(False)[k]
@@ -421,7 +421,7 @@ def test_mha_without_weights_second_order(k):
 
 @pytest.mark.parametrize("need_weights", [True, False])
 @pytest.mark.parametrize("same", ["self", "key is value"])
-def test_mha_shared_inputs_match_torch(same, need_weights):
+def test_multi_head_shared_inputs_match_torch(same, need_weights):
     """Self-attention (query is key is value: one projection GEMM) and encoder-decoder
     attention (key is value: two), with their gradients."""
 
@@ -441,7 +441,7 @@ def test_mha_shared_inputs_match_torch(same, need_weights):
 
 
 @pytest.mark.parametrize("need_weights", [True, False])
-def test_mha_every_key_padded(need_weights):
+def test_multi_head_every_key_padded(need_weights):
     """A batch element with every key padded: nan with the weights (softmax of -inf), zeros
     through scaled_dot_product_attention, as in PyTorch."""
 
@@ -457,7 +457,7 @@ def test_mha_every_key_padded(need_weights):
     assert np.isnan(out[0].numpy()[:, 0]).all() == need_weights
 
 
-def test_mha_dropout_draws_one_mask_for_the_weights():
+def test_multi_head_dropout_draws_one_mask_for_the_weights():
     """The returned per-head weights are the softmax weights with F.dropout applied (the
     same draw, seeded), and the scaled_dot_product_attention path draws the same mask."""
     F = nt.nn.functional
@@ -479,7 +479,7 @@ def test_mha_dropout_draws_one_mask_for_the_weights():
     assert nt.equal(mha(0.4, training=False)[1], clean)
 
 
-def test_mha_dropout_statistics():
+def test_multi_head_dropout_statistics():
     F = nt.nn.functional
     q, w, wo = (nt.tensor(arr(*s, seed=i)) for i, s in enumerate([(40, 8, 4), (12, 4), (4, 4)]))
     nt.manual_seed(0)
@@ -492,7 +492,7 @@ def test_mha_dropout_statistics():
     assert abs(weights.numpy().sum(-1).mean() - 1) < 0.01
 
 
-def test_mha_per_sample_gradients():
+def test_multi_head_per_sample_gradients():
     """vmap(grad) over a batch of unbatched (L, E) sequences, weights shared."""
 
     def prog(lib, x, w, wo):
@@ -530,13 +530,13 @@ def _mha_call(*args, **kwargs):
          "v_proj_weight": arr(4, 3)},
     ],
 )  # fmt: skip
-def test_mha_errors_match_torch(kw):
+def test_multi_head_errors_match_torch(kw):
     """Exact type and text (the sample errors match a fragment)."""
     call = _mha_call(4, 2, arr(12, 4), None, None, None, False, 0.0, arr(4, 4), None, **kw)
     assert_same_error(call, arr(3, 2, 4), arr(2, 2, 4), arr(2, 2, 4))
 
 
-def test_mha_mismatched_mask_types_warn():
+def test_multi_head_mismatched_mask_types_warn():
     call = _mha_call(4, 2, arr(12, 4), None, None, None, False, 0.0, arr(4, 4), None,
                      key_padding_mask=np.zeros((2, 2), bool), attn_mask=np.zeros((3, 2)))  # fmt: skip
     for lib in (nt, torch):
