@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error, run_both
+from twolibs import TENSORS, arr, assert_close, assert_same, assert_same_error, run_both
 
 import numtorch as nt
 
@@ -303,3 +303,242 @@ def test_sdpa_gqa_and_causal_grads():
         return _grads(lib, lambda q, k, v: fn(q, k, v, is_causal=True, enable_gqa=True), q, k, v)
 
     assert_same(prog, arr(2, 4, 5, 3), arr(2, 2, 3, 3), arr(2, 2, 3, 2), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ multi-head attention
+def _mha_samples(need_weights: bool, seed: int = 0):
+    """The op database's samples (all need_weights=True) with need_weights set."""
+    from opdb import samples
+
+    op = nt._core.op.REGISTRY["multi_head_attention_forward"]
+    out = []
+    for s in samples(op, "float64", seed):
+        if len(s.args) > 15:  # need_weights is the 16th argument
+            s = type(s)((*s.args[:15], need_weights, *s.args[16:]), s.kwargs, name=s.name)
+        else:
+            s = type(s)(s.args, {**s.kwargs, "need_weights": need_weights}, name=s.name)
+        out.append(s)
+    return out
+
+
+MHA_IDS = [s.name for s in _mha_samples(False)]
+
+
+def _mha_prog(s):
+    """lib -> (out, weights, grads of sum(out * w) for every float argument)."""
+
+    def prog(lib):
+        from opdb import to_nt, to_torch
+
+        conv = to_nt if lib is nt else to_torch
+        args, kwargs = conv(s.args, True), conv(s.kwargs)
+        ins = [a for a in args if isinstance(a, TENSORS) and a.requires_grad]
+        out, weights = lib.nn.functional.multi_head_attention_forward(*args, **kwargs)
+        w = lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
+        return out, weights, lib.autograd.grad((out * w).sum(), ins, allow_unused=True)
+
+    return prog
+
+
+@pytest.mark.parametrize("k", range(len(MHA_IDS)), ids=MHA_IDS)
+def test_multi_head_without_weights_matches_torch(k):
+    """need_weights=False runs scaled_dot_product_attention (is_causal as a hint)."""
+    s = _mha_samples(False)[k]
+    ours, theirs = run_both(_mha_prog(s))
+    assert ours[1] is None
+    assert_close(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", range(len(MHA_IDS)), ids=MHA_IDS)
+def test_multi_head_without_weights_vmap_and_jvp(k, no_fallback):
+    """vmap over every tensor argument (masks included) with out_dims=(0, None), against a
+    loop; and forward mode against finite differences."""
+    group = [_mha_samples(False, seed)[k] for seed in range(2)]
+    pos = [i for i, a in enumerate(group[0].args) if isinstance(a, np.ndarray)]
+    kw = {
+        key: nt.tensor(v) if isinstance(v, np.ndarray) else v for key, v in group[0].kwargs.items()
+    }
+    mha = nt.nn.functional.multi_head_attention_forward
+
+    def f(*xs):
+        args = list(group[0].args)
+        for i, x in zip(pos, xs):
+            args[i] = x
+        return mha(*args, **kw)
+
+    xs = [nt.tensor(np.stack([s.args[i] for s in group])) for i in pos]
+    got, none = nt.vmap(f, out_dims=(0, None))(*xs)
+    assert none is None
+    want = nt.stack([f(*(x[b] for x in xs))[0] for b in range(2)])
+    assert_close(got, want, rtol=1e-10, atol=1e-12)
+
+    prims = [nt.tensor(group[0].args[i]) for i in pos]
+    fl = [j for j, p in enumerate(prims) if p.dtype.is_floating_point]
+    rng = np.random.default_rng(1)
+    tans = [nt.tensor(rng.standard_normal(tuple(prims[j].shape))) for j in fl]
+
+    def g(*fs):
+        xs = list(prims)
+        for j, x in zip(fl, fs):
+            xs[j] = x
+        return f(*xs)[0]
+
+    _, t = nt.func.jvp(g, tuple(prims[j] for j in fl), tuple(tans))
+    eps = 1e-6
+    hi = g(*(prims[j] + eps * d for j, d in zip(fl, tans)))
+    lo = g(*(prims[j] - eps * d for j, d in zip(fl, tans)))
+    np.testing.assert_allclose(t.numpy(), ((hi - lo) / (2 * eps)).numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("k", range(len(MHA_IDS)), ids=MHA_IDS)
+def test_multi_head_without_weights_second_order(k):
+    """Hessian-vector products against finite differences of the gradient (PyTorch has no
+    double backward for its CPU attention kernel)."""
+    s = _mha_samples(False)[k]
+    pos = [i for i, a in enumerate(s.args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    kw = {key: nt.tensor(v) if isinstance(v, np.ndarray) else v for key, v in s.kwargs.items()}
+    rng = np.random.default_rng(4)
+    u = [rng.standard_normal(s.args[i].shape) for i in pos]
+
+    def grads(shift, create_graph=False):
+        args = [nt.tensor(a) if isinstance(a, np.ndarray) else a for a in s.args]
+        ins = [nt.tensor(s.args[i] + shift * d).requires_grad_() for i, d in zip(pos, u)]
+        for i, x in zip(pos, ins):
+            args[i] = x
+        out, _ = nt.nn.functional.multi_head_attention_forward(*args, **kw)
+        w = nt.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
+        gs = nt.autograd.grad((out * w).sum(), ins, create_graph=create_graph, allow_unused=True)
+        return ins, [nt.zeros_like(x) if g is None else g for g, x in zip(gs, ins)]
+
+    ins, gs = grads(0.0, create_graph=True)  # static_k/v: key and value are not used
+    total = sum((g * nt.tensor(d)).sum() for g, d in zip(gs, u) if g.requires_grad)
+    hv = nt.autograd.grad(total, ins, allow_unused=True)  # the biases enter linearly
+    eps = 1e-6
+    for h, hi, lo in zip(hv, grads(eps)[1], grads(-eps)[1]):
+        fd = (hi - lo).numpy() / (2 * eps)
+        np.testing.assert_allclose(0 * fd if h is None else h.numpy(), fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("same", ["self", "key is value"])
+def test_multi_head_shared_inputs_match_torch(same, need_weights):
+    """Self-attention (query is key is value: one projection GEMM) and encoder-decoder
+    attention (key is value: two), with their gradients."""
+
+    def prog(lib, x, m, w, b, wo, bo):
+        for t in (x, m, w, b):
+            t.requires_grad_()
+        kv = x if same == "self" else m
+        out, weights = lib.nn.functional.multi_head_attention_forward(
+            x, kv, kv, 4, 2, w, b, None, None, False, 0.0, wo, bo, need_weights=need_weights
+        )
+        return out, weights, lib.autograd.grad(out.square().sum(), [x, kv, w, b])
+
+    assert_same(
+        prog, arr(3, 2, 4), arr(3, 2, 4, seed=1), arr(12, 4, seed=2), arr(12, seed=3),
+        arr(4, 4, seed=4), arr(4, seed=5), rtol=1e-9, atol=1e-12,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_multi_head_every_key_padded(need_weights):
+    """A batch element with every key padded: nan with the weights (softmax of -inf), zeros
+    through scaled_dot_product_attention, as in PyTorch."""
+
+    def prog(lib, q, w, wo, m):
+        F = lib.nn.functional
+        return F.multi_head_attention_forward(
+            q, q, q, 4, 2, w, None, None, None, False, 0.0, wo, None,
+            key_padding_mask=m, need_weights=need_weights,
+        )  # fmt: skip
+
+    m = np.array([[True, True, True], [False, True, False]])
+    out = assert_same(prog, arr(3, 2, 4), arr(12, 4, seed=1), arr(4, 4, seed=2), m)
+    assert np.isnan(out[0].numpy()[:, 0]).all() == need_weights
+
+
+def test_multi_head_dropout_draws_one_mask_for_the_weights():
+    """The returned per-head weights are the softmax weights with F.dropout applied (the
+    same draw, seeded), and the scaled_dot_product_attention path draws the same mask."""
+    F = nt.nn.functional
+    q, w, wo = (nt.tensor(arr(*s, seed=i)) for i, s in enumerate([(5, 2, 4), (12, 4), (4, 4)]))
+
+    def mha(p, need_weights=True, training=True):
+        return F.multi_head_attention_forward(
+            q, q, q, 4, 2, w, None, None, None, False, p, wo, None, training=training,
+            need_weights=need_weights, average_attn_weights=False,
+        )  # fmt: skip
+
+    _, clean = mha(0.0)
+    nt.manual_seed(3)
+    out, dropped = mha(0.4)
+    nt.manual_seed(3)
+    assert nt.equal(dropped, F.dropout(clean.reshape(4, 5, 5), 0.4).reshape(2, 2, 5, 5))
+    nt.manual_seed(3)
+    assert_close(mha(0.4, need_weights=False)[0], out, rtol=1e-12, atol=1e-14)
+    assert nt.equal(mha(0.4, training=False)[1], clean)
+
+
+def test_multi_head_dropout_statistics():
+    F = nt.nn.functional
+    q, w, wo = (nt.tensor(arr(*s, seed=i)) for i, s in enumerate([(40, 8, 4), (12, 4), (4, 4)]))
+    nt.manual_seed(0)
+    _, weights = F.multi_head_attention_forward(
+        q, q, q, 4, 2, w, None, None, None, False, 0.25, wo, None, average_attn_weights=False
+    )
+    kept = weights.numpy() != 0
+    assert abs(kept.mean() - 0.75) < 0.01
+    # each kept row sums (in expectation) to 1 / (1 - p) * (1 - p) = 1
+    assert abs(weights.numpy().sum(-1).mean() - 1) < 0.01
+
+
+def test_multi_head_per_sample_gradients():
+    """vmap(grad) over a batch of unbatched (L, E) sequences, weights shared."""
+
+    def prog(lib, x, w, wo):
+        F = lib.nn.functional
+
+        def loss(w, x):
+            out, _ = F.multi_head_attention_forward(
+                x, x, x, 4, 2, w, None, None, None, False, 0.0, wo, None, need_weights=False
+            )
+            return out.square().sum()
+
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(w, x)
+
+    assert_same(prog, arr(3, 5, 4), arr(12, 4, seed=1), arr(4, 4, seed=2), rtol=1e-9, atol=1e-12)
+
+
+def _mha_call(*args, **kwargs):
+    return lambda lib, q, k, v: lib.nn.functional.multi_head_attention_forward(
+        q, k, v, *(lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args),
+        **{n: lib.tensor(a) if isinstance(a, np.ndarray) else a for n, a in kwargs.items()},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"static_k": arr(4, 2, 3)},
+        {"static_k": arr(4, 2, 2), "static_v": arr(4, 2, 1)},
+        {"key_padding_mask": np.ones((1, 2), bool)},
+        {"attn_mask": np.ones((4, 3, 3), bool)},
+        {"attn_mask": np.ones((3, 3), bool), "is_causal": True},
+        {"attn_mask": np.ones((3, 2)), "is_causal": True, "key_padding_mask": np.ones((2, 1))},
+        {"attn_mask": np.ones((3, 2), np.int64)},
+        {"use_separate_proj_weight": True, "q_proj_weight": arr(4, 4), "k_proj_weight": arr(4, 4),
+         "v_proj_weight": arr(4, 3)},
+    ],
+)  # fmt: skip
+def test_multi_head_errors_match_torch(kw):
+    """Exact type and text (the sample errors match a fragment)."""
+    call = _mha_call(4, 2, arr(12, 4), None, None, None, False, 0.0, arr(4, 4), None, **kw)
+    assert_same_error(call, arr(3, 2, 4), arr(2, 2, 4), arr(2, 2, 4))
+
+
+def test_multi_head_mismatched_mask_types_warn():
+    call = _mha_call(4, 2, arr(12, 4), None, None, None, False, 0.0, arr(4, 4), None,
+                     key_padding_mask=np.zeros((2, 2), bool), attn_mask=np.zeros((3, 2)))  # fmt: skip
+    for lib in (nt, torch):
+        with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and attn"):
+            call(lib, *(lib.tensor(arr(*s)) for s in [(3, 2, 4), (2, 2, 4), (2, 2, 4)]))

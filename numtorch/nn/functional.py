@@ -40,7 +40,7 @@ from ._activation import (
     threshold,
     threshold_,
 )  # fmt: skip
-from ._attention import scaled_dot_product_attention
+from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 
 # convolution
 from ._conv import (
