@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error
+from twolibs import arr, assert_close, assert_same, assert_same_error, fd_grad
 
 import numtorch as nt
 from numtorch.func import _set_vmap_fallback_enabled
@@ -244,16 +244,6 @@ def test_softmin_without_dim_warns_and_picks_torchs_dim():
 
 
 # ------------------------------------------------------------------ rrelu in training
-def _fd(f, x, eps=1e-6):
-    g = np.zeros(x.shape)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        g[idx] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
 def _check_grads(fn, x, seed=5):
     """The gradient of sum(w * fn(x)) against finite differences with the same noise."""
     w = np.random.default_rng(0).standard_normal(fn(nt.tensor(x)).shape)
@@ -266,7 +256,7 @@ def _check_grads(fn, x, seed=5):
     nt.manual_seed(seed)
     t = nt.tensor(x, requires_grad=True)
     (g,) = nt.autograd.grad(fn(t), t, nt.tensor(w))
-    np.testing.assert_allclose(g.numpy(), _fd(value, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g.numpy(), fd_grad(value, x), rtol=1e-6, atol=1e-8)
     return g
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from twolibs import assert_same, assert_same_error, error_of, run_both
+from twolibs import assert_same, assert_same_error, error_of, fd_grad, run_both
 
 import numtorch as nt
 
@@ -299,16 +299,6 @@ def test_dropout_statistics_and_inplace():
 
 
 # ------------------------------------------------------------------ gradients
-def _fd(f, x, eps=1e-6):
-    g = np.zeros(x.shape)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        g[idx] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
 def _check_grads(fn, arrays, seed=5):
     """Gradients of sum(w * fn(*tensors)) against finite differences with the same noise."""
     rng = np.random.default_rng(0)
@@ -336,7 +326,7 @@ def _check_grads(fn, arrays, seed=5):
             args[i] = x
             return value(*args)
 
-        np.testing.assert_allclose(g.numpy(), _fd(f, a), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g.numpy(), fd_grad(f, a), rtol=1e-6, atol=1e-8)
 
 
 def test_normal_gradients_are_zero_like_torch():

@@ -20,6 +20,11 @@ numtorch against a numtorch reference such as a Python loop):
     assert_leaf_close(got, ref, rtol=, atol=)  one leaf: None, tensor, array, number or other
     leaves(x)                                  the leaves of one nested result, in order
 
+Finite differences, where the oracle is the function itself (random ops with their noise
+fixed by the seed):
+
+    fd_grad(f, x, eps=)                        the central-difference gradient of a scalar f
+
 Tolerances default to rtol=1e-10, atol=0 (float64 programs); a call site that needs other
 tolerances passes them explicitly.
 """
@@ -79,6 +84,17 @@ def error_of(prog, lib, *args):
     """``Raised(type, text)`` of the exception ``prog`` raises on ``lib``; None if it returns."""
     res = outcome(prog, lib, *args)
     return res if isinstance(res, Raised) else None
+
+
+def fd_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """The central-difference gradient of a scalar function of one float64 array."""
+    g = np.zeros(x.shape)
+    for idx in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        g[idx] = (f(hi) - f(lo)) / (2 * eps)
+    return g
 
 
 # ------------------------------------------------------------------ comparing
