@@ -68,16 +68,21 @@ def _variants(op, dtype, n):
 
 
 def _combos(k):
-    all_ = [c for c in itertools.product((0, -1, None), repeat=k) if any(d is not None for d in c)]
-    if len(all_) <= MAX_COMBOS:
-        return all_
-    rng = np.random.default_rng(k)
+    """Every in_dims combination of k tensors (some batched) up to MAX_COMBOS; beyond, the
+    all-0, all--1 and one-unbatched ones plus a seeded draw of the rest (drawn, not listed:
+    3**k grows fast)."""
+    if 3**k - 1 <= MAX_COMBOS:
+        return [c for c in itertools.product((0, -1, None), repeat=k) if c != (None,) * k]
     keep = [(0,) * k, (-1,) * k] + [
         tuple(None if i == j else 0 for i in range(k)) for j in range(k)
     ]
-    rest = [c for c in all_ if c not in keep]
-    picks = rng.choice(len(rest), MAX_COMBOS - len(keep), replace=False)
-    return keep + [rest[i] for i in sorted(picks)]
+    rng, seen, rest = np.random.default_rng(k), set(keep), []
+    while len(keep) + len(rest) < MAX_COMBOS:
+        c = tuple((0, -1, None)[i] for i in rng.integers(0, 3, k))
+        if c not in seen and c != (None,) * k:
+            seen.add(c)
+            rest.append(c)
+    return keep + rest
 
 
 def _build(group, paths, dims, conv):
