@@ -542,3 +542,16 @@ def test_multi_head_mismatched_mask_types_warn():
     for lib in (nt, torch):
         with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and attn"):
             call(lib, *(lib.tensor(arr(*s)) for s in [(3, 2, 4), (2, 2, 4), (2, 2, 4)]))
+
+
+@pytest.mark.parametrize(
+    "input_shape, bias_shape",
+    [((2, 3), (3,)), ((5, 2, 3), (3,)), ((3,), (3,)), ((5, 2, 3), (7, 4)), ((2, 3), (3, 4))],
+)
+def test_linear_bias_shape_errors_match_torch(input_shape, bias_shape):
+    """The bias is expanded to (rows of the flattened input, out_features), as PyTorch does."""
+
+    def prog(lib, x, w, b):
+        return lib.nn.functional.linear(x, w, b)
+
+    assert_same_error(prog, arr(*input_shape), arr(4, 3, seed=1), arr(*bias_shape, seed=2))

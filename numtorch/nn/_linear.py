@@ -26,9 +26,11 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     if weight.dim() == 1 and input.dim() == 2 and bias is not None:
         raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     k, n = input.shape[-1], weight.shape[-1]
-    if k == n:
-        return
     rows = input.numel() // k if k else math.prod(input.shape[:-1])
+    if k == n:
+        if bias is not None and weight.dim() == 2 and (bias.dim() <= 1 or input.dim() <= 2):
+            _check_bias(bias, (rows, weight.shape[0]))  # else it broadcasts with the output
+        return
     if weight.dim() == 2:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {n}x{weight.shape[0]})"
@@ -39,6 +41,17 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
             f"number of elements, but got {k} and {n} elements respectively"
         )
     raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({n})")
+
+
+def _check_bias(bias: Tensor, target: tuple[int, int]) -> None:
+    """PyTorch expands the bias to (rows, out_features) of the flattened input."""
+    for d in range(1, min(bias.dim(), 2) + 1):
+        if bias.shape[-d] not in (1, target[-d]):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-d]}) must match the existing size "
+                f"({bias.shape[-d]}) at non-singleton dimension {2 - d}.  Target sizes: "
+                f"[{target[0]}, {target[1]}].  Tensor sizes: {list(bias.shape)}"
+            )
 
 
 def _linear_samples(make):
