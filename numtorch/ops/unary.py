@@ -166,7 +166,7 @@ sgn = unary(
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )  # fmt: skip
 relu = unary(
-    "relu", _relu, lambda g, result: g * (result > 0), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
+    "relu", _relu, lambda g, result: where(result > 0, g, 0), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
     exclude_zero=True, out=False,
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
