@@ -22,6 +22,7 @@ from ..ops.creation import ones, zeros
 from ..ops.reduction import vector_norm as vector_norm_op
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
+from ._checks import concrete
 
 
 # ------------------------------------------------------------------ embedding (primitive)
@@ -218,12 +219,6 @@ def torch_embedding(
 torch_embedding.__name__ = torch_embedding.__qualname__ = "embedding"
 
 
-def _concrete(t: Tensor):
-    """t's values when it is a plain tensor (argument checks that read data are skipped
-    under transforms, where the values are not one array)."""
-    return t.numpy() if type(t) is Tensor else None
-
-
 def _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_offset):
     if weight.dim() != 2:
         raise ValueError(
@@ -270,7 +265,7 @@ def _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_o
     _check_indices(input, "embedding_bag")
     if offsets is not None:
         _check_indices(offsets, "embedding_bag")
-    ind, off = _concrete(input), None if offsets is None else _concrete(offsets)
+    ind, off = concrete(input), None if offsets is None else concrete(offsets)
     v = weight.shape[0]
     if ind is not None and ind.size:
         bad = (ind.reshape(-1) < 0) | (ind.reshape(-1) >= v)

@@ -19,10 +19,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.dispatch import WrapperTensor, dispatch
+from .._core.dispatch import dispatch
 from .._core.op import ELEMENTWISE, LINEAR, composite, defop
 from .._core.tensor import Tensor
-from ..func._batched import BatchedTensor
 from ..ops._batching import elementwise, front
 from ..ops.comparison import where
 from ..ops.creation import arange, as_tensor, ones_like, zeros_like
@@ -32,6 +31,7 @@ from ..ops.shape import stack as stack_op
 from ..ops.views import broadcast_tensors
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
+from ._checks import concrete
 from ._distance import pairwise_distance
 
 cat, stack = cat_op.fn, stack_op.fn
@@ -72,16 +72,6 @@ def _reduce(loss: Tensor, reduction: str, msg: str = "{} is not a valid value fo
     if reduction == "sum":
         return loss.sum()
     raise ValueError(msg.format(reduction))
-
-
-def _has_values(t) -> bool:
-    """Whether ``t``'s values may be read for an argument check (not under vmap, where
-    PyTorch's data-dependent checks are refused as well)."""
-    while isinstance(t, WrapperTensor):
-        if isinstance(t, BatchedTensor):
-            return False
-        t = t._inner
-    return True
 
 
 def _size_warning(input: Tensor, target: Tensor) -> None:
@@ -574,7 +564,8 @@ def binary_cross_entropy(
             f"Using a target size ({_tsize(target)}) that is different to the input size "
             f"({_tsize(input)}) is deprecated. Please ensure they have the same size."
         )
-    if _has_values(input) and bool(((input < 0) | (input > 1)).any()):
+    v = concrete(input)
+    if v is not None and ((v < 0) | (v > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = bce_pointwise.fn(input, target)
     if weight is not None:
@@ -765,7 +756,7 @@ def gaussian_nll_loss(
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * ones_like(input)
-    elif _has_values(var) and bool((var < 0).any()):
+    elif (v := concrete(var)) is not None and (v < 0).any():
         raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:
         if tuple(input.shape[:-1]) == tuple(var.shape):
@@ -1132,7 +1123,8 @@ def multi_margin_loss(
         )
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
-    if _has_values(target) and bool(((target < 0) | (target >= c)).any()):
+    v = concrete(target)
+    if v is not None and ((v < 0) | (v >= c)).any():
         raise RuntimeError("target out of range")
     x, t = input.reshape(n, c), target.reshape(n, 1)
     z = (margin - x.gather(1, t) + x).clamp_min(0)
@@ -1202,7 +1194,8 @@ def multilabel_margin_loss(
         raise RuntimeError(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
-    if _has_values(target) and bool(((target < -1) | (target >= c)).any()):
+    v = concrete(target)
+    if v is not None and ((v < -1) | (v >= c)).any():
         raise RuntimeError("argument #2 'target' is out of range")
     x, t = input.reshape(n, c), target.reshape(n, c)
     labels = (t == -1).cumsum(-1) == 0  # the entries before the first -1
@@ -1229,7 +1222,8 @@ def _ctc_lengths(lengths, name: str, n: int) -> tuple[Tensor, list | None]:
         if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == dt.bool_:
             raise RuntimeError(f"{name} must be integral")
         t = lengths.reshape(-1).to(dt.int64)
-        values = t.tolist() if _has_values(t) else None
+        v = concrete(t)
+        values = None if v is None else v.tolist()
     if t.numel() != n:
         raise RuntimeError(f"{name} must be of size batch_size")
     return t, values
