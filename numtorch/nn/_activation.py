@@ -521,8 +521,16 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 
 # ------------------------------------------------------------------ relu, sigmoid, tanh
 _relu = _unary.relu.fn
-sigmoid = _unary.sigmoid.fn
-tanh = _unary.tanh.fn
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)) (``nn.functional``'s form: no ``out=``)."""
+    return _unary.sigmoid.fn(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent (``nn.functional``'s form: no ``out=``)."""
+    return _unary.tanh.fn(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
