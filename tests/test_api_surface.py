@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
 import pytest
+import torch
 from twolibs import Raised, assert_same, assert_same_outcome
 
 import numtorch as nt
@@ -113,3 +115,31 @@ def test_broadcast_shapes_and_tensors_match_torch(shapes):
     for prog in (shape, tensors):
         res = assert_same_outcome(prog)
         assert not isinstance(res, Raised) or res.type is RuntimeError, res
+
+
+def _params(fn):
+    return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+def _python_signature(fn) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return [p.kind for p in params.values()] != [inspect.Parameter.VAR_POSITIONAL,
+                                                 inspect.Parameter.VAR_KEYWORD]  # fmt: skip
+
+
+NN_FUNCTIONAL = sorted(
+    name
+    for name in dir(nt.nn.functional)
+    if not name.startswith("_")
+    and callable(getattr(nt.nn.functional, name))
+    and _python_signature(getattr(torch.nn.functional, name, None))
+)
+
+
+@pytest.mark.parametrize("name", NN_FUNCTIONAL)
+def test_nn_functional_signatures_match_torch(name):
+    """Parameter names, order and defaults as torch.nn.functional's Python functions."""
+    assert _params(getattr(nt.nn.functional, name)) == _params(getattr(torch.nn.functional, name))
