@@ -468,3 +468,24 @@ def test_channel_shuffle_is_torchs(name):
         assert_same(lambda lib, x: getattr(lib.nn.functional, name)(x, g), arr(*shape))
     for shape, g in [((6, 2), 2), ((6,), 0), ((1, 6, 2), 0), ((1, 6, 2), -2), ((1, 6, 2), 4)]:
         assert_same_error(lambda lib, x: getattr(lib, name)(x, g), arr(*shape))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, x: F.max_pool2d(x, 2),
+        lambda F, x: F.max_pool3d(x.unsqueeze(2), (1, 2, 2)),
+        lambda F, x: F.avg_pool2d(x, 2),
+        lambda F, x: F.avg_pool3d(x.unsqueeze(2), (1, 2, 2)),
+        lambda F, x: F.adaptive_max_pool2d(x, 3),
+        lambda F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+    ],
+)
+def test_grad_fn_names_match_torch(call):
+    """The nodes a program walking the graph meets are named as PyTorch's."""
+
+    def prog(lib, x):
+        return call(lib.nn.functional, x.requires_grad_()).grad_fn.name()
+
+    ours, theirs = run_both(prog, arr(2, 3, 6, 6))
+    assert ours == theirs

@@ -434,6 +434,7 @@ def _max_pool_vjp(g, input_shape, result, kernel_size):
 def _max_pool_op(nd: int) -> Op:
     return defop(
         f"max_pool{nd}d", _max_pool, nin=1, nout=2, ndiff=1,
+        node_name=f"MaxPool{nd}DWithIndicesBackward0",
         vjp=_max_pool_vjp,
         jvp=lambda t, result, kernel_size: max_pool_gather.fn(t, result[1], len(kernel_size)),
         batch_rule=batch_first(), samples=_max_pool_samples(nd),
@@ -604,6 +605,7 @@ def _avg_errors(nd: int):
 def _avg_pool_op(nd: int) -> Op:
     return defop(
         f"avg_pool{nd}d", _avg_pool, nin=1, vjp=_avg_pool_vjp, jvp=LINEAR,
+        node_name=f"AvgPool{nd}DBackward0",
         batch_rule=batch_first(), samples=_avg_pool_samples(nd), error_samples=_avg_errors(nd),
         api=f"nn.functional.avg_pool{nd}d",
     )  # fmt: skip
@@ -777,6 +779,7 @@ def _adaptive_errors(nd: int, kind: str):
 def _adaptive_max_op(nd: int) -> Op:
     return defop(
         f"adaptive_max_pool{nd}d", _adaptive_max, nin=1, nout=2, ndiff=1,
+        node_name=f"AdaptiveMaxPool{nd}DBackward0",
         vjp=lambda g, input_shape, result, output_size: max_pool_backward.fn(
             g, result[1], tuple(input_shape[-len(output_size) :])
         ),
@@ -1058,6 +1061,7 @@ def _unpool_errors(nd: int):
 def _max_unpool_op(nd: int) -> Op:
     return defop(
         f"max_unpool{nd}d", _max_unpool, nin=2, jvp=LINEAR,
+        node_name=f"MaxUnpool{nd}DBackward0",
         vjp=(lambda g, indices, output_size: max_pool_gather.fn(g, indices, len(output_size)), None),
         batch_rule=planes(), samples=_unpool_samples(nd), error_samples=_unpool_errors(nd),
         api=f"nn.functional.max_unpool{nd}d",
