@@ -68,7 +68,14 @@ def of(d) -> dtype:
     """The dtype of a numtorch dtype, a NumPy dtype, or anything with a ``dtype``."""
     if isinstance(d, dtype):
         return d
-    return from_np(np.dtype(getattr(d, "dtype", d)))
+    d = getattr(d, "dtype", d)
+    return d if isinstance(d, dtype) else from_np(np.dtype(d))
+
+
+def not_implemented(kernel: str, d) -> NotImplementedError:
+    """PyTorch's error for a kernel with no version for the dtype of ``d`` (a dtype, an
+    array or a tensor): ``"abs_cpu" not implemented for 'Bool'``."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{of(d).scalar_name}'")
 
 
 def from_tensor_type(name: str) -> dtype:

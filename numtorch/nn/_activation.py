@@ -38,10 +38,6 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 # ------------------------------------------------------------------ helpers
-def _not_implemented(kernel_name: str, d) -> NotImplementedError:
-    return NotImplementedError(f"\"{kernel_name}\" not implemented for '{dt.of(d).scalar_name}'")
-
-
 def _floating(kernel_name: str, check=None):
     """Type checks of a float-only kernel: ``check(attrs, dtype)`` (argument checks PyTorch
     makes first), then integer and bool inputs are an error naming ``kernel_name``."""
@@ -51,7 +47,7 @@ def _floating(kernel_name: str, check=None):
         if check is not None:
             check(attrs, a.dtype)
         if a.dtype.kind not in "fc":
-            raise _not_implemented(kernel_name, a)
+            raise dt.not_implemented(kernel_name, a)
         return arrays, None
 
     return prepare
@@ -62,7 +58,7 @@ def _no_bool(kernel_name: str):
 
     def prepare(arrays, attrs=None):
         if arrays[0].dtype.kind == "b":
-            raise _not_implemented(kernel_name, arrays[0])
+            raise dt.not_implemented(kernel_name, arrays[0])
         return arrays, None
 
     return prepare
@@ -574,7 +570,7 @@ def rrelu(
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     if not input.dtype.is_floating_point:
-        raise _not_implemented("rrelu_with_noise_out_cpu", input.dtype)
+        raise dt.not_implemented("rrelu_with_noise_out_cpu", input.dtype)
     noise = where(input > 0, 1.0, rand_like(input) * (upper - lower) + lower)
     return input.mul_(noise) if inplace else input * noise
 
@@ -646,7 +642,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"
         )
     if not input.dtype.is_floating_point:
-        raise _not_implemented("prelu_cpu", input.dtype)
+        raise dt.not_implemented("prelu_cpu", input.dtype)
     w = weight.reshape(()) if n == 1 else weight.reshape(n, *(1,) * (input.dim() - 2))
     return where(input > 0, input, input * w)
 
@@ -688,7 +684,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
     if not input.dtype.is_floating_point:
-        raise _not_implemented("glu_cpu", input.dtype)
+        raise dt.not_implemented("glu_cpu", input.dtype)
     h = n // 2
     return input.narrow(d, 0, h) * input.narrow(d, h, h).sigmoid()
 

@@ -30,13 +30,10 @@ from .._core.op import LINEAR, ErrorInput, composite, defop, named
 from .._core.tensor import Tensor
 from ..ops._batching import front, rule_generator
 from ..testing.samples import S
+from ._windows import sliding
 
 
 # ------------------------------------------------------------------ array kernels
-def _prod(xs) -> int:
-    return math.prod(xs)
-
-
 def _blocks(size, kernel, stride, padding, dilation) -> tuple[int, ...]:
     """How many windows fit along each spatial dim of a padded input."""
     return tuple(
@@ -56,21 +53,9 @@ def _pad(xp, x, padding):
     return out
 
 
-def _windows(xp, x, kernel, stride, dilation, blocks):
-    """A view (N, C, *K, *L) of padded x: [n, c, k, l] = x[n, c, l * stride + k * dilation]."""
-    st = x.strides
-    shape = x.shape[:2] + tuple(kernel) + tuple(blocks)
-    strides = (
-        st[:2]
-        + tuple(s * dl for s, dl in zip(st[2:], dilation))
-        + tuple(s * sd for s, sd in zip(st[2:], stride))
-    )
-    return xp.lib.stride_tricks.as_strided(x, shape, strides)
-
-
 def _cols(xp, x, kernel, stride, padding, dilation, blocks):
     """im2col in the layout (C, *K, N, *L), contiguous: one copy of the windows."""
-    v = _windows(xp, _pad(xp, x, padding), kernel, stride, dilation, blocks)
+    v = sliding(xp, _pad(xp, x, padding), kernel, stride, dilation, blocks, kernel_first=True)
     d = len(kernel)
     order = (1, *range(2, 2 + d), 0, *range(2 + d, 2 + 2 * d))
     return xp.ascontiguousarray(v.transpose(order))
@@ -103,17 +88,17 @@ def _group_rows(xp, y, groups):
     """(N, G*M, *L) as (G, M, N*L): per group, the channel rows over all positions."""
     n, ch = y.shape[:2]
     return xp.ascontiguousarray(
-        y.reshape(n, groups, ch // groups, _prod(y.shape[2:])).transpose(1, 2, 0, 3)
-    ).reshape(groups, ch // groups, n * _prod(y.shape[2:]))
+        y.reshape(n, groups, ch // groups, math.prod(y.shape[2:])).transpose(1, 2, 0, 3)
+    ).reshape(groups, ch // groups, n * math.prod(y.shape[2:]))
 
 
 def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
     n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
     blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
-    v = _windows(xp, _pad(xp, input, padding), kernel, stride, dilation, blocks)
-    w = weight.reshape(groups, o // groups, _prod(weight.shape[1:]))
+    v = sliding(xp, _pad(xp, input, padding), kernel, stride, dilation, blocks, kernel_first=True)
+    w = weight.reshape(groups, o // groups, math.prod(weight.shape[1:]))
     # One GEMM per sample and group, straight into the (N, O, L) layout of the result.
-    cols = xp.ascontiguousarray(v).reshape(n, groups, w.shape[2], _prod(blocks))
+    cols = xp.ascontiguousarray(v).reshape(n, groups, w.shape[2], math.prod(blocks))
     return xp.matmul(w, cols).reshape(n, o, *blocks)
 
 
@@ -122,7 +107,7 @@ def _convolution_input_grad(
 ):
     n, kernel, blocks = grad_output.shape[0], weight.shape[2:], grad_output.shape[2:]
     c = weight.shape[1] * groups
-    w = weight.reshape(groups, weight.shape[0] // groups, _prod(weight.shape[1:]))
+    w = weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
     cols = xp.matmul(w.transpose(0, 2, 1), _group_rows(xp, grad_output, groups))
     d = len(kernel)
     cols = cols.reshape(c, *kernel, n, *blocks)
@@ -136,7 +121,7 @@ def _convolution_weight_grad(
     o, blocks = grad_output.shape[1], grad_output.shape[2:]
     cols = _cols(xp, input, size, stride, padding, dilation, blocks)
     g = _group_rows(xp, grad_output, groups)  # (G, O/G, N*L)
-    cols = cols.reshape(groups, cols.shape[0] // groups * _prod(size), g.shape[2])
+    cols = cols.reshape(groups, cols.shape[0] // groups * math.prod(size), g.shape[2])
     if g.shape[2] >= 4096:  # a long contraction: OpenBLAS runs cols @ g^T ~2x faster
         dw = xp.ascontiguousarray(xp.matmul(cols, g.transpose(0, 2, 1)).transpose(0, 2, 1))
     else:
@@ -147,9 +132,9 @@ def _convolution_weight_grad(
 def _im2col(xp, input, kernel_size=(1,), dilation=(1,), padding=(0,), stride=(1,)):
     pads = tuple((p, p) for p in padding)
     blocks = _blocks(input.shape[2:], kernel_size, stride, pads, dilation)
-    v = _windows(xp, _pad(xp, input, pads), kernel_size, stride, dilation, blocks)
+    v = sliding(xp, _pad(xp, input, pads), kernel_size, stride, dilation, blocks, kernel_first=True)
     n, c = input.shape[:2]
-    return xp.ascontiguousarray(v).reshape(n, c * _prod(kernel_size), _prod(blocks))
+    return xp.ascontiguousarray(v).reshape(n, c * math.prod(kernel_size), math.prod(blocks))
 
 
 def _col2im_kernel(
@@ -158,7 +143,7 @@ def _col2im_kernel(
     pads = tuple((p, p) for p in padding)
     blocks = _blocks(output_size, kernel_size, stride, pads, dilation)
     n = input.shape[0]
-    cols = input.reshape(n, input.shape[1] // _prod(kernel_size), *kernel_size, *blocks)
+    cols = input.reshape(n, input.shape[1] // math.prod(kernel_size), *kernel_size, *blocks)
     return _col2im(xp, cols, output_size, kernel_size, stride, pads, dilation)
 
 
@@ -337,7 +322,7 @@ def _fold_prim_samples(kind):
                 yield S((make(xs),), attrs)
             else:
                 blocks = _blocks(xs[2:], k, st, tuple((p, p) for p in pad), dl)
-                cs = (xs[0], xs[1] * _prod(k), _prod(blocks))
+                cs = (xs[0], xs[1] * math.prod(k), math.prod(blocks))
                 yield S((make(cs),), {"output_size": xs[2:], **attrs})
 
     return samples

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import batch_first
@@ -113,7 +114,7 @@ def _check_modes(x: Tensor, pad: tuple, mode: str) -> None:
     shape = list(x.shape)
     if mode in ("reflect", "replicate") and x.dtype.scalar_name == "Bool":
         kernel = "reflection" if mode == "reflect" else "replication"
-        raise NotImplementedError(f"\"{kernel}_pad{nd}d\" not implemented for 'Bool'")
+        raise dt.not_implemented(f"{kernel}_pad{nd}d", x)
     if mode in ("reflect", "replicate"):
         first = 1 if rank == nd + 2 else 0
         if any(s == 0 for s in shape[first:]):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor, wrap_dim
@@ -25,6 +26,7 @@ from ..ops.creation import tensor as _tensor
 from ..ops.random import rand
 from ..ops.reduction import distinct
 from ..testing.samples import S
+from ._windows import sliding
 
 _WORDS = {1: "one", 2: "two", 3: "three"}
 _AXES = {1: "W", 2: "HW", 3: "THW"}  # PyTorch's names of the spatial dims in messages
@@ -46,13 +48,6 @@ def _tup(v, nd: int, fn: str, what: str, omit: bool = False) -> tuple[int, ...]:
     return v
 
 
-_TORCH_TYPE = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
-
-
 _INTS = {"float": (), "int64": ("int64",), "int": ("int64", "int32", "int16", "int8", "uint8")}
 
 
@@ -61,7 +56,7 @@ def _check_dtype(x, name: str, allowed: str = "float") -> None:
     of ``allowed`` ("float", "int64" or "int") pass."""
     n = x.dtype.name
     if not (x.dtype.is_floating_point or n in _INTS[allowed]):
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_TORCH_TYPE.get(n, n)}'")
+        raise dt.not_implemented(name, x)
 
 
 def _shape(x) -> str:
@@ -214,13 +209,7 @@ def _extent(out, k, s, d):
 
 def _windows(xp, x, k, s, p, d, out, fill):
     """The pooling windows of x as a view of shape (..., *out, *k)."""
-    nd = len(k)
-    buf = _padded(xp, x, p, _extent(out, k, s, d), fill)
-    st = buf.strides[-nd:]
-    shape = buf.shape[:-nd] + tuple(out) + tuple(k)
-    strides = buf.strides[:-nd] + tuple(a * b for a, b in zip(st, s))
-    strides += tuple(a * b for a, b in zip(st, d))
-    return xp.lib.stride_tricks.as_strided(buf, shape, strides, writeable=False)
+    return sliding(xp, _padded(xp, x, p, _extent(out, k, s, d), fill), k, s, d, out)
 
 
 def _along(v, d: int, nd: int):
@@ -442,6 +431,17 @@ def _max_pool_op(nd: int) -> Op:
     )  # fmt: skip
 
 
+def _max_public(fn: Callable, name: str, always_indices: bool, what: str) -> Callable:
+    """A max pool's public function: ``name`` (``name_with_indices`` when it always returns
+    the indices), documented as ``what`` and its indices."""
+    fn.__name__ = fn.__qualname__ = name + ("_with_indices" if always_indices else "")
+    fn.__doc__ = (
+        f"{what}; with ``return_indices`` also the flat index of each maximum within its input "
+        "plane."
+    )
+    return fn
+
+
 def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
     name = f"max_pool{nd}d"
 
@@ -466,12 +466,12 @@ def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         values, indices = op.fn(input, k, s, p, d, bool(ceil_mode))
         return (values, indices) if return_indices or always_indices else values
 
-    fn.__name__ = fn.__qualname__ = name + ("_with_indices" if always_indices else "")
-    fn.__doc__ = (
-        f"{nd}-d max pooling over the last {nd} dims of (N, C, ...) or (C, ...) input; "
-        "with ``return_indices`` also the flat index of each maximum within its input plane."
+    return _max_public(
+        fn,
+        name,
+        always_indices,
+        f"{nd}-d max pooling over the last {nd} dims of (N, C, ...) or (C, ...) input",
     )
-    return fn
 
 
 _MAX = {nd: _max_pool_op(nd) for nd in (1, 2, 3)}
@@ -798,12 +798,12 @@ def _adaptive_max_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         values, indices = op.fn(input, out)
         return (values, indices) if return_indices or always_indices else values
 
-    fn.__name__ = fn.__qualname__ = name + ("_with_indices" if always_indices else "")
-    fn.__doc__ = (
-        f"{nd}-d adaptive max pooling to ``output_size`` (None keeps a dim's size); with "
-        "``return_indices`` also the flat index of each maximum within its input plane."
+    return _max_public(
+        fn,
+        name,
+        always_indices,
+        f"{nd}-d adaptive max pooling to ``output_size`` (None keeps a dim's size)",
     )
-    return fn
 
 
 _AMAX = {nd: _adaptive_max_op(nd) for nd in (1, 2, 3)}
@@ -988,8 +988,7 @@ def _max_unpool_fn(op: Op, nd: int) -> Callable:
         extra, inner = ([1], 2) if nd == 1 else ([], nd)
         if indices.dtype.name != "int64":
             raise RuntimeError(
-                "elements in indices should be type int64 but got: "
-                f"{_TORCH_TYPE.get(indices.dtype.name, indices.dtype.name)}"
+                f"elements in indices should be type int64 but got: {indices.dtype.scalar_name}"
             )
         if tuple(input.shape) != tuple(indices.shape):
             raise RuntimeError(
@@ -1224,13 +1223,12 @@ def _fractional_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         values, indices = op.fn(input, u, k, out)
         return (values, indices) if return_indices or always_indices else values
 
-    fn.__name__ = fn.__qualname__ = name + ("_with_indices" if always_indices else "")
-    fn.__doc__ = (
-        f"{nd}-d fractional max pooling: windows of ``kernel_size`` at pseudo-random steps that "
-        "reach ``output_size`` (or ``output_ratio`` of the input's size); with "
-        "``return_indices`` also the flat index of each maximum within its input plane."
+    return _max_public(
+        fn,
+        name,
+        always_indices,
+        f"{nd}-d fractional max pooling: windows of ``kernel_size`` at pseudo-random steps that reach ``output_size`` (or ``output_ratio`` of the input's size)",
     )
-    return fn
 
 
 def _fractional_samples(nd: int):

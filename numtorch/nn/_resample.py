@@ -24,9 +24,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor
-from ..ops._batching import along_dims, front, materialize
+from ..ops._batching import along_dims, front, lshape, materialize
 from ..ops.comparison import where
 from ..ops.creation import tensor
 from ..ops.shape import stack as _stack_op
@@ -344,7 +345,7 @@ def _check_dtype(x: Tensor, mode: str) -> None:
             if x.dim() == 4
             else "compute_indices_weights_nearest"
         )
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{x.dtype.scalar_name}'")
+    raise dt.not_implemented(kernel, x)
 
 
 def _interp_samples(make):
@@ -527,11 +528,6 @@ def _plane_scatter(xp, src, index, size):
     return out.astype(src.dtype).reshape(n, c, size)
 
 
-def _lshape(x, bd) -> tuple:
-    """The logical shape of an inner value."""
-    return tuple(x.shape) if bd is None else tuple(front(x, bd).shape[1:])
-
-
 def _fold_n(vmap, x, bx, index, bi):
     """Both batch-first with the batch folded into N (an unbatched operand expanded)."""
     x, index = materialize(vmap, x, bx), materialize(vmap, index, bi)
@@ -548,7 +544,7 @@ def _fold_c(x, bx):
 
 def _plane_gather_rule(vmap, args, bdims, attrs):
     (x, index), (bx, bi) = args, bdims
-    b, n, c = vmap.size, _lshape(index, bi)[0], _lshape(x, bx)[1]
+    b, n, c = vmap.size, lshape(index, bi)[0], lshape(x, bx)[1]
     if bi is None:  # one index for every batch element: the batch joins the channels
         out = plane_gather.fn(_fold_c(x, bx), index)
         return out.reshape(n, b, c, out.shape[-1]), 1
@@ -564,7 +560,7 @@ def _plane_gather_rule(vmap, args, bdims, attrs):
 
 def _plane_scatter_rule(vmap, args, bdims, attrs):
     (src, index), (bs, bi) = args, bdims
-    b, n, c, size = vmap.size, _lshape(index, bi)[0], _lshape(src, bs)[1], attrs["size"]
+    b, n, c, size = vmap.size, lshape(index, bi)[0], lshape(src, bs)[1], attrs["size"]
     if bi is None:
         out = plane_scatter.fn(_fold_c(src, bs), index, size)
         return out.reshape(n, b, c, size), 1

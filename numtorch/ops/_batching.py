@@ -59,6 +59,12 @@ def materialize(vmap, x, bd):
     return front(x, bd)
 
 
+def lshape(x, bd) -> tuple:
+    """The logical shape of an inner value (its shape without the batch dim)."""
+    s = tuple(x.shape)
+    return s if bd is None else s[:bd] + s[bd + 1 :]
+
+
 def lrank(x, bd) -> int:
     """The logical rank of an inner value."""
     return x.dim() - (bd is not None)
@@ -265,6 +271,7 @@ __all__ = [
     "elementwise",
     "front",
     "lrank",
+    "lshape",
     "materialize",
     "min_rank",
     "pad_to",

@@ -88,11 +88,9 @@ def promote_integral(name: str) -> Callable:
     def prepare(arrays, attrs=None):
         for a in arrays:
             if hasattr(a, "dtype") and a.dtype.kind not in "biu":
-                raise NotImplementedError(
-                    f"\"{name}_cpu\" not implemented for '{dt.of(a).scalar_name}'"
-                )
+                raise dt.not_implemented(f"{name}_cpu", a)
             if isinstance(a, float):
-                raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
+                raise dt.not_implemented(f"{name}_cpu", dt.float32)
         return promote(arrays, attrs)
 
     return prepare

@@ -40,7 +40,7 @@ def _is_int(a) -> bool:
 def _no_bool(kernel_name: str, a) -> None:
     """Integer-only division kernels have no bool version, as in PyTorch."""
     if a.dtype.kind == "b":
-        raise NotImplementedError(f"\"{kernel_name}\" not implemented for 'Bool'")
+        raise dt.not_implemented(kernel_name, a)
 
 
 def _check_int_zero(a, b) -> None:
@@ -572,8 +572,7 @@ def _prep_lerp(arrays, attrs):
     arrays, odt = promote(arrays, attrs) if tensor_weight else (arrays, None)
     if arrays[0].dtype.kind in "biu":
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
-        name = dt.of(arrays[0]).scalar_name
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+        raise dt.not_implemented(kernel, arrays[0])
     return arrays, odt
 
 

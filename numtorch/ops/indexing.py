@@ -13,7 +13,7 @@ from .._core.inplace import run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
-from ._batching import front, lrank, materialize, pad_to, pdim, rule_generator
+from ._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
 from ._families import FLOATS_INT_BOOL
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
@@ -146,12 +146,6 @@ _MASK_DYNAMIC = (
     "batch over indexing with a boolean mask."
 )
 _OOB = re.compile(r"index (-?\d+) is out of bounds for dimension \d+ with size (\d+)")
-
-
-def _lshape(x, bd) -> tuple:
-    """The logical shape of an inner value."""
-    s = tuple(x.shape)
-    return s if bd is None else s[:bd] + s[bd + 1 :]
 
 
 def _numel(shape) -> int:
@@ -389,7 +383,7 @@ def _index_put_rule(vmap, args, bdims, attrs):
 def _index_put_mask(vmap, x, xb, m, mb, d, v, vb, acc):
     """index_put with one batched boolean mask: a where() when the values broadcast over
     the selected elements (their count differs per batch element)."""
-    shape, mshape = _lshape(x, xb), _lshape(m, mb)
+    shape, mshape = lshape(x, xb), lshape(m, mb)
     _check_mask_shape(mshape, shape, d)
     k = len(mshape)
     rest = len(shape) - d - k
@@ -773,7 +767,7 @@ def _dim_family(op, like=(0,)):
         out = dispatch(op, tuple(vals), new)
         if not small:
             return out, 0
-        shapes = [(vmap.size, *_lshape(args[i], bdims[i])) for i in like]
+        shapes = [(vmap.size, *lshape(args[i], bdims[i])) for i in like]
         if op.nout == 1:
             return out.reshape(shapes[0]), 0
         return tuple(o.reshape(s) for o, s in zip(out, shapes)), 0
@@ -1181,7 +1175,7 @@ def _index_select_rule(vmap, args, bdims, attrs):
     _vector_index(
         index, ib, "index_select", "index_select(): Expected dtype int32 or int64 for index"
     )
-    n, dim, k = lrank(x, xb), attrs["dim"], _numel(_lshape(index, ib))
+    n, dim, k = lrank(x, xb), attrs["dim"], _numel(lshape(index, ib))
     if n == 0:  # one value per batch element: a gather of (B, 1)
         wrap_dim(dim, 0)
         if k != 1:
@@ -1483,8 +1477,8 @@ def _put_rule(vmap, args, bdims, attrs):
     """put into each batch element's flattened input: index_put on (B, numel)."""
     (x, index, src), (xb, ib, sb) = args, bdims
     _check_index_dtype(index, "put_(): Expected a long tensor for index, but got {}")
-    ni = _numel(_lshape(index, ib))
-    ns = _numel(_lshape(src, sb)) if isinstance(src, Tensor) else 1
+    ni = _numel(lshape(index, ib))
+    ns = _numel(lshape(src, sb)) if isinstance(src, Tensor) else 1
     if ni != ns:
         raise RuntimeError(
             "put_(): Expected source and index to have the same number of elements, but got "
@@ -1502,7 +1496,7 @@ def _put_rule(vmap, args, bdims, attrs):
         indices, dims = [rows, front(index, ib).reshape(vmap.size, -1)], (0, 1)
     with _flat_oob():
         out = index_put_op.fn(xf, indices, src, attrs["accumulate"], dims=dims)
-    return out.reshape(vmap.size, *_lshape(x, xb)), 0
+    return out.reshape(vmap.size, *lshape(x, xb)), 0
 
 
 def _put(xp, input, index, source, accumulate=False):
@@ -1726,7 +1720,7 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
         return out, rank
     if mask.dtype.name != "bool":
         _check_mask(np.empty(0, mask.dtype.np), "masked_scatter_", np_style=True)
-    shape = np.broadcast_shapes(_lshape(x, xb), _lshape(mask, mb))
+    shape = np.broadcast_shapes(lshape(x, xb), lshape(mask, mb))
     mf = pad_to(front(mask, mb), rank).expand(b, *shape)
     xf = xf.expand(b, *shape)
     if s.shape[1] == 0:  # nothing to take: the kernel checks that nothing is selected

@@ -17,7 +17,7 @@ from .._core.op import LINEAR, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
-from ._batching import front, lrank, pad_to, pdim, rule_generator
+from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
 from ._families import FLOATS_INT, promote
 from .binary import clamp
 from .comparison import where
@@ -32,15 +32,8 @@ class LinAlgError(RuntimeError):
 
 
 # ------------------------------------------------------------------ dtype checks
-_UPPER = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
-
-
 def _tname(a) -> str:
-    return _UPPER[dt.from_np(a.dtype).name]
+    return dt.of(a).scalar_name
 
 
 def _dtypes(arrays):
@@ -142,12 +135,6 @@ def _mv(A, x):
 
 
 # ------------------------------------------------------------------ batch rules (vmap)
-def _lshape(x, bd) -> tuple:
-    """The logical shape of an inner value (its shape without the batch dim)."""
-    s = tuple(x.shape)
-    return s if bd is None else s[:bd] + s[bd + 1 :]
-
-
 def _align(x, bd, rank: int):
     """x batch-first with logical rank ``rank``; an unbatched x gets size-1 leading dims
     (a view), for kernels that need every operand to have the same number of dims."""
@@ -215,7 +202,7 @@ def _product(op, check):
     def rule(vmap, args, bdims, attrs):
         _check_dtypes(op, args, bdims, attrs)
         (a, b), (ba, bb) = args, bdims
-        check(_lshape(a, ba), _lshape(b, bb))
+        check(lshape(a, ba), lshape(b, bb))
         return _matmul_batched(a, ba, b, bb), 0
 
     return rule
@@ -236,7 +223,7 @@ def _stacked(op, name):
 
     def rule(vmap, args, bdims, attrs):
         x, bd = args[0], bdims[0]
-        _min_rank(name, _lshape(x, bd))
+        _min_rank(name, lshape(x, bd))
         return dispatch(op, (front(x, bd), *args[1:]), attrs), 0
 
     return rule
@@ -707,7 +694,7 @@ def _einsum_rule(vmap, args, bdims, attrs):
     """A fresh subscript for the batch dim on every batched operand and on the output."""
     ops, bds = args[0], bdims[0]
     eq = attrs["equation"]
-    terms, out, _ = _einsum_plan(eq, [_lshape(o, b) for o, b in zip(ops, bds, strict=False)])
+    terms, out, _ = _einsum_plan(eq, [lshape(o, b) for o, b in zip(ops, bds, strict=False)])
     used = set(eq).union(*terms, out)
     z = next((c for c in string.ascii_letters if c not in used), None)
     if z is None:
@@ -1033,8 +1020,8 @@ def _cross(xp, input, other, *, dim=-1):
 def _cross_rule(vmap, args, bdims, attrs):
     """Both operands batch-first with the same number of dims (the kernel broadcasts)."""
     (a, b), (ba, bb) = args, bdims
-    sa, dim = _lshape(a, ba), attrs["dim"]
-    _cross_check(sa, _lshape(b, bb), dim)
+    sa, dim = lshape(a, ba), attrs["dim"]
+    _cross_check(sa, lshape(b, bb), dim)
     r = len(sa)
     return dispatch(linalg_cross, (_align(a, ba, r), _align(b, bb, r)), {"dim": pdim(dim, r)}), 0
 
@@ -1262,7 +1249,7 @@ def _solve_rule(vmap, args, bdims, attrs):
     """Vector right-hand sides (decided on logical shapes) become one-column matrices;
     then both operands get the same number of dims, so the kernel reads B as matrices."""
     (A, B), (bA, bB) = args, bdims
-    sA, sB = _lshape(A, bA), _lshape(B, bB)
+    sA, sB = lshape(A, bA), lshape(B, bB)
     _min_rank("linalg.solve", sA)
     vec = _vector_rhs(sA, sB)
     _solve_vec_check(sA, sB, vec, attrs["left"])
@@ -1412,7 +1399,7 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
 def _solve_tri_rule(vmap, args, bdims, attrs):
     """Both operands batch-first with the same number of dims (the kernel broadcasts)."""
     (A, B), (bA, bB) = args, bdims
-    sA, sB = _lshape(A, bA), _lshape(B, bB)
+    sA, sB = lshape(A, bA), lshape(B, bB)
     _min_rank("linalg.solve_triangular", sA)
     _min_rank("linalg.solve_triangular", sB, "B")
     r = max(len(sA), len(sB))
@@ -1551,7 +1538,7 @@ def _qr_rule(vmap, args, bdims, attrs):
     """Stacked QR; mode='r' returns one empty Q, which is not batched."""
     x, bd = args[0], bdims[0]
     if attrs["mode"] in ("reduced", "complete", "r"):
-        _min_rank("linalg.qr", _lshape(x, bd))
+        _min_rank("linalg.qr", lshape(x, bd))
     out = dispatch(linalg_qr, (front(x, bd),), attrs)
     return out, (None if attrs["mode"] == "r" else 0, 0)
 
@@ -1884,7 +1871,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         A = A.to(dtype)
     if not A.dtype.is_floating_point:
         raise RuntimeError(
-            f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {_UPPER[A.dtype.name]}"
+            f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype.scalar_name}"
         )
     dims = tuple(int(d) % A.dim() for d in dim)
     if len(dims) != 2 or dims[0] == dims[1]:

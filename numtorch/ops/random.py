@@ -42,10 +42,6 @@ def _num(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _not_implemented(kernel: str, d: dt.dtype):
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_name}'")
-
-
 # ------------------------------------------------------------------ kernels
 def _placed(arr, device):
     """A CPU draw moved to the requested device."""
@@ -187,7 +183,7 @@ def _float_draw(op, kernel: str):
 
     def draw(shape: tuple, d: dt.dtype, generator, device) -> Tensor:
         if not (d.is_floating_point or d.is_complex):
-            raise _not_implemented(kernel, d)
+            raise dt.not_implemented(kernel, d)
         attrs = {"size": shape, "dtype": d, "generator": generator, "device": device}
         return dispatch(op, (), attrs)
 
@@ -289,7 +285,7 @@ def randperm(
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dt.int64 if dtype is None else dt.to_dtype(dtype)
     if d == dt.bool_:
-        raise _not_implemented("randperm", d)
+        raise dt.not_implemented("randperm", d)
     if not (d.is_floating_point or d == dt.int64) and n > np.iinfo(d.np).max + 1:
         raise RuntimeError(f"value cannot be converted to type {d.np.name}_t without overflow")
     attrs = {"n": n, "batch": (), "dtype": d, "generator": generator, "device": _device(device)}
@@ -405,7 +401,7 @@ def normal(
     _std_check(std)
     d = mean.dtype if tm else std.dtype
     if not (d.is_floating_point or d.is_complex):
-        raise _not_implemented("normal_kernel_cpu", d)
+        raise dt.not_implemented("normal_kernel_cpu", d)
     if tm and ts:
         mean, std = broadcast_tensors(mean, std)
     ref = mean if tm else std
@@ -450,7 +446,7 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     _check_generator("bernoulli", generator)
     if p is None:
         if not (input.is_floating_point()):
-            raise _not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
+            raise dt.not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
         _check_p(input)
         p = input
     else:

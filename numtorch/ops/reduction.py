@@ -934,9 +934,7 @@ def _softmax_kernel(log: bool):
             return x.copy()
         if x.dtype.kind not in "f":
             impl = "_lastdim" if d == _pymax(x.ndim - 1, 0) else ""
-            raise NotImplementedError(
-                f"\"{name}{impl}_kernel_impl\" not implemented for '{dt.of(x).scalar_name}'"
-            )
+            raise dt.not_implemented(f"{name}{impl}_kernel_impl", x)
         if x.ndim == 0:
             return xp.zeros_like(x) if log else xp.ones_like(x)
         s = x - xp.amax(x, axis=d, keepdims=True)  # then in place: one pass less each

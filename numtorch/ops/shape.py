@@ -13,6 +13,7 @@ from ._batching import (
     decompose,
     front,
     lrank,
+    lshape,
     materialize,
     min_rank,
     pad_to,
@@ -104,12 +105,6 @@ def _cat_check(tensors, dim, what="torch.cat()"):
     return d
 
 
-def _lshape(x, bd) -> tuple:
-    """The logical shape of an inner value."""
-    s = tuple(x.shape)
-    return s if bd is None else s[:bd] + s[bd + 1 :]
-
-
 class _Shaped:
     """Stands for a tensor of a logical shape in the shape checks."""
 
@@ -121,7 +116,7 @@ class _Shaped:
 
 def _cat_rule(vmap, args, bdims, attrs):
     xs, bds = args[0], bdims[0]
-    shapes = [_lshape(x, b) for x, b in zip(xs, bds)]
+    shapes = [lshape(x, b) for x, b in zip(xs, bds)]
     d = _cat_check([_Shaped(s) for s in shapes], attrs["dim"])
     parts = [materialize(vmap, x, b) for x, b in zip(xs, bds)]
     if d is None:  # only legacy empty (0,) tensors: their cat is (0,)
@@ -226,7 +221,7 @@ def _stack(xp, tensors, dim=0):
 
 def _stack_rule(vmap, args, bdims, attrs):
     xs, bds = args[0], bdims[0]
-    shapes = [_lshape(x, b) for x, b in zip(xs, bds)]
+    shapes = [lshape(x, b) for x, b in zip(xs, bds)]
     _stack_check(shapes)
     d = pdim(attrs["dim"], len(shapes[0]) + 1)
     return stack.fn([materialize(vmap, x, b) for x, b in zip(xs, bds)], d), 0
@@ -759,7 +754,7 @@ def _repeat_interleave_rule(vmap, args, bdims, attrs):
     bx, br = bdims
     dim, size = attrs.get("dim"), attrs.get("output_size")
     if r is None:  # repeat_interleave(repeats): the indices 0..n-1, each repeated
-        n = _lshape(x, bx)[0] if lrank(x, bx) else 1
+        n = lshape(x, bx)[0] if lrank(x, bx) else 1
         x, bx, r, br, dim = arange(n, device=x.device), None, x, bx, 0
     x = materialize(vmap, x, bx)
     if dim is None:

@@ -37,10 +37,6 @@ _DEG = math.pi / 180.0
 _RAD = 180.0 / math.pi
 
 
-def _not_implemented(kernel_name: str, a) -> None:
-    raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{dt.of(a).scalar_name}'")
-
-
 def _special(xp):
     """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy arrays."""
     if xp is np:
@@ -124,7 +120,7 @@ def _neg(xp, input):
 
 def _abs(xp, input):
     if input.dtype.kind == "b":
-        _not_implemented("abs_cpu", input)
+        raise dt.not_implemented("abs_cpu", input)
     return xp.abs(input)
 
 
@@ -310,7 +306,7 @@ erfinv = unary(
 def _rounding(kernel_name: str, fn: str):
     def kernel(xp, input):
         if input.dtype.kind == "b":
-            _not_implemented(kernel_name, input)
+            raise dt.not_implemented(kernel_name, input)
         return input.copy() if input.dtype.kind in "iu" else getattr(xp, fn)(input)
 
     kernel.__name__ = fn
@@ -319,17 +315,17 @@ def _rounding(kernel_name: str, fn: str):
 
 def _round(xp, input, *, decimals=0):
     if input.dtype.kind == "b":
-        _not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", input)
+        raise dt.not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", input)
     if input.dtype.kind in "iu":
         if decimals != 0:
-            _not_implemented("round_cpu", input)
+            raise dt.not_implemented("round_cpu", input)
         return input.copy()
     return xp.round(input, decimals)
 
 
 def _frac(xp, input):
     if input.dtype.kind in "biu":
-        _not_implemented("frac_cpu", input)
+        raise dt.not_implemented("frac_cpu", input)
     return input - xp.trunc(input)
 
 
