@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .._core.dispatch import dispatch
+from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.op import composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import front, lrank, pad_to
@@ -158,14 +158,10 @@ cdist_op = defop(
 
 
 def _broadcast_error(a: tuple, b: tuple) -> None:
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    for i, (u, v) in enumerate(zip(a, b)):
-        if u != v and u != 1 and v != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({u}) must match the size of tensor b ({v}) at "
-                f"non-singleton dimension {i}"
-            )
+    """PyTorch's error for shapes that do not broadcast, before any work."""
+    text = broadcast_mismatch((a, b))
+    if text is not None:
+        raise RuntimeError(text)
 
 
 def cdist(
