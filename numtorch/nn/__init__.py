@@ -1,3 +1,3 @@
 """torch.nn (modules come later); ``functional`` is filled from op modules' API dicts."""
 
-from . import functional, init  # noqa: F401
+from . import functional, init, utils  # noqa: F401
