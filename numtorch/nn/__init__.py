@@ -4,7 +4,7 @@ Public names are listed here, one block per family module.
 """
 
 # ruff: noqa: F401
-from . import functional
+from . import functional, init, utils
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .modules.module import Module
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
