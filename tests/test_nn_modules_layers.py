@@ -6,7 +6,9 @@ initialization statistics, and error texts."""
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 import re
 
 import numpy as np
@@ -59,6 +61,7 @@ CASES = [
      (arr(1, 2, 4, 5),)),
     ("Conv2d", (2, 2, (2, 3)), {"padding": "same", "padding_mode": "reflect"},
      (arr(1, 2, 4, 5),)),
+    ("Conv2d", (2, 2, (2, 4)), {"padding": "same", "dilation": (2, 1)}, (arr(1, 2, 4, 5),)),
     ("Conv3d", (2, 2, 2), {"padding": 1}, (arr(1, 2, 3, 3, 2),)),
     ("Conv3d", (2, 4, (1, 2, 2)), {"groups": 2, "padding": "same", "padding_mode": "circular"},
      (arr(1, 2, 2, 3, 3),)),
@@ -112,6 +115,7 @@ def _case_id(case) -> str:
     return case[0] + "-" + "-".join(map(str, case[1])) + "".join(f"-{k}" for k in case[2])
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # both warn
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 def test_layer_against_torch(case):
     name, args, kwargs, inputs, *rest = case
@@ -297,6 +301,32 @@ def test_lazy_load_state_dict_materializes():
     assert_same_error(prog)
 
 
+def test_lazy_copies_are_independent():
+    """A deep copy or pickle of a lazy layer initializes on its own; the original stays lazy
+    (its hooks are its own), and keeps the dtype it was given."""
+    for lib in (nt, torch):
+        m = lib.nn.LazyLinear(3).double()
+        c = copy.deepcopy(m)
+        c(lib.zeros(2, 4, dtype=lib.float64))
+        assert type(c) is lib.nn.Linear and type(m) is lib.nn.LazyLinear
+        assert c.weight.dtype == lib.float64 and len(m._forward_pre_hooks) == 1
+        p = pickle.loads(pickle.dumps(m))
+        p(lib.zeros(2, 5))
+        assert type(p) is lib.nn.Linear and p.in_features == 5
+        m(lib.zeros(2, 6, dtype=lib.float64))
+        assert m.in_features == 6 and not m._forward_pre_hooks
+
+
+def test_generated_classes_pickle():
+    for m in (nt.nn.MaxPool2d(2), nt.nn.ZeroPad3d(1), nt.nn.ReflectionPad1d(2),
+              nt.nn.ConvTranspose2d(1, 2, 3), nt.nn.AdaptiveAvgPool3d(2)):  # fmt: skip
+        c = pickle.loads(pickle.dumps(m))
+        assert type(c) is type(m) and repr(c) == repr(m)
+        assert type(m).__module__ + "." + type(m).__qualname__ == (
+            f"numtorch.nn.modules.{type(m).__module__.rsplit('.', 1)[1]}.{type(m).__name__}"
+        )
+
+
 def test_lazy_partial_state_dict_and_errors():
     def bad_dims(lib):
         return lib.nn.LazyConv2d(4, 3)(lib.zeros(2, 3))
@@ -397,3 +427,21 @@ def test_conv_state_dict_round_trip_and_half_precision():
     x = arr(1, 2, 4, 4)
     assert_close(m(nt.tensor(x)), t(torch.tensor(x)))
     assert n.float().weight.dtype == nt.float32
+
+
+def test_vmap_over_a_model_of_these_layers():
+    """A small CNN of these layers under vmap over unbatched samples: torch.func's values."""
+
+    def model(lib):
+        nn = lib.nn
+        return nn.Sequential(
+            nn.Conv2d(1, 4, 3, padding=1, padding_mode="reflect"), nn.MaxPool2d(2),
+            nn.ZeroPad2d((1, 0, 0, 1)), nn.AvgPool2d(2, stride=1), nn.Flatten(0),
+            nn.Linear(16, 3),
+        ).double()  # fmt: skip
+
+    torch.manual_seed(0)
+    t, n = model(torch), model(nt)
+    copy_weights(t, n)
+    x = arr(5, 1, 4, 4)
+    assert_close(nt.func.vmap(n)(nt.tensor(x)), torch.func.vmap(t)(torch.tensor(x)))
