@@ -49,6 +49,8 @@ CASES = [
      (arr(1, 1, 3, 4),)),
     ("Upsample", (), {"scale_factor": 1.5, "mode": "trilinear", "recompute_scale_factor": True},
      (arr(1, 1, 2, 3, 2),)),
+    ("Upsample", (3,), {"mode": "nearest-exact"}, (arr(1, 1, 5),)),
+    ("Upsample", ((2, 3),), {"mode": "area"}, (arr(1, 2, 4, 5),)),
     ("UpsamplingNearest2d", (), {"scale_factor": 2}, (arr(1, 2, 2, 3),)),
     ("UpsamplingBilinear2d", ((5, 4),), {}, (arr(1, 1, 3, 2),)),
     # convolutions
