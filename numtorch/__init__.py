@@ -54,6 +54,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.comparison import allclose, equal, where
+from .ops.setops import unique, unique_consecutive
 from .ops.unary import conj, positive
 from .ops.binary import clamp, true_divide
 from .ops.shape import (
