@@ -1,0 +1,1 @@
+"""torch.utils.benchmark: timing statements (Timer, Measurement)."""
