@@ -9,6 +9,8 @@ raises, and vmap refuses them (the output shape depends on the data).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._core import dtype as dt
@@ -83,7 +85,7 @@ def _along(xp, input, dim: int, sort: bool):
             "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
         )
     moved = xp.moveaxis(input, dim, 0)
-    rows = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))
+    rows = moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
     # lexsort's last key is the primary one: the first column leads.
     order = xp.lexsort(rows.T[::-1]) if sort and rows.shape[0] else None
     values, inverse, counts = _groups(xp, rows, order)
