@@ -77,9 +77,10 @@ def test_non_tensor_and_constant_inputs():
 
 
 def _scaled_grad(x, k=2.0):
-    """x itself, but its gradient comes back scaled by k (a wrong backward)."""
+    """x itself, but its gradient comes back scaled by k (a wrong backward). torch passes
+    None for the undefined gradients of its undefined-grad check (numtorch zeros)."""
     y = x * 1.0
-    y.register_hook(lambda g: g * k)
+    y.register_hook(lambda g: None if g is None else g * k)
     return y
 
 
@@ -105,6 +106,26 @@ def test_a_wrong_gradient_fails_like_torch(name, fast_mode):
     assert ours == theirs
     assert ours[0][:2] == ("GradcheckError", True) and ours[1] is False
     assert ours[0][2].startswith("Jacobian mismatch for output ")
+
+
+def test_edge_cases_like_torch():
+    """A bare tensor as inputs, a list of outputs, an empty output, tolerances."""
+
+    def prog(lib):
+        x = _leaf(lib, C)
+        check = lib.autograd.gradcheck
+        return (
+            check(lambda a: a.exp(), x),
+            check(lambda a: [a.exp(), a * 2], (x,)),
+            check(lambda a: a[:0] * 2, (x,)),
+            check(lambda a: a.exp(), x, check_forward_ad=True, fast_mode=True),
+            _outcome(lib, check, lambda a: _scaled_grad(a, 1 + 1e-4).exp(), (x,)),
+            _outcome(lib, check, lambda a: _scaled_grad(a, 1.01).exp(), (x,)),
+            _outcome(lib, check, lambda a: _scaled_grad(a, 1.01).exp(), (x,), rtol=0.1),
+        )
+
+    ours = assert_same(prog)
+    assert ours[:5] == (True,) * 5 and ours[5][0] == "GradcheckError" and ours[6] is True
 
 
 def test_gradcheck_error_is_a_runtime_error_in_the_submodule():
