@@ -30,6 +30,7 @@ backward = _missing("backward", "numtorch.autograd.engine")  # Tensor.backward
 register_hook = _missing("register_hook", "numtorch.autograd.hooks")  # Tensor.register_hook
 retain_grad = _missing("retain_grad", "numtorch.autograd.hooks")  # Tensor.retain_grad
 vmap_call = _missing("vmap_call", "numtorch.func")  # the engine's batched backward
+dual_call = _missing("dual_call", "numtorch.autograd.forward_ad")  # gradcheck's forward mode
 
 
 def provide(**fns: Callable) -> None:

@@ -5,5 +5,9 @@ from __future__ import annotations
 from . import graph, hooks, rebase  # noqa: F401
 from .engine import backward, grad
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
 
-__all__ = ["backward", "enable_grad", "grad", "inference_mode", "no_grad", "set_grad_enabled"]
+__all__ = [
+    "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+    "no_grad", "set_grad_enabled",
+]  # fmt: skip

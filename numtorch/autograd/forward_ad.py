@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from .._core import upcalls
 from .._core.state import state
 from .._core.tensor import Tensor
 
@@ -82,6 +83,18 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         return UnpackedDualTensor(p, t)
     return UnpackedDualTensor(tensor, None)
 
+
+def _dual_call(func, args: tuple, tangents: tuple) -> list[tuple[Tensor, Tensor | None]]:
+    """func(*args) at a fresh dual level, ``tangents[k]`` (None: none) the tangent of
+    ``args[k]``; (primal, tangent) of each tensor output (gradcheck's forward mode)."""
+    with dual_level():
+        duals = [a if t is None else make_dual(a, t) for a, t in zip(args, tangents)]
+        outs = func(*duals)
+        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+        return [tuple(unpack_dual(o)) for o in outs if isinstance(o, Tensor)]
+
+
+upcalls.provide(dual_call=_dual_call)
 
 __all__ = [
     "UnpackedDualTensor",
