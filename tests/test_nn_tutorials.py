@@ -5,6 +5,8 @@ answers are compared with torch.func's."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
@@ -122,7 +124,8 @@ def test_per_sample_gradients_with_batch_norm_after_replacing_it():
 
 
 # ------------------------------------------------------------------ model ensembling
-def small_mlp(lib):
+@functools.cache
+def _small_mlp_class(lib):
     nn, F = lib.nn, lib.nn.functional
 
     class SmallMLP(nn.Module):
@@ -136,7 +139,11 @@ def small_mlp(lib):
             x = x.flatten(1)
             return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
-    return SmallMLP().to(lib.float64)
+    return SmallMLP
+
+
+def small_mlp(lib):
+    return _small_mlp_class(lib)().to(lib.float64)
 
 
 def test_model_ensembling_tutorial():
