@@ -8,6 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..._core.tensor import Tensor
 from .module import Module
 
 
@@ -54,6 +55,9 @@ class Forwarding(Module):
 
     def _fwd_kwargs(self) -> dict:
         return {name: getattr(self, name) for name in self._fwd}
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, **self._fwd_kwargs())
 
 
 def forwarding(
