@@ -64,7 +64,7 @@ def forwarding(
     base: type[Forwarding],
     name: str,
     fn: Callable,
-    params: str,
+    params: str | None,
     doc: str,
     *,
     inputs: str = "input: Tensor",
@@ -72,17 +72,19 @@ def forwarding(
     module: str,
     **attrs: Any,
 ) -> type:
-    """The class ``name(base)`` with ``__init__(self, <params>)`` storing its arguments and
+    """The class ``name(base)`` with ``__init__(self, <params>)`` (base's where params is
+    None) storing its arguments and
     ``forward(self, <inputs>)`` returning ``fn(<inputs>, **stored arguments)``; ``fwd``
     names the stored arguments passed on (all of ``params`` but the legacy ones by
     default)."""
-    names = _names(params)
+    names = base._params if params is None else _names(params)
     if fwd is None:
         fwd = tuple(n for n in names if n not in ("size_average", "reduce"))
-    init = signed(f"{name}.__init__", f"self, {params}", "self._setup(locals())")
+    if params is not None:
+        attrs["__init__"] = signed(f"{name}.__init__", f"self, {params}", "self._setup(locals())")
     call = f"return self._fn({', '.join(_names(inputs))}, **self._fwd_kwargs())"
     forward = signed(f"{name}.forward", f"self, {inputs}", call, "Tensor")
-    ns = {"__init__": init, "forward": forward, "__doc__": doc, "__module__": module,
+    ns = {"forward": forward, "__doc__": doc, "__module__": module,
           "__qualname__": name, "_fn": staticmethod(fn), "_fwd": fwd, "_params": names,
           **attrs}  # fmt: skip
     return type(name, (base,), ns)

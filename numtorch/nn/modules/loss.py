@@ -34,6 +34,7 @@ class _Loss(Forwarding):
     ``size_average``/``reduce`` pair when either is given."""
 
     _buffer_args = ("weight", "pos_weight")
+    _params = ("size_average", "reduce", "reduction")
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         self._setup(locals())
@@ -49,6 +50,8 @@ class _Loss(Forwarding):
 class _WeightedLoss(_Loss):
     """A loss with an optional per-class ``weight``, held as a buffer."""
 
+    _params = ("weight", "size_average", "reduce", "reduction")
+
     def __init__(
         self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean"
     ) -> None:
@@ -58,14 +61,15 @@ class _WeightedLoss(_Loss):
 def _loss(
     name: str,
     fn: Callable,
-    params: str,
+    params: str | None,
     doc: str,
     *,
     base: type[_Loss] = _Loss,
     inputs: str = "input: Tensor, target: Tensor",
     **attrs,
 ) -> type[_Loss]:
-    """The loss ``name``: ``params`` and ``inputs`` as in PyTorch."""
+    """The loss ``name``: ``params`` and ``inputs`` as in PyTorch (params None: those of
+    ``base``, whose ``__init__`` it keeps, as PyTorch's does)."""
     return forwarding(base, name, fn, params, doc, inputs=inputs, module=__name__, **attrs)
 
 
@@ -117,8 +121,8 @@ _PAIR = "input1: Tensor, input2: Tensor, target: Tensor"
 _TRIPLET = "anchor: Tensor, positive: Tensor, negative: Tensor"
 
 # fmt: off
-L1Loss = _loss("L1Loss", F.l1_loss, _LEGACY, "The mean absolute error |input - target|.")
-MSELoss = _loss("MSELoss", F.mse_loss, _LEGACY, "The mean squared error (input - target)^2.")
+L1Loss = _loss("L1Loss", F.l1_loss, None, "The mean absolute error |input - target|.")
+MSELoss = _loss("MSELoss", F.mse_loss, None, "The mean squared error (input - target)^2.")
 NLLLoss = _loss("NLLLoss", F.nll_loss, _NLL,
                 "The negative log likelihood of the target classes, given log-probabilities.")
 NLLLoss2d = _loss("NLLLoss2d", F.nll_loss, _NLL, "NLLLoss (deprecated alias).", base=NLLLoss,
@@ -136,7 +140,7 @@ GaussianNLLLoss = _loss(
     inputs="input: Tensor, target: Tensor, var: Tensor | float")
 KLDivLoss = _loss("KLDivLoss", F.kl_div, f"{_LEGACY}, log_target: bool = False",
                   "The Kullback-Leibler divergence of target from input (log-probabilities).")
-BCELoss = _loss("BCELoss", F.binary_cross_entropy, f"{_WEIGHT}, {_LEGACY}",
+BCELoss = _loss("BCELoss", F.binary_cross_entropy, None,
                 "The binary cross entropy of probabilities.", base=_WeightedLoss)
 BCEWithLogitsLoss = _loss(
     "BCEWithLogitsLoss", F.binary_cross_entropy_with_logits,
@@ -146,22 +150,21 @@ BCEWithLogitsLoss = _loss(
 HingeEmbeddingLoss = _loss("HingeEmbeddingLoss", F.hinge_embedding_loss,
                            f"margin: float = 1.0, {_LEGACY}",
                            "x for target 1, max(0, margin - x) for target -1.")
-MultiLabelMarginLoss = _loss("MultiLabelMarginLoss", F.multilabel_margin_loss, _LEGACY,
+MultiLabelMarginLoss = _loss("MultiLabelMarginLoss", F.multilabel_margin_loss, None,
                              "The multi-class multi-label hinge loss.")
 SmoothL1Loss = _loss("SmoothL1Loss", F.smooth_l1_loss, f"{_LEGACY}, beta: float = 1.0",
                      "Squared error below ``beta``, absolute error above it (scaled by beta).")
 HuberLoss = _loss("HuberLoss", F.huber_loss, "reduction: str = 'mean', delta: float = 1.0",
                   "Squared error below ``delta``, delta-scaled absolute error above it.",
                   _post_init=_huber_checks)
-SoftMarginLoss = _loss("SoftMarginLoss", F.soft_margin_loss, _LEGACY,
+SoftMarginLoss = _loss("SoftMarginLoss", F.soft_margin_loss, None,
                        "The two-class logistic loss log(1 + exp(-target * input)).")
 CrossEntropyLoss = _loss("CrossEntropyLoss", F.cross_entropy,
                          f"{_NLL}, label_smoothing: float = 0.0",
                          "The cross entropy of the target classes (or probabilities) given "
                          "unnormalized logits.", base=_WeightedLoss)
 MultiLabelSoftMarginLoss = _loss("MultiLabelSoftMarginLoss", F.multilabel_soft_margin_loss,
-                                 f"{_WEIGHT}, {_LEGACY}",
-                                 "The multi-label one-versus-all logistic loss.",
+                                 None, "The multi-label one-versus-all logistic loss.",
                                  base=_WeightedLoss)
 CosineEmbeddingLoss = _loss("CosineEmbeddingLoss", F.cosine_embedding_loss,
                             f"margin: float = 0.0, {_LEGACY}",
