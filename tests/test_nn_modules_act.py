@@ -285,3 +285,19 @@ def test_distance_attributes_and_errors():
     assert (m.norm, m.eps, m.keepdim) == (1.0, 0.1, True)
     assert_same_error(lambda lib, a, b: lib.nn.PairwiseDistance()(a, b), arr(3, 5), arr(2, 5))
     assert_same_error(lambda lib, a, b: lib.nn.CosineSimilarity()(a, b), arr(3, 5), arr(3, 4))
+
+
+def test_layers_pickle_and_deepcopy():
+    import copy
+    import pickle
+
+    x = nt.tensor(X)
+    layers = [nt.nn.ReLU(True), nt.nn.GELU("tanh"), nt.nn.Softmax(1), nt.nn.RReLU(0.1, 0.2),
+              nt.nn.Hardtanh(-2, 2), nt.nn.PReLU(4), nt.nn.Dropout2d(0.3), nt.nn.Softmax2d(),
+              nt.nn.PairwiseDistance(1.0)]  # fmt: skip
+    for m in layers:
+        m.double().eval()
+        for clone in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+            assert type(clone) is type(m) and repr(clone) == repr(m)
+            args = (x, x * 2) if isinstance(m, nt.nn.PairwiseDistance) else (x * 1,)
+            assert_close(clone(*args), m(*(a * 1 for a in args)))

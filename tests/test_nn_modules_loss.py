@@ -215,3 +215,21 @@ def test_loss_errors():
     assert_same_error(lambda lib, a, t: lib.nn.CrossEntropyLoss()(a, t), A, LABELS[:2])
     assert_same_error(lambda lib, a, t: lib.nn.NLLLoss()(a, t), A, LABELS + 4)
     assert_same_error(lambda lib, a, b: lib.nn.L1Loss()(a, b), A, arr(2, 4))
+
+
+def test_weight_buffers_follow_the_module():
+    """Class weights are buffers: converted by .double()/.float(), kept by pickling and
+    deepcopy, absent from parameters()."""
+    import copy
+    import pickle
+
+    m = nt.nn.BCEWithLogitsLoss(weight=nt.ones(4), pos_weight=nt.tensor(W4, dtype=nt.float32))
+    assert list(m.parameters()) == []
+    m.double()
+    assert m.weight.dtype == m.pos_weight.dtype == nt.float64
+    for clone in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        assert list(clone.state_dict()) == ["weight", "pos_weight"]
+        np.testing.assert_array_equal(clone.pos_weight.numpy(), W4)
+    t = nt.tensor(PROB)
+    assert_close(m(nt.tensor(A), t), nt.nn.functional.binary_cross_entropy_with_logits(
+        nt.tensor(A), t, nt.ones(4, dtype=nt.float64), pos_weight=nt.tensor(W4)))  # fmt: skip
