@@ -13,9 +13,9 @@ from .module import Module
 
 
 def signed(qualname: str, params: str, body: str, returns: str = "None") -> Callable:
-    """A function ``def <name>(<params>) -> <returns>: <body>`` compiled from its parameter list, so that
-    ``inspect.signature`` and Python's own argument errors read exactly as for a
-    hand-written one (the way dataclasses build their ``__init__``)."""
+    """The function ``def <name>(<params>) -> <returns>: <body>``, compiled from its
+    parameter list so that ``inspect.signature`` and Python's own argument errors read
+    exactly as for a hand-written one (the way dataclasses build their ``__init__``)."""
     src = f"from __future__ import annotations\ndef _f({params}) -> {returns}:\n    {body}\n"
     ns: dict[str, Any] = {}
     exec(src, {}, ns)  # noqa: S102 - source built from our own literal tables
@@ -72,11 +72,11 @@ def forwarding(
     module: str,
     **attrs: Any,
 ) -> type:
-    """The class ``name(base)`` with ``__init__(self, <params>)`` (base's where params is
-    None) storing its arguments and
-    ``forward(self, <inputs>)`` returning ``fn(<inputs>, **stored arguments)``; ``fwd``
-    names the stored arguments passed on (all of ``params`` but the legacy ones by
-    default)."""
+    """The class ``name(base)``: ``__init__(self, <params>)`` stores its arguments (base's
+    ``__init__`` where params is None), ``forward(self, <inputs>)`` returns
+    ``fn(<inputs>, **stored arguments)``; ``fwd`` names the stored arguments passed on (all
+    but the legacy size_average/reduce by default); ``attrs`` are further class
+    attributes."""
     names = base._params if params is None else _names(params)
     if fwd is None:
         fwd = tuple(n for n in names if n not in ("size_average", "reduce"))
