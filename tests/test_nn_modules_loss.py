@@ -233,3 +233,24 @@ def test_weight_buffers_follow_the_module():
     t = nt.tensor(PROB)
     assert_close(m(nt.tensor(A), t), nt.nn.functional.binary_cross_entropy_with_logits(
         nt.tensor(A), t, nt.ones(4, dtype=nt.float64), pos_weight=nt.tensor(W4)))  # fmt: skip
+
+
+def test_per_sample_grads_through_loss_modules():
+    """vmap(grad(...)) over functional_call of a PReLU model and a weighted
+    CrossEntropyLoss gives torch.func's per-sample gradients; functional_call can swap
+    the loss's weight buffer."""
+    results = []
+    for lib in (nt, torch):
+        model = lib.nn.PReLU(4, 0.3).double()
+        loss = lib.nn.CrossEntropyLoss(weight=lib.tensor(W4), label_smoothing=0.1)
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        x, t = lib.tensor(A), lib.tensor(LABELS)
+
+        def sample_loss(p, xi, ti, model=model, loss=loss, lib=lib):
+            out = lib.func.functional_call(model, p, (xi[None],))
+            return loss(out, ti[None])
+
+        g = lib.func.vmap(lib.func.grad(sample_loss), in_dims=(None, 0, 0))(params, x, t)
+        swapped = lib.func.functional_call(loss, {"weight": lib.ones(4, dtype=lib.float64)}, (x, t))
+        results.append((g, swapped))
+    assert_close(results[0], results[1], rtol=1e-10, atol=1e-12)
