@@ -77,6 +77,48 @@ def per_sample_grads(T):
     return run
 
 
+def cnn_module(T, params):
+    """The tutorial's CNN as an nn.Module holding the given parameters."""
+    nn, F = T.nn, T.nn.functional
+
+    class SimpleCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = F.max_pool2d(x, 2).flatten(1)
+            x = F.relu(self.fc1(x))
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    model = SimpleCNN()
+    model.load_state_dict(params)
+    return model
+
+
+def per_sample_grads_module(T):
+    params, x, y = cnn_data(T)
+    model = cnn_module(T, params)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() for k, v in model.named_buffers()}
+
+    def loss(params, buffers, sample, target):
+        out = T.func.functional_call(model, (params, buffers), (sample.unsqueeze(0),))
+        return T.nn.functional.nll_loss(out, target.unsqueeze(0))
+
+    f = T.func.vmap(T.func.grad(loss), in_dims=(None, None, 0, 0))
+
+    def run():
+        return f(params, buffers, x, y)
+
+    return run
+
+
 def batched_step(T):
     params, x, y = cnn_data(T)
     params = {k: v.requires_grad_() for k, v in params.items()}
@@ -155,6 +197,7 @@ def attention(T):
 
 CASES = {
     "per-sample grads, tutorial CNN, batch 64 (ms)": (per_sample_grads, 1.0),
+    "per-sample grads, nn.Module + functional_call (ms)": (per_sample_grads_module, 1.0),
     "batched fwd+bwd, tutorial CNN, batch 64 (ms)": (batched_step, 1.5),
     "conv2d fwd (64,32,26,26) * (64,32,3,3) (ms)": (conv_forward, 1.5),
     "conv2d fwd+bwd, same layer (ms)": (conv_backward, 1.5),

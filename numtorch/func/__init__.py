@@ -9,6 +9,7 @@ from ._batched import (
 from ._grad import GradTrackingTensor, grad, grad_and_value, vjp
 from ._jacobian import hessian, jacfwd, jacrev, linearize
 from ._jvp import jvp
+from ._module import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from ._vmap import vmap
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "_is_vmap_fallback_enabled",
     "_set_vmap_fallback_enabled",
     "_set_vmap_fallback_warning_enabled",
+    "functional_call",
     "grad",
     "grad_and_value",
     "hessian",
@@ -24,6 +26,8 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "replace_all_batch_norm_modules_",
+    "stack_module_state",
     "vjp",
     "vmap",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..._core.state import is_grad_enabled
 from ..._core.tensor import Tensor
+from ...ops.creation import zeros_like
 from ...ops.shape import cat
 
 
@@ -34,13 +35,15 @@ def _group_identity(tensors: list[Tensor], on_grads) -> list[Tensor]:
         )
     shapes = [t.shape for t in tensors]
     sizes = [t.numel() for t in tensors]
-    flat = cat([t.reshape(-1) for t in tensors])
+    flat = cat.fn([t.reshape(-1) for t in tensors])
 
     def many(g):
         new = on_grads([p.view(s) for p, s in zip(g.split(sizes), shapes)])
         if new is None:
             return None
-        return cat([(n if n is not None else p).reshape(-1) for n, p in zip(new, g.split(sizes))])
+        return cat.fn(
+            [(n if n is not None else p).reshape(-1) for n, p in zip(new, g.split(sizes))]
+        )
 
     flat.register_hook(many)
     return [p.view(s) for p, s in zip(flat.split(sizes), shapes)]
@@ -48,6 +51,16 @@ def _group_identity(tensors: list[Tensor], on_grads) -> list[Tensor]:
 
 def _needs_grad(x) -> bool:
     return isinstance(x, Tensor) and x.requires_grad
+
+
+def _group(xs) -> tuple[list[int], list[int]]:
+    """(positions of the floating tensors, positions of those that require grad): when any
+    requires grad, every floating tensor has a gradient entry, zeros for the others (they
+    are the non-differentiable outputs of PyTorch's hook function)."""
+    rg = [i for i, x in enumerate(xs) if _needs_grad(x)]
+    if not rg:
+        return [], []
+    return [i for i, x in enumerate(xs) if isinstance(x, Tensor) and x.is_floating_point()], rg
 
 
 class BackwardHook:
@@ -63,37 +76,41 @@ class BackwardHook:
         self.n_inputs = len(args)
         if not is_grad_enabled():
             return args
-        idx = [i for i, a in enumerate(args) if _needs_grad(a)]
-        if not idx or not self.module._backward_hooks:
+        idx, rg = _group(args)
+        if not rg or not self.module._backward_hooks:
             return args
-        self.input_idx = idx
+        self.input_idx, self.input_rg, self.inputs = idx, rg, args
         new = list(args)
-        for i, t in zip(idx, _group_identity([args[i] for i in idx], self._input_grads)):
+        for i, t in zip(rg, _group_identity([args[i] for i in rg], self._input_grads)):
             new[i] = t
         return tuple(new)
 
     def setup_outputs(self, result):
         single = not isinstance(result, tuple)
         outs = (result,) if single else result
-        idx = [i for i, o in enumerate(outs) if _needs_grad(o)]
-        if not idx or not is_grad_enabled():
+        idx, rg = _group(outs)
+        if not rg or not is_grad_enabled():
             return result
-        self.n_outputs = len(outs)
+        self.output_idx, self.output_rg, self.outputs = idx, rg, outs
         new = list(outs)
-        for i, t in zip(idx, _group_identity([outs[i] for i in idx], self._output_grads)):
+        for i, t in zip(rg, _group_identity([outs[i] for i in rg], self._output_grads)):
             new[i] = t
-        self.output_idx = idx
         return new[0] if single else type(result)(new)
 
-    def _pack(self, idx, grads, n) -> tuple:
-        out = [None] * n
-        for i, g in zip(idx, grads):
+    @staticmethod
+    def _pack(values, idx, rg, grads) -> tuple:
+        """One entry per value: the gradient of a tensor that requires grad, zeros for
+        another floating tensor, None for anything else."""
+        out = [None] * len(values)
+        for i in idx:
+            out[i] = zeros_like(values[i])
+        for i, g in zip(rg, grads):
             out[i] = g
         return tuple(out)
 
     def _output_grads(self, grads):
         mod = self.module
-        grad_outputs = self._pack(self.output_idx, grads, self.n_outputs)
+        grad_outputs = self._pack(self.outputs, self.output_idx, self.output_rg, grads)
         changed = False
         for hook in list(mod._backward_pre_hooks.values()):
             res = hook(mod, grad_outputs)
@@ -117,11 +134,11 @@ class BackwardHook:
                         "always return None or None for all gradients."
                     )
             self.grad_outputs = None
-        return [grad_outputs[i] for i in self.output_idx] if changed else None
+        return [grad_outputs[i] for i in self.output_rg] if changed else None
 
     def _input_grads(self, grads):
         mod = self.module
-        grad_inputs = self._pack(self.input_idx, grads, self.n_inputs)
+        grad_inputs = self._pack(self.inputs, self.input_idx, self.input_rg, grads)
         changed = False
         for hook in list(mod._backward_hooks.values()):
             res = hook(mod, grad_inputs, self.grad_outputs)
@@ -135,4 +152,4 @@ class BackwardHook:
                 )
             grad_inputs, changed = res, True
         self.grad_outputs = None
-        return [grad_inputs[i] for i in self.input_idx] if changed else None
+        return [grad_inputs[i] for i in self.input_rg] if changed else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import chain, islice
+from itertools import chain
 
 from ..._core.tensor import Tensor
 from ..parameter import Parameter
@@ -38,11 +38,8 @@ class _Indexed(Module):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return type(self)(*self._slice(idx))
+            return type(self)(list(self._modules.values())[idx])
         return list(self._modules.values())[_abs_index(idx, len(self))]
-
-    def _slice(self, idx: slice) -> tuple:
-        return tuple(islice(self._modules.values(), *idx.indices(len(self))))
 
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, str(_abs_index(idx, len(self))), module)
@@ -194,12 +191,12 @@ class ModuleList(_Indexed):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
-def _pairs(kind: str, values, sort_plain: bool) -> Iterable[tuple]:
+def _pairs(kind: str, values, sort_plain: bool, call: str | None = None) -> Iterable[tuple]:
     """The (key, value) pairs of a mapping or of an iterable of pairs, with PyTorch's
     errors for update()."""
     if not isinstance(values, Iterable):
         raise TypeError(
-            f"{kind}.update should be called with an iterable of key/value pairs, but got "
+            f"{call or kind}.update should be called with an iterable of key/value pairs, but got "
             + type(values).__name__
         )
     if isinstance(values, (OrderedDict, ModuleDict, ParameterDict)):
@@ -277,13 +274,15 @@ def _as_parameter(value):
     )
 
 
-def _describe(p) -> str:
+def _describe(p, type_name: bool) -> str:
+    """A ParameterList/Dict entry as printed (the dict names the tensor type, the list its
+    dtype)."""
     if not isinstance(p, Tensor):
         return "Object of type: " + type(p).__name__
     size = "x".join(str(s) for s in p.size())
     dev = f" ({p.device})" if p.device.type == "cuda" else ""
     kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-    return f"{kind} containing: [{p.dtype} of size {size}{dev}]"
+    return f"{kind} containing: [{p.type() if type_name else p.dtype} of size {size}{dev}]"
 
 
 class ParameterList(Module):
@@ -334,7 +333,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): {_describe(p)}" for k, p in enumerate(self))
+        return "\n".join(f"  ({k}): {_describe(p, False)}" for k, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -422,11 +421,13 @@ class ParameterDict(Module):
         return [self[k] for k in self._keys]
 
     def update(self, parameters) -> None:
-        for key, value in _pairs("ParametersDict", parameters, sort_plain=True):
+        for key, value in _pairs(
+            "ParameterDict", parameters, sort_plain=True, call="ParametersDict"
+        ):
             self[key] = value
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): {_describe(p)}" for k, p in self.items())
+        return "\n".join(f"  ({k}): {_describe(p, True)}" for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
