@@ -358,3 +358,40 @@ def test_cross_map_lrn2d_forward_matches_torch_and_gradient_is_true(size, channe
         return float((nmod(nt.tensor(a)) * nt.tensor(cot)).sum())
 
     np.testing.assert_allclose(g.numpy(), fd_grad(f, x), rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------------ under transforms
+def test_layers_under_vmap_and_grad_match_torch_func():
+    def prog(T, x, w, idx):
+        bn = T.nn.BatchNorm1d(4, track_running_stats=False).double()
+        gn = T.nn.GroupNorm(2, 4).double()
+        emb = T.nn.Embedding(6, 4, padding_idx=1).double()
+        with T.no_grad():
+            emb.weight.copy_(T.arange(24.0).reshape(6, 4) / 10)
+
+        def f(x, idx):
+            return (gn(bn(x + emb(idx))) * w).sum()
+
+        return T.func.vmap(f)(x, idx), T.func.vmap(T.func.grad(f))(x, idx)
+
+    assert_same(prog, arr(2, 3, 4), arr(3, 4, seed=5), IDX, rtol=1e-10, atol=1e-14)
+
+
+def test_vmap_over_batchnorm_tracking_running_stats_raises_torch_func_error():
+    assert_same_error(lambda T, x: T.func.vmap(T.nn.BatchNorm1d(4).double())(x), arr(2, 3, 4))
+
+
+def test_per_sample_grads_after_replace_all_batch_norm_modules():
+    def prog(T, x, w):
+        model = T.nn.Sequential(T.nn.BatchNorm1d(4), T.nn.InstanceNorm1d(4, affine=True))
+        model = T.func.replace_all_batch_norm_modules_(model.double())
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(params, sample):
+            out = T.func.functional_call(model, params, (sample.unsqueeze(0),))
+            return (out * w).sum()
+
+        grads = T.func.vmap(T.func.grad(loss), in_dims=(None, 0))(params, x)
+        return grads, model[0].running_mean, repr(model)
+
+    assert_same(prog, arr(3, 4, 5), arr(1, 4, 5, seed=2), rtol=1e-10, atol=1e-14)
