@@ -49,9 +49,17 @@ CASES = [
     ("Embedding", (6, 3), {}, (IDX,)),
     ("Embedding", (6, 3), {"padding_idx": -2}, (IDX,)),
     ("Embedding", (6, 3), {"padding_idx": 3, "scale_grad_by_freq": True}, (IDX,)),
-    ("Embedding", (6, 3), {"norm_type": 1.0}, (IDX[0],)),
+    ("Embedding", (6, 3), {"max_norm": 1.0, "norm_type": 1.0}, (IDX[0],)),
     ("EmbeddingBag", (6, 3), {}, (IDX,)),
     ("EmbeddingBag", (6, 3), {"mode": "max", "padding_idx": 3}, (IDX,)),
+    # torch 2.13's CPU embedding_bag scales by the wrong count when a once-used index sorts
+    # after a repeated one (pytorch#190063): this input avoids that, the test below checks it
+    (
+        "EmbeddingBag",
+        (6, 3),
+        {"mode": "sum", "max_norm": 1.2, "scale_grad_by_freq": True},
+        (np.array([[0, 1, 2], [2, 5, 5]]),),
+    ),
     ("EmbeddingBag", (6, 3), {"mode": "sum"}, (IDX.ravel(), np.array([0, 2, 2]))),
     ("EmbeddingBag", (6, 3), {"include_last_offset": True}, (IDX.ravel(), np.array([0, 2, 6]))),
     ("EmbeddingBag", (6, 3), {"mode": "sum"}, (IDX, None, arr(2, 3))),
@@ -285,10 +293,10 @@ def test_embedding_max_norm_renormalizes_weight_in_place():
         emb = T.nn.Embedding.from_pretrained(w, freeze=False, max_norm=1.5, norm_type=3.0)
         out = emb(idx)
         (out * out).sum().backward()
-        return out, w, emb.weight.grad, emb.weight.data_ptr() == w.data_ptr()
+        return out, w, emb.weight.grad, emb.weight._version, emb.weight.data_ptr() == w.data_ptr()
 
     got = assert_same(prog, arr(6, 3) * 2, IDX, rtol=1e-12)
-    assert got[3]  # the given tensor is the weight: it was renormalized in place
+    assert got[4]  # the given tensor is the weight: it was renormalized in place
 
 
 def test_embedding_padding_idx_gets_no_gradient():
@@ -325,6 +333,19 @@ def test_embedding_default_init_is_standard_normal():
     assert abs(rest.mean()) < 5 / math.sqrt(rest.size)
     assert abs(rest.std() - 1) < 0.03
     assert nt.nn.EmbeddingBag(3, 2, dtype=nt.float64).weight.dtype == nt.float64
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq_divides_by_true_counts(mode):
+    """Each row's gradient divided by its index's count; torch 2.13's CPU kernel divides row
+    4 here by the count of index 3 (pytorch#190063, a silent-correctness bug fixed upstream),
+    so the reference is computed by hand."""
+    bag = nt.nn.EmbeddingBag(6, 3, mode=mode, scale_grad_by_freq=True)
+    bag(nt.tensor(IDX)).sum().backward()
+    per_use = 1.0 if mode == "sum" else 1 / 3  # d(bag)/d(row) for each use of a row
+    uses = np.bincount(IDX.ravel(), minlength=6)
+    want = np.where(uses > 0, per_use, 0.0)  # uses * per_use / uses
+    np.testing.assert_allclose(bag.weight.grad.numpy(), np.repeat(want[:, None], 3, 1), rtol=1e-6)
 
 
 @pytest.mark.parametrize("cls", ["Embedding", "EmbeddingBag"])
