@@ -29,6 +29,7 @@ CASES = [
     ("BatchNorm1d", (4,), {"bias": False}, (X3,)),
     ("BatchNorm2d", (4,), {}, (arr(2, 4, 3, 2),)),
     ("BatchNorm3d", (2,), {"momentum": 0.3}, (arr(2, 2, 2, 3, 2),)),
+    ("SyncBatchNorm", (4,), {"momentum": None}, (arr(2, 4, 3, 2),)),
     ("InstanceNorm1d", (4,), {}, (X3,)),
     ("InstanceNorm1d", (4,), {"affine": True, "track_running_stats": True}, (X3,)),
     ("InstanceNorm1d", (4,), {"affine": True}, (X3[0],)),
@@ -180,6 +181,20 @@ def test_batch_norm_marker():
         assert not getattr(mod, "_is_batch_norm", False)
 
 
+def test_convert_sync_batchnorm_keeps_parameters_and_buffers():
+    def prog(T, x):
+        model = T.nn.Sequential(T.nn.BatchNorm1d(4, bias=False), T.nn.LayerNorm(2)).double()
+        model[0].eval()
+        old = [model[0].weight, model[0].running_var, model[0].num_batches_tracked]
+        conv = T.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        new = [conv[0].weight, conv[0].running_var, conv[0].num_batches_tracked]
+        shared = [a is b for a, b in zip(old, new)]
+        return repr(conv), conv[0].training, shared, conv(x)
+
+    got = assert_same(prog, arr(3, 4, 2))
+    assert got[2] == [True] * 3
+
+
 # ------------------------------------------------------------------ state dicts
 def _old_checkpoint(T, version):
     """A BatchNorm checkpoint without num_batches_tracked, as saved by old versions."""
@@ -229,6 +244,7 @@ def test_instancenorm_old_checkpoint_with_running_stats():
         ("BatchNorm1d", (3,)),
         ("BatchNorm2d", (2, 3, 2)),
         ("BatchNorm3d", (2, 3, 2, 2)),
+        ("SyncBatchNorm", (3,)),
         ("InstanceNorm1d", (2, 3, 2, 2)),
         ("InstanceNorm2d", (3, 2)),
         ("InstanceNorm3d", (2, 3, 2, 2, 2, 2)),
@@ -266,6 +282,7 @@ def test_bad_input_dim_does_not_count_a_batch():
         lambda T: T.nn.CrossMapLRN2d(3)(T.zeros(2, 4, 5)),
         lambda T: T.nn.LayerNorm(4)(T.zeros(2, 3)),
         lambda T: T.nn.BatchNorm1d(3)(T.zeros(1, 3)),
+        lambda T: T.nn.SyncBatchNorm(3)(T.zeros(2, 0, 3)),
         lambda T: T.nn.EmbeddingBag(4, 2, mode="median")(T.tensor([[0, 1]])),
     ],
 )
