@@ -433,3 +433,17 @@ def test_per_sample_grads_after_replace_all_batch_norm_modules():
         return grads, model[0].running_mean, repr(model)
 
     assert_same(prog, arr(3, 4, 5), arr(1, 4, 5, seed=2), rtol=1e-10, atol=1e-14)
+
+
+def test_ensemble_of_batchnorms_updates_stacked_running_stats():
+    def prog(T, x):
+        models = [T.nn.Sequential(T.nn.BatchNorm1d(4), T.nn.LayerNorm(4)).double() for _ in "ab"]
+        params, buffers = T.func.stack_module_state(models)
+
+        def f(p, b, x):
+            return T.func.functional_call(models[0], (p, b), (x,))
+
+        out = T.func.vmap(f, in_dims=(0, 0, None))(params, buffers, x)
+        return out, buffers, dict(models[0].state_dict())
+
+    assert_same(prog, arr(3, 4), rtol=1e-10, atol=1e-14)
