@@ -13,7 +13,7 @@ import warnings as _warnings
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numtorch(\.|$)")
 
 from ._core import dtype as _dt
-from ._core.device import device, is_cuda_available
+from ._core.device import device, get_default_device, is_cuda_available, set_default_device
 from ._core.dtype import (
     can_cast,
     finfo,
@@ -26,6 +26,7 @@ from ._core.state import is_grad_enabled, is_inference_mode_enabled
 from ._core.tensor import Size, Tensor
 from . import ops as _ops  # registers every op and declares the Tensor methods
 from . import autograd, func, linalg, nn, special
+from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
 from .autograd import forward_ad, functional  # torch.autograd.functional, .forward_ad
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .func import vmap
@@ -54,6 +55,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.comparison import allclose, equal, where
+from .ops.setops import unique, unique_consecutive
 from .ops.unary import conj, positive
 from .ops.binary import clamp, true_divide
 from .ops.shape import (

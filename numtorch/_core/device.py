@@ -56,13 +56,25 @@ def _cupy():
 _cuda_used = [False]
 
 
+_NOT_COMPILED = "Torch not compiled with CUDA enabled"
+
+
+def require_cuda():
+    """CuPy, when it is installed and sees a GPU; else PyTorch's error for a build without
+    CUDA (an AssertionError) or for a machine without a GPU."""
+    cp = _cupy()
+    if cp is None:
+        raise AssertionError(_NOT_COMPILED)
+    if not is_cuda_available():
+        raise RuntimeError("No CUDA GPUs are available")
+    return cp
+
+
 def backend(dev: device):
     """The array module of a device."""
     if dev.type == "cpu":
         return np
-    cp = _cupy()
-    if cp is None:
-        raise RuntimeError("Torch not compiled with CUDA enabled")
+    cp = require_cuda()
     _cuda_used[0] = True
     return cp
 
@@ -76,11 +88,56 @@ def xp_of(arr):
     return np if isinstance(arr, np.ndarray) else _cupy()
 
 
+_gpu_count: list = []  # the number of GPUs, counted once
+
+
+def cuda_device_count() -> int:
+    """How many GPUs CuPy sees (0 without CuPy)."""
+    if not _gpu_count:
+        cp = _cupy()
+        try:
+            _gpu_count.append(0 if cp is None else int(cp.cuda.runtime.getDeviceCount()))
+        except Exception:  # CuPy without a driver or a GPU
+            _gpu_count.append(0)
+    return _gpu_count[0]
+
+
 def is_cuda_available() -> bool:
-    cp = _cupy()
-    if cp is None:
-        return False
-    try:
-        return cp.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
+    return cuda_device_count() > 0
+
+
+# ------------------------------------------------------------------ the default device
+# Where factory functions put a tensor when no device is given; None is the CPU (the fast
+# path: one read and a None check).
+_default: list = [None]
+
+
+def placement(dev):
+    """The device a factory function uses: ``dev``, or the default device when it is None."""
+    return _default[0] if dev is None else dev
+
+
+def set_default_device(device: device | str | int | None) -> None:
+    """Make ``device`` the one factory functions use when given none (None: the CPU)."""
+    if device is None:
+        _default[0] = None
+        return
+    if isinstance(device, int) and not isinstance(device, bool):
+        if not is_cuda_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        device = _Device("cuda", device)
+    d = _Device(device)
+    _default[0] = None if d.type == "cpu" else d
+
+
+def get_default_device() -> device:
+    """The device factory functions use when given none."""
+    d = _default[0]
+    if d is None:
+        return CPU
+    if d.index is None:  # PyTorch asks for the current GPU here, and fails without one
+        return _Device(d.type, require_cuda().cuda.runtime.getDevice())
+    return d
+
+
+_Device = device

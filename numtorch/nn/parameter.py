@@ -104,6 +104,14 @@ class _Uninitialized:
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self._pending_dtype)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
     __str__ = __repr__
 
 

@@ -13,6 +13,7 @@ from . import (
     operators,
     random,
     reduction,
+    setops,
     shape,
     unary,
     views,

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.device import backend
+from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import dispatch
 from .._core.op import defop
@@ -108,11 +108,14 @@ def rng(generator, device=None) -> np.random.Generator:
 
 
 def _xp(device):
+    """The array module of the device a factory places its result on."""
+    device = placement(device)
     return np if device is None else backend(Device(device))
 
 
 def _finish(arr, requires_grad: bool, device=None) -> Tensor:
-    if device is not None and Device(device).type == "cuda":
+    device = placement(device)
+    if device is not None and Device(device).type != "cpu" and type(arr) is np.ndarray:
         arr = backend(Device(device)).asarray(arr)
     t = _make(arr)
     return require_grad(t) if requires_grad else t
@@ -174,7 +177,8 @@ def tensor(
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """A tensor sharing memory with `data` when possible."""
     if isinstance(data, Tensor):
-        return data if dtype is None or data.dtype == dt.to_dtype(dtype) else data.to(dtype)
+        device = placement(device)
+        return data.to(device=device, dtype=dtype)
     if isinstance(data, np.generic):
         data = np.asarray(data)
     if isinstance(data, np.ndarray) and (dtype is None or dt.to_dtype(dtype).np == data.dtype):

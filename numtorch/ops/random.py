@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.device import backend
+from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import dispatch, write_out
 from .._core.op import defop, tensor_methods
@@ -173,6 +173,8 @@ def _finish(out, result: Tensor, requires_grad: bool) -> Tensor:
 
 
 def _device(device):
+    """The device a factory draws on: the given one, or the default device."""
+    device = placement(device)
     return None if device is None else Device(device)
 
 
@@ -387,7 +389,10 @@ def normal(
             )
         _std_check(std)
         shape = _size((size,), "normal")
-        noise = _normal_draw(shape, _float_dtype(dtype), generator, _device(device))
+        # not _device: as in PyTorch, normal's draws ignore the default device
+        noise = _normal_draw(
+            shape, _float_dtype(dtype), generator, None if device is None else Device(device)
+        )
         return _finish(out, noise * std + mean, requires_grad)
     if size is not None:
         got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor"

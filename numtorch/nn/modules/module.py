@@ -42,6 +42,16 @@ class RemovableHandle:
             if d is not None and self.id in d:
                 del d[self.id]
 
+    def __getstate__(self):
+        # the dicts themselves, so that a deep copy or pickle of the module refers to its
+        # own copies of them
+        return (self.id, tuple(ref() for ref in self._refs))
+
+    def __setstate__(self, state) -> None:
+        self.id, dicts = state
+        self._refs = [weakref.ref(OrderedDict() if d is None else d) for d in dicts]
+        RemovableHandle._ids = itertools.count(max(next(RemovableHandle._ids), self.id + 1))
+
     def __enter__(self) -> RemovableHandle:
         return self
 

@@ -1,0 +1,85 @@
+"""LazyModuleMixin: layers whose parameter shapes are inferred from their first input."""
+
+from __future__ import annotations
+
+import itertools
+
+from ...autograd.grad_mode import no_grad
+from ...ops.creation import empty
+from ..parameter import is_lazy
+
+
+class LazyModuleMixin:
+    """Mixin for modules whose parameters start as ``UninitializedParameter``: the first
+    call runs ``initialize_parameters(*args, **kwargs)`` (a forward pre-hook), then the
+    module becomes ``cls_to_become``."""
+
+    cls_to_become: type | None = None
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._load_hook = self.register_load_state_dict_pre_hook(type(self)._lazy_load_hook)
+        self._initialize_hook = self.register_forward_pre_hook(
+            type(self)._infer_parameters, with_kwargs=True
+        )
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        # uninitialized parameters enter the state dict as they are (detach would lose them)
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = (
+                    param if is_lazy(param) or keep_vars else param.detach()
+                )
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if is_lazy(buf) or keep_vars else buf.detach()
+
+    def _apply(self, fn, recurse: bool = True):
+        # to(dtype) / double() / ... before the first call set the dtype (and device) that
+        # the uninitialized entries will materialize with
+        for p in itertools.chain(self._parameters.values(), self._buffers.values()):
+            if is_lazy(p):
+                with no_grad():
+                    new = fn(empty(0, dtype=p._pending_dtype, device=p.device))
+                p._data, p._pending_dtype = new._data, new.dtype
+        return super()._apply(fn, recurse)
+
+    def _lazy_load_hook(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
+        """Materialize the uninitialized entries that the state dict gives a shape."""
+        for name, param in itertools.chain(self._parameters.items(), self._buffers.items()):
+            key = prefix + name
+            if key in state_dict and param is not None:
+                value = state_dict[key]
+                if is_lazy(param) and not is_lazy(value):
+                    param.materialize(value.shape)
+
+    def initialize_parameters(self, *args, **kwargs) -> None:
+        """Give the uninitialized parameters their shapes from the first input."""
+        raise NotImplementedError(
+            f"initialize_parameters is not implemented for {self.__class__.__name__}"
+        )
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer of this module is still uninitialized."""
+        return any(
+            is_lazy(p) for p in itertools.chain(self._parameters.values(), self._buffers.values())
+        )
+
+    def _infer_parameters(self, args, kwargs=None) -> None:
+        self.initialize_parameters(*args, **(kwargs or {}))
+        if self.has_uninitialized_params():
+            raise RuntimeError(f"module {self._get_name()} has not been fully initialized")
+        self._initialize_hook.remove()
+        self._load_hook.remove()
+        delattr(self, "_initialize_hook")
+        delattr(self, "_load_hook")
+        if self.cls_to_become is not None:
+            self.__class__ = self.cls_to_become
+
+    def _replicate_for_data_parallel(self):
+        raise RuntimeError(
+            "Modules with uninitialized parameters can't be used with `DataParallel`. "
+            "Run a dummy forward pass to correctly initialize the modules"
+        )

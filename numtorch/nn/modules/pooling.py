@@ -1,0 +1,233 @@
+"""Pooling layers: max, average, power-average, adaptive max/average, fractional max and
+max unpooling, each family generated over 1 to 3 spatial dims from one base."""
+
+from __future__ import annotations
+
+from ..._core.tensor import Tensor
+from .. import functional as F
+from .module import Module
+from .utils import _ntuple, _per_dim, _single
+
+
+def _fn(template: str):
+    """The F function of each dim, as a static method."""
+    return lambda nd: staticmethod(getattr(F, template.format(nd)))
+
+
+class _MaxPoolNd(Module):
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor):
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                        ceil_mode=self.ceil_mode, return_indices=self.return_indices)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (
+            "kernel_size={kernel_size}, stride={stride}, padding={padding}, "
+            "dilation={dilation}, ceil_mode={ceil_mode}".format(**self.__dict__)
+        )
+
+
+MaxPool1d, MaxPool2d, MaxPool3d = _per_dim(
+    _MaxPoolNd, "MaxPool", "Max pooling over the last {nd} dims (with indices if "
+    "return_indices).", __name__, _fn=_fn("max_pool{}d"),
+)  # fmt: skip
+
+
+class _MaxUnpoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        tup = _ntuple(self._nd)
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: list[int] | None = None):
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _per_dim(
+    _MaxUnpoolNd, "MaxUnpool", "The partial inverse of MaxPool{nd}d: the values put back "
+    "at their indices, zeros elsewhere.", __name__, _fn=_fn("max_unpool{}d"),
+)  # fmt: skip
+
+
+class _AvgPoolNd(Module):
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Average pooling over the last dim."""
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)  # fmt: skip
+
+
+class _AvgPool(_AvgPoolNd):
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                        self.count_include_pad, self.divisor_override)  # fmt: skip
+
+
+AvgPool2d, AvgPool3d = _per_dim(
+    _AvgPool, "AvgPool", "Average pooling over the last {nd} dims.", __name__, nds=(2, 3),
+    _fn=_fn("avg_pool{}d"),
+)  # fmt: skip
+
+
+class _FractionalMaxPoolNd(Module):
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices: bool = False,
+        _random_samples=None,
+    ) -> None:
+        super().__init__()
+        nd, tup = self._nd, _ntuple(self._nd)
+        if isinstance(kernel_size, (tuple, list)):
+            bad_kernel = not all(k > 0 for k in kernel_size)
+        else:
+            bad_kernel = isinstance(kernel_size, int) and kernel_size <= 0
+        if nd == 3 and bad_kernel:  # PyTorch checks the 3d kernel only
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"FractionalMaxPool{nd}d requires specifying either an output size, or a "
+                "pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio[:nd]):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        return self._fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                        self.return_indices, _random_samples=self._random_samples)  # fmt: skip
+
+
+FractionalMaxPool2d, FractionalMaxPool3d = _per_dim(
+    _FractionalMaxPoolNd, "FractionalMaxPool", "Fractional max pooling over the last {nd} "
+    "dims: pseudo-random pooling regions of the given kernel size.", __name__, nds=(2, 3),
+    _fn=_fn("fractional_max_pool{}d"),
+)  # fmt: skip
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, float(self.norm_type), self.kernel_size, self.stride,
+                        self.ceil_mode)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (
+            "norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "
+            "ceil_mode={ceil_mode}".format(**self.__dict__)
+        )
+
+
+LPPool1d, LPPool2d, LPPool3d = _per_dim(
+    _LPPoolNd, "LPPool", "Power-average pooling over the last {nd} dims: (sum x^p)^(1/p) "
+    "over each window.", __name__, _fn=_fn("lp_pool{}d"),
+)  # fmt: skip
+
+
+class _AdaptiveMaxPoolNd(Module):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor):
+        return self._fn(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _per_dim(
+    _AdaptiveMaxPoolNd, "AdaptiveMaxPool", "Max pooling over the last {nd} dims to the "
+    "given output size.", __name__, _fn=_fn("adaptive_max_pool{}d"),
+)  # fmt: skip
+
+
+class _AdaptiveAvgPoolNd(Module):
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = _per_dim(
+    _AdaptiveAvgPoolNd, "AdaptiveAvgPool", "Average pooling over the last {nd} dims to the "
+    "given output size.", __name__, _fn=_fn("adaptive_avg_pool{}d"),
+)  # fmt: skip

@@ -1,0 +1,5 @@
+"""torch.utils: benchmark."""
+
+from . import benchmark
+
+__all__ = ["benchmark"]

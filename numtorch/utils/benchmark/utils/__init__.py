@@ -1,0 +1,1 @@
+"""The pieces of torch.utils.benchmark: common (TaskSpec, Measurement), timer, compare."""
