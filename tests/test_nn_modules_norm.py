@@ -80,7 +80,8 @@ def test_layer_matches_torch(name, args, kwargs, inputs, train):
 CLASSES = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
     "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d",
-    "Embedding", "EmbeddingBag",
+    "Embedding", "EmbeddingBag", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]  # fmt: skip
 
 
@@ -193,6 +194,40 @@ def test_convert_sync_batchnorm_keeps_parameters_and_buffers():
 
     got = assert_same(prog, arr(3, 4, 2))
     assert got[2] == [True] * 3
+
+
+# ------------------------------------------------------------------ lazy forms
+@pytest.mark.parametrize(
+    "name, kwargs, shape",
+    [
+        ("LazyBatchNorm1d", {}, (3, 4)),
+        ("LazyBatchNorm2d", {"affine": False, "momentum": None}, (2, 3, 2, 2)),
+        ("LazyBatchNorm3d", {"bias": False}, (2, 3, 1, 2, 2)),
+        ("LazyInstanceNorm1d", {}, (2, 3, 4)),
+        ("LazyInstanceNorm2d", {"track_running_stats": False}, (2, 3, 2, 2)),
+        ("LazyInstanceNorm3d", {"affine": False}, (2, 3, 1, 2, 2)),
+    ],
+)
+def test_lazy_forms_infer_num_features(name, kwargs, shape):
+    def prog(T, x):
+        mod = getattr(T.nn, name)(**kwargs).double()
+        before = (repr(mod), mod.has_uninitialized_params())
+        out = mod(x)
+        params = [(n, p.dtype, tuple(p.shape)) for n, p in mod.named_parameters()]
+        return before, repr(mod), type(mod).__name__, out, dict(mod.state_dict()), str(params)
+
+    assert_same(prog, arr(*shape), rtol=1e-12, atol=1e-14)
+
+
+def test_lazy_batchnorm_materializes_from_a_state_dict():
+    def prog(T, x):
+        src = T.nn.BatchNorm1d(4).double()
+        src(x)
+        lazy = T.nn.LazyBatchNorm1d().double()
+        lazy.load_state_dict(src.state_dict())
+        return lazy.weight.shape, dict(lazy.state_dict()), lazy(x), type(lazy).__name__
+
+    assert_same(prog, arr(3, 4))
 
 
 # ------------------------------------------------------------------ state dicts

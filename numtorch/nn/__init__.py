@@ -5,7 +5,15 @@ Public names are listed here, one block per family module.
 
 # ruff: noqa: F401
 from . import functional, init, utils
-from .modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
+from .modules.batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    SyncBatchNorm,
+)
 from .modules.channelshuffle import ChannelShuffle
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .modules.conv import (
@@ -24,7 +32,14 @@ from .modules.conv import (
 )
 from .modules.flatten import Flatten, Unflatten
 from .modules.fold import Fold, Unfold
-from .modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .modules.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from .modules.linear import Bilinear, Identity, LazyLinear, Linear
 from .modules.module import Module
 from .modules.normalization import CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm

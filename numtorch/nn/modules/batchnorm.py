@@ -1,4 +1,5 @@
-"""BatchNorm1d/2d/3d and their shared base with the instance norms (_NormBase)."""
+"""BatchNorm1d/2d/3d, their lazy forms, SyncBatchNorm, and the base they share with the
+instance norms (_NormBase)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from ..._core import dtype as dt
 from ..._core.tensor import Tensor
 from ...ops.creation import ones, tensor, zeros
 from .. import functional as F
+from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from .lazy import LazyModuleMixin
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
 
@@ -135,6 +138,69 @@ class BatchNorm3d(_BatchNorm):
     """Batch normalization of (N, C, D, H, W) input."""
 
     _input_dims = (5,)
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A norm whose ``num_features`` (and so the shapes of its parameters and running
+    statistics) comes from dim 1 of its first input."""
+
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        # no affine and no running stats yet: they are created uninitialized below
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        like = {"device": device, "dtype": dtype}
+        if affine:
+            self.weight = UninitializedParameter(**like)
+            if bias:
+                self.bias = UninitializedParameter(**like)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**like)
+            self.running_var = UninitializedBuffer(**like)
+            self.num_batches_tracked = tensor(0, dtype=dt.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None and is_lazy(t):
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """BatchNorm1d whose num_features is inferred from the first input."""
+
+    cls_to_become = BatchNorm1d
+    _input_dims = BatchNorm1d._input_dims
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """BatchNorm2d whose num_features is inferred from the first input."""
+
+    cls_to_become = BatchNorm2d
+    _input_dims = BatchNorm2d._input_dims
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """BatchNorm3d whose num_features is inferred from the first input."""
+
+    cls_to_become = BatchNorm3d
+    _input_dims = BatchNorm3d._input_dims
 
 
 class SyncBatchNorm(_BatchNorm):
