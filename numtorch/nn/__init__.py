@@ -35,6 +35,15 @@ from .modules.activation import (
     Tanhshrink,
     Threshold,
 )
+from .modules.batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    SyncBatchNorm,
+)
 from .modules.channelshuffle import ChannelShuffle
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .modules.conv import (
@@ -62,6 +71,14 @@ from .modules.dropout import (
 )
 from .modules.flatten import Flatten, Unflatten
 from .modules.fold import Fold, Unfold
+from .modules.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from .modules.linear import Bilinear, Identity, LazyLinear, Linear
 from .modules.loss import (
     BCELoss,
@@ -88,6 +105,7 @@ from .modules.loss import (
     TripletMarginWithDistanceLoss,
 )
 from .modules.module import Module
+from .modules.normalization import CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .modules.padding import (
     CircularPad1d,
     CircularPad2d,
@@ -128,5 +146,6 @@ from .modules.pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .modules.sparse import Embedding, EmbeddingBag
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
