@@ -10,6 +10,11 @@ same cell step written with numtorch ops, differentiated by torch.func's vjp and
 
 Arrays in the scan primitives carry any leading batch dims (vmap folds its batch there):
 xg (..., T, N, G), states (..., N, H), weights (..., G, H), b_hh (..., G).
+
+Packed sequences: the scans take ``batch_sizes`` (one int per step, decreasing), and at
+step t only the first ``batch_sizes[t]`` rows advance; the others keep their state, which
+is also what the scan emits for them. So every row's final state is the last step's, and
+a row's gradient passes a kept step unchanged.
 """
 
 from __future__ import annotations
@@ -55,6 +60,9 @@ class _Arrays:
     def mm_t(self, a, w):
         return self.xp.matmul(a, self.xp.swapaxes(w, -1, -2))
 
+    def cat_rows(self, a, b):
+        return self.xp.concatenate([a, self.xp.broadcast_to(b, a.shape[:-2] + b.shape[-2:])], -2)
+
 
 class _Ops:
     """The same functions with numtorch ops (differentiable, batchable)."""
@@ -66,6 +74,11 @@ class _Ops:
     @staticmethod
     def mm_t(a, w):
         return matmul.fn(a, w.transpose(-1, -2))
+
+    @staticmethod
+    def cat_rows(a, b):
+        lead = tuple(a.shape[:-2])
+        return cat.fn([a, b if tuple(b.shape[:-2]) == lead else b.expand(*lead, *b.shape[-2:])], -2)
 
 
 def _rnn_step(act: str) -> Callable:
@@ -97,7 +110,28 @@ def _lstm_step(F, x, state, w):
     return (F.mm_t(m, w[1]) if len(w) > 1 else m, c)
 
 
+def _advance(F, step: Callable, x, state: tuple, w, b: int | None) -> tuple:
+    """One step in which only the first ``b`` rows advance (None: all of them)."""
+    if b is None or b == x.shape[-2]:
+        return step(F, x, state, w)
+    new = step(F, x[..., :b, :], tuple(s[..., :b, :] for s in state), w)
+    return tuple(F.cat_rows(n, s[..., b:, :]) for n, s in zip(new, state))
+
+
+def _sizes(batch_sizes, T: int) -> list:
+    return [None] * T if batch_sizes is None else list(batch_sizes)
+
+
 # ------------------------------------------------------------------ backward kernels
+def _mask(xp, batch_sizes, N: int, dtype) -> tuple:
+    """(advance, keep): (T, N, 1) arrays of 1 where a row advances at a step (keeps its
+    state); (1, 0) without batch sizes."""
+    if batch_sizes is None:
+        return 1, 0
+    m = (xp.arange(N)[None, :] < xp.asarray(batch_sizes)[:, None]).astype(dtype)[..., None]
+    return m, 1 - m
+
+
 def _shifted(xp, first, seq):
     """(first, seq[0], ..., seq[T-2]) along the time axis: each step's previous state."""
     first = xp.broadcast_to(first, seq.shape[:-3] + first.shape[-2:])
@@ -112,21 +146,25 @@ def _wgrad(xp, d, x):
 
 
 def _rnn_backward(act: str) -> Callable:
-    def backward(xp, ins, outs, gouts):
+    def backward(xp, ins, outs, gouts, batch_sizes):
         xg, h0, w = ins
         (hs,), (ghs,) = outs, gouts
-        slope = 1 - hs * hs if act == "tanh" else (hs > 0).astype(hs.dtype)
+        adv, keep = _mask(xp, batch_sizes, hs.shape[-2], hs.dtype)
+        slope = (1 - hs * hs if act == "tanh" else (hs > 0).astype(hs.dtype)) * adv
         dz = xp.empty(xp.broadcast_shapes(hs.shape, ghs.shape), hs.dtype)
         carry = 0
         for t in range(hs.shape[-3] - 1, -1, -1):
-            dz[..., t, :, :] = (ghs[..., t, :, :] + carry) * slope[..., t, :, :]
+            d = ghs[..., t, :, :] + carry
+            dz[..., t, :, :] = d * slope[..., t, :, :]
             carry = xp.matmul(dz[..., t, :, :], w)
+            if batch_sizes is not None:
+                carry = carry + d * keep[t]
         return dz, carry, _wgrad(xp, dz, _shifted(xp, h0, hs))
 
     return backward
 
 
-def _gru_backward(xp, ins, outs, gouts):
+def _gru_backward(xp, ins, outs, gouts, batch_sizes):
     xg, h0, w, b = ins
     (hs,), (ghs,) = outs, gouts
     F, H = _Arrays(xp), hs.shape[-1]
@@ -134,6 +172,9 @@ def _gru_backward(xp, ins, outs, gouts):
     hg = F.mm_t(hprev, w[..., None, :, :]) + b[..., None, None, :]
     r = F.sigmoid(xg[..., :H] + hg[..., :H])
     z = F.sigmoid(xg[..., H : 2 * H] + hg[..., H : 2 * H])
+    if batch_sizes is not None:  # a kept step is a step with z = 1
+        adv, keep = _mask(xp, batch_sizes, hs.shape[-2], hs.dtype)
+        z = z * adv + keep
     hn = hg[..., 2 * H :]
     n = F.tanh(xg[..., 2 * H :] + r * hn)
     dn = (1 - z) * (1 - n * n)
@@ -151,7 +192,7 @@ def _gru_backward(xp, ins, outs, gouts):
     return dh3 * cx, carry, _wgrad(xp, dhg, hprev), dhg.sum(axis=(-3, -2))
 
 
-def _lstm_backward(xp, ins, outs, gouts):
+def _lstm_backward(xp, ins, outs, gouts, batch_sizes):
     xg, h0, c0, w = ins[:4]
     wr = ins[4] if len(ins) > 4 else None
     hs, cs = outs
@@ -162,27 +203,32 @@ def _lstm_backward(xp, ins, outs, gouts):
     i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
     g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
     tc = F.tanh(cs)
-    dc_dm = o * (1 - tc * tc)
-    cc = xp.concatenate([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-1)
-    co = tc * o * (1 - o)
+    adv, keep = _mask(xp, batch_sizes, cs.shape[-2], cs.dtype)
+    dc_dm = o * (1 - tc * tc) * adv
+    cc = xp.concatenate([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-1) * adv
+    co = tc * o * (1 - o) * adv
+    f = f * adv + keep
     lead = xp.broadcast_shapes(gates.shape[:-1], ghs.shape[:-1], gcs.shape[:-1])
     dg = xp.empty(lead + (4 * H,), gates.dtype)
     dh = xp.empty(lead + ghs.shape[-1:], gates.dtype) if wr is not None else None
     ch, cc_ = 0, 0
     for t in range(gates.shape[-3] - 1, -1, -1):
+        d = ghs[..., t, :, :] + ch
         if dh is None:
-            m = ghs[..., t, :, :] + ch
+            m = d
         else:  # h = m W_hr^T
-            dh[..., t, :, :] = ghs[..., t, :, :] + ch
-            m = xp.matmul(dh[..., t, :, :], wr)
+            dh[..., t, :, :] = d
+            m = xp.matmul(d, wr)
         dc = gcs[..., t, :, :] + cc_ + m * dc_dm[..., t, :, :]
         dg[..., t, :, : 3 * H] = xp.concatenate([dc] * 3, axis=-1) * cc[..., t, :, :]
         dg[..., t, :, 3 * H :] = m * co[..., t, :, :]
         ch = xp.matmul(dg[..., t, :, :], w)
+        if batch_sizes is not None:
+            ch = ch + d * keep[t]
         cc_ = dc * f[..., t, :, :]
     grads = [dg, ch, cc_, _wgrad(xp, dg, hprev)]
     if wr is not None:
-        grads.append(_wgrad(xp, dh, o * tc))
+        grads.append(_wgrad(xp, dh, o * tc * adv))
     return grads
 
 
@@ -267,6 +313,8 @@ def _scan_samples(name: str, n_state: int, n_in: int, backward: bool = False) ->
 
     def samples(make):
         yield S(ins(make, 3, 2, 3, transposed=True), name="transposed W_hh")
+        yield S(ins(make, 3, 3, 2), {"batch_sizes": (3, 2, 1)}, name="packed")
+        yield S(ins(make, 3, 2, 2, lead=(2,)), {"batch_sizes": (2, 1, 1)}, name="packed, leading dims")
         yield S(ins(make, 2, 2, 2, lead=(2,), wlead=(2,)), name="leading dims")
         yield S(ins(make, 2, 1, 2, lead=(2,)), name="leading dims, unbatched weights")
         yield S(ins(make, 2, 0, 2), name="empty batch")
@@ -286,33 +334,33 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
     cores_out = (3,) * n_state
     api = f"nn._recurrent._SCANS.{name}"
 
-    def forward_kernel(xp, ins):
+    def forward_kernel(xp, ins, batch_sizes=None):
         F = _Arrays(xp)
         xg, w = ins[0], ins[1 + n_state :]
         lead = _lead(ins, cores_in)
         state = tuple(xp.broadcast_to(s, lead + s.shape[-2:]) for s in ins[1 : 1 + n_state])
         T = xg.shape[-3]
         seqs = [xp.empty(lead + (T,) + s.shape[-2:], xg.dtype) for s in state]
-        for t in range(T):
-            state = step(F, xg[..., t, :, :], state, w)
+        for t, b in enumerate(_sizes(batch_sizes, T)):
+            state = _advance(F, step, xg[..., t, :, :], state, w, b)
             for seq, s in zip(seqs, state):
                 seq[..., t, :, :] = s
         return seqs[0] if n_state == 1 else tuple(seqs)
 
-    def backward_kernel(xp, ins, outs, gouts):
-        grads = backward(xp, ins, outs, gouts)
+    def backward_kernel(xp, ins, outs, gouts, batch_sizes=None):
+        grads = backward(xp, ins, outs, gouts, batch_sizes)
         return _full(xp, grads, cores_in, [*ins, *outs, *gouts], cores_in + cores_out * 2)
 
-    def scan_vjp(g, ins, result):
+    def scan_vjp(g, ins, result, batch_sizes):
         outs = list(result) if n_state > 1 else [result]
         gs = list(g) if n_state > 1 else [g]
-        return list(bwd.fn(list(ins), outs, gs))
+        return list(bwd.fn(list(ins), outs, gs, batch_sizes=batch_sizes))
 
-    def reference(*ins):
-        return _reference(step, n_state, ins)
+    def reference(batch_sizes):
+        return lambda *ins: _reference(step, n_state, ins, batch_sizes)
 
-    def scan_jvp(t, ins):
-        out = _func_jvp(reference, tuple(ins), tuple(t))[1]
+    def scan_jvp(t, ins, batch_sizes):
+        out = _func_jvp(reference(batch_sizes), tuple(ins), tuple(t))[1]
         return out if n_state > 1 else out[0]
 
     fwd = defop(
@@ -325,20 +373,21 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
     # scan's results (F(ins) wherever the graph has them), so differentiating through
     # ``ins`` with the reference step gives the whole derivative; ``outs`` get none.
     # Like the kernel, it gives every input's gradient the leading dims of all operands.
-    def pullback(ins, gouts):
+    def pullback(ins, gouts, batch_sizes):
         lead = _lead_of([*ins, *gouts], cores_in + cores_out)
         ins, gouts = _expand(ins, cores_in, lead), _expand(gouts, cores_out, lead)
-        return _func_vjp(reference, *ins)[1](gouts)
+        return _func_vjp(reference(batch_sizes), *ins)[1](gouts)
 
-    def bwd_vjp(g, ins, gouts):
-        return list(_func_vjp(lambda *a: pullback(a, gouts), *ins)[1](tuple(g)))
+    def bwd_vjp(g, ins, gouts, batch_sizes):
+        return list(_func_vjp(lambda *a: pullback(a, gouts, batch_sizes), *ins)[1](tuple(g)))
 
-    def bwd_vjp_gouts(g, ins):  # the pullback is linear in gouts: its transpose is the jvp
+    def bwd_vjp_gouts(g, ins, batch_sizes):  # the pullback is linear in gouts: its transpose is the jvp
         lead = tuple(g[0].shape[: g[0].dim() - 3])
-        return list(_func_jvp(reference, _expand(ins, cores_in, lead), tuple(g))[1])
+        return list(_func_jvp(reference(batch_sizes), _expand(ins, cores_in, lead), tuple(g))[1])
 
-    def bwd_jvp(tins, tgouts, ins, gouts):
-        return _func_jvp(pullback, (tuple(ins), tuple(gouts)), (tuple(tins), tuple(tgouts)))[1]
+    def bwd_jvp(tins, tgouts, ins, gouts, batch_sizes):
+        return _func_jvp(lambda i, o: pullback(i, o, batch_sizes), (tuple(ins), tuple(gouts)),
+                         (tuple(tins), tuple(tgouts)))[1]  # fmt: skip
 
     bwd = defop(
         name + "_scan_backward", backward_kernel, nin=3, list_inputs=(0, 1, 2), nout=n_in,
@@ -347,20 +396,21 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         samples=_scan_samples(name, n_state, n_in, backward=True), test={"no_oracle": True},
     )  # fmt: skip
 
-    def grad(ins: Sequence[Tensor], gouts: Sequence[Tensor]) -> tuple:
+    def grad(ins: Sequence[Tensor], gouts: Sequence[Tensor], batch_sizes=None) -> tuple:
         """The scan's vjp at ``ins``: the backward primitive on ``outs = scan(ins)``."""
-        outs = fwd.fn(list(ins))
-        return bwd.fn(list(ins), list(outs) if n_state > 1 else [outs], list(gouts))
+        outs = fwd.fn(list(ins), batch_sizes=batch_sizes)
+        return bwd.fn(list(ins), list(outs) if n_state > 1 else [outs], list(gouts),
+                      batch_sizes=batch_sizes)  # fmt: skip
 
     return _Scan(fwd, bwd, grad)
 
 
-def _reference(step: Callable, n_state: int, ins: Sequence[Tensor]) -> tuple:
+def _reference(step: Callable, n_state: int, ins: Sequence[Tensor], batch_sizes) -> tuple:
     """The scan written with numtorch ops (for derivatives beyond the first)."""
     xg, state, w = ins[0], tuple(ins[1 : 1 + n_state]), ins[1 + n_state :]
     seqs = [[] for _ in range(n_state)]
-    for t in range(xg.shape[-3]):
-        state = step(_Ops, xg[..., t, :, :], state, w)
+    for t, b in enumerate(_sizes(batch_sizes, xg.shape[-3])):
+        state = _advance(_Ops, step, xg[..., t, :, :], state, w, b)
         for seq, s in zip(seqs, state):
             seq.append(s)
     return tuple(stack.fn(seq, -3) for seq in seqs)

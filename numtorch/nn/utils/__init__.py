@@ -1,0 +1,1 @@
+from . import rnn  # noqa: F401
