@@ -31,7 +31,7 @@ from .._core.tensor import Tensor
 from ..func import jvp as _func_jvp
 from ..func import vjp as _func_vjp
 from ..ops._batching import rule_generator
-from ..ops.creation import zeros_like
+from ..ops.creation import as_tensor, zeros_like
 from ..ops.linalg import addmm, matmul, mm
 from ..ops.random import dropout as _dropout
 from ..ops.shape import cat, stack
@@ -314,7 +314,9 @@ def _scan_samples(name: str, n_state: int, n_in: int, backward: bool = False) ->
     def samples(make):
         yield S(ins(make, 3, 2, 3, transposed=True), name="transposed W_hh")
         yield S(ins(make, 3, 3, 2), {"batch_sizes": (3, 2, 1)}, name="packed")
-        yield S(ins(make, 3, 2, 2, lead=(2,)), {"batch_sizes": (2, 1, 1)}, name="packed, leading dims")
+        yield S(
+            ins(make, 3, 2, 2, lead=(2,)), {"batch_sizes": (2, 1, 1)}, name="packed, leading dims"
+        )
         yield S(ins(make, 2, 2, 2, lead=(2,), wlead=(2,)), name="leading dims")
         yield S(ins(make, 2, 1, 2, lead=(2,)), name="leading dims, unbatched weights")
         yield S(ins(make, 2, 0, 2), name="empty batch")
@@ -381,7 +383,9 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
     def bwd_vjp(g, ins, gouts, batch_sizes):
         return list(_func_vjp(lambda *a: pullback(a, gouts, batch_sizes), *ins)[1](tuple(g)))
 
-    def bwd_vjp_gouts(g, ins, batch_sizes):  # the pullback is linear in gouts: its transpose is the jvp
+    def bwd_vjp_gouts(
+        g, ins, batch_sizes
+    ):  # the pullback is linear in gouts: its transpose is the jvp
         lead = tuple(g[0].shape[: g[0].dim() - 3])
         return list(_func_jvp(reference(batch_sizes), _expand(ins, cores_in, lead), tuple(g))[1])
 
@@ -437,25 +441,70 @@ def _add(a, b):
     return b if a is None else a if b is None else a + b
 
 
-def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool):
-    """One layer in one direction: (output sequence, final states)."""
-    T, N, n_in = x.shape
+class _Plan(NamedTuple):
+    """Where a packed sequence's rows sit in the scans' (T, N) time-major grid. Per
+    direction (0: forward, 1: reverse, each sequence read from its own end): ``src``, the
+    packed row of each grid cell (0 past a sequence's end, where the scan reads nothing);
+    ``dst``, the grid cell of each packed row."""
+
+    T: int
+    N: int
+    batch_sizes: tuple | None  # None: every step has the whole batch
+    src: tuple
+    dst: tuple
+
+
+def _plan(data: Tensor, batch_sizes: Tensor) -> _Plan:
+    if batch_sizes.dtype.np != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {batch_sizes.dtype.scalar_name}")
+    if batch_sizes.dim() != 1:
+        raise RuntimeError(f"numtorch: batch_sizes must be 1-D, got {batch_sizes.dim()}-D")
+    bs = np.array([int(b) for b in batch_sizes], dtype=np.int64)  # (under vmap: .item()'s error)
+    if bs.size == 0 or bs[-1] < 1 or (bs[1:] > bs[:-1]).any():
+        raise RuntimeError("numtorch: batch_sizes must be a non-empty 1-D tensor of positive, "
+                           f"non-increasing sizes, got {bs.tolist()}")  # fmt: skip
+    if data.dim() != 2 or int(bs.sum()) != data.shape[0]:
+        raise RuntimeError(f"numtorch: packed data of shape {list(data.shape)} does not hold "
+                           f"sum(batch_sizes) = {int(bs.sum())} rows")  # fmt: skip
+    T, N = bs.shape[0], int(bs[0])
+    lengths = (bs[:, None] > np.arange(N)[None, :]).sum(0)
+    t, n = np.nonzero(np.arange(T)[:, None] < lengths[None, :])  # packed order
+    src, dst = [], []
+    for tt in (t, lengths[n] - 1 - t):
+        cell = tt * N + n
+        grid = np.zeros(T * N, np.int64)
+        grid[cell] = np.arange(cell.shape[0])
+        src.append(as_tensor(grid, device=data.device))
+        dst.append(as_tensor(cell.astype(np.int64), device=data.device))
+    full = (bs == N).all()
+    return _Plan(T, N, None if full else tuple(int(b) for b in bs), tuple(src), tuple(dst))
+
+
+def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool, plan):
+    """One layer in one direction: (output sequence, final states). ``x`` is (T, N, I), or
+    with a ``plan`` a packed sequence's data (M, I)."""
     w_ih, w_hh = w[0], w[1]
     b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+    flat = x.reshape(-1, x.shape[-1])
     if cell == "gru":
-        xg = _project(x.reshape(T * N, n_in), w_ih, b_ih)
+        xg = _project(flat, w_ih, b_ih)
         rest = [w_hh, b_hh if has_biases else zeros_like(w_hh[:, 0])]
     else:
-        xg = _project(x.reshape(T * N, n_in), w_ih, _add(b_ih, b_hh))
+        xg = _project(flat, w_ih, _add(b_ih, b_hh))
         rest = [w_hh, *w[4:5]]
-    xg = xg.reshape(T, N, w_ih.shape[0])
-    if reverse:
-        xg = xg.flip(0)
-    seqs = getattr(_SCANS, cell + "_proj" * (len(rest) == 2 and cell == "lstm")).fwd.fn(
-        [xg, *state, *rest]
-    )
+    if plan is None:
+        xg = xg.reshape(x.shape[0], x.shape[1], w_ih.shape[0])
+        xg = xg.flip(0) if reverse else xg
+    else:
+        xg = xg.index_select(0, plan.src[reverse]).reshape(plan.T, plan.N, w_ih.shape[0])
+    scan = getattr(_SCANS, cell + "_proj" * (len(rest) == 2 and cell == "lstm")).fwd
+    seqs = scan.fn([xg, *state, *rest], batch_sizes=plan and plan.batch_sizes)
     seqs = seqs if isinstance(seqs, tuple) else (seqs,)
-    out = seqs[0].flip(0) if reverse else seqs[0]
+    out = seqs[0]
+    if plan is not None:
+        out = out.reshape(plan.T * plan.N, out.shape[-1]).index_select(0, plan.dst[reverse])
+    elif reverse:
+        out = out.flip(0)
     return out, [s[-1] for s in seqs]
 
 
@@ -470,13 +519,10 @@ def _check_hidden(cell: str, hx, lead: tuple, w_hh) -> None:
             raise RuntimeError(f"Expected {which} size {want}, got {list(h.shape)}")
 
 
-def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-             batch_first):  # fmt: skip
-    """Every layer and direction of a stacked RNN; returns (output, *final states)."""
-    if input.dim() != 3:
-        r = input.dim()
-        raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
-                         "but got 2)")  # fmt: skip
+def _stacked(cell, x, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+             plan=None):  # fmt: skip
+    """Every layer and direction of a stacked RNN on a time-major ``x`` (or packed data
+    laid out by ``plan``); returns (output, *final states)."""
     proj = cell == "lstm" and hx[0].shape[-1] != hx[1].shape[-1]
     stride = 2 + 2 * bool(has_biases) + proj
     if len(params) % stride:
@@ -485,8 +531,7 @@ def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bi
             if cell == "lstm"
             else "got an incorrect number of RNN parameters"
         )
-    x = input.transpose(0, 1) if batch_first else input
-    if x.shape[0] == 0:
+    if plan is None and x.shape[0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     dirs = 2 if bidirectional else 1
     need = num_layers * dirs
@@ -501,21 +546,21 @@ def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bi
             raise IndexError(f"select(): index {hx[0].shape[0]} out of range for tensor of size "
                              f"{list(hx[0].shape)} at dimension 0")  # fmt: skip
         raise RuntimeError("Expected more hidden states in stacked_rnn")
-    _check_hidden(cell, hx, (need, x.shape[1]), params[1])
+    _check_hidden(cell, hx, (need, x.shape[1] if plan is None else plan.N), params[1])
     finals = [[] for _ in hx]
     for layer in range(num_layers):
         outs = []
         for d in range(dirs):
             k = layer * dirs + d
             out, last = _direction(cell, x, [h[k] for h in hx], params[k * stride : (k + 1) * stride],
-                                   has_biases, d == 1)  # fmt: skip
+                                   has_biases, d == 1, plan)  # fmt: skip
             outs.append(out)
             for f, s in zip(finals, last):
                 f.append(s)
         x = outs[0] if dirs == 1 else cat.fn(outs, -1)
         if dropout > 0 and train and layer < num_layers - 1:
             x = _dropout(x, dropout, True)
-    return (x.transpose(0, 1) if batch_first else x, *(stack.fn(f, 0) for f in finals))
+    return (x, *(stack.fn(f, 0) for f in finals))
 
 
 def _layer_samples(cell: str, gates: int) -> Callable:
@@ -546,6 +591,27 @@ def _layer_samples(cell: str, gates: int) -> Callable:
     return samples
 
 
+def _packed_samples(cell: str, gates: int) -> Callable:
+    def samples(make):
+        def hx(n, b, h, p=None):
+            return (make((n, b, p or h)), make((n, b, h))) if cell == "lstm" else make((n, b, h))
+
+        def params(i, h, dirs, layers=1, bias=True):
+            return [w for layer in range(layers) for _ in range(dirs)
+                    for w in [make((gates * h, i if layer == 0 else h * dirs)), make((gates * h, h))]
+                    + ([make(gates * h), make(gates * h)] if bias else [])]  # fmt: skip
+
+        bs = np.array([3, 2, 1], dtype=np.int64)
+        yield S((make((6, 2)), bs, hx(1, 3, 2), params(2, 2, 1), True, 1, 0.0, False, False),
+                name="one layer")  # fmt: skip
+        yield S((make((6, 2)), bs, hx(4, 3, 2), params(2, 2, 2, 2, False), False, 2, 0.0, True,
+                 True), name="two layers, bidirectional, no bias")  # fmt: skip
+        yield S((make((4, 2)), np.array([2, 2], dtype=np.int64), hx(2, 2, 2), params(2, 2, 2),
+                 True, 1, 0.0, False, True), name="equal lengths, bidirectional")  # fmt: skip
+
+    return samples
+
+
 def _layer_errors(cell: str, gates: int) -> Callable:
     def errors(make):
         h = make((1, 2, 3))
@@ -571,24 +637,41 @@ def _layer_errors(cell: str, gates: int) -> Callable:
     return errors
 
 
+def _states(cell: str, hx) -> list:
+    if cell == "lstm" and len(hx) != 2:
+        raise RuntimeError("lstm expects two hidden states")
+    return list(hx) if cell == "lstm" else [hx]
+
+
 def _layers(cell: str, gates: int, doc: str) -> Callable:
+    def packed(data: Tensor, batch_sizes: Tensor, hx, params: Sequence[Tensor], has_biases: bool,
+               num_layers: int, dropout: float, train: bool, bidirectional: bool) -> tuple:  # fmt: skip
+        return _stacked(cell, data, _states(cell, hx), params, has_biases, num_layers, dropout,
+                        train, bidirectional, _plan(data, batch_sizes))  # fmt: skip
+
     def fn(input: Tensor, hx, params: Sequence[Tensor], has_biases: bool, num_layers: int,
            dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:  # fmt: skip
-        if isinstance(has_biases, (list, tuple)):
-            raise NotImplementedError(
-                f"numtorch: torch.{cell}(data, batch_sizes, hx, params, ...), the packed-sequence "
-                "overload, is not implemented"
-            )
-        if cell == "lstm" and len(hx) != 2:
-            raise RuntimeError("lstm expects two hidden states")
-        states = list(hx) if cell == "lstm" else [hx]
-        return _stacked(cell, input, states, params, has_biases, num_layers, dropout, train,
-                        bidirectional, batch_first)  # fmt: skip
+        if isinstance(has_biases, (list, tuple)):  # (data, batch_sizes, hx, params, ...)
+            return packed(input, hx, params, has_biases, num_layers, dropout, train,
+                          bidirectional, batch_first)  # fmt: skip
+        states = _states(cell, hx)
+        if input.dim() != 3:
+            r = input.dim()
+            raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
+                             "but got 2)")  # fmt: skip
+        x = input.transpose(0, 1) if batch_first else input
+        out, *last = _stacked(cell, x, states, params, has_biases, num_layers, dropout, train,
+                              bidirectional)  # fmt: skip
+        return (out.transpose(0, 1) if batch_first else out, *last)
 
+    nout = 3 if cell == "lstm" else 2
     fn.__name__ = fn.__qualname__ = cell
-    fn.__doc__ = doc
+    fn.__doc__ = doc + " Also ``(data, batch_sizes, hx, params, ...)`` on a packed sequence."
+    packed.__name__ = packed.__qualname__ = cell + "_packed"
+    composite(packed, samples=_packed_samples(cell, gates), api=cell, nout=nout,
+              test={"vmap_unbatched": (1,)})  # batch_sizes is shape information  # fmt: skip
     return composite(fn, samples=_layer_samples(cell, gates), error_samples=_layer_errors(cell, gates),
-                     nout=3 if cell == "lstm" else 2)  # fmt: skip
+                     nout=nout)  # fmt: skip
 
 
 rnn_tanh = _layers("rnn_tanh", 1, "``torch.rnn_tanh``: a stacked Elman RNN (tanh); (output, h_n).")
