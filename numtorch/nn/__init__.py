@@ -1,3 +1,10 @@
-"""torch.nn (modules come later); ``functional`` is filled from op modules' API dicts."""
+"""torch.nn: modules, layers, parameters; ``functional``, ``init`` and ``utils``.
 
-from . import functional  # noqa: F401
+Public names are listed here, one block per family module.
+"""
+
+# ruff: noqa: F401
+from . import functional, init, utils
+from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .modules.module import Module
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter

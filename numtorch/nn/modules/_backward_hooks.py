@@ -1,0 +1,138 @@
+"""A module's full backward hooks: gradients with respect to its outputs and inputs, each
+delivered once per backward as a tuple.
+
+The tensors a module's forward receives (and returns) pass through one identity node per
+side; a hook on that node's output sees the complete gradients of the whole group at once.
+One tensor goes through a view; several go through one flat concatenation, whose
+gradient arrives in one piece.
+"""
+
+from __future__ import annotations
+
+from ..._core.state import is_grad_enabled
+from ..._core.tensor import Tensor
+from ...ops.shape import cat
+
+
+def _group_identity(tensors: list[Tensor], on_grads) -> list[Tensor]:
+    """Identity on tensors; on_grads(list of grads) -> None or new grads runs once their
+    gradients are complete."""
+    if len(tensors) == 1:
+        (t,) = tensors
+        alias = t.view_as(t)
+
+        def one(g):
+            new = on_grads([g])
+            return None if new is None else new[0]
+
+        alias.register_hook(one)
+        return [alias]
+    if len({t.dtype for t in tensors}) > 1:
+        raise NotImplementedError(
+            "numtorch: full backward hooks need the tensors that require grad on one side of "
+            "a module (its inputs, or its outputs) to share a dtype"
+        )
+    shapes = [t.shape for t in tensors]
+    sizes = [t.numel() for t in tensors]
+    flat = cat([t.reshape(-1) for t in tensors])
+
+    def many(g):
+        new = on_grads([p.view(s) for p, s in zip(g.split(sizes), shapes)])
+        if new is None:
+            return None
+        return cat([(n if n is not None else p).reshape(-1) for n, p in zip(new, g.split(sizes))])
+
+    flat.register_hook(many)
+    return [p.view(s) for p, s in zip(flat.split(sizes), shapes)]
+
+
+def _needs_grad(x) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+class BackwardHook:
+    """The full backward hooks and pre-hooks of one call of a module."""
+
+    def __init__(self, module):
+        self.module = module
+        self.n_inputs = 0
+        self.input_idx = None
+        self.grad_outputs = None
+
+    def setup_inputs(self, args: tuple) -> tuple:
+        self.n_inputs = len(args)
+        if not is_grad_enabled():
+            return args
+        idx = [i for i, a in enumerate(args) if _needs_grad(a)]
+        if not idx or not self.module._backward_hooks:
+            return args
+        self.input_idx = idx
+        new = list(args)
+        for i, t in zip(idx, _group_identity([args[i] for i in idx], self._input_grads)):
+            new[i] = t
+        return tuple(new)
+
+    def setup_outputs(self, result):
+        single = not isinstance(result, tuple)
+        outs = (result,) if single else result
+        idx = [i for i, o in enumerate(outs) if _needs_grad(o)]
+        if not idx or not is_grad_enabled():
+            return result
+        self.n_outputs = len(outs)
+        new = list(outs)
+        for i, t in zip(idx, _group_identity([outs[i] for i in idx], self._output_grads)):
+            new[i] = t
+        self.output_idx = idx
+        return new[0] if single else type(result)(new)
+
+    def _pack(self, idx, grads, n) -> tuple:
+        out = [None] * n
+        for i, g in zip(idx, grads):
+            out[i] = g
+        return tuple(out)
+
+    def _output_grads(self, grads):
+        mod = self.module
+        grad_outputs = self._pack(self.output_idx, grads, self.n_outputs)
+        changed = False
+        for hook in list(mod._backward_pre_hooks.values()):
+            res = hook(mod, grad_outputs)
+            if res is None:
+                continue
+            res = res if isinstance(res, tuple) else (res,)
+            if len(res) != len(grad_outputs):
+                raise RuntimeError(
+                    "Backward pre hook returned an invalid number of grad_output, got "
+                    f"{len(res)}, but expected {len(grad_outputs)}"
+                )
+            grad_outputs, changed = res, True
+        self.grad_outputs = grad_outputs
+        if self.input_idx is None and mod._backward_hooks:
+            none = (None,) * self.n_inputs
+            for hook in list(mod._backward_hooks.values()):
+                res = hook(mod, none, grad_outputs)
+                if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
+                    raise RuntimeError(
+                        "Backward hook for Modules where no input requires gradient should "
+                        "always return None or None for all gradients."
+                    )
+            self.grad_outputs = None
+        return [grad_outputs[i] for i in self.output_idx] if changed else None
+
+    def _input_grads(self, grads):
+        mod = self.module
+        grad_inputs = self._pack(self.input_idx, grads, self.n_inputs)
+        changed = False
+        for hook in list(mod._backward_hooks.values()):
+            res = hook(mod, grad_inputs, self.grad_outputs)
+            if res is None:
+                continue
+            res = res if isinstance(res, tuple) else (res,)
+            if len(res) != len(grad_inputs):
+                raise RuntimeError(
+                    "Backward hook returned an invalid number of grad_input, got "
+                    f"{len(res)}, but expected {len(grad_inputs)}"
+                )
+            grad_inputs, changed = res, True
+        self.grad_outputs = None
+        return [grad_inputs[i] for i in self.input_idx] if changed else None

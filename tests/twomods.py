@@ -1,0 +1,117 @@
+"""One layer, two libraries: build ``torch.nn.<Name>(...)`` and ``numtorch.nn.<Name>(...)``
+with the same arguments and the same weights, then compare what they print, hold and
+compute.
+
+    pair(name, *args, **kwargs)           (torch module, numtorch module), torch's weights
+                                          copied into ours; float64 unless dtype= is given
+    copy_weights(tmod, nmod)              torch's state dict loaded into ours (strict)
+    check_module(name, args, kwargs, inputs, ...)
+                                          repr, state-dict keys and shapes, parameter names,
+                                          forward outputs, and gradients with respect to
+                                          the float inputs and every parameter, for one
+                                          random cotangent per float output
+    to_torch(x) / to_numtorch(x)          a NumPy array (or nested container of them) as
+                                          tensors of one library
+
+Inputs are NumPy arrays (float arrays become float64 tensors that require grad) or any
+other value passed unchanged. Modules run in training mode unless train=False.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import numtorch as nt
+from tests.twolibs import assert_close, leaves
+
+
+def _lib_value(lib, x, requires_grad: bool):
+    if isinstance(x, np.ndarray):
+        t = lib.tensor(x)
+        if requires_grad and x.dtype.kind == "f":
+            t.requires_grad_(True)
+        return t
+    if isinstance(x, (list, tuple)) and any(isinstance(v, np.ndarray) for v in x):
+        return type(x)(_lib_value(lib, v, requires_grad) for v in x)
+    return x
+
+
+def to_torch(x, requires_grad: bool = False):
+    return _lib_value(torch, x, requires_grad)
+
+
+def to_numtorch(x, requires_grad: bool = False):
+    return _lib_value(nt, x, requires_grad)
+
+
+def copy_weights(tmod: torch.nn.Module, nmod: nt.nn.Module) -> None:
+    """Load torch's parameters and persistent buffers into ours, keys matching exactly."""
+    state = {k: nt.tensor(v.detach().numpy().copy()) for k, v in tmod.state_dict().items()}
+    nmod.load_state_dict(state, strict=True)
+
+
+def pair(name: str, *args, dtype: str = "float64", seed: int = 0, **kwargs):
+    """The same layer in both libraries, torch's (seeded) weights copied into ours."""
+    torch.manual_seed(seed)
+    tmod = getattr(torch.nn, name)(*args, **kwargs).to(getattr(torch, dtype))
+    nmod = getattr(nt.nn, name)(*args, **kwargs).to(getattr(nt, dtype))
+    copy_weights(tmod, nmod)
+    return tmod, nmod
+
+
+def _float_tensors(x) -> list:
+    return [t for t in leaves(x) if hasattr(t, "dtype") and t.dtype.is_floating_point]
+
+
+def check_module(
+    name: str,
+    args: tuple = (),
+    kwargs: dict | None = None,
+    inputs: tuple = (),
+    *,
+    forward_kwargs: dict | None = None,
+    train: bool = True,
+    grads: bool = True,
+    rtol: float = 1e-7,
+    atol: float = 1e-9,
+    seed: int = 0,
+):
+    """Compare the layer ``name(*args, **kwargs)`` of both libraries on ``inputs``; returns
+    (torch module, numtorch module) for further checks."""
+    tmod, nmod = pair(name, *args, seed=seed, **(kwargs or {}))
+    assert repr(nmod) == repr(tmod)
+    tsd, nsd = tmod.state_dict(), nmod.state_dict()
+    assert list(nsd) == list(tsd)
+    assert [tuple(v.shape) for v in nsd.values()] == [tuple(v.shape) for v in tsd.values()]
+    assert [n for n, _ in nmod.named_parameters()] == [n for n, _ in tmod.named_parameters()]
+    tmod.train(train)
+    nmod.train(train)
+    fkw = forward_kwargs or {}
+    tin = [to_torch(x, grads) for x in inputs]
+    nin = [to_numtorch(x, grads) for x in inputs]
+    tout = tmod(*tin, **{k: to_torch(v) for k, v in fkw.items()})
+    nout = nmod(*nin, **{k: to_numtorch(v) for k, v in fkw.items()})
+    assert_close(nout, tout, rtol=rtol, atol=atol)
+    if not grads:
+        return tmod, nmod
+    touts, nouts = _float_tensors(tout), _float_tensors(nout)
+    touts = [o for o in touts if o.requires_grad]
+    nouts = [o for o in nouts if o.requires_grad]
+    assert len(touts) == len(nouts)
+    if not touts:
+        return tmod, nmod
+    rng = np.random.default_rng(seed + 1)
+    cots = [rng.standard_normal(tuple(o.shape)) for o in touts]
+    tw = [p for p in (*_float_tensors(tin), *tmod.parameters()) if p.requires_grad]
+    nw = [p for p in (*_float_tensors(nin), *nmod.parameters()) if p.requires_grad]
+    tg = torch.autograd.grad(
+        touts, tw, [torch.tensor(c, dtype=o.dtype) for c, o in zip(cots, touts)],
+        allow_unused=True,
+    )  # fmt: skip
+    ng = nt.autograd.grad(
+        nouts, nw, [nt.tensor(c, dtype=o.dtype) for c, o in zip(cots, nouts)],
+        allow_unused=True,
+    )  # fmt: skip
+    assert_close(list(ng), list(tg), rtol=rtol, atol=atol)
+    return tmod, nmod
