@@ -7,4 +7,5 @@ Public names are listed here, one block per family module.
 from . import functional, init, utils
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .modules.module import Module
+from .modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
