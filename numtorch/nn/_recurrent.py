@@ -491,7 +491,7 @@ def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool, pl
         rest = [w_hh, b_hh if has_biases else zeros_like(w_hh[:, 0])]
     else:
         xg = _project(flat, w_ih, _add(b_ih, b_hh))
-        rest = [w_hh, *w[4:5]]
+        rest = [w_hh, *w[2 + 2 * bool(has_biases) :]]  # (+ W_hr with projections)
     if plan is None:
         xg = xg.reshape(x.shape[0], x.shape[1], w_ih.shape[0])
         xg = xg.flip(0) if reverse else xg
@@ -585,8 +585,8 @@ def _layer_samples(cell: str, gates: int) -> Callable:
         yield S((make((2, 0, 2)), hx(2, 0, 2), params(2, 1, 2, 2, True), True, 2, 0.0, True,
                  False, False), name="empty batch, train")  # fmt: skip
         if cell == "lstm":
-            yield S((make((2, 2, 2)), hx(2, 2, 3, 2), params(1, 2, 2, 3, True, 2), True, 1, 0.0,
-                     False, True, False), name="projections")  # fmt: skip
+            yield S((make((2, 2, 2)), hx(2, 2, 3, 2), params(1, 2, 2, 3, False, 2), False, 1, 0.0,
+                     False, True, False), name="projections, no bias")  # fmt: skip
 
     return samples
 
