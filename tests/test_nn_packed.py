@@ -208,3 +208,22 @@ def test_packed_core_per_sample_gradients_and_forward_mode(no_fallback):
     fd = [float(loss(nt, [nt.tensor(w + s * eps * t) for w, t in zip(weights, tang)], x0))
           for s in (1, -1)]  # fmt: skip
     assert abs(float(jv) - (fd[0] - fd[1]) / (2 * eps)) < 1e-6 * max(1.0, abs(float(jv)))
+
+
+@pytest.mark.parametrize(
+    "data,bs,match",
+    [
+        ((5, 2), [2, 2.0, 1], "expected scalar type Long but found Float"),
+        ((5, 2), [1, 2, 2], "non-increasing"),
+        ((5, 2), [2, 2, 0], "positive"),
+        ((6, 2), [2, 2, 1], r"sum\(batch_sizes\) = 5 rows"),
+        ((5, 2, 1), [2, 2, 1], r"sum\(batch_sizes\) = 5 rows"),
+    ],
+)
+def test_packed_cores_check_batch_sizes(data, bs, match):
+    """torch's packed kernels read out of bounds on inconsistent batch sizes; here a clear
+    error, before any work."""
+    h = nt.zeros(1, 2, 3)
+    with pytest.raises(RuntimeError, match=match):
+        nt.lstm(nt.zeros(*data), nt.tensor(bs), (h, h), [nt.zeros(12, 2), nt.zeros(12, 3)],
+                False, 1, 0.0, False, False)  # fmt: skip
