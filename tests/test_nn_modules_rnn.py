@@ -196,3 +196,42 @@ def test_errors(call):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_error(call)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_vmap_over_a_layer_and_its_input_gradient(name, no_fallback):
+    """vmap over unbatched inputs equals the layer on the batch; vmap(grad) gives each
+    sample's input gradient (the batch's gradient, sample by sample)."""
+    nt.manual_seed(0)
+    mod = getattr(nt.nn, name)(3, 4, 2, bidirectional=True, dtype=nt.float64)
+    xs = nt.tensor(arr(2, 5, 3, seed=1))  # (B, T, I): one unbatched (T, I) input per sample
+
+    def out(x):
+        return mod(x)[0]
+
+    got = nt.func.vmap(out)(xs)
+    assert_close(got, mod(xs.transpose(0, 1))[0].transpose(0, 1), rtol=1e-12, atol=1e-14)
+    per = nt.func.vmap(nt.func.grad(lambda x: (out(x) ** 2).sum()))(xs)
+    xb = xs.transpose(0, 1).detach().requires_grad_()
+    (g,) = nt.autograd.grad((mod(xb)[0] ** 2).sum(), [xb])
+    assert_close(per, g.transpose(0, 1), rtol=1e-10, atol=1e-12)
+
+
+def test_vmap_over_packed_batches(no_fallback):
+    """vmap over a function that packs its (unsorted) batch and runs an LSTM on it: the
+    loop's values and per-sample input gradients."""
+    import numtorch.nn.utils.rnn as R
+
+    nt.manual_seed(0)
+    mod = nt.nn.LSTM(3, 4, bidirectional=True, dtype=nt.float64)
+    xs = nt.tensor(arr(2, 5, 3, 3, seed=1))
+
+    def f(x):
+        return mod(R.pack_padded_sequence(x, [2, 5, 3], enforce_sorted=False))[0].data
+
+    def loss(x):
+        return (f(x) ** 2).sum()
+
+    assert_close(nt.func.vmap(f)(xs), nt.stack([f(x) for x in xs]), rtol=1e-12, atol=1e-14)
+    assert_close(nt.func.vmap(nt.func.grad(loss))(xs), nt.stack([nt.func.grad(loss)(x) for x in xs]),
+                 rtol=1e-12, atol=1e-14)  # fmt: skip
