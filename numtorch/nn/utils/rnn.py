@@ -162,16 +162,16 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first
         lengths = lengths.to(dtype=dt.int64)
     else:
         lengths = as_tensor(np.asarray(lengths).astype(np.int64))
-    sorted_indices = None
-    if not enforce_sorted:
-        lengths, sorted_indices = sort(lengths, descending=True)
-        sorted_indices = sorted_indices.to(input.device)
-        input = input.index_select(0 if batch_first else 1, sorted_indices)
     if lengths.dim() != 1 or lengths.device.type != "cpu":
         raise RuntimeError(
             "'lengths' argument should be a 1D CPU int64 tensor, but got "
             f"{lengths.dim()}D {lengths.device.type} {lengths.dtype.scalar_name} tensor"
         )
+    sorted_indices = None
+    if not enforce_sorted:
+        lengths, sorted_indices = sort(lengths, descending=True)
+        sorted_indices = sorted_indices.to(input.device)
+        input = input.index_select(0 if batch_first else 1, sorted_indices)
     x = input.transpose(0, 1) if batch_first else input
     T, B = x.shape[0], x.shape[1]
     if x.numel() == 0:
