@@ -177,10 +177,3 @@ def test_initial_state_shapes_raise_the_modules_errors(name, hx):
     with pytest.raises(RuntimeError) as got:
         _run(nt, name, x.astype(np.float32), states, params, True, 1, 0.0, False, False, False)
     assert str(got.value) == str(ref.value)
-
-
-def test_the_packed_sequence_overload_says_it_is_missing():
-    x, bs = nt.zeros(4, 2), nt.tensor([2, 2])
-    h = nt.zeros(1, 2, 3)
-    with pytest.raises(NotImplementedError, match="packed-sequence overload"):
-        nt.lstm(x, bs, (h, h), [nt.zeros(12, 2), nt.zeros(12, 3)], False, 1, 0.0, False, False)

@@ -146,6 +146,7 @@ from .modules.pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules.sparse import Embedding, EmbeddingBag
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter

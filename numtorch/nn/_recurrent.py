@@ -10,6 +10,11 @@ same cell step written with numtorch ops, differentiated by torch.func's vjp and
 
 Arrays in the scan primitives carry any leading batch dims (vmap folds its batch there):
 xg (..., T, N, G), states (..., N, H), weights (..., G, H), b_hh (..., G).
+
+Packed sequences: the scans take ``batch_sizes`` (one int per step, decreasing), and at
+step t only the first ``batch_sizes[t]`` rows advance; the others keep their state, which
+is also what the scan emits for them. So every row's final state is the last step's, and
+a row's gradient passes a kept step unchanged.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from .._core.tensor import Tensor
 from ..func import jvp as _func_jvp
 from ..func import vjp as _func_vjp
 from ..ops._batching import rule_generator
-from ..ops.creation import zeros_like
+from ..ops.creation import as_tensor, zeros_like
 from ..ops.linalg import addmm, matmul, mm
 from ..ops.random import dropout as _dropout
 from ..ops.shape import cat, stack
@@ -55,6 +60,9 @@ class _Arrays:
     def mm_t(self, a, w):
         return self.xp.matmul(a, self.xp.swapaxes(w, -1, -2))
 
+    def cat_rows(self, a, b):
+        return self.xp.concatenate([a, self.xp.broadcast_to(b, a.shape[:-2] + b.shape[-2:])], -2)
+
 
 class _Ops:
     """The same functions with numtorch ops (differentiable, batchable)."""
@@ -66,6 +74,11 @@ class _Ops:
     @staticmethod
     def mm_t(a, w):
         return matmul.fn(a, w.transpose(-1, -2))
+
+    @staticmethod
+    def cat_rows(a, b):
+        lead = tuple(a.shape[:-2])
+        return cat.fn([a, b if tuple(b.shape[:-2]) == lead else b.expand(*lead, *b.shape[-2:])], -2)
 
 
 def _rnn_step(act: str) -> Callable:
@@ -97,7 +110,28 @@ def _lstm_step(F, x, state, w):
     return (F.mm_t(m, w[1]) if len(w) > 1 else m, c)
 
 
+def _advance(F, step: Callable, x, state: tuple, w, b: int | None) -> tuple:
+    """One step in which only the first ``b`` rows advance (None: all of them)."""
+    if b is None or b == x.shape[-2]:
+        return step(F, x, state, w)
+    new = step(F, x[..., :b, :], tuple(s[..., :b, :] for s in state), w)
+    return tuple(F.cat_rows(n, s[..., b:, :]) for n, s in zip(new, state))
+
+
+def _sizes(batch_sizes, T: int) -> list:
+    return [None] * T if batch_sizes is None else list(batch_sizes)
+
+
 # ------------------------------------------------------------------ backward kernels
+def _mask(xp, batch_sizes, N: int, dtype) -> tuple:
+    """(advance, keep): (T, N, 1) arrays of 1 where a row advances at a step (keeps its
+    state); None without batch sizes."""
+    if batch_sizes is None:
+        return None, None
+    m = (xp.arange(N)[None, :] < xp.asarray(batch_sizes)[:, None]).astype(dtype)[..., None]
+    return m, 1 - m
+
+
 def _shifted(xp, first, seq):
     """(first, seq[0], ..., seq[T-2]) along the time axis: each step's previous state."""
     first = xp.broadcast_to(first, seq.shape[:-3] + first.shape[-2:])
@@ -112,21 +146,26 @@ def _wgrad(xp, d, x):
 
 
 def _rnn_backward(act: str) -> Callable:
-    def backward(xp, ins, outs, gouts):
+    def backward(xp, ins, outs, gouts, batch_sizes):
         xg, h0, w = ins
         (hs,), (ghs,) = outs, gouts
+        adv, keep = _mask(xp, batch_sizes, hs.shape[-2], hs.dtype)
         slope = 1 - hs * hs if act == "tanh" else (hs > 0).astype(hs.dtype)
+        slope = slope * adv if batch_sizes is not None else slope
         dz = xp.empty(xp.broadcast_shapes(hs.shape, ghs.shape), hs.dtype)
         carry = 0
         for t in range(hs.shape[-3] - 1, -1, -1):
-            dz[..., t, :, :] = (ghs[..., t, :, :] + carry) * slope[..., t, :, :]
+            d = ghs[..., t, :, :] + carry
+            dz[..., t, :, :] = d * slope[..., t, :, :]
             carry = xp.matmul(dz[..., t, :, :], w)
+            if batch_sizes is not None:
+                carry = carry + d * keep[t]
         return dz, carry, _wgrad(xp, dz, _shifted(xp, h0, hs))
 
     return backward
 
 
-def _gru_backward(xp, ins, outs, gouts):
+def _gru_backward(xp, ins, outs, gouts, batch_sizes):
     xg, h0, w, b = ins
     (hs,), (ghs,) = outs, gouts
     F, H = _Arrays(xp), hs.shape[-1]
@@ -134,6 +173,9 @@ def _gru_backward(xp, ins, outs, gouts):
     hg = F.mm_t(hprev, w[..., None, :, :]) + b[..., None, None, :]
     r = F.sigmoid(xg[..., :H] + hg[..., :H])
     z = F.sigmoid(xg[..., H : 2 * H] + hg[..., H : 2 * H])
+    if batch_sizes is not None:  # a kept step is a step with z = 1
+        adv, keep = _mask(xp, batch_sizes, hs.shape[-2], hs.dtype)
+        z = z * adv + keep
     hn = hg[..., 2 * H :]
     n = F.tanh(xg[..., 2 * H :] + r * hn)
     dn = (1 - z) * (1 - n * n)
@@ -151,7 +193,7 @@ def _gru_backward(xp, ins, outs, gouts):
     return dh3 * cx, carry, _wgrad(xp, dhg, hprev), dhg.sum(axis=(-3, -2))
 
 
-def _lstm_backward(xp, ins, outs, gouts):
+def _lstm_backward(xp, ins, outs, gouts, batch_sizes):
     xg, h0, c0, w = ins[:4]
     wr = ins[4] if len(ins) > 4 else None
     hs, cs = outs
@@ -165,24 +207,31 @@ def _lstm_backward(xp, ins, outs, gouts):
     dc_dm = o * (1 - tc * tc)
     cc = xp.concatenate([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-1)
     co = tc * o * (1 - o)
+    otc = o * tc
+    if batch_sizes is not None:  # a kept step: no gate gradient, c and h pass through
+        adv, keep = _mask(xp, batch_sizes, cs.shape[-2], cs.dtype)
+        dc_dm, cc, co, otc, f = dc_dm * adv, cc * adv, co * adv, otc * adv, f * adv + keep
     lead = xp.broadcast_shapes(gates.shape[:-1], ghs.shape[:-1], gcs.shape[:-1])
     dg = xp.empty(lead + (4 * H,), gates.dtype)
     dh = xp.empty(lead + ghs.shape[-1:], gates.dtype) if wr is not None else None
     ch, cc_ = 0, 0
     for t in range(gates.shape[-3] - 1, -1, -1):
+        d = ghs[..., t, :, :] + ch
         if dh is None:
-            m = ghs[..., t, :, :] + ch
+            m = d
         else:  # h = m W_hr^T
-            dh[..., t, :, :] = ghs[..., t, :, :] + ch
-            m = xp.matmul(dh[..., t, :, :], wr)
+            dh[..., t, :, :] = d
+            m = xp.matmul(d, wr)
         dc = gcs[..., t, :, :] + cc_ + m * dc_dm[..., t, :, :]
         dg[..., t, :, : 3 * H] = xp.concatenate([dc] * 3, axis=-1) * cc[..., t, :, :]
         dg[..., t, :, 3 * H :] = m * co[..., t, :, :]
         ch = xp.matmul(dg[..., t, :, :], w)
+        if batch_sizes is not None:
+            ch = ch + d * keep[t]
         cc_ = dc * f[..., t, :, :]
     grads = [dg, ch, cc_, _wgrad(xp, dg, hprev)]
     if wr is not None:
-        grads.append(_wgrad(xp, dh, o * tc))
+        grads.append(_wgrad(xp, dh, otc))
     return grads
 
 
@@ -267,6 +316,9 @@ def _scan_samples(name: str, n_state: int, n_in: int, backward: bool = False) ->
 
     def samples(make):
         yield S(ins(make, 3, 2, 3, transposed=True), name="transposed W_hh")
+        yield S(
+            ins(make, 3, 2, 2, lead=(2,)), {"batch_sizes": (2, 1, 1)}, name="packed, leading dims"
+        )
         yield S(ins(make, 2, 2, 2, lead=(2,), wlead=(2,)), name="leading dims")
         yield S(ins(make, 2, 1, 2, lead=(2,)), name="leading dims, unbatched weights")
         yield S(ins(make, 2, 0, 2), name="empty batch")
@@ -286,33 +338,33 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
     cores_out = (3,) * n_state
     api = f"nn._recurrent._SCANS.{name}"
 
-    def forward_kernel(xp, ins):
+    def forward_kernel(xp, ins, batch_sizes=None):
         F = _Arrays(xp)
         xg, w = ins[0], ins[1 + n_state :]
         lead = _lead(ins, cores_in)
         state = tuple(xp.broadcast_to(s, lead + s.shape[-2:]) for s in ins[1 : 1 + n_state])
         T = xg.shape[-3]
         seqs = [xp.empty(lead + (T,) + s.shape[-2:], xg.dtype) for s in state]
-        for t in range(T):
-            state = step(F, xg[..., t, :, :], state, w)
+        for t, b in enumerate(_sizes(batch_sizes, T)):
+            state = _advance(F, step, xg[..., t, :, :], state, w, b)
             for seq, s in zip(seqs, state):
                 seq[..., t, :, :] = s
         return seqs[0] if n_state == 1 else tuple(seqs)
 
-    def backward_kernel(xp, ins, outs, gouts):
-        grads = backward(xp, ins, outs, gouts)
+    def backward_kernel(xp, ins, outs, gouts, batch_sizes=None):
+        grads = backward(xp, ins, outs, gouts, batch_sizes)
         return _full(xp, grads, cores_in, [*ins, *outs, *gouts], cores_in + cores_out * 2)
 
-    def scan_vjp(g, ins, result):
+    def scan_vjp(g, ins, result, batch_sizes):
         outs = list(result) if n_state > 1 else [result]
         gs = list(g) if n_state > 1 else [g]
-        return list(bwd.fn(list(ins), outs, gs))
+        return list(bwd.fn(list(ins), outs, gs, batch_sizes=batch_sizes))
 
-    def reference(*ins):
-        return _reference(step, n_state, ins)
+    def reference(batch_sizes):
+        return lambda *ins: _reference(step, n_state, ins, batch_sizes)
 
-    def scan_jvp(t, ins):
-        out = _func_jvp(reference, tuple(ins), tuple(t))[1]
+    def scan_jvp(t, ins, batch_sizes):
+        out = _func_jvp(reference(batch_sizes), tuple(ins), tuple(t))[1]
         return out if n_state > 1 else out[0]
 
     fwd = defop(
@@ -325,20 +377,22 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
     # scan's results (F(ins) wherever the graph has them), so differentiating through
     # ``ins`` with the reference step gives the whole derivative; ``outs`` get none.
     # Like the kernel, it gives every input's gradient the leading dims of all operands.
-    def pullback(ins, gouts):
+    def pullback(ins, gouts, batch_sizes):
         lead = _lead_of([*ins, *gouts], cores_in + cores_out)
         ins, gouts = _expand(ins, cores_in, lead), _expand(gouts, cores_out, lead)
-        return _func_vjp(reference, *ins)[1](gouts)
+        return _func_vjp(reference(batch_sizes), *ins)[1](gouts)
 
-    def bwd_vjp(g, ins, gouts):
-        return list(_func_vjp(lambda *a: pullback(a, gouts), *ins)[1](tuple(g)))
+    def bwd_vjp(g, ins, gouts, batch_sizes):
+        return list(_func_vjp(lambda *a: pullback(a, gouts, batch_sizes), *ins)[1](tuple(g)))
 
-    def bwd_vjp_gouts(g, ins):  # the pullback is linear in gouts: its transpose is the jvp
+    # The pullback is linear in gouts: its transpose is the jvp.
+    def bwd_vjp_gouts(g, ins, batch_sizes):
         lead = tuple(g[0].shape[: g[0].dim() - 3])
-        return list(_func_jvp(reference, _expand(ins, cores_in, lead), tuple(g))[1])
+        return list(_func_jvp(reference(batch_sizes), _expand(ins, cores_in, lead), tuple(g))[1])
 
-    def bwd_jvp(tins, tgouts, ins, gouts):
-        return _func_jvp(pullback, (tuple(ins), tuple(gouts)), (tuple(tins), tuple(tgouts)))[1]
+    def bwd_jvp(tins, tgouts, ins, gouts, batch_sizes):
+        return _func_jvp(lambda i, o: pullback(i, o, batch_sizes), (tuple(ins), tuple(gouts)),
+                         (tuple(tins), tuple(tgouts)))[1]  # fmt: skip
 
     bwd = defop(
         name + "_scan_backward", backward_kernel, nin=3, list_inputs=(0, 1, 2), nout=n_in,
@@ -347,20 +401,21 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         samples=_scan_samples(name, n_state, n_in, backward=True), test={"no_oracle": True},
     )  # fmt: skip
 
-    def grad(ins: Sequence[Tensor], gouts: Sequence[Tensor]) -> tuple:
+    def grad(ins: Sequence[Tensor], gouts: Sequence[Tensor], batch_sizes=None) -> tuple:
         """The scan's vjp at ``ins``: the backward primitive on ``outs = scan(ins)``."""
-        outs = fwd.fn(list(ins))
-        return bwd.fn(list(ins), list(outs) if n_state > 1 else [outs], list(gouts))
+        outs = fwd.fn(list(ins), batch_sizes=batch_sizes)
+        return bwd.fn(list(ins), list(outs) if n_state > 1 else [outs], list(gouts),
+                      batch_sizes=batch_sizes)  # fmt: skip
 
     return _Scan(fwd, bwd, grad)
 
 
-def _reference(step: Callable, n_state: int, ins: Sequence[Tensor]) -> tuple:
+def _reference(step: Callable, n_state: int, ins: Sequence[Tensor], batch_sizes) -> tuple:
     """The scan written with numtorch ops (for derivatives beyond the first)."""
     xg, state, w = ins[0], tuple(ins[1 : 1 + n_state]), ins[1 + n_state :]
     seqs = [[] for _ in range(n_state)]
-    for t in range(xg.shape[-3]):
-        state = step(_Ops, xg[..., t, :, :], state, w)
+    for t, b in enumerate(_sizes(batch_sizes, xg.shape[-3])):
+        state = _advance(_Ops, step, xg[..., t, :, :], state, w, b)
         for seq, s in zip(seqs, state):
             seq.append(s)
     return tuple(stack.fn(seq, -3) for seq in seqs)
@@ -387,25 +442,70 @@ def _add(a, b):
     return b if a is None else a if b is None else a + b
 
 
-def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool):
-    """One layer in one direction: (output sequence, final states)."""
-    T, N, n_in = x.shape
+class _Plan(NamedTuple):
+    """Where a packed sequence's rows sit in the scans' (T, N) time-major grid. Per
+    direction (0: forward, 1: reverse, each sequence read from its own end): ``src``, the
+    packed row of each grid cell (0 past a sequence's end, where the scan reads nothing);
+    ``dst``, the grid cell of each packed row."""
+
+    T: int
+    N: int
+    batch_sizes: tuple | None  # None: every step has the whole batch
+    src: tuple
+    dst: tuple
+
+
+def _plan(data: Tensor, batch_sizes: Tensor) -> _Plan:
+    if batch_sizes.dtype.np != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {batch_sizes.dtype.scalar_name}")
+    if batch_sizes.dim() != 1:
+        raise RuntimeError(f"numtorch: batch_sizes must be 1-D, got {batch_sizes.dim()}-D")
+    bs = np.array([int(b) for b in batch_sizes], dtype=np.int64)  # (under vmap: .item()'s error)
+    if bs.size == 0 or bs[-1] < 1 or (bs[1:] > bs[:-1]).any():
+        raise RuntimeError("numtorch: batch_sizes must be a non-empty 1-D tensor of positive, "
+                           f"non-increasing sizes, got {bs.tolist()}")  # fmt: skip
+    if data.dim() != 2 or int(bs.sum()) != data.shape[0]:
+        raise RuntimeError(f"numtorch: packed data of shape {list(data.shape)} does not hold "
+                           f"sum(batch_sizes) = {int(bs.sum())} rows")  # fmt: skip
+    T, N = bs.shape[0], int(bs[0])
+    lengths = (bs[:, None] > np.arange(N)[None, :]).sum(0)
+    t, n = np.nonzero(np.arange(T)[:, None] < lengths[None, :])  # packed order
+    src, dst = [], []
+    for tt in (t, lengths[n] - 1 - t):
+        cell = tt * N + n
+        grid = np.zeros(T * N, np.int64)
+        grid[cell] = np.arange(cell.shape[0])
+        src.append(as_tensor(grid, device=data.device))
+        dst.append(as_tensor(cell.astype(np.int64), device=data.device))
+    full = (bs == N).all()
+    return _Plan(T, N, None if full else tuple(int(b) for b in bs), tuple(src), tuple(dst))
+
+
+def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool, plan):
+    """One layer in one direction: (output sequence, final states). ``x`` is (T, N, I), or
+    with a ``plan`` a packed sequence's data (M, I)."""
     w_ih, w_hh = w[0], w[1]
     b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+    flat = x.reshape(-1, x.shape[-1])
     if cell == "gru":
-        xg = _project(x.reshape(T * N, n_in), w_ih, b_ih)
+        xg = _project(flat, w_ih, b_ih)
         rest = [w_hh, b_hh if has_biases else zeros_like(w_hh[:, 0])]
     else:
-        xg = _project(x.reshape(T * N, n_in), w_ih, _add(b_ih, b_hh))
-        rest = [w_hh, *w[4:5]]
-    xg = xg.reshape(T, N, w_ih.shape[0])
-    if reverse:
-        xg = xg.flip(0)
-    seqs = getattr(_SCANS, cell + "_proj" * (len(rest) == 2 and cell == "lstm")).fwd.fn(
-        [xg, *state, *rest]
-    )
+        xg = _project(flat, w_ih, _add(b_ih, b_hh))
+        rest = [w_hh, *w[2 + 2 * bool(has_biases) :]]  # (+ W_hr with projections)
+    if plan is None:
+        xg = xg.reshape(x.shape[0], x.shape[1], w_ih.shape[0])
+        xg = xg.flip(0) if reverse else xg
+    else:
+        xg = xg.index_select(0, plan.src[reverse]).reshape(plan.T, plan.N, w_ih.shape[0])
+    scan = getattr(_SCANS, cell + "_proj" * (len(rest) == 2 and cell == "lstm")).fwd
+    seqs = scan.fn([xg, *state, *rest], batch_sizes=plan and plan.batch_sizes)
     seqs = seqs if isinstance(seqs, tuple) else (seqs,)
-    out = seqs[0].flip(0) if reverse else seqs[0]
+    out = seqs[0]
+    if plan is not None:
+        out = out.reshape(plan.T * plan.N, out.shape[-1]).index_select(0, plan.dst[reverse])
+    elif reverse:
+        out = out.flip(0)
     return out, [s[-1] for s in seqs]
 
 
@@ -420,13 +520,10 @@ def _check_hidden(cell: str, hx, lead: tuple, w_hh) -> None:
             raise RuntimeError(f"Expected {which} size {want}, got {list(h.shape)}")
 
 
-def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-             batch_first):  # fmt: skip
-    """Every layer and direction of a stacked RNN; returns (output, *final states)."""
-    if input.dim() != 3:
-        r = input.dim()
-        raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
-                         "but got 2)")  # fmt: skip
+def _stacked(cell, x, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+             plan=None):  # fmt: skip
+    """Every layer and direction of a stacked RNN on a time-major ``x`` (or packed data
+    laid out by ``plan``); returns (output, *final states)."""
     proj = cell == "lstm" and hx[0].shape[-1] != hx[1].shape[-1]
     stride = 2 + 2 * bool(has_biases) + proj
     if len(params) % stride:
@@ -435,8 +532,7 @@ def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bi
             if cell == "lstm"
             else "got an incorrect number of RNN parameters"
         )
-    x = input.transpose(0, 1) if batch_first else input
-    if x.shape[0] == 0:
+    if plan is None and x.shape[0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     dirs = 2 if bidirectional else 1
     need = num_layers * dirs
@@ -451,21 +547,21 @@ def _stacked(cell, input, hx, params, has_biases, num_layers, dropout, train, bi
             raise IndexError(f"select(): index {hx[0].shape[0]} out of range for tensor of size "
                              f"{list(hx[0].shape)} at dimension 0")  # fmt: skip
         raise RuntimeError("Expected more hidden states in stacked_rnn")
-    _check_hidden(cell, hx, (need, x.shape[1]), params[1])
+    _check_hidden(cell, hx, (need, x.shape[1] if plan is None else plan.N), params[1])
     finals = [[] for _ in hx]
     for layer in range(num_layers):
         outs = []
         for d in range(dirs):
             k = layer * dirs + d
             out, last = _direction(cell, x, [h[k] for h in hx], params[k * stride : (k + 1) * stride],
-                                   has_biases, d == 1)  # fmt: skip
+                                   has_biases, d == 1, plan)  # fmt: skip
             outs.append(out)
             for f, s in zip(finals, last):
                 f.append(s)
         x = outs[0] if dirs == 1 else cat.fn(outs, -1)
         if dropout > 0 and train and layer < num_layers - 1:
             x = _dropout(x, dropout, True)
-    return (x.transpose(0, 1) if batch_first else x, *(stack.fn(f, 0) for f in finals))
+    return (x, *(stack.fn(f, 0) for f in finals))
 
 
 def _layer_samples(cell: str, gates: int) -> Callable:
@@ -490,8 +586,27 @@ def _layer_samples(cell: str, gates: int) -> Callable:
         yield S((make((2, 0, 2)), hx(2, 0, 2), params(2, 1, 2, 2, True), True, 2, 0.0, True,
                  False, False), name="empty batch, train")  # fmt: skip
         if cell == "lstm":
-            yield S((make((2, 2, 2)), hx(2, 2, 3, 2), params(1, 2, 2, 3, True, 2), True, 1, 0.0,
-                     False, True, False), name="projections")  # fmt: skip
+            yield S((make((2, 2, 2)), hx(2, 2, 3, 2), params(1, 2, 2, 3, False, 2), False, 1, 0.0,
+                     False, True, False), name="projections, no bias")  # fmt: skip
+
+    return samples
+
+
+def _packed_samples(cell: str, gates: int) -> Callable:
+    def samples(make):
+        def hx(n, b, h, p=None):
+            return (make((n, b, p or h)), make((n, b, h))) if cell == "lstm" else make((n, b, h))
+
+        def params(i, h, dirs, layers=1, bias=True):
+            return [w for layer in range(layers) for _ in range(dirs)
+                    for w in [make((gates * h, i if layer == 0 else h * dirs)), make((gates * h, h))]
+                    + ([make(gates * h), make(gates * h)] if bias else [])]  # fmt: skip
+
+        bs = np.array([3, 2, 1], dtype=np.int64)
+        yield S((make((6, 2)), bs, hx(4, 3, 2), params(2, 2, 2, 2, False), False, 2, 0.0, True,
+                 True), name="two layers, bidirectional, no bias")  # fmt: skip
+        yield S((make((4, 2)), np.array([2, 2], dtype=np.int64), hx(2, 2, 2), params(2, 2, 2),
+                 True, 1, 0.0, False, True), name="equal lengths, bidirectional")  # fmt: skip
 
     return samples
 
@@ -521,24 +636,41 @@ def _layer_errors(cell: str, gates: int) -> Callable:
     return errors
 
 
+def _states(cell: str, hx) -> list:
+    if cell == "lstm" and len(hx) != 2:
+        raise RuntimeError("lstm expects two hidden states")
+    return list(hx) if cell == "lstm" else [hx]
+
+
 def _layers(cell: str, gates: int, doc: str) -> Callable:
+    def packed(data: Tensor, batch_sizes: Tensor, hx, params: Sequence[Tensor], has_biases: bool,
+               num_layers: int, dropout: float, train: bool, bidirectional: bool) -> tuple:  # fmt: skip
+        return _stacked(cell, data, _states(cell, hx), params, has_biases, num_layers, dropout,
+                        train, bidirectional, _plan(data, batch_sizes))  # fmt: skip
+
     def fn(input: Tensor, hx, params: Sequence[Tensor], has_biases: bool, num_layers: int,
            dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:  # fmt: skip
-        if isinstance(has_biases, (list, tuple)):
-            raise NotImplementedError(
-                f"numtorch: torch.{cell}(data, batch_sizes, hx, params, ...), the packed-sequence "
-                "overload, is not implemented"
-            )
-        if cell == "lstm" and len(hx) != 2:
-            raise RuntimeError("lstm expects two hidden states")
-        states = list(hx) if cell == "lstm" else [hx]
-        return _stacked(cell, input, states, params, has_biases, num_layers, dropout, train,
-                        bidirectional, batch_first)  # fmt: skip
+        if isinstance(has_biases, (list, tuple)):  # (data, batch_sizes, hx, params, ...)
+            return packed(input, hx, params, has_biases, num_layers, dropout, train,
+                          bidirectional, batch_first)  # fmt: skip
+        states = _states(cell, hx)
+        if input.dim() != 3:
+            r = input.dim()
+            raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
+                             "but got 2)")  # fmt: skip
+        x = input.transpose(0, 1) if batch_first else input
+        out, *last = _stacked(cell, x, states, params, has_biases, num_layers, dropout, train,
+                              bidirectional)  # fmt: skip
+        return (out.transpose(0, 1) if batch_first else out, *last)
 
+    nout = 3 if cell == "lstm" else 2
     fn.__name__ = fn.__qualname__ = cell
-    fn.__doc__ = doc
+    fn.__doc__ = doc + " Also ``(data, batch_sizes, hx, params, ...)`` on a packed sequence."
+    packed.__name__ = packed.__qualname__ = cell + "_packed"
+    composite(packed, samples=_packed_samples(cell, gates), api=cell, nout=nout,
+              test={"vmap_unbatched": (1,)})  # batch_sizes is shape information  # fmt: skip
     return composite(fn, samples=_layer_samples(cell, gates), error_samples=_layer_errors(cell, gates),
-                     nout=3 if cell == "lstm" else 2)  # fmt: skip
+                     nout=nout)  # fmt: skip
 
 
 rnn_tanh = _layers("rnn_tanh", 1, "``torch.rnn_tanh``: a stacked Elman RNN (tanh); (output, h_n).")
