@@ -11,7 +11,6 @@ from typing import Any
 from ..._core.state import is_grad_enabled
 from ..._core.tensor import Tensor
 from ...ops.creation import full
-from ...ops.shape import triu
 from .. import init
 from .._attention import _additive as _canonical_mask
 from ..functional import gelu, relu
@@ -31,7 +30,7 @@ _Activation = str | Callable[[Tensor], Tensor]
 
 
 def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
-    return triu(full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
+    return full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)
 
 
 def _get_seq_len(src: Tensor, batch_first: bool) -> int:
