@@ -352,3 +352,15 @@ def test_mismatched_mask_types_warn():
         return [str(x.message) for x in w]
 
     assert notes(nt) == notes(torch) != []
+
+
+def test_vmap_over_layers():
+    """vmap over a layer (and over the whole model) is the loop over the batch."""
+    layer = nt.nn.TransformerEncoderLayer(E, H, FF, dropout=0.0).double()
+    model = nt.nn.Transformer(E, H, 1, 1, FF, dropout=0.0).double()
+    x, y = nt.tensor(arr(2, 5, 2, E)), nt.tensor(arr(2, 3, 2, E, seed=1))
+    mask = nt.tensor(Transformer_mask(5))
+    got = nt.func.vmap(lambda t: layer(t, src_mask=mask))(x)
+    assert_close(got, nt.stack([layer(t, src_mask=mask) for t in x]), rtol=1e-12, atol=1e-12)
+    got = nt.func.vmap(model)(x, y)
+    assert_close(got, nt.stack([model(a, b) for a, b in zip(x, y)]), rtol=1e-12, atol=1e-12)
