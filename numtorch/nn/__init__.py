@@ -35,6 +35,7 @@ from .modules.activation import (
     Tanhshrink,
     Threshold,
 )
+from .modules.attention import MultiheadAttention
 from .modules.batchnorm import (
     BatchNorm1d,
     BatchNorm2d,
@@ -148,5 +149,12 @@ from .modules.pooling import (
 )
 from .modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules.sparse import Embedding, EmbeddingBag
+from .modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
