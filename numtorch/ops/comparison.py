@@ -39,7 +39,61 @@ def _promote_where(arrays, attrs=None):
 
 
 def _where(xp, condition, input, other):
+    if xp is np and type(condition) is np.ndarray and condition.size >= _SELECT_MIN:
+        out = _bit_select(condition, input, other)
+        if out is not None:
+            return out
     return xp.where(condition, input, other)
+
+
+# np.where branches per element, and a condition with no pattern (a ReLU mask) makes the
+# branch mispredict half the time: 4-5x slower than a pass of arithmetic. Selecting bit
+# patterns through an all-ones/all-zeros mask is exact (NaN payloads and signed zeros
+# included) and branch-free; it covers the large arrays of one numeric dtype.
+_SELECT_MIN = 1 << 15
+_SIGNED = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _bit_select(condition, input, other):
+    """where(condition, input, other) for arrays of one numeric dtype (or a +0 scalar)
+    as the broadcast shape's bit patterns; None where this does not apply."""
+    arrays = [a for a in (input, other) if isinstance(a, np.ndarray)]
+    if (
+        not arrays
+        or arrays[0].dtype.kind not in "fiu"
+        or any(a.dtype != arrays[0].dtype for a in arrays)
+    ):
+        return None
+    dtype = arrays[0].dtype
+    bits = _SIGNED.get(dtype.itemsize)
+    if bits is None or not all(
+        isinstance(a, np.ndarray) or _is_plus_zero(a) for a in (input, other)
+    ):
+        return None
+    if np.result_type(input, other) != dtype:  # an int array and 0.0 make floats
+        return None
+    shape = np.broadcast_shapes(condition.shape, *(a.shape for a in arrays))
+    # -True as int8 is all ones; widening it to the dtype's width keeps all ones.
+    mask = np.negative(np.broadcast_to(condition, shape).view(np.int8)).astype(bits)
+    if isinstance(input, np.ndarray) and isinstance(other, np.ndarray):
+        out = np.bitwise_and(input.view(bits), mask)
+        np.invert(mask, out=mask)
+        np.bitwise_or(out, np.bitwise_and(other.view(bits), mask, out=mask), out=out)
+    elif isinstance(input, np.ndarray):
+        out = np.bitwise_and(input.view(bits), mask, out=mask)
+    else:
+        np.invert(mask, out=mask)
+        out = np.bitwise_and(other.view(bits), mask, out=mask)
+    return out.view(dtype)
+
+
+def _is_plus_zero(x) -> bool:
+    return (
+        isinstance(x, (int, float))
+        and not isinstance(x, bool)
+        and x == 0
+        and (not isinstance(x, float) or str(x) == "0.0")
+    )
 
 
 def _where_samples(make):
