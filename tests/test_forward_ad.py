@@ -20,7 +20,7 @@ from opdb import (
     to_nt,
     to_torch,
 )
-from twolibs import assert_same, assert_same_error
+from twolibs import arr, assert_same, assert_same_error
 
 import numtorch as nt
 import numtorch.autograd.forward_ad as fwAD
@@ -225,3 +225,22 @@ def test_jvp_has_aux_and_independent_outputs():
     np.testing.assert_array_equal(tc.numpy(), [0.0, 0.0])
     np.testing.assert_array_equal(aux["k"].numpy(), [2.0, 3.0])
     assert type(aux["k"]) is nt.Tensor
+
+
+def test_reverse_mode_over_dual_tensors():
+    """Dual tensors that require grad (or meet a leaf that does) record the tape: backward
+    fills a plain leaf's .grad with the primal gradient, and autograd.grad of a dual leaf
+    gives a dual gradient (forward over reverse)."""
+
+    def prog(lib, x, w, t):
+        fwAD = lib.autograd.forward_ad
+        w = w.requires_grad_()
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, t)
+            (d.sin() * w).sum().backward()
+            dd = fwAD.make_dual(x, t).requires_grad_()
+            (g,) = lib.autograd.grad((dd.exp() * w).sum(), dd, create_graph=True)
+            primal, tangent = fwAD.unpack_dual(g)
+            return w.grad, primal.detach(), tangent.detach()
+
+    assert_same(prog, arr(4), arr(4, seed=1), arr(4, seed=2))

@@ -325,11 +325,6 @@ def test_a_wrong_forward_derivative_fails_like_torch(fast_mode):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="numtorch's eager engine does not record a tape on dual tensors that require grad "
-    "(forward over reverse through forward_ad + autograd.grad), which check_fwd_over_rev needs",
-)
 def test_gradgradcheck_forward_over_reverse():
     func, arrays = GOOD["sin_matmul"]
     inputs = tuple(_leaf(nt, x) for x in arrays)

@@ -26,6 +26,7 @@ class Interpreter:
     level = 0
     alive = False
     is_vmap = False
+    is_forward = False  # forward mode (dual tensors)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError

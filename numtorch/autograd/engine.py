@@ -214,6 +214,11 @@ def _run_node_prehooks(node: Node, grads: list) -> list:
 def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
+    while g._level > var._level and g._interp.is_forward:
+        g = g._inner  # a leaf outside the dual level keeps the primal gradient
+    if g._level == var._level and g._level:  # a dual leaf: its gradient carries a tangent
+        var._grad = g if var._grad is None else var._grad + g
+        return
     if g._level:
         raise RuntimeError(
             "numtorch: backward() inside a transform cannot accumulate a batched or "

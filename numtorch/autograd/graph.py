@@ -315,7 +315,9 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
             args, outputs = inner
         for n in names:
             if n == "result":
-                if inner is not None:  # inner outputs hold no reference to this node
+                if inner is not None or _is_wrapped(outputs):
+                    # inner outputs hold no reference to this node; a transform's wrapper
+                    # (a dual tensor) has no storage to save apart from itself
                     saved[n] = Saved(outputs, False) if op.nout == 1 else outputs
                 else:
                     saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
@@ -332,6 +334,11 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
             else:
                 saved[n] = v
     node.saved = saved
+
+
+def _is_wrapped(outputs) -> bool:
+    first = outputs if isinstance(outputs, Tensor) else outputs[0]
+    return bool(first._level)
 
 
 class _SavedTuple(Saved):

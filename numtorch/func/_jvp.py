@@ -3,10 +3,12 @@ tangents through every op's jvp rule. Used by ``func.jvp`` and ``autograd.forwar
 
 from __future__ import annotations
 
+from .._core import upcalls
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
 from .._core.inplace import commit
 from .._core.op import LINEAR, Op, formula_env
 from .._core.pytree import tree_flatten, tree_map, tree_unflatten
+from .._core.state import state
 from .._core.tensor import Tensor
 from ..ops.creation import zeros_like
 from ._args import check_tensor_outputs, split_aux
@@ -29,6 +31,8 @@ class DualTensor(WrapperTensor):
 
 class JvpInterpreter(Interpreter):
     """One forward-mode level: the op on the primals, its jvp rule on the tangents."""
+
+    is_forward = True
 
     def wrap(self, primal: Tensor, tangent: Tensor) -> DualTensor:
         t = DualTensor._new(primal, self)
@@ -61,13 +65,20 @@ class JvpInterpreter(Interpreter):
             return out
         tan = apply_jvp(op, primals, attrs, out, tuple(tangents))
         if op.nout == 1:
-            return self.wrap(out, tan) if _differentiable(out) else out
-        tan = tan if isinstance(tan, (tuple, list)) else (tan,)
-        res = list(out)
-        for k, t in enumerate(tan[: op.ndiff]):
-            if t is not None and _differentiable(out[k]):
-                res[k] = self.wrap(out[k], t)
-        return tuple(res)
+            res = self.wrap(out, tan) if _differentiable(out) else out
+        else:
+            tan = tan if isinstance(tan, (tuple, list)) else (tan,)
+            res = list(out)
+            for k, t in enumerate(tan[: op.ndiff]):
+                if t is not None and _differentiable(out[k]):
+                    res[k] = self.wrap(out[k], t)
+            res = tuple(res)
+        if state.grad_enabled and _requires_grad(op, args):
+            # Reverse mode over dual tensors (forward_ad with requires_grad): the tape
+            # records the call on the dual tensors themselves, so that the backward
+            # formulas run at this level and their results carry tangents too.
+            upcalls.record(op, args, attrs, res)
+        return res
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the primal in place, and the tangent follows the result."""
@@ -117,6 +128,17 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
             if "t" + n in op.jvp_args:
                 env["t" + n] = fill(i, a, t)
     return op.jvp(**{k: env[k] for k in op.jvp_args})
+
+
+def _requires_grad(op, args) -> bool:
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            if a._rg:
+                return True
+        elif i in op.list_inputs and isinstance(a, (list, tuple)):
+            if any(isinstance(x, Tensor) and x._rg for x in a):
+                return True
+    return False
 
 
 def _differentiable(t) -> bool:
