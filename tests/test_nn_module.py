@@ -482,10 +482,14 @@ def test_full_backward_hook_without_input_grads():
     assert_same_error(bad)
 
 
-def test_backward_hook_wrong_count():
+@pytest.mark.parametrize("pre", [False, True])
+def test_backward_hook_wrong_count(pre):
     def prog(lib):
         m = classes(lib)[0]()
-        m.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+        if pre:
+            m.register_full_backward_pre_hook(lambda mod, go: (go[0], go[0]))
+        else:
+            m.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
         m(x_in(lib)).sum().backward()
 
     assert_same_error(prog)

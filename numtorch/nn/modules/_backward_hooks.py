@@ -108,21 +108,29 @@ class BackwardHook:
             out[i] = g
         return tuple(out)
 
-    def _output_grads(self, grads):
-        mod = self.module
-        grad_outputs = self._pack(self.outputs, self.output_idx, self.output_rg, grads)
+    def _run(self, hooks, grads: tuple, what: str, noun: str, *extra) -> tuple[tuple, bool]:
+        """Each hook(module, grads, *extra) in turn; one that returns a tuple replaces
+        grads. Returns (grads, whether any replaced them)."""
         changed = False
-        for hook in list(mod._backward_pre_hooks.values()):
-            res = hook(mod, grad_outputs)
+        for hook in list(hooks.values()):
+            res = hook(self.module, grads, *extra)
             if res is None:
                 continue
             res = res if isinstance(res, tuple) else (res,)
-            if len(res) != len(grad_outputs):
+            if len(res) != len(grads):
                 raise RuntimeError(
-                    "Backward pre hook returned an invalid number of grad_output, got "
-                    f"{len(res)}, but expected {len(grad_outputs)}"
+                    f"Backward {what} returned an invalid number of {noun}, got "
+                    f"{len(res)}, but expected {len(grads)}"
                 )
-            grad_outputs, changed = res, True
+            grads, changed = res, True
+        return grads, changed
+
+    def _output_grads(self, grads):
+        mod = self.module
+        grad_outputs = self._pack(self.outputs, self.output_idx, self.output_rg, grads)
+        grad_outputs, changed = self._run(
+            mod._backward_pre_hooks, grad_outputs, "pre hook", "grad_output"
+        )
         self.grad_outputs = grad_outputs
         if self.input_idx is None and mod._backward_hooks:
             none = (None,) * self.n_inputs
@@ -137,19 +145,9 @@ class BackwardHook:
         return [grad_outputs[i] for i in self.output_rg] if changed else None
 
     def _input_grads(self, grads):
-        mod = self.module
         grad_inputs = self._pack(self.inputs, self.input_idx, self.input_rg, grads)
-        changed = False
-        for hook in list(mod._backward_hooks.values()):
-            res = hook(mod, grad_inputs, self.grad_outputs)
-            if res is None:
-                continue
-            res = res if isinstance(res, tuple) else (res,)
-            if len(res) != len(grad_inputs):
-                raise RuntimeError(
-                    "Backward hook returned an invalid number of grad_input, got "
-                    f"{len(res)}, but expected {len(grad_inputs)}"
-                )
-            grad_inputs, changed = res, True
+        grad_inputs, changed = self._run(
+            self.module._backward_hooks, grad_inputs, "hook", "grad_input", self.grad_outputs
+        )
         self.grad_outputs = None
         return [grad_inputs[i] for i in self.input_rg] if changed else None
