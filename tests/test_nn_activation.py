@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error, fd_grad
+from twolibs import arr, assert_close, assert_same, assert_same_error, fd_grad, run_both
 
 import numtorch as nt
 from numtorch.func import _set_vmap_fallback_enabled
@@ -407,3 +407,17 @@ def test_gumbel_softmax_under_vmap(no_fallback):
     )
     np.testing.assert_array_equal(same[0].numpy(), same[2].numpy())
     assert_close(same.sum(-1), nt.ones(3, dtype=nt.float64), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_implicit_softmax_dim_warns_at_the_caller(name):
+    def prog(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(lib.nn.functional, name)(lib.tensor(arr(2, 3)))
+        return out, [(str(w.message), w.category.__name__, w.filename) for w in caught]
+
+    ours, theirs = run_both(prog)
+    assert ours[1] == theirs[1] and len(ours[1]) == 1
+    assert ours[1][0][2] == __file__
+    assert_close(ours[0], theirs[0])

@@ -707,12 +707,7 @@ def _softmin_samples(make):
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-input) along dim."""
     if dim is None:
-        warnings.warn(
-            "Implicit dimension choice for softmin has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            stacklevel=_stacklevel,
-        )
-        dim = softmax_dim(input.dim())
+        dim = softmax_dim(input.dim(), "softmin", _stacklevel)
     return softmax_op.fn(-input, dim, dtype=dtype)
 
 

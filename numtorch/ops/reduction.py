@@ -916,8 +916,14 @@ logsumexp = reduction(
 )  # fmt: skip
 
 
-def softmax_dim(ndim: int) -> int:
-    """The dim nn.functional.softmax picks when none is given (with a warning in PyTorch)."""
+def softmax_dim(ndim: int, name: str, stacklevel: int) -> int:
+    """The dim nn.functional.<name> picks when none is given, with PyTorch's deprecation
+    warning (``stacklevel`` as the public function received it)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -991,7 +997,9 @@ def _sm_api(op: Op, functional: bool):
     if functional:
 
         def fn(input, dim=None, _stacklevel: int = 3, dtype=None):
-            return op.fn(input, softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
+            if dim is None:
+                dim = softmax_dim(input.dim(), op.name, _stacklevel)
+            return op.fn(input, dim, dtype=dtype)
 
     else:
 

@@ -304,26 +304,27 @@ class Module:
             raise AttributeError("`" + name + "` is not an nn.Module")
         setattr(parent, name, module)
 
-    def get_parameter(self, target: str) -> Parameter:
-        """The parameter at a dotted path."""
+    def _member(self, target: str):
+        """(owning submodule, name, value) of the attribute at a dotted path."""
         path, _, name = target.rpartition(".")
         mod = self.get_submodule(path)
         if not hasattr(mod, name):
             raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        param = getattr(mod, name)
+        return mod, name, getattr(mod, name)
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path."""
+        _, name, param = self._member(target)
         if not isinstance(param, Parameter):
             raise AttributeError("`" + name + "` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at a dotted path."""
-        path, _, name = target.rpartition(".")
-        mod = self.get_submodule(path)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        mod, name, buf = self._member(target)
         if name not in mod._buffers:
             raise AttributeError("`" + name + "` is not a buffer")
-        return getattr(mod, name)
+        return buf
 
     def get_extra_state(self) -> Any:
         raise RuntimeError(
