@@ -14,8 +14,6 @@ import numtorch as nt
 from tests.twolibs import assert_close
 from tests.twomods import copy_weights
 
-DEVICE = "cpu"
-
 
 def same_models(make, seed: int = 0):
     """make(lib) in both libraries, torch's (seeded) weights copied into numtorch's."""
@@ -30,7 +28,9 @@ def both(program, *models, **data):
     """program(lib, *models, **data) on each library (NumPy data made tensors of it)."""
     results = []
     for lib, ms in ((nt, [m[0] for m in models]), (torch, [m[1] for m in models])):
-        tensors = {k: lib.tensor(v, device=DEVICE) for k, v in data.items()}
+        device = "cuda" if lib.cuda.is_available() else "cpu"  # the tutorials' first line
+        tensors = {k: lib.tensor(v).to(device) for k, v in data.items()}
+        ms = [m.to(device) for m in ms]
         results.append(program(lib, *ms, **tensors))
     return results
 
