@@ -3,18 +3,13 @@ each class."""
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from ..._core.tensor import Tensor
-from ...autograd.grad_mode import no_grad
-from ...ops.creation import empty
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter, UninitializedParameter
-from .lazy import LazyModuleMixin
+from .lazy import LazyModuleMixin, _lazy_weight_and_bias, _materialize_weight_and_bias
 from .module import Module
-from .utils import _ntuple, _reverse_repeat_tuple
+from .utils import _fan_in_uniform_, _ntuple, _per_dim, _reverse_repeat_tuple, _weight_and_bias
 
 _PaddingMode = Literal["zeros", "reflect", "replicate", "circular"]
 
@@ -84,26 +79,19 @@ class _ConvNd(Module):
             self._reversed_padding_repeated_twice = pads
         else:
             self._reversed_padding_repeated_twice = _reverse_repeat_tuple(padding, 2)
-        if transposed:
-            shape = (in_channels, out_channels // groups, *kernel_size)
-        else:
-            shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, self._weight_shape(), out_channels, bias, device, dtype)
         self.reset_parameters()
 
+    def _weight_shape(self) -> tuple[int, ...]:
+        per_group = (self.in_channels, self.out_channels // self.groups)
+        if not self.transposed:
+            per_group = (self.out_channels, self.in_channels // self.groups)
+        return (*per_group, *self.kernel_size)
+
     def reset_parameters(self) -> None:
-        """weight ~ kaiming_uniform(a=sqrt(5)), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in));
-        bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = weight.size(1) * prod(kernel)."""
-        with no_grad():
-            init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-            if self.bias is not None:
-                fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-                init.uniform_(self.bias, -bound, bound)
+        """weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = weight.size(1) *
+        prod(kernel_size)."""
+        _fan_in_uniform_(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -164,39 +152,14 @@ class _Conv(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-class Conv1d(_Conv):
-    """1D convolution over an (N, C_in, L) or (C_in, L) input."""
-
-    _nd = 1
-
-
-class Conv2d(_Conv):
-    """2D convolution over an (N, C_in, H, W) or (C_in, H, W) input."""
-
-    _nd = 2
-
-
-class Conv3d(_Conv):
-    """3D convolution over an (N, C_in, D, H, W) or (C_in, D, H, W) input."""
-
-    _nd = 3
+Conv1d, Conv2d, Conv3d = _per_dim(
+    _Conv, "Conv", "{nd}D convolution over an (N, C_in, {dims}) or (C_in, {dims}) input.",
+    __name__,
+)  # fmt: skip
 
 
 class _ConvTransposeNd(_ConvNd):
     """Transposed convolutions: the output padding from ``output_size``."""
-
-    def __init__(
-        self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
-        output_padding, groups, bias, padding_mode, device=None, dtype=None,
-    ) -> None:  # fmt: skip
-        if padding_mode != "zeros":
-            raise ValueError(
-                f'Only "zeros" padding mode is supported for {self.__class__.__name__}'
-            )
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
-            output_padding, groups, bias, padding_mode, device=device, dtype=dtype,
-        )  # fmt: skip
 
     def _output_padding(
         self,
@@ -254,6 +217,10 @@ class _ConvTranspose(_ConvTransposeNd):
         device=None,
         dtype=None,
     ) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {self.__class__.__name__}'
+            )
         tup = _ntuple(self._nd)
         super().__init__(
             in_channels, out_channels, tup(kernel_size), tup(stride), tup(padding),
@@ -273,22 +240,10 @@ class _ConvTranspose(_ConvTransposeNd):
                     self.groups, self.dilation)  # fmt: skip
 
 
-class ConvTranspose1d(_ConvTranspose):
-    """1D transposed convolution over an (N, C_in, L) or (C_in, L) input."""
-
-    _nd = 1
-
-
-class ConvTranspose2d(_ConvTranspose):
-    """2D transposed convolution over an (N, C_in, H, W) or (C_in, H, W) input."""
-
-    _nd = 2
-
-
-class ConvTranspose3d(_ConvTranspose):
-    """3D transposed convolution over an (N, C_in, D, H, W) or (C_in, D, H, W) input."""
-
-    _nd = 3
+ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = _per_dim(
+    _ConvTranspose, "ConvTranspose", "{nd}D transposed convolution over an (N, C_in, {dims}) "
+    "or (C_in, {dims}) input.", __name__,
+)  # fmt: skip
 
 
 # ------------------------------------------------------------------ lazy forms
@@ -304,14 +259,7 @@ class _LazyConvXdMixin(LazyModuleMixin):
             self.in_channels = self._get_in_channels(input)
             if self.in_channels % self.groups != 0:
                 raise ValueError("in_channels must be divisible by groups")
-            if self.transposed:
-                shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
-            else:
-                shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
-            self.weight.materialize(shape)
-            if self.bias is not None:
-                self.bias.materialize((self.out_channels,))
-            self.reset_parameters()
+            _materialize_weight_and_bias(self, self._weight_shape(), self.out_channels)
 
     def _get_in_channels(self, input: Tensor) -> int:
         unbatched = self._get_num_spatial_dims() + 1
@@ -326,10 +274,8 @@ class _LazyConvXdMixin(LazyModuleMixin):
         return self._nd
 
     def _lazy_params(self, out_channels: int, bias: bool, device, dtype) -> None:
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_weight_and_bias(self, bias, device, dtype)
 
 
 class _LazyConv(_LazyConvXdMixin):
@@ -371,37 +317,18 @@ class _LazyConvTranspose(_LazyConvXdMixin):
         self._lazy_params(out_channels, bias, device, dtype)
 
 
-class LazyConv1d(_LazyConv, Conv1d):
-    """Conv1d whose in_channels is inferred from the first input."""
-
-    cls_to_become = Conv1d
-
-
-class LazyConv2d(_LazyConv, Conv2d):
-    """Conv2d whose in_channels is inferred from the first input."""
-
-    cls_to_become = Conv2d
-
-
-class LazyConv3d(_LazyConv, Conv3d):
-    """Conv3d whose in_channels is inferred from the first input."""
-
-    cls_to_become = Conv3d
+def _lazy(base: type, eager: list[type]) -> list[type]:
+    """The lazy forms of the 1 to 3d classes ``eager``: ``base`` mixed into each, which
+    each becomes on its first call."""
+    name = eager[0].__name__[:-2]
+    return _per_dim(
+        lambda nd: (base, eager[nd - 1]), f"Lazy{name}",
+        f"{name}{{nd}}d whose in_channels is inferred from the first input.", __name__,
+        cls_to_become=lambda nd: eager[nd - 1],
+    )  # fmt: skip
 
 
-class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
-    """ConvTranspose1d whose in_channels is inferred from the first input."""
-
-    cls_to_become = ConvTranspose1d
-
-
-class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
-    """ConvTranspose2d whose in_channels is inferred from the first input."""
-
-    cls_to_become = ConvTranspose2d
-
-
-class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
-    """ConvTranspose3d whose in_channels is inferred from the first input."""
-
-    cls_to_become = ConvTranspose3d
+LazyConv1d, LazyConv2d, LazyConv3d = _lazy(_LazyConv, [Conv1d, Conv2d, Conv3d])
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = _lazy(
+    _LazyConvTranspose, [ConvTranspose1d, ConvTranspose2d, ConvTranspose3d]
+)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
-from ..parameter import is_lazy
+from ..parameter import UninitializedParameter, is_lazy
 
 
 class LazyModuleMixin:
@@ -83,3 +84,20 @@ class LazyModuleMixin:
             "Modules with uninitialized parameters can't be used with `DataParallel`. "
             "Run a dummy forward pass to correctly initialize the modules"
         )
+
+
+def _lazy_weight_and_bias(module: Any, bias: bool, device: Any, dtype: Any) -> None:
+    """Replaces the placeholder ``weight`` (and ``bias``, if any) by uninitialized ones."""
+    module.weight = UninitializedParameter(device=device, dtype=dtype)
+    if bias:
+        module.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
+def _materialize_weight_and_bias(module: Any, shape: tuple[int, ...], out_features: int) -> None:
+    """Gives the uninitialized ``weight`` the shape ``shape`` (``bias``: out_features) and
+    initializes them with ``reset_parameters``."""
+    with no_grad():
+        module.weight.materialize(shape)
+        if module.bias is not None:
+            module.bias.materialize((out_features,))
+        module.reset_parameters()

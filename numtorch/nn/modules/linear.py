@@ -6,21 +6,12 @@ import math
 from typing import Any
 
 from ..._core.tensor import Tensor
-from ...autograd.grad_mode import no_grad
-from ...ops.creation import empty
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter, UninitializedParameter
-from .lazy import LazyModuleMixin
+from ..parameter import UninitializedParameter
+from .lazy import LazyModuleMixin, _lazy_weight_and_bias, _materialize_weight_and_bias
 from .module import Module
-
-
-def _uniform_bias(bias: Tensor | None, weight: Tensor) -> None:
-    """U(-1/sqrt(fan_in), 1/sqrt(fan_in)), PyTorch's default bias of the fan-in layers."""
-    if bias is not None:
-        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
-        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-        init.uniform_(bias, -bound, bound)
+from .utils import _fan_in_uniform_, _weight_and_bias
 
 
 class Identity(Module):
@@ -46,17 +37,12 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in_features), out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """W ~ kaiming_uniform(a=sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in)); b likewise."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        _uniform_bias(self.bias, self.weight)
+        """W and b ~ U(-1/sqrt(in_features), 1/sqrt(in_features))."""
+        _fan_in_uniform_(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -94,11 +80,7 @@ class Bilinear(Module):
         self.in2_features = in2_features
         self.out_features = out_features
         shape = (out_features, in1_features, in2_features)
-        self.weight = Parameter(empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, shape, out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -131,10 +113,8 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(0, 0, False)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_weight_and_bias(self, bias, device, dtype)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:
@@ -142,12 +122,9 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def initialize_parameters(self, input: Tensor) -> None:
         if self.has_uninitialized_params():
-            with no_grad():
-                self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_features,))
-                self.reset_parameters()
+            self.in_features = input.shape[-1]
+            shape = (self.out_features, self.in_features)
+            _materialize_weight_and_bias(self, shape, self.out_features)
         if self.in_features == 0:
             if input.shape[-1] != self.weight.shape[-1]:
                 raise AssertionError(
