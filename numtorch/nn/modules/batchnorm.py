@@ -182,25 +182,19 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
             self.reset_parameters()
 
 
-class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
-    """BatchNorm1d whose num_features is inferred from the first input."""
-
-    cls_to_become = BatchNorm1d
-    _input_dims = BatchNorm1d._input_dims
-
-
-class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
-    """BatchNorm2d whose num_features is inferred from the first input."""
-
-    cls_to_become = BatchNorm2d
-    _input_dims = BatchNorm2d._input_dims
+def _lazy_norm(cls: type[_NormBase], base: type[_NormBase], module: str) -> type:
+    """The class ``Lazy<cls>``: ``cls`` whose num_features is inferred from the first input,
+    becoming a ``cls`` then."""
+    name = "Lazy" + cls.__name__
+    doc = f"{cls.__name__} whose num_features is inferred from the first input."
+    ns = {"__doc__": doc, "__module__": module, "__qualname__": name, "cls_to_become": cls,
+          "_input_dims": cls._input_dims}  # fmt: skip
+    return type(name, (_LazyNormBase, base), ns)
 
 
-class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
-    """BatchNorm3d whose num_features is inferred from the first input."""
-
-    cls_to_become = BatchNorm3d
-    _input_dims = BatchNorm3d._input_dims
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
+    _lazy_norm(cls, _BatchNorm, __name__) for cls in (BatchNorm1d, BatchNorm2d, BatchNorm3d)
+)
 
 
 class SyncBatchNorm(_BatchNorm):

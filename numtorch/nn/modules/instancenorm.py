@@ -6,7 +6,7 @@ import warnings
 
 from ..._core.tensor import Tensor
 from .. import functional as F
-from .batchnorm import _LazyNormBase, _NormBase
+from .batchnorm import _lazy_norm, _NormBase
 
 
 class _InstanceNorm(_NormBase):
@@ -104,23 +104,8 @@ class InstanceNorm3d(_InstanceNorm):
     _input_dims = (4, 5)
 
 
-class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
-    """InstanceNorm1d whose num_features is inferred from the first input (PyTorch's lazy
-    instance norms default to affine=True, track_running_stats=True)."""
-
-    cls_to_become = InstanceNorm1d
-    _input_dims = InstanceNorm1d._input_dims
-
-
-class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
-    """InstanceNorm2d whose num_features is inferred from the first input."""
-
-    cls_to_become = InstanceNorm2d
-    _input_dims = InstanceNorm2d._input_dims
-
-
-class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
-    """InstanceNorm3d whose num_features is inferred from the first input."""
-
-    cls_to_become = InstanceNorm3d
-    _input_dims = InstanceNorm3d._input_dims
+# PyTorch's lazy instance norms default to affine=True, track_running_stats=True
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy_norm(cls, _InstanceNorm, __name__)
+    for cls in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d)
+)

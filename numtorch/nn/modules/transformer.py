@@ -103,18 +103,17 @@ class Transformer(Module):
             d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
             norm_first, bias,
         )  # fmt: skip
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-            layer = TransformerEncoderLayer(*layer_args, **kw)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-            layer = TransformerDecoderLayer(*layer_args, **kw)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        stacks = (
+            ("encoder", custom_encoder, TransformerEncoderLayer, TransformerEncoder,
+             num_encoder_layers),
+            ("decoder", custom_decoder, TransformerDecoderLayer, TransformerDecoder,
+             num_decoder_layers),
+        )  # fmt: skip
+        for name, custom, layer_cls, stack_cls, num_layers in stacks:
+            if custom is None:
+                norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+                custom = stack_cls(layer_cls(*layer_args, **kw), num_layers, norm)
+            setattr(self, name, custom)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
@@ -344,18 +343,22 @@ class _Layer(Module):
             setattr(self, f"dropout{i}", Dropout(dropout))
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
+        if self._n_attn == 1:  # PyTorch's encoder layer alone carries this fast-path flag
+            self.activation_relu_or_gelu = _relu_or_gelu(activation)
         self.activation = activation
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("activation", relu)  # checkpoints from before activation=
         super().__setstate__(state)
 
+    def _attend(self, attn, dropout, x, mem, attn_mask, key_padding_mask, is_causal) -> Tensor:
+        out = attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                   need_weights=False, is_causal=is_causal)[0]  # fmt: skip
+        return dropout(out)
+
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            need_weights=False, is_causal=is_causal,
-        )[0]  # fmt: skip
-        return self.dropout1(x)
+        return self._attend(self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask,
+                            is_causal)  # fmt: skip
 
     def _ff_block(self, x: Tensor) -> Tensor:
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -367,26 +370,6 @@ class TransformerEncoderLayer(_Layer):
     after it (or before it when norm_first)."""
 
     _n_attn = 1
-
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: _Activation = relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device=None,
-        dtype=None,
-    ) -> None:
-        super().__init__(
-            d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-            norm_first, bias, device, dtype,
-        )  # fmt: skip
-        self.activation_relu_or_gelu = _relu_or_gelu(self.activation)
 
     def forward(
         self,
@@ -438,8 +421,5 @@ class TransformerDecoderLayer(_Layer):
         return self.norm3(x + self._ff_block(x))
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.multihead_attn(
-            x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            is_causal=is_causal, need_weights=False,
-        )[0]  # fmt: skip
-        return self.dropout2(x)
+        return self._attend(self.multihead_attn, self.dropout2, x, mem, attn_mask,
+                            key_padding_mask, is_causal)  # fmt: skip
