@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Callable
 
 from ..._core.tensor import Tensor
 from ...ops.creation import empty, zeros
@@ -30,13 +31,26 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 _CORES = {"LSTM": lstm, "GRU": gru, "RNN_TANH": rnn_tanh, "RNN_RELU": rnn_relu}
 
 
+_State = Tensor | tuple[Tensor, Tensor]
+
+
+def _each(hx, fn: Callable[[Tensor], Tensor], pair: bool):
+    """fn of the state, or of each of the two where ``pair`` (LSTM's (h, c))."""
+    return tuple(fn(h) for h in hx) if pair else fn(hx)
+
+
 def _permute(hx, permutation: Tensor | None):
     """The initial / final states in another batch order (a tuple of them for LSTM)."""
     if permutation is None:
         return hx
-    if isinstance(hx, tuple):
-        return tuple(h.index_select(1, permutation) for h in hx)
-    return hx.index_select(1, permutation)
+    return _each(hx, lambda h: h.index_select(1, permutation), isinstance(hx, tuple))
+
+
+def _reset_uniform(module: Module) -> None:
+    """Every parameter drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+    stdv = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -stdv, stdv)
 
 
 def _check_type(name: str, value, kind: type) -> None:
@@ -129,9 +143,7 @@ class RNNBase(Module):
         """Nothing to do: the weights are never copied into one buffer here."""
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _reset_uniform(self)
 
     # ------------------------------------------------------------------ checks
     def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
@@ -148,12 +160,15 @@ class RNNBase(Module):
             raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")  # fmt: skip
 
+    def _state_shape(self, batch: int, size: int) -> tuple:
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
+
     def _expected(self, input: Tensor, batch_sizes: Tensor | None, size: int) -> tuple:
         if batch_sizes is not None:
             batch = int(batch_sizes[0])
         else:
             batch = input.size(0) if self.batch_first else input.size(1)
-        return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
+        return self._state_shape(batch, size)
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple:
         return self._expected(input, batch_sizes, self.proj_size or self.hidden_size)
@@ -167,17 +182,16 @@ class RNNBase(Module):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
-    def permute_hidden(self, hx, permutation: Tensor | None):
+    def permute_hidden(self, hx: _State, permutation: Tensor | None) -> _State:
         return _permute(hx, permutation)
 
     # ------------------------------------------------------------------ forward
-    def _zeros(self, input: Tensor, batch: int):
-        n = self.num_layers * (2 if self.bidirectional else 1)
-        h = zeros(n, batch, self.proj_size or self.hidden_size, dtype=input.dtype,
-                  device=input.device)  # fmt: skip
+    def _zeros(self, input: Tensor, batch: int) -> _State:
+        like = {"dtype": input.dtype, "device": input.device}
+        h = zeros(self._state_shape(batch, self.proj_size or self.hidden_size), **like)
         if self.mode != "LSTM":
             return h
-        return h, zeros(n, batch, self.hidden_size, dtype=input.dtype, device=input.device)
+        return h, zeros(self._state_shape(batch, self.hidden_size), **like)
 
     def _hx_dims(self, hx, batched: bool) -> None:
         """The unbatched / batched check of the initial state's rank (RNN and GRU's)."""
@@ -190,7 +204,9 @@ class RNNBase(Module):
     def _dims_error(self, input: Tensor) -> str:
         return f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead"
 
-    def forward(self, input, hx=None):
+    def forward(
+        self, input: Tensor | PackedSequence, hx: _State | None = None
+    ) -> tuple[Tensor | PackedSequence, _State]:
         if isinstance(input, PackedSequence):
             input, batch_sizes, sorted_indices, unsorted_indices = input
             hx = (
@@ -212,11 +228,7 @@ class RNNBase(Module):
             else:
                 self._hx_dims(hx, batched)
                 if not batched:
-                    hx = (
-                        tuple(h.unsqueeze(1) for h in hx)
-                        if isinstance(hx, tuple)
-                        else hx.unsqueeze(1)
-                    )
+                    hx = _each(hx, lambda h: h.unsqueeze(1), isinstance(hx, tuple))
         self.check_forward_args(input, hx, batch_sizes)
         head = (input,) if batch_sizes is None else (input, batch_sizes)
         tail = () if batch_sizes is not None else (self.batch_first,)
@@ -228,8 +240,7 @@ class RNNBase(Module):
             return packed, _permute(hidden, unsorted_indices)
         if not batched:
             output = output.squeeze(batch_dim)
-            hidden = (tuple(h.squeeze(1) for h in hidden) if isinstance(hidden, tuple)
-                      else hidden.squeeze(1))  # fmt: skip
+            hidden = _each(hidden, lambda h: h.squeeze(1), isinstance(hidden, tuple))
         return output, hidden
 
     def extra_repr(self) -> str:
@@ -339,20 +350,19 @@ class RNNCellBase(Module):
         return s.format(**self.__dict__)
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _reset_uniform(self)
 
-    def _step(self, input: Tensor, hx):
-        """(the core's result) on batched input and state."""
-        raise NotImplementedError
+    _cell: Callable  # (input, hx, weight_ih, weight_hh, bias_ih, bias_hh) -> the new state
+
+    def _core(self) -> Callable:
+        return self._cell
 
     def _check_hx(self, hx) -> None:
         if hx.dim() not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected hidden to be 1D or 2D, got "
                              f"{hx.dim()}D instead")  # fmt: skip
 
-    def forward(self, input: Tensor, hx=None):
+    def forward(self, input: Tensor, hx: _State | None = None) -> _State:
         name = type(self).__name__
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
@@ -366,11 +376,9 @@ class RNNCellBase(Module):
             h = zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
             hx = (h, h) if lstm_ else h
         elif not batched:
-            hx = tuple(h.unsqueeze(0) for h in hx) if lstm_ else hx.unsqueeze(0)
-        out = self._step(input, hx)
-        if batched:
-            return out
-        return tuple(o.squeeze(0) for o in out) if lstm_ else out.squeeze(0)
+            hx = _each(hx, lambda h: h.unsqueeze(0), lstm_)
+        out = self._core()(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return out if batched else _each(out, lambda o: o.squeeze(0), lstm_)
 
 
 class RNNCell(RNNCellBase):
@@ -381,15 +389,17 @@ class RNNCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
-    def _step(self, input: Tensor, hx):
+    def _core(self) -> Callable:
         cell = {"tanh": rnn_tanh_cell, "relu": rnn_relu_cell}.get(self.nonlinearity)
         if cell is None:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        return cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return cell
 
 
 class LSTMCell(RNNCellBase):
     """One LSTM step; forward returns ``(h', c')``."""
+
+    _cell = staticmethod(lstm_cell)
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None) -> None:  # fmt: skip
@@ -401,16 +411,12 @@ class LSTMCell(RNNCellBase):
                 raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
                                  f"{value.dim()}D instead")  # fmt: skip
 
-    def _step(self, input: Tensor, hx):
-        return lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-
 
 class GRUCell(RNNCellBase):
     """One GRU step."""
 
+    _cell = staticmethod(gru_cell)
+
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None) -> None:  # fmt: skip
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
-
-    def _step(self, input: Tensor, hx):
-        return gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)

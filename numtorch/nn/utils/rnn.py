@@ -7,7 +7,7 @@ so gradients flow through it and vmap batches it like any indexing op.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,6 +40,17 @@ class PackedSequence_(NamedTuple):
 
 def _bind(t, fn):
     return None if t is None else fn(t)
+
+
+def _cast(name: str, dtype: dt.dtype) -> Callable[[PackedSequence], PackedSequence]:
+    """The method ``PackedSequence.<name>()``: the sequence with its data in ``dtype``."""
+
+    def cast(self: PackedSequence) -> PackedSequence:
+        return self.to(dtype=dtype)
+
+    cast.__name__, cast.__qualname__ = name, f"PackedSequence.{name}"
+    cast.__doc__ = f"The sequence with its data cast to {dtype}."
+    return cast
 
 
 class PackedSequence(PackedSequence_):
@@ -84,29 +95,14 @@ class PackedSequence(PackedSequence_):
         kwargs.setdefault("device", "cpu")
         return self.to(*args, **kwargs)
 
-    def double(self) -> PackedSequence:
-        return self.to(dtype=dt.float64)
-
-    def float(self) -> PackedSequence:
-        return self.to(dtype=dt.float32)
-
-    def half(self) -> PackedSequence:
-        return self.to(dtype=dt.float16)
-
-    def long(self) -> PackedSequence:
-        return self.to(dtype=dt.int64)
-
-    def int(self) -> PackedSequence:
-        return self.to(dtype=dt.int32)
-
-    def short(self) -> PackedSequence:
-        return self.to(dtype=dt.int16)
-
-    def char(self) -> PackedSequence:
-        return self.to(dtype=dt.int8)
-
-    def byte(self) -> PackedSequence:
-        return self.to(dtype=dt.uint8)
+    double = _cast("double", dt.float64)
+    float = _cast("float", dt.float32)
+    half = _cast("half", dt.float16)
+    long = _cast("long", dt.int64)
+    int = _cast("int", dt.int32)
+    short = _cast("short", dt.int16)
+    char = _cast("char", dt.int8)
+    byte = _cast("byte", dt.uint8)
 
     @property
     def is_cuda(self) -> bool:
