@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._core.tensor import Tensor
 from .module import Module
+from .utils import _fields_repr
 
 
 class Flatten(Module):
@@ -18,7 +19,7 @@ class Flatten(Module):
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+        return _fields_repr(self, "start_dim", "end_dim")
 
 
 class Unflatten(Module):
@@ -47,4 +48,4 @@ class Unflatten(Module):
         return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+        return _fields_repr(self, "dim", "unflattened_size")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..._core.tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import _fields_repr
 
 
 class Fold(Module):
@@ -24,10 +25,7 @@ class Fold(Module):
                       self.stride)  # fmt: skip
 
     def extra_repr(self) -> str:
-        return (
-            "output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, "
-            "padding={padding}, stride={stride}".format(**self.__dict__)
-        )
+        return _fields_repr(self, "output_size", "kernel_size", "dilation", "padding", "stride")
 
 
 class Unfold(Module):
@@ -45,7 +43,4 @@ class Unfold(Module):
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
-        return (
-            "kernel_size={kernel_size}, dilation={dilation}, padding={padding}, "
-            "stride={stride}".format(**self.__dict__)
-        )
+        return _fields_repr(self, "kernel_size", "dilation", "padding", "stride")

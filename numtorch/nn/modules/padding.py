@@ -45,7 +45,7 @@ class _CircularPadNd(_PadNd):
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
-        return F.pad(input, self.padding, "circular")
+        return super().forward(input)
 
 
 class _ConstantPadNd(_PadNd):
@@ -84,12 +84,10 @@ class _ZeroPad:
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+    extra_repr = _PadNd.extra_repr
 
 
-ZeroPad1d, ZeroPad2d, ZeroPad3d = (
-    type(f"ZeroPad{nd}d", (_ZeroPad, base), {"__doc__": _DOC.format("with zeros").format(nd=nd),
-                                             "__module__": __name__})
-    for nd, base in ((1, ConstantPad1d), (2, ConstantPad2d), (3, ConstantPad3d))
-)  # fmt: skip
+_CONSTANT_PADS = (ConstantPad1d, ConstantPad2d, ConstantPad3d)
+ZeroPad1d, ZeroPad2d, ZeroPad3d = _per_dim(
+    lambda nd: (_ZeroPad, _CONSTANT_PADS[nd - 1]), "ZeroPad", _DOC.format("with zeros"), __name__
+)

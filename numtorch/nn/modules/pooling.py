@@ -6,12 +6,13 @@ from __future__ import annotations
 from ..._core.tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .utils import _ntuple, _per_dim, _single
+from .utils import _fields_repr, _ntuple, _per_dim, _single
 
 
-def _fn(template: str):
-    """The F function of each dim, as a static method."""
-    return lambda nd: staticmethod(getattr(F, template.format(nd)))
+def _family(base: type, name: str, fn: str, doc: str, nds: tuple[int, ...] = (1, 2, 3)):
+    """The classes ``{name}{nd}d`` of ``base``, each with ``_fn`` = F.``fn`` of its nd."""
+    fn_of = lambda nd: staticmethod(getattr(F, fn.format(nd)))  # noqa: E731
+    return _per_dim(base, name, doc, __name__, nds, _fn=fn_of)
 
 
 class _MaxPoolNd(Module):
@@ -37,15 +38,12 @@ class _MaxPoolNd(Module):
                         ceil_mode=self.ceil_mode, return_indices=self.return_indices)  # fmt: skip
 
     def extra_repr(self) -> str:
-        return (
-            "kernel_size={kernel_size}, stride={stride}, padding={padding}, "
-            "dilation={dilation}, ceil_mode={ceil_mode}".format(**self.__dict__)
-        )
+        return _fields_repr(self, "kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
 
-MaxPool1d, MaxPool2d, MaxPool3d = _per_dim(
-    _MaxPoolNd, "MaxPool", "Max pooling over the last {nd} dims (with indices if "
-    "return_indices).", __name__, _fn=_fn("max_pool{}d"),
+MaxPool1d, MaxPool2d, MaxPool3d = _family(
+    _MaxPoolNd, "MaxPool", "max_pool{}d", "Max pooling over the last {nd} dims (with "
+    "indices if return_indices).",
 )  # fmt: skip
 
 
@@ -61,18 +59,28 @@ class _MaxUnpoolNd(Module):
         return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        return _fields_repr(self, "kernel_size", "stride", "padding")
 
 
-MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _per_dim(
-    _MaxUnpoolNd, "MaxUnpool", "The partial inverse of MaxPool{nd}d: the values put back "
-    "at their indices, zeros elsewhere.", __name__, _fn=_fn("max_unpool{}d"),
+MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _family(
+    _MaxUnpoolNd, "MaxUnpool", "max_unpool{}d", "The partial inverse of MaxPool{nd}d: the "
+    "values put back at their indices, zeros elsewhere.",
 )  # fmt: skip
 
 
 class _AvgPoolNd(Module):
+    def __init__(
+        self, kernel_size, stride, padding, ceil_mode: bool, count_include_pad: bool
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        return _fields_repr(self, "kernel_size", "stride", "padding")
 
 
 class AvgPool1d(_AvgPoolNd):
@@ -86,12 +94,10 @@ class AvgPool1d(_AvgPoolNd):
         ceil_mode: bool = False,
         count_include_pad: bool = True,
     ) -> None:
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+        stride = stride if stride is not None else kernel_size
+        super().__init__(
+            _single(kernel_size), _single(stride), _single(padding), ceil_mode, count_include_pad
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
@@ -108,12 +114,7 @@ class _AvgPool(_AvgPoolNd):
         count_include_pad: bool = True,
         divisor_override: int | None = None,
     ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
@@ -121,10 +122,9 @@ class _AvgPool(_AvgPoolNd):
                         self.count_include_pad, self.divisor_override)  # fmt: skip
 
 
-AvgPool2d, AvgPool3d = _per_dim(
-    _AvgPool, "AvgPool", "Average pooling over the last {nd} dims.", __name__, nds=(2, 3),
-    _fn=_fn("avg_pool{}d"),
-)  # fmt: skip
+AvgPool2d, AvgPool3d = _family(
+    _AvgPool, "AvgPool", "avg_pool{}d", "Average pooling over the last {nd} dims.", (2, 3)
+)
 
 
 class _FractionalMaxPoolNd(Module):
@@ -164,10 +164,10 @@ class _FractionalMaxPoolNd(Module):
                         self.return_indices, _random_samples=self._random_samples)  # fmt: skip
 
 
-FractionalMaxPool2d, FractionalMaxPool3d = _per_dim(
-    _FractionalMaxPoolNd, "FractionalMaxPool", "Fractional max pooling over the last {nd} "
-    "dims: pseudo-random pooling regions of the given kernel size.", __name__, nds=(2, 3),
-    _fn=_fn("fractional_max_pool{}d"),
+FractionalMaxPool2d, FractionalMaxPool3d = _family(
+    _FractionalMaxPoolNd, "FractionalMaxPool", "fractional_max_pool{}d", "Fractional max "
+    "pooling over the last {nd} dims: pseudo-random pooling regions of the given kernel "
+    "size.", (2, 3),
 )  # fmt: skip
 
 
@@ -184,15 +184,12 @@ class _LPPoolNd(Module):
                         self.ceil_mode)  # fmt: skip
 
     def extra_repr(self) -> str:
-        return (
-            "norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "
-            "ceil_mode={ceil_mode}".format(**self.__dict__)
-        )
+        return _fields_repr(self, "norm_type", "kernel_size", "stride", "ceil_mode")
 
 
-LPPool1d, LPPool2d, LPPool3d = _per_dim(
-    _LPPoolNd, "LPPool", "Power-average pooling over the last {nd} dims: (sum x^p)^(1/p) "
-    "over each window.", __name__, _fn=_fn("lp_pool{}d"),
+LPPool1d, LPPool2d, LPPool3d = _family(
+    _LPPoolNd, "LPPool", "lp_pool{}d", "Power-average pooling over the last {nd} dims: "
+    "(sum x^p)^(1/p) over each window.",
 )  # fmt: skip
 
 
@@ -209,9 +206,9 @@ class _AdaptiveMaxPoolNd(Module):
         return f"output_size={self.output_size}"
 
 
-AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _per_dim(
-    _AdaptiveMaxPoolNd, "AdaptiveMaxPool", "Max pooling over the last {nd} dims to the "
-    "given output size.", __name__, _fn=_fn("adaptive_max_pool{}d"),
+AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _family(
+    _AdaptiveMaxPoolNd, "AdaptiveMaxPool", "adaptive_max_pool{}d", "Max pooling over the "
+    "last {nd} dims to the given output size.",
 )  # fmt: skip
 
 
@@ -227,7 +224,7 @@ class _AdaptiveAvgPoolNd(Module):
         return f"output_size={self.output_size}"
 
 
-AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = _per_dim(
-    _AdaptiveAvgPoolNd, "AdaptiveAvgPool", "Average pooling over the last {nd} dims to the "
-    "given output size.", __name__, _fn=_fn("adaptive_avg_pool{}d"),
+AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = _family(
+    _AdaptiveAvgPoolNd, "AdaptiveAvgPool", "adaptive_avg_pool{}d", "Average pooling over "
+    "the last {nd} dims to the given output size.",
 )  # fmt: skip
