@@ -3,13 +3,22 @@ each class."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ..._core.tensor import Tensor
 from .. import functional as F
 from .lazy import LazyModuleMixin, _lazy_weight_and_bias, _materialize_weight_and_bias
 from .module import Module
-from .utils import _fan_in_uniform_, _ntuple, _per_dim, _reverse_repeat_tuple, _weight_and_bias
+from .utils import (
+    _DeviceLike,
+    _DTypeLike,
+    _fan_in_uniform_,
+    _ntuple,
+    _per_dim,
+    _reverse_repeat_tuple,
+    _size_any_t,
+    _weight_and_bias,
+)
 
 _PaddingMode = Literal["zeros", "reflect", "replicate", "circular"]
 
@@ -34,8 +43,8 @@ class _ConvNd(Module):
         groups: int,
         bias: bool,
         padding_mode: _PaddingMode,
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         super().__init__()
         if groups <= 0:
@@ -123,15 +132,15 @@ class _Conv(_ConvNd):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size,
-        stride=1,
-        padding: str | int | tuple[int, ...] = 0,
-        dilation=1,
+        kernel_size: _size_any_t,
+        stride: _size_any_t = 1,
+        padding: str | _size_any_t = 0,
+        dilation: _size_any_t = 1,
         groups: int = 1,
         bias: bool = True,
         padding_mode: _PaddingMode = "zeros",
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         tup = _ntuple(self._nd)
         super().__init__(
@@ -206,16 +215,16 @@ class _ConvTranspose(_ConvTransposeNd):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
+        kernel_size: _size_any_t,
+        stride: _size_any_t = 1,
+        padding: _size_any_t = 0,
+        output_padding: _size_any_t = 0,
         groups: int = 1,
         bias: bool = True,
-        dilation=1,
+        dilation: _size_any_t = 1,
         padding_mode: _PaddingMode = "zeros",
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         if padding_mode != "zeros":
             raise ValueError(
@@ -254,7 +263,7 @@ class _LazyConvXdMixin(LazyModuleMixin):
         if not self.has_uninitialized_params() and self.in_channels != 0:
             super().reset_parameters()
 
-    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
         if self.has_uninitialized_params():
             self.in_channels = self._get_in_channels(input)
             if self.in_channels % self.groups != 0:
@@ -273,7 +282,9 @@ class _LazyConvXdMixin(LazyModuleMixin):
     def _get_num_spatial_dims(self) -> int:
         return self._nd
 
-    def _lazy_params(self, out_channels: int, bias: bool, device, dtype) -> None:
+    def _lazy_params(
+        self, out_channels: int, bias: bool, device: _DeviceLike, dtype: _DTypeLike
+    ) -> None:
         self.out_channels = out_channels
         _lazy_weight_and_bias(self, bias, device, dtype)
 
@@ -282,15 +293,15 @@ class _LazyConv(_LazyConvXdMixin):
     def __init__(
         self,
         out_channels: int,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
+        kernel_size: _size_any_t,
+        stride: _size_any_t = 1,
+        padding: str | _size_any_t = 0,
+        dilation: _size_any_t = 1,
         groups: int = 1,
         bias: bool = True,
         padding_mode: _PaddingMode = "zeros",
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
                          padding_mode, device=device, dtype=dtype)  # fmt: skip
@@ -301,16 +312,16 @@ class _LazyConvTranspose(_LazyConvXdMixin):
     def __init__(
         self,
         out_channels: int,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
+        kernel_size: _size_any_t,
+        stride: _size_any_t = 1,
+        padding: _size_any_t = 0,
+        output_padding: _size_any_t = 0,
         groups: int = 1,
         bias: bool = True,
-        dilation=1,
+        dilation: _size_any_t = 1,
         padding_mode: _PaddingMode = "zeros",
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
                          dilation, padding_mode, device=device, dtype=dtype)  # fmt: skip

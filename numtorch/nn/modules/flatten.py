@@ -25,13 +25,13 @@ class Flatten(Module):
 class Unflatten(Module):
     """Expands the dim ``dim`` into the shape ``unflattened_size``."""
 
-    def __init__(self, dim: int, unflattened_size) -> None:
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
         super().__init__()
         self._require_tuple_int(unflattened_size)
         self.dim = dim
         self.unflattened_size = unflattened_size
 
-    def _require_tuple_int(self, input) -> None:
+    def _require_tuple_int(self, input: object) -> None:
         if isinstance(input, (tuple, list)):
             for idx, elem in enumerate(input):
                 if not isinstance(elem, int):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
 from ..parameter import UninitializedParameter, is_lazy
+from .utils import _DeviceLike, _DTypeLike
 
 
 class LazyModuleMixin:
@@ -17,7 +19,7 @@ class LazyModuleMixin:
 
     cls_to_become: type | None = None
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._load_hook = self.register_load_state_dict_pre_hook(type(self)._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(
@@ -35,7 +37,7 @@ class LazyModuleMixin:
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if is_lazy(buf) or keep_vars else buf.detach()
 
-    def _apply(self, fn, recurse: bool = True):
+    def _apply(self, fn: Callable, recurse: bool = True) -> Any:
         # to(dtype) / double() / ... before the first call set the dtype (and device) that
         # the uninitialized entries will materialize with
         for p in itertools.chain(self._parameters.values(), self._buffers.values()):
@@ -46,7 +48,14 @@ class LazyModuleMixin:
         return super()._apply(fn, recurse)
 
     def _lazy_load_hook(
-        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        self,
+        state_dict: dict,
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
     ) -> None:
         """Materialize the uninitialized entries that the state dict gives a shape."""
         for name, param in itertools.chain(self._parameters.items(), self._buffers.items()):
@@ -56,7 +65,7 @@ class LazyModuleMixin:
                 if is_lazy(param) and not is_lazy(value):
                     param.materialize(value.shape)
 
-    def initialize_parameters(self, *args, **kwargs) -> None:
+    def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
         """Give the uninitialized parameters their shapes from the first input."""
         raise NotImplementedError(
             f"initialize_parameters is not implemented for {self.__class__.__name__}"
@@ -68,7 +77,7 @@ class LazyModuleMixin:
             is_lazy(p) for p in itertools.chain(self._parameters.values(), self._buffers.values())
         )
 
-    def _infer_parameters(self, args, kwargs=None) -> None:
+    def _infer_parameters(self, args: tuple, kwargs: dict | None = None) -> None:
         self.initialize_parameters(*args, **(kwargs or {}))
         if self.has_uninitialized_params():
             raise RuntimeError(f"module {self._get_name()} has not been fully initialized")
@@ -79,14 +88,14 @@ class LazyModuleMixin:
         if self.cls_to_become is not None:
             self.__class__ = self.cls_to_become
 
-    def _replicate_for_data_parallel(self):
+    def _replicate_for_data_parallel(self) -> Any:
         raise RuntimeError(
             "Modules with uninitialized parameters can't be used with `DataParallel`. "
             "Run a dummy forward pass to correctly initialize the modules"
         )
 
 
-def _lazy_weight_and_bias(module: Any, bias: bool, device: Any, dtype: Any) -> None:
+def _lazy_weight_and_bias(module: Any, bias: bool, device: _DeviceLike, dtype: _DTypeLike) -> None:
     """Replaces the placeholder ``weight`` (and ``bias``, if any) by uninitialized ones."""
     module.weight = UninitializedParameter(device=device, dtype=dtype)
     if bias:

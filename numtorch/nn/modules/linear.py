@@ -11,7 +11,7 @@ from .. import init
 from ..parameter import UninitializedParameter
 from .lazy import LazyModuleMixin, _lazy_weight_and_bias, _materialize_weight_and_bias
 from .module import Module
-from .utils import _fan_in_uniform_, _weight_and_bias
+from .utils import _DeviceLike, _DTypeLike, _fan_in_uniform_, _weight_and_bias
 
 
 class Identity(Module):
@@ -32,7 +32,12 @@ class Linear(Module):
     weight: Tensor
 
     def __init__(
-        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         super().__init__()
         self.in_features = in_features
@@ -72,8 +77,8 @@ class Bilinear(Module):
         in2_features: int,
         out_features: int,
         bias: bool = True,
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         super().__init__()
         self.in1_features = in1_features
@@ -111,7 +116,13 @@ class LazyLinear(LazyModuleMixin, Linear):
     weight: UninitializedParameter
     bias: UninitializedParameter
 
-    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        out_features: int,
+        bias: bool = True,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
+    ) -> None:
         super().__init__(0, 0, False)
         self.out_features = out_features
         _lazy_weight_and_bias(self, bias, device, dtype)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..._core.tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .utils import _ntuple, _per_dim
+from .utils import _ntuple, _per_dim, _size_any_t
 
 
 class _PadNd(Module):
@@ -15,7 +15,7 @@ class _PadNd(Module):
 
     _mode: str
 
-    def __init__(self, padding) -> None:
+    def __init__(self, padding: _size_any_t) -> None:
         super().__init__()
         self.padding = _ntuple(2 * self._nd)(padding)
 
@@ -51,7 +51,7 @@ class _CircularPadNd(_PadNd):
 class _ConstantPadNd(_PadNd):
     _mode = "constant"
 
-    def __init__(self, padding, value: float) -> None:
+    def __init__(self, padding: _size_any_t, value: float) -> None:
         super().__init__(padding)
         self.value = value
 
@@ -81,7 +81,7 @@ ConstantPad1d, ConstantPad2d, ConstantPad3d = _per_dim(
 class _ZeroPad:
     """ConstantPad with value 0."""
 
-    def __init__(self, padding) -> None:
+    def __init__(self, padding: _size_any_t) -> None:
         super().__init__(padding, 0.0)
 
     extra_repr = _PadNd.extra_repr

@@ -6,22 +6,26 @@ from __future__ import annotations
 from ..._core.tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .utils import _fields_repr, _ntuple, _per_dim, _single
+from .utils import _fields_repr, _ntuple, _per_dim, _ratio_any_t, _single, _size_any_t
+
+_MaybeIndices = Tensor | tuple[Tensor, Tensor]  # with return_indices: (output, indices)
 
 
-def _family(base: type, name: str, fn: str, doc: str, nds: tuple[int, ...] = (1, 2, 3)):
+def _family(
+    base: type, name: str, fn: str, doc: str, nds: tuple[int, ...] = (1, 2, 3)
+) -> list[type]:
     """The classes ``{name}{nd}d`` of ``base``, each with ``_fn`` = F.``fn`` of its nd."""
-    fn_of = lambda nd: staticmethod(getattr(F, fn.format(nd)))  # noqa: E731
+    fn_of = lambda nd: staticmethod(getattr(F, fn.format(nd)))
     return _per_dim(base, name, doc, __name__, nds, _fn=fn_of)
 
 
 class _MaxPoolNd(Module):
     def __init__(
         self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        dilation=1,
+        kernel_size: _size_any_t,
+        stride: _size_any_t | None = None,
+        padding: _size_any_t = 0,
+        dilation: _size_any_t = 1,
         return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None:
@@ -33,7 +37,7 @@ class _MaxPoolNd(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: Tensor):
+    def forward(self, input: Tensor) -> _MaybeIndices:
         return self._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
                         ceil_mode=self.ceil_mode, return_indices=self.return_indices)  # fmt: skip
 
@@ -48,14 +52,18 @@ MaxPool1d, MaxPool2d, MaxPool3d = _family(
 
 
 class _MaxUnpoolNd(Module):
-    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+    def __init__(
+        self, kernel_size: _size_any_t, stride: _size_any_t | None = None, padding: _size_any_t = 0
+    ) -> None:
         super().__init__()
         tup = _ntuple(self._nd)
         self.kernel_size = tup(kernel_size)
         self.stride = tup(stride if stride is not None else kernel_size)
         self.padding = tup(padding)
 
-    def forward(self, input: Tensor, indices: Tensor, output_size: list[int] | None = None):
+    def forward(
+        self, input: Tensor, indices: Tensor, output_size: list[int] | None = None
+    ) -> Tensor:
         return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:
@@ -70,7 +78,12 @@ MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _family(
 
 class _AvgPoolNd(Module):
     def __init__(
-        self, kernel_size, stride, padding, ceil_mode: bool, count_include_pad: bool
+        self,
+        kernel_size: _size_any_t,
+        stride: _size_any_t | None,
+        padding: _size_any_t,
+        ceil_mode: bool,
+        count_include_pad: bool,
     ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
@@ -88,9 +101,9 @@ class AvgPool1d(_AvgPoolNd):
 
     def __init__(
         self,
-        kernel_size,
-        stride=None,
-        padding=0,
+        kernel_size: _size_any_t,
+        stride: _size_any_t | None = None,
+        padding: _size_any_t = 0,
         ceil_mode: bool = False,
         count_include_pad: bool = True,
     ) -> None:
@@ -107,9 +120,9 @@ class AvgPool1d(_AvgPoolNd):
 class _AvgPool(_AvgPoolNd):
     def __init__(
         self,
-        kernel_size,
-        stride=None,
-        padding=0,
+        kernel_size: _size_any_t,
+        stride: _size_any_t | None = None,
+        padding: _size_any_t = 0,
         ceil_mode: bool = False,
         count_include_pad: bool = True,
         divisor_override: int | None = None,
@@ -130,11 +143,11 @@ AvgPool2d, AvgPool3d = _family(
 class _FractionalMaxPoolNd(Module):
     def __init__(
         self,
-        kernel_size,
-        output_size=None,
-        output_ratio=None,
+        kernel_size: _size_any_t,
+        output_size: _size_any_t | None = None,
+        output_ratio: _ratio_any_t | None = None,
         return_indices: bool = False,
-        _random_samples=None,
+        _random_samples: Tensor | None = None,
     ) -> None:
         super().__init__()
         nd, tup = self._nd, _ntuple(self._nd)
@@ -159,7 +172,7 @@ class _FractionalMaxPoolNd(Module):
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio[:nd]):
             raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
-    def forward(self, input: Tensor):
+    def forward(self, input: Tensor) -> _MaybeIndices:
         return self._fn(input, self.kernel_size, self.output_size, self.output_ratio,
                         self.return_indices, _random_samples=self._random_samples)  # fmt: skip
 
@@ -172,7 +185,13 @@ FractionalMaxPool2d, FractionalMaxPool3d = _family(
 
 
 class _LPPoolNd(Module):
-    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+    def __init__(
+        self,
+        norm_type: float,
+        kernel_size: _size_any_t,
+        stride: _size_any_t | None = None,
+        ceil_mode: bool = False,
+    ) -> None:
         super().__init__()
         self.norm_type = norm_type
         self.kernel_size = kernel_size
@@ -194,12 +213,14 @@ LPPool1d, LPPool2d, LPPool3d = _family(
 
 
 class _AdaptiveMaxPoolNd(Module):
-    def __init__(self, output_size, return_indices: bool = False) -> None:
+    def __init__(
+        self, output_size: _size_any_t | tuple[int | None, ...], return_indices: bool = False
+    ) -> None:
         super().__init__()
         self.output_size = output_size
         self.return_indices = return_indices
 
-    def forward(self, input: Tensor):
+    def forward(self, input: Tensor) -> _MaybeIndices:
         return self._fn(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
@@ -213,7 +234,7 @@ AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _family(
 
 
 class _AdaptiveAvgPoolNd(Module):
-    def __init__(self, output_size) -> None:
+    def __init__(self, output_size: _size_any_t | tuple[int | None, ...]) -> None:
         super().__init__()
         self.output_size = output_size
 

@@ -9,6 +9,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .utils import _DeviceLike, _DTypeLike
 
 _SPARSE = (
     "{}(sparse=True): numtorch has no sparse tensors, so it cannot produce the sparse "
@@ -30,7 +31,15 @@ class _Embeddings(Module):
     """The lookup table both layers share: ``weight`` (num_embeddings, embedding_dim) drawn
     from N(0, 1), the padding row zeroed; or a given ``_weight`` (shared, not copied)."""
 
-    def _init_weight(self, num_embeddings, embedding_dim, _weight, requires_grad, device, dtype):
+    def _init_weight(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        _weight: Tensor | None,
+        requires_grad: bool,
+        device: _DeviceLike,
+        dtype: _DTypeLike,
+    ) -> None:
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if _weight is None:
@@ -90,8 +99,8 @@ class Embedding(_Embeddings):
         sparse: bool = False,
         _weight: Tensor | None = None,
         _freeze: bool = False,
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         super().__init__()
         self.padding_idx = _padding_index(padding_idx, num_embeddings, "Padding_idx")
@@ -161,8 +170,8 @@ class EmbeddingBag(_Embeddings):
         _weight: Tensor | None = None,
         include_last_offset: bool = False,
         padding_idx: int | None = None,
-        device=None,
-        dtype=None,
+        device: _DeviceLike = None,
+        dtype: _DTypeLike = None,
     ) -> None:
         super().__init__()
         self.max_norm = max_norm

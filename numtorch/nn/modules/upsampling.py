@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..._core.tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import _ratio_any_t, _size_any_t
 
 
 class Upsample(Module):
@@ -12,8 +13,8 @@ class Upsample(Module):
 
     def __init__(
         self,
-        size=None,
-        scale_factor=None,
+        size: _size_any_t | None = None,
+        scale_factor: _ratio_any_t | None = None,
         mode: str = "nearest",
         align_corners: bool | None = None,
         recompute_scale_factor: bool | None = None,
@@ -48,12 +49,16 @@ class Upsample(Module):
 class UpsamplingNearest2d(Upsample):
     """Nearest-neighbour upsampling of an (N, C, H, W) input."""
 
-    def __init__(self, size=None, scale_factor=None) -> None:
+    def __init__(
+        self, size: _size_any_t | None = None, scale_factor: _ratio_any_t | None = None
+    ) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
     """Bilinear upsampling (align_corners=True) of an (N, C, H, W) input."""
 
-    def __init__(self, size=None, scale_factor=None) -> None:
+    def __init__(
+        self, size: _size_any_t | None = None, scale_factor: _ratio_any_t | None = None
+    ) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

@@ -6,18 +6,29 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..._core.tensor import Tensor
 from ...ops.creation import empty
 from .. import init
 from ..parameter import Parameter
 
+if TYPE_CHECKING:
+    from ..._core.device import device
+    from ..._core.dtype import dtype
+
+# the argument types of the layers (torch.nn.common_types): an int (float) for every dim
+# or one per dim
+_size_any_t: TypeAlias = "int | tuple[int, ...]"
+_ratio_any_t: TypeAlias = "float | tuple[float, ...]"
+_DeviceLike: TypeAlias = "device | str | int | None"
+_DTypeLike: TypeAlias = "dtype | None"
+
 
 def _ntuple(n: int, name: str = "parse") -> Callable:
     """A parser that turns an int into an n-tuple and any iterable into a tuple."""
 
-    def parse(x):
+    def parse(x: Any) -> tuple:
         if isinstance(x, Iterable):
             return tuple(x)
         return tuple(repeat(x, n))
@@ -66,7 +77,12 @@ def _fields_repr(module: object, *names: str) -> str:
 
 
 def _weight_and_bias(
-    module: Any, shape: tuple[int, ...], out_features: int, bias: bool, device: Any, dtype: Any
+    module: Any,
+    shape: tuple[int, ...],
+    out_features: int,
+    bias: bool,
+    device: _DeviceLike,
+    dtype: _DTypeLike,
 ) -> None:
     """Registers ``weight`` of ``shape`` and ``bias`` of ``out_features`` entries (None
     when not ``bias``), both uninitialized memory."""
