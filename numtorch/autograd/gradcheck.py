@@ -189,19 +189,27 @@ def _difference(func, inputs: tuple, idx: int, delta: Tensor, eps: float) -> lis
     return [(b - a) / (2 * eps) for a, b in zip(outa, outb)]
 
 
+def _per_direction(inputs: tuple, directions: list[Tensor], row, empty) -> Jacobians:
+    """jac[j][i], (directions, output numel): row d stacks ``row(k, d)`` (the flattened
+    tensor outputs for direction d, shaped like input k = the j-th differentiable one); an
+    input without directions gets empty blocks sized by the outputs ``empty(k)``."""
+    jac = []
+    for k, dirs in zip(_diff_indices(inputs), directions):
+        rows = [row(k, d.view(inputs[k].shape)) for d in dirs]
+        if rows:
+            jac.append([stack(list(r)) for r in zip(*rows)])
+        else:
+            jac.append([zeros(0, o.numel(), dtype=o.dtype) for o in empty(k)])
+    return jac
+
+
 def _numerical(func, inputs: tuple, directions: list[Tensor], eps: float) -> Jacobians:
     """Central differences of every tensor output along each row of ``directions[j]``
     (unit vectors over the flattened input j): jac[j][i] is (directions, output numel)."""
-    jac = []
-    for k, dirs in zip(_diff_indices(inputs), directions):
-        shape = inputs[k].shape
-        rows = [_difference(func, inputs, k, (d * eps).view(shape), eps) for d in dirs]
-        if not rows:  # an empty input: no directions
-            outs = _call(func, inputs, k, inputs[k])
-            jac.append([zeros(0, o.numel(), dtype=o.dtype) for o in outs])
-            continue
-        jac.append([stack(list(r)) for r in zip(*rows)])
-    return jac
+    return _per_direction(
+        inputs, directions, lambda k, d: _difference(func, inputs, k, d * eps, eps),
+        lambda k: _call(func, inputs, k, inputs[k]),
+    )  # fmt: skip
 
 
 def _basis(inputs: tuple) -> list[Tensor]:
@@ -269,31 +277,20 @@ def _jvp(func, inputs: tuple, idx: int, tangent: Tensor | None, others=None) -> 
 
 def _forward(func, inputs: tuple, directions: list[Tensor], check_dtypes: bool) -> Jacobians:
     """One jvp per row of ``directions[j]``: jac[j][i] is (directions, output numel)."""
-    jac = []
-    for k, dirs in zip(_diff_indices(inputs), directions):
-        shape = inputs[k].shape
-        rows = []
-        for d in dirs:
-            row = []
-            for primal, tangent in _jvp(func, inputs, k, d.view(shape)):
-                if (
-                    check_dtypes
-                    and tangent is not None
-                    and tangent.dtype.is_complex != primal.dtype.is_complex
-                ):
-                    raise GradcheckError("Forward AD gradient has dtype mismatch.")
-                row.append(
-                    zeros(primal.numel(), dtype=primal.dtype)
-                    if tangent is None
-                    else tangent.reshape(-1)
-                )
-            rows.append(row)
-        if not rows:
-            outs = _jvp(func, inputs, k, None)
-            jac.append([zeros(0, p.numel(), dtype=p.dtype) for p, _ in outs])
-            continue
-        jac.append([stack(list(r)) for r in zip(*rows)])
-    return jac
+
+    def row(k: int, d: Tensor) -> list[Tensor]:
+        out = []
+        for primal, tangent in _jvp(func, inputs, k, d):
+            if tangent is None:
+                tangent = zeros(primal.numel(), dtype=primal.dtype)
+            elif check_dtypes and tangent.dtype.is_complex != primal.dtype.is_complex:
+                raise GradcheckError("Forward AD gradient has dtype mismatch.")
+            out.append(tangent.reshape(-1))
+        return out
+
+    return _per_direction(
+        inputs, directions, row, lambda k: [p for p, _ in _jvp(func, inputs, k, None)]
+    )
 
 
 def _allclose(a: Tensor, b: Tensor, rtol: float, atol: float) -> bool:
@@ -525,6 +522,16 @@ def _test_undefined_forward_mode(func, inputs: tuple) -> bool:
 
 
 # ------------------------------------------------------------------ public
+def _check_modes(modes: dict[str, bool], needs: dict[tuple[str, str], bool]) -> None:
+    """AssertionError unless one of the two ``modes`` is on and every flag that is set in
+    ``needs`` ((flag, the mode it needs): flag's value) has its mode on."""
+    if not any(modes.values()):
+        raise AssertionError(f"Expected at least one of {' or '.join(modes)} to be True")
+    for (flag, mode), value in needs.items():
+        if value and not modes[mode]:
+            raise AssertionError(f"Setting {flag}=True requires {mode} to be True")
+
+
 def gradcheck(
     func: Callable[..., _TensorOrTensors],
     inputs: _TensorOrTensors,
@@ -546,18 +553,11 @@ def gradcheck(
     """Check the gradients of ``func`` at ``inputs`` (the tensors that require grad)
     against finite differences; True if they agree, else GradcheckError (or False with
     ``raise_exception=False``)."""
-    if not (check_forward_ad or check_backward_ad):
-        raise AssertionError(
-            "Expected at least one of check_forward_ad or check_backward_ad to be True"
-        )
-    if check_batched_grad and not check_backward_ad:
-        raise AssertionError(
-            "Setting check_batched_grad=True requires check_backward_ad to be True"
-        )
-    if check_batched_forward_grad and not check_forward_ad:
-        raise AssertionError(
-            "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
-        )
+    _check_modes(
+        {"check_forward_ad": check_forward_ad, "check_backward_ad": check_backward_ad},
+        {("check_batched_grad", "check_backward_ad"): check_batched_grad,
+         ("check_batched_forward_grad", "check_forward_ad"): check_batched_forward_grad},
+    )  # fmt: skip
     try:
         return _gradcheck(
             func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad,
@@ -623,18 +623,11 @@ def gradgradcheck(
 ) -> bool:
     """Check the second derivatives of ``func``: gradcheck of the map from (inputs,
     grad_outputs) to the input gradients (random grad_outputs in [-1, 1) when None)."""
-    if not (check_fwd_over_rev or check_rev_over_rev):
-        raise AssertionError(
-            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
-        )
-    if check_undefined_grad and not check_rev_over_rev:
-        raise AssertionError(
-            "Setting check_undefined_grad=True requires check_rev_over_rev to be True"
-        )
-    if check_batched_grad and not check_rev_over_rev:
-        raise AssertionError(
-            "Setting check_batched_grad=True requires check_rev_over_rev to be True"
-        )
+    _check_modes(
+        {"check_fwd_over_rev": check_fwd_over_rev, "check_rev_over_rev": check_rev_over_rev},
+        {("check_undefined_grad", "check_rev_over_rev"): check_undefined_grad,
+         ("check_batched_grad", "check_rev_over_rev"): check_batched_grad},
+    )  # fmt: skip
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         g = Generator()

@@ -38,6 +38,13 @@ def _as_shape(normalized_shape: _shape_t) -> tuple:
     return tuple(normalized_shape)
 
 
+class _AffineNorm(Module):
+    """A norm whose ``weight`` starts at 1 and ``bias`` (where it has one) at 0."""
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
+
+
 class _LRN(Module):
     """The settings of the two local response norms."""
 
@@ -88,7 +95,7 @@ class CrossMapLRN2d(_LRN):
         return input * scale.pow(-self.beta)
 
 
-class LayerNorm(Module):
+class LayerNorm(_AffineNorm):
     """Normalize over the trailing ``normalized_shape`` dims, then an elementwise affine map
     (``F.layer_norm``)."""
 
@@ -110,9 +117,6 @@ class LayerNorm(Module):
         _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
-        _reset_affine(self)
-
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -123,7 +127,7 @@ class LayerNorm(Module):
         )
 
 
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     """Normalize each group of ``num_channels // num_groups`` channels of each sample, then a
     per-channel affine map (``F.group_norm``)."""
 
@@ -152,9 +156,6 @@ class GroupNorm(Module):
         _affine_parameters(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
-        _reset_affine(self)
-
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
@@ -165,7 +166,7 @@ class GroupNorm(Module):
         )
 
 
-class RMSNorm(Module):
+class RMSNorm(_AffineNorm):
     """Divide by the root mean square over the trailing ``normalized_shape`` dims, then an
     elementwise scale (``F.rms_norm``; eps=None: the dtype's machine epsilon)."""
 
@@ -183,14 +184,10 @@ class RMSNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        shape, like = self.normalized_shape, {"device": device, "dtype": dtype}
+        weight = Parameter(empty(shape, **like)) if elementwise_affine else None
+        self.register_parameter("weight", weight)
         self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        _reset_affine(self)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)

@@ -32,10 +32,12 @@ def _no_grad(func):
     return wrapper
 
 
-def _grads(parameters) -> list[Tensor]:
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
-    return [p.grad for p in parameters if p.grad is not None]
+def _as_list(tensors: _tensor_or_tensors) -> list[Tensor]:
+    return [tensors] if isinstance(tensors, Tensor) else list(tensors)
+
+
+def _grads(parameters: _tensor_or_tensors) -> list[Tensor]:
+    return [p.grad for p in _as_list(parameters) if p.grad is not None]
 
 
 @_no_grad
@@ -46,7 +48,7 @@ def _get_total_norm(
     foreach: bool | None = None,
 ) -> Tensor:
     """The ``norm_type``-norm of all of ``tensors`` taken as one vector."""
-    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
         return tensor(0.0)
@@ -89,16 +91,12 @@ def clip_grad_norm_(
 ) -> Tensor:
     """Scale the gradients in place so that their total norm is at most ``max_norm``;
     returns the total norm before clipping."""
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
-    else:
-        was_generator = isinstance(parameters, types.GeneratorType)
-        parameters = list(parameters)
-        if was_generator and not parameters:
-            warnings.warn(
-                "`parameters` is an empty generator, no gradient clipping will occur.",
-                stacklevel=3,
-            )
+    was_generator = isinstance(parameters, types.GeneratorType)
+    parameters = _as_list(parameters)
+    if was_generator and not parameters:
+        warnings.warn(
+            "`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3
+        )
     total = _get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
     _clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
@@ -126,8 +124,6 @@ def clip_grad_value_(
     parameters: _tensor_or_tensors, clip_value: float, foreach: bool | None = None
 ) -> None:
     """Clamp the gradients in place to [-clip_value, clip_value]."""
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
     clip_value = float(clip_value)
     for g in _grads(parameters):
         g.clamp_(min=-clip_value, max=clip_value)
