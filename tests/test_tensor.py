@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -218,3 +219,19 @@ def test_python_operators_all_work():
         return out
 
     assert_same(ops, rtol=1e-6, atol=0)
+
+
+def test_new_factories():
+    def prog(lib, x):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            copied = x.new_tensor(x)
+        made = [
+            x.new_zeros(2, 3), x.new_zeros((3,)), x.new_ones([2]), x.new_full((2,), 7),
+            x.new_empty(0).shape, x.new_tensor([1, 2]), x.new_zeros(2, dtype=lib.int64),
+            x.new_ones(2, requires_grad=True).requires_grad, copied,
+            lib.vmap(lambda r: r.new_zeros(3) + r)(x),
+        ]  # fmt: skip
+        return made, [str(w.message) for w in caught]
+
+    assert_same(prog, np.arange(6.0).reshape(2, 3))

@@ -35,6 +35,7 @@ from .modules.activation import (
     Tanhshrink,
     Threshold,
 )
+from .modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from .modules.attention import MultiheadAttention
 from .modules.batchnorm import (
     BatchNorm1d,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import dispatch
-from .._core.op import defop
+from .._core.op import defop, tensor_methods
 from .._core.tensor import Tensor, _make
 from ..testing.samples import S
 from ._batching import rule_generator
@@ -372,6 +373,53 @@ def eye(
 ) -> Tensor:
     arr = np.eye(int(n), int(n if m is None else m), dtype=_dtype_or_default(dtype))
     return _finish(arr, requires_grad, device)
+
+
+# ------------------------------------------------------------------ Tensor.new_*
+def _new_factory(make):
+    """Tensor.new_<make>: ``make(size)`` with the tensor's dtype and device by default."""
+
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False) -> Tensor:  # fmt: skip
+        return make(
+            *size,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+            requires_grad=requires_grad,
+        )
+
+    method.__name__ = f"new_{make.__name__}"
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+              layout=None, pin_memory=False) -> Tensor:  # fmt: skip
+    return full(
+        size, fill_value, dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device, requires_grad=requires_grad,
+    )  # fmt: skip
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                pin_memory=False) -> Tensor:  # fmt: skip
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+            ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+    return tensor(
+        data, dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device, requires_grad=requires_grad,
+    )  # fmt: skip
+
+
+tensor_methods({
+    "new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones),
+    "new_empty": _new_factory(empty), "new_full": _new_full, "new_tensor": _new_tensor,
+})  # fmt: skip
 
 
 __all__ = [
