@@ -1,5 +1,4 @@
-"""Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms: one base, the dims set by
-each class."""
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms."""
 
 from __future__ import annotations
 

@@ -27,6 +27,14 @@ def _padding_index(padding_idx: int | None, num: int, word: str) -> int | None:
     return padding_idx + num if padding_idx < 0 else padding_idx
 
 
+def _pretrained_shape(embeddings: Tensor) -> tuple[int, int]:
+    """(num_embeddings, embedding_dim) of a pretrained table, which must be 2-D."""
+    if embeddings.dim() != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    rows, cols = embeddings.shape
+    return rows, cols
+
+
 class _Embeddings(Module):
     """The lookup table both layers share: ``weight`` (num_embeddings, embedding_dim) drawn
     from N(0, 1), the padding row zeroed; or a given ``_weight`` (shared, not copied)."""
@@ -139,9 +147,7 @@ class Embedding(_Embeddings):
     ) -> Embedding:
         """An Embedding whose weight is ``embeddings`` (shared, not copied); ``freeze``:
         the weight does not require grad."""
-        if embeddings.dim() != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         return cls(
             num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
             padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
@@ -218,9 +224,7 @@ class EmbeddingBag(_Embeddings):
     ) -> EmbeddingBag:
         """An EmbeddingBag whose weight is ``embeddings`` (shared, not copied); ``freeze``:
         the weight does not require grad."""
-        if embeddings.dim() != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         bag = cls(
             num_embeddings=rows, embedding_dim=cols, _weight=embeddings, max_norm=max_norm,
             norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, mode=mode,
