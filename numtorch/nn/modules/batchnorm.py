@@ -3,6 +3,8 @@ instance norms (_NormBase)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..._core import dtype as dt
 from ..._core.tensor import Tensor
 from ...ops.creation import ones, tensor, zeros
@@ -209,7 +211,7 @@ class SyncBatchNorm(_BatchNorm):
         momentum: float | None = 0.1,
         affine: bool = True,
         track_running_stats: bool = True,
-        process_group=None,
+        process_group: Any | None = None,
         device=None,
         dtype=None,
         *,
@@ -231,7 +233,7 @@ class SyncBatchNorm(_BatchNorm):
         return super().forward(input)
 
     @classmethod
-    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any | None = None) -> Module:
         """module with every batch norm in it replaced by a SyncBatchNorm holding the same
         parameters and buffers."""
         out = module

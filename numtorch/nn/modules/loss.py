@@ -36,7 +36,9 @@ class _Loss(Forwarding):
     _buffer_args = ("weight", "pos_weight")
     _params = ("size_average", "reduce", "reduction")
 
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+    def __init__(
+        self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean"
+    ) -> None:
         self._setup(locals())
 
     def _setup(self, args: dict) -> None:
@@ -53,7 +55,11 @@ class _WeightedLoss(_Loss):
     _params = ("weight", "size_average", "reduce", "reduction")
 
     def __init__(
-        self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean"
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
     ) -> None:
         self._setup(locals())
 

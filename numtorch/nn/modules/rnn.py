@@ -178,7 +178,7 @@ class RNNBase(Module):
         if tuple(hx.size()) != tuple(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
-    def check_forward_args(self, input: Tensor, hidden, batch_sizes: Tensor | None) -> None:
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None) -> None:
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
@@ -297,7 +297,9 @@ class LSTM(RNNBase):
     def get_expected_cell_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple:
         return self._expected(input, batch_sizes, self.hidden_size)
 
-    def check_forward_args(self, input: Tensor, hidden, batch_sizes: Tensor | None) -> None:
+    def check_forward_args(
+        self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None
+    ) -> None:
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
                                "Expected hidden[0] size {}, got {}")  # fmt: skip

@@ -1,6 +1,6 @@
 """Gradient clipping: by the total norm of all gradients, or elementwise by value.
 
-Every function runs under no_grad and works on one norm (or one clamp) per gradient.
+Every function runs under no_grad.
 ``foreach`` is accepted for PyTorch's signature; every path here is the same.
 """
 
