@@ -118,11 +118,10 @@ def _nll2d_deprecated(self) -> None:
     )
 
 
-_LEGACY = "size_average=None, reduce=None, reduction: str = 'mean'"
+_SIZE_AVERAGE, _REDUCE = "size_average: bool | None = None", "reduce: bool | None = None"
+_LEGACY = f"{_SIZE_AVERAGE}, {_REDUCE}, reduction: str = 'mean'"
 _WEIGHT = "weight: Tensor | None = None"
-_NLL = (
-    f"{_WEIGHT}, size_average=None, ignore_index: int = -100, reduce=None, reduction: str = 'mean'"
-)
+_NLL = f"{_WEIGHT}, {_SIZE_AVERAGE}, ignore_index: int = -100, {_REDUCE}, reduction: str = 'mean'"
 _PAIR = "input1: Tensor, input2: Tensor, target: Tensor"
 _TRIPLET = "anchor: Tensor, positive: Tensor, negative: Tensor"
 
@@ -135,8 +134,8 @@ NLLLoss2d = _loss("NLLLoss2d", F.nll_loss, _NLL, "NLLLoss (deprecated alias).", 
                   _post_init=_nll2d_deprecated)
 PoissonNLLLoss = _loss(
     "PoissonNLLLoss", F.poisson_nll_loss,
-    "log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-08, "
-    "reduce=None, reduction: str = 'mean'",
+    f"log_input: bool = True, full: bool = False, {_SIZE_AVERAGE}, eps: float = 1e-08, "
+    f"{_REDUCE}, reduction: str = 'mean'",
     "The negative log likelihood of a Poisson-distributed target.",
     inputs="log_input: Tensor, target: Tensor")
 GaussianNLLLoss = _loss(
