@@ -125,6 +125,15 @@ def _diff_indices(inputs: tuple) -> list[int]:
     return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
 
+def _diff_inputs(inputs: tuple) -> list[Tensor]:
+    return [inputs[k] for k in _diff_indices(inputs)]
+
+
+def _stack_rows(rows) -> list[Tensor]:
+    """Per position i, the i-th items of all ``rows`` stacked along a new dim 0."""
+    return [stack(list(column)) for column in zip(*rows)]
+
+
 def _check_inputs(inputs: tuple) -> None:
     diff = _diff_indices(inputs)
     for idx in diff:
@@ -197,7 +206,7 @@ def _per_direction(inputs: tuple, directions: list[Tensor], row, empty) -> Jacob
     for k, dirs in zip(_diff_indices(inputs), directions):
         rows = [row(k, d.view(inputs[k].shape)) for d in dirs]
         if rows:
-            jac.append([stack(list(r)) for r in zip(*rows)])
+            jac.append(_stack_rows(rows))
         else:
             jac.append([zeros(0, o.numel(), dtype=o.dtype) for o in empty(k)])
     return jac
@@ -214,7 +223,7 @@ def _numerical(func, inputs: tuple, directions: list[Tensor], eps: float) -> Jac
 
 def _basis(inputs: tuple) -> list[Tensor]:
     """Every basis direction of every differentiable input (the slow mode)."""
-    return [eye(inputs[k].numel(), dtype=inputs[k].dtype) for k in _diff_indices(inputs)]
+    return [eye(x.numel(), dtype=x.dtype) for x in _diff_inputs(inputs)]
 
 
 # ------------------------------------------------------------------ analytical
@@ -324,7 +333,7 @@ def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_dtyp
     if forward:
         analytical = _differentiable(_forward(func, inputs, _basis(inputs), check_dtypes), func_out)
     else:
-        diff = [inputs[k] for k in _diff_indices(inputs)]
+        diff = _diff_inputs(inputs)
         per_output = [
             _backward(diff, o, eye(o.numel(), dtype=o.dtype), nondet_tol, check_dtypes)
             for o in outputs
@@ -345,7 +354,7 @@ def _unit(like: Tensor, g: Generator) -> Tensor:
 
 def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_dtypes, nondet_tol, forward):  # fmt: skip
     g = Generator()  # our own draws, so that the user's random state is untouched
-    diff = [inputs[k] for k in _diff_indices(inputs)]
+    diff = _diff_inputs(inputs)
     us = [_unit(x, g)[None] for x in diff]
     numerical = _numerical(func, inputs, us, eps)  # J u, one row per input
     if not outputs:
@@ -411,7 +420,7 @@ def _test_batched_grad(diff: list[Tensor], output: Tensor, output_idx: int) -> b
             for g, x in zip(_vjps(output, diff, go), diff)
         ]
 
-    expected = [stack(list(s)) for s in zip(*(vjp(go) for go in gos))]
+    expected = _stack_rows(vjp(go) for go in gos)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="There is a performance drop")
         try:
@@ -441,7 +450,7 @@ def _test_batched_grad_forward_ad(func, inputs: tuple) -> bool:
             )
 
         tangents = [randn_like(inputs[k]) for _ in range(2)]
-        expected = [stack(list(s)) for s in zip(*(jvp(t) for t in tangents))]
+        expected = _stack_rows(jvp(t) for t in tangents)
         try:
             result = upcalls.vmap_call(jvp, 0, 0, "error", None, (stack(tangents),), {})
         except RuntimeError as ex:
@@ -591,7 +600,7 @@ def _gradcheck(
         _test_batched_grad_forward_ad(func, inputs)
     if not check_backward_ad:
         return True
-    diff = [inputs[k] for k in _diff_indices(inputs)]
+    diff = _diff_inputs(inputs)
     if check_batched_grad:
         for i, o in enumerate(outputs):
             _test_batched_grad(diff, o, i)
