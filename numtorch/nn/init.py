@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Callable
 from typing import Literal
 
 from .._core import dtype as dt
@@ -185,18 +186,22 @@ def _fan_draw(tensor: Tensor, uniform: bool, std: float, generator) -> Tensor:
     return normal_(tensor, 0.0, std, generator)
 
 
-def _xavier(uniform: bool, doc: str):
+def _named(fn: Callable, name: str, doc: str) -> Callable:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _xavier(uniform: bool, doc: str) -> Callable[..., Tensor]:
     def init(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
         fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
         std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
         return _fan_draw(tensor, uniform, std, generator)
 
-    init.__name__ = init.__qualname__ = f"xavier_{'uniform' if uniform else 'normal'}_"
-    init.__doc__ = doc
-    return init
+    return _named(init, f"xavier_{'uniform' if uniform else 'normal'}_", doc)
 
 
-def _kaiming(uniform: bool, doc: str):
+def _kaiming(uniform: bool, doc: str) -> Callable[..., Tensor]:
     def init(
         tensor: Tensor,
         a: float = 0,
@@ -211,9 +216,7 @@ def _kaiming(uniform: bool, doc: str):
         std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
         return _fan_draw(tensor, uniform, std, generator)
 
-    init.__name__ = init.__qualname__ = f"kaiming_{'uniform' if uniform else 'normal'}_"
-    init.__doc__ = doc
-    return init
+    return _named(init, f"kaiming_{'uniform' if uniform else 'normal'}_", doc)
 
 
 xavier_uniform_ = _xavier(
@@ -280,9 +283,7 @@ def _deprecated(new):
         )
         return new(*args, **kwargs)
 
-    init.__name__ = init.__qualname__ = old
-    init.__doc__ = f"Deprecated alias of :func:`{new.__name__}`."
-    return init
+    return _named(init, old, f"Deprecated alias of :func:`{new.__name__}`.")
 
 
 uniform, normal, constant, eye, dirac = map(_deprecated, (uniform_, normal_, constant_, eye_, dirac_))  # fmt: skip

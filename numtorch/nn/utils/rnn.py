@@ -143,6 +143,18 @@ def _gather(data: Tensor, flat: np.ndarray, fill_at: np.ndarray | None, value) -
     return data.index_select(0, _int64(flat, data.device))
 
 
+def _padded(data: Tensor, src: np.ndarray, valid: np.ndarray, value) -> Tensor:
+    """``data[src]`` along dim 0 (shaped ``src.shape + data.shape[1:]``), ``value`` where not
+    ``valid``."""
+    padded = _gather(data, src.reshape(-1), ~valid.reshape(-1), value)
+    return padded.reshape(*src.shape, *data.shape[1:])
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """Where each of consecutive runs of these lengths starts."""
+    return np.concatenate([[0], np.cumsum(counts)])[:-1]
+
+
 def _lengths_of(batch_sizes: np.ndarray) -> np.ndarray:
     """Each sequence's length from the per-step batch sizes."""
     n = int(batch_sizes[0]) if batch_sizes.size else 0
@@ -211,7 +223,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     data = sequence.data
     lengths = _lengths_of(bs)
     B = lengths.shape[0]
-    offsets = np.concatenate([[0], np.cumsum(bs)])[:-1]
+    offsets = _starts(bs)
     ts, ns = np.meshgrid(np.arange(T), np.arange(B), indexing="ij")
     valid = ts < lengths[None, :]
     src = np.where(valid, offsets[np.minimum(ts, len(bs) - 1)] + ns, 0)
@@ -222,8 +234,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
         axis = 0 if batch_first else 1
         src, valid = np.take(src, order, axis), np.take(valid, order, axis)
         lengths = lengths[order]
-    padded = _gather(data, src.reshape(-1), ~valid.reshape(-1), padding_value)
-    return padded.reshape(*src.shape, *data.shape[1:]), _int64(lengths)
+    return _padded(data, src, valid, padding_value), _int64(lengths)
 
 
 def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
@@ -254,15 +265,14 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
         parts.append(s if s.dtype == first.dtype else s.to(first.dtype))
     lengths = np.array([s.shape[0] for s in parts], dtype=np.int64)
     T, B = int(lengths.max()), len(parts)
-    offsets = np.concatenate([[0], np.cumsum(lengths)])[:-1]
+    offsets = _starts(lengths)
     ts = np.arange(T)[:, None] - (T - lengths[None, :] if padding_side == "left" else 0)
     valid = (ts >= 0) & (ts < lengths[None, :])
     src = np.where(valid, offsets[None, :] + ts, 0)
     if batch_first:
         src, valid = src.T, valid.T
     data = cat.fn(parts, 0) if B > 1 else parts[0]
-    padded = _gather(data, src.reshape(-1), ~valid.reshape(-1), padding_value)
-    return padded.reshape(*src.shape, *rest)
+    return _padded(data, src, valid, padding_value)
 
 
 def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
