@@ -48,6 +48,13 @@ def test_unbatched_input(name, args, kw):
     check_module(name, args, kw, (arr(5, 3, seed=1), _states(name, args, kw, ())))
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_lstm_state_as_a_list(batched):
+    shape = (5, 2, 3) if batched else (5, 3)
+    states = [arr(1, *((2,) if batched else ()), 4, seed=s) for s in (2, 3)]
+    check_module("LSTM", (3, 4), {}, (arr(*shape, seed=1), states))
+
+
 def test_dropout_between_layers_in_eval_and_with_p_one():
     check_module("LSTM", (3, 4, 3), dict(dropout=0.5), (arr(4, 2, 3, seed=1),), train=False)
     check_module("GRU", (3, 4, 2), dict(dropout=1.0), (arr(4, 2, 3, seed=1),))

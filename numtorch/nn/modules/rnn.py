@@ -43,7 +43,7 @@ def _permute(hx, permutation: Tensor | None):
     """The initial / final states in another batch order (a tuple of them for LSTM)."""
     if permutation is None:
         return hx
-    return _each(hx, lambda h: h.index_select(1, permutation), isinstance(hx, tuple))
+    return _each(hx, lambda h: h.index_select(1, permutation), isinstance(hx, (tuple, list)))
 
 
 def _reset_uniform(module: Module) -> None:
@@ -228,7 +228,7 @@ class RNNBase(Module):
             else:
                 self._hx_dims(hx, batched)
                 if not batched:
-                    hx = _each(hx, lambda h: h.unsqueeze(1), isinstance(hx, tuple))
+                    hx = _each(hx, lambda h: h.unsqueeze(1), isinstance(hx, (tuple, list)))
         self.check_forward_args(input, hx, batch_sizes)
         head = (input,) if batch_sizes is None else (input, batch_sizes)
         tail = () if batch_sizes is not None else (self.batch_first,)
