@@ -10,9 +10,9 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 import torch
+from twolibs import assert_close, assert_same, assert_same_error, error_of, run_both
 
 import numtorch as nt
-from tests.twolibs import assert_close, assert_same, assert_same_error, error_of, run_both
 
 
 @functools.cache

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from twolibs import assert_close, assert_same_error
+from twomods import pair
 
 import numtorch as nt
-from tests.twolibs import assert_close, assert_same_error
-from tests.twomods import pair
 
 ARGS = (6, 10, [3, 6])  # in_features, n_classes, cutoffs: a shortlist and two clusters
 

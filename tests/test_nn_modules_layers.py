@@ -14,10 +14,10 @@ import re
 import numpy as np
 import pytest
 import torch
+from twolibs import arr, assert_close, assert_same_error, error_of
+from twomods import check_module, copy_weights, pair
 
 import numtorch as nt
-from tests.twolibs import arr, assert_close, assert_same_error, error_of
-from tests.twomods import check_module, copy_weights, pair
 
 
 def pos(*shape, seed=0):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 from twolibs import arr, assert_close, assert_same_error
+from twomods import check_module, pair
 
 import numtorch as nt
-from tests.twomods import check_module, pair
 
 LAYERS = [
     ("LSTM", (3, 4), {}),

@@ -9,10 +9,10 @@ import functools
 
 import numpy as np
 import torch
+from twolibs import assert_close
+from twomods import copy_weights
 
 import numtorch as nt
-from tests.twolibs import assert_close
-from tests.twomods import copy_weights
 
 
 def same_models(make, seed: int = 0):

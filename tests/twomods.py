@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from twolibs import assert_close, leaves
 
 import numtorch as nt
-from tests.twolibs import assert_close, leaves
 
 
 def _lib_value(lib, x, requires_grad: bool):
