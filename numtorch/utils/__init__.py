@@ -1,5 +1,5 @@
-"""torch.utils: benchmark."""
+"""torch.utils: benchmark, data."""
 
-from . import benchmark
+from . import benchmark, data
 
-__all__ = ["benchmark"]
+__all__ = ["benchmark", "data"]
