@@ -67,7 +67,7 @@ def default_convert(data: Any) -> Any:
     return data
 
 
-def default_collate(batch: list) -> Any:
+def default_collate(batch: list | tuple) -> Any:
     """A list of samples as one batch: tensors stacked along a new first dimension, NumPy
     arrays and numbers made tensors (floats float64, ints int64), strings kept as a list,
     and mappings, namedtuples and sequences collated field by field."""
@@ -89,11 +89,11 @@ def default_collate(batch: list) -> Any:
     if isinstance(elem, collections.abc.Mapping):
         return _rebuild(elem, {k: default_collate([d[k] for d in batch]) for k in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(e) != size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [default_collate(list(s)) for s in zip(*batch)]
+        columns = [default_collate(s) for s in zip(*batch)]
         return columns if isinstance(elem, tuple) else _rebuild(elem, columns)
     raise TypeError(_ERROR.format(type(elem)))

@@ -19,7 +19,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..._core.device import is_cuda_available
 from ...ops.creation import Generator
@@ -87,7 +87,10 @@ def _iterable_fetcher(dataset, auto_collation: bool, collate_fn: Callable, drop_
     return fetch
 
 
-class DataLoader:
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class DataLoader(Generic[_T_co]):
     """Iterates over a dataset in batches: the samples a sampler picks, merged by
     ``collate_fn`` (``default_collate`` when batching, ``default_convert`` when
     ``batch_size=None``)."""
@@ -273,9 +276,9 @@ class _LoaderIter:
             )
         self._loader = loader
         make = _iterable_fetcher if loader._iterable else _map_fetcher
-        self._make_fetcher = lambda dataset: make(
-            dataset, loader._auto_collation, loader.collate_fn, loader.drop_last
-        )
+        # The workers get this function: it must not hold the loader (nor so the iterator).
+        auto, collate_fn, drop_last = loader._auto_collation, loader.collate_fn, loader.drop_last
+        self._make_fetcher = lambda dataset: make(dataset, auto, collate_fn, drop_last)
         self._start()
 
     def _start(self) -> None:

@@ -7,29 +7,28 @@ import itertools
 import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Generic, TypeVar
 
 from ..._core.tensor import Tensor
 from ...ops.creation import Generator, _generators
 from ...ops.random import randperm
 
+_T_co = TypeVar("_T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[_T_co]):
     """A map from keys to samples: subclasses define ``__getitem__`` (and usually
     ``__len__``); ``a + b`` concatenates."""
 
-    def __getitem__(self, index) -> Any:
+    def __getitem__(self, index) -> _T_co:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
     def __add__(self, other: Dataset) -> ConcatDataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
     """A stream of samples: subclasses define ``__iter__``; ``a + b`` chains."""
-
-    def __iter__(self) -> Iterator:
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
     def __add__(self, other: Dataset) -> ChainDataset:
         return ChainDataset([self, other])

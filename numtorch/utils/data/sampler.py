@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -11,12 +12,11 @@ from ..._core import dtype as dt
 from ...ops.creation import Generator, as_tensor, rng
 from ...ops.random import randint, randperm
 
+_T_co = TypeVar("_T_co", covariant=True)
 
-class Sampler:
+
+class Sampler(Generic[_T_co]):
     """Iterates over indices (or lists of indices) of a dataset; may define ``__len__``."""
-
-    def __init__(self, data_source: Sized | None = None) -> None:
-        pass
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError
@@ -127,10 +127,7 @@ class WeightedRandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         w = self.weights.numpy()
-        if (w < 0).any() or not np.isfinite(w).all():
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if w.sum() <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        _check_distribution(w, self.replacement and self.num_samples > 1)
         n, k = w.shape[0], self.num_samples
         if not self.replacement and k > n:
             raise RuntimeError(
@@ -148,6 +145,22 @@ class WeightedRandomSampler(Sampler):
 
     def __len__(self) -> int:
         return self.num_samples
+
+
+def _check_distribution(w, many_with_replacement: bool) -> None:
+    """PyTorch's multinomial errors; their wording depends on the sampling path."""
+    if not (w >= 0).all() or not np.isfinite(w).all():
+        if not many_with_replacement:
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if not (w >= 0).all():
+            raise RuntimeError(
+                "invalid multinomial distribution (encountering probability entry < 0)"
+            )
+        raise RuntimeError(
+            "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
+        )
+    if w.sum() <= 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 class BatchSampler(Sampler):
