@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from twolibs import assert_same, assert_same_error, run_both
+from twolibs import assert_close, assert_same, assert_same_error, run_both
 
 import numtorch as nt
 
@@ -132,7 +132,7 @@ def test_subset_concat_stack_and_chain():
         ds = _data(lib)
         sub = d.Subset(ds, [5, 0, 3])
         cat = ds + sub  # Dataset.__add__: a ConcatDataset
-        stack = d.StackDataset(ds, sub=list(range(7))) if False else d.StackDataset(ds, ds)
+        stack = d.StackDataset(ds, ds)
         named = d.StackDataset(a=ds, b=list(range(7)))
         chain = _stream(lib, 3) + _stream(lib, 2)  # IterableDataset.__add__: a ChainDataset
         return (
@@ -168,6 +168,17 @@ def test_subset_concat_stack_and_chain():
     ],  # fmt: skip
 )
 def test_dataset_errors_match_torch(prog):
+    assert_same_error(prog)
+
+
+def test_subset_subclass_must_override_getitems_too():
+    def prog(lib):
+        class Mine(lib.utils.data.Subset):
+            def __getitem__(self, idx):
+                return 0
+
+        return Mine(range(3), [0])
+
     assert_same_error(prog)
 
 
@@ -474,8 +485,6 @@ def test_workers_give_the_single_threaded_batches(kwargs):
 
     ref = batches()
     for workers in (1, 2):
-        from twolibs import assert_close
-
         assert_close(batches(num_workers=workers), ref)
         assert_close(batches(num_workers=workers, prefetch_factor=1), ref)
 
@@ -518,22 +527,51 @@ def test_worker_init_fn_info_and_errors():
 
 
 def test_worker_timeout_raises_instead_of_hanging():
-    class Slow(nt.utils.data.Dataset):
+    release = threading.Event()
+
+    class Stuck(nt.utils.data.Dataset):
         def __len__(self):
             return 2
 
         def __getitem__(self, i):
-            time.sleep(1.0)
+            release.wait(10)
             return i
 
     start = time.perf_counter()
-    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0.2 seconds"):
-        list(nt.utils.data.DataLoader(Slow(), num_workers=1, timeout=0.2))
-    assert time.perf_counter() - start < 1.0
+    try:
+        with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0.2 seconds"):
+            list(nt.utils.data.DataLoader(Stuck(), num_workers=1, timeout=0.2))
+        assert time.perf_counter() - start < 5
+    finally:
+        release.set()
+
+
+def test_workers_need_a_copyable_iterable_dataset():
+    class Uncopyable(nt.utils.data.IterableDataset):
+        def __init__(self):
+            self.lock = threading.Lock()
+
+        def __iter__(self):
+            return iter(range(3))
+
+    with pytest.raises(TypeError, match="cannot be copied"):
+        iter(nt.utils.data.DataLoader(Uncopyable(), num_workers=2))
+    assert list(nt.utils.data.DataLoader(Uncopyable(), batch_size=None)) == [0, 1, 2]
+
+
+def _settled_workers(deadline_s: float = 3.0) -> int:
+    """The number of live DataLoader worker threads once those that are stopping have ended."""
+    deadline = time.perf_counter() + deadline_s
+    while True:
+        gc.collect()
+        alive = sum(t.name.startswith("DataLoader worker") for t in threading.enumerate())
+        if alive == 0 or time.perf_counter() > deadline:
+            return alive
+        time.sleep(0.05)
 
 
 def test_persistent_workers_and_abandoned_iterators():
-    before = threading.active_count()
+    assert _settled_workers() == 0
     loader = nt.utils.data.DataLoader(
         Squares(5), batch_size=2, num_workers=2, persistent_workers=True
     )
@@ -542,13 +580,9 @@ def test_persistent_workers_and_abandoned_iterators():
     next(it)  # abandoned mid-epoch: the next epoch starts afresh on the same workers
     second = [b["i"].tolist() for b in loader]
     assert first == second == [[0, 1], [2, 3], [4]]
-    assert threading.active_count() == before + 2
+    assert sum(t.name.startswith("DataLoader worker") for t in threading.enumerate()) == 2
     del loader, it
     it = iter(nt.utils.data.DataLoader(Squares(5), num_workers=2))
     next(it)
-    del it
-    gc.collect()
-    deadline = time.perf_counter() + 2
-    while threading.active_count() > before and time.perf_counter() < deadline:
-        time.sleep(0.05)
-    assert threading.active_count() == before
+    del it  # an abandoned iterator stops its workers
+    assert _settled_workers() == 0

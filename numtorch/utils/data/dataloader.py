@@ -366,6 +366,17 @@ def _worker_loop(
         results.put((tid, data))
 
 
+def _worker_copy(dataset: IterableDataset) -> IterableDataset:
+    try:
+        return copy.deepcopy(dataset)
+    except Exception as e:
+        raise TypeError(
+            "DataLoader worker threads each stream their own copy of an IterableDataset, and "
+            f"this one cannot be copied (copy.deepcopy raised {type(e).__name__}: {e}); make it "
+            "copyable or use num_workers=0"
+        ) from e
+
+
 class _ThreadedIter(_LoaderIter):
     """One pass (or, with persistent workers, every pass) over a DataLoader with worker
     threads; up to ``prefetch_factor`` batches in flight per worker."""
@@ -378,7 +389,7 @@ class _ThreadedIter(_LoaderIter):
         self._results = [queue.Queue() for _ in range(n)]
         # An iterable dataset is streamed by each worker from its own copy, as in PyTorch.
         copies = [
-            copy.deepcopy(loader.dataset) if loader._iterable else loader.dataset for _ in range(n)
+            _worker_copy(loader.dataset) if loader._iterable else loader.dataset for _ in range(n)
         ]
         self._workers = [
             threading.Thread(

@@ -130,6 +130,17 @@ class Subset(Dataset):
     def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
+        # The DataLoader batches through __getitems__: an override of __getitem__ alone
+        # would be bypassed silently.
+        kind = type(self)
+        if kind.__getitem__ is not Subset.__getitem__ and kind.__getitems__ is Subset.__getitems__:
+            raise NotImplementedError(
+                f"{kind.__name__} overrides __getitem__ but not __getitems__. When subclassing "
+                "Subset and overriding __getitem__, you must also override __getitems__ to "
+                "ensure DataLoader works correctly with your custom logic. A simple "
+                "implementation:\n\ndef __getitems__(self, indices):\n    return "
+                "[self.__getitem__(idx) for idx in indices]"
+            )
 
     def __getitem__(self, idx):
         if isinstance(idx, list):
