@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import itertools
 import threading
 import time
 import warnings
@@ -155,6 +156,8 @@ def test_subset_concat_stack_and_chain():
         lambda lib: lib.utils.data.StackDataset(_data(lib), [1, 2]),
         lambda lib: lib.utils.data.StackDataset(_data(lib), b=_data(lib)),
         lambda lib: lib.utils.data.Dataset()[0],
+        lambda lib: type("Stream", (lib.utils.data.IterableDataset,), {})(),
+        lambda lib: type("Ds", (lib.utils.data.Dataset[int],), {})()[0],
     ],
     ids=[
         "concat_empty",
@@ -518,6 +521,11 @@ def test_worker_init_fn_info_and_errors():
 
     with pytest.raises(KeyError, match="boom"):
         list(nt.utils.data.DataLoader(Bad(), num_workers=2))
+    persistent = nt.utils.data.DataLoader(Bad(), num_workers=2, persistent_workers=True)
+    for _ in range(2):  # a failed epoch's workers are replaced by the next epoch's
+        assert [int(b) for b in itertools.islice(persistent, 2)] == [0, 1]
+        with pytest.raises(KeyError, match="boom"):
+            list(persistent)
 
     def failing_init(wid):
         raise ValueError(f"init {wid}")

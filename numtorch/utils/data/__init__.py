@@ -1,7 +1,7 @@
 """torch.utils.data: datasets, samplers, collation and the DataLoader."""
 
 from ._collate import default_collate, default_convert
-from .dataloader import DataLoader, WorkerInfo, get_worker_info
+from .dataloader import DataLoader, WorkerInfo, get_worker_info  # noqa: F401 (WorkerInfo: typing)
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -36,7 +36,6 @@ __all__ = [
     "SubsetRandomSampler",
     "TensorDataset",
     "WeightedRandomSampler",
-    "WorkerInfo",
     "default_collate",
     "default_convert",
     "get_worker_info",

@@ -224,12 +224,12 @@ class DataLoader(Generic[_T_co]):
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def __iter__(self) -> _LoaderIter:
+    def __iter__(self) -> _BaseIter:
         if self.num_workers == 0:
             return _LoaderIter(self)
         if not self.persistent_workers:
             return _ThreadedIter(self)
-        if self._iterator is None:
+        if self._iterator is None or self._iterator._stop.is_set():  # none yet, or failed
             self._iterator = _ThreadedIter(self)
         else:
             self._iterator._reset()
@@ -262,12 +262,10 @@ class DataLoader(Generic[_T_co]):
 
 
 # ------------------------------------------------------------------ iterators
-class _LoaderIter:
-    """One pass over a DataLoader in the main thread."""
+class _BaseIter:
+    """One pass over a DataLoader: the sampler's indices fetched and collated."""
 
-    def __init__(self, loader: DataLoader, *, check_timeout: bool = True) -> None:
-        if check_timeout and loader.timeout != 0:
-            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+    def __init__(self, loader: DataLoader) -> None:
         if loader.pin_memory and not is_cuda_available():
             warnings.warn(
                 "'pin_memory' argument is set as true but no accelerator is found, then device "
@@ -276,7 +274,7 @@ class _LoaderIter:
             )
         self._loader = loader
         make = _iterable_fetcher if loader._iterable else _map_fetcher
-        # The workers get this function: it must not hold the loader (nor so the iterator).
+        # Worker threads get this function: it must not hold the loader (nor so the iterator).
         auto, collate_fn, drop_last = loader._auto_collation, loader.collate_fn, loader.drop_last
         self._make_fetcher = lambda dataset: make(dataset, auto, collate_fn, drop_last)
         self._start()
@@ -286,16 +284,15 @@ class _LoaderIter:
         self._sampler_iter = iter(loader._index_sampler)
         self._base_seed = int(randint(0, 2**62, (), generator=loader.generator).item())
         self._num_yielded = 0
-        self._fetch = self._make_fetcher(loader.dataset)
 
-    def __iter__(self) -> _LoaderIter:
+    def __iter__(self) -> _BaseIter:
         return self
 
     def __len__(self) -> int:
         return len(self._loader._index_sampler)
 
     def _next_data(self):
-        return self._fetch(next(self._sampler_iter))
+        raise NotImplementedError
 
     def __next__(self) -> Any:
         data = self._next_data()
@@ -309,6 +306,19 @@ class _LoaderIter:
                 stacklevel=2,
             )
         return data
+
+
+class _LoaderIter(_BaseIter):
+    """A pass in the main thread (``num_workers=0``)."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        if loader.timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        super().__init__(loader)
+        self._fetch = self._make_fetcher(loader.dataset)
+
+    def _next_data(self):
+        return self._fetch(next(self._sampler_iter))
 
 
 class _Failure:
@@ -377,12 +387,12 @@ def _worker_copy(dataset: IterableDataset) -> IterableDataset:
         ) from e
 
 
-class _ThreadedIter(_LoaderIter):
+class _ThreadedIter(_BaseIter):
     """One pass (or, with persistent workers, every pass) over a DataLoader with worker
     threads; up to ``prefetch_factor`` batches in flight per worker."""
 
     def __init__(self, loader: DataLoader) -> None:
-        super().__init__(loader, check_timeout=False)
+        super().__init__(loader)
         n = loader.num_workers
         self._stop = threading.Event()
         self._tasks = [queue.Queue() for _ in range(n)]
@@ -410,12 +420,6 @@ class _ThreadedIter(_LoaderIter):
         for t in self._workers:
             t.start()
         self._begin_epoch()
-
-    def _start(self) -> None:
-        loader = self._loader
-        self._sampler_iter = iter(loader._index_sampler)
-        self._base_seed = int(randint(0, 2**62, (), generator=loader.generator).item())
-        self._num_yielded = 0
 
     def _begin_epoch(self) -> None:
         n = self._loader.num_workers
