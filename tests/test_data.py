@@ -168,6 +168,8 @@ def test_subset_concat_stack_and_chain():
         "stack_sizes",
         "stack_both",
         "abstract",
+        "abstract_iter",
+        "generic",
     ],  # fmt: skip
 )
 def test_dataset_errors_match_torch(prog):
