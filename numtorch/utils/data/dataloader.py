@@ -5,7 +5,11 @@ Workers (``num_workers > 0``) are threads: each has its own queue of batch indic
 results, batches come back in the sampler's order, a worker's exception is raised in the
 main thread, and waiting for a batch polls the worker so that a dead worker or a
 ``timeout`` ends in an error, never a hang. As in PyTorch, each worker of an iterable
-dataset streams its own copy of the dataset (see ``get_worker_info``).
+dataset streams its own copy of the dataset (see ``get_worker_info``). Threads share
+numtorch's default generator: random draws inside a dataset are not tied to one worker, so
+their order across workers is not reproducible (``WorkerInfo.seed`` is PyTorch's seed for
+the worker, for datasets that seed a generator of their own). ``multiprocessing_context``
+is accepted and unused.
 """
 
 from __future__ import annotations
