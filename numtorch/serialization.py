@@ -130,15 +130,13 @@ def _strided(storage, offset, size, stride, dtype: dt.dtype | None = None):
     extent = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
     if extent > arr.size or offset > arr.size:
         raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset} "
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
             f"and itemsize {arr.itemsize} requiring a storage size of {extent * arr.itemsize} "
             f"are out of bounds for storage of size {arr.nbytes}"
         )
     xp = xp_of(arr)
     step = arr.itemsize
-    return xp.lib.stride_tricks.as_strided(
-        arr[offset:], size, tuple(s * step for s in stride), writeable=True
-    )
+    return xp.lib.stride_tricks.as_strided(arr[offset:], size, tuple(s * step for s in stride))
 
 
 def _rebuild_tensor_v2(
@@ -241,33 +239,15 @@ _ALLOWED = _allowed_globals()
 _UNSUPPORTED = {
     **{
         f"torch._utils.{n}": "sparse, quantized, nested or meta tensors"
-        for n in (
-            "_rebuild_qtensor",
-            "_rebuild_sparse_tensor",
-            "_rebuild_meta_tensor_no_storage",
-            "_rebuild_nested_tensor",
-            "_rebuild_wrapper_subclass",
-            "_rebuild_device_tensor_from_numpy",
-            "_rebuild_device_tensor_from_cpu_tensor",
-        )
-    },  # fmt: skip
+        for n in """_rebuild_qtensor _rebuild_sparse_tensor _rebuild_meta_tensor_no_storage
+        _rebuild_nested_tensor _rebuild_wrapper_subclass _rebuild_device_tensor_from_numpy
+        _rebuild_device_tensor_from_cpu_tensor""".split()
+    },
     **{
         f"torch.{n}": f"dtype or storage {n}"
-        for n in (
-            "bfloat16",
-            "BFloat16Storage",
-            "uint16",
-            "uint32",
-            "uint64",
-            "complex32",
-            "ComplexHalfStorage",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "QInt8Storage",
-            "QUInt8Storage",
-            "QInt32Storage",
-        )
-    },  # fmt: skip
+        for n in """bfloat16 BFloat16Storage uint16 uint32 uint64 complex32 ComplexHalfStorage
+        float8_e4m3fn float8_e5m2 QInt8Storage QUInt8Storage QInt32Storage""".split()
+    },
 }
 
 

@@ -6,6 +6,7 @@ import collections
 import io
 import os
 import pickle
+import struct
 import zipfile
 
 import numpy as np
@@ -123,6 +124,12 @@ def test_paths_and_file_objects(tmp_path):
             assert_close(nt.load(f)["x"], x)
         np.testing.assert_array_equal(torch.load(str(tmp_path / name))["x"].numpy(), x.numpy())
     assert_close(nt.load(str(tmp_path / "a.pt"), mmap=True)["x"], x)
+    np.testing.assert_array_equal(torch.load(tmp_path / "a.pt", mmap=True)["x"].numpy(), x.numpy())
+    with open(tmp_path / "a.pt", "rb") as f, zipfile.ZipFile(f) as zf:
+        for info in zf.infolist():  # every record's data starts on a 64-byte boundary
+            f.seek(info.header_offset + 26)
+            name_len, extra_len = struct.unpack("<HH", f.read(4))
+            assert (info.header_offset + 30 + name_len + extra_len) % 64 == 0
     with pytest.raises(RuntimeError, match="Parent directory .* does not exist"):
         nt.save(x, tmp_path / "missing" / "x.pt")
 
@@ -244,10 +251,17 @@ def test_code_executing_pickle_is_refused(tmp_path):
         nt.load(_buffer(nt, 1), pickle_module=pickle)
 
 
-def test_weights_only_false_is_full_pickle(tmp_path):
-    """Only when asked: a trusted file's own objects (here a module-level function) load."""
+def test_weights_only_false_is_full_pickle():
+    """Only when asked: a trusted file's own objects (a function, a whole module) load."""
     got = nt.load(_buffer(nt, {"f": _write_marker, "x": nt.ones(2)}), weights_only=False)
     assert got["f"] is _write_marker and isinstance(got["x"], nt.Tensor)
+    model = nt.nn.Sequential(nt.nn.Linear(3, 2), nt.nn.ReLU())
+    copy = nt.load(_buffer(nt, model), weights_only=False)
+    x = nt.tensor(arr(2, 3), dtype=nt.float32)
+    assert isinstance(copy[0], nt.nn.Linear)
+    assert_close(copy(x), model(x))
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL numtorch.nn.modules"):
+        nt.load(_buffer(nt, model))
 
 
 def test_storage_out_of_bounds_is_refused():
