@@ -264,29 +264,48 @@ def test_weights_only_false_is_full_pickle():
         nt.load(_buffer(nt, model))
 
 
+def _rewrite(buf: io.BytesIO, edit) -> io.BytesIO:
+    """A copy of a checkpoint with ``edit(name, data) -> data`` applied to every record."""
+    with zipfile.ZipFile(buf) as zf:
+        records = {n: zf.read(n) for n in zf.namelist()}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, data in records.items():
+            zf.writestr(name, edit(name, data))
+    out.seek(0)
+    return out
+
+
 def test_storage_out_of_bounds_is_refused():
     """A file whose tensor addresses memory past its storage fails instead of reading it."""
     buf = _buffer(torch, torch.zeros(4))
-    with zipfile.ZipFile(buf) as zf:
-        records = {n: zf.read(n) for n in zf.namelist()}
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as zf:
-        for name, data in records.items():
-            zf.writestr(name, data[:8] if name.endswith("data/0") else data)
-    out.seek(0)
+    short = _rewrite(buf, lambda name, data: data[:8] if name.endswith("data/0") else data)
     with pytest.raises(RuntimeError, match="holds 8 bytes, expected 16"):
-        nt.load(out)
-    sd = {"x": torch.zeros(4)}
-    buf = _buffer(torch, sd)
-    with zipfile.ZipFile(buf) as zf:
-        records = {n: zf.read(n) for n in zf.namelist()}
-    pkl = next(n for n in records if n.endswith("data.pkl"))
+        nt.load(short)
     # the size tuple (4,) is BININT1 4 then TUPLE1: ask for 64 elements of a 4-element storage
-    records[pkl] = records[pkl].replace(b"K\x04\x85", b"K\x40\x85", 1)
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as zf:
-        for name, data in records.items():
-            zf.writestr(name, data)
-    out.seek(0)
+    buf.seek(0)
+    big = _rewrite(buf, lambda name, data: data.replace(b"K\x04\x85", b"K\x40\x85", 1))
     with pytest.raises(RuntimeError, match="out of bounds for storage of size 16"):
-        nt.load(out)
+        nt.load(big)
+
+
+def test_saved_location_and_byte_order():
+    """A checkpoint saved from a GPU needs map_location on a machine without one; a
+    big-endian one is byte-swapped."""
+    x = nt.tensor(arr(3))
+    cpu = b"X\x03\x00\x00\x00cpu"
+    gpu = _rewrite(_buffer(nt, x), lambda n, d: d.replace(cpu, b"X\x06\x00\x00\x00cuda:0"))
+    assert_close(nt.load(gpu, map_location="cpu"), x)
+    gpu.seek(0)
+    assert_close(nt.load(gpu, map_location={"cuda:0": "cpu"}), x)
+    if not nt.cuda.is_available():
+        gpu.seek(0)
+        with pytest.raises(RuntimeError, match="torch.cuda.is_available\\(\\) is False"):
+            nt.load(gpu)
+
+    def big_endian(name, data):
+        if name.endswith("byteorder"):
+            return b"big"
+        return np.frombuffer(data, "<f8").astype(">f8").tobytes() if "data/" in name else data
+
+    assert_close(nt.load(_rewrite(_buffer(nt, x), big_endian)), x)
