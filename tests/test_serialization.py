@@ -227,8 +227,11 @@ def _evil_files(marker):
     payloads = [_Evil(os.system, f"touch {marker}"), _Evil(_write_marker, str(marker))]
     for payload in payloads:
         obj = {"weights": torch.zeros(2), "payload": payload}
-        plain = io.BytesIO(pickle.dumps(obj["payload"], protocol=2))
-        yield _buffer(torch, obj), _buffer(nt, {**obj, "weights": nt.zeros(2)}), plain
+        plain = [io.BytesIO(pickle.dumps(payload, protocol=p)) for p in (0, 2, 4)]
+        mine = io.BytesIO()
+        nt.save({**obj, "weights": nt.zeros(2)}, mine, pickle_protocol=4)  # STACK_GLOBAL
+        mine.seek(0)
+        yield _buffer(torch, obj), _buffer(nt, {**obj, "weights": nt.zeros(2)}), mine, *plain
 
 
 def test_code_executing_pickle_is_refused(tmp_path):
