@@ -168,6 +168,8 @@ from .nn._recurrent import (
     rnn_tanh,
     rnn_tanh_cell,
 )
+from . import serialization  # torch.save / torch.load (PyTorch's checkpoint format)
+from .serialization import load, save
 from .ops import (
     creation as _creation,
     conversion as _conversion,
