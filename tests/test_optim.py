@@ -274,6 +274,80 @@ def test_scheduler_style_step_wrapping():
     assert_same(prog, **TOL)
 
 
+OPTIONS = [
+    ("Adam", dict(fused=True)),
+    ("AdamW", dict(fused=True, amsgrad=True)),
+    ("Adagrad", dict(fused=True, lr_decay=0.1)),
+    ("SGD", dict(fused=True, momentum=0.9)),
+    ("Adam", dict(foreach=True, amsgrad=True)),
+    ("RMSprop", dict(foreach=True, centered=True, momentum=0.5)),
+    ("SGD", dict(foreach=True, momentum=0.9, nesterov=True)),
+    ("SGD", dict(lr="tensor", momentum=0.9)),
+    ("Adam", dict(lr="tensor")),
+    ("RMSprop", dict(lr="tensor")),
+    ("Rprop", dict(lr="tensor")),
+    ("AdamW", dict(lr="tensor", amsgrad=True)),
+    ("Adamax", dict(lr="tensor")),
+    ("NAdam", dict(lr="tensor", weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr="tensor", weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adagrad", dict(lr="tensor", lr_decay=0.1)),
+    ("Adadelta", dict(lr="tensor")),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", OPTIONS, ids=lambda c: str(c))
+def test_fused_foreach_and_tensor_lr(name, kwargs):
+    """fused / foreach (PyTorch's other CPU kernels) and a tensor lr: the same trajectory."""
+
+    def prog(lib):
+        params = _params(lib)
+        kw = {**kwargs, "lr": lib.tensor(0.05)} if kwargs.get("lr") == "tensor" else kwargs
+        opt = getattr(lib.optim, name)(params, **kw)
+        _train(opt, params, lib, 4)
+        return _snapshot(opt, params)
+
+    assert_same(prog, **TOL)
+
+
+ALL = ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad", "Adadelta", "RMSprop",
+       "Rprop"]  # fmt: skip
+# two steps: those where PyTorch itself can backpropagate through a second step
+TWICE = ["SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adagrad", "Adadelta"]
+
+
+@pytest.mark.parametrize(
+    "name,steps", [(n, 1) for n in ALL] + [(n, 2) for n in TWICE], ids=lambda c: str(c)
+)
+def test_differentiable_step(name, steps):
+    """differentiable=True: the update of a non-leaf parameter is recorded; the gradient
+    through the steps and the parameters as PyTorch's."""
+    kwargs = {"SGD": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+              "RMSprop": dict(centered=True, momentum=0.9), "Adam": dict(amsgrad=steps == 1)}  # fmt: skip
+
+    def prog(lib):
+        w = lib.tensor(arr(2, 3), requires_grad=True)
+        p = w.clone()
+        opt = getattr(lib.optim, name)([p], differentiable=True, **kwargs.get(name, {}))
+        for i in range(steps):
+            p.grad = lib.tensor(np.full((2, 3), 0.3 + i)) * w
+            opt.step()
+        (p**2).sum().backward()
+        return p, w.grad
+
+    assert_same(prog, **TOL)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adadelta",
+                                  "RMSprop", "Rprop"])  # fmt: skip
+def test_capturable_needs_an_accelerator(name):
+    def prog(lib):
+        params = _params(lib)
+        opt = getattr(lib.optim, name)(params, capturable=True)
+        _train(opt, params, lib, 1)
+
+    assert_same_error(prog)
+
+
 def _rosenbrock(lib, x):
     return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
 

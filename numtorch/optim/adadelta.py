@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from .._core.tensor import Tensor
 from .adam import _moments_state
-from .optimizer import ParamsT, _check, _count, _l2, _PerParameter
+from .optimizer import ParamsT, _check, _count, _l2, _num, _PerParameter, _saved
 
 __all__ = ["Adadelta"]
 
 
 class Adadelta(_PerParameter):
     """Adadelta (Zeiler), as torch.optim.Adadelta."""
+
+    _capturable_devices = ["cuda", "xpu", "hpu", "privateuseone"]
 
     def __init__(
         self,
@@ -44,6 +46,7 @@ class Adadelta(_PerParameter):
         grad = _l2(p, grad, group["weight_decay"])
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        delta = acc_delta.add(eps).sqrt_().div_(square_avg.add(eps).sqrt_()).mul_(grad)
+        std = square_avg.add(eps).sqrt_()
+        delta = _saved(acc_delta.add(eps).sqrt_(), group).div_(std).mul_(grad)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        p.add_(delta, alpha=-lr)
+        p.add_(delta, alpha=_num(-lr))

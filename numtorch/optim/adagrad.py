@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._core.tensor import Tensor
 from ..ops.creation import full_like
-from .optimizer import ParamsT, _check, _check_fused, _count, _l2, _new_step, _PerParameter
+from .optimizer import ParamsT, _check, _check_fused, _count, _l2, _new_step, _num, _PerParameter
 
 __all__ = ["Adagrad"]
 
@@ -54,4 +54,4 @@ class Adagrad(_PerParameter):
         grad = _l2(p, grad, group["weight_decay"])
         clr = lr / (1 + (step - 1) * group["lr_decay"])
         state["sum"].addcmul_(grad, grad, value=1)
-        p.addcdiv_(grad, state["sum"].sqrt().add_(group["eps"]), value=-clr)
+        p.addcdiv_(grad, state["sum"].sqrt() + group["eps"], value=_num(-clr))

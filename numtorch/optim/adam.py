@@ -10,7 +10,10 @@ from .optimizer import (
     _check_fused,
     _count,
     _new_step,
+    _num,
     _PerParameter,
+    _rdiv,
+    _saved,
     _weight_decay,
 )
 
@@ -82,7 +85,7 @@ class Adam(_PerParameter):
         names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
         state = _moments_state(p, *names)
         if group["capturable"] or group["fused"]:
-            state["step"] = _new_step(group["fused"])
+            state["step"] = _new_step(group["fused"], p.device)
         return state
 
     def _update(self, p, grad, state, group, lr):
@@ -90,9 +93,20 @@ class Adam(_PerParameter):
         beta1, beta2 = (float(b) for b in group["betas"])
         grad = _weight_decay(p, grad, group)
         _update_moments(state, grad, beta1, beta2)
-        step_size = lr / (1 - beta1**step)
         second = state["exp_avg_sq"]
         if group["amsgrad"]:
-            second = state["max_exp_avg_sq"].copy_(state["max_exp_avg_sq"].maximum(second))
-        denom = (second.sqrt() / (1 - beta2**step) ** 0.5).add_(group["eps"])
-        p.addcdiv_(state["exp_avg"], denom, value=-step_size)
+            peak = state["max_exp_avg_sq"]
+            second = peak.copy_(_saved(peak, group).maximum(second))
+        exp_avg = _saved(state["exp_avg"], group)
+        if group["capturable"] or group["differentiable"]:
+            # PyTorch's tensor form: bias corrections computed from the 'step' tensor, in
+            # its dtype
+            step = state["step"]
+            neg_size = _rdiv(lr, 1 - beta1**step).neg()
+            denom = (second.sqrt() / ((1 - beta2**step).sqrt() * neg_size)).add_(
+                _rdiv(group["eps"], neg_size)
+            )
+            p.addcdiv_(exp_avg, denom)
+        else:
+            denom = (second.sqrt() / (1 - beta2**step) ** 0.5).add_(group["eps"])
+            p.addcdiv_(exp_avg, denom, value=_num(-lr / (1 - beta1**step)))

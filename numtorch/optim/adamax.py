@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._core.tensor import Tensor
 from .adam import _moments_state
-from .optimizer import ParamsT, _check, _count, _l2, _PerParameter
+from .optimizer import ParamsT, _check, _count, _l2, _num, _PerParameter, _saved
 
 __all__ = ["Adamax"]
 
@@ -41,5 +41,5 @@ class Adamax(_PerParameter):
         grad = _l2(p, grad, group["weight_decay"])
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg.lerp_(grad, 1 - beta1)
-        exp_inf.copy_(exp_inf.mul_(beta2).maximum(grad.abs().add_(group["eps"])))
-        p.addcdiv_(exp_avg, exp_inf, value=-lr / (1 - beta1**step))
+        exp_inf.copy_(_saved(exp_inf.mul_(beta2), group).maximum(grad.abs().add_(group["eps"])))
+        p.addcdiv_(exp_avg, exp_inf, value=_num(-lr / (1 - beta1**step)))

@@ -5,13 +5,24 @@ from __future__ import annotations
 from .._core.tensor import Tensor
 from ..ops.creation import ones
 from .adam import _moments_state, _update_moments
-from .optimizer import ParamsT, _check, _count, _PerParameter, _scalar_dtype, _weight_decay
+from .optimizer import (
+    ParamsT,
+    _check,
+    _count,
+    _num,
+    _PerParameter,
+    _rdiv,
+    _scalar_dtype,
+    _weight_decay,
+)
 
 __all__ = ["NAdam"]
 
 
 class NAdam(_PerParameter):
     """NAdam (Dozat), as torch.optim.NAdam; ``decoupled_weight_decay`` gives NAdamW."""
+
+    _capturable_what = "params, mu_products and state_steps"
 
     def __init__(
         self,
@@ -46,13 +57,25 @@ class NAdam(_PerParameter):
 
     def _update(self, p, grad, state, group, lr):
         step = _count(state)
+        # PyTorch's tensor form (capturable or differentiable) keeps mu_product a tensor; a
+        # capturable step also computes the schedule from the 'step' tensor, in its dtype
+        tensor_form = group["capturable"] or group["differentiable"]
+        if group["capturable"]:
+            step = state["step"]
         beta1, beta2 = group["betas"]
         grad = _weight_decay(p, grad, group)
         decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
-        mu_product = state["mu_product"].mul_(mu).item()
+        mu_product = state["mu_product"].mul_(mu)
         _update_moments(state, grad, beta1, beta2)
-        denom = state["exp_avg_sq"].div(1 - beta2**step).sqrt().add_(group["eps"])
-        p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
-        p.addcdiv_(state["exp_avg"], denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
+        denom = state["exp_avg_sq"].div(1 - beta2**step).sqrt() + group["eps"]
+        if tensor_form:
+            p.addcdiv_(grad * _rdiv(-lr * (1.0 - mu), 1.0 - mu_product), denom)
+            coef = _rdiv(-lr * mu_next, 1.0 - mu_product * mu_next)
+            p.addcdiv_(state["exp_avg"] * coef, denom)
+        else:
+            mu_product = mu_product.item()
+            p.addcdiv_(grad, denom, value=_num(-lr * (1.0 - mu) / (1.0 - mu_product)))
+            coef = _num(-lr * mu_next / (1.0 - mu_product * mu_next))
+            p.addcdiv_(state["exp_avg"], denom, value=coef)

@@ -379,8 +379,8 @@ def _scalar_dtype(is_fused: bool | None = None) -> dt.dtype:
     return dt.float64 if dt.get_default_dtype() == dt.float64 else dt.float32
 
 
-def _new_step(is_fused: bool | None = None) -> Tensor:
-    return zeros((), dtype=_scalar_dtype(is_fused))
+def _new_step(is_fused: bool | None = None, device=None) -> Tensor:
+    return zeros((), dtype=_scalar_dtype(is_fused), device=device)
 
 
 def _count(state: dict) -> float:
@@ -425,6 +425,23 @@ def _run_closure(closure: Callable | None):
         return closure()
 
 
+def _saved(t: Tensor, group: dict) -> Tensor:
+    """``t``, copied when the step is differentiable: autograd keeps the tensors an update
+    reads, and the state buffers change in place on the next step."""
+    return t.clone() if group["differentiable"] else t
+
+
+def _rdiv(number, t):
+    """``number / t`` rounded as PyTorch rounds it for a tensor ``t`` (it evaluates
+    ``t.reciprocal() * number``); a plain quotient for numbers."""
+    return t.reciprocal() * number if isinstance(t, Tensor) else number / t
+
+
+def _num(x) -> float:
+    """A Python number from a hyperparameter that may be a one-element tensor."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
 def _l2(p: Tensor, grad: Tensor, weight_decay: float) -> Tensor:
     """The gradient with the L2 penalty's gradient added."""
     return grad.add(p, alpha=weight_decay) if weight_decay != 0 else grad
@@ -435,7 +452,7 @@ def _weight_decay(p: Tensor, grad: Tensor, group: dict) -> Tensor:
     gradient). Returns the gradient to use."""
     wd = group["weight_decay"]
     if wd != 0 and group.get("decoupled_weight_decay", False):
-        p.mul_(1 - float(group["lr"]) * wd)
+        p.mul_(1 - group["lr"] * wd)
         return grad
     return _l2(p, grad, wd)
 
@@ -444,11 +461,17 @@ class _PerParameter(Optimizer):
     """An optimizer whose step updates each parameter that has a gradient on its own:
     subclasses give the fresh state of a parameter and the in-place update."""
 
+    # where PyTorch lets a capturable optimizer run, and what its refusal names
+    _capturable_devices = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+    _capturable_what = "params and state_steps"
+
     def _init_state(self, p: Tensor, group: dict) -> dict:
         raise NotImplementedError
 
-    def _update(self, p: Tensor, grad: Tensor, state: dict, group: dict, lr: float) -> None:
-        """Update ``p`` in place; ``grad`` is already negated when maximizing."""
+    def _update(self, p: Tensor, grad: Tensor, state: dict, group: dict, lr) -> None:
+        """Update ``p`` in place; ``grad`` is already negated when maximizing. ``lr`` is the
+        group's, a number or a one-element tensor (whose dtype the arithmetic keeps, as in
+        PyTorch)."""
         raise NotImplementedError
 
     def __setstate__(self, state: dict) -> None:
@@ -466,13 +489,18 @@ class _PerParameter(Optimizer):
         """Perform one optimization step; returns the closure's loss (None without one)."""
         loss = _run_closure(closure)
         for group in self.param_groups:
-            lr = float(group["lr"])
+            lr = group["lr"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 state = self.state[p]
                 if len(state) == 0:
                     state.update(self._init_state(p, group))
+                if group.get("capturable") and p.device.type not in self._capturable_devices:
+                    raise AssertionError(
+                        f"If capturable=True, {self._capturable_what} must be on supported "
+                        f"devices: {self._capturable_devices}."
+                    )
                 grad = -p.grad if group.get("maximize", False) else p.grad
                 self._update(p, grad, state, group, lr)
         return loss

@@ -51,7 +51,7 @@ class RAdam(_PerParameter):
             rect = (
                 (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
             ) ** 0.5
-            adaptive = bias_correction2**0.5 / state["exp_avg_sq"].sqrt().add_(group["eps"])
+            adaptive = bias_correction2**0.5 / (state["exp_avg_sq"].sqrt() + group["eps"])
             p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
         else:
             p.add_(corrected * lr, alpha=-1.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._core.tensor import Tensor
 from .adam import _moments_state
-from .optimizer import ParamsT, _check, _count, _l2, _PerParameter
+from .optimizer import ParamsT, _check, _count, _l2, _num, _PerParameter, _saved
 
 __all__ = ["RMSprop"]
 
@@ -48,8 +48,9 @@ class RMSprop(_PerParameter):
             avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
             avg = square_avg.sqrt()
-        avg = avg.add_(group["eps"])
+        avg = avg + group["eps"]
         if momentum > 0:
-            p.add_(state["momentum_buffer"].mul_(momentum).addcdiv_(grad, avg), alpha=-lr)
+            buf = state["momentum_buffer"].mul_(momentum).addcdiv_(grad, avg)
+            p.add_(_saved(buf, group), alpha=_num(-lr))
         else:
-            p.addcdiv_(grad, avg, value=-lr)
+            p.addcdiv_(grad, avg, value=_num(-lr))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._core.tensor import Tensor
 from ..ops.creation import full_like, zeros_like
-from .optimizer import ParamsT, _check_lr, _count, _new_step, _PerParameter
+from .optimizer import ParamsT, _check_lr, _count, _new_step, _PerParameter, _saved
 
 __all__ = ["Rprop"]
 
@@ -45,7 +45,7 @@ class Rprop(_PerParameter):
         _count(state)
         etaminus, etaplus = group["etas"]
         lo, hi = group["step_sizes"]
-        agree = grad.mul(state["prev"]).sign()
+        agree = grad.mul(_saved(state["prev"], group)).sign()
         factor = agree.masked_fill(agree.gt(0), etaplus).masked_fill_(agree.lt(0), etaminus)
         factor = factor.masked_fill_(agree.eq(0), 1)
         step_size = state["step_size"].mul_(factor).clamp_(lo, hi)
