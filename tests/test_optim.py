@@ -355,7 +355,8 @@ def _rosenbrock(lib, x):
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
 def test_lbfgs_rosenbrock(line_search_fn):
     """LBFGS on the extended Rosenbrock function, a small history (the oldest pairs drop
-    out): the iterates, the losses and the counters as PyTorch's. (Without a line search
+    out): the iterates, the losses and the whole state (directions, curvature pairs, the
+    0-d tensors and numbers PyTorch keeps, counters) as PyTorch's. (Without a line search
     Rosenbrock amplifies rounding differences about tenfold every few iterations: 20
     iterations keep them near 1e-13.)"""
 
@@ -371,10 +372,10 @@ def test_lbfgs_rosenbrock(line_search_fn):
             return loss
 
         losses = [opt.step(closure).item() for _ in range(2)]
-        st = opt.state[x]
-        return x, losses, st["func_evals"], st["n_iter"], sorted(st), float(st["t"])
+        return x, losses, opt.state_dict()
 
-    assert_same(prog, rtol=1e-11, atol=1e-13)
+    # the curvature pairs are differences of gradients of size ~1e2: atol from that scale
+    assert_same(prog, rtol=1e-11, atol=1e-11)
 
 
 # ------------------------------------------------------------------ errors

@@ -8,20 +8,21 @@ from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros
 from ..ops.shape import cat as _cat_op
-from .optimizer import Optimizer, ParamsT, _check_lr, _run_closure
+from .optimizer import Optimizer, ParamsT, _check_lr, _num, _rdiv, _run_closure
 
 __all__ = ["LBFGS"]
 
 
-def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
+def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
     """The minimizer of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to
-    ``bounds`` (default: the interval); the midpoint when the cubic has no minimum."""
-    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    disc = d1 * d1 - g1 * g2
-    if disc < 0:
+    ``bounds`` (default: the interval); the midpoint when the cubic has no minimum.
+    Scalars are numbers or 0-d tensors, as they come (PyTorch keeps the slopes tensors)."""
+    lo, hi = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
+    d1 = g1 + g2 - _rdiv(3 * (f1 - f2), x1 - x2)
+    disc = d1**2 - g1 * g2
+    if not disc >= 0:
         return (lo + hi) / 2.0
-    d2 = disc**0.5
+    d2 = disc.sqrt()
     if x1 <= x2:
         x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
@@ -33,11 +34,11 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
     """A step ``t`` along ``d`` meeting the strong Wolfe conditions (Nocedal & Wright,
     algorithms 3.5 and 3.6): bracket, then zoom by cubic interpolation. ``evaluate(t)`` is
     (loss, flat gradient) at the step. Returns (loss, gradient, t, evaluations)."""
-    d_norm = d.abs().max().item()
+    d_norm = d.abs().max()
     f_new, g_new = evaluate(t)
     evals, it = 1, 0
-    gtd_new = g_new.dot(d).item()
-    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g.clone(), gtd
+    gtd_new = g_new.dot(d)
+    t_prev, f_prev, g_prev, gtd_prev = 0, f, g.clone(), gtd
     done = False
     # bracketing phase
     while it < max_ls:
@@ -56,7 +57,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
         t = t_next
         f_new, g_new = evaluate(t)
         evals, it = evals + 1, it + 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = g_new.dot(d)
     if it == max_ls:
         bracket = [[0, f, g, None], [t, f_new, g_new, None]]
     # zoom phase: shrink the bracket [low, high] around a point meeting the conditions
@@ -80,7 +81,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
             insufficient = False
         f_new, g_new = evaluate(t)
         evals, it = evals + 1, it + 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = g_new.dot(d)
         high = 1 - low
         if f_new > f + c1 * t * gtd or f_new >= bracket[low][1]:
             bracket[high] = [t, f_new, g_new.clone(), gtd_new]
@@ -131,9 +132,9 @@ class LBFGS(Optimizer):
             ]
         )
 
-    def _add_grad(self, step_size: float, update: Tensor) -> None:
+    def _add_grad(self, step_size, update: Tensor) -> None:
         """params += step_size * update (update flat, in parameter order)."""
-        offset = 0
+        offset, step_size = 0, _num(step_size)
         for p in self._params:
             p.add_(update[offset : offset + p.numel()].view_as(p), alpha=step_size)
             offset += p.numel()
@@ -153,7 +154,7 @@ class LBFGS(Optimizer):
     def step(self, closure: Callable[[], float]) -> float:  # type: ignore[override]
         """Run up to ``max_iter`` L-BFGS iterations; returns the closure's first loss."""
         group = self.param_groups[0]
-        lr = float(group["lr"])
+        lr = group["lr"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         state = self.state[self._params[0]]
@@ -165,7 +166,7 @@ class LBFGS(Optimizer):
         evals = 1
         state["func_evals"] += 1
         flat_grad = self._flat_grad()
-        if flat_grad.abs().max().item() <= tolerance_grad:
+        if flat_grad.abs().max() <= tolerance_grad:
             return orig_loss
 
         d, t = state.get("d"), state.get("t")
@@ -180,31 +181,31 @@ class LBFGS(Optimizer):
                 d, old_dirs, old_stps, ro, H_diag = flat_grad.neg(), [], [], [], 1
             else:
                 y, s = flat_grad.sub(prev_flat_grad), d.mul(t)
-                ys = y.dot(s).item()
+                ys = y.dot(s)
                 if ys > 1e-10:  # keep the curvature pair only when it is positive
                     if len(old_dirs) == group["history_size"]:
                         old_dirs.pop(0), old_stps.pop(0), ro.pop(0)
                     old_dirs.append(y)
                     old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y).item()
+                    ro.append(_rdiv(1.0, ys))
+                    H_diag = ys / y.dot(y)
                 # two-loop recursion: d = -H g
                 al = state.setdefault("al", [None] * group["history_size"])
                 q = flat_grad.neg()
                 for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q).item() * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
+                    al[i] = old_stps[i].dot(q) * ro[i]
+                    q.add_(old_dirs[i], alpha=_num(-al[i]))
                 d = q.mul(H_diag)
                 for i in range(len(old_dirs)):
-                    be_i = old_dirs[i].dot(d).item() * ro[i]
-                    d.add_(old_stps[i], alpha=al[i] - be_i)
+                    be_i = old_dirs[i].dot(d) * ro[i]
+                    d.add_(old_stps[i], alpha=_num(al[i] - be_i))
             prev_flat_grad = flat_grad.clone()
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr
+                t = min(1.0, _rdiv(1.0, flat_grad.abs().sum())) * lr
             else:
                 t = lr
-            gtd = flat_grad.dot(d).item()
+            gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:  # not a descent direction
                 break
 
@@ -218,12 +219,12 @@ class LBFGS(Optimizer):
                     t, d, loss, flat_grad, gtd, max_ls=max_eval - evals,
                 )  # fmt: skip
                 self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max().item() <= tolerance_grad
+                opt_cond = flat_grad.abs().max() <= tolerance_grad
             else:
                 self._add_grad(t, d)
                 if n_iter != max_iter:
                     loss, flat_grad = self._evaluate(closure)
-                    opt_cond = flat_grad.abs().max().item() <= tolerance_grad
+                    opt_cond = flat_grad.abs().max() <= tolerance_grad
                     ls_evals = 1
             evals += ls_evals
             state["func_evals"] += ls_evals
@@ -231,7 +232,7 @@ class LBFGS(Optimizer):
                 n_iter == max_iter
                 or evals >= max_eval
                 or opt_cond
-                or d.mul(t).abs().max().item() <= tolerance_change
+                or d.mul(t).abs().max() <= tolerance_change
                 or abs(loss - prev_loss) < tolerance_change
             ):
                 break
