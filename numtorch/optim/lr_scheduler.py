@@ -866,7 +866,7 @@ class CyclicLR(LRScheduler):
         self.gamma = gamma
         self._scale_fn_custom = scale_fn
         self.scale_mode = scale_mode
-        self._after_load()
+        self._init_scale_mode()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.use_beta1, self.base_momentums, self.max_momentums = _init_momentum(
@@ -875,9 +875,12 @@ class CyclicLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
-    def _after_load(self) -> None:
+    def _init_scale_mode(self) -> None:
+        """A built-in mode fixes whether its scale follows cycles or iterations."""
         if self._scale_fn_custom is None:
             self.scale_mode = _SCALE_MODES[self.mode]
+
+    _after_load = _init_scale_mode
 
     def scale_fn(self, x) -> float:
         """The amplitude's scale at cycle (or iteration) ``x``."""
