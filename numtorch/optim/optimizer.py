@@ -14,6 +14,7 @@ from .._core import dtype as dt
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
 from ..nn.modules.module import RemovableHandle, typename
+from ..ops.creation import tensor, zeros
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]
 
@@ -114,21 +115,22 @@ class Optimizer:
     groups, each with a ``"params"`` entry and optional per-group hyperparameters);
     ``defaults`` holds the hyperparameters of groups that do not set them.
 
-    Every subclass's ``step`` runs the step hooks around it. The step is an ordinary method
-    looked up on the class, so ``lr_scheduler`` may wrap ``optimizer.step`` on the instance
-    to record ``optimizer._opt_called`` as PyTorch's does.
+    The first instance of a class wraps its class's ``step`` to run the step hooks around
+    it (as PyTorch does). ``step`` stays an ordinary method looked up on the class, so
+    ``lr_scheduler`` may wrap ``optimizer.step`` on the instance to record
+    ``optimizer._opt_called`` as PyTorch's does.
     """
 
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        step = cls.__dict__.get("step")
-        if step is not None and not getattr(step, "hooked", False):
-            cls.step = _hooked_step(step)
+    def _patch_step_function(self) -> None:
+        cls = type(self)
+        if not getattr(cls.step, "hooked", False):
+            cls.step = _hooked_step(cls.step)
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         for name in _HOOK_DICTS:
             setattr(self, name, OrderedDict())
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
@@ -152,6 +154,7 @@ class Optimizer:
         self.__dict__.update(state)
         for name in _HOOK_DICTS:
             self.__dict__.setdefault(name, OrderedDict())
+        self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
 
     def __repr__(self) -> str:
@@ -368,11 +371,50 @@ class Optimizer:
 
 
 # ---------------------------------------------------------------------- shared by optimizers
+def _scalar_dtype(is_fused: bool | None = None) -> dt.dtype:
+    """The dtype of scalar state ('step'): float64 under a float64 default dtype, else
+    float32 (always float32 when fused)."""
+    if is_fused:
+        return dt.float32
+    return dt.float64 if dt.get_default_dtype() == dt.float64 else dt.float32
+
+
+def _new_step(is_fused: bool | None = None) -> Tensor:
+    return zeros((), dtype=_scalar_dtype(is_fused))
+
+
+def _count(state: dict) -> float:
+    """Add one to the parameter's 'step' tensor; return the new count."""
+    state["step"].add_(1)
+    return state["step"].item()
+
+
 def _check_lr(lr) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check(lr, **values) -> None:
+    """PyTorch's constructor checks, in the order given: lr >= 0, betas in [0, 1), and every
+    other value >= 0 (named as in the message: ``epsilon=eps``)."""
+    _check_lr(lr)
+    for name, value in values.items():
+        if name == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= beta < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        elif not 0.0 <= value:
+            raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _check_fused(fused, foreach, differentiable) -> None:
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
 def _run_closure(closure: Callable | None):
@@ -381,3 +423,56 @@ def _run_closure(closure: Callable | None):
         return None
     with set_grad_enabled(True):
         return closure()
+
+
+def _l2(p: Tensor, grad: Tensor, weight_decay: float) -> Tensor:
+    """The gradient with the L2 penalty's gradient added."""
+    return grad.add(p, alpha=weight_decay) if weight_decay != 0 else grad
+
+
+def _weight_decay(p: Tensor, grad: Tensor, group: dict) -> Tensor:
+    """Apply the group's weight decay: decoupled (shrink p in place) or L2 (into the
+    gradient). Returns the gradient to use."""
+    wd = group["weight_decay"]
+    if wd != 0 and group.get("decoupled_weight_decay", False):
+        p.mul_(1 - float(group["lr"]) * wd)
+        return grad
+    return _l2(p, grad, wd)
+
+
+class _PerParameter(Optimizer):
+    """An optimizer whose step updates each parameter that has a gradient on its own:
+    subclasses give the fresh state of a parameter and the in-place update."""
+
+    def _init_state(self, p: Tensor, group: dict) -> dict:
+        raise NotImplementedError
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict, group: dict, lr: float) -> None:
+        """Update ``p`` in place; ``grad`` is already negated when maximizing."""
+        raise NotImplementedError
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for name, default in self.defaults.items():
+                group.setdefault(name, default)
+            for p in group["params"]:
+                st = self.state.get(p, {})
+                if "step" in st and not isinstance(st["step"], Tensor):
+                    st["step"] = tensor(float(st["step"]), dtype=_scalar_dtype(group.get("fused")))
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
+        """Perform one optimization step; returns the closure's loss (None without one)."""
+        loss = _run_closure(closure)
+        for group in self.param_groups:
+            lr = float(group["lr"])
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state.update(self._init_state(p, group))
+                grad = -p.grad if group.get("maximize", False) else p.grad
+                self._update(p, grad, state, group, lr)
+        return loss

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._core.tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check_lr, _run_closure, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check,
+    _check_fused,
+    _l2,
+    _run_closure,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["SGD"]
 
@@ -27,11 +35,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        _check_lr(lr)
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check(lr, momentum=momentum, weight_decay=weight_decay)
         defaults = dict(
             lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
             nesterov=nesterov, maximize=maximize, foreach=foreach,
@@ -40,11 +44,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -64,9 +64,7 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = -p.grad if group["maximize"] else p.grad
-                if wd != 0:
-                    grad = grad.add(p, alpha=wd)
+                grad = _l2(p, -p.grad if group["maximize"] else p.grad, wd)
                 if mu != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")

@@ -1,0 +1,481 @@
+"""torch.optim against PyTorch: every optimizer's trajectory and state step for step (float64,
+the same data and weights in both libraries), parameter groups, state dicts, hooks and
+error texts."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+from functools import wraps
+
+import numpy as np
+import pytest
+import torch
+from twolibs import arr, assert_close, assert_same, assert_same_error, run_both
+
+import numtorch as nt
+
+TOL = {"rtol": 1e-12, "atol": 1e-14}
+X = arr(5, 3, seed=1)
+
+
+def _params(lib, names="Wb"):
+    """The model's parameters (W: 3x4, b: 4, c: 2 never used by the loss) as leaves."""
+    shapes = {"W": (3, 4), "b": (4,), "c": (2,)}
+    return [
+        lib.tensor(arr(*shapes[n], seed=i + 2), requires_grad=True) for i, n in enumerate(names)
+    ]
+
+
+def _loss(lib, W, b, *_):
+    h = (lib.tensor(X) @ W + b).tanh()
+    return (h**2).sum() + 0.1 * (W**2).sum() + 0.3 * (h * W.sum(0)).sum()
+
+
+def _train(opt, params, lib, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        _loss(lib, *params).backward()
+        opt.step()
+
+
+def _snapshot(opt, params):
+    return [p.detach().clone() for p in params], copy.deepcopy(opt.state_dict())
+
+
+CASES = [
+    ("SGD", {}),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, maximize=True)),
+    ("Adam", {}),
+    ("Adam", dict(lr=0.05, amsgrad=True, weight_decay=0.1)),
+    ("Adam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Adam", dict(lr=0.05, betas=(0.5, 0.7), eps=1e-3, foreach=False)),
+    ("AdamW", {}),
+    ("AdamW", dict(lr=0.05, amsgrad=True, maximize=True, weight_decay=0.2)),
+    ("Adamax", {}),
+    ("Adamax", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+    ("NAdam", {}),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, momentum_decay=0.1)),
+    ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", {}),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(weight_decay=0.1, maximize=True, betas=(0.8, 0.9))),
+    ("Adagrad", {}),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.5, weight_decay=0.1)),
+    ("Adagrad", dict(maximize=True, eps=1e-3)),
+    ("Adadelta", {}),
+    ("Adadelta", dict(lr=0.5, rho=0.5, weight_decay=0.1, maximize=True)),
+    ("RMSprop", {}),
+    ("RMSprop", dict(centered=True, alpha=0.9)),
+    ("RMSprop", dict(momentum=0.5)),
+    ("RMSprop", dict(momentum=0.9, centered=True, weight_decay=0.1, maximize=True)),
+    ("Rprop", {}),
+    ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(1e-3, 0.15), maximize=True)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=lambda c: str(c))
+def test_trajectory_and_state_match_torch(name, kwargs):
+    """Six steps: parameters and the whole state dict (state tensors, 'step' counters and
+    their dtype, group hyperparameters) as PyTorch's."""
+
+    def prog(lib):
+        params = _params(lib)
+        opt = getattr(lib.optim, name)(params, **kwargs)
+        _train(opt, params, lib, 6)
+        return _snapshot(opt, params)
+
+    assert_same(prog, **TOL)
+
+
+@pytest.mark.parametrize("name", sorted({c for c, _ in CASES}))
+def test_param_groups_add_param_group_and_unused_params(name):
+    """Two groups with their own lr, a parameter without a gradient (no state), then a group
+    added mid-training; the repr lists the groups as PyTorch's does."""
+
+    def prog(lib):
+        W, b, c = _params(lib, "Wbc")
+        opt = getattr(lib.optim, name)([{"params": [W]}, {"params": [c], "lr": 0.3}], lr=0.02)
+        _train(opt, (W, b), lib, 2)
+        opt.add_param_group({"params": b, "lr": 0.05})
+        _train(opt, (W, b), lib, 3)
+        return _snapshot(opt, (W, b, c)), repr(opt)
+
+    assert_same(prog, **TOL)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "NAdam", "Adagrad", "RMSprop", "Rprop"])
+def test_state_dict_round_trip(name):
+    """A state dict saved from one optimizer, loaded into a fresh one over copies of the
+    parameters, continues the trajectory as PyTorch's does, and as the original optimizer
+    does (exactly, but for NAdam: loading casts its float32 'mu_product' to the parameter's
+    dtype, as PyTorch's does, so the reloaded one continues in float64)."""
+    kwargs = {"SGD": dict(momentum=0.9), "RMSprop": dict(momentum=0.5, centered=True)}
+    kwargs = kwargs.get(name, {})
+
+    def train_then_reload(lib, state_dict=None):
+        params = _params(lib)
+        opt = getattr(lib.optim, name)(params, lr=0.05, **kwargs)
+        _train(opt, params, lib, 3)
+        saved = opt.state_dict() if state_dict is None else state_dict
+        fresh = [p.detach().clone().requires_grad_(True) for p in params]
+        opt2 = getattr(lib.optim, name)(fresh, lr=0.05, **kwargs)
+        opt2.load_state_dict(copy.deepcopy(saved))
+        _train(opt2, fresh, lib, 3)
+        _train(opt, params, lib, 3)
+        return _snapshot(opt2, fresh), _snapshot(opt, params)
+
+    (ours, ours_cont), (theirs, _) = run_both(train_then_reload)
+    assert_close(ours, theirs, **TOL)
+    if name == "NAdam":
+        ours, ours_cont = ours[0], ours_cont[0]
+    assert_close(ours, ours_cont, rtol=1e-8 if name == "NAdam" else 0, atol=0)
+
+
+def test_load_torch_state_dict_continues_torch_trajectory():
+    """PyTorch's Adam state dict, its tensors converted, loaded into ours: the next steps
+    equal PyTorch's."""
+
+    def start(lib):
+        params = _params(lib)
+        opt = lib.optim.Adam(params, lr=0.05, amsgrad=True)
+        _train(opt, params, lib, 3)
+        return params, opt
+
+    tparams, topt = start(torch)
+    sd = topt.state_dict()
+    conv = {
+        "param_groups": copy.deepcopy(sd["param_groups"]),
+        "state": {
+            k: {n: nt.tensor(v.numpy()) for n, v in s.items()} for k, s in sd["state"].items()
+        },
+    }
+    params = [nt.tensor(p.detach().numpy(), requires_grad=True) for p in tparams]
+    opt = nt.optim.Adam(params, lr=0.05, amsgrad=True)
+    opt.load_state_dict(conv)
+    _train(opt, params, nt, 3)
+    _train(topt, tparams, torch, 3)
+    assert_close(_snapshot(opt, params), _snapshot(topt, tparams), **TOL)
+
+
+def test_load_state_dict_keeps_dtype_policy_and_hooks():
+    """Loaded state tensors take the parameter's dtype, 'step' keeps its own; load hooks run
+    (pre may replace the dict), state-dict hooks run in registration order, prepend first."""
+
+    def prog(lib):
+        log = []
+        p = lib.tensor(arr(3), requires_grad=True)
+        opt = lib.optim.Adam([p], lr=0.1)
+        p.grad = lib.ones(3, dtype=lib.float64)
+        opt.step()
+        opt.register_state_dict_pre_hook(lambda o: log.append("pre1"))
+        opt.register_state_dict_pre_hook(lambda o: log.append("pre0"), prepend=True)
+
+        def post(o, sd):
+            log.append("post")
+            return {**sd, "extra": 1}
+
+        opt.register_state_dict_post_hook(post)
+        sd = opt.state_dict()
+        sd["state"][0]["exp_avg"] = sd["state"][0]["exp_avg"].float()
+
+        def load_pre(o, sd):
+            log.append("load_pre")
+            sd = dict(sd)
+            sd.pop("extra")
+            return sd
+
+        p2 = lib.tensor(arr(3), requires_grad=True)
+        opt2 = lib.optim.Adam([p2], lr=0.5)
+        opt2.register_load_state_dict_pre_hook(load_pre)
+        opt2.register_load_state_dict_post_hook(lambda o: log.append("load_post"))
+        opt2.load_state_dict(sd)
+        st = opt2.state[p2]
+        return (
+            log,
+            st["exp_avg"].dtype == p2.dtype,
+            str(st["step"].dtype),
+            opt2.param_groups[0]["lr"],
+        )
+
+    assert_same(prog)
+
+
+def test_zero_grad():
+    def prog(lib, set_to_none):
+        W, b = _params(lib)
+        opt = lib.optim.SGD([W, b], lr=0.1)
+        _loss(lib, W, b).backward()
+        opt.zero_grad(set_to_none=set_to_none)
+        return W.grad, b.grad
+
+    for set_to_none in (True, False):
+        assert_same(prog, set_to_none)
+
+
+def test_step_hooks_order_and_argument_rewrite():
+    """Global pre hooks run before the optimizer's own, post hooks after them; a pre hook may
+    replace (args, kwargs); removed handles stop running; step returns the closure's loss."""
+
+    def prog(lib):
+        mod = importlib.import_module(lib.__name__ + ".optim.optimizer")
+        log = []
+        W, b = _params(lib)
+        opt = lib.optim.SGD([W, b], lr=0.1)
+
+        def closure():
+            log.append("closure")
+            opt.zero_grad()
+            loss = _loss(lib, W, b)
+            loss.backward()
+            return loss
+
+        opt.register_step_pre_hook(lambda o, a, k: log.append("pre"))
+        opt.register_step_post_hook(lambda o, a, k: log.append("post"))
+        h1 = mod.register_optimizer_step_pre_hook(lambda o, a, k: log.append("global pre"))
+        h2 = mod.register_optimizer_step_post_hook(lambda o, a, k: log.append("global post"))
+        h3 = opt.register_step_pre_hook(lambda o, a, k: (a, {"closure": closure}))
+        try:
+            loss = opt.step()
+        finally:
+            h1.remove(), h2.remove()
+        h3.remove()
+        opt.step()
+        return log, loss, [W, b]
+
+    assert_same(prog, **TOL)
+
+
+def test_scheduler_style_step_wrapping():
+    """lr_scheduler wraps ``optimizer.step`` on the instance (as PyTorch's does) to set
+    ``_opt_called``; the wrapped step still runs the hooks and returns the loss."""
+
+    def prog(lib):
+        p = lib.tensor(arr(3), requires_grad=True)
+        opt = lib.optim.SGD([p], lr=0.1)
+        log = []
+        opt.register_step_post_hook(lambda o, a, k: log.append("post"))
+        func = opt.step.__func__
+
+        @wraps(func)
+        def wrapper(*args, **kwargs):
+            opt._opt_called = True
+            return func.__get__(opt, opt.__class__)(*args, **kwargs)
+
+        wrapper._wrapped_by_lr_sched = True
+        opt.step = wrapper
+        before = getattr(opt, "_opt_called", False)
+        p.grad = lib.ones(3, dtype=lib.float64)
+        loss = opt.step(lambda: 2.0)
+        return before, opt._opt_called, loss, log, p
+
+    assert_same(prog, **TOL)
+
+
+def _rosenbrock(lib, x):
+    return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_rosenbrock(line_search_fn):
+    """LBFGS on the extended Rosenbrock function, a small history (the oldest pairs drop
+    out): the iterates, the losses and the counters as PyTorch's. (Without a line search
+    Rosenbrock amplifies rounding differences about tenfold every few iterations: 20
+    iterations keep them near 1e-13.)"""
+
+    def prog(lib):
+        x = lib.tensor(np.array([-1.2, 1.0, -0.5, 0.8]), requires_grad=True)
+        opt = lib.optim.LBFGS([x], lr=1, max_iter=10, history_size=3,
+                              line_search_fn=line_search_fn)  # fmt: skip
+
+        def closure():
+            opt.zero_grad()
+            loss = _rosenbrock(lib, x)
+            loss.backward()
+            return loss
+
+        losses = [opt.step(closure).item() for _ in range(2)]
+        st = opt.state[x]
+        return x, losses, st["func_evals"], st["n_iter"], sorted(st), float(st["t"])
+
+    assert_same(prog, rtol=1e-11, atol=1e-13)
+
+
+# ------------------------------------------------------------------ errors
+def _make(name, *args, **kwargs):
+    def prog(lib):
+        return getattr(lib.optim, name)(_params(lib), *args, **kwargs)
+
+    return prog
+
+
+ERRORS = [
+    (name, dict(lr=-1.0))
+    for name in (
+        "SGD",
+        "Adam",
+        "AdamW",
+        "Adamax",
+        "NAdam",
+        "RAdam",
+        "Adagrad",
+        "Adadelta",
+        "RMSprop",
+        "Rprop",
+        "LBFGS",
+    )  # fmt: skip
+] + [
+    ("SGD", dict(momentum=-0.5)),
+    ("SGD", dict(weight_decay=-0.1)),
+    ("SGD", dict(nesterov=True)),
+    ("SGD", dict(momentum=0.9, dampening=0.1, nesterov=True)),
+    ("SGD", dict(fused=True, differentiable=True)),
+    ("SGD", dict(fused=True, foreach=True)),
+    ("Adam", dict(eps=-1e-8)),
+    ("Adam", dict(betas=(1.0, 0.9))),
+    ("Adam", dict(betas=(0.9, -0.1))),
+    ("Adam", dict(weight_decay=-1e-2)),
+    ("Adam", dict(betas=(0, 0.9))),
+    ("Adam", dict(fused=True, foreach=True)),
+    ("AdamW", dict(betas=(0.9, 1.5))),
+    ("Adamax", dict(eps=-1.0)),
+    ("NAdam", dict(momentum_decay=-1.0)),
+    ("RAdam", dict(weight_decay=-1.0)),
+    ("Adagrad", dict(lr_decay=-1.0)),
+    ("Adagrad", dict(initial_accumulator_value=-1.0)),
+    ("Adagrad", dict(eps=-1.0)),
+    ("Adadelta", dict(rho=1.5)),
+    ("Adadelta", dict(eps=-1.0)),
+    ("RMSprop", dict(alpha=-0.5)),
+    ("RMSprop", dict(momentum=-0.5)),
+    ("Rprop", dict(etas=(1.5, 1.2))),
+    ("Rprop", dict(etas=(0.5, 0.9))),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", ERRORS, ids=lambda c: str(c))
+def test_constructor_errors(name, kwargs):
+    assert_same_error(_make(name, **kwargs))
+
+
+def _tensor_lr_foreach(lib):
+    return lib.optim.Adam(_params(lib), lr=lib.tensor(0.1), foreach=True)
+
+
+def _params_tensor(lib):
+    return lib.optim.SGD(lib.zeros(3, requires_grad=True), lr=0.1)
+
+
+def _params_empty(lib):
+    return lib.optim.SGD([], lr=0.1)
+
+
+def _params_twice(lib):
+    W, b = _params(lib)
+    return lib.optim.SGD([{"params": [W, b]}, {"params": [b]}], lr=0.1)
+
+
+def _params_non_leaf(lib):
+    W, _ = _params(lib)
+    return lib.optim.SGD([W * 2], lr=0.1)
+
+
+def _params_not_tensors(lib):
+    return lib.optim.SGD([1.0, 2.0], lr=0.1)
+
+
+def _params_set(lib):
+    return lib.optim.SGD([{"params": set(_params(lib))}], lr=0.1)
+
+
+def _group_not_dict(lib):
+    opt = lib.optim.SGD(_params(lib), lr=0.1)
+    opt.add_param_group([lib.zeros(2, requires_grad=True)])
+
+
+def _names_mixed(lib):
+    W, b = _params(lib)
+    return lib.optim.SGD([("W", W), b], lr=0.1)
+
+
+def _names_groups_mixed(lib):
+    W, b = _params(lib)
+    opt = lib.optim.SGD([("W", W)], lr=0.1)
+    opt.add_param_group({"params": [b]})
+
+
+def _load_group_count(lib):
+    W, b = _params(lib)
+    sd = lib.optim.SGD([W, b], lr=0.1).state_dict()
+    lib.optim.SGD([{"params": [W]}, {"params": [b]}], lr=0.1).load_state_dict(sd)
+
+
+def _load_group_size(lib):
+    W, b = _params(lib)
+    sd = lib.optim.SGD([W], lr=0.1).state_dict()
+    lib.optim.SGD([W, b], lr=0.1).load_state_dict(sd)
+
+
+def _lbfgs_groups(lib):
+    W, b = _params(lib)
+    return lib.optim.LBFGS([{"params": [W]}, {"params": [b]}])
+
+
+def _lbfgs_bad_line_search(lib):
+    W, b = _params(lib)
+    opt = lib.optim.LBFGS([W, b], line_search_fn="armijo")
+
+    def closure():
+        opt.zero_grad()
+        loss = _loss(lib, W, b)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+
+
+def _missing_required(lib):
+    mod = importlib.import_module(lib.__name__ + ".optim.optimizer")
+
+    class Custom(lib.optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {"lr": mod.required})
+
+    return Custom(_params(lib))
+
+
+def _bad_pre_hook(lib):
+    opt = lib.optim.SGD(_params(lib), lr=0.1)
+    opt.register_step_pre_hook(lambda o, a, k: 3)
+    try:
+        opt.step()
+    except RuntimeError as e:  # the text names the step function object: compare its tail
+        raise RuntimeError(str(e).split(" must ")[1]) from None
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [_tensor_lr_foreach, _params_tensor, _params_empty, _params_twice, _params_non_leaf,
+     _params_not_tensors, _params_set, _group_not_dict, _names_mixed, _names_groups_mixed,
+     _load_group_count, _load_group_size, _lbfgs_groups, _lbfgs_bad_line_search,
+     _missing_required, _bad_pre_hook],
+    ids=lambda f: f.__name__,
+)  # fmt: skip
+def test_errors(prog):
+    assert_same_error(prog)
+
+
+def test_named_parameters_and_frozen_params():
+    """(name, tensor) pairs become the group's param_names (kept in the state dict); a
+    tensor that does not require grad is accepted, as PyTorch accepts it."""
+
+    def prog(lib):
+        W, b = _params(lib)
+        frozen = lib.zeros(2, dtype=lib.float64)
+        opt = lib.optim.Adam([("W", W), ("b", b), ("f", frozen)], lr=0.1)
+        _train(opt, (W, b), lib, 2)
+        return opt.state_dict(), frozen
+
+    assert_same(prog, **TOL)
