@@ -524,3 +524,43 @@ def test_public_names_and_signatures():
             ]
             assert got == want, (name, meth)
     assert ours._LRScheduler.__name__ == "_LRScheduler"
+
+
+def _user_schedulers(lib):
+    """Schedulers a user writes: a subclass with its own get_lr (and closed form), and one
+    that reuses a built-in's get_lr."""
+    L = lib.optim.lr_scheduler
+
+    class Warmup(L.LRScheduler):
+        def __init__(self, optimizer, n, last_epoch=-1):
+            self.n = n
+            super().__init__(optimizer, last_epoch)
+
+        def get_lr(self):
+            return [b * min(1.0, (self.last_epoch + 1) / self.n) for b in self.base_lrs]
+
+        def _get_closed_form_lr(self):
+            return [b / 7 for b in self.base_lrs]
+
+    class Floored(L.StepLR):
+        def get_lr(self):
+            return [max(lr, 0.004) for lr in super().get_lr()]
+
+    class Old(L._LRScheduler):
+        def get_lr(self):
+            return [b * 0.5**self.last_epoch for b in self.base_lrs]
+
+    opt = make_opt(lib)
+    scheds = [Warmup(opt, 6), Floored(opt, 2), Old(opt)]
+    out = []
+    for i in range(12):
+        opt.step()
+        for s in scheds:
+            s.step(*([i] if i == 8 else []))
+            out.append(s.get_last_lr())
+    return out, [s.state_dict() for s in scheds]
+
+
+def test_user_subclasses():
+    ours, theirs = run_both(with_warnings(_user_schedulers))
+    assert_close(ours, theirs, **EXACT)
