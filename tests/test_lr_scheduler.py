@@ -143,8 +143,6 @@ def test_sequence(name):
 @pytest.mark.parametrize("kind", ["betas", "adam"])
 @pytest.mark.parametrize("name", MOMENTUM)
 def test_beta1_cycling(name, kind):
-    if not hasattr(nt.optim, kind.capitalize()) and kind == "adam":
-        pytest.skip("optim.Adam is not there yet")
     assert_same_trajectory(CASES[name], kind=kind)
 
 
