@@ -1,7 +1,7 @@
 """torch.optim: optimizers. Public names are listed here, one line per optimizer module."""
 
 # ruff: noqa: F401
-from . import optimizer
+from . import lr_scheduler, optimizer
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
