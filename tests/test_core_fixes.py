@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error, run
+from twolibs import arr, assert_close, assert_same, assert_same_error, run, run_both
 
 import numtorch as nt
 
@@ -197,3 +197,18 @@ def test_indexing_backward_accumulates_duplicate_rows():
 )
 def test_matmul_shapes_that_do_not_fit_raise_torchs_error(sa, sb):
     assert_same_error(lambda lib, a, b: a @ b, arr(*sa), arr(*sb))
+
+
+def test_number_divided_by_tensor_rounds_as_torch():
+    """``number / t`` is ``t.reciprocal() * number`` in PyTorch: the same float32 rounding
+    and node (MulBackward0), and int tensors give floats."""
+
+    def prog(lib, x):
+        x = x.float().requires_grad_()
+        y = 0.001 / x
+        (g,) = lib.autograd.grad(y.sum(), x)
+        return y, g, y.grad_fn.name(), 2 / lib.tensor([3, 0]), True / lib.tensor([2.0])
+
+    ours, theirs = run_both(prog, np.array([3.0, 7.0, 0.1, -2.5]))
+    assert ours[2] == theirs[2] == "MulBackward0"
+    assert_close(ours[:2] + ours[3:], theirs[:2] + theirs[3:], rtol=0, atol=0)

@@ -61,9 +61,23 @@ for _dunder, (_op, _has_inplace) in {
     "rshift": (binary.bitwise_right_shift, True),
 }.items():  # fmt: skip
     tensor_method(_forward(_op), f"__{_dunder}__")
-    tensor_method(_checked(_op, reflected=True), f"__r{_dunder}__")
+    if _dunder != "truediv":  # see _rtruediv
+        tensor_method(_checked(_op, reflected=True), f"__r{_dunder}__")
     if _has_inplace:
         tensor_method(getattr(Tensor, _op.name + "_"), f"__i{_dunder}__")
+
+
+def _rtruediv(self, other):
+    """``number / tensor`` as PyTorch evaluates it: ``reciprocal(tensor) * number`` (so its
+    rounding and its graph, MulBackward0, are PyTorch's)."""
+    if not isinstance(other, _NUMBER):
+        return NotImplemented
+    if isinstance(other, Tensor):
+        return binary.div.fn(other, self)
+    return dispatch(mul, (unary.reciprocal.fn(self), other), {})
+
+
+tensor_method(_rtruediv, "__rtruediv__")
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     tensor_method(_checked(getattr(comparison, _name), reflected=False), f"__{_name}__")
 tensor_methods({"__abs__": unary.abs.fn, "__invert__": unary.bitwise_not.fn})

@@ -200,7 +200,7 @@ rsqrt = unary(
     lambda g, result: g * result * result * result * -0.5, ELEMENTWISE, **_LOG,
 )  # fmt: skip
 reciprocal = unary(
-    "reciprocal", _ufunc("reciprocal"), lambda g, result: -g * result * result, ELEMENTWISE,
+    "reciprocal", _ufunc("reciprocal"), lambda g, result: -g * (result * result), ELEMENTWISE,
     dtypes=FLOATS_INT, exclude_zero=True, ieee=True,
 )  # fmt: skip
 

@@ -12,7 +12,6 @@ from .optimizer import (
     _new_step,
     _num,
     _PerParameter,
-    _rdiv,
     _saved,
     _weight_decay,
 )
@@ -102,9 +101,9 @@ class Adam(_PerParameter):
             # PyTorch's tensor form: bias corrections computed from the 'step' tensor, in
             # its dtype
             step = state["step"]
-            neg_size = _rdiv(lr, 1 - beta1**step).neg()
+            neg_size = (lr / (1 - beta1**step)).neg()
             denom = (second.sqrt() / ((1 - beta2**step).sqrt() * neg_size)).add_(
-                _rdiv(group["eps"], neg_size)
+                group["eps"] / neg_size
             )
             p.addcdiv_(exp_avg, denom)
         else:

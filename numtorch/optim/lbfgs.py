@@ -8,7 +8,7 @@ from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros
 from ..ops.shape import cat as _cat_op
-from .optimizer import Optimizer, ParamsT, _check_lr, _num, _rdiv, _run_closure
+from .optimizer import Optimizer, ParamsT, _check_lr, _num, _run_closure
 
 __all__ = ["LBFGS"]
 
@@ -18,7 +18,7 @@ def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
     ``bounds`` (default: the interval); the midpoint when the cubic has no minimum.
     Scalars are numbers or 0-d tensors, as they come (PyTorch keeps the slopes tensors)."""
     lo, hi = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
-    d1 = g1 + g2 - _rdiv(3 * (f1 - f2), x1 - x2)
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     disc = d1**2 - g1 * g2
     if not disc >= 0:
         return (lo + hi) / 2.0
@@ -187,7 +187,7 @@ class LBFGS(Optimizer):
                         old_dirs.pop(0), old_stps.pop(0), ro.pop(0)
                     old_dirs.append(y)
                     old_stps.append(s)
-                    ro.append(_rdiv(1.0, ys))
+                    ro.append(1.0 / ys)
                     H_diag = ys / y.dot(y)
                 # two-loop recursion: d = -H g
                 al = state.setdefault("al", [None] * group["history_size"])
@@ -202,7 +202,7 @@ class LBFGS(Optimizer):
             prev_flat_grad = flat_grad.clone()
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, _rdiv(1.0, flat_grad.abs().sum())) * lr
+                t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr
             else:
                 t = lr
             gtd = flat_grad.dot(d)

@@ -11,7 +11,6 @@ from .optimizer import (
     _count,
     _num,
     _PerParameter,
-    _rdiv,
     _scalar_dtype,
     _weight_decay,
 )
@@ -71,8 +70,8 @@ class NAdam(_PerParameter):
         _update_moments(state, grad, beta1, beta2)
         denom = state["exp_avg_sq"].div(1 - beta2**step).sqrt() + group["eps"]
         if tensor_form:
-            p.addcdiv_(grad * _rdiv(-lr * (1.0 - mu), 1.0 - mu_product), denom)
-            coef = _rdiv(-lr * mu_next, 1.0 - mu_product * mu_next)
+            p.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+            coef = -lr * mu_next / (1.0 - mu_product * mu_next)
             p.addcdiv_(state["exp_avg"] * coef, denom)
         else:
             mu_product = mu_product.item()

@@ -431,12 +431,6 @@ def _saved(t: Tensor, group: dict) -> Tensor:
     return t.clone() if group["differentiable"] else t
 
 
-def _rdiv(number, t):
-    """``number / t`` rounded as PyTorch rounds it for a tensor ``t`` (it evaluates
-    ``t.reciprocal() * number``); a plain quotient for numbers."""
-    return t.reciprocal() * number if isinstance(t, Tensor) else number / t
-
-
 def _num(x) -> float:
     """A Python number from a hyperparameter that may be a one-element tensor."""
     return x.item() if isinstance(x, Tensor) else x
