@@ -332,13 +332,9 @@ class _WeightsUnpickler(pickle.Unpickler):
         return self._storage(pid)
 
 
-class _FullUnpickler(pickle.Unpickler):
+class _FullUnpickler(_WeightsUnpickler):
     """Plain pickle (runs what the file names), with PyTorch's tensor globals mapped to
     numtorch's; other torch objects are refused rather than importing torch."""
-
-    def __init__(self, file, storage: Callable, **kwargs):
-        super().__init__(file, **kwargs)
-        self._storage = storage
 
     def find_class(self, module: str, name: str) -> Any:
         obj = _torch_name(module, name)
@@ -349,10 +345,7 @@ class _FullUnpickler(pickle.Unpickler):
                 f"numtorch.load cannot rebuild {module}.{name}: it reads PyTorch's tensors, "
                 "parameters, dtypes and devices, not other torch objects"
             )
-        return super().find_class(module, name)
-
-    def persistent_load(self, pid):
-        return self._storage(pid)
+        return pickle.Unpickler.find_class(self, module, name)
 
 
 def _storage_pid(pid) -> tuple[_StorageType, str, str, int, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 from .._core import dtype as dt
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
-from ..nn.modules.module import RemovableHandle, typename
+from ..nn.modules.module import RemovableHandle, reset_grads, typename
 from ..ops.creation import tensor, zeros
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]
@@ -229,18 +229,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every optimized tensor: to None, or to zeros."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        reset_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], float] | None = None) -> float | None:
         """Perform one optimization step; ``closure`` re-evaluates the model, returns the loss."""

@@ -70,6 +70,21 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def reset_grads(params, set_to_none: bool) -> None:
+    """Each tensor's gradient set to None, or detached and zeroed in place."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if p.grad.grad_fn is not None:
+                p.grad.detach_()
+            else:
+                p.grad.requires_grad_(False)
+            p.grad.zero_()
+
+
 def _addindent(s: str, n: int) -> str:
     lines = s.split("\n")
     if len(lines) == 1:
@@ -434,17 +449,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None, or to zeros in place)."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        reset_grads(self.parameters(), set_to_none)
 
     def share_memory(self) -> Module:
         return self
