@@ -22,7 +22,13 @@ from ._core.dtype import (
     promote_types,
     set_default_dtype,
 )
-from ._core.state import is_grad_enabled, is_inference_mode_enabled
+from ._core.state import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    set_anomaly_enabled,
+)
 from ._core.tensor import Size, Tensor
 from . import ops as _ops  # registers every op and declares the Tensor methods
 from . import autograd, func, linalg, nn, special

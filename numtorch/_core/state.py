@@ -1,4 +1,4 @@
-"""Thread-local state: grad mode, inference mode, and the transform stack."""
+"""Thread-local state: grad mode, inference mode, and the transform stack; anomaly mode."""
 
 from __future__ import annotations
 
@@ -14,9 +14,24 @@ class _State(threading.local):
         # Random ops lift to the innermost vmap below this level (set while a vmap level
         # runs a random op's rule, so that its lower levels batch the draw too).
         self.random_ceiling = 1 << 30
+        # The node whose backward runs now (tracked while anomaly mode is on).
+        self.current_node = None
 
 
 state = _State()
+
+
+class _Anomaly:
+    """Anomaly mode's flags: process-wide, as in PyTorch (not thread-local)."""
+
+    __slots__ = ("enabled", "check_nan")
+
+    def __init__(self):
+        self.enabled = False
+        self.check_nan = True
+
+
+anomaly = _Anomaly()
 
 
 def is_grad_enabled() -> bool:
@@ -25,3 +40,17 @@ def is_grad_enabled() -> bool:
 
 def is_inference_mode_enabled() -> bool:
     return state.inference
+
+
+def is_anomaly_enabled() -> bool:
+    return anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return anomaly.check_nan
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly mode on or off (torch.set_anomaly_enabled)."""
+    anomaly.enabled = bool(enabled)
+    anomaly.check_nan = bool(check_nan)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from . import graph, hooks, rebase  # noqa: F401
+from . import anomaly_mode, graph, hooks, rebase  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 
 __all__ = [
-    "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
-    "no_grad", "set_grad_enabled",
+    "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
+    "inference_mode", "no_grad", "set_detect_anomaly", "set_grad_enabled",
 ]  # fmt: skip

@@ -9,8 +9,10 @@ import heapq
 from collections.abc import Sequence
 
 from .._core import upcalls
+from .._core.state import anomaly, state
 from .._core.tensor import Tensor
 from ..ops.creation import ones_like, zeros_like
+from . import anomaly_mode
 from .graph import AccumulateGrad, Node, edge_of
 
 
@@ -128,6 +130,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     captures = task.captures
     deps = task.deps
     push, pop = heapq.heappush, heapq.heappop
+    track, check_nan = anomaly.enabled, anomaly.enabled and anomaly.check_nan
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
@@ -142,6 +145,8 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     with set_grad_enabled(task.create_graph):
         while ready:
             node = pop(ready)[2]
+            if track:
+                state.current_node = node
             grads = buffers.pop(node)
             is_leaf = type(node) is AccumulateGrad
             if is_leaf and node.variable._hooks and grads[0] is not None:
@@ -173,6 +178,8 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                     r = h(tuple(outs), tuple(grads))
                     if r is not None:
                         outs = list(r)
+            if check_nan:
+                anomaly_mode.check_nan(node, outs)
             if not task.keep_graph and node.saved:
                 node.saved = None
             for (nxt, nr), g in zip(nexts, outs):
@@ -317,7 +324,10 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
             if not accumulate or not isinstance(node, AccumulateGrad):
                 task.captures.setdefault(node, []).append((nr, slot))
         _compute_exec_info(task, roots, targets)
-    _execute(task, roots, grads)
+    if anomaly.enabled:
+        anomaly_mode.run(_execute, task, roots, grads)
+    else:
+        _execute(task, roots, grads)
     return slots
 
 

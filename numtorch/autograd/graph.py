@@ -8,8 +8,10 @@ import weakref
 
 from .._core import upcalls
 from .._core.dtype import from_np
+from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros
+from . import anomaly_mode
 
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
@@ -189,12 +191,18 @@ class Saved:
         typ = f"{from_np(data.dtype).scalar_name}Tensor"
         sizes = ", ".join(str(s) for s in data.shape)
         where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+        hint = (
+            "the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good "
+            "luck!"
+            if anomaly.enabled
+            else "enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [torch.{typ} [{sizes}]]{where} is at version {current}; "
-            f"expected version {self.version} instead. Hint: enable anomaly detection to find "
-            "the operation that failed to compute its gradient, with "
-            "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            f"expected version {self.version} instead. Hint: {hint}"
         )
 
 
@@ -213,6 +221,8 @@ class AccumulateGrad(Node):
         self.saved = None
         self.variable = variable
         self.next_functions = ()
+        if anomaly.enabled:
+            anomaly_mode.store(self)
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -334,6 +344,8 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
             else:
                 saved[n] = v
     node.saved = saved
+    if anomaly.enabled:
+        anomaly_mode.store(node)
 
 
 def _is_wrapped(outputs) -> bool:
