@@ -336,3 +336,26 @@ def test_no_parent_outside_backward():
         (g,) = nt.autograd.grad(x.exp().sum(), x, create_graph=True)
         after = x.sin()
     assert "parent_" in g.grad_fn.metadata and "parent_" not in after.grad_fn.metadata
+
+
+def test_no_stale_parent_after_a_failed_backward():
+    with nt.autograd.detect_anomaly():
+        x = nt.tensor([-1.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            x.sqrt().sum().backward()
+        assert "parent_" not in x.exp().grad_fn.metadata
+
+
+def test_flags_are_process_wide_as_in_torch():
+    import threading
+
+    def prog(T):
+        seen = []
+        with T.autograd.set_detect_anomaly(True, check_nan=False):
+            t = threading.Thread(target=lambda: seen.append(flags(T)))
+            t.start()
+            t.join()
+        return seen
+
+    ours, theirs = run_both(prog)
+    assert ours == theirs == [(True, False)]
