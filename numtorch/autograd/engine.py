@@ -140,7 +140,10 @@ def _check_hook_results(hook, originals: list, results) -> list:
             f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
             f"{len(results)}, but expected {len(originals)})"
         )
-    return [_check_hook_result(hook, o, r) for o, r in zip(originals, results)]
+    # a None in a node hook's tuple makes that gradient None
+    return [
+        None if r is None else _check_hook_result(hook, o, r) for o, r in zip(originals, results)
+    ]
 
 
 def _accumulate(buf: list, i: int, g) -> None:
