@@ -122,7 +122,30 @@ def _freed(T):
     y.backward()
 
 
-@pytest.mark.parametrize("prog", [_unpack_not_tensor, _pack_inplace, _disabled, _freed])
+def _disable_inside_hooks(T):
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        with T.autograd.graph.disable_saved_tensors_hooks("not while hooks are on"):
+            pass
+
+
+def _func_grad_with_hooks(T):
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        T.func.grad(lambda t: t.sin().sum())(T.tensor([0.5, 1.0]))
+
+
+def _hooks_inside_func_grad(T):
+    def f(t):
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            return t.sin().sum()
+
+    T.func.grad(f)(T.tensor([0.5, 1.0]))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [_unpack_not_tensor, _pack_inplace, _disabled, _freed, _disable_inside_hooks,
+     _func_grad_with_hooks, _hooks_inside_func_grad],
+)  # fmt: skip
 def test_saved_tensors_hooks_errors(prog):
     assert_same_error(prog)
 

@@ -293,6 +293,8 @@ class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
         self.error_message = error_message
 
     def __enter__(self) -> None:
+        if _pack_stack:
+            raise RuntimeError(self.error_message)
         _hooks_disabled.append(self.error_message)
 
     def __exit__(self, *exc) -> None:
