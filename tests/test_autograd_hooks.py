@@ -364,3 +364,26 @@ def test_get_gradient_edge_accepted_by_grad():
 
 def test_get_gradient_edge_needs_grad():
     assert_same_error(lambda T: T.autograd.graph.get_gradient_edge(T.tensor([1.0])))
+
+
+def test_gradient_edges_as_backward_inputs_and_unused():
+    def prog(T):
+        G = T.autograd.graph
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([3.0, 4.0], requires_grad=True)
+        z = T.tensor([5.0], requires_grad=True)
+        h = x * y
+        (h * h).sum().backward(inputs=[G.get_gradient_edge(x), G.get_gradient_edge(h)])
+        unused = T.autograd.grad((x * x).sum(), [G.get_gradient_edge(z)], allow_unused=True)
+        return x.grad, y.grad, unused
+
+    assert_same(prog, **F32)
+
+
+def test_unused_gradient_edge_error():
+    def prog(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        z = T.tensor([5.0], requires_grad=True)
+        T.autograd.grad((x * x).sum(), [T.autograd.graph.get_gradient_edge(z)])
+
+    assert_same_error(prog)

@@ -388,13 +388,13 @@ def backward(
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         for t in inputs:
-            if not t._rg:
+            if not isinstance(t, GradientEdge) and not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
     slots = run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
     if inputs is not None:
         # Non-leaf inputs: accumulate the captured gradient into their .grad.
         for t, slot in zip(inputs, slots):
-            if not t.is_leaf and slot[0] is not None:
+            if isinstance(t, Tensor) and not t.is_leaf and slot[0] is not None:
                 _accumulate_grad(t, slot[0], create_graph)
 
 
