@@ -387,3 +387,46 @@ def test_unused_gradient_edge_error():
         T.autograd.grad((x * x).sum(), [T.autograd.graph.get_gradient_edge(z)])
 
     assert_same_error(prog)
+
+
+def _raw_saved(T, y, torch_name, our_key):
+    """y.grad_fn._raw_saved_<torch_name>; numtorch's nodes key saved tensors by their vjp
+    parameter names, so here the SavedTensor is made from that key."""
+    raw = getattr(y.grad_fn, "_raw_saved_" + torch_name, None)
+    return raw if raw is not None else T.autograd.graph.SavedTensor(y.grad_fn, our_key)
+
+
+def test_raw_saved_tensor_register_hooks():
+    def prog(T):
+        log = []
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = x.sin()
+        z = x.exp()
+        r = _raw_saved(T, y, "self", "input")
+        r.register_hooks(lambda t: log.append("pack") or t * 1, lambda t: log.append("unpack") or t)
+        _raw_saved(T, z, "result", "result").register_hooks(lambda t: t * 2, lambda t: t / 2)
+        log.append("bwd")
+        (y + z).sum().backward()
+        return log, x.grad
+
+    assert_same(prog, **F32)
+
+
+def _raw_twice(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    r = _raw_saved(T, x.sin(), "self", "input")
+    r.register_hooks(lambda t: t, lambda t: t)
+    r.register_hooks(lambda t: t, lambda t: t)
+
+
+def _raw_after_free(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x.sin()
+    r = _raw_saved(T, y, "self", "input")
+    y.sum().backward()
+    r.register_hooks(lambda t: t, lambda t: t)
+
+
+@pytest.mark.parametrize("prog", [_raw_twice, _raw_after_free])
+def test_raw_saved_tensor_errors(prog):
+    assert_same_error(prog)

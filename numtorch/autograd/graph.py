@@ -238,10 +238,10 @@ _pack_stack: list = []
 _hooks_disabled: list = [None]
 
 
-def _pack(saved: Saved, t: Tensor) -> None:
+def _pack(saved: Saved, t: Tensor, hooks: tuple | None = None) -> None:
     from .grad_mode import no_grad
 
-    pack, unpack = _pack_stack[-1]
+    pack, unpack = hooks or _pack_stack[-1]
     version = t._ver.v
     with no_grad():
         packed = pack(t)
@@ -261,6 +261,41 @@ def _pack(saved: Saved, t: Tensor) -> None:
     saved.t = unpack
     saved.data = packed
     saved.__class__ = _HookedSaved
+
+
+class SavedTensor:
+    """One tensor a node saved (torch._C._autograd.SavedTensor), as
+    ``grad_fn._raw_saved_<name>`` gives it."""
+
+    __slots__ = ("_node", "_key")
+
+    def __init__(self, node: Node, key: str) -> None:
+        self._node = node
+        self._key = key
+
+    def _saved(self, freed: str) -> Saved:
+        if self._node.saved is None:
+            raise RuntimeError(freed)
+        return self._node.saved[self._key]
+
+    def unpack(self) -> Tensor:
+        return self._saved(FREED).unpack(self._node)
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Pack the saved tensor now with pack_hook; unpack_hook gives it back when used."""
+        saved = self._saved(
+            "Calling register_hooks on a saved tensor after it has been freed. Saved "
+            "intermediate values of the graph are freed when you call .backward() or "
+            "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+            "graph a second time or if you need to access saved variables after calling "
+            "backward."
+        )
+        if isinstance(saved, _HookedSaved):
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time."
+            )
+        _pack(saved, saved.unpack(self._node), (pack_hook, unpack_hook))
 
 
 class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
