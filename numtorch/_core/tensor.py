@@ -323,6 +323,9 @@ class Tensor:
     def register_hook(self, hook):
         return upcalls.register_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        return upcalls.register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self) -> None:
         upcalls.retain_grad(self)
 

@@ -29,6 +29,10 @@ refresh_view = _missing("refresh_view", "numtorch.autograd.rebase")  # a stale v
 backward = _missing("backward", "numtorch.autograd.engine")  # Tensor.backward
 register_hook = _missing("register_hook", "numtorch.autograd.hooks")  # Tensor.register_hook
 retain_grad = _missing("retain_grad", "numtorch.autograd.hooks")  # Tensor.retain_grad
+# Tensor.register_post_accumulate_grad_hook
+register_post_accumulate_grad_hook = _missing(
+    "register_post_accumulate_grad_hook", "numtorch.autograd.hooks"
+)
 vmap_call = _missing("vmap_call", "numtorch.func")  # the engine's batched backward
 dual_call = _missing("dual_call", "numtorch.autograd.forward_ad")  # gradcheck's forward mode
 

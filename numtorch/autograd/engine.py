@@ -13,7 +13,7 @@ from .._core.state import anomaly, state
 from .._core.tensor import Tensor
 from ..ops.creation import ones_like, zeros_like
 from . import anomaly_mode
-from .graph import AccumulateGrad, Node, edge_of
+from .graph import AccumulateGrad, GradientEdge, Node, _running, _task_ids, edge_of
 
 
 class _GraphTask:
@@ -110,8 +110,42 @@ def _run_hooks(hooks, grad):
     for h in list(hooks):
         r = h(grad)
         if r is not None:
-            grad = r
+            grad = _check_hook_result(h, grad, r)
     return grad
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _check_hook_result(hook, original, result):
+    """A hook's replacement for a gradient: PyTorch's checks, then the result."""
+    if result is None:
+        return original
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result.dtype != original.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"torch.{original.dtype.scalar_name}Tensor got torch.{result.dtype.scalar_name}Tensor)"
+        )
+    if tuple(result.shape) != tuple(original.shape):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return result
+
+
+def _check_hook_results(hook, originals: list, results) -> list:
+    if len(results) != len(originals):
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+            f"{len(results)}, but expected {len(originals)})"
+        )
+    # a None in a node hook's tuple makes that gradient None
+    return [
+        None if r is None else _check_hook_result(hook, o, r) for o, r in zip(originals, results)
+    ]
 
 
 def _accumulate(buf: list, i: int, g) -> None:
@@ -163,6 +197,8 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
             if is_leaf:
                 if task.accumulate:
                     _accumulate_grad(node.variable, grads[0], task.create_graph)
+                if node._post_hooks:
+                    _run_node_posthooks(node, [], grads)
                 continue
             nexts = node.next_functions
             if exec_info is None:
@@ -174,10 +210,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
             else:
                 outs = [None] * len(nexts)
             if node._post_hooks:
-                for h in node._post_hooks:
-                    r = h(tuple(outs), tuple(grads))
-                    if r is not None:
-                        outs = list(r)
+                outs = _run_node_posthooks(node, outs, grads)
             if check_nan:
                 anomaly_mode.check_nan(node, outs)
             if not task.keep_graph and node.saved:
@@ -200,10 +233,9 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
 
 def _run_tensor_prehooks(node: Node, grads: list) -> None:
     """Tensor hooks may replace a gradient; retain_grad hooks only observe it."""
-    if node._tensor_pre_hooks:
+    if node._tensor_pre_hooks:  # called with None for an output that got no gradient
         for nr, hooks in node._tensor_pre_hooks.items():
-            if grads[nr] is not None:
-                grads[nr] = _run_hooks(hooks, grads[nr])
+            grads[nr] = _run_hooks(hooks, grads[nr])
     if node._retain_hooks:
         for nr, hook in list(node._retain_hooks.items()):
             if grads[nr] is not None:
@@ -211,11 +243,19 @@ def _run_tensor_prehooks(node: Node, grads: list) -> None:
 
 
 def _run_node_prehooks(node: Node, grads: list) -> list:
-    for h in node._pre_hooks:
+    for h in list(node._pre_hooks):
         r = h(tuple(grads))
         if r is not None:
-            grads = list(r)
+            grads = _check_hook_results(h, grads, r)
     return grads
+
+
+def _run_node_posthooks(node: Node, outs: list, grads: list) -> list:
+    for h in list(node._post_hooks):
+        r = h(tuple(outs), tuple(grads))
+        if r is not None:
+            outs = _check_hook_results(h, outs, r)
+    return outs
 
 
 def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
@@ -250,7 +290,9 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     post = var.__dict__.get("_post_acc_hooks")
     if post:
         for h in list(post):
-            h(var)
+            r = h(var)
+            if r is not None:
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
 
 
 def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
@@ -281,7 +323,7 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
 
@@ -315,7 +357,10 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
         slots = []
         targets = set()
         for t in inputs:
-            node, nr = edge_of(t) if t._rg else (None, 0)
+            if isinstance(t, GradientEdge):
+                node, nr = t.node, t.output_nr
+            else:
+                node, nr = edge_of(t) if t._rg else (None, 0)
             slot = [None]
             slots.append(slot)
             if node is None:
@@ -324,10 +369,14 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
             if not accumulate or not isinstance(node, AccumulateGrad):
                 task.captures.setdefault(node, []).append((nr, slot))
         _compute_exec_info(task, roots, targets)
-    if anomaly.enabled:
-        anomaly_mode.run(_execute, task, roots, grads)
-    else:
-        _execute(task, roots, grads)
+    _running.append((task, roots, next(_task_ids)))
+    try:
+        if anomaly.enabled:
+            anomaly_mode.run(_execute, task, roots, grads)
+        else:
+            _execute(task, roots, grads)
+    finally:
+        _running.pop()
     return slots
 
 
@@ -349,13 +398,13 @@ def backward(
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         for t in inputs:
-            if not t._rg:
+            if not isinstance(t, GradientEdge) and not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
     slots = run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
     if inputs is not None:
         # Non-leaf inputs: accumulate the captured gradient into their .grad.
         for t, slot in zip(inputs, slots):
-            if not t.is_leaf and slot[0] is not None:
+            if isinstance(t, Tensor) and not t.is_leaf and slot[0] is not None:
                 _accumulate_grad(t, slot[0], create_graph)
 
 
@@ -384,7 +433,7 @@ def grad(
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")
     for t in inputs:
-        if not t._rg:
+        if not isinstance(t, GradientEdge) and not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
         return _batched_grad(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import weakref
+from typing import NamedTuple
 
 from .._core import upcalls
 from .._core.dtype import from_np
@@ -166,6 +168,8 @@ class Saved:
             self.nr = t._out_nr
         else:
             self.t = t
+        if _pack_stack:
+            _pack(self, t)
 
     def unpack(self, node: Node) -> Tensor:
         counter = self.t if self.is_output else self.t._ver
@@ -204,6 +208,150 @@ class Saved:
             f"inplace operation: [torch.{typ} [{sizes}]]{where} is at version {current}; "
             f"expected version {self.version} instead. Hint: {hint}"
         )
+
+
+class _HookedSaved(Saved):
+    """A saved tensor packed by saved_tensors_hooks: ``data`` is what the pack hook
+    returned, ``t`` the unpack hook, ``nr`` where the unpacked tensor's gradient goes."""
+
+    __slots__ = ()
+
+    def unpack(self, node: Node) -> Tensor:
+        data = self.t(self.data)
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                f"type {type(data).__name__}"
+            )
+        t = _new(Tensor)
+        t._data = data._data
+        t._ver = data._ver
+        t._base = None
+        if self.is_output:
+            fn, nr, rg, accum = node, self.nr, True, None
+        else:
+            fn, nr, rg, accum = self.nr
+        t._grad_fn = fn
+        t._rg = rg
+        if nr:
+            t._out_nr = nr
+        if accum is not None:
+            t._accum = accum
+        return t
+
+
+# Default saved-tensor hooks: (pack, unpack) pairs, innermost last; the error message
+# while disable_saved_tensors_hooks is active.
+_pack_stack: list = []
+_hooks_disabled: list = [None]
+
+
+def _pack(saved: Saved, t: Tensor, hooks: tuple | None = None) -> None:
+    from .grad_mode import no_grad
+
+    pack, unpack = hooks or _pack_stack[-1]
+    version = t._ver.v
+    with no_grad():
+        packed = pack(t)
+    if t._ver.v != version:
+        raise RuntimeError(
+            "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+            "input to pack hook cannot be modified by in-place operations as this can lead to "
+            "unexpected side-effects. Please open an issue if you need to perform in-place "
+            "operations on the input to a pack hook."
+        )
+    if saved.is_output:
+        saved.nr = t._out_nr
+    else:
+        fn = t._grad_fn
+        accum = accumulate_node(t) if fn is None and t._rg else None
+        saved.nr = (fn, t._out_nr, t._rg, weakref.ref(accum) if accum is not None else None)
+    saved.t = unpack
+    saved.data = packed
+    saved.__class__ = _HookedSaved
+
+
+class SavedTensor:
+    """One tensor a node saved (torch._C._autograd.SavedTensor), as
+    ``grad_fn._raw_saved_<name>`` gives it."""
+
+    __slots__ = ("_node", "_key")
+
+    def __init__(self, node: Node, key: str) -> None:
+        self._node = node
+        self._key = key
+
+    def _saved(self, freed: str) -> Saved:
+        if self._node.saved is None:
+            raise RuntimeError(freed)
+        return self._node.saved[self._key]
+
+    def unpack(self) -> Tensor:
+        return self._saved(FREED).unpack(self._node)
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Pack the saved tensor now with pack_hook; unpack_hook gives it back when used."""
+        saved = self._saved(
+            "Calling register_hooks on a saved tensor after it has been freed. Saved "
+            "intermediate values of the graph are freed when you call .backward() or "
+            "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+            "graph a second time or if you need to access saved variables after calling "
+            "backward."
+        )
+        if isinstance(saved, _HookedSaved):
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time."
+            )
+        _pack(saved, saved.unpack(self._node), (pack_hook, unpack_hook))
+
+
+class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Pack/unpack hooks for the tensors saved for backward by ops recorded inside."""
+
+    def __init__(self, pack_hook, unpack_hook) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        if _hooks_disabled[-1] is not None:
+            raise RuntimeError(_hooks_disabled[-1])
+        _pack_stack.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(self, *exc) -> None:
+        _pack_stack.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
+    """Saved tensors kept on the CPU (where numtorch keeps them already)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(lambda t: t.detach(), lambda t: t)
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Using saved_tensors_hooks inside raises RuntimeError(error_message)."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        if _pack_stack:
+            raise RuntimeError(self.error_message)
+        _hooks_disabled.append(self.error_message)
+
+    def __exit__(self, *exc) -> None:
+        _hooks_disabled.pop()
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with disable_saved_tensors_hooks(self.error_message):
+                return fn(*args, **kwargs)
+
+        return wrapper
 
 
 def _short_name(fn) -> str:
@@ -249,6 +397,92 @@ def edge_of(t: Tensor):
     if fn is None:
         return (accumulate_node(t), 0)
     return (fn, t._out_nr)
+
+
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor is computed: ``(node, output_nr)``."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The GradientEdge of ``tensor``; ``grad(loss, get_gradient_edge(x))`` is ``grad(loss, x)``."""
+    if not tensor._rg:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    node, nr = edge_of(tensor)
+    return GradientEdge(node, nr)
+
+
+# The graph tasks now executing (innermost last): (task, roots, id).
+_running: list = []
+_task_ids = itertools.count()
+
+
+def _will_execute(node) -> bool:
+    """Whether the innermost running graph task runs ``node`` (for multi-grad hooks)."""
+    task, roots, _ = _running[-1]
+    if node not in task.deps and all(node is not n for n, _ in roots):
+        return False
+    return task.exec_info is None or node in task.exec_info or node in task.targets
+
+
+class _MultiHandle(_Handle):
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> RemovableHandle:
+    """fn(grads) once the gradients of all ``tensors`` this backward computes are ready
+    (mode "all", None for the others), or fn(grad) on the first one (mode "any")."""
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    lock = threading.Lock()
+    if mode == "all":
+        nodes = [edge_of(t)[0] for t in tensors]
+        state: dict = {}  # graph task -> [calls so far, calls expected, buffer]
+
+        def inner(idx):
+            def hook(grad):
+                task = _running[-1][2]
+                with lock:
+                    st = state.get(task)
+                    if st is None:
+                        expected = sum(n is not None and _will_execute(n) for n in nodes)
+                        st = state[task] = [0, expected, [None] * len(nodes)]
+                    st[0] += 1
+                    st[2][idx] = grad
+                    done = st[0] == st[1]
+                    if done:
+                        del state[task]
+                if done:
+                    fn(st[2])
+
+            return hook
+
+        handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))
+    else:
+        ran: set = set()
+
+        def hook(grad):
+            task = _running[-1][2]
+            with lock:
+                if task in ran:
+                    return
+                ran.add(task)
+            fn(grad)
+
+        handles = tuple(t.register_hook(hook) for t in tensors if t._rg)
+    return _MultiHandle(handles)
 
 
 def _edge(t: Tensor):

@@ -50,4 +50,19 @@ def retain_grad(t: Tensor) -> None:
     t._retain_nr = t._out_nr
 
 
-upcalls.provide(register_hook=register_tensor_hook, retain_grad=retain_grad)
+def register_post_accumulate_grad_hook(t: Tensor, hook) -> RemovableHandle:
+    """hook(t) after a gradient has been accumulated into the leaf's ``.grad``."""
+    if not t._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if t.__dict__.get("_post_acc_hooks") is None:
+        t._post_acc_hooks = []
+    return RemovableHandle(t._post_acc_hooks, hook)
+
+
+upcalls.provide(
+    register_hook=register_tensor_hook,
+    retain_grad=retain_grad,
+    register_post_accumulate_grad_hook=register_post_accumulate_grad_hook,
+)

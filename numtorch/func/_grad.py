@@ -18,7 +18,7 @@ from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
 from ..autograd.engine import run_backward
-from ..autograd.graph import record
+from ..autograd.graph import disable_saved_tensors_hooks, record
 from ..autograd.rebase import rehistory
 from ..ops.creation import ones_like, zeros_like
 from ._args import check_argnums, check_tensor_outputs, replace_argnums, slice_argnums, split_aux
@@ -47,6 +47,12 @@ class GradTrackingView(GradTrackingTensor, ViewTensor):
     __slots__ = ()
 
 
+_NO_SAVED_HOOKS = disable_saved_tensors_hooks(
+    "torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. Please open "
+    "an issue with your use case."
+)
+
+
 class GradInterpreter(Interpreter):
     """One grad level: runs each op on the inner values and records it on this level."""
 
@@ -54,6 +60,7 @@ class GradInterpreter(Interpreter):
         self._outer_grad_mode = True
 
     def __enter__(self):
+        _NO_SAVED_HOOKS.__enter__()
         super().__enter__()
         # A transform ignores the grad mode around it; a no_grad inside f still applies.
         self._outer_grad_mode = state.grad_enabled
@@ -62,7 +69,10 @@ class GradInterpreter(Interpreter):
 
     def __exit__(self, *exc):
         state.grad_enabled = self._outer_grad_mode
-        return super().__exit__(*exc)
+        try:
+            return super().__exit__(*exc)
+        finally:
+            _NO_SAVED_HOOKS.__exit__()
 
     def wrap(self, x: Tensor) -> GradTrackingTensor:
         return GradTrackingTensor._new(x, self)
