@@ -4,7 +4,7 @@ hooks, post-accumulate-grad hooks, multi-grad hooks and gradient edges."""
 from __future__ import annotations
 
 import pytest
-from twolibs import assert_same, assert_same_error
+from twolibs import assert_same, assert_same_error, run_both
 
 F32 = {"rtol": 1e-6, "atol": 1e-7}
 
@@ -430,3 +430,20 @@ def _raw_after_free(T):
 @pytest.mark.parametrize("prog", [_raw_twice, _raw_after_free])
 def test_raw_saved_tensor_errors(prog):
     assert_same_error(prog)
+
+
+def test_a_node_packs_its_saved_tensors_in_torchs_order():
+    """mul saves (other, self): the pack hook sees them in that order, in every run."""
+
+    def prog(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([3.0, 4.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(
+            lambda t: log.append(t.tolist()) or t, lambda t: t
+        ):
+            x * y
+        return log
+
+    ours, theirs = run_both(prog)
+    assert ours == theirs == [[3.0, 4.0], [1.0, 2.0]]

@@ -495,6 +495,15 @@ def _edge(t: Tensor):
 _NO_EDGE = (None, 0)
 
 
+def _add_names(names: dict | None, more) -> dict:
+    """The names a node saves, in a fixed order (a dict as an ordered set): packing hooks
+    see the same sequence in every run."""
+    if names is None:
+        return dict.fromkeys(more)
+    names.update(dict.fromkeys(more))
+    return names
+
+
 def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     """Attach a node computing op's vjp to its outputs.
 
@@ -527,13 +536,13 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
             edges.extend(sub)
             meta.append([_meta(t) for t in a])
             if saves[i] and any(e[0] is not None for e in sub):
-                names = set(saves[i]) if names is None else names.union(saves[i])
+                names = _add_names(names, saves[i])
         elif isinstance(a, Tensor):
             meta.append((a._data.shape, a._data.dtype) if not a._level else _meta(a))
             if f is not None and a._rg and (inner is None or a is not ia):
                 edges.append(_edge(a))
                 if saves[i]:
-                    names = set(saves[i]) if names is None else names.union(saves[i])
+                    names = _add_names(names, saves[i])
             else:
                 edges.append(_NO_EDGE)
         else:
