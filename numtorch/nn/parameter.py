@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._core import dtype as dt
-from .._core.tensor import Tensor, _make
+from .._core.tensor import Tensor, _init, _make
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import empty
 
@@ -19,11 +19,8 @@ def _alias(cls: type, data: Tensor | None) -> Tensor:
             f"{type(data).__name__} was found instead."
         )
     t = object.__new__(cls)
-    t._data = data._data
-    t._rg = False
-    t._grad_fn = None
+    _init(t, data._data)
     t._ver = data._ver
-    t._base = None
     return t
 
 

@@ -57,25 +57,35 @@ def _caster(d):
     return cast
 
 
-def _to(self, *args, **kwargs) -> Tensor:
-    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype), copy=False."""
+def to_args(args: tuple, kwargs: dict) -> tuple:
+    """(device, dtype, copy) from the argument forms of Tensor.to and Module.to: ``to(dtype)``,
+    ``to(device)``, ``to(tensor)``, ``to(device, dtype)``, keywords, a bool non_blocking."""
+    kwargs = dict(kwargs)
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got {kwargs}")
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, (str, Device)):
+        elif isinstance(a, builtins.bool):  # non_blocking
+            continue
+        elif isinstance(a, (str, int, Device)):
             device = a
-        elif a is not None and not isinstance(a, builtins.bool):
+        elif a is not None:
             dtype = a
+    return device, None if dtype is None else dt.to_dtype(dtype), copy
+
+
+def _to(self, *args, **kwargs) -> Tensor:
+    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype), copy=False."""
+    device, dtype, copy = to_args(args, kwargs)
     out = self
-    if dtype is not None:
-        d = dt.to_dtype(dtype)
-        if d != self.dtype:
-            out = to_dtype.fn(self, d)
+    if dtype is not None and dtype != self.dtype:
+        out = to_dtype.fn(self, dtype)
     if device is not None and Device(device) != self.device:
         out = to_device.fn(out, Device(device))
     if copy and out is self:

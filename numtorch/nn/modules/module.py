@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..._core import dtype as dt
-from ..._core.device import device as _device
 from ..._core.tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...ops.conversion import to_args
 from ..parameter import Buffer, Parameter, is_lazy
 
 
@@ -485,7 +485,7 @@ class Module:
     def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)``; only floating and complex ones change dtype."""
-        device, dtype = _to_args(args, kwargs)
+        device, dtype, _ = to_args(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
@@ -802,25 +802,3 @@ class Module:
             else:
                 body = "\n  " + "\n  ".join(lines) + "\n"
         return f"{self._get_name()}({body})"
-
-
-def _to_args(args: tuple, kwargs: dict):
-    """(device, dtype) from Module.to's / Tensor.to's argument forms."""
-    kwargs = dict(kwargs)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments - got {kwargs}")
-    for a in args:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, dt.dtype):
-            dtype = a
-        elif isinstance(a, bool):  # non_blocking
-            continue
-        elif isinstance(a, (str, int, _device)):
-            device = a
-        else:
-            raise TypeError(f"to() received an invalid combination of arguments - got {args}")
-    return device, dtype
