@@ -139,8 +139,8 @@ def _dtype(t) -> str:
 
 def _values(t) -> np.ndarray:
     if isinstance(t, torch.Tensor):
-        return t.detach().resolve_conj().resolve_neg().numpy()
-    return np.asarray(t.detach().numpy())
+        return t.detach().resolve_conj().resolve_neg().cpu().numpy()
+    return np.asarray(t.detach().cpu().numpy())
 
 
 def _assert_values(g: np.ndarray, r: np.ndarray, rtol, atol, where) -> None:

@@ -250,12 +250,7 @@ def run_kernel(op, arrays: list, attrs: dict):
     """Type promotion, the kernel, and normalization of its outputs to arrays."""
     xp = np
     if _cuda_used[0]:
-        for a in arrays:
-            if type(a) is not _ndarray and hasattr(a, "__cuda_array_interface__"):
-                from .device import xp_of
-
-                xp = xp_of(a)
-                break
+        xp = _backend(arrays)
     odt = None
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
@@ -268,16 +263,38 @@ def run_kernel(op, arrays: list, attrs: dict):
         raise RuntimeError(msg) from None
     if op.nout == 1:
         if type(out) is not _ndarray:
-            out = xp.asarray(out)
+            out = _as_array(xp, out)
         if odt is not None and out.dtype != odt:
             out = out.astype(odt)
         return out
     outs = []
     for o in out:
         if type(o) is not _ndarray:
-            o = xp.asarray(o)
+            o = _as_array(xp, o)
         outs.append(o)
     return tuple(outs)
+
+
+def _backend(arrays):
+    """CuPy if an array (or an array in a list input) is on the GPU, else NumPy."""
+    for a in arrays:
+        if isinstance(a, (list, tuple)):
+            xp = _backend(a)
+            if xp is not np:
+                return xp
+        elif type(a) is not _ndarray and hasattr(a, "__cuda_array_interface__"):
+            from .device import xp_of
+
+            return xp_of(a)
+    return np
+
+
+def _as_array(xp, out):
+    """A kernel's result as an array: a GPU array stays one (a factory kernel has no input
+    to say which backend it used)."""
+    if hasattr(out, "__cuda_array_interface__"):
+        return out
+    return xp.asarray(out)
 
 
 def _broadcast_message(inputs, error: ValueError) -> str | None:

@@ -41,7 +41,7 @@ def _cdist(xp, x1, x2, p=2.0, compute_mode=0):
     if p == 0:
         return (diff != 0).sum(-1).astype(x1.dtype)
     if p == math.inf:
-        return diff.max(-1, initial=0)
+        return diff.max(-1) if diff.shape[-1] else xp.zeros(diff.shape[:-1], diff.dtype)
     if p == 1:
         return diff.sum(-1)
     if p == 2:

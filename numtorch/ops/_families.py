@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.device import xp_of
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from ..testing.samples import S
 from ._batching import elementwise
@@ -19,16 +20,21 @@ from ._batching import elementwise
 _nd = np.ndarray
 
 
+def _arr(a) -> bool:
+    """Whether an operand is an array (NumPy's, or a GPU array), not a Python scalar."""
+    return isinstance(a, _nd) or hasattr(a, "__cuda_array_interface__")
+
+
 # ------------------------------------------------------------------ type promotion
 def _operand(a):
-    return (dt.from_np(a.dtype), a.ndim) if isinstance(a, _nd) or hasattr(a, "dtype") else a
+    return (dt.from_np(a.dtype), a.ndim) if _arr(a) or hasattr(a, "dtype") else a
 
 
 _RESULT_TYPES: dict = {}
 
 
 def _key(a):
-    return (a.dtype, a.ndim == 0) if isinstance(a, _nd) else type(a)
+    return (a.dtype, a.ndim == 0) if _arr(a) else type(a)
 
 
 def promote(arrays, attrs=None):
@@ -36,7 +42,7 @@ def promote(arrays, attrs=None):
     a0 = arrays[0]
     same = True
     for a in arrays:
-        if not isinstance(a, _nd) or a.dtype != a0.dtype:
+        if not _arr(a) or a.dtype != a0.dtype:
             same = False
             break
     if same:
@@ -47,10 +53,13 @@ def promote(arrays, attrs=None):
         npd = _RESULT_TYPES[key] = dt.result_type(
             *(_operand(a) for a in arrays if a is not None)
         ).np
-    out = [a.astype(npd) if isinstance(a, _nd) and a.dtype != npd else a for a in arrays]
-    if not isinstance(out[0], _nd):
-        # A scalar first operand: make it an array so the kernel sees the result dtype.
-        out[0] = np.asarray(out[0], dtype=npd)
+    out = [a.astype(npd) if _arr(a) and a.dtype != npd else a for a in arrays]
+    if not _arr(out[0]):
+        # A scalar first operand: make it an array so the kernel sees the result dtype (on
+        # the device of the array operands).
+        gpu = next((a for a in out if _arr(a) and type(a) is not _nd), None)
+        xp = np if gpu is None else xp_of(gpu)
+        out[0] = xp.asarray(out[0], dtype=npd)
     return out, npd
 
 
@@ -58,10 +67,10 @@ def promote_float(arrays, attrs=None):
     """Promote, then integers and bools go to the default float dtype."""
     arrays, odt = promote(arrays, attrs)
     a = arrays[0]
-    kind = a.dtype.kind if isinstance(a, _nd) else ""
+    kind = a.dtype.kind if _arr(a) else ""
     if kind in "biu":
         f = dt.get_default_dtype().np
-        arrays = [x.astype(f) if isinstance(x, _nd) else x for x in arrays]
+        arrays = [x.astype(f) if _arr(x) else x for x in arrays]
         return arrays, f
     return arrays, odt
 

@@ -46,7 +46,11 @@ def _bounds(
 
 def _scatter_key(xp, index, dim: int) -> tuple:
     """The full advanced index addressing ``out[..., index[i], ...]`` along ``dim``."""
-    grids = list(xp.indices(index.shape, sparse=True))
+    nd = index.ndim
+    grids = [
+        xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
+        for k, n in enumerate(index.shape)
+    ]
     grids[dim] = index
     return tuple(grids)
 
