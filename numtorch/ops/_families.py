@@ -42,7 +42,7 @@ def promote(arrays, attrs=None):
     a0 = arrays[0]
     same = True
     for a in arrays:
-        if not _arr(a) or a.dtype != a0.dtype:
+        if not isinstance(a, _nd) or a.dtype != a0.dtype:  # GPU arrays: the general path
             same = False
             break
     if same:
