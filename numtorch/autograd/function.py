@@ -143,10 +143,10 @@ def _user_backward(cls) -> Callable:
 
 
 def _check_grads(node: BackwardCFunction, res, wanted) -> list:
-    """PyTorch's checks on what a backward returned; the gradients the engine wants."""
+    """PyTorch's checks on what a backward returned; the gradients the engine wants (one
+    per tensor input)."""
     res = res if isinstance(res, tuple) else (res,)
-    edges = node.next_functions
-    n = len(edges)
+    n = node._nt_nin
     if len(res) > n and all(r is None for r in res[n:]):
         res = res[:n]
     if len(res) != n:
@@ -154,17 +154,20 @@ def _check_grads(node: BackwardCFunction, res, wanted) -> list:
             f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
             f"got {len(res)})"
         )
-    metas = node.in_meta[0]
+    metas = iter(node.in_meta[0])
     out = []
-    for i, (r, m) in enumerate(zip(res, metas)):
+    for i, (r, a) in enumerate(zip(res, node._nt_is_tensor)):
+        if not a:
+            if r is not None:
+                raise RuntimeError(
+                    f"function {node.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable"
+                )
+            continue
+        m = next(metas)
         if r is None:
             out.append(None)
             continue
-        if m is None:
-            raise RuntimeError(
-                f"function {node.name()} returned a gradient different than None at position "
-                f"{i + 1}, but the corresponding forward input was not a Variable"
-            )
         if not isinstance(r, Tensor):
             raise TypeError(
                 f"function {node.name()} returned a gradient of type {type(r).__name__} at "
@@ -172,10 +175,10 @@ def _check_grads(node: BackwardCFunction, res, wanted) -> list:
             )
         if not _expandable(m[0], tuple(r.shape)):
             raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"Function {node.name()} returned an invalid gradient at index {len(out)} - got "
                 f"{list(r.shape)} but expected shape compatible with {list(m[0])}"
             )
-        out.append(r if wanted[i] else None)
+        out.append(r if wanted[len(out)] else None)
     return out
 
 
@@ -429,8 +432,13 @@ def _plain_view(t: Tensor) -> Tensor:
 def _attach(ctx, layout, args, needs, outs: tuple, raw: tuple, non_diff: set, level0: bool):
     """Make ctx the node of ``outs``: edges for the inputs that need grad, history for the
     differentiable outputs, saved tensors (``raw`` are the outputs setup_context saw)."""
-    ctx.next_functions = tuple(_edge(a) if n else _NO_EDGE for a, n in zip(args, needs))
-    ctx.in_meta = [[_meta(a) for a in args]]
+    # edges (and metadata) for the tensor inputs only, as PyTorch's
+    ctx.next_functions = tuple(
+        _edge(a) if n else _NO_EDGE for a, n in zip(args, needs) if isinstance(a, Tensor)
+    )
+    ctx.in_meta = [[_meta(a) for a in args if isinstance(a, Tensor)]]
+    ctx._nt_nin = len(args)
+    ctx._nt_is_tensor = tuple(isinstance(a, Tensor) for a in args)
     ctx._out_meta = tuple(_meta(o) for o in outs)
     ctx._nt_layout = layout
     diff = []
@@ -827,7 +835,7 @@ _delayed_error = defop(
     "delayed_error",
     lambda xp, input: input,
     vjp=_delayed_vjp,
-    node_name="DelayedError",
+    node_name="torch::autograd::Error",
     batch_rule=_delayed_rule,
     register=False,
 )
