@@ -31,7 +31,7 @@ from .._core.op import VARIADIC, Op, defop, named
 from .._core.pytree import tree_flatten
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
-from . import anomaly_mode, forward_ad, graph
+from . import anomaly_mode, graph
 from .graph import FREED, Node, Saved, _edge, _meta, _zeros_for
 
 __all__ = [
@@ -283,7 +283,7 @@ def _is_setup_context_defined(fn) -> bool:
 
 def _transforms_active() -> bool:
     """Whether a torch.func transform is active (forward_ad's dual level is not one)."""
-    return any(interp not in forward_ad._levels for interp in state.stack)
+    return any(interp.functorch for interp in state.stack)
 
 
 class InplaceFunction(Function):
