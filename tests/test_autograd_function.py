@@ -132,6 +132,20 @@ def make(lib):
         def backward(ctx, g):
             return g * 2
 
+    class AddOneSetup(F):  # in place, setup_context style (usable under transforms)
+        @staticmethod
+        def forward(x):
+            x.add_(1)
+            return x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_dirty(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
     class Same(F):  # returns its input as is
         @staticmethod
         def forward(ctx, x):
@@ -386,9 +400,21 @@ def test_mark_dirty():
         y = fn(lib).AddOne.apply(x)
         return y is x, x, y.requires_grad
 
+    def under_grad(lib, x):
+        def f(y):
+            h = y.clone()
+            out = fn(lib).AddOneSetup.apply(h)
+            assert out is h
+            return (out * y).sum()
+
+        return lib.func.grad(f)(x), lib.func.vjp(lambda y: fn(lib).AddOneSetup.apply(y * 1), x)[1](
+            x
+        )
+
     assert_same(prog, arr(3))
     assert_same_error(leaf, arr(3))
     assert_same(no_grad_leaf, arr(3))
+    assert_same(under_grad, arr(3))
 
 
 def test_mark_non_differentiable_and_multiple_outputs():
@@ -465,8 +491,42 @@ def test_no_grad_and_no_requires_grad():
         y = fn(lib).Exp.apply(x)
         x.requires_grad_()
         with lib.no_grad():
-            z = fn(lib).Exp.apply(x)
+            z = fn(lib).Scale.apply(x, 2.0, x)
         return y, y.requires_grad, y.grad_fn is None, z.requires_grad, z.grad_fn is None
+
+
+def test_needs_input_grad_and_freed_without_saved():
+    def prog(lib, x):
+        seen = []
+
+        class Probe(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, k, b):
+                seen.append(ctx.needs_input_grad)
+                return a * k
+
+            @staticmethod
+            def backward(ctx, g):
+                seen.append(ctx.saved_tensors)
+                return g * ctx.needs_input_grad[0], None, None
+
+        x.requires_grad_()
+        with lib.no_grad():
+            Probe.apply(x, 2.0, x.detach())
+        y = Probe.apply(x, 2.0, x.detach())
+        y.sum().backward(retain_graph=True)
+        node = y.grad_fn
+        y.sum().backward()  # nothing saved: a second pass runs, then the ctx is freed
+        return seen, x.grad, node.needs_input_grad
+
+    def freed(lib, x):
+        x.requires_grad_()
+        y = fn(lib).Same.apply(x)
+        y.sum().backward()
+        return y.grad_fn.saved_tensors
+
+    assert_same(prog, arr(3))
+    assert_same_error(freed, arr(3))
 
     assert_same(prog, arr(3))
 

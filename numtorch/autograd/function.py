@@ -33,6 +33,7 @@ from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode, graph
 from .graph import FREED, Node, Saved, _edge, _meta, _zeros_for
+from .rebase import _rebase
 
 __all__ = [
     "BackwardCFunction",
@@ -274,6 +275,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             raise RuntimeError(_SETUP_CONTEXT)
         call = _Call(cls, kwargs)
         out = dispatch(_op_of(cls), (list(args),), {"call": call})
+        if call.dirty:  # an input modified in place is returned as itself
+            out = tuple(args[call.dirty[k]] if k in call.dirty else o for k, o in enumerate(out))
         return _join(call.layout, out)
 
 
@@ -294,10 +297,20 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
+class _SavedDict(dict):
+    """A node's saved tensors: always truthy, so that the engine frees them (and
+    ``saved_tensors`` raises) after a backward pass even when none were saved."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return True
+
+
 class _Call:
     """One Function call: shared by the levels it passes through."""
 
-    __slots__ = ("cls", "kwargs", "layout", "ctx", "ctx_args")
+    __slots__ = ("cls", "kwargs", "layout", "ctx", "ctx_args", "dirty")
 
     def __init__(self, cls, kwargs: dict):
         self.cls = cls
@@ -305,6 +318,7 @@ class _Call:
         self.layout = None
         self.ctx = None  # the level-0 ctx and the argument list it was set up on
         self.ctx_args = None
+        self.dirty = None  # {output index: input index} of the inputs marked dirty
 
 
 def _split(out) -> tuple:
@@ -324,7 +338,7 @@ def _join(layout: tuple, tensors) -> Any:
 def _new_ctx(cls) -> BackwardCFunction:
     ctx = _new(cls._backward_cls)
     ctx._seq = next(graph._seq)
-    ctx.saved = {}
+    ctx.saved = _SavedDict()
     ctx.op = _op_of(cls)
     ctx.attrs = {}
     ctx.next_functions = ()
@@ -355,7 +369,7 @@ def _eager(args: tuple, attrs: dict) -> tuple:
     cls = call.cls
     inputs = args[0]
     grad_on = state.grad_enabled
-    needs = tuple(grad_on and isinstance(a, Tensor) and a._rg for a in inputs)
+    needs = tuple(isinstance(a, Tensor) and a._rg for a in inputs)
     ctx = _new_ctx(cls)
     ctx.needs_input_grad = needs
     with _no_grad():
@@ -366,7 +380,7 @@ def _eager(args: tuple, attrs: dict) -> tuple:
             out = cls.forward(ctx, *inputs, **call.kwargs)
     layout, raw = _split(out)
     call.layout, call.ctx, call.ctx_args = layout, ctx, inputs
-    executable = any(needs)
+    executable = grad_on and any(needs)
     dirty = _ids(ctx, "dirty_tensors")
     non_diff = _ids(ctx, "non_differentiable")
     in_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
@@ -376,6 +390,8 @@ def _eager(args: tuple, attrs: dict) -> tuple:
             "output. The inputs that are modified inplace must all be outputs of the Function."
         )
     outs = []
+    if dirty:
+        call.dirty = {k: _index_of(inputs, o) for k, o in enumerate(raw) if id(o) in dirty}
     for o in raw:
         if id(o) in dirty:
             if executable:
@@ -384,7 +400,16 @@ def _eager(args: tuple, attrs: dict) -> tuple:
             o = _plain_view(o)  # an input returned as-is comes back as a view of it
         outs.append(o)
     if executable:
-        _attach(ctx, layout, inputs, needs, tuple(outs), raw, non_diff, level0=True)
+        _attach(
+            ctx,
+            layout,
+            inputs,
+            tuple(grad_on and n for n in needs),
+            tuple(outs),
+            raw,
+            non_diff,
+            level0=True,
+        )
         for k, (o, r) in enumerate(zip(outs, raw)):
             if id(r) in dirty:
                 _rebase_dirty(o, ctx, k)
@@ -411,12 +436,19 @@ def _check_dirty(t: Tensor, nout: int) -> None:
 
 def _rebase_dirty(t: Tensor, ctx, k: int) -> None:
     """A dirty input takes this node as its history (through its base for a view)."""
+    if t._level or t._view is None:
+        _rebase(t, ctx, k)
+        return
     carrier = _new(Tensor)
     carrier._data, carrier._ver, carrier._base = t._data, t._ver, None
     carrier._grad_fn, carrier._rg = ctx, True
     if k:
         carrier._out_nr = k
     upcalls.rehistory(t, carrier, True)
+
+
+def _index_of(inputs, t) -> int:
+    return next(i for i, a in enumerate(inputs) if a is t)
 
 
 def _plain_view(t: Tensor) -> Tensor:
@@ -460,7 +492,7 @@ def _save(ctx, raw: tuple, outs: tuple, level0: bool, diff: set) -> None:
     if not to_save:
         return
     by_id = {id(r): o for r, o in zip(raw, outs)}
-    saved = {}
+    saved = _SavedDict()
     for i, t in enumerate(to_save):
         if t is None:
             saved[i] = None
@@ -508,8 +540,7 @@ def _record(args: tuple, attrs: dict, outputs: tuple, inner) -> None:
         dirty = _ids(ctx, "dirty_tensors")
         for k, r in enumerate(raw):
             if id(r) in dirty:
-                i = next(j for j, a in enumerate(own) if a is r)
-                _rebase_dirty(level_args[i], ctx, k)
+                _rebase_dirty(level_args[_index_of(own, r)], ctx, k)
 
 
 # ----------------------------------------------------------------- forward mode
