@@ -400,16 +400,7 @@ def _eager(args: tuple, attrs: dict) -> tuple:
             o = _plain_view(o)  # an input returned as-is comes back as a view of it
         outs.append(o)
     if executable:
-        _attach(
-            ctx,
-            layout,
-            inputs,
-            tuple(grad_on and n for n in needs),
-            tuple(outs),
-            raw,
-            non_diff,
-            level0=True,
-        )
+        _attach(ctx, layout, inputs, needs, tuple(outs), raw, non_diff, level0=True)
         for k, (o, r) in enumerate(zip(outs, raw)):
             if id(r) in dirty:
                 _rebase_dirty(o, ctx, k)
