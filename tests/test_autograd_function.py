@@ -606,6 +606,38 @@ def test_forward_ad_with_jvp():
     assert_same(prog, arr(3), arr(3, seed=1))
 
 
+@pytest.mark.parametrize("materialize", [True, False])
+def test_jvp_materialize_grads(materialize):
+    def prog(lib, x, t):
+        seen = []
+
+        class M(lib.autograd.Function):
+            @staticmethod
+            def forward(a, b, k):
+                return a * b * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.set_materialize_grads(materialize)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g, None
+
+            @staticmethod
+            def jvp(ctx, ta, tb, tk):
+                seen.append((tb is None, tk is None))
+                return ta if tb is None else ta + tb
+
+        res = lib.func.jvp(lambda a: M.apply(a, x, 3), (x,), (t,))
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            d = fwad.unpack_dual(M.apply(fwad.make_dual(x, t), x, 3)).tangent
+        return res, d, seen
+
+    assert_same(prog, arr(3), arr(3, seed=1))
+
+
 def test_jvp_not_implemented():
     def prog(lib, x, t):
         return lib.func.jvp(fn(lib).NoVmap.apply, (x,), (t,))

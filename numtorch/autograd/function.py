@@ -31,6 +31,7 @@ from .._core.op import VARIADIC, Op, defop, named
 from .._core.pytree import tree_flatten
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
+from ..ops.creation import zeros_like
 from . import anomaly_mode, graph
 from .graph import FREED, Node, Saved, _edge, _meta, _zeros_for
 from .rebase import _rebase
@@ -535,7 +536,7 @@ def _record(args: tuple, attrs: dict, outputs: tuple, inner) -> None:
 
 
 # ----------------------------------------------------------------- forward mode
-def _jvp_formula(t, args, result, call):
+def _jvp_formula(tangents, args, result, call):
     """The output tangents: the user's jvp on a ctx set up on the primals."""
     cls = call.cls
     if call.ctx is not None and call.ctx_args is args:
@@ -545,7 +546,12 @@ def _jvp_formula(t, args, result, call):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) for a in args)
         with _no_grad():
             cls.setup_context(ctx, tuple(args), _join(call.layout, result))
-    tangents = [tt if isinstance(a, Tensor) else None for a, tt in zip(args, t)]
+    given = tangents[0] or [None] * len(args)
+    fill = ctx.materialize_grads
+    tangents = [
+        None if not isinstance(a, Tensor) else tt if tt is not None or not fill else zeros_like(a)
+        for a, tt in zip(args, given)
+    ]
     ctx._nt_in_jvp = True
     try:
         res = cls.jvp(ctx, *tangents)
@@ -832,8 +838,8 @@ def _function_op(cls) -> Op:
     op.inputs, op.attrs = ("args",), (("call", None, inspect.Parameter.KEYWORD_ONLY),)
     op.nin, op.list_inputs, op.nout, op.ndiff = 1, frozenset((0,)), VARIADIC, VARIADIC
     op.vjps, op.vjp_args, op.saves = (None,), ((),), ((),)
-    op.jvp = named(_jvp_formula, ("t", "args", "result", "call"))
-    op.jvp_args = ("t", "args", "result", "call")
+    op.jvp_args = ("tangents", "args", "result", "call")
+    op.jvp = named(_jvp_formula, op.jvp_args)
     op.view, op.prepare, op.batch_rule, op.random = False, None, _batch_rule, False
     op.samples = op.error_samples = op.grad_args = op.oracle = None
     op.api, op.node_name, op.composite, op.fn = cls.__name__, cls.__name__ + "Backward", False, None
