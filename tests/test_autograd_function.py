@@ -354,6 +354,24 @@ def test_gradcheck_and_gradgradcheck():
     assert nt.autograd.gradcheck(lambda a: ns.Exp.apply(a), (x,))
 
 
+def test_gradcheck_forward_ad_and_batched():
+    x = nt.tensor(arr(3), requires_grad=True)
+    cube = fn(nt).Cube.apply
+    assert nt.autograd.gradcheck(cube, (x,), check_forward_ad=True, check_batched_grad=True)
+    assert nt.autograd.gradgradcheck(cube, (x,), check_fwd_over_rev=True, check_batched_grad=True)
+
+
+def test_vmap_at_level_zero_records_the_vmapped_function():
+    def prog(lib, x):
+        x.requires_grad_()
+        y, d = lib.func.vmap(fn(lib).Cube.apply)(x.reshape(3, 1))
+        name = y.grad_fn.name()
+        (y * d).sum().backward()
+        return name, y, d, x.grad
+
+    assert assert_same(prog, arr(3))[0] == "VmappedCubeBackward"
+
+
 def test_wrong_number_of_gradients():
     def short(lib, x):
         x.requires_grad_()
