@@ -27,6 +27,7 @@ class Interpreter:
     alive = False
     is_vmap = False
     is_forward = False  # forward mode (dual tensors)
+    functorch = True  # a torch.func transform (forward_ad's dual level is not one)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
@@ -192,6 +193,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
                     break
         if lvl:
             return state.stack[lvl - 1].process(op, args, attrs)
+    if op.impl is not None:  # a tensor-level implementation (autograd.Function)
+        return op.impl(args, attrs)
     rg = False
     arrays = []
     for a in args:
