@@ -192,6 +192,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
                     break
         if lvl:
             return state.stack[lvl - 1].process(op, args, attrs)
+    if state.modes:  # TorchDispatchModes (numtorch._core.aten)
+        return upcalls.dispatch_mode(op, args, attrs)
     rg = False
     arrays = []
     for a in args:

@@ -7,8 +7,10 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
+from .graph import set_multithreading_enabled
 
 __all__ = [
     "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
     "inference_mode", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+    "set_multithreading_enabled",
 ]  # fmt: skip
