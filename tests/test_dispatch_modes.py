@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 import torch.utils._python_dispatch as torch_pd
-from twolibs import arr
+from twolibs import arr, assert_same
 
 import numtorch as nt
 import numtorch.utils._python_dispatch as nt_pd
@@ -121,10 +121,38 @@ def test_func_names_and_packet():
     )
     assert (str(total), total.name()) == ("aten.sum.default", "aten::sum")
     assert str(mul.overloadpacket) == "aten.mul" and mul.overloadpacket is aten.mul
-    assert mul is aten.mul.Tensor and mul == aten.mul.Tensor
+    assert mul is aten.mul.Tensor and mul is nt.ops.aten.mul.Tensor
     assert repr(mul) == "<OpOverload(op='aten.mul', overload='Tensor')>"
     assert repr(mul.overloadpacket) == "<OpOverloadPacket(op='aten.mul')>"
     np.testing.assert_array_equal(aten.mul.Tensor(x, 3).numpy(), [3.0, 3.0])
+
+
+def test_calling_aten_overloads_directly():
+    def prog(lib):
+        a = lib.ops.aten
+        x = lib.arange(6.0).reshape(2, 3)
+        return (
+            a.mul.Tensor(x, 3), a.sum.dim_IntList(x, [1]), a.view.default(x, [6]),
+            a._softmax.default(x, 1, False), a.rsub.Scalar(x, 1), a.pow.Tensor_Scalar(x, 2),
+            a.mm(x, x.t()),
+        )  # fmt: skip
+
+    assert_same(prog, rtol=1e-6)
+
+
+def test_reshape_is_seen_as_view_and_runs_as_reshape():
+    log = []
+
+    class Grab(nt_pd.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            log.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = nt.arange(6.0).reshape(2, 3).t()  # not viewable as (6,): reshape copies
+    with Grab():
+        y = x.reshape(6)
+    assert log == [nt.ops.aten.view.default] and log[0]._op.name == "reshape"
+    np.testing.assert_array_equal(y.numpy(), [0, 3, 1, 4, 2, 5])
 
 
 def test_backward_ops_go_through_the_mode_with_the_running_node():
@@ -153,7 +181,7 @@ def zeroing_mode(lib):
     class Zero(PD[lib].TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            if str(func) == "aten.mul.Tensor":
+            if func is lib.ops.aten.mul.Tensor:
                 return lib.zeros_like(out)
             return out
 

@@ -253,14 +253,17 @@ aten = _Namespace()
 
 
 def _op_for(opname: str, overload: str | None):
-    """The registry op a user-named aten overload stands for (None if there is none)."""
+    """The registry op a user-named aten overload stands for (None if there is none): the
+    op of that name, else one the table shows under it (``_softmax`` is softmax)."""
+    op = REGISTRY.get(opname)
+    if op is not None and not op.composite:
+        return op
     for name, rule in _ATEN.items():
         if isinstance(rule, str) and "." in rule:
             packet, ov = rule.split(".")
             if packet == opname and overload in (ov, None):
                 return REGISTRY[name]
-    op = REGISTRY.get(opname)
-    return None if op is None or op.composite else op
+    return None
 
 
 def overload_of(op, args: tuple, attrs: dict) -> OpOverload:
