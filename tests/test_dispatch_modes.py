@@ -64,6 +64,7 @@ PROGRAMS = {
     "clone_expand": lambda lib, x, w: x.clone()[0].expand(2, 4),
     "index": lambda lib, x, w: (x[1], x[1:], x[None]),
     "var": lambda lib, x, w: (x.var(), x.std()),
+    "likes": lambda lib, x, w: (lib.zeros_like(x), lib.ones_like(x), lib.full_like(x, 3.0)),
 }
 
 
@@ -166,11 +167,12 @@ def test_backward_ops_go_through_the_mode_with_the_running_node():
                 return func(*args, **(kwargs or {}))
 
         x, y = leaves(lib, (3,), (3,))
-        z = (x * y).exp()
+        z = (x * y).exp().sum()
         with Where():
-            z.backward(lib.ones(3))
-    # the ops the mul and exp formulas run, under the node running them
+            z.backward()
+    # the implicit gradient, then the ops the formulas run, under the node running them
     for lib in (nt, torch):
+        assert seen[lib][0] == (None, "aten.ones_like.default")
         ops = [f for n, f in seen[lib] if n == "MulBackward0"]
         assert ops == ["aten.mul.Tensor", "aten.mul.Tensor"]
         assert ("ExpBackward0", "aten.mul.Tensor") in seen[lib]

@@ -94,6 +94,22 @@ def _getitem(args, attrs):
 _ONE_INDEX = {int: "select.int", slice: "slice.Tensor", type(None): "unsqueeze.default"}
 
 
+def _full_like(args, attrs):
+    fill = attrs.get("fill_value", 0)
+    if type(fill) in (int, float) and fill in _LIKE:
+        return _LIKE[fill]
+    return "default"
+
+
+# Overloads that stand for a numtorch op with some attributes fixed: the handler sees the
+# op's inputs and its other attributes as keywords (aten's ``zeros_like(self, *, dtype)``).
+_FIXED = {
+    "zeros_like": ("full_like", {"fill_value": 0}),
+    "ones_like": ("full_like", {"fill_value": 1}),
+}
+_LIKE = {0: "zeros_like.default", 1: "ones_like.default"}
+
+
 def _clamp(args, attrs):
     return "Tensor" if any(isinstance(a, Tensor) for a in args[1:]) else "default"
 
@@ -116,6 +132,7 @@ _ATEN: dict = {
     "clamp": _clamp,
     "where": "self",
     "matmul": _matmul,
+    "full_like": _full_like,
     "sum": _given("dim", "default", "dim_IntList"),
     "mean": _given("dim", "default", "dim"),
     "prod": _given("dim", "default", "dim_int"),
@@ -177,7 +194,7 @@ class OpOverload:
         op = self._op
         if op is None:
             raise NotImplementedError(f"numtorch has no op for {self}")
-        return dispatch(op, *_from_aten(op, args, kwargs))
+        return dispatch(op, *_from_aten(op, args, kwargs, self._opname))
 
 
 class OpOverloadPacket:
@@ -225,7 +242,7 @@ class OpOverloadPacket:
         op = _op_for(self._opname, None)
         if op is None:
             raise NotImplementedError(f"numtorch has no op for {self}")
-        return dispatch(op, *_from_aten(op, args, kwargs))
+        return dispatch(op, *_from_aten(op, args, kwargs, self._opname))
 
 
 class _Namespace:
@@ -258,6 +275,8 @@ def _op_for(opname: str, overload: str | None):
     op = REGISTRY.get(opname)
     if op is not None and not op.composite:
         return op
+    if opname in _FIXED:
+        return REGISTRY[_FIXED[opname][0]]
     for name, rule in _ATEN.items():
         if isinstance(rule, str) and "." in rule:
             packet, ov = rule.split(".")
@@ -289,11 +308,15 @@ _DIM_LISTS = {"sum", "mean", "nansum", "nanmean", "amax", "amin", "logsumexp"}
 _DIM_LISTS |= {"var", "std", "var_mean", "std_mean"}
 
 
-def to_aten(op, args: tuple, attrs: dict) -> tuple[tuple, dict]:
+def to_aten(op, args: tuple, attrs: dict, packet: str = "") -> tuple[tuple, dict]:
     """The (args, kwargs) a handler sees for a call of ``op`` (see the module doc): sizes
     and dims (tuples here) are lists, as aten's int[] arguments are."""
     if op.name in _DIM_LISTS and isinstance(attrs.get("dim"), int):
         attrs = {**attrs, "dim": [attrs["dim"]]}
+    if packet in _FIXED:
+        fixed = _FIXED[packet][1]
+        kwargs = {k: v for k, v in attrs.items() if k not in fixed and v is not None}
+        return tuple(args), kwargs
     pos = list(args)
     while pos and pos[-1] is None and len(pos) > 1:  # optional inputs left out (clamp's max)
         pos.pop()
@@ -324,8 +347,10 @@ def _is_default(v, default) -> bool:
     return v is default or (isinstance(v, plain) and isinstance(default, plain) and v == default)
 
 
-def _from_aten(op, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def _from_aten(op, args: tuple, kwargs: dict, packet: str = "") -> tuple[tuple, dict]:
     """The inverse of ``to_aten``: numtorch's (inputs, attrs) for a handler's call."""
+    if packet in _FIXED:
+        return tuple(args), {**_FIXED[packet][1], **kwargs}
     n = op.nin
     if len(args) < n:
         args = (*args, *(None,) * (n - len(args)))
@@ -365,7 +390,7 @@ def call_modes(op, args: tuple, attrs: dict):
     state.modes = [BELOW, *modes[1 if below else 0 : -1]]
     try:
         func, targs = _resolve(op, args, attrs)
-        targs, kwargs = to_aten(func._op, targs, attrs)
+        targs, kwargs = to_aten(func._op, targs, attrs, func._opname)
         types = tuple(dict.fromkeys(type(a) for a in args if _subclass(a)))
         res = mode.__torch_dispatch__(func, types, targs, kwargs)
     finally:
