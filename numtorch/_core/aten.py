@@ -3,12 +3,21 @@
 A ``TorchDispatchMode`` handler sees an op as an ``OpOverload`` (``aten.mul.Tensor``).
 The aten name of a registry op is ``aten.<name>.default`` unless ``_ATEN`` below says
 otherwise: a fixed name, or a rule choosing the overload from the call (a Tensor or a
-Scalar ``other``, a ``dim`` given or not).
+Scalar ``other``, a ``dim`` given or not, matmul by rank: ``mm``/``mv``/``dot``).
 
 The handler's ``args``/``kwargs`` follow the op's own signature, in PyTorch's shape:
-the op's inputs, then its positional attributes in order (trailing ones at their default
-left out), positional; its keyword-only attributes that differ from their default as
-``kwargs``. ``func(*args, **kwargs)`` maps them back the same way and runs the op.
+- positional: the op's inputs (trailing None ones left out: ``clamp(x, 0)``), then its
+  positional attributes in order, trailing ones at their default left out;
+- ``kwargs``: its keyword-only attributes that differ from their default;
+- sizes and dims are lists (aten's ``int[]``), an int ``dim`` of a reduction too;
+- a scalar-first call puts the tensor first (``2 * x`` is ``mul.Tensor(x, 2)``, ``1 - x``
+  is ``rsub.Scalar(x, 1)``); ``full_like`` with 0 or 1 is ``zeros_like``/``ones_like``
+  with ``dtype``/``device`` as keywords.
+Where numtorch's signature differs from aten's schema (``gather(x, index, dim)``,
+``getitem``'s index tuple), the handler sees numtorch's order. ``func(*args, **kwargs)``
+maps them back and runs the op. In-place ops are seen as their functional op.
+Two ops seen as one overload (reshape and view as ``aten.view.default``) get equal
+``OpOverload`` objects, each running its own op; ``aten.x.y`` is the canonical one.
 
 Modes sit below autograd, as in PyTorch: the handler runs the op with no recording (ops
 it calls itself record nothing either), and the node is recorded around its result.
