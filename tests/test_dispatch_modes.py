@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 import torch.utils._python_dispatch as torch_pd
-from twolibs import arr, assert_same
+from twolibs import arr, assert_same, assert_same_error
 
 import numtorch as nt
 import numtorch.utils._python_dispatch as nt_pd
@@ -286,6 +286,10 @@ def test_push_and_pop_mode():
             assert pd._pop_mode() is mode
         lib.ones(2) + 1
         assert log[-1] == "aten.add.Tensor" and log.count("aten.add.Tensor") == 1
+
+
+def test_pop_from_an_empty_stack():
+    assert_same_error(lambda lib: PD[lib]._pop_mode())
 
 
 def test_modes_are_off_outside_the_with_block():

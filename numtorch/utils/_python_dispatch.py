@@ -68,7 +68,7 @@ def _pop_mode(k=None) -> TorchDispatchMode:
     """Remove and return the innermost active mode."""
     modes = state.modes
     if not modes or modes[-1] is BELOW:
-        raise AssertionError("Trying to pop from an empty mode stack")
+        raise RuntimeError("trying to pop from empty mode stack")
     return modes.pop()
 
 
