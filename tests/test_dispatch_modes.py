@@ -62,7 +62,8 @@ PROGRAMS = {
     "mlp": lambda lib, x, w: ((x * 2).exp() @ w).relu().sum(),
     "cat": lambda lib, x, w: lib.cat([x, x]),
     "clone_expand": lambda lib, x, w: x.clone()[0].expand(2, 4),
-    "index": lambda lib, x, w: (x[1], x[1:], x[None]),
+    "index": lambda lib, x, w: (x[1], x[1:], x[None], x[:, -1], x[:, None]),
+    "to": lambda lib, x, w: (x.to(lib.float32), x.amax(), x.amax(1)),
     "var": lambda lib, x, w: (x.var(), x.std()),
     "likes": lambda lib, x, w: (lib.zeros_like(x), lib.ones_like(x), lib.full_like(x, 3.0)),
 }
@@ -86,7 +87,8 @@ def test_handler_args_and_kwargs_follow_torch():
         class Args(PD[lib].TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 show = tuple(tuple(a.shape) if isinstance(a, lib.Tensor) else a for a in args)
-                seen.setdefault(lib, []).append((str(func), show, kwargs or {}, types))
+                kw = {k: str(v) for k, v in (kwargs or {}).items()}
+                seen.setdefault(lib, []).append((str(func), show, kw, types))
                 return func(*args, **(kwargs or {}))
 
         x = lib.ones(3, 4)
@@ -99,6 +101,11 @@ def test_handler_args_and_kwargs_follow_torch():
             x.sum()
             x.clamp(min=0)
             x.transpose(0, 1)
+            x[:, 2]
+            x[:, None]
+            x.softmax(1)
+            x.amax()
+            x.to(lib.float64)
     assert seen[nt] == seen[torch]
 
 

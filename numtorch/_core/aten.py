@@ -90,17 +90,19 @@ _MATMUL = {(2, 2): "mm.default", (2, 1): "mv.default", (1, 1): "dot.default"}
 
 
 def _getitem(args, attrs):
-    """One int, slice or None (after full slices) is select, slice or unsqueeze."""
+    """``x[i]`` and ``x[:, None]`` (one int or None after full slices) are select and
+    unsqueeze at that dim; one slice is slice.Tensor."""
     index = attrs.get("index")
     if not isinstance(index, tuple) or not index:
         return "default"
     *lead, last = index
     if any(i != slice(None) for i in lead):
         return "default"
-    return _ONE_INDEX.get(type(last), "default")
-
-
-_ONE_INDEX = {int: "select.int", slice: "slice.Tensor", type(None): "unsqueeze.default"}
+    if type(last) is int:
+        return ("select.int", args, {"dim": len(lead), "index": last})
+    if last is None:
+        return ("unsqueeze.default", args, {"dim": len(lead)})
+    return "slice.Tensor" if type(last) is slice else "default"
 
 
 def _full_like(args, attrs):
@@ -125,8 +127,8 @@ def _clamp(args, attrs):
 
 _SCALAR_OR_TENSOR = _other_kind("Tensor", "Scalar")
 
-# registry name -> overload name, "packet.overload", or rule(args, attrs) -> one of those
-# or (one of those, the arguments reordered).
+# registry name -> overload name, "packet.overload", or rule(args, attrs) -> one of those,
+# or ("packet.overload", args[, attrs]): the call rewritten as a call of op ``packet``.
 _ATEN: dict = {
     # Python scalars are wrapped as tensors by these, so the overload is always Tensor.
     "add": _reflected("Tensor"),
@@ -299,17 +301,18 @@ def overload_of(op, args: tuple, attrs: dict) -> OpOverload:
     return _resolve(op, args, attrs)[0]
 
 
-def _resolve(op, args: tuple, attrs: dict) -> tuple[OpOverload, tuple]:
-    """The overload a call is seen as, and the arguments in that overload's order (a
-    reordered call runs the op the overload names: ``1 - x`` is ``rsub(x, 1)``)."""
+def _resolve(op, args: tuple, attrs: dict) -> tuple[OpOverload, tuple, dict]:
+    """The overload a call is seen as, with the arguments in that overload's form (a call
+    rewritten by its rule runs the op the overload names: ``1 - x`` is ``rsub(x, 1)``)."""
     rule = _ATEN.get(op.name, "default")
     if not isinstance(rule, str):
         rule = rule(args, attrs)
         if isinstance(rule, tuple):
-            rule, args = rule
+            rule, args, *more = rule
+            attrs = more[0] if more else attrs
             op = REGISTRY.get(rule.partition(".")[0], op)
     packet, _, overload = rule.rpartition(".")
-    return aten.packet(packet or op.name)._get(overload, op), args
+    return aten.packet(packet or op.name)._get(overload, op), args, attrs
 
 
 # ops whose ``dim`` is an int[] in aten: an int dim is shown as a one-element list
@@ -330,6 +333,7 @@ def to_aten(op, args: tuple, attrs: dict, packet: str = "") -> tuple[tuple, dict
     while pos and pos[-1] is None and len(pos) > 1:  # optional inputs left out (clamp's max)
         pos.pop()
     kwargs = {}
+    keywords = _KEYWORDS.get(op.name, ())
     trailing = []  # positional attributes at their default, kept until a later one is not
     for name, default, kind in op.attrs:
         if name not in attrs:
@@ -337,18 +341,25 @@ def to_aten(op, args: tuple, attrs: dict, packet: str = "") -> tuple[tuple, dict
                 trailing.append(default)
             continue
         v = attrs[name]
+        same = _is_default(v, default)
         if type(v) is tuple:
             v = list(v)
-        if kind == _POSITIONAL:
-            if _is_default(v, default):
+        if kind == _POSITIONAL and name not in keywords:
+            if same:
                 trailing.append(v)
             else:
                 pos.extend(trailing)
                 trailing = []
                 pos.append(v)
-        elif not _is_default(v, default):
+        elif not same:
             kwargs[name] = v
-    return tuple(pos), kwargs
+    return (*pos, *_EXTRA.get(op.name, ())), kwargs
+
+
+# attributes that aten takes as keywords where numtorch's op takes them positionally
+_KEYWORDS = {"to_dtype": ("dtype",), "to_device": ("device",)}
+# aten arguments numtorch's op does not have, at the values numtorch implies
+_EXTRA = {"softmax": (False,), "log_softmax": (False,)}  # half_to_float
 
 
 def _is_default(v, default) -> bool:
@@ -398,8 +409,8 @@ def call_modes(op, args: tuple, attrs: dict):
         return _run(op, args, attrs)
     state.modes = [BELOW, *modes[1 if below else 0 : -1]]
     try:
-        func, targs = _resolve(op, args, attrs)
-        targs, kwargs = to_aten(func._op, targs, attrs, func._opname)
+        func, targs, tattrs = _resolve(op, args, attrs)
+        targs, kwargs = to_aten(func._op, targs, tattrs, func._opname)
         types = tuple(dict.fromkeys(type(a) for a in args if _subclass(a)))
         res = mode.__torch_dispatch__(func, types, targs, kwargs)
     finally:
