@@ -305,3 +305,14 @@ def test_modes_are_off_outside_the_with_block():
         pass
     nt.ones(2) * 2
     assert log == [] and nt._core.state.state.modes == []
+
+
+@pytest.mark.parametrize("name", ["mul.Tensor", "sum.dim_IntList", "max.dim", "exp.default"])
+def test_schema_names_and_returns(name):
+    def schema(lib):
+        packet, overload = name.split(".")
+        s = getattr(getattr(lib.ops.aten, packet), overload)._schema
+        kw = [a.kwarg_only for a in s.arguments]
+        return s.name, s.overload_name, s.is_mutable, len(s.returns), kw, str(s).split("(")[0]
+
+    assert schema(nt) == schema(torch)

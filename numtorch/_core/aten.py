@@ -195,6 +195,11 @@ class OpOverload:
     def __repr__(self) -> str:
         return f"<OpOverload(op='aten.{self._opname}', overload='{self._overloadname}')>"
 
+    @property
+    def _schema(self) -> FunctionSchema:
+        """The signature of the numtorch op this overload runs, in FunctionSchema's form."""
+        return FunctionSchema(self)
+
     def __eq__(self, other) -> bool:
         return isinstance(other, OpOverload) and str(self) == str(other)
 
@@ -206,6 +211,50 @@ class OpOverload:
         if op is None:
             raise NotImplementedError(f"numtorch has no op for {self}")
         return dispatch(op, *_from_aten(op, args, kwargs, self._opname))
+
+
+class Argument:
+    """One argument or return of a FunctionSchema: name, type (a string), default."""
+
+    __slots__ = ("name", "type", "default_value", "kwarg_only", "_has_default")
+
+    def __init__(self, name: str, type: str, default=inspect.Parameter.empty, kwarg_only=False):
+        self.name = name
+        self.type = type
+        self._has_default = default is not inspect.Parameter.empty
+        self.default_value = default if self._has_default else None
+        self.kwarg_only = kwarg_only
+
+    def __str__(self) -> str:
+        default = f"={self.default_value}" if self._has_default else ""
+        return f"{self.type} {self.name}{default}".strip()
+
+
+class FunctionSchema:
+    """torch.FunctionSchema of an OpOverload, read from the numtorch op it runs: the op's
+    inputs are Tensors (Tensor[] for lists), its attributes typed by their default."""
+
+    is_mutable = False  # in-place ops are seen as their functional op
+
+    def __init__(self, func: OpOverload) -> None:
+        op = func._op
+        self.name = f"aten::{func._opname}"
+        self.overload_name = "" if func._overloadname == "default" else func._overloadname
+        args = [Argument(n, "Tensor[]" if i in op.list_inputs else "Tensor")
+                for i, n in enumerate(op.inputs)]  # fmt: skip
+        for name, default, kind in op.attrs:
+            typ = "Any" if default is None or default is inspect.Parameter.empty else None
+            args.append(Argument(name, typ or type(default).__name__, default, kind != _POSITIONAL))
+        self.arguments = args
+        self.returns = [Argument("", "Tensor") for _ in range(op.nout)]
+
+    def __str__(self) -> str:
+        name = self.name + (f".{self.overload_name}" if self.overload_name else "")
+        pos = [str(a) for a in self.arguments if not a.kwarg_only]
+        kw = [str(a) for a in self.arguments if a.kwarg_only]
+        sig = ", ".join(pos + (["*", *kw] if kw else []))
+        rets = [a.type for a in self.returns]
+        return f"{name}({sig}) -> {rets[0] if len(rets) == 1 else '(' + ', '.join(rets) + ')'}"
 
 
 class OpOverloadPacket:
