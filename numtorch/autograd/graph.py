@@ -419,11 +419,8 @@ def _node_device(node: Node):
         return node._device
     if _cuda_used[0] and node.saved:
         for v in node.saved.values():
-            data = getattr(v, "data", None) if isinstance(v, Saved) else None
-            if data is None and isinstance(v, Saved) and isinstance(v.t, Tensor):
-                data = v.t._data
-            if data is not None and hasattr(data, "shape"):
-                return device_of(data)
+            if type(v) is Saved:  # a saved output keeps its array, an input its tensor
+                return device_of(v.data) if v.is_output else v.t.device
     return CPU
 
 
