@@ -195,6 +195,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
             return state.stack[lvl - 1].process(op, args, attrs)
     if op.impl is not None:  # a tensor-level implementation (autograd.Function)
         return op.impl(args, attrs)
+    if state.modes:  # TorchDispatchModes (numtorch._core.aten)
+        return upcalls.dispatch_mode(op, args, attrs)
     rg = False
     arrays = []
     for a in args:

@@ -16,6 +16,8 @@ class _State(threading.local):
         self.random_ceiling = 1 << 30
         # The node whose backward runs now (tracked while anomaly mode is on).
         self.current_node = None
+        # Active TorchDispatchModes, innermost last (numtorch._core.aten); empty when off.
+        self.modes: list = []
 
 
 state = _State()

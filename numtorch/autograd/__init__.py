@@ -8,8 +8,10 @@ from .engine import backward, grad
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
+from .graph import set_multithreading_enabled
 
 __all__ = [
     "Function", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
     "inference_mode", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+    "set_multithreading_enabled",
 ]  # fmt: skip

@@ -9,6 +9,7 @@ import heapq
 from collections.abc import Sequence
 
 from .._core import upcalls
+from .._core.device import _cuda_used
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor
 from ..ops.creation import ones_like, zeros_like
@@ -19,9 +20,11 @@ from .graph import AccumulateGrad, GradientEdge, Node, _running, _task_ids, edge
 class _GraphTask:
     __slots__ = (
         "deps", "exec_info", "targets", "captures", "keep_graph", "create_graph", "accumulate",
+        "current",
     )  # fmt: skip
 
     def __init__(self, keep_graph, create_graph, accumulate):
+        self.current = None  # the node executing now (torch._C._current_autograd_node)
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.accumulate = accumulate
@@ -153,11 +156,44 @@ def _accumulate(buf: list, i: int, g) -> None:
     buf[i] = g if cur is None else cur + g
 
 
+def _device_queue(ready: list, queues: dict, node, buf: list) -> list:
+    """The ready queue of the device of a node's first output (PyTorch #135633): ``ready``
+    for the CPU, else that device's queue. The device is read from the gradient buffer
+    (the engine gives each gradient its output's device) and kept on the node."""
+    dev = None
+    for g in buf:
+        if g is not None:
+            dev = g.device
+            break
+    if dev is None or dev.type == "cpu":
+        return ready
+    node._device = dev
+    q = queues.get(dev)
+    if q is None:
+        q = queues[dev] = []
+    return q
+
+
+def _pop_next(ready: list, queues: dict):
+    """The next node: the highest priority among the heads of all device queues (one
+    thread runs them all, in the order a single queue would)."""
+    best, dev = (ready if ready else None), None
+    for d, q in queues.items():
+        if best is None or q[0] < best[0]:
+            best, dev = q, d
+    node = heapq.heappop(best)[2]
+    if dev is not None and not best:
+        del queues[dev]  # only non-empty device queues stay
+    return node
+
+
 def _execute(task: _GraphTask, roots, root_grads) -> None:
     from .grad_mode import set_grad_enabled
 
     buffers: dict = {}
-    ready: list = []
+    ready: list = []  # the CPU queue
+    queues: dict = {}  # device -> the ready queue of a non-CPU device
+    devices = _cuda_used[0]
     counter = 0
     exec_info = task.exec_info
     targets = task.targets
@@ -172,13 +208,15 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
         if buf is None:
             buf = buffers[node] = [None] * node.num_outputs
         _accumulate(buf, nr, g)
-    for node in buffers:
+    for node, buf in buffers.items():
         if deps.get(node, 0) == 0:
-            push(ready, (-node._seq, counter, node))
+            q = _device_queue(ready, queues, node, buf) if devices else ready
+            push(q, (-node._seq, counter, node))
             counter += 1
     with set_grad_enabled(task.create_graph):
-        while ready:
-            node = pop(ready)[2]
+        while ready or queues:
+            node = pop(ready)[2] if not queues else _pop_next(ready, queues)
+            task.current = node
             if track:
                 state.current_node = node
             grads = buffers.pop(node)
@@ -227,7 +265,8 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    push(ready, (-nxt._seq, counter, nxt))
+                    q = _device_queue(ready, queues, nxt, buf) if devices else ready
+                    push(q, (-nxt._seq, counter, nxt))
                     counter += 1
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
 import threading
@@ -9,11 +10,13 @@ import weakref
 from typing import NamedTuple
 
 from .._core import upcalls
+from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np
 from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros
 from . import anomaly_mode
+from .grad_mode import _Mode
 
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
@@ -41,6 +44,7 @@ class Node:
     _tensor_pre_hooks = None
     _retain_hooks = None
     _hooked = False  # set once a tensor hook or retain_grad lives on this node
+    _device = None  # a non-CPU device the engine found for the node's first output
 
     def __init__(self):
         self._seq = next(_seq)
@@ -79,6 +83,14 @@ class Node:
     @property
     def num_outputs(self) -> int:
         return len(self._out_meta)
+
+    @property
+    def _input_metadata(self) -> tuple:
+        """Shape, dtype and device of each gradient this node takes (one per forward
+        output), as torch's ``grad_fn._input_metadata``."""
+        return tuple(
+            _InputMetadata(shape, from_np(dt), _node_device(self)) for shape, dt in self._out_meta
+        )
 
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened) from output gradients; computes only `wanted` ones."""
@@ -379,6 +391,38 @@ class AccumulateGrad(Node):
     def num_outputs(self) -> int:
         return 1
 
+    @property
+    def _input_metadata(self) -> tuple:
+        v = self.variable
+        return (_InputMetadata(v.shape, v.dtype, v.device),)
+
+
+class _InputMetadata:
+    """What the engine knows of one gradient a node takes (torch._C._autograd._InputMetadata)."""
+
+    __slots__ = ("shape", "dtype", "device")
+    is_nested_tensor = False
+    is_cpp_nested_tensor = False
+
+    def __init__(self, shape, dtype, device) -> None:
+        self.shape = list(shape)
+        self.dtype = dtype
+        self.device = device
+
+    def __repr__(self) -> str:
+        return f"_InputMetadata(shape={self.shape}, dtype={self.dtype}, device={self.device})"
+
+
+def _node_device(node: Node):
+    """The device of a node's outputs: the CPU unless a device array shows otherwise."""
+    if node._device is not None:
+        return node._device
+    if _cuda_used[0] and node.saved:
+        for v in node.saved.values():
+            if type(v) is Saved:  # a saved output keeps its array, an input its tensor
+                return device_of(v.data) if v.is_output else v.t.device
+    return CPU
+
 
 def accumulate_node(t: Tensor) -> AccumulateGrad:
     ref = t._accum
@@ -421,6 +465,119 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
 # The graph tasks now executing (innermost last): (task, roots, id).
 _running: list = []
 _task_ids = itertools.count()
+
+
+def current_autograd_node() -> Node | None:
+    """The node whose backward runs now (torch._C._current_autograd_node), else None."""
+    return _running[-1][0].current if _running else None
+
+
+def current_graph_task_id() -> int:
+    """The id of the graph task running now (torch._C._current_graph_task_id), else -1."""
+    return _running[-1][2] if _running else -1
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the running graph task will execute ``node``
+    (torch._C._will_engine_execute_node)."""
+    if not isinstance(node, Node):
+        raise RuntimeError(
+            f"_will_engine_execute_node expects an grad_fn, but got {type(node).__name__}"
+        )
+    if not _running:
+        raise RuntimeError(
+            "_get_should_execute_nodes should only be called during the backward pass"
+        )
+    task, roots, _ = _running[-1]
+    # PyTorch's nodes_in_graph: reached by an edge, or a root under its several-roots node
+    if node not in task.deps and not (len(roots) > 1 and any(node is n for n, _ in roots)):
+        return False
+    if task.exec_info is None:
+        return True
+    if node not in task.exec_info and node not in task.targets:
+        return False
+    if not node.next_functions and node in task.captures:
+        raise RuntimeError(
+            "A leaf node was passed to _will_engine_execute_node but we are currently running "
+            "autograd.grad(). This is currently not supported."
+        )
+    return True
+
+
+def current_graph_task_execution_order() -> list:
+    """The nodes the running graph task executes, in the engine's order
+    (torch._C._current_graph_task_execution_order)."""
+    if not _running:
+        raise RuntimeError(
+            "_current_graph_task_execution_order should only be called during the backward pass"
+        )
+    if _multithreading.enabled:
+        raise RuntimeError(
+            "get_current_graph_task_execution_order expects the current backward to be executed "
+            "with multithreading disabled, e.g. by running:\n\n>>> with "
+            "torch.autograd.set_multithreading_enabled(False):\n...     torch.autograd.grad(...)\n"
+        )
+    task, roots, _ = _running[-1]
+    info, targets = task.exec_info, task.targets
+    # the dependency counts as the task began (the task's own are consumed as it runs)
+    deps: dict = {}
+    nodes = list(dict.fromkeys(n for n, _ in roots if n is not None))
+    stack, seen = list(nodes), set(nodes)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    heap, counter, out = [], itertools.count(), []
+    for n in nodes:
+        if not deps.get(n):
+            heapq.heappush(heap, (-n._seq, next(counter), n))
+    while heap:
+        node = heapq.heappop(heap)[2]
+        out.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is None or (info is not None and nxt not in info and nxt not in targets):
+                continue
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(heap, (-nxt._seq, next(counter), nxt))
+    return out
+
+
+class _Multithreading(threading.local):
+    enabled = True
+
+
+_multithreading = _Multithreading()
+
+
+def is_multithreading_enabled() -> bool:
+    return _multithreading.enabled
+
+
+def _set_multithreading_enabled(mode: bool) -> None:
+    _multithreading.enabled = bool(mode)
+
+
+class set_multithreading_enabled(_Mode):  # noqa: N801 - PyTorch's name
+    """Enable or disable multithreaded backward, now or for a with-block (thread-local).
+    numtorch's engine runs on the calling thread either way; the flag is recorded."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _multithreading.enabled
+        _multithreading.enabled = bool(mode)
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _multithreading.enabled = self.prev
+
+    def clone(self) -> set_multithreading_enabled:
+        return self.__class__(self.mode)
 
 
 def _will_execute(node) -> bool:

@@ -3,6 +3,7 @@ declares their Tensor methods."""
 
 # ruff: noqa: F401
 
+from .._core.aten import aten  # torch.ops.aten: the OpOverloads dispatch modes see
 from . import (
     binary,
     comparison,

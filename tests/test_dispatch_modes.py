@@ -1,0 +1,318 @@
+"""TorchDispatchMode: the ops a mode sees (forward and backward), results it changes, and
+nesting, against torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.utils._python_dispatch as torch_pd
+from twolibs import arr, assert_same, assert_same_error
+
+import numtorch as nt
+import numtorch.utils._python_dispatch as nt_pd
+from numtorch._core.aten import aten
+
+PD = {nt: nt_pd, torch: torch_pd}
+# torch detaches each output it saves for backward; numtorch saves outputs without an op.
+SKIP = {"aten.detach.default"}
+
+
+def logging_mode(lib, log, tag=None):
+    class Log(PD[lib].TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func) not in SKIP:
+                log.append(str(func) if tag is None else (tag, str(func)))
+            return func(*args, **(kwargs or {}))
+
+    return Log()
+
+
+def leaves(lib, *shapes):
+    return [lib.tensor(arr(*s, seed=i), requires_grad=True) for i, s in enumerate(shapes)]
+
+
+PROGRAMS = {
+    "mul": lambda lib, x, w: x * x,
+    "mul_scalar": lambda lib, x, w: x * 2,
+    "rmul": lambda lib, x, w: 2 * x,
+    "add": lambda lib, x, w: x + x,
+    "add_alpha": lambda lib, x, w: lib.add(x, x, alpha=2),
+    "radd": lambda lib, x, w: 1 + x,
+    "sub": lambda lib, x, w: x - 1,
+    "rsub": lambda lib, x, w: 1 - x,
+    "div": lambda lib, x, w: x / 2,
+    "div_mode": lambda lib, x, w: lib.div(x, x + 3, rounding_mode="floor"),
+    "pow": lambda lib, x, w: x**2,
+    "pow_tensor": lambda lib, x, w: x.abs() ** x,
+    "sum": lambda lib, x, w: x.sum(),
+    "sum_dim": lambda lib, x, w: x.sum(1),
+    "sum_keepdim": lambda lib, x, w: x.sum(1, keepdim=True),
+    "mean": lambda lib, x, w: x.mean(),
+    "mean_dim": lambda lib, x, w: x.mean(0),
+    "mm": lambda lib, x, w: lib.mm(x, w),
+    "matmul": lambda lib, x, w: x @ w,
+    "mv": lambda lib, x, w: x @ w[:, 0].detach(),
+    "unary": lambda lib, x, w: x.exp().relu().tanh().sigmoid().neg().abs().sin(),
+    "views": lambda lib, x, w: x.t().transpose(0, 1).permute(1, 0).t().view(12).unsqueeze(0),
+    "reshape": lambda lib, x, w: x.reshape(12),
+    "compare": lambda lib, x, w: [x == 0, x == x, x < x, x > 0],
+    "where": lambda lib, x, w: lib.where(x > 0, x, x * 2),
+    "softmax": lambda lib, x, w: (x.softmax(1), x.log_softmax(1)),
+    "mlp": lambda lib, x, w: ((x * 2).exp() @ w).relu().sum(),
+    "cat": lambda lib, x, w: lib.cat([x, x]),
+    "clone_expand": lambda lib, x, w: x.clone()[0].expand(2, 4),
+    "index": lambda lib, x, w: (x[1], x[1:], x[None], x[:, -1], x[:, None]),
+    "to": lambda lib, x, w: (x.to(lib.float32), x.amax(), x.amax(1)),
+    "var": lambda lib, x, w: (x.var(), x.std()),
+    "likes": lambda lib, x, w: (lib.zeros_like(x), lib.ones_like(x), lib.full_like(x, 3.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_forward_op_names_equal_torch(name):
+    logs = {}
+    for lib in (nt, torch):
+        x, w = leaves(lib, (3, 4), (4, 2))
+        log = logs[lib] = []
+        with logging_mode(lib, log):
+            PROGRAMS[name](lib, x, w)
+    assert logs[nt] == logs[torch]
+
+
+def test_handler_args_and_kwargs_follow_torch():
+    seen = {}
+    for lib in (nt, torch):
+
+        class Args(PD[lib].TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                show = tuple(tuple(a.shape) if isinstance(a, lib.Tensor) else a for a in args)
+                kw = {k: str(v) for k, v in (kwargs or {}).items()}
+                seen.setdefault(lib, []).append((str(func), show, kw, types))
+                return func(*args, **(kwargs or {}))
+
+        x = lib.ones(3, 4)
+        with Args():
+            x * 2
+            2 * x
+            1 - x
+            lib.add(x, x, alpha=2)
+            x.sum(1, keepdim=True)
+            x.sum()
+            x.clamp(min=0)
+            x.transpose(0, 1)
+            x[:, 2]
+            x[:, None]
+            x.softmax(1)
+            x.amax()
+            x.to(lib.float64)
+    assert seen[nt] == seen[torch]
+
+
+def test_func_names_and_packet():
+    log = []
+
+    class Grab(nt_pd.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            log.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = nt.ones(2)
+    with Grab():
+        x * x
+        x.sum()
+    mul, total = log
+    assert (str(mul), mul.name(), mul.__name__) == (
+        "aten.mul.Tensor",
+        "aten::mul.Tensor",
+        "mul.Tensor",
+    )
+    assert (str(total), total.name()) == ("aten.sum.default", "aten::sum")
+    assert str(mul.overloadpacket) == "aten.mul" and mul.overloadpacket is aten.mul
+    assert mul is aten.mul.Tensor and mul is nt.ops.aten.mul.Tensor
+    assert repr(mul) == "<OpOverload(op='aten.mul', overload='Tensor')>"
+    assert repr(mul.overloadpacket) == "<OpOverloadPacket(op='aten.mul')>"
+    np.testing.assert_array_equal(aten.mul.Tensor(x, 3).numpy(), [3.0, 3.0])
+
+
+def test_calling_aten_overloads_directly():
+    def prog(lib):
+        a = lib.ops.aten
+        x = lib.arange(6.0).reshape(2, 3)
+        return (
+            a.mul.Tensor(x, 3), a.sum.dim_IntList(x, [1]), a.view.default(x, [6]),
+            a._softmax.default(x, 1, False), a.rsub.Scalar(x, 1), a.pow.Tensor_Scalar(x, 2),
+            a.mm(x, x.t()),
+        )  # fmt: skip
+
+    assert_same(prog, rtol=1e-6)
+
+
+def test_reshape_is_seen_as_view_and_runs_as_reshape():
+    log = []
+
+    class Grab(nt_pd.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            log.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = nt.arange(6.0).reshape(2, 3).t()  # not viewable as (6,): reshape copies
+    with Grab():
+        y = x.reshape(6)
+    assert log == [nt.ops.aten.view.default] and log[0]._op.name == "reshape"
+    np.testing.assert_array_equal(y.numpy(), [0, 3, 1, 4, 2, 5])
+
+
+def test_backward_ops_go_through_the_mode_with_the_running_node():
+    seen = {}
+    for lib in (nt, torch):
+
+        class Where(PD[lib].TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                node = lib._C._current_autograd_node()
+                seen.setdefault(lib, []).append((node and node.name(), str(func)))
+                return func(*args, **(kwargs or {}))
+
+        x, y = leaves(lib, (3,), (3,))
+        z = (x * y).exp().sum()
+        with Where():
+            z.backward()
+    # the implicit gradient, then the ops the formulas run, under the node running them
+    for lib in (nt, torch):
+        assert seen[lib][0] == (None, "aten.ones_like.default")
+        ops = [f for n, f in seen[lib] if n == "MulBackward0"]
+        assert ops == ["aten.mul.Tensor", "aten.mul.Tensor"]
+        assert ("ExpBackward0", "aten.mul.Tensor") in seen[lib]
+    assert nt._C._current_autograd_node() is None
+
+
+def zeroing_mode(lib):
+    class Zero(PD[lib].TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func is lib.ops.aten.mul.Tensor:
+                return lib.zeros_like(out)
+            return out
+
+    return Zero()
+
+
+@pytest.mark.parametrize("during", ["forward", "both"])
+def test_a_mode_that_changes_results_changes_values_and_gradients(during):
+    res = {}
+    for lib in (nt, torch):
+        (x,) = leaves(lib, (4,))
+        with zeroing_mode(lib):
+            y = x * x + x.exp()
+            if during == "both":
+                y.sum().backward()
+        if during == "forward":
+            y.sum().backward()
+        res[lib] = (y.detach().numpy(), x.grad.numpy(), y.requires_grad, y.grad_fn.name())
+    assert res[nt][2:] == res[torch][2:]
+    for a, b in zip(res[nt][:2], res[torch][:2]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_ops_inside_a_handler_record_nothing():
+    res = {}
+    for lib in (nt, torch):
+        inner = []
+
+        class Inner(PD[lib].TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if str(func) == "aten.mul.Tensor":
+                    r = args[0] * 3
+                    inner.append((r.requires_grad, r.grad_fn is None, lib.is_grad_enabled()))
+                out = func(*args, **(kwargs or {}))
+                inner.append((out.requires_grad, out.grad_fn is None))
+                return out
+
+        (x,) = leaves(lib, (2,))
+        with Inner():
+            y = x * x
+        res[lib] = (inner, y.requires_grad, y.grad_fn.name())
+    assert res[nt] == res[torch]
+
+
+def test_nesting_order_equals_torch():
+    logs = {}
+    for lib in (nt, torch):
+        log = logs[lib] = []
+        pd = PD[lib]
+
+        class Outer(pd.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(("outer", str(func), pd._get_current_dispatch_mode() is None))
+                return func(*args, **(kwargs or {}))
+
+        class Inner(pd.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(("inner", str(func), pd._get_current_dispatch_mode() is outer))
+                if str(func) == "aten.mul.Tensor":
+                    lib.neg(args[0])  # an op of the handler's own: only the outer mode sees it
+                return func(*args, **(kwargs or {}))
+
+        (x,) = leaves(lib, (3,))
+        with Outer() as outer, Inner() as inner:
+            assert pd._get_current_dispatch_mode() is inner
+            assert pd._len_torch_dispatch_stack() == 2
+            y = (x * 2).exp().sum()
+            log.append("backward")
+            y.backward()
+        assert pd._get_current_dispatch_mode() is None
+    for lib in (nt, torch):  # torch's own detach calls are not compared
+        logs[lib] = [e for e in logs[lib] if e == "backward" or e[1] not in SKIP]
+    fwd = {lib: logs[lib][: logs[lib].index("backward")] for lib in (nt, torch)}
+    assert fwd[nt] == fwd[torch]
+    assert fwd[nt][:3] == [
+        ("inner", "aten.mul.Tensor", True),
+        ("outer", "aten.neg.default", True),
+        ("outer", "aten.mul.Tensor", True),
+    ]
+    # backward: each op goes to the inner mode, then (from its handler) to the outer one
+    for lib in (nt, torch):
+        back = logs[lib][logs[lib].index("backward") + 1 :]
+        starts = [i for i, e in enumerate(back) if e[0] == "inner"] + [len(back)]
+        assert starts[0] == 0 and len(starts) > 2
+        for i, j in zip(starts, starts[1:]):
+            f = back[i][1]
+            extra = [("outer", "aten.neg.default", True)] if f == "aten.mul.Tensor" else []
+            assert back[i:j] == [("inner", f, True), *extra, ("outer", f, True)]
+
+
+def test_push_and_pop_mode():
+    for lib in (nt, torch):
+        pd = PD[lib]
+        log = []
+        mode = logging_mode(lib, log)
+        pd._push_mode(mode)
+        try:
+            lib.ones(2) + 1
+        finally:
+            assert pd._pop_mode() is mode
+        lib.ones(2) + 1
+        assert log[-1] == "aten.add.Tensor" and log.count("aten.add.Tensor") == 1
+
+
+def test_pop_from_an_empty_stack():
+    assert_same_error(lambda lib: PD[lib]._pop_mode())
+
+
+def test_modes_are_off_outside_the_with_block():
+    log = []
+    with logging_mode(nt, log):
+        pass
+    nt.ones(2) * 2
+    assert log == [] and nt._core.state.state.modes == []
+
+
+@pytest.mark.parametrize("name", ["mul.Tensor", "sum.dim_IntList", "max.dim", "exp.default"])
+def test_schema_names_and_returns(name):
+    def schema(lib):
+        packet, overload = name.split(".")
+        s = getattr(getattr(lib.ops.aten, packet), overload)._schema
+        kw = [a.kwarg_only for a in s.arguments]
+        return s.name, s.overload_name, s.is_mutable, len(s.returns), kw, str(s).split("(")[0]
+
+    assert schema(nt) == schema(torch)
