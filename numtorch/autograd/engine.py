@@ -6,7 +6,8 @@ Iterative throughout, so graphs of any depth run without recursion.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 
 from .._core import upcalls
 from .._core.state import anomaly, state
@@ -272,15 +273,15 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
             "transformed gradient into .grad; use autograd.grad instead"
         )
     if var._grad is None:
-        if create_graph:
-            var._grad = g
+        if create_graph:  # grad mode is on: a copy that is part of the graph
+            var._grad = g.clone()
         else:
             from .._core.tensor import _make
 
             var._grad = _make(g._data.copy())
-    elif create_graph or var._grad._rg:
+    elif create_graph:
         var._grad = var._grad + g
-    else:
+    else:  # grad mode is off: in place, even into a .grad that requires grad
         gd = var._grad._data
         if gd.shape == g.shape and gd.flags.writeable:
             gd += g._data
@@ -298,6 +299,8 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
 def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(out, Tensor):
+            raise AssertionError("Expected output to be a torch.Tensor")
         if g is None:
             if out._rg:
                 if out.numel() != 1:
@@ -314,8 +317,14 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                     f"output[{i}] has a shape of {out.shape}."
                 )
+            if out.dtype.is_complex != g.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the "
+                    f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
+                    f"and output[{i}] has a dtype of {out.dtype}."
+                )
         else:
-            raise TypeError(f"grad_outputs must be a Tensor or None, got {type(g).__name__}")
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         res.append(g)
     return res
 
@@ -326,6 +335,22 @@ def _as_tuple(x) -> tuple:
     if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def _inputs_tuple(inputs, fn: str) -> tuple:
+    """``inputs`` of backward()/grad() as a tuple (a dict gives its values)."""
+    if type(inputs) is dict:
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    else:
+        inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{fn}()` cannot be empty.")
+    return inputs
 
 
 def _roots(outputs: tuple) -> list:
@@ -339,17 +364,30 @@ def _roots(outputs: tuple) -> list:
     return roots
 
 
+def _check_inputs(inputs: tuple, accumulate: bool) -> None:
+    for t in inputs:
+        if isinstance(t, GradientEdge):
+            continue
+        if not isinstance(t, Tensor):
+            raise RuntimeError(
+                f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}"
+            )
+        if accumulate:  # backward(inputs=) fills a non-leaf's .grad through retain_grad
+            t.retain_grad()
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
 def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, accumulate=True):
     """Run a graph task; returns captured gradients for `inputs` (or None)."""
     outputs = _as_tuple(outputs)
-    grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(
-            f"grad requires one grad_output per output ({len(grad_outputs)} given for "
-            f"{len(outputs)} outputs)"
-        )
-    roots = _roots(outputs)
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     grads = _make_grads(outputs, grad_outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    roots = _roots(outputs)
+    if inputs is not None:
+        _check_inputs(inputs, accumulate)
     task = _GraphTask(keep_graph, create_graph, accumulate)
     _compute_dependencies(task, roots)
     slots = None
@@ -360,13 +398,13 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
             if isinstance(t, GradientEdge):
                 node, nr = t.node, t.output_nr
             else:
-                node, nr = edge_of(t) if t._rg else (None, 0)
+                node, nr = edge_of(t)
             slot = [None]
             slots.append(slot)
             if node is None:
                 continue
             targets.add(node)
-            if not accumulate or not isinstance(node, AccumulateGrad):
+            if not accumulate:
                 task.captures.setdefault(node, []).append((nr, slot))
         _compute_exec_info(task, roots, targets)
     _running.append((task, roots, next(_task_ids)))
@@ -390,22 +428,22 @@ def backward(
 ) -> None:
     """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
     if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
         grad_tensors = grad_variables
+    if inputs is not None:
+        inputs = _inputs_tuple(inputs, "backward")
     if retain_graph is None:
         retain_graph = create_graph
-    if inputs is not None:
-        inputs = _as_tuple(inputs)
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        for t in inputs:
-            if not isinstance(t, GradientEdge) and not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-    slots = run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
-    if inputs is not None:
-        # Non-leaf inputs: accumulate the captured gradient into their .grad.
-        for t, slot in zip(inputs, slots):
-            if isinstance(t, Tensor) and not t.is_leaf and slot[0] is not None:
-                _accumulate_grad(t, slot[0], create_graph)
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
 def grad(
@@ -427,33 +465,42 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
+    keys = inputs.keys() if type(inputs) is dict else None
+    inputs = _inputs_tuple(inputs, "grad")
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _as_tuple(inputs)
-    if not inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
-    for t in inputs:
-        if not isinstance(t, GradientEdge) and not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
-        return _batched_grad(
+        res = _batched_grad(
             outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
             materialize_grads,
         )  # fmt: skip
+        return res if keys is None else dict(zip(keys, res))
     slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
     res = []
     for i, (t, slot) in enumerate(zip(inputs, slots)):
         g = slot[0]
         if g is None:
-            if materialize_grads:
-                g = zeros_like(t)
-            elif not allow_unused:
+            if not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in "
                     "the graph. Set allow_unused=True if this is the desired behavior."
                 )
+            if materialize_grads:
+                if isinstance(t, GradientEdge):
+                    raise RuntimeError(
+                        "materialize_grads cannot be used when the given input is a GradientEdge"
+                    )
+                g = zeros_like(t, requires_grad=create_graph)
         res.append(g)
-    return tuple(res)
+    return tuple(res) if keys is None else dict(zip(keys, res))
 
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, mat):
