@@ -192,6 +192,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
                     break
         if lvl:
             return state.stack[lvl - 1].process(op, args, attrs)
+    if op.impl is not None:  # a tensor-level implementation (autograd.Function)
+        return op.impl(args, attrs)
     rg = False
     arrays = []
     for a in args:

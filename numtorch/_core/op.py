@@ -7,6 +7,12 @@ name what they need by parameter name: ``g`` (the output gradient), ``result``
 (the output), the op's inputs and attributes, and ``<input>_shape`` (an input's
 shape, saved without keeping the tensor); tangents are ``t`` (single input) or
 ``t<input>``.
+
+Two optional fields serve ops that are not array kernels (``autograd.Function``): ``impl``
+is a tensor-level implementation that ``dispatch`` runs at level 0 instead of the kernel
+(it records its own node), and ``recorder`` builds the op's node itself wherever ``record``
+is asked to (a node that needs more than formulas, e.g. a ctx per node). ``nout=VARIADIC``
+means the op returns a tuple of any length.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ LINEAR = "linear"
 # jvp=ELEMENTWISE: the tangent is each input's vjp formula applied to that input's tangent,
 # summed (PyTorch's auto_element_wise); declared once instead of written twice.
 ELEMENTWISE = "auto_element_wise"
+# nout/ndiff of an op whose number of outputs is known per call only: a tuple of any length.
+VARIADIC = 1 << 30
 
 
 def _names(fn) -> tuple[str, ...]:
@@ -85,7 +93,7 @@ class Op:
         "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
-        "test", "saves", "composite",
+        "test", "saves", "composite", "impl", "recorder",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -176,6 +184,7 @@ def defop(
     if hasattr(batch_rule, "bind"):  # a rule generator from numtorch.ops._batching
         op.batch_rule = batch_rule.bind(op)
     op.composite = False
+    op.impl = op.recorder = None
     op.fn = _make_fn(op, out)
     if methods:
         tensor_method(_sizes_method(op) if sizes else op.fn, *_method_names(methods, name))
@@ -230,6 +239,7 @@ def composite(
         required = [p for p in params if p.kind in positional and p.default is p.empty]
         op = Op.__new__(Op)
         op.name, op.kernel, op.fn, op.composite = op_name, None, fn, True
+        op.impl = op.recorder = None
         op.inputs = tuple(p.name for p in required)
         op.attrs = tuple((p.name, p.default, p.kind) for p in params[len(required) :])
         op.nin, op.list_inputs, op.nout = len(required), frozenset(), nout

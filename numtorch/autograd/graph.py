@@ -511,6 +511,8 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     ``inner = (inner_args, inner_outputs)``: the node saves those (one level down), so its
     formulas run on them and record at the lower levels.
     """
+    if op.recorder is not None:  # the op builds its own node (autograd.Function's ctx)
+        return op.recorder(args, attrs, outputs, inner)
     node = _new(Node)
     node._seq = next(_seq)
     node.op = op
