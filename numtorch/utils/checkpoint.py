@@ -22,12 +22,14 @@ from typing import Any
 
 from .._core.state import is_grad_enabled
 from .._core.tensor import Tensor
+from ..autograd.engine import backward
+from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import Saved, _running, saved_tensors_hooks
 from ..ops import creation
 
 __all__ = [
-    "CheckpointError", "CheckpointFunction", "check_backward_validity", "checkpoint",  # noqa: F822
+    "CheckpointError", "CheckpointFunction", "check_backward_validity", "checkpoint",
     "checkpoint_sequential", "detach_variable", "get_device_states", "noop_context_fn",
     "set_checkpoint_debug_enabled", "set_checkpoint_early_stop", "set_device_states",
 ]  # fmt: skip
@@ -135,76 +137,53 @@ def _replay_rng(snapshot):
 
 
 # ------------------------------------------------------------------ use_reentrant=True
-def _make_checkpoint_function():
-    from ..autograd import Function
-    from ..autograd.engine import backward
+class CheckpointFunction(Function):
+    """The reentrant checkpoint: forward under no_grad, backward reruns and backwards."""
 
-    class CheckpointFunction(Function):
-        """The reentrant checkpoint: forward under no_grad, backward reruns and backwards."""
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        check_backward_validity(args)
+        ctx.run_function = run_function
+        ctx.preserve_rng_state = preserve_rng_state
+        ctx.rng = _rng_snapshot(args) if preserve_rng_state else None
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
+        with no_grad():
+            return run_function(*args)
 
-        @staticmethod
-        def forward(ctx, run_function, preserve_rng_state, *args):
-            check_backward_validity(args)
-            ctx.run_function = run_function
-            ctx.preserve_rng_state = preserve_rng_state
-            ctx.rng = _rng_snapshot(args) if preserve_rng_state else None
-            ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
-            ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-            ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
-            with no_grad():
-                return run_function(*args)
-
-        @staticmethod
-        def backward(ctx, *grads):
-            if not _is_checkpoint_valid():
-                raise RuntimeError(
-                    "When use_reentrant=True, torch.utils.checkpoint is incompatible with "
-                    ".grad() or passing an `inputs` parameter to .backward(). To resolve this "
-                    "error, you can either set use_reentrant=False, or call .backward() "
-                    "without passing the `inputs` argument."
-                )
-            inputs = list(ctx.inputs)
-            for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
-                inputs[i] = t
-            with _replay_rng(ctx.rng):
-                detached = detach_variable(tuple(inputs))
-                with enable_grad():
-                    outputs = ctx.run_function(*detached)
-            if isinstance(outputs, Tensor):
-                outputs = (outputs,)
-            pairs = [
-                (o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad
-            ]
-            if not pairs:
-                raise RuntimeError(
-                    "none of output has requires_grad=True, this checkpoint() is not necessary"
-                )
-            backward([o for o, _ in pairs], [g for _, g in pairs])
-            return (None, None) + tuple(t.grad if isinstance(t, Tensor) else None for t in detached)
-
-    return CheckpointFunction
+    @staticmethod
+    def backward(ctx, *grads):
+        if not _is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with "
+                ".grad() or passing an `inputs` parameter to .backward(). To resolve this "
+                "error, you can either set use_reentrant=False, or call .backward() "
+                "without passing the `inputs` argument."
+            )
+        inputs = list(ctx.inputs)
+        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[i] = t
+        with _replay_rng(ctx.rng):
+            detached = detach_variable(tuple(inputs))
+            with enable_grad():
+                outputs = ctx.run_function(*detached)
+        if isinstance(outputs, Tensor):
+            outputs = (outputs,)
+        pairs = [
+            (o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad
+        ]
+        if not pairs:
+            raise RuntimeError(
+                "none of output has requires_grad=True, this checkpoint() is not necessary"
+            )
+        backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(t.grad if isinstance(t, Tensor) else None for t in detached)
 
 
 def _is_checkpoint_valid() -> bool:
     """False inside a backward pass restricted to some inputs (``grad()``, ``inputs=``)."""
     return not _running or _running[-1][0].exec_info is None
-
-
-_cache: dict = {}
-
-
-def _checkpoint_function():
-    cls = _cache.get("fn")
-    if cls is None:
-        cls = _cache["fn"] = _make_checkpoint_function()
-    return cls
-
-
-def __getattr__(name: str):
-    # CheckpointFunction is built on first use: autograd.Function lands in a parallel branch
-    if name == "CheckpointFunction":
-        return _checkpoint_function()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------ use_reentrant=False
@@ -448,7 +427,7 @@ def checkpoint(
             raise ValueError(
                 "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
             )
-        return _checkpoint_function().apply(function, preserve, *args)
+        return CheckpointFunction.apply(function, preserve, *args)
     return _checkpoint_without_reentrant(
         function, preserve, context_fn, determinism_check, debug, early_stop, args, kwargs
     )
