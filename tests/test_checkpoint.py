@@ -576,3 +576,76 @@ def test_reentrant_no_output_requires_grad_in_backward():
         ckpt(T, fn, x, use_reentrant=True).sum().backward()
 
     assert_same_error(prog)
+
+
+def test_node_names_of_the_outputs():
+    def prog(T):
+        x = T.tensor(arr(3), requires_grad=True)
+        a = ckpt(T, lambda t: t.sin().exp(), x, use_reentrant=False)
+        b = ckpt(T, lambda t: t.sin().exp(), x, use_reentrant=True)
+        return a.grad_fn.name(), b.grad_fn.name()
+
+    assert_same(prog)
+
+
+def test_under_function_transforms():
+    """func.grad refuses saved-tensor hooks (so the non-reentrant checkpoint), vmap runs it;
+    the reentrant one is an autograd.Function without setup_context."""
+
+    def prog(T, use_reentrant, transform):
+        x = T.tensor(arr(4))
+
+        def f(a):
+            return a.sin().exp()
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if transform == "grad":
+                return T.func.grad(lambda t: ckpt(T, f, t, use_reentrant=use_reentrant).sum())(x)
+            return T.func.vmap(lambda t: ckpt(T, f, t, use_reentrant=use_reentrant))(x)
+
+    for use_reentrant in (False, True):
+        for transform in ("grad", "vmap"):
+            got, want = (
+                outcome(prog, nt, use_reentrant, transform),
+                outcome(prog, torch, use_reentrant, transform),
+            )
+            if hasattr(want, "text"):
+                assert got == want
+            else:
+                assert_close(got, want)
+
+
+def test_unpacking_a_recomputed_tensor_twice():
+    def prog(T):
+        class Twice(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                _first = ctx.saved_tensors  # the second read below raises
+                (a,) = ctx.saved_tensors
+                return g * 2
+
+        x = T.tensor(arr(3), requires_grad=True)
+        y = ckpt(T, lambda t: Twice.apply(t.sin()), x, use_reentrant=False)
+        y.sum().backward()
+        return x.grad
+
+    _same_error_by_name(prog)
+
+
+def test_debug_flag_runs_normally():
+    def prog(T):
+        x = T.tensor(arr(3), requires_grad=True)
+        y = ckpt(T, lambda t: t.sin().exp(), x, use_reentrant=False, debug=True)
+        y.sum().backward()
+        with T.utils.checkpoint.set_checkpoint_debug_enabled(False):
+            z = ckpt(T, lambda t: t.cos(), x, use_reentrant=False, debug=True,
+                     context_fn=T.utils.checkpoint.noop_context_fn)  # fmt: skip
+        return y, x.grad, z
+
+    assert_same(prog)
