@@ -297,3 +297,57 @@ def test_deprecation_warnings():
     nt, th = run_both(prog)
     assert nt[0] == [m for m in th[0] if m[0] == "FutureWarning"]
     np.testing.assert_array_equal(nt[1].numpy(), th[1].numpy())
+
+
+# ------------------------------------------------------------------ transforms, gradient edges
+@pytest.mark.parametrize("transform", ["grad", "vmap", "vjp"])
+def test_backward_inside_a_function_transform(transform):
+    def prog(T):
+        x = T.tensor(arr(4), requires_grad=True)
+
+        def f(t):
+            (t.sin().sum() if transform != "vmap" else t.sin()).backward()
+            return t.sum()
+
+        if transform == "vjp":
+            return T.func.vjp(f, x)
+        return getattr(T.func, transform)(f)(x)
+
+    assert_same_error(prog)
+
+
+def test_gradient_edges_as_outputs():
+    def prog(T):
+        x = T.tensor(arr(4), requires_grad=True)
+        y = x.exp()
+        (g,) = T.autograd.grad(
+            T.autograd.graph.get_gradient_edge(y), x, T.tensor(arr(4, seed=1)), retain_graph=True
+        )
+        z = (y * 3).sum()
+        T.autograd.backward(T.autograd.graph.get_gradient_edge(z), retain_graph=True)
+        leaf = T.autograd.grad(T.autograd.graph.get_gradient_edge(x), x, T.ones(4, dtype=T.float64))
+        return g, x.grad, leaf
+
+    assert_same(prog)
+
+
+EDGE_ERRORS = {
+    "implicit_non_scalar": lambda T, x: T.autograd.backward(
+        T.autograd.graph.get_gradient_edge(x * 3)
+    ),
+    "wrong_shape": lambda T, x: T.autograd.backward(
+        T.autograd.graph.get_gradient_edge(x * 3), T.ones(3, dtype=T.float64)
+    ),
+    "complex_for_real": lambda T, x: T.autograd.grad(
+        T.autograd.graph.get_gradient_edge(x * 3), x, T.ones(4, dtype=T.complex128)
+    ),
+    "materialize": lambda T, x: T.autograd.grad(
+        (x * 3).sum(), [x, T.autograd.graph.get_gradient_edge(T.ones(2, requires_grad=True))],
+        materialize_grads=True,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(EDGE_ERRORS))
+def test_gradient_edge_errors(case):
+    assert_same_error(lambda T: EDGE_ERRORS[case](T, T.tensor(arr(4), requires_grad=True)))

@@ -6,13 +6,15 @@ Iterative throughout, so graphs of any depth run without recursion.
 from __future__ import annotations
 
 import heapq
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 
 from .._core import upcalls
+from .._core.dtype import from_np
 from .._core.state import anomaly, state
-from .._core.tensor import Tensor
-from ..ops.creation import ones_like, zeros_like
+from .._core.tensor import Size, Tensor
+from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
 from .graph import AccumulateGrad, GradientEdge, Node, _running, _task_ids, edge_of
 
@@ -299,29 +301,34 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
 def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if not isinstance(out, Tensor):
+        if isinstance(out, GradientEdge):
+            shape, dtype = _edge_meta(out)
+            needs = True
+        elif isinstance(out, Tensor):
+            shape, dtype, needs = out.shape, out.dtype, out._rg
+        else:
             raise AssertionError("Expected output to be a torch.Tensor")
         if g is None:
-            if out._rg:
-                if out.numel() != 1:
+            if needs:
+                if math.prod(shape) != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.dtype.is_floating_point:
+                if not dtype.is_floating_point:
                     raise RuntimeError(
                         "grad can be implicitly created only for real scalar outputs but got "
-                        f"{out.dtype}"
+                        f"{dtype}"
                     )
-                g = ones_like(out)
+                g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
         elif isinstance(g, Tensor):
-            if not is_batched and g.shape != out.shape:
+            if not is_batched and g.shape != shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                    f"output[{i}] has a shape of {out.shape}."
+                    f"output[{i}] has a shape of {Size(shape)}."
                 )
-            if out.dtype.is_complex != g.dtype.is_complex:
+            if dtype.is_complex != g.dtype.is_complex:
                 raise RuntimeError(
                     "For complex Tensors, both grad_output and output are required to have the "
                     f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
-                    f"and output[{i}] has a dtype of {out.dtype}."
+                    f"and output[{i}] has a dtype of {dtype}."
                 )
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
@@ -353,9 +360,21 @@ def _inputs_tuple(inputs, fn: str) -> tuple:
     return inputs
 
 
+def _edge_meta(edge: GradientEdge) -> tuple:
+    """(shape, dtype) of the gradient that flows into a gradient edge."""
+    node = edge.node
+    if isinstance(node, AccumulateGrad):
+        return node.variable.shape, node.variable.dtype
+    shape, dtype = node._out_meta[edge.output_nr]
+    return tuple(shape), from_np(dtype)
+
+
 def _roots(outputs: tuple) -> list:
     roots = []
     for i, out in enumerate(outputs):
+        if isinstance(out, GradientEdge):
+            roots.append((out.node, out.output_nr))
+            continue
         if not out._rg:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
@@ -427,6 +446,12 @@ def backward(
     inputs=None,
 ) -> None:
     """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
+    if any(not i.is_forward for i in state.stack):
+        raise RuntimeError(
+            "backward() called inside a functorch transform. This is not supported, please "
+            "use functorch.grad or functorch.vjp instead or call backward() outside of "
+            "functorch transforms."
+        )
     if grad_variables is not None:
         warnings.warn(
             "`grad_variables` is deprecated. Use `grad_tensors` instead.",
