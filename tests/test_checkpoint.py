@@ -649,3 +649,47 @@ def test_debug_flag_runs_normally():
         return y, x.grad, z
 
     assert_same(prog)
+
+
+def test_graph_exec_group_recomputes_once():
+    def prog(T, grouped):
+        import contextlib
+
+        x = T.tensor(arr(3), requires_grad=True)
+        calls = []
+
+        def fn(a):
+            calls.append(1)
+            return a.sin().exp(), a.cos().exp()
+
+        u, v = ckpt(T, fn, x, use_reentrant=False)
+        group = T.utils.checkpoint.GraphExecGroup() if grouped else contextlib.nullcontext()
+        with group:
+            u.sum().backward(retain_graph=True)
+            v.sum().backward(retain_graph=True)
+        return len(calls), x.grad
+
+    assert_same(prog, False)
+    assert_same(prog, True)
+    assert run_both(prog, True)[0][0] == 2 and run_both(prog, False)[0][0] == 3
+
+
+def test_graph_exec_group_overlapping_backward_raises():
+    def prog(T):
+        x = T.tensor(arr(3), requires_grad=True)
+        y = ckpt(T, lambda a: a.sin().exp(), x, use_reentrant=False)
+        with T.utils.checkpoint.GraphExecGroup():
+            y.sum().backward(retain_graph=True)
+            y.sum().backward()
+
+    _same_error_by_name(prog)
+
+
+def test_graph_exec_group_cannot_nest():
+    def prog(T):
+        with T.utils.checkpoint.GraphExecGroup(), T.utils.checkpoint.GraphExecGroup():
+            pass
+
+    err = [outcome(prog, lib) for lib in (nt, torch)]
+    assert err[0].type is err[1].type is RuntimeError
+    assert err[0].text.startswith("GraphExecGroup contexts cannot be nested. Already inside group")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager as ContextManager
 from typing import Any
 
+from .._core.device import is_cuda_available
 from .._core.state import is_grad_enabled
 from .._core.tensor import Tensor
 from ..autograd.engine import backward
@@ -29,9 +30,10 @@ from ..autograd.graph import Saved, _running, saved_tensors_hooks
 from ..ops import creation
 
 __all__ = [
-    "CheckpointError", "CheckpointFunction", "check_backward_validity", "checkpoint",
-    "checkpoint_sequential", "detach_variable", "get_device_states", "noop_context_fn",
-    "set_checkpoint_debug_enabled", "set_checkpoint_early_stop", "set_device_states",
+    "CheckpointError", "CheckpointFunction", "DefaultDeviceType", "GraphExecGroup",
+    "check_backward_validity", "checkpoint", "checkpoint_sequential", "detach_variable",
+    "get_device_states", "noop_context_fn", "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop", "set_device_states",
 ]  # fmt: skip
 
 _DEFAULT_DETERMINISM_MODE = "default"
@@ -98,6 +100,23 @@ def check_backward_validity(inputs: Iterable[Any]) -> None:
 
 
 # ------------------------------------------------------------------ random state
+class DefaultDeviceType:
+    """The device type whose random state a checkpoint keeps when no argument is on an
+    accelerator."""
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cuda" if is_cuda_available() else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
 def _device_types(args) -> list[str]:
     return sorted({a.device.type for a in args if isinstance(a, Tensor)} - {"cpu"})
 
@@ -235,8 +254,34 @@ class _Holder:
 _unique_ids = itertools.count(-1, -1)
 
 
+class GraphExecGroup:
+    """Backward calls inside one instance of this context recompute each checkpointed
+    region at most once (they must not use the same saved activation twice)."""
+
+    _current: GraphExecGroup | None = None
+
+    def __enter__(self) -> GraphExecGroup:
+        if GraphExecGroup._current is not None:
+            raise RuntimeError(
+                "GraphExecGroup contexts cannot be nested. Already inside group "
+                f"{GraphExecGroup._current}"
+            )
+        GraphExecGroup._current = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        GraphExecGroup._current = None
+
+    @classmethod
+    def _get_current_group(cls) -> GraphExecGroup | None:
+        return cls._current
+
+
 def _graph_task_id():
-    """The running backward pass (a fresh id when a saved tensor is unpacked outside one)."""
+    """What one recomputation serves: the GraphExecGroup, else the running backward pass
+    (a fresh id when a saved tensor is unpacked outside both)."""
+    if GraphExecGroup._current is not None:
+        return GraphExecGroup._current
     return _running[-1][2] if _running else next(_unique_ids)
 
 
@@ -347,11 +392,18 @@ def _checkpoint_hooks(frame: _Frame) -> saved_tensors_hooks:
             frame.check_recomputed_tensors_match(gid)
         handle = holder.handles.get(gid)
         if handle is None:
+            extra = (
+                "Performing two backward calls that overlap (i.e. require the same saved "
+                "activation in order to compute gradients) is not allowed while under the "
+                "torch.utils.checkpoint.GraphExecGroup context. "
+                if GraphExecGroup._current is not None
+                else ""
+            )
             raise CheckpointError(
                 "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
-                "already unpacked once. If you are calling ctx.saved_tensors in backward, "
-                "make sure to do so only once. Otherwise please open an issue with details on "
-                "your use case."
+                f"already unpacked once. {extra}If you are calling ctx.saved_tensors in "
+                "backward, make sure to do so only once. Otherwise please open an issue with "
+                "details on your use case."
             )
         holder.handles[gid] = None
         return frame.recomputed[gid].pop(handle)
