@@ -693,3 +693,36 @@ def test_graph_exec_group_cannot_nest():
     err = [outcome(prog, lib) for lib in (nt, torch)]
     assert err[0].type is err[1].type is RuntimeError
     assert err[0].text.startswith("GraphExecGroup contexts cannot be nested. Already inside group")
+
+
+def _params(fn):
+    import inspect
+
+    return [
+        (p.name, p.kind, getattr(p.default, "__name__", p.default))
+        for p in inspect.signature(fn).parameters.values()
+    ]
+
+
+@pytest.mark.parametrize(
+    "name", ["checkpoint", "checkpoint_sequential", "noop_context_fn", "detach_variable",
+             "check_backward_validity", "set_checkpoint_early_stop",
+             "set_checkpoint_debug_enabled"],
+)  # fmt: skip
+def test_signatures_are_torchs(name):
+    assert _params(getattr(nt.utils.checkpoint, name)) == _params(
+        getattr(torch.utils.checkpoint, name)
+    )
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_input_modified_in_place_after_the_forward(use_reentrant):
+    def prog(T):
+        x = T.tensor(arr(3), requires_grad=True)
+        h = x * 2
+        y = ckpt(T, lambda a: a.sin().exp(), h, use_reentrant=use_reentrant)
+        with T.no_grad():
+            h.add_(1)
+        y.sum().backward()
+
+    _same_error_by_name(prog)
