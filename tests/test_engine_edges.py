@@ -351,3 +351,39 @@ EDGE_ERRORS = {
 @pytest.mark.parametrize("case", sorted(EDGE_ERRORS))
 def test_gradient_edge_errors(case):
     assert_same_error(lambda T: EDGE_ERRORS[case](T, T.tensor(arr(4), requires_grad=True)))
+
+
+# ------------------------------------------------------------------ is_grads_batched
+def test_batched_grads_materialize_unbatched_zeros_and_dict_inputs():
+    """torch materializes an unused input's gradient after the vmapped pass: unbatched."""
+
+    def prog(T):
+        x = T.tensor(arr(3), requires_grad=True)
+        y = T.tensor(arr(2), requires_grad=True)
+        eye = T.eye(3, dtype=T.float64)
+        a = T.autograd.grad(x.exp(), [x, y], eye, is_grads_batched=True, materialize_grads=True,
+                            retain_graph=True)  # fmt: skip
+        b = T.autograd.grad(x.exp(), {"x": x}, eye, is_grads_batched=True)
+        return a, b
+
+    assert_same(prog)
+
+
+def test_batched_grads_shape_mismatch():
+    assert_same_error(
+        lambda T: (
+            lambda x: T.autograd.grad(
+                x * 2, x, T.ones(2, 4, 5, dtype=T.float64), is_grads_batched=True
+            )
+        )(_x(T))  # fmt: skip
+    )
+
+
+def test_batched_grads_unused_input():
+    assert_same_error(
+        lambda T: (
+            lambda x: T.autograd.grad(
+                x * 2, [x, _x(T, 2)], T.eye(3, dtype=T.float64), is_grads_batched=True
+            )
+        )(_x(T))  # fmt: skip
+    )

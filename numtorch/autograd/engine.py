@@ -319,7 +319,18 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
                     )
                 g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
         elif isinstance(g, Tensor):
-            if not is_batched and g.shape != shape:
+            first = g[0] if is_batched else g
+            if first.shape != shape:
+                if is_batched:  # torch prints the first gradient's shape less its first dim
+                    raise RuntimeError(
+                        "If `is_grads_batched=True`, we interpret the first dimension of each "
+                        "grad_output as the batch dimension. The sizes of the remaining "
+                        "dimensions are expected to match the shape of corresponding output, but "
+                        f"a mismatch was detected: grad_output[{i}] has a shape of "
+                        f"{first.shape[1:]} and output[{i}] has a shape of {Size(shape)}. If you "
+                        "only want some tensors in `grad_output` to be considered batched, "
+                        "consider using vmap."
+                    )
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                     f"output[{i}] has a shape of {Size(shape)}."
@@ -503,58 +514,46 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
-        res = _batched_grad(
-            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-            materialize_grads,
-        )  # fmt: skip
-        return res if keys is None else dict(zip(keys, res))
-    slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
-    res = []
-    for i, (t, slot) in enumerate(zip(inputs, slots)):
-        g = slot[0]
-        if g is None:
-            if not allow_unused:
-                raise RuntimeError(
-                    f"The differentiated Tensor at index {i} appears to not have been used in "
-                    "the graph. Set allow_unused=True if this is the desired behavior."
-                )
-            if materialize_grads:
-                if isinstance(t, GradientEdge):
-                    raise RuntimeError(
-                        "materialize_grads cannot be used when the given input is a GradientEdge"
-                    )
-                g = zeros_like(t, requires_grad=create_graph)
-        res.append(g)
-    return tuple(res) if keys is None else dict(zip(keys, res))
+        res = _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+    else:
+        slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
+        res = [slot[0] for slot in slots]
+        if not allow_unused and None in res:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {res.index(None)} appears to not have been "
+                "used in the graph. Set allow_unused=True if this is the desired behavior."
+            )
+    if materialize_grads:
+        if any(g is None and isinstance(t, GradientEdge) for g, t in zip(res, inputs)):
+            raise RuntimeError(
+                "materialize_grads cannot be used when the given input is a GradientEdge"
+            )
+        res = [zeros_like(t, requires_grad=create_graph) if g is None else g
+               for g, t in zip(res, inputs)]  # fmt: skip
+    res = tuple(res)
+    return res if keys is None else dict(zip(keys, res))
 
 
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, mat):
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """grad with a leading batch dimension on every grad_output: one vmapped backward pass."""
     outputs = _as_tuple(outputs)
-    grad_outputs = _as_tuple(grad_outputs)
-    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if isinstance(g, Tensor) and (g.dim() == 0 or tuple(g.shape[1:]) != tuple(out.shape)):
-            raise RuntimeError(
-                f"If `is_grads_batched=True`, we interpret the first dimension of each "
-                f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
-                f"expected to match the shape of corresponding output, but a mismatch was "
-                f"detected: grad_output[{i}] has a shape of {g.shape[2:]} and output[{i}] has a "
-                f"shape of {out.shape}. If you only want some tensors in `grad_output` to be "
-                f"considered batched, consider using vmap."
-            )
-    in_dims = tuple(0 if isinstance(g, Tensor) else None for g in grad_outputs)
+    gos = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
+    gos = _make_grads(outputs, gos, is_batched=True)
 
-    def one(*gos):
+    def vjp(*g_o):
         return grad(
-            outputs, inputs, gos, retain_graph=True, create_graph=create_graph,
-            allow_unused=allow_unused, materialize_grads=mat,
+            outputs, inputs, g_o, retain_graph=True, create_graph=create_graph,
+            allow_unused=allow_unused,
         )  # fmt: skip
 
-    res = upcalls.vmap_call(one, in_dims, 0, "error", None, grad_outputs, {}, none_ok=True)
+    in_dims = tuple(0 if isinstance(g, Tensor) else None for g in gos)
+    if None not in in_dims:
+        in_dims = 0
+    res = upcalls.vmap_call(vjp, in_dims, 0, "error", None, tuple(gos), {}, none_ok=True)
     if not retain_graph:
         for out in outputs:
             _free_graph(out)
-    return res
+    return list(res)
 
 
 def _free_graph(out: Tensor) -> None:
