@@ -726,3 +726,20 @@ def test_input_modified_in_place_after_the_forward(use_reentrant):
         y.sum().backward()
 
     _same_error_by_name(prog)
+
+
+@pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_dropout_on_the_gpu_replays_the_device_random_state(use_reentrant):
+    def prog(checkpointed):
+        nt.manual_seed(3)
+        x = nt.tensor(arr(6, 4, seed=1), device="cuda", requires_grad=True)
+        w = nt.tensor(arr(4, 4, seed=2), device="cuda", requires_grad=True)
+        y = ckpt(nt, _dropout_net, nt, x, w, use_reentrant=use_reentrant) if checkpointed \
+            else _dropout_net(nt, x, w)  # fmt: skip
+        y.sum().backward()
+        after = nt.rand(3, device="cuda")
+        return [t.detach().cpu().numpy() for t in (y, x.grad, w.grad, after)]
+
+    for got, want in zip(prog(True), prog(False)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
