@@ -556,6 +556,12 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     return list(res)
 
 
+def _is_checkpoint_valid() -> bool:
+    """False inside a backward pass restricted to some inputs (``grad()``, ``inputs=``):
+    the reentrant checkpoint cannot run there (torch.autograd._is_checkpoint_valid)."""
+    return not _running or _running[-1][0].exec_info is None
+
+
 def _free_graph(out: Tensor) -> None:
     """Release saved values below ``out`` (what a non-retaining backward pass does)."""
     stack, seen = [out.grad_fn], set()

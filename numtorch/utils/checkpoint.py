@@ -23,7 +23,7 @@ from typing import Any
 from .._core.device import is_cuda_available
 from .._core.state import is_grad_enabled
 from .._core.tensor import Tensor
-from ..autograd.engine import backward
+from ..autograd.engine import _is_checkpoint_valid, backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import Saved, _running, saved_tensors_hooks
@@ -198,11 +198,6 @@ class CheckpointFunction(Function):
             )
         backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None) + tuple(t.grad if isinstance(t, Tensor) else None for t in detached)
-
-
-def _is_checkpoint_valid() -> bool:
-    """False inside a backward pass restricted to some inputs (``grad()``, ``inputs=``)."""
-    return not _running or _running[-1][0].exec_info is None
 
 
 # ------------------------------------------------------------------ use_reentrant=False
