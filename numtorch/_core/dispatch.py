@@ -27,6 +27,7 @@ class Interpreter:
     alive = False
     is_vmap = False
     is_forward = False  # forward mode (dual tensors)
+    functorch = True  # a torch.func transform (forward_ad's dual level is not one)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError

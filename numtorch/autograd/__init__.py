@@ -5,8 +5,7 @@ from __future__ import annotations
 from . import anomaly_mode, function, graph, hooks, rebase  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
-from .function import Function, once_differentiable
-from .function import FunctionCtx as FunctionCtx
+from .function import Function
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 

@@ -20,6 +20,7 @@ def enter_dual_level() -> int:
     if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     interp = JvpInterpreter()
+    interp.functorch = False
     interp.__enter__()
     _levels.append(interp)
     return 0

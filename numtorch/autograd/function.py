@@ -31,8 +31,10 @@ from .._core.op import VARIADIC, Op, defop, named
 from .._core.pytree import tree_flatten
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
-from . import anomaly_mode, forward_ad, graph
+from ..ops.creation import zeros_like
+from . import anomaly_mode, graph
 from .graph import FREED, Node, Saved, _edge, _meta, _zeros_for
+from .rebase import _rebase
 
 __all__ = [
     "BackwardCFunction",
@@ -143,10 +145,10 @@ def _user_backward(cls) -> Callable:
 
 
 def _check_grads(node: BackwardCFunction, res, wanted) -> list:
-    """PyTorch's checks on what a backward returned; the gradients the engine wants."""
+    """PyTorch's checks on what a backward returned; the gradients the engine wants (one
+    per tensor input)."""
     res = res if isinstance(res, tuple) else (res,)
-    edges = node.next_functions
-    n = len(edges)
+    n = node._nt_nin
     if len(res) > n and all(r is None for r in res[n:]):
         res = res[:n]
     if len(res) != n:
@@ -154,17 +156,20 @@ def _check_grads(node: BackwardCFunction, res, wanted) -> list:
             f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
             f"got {len(res)})"
         )
-    metas = node.in_meta[0]
+    metas = iter(node.in_meta[0])
     out = []
-    for i, (r, m) in enumerate(zip(res, metas)):
+    for i, (r, a) in enumerate(zip(res, node._nt_is_tensor)):
+        if not a:
+            if r is not None:
+                raise RuntimeError(
+                    f"function {node.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable"
+                )
+            continue
+        m = next(metas)
         if r is None:
             out.append(None)
             continue
-        if m is None:
-            raise RuntimeError(
-                f"function {node.name()} returned a gradient different than None at position "
-                f"{i + 1}, but the corresponding forward input was not a Variable"
-            )
         if not isinstance(r, Tensor):
             raise TypeError(
                 f"function {node.name()} returned a gradient of type {type(r).__name__} at "
@@ -172,10 +177,10 @@ def _check_grads(node: BackwardCFunction, res, wanted) -> list:
             )
         if not _expandable(m[0], tuple(r.shape)):
             raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"Function {node.name()} returned an invalid gradient at index {len(out)} - got "
                 f"{list(r.shape)} but expected shape compatible with {list(m[0])}"
             )
-        out.append(r if wanted[i] else None)
+        out.append(r if wanted[len(out)] else None)
     return out
 
 
@@ -271,6 +276,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             raise RuntimeError(_SETUP_CONTEXT)
         call = _Call(cls, kwargs)
         out = dispatch(_op_of(cls), (list(args),), {"call": call})
+        if call.dirty:  # an input modified in place is returned as itself
+            out = tuple(args[call.dirty[k]] if k in call.dirty else o for k, o in enumerate(out))
         return _join(call.layout, out)
 
 
@@ -280,7 +287,7 @@ def _is_setup_context_defined(fn) -> bool:
 
 def _transforms_active() -> bool:
     """Whether a torch.func transform is active (forward_ad's dual level is not one)."""
-    return any(interp not in forward_ad._levels for interp in state.stack)
+    return any(interp.functorch for interp in state.stack)
 
 
 class InplaceFunction(Function):
@@ -291,10 +298,20 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
+class _SavedDict(dict):
+    """A node's saved tensors: always truthy, so that the engine frees them (and
+    ``saved_tensors`` raises) after a backward pass even when none were saved."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return True
+
+
 class _Call:
     """One Function call: shared by the levels it passes through."""
 
-    __slots__ = ("cls", "kwargs", "layout", "ctx", "ctx_args")
+    __slots__ = ("cls", "kwargs", "layout", "ctx", "ctx_args", "dirty")
 
     def __init__(self, cls, kwargs: dict):
         self.cls = cls
@@ -302,6 +319,7 @@ class _Call:
         self.layout = None
         self.ctx = None  # the level-0 ctx and the argument list it was set up on
         self.ctx_args = None
+        self.dirty = None  # {output index: input index} of the inputs marked dirty
 
 
 def _split(out) -> tuple:
@@ -321,7 +339,7 @@ def _join(layout: tuple, tensors) -> Any:
 def _new_ctx(cls) -> BackwardCFunction:
     ctx = _new(cls._backward_cls)
     ctx._seq = next(graph._seq)
-    ctx.saved = {}
+    ctx.saved = _SavedDict()
     ctx.op = _op_of(cls)
     ctx.attrs = {}
     ctx.next_functions = ()
@@ -352,7 +370,7 @@ def _eager(args: tuple, attrs: dict) -> tuple:
     cls = call.cls
     inputs = args[0]
     grad_on = state.grad_enabled
-    needs = tuple(grad_on and isinstance(a, Tensor) and a._rg for a in inputs)
+    needs = tuple(isinstance(a, Tensor) and a._rg for a in inputs)
     ctx = _new_ctx(cls)
     ctx.needs_input_grad = needs
     with _no_grad():
@@ -363,7 +381,7 @@ def _eager(args: tuple, attrs: dict) -> tuple:
             out = cls.forward(ctx, *inputs, **call.kwargs)
     layout, raw = _split(out)
     call.layout, call.ctx, call.ctx_args = layout, ctx, inputs
-    executable = any(needs)
+    executable = grad_on and any(needs)
     dirty = _ids(ctx, "dirty_tensors")
     non_diff = _ids(ctx, "non_differentiable")
     in_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
@@ -373,6 +391,8 @@ def _eager(args: tuple, attrs: dict) -> tuple:
             "output. The inputs that are modified inplace must all be outputs of the Function."
         )
     outs = []
+    if dirty:
+        call.dirty = {k: _index_of(inputs, o) for k, o in enumerate(raw) if id(o) in dirty}
     for o in raw:
         if id(o) in dirty:
             if executable:
@@ -408,12 +428,19 @@ def _check_dirty(t: Tensor, nout: int) -> None:
 
 def _rebase_dirty(t: Tensor, ctx, k: int) -> None:
     """A dirty input takes this node as its history (through its base for a view)."""
+    if t._level or t._view is None:
+        _rebase(t, ctx, k)
+        return
     carrier = _new(Tensor)
     carrier._data, carrier._ver, carrier._base = t._data, t._ver, None
     carrier._grad_fn, carrier._rg = ctx, True
     if k:
         carrier._out_nr = k
     upcalls.rehistory(t, carrier, True)
+
+
+def _index_of(inputs, t) -> int:
+    return next(i for i, a in enumerate(inputs) if a is t)
 
 
 def _plain_view(t: Tensor) -> Tensor:
@@ -429,8 +456,13 @@ def _plain_view(t: Tensor) -> Tensor:
 def _attach(ctx, layout, args, needs, outs: tuple, raw: tuple, non_diff: set, level0: bool):
     """Make ctx the node of ``outs``: edges for the inputs that need grad, history for the
     differentiable outputs, saved tensors (``raw`` are the outputs setup_context saw)."""
-    ctx.next_functions = tuple(_edge(a) if n else _NO_EDGE for a, n in zip(args, needs))
-    ctx.in_meta = [[_meta(a) for a in args]]
+    # edges (and metadata) for the tensor inputs only, as PyTorch's
+    ctx.next_functions = tuple(
+        _edge(a) if n else _NO_EDGE for a, n in zip(args, needs) if isinstance(a, Tensor)
+    )
+    ctx.in_meta = [[_meta(a) for a in args if isinstance(a, Tensor)]]
+    ctx._nt_nin = len(args)
+    ctx._nt_is_tensor = tuple(isinstance(a, Tensor) for a in args)
     ctx._out_meta = tuple(_meta(o) for o in outs)
     ctx._nt_layout = layout
     diff = []
@@ -452,7 +484,7 @@ def _save(ctx, raw: tuple, outs: tuple, level0: bool, diff: set) -> None:
     if not to_save:
         return
     by_id = {id(r): o for r, o in zip(raw, outs)}
-    saved = {}
+    saved = _SavedDict()
     for i, t in enumerate(to_save):
         if t is None:
             saved[i] = None
@@ -500,12 +532,11 @@ def _record(args: tuple, attrs: dict, outputs: tuple, inner) -> None:
         dirty = _ids(ctx, "dirty_tensors")
         for k, r in enumerate(raw):
             if id(r) in dirty:
-                i = next(j for j, a in enumerate(own) if a is r)
-                _rebase_dirty(level_args[i], ctx, k)
+                _rebase_dirty(level_args[_index_of(own, r)], ctx, k)
 
 
 # ----------------------------------------------------------------- forward mode
-def _jvp_formula(t, args, result, call):
+def _jvp_formula(tangents, args, result, call):
     """The output tangents: the user's jvp on a ctx set up on the primals."""
     cls = call.cls
     if call.ctx is not None and call.ctx_args is args:
@@ -515,7 +546,12 @@ def _jvp_formula(t, args, result, call):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) for a in args)
         with _no_grad():
             cls.setup_context(ctx, tuple(args), _join(call.layout, result))
-    tangents = [tt if isinstance(a, Tensor) else None for a, tt in zip(args, t)]
+    given = tangents[0] or [None] * len(args)
+    fill = ctx.materialize_grads
+    tangents = [
+        None if not isinstance(a, Tensor) else tt if tt is not None or not fill else zeros_like(a)
+        for a, tt in zip(args, given)
+    ]
     ctx._nt_in_jvp = True
     try:
         res = cls.jvp(ctx, *tangents)
@@ -802,8 +838,8 @@ def _function_op(cls) -> Op:
     op.inputs, op.attrs = ("args",), (("call", None, inspect.Parameter.KEYWORD_ONLY),)
     op.nin, op.list_inputs, op.nout, op.ndiff = 1, frozenset((0,)), VARIADIC, VARIADIC
     op.vjps, op.vjp_args, op.saves = (None,), ((),), ((),)
-    op.jvp = named(_jvp_formula, ("t", "args", "result", "call"))
-    op.jvp_args = ("t", "args", "result", "call")
+    op.jvp_args = ("tangents", "args", "result", "call")
+    op.jvp = named(_jvp_formula, op.jvp_args)
     op.view, op.prepare, op.batch_rule, op.random = False, None, _batch_rule, False
     op.samples = op.error_samples = op.grad_args = op.oracle = None
     op.api, op.node_name, op.composite, op.fn = cls.__name__, cls.__name__ + "Backward", False, None
@@ -827,7 +863,7 @@ _delayed_error = defop(
     "delayed_error",
     lambda xp, input: input,
     vjp=_delayed_vjp,
-    node_name="DelayedError",
+    node_name="torch::autograd::Error",
     batch_rule=_delayed_rule,
     register=False,
 )

@@ -121,6 +121,8 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
         out = dispatch(op, targs, attrs)
         return out if op.nout == 1 else out[: op.ndiff]
     env = formula_env(op, args, attrs, result)
+    if "tangents" in op.jvp_args:  # the tangents as given (None: no tangent)
+        env["tangents"] = tangents
     if op.nin == 1:
         env["t"] = fill(0, args[0], tangents[0])
     else:
