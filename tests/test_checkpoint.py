@@ -743,3 +743,47 @@ def test_dropout_on_the_gpu_replays_the_device_random_state(use_reentrant):
 
     for got, want in zip(prog(True), prog(False)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _inplace(T, a):
+    h = a * 2
+    h.relu_()
+    return h.exp()
+
+
+def _setitem(T, a):
+    h = a.clone()
+    h[0] = h[0] * 3
+    return h.sin()
+
+
+def _no_grad_inside(T, a):
+    with T.no_grad():
+        s = a.sum()
+    return a.sin() * s
+
+
+REGIONS = {
+    "in_place": _inplace,
+    "setitem": _setitem,
+    "identity": lambda T, a: a,
+    "view": lambda T, a: a.t(),
+    "view_of_result": lambda T, a: a.exp()[0],
+    "two_outputs": lambda T, a: (a.sin(), a.t().exp()),
+    "no_grad_inside": _no_grad_inside,
+}
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+@pytest.mark.parametrize("region", sorted(REGIONS))
+def test_regions(region, use_reentrant):
+    def prog(T):
+        x = T.tensor(arr(2, 3), requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = ckpt(T, REGIONS[region], T, x, use_reentrant=use_reentrant)
+        ys = (y,) if isinstance(y, T.Tensor) else y
+        sum((t * t.cos()).sum() for t in ys).backward()
+        return y, x.grad
+
+    assert_same(prog)
