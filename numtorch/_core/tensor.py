@@ -173,15 +173,37 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}"
                 )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value.dtype != self.dtype:
                 raise RuntimeError(
                     "attempting to assign a gradient with dtype "
-                    f"'{value.dtype.cpp_name}' to a tensor with dtype "
-                    f"'{self.dtype.cpp_name}'. Please ensure that the gradient "
-                    "and the tensor have the same dtype"
+                    f"'{value.dtype.cpp_name}' to a tensor with grad_dtype "
+                    f"'{self.dtype.scalar_name}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                    "grad_dtype attribute with a specific dtype, or None to allow any dtype. "
+                    "Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                    "gradient may break downstream systems that assume they match."
+                )
+            dev, vdev = self.device, value.device
+            if dev.type != vdev.type:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{vdev.type}' to a "
+                    f"tensor with device type '{dev.type}'. Please ensure that the gradient "
+                    "and the tensor are on the same device"
+                )
+            if dev != vdev:
+                raise RuntimeError(
+                    "attempting to assign a gradient located on device with index "
+                    f"'{vdev.index}' to a tensor located on device with index '{dev.index}'. "
+                    "Please ensure that the gradient and the tensor are on the same device"
                 )
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a "
+                    f"tensor of size '{list(self.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size"
+                )
         self._grad = value
 
     @grad.deleter

@@ -6,13 +6,16 @@ Iterative throughout, so graphs of any depth run without recursion.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import math
+import warnings
+from collections.abc import Mapping, Sequence
 
 from .._core import upcalls
 from .._core.device import _cuda_used
+from .._core.dtype import from_np
 from .._core.state import anomaly, state
-from .._core.tensor import Tensor
-from ..ops.creation import ones_like, zeros_like
+from .._core.tensor import Size, Tensor
+from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
 from .graph import AccumulateGrad, GradientEdge, Node, _running, _task_ids, edge_of
 
@@ -311,15 +314,15 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
             "transformed gradient into .grad; use autograd.grad instead"
         )
     if var._grad is None:
-        if create_graph:
-            var._grad = g
+        if create_graph:  # grad mode is on: a copy that is part of the graph
+            var._grad = g.clone()
         else:
             from .._core.tensor import _make
 
             var._grad = _make(g._data.copy())
-    elif create_graph or var._grad._rg:
+    elif create_graph:
         var._grad = var._grad + g
-    else:
+    else:  # grad mode is off: in place, even into a .grad that requires grad
         gd = var._grad._data
         if gd.shape == g.shape and gd.flags.writeable:
             gd += g._data
@@ -337,24 +340,48 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
 def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(out, GradientEdge):
+            shape, dtype = _edge_meta(out)
+            needs = True
+        elif isinstance(out, Tensor):
+            shape, dtype, needs = out.shape, out.dtype, out._rg
+        else:
+            raise AssertionError("Expected output to be a torch.Tensor")
         if g is None:
-            if out._rg:
-                if out.numel() != 1:
+            if needs:
+                if math.prod(shape) != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.dtype.is_floating_point:
+                if not dtype.is_floating_point:
                     raise RuntimeError(
                         "grad can be implicitly created only for real scalar outputs but got "
-                        f"{out.dtype}"
+                        f"{dtype}"
                     )
-                g = ones_like(out)
+                g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
         elif isinstance(g, Tensor):
-            if not is_batched and g.shape != out.shape:
+            first = g[0] if is_batched else g
+            if first.shape != shape:
+                if is_batched:  # torch prints the first gradient's shape less its first dim
+                    raise RuntimeError(
+                        "If `is_grads_batched=True`, we interpret the first dimension of each "
+                        "grad_output as the batch dimension. The sizes of the remaining "
+                        "dimensions are expected to match the shape of corresponding output, but "
+                        f"a mismatch was detected: grad_output[{i}] has a shape of "
+                        f"{first.shape[1:]} and output[{i}] has a shape of {Size(shape)}. If you "
+                        "only want some tensors in `grad_output` to be considered batched, "
+                        "consider using vmap."
+                    )
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                    f"output[{i}] has a shape of {out.shape}."
+                    f"output[{i}] has a shape of {Size(shape)}."
+                )
+            if dtype.is_complex != g.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the "
+                    f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
+                    f"and output[{i}] has a dtype of {dtype}."
                 )
         else:
-            raise TypeError(f"grad_outputs must be a Tensor or None, got {type(g).__name__}")
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         res.append(g)
     return res
 
@@ -367,9 +394,37 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
+def _inputs_tuple(inputs, fn: str) -> tuple:
+    """``inputs`` of backward()/grad() as a tuple (a dict gives its values)."""
+    if type(inputs) is dict:
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    else:
+        inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{fn}()` cannot be empty.")
+    return inputs
+
+
+def _edge_meta(edge: GradientEdge) -> tuple:
+    """(shape, dtype) of the gradient that flows into a gradient edge."""
+    node = edge.node
+    if isinstance(node, AccumulateGrad):
+        return node.variable.shape, node.variable.dtype
+    shape, dtype = node._out_meta[edge.output_nr]
+    return tuple(shape), from_np(dtype)
+
+
 def _roots(outputs: tuple) -> list:
     roots = []
     for i, out in enumerate(outputs):
+        if isinstance(out, GradientEdge):
+            roots.append((out.node, out.output_nr))
+            continue
         if not out._rg:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
@@ -378,17 +433,30 @@ def _roots(outputs: tuple) -> list:
     return roots
 
 
+def _check_inputs(inputs: tuple, accumulate: bool) -> None:
+    for t in inputs:
+        if isinstance(t, GradientEdge):
+            continue
+        if not isinstance(t, Tensor):
+            raise RuntimeError(
+                f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}"
+            )
+        if accumulate:  # backward(inputs=) fills a non-leaf's .grad through retain_grad
+            t.retain_grad()
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
 def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, accumulate=True):
     """Run a graph task; returns captured gradients for `inputs` (or None)."""
     outputs = _as_tuple(outputs)
-    grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(
-            f"grad requires one grad_output per output ({len(grad_outputs)} given for "
-            f"{len(outputs)} outputs)"
-        )
-    roots = _roots(outputs)
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     grads = _make_grads(outputs, grad_outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    roots = _roots(outputs)
+    if inputs is not None:
+        _check_inputs(inputs, accumulate)
     task = _GraphTask(keep_graph, create_graph, accumulate)
     _compute_dependencies(task, roots)
     slots = None
@@ -399,13 +467,13 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
             if isinstance(t, GradientEdge):
                 node, nr = t.node, t.output_nr
             else:
-                node, nr = edge_of(t) if t._rg else (None, 0)
+                node, nr = edge_of(t)
             slot = [None]
             slots.append(slot)
             if node is None:
                 continue
             targets.add(node)
-            if not accumulate or not isinstance(node, AccumulateGrad):
+            if not accumulate:
                 task.captures.setdefault(node, []).append((nr, slot))
         _compute_exec_info(task, roots, targets)
     _running.append((task, roots, next(_task_ids)))
@@ -428,23 +496,29 @@ def backward(
     inputs=None,
 ) -> None:
     """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
+    if any(not i.is_forward for i in state.stack):
+        raise RuntimeError(
+            "backward() called inside a functorch transform. This is not supported, please "
+            "use functorch.grad or functorch.vjp instead or call backward() outside of "
+            "functorch transforms."
+        )
     if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
         grad_tensors = grad_variables
+    if inputs is not None:
+        inputs = _inputs_tuple(inputs, "backward")
     if retain_graph is None:
         retain_graph = create_graph
-    if inputs is not None:
-        inputs = _as_tuple(inputs)
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        for t in inputs:
-            if not isinstance(t, GradientEdge) and not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-    slots = run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
-    if inputs is not None:
-        # Non-leaf inputs: accumulate the captured gradient into their .grad.
-        for t, slot in zip(inputs, slots):
-            if isinstance(t, Tensor) and not t.is_leaf and slot[0] is not None:
-                _accumulate_grad(t, slot[0], create_graph)
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
 def grad(
@@ -466,62 +540,65 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
+    keys = inputs.keys() if type(inputs) is dict else None
+    inputs = _inputs_tuple(inputs, "grad")
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _as_tuple(inputs)
-    if not inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
-    for t in inputs:
-        if not isinstance(t, GradientEdge) and not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
-        return _batched_grad(
-            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-            materialize_grads,
-        )  # fmt: skip
-    slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
-    res = []
-    for i, (t, slot) in enumerate(zip(inputs, slots)):
-        g = slot[0]
-        if g is None:
-            if materialize_grads:
-                g = zeros_like(t)
-            elif not allow_unused:
-                raise RuntimeError(
-                    f"The differentiated Tensor at index {i} appears to not have been used in "
-                    "the graph. Set allow_unused=True if this is the desired behavior."
-                )
-        res.append(g)
-    return tuple(res)
+        res = _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+    else:
+        slots = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, False)
+        res = [slot[0] for slot in slots]
+        if not allow_unused and None in res:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {res.index(None)} appears to not have been "
+                "used in the graph. Set allow_unused=True if this is the desired behavior."
+            )
+    if materialize_grads:
+        if any(g is None and isinstance(t, GradientEdge) for g, t in zip(res, inputs)):
+            raise RuntimeError(
+                "materialize_grads cannot be used when the given input is a GradientEdge"
+            )
+        res = [zeros_like(t, requires_grad=create_graph) if g is None else g
+               for g, t in zip(res, inputs)]  # fmt: skip
+    res = tuple(res)
+    return res if keys is None else dict(zip(keys, res))
 
 
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, mat):
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """grad with a leading batch dimension on every grad_output: one vmapped backward pass."""
     outputs = _as_tuple(outputs)
-    grad_outputs = _as_tuple(grad_outputs)
-    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if isinstance(g, Tensor) and (g.dim() == 0 or tuple(g.shape[1:]) != tuple(out.shape)):
-            raise RuntimeError(
-                f"If `is_grads_batched=True`, we interpret the first dimension of each "
-                f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
-                f"expected to match the shape of corresponding output, but a mismatch was "
-                f"detected: grad_output[{i}] has a shape of {g.shape[2:]} and output[{i}] has a "
-                f"shape of {out.shape}. If you only want some tensors in `grad_output` to be "
-                f"considered batched, consider using vmap."
-            )
-    in_dims = tuple(0 if isinstance(g, Tensor) else None for g in grad_outputs)
+    gos = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
+    gos = _make_grads(outputs, gos, is_batched=True)
 
-    def one(*gos):
+    def vjp(*g_o):
         return grad(
-            outputs, inputs, gos, retain_graph=True, create_graph=create_graph,
-            allow_unused=allow_unused, materialize_grads=mat,
+            outputs, inputs, g_o, retain_graph=True, create_graph=create_graph,
+            allow_unused=allow_unused,
         )  # fmt: skip
 
-    res = upcalls.vmap_call(one, in_dims, 0, "error", None, grad_outputs, {}, none_ok=True)
+    in_dims = tuple(0 if isinstance(g, Tensor) else None for g in gos)
+    if None not in in_dims:
+        in_dims = 0
+    res = upcalls.vmap_call(vjp, in_dims, 0, "error", None, tuple(gos), {}, none_ok=True)
     if not retain_graph:
         for out in outputs:
             _free_graph(out)
-    return res
+    return list(res)
+
+
+def _is_checkpoint_valid() -> bool:
+    """False inside a backward pass restricted to some inputs (``grad()``, ``inputs=``):
+    the reentrant checkpoint cannot run there (torch.autograd._is_checkpoint_valid)."""
+    return not _running or _running[-1][0].exec_info is None
 
 
 def _free_graph(out: Tensor) -> None:

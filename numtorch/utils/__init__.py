@@ -1,5 +1,5 @@
 """torch.utils: benchmark, data."""
 
-from . import benchmark, data
+from . import benchmark, checkpoint, data
 
-__all__ = ["benchmark", "data"]
+__all__ = ["benchmark", "checkpoint", "data"]
