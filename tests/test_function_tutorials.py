@@ -141,13 +141,13 @@ def numpy_extensions(lib):
         def forward(ctx, input):
             numpy_input = input.detach().numpy()
             result = abs(scipy.fft.rfft2(numpy_input))
-            return input.new_tensor(result)  # the tutorial's input.new(result)
+            return input.new(result)
 
         @staticmethod
         def backward(ctx, grad_output):
             numpy_go = grad_output.numpy()
             result = scipy.fft.irfft2(numpy_go)
-            return grad_output.new_tensor(result)
+            return grad_output.new(result)
 
     class ScipyConv2dFunction(lib.autograd.Function):
         @staticmethod

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import assert_same
+from twolibs import assert_same, assert_same_error
 
 import numtorch as nt
 
@@ -235,3 +235,17 @@ def test_new_factories():
         return made, [str(w.message) for w in caught]
 
     assert_same(prog, np.arange(6.0).reshape(2, 3))
+
+
+def test_legacy_new():
+    def prog(lib, x):
+        same = x.new(x)
+        same[0, 0] = 9.0  # new(tensor) shares the tensor's memory
+        return [
+            x.new([1, 2]), x.new((2, 3)), x.new(2, 3).shape, x.new(lib.Size([3, 1])).shape,
+            x.new().shape, x.new(5).shape, x,
+        ]  # fmt: skip
+
+    assert_same(prog, np.arange(6.0).reshape(2, 3))
+    assert_same_error(lambda T: T.ones(2).new(2.5))
+    assert_same_error(lambda T: T.ones(2).new(T.ones(2, dtype=T.int64)))

@@ -14,7 +14,7 @@ from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import dispatch
 from .._core.op import defop, tensor_methods
-from .._core.tensor import Tensor, _make
+from .._core.tensor import Size, Tensor, _make
 from ..testing.samples import S
 from ._batching import rule_generator
 
@@ -416,8 +416,46 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, lay
     )  # fmt: skip
 
 
+_CPP_TYPES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+    "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}  # fmt: skip
+
+
+def _options(t: Tensor) -> str:
+    """A tensor's TensorOptions as PyTorch's C++ prints them."""
+    return (
+        f"TensorOptions(dtype={_CPP_TYPES[t.dtype.name]}, device={t.device}, layout=Strided, "
+        "requires_grad=false (default), pinned_memory=false (default), "
+        "memory_format=(nullopt))"
+    )
+
+
+def _new_legacy(self, *args, device=None) -> Tensor:
+    """Tensor.new (legacy): ``new(*sizes)`` or ``new(Size)`` is uninitialized, ``new(data)``
+    a tensor of the data, ``new(tensor)`` the same tensor; all of self's dtype."""
+    if device is None:
+        device = self.device
+    if not args:
+        return empty(0, dtype=self.dtype, device=device)
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Tensor):
+        if first.dtype != self.dtype:
+            raise TypeError(f"expected {_options(self)} (got {_options(first)})")
+        return first.detach()
+    if all(isinstance(a, numbers.Integral) for a in args) or (
+        len(args) == 1 and isinstance(first, Size)
+    ):
+        return empty(*args, dtype=self.dtype, device=device)
+    if len(args) == 1 and isinstance(first, (list, tuple)) or hasattr(first, "__array__"):
+        return tensor(first, dtype=self.dtype, device=device)
+    raise TypeError(f"new(): data must be a sequence (got {type(first).__name__})")
+
+
 tensor_methods({
-    "new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones),
+    "new": _new_legacy, "new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones),
     "new_empty": _new_factory(empty), "new_full": _new_full, "new_tensor": _new_tensor,
 })  # fmt: skip
 
