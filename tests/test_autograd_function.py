@@ -456,6 +456,40 @@ def test_input_returned_as_is():
     assert_same(prog, arr(3))
 
 
+def test_inplace_into_a_returned_view_is_refused():
+    """Writing into a view a Function returned would bypass its backward: PyTorch refuses,
+    with one text for a single output and another for several; without grad it is allowed."""
+
+    def one(T):
+        y = T.ones(2, requires_grad=True) * 1
+        fn(T).Same.apply(y).add_(1)
+
+    def several(T, k):
+        class Views(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x, x.view(-1)
+
+            @staticmethod
+            def backward(ctx, g, h):
+                return g + h
+
+        y = T.ones(2, requires_grad=True) * 1
+        Views.apply(y)[k].mul_(2)
+
+    assert_same_error(one)
+    assert_same_error(lambda T: several(T, 0))
+    assert_same_error(lambda T: several(T, 1))
+
+    def allowed(lib, x):
+        with lib.no_grad():
+            y = fn(lib).Same.apply(x * 1)
+            y.add_(1)
+        return y
+
+    assert_same(allowed, arr(3))
+
+
 @pytest.mark.parametrize("materialize", [True, False])
 def test_materialize_grads(materialize):
     def prog(lib, x):

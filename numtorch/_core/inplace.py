@@ -12,6 +12,8 @@ def check_inplace(self: Tensor) -> None:
     """PyTorch's errors for in-place writes into leaves that require grad."""
     if not state.grad_enabled:
         return
+    if self._inplace_error is not None:  # a view an autograd.Function returned
+        raise RuntimeError(self._inplace_error)
     if self._view is not None:
         root = self._view[0]
         if root._rg and root._grad_fn is None:

@@ -363,6 +363,21 @@ def _ids(ctx, name: str) -> set:
     return {id(t) for t in getattr(ctx, name, ()) if t is not None}
 
 
+# In-place writes into a view a Function returned would bypass its backward (PyTorch's texts).
+_CUSTOM_VIEW = (
+    "Output {k} of {name} is a view and is being modified inplace. This view was created "
+    "inside a custom Function (or because an input was returned as-is) and the autograd logic "
+    "to handle view+inplace would override the custom backward associated with the custom "
+    "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
+    "cloning the output of the custom Function."
+)
+_MANY_OUTPUT_VIEWS = (
+    "Output {k} of {name} is a view and is being modified inplace. This view is the output of "
+    "a function that returns multiple views. Such functions do not allow the output views to "
+    "be modified inplace. You should replace the inplace operation by an out-of-place one."
+)
+
+
 # ----------------------------------------------------------------- level 0
 def _eager(args: tuple, attrs: dict) -> tuple:
     """The op at level 0: forward on tensors, then the node (the ctx) if grad is needed."""
@@ -399,6 +414,10 @@ def _eager(args: tuple, attrs: dict) -> tuple:
                 _check_dirty(o, len(raw))
         elif id(o) in in_ids or o._base is not None:
             o = _plain_view(o)  # an input returned as-is comes back as a view of it
+            if executable and id(o) not in non_diff:
+                o._inplace_error = (_MANY_OUTPUT_VIEWS if len(raw) > 1 else _CUSTOM_VIEW).format(
+                    k=len(outs), name=cls.__name__
+                )
         outs.append(o)
     if executable:
         _attach(ctx, layout, inputs, needs, tuple(outs), raw, non_diff, level0=True)
