@@ -50,6 +50,19 @@ def test_backward_inputs_non_leaf_that_retains_grad_counts_once():
     assert_same(prog)
 
 
+def test_retained_grad_under_create_graph_is_a_copy():
+    def prog(T):
+        x = _x(T)
+        h = x * 2
+        h.retain_grad()
+        (h * h).sum().backward(create_graph=True)
+        g = h.grad
+        (g * g).sum().backward()  # differentiable, through the copy into x
+        return g, g.grad_fn.name(), g.requires_grad, x.grad
+
+    assert_same(prog)
+
+
 def test_backward_inputs_non_leaf_retains_grad_afterwards():
     def prog(T):
         x = _x(T)

@@ -37,7 +37,7 @@ def retain_grad(t: Tensor) -> None:
         if var is None:
             return
         if var._grad is None:
-            var._grad = _make(g._data.copy()) if not g._rg else g
+            var._grad = _make(g._data.copy()) if not g._rg else g.clone()
         else:
             var._grad = var._grad + g
 
