@@ -314,6 +314,8 @@ def _matmul(xp, input, other):
     return xp.matmul(input, other)
 
 
+_MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
+
 matmul = defop(
     "matmul",
     _matmul,
@@ -324,6 +326,8 @@ matmul = defop(
     samples=_matmul_samples,
     out=True,
     test={"dtypes": FLOATS_INT},
+    # PyTorch's matmul is mm, mv or dot by rank (other ranks: a graph of views around them)
+    node_name=lambda input, other: _MATMUL_NODES.get((len(input), len(other)), "MatmulBackward0"),
     error_samples=lambda make: [
         E(
             _mixed(make, (2, 3), (3, 4)),

@@ -304,6 +304,7 @@ def _joiner(name: str):
         out=True,
         samples=samples,
         batch_rule=decompose(as_cat),
+        node_name="CatBackward0",
     )
     return op
 

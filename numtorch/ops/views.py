@@ -99,6 +99,7 @@ def _reshape(xp, input, shape):
 
 reshape = view_op(
     "reshape", _reshape, _unview_shape, sizes=True, batch_rule=with_batch_size("shape"),
+    node_name="ViewBackward0",  # as for a viewable input in PyTorch
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
                           S((make((0, 3)), (3, 0))), S((make((2, 3, 4)), (4, -1)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
@@ -167,7 +168,7 @@ def _flatten_rule(vmap, args, bdims, attrs):
 
 
 flatten = view_op(
-    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule,
+    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name="ViewBackward0",
     samples=lambda make: [S((make((2, 3, 4)),)), S((make((2, 3, 4)), 1)), S((make((2, 3, 4)), 0, -2)),
                           S((make(()),)), S((make((0, 3)),)), S((make((2, 3, 4)),), {"start_dim": -1})],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim"),
@@ -194,6 +195,7 @@ def _unflatten(xp, input, dim, sizes):
 
 unflatten = view_op(
     "unflatten", _unflatten, _unview_shape, batch_rule=along_dims(scalar_trick=False),
+    node_name="ViewBackward0",
     samples=lambda make: [S((make((2, 6)), 1, (2, 3))), S((make((6,)), 0, (3, -1))), S((make((2, 4, 3)), -2, (2, 1, 2)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, (2, 2))), RuntimeError,
                                            r"Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(3\)")],
@@ -255,6 +257,7 @@ def _squeeze_rule(vmap, args, bdims, attrs):
 
 squeeze = view_op(
     "squeeze", _squeeze, _unview_shape, batch_rule=_squeeze_rule,
+    node_name=lambda dim: f"SqueezeBackward{0 if dim is None else 1 if isinstance(dim, int) else 2}",
     samples=lambda make: [S((make((2, 1, 3, 1)),)), S((make((2, 1, 3)), 1)), S((make((2, 1, 3)), 0)),
                           S((make((1, 2, 1)), (0, -1))), S((make(()),)), S((make(()), 0)), S((make((0, 1)), -1))],
     error_samples=lambda make: [_bad_dim(make)],
@@ -354,6 +357,7 @@ def _movedim(xp, input, source, destination):
 movedim = view_op(
     "movedim", _movedim, lambda g, source, destination: g.movedim(destination, source),
     methods=("movedim", "moveaxis"), batch_rule=along_dims(("source", "destination")),
+    node_name="PermuteBackward0",
     samples=lambda make: [S((make((2, 3, 4)), 0, -1)), S((make((2, 3, 4)), (0, 1), (2, 0))), S((make(()), 0, 0)),
                           S((make((2, 0, 3)), -1, 0))],
     error_samples=lambda make: [
@@ -496,7 +500,7 @@ def _narrow_vjp(g, input_shape, dim, start, length):
 
 
 narrow = view_op(
-    "narrow", _narrow, _narrow_vjp,
+    "narrow", _narrow, _narrow_vjp, node_name="SliceBackward0",
     batch_rule=min_rank(1, lambda r: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
                         along_dims(scalar_trick=False)),
     samples=lambda make: [S((make((4, 3)), 0, 1, 2)), S((make((2, 5)), -1, 0, 5)), S((make((2, 5)), 1, -3, 2)),
