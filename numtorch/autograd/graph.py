@@ -428,6 +428,57 @@ class AccumulateGrad(Node):
         return 1
 
 
+class CopySlices(Node):
+    """The history of a base after an in-place op on one of its views (PyTorch's
+    CopySlices): edges to the base's previous history and to the in-place op's other
+    inputs; the op's gradient for its self lands in the view's region of the base's."""
+
+    __slots__ = ("fn", "chain")
+    _name = "torch::autograd::CopySlices"
+
+    @property
+    def saved(self):  # the wrapped node's: freed with it, and the freed-graph error
+        return self.fn.saved
+
+    @saved.setter
+    def saved(self, value) -> None:
+        self.fn.saved = value
+
+    def apply(self, grads: list, wanted) -> list:
+        from ..ops.creation import zeros_like
+        from ..ops.views import apply_chain, view_scatter
+        from .engine import _validate
+
+        g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        fn, chain = self.fn, self.chain
+        region = apply_chain(g, chain)
+        res = _validate(fn, fn.apply([region], wanted))
+        if wanted[0]:
+            own = res[0] if res[0] is not None else zeros_like(region)
+            res[0] = view_scatter.fn(g, own, chain)
+        return res
+
+    def _edge_meta(self) -> list:
+        return [self._out_meta[0], *self.fn._edge_meta()[1:]]
+
+
+def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
+    """A CopySlices node for ``fn`` (the in-place op's node, whose input 0 was the view)
+    writing into ``root`` through the view ``chain``."""
+    node = _new(CopySlices)
+    node._seq = next(_seq)
+    node.op = fn.op
+    node.attrs = {"chain": chain}
+    node.fn = fn
+    node.chain = chain
+    node.next_functions = (_edge(root) if root._rg else _NO_EDGE, *fn.next_functions[1:])
+    node.in_meta = None
+    node._out_meta = ((root._data.shape, root._data.dtype),)
+    if anomaly.enabled:
+        anomaly_mode.store(node)
+    return node
+
+
 def accumulate_node(t: Tensor) -> AccumulateGrad:
     ref = t._accum
     node = ref() if ref is not None else None
