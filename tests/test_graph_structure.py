@@ -138,6 +138,10 @@ CALLS = [
     ("chunk", lambda L, t: t["x"].chunk(2, 1)),
     ("chunk uneven", lambda L, t: t["x"].chunk(2)),
     ("unbind", lambda L, t: t["x"].unbind()), ("unbind 1", lambda L, t: t["x"].unbind(1)),
+    ("split used", lambda L, t: (lambda a, b, c: a + c * b)(*t["x"].split(1))),
+    ("unbind used", lambda L, t: (lambda a, b, c: c - a)(*t["x"].unbind())),
+    ("chunk used", lambda L, t: (lambda a, b: b.sum() * a.sum())(*t["x"].chunk(2, 1))),
+    ("split_with_sizes", lambda L, t: t["x"].split_with_sizes([1, 2], 0)),
     ("tensor_split", lambda L, t: t["x"].tensor_split(2, 1)),
     ("tensor_split idx", lambda L, t: L.tensor_split(t["x"], [1, 3], 1)),
     ("cat", lambda L, t: L.cat([t["x"], t["y"]])),
@@ -224,13 +228,6 @@ KNOWN_DIFFERENT = {
     "reshape noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",
     "flatten noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",
     "flatten 1d": "PyTorch returns a 1-D input itself (no node)",
-    "split": "numtorch: a narrow view per piece, not one SplitBackward0 node",
-    "split 2": "numtorch: a narrow view per piece, not one SplitBackward0 node",
-    "split sizes": "numtorch: a narrow view per piece, not one SplitWithSizesBackward0 node",
-    "chunk": "numtorch: a narrow view per piece, not one SplitBackward0 node",
-    "chunk uneven": "numtorch: a narrow view per piece, not one SplitBackward0 node",
-    "unbind": "numtorch: a select view per piece, not one UnbindBackward0 node",
-    "unbind 1": "numtorch: a select view per piece, not one UnbindBackward0 node",
     "diag": "PyTorch's diag of a vector is diag_embed",
     "diag 2d": "PyTorch's node is DiagonalBackward0_copy",
     "x[0,1]": "PyTorch selects one index at a time (two nodes); numtorch one basic-index node",
@@ -392,3 +389,42 @@ def test_copy_slices():
         return describe(x.grad_fn), a.grad.tolist(), b.grad.tolist(), type(x.grad_fn).__name__
 
     assert graph(nt) == graph(torch)
+
+
+def test_split_pieces_are_views_of_one_node():
+    """The pieces share the input's memory and version counter; an in-place write into a
+    piece is a write into the input (PyTorch refuses it; numtorch records CopySlices, with
+    the gradient of the same write through a narrow view)."""
+
+    def prog(lib, piece):
+        a = lib.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], requires_grad=True)
+        x = a * 1
+        p = piece(x)
+        p.mul_(3)
+        (x * x).sum().backward()
+        return x.tolist(), a.grad.tolist()
+
+    ours = prog(nt, lambda x: x.split(1)[1])
+    assert ours == prog(torch, lambda x: x[1:2])
+    x = nt.ones(3, 2, requires_grad=True) * 1
+    pieces = x.unbind()
+    assert all(p._base is x and p._version == x._version for p in pieces)
+    assert {id(p.grad_fn) for p in pieces} == {id(pieces[0].grad_fn)}
+    assert [p.output_nr for p in pieces] == [0, 1, 2]
+
+
+def test_split_pieces_under_grad_transforms():
+    """In-place writes into pieces under func.grad: the gradient of the same writes through
+    single views in PyTorch."""
+
+    def f(lib, first, rest):
+        def h(v):
+            y = v * 1
+            rest(y).add_(1)
+            first(y).mul_(2)
+            return (y * y).sum()
+
+        return lib.func.grad(h)(lib.tensor([1.0, 2.0, 3.0])).tolist()
+
+    ours = f(nt, lambda y: y.unbind()[0], lambda y: y.split([1, 2])[1])
+    assert ours == f(torch, lambda y: y[0], lambda y: y[1:])

@@ -22,6 +22,8 @@ from .tensor import Tensor
 REGISTRY: dict[str, Op] = {}
 
 LINEAR = "linear"
+# nout=VARIADIC: an op returning a tuple of as many tensors as its kernel makes (split).
+VARIADIC = 1 << 16
 # jvp=ELEMENTWISE: the tangent is each input's vjp formula applied to that input's tangent,
 # summed (PyTorch's auto_element_wise); declared once instead of written twice.
 ELEMENTWISE = "auto_element_wise"
@@ -85,7 +87,7 @@ class Op:
         "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
-        "test", "saves", "composite", "node_cls", "number_edges", "dense",
+        "test", "saves", "composite", "node_cls", "number_edges", "dense", "pieces",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -103,6 +105,7 @@ def defop(
     nout: int = 1,
     ndiff: int | None = None,
     view: bool = False,
+    pieces: Callable | None = None,
     prepare: Callable | None = None,
     samples: Callable | None = None,
     error_samples: Callable | None = None,
@@ -137,6 +140,10 @@ def defop(
     name is first asked for: its parameters name attributes (their values) and inputs (a
     tensor's shape, a list of shapes, None for a number), e.g.
     ``node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1"``.
+    ``pieces(input_shape, attrs)``: for a view op with several outputs (``view=True``,
+    ``nout=VARIADIC``: as many as the kernel returns), the single-output view ``(op, attrs)``
+    that gives each output, so that each is a view of the input (version counter,
+    in-place writes through it).
     ``number_edges``: a number operand stands for a 0-d tensor, which has an edge (None, 0)
     in the node (PyTorch's add, sub, mul, div); otherwise numbers have no edge.
     """
@@ -170,6 +177,7 @@ def defop(
     op.nout = nout
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
+    op.pieces = pieces
     op.prepare = prepare
     op.batch_rule = batch_rule
     op.samples = samples
@@ -254,6 +262,7 @@ def composite(
         op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
+        op.pieces = None
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or op_name, oracle, None
         op.node_cls, op.number_edges, op.dense = None, False, False
