@@ -654,7 +654,8 @@ def _parse(x: Tensor, idx):
 
 
 def _trivial(basic: tuple, ndim: int) -> bool:
-    return len(basic) == ndim and all(isinstance(b, slice) and b == slice(None) for b in basic)
+    """Whether the basic part selects everything (missing trailing dims are full slices)."""
+    return len(basic) <= ndim and all(isinstance(b, slice) and b == slice(None) for b in basic)
 
 
 def tensor_getitem(self: Tensor, idx) -> Tensor:

@@ -1293,7 +1293,7 @@ linalg_inv = defop(
     "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
     jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
     batch_rule=stacked("linalg.inv"),
-    api="linalg.inv", out=True,
+    api="linalg.inv", out=True, node_name="LinalgInvExBackward0",  # PyTorch's inv runs inv_ex
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((_wc(make, (1, 1)),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=lambda make: [
         *_sq_errors("linalg.inv")(make),

@@ -635,6 +635,8 @@ diag = defop(
     jvp=LINEAR,
     out=True,
     batch_rule=_diag_rule,
+    # PyTorch's diag is diag_embed of a vector and a copy of the diagonal of a matrix
+    node_name=lambda input: "DiagEmbedBackward0" if len(input) == 1 else "DiagonalBackward0_copy",
     samples=lambda make: [
         S((make((3,)),)),
         S((make((3,)), 1)),
