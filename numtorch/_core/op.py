@@ -22,11 +22,11 @@ from .tensor import Tensor
 REGISTRY: dict[str, Op] = {}
 
 LINEAR = "linear"
-# nout=VARIADIC: an op returning a tuple of as many tensors as its kernel makes (split).
-VARIADIC = 1 << 16
 # jvp=ELEMENTWISE: the tangent is each input's vjp formula applied to that input's tangent,
 # summed (PyTorch's auto_element_wise); declared once instead of written twice.
 ELEMENTWISE = "auto_element_wise"
+# nout/ndiff of an op whose number of outputs is known per call only: a tuple of any length.
+VARIADIC = 1 << 30
 
 
 def _names(fn) -> tuple[str, ...]:

@@ -152,7 +152,10 @@ class Node:
         """(shape, dtype) of the input behind each edge, in ``next_functions`` order."""
         op = self.op
         meta = self.in_meta
-        if op.dense and (op.number_edges or None not in meta):
+        dense = getattr(op, "dense", None)
+        if dense is None:  # a node not made by record: an edge per input, lists flattened
+            return [m for i, x in enumerate(meta) for m in (x if i in op.list_inputs else (x,))]
+        if dense and (op.number_edges or None not in meta):
             return meta
         out = []
         for i, fn in enumerate(op.vjps):
