@@ -29,6 +29,13 @@ def F(lib):
     return lib.nn.functional
 
 
+def _set(lib, t, write):
+    """A clone of x after ``write(clone)``: an in-place write into it or one of its views."""
+    x = t["x"].clone()
+    write(x)
+    return x
+
+
 # (label, call(lib, tensors)): every tensor in DATA is a leaf that requires grad.
 CALLS = [
     # unary
@@ -213,6 +220,39 @@ CALLS = [
     ("F.embedding", lambda L, t: F(L).embedding(L.tensor([0, 2]), t["q"])),
     ("F.cosine_similarity", lambda L, t: F(L).cosine_similarity(t["x"], t["y"])),
     ("F.pairwise_distance", lambda L, t: F(L).pairwise_distance(t["x"], t["y"])),
+    # in-place ops, writes through views (CopySlices), more overloads
+    ("add_", lambda L, t: t["x"].clone().add_(t["y"])),
+    ("mul_ scalar", lambda L, t: t["x"].clone().mul_(2)),
+    ("relu_", lambda L, t: t["x"].clone().relu_()),
+    ("pow_", lambda L, t: t["x"].clone().pow_(2)),
+    ("clamp_", lambda L, t: t["x"].clone().clamp_(-1, 1)),
+    ("setitem scalar", lambda L, t: _set(L, t, lambda x: x.__setitem__(0, 1.0))),
+    ("setitem tensor", lambda L, t: _set(L, t, lambda x: x.__setitem__((slice(None), 1), t["x"][:, 0]))),
+    ("setitem mask", lambda L, t: _set(L, t, lambda x: x.__setitem__(t["y"] > 0, 0.0))),
+    ("view mul_", lambda L, t: _set(L, t, lambda x: x[1].mul_(t["v"]))),
+    ("view add_ scalar", lambda L, t: _set(L, t, lambda x: x[:, 1:].add_(1))),
+    ("zero_", lambda L, t: _set(L, t, lambda x: x[0].zero_())),
+    ("fill_", lambda L, t: _set(L, t, lambda x: x[0].fill_(2.0))),
+    ("copy_", lambda L, t: _set(L, t, lambda x: x.copy_(t["y"]))),
+    ("x.sub(2)", lambda L, t: t["x"].sub(2)),
+    ("2.0 - x int", lambda L, t: 2 - t["x"] * 1),
+    ("x.div(2, rounding)", lambda L, t: t["x"].div(2, rounding_mode="floor")),
+    ("where scalar", lambda L, t: L.where(t["x"] > 0, t["x"], 0.0)),
+    ("masked_fill t", lambda L, t: t["x"].masked_fill(t["y"] > 0, t["s"])),
+    ("clamp tmin", lambda L, t: L.clamp(t["x"], min=t["y"])),
+    ("xlogy s", lambda L, t: L.xlogy(t["x"], 2.0)),
+    ("max(x,y)", lambda L, t: L.max(t["x"], t["y"])),
+    ("std none", lambda L, t: t["x"].std(dim=None)),
+    ("sum dim none keep", lambda L, t: t["x"].sum(dim=None)),
+    ("mean dims", lambda L, t: t["b"].mean((0, 1))),
+    ("x.T.sum", lambda L, t: t["x"].T.sum(0)),
+    ("expand then add", lambda L, t: t["v"].expand(3, 4) + t["x"]),
+    ("squeeze tuple", lambda L, t: t["x"].unsqueeze(0).unsqueeze(2).squeeze((0, 2))),
+    ("atleast_2d", lambda L, t: L.atleast_2d(t["v"])),
+    ("x.new_zeros+", lambda L, t: t["x"] + t["x"].new_zeros(3, 4)),
+    ("to double", lambda L, t: t["x"].to(L.float64) * 1),
+    ("abs_", lambda L, t: t["x"].clone().abs_()),
+    ("stack used", lambda L, t: L.stack([t["x"], t["y"]]).unbind()[1] * 2),
     # conversions
     ("float", lambda L, t: t["x"].float()), ("double", lambda L, t: t["x"].double()),
     ("to f32", lambda L, t: t["x"].to(L.float32)),
@@ -241,6 +281,8 @@ KNOWN_DIFFERENT = {
     "F.layer_norm w": _COMPOSITE, "F.cosine_similarity": _COMPOSITE,
     "F.pairwise_distance": _COMPOSITE,
     "F.conv2d": "PyTorch's convolution node has an edge for the (absent) bias",
+    "clamp tmin": "PyTorch's clamp.Tensor has an edge (None) for an absent bound too",
+    "sum dim none keep": "an explicit dim=None selects PyTorch's sum.dim_IntList overload",
 }  # fmt: skip
 
 

@@ -214,6 +214,7 @@ div = binary(
         (tinput - tother * result) / other if rounding_mode is None else result * 0
     ),
     prepare=_prep_div, samples=_div_samples, error_samples=_div_errors, number_edges=True,
+    node_name=lambda rounding_mode: "DivBackward0" if rounding_mode is None else "DivBackward2",
     dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"), ieee=True,
 )  # fmt: skip
 
@@ -544,6 +545,9 @@ xlogy = binary(
     "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
     ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
     samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3), ieee=True,
+    node_name=lambda input, other: (  # xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
+        "XlogyBackward1" if input is None else "XlogyBackward2" if other is None else "XlogyBackward0"
+    ),
 )  # fmt: skip
 
 

@@ -711,7 +711,7 @@ def _copy_rule(vmap, args, bdims, attrs):
 # tensor is an error (tested in test_vmap_indexing.py).
 copy = defop(
     "copy", _copy, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g), jvp=LINEAR,
-    api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="CopyBackwards", grad_args=(1,),
+    api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="torch::autograd::CopyBackwards", grad_args=(1,),
     test={"no_grad_test": True}, batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
     inplace=True,

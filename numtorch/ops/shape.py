@@ -327,7 +327,14 @@ def _atleast(nd: int):
             return tuple(fn(t) for t in tensors)
         t = tensors[0]
         shape = _atleast_shape(t.shape, nd)
-        return t if shape == tuple(t.shape) else reshape.fn(t, shape)
+        if shape == tuple(t.shape):
+            return t
+        if t.dim() == 0:
+            return reshape.fn(t, shape)
+        # PyTorch's unsqueezes: (n,) -> (1, n) -> (1, n, 1), (m, n) -> (m, n, 1)
+        if t.dim() == 1:
+            t = t.unsqueeze(0)
+        return t if t.dim() == nd else t.unsqueeze(-1)
 
     fn.__name__ = f"atleast_{nd}d"
     fn.__doc__ = f"The tensor(s) viewed with at least {nd} dimensions."
