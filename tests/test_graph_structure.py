@@ -326,6 +326,7 @@ def test_node_classes_are_named_as_name_says():
         x, outs = _graphs(lib)
         for o in outs:
             assert type(o.grad_fn).__name__ == o.grad_fn.name()
+            assert isinstance(o.grad_fn, lib.autograd.graph.Node)
     _, a = _graphs(nt)
     _, b = _graphs(torch)
     assert [type(o.grad_fn).__name__ for o in a] == [type(o.grad_fn).__name__ for o in b]

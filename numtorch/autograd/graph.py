@@ -44,13 +44,12 @@ class Node:
     _tensor_pre_hooks = None
     _retain_hooks = None
     _hooked = False  # set once a tensor hook or retain_grad lives on this node
+    _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
+    _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
 
     def __init__(self):
         self._seq = next(_seq)
         self.saved = None
-
-    _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
-    _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
 
     def name(self) -> str:
         return self._name
@@ -60,7 +59,8 @@ class Node:
         if attr.startswith("_saved_"):
             return _saved_value(self, attr[7:])
         if attr.startswith("_raw_saved_"):
-            key = _saved_names(self.op).get(attr[11:])
+            op = getattr(self, "op", None)  # (none on an AccumulateGrad)
+            key = None if op is None else _saved_names(op).get(attr[11:])
             if key is not None and key in _tensor_keys(self):
                 return SavedTensor(self, key)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
