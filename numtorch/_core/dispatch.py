@@ -219,6 +219,11 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     outs = run_kernel(op, arrays, attrs)
     if op.nout == 1:
         res = _make_view(args[0], outs, op, attrs) if op.view else _make(outs)
+    elif op.view:  # several views (split): each linked to the input as the view that gives it
+        src = args[0]
+        res = tuple(
+            _make_view(src, o, v, va) for o, (v, va) in zip(outs, op.pieces(src.shape, attrs))
+        )
     else:
         res = tuple(_make(o) for o in outs)
     if rg and op.ndiff and state.grad_enabled:

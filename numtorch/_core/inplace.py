@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import upcalls
 from .dispatch import WrapperTensor, dispatch
 from .state import state
-from .tensor import Tensor
+from .tensor import Tensor, VersionCounter, _new
 
 
 def check_inplace(self: Tensor) -> None:
@@ -36,6 +36,23 @@ def _requires_grad(t) -> bool:
     return isinstance(t, Tensor) and t._rg
 
 
+def _old_value(self: Tensor) -> Tensor:
+    """A copy of self's values that stands for self in the graph (its edge is self's), so
+    the in-place op's node connects to self's history as in PyTorch, with no clone node.
+    Inside a transform, a recorded clone."""
+    if self._level:
+        return self.clone()
+    t = _new(Tensor)
+    t._data = self._data.copy()
+    t._ver = VersionCounter()
+    t._base = None
+    t._rg = self._rg  # first: a view refreshes its history on reading it
+    t._grad_fn = self._grad_fn
+    if self._out_nr:
+        t._out_nr = self._out_nr
+    return t
+
+
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     check_inplace(self)
@@ -48,7 +65,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         and (_requires_grad(self) or any(_requires_grad(a) for a in args))
     ):
         # The formula needs self's old value, which the write destroys: save a copy.
-        src = self.clone()
+        src = _old_value(self)
     if len(attrs) == len(op.attrs):
         result = dispatch(op, (src, *args), attrs)
     else:  # bind defaults through the op's signature

@@ -93,7 +93,8 @@ class Op:
         "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
-        "test", "saves", "composite", "impl", "recorder",
+        "test", "saves", "composite", "impl", "recorder", "node_cls", "number_edges", "dense",
+        "pieces",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -111,12 +112,14 @@ def defop(
     nout: int = 1,
     ndiff: int | None = None,
     view: bool = False,
+    pieces: Callable | None = None,
     prepare: Callable | None = None,
     samples: Callable | None = None,
     error_samples: Callable | None = None,
     api: str | None = None,
     oracle: str | None = None,
-    node_name: str | None = None,
+    node_name: str | Callable | None = None,
+    number_edges: bool = False,
     random: bool = False,
     batch_rule: Callable | None = None,
     grad_args: Sequence[int] | None = None,
@@ -139,6 +142,17 @@ def defop(
     ``out`` adds PyTorch's ``out=`` keyword to the public function.
     ``methods`` and ``inplace`` name the Tensor methods (True: ``name`` and ``name_``);
     ``sizes`` methods take ``*size`` as well as a sequence.
+    ``node_name`` is PyTorch's name of the op's backward node (default: the op's name
+    title-cased by parts + ``Backward0``), or a function of the call giving it, run when the
+    name is first asked for: its parameters name attributes (their values) and inputs (a
+    tensor's shape, a list of shapes, None for a number), e.g.
+    ``node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1"``.
+    ``pieces(input_shape, attrs)``: for a view op with several outputs (``view=True``,
+    ``nout=VARIADIC``: as many as the kernel returns), the single-output view ``(op, attrs)``
+    that gives each output, so that each is a view of the input (version counter,
+    in-place writes through it).
+    ``number_edges``: a number operand stands for a 0-d tensor, which has an edge (None, 0)
+    in the node (PyTorch's add, sub, mul, div); otherwise numbers have no edge.
     """
     op = Op.__new__(Op)
     params = list(inspect.signature(kernel).parameters.values())[1:]
@@ -170,13 +184,17 @@ def defop(
     op.nout = nout
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
+    op.pieces = pieces
     op.prepare = prepare
     op.batch_rule = batch_rule
     op.samples = samples
     op.error_samples = error_samples
     op.api = api or name
     op.oracle = oracle
-    op.node_name = node_name or "".join(w.capitalize() for w in name.split("_")) + "Backward0"
+    op.node_name = node_name or default_node_name(name)
+    op.node_cls = None  # made by autograd on first record
+    op.number_edges = number_edges
+    op.dense = all(f is not None for f in op.vjps) and not op.list_inputs
     op.random = random
     op.grad_args = grad_args
     op.test = _test_flags(name, test)
@@ -200,6 +218,12 @@ def _test_flags(name: str, test: dict | None) -> OpTestFlags:
         return OpTestFlags(**(test or {}))
     except TypeError as e:
         raise TypeError(f"{name}: test flags: {e}") from None
+
+
+def default_node_name(op_name: str) -> str:
+    """PyTorch's codegen rule: each ``_``-separated part title-cased, then ``Backward0``
+    (``log1p`` gives ``Log1PBackward0``)."""
+    return "".join(w.title() for w in op_name.split("_")) + "Backward0"
 
 
 def _register(op: Op) -> None:
@@ -247,8 +271,10 @@ def composite(
         op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
+        op.pieces = None
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or op_name, oracle, None
+        op.node_cls, op.number_edges, op.dense = None, False, False
         op.test = _test_flags(op_name, test)
         _register(op)
         if methods:

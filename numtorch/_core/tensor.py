@@ -160,7 +160,10 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        return self._grad_fn
+        fn = self._grad_fn
+        if fn is not None and fn._lazy:  # a node whose name depends on the call: find it
+            fn.name()
+        return fn
 
     @property
     def grad(self):
@@ -393,7 +396,7 @@ class ViewTensor(Tensor):
     def grad_fn(self):
         if self._view_ver != self._ver.v:
             upcalls.refresh_view(self)
-        return self._grad_fn
+        return Tensor.grad_fn.fget(self)
 
 
 _new = object.__new__

@@ -84,14 +84,7 @@ def _compute_exec_info(task: _GraphTask, roots, targets: set) -> None:
 
 def _validate(node: Node, grads: list) -> list:
     """Sum broadcast gradients to each input's shape and cast to its dtype."""
-    flat_meta = node.in_meta
-    if node.op.list_inputs:
-        flat_meta = []
-        for i, m in enumerate(node.in_meta):
-            if i in node.op.list_inputs:
-                flat_meta.extend(m)
-            else:
-                flat_meta.append(m)
+    flat_meta = node._edge_meta()
     for j, g in enumerate(grads):
         if g is None:
             continue

@@ -12,14 +12,17 @@ from typing import NamedTuple
 from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np
+from .._core.op import default_node_name
 from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
-from ..ops.creation import zeros
+from ..ops.creation import zeros, zeros_like
+from ..ops.views import apply_chain, view_scatter
 from . import anomaly_mode
 from .grad_mode import _Mode
 
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
+UINT64_MAX = (1 << 64) - 1  # what PyTorch reports as an AccumulateGrad's sequence number
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -45,16 +48,38 @@ class Node:
     _retain_hooks = None
     _hooked = False  # set once a tensor hook or retain_grad lives on this node
     _device = None  # a non-CPU device the engine found for the node's first output
+    _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
+    _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
 
     def __init__(self):
         self._seq = next(_seq)
         self.saved = None
 
     def name(self) -> str:
-        return self.op.node_name
+        return self._name
+
+    def __getattr__(self, attr: str):
+        """``_saved_<name>`` / ``_raw_saved_<name>``: what the node saved, by PyTorch's names."""
+        if attr.startswith("_saved_"):
+            return _saved_value(self, attr[7:])
+        if attr.startswith("_raw_saved_"):
+            op = getattr(self, "op", None)  # (none on an AccumulateGrad)
+            key = None if op is None else _saved_names(op).get(attr[11:])
+            if key is not None and key in _tensor_keys(self):
+                return SavedTensor(self, key)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        names = list(super().__dir__())
+        if getattr(self, "op", None) is not None:
+            table = _saved_names(self.op)
+            names += ["_saved_" + n for n in table]
+            tensors = _tensor_keys(self)
+            names += ["_raw_saved_" + n for n, k in table.items() if k in tensors]
+        return names
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     @property
     def metadata(self) -> dict:
@@ -117,17 +142,42 @@ class Node:
             return v
 
         out = []
+        meta = self.in_meta
         for i, fn in enumerate(op.vjps):
+            if fn is None:
+                continue  # a non-differentiable input has no edge
             if i in op.list_inputs:
-                n = len(self.in_meta[i])
+                n = len(meta[i])
                 if any(wanted[len(out) : len(out) + n]):
                     out.extend(fn(**{k: value(k) for k in op.vjp_args[i]}))
                 else:
                     out.extend([None] * n)
+            elif meta[i] is None and not op.number_edges:
+                continue  # a number operand has no edge
             elif wanted[len(out)]:
                 out.append(fn(**{k: value(k) for k in op.vjp_args[i]}))
             else:
                 out.append(None)
+        return out
+
+    def _edge_meta(self) -> list:
+        """(shape, dtype) of the input behind each edge, in ``next_functions`` order."""
+        op = self.op
+        meta = self.in_meta
+        dense = getattr(op, "dense", None)
+        if dense is None:  # a node not made by record: an edge per input, lists flattened
+            return [m for i, x in enumerate(meta) for m in (x if i in op.list_inputs else (x,))]
+        if dense and (op.number_edges or None not in meta):
+            return meta
+        out = []
+        for i, fn in enumerate(op.vjps):
+            if fn is None:
+                continue
+            m = meta[i]
+            if i in op.list_inputs:
+                out.extend(m)
+            elif m is not None or op.number_edges:
+                out.append(m)
         return out
 
 
@@ -384,8 +434,10 @@ class AccumulateGrad(Node):
         if anomaly.enabled:
             anomaly_mode.store(self)
 
-    def name(self) -> str:
-        return "torch::autograd::AccumulateGrad"
+    _name = "torch::autograd::AccumulateGrad"
+
+    def _sequence_nr(self) -> int:
+        return UINT64_MAX  # as PyTorch reports it; the engine still runs leaves first
 
     @property
     def num_outputs(self) -> int:
@@ -422,6 +474,57 @@ def _node_device(node: Node):
             if type(v) is Saved:  # a saved output keeps its array, an input its tensor
                 return device_of(v.data) if v.is_output else v.t.device
     return CPU
+
+
+class CopySlices(Node):
+    """The history of a base after an in-place op on one of its views (PyTorch's
+    CopySlices): edges to the base's previous history and to the in-place op's other
+    inputs; the op's gradient for its self lands in the view's region of the base's."""
+
+    __slots__ = ("fn", "chain")
+    _name = "torch::autograd::CopySlices"
+
+    @property
+    def saved(self):  # the wrapped node's: freed with it, and the freed-graph error
+        return self.fn.saved
+
+    @saved.setter
+    def saved(self, value) -> None:
+        self.fn.saved = value
+
+    def apply(self, grads: list, wanted) -> list:
+        g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        fn, chain = self.fn, self.chain
+        region = apply_chain(g, chain)
+        res = fn.apply([region], wanted)  # the engine validates res[1:] (see _edge_meta)
+        if wanted[0]:
+            own = res[0]
+            if own is None:
+                own = zeros_like(region)
+            elif tuple(own.shape) != tuple(region.shape):
+                own = own.sum_to_size(region.shape)
+            res[0] = view_scatter.fn(g, own, chain)
+        return res
+
+    def _edge_meta(self) -> list:
+        return [self._out_meta[0], *self.fn._edge_meta()[1:]]
+
+
+def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
+    """A CopySlices node for ``fn`` (the in-place op's node, whose input 0 was the view)
+    writing into ``root`` through the view ``chain``."""
+    node = _new(CopySlices)
+    node._seq = next(_seq)
+    node.op = fn.op
+    node.attrs = {"chain": chain}
+    node.fn = fn
+    node.chain = chain
+    node.next_functions = (_edge(root) if root._rg else _NO_EDGE, *fn.next_functions[1:])
+    node.in_meta = None
+    node._out_meta = ((root._data.shape, root._data.dtype),)
+    if anomaly.enabled:
+        anomaly_mode.store(node)
+    return node
 
 
 def accumulate_node(t: Tensor) -> AccumulateGrad:
@@ -642,6 +745,144 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> RemovableHand
     return _MultiHandle(handles)
 
 
+# ------------------------------------------------------------------ node classes
+_CLASSES: dict = {}
+
+
+def node_class(name: str) -> type:
+    """The Node subclass for PyTorch's node name ``name`` (one per name, made once); a
+    ``torch::autograd::X`` name gives a class named ``X``."""
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = type(name.rsplit("::", 1)[-1], (Node,), {"__slots__": (), "_name": name})
+        cls.__module__ = "torch.autograd.graph"
+        _CLASSES[name] = cls
+    return cls
+
+
+def _node_cls(op) -> type:
+    """The class op's nodes are made of, cached on the op: its named class, or for a name
+    that depends on the call, a class that finds its name (and final class) on first use."""
+    if callable(op.node_name):
+        default = default_node_name(op.name)
+        cls = type(default, (Node,), {"__slots__": (), "_lazy": True, "name": _resolve_name})
+        cls.__module__ = "torch.autograd.graph"
+    else:
+        cls = node_class(op.node_name or default_node_name(op.name))
+    op.node_cls = cls
+    return cls
+
+
+def _resolve_name(self: Node) -> str:
+    """A call-dependent name: op.node_name applied to the call (see ``_name_env``); the node
+    then becomes an instance of that name's class."""
+    fn = self.op.node_name
+    name = fn(**_name_env(self, fn))
+    self.__class__ = node_class(name)
+    return name
+
+
+def _name_env(node: Node, fn) -> dict:
+    """The values a node_name function names: attributes by name, and inputs by name (a
+    tensor input as its shape, a list input as a list of shapes, a number as None)."""
+    import inspect
+
+    params = fn.__dict__.get("_params")
+    if params is None:
+        params = fn._params = tuple(inspect.signature(fn).parameters)
+    op = node.op
+    defaults = {n: d for n, d, _ in op.attrs}
+    env = {}
+    for n in params:
+        if n in op.inputs:
+            m = node.in_meta[op.inputs.index(n)]
+            if isinstance(m, list):
+                env[n] = [None if x is None else tuple(x[0]) for x in m]
+            else:
+                env[n] = None if m is None else tuple(m[0])
+        else:
+            env[n] = node.attrs.get(n, defaults.get(n))
+    return env
+
+
+# ------------------------------------------------------------------ saved values by PyTorch's names
+_SAVED_NAMES: dict = {}
+# PyTorch's names for inputs where the rule (``input``, ``x`` and ``a`` are PyTorch's
+# ``self``, ``b`` its ``other``, other names the same) does not give them:
+# {op name: {numtorch name (an input or attribute): PyTorch name}}.
+SAVED_NAME_EXCEPTIONS: dict = {
+    "matmul": {"other": "mat2"},  # as mm, matmul's common case
+    "dot": {"other": "tensor"},
+    "getitem": {"shape": "self_sym_sizes"},
+}
+_INPUT_NAMES = {"input": "self", "x": "self", "a": "self", "b": "other"}
+
+
+def _torch_input_name(op, name: str) -> str:
+    special = SAVED_NAME_EXCEPTIONS.get(op.name)
+    if special and name in special:
+        return special[name]
+    return _INPUT_NAMES.get(name, name)
+
+
+def _saved_names(op) -> dict:
+    """{PyTorch's saved name: numtorch's key} for what op's nodes save: the result, inputs,
+    the attributes its formulas name, and ``<input>_sym_sizes`` for every input whose shape
+    or value is saved (derivable from the input's metadata)."""
+    table = _SAVED_NAMES.get(op)
+    if table is None:
+        table = {}
+        attr_names = {a[0] for a in op.attrs}
+        for args in op.vjp_args:
+            for n in args:
+                if n == "g":
+                    continue
+                if n == "result":
+                    table["result"] = n
+                elif n in attr_names:
+                    table[SAVED_NAME_EXCEPTIONS.get(op.name, {}).get(n, n)] = n
+                elif n in op.inputs:
+                    t = _torch_input_name(op, n)
+                    table[t] = n
+                    table.setdefault(t + "_sym_sizes", n + "_shape")
+                elif n.endswith("_shape"):
+                    table[_torch_input_name(op, n[:-6]) + "_sym_sizes"] = n
+        _SAVED_NAMES[op] = table
+    return table
+
+
+def _tensor_keys(node: Node) -> set:
+    saved = node.saved
+    if not saved:
+        return set()
+    return {k for k, v in saved.items() if isinstance(v, Saved) and not isinstance(v, _SavedList)}
+
+
+def _saved_value(node: Node, torch_name: str):
+    op = getattr(node, "op", None)
+    key = None if op is None else _saved_names(op).get(torch_name)
+    if key is None:
+        raise AttributeError(
+            f"'{type(node).__name__}' object has no attribute '_saved_{torch_name}'"
+        )
+    if key.endswith("_shape") and key not in op.inputs:  # sizes outlive the saved tensors
+        m = node.in_meta[op.inputs.index(key[:-6])]
+        if isinstance(m, list):
+            return [None if x is None else tuple(x[0]) for x in m]
+        return None if m is None else tuple(m[0])
+    if key in node.attrs or key in {a[0] for a in op.attrs}:
+        return node.attrs.get(key, {a[0]: a[1] for a in op.attrs}.get(key))
+    saved = node.saved
+    if saved is None:
+        raise RuntimeError(FREED)
+    if key not in saved:  # an input that needed no gradient was not saved
+        return None
+    v = saved[key]
+    if isinstance(v, Saved):
+        return v.unpack(node)
+    return v
+
+
 def _edge(t: Tensor):
     fn = t._grad_fn
     if fn is not None:
@@ -667,10 +908,14 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     At level 0 the node saves the arguments and outputs themselves. A grad level passes
     ``inner = (inner_args, inner_outputs)``: the node saves those (one level down), so its
     formulas run on them and record at the lower levels.
+
+    As in PyTorch, a node has an edge per differentiable tensor input (``(None, 0)`` when
+    that input needs no gradient) and none for non-differentiable inputs or numbers
+    (but for ``op.number_edges`` ops, where a number stands for a wrapped 0-d tensor).
     """
     if op.recorder is not None:  # the op builds its own node (autograd.Function's ctx)
         return op.recorder(args, attrs, outputs, inner)
-    node = _new(Node)
+    node = _new(op.node_cls or _node_cls(op))
     node._seq = next(_seq)
     node.op = op
     node.attrs = attrs
@@ -683,30 +928,30 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     i = 0
     for a, f, ia in zip(args, op.vjps, own):
         if i in lists:
-            sub = [
-                _edge(t)
-                if f is not None
-                and isinstance(t, Tensor)
-                and t._rg
-                and (inner is None or t is not it)
-                else _NO_EDGE
-                for t, it in zip(a, ia)
-            ]
-            edges.extend(sub)
+            if f is not None:
+                sub = [
+                    _edge(t)
+                    if isinstance(t, Tensor) and t._rg and (inner is None or t is not it)
+                    else _NO_EDGE
+                    for t, it in zip(a, ia)
+                ]
+                edges.extend(sub)
+                if saves[i] and any(e[0] is not None for e in sub):
+                    names = _add_names(names, saves[i])
             meta.append([_meta(t) for t in a])
-            if saves[i] and any(e[0] is not None for e in sub):
-                names = _add_names(names, saves[i])
         elif isinstance(a, Tensor):
             meta.append((a._data.shape, a._data.dtype) if not a._level else _meta(a))
-            if f is not None and a._rg and (inner is None or a is not ia):
-                edges.append(_edge(a))
-                if saves[i]:
-                    names = _add_names(names, saves[i])
-            else:
-                edges.append(_NO_EDGE)
+            if f is not None:
+                if a._rg and (inner is None or a is not ia):
+                    edges.append(_edge(a))
+                    if saves[i]:
+                        names = _add_names(names, saves[i])
+                else:
+                    edges.append(_NO_EDGE)
         else:
             meta.append(None)
-            edges.append(_NO_EDGE)
+            if f is not None and op.number_edges:
+                edges.append(_NO_EDGE)
         i += 1
     node.next_functions = tuple(edges)
     node.in_meta = meta

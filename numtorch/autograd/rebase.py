@@ -7,7 +7,7 @@ from .._core import upcalls
 from .._core.state import state
 from .._core.tensor import Tensor, _rg_slot
 from ..ops.views import apply_chain, view_scatter
-from .graph import record
+from .graph import CopySlices, copy_slices, record
 
 
 def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
@@ -40,6 +40,11 @@ def _rebase(t: Tensor, fn, nr: int) -> None:
 def _rebase_view(view: Tensor, result: Tensor) -> None:
     """CopySlices: the base's new history writes `result` into the view's region."""
     root, chain = view._view
+    fn = result._grad_fn
+    if not root._level and _wraps(fn, result):
+        _rebase(root, copy_slices(root, fn, chain), 0)
+        _refresh(view)
+        return
     attrs = {"chain": chain}
     inner = None
     if root._level:  # a grad level's view: its node saves the inner values
@@ -47,6 +52,20 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
         inner = ((interp.unwrap(root), interp.unwrap(result)), interp.unwrap(root))
     record(view_scatter, (root, result), attrs, root, inner)
     _refresh(view)
+
+
+def _wraps(fn, result: Tensor) -> bool:
+    """Whether CopySlices can take ``fn`` (result's node) as PyTorch does: an op's node
+    with one output whose first edge is its input 0, the written view."""
+    return (
+        fn is not None
+        and type(fn) is not CopySlices
+        and getattr(fn, "op", None) is not None
+        and fn.op.nout == 1
+        and fn.op.vjps[0] is not None
+        and not fn.op.list_inputs
+        and fn.in_meta[0] is not None
+    )
 
 
 def _refresh(view: Tensor) -> None:

@@ -255,4 +255,4 @@ def fallback(vmap: VmapInterpreter, op, vals, bdims, attrs):
     ]
     if op.nout == 1:
         return stack.fn(outs), 0
-    return tuple(stack.fn([o[k] for o in outs]) for k in range(op.nout)), 0
+    return tuple(stack.fn([o[k] for o in outs]) for k in range(len(outs[0]))), 0

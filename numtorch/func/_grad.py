@@ -108,6 +108,11 @@ class GradInterpreter(Interpreter):
                 link_view(res, src, op, attrs)
             else:
                 res = self.wrap(out)
+        elif op.view and isinstance(args[0], GradTrackingTensor) and args[0]._interp is self:
+            src = args[0]  # several views (split): each linked as the view that gives it
+            res = tuple(GradTrackingView._new(o, self) for o in out)
+            for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
+                link_view(r, src, v, va)
         else:
             res = tuple(self.wrap(o) for o in out)
         if op.ndiff and state.grad_enabled:

@@ -81,6 +81,7 @@ def _sub(xp, a, b, *, alpha=1):
 
 add = binary(
     "add", _add, (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha), LINEAR,
+    number_edges=True,
 )  # fmt: skip
 
 
@@ -93,7 +94,7 @@ def _sub_errors(make):
 
 sub = binary(
     "sub", _sub, (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha), LINEAR,
-    error_samples=_sub_errors, prepare=_prep_sub, methods=("sub", "subtract"),
+    error_samples=_sub_errors, prepare=_prep_sub, methods=("sub", "subtract"), number_edges=True,
 )  # fmt: skip
 
 
@@ -125,7 +126,7 @@ def _outer_stack(a, b) -> bool:
 # multiplies a primal (``ta * b``), so the tangent stays on the primal's graph.
 mul = binary(
     "mul", _mul, (lambda g, b: g * b, lambda g, a: g * a),
-    lambda ta, tb, a, b: ta * b + a * tb, methods=("mul", "multiply"),
+    lambda ta, tb, a, b: ta * b + a * tb, methods=("mul", "multiply"), number_edges=True,
 )  # fmt: skip
 
 
@@ -140,7 +141,7 @@ rsub = binary(
         *binary_samples(scalars=(2.5, 3))(make),
         S((make((2, 3)), make((3,))), {"alpha": 2}),
     ],
-    dtypes=FLOATS_INT,
+    dtypes=FLOATS_INT, node_name=lambda other: "RsubBackward1" if other is None else "RsubBackward0",
 )  # fmt: skip
 
 
@@ -212,7 +213,8 @@ div = binary(
     lambda tinput, tother, other, result, rounding_mode: (  # not ELEMENTWISE: see mul
         (tinput - tother * result) / other if rounding_mode is None else result * 0
     ),
-    prepare=_prep_div, samples=_div_samples, error_samples=_div_errors,
+    prepare=_prep_div, samples=_div_samples, error_samples=_div_errors, number_edges=True,
+    node_name=lambda rounding_mode: "DivBackward0" if rounding_mode is None else "DivBackward2",
     dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"), ieee=True,
 )  # fmt: skip
 
@@ -303,6 +305,9 @@ def _pow_errors(make):
 pow = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
     samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
+    node_name=lambda input, exponent: (  # pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
+        "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
+    ),
 )  # fmt: skip
 
 
@@ -426,6 +431,7 @@ def _clamp_errors(make):
 clamp_op = elementwise_op(
     "clamp", _clamp, (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), ELEMENTWISE, nin=3,
     samples=_clamp_samples, error_samples=_clamp_errors, dtypes=FLOATS_INT,
+    node_name=lambda min, max: "ClampBackward1" if min is None and max is None else "ClampBackward0",
     out=False, methods=False, inplace=False,  # ``clamp`` below: min and max default to None
 )  # fmt: skip
 
@@ -483,6 +489,7 @@ remainder = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
     dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"), ieee=True,
+    node_name=lambda other: "RemainderBackward0" if other is None else "RemainderBackward1",
 )  # fmt: skip
 fmod = binary(
     "fmod", _fmod,
@@ -490,6 +497,7 @@ fmod = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"), ieee=True,
+    node_name=lambda other: "FmodBackward0" if other is None else "FmodBackward1",
 )  # fmt: skip
 
 
@@ -537,6 +545,9 @@ xlogy = binary(
     "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
     ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
     samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3), ieee=True,
+    node_name=lambda input, other: (  # xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
+        "XlogyBackward1" if input is None else "XlogyBackward2" if other is None else "XlogyBackward0"
+    ),
 )  # fmt: skip
 
 
@@ -615,6 +626,7 @@ lerp = elementwise_op(
     (lambda g, weight: g * (1 - weight), lambda g, weight: g * weight,
      lambda g, input, end: g * (end - input)),
     ELEMENTWISE, prepare=_prep_lerp, samples=_lerp_samples, error_samples=_lerp_errors,
+    node_name=lambda weight: "LerpBackward0" if weight is None else "LerpBackward1",
 )  # fmt: skip
 
 

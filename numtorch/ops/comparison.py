@@ -121,7 +121,7 @@ where_op = elementwise_op(
     "where", _where,
     (None, lambda g, condition: where(condition, g, 0), lambda g, condition: where(condition, 0, g)),
     LINEAR, prepare=_promote_where, samples=_where_samples, error_samples=_where_errors,
-    dtypes=FLOATS_INT,
+    dtypes=FLOATS_INT, number_edges=True,  # a number operand is a 0-d tensor in PyTorch
     methods=False, inplace=False,  # ``where`` below; Tensor.where(condition, y) takes self second
 )  # fmt: skip
 

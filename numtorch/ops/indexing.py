@@ -239,11 +239,25 @@ def _basic_errors(make):
     yield ErrorInput(S((x, (0, 0, 0))), IndexError, "too many indices for tensor of dimension 2")
 
 
+def _basic_node_name(index) -> str:
+    """PyTorch indexes one component at a time, so the node is that of the last component
+    that does something: an int selects, None unsqueezes, a slice slices."""
+    name = "SliceBackward0"
+    for i in index if isinstance(index, tuple) else (index,):
+        if i is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(i, int):
+            name = "SelectBackward0"
+        elif isinstance(i, slice) and i != slice(None):
+            name = "SliceBackward0"
+    return name
+
+
 getitem = defop(
     "getitem", _getitem, nin=1,
     vjp=lambda g, index, shape: getitem_backward.fn(g, shape, index), jvp=LINEAR,
     view=True, api="Tensor.__getitem__", samples=_basic_samples, error_samples=_basic_errors,
-    node_name="SliceBackward0", batch_rule=_getitem_rule,
+    node_name=lambda index: _basic_node_name(index), batch_rule=_getitem_rule,
 )  # fmt: skip
 
 
@@ -644,7 +658,8 @@ def _parse(x: Tensor, idx):
 
 
 def _trivial(basic: tuple, ndim: int) -> bool:
-    return len(basic) == ndim and all(isinstance(b, slice) and b == slice(None) for b in basic)
+    """Whether the basic part selects everything (missing trailing dims are full slices)."""
+    return len(basic) <= ndim and all(isinstance(b, slice) and b == slice(None) for b in basic)
 
 
 def tensor_getitem(self: Tensor, idx) -> Tensor:
@@ -700,7 +715,7 @@ def _copy_rule(vmap, args, bdims, attrs):
 # tensor is an error (tested in test_vmap_indexing.py).
 copy = defop(
     "copy", _copy, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g), jvp=LINEAR,
-    api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="CopyBackwards", grad_args=(1,),
+    api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="torch::autograd::CopyBackwards", grad_args=(1,),
     test={"no_grad_test": True}, batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
     inplace=True,
@@ -1689,6 +1704,7 @@ masked_fill_op = defop(
     "masked_fill", _masked_fill, nin=3,
     vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, lambda g, mask: where(mask, g, 0.0).sum()),
     jvp=LINEAR, batch_rule=_masked_fill_rule,
+    node_name=lambda value: "MaskedFillBackward0" if value is None else "MaskedFillBackward1",
     samples=lambda make: [*_masked_samples(make, True), S((make((2, 3)), make.rng.random((2, 3)) < 0.5, -1.5))],
     error_samples=lambda make: [
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), 1.0)), RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype float"),

@@ -314,6 +314,8 @@ def _matmul(xp, input, other):
     return xp.matmul(input, other)
 
 
+_MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
+
 matmul = defop(
     "matmul",
     _matmul,
@@ -324,6 +326,8 @@ matmul = defop(
     samples=_matmul_samples,
     out=True,
     test={"dtypes": FLOATS_INT},
+    # PyTorch's matmul is mm, mv or dot by rank (other ranks: a graph of views around them)
+    node_name=lambda input, other: _MATMUL_NODES.get((len(input), len(other)), "MatmulBackward0"),
     error_samples=lambda make: [
         E(
             _mixed(make, (2, 3), (3, 4)),
@@ -1289,7 +1293,7 @@ linalg_inv = defop(
     "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
     jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
     batch_rule=stacked("linalg.inv"),
-    api="linalg.inv", out=True,
+    api="linalg.inv", out=True, node_name="LinalgInvExBackward0",  # PyTorch's inv runs inv_ex
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((_wc(make, (1, 1)),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=lambda make: [
         *_sq_errors("linalg.inv")(make),

@@ -36,15 +36,16 @@ def _inplace(op: Op, attrs: dict) -> Callable:
     return lambda self, other: run_inplace(op, self, (other,), attrs)
 
 
-# + - * and unary minus: the hottest operators dispatch directly.
-add, sub, mul = binary.add, binary.sub, binary.mul
+# + - * and unary minus: the hottest operators dispatch directly. Reflected ones record
+# PyTorch's graph: ``2 + x`` is add(x, 2) (the tensor in slot 0) and ``2 - x`` is rsub(x, 2).
+add, sub, mul, rsub = binary.add, binary.sub, binary.mul, binary.rsub
 tensor_methods({
     "__add__": lambda self, other: dispatch(add, (self, other), _ALPHA),
-    "__radd__": lambda self, other: dispatch(add, (other, self), _ALPHA),
+    "__radd__": lambda self, other: dispatch(add, (self, other), _ALPHA),
     "__sub__": lambda self, other: dispatch(sub, (self, other), _ALPHA),
-    "__rsub__": lambda self, other: dispatch(sub, (other, self), _ALPHA),
+    "__rsub__": lambda self, other: dispatch(rsub, (self, other), _ALPHA),
     "__mul__": lambda self, other: dispatch(mul, (self, other), {}),
-    "__rmul__": lambda self, other: dispatch(mul, (other, self), {}),
+    "__rmul__": lambda self, other: dispatch(mul, (self, other), {}),
     "__neg__": lambda self: dispatch(unary.neg, (self,), {}),
     "__pos__": lambda self: self,
     "__iadd__": _inplace(add, _ALPHA),

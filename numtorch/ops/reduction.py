@@ -253,6 +253,7 @@ sum = defop(
     batch_rule=_DIMS,
     out=True,
     methods=True,
+    node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1",  # sum, sum.dim_IntList
 )
 
 
@@ -318,6 +319,7 @@ mean = defop(
     batch_rule=_DIMS,
     out=True,
     methods=True,
+    node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
 )
 
 
@@ -375,7 +377,7 @@ def _prod_samples(make):
 
 prod = reduction(
     "prod", _prod, _prod_partial, samples=_prod_samples, dtypes=FLOATS_INT, out=True,
-    batch_rule=_FLAT,
+    batch_rule=_FLAT, node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
 )  # fmt: skip
 
 
@@ -438,6 +440,8 @@ amax = reduction(
     dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amax"),
     out=True,
+    # max() reduces everything with dim=None: PyTorch's MaxBackward1
+    node_name=lambda dim: "MaxBackward1" if dim is None else "AmaxBackward0",
 )
 amin = reduction(
     "amin",
@@ -447,6 +451,8 @@ amin = reduction(
     dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amin"),
     out=True,
+    # min() reduces everything with dim=None: PyTorch's MinBackward1
+    node_name=lambda dim: "MinBackward1" if dim is None else "AminBackward0",
 )
 
 
@@ -613,7 +619,7 @@ def _max_overloads(op: Op, all_op: Op, elementwise: Op):
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument."
                 )
-            return all_op.fn(input)
+            return all_op.fn(input, None)
         res = RT[name](*op.fn(input, dim, keepdim))
         if out is not None:
             from .._core.dispatch import write_out
@@ -894,6 +900,7 @@ def _norm_errors(make):
 vector_norm = reduction(
     "vector_norm", _vector_norm, _norm_partial, extra=("ord",), samples=_norm_samples,
     error_samples=_norm_errors, api="linalg.vector_norm", out=True, methods=False,
+    node_name="LinalgVectorNormBackward0",
 )  # fmt: skip
 
 

@@ -304,6 +304,7 @@ def _joiner(name: str):
         out=True,
         samples=samples,
         batch_rule=decompose(as_cat),
+        node_name="CatBackward0",
     )
     return op
 
@@ -326,7 +327,14 @@ def _atleast(nd: int):
             return tuple(fn(t) for t in tensors)
         t = tensors[0]
         shape = _atleast_shape(t.shape, nd)
-        return t if shape == tuple(t.shape) else reshape.fn(t, shape)
+        if shape == tuple(t.shape):
+            return t
+        if t.dim() == 0:
+            return reshape.fn(t, shape)
+        # PyTorch's unsqueezes: (n,) -> (1, n) -> (1, n, 1), (m, n) -> (m, n, 1)
+        if t.dim() == 1:
+            t = t.unsqueeze(0)
+        return t if t.dim() == nd else t.unsqueeze(-1)
 
     fn.__name__ = f"atleast_{nd}d"
     fn.__doc__ = f"The tensor(s) viewed with at least {nd} dimensions."
@@ -634,6 +642,8 @@ diag = defop(
     jvp=LINEAR,
     out=True,
     batch_rule=_diag_rule,
+    # PyTorch's diag is diag_embed of a vector and a copy of the diagonal of a matrix
+    node_name=lambda input: "DiagEmbedBackward0" if len(input) == 1 else "DiagonalBackward0_copy",
     samples=lambda make: [
         S((make((3,)),)),
         S((make((3,)), 1)),

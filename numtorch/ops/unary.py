@@ -170,7 +170,7 @@ relu = unary(
 )  # fmt: skip
 square = unary(
     "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, floating=False,
-    dtypes=FLOATS_INT_BOOL,
+    dtypes=FLOATS_INT_BOOL, node_name="PowBackward0",  # PyTorch's square is pow(input, 2)
 )  # fmt: skip
 
 # ------------------------------------------------------------------ exponentials and logarithms

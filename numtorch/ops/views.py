@@ -10,7 +10,15 @@ from __future__ import annotations
 import warnings
 
 from .._core.dispatch import dispatch, run_kernel
-from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
+from .._core.op import (
+    LINEAR,
+    REGISTRY,
+    VARIADIC,
+    ErrorInput,
+    composite,
+    defop,
+    tensor_methods,
+)
 from .._core.tensor import Size, Tensor, wrap_dim, wrap_dims
 from ..testing.samples import S
 from ._batching import (
@@ -99,6 +107,7 @@ def _reshape(xp, input, shape):
 
 reshape = view_op(
     "reshape", _reshape, _unview_shape, sizes=True, batch_rule=with_batch_size("shape"),
+    node_name="ViewBackward0",  # as for a viewable input in PyTorch
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
                           S((make((0, 3)), (3, 0))), S((make((2, 3, 4)), (4, -1)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
@@ -167,7 +176,7 @@ def _flatten_rule(vmap, args, bdims, attrs):
 
 
 flatten = view_op(
-    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule,
+    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name="ViewBackward0",
     samples=lambda make: [S((make((2, 3, 4)),)), S((make((2, 3, 4)), 1)), S((make((2, 3, 4)), 0, -2)),
                           S((make(()),)), S((make((0, 3)),)), S((make((2, 3, 4)),), {"start_dim": -1})],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim"),
@@ -194,6 +203,7 @@ def _unflatten(xp, input, dim, sizes):
 
 unflatten = view_op(
     "unflatten", _unflatten, _unview_shape, batch_rule=along_dims(scalar_trick=False),
+    node_name="ViewBackward0",
     samples=lambda make: [S((make((2, 6)), 1, (2, 3))), S((make((6,)), 0, (3, -1))), S((make((2, 4, 3)), -2, (2, 1, 2)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, (2, 2))), RuntimeError,
                                            r"Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(3\)")],
@@ -255,6 +265,7 @@ def _squeeze_rule(vmap, args, bdims, attrs):
 
 squeeze = view_op(
     "squeeze", _squeeze, _unview_shape, batch_rule=_squeeze_rule,
+    node_name=lambda dim: f"SqueezeBackward{0 if dim is None else 1 if isinstance(dim, int) else 2}",
     samples=lambda make: [S((make((2, 1, 3, 1)),)), S((make((2, 1, 3)), 1)), S((make((2, 1, 3)), 0)),
                           S((make((1, 2, 1)), (0, -1))), S((make(()),)), S((make(()), 0)), S((make((0, 1)), -1))],
     error_samples=lambda make: [_bad_dim(make)],
@@ -354,6 +365,7 @@ def _movedim(xp, input, source, destination):
 movedim = view_op(
     "movedim", _movedim, lambda g, source, destination: g.movedim(destination, source),
     methods=("movedim", "moveaxis"), batch_rule=along_dims(("source", "destination")),
+    node_name="PermuteBackward0",
     samples=lambda make: [S((make((2, 3, 4)), 0, -1)), S((make((2, 3, 4)), (0, 1), (2, 0))), S((make(()), 0, 0)),
                           S((make((2, 0, 3)), -1, 0))],
     error_samples=lambda make: [
@@ -496,7 +508,7 @@ def _narrow_vjp(g, input_shape, dim, start, length):
 
 
 narrow = view_op(
-    "narrow", _narrow, _narrow_vjp,
+    "narrow", _narrow, _narrow_vjp, node_name="SliceBackward0",
     batch_rule=min_rank(1, lambda r: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
                         along_dims(scalar_trick=False)),
     samples=lambda make: [S((make((4, 3)), 0, 1, 2)), S((make((2, 5)), -1, 0, 5)), S((make((2, 5)), 1, -3, 2)),
@@ -544,20 +556,120 @@ select = view_op(
 )  # fmt: skip
 
 
-@composite(samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)), 1)), S((make((3,)), -1))])
-def unbind(input, dim: int = 0) -> tuple:
-    """The slices of `input` along `dim`, each a view."""
-    if input.dim() == 0:
+# ------------------------------------------------------------------ split, unbind
+# One op (one node, as in PyTorch) for all the pieces; each piece is a view of the input,
+# linked as the narrow/select that gives it.
+def _pieces(input, sizes, d: int) -> tuple:
+    out, start, lead = [], 0, (slice(None),) * d
+    for n in sizes:
+        out.append(input[(*lead, slice(start, start + n), Ellipsis)])
+        start += n
+    return tuple(out)
+
+
+def _even_sizes(size: int, split_size: int) -> list:
+    """The piece sizes of split(split_size): equal, the last one smaller; one empty piece of
+    an empty dim."""
+    if split_size == 0:
+        return [0]
+    return [min(split_size, size - s) for s in range(0, size, split_size)] or [0]
+
+
+def _narrows(sizes, d: int) -> list:
+    out, start = [], 0
+    for n in sizes:
+        out.append((narrow, {"dim": d, "start": start, "length": n}))
+        start += n
+    return out
+
+
+def _split_kernel(xp, input, split_size, dim=0):
+    d = wrap_dim(dim, input.ndim)
+    return _pieces(input, _even_sizes(input.shape[d], split_size), d)
+
+
+def _split_with_sizes_kernel(xp, input, split_sizes, dim=0):
+    d = wrap_dim(dim, input.ndim)
+    sizes = [int(n) for n in split_sizes]
+    size = input.shape[d]
+    if sum(sizes) != size or any(n < 0 for n in sizes):
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+            f"at dimension {d}), but got split_sizes={sizes}"
+        )
+    return _pieces(input, sizes, d)
+
+
+def _unbind_kernel(xp, input, dim=0):
+    if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = wrap_dim(dim, input.dim())
-    return tuple(select.fn(input, d, i) for i in range(input.shape[d]))
+    d = wrap_dim(dim, input.ndim)
+    lead = (slice(None),) * d
+    return tuple(input[(*lead, i, Ellipsis)] for i in range(input.shape[d]))
 
 
-@composite(
-    samples=lambda make: [
-        S((make((5, 3)), 2)), S((make((2, 6)), [1, 2, 3], 1)), S((make((4,)), 4)),
-    ]
+def _cat_pieces(g, dim):  # g: a gradient per piece (zeros for pieces that got none)
+    return REGISTRY["cat"].fn(list(g), dim)  # cat lives in shape.py, which imports this module
+
+
+def _pieces_rule(get_op):
+    """Batch rule: the batch dim first, the op along the (shifted) logical dim."""
+
+    def rule(vmap, args, bdims, attrs):
+        x = front(args[0], bdims[0])
+        if x.dim() == 1 and get_op() is unbind_op:
+            raise IndexError(f"Dimension specified as {attrs['dim']} but tensor has no dimensions")
+        d = wrap_dim(attrs["dim"], x.dim() - 1) + 1
+        return dispatch(get_op(), (x,), {**attrs, "dim": d}), 0
+
+    return rule
+
+
+split_op = defop(
+    "split", _split_kernel, nin=1, nout=VARIADIC, view=True, api="split", methods=False,
+    vjp=lambda g, input_shape, split_size, dim: _cat_pieces(g, dim), jvp=LINEAR,
+    pieces=lambda shape, a: _narrows(
+        _even_sizes(shape[wrap_dim(a["dim"], len(shape))], a["split_size"]),
+        wrap_dim(a["dim"], len(shape)),
+    ),
+    batch_rule=_pieces_rule(lambda: split_op),
+    samples=lambda make: [S((make((5, 3)), 2)), S((make((2, 6)), 4, 1)), S((make((4,)), 4)),
+                          S((make((2, 0)), 2, 1)), S((make((3, 2)), 1, -1))],
 )  # fmt: skip
+split_with_sizes = defop(
+    "split_with_sizes", _split_with_sizes_kernel, nin=1, nout=VARIADIC, view=True,
+    api="Tensor.split_with_sizes", methods=True,
+    vjp=lambda g, input_shape, split_sizes, dim: _cat_pieces(g, dim), jvp=LINEAR,
+    pieces=lambda shape, a: _narrows(
+        [int(n) for n in a["split_sizes"]], wrap_dim(a["dim"], len(shape))
+    ),
+    batch_rule=_pieces_rule(lambda: split_with_sizes),
+    samples=lambda make: [S((make((2, 6)), [1, 2, 3], 1)), S((make((4, 3)), [4])),
+                          S((make((3, 2)), [0, 3])), S((make((2, 5)), [2, 3], -1))],
+    error_samples=lambda make: [ErrorInput(S((make((2, 3)), [1, 1], 1)), RuntimeError,
+                                           r"split_with_sizes expects split_sizes to sum exactly to 3")],
+)  # fmt: skip
+
+
+def _stack_pieces(g, dim):
+    return REGISTRY["stack"].fn(list(g), dim)
+
+
+unbind_op = defop(
+    "unbind", _unbind_kernel, nout=VARIADIC, view=True, api="unbind", methods=("unbind",),
+    vjp=lambda g, dim: _stack_pieces(g, dim), jvp=LINEAR,
+    pieces=lambda shape, a: [
+        (select, {"dim": wrap_dim(a["dim"], len(shape)), "index": i})
+        for i in range(shape[wrap_dim(a["dim"], len(shape))])
+    ],
+    batch_rule=_pieces_rule(lambda: unbind_op),
+    samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)), 1)), S((make((3,)), -1))],
+    error_samples=lambda make: [ErrorInput(S((make(()),)), IndexError,
+                                           "Dimension specified as 0 but tensor has no dimensions")],
+)  # fmt: skip
+unbind = unbind_op.fn
+
+
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` in pieces of split_size (last may be smaller) or of the given sizes."""
     if tensor.dim() == 0:
@@ -570,25 +682,12 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={step}"
             )
-        if step == 0:
-            if size != 0:
-                raise RuntimeError(
-                    f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
-                )
-            return (narrow.fn(tensor, d, 0, 0),)
-        sizes = [min(step, size - s) for s in range(0, size, step)] or [0]
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != size or any(s < 0 for s in sizes):
+        if step == 0 and size != 0:
             raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
-                f"dimension {d}), but got split_sizes={sizes}"
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
             )
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow.fn(tensor, d, start, s))
-        start += s
-    return tuple(out)
+        return split_op.fn(tensor, step, dim)
+    return split_with_sizes.fn(tensor, [int(s) for s in split_size_or_sections], dim)
 
 
 def _split_method(self, split_size, dim: int = 0) -> tuple:
@@ -900,7 +999,6 @@ tensor_methods(
         "view_as": _view_as,
         "swapaxes": swapaxes,
         "swapdims": swapdims,
-        "unbind": unbind,
         "split": _split_method,
         "chunk": chunk,
         "expand_as": _expand_as,
