@@ -197,12 +197,13 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     deps = task.deps
     push, pop = heapq.heappush, heapq.heappop
     track, check_nan = anomaly.enabled, anomaly.enabled and anomaly.check_nan
+    free = not task.keep_graph
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * node.num_outputs
+            buf = buffers[node] = [None] * len(node._out_meta)
         _accumulate(buf, nr, g)
     for node, buf in buffers.items():
         if deps.get(node, 0) == 0:
@@ -240,21 +241,23 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
             else:
                 wanted = [n is not None and (n in exec_info or n in targets) for n, _ in nexts]
             if True in wanted:
-                outs = _validate(node, node.apply(grads, wanted))
+                outs = node.apply(grads, wanted)
+                if not node._fits:
+                    outs = _validate(node, outs)
             else:
                 outs = [None] * len(nexts)
             if node._post_hooks:
                 outs = _run_node_posthooks(node, outs, grads)
             if check_nan:
                 anomaly_mode.check_nan(node, outs)
-            if not task.keep_graph and node.saved:
+            if free and node.saved:
                 node.saved = None
             for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
                     continue
                 buf = buffers.get(nxt)
                 if buf is None:
-                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                    buf = buffers[nxt] = [None] * len(nxt._out_meta)
                 if g is not None:
                     cur = buf[nr]
                     buf[nr] = g if cur is None else cur + g

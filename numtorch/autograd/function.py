@@ -102,6 +102,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _nt_layout: tuple = (False, (_T,))
     _nt_in_jvp = False
     materialize_grads = True
+    _fits = False  # the engine sums and casts what the user's backward returns
 
     def name(self) -> str:
         return type(self).__name__

@@ -50,6 +50,7 @@ class Node:
     _device = None  # a non-CPU device the engine found for the node's first output
     _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
+    _fits = True  # apply sums and casts each gradient to its input (else the engine does)
 
     def __init__(self):
         self._seq = next(_seq)
@@ -118,7 +119,8 @@ class Node:
         )
 
     def apply(self, grads: list, wanted) -> list:
-        """Input gradients (flattened) from output gradients; computes only `wanted` ones."""
+        """Input gradients (flattened, one per edge) from output gradients, each summed to
+        its input's shape and cast to its dtype; computes only the ``wanted`` ones."""
         op = self.op
         if op.ndiff == 1:
             g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
@@ -128,36 +130,46 @@ class Node:
         if saved is None:
             raise RuntimeError(FREED)
         attrs = self.attrs
-        cache = {}
-
-        def value(k):
-            if k == "g":
-                return g
-            v = cache.get(k, cache)
-            if v is cache:
-                v = saved[k] if k in saved else attrs[k]
-                if isinstance(v, Saved):
-                    v = v.unpack(self)
-                cache[k] = v
-            return v
-
-        out = []
         meta = self.in_meta
-        for i, fn in enumerate(op.vjps):
-            if fn is None:
-                continue  # a non-differentiable input has no edge
-            if i in op.list_inputs:
+        env = None  # values fetched so far, each unpacked once
+        out = []
+        j = 0  # the edge the next gradient is for
+        for i, fn, names, is_list in _PLANS.get(op) or _plan(op):
+            if is_list:
                 n = len(meta[i])
-                if any(wanted[len(out) : len(out) + n]):
-                    out.extend(fn(**{k: value(k) for k in op.vjp_args[i]}))
-                else:
-                    out.extend([None] * n)
             elif meta[i] is None and not op.number_edges:
                 continue  # a number operand has no edge
-            elif wanted[len(out)]:
-                out.append(fn(**{k: value(k) for k in op.vjp_args[i]}))
             else:
-                out.append(None)
+                n = 1
+            if not (wanted[j] if n == 1 else any(wanted[j : j + n])):
+                out.extend([None] * n)
+                j += n
+                continue
+            if names is None:  # the formula needs g alone
+                r = fn(g=g)
+            else:
+                if env is None:
+                    env = {"g": g}
+                kw = {}
+                for k in names:
+                    v = env.get(k, env)
+                    if v is env:
+                        v = saved[k] if k in saved else attrs[k]
+                        if isinstance(v, Saved):
+                            v = v.unpack(self)
+                        env[k] = v
+                    kw[k] = v
+                r = fn(**kw)
+            if is_list:
+                out.extend(_fit(x, m) for x, m in zip(r, meta[i]))
+            else:
+                m = meta[i]
+                if m is not None and r is not None:
+                    d = r._data if type(r) is Tensor else None
+                    if d is None or d.shape != m[0] or d.dtype != m[1]:
+                        r = _fit(r, m)
+                out.append(r)
+            j += n
         return out
 
     def _edge_meta(self) -> list:
@@ -209,6 +221,40 @@ class _Handle:
 
 
 RemovableHandle = _Handle
+
+
+_PLANS: dict = {}
+
+
+def _plan(op) -> tuple:
+    """(input index, vjp formula, the names it needs besides g or None, list input?) per
+    differentiable input of op, made once."""
+    plan = _PLANS.get(op)
+    if plan is None:
+        plan = _PLANS[op] = tuple(
+            (i, fn, None if names == ("g",) else names, i in op.list_inputs)
+            for i, (fn, names) in enumerate(zip(op.vjps, op.vjp_args))
+            if fn is not None
+        )
+    return plan
+
+
+def _fit(g, meta):
+    """A gradient summed to its input's shape and cast to its dtype (``meta``)."""
+    if g is None or meta is None:
+        return g
+    shape, dtype = meta
+    if type(g) is Tensor:
+        gshape, gdtype = g._data.shape, g._data.dtype
+    else:  # a transform's wrapper: its logical shape
+        gshape, gdtype = tuple(g.shape), g.dtype.np
+    if gshape != shape:
+        from ..ops.reduction import sum_to_size
+
+        g = sum_to_size.fn(g, shape)
+    if gdtype != dtype:
+        g = g.to(from_np(dtype))
+    return g
 
 
 def _zeros_for(node: Node, i: int):
@@ -439,9 +485,7 @@ class AccumulateGrad(Node):
     def _sequence_nr(self) -> int:
         return UINT64_MAX  # as PyTorch reports it; the engine still runs leaves first
 
-    @property
-    def num_outputs(self) -> int:
-        return 1
+    _out_meta = (None,)  # one gradient, the variable's
 
     @property
     def _input_metadata(self) -> tuple:
@@ -496,7 +540,7 @@ class CopySlices(Node):
         g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
-        res = fn.apply([region], wanted)  # the engine validates res[1:] (see _edge_meta)
+        res = fn.apply([region], wanted)
         if wanted[0]:
             own = res[0]
             if own is None:
@@ -891,6 +935,7 @@ def _edge(t: Tensor):
 
 
 _NO_EDGE = (None, 0)
+_NOTHING_SAVED: dict = {}  # shared by the nodes that save nothing: never written to
 
 
 def _add_names(names: dict | None, more) -> dict:
@@ -919,11 +964,68 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     node._seq = next(_seq)
     node.op = op
     node.attrs = attrs
+    if inner is None and not op.list_inputs:
+        names = _link_inputs(node, op, args)
+    else:
+        names = _link_inputs_general(node, op, args, inner)
+    if op.nout == 1:
+        m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
+        if m[1].kind in "fc":
+            outputs._grad_fn = node
+            outputs._rg = True
+        node._out_meta = (m,)
+    else:
+        out_meta = []
+        for k, o in enumerate(outputs[: op.ndiff]):
+            m = (o._data.shape, o._data.dtype) if not o._level else _meta(o)
+            out_meta.append(m)
+            if m[1].kind in "fc":
+                o._grad_fn = node
+                o._rg = True
+                if k:
+                    o._out_nr = k
+        node._out_meta = tuple(out_meta)
+    node.saved = _save(op, names, args, outputs, inner) if names else _NOTHING_SAVED
+    if anomaly.enabled:
+        anomaly_mode.store(node)
+
+
+def _link_inputs(node: Node, op, args: tuple) -> dict | None:
+    """Edges and input metadata of a level-0 node with no list inputs (the common case,
+    kept lean); returns the names to save."""
+    edges, meta = [], []
+    names = None
+    for a, f, save in zip(args, op.vjps, op.saves):
+        if isinstance(a, Tensor):
+            if a._level:
+                meta.append(_meta(a))
+            else:
+                d = a._data
+                meta.append((d.shape, d.dtype))
+            if f is not None:
+                if a._rg:
+                    fn = a._grad_fn
+                    edges.append((fn, a._out_nr) if fn is not None else (accumulate_node(a), 0))
+                    if save:
+                        names = _add_names(names, save)
+                else:
+                    edges.append(_NO_EDGE)
+        else:
+            meta.append(None)
+            if f is not None and op.number_edges:
+                edges.append(_NO_EDGE)
+    node.next_functions = tuple(edges)
+    node.in_meta = meta
+    return names
+
+
+def _link_inputs_general(node: Node, op, args: tuple, inner) -> dict | None:
+    """Edges and input metadata with list inputs, or on a grad level (where only this
+    level's tensors, those unwrapping changes, have edges); returns the names to save."""
     edges, meta = [], []
     names = None
     lists = op.list_inputs
     saves = op.saves
-    # On a grad level only this level's tensors (those unwrapping changes) have edges.
     own = args if inner is None else inner[0]
     i = 0
     for a, f, ia in zip(args, op.vjps, own):
@@ -955,44 +1057,35 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         i += 1
     node.next_functions = tuple(edges)
     node.in_meta = meta
-    outs = (outputs,) if op.nout == 1 else outputs[: op.ndiff]
-    out_meta = []
-    for k, o in enumerate(outs):
-        m = (o._data.shape, o._data.dtype) if not o._level else _meta(o)
-        out_meta.append(m)
-        if m[1].kind in "fc":
-            o._grad_fn = node
-            o._rg = True
-            if k:
-                o._out_nr = k
-    node._out_meta = tuple(out_meta)
+    return names
+
+
+def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
+    """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
     saved = {}
-    if names:
-        if inner is not None:
-            args, outputs = inner
-        for n in names:
-            if n == "result":
-                if inner is not None or _is_wrapped(outputs):
-                    # inner outputs hold no reference to this node; a transform's wrapper
-                    # (a dual tensor) has no storage to save apart from itself
-                    saved[n] = Saved(outputs, False) if op.nout == 1 else outputs
-                else:
-                    saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
-                continue
-            if n.endswith("_shape") and n not in op.inputs:
-                v = args[op.inputs.index(n[:-6])]
-                saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
-                continue
-            v = args[op.inputs.index(n)]
-            if isinstance(v, Tensor):
-                saved[n] = Saved(v, False)
-            elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
-                saved[n] = _SavedList(v)
+    if inner is not None:
+        args, outputs = inner
+    for n in names:
+        if n == "result":
+            if inner is not None or _is_wrapped(outputs):
+                # inner outputs hold no reference to this node; a transform's wrapper
+                # (a dual tensor) has no storage to save apart from itself
+                saved[n] = Saved(outputs, False) if op.nout == 1 else outputs
             else:
-                saved[n] = v
-    node.saved = saved
-    if anomaly.enabled:
-        anomaly_mode.store(node)
+                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
+            continue
+        if n.endswith("_shape") and n not in op.inputs:
+            v = args[op.inputs.index(n[:-6])]
+            saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
+            continue
+        v = args[op.inputs.index(n)]
+        if isinstance(v, Tensor):
+            saved[n] = Saved(v, False)
+        elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
+            saved[n] = _SavedList(v)
+        else:
+            saved[n] = v
+    return saved
 
 
 def _is_wrapped(outputs) -> bool:
