@@ -991,32 +991,64 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
 
 
 def _link_inputs(node: Node, op, args: tuple) -> dict | None:
-    """Edges and input metadata of a level-0 node with no list inputs (the common case,
-    kept lean); returns the names to save."""
-    edges, meta = [], []
-    names = None
-    for a, f, save in zip(args, op.vjps, op.saves):
-        if isinstance(a, Tensor):
-            if a._level:
-                meta.append(_meta(a))
+    """Edges and input metadata of a level-0 node with no list inputs (the common case);
+    returns the names to save."""
+    link = _LINKERS.get(op)
+    if link is None:
+        link = _LINKERS[op] = _make_linker(op)
+    return link(node, args)
+
+
+_LINKERS: dict = {}
+
+
+def _make_linker(op):
+    """``_link_inputs`` unrolled for op's inputs (generated once per op: recording is the
+    hottest path there is, and a loop over the inputs costs a third of it)."""
+    n = len(op.vjps)
+    lines = ["def link(node, args):", f"    {''.join(f'a{i}, ' for i in range(n))}= args"]
+    lines.append("    names = None\n    skipped = False")
+    for i, (f, save) in enumerate(zip(op.vjps, op.saves)):
+        a = f"a{i}"
+        lines += [
+            f"    if isinstance({a}, Tensor):",
+            f"        if {a}._level:",
+            f"            m{i} = _meta({a})",
+            "        else:",
+            f"            d = {a}._data",
+            f"            m{i} = (d.shape, d.dtype)",
+        ]
+        if f is not None:
+            lines += [
+                f"        if {a}._rg:",
+                f"            fn = {a}._grad_fn",
+                f"            e{i} = (fn, {a}._out_nr) if fn is not None else (_acc({a}), 0)",
+            ]
+            if save:
+                lines.append(f"            names = _add_names(names, {tuple(save)!r})")
+            lines += ["        else:", f"            e{i} = _NO_EDGE"]
+        lines += ["    else:", f"        m{i} = None"]
+        if f is not None:
+            if op.number_edges:
+                lines.append(f"        e{i} = _NO_EDGE")
             else:
-                d = a._data
-                meta.append((d.shape, d.dtype))
-            if f is not None:
-                if a._rg:
-                    fn = a._grad_fn
-                    edges.append((fn, a._out_nr) if fn is not None else (accumulate_node(a), 0))
-                    if save:
-                        names = _add_names(names, save)
-                else:
-                    edges.append(_NO_EDGE)
-        else:
-            meta.append(None)
-            if f is not None and op.number_edges:
-                edges.append(_NO_EDGE)
-    node.next_functions = tuple(edges)
-    node.in_meta = meta
-    return names
+                lines += [f"        e{i} = _SKIP", "        skipped = True"]
+    edges = "".join(f"e{i}, " for i, f in enumerate(op.vjps) if f is not None)
+    lines += [
+        f"    edges = ({edges})",
+        "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)",
+        f"    node.in_meta = [{', '.join(f'm{i}' for i in range(n))}]",
+        "    return names",
+    ]
+    env = {
+        "Tensor": Tensor, "_meta": _meta, "_acc": accumulate_node, "_add_names": _add_names,
+        "_NO_EDGE": _NO_EDGE, "_SKIP": _SKIP,
+    }  # fmt: skip
+    exec("\n".join(lines), env)
+    return env["link"]
+
+
+_SKIP = object()  # an input with no edge (a number, where PyTorch has no wrapped tensor)
 
 
 def _link_inputs_general(node: Node, op, args: tuple, inner) -> dict | None:
