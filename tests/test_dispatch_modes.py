@@ -80,6 +80,46 @@ def test_forward_op_names_equal_torch(name):
     assert logs[nt] == logs[torch]
 
 
+def test_inplace_methods_are_seen_as_inplace_overloads():
+    """x.add_(y) is aten.add_.Tensor (mutable schema); values and gradients are those
+    without the mode."""
+    logs, results = {}, {}
+    for lib in (nt, torch):
+        log = logs[lib] = []
+        mutable = []
+
+        class Log(PD[lib].TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if str(func) not in SKIP:
+                    log.append(str(func))
+                    mutable.append(func._schema.is_mutable)
+                return func(*args, **(kwargs or {}))
+
+        (w,) = leaves(lib, (3, 4))
+        with Log():
+            h = w * 1
+            h.mul_(2)
+            h.exp_()
+            h = h.add(w, alpha=3)
+            h.clamp_(min=0.5)
+            h = h * 1
+            h.sub_(w, alpha=2).relu_()
+            h.sum().backward()
+        results[lib] = (h, w.grad)
+        logs[lib] = log[: log.index("aten.sum.default")], mutable[: log.index("aten.sum.default")]
+    assert logs[nt] == logs[torch]
+    assert_same(lambda lib: results[lib])
+
+
+def test_calling_an_inplace_overload_writes_its_first_argument():
+    def prog(lib):
+        x = lib.ones(3)
+        out = lib.ops.aten.add_.Tensor(x, lib.full((3,), 2.0))
+        return out is x, x, lib.ops.aten.mul_.Tensor(x, 3) is x, x
+
+    assert_same(prog)
+
+
 def test_handler_args_and_kwargs_follow_torch():
     seen = {}
     for lib in (nt, torch):

@@ -15,7 +15,9 @@ The handler's ``args``/``kwargs`` follow the op's own signature, in PyTorch's sh
   with ``dtype``/``device`` as keywords.
 Where numtorch's signature differs from aten's schema (``gather(x, index, dim)``,
 ``getitem``'s index tuple), the handler sees numtorch's order. ``func(*args, **kwargs)``
-maps them back and runs the op. In-place ops are seen as their functional op.
+maps them back and runs the op. An in-place method is seen as its in-place overload
+(``x.add_(y)`` as ``aten.add_.Tensor``); inside a handler that overload computes the new
+value and the method writes it into ``x`` (after autograd has saved what it needs).
 Two ops seen as one overload (reshape and view as ``aten.view.default``) get equal
 ``OpOverload`` objects, each running its own op; ``aten.x.y`` is the canonical one.
 
@@ -29,6 +31,7 @@ import inspect
 
 from . import upcalls
 from .dispatch import _make_view, dispatch, run_kernel
+from .inplace import commit
 from .op import REGISTRY
 from .state import state
 from .tensor import Tensor, _make
@@ -169,13 +172,14 @@ class OpOverload:
     """One overload of an aten operator (torch._ops.OpOverload), e.g. ``aten.mul.Tensor``;
     calling it runs the numtorch op it stands for."""
 
-    __slots__ = ("_opname", "_overloadname", "overloadpacket", "_op")
+    __slots__ = ("_opname", "_overloadname", "overloadpacket", "_op", "_inplace")
 
     def __init__(self, packet: OpOverloadPacket, overload: str, op) -> None:
         self.overloadpacket = packet
         self._opname = packet._opname
         self._overloadname = overload
         self._op = op
+        self._inplace = False  # ``add_``: writes its result into its first argument
 
     namespace = "aten"
 
@@ -210,7 +214,20 @@ class OpOverload:
         op = self._op
         if op is None:
             raise NotImplementedError(f"numtorch has no op for {self}")
-        return dispatch(op, *_from_aten(op, args, kwargs, self._opname))
+        result = dispatch(op, *_from_aten(op, args, kwargs, self._opname))
+        if not self._inplace or (state.modes and state.modes[0] is BELOW):
+            # Inside a handler the in-place method that made the call writes the result
+            # (after autograd has saved what it needs), so the overload only computes it.
+            return result
+        commit(args[0], result, op)
+        return args[0]
+
+
+def inplace_overload(func: OpOverload) -> OpOverload:
+    """The in-place form of an overload: ``aten.add_.Tensor`` for ``aten.add.Tensor``."""
+    ov = aten.packet(func._opname + "_")._get(func._overloadname, func._op)
+    ov._inplace = True
+    return ov
 
 
 class Argument:
@@ -234,10 +251,9 @@ class FunctionSchema:
     """torch.FunctionSchema of an OpOverload, read from the numtorch op it runs: the op's
     inputs are Tensors (Tensor[] for lists), its attributes typed by their default."""
 
-    is_mutable = False  # in-place ops are seen as their functional op
-
     def __init__(self, func: OpOverload) -> None:
         op = func._op
+        self.is_mutable = func._inplace
         self.name = f"aten::{func._opname}"
         self.overload_name = "" if func._overloadname == "default" else func._overloadname
         args = [Argument(n, "Tensor[]" if i in op.list_inputs else "Tensor")
@@ -296,7 +312,15 @@ class OpOverloadPacket:
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):
             raise AttributeError(overload)
-        return self._get(overload, _op_for(self._opname, overload))
+        name = self._opname
+        op = _op_for(name, overload)
+        if op is None and name.endswith("_"):  # an in-place form: ``aten.add_.Tensor``
+            base = _op_for(name[:-1], overload)
+            if base is not None:
+                ov = self._get(overload, base)
+                ov._inplace = True
+                return ov
+        return self._get(overload, op)
 
     def __call__(self, *args, **kwargs):
         op = _op_for(self._opname, None)
@@ -459,6 +483,9 @@ def call_modes(op, args: tuple, attrs: dict):
     state.modes = [BELOW, *modes[1 if below else 0 : -1]]
     try:
         func, targs, tattrs = _resolve(op, args, attrs)
+        if state.inplace_op is op:  # the call an in-place method makes (see run_inplace)
+            state.inplace_op = None
+            func = inplace_overload(func)
         targs, kwargs = to_aten(func._op, targs, tattrs, func._opname)
         types = tuple(dict.fromkeys(type(a) for a in args if _subclass(a)))
         res = mode.__torch_dispatch__(func, types, targs, kwargs)

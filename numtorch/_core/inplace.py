@@ -43,7 +43,7 @@ def _old_value(self: Tensor) -> Tensor:
     if self._level:
         return self.clone()
     t = _new(Tensor)
-    t._data = self._data.copy()
+    t._data = self._data.copy() if not state.modes else _mode_copy(self)
     t._ver = VersionCounter()
     t._base = None
     t._rg = self._rg  # first: a view refreshes its history on reading it
@@ -53,23 +53,44 @@ def _old_value(self: Tensor) -> Tensor:
     return t
 
 
+def _needs_old_value(op, self: Tensor, args: tuple) -> bool:
+    """Whether the gradient of an input that requires grad needs self's value."""
+    first = op.inputs[0]
+    pairs = zip(op.saves, (self, *args[: op.nin - 1]))
+    return any(first in names and _requires_grad(a) for names, a in pairs)
+
+
+def _mode_copy(self: Tensor):
+    """The copy of self's values made through dispatch modes (they see ``aten.clone``, as in
+    PyTorch) without a node: the copy stands for self in the graph."""
+    enabled = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        return self.clone()._data
+    finally:
+        state.grad_enabled = enabled
+
+
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     check_inplace(self)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
     src = self
-    if (
-        state.grad_enabled
-        and any(op.inputs[0] in names for names in op.saves)
-        and (_requires_grad(self) or any(_requires_grad(a) for a in args))
-    ):
-        # The formula needs self's old value, which the write destroys: save a copy.
+    if state.grad_enabled and _needs_old_value(op, self, args):
+        # A formula needs self's old value, which the write destroys: save a copy.
         src = _old_value(self)
-    if len(attrs) == len(op.attrs):
-        result = dispatch(op, (src, *args), attrs)
-    else:  # bind defaults through the op's signature
-        result = op.fn(src, *args, **attrs)
+    modes = state.modes
+    if modes:  # dispatch modes see this call as the in-place overload (aten.add_.Tensor)
+        state.inplace_op = op
+    try:
+        if len(attrs) == len(op.attrs):
+            result = dispatch(op, (src, *args), attrs)
+        else:  # bind defaults through the op's signature
+            result = op.fn(src, *args, **attrs)
+    finally:
+        if modes:
+            state.inplace_op = None
     commit(self, result, op)
     return self
 

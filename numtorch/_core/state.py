@@ -18,6 +18,8 @@ class _State(threading.local):
         self.current_node = None
         # Active TorchDispatchModes, innermost last (numtorch._core.aten); empty when off.
         self.modes: list = []
+        # The op an in-place method runs now while modes are on: modes see its ``op_`` form.
+        self.inplace_op = None
 
 
 state = _State()
