@@ -366,7 +366,7 @@ def _saved(lib):
 _EXTRA_SAVED = {
     "exp": set(), "mul": {"_saved_other_sym_sizes", "_saved_self_sym_sizes"},
     "pow": {"_saved_exponent_sym_sizes", "_saved_result", "_saved_self_sym_sizes"},
-    "sum": {"_saved_dim", "_saved_keepdim", "_saved_self"}, "sum dim": {"_saved_self"},
+    "sum": {"_saved_dim", "_saved_keepdim"}, "sum dim": set(),
     "softmax": set(), "mm": set(), "amax": {"_saved_self_sym_sizes"}, "unsqueeze": set(),
     "where": {"_saved_condition_sym_sizes"}, "add": set(),
 }  # fmt: skip

@@ -245,7 +245,7 @@ sum = defop(
     "sum",
     _sum,
     nin=1,
-    vjp=lambda g, x, dim, keepdim: unreduce(g, x.shape, dim, keepdim),
+    vjp=lambda g, x_shape, dim, keepdim: unreduce(g, x_shape, dim, keepdim),
     jvp=LINEAR,
     samples=_sum_samples,
     test={"dtypes": FLOATS_INT_BOOL},
@@ -299,8 +299,8 @@ def _mean_errors(make):
     yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
 
 
-def _mean_vjp(g, x, dim, keepdim):
-    return unreduce(g, x.shape, dim, keepdim) * (1.0 / _pymax(count(x.shape, dim), 1))
+def _mean_vjp(g, x_shape, dim, keepdim):
+    return unreduce(g, x_shape, dim, keepdim) * (1.0 / _pymax(count(x_shape, dim), 1))
 
 
 def _mean_dims(x, dim, keepdim):
@@ -774,7 +774,7 @@ def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
     def vjp(g, x, result, dim, correction, keepdim):
         c = {"correction": correction}
         spread = _partial_vjp(partial, g[0], x, result[0], dim, keepdim, c)
-        return spread + _mean_vjp(g[1], x, dim, keepdim)
+        return spread + _mean_vjp(g[1], x.shape, dim, keepdim)
 
     def jvp(t, x, result, dim, correction, keepdim):
         c = {"correction": correction}
