@@ -226,7 +226,7 @@ def test_neural_tangent_kernel_tutorial():
                 (vjps,) = vjp_fn(unit)
                 return func.jvp(f2, (params,), (vjps,))[1]
 
-            return func.vmap(column)(lib.eye(out.numel(), dtype=out.dtype))
+            return func.vmap(column)(lib.eye(out.numel(), dtype=out.dtype, device=out.device))
 
         products = func.vmap(func.vmap(via_products, (None, 0)), (0, None))(x1, x2)
         return full, trace, products
