@@ -7,6 +7,10 @@ from .dispatch import WrapperTensor, dispatch
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
+LEAF_VIEW_WRITE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+
 
 def check_inplace(self: Tensor) -> None:
     """PyTorch's errors for in-place writes into leaves that require grad."""
@@ -17,10 +21,7 @@ def check_inplace(self: Tensor) -> None:
     if self._view is not None:
         root = self._view[0]
         if root._rg and root._grad_fn is None:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
+            raise RuntimeError(LEAF_VIEW_WRITE)
     elif self._rg and self._grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."

@@ -17,7 +17,7 @@ from .._core.state import anomaly, state
 from .._core.tensor import Size, Tensor
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
-from .graph import AccumulateGrad, GradientEdge, Node, _running, _task_ids, edge_of
+from .graph import AccumulateGrad, GradientEdge, Node, _fit, _running, _task_ids, edge_of
 
 
 class _GraphTask:
@@ -83,26 +83,10 @@ def _compute_exec_info(task: _GraphTask, roots, targets: set) -> None:
 
 
 def _validate(node: Node, grads: list) -> list:
-    """Sum broadcast gradients to each input's shape and cast to its dtype."""
-    flat_meta = node._edge_meta()
-    for j, g in enumerate(grads):
-        if g is None:
-            continue
-        shape, dtype = flat_meta[j]
-        if type(g) is Tensor:
-            gshape, gdtype = g._data.shape, g._data.dtype
-        else:  # a transform's wrapper: its logical shape
-            gshape, gdtype = tuple(g.shape), g.dtype.np
-        if gshape != shape:
-            from ..ops.reduction import sum_to_size
-
-            g = sum_to_size.fn(g, shape)
-        if gdtype != dtype:
-            from .._core.dtype import from_np
-
-            g = g.to(from_np(dtype))
-        grads[j] = g
-    return grads
+    """Sum broadcast gradients to each input's shape and cast to its dtype (for nodes whose
+    apply does not, e.g. a custom Function's)."""
+    meta = node._edge_meta()
+    return [_fit(g, m) for g, m in zip(grads, meta)]
 
 
 def _run_hooks(hooks, grad):

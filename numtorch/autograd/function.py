@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from .._core import upcalls
 from .._core.dispatch import dispatch
+from .._core.inplace import LEAF_VIEW_WRITE
 from .._core.op import VARIADIC, Op, defop, named
 from .._core.pytree import tree_flatten
 from .._core.state import anomaly, state
@@ -434,10 +435,7 @@ def _check_dirty(t: Tensor, nout: int) -> None:
     if t._view is not None:
         root = t._view[0]
         if root._rg and root._grad_fn is None:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
+            raise RuntimeError(LEAF_VIEW_WRITE)
         if nout > 1:
             raise RuntimeError(_MANY_VIEWS)
     elif t._rg and t._grad_fn is None:
