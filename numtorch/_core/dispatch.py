@@ -9,6 +9,8 @@ requires grad, records a node on the eager tape.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import upcalls
@@ -266,8 +268,10 @@ def run_kernel(op, arrays: list, attrs: dict):
         arrays, odt = op.prepare(arrays, attrs)
     try:
         out = op.kernel(xp, *arrays, **attrs)
-    except ValueError as e:
-        msg = _broadcast_message(arrays[: op.nin], e)
+    except (ValueError, MemoryError) as e:
+        msg = _broadcast_message(arrays[: op.nin], e) or alloc_message(
+            e, _broadcast_shape(arrays[: op.nin])
+        )
         if msg is None:
             raise
         raise RuntimeError(msg) from None
@@ -307,14 +311,60 @@ def _as_array(xp, out):
     return xp.asarray(out)
 
 
-def _broadcast_message(inputs, error: ValueError) -> str | None:
+def _shapes(inputs) -> list:
+    return [a.shape for a in inputs if hasattr(a, "shape") and not isinstance(a, (list, tuple))]
+
+
+def _broadcast_message(inputs, error: Exception) -> str | None:
     """PyTorch's text for operands that do not broadcast, when NumPy's broadcasting is what
     failed (None otherwise)."""
     if not str(error).startswith("operands could not be broadcast together with shapes"):
         return None
-    return broadcast_mismatch(
-        a.shape for a in inputs if hasattr(a, "shape") and not isinstance(a, (list, tuple))
+    return broadcast_mismatch(_shapes(inputs))
+
+
+def _broadcast_shape(inputs) -> tuple:
+    """The shape the inputs broadcast to (the largest one's where they do not)."""
+    shapes = _shapes(inputs)
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return max(shapes, key=lambda s: math.prod(s), default=())
+
+
+_MAX_BYTES = 2**63 - 1
+
+
+def alloc_message(error: Exception, shape) -> str | None:
+    """PyTorch's text for a tensor of ``shape`` too large to allocate, when NumPy's
+    allocation is what failed (None otherwise): a size in bytes past int64 overflows,
+    anything else is the allocator's refusal."""
+    if isinstance(error, MemoryError) and hasattr(error, "_total_size"):
+        return alloc_failed(error._total_size)
+    if isinstance(error, ValueError) and str(error).startswith(
+        ("array is too big", "Maximum allowed size exceeded")
+    ):
+        return size_overflow(shape)
+    return None
+
+
+def alloc_failed(nbytes: int) -> str:
+    """PyTorch's CPU allocator's text for a refused allocation of ``nbytes``."""
+    return (
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+        f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)"
     )
+
+
+def size_overflow(shape) -> str:
+    """PyTorch's text for a shape whose size in bytes does not fit in an int64."""
+    return f"Storage size calculation overflowed with sizes={list(shape)}"
+
+
+def check_alloc(shape, itemsize: int) -> None:
+    """Raise PyTorch's RuntimeError for a tensor of ``shape`` whose bytes overflow int64."""
+    if math.prod(shape) * itemsize > _MAX_BYTES:
+        raise RuntimeError(size_overflow(shape))
 
 
 def broadcast_mismatch(shapes) -> str | None:

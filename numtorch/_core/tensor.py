@@ -257,9 +257,12 @@ class Tensor:
 
     def _check_single(self, what: str) -> None:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
-            )
+            if what == "item":
+                raise RuntimeError(
+                    f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+                )
+            # int(), float(), complex(): Python's number protocol, a ValueError in PyTorch
+            raise ValueError("only one element tensors can be converted to Python scalars")
 
     def item(self):
         self._check_single("item")

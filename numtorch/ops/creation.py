@@ -12,7 +12,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
-from .._core.dispatch import dispatch
+from .._core.dispatch import alloc_failed, check_alloc, dispatch
 from .._core.op import defop, tensor_methods
 from .._core.tensor import Size, Tensor, _make
 from ..testing.samples import S
@@ -229,11 +229,20 @@ def _dtype_or_default(dtype) -> np.dtype:
     return dt.to_dtype(dtype).np if dtype is not None else dt.get_default_dtype().np
 
 
+def _full(xp, shape: tuple, value, dtype: np.dtype):
+    """``xp.full``, failing as PyTorch's allocator does for a size too large."""
+    check_alloc(shape, dtype.itemsize)
+    try:
+        return xp.full(shape, value, dtype=dtype)
+    except MemoryError:
+        raise RuntimeError(alloc_failed(math.prod(shape) * dtype.itemsize)) from None
+
+
 def _fill(name, value):
     def factory(
         *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
     ):
-        arr = _xp(device).full(_size(size, name), value, dtype=_dtype_or_default(dtype))
+        arr = _full(_xp(device), _size(size, name), value, _dtype_or_default(dtype))
         return _finish(arr, requires_grad)
 
     factory.__name__ = factory.__qualname__ = name
@@ -252,7 +261,7 @@ def full(
         fill_value = fill_value.item()
     if dtype is None:
         dtype = dt.result_type(fill_value)
-    arr = _xp(device).full(_size((size,), "full"), fill_value, dtype=dt.to_dtype(dtype).np)
+    arr = _full(_xp(device), _size((size,), "full"), fill_value, dt.to_dtype(dtype).np)
     return _finish(arr, requires_grad)
 
 
@@ -346,17 +355,28 @@ def arange(
     if dtype is None:
         dtype = dt.get_default_dtype() if any(isinstance(v, float) for v in vals) else dt.int64
     n = math.ceil((end - start) / step)
-    arr = (
-        (start + step * np.arange(n, dtype=np.float64))
-        if dt.to_dtype(dtype).is_floating_point
-        else np.arange(start, end, step)
-    )
+    itemsize = dt.to_dtype(dtype).np.itemsize
+    check_alloc((n,), itemsize)
+    try:
+        arr = (
+            (start + step * np.arange(n, dtype=np.float64))
+            if dt.to_dtype(dtype).is_floating_point
+            else np.arange(start, end, step)
+        )
+    except MemoryError:
+        raise RuntimeError(alloc_failed(n * itemsize)) from None
     return _finish(np.asarray(arr).astype(dt.to_dtype(dtype).np), requires_grad, device)
+
+
+def _check_steps(steps) -> None:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
 
 
 def linspace(
     start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
+    _check_steps(steps)
     arr = np.linspace(float(start), float(end), int(steps))
     return _finish(arr.astype(_dtype_or_default(dtype)), requires_grad, device)
 
@@ -364,6 +384,7 @@ def linspace(
 def logspace(
     start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
+    _check_steps(steps)
     arr = np.logspace(float(start), float(end), int(steps), base=base)
     return _finish(arr.astype(_dtype_or_default(dtype)), requires_grad, device)
 
@@ -371,7 +392,11 @@ def logspace(
 def eye(
     n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
-    arr = np.eye(int(n), int(n if m is None else m), dtype=_dtype_or_default(dtype))
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    arr = np.eye(int(n), int(m), dtype=_dtype_or_default(dtype))
     return _finish(arr, requires_grad, device)
 
 

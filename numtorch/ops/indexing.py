@@ -1499,7 +1499,7 @@ def _put_rule(vmap, args, bdims, attrs):
     ni = _numel(lshape(index, ib))
     ns = _numel(lshape(src, sb)) if isinstance(src, Tensor) else 1
     if ni != ns:
-        raise RuntimeError(
+        raise IndexError(
             "put_(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {ns}, index.numel() = {ni}"
         )
@@ -1523,7 +1523,7 @@ def _put(xp, input, index, source, accumulate=False):
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_tname(index)}")
     n = input.size
     if index.size != (source.size if hasattr(source, "size") else 1):
-        raise RuntimeError(
+        raise IndexError(
             f"put_(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {source.size}, index.numel() = {index.size}"
         )

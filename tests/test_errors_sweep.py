@@ -1,0 +1,68 @@
+"""Bad input raises PyTorch's exception type and text (issue 14, "Unclear errors"): NumPy's
+errors never leak, whatever path an op takes (broadcasting, allocation, argument checks)."""
+
+from __future__ import annotations
+
+import pytest
+from twolibs import assert_same, assert_same_error
+
+
+def _bool(T):
+    return T.ones(3, dtype=T.bool)
+
+
+ERRORS = {
+    # broadcasting, on every path that combines shapes
+    "add": lambda T: T.ones(3) + T.ones(4),
+    "mul_2d": lambda T: T.ones(2, 3) * T.ones(4, 3),
+    "add_": lambda T: T.ones(3).add_(T.ones(4)),
+    "add_out_shape": lambda T: T.ones(3).add_(T.ones(2, 3)),
+    "where": lambda T: T.where(T.ones(3) > 0, T.ones(4), T.ones(3)),
+    "lerp": lambda T: T.lerp(T.ones(3), T.ones(4), 0.5),
+    "lerp_weight": lambda T: T.lerp(T.ones(3), T.ones(3), T.ones(4)),
+    "lerp_": lambda T: T.ones(3).lerp_(T.ones(4), 0.5),
+    "addcmul": lambda T: T.addcmul(T.ones(3), T.ones(4), T.ones(3)),
+    # sizes too large to allocate
+    "empty_overflow": lambda T: T.empty(2**62),
+    "empty_overflow_2d": lambda T: T.zeros(2**40, 2**40),
+    "empty_overflow_f64": lambda T: T.empty(2**60, dtype=T.float64),
+    "ones_huge": lambda T: T.ones(10**12),
+    "zeros_huge": lambda T: T.zeros(10**6, 10**6),
+    "full_huge": lambda T: T.full((10**12,), 1.0),
+    "arange_huge": lambda T: T.arange(10**13),
+    "randn_huge": lambda T: T.randn(10**12),
+    "expand_contiguous_huge": lambda T: T.ones(1).expand(10**12).contiguous(),
+    "expand_add_huge": lambda T: T.ones(1).expand(10**12) + 1,
+    # argument checks
+    "eye_n": lambda T: T.eye(-1),
+    "eye_m": lambda T: T.eye(2, -1),
+    "eye_nm": lambda T: T.eye(-1, -2),
+    "linspace_steps": lambda T: T.linspace(0, 1, -1),
+    "logspace_steps": lambda T: T.logspace(0, 1, -1),
+    # same text, PyTorch's type
+    "abs_bool": lambda T: T.abs(_bool(T)),
+    "abs_bool_": lambda T: _bool(T).abs_(),
+    "int_multi": lambda T: int(T.ones(3)),
+    "float_multi": lambda T: float(T.ones(3)),
+    "complex_multi": lambda T: complex(T.ones(3)),
+    "item_multi": lambda T: T.ones(3).item(),
+    "put_": lambda T: T.ones(3).put_(T.tensor([0, 1]), T.ones(3)),
+    "put": lambda T: T.ones(3).put(T.tensor([0, 1]), T.ones(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_error(name):
+    assert_same_error(ERRORS[name])
+
+
+def test_bad_input_leaves_inputs_unmodified():
+    def prog(T):
+        x = T.ones(3)
+        try:
+            x.put_(T.tensor([0, 1]), T.full((3,), 2.0))
+        except IndexError:
+            pass
+        return x
+
+    assert_same(prog)
