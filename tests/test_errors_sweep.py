@@ -3,6 +3,7 @@ errors never leak, whatever path an op takes (broadcasting, allocation, argument
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from twolibs import assert_same, assert_same_error
 
@@ -39,6 +40,25 @@ ERRORS = {
     "eye_nm": lambda T: T.eye(-1, -2),
     "linspace_steps": lambda T: T.linspace(0, 1, -1),
     "logspace_steps": lambda T: T.logspace(0, 1, -1),
+    "repeat_interleave_int": lambda T: T.ones(3).repeat_interleave(-1),
+    "repeat_interleave_int_dim": lambda T: T.ones(3).repeat_interleave(-2, dim=0),
+    "repeat_interleave_tensor": lambda T: T.ones(3).repeat_interleave(T.tensor([1, -1, 2])),
+    "repeat_interleave_one": lambda T: T.ones(3).repeat_interleave(T.tensor([-1])),
+    "repeat_interleave_0d": lambda T: T.ones(3).repeat_interleave(T.tensor(-1)),
+    "repeat_interleave_counts": lambda T: T.repeat_interleave(T.tensor([1, -1])),
+    "repeat_interleave_2d": lambda T: T.ones(3).repeat_interleave(T.tensor([[1, 1, 1]])),
+    "repeat_interleave_len": lambda T: T.ones(3).repeat_interleave(T.tensor([1, 2])),
+    "repeat_negative": lambda T: T.ones(2, 3).repeat(-1, 2),
+    "tile_negative": lambda T: T.ones(3).tile((-1,)),
+    "tile_fn_int": lambda T: T.tile(T.ones(3), 2),
+    "tile_fn_float": lambda T: T.tile(T.ones(3), 2.0),
+    "tile_fn_tensor": lambda T: T.tile(T.ones(3), T.tensor([2])),
+    **{
+        f"{name}_of_tensor": (lambda name: lambda T: getattr(T, name)(T.ones(2, 3)))(name)
+        for name in ("cat", "stack", "hstack", "vstack", "dstack", "concat", "concatenate")
+    },
+    "cat_of_one_row": lambda T: T.cat(T.ones(1, 3)),
+    "stack_of_int": lambda T: T.stack(3),
     # same text, PyTorch's type
     "abs_bool": lambda T: T.abs(_bool(T)),
     "abs_bool_": lambda T: _bool(T).abs_(),
@@ -66,3 +86,8 @@ def test_bad_input_leaves_inputs_unmodified():
         return x
 
     assert_same(prog)
+
+
+@pytest.mark.parametrize("args", [(2,), (2, 3), ((2,),), ([2, 1],)])
+def test_tile_method_sizes(args):
+    assert_same(lambda T, x: x.tile(*args), np.arange(6.0).reshape(2, 3))

@@ -56,6 +56,25 @@ dims_rule = rule_generator(_dims_rule)
 
 
 # ------------------------------------------------------------------ joining
+def _check_tensor_list(tensors, name: str) -> None:
+    """A tensor-list argument is a sequence (a tensor is refused, not iterated)."""
+    if not isinstance(tensors, (list, tuple)):
+        kind = "Tensor" if hasattr(tensors, "shape") else type(tensors).__name__
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not {kind}"
+        )
+
+
+def _tensor_list(name: str):
+    """The ``prepare`` of a tensor-list op: the argument checked, then promoted."""
+
+    def prepare(arrays, attrs=None):
+        _check_tensor_list(arrays[0], name)
+        return _promote_list(arrays, attrs)
+
+    return prepare
+
+
 def _promote_list(arrays, attrs=None):
     """Cast a list of tensors to their common PyTorch result type."""
     from .._core import dtype as dt
@@ -116,6 +135,7 @@ class _Shaped:
 
 def _cat_rule(vmap, args, bdims, attrs):
     xs, bds = args[0], bdims[0]
+    _check_tensor_list(xs, "cat")
     shapes = [lshape(x, b) for x, b in zip(xs, bds)]
     d = _cat_check([_Shaped(s) for s in shapes], attrs["dim"])
     parts = [materialize(vmap, x, b) for x, b in zip(xs, bds)]
@@ -178,7 +198,7 @@ def _cat_errors(make):
 
 cat = defop(
     "cat", _cat, nin=1, list_inputs=(0,), vjp=_cat_vjp, batch_rule=_cat_rule,
-    jvp=lambda t, tensors, dim: cat.fn(_list_tangents(t, tensors), dim), prepare=_promote_list, out=True,
+    jvp=lambda t, tensors, dim: cat.fn(_list_tangents(t, tensors), dim), prepare=_tensor_list("cat"), out=True,
     samples=_cat_samples, error_samples=_cat_errors,
 )  # fmt: skip
 
@@ -194,12 +214,14 @@ def _join_samples(axis: str):
 @composite(samples=_join_samples("axis"))
 def concatenate(tensors, axis: int = 0, out=None):
     """Alias of cat."""
+    _check_tensor_list(tensors, "concatenate")
     return cat.fn(tensors, axis, out=out)
 
 
 @composite(samples=_join_samples("dim"))
 def concat(tensors, dim: int = 0, *, out=None):
     """Alias of cat."""
+    _check_tensor_list(tensors, "concat")
     return cat.fn(tensors, dim, out=out)
 
 
@@ -221,6 +243,7 @@ def _stack(xp, tensors, dim=0):
 
 def _stack_rule(vmap, args, bdims, attrs):
     xs, bds = args[0], bdims[0]
+    _check_tensor_list(xs, "stack")
     shapes = [lshape(x, b) for x, b in zip(xs, bds)]
     _stack_check(shapes)
     d = pdim(attrs["dim"], len(shapes[0]) + 1)
@@ -228,7 +251,7 @@ def _stack_rule(vmap, args, bdims, attrs):
 
 
 stack = defop(
-    "stack", _stack, nin=1, list_inputs=(0,), prepare=_promote_list, out=True, batch_rule=_stack_rule,
+    "stack", _stack, nin=1, list_inputs=(0,), prepare=_tensor_list("stack"), out=True, batch_rule=_stack_rule,
     jvp=lambda t, tensors, dim: stack.fn(_list_tangents(t, tensors), dim),
     vjp=lambda g, tensors, dim: list(g.unbind(dim)),
     samples=lambda make: [S(([make((2, 3)), make((2, 3))],)), S(([make((2, 3)), make((2, 3)), make((2, 3))], -1)),
@@ -270,6 +293,7 @@ def _joiner(name: str):
         return _cat(xp, parts, _join_axis(name, [t.shape for t in tensors]))
 
     def as_cat(tensors):
+        _check_tensor_list(tensors, name)
         parts = [reshape.fn(t, _atleast_shape(t.shape, nd)) for t in tensors]
         return cat.fn(parts, _join_axis(name, [tuple(t.shape) for t in tensors]))
 
@@ -300,7 +324,7 @@ def _joiner(name: str):
         list_inputs=(0,),
         vjp=vjp,
         jvp=jvp,
-        prepare=_promote_list,
+        prepare=_tensor_list(name),
         out=True,
         samples=samples,
         batch_rule=decompose(as_cat),
@@ -707,6 +731,10 @@ repeat = defop(
 
 
 def _tile_reps(ndim: int, dims) -> tuple:
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(
+            f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}"
+        )
     dims = tuple(int(d) for d in dims)
     return (1,) * (ndim - len(dims)) + dims
 
@@ -734,25 +762,40 @@ tile = defop(
         S((make((2, 3)), ())),
     ],
     methods=True,
+    sizes=True,
 )
+
+
+def _check_repeats(xp, repeats) -> None:
+    """PyTorch's checks of a repeats tensor's rank and signs."""
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.size and bool(xp.any(repeats < 0)):
+        raise RuntimeError("repeats can not be negative")
 
 
 def _repeat_interleave(xp, input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:
         reps = input
+        _check_repeats(xp, reps)
         return xp.repeat(xp.arange(reps.shape[0], dtype=xp.int64), reps)
     if dim is None:
         input = input.reshape(-1)
         d = 0
     else:
         d = wrap_dim(dim, input.ndim)
-    if not isinstance(repeats, int) and getattr(repeats, "ndim", 0) == 1 and repeats.shape[0] != 1:
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+    elif repeats.ndim == 1 and repeats.shape[0] != 1:
         if repeats.shape[0] != input.shape[d]:
             raise RuntimeError(
                 f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                 f"{repeats.shape[0]} and input.size({dim if dim is not None else 0}) = {input.shape[d]}"
             )
-    elif not isinstance(repeats, int):
+        _check_repeats(xp, repeats)
+    else:
+        _check_repeats(xp, repeats)
         repeats = int(repeats.reshape(-1)[0])
     if input.ndim == 0:
         input = input.reshape(1)
