@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from twolibs import assert_same, assert_same_error
+import torch
+from twolibs import assert_same, assert_same_error, error_of
+
+import numtorch as nt
+
+
+def _set(x, index, value):
+    x[index] = value
 
 
 def _bool(T):
@@ -23,6 +30,47 @@ ERRORS = {
     "lerp_weight": lambda T: T.lerp(T.ones(3), T.ones(3), T.ones(4)),
     "lerp_": lambda T: T.ones(3).lerp_(T.ones(4), 0.5),
     "addcmul": lambda T: T.addcmul(T.ones(3), T.ones(4), T.ones(3)),
+    "copy_": lambda T: T.ones(3).copy_(T.ones(4)),
+    "copy_2d": lambda T: T.ones(2, 3).copy_(T.ones(4, 1)),
+    "copy_out_shape": lambda T: T.ones(3).copy_(T.ones(2, 3)),
+    "copy_leading_ones": lambda T: T.ones(3).copy_(T.ones(1, 1, 3)),
+    "copy_rank_mismatch": lambda T: T.ones(3).copy_(T.ones(2, 4)),
+    "setitem": lambda T: _set(T.ones(3, 4), 0, T.ones(3)),
+    "setitem_slice": lambda T: _set(T.ones(3, 4), slice(None), T.ones(2, 4)),
+    "setitem_rank": lambda T: _set(T.ones(3, 4), 0, T.ones(2, 4)),
+    "setitem_index": lambda T: _set(T.ones(3, 4), T.tensor([0, 1]), T.ones(3, 4)),
+    "setitem_index_dim1": lambda T: _set(
+        T.ones(3, 4), (slice(None), T.tensor([0, 1])), T.ones(4, 2)
+    ),
+    "setitem_mask": lambda T: _set(T.ones(3, 4), T.ones(3, 4) > 0, T.ones(3)),
+    "index_put_": lambda T: T.ones(3, 4).index_put_((T.tensor([0, 1]),), T.ones(3, 4)),
+    "index_put_accumulate": lambda T: T.ones(3, 4).index_put_(
+        (T.tensor([0, 1]),), T.ones(3), accumulate=True
+    ),
+    "masked_select": lambda T: T.masked_select(T.ones(3), T.ones(4) > 0),
+    "masked_scatter": lambda T: T.ones(3).masked_scatter(T.ones(4) > 0, T.ones(5)),
+    **{
+        f"{name}_{i}": (
+            lambda name, args: (
+                lambda T: getattr(T.ones(*args[0]), name)(
+                    args[1], T.tensor(args[2]), T.ones(*args[3])
+                )
+            )
+        )(name, args)
+        for name in ("index_add_", "index_copy_")
+        for i, args in enumerate(
+            [
+                ((3, 4), 0, [0, 1], (2, 3)),
+                ((3, 4), 1, [0, 1], (2, 2)),
+                ((3, 4), 0, [0, 1], (2, 4, 1)),
+                ((3, 4), 0, [0, 1], (3, 4)),
+                ((3, 4), 0, [0, 1], (3, 5)),
+                ((3, 4), 0, [0, 1], (8,)),
+                ((3, 4, 5), 1, [0, 1], (3, 2, 6)),
+                ((3, 4, 5), -2, [0, 1], (2, 2, 5)),
+            ]
+        )
+    },
     # sizes too large to allocate
     "empty_overflow": lambda T: T.empty(2**62),
     "empty_overflow_2d": lambda T: T.zeros(2**40, 2**40),
@@ -91,3 +139,37 @@ def test_bad_input_leaves_inputs_unmodified():
 @pytest.mark.parametrize("args", [(2,), (2, 3), ((2,),), ([2, 1],)])
 def test_tile_method_sizes(args):
     assert_same(lambda T, x: x.tile(*args), np.arange(6.0).reshape(2, 3))
+
+
+@pytest.mark.parametrize("name", ["copy_", "setitem", "setitem_index", "index_add_", "index_copy_"])
+def test_bad_write_leaves_self_unmodified(name):
+    def prog(T):
+        x = T.arange(12.0).reshape(3, 4)
+        bad = {
+            "copy_": lambda: x.copy_(T.ones(4, 1)),
+            "setitem": lambda: _set(x, 0, T.ones(3)),
+            "setitem_index": lambda: _set(x, T.tensor([0, 1]), T.ones(3, 4)),
+            "index_add_": lambda: x.index_add_(0, T.tensor([0, 1]), T.ones(3, 4)),
+            "index_copy_": lambda: x.index_copy_(0, T.tensor([0, 1]), T.ones(2, 3)),
+        }[name]
+        try:
+            bad()
+        except (RuntimeError, IndexError):
+            pass
+        return x
+
+    assert_same(prog)
+
+
+def test_vmap_index_add_source_shape():
+    """Under vmap the same check, on the logical shapes (PyTorch's text shows the physical
+    ones, batch dim included)."""
+
+    def prog(T):
+        f = lambda x: x.index_add(0, T.tensor([0, 1]), T.ones(2, 3))  # noqa: E731
+        return T.func.vmap(f)(T.ones(2, 3, 4))
+
+    got, want = error_of(prog, nt), error_of(prog, torch)
+    assert got.type is want.type is RuntimeError
+    assert got.text.split(" Got ")[0] == want.text.split(" Got ")[0]
+    assert got.text.endswith("Got self.shape = [3, 4] source.shape = [2, 3]")

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.dispatch import dispatch
+from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
@@ -17,6 +17,7 @@ from ._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_gen
 from ._families import FLOATS_INT_BOOL
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
+from .views import _expand_size
 
 _INT_KINDS = "iu"
 
@@ -429,6 +430,22 @@ def _index(xp, input, indices, dims, shape=()):
     return input[_adv_key(xp, input, indices, dims)]
 
 
+def _put_shape_error(xp, input, key, values) -> RuntimeError | None:
+    """PyTorch's error for values that do not broadcast to the indexing result (None if
+    they do)."""
+    shape = input[key].shape
+    try:
+        fits = xp.broadcast_shapes(values.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if fits:
+        return None
+    return RuntimeError(
+        f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+        f"indexing result of shape {list(shape)}"
+    )
+
+
 def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
     if dims is None:
         dims = tuple(range(len(indices)))
@@ -438,6 +455,16 @@ def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
             f"{_tname(input)} for the destination and {_tname(values)} for the source."
         )
     key = _adv_key(xp, input, indices, dims)
+    try:
+        return _put_at(xp, input, key, values, accumulate)
+    except ValueError:
+        err = _put_shape_error(xp, input, key, values) if hasattr(values, "shape") else None
+        if err is None:
+            raise
+        raise err from None
+
+
+def _put_at(xp, input, key, values, accumulate):
     out = input.copy()
     if accumulate:
         key = tuple(
@@ -691,7 +718,9 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
     elif value.dtype != self.dtype:
         value = value.to(self.dtype)
     if not adv:
-        run_inplace(copy, v, (_strip_leading_ones(value, v.dim()),), {})
+        value = _strip_leading_ones(value, v.dim())
+        _expand_size(tuple(value.shape), tuple(v.shape))  # the value expands to the target
+        run_inplace(copy, v, (value,), {})
         return
     run_inplace(
         index_put_op, v, (adv, _strip_leading_ones(value, 64)), {"accumulate": False, "dims": dims}
@@ -700,6 +729,15 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
 
 # ------------------------------------------------------------------ copy / fill / zero
 def _copy(xp, self, src, non_blocking=False):
+    shape = getattr(src, "shape", ())
+    msg = broadcast_mismatch((self.shape, shape))
+    if msg is None and len(shape) > self.ndim:
+        msg = (
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(xp.broadcast_shapes(self.shape, shape))}"
+        )
+    if msg is not None:
+        raise RuntimeError(msg)
     return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
 
 
@@ -1265,6 +1303,45 @@ def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix=""):
     return dim
 
 
+def _check_index_source(name: str, shape, n_index: int, source_shape, dim) -> None:
+    """PyTorch's checks of index_add_/index_copy_'s source against self and the index (on
+    logical shapes, so the batch rule makes them too)."""
+    shape, source_shape = tuple(shape), tuple(source_shape)
+    if not shape or not source_shape:
+        return
+    d = wrap_dim(dim, len(shape))
+    rest, src_rest = shape[:d] + shape[d + 1 :], source_shape[:d] + source_shape[d + 1 :]
+    if name == "index_copy":
+        if len(source_shape) != len(shape):
+            raise IndexError(
+                "index_copy_(): When source and destination are not scalars, their "
+                f"dimensionality must match. Source dimensionality ({len(source_shape)}), "
+                f"destination dimensionality ({len(shape)})"
+            )
+        if rest != src_rest:
+            raise RuntimeError(
+                "index_copy_(): Source/destination tensor must have same slice shapes. "
+                f"Destination slice shape: {' '.join(map(str, rest))} at dimension {d} and "
+                f"source slice shape: {' '.join(map(str, src_rest))} at dimension 0."
+            )
+        if n_index != source_shape[d]:
+            raise IndexError(
+                f"index_copy_(): Number of indices ({n_index}) should be equal to "
+                f"source.size(dim) ({source_shape[d]})"
+            )
+        return
+    if len(source_shape) > d and n_index != source_shape[d]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({n_index}) should be equal to source.size(dim): "
+            f"({source_shape[d]}), for dim: {d}"
+        )
+    if len(source_shape) != len(shape) or rest != src_rest:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(shape)} source.shape = {list(source_shape)}"
+        )
+
+
 def _index_update_rule(op, mode):
     """index_add/index_fill/index_copy: the batch first and ``dim`` shifted; with a batched
     index (or index_fill's batched value) the op runs as scatter_add/scatter on the index
@@ -1284,6 +1361,9 @@ def _index_update_rule(op, mode):
                 )
             val = src if sb is None else front(src, sb)
         else:
+            _check_index_source(
+                name, lshape(x, xb), _numel(lshape(index, ib)), lshape(src, sb), dim
+            )
             val = materialize(vmap, src, sb)
         if n == 0:
             wrap_dim(dim, 0)
@@ -1325,6 +1405,7 @@ index_update_rule = rule_generator(_index_update_rule)
 
 def _index_add(xp, input, index, source, dim, *, alpha=1):
     dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError)
+    _check_index_source("index_add", input.shape, index.size, getattr(source, "shape", ()), dim)
     out = xp.array(input)
     if out.ndim == 0:
         out[...] += (source.sum() if hasattr(source, "sum") else source) * alpha
@@ -1379,6 +1460,7 @@ index_fill_op = defop(
 
 def _index_copy(xp, input, index, source, dim):
     dim = _dim_index(xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ")
+    _check_index_source("index_copy", input.shape, index.size, getattr(source, "shape", ()), dim)
     out = xp.array(input)
     if out.ndim == 0:
         out[...] = source
@@ -1657,6 +1739,14 @@ def _check_mask(mask, name: str, np_style: bool = False):
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {d}")
 
 
+def _mask_broadcast(mask, input) -> tuple:
+    """The shape mask and input broadcast to (PyTorch expands the mask first)."""
+    msg = broadcast_mismatch((mask.shape, input.shape))
+    if msg is not None:
+        raise RuntimeError(msg)
+    return np.broadcast_shapes(input.shape, mask.shape)
+
+
 def _masked_fill(xp, input, mask, value):
     _check_mask(mask, "masked_fill_")
     if hasattr(value, "ndim") and value.ndim:
@@ -1716,7 +1806,7 @@ masked_fill_op = defop(
 
 def _masked_scatter(xp, input, mask, source):
     _check_mask(mask, "masked_scatter_", np_style=True)
-    shape = np.broadcast_shapes(input.shape, mask.shape)
+    shape = _mask_broadcast(mask, input)
     out = xp.array(xp.broadcast_to(input, shape))
     m = xp.broadcast_to(mask, shape)
     n = int(m.sum())
@@ -1778,7 +1868,7 @@ masked_scatter_op = defop(
 def _masked_select(xp, input, mask):
     if not hasattr(mask, "dtype") or mask.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = np.broadcast_shapes(input.shape, mask.shape)
+    shape = _mask_broadcast(mask, input)
     return xp.broadcast_to(input, shape)[xp.broadcast_to(mask, shape)]
 
 
