@@ -270,7 +270,7 @@ def run_kernel(op, arrays: list, attrs: dict):
         out = op.kernel(xp, *arrays, **attrs)
     except (ValueError, MemoryError) as e:
         msg = _broadcast_message(arrays[: op.nin], e) or alloc_message(
-            e, _broadcast_shape(arrays[: op.nin])
+            e, attrs.get("size") if op.nin == 0 else _broadcast_shape(arrays[: op.nin])
         )
         if msg is None:
             raise

@@ -290,7 +290,8 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            many = "more than one value" if self._data.size else "no values"
+            raise RuntimeError(f"Boolean value of Tensor with {many} is ambiguous")
         return bool(self._data.reshape(()))
 
     def __len__(self) -> int:

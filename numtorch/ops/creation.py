@@ -229,13 +229,18 @@ def _dtype_or_default(dtype) -> np.dtype:
     return dt.to_dtype(dtype).np if dtype is not None else dt.get_default_dtype().np
 
 
-def _full(xp, shape: tuple, value, dtype: np.dtype):
-    """``xp.full``, failing as PyTorch's allocator does for a size too large."""
+def _allocate(make, shape: tuple, dtype: np.dtype):
+    """``make()``, an array of ``shape`` and ``dtype``, failing as PyTorch's allocator does
+    for a size too large."""
     check_alloc(shape, dtype.itemsize)
     try:
-        return xp.full(shape, value, dtype=dtype)
+        return make()
     except MemoryError:
         raise RuntimeError(alloc_failed(math.prod(shape) * dtype.itemsize)) from None
+
+
+def _full(xp, shape: tuple, value, dtype: np.dtype):
+    return _allocate(lambda: xp.full(shape, value, dtype=dtype), shape, dtype)
 
 
 def _fill(name, value):
@@ -377,26 +382,37 @@ def linspace(
     start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     _check_steps(steps)
-    arr = np.linspace(float(start), float(end), int(steps))
-    return _finish(arr.astype(_dtype_or_default(dtype)), requires_grad, device)
+    d = _dtype_or_default(dtype)
+    arr = _allocate(
+        lambda: np.linspace(float(start), float(end), int(steps)).astype(d), (int(steps),), d
+    )
+    return _finish(arr, requires_grad, device)
 
 
 def logspace(
     start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
     _check_steps(steps)
-    arr = np.logspace(float(start), float(end), int(steps), base=base)
-    return _finish(arr.astype(_dtype_or_default(dtype)), requires_grad, device)
+    d = _dtype_or_default(dtype)
+    arr = _allocate(
+        lambda: np.logspace(float(start), float(end), int(steps), base=base).astype(d),
+        (int(steps),),
+        d,
+    )
+    return _finish(arr, requires_grad, device)
 
 
 def eye(
     n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
+    if m is None and isinstance(n, float):
+        raise TypeError("eye(): argument 'n' (position 1) must be int, not float")
     m = n if m is None else m
     for name, v in (("n", n), ("m", m)):
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    arr = np.eye(int(n), int(m), dtype=_dtype_or_default(dtype))
+    d = _dtype_or_default(dtype)
+    arr = _allocate(lambda: np.eye(int(n), int(m), dtype=d), (int(n), int(m)), d)
     return _finish(arr, requires_grad, device)
 
 

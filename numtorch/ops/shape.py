@@ -63,6 +63,11 @@ def _check_tensor_list(tensors, name: str) -> None:
         raise TypeError(
             f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not {kind}"
         )
+    for i, t in enumerate(tensors):
+        if not hasattr(t, "shape"):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
 
 
 def _tensor_list(name: str):
