@@ -82,6 +82,12 @@ ERRORS = {
     "randn_huge": lambda T: T.randn(10**12),
     "expand_contiguous_huge": lambda T: T.ones(1).expand(10**12).contiguous(),
     "expand_add_huge": lambda T: T.ones(1).expand(10**12) + 1,
+    # NumPy cannot hold a view past int64 bytes: numtorch's expand raises what the
+    # materializing op raises in PyTorch
+    "expand_add_overflow": lambda T: T.ones(1).expand(2**62) + 1,
+    "expand_contiguous_overflow": lambda T: T.ones(1).expand(2**62).contiguous(),
+    "expand_numel_overflow": lambda T: T.ones(1).expand(2**40, 2**40),
+    "expand_numel_overflow_2d": lambda T: T.ones(1, 1).expand(2**40, 2**40),
     # argument checks
     "eye_n": lambda T: T.eye(-1),
     "eye_m": lambda T: T.eye(2, -1),

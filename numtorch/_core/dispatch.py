@@ -270,7 +270,7 @@ def run_kernel(op, arrays: list, attrs: dict):
         out = op.kernel(xp, *arrays, **attrs)
     except (ValueError, MemoryError) as e:
         msg = _broadcast_message(arrays[: op.nin], e) or alloc_message(
-            e, attrs.get("size") if op.nin == 0 else _broadcast_shape(arrays[: op.nin])
+            e, _result_shape(arrays[: op.nin], attrs)
         )
         if msg is None:
             raise
@@ -323,6 +323,15 @@ def _broadcast_message(inputs, error: Exception) -> str | None:
     return broadcast_mismatch(_shapes(inputs))
 
 
+def _result_shape(inputs, attrs) -> tuple:
+    """The shape an op meant to allocate, for its error: the ``size`` it was asked for
+    (factories, expand), else the shape its inputs broadcast to."""
+    size = attrs.get("size")
+    if isinstance(size, tuple) and all(isinstance(s, int) and s >= 0 for s in size):
+        return size
+    return _broadcast_shape(inputs)
+
+
 def _broadcast_shape(inputs) -> tuple:
     """The shape the inputs broadcast to (the largest one's where they do not)."""
     shapes = _shapes(inputs)
@@ -342,8 +351,10 @@ def alloc_message(error: Exception, shape) -> str | None:
     if isinstance(error, MemoryError) and hasattr(error, "_total_size"):
         return alloc_failed(error._total_size)
     if isinstance(error, ValueError) and str(error).startswith(
-        ("array is too big", "Maximum allowed size exceeded")
+        ("array is too big", "Maximum allowed size exceeded", "iterator is too large")
     ):
+        if math.prod(shape) > _MAX_BYTES:
+            return "numel: integer multiplication overflow"
         return size_overflow(shape)
     return None
 
