@@ -112,6 +112,15 @@ ERRORS = {
         for name in ("cat", "stack", "hstack", "vstack", "dstack", "concat", "concatenate")
     },
     "cat_of_one_row": lambda T: T.cat(T.ones(1, 3)),
+    **{
+        f"vmap_{name}_of_tensor": (
+            lambda name: lambda T: T.func.vmap(getattr(T, name))(T.ones(2, 3, 4))
+        )(name)
+        for name in ("cat", "stack", "hstack")
+    },
+    "vmap_repeat_interleave": lambda T: T.func.vmap(lambda x: x.repeat_interleave(-1))(
+        T.ones(2, 3)
+    ),
     "stack_of_int": lambda T: T.stack(3),
     "eye_float": lambda T: T.eye(2.5),
     "eye_huge": lambda T: T.eye(10**7),
