@@ -720,7 +720,7 @@ def shrink(p: Prog, fail: Failure, budget: float = 20.0) -> Prog:
             a = getattr(p, name)
             for d in range(a.ndim):
                 for n in (1, a.shape[d] - 1):
-                    if 0 < n < a.shape[d] or (n == 0 and a.shape[d] > 0 and False):
+                    if 0 < n < a.shape[d]:
                         q = replace(p, **{name: np.take(a, range(n), axis=d)})
                         if _same(check_mode(q, fail.mode), fail):
                             p, changed = q, True
