@@ -15,3 +15,16 @@ def no_fallback():
     _set_vmap_fallback_enabled(False)
     yield
     _set_vmap_fallback_enabled(True)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--fuzz-seconds", type=float, default=None,
+        help="run tests/test_random_programs.py on fresh seeds for this long",
+    )  # fmt: skip
+
+
+def pytest_configure(config):
+    seconds = config.getoption("--fuzz-seconds")
+    if seconds:
+        os.environ["NUMTORCH_FUZZ_SECONDS"] = str(seconds)
