@@ -1112,10 +1112,39 @@ cumprod = _scan_op(
     "cumprod", _cumprod, _cumprod_vjp, _cumprod_jvp, _cumprod_samples,
     dtypes=FLOATS_INT, inplace=True,
 )  # fmt: skip
+
+
+def _signed_logs(v):
+    """(log v where v > 0, log -v where v < 0), the lowest finite number elsewhere: a
+    signed sum then runs in log space. The inner where keeps log's derivative finite."""
+    lowest = float(np.finfo(v.dtype.np).min)
+    a = where(v == 0, 1.0, v.abs()).log()
+    return where(v > 0, a, lowest), where(v < 0, a, lowest)
+
+
+def _logcumsumexp_vjp(g, x, result, dim):
+    """sum_{i >= j} g_i exp(x_j - r_i), each part summed in log space (exp(-r) and
+    exp(x) alone overflow, and a reversed cumsum of them cancels)."""
+
+    def part(lg):
+        return (logcumsumexp.fn((lg - result).flip(dim), dim).flip(dim) + x).exp()
+
+    pos, neg = _signed_logs(g)
+    return part(pos) - part(neg)
+
+
+def _logcumsumexp_jvp(t, x, result, dim):
+    """sum_{j <= i} t_j exp(x_j - r_i), in log space like the vjp."""
+
+    def part(lt):
+        return (logcumsumexp.fn(lt + x, dim) - result).exp()
+
+    pos, neg = _signed_logs(t)
+    return part(pos) - part(neg)
+
+
 logcumsumexp = _scan_op(
-    "logcumsumexp", _logcumsumexp,
-    lambda g, x, result, dim: _revcumsum(g * (-result).exp(), dim) * x.exp(),
-    lambda t, x, result, dim: (t * x.exp()).cumsum(dim) * (-result).exp(),
+    "logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
 )  # fmt: skip
 
