@@ -2,6 +2,7 @@
 PyTorch (and finite differences where PyTorch is wrong)."""
 
 import numpy as np
+import pytest
 
 import numtorch as nt
 from tests.twolibs import assert_same, run
@@ -38,3 +39,56 @@ def test_logcumsumexp_jvp_at_large_magnitudes():
     t = nt.func.jvp(lambda x: nt.logcumsumexp(x, 0), (nt.tensor(BIG),), (nt.tensor(COT),))[1]
     np.testing.assert_allclose(t.numpy(), fd, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(t.numpy(), [1.0, -2.0, -2.0, 0.5], rtol=1e-12)
+
+
+# ------------------------------------------------------------------ reductions
+def test_any_all_over_no_dims_reduce_nothing():
+    x = np.array([[1.0, 0.0], [2.0, 3.0]])
+    for name in ("any", "all"):
+        assert_same(lambda L, x: getattr(L, name)(x, dim=()), x)
+        assert_same(lambda L, x: getattr(x, name)([]), x)
+        assert_same(lambda L, x: getattr(L, name)(x.to(L.uint8), dim=(), keepdim=True), x)
+        # PyTorch's vmap reduces every dim here, unlike its own eager call: vmap is per sample.
+        got = nt.func.vmap(lambda r: getattr(nt, name)(r, dim=()))(nt.tensor(x))
+        assert got.dtype == nt.bool and np.array_equal(got.numpy(), x != 0)
+
+
+SPREADS = [
+    lambda L, x: x.std(),
+    lambda L, x: x.std(correction=0),
+    lambda L, x: x.reshape(1, 3).std(1).sum(),
+    lambda L, x: L.std_mean(x)[0],
+    lambda L, x: x.var(),
+]
+
+
+@pytest.mark.parametrize("f", SPREADS)
+def test_std_var_of_equal_values_have_zero_gradient(f):
+    x = np.ones(3)
+    assert_same(_grad(f), x)
+    assert_same(lambda L, x: L.func.jvp(lambda x: f(L, x), (x,), (L.ones_like(x),))[1], x)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_of_everything_with_nan_send_the_gradient_to_the_nan(name):
+    x = np.array([1.0, np.nan, 3.0, np.nan])
+    assert_same(_grad(lambda L, x: getattr(x, name)()), x)
+    assert_same(_grad(lambda L, x: getattr(x, name)(0)[0]), x)
+    assert_same(_grad(lambda L, x: getattr(L, "a" + name)(x)), x)  # AmaxBackward0: NaN
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize(
+    "xs",
+    [
+        [1.0, 3.0, 3.0, 2.0, 3.0],
+        [np.nan, 1.0, np.nan, 2.0],
+        [1.0, np.nan, 5.0, np.nan, 0.0],
+        [3.0, 1.0, 1.0, np.nan, 0.0],
+        [-0.0, 0.0, -0.0],
+    ],
+)
+def test_cummax_cummin_indices_with_ties_and_nan(name, xs):
+    x = np.array(xs)
+    assert_same(lambda L, x: tuple(getattr(L, name)(x, 0)), x)
+    assert_same(lambda L, x: tuple(getattr(L, name)(x.reshape(-1, 1).T.contiguous(), 1)), x)

@@ -12,9 +12,10 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import dispatch
 from .._core.op import LINEAR, Op, defop, named, tensor_methods
 from ..testing.samples import ErrorInput, S
-from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
+from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
 from .binary import maximum, minimum
 from .comparison import where
@@ -413,8 +414,13 @@ def _shares(mask, x, dim):
 
 
 def _ties_partial(x, r, dim):
-    """The gradient of an extremum, split evenly among the elements equal to it."""
-    return _shares(x == r, x, dim)
+    """The gradient of an extremum, split evenly among the elements equal to it. max()/min()
+    of everything (dim None) split a NaN result among the NaNs, as PyTorch's MaxBackward1;
+    amax/amin (AmaxBackward0) do not."""
+    mask = x == r
+    if dim is None:
+        mask = mask | ((x != x) & (r != r))
+    return _shares(mask, x, dim)
 
 
 def _extrema_errors(name):
@@ -726,7 +732,11 @@ def _var_partial(x, r, dim, correction):
 
 
 def _std_partial(x, r, dim, correction):
-    return _centered(x, dim) * _scale(1.0, _dof(x, dim, correction)) / r
+    """0 where the spread is 0 (like PyTorch), not 0/0; the inner where keeps the
+    division's own derivative finite there."""
+    zero = r == 0
+    part = _centered(x, dim) * _scale(1.0, _dof(x, dim, correction)) / where(zero, 1.0, r)
+    return where(zero, 0.0, part)
 
 
 def _var_samples(make):
@@ -1157,7 +1167,8 @@ def _cumext(name: str, ufunc: str):
         vals = getattr(xp, ufunc).accumulate(x, axis=d)
         pos = xp.arange(x.shape[d]).reshape([-1 if i == d else 1 for i in range(x.ndim)])
         idx = (
-            xp.maximum.accumulate(xp.where(x == vals, pos, 0), axis=d)
+            # ties take the latest position, and every NaN takes over, like PyTorch
+            xp.maximum.accumulate(xp.where((x == vals) | (x != x), pos, 0), axis=d)
             if x.size
             else xp.zeros(x.shape, xp.int64)
         )
@@ -1185,6 +1196,7 @@ def _logical_samples(make):
     yield S((make((0, 3)), 0))
     yield S((make((0, 3)),))
     yield S((np.zeros((2, 3), make.dtype), 1))
+    yield S((make((2, 3)), ()))  # reduces nothing
 
 
 _LOGIC = ("float32", "int64", "bool")
@@ -1194,7 +1206,8 @@ def _logical_reduction(name: str):
     """all/any: bool results (uint8 for uint8 input, like PyTorch)."""
 
     def kernel(xp, x, dim=None, keepdim=False):
-        out = getattr(xp, name)(x, axis=dims_of(dim, x.ndim), keepdims=keepdim)
+        axis = () if _empty_dims(dim) else dims_of(dim, x.ndim)  # dim=(): reduce nothing
+        out = getattr(xp, name)(x, axis=axis, keepdims=keepdim)
         return xp.asarray(out, xp.uint8 if x.dtype == xp.uint8 else xp.bool_)
 
     return defop(
@@ -1204,10 +1217,26 @@ def _logical_reduction(name: str):
         samples=_logical_samples,
         test={"dtypes": _LOGIC},
         error_samples=_err_dim(),
-        batch_rule=_DIMS,
+        batch_rule=Bind(_logical_rule),
         out=True,
         methods=True,
     )
+
+
+def _empty_dims(dim) -> bool:
+    return isinstance(dim, (tuple, list)) and not dim
+
+
+def _logical_rule(op):
+    """along_dims, but an empty dim list stays empty (all/any reduce nothing over it)."""
+    dims = _DIMS.bind(op)
+
+    def rule(vmap, args, bdims, attrs):
+        if _empty_dims(attrs.get("dim")):
+            return dispatch(op, (materialize(vmap, args[0], bdims[0]),), attrs), 0
+        return dims(vmap, args, bdims, attrs)
+
+    return rule
 
 
 all, any = _logical_reduction("all"), _logical_reduction("any")
