@@ -92,3 +92,46 @@ def test_cummax_cummin_indices_with_ties_and_nan(name, xs):
     x = np.array(xs)
     assert_same(lambda L, x: tuple(getattr(L, name)(x, 0)), x)
     assert_same(lambda L, x: tuple(getattr(L, name)(x.reshape(-1, 1).T.contiguous(), 1)), x)
+
+
+# ------------------------------------------------------------------ integral addmm family
+def _ints(*shape):
+    return np.arange(1, 1 + int(np.prod(shape)), dtype=np.int64).reshape(shape)
+
+
+ADDPROD = {
+    "addmm": ((2, 2), (2, 2), (2, 2)),
+    "addmv": ((2,), (2, 2), (2,)),
+    "addbmm": ((2, 2), (3, 2, 2), (3, 2, 2)),
+    "baddbmm": ((3, 2, 2), (3, 2, 2), (3, 2, 2)),
+}
+SCALARS = [
+    {"alpha": 0.5},
+    {"beta": 0.5},
+    {"beta": 2.0, "alpha": -1.7},
+    {"alpha": True},
+    {"beta": 0.0},
+]
+
+
+@pytest.mark.parametrize("name", sorted(ADDPROD))
+@pytest.mark.parametrize("kw", SCALARS)
+def test_integral_addprod_truncates_float_scalars(name, kw):
+    args = [_ints(*s) for s in ADDPROD[name]]
+    assert_same(lambda L, *a: getattr(L, name)(*a, **kw), *args)
+    assert_same(lambda L, a, *r: getattr(a.clone(), name + "_")(*r, **kw), *args)
+    # vmap over a stack of the first operand (the rule recomposes the op from its parts)
+    stack = np.stack([args[0], 2 * args[0]])
+    got = nt.func.vmap(lambda i: getattr(nt, name)(i, *map(nt.tensor, args[1:]), **kw))(
+        nt.tensor(stack)
+    )
+    ref = [run(lambda L, *a: getattr(L, name)(*a, **kw), nt, s, *args[1:]) for s in stack]
+    assert got.dtype == nt.int64 and np.array_equal(got.numpy(), np.stack([r.numpy() for r in ref]))
+
+
+@pytest.mark.parametrize("value", [0.5, -1.5, 2, 2.0])
+def test_integral_addcmul_truncates_a_float_value(value):
+    a, b, c = _ints(3), _ints(3) + 1, _ints(3) - 2
+    assert_same(lambda L, a, b, c: L.addcmul(a, b, c, value=value), a, b, c)
+    assert_same(lambda L, a, b, c: a.clone().addcmul_(b, c, value=value), a, b, c)
+    assert_same(lambda L, a, b, c: L.addcmul(a.double(), b, c, value=value), a, b, c)

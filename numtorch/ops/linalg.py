@@ -897,12 +897,21 @@ def _named(fn, names):
     return named(lambda **kw: fn(*(kw[n] for n in names)), names)
 
 
+def _int_scalars(floating: bool, *scalars):
+    """The scalars as an integral result's kernel reads them: truncated to integers (PyTorch
+    casts alpha/beta to the result's type; a float scalar must not promote the result)."""
+    if floating:
+        return scalars
+    return tuple(s if isinstance(s, int) else int(s) for s in scalars)
+
+
 def _addprod_rule(op, prod_fn):
     """beta * input + alpha * product, re-expressed with the product op and elementwise ops
     at this vmap level (the input broadcasts against the batched product)."""
 
     def compose(input, m1, m2, beta=1, alpha=1):
         p = prod_fn(m1, m2)
+        beta, alpha = _int_scalars(p.dtype.is_floating_point or p.dtype.is_complex, beta, alpha)
         if alpha != 1:
             p = p * alpha
         if beta == 0:
@@ -926,6 +935,7 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
 
     def kernel(xp, input, m1, m2, beta=1, alpha=1):
         p = prod(xp, m1, m2)
+        beta, alpha = _int_scalars(p.dtype.kind in "fc", beta, alpha)
         if alpha != 1:
             p = p * alpha
         if beta == 0:
