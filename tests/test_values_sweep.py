@@ -135,3 +135,38 @@ def test_integral_addcmul_truncates_a_float_value(value):
     assert_same(lambda L, a, b, c: L.addcmul(a, b, c, value=value), a, b, c)
     assert_same(lambda L, a, b, c: a.clone().addcmul_(b, c, value=value), a, b, c)
     assert_same(lambda L, a, b, c: L.addcmul(a.double(), b, c, value=value), a, b, c)
+
+
+# ------------------------------------------------------------------ jvp tangent dtypes
+def _jvp(f):
+    def prog(L, x):
+        return L.func.jvp(lambda x: f(L, x), (x,), (L.ones_like(x),))
+
+    return prog
+
+
+DTYPED = [
+    lambda L, x: L.softmax(x, 0, dtype=L.float32),
+    lambda L, x: L.log_softmax(x, 0, dtype=L.float32),
+    lambda L, x: L.cumprod(x, 0, dtype=L.float32),
+    lambda L, x: L.nansum(x, dtype=L.float32),
+    lambda L, x: L.nansum(x, 0, dtype=L.float32),
+    lambda L, x: L.nanmean(x, dtype=L.float32),
+    lambda L, x: x.clone().add_(L.ones(3, dtype=L.float64)),  # in-place: no promotion
+    lambda L, x: x.float().clone().mul_(x),
+    lambda L, x: x.float().clone().copy_(x),
+]
+
+
+@pytest.mark.parametrize("f", DTYPED)
+def test_jvp_tangent_has_the_output_dtype(f):
+    assert_same(_jvp(f), np.array([1.0, 2.0, 3.0]), rtol=1e-6, atol=1e-6)
+    assert_same(_jvp(f), np.array([1.0, 2.0, 3.0], np.float32), rtol=1e-6, atol=1e-6)
+
+
+def test_jvp_tangent_dtype_where_pytorch_differs():
+    # PyTorch leaves prod(dtype=float32)'s tangent of a float64 input in float64; a tangent
+    # has its primal's dtype everywhere else (forward_ad.make_dual insists on it).
+    p, t = _jvp(lambda L, x: L.prod(x, dtype=L.float32))(nt, nt.tensor([1.0, 2.0, 3.0]).double())
+    assert p.dtype == t.dtype == nt.float32
+    np.testing.assert_allclose(t.numpy(), [11.0], rtol=1e-6)
