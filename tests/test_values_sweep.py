@@ -170,3 +170,34 @@ def test_jvp_tangent_dtype_where_pytorch_differs():
     p, t = _jvp(lambda L, x: L.prod(x, dtype=L.float32))(nt, nt.tensor([1.0, 2.0, 3.0]).double())
     assert p.dtype == t.dtype == nt.float32
     np.testing.assert_allclose(t.numpy(), [11.0], rtol=1e-6)
+
+
+# ------------------------------------------------------------------ eigh, svd at repeated values
+DEGENERATE = [np.eye(3), np.diag([2.0, 2.0, 5.0])]
+SPECTRAL = [
+    lambda L, x: L.linalg.eigh(x)[0].sum(),
+    lambda L, x: (L.linalg.eigh(x)[0] * L.arange(1.0, 4.0, dtype=L.float64)).sum(),
+    lambda L, x: L.linalg.eigh(x).eigenvalues.pow(2).sum(),
+    lambda L, x: L.linalg.svd(x)[1].sum(),
+    lambda L, x: L.linalg.svd(x, full_matrices=False)[1].pow(2).sum(),
+    lambda L, x: L.svd(x)[1].sum(),
+]
+
+
+@pytest.mark.parametrize("a", DEGENERATE, ids=["eye", "diag"])
+@pytest.mark.parametrize("f", SPECTRAL)
+def test_values_of_eigh_svd_at_repeated_values_have_finite_gradients(a, f):
+    assert_same(_grad(f), a, rtol=1e-12, atol=1e-12)
+    assert_same(_jvp(f), a, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("a", DEGENERATE, ids=["eye", "diag"])
+def test_vectors_of_eigh_svd_along_the_identity(a):
+    # PyTorch's tangents of the vectors here are NaN (0 * inf); A + eps*I keeps A's vectors
+    # exactly, so finite differences give 0, and so do we.
+    t = nt.eye(3, dtype=nt.float64)
+    for f in (lambda x: nt.linalg.eigh(x).eigenvectors, lambda x: nt.linalg.svd(x).U):
+        tan = nt.func.jvp(f, (nt.tensor(a),), (t,))[1]
+        fd = (f(nt.tensor(a + 1e-6 * np.eye(3))) - f(nt.tensor(a - 1e-6 * np.eye(3)))) / 2e-6
+        np.testing.assert_allclose(tan.numpy(), fd.numpy(), atol=1e-9)
+        np.testing.assert_array_equal(tan.numpy(), 0.0)
