@@ -41,6 +41,11 @@ def test_logcumsumexp_jvp_at_large_magnitudes():
     np.testing.assert_allclose(t.numpy(), [1.0, -2.0, -2.0, 0.5], rtol=1e-12)
 
 
+def test_logcumsumexp_jvp_at_minus_inf():
+    for xs in ([-np.inf, 0.0, 1.0], [-np.inf, -np.inf, 2.0]):
+        assert_same(_jvp(lambda L, x: L.logcumsumexp(x, 0)), np.array(xs))
+
+
 # ------------------------------------------------------------------ reductions
 def test_any_all_over_no_dims_reduce_nothing():
     x = np.array([[1.0, 0.0], [2.0, 3.0]])

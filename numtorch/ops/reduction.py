@@ -1144,10 +1144,12 @@ def _logcumsumexp_vjp(g, x, result, dim):
 
 
 def _logcumsumexp_jvp(t, x, result, dim):
-    """sum_{j <= i} t_j exp(x_j - r_i), in log space like the vjp."""
+    """sum_{j <= i} t_j exp(x_j - r_i), in log space like the vjp; 0 where r_i = -inf (every
+    x_j = -inf), like PyTorch, not exp(-inf + inf)."""
+    r = where(result == -math.inf, 0.0, result)
 
     def part(lt):
-        return (logcumsumexp.fn(lt + x, dim) - result).exp()
+        return (logcumsumexp.fn(lt + x, dim) - r).exp()
 
     pos, neg = _signed_logs(t)
     return part(pos) - part(neg)
