@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import numtorch as nt
-from tests.twolibs import assert_same, run
+from tests.twolibs import assert_same, assert_same_error, run
 
 BIG = np.array([-100.0, 50.0, -80.0, 120.0])
 COT = np.array([1.0, -2.0, 3.0, 0.5])
@@ -206,3 +206,20 @@ def test_vectors_of_eigh_svd_along_the_identity(a):
         fd = (f(nt.tensor(a + 1e-6 * np.eye(3))) - f(nt.tensor(a - 1e-6 * np.eye(3)))) / 2e-6
         np.testing.assert_allclose(tan.numpy(), fd.numpy(), atol=1e-9)
         np.testing.assert_array_equal(tan.numpy(), 0.0)
+
+
+@pytest.mark.parametrize(
+    "src, dst",
+    [
+        ("float64", "float32"),
+        ("float32", "complex64"),
+        ("complex64", "float64"),
+        ("float32", "float64"),
+    ],
+)
+def test_vector_norm_dtype_never_narrows(src, dst):
+    prog = lambda L, x: L.linalg.vector_norm(x.to(getattr(L, src)), dtype=getattr(L, dst))  # noqa: E731
+    if src == "float32" and dst == "float64":
+        assert_same(prog, np.array([3.0, 4.0]))
+    else:
+        assert_same_error(prog, np.array([3.0, 4.0]))

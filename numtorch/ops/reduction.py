@@ -850,6 +850,22 @@ std_mean = _variance_api(std_mean_op)
 
 
 # ------------------------------------------------------------------ norms
+def _norm_dtype_check(xp, x, dtype) -> None:
+    """dtype= may widen the input, never narrow it or change its kind (PyTorch's checks)."""
+    want, cx = np.dtype(dtype.np), x.dtype.kind == "c"
+    if cx != (want.kind == "c"):
+        kind = "complex" if cx else "real"
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got "
+            + dtype.scalar_name
+        )
+    if xp.promote_types(x.dtype, want) != want:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({dt.of(x).scalar_name}) should be "
+            f"convertible without narrowing to the specified dtype ({dtype.scalar_name})"
+        )
+
+
 def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if x.dtype.kind not in "fc":
         raise RuntimeError(
@@ -857,6 +873,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
             + dt.of(x).scalar_name
         )
     if dtype is not None:
+        _norm_dtype_check(xp, x, dtype)
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)
     a = xp.abs(x)
