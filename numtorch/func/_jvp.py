@@ -65,13 +65,13 @@ class JvpInterpreter(Interpreter):
             return out
         tan = apply_jvp(op, primals, attrs, out, tuple(tangents))
         if op.nout == 1:
-            res = self.wrap(out, tan) if _differentiable(out) else out
+            res = self.wrap(out, _like(tan, out)) if _differentiable(out) else out
         else:
             tan = tan if isinstance(tan, (tuple, list)) else (tan,)
             res = list(out)
             for k, t in enumerate(tan[: op.ndiff]):
                 if t is not None and _differentiable(out[k]):
-                    res[k] = self.wrap(out[k], t)
+                    res[k] = self.wrap(out[k], _like(t, out[k]))
             res = tuple(res)
         if state.grad_enabled and _requires_grad(op, args):
             # Reverse mode over dual tensors (forward_ad with requires_grad): the tape
@@ -91,7 +91,8 @@ class JvpInterpreter(Interpreter):
             )
         commit(tp, rp, op)
         if rt is None:
-            rt = zeros_like(rp)
+            rt = zeros_like(tp)
+        rt = _like(rt, tp)  # the write casts to the target's dtype: so does its tangent
         if tt is not None and tuple(tt.shape) == tuple(rt.shape) and tt.dtype == rt.dtype:
             try:
                 commit(tt, rt)  # views sharing the tangent see the write
@@ -130,6 +131,16 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
             if "t" + n in op.jvp_args:
                 env["t" + n] = fill(i, a, t)
     return op.jvp(**{k: env[k] for k in op.jvp_args})
+
+
+def _like(t, primal):
+    """A tangent in its primal's dtype (an op's formula may compute it wider, e.g. the
+    input's dtype under ``dtype=``); a complex tangent of a real primal is left to fail."""
+    if isinstance(t, Tensor) and t.dtype != primal.dtype:
+        if t.dtype.is_complex and not primal.dtype.is_complex:
+            return t
+        return t.to(primal.dtype)
+    return t
 
 
 def _requires_grad(op, args) -> bool:

@@ -660,8 +660,15 @@ def _addc_samples(nonzero):
     return samples
 
 
+def _addcmul(xp, input, tensor1, tensor2, *, value=1):
+    p = tensor1 * tensor2
+    if xp.result_type(input, p).kind in "iu" and not isinstance(value, int):
+        value = int(value)  # PyTorch casts value to an integral result's type
+    return input + value * p
+
+
 addcmul = elementwise_op(
-    "addcmul", lambda xp, input, tensor1, tensor2, *, value=1: input + value * (tensor1 * tensor2),
+    "addcmul", _addcmul,
     (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
      lambda g, tensor1, value: g * tensor1 * value),
     ELEMENTWISE,

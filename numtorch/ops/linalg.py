@@ -897,12 +897,21 @@ def _named(fn, names):
     return named(lambda **kw: fn(*(kw[n] for n in names)), names)
 
 
+def _int_scalars(floating: bool, *scalars):
+    """The scalars as an integral result's kernel reads them: truncated to integers (PyTorch
+    casts alpha/beta to the result's type; a float scalar must not promote the result)."""
+    if floating:
+        return scalars
+    return tuple(s if isinstance(s, int) else int(s) for s in scalars)
+
+
 def _addprod_rule(op, prod_fn):
     """beta * input + alpha * product, re-expressed with the product op and elementwise ops
     at this vmap level (the input broadcasts against the batched product)."""
 
     def compose(input, m1, m2, beta=1, alpha=1):
         p = prod_fn(m1, m2)
+        beta, alpha = _int_scalars(p.dtype.is_floating_point or p.dtype.is_complex, beta, alpha)
         if alpha != 1:
             p = p * alpha
         if beta == 0:
@@ -926,6 +935,7 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
 
     def kernel(xp, input, m1, m2, beta=1, alpha=1):
         p = prod(xp, m1, m2)
+        beta, alpha = _int_scalars(p.dtype.kind in "fc", beta, alpha)
         if alpha != 1:
             p = p * alpha
         if beta == 0:
@@ -1633,10 +1643,17 @@ def _gap_inverse(w):
     return (E_ + eye).reciprocal() - eye
 
 
+def _times_gap(F, P):
+    """F * P, 0 where P is 0 even where F is infinite (a repeated eigen/singular value): a
+    zero cotangent or tangent of the vectors contributes nothing, as an absent one does in
+    PyTorch, instead of 0 * inf = NaN."""
+    return where(P == 0, 0.0, F) * P
+
+
 def _eigh_vjp(g, result):
     gL, gV = g
     L, V = result
-    inner = _gap_inverse(L) * (V.mT @ gV) + gL.unsqueeze(-1) * _eye(L.shape[-1], L)
+    inner = _times_gap(_gap_inverse(L), V.mT @ gV) + gL.unsqueeze(-1) * _eye(L.shape[-1], L)
     gA = V @ inner @ V.mT
     return (gA + gA.mT) * 0.5
 
@@ -1645,7 +1662,7 @@ def _eigh_jvp(t, result):
     L, V = result
     P = V.mT @ t @ V
     eye = _eye(L.shape[-1], L)
-    return (P * eye).sum(-1), V @ (_gap_inverse(L) * P)
+    return (P * eye).sum(-1), V @ _times_gap(_gap_inverse(L), P)
 
 
 linalg_eigh = defop(
@@ -1712,7 +1729,9 @@ def _svd_vjp(g, result):
     VtgV = Vh @ gVh.mT
     sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
     inner = (
-        (F * (UtgU - UtgU.mT)) * sr + gS.unsqueeze(-1) * _eye(k, s) + sc * (F * (VtgV - VtgV.mT))
+        _times_gap(F, UtgU - UtgU.mT) * sr
+        + gS.unsqueeze(-1) * _eye(k, s)
+        + sc * _times_gap(F, VtgV - VtgV.mT)
     )
     gA = U @ inner @ Vh
     if m > k:
@@ -1734,8 +1753,8 @@ def _svd_jvp(t, A, result, full_matrices):
     F = _svd_gap(s)
     sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
     dS = (dP * _eye(k, s)).sum(-1)
-    dU = U @ (F * (dP * sr + sc * dP.mT))
-    dV = V @ (F * (sc * dP + dP.mT * sr))
+    dU = U @ _times_gap(F, dP * sr + sc * dP.mT)
+    dV = V @ _times_gap(F, sc * dP + dP.mT * sr)
     if m > k:
         dU = dU + (t @ V - U @ dP) / sr
     if n > k:

@@ -12,9 +12,10 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import dispatch
 from .._core.op import LINEAR, Op, defop, named, tensor_methods
 from ..testing.samples import ErrorInput, S
-from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
+from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
 from .binary import maximum, minimum
 from .comparison import where
@@ -413,8 +414,13 @@ def _shares(mask, x, dim):
 
 
 def _ties_partial(x, r, dim):
-    """The gradient of an extremum, split evenly among the elements equal to it."""
-    return _shares(x == r, x, dim)
+    """The gradient of an extremum, split evenly among the elements equal to it. max()/min()
+    of everything (dim None) split a NaN result among the NaNs, as PyTorch's MaxBackward1;
+    amax/amin (AmaxBackward0) do not."""
+    mask = x == r
+    if dim is None:
+        mask = mask | ((x != x) & (r != r))
+    return _shares(mask, x, dim)
 
 
 def _extrema_errors(name):
@@ -726,7 +732,11 @@ def _var_partial(x, r, dim, correction):
 
 
 def _std_partial(x, r, dim, correction):
-    return _centered(x, dim) * _scale(1.0, _dof(x, dim, correction)) / r
+    """0 where the spread is 0 (like PyTorch), not 0/0; the inner where keeps the
+    division's own derivative finite there."""
+    zero = r == 0
+    part = _centered(x, dim) * _scale(1.0, _dof(x, dim, correction)) / where(zero, 1.0, r)
+    return where(zero, 0.0, part)
 
 
 def _var_samples(make):
@@ -840,6 +850,22 @@ std_mean = _variance_api(std_mean_op)
 
 
 # ------------------------------------------------------------------ norms
+def _norm_dtype_check(xp, x, dtype) -> None:
+    """dtype= may widen the input, never narrow it or change its kind (PyTorch's checks)."""
+    want, cx = np.dtype(dtype.np), x.dtype.kind == "c"
+    if cx != (want.kind == "c"):
+        kind = "complex" if cx else "real"
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got "
+            + dtype.scalar_name
+        )
+    if xp.promote_types(x.dtype, want) != want:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({dt.of(x).scalar_name}) should be "
+            f"convertible without narrowing to the specified dtype ({dtype.scalar_name})"
+        )
+
+
 def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if x.dtype.kind not in "fc":
         raise RuntimeError(
@@ -847,6 +873,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
             + dt.of(x).scalar_name
         )
     if dtype is not None:
+        _norm_dtype_check(xp, x, dtype)
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)
     a = xp.abs(x)
@@ -1112,10 +1139,41 @@ cumprod = _scan_op(
     "cumprod", _cumprod, _cumprod_vjp, _cumprod_jvp, _cumprod_samples,
     dtypes=FLOATS_INT, inplace=True,
 )  # fmt: skip
+
+
+def _signed_logs(v):
+    """(log v where v > 0, log -v where v < 0), the lowest finite number elsewhere: a
+    signed sum then runs in log space. The inner where keeps log's derivative finite."""
+    lowest = float(np.finfo(v.dtype.np).min)
+    a = where(v == 0, 1.0, v.abs()).log()
+    return where(v > 0, a, lowest), where(v < 0, a, lowest)
+
+
+def _logcumsumexp_vjp(g, x, result, dim):
+    """sum_{i >= j} g_i exp(x_j - r_i), each part summed in log space (exp(-r) and
+    exp(x) alone overflow, and a reversed cumsum of them cancels)."""
+
+    def part(lg):
+        return (logcumsumexp.fn((lg - result).flip(dim), dim).flip(dim) + x).exp()
+
+    pos, neg = _signed_logs(g)
+    return part(pos) - part(neg)
+
+
+def _logcumsumexp_jvp(t, x, result, dim):
+    """sum_{j <= i} t_j exp(x_j - r_i), in log space like the vjp; 0 where r_i = -inf (every
+    x_j = -inf), like PyTorch, not exp(-inf + inf)."""
+    r = where(result == -math.inf, 0.0, result)
+
+    def part(lt):
+        return (logcumsumexp.fn(lt + x, dim) - r).exp()
+
+    pos, neg = _signed_logs(t)
+    return part(pos) - part(neg)
+
+
 logcumsumexp = _scan_op(
-    "logcumsumexp", _logcumsumexp,
-    lambda g, x, result, dim: _revcumsum(g * (-result).exp(), dim) * x.exp(),
-    lambda t, x, result, dim: (t * x.exp()).cumsum(dim) * (-result).exp(),
+    "logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
 )  # fmt: skip
 
@@ -1128,7 +1186,8 @@ def _cumext(name: str, ufunc: str):
         vals = getattr(xp, ufunc).accumulate(x, axis=d)
         pos = xp.arange(x.shape[d]).reshape([-1 if i == d else 1 for i in range(x.ndim)])
         idx = (
-            xp.maximum.accumulate(xp.where(x == vals, pos, 0), axis=d)
+            # ties take the latest position, and every NaN takes over, like PyTorch
+            xp.maximum.accumulate(xp.where((x == vals) | (x != x), pos, 0), axis=d)
             if x.size
             else xp.zeros(x.shape, xp.int64)
         )
@@ -1156,6 +1215,7 @@ def _logical_samples(make):
     yield S((make((0, 3)), 0))
     yield S((make((0, 3)),))
     yield S((np.zeros((2, 3), make.dtype), 1))
+    yield S((make((2, 3)), ()))  # reduces nothing
 
 
 _LOGIC = ("float32", "int64", "bool")
@@ -1165,7 +1225,8 @@ def _logical_reduction(name: str):
     """all/any: bool results (uint8 for uint8 input, like PyTorch)."""
 
     def kernel(xp, x, dim=None, keepdim=False):
-        out = getattr(xp, name)(x, axis=dims_of(dim, x.ndim), keepdims=keepdim)
+        axis = () if _empty_dims(dim) else dims_of(dim, x.ndim)  # dim=(): reduce nothing
+        out = getattr(xp, name)(x, axis=axis, keepdims=keepdim)
         return xp.asarray(out, xp.uint8 if x.dtype == xp.uint8 else xp.bool_)
 
     return defop(
@@ -1175,10 +1236,26 @@ def _logical_reduction(name: str):
         samples=_logical_samples,
         test={"dtypes": _LOGIC},
         error_samples=_err_dim(),
-        batch_rule=_DIMS,
+        batch_rule=Bind(_logical_rule),
         out=True,
         methods=True,
     )
+
+
+def _empty_dims(dim) -> bool:
+    return isinstance(dim, (tuple, list)) and not dim
+
+
+def _logical_rule(op):
+    """along_dims, but an empty dim list stays empty (all/any reduce nothing over it)."""
+    dims = _DIMS.bind(op)
+
+    def rule(vmap, args, bdims, attrs):
+        if _empty_dims(attrs.get("dim")):
+            return dispatch(op, (materialize(vmap, args[0], bdims[0]),), attrs), 0
+        return dims(vmap, args, bdims, attrs)
+
+    return rule
 
 
 all, any = _logical_reduction("all"), _logical_reduction("any")
