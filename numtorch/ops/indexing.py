@@ -11,6 +11,7 @@ from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
@@ -715,11 +716,13 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         v = dispatch(getitem, (self,), {"index": basic, "shape": tuple(self.shape)})
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=self.dtype)
-    elif value.dtype != self.dtype:
+    given = value.dtype  # PyTorch expands the value before it casts it
+    if given != self.dtype:
         value = value.to(self.dtype)
     if not adv:
         value = _strip_leading_ones(value, v.dim())
-        _expand_size(tuple(value.shape), tuple(v.shape))  # the value expands to the target
+        batched = any(i.is_vmap for i in state.stack)
+        _expand_size(tuple(value.shape), tuple(v.shape), given.np, batched)
         run_inplace(copy, v, (value,), {})
         return
     run_inplace(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 from .._core.dispatch import dispatch, run_kernel
+from .._core.dtype import from_np
 from .._core.op import (
     LINEAR,
     REGISTRY,
@@ -810,14 +811,21 @@ diagonal = view_op(
 
 
 # ------------------------------------------------------------------ broadcasting
-def _expand_size(shape, size) -> tuple:
+def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
+    """The size ``shape`` expands to (PyTorch's checks and texts; under vmap its batched
+    text, which names no tensor type)."""
     size = tuple(int(s) for s in size)
     lead = len(size) - len(shape)
     if lead < 0:
+        typ = from_np(dtype).scalar_name if dtype is not None else "Float"
+        what = (
+            "expand"
+            if batched
+            else f"expand(torch.{typ}Tensor{{{list(shape)}}}, size={list(size)})"
+        )
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(size)}): the number of sizes "
-            f"provided ({len(size)}) must be greater or equal to the number of dimensions in the "
-            f"tensor ({len(shape)})"
+            f"{what}: the number of sizes provided ({len(size)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({len(shape)})"
         )
     full = []
     for i, s in enumerate(size):
@@ -841,7 +849,7 @@ def _expand_size(shape, size) -> tuple:
 
 
 def _expand(xp, input, size):
-    return xp.broadcast_to(input, _expand_size(input.shape, size))
+    return xp.broadcast_to(input, _expand_size(input.shape, size, input.dtype))
 
 
 def _expand_rule(op):
@@ -849,6 +857,8 @@ def _expand_rule(op):
         x = front(args[0], bdims[0])
         size = tuple(attrs["size"])
         n = len(size) - (x.dim() - 1)
+        if n < 0:
+            _expand_size(x.shape[1:], size, batched=True)
         if n > 0:  # new leading dims go after the batch dim
             x = x.reshape(x.shape[0], *((1,) * n), *x.shape[1:])
         return op.fn(x, (x.shape[0], *size)), 0
