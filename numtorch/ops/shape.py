@@ -191,16 +191,25 @@ def _join_samples(axis: str):
     ]
 
 
+def _join_dim(name: str, first: str, dim, alias) -> int:
+    # PyTorch's argument parser takes NumPy's `axis` and PyTorch's `dim` for the same parameter.
+    if alias is None:
+        return 0 if dim is None else dim
+    if dim is not None:
+        raise TypeError(f"{name}() got multiple values for argument '{first}'")
+    return alias
+
+
 @composite(samples=_join_samples("axis"))
-def concatenate(tensors, axis: int = 0, out=None):
+def concatenate(tensors, axis: int | None = None, out=None, *, dim: int | None = None):
     """Alias of cat."""
-    return cat.fn(tensors, axis, out=out)
+    return cat.fn(tensors, _join_dim("concatenate", "dim", axis, dim), out=out)
 
 
 @composite(samples=_join_samples("dim"))
-def concat(tensors, dim: int = 0, *, out=None):
+def concat(tensors, dim: int | None = None, *, out=None, axis: int | None = None):
     """Alias of cat."""
-    return cat.fn(tensors, dim, out=out)
+    return cat.fn(tensors, _join_dim("concat", "axis", dim, axis), out=out)
 
 
 def _stack_check(shapes) -> None:
