@@ -17,3 +17,28 @@ def test_join_takes_dim_and_axis(name, kw):
 
 def test_concatenate_dim_and_axis_together():
     assert_same_error(lambda L, a: L.concatenate([a], 0, dim=0), arr(2))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "float32"])
+def test_median_of_nothing(dtype):
+    assert_same(lambda L, x: L.median(x), np.zeros(0, dtype))
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_scatter_reduce_empty_index(reduce, dtype):
+    def prog(L, x, src):
+        idx = L.zeros(3, 0, dtype=L.long)
+        return [x.scatter_reduce(1, idx, src, reduce, include_self=inc) for inc in (True, False)]
+
+    assert_same(prog, np.arange(6, dtype=dtype).reshape(3, 2), np.zeros((3, 0), dtype))
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_scatter_reduce_extremes_without_self(reduce):
+    def prog(L, x, src):
+        idx = L.tensor([[0, 0, 1], [1, 1, 1]])
+        return x.scatter_reduce(1, idx, src, reduce, include_self=False)
+
+    assert_same(prog, arr(2, 3), arr(2, 3, seed=1))
+    assert_same(prog, np.arange(6).reshape(2, 3), -np.arange(6).reshape(2, 3))

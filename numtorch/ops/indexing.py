@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from contextlib import contextmanager
 
@@ -986,6 +987,19 @@ scatter_add = defop(
 _REDUCE_AT = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
 
+def _reduce_identity(reduce: str, dtype):
+    """The value that leaves a reduction unchanged (the lowest value of the dtype for amax)."""
+    if reduce in ("sum", "mean", "prod"):
+        return int(reduce == "prod")
+    lo = reduce == "amax"
+    if dtype.kind == "b":
+        return not lo
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if lo else info.max
+    return -math.inf if lo else math.inf
+
+
 def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
     if reduce not in _REDUCE_AT:
         raise RuntimeError(
@@ -1003,11 +1017,7 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
     vals = _region(src, index.shape)
     out = input.copy()
     if not include_self:
-        ident = {"sum": 0, "mean": 0, "prod": 1}
-        if reduce in ident:
-            out[key] = ident[reduce]
-        else:
-            out[key] = vals.max() if reduce == "amin" else vals.min()
+        out[key] = _reduce_identity(reduce, out.dtype)
     _flat_at(xp, _REDUCE_AT[reduce], out, key, vals)
     if reduce == "mean":
         cnt = xp.zeros(input.shape, dtype=xp.int64) + int(include_self)
