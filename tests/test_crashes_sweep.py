@@ -42,3 +42,37 @@ def test_scatter_reduce_extremes_without_self(reduce):
 
     assert_same(prog, arr(2, 3), arr(2, 3, seed=1))
     assert_same(prog, np.arange(6).reshape(2, 3), -np.arange(6).reshape(2, 3))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, a: L.norm(a, p="nuc", dim=0),
+        lambda L, a: L.norm(a, p="nuc", dim=[0]),
+        lambda L, a: L.norm(a, p="nuc", dim=(0, 1, 1)),
+        lambda L, a: L.linalg.matrix_norm(a, dim=(0,)),
+        lambda L, a: L.linalg.matrix_norm(a, "nuc", dim=(1, -1)),
+        lambda L, a: L.linalg.matrix_norm(a, dim=(0, 3)),
+        lambda L, a: L.linalg.norm(a, "nuc", dim=(0,)),
+    ],
+)
+def test_matrix_norm_dim_errors(prog):
+    assert_same_error(prog, arr(3, 3))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, a: L.linalg.norm(a, "nuc", dim=(0, 1, 1)),
+        lambda L, a: L.linalg.norm(a, 3, dim=(0, 1, 1)),
+        lambda L, a: L.linalg.norm(a[0], "fro"),
+        lambda L, a: L.linalg.norm(a.expand(2, 3, 3), "fro"),
+        lambda L, a: L.linalg.norm(a.expand(2, 3, 3), "fro", dim=(0,)),
+    ],
+)
+def test_linalg_norm_dim_errors(prog):
+    assert_same_error(prog, arr(3, 3))
+
+
+def test_linalg_norm_string_order_on_a_matrix():
+    assert_same(lambda L, a: [L.linalg.norm(a, o) for o in ("fro", "nuc")], arr(3, 4))

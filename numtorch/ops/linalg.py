@@ -14,7 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, wrap_dims
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
@@ -1877,9 +1877,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         raise RuntimeError(
             f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype.scalar_name}"
         )
-    dims = tuple(int(d) % A.dim() for d in dim)
-    if len(dims) != 2 or dims[0] == dims[1]:
-        raise RuntimeError("linalg.matrix_norm: dims must be different. Got ({}, {})".format(*dim))
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) != 2:
+        got = " ".join(str(int(d)) for d in dim)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
+    dims = wrap_dims(dim, A.dim())
+    if dims[0] == dims[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got {dims}")
     res = _matrix_norm_impl(A, ord, dims, keepdim)
     return res if out is None else _write(out, res)
 
@@ -1896,17 +1900,26 @@ def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=No
     """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
     if isinstance(dim, int):
         dim = (dim,)
-    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2):
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"
+        )
+    if dim is None and ord is not None and A.dim() not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
+    # A string order is always a matrix norm; a number is one over two dims.
+    if (
+        isinstance(ord, str)
+        or (dim is not None and len(dim) == 2)
+        or (dim is None and ord is not None and A.dim() == 2)
+    ):
         res = matrix_norm(
             A,
             "fro" if ord is None else ord,
             dim if dim is not None else (-2, -1),
             keepdim,
             dtype=dtype,
-        )
-    elif dim is None and ord is not None and A.dim() != 1:
-        raise RuntimeError(
-            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
         )
     else:
         res = vector_norm.fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
