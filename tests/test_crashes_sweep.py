@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
-from tests.twolibs import arr, assert_same, assert_same_error
+import numtorch as nt
+from tests.twolibs import arr, assert_same, assert_same_error, error_of
 
 
 @pytest.mark.parametrize("kw", ["dim", "axis"])
@@ -76,3 +78,30 @@ def test_linalg_norm_dim_errors(prog):
 
 def test_linalg_norm_string_order_on_a_matrix():
     assert_same(lambda L, a: [L.linalg.norm(a, o) for o in ("fro", "nuc")], arr(3, 4))
+
+
+NAN_MATRICES = [
+    [[np.nan, 1.0], [1.0, 1.0]],
+    [[1.0, 1.0], [1.0, np.nan]],
+    [[np.inf, 1.0], [1.0, 1.0]],
+    [[np.nan, np.nan], [np.nan, np.nan]],
+]
+
+
+@pytest.mark.parametrize("m", NAN_MATRICES)
+def test_linalg_on_nonfinite_matrices(m):
+    a = np.array(m)
+    assert_same(lambda L, a: L.linalg.inv(a), a)
+    assert_same(lambda L, a: L.linalg.solve(a, L.ones(2, dtype=a.dtype)), a)
+    assert_same(lambda L, a: L.cholesky_solve(a, L.eye(2, dtype=a.dtype)), a)
+    assert_same(lambda L, a: L.linalg.solve_triangular(a, a[:, :1], upper=True), a)
+
+
+def test_inv_batch_with_nan_and_singular():
+    good = np.array([[[np.nan, 1.0], [1.0, 1.0]], [[2.0, 1.0], [1.0, 1.0]]])
+    assert_same(lambda L, a: L.linalg.inv(a), good)
+    bad = np.array([[[np.nan, 1.0], [1.0, 1.0]], [[1.0, 1.0], [1.0, 1.0]]])
+    want = error_of(lambda L, a: L.linalg.inv(a), torch, bad)
+    with pytest.raises(nt.linalg.LinAlgError) as e:
+        nt.linalg.inv(nt.tensor(bad))
+    assert str(e.value) == want.text

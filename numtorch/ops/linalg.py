@@ -12,6 +12,7 @@ import string
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dims
@@ -1139,7 +1140,7 @@ def _singular_at(m) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lu, _ = scipy.linalg.lu_factor(m)
+        lu, _ = scipy.linalg.lu_factor(m, check_finite=False)
     zero = np.flatnonzero(np.diagonal(lu) == 0)
     return int(zero[0]) + 1 if zero.size else 0
 
@@ -1165,10 +1166,22 @@ def _fails(m, kind: str) -> bool:
 
 
 def _np_linalg(name, fn, A, kind):
-    """Run a numpy.linalg kernel; on failure raise LinAlgError with torch's wording."""
+    """Run a numpy.linalg kernel ``fn(A)``; on failure raise LinAlgError with torch's wording."""
     try:
-        return fn()
+        return fn(A)
     except np.linalg.LinAlgError as e:
+        if kind != "pd":
+            with np.errstate(invalid="ignore"):
+                nonfinite = ~((A - A) == 0).all(axis=(-2, -1))
+            if nonfinite.any():
+                # LAPACK lets NaN/inf through where PyTorch calls it, NumPy's LU may stop on
+                # them: those matrices give NaN, the others their result (or their error).
+                xp = xp_of(A)
+                keep = nonfinite[..., None, None]
+                X = _np_linalg(
+                    name, fn, xp.where(keep, xp.eye(A.shape[-1], dtype=A.dtype), A), kind
+                )
+                return xp.where(keep, xp.asarray(xp.nan, X.dtype), X)
         A = np.asarray(A.get() if hasattr(A, "get") else A)
         batch, where, bad = A.shape[:-2], "", A
         for idx in np.ndindex(batch):
@@ -1224,7 +1237,7 @@ def _solve(xp, A, B, *, left=True):
             f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
             f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})"
         )
-    X = _np_linalg("linalg.solve", lambda: xp.linalg.solve(A, Bm), A, "solve")
+    X = _np_linalg("linalg.solve", lambda A: xp.linalg.solve(A, Bm), A, "solve")
     if not left:
         X = xp.swapaxes(X, -1, -2)
     return X[..., 0] if vec else X
@@ -1286,7 +1299,7 @@ linalg_solve = defop(
 
 def _inv(xp, A):
     _square("linalg.inv", A)
-    return _np_linalg("linalg.inv", lambda: xp.linalg.inv(A), A, "inv")
+    return _np_linalg("linalg.inv", lambda A: xp.linalg.inv(A), A, "inv")
 
 
 linalg_inv = defop(
@@ -1389,7 +1402,9 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
         )
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     if not batch:
-        X = sl.solve_triangular(A, B, lower=not upper, unit_diagonal=unitriangular)
+        X = sl.solve_triangular(
+            A, B, lower=not upper, unit_diagonal=unitriangular, check_finite=False
+        )
     else:  # a stack: one vectorized solve of the triangular parts (scipy loops per matrix)
         T = xp.triu(A) if upper else xp.tril(A)
         if unitriangular:
@@ -1460,7 +1475,7 @@ def _phi(x):
 
 def _cholesky_kernel(xp, A, *, upper=False):
     _square("linalg.cholesky", A)
-    L = _np_linalg("linalg.cholesky", lambda: xp.linalg.cholesky(A), A, "pd")
+    L = _np_linalg("linalg.cholesky", lambda A: xp.linalg.cholesky(A), A, "pd")
     return xp.swapaxes(L, -1, -2).copy() if upper else L
 
 
