@@ -105,3 +105,30 @@ def test_inv_batch_with_nan_and_singular():
     with pytest.raises(nt.linalg.LinAlgError) as e:
         nt.linalg.inv(nt.tensor(bad))
     assert str(e.value) == want.text
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+@pytest.mark.parametrize("reps", [0, [0, 0], [0]])
+def test_repeat_interleave_zero_backward(dim, reps):
+    def prog(L, x):
+        x = x.requires_grad_()
+        r = reps if isinstance(reps, int) else L.tensor(reps)
+        if dim is None and isinstance(reps, list) and len(reps) == 2:
+            r = L.tensor([0] * 4)
+        y = x.repeat_interleave(r, dim=dim)
+        (y.sum() + x.sum()).backward()
+        return y, x.grad
+
+    assert_same(prog, arr(2, 2))
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32")])
+def test_outer_mixed_float_backward(dtypes):
+    def prog(L, a, b):
+        a, b = a.requires_grad_(), b.requires_grad_()
+        y = L.outer(a, b)
+        (y * y).sum().backward()
+        return y, a.grad, b.grad
+
+    a, b = arr(3).astype(dtypes[0]), arr(2, seed=1).astype(dtypes[1])
+    assert_same(prog, a, b, rtol=1e-6, atol=1e-6)

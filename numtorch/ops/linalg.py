@@ -544,7 +544,11 @@ def _outer_rule(vmap, args, bdims, attrs):
 outer = defop(
     "outer",
     _outer,
-    vjp=(lambda g, vec2: mv.fn(g, vec2), lambda g, input: mv.fn(g.mT, input)),
+    # the operands may differ in dtype (the result is promoted): the GEMV runs in g's
+    vjp=(
+        lambda g, vec2: mv.fn(g, vec2.to(g.dtype)),
+        lambda g, input: mv.fn(g.mT, input.to(g.dtype)),
+    ),
     jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
     prepare=promote,
     batch_rule=_outer_rule,

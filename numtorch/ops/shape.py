@@ -5,6 +5,10 @@ The views (reshape, permute, expand, narrow, diagonal, ...) are in ``views.py``.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
 from .._core.tensor import wrap_dim, wrap_dims
 from ..testing.samples import S
@@ -847,6 +851,10 @@ def _repeat_interleave_vjp(g, input_shape, repeats, dim):
         repeats = (
             int(repeats.reshape(-1)[0].item()) if repeats.numel() == 1 else repeats.cpu().numpy()
         )
+    if isinstance(repeats, int) and repeats == 0:
+        # g is empty along d and does not say how many elements each got: spell out the zeros
+        n = math.prod(input_shape) if dim is None or not input_shape else input_shape[d]
+        repeats = np.zeros(n, dtype=np.int64)
     return segment_sum.fn(g, repeats, d).reshape(input_shape)
 
 
