@@ -132,3 +132,51 @@ def test_outer_mixed_float_backward(dtypes):
 
     a, b = arr(3).astype(dtypes[0]), arr(2, seed=1).astype(dtypes[1])
     assert_same(prog, a, b, rtol=1e-6, atol=1e-6)
+
+
+BOOL_OPERAND = [
+    lambda L, a, m: L.minimum(a, m),
+    lambda L, a, m: L.maximum(m, a),
+    lambda L, a, m: a / m,
+    lambda L, a, m: m / a,
+    lambda L, a, m: L.addcdiv(a, a, m),
+    lambda L, a, m: L.addcdiv(a, m, a),
+    lambda L, a, m: L.addcmul(a, m, a),
+    lambda L, a, m: L.atan2(a, m),
+    lambda L, a, m: L.fmod(a, m),
+    lambda L, a, m: L.remainder(m, a),
+    lambda L, a, m: L.where(a > 0, a, m),
+]
+
+
+@pytest.mark.parametrize("f", BOOL_OPERAND)
+@pytest.mark.parametrize("dtype", [bool, np.int64])
+def test_jvp_with_an_integer_operand(f, dtype):
+    def prog(L, a, t):
+        m = L.tensor(np.array([True, True, True]).astype(dtype))
+        return L.func.jvp(lambda a: f(L, a, m), (a,), (t,))
+
+    assert_same(prog, np.array([2.0, -1.5, 0.5]), np.array([1.0, 0.5, -2.0]))
+
+
+def _write_through_view_of_second_output(L, a):
+    logabs = L.linalg.slogdet(a)[1]  # output 1 of a two-output node
+    logabs.view(-1).mul_(3.0)
+    return (logabs * logabs).sum()
+
+
+def test_backward_after_writing_a_view_of_a_second_output():
+    def prog(L, a):
+        a = a.requires_grad_()
+        _write_through_view_of_second_output(L, a).backward()
+        return a.grad
+
+    assert_same(prog, arr(2, 3, 3) + 3 * np.eye(3))
+
+
+def test_grad_after_writing_a_view_of_a_second_output():
+    prog = lambda L, a: L.func.grad(lambda a: _write_through_view_of_second_output(L, a))(a)  # noqa: E731
+    assert_same(prog, arr(2, 3, 3) + 3 * np.eye(3))
+    mean = lambda L, x: L.var_mean(x, dim=0)[1].unflatten(0, (2, 3)).deg2rad_().sum()  # noqa: E731
+    assert_same(lambda L, x: L.func.grad(lambda x: mean(L, x))(x), arr(2, 6))
+    assert_same(lambda L, x: L.func.vmap(L.func.grad(lambda x: mean(L, x)))(x), arr(3, 2, 6))
