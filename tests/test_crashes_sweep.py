@@ -180,3 +180,26 @@ def test_grad_after_writing_a_view_of_a_second_output():
     mean = lambda L, x: L.var_mean(x, dim=0)[1].unflatten(0, (2, 3)).deg2rad_().sum()  # noqa: E731
     assert_same(lambda L, x: L.func.grad(lambda x: mean(L, x))(x), arr(2, 6))
     assert_same(lambda L, x: L.func.vmap(L.func.grad(lambda x: mean(L, x)))(x), arr(3, 2, 6))
+
+
+MASKS = np.array([[True, False, True, False], [False, True, True, True], [False] * 4])
+
+
+@pytest.mark.parametrize("in_dims", [(0, None, 0), (None, None, 0), (None, 0, 0), (0, 0, 0)])
+def test_vmap_grad_masked_scatter_batched_mask(in_dims):
+    def prog(L, s, x, m):
+        f = lambda s, x, m: (x.masked_scatter(m, s) ** 2).sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(f, argnums=(0, 1)), in_dims=in_dims)(s, x, m)
+
+    s = arr(3, 5) if in_dims[0] == 0 else arr(5)
+    x = arr(3, 4, seed=1) if in_dims[1] == 0 else arr(4, seed=1)
+    assert_same(prog, s, x, MASKS)
+
+
+def test_masked_scatter_backward_broadcast_mask():
+    def prog(L, s, x, m):
+        s, x = s.requires_grad_(), x.requires_grad_()
+        (x.masked_scatter(m, s) ** 2).sum().backward()
+        return s.grad, x.grad
+
+    assert_same(prog, arr(2, 5), arr(3, 4, seed=1), MASKS[1])

@@ -1768,9 +1768,15 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
 
 
 def _masked_scatter_vjp_src(g, mask, source):
-    sel = masked_select.fn(g, mask)
-    flat = put_op.fn(zeros(source.numel(), dtype=g.dtype), arange(sel.shape[0]), sel, False)
-    return flat.reshape(source.shape)
+    # The k-th selected element of g goes to source element k: a running count of the mask
+    # places them (no masked_select, whose length would differ across a batched mask).
+    n = source.numel()
+    if n == 0:
+        return zeros(source.shape, dtype=g.dtype)
+    m = mask.expand(g.shape).reshape(-1)
+    pos = (m.cumsum(0) - 1).clamp(min=0)
+    vals = where(m, g.reshape(-1), 0.0)
+    return scatter_add.fn(zeros(n, dtype=g.dtype), pos, vals, dim=0).reshape(source.shape)
 
 
 masked_scatter_op = defop(
