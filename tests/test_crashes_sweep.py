@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import numtorch as nt
-from tests.twolibs import arr, assert_same, assert_same_error, error_of
+from tests.twolibs import arr, assert_same, assert_same_error, error_of, fd_grad
 
 
 @pytest.mark.parametrize("kw", ["dim", "axis"])
@@ -203,3 +203,37 @@ def test_masked_scatter_backward_broadcast_mask():
         return s.grad, x.grad
 
     assert_same(prog, arr(2, 5), arr(3, 4, seed=1), MASKS[1])
+
+
+SINGULAR = [
+    np.zeros((3, 3)),
+    np.array([[1.0, 2.0], [2.0, 4.0]]),  # rank 1
+    np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),  # rank 2
+    np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]]),  # rank 2
+]
+
+
+@pytest.mark.parametrize("a", SINGULAR)
+def test_det_derivatives_at_singular_matrices(a):
+    # PyTorch's eager backward gives 0 at a matrix of rank n-1 (its vmap(grad) gives the
+    # cofactors): finite differences decide, the derivative is the matrix of cofactors.
+    want = fd_grad(lambda m: np.linalg.det(m), a)
+    x = nt.tensor(a, requires_grad=True)
+    nt.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), want, atol=1e-8)
+    np.testing.assert_allclose(nt.func.grad(nt.linalg.det)(nt.tensor(a)).numpy(), want, atol=1e-8)
+    batch = nt.tensor(np.stack([a, np.eye(len(a))]))
+    g = nt.func.vmap(nt.func.grad(nt.linalg.det))(batch).numpy()
+    np.testing.assert_allclose(g[0], want, atol=1e-8)
+    t = np.ones_like(a)
+    _, tangent = nt.func.jvp(nt.linalg.det, (nt.tensor(a),), (nt.tensor(t),))
+    np.testing.assert_allclose(float(tangent), (want * t).sum(), atol=1e-8)
+
+
+def test_det_backward_of_the_zero_matrix_like_torch():
+    def prog(L, a):
+        a = a.requires_grad_()
+        L.linalg.det(a).backward()
+        return a.grad
+
+    assert_same(prog, np.zeros((3, 3)))

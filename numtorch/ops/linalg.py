@@ -22,7 +22,7 @@ from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
 from ._families import FLOATS_INT, promote
 from .binary import clamp
 from .comparison import where
-from .creation import eye, ones, tensor, zeros_like
+from .creation import eye, ones, ones_like, tensor, zeros_like
 from .reduction import vector_norm
 from .shape import cat
 from .views import broadcast_shapes
@@ -1334,9 +1334,28 @@ def _trace_of_solve(A, t):
     return (linalg_inv.fn(A).mT * t).sum((-2, -1))
 
 
+def _prod_of_others(s):
+    """For each i, the product of s[..., j] over j != i (no division: zeros are fine)."""
+    one = ones_like(s[..., :1])
+    left = cat.fn([one, s[..., :-1]], -1).cumprod(-1)
+    right = cat.fn([s[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)
+    return left * right
+
+
+def _cofactors(A, result):
+    """The matrix of cofactors of A, det(A) A^{-T}: the derivative of det. A singular A (no
+    inverse) takes it from the SVD A = U S Vh: det(U) det(Vh) U diag(prod_{j!=i} s_j) Vh."""
+    try:
+        return _unsq2(result) * linalg_inv.fn(A).mT
+    except LinAlgError:
+        U, S, Vh = linalg_svd.fn(A, False)
+        sign = _unsq2(linalg_det.fn(U) * linalg_det.fn(Vh))
+        return sign * (U * _prod_of_others(S).unsqueeze(-2)) @ Vh
+
+
 linalg_det = defop(
-    "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g * result) * linalg_inv.fn(A).mT,
-    jvp=lambda t, A, result: result * _trace_of_solve(A, t), prepare=_float_only("linalg.det"),
+    "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g) * _cofactors(A, result),
+    jvp=lambda t, A, result: (_cofactors(A, result) * t).sum((-2, -1)), prepare=_float_only("linalg.det"),
     batch_rule=stacked("linalg.det"),
     api="linalg.det", out=True,
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((make((1, 1), 0.5, 1.5),)), S((_wc(make, (0, 2, 2)),))],
