@@ -95,6 +95,7 @@ def test_linalg_on_nonfinite_matrices(m):
     assert_same(lambda L, a: L.linalg.solve(a, L.ones(2, dtype=a.dtype)), a)
     assert_same(lambda L, a: L.cholesky_solve(a, L.eye(2, dtype=a.dtype)), a)
     assert_same(lambda L, a: L.linalg.solve_triangular(a, a[:, :1], upper=True), a)
+    assert_same(lambda L, a: L.linalg.det(a), a)
 
 
 def test_inv_batch_with_nan_and_singular():
