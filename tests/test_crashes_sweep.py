@@ -238,3 +238,30 @@ def test_det_backward_of_the_zero_matrix_like_torch():
         return a.grad
 
     assert_same(prog, np.zeros((3, 3)))
+
+
+def test_scatter_reduce_prod_gradient_at_a_zero_of_input():
+    def prog(L, x, src):
+        x = x.requires_grad_()
+        y = x.scatter_reduce(0, L.tensor([0, 0, 1]), src, "prod")
+        y.backward(L.tensor([1.0, 2.0, 3.0, 4.0], dtype=y.dtype))
+        return y, x.grad
+
+    assert_same(prog, np.array([0.0, 2.0, 0.0, 1.5]), np.array([3.0, -2.0, 5.0]))
+    empty = (
+        lambda L, x: L.func.grad(  # noqa: E731
+            lambda x: x.scatter_reduce(0, L.zeros(0, dtype=L.long), x[:0], "prod").sum()
+        )(x)
+    )
+    assert_same(empty, np.array([0.0, 2.0]))
+    # PyTorch's jvp of scatter_reduce "prod" is 0 everywhere: finite differences decide.
+    x, t = np.array([0.0, 2.0, 0.0, 1.5]), np.array([1.0, -1.0, 2.0, 0.5])
+    src = np.array([3.0, -2.0, 5.0])
+
+    def f(x):
+        return x.scatter_reduce(0, nt.tensor([0, 0, 1]), nt.tensor(src), "prod")
+
+    _, got = nt.func.jvp(f, (nt.tensor(x),), (nt.tensor(t),))
+    eps = 1e-6
+    want = (f(nt.tensor(x + eps * t)) - f(nt.tensor(x - eps * t))).numpy() / (2 * eps)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-8)

@@ -1068,8 +1068,14 @@ def _sr_vjp_input(g, input, index, src, result, dim, reduce, include_self):
         input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
     )
     if reduce == "prod" and include_self:
-        return g * result / input
+        return g * _prod_of_others(input, index, src, dim)
     return g * w
+
+
+def _prod_of_others(input, index, src, dim):
+    """result / input of scatter_reduce's prod without dividing by a zero of input."""
+    masked = input.masked_fill(input == 0, 1)
+    return scatter_reduce_op.fn(masked, index, src, dim, "prod", include_self=True) / masked
 
 
 def _sr_vjp_src(g, input, index, src, result, dim, reduce, include_self):
@@ -1090,9 +1096,8 @@ def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
     ts = _region_t(tsrc, index.shape)
     base = zeros_like(result)
     if reduce == "prod":
-        return result * (
-            tinput * w_in / input
-            + scatter_add.fn(base, index, ts / _region_t(src, index.shape), dim=dim)
+        return tinput * w_in * _prod_of_others(input, index, src, dim) + result * scatter_add.fn(
+            base, index, ts / _region_t(src, index.shape), dim=dim
         )
     return tinput * w_in + scatter_add.fn(base, index, ts * w_src, dim=dim)
 
