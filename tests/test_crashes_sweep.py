@@ -265,3 +265,26 @@ def test_scatter_reduce_prod_gradient_at_a_zero_of_input():
     eps = 1e-6
     want = (f(nt.tensor(x + eps * t)) - f(nt.tensor(x - eps * t))).numpy() / (2 * eps)
     np.testing.assert_allclose(got.numpy(), want, atol=1e-8)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_gradient_at_zeros_of_src(include_self):
+    def prog(L, x, s):
+        x, s = x.requires_grad_(), s.requires_grad_()
+        y = x.scatter_reduce(0, L.tensor([0, 0, 1, 2, 2]), s, "prod", include_self=include_self)
+        y.backward(L.tensor([1.0, 2.0, 3.0, 4.0], dtype=y.dtype))
+        return y, x.grad, s.grad
+
+    x, src = np.array([0.0, 2.0, 0.0, 1.5]), np.array([0.0, -2.0, 5.0, 0.0, 0.0])
+    assert_same(prog, x, src)
+    # the jvp in src (PyTorch's is 0 everywhere): finite differences decide
+    t = np.array([1.0, -1.0, 2.0, 0.5, 3.0])
+
+    def f(s):
+        idx = nt.tensor([0, 0, 1, 2, 2])
+        return nt.tensor(x).scatter_reduce(0, idx, s, "prod", include_self=include_self)
+
+    _, got = nt.func.jvp(f, (nt.tensor(src),), (nt.tensor(t),))
+    eps = 1e-6
+    want = (f(nt.tensor(src + eps * t)) - f(nt.tensor(src - eps * t))).numpy() / (2 * eps)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-8)

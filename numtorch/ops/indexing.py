@@ -1084,9 +1084,27 @@ def _sr_vjp_src(g, input, index, src, result, dim, reduce, include_self):
     )
     if reduce == "prod":
         return _grad_region(
-            (g * result).gather(dim, index) / _region_t(src, index.shape), src.shape
+            g.gather(dim, index)
+            * _src_prod_of_others(input, index, src, result, dim, include_self),
+            src.shape,
         )
     return _grad_region(g.gather(dim, index) * w, src.shape)
+
+
+def _src_prod_of_others(input, index, src, result, dim, include_self):
+    """For each scattered src element, the product of the others in its group: result / src
+    where src is not 0, the group's product with it taken as 1 where it is the group's only 0
+    (two zeros make it 0)."""
+    s = _region_t(src, index.shape)
+    zero = s == 0
+    count = scatter_add.fn(zeros_like(input), index, zero.to(input.dtype), dim=dim)
+    single = zero & (count.gather(dim, index) == 1)
+    without = scatter_reduce_op.fn(
+        input, index, s.masked_fill(single, 1), dim, "prod", include_self=include_self
+    )
+    return where(
+        single, without.gather(dim, index), result.gather(dim, index) / s.masked_fill(zero, 1)
+    )
 
 
 def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
@@ -1096,8 +1114,9 @@ def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
     ts = _region_t(tsrc, index.shape)
     base = zeros_like(result)
     if reduce == "prod":
-        return tinput * w_in * _prod_of_others(input, index, src, dim) + result * scatter_add.fn(
-            base, index, ts / _region_t(src, index.shape), dim=dim
+        others = _src_prod_of_others(input, index, src, result, dim, include_self)
+        return tinput * w_in * _prod_of_others(input, index, src, dim) + scatter_add.fn(
+            base, index, ts * others, dim=dim
         )
     return tinput * w_in + scatter_add.fn(base, index, ts * w_src, dim=dim)
 
