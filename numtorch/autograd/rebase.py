@@ -51,6 +51,9 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
         interp = root._interp
         inner = ((interp.unwrap(root), interp.unwrap(result)), interp.unwrap(root))
     record(view_scatter, (root, result), attrs, root, inner)
+    root._out_nr = (
+        0  # record leaves an existing tensor's output number (it may be k of a multi-output op)
+    )
     _refresh(view)
 
 

@@ -106,7 +106,13 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
     """The output tangent of one op call from its input tangents (None: zero)."""
 
     def zero_for(a):
-        return zeros_like(a) if isinstance(a, Tensor) else 0.0
+        if not isinstance(a, Tensor):
+            return 0.0
+        if _differentiable(a) or op.jvp == LINEAR:
+            return zeros_like(a)
+        # an integer or bool operand has no tangent; its zero is a float so that a formula's
+        # arithmetic on it (negation, subtraction) is defined
+        return zeros_like(a, dtype=_float_like(result))
 
     def fill(i, a, t):
         if i in op.list_inputs:
@@ -152,6 +158,14 @@ def _requires_grad(op, args) -> bool:
             if any(isinstance(x, Tensor) and x._rg for x in a):
                 return True
     return False
+
+
+def _float_like(result):
+    """The dtype of a float zero tangent: the result's, or the default float dtype."""
+    r = result[0] if isinstance(result, (tuple, list)) else result
+    if isinstance(r, Tensor) and _differentiable(r):
+        return r.dtype
+    return state.default_dtype
 
 
 def _differentiable(t) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from contextlib import contextmanager
 
@@ -1027,6 +1028,19 @@ scatter_add = defop(
 _REDUCE_AT = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
 
+def _reduce_identity(reduce: str, dtype):
+    """The value that leaves a reduction unchanged (the lowest value of the dtype for amax)."""
+    if reduce in ("sum", "mean", "prod"):
+        return int(reduce == "prod")
+    lo = reduce == "amax"
+    if dtype.kind == "b":
+        return not lo
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if lo else info.max
+    return -math.inf if lo else math.inf
+
+
 def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
     if reduce not in _REDUCE_AT:
         raise RuntimeError(
@@ -1044,11 +1058,7 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
     vals = _region(src, index.shape)
     out = input.copy()
     if not include_self:
-        ident = {"sum": 0, "mean": 0, "prod": 1}
-        if reduce in ident:
-            out[key] = ident[reduce]
-        else:
-            out[key] = vals.max() if reduce == "amin" else vals.min()
+        out[key] = _reduce_identity(reduce, out.dtype)
     _flat_at(xp, _REDUCE_AT[reduce], out, key, vals)
     if reduce == "mean":
         cnt = xp.zeros(input.shape, dtype=xp.int64) + int(include_self)
@@ -1099,8 +1109,14 @@ def _sr_vjp_input(g, input, index, src, result, dim, reduce, include_self):
         input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
     )
     if reduce == "prod" and include_self:
-        return g * result / input
+        return g * _prod_of_others(input, index, src, dim)
     return g * w
+
+
+def _prod_of_others(input, index, src, dim):
+    """result / input of scatter_reduce's prod without dividing by a zero of input."""
+    masked = input.masked_fill(input == 0, 1)
+    return scatter_reduce_op.fn(masked, index, src, dim, "prod", include_self=True) / masked
 
 
 def _sr_vjp_src(g, input, index, src, result, dim, reduce, include_self):
@@ -1109,9 +1125,27 @@ def _sr_vjp_src(g, input, index, src, result, dim, reduce, include_self):
     )
     if reduce == "prod":
         return _grad_region(
-            (g * result).gather(dim, index) / _region_t(src, index.shape), src.shape
+            g.gather(dim, index)
+            * _src_prod_of_others(input, index, src, result, dim, include_self),
+            src.shape,
         )
     return _grad_region(g.gather(dim, index) * w, src.shape)
+
+
+def _src_prod_of_others(input, index, src, result, dim, include_self):
+    """For each scattered src element, the product of the others in its group: result / src
+    where src is not 0, the group's product with it taken as 1 where it is the group's only 0
+    (two zeros make it 0)."""
+    s = _region_t(src, index.shape)
+    zero = s == 0
+    count = scatter_add.fn(zeros_like(input), index, zero.to(input.dtype), dim=dim)
+    single = zero & (count.gather(dim, index) == 1)
+    without = scatter_reduce_op.fn(
+        input, index, s.masked_fill(single, 1), dim, "prod", include_self=include_self
+    )
+    return where(
+        single, without.gather(dim, index), result.gather(dim, index) / s.masked_fill(zero, 1)
+    )
 
 
 def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
@@ -1121,9 +1155,9 @@ def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
     ts = _region_t(tsrc, index.shape)
     base = zeros_like(result)
     if reduce == "prod":
-        return result * (
-            tinput * w_in / input
-            + scatter_add.fn(base, index, ts / _region_t(src, index.shape), dim=dim)
+        others = _src_prod_of_others(input, index, src, result, dim, include_self)
+        return tinput * w_in * _prod_of_others(input, index, src, dim) + scatter_add.fn(
+            base, index, ts * others, dim=dim
         )
     return tinput * w_in + scatter_add.fn(base, index, ts * w_src, dim=dim)
 
@@ -1851,9 +1885,15 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
 
 
 def _masked_scatter_vjp_src(g, mask, source):
-    sel = masked_select.fn(g, mask)
-    flat = put_op.fn(zeros(source.numel(), dtype=g.dtype), arange(sel.shape[0]), sel, False)
-    return flat.reshape(source.shape)
+    # The k-th selected element of g goes to source element k: a running count of the mask
+    # places them (no masked_select, whose length would differ across a batched mask).
+    n = source.numel()
+    if n == 0:
+        return zeros(source.shape, dtype=g.dtype)
+    m = mask.expand(g.shape).reshape(-1)
+    pos = (m.cumsum(0) - 1).clamp(min=0)
+    vals = where(m, g.reshape(-1), 0.0)
+    return scatter_add.fn(zeros(n, dtype=g.dtype), pos, vals, dim=0).reshape(source.shape)
 
 
 masked_scatter_op = defop(

@@ -12,16 +12,17 @@ import string
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, wrap_dims
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
 from ._families import FLOATS_INT, promote
 from .binary import clamp
 from .comparison import where
-from .creation import eye, ones, tensor, zeros_like
+from .creation import eye, ones, ones_like, tensor, zeros_like
 from .reduction import vector_norm
 from .shape import cat
 from .views import broadcast_shapes
@@ -543,7 +544,11 @@ def _outer_rule(vmap, args, bdims, attrs):
 outer = defop(
     "outer",
     _outer,
-    vjp=(lambda g, vec2: mv.fn(g, vec2), lambda g, input: mv.fn(g.mT, input)),
+    # the operands may differ in dtype (the result is promoted): the GEMV runs in g's
+    vjp=(
+        lambda g, vec2: mv.fn(g, vec2.to(g.dtype)),
+        lambda g, input: mv.fn(g.mT, input.to(g.dtype)),
+    ),
     jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
     prepare=promote,
     batch_rule=_outer_rule,
@@ -1149,7 +1154,7 @@ def _singular_at(m) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lu, _ = scipy.linalg.lu_factor(m)
+        lu, _ = scipy.linalg.lu_factor(m, check_finite=False)
     zero = np.flatnonzero(np.diagonal(lu) == 0)
     return int(zero[0]) + 1 if zero.size else 0
 
@@ -1175,10 +1180,22 @@ def _fails(m, kind: str) -> bool:
 
 
 def _np_linalg(name, fn, A, kind):
-    """Run a numpy.linalg kernel; on failure raise LinAlgError with torch's wording."""
+    """Run a numpy.linalg kernel ``fn(A)``; on failure raise LinAlgError with torch's wording."""
     try:
-        return fn()
+        return fn(A)
     except np.linalg.LinAlgError as e:
+        if kind != "pd":
+            with np.errstate(invalid="ignore"):
+                nonfinite = ~((A - A) == 0).all(axis=(-2, -1))
+            if nonfinite.any():
+                # LAPACK lets NaN/inf through where PyTorch calls it, NumPy's LU may stop on
+                # them: those matrices give NaN, the others their result (or their error).
+                xp = xp_of(A)
+                keep = nonfinite[..., None, None]
+                X = _np_linalg(
+                    name, fn, xp.where(keep, xp.eye(A.shape[-1], dtype=A.dtype), A), kind
+                )
+                return xp.where(keep, xp.asarray(xp.nan, X.dtype), X)
         A = np.asarray(A.get() if hasattr(A, "get") else A)
         batch, where, bad = A.shape[:-2], "", A
         for idx in np.ndindex(batch):
@@ -1234,7 +1251,7 @@ def _solve(xp, A, B, *, left=True):
             f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
             f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})"
         )
-    X = _np_linalg("linalg.solve", lambda: xp.linalg.solve(A, Bm), A, "solve")
+    X = _np_linalg("linalg.solve", lambda A: xp.linalg.solve(A, Bm), A, "solve")
     if not left:
         X = xp.swapaxes(X, -1, -2)
     return X[..., 0] if vec else X
@@ -1296,7 +1313,7 @@ linalg_solve = defop(
 
 def _inv(xp, A):
     _square("linalg.inv", A)
-    return _np_linalg("linalg.inv", lambda: xp.linalg.inv(A), A, "inv")
+    return _np_linalg("linalg.inv", lambda A: xp.linalg.inv(A), A, "inv")
 
 
 linalg_inv = defop(
@@ -1315,7 +1332,10 @@ linalg_inv = defop(
 
 def _det(xp, A):
     _square("linalg.det", A)
-    return xp.linalg.det(A)
+    with np.errstate(invalid="ignore"):
+        d = xp.linalg.det(A)
+    # NumPy's LU may stop at a NaN pivot and call the matrix singular (0); LAPACK's goes on
+    return xp.where(xp.isnan(A).any(axis=(-2, -1)), xp.asarray(xp.nan, d.dtype), d)
 
 
 def _unsq2(x):
@@ -1327,9 +1347,28 @@ def _trace_of_solve(A, t):
     return (linalg_inv.fn(A).mT * t).sum((-2, -1))
 
 
+def _prod_of_others(s):
+    """For each i, the product of s[..., j] over j != i (no division: zeros are fine)."""
+    one = ones_like(s[..., :1])
+    left = cat.fn([one, s[..., :-1]], -1).cumprod(-1)
+    right = cat.fn([s[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)
+    return left * right
+
+
+def _cofactors(A, result):
+    """The matrix of cofactors of A, det(A) A^{-T}: the derivative of det. A singular A (no
+    inverse) takes it from the SVD A = U S Vh: det(U) det(Vh) U diag(prod_{j!=i} s_j) Vh."""
+    try:
+        return _unsq2(result) * linalg_inv.fn(A).mT
+    except LinAlgError:
+        U, S, Vh = linalg_svd.fn(A, False)
+        sign = _unsq2(linalg_det.fn(U) * linalg_det.fn(Vh))
+        return sign * (U * _prod_of_others(S).unsqueeze(-2)) @ Vh
+
+
 linalg_det = defop(
-    "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g * result) * linalg_inv.fn(A).mT,
-    jvp=lambda t, A, result: result * _trace_of_solve(A, t), prepare=_float_only("linalg.det"),
+    "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g) * _cofactors(A, result),
+    jvp=lambda t, A, result: (_cofactors(A, result) * t).sum((-2, -1)), prepare=_float_only("linalg.det"),
     batch_rule=stacked("linalg.det"),
     api="linalg.det", out=True,
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((make((1, 1), 0.5, 1.5),)), S((_wc(make, (0, 2, 2)),))],
@@ -1399,7 +1438,9 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
         )
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     if not batch:
-        X = sl.solve_triangular(A, B, lower=not upper, unit_diagonal=unitriangular)
+        X = sl.solve_triangular(
+            A, B, lower=not upper, unit_diagonal=unitriangular, check_finite=False
+        )
     else:  # a stack: one vectorized solve of the triangular parts (scipy loops per matrix)
         T = xp.triu(A) if upper else xp.tril(A)
         if unitriangular:
@@ -1470,7 +1511,7 @@ def _phi(x):
 
 def _cholesky_kernel(xp, A, *, upper=False):
     _square("linalg.cholesky", A)
-    L = _np_linalg("linalg.cholesky", lambda: xp.linalg.cholesky(A), A, "pd")
+    L = _np_linalg("linalg.cholesky", lambda A: xp.linalg.cholesky(A), A, "pd")
     return xp.swapaxes(L, -1, -2).copy() if upper else L
 
 
@@ -1896,9 +1937,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         raise RuntimeError(
             f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype.scalar_name}"
         )
-    dims = tuple(int(d) % A.dim() for d in dim)
-    if len(dims) != 2 or dims[0] == dims[1]:
-        raise RuntimeError("linalg.matrix_norm: dims must be different. Got ({}, {})".format(*dim))
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) != 2:
+        got = " ".join(str(int(d)) for d in dim)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
+    dims = wrap_dims(dim, A.dim())
+    if dims[0] == dims[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got {dims}")
     res = _matrix_norm_impl(A, ord, dims, keepdim)
     return res if out is None else _write(out, res)
 
@@ -1915,17 +1960,26 @@ def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=No
     """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
     if isinstance(dim, int):
         dim = (dim,)
-    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2):
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"
+        )
+    if dim is None and ord is not None and A.dim() not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
+    # A string order is always a matrix norm; a number is one over two dims.
+    if (
+        isinstance(ord, str)
+        or (dim is not None and len(dim) == 2)
+        or (dim is None and ord is not None and A.dim() == 2)
+    ):
         res = matrix_norm(
             A,
             "fro" if ord is None else ord,
             dim if dim is not None else (-2, -1),
             keepdim,
             dtype=dtype,
-        )
-    elif dim is None and ord is not None and A.dim() != 1:
-        raise RuntimeError(
-            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
         )
     else:
         res = vector_norm.fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

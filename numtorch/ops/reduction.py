@@ -1432,9 +1432,18 @@ kthvalue_op = _indexed_op(
 )
 
 
+def _nan_as(dtype):
+    """NaN cast to ``dtype`` as PyTorch's kernels do: the most negative value of a 32- or
+    64-bit integer, 0 for narrower ones."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return int(np.iinfo(dtype).min) if dtype.itemsize >= 4 else 0
+    return math.nan
+
+
 def _median(xp, x):
-    if x.size == 0:
-        return xp.asarray(xp.nan, x.dtype)
+    if x.size == 0:  # the median of nothing is NaN
+        return xp.asarray(_nan_as(x.dtype), x.dtype)
     f = xp.sort(x.reshape(-1))  # NaN sorts last; one NaN makes the median NaN
     return f[-1 if f[-1] != f[-1] else (x.size - 1) // 2].copy()
 
@@ -1444,7 +1453,7 @@ def _median_rule(vmap, args, bdims, attrs):
     x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
     n = x.shape[1]
     if n == 0:
-        return full((vmap.size,), math.nan, dtype=x.dtype), 0
+        return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype), 0
     s = sort_op.fn(x, 1)[0]
     last = s.select(1, n - 1)
     return where(last != last, last, s.select(1, (n - 1) // 2)), 0

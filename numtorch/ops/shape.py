@@ -5,6 +5,10 @@ The views (reshape, permute, expand, narrow, diagonal, ...) are in ``views.py``.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
 from .._core.tensor import wrap_dim, wrap_dims
 from ..testing.samples import S
@@ -216,18 +220,27 @@ def _join_samples(axis: str):
     ]
 
 
+def _join_dim(name: str, first: str, dim, alias) -> int:
+    # PyTorch's argument parser takes NumPy's `axis` and PyTorch's `dim` for the same parameter.
+    if alias is None:
+        return 0 if dim is None else dim
+    if dim is not None:
+        raise TypeError(f"{name}() got multiple values for argument '{first}'")
+    return alias
+
+
 @composite(samples=_join_samples("axis"))
-def concatenate(tensors, axis: int = 0, out=None):
+def concatenate(tensors, axis: int | None = None, out=None, *, dim: int | None = None):
     """Alias of cat."""
     _check_tensor_list(tensors, "concatenate")
-    return cat.fn(tensors, axis, out=out)
+    return cat.fn(tensors, _join_dim("concatenate", "dim", axis, dim), out=out)
 
 
 @composite(samples=_join_samples("dim"))
-def concat(tensors, dim: int = 0, *, out=None):
+def concat(tensors, dim: int | None = None, *, out=None, axis: int | None = None):
     """Alias of cat."""
     _check_tensor_list(tensors, "concat")
-    return cat.fn(tensors, dim, out=out)
+    return cat.fn(tensors, _join_dim("concat", "axis", dim, axis), out=out)
 
 
 def _stack_check(shapes) -> None:
@@ -886,6 +899,10 @@ def _repeat_interleave_vjp(g, input_shape, repeats, dim):
         repeats = (
             int(repeats.reshape(-1)[0].item()) if repeats.numel() == 1 else repeats.cpu().numpy()
         )
+    if isinstance(repeats, int) and repeats == 0:
+        # g is empty along d and does not say how many elements each got: spell out the zeros
+        n = math.prod(input_shape) if dim is None or not input_shape else input_shape[d]
+        repeats = np.zeros(n, dtype=np.int64)
     return segment_sum.fn(g, repeats, d).reshape(input_shape)
 
 
