@@ -19,12 +19,19 @@ to_dtype = defop(
     test={"dtypes": FLOATS_INT}, batch_rule=elementwise(),
 )  # fmt: skip
 
+_C_ORDER = "contiguous_format"  # clone's memory_format for Tensor.contiguous
+
 clone = defop(
     "clone",
-    lambda xp, x, *, memory_format=None: x.copy(),
+    # PyTorch's preserve_format keeps a dense input's strides (NumPy's order "K")
+    lambda xp, x, *, memory_format=None: x.copy(order="C" if memory_format == _C_ORDER else "K"),
     vjp=lambda g: g,
     jvp=LINEAR,
-    samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
+    samples=lambda make: [
+        S((make((2, 3)),)),
+        S((make(()),)),
+        S((make((3, 2)).T,), name="transposed"),
+    ],
     batch_rule=elementwise(),
     methods=True,
 )
@@ -47,7 +54,7 @@ to_device = defop(
 
 def _contiguous(self, memory_format=None):
     """self when already C-contiguous, else a contiguous copy (differentiable)."""
-    return self if self.is_contiguous() else clone.fn(self)
+    return self if self.is_contiguous() else clone.fn(self, memory_format=_C_ORDER)
 
 
 def _caster(d):
