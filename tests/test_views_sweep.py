@@ -53,3 +53,51 @@ def test_clone_keeps_dense_strides():
 
 def test_broadcast_to_same_shape_triu_():
     assert_same(lambda L, x: L.broadcast_to(x.clone(), x.shape).triu_(), arr(3, 3))
+
+
+# ------------------------------------------------------------------ what an op saves
+def _write_output_then_backward(op):
+    """An in-place write into the op's output, then backward: PyTorch succeeds where the
+    formulas do not read the output."""
+
+    def prog(lib, x):
+        x = x.clone().requires_grad_()
+        y = op(lib, x * 1)
+        y.mul_(2)
+        y.sum().backward()
+        return x.grad
+
+    return prog
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(lambda L, x: x.min(1)[0], id="min-dim"),
+        pytest.param(lambda L, x: x.max(1, keepdim=True)[0], id="max-dim"),
+        pytest.param(lambda L, x: x.cummin(1)[0], id="cummin"),
+        pytest.param(lambda L, x: x.cummax(0)[0], id="cummax"),
+        pytest.param(lambda L, x: x.topk(2)[0], id="topk"),
+        pytest.param(lambda L, x: x.sort(1)[0], id="sort"),
+        pytest.param(lambda L, x: x.var(1), id="var"),
+        pytest.param(lambda L, x: x.nansum(1), id="nansum"),
+        pytest.param(lambda L, x: x.nanmean(1), id="nanmean"),
+        pytest.param(lambda L, x: x / (x.detach() + 5), id="div"),
+        pytest.param(lambda L, x: (x + 5) / x, id="div-other"),
+    ],
+)
+def test_writing_an_unsaved_output_is_no_error(op):
+    assert_same(_write_output_then_backward(op), arr(2, 3))
+
+
+def test_writing_the_saved_output_still_raises():
+    from twolibs import assert_same_error
+
+    def prog(lib, x):
+        x = x.clone().requires_grad_()
+        v, i = (x * 1).max(1)
+        i.add_(0)
+        v.sum().backward()
+
+    assert_same_error(prog, arr(2, 3))
+    assert_same_error(_write_output_then_backward(lambda L, x: x.std(1)), arr(2, 3))

@@ -209,7 +209,8 @@ def _bool_errors(kernel_name: str):
 div = binary(
     "div", _div,
     (lambda g, other, rounding_mode: g / other if rounding_mode is None else g * 0,
-     lambda g, other, result, rounding_mode: -g * result / other if rounding_mode is None else g * 0),
+     # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
+     lambda g, input, other, rounding_mode: -g * (input / other / other) if rounding_mode is None else g * 0),
     lambda tinput, tother, other, result, rounding_mode: (  # not ELEMENTWISE: see mul
         (tinput - tother * result) / other if rounding_mode is None else result * 0
     ),

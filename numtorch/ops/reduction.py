@@ -136,18 +136,21 @@ def reduction(
 
     ``partial(x, r, dim, **extra)`` is d result / d x (``r`` the result with reduced
     dims kept), so vjp = g * partial and jvp = sum(t * partial) over the reduced dims.
+    A partial that names its second parameter ``_r`` does not read the result, and the
+    vjp does not save it (an in-place write into the result is then no error).
     """
     names = ("x", "result", "dim", "keepdim", *extra)
     vjp = jvp = None
     if partial is not None:
 
-        def vjp(g, x, result, dim, keepdim, **ex):
+        def vjp(g, x, result=None, dim=None, keepdim=False, **ex):
             return _partial_vjp(partial, g, x, result, dim, keepdim, ex)
 
         def jvp(t, x, result, dim, keepdim, **ex):
             return _partial_jvp(partial, t, x, result, dim, keepdim, ex)
 
-        vjp = named(vjp, ("g", *names))
+        reads = list(inspect.signature(partial).parameters)[1] == "r"
+        vjp = named(vjp, ("g", *(n for n in names if reads or n != "result")))
         jvp = named(jvp, ("t", *names))
     kw.setdefault("batch_rule", _DIMS)
     return defop(
@@ -165,7 +168,7 @@ def reduction(
 
 def _partial_vjp(partial, g, x, result, dim, keepdim, extra):
     """g (broadcast back over the reduced dims) times d result / d x."""
-    r = keep(result, x.dim(), dim, keepdim)
+    r = None if result is None else keep(result, x.dim(), dim, keepdim)
     return unreduce(g, x.shape, dim, keepdim) * partial(x, r, dim, **extra)
 
 
@@ -522,12 +525,12 @@ scatter_add_dim = defop(
 )  # fmt: skip
 
 
-def _indexed_vjp(g, x, result, dim, keepdim=True):
-    """The vjp of (values, indices) = f(x, dim): scatter g to the chosen positions."""
-    d = dim1(dim, x.dim())
-    return scatter_add_dim.fn(
-        keep(g, x.dim(), d, keepdim), keep(result[1], x.dim(), d, keepdim), d, x.shape
-    )
+def _indexed_vjp(g, x_shape, result, dim, keepdim=True):
+    """The vjp of (values, indices) = f(x, dim): scatter g to the chosen positions (only the
+    indices are read, as in PyTorch: the values may be modified in place)."""
+    n = len(x_shape)
+    d = dim1(dim, n)
+    return scatter_add_dim.fn(keep(g, n, d, keepdim), keep(result[1], n, d, keepdim), d, x_shape)
 
 
 def _indexed_jvp(t, result, dim, keepdim=True):
@@ -559,8 +562,8 @@ def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
         vjp, jvp = _indexed_vjp, _indexed_jvp
     else:
 
-        def vjp(g, x, result, dim):
-            return _indexed_vjp(g, x, result, dim)
+        def vjp(g, x_shape, result, dim):
+            return _indexed_vjp(g, x_shape, result, dim)
 
         def jvp(t, result, dim):
             return _indexed_jvp(t, result, dim)
@@ -721,7 +724,7 @@ def _scale(c: float, d: float) -> float:
     return c / d if d else math.inf
 
 
-def _var_partial(x, r, dim, correction):
+def _var_partial(x, _r, dim, correction):
     return _centered(x, dim) * _scale(2.0, _dof(x, dim, correction))
 
 
@@ -1226,11 +1229,11 @@ def _nan_samples(make):
         yield s
 
 
-def _notnan(x, r, dim):
+def _notnan(x, _r, dim):
     return x == x
 
 
-def _nanmean_partial(x, r, dim):
+def _nanmean_partial(x, _r, dim):
     return _shares(x == x, x, dim)
 
 
