@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import math
 import warnings
@@ -12,7 +13,8 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, Op, defop, named, tensor_methods
+from .._core import op as _op
+from .._core.op import LINEAR, Op, named, tensor_methods
 from ..testing.samples import ErrorInput, S
 from ._batching import along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
@@ -67,6 +69,30 @@ def count(shape, dim) -> int:
     """How many elements a reduction over `dim` combines."""
     return math.prod(shape[d] for d in dims_of(dim, len(shape)))
 
+
+
+def _dense(kernel: Callable) -> Callable:
+    """The kernel with C-contiguous outputs: a reduction, scan or softmax over a permuted
+    input gives a contiguous result in PyTorch (NumPy keeps the input's axis order)."""
+
+    @functools.wraps(kernel)
+    def dense(xp, *args, **kw):
+        out = kernel(xp, *args, **kw)
+        if isinstance(out, tuple):
+            return tuple(_c_order(o) for o in out)
+        return _c_order(out)
+
+    return dense
+
+
+def _c_order(a):
+    flags = getattr(a, "flags", None)
+    return a if flags is None or flags.c_contiguous else a.copy()
+
+
+def defop(name: str, kernel: Callable, **kw) -> Op:
+    """``_core.op.defop`` for this module's ops: their outputs are contiguous."""
+    return _op.defop(name, _dense(kernel), **kw)
 
 def _nonempty(name: str, x, dims, what: str = "") -> None:
     if x.size == 0:
