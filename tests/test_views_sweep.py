@@ -4,8 +4,11 @@ inputs do not raise false version-counter errors), against PyTorch."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from twolibs import arr, assert_same
+from twolibs import arr, assert_same, fd_grad, run
+
+import numtorch as nt
 
 
 # ------------------------------------------------------------------ view or copy
@@ -101,3 +104,93 @@ def test_writing_the_saved_output_still_raises():
 
     assert_same_error(prog, arr(2, 3))
     assert_same_error(_write_output_then_backward(lambda L, x: x.std(1)), arr(2, 3))
+
+
+# ------------------------------------------------------------------ contiguous results
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(lambda x: x.sum(1), id="sum"),
+        pytest.param(lambda x: x.sum(1, keepdim=True), id="sum-keepdim"),
+        pytest.param(lambda x: x.mean(1), id="mean"),
+        pytest.param(lambda x: x.amax(0), id="amax"),
+        pytest.param(lambda x: x.max(1)[0], id="max-dim"),
+        pytest.param(lambda x: x.var(1), id="var"),
+        pytest.param(lambda x: x.logsumexp(1), id="logsumexp"),
+        pytest.param(lambda x: x.norm(dim=1), id="norm"),
+        pytest.param(lambda x: x.softmax(1), id="softmax"),
+        pytest.param(lambda x: x.cumsum(1), id="cumsum"),
+        pytest.param(lambda x: x.cummax(1)[0], id="cummax"),
+        pytest.param(lambda x: (x > 0).any(1), id="any"),
+    ],
+)
+def test_reduction_of_a_permuted_input_is_contiguous(op):
+    def prog(lib, x):
+        y = op(x.permute(2, 0, 1))
+        return y.is_contiguous(), list(y.stride()), y.reshape(-1).view(-1)
+
+    assert_same(prog, arr(2, 3, 4))
+
+
+# ------------------------------------------------------------------ in-place predicates
+def _predicate_prog(name, arg):
+    def prog(lib, x, y):
+        x = x.clone().requires_grad_()
+        z = x * 1
+        args = () if arg is None else (y if arg == "t" else arg,)
+        getattr(z, name)(*args)
+        (z * x).sum().backward()
+        return z, z.requires_grad, x.grad
+
+    return prog
+
+
+@pytest.mark.parametrize("name,arg", [("lt_", 0.0), ("eq_", 0.5), ("ge_", "t")])
+def test_inplace_predicate_has_no_gradient(name, arg):
+    assert_same(_predicate_prog(name, arg), arr(2, 3), arr(2, 3, seed=1))
+
+
+@pytest.mark.parametrize("name,arg", [("logical_or_", "t"), ("logical_not_", None)])
+def test_inplace_logical_op_gradient_by_finite_differences(name, arg):
+    """PyTorch divergence: its logical_*_ keep self's old history, so the gradient flows
+    through values that no longer depend on x. (z * x).sum() with z piecewise constant in x
+    has the gradient z, as finite differences show."""
+    x, y = arr(2, 3), arr(2, 3, seed=1)
+    z, _, grad = run(_predicate_prog(name, arg), nt, x, y)
+
+    def f(v):
+        return float(
+            run(lambda L, a, b: (getattr(a * 1, name)(*((b,) if arg else ())) * a).sum(), nt, v, y)
+        )
+
+    np.testing.assert_allclose(grad.numpy(), fd_grad(f, x), atol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), z.detach().numpy())
+
+
+def test_inplace_predicate_tangent_is_zero_in_self_dtype():
+    def prog(lib, x):
+        return lib.func.jvp(lambda a: (a * 1).lt_(0), (x,), (lib.ones_like(x),))
+
+    assert_same(prog, arr(2, 3))
+
+
+# ------------------------------------------------------------------ sum_to_size
+def test_sum_to_size_of_the_same_size_is_the_tensor_itself():
+    def prog(lib, a):
+        a = a.clone().requires_grad_()
+        d = lib.diag(a)
+        v = d.sum_to_size((3,))
+        v.tanh_()
+        (d * 2).sum().backward()
+        return v is d, d, a.grad
+
+    assert_same(prog, arr(3, 3))
+
+
+def test_sum_to_size_forms_and_error():
+    from twolibs import assert_same_error
+
+    assert_same(
+        lambda L, x: (x.sum_to_size(1, 3), x.sum_to_size([3]), x.sum_to_size(2, 1)), arr(2, 3)
+    )
+    assert_same_error(lambda L, x: x.sum_to_size(4), arr(2, 3))

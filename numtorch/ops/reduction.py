@@ -292,7 +292,7 @@ def _sum_to_size(xp, x, size):
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(size) if s == 1 and x.shape[i + lead] != 1
     )
-    out = x.sum(axis=axes, keepdims=True) if axes else x
+    out = x.sum(axis=axes, keepdims=True) if axes else x.copy()  # never an untracked alias
     return out.reshape(size) if lead else out
 
 
@@ -308,8 +308,22 @@ def _sum_to_size_rule(vmap, args, bdims, attrs):
 sum_to_size = defop(
     "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x: g.expand(x.shape), jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
-    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=True,
+    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=False,
+    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"size \{\[4\]\} is not expandable to size \{\[2, 3\]\}")],
 )  # fmt: skip
+
+
+def _sum_to_size_method(self, *size):
+    """self summed to ``size`` (self broadcasts from it); self itself when it has that size,
+    as in PyTorch (the same tensor, so that autograd sees the alias)."""
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
+    size = tuple(int(k) for k in size)
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or _pyany(k != 1 and k != shape[lead + i] for i, k in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    return self if size == shape else sum_to_size.fn(self, size)
 
 
 def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
@@ -1490,7 +1504,7 @@ nn_softmax = _sm_api(softmax_op, True)
 nn_log_softmax = _sm_api(log_softmax_op, True)
 
 tensor_methods({
-    "max": max, "min": min, "var": var, "std": std,
+    "max": max, "sum_to_size": _sum_to_size_method, "min": min, "var": var, "std": std,
     "softmax": softmax, "log_softmax": log_softmax, "sort": sort, "topk": topk,
     "kthvalue": kthvalue, "median": median, "cummax": cummax, "cummin": cummin,
 })  # fmt: skip
