@@ -194,3 +194,27 @@ def test_sum_to_size_forms_and_error():
         lambda L, x: (x.sum_to_size(1, 3), x.sum_to_size([3]), x.sum_to_size(2, 1)), arr(2, 3)
     )
     assert_same_error(lambda L, x: x.sum_to_size(4), arr(2, 3))
+
+
+# ------------------------------------------------------------------ absent tangents
+@pytest.mark.parametrize(
+    "f",
+    [
+        pytest.param(lambda L, a, c: a * 0.5, id="mul-number"),
+        pytest.param(lambda L, a, c: c * a, id="mul-constant"),
+        pytest.param(lambda L, a, c: a / c, id="div-constant"),
+        pytest.param(lambda L, a, c: c / (a + 5), id="div-by-dual"),
+        pytest.param(lambda L, a, c: L.atan2(a, c), id="atan2-constant"),
+        pytest.param(lambda L, a, c: a + c.expand(2, 3), id="add-broadcast-constant"),
+        pytest.param(lambda L, a, c: L.maximum(a, c), id="maximum-constant"),
+    ],
+)
+def test_jvp_skips_the_term_of_an_operand_without_tangent(f):
+    a = arr(3)
+    a[0] = -np.inf
+    c = np.array([0.5, 2.0, -1.5])
+
+    def prog(lib, a, c):
+        return lib.func.jvp(lambda x: f(lib, x, c), (a,), (lib.ones_like(a),))
+
+    assert_same(prog, a, c)
