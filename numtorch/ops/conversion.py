@@ -9,7 +9,7 @@ from .._core.device import device as Device
 from .._core.op import LINEAR, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
-from ._batching import elementwise
+from ._batching import elementwise, front
 from ._families import FLOATS_INT
 
 to_dtype = defop(
@@ -20,6 +20,21 @@ to_dtype = defop(
 )  # fmt: skip
 
 _C_ORDER = "contiguous_format"  # clone's memory_format for Tensor.contiguous
+
+
+def _clone_rule(vmap, args, bdims, attrs):
+    """The batch first, each example laid out as the input's examples are (PyTorch keeps
+    the per-example strides; the batch's place in memory is not the example's layout)."""
+    x = front(args[0], bdims[0])
+    if attrs.get("memory_format") == _C_ORDER or x.dim() < 2:
+        return clone.fn(x, memory_format=_C_ORDER), 0
+    strides = x.stride()
+    order = sorted(range(1, x.dim()), key=lambda d: -strides[d])  # as NumPy's order "K"
+    inverse = [0] * x.dim()
+    for k, d in enumerate([0, *order]):
+        inverse[d] = k
+    return clone.fn(x.permute(0, *order), memory_format=_C_ORDER).permute(*inverse), 0
+
 
 clone = defop(
     "clone",
@@ -32,7 +47,7 @@ clone = defop(
         S((make(()),)),
         S((make((3, 2)).T,), name="transposed"),
     ],
-    batch_rule=elementwise(),
+    batch_rule=_clone_rule,
     methods=True,
 )
 
