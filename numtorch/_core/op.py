@@ -296,16 +296,26 @@ def _elementwise_jvp(op: Op) -> Callable:
         names += [n for n in args if n != "g" and n not in names]
     terms = [(t, f, a) for t, f, a in zip(tangent, op.vjps, op.vjp_args) if f]
 
+    absent = [i for i, f in enumerate(op.vjps) if f]
+
     def jvp(**env):
         out = None
-        for t, f, args in terms:
+        for k, (t, f, args) in zip(absent, terms):
             if op.nin > 1 and not hasattr(env[t], "shape"):
                 continue  # a Python number operand: its tangent is the number 0
             term = f(**{n: env[t] if n == "g" else env[n] for n in args})
+            if op.nin > 1 and env["tangents"][k] is None:
+                term = zero_term(term)
             out = term if out is None else out + term
         return out
 
-    return named(jvp, names)
+    return named(jvp, [*names, "tangents"] if op.nin > 1 else names)
+
+
+def zero_term(term):
+    """The term of an operand without a tangent: zero, as PyTorch's zero tensor gives (a
+    zero tangent times an inf partial is no NaN), still on the primals' graph."""
+    return term.nan_to_num(0.0, 0.0, 0.0)
 
 
 def _check_formula_names(op: Op) -> None:
@@ -322,7 +332,7 @@ def _check_formula_names(op: Op) -> None:
             raise ValueError(f"{op.name}: vjp names unknown values {sorted(bad)}")
     if callable(op.jvp):
         tangents = {"t"} if op.nin == 1 else {"t" + n for n in op.inputs}
-        bad = set(op.jvp_args) - known - tangents - {"g"}
+        bad = set(op.jvp_args) - known - tangents - {"g", "tangents"}
         if bad:
             raise ValueError(f"{op.name}: jvp names unknown values {sorted(bad)}")
 

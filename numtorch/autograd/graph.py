@@ -296,8 +296,10 @@ class Saved:
         return t
 
     def _raise_modified(self, node: Node, current: int):
-        if self.is_output:
+        if self.is_output:  # an integer output (indices) has no history to name
             data, fn, nr = self.data, node, self.nr
+            if data.dtype.kind not in "fc":
+                fn = None
         else:
             data, fn, nr = self.t._data, self.t._grad_fn, self.t._out_nr
         typ = f"{from_np(data.dtype).scalar_name}Tensor"
@@ -1135,14 +1137,31 @@ class _SavedTuple(Saved):
         self.is_output = True
 
     def unpack(self, node):
-        res = []
-        for s in self.t:
-            t = s.unpack(node)
-            if not (t.dtype.is_floating_point or t.dtype.is_complex):
-                t._grad_fn = None
-                t._rg = False
-            res.append(t)
-        return tuple(res)
+        return _Outputs(self.t, node)
+
+
+class _Outputs(tuple):
+    """The outputs a node saved, each unpacked (and its version checked) when a formula
+    reads it: a formula that reads only the indices of (values, indices) does not fail
+    after an in-place write into the values, as in PyTorch (which saves only those)."""
+
+    __slots__ = ()
+
+    def __new__(cls, saved, node):
+        return super().__new__(cls, [(s, node) for s in saved])
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(self[i] for i in range(*k.indices(len(self))))
+        s, node = super().__getitem__(k)
+        t = s.unpack(node)
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            t._grad_fn = None
+            t._rg = False
+        return t
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 class _SavedList(Saved):

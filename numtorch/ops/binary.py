@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, composite, tensor_methods
+from .._core.op import ErrorInput, composite, tensor_methods, zero_term
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
@@ -122,11 +122,18 @@ def _outer_stack(a, b) -> bool:
     )
 
 
+def _term(tangent, term):
+    """A jvp term; the zero of an operand without a tangent (see ``zero_term``)."""
+    return zero_term(term) if tangent is None else term
+
+
 # mul and div keep their jvp: as in PyTorch, the zero tangent of a Python number still
-# multiplies a primal (``ta * b``), so the tangent stays on the primal's graph.
+# multiplies a primal (``a * tb``), so the tangent stays on the primal's graph; that term is
+# zero even where the primal is inf (``a * 0.5`` at a = -inf).
 mul = binary(
     "mul", _mul, (lambda g, b: g * b, lambda g, a: g * a),
-    lambda ta, tb, a, b: ta * b + a * tb, methods=("mul", "multiply"), number_edges=True,
+    lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
+    methods=("mul", "multiply"), number_edges=True,
 )  # fmt: skip
 
 
@@ -209,9 +216,11 @@ def _bool_errors(kernel_name: str):
 div = binary(
     "div", _div,
     (lambda g, other, rounding_mode: g / other if rounding_mode is None else g * 0,
-     lambda g, other, result, rounding_mode: -g * result / other if rounding_mode is None else g * 0),
-    lambda tinput, tother, other, result, rounding_mode: (  # not ELEMENTWISE: see mul
-        (tinput - tother * result) / other if rounding_mode is None else result * 0
+     # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
+     lambda g, input, other, rounding_mode: -g * (input / other / other) if rounding_mode is None else g * 0),
+    lambda tangents, tinput, tother, other, result, rounding_mode: (  # not ELEMENTWISE: see mul
+        _term(tangents[0], tinput / other) + _term(tangents[1], -tother * result / other)
+        if rounding_mode is None else result * 0
     ),
     prepare=_prep_div, samples=_div_samples, error_samples=_div_errors, number_edges=True,
     node_name=lambda rounding_mode: "DivBackward0" if rounding_mode is None else "DivBackward2",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, tensor_methods
+from .._core.op import ErrorInput, tensor_method, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
@@ -147,13 +147,43 @@ def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:
     return where_op.fn(condition, self, y)
 
 
+# ------------------------------------------------------------------ in-place forms
+def _inplace_predicate(op, names: tuple) -> None:
+    """``self.<name>_(...)``: the predicate's values written into self in self's dtype. The
+    result carries no gradient from self or the other operand: self's new history has a
+    zero gradient (and a zero tangent in self's dtype), as in PyTorch."""
+
+    def method(self: Tensor, *args, **kwargs) -> Tensor:
+        if "out" in kwargs:
+            raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+        result = op.fn(self, *args, **kwargs)
+        if tuple(result.shape) != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(result.shape)}"
+            )
+        return self.copy_(result)
+
+    method.__name__ = op.name + "_"
+    method.inplace_of = op
+    tensor_method(method, *names)
+
+
+def _predicate(name: str, kernel, make=comparison, **kw):
+    """A predicate op with its in-place Tensor methods (``<method>_`` of each method)."""
+    methods = kw.get("methods", (name,))
+    op = make(name, kernel, inplace=False, **kw)
+    _inplace_predicate(op, tuple(m + "_" for m in methods))
+    return op
+
+
 # ------------------------------------------------------------------ comparisons
-eq = comparison("eq", lambda xp, input, other: input == other)
-ne = comparison("ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"))
-gt = comparison("gt", lambda xp, input, other: input > other, methods=("gt", "greater"))
-ge = comparison("ge", lambda xp, input, other: input >= other, methods=("ge", "greater_equal"))
-lt = comparison("lt", lambda xp, input, other: input < other, methods=("lt", "less"))
-le = comparison("le", lambda xp, input, other: input <= other, methods=("le", "less_equal"))
+eq = _predicate("eq", lambda xp, input, other: input == other)
+ne = _predicate("ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"))
+gt = _predicate("gt", lambda xp, input, other: input > other, methods=("gt", "greater"))
+ge = _predicate("ge", lambda xp, input, other: input >= other, methods=("ge", "greater_equal"))
+lt = _predicate("lt", lambda xp, input, other: input < other, methods=("lt", "less"))
+le = _predicate("le", lambda xp, input, other: input <= other, methods=("le", "less_equal"))
 
 
 # ------------------------------------------------------------------ logical ops
@@ -172,17 +202,17 @@ def _logical_samples(make):
 
 
 _LOGICAL = {"prepare": _to_bool, "samples": _logical_samples}
-logical_and = comparison(
+logical_and = _predicate(
     "logical_and", lambda xp, input, other: xp.logical_and(input, other), **_LOGICAL
 )
-logical_or = comparison(
+logical_or = _predicate(
     "logical_or", lambda xp, input, other: xp.logical_or(input, other), **_LOGICAL
 )
-logical_xor = comparison(
+logical_xor = _predicate(
     "logical_xor", lambda xp, input, other: xp.logical_xor(input, other), **_LOGICAL
 )
-logical_not = unary(
-    "logical_not", lambda xp, input: xp.logical_not(input), prepare=_to_bool,
+logical_not = _predicate(
+    "logical_not", lambda xp, input: xp.logical_not(input), unary, prepare=_to_bool,
     samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]), dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
 

@@ -9,7 +9,7 @@ from .._core.device import device as Device
 from .._core.op import LINEAR, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
-from ._batching import elementwise
+from ._batching import elementwise, front
 from ._families import FLOATS_INT
 
 to_dtype = defop(
@@ -19,13 +19,35 @@ to_dtype = defop(
     test={"dtypes": FLOATS_INT}, batch_rule=elementwise(),
 )  # fmt: skip
 
+_C_ORDER = "contiguous_format"  # clone's memory_format for Tensor.contiguous
+
+
+def _clone_rule(vmap, args, bdims, attrs):
+    """The batch first, each example laid out as the input's examples are (PyTorch keeps
+    the per-example strides; the batch's place in memory is not the example's layout)."""
+    x = front(args[0], bdims[0])
+    if attrs.get("memory_format") == _C_ORDER or x.dim() < 2:
+        return clone.fn(x, memory_format=_C_ORDER), 0
+    strides = x.stride()
+    order = sorted(range(1, x.dim()), key=lambda d: -strides[d])  # as NumPy's order "K"
+    inverse = [0] * x.dim()
+    for k, d in enumerate([0, *order]):
+        inverse[d] = k
+    return clone.fn(x.permute(0, *order), memory_format=_C_ORDER).permute(*inverse), 0
+
+
 clone = defop(
     "clone",
-    lambda xp, x, *, memory_format=None: x.copy(),
+    # PyTorch's preserve_format keeps a dense input's strides (NumPy's order "K")
+    lambda xp, x, *, memory_format=None: x.copy(order="C" if memory_format == _C_ORDER else "K"),
     vjp=lambda g: g,
     jvp=LINEAR,
-    samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
-    batch_rule=elementwise(),
+    samples=lambda make: [
+        S((make((2, 3)),)),
+        S((make(()),)),
+        S((make((3, 2)).T,), name="transposed"),
+    ],
+    batch_rule=_clone_rule,
     methods=True,
 )
 
@@ -47,7 +69,7 @@ to_device = defop(
 
 def _contiguous(self, memory_format=None):
     """self when already C-contiguous, else a contiguous copy (differentiable)."""
-    return self if self.is_contiguous() else clone.fn(self)
+    return self if self.is_contiguous() else clone.fn(self, memory_format=_C_ORDER)
 
 
 def _caster(d):

@@ -649,10 +649,10 @@ def _parse(x: Tensor, idx):
             basic.append(None)
             out += 1
         elif isinstance(v, bool):
+            # a new dim of size one indexed by [0] (True) or [] (False): a copy, as in PyTorch
             basic.append(None)
-            if not v:
-                adv.append(tensor([], dtype=dt.int64))
-                dims.append(out)
+            adv.append(tensor([0] if v else [], dtype=dt.int64))
+            dims.append(out)
             out += 1
         elif isinstance(v, slice):
             start, stop, step = (None if s is None else _int(s) for s in (v.start, v.stop, v.step))

@@ -1890,6 +1890,8 @@ def matrix_power(A, n: int, *, out=None):
             n >>= 1
             if n:
                 base = base @ base
+        if res is A:  # n == 1: a copy, as in PyTorch, never an alias
+            res = A.clone()
     return res if out is None else _write(out, res)
 
 

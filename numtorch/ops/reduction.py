@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import math
 import warnings
@@ -12,8 +13,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import op as _op
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, Op, defop, named, tensor_methods
+from .._core.op import LINEAR, Op, named, tensor_methods
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
@@ -68,6 +70,30 @@ def count(shape, dim) -> int:
     """How many elements a reduction over `dim` combines."""
     return math.prod(shape[d] for d in dims_of(dim, len(shape)))
 
+
+
+def _dense(kernel: Callable) -> Callable:
+    """The kernel with C-contiguous outputs: a reduction, scan or softmax over a permuted
+    input gives a contiguous result in PyTorch (NumPy keeps the input's axis order)."""
+
+    @functools.wraps(kernel)
+    def dense(xp, *args, **kw):
+        out = kernel(xp, *args, **kw)
+        if isinstance(out, tuple):
+            return tuple(_c_order(o) for o in out)
+        return _c_order(out)
+
+    return dense
+
+
+def _c_order(a):
+    flags = getattr(a, "flags", None)
+    return a if flags is None or flags.c_contiguous else a.copy()
+
+
+def defop(name: str, kernel: Callable, **kw) -> Op:
+    """``_core.op.defop`` for this module's ops: their outputs are contiguous."""
+    return _op.defop(name, _dense(kernel), **kw)
 
 def _nonempty(name: str, x, dims, what: str = "") -> None:
     if x.size == 0:
@@ -137,18 +163,21 @@ def reduction(
 
     ``partial(x, r, dim, **extra)`` is d result / d x (``r`` the result with reduced
     dims kept), so vjp = g * partial and jvp = sum(t * partial) over the reduced dims.
+    A partial that names its second parameter ``_r`` does not read the result, and the
+    vjp does not save it (an in-place write into the result is then no error).
     """
     names = ("x", "result", "dim", "keepdim", *extra)
     vjp = jvp = None
     if partial is not None:
 
-        def vjp(g, x, result, dim, keepdim, **ex):
+        def vjp(g, x, result=None, dim=None, keepdim=False, **ex):
             return _partial_vjp(partial, g, x, result, dim, keepdim, ex)
 
         def jvp(t, x, result, dim, keepdim, **ex):
             return _partial_jvp(partial, t, x, result, dim, keepdim, ex)
 
-        vjp = named(vjp, ("g", *names))
+        reads = list(inspect.signature(partial).parameters)[1] == "r"
+        vjp = named(vjp, ("g", *(n for n in names if reads or n != "result")))
         jvp = named(jvp, ("t", *names))
     kw.setdefault("batch_rule", _DIMS)
     return defop(
@@ -166,7 +195,7 @@ def reduction(
 
 def _partial_vjp(partial, g, x, result, dim, keepdim, extra):
     """g (broadcast back over the reduced dims) times d result / d x."""
-    r = keep(result, x.dim(), dim, keepdim)
+    r = None if result is None else keep(result, x.dim(), dim, keepdim)
     return unreduce(g, x.shape, dim, keepdim) * partial(x, r, dim, **extra)
 
 
@@ -264,7 +293,7 @@ def _sum_to_size(xp, x, size):
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(size) if s == 1 and x.shape[i + lead] != 1
     )
-    out = x.sum(axis=axes, keepdims=True) if axes else x
+    out = x.sum(axis=axes, keepdims=True) if axes else x.copy()  # never an untracked alias
     return out.reshape(size) if lead else out
 
 
@@ -280,8 +309,22 @@ def _sum_to_size_rule(vmap, args, bdims, attrs):
 sum_to_size = defop(
     "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x: g.expand(x.shape), jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
-    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=True,
+    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=False,
+    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"size \{\[4\]\} is not expandable to size \{\[2, 3\]\}")],
 )  # fmt: skip
+
+
+def _sum_to_size_method(self, *size):
+    """self summed to ``size`` (self broadcasts from it); self itself when it has that size,
+    as in PyTorch (the same tensor, so that autograd sees the alias)."""
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
+    size = tuple(int(k) for k in size)
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or _pyany(k != 1 and k != shape[lead + i] for i, k in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    return self if size == shape else sum_to_size.fn(self, size)
 
 
 def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
@@ -528,12 +571,12 @@ scatter_add_dim = defop(
 )  # fmt: skip
 
 
-def _indexed_vjp(g, x, result, dim, keepdim=True):
-    """The vjp of (values, indices) = f(x, dim): scatter g to the chosen positions."""
-    d = dim1(dim, x.dim())
-    return scatter_add_dim.fn(
-        keep(g, x.dim(), d, keepdim), keep(result[1], x.dim(), d, keepdim), d, x.shape
-    )
+def _indexed_vjp(g, x_shape, result, dim, keepdim=True):
+    """The vjp of (values, indices) = f(x, dim): scatter g to the chosen positions (only the
+    indices are read, as in PyTorch: the values may be modified in place)."""
+    n = len(x_shape)
+    d = dim1(dim, n)
+    return scatter_add_dim.fn(keep(g, n, d, keepdim), keep(result[1], n, d, keepdim), d, x_shape)
 
 
 def _indexed_jvp(t, result, dim, keepdim=True):
@@ -565,8 +608,8 @@ def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
         vjp, jvp = _indexed_vjp, _indexed_jvp
     else:
 
-        def vjp(g, x, result, dim):
-            return _indexed_vjp(g, x, result, dim)
+        def vjp(g, x_shape, result, dim):
+            return _indexed_vjp(g, x_shape, result, dim)
 
         def jvp(t, result, dim):
             return _indexed_jvp(t, result, dim)
@@ -727,7 +770,7 @@ def _scale(c: float, d: float) -> float:
     return c / d if d else math.inf
 
 
-def _var_partial(x, r, dim, correction):
+def _var_partial(x, _r, dim, correction):
     return _centered(x, dim) * _scale(2.0, _dof(x, dim, correction))
 
 
@@ -1303,11 +1346,11 @@ def _nan_samples(make):
         yield s
 
 
-def _notnan(x, r, dim):
+def _notnan(x, _r, dim):
     return x == x
 
 
-def _nanmean_partial(x, r, dim):
+def _nanmean_partial(x, _r, dim):
     return _shares(x == x, x, dim)
 
 
@@ -1547,7 +1590,7 @@ nn_softmax = _sm_api(softmax_op, True)
 nn_log_softmax = _sm_api(log_softmax_op, True)
 
 tensor_methods({
-    "max": max, "min": min, "var": var, "std": std,
+    "max": max, "sum_to_size": _sum_to_size_method, "min": min, "var": var, "std": std,
     "softmax": softmax, "log_softmax": log_softmax, "sort": sort, "topk": topk,
     "kthvalue": kthvalue, "median": median, "cummax": cummax, "cummin": cummin,
 })  # fmt: skip

@@ -849,7 +849,15 @@ def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
 
 
 def _expand(xp, input, size):
-    return xp.broadcast_to(input, _expand_size(input.shape, size, input.dtype))
+    size = _expand_size(input.shape, size, input.dtype)
+    n = 1
+    for k in size:
+        n *= k
+    if n == input.size:
+        # only size-one dims added or kept: no element repeats, so the view is writable as
+        # in PyTorch (NumPy's broadcast_to is always read-only)
+        return xp.reshape(input, size)
+    return xp.broadcast_to(input, size)
 
 
 def _expand_rule(op):
