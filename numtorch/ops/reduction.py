@@ -71,7 +71,6 @@ def count(shape, dim) -> int:
     return math.prod(shape[d] for d in dims_of(dim, len(shape)))
 
 
-
 def _dense(kernel: Callable) -> Callable:
     """The kernel with C-contiguous outputs: a reduction, scan or softmax over a permuted
     input gives a contiguous result in PyTorch (NumPy keeps the input's axis order)."""
@@ -94,6 +93,7 @@ def _c_order(a):
 def defop(name: str, kernel: Callable, **kw) -> Op:
     """``_core.op.defop`` for this module's ops: their outputs are contiguous."""
     return _op.defop(name, _dense(kernel), **kw)
+
 
 def _nonempty(name: str, x, dims, what: str = "") -> None:
     if x.size == 0:
