@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from twolibs import arr, assert_same, assert_same_error, error_of, fd_grad
 
 import numtorch as nt
-from tests.twolibs import arr, assert_same, assert_same_error, error_of, fd_grad
 
 
 @pytest.mark.parametrize("kw", ["dim", "axis"])

@@ -3,9 +3,9 @@ PyTorch (and finite differences where PyTorch is wrong)."""
 
 import numpy as np
 import pytest
+from twolibs import assert_same, assert_same_error, run
 
 import numtorch as nt
-from tests.twolibs import assert_same, assert_same_error, run
 
 BIG = np.array([-100.0, 50.0, -80.0, 120.0])
 COT = np.array([1.0, -2.0, 3.0, 0.5])
