@@ -14,8 +14,6 @@ class _State(threading.local):
         # Random ops lift to the innermost vmap below this level (set while a vmap level
         # runs a random op's rule, so that its lower levels batch the draw too).
         self.random_ceiling = 1 << 30
-        # The node whose backward runs now (tracked while anomaly mode is on).
-        self.current_node = None
         # Active TorchDispatchModes, innermost last (numtorch._core.aten); empty when off.
         self.modes: list = []
         # The op an in-place method runs now while modes are on: modes see its ``op_`` form.
@@ -23,6 +21,10 @@ class _State(threading.local):
 
 
 state = _State()
+
+# The graph tasks now executing, innermost last: (task, roots, id). A task's ``current`` is
+# the node whose backward runs now (torch._C._current_autograd_node, anomaly's parent_).
+graph_tasks: list = []
 
 
 class _Anomaly:

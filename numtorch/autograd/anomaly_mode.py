@@ -7,10 +7,10 @@ import traceback
 import warnings
 
 from .._core.state import (
+    graph_tasks,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_anomaly_enabled,
-    state,
 )
 
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
@@ -72,8 +72,8 @@ def store(node) -> None:
         f = f.f_back
     meta = node.metadata
     meta["traceback_"] = traceback.format_list(traceback.extract_stack(f))
-    if state.current_node is not None:
-        meta["parent_"] = state.current_node
+    if graph_tasks and graph_tasks[-1][0].current is not None:
+        meta["parent_"] = graph_tasks[-1][0].current
 
 
 def check_nan(node, outs: list) -> None:
@@ -88,17 +88,14 @@ def check_nan(node, outs: list) -> None:
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
-def run(execute, *args) -> None:
-    """``execute(*args)`` tracking the running node; warns with its traceback if it fails."""
-    prev = state.current_node
+def run(execute, task, *args) -> None:
+    """``execute(task, *args)``; warns with the failing node's forward traceback."""
     try:
-        execute(*args)
+        execute(task, *args)
     except Exception:
-        if state.current_node is not prev:
-            _warn_stack(state.current_node)
+        if task.current is not None:
+            _warn_stack(task.current)
         raise
-    finally:
-        state.current_node = prev
 
 
 def _warn_stack(node) -> None:

@@ -180,7 +180,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     captures = task.captures
     deps = task.deps
     push, pop = heapq.heappush, heapq.heappop
-    track, check_nan = anomaly.enabled, anomaly.enabled and anomaly.check_nan
+    check_nan = anomaly.enabled and anomaly.check_nan
     free = not task.keep_graph
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
@@ -198,8 +198,6 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
         while ready or queues:
             node = pop(ready)[2] if not queues else _pop_next(ready, queues)
             task.current = node
-            if track:
-                state.current_node = node
             grads = buffers.pop(node)
             is_leaf = type(node) is AccumulateGrad
             if is_leaf and node.variable._hooks and grads[0] is not None:

@@ -14,6 +14,7 @@ from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np
 from .._core.op import default_node_name
 from .._core.state import anomaly
+from .._core.state import graph_tasks as _running
 from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros, zeros_like
 from ..ops.views import apply_chain, view_scatter
@@ -611,8 +612,6 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     return GradientEdge(node, nr)
 
 
-# The graph tasks now executing (innermost last): (task, roots, id).
-_running: list = []
 _task_ids = itertools.count()
 
 
