@@ -225,7 +225,11 @@ class OpOverload:
 
 def inplace_overload(func: OpOverload) -> OpOverload:
     """The in-place form of an overload: ``aten.add_.Tensor`` for ``aten.add.Tensor``."""
-    ov = aten.packet(func._opname + "_")._get(func._overloadname, func._op)
+    return _inplace_of(aten.packet(func._opname + "_"), func._overloadname, func._op)
+
+
+def _inplace_of(packet: OpOverloadPacket, overload: str, op) -> OpOverload:
+    ov = packet._get(overload, op)
     ov._inplace = True
     return ov
 
@@ -317,9 +321,7 @@ class OpOverloadPacket:
         if op is None and name.endswith("_"):  # an in-place form: ``aten.add_.Tensor``
             base = _op_for(name[:-1], overload)
             if base is not None:
-                ov = self._get(overload, base)
-                ov._inplace = True
-                return ov
+                return _inplace_of(self, overload, base)
         return self._get(overload, op)
 
     def __call__(self, *args, **kwargs):

@@ -43,7 +43,7 @@ def _check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa) -> No
         if attn_mask.dtype.name != "bool" and attn_mask.dtype != query.dtype:
             raise RuntimeError(
                 "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-                f"attn_mask.dtype: {_c_name(attn_mask)} and  query.dtype: {_c_name(query)} "
+                f"attn_mask.dtype: {attn_mask.dtype.cpp_name} and  query.dtype: {query.dtype.cpp_name} "
                 "instead."
             )
     if not 0 <= dropout_p <= 1:
@@ -66,11 +66,6 @@ def _check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa) -> No
             "Expected size for first two dimensions of batch2 tensor to be: "
             f"[{b}, {key.shape[-2]}] but got: [{b}, {value.shape[-2]}]."
         )
-
-
-def _c_name(t: Tensor) -> str:
-    """A dtype as PyTorch's C++ messages name it (``float``, ``double``, ``long int``)."""
-    return {"int64": "long int", "int32": "int", "float32": "float"}.get(t.dtype.name, t.dtype.name)
 
 
 def _samples(make):

@@ -457,18 +457,10 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, lay
     )  # fmt: skip
 
 
-_CPP_TYPES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-    "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-}  # fmt: skip
-
-
 def _options(t: Tensor) -> str:
     """A tensor's TensorOptions as PyTorch's C++ prints them."""
     return (
-        f"TensorOptions(dtype={_CPP_TYPES[t.dtype.name]}, device={t.device}, layout=Strided, "
+        f"TensorOptions(dtype={t.dtype.cpp_name}, device={t.device}, layout=Strided, "
         "requires_grad=false (default), pinned_memory=false (default), "
         "memory_format=(nullopt))"
     )
