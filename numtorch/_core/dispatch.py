@@ -266,6 +266,8 @@ def run_kernel(op, arrays: list, attrs: dict):
     odt = None
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
+    if xp is not np:
+        arrays = _on_gpu(xp, arrays)
     try:
         out = op.kernel(xp, *arrays, **attrs)
     except (ValueError, MemoryError) as e:
@@ -301,6 +303,25 @@ def _backend(arrays):
 
             return xp_of(a)
     return np
+
+
+def _on_gpu(xp, arrays: list) -> list:
+    """Inputs of a GPU kernel on the GPU. A 0-d CPU array (a Python number, or a CPU scalar
+    tensor, which PyTorch accepts beside CUDA tensors) moves, and so do CPU index arrays
+    (PyTorch indexes a CUDA tensor with CPU indices); any other CPU array is an error."""
+    out = []
+    for a in arrays:
+        if type(a) is _ndarray:
+            if a.ndim and a.dtype.kind not in "biu":
+                raise RuntimeError(
+                    "Expected all tensors to be on the same device, but found at least two "
+                    "devices, cuda:0 and cpu!"
+                )
+            a = xp.asarray(a)
+        elif isinstance(a, (list, tuple)):
+            a = type(a)(_on_gpu(xp, list(a)))
+        out.append(a)
+    return out
 
 
 def _as_array(xp, out):

@@ -389,7 +389,9 @@ def _segment_bags(rows, flat, offsets, include_last_offset, mode, padding_idx) -
     bags = offsets.shape[0] - include_last_offset
     starts = offsets[1:].to(flat.dtype)
     marks = zeros(n + 1, dtype=flat.dtype, device=flat.device)
-    seg = marks.index_add(0, starts, ones(starts.shape, dtype=flat.dtype))[:n].cumsum(0)
+    seg = marks.index_add(0, starts, ones(starts.shape, dtype=flat.dtype, device=flat.device))[
+        :n
+    ].cumsum(0)
     if padding_idx is not None:
         seg = where(flat == padding_idx, bags, seg)
     seg = seg.clamp_max(bags)

@@ -1132,7 +1132,7 @@ def multi_margin_loss(
         z = z * z
     if weight is not None:
         z = z * weight[t]
-    loss = where(arange(c) != t, z, 0.0).sum(1) / c
+    loss = where(arange(c, device=t.device) != t, z, 0.0).sum(1) / c
     if input.dim() < 2 and reduction == "none":
         return loss.reshape(())
     return _reduce(loss, reduction)
@@ -1200,7 +1200,9 @@ def multilabel_margin_loss(
     x, t = input.reshape(n, c), target.reshape(n, c)
     labels = (t == -1).cumsum(-1) == 0  # the entries before the first -1
     safe = where(labels, t, 0)
-    is_label = ((safe.unsqueeze(-1) == arange(c)) & labels.unsqueeze(-1)).any(-2)
+    is_label = ((safe.unsqueeze(-1) == arange(c, device=safe.device)) & labels.unsqueeze(-1)).any(
+        -2
+    )
     z = (1 - x.gather(1, safe).unsqueeze(-1) + x.unsqueeze(-2)).clamp_min(0)
     pairs = labels.unsqueeze(-1) & is_label.logical_not().unsqueeze(-2)
     loss = where(pairs, z, 0.0).sum((-2, -1)) / c
@@ -1213,15 +1215,16 @@ def multilabel_margin_loss(
 _CTC_FROM = " (while checking arguments for ctc_loss_allocate_outputs)"
 
 
-def _ctc_lengths(lengths, name: str, n: int) -> tuple[Tensor, list | None]:
-    """The lengths as an int64 tensor of n entries, and their values where readable."""
+def _ctc_lengths(lengths, name: str, n: int, device) -> tuple[Tensor, list | None]:
+    """The lengths as an int64 tensor of n entries on ``device``, and their values where
+    readable."""
     if isinstance(lengths, (list, tuple)):
         values = [int(v) for v in lengths]
-        t = as_tensor(values, dtype=dt.int64)
+        t = as_tensor(values, dtype=dt.int64, device=device)
     else:
         if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == dt.bool_:
             raise RuntimeError(f"{name} must be integral")
-        t = lengths.reshape(-1).to(dt.int64)
+        t = lengths.reshape(-1).to(dt.int64, device=device)
         v = concrete(t)
         values = None if v is None else v.tolist()
     if t.numel() != n:
@@ -1272,9 +1275,9 @@ def _ctc_padded(targets, tl: Tensor, tl_values, blank: int) -> Tensor:
         padded, s = targets, targets.shape[1]
     else:
         s = max(tl_values, default=0) if tl_values is not None else targets.shape[0]
-        at = (tl.cumsum(0) - tl).unsqueeze(1) + arange(s)
+        at = (tl.cumsum(0) - tl).unsqueeze(1) + arange(s, device=tl.device)
         padded = targets[at.clamp_max(max(targets.shape[0] - 1, 0))]
-    return where(arange(s) < tl.unsqueeze(1), padded.to(dt.int64), blank)
+    return where(arange(s, device=tl.device) < tl.unsqueeze(1), padded.to(dt.int64), blank)
 
 
 def _lse(xs) -> Tensor:
@@ -1372,8 +1375,8 @@ def ctc_loss(
         raise RuntimeError("log_probs tensor must not be empty")
     if not 0 <= blank < c:
         raise RuntimeError("blank must be in label range")
-    il, il_values = _ctc_lengths(input_lengths, "input_lengths", n)
-    tl, tl_values = _ctc_lengths(target_lengths, "target_lengths", n)
+    il, il_values = _ctc_lengths(input_lengths, "input_lengths", n, lp.device)
+    tl, tl_values = _ctc_lengths(target_lengths, "target_lengths", n, lp.device)
     _check_ctc(targets, n, steps, il_values, tl_values)
     nll = _ctc_nll(lp, _ctc_padded(targets, tl, tl_values, blank), il, tl, blank)
     if zero_infinity:

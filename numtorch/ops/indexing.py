@@ -1660,7 +1660,7 @@ def _put(xp, input, index, source, accumulate=False):
 put_op = defop(
     "put", _put, nin=3, batch_rule=_put_rule,
     vjp=(
-        lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, zeros(index.shape, dtype=g.dtype), False),
+        lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, zeros(index.shape, dtype=g.dtype, device=g.device), False),
         None, lambda g, index, source: g.take(index).reshape(source.shape),
     ),
     jvp=LINEAR,
@@ -1737,7 +1737,9 @@ def _take_along_dim_vjp(g, input, indices, dim):
         tuple(1 if k == d else s for k, s in enumerate(indices.shape)),
     )
     base = zeros(
-        tuple(input.shape[k] if k == d else s for k, s in enumerate(bshape)), dtype=g.dtype
+        tuple(input.shape[k] if k == d else s for k, s in enumerate(bshape)),
+        dtype=g.dtype,
+        device=g.device,
     )
     idx = indices.expand(tuple(indices.shape[k] if k == d else s for k, s in enumerate(bshape)))
     return scatter_add.fn(base, idx, g, dim=d)
@@ -1889,11 +1891,13 @@ def _masked_scatter_vjp_src(g, mask, source):
     # places them (no masked_select, whose length would differ across a batched mask).
     n = source.numel()
     if n == 0:
-        return zeros(source.shape, dtype=g.dtype)
+        return zeros(source.shape, dtype=g.dtype, device=g.device)
     m = mask.expand(g.shape).reshape(-1)
     pos = (m.cumsum(0) - 1).clamp(min=0)
     vals = where(m, g.reshape(-1), 0.0)
-    return scatter_add.fn(zeros(n, dtype=g.dtype), pos, vals, dim=0).reshape(source.shape)
+    return scatter_add.fn(zeros(n, dtype=g.dtype, device=g.device), pos, vals, dim=0).reshape(
+        source.shape
+    )
 
 
 masked_scatter_op = defop(
@@ -1932,7 +1936,7 @@ def _masked_select_rule(vmap, args, bdims, attrs):
 
 def _masked_select_vjp(g, input, mask):
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    return masked_scatter_op.fn(zeros(shape, dtype=g.dtype), mask, g)
+    return masked_scatter_op.fn(zeros(shape, dtype=g.dtype, device=g.device), mask, g)
 
 
 masked_select = defop(
@@ -2011,7 +2015,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     r = dispatch(nonzero_op, (input,), {})
     if as_tuple:
         if input.dim() == 0:
-            return (zeros(r.shape[0], dtype=dt.int64),)
+            return (zeros(r.shape[0], dtype=dt.int64, device=r.device),)
         return tuple(r[:, i] for i in range(input.dim()))
     if out is not None:
         from .._core.dispatch import write_out

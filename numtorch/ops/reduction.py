@@ -1116,9 +1116,23 @@ def _cumprod(xp, x, dim, *, dtype=None):
     return x.copy() if x.ndim == 0 else xp.cumprod(x, axis=d)
 
 
+def _accumulate(xp, ufunc: str, x, axis: int):
+    """``ufunc.accumulate`` along ``axis``; CuPy has no ``accumulate`` for most ufuncs, so
+    there it is a scan in log2(n) whole-array steps."""
+    f = getattr(xp, ufunc)
+    if xp is np:
+        return f.accumulate(x, axis=axis)
+    y = xp.moveaxis(x, axis, -1).copy()
+    k = 1
+    while k < y.shape[-1]:
+        y[..., k:] = f(y[..., k:], y[..., :-k])
+        k *= 2
+    return xp.moveaxis(y, -1, axis)
+
+
 def _logcumsumexp(xp, x, dim):
     d = dim1(dim, x.ndim)
-    return x.copy() if x.ndim == 0 else xp.logaddexp.accumulate(x, axis=d)
+    return x.copy() if x.ndim == 0 else _accumulate(xp, "logaddexp", x, d)
 
 
 def _scan_samples(low=-2.0, high=2.0):
@@ -1149,7 +1163,8 @@ cumsum = _scan_op(
 def _cumprod_others(x, d: int):
     """m[..., i, k] = prod_{j <= k, j != i} x_j for k >= i, else 0 (x's dim d moved last)."""
     n = x.shape[d]
-    i, k = arange(n).reshape(n, 1), arange(n)
+    k = arange(n, device=x.device)
+    i = k.reshape(n, 1)
     c = where(i == k, 1.0, x.movedim(d, -1).unsqueeze(-2)).cumprod(-1)
     return where(k >= i, c, 0.0)
 
@@ -1226,11 +1241,11 @@ def _cumext(name: str, ufunc: str):
         d = dim1(dim, x.ndim)
         if x.ndim == 0:
             return x.copy(), xp.zeros((), xp.int64)
-        vals = getattr(xp, ufunc).accumulate(x, axis=d)
+        vals = _accumulate(xp, ufunc, x, d)
         pos = xp.arange(x.shape[d]).reshape([-1 if i == d else 1 for i in range(x.ndim)])
         idx = (
             # ties take the latest position, and every NaN takes over, like PyTorch
-            xp.maximum.accumulate(xp.where((x == vals) | (x != x), pos, 0), axis=d)
+            _accumulate(xp, "maximum", xp.where((x == vals) | (x != x), pos, 0), d)
             if x.size
             else xp.zeros(x.shape, xp.int64)
         )
@@ -1496,7 +1511,7 @@ def _median_rule(vmap, args, bdims, attrs):
     x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
     n = x.shape[1]
     if n == 0:
-        return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype), 0
+        return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype, device=x.device), 0
     s = sort_op.fn(x, 1)[0]
     last = s.select(1, n - 1)
     return where(last != last, last, s.select(1, (n - 1) // 2)), 0
