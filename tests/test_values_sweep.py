@@ -223,3 +223,56 @@ def test_vector_norm_dtype_never_narrows(src, dst):
         assert_same(prog, np.array([3.0, 4.0]))
     else:
         assert_same_error(prog, np.array([3.0, 4.0]))
+
+
+# ------------------------------------------------------------------ NaN conventions (fuzz)
+NAN_IN = np.array([np.nan, -0.5, 0.7, 1.5])
+
+
+def _fwd_tangent(f):
+    def prog(L, x):
+        with L.autograd.forward_ad.dual_level():
+            d = L.autograd.forward_ad.make_dual(x, L.ones_like(x))
+            return L.autograd.forward_ad.unpack_dual(f(L, d)).tangent
+
+    return prog
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda L, x: L.relu(x),
+        lambda L, x: L.nn.functional.relu6(x),
+        lambda L, x: L.nn.functional.hardtanh(x),
+        lambda L, x: L.nn.functional.threshold(x, 0.5, 2.0),
+        lambda L, x: L.nn.functional.elu(x),
+        lambda L, x: L.nn.functional.celu(x, 0.5),
+        lambda L, x: L.nn.functional.selu(x),
+    ],
+)
+def test_kinked_activations_pass_the_gradient_at_nan(f):
+    """PyTorch zeroes the gradient where x <= threshold, so a NaN takes the other branch."""
+    assert_same(_grad(lambda L, x: (f(L, x) * L.tensor([1.0, 2.0, 3.0, 4.0])).sum()), NAN_IN)
+    assert_same(_fwd_tangent(f), NAN_IN)
+
+
+def test_logit_gradient_is_nan_outside_the_unit_interval():
+    x = np.array([3.52, -0.61, 0.3, 1.0, 0.0])
+    assert_same(_grad(lambda L, x: L.logit(x).sum()), x)
+    assert_same(_fwd_tangent(lambda L, x: L.logit(x)), x)
+    assert_same(_grad(lambda L, x: L.logit(x, eps=0.1).sum()), x)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_median_along_a_dim_is_nan_where_the_slice_has_one(keepdim):
+    x = np.array([[1.0, np.nan, 2.0, np.nan], [3.0, 1.0, 2.0, 0.0], [np.nan, 5.0, 4.0, 6.0]])
+    assert_same(lambda L, x: tuple(L.median(x, 1, keepdim=keepdim)), x)
+    assert_same(_grad(lambda L, x: (L.median(x, 1).values * L.tensor([1.0, 2, 3])).nansum()), x)
+    assert_same(lambda L, x: tuple(L.median(x, 0)), x)
+
+
+def test_running_sums_start_from_plus_zero():
+    x = np.array([-0.0, 1.0])
+    assert_same(lambda L, x: 1 / L.logcumsumexp(x, 0), x)
+    assert_same(lambda L, x: 1 / L.cumsum(x, 0), x)
+    assert_same(lambda L, x: 1 / L.logcumsumexp(x[:1], 0), x)

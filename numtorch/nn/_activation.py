@@ -129,7 +129,7 @@ def _elu(xp, input, alpha=1.0, scale=1.0, input_scale=1.0):
 
 def _elu_grad(g, input, alpha, scale, input_scale):
     neg = (input.clamp(max=0) * input_scale).exp() * (alpha * scale * input_scale)
-    return where(input > 0, g * scale, g * neg)
+    return where(input <= 0, g * neg, g * scale)
 
 
 _elu_op = _act(
@@ -272,7 +272,7 @@ def _hardtanh_errors(make):
 
 _hardtanh_op = unary(
     "hardtanh", _hardtanh,
-    lambda g, input, min_val, max_val: where((input > min_val) & (input < max_val), g, 0),
+    lambda g, input, min_val, max_val: where((input <= min_val) | (input >= max_val), 0, g),
     ELEMENTWISE, prepare=None, methods=False, inplace=False, out=False,
     api="nn.functional.hardtanh", dtypes=FLOATS_INT, error_samples=_hardtanh_errors,
     samples=_act_samples(kinks=(-1.0, 1.0), options=[
@@ -479,7 +479,7 @@ def _threshold_errors(make):
 
 
 _threshold_op = unary(
-    "threshold", _threshold_kernel, lambda g, input, threshold: where(input > threshold, g, 0),
+    "threshold", _threshold_kernel, lambda g, input, threshold: where(input <= threshold, 0, g),
     ELEMENTWISE, nin=1, prepare=_no_bool("threshold_cpu"), methods=False,
     inplace=False, out=False, api="nn.functional.threshold", dtypes=FLOATS_INT,
     samples=_threshold_samples, error_samples=_threshold_errors,

@@ -1107,7 +1107,14 @@ def _scan_dtype(xp, x, dtype):
 def _cumsum(xp, x, dim, *, dtype=None):
     d = dim1(dim, x.ndim)
     x = _scan_dtype(xp, x, dtype)
-    return x.copy() if x.ndim == 0 else xp.cumsum(x, axis=d)
+    return x.copy() if x.ndim == 0 else _plus_zero(xp.cumsum(x, axis=d))
+
+
+def _plus_zero(out):
+    """A running sum starts from +0, as PyTorch's does: a leading -0.0 becomes +0.0."""
+    if out.dtype.kind in "fc":
+        out += 0.0
+    return out
 
 
 def _cumprod(xp, x, dim, *, dtype=None):
@@ -1132,7 +1139,7 @@ def _accumulate(xp, ufunc: str, x, axis: int):
 
 def _logcumsumexp(xp, x, dim):
     d = dim1(dim, x.ndim)
-    return x.copy() if x.ndim == 0 else _accumulate(xp, "logaddexp", x, d)
+    return x.copy() if x.ndim == 0 else _plus_zero(_accumulate(xp, "logaddexp", x, d))
 
 
 def _scan_samples(low=-2.0, high=2.0):
@@ -1591,7 +1598,14 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     if input.dim() and input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     n = input.shape[d] if input.dim() else 1
-    res = RT["median"](*kthvalue_op.fn(input, (n - 1) // 2 + 1, d, keepdim))
+    values, indices = kthvalue_op.fn(input, (n - 1) // 2 + 1, d, True)
+    if input.dim() and input.dtype.is_floating_point:  # a NaN in a slice is its median
+        nan = input.isnan()
+        indices = where(nan.any(d, keepdim=True), nan.to(dt.uint8).argmax(d, keepdim=True), indices)
+        values = input.gather(d, indices)
+    if not keepdim and input.dim():
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    res = RT["median"](values, indices)
     if out is not None:
         from .._core.dispatch import write_out
 

@@ -162,7 +162,7 @@ sgn = unary(
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )  # fmt: skip
 relu = unary(
-    "relu", _relu, lambda g, result: where(result > 0, g, 0), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
+    "relu", _relu, lambda g, result: where(result <= 0, 0, g), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
     exclude_zero=True, out=False,
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
@@ -267,9 +267,12 @@ def _logit(xp, input, eps=None):
 
 
 def _logit_grad(g, input, eps):
-    """g / (x (1 - x)), zero where eps clamps the input."""
+    """g / (x (1 - x)); zero where eps clamps the input, NaN outside [0, 1] without eps
+    (where logit itself is NaN)."""
     grad = g / (input * (1 - input))
-    return grad if eps is None else where((input < eps) | (input > 1 - eps), 0.0, grad)
+    if eps is None:
+        return where((input < 0) | (input > 1), math.nan, grad)
+    return where((input < eps) | (input > 1 - eps), 0.0, grad)
 
 
 def _logit_samples(make):
