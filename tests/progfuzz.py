@@ -428,6 +428,28 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "bool tensor is not supported' although only the float operand needs a gradient: "
         "d/db logaddexp(1, b) = sigmoid(b - 1), which numtorch gives (central differences agree)",
     ),
+    (
+        r"(?s)expand\(.*median\(",
+        r"result differs",
+        "torch's median(dim) reads an expanded (stride-0) input wrongly: "
+        "tensor([[1.], [2.]]).expand(2, 2).median(1).values is [1.0, -5.8e-34] (garbage) in torch "
+        "2.13, [1., 2.] after .contiguous() and in numtorch",
+    ),
+    (
+        r"\.(all|any)\(dim=\(\)\)",
+        r"^vmap(_grad)? result differs",
+        "torch.func.vmap of all/any(dim=()) reduces each sample over every dim, while eager "
+        "torch (and the per-sample loop) reduces over none: x = [[0., 1.], [2., 3.]]: "
+        "x.all(dim=()) and stack([r.all(dim=()) for r in x]) are [[False, True], [True, True]], "
+        "vmap gives [False, True]; numtorch gives the per-sample answer",
+    ),
+    (
+        r".",
+        r"^jvp result differs: result\[1\]: dtype torch\.float32 vs torch\.float64",
+        "torch.func.jvp gives a float64 tangent for a float32 primal when a Python float takes "
+        "part (jvp(lambda x: -2.5 + x) at float32 x): torch.autograd.forward_ad gives float32, "
+        "as numtorch does",
+    ),
 ]
 
 
