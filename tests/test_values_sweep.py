@@ -276,3 +276,23 @@ def test_running_sums_start_from_plus_zero():
     assert_same(lambda L, x: 1 / L.logcumsumexp(x, 0), x)
     assert_same(lambda L, x: 1 / L.cumsum(x, 0), x)
     assert_same(lambda L, x: 1 / L.logcumsumexp(x[:1], 0), x)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "max", "min"])
+def test_elementwise_extrema_with_a_nan_give_both_operands_the_gradient(name):
+    a = np.array([np.nan, 1.0, np.nan, 2.0, 1.0])
+    b = np.array([0.0, np.nan, np.nan, 2.0, 3.0])
+
+    def grads(L, a, b):
+        a.requires_grad_(True), b.requires_grad_(True)
+        (getattr(L, name)(a, b) * L.arange(1.0, 6.0, dtype=a.dtype)).sum().backward()
+        return a.grad, b.grad
+
+    def tangent(L, a, b):
+        with L.autograd.forward_ad.dual_level():
+            fa = L.autograd.forward_ad.make_dual(a, L.ones_like(a))
+            fb = L.autograd.forward_ad.make_dual(b, 2 * L.ones_like(b))
+            return L.autograd.forward_ad.unpack_dual(getattr(L, name)(fa, fb)).tangent
+
+    assert_same(grads, a, b)
+    assert_same(tangent, a, b)

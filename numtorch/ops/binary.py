@@ -348,18 +348,26 @@ float_power = binary(
 
 
 # ------------------------------------------------------------------ extrema
-maximum = binary(
-    "maximum", lambda xp, input, other: xp.maximum(input, other),
-    (lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0)),
-     lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0))),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
-)  # fmt: skip
-minimum = binary(
-    "minimum", lambda xp, input, other: xp.minimum(input, other),
-    (lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0)),
-     lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0))),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
-)  # fmt: skip
+def _extremum(name: str, sign: int):
+    """maximum (sign 1) / minimum (sign -1): a tie splits the gradient; where an operand is
+    NaN, both get it, as in PyTorch (each is zeroed only where the other operand wins), and
+    the tangent is the other's."""
+
+    def loses(a, b):
+        return a < b if sign > 0 else a > b
+
+    return binary(
+        name, lambda xp, input, other: getattr(xp, name)(input, other),
+        (lambda g, input, other: where(input == other, g / 2, where(loses(input, other), 0, g)),
+         lambda g, input, other: where(input == other, g / 2, where(loses(other, input), 0, g))),
+        lambda tinput, tother, input, other: where(
+            input == other, (tinput + tother) / 2, where(loses(other, input), tinput, tother)
+        ),
+        scalars=(), inplace=False, dtypes=FLOATS_INT,
+    )  # fmt: skip
+
+
+maximum, minimum = _extremum("maximum", 1), _extremum("minimum", -1)
 
 
 def _fpick(a, b, sign):
