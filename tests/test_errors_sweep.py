@@ -203,3 +203,20 @@ def test_vmap_index_add_source_shape():
     assert got.type is want.type is RuntimeError
     assert got.text.split(" Got ")[0] == want.text.split(" Got ")[0]
     assert got.text.endswith("Got self.shape = [3, 4] source.shape = [2, 3]")
+
+
+def test_rsub_broadcast_error_names_the_operands_of_other_minus_input():
+    assert_same_error(lambda T: T.rsub(T.ones(3), T.ones(4)))
+    assert_same_error(lambda T: T.rsub(T.ones(2, 3), T.ones(4, 1), alpha=2))
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        [[float("nan"), 0.0], [0.0, 1.0]],
+        [[[1.0, 0.0], [0.0, 1.0]], [[4.0, 1.0], [1.0, float("nan")]]],
+        [[1.0, 2.0], [2.0, 1.0]],
+    ],
+)
+def test_cholesky_of_a_nan_pivot_fails_as_a_non_positive_one(a):
+    assert_same_error(lambda T: T.linalg.cholesky(T.tensor(a)))

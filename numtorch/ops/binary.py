@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import broadcast_mismatch
 from .._core.op import ErrorInput, composite, tensor_methods, zero_term
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -138,7 +139,13 @@ mul = binary(
 
 
 def _rsub(xp, input, other, *, alpha=1):
-    return other - input if alpha == 1 else other - alpha * input
+    try:
+        return other - input if alpha == 1 else other - alpha * input
+    except ValueError:  # PyTorch's text names the operands of other - input
+        msg = broadcast_mismatch([np.shape(other), np.shape(input)])
+        if msg is None:
+            raise
+        raise RuntimeError(msg) from None
 
 
 rsub = binary(

@@ -1159,11 +1159,20 @@ def _singular_at(m) -> int:
     return int(zero[0]) + 1 if zero.size else 0
 
 
+def _chol(xp, m):
+    """The Cholesky factor; a NaN pivot fails as a non-positive one does (LAPACK's potrf in
+    PyTorch stops there, NumPy's lets it through)."""
+    L = xp.linalg.cholesky(m)
+    if m.size and xp.isnan(xp.diagonal(L, axis1=-2, axis2=-1)).any():
+        raise np.linalg.LinAlgError("not positive-definite")
+    return L
+
+
 def _not_pd_at(m) -> int:
     """The order of the first leading minor of m that is not positive-definite."""
     for k in range(1, m.shape[-1] + 1):
         try:
-            np.linalg.cholesky(m[:k, :k])
+            _chol(np, m[:k, :k])
         except np.linalg.LinAlgError:
             return k
     return m.shape[-1]
@@ -1173,7 +1182,7 @@ def _fails(m, kind: str) -> bool:
     if kind != "pd":
         return _singular_at(m) > 0
     try:
-        np.linalg.cholesky(m)
+        _chol(np, m)
         return False
     except np.linalg.LinAlgError:
         return True
@@ -1513,7 +1522,7 @@ def _phi(x):
 
 def _cholesky_kernel(xp, A, *, upper=False):
     _square("linalg.cholesky", A)
-    L = _np_linalg("linalg.cholesky", lambda A: xp.linalg.cholesky(A), A, "pd")
+    L = _np_linalg("linalg.cholesky", lambda A: _chol(xp, A), A, "pd")
     return xp.swapaxes(L, -1, -2).copy() if upper else L
 
 
