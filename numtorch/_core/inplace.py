@@ -2,24 +2,62 @@
 
 from __future__ import annotations
 
+import re
+
 from . import upcalls
-from .dispatch import WrapperTensor, dispatch
+from .dispatch import MULTI_OUTPUT, WrapperTensor, dispatch
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
 LEAF_VIEW_WRITE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+_WHY = {
+    MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one.",
+    "no_grad": " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the no_grad "
+    "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+    "inplace to be tracked).",
+}
 
 
-def check_inplace(self: Tensor) -> None:
-    """PyTorch's errors for in-place writes into leaves that require grad."""
+def view_write_error(view: Tensor, indirect: bool = False) -> str:
+    """PyTorch's text refusing an in-place write into a view with a ``_creation`` (or, when
+    ``indirect``, into its base or another view of it) while autograd is involved."""
+    fn = view._grad_fn  # the node the view had when made, not a regenerated one
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if fn is None:
+        msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        head = f"Output {view._out_nr} of {_BACKWARD.sub('', fn.name())} is a view"
+        if view._creation == MULTI_OUTPUT:
+            msg = f"{head} and {what} modified inplace."
+        else:
+            msg = (
+                f"{head} of a view which was created in no_grad mode and {what} modified "
+                "inplace with grad mode enabled."
+            )
+    return msg + _WHY[view._creation]
+
+
+_BACKWARD = re.compile(r"Backward\d*$")
+
+
+def check_inplace(self: Tensor, args: tuple = ()) -> None:
+    """PyTorch's errors for in-place writes into leaves that require grad, and into views
+    whose writes autograd refuses (``args``: the op's other inputs)."""
     if not state.grad_enabled:
         return
     if self._inplace_error is not None:  # a view an autograd.Function returned
         raise RuntimeError(self._inplace_error)
     if self._view is not None:
         root = self._view[0]
+        if self._creation is not None and (
+            _requires_grad(root) or any([_requires_grad(a) for a in args])
+        ):
+            raise RuntimeError(view_write_error(self))
         if root._rg and root._grad_fn is None:
             raise RuntimeError(LEAF_VIEW_WRITE)
     elif self._rg and self._grad_fn is None:
@@ -74,7 +112,7 @@ def _mode_copy(self: Tensor):
 
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
-    check_inplace(self)
+    check_inplace(self, args)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
     src = self

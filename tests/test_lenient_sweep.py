@@ -1,0 +1,241 @@
+"""Issue 14, "lenient where PyTorch refuses": programs PyTorch refuses must fail on numtorch
+with the same exception type and text, before any input is modified."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from twolibs import arr, assert_same, assert_same_error
+
+import numtorch as nt
+
+
+# ------------------------------------------------------------------ 1. views an op returned several of
+def _rg(lib, shape=(4, 6, 6)):
+    return lib.tensor(arr(*shape), requires_grad=True).clone()
+
+
+PIECES = {
+    "split": lambda x: x.split(2)[1],
+    "split_fn": lambda x: nt_or_torch(x).split(x, 3)[0],
+    "split_list": lambda x: x.split([1, 3])[0],
+    "split_with_sizes": lambda x: x.split_with_sizes([3, 1])[1],
+    "chunk": lambda x: x.chunk(3)[1],
+    "unbind": lambda x: x.unbind(0)[2],
+    "unbind_dim": lambda x: x.unbind(-1)[5],
+    "unbind_of_unbind": lambda x: x.unbind(0)[1].unbind(0)[2],
+    "select": lambda x: x.split(2)[0][0],
+    "slice": lambda x: x.split(2)[0][1:],
+    "narrow": lambda x: x.split(2)[1].narrow(0, 0, 1),
+    "transpose": lambda x: x.unbind(1)[0].mT,
+    "swapaxes": lambda x: x.split(2)[0].swapaxes(0, 1),
+    "permute": lambda x: x.split(2)[0].permute(2, 1, 0),
+    "movedim": lambda x: x.split(2)[0].movedim(0, 1),
+    "view": lambda x: x.split(2)[0].view(2, 36),
+    "flatten": lambda x: x.split(2)[0].flatten(),
+    "reshape": lambda x: x.unbind(0)[1].reshape(-1),
+    "unflatten": lambda x: x.split(2)[0].unflatten(0, (1, 2)),
+    "squeeze": lambda x: x.split(1)[0].squeeze(),
+    "diagonal": lambda x: x.unbind(0)[1].diagonal(),
+    "expand": lambda x: x.unbind(0)[1].unsqueeze(0).expand(2, 6, 6),
+}
+
+
+def nt_or_torch(t):
+    return torch if isinstance(t, torch.Tensor) else nt
+
+
+WRITES = {
+    "mul_": lambda p: p.mul_(2),
+    "add_tensor": lambda p: p.add_(p.detach() * 0 + 1),
+    "iadd": lambda p: p.__iadd__(1),
+    "copy_": lambda p: p.copy_(p.detach() * 3),
+    "zero_": lambda p: p.zero_(),
+    "fill_": lambda p: p.fill_(2.0),
+    "relu_inplace": lambda p: nt_or_torch(p).nn.functional.relu(p, inplace=True),
+}
+
+
+@pytest.mark.parametrize("piece", list(PIECES))
+def test_write_into_a_piece_is_refused(piece):
+    def prog(lib):
+        x = _rg(lib)
+        before = x.detach().clone()
+        try:
+            PIECES[piece](x).mul_(2)
+        finally:
+            assert (x.detach() == before).all()  # nothing written
+
+    assert_same_error(prog)
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_every_inplace_write_is_refused(write):
+    assert_same_error(lambda lib: WRITES[write](_rg(lib).split(2)[0]))
+
+
+@pytest.mark.parametrize(
+    "index",
+    [0, (slice(1, None),), Ellipsis, (slice(None), 1), "tensor"],
+    ids=["int", "slice", "ellipsis", "column", "tensor"],
+)
+def test_setitem_into_a_piece_is_refused(index):
+    def prog(lib):
+        p = _rg(lib).unbind(0)[1]
+        p[lib.tensor([0, 1]) if index == "tensor" else index] = 3.0
+
+    assert_same_error(prog)
+
+
+def test_index_fill_into_a_piece_is_refused():
+    assert_same_error(lambda lib: _rg(lib).unbind(0)[1].index_fill_(0, lib.tensor([0]), 1.0))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib: lib.tensor(arr(4, 2)).unbind(0)[0].mul_(2),  # no autograd involved
+        lambda lib: _rg(lib).tensor_split(2)[0].mul_(2),
+        lambda lib: _rg(lib).tensor_split([1, 3])[1].mul_(2),
+        lambda lib: _rg(lib).split(2)[0].detach().mul_(2),
+        lambda lib: _rg(lib).split(2)[0].data.mul_(2),
+    ],
+    ids=["no_grad_base", "tensor_split", "tensor_split_idx", "detach", "data"],
+)  # fmt: skip
+def test_writes_pytorch_allows(prog):
+    def full(lib):
+        x = prog(lib)
+        return x.detach() if x is not None else None
+
+    assert_same(full)
+
+
+def test_pieces_written_in_no_grad_mode():
+    def prog(lib):
+        x = _rg(lib, (4, 3))
+        with lib.no_grad():
+            p = x.split(2)
+            p[0].mul_(2)
+        q = x.unbind(0)
+        with lib.no_grad():
+            q[3].add_(1)
+        return x.detach()
+
+    assert_same(prog)
+
+
+def _no_grad_view(lib, base, make=lambda v: v.view(-1)):
+    with lib.no_grad():
+        return make(base)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib: _no_grad_view(lib, _rg(lib)).mul_(2),
+        lambda lib: _no_grad_view(lib, lib.tensor(arr(3), requires_grad=True)).mul_(2),
+        lambda lib: _no_grad_view(lib, lib.tensor(arr(3))).mul_(lib.ones(3, requires_grad=True)),
+        lambda lib: _no_grad_view(lib, _rg(lib), lambda v: v.split(2)[0]).mul_(2),
+        lambda lib: _no_grad_view(lib, _rg(lib).split(2)[0], lambda v: v[1:]).mul_(2),
+        lambda lib: lib.tensor(arr(4, 2)).split(2)[0].mul_(lib.ones(2, 2, requires_grad=True)),
+    ],
+    ids=["view", "leaf", "other_requires_grad", "split", "view_of_piece", "piece_other_rg"],
+)
+def test_view_made_in_no_grad_mode_is_refused(prog):
+    assert_same_error(prog)
+
+
+def _modify_base(lib, use, how=lambda x: x.mul_(2), no_grad=False):
+    x = _rg(lib, (4, 3))
+    p = x.unbind(0)
+    if no_grad:
+        with lib.no_grad():
+            how(x)
+    else:
+        how(x)
+    return use(p)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib: _modify_base(lib, lambda p: p[0].sum()),
+        lambda lib: _modify_base(lib, lambda p: p[0].grad_fn),
+        lambda lib: _modify_base(lib, lambda p: p[1].is_leaf),
+        lambda lib: _modify_base(lib, lambda p: lib.stack(p)),
+        lambda lib: _modify_base(lib, lambda p: p[2].view(-1)),
+        lambda lib: _modify_base(lib, lambda p: p[0] * 2, how=lambda x: x[1].mul_(2)),
+        lambda lib: _modify_base(lib, lambda p: p[0] * 2, no_grad=True),
+        lambda lib: _modify_base(lib, lambda p: p[0] * 2, how=lambda x: x.detach().mul_(2)),
+        lambda lib: _modify_base(lib, lambda p: p[0] * 2, how=lambda x: x.unbind(0)[0].detach().mul_(2)),
+    ],
+    ids=["sum", "grad_fn", "is_leaf", "stack", "view", "other_view", "no_grad", "detach",
+         "piece_detach"],
+)  # fmt: skip
+def test_piece_used_after_its_base_was_written_is_refused(prog):
+    assert_same_error(prog)
+
+
+def test_piece_after_its_base_was_written_allowed_uses():
+    def prog(lib):
+        out = [_modify_base(lib, lambda p: p[0].requires_grad)]
+        out.append(_modify_base(lib, lambda p: p[0].detach()))
+        a = lib.tensor(arr(4, 3))
+        p = a.split(2)
+        a.mul_(2)
+        out.append(p[0] * 2)
+        return out
+
+    assert_same(prog)
+
+
+def _h(lib, piece, make=lambda v: v * 1):
+    def h(v):
+        y = make(v)
+        piece(y).mul_(2)
+        return (y * y).sum()
+
+    return h
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [lambda y: y.split(2)[0], lambda y: y.unbind(0)[1], lambda y: y.split(2)[0][0]],
+    ids=["split", "unbind", "select"],
+)
+@pytest.mark.parametrize("transform", ["grad", "vmap_grad", "vjp"])
+def test_write_into_a_piece_under_transforms(piece, transform):
+    def prog(lib):
+        h = _h(lib, piece)
+        x = lib.tensor(arr(4, 3))
+        if transform == "grad":
+            return lib.func.grad(h)(x)
+        if transform == "vmap_grad":
+            return lib.func.vmap(lib.func.grad(h))(lib.tensor(arr(2, 4, 3)))
+        return lib.func.vjp(h, x)[0]
+
+    assert_same_error(prog)
+
+
+def test_write_into_a_piece_of_a_grad_input_and_of_a_constant():
+    assert_same_error(lambda lib: lib.func.grad(_h(lib, lambda y: y.unbind(0)[1], lambda v: v))(
+        lib.tensor(arr(4, 3))))  # fmt: skip
+
+    def const(lib):
+        def h(v):
+            y = lib.zeros(4, 3)
+            y.unbind(0)[1].mul_(v.sum())
+            return y.sum()
+
+        return lib.func.grad(h)(lib.tensor(arr(4, 3)))
+
+    assert_same_error(const)
+
+
+def test_write_into_a_piece_under_vmap_and_jvp_is_allowed():
+    def prog(lib):
+        h = _h(lib, lambda y: y.split(2)[0])
+        x = lib.tensor(arr(4, 3))
+        return lib.func.vmap(h)(lib.tensor(arr(2, 4, 3))), lib.func.jvp(h, (x,), (x,))
+
+    assert_same(prog)
