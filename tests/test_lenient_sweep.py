@@ -239,3 +239,55 @@ def test_write_into_a_piece_under_vmap_and_jvp_is_allowed():
         return lib.func.vmap(h)(lib.tensor(arr(2, 4, 3))), lib.func.jvp(h, (x,), (x,))
 
     assert_same(prog)
+
+
+# ------------------------------------------------------------------ 2. a dim listed twice
+_DUP_DIMS = [(0, 0), (0, -3), (1, 1, 2), (2, -1)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, d: x.sum(d),
+        lambda x, d: x.sum(d, keepdim=True),
+        lambda x, d: x.mean(list(d)),
+        lambda x, d: x.mean(d, dtype=nt_or_torch(x).float64),
+        lambda x, d: x.nansum(d),
+        lambda x, d: x.nanmean(d),
+        lambda x, d: x.amax(d),
+        lambda x, d: x.amin(d),
+        lambda x, d: x.std(d),
+        lambda x, d: x.var(d, correction=0),
+        lambda x, d: x.logsumexp(d),
+        lambda x, d: nt_or_torch(x).special.logsumexp(x, d),
+        lambda x, d: x.norm(dim=d[:2]),
+        lambda x, d: x.norm(dim=d),
+        lambda x, d: nt_or_torch(x).linalg.vector_norm(x, dim=d),
+        lambda x, d: nt_or_torch(x).linalg.norm(x, dim=d[:2]),
+        lambda x, d: (x > 0).any(d),
+        lambda x, d: (x > 0).all(d),
+        lambda x, d: x.count_nonzero(d),
+        lambda x, d: x.squeeze(d),
+        lambda x, d: x.flip(d),
+    ],
+)
+@pytest.mark.parametrize("dims", _DUP_DIMS, ids=str)
+def test_duplicate_dims_are_refused(call, dims):
+    assert_same_error(lambda lib: call(lib.tensor(arr(2, 3, 4), requires_grad=True), dims))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib: lib.tensor(1.0).sum((0, -1)),
+        lambda lib: lib.tensor(1.0).squeeze((0, 0)),
+        lambda lib: lib.zeros(0, 3).sum((0, 0)),
+    ],
+    ids=["0d", "squeeze_0d", "empty"],
+)
+def test_duplicate_dims_of_odd_shapes_are_refused(prog):
+    assert_same_error(prog)
+
+
+def test_norm_without_order_over_two_dims_is_the_elements_2_norm():
+    assert_same(lambda lib, x: (lib.linalg.norm(x, dim=(0, 2)), x.norm(dim=(1, 0))), arr(2, 3, 4))

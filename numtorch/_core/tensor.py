@@ -474,3 +474,13 @@ def wrap_dims(dims, ndim: int) -> tuple:
     """An int or a sequence of dims, each wrapped into ``[0, ndim)``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return tuple(_wrap_dim(d, ndim) for d in dims)
+
+
+def check_unique_dims(dims) -> None:
+    """PyTorch's error for a dim listed twice (``dims`` already wrapped)."""
+    if len(dims) > 1 and len(set(dims)) != len(dims):
+        seen = set()
+        for d in dims:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)

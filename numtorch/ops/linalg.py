@@ -1970,11 +1970,10 @@ def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=No
         raise RuntimeError(
             f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
         )
-    # A string order is always a matrix norm; a number is one over two dims.
-    if (
-        isinstance(ord, str)
-        or (dim is not None and len(dim) == 2)
-        or (dim is None and ord is not None and A.dim() == 2)
+    # A string order is always a matrix norm; a number is one over two dims; no order is
+    # the 2-norm of the elements (a vector norm).
+    if isinstance(ord, str) or (
+        ord is not None and (len(dim) == 2 if dim is not None else A.dim() == 2)
     ):
         res = matrix_norm(
             A,
@@ -2125,10 +2124,10 @@ def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=
     """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
     if isinstance(dim, int):
         dim = (dim,)
-    if p == "nuc":
+    if p == "nuc" or (p == "fro" and dim is not None and len(dim) > 2):  # (the latter refused)
         return matrix_norm(
             input,
-            "nuc",
+            p,
             dim=(-2, -1) if dim is None else dim,
             keepdim=keepdim,
             dtype=dtype,

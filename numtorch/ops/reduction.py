@@ -16,6 +16,7 @@ from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, Op, named, tensor_methods
+from .._core.tensor import check_unique_dims
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
@@ -42,7 +43,8 @@ def dims_of(dim, ndim: int) -> tuple:
                 f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
             )
         out.append(d % n)
-    return tuple(sorted(set(out))) if ndim else ()
+    check_unique_dims(out)
+    return tuple(sorted(out)) if ndim else ()
 
 
 def dim1(dim: int, ndim: int) -> int:
