@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from twolibs import arr, assert_same, assert_same_error
+from twolibs import arr, assert_same, assert_same_error, assert_same_outcome
 
 import numtorch as nt
 
@@ -291,3 +291,72 @@ def test_duplicate_dims_of_odd_shapes_are_refused(prog):
 
 def test_norm_without_order_over_two_dims_is_the_elements_2_norm():
     assert_same(lambda lib, x: (lib.linalg.norm(x, dim=(0, 2)), x.norm(dim=(1, 0))), arr(2, 3, 4))
+
+
+# ------------------------------------------------------------------ 3. integer dtype= results
+_INT_DTYPES = ["int64", "int32", "uint8", "bool"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, d: x.sum(dtype=d),
+        lambda x, d: x.sum(0, dtype=d),
+        lambda x, d: x.prod(dtype=d),
+        lambda x, d: x.prod(1, dtype=d),
+        lambda x, d: x.nansum(dtype=d),
+        lambda x, d: x.cumsum(0, dtype=d),
+        lambda x, d: x.cumprod(1, dtype=d),
+        lambda x, d: x.mean(dtype=d),
+        lambda x, d: x.nanmean(dtype=d),
+        lambda x, d: nt_or_torch(x).linalg.vector_norm(x, dtype=d),
+    ],
+)
+@pytest.mark.parametrize("dtype", _INT_DTYPES)
+def test_integer_result_of_a_tensor_that_requires_grad_is_refused(call, dtype):
+    assert_same_error(
+        lambda lib: call(lib.tensor(arr(2, 3), requires_grad=True), getattr(lib, dtype))
+    )
+
+
+def test_integer_result_under_grad_transforms_is_refused():
+    assert_same_error(lambda lib: lib.func.grad(lambda y: y.sum(dtype=lib.int64).float())(
+        lib.tensor(arr(3))))  # fmt: skip
+    assert_same_error(lambda lib: lib.func.vmap(lib.func.grad(
+        lambda y: y.cumsum(0, dtype=lib.int32).sum().float()))(lib.tensor(arr(2, 3))))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, d: x.sum(dtype=d),
+        lambda x, d: x.sum(1, dtype=d),
+        lambda x, d: x.prod(dtype=d),
+        lambda x, d: x.prod(0, dtype=d),
+        lambda x, d: x.nansum(dtype=d),
+        lambda x, d: x.cumsum(0, dtype=d),
+        lambda x, d: x.cumprod(1, dtype=d),
+        lambda x, d: (x > 0).sum(dtype=d),
+        lambda x, d: (x > 0).cumsum(1, dtype=d),
+        lambda x, d: (x * 3).to(nt_or_torch(x).int32).sum(dtype=d),
+        lambda x, d: x[0, 0].cumsum(0, dtype=d),
+    ],
+)
+@pytest.mark.parametrize("dtype", _INT_DTYPES)
+def test_integer_dtype_results_without_autograd(call, dtype):
+    """Without autograd the result has the dtype asked for (NumPy widens small integers);
+    PyTorch refuses a bool scan."""
+
+    def prog(lib, x):
+        return call(x, getattr(lib, dtype))
+
+    assert_same_outcome(prog, arr(2, 3))
+
+
+def test_conversions_leave_autograd_without_error():
+    def prog(lib, x):
+        x = x.requires_grad_()
+        outs = (x.to(lib.int64), x.long(), x.bool(), x.type(lib.int32), (x * 2).int())
+        return [(o, o.requires_grad) for o in outs]
+
+    assert_same(prog, arr(2, 3))
