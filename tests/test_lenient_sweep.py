@@ -360,3 +360,78 @@ def test_conversions_leave_autograd_without_error():
         return [(o, o.requires_grad) for o in outs]
 
     assert_same(prog, arr(2, 3))
+
+
+# ------------------------------------------------------------------ 4. a source of another dtype
+def _f32(lib):
+    return lib.zeros(3, 4)
+
+
+_IDX, _ROWS = [[0, 1, 2, 0]], [0, 2]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, s: _f32(lib).scatter_(0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: _f32(lib).scatter(0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: lib.scatter(_f32(lib), 0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: _f32(lib).scatter_(0, lib.tensor(_IDX), s((1, 4)), reduce="add"),
+        lambda lib, s: _f32(lib).scatter_add_(0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: lib.scatter_add(_f32(lib), 0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: _f32(lib).scatter_reduce_(0, lib.tensor(_IDX), s((1, 4)), "sum"),
+        lambda lib, s: _f32(lib).scatter_reduce(0, lib.tensor(_IDX), s((1, 4)), "amax"),
+        lambda lib, s: _f32(lib).scatter_(0, lib.tensor(_IDX) + 5, s((1, 4))),  # before bounds
+        lambda lib, s: _f32(lib).index_add_(0, lib.tensor(_ROWS), s((2, 4))),
+        lambda lib, s: lib.index_add(_f32(lib), 0, lib.tensor(_ROWS), s((2, 4)), alpha=2),
+        lambda lib, s: _f32(lib).index_add_(0, lib.tensor(_ROWS), s((2, 5))),  # before shapes
+        lambda lib, s: _f32(lib).index_copy_(0, lib.tensor(_ROWS), s((2, 4))),
+        lambda lib, s: _f32(lib).index_copy(0, lib.tensor(_ROWS) + 5, s((2, 4))),
+        lambda lib, s: _f32(lib).masked_scatter_(_f32(lib) == 0, s((12,))),
+        lambda lib, s: lib.masked_scatter(_f32(lib), _f32(lib), s((12,))),  # before the mask's
+        lambda lib, s: _f32(lib).put_(lib.tensor(_ROWS), s((2,))),
+        lambda lib, s: _f32(lib).put(lib.tensor(_ROWS), s((3,)), accumulate=True),
+        lambda lib, s: _f32(lib).index_put_((lib.tensor(_ROWS),), s((4,))),
+        lambda lib, s: _f32(lib).__setitem__(lib.tensor(_ROWS), s((4,))),
+        lambda lib, s: _f32(lib).__setitem__((slice(None), lib.tensor([1])), s(())),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_source_of_another_dtype_is_refused(call, dtype):
+    def prog(lib):
+        x = _f32(lib)
+        before = x.clone()
+        try:
+            return call(lib, lambda shape: lib.ones(shape, dtype=getattr(lib, dtype)))
+        finally:
+            assert (x == before).all()
+
+    assert_same_error(prog)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.scatter_(0, lib.tensor(_IDX), 2),
+        lambda lib, x: x.index_fill_(0, lib.tensor(_ROWS), lib.tensor(1.0, dtype=lib.float64)),
+        lambda lib, x: x.masked_fill_(x == 0, lib.tensor(1.5, dtype=lib.float64)),
+        lambda lib, x: x.__setitem__(x == 0, lib.tensor(2)) or x,
+        lambda lib, x: x.__setitem__(0, lib.ones(4, dtype=lib.float64)) or x,
+        lambda lib, x: x.__setitem__(lib.tensor(_ROWS), 3) or x,
+        lambda lib, x: x.copy_(lib.ones(3, 4, dtype=lib.float64)),
+    ],
+)
+def test_values_of_another_dtype_pytorch_casts(call):
+    assert_same(lambda lib: call(lib, _f32(lib)))
+
+
+@pytest.mark.parametrize(
+    "args", [("float64", "float32", "float32"), ("float32", "float32", "float64"),
+             ("float32", "float64", "float64"), ("float64", "float64", "float32")],
+)  # fmt: skip
+def test_addmm_names_the_mismatched_pair(args):
+    def prog(lib):
+        a, b, c = (getattr(lib, n) for n in args)
+        return lib.zeros(3, 3, dtype=a).addmm(lib.ones(3, 4, dtype=b), lib.ones(4, 3, dtype=c))
+
+    assert_same_error(prog)
