@@ -435,3 +435,50 @@ def test_addmm_names_the_mismatched_pair(args):
         return lib.zeros(3, 3, dtype=a).addmm(lib.ones(3, 4, dtype=b), lib.ones(4, 3, dtype=c))
 
     assert_same_error(prog)
+
+
+# ------------------------------------------------------------------ 5. Python numbers where a tensor is needed
+_TENSORS_ONLY = ["maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "logaddexp",
+                 "logaddexp2", "logical_and", "logical_or", "logical_xor", "isclose"]  # fmt: skip
+_NUMBER_OTHER = ["fmod", "copysign", "clamp_min", "clamp_max", "eq", "ne", "lt", "le", "gt", "ge"]
+_NUMBERS = [2.0, 3, True]
+
+
+@pytest.mark.parametrize("number", _NUMBERS, ids=repr)
+@pytest.mark.parametrize("name", _TENSORS_ONLY)
+def test_tensors_only_ops_refuse_numbers(name, number):
+    x = lambda lib: lib.tensor([1.5, -2.0])  # noqa: E731
+    assert_same_error(lambda lib: getattr(lib, name)(x(lib), number))
+    assert_same_error(lambda lib: getattr(lib, name)(number, x(lib)))
+    assert_same_error(lambda lib: getattr(x(lib), name)(number))
+    assert_same_error(lambda lib: getattr(lib.tensor([1, 2]), name)(number))
+
+
+@pytest.mark.parametrize(
+    "method", ["atan2_", "arctan2_", "arctan2", "hypot_", "logical_and_", "logical_or_",
+               "logical_xor_"],
+)  # fmt: skip
+def test_tensors_only_methods_refuse_numbers(method):
+    def prog(lib):
+        x = lib.tensor([1.5, -2.0])
+        try:
+            getattr(x, method)(2.0)
+        finally:
+            assert x.tolist() == [1.5, -2.0]
+
+    assert_same_error(prog)
+    assert_same_error(lambda lib: getattr(lib.tensor([1.5, -2.0]), method)(other=1))
+
+
+@pytest.mark.parametrize("number", _NUMBERS, ids=repr)
+@pytest.mark.parametrize("name", _NUMBER_OTHER)
+def test_number_input_refused_where_only_other_may_be_one(name, number):
+    assert_same_error(lambda lib: getattr(lib, name)(number, lib.tensor([1.5, -2.0])))
+    assert_same(lambda lib: getattr(lib, name)(lib.tensor([1.5, -2.0]), number))
+    assert_same(lambda lib: getattr(lib.tensor([1.5, -2.0]), name)(number))
+
+
+def test_numbers_refused_under_transforms():
+    assert_same_error(lambda lib: lib.func.grad(lambda y: lib.fmin(y, 0.5).sum())(
+        lib.tensor([1.0, 2.0])))  # fmt: skip
+    assert_same_error(lambda lib: lib.func.vmap(lambda y: y.maximum(0.5))(lib.ones(2, 3)))

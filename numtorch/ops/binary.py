@@ -353,12 +353,14 @@ maximum = binary(
     (lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0)),
      lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0))),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    numbers="none",
 )  # fmt: skip
 minimum = binary(
     "minimum", lambda xp, input, other: xp.minimum(input, other),
     (lambda g, input, other: where(input == other, g / 2, where(input < other, g, 0)),
      lambda g, input, other: where(input == other, g / 2, where(input > other, g, 0))),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    numbers="none",
 )  # fmt: skip
 
 
@@ -372,12 +374,14 @@ fmax = binary(
     (lambda g, input, other: where(_fpick(input, other, 1), g, 0),
      lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    numbers="none",
 )  # fmt: skip
 fmin = binary(
     "fmin", lambda xp, input, other: xp.fmin(input, other),
     (lambda g, input, other: where(_fpick(input, other, -1), g, 0),
      lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    numbers="none",
 )  # fmt: skip
 
 
@@ -471,11 +475,13 @@ clamp_min = binary(
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
+    numbers="other",
 )  # fmt: skip
 clamp_max = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
+    numbers="other",
 )  # fmt: skip
 
 
@@ -507,6 +513,7 @@ fmod = binary(
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"), ieee=True,
     node_name=lambda other: "FmodBackward0" if other is None else "FmodBackward1",
+    numbers="other",
 )  # fmt: skip
 
 
@@ -518,12 +525,14 @@ atan2 = binary(
     (lambda g, input, other: g * other / _sq(input, other),
      lambda g, input, other: -g * input / _sq(input, other)),
     ELEMENTWISE, floating=True, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
+    numbers="none",
 )  # fmt: skip
 
 hypot = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
     ELEMENTWISE, scalars=(), ieee=True,
+    numbers="none",
 )  # fmt: skip
 
 
@@ -536,6 +545,7 @@ copysign = binary(
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
     ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
     samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
+    numbers="other",
 )  # fmt: skip
 
 
@@ -569,12 +579,14 @@ logaddexp = binary(
     (lambda g, input, result: g * _logaddexp_w(input, result),
      lambda g, other, result: g * _logaddexp_w(other, result)),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True,
+    numbers="none",
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
      lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True,
+    numbers="none",
 )  # fmt: skip
 
 
