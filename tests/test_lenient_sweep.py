@@ -482,3 +482,97 @@ def test_numbers_refused_under_transforms():
     assert_same_error(lambda lib: lib.func.grad(lambda y: lib.fmin(y, 0.5).sum())(
         lib.tensor([1.0, 2.0])))  # fmt: skip
     assert_same_error(lambda lib: lib.func.vmap(lambda y: y.maximum(0.5))(lib.ones(2, 3)))
+
+
+# ------------------------------------------------------------------ 6. partial overlap with the written tensor
+def _sq(lib):
+    return lib.arange(9.0).reshape(3, 3)
+
+
+_ROW3 = [[0, 1, 2]]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda lib, x: x.mT.mul_(x),
+        lambda lib, x: x.mul_(x.mT),
+        lambda lib, x: x.__imul__(x.mT),
+        lambda lib, x: x.add_(x[0]),
+        lambda lib, x: x.add_(x[2, 2]),
+        lambda lib, x: x.view(9)[1:].add_(x.view(9)[:-1]),
+        lambda lib, x: x[:2].mul_(x[1:]),
+        lambda lib, x: x.copy_(x.mT),
+        lambda lib, x: x.mT.copy_(x),
+        lambda lib, x: x.copy_(x[0, 0]),
+        lambda lib, x: x.view(9)[1:].copy_(x.view(9)[:-1]),
+        lambda lib, x: x.__setitem__(lib.tensor([0, 1]), x[1:]),
+        lambda lib, x: x.addcmul_(x.mT, x),
+        lambda lib, x: x.addcdiv_(x.mT, lib.ones(3, 3)),
+        lambda lib, x: x.clamp_(min=x.mT),
+        lambda lib, x: x.lerp_(x.mT, 0.5),
+        lambda lib, x: x.pow_(x.mT),
+        lambda lib, x: x.atan2_(x.mT),
+        lambda lib, x: x.div_(x.mT),
+        lambda lib, x: x.xlogy_(x.mT),
+        lambda lib, x: x.fmod_(x.mT),
+        lambda lib, x: x.copysign_(x.mT),
+        lambda lib, x: x.logical_and_(x.mT),
+        lambda lib, x: x.eq_(x.mT),
+        lambda lib, x: x.index_add_(0, lib.tensor([0, 1, 2]), x.mT),
+        lambda lib, x: x.index_copy_(0, lib.tensor([0, 1, 2]), x.mT),
+        lambda lib, x: x.scatter_(0, lib.tensor(_ROW3), x.mT),
+        lambda lib, x: x.scatter_add_(0, lib.tensor(_ROW3), x.mT),
+        lambda lib, x: x.scatter_reduce_(0, lib.tensor(_ROW3), x.mT, "sum"),
+        lambda lib, x: x.put_(lib.tensor([0, 1]), x[1, :2]),
+        lambda lib, x: x.index_put_((lib.tensor([0, 1]),), x[1:], accumulate=True),
+    ],
+)
+def test_partial_overlap_is_refused(write):
+    def prog(lib):
+        x = _sq(lib)
+        try:
+            write(lib, x)
+        finally:
+            assert x.tolist() == _sq(lib).tolist()  # nothing written
+
+    assert_same_error(prog)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda lib, x: x.mul_(x),
+        lambda lib, x: x.copy_(x),
+        lambda lib, x: x[0].add_(x[0]),
+        lambda lib, x: x[0].add_(x[1]),
+        lambda lib, x: x.view(9).add_(x.reshape(9)),
+        lambda lib, x: x.mul_(x.mT.contiguous()),
+        lambda lib, x: x.diagonal().mul_(x[0]),  # a diagonal is not dense: PyTorch lets it be
+        lambda lib, x: x[:, 0].mul_(x[0]),
+        lambda lib, x: x[0].mul_(x[:, 0]),
+        lambda lib, x: [x.add_(lib.broadcast_to(x[0], (3, 3)))] and None,  # (values alias in
+        lambda lib, x: x.view(9)[::2].add_(x.view(9)[1::2][:4].reshape(4).repeat(2)[:5]),
+        lambda lib, x: x.__setitem__(0, x[:, 0]),
+        lambda lib, x: x.fill_(x[0, 0]),
+        lambda lib, x: x.masked_fill_(x > 3, x[0, 0]),
+        lambda lib, x: x.index_fill_(0, lib.tensor([1]), x[0, 1]),
+        lambda lib, x: x.masked_scatter_(x > 3, x.mT),
+        lambda lib, x: [x.addmm_(x.mT, x)] and None,  # PyTorch, as the writes go: no error)
+        lambda lib, x: x.scatter_(0, lib.tensor(_ROW3), 1.0),
+    ],
+)
+def test_overlaps_pytorch_allows(write):
+    def prog(lib):
+        x = _sq(lib)
+        return x if write(lib, x) is not None else None
+
+    assert_same(prog)
+
+
+def test_partial_overlap_under_transforms():
+    assert_same_error(lambda lib: lib.func.grad(lambda y: (lambda z: z.mul_(z.mT).sum())(y * 1))(
+        lib.ones(3, 3)))  # fmt: skip
+    assert_same_error(
+        lambda lib: lib.func.vmap(lambda y: y.mul_(y.mT))(_sq(lib).expand(2, 3, 3).clone())
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from . import upcalls
 from .dispatch import MULTI_OUTPUT, WrapperTensor, dispatch
 from .state import state
@@ -66,6 +68,65 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
         )
 
 
+OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
+# In-place ops whose PyTorch kernels take any overlap of their operands with self (they read
+# them whole first, or are no elementwise kernel).
+_NO_OVERLAP_CHECK = frozenset(
+    ("fill", "masked_fill", "index_fill", "masked_scatter", "addmm", "addmv", "addbmm", "baddbmm")
+)
+
+
+def check_overlap(op, self: Tensor, args: tuple) -> None:
+    """PyTorch's error for an operand that partly overlaps the tensor an in-place op writes
+    (the same elements in the same layout are fine). Views share the version counter of
+    their base, which makes the common case one identity test per operand."""
+    ver = self._ver
+    for a in args:
+        if (
+            isinstance(a, Tensor)
+            and a._ver is ver
+            and a is not self
+            and op.name not in _NO_OVERLAP_CHECK
+            and _partial_overlap(_array(self), _array(a))
+        ):
+            raise RuntimeError(OVERLAP)
+
+
+def _array(t: Tensor):
+    while isinstance(t, WrapperTensor):
+        t = t._inner
+    return t._data
+
+
+def _partial_overlap(a, b) -> bool:
+    """PyTorch's partial overlap of two arrays: both dense (else it does not tell), sharing
+    some bytes but not all of them in the same layout."""
+    if a is b or type(a) is not np.ndarray or type(b) is not np.ndarray or not a.size or not b.size:
+        return False
+    if not np.may_share_memory(a, b) or not (_dense(a) and _dense(b)):
+        return False
+    a0, b0 = a.ctypes.data, b.ctypes.data
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
+def _dense(a) -> bool:
+    """PyTorch's non-overlapping and dense: the elements fill one block, in some dim order."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expect = a.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expect:
+            return False
+        expect *= n
+    return True
+
+
 def _requires_grad(t) -> bool:
     """Whether t, or a tensor inside a transform's wrapper, requires grad at its level."""
     while isinstance(t, WrapperTensor):
@@ -113,6 +174,8 @@ def _mode_copy(self: Tensor):
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     check_inplace(self, args)
+    if args:
+        check_overlap(op, self, args)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
     src = self

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.inplace import check_overlap
 from .._core.op import ErrorInput, tensor_method, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -157,6 +158,7 @@ def _inplace_predicate(op, names: tuple) -> None:
     def method(self: Tensor, *args, **kwargs) -> Tensor:
         if "out" in kwargs:
             raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+        check_overlap(op, self, args)
         result = op.fn(self, *args, **kwargs)
         if tuple(result.shape) != tuple(self.shape):
             raise RuntimeError(
