@@ -30,7 +30,7 @@ from __future__ import annotations
 import inspect
 
 from . import upcalls
-from .dispatch import _make_view, dispatch, run_kernel
+from .dispatch import _make_view, dispatch, make_views, run_kernel
 from .inplace import commit
 from .op import REGISTRY
 from .state import state
@@ -529,6 +529,8 @@ def _run(op, args: tuple, attrs: dict):
     outs = run_kernel(op, arrays, attrs)
     if op.nout == 1:
         return _make_view(args[0], outs, op, attrs) if op.view else _make(outs)
+    if op.view:
+        return make_views(args[0], outs, op, attrs)
     return tuple(_make(o) for o in outs)
 
 

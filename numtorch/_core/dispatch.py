@@ -221,11 +221,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     outs = run_kernel(op, arrays, attrs)
     if op.nout == 1:
         res = _make_view(args[0], outs, op, attrs) if op.view else _make(outs)
-    elif op.view:  # several views (split): each linked to the input as the view that gives it
-        src = args[0]
-        res = tuple(
-            _make_view(src, o, v, va) for o, (v, va) in zip(outs, op.pieces(src.shape, attrs))
-        )
+    elif op.view:
+        res = make_views(args[0], outs, op, attrs)
     else:
         res = tuple(_make(o) for o in outs)
     if rg and op.ndiff and state.grad_enabled:
@@ -233,7 +230,7 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     return res
 
 
-def _make_view(src: Tensor, arr, op, attrs) -> Tensor:
+def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     """The output of a view op: shares memory and the version counter with src."""
     if arr.size and not np.may_share_memory(arr, src._data):
         return _make(arr)
@@ -242,12 +239,27 @@ def _make_view(src: Tensor, arr, op, attrs) -> Tensor:
     t._rg = False
     t._grad_fn = None
     t._ver = src._ver
-    link_view(t, src, op, attrs)
+    link_view(t, src, op, attrs, multi)
     return t
 
 
-def link_view(t: Tensor, src: Tensor, op, attrs) -> None:
-    """Make t the view ``op(src)``: its root base and the chain of view ops from it."""
+def make_views(src: Tensor, outs, op, attrs) -> tuple:
+    """The outputs of a view op with several (split): each linked to src as the view that
+    gives it."""
+    return tuple(
+        _make_view(src, o, v, va, True) for o, (v, va) in zip(outs, op.pieces(src.shape, attrs))
+    )
+
+
+# A view's ``_creation`` (PyTorch's CreationMeta) when in-place writes into it are refused
+# while autograd is involved: one of several views an op returned, or a view made in no_grad.
+MULTI_OUTPUT = "multi_output"
+NO_GRAD_MODE = "no_grad"
+
+
+def link_view(t: Tensor, src: Tensor, op, attrs, multi: bool = False) -> None:
+    """Make t the view ``op(src)``: its root base and the chain of view ops from it, and how
+    it was made (a view of a view keeps its base's ``_creation`` unless made in no_grad)."""
     if src._view is None:
         t._base = src
         t._view = (src, ((op, attrs),))
@@ -256,6 +268,12 @@ def link_view(t: Tensor, src: Tensor, op, attrs) -> None:
         t._base = root
         t._view = (root, chain + ((op, attrs),))
     t._view_ver = src._ver.v
+    if not state.grad_enabled:
+        t._creation = NO_GRAD_MODE
+    elif multi:
+        t._creation = MULTI_OUTPUT
+    elif src._creation is not None:
+        t._creation = src._creation
 
 
 def run_kernel(op, arrays: list, attrs: dict):

@@ -2,30 +2,129 @@
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
+
 from . import upcalls
-from .dispatch import WrapperTensor, dispatch
+from .dispatch import MULTI_OUTPUT, WrapperTensor, dispatch
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
 LEAF_VIEW_WRITE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+_WHY = {
+    MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one.",
+    "no_grad": " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the no_grad "
+    "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+    "inplace to be tracked).",
+}
 
 
-def check_inplace(self: Tensor) -> None:
-    """PyTorch's errors for in-place writes into leaves that require grad."""
+def view_write_error(view: Tensor, indirect: bool = False) -> str:
+    """PyTorch's text refusing an in-place write into a view with a ``_creation`` (or, when
+    ``indirect``, into its base or another view of it) while autograd is involved."""
+    fn = view._grad_fn  # the node the view had when made, not a regenerated one
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if fn is None:
+        msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        head = f"Output {view._out_nr} of {_BACKWARD.sub('', fn.name())} is a view"
+        if view._creation == MULTI_OUTPUT:
+            msg = f"{head} and {what} modified inplace."
+        else:
+            msg = (
+                f"{head} of a view which was created in no_grad mode and {what} modified "
+                "inplace with grad mode enabled."
+            )
+    return msg + _WHY[view._creation]
+
+
+_BACKWARD = re.compile(r"Backward\d*$")
+
+
+def check_inplace(self: Tensor, args: tuple = ()) -> None:
+    """PyTorch's errors for in-place writes into leaves that require grad, and into views
+    whose writes autograd refuses (``args``: the op's other inputs)."""
     if not state.grad_enabled:
         return
     if self._inplace_error is not None:  # a view an autograd.Function returned
         raise RuntimeError(self._inplace_error)
     if self._view is not None:
         root = self._view[0]
+        if self._creation is not None and (
+            _requires_grad(root) or any([_requires_grad(a) for a in args])
+        ):
+            raise RuntimeError(view_write_error(self))
         if root._rg and root._grad_fn is None:
             raise RuntimeError(LEAF_VIEW_WRITE)
     elif self._rg and self._grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
+
+
+OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
+# In-place ops whose PyTorch kernels take any overlap of their operands with self (they read
+# them whole first, or are no elementwise kernel).
+_NO_OVERLAP_CHECK = frozenset(
+    ("fill", "masked_fill", "index_fill", "masked_scatter", "addmm", "addmv", "addbmm", "baddbmm")
+)
+
+
+def check_overlap(op, self: Tensor, args: tuple) -> None:
+    """PyTorch's error for an operand that partly overlaps the tensor an in-place op writes
+    (the same elements in the same layout are fine). Views share the version counter of
+    their base, which makes the common case one identity test per operand."""
+    ver = self._ver
+    for a in args:
+        if (
+            isinstance(a, Tensor)
+            and a._ver is ver
+            and a is not self
+            and op.name not in _NO_OVERLAP_CHECK
+            and _partial_overlap(_array(self), _array(a))
+        ):
+            raise RuntimeError(OVERLAP)
+
+
+def _array(t: Tensor):
+    while isinstance(t, WrapperTensor):
+        t = t._inner
+    return t._data
+
+
+def _partial_overlap(a, b) -> bool:
+    """PyTorch's partial overlap of two arrays: both dense (else it does not tell), sharing
+    some bytes but not all of them in the same layout."""
+    if a is b or type(a) is not np.ndarray or type(b) is not np.ndarray or not a.size or not b.size:
+        return False
+    if not np.may_share_memory(a, b) or not (_dense(a) and _dense(b)):
+        return False
+    a0, b0 = a.ctypes.data, b.ctypes.data
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
+def _dense(a) -> bool:
+    """PyTorch's non-overlapping and dense: the elements fill one block, in some dim order."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expect = a.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expect:
+            return False
+        expect *= n
+    return True
 
 
 def _requires_grad(t) -> bool:
@@ -74,7 +173,9 @@ def _mode_copy(self: Tensor):
 
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
-    check_inplace(self)
+    check_inplace(self, args)
+    if args:
+        check_overlap(op, self, args)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
     src = self

@@ -57,6 +57,7 @@ class Tensor:
     _retains_grad = False
     _accum = None  # weakref to this leaf's AccumulateGrad node
     _view = None  # (root base, chain of (op, attrs)) for views
+    _creation = None  # how a view was made, when in-place writes into it are refused
     _view_ver = 0
     _grad = None
     _is_param = False
@@ -399,8 +400,23 @@ class ViewTensor(Tensor):
     @property
     def grad_fn(self):
         if self._view_ver != self._ver.v:
-            upcalls.refresh_view(self)
+            upcalls.refresh_view(self, True)
         return Tensor.grad_fn.fget(self)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        if self._creation is not None and self._view_ver != self._ver.v:
+            # As PyTorch: the base's flag, with no regeneration (that refuses the view).
+            return _rg_slot.__get__(self) or self._view[0].requires_grad
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
 
 
 _new = object.__new__
@@ -458,3 +474,13 @@ def wrap_dims(dims, ndim: int) -> tuple:
     """An int or a sequence of dims, each wrapped into ``[0, ndim)``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return tuple(_wrap_dim(d, ndim) for d in dims)
+
+
+def check_unique_dims(dims) -> None:
+    """PyTorch's error for a dim listed twice (``dims`` already wrapped)."""
+    if len(dims) > 1 and len(set(dims)) != len(dims):
+        seen = set()
+        for d in dims:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)

@@ -974,6 +974,9 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         if m[1].kind in "fc":
             outputs._grad_fn = node
             outputs._rg = True
+        elif op.name != "to_dtype" and _any_requires_grad(args):
+            # PyTorch refuses a non-float result of a node (a conversion's just leaves autograd)
+            raise RuntimeError(f"Autograd not support dtype: {from_np(m[1]).scalar_name}")
         node._out_meta = (m,)
     else:
         out_meta = []
@@ -989,6 +992,13 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     node.saved = _save(op, names, args, outputs, inner) if names else _NOTHING_SAVED
     if anomaly.enabled:
         anomaly_mode.store(node)
+
+
+def _any_requires_grad(args) -> bool:
+    return any(
+        _any_requires_grad(a) if isinstance(a, (list, tuple)) else isinstance(a, Tensor) and a._rg
+        for a in args
+    )
 
 
 def _link_inputs(node: Node, op, args: tuple) -> dict | None:

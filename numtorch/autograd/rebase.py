@@ -4,6 +4,7 @@ for writes through views, and regenerating a view's grad_fn from its base."""
 from __future__ import annotations
 
 from .._core import upcalls
+from .._core.inplace import view_write_error
 from .._core.state import state
 from .._core.tensor import Tensor, _rg_slot
 from ..ops.views import apply_chain, view_scatter
@@ -13,8 +14,8 @@ from .graph import CopySlices, copy_slices, record
 def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
     """After self's values were overwritten by result's: self's (or its base's) history."""
     if not (result_rg and state.grad_enabled):
-        if self._view is not None:
-            self._view_ver = self._ver.v
+        if self._view is not None and self._creation is None:
+            self._view_ver = self._ver.v  # (PyTorch regenerates, and refuses, the others on use)
         return
     if self._view is not None:
         _rebase_view(self, result)
@@ -71,10 +72,15 @@ def _wraps(fn, result: Tensor) -> bool:
     )
 
 
-def _refresh(view: Tensor) -> None:
-    """Regenerate a view's grad_fn from its base's current history."""
-    view._view_ver = view._ver.v
+def _refresh(view: Tensor, strict: bool = False) -> None:
+    """Regenerate a view's grad_fn from its base's current history (``strict``: for its
+    grad_fn, which PyTorch refuses in no_grad mode too)."""
     root, chain = view._view
+    if view._creation is not None and (root._rg or view._grad_fn is not None):
+        if strict or state.grad_enabled:
+            raise RuntimeError(view_write_error(view, indirect=True))
+        return  # refused on its first use with grad mode on, as in PyTorch
+    view._view_ver = view._ver.v
     if not root._rg:
         return
     prev = state.grad_enabled

@@ -112,7 +112,7 @@ class GradInterpreter(Interpreter):
             src = args[0]  # several views (split): each linked as the view that gives it
             res = tuple(GradTrackingView._new(o, self) for o in out)
             for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
-                link_view(r, src, v, va)
+                link_view(r, src, v, va, True)
         else:
             res = tuple(self.wrap(o) for o in out)
         if op.ndiff and state.grad_enabled:

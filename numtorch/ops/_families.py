@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
+from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise
 
@@ -199,6 +200,7 @@ def elementwise_op(
     dtypes: tuple[str, ...] = FLOATS,
     test: dict | None = None,
     ieee: bool = False,
+    numbers: str = "both",
     **kw,
 ) -> Op:
     """An elementwise op of any number of broadcasting operands, with the family's defaults:
@@ -206,7 +208,9 @@ def elementwise_op(
     the in-place form of each method name (``methods=("ne", "not_equal")`` gives ``ne_``
     and ``not_equal_`` too; False turns either off). ``dtypes`` are the dtypes the generic
     tests run in. ``jvp=ELEMENTWISE`` derives the tangent from the vjp formulas. ``ieee``:
-    the kernel makes inf/nan from finite inputs, silently (``silent``)."""
+    the kernel makes inf/nan from finite inputs, silently (``silent``). ``numbers``: which
+    of two operands may be a Python number, as PyTorch's signatures say: "both", "other"
+    (not the input) or "none" (tensors only)."""
     if ieee:
         kernel = silent(kernel)
     kw.setdefault("out", True)
@@ -214,10 +218,75 @@ def elementwise_op(
     methods = kw.setdefault("methods", True)
     if kw.get("inplace", True) is True:
         kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else True
-    return defop(
+    op = defop(
         name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, test={"dtypes": dtypes, **(test or {})},
         **kw,
     )  # fmt: skip
+    if numbers != "both":
+        op.prepare = _refuse_numbers(op, prepare, numbers == "none")
+        inplace = kw["inplace"]
+        if numbers == "none":
+            tensor_only_methods(op, _names(methods, name) + _names(inplace, name + "_"))
+    return op
+
+
+def _names(names, default: str) -> tuple:
+    return (default,) if names is True else tuple(names or ())
+
+
+_NUMBER = (int, float, complex)  # (bool is an int)
+
+
+def _refuse_numbers(op: Op, prepare: Callable | None, tensors_only: bool) -> Callable:
+    """``prepare`` after PyTorch's TypeError for a Python number where op's signatures take
+    a tensor only: the input, or (``tensors_only``) either operand (the function's text:
+    see ``tensor_only_methods`` for the methods')."""
+    a, b = op.inputs[:2]
+    overloads = "".join(
+        f" * (Tensor {a}, {kind} {b}, *, Tensor out = None)\n" for kind in ("Tensor", "Number")
+    )
+
+    def check(arrays, attrs=None):
+        x, y = arrays[0], arrays[1]
+        if isinstance(x, _NUMBER):
+            if tensors_only:
+                raise TypeError(
+                    f"{op.name}(): argument '{a}' (position 1) must be Tensor, not "
+                    f"{type(x).__name__}"
+                )
+            raise TypeError(
+                f"{op.name}() received an invalid combination of arguments - got "
+                f"({type(x).__name__}, Tensor), but expected one of:\n{overloads}"
+            )
+        if tensors_only and isinstance(y, _NUMBER):
+            raise TypeError(
+                f"{op.name}(): argument '{b}' (position 2) must be Tensor, not {type(y).__name__}"
+            )
+        return (arrays, None) if prepare is None else prepare(arrays, attrs)
+
+    return check
+
+
+def tensor_only_methods(op: Op, names: tuple) -> None:
+    """Tensor methods ``names`` of a tensors-only op refuse a Python number ``other`` with
+    PyTorch's text for a method (its position 1)."""
+    b = op.inputs[1]
+    for n in names:
+        setattr(Tensor, n, _tensor_other(getattr(Tensor, n), n, b))
+
+
+def _tensor_other(fn: Callable, name: str, b: str) -> Callable:
+    def method(self, *args, **kwargs):
+        other = args[0] if args else kwargs.get(b)
+        if isinstance(other, _NUMBER):
+            where = " (position 1)" if args else ""  # (PyTorch names no position of a keyword)
+            raise TypeError(
+                f"{name}(): argument '{b}'{where} must be Tensor, not {type(other).__name__}"
+            )
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
 
 
 def unary(

@@ -370,7 +370,7 @@ def _extremum(name: str, sign: int):
         lambda tinput, tother, input, other: where(
             input == other, (tinput + tother) / 2, where(loses(other, input), tinput, tother)
         ),
-        scalars=(), inplace=False, dtypes=FLOATS_INT,
+        scalars=(), inplace=False, dtypes=FLOATS_INT, numbers="none",
     )  # fmt: skip
 
 
@@ -387,12 +387,14 @@ fmax = binary(
     (lambda g, input, other: where(_fpick(input, other, 1), g, 0),
      lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    numbers="none",
 )  # fmt: skip
 fmin = binary(
     "fmin", lambda xp, input, other: xp.fmin(input, other),
     (lambda g, input, other: where(_fpick(input, other, -1), g, 0),
      lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    numbers="none",
 )  # fmt: skip
 
 
@@ -486,11 +488,13 @@ clamp_min = binary(
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
+    numbers="other",
 )  # fmt: skip
 clamp_max = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
+    numbers="other",
 )  # fmt: skip
 
 
@@ -522,6 +526,7 @@ fmod = binary(
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"), ieee=True,
     node_name=lambda other: "FmodBackward0" if other is None else "FmodBackward1",
+    numbers="other",
 )  # fmt: skip
 
 
@@ -533,12 +538,14 @@ atan2 = binary(
     (lambda g, input, other: g * other / _sq(input, other),
      lambda g, input, other: -g * input / _sq(input, other)),
     ELEMENTWISE, floating=True, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
+    numbers="none",
 )  # fmt: skip
 
 hypot = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
     ELEMENTWISE, scalars=(), ieee=True,
+    numbers="none",
 )  # fmt: skip
 
 
@@ -551,6 +558,7 @@ copysign = binary(
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
     ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
     samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
+    numbers="other",
 )  # fmt: skip
 
 
@@ -584,12 +592,14 @@ logaddexp = binary(
     (lambda g, input, result: g * _logaddexp_w(input, result),
      lambda g, other, result: g * _logaddexp_w(other, result)),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True,
+    numbers="none",
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
      lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True,
+    numbers="none",
 )  # fmt: skip
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.inplace import check_overlap
 from .._core.op import ErrorInput, tensor_method, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -18,6 +19,7 @@ from ._families import (
     comparison,
     elementwise_op,
     promote,
+    tensor_only_methods,
     unary,
     unary_samples,
 )
@@ -156,6 +158,7 @@ def _inplace_predicate(op, names: tuple) -> None:
     def method(self: Tensor, *args, **kwargs) -> Tensor:
         if "out" in kwargs:
             raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+        check_overlap(op, self, args)
         result = op.fn(self, *args, **kwargs)
         if tuple(result.shape) != tuple(self.shape):
             raise RuntimeError(
@@ -174,16 +177,25 @@ def _predicate(name: str, kernel, make=comparison, **kw):
     methods = kw.get("methods", (name,))
     op = make(name, kernel, inplace=False, **kw)
     _inplace_predicate(op, tuple(m + "_" for m in methods))
+    if kw.get("numbers") == "none":
+        tensor_only_methods(op, tuple(m + "_" for m in methods))
     return op
 
 
 # ------------------------------------------------------------------ comparisons
-eq = _predicate("eq", lambda xp, input, other: input == other)
-ne = _predicate("ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"))
-gt = _predicate("gt", lambda xp, input, other: input > other, methods=("gt", "greater"))
-ge = _predicate("ge", lambda xp, input, other: input >= other, methods=("ge", "greater_equal"))
-lt = _predicate("lt", lambda xp, input, other: input < other, methods=("lt", "less"))
-le = _predicate("le", lambda xp, input, other: input <= other, methods=("le", "less_equal"))
+_OTHER = {"numbers": "other"}  # (PyTorch's comparisons take a number as other only)
+eq = _predicate("eq", lambda xp, input, other: input == other, **_OTHER)
+ne = _predicate(
+    "ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"), **_OTHER
+)
+gt = _predicate("gt", lambda xp, input, other: input > other, methods=("gt", "greater"), **_OTHER)
+ge = _predicate(
+    "ge", lambda xp, input, other: input >= other, methods=("ge", "greater_equal"), **_OTHER
+)
+lt = _predicate("lt", lambda xp, input, other: input < other, methods=("lt", "less"), **_OTHER)
+le = _predicate(
+    "le", lambda xp, input, other: input <= other, methods=("le", "less_equal"), **_OTHER
+)
 
 
 # ------------------------------------------------------------------ logical ops
@@ -201,7 +213,7 @@ def _logical_samples(make):
     yield S((make((2, 3), -1, 1), np.asarray(make((2, 3), dtype=np.bool_))), name="mixed dtypes")
 
 
-_LOGICAL = {"prepare": _to_bool, "samples": _logical_samples}
+_LOGICAL = {"prepare": _to_bool, "samples": _logical_samples, "numbers": "none"}
 logical_and = _predicate(
     "logical_and", lambda xp, input, other: xp.logical_and(input, other), **_LOGICAL
 )
@@ -223,11 +235,6 @@ def _dtype_name(a) -> str:
 
 
 def _isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    for pos, (name, a) in enumerate((("input", input), ("other", other)), 1):
-        if not hasattr(a, "dtype"):
-            raise TypeError(
-                f"isclose(): argument '{name}' (position {pos}) must be Tensor, not {type(a).__name__}"
-            )
     if input.dtype != other.dtype:
         raise RuntimeError(f"{_dtype_name(input)} did not match {_dtype_name(other)}")
     if rtol < 0:
@@ -276,7 +283,7 @@ def _isclose_errors(make):
 
 isclose = comparison(
     "isclose", _isclose, prepare=None, samples=_isclose_samples, error_samples=_isclose_errors,
-    dtypes=FLOATS_INT, out=False, inplace=False,
+    dtypes=FLOATS_INT, out=False, inplace=False, numbers="none",
 )  # fmt: skip
 
 

@@ -34,6 +34,29 @@ def _need_int(index, msg: str, exc=RuntimeError) -> None:
         raise exc(msg)
 
 
+# PyTorch's texts where an op writing a tensor ``source`` into ``self`` needs one dtype.
+_SAME_DTYPE = {
+    "scatter": "scatter(): Expected self.dtype to be equal to src.dtype",
+    "index_add": "index_add_(): self ({self}) and source ({source}) must have the same scalar type",
+    "index_copy": "index_copy_(): self and source expected to have the same dtype, but got "
+    "(self) {self} and (source) {source}",
+    "masked_scatter": "masked_scatter: expected self and source to have same dtypes but got"
+    "{self} and {source}",
+    "put": "put_(): self and source expected to have the same dtype, but got self.dtype = "
+    "{self} and source.dtype = {source}",
+}
+
+
+def _same_dtype(name: str, input, source) -> None:
+    """PyTorch's error for a tensor ``source`` of another dtype than ``input``."""
+    if hasattr(source, "dtype") and source.dtype != input.dtype:
+        raise RuntimeError(
+            _SAME_DTYPE[name].format(
+                self=dt.of(input).scalar_name, source=dt.of(source).scalar_name
+            )
+        )
+
+
 def _bounds(
     index, size: int, dim: int, *, negative: bool = False, exc=RuntimeError, prefix=""
 ) -> None:
@@ -709,6 +732,11 @@ def _strip_leading_ones(value, ndim: int):
     return value
 
 
+def _mask_fill(adv: list, value: Tensor) -> bool:
+    """Whether ``self[mask] = value`` is a masked fill in PyTorch (a 0-d value)."""
+    return len(adv) == 1 and adv[0].dtype.name == "bool" and value.dim() == 0
+
+
 def tensor_setitem(self: Tensor, idx, value) -> None:
     """``self[idx] = value``: an in-place copy into the view, or index_put_ for tensor indices."""
     basic, adv, dims = _parse(self, idx)
@@ -718,8 +746,8 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=self.dtype)
     given = value.dtype  # PyTorch expands the value before it casts it
-    if given != self.dtype:
-        value = value.to(self.dtype)
+    if given != self.dtype and (not adv or _mask_fill(adv, value)):
+        value = value.to(self.dtype)  # (index_put_ refuses a tensor of another dtype)
     if not adv:
         value = _strip_leading_ones(value, v.dim())
         batched = any(i.is_vmap for i in state.stack)
@@ -891,6 +919,7 @@ gather_op = defop(
 
 def _scatter_core(xp, input, index, src, *, dim, reduce=None, name="scatter"):
     _need_int(index, f"{name}(): Expected dtype int32/int64 for index")
+    _same_dtype("scatter", input, src)
     _check_dims(name, input, index, src, dim)
     _bounds(index, input.shape[dim], dim)
     out = input.copy()
@@ -1052,6 +1081,7 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
     else:
         dim, shape0 = wrap_dim(dim, input.ndim), input.shape
     _need_int(index, "scatter_reduce(): Expected dtype int32/int64 for index")
+    _same_dtype("scatter", input, src)
     _check_dims("scatter_reduce", input, index, src, dim)
     _bounds(index, input.shape[dim], dim)
     key = _scatter_key(xp, index, dim)
@@ -1322,13 +1352,16 @@ index_select_op = defop(
 )
 
 
-def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix=""):
-    """Checks shared by index_add/index_fill/index_copy; returns the wrapped dim."""
+def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=None):
+    """Checks shared by index_add/index_fill/index_copy (and of the ``source`` written, its
+    dtype); returns the wrapped dim."""
     if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
+    if source is not None:
+        _same_dtype(name, input, source)
     _bounds(
         index,
         input.shape[dim] if input.ndim else 1,
@@ -1441,7 +1474,7 @@ index_update_rule = rule_generator(_index_update_rule)
 
 
 def _index_add(xp, input, index, source, dim, *, alpha=1):
-    dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError)
+    dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError, source=source)
     _check_index_source("index_add", input.shape, index.size, getattr(source, "shape", ()), dim)
     out = xp.array(input)
     if out.ndim == 0:
@@ -1496,7 +1529,7 @@ index_fill_op = defop(
 
 
 def _index_copy(xp, input, index, source, dim):
-    dim = _dim_index(xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ")
+    dim = _dim_index(xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ", source)
     _check_index_source("index_copy", input.shape, index.size, getattr(source, "shape", ()), dim)
     out = xp.array(input)
     if out.ndim == 0:
@@ -1640,6 +1673,7 @@ def _put_rule(vmap, args, bdims, attrs):
 def _put(xp, input, index, source, accumulate=False):
     if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_tname(index)}")
+    _same_dtype("put", input, source)
     n = input.size
     if index.size != (source.size if hasattr(source, "size") else 1):
         raise IndexError(
@@ -1844,6 +1878,7 @@ masked_fill_op = defop(
 
 
 def _masked_scatter(xp, input, mask, source):
+    _same_dtype("masked_scatter", input, source)
     _check_mask(mask, "masked_scatter_", np_style=True)
     shape = _mask_broadcast(mask, input)
     out = xp.array(xp.broadcast_to(input, shape))

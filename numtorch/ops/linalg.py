@@ -969,6 +969,11 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
     )  # fmt: skip
 
 
+def _addmm_message(input, mat1, mat2) -> str:
+    first, a = ("self", input) if input.dtype != mat2.dtype else ("mat1", mat1)
+    return f"{first} and mat2 must have the same dtype, but got {_tname(a)} and {_tname(mat2)}"
+
+
 addmm = _addprod(
     "addmm", ("mat1", "mat2"), _mm, mm.fn, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
     lambda m1, m2, t1, t2: mm.fn(t1, m2) + mm.fn(m1, t2),
@@ -977,7 +982,7 @@ addmm = _addprod(
         S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
         S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
     ],
-    lambda arr: f"self and mat2 must have the same dtype, but got {_tname(arr[0])} and {_tname(arr[-1])}",
+    lambda arr: _addmm_message(*arr),
 )  # fmt: skip
 addmv = _addprod(
     "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
@@ -2014,11 +2019,10 @@ def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=No
         raise RuntimeError(
             f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
         )
-    # A string order is always a matrix norm; a number is one over two dims.
-    if (
-        isinstance(ord, str)
-        or (dim is not None and len(dim) == 2)
-        or (dim is None and ord is not None and A.dim() == 2)
+    # A string order is always a matrix norm; a number is one over two dims; no order is
+    # the 2-norm of the elements (a vector norm).
+    if isinstance(ord, str) or (
+        ord is not None and (len(dim) == 2 if dim is not None else A.dim() == 2)
     ):
         res = matrix_norm(
             A,
@@ -2169,10 +2173,10 @@ def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=
     """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
     if isinstance(dim, int):
         dim = (dim,)
-    if p == "nuc":
+    if p == "nuc" or (p == "fro" and dim is not None and len(dim) > 2):  # (the latter refused)
         return matrix_norm(
             input,
-            "nuc",
+            p,
             dim=(-2, -1) if dim is None else dim,
             keepdim=keepdim,
             dtype=dtype,

@@ -16,6 +16,7 @@ from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, Op, named, tensor_methods
+from .._core.tensor import check_unique_dims
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
@@ -42,7 +43,8 @@ def dims_of(dim, ndim: int) -> tuple:
                 f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
             )
         out.append(d % n)
-    return tuple(sorted(set(out))) if ndim else ()
+    check_unique_dims(out)
+    return tuple(sorted(out)) if ndim else ()
 
 
 def dim1(dim: int, ndim: int) -> int:
@@ -110,6 +112,19 @@ def _need_float(name: str, x, dtype=None) -> None:
             f"{name}(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {dt.of(x).scalar_name}"
         )
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {dtype.scalar_name}"
+        )
+
+
+def _acc(xp, x, dtype):
+    """x in the ``dtype=`` asked for, and the dtype a sum or product of it is made in:
+    that one (NumPy widens small integers), else int64 for integers and bools."""
+    if dtype is not None:
+        return x.astype(dtype.np), dtype.np
+    return x, (xp.int64 if x.dtype.kind in "biu" else None)
 
 
 # vmap: move the batch first and shift the dims; dim=None means every dim, or (argmax-like
@@ -253,11 +268,8 @@ def _err_dim(fn_args=()):
 
 # ------------------------------------------------------------------ sum, mean, prod
 def _sum(xp, x, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        x = x.astype(dtype.np)
-    elif x.dtype.kind in "biu":
-        x = x.astype(xp.int64)
-    return x.sum(axis=dims_of(dim, x.ndim), keepdims=keepdim)
+    x, acc = _acc(xp, x, dtype)
+    return x.sum(axis=dims_of(dim, x.ndim), keepdims=keepdim, dtype=acc)
 
 
 def _sum_samples(make):
@@ -368,13 +380,10 @@ mean = defop(
 
 
 def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        x = x.astype(dtype.np)
-    elif x.dtype.kind in "biu":
-        x = x.astype(xp.int64)
+    x, acc = _acc(xp, x, dtype)
     if dim is None:
-        return x.prod(keepdims=keepdim)
-    return x.prod(axis=dim1(dim, x.ndim) if x.ndim else (), keepdims=keepdim)
+        return x.prod(keepdims=keepdim, dtype=acc)
+    return x.prod(axis=dim1(dim, x.ndim) if x.ndim else (), keepdims=keepdim, dtype=acc)
 
 
 def _has_zero(x) -> bool:
@@ -896,6 +905,10 @@ std_mean = _variance_api(std_mean_op)
 def _norm_dtype_check(xp, x, dtype) -> None:
     """dtype= may widen the input, never narrow it or change its kind (PyTorch's checks)."""
     want, cx = np.dtype(dtype.np), x.dtype.kind == "c"
+    if want.kind not in "fc":
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be floating point or complex, but got {dtype.scalar_name}"
+        )
     if cx != (want.kind == "c"):
         kind = "complex" if cx else "real"
         raise RuntimeError(
@@ -1098,16 +1111,18 @@ def _revcumsum(g, dim):
     return g.sum(dim, True) - g.cumsum(dim) + g
 
 
-def _scan_dtype(xp, x, dtype):
-    if dtype is not None:
-        return x.astype(dtype.np)
-    return x.astype(xp.int64) if x.dtype.kind in "biu" else x
+def _scan(name: str, fn: str):
+    def kernel(xp, x, dim, *, dtype=None):
+        d = dim1(dim, x.ndim)
+        x, acc = _acc(xp, x, dtype)
+        if x.ndim == 0:
+            return x.astype(acc or x.dtype)
+        if dtype is not None and dtype.name == "bool":
+            raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+        out = getattr(xp, fn)(x, axis=d, dtype=acc)
+        return _plus_zero(out) if fn == "cumsum" else out
 
-
-def _cumsum(xp, x, dim, *, dtype=None):
-    d = dim1(dim, x.ndim)
-    x = _scan_dtype(xp, x, dtype)
-    return x.copy() if x.ndim == 0 else _plus_zero(xp.cumsum(x, axis=d))
+    return kernel
 
 
 def _plus_zero(out):
@@ -1117,10 +1132,8 @@ def _plus_zero(out):
     return out
 
 
-def _cumprod(xp, x, dim, *, dtype=None):
-    d = dim1(dim, x.ndim)
-    x = _scan_dtype(xp, x, dtype)
-    return x.copy() if x.ndim == 0 else xp.cumprod(x, axis=d)
+_cumsum = _scan("cumsum", "cumsum")
+_cumprod = _scan("cumprod", "cumprod")
 
 
 def _accumulate(xp, ufunc: str, x, axis: int):
@@ -1344,8 +1357,8 @@ count_nonzero = defop(
 
 # ------------------------------------------------------------------ nan-ignoring reductions
 def _nansum(xp, x, dim=None, keepdim=False, *, dtype=None):
-    x = _scan_dtype(xp, x, dtype)
-    return xp.nansum(x, axis=dims_of(dim, x.ndim), keepdims=keepdim)
+    x, acc = _acc(xp, x, dtype)
+    return xp.nansum(x, axis=dims_of(dim, x.ndim), keepdims=keepdim, dtype=acc)
 
 
 def _nanmean(xp, x, dim=None, keepdim=False, *, dtype=None):
@@ -1353,6 +1366,7 @@ def _nanmean(xp, x, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(
             f"nanmean(): expected input to have floating point or complex dtype but got {dt.of(x).scalar_name}"
         )
+    _need_float("nanmean", x, dtype)
     if dtype is not None:
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
-from .._core.tensor import wrap_dim, wrap_dims
+from .._core.tensor import check_unique_dims, wrap_dim, wrap_dims
 from ..testing.samples import S
 from ._batching import (
     along_dims,
@@ -397,9 +397,7 @@ for _fn in (atleast_1d, atleast_2d, atleast_3d):
 # ------------------------------------------------------------------ reorderings
 def _flip(xp, input, dims):
     axes = wrap_dims(dims, input.ndim)
-    for a in set(axes):
-        if axes.count(a) > 1:
-            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    check_unique_dims(axes)
     return xp.flip(input, axes).copy() if input.ndim and axes else input.copy()
 
 

@@ -20,7 +20,7 @@ from .._core.op import (
     defop,
     tensor_methods,
 )
-from .._core.tensor import Size, Tensor, wrap_dim, wrap_dims
+from .._core.tensor import Size, Tensor, check_unique_dims, wrap_dim, wrap_dims
 from ..testing.samples import S
 from ._batching import (
     along_dims,
@@ -238,16 +238,9 @@ def _squeeze(xp, input, dim=None):
     if dim is None:
         axes = tuple(i for i, s in enumerate(input.shape) if s == 1)
     else:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        axes = tuple(
-            sorted(
-                {
-                    a
-                    for a in (wrap_dim(d, input.ndim) for d in dims)
-                    if input.ndim and input.shape[a] == 1
-                }
-            )
-        )
+        dims = wrap_dims(dim, input.ndim)
+        check_unique_dims(dims)
+        axes = tuple(sorted(a for a in dims if input.ndim and input.shape[a] == 1))
     return xp.squeeze(input, axes) if axes else input[...]
 
 
