@@ -498,3 +498,15 @@ def numel(input: Tensor) -> int:
 
 
 del annotations
+
+# special functions, reductions, splits and linalg added for issue 14
+from .ops import special as _special_ops
+
+digamma = _special_ops.digamma.fn
+i0 = _special_ops.i0.fn
+lgamma = _special_ops.lgamma.fn
+mvlgamma = _special_ops.mvlgamma.fn
+polygamma = _special_ops.polygamma_fn
+sinc = _special_ops.sinc.fn
+
+i0_, sinc_ = _unary.inplace_functions("i0 sinc")
