@@ -508,5 +508,9 @@ lgamma = _special_ops.lgamma.fn
 mvlgamma = _special_ops.mvlgamma.fn
 polygamma = _special_ops.polygamma_fn
 sinc = _special_ops.sinc.fn
+addr = _linalg.addr.fn
+from .ops.linalg import dist
+from .ops.reduction import aminmax, nanmedian, renorm
+from .ops.views import dsplit, hsplit, vsplit
 
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")

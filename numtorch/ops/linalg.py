@@ -930,7 +930,9 @@ def _addprod_rule(op, prod_fn):
     return rule
 
 
-def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message):
+def _addprod(
+    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, prepare=None
+):
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
@@ -964,7 +966,7 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
             lambda ti, t1, t2, m1, m2, beta, alpha: ti * beta + prod_jvp(m1, m2, t1, t2) * alpha,
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
-        prepare=_same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
+        prepare=prepare or _same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
         samples=samples, out=True, methods=True, inplace=True,
     )  # fmt: skip
 
@@ -1011,6 +1013,53 @@ addbmm = _addprod(
         S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
     _scalar_type,
+)  # fmt: skip
+
+
+def _addr_outer(xp, vec1, vec2):
+    for n, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {n}, but got {v.ndim}-D")
+    return xp.multiply.outer(vec1, vec2)
+
+
+def _addr_prepare(arrays, attrs=None):
+    """PyTorch's type promotion over the three operands; the input must broadcast to the
+    outer product's shape without growing it (expand's rule)."""
+    input, vec1, vec2 = arrays
+    shape = (vec1.shape[0] if vec1.ndim else 1, vec2.shape[0] if vec2.ndim else 1)
+    if vec1.ndim == 1 and vec2.ndim == 1:
+        _check_expand(tuple(input.shape), shape, dt.from_np(input.dtype).scalar_name)
+    return promote(arrays, attrs)
+
+
+def _check_expand(have: tuple, want: tuple, name: str) -> None:
+    if len(have) > len(want):
+        raise RuntimeError(
+            f"expand(torch.{name}Tensor{{{list(have)}}}, size={list(want)}): the number of sizes "
+            f"provided ({len(want)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(have)})"
+        )
+    for i, (h, w) in enumerate(zip(have[::-1], want[::-1])):
+        if h != 1 and h != w:
+            d = len(want) - 1 - i
+            raise RuntimeError(
+                f"The expanded size of the tensor ({w}) must match the existing size ({h}) at "
+                f"non-singleton dimension {d}.  Target sizes: {list(want)}.  Tensor sizes: "
+                f"{list(have)}"
+            )
+
+
+addr = _addprod(
+    "addr", ("vec1", "vec2"), _addr_outer, outer.fn, lambda g, v2: mv.fn(g, v2), lambda g, v1: mv.fn(g.mT, v1),
+    lambda v1, v2, t1, t2: outer.fn(t1, v2) + outer.fn(v1, t2),
+    lambda make: [
+        S((make((2, 3)), make((2,)), make((3,)))),
+        S((make((3,)), make((2,)), make((3,))), {"beta": 0.5, "alpha": 2.0}),
+        S((make(()), make((2,)), make((3,))), {"beta": 0}),
+        S((make((2, 1)), make((2,)), make((0,)))),
+    ],
+    None, prepare=_addr_prepare,
 )  # fmt: skip
 
 
@@ -2180,6 +2229,37 @@ def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=
         )
     ord = 2 if p in ("fro", None) else p
     return vector_norm.fn(input, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def _dist_errors(make):
+    yield E(S((make((2, 3)), make((4,)))), RuntimeError, "must match the size of tensor b")
+    yield E(
+        S((make((3,), dtype=np.int64), make((3,), dtype=np.int64))),
+        RuntimeError, r"norm\(\): input dtype should be either floating point or complex. Got Long",
+    )  # fmt: skip
+
+
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((3,)))), S((make((2, 3)), make((2, 3)), 3)),
+        S((make((4,)), make(()), 1)), S((make((2, 3)), make((1, 3)), math.inf)),
+        S((make(()), make(()))),  # p=0 is left out: PyTorch's DistBackward0 fails on it
+    ],
+    error_samples=_dist_errors, methods=True,
+)  # fmt: skip
+def dist(input, other, p=2):
+    """The p-norm of ``input - other``."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    d = input - other
+    if not (d.dtype.is_floating_point or d.dtype.is_complex):
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{d.dtype.scalar_name} instead."
+        )
+    return vector_norm.fn(d, p)
 
 
 def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
