@@ -5,7 +5,9 @@ from .ops import linalg as _linalg
 from .ops import reduction as _reduction
 from .ops.linalg import (
     LinAlgError,
+    cholesky_ex,
     eigh,
+    inv_ex,
     matrix_norm,
     matrix_power,
     multi_dot,

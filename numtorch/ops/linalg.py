@@ -1604,6 +1604,118 @@ linalg_cholesky = defop(
 )  # fmt: skip
 
 
+# ------------------------------------------------------------------ inv_ex, cholesky_ex
+def _lu_info(xp, A):
+    """1-based index of the first zero pivot of each matrix's LU factorization (0: none)."""
+    import warnings
+
+    import scipy.linalg
+
+    host = np.asarray(A.get() if hasattr(A, "get") else A)
+    if host.size == 0:
+        return xp.zeros(A.shape[:-2], xp.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lu, _ = scipy.linalg.lu_factor(host, check_finite=False)
+    zero = np.diagonal(lu, axis1=-2, axis2=-1) == 0
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    return xp.asarray(info)
+
+
+def _pd_info(xp, A):
+    """The order of each matrix's first leading minor that is not positive-definite (0:
+    none), from its lower triangle: Cholesky column by column over the whole batch."""
+    n = A.shape[-1]
+    L = xp.zeros_like(A)
+    info = xp.zeros(A.shape[:-2], xp.int32)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            d = A[..., j, j] - (L[..., j, :j] ** 2).sum(-1)
+            info = xp.where(~(d > 0) & (info == 0), j + 1, info).astype(xp.int32)
+            L[..., j, j] = xp.sqrt(xp.where(info > 0, 1.0, d))
+            below = (L[..., j + 1 :, :j] * L[..., None, j, :j]).sum(-1)
+            L[..., j + 1 :, j] = (A[..., j + 1 :, j] - below) / L[..., j, j][..., None]
+    return info
+
+
+def _or_nan(xp, fn, A, info):
+    """fn(A) for the matrices with info 0; NaN for the others (their result is unspecified)."""
+    bad = (info > 0)[..., None, None]
+    X = fn(xp.where(bad, xp.eye(A.shape[-1], dtype=A.dtype), A))
+    return xp.where(bad, xp.asarray(xp.nan, X.dtype), X)
+
+
+def _inv_ex(xp, A, *, check_errors=False):
+    _square("linalg.inv", A)
+    try:
+        return xp.linalg.inv(A), xp.zeros(A.shape[:-2], xp.int32)
+    except np.linalg.LinAlgError:
+        if check_errors:
+            _np_linalg("linalg.inv_ex", lambda A: xp.linalg.inv(A), A, "inv")
+        info = _lu_info(xp, A)
+        inv = lambda M: _np_linalg("linalg.inv_ex", lambda M: xp.linalg.inv(M), M, "inv")  # noqa: E731
+        return _or_nan(xp, inv, A, info), info
+
+
+def _cholesky_ex(xp, A, *, upper=False, check_errors=False):
+    _square("linalg.cholesky", A)
+    try:
+        L, info = _chol(xp, A), xp.zeros(A.shape[:-2], xp.int32)
+    except np.linalg.LinAlgError:
+        if check_errors:
+            _np_linalg("linalg.cholesky_ex", lambda A: _chol(xp, A), A, "pd")
+        info = _pd_info(xp, A)
+        L = _or_nan(xp, lambda M: _chol(xp, M), A, info)
+    return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
+
+
+def _singular(make, shape):
+    """Well-conditioned matrices, the last one singular (a zero column)."""
+    a = _wc(make, shape)
+    a[..., -1, :, 0] = 0
+    return a
+
+
+def _not_pd(make, shape):
+    """SPD matrices, the last one with a negative second pivot."""
+    a = _spd(make, shape)
+    a[..., -1, 1, 1] = -1.0
+    return a
+
+
+linalg_inv_ex = defop(
+    "linalg_inv_ex", _inv_ex, nout=2, ndiff=1,
+    vjp=lambda g, result: -(result[0].mT @ g @ result[0].mT),
+    jvp=lambda t, result: -(result[0] @ t @ result[0]), prepare=_float_only("linalg.inv"),
+    batch_rule=stacked("linalg.inv_ex"), api="linalg.inv_ex",
+    samples=lambda make: [
+        S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),), {"check_errors": True}),
+        S((_wc(make, (0, 2, 2)),)),
+    ],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.inv")(make),
+        E(S((_singular(make, (2, 3, 3)),), {"check_errors": True}), LinAlgError,
+          r"linalg.inv_ex: \(Batch element 1\): The diagonal element 1 is zero"),
+    ],
+)  # fmt: skip
+linalg_cholesky_ex = defop(
+    "linalg_cholesky_ex", _cholesky_ex, nout=2, ndiff=1,
+    vjp=lambda g, result, upper: _cholesky_vjp(g, result[0], upper),
+    jvp=lambda t, result, upper: _cholesky_jvp(t, result[0], upper),
+    prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky_ex"),
+    api="linalg.cholesky_ex",
+    test={"no_grad_test": True},  # reads one triangle: see tests/test_missing_ops.py
+    samples=lambda make: [
+        S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True, "check_errors": True}),
+    ],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.cholesky")(make),
+        E(S((_not_pd(make, (2, 3, 3)),), {"check_errors": True}), LinAlgError,
+          r"linalg.cholesky_ex: \(Batch element 1\): The factorization could not be completed"),
+    ],
+)  # fmt: skip
+
+
 # ------------------------------------------------------------------ qr, eigh, svd
 def return_type(name: str, fields: tuple):
     """A torch.return_types-style tuple: built from one sequence, fields by name or index."""
@@ -1634,6 +1746,8 @@ linalg_eigh_rt = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 linalg_svd_rt = return_type("linalg_svd", ("U", "S", "Vh"))
 linalg_slogdet_rt = return_type("linalg_slogdet", ("sign", "logabsdet"))
 slogdet_rt = return_type("slogdet", ("sign", "logabsdet"))
+linalg_inv_ex_rt = return_type("linalg_inv_ex", ("inverse", "info"))
+linalg_cholesky_ex_rt = return_type("linalg_cholesky_ex", ("L", "info"))
 
 
 def _qr_kernel(xp, A, mode="reduced"):
@@ -2099,6 +2213,19 @@ def svd(A, full_matrices: bool = True, *, driver=None, out=None):
 def linalg_slogdet_fn(A, *, out=None):
     """Sign and log of the absolute value of the determinant."""
     return _tuple_out(linalg_slogdet_rt(linalg_slogdet.fn(A)), out)
+
+
+def inv_ex(A, *, check_errors: bool = False, out=None):
+    """(inverse, info): info > 0 marks a singular matrix (its inverse is NaN) instead of an
+    error, unless ``check_errors``."""
+    return _tuple_out(linalg_inv_ex_rt(linalg_inv_ex.fn(A, check_errors=check_errors)), out)
+
+
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None):
+    """(L, info): info > 0 is the order of the first leading minor that is not
+    positive-definite (that matrix's L is NaN) instead of an error, unless ``check_errors``."""
+    res = linalg_cholesky_ex.fn(A, upper=upper, check_errors=check_errors)
+    return _tuple_out(linalg_cholesky_ex_rt(res), out)
 
 
 def _tuple_out(res, out):
