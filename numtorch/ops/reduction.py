@@ -1778,7 +1778,7 @@ def renorm(input, p, dim: int, maxnorm, *, out=None):
 
 
 def _renorm_(self, p, dim: int, maxnorm):
-    return self.copy_(renorm(self, p, dim, maxnorm))
+    return self.copy_(renorm(self.clone(), p, dim, maxnorm))  # the clone: what backward saves
 
 
 # nn.functional's forms pick a dim (with PyTorch's warning) when none is given.
