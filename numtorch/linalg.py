@@ -14,6 +14,7 @@ from .ops.linalg import (
     norm,
     pinv,
     qr,
+    solve_ex,
     svd,
     vecdot,
 )

@@ -251,3 +251,18 @@ def test_ex_functions_under_vmap_report_per_matrix():
     assert info.tolist() == [0, 1] and info.dtype == nt.int32
     L, info = nt.vmap(nt.linalg.cholesky_ex)(a)
     assert info.tolist() == [0, 1] and np.isnan(L[1].numpy()).all()
+
+
+def test_solve_ex_reports_singular_matrices_instead_of_raising():
+    a = np.stack([np.eye(3) * 2, np.zeros((3, 3))])
+
+    def prog(T, a, b, m):
+        r = T.linalg.solve_ex(a, b)
+        s = T.linalg.solve_ex(a, m)
+        return r.info, r.result[0], s.result[0], s.info, type(r).__name__
+
+    assert_same(prog, a, arr(2, 3), arr(2, 3, 2))
+    assert_same_error(lambda T: T.linalg.solve_ex(T.tensor(a), T.ones(3), check_errors=True))
+    assert_same_error(lambda T: T.linalg.solve_ex(T.zeros(3, 3), T.ones(3), check_errors=True))
+    assert_same_error(lambda T: T.linalg.solve_ex(T.eye(3), T.ones(2, 3, 2), left=False))
+    assert_same_error(lambda T: T.linalg.solve(T.eye(3), T.ones(2, 3, 2), left=False))

@@ -22,7 +22,7 @@ from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
 from ._families import FLOATS_INT, promote
 from .binary import clamp
 from .comparison import where
-from .creation import eye, ones, ones_like, tensor, zeros_like
+from .creation import eye, ones, ones_like, tensor, zeros, zeros_like
 from .reduction import vector_norm
 from .shape import cat
 from .views import broadcast_shapes
@@ -1305,9 +1305,10 @@ def _solve(xp, A, B, *, left=True):
     if not left:
         A, Bm = xp.swapaxes(A, -1, -2), xp.swapaxes(Bm, -1, -2)
     if Bm.shape[-2] != A.shape[-1]:
+        r, c = Bm.shape[-2:] if left else Bm.shape[:-3:-1]  # B as given: transposed back
         raise RuntimeError(
-            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-            f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})"
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and {r}x{c})"
         )
     X = _np_linalg("linalg.solve", lambda A: xp.linalg.solve(A, Bm), A, "solve")
     if not left:
@@ -1716,6 +1717,45 @@ linalg_cholesky_ex = defop(
 )  # fmt: skip
 
 
+def _solve_ex_samples(make):
+    yield S((_wc(make, (3, 3)), make((3, 2))))
+    yield S((_wc(make, (2, 3, 3)), make((2, 3))), {"check_errors": True})
+    yield S((_wc(make, (3, 3)), make((2, 3))), {"left": False})
+
+
+def _solve_ex_errors(make):
+    yield E(
+        S((_singular(make, (2, 3, 3)), make((3,))), {"check_errors": True}), LinAlgError,
+        r"torch.linalg.solve_ex: \(Batch element 1\): The solver failed because the input matrix is singular",
+    )  # fmt: skip
+    yield E(S((make((3, 2)), make((3,)))), RuntimeError, "must be batches of square matrices")
+
+
+@composite(samples=_solve_ex_samples, error_samples=_solve_ex_errors, nout=2, api="linalg.solve_ex")
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
+    """(result, info): info > 0 marks a singular matrix of A (its result is NaN) instead of
+    an error, unless ``check_errors``."""
+    try:
+        X = linalg_solve.fn(A, B, left=left)
+        info = zeros(A.shape[:-2], dtype=dt.int32, device=A.device)
+    except LinAlgError:
+        info = linalg_inv_ex.fn(A)[1]
+        bad = info > 0
+        if check_errors:
+            k = int(bad.reshape(-1).to(dt.uint8).argmax().item())
+            where_ = f"(Batch element {k}): " if A.dim() > 2 else ""
+            raise LinAlgError(
+                f"torch.linalg.solve_ex: {where_}The solver failed because the input matrix is "
+                "singular."
+            ) from None
+        mask = bad[..., None, None]
+        X = linalg_solve.fn(
+            where(mask, eye(A.shape[-1], dtype=A.dtype, device=A.device), A), B, left=left
+        )
+        X = where(bad[..., None] if _is_vector_rhs(A, B) else mask, math.nan, X)
+    return _tuple_out(linalg_solve_ex_rt((X, info)), out)
+
+
 # ------------------------------------------------------------------ qr, eigh, svd
 def return_type(name: str, fields: tuple):
     """A torch.return_types-style tuple: built from one sequence, fields by name or index."""
@@ -1748,6 +1788,7 @@ linalg_slogdet_rt = return_type("linalg_slogdet", ("sign", "logabsdet"))
 slogdet_rt = return_type("slogdet", ("sign", "logabsdet"))
 linalg_inv_ex_rt = return_type("linalg_inv_ex", ("inverse", "info"))
 linalg_cholesky_ex_rt = return_type("linalg_cholesky_ex", ("L", "info"))
+linalg_solve_ex_rt = return_type("linalg_solve_ex", ("result", "info"))
 
 
 def _qr_kernel(xp, A, mode="reduced"):
