@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from twolibs import arr, assert_same, assert_same_error
 
 import numtorch as nt
@@ -266,3 +267,8 @@ def test_solve_ex_reports_singular_matrices_instead_of_raising():
     assert_same_error(lambda T: T.linalg.solve_ex(T.zeros(3, 3), T.ones(3), check_errors=True))
     assert_same_error(lambda T: T.linalg.solve_ex(T.eye(3), T.ones(2, 3, 2), left=False))
     assert_same_error(lambda T: T.linalg.solve(T.eye(3), T.ones(2, 3, 2), left=False))
+
+
+def test_no_tensor_method_that_torch_lacks():
+    extra = [n for n in dir(nt.Tensor) if not n.startswith("_") and not hasattr(torch.Tensor, n)]
+    assert extra == []

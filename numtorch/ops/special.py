@@ -160,7 +160,13 @@ special_i1 = unary(
     "special_i1", _sp("i1"), _i1_grad, ELEMENTWISE, api="special.i1", methods=False, **_BESSEL
 )
 special_i1e = unary(
-    "special_i1e", _sp("i1e"), _i1e_grad, ELEMENTWISE, api="special.i1e", methods=False, **_BESSEL
+    "special_i1e",
+    _sp("i1e"),
+    _i1e_grad,
+    ELEMENTWISE,
+    api="special.i1e",
+    methods=False,
+    **_BESSEL,
 )
 
 __all__ = [
