@@ -205,8 +205,9 @@ def elementwise_op(
     PyTorch's type promotion, ``out=``, the elementwise batch rule, the Tensor method and
     the in-place form of each method name (``methods=("ne", "not_equal")`` gives ``ne_``
     and ``not_equal_`` too; ``inplace=False`` turns the in-place forms off, ``methods=False``
-    both). ``dtypes`` are the dtypes the generic tests run in. ``jvp=ELEMENTWISE`` derives the tangent from the vjp formulas. ``ieee``:
-    the kernel makes inf/nan from finite inputs, silently (``silent``)."""
+    both). ``dtypes`` are the dtypes the generic tests run in. ``jvp=ELEMENTWISE`` derives
+    the tangent from the vjp formulas. ``ieee``: the kernel makes inf/nan from finite
+    inputs, silently (``silent``)."""
     if ieee:
         kernel = silent(kernel)
     kw.setdefault("out", True)
