@@ -272,3 +272,22 @@ def test_solve_ex_reports_singular_matrices_instead_of_raising():
 def test_no_tensor_method_that_torch_lacks():
     extra = [n for n in dir(nt.Tensor) if not n.startswith("_") and not hasattr(torch.Tensor, n)]
     assert extra == []
+
+
+def test_median_family_refuses_bool():
+    for prog in (
+        lambda T: T.median(T.tensor([True, False])),
+        lambda T: T.median(T.tensor([True, False]), 0),
+        lambda T: T.nanmedian(T.tensor([True, False])),
+        lambda T: T.nanmedian(T.tensor([True, False]), 0),
+    ):
+        assert_same_error(prog)
+
+
+def test_addr_integral_scalars_and_inplace_shape():
+    i = lambda T: T.ones(2, dtype=T.long)  # noqa: E731
+    assert_same_error(lambda T: T.addr(T.zeros(2, 2, dtype=T.long), i(T), i(T), beta=2.5))
+    assert_same_error(
+        lambda T: T.addr(T.zeros(2, 2, dtype=T.bool), i(T).bool(), i(T).bool(), alpha=0.5)
+    )
+    assert_same_error(lambda T: T.zeros(1, 3).addr_(T.ones(2), T.ones(3)))

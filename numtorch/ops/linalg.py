@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
+from .._core.inplace import run_inplace
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dims
 from ..testing.samples import ErrorInput as E
@@ -931,8 +932,9 @@ def _addprod_rule(op, prod_fn):
 
 
 def _addprod(
-    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, prepare=None
-):
+    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, prepare=None,
+    inplace=True,
+):  # fmt: skip
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
@@ -967,7 +969,7 @@ def _addprod(
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
         prepare=prepare or _same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
-        samples=samples, out=True, methods=True, inplace=True,
+        samples=samples, out=True, methods=True, inplace=inplace,
     )  # fmt: skip
 
 
@@ -1030,7 +1032,14 @@ def _addr_prepare(arrays, attrs=None):
     shape = (vec1.shape[0] if vec1.ndim else 1, vec2.shape[0] if vec2.ndim else 1)
     if vec1.ndim == 1 and vec2.ndim == 1:
         _check_expand(tuple(input.shape), shape, dt.from_np(input.dtype).scalar_name)
-    return promote(arrays, attrs)
+    arrays, out_dtype = promote(arrays, attrs)
+    if arrays[0].dtype.kind in "biu":
+        for n in ("beta", "alpha"):
+            if isinstance((attrs or {}).get(n), float):
+                raise RuntimeError(
+                    f"For integral input tensors, argument {n} must not be a floating point number."
+                )
+    return arrays, out_dtype
 
 
 def _check_expand(have: tuple, want: tuple, name: str) -> None:
@@ -1059,8 +1068,22 @@ addr = _addprod(
         S((make(()), make((2,)), make((3,))), {"beta": 0}),
         S((make((2, 1)), make((2,)), make((0,)))),
     ],
-    None, prepare=_addr_prepare,
+    None, prepare=_addr_prepare, inplace=False,
 )  # fmt: skip
+
+
+def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """In-place addr: self must have the outer product's shape (it does not broadcast)."""
+    if vec1.dim() == 1 and vec2.dim() == 1 and tuple(self.shape) != (len(vec1), len(vec2)):
+        raise RuntimeError(
+            f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
+            f"v2: {list(vec2.shape)}"
+        )
+    return run_inplace(addr, self, (vec1, vec2), {"beta": beta, "alpha": alpha})
+
+
+_addr_.inplace_of = addr
+tensor_methods({"addr_": _addr_})
 
 
 # ------------------------------------------------------------------ cross, trace

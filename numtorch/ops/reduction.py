@@ -1511,7 +1511,14 @@ def _nan_as(dtype):
     return math.nan
 
 
+def _no_bool(x, kernel: str) -> None:
+    """The median family has no bool kernels (PyTorch's error names ``kernel``)."""
+    if dt.of(x) is dt.bool_:
+        raise dt.not_implemented(kernel, x)
+
+
 def _median(xp, x):
+    _no_bool(x, "median_cpu")
     if x.size == 0:  # the median of nothing is NaN
         return xp.asarray(_nan_as(x.dtype), x.dtype)
     f = xp.sort(x.reshape(-1))  # NaN sorts last; one NaN makes the median NaN
@@ -1599,6 +1606,7 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     if dim is None:
         return median_op.fn(input)
     input = _tensor(input)
+    _no_bool(input, "median_out")
     d = dim1(dim, input.dim())
     if input.dim() and input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
@@ -1631,6 +1639,7 @@ def _write_rt(rt: str, res: tuple, out):
 
 # ------------------------------------------------------------------ nanmedian, aminmax, renorm
 def _nanmedian(xp, x):
+    _no_bool(x, "median_cpu")
     if x.size == 0:
         return xp.asarray(_nan_as(x.dtype), x.dtype)
     f = xp.sort(x.reshape(-1))  # NaN sorts last
@@ -1685,6 +1694,7 @@ def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
 
         return write_out(out, res)
     input = _tensor(input)
+    _no_bool(input, "median_out")
     nd = input.dim()
     d = dim1(dim, nd)
     if nd and input.shape[d] == 0:
