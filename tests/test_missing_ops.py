@@ -252,6 +252,8 @@ def test_ex_functions_under_vmap_report_per_matrix():
     assert info.tolist() == [0, 1] and info.dtype == nt.int32
     L, info = nt.vmap(nt.linalg.cholesky_ex)(a)
     assert info.tolist() == [0, 1] and np.isnan(L[1].numpy()).all()
+    X, info = nt.vmap(nt.linalg.solve_ex)(a, nt.ones(2, 2, dtype=nt.float64))
+    assert info.tolist() == [0, 1] and X[0].tolist() == [1.0, 1.0] and np.isnan(X[1].numpy()).all()
 
 
 def test_solve_ex_reports_singular_matrices_instead_of_raising():
