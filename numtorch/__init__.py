@@ -498,3 +498,19 @@ def numel(input: Tensor) -> int:
 
 
 del annotations
+
+# special functions, reductions, splits and linalg added for issue 14
+from .ops import special as _special_ops
+
+digamma = _special_ops.digamma.fn
+i0 = _special_ops.i0.fn
+lgamma = _special_ops.lgamma.fn
+mvlgamma = _special_ops.mvlgamma.fn
+polygamma = _special_ops.polygamma_fn
+sinc = _special_ops.sinc.fn
+addr = _linalg.addr.fn
+from .ops.linalg import dist
+from .ops.reduction import aminmax, nanmedian, renorm
+from .ops.views import dsplit, hsplit, vsplit
+
+i0_, sinc_ = _unary.inplace_functions("i0 sinc")

@@ -5,13 +5,16 @@ from .ops import linalg as _linalg
 from .ops import reduction as _reduction
 from .ops.linalg import (
     LinAlgError,
+    cholesky_ex,
     eigh,
+    inv_ex,
     matrix_norm,
     matrix_power,
     multi_dot,
     norm,
     pinv,
     qr,
+    solve_ex,
     svd,
     vecdot,
 )

@@ -2,6 +2,7 @@
 
 # ruff: noqa: F401
 from .ops import reduction as _reduction
+from .ops import special as _special
 from .ops import unary as _unary
 from .ops.reduction import log_softmax, softmax
 
@@ -18,3 +19,16 @@ round = _unary.round.fn
 
 # reduction
 logsumexp = _reduction.logsumexp.fn
+
+# gamma family, Bessel functions, sinc
+
+digamma = _special.digamma.fn
+gammaln = _special.lgamma.fn
+i0 = _special.i0.fn
+i0e = _special.special_i0e.fn
+i1 = _special.special_i1.fn
+i1e = _special.special_i1e.fn
+multigammaln = _special.mvlgamma.fn
+polygamma = _special.polygamma_fn
+psi = _special.digamma.fn
+sinc = _special.sinc.fn

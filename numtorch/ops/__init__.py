@@ -16,6 +16,7 @@ from . import (
     reduction,
     setops,
     shape,
+    special,
     unary,
     views,
 )

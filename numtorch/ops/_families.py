@@ -206,18 +206,19 @@ def elementwise_op(
     """An elementwise op of any number of broadcasting operands, with the family's defaults:
     PyTorch's type promotion, ``out=``, the elementwise batch rule, the Tensor method and
     the in-place form of each method name (``methods=("ne", "not_equal")`` gives ``ne_``
-    and ``not_equal_`` too; False turns either off). ``dtypes`` are the dtypes the generic
-    tests run in. ``jvp=ELEMENTWISE`` derives the tangent from the vjp formulas. ``ieee``:
-    the kernel makes inf/nan from finite inputs, silently (``silent``). ``numbers``: which
-    of two operands may be a Python number, as PyTorch's signatures say: "both", "other"
-    (not the input) or "none" (tensors only)."""
+    and ``not_equal_`` too; ``inplace=False`` turns the in-place forms off, ``methods=False``
+    both). ``dtypes`` are the dtypes the generic tests run in. ``jvp=ELEMENTWISE`` derives
+    the tangent from the vjp formulas. ``ieee``: the kernel makes inf/nan from finite
+    inputs, silently (``silent``). ``numbers``: which of two operands may be a Python
+    number, as PyTorch's signatures say: "both", "other" (not the input) or "none" (tensors
+    only)."""
     if ieee:
         kernel = silent(kernel)
     kw.setdefault("out", True)
     kw.setdefault("batch_rule", elementwise())
     methods = kw.setdefault("methods", True)
     if kw.get("inplace", True) is True:
-        kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else True
+        kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else methods
     op = defop(
         name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, test={"dtypes": dtypes, **(test or {})},
         **kw,

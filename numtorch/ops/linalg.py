@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
+from .._core.inplace import run_inplace
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dims
 from ..testing.samples import ErrorInput as E
@@ -22,7 +23,7 @@ from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
 from ._families import FLOATS_INT, promote
 from .binary import clamp
 from .comparison import where
-from .creation import eye, ones, ones_like, tensor, zeros_like
+from .creation import eye, ones, ones_like, tensor, zeros, zeros_like
 from .reduction import vector_norm
 from .shape import cat
 from .views import broadcast_shapes
@@ -930,7 +931,10 @@ def _addprod_rule(op, prod_fn):
     return rule
 
 
-def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message):
+def _addprod(
+    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, prepare=None,
+    inplace=True,
+):  # fmt: skip
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
@@ -964,8 +968,8 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
             lambda ti, t1, t2, m1, m2, beta, alpha: ti * beta + prod_jvp(m1, m2, t1, t2) * alpha,
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
-        prepare=_same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
-        samples=samples, out=True, methods=True, inplace=True,
+        prepare=prepare or _same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
+        samples=samples, out=True, methods=True, inplace=inplace,
     )  # fmt: skip
 
 
@@ -1017,6 +1021,74 @@ addbmm = _addprod(
     ],
     _scalar_type,
 )  # fmt: skip
+
+
+def _addr_outer(xp, vec1, vec2):
+    for n, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {n}, but got {v.ndim}-D")
+    return xp.multiply.outer(vec1, vec2)
+
+
+def _addr_prepare(arrays, attrs=None):
+    """PyTorch's type promotion over the three operands; the input must broadcast to the
+    outer product's shape without growing it (expand's rule)."""
+    input, vec1, vec2 = arrays
+    shape = (vec1.shape[0] if vec1.ndim else 1, vec2.shape[0] if vec2.ndim else 1)
+    if vec1.ndim == 1 and vec2.ndim == 1:
+        _check_expand(tuple(input.shape), shape, dt.from_np(input.dtype).scalar_name)
+    arrays, out_dtype = promote(arrays, attrs)
+    if arrays[0].dtype.kind in "biu":
+        for n in ("beta", "alpha"):
+            if isinstance((attrs or {}).get(n), float):
+                raise RuntimeError(
+                    f"For integral input tensors, argument {n} must not be a floating point number."
+                )
+    return arrays, out_dtype
+
+
+def _check_expand(have: tuple, want: tuple, name: str) -> None:
+    if len(have) > len(want):
+        raise RuntimeError(
+            f"expand(torch.{name}Tensor{{{list(have)}}}, size={list(want)}): the number of sizes "
+            f"provided ({len(want)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(have)})"
+        )
+    for i, (h, w) in enumerate(zip(have[::-1], want[::-1])):
+        if h != 1 and h != w:
+            d = len(want) - 1 - i
+            raise RuntimeError(
+                f"The expanded size of the tensor ({w}) must match the existing size ({h}) at "
+                f"non-singleton dimension {d}.  Target sizes: {list(want)}.  Tensor sizes: "
+                f"{list(have)}"
+            )
+
+
+addr = _addprod(
+    "addr", ("vec1", "vec2"), _addr_outer, outer.fn, lambda g, v2: mv.fn(g, v2), lambda g, v1: mv.fn(g.mT, v1),
+    lambda v1, v2, t1, t2: outer.fn(t1, v2) + outer.fn(v1, t2),
+    lambda make: [
+        S((make((2, 3)), make((2,)), make((3,)))),
+        S((make((3,)), make((2,)), make((3,))), {"beta": 0.5, "alpha": 2.0}),
+        S((make(()), make((2,)), make((3,))), {"beta": 0}),
+        S((make((2, 1)), make((2,)), make((0,)))),
+    ],
+    None, prepare=_addr_prepare, inplace=False,
+)  # fmt: skip
+
+
+def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """In-place addr: self must have the outer product's shape (it does not broadcast)."""
+    if vec1.dim() == 1 and vec2.dim() == 1 and tuple(self.shape) != (len(vec1), len(vec2)):
+        raise RuntimeError(
+            f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
+            f"v2: {list(vec2.shape)}"
+        )
+    return run_inplace(addr, self, (vec1, vec2), {"beta": beta, "alpha": alpha})
+
+
+_addr_.inplace_of = addr
+tensor_methods({"addr_": _addr_})
 
 
 # ------------------------------------------------------------------ cross, trace
@@ -1261,9 +1333,10 @@ def _solve(xp, A, B, *, left=True):
     if not left:
         A, Bm = xp.swapaxes(A, -1, -2), xp.swapaxes(Bm, -1, -2)
     if Bm.shape[-2] != A.shape[-1]:
+        r, c = Bm.shape[-2:] if left else Bm.shape[:-3:-1]  # B as given: transposed back
         raise RuntimeError(
-            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-            f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})"
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and {r}x{c})"
         )
     X = _np_linalg("linalg.solve", lambda A: xp.linalg.solve(A, Bm), A, "solve")
     if not left:
@@ -1560,6 +1633,157 @@ linalg_cholesky = defop(
 )  # fmt: skip
 
 
+# ------------------------------------------------------------------ inv_ex, cholesky_ex
+def _lu_info(xp, A):
+    """1-based index of the first zero pivot of each matrix's LU factorization (0: none)."""
+    import warnings
+
+    import scipy.linalg
+
+    host = np.asarray(A.get() if hasattr(A, "get") else A)
+    if host.size == 0:
+        return xp.zeros(A.shape[:-2], xp.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lu, _ = scipy.linalg.lu_factor(host, check_finite=False)
+    zero = np.diagonal(lu, axis1=-2, axis2=-1) == 0
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    return xp.asarray(info)
+
+
+def _pd_info(xp, A):
+    """The order of each matrix's first leading minor that is not positive-definite (0:
+    none), from its lower triangle: Cholesky column by column over the whole batch."""
+    n = A.shape[-1]
+    L = xp.zeros_like(A)
+    info = xp.zeros(A.shape[:-2], xp.int32)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            d = A[..., j, j] - (L[..., j, :j] ** 2).sum(-1)
+            info = xp.where(~(d > 0) & (info == 0), j + 1, info).astype(xp.int32)
+            L[..., j, j] = xp.sqrt(xp.where(info > 0, 1.0, d))
+            below = (L[..., j + 1 :, :j] * L[..., None, j, :j]).sum(-1)
+            L[..., j + 1 :, j] = (A[..., j + 1 :, j] - below) / L[..., j, j][..., None]
+    return info
+
+
+def _or_nan(xp, fn, A, info):
+    """fn(A) for the matrices with info 0; NaN for the others (their result is unspecified)."""
+    bad = (info > 0)[..., None, None]
+    X = fn(xp.where(bad, xp.eye(A.shape[-1], dtype=A.dtype), A))
+    return xp.where(bad, xp.asarray(xp.nan, X.dtype), X)
+
+
+def _inv_ex(xp, A, *, check_errors=False):
+    _square("linalg.inv", A)
+    try:
+        return xp.linalg.inv(A), xp.zeros(A.shape[:-2], xp.int32)
+    except np.linalg.LinAlgError:
+        if check_errors:
+            _np_linalg("linalg.inv_ex", lambda A: xp.linalg.inv(A), A, "inv")
+        info = _lu_info(xp, A)
+        inv = lambda M: _np_linalg("linalg.inv_ex", lambda M: xp.linalg.inv(M), M, "inv")  # noqa: E731
+        return _or_nan(xp, inv, A, info), info
+
+
+def _cholesky_ex(xp, A, *, upper=False, check_errors=False):
+    _square("linalg.cholesky", A)
+    try:
+        L, info = _chol(xp, A), xp.zeros(A.shape[:-2], xp.int32)
+    except np.linalg.LinAlgError:
+        if check_errors:
+            _np_linalg("linalg.cholesky_ex", lambda A: _chol(xp, A), A, "pd")
+        info = _pd_info(xp, A)
+        L = _or_nan(xp, lambda M: _chol(xp, M), A, info)
+    return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
+
+
+def _singular(make, shape):
+    """Well-conditioned matrices, the last one singular (a zero column)."""
+    a = _wc(make, shape)
+    a[..., -1, :, 0] = 0
+    return a
+
+
+def _not_pd(make, shape):
+    """SPD matrices, the last one with a negative second pivot."""
+    a = _spd(make, shape)
+    a[..., -1, 1, 1] = -1.0
+    return a
+
+
+linalg_inv_ex = defop(
+    "linalg_inv_ex", _inv_ex, nout=2, ndiff=1,
+    vjp=lambda g, result: -(result[0].mT @ g @ result[0].mT),
+    jvp=lambda t, result: -(result[0] @ t @ result[0]), prepare=_float_only("linalg.inv"),
+    batch_rule=stacked("linalg.inv_ex"), api="linalg.inv_ex",
+    samples=lambda make: [
+        S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),), {"check_errors": True}),
+        S((_wc(make, (0, 2, 2)),)),
+    ],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.inv")(make),
+        E(S((_singular(make, (2, 3, 3)),), {"check_errors": True}), LinAlgError,
+          r"linalg.inv_ex: \(Batch element 1\): The diagonal element 1 is zero"),
+    ],
+)  # fmt: skip
+linalg_cholesky_ex = defop(
+    "linalg_cholesky_ex", _cholesky_ex, nout=2, ndiff=1,
+    vjp=lambda g, result, upper: _cholesky_vjp(g, result[0], upper),
+    jvp=lambda t, result, upper: _cholesky_jvp(t, result[0], upper),
+    prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky_ex"),
+    api="linalg.cholesky_ex",
+    test={"no_grad_test": True},  # reads one triangle: see tests/test_missing_ops.py
+    samples=lambda make: [
+        S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True, "check_errors": True}),
+    ],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.cholesky")(make),
+        E(S((_not_pd(make, (2, 3, 3)),), {"check_errors": True}), LinAlgError,
+          r"linalg.cholesky_ex: \(Batch element 1\): The factorization could not be completed"),
+    ],
+)  # fmt: skip
+
+
+def _solve_ex_samples(make):
+    yield S((_wc(make, (3, 3)), make((3, 2))))
+    yield S((_wc(make, (2, 3, 3)), make((2, 3))), {"check_errors": True})
+    yield S((_wc(make, (3, 3)), make((2, 3))), {"left": False})
+
+
+def _solve_ex_errors(make):
+    yield E(
+        S((_singular(make, (2, 3, 3)), make((3,))), {"check_errors": True}), LinAlgError,
+        r"torch.linalg.solve_ex: \(Batch element 1\): The solver failed because the input matrix is singular",
+    )  # fmt: skip
+    yield E(S((make((3, 2)), make((3,)))), RuntimeError, "must be batches of square matrices")
+
+
+@composite(samples=_solve_ex_samples, error_samples=_solve_ex_errors, nout=2, api="linalg.solve_ex")
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
+    """(result, info): info > 0 marks a singular matrix of A (its result is NaN) instead of
+    an error, unless ``check_errors``."""
+    try:
+        X = linalg_solve.fn(A, B, left=left)
+        info = zeros(A.shape[:-2], dtype=dt.int32, device=A.device)
+    except LinAlgError:
+        info = linalg_inv_ex.fn(A)[1]
+        bad = info > 0
+        if check_errors:
+            k = int(bad.reshape(-1).to(dt.uint8).argmax().item())
+            where_ = f"(Batch element {k}): " if A.dim() > 2 else ""
+            raise LinAlgError(
+                f"torch.linalg.solve_ex: {where_}The solver failed because the input matrix is "
+                "singular."
+            ) from None
+        mask = bad[..., None, None]
+        X = linalg_solve.fn(
+            where(mask, eye(A.shape[-1], dtype=A.dtype, device=A.device), A), B, left=left
+        )
+        X = where(bad[..., None] if _is_vector_rhs(A, B) else mask, math.nan, X)
+    return _tuple_out(linalg_solve_ex_rt((X, info)), out)
+
+
 # ------------------------------------------------------------------ qr, eigh, svd
 def return_type(name: str, fields: tuple):
     """A torch.return_types-style tuple: built from one sequence, fields by name or index."""
@@ -1590,6 +1814,9 @@ linalg_eigh_rt = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 linalg_svd_rt = return_type("linalg_svd", ("U", "S", "Vh"))
 linalg_slogdet_rt = return_type("linalg_slogdet", ("sign", "logabsdet"))
 slogdet_rt = return_type("slogdet", ("sign", "logabsdet"))
+linalg_inv_ex_rt = return_type("linalg_inv_ex", ("inverse", "info"))
+linalg_cholesky_ex_rt = return_type("linalg_cholesky_ex", ("L", "info"))
+linalg_solve_ex_rt = return_type("linalg_solve_ex", ("result", "info"))
 
 
 def _qr_kernel(xp, A, mode="reduced"):
@@ -2056,6 +2283,19 @@ def linalg_slogdet_fn(A, *, out=None):
     return _tuple_out(linalg_slogdet_rt(linalg_slogdet.fn(A)), out)
 
 
+def inv_ex(A, *, check_errors: bool = False, out=None):
+    """(inverse, info): info > 0 marks a singular matrix (its inverse is NaN) instead of an
+    error, unless ``check_errors``."""
+    return _tuple_out(linalg_inv_ex_rt(linalg_inv_ex.fn(A, check_errors=check_errors)), out)
+
+
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None):
+    """(L, info): info > 0 is the order of the first leading minor that is not
+    positive-definite (that matrix's L is NaN) instead of an error, unless ``check_errors``."""
+    res = linalg_cholesky_ex.fn(A, upper=upper, check_errors=check_errors)
+    return _tuple_out(linalg_cholesky_ex_rt(res), out)
+
+
 def _tuple_out(res, out):
     if out is None:
         return res
@@ -2184,6 +2424,37 @@ def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=
         )
     ord = 2 if p in ("fro", None) else p
     return vector_norm.fn(input, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def _dist_errors(make):
+    yield E(S((make((2, 3)), make((4,)))), RuntimeError, "must match the size of tensor b")
+    yield E(
+        S((make((3,), dtype=np.int64), make((3,), dtype=np.int64))),
+        RuntimeError, r"norm\(\): input dtype should be either floating point or complex. Got Long",
+    )  # fmt: skip
+
+
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((3,)))), S((make((2, 3)), make((2, 3)), 3)),
+        S((make((4,)), make(()), 1)), S((make((2, 3)), make((1, 3)), math.inf)),
+        S((make(()), make(()))),  # p=0 is left out: PyTorch's DistBackward0 fails on it
+    ],
+    error_samples=_dist_errors, methods=True,
+)  # fmt: skip
+def dist(input, other, p=2):
+    """The p-norm of ``input - other``."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    d = input - other
+    if not (d.dtype.is_floating_point or d.dtype.is_complex):
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{d.dtype.scalar_name} instead."
+        )
+    return vector_norm.fn(d, p)
 
 
 def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):

@@ -134,8 +134,8 @@ _FLAT = along_dims(none="flatten")
 
 
 # ------------------------------------------------------------------ return types
-def _rt(name: str):
-    base = namedtuple(name, ["values", "indices"])
+def _rt(name: str, fields: tuple = ("values", "indices")):
+    base = namedtuple(name, fields)
 
     def __new__(cls, *args, **kwargs):
         if len(args) == 1 and not kwargs:  # like torch's structseq: one sequence of fields
@@ -143,7 +143,8 @@ def _rt(name: str):
         return base.__new__(cls, *args, **kwargs)
 
     def __repr__(self):
-        return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
 
     t = type(name, (base,), {"__new__": __new__, "__repr__": __repr__, "__slots__": ()})
     t.__module__ = "numtorch.return_types"
@@ -159,7 +160,11 @@ def _tensor(x):
     return as_tensor(np.asarray(x))
 
 
-RT = {n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median", "cummax", "cummin")}
+RT = {
+    n: _rt(n)
+    for n in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "cummax", "cummin")
+}
+RT["aminmax"] = _rt("aminmax", ("min", "max"))
 
 
 # ------------------------------------------------------------------ generator
@@ -1520,7 +1525,14 @@ def _nan_as(dtype):
     return math.nan
 
 
+def _no_bool(x, kernel: str) -> None:
+    """The median family has no bool kernels (PyTorch's error names ``kernel``)."""
+    if dt.of(x) is dt.bool_:
+        raise dt.not_implemented(kernel, x)
+
+
 def _median(xp, x):
+    _no_bool(x, "median_cpu")
     if x.size == 0:  # the median of nothing is NaN
         return xp.asarray(_nan_as(x.dtype), x.dtype)
     f = xp.sort(x.reshape(-1))  # NaN sorts last; one NaN makes the median NaN
@@ -1608,6 +1620,7 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     if dim is None:
         return median_op.fn(input)
     input = _tensor(input)
+    _no_bool(input, "median_out")
     d = dim1(dim, input.dim())
     if input.dim() and input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
@@ -1628,6 +1641,170 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     return res
 
 
+def _write_rt(rt: str, res: tuple, out):
+    """``res`` as return type ``rt``, copied into ``out`` if given."""
+    if out is None:
+        return RT[rt](res)
+    from .._core.dispatch import write_out
+
+    write_out(tuple(out), tuple(res))
+    return RT[rt](out)
+
+
+# ------------------------------------------------------------------ nanmedian, aminmax, renorm
+def _nanmedian(xp, x):
+    _no_bool(x, "median_cpu")
+    if x.size == 0:
+        return xp.asarray(_nan_as(x.dtype), x.dtype)
+    f = xp.sort(x.reshape(-1))  # NaN sorts last
+    k = int((f == f).sum())
+    return f[_pymax(k - 1, 0) // 2].copy()  # no number: the first NaN
+
+
+def _nanmedian_rule(vmap, args, bdims, attrs):
+    """The lower middle of the numbers of each sorted flattened slice (NaN if none)."""
+    x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
+    if x.shape[1] == 0:
+        return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype, device=x.device), 0
+    s = sort_op.fn(x, 1)[0]
+    pos = ((s == s).sum(1, keepdim=True) - 1).clamp_min(0) // 2
+    return s.gather(1, pos).squeeze(1), 0
+
+
+def _nanmedian_samples(make):
+    yield from _median_samples(make)
+    if make.is_float:  # NaNs are skipped (the gradient of the numbers is finite)
+        nan = distinct(make, (3, 4))
+        nan[0, 1] = nan[2, 0] = nan[2, 3] = np.nan
+        yield S((nan,))
+        yield S((nan, 1))
+        yield S((nan, 0, True))
+    if make.dtype == np.float32:  # all NaN: NaN (not in the float64 finite-difference tests)
+        yield S((np.full((3,), np.nan, make.dtype),))
+
+
+nanmedian_op = defop(
+    "nanmedian",
+    _nanmedian,
+    vjp=lambda g, x, result: g * _median_partial(x, result),
+    jvp=lambda t, x, result: (t * _median_partial(x, result)).sum(),
+    samples=_nanmedian_samples,
+    error_samples=lambda make: [
+        ErrorInput(S((make((0, 3)), 0)), IndexError, r"median\(\): Expected reduction dim 0")
+    ],
+    test={"dtypes": FLOATS_INT},
+    batch_rule=_nanmedian_rule,
+)
+
+
+def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
+    """The median of the numbers (NaN skipped; NaN where there are none); with ``dim``,
+    (values, indices) along it."""
+    if dim is None:
+        res = nanmedian_op.fn(input)
+        if out is None:
+            return res
+        from .._core.dispatch import write_out
+
+        return write_out(out, res)
+    input = _tensor(input)
+    _no_bool(input, "median_out")
+    nd = input.dim()
+    d = dim1(dim, nd)
+    if nd and input.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    x = input if nd else input.reshape(1)
+    order = sort_op.fn(x, d)[1]  # NaN sorts last
+    pos = ((x == x).sum(d, keepdim=True) - 1).clamp_min(0) // 2
+    indices = order.gather(d, pos)
+    values = x.gather(d, indices)
+    if not keepdim or not nd:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _write_rt("nanmedian", (values, indices), out)
+
+
+def _aminmax_samples(make):
+    yield S((distinct(make, (2, 3)),))
+    yield S((distinct(make, (2, 3, 4)),), {"dim": 1})
+    yield S((distinct(make, (3, 4)),), {"dim": -1, "keepdim": True})
+    yield S((distinct(make, (2, 3)),), {"keepdim": True})
+    yield S((distinct(make, ()),), {"dim": 0})
+    yield S((make((0, 3)),), {"dim": 1})
+
+
+def _aminmax_errors(make):
+    yield ErrorInput(S((make((0, 3)),)), RuntimeError, r"aminmax\(\): cannot compute aminmax")
+    yield ErrorInput(
+        S((make((0, 3)),), {"dim": 0}), IndexError, "aminmax: Expected reduction dim 0 to have"
+    )
+
+
+@_op.composite(
+    samples=_aminmax_samples, error_samples=_aminmax_errors, methods=True, nout=2,
+    test={"dtypes": FLOATS_INT},
+)  # fmt: skip
+def aminmax(input, *, dim=None, keepdim: bool = False, out=None):
+    """(min, max) of everything or along ``dim``."""
+    input = _tensor(input)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                "no identity."
+            )
+        dims = ()
+    else:
+        dims = dim1(dim, input.dim())
+        if input.dim() and input.shape[dims] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {dims} to have non-zero size.")
+    res = (amin.fn(input, dims, keepdim), amax.fn(input, dims, keepdim))
+    return _write_rt("aminmax", res, out)
+
+
+def _renorm_samples(make):
+    yield S((make((3, 4)), 2, 0, 1.0))
+    yield S((make((2, 3, 2)), 1, 1, 1.5))
+    yield S((make((3, 4)), 3.0, -1, 0.5))
+    yield S((distinct(make, (3, 4)), math.inf, 1, 1.0))
+    yield S((make((3, 4), 0.05, 0.1), 2, 0, 5.0))  # every norm within maxnorm: unchanged
+    yield S((make((0, 3)), 2, 0, 1.0))
+
+
+def _renorm_errors(make):
+    yield ErrorInput(S((make((2, 3)), 0, 0, 1.0)), RuntimeError, "renorm: non-positive-norm")
+    yield ErrorInput(
+        S((make((2, 3)), 2, 0, -1)), RuntimeError, "renorm: expected maxnorm to be >= 0 but got -1"
+    )
+    yield ErrorInput(
+        S((make((3,)), 2, 0, 1.0)), RuntimeError, "renorm: input needs at least 2 dimensions"
+    )
+    yield ErrorInput(S((make((2, 3)), 2, 2, 1.0)), IndexError, "Dimension out of range")
+
+
+@_op.composite(samples=_renorm_samples, error_samples=_renorm_errors, methods=True)
+def renorm(input, p, dim: int, maxnorm, *, out=None):
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to that norm."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    nd = input.dim()
+    if nd < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
+    d = dim1(dim, nd)
+    norm = vector_norm.fn(input, p, tuple(i for i in range(nd) if i != d), True)
+    res = input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    if out is None:
+        return res
+    from .._core.dispatch import write_out
+
+    return write_out(out, res)
+
+
+def _renorm_(self, p, dim: int, maxnorm):
+    return self.copy_(renorm(self.clone(), p, dim, maxnorm))  # the clone: what backward saves
+
+
 # nn.functional's forms pick a dim (with PyTorch's warning) when none is given.
 nn_softmax = _sm_api(softmax_op, True)
 nn_log_softmax = _sm_api(log_softmax_op, True)
@@ -1636,4 +1813,5 @@ tensor_methods({
     "max": max, "sum_to_size": _sum_to_size_method, "min": min, "var": var, "std": std,
     "softmax": softmax, "log_softmax": log_softmax, "sort": sort, "topk": topk,
     "kthvalue": kthvalue, "median": median, "cummax": cummax, "cummin": cummin,
+    "nanmedian": nanmedian, "renorm_": _renorm_,
 })  # fmt: skip

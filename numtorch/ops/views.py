@@ -8,6 +8,7 @@ Each view op is one ``view_op`` call: a kernel, the vjp, the batch rule and samp
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 from .._core.dispatch import dispatch, run_kernel
 from .._core.dtype import from_np
@@ -739,6 +740,55 @@ def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
             start, stop, _ = slice(a, b).indices(size)
             bounds.append((start, max(stop - start, 0)))
     return tuple(narrow.fn(input, d, s, n) for s, n in bounds)
+
+
+def _directional_split(name: str, min_dims: int, dim: Callable):
+    """torch.hsplit/vsplit/dsplit: tensor_split along a fixed dim, sections that must divide."""
+
+    def fn(input, indices_or_sections) -> tuple:
+        if input.dim() < min_dims:
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a "
+                f"tensor with {input.dim()} dimensions!"
+            )
+        d = dim(input.dim())
+        if isinstance(indices_or_sections, int):
+            size, n = input.shape[d], indices_or_sections
+            if n == 0 or size % n:
+                raise RuntimeError(
+                    f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                    f"dimension {size} is not divisible by the split_size {n}!"
+                )
+        return tensor_split(input, indices_or_sections, d)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = "Views of ``input`` split along one dim, in equal sections or at indices."
+    return composite(
+        fn,
+        name=name,
+        methods=True,
+        samples=lambda make: [
+            S((make((2, 4, 6)), 2)), S((make((4, 2, 6)), [1, 3])), S((make((2, 2, 6)), (1,))),
+        ],
+        error_samples=lambda make: [
+            ErrorInput(S((make((2, 3, 6)), 4)), RuntimeError, "is not divisible by the split_size 4"),
+            ErrorInput(S((make(()), 2)), RuntimeError, f"torch.{name} requires a tensor with at least"),
+        ],
+    )  # fmt: skip
+
+
+hsplit = _directional_split("hsplit", 1, lambda ndim: 0 if ndim == 1 else 1)
+vsplit = _directional_split("vsplit", 2, lambda ndim: 0)
+dsplit = _directional_split("dsplit", 3, lambda ndim: 2)
+
+
+@composite(
+    samples=lambda make: [S((make((2, 3)), make((3, 2)))), S((make((2, 3)).T, make((6,))))],
+    name="reshape_as", api="Tensor.reshape_as", methods=True,
+)  # fmt: skip
+def reshape_as(self, other):
+    """self.reshape(other.shape)."""
+    return reshape.fn(self, tuple(other.shape))
 
 
 # ------------------------------------------------------------------ diagonals
