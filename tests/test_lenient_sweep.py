@@ -611,3 +611,8 @@ def test_out_partly_overlapping_an_input_is_refused(call):
 )
 def test_out_overlaps_pytorch_allows(call):
     assert_same(lambda lib: call(lib, _sq(lib)))
+
+
+def test_prod_over_several_dims_is_refused():
+    """prod takes one dim: a tuple reduced only its first dim (a silent wrong answer)."""
+    assert_same_error(lambda lib: lib.prod(lib.ones(2, 3), (0, 1)))
