@@ -576,3 +576,43 @@ def test_partial_overlap_under_transforms():
     assert_same_error(
         lambda lib: lib.func.vmap(lambda y: y.mul_(y.mT))(_sq(lib).expand(2, 3, 3).clone())
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: lib.mul(x, 2, out=x.mT),
+        lambda lib, x: lib.add(x, x.mT, out=x),
+        lambda lib, x: lib.neg(x, out=x.mT),
+        lambda lib, x: lib.where(x > 1, x, x.mT, out=x),
+        lambda lib, x: lib.gather(x, 0, lib.tensor(_ROW3), out=x[0:1]),
+        lambda lib, x: lib.index_select(x, 0, lib.tensor([0]), out=x[1:2]),
+        lambda lib, x: lib.cat([x[0], x[1]], out=x[1:3].reshape(6)),
+    ],
+)
+def test_out_partly_overlapping_an_input_is_refused(call):
+    def prog(lib):
+        x = _sq(lib)
+        try:
+            call(lib, x)
+        finally:
+            assert x.tolist() == _sq(lib).tolist()
+
+    assert_same_error(prog)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: lib.mul(x, 2, out=x),
+        lambda lib, x: [lib.sum(x, 0, out=x[0])] and None,  # (PyTorch's values alias: no
+        lambda lib, x: [lib.mm(x, x, out=x.mT)] and None,  # error is what is compared)
+    ],
+)
+def test_out_overlaps_pytorch_allows(call):
+    assert_same(lambda lib: call(lib, _sq(lib)))
+
+
+def test_prod_over_several_dims_is_refused():
+    """prod takes one dim: a tuple reduced only its first dim (a silent wrong answer)."""
+    assert_same_error(lambda lib: lib.prod(lib.ones(2, 3), (0, 1)))

@@ -434,8 +434,9 @@ def broadcast_mismatch(shapes) -> str | None:
     return None
 
 
-def write_out(out, result):
-    """Copy a result into an ``out=`` tensor (or tuple of tensors) and return it."""
+def write_out(out, result, op=None, inputs=()):
+    """Copy a result into an ``out=`` tensor (or tuple of tensors) and return it; ``op``
+    and its ``inputs`` for PyTorch's check of an input partly overlapping ``out``."""
     if isinstance(out, (tuple, list)):
         for o, r in zip(out, result):
             write_out(o, r)
@@ -445,6 +446,16 @@ def write_out(out, result):
             f"{_op_label(result)}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    if op is not None and op.name in OUT_OVERLAP_OPS:
+        for a in inputs:
+            for t in a if isinstance(a, (list, tuple)) else (a,):
+                if (
+                    isinstance(t, Tensor)
+                    and t._ver is out._ver
+                    and not t._level
+                    and partial_overlap(out._data, t._data)
+                ):
+                    raise RuntimeError(OVERLAP)
     rd, od = result.dtype, out.dtype
     if rd != od and rd._kind > od._kind:
         raise RuntimeError(
@@ -456,6 +467,41 @@ def write_out(out, result):
     out._data[...] = result._data
     out._ver.v += 1
     return out
+
+
+OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
+# The ops whose ``out=`` PyTorch checks for partial overlap with an input (its elementwise
+# kernels add theirs, see ``ops._families.elementwise_op``).
+OUT_OVERLAP_OPS = {"gather", "index_select", "cat"}
+
+
+def partial_overlap(a, b) -> bool:
+    """PyTorch's partial overlap of two arrays: both dense (else it does not tell), sharing
+    some bytes but not all of them in the same layout."""
+    if a is b or type(a) is not np.ndarray or type(b) is not np.ndarray or not a.size or not b.size:
+        return False
+    if not np.may_share_memory(a, b) or not (_dense(a) and _dense(b)):
+        return False
+    a0, b0 = a.ctypes.data, b.ctypes.data
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
+def _dense(a) -> bool:
+    """PyTorch's non-overlapping and dense: the elements fill one block, in some dim order."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expect = a.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expect:
+            return False
+        expect *= n
+    return True
 
 
 def _op_label(t) -> str:

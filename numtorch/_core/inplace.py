@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from . import upcalls
-from .dispatch import MULTI_OUTPUT, WrapperTensor, dispatch
+from .dispatch import MULTI_OUTPUT, OVERLAP, WrapperTensor, dispatch, partial_overlap
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
@@ -68,10 +66,6 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
         )
 
 
-OVERLAP = (
-    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
-    "to a single memory location. Please clone() the tensor before performing the operation."
-)
 # In-place ops whose PyTorch kernels take any overlap of their operands with self (they read
 # them whole first, or are no elementwise kernel).
 _NO_OVERLAP_CHECK = frozenset(
@@ -90,7 +84,7 @@ def check_overlap(op, self: Tensor, args: tuple) -> None:
             and a._ver is ver
             and a is not self
             and op.name not in _NO_OVERLAP_CHECK
-            and _partial_overlap(_array(self), _array(a))
+            and partial_overlap(_array(self), _array(a))
         ):
             raise RuntimeError(OVERLAP)
 
@@ -99,32 +93,6 @@ def _array(t: Tensor):
     while isinstance(t, WrapperTensor):
         t = t._inner
     return t._data
-
-
-def _partial_overlap(a, b) -> bool:
-    """PyTorch's partial overlap of two arrays: both dense (else it does not tell), sharing
-    some bytes but not all of them in the same layout."""
-    if a is b or type(a) is not np.ndarray or type(b) is not np.ndarray or not a.size or not b.size:
-        return False
-    if not np.may_share_memory(a, b) or not (_dense(a) and _dense(b)):
-        return False
-    a0, b0 = a.ctypes.data, b.ctypes.data
-    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
-    if a0 == b0 and a1 == b1:
-        return a.strides != b.strides
-    return a0 < b1 and b0 < a1
-
-
-def _dense(a) -> bool:
-    """PyTorch's non-overlapping and dense: the elements fill one block, in some dim order."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return True
-    expect = a.itemsize
-    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
-        if stride != expect:
-            return False
-        expect *= n
-    return True
 
 
 def _requires_grad(t) -> bool:

@@ -355,7 +355,7 @@ def _make_fn(op: Op, out: bool) -> Callable:
     attrs = ", ".join(f"'{n}': {n}" for n, _, _ in op.attrs)
     call = f"_dispatch(_op, ({ins}), {{{attrs}}})"
     body = (
-        f"    return {call} if out is None else _write_out(out, {call})\n"
+        f"    return {call} if out is None else _write_out(out, {call}, _op, ({ins}))\n"
         if out
         else f"    return {call}\n"
     )

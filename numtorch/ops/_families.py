@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.device import xp_of
+from .._core.dispatch import OUT_OVERLAP_OPS
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -223,6 +224,7 @@ def elementwise_op(
         name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, test={"dtypes": dtypes, **(test or {})},
         **kw,
     )  # fmt: skip
+    OUT_OVERLAP_OPS.add(name)
     if numbers != "both":
         op.prepare = _refuse_numbers(op, prepare, numbers == "none")
         inplace = kw["inplace"]

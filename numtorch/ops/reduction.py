@@ -385,6 +385,13 @@ mean = defop(
 
 
 def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(dim, (tuple, list)):  # (one dim only: its signatures take an int)
+        raise TypeError(
+            f"prod() received an invalid combination of arguments - got (Tensor, "
+            f"{type(dim).__name__}), but expected one of:\n * (Tensor input, *, torch.dtype dtype "
+            "= None)\n * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = "
+            "None, Tensor out = None)\n"
+        )
     x, acc = _acc(xp, x, dtype)
     if dim is None:
         return x.prod(keepdims=keepdim, dtype=acc)
