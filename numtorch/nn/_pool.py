@@ -275,7 +275,7 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
         if bad.any():
             raise RuntimeError(
                 f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
-                f"{'x'.join(map(str, size))})"
+                f"{'x'.join(map(str, size if nd > 1 else (*size, 1)))})"  # 1-d runs as 2-d
             )
     if not check and i.size and int(i.max()) >= n:
         g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
@@ -987,9 +987,8 @@ def _max_unpool_fn(op: Op, nd: int) -> Callable:
         # PyTorch runs the 1-d form as 2-d with a trailing size-1 dim; its messages say so.
         extra, inner = ([1], 2) if nd == 1 else ([], nd)
         if indices.dtype.name != "int64":
-            raise RuntimeError(
-                f"elements in indices should be type int64 but got: {indices.dtype.scalar_name}"
-            )
+            got = f" but got: {indices.dtype.scalar_name}" if nd < 3 else ""  # 3-d: no dtype
+            raise RuntimeError(f"elements in indices should be type int64{got}")
         if tuple(input.shape) != tuple(indices.shape):
             raise RuntimeError(
                 "Expected shape of indices to be same as that of the input tensor "
@@ -1047,7 +1046,9 @@ def _unpool_errors(nd: int):
             "output_size should be a sequence",
         )
         yield ErrorInput(
-            S((v, i.astype(np.float32), 2)), RuntimeError, "should be type int64 but got: Float"
+            S((v, i.astype(np.float32), 2)),
+            RuntimeError,
+            "should be type int64 but got: Float" if nd < 3 else "should be type int64",
         )
         yield ErrorInput(
             S((v, i[..., :1], 2)), RuntimeError, "Expected shape of indices to be same"

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import broadcast_mismatch
 from .._core.op import ErrorInput, composite, tensor_methods, zero_term
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -138,7 +139,13 @@ mul = binary(
 
 
 def _rsub(xp, input, other, *, alpha=1):
-    return other - input if alpha == 1 else other - alpha * input
+    try:
+        return other - input if alpha == 1 else other - alpha * input
+    except ValueError:  # PyTorch's rsub is sub(other, input): its shapes in that order
+        msg = broadcast_mismatch([xp.shape(other), xp.shape(input)])
+        if msg is None:
+            raise
+        raise RuntimeError(msg) from None
 
 
 rsub = binary(
@@ -728,8 +735,8 @@ _SHIFT = {
     "dtypes": ("int64",),  # shifts of bools are not defined
     "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
 }
-bitwise_left_shift = binary("bitwise_left_shift", _shift(True), **_SHIFT)
-bitwise_right_shift = binary("bitwise_right_shift", _shift(False), **_SHIFT)
+bitwise_left_shift = binary("bitwise_left_shift", _shift(True), kernel_name="lshift", **_SHIFT)
+bitwise_right_shift = binary("bitwise_right_shift", _shift(False), kernel_name="rshift", **_SHIFT)
 
 tensor_methods(
     {

@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
-from .._core.tensor import Tensor, wrap_dims
+from .._core.tensor import Tensor, wrap_dim, wrap_dims
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
@@ -55,8 +55,8 @@ def _same_dtype(message):
 
 def _m1m2(arr):
     return (
-        f"expected m1 and m2 to have the same dtype, but got: {_tname(arr[0]).lower()} != "
-        f"{_tname(arr[1]).lower()}"
+        f"expected m1 and m2 to have the same dtype, but got: {dt.of(arr[0]).cpp_name} != "
+        f"{dt.of(arr[1]).cpp_name}"
     )
 
 
@@ -464,7 +464,22 @@ def _mv_kernel(xp, input, vec):
 
 
 def _addmv_message(arr):
-    return f"addmv input tensors must have the same dtype, but got {_tname(arr[1])}, {_tname(arr[0])}, and {_tname(arr[1])}"
+    """addmv's (self, mat, vec) in order; mv runs as addmv into a result of vec's dtype."""
+    a, b, c = arr if len(arr) == 3 else (arr[1], arr[0], arr[1])
+    return f"addmv input tensors must have the same dtype, but got {_tname(a)}, {_tname(b)}, and {_tname(c)}"
+
+
+def _baddbmm_message(arr):
+    i, b1, b2 = (dt.of(a).cpp_name for a in arr)
+    return f"Input dtypes must be the same, got: input {i}, batch1: {b1}, batch2: {b2}"
+
+
+def _addmm_message(arr):
+    """addmm's and addbmm's check: self against mat2 first, then mat1 against mat2."""
+    i, b1, b2 = arr
+    if i.dtype != b2.dtype:
+        return f"self and mat2 must have the same dtype, but got {_tname(i)} and {_tname(b2)}"
+    return f"mat1 and mat2 must have the same dtype, but got {_tname(b1)} and {_tname(b2)}"
 
 
 mv = defop(
@@ -505,7 +520,8 @@ def _vec_dot(name):
         return xp.dot(input, other)
 
     def message(arr):
-        return f"{name} : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
+        # vdot's check is dot's, text included
+        return f"dot : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
 
     return defop(
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
@@ -515,7 +531,7 @@ def _vec_dot(name):
         error_samples=lambda make: [
             E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
             E(S((make((2,)), make((3,)))), RuntimeError, "inconsistent tensor size"),
-            E(_mixed(make, (3,), (3,)), RuntimeError, f"{name} : expected both vectors to have same dtype"),
+            E(_mixed(make, (3,), (3,)), RuntimeError, "dot : expected both vectors to have same dtype"),
         ],
         methods=True,
     )  # fmt: skip
@@ -787,7 +803,7 @@ def tensordot(a, b, dims=2, out=None):
         n = int(dims)
         if n < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
-        da, db = list(range(a.dim() - n, a.dim())), list(range(n))
+        da, db = list(range(-n, 0)), list(range(n))  # PyTorch's, named so in its texts
     else:
         da, db = (
             ([dims[0]] if isinstance(dims[0], int) else list(dims[0])),
@@ -795,16 +811,17 @@ def tensordot(a, b, dims=2, out=None):
         )
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
-    da = [d % max(a.dim(), 1) for d in da]
-    db = [d % max(b.dim(), 1) for d in db]
+    given = list(zip(da, db, strict=False))
+    da = [wrap_dim(d, a.dim()) for d in da]
+    db = [wrap_dim(d, b.dim()) for d in db]
     letters = iter(string.ascii_letters)
     ta = [next(letters) for _ in range(a.dim())]
     tb = [next(letters) for _ in range(b.dim())]
-    for i, j in zip(da, db, strict=False):
+    for i, j, (gi, gj) in zip(da, db, given, strict=False):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(
-                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
-                f"and second has size {b.shape[j]} in dim {j}"
+                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim "
+                f"{gi} and second has size {b.shape[j]} in dim {gj}"
             )
         tb[j] = ta[i]
     rhs = [c for k, c in enumerate(ta) if k not in da] + [
@@ -977,7 +994,7 @@ addmm = _addprod(
         S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
         S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
     ],
-    lambda arr: f"self and mat2 must have the same dtype, but got {_tname(arr[0])} and {_tname(arr[-1])}",
+    _addmm_message,
 )  # fmt: skip
 addmv = _addprod(
     "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
@@ -995,11 +1012,23 @@ baddbmm = _addprod(
         S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
         S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
-    _scalar_type,
+    _baddbmm_message,
 )  # fmt: skip
 
 
 def _sum_bmm(xp, a, b):
+    # PyTorch's addbmm has its own checks of the batches (not bmm's)
+    if a.ndim == 3 and b.ndim == 3:
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError(
+                f"batch1 and batch2 must have same number of batches, got {a.shape[0]} and "
+                f"{b.shape[0]}"
+            )
+        if a.shape[2] != b.shape[1]:
+            raise RuntimeError(
+                f"Incompatible matrix sizes for bmm ({a.shape[1]}x{a.shape[2]} and "
+                f"{b.shape[1]}x{b.shape[2]})"
+            )
     return _bmm(xp, a, b).sum(0)
 
 
@@ -1010,7 +1039,7 @@ addbmm = _addprod(
         S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
         S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
-    _scalar_type,
+    _addmm_message,
 )  # fmt: skip
 
 
