@@ -368,9 +368,41 @@ def _autograd_cases(op, args, kwargs, fl, every) -> Iterator[Case]:
 
         return _watched(a), lambda: lib.func.grad(f)(a[i])
 
+    def bad_grad(lib):  # a gradient of another shape than the output's
+        a, outs = graph(lib)
+        return _watched(a), lambda: [o.backward(lib.ones(o.numel() + 1)) for o in outs]
+
+    def func_call(lib):
+        fn = resolve(lib, op.oracle or op.api) if lib is torch else resolve(lib, op.api)
+        a = _conv(lib, tuple(args))
+        k = _conv(lib, dict(kwargs))
+        i = fl[0][0]
+
+        def f(x):
+            out = fn(*_replace(a, i, x), **k)
+            return out if isinstance(out, lib.Tensor) else out[0]
+
+        return a, i, f
+
+    def vjp_bad(lib):
+        a, i, f = func_call(lib)
+
+        def run():
+            out, pull = lib.func.vjp(f, a[i])
+            return pull(lib.ones(out.numel() + 1, dtype=out.dtype))
+
+        return _watched(a), run
+
+    def jvp_bad(lib):
+        a, i, f = func_call(lib)
+        return _watched(a), lambda: lib.func.jvp(f, (a[i],), (lib.ones(a[i].numel() + 1),))
+
     yield Case(f"{op.name}:backward-twice", twice, 1e-7, 1e-9)  # what a node saves
     if not every:
         return
+    yield Case(f"{op.name}:backward-bad-grad-shape", bad_grad)
+    yield Case(f"{op.name}:func.vjp-bad-cotangent", vjp_bad)
+    yield Case(f"{op.name}:func.jvp-bad-tangent", jvp_bad)
     yield Case(f"{op.name}:backward-non-scalar", non_scalar, 1e-7, 1e-9)
     yield Case(f"{op.name}:grad-non-scalar", grad_non_scalar, 1e-7, 1e-9)
     yield Case(f"{op.name}:grad-unused", unused, 1e-7, 1e-9)

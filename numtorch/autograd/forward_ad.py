@@ -60,6 +60,12 @@ def _current():
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A dual tensor with ``tensor`` as primal and ``tangent`` as its forward gradient."""
     interp = _current()
+    check_dual(tensor, tangent)
+    return interp.wrap(tensor, tangent)
+
+
+def check_dual(tensor: Tensor, tangent: Tensor) -> None:
+    """PyTorch's checks of a primal and its tangent (make_dual, torch.func.jvp)."""
     if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
@@ -74,7 +80,6 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}."
         )
-    return interp.wrap(tensor, tangent)
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:

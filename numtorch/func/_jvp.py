@@ -10,6 +10,7 @@ from .._core.op import LINEAR, Op, formula_env
 from .._core.pytree import tree_flatten, tree_map, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor
+from ..autograd.forward_ad import check_dual
 from ..ops.creation import zeros_like
 from ._args import check_tensor_outputs, split_aux
 
@@ -199,9 +200,8 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                 raise RuntimeError(
                     f"{_JVP}: Expected {what} to only contain Tensors, got {type(x)}"
                 )
-    for p in flat_p:
-        if not (p.dtype.is_floating_point or p.dtype.is_complex):
-            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
+    for p, t in zip(flat_p, flat_t):
+        check_dual(p, t)
     with JvpInterpreter() as interp:
         out = func(*tree_unflatten([interp.wrap(p, t) for p, t in zip(flat_p, flat_t)], spec))
         out, aux = split_aux(out, has_aux, _JVP)
