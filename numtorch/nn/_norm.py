@@ -23,8 +23,9 @@ from .._core.op import composite, defop
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
-from ..ops.creation import arange
 from ..testing.samples import ErrorInput, S
+from ._padding import pad
+from ._pool import avg_pool1d
 
 
 # ------------------------------------------------------------------ the primitive
@@ -515,14 +516,12 @@ def local_response_norm(
         )
     if input.numel() == 0:
         return input
-    c = input.shape[1]
-    # window[c, j] = 1 where channel j is in channel c's window: one matmul sums them all.
-    i = arange(c, device=input.device)
-    off = i.unsqueeze(0) - i.unsqueeze(1)
-    window = ((off >= -(size // 2)) & (off <= (size - 1) // 2)).to(input.dtype)
+    # The mean of input**2 over each channel's zero-padded window: an average pool over the
+    # channels (windows, not a product with a 0/1 matrix, so NaN/inf stay in their windows).
     sq = (input * input).movedim(1, -1)
-    div = (sq @ window.T).movedim(-1, 1)
-    return input / (div * (alpha / size) + k).pow(beta)
+    rows = pad(sq.reshape(-1, 1, sq.shape[-1]), (size // 2, (size - 1) // 2))
+    div = avg_pool1d(rows, size, stride=1).reshape(sq.shape).movedim(-1, 1)
+    return input / (div * alpha + k).pow(beta)
 
 
 def _lrn_samples(make):

@@ -307,7 +307,7 @@ def _sum_to_size_rule(vmap, args, bdims, attrs):
 
 
 sum_to_size = defop(
-    "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x: g.expand(x.shape), jvp=LINEAR,
+    "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x_shape: g.expand(x_shape), jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
     api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=False,
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"size \{\[4\]\} is not expandable to size \{\[2, 3\]\}")],
