@@ -543,176 +543,172 @@ KNOWN: dict[str, str] = {
     "masked_scatter:masked_scatter_:*-self": _SELF_SOURCE,
 }
 
-# What still differs from PyTorch and is not fixed yet: case-id pattern -> why.
-_NN_DTYPES = (
-    "nn functions: PyTorch's per-kernel dtype checks (bool/int/complex inputs against float "
-    "weights, named after internal kernels) are not all mirrored"
-)
-_COMPLEX = "complex tensors: numtorch's support is partial (complex sigmoid/silu/logaddexp, "
-_COMPLEX += "conjugation in adjoint/pinv, angle's real result, complex linalg promotion)"
-_LINALG = "linalg on bool/int inputs: PyTorch names its internal kernel (linalg.svd, "
-_LINALG += "linalg.pinv(Long{[4, 3]}), triangular_solve_cpu, linalg_eigh_cpu) in the text"
-_NAN_LINALG = "non-finite input to LAPACK: PyTorch's result is NaN throughout (or its own "
-_NAN_LINALG += "LinAlgError text); NumPy/SciPy give a partial result or their own error"
-_NAN_MATMUL = "NaN/inf input: a matrix-product formulation (mean/interpolation weights) "
-_NAN_MATMUL += "spreads NaN where PyTorch's windowed kernel does not"
-_SAVES_MORE = "the node saves the input tensor where PyTorch saves only sizes, so a second "
-_SAVES_MORE += "backward raises"
-_SAVES_LESS = "PyTorch's node saves the input (a second backward raises); numtorch's saves "
-_SAVES_LESS += "nothing it does not read"
-_PARTIAL = "composite in numtorch: a node without saved tensors (the bias add) runs and "
-_PARTIAL += "accumulates .grad before the freed node raises; PyTorch's single node fails first"
+
+# What still differs from PyTorch and is not fixed yet: case id -> why (PyTorch's behaviour
+# and numtorch's, as the sweep found them).
+def _each(why: str, ids: str) -> dict[str, str]:
+    return dict.fromkeys(ids.split(), why)
+
+
 DIFFERS: dict[str, str] = {
-    "factory:expand:2**62": "NumPy cannot make a view spanning more than int64 bytes; "
-    "PyTorch returns the stride-0 view",
-    "logical_*:logical_*_:leaf*": "PyTorch's logical_*_ has no autograd formula, so no leaf "
-    "check; numtorch checks every in-place op on a leaf that requires grad (stricter)",
-    "unflatten:sizes-neg": "PyTorch's text wraps infer_size's error with its C++ source path",
-    "take_along_dim:index-*1000": "PyTorch's CPU take_along_dim does not bound-check (it "
-    "reads out of range); numtorch raises",
-    **{
-        case: "the text names the return type's class: numtorch.return_types.max vs "
-        "torch.return_types.max"
-        for op in ("max", "min", "cummax", "cummin", "sort", "topk", "kthvalue")
-        if (case := f"{op}:func.grad-non-scalar") in {c.id for c in CASES}  # sampled kinds
-    },
-    "cumsum:cumsum_:bool-self": "PyTorch: no bool cumsum kernel; numtorch: the result-type "
-    "cast check",
-    "cumprod:cumprod_:bool-self": "PyTorch: no bool cumprod kernel; numtorch: the result-type "
-    "cast check",
-    "add*:add*_:small-self": "PyTorch's in-place addmm_ family says 'Bad in-place call'; "
-    "numtorch's in-place path gives the generic output-shape text",
-    "baddbmm:baddbmm_:small-self": "PyTorch's in-place addmm_ family says 'Bad in-place "
-    "call'; numtorch's in-place path gives the generic output-shape text",
-    "einsum:dtype-bool": "PyTorch's einsum runs bmm (no bool kernel) for this equation",
-    "vecdot:dtype-*": "linalg.vecdot's own dtype checks are not mirrored",
-    **{
-        f"{op}:dtype-complex128": _COMPLEX
-        for op in (
-            "logaddexp",
-            "logcumsumexp",
-            "adjoint",
-            "sigmoid",
-            "silu",
-            "sgn",
-            "angle",
-            "logdet",
-            "linalg_pinv",
-            "pinverse",
-            "linalg_solve_triangular",
-            "linalg_matrix_norm",
-        )
-    },  # fmt: skip
-    **{
-        f"{op}:dtype-[bi]*": _LINALG
-        for op in (
-            "linalg_solve_triangular",
-            "linalg_eigvalsh",
-            "linalg_svdvals",
-            "linalg_pinv",
-            "pinverse",
-        )
-    },  # fmt: skip
-    **{
-        f"{op}:nan-inf": _NAN_LINALG
-        for op in (
-            "linalg_solve",
-            "linalg_inv",
-            "inverse",
-            "linalg_slogdet",
-            "linalg_cholesky",
-            "linalg_qr",
-            "linalg_eigvalsh",
-            "linalg_svdvals",
-            "linalg_pinv",
-            "pinverse",
-        )
-    },  # fmt: skip
-    **{
-        f"{op}:nan-inf": _NAN_MATMUL
-        for op in (
-            "adaptive_avg_pool1d",
-            "adaptive_avg_pool2d",
-            "adaptive_avg_pool3d",
-            "upsample_bilinear",
-            "grid_sample",
-            "local_response_norm",
-        )
-    },  # fmt: skip
-    "unique_dim:nan-inf": "NaN rows order differently (PyTorch sorts NaN first here)",
-    "multi*_margin_loss:nan-inf": "NaN/inf through the margin losses' clamp gives NaN where "
-    "PyTorch's kernel gives inf / skips the entry",
-    "affine_grid:backward-twice": _SAVES_MORE,
-    **{
-        f"{op}:backward-twice": _SAVES_LESS
-        for op in ("angle", "pad", "avg_pool1d", "avg_pool2d", "avg_pool3d")
-    },
-    **{
-        f"{op}:backward-twice": _PARTIAL
-        for op in (
-            "conv1d",
-            "conv2d",
-            "conv3d",
-            "conv_transpose1d",
-            "conv_transpose2d",
-            "conv_transpose3d",
-            "batch_norm",
-            "layer_norm",
-            "group_norm",
-            "multi_head_attention_forward",
-        )
-    },  # fmt: skip
-    **{
-        f"{op}:dtype-*": _NN_DTYPES
-        for op in (
-            "bilinear",
-            "interpolate",
-            "upsample",
-            "upsample_nearest",
-            "upsample_bilinear",
-            "grid_sample",
-            "scaled_dot_product_attention",
-            "conv1d",
-            "conv2d",
-            "conv3d",
-            "conv_transpose1d",
-            "conv_transpose2d",
-            "conv_transpose3d",
-            "unfold",
-            "fold",
-            "cosine_similarity",
-            "embedding_bag",
-            "nll_loss",
-            "mse_loss",
-            "smooth_l1_loss",
-            "huber_loss",
-            "binary_cross_entropy",
-            "binary_cross_entropy_with_logits",
-            "kl_div",
-            "soft_margin_loss",
-            "multilabel_soft_margin_loss",
-            "margin_ranking_loss",
-            "hinge_embedding_loss",
-            "cosine_embedding_loss",
-            "multi_margin_loss",
-            "multilabel_margin_loss",
-            "batch_norm",
-            "instance_norm",
-            "layer_norm",
-            "rms_norm",
-            "group_norm",
-            "local_response_norm",
-            "adaptive_max_pool3d",
-        )
-    },  # fmt: skip
-    "embedding_bag:index-*1000": "embedding_bag's out-of-range text depends on its mode "
-    "(PyTorch: 'Expected idx >= 0 && idx < num_embeddings')",
-    "*_packed:broadcast": "PyTorch's functional packed RNNs check batch_sizes only deep "
-    "inside (texts from narrow/broadcast); numtorch checks them up front",
-    "*_packed:index-*1000": "PyTorch's functional packed RNNs check batch_sizes only deep "
-    "inside (texts from narrow/broadcast); numtorch checks them up front",
-    "[rg][nr][nu]*:broadcast": "PyTorch's functional RNNs do not check the hidden size "
-    "(the matmul fails); numtorch says 'Expected hidden size'",
+    **_each(
+        "NumPy cannot make a view spanning more than int64 bytes; PyTorch returns the "
+        "stride-0 view",
+        "factory:expand:2**62",
+    ),
+    **_each(
+        "PyTorch's logical_*_ has no autograd formula, so no leaf check; numtorch checks "
+        "every in-place op on a leaf that requires grad (stricter)",
+        "logical_and:logical_and_:leaf logical_and:logical_and_:leaf-view "
+        "logical_or:logical_or_:leaf logical_or:logical_or_:leaf-view "
+        "logical_xor:logical_xor_:leaf logical_xor:logical_xor_:leaf-view "
+        "logical_not:logical_not_:leaf logical_not:logical_not_:leaf-view",
+    ),
+    **_each(
+        "complex tensors: numtorch's support is partial (complex sigmoid/silu/logaddexp, "
+        "conjugation in adjoint/pinv, angle's real result, complex linalg promotion)",
+        "logaddexp:dtype-complex128 adjoint:dtype-complex128 logcumsumexp:dtype-complex128 "
+        "logdet:dtype-complex128 linalg_solve_triangular:dtype-complex128 "
+        "linalg_matrix_norm:dtype-complex128 linalg_pinv:dtype-complex128 "
+        "pinverse:dtype-complex128 sgn:dtype-complex128 sigmoid:dtype-complex128 "
+        "angle:dtype-complex128 silu:dtype-complex128",
+    ),
+    **_each(
+        "PyTorch's text wraps infer_size's error with its C++ source path",
+        "unflatten:sizes-neg",
+    ),
+    **_each(
+        "PyTorch's CPU take_along_dim does not bound-check (it reads out of range); numtorch "
+        "raises",
+        "take_along_dim:index-1000 take_along_dim:index--1000",
+    ),
+    **_each(
+        "PyTorch: no bool cumsum kernel; numtorch: the result-type cast check",
+        "cumsum:cumsum_:bool-self",
+    ),
+    **_each(
+        "PyTorch: no bool cumprod kernel; numtorch: the result-type cast check",
+        "cumprod:cumprod_:bool-self",
+    ),
+    **_each(
+        "the text names the return type's class: numtorch.return_types.max vs "
+        "torch.return_types.max",
+        "sort:func.grad-non-scalar",
+    ),
+    **_each(
+        "PyTorch's einsum runs bmm (no bool kernel) for this equation",
+        "einsum:dtype-bool",
+    ),
+    **_each(
+        "linalg.vecdot's own dtype checks are not mirrored",
+        "vecdot:dtype-bool vecdot:dtype-int64 vecdot:dtype-complex128",
+    ),
+    **_each(
+        "PyTorch's in-place addmm_ family says 'Bad in-place call'; numtorch's in-place path "
+        "gives the generic output-shape text",
+        "addmm:addmm_:small-self addmv:addmv_:small-self baddbmm:baddbmm_:small-self "
+        "addbmm:addbmm_:small-self",
+    ),
+    **_each(
+        "non-finite input to LAPACK: PyTorch's result is NaN throughout (or its own "
+        "LinAlgError text); NumPy/SciPy give a partial result or their own error",
+        "linalg_solve:nan-inf linalg_inv:nan-inf linalg_slogdet:nan-inf "
+        "linalg_cholesky:nan-inf linalg_qr:nan-inf linalg_eigvalsh:nan-inf "
+        "linalg_svdvals:nan-inf inverse:nan-inf linalg_pinv:nan-inf pinverse:nan-inf",
+    ),
+    **_each(
+        "linalg on bool/int inputs: PyTorch names its internal kernel (linalg.svd, "
+        "linalg.pinv(Long{[4, 3]}), triangular_solve_cpu, linalg_eigh_cpu) in the text",
+        "linalg_solve_triangular:dtype-bool linalg_solve_triangular:dtype-int64 "
+        "linalg_eigvalsh:dtype-bool linalg_eigvalsh:dtype-int64 linalg_svdvals:dtype-bool "
+        "linalg_svdvals:dtype-int64 linalg_pinv:dtype-bool linalg_pinv:dtype-int64 "
+        "pinverse:dtype-bool pinverse:dtype-int64",
+    ),
+    **_each(
+        "PyTorch's node saves the input (a second backward raises); numtorch's saves nothing "
+        "it does not read",
+        "angle:backward-twice pad:backward-twice avg_pool1d:backward-twice "
+        "avg_pool2d:backward-twice avg_pool3d:backward-twice",
+    ),
+    **_each(
+        "NaN rows order differently (PyTorch sorts NaN first here)",
+        "unique_dim:nan-inf",
+    ),
+    **_each(
+        "nn functions: PyTorch's per-kernel dtype checks (bool/int/complex inputs against "
+        "float weights, named after internal kernels) are not all mirrored",
+        "bilinear:dtype-bool bilinear:dtype-int64 bilinear:dtype-complex128 "
+        "interpolate:dtype-complex128 upsample:dtype-complex128 "
+        "upsample_nearest:dtype-complex128 upsample_bilinear:dtype-complex128 "
+        "grid_sample:dtype-bool grid_sample:dtype-int64 grid_sample:dtype-complex128 "
+        "scaled_dot_product_attention:dtype-int64 "
+        "scaled_dot_product_attention:dtype-complex128 unfold:dtype-int64 fold:dtype-int64 "
+        "cosine_similarity:dtype-complex128 embedding_bag:dtype-bool "
+        "embedding_bag:dtype-int64 embedding_bag:dtype-complex128 nll_loss:dtype-bool "
+        "nll_loss:dtype-int64 nll_loss:dtype-complex128 mse_loss:dtype-bool "
+        "mse_loss:dtype-complex128 smooth_l1_loss:dtype-bool smooth_l1_loss:dtype-complex128 "
+        "huber_loss:dtype-bool huber_loss:dtype-int64 huber_loss:dtype-complex128 "
+        "binary_cross_entropy:dtype-bool binary_cross_entropy:dtype-int64 "
+        "binary_cross_entropy:dtype-complex128 binary_cross_entropy_with_logits:dtype-bool "
+        "binary_cross_entropy_with_logits:dtype-int64 "
+        "binary_cross_entropy_with_logits:dtype-complex128 kl_div:dtype-bool "
+        "kl_div:dtype-int64 kl_div:dtype-complex128 soft_margin_loss:dtype-bool "
+        "soft_margin_loss:dtype-int64 soft_margin_loss:dtype-complex128 "
+        "multilabel_soft_margin_loss:dtype-bool multilabel_soft_margin_loss:dtype-int64 "
+        "multilabel_soft_margin_loss:dtype-complex128 margin_ranking_loss:dtype-complex128 "
+        "hinge_embedding_loss:dtype-bool hinge_embedding_loss:dtype-int64 "
+        "hinge_embedding_loss:dtype-complex128 cosine_embedding_loss:dtype-complex128 "
+        "multi_margin_loss:dtype-bool multi_margin_loss:dtype-int64 "
+        "multi_margin_loss:dtype-complex128 multilabel_margin_loss:dtype-bool "
+        "multilabel_margin_loss:dtype-int64 multilabel_margin_loss:dtype-complex128 "
+        "adaptive_max_pool3d:dtype-bool adaptive_max_pool3d:dtype-int64 "
+        "adaptive_max_pool3d:dtype-complex128 batch_norm:dtype-bool batch_norm:dtype-int64 "
+        "batch_norm:dtype-complex128 instance_norm:dtype-bool instance_norm:dtype-int64 "
+        "instance_norm:dtype-complex128 layer_norm:dtype-bool layer_norm:dtype-int64 "
+        "layer_norm:dtype-complex128 rms_norm:dtype-bool rms_norm:dtype-int64 "
+        "group_norm:dtype-bool group_norm:dtype-int64 group_norm:dtype-complex128",
+    ),
+    **_each(
+        "NaN/inf input: a matrix-product formulation (mean/interpolation weights) spreads NaN "
+        "where PyTorch's windowed kernel does not",
+        "upsample_bilinear:nan-inf grid_sample:nan-inf",
+    ),
+    **_each(
+        "the node saves the input tensor where PyTorch saves only sizes, so a second backward "
+        "raises",
+        "affine_grid:backward-twice",
+    ),
+    **_each(
+        "composite in numtorch: a node without saved tensors (the bias add) runs and "
+        "accumulates .grad before the freed node raises; PyTorch's single node fails first",
+        "multi_head_attention_forward:backward-twice conv1d:backward-twice "
+        "conv2d:backward-twice conv3d:backward-twice conv_transpose1d:backward-twice "
+        "conv_transpose2d:backward-twice conv_transpose3d:backward-twice "
+        "batch_norm:backward-twice layer_norm:backward-twice group_norm:backward-twice",
+    ),
+    **_each(
+        "embedding_bag's out-of-range text depends on its mode (PyTorch: 'Expected idx >= 0 "
+        "&& idx < num_embeddings')",
+        "embedding_bag:index-1000 embedding_bag:index--1000",
+    ),
+    **_each(
+        "NaN/inf through the margin losses' clamp gives NaN where PyTorch's kernel gives inf "
+        "/ skips the entry",
+        "multi_margin_loss:nan-inf multilabel_margin_loss:nan-inf",
+    ),
+    **_each(
+        "PyTorch's functional packed RNNs check batch_sizes only deep inside (texts from "
+        "narrow/broadcast); numtorch checks them up front",
+        "rnn_tanh_packed:broadcast rnn_tanh_packed:index-1000 rnn_tanh_packed:index--1000 "
+        "rnn_relu_packed:broadcast rnn_relu_packed:index-1000 rnn_relu_packed:index--1000 "
+        "lstm_packed:broadcast lstm_packed:index-1000 lstm_packed:index--1000 "
+        "gru_packed:broadcast gru_packed:index-1000 gru_packed:index--1000",
+    ),
+    **_each(
+        "PyTorch's functional RNNs do not check the hidden size (the matmul fails); numtorch "
+        "says 'Expected hidden size'",
+        "rnn_tanh:broadcast rnn_relu:broadcast gru:broadcast",
+    ),
 }
 
 
