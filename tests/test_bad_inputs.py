@@ -662,11 +662,7 @@ DIFFERS: dict[str, str] = {
         "multi_margin_loss:dtype-complex128 multilabel_margin_loss:dtype-bool "
         "multilabel_margin_loss:dtype-int64 multilabel_margin_loss:dtype-complex128 "
         "adaptive_max_pool3d:dtype-bool adaptive_max_pool3d:dtype-int64 "
-        "adaptive_max_pool3d:dtype-complex128 batch_norm:dtype-bool batch_norm:dtype-int64 "
-        "batch_norm:dtype-complex128 instance_norm:dtype-bool instance_norm:dtype-int64 "
-        "instance_norm:dtype-complex128 layer_norm:dtype-bool layer_norm:dtype-int64 "
-        "layer_norm:dtype-complex128 rms_norm:dtype-bool rms_norm:dtype-int64 "
-        "group_norm:dtype-bool group_norm:dtype-int64 group_norm:dtype-complex128",
+        "adaptive_max_pool3d:dtype-complex128",
     ),
     **_each(
         "NaN/inf input: a matrix-product formulation (mean/interpolation weights) spreads NaN "

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import composite, defop
 from .._core.tensor import Tensor
@@ -119,6 +120,25 @@ def _write_running(rm: Tensor, rv: Tensor, mean: Tensor, var: Tensor, momentum: 
     dispatch(_running_update, (rm, rv, mean.detach(), var.detach()), {"momentum": momentum})
 
 
+_MIXED = "mixed dtype (CPU): expect parameter to have scalar type of Float"
+
+
+def _check_dtypes(kernel: str, input: Tensor, *params, params_first: bool = True) -> None:
+    """PyTorch's dtype checks of a normalization kernel: parameters (weight, bias, running
+    statistics) of the input's dtype, and a floating input (else the kernel ``kernel`` has
+    no version for it); in the kernel's order."""
+    d = input.dtype
+    # a half input takes float parameters (mixed precision); anything else, its own dtype
+    ok = (d, dt.float32) if d == dt.float16 else (d,)
+    mixed = any(p is not None and p.dtype not in ok for p in params)
+    if mixed and params_first:
+        raise RuntimeError(_MIXED)
+    if not input.dtype.is_floating_point:
+        raise dt.not_implemented(kernel, input)
+    if mixed:
+        raise RuntimeError(_MIXED)
+
+
 def _check_numel(name: str, t, n: int, factor: int = 1) -> None:
     if t is not None and t.numel() * factor != n:
         raise RuntimeError(f"{name} should contain {n} elements not {t.numel() * factor}")
@@ -178,6 +198,8 @@ def batch_norm(
         _check_numel(name, t, c)
     _check_numel("running_mean", running_mean, c)
     _check_numel("running_var", running_var, c)
+    params = (weight, bias, running_mean, running_var)
+    _check_dtypes("batch_norm", input, *params, params_first=False)
     tail = max(input.dim() - 2, 0)
     if training:
         dims = (0, *range(2, input.dim()))
@@ -262,6 +284,8 @@ def instance_norm(
         _check_numel(name, t, n * c, n)
     _check_numel("running_mean", running_mean, n * c, n)
     _check_numel("running_var", running_var, n * c, n)
+    params = (weight, bias, running_mean, running_var)
+    _check_dtypes("batch_norm", input, *params, params_first=False)
     tail = input.dim() - 2
     dims = tuple(range(2, input.dim()))
     if use_input_stats:
@@ -365,6 +389,7 @@ def layer_norm(
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
     shape = _normalized_shape("layer_norm", normalized_shape)
     dims = _check_trailing(input, shape, weight, bias, ", ")
+    _check_dtypes("LayerNormKernelImpl", input, weight, bias)
     return _affine(_standardize.fn(input, dims, eps), weight, bias, 0)
 
 
@@ -410,6 +435,8 @@ def rms_norm(
     (eps: the dtype's machine epsilon by default)."""
     shape = _normalized_shape("rms_norm", normalized_shape)
     dims = _check_trailing(input, shape, weight, None, "")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise dt.not_implemented("rms_norm", input)
     if eps is None:
         eps = float(np.finfo(input.dtype.np).eps)
     y = input * ((input * input).mean(dims, True) + eps).rsqrt()
@@ -468,6 +495,7 @@ def group_norm(
                 f"input, but got {name} of shape {_size(t.shape)} and input of shape "
                 f"{_size(shape)}"
             )
+    _check_dtypes("GroupNormKernelImpl", input, weight, bias)
     grouped = input.reshape(n, num_groups, c // num_groups * math.prod(shape[2:]))
     y = _standardize.fn(grouped, (2,), eps).reshape(shape)
     return _affine(y, weight, bias, len(shape) - 2)
