@@ -100,21 +100,29 @@ GAPS: dict[str, dict[str, tuple]] = {
 }  # fmt: skip
 
 
+_KINDS = {
+    "c": (np.complex64, np.complex128),
+    "b": (np.bool_,),
+    "i": (np.int8, np.int16, np.int32, np.int64),
+    "u": (np.uint8, np.uint16, np.uint32, np.uint64),
+}
+
+
 def guard(name: str, prepare: Callable | None) -> Callable | None:
     """``prepare`` behind the check of op ``name``'s dtype gaps (``prepare`` itself when
-    PyTorch has none for it)."""
+    PyTorch has none for it). The check is a dict lookup per array operand."""
     gaps = GAPS.get(name)
     if gaps is None:
         return prepare
-    rules = {k: rule for kinds, rule in gaps.items() for k in kinds}
+    rules = {np.dtype(t): rule for kinds, rule in gaps.items() for k in kinds for t in _KINDS[k]}
+    nd = np.ndarray
 
     def checked(arrays, attrs=None):
         for a in arrays:
-            d = getattr(a, "dtype", None)
-            if isinstance(d, np.dtype):
-                rule = rules.get(d.kind)
-                if rule is not None:
-                    raise rule[0](rule[1].format(dt.from_np(d).scalar_name))
+            d = a.dtype if type(a) is nd else getattr(a, "dtype", None)  # GPU arrays too
+            rule = rules.get(d) if d is not None else None
+            if rule is not None:
+                raise rule[0](rule[1].format(dt.from_np(d).scalar_name))
         return (arrays, None) if prepare is None else prepare(arrays, attrs)
 
     return checked

@@ -10,7 +10,6 @@ from .._core.op import LINEAR, Op, formula_env
 from .._core.pytree import tree_flatten, tree_map, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor
-from ..autograd.forward_ad import check_dual
 from ..ops.creation import zeros_like
 from ._args import check_tensor_outputs, split_aux
 
@@ -175,6 +174,24 @@ def _differentiable(t) -> bool:
 
 
 _JVP = "jvp(f, primals, tangents)"
+
+
+def check_dual(tensor: Tensor, tangent: Tensor) -> None:
+    """PyTorch's checks of a primal and its tangent (make_dual, torch.func.jvp)."""
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
+    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}."
+        )
 
 
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
