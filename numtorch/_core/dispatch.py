@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from . import dtype as dt
 from . import upcalls
 from .device import _cuda_used
 from .state import state
@@ -295,6 +296,12 @@ def run_kernel(op, arrays: list, attrs: dict):
         if msg is None:
             raise
         raise RuntimeError(msg) from None
+    except TypeError as e:
+        if "not supported for the input types" not in str(e):
+            raise
+        # NumPy has no loop for these dtypes: PyTorch's words for a kernel without them
+        a = next(a for a in arrays if hasattr(a, "dtype"))
+        raise dt.not_implemented(f"{op.name}_cpu", a) from None
     if op.nout == 1:
         if type(out) is not _ndarray:
             out = _as_array(xp, out)
@@ -357,7 +364,9 @@ def _shapes(inputs) -> list:
 def _broadcast_message(inputs, error: Exception) -> str | None:
     """PyTorch's text for operands that do not broadcast, when NumPy's broadcasting is what
     failed (None otherwise)."""
-    if not str(error).startswith("operands could not be broadcast together with shapes"):
+    if not str(error).startswith(
+        ("operands could not be broadcast together with shapes", "shape mismatch: objects cannot")
+    ):
         return None
     return broadcast_mismatch(_shapes(inputs))
 

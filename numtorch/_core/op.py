@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .dtype_gaps import guard
 from .inplace import run_inplace
 from .tensor import Tensor
 
@@ -185,7 +186,7 @@ def defop(
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
     op.pieces = pieces
-    op.prepare = prepare
+    op.prepare = guard(name, prepare)  # PyTorch's dtype gaps first (dtype_gaps.py)
     op.batch_rule = batch_rule
     op.samples = samples
     op.error_samples = error_samples

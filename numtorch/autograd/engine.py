@@ -17,7 +17,17 @@ from .._core.state import anomaly, state
 from .._core.tensor import Size, Tensor
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
-from .graph import AccumulateGrad, GradientEdge, Node, _fit, _running, _task_ids, edge_of
+from .graph import (
+    AccumulateGrad,
+    GradientEdge,
+    Node,
+    SavedValues,
+    _fit,
+    _running,
+    _task_ids,
+    edge_of,
+    release,
+)
 
 
 class _GraphTask:
@@ -232,7 +242,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                 outs = _run_node_posthooks(node, outs, grads)
             if check_nan:
                 anomaly_mode.check_nan(node, outs)
-            if free and node.saved:
+            if free and node.saved and type(node.saved) is not SavedValues:
                 node.saved = None
             for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
@@ -587,8 +597,7 @@ def _free_graph(out: Tensor) -> None:
         if node is None or node in seen:
             continue
         seen.add(node)
-        if node.saved:
-            node.saved = None
+        release(node)
         stack.extend(n for n, _ in node.next_functions)
 
 

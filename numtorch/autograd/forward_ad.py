@@ -7,6 +7,7 @@ from collections import namedtuple
 from .._core import upcalls
 from .._core.state import state
 from .._core.tensor import Tensor
+from ..func._jvp import check_dual
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -60,20 +61,7 @@ def _current():
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A dual tensor with ``tensor`` as primal and ``tangent`` as its forward gradient."""
     interp = _current()
-    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
-        raise ValueError(
-            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
-        )
-    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
-        raise ValueError(
-            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
-        )
-    if tuple(tangent.shape) != tuple(tensor.shape):
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
-            f"while the given forward gradient is of size {list(tangent.shape)}."
-        )
+    check_dual(tensor, tangent)
     return interp.wrap(tensor, tangent)
 
 

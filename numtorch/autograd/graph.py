@@ -939,6 +939,21 @@ _NO_EDGE = (None, 0)
 _NOTHING_SAVED: dict = {}  # shared by the nodes that save nothing: never written to
 
 
+class SavedValues(dict):
+    """What a node saved when none of it is a tensor (shapes, numbers): a backward pass that
+    does not retain the graph frees saved tensors only, so such a node runs again (PyTorch
+    releases its SavedVariables and keeps the rest, e.g. SumBackward0's sizes)."""
+
+    __slots__ = ()
+
+
+def release(node) -> None:
+    """Free what a node saved, as a non-retaining backward pass does: its saved tensors (a
+    later use raises FREED); saved shapes and numbers alone stay."""
+    if node.saved and type(node.saved) is not SavedValues:
+        node.saved = None
+
+
 def _add_names(names: dict | None, more) -> dict:
     """The names a node saves, in a fixed order (a dict as an ordered set): packing hooks
     see the same sequence in every run."""
@@ -1106,10 +1121,12 @@ def _link_inputs_general(node: Node, op, args: tuple, inner) -> dict | None:
 def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
     """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
     saved = {}
+    tensors = False
     if inner is not None:
         args, outputs = inner
     for n in names:
         if n == "result":
+            tensors = True
             if inner is not None or _is_wrapped(outputs):
                 # inner outputs hold no reference to this node; a transform's wrapper
                 # (a dual tensor) has no storage to save apart from itself
@@ -1124,11 +1141,13 @@ def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
         v = args[op.inputs.index(n)]
         if isinstance(v, Tensor):
             saved[n] = Saved(v, False)
+            tensors = True
         elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
             saved[n] = _SavedList(v)
+            tensors = True
         else:
             saved[n] = v
-    return saved
+    return saved if tensors else SavedValues(saved)
 
 
 def _is_wrapped(outputs) -> bool:

@@ -176,6 +176,24 @@ def _differentiable(t) -> bool:
 _JVP = "jvp(f, primals, tangents)"
 
 
+def check_dual(tensor: Tensor, tangent: Tensor) -> None:
+    """PyTorch's checks of a primal and its tangent (make_dual, torch.func.jvp)."""
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
+    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}."
+        )
+
+
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the directional derivative along ``tangents``) in one forward pass
     (torch.func.jvp)."""
@@ -199,9 +217,8 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                 raise RuntimeError(
                     f"{_JVP}: Expected {what} to only contain Tensors, got {type(x)}"
                 )
-    for p in flat_p:
-        if not (p.dtype.is_floating_point or p.dtype.is_complex):
-            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
+    for p, t in zip(flat_p, flat_t):
+        check_dual(p, t)
     with JvpInterpreter() as interp:
         out = func(*tree_unflatten([interp.wrap(p, t) for p, t in zip(flat_p, flat_t)], spec))
         out, aux = split_aux(out, has_aux, _JVP)

@@ -342,7 +342,9 @@ def _hardshrink(xp, input, lambd=0.5):
 
 
 def _softshrink(xp, input, lambd=0.5):
-    return xp.where(input > lambd, input - lambd, xp.where(input < -lambd, input + lambd, 0))
+    # NaN fails both tests, so it propagates (input + lambd) as in PyTorch
+    inside = (input >= -lambd) & (input <= lambd)
+    return xp.where(inside, 0, xp.where(input > lambd, input - lambd, input + lambd))
 
 
 def _shrink_grad(g, input, lambd):
@@ -456,7 +458,8 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 def _threshold_kernel(xp, input, threshold, value):
     if input.dtype.kind in "iu":  # the numbers convert to the input's type, as in PyTorch
         threshold, value = int(threshold), int(value)
-    return xp.where(input > threshold, input, xp.asarray(value, dtype=input.dtype))
+    # NaN is not <= threshold: it stays NaN, as in PyTorch
+    return xp.where(input <= threshold, xp.asarray(value, dtype=input.dtype), input)
 
 
 def _threshold_samples(make):

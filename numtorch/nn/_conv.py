@@ -25,6 +25,7 @@ import itertools
 import math
 import warnings
 
+from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, composite, defop, named
 from .._core.tensor import Tensor
@@ -370,16 +371,32 @@ def _expand(name: str, v, d: int, k: int) -> tuple[int, ...]:
     return v
 
 
-def _check_dtypes(input: Tensor, weight: Tensor, bias) -> None:
-    if weight.dtype != input.dtype:
+def _check_dtypes(input: Tensor, weight: Tensor, bias, d: int, transposed: bool) -> None:
+    """PyTorch's dtype checks of a convolution, in its order: the bias (direct form only;
+    the transposed one adds it with type promotion), complex input against the weight, the
+    missing bool kernel, the weight."""
+    t, w = input.dtype, weight.dtype
+
+    def check_bias():
+        if bias is not None and bias.dtype != t:
+            raise RuntimeError(
+                f"Input type ({t.cpp_name}) and bias type ({bias.dtype.cpp_name}) should be the same"
+            )
+
+    if not transposed:
+        check_bias()
+    if t.is_complex and w != t:
         raise RuntimeError(
-            f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
+            f"Input type (CPU{t.scalar_name}Type) and weight type (torch.{w.scalar_name}Tensor) "
+            "should be the same"
         )
-    if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(
-            f"Input type ({input.dtype.cpp_name}) and bias type ({bias.dtype.cpp_name}) should be "
-            "the same"
-        )
+    if t == dt.bool_:
+        kernel = ("slow_conv2d_cpu", "compute_columns3d")[d == 3]
+        if transposed:
+            kernel = f"slow_conv_transpose{max(d, 2)}d_out_cpu"
+        raise dt.not_implemented(kernel, t)
+    if w != t:
+        raise RuntimeError(f"expected scalar type {t.scalar_name} but found {w.scalar_name}")
 
 
 def _check_params(d, k, stride, padding, dilation, groups, output_padding=None):
@@ -455,7 +472,11 @@ def _check_rank(fname: str, input: Tensor, weight: Tensor, d: int) -> bool:
 
 
 def _with_bias(out: Tensor, bias, d: int) -> Tensor:
-    return out if bias is None else out + bias.reshape(-1, *(1,) * d)
+    if bias is None:
+        return out
+    if bias.dtype != out.dtype:  # the transposed form adds a bias of any dtype into its result
+        bias = bias.to(out.dtype)
+    return out + bias.reshape(-1, *(1,) * d)
 
 
 # ------------------------------------------------------------------ public functions
@@ -468,7 +489,7 @@ def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -
         mode, padding = padding, 0
         if mode == "same" and any(s != 1 for s in _ints(stride, d)):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
-    _check_dtypes(input, weight, bias)
+    _check_dtypes(input, weight, bias, d, False)
     k = weight.dim() - 2
     stride, padding, dilation, _ = _check_params(d, k, stride, padding, dilation, groups)
     x = input if batched else input.unsqueeze(0)
@@ -505,7 +526,7 @@ def _conv_transpose_nd(
     batched = _check_rank(fname, input, weight, d)
     if isinstance(padding, str):
         raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
-    _check_dtypes(input, weight, bias)
+    _check_dtypes(input, weight, bias, d, True)
     k = weight.dim() - 2
     stride, padding, dilation, output_padding = _check_params(
         d, k, stride, padding, dilation, groups, output_padding

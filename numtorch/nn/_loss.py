@@ -809,7 +809,7 @@ def soft_margin_loss(
 ) -> Tensor:
     """The two-class logistic loss ``log(1 + exp(-target * input))``."""
     reduction = _reduction(size_average, reduce, reduction)
-    return _reduce(_softplus_neg(target * input), reduction)
+    return _reduce(_softplus_neg(input * target), reduction)
 
 
 def _mlsm_samples(make):
@@ -1057,6 +1057,12 @@ def triplet_margin_with_distance_loss(
     return _triplet_loss(anchor, positive, negative, dist, margin, swap, reduction)
 
 
+def _long_target(target: Tensor) -> None:
+    """The margin losses' kernels read int64 class indices only."""
+    if target.dtype != dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name}")
+
+
 def _check_margin_input(input: Tensor) -> None:
     n = input.dim()
     if not ((n == 2 and input.shape[1]) or (n == 1 and input.shape[0]) or n == 0):
@@ -1123,6 +1129,7 @@ def multi_margin_loss(
         )
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    _long_target(target)
     v = concrete(target)
     if v is not None and ((v < 0) | (v >= c)).any():
         raise RuntimeError("target out of range")
@@ -1194,6 +1201,7 @@ def multilabel_margin_loss(
         raise RuntimeError(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
+    _long_target(target)
     v = concrete(target)
     if v is not None and ((v < -1) | (v >= c)).any():
         raise RuntimeError("argument #2 'target' is out of range")

@@ -18,13 +18,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import composite, defop
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
-from ..ops.creation import arange
 from ..testing.samples import ErrorInput, S
+from ._padding import pad
+from ._pool import avg_pool1d
 
 
 # ------------------------------------------------------------------ the primitive
@@ -118,6 +120,25 @@ def _write_running(rm: Tensor, rv: Tensor, mean: Tensor, var: Tensor, momentum: 
     dispatch(_running_update, (rm, rv, mean.detach(), var.detach()), {"momentum": momentum})
 
 
+_MIXED = "mixed dtype (CPU): expect parameter to have scalar type of Float"
+
+
+def _check_dtypes(kernel: str, input: Tensor, *params, params_first: bool = True) -> None:
+    """PyTorch's dtype checks of a normalization kernel: parameters (weight, bias, running
+    statistics) of the input's dtype, and a floating input (else the kernel ``kernel`` has
+    no version for it); in the kernel's order."""
+    d = input.dtype
+    # a half input takes float parameters (mixed precision); anything else, its own dtype
+    ok = (d, dt.float32) if d == dt.float16 else (d,)
+    mixed = any(p is not None and p.dtype not in ok for p in params)
+    if mixed and params_first:
+        raise RuntimeError(_MIXED)
+    if not input.dtype.is_floating_point:
+        raise dt.not_implemented(kernel, input)
+    if mixed:
+        raise RuntimeError(_MIXED)
+
+
 def _check_numel(name: str, t, n: int, factor: int = 1) -> None:
     if t is not None and t.numel() * factor != n:
         raise RuntimeError(f"{name} should contain {n} elements not {t.numel() * factor}")
@@ -177,6 +198,8 @@ def batch_norm(
         _check_numel(name, t, c)
     _check_numel("running_mean", running_mean, c)
     _check_numel("running_var", running_var, c)
+    params = (weight, bias, running_mean, running_var)
+    _check_dtypes("batch_norm", input, *params, params_first=False)
     tail = max(input.dim() - 2, 0)
     if training:
         dims = (0, *range(2, input.dim()))
@@ -261,6 +284,8 @@ def instance_norm(
         _check_numel(name, t, n * c, n)
     _check_numel("running_mean", running_mean, n * c, n)
     _check_numel("running_var", running_var, n * c, n)
+    params = (weight, bias, running_mean, running_var)
+    _check_dtypes("batch_norm", input, *params, params_first=False)
     tail = input.dim() - 2
     dims = tuple(range(2, input.dim()))
     if use_input_stats:
@@ -364,6 +389,7 @@ def layer_norm(
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
     shape = _normalized_shape("layer_norm", normalized_shape)
     dims = _check_trailing(input, shape, weight, bias, ", ")
+    _check_dtypes("LayerNormKernelImpl", input, weight, bias)
     return _affine(_standardize.fn(input, dims, eps), weight, bias, 0)
 
 
@@ -409,6 +435,8 @@ def rms_norm(
     (eps: the dtype's machine epsilon by default)."""
     shape = _normalized_shape("rms_norm", normalized_shape)
     dims = _check_trailing(input, shape, weight, None, "")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise dt.not_implemented("rms_norm", input)
     if eps is None:
         eps = float(np.finfo(input.dtype.np).eps)
     y = input * ((input * input).mean(dims, True) + eps).rsqrt()
@@ -467,6 +495,7 @@ def group_norm(
                 f"input, but got {name} of shape {_size(t.shape)} and input of shape "
                 f"{_size(shape)}"
             )
+    _check_dtypes("GroupNormKernelImpl", input, weight, bias)
     grouped = input.reshape(n, num_groups, c // num_groups * math.prod(shape[2:]))
     y = _standardize.fn(grouped, (2,), eps).reshape(shape)
     return _affine(y, weight, bias, len(shape) - 2)
@@ -515,14 +544,12 @@ def local_response_norm(
         )
     if input.numel() == 0:
         return input
-    c = input.shape[1]
-    # window[c, j] = 1 where channel j is in channel c's window: one matmul sums them all.
-    i = arange(c, device=input.device)
-    off = i.unsqueeze(0) - i.unsqueeze(1)
-    window = ((off >= -(size // 2)) & (off <= (size - 1) // 2)).to(input.dtype)
+    # The mean of input**2 over each channel's zero-padded window: an average pool over the
+    # channels (windows, not a product with a 0/1 matrix, so NaN/inf stay in their windows).
     sq = (input * input).movedim(1, -1)
-    div = (sq @ window.T).movedim(-1, 1)
-    return input / (div * (alpha / size) + k).pow(beta)
+    rows = pad(sq.reshape(-1, 1, sq.shape[-1]), (size // 2, (size - 1) // 2))
+    div = avg_pool1d(rows, size, stride=1).reshape(sq.shape).movedim(-1, 1)
+    return input / (div * alpha + k).pow(beta)
 
 
 def _lrn_samples(make):

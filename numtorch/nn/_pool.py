@@ -275,7 +275,7 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
         if bad.any():
             raise RuntimeError(
                 f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
-                f"{'x'.join(map(str, size))})"
+                f"{'x'.join(map(str, size if nd > 1 else (*size, 1)))})"  # 1-d runs as 2-d
             )
     if not check and i.size and int(i.max()) >= n:
         g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
@@ -817,12 +817,21 @@ adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d = (
 ) = (_adaptive_max_fn(_AMAX[nd], nd, True) for nd in (1, 2, 3))
 
 
-def _mean_matrix(i: int, o: int, like: Tensor) -> Tensor:
-    """The (i, o) matrix whose column c averages adaptive window c."""
+def _window_mean(x: Tensor, axis: int, i: int, o: int) -> Tensor:
+    """The mean of each adaptive window of dim ``axis`` (negative) of x: the windows'
+    elements gathered (o, widest) and summed where they belong to the window, so that a NaN
+    or inf stays in its own windows, as in PyTorch's kernel (a product with a matrix of
+    weights would spread it through the zeros)."""
     st, en = _adaptive_bounds(i, o)
-    rows = np.arange(i)[:, None]
-    m = ((rows >= st) & (rows < en)) / np.maximum(en - st, 1)
-    return _tensor(m, dtype=like.dtype, device=like.device)
+    w = int((en - st).max()) if o else 0
+    idx = st[:, None] + np.arange(w)
+    inside = idx < en[:, None]
+    idx = np.where(inside, idx, st[:, None])  # any in-range index; masked out below
+    g = x.index_select(axis, _tensor(idx.reshape(-1), device=x.device)).unflatten(axis, (o, w))
+    trail = (1,) * (-axis - 1)
+    mask = _tensor(inside.reshape(o, w, *trail), device=x.device)
+    count = _tensor((en - st).reshape(o, *trail), dtype=x.dtype, device=x.device)
+    return where(mask, g, 0.0).sum(axis) / count
 
 
 def _adaptive_avg_fn(nd: int) -> Callable:
@@ -833,19 +842,10 @@ def _adaptive_avg_fn(nd: int) -> Callable:
         _check_dtype(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d")
         size = tuple(input.shape[-nd:])
         x = input
-        # Averaging is linear and separable: one small matrix product per pooled dim.
+        # Averaging is separable: the windows of one pooled dim at a time.
         for j in reversed(range(nd)):
-            if out[j] == size[j]:
-                continue
-            m = _mean_matrix(size[j], out[j], input)
-            axis = j - nd
-            if axis == -1:
-                x = x @ m
-            elif axis == -2:
-                x = m.mT @ x
-            else:
-                rest = x.shape[axis + 1 :]
-                x = (m.mT @ x.flatten(axis + 1)).unflatten(-1, rest)
+            if out[j] != size[j]:
+                x = _window_mean(x, j - nd, size[j], out[j])
         return x if x is not input else input.clone()
 
     fn.__name__ = fn.__qualname__ = name
@@ -987,9 +987,8 @@ def _max_unpool_fn(op: Op, nd: int) -> Callable:
         # PyTorch runs the 1-d form as 2-d with a trailing size-1 dim; its messages say so.
         extra, inner = ([1], 2) if nd == 1 else ([], nd)
         if indices.dtype.name != "int64":
-            raise RuntimeError(
-                f"elements in indices should be type int64 but got: {indices.dtype.scalar_name}"
-            )
+            got = f" but got: {indices.dtype.scalar_name}" if nd < 3 else ""  # 3-d: no dtype
+            raise RuntimeError(f"elements in indices should be type int64{got}")
         if tuple(input.shape) != tuple(indices.shape):
             raise RuntimeError(
                 "Expected shape of indices to be same as that of the input tensor "
@@ -1047,7 +1046,9 @@ def _unpool_errors(nd: int):
             "output_size should be a sequence",
         )
         yield ErrorInput(
-            S((v, i.astype(np.float32), 2)), RuntimeError, "should be type int64 but got: Float"
+            S((v, i.astype(np.float32), 2)),
+            RuntimeError,
+            "should be type int64 but got: Float" if nd < 3 else "should be type int64",
         )
         yield ErrorInput(
             S((v, i[..., :1], 2)), RuntimeError, "Expected shape of indices to be same"

@@ -326,16 +326,20 @@ def binary(
     low: float = -2.0,
     high: float = 2.0,
     scalars: tuple = (2.5,),
+    kernel_name: str | None = None,
     **kw,
 ) -> Op:
     """An elementwise op of two broadcasting operands (tensors or Python numbers), promoted
     to a common dtype. ``floating``: integer results compute in the default float dtype;
-    ``integral``: floats are an error (bitwise ops). Default samples: BINARY_SHAPES in
+    ``integral``: floats are an error (bitwise ops) naming PyTorch's CPU kernel
+    ``<kernel_name>_cpu`` (default: the op's name). Default samples: BINARY_SHAPES in
     [low, high], then each of ``scalars`` as ``other``."""
+    kernel_name = kernel_name or name
     if integral:
-        kw.setdefault("error_samples", integral_errors(name, 2))
+        kw.setdefault("error_samples", integral_errors(kernel_name, 2))
     kw.setdefault(
-        "prepare", promote_integral(name) if integral else promote_float if floating else promote
+        "prepare",
+        promote_integral(kernel_name) if integral else promote_float if floating else promote,
     )
     kw.setdefault("samples", binary_samples(low, high, scalars=scalars))
     return elementwise_op(name, kernel, vjp, jvp, **kw)

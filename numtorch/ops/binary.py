@@ -753,8 +753,8 @@ _SHIFT = {
     "dtypes": ("int64",),  # shifts of bools are not defined
     "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
 }
-bitwise_left_shift = binary("bitwise_left_shift", _shift(True), **_SHIFT)
-bitwise_right_shift = binary("bitwise_right_shift", _shift(False), **_SHIFT)
+bitwise_left_shift = binary("bitwise_left_shift", _shift(True), kernel_name="lshift", **_SHIFT)
+bitwise_right_shift = binary("bitwise_right_shift", _shift(False), kernel_name="rshift", **_SHIFT)
 
 tensor_methods(
     {

@@ -220,6 +220,8 @@ def _size(size, name: str = "empty") -> tuple:
                 f'error "type must be tuple of ints,but got {type(s).__name__}"'
             )
         if s < 0:
+            if name == "zeros":  # PyTorch's zeros checks its sizes itself
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
         out.append(int(s))
     return tuple(out)
@@ -420,16 +422,18 @@ def eye(
 def _new_factory(make):
     """Tensor.new_<make>: ``make(size)`` with the tensor's dtype and device by default."""
 
+    name = f"new_{make.__name__}"
+
     def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False) -> Tensor:  # fmt: skip
         return make(
-            *size,
+            _size(size, name),  # checked under the method's name, as PyTorch's texts say
             dtype=self.dtype if dtype is None else dtype,
             device=self.device if device is None else device,
             requires_grad=requires_grad,
         )
 
-    method.__name__ = f"new_{make.__name__}"
+    method.__name__ = name
     return method
 
 

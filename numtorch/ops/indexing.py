@@ -29,6 +29,31 @@ def _tname(a) -> str:
 
 
 # ------------------------------------------------------------------ index checks
+# PyTorch's check of an index's dtype, per op: (the integer kinds accepted, exception type,
+# text; ``{}`` is the index's dtype). Most ops take int64 only.
+_INDEX_DTYPES = {
+    "index_add": ("i4", RuntimeError, "index_add_(): Expected dtype int32/int64 for index but got: {}"),
+    "index_fill": ("i8", IndexError, "index_fill_(): Expected dtype int64 for index."),
+    "index_copy": ("i8", RuntimeError, "index_copy_(): Expected a long tensor for index, but got {}"),
+    "take": ("i8", RuntimeError, "take(): Expected a long tensor for index, but got {}"),
+    "put": ("i8", RuntimeError, "put_(): Expected a long tensor for index, but got {}"),
+    "take_along_dim": (
+        "i8", RuntimeError, "torch.take_along_dim(): dtype of indices should be Long but got {}"
+    ),
+}  # fmt: skip
+
+
+def check_index_dtype(index, name: str) -> None:
+    """Raise PyTorch's error of op ``name`` unless ``index`` (an array or a tensor) has a
+    dtype it takes: int64, or for "i4" ops int32 too (any integer dtype when batched)."""
+    d = getattr(index, "dtype", None)
+    kinds, exc, msg = _INDEX_DTYPES[name]
+    if d is not None and not isinstance(d, np.dtype):
+        d = d.np
+    if d is None or d.kind not in _INT_KINDS or (kinds == "i8" and d.itemsize < 8):
+        raise exc(msg.format(_tname(index) if d is not None else type(index).__name__))
+
+
 def _need_int(index, msg: str, exc=RuntimeError) -> None:
     if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
         raise exc(msg)
@@ -137,17 +162,24 @@ def _check_dims(name: str, input, index, src=None, dim=0) -> None:
             if name == "gather" else
             "Index tensor must have the same number of dimensions as self tensor"
         )  # fmt: skip
+    src_shape = src.shape if getattr(src, "ndim", 0) else None
     for d in range(index.ndim):
-        if d != dim and input.ndim and index.shape[d] > input.shape[d]:
-            raise RuntimeError(
-                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
-                f"no larger than self {list(input.shape)} apart from dimension {dim}"
+        big_self = d != dim and input.ndim and index.shape[d] > input.shape[d]
+        if name == "gather":
+            if big_self:
+                raise RuntimeError(
+                    f"Size does not match at dimension {d} expected index {list(index.shape)} "
+                    f"to be no larger than self {list(input.shape)} apart from dimension {dim}"
+                )
+        elif big_self or (src_shape is not None and index.shape[d] > src_shape[d]):
+            # PyTorch's scatter_shape_check: one text for either operand being too small
+            msg = (
+                f"Expected index {list(index.shape)} to be no larger than self "
+                f"{list(input.shape)} apart from dimension {dim}"
             )
-        if src is not None and hasattr(src, "ndim") and src.ndim and index.shape[d] > src.shape[d]:
-            raise RuntimeError(
-                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
-                f"no larger than src {list(src.shape)} apart from dimension {dim}"
-            )
+            if src_shape is not None:
+                msg += f" and to be no larger size than src {list(src_shape)}"
+            raise RuntimeError(msg)
 
 
 def _as1d(fn):
@@ -155,6 +187,7 @@ def _as1d(fn):
 
     def kernel(xp, input, index, *rest, dim, **kw):
         if input.ndim == 0:
+            wrap_dim(dim, 0)
             rest = tuple(r.reshape(-1) if getattr(r, "ndim", 1) == 0 else r for r in rest)
             out = fn(xp, input.reshape(1), index.reshape(-1), *rest, dim=0, **kw)
             return out.reshape(index.shape if fn.__name__ == "_gather" else ())
@@ -763,11 +796,10 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
 def _copy(xp, self, src, non_blocking=False):
     shape = getattr(src, "shape", ())
     msg = broadcast_mismatch((self.shape, shape))
-    if msg is None and len(shape) > self.ndim:
-        msg = (
-            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-            f"{list(xp.broadcast_shapes(self.shape, shape))}"
-        )
+    if msg is None and tuple(shape) != self.shape:
+        out = xp.broadcast_shapes(self.shape, shape)
+        if out != self.shape:  # src broadcasts, but not to self's shape
+            msg = f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(out)}"
     if msg is not None:
         raise RuntimeError(msg)
     return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
@@ -918,7 +950,7 @@ gather_op = defop(
 
 
 def _scatter_core(xp, input, index, src, *, dim, reduce=None, name="scatter"):
-    _need_int(index, f"{name}(): Expected dtype int32/int64 for index")
+    _need_int(index, "scatter(): Expected dtype int32/int64 for index")  # every scatter's
     _same_dtype("scatter", input, src)
     _check_dims(name, input, index, src, dim)
     _bounds(index, input.shape[dim], dim)
@@ -1076,11 +1108,12 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
     if input.ndim == 0:
+        wrap_dim(dim, 0)
         input, index, src, dim = input.reshape(1), index.reshape(-1), src.reshape(-1), 0
         shape0 = ()
     else:
         dim, shape0 = wrap_dim(dim, input.ndim), input.shape
-    _need_int(index, "scatter_reduce(): Expected dtype int32/int64 for index")
+    _need_int(index, "scatter(): Expected dtype int32/int64 for index")
     _same_dtype("scatter", input, src)
     _check_dims("scatter_reduce", input, index, src, dim)
     _bounds(index, input.shape[dim], dim)
@@ -1280,7 +1313,10 @@ def _index_select(xp, input, index, dim):
 
 def _vector_index(index, ib, name: str, dtype_msg: str) -> None:
     """index_select/index_*: PyTorch's checks of the index's dtype and logical rank."""
-    _check_index_dtype(index, dtype_msg)
+    if name in _INDEX_DTYPES:
+        check_index_dtype(index, name)
+    else:
+        _check_index_dtype(index, dtype_msg)
     if lrank(index, ib) > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
 
@@ -1355,8 +1391,7 @@ index_select_op = defop(
 def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=None):
     """Checks shared by index_add/index_fill/index_copy (and of the ``source`` written, its
     dtype); returns the wrapped dim."""
-    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    check_index_dtype(index, name)
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
@@ -1595,7 +1630,7 @@ def _check_flat_index(index, n: int) -> None:
 def _take_rule(vmap, args, bdims, attrs):
     """take on each batch element's flattened input: an index of (B, numel)."""
     (x, index), (xb, ib) = args, bdims
-    _check_index_dtype(index, "take(): Expected a long tensor for index, but got {}")
+    check_index_dtype(index, "take")
     if xb is None:
         return take.fn(x, front(index, ib)), 0
     xf = front(x, xb).reshape(vmap.size, -1)
@@ -1608,8 +1643,7 @@ def _take_rule(vmap, args, bdims, attrs):
 
 
 def _take(xp, input, index):
-    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_tname(index)}")
+    check_index_dtype(index, "take")
     n = input.size
     _check_flat_index(index, n)
     return input.reshape(-1)[index]
@@ -1647,7 +1681,7 @@ take = defop(
 def _put_rule(vmap, args, bdims, attrs):
     """put into each batch element's flattened input: index_put on (B, numel)."""
     (x, index, src), (xb, ib, sb) = args, bdims
-    _check_index_dtype(index, "put_(): Expected a long tensor for index, but got {}")
+    check_index_dtype(index, "put")
     ni = _numel(lshape(index, ib))
     ns = _numel(lshape(src, sb)) if isinstance(src, Tensor) else 1
     if ni != ns:
@@ -1671,8 +1705,7 @@ def _put_rule(vmap, args, bdims, attrs):
 
 
 def _put(xp, input, index, source, accumulate=False):
-    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
-        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_tname(index)}")
+    check_index_dtype(index, "put")
     _same_dtype("put", input, source)
     n = input.size
     if index.size != (source.size if hasattr(source, "size") else 1):
@@ -1713,7 +1746,7 @@ def _take_along_dim_rule(vmap, args, bdims, attrs):
     """The batch first (an unbatched operand gets a size-1 batch dim: the kernel
     broadcasts), ``dim`` shifted; dim=None is take on the flattened indices."""
     (x, index), (xb, ib) = args, bdims
-    _check_index_dtype(index, "torch.take_along_dim(): dtype of indices should be Long but got {}")
+    check_index_dtype(index, "take_along_dim")
     dim = attrs["dim"]
     if dim is None:
         return vmap.call(lambda a, i: take.fn(a, i.reshape(-1)), args, bdims)
@@ -1733,10 +1766,7 @@ def _take_along_dim_rule(vmap, args, bdims, attrs):
 
 
 def _take_along_dim(xp, input, indices, dim=None):
-    if not hasattr(indices, "dtype") or indices.dtype.kind not in _INT_KINDS:
-        raise RuntimeError(
-            f"torch.take_along_dim(): dtype of indices should be Long but got {_tname(indices)}"
-        )
+    check_index_dtype(indices, "take_along_dim")
     if dim is None:
         return _take(xp, input, indices.reshape(-1))
     if input.ndim != indices.ndim:
@@ -1826,7 +1856,11 @@ def _masked_fill(xp, input, mask, value):
         raise RuntimeError(
             f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
         )
-    return xp.where(mask, xp.asarray(value, dtype=input.dtype), input).astype(input.dtype)
+    try:
+        return xp.where(mask, xp.asarray(value, dtype=input.dtype), input).astype(input.dtype)
+    except ValueError:
+        _mask_broadcast(mask, input)  # PyTorch's text: the mask's shape first
+        raise
 
 
 def _masked_samples(make, with_value):

@@ -16,7 +16,7 @@ from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
 from .._core.op import LINEAR, composite, defop, named, tensor_methods
-from .._core.tensor import Tensor, wrap_dims
+from .._core.tensor import Tensor, wrap_dim, wrap_dims
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._batching import front, lrank, lshape, pad_to, pdim, rule_generator
@@ -56,8 +56,8 @@ def _same_dtype(message):
 
 def _m1m2(arr):
     return (
-        f"expected m1 and m2 to have the same dtype, but got: {_tname(arr[0]).lower()} != "
-        f"{_tname(arr[1]).lower()}"
+        f"expected m1 and m2 to have the same dtype, but got: {dt.of(arr[0]).cpp_name} != "
+        f"{dt.of(arr[1]).cpp_name}"
     )
 
 
@@ -465,7 +465,22 @@ def _mv_kernel(xp, input, vec):
 
 
 def _addmv_message(arr):
-    return f"addmv input tensors must have the same dtype, but got {_tname(arr[1])}, {_tname(arr[0])}, and {_tname(arr[1])}"
+    """addmv's (self, mat, vec) in order; mv runs as addmv into a result of vec's dtype."""
+    a, b, c = arr if len(arr) == 3 else (arr[1], arr[0], arr[1])
+    return f"addmv input tensors must have the same dtype, but got {_tname(a)}, {_tname(b)}, and {_tname(c)}"
+
+
+def _baddbmm_message(arr):
+    i, b1, b2 = (dt.of(a).cpp_name for a in arr)
+    return f"Input dtypes must be the same, got: input {i}, batch1: {b1}, batch2: {b2}"
+
+
+def _addmm_message(arr):
+    """addmm's and addbmm's check: self against mat2 first, then mat1 against mat2."""
+    i, b1, b2 = arr
+    if i.dtype != b2.dtype:
+        return f"self and mat2 must have the same dtype, but got {_tname(i)} and {_tname(b2)}"
+    return f"mat1 and mat2 must have the same dtype, but got {_tname(b1)} and {_tname(b2)}"
 
 
 mv = defop(
@@ -506,7 +521,8 @@ def _vec_dot(name):
         return xp.dot(input, other)
 
     def message(arr):
-        return f"{name} : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
+        # vdot's check is dot's, text included
+        return f"dot : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
 
     return defop(
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
@@ -516,7 +532,7 @@ def _vec_dot(name):
         error_samples=lambda make: [
             E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
             E(S((make((2,)), make((3,)))), RuntimeError, "inconsistent tensor size"),
-            E(_mixed(make, (3,), (3,)), RuntimeError, f"{name} : expected both vectors to have same dtype"),
+            E(_mixed(make, (3,), (3,)), RuntimeError, "dot : expected both vectors to have same dtype"),
         ],
         methods=True,
     )  # fmt: skip
@@ -788,7 +804,7 @@ def tensordot(a, b, dims=2, out=None):
         n = int(dims)
         if n < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
-        da, db = list(range(a.dim() - n, a.dim())), list(range(n))
+        da, db = list(range(-n, 0)), list(range(n))  # PyTorch's, named so in its texts
     else:
         da, db = (
             ([dims[0]] if isinstance(dims[0], int) else list(dims[0])),
@@ -796,16 +812,17 @@ def tensordot(a, b, dims=2, out=None):
         )
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
-    da = [d % max(a.dim(), 1) for d in da]
-    db = [d % max(b.dim(), 1) for d in db]
+    given = list(zip(da, db, strict=False))
+    da = [wrap_dim(d, a.dim()) for d in da]
+    db = [wrap_dim(d, b.dim()) for d in db]
     letters = iter(string.ascii_letters)
     ta = [next(letters) for _ in range(a.dim())]
     tb = [next(letters) for _ in range(b.dim())]
-    for i, j in zip(da, db, strict=False):
+    for i, j, (gi, gj) in zip(da, db, given, strict=False):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(
-                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
-                f"and second has size {b.shape[j]} in dim {j}"
+                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim "
+                f"{gi} and second has size {b.shape[j]} in dim {gj}"
             )
         tb[j] = ta[i]
     rhs = [c for k, c in enumerate(ta) if k not in da] + [
@@ -973,11 +990,6 @@ def _addprod(
     )  # fmt: skip
 
 
-def _addmm_message(input, mat1, mat2) -> str:
-    first, a = ("self", input) if input.dtype != mat2.dtype else ("mat1", mat1)
-    return f"{first} and mat2 must have the same dtype, but got {_tname(a)} and {_tname(mat2)}"
-
-
 addmm = _addprod(
     "addmm", ("mat1", "mat2"), _mm, mm.fn, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
     lambda m1, m2, t1, t2: mm.fn(t1, m2) + mm.fn(m1, t2),
@@ -986,7 +998,7 @@ addmm = _addprod(
         S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
         S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
     ],
-    lambda arr: _addmm_message(*arr),
+    _addmm_message,
 )  # fmt: skip
 addmv = _addprod(
     "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
@@ -1004,11 +1016,23 @@ baddbmm = _addprod(
         S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
         S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
-    _scalar_type,
+    _baddbmm_message,
 )  # fmt: skip
 
 
 def _sum_bmm(xp, a, b):
+    # PyTorch's addbmm has its own checks of the batches (not bmm's)
+    if a.ndim == 3 and b.ndim == 3:
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError(
+                f"batch1 and batch2 must have same number of batches, got {a.shape[0]} and "
+                f"{b.shape[0]}"
+            )
+        if a.shape[2] != b.shape[1]:
+            raise RuntimeError(
+                f"Incompatible matrix sizes for bmm ({a.shape[1]}x{a.shape[2]} and "
+                f"{b.shape[1]}x{b.shape[2]})"
+            )
     return _bmm(xp, a, b).sum(0)
 
 
@@ -1019,7 +1043,7 @@ addbmm = _addprod(
         S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
         S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
-    _scalar_type,
+    _addmm_message,
 )  # fmt: skip
 
 
@@ -1177,8 +1201,8 @@ def _trace_rule(vmap, args, bdims, attrs):
     return front(x, bd).diagonal(0, -2, -1).sum(-1), 0
 
 
-def _trace_vjp(g, input):
-    n, m = input.shape
+def _trace_vjp(g, input_shape):  # sizes only: the node keeps no tensor (PyTorch's too)
+    n, m = input_shape
     return g * eye(n, m, dtype=g.dtype, device=g.device)
 
 

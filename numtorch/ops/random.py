@@ -17,7 +17,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
-from .._core.dispatch import dispatch, write_out
+from .._core.dispatch import check_alloc, dispatch, write_out
 from .._core.op import defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor
@@ -186,6 +186,7 @@ def _float_draw(op, kernel: str):
     def draw(shape: tuple, d: dt.dtype, generator, device) -> Tensor:
         if not (d.is_floating_point or d.is_complex):
             raise dt.not_implemented(kernel, d)
+        check_alloc(shape, d.np.itemsize)  # as the empty tensor PyTorch fills would
         attrs = {"size": shape, "dtype": d, "generator": generator, "device": device}
         return dispatch(op, (), attrs)
 
@@ -198,6 +199,7 @@ _normal_draw = _float_draw(randn_op, "normal_kernel_cpu")
 
 def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device) -> Tensor:
     _check_int_range(low, high, d)
+    check_alloc(shape, d.np.itemsize)
     attrs = {
         "low": low, "high": high, "size": shape, "dtype": d, "generator": generator,
         "device": device,

@@ -324,7 +324,7 @@ def _sum_to_size_rule(vmap, args, bdims, attrs):
 
 
 sum_to_size = defop(
-    "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x: g.expand(x.shape), jvp=LINEAR,
+    "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x_shape: g.expand(x_shape), jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
     api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=False,
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"size \{\[4\]\} is not expandable to size \{\[2, 3\]\}")],
@@ -753,7 +753,8 @@ argmax, argmin = (
 # ------------------------------------------------------------------ variance
 def _variance(xp, x, dim, correction, keepdim, name: str):
     if x.dtype.kind not in "fc":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        what = name if name.endswith("_mean") else "std and var"  # PyTorch's two texts
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
     dims = dims_of(dim, x.ndim)
     n = count(x.shape, dims)
     if n - correction <= 0:  # inf/nan like PyTorch, with its warning rather than NumPy's
@@ -814,9 +815,9 @@ def _var_samples(make):
     yield S((make((3, 4)), 1, False, True))  # legacy var(input, dim, unbiased, keepdim)
 
 
-def _var_errors(make):
+def _var_errors(make, what="std and var"):
     yield ErrorInput(
-        S((make((2, 3), dtype="int64"),)), RuntimeError, "std and var only support floating"
+        S((make((2, 3), dtype="int64"),)), RuntimeError, f"{what} only support floating"
     )
     yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
 
@@ -862,7 +863,7 @@ def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
         vjp=vjp,
         jvp=jvp,
         samples=_var_samples,
-        error_samples=_var_errors,
+        error_samples=lambda make: _var_errors(make, name),
         batch_rule=_DIMS,
     )
 
@@ -1270,9 +1271,13 @@ logcumsumexp = _scan_op(
 
 def _cumext(name: str, ufunc: str):
     def kernel(xp, x, dim):
-        d = dim1(dim, x.ndim)
         if x.ndim == 0:
+            if dim not in (-1, 0):  # PyTorch's own check for a scalar, not the dim wrap's
+                raise IndexError(
+                    f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}"
+                )
             return x.copy(), xp.zeros((), xp.int64)
+        d = dim1(dim, x.ndim)
         vals = _accumulate(xp, ufunc, x, d)
         pos = xp.arange(x.shape[d]).reshape([-1 if i == d else 1 for i in range(x.ndim)])
         idx = (

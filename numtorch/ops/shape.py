@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from .._core.dispatch import check_alloc
+from .._core.dtype import not_implemented
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
 from .._core.tensor import check_unique_dims, wrap_dim, wrap_dims
 from ..testing.samples import S
@@ -719,6 +721,7 @@ def _repeat_check(shape: tuple, repeats) -> tuple:
 def _repeat(xp, input, repeats):
     repeats = _repeat_check(input.shape, repeats)
     input = input.reshape((1,) * (len(repeats) - input.ndim) + input.shape)
+    check_alloc(tuple(r * n for r, n in zip(repeats, input.shape)), input.itemsize)
     return xp.tile(input, repeats)
 
 
@@ -783,7 +786,9 @@ tile = defop(
 
 
 def _check_repeats(xp, repeats) -> None:
-    """PyTorch's checks of a repeats tensor's rank and signs."""
+    """PyTorch's checks of a repeats tensor's dtype, rank and signs."""
+    if repeats.dtype.kind not in "iu":
+        raise not_implemented("repeat_interleave_cpu", repeats)
     if repeats.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     if repeats.size and bool(xp.any(repeats < 0)):

@@ -85,22 +85,28 @@ def _unview_shape(g, input_shape):
 def infer_size(size, numel: int) -> tuple:
     """``size`` with its -1 (at most one) inferred so that it holds ``numel`` elements."""
     size = tuple(int(s) for s in size)
-    if -1 in size:
-        known = 1
-        for s in size:
-            if s != -1:
-                known *= s
-        if size.count(-1) > 1:
-            raise RuntimeError("only one dimension can be inferred")
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
-        size = tuple(numel // known if s == -1 else s for s in size)
-    n = 1
-    for s in size:
-        n *= s
-    if n != numel:
-        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
-    return size
+    known, infer = 1, None
+    for i, s in enumerate(size):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(size)}")
+        else:
+            known *= s
+    if infer is not None:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(
+                    f"cannot reshape tensor of 0 elements into shape {list(size)} because the "
+                    "unspecified dimension size -1 can be any value and is ambiguous"
+                )
+        elif numel % known == 0:
+            return (*size[:infer], numel // known, *size[infer + 1 :])
+    elif known == numel:
+        return size
+    raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
 
 
 def _reshape(xp, input, shape):
@@ -269,11 +275,8 @@ squeeze = view_op(
 
 # ------------------------------------------------------------------ reorderings
 def _transpose(xp, input, dim0, dim1):
-    return (
-        xp.swapaxes(input, wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim))
-        if input.ndim
-        else input[...]
-    )
+    dim0, dim1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
+    return xp.swapaxes(input, dim0, dim1) if input.ndim else input[...]
 
 
 transpose = view_op(
@@ -870,24 +873,25 @@ def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
             f"{what}: the number of sizes provided ({len(size)}) must be greater or equal to the "
             f"number of dimensions in the tensor ({len(shape)})"
         )
-    full = []
-    for i, s in enumerate(size):
+    full = list(size)
+    for i in range(len(size) - 1, -1, -1):  # from the last dim, as PyTorch checks them
+        s = size[i]
         if i < lead:
-            if s < 0:
+            if s == -1:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}"
                 )
-            full.append(s)
             continue
         have = shape[i - lead]
         if s == -1:
-            s = have
+            full[i] = have
         elif have != 1 and have != s:
             raise RuntimeError(
                 f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: {list(shape)}"
             )
-        full.append(s)
+    if any(s < 0 for s in full):  # other negative sizes fail PyTorch's numel of the result
+        raise RuntimeError("numel: integer multiplication overflow")
     return tuple(full)
 
 
