@@ -226,7 +226,7 @@ def elementwise_op(
     )  # fmt: skip
     OUT_OVERLAP_OPS.add(name)
     if numbers != "both":
-        op.prepare = _refuse_numbers(op, prepare, numbers == "none")
+        op.prepare = _refuse_numbers(op, op.prepare, numbers == "none")
         inplace = kw["inplace"]
         if numbers == "none":
             tensor_only_methods(op, _names(methods, name) + _names(inplace, name + "_"))
