@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import dtype as dt
 from .inplace import run_inplace
 from .tensor import Tensor
 
@@ -79,6 +80,68 @@ class OpTestFlags:
     vmap_unbatched: tuple[int, ...] = ()  # argument positions vmap can't batch
 
 
+@dataclass(frozen=True)
+class NoKernel:
+    """Dtypes an op has no kernel for, as in PyTorch (``defop(no_kernel=...)``): when the
+    promoted dtype of the operands (those at ``inputs``, default all) is of a kind in
+    ``kinds`` ("b" bool, "i" integer), the call raises
+    ``NotImplementedError: "<kernel>" not implemented for '<Dtype>'``, or ``error`` (an
+    exception type and its text) instead. ``kernel`` may be a function of the arrays and
+    attributes giving the name of the kernel PyTorch runs for that call (matmul's depends on
+    the ranks); ``when(arrays, attrs)``, if given, says whether PyTorch runs a kernel at
+    all (an empty product runs none, and checks of its own may come first)."""
+
+    kinds: str
+    kernel: str | Callable = ""
+    error: tuple[type, str] | None = None
+    inputs: tuple[int, ...] | None = None
+    when: Callable | None = None
+
+    def check(self, arrays: list, attrs: dict) -> None:
+        ops = arrays if self.inputs is None else [arrays[i] for i in self.inputs]
+        operands = [
+            (dt.from_np(a.dtype), a.ndim) if hasattr(a, "dtype") else a
+            for a in _flat(ops)
+            if a is not None
+        ]
+        d = dt.result_type(*operands)
+        if d is None or d._kind > 1 or "bi"[d._kind] not in self.kinds:
+            return
+        if self.when is not None and not self.when(arrays, attrs):
+            return
+        if self.error is not None:
+            raise self.error[0](self.error[1])
+        name = self.kernel(arrays, attrs) if callable(self.kernel) else self.kernel
+        raise dt.not_implemented(name, d)
+
+
+def _flat(inputs) -> list:
+    """Inputs with list inputs (of tensors) spliced in."""
+    out = []
+    for a in inputs:
+        if isinstance(a, (list, tuple)):
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
+
+
+def _refusing(prepare: Callable | None, refusals: tuple[NoKernel, ...], nin: int) -> Callable:
+    """``prepare`` after the ``no_kernel`` checks; inputs of a dtype the op has kernels for
+    (floats, most often) pass with one look at each dtype."""
+    kinds = "".join(k.kinds for k in refusals).replace("i", "iu")
+
+    def checked(arrays, attrs=None):
+        for a in _flat(arrays[:nin]):
+            if getattr(a, "dtype", None) is not None and a.dtype.kind in kinds:
+                for k in refusals:
+                    k.check(arrays[:nin], attrs)
+                break
+        return (arrays, None) if prepare is None else prepare(arrays, attrs)
+
+    return checked
+
+
 @dataclass
 class ErrorInput:
     sample: SampleInput
@@ -94,7 +157,7 @@ class Op:
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
         "test", "saves", "composite", "impl", "recorder", "node_cls", "number_edges", "dense",
-        "pieces",
+        "pieces", "no_kernel",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -114,6 +177,7 @@ def defop(
     view: bool = False,
     pieces: Callable | None = None,
     prepare: Callable | None = None,
+    no_kernel: NoKernel | Sequence[NoKernel] = (),
     samples: Callable | None = None,
     error_samples: Callable | None = None,
     api: str | None = None,
@@ -139,6 +203,8 @@ def defop(
     formula, ``LINEAR`` (the op applied to the tangents), ``ELEMENTWISE`` (derived
     from the vjp formulas), or None.
     ``prepare(arrays, attrs) -> (arrays, out_dtype)`` applies type promotion.
+    ``no_kernel``: the dtypes PyTorch has no kernel for (``NoKernel``), checked before
+    ``prepare``.
     ``out`` adds PyTorch's ``out=`` keyword to the public function.
     ``methods`` and ``inplace`` name the Tensor methods (True: ``name`` and ``name_``);
     ``sizes`` methods take ``*size`` as well as a sequence.
@@ -185,7 +251,8 @@ def defop(
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
     op.pieces = pieces
-    op.prepare = prepare
+    op.no_kernel = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
+    op.prepare = _refusing(prepare, op.no_kernel, nin) if op.no_kernel else prepare
     op.batch_rule = batch_rule
     op.samples = samples
     op.error_samples = error_samples
@@ -271,7 +338,7 @@ def composite(
         op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
-        op.pieces = None
+        op.pieces, op.no_kernel = None, ()
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or op_name, oracle, None
         op.node_cls, op.number_edges, op.dense = None, False, False

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, composite, tensor_methods, zero_term
+from .._core.op import ErrorInput, NoKernel, composite, tensor_methods, zero_term
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
@@ -25,8 +25,10 @@ from ._families import (
     binary,
     binary_samples,
     elementwise_op,
+    integral_errors,
     promote,
     promote_float,
+    promote_integral,
 )
 from .comparison import where
 
@@ -314,6 +316,8 @@ def _pow_errors(make):
 pow = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
     samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
+    # a bool exponent given as a Python bool is no computation (x ** True is x)
+    no_kernel=NoKernel("b", "pow", when=lambda arrays, attrs: not isinstance(arrays[1], bool)),
     node_name=lambda input, exponent: (  # pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
         "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
     ),
@@ -523,7 +527,7 @@ atan2 = binary(
 hypot = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
-    ELEMENTWISE, scalars=(), ieee=True,
+    ELEMENTWISE, scalars=(), ieee=True, no_kernel=NoKernel("bi", "hypot_cpu"),
 )  # fmt: skip
 
 
@@ -568,13 +572,13 @@ logaddexp = binary(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result),
      lambda g, other, result: g * _logaddexp_w(other, result)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True,
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp_cpu"),
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
      lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True,
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp2_cpu"),
 )  # fmt: skip
 
 
@@ -639,16 +643,17 @@ lerp = elementwise_op(
 )  # fmt: skip
 
 
+_ADDCDIV_INT = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
+    "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+    "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
+    "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes."
+)
+
+
 def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
-    if _is_int(tensor1) and _is_int(tensor2):
-        raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
-            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
-            "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
-            "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
-            "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
-            "tensor2), for all dtypes."
-        )
     return input + value * (tensor1 / tensor2)
 
 
@@ -681,7 +686,7 @@ addcmul = elementwise_op(
     (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
      lambda g, tensor1, value: g * tensor1 * value),
     ELEMENTWISE,
-    samples=_addc_samples(False), dtypes=FLOATS_INT,
+    samples=_addc_samples(False), dtypes=FLOATS_INT, no_kernel=NoKernel("b", "addcmul_cpu_out"),
 )  # fmt: skip
 addcdiv = elementwise_op(
     "addcdiv", _addcdiv,
@@ -689,6 +694,8 @@ addcdiv = elementwise_op(
      lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
     ELEMENTWISE,
     samples=_addc_samples(True), ieee=True,
+    # tensor1 and tensor2 both integral (bool included), whatever input is
+    no_kernel=NoKernel("bi", error=(RuntimeError, _ADDCDIV_INT), inputs=(1, 2)),
     error_samples=lambda make: [ErrorInput(
         S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
     )],
@@ -728,8 +735,19 @@ _SHIFT = {
     "dtypes": ("int64",),  # shifts of bools are not defined
     "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
 }
-bitwise_left_shift = binary("bitwise_left_shift", _shift(True), **_SHIFT)
-bitwise_right_shift = binary("bitwise_right_shift", _shift(False), **_SHIFT)
+
+
+def _shift_op(name: str, kernel: str, left: bool):
+    """A shift: PyTorch's kernel is ``lshift_cpu``/``rshift_cpu``, with no bool version."""
+    return binary(
+        name, _shift(left), prepare=promote_integral(kernel),
+        error_samples=integral_errors(kernel, 2), no_kernel=NoKernel("b", f"{kernel}_cpu"),
+        **_SHIFT,
+    )  # fmt: skip
+
+
+bitwise_left_shift = _shift_op("bitwise_left_shift", "lshift", True)
+bitwise_right_shift = _shift_op("bitwise_right_shift", "rshift", False)
 
 tensor_methods(
     {

@@ -14,7 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
-from .._core.op import LINEAR, composite, defop, named, tensor_methods
+from .._core.op import LINEAR, NoKernel, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dims
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -55,8 +55,8 @@ def _same_dtype(message):
 
 def _m1m2(arr):
     return (
-        f"expected m1 and m2 to have the same dtype, but got: {_tname(arr[0]).lower()} != "
-        f"{_tname(arr[1]).lower()}"
+        f"expected m1 and m2 to have the same dtype, but got: {dt.of(arr[0]).cpp_name} != "
+        f"{dt.of(arr[1]).cpp_name}"
     )
 
 
@@ -317,12 +317,37 @@ def _matmul(xp, input, other):
 
 _MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
 
+
+def _product_kernel(arrays, attrs) -> str:
+    """The kernel PyTorch's matmul runs for these ranks (bool has none of them)."""
+    na, nb = arrays[0].ndim, arrays[1].ndim
+    if nb == 1:
+        return "dot" if na == 1 else "addmv_impl_cpu"
+    return "addmm_impl_cpu_" if nb == 2 else "bmm"
+
+
+def _nonempty_factors(arrays, attrs) -> bool:
+    """An empty product (no rows, columns, batch or inner dim) runs no kernel."""
+    return arrays[0].size > 0 and arrays[1].size > 0
+
+
+def _no_bool_product(kernel) -> NoKernel:
+    return NoKernel("b", kernel, when=_nonempty_factors)
+
+
 matmul = defop(
     "matmul",
     _matmul,
     vjp=(_matmul_vjp_a, _matmul_vjp_b),
     jvp=lambda tinput, tother, input, other: tinput @ other + input @ tother,
     prepare=_same_dtype(_matmul_message),
+    no_kernel=NoKernel(
+        "b",
+        _product_kernel,
+        when=lambda arrays, attrs: (
+            arrays[0].ndim == arrays[1].ndim == 1 or _nonempty_factors(arrays, attrs)
+        ),
+    ),
     batch_rule=product(_matmul_check),
     samples=_matmul_samples,
     out=True,
@@ -401,6 +426,7 @@ mm = defop(
     vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
     jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
     prepare=_same_dtype(_m1m2),
+    no_kernel=_no_bool_product("addmm_impl_cpu_"),
     batch_rule=product(_mm_check),
     out=True,
     test=_INT,
@@ -430,6 +456,7 @@ bmm = defop(
     vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
     jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
     prepare=_same_dtype(_scalar_type),
+    no_kernel=_no_bool_product("bmm"),
     batch_rule=product(_bmm_check),
     out=True,
     test=_INT,
@@ -464,7 +491,9 @@ def _mv_kernel(xp, input, vec):
 
 
 def _addmv_message(arr):
-    return f"addmv input tensors must have the same dtype, but got {_tname(arr[1])}, {_tname(arr[0])}, and {_tname(arr[1])}"
+    """mv(mat, vec) runs addmv with an input of vec's dtype; addmv names its three inputs."""
+    a, b, c = arr if len(arr) == 3 else (arr[1], arr[0], arr[1])
+    return f"addmv input tensors must have the same dtype, but got {_tname(a)}, {_tname(b)}, and {_tname(c)}"
 
 
 mv = defop(
@@ -473,6 +502,7 @@ mv = defop(
     vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
     jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
     prepare=_same_dtype(_addmv_message),
+    no_kernel=_no_bool_product("addmv_impl_cpu"),
     batch_rule=product(_mv_check),
     out=True,
     test=_INT,
@@ -504,18 +534,19 @@ def _vec_dot(name):
         _dot_check(input.shape, other.shape)
         return xp.dot(input, other)
 
-    def message(arr):
-        return f"{name} : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
+    def message(arr):  # vdot of real tensors is dot, and says so
+        return f"dot : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
 
     return defop(
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
         jvp=lambda tinput, tother, input, other: (tinput * other).sum() + (input * tother).sum(),
         prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
+        no_kernel=NoKernel("b", "dot"),
         samples=lambda make: [S((make((3,)), make((3,)))), S((make((0,)), make((0,))))],
         error_samples=lambda make: [
             E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
             E(S((make((2,)), make((3,)))), RuntimeError, "inconsistent tensor size"),
-            E(_mixed(make, (3,), (3,)), RuntimeError, f"{name} : expected both vectors to have same dtype"),
+            E(_mixed(make, (3,), (3,)), RuntimeError, "dot : expected both vectors to have same dtype"),
         ],
         methods=True,
     )  # fmt: skip
@@ -723,9 +754,19 @@ def _einsum_prepare(arrays, attrs=None):
     return arrays, None
 
 
+def _einsum_contracts(arrays, attrs) -> bool:
+    """Whether PyTorch's einsum runs bmm: a subscript summed between two nonempty operands."""
+    ops, (lhs, arrow, out) = arrays[0], attrs["equation"].partition("->")
+    terms = lhs.split(",")
+    if len(ops) < 2 or not arrow or any(o.size == 0 for o in ops):
+        return False
+    return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
+
+
 einsum_op = defop(
     "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
     prepare=_einsum_prepare, batch_rule=_einsum_rule, node_name="EinsumBackward0",
+    no_kernel=NoKernel("b", "bmm", when=_einsum_contracts),
     test=_INT,
     samples=lambda make: [
         S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
@@ -810,6 +851,8 @@ def tensordot(a, b, dims=2, out=None):
     rhs = [c for k, c in enumerate(ta) if k not in da] + [
         c for k, c in enumerate(tb) if k not in db
     ]
+    if a.dtype is dt.bool_ and a.numel() and b.numel():  # PyTorch contracts with dot or mm
+        raise dt.not_implemented("addmm_impl_cpu_" if rhs else "dot", a)
     res = einsum("".join(ta) + "," + "".join(tb) + "->" + "".join(rhs), a, b)
     return res if out is None else _write(out, res)
 
@@ -876,6 +919,12 @@ def multi_dot(tensors, *, out=None):
     """Chained matrix product; the first and last may be vectors."""
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{tensors[0].dtype.cpp_name} and tensor {i} {t.dtype.cpp_name}"
+            )
     res = tensors[0]
     for t in tensors[1:]:
         res = res @ t
@@ -892,6 +941,16 @@ def multi_dot(tensors, *, out=None):
 )
 def vecdot(x, y, *, dim: int = -1, out=None):
     """Dot product of vectors along ``dim`` (with broadcasting)."""
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            "linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+            f"{x.dtype.scalar_name}"
+        )
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{x.dtype.scalar_name} and y of type {y.dtype.scalar_name} instead"
+        )
     res = (x * y).sum(dim)
     return res if out is None else _write(out, res)
 
@@ -930,11 +989,20 @@ def _addprod_rule(op, prod_fn):
     return rule
 
 
-def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message):
+def _addmm_message(arr) -> str:
+    """PyTorch checks self against mat2 first, then mat1 against mat2."""
+    which, a = ("self", arr[0]) if arr[0].dtype != arr[2].dtype else ("mat1", arr[1])
+    return f"{which} and mat2 must have the same dtype, but got {_tname(a)} and {_tname(arr[2])}"
+
+
+def _addprod(
+    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool
+):
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
-    ``prod_fn`` is the product written with numtorch ops (for the batch rule).
+    ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
+    the name of PyTorch's kernel, which has no bool version.
     """
     m1n, m2n = names
 
@@ -965,6 +1033,7 @@ def _addprod(name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, sampl
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
         prepare=_same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
+        no_kernel=NoKernel("b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size),
         samples=samples, out=True, methods=True, inplace=True,
     )  # fmt: skip
 
@@ -977,7 +1046,8 @@ addmm = _addprod(
         S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
         S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
     ],
-    lambda arr: f"self and mat2 must have the same dtype, but got {_tname(arr[0])} and {_tname(arr[-1])}",
+    _addmm_message,
+    "addmm_impl_cpu_",
 )  # fmt: skip
 addmv = _addprod(
     "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
@@ -987,6 +1057,7 @@ addmv = _addprod(
         S((make(()), make((2, 3)), make((3,))), {"beta": 2.0, "alpha": 0.5}),
     ],
     _addmv_message,
+    "addmv_impl_cpu",
 )  # fmt: skip
 baddbmm = _addprod(
     "baddbmm", ("batch1", "batch2"), _bmm, bmm.fn, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
@@ -995,7 +1066,10 @@ baddbmm = _addprod(
         S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
         S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
-    _scalar_type,
+    lambda arr: "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}".format(
+        *(dt.of(a).cpp_name for a in arr)
+    ),
+    "baddbmm",
 )  # fmt: skip
 
 
@@ -1010,7 +1084,8 @@ addbmm = _addprod(
         S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
         S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
-    _scalar_type,
+    _addmm_message,
+    "addmm_impl_cpu_",
 )  # fmt: skip
 
 
@@ -1053,6 +1128,7 @@ linalg_cross = defop(
         linalg_cross.fn(tinput, other, dim=dim) + linalg_cross.fn(input, tother, dim=dim)
     ),
     prepare=_same_dtype(_scalar_type), batch_rule=_cross_rule, api="linalg.cross", out=True,
+    no_kernel=NoKernel("b", "cross"),
     test=_INT,
     samples=lambda make: [
         S((make((3,)), make((3,)))), S((make((2, 3)), make((2, 3)))),
@@ -1111,6 +1187,7 @@ trace = defop(
     vjp=_trace_vjp,
     jvp=LINEAR,
     batch_rule=_trace_rule,
+    no_kernel=NoKernel("b", "trace"),
     test=_INT,
     samples=lambda make: [S((make((3, 3)),)), S((make((2, 4)),)), S((make((0, 0)),))],
     error_samples=lambda make: [

@@ -15,7 +15,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, Op, named, tensor_methods
+from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
@@ -724,6 +724,7 @@ argmax, argmin = (
         test={"dtypes": FLOATS_INT},
         out=True,
         methods=True,
+        no_kernel=NoKernel("b", error=(RuntimeError, f"{name}(): does not support bool input")),
     )
     for name in ("argmax", "argmin")
 )
@@ -731,8 +732,6 @@ argmax, argmin = (
 
 # ------------------------------------------------------------------ variance
 def _variance(xp, x, dim, correction, keepdim, name: str):
-    if x.dtype.kind not in "fc":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = dims_of(dim, x.ndim)
     n = count(x.shape, dims)
     if n - correction <= 0:  # inf/nan like PyTorch, with its warning rather than NumPy's
@@ -793,21 +792,33 @@ def _var_samples(make):
     yield S((make((3, 4)), 1, False, True))  # legacy var(input, dim, unbiased, keepdim)
 
 
-def _var_errors(make):
-    yield ErrorInput(
-        S((make((2, 3), dtype="int64"),)), RuntimeError, "std and var only support floating"
+def _var_errors(name: str):
+    def errors(make):
+        for d in ("int64", "bool"):
+            yield ErrorInput(
+                S((make((2, 3), dtype=d),)), RuntimeError, f"^{name} only support floating point"
+            )
+        yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
+
+    return errors
+
+
+def _floating_only(name: str) -> NoKernel:
+    return NoKernel(
+        "bi", error=(RuntimeError, f"{name} only support floating point and complex dtypes")
     )
-    yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
 
 
 _VEXTRA = ("correction",)
 var_op = reduction(
-    "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
-    methods=False,
+    "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples,
+    error_samples=_var_errors("std and var"),
+    methods=False, no_kernel=_floating_only("std and var"),
 )  # fmt: skip
 std_op = reduction(
-    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
-    methods=False,
+    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples,
+    error_samples=_var_errors("std and var"),
+    methods=False, no_kernel=_floating_only("std and var"),
 )  # fmt: skip
 
 
@@ -841,8 +852,9 @@ def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
         vjp=vjp,
         jvp=jvp,
         samples=_var_samples,
-        error_samples=_var_errors,
+        error_samples=_var_errors(name),
         batch_rule=_DIMS,
+        no_kernel=_floating_only(name),
     )
 
 
@@ -1233,6 +1245,7 @@ def _logcumsumexp_jvp(t, x, result, dim):
 logcumsumexp = _scan_op(
     "logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
+    no_kernel=NoKernel("bi", "logcumsumexp_out_cpu"),
 )  # fmt: skip
 
 
@@ -1445,9 +1458,19 @@ def _topk_errors(make):
     yield ErrorInput(S((make((2, 3)), 4)), RuntimeError, "selected index k out of range")
 
 
+def _dim_size(arrays, attrs) -> int:
+    """The size of the dim an op of one tensor works along (1 for a 0-d tensor)."""
+    x = arrays[0]
+    return x.shape[dim1(attrs["dim"], x.ndim)] if x.ndim else 1
+
+
 topk_op = _indexed_op(
-    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT}
-)
+    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT},
+    no_kernel=NoKernel(
+        "b", error=(RuntimeError, "topk does not support bool dtypes on CPU"),
+        when=lambda arrays, attrs: 0 <= attrs["k"] <= _dim_size(arrays, attrs),
+    ),
+)  # fmt: skip
 
 
 def _kthvalue(xp, x, k, dim=-1, keepdim=False):
@@ -1487,6 +1510,7 @@ kthvalue_op = _indexed_op(
     samples=_kth_samples,
     error_samples=_kth_errors,
     test={"dtypes": FLOATS_INT},
+    no_kernel=NoKernel("b", "kthvalue_cpu", when=lambda arrays, attrs: _dim_size(arrays, attrs)),
 )
 
 
@@ -1549,6 +1573,7 @@ median_op = defop(
     error_samples=_median_errors,
     test={"dtypes": FLOATS_INT},
     batch_rule=_median_rule,
+    no_kernel=NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
 )
 
 
@@ -1590,6 +1615,8 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     d = dim1(dim, input.dim())
     if input.dim() and input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    if input.dtype is dt.bool_:  # kthvalue's own refusal would name kthvalue's kernel
+        raise dt.not_implemented("median_out", input)
     n = input.shape[d] if input.dim() else 1
     res = RT["median"](*kthvalue_op.fn(input, (n - 1) // 2 + 1, d, keepdim))
     if out is not None:
