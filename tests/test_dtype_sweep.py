@@ -130,6 +130,27 @@ def test_accepted_dtypes(prog):
     assert_same(prog, B, INTS)
 
 
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b: L.logaddexp(b[0], b[1, :2]),
+        lambda L, b: L.pow(b[0], b[1, :2]),
+        lambda L, b: L.addcmul(b[0], b[1, :2], b[0]),
+        lambda L, b: L.bitwise_right_shift(b[0], b[1, :2]),
+        lambda L, b: L.mm(b, b),
+        lambda L, b: b @ b,
+        lambda L, b: L.dot(b[0], b[1, :2]),
+        lambda L, b: L.bmm(b, b),
+        lambda L, b: L.addmm(b[:, :2], b, b),
+        lambda L, b: L.linalg.cross(b[:, :2], b[:, :2]),
+        lambda L, b: L.logcumsumexp(b, 3),
+        lambda L, b: L.topk(b, 1, 3),
+    ],
+)
+def test_shapes_are_checked_before_the_dtype(prog):
+    assert_same_error(prog, B)
+
+
 def test_refusal_inside_transforms():
     """The check runs where the kernel runs: under vmap, grad and jvp alike."""
     assert_same_error(lambda L, b: L.func.vmap(lambda r: L.logcumsumexp(r, 0))(b), B)

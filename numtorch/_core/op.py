@@ -89,13 +89,15 @@ class NoKernel:
     exception type and its text) instead. ``kernel`` may be a function of the arrays and
     attributes giving the name of the kernel PyTorch runs for that call (matmul's depends on
     the ranks); ``when(arrays, attrs)``, if given, says whether PyTorch runs a kernel at
-    all (an empty product runs none, and checks of its own may come first)."""
+    all (an empty product runs none); ``first(arrays, attrs)`` runs the checks PyTorch makes
+    before it picks the kernel by dtype (broadcast shapes, matrix sizes), which raise first."""
 
     kinds: str
     kernel: str | Callable = ""
     error: tuple[type, str] | None = None
     inputs: tuple[int, ...] | None = None
     when: Callable | None = None
+    first: Callable | None = None
 
     def check(self, arrays: list, attrs: dict) -> None:
         ops = arrays if self.inputs is None else [arrays[i] for i in self.inputs]
@@ -107,6 +109,8 @@ class NoKernel:
         d = dt.result_type(*operands)
         if d is None or d._kind > 1 or "bi"[d._kind] not in self.kinds:
             return
+        if self.first is not None:
+            self.first(arrays, attrs)
         if self.when is not None and not self.when(arrays, attrs):
             return
         if self.error is not None:

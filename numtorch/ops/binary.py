@@ -24,6 +24,7 @@ from ._families import (
     LINEAR,
     binary,
     binary_samples,
+    broadcast_first,
     elementwise_op,
     integral_errors,
     promote,
@@ -317,7 +318,10 @@ pow = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
     samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
     # a bool exponent given as a Python bool is no computation (x ** True is x)
-    no_kernel=NoKernel("b", "pow", when=lambda arrays, attrs: not isinstance(arrays[1], bool)),
+    no_kernel=NoKernel(
+        "b", "pow", when=lambda arrays, attrs: not isinstance(arrays[1], bool),
+        first=broadcast_first,
+    ),
     node_name=lambda input, exponent: (  # pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
         "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
     ),
@@ -527,7 +531,7 @@ atan2 = binary(
 hypot = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
-    ELEMENTWISE, scalars=(), ieee=True, no_kernel=NoKernel("bi", "hypot_cpu"),
+    ELEMENTWISE, scalars=(), ieee=True, no_kernel=NoKernel("bi", "hypot_cpu", first=broadcast_first),
 )  # fmt: skip
 
 
@@ -572,13 +576,13 @@ logaddexp = binary(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result),
      lambda g, other, result: g * _logaddexp_w(other, result)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp_cpu"),
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp_cpu", first=broadcast_first),
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
      lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp2_cpu"),
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp2_cpu", first=broadcast_first),
 )  # fmt: skip
 
 
@@ -686,7 +690,7 @@ addcmul = elementwise_op(
     (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
      lambda g, tensor1, value: g * tensor1 * value),
     ELEMENTWISE,
-    samples=_addc_samples(False), dtypes=FLOATS_INT, no_kernel=NoKernel("b", "addcmul_cpu_out"),
+    samples=_addc_samples(False), dtypes=FLOATS_INT, no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
 )  # fmt: skip
 addcdiv = elementwise_op(
     "addcdiv", _addcdiv,
@@ -741,7 +745,7 @@ def _shift_op(name: str, kernel: str, left: bool):
     """A shift: PyTorch's kernel is ``lshift_cpu``/``rshift_cpu``, with no bool version."""
     return binary(
         name, _shift(left), prepare=promote_integral(kernel),
-        error_samples=integral_errors(kernel, 2), no_kernel=NoKernel("b", f"{kernel}_cpu"),
+        error_samples=integral_errors(kernel, 2), no_kernel=NoKernel("b", f"{kernel}_cpu", first=broadcast_first),
         **_SHIFT,
     )  # fmt: skip
 

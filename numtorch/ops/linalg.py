@@ -331,8 +331,12 @@ def _nonempty_factors(arrays, attrs) -> bool:
     return arrays[0].size > 0 and arrays[1].size > 0
 
 
-def _no_bool_product(kernel) -> NoKernel:
-    return NoKernel("b", kernel, when=_nonempty_factors)
+def _no_bool_product(kernel, check) -> NoKernel:
+    """No bool kernel, after the shape ``check`` of the two factors."""
+    return NoKernel(
+        "b", kernel, when=_nonempty_factors,
+        first=lambda arrays, attrs: check(arrays[0].shape, arrays[1].shape),
+    )  # fmt: skip
 
 
 matmul = defop(
@@ -347,6 +351,7 @@ matmul = defop(
         when=lambda arrays, attrs: (
             arrays[0].ndim == arrays[1].ndim == 1 or _nonempty_factors(arrays, attrs)
         ),
+        first=lambda arrays, attrs: _matmul_check(arrays[0].shape, arrays[1].shape),
     ),
     batch_rule=product(_matmul_check),
     samples=_matmul_samples,
@@ -426,7 +431,7 @@ mm = defop(
     vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
     jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
     prepare=_same_dtype(_m1m2),
-    no_kernel=_no_bool_product("addmm_impl_cpu_"),
+    no_kernel=_no_bool_product("addmm_impl_cpu_", _mm_check),
     batch_rule=product(_mm_check),
     out=True,
     test=_INT,
@@ -456,7 +461,7 @@ bmm = defop(
     vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
     jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
     prepare=_same_dtype(_scalar_type),
-    no_kernel=_no_bool_product("bmm"),
+    no_kernel=_no_bool_product("bmm", _bmm_check),
     batch_rule=product(_bmm_check),
     out=True,
     test=_INT,
@@ -502,7 +507,7 @@ mv = defop(
     vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
     jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
     prepare=_same_dtype(_addmv_message),
-    no_kernel=_no_bool_product("addmv_impl_cpu"),
+    no_kernel=_no_bool_product("addmv_impl_cpu", _mv_check),
     batch_rule=product(_mv_check),
     out=True,
     test=_INT,
@@ -541,7 +546,9 @@ def _vec_dot(name):
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
         jvp=lambda tinput, tother, input, other: (tinput * other).sum() + (input * tother).sum(),
         prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
-        no_kernel=NoKernel("b", "dot"),
+        no_kernel=NoKernel(
+            "b", "dot", first=lambda arrays, attrs: _dot_check(arrays[0].shape, arrays[1].shape)
+        ),
         samples=lambda make: [S((make((3,)), make((3,)))), S((make((0,)), make((0,))))],
         error_samples=lambda make: [
             E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
@@ -996,13 +1003,13 @@ def _addmm_message(arr) -> str:
 
 
 def _addprod(
-    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool
+    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool, check
 ):
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
     ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
-    the name of PyTorch's kernel, which has no bool version.
+    the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes.
     """
     m1n, m2n = names
 
@@ -1033,7 +1040,10 @@ def _addprod(
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
         prepare=_same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
-        no_kernel=NoKernel("b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size),
+        no_kernel=NoKernel(
+            "b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size,
+            first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
+        ),
         samples=samples, out=True, methods=True, inplace=True,
     )  # fmt: skip
 
@@ -1048,6 +1058,7 @@ addmm = _addprod(
     ],
     _addmm_message,
     "addmm_impl_cpu_",
+    _mm_check,
 )  # fmt: skip
 addmv = _addprod(
     "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
@@ -1058,6 +1069,7 @@ addmv = _addprod(
     ],
     _addmv_message,
     "addmv_impl_cpu",
+    _mv_check,
 )  # fmt: skip
 baddbmm = _addprod(
     "baddbmm", ("batch1", "batch2"), _bmm, bmm.fn, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
@@ -1070,6 +1082,7 @@ baddbmm = _addprod(
         *(dt.of(a).cpp_name for a in arr)
     ),
     "baddbmm",
+    _bmm_check,
 )  # fmt: skip
 
 
@@ -1086,6 +1099,7 @@ addbmm = _addprod(
     ],
     _addmm_message,
     "addmm_impl_cpu_",
+    _bmm_check,
 )  # fmt: skip
 
 
@@ -1128,7 +1142,10 @@ linalg_cross = defop(
         linalg_cross.fn(tinput, other, dim=dim) + linalg_cross.fn(input, tother, dim=dim)
     ),
     prepare=_same_dtype(_scalar_type), batch_rule=_cross_rule, api="linalg.cross", out=True,
-    no_kernel=NoKernel("b", "cross"),
+    no_kernel=NoKernel(
+        "b", "cross",
+        first=lambda arrays, attrs: _cross_check(arrays[0].shape, arrays[1].shape, attrs["dim"]),
+    ),
     test=_INT,
     samples=lambda make: [
         S((make((3,)), make((3,)))), S((make((2, 3)), make((2, 3)))),

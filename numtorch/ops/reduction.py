@@ -1245,7 +1245,9 @@ def _logcumsumexp_jvp(t, x, result, dim):
 logcumsumexp = _scan_op(
     "logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
-    no_kernel=NoKernel("bi", "logcumsumexp_out_cpu"),
+    no_kernel=NoKernel(
+        "bi", "logcumsumexp_out_cpu", first=lambda arrays, attrs: dim1(attrs["dim"], arrays[0].ndim)
+    ),
 )  # fmt: skip
 
 
