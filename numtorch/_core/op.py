@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from . import dtype as dt
 from .inplace import run_inplace
 from .tensor import Tensor
@@ -131,19 +133,32 @@ def _flat(inputs) -> list:
 
 
 def _refusing(prepare: Callable | None, refusals: tuple[NoKernel, ...], nin: int) -> Callable:
-    """``prepare`` after the ``no_kernel`` checks; inputs of a dtype the op has kernels for
-    (floats, most often) pass with one look at each dtype."""
+    """``prepare`` after the ``no_kernel`` checks. A refused promoted dtype (bool or
+    integer) needs every operand of that category or below, so the first checked operand
+    decides whether to look further: a float array costs one look at its dtype."""
     kinds = "".join(k.kinds for k in refusals).replace("i", "iu")
+    first = min((k.inputs or (0,))[0] for k in refusals)
+    nd = np.ndarray
 
     def checked(arrays, attrs=None):
-        for a in _flat(arrays[:nin]):
-            if getattr(a, "dtype", None) is not None and a.dtype.kind in kinds:
+        a = arrays[first]
+        if type(a) is not nd or a.dtype.kind in kinds:  # numbers, lists, GPU arrays: look
+            if _maybe_refused(a, kinds):
                 for k in refusals:
                     k.check(arrays[:nin], attrs)
-                break
         return (arrays, None) if prepare is None else prepare(arrays, attrs)
 
     return checked
+
+
+def _maybe_refused(a, kinds: str) -> bool:
+    """Whether an operand's dtype is of a refused kind (a number: bool or int; a list of
+    tensors: its first)."""
+    if isinstance(a, (list, tuple)):
+        a = a[0] if a else None
+    if isinstance(a, (bool, int)):
+        return True
+    return getattr(a, "dtype", None) is not None and a.dtype.kind in kinds
 
 
 @dataclass
