@@ -104,6 +104,16 @@ F = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=np.float32)
         lambda L, b, i: L.var_mean(i, 1),
         lambda L, b, i: L.std_mean(b),
         lambda L, b, i: L.var(b),
+        lambda L, b, i: L.floor(b),
+        lambda L, b, i: b.trunc(),
+        lambda L, b, i: L.round(b),
+        lambda L, b, i: L.round(b, decimals=1),
+        lambda L, b, i: L.round(i, decimals=1),
+        lambda L, b, i: L.frac(i),
+        lambda L, b, i: L.remainder(b, True),
+        lambda L, b, i: L.fmod(b, b),
+        lambda L, b, i: L.floor_divide(b, b[0]),
+        lambda L, b, i: L.remainder(b[0], b[1, :2]),  # the broadcast error comes first
     ],
 )
 def test_refused_dtypes(prog):
@@ -124,6 +134,12 @@ def test_refused_dtypes(prog):
         lambda L, b, i: L.einsum("ij,ij->ij", b, b),
         lambda L, b, i: L.einsum("i,j->ij", b[0], b[1]),
         lambda L, b, i: (i @ i.mT, L.topk(i, 2), L.median(i, 1), i.argmax()),
+        lambda L, b, i: (L.round(i), L.floor(i), L.remainder(i, 2), L.fmod(b, 2)),
+        # a subscript summed within one operand sums with sum(), which promotes to int64
+        lambda L, b, i: [
+            L.einsum(e, x[:, :2]) for e in ("ij->i", "ij->", "ii") for x in (b, i.int())
+        ],
+        lambda L, b, i: (L.einsum("ii->i", b[:, :2]), L.einsum("ij,k->ik", b, b[0])),
     ],
 )
 def test_accepted_dtypes(prog):

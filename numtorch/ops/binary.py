@@ -244,7 +244,6 @@ def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _floor_divide(xp, input, other):
-    _no_bool("div_floor_cpu", input)
     _check_int_zero(input, other)
     return xp.floor_divide(input, other)
 
@@ -253,6 +252,7 @@ floor_divide = binary(
     "floor_divide", _floor_divide, dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"), ieee=True,
+    no_kernel=NoKernel("b", "div_floor_cpu", first=broadcast_first),
 )  # fmt: skip
 
 
@@ -489,13 +489,11 @@ clamp_max = binary(
 
 # ------------------------------------------------------------------ remainders
 def _remainder(xp, input, other):
-    _no_bool("remainder_cpu", input)
     _check_int_zero(input, other)
     return xp.remainder(input, other)
 
 
 def _fmod(xp, input, other):
-    _no_bool("fmod_cpu", input)
     _check_int_zero(input, other)
     return xp.fmod(input, other)
 
@@ -506,6 +504,7 @@ remainder = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
     dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"), ieee=True,
+    no_kernel=NoKernel("b", "remainder_cpu", first=broadcast_first),
     node_name=lambda other: "RemainderBackward0" if other is None else "RemainderBackward1",
 )  # fmt: skip
 fmod = binary(
@@ -514,6 +513,7 @@ fmod = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"), ieee=True,
+    no_kernel=NoKernel("b", "fmod_cpu", first=broadcast_first),
     node_name=lambda other: "FmodBackward0" if other is None else "FmodBackward1",
 )  # fmt: skip
 

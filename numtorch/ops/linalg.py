@@ -684,8 +684,18 @@ def _einsum_plan(equation: str, shapes: list):
 
 
 def _einsum_kernel(xp, operands, equation):
-    out = xp.einsum(equation, *operands, optimize=len(operands) > 2)
+    ops = operands
+    if ops[0].dtype.kind in "biu" and ops[0].dtype != np.int64 and _sums_alone(equation):
+        ops = [o.astype(np.int64) for o in ops]  # PyTorch sums such a subscript with sum()
+    out = xp.einsum(equation, *ops, optimize=len(ops) > 2)
     return _fresh(xp, xp.asarray(out), *operands)
+
+
+def _sums_alone(equation: str) -> bool:
+    """Whether a subscript is summed within one operand (in one term, not in the output)."""
+    lhs, _, out = equation.partition("->")
+    terms = lhs.split(",")
+    return any(c not in out and sum(c in t for t in terms) == 1 for c in set(lhs) - {","})
 
 
 def _einsum_vjp(g, operands, equation):
