@@ -103,11 +103,7 @@ class NoKernel:
 
     def check(self, arrays: list, attrs: dict) -> None:
         ops = arrays if self.inputs is None else [arrays[i] for i in self.inputs]
-        operands = [
-            (dt.from_np(a.dtype), a.ndim) if hasattr(a, "dtype") else a
-            for a in _flat(ops)
-            if a is not None
-        ]
+        operands = [(dt.of(a), a.ndim) if hasattr(a, "dtype") else a for a in _operands(ops)]
         d = dt.result_type(*operands)
         if d is None or d._kind > 1 or "bi"[d._kind] not in self.kinds:
             return
@@ -121,44 +117,71 @@ class NoKernel:
         raise dt.not_implemented(name, d)
 
 
-def _flat(inputs) -> list:
-    """Inputs with list inputs (of tensors) spliced in."""
+def _operands(inputs) -> list:
+    """The tensors (arrays) and numbers among inputs, with lists of tensors spliced in."""
     out = []
     for a in inputs:
         if isinstance(a, (list, tuple)):
-            out.extend(a)
-        else:
+            out.extend(x for x in a if hasattr(x, "dtype"))
+        elif isinstance(a, (bool, int, float, complex)) or hasattr(a, "dtype"):
             out.append(a)
     return out
 
 
 def _refusing(prepare: Callable | None, refusals: tuple[NoKernel, ...], nin: int) -> Callable:
     """``prepare`` after the ``no_kernel`` checks. A refused promoted dtype (bool or
-    integer) needs every operand of that category or below, so the first checked operand
-    decides whether to look further: a float array costs one look at its dtype."""
-    kinds = "".join(k.kinds for k in refusals).replace("i", "iu")
+    integer) needs every operand of that category or below, so each declaration's first
+    operand decides whether to look further: a float array costs one look at its dtype."""
+    check = refusal_check(refusals)
+    npkinds = "".join(k.kinds for k in refusals).replace("i", "iu")
     first = min((k.inputs or (0,))[0] for k in refusals)
     nd = np.ndarray
 
     def checked(arrays, attrs=None):
         a = arrays[first]
-        if type(a) is not nd or a.dtype.kind in kinds:  # numbers, lists, GPU arrays: look
-            if _maybe_refused(a, kinds):
-                for k in refusals:
-                    k.check(arrays[:nin], attrs)
+        if type(a) is not nd or a.dtype.kind in npkinds:
+            check(arrays[:nin], attrs)
         return (arrays, None) if prepare is None else prepare(arrays, attrs)
 
+    def checked_all(arrays, attrs=None):
+        check(arrays[:nin], attrs)
+        return (arrays, None) if prepare is None else prepare(arrays, attrs)
+
+    if any((k.inputs or (0,))[0] != first for k in refusals):  # several first operands
+        return checked_all
     return checked
 
 
-def _maybe_refused(a, kinds: str) -> bool:
+def refusal_check(refusals: tuple[NoKernel, ...]) -> Callable:
+    """``check(inputs, attrs)``: raise as the first applicable declaration says."""
+    npkinds = "".join(k.kinds for k in refusals).replace("i", "iu")
+    kinds = {"bi".index(c) for k in refusals for c in k.kinds}
+    firsts = tuple(sorted({(k.inputs or (0,))[0] for k in refusals}))
+    nd = np.ndarray
+
+    def check(inputs, attrs):
+        for i in firsts:
+            a = inputs[i]
+            if type(a) is nd:
+                if a.dtype.kind not in npkinds:
+                    continue
+            elif not _maybe_refused(a, kinds):  # numbers, tensors, lists, GPU arrays
+                continue
+            for k in refusals:
+                k.check(inputs, attrs)
+            return
+
+    return check
+
+
+def _maybe_refused(a, kinds: set) -> bool:
     """Whether an operand's dtype is of a refused kind (a number: bool or int; a list of
     tensors: its first)."""
     if isinstance(a, (list, tuple)):
         a = a[0] if a else None
     if isinstance(a, (bool, int)):
         return True
-    return getattr(a, "dtype", None) is not None and a.dtype.kind in kinds
+    return getattr(a, "dtype", None) is not None and dt.of(a.dtype)._kind in kinds
 
 
 @dataclass
