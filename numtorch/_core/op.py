@@ -17,6 +17,7 @@ means the op returns a tuple of any length.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -358,18 +359,24 @@ def composite(
     grad_args: Sequence[int] | None = None,
     test: dict | None = None,
     methods: Sequence[str] | bool = (),
+    no_kernel: NoKernel | Sequence[NoKernel] = (),
 ) -> Callable:
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
     jvp, second order, vmap with the fallback off) cover it. Returns the function itself;
     usable as a decorator: ``@composite(samples=...)``. ``name`` (default: the function's)
-    is its name in the registry, ``api`` its public path (default: the name)."""
+    is its name in the registry, ``api`` its public path (default: the name).
+    ``no_kernel``: the dtypes PyTorch's own kernel for the function refuses (``NoKernel``,
+    over the required positional arguments); the function returned then checks them first."""
 
     def declare(fn: Callable) -> Callable:
         op_name = name or fn.__name__
         params = list(inspect.signature(fn).parameters.values())
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         required = [p for p in params if p.kind in positional and p.default is p.empty]
+        refusals = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
+        if refusals:
+            fn = _refusing_fn(fn, refusals, tuple(p.name for p in required))
         op = Op.__new__(Op)
         op.name, op.kernel, op.fn, op.composite = op_name, None, fn, True
         op.impl = op.recorder = None
@@ -380,7 +387,7 @@ def composite(
         op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
-        op.pieces, op.no_kernel = None, ()
+        op.pieces, op.no_kernel = None, refusals
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or op_name, oracle, None
         op.node_cls, op.number_edges, op.dense = None, False, False
@@ -391,6 +398,20 @@ def composite(
         return fn
 
     return declare if fn is None else declare(fn)
+
+
+def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str, ...]):
+    """``fn`` after the ``no_kernel`` checks of its arguments ``names``."""
+    check = refusal_check(refusals)
+    n = len(names)
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        inputs = list(args[:n]) + [kwargs.get(k) for k in names[len(args) :]]
+        check(inputs, kwargs)
+        return fn(*args, **kwargs)
+
+    return checked
 
 
 def _method_names(names: Sequence[str] | bool, default: str) -> tuple[str, ...]:

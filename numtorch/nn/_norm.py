@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._core.dispatch import dispatch
-from .._core.op import composite, defop
+from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
@@ -233,9 +233,10 @@ def _bn_errors(make):
     yield ErrorInput(S((x, rm, rv), {"momentum": None}), TypeError, "'momentum' \\(position 7\\) must be float")  # fmt: skip
 
 
-composite(
+_BN_NO_KERNEL = NoKernel("bi", "batch_norm", inputs=(0,), when=lambda ins, at: ins[0].numel())
+batch_norm = composite(
     batch_norm, samples=_bn_samples, error_samples=_bn_errors,
-    api="nn.functional.batch_norm", grad_args=(0, 3, 4),
+    api="nn.functional.batch_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
 )  # fmt: skip
 
 
@@ -315,9 +316,9 @@ def _in_errors(make):
     )
 
 
-composite(
+instance_norm = composite(
     instance_norm, samples=_in_samples, error_samples=_in_errors,
-    api="nn.functional.instance_norm", grad_args=(0, 3, 4),
+    api="nn.functional.instance_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
 )  # fmt: skip
 
 
@@ -396,7 +397,10 @@ def _ln_errors(make):
     yield ErrorInput(S((x, 4)), TypeError, "must be tuple of ints, not int")
 
 
-composite(layer_norm, samples=_ln_samples, error_samples=_ln_errors, api="nn.functional.layer_norm")
+layer_norm = composite(
+    layer_norm, samples=_ln_samples, error_samples=_ln_errors, api="nn.functional.layer_norm",
+    no_kernel=NoKernel("bi", "LayerNormKernelImpl", inputs=(0,)),
+)  # fmt: skip
 
 
 def rms_norm(
@@ -431,7 +435,10 @@ def _rms_errors(make):
     yield ErrorInput(S((x, (4,), make((3,)))), RuntimeError, "Expected weight to be of same shape")
 
 
-composite(rms_norm, samples=_rms_samples, error_samples=_rms_errors, api="nn.functional.rms_norm")
+rms_norm = composite(
+    rms_norm, samples=_rms_samples, error_samples=_rms_errors, api="nn.functional.rms_norm",
+    no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)),
+)  # fmt: skip
 
 
 # ------------------------------------------------------------------ group_norm
@@ -498,7 +505,10 @@ def _gn_errors(make):
     )  # fmt: skip
 
 
-composite(group_norm, samples=_gn_samples, error_samples=_gn_errors, api="nn.functional.group_norm")
+group_norm = composite(
+    group_norm, samples=_gn_samples, error_samples=_gn_errors, api="nn.functional.group_norm",
+    no_kernel=NoKernel("bi", "GroupNormKernelImpl", inputs=(0,)),
+)  # fmt: skip
 
 
 # ------------------------------------------------------------------ local_response_norm
@@ -536,9 +546,14 @@ def _lrn_errors(make):
     yield ErrorInput(S((make((2, 3)), 2)), ValueError, "Expected 3D or higher dimensionality")
 
 
-composite(
+local_response_norm = composite(
     local_response_norm, samples=_lrn_samples, error_samples=_lrn_errors,
     api="nn.functional.local_response_norm",
+    # PyTorch averages the squares with avg_pool2d (3-d input) or avg_pool3d
+    no_kernel=NoKernel(
+        "b", lambda ins, at: "avg_pool2d" if ins[0].dim() == 3 else "avg_pool3d_out_frame",
+        inputs=(0,),
+    ),
 )  # fmt: skip
 
 
