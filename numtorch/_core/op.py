@@ -403,12 +403,17 @@ def composite(
 def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str, ...]):
     """``fn`` after the ``no_kernel`` checks of its arguments ``names``."""
     check = refusal_check(refusals)
-    n = len(names)
+    kinds = {"bi".index(c) for k in refusals for c in k.kinds}
+    firsts = {(k.inputs or (0,))[0] for k in refusals}
+    n, sig = len(names), inspect.signature(fn)
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         inputs = list(args[:n]) + [kwargs.get(k) for k in names[len(args) :]]
-        check(inputs, kwargs)
+        if any(_maybe_refused(inputs[i], kinds) for i in firsts):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            check(inputs, bound.arguments)  # every argument by name, as attributes
         return fn(*args, **kwargs)
 
     return checked

@@ -26,7 +26,7 @@ import math
 import warnings
 
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, ErrorInput, composite, defop, named
+from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop, named
 from .._core.tensor import Tensor
 from ..ops._batching import front, rule_generator
 from ..testing.samples import S
@@ -616,8 +616,22 @@ def _make_conv(d: int):
     )
     return composite(
         conv, samples=_conv_samples(d), error_samples=_conv_errors(fname, d, False),
-        api=f"nn.functional.{fname}",
+        api=f"nn.functional.{fname}", no_kernel=_no_bool_conv(d, False),
     )  # fmt: skip
+
+
+def _no_bool_conv(d: int, transposed: bool) -> NoKernel:
+    """PyTorch's CPU convolutions have no bool kernel; which one it names depends on the
+    dimension and the dilation (an empty batch runs none)."""
+
+    def kernel(ins, attrs) -> str:
+        if transposed:
+            return f"slow_conv_transpose{max(d, 2)}d_out_cpu"
+        if any(v != 1 for v in _ints(attrs["dilation"], d)):
+            return "slow_conv_dilated<>"
+        return "compute_columns3d" if d == 3 else "slow_conv2d_cpu"
+
+    return NoKernel("b", kernel, inputs=(0, 1), when=lambda ins, attrs: ins[0].numel())
 
 
 def _make_conv_transpose(d: int):
@@ -645,6 +659,7 @@ def _make_conv_transpose(d: int):
     return composite(
         conv_transpose, samples=_conv_transpose_samples(d),
         error_samples=_conv_errors(fname, d, True), api=f"nn.functional.{fname}",
+        no_kernel=_no_bool_conv(d, True),
     )  # fmt: skip
 
 
@@ -773,8 +788,14 @@ def _fold_errors(make):
     yield ErrorInput(S((make((1, 8, 9)), 4, 0)), RuntimeError, "kernel size should be greater than zero")  # fmt: skip
 
 
-composite(unfold, samples=_unfold_samples, error_samples=_unfold_errors, api="nn.functional.unfold")
-composite(fold, samples=_fold_samples, error_samples=_fold_errors, api="nn.functional.fold")
+unfold = composite(
+    unfold, samples=_unfold_samples, error_samples=_unfold_errors, api="nn.functional.unfold",
+    no_kernel=NoKernel("i", "im2col_out_cpu", inputs=(0,)),  # bool has a kernel, integers not
+)  # fmt: skip
+fold = composite(
+    fold, samples=_fold_samples, error_samples=_fold_errors, api="nn.functional.fold",
+    no_kernel=NoKernel("i", "col2im_out_cpu", inputs=(0,)),
+)  # fmt: skip
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
