@@ -98,6 +98,11 @@ def _float_only(name):
     return prepare
 
 
+def _no_eigh_kernel(name: str) -> NoKernel:
+    """eigh's LAPACK kernel has no bool or integer version (after the shape checks)."""
+    return NoKernel("bi", "linalg_eigh_cpu", first=lambda arrays, attrs: _square(name, arrays[0]))
+
+
 def _square(name, A, what="A"):
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
@@ -1595,6 +1600,10 @@ linalg_solve_triangular = defop(
     "linalg_solve_triangular", _solve_tri_kernel, nin=2,
     vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
     prepare=_float_only("linalg.solve_triangular"), batch_rule=_solve_tri_rule,
+    no_kernel=NoKernel(
+        "bi", "triangular_solve_cpu", inputs=(0,),
+        first=lambda arrays, attrs: _min_rank("linalg.solve_triangular", arrays[0].shape),
+    ),
     api="linalg.solve_triangular", out=True,
     samples=lambda make: [
         S((_wc(make, (3, 3)), make((3, 2))), {"upper": True}),
@@ -1815,6 +1824,7 @@ def _eigh_jvp(t, result):
 linalg_eigh = defop(
     "linalg_eigh", _eigh_kernel, nin=1, nout=2, ndiff=2, vjp=_eigh_vjp, jvp=_eigh_jvp,
     prepare=_float_only("linalg.eigh"), batch_rule=stacked("linalg.eigh"), api="linalg.eigh",
+    no_kernel=_no_eigh_kernel("linalg.eigh"),
     test={"no_oracle": True, "no_grad_test": True},  # eigenvector signs; see tests/test_linalg_decomp.py
     samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
     error_samples=lambda make: [
@@ -1841,6 +1851,7 @@ def _eigvalsh_jvp(t, A, UPLO):
 linalg_eigvalsh = defop(
     "linalg_eigvalsh", _eigvalsh_kernel, nin=1, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp,
     prepare=_float_only("linalg.eigvalsh"), batch_rule=stacked("linalg.eigh"),
+    no_kernel=_no_eigh_kernel("linalg.eigvalsh"),
     api="linalg.eigvalsh", out=True,
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
@@ -1940,7 +1951,7 @@ def _svdvals_jvp(t, A):
 
 linalg_svdvals = defop(
     "linalg_svdvals", _svdvals_kernel, vjp=_svdvals_vjp, jvp=_svdvals_jvp,
-    prepare=_float_only("linalg.svdvals"), batch_rule=stacked("linalg.svdvals"),
+    prepare=_float_only("linalg.svd"), batch_rule=stacked("linalg.svdvals"),
     api="linalg.svdvals", out=True, node_name="LinalgSvdBackward0",
     samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
 )  # fmt: skip
