@@ -167,6 +167,39 @@ def test_shapes_are_checked_before_the_dtype(prog):
     assert_same_error(prog, B)
 
 
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b, i: L.nn.functional.conv1d(b.repeat(1, 3)[None], b[None, :, :2], None, 1, 0, 2),
+        lambda L, b, i: L.nn.functional.conv3d(b.reshape(1, 1, 1, 2, 3), b.reshape(1, 1, 1, 2, 3)),
+        lambda L, b, i: L.nn.functional.conv_transpose2d(b[None, None], b[None, None]),
+        lambda L, b, i: L.nn.functional.unfold(i[None, None], 2),
+        lambda L, b, i: L.nn.functional.kl_div(i.double(), i),
+        lambda L, b, i: L.nn.functional.nll_loss(b, i[:, 0].abs().clamp(max=2)),
+        lambda L, b, i: L.nn.functional.layer_norm(i, (3,)),
+        lambda L, b, i: L.nn.functional.local_response_norm(b[None], 2),
+        lambda L, b, i: L.nn.functional.adaptive_max_pool3d(b.reshape(1, 1, 1, 2, 3), 1),
+        lambda L, b, i: L.linalg.eigvalsh(i[:, :2]),
+        lambda L, b, i: L.linalg.solve_triangular(b[:, :2], b[:, :2].double(), upper=True),
+    ],
+)
+def test_nn_and_linalg_refusals(prog):
+    assert_same_error(prog, B, INTS)
+
+
+def test_nn_accepted_dtypes():
+    assert_same(
+        lambda L, b, i: (
+            L.nn.functional.unfold(b[None, None], 2),  # bool has im2col, integers not
+            L.nn.functional.conv1d(b[:0, None], b[:, None]),  # an empty batch runs no kernel
+            L.nn.functional.conv1d(i[None], i[:, None].expand(2, 2, 3)),
+            L.nn.functional.batch_norm(b[:0], None, None, training=True),
+        ),
+        B,
+        INTS,
+    )
+
+
 def test_refusal_inside_transforms():
     """The check runs where the kernel runs: under vmap, grad and jvp alike."""
     assert_same_error(lambda L, b: L.func.vmap(lambda r: L.logcumsumexp(r, 0))(b), B)
