@@ -274,9 +274,26 @@ def _prim_samples(kind):
 
 _PRIM = dict(nin=2, batch_rule=fold_batch(), test={"no_oracle": True})  # internal ops
 
+
+def _no_bool_conv(transposed: bool) -> NoKernel:
+    """PyTorch's CPU convolutions have no bool kernel; which one it names depends on the
+    dimension and the dilation (an empty batch runs none). Checked in the primitive, after
+    the public functions' shape checks, as PyTorch checks the shapes first."""
+
+    def kernel(arrays, attrs) -> str:
+        d = arrays[0].ndim - 2
+        if transposed:
+            return f"slow_conv_transpose{max(d, 2)}d_out_cpu"
+        if any(v != 1 for v in attrs["dilation"]):
+            return "slow_conv_dilated<>"
+        return "compute_columns3d" if d == 3 else "slow_conv2d_cpu"
+
+    return NoKernel("b", kernel, when=lambda arrays, attrs: arrays[0].size)
+
+
 convolution = defop(
     "convolution", _convolution, **_PRIM, node_name="ConvolutionBackward0",
-    api="nn._conv.convolution.fn", samples=_prim_samples("conv"),
+    api="nn._conv.convolution.fn", samples=_prim_samples("conv"), no_kernel=_no_bool_conv(False),
     vjp=(
         _formula(lambda g, w, shape, geo: _conv_in(g, w, shape[2:], geo), "g", "weight", "input_shape"),
         _formula(lambda g, x, shape, geo: _conv_w(x, g, shape[2:], geo), "g", "input", "weight_shape"),
@@ -289,6 +306,7 @@ convolution = defop(
 convolution_input_grad = defop(
     "convolution_input_grad", _convolution_input_grad, **_PRIM,
     node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad.fn",
+    no_kernel=_no_bool_conv(True),
     samples=_prim_samples("input"),
     vjp=(
         _formula(lambda g, w, shape, geo: _fit(_conv(g, w, geo), shape[2:]), "g", "weight", "grad_output_shape"),
@@ -616,22 +634,8 @@ def _make_conv(d: int):
     )
     return composite(
         conv, samples=_conv_samples(d), error_samples=_conv_errors(fname, d, False),
-        api=f"nn.functional.{fname}", no_kernel=_no_bool_conv(d, False),
+        api=f"nn.functional.{fname}",
     )  # fmt: skip
-
-
-def _no_bool_conv(d: int, transposed: bool) -> NoKernel:
-    """PyTorch's CPU convolutions have no bool kernel; which one it names depends on the
-    dimension and the dilation (an empty batch runs none)."""
-
-    def kernel(ins, attrs) -> str:
-        if transposed:
-            return f"slow_conv_transpose{max(d, 2)}d_out_cpu"
-        if any(v != 1 for v in _ints(attrs["dilation"], d)):
-            return "slow_conv_dilated<>"
-        return "compute_columns3d" if d == 3 else "slow_conv2d_cpu"
-
-    return NoKernel("b", kernel, inputs=(0, 1), when=lambda ins, attrs: ins[0].numel())
 
 
 def _make_conv_transpose(d: int):
@@ -659,7 +663,6 @@ def _make_conv_transpose(d: int):
     return composite(
         conv_transpose, samples=_conv_transpose_samples(d),
         error_samples=_conv_errors(fname, d, True), api=f"nn.functional.{fname}",
-        no_kernel=_no_bool_conv(d, True),
     )  # fmt: skip
 
 
