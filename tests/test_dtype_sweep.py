@@ -204,6 +204,8 @@ def test_nn_accepted_dtypes():
             L.nn.functional.conv1d(b[:0, None], b[:, None]),  # an empty batch runs no kernel
             L.nn.functional.conv1d(i[None], i[:, None].expand(2, 2, 3)),
             L.nn.functional.batch_norm(b[:0], None, None, training=True),
+            L.nn.functional.mse_loss(b, i.float()),  # PyTorch's kernel promotes the bool
+            L.nn.functional.smooth_l1_loss(i.double(), b, reduction="none"),
         ),
         B,
         INTS,

@@ -378,11 +378,18 @@ def cross_entropy(
 _INVALID_MODE = "Invalid reduction mode: {}. Expected one of 'none', 'mean', 'sum'."
 
 
-def _regression(elem: Callable, input, target, reduction, weight=None, weighted_mean=True):
+def _regression(
+    elem: Callable, input, target, reduction, weight=None, weighted_mean=True, promote=False
+):
     """``elem(input - target)`` broadcast, optionally weighted, then reduced. With a weight,
-    'mean' divides by the weight's sum (``weighted_mean``) or by the element count."""
+    'mean' divides by the weight's sum (``weighted_mean``) or by the element count.
+    ``promote``: a bool operand takes the common dtype first (PyTorch's kernel computes in
+    it, where ``input - target`` would refuse the bool)."""
     _size_warning(input, target)
     x, y = broadcast_tensors(input, target)
+    if promote and x.dtype != y.dtype and dt.bool_ in (x.dtype, y.dtype):
+        common = dt.result_type((x.dtype, x.dim()), (y.dtype, y.dim()))
+        x, y = x.to(common), y.to(common)
     loss = elem(x - y)
     if weight is None:
         return _reduce(loss, reduction)
@@ -448,7 +455,7 @@ def mse_loss(
 ) -> Tensor:
     """The squared error ``(input - target) ** 2``."""
     reduction = _reduction(size_average, reduce, reduction, check=weight is None)
-    return _regression(lambda d: d * d, input, target, reduction, weight)
+    return _regression(lambda d: d * d, input, target, reduction, weight, promote=True)
 
 
 @composite(
@@ -495,8 +502,9 @@ def smooth_l1_loss(
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:
-        return _regression(lambda d: d.abs(), input, target, reduction)
-    return _regression(lambda d: _smooth(d.abs(), beta, False), input, target, reduction)
+        return _regression(lambda d: d.abs(), input, target, reduction, promote=True)
+    elem = lambda d: _smooth(d.abs(), beta, False)  # noqa: E731
+    return _regression(elem, input, target, reduction, promote=True)
 
 
 @composite(
