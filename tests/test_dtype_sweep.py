@@ -305,6 +305,27 @@ def test_texts_naming_dtypes(prog):
     assert_same_error(prog, INTS, F)
 
 
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.conv1d(x.long(), x[:, :, :2]),
+        lambda L, x: L.nn.functional.conv1d(x.long(), x[:, :, :2], x[0, :, 0]),  # bias first
+        lambda L, x: L.nn.functional.conv1d(x, x[:, :, :2], x[0, :, 0].long()),
+        lambda L, x: L.nn.functional.conv1d(x, x[:, :, :2].long(), x[0, :, 0]),
+        lambda L, x: L.nn.functional.conv_transpose1d(x.long(), x[:, :, :2], x[0, :, 0]),
+    ],
+)
+def test_convolution_dtype_texts(prog):
+    assert_same_error(prog, np.ones((2, 2, 5)))
+
+
+def test_transposed_convolution_adds_a_bias_of_another_dtype():
+    assert_same(
+        lambda L, x: L.nn.functional.conv_transpose1d(x, x[:, :, :2], x[0, :, 0].long()),
+        np.ones((2, 2, 5)),
+    )
+
+
 # ------------------------------------------------------------------ kept different from torch
 def test_vmap_promotes_by_logical_shapes():
     """A batched operand 0-d per sample promotes as a 0-d tensor, as eager PyTorch does per

@@ -388,15 +388,17 @@ def _expand(name: str, v, d: int, k: int) -> tuple[int, ...]:
     return v
 
 
-def _check_dtypes(input: Tensor, weight: Tensor, bias) -> None:
-    if weight.dtype != input.dtype:
-        raise RuntimeError(
-            f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
-        )
-    if bias is not None and bias.dtype != input.dtype:
+def _check_dtypes(input: Tensor, weight: Tensor, bias, transposed: bool = False) -> None:
+    """PyTorch's order: a convolution checks the bias against the input before the weight;
+    a transposed one checks the weight only (its bias is added with promotion)."""
+    if not transposed and bias is not None and bias.dtype != input.dtype:
         raise RuntimeError(
             f"Input type ({input.dtype.cpp_name}) and bias type ({bias.dtype.cpp_name}) should be "
             "the same"
+        )
+    if weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
         )
 
 
@@ -523,7 +525,7 @@ def _conv_transpose_nd(
     batched = _check_rank(fname, input, weight, d)
     if isinstance(padding, str):
         raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
-    _check_dtypes(input, weight, bias)
+    _check_dtypes(input, weight, bias, transposed=True)
     k = weight.dim() - 2
     stride, padding, dilation, output_padding = _check_params(
         d, k, stride, padding, dilation, groups, output_padding
