@@ -319,6 +319,18 @@ def test_convolution_dtype_texts(prog):
     assert_same_error(prog, np.ones((2, 2, 5)))
 
 
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.bilinear(x.long(), x, x[:2, None].expand(2, 3, 3)),
+        lambda L, x: L.nn.functional.bilinear(x, x[:1], x[:2, None].expand(2, 3, 3).long()),
+        lambda L, x: L.nn.functional.bilinear(x, x, x[:2, None].expand(2, 3, 3), x[0, :2].int()),
+    ],
+)
+def test_bilinear_dtype_texts(prog):
+    assert_same_error(prog, np.ones((2, 3)))
+
+
 def test_transposed_convolution_adds_a_bias_of_another_dtype():
     assert_same(
         lambda L, x: L.nn.functional.conv_transpose1d(x, x[:, :, :2], x[0, :, 0].long()),
