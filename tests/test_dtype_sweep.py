@@ -331,6 +331,21 @@ def test_bilinear_dtype_texts(prog):
     assert_same_error(prog, np.ones((2, 3)))
 
 
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.layer_norm(x.long(), (3,), x[0]),
+        lambda L, x: L.nn.functional.layer_norm(x.long(), (3,), x[0].float()),
+        lambda L, x: L.nn.functional.layer_norm(x, (3,), x[0].float()),
+        lambda L, x: L.nn.functional.layer_norm(x.float(), (3,), x[0]),
+        lambda L, x: L.nn.functional.layer_norm(x.float(), (3,), x[0].float(), x[0]),
+        lambda L, x: L.nn.functional.group_norm(x, 1, x[0].float()),
+    ],
+)
+def test_norm_parameter_dtype_texts(prog):
+    assert_same_error(prog, np.ones((2, 3)))
+
+
 def test_transposed_convolution_adds_a_bias_of_another_dtype():
     assert_same(
         lambda L, x: L.nn.functional.conv_transpose1d(x, x[:, :, :2], x[0, :, 0].long()),

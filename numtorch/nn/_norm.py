@@ -355,6 +355,26 @@ def _check_trailing(input: Tensor, shape: tuple, weight, bias, star: str) -> tup
     return tuple(range(input.dim() - k, input.dim()))
 
 
+def _check_param_dtypes(input: Tensor, weight, bias) -> None:
+    """PyTorch's CPU layer_norm/group_norm: a weight of another dtype than the input is its
+    mixed-precision mode (Half input, Float parameters), refused otherwise; a bias of another
+    dtype fails in the kernel."""
+    if weight is not None and weight.dtype != input.dtype:
+        if any(p is not None and p.dtype.name != "float32" for p in (weight, bias)):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype.name != "float16":
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    elif bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_name} but found {bias.dtype.scalar_name}"
+        )
+
+
+def _param_dtypes_first(inputs, args) -> None:
+    """The parameters' dtype check comes before the kernel's refusal of the input dtype."""
+    _check_param_dtypes(args["input"], args["weight"], args["bias"])
+
+
 def layer_norm(
     input: Tensor,
     normalized_shape: Sequence[int],
@@ -364,6 +384,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
     shape = _normalized_shape("layer_norm", normalized_shape)
+    _check_param_dtypes(input, weight, bias)
     dims = _check_trailing(input, shape, weight, bias, ", ")
     return _affine(_standardize.fn(input, dims, eps), weight, bias, 0)
 
@@ -399,7 +420,7 @@ def _ln_errors(make):
 
 layer_norm = composite(
     layer_norm, samples=_ln_samples, error_samples=_ln_errors, api="nn.functional.layer_norm",
-    no_kernel=NoKernel("bi", "LayerNormKernelImpl", inputs=(0,)),
+    no_kernel=NoKernel("bi", "LayerNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
 )  # fmt: skip
 
 
@@ -474,6 +495,7 @@ def group_norm(
                 f"input, but got {name} of shape {_size(t.shape)} and input of shape "
                 f"{_size(shape)}"
             )
+    _check_param_dtypes(input, weight, bias)
     grouped = input.reshape(n, num_groups, c // num_groups * math.prod(shape[2:]))
     y = _standardize.fn(grouped, (2,), eps).reshape(shape)
     return _affine(y, weight, bias, len(shape) - 2)
@@ -507,7 +529,7 @@ def _gn_errors(make):
 
 group_norm = composite(
     group_norm, samples=_gn_samples, error_samples=_gn_errors, api="nn.functional.group_norm",
-    no_kernel=NoKernel("bi", "GroupNormKernelImpl", inputs=(0,)),
+    no_kernel=NoKernel("bi", "GroupNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
 )  # fmt: skip
 
 
