@@ -161,18 +161,35 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     finally:
         if modes:
             state.inplace_op = None
-    commit(self, result, op)
+    try:
+        commit(self, result, op)
+    except RuntimeError as e:
+        if op.name in _CPP_CAST and str(e).startswith("result type"):
+            if not any(isinstance(a, Tensor) for a in args):
+                raise RuntimeError(cast_error(result.dtype, self.dtype, cpp=True)) from None
+        raise
     return self
 
 
+# In-place ops whose own dtype check (with Python-number operands) names the C++ type of
+# the output, where TensorIterator's names its ScalarType: clamp_(max=1.5) of an int64
+# tensor says "long int", add_(1.5) says "Long".
+_CPP_CAST = frozenset({"clamp", "clamp_min", "clamp_max"})
+
+
+def cast_error(frm, to, cpp: bool = False) -> str:
+    """PyTorch's text for a result of dtype ``frm`` that can't be written into ``to``."""
+    return (
+        f"result type {frm.scalar_name} can't be cast to the desired output type "
+        f"{to.cpp_name if cpp else to.scalar_name}"
+    )
+
+
 def commit(self: Tensor, result: Tensor, op=None) -> None:
-    """Write result's values into self, bump the version, and rebase history."""
-    sd, rd = self.dtype, result.dtype
-    if rd != sd and rd._kind > sd._kind:
-        raise RuntimeError(
-            f"result type {rd.scalar_name} can't be cast to the desired output type "
-            f"{sd.scalar_name}"
-        )
+    """Write result's values into self, bump the version, and rebase history. As in
+    PyTorch, the shape is checked first, then a transform's own conditions (a level's
+    commit ends in this function on its inner values, which checks the dtype), then the
+    dtype."""
     if tuple(result.shape) != tuple(self.shape):
         raise RuntimeError(
             f"output with shape {list(self.shape)} doesn't match the broadcast shape "
@@ -183,6 +200,9 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
         if lvl:
             state.stack[lvl - 1].commit(self, result, op)
             return
+    sd, rd = self.dtype, result.dtype
+    if rd != sd and rd._kind > sd._kind:
+        raise RuntimeError(cast_error(rd, sd))
     data = self._data
     try:
         data[...] = result._data

@@ -17,13 +17,17 @@ means the op returns a tuple of any length.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dtype_gaps import guard
+import numpy as np
+
+from . import dtype as dt
 from .inplace import run_inplace
+from .no_kernel import GAPS, NoKernel
 from .tensor import Tensor
 
 REGISTRY: dict[str, Op] = {}
@@ -80,6 +84,58 @@ class OpTestFlags:
     vmap_unbatched: tuple[int, ...] = ()  # argument positions vmap can't batch
 
 
+def _refusing(prepare: Callable | None, refusals: tuple[NoKernel, ...], nin: int) -> Callable:
+    """``prepare`` after the ``no_kernel`` checks, which run only where an operand could be
+    refused: a refused bool or integer promoted dtype needs every operand of that category
+    or below, so the declaration's first operand decides; a refused complex one needs one
+    complex operand. A float array costs one look at its dtype per operand looked at."""
+    check = refusal_check(refusals)
+    low = "".join(k.kinds for k in refusals).replace("c", "").replace("i", "iu")
+    cplx = any("c" in k.kinds for k in refusals)
+    first = min((k.inputs or (0,))[0] for k in refusals)
+    every = any((k.inputs or (0,))[0] != first for k in refusals)  # several first operands
+    nd = np.ndarray
+
+    def checked(arrays, attrs=None):
+        if every or _may_refuse(arrays, first, nin, low, cplx, nd):
+            check(arrays[:nin], attrs)
+        return (arrays, None) if prepare is None else prepare(arrays, attrs)
+
+    return checked
+
+
+def _may_refuse(arrays, first: int, nin: int, low: str, cplx: bool, nd) -> bool:
+    if low:
+        a = arrays[first]
+        if type(a) is not nd or a.dtype.kind in low:
+            return True
+    if cplx:
+        for a in arrays[:nin]:
+            if isinstance(a, complex) or getattr(getattr(a, "dtype", None), "kind", "") == "c":
+                return True
+    return False
+
+
+def refusal_check(refusals: tuple[NoKernel, ...]) -> Callable:
+    """``check(inputs, attrs)``: raise as the first applicable declaration says."""
+
+    def check(inputs, attrs):
+        for k in refusals:
+            k.check(inputs, attrs)
+
+    return check
+
+
+def _maybe_refused(a, kinds: set) -> bool:
+    """Whether an operand's dtype is of a refused kind (a number: bool or int; a list of
+    tensors: its first)."""
+    if isinstance(a, (list, tuple)):
+        a = a[0] if a else None
+    if isinstance(a, (bool, int)):
+        return True
+    return getattr(a, "dtype", None) is not None and dt.of(a.dtype)._kind in kinds
+
+
 @dataclass
 class ErrorInput:
     sample: SampleInput
@@ -95,7 +151,7 @@ class Op:
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
         "test", "saves", "composite", "impl", "recorder", "node_cls", "number_edges", "dense",
-        "pieces",
+        "pieces", "no_kernel",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -115,6 +171,7 @@ def defop(
     view: bool = False,
     pieces: Callable | None = None,
     prepare: Callable | None = None,
+    no_kernel: NoKernel | Sequence[NoKernel] = (),
     samples: Callable | None = None,
     error_samples: Callable | None = None,
     api: str | None = None,
@@ -140,6 +197,8 @@ def defop(
     formula, ``LINEAR`` (the op applied to the tangents), ``ELEMENTWISE`` (derived
     from the vjp formulas), or None.
     ``prepare(arrays, attrs) -> (arrays, out_dtype)`` applies type promotion.
+    ``no_kernel``: the dtypes PyTorch has no kernel for (``NoKernel``), checked before
+    ``prepare``.
     ``out`` adds PyTorch's ``out=`` keyword to the public function.
     ``methods`` and ``inplace`` name the Tensor methods (True: ``name`` and ``name_``);
     ``sizes`` methods take ``*size`` as well as a sequence.
@@ -186,7 +245,9 @@ def defop(
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
     op.pieces = pieces
-    op.prepare = guard(name, prepare)  # PyTorch's dtype gaps first (dtype_gaps.py)
+    declared = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
+    op.no_kernel = declared + GAPS.get(name, ())  # and PyTorch's table (no_kernel.py)
+    op.prepare = _refusing(prepare, op.no_kernel, nin) if op.no_kernel else prepare
     op.batch_rule = batch_rule
     op.samples = samples
     op.error_samples = error_samples
@@ -250,18 +311,24 @@ def composite(
     grad_args: Sequence[int] | None = None,
     test: dict | None = None,
     methods: Sequence[str] | bool = (),
+    no_kernel: NoKernel | Sequence[NoKernel] = (),
 ) -> Callable:
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
     jvp, second order, vmap with the fallback off) cover it. Returns the function itself;
     usable as a decorator: ``@composite(samples=...)``. ``name`` (default: the function's)
-    is its name in the registry, ``api`` its public path (default: the name)."""
+    is its name in the registry, ``api`` its public path (default: the name).
+    ``no_kernel``: the dtypes PyTorch's own kernel for the function refuses (``NoKernel``,
+    over the required positional arguments); the function returned then checks them first."""
 
     def declare(fn: Callable) -> Callable:
         op_name = name or fn.__name__
         params = list(inspect.signature(fn).parameters.values())
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         required = [p for p in params if p.kind in positional and p.default is p.empty]
+        refusals = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
+        if refusals:
+            fn = _refusing_fn(fn, refusals, tuple(p.name for p in required))
         op = Op.__new__(Op)
         op.name, op.kernel, op.fn, op.composite = op_name, None, fn, True
         op.impl = op.recorder = None
@@ -272,7 +339,7 @@ def composite(
         op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
-        op.pieces = None
+        op.pieces, op.no_kernel = None, refusals
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or op_name, oracle, None
         op.node_cls, op.number_edges, op.dense = None, False, False
@@ -283,6 +350,25 @@ def composite(
         return fn
 
     return declare if fn is None else declare(fn)
+
+
+def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str, ...]):
+    """``fn`` after the ``no_kernel`` checks of its arguments ``names``."""
+    check = refusal_check(refusals)
+    kinds = {"bifc".index(c) for k in refusals for c in k.kinds}
+    firsts = {(k.inputs or (0,))[0] for k in refusals}
+    n, sig = len(names), inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        inputs = list(args[:n]) + [kwargs.get(k) for k in names[len(args) :]]
+        if any(_maybe_refused(inputs[i], kinds) for i in firsts):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            check(inputs, bound.arguments)  # every argument by name, as attributes
+        return fn(*args, **kwargs)
+
+    return checked
 
 
 def _method_names(names: Sequence[str] | bool, default: str) -> tuple[str, ...]:

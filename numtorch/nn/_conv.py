@@ -27,7 +27,7 @@ import warnings
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, ErrorInput, composite, defop, named
+from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop, named
 from .._core.tensor import Tensor
 from ..ops._batching import front, rule_generator
 from ..testing.samples import S
@@ -275,9 +275,26 @@ def _prim_samples(kind):
 
 _PRIM = dict(nin=2, batch_rule=fold_batch(), test={"no_oracle": True})  # internal ops
 
+
+def _no_bool_conv(transposed: bool) -> NoKernel:
+    """PyTorch's CPU convolutions have no bool kernel; which one it names depends on the
+    dimension and the dilation (an empty batch runs none). Checked in the primitive, after
+    the public functions' shape checks, as PyTorch checks the shapes first."""
+
+    def kernel(arrays, attrs) -> str:
+        d = arrays[0].ndim - 2
+        if transposed:
+            return f"slow_conv_transpose{max(d, 2)}d_out_cpu"
+        if any(v != 1 for v in attrs["dilation"]):
+            return "slow_conv_dilated<>"
+        return "compute_columns3d" if d == 3 else "slow_conv2d_cpu"
+
+    return NoKernel("b", kernel, when=lambda arrays, attrs: arrays[0].size)
+
+
 convolution = defop(
     "convolution", _convolution, **_PRIM, node_name="ConvolutionBackward0",
-    api="nn._conv.convolution.fn", samples=_prim_samples("conv"),
+    api="nn._conv.convolution.fn", samples=_prim_samples("conv"), no_kernel=_no_bool_conv(False),
     vjp=(
         _formula(lambda g, w, shape, geo: _conv_in(g, w, shape[2:], geo), "g", "weight", "input_shape"),
         _formula(lambda g, x, shape, geo: _conv_w(x, g, shape[2:], geo), "g", "input", "weight_shape"),
@@ -290,6 +307,7 @@ convolution = defop(
 convolution_input_grad = defop(
     "convolution_input_grad", _convolution_input_grad, **_PRIM,
     node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad.fn",
+    no_kernel=_no_bool_conv(True),
     samples=_prim_samples("input"),
     vjp=(
         _formula(lambda g, w, shape, geo: _fit(_conv(g, w, geo), shape[2:]), "g", "weight", "grad_output_shape"),
@@ -374,7 +392,8 @@ def _expand(name: str, v, d: int, k: int) -> tuple[int, ...]:
 def _check_dtypes(input: Tensor, weight: Tensor, bias, d: int, transposed: bool) -> None:
     """PyTorch's dtype checks of a convolution, in its order: the bias (direct form only;
     the transposed one adds it with type promotion), complex input against the weight, the
-    missing bool kernel, the weight."""
+    weight. A bool input is refused by the primitives' no_kernel, after the shape checks,
+    except that a transposed one picks its (missing) kernel before it checks the weight."""
     t, w = input.dtype, weight.dtype
 
     def check_bias():
@@ -390,11 +409,8 @@ def _check_dtypes(input: Tensor, weight: Tensor, bias, d: int, transposed: bool)
             f"Input type (CPU{t.scalar_name}Type) and weight type (torch.{w.scalar_name}Tensor) "
             "should be the same"
         )
-    if t == dt.bool_:
-        kernel = ("slow_conv2d_cpu", "compute_columns3d")[d == 3]
-        if transposed:
-            kernel = f"slow_conv_transpose{max(d, 2)}d_out_cpu"
-        raise dt.not_implemented(kernel, t)
+    if transposed and t == dt.bool_ and w != t:
+        raise dt.not_implemented(f"slow_conv_transpose{max(d, 2)}d_out_cpu", t)
     if w != t:
         raise RuntimeError(f"expected scalar type {t.scalar_name} but found {w.scalar_name}")
 
@@ -794,8 +810,14 @@ def _fold_errors(make):
     yield ErrorInput(S((make((1, 8, 9)), 4, 0)), RuntimeError, "kernel size should be greater than zero")  # fmt: skip
 
 
-composite(unfold, samples=_unfold_samples, error_samples=_unfold_errors, api="nn.functional.unfold")
-composite(fold, samples=_fold_samples, error_samples=_fold_errors, api="nn.functional.fold")
+unfold = composite(
+    unfold, samples=_unfold_samples, error_samples=_unfold_errors, api="nn.functional.unfold",
+    no_kernel=NoKernel("i", "im2col_out_cpu", inputs=(0,)),  # bool has a kernel, integers not
+)  # fmt: skip
+fold = composite(
+    fold, samples=_fold_samples, error_samples=_fold_errors, api="nn.functional.fold",
+    no_kernel=NoKernel("i", "col2im_out_cpu", inputs=(0,)),
+)  # fmt: skip
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

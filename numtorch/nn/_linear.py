@@ -132,6 +132,11 @@ def _bilinear_errors(make):
 @composite(api="nn.functional.bilinear", samples=_bilinear_samples, error_samples=_bilinear_errors)
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    named = [("input1", input1), ("input2", input2), ("weight", weight), ("bias", bias)]
+    named = [(n, t) for n, t in named if t is not None]
+    if any(t.dtype != input1.dtype for _, t in named):  # checked before the shapes
+        got = ", ".join(f"{n}: {t.dtype.cpp_name}" for n, t in named)
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
     s1, s2 = list(input1.shape), list(input2.shape)
     if input1.dim() != input2.dim():
         raise RuntimeError(

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
-from .._core.op import ELEMENTWISE, LINEAR, composite, defop
+from .._core.op import ELEMENTWISE, LINEAR, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import elementwise, front
 from ..ops.comparison import where
@@ -226,6 +226,13 @@ def _nll_samples(make):
     yield S((make((0, 4)), make.index(0, 4)), {"reduction": "sum"}, name="empty batch")
 
 
+# kl_div refuses an integral input or target, whatever the other is
+_KL_INTEGRAL = tuple(
+    NoKernel("bi", error=(RuntimeError, "kl_div: Integral inputs not supported."), inputs=(i,))
+    for i in (0, 1)
+)
+
+
 def _nll_errors(make, fn="nll_loss"):
     x, w = make((3, 4)), make((4,))
     t = np.array([0, 1, 2])
@@ -245,6 +252,7 @@ def _nll_errors(make, fn="nll_loss"):
 @composite(
     samples=_nll_samples, error_samples=_nll_errors, api="nn.functional.nll_loss",
     grad_args=(0,),  # PyTorch's nll_loss is not differentiable in its weight
+    no_kernel=NoKernel("bi", "nll_loss_out_frame", inputs=(0,)),
 )  # fmt: skip
 def nll_loss(
     input: Tensor,
@@ -370,11 +378,18 @@ def cross_entropy(
 _INVALID_MODE = "Invalid reduction mode: {}. Expected one of 'none', 'mean', 'sum'."
 
 
-def _regression(elem: Callable, input, target, reduction, weight=None, weighted_mean=True):
+def _regression(
+    elem: Callable, input, target, reduction, weight=None, weighted_mean=True, promote=False
+):
     """``elem(input - target)`` broadcast, optionally weighted, then reduced. With a weight,
-    'mean' divides by the weight's sum (``weighted_mean``) or by the element count."""
+    'mean' divides by the weight's sum (``weighted_mean``) or by the element count.
+    ``promote``: a bool operand takes the common dtype first (PyTorch's kernel computes in
+    it, where ``input - target`` would refuse the bool)."""
     _size_warning(input, target)
     x, y = broadcast_tensors(input, target)
+    if promote and x.dtype != y.dtype and dt.bool_ in (x.dtype, y.dtype):
+        common = dt.result_type((x.dtype, x.dim()), (y.dtype, y.dim()))
+        x, y = x.to(common), y.to(common)
     loss = elem(x - y)
     if weight is None:
         return _reduce(loss, reduction)
@@ -428,6 +443,7 @@ def _regression_errors(weighted: bool = False, **kw):
 @composite(
     samples=_regression_samples(weighted=True), error_samples=_regression_errors(True),
     api="nn.functional.mse_loss", grad_args=(0, 1),
+    no_kernel=NoKernel("bi", "mse_cpu", inputs=(0, 1)),
 )  # fmt: skip
 def mse_loss(
     input: Tensor,
@@ -439,7 +455,7 @@ def mse_loss(
 ) -> Tensor:
     """The squared error ``(input - target) ** 2``."""
     reduction = _reduction(size_average, reduce, reduction, check=weight is None)
-    return _regression(lambda d: d * d, input, target, reduction, weight)
+    return _regression(lambda d: d * d, input, target, reduction, weight, promote=True)
 
 
 @composite(
@@ -471,6 +487,7 @@ def _smooth(z, beta: float, scale_linear: bool):
     samples=_regression_samples(beta=(0.5, 0.0)),
     error_samples=_regression_errors(beta=(-1.0, "smooth_l1_loss does not support negative values for beta.")),  # fmt: skip
     api="nn.functional.smooth_l1_loss", grad_args=(0, 1),
+    no_kernel=NoKernel("bi", "smooth_l1_cpu", inputs=(0, 1)),
 )  # fmt: skip
 def smooth_l1_loss(
     input: Tensor,
@@ -485,14 +502,16 @@ def smooth_l1_loss(
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:
-        return _regression(lambda d: d.abs(), input, target, reduction)
-    return _regression(lambda d: _smooth(d.abs(), beta, False), input, target, reduction)
+        return _regression(lambda d: d.abs(), input, target, reduction, promote=True)
+    elem = lambda d: _smooth(d.abs(), beta, False)  # noqa: E731
+    return _regression(elem, input, target, reduction, promote=True)
 
 
 @composite(
     samples=_regression_samples(weighted=True, delta=(0.5, 2.0)),
     error_samples=_regression_errors(True, delta=(0.0, "huber_loss does not support non-positive values for delta.")),  # fmt: skip
     api="nn.functional.huber_loss", grad_args=(0, 1),
+    no_kernel=NoKernel("bi", "huber_cpu", inputs=(0, 1)),
 )  # fmt: skip
 def huber_loss(
     input: Tensor,
@@ -548,6 +567,7 @@ bce_pointwise = defop(
 @composite(
     samples=_bce_samples, error_samples=_bce_errors, api="nn.functional.binary_cross_entropy",
     grad_args=(0, 1),  # PyTorch's binary_cross_entropy is not differentiable in its weight
+    no_kernel=NoKernel("bi", "binary_cross_entropy", inputs=(0, 1)),
 )  # fmt: skip
 def binary_cross_entropy(
     input: Tensor,
@@ -598,6 +618,7 @@ def _bcel_errors(make):
     samples=_bcel_samples, error_samples=_bcel_errors,
     api="nn.functional.binary_cross_entropy_with_logits",
     grad_args=(0, 1),  # PyTorch's is not differentiable in weight and pos_weight
+    no_kernel=NoKernel("bi", "log_sigmoid_cpu", inputs=(0, 1)),
 )  # fmt: skip
 def binary_cross_entropy_with_logits(
     input: Tensor,
@@ -638,6 +659,7 @@ def _kl_samples(make):
     samples=_kl_samples,
     error_samples=lambda make: [E(S((make((2, 3)), make((2, 3), 0.1, 1.0)), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")],  # fmt: skip
     api="nn.functional.kl_div", grad_args=(0, 1),
+    no_kernel=_KL_INTEGRAL,
 )  # fmt: skip
 def kl_div(
     input: Tensor,
@@ -1101,6 +1123,7 @@ def _mm_errors(make):
     # PyTorch has no second derivative (multi_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
+    no_kernel=NoKernel("bi", "multi_margin_loss_cpu_kernel", inputs=(0,)),
 )  # fmt: skip
 def multi_margin_loss(
     input: Tensor,
@@ -1179,6 +1202,7 @@ def _mlm_errors(make):
     # PyTorch has no second derivative (multilabel_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
+    no_kernel=NoKernel("bi", "multilabel_margin_loss_forward_out_frame", inputs=(0,)),
 )  # fmt: skip
 def multilabel_margin_loss(
     input: Tensor,
@@ -1363,6 +1387,7 @@ def _ctc_errors(make):
     # differences decide; tests/test_nn_loss.py compares values, and gradients through a
     # log_softmax, with PyTorch.
     test={"no_oracle": True},
+    no_kernel=NoKernel("bi", "ctc_loss_cpu", inputs=(0,)),
 )  # fmt: skip
 def ctc_loss(
     log_probs: Tensor,

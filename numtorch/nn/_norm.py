@@ -20,7 +20,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
-from .._core.op import composite, defop
+from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
@@ -133,7 +133,7 @@ def _check_dtypes(kernel: str, input: Tensor, *params, params_first: bool = True
     mixed = any(p is not None and p.dtype not in ok for p in params)
     if mixed and params_first:
         raise RuntimeError(_MIXED)
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_floating_point and input.numel():  # an empty input runs none
         raise dt.not_implemented(kernel, input)
     if mixed:
         raise RuntimeError(_MIXED)
@@ -256,9 +256,10 @@ def _bn_errors(make):
     yield ErrorInput(S((x, rm, rv), {"momentum": None}), TypeError, "'momentum' \\(position 7\\) must be float")  # fmt: skip
 
 
-composite(
+_BN_NO_KERNEL = NoKernel("bi", "batch_norm", inputs=(0,), when=lambda ins, at: ins[0].numel())
+batch_norm = composite(
     batch_norm, samples=_bn_samples, error_samples=_bn_errors,
-    api="nn.functional.batch_norm", grad_args=(0, 3, 4),
+    api="nn.functional.batch_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
 )  # fmt: skip
 
 
@@ -340,9 +341,9 @@ def _in_errors(make):
     )
 
 
-composite(
+instance_norm = composite(
     instance_norm, samples=_in_samples, error_samples=_in_errors,
-    api="nn.functional.instance_norm", grad_args=(0, 3, 4),
+    api="nn.functional.instance_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
 )  # fmt: skip
 
 
@@ -379,6 +380,26 @@ def _check_trailing(input: Tensor, shape: tuple, weight, bias, star: str) -> tup
     return tuple(range(input.dim() - k, input.dim()))
 
 
+def _check_param_dtypes(input: Tensor, weight, bias) -> None:
+    """PyTorch's CPU layer_norm/group_norm: a weight of another dtype than the input is its
+    mixed-precision mode (Half input, Float parameters), refused otherwise; a bias of another
+    dtype fails in the kernel."""
+    if weight is not None and weight.dtype != input.dtype:
+        if any(p is not None and p.dtype.name != "float32" for p in (weight, bias)):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype.name != "float16":
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    elif bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_name} but found {bias.dtype.scalar_name}"
+        )
+
+
+def _param_dtypes_first(inputs, args) -> None:
+    """The parameters' dtype check comes before the kernel's refusal of the input dtype."""
+    _check_param_dtypes(args["input"], args["weight"], args["bias"])
+
+
 def layer_norm(
     input: Tensor,
     normalized_shape: Sequence[int],
@@ -388,6 +409,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
     shape = _normalized_shape("layer_norm", normalized_shape)
+    _check_param_dtypes(input, weight, bias)
     dims = _check_trailing(input, shape, weight, bias, ", ")
     _check_dtypes("LayerNormKernelImpl", input, weight, bias)
     return _affine(_standardize.fn(input, dims, eps), weight, bias, 0)
@@ -422,7 +444,10 @@ def _ln_errors(make):
     yield ErrorInput(S((x, 4)), TypeError, "must be tuple of ints, not int")
 
 
-composite(layer_norm, samples=_ln_samples, error_samples=_ln_errors, api="nn.functional.layer_norm")
+layer_norm = composite(
+    layer_norm, samples=_ln_samples, error_samples=_ln_errors, api="nn.functional.layer_norm",
+    no_kernel=NoKernel("bi", "LayerNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
+)  # fmt: skip
 
 
 def rms_norm(
@@ -459,7 +484,10 @@ def _rms_errors(make):
     yield ErrorInput(S((x, (4,), make((3,)))), RuntimeError, "Expected weight to be of same shape")
 
 
-composite(rms_norm, samples=_rms_samples, error_samples=_rms_errors, api="nn.functional.rms_norm")
+rms_norm = composite(
+    rms_norm, samples=_rms_samples, error_samples=_rms_errors, api="nn.functional.rms_norm",
+    no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)),
+)  # fmt: skip
 
 
 # ------------------------------------------------------------------ group_norm
@@ -495,7 +523,7 @@ def group_norm(
                 f"input, but got {name} of shape {_size(t.shape)} and input of shape "
                 f"{_size(shape)}"
             )
-    _check_dtypes("GroupNormKernelImpl", input, weight, bias)
+    _check_param_dtypes(input, weight, bias)
     grouped = input.reshape(n, num_groups, c // num_groups * math.prod(shape[2:]))
     y = _standardize.fn(grouped, (2,), eps).reshape(shape)
     return _affine(y, weight, bias, len(shape) - 2)
@@ -527,7 +555,10 @@ def _gn_errors(make):
     )  # fmt: skip
 
 
-composite(group_norm, samples=_gn_samples, error_samples=_gn_errors, api="nn.functional.group_norm")
+group_norm = composite(
+    group_norm, samples=_gn_samples, error_samples=_gn_errors, api="nn.functional.group_norm",
+    no_kernel=NoKernel("bi", "GroupNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
+)  # fmt: skip
 
 
 # ------------------------------------------------------------------ local_response_norm
@@ -563,9 +594,14 @@ def _lrn_errors(make):
     yield ErrorInput(S((make((2, 3)), 2)), ValueError, "Expected 3D or higher dimensionality")
 
 
-composite(
+local_response_norm = composite(
     local_response_norm, samples=_lrn_samples, error_samples=_lrn_errors,
     api="nn.functional.local_response_norm",
+    # PyTorch averages the squares with avg_pool2d (3-d input) or avg_pool3d
+    no_kernel=NoKernel(
+        "b", lambda ins, at: "avg_pool2d" if ins[0].dim() == 3 else "avg_pool3d_out_frame",
+        inputs=(0,),
+    ),
 )  # fmt: skip
 
 

@@ -794,7 +794,7 @@ def _adaptive_max_fn(op: Op, nd: int, always_indices: bool) -> Callable:
 
     def fn(input: Tensor, output_size, return_indices: bool = False):
         out = _adaptive_size(input, nd, output_size, name, "max")
-        _check_dtype(input, f"adaptive_max_pool{max(nd, 2)}d")
+        _check_dtype(input, "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d")
         values, indices = op.fn(input, out)
         return (values, indices) if return_indices or always_indices else values
 

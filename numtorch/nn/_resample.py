@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, ErrorInput, composite, defop
+from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import along_dims, front, lshape, materialize
 from ..ops.comparison import where
@@ -759,6 +759,13 @@ def _grid_errors(make):
     samples=_grid_samples,
     error_samples=_grid_errors,
     api="nn.functional.grid_sample",
+    no_kernel=NoKernel(
+        "bi",
+        lambda ins, attrs: (
+            "grid_sampler_2d_cpu_kernel_impl" if ins[0].dim() == 4 else "grid_sampler3d_cpu"
+        ),
+        inputs=(0,),
+    ),
 )
 def grid_sample(
     input: Tensor,

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.device import xp_of
-from .._core.dispatch import OUT_OVERLAP_OPS
+from .._core.dispatch import OUT_OVERLAP_OPS, broadcast_mismatch
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -63,6 +63,14 @@ def promote(arrays, attrs=None):
         xp = np if gpu is None else xp_of(gpu)
         out[0] = xp.asarray(out[0], dtype=npd)
     return out, npd
+
+
+def broadcast_first(arrays, attrs=None) -> None:
+    """PyTorch's error for operands that do not broadcast (a ``NoKernel.first`` check: the
+    shapes are checked before the dtype picks a kernel)."""
+    text = broadcast_mismatch([a.shape for a in arrays if _arr(a)])
+    if text is not None:
+        raise RuntimeError(text)
 
 
 def promote_float(arrays, attrs=None):
@@ -383,6 +391,7 @@ __all__ = [
     "LINEAR",
     "binary",
     "binary_samples",
+    "broadcast_first",
     "compare",
     "comparison",
     "comparison_samples",

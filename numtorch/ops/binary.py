@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch
-from .._core.op import ErrorInput, composite, tensor_methods, zero_term
+from .._core.op import ErrorInput, NoKernel, composite, tensor_methods, zero_term
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
@@ -25,6 +25,7 @@ from ._families import (
     LINEAR,
     binary,
     binary_samples,
+    broadcast_first,
     elementwise_op,
     promote,
     promote_float,
@@ -248,7 +249,6 @@ def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _floor_divide(xp, input, other):
-    _no_bool("div_floor_cpu", input)
     _check_int_zero(input, other)
     return xp.floor_divide(input, other)
 
@@ -257,6 +257,7 @@ floor_divide = binary(
     "floor_divide", _floor_divide, dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"), ieee=True,
+    no_kernel=NoKernel("b", "div_floor_cpu", first=broadcast_first),
 )  # fmt: skip
 
 
@@ -321,6 +322,11 @@ def _pow_errors(make):
 pow = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
     samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
+    # a bool exponent given as a Python bool is no computation (x ** True is x)
+    no_kernel=NoKernel(
+        "b", "pow", when=lambda arrays, attrs: not isinstance(arrays[1], bool),
+        first=broadcast_first,
+    ),
     node_name=lambda input, exponent: (  # pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
         "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
     ),
@@ -500,13 +506,11 @@ clamp_max = binary(
 
 # ------------------------------------------------------------------ remainders
 def _remainder(xp, input, other):
-    _no_bool("remainder_cpu", input)
     _check_int_zero(input, other)
     return xp.remainder(input, other)
 
 
 def _fmod(xp, input, other):
-    _no_bool("fmod_cpu", input)
     _check_int_zero(input, other)
     return xp.fmod(input, other)
 
@@ -517,6 +521,7 @@ remainder = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
     dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"), ieee=True,
+    no_kernel=NoKernel("b", "remainder_cpu", first=broadcast_first),
     node_name=lambda other: "RemainderBackward0" if other is None else "RemainderBackward1",
 )  # fmt: skip
 fmod = binary(
@@ -525,6 +530,7 @@ fmod = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"), ieee=True,
+    no_kernel=NoKernel("b", "fmod_cpu", first=broadcast_first),
     node_name=lambda other: "FmodBackward0" if other is None else "FmodBackward1",
     numbers="other",
 )  # fmt: skip
@@ -544,8 +550,7 @@ atan2 = binary(
 hypot = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
-    ELEMENTWISE, scalars=(), ieee=True,
-    numbers="none",
+    ELEMENTWISE, scalars=(), ieee=True, no_kernel=NoKernel("bi", "hypot_cpu", first=broadcast_first), numbers="none",
 )  # fmt: skip
 
 
@@ -591,15 +596,13 @@ logaddexp = binary(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result),
      lambda g, other, result: g * _logaddexp_w(other, result)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True,
-    numbers="none",
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp_cpu", first=broadcast_first), numbers="none",
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
      lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True,
-    numbers="none",
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp2_cpu", first=broadcast_first), numbers="none",
 )  # fmt: skip
 
 
@@ -664,16 +667,17 @@ lerp = elementwise_op(
 )  # fmt: skip
 
 
+_ADDCDIV_INT = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
+    "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+    "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
+    "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes."
+)
+
+
 def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
-    if _is_int(tensor1) and _is_int(tensor2):
-        raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
-            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
-            "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
-            "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
-            "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
-            "tensor2), for all dtypes."
-        )
     return input + value * (tensor1 / tensor2)
 
 
@@ -706,7 +710,7 @@ addcmul = elementwise_op(
     (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
      lambda g, tensor1, value: g * tensor1 * value),
     ELEMENTWISE,
-    samples=_addc_samples(False), dtypes=FLOATS_INT,
+    samples=_addc_samples(False), dtypes=FLOATS_INT, no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
 )  # fmt: skip
 addcdiv = elementwise_op(
     "addcdiv", _addcdiv,
@@ -714,6 +718,8 @@ addcdiv = elementwise_op(
      lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
     ELEMENTWISE,
     samples=_addc_samples(True), ieee=True,
+    # tensor1 and tensor2 both integral (bool included), whatever input is
+    no_kernel=NoKernel("bi", error=(RuntimeError, _ADDCDIV_INT), inputs=(1, 2)),
     error_samples=lambda make: [ErrorInput(
         S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
     )],
@@ -753,8 +759,14 @@ _SHIFT = {
     "dtypes": ("int64",),  # shifts of bools are not defined
     "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
 }
-bitwise_left_shift = binary("bitwise_left_shift", _shift(True), kernel_name="lshift", **_SHIFT)
-bitwise_right_shift = binary("bitwise_right_shift", _shift(False), kernel_name="rshift", **_SHIFT)
+bitwise_left_shift = binary(
+    "bitwise_left_shift", _shift(True), kernel_name="lshift",
+    no_kernel=NoKernel("b", "lshift_cpu", first=broadcast_first), **_SHIFT,
+)  # fmt: skip
+bitwise_right_shift = binary(
+    "bitwise_right_shift", _shift(False), kernel_name="rshift",
+    no_kernel=NoKernel("b", "rshift_cpu", first=broadcast_first), **_SHIFT,
+)  # fmt: skip
 
 tensor_methods(
     {

@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
-from .._core.op import LINEAR, composite, defop, named, tensor_methods
+from .._core.op import LINEAR, NoKernel, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dim, wrap_dims
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -97,6 +97,11 @@ def _float_only(name):
         return arrays, None
 
     return prepare
+
+
+def _no_eigh_kernel(name: str) -> NoKernel:
+    """eigh's LAPACK kernel has no bool or integer version (after the shape checks)."""
+    return NoKernel("bi", "linalg_eigh_cpu", first=lambda arrays, attrs: _square(name, arrays[0]))
 
 
 def _square(name, A, what="A"):
@@ -318,12 +323,43 @@ def _matmul(xp, input, other):
 
 _MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
 
+
+def _product_kernel(arrays, attrs) -> str:
+    """The kernel PyTorch's matmul runs for these ranks (bool has none of them)."""
+    na, nb = arrays[0].ndim, arrays[1].ndim
+    if nb == 1:
+        return "dot" if na == 1 else "addmv_impl_cpu"
+    return "addmm_impl_cpu_" if nb == 2 else "bmm"
+
+
+def _nonempty_factors(arrays, attrs) -> bool:
+    """An empty product (no rows, columns, batch or inner dim) runs no kernel."""
+    return arrays[0].size > 0 and arrays[1].size > 0
+
+
+def _no_bool_product(kernel, check, inputs=None) -> NoKernel:
+    """No bool kernel, after the shape ``check`` of the two factors (for the promoted dtype,
+    or that of the factors at ``inputs``)."""
+    return NoKernel(
+        "b", kernel, inputs=inputs, when=_nonempty_factors,
+        first=lambda arrays, attrs: check(arrays[0].shape, arrays[1].shape),
+    )  # fmt: skip
+
+
 matmul = defop(
     "matmul",
     _matmul,
     vjp=(_matmul_vjp_a, _matmul_vjp_b),
     jvp=lambda tinput, tother, input, other: tinput @ other + input @ tother,
     prepare=_same_dtype(_matmul_message),
+    no_kernel=NoKernel(
+        "b",
+        _product_kernel,
+        when=lambda arrays, attrs: (
+            arrays[0].ndim == arrays[1].ndim == 1 or _nonempty_factors(arrays, attrs)
+        ),
+        first=lambda arrays, attrs: _matmul_check(arrays[0].shape, arrays[1].shape),
+    ),
     batch_rule=product(_matmul_check),
     samples=_matmul_samples,
     out=True,
@@ -402,6 +438,7 @@ mm = defop(
     vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
     jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
     prepare=_same_dtype(_m1m2),
+    no_kernel=_no_bool_product("addmm_impl_cpu_", _mm_check),
     batch_rule=product(_mm_check),
     out=True,
     test=_INT,
@@ -431,6 +468,7 @@ bmm = defop(
     vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
     jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
     prepare=_same_dtype(_scalar_type),
+    no_kernel=_no_bool_product("bmm", _bmm_check, inputs=(0,)),  # bmm looks at self's dtype
     batch_rule=product(_bmm_check),
     out=True,
     test=_INT,
@@ -489,6 +527,7 @@ mv = defop(
     vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
     jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
     prepare=_same_dtype(_addmv_message),
+    no_kernel=_no_bool_product("addmv_impl_cpu", _mv_check),
     batch_rule=product(_mv_check),
     out=True,
     test=_INT,
@@ -528,6 +567,9 @@ def _vec_dot(name):
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
         jvp=lambda tinput, tother, input, other: (tinput * other).sum() + (input * tother).sum(),
         prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
+        no_kernel=NoKernel(
+            "b", "dot", first=lambda arrays, attrs: _dot_check(arrays[0].shape, arrays[1].shape)
+        ),
         samples=lambda make: [S((make((3,)), make((3,)))), S((make((0,)), make((0,))))],
         error_samples=lambda make: [
             E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
@@ -663,8 +705,18 @@ def _einsum_plan(equation: str, shapes: list):
 
 
 def _einsum_kernel(xp, operands, equation):
-    out = xp.einsum(equation, *operands, optimize=len(operands) > 2)
+    ops = operands
+    if ops[0].dtype.kind in "biu" and ops[0].dtype != np.int64 and _sums_alone(equation):
+        ops = [o.astype(np.int64) for o in ops]  # PyTorch sums such a subscript with sum()
+    out = xp.einsum(equation, *ops, optimize=len(ops) > 2)
     return _fresh(xp, xp.asarray(out), *operands)
+
+
+def _sums_alone(equation: str) -> bool:
+    """Whether a subscript is summed within one operand (in one term, not in the output)."""
+    lhs, _, out = equation.partition("->")
+    terms = lhs.split(",")
+    return any(c not in out and sum(c in t for t in terms) == 1 for c in set(lhs) - {","})
 
 
 def _einsum_vjp(g, operands, equation):
@@ -740,9 +792,19 @@ def _einsum_prepare(arrays, attrs=None):
     return arrays, None
 
 
+def _einsum_contracts(arrays, attrs) -> bool:
+    """Whether PyTorch's einsum runs bmm: a subscript summed between two nonempty operands."""
+    ops, (lhs, arrow, out) = arrays[0], attrs["equation"].partition("->")
+    terms = lhs.split(",")
+    if len(ops) < 2 or not arrow or any(o.size == 0 for o in ops):
+        return False
+    return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
+
+
 einsum_op = defop(
     "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
     prepare=_einsum_prepare, batch_rule=_einsum_rule, node_name="EinsumBackward0",
+    no_kernel=NoKernel("b", "bmm", when=_einsum_contracts),
     test=_INT,
     samples=lambda make: [
         S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
@@ -828,6 +890,8 @@ def tensordot(a, b, dims=2, out=None):
     rhs = [c for k, c in enumerate(ta) if k not in da] + [
         c for k, c in enumerate(tb) if k not in db
     ]
+    if a.dtype is dt.bool_ and a.numel() and b.numel():  # PyTorch contracts with dot or mm
+        raise dt.not_implemented("addmm_impl_cpu_" if rhs else "dot", a)
     res = einsum("".join(ta) + "," + "".join(tb) + "->" + "".join(rhs), a, b)
     return res if out is None else _write(out, res)
 
@@ -894,6 +958,12 @@ def multi_dot(tensors, *, out=None):
     """Chained matrix product; the first and last may be vectors."""
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{tensors[0].dtype.cpp_name} and tensor {i} {t.dtype.cpp_name}"
+            )
     res = tensors[0]
     for t in tensors[1:]:
         res = res @ t
@@ -910,6 +980,16 @@ def multi_dot(tensors, *, out=None):
 )
 def vecdot(x, y, *, dim: int = -1, out=None):
     """Dot product of vectors along ``dim`` (with broadcasting)."""
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            "linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+            f"{x.dtype.scalar_name}"
+        )
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{x.dtype.scalar_name} and y of type {y.dtype.scalar_name} instead"
+        )
     res = (x * y).sum(dim)
     return res if out is None else _write(out, res)
 
@@ -949,13 +1029,14 @@ def _addprod_rule(op, prod_fn):
 
 
 def _addprod(
-    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, prepare=None,
-    inplace=True,
+    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool=None,
+    check=None, prepare=None, inplace=True,
 ):  # fmt: skip
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
-    ``prod_fn`` is the product written with numtorch ops (for the batch rule).
+    ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
+    the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes.
     """
     m1n, m2n = names
 
@@ -986,6 +1067,10 @@ def _addprod(
             ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
         ),
         prepare=prepare or _same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
+        no_kernel=() if no_bool is None else NoKernel(
+            "b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size,
+            first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
+        ),
         samples=samples, out=True, methods=True, inplace=inplace,
     )  # fmt: skip
 
@@ -999,6 +1084,8 @@ addmm = _addprod(
         S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
     ],
     _addmm_message,
+    "addmm_impl_cpu_",
+    _mm_check,
 )  # fmt: skip
 addmv = _addprod(
     "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
@@ -1008,6 +1095,8 @@ addmv = _addprod(
         S((make(()), make((2, 3)), make((3,))), {"beta": 2.0, "alpha": 0.5}),
     ],
     _addmv_message,
+    "addmv_impl_cpu",
+    _mv_check,
 )  # fmt: skip
 baddbmm = _addprod(
     "baddbmm", ("batch1", "batch2"), _bmm, bmm.fn, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
@@ -1017,6 +1106,8 @@ baddbmm = _addprod(
         S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
     _baddbmm_message,
+    "baddbmm",
+    _bmm_check,
 )  # fmt: skip
 
 
@@ -1044,6 +1135,8 @@ addbmm = _addprod(
         S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
     ],
     _addmm_message,
+    "addmm_impl_cpu_",
+    _bmm_check,
 )  # fmt: skip
 
 
@@ -1154,6 +1247,10 @@ linalg_cross = defop(
         linalg_cross.fn(tinput, other, dim=dim) + linalg_cross.fn(input, tother, dim=dim)
     ),
     prepare=_same_dtype(_scalar_type), batch_rule=_cross_rule, api="linalg.cross", out=True,
+    no_kernel=NoKernel(
+        "b", "cross", inputs=(0,),  # self's dtype picks the kernel
+        first=lambda arrays, attrs: _cross_check(arrays[0].shape, arrays[1].shape, attrs["dim"]),
+    ),
     test=_INT,
     samples=lambda make: [
         S((make((3,)), make((3,)))), S((make((2, 3)), make((2, 3)))),
@@ -1212,6 +1309,7 @@ trace = defop(
     vjp=_trace_vjp,
     jvp=LINEAR,
     batch_rule=_trace_rule,
+    no_kernel=NoKernel("b", "trace"),
     test=_INT,
     samples=lambda make: [S((make((3, 3)),)), S((make((2, 4)),)), S((make((0, 0)),))],
     error_samples=lambda make: [
@@ -1602,6 +1700,10 @@ linalg_solve_triangular = defop(
     "linalg_solve_triangular", _solve_tri_kernel, nin=2,
     vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
     prepare=_float_only("linalg.solve_triangular"), batch_rule=_solve_tri_rule,
+    no_kernel=NoKernel(
+        "bi", "triangular_solve_cpu", inputs=(0,),
+        first=lambda arrays, attrs: _min_rank("linalg.solve_triangular", arrays[0].shape),
+    ),
     api="linalg.solve_triangular", out=True,
     samples=lambda make: [
         S((_wc(make, (3, 3)), make((3, 2))), {"upper": True}),
@@ -1976,6 +2078,7 @@ def _eigh_jvp(t, result):
 linalg_eigh = defop(
     "linalg_eigh", _eigh_kernel, nin=1, nout=2, ndiff=2, vjp=_eigh_vjp, jvp=_eigh_jvp,
     prepare=_float_only("linalg.eigh"), batch_rule=stacked("linalg.eigh"), api="linalg.eigh",
+    no_kernel=_no_eigh_kernel("linalg.eigh"),
     test={"no_oracle": True, "no_grad_test": True},  # eigenvector signs; see tests/test_linalg_decomp.py
     samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
     error_samples=lambda make: [
@@ -2002,6 +2105,7 @@ def _eigvalsh_jvp(t, A, UPLO):
 linalg_eigvalsh = defop(
     "linalg_eigvalsh", _eigvalsh_kernel, nin=1, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp,
     prepare=_float_only("linalg.eigvalsh"), batch_rule=stacked("linalg.eigh"),
+    no_kernel=_no_eigh_kernel("linalg.eigvalsh"),
     api="linalg.eigvalsh", out=True,
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
@@ -2101,7 +2205,7 @@ def _svdvals_jvp(t, A):
 
 linalg_svdvals = defop(
     "linalg_svdvals", _svdvals_kernel, vjp=_svdvals_vjp, jvp=_svdvals_jvp,
-    prepare=_float_only("linalg.svdvals"), batch_rule=stacked("linalg.svdvals"),
+    prepare=_float_only("linalg.svd"), batch_rule=stacked("linalg.svdvals"),
     api="linalg.svdvals", out=True, node_name="LinalgSvdBackward0",
     samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
 )  # fmt: skip

@@ -15,7 +15,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, Op, named, tensor_methods
+from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods
 from .._core.tensor import check_unique_dims
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
@@ -745,6 +745,7 @@ argmax, argmin = (
         test={"dtypes": FLOATS_INT},
         out=True,
         methods=True,
+        no_kernel=NoKernel("b", error=(RuntimeError, f"{name}(): does not support bool input")),
     )
     for name in ("argmax", "argmin")
 )
@@ -752,9 +753,6 @@ argmax, argmin = (
 
 # ------------------------------------------------------------------ variance
 def _variance(xp, x, dim, correction, keepdim, name: str):
-    if x.dtype.kind not in "fc":
-        what = name if name.endswith("_mean") else "std and var"  # PyTorch's two texts
-        raise RuntimeError(f"{what} only support floating point and complex dtypes")
     dims = dims_of(dim, x.ndim)
     n = count(x.shape, dims)
     if n - correction <= 0:  # inf/nan like PyTorch, with its warning rather than NumPy's
@@ -815,21 +813,33 @@ def _var_samples(make):
     yield S((make((3, 4)), 1, False, True))  # legacy var(input, dim, unbiased, keepdim)
 
 
-def _var_errors(make, what="std and var"):
-    yield ErrorInput(
-        S((make((2, 3), dtype="int64"),)), RuntimeError, f"{what} only support floating"
+def _var_errors(name: str):
+    def errors(make):
+        for d in ("int64", "bool"):
+            yield ErrorInput(
+                S((make((2, 3), dtype=d),)), RuntimeError, f"^{name} only support floating point"
+            )
+        yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
+
+    return errors
+
+
+def _floating_only(name: str) -> NoKernel:
+    return NoKernel(
+        "bi", error=(RuntimeError, f"{name} only support floating point and complex dtypes")
     )
-    yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
 
 
 _VEXTRA = ("correction",)
 var_op = reduction(
-    "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
-    methods=False,
+    "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples,
+    error_samples=_var_errors("std and var"),
+    methods=False, no_kernel=_floating_only("std and var"),
 )  # fmt: skip
 std_op = reduction(
-    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, error_samples=_var_errors,
-    methods=False,
+    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples,
+    error_samples=_var_errors("std and var"),
+    methods=False, no_kernel=_floating_only("std and var"),
 )  # fmt: skip
 
 
@@ -863,8 +873,9 @@ def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
         vjp=vjp,
         jvp=jvp,
         samples=_var_samples,
-        error_samples=lambda make: _var_errors(make, name),
+        error_samples=_var_errors(name),
         batch_rule=_DIMS,
+        no_kernel=_floating_only(name),
     )
 
 
@@ -1266,6 +1277,9 @@ def _logcumsumexp_jvp(t, x, result, dim):
 logcumsumexp = _scan_op(
     "logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
+    no_kernel=NoKernel(
+        "bi", "logcumsumexp_out_cpu", first=lambda arrays, attrs: dim1(attrs["dim"], arrays[0].ndim)
+    ),
 )  # fmt: skip
 
 
@@ -1483,9 +1497,19 @@ def _topk_errors(make):
     yield ErrorInput(S((make((2, 3)), 4)), RuntimeError, "selected index k out of range")
 
 
+def _dim_size(arrays, attrs) -> int:
+    """The size of the dim an op of one tensor works along (1 for a 0-d tensor)."""
+    x = arrays[0]
+    return x.shape[dim1(attrs["dim"], x.ndim)] if x.ndim else 1
+
+
 topk_op = _indexed_op(
-    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT}
-)
+    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT},
+    no_kernel=NoKernel(
+        "b", error=(RuntimeError, "topk does not support bool dtypes on CPU"),
+        when=lambda arrays, attrs: 0 <= attrs["k"] <= _dim_size(arrays, attrs),
+    ),
+)  # fmt: skip
 
 
 def _kthvalue(xp, x, k, dim=-1, keepdim=False):
@@ -1525,6 +1549,7 @@ kthvalue_op = _indexed_op(
     samples=_kth_samples,
     error_samples=_kth_errors,
     test={"dtypes": FLOATS_INT},
+    no_kernel=NoKernel("b", "kthvalue_cpu", when=lambda arrays, attrs: _dim_size(arrays, attrs)),
 )
 
 
@@ -1538,13 +1563,12 @@ def _nan_as(dtype):
 
 
 def _no_bool(x, kernel: str) -> None:
-    """The median family has no bool kernels (PyTorch's error names ``kernel``)."""
-    if dt.of(x) is dt.bool_:
+    """The median family has no bool or complex kernels (PyTorch's error names ``kernel``)."""
+    if dt.of(x) is dt.bool_ or dt.of(x).is_complex:
         raise dt.not_implemented(kernel, x)
 
 
 def _median(xp, x):
-    _no_bool(x, "median_cpu")
     if x.size == 0:  # the median of nothing is NaN
         return xp.asarray(_nan_as(x.dtype), x.dtype)
     f = xp.sort(x.reshape(-1))  # NaN sorts last; one NaN makes the median NaN
@@ -1554,6 +1578,8 @@ def _median(xp, x):
 def _median_rule(vmap, args, bdims, attrs):
     """The lower middle of each sorted flattened slice, NaN where the slice has one."""
     x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
+    if x.dtype is dt.bool_:  # PyTorch's rule runs median along a dim: its kernel's name
+        raise dt.not_implemented("median_out", x)
     n = x.shape[1]
     if n == 0:
         return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype, device=x.device), 0
@@ -1594,6 +1620,7 @@ median_op = defop(
     error_samples=_median_errors,
     test={"dtypes": FLOATS_INT},
     batch_rule=_median_rule,
+    no_kernel=NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
 )
 
 
@@ -1636,6 +1663,8 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     d = dim1(dim, input.dim())
     if input.dim() and input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    if input.dtype is dt.bool_:  # kthvalue's own refusal would name kthvalue's kernel
+        raise dt.not_implemented("median_out", input)
     n = input.shape[d] if input.dim() else 1
     values, indices = kthvalue_op.fn(input, (n - 1) // 2 + 1, d, True)
     if input.dim() and input.dtype.is_floating_point:  # a NaN in a slice is its median
@@ -1753,7 +1782,7 @@ def _aminmax_errors(make):
 
 @_op.composite(
     samples=_aminmax_samples, error_samples=_aminmax_errors, methods=True, nout=2,
-    test={"dtypes": FLOATS_INT},
+    test={"dtypes": FLOATS_INT}, no_kernel=NoKernel("c", "aminmax_cpu"),
 )  # fmt: skip
 def aminmax(input, *, dim=None, keepdim: bool = False, out=None):
     """(min, max) of everything or along ``dim``."""

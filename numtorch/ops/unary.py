@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, composite, tensor_methods
+from .._core.op import ErrorInput, NoKernel, composite, tensor_methods
 from ..testing.samples import S
 from ._families import (
     ELEMENTWISE,
@@ -306,10 +306,8 @@ erfinv = unary(
 
 
 # ------------------------------------------------------------------ rounding
-def _rounding(kernel_name: str, fn: str):
+def _rounding(fn: str):
     def kernel(xp, input):
-        if input.dtype.kind == "b":
-            raise dt.not_implemented(kernel_name, input)
         return input.copy() if input.dtype.kind in "iu" else getattr(xp, fn)(input)
 
     kernel.__name__ = fn
@@ -317,35 +315,44 @@ def _rounding(kernel_name: str, fn: str):
 
 
 def _round(xp, input, *, decimals=0):
-    if input.dtype.kind == "b":
-        raise dt.not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", input)
     if input.dtype.kind in "iu":
-        if decimals != 0:
-            raise dt.not_implemented("round_cpu", input)
         return input.copy()
     return xp.round(input, decimals)
 
 
+_ROUND_NO_KERNEL = (
+    NoKernel("b", lambda arrays, attrs: "round_vml_cpu" if attrs["decimals"] == 0 else "round_cpu"),
+    NoKernel("i", "round_cpu", when=lambda arrays, attrs: attrs["decimals"] != 0),
+)
+
+
 def _frac(xp, input):
-    if input.dtype.kind in "biu":
-        raise dt.not_implemented("frac_cpu", input)
     return input - xp.trunc(input)
 
 
 _ROUNDING = {"floating": False, "dtypes": FLOATS_INT, "samples": _rounding_samples}
-floor = unary("floor", _rounding("floor_vml_cpu", "floor"), _zeros, ELEMENTWISE, **_ROUNDING)
-ceil = unary("ceil", _rounding("ceil_vml_cpu", "ceil"), _zeros, ELEMENTWISE, **_ROUNDING)
+floor = unary(
+    "floor", _rounding("floor"), _zeros, ELEMENTWISE, no_kernel=NoKernel("b", "floor_vml_cpu"),
+    **_ROUNDING,
+)  # fmt: skip
+ceil = unary(
+    "ceil", _rounding("ceil"), _zeros, ELEMENTWISE, no_kernel=NoKernel("b", "ceil_vml_cpu"),
+    **_ROUNDING,
+)  # fmt: skip
 trunc = unary(
-    "trunc", _rounding("trunc_vml_cpu", "trunc"), _zeros, ELEMENTWISE, **_ROUNDING,
+    "trunc", _rounding("trunc"), _zeros, ELEMENTWISE, **_ROUNDING,
     methods=("trunc", "fix"), error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
+    no_kernel=NoKernel("b", "trunc_vml_cpu"),
 )  # fmt: skip
 round = unary(
     "round", _round, _zeros, ELEMENTWISE, floating=False, dtypes=FLOATS_INT, samples=_round_samples,
     error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
+    no_kernel=_ROUND_NO_KERNEL,
 )  # fmt: skip
 frac = unary(
     "frac", _frac, lambda g: g, ELEMENTWISE, floating=False, samples=_rounding_samples,
     error_samples=lambda make: [_err(make, "frac_cpu", np.int64)],
+    no_kernel=NoKernel("bi", "frac_cpu"),
 )  # fmt: skip
 
 

@@ -1,0 +1,434 @@
+"""Dtypes PyTorch refuses, and the texts that name dtypes, against torch.
+
+The sweep runs every op that declares ``no_kernel`` (numtorch._core.op.NoKernel) on bool and
+int64 versions of its first samples and compares whether and what both libraries raise. The
+rest are regression tests for the causes the random-program fuzzer found, and checks of the
+places where numtorch keeps an answer other than torch.func's (eager PyTorch agrees with us).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.autograd.forward_ad as fwAD
+from opdb import resolve, samples, to_nt, to_torch
+from twolibs import assert_same, assert_same_error, fd_grad
+
+import numtorch as nt
+from numtorch._core.op import REGISTRY
+
+# ------------------------------------------------------------------ the declared refusals
+_DECLARED = sorted(
+    n for n, op in REGISTRY.items() if getattr(op, "no_kernel", ()) and not op.test.no_oracle
+)
+_KIND_DTYPES = {"b": "bool", "i": "int64", "c": "complex128"}
+
+
+def _as(a, dtype: str):
+    """A float sample array as ``dtype`` (bools: the positive entries; ints: scaled)."""
+    if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        if dtype == "complex128":
+            return a.astype(np.complex128)
+        return np.asarray(a > 0) if dtype == "bool" else np.asarray(np.round(a * 3), np.int64)
+    if isinstance(a, list):
+        return [_as(x, dtype) for x in a]
+    if isinstance(a, tuple):
+        return tuple(_as(x, dtype) for x in a)
+    if isinstance(a, dict):
+        return {k: _as(v, dtype) for k, v in a.items()}
+    return a
+
+
+def _outcome(fn, args, kwargs):
+    try:
+        out = fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return type(e), str(e)
+    outs = out if isinstance(out, tuple) else (out,)
+    return "ok", tuple(str(o.dtype).replace("torch.", "") for o in outs)
+
+
+def test_some_ops_declare_no_kernel():
+    assert {"logcumsumexp", "median", "matmul", "argmax", "addcdiv"} <= set(_DECLARED)
+
+
+@pytest.mark.parametrize("name", _DECLARED)
+def test_no_kernel_matches_torch(name):
+    """Each refused dtype of the declaration, on the op's first two samples: the same error
+    (type and text) as PyTorch, or the same result dtypes where PyTorch runs."""
+    op = REGISTRY[name]
+    kinds = {c for k in op.no_kernel for c in k.kinds}
+    ours, theirs = resolve(nt, op.api), resolve(torch, op.oracle or op.api)
+    for s in samples(op, "float64")[:2]:
+        for kind in sorted(kinds):
+            args, kwargs = _as(s.args, _KIND_DTYPES[kind]), _as(s.kwargs, _KIND_DTYPES[kind])
+            got = _outcome(ours, to_nt(args), to_nt(kwargs))
+            want = _outcome(theirs, to_torch(args), to_torch(kwargs))
+            assert got == want, f"{name} {s} as {_KIND_DTYPES[kind]}"
+
+
+# ------------------------------------------------------------------ cause 1: no kernel
+B = np.array([[True, False, True], [False, True, True]])
+INTS = np.array([[1, -2, 3], [0, 2, -1]])
+F = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b, i: L.logcumsumexp(b, 1),
+        lambda L, b, i: L.logcumsumexp(i, 0),
+        lambda L, b, i: L.logaddexp(i, i),
+        lambda L, b, i: L.logaddexp2(b, i),  # promotes to Long first
+        lambda L, b, i: L.hypot(i, b),
+        lambda L, b, i: L.median(b),
+        lambda L, b, i: L.median(b, 1),
+        lambda L, b, i: L.kthvalue(b, 1, 0),
+        lambda L, b, i: L.topk(b, 1),
+        lambda L, b, i: b.argmax(),
+        lambda L, b, i: L.argmin(b, 1),
+        lambda L, b, i: L.pow(b, b),
+        lambda L, b, i: L.pow(True, b),
+        lambda L, b, i: L.addcmul(b, b, b, value=2),
+        lambda L, b, i: L.bitwise_left_shift(b, b),
+        lambda L, b, i: b.mT @ b,
+        lambda L, b, i: b @ b[0],
+        lambda L, b, i: b[0] @ b[0],
+        lambda L, b, i: b.unsqueeze(0) @ b.mT.unsqueeze(0),
+        lambda L, b, i: L.mm(b, b.mT),
+        lambda L, b, i: L.bmm(b.unsqueeze(0), b.mT.unsqueeze(0)),
+        lambda L, b, i: L.addmm(b[:, :2], b, b.mT),
+        lambda L, b, i: L.baddbmm(b[None, :, :2], b[None], b.mT[None]),
+        lambda L, b, i: L.einsum("ij,kj->ik", b, b),
+        lambda L, b, i: L.tensordot(b, b, dims=([1], [1])),
+        lambda L, b, i: L.inner(b[0], b[1]),
+        lambda L, b, i: L.trace(b[:, :2]),
+        lambda L, b, i: L.linalg.cross(b, b),
+        lambda L, b, i: L.var_mean(i, 1),
+        lambda L, b, i: L.std_mean(b),
+        lambda L, b, i: L.var(b),
+        lambda L, b, i: L.floor(b),
+        lambda L, b, i: b.trunc(),
+        lambda L, b, i: L.round(b),
+        lambda L, b, i: L.round(b, decimals=1),
+        lambda L, b, i: L.round(i, decimals=1),
+        lambda L, b, i: L.frac(i),
+        lambda L, b, i: L.remainder(b, True),
+        lambda L, b, i: L.fmod(b, b),
+        lambda L, b, i: L.floor_divide(b, b[0]),
+        lambda L, b, i: L.remainder(b[0], b[1, :2]),  # the broadcast error comes first
+    ],
+)
+def test_refused_dtypes(prog):
+    assert_same_error(prog, B, INTS)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b, i: L.pow(b, True),  # x ** True runs no kernel
+        lambda L, b, i: L.pow(2.5, b),
+        lambda L, b, i: L.hypot(b, L.tensor(1.0)),  # a float 0-d operand: Float
+        lambda L, b, i: L.logaddexp(i, L.tensor(0.5)),
+        lambda L, b, i: L.addcmul(i, b, b),
+        lambda L, b, i: b[:0] @ b.mT,  # empty products run no kernel
+        lambda L, b, i: L.mm(b[:, :0], b.mT[:0]),
+        lambda L, b, i: L.median(b[:0]),
+        lambda L, b, i: L.einsum("ij,ij->ij", b, b),
+        lambda L, b, i: L.einsum("i,j->ij", b[0], b[1]),
+        lambda L, b, i: (i @ i.mT, L.topk(i, 2), L.median(i, 1), i.argmax()),
+        lambda L, b, i: (L.round(i), L.floor(i), L.remainder(i, 2), L.fmod(b, 2)),
+        # a subscript summed within one operand sums with sum(), which promotes to int64
+        lambda L, b, i: [
+            L.einsum(e, x[:, :2]) for e in ("ij->i", "ij->", "ii") for x in (b, i.int())
+        ],
+        lambda L, b, i: (L.einsum("ii->i", b[:, :2]), L.einsum("ij,k->ik", b, b[0])),
+    ],
+)
+def test_accepted_dtypes(prog):
+    assert_same(prog, B, INTS)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b: L.logaddexp(b[0], b[1, :2]),
+        lambda L, b: L.pow(b[0], b[1, :2]),
+        lambda L, b: L.addcmul(b[0], b[1, :2], b[0]),
+        lambda L, b: L.bitwise_right_shift(b[0], b[1, :2]),
+        lambda L, b: L.mm(b, b),
+        lambda L, b: b @ b,
+        lambda L, b: L.dot(b[0], b[1, :2]),
+        lambda L, b: L.bmm(b, b),
+        lambda L, b: L.addmm(b[:, :2], b, b),
+        lambda L, b: L.linalg.cross(b[:, :2], b[:, :2]),
+        lambda L, b: L.logcumsumexp(b, 3),
+        lambda L, b: L.topk(b, 1, 3),
+    ],
+)
+def test_shapes_are_checked_before_the_dtype(prog):
+    assert_same_error(prog, B)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b, i: L.nn.functional.conv1d(b.repeat(1, 3)[None], b[None, :, :2], None, 1, 0, 2),
+        lambda L, b, i: L.nn.functional.conv3d(b.reshape(1, 1, 1, 2, 3), b.reshape(1, 1, 1, 2, 3)),
+        lambda L, b, i: L.nn.functional.conv_transpose2d(b[None, None], b[None, None]),
+        lambda L, b, i: L.nn.functional.conv_transpose3d(
+            b.reshape(1, 1, 1, 2, 3), b[None, None, None]
+        ),
+        lambda L, b, i: L.nn.functional.conv2d(b[None, None], b[None, None, :, :2]),
+        lambda L, b, i: L.nn.functional.conv1d(b[None], b[None, :, :2].expand(3, 2, 2), padding=3),
+        lambda L, b, i: L.nn.functional.conv1d(b[:1], b[None, :1, :2]),  # unbatched
+        lambda L, b, i: L.nn.functional.conv1d(b[None], b[None, :, :2], dilation=3),  # too wide
+        lambda L, b, i: L.nn.functional.conv1d(b[None], b[None, :1, :2]),  # wrong channels
+        lambda L, b, i: L.nn.functional.unfold(i[None, None], 2),
+        lambda L, b, i: L.nn.functional.kl_div(i.double(), i),
+        lambda L, b, i: L.nn.functional.nll_loss(b, i[:, 0].abs().clamp(max=2)),
+        lambda L, b, i: L.nn.functional.layer_norm(i, (3,)),
+        lambda L, b, i: L.nn.functional.local_response_norm(b[None], 2),
+        lambda L, b, i: L.nn.functional.adaptive_max_pool3d(b.reshape(1, 1, 1, 2, 3), 1),
+        lambda L, b, i: L.linalg.eigvalsh(i[:, :2]),
+        lambda L, b, i: L.linalg.solve_triangular(b[:, :2], b[:, :2].double(), upper=True),
+    ],
+)
+def test_nn_and_linalg_refusals(prog):
+    assert_same_error(prog, B, INTS)
+
+
+def test_nn_accepted_dtypes():
+    assert_same(
+        lambda L, b, i: (
+            L.nn.functional.unfold(b[None, None], 2),  # bool has im2col, integers not
+            L.nn.functional.conv1d(b[:0, None], b[:, None]),  # an empty batch runs no kernel
+            L.nn.functional.conv1d(i[None], i[:, None].expand(2, 2, 3)),
+            L.nn.functional.batch_norm(b[:0], None, None, training=True),
+            L.nn.functional.mse_loss(b, i.float()),  # PyTorch's kernel promotes the bool
+            L.nn.functional.smooth_l1_loss(i.double(), b, reduction="none"),
+        ),
+        B,
+        INTS,
+    )
+
+
+def test_refusal_inside_transforms():
+    """The check runs where the kernel runs: under vmap, grad and jvp alike."""
+    assert_same_error(lambda L, b: L.func.vmap(lambda r: L.logcumsumexp(r, 0))(b), B)
+    assert_same_error(lambda L, b: L.func.vmap(L.median)(b), B)
+    assert_same_error(lambda L, b: L.func.vmap(lambda r: r @ r)(b[:, :2].reshape(1, 2, 2)), B)
+    assert_same_error(
+        lambda L, x, i: L.func.grad(lambda x: L.logaddexp(i, i).sum() + x.sum())(x), F, INTS
+    )
+    assert_same_error(
+        lambda L, x, b: L.func.jvp(lambda x: x + L.argmax(b), (x,), (L.ones_like(x),)), F, B
+    )
+
+
+# ------------------------------------------------------------------ cause 2: bool arithmetic
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b, x: b - 1,
+        lambda L, b, x: 1.5 - b,
+        lambda L, b, x: L.rsub(b, 2),
+        lambda L, b, x: L.sub(x, True),
+        lambda L, b, x: -b,
+        lambda L, b, x: b.neg(),
+        lambda L, b, x: L.addcdiv(x, b, b),
+        lambda L, b, x: L.addcdiv(x.double(), b.long(), b.long(), value=0.5),
+        lambda L, b, x: L.addcdiv(x, b.long(), b),
+    ],
+)
+def test_bool_and_integer_arithmetic_refused(prog):
+    assert_same_error(prog, B, F)
+
+
+def test_addcdiv_integer_division_under_transforms():
+    """Refused on the original dtypes of tensor1 and tensor2, whatever input is, in every
+    mode (the fuzzer's jvp and forward repros)."""
+    x, i = np.array([[[-2.78]]], np.float32), np.array([[1]])
+    assert_same_error(lambda L, x, i: L.addcdiv(x, i, i, value=0.5), x, i)
+    assert_same_error(
+        lambda L, x, i: L.func.jvp(lambda x: L.addcdiv(x, i, i, value=0.5), (x,), (x,)), x, i
+    )
+    xb = np.array([[-2.78], [1.0]], np.float32)
+    assert_same_error(lambda L, x, i: L.func.vmap(lambda r: L.addcdiv(r, i, i))(x), xb, i)
+    assert_same(lambda L, x, i: L.addcdiv(x, i, i.double()), x, i)
+
+
+# ------------------------------------------------------------------ cause 3: dtype texts
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, i, b, f: i.clamp_(max=1.5),  # clamp's own check: C++ names
+        lambda L, i, b, f: b.clamp_(max=2),
+        lambda L, i, b, f: b.clamp_(min=0.5),
+        lambda L, i, b, f: i.clamp_(1, 1.5),
+        lambda L, i, b, f: i.clamp_min_(1.5),
+        lambda L, i, b, f: b.clamp_max_(2),
+        lambda L, i, b, f: i.clamp_(min=f),  # TensorIterator's check: ScalarType names
+        lambda L, i, b, f: i.clamp_min_(L.tensor(1.5)),
+        lambda L, i, b, f: i.add_(f),
+        lambda L, i, b, f: b.mul_(i),
+        lambda L, i, b, f: i[:1].add_(f.unsqueeze(0)),  # the shape is checked first
+        lambda L, i, b, f: i.clamp_(min=f.unsqueeze(0)),
+        lambda L, i, b, f: L.func.vmap(lambda r: r.clamp_(max=1.5))(i),
+        lambda L, i, b, f: L.func.jvp(lambda x: x.long().clamp_(max=0.5), (f,), (f,)),
+    ],
+)
+def test_inplace_cast_errors(prog):
+    assert_same_error(prog, INTS, B, F)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, i, f: L.mm(i, f.mT),
+        lambda L, i, f: L.mm(f, i.mT),
+        lambda L, i, f: L.addmm(f[:, :2], i, f.mT),
+        lambda L, i, f: L.addmm(f[:, :2], f, i.mT),
+        lambda L, i, f: L.addmm(i[:, :2], f, f.mT),
+        lambda L, i, f: L.addmv(f[:, 0], i, f[0]),
+        lambda L, i, f: L.addmv(i[:, 0], f, f[0]),
+        lambda L, i, f: L.baddbmm(f[None, :, :2], i[None], f.mT[None]),
+        lambda L, i, f: L.addbmm(f[:, :2], i[None], f.mT[None]),
+        lambda L, i, f: L.vdot(i[0], f[0]),
+        lambda L, i, f: L.linalg.multi_dot([f, f.mT, i]),
+        lambda L, i, f: L.linalg.vecdot(i, f),
+        lambda L, i, f: L.linalg.vecdot(f, f.double()),
+        lambda L, i, f: f.var_mean(0) + i.var_mean(0),
+        lambda L, i, f: L.ones(3).mT,
+    ],
+)
+def test_texts_naming_dtypes(prog):
+    assert_same_error(prog, INTS, F)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.conv1d(x.long(), x[:, :, :2]),
+        lambda L, x: L.nn.functional.conv1d(x.long(), x[:, :, :2], x[0, :, 0]),  # bias first
+        lambda L, x: L.nn.functional.conv1d(x, x[:, :, :2], x[0, :, 0].long()),
+        lambda L, x: L.nn.functional.conv1d(x, x[:, :, :2].long(), x[0, :, 0]),
+        lambda L, x: L.nn.functional.conv_transpose1d(x.long(), x[:, :, :2], x[0, :, 0]),
+    ],
+)
+def test_convolution_dtype_texts(prog):
+    assert_same_error(prog, np.ones((2, 2, 5)))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.bilinear(x.long(), x, x[:2, None].expand(2, 3, 3)),
+        lambda L, x: L.nn.functional.bilinear(x, x[:1], x[:2, None].expand(2, 3, 3).long()),
+        lambda L, x: L.nn.functional.bilinear(x, x, x[:2, None].expand(2, 3, 3), x[0, :2].int()),
+    ],
+)
+def test_bilinear_dtype_texts(prog):
+    assert_same_error(prog, np.ones((2, 3)))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.layer_norm(x.long(), (3,), x[0]),
+        lambda L, x: L.nn.functional.layer_norm(x.long(), (3,), x[0].float()),
+        lambda L, x: L.nn.functional.layer_norm(x, (3,), x[0].float()),
+        lambda L, x: L.nn.functional.layer_norm(x.float(), (3,), x[0]),
+        lambda L, x: L.nn.functional.layer_norm(x.float(), (3,), x[0].float(), x[0]),
+        lambda L, x: L.nn.functional.group_norm(x, 1, x[0].float()),
+    ],
+)
+def test_norm_parameter_dtype_texts(prog):
+    assert_same_error(prog, np.ones((2, 3)))
+
+
+def test_transposed_convolution_adds_a_bias_of_another_dtype():
+    assert_same(
+        lambda L, x: L.nn.functional.conv_transpose1d(x, x[:, :, :2], x[0, :, 0].long()),
+        np.ones((2, 2, 5)),
+    )
+
+
+# ------------------------------------------------------------------ kept different from torch
+def test_vmap_promotes_by_logical_shapes():
+    """A batched operand 0-d per sample promotes as a 0-d tensor, as eager PyTorch does per
+    sample; torch.func.vmap gives float64 here (its ternary pointwise batch rules promote
+    with the physical shapes): we keep eager PyTorch's answer."""
+    xb = np.array([-2.13, -4.38], np.float32).reshape(2, 1, 1, 1)
+    bb = np.array([0.54, -1.47])
+    progs = [
+        lambda L, x, b: L.addcdiv(x, b, b, value=0.5),
+        lambda L, x, b: L.addcmul(x, b, b),
+        lambda L, x, b: L.where(x > 0, x, b),
+        lambda L, x, b: L.clamp(x, b, b),
+    ]
+    for prog in progs:
+        got = nt.func.vmap(lambda x, b, p=prog: p(nt, x, b), in_dims=(0, -1))(
+            nt.tensor(xb), nt.tensor(bb)
+        )
+        eager = torch.stack([prog(torch, torch.tensor(x), torch.tensor(b)) for x, b in zip(xb, bb)])
+        assert got.dtype == nt.float32 and eager.dtype == torch.float32
+        np.testing.assert_allclose(got.numpy(), eager.numpy())
+
+
+def test_jvp_tangents_keep_the_primal_dtype():
+    """The tangent of a float32 result is float32. PyTorch's forward AD gives a float64
+    tangent for addcmul(x: float32, int64, int64, value=0.5) (torch.autograd.forward_ad and
+    torch.func.jvp alike) and torch.func.jvp for -2.5 + x with a 0-d x: both against its
+    own rule that a tangent has its primal's dtype; the values agree."""
+    x, t, i = np.array([[0.13]], np.float32), np.array([[1.58]], np.float32), np.array([[-2]])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(torch.tensor(x), torch.tensor(t))
+        p, tt = fwAD.unpack_dual(torch.addcmul(d, torch.tensor(i), torch.tensor(i), value=0.5))
+    assert p.dtype == torch.float32 and tt.dtype == torch.float64  # PyTorch's bug
+    ours = nt.func.jvp(
+        lambda x: nt.addcmul(x, nt.tensor(i), nt.tensor(i), value=0.5),
+        (nt.tensor(x),),
+        (nt.tensor(t),),
+    )
+    assert [r.dtype for r in ours] == [nt.float32, nt.float32]
+    np.testing.assert_allclose(ours[1].numpy(), tt.numpy(), rtol=1e-6)
+    x0, t0 = np.array(1.72, np.float32), np.array(-0.31, np.float32)
+    ours = nt.func.jvp(lambda x: -2.5 + x, (nt.tensor(x0),), (nt.tensor(t0),))
+    assert [r.dtype for r in ours] == [nt.float32, nt.float32]
+    with fwAD.dual_level():
+        d = fwAD.make_dual(torch.tensor(x0), torch.tensor(t0))
+        assert fwAD.unpack_dual(-2.5 + d)[1].dtype == torch.float32  # forward_ad agrees
+
+
+def test_gradient_of_the_float_operand_beside_a_bool():
+    """PyTorch's backward of atan2(bool, float) and logaddexp(bool, float) raises its bool
+    Negation/Subtraction error although only the float operand needs a gradient; the
+    gradient exists (finite differences), and numtorch gives it."""
+    b0 = np.array([0.34, -1.2])
+
+    def ours(fn):
+        b = nt.tensor(b0, requires_grad=True)
+        fn(nt, b).sum().backward()
+        return b.grad.numpy()
+
+    for fn in (
+        lambda L, b: L.atan2(b.lt(1.0), b),
+        lambda L, b: L.logaddexp(b, b.lt(1.0)),
+    ):
+        with pytest.raises(RuntimeError, match="with a bool tensor|on a bool tensor"):
+            b = torch.tensor(b0, requires_grad=True)
+            fn(torch, b).sum().backward()
+        ref = fd_grad(lambda v, fn=fn: float(fn(nt, nt.tensor(v)).sum()), b0)
+        np.testing.assert_allclose(ours(fn), ref, rtol=1e-6)
+
+
+def test_vmap_subtraction_of_a_bool_is_refused():
+    """torch.func.vmap lets ``bool - number`` through (``x.any(-1) - -2.5`` gives 3.5) where
+    eager PyTorch refuses it per sample; numtorch refuses it under vmap too."""
+    xb = np.array([[2.08, -0.88]])
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
+        nt.func.vmap(lambda r: r.any(-1) - -2.5)(nt.tensor(xb))
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
+        torch.tensor(xb[0]).any(-1) - -2.5
