@@ -15,7 +15,7 @@ from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
-from ._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
+from ._batching import front, is_vmapped, lrank, lshape, materialize, pad_to, pdim, rule_generator
 from ._families import FLOATS_INT_BOOL
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
@@ -168,11 +168,14 @@ def _batch_arange(vmap, rank: int, device) -> Tensor:
 
 
 @contextmanager
-def _flat_oob():
-    """Report a flat-index bounds error (take/put) with PyTorch's text."""
+def _flat_oob(empty: str):
+    """Report a flat-index bounds error (take/put) with PyTorch's text (``empty`` where
+    the input has no elements)."""
     try:
         yield
     except IndexError as e:
+        if str(e) == "index is out of bounds for dimension with size 0":
+            raise IndexError(empty) from None
         m = _OOB.fullmatch(str(e))
         if m is None:
             raise
@@ -265,8 +268,9 @@ getitem = defop(
 
 
 # ------------------------------------------------------------------ advanced indexing
-def _adv_key(xp, input, indices, dims) -> tuple:
-    """The NumPy key for tensors ``indices`` placed at input dims ``dims``."""
+def _adv_key(xp, input, indices, dims, values_shape=None) -> tuple:
+    """The NumPy key for tensors ``indices`` placed at input dims ``dims``, checked as
+    PyTorch's advanced indexing checks it (_check_adv_key)."""
     key: list = []
     for t, d in zip(indices, dims, strict=True):
         while len(key) < d:
@@ -282,11 +286,87 @@ def _adv_key(xp, input, indices, dims) -> tuple:
         elif t.dtype.kind in _INT_KINDS:
             if d >= input.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
-            _bounds(t, input.shape[d], d, negative=True, exc=IndexError)
             key.append(t)
         else:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return tuple(k for k in key if k is not _CONSUMED)
+    key = tuple(k for k in key if k is not _CONSUMED)
+    return _check_adv_key(xp, input.shape, key, values_shape)
+
+
+def _check_adv_key(xp, shape: tuple, key: tuple, values_shape=None) -> tuple:
+    """PyTorch's checks of advanced indices, in its order: the index tensors (a k-dim mask
+    counts as k of them) broadcast; no index addresses a size-0 dim; index_put's values
+    fit the result; then, where the result has elements, the first bad entry (element by
+    element over the broadcast shape, then index by index) names its position among the
+    index tensors. Returns the key (bad entries zeroed where the result is empty)."""
+    if values_shape is None:
+        adv = [k for k in key if not isinstance(k, slice)]
+        if len(adv) == 1 and adv[0].dtype.kind == "b":
+            return key  # a lone mask always fits
+    shapes, sizes, ints, free, where = [], [], [], [], []
+    d = 0
+    for j, k in enumerate(key):
+        if isinstance(k, slice):
+            free.append((len(shapes), shape[d]))
+            d += 1
+            continue
+        where.append(j)
+        if k.dtype.kind == "b":
+            n = int(xp.count_nonzero(k))
+            shapes.extend([(n,)] * k.ndim)
+            sizes.extend(shape[d : d + k.ndim])
+            d += k.ndim
+        else:
+            ints.append((len(shapes), j, shape[d]))
+            shapes.append(tuple(k.shape))
+            sizes.append(shape[d])
+            d += 1
+    free.extend((len(shapes), s) for s in shape[d:])
+    try:
+        bshape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(list(s)) for s in shapes)
+        ) from None
+    n = _numel(bshape)
+    if n and 0 in sizes:
+        raise IndexError("index is out of bounds for dimension with size 0")
+    if values_shape is not None:
+        # NumPy's layout: the broadcast dims where the first index is when they are adjacent
+        at = len([p for p, _ in free if p == 0]) if where[-1] - where[0] == len(where) - 1 else 0
+        fs = [s for _, s in free]
+        rshape = (*fs[:at], *bshape, *fs[at:])
+        if not _expandable(tuple(values_shape), rshape):
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(values_shape)} cannot be broadcast "
+                f"to indexing result of shape {list(rshape)}"
+            )
+    bad = [(p, j, (key[j] >= size) | (key[j] < -size)) for p, j, size in ints]
+    if not any(b.any() for _, _, b in bad):
+        return key
+    if not n or 0 in (s for _, s in free):  # the result is empty: PyTorch visits no entry
+        key = list(key)
+        for _, j, b in bad:
+            key[j] = xp.where(b, 0, key[j])
+        return tuple(key)
+    first = None
+    for p, j, b in bad:
+        if b.any():
+            at = int(xp.broadcast_to(b, bshape).reshape(-1).argmax())
+            if first is None or at < first[0]:
+                first = (at, p, int(xp.broadcast_to(key[j], bshape).reshape(-1)[at]))
+    _, p, v = first
+    raise IndexError(f"index {v} is out of bounds for dimension {p} with size {sizes[p]}")
+
+
+def _expandable(got: tuple, want: tuple) -> bool:
+    """Whether a shape broadcasts to ``want`` (leading size-1 dims may be dropped)."""
+    if len(got) > len(want):
+        if any(s != 1 for s in got[: len(got) - len(want)]):
+            return False
+        got = got[len(got) - len(want) :]
+    return all(g in (1, w) for g, w in zip(got, want[len(want) - len(got) :]))
 
 
 _CONSUMED = object()
@@ -432,22 +512,6 @@ def _index(xp, input, indices, dims, shape=()):
     return input[_adv_key(xp, input, indices, dims)]
 
 
-def _put_shape_error(xp, input, key, values) -> RuntimeError | None:
-    """PyTorch's error for values that do not broadcast to the indexing result (None if
-    they do)."""
-    shape = input[key].shape
-    try:
-        fits = xp.broadcast_shapes(values.shape, shape) == shape
-    except ValueError:
-        fits = False
-    if fits:
-        return None
-    return RuntimeError(
-        f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-        f"indexing result of shape {list(shape)}"
-    )
-
-
 def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
     if dims is None:
         dims = tuple(range(len(indices)))
@@ -456,14 +520,8 @@ def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
             "Index put requires the source and destination dtypes match, got "
             f"{_tname(input)} for the destination and {_tname(values)} for the source."
         )
-    key = _adv_key(xp, input, indices, dims)
-    try:
-        return _put_at(xp, input, key, values, accumulate)
-    except ValueError:
-        err = _put_shape_error(xp, input, key, values) if hasattr(values, "shape") else None
-        if err is None:
-            raise
-        raise err from None
+    key = _adv_key(xp, input, indices, dims, getattr(values, "shape", ()))
+    return _put_at(xp, input, key, values, accumulate)
 
 
 def _put_at(xp, input, key, values, accumulate):
@@ -601,9 +659,11 @@ def _as_tuple(idx) -> tuple:
 
 
 def _to_index_tensor(v) -> Tensor:
-    if isinstance(v, list) and len(v) == 0:
-        return tensor([], dtype=dt.int64)
+    """A sequence used as an index: bool and uint8 data stay masks, anything else is long
+    (PyTorch converts ``[1.7]`` and ``[[]]`` to long as well)."""
     t = tensor(v) if not isinstance(v, Tensor) else v
+    if t.dtype.name not in ("bool", "uint8", "int64"):
+        t = t.to(dt.int64)
     return t
 
 
@@ -633,6 +693,8 @@ def _parse(x: Tensor, idx):
             consumed += 1
     ndim = x.dim()
     if consumed > ndim:
+        if ndim == 0 and not isinstance(idx, (tuple, list)):
+            _zero_dim_index(x, idx)
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     shape = x.shape
     basic, adv, dims = [], [], []
@@ -684,6 +746,20 @@ def _parse(x: Tensor, idx):
             basic.append(i)
             src += 1
     return tuple(basic), adv, tuple(dims)
+
+
+def _zero_dim_index(x: Tensor, idx) -> None:
+    """PyTorch's errors for a lone int or slice on a 0-d tensor (``x[0]``, ``x[:]``); under
+    vmap the slice's batch rule reports the dim it shifted past the batch."""
+    if isinstance(idx, int) and not isinstance(idx, bool):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
+    if isinstance(idx, slice):
+        if is_vmapped(x):
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
 
 
 def _trivial(basic: tuple, ndim: int) -> bool:
@@ -1548,9 +1624,15 @@ index_copy, index_copy_ = _dim_api(index_copy_op)
 
 
 # ------------------------------------------------------------------ take / take_along_dim / put
-def _check_flat_index(index, n: int) -> None:
+_TAKE_EMPTY = "take(): tried to take from an empty tensor"
+_PUT_EMPTY = "put_(): Tried to put elements into an empty tensor"
+
+
+def _check_flat_index(index, n: int, empty: str) -> None:
     """take/put: every index must address one of the n elements."""
     if index.size:
+        if not n:
+            raise IndexError(empty)
         bad = (index >= n) | (index < -n)
         if bad.any():
             v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
@@ -1566,7 +1648,7 @@ def _take_rule(vmap, args, bdims, attrs):
     if xb is None:
         return take.fn(x, front(index, ib)), 0
     xf = front(x, xb).reshape(vmap.size, -1)
-    with _flat_oob():
+    with _flat_oob(_TAKE_EMPTY):
         if ib is None:
             return index_op.fn(xf, [index], (1,), tuple(xf.shape)), 0
         i = front(index, ib)
@@ -1577,8 +1659,7 @@ def _take_rule(vmap, args, bdims, attrs):
 def _take(xp, input, index):
     if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {_tname(index)}")
-    n = input.size
-    _check_flat_index(index, n)
+    _check_flat_index(index, input.size, _TAKE_EMPTY)
     return input.reshape(-1)[index]
 
 
@@ -1632,7 +1713,7 @@ def _put_rule(vmap, args, bdims, attrs):
     else:
         rows = _batch_arange(vmap, 1, xf.device)
         indices, dims = [rows, front(index, ib).reshape(vmap.size, -1)], (0, 1)
-    with _flat_oob():
+    with _flat_oob(_PUT_EMPTY):
         out = index_put_op.fn(xf, indices, src, attrs["accumulate"], dims=dims)
     return out.reshape(vmap.size, *lshape(x, xb)), 0
 
@@ -1646,7 +1727,7 @@ def _put(xp, input, index, source, accumulate=False):
             f"put_(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {source.size}, index.numel() = {index.size}"
         )
-    _check_flat_index(index, n)
+    _check_flat_index(index, n, _PUT_EMPTY)
     out = input.copy()
     flat = out.reshape(-1)
     src = xp.asarray(source, dtype=out.dtype).reshape(-1)
