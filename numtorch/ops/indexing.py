@@ -758,7 +758,9 @@ def _zero_dim_index(x: Tensor, idx) -> None:
         )
     if isinstance(idx, slice):
         if is_vmapped(x):
-            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+            raise IndexError(
+                "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+            )
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
 
 
@@ -810,23 +812,33 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
 # ------------------------------------------------------------------ copy / fill / zero
 def _copy(xp, self, src, non_blocking=False):
     shape = getattr(src, "shape", ())
-    msg = broadcast_mismatch((self.shape, shape))
-    if msg is None and len(shape) > self.ndim:
-        msg = (
-            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-            f"{list(xp.broadcast_shapes(self.shape, shape))}"
-        )
-    if msg is not None:
-        raise RuntimeError(msg)
+    if shape != self.shape:
+        msg = broadcast_mismatch((self.shape, shape))
+        if msg is None:
+            full = xp.broadcast_shapes(self.shape, shape)
+            if full != self.shape:
+                msg = (
+                    f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                    f"{list(full)}"
+                )
+        if msg is not None:
+            raise RuntimeError(msg)
     return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
 
 
 def _copy_rule(vmap, args, bdims, attrs):
     (self, src), (sb, rb) = args, bdims
     out = materialize(vmap, self, sb)
-    if isinstance(src, Tensor) and rb is not None:
-        src = pad_to(front(src, rb), out.dim() - 1)
-    return dispatch(copy, (out, src), attrs), 0
+    if not isinstance(src, Tensor):
+        return dispatch(copy, (out, src), attrs), 0
+    rank = max(out.dim() - 1, lrank(src, rb))
+    if rb is not None:
+        src = pad_to(front(src, rb), rank)
+    if rank == out.dim() - 1:
+        return dispatch(copy, (out, src), attrs), 0
+    # a src of more dims: PyTorch pads self to its rank (its error shows the padded shape)
+    padded = out.reshape(vmap.size, *((1,) * (rank - out.dim() + 1)), *out.shape[1:])
+    return dispatch(copy, (padded, src), attrs).reshape(out.shape), 0
 
 
 # The sweep tests the functional op: under vmap, copy_ of batched values into an unbatched

@@ -1,0 +1,123 @@
+"""Indexing, vmap in-place and dim errors: each with PyTorch's exception type and text
+(issue 14's fuzzer bucket "indexing"). One test per cause, compared with torch."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from twolibs import assert_same, assert_same_error
+
+warnings.filterwarnings("ignore", message="Using a non-tuple sequence")
+
+
+def _set(x, idx, v):
+    x[idx] = v
+    return x
+
+
+# ------------------------------------------------------------------ cause 1: indexing
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: x[0],  # a lone int on a 0-d
+        lambda L, x: x[:],  # a lone slice on a 0-d
+        lambda L, x: _set(x, 0, 1.0),
+        lambda L, x: _set(x, slice(None), 1.0),
+        lambda L, x: x[(0,)],
+        lambda L, x: L.func.vmap(lambda t: t[0])(x.expand(2)),
+        lambda L, x: L.func.vmap(lambda t: t[::2])(x.expand(2)),
+        lambda L, x: L.func.vmap(lambda t: t.select(0, 0))(x.expand(2)),
+        lambda L, x: L.func.vmap(lambda t: t.unbind(-1))(x.expand(2)),
+        lambda L, x: L.func.vmap(lambda t: t.split(1))(x.expand(2)),
+        lambda L, x: L.func.vmap(lambda t: t.tril())(x.expand(2)),
+    ],
+)
+def test_index_of_a_0d_tensor(prog):
+    assert_same_error(prog, np.array(1.5))
+
+
+@pytest.mark.parametrize(
+    "shape,idx",
+    [
+        ((0, 1), ([0, 0],)),  # a size-0 dim: no position, no value
+        ((0, 3), ([0], [5])),
+        ((3, 0), ([5], [0])),
+        ((2, 3, 4), (slice(None), [0], [9])),  # the position among the index tensors
+        ((2, 3, 4), (slice(None), slice(None), [9])),
+        ((2, 3, 4), ([0, 5], [9, 0])),  # element by element, then index by index
+        ((2, 3, 4), ([[True] * 3] * 2, [9])),  # a k-dim mask counts as k
+        ((2, 3, 4), ([0, 1], [0, 1, 2])),  # the index tensors do not broadcast
+    ],
+)
+def test_advanced_index_errors(shape, idx):
+    def key(L):
+        return tuple(i if isinstance(i, slice) else L.tensor(i) for i in idx)
+
+    assert_same_error(lambda L, x: x[key(L)], np.zeros(shape))
+    assert_same_error(lambda L, x: _set(x, key(L), 1.0), np.zeros(shape))
+
+
+def test_advanced_index_quirks():
+    """An empty result visits no entry; a list of floats indexes as long; the values'
+    shape is checked before the bounds."""
+    assert_same(lambda L, x: x[:, [5]], np.zeros((0, 3)))
+    assert_same(lambda L, x: x[[5], []], np.zeros((3, 0)))
+    assert_same(lambda L, x: x[[1.7]], np.arange(3.0))
+    assert_same(lambda L, x: x[[[]]], np.arange(3.0))
+    assert_same_error(
+        lambda L, x: _set(x, ([0, 1], [0, 5]), L.zeros(3, dtype=L.float64)), np.zeros((2, 3, 4))
+    )
+    assert_same_error(lambda L, x: L.func.vmap(lambda t: t[[5]])(x), np.zeros((2, 3)))
+    assert_same_error(lambda L, x: L.func.vmap(lambda t: t[[0, 0]])(x), np.zeros((2, 0)))
+    assert_same_error(lambda L, x: x.take(L.tensor([0])), np.zeros(0))
+    assert_same_error(
+        lambda L, x: x.put(L.tensor([0]), L.tensor([1.0], dtype=L.float64)), np.zeros(0)
+    )
+    assert_same_error(
+        lambda L, x: L.func.vmap(lambda t: t.take(L.tensor([0])))(x), np.zeros((2, 0))
+    )
+
+
+# ------------------------------------------------------------------ cause 2: vmap in-place
+@pytest.mark.parametrize("name", ["add_", "mul_", "sub_", "copy_", "fill_", "pow_", "eq_"])
+@pytest.mark.parametrize("yshape,bshape", [((), ()), ((1,), (2,)), ((2,), ()), ((2,), (3,))])
+def test_batched_into_unbatched_inplace(name, yshape, bshape):
+    """vmap's error (named as PyTorch names the op) comes before the broadcast check;
+    add_ has no such check in PyTorch: its broadcast error shows the batch dim."""
+
+    def prog(L, b):
+        y = L.zeros(yshape)
+        return L.func.vmap(lambda t: getattr(y, name)(t))(b)
+
+    assert_same_error(prog, np.ones((2, *bshape), dtype=np.float32))
+
+
+@pytest.mark.parametrize("name", ["add_", "mul_", "copy_", "atan2_", "clamp_min_"])
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_inplace_shape_error_under_vmap(name, unbatched):
+    """A batched self: the error shows the shapes with the batch dim in front, self padded
+    to the result's rank."""
+
+    def prog(L, y, b):
+        if unbatched:
+            return L.func.vmap(lambda t: getattr(t, name)(b))(y)
+        return L.func.vmap(lambda t, u: getattr(t, name)(u))(y, b)
+
+    b = np.ones(2, dtype=np.float32) if unbatched else np.ones((2, 2), dtype=np.float32)
+    assert_same_error(prog, np.zeros((2,), dtype=np.float32), b)
+    assert_same_error(prog, np.zeros((2, 1), dtype=np.float32), b)
+
+
+def test_copy_broadcast_error():
+    """copy_ from a src that broadcasts to a larger shape: PyTorch's text, not NumPy's."""
+    prog = lambda L, x, b: x.copy_(b)  # noqa: E731
+    assert_same_error(prog, np.zeros((1, 1)), np.ones((2, 1)))
+    assert_same_error(prog, np.zeros((1, 1, 1)), np.ones(2))
+    assert_same_error(
+        lambda L, x, t, b: L.func.jvp(lambda u: u.copy_(b), (x,), (t,)),
+        np.zeros((1, 1)),
+        np.ones((1, 1)),
+        np.ones((2, 1)),
+    )
