@@ -121,3 +121,34 @@ def test_copy_broadcast_error():
         np.ones((1, 1)),
         np.ones((2, 1)),
     )
+
+
+def _long(L, *v):
+    return L.tensor(list(v), dtype=L.int64)
+
+
+@pytest.mark.parametrize(
+    "prog,shape",
+    [
+        (lambda L, x: x.index_select(0, _long(L, 0)), (0, 2)),  # an empty dim (not 1-d)
+        (lambda L, x: x.index_select(0, _long(L, 5)), (0,)),
+        (lambda L, x: L.func.vmap(lambda t: t.index_select(1, _long(L, 0)))(x), (2, 1, 0)),
+        (lambda L, x: L.func.vmap(lambda t: t.index_select(0, _long(L, 5)))(x), (2, 3)),
+        # index_add_: the index's dtype, then the sizes, then the bounds
+        (lambda L, x: x.index_add_(0, _long(L, 0), x[:1] * 3), (0, 1, 1)),
+        (lambda L, x: x.index_add_(0, _long(L, 5), L.zeros(2, 2, dtype=x.dtype)), (3, 2)),
+        (lambda L, x: x.index_add_(0, _long(L, 5), L.zeros(1, 3, dtype=x.dtype)), (3, 2)),
+        (lambda L, x: x.index_add_(0, L.tensor([5.0]), L.zeros(2, 2, dtype=x.dtype)), (3, 2)),
+        (lambda L, x: x.index_copy_(0, _long(L, 5), L.zeros(2, 2, dtype=x.dtype)), (3, 2)),
+        (lambda L, x: x.index_copy_(0, _long(L, 5), L.zeros(1, 3, dtype=x.dtype)), (3, 2)),
+        # under vmap: index_add_ checks with the batch first and dim shifted
+        (lambda L, x: L.func.vmap(lambda t: t.index_add_(0, _long(L, 0), t[:1] * 3))(x), (2, 0, 1)),
+        (lambda L, x: L.func.vmap(lambda t: t.index_add_(0, _long(L, 5), t[:1]))(x), (2, 3, 1)),
+        (
+            lambda L, x: L.func.vmap(lambda t: t.index_add_(-1, _long(L, 0, 1), t[:, :1]))(x),
+            (2, 3, 2),
+        ),
+    ],
+)
+def test_index_select_and_index_add_checks(prog, shape):
+    assert_same_error(prog, np.zeros(shape))

@@ -1331,6 +1331,8 @@ def _index_select(xp, input, index, dim):
             raise IndexError("index out of range in self")
         return input.copy()
     dim = wrap_dim(dim, input.ndim)
+    if index.size and not input.shape[dim] and input.ndim > 1:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if index.size and ((index < 0).any() or (index >= input.shape[dim]).any()):
         raise IndexError("index out of range in self")
     return xp.take(input, index.reshape(-1), axis=dim)
@@ -1368,7 +1370,10 @@ def _index_select_rule(vmap, args, bdims, attrs):
         i = materialize(vmap, index, ib).reshape(vmap.size, 1)
         return xf.gather(1, i).reshape(vmap.size), 0
     if ib is None:
-        return index_select_op.fn(front(x, xb), index, pdim(dim, n)), 0
+        xf, p = front(x, xb), pdim(dim, n)
+        if not index._level:  # PyTorch's batch rule gathers: a gather's bounds error
+            _bounds(index._data, xf.shape[p], p)
+        return index_select_op.fn(xf, index, p), 0
     if xb is None:  # one selection of B * k entries, split back
         d = wrap_dim(dim, n)
         out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
@@ -1410,13 +1415,20 @@ index_select_op = defop(
 )
 
 
-def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix=""):
-    """Checks shared by index_add/index_fill/index_copy; returns the wrapped dim."""
+def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=None):
+    """Checks shared by index_add/index_fill/index_copy, in PyTorch's order (the index's
+    dtype and rank, the dim, the source's shape, then the bounds); returns the wrapped dim."""
     if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
+        if name == "index_add" and hasattr(index, "dtype"):
+            raise RuntimeError(
+                f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(index)}"
+            )
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
+    if source is not None:
+        _check_index_source(name, input.shape, index.size, getattr(source, "shape", ()), dim)
     _bounds(
         index,
         input.shape[dim] if input.ndim else 1,
@@ -1486,9 +1498,18 @@ def _index_update_rule(op, mode):
                 )
             val = src if sb is None else front(src, sb)
         else:
-            _check_index_source(
-                name, lshape(x, xb), _numel(lshape(index, ib)), lshape(src, sb), dim
-            )
+            # PyTorch's index_add_ batch rule checks the values with the batch first and dim
+            # shifted (index_copy_'s checks each sample)
+            shape, sshape = lshape(x, xb), lshape(src, sb)
+            if n and mode == "add":
+                shape, sshape, d = (vmap.size, *shape), (vmap.size, *sshape), pdim(dim, n)
+            else:
+                d = dim
+            _check_index_source(name, shape, _numel(lshape(index, ib)), sshape, d)
+            if mode == "add" and ib is None and not index._level and n:
+                size = shape[d]
+                if index.numel() and bool(((index < 0) | (index >= size)).any()):
+                    raise IndexError("index out of range in self")
             val = materialize(vmap, src, sb)
         if n == 0:
             wrap_dim(dim, 0)
@@ -1529,8 +1550,7 @@ index_update_rule = rule_generator(_index_update_rule)
 
 
 def _index_add(xp, input, index, source, dim, *, alpha=1):
-    dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError)
-    _check_index_source("index_add", input.shape, index.size, getattr(source, "shape", ()), dim)
+    dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError, source=source)
     out = xp.array(input)
     if out.ndim == 0:
         out[...] += (source.sum() if hasattr(source, "sum") else source) * alpha
@@ -1584,8 +1604,9 @@ index_fill_op = defop(
 
 
 def _index_copy(xp, input, index, source, dim):
-    dim = _dim_index(xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ")
-    _check_index_source("index_copy", input.shape, index.size, getattr(source, "shape", ()), dim)
+    dim = _dim_index(
+        xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ", source=source
+    )
     out = xp.array(input)
     if out.ndim == 0:
         out[...] = source
