@@ -152,3 +152,13 @@ def _long(L, *v):
 )
 def test_index_select_and_index_add_checks(prog, shape):
     assert_same_error(prog, np.zeros(shape))
+
+
+@pytest.mark.parametrize("x", [np.array(-2.5), np.array(1.5)])
+def test_0d_mask_gradient(x):
+    """The backward of x[mask] with a 0-d mask (a new dim of size one or zero)."""
+
+    def prog(L, x):
+        return L.func.grad(lambda t: (t[t > 0] * 2.0).sum())(x)
+
+    assert_same(prog, x)

@@ -313,7 +313,7 @@ def _check_adv_key(xp, shape: tuple, key: tuple, values_shape=None) -> tuple:
         where.append(j)
         if k.dtype.kind == "b":
             n = int(xp.count_nonzero(k))
-            shapes.extend([(n,)] * k.ndim)
+            shapes.extend([(n,)] * max(k.ndim, 1))  # a 0-d mask adds a dim
             sizes.extend(shape[d : d + k.ndim])
             d += k.ndim
         else:
@@ -524,23 +524,42 @@ def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
     return _put_at(xp, input, key, values, accumulate)
 
 
+def _mask0_view(xp, out, key) -> tuple:
+    """(view, key) where each 0-d mask of ``key`` (a new dim of size one or zero) is a 1-d
+    mask on a size-one dim of the view."""
+    target, new, d = out, [], 0
+    for k in key:
+        if not isinstance(k, slice) and k.dtype.kind == "b" and k.ndim == 0:
+            target = xp.expand_dims(target, d)
+            k = k.reshape(1)
+        new.append(k)
+        d += 1 if isinstance(k, slice) or k.dtype.kind != "b" else k.ndim
+    return target, tuple(new)
+
+
 def _put_at(xp, input, key, values, accumulate):
     out = input.copy()
     if accumulate:
-        key = tuple(
-            k for part in key
-            for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
-        )  # fmt: skip
-        if len(key) == 1 and hasattr(key[0], "dtype"):  # whole rows: x[idx] += values
-            idx = key[0].reshape(-1)
-            rows = xp.broadcast_to(values, (*key[0].shape, *out.shape[1:]))
-            idx = xp.where(idx < 0, idx + out.shape[0], idx)
-            _add_rows(xp, out, idx, rows.reshape(idx.size, *out.shape[1:]))
-        else:
-            xp.add.at(out, key, values)
+        view, key = _mask0_view(xp, out, key)
+        _accumulate(xp, view, key, values)
     else:
         out[key] = values
     return out
+
+
+def _accumulate(xp, out, key, values) -> None:
+    """out[key] += values, repeated entries summed."""
+    key = tuple(
+        k for part in key
+        for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
+    )  # fmt: skip
+    if len(key) == 1 and hasattr(key[0], "dtype"):  # whole rows: x[idx] += values
+        idx = key[0].reshape(-1)
+        rows = xp.broadcast_to(values, (*key[0].shape, *out.shape[1:]))
+        idx = xp.where(idx < 0, idx + out.shape[0], idx)
+        _add_rows(xp, out, idx, rows.reshape(idx.size, *out.shape[1:]))
+    else:
+        xp.add.at(out, key, values)
 
 
 def _index_put_vjp_input(g, indices, accumulate, dims):
