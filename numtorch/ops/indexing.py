@@ -407,13 +407,47 @@ def _as_index_tensors(indices) -> list:
     return [t if isinstance(t, Tensor) else tensor(t) for t in indices]
 
 
+def _batched_mask_error(vmap, x, xb, idx, ibs, dims) -> Exception:
+    """A batched boolean mask has a data-dependent result shape: vmap's error. PyTorch
+    indexes an empty one as it lies (its batch dim where it is) into the input with the
+    batch first: the checks of that fail first."""
+    if not any(b is not None and _is_mask(t) and not t.numel() for t, b in zip(idx, ibs)):
+        return RuntimeError(_MASK_DYNAMIC)
+    lead = int(xb is not None)
+    shape = tuple(lshape(x, xb))
+    if lead:
+        shape = (vmap.size, *shape)
+    n = lead + sum(max(lrank(t, b), 1) if _is_mask(t) else 1 for t, b in zip(idx, ibs))
+    if n > len(shape):
+        return IndexError(f"too many indices for tensor of dimension {len(shape)} (got {n})")
+    shift = lead
+    for t, b, d in zip(idx, ibs, dims):
+        if not _is_mask(t):
+            continue
+        mshape = tuple(t.shape)
+        for j, g in enumerate(mshape):
+            src = d + shift + j
+            if src >= len(shape):
+                return IndexError(
+                    f"Dimension out of range (expected to be in range of [{-len(shape)}, "
+                    f"{len(shape) - 1}], but got {src})"
+                )
+            if g != shape[src]:
+                return IndexError(
+                    f"The shape of the mask {list(mshape)} at index {j} does not match the "
+                    f"shape of the indexed tensor {list(shape)} at index {src}"
+                )
+        shift += len(mshape) - lrank(t, b)
+    return RuntimeError(_MASK_DYNAMIC)
+
+
 def _index_rule(vmap, args, bdims, attrs):
     """Unbatched index tensors shift past the batch dim; batched ones broadcast with the
     batch as one more advanced index (arange(B) when the input is batched too)."""
     x, idx = args[0], _as_index_tensors(args[1])
     xb, ibs, dims = bdims[0], bdims[1], attrs["dims"]
     if any(b is not None and _is_mask(t) for t, b in zip(idx, ibs)):
-        raise RuntimeError(_MASK_DYNAMIC)
+        raise _batched_mask_error(vmap, x, xb, idx, ibs, dims)
     rank, _, adjacent = _adv_layout(idx, ibs, dims)
     if all(b is None for b in ibs):
         xf = front(x, xb)
