@@ -176,3 +176,21 @@ def test_batched_mask_under_vmap(shape, batched_self):
     else:
         prog = lambda L, m: L.func.vmap(lambda u: L.zeros(shape[1:])[u > 0])(m)  # noqa: E731
     assert_same_error(prog, np.zeros(shape))
+
+
+# ------------------------------------------------------------------ cause 3: dim errors
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: x.amax(-1),  # amax/amin name the dim as given
+        lambda L, x: x.amin((-1,)),
+        lambda L, x: L.zeros(0, 0).amax((1, 0)),
+        lambda L, x: x.kthvalue(1, -1),  # the empty dim before k's range
+        lambda L, x: x.median(-1),
+        lambda L, x: L.func.vmap(lambda t: t.median(-1))(x.unsqueeze(0).expand(2, 2, 0)),
+        lambda L, x: L.func.vmap(lambda t: t.amax(-1))(x.unsqueeze(0).expand(2, 2, 0)),
+        lambda L, x: L.func.vmap(lambda t: t.kthvalue(1, -1))(x.unsqueeze(0).expand(2, 2, 0)),
+    ],
+)
+def test_empty_reduction_dim(prog):
+    assert_same_error(prog, np.zeros((2, 0)))

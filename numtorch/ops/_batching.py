@@ -42,6 +42,15 @@ def is_vmapped(x) -> bool:
     return False
 
 
+def vmap_depth(x) -> int:
+    """How many vmaps batch the tensor ``x`` (the batch dims PyTorch's physical values have)."""
+    n = 0
+    while isinstance(x, WrapperTensor):
+        n += x._interp.is_vmap
+        x = x._inner
+    return n
+
+
 def rule_generator(make: Callable) -> Callable:
     """Turn ``make(op, ...) -> rule`` into ``gen(...) -> Bind``."""
 
@@ -288,4 +297,5 @@ __all__ = [
     "pdim",
     "random_factory",
     "rule_generator",
+    "vmap_depth",
 ]

@@ -16,8 +16,9 @@ from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, Op, named, tensor_methods
+from .._core.tensor import wrap_dim
 from ..testing.samples import ErrorInput, S
-from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
+from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim, vmap_depth
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
 from .binary import maximum, minimum
 from .comparison import where
@@ -436,7 +437,10 @@ def _amax_kernel(name: str):
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
-        _nonempty(name, x, dims)
+        if x.size == 0:  # PyTorch names the dim as it was given
+            for g in (dim,) if isinstance(dim, int) else tuple(dim):
+                if x.shape[wrap_dim(g, x.ndim)] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
         return getattr(xp, name)(x, axis=dims, keepdims=keepdim)
 
     return kernel
@@ -1453,6 +1457,8 @@ topk_op = _indexed_op(
 def _kthvalue(xp, x, k, dim=-1, keepdim=False):
     d = dim1(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
+    if not n:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if x.ndim == 0:
@@ -1588,8 +1594,9 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
         return median_op.fn(input)
     input = _tensor(input)
     d = dim1(dim, input.dim())
-    if input.dim() and input.shape[d] == 0:
-        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    if input.dim() and input.shape[d] == 0:  # under vmap PyTorch names the physical dim
+        p = d + vmap_depth(input)
+        raise IndexError(f"median(): Expected reduction dim {p} to have non-zero size.")
     n = input.shape[d] if input.dim() else 1
     res = RT["median"](*kthvalue_op.fn(input, (n - 1) // 2 + 1, d, keepdim))
     if out is not None:
