@@ -194,3 +194,29 @@ def test_batched_mask_under_vmap(shape, batched_self):
 )
 def test_empty_reduction_dim(prog):
     assert_same_error(prog, np.zeros((2, 0)))
+
+
+@pytest.mark.parametrize(
+    "ys,bs,in_dims",
+    [
+        ((1,), (2,), (None, 0)),
+        ((2,), (3,), (0, 0)),
+        ((1,), (2,), (0, None)),
+        ((), (2,), (0, None)),  # an unbatched value: the eager expand text
+        ((), (2,), (0, 0)),
+        ((1, 1), (1, 2), (0, 0)),
+        ((1, 1), (1, 2), (0, None)),  # the value is viewed without its leading ones
+        ((1,), (), (None, 0)),  # a 0-d value fills
+    ],
+)
+def test_setitem_value_under_vmap(ys, bs, in_dims):
+    def prog(L, y, b):
+        def f(t, u):
+            t[...] = u
+            return t
+
+        return L.func.vmap(f, in_dims=in_dims)(y, b)
+
+    y = np.zeros(((2,) if in_dims[0] == 0 else ()) + ys, dtype=np.float32)
+    b = np.ones(((2,) if in_dims[1] == 0 else ()) + bs, dtype=np.float32)
+    assert_same_error(prog, y, b)

@@ -42,13 +42,20 @@ def is_vmapped(x) -> bool:
     return False
 
 
-def vmap_depth(x) -> int:
-    """How many vmaps batch the tensor ``x`` (the batch dims PyTorch's physical values have)."""
-    n = 0
+def vmap_sizes(x) -> tuple:
+    """The batch sizes of the vmaps that batch the tensor ``x``, outermost first (the batch
+    dims PyTorch's physical values have in front)."""
+    out = []
     while isinstance(x, WrapperTensor):
-        n += x._interp.is_vmap
+        if x._interp.is_vmap:
+            out.append(x._interp.size)
         x = x._inner
-    return n
+    return tuple(reversed(out))
+
+
+def vmap_depth(x) -> int:
+    """How many vmaps batch the tensor ``x``."""
+    return len(vmap_sizes(x))
 
 
 def rule_generator(make: Callable) -> Callable:
@@ -298,4 +305,5 @@ __all__ = [
     "random_factory",
     "rule_generator",
     "vmap_depth",
+    "vmap_sizes",
 ]

@@ -10,12 +10,22 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch, dispatch
-from .._core.inplace import run_inplace
+from .._core.inplace import check_operands, run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
-from ._batching import front, is_vmapped, lrank, lshape, materialize, pad_to, pdim, rule_generator
+from ._batching import (
+    front,
+    is_vmapped,
+    lrank,
+    lshape,
+    materialize,
+    pad_to,
+    pdim,
+    rule_generator,
+    vmap_sizes,
+)
 from ._families import FLOATS_INT_BOOL
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
@@ -852,9 +862,17 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
     if given != self.dtype:
         value = value.to(self.dtype)
     if not adv:
-        value = _strip_leading_ones(value, v.dim())
-        batched = any(i.is_vmap for i in state.stack)
-        _expand_size(tuple(value.shape), tuple(v.shape), given.np, batched)
+        # PyTorch views the value without its leading ones and expands it to the target (a
+        # batched value with its batch dims, under the batch rule's text)
+        sizes = vmap_sizes(value) if state.stack else ()
+        value = _strip_leading_ones(value, v.dim() if sizes else 0)
+        shape, target = tuple(value.shape), tuple(v.shape)
+        if sizes and len(shape) <= len(target):
+            pad = (1,) * (len(target) - len(shape))
+            shape, target = (*sizes, *pad, *shape), (*sizes, *target)
+        _expand_size(shape, target, given.np, bool(sizes))
+        if state.stack and not value.dim() and v.dim():
+            check_operands(v, (value,), fill)  # PyTorch fills with a 0-d value
         run_inplace(copy, v, (value,), {})
         return
     run_inplace(
