@@ -220,3 +220,27 @@ def test_setitem_value_under_vmap(ys, bs, in_dims):
     y = np.zeros(((2,) if in_dims[0] == 0 else ()) + ys, dtype=np.float32)
     b = np.ones(((2,) if in_dims[1] == 0 else ()) + bs, dtype=np.float32)
     assert_same_error(prog, y, b)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: x.prod(5),
+        lambda L, x: x.transpose(1, 0),
+        lambda L, x: x.gather(5, L.zeros((), dtype=L.int64)),
+        lambda L, x: x.roll(1, 0),
+        lambda L, x: x.roll(1, -1),
+        lambda L, x: x.unflatten(0, (1,)).sum() if L.__name__ == "numtorch" else _unflatten(L, x),
+    ],
+)
+def test_dims_of_a_0d_tensor(prog):
+    """A dim on a 0-d tensor is checked as on one dim (roll and unflatten: 'no dimensions')."""
+    assert_same_error(prog, np.array(1.5))
+
+
+def _unflatten(L, x):
+    """torch's text goes on with its C++ stack trace: compare its first two lines."""
+    try:
+        return x.unflatten(0, (1,))
+    except RuntimeError as e:
+        raise RuntimeError("\n".join(str(e).splitlines()[:2])) from None

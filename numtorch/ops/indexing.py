@@ -142,6 +142,7 @@ def _as1d(fn):
 
     def kernel(xp, input, index, *rest, dim, **kw):
         if input.ndim == 0:
+            wrap_dim(dim, 0)
             rest = tuple(r.reshape(-1) if getattr(r, "ndim", 1) == 0 else r for r in rest)
             out = fn(xp, input.reshape(1), index.reshape(-1), *rest, dim=0, **kw)
             return out.reshape(index.shape if fn.__name__ == "_gather" else ())

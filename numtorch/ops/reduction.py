@@ -375,7 +375,10 @@ def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
         x = x.astype(xp.int64)
     if dim is None:
         return x.prod(keepdims=keepdim)
-    return x.prod(axis=dim1(dim, x.ndim) if x.ndim else (), keepdims=keepdim)
+    if not x.ndim:
+        wrap_dim(dim, 0)
+        return x.prod(keepdims=keepdim)
+    return x.prod(axis=dim1(dim, x.ndim), keepdims=keepdim)
 
 
 def _has_zero(x) -> bool:

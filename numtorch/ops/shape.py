@@ -461,6 +461,9 @@ def _roll(xp, input, shifts, dims=None):
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return xp.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
+    if input.ndim == 0:
+        d = dims if isinstance(dims, int) else dims[0]
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     axes = wrap_dims(dims, input.ndim)
     if len(shifts) != len(axes):
         raise RuntimeError(

@@ -187,6 +187,11 @@ flatten = view_op(
 
 
 def _unflatten(xp, input, dim, sizes):
+    if input.ndim == 0:  # PyTorch's text goes on with its C++ stack trace
+        raise RuntimeError(
+            "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+            "dimensions"
+        )
     d = wrap_dim(dim, input.ndim)
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -276,11 +281,8 @@ squeeze = view_op(
 
 # ------------------------------------------------------------------ reorderings
 def _transpose(xp, input, dim0, dim1):
-    return (
-        xp.swapaxes(input, wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim))
-        if input.ndim
-        else input[...]
-    )
+    d0, d1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
+    return xp.swapaxes(input, d0, d1) if input.ndim else input[...]
 
 
 transpose = view_op(
