@@ -244,3 +244,16 @@ def _unflatten(L, x):
         return x.unflatten(0, (1,))
     except RuntimeError as e:
         raise RuntimeError("\n".join(str(e).splitlines()[:2])) from None
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda L, t: (t[t > 0] * 2.0).sum(),  # a 0-d mask is read as a bool
+        lambda L, t: t * t.item(),
+        lambda L, t: t * (1.0 if t > 0 else 2.0),
+    ],
+)
+def test_value_read_through_grad_under_vmap(f):
+    """A value read through grad's wrapper of a batched tensor: vmap's combined error."""
+    assert_same_error(lambda L, x: L.func.vmap(L.func.grad(lambda t: f(L, t)))(x), np.ones(2))
