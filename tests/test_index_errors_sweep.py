@@ -81,7 +81,10 @@ def test_advanced_index_quirks():
 
 
 # ------------------------------------------------------------------ cause 2: vmap in-place
-@pytest.mark.parametrize("name", ["add_", "mul_", "sub_", "copy_", "fill_", "pow_", "eq_"])
+@pytest.mark.parametrize(
+    "name",
+    ["add_", "mul_", "sub_", "copy_", "fill_", "pow_", "eq_", "logical_and_", "masked_fill_"],
+)
 @pytest.mark.parametrize("yshape,bshape", [((), ()), ((1,), (2,)), ((2,), ()), ((2,), (3,))])
 def test_batched_into_unbatched_inplace(name, yshape, bshape):
     """vmap's error (named as PyTorch names the op) comes before the broadcast check;
@@ -89,6 +92,8 @@ def test_batched_into_unbatched_inplace(name, yshape, bshape):
 
     def prog(L, b):
         y = L.zeros(yshape)
+        if name == "masked_fill_":  # a Tensor value: PyTorch's fallback names the level
+            return L.func.vmap(lambda t: y.masked_fill_(y > 0, t.sum()))(b)
         return L.func.vmap(lambda t: getattr(y, name)(t))(b)
 
     assert_same_error(prog, np.ones((2, *bshape), dtype=np.float32))
@@ -257,3 +262,19 @@ def _unflatten(L, x):
 def test_value_read_through_grad_under_vmap(f):
     """A value read through grad's wrapper of a batched tensor: vmap's combined error."""
     assert_same_error(lambda L, x: L.func.vmap(L.func.grad(lambda t: f(L, t)))(x), np.ones(2))
+
+
+@pytest.mark.parametrize("name", ["pow_", "lerp_", "eq_", "hypot_", "add_", "mul_"])
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_inplace_broadcast_error_under_vmap(name, unbatched):
+    """Ops PyTorch runs in place through its fallback name each sample's dim; the ones
+    with batch rules name the dim with the batch in front."""
+    args = (0.5,) if name == "lerp_" else ()
+
+    def prog(L, y, b):
+        if unbatched:
+            return L.func.vmap(lambda t: getattr(t, name)(b, *args))(y)
+        return L.func.vmap(lambda t, u: getattr(t, name)(u, *args))(y, b)
+
+    b = np.ones(3) if unbatched else np.ones((2, 3))
+    assert_same_error(prog, np.zeros((2, 2)), b)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import upcalls
-from .dispatch import WrapperTensor, dispatch
+from .dispatch import WrapperTensor, broadcast_mismatch, dispatch
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
@@ -91,6 +91,10 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
             result = dispatch(op, (src, *args), attrs)
         else:  # bind defaults through the op's signature
             result = op.fn(src, *args, **attrs)
+    except RuntimeError as e:
+        if state.stack:
+            fallback_broadcast_error(self, args, op, e)
+        raise
     finally:
         if modes:
             state.inplace_op = None
@@ -140,17 +144,19 @@ _PLAIN = frozenset(("fill", "index_put"))
 _UNCHECKED = frozenset(("add", "atan2"))
 
 
-def inplace_label(op) -> str:
+def inplace_label(op, args: tuple = ()) -> str:
     """The op's name in vmap's batched-into-unbatched in-place error."""
+    if op is not None and op.name == "masked_fill" and isinstance(args[1:2] and args[1], Tensor):
+        return "aten::masked_fill_"  # the Tensor-value overload runs through the fallback
     if op is None or op.name in _ARITH:
         return "inplace arithmetic"
     return f"{op.name}_" if op.name in _PLAIN else f"aten::{op.name}_"
 
 
-def vmap_inplace_error(op, level: int) -> RuntimeError:
+def vmap_inplace_error(op, level: int, args: tuple = ()) -> RuntimeError:
     """vmap's error for an in-place op whose batched operand would write into an unbatched
     self (PyTorch's fallback names the vmap level)."""
-    name = inplace_label(op)
+    name = inplace_label(op, args)
     where = f"at level {level}" if name.startswith("aten::") else "in a vmap"
     return RuntimeError(
         f"vmap: {name}(self, *extra_args) is not possible because there exists a "
@@ -200,7 +206,7 @@ def _check_batched_into_unbatched(self: Tensor, args: tuple, op) -> None:
                 sl = _vmap_levels(self)
             missing = [lv for lv in _vmap_levels(a) if lv not in sl]
             if missing:
-                raise vmap_inplace_error(op, max(missing))
+                raise vmap_inplace_error(op, max(missing), args)
 
 
 def check_write(self: Tensor, result: Tensor, op) -> None:
@@ -216,3 +222,16 @@ def check_operands(self: Tensor, args: tuple, op) -> None:
     """vmap's error for an operand batched where self is not, before the op runs."""
     if state.stack:
         _check_batched_into_unbatched(self, args, op)
+
+
+def fallback_broadcast_error(self: Tensor, args: tuple, op, e: RuntimeError) -> None:
+    """Under vmap, an in-place op PyTorch runs through its fallback (one sample at a time)
+    reports a broadcast mismatch on each sample's shapes: raise that text instead of ``e``."""
+    if not str(e).startswith("The size of tensor a") or op is None or op.name in _UNCHECKED:
+        return
+    if not inplace_label(op, args).startswith("aten::"):
+        return
+    shapes = [tuple(a.shape) for a in (self, *args) if isinstance(a, Tensor)]
+    msg = broadcast_mismatch(shapes)
+    if msg is not None:
+        raise RuntimeError(msg) from None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.inplace import check_operands, check_write
+from .._core.inplace import check_operands, check_write, fallback_broadcast_error
 from .._core.op import ErrorInput, tensor_method, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -158,7 +158,11 @@ def _inplace_predicate(op, names: tuple) -> None:
         if "out" in kwargs:
             raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
         check_operands(self, args, op)
-        result = op.fn(self, *args, **kwargs)
+        try:
+            result = op.fn(self, *args, **kwargs)
+        except RuntimeError as e:
+            fallback_broadcast_error(self, args, op, e)
+            raise
         check_write(self, result, op)
         return self.copy_(result)
 
