@@ -744,7 +744,7 @@ def _parse(x: Tensor, idx):
                 v = bool(v.item())
             elif not (v.dtype.is_floating_point or v.dtype.is_complex):
                 v = int(v.item())
-        elif isinstance(v, Tensor) and v.dtype.name == "bool" and not v.dim():
+        elif isinstance(v, Tensor) and v._level and v.dtype.name == "bool" and not v.dim():
             if not v._interp.is_vmap:  # PyTorch reads a 0-d mask (vmap's error if batched)
                 v = bool(v)
         elif isinstance(v, (list, np.ndarray)) and not isinstance(v, bool):
