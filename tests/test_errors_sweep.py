@@ -192,17 +192,15 @@ def test_bad_write_leaves_self_unmodified(name):
 
 
 def test_vmap_index_add_source_shape():
-    """Under vmap the same check, on the logical shapes (PyTorch's text shows the physical
-    ones, batch dim included)."""
+    """Under vmap the same check, with PyTorch's text (its batch rule shows the shapes with
+    the batch dim first)."""
 
     def prog(T):
         f = lambda x: x.index_add(0, T.tensor([0, 1]), T.ones(2, 3))  # noqa: E731
         return T.func.vmap(f)(T.ones(2, 3, 4))
 
     got, want = error_of(prog, nt), error_of(prog, torch)
-    assert got.type is want.type is RuntimeError
-    assert got.text.split(" Got ")[0] == want.text.split(" Got ")[0]
-    assert got.text.endswith("Got self.shape = [3, 4] source.shape = [2, 3]")
+    assert got == want
 
 
 def test_rsub_broadcast_error_names_the_operands_of_other_minus_input():

@@ -52,6 +52,16 @@ class Interpreter:
         return False
 
 
+_VMAP_READ = (
+    "vmap: It looks like you're either (1) calling .item() on a Tensor or (2) attempting to "
+    "use a Tensor in some data-dependent control flow or (3) encountering this error in "
+    "PyTorch internals. For (1): we don't support vmap over calling .item() on a Tensor, "
+    "please try to rewrite what you're doing with other operations. For (2): we don't "
+    "support data-dependent control flow in vmap yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues . For (3): please file an issue."
+)
+
+
 class WrapperTensor(Tensor):
     """A tensor belonging to a transform level; shows the logical tensor."""
 
@@ -122,24 +132,34 @@ class WrapperTensor(Tensor):
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    # Values read out of a wrapper are its inner tensor's (vmap forbids them).
+    # Values read out of a wrapper are its inner tensor's (vmap forbids them: read through
+    # another transform's wrapper, PyTorch's error does not know whether it was a read or
+    # control flow).
+    def _readable(self) -> Tensor:
+        t = self._inner
+        while isinstance(t, WrapperTensor):
+            if t._interp.is_vmap:
+                raise RuntimeError(_VMAP_READ)
+            t = t._inner
+        return self._inner
+
     def item(self):
-        return self._inner.item()
+        return self._readable().item()
 
     def __float__(self) -> float:
-        return float(self._inner)
+        return float(self._readable())
 
     def __int__(self) -> int:
-        return int(self._inner)
+        return int(self._readable())
 
     def __complex__(self) -> complex:
-        return complex(self._inner)
+        return complex(self._readable())
 
     def __index__(self) -> int:
-        return self._inner.__index__()
+        return self._readable().__index__()
 
     def __bool__(self) -> bool:
-        return bool(self._inner)
+        return bool(self._readable())
 
     def tolist(self):
         return self._inner.tolist()

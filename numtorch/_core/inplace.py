@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 
 from . import upcalls
-from .dispatch import MULTI_OUTPUT, OVERLAP, WrapperTensor, dispatch, partial_overlap
+from .dispatch import (
+    MULTI_OUTPUT,
+    OVERLAP,
+    WrapperTensor,
+    broadcast_mismatch,
+    dispatch,
+    partial_overlap,
+)
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
@@ -146,6 +153,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         check_overlap(op, self, args)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+    if state.stack and op.name not in _UNCHECKED:
+        _check_batched_into_unbatched(self, args, op)
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -158,6 +167,10 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
             result = dispatch(op, (src, *args), attrs)
         else:  # bind defaults through the op's signature
             result = op.fn(src, *args, **attrs)
+    except RuntimeError as e:
+        if state.stack:
+            fallback_broadcast_error(self, args, op, e)
+        raise
     finally:
         if modes:
             state.inplace_op = None
@@ -191,10 +204,7 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     commit ends in this function on its inner values, which checks the dtype), then the
     dtype."""
     if tuple(result.shape) != tuple(self.shape):
-        raise RuntimeError(
-            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-            f"{list(result.shape)}"
-        )
+        raise write_error(self, result, op)
     if state.stack:
         lvl = max(self._level, result._level)
         if lvl:
@@ -216,3 +226,108 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
         raise
     self._ver.v += 1
     upcalls.rehistory(self, result, result._rg)
+
+
+# ------------------------------------------------------------------ errors of the write
+# How PyTorch names an in-place op in vmap's batched-into-unbatched error: the ops with a
+# batch rule of their own, the rest run through its fallback (``aten::<op>_``).
+_ARITH = frozenset(
+    "sub mul div clamp_min clamp_max logical_and logical_or logical_xor copy masked_fill".split()
+)
+_PLAIN = frozenset(("fill", "index_put"))
+# In-place ops PyTorch's vmap runs on the batched values with no such check: their error is
+# the broadcast one, on the values with their batch dims.
+_UNCHECKED = frozenset(("add", "atan2"))
+
+
+def inplace_label(op, args: tuple = ()) -> str:
+    """The op's name in vmap's batched-into-unbatched in-place error."""
+    if op is not None and op.name == "masked_fill" and isinstance(args[1:2] and args[1], Tensor):
+        return "aten::masked_fill_"  # the Tensor-value overload runs through the fallback
+    if op is None or op.name in _ARITH:
+        return "inplace arithmetic"
+    return f"{op.name}_" if op.name in _PLAIN else f"aten::{op.name}_"
+
+
+def vmap_inplace_error(op, level: int, args: tuple = ()) -> RuntimeError:
+    """vmap's error for an in-place op whose batched operand would write into an unbatched
+    self (PyTorch's fallback names the vmap level)."""
+    name = inplace_label(op, args)
+    where = f"at level {level}" if name.startswith("aten::") else "in a vmap"
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a "
+        "Tensor `other` in extra_args that has more elements than `self`. This "
+        "happened due to `other` being vmapped over but `self` not being vmapped over "
+        f"{where}. Please try to use out-of-place operators instead of {name}. If "
+        "said operator is being called inside the PyTorch framework, please file a bug "
+        "report instead."
+    )
+
+
+def _vmap_levels(t) -> dict:
+    """{level: batch size} of the vmaps that batch ``t``."""
+    out = {}
+    while isinstance(t, WrapperTensor):
+        if t._interp.is_vmap:
+            out[t._interp.level] = t._interp.size
+        t = t._inner
+    return out
+
+
+def write_error(self: Tensor, result: Tensor, op=None) -> RuntimeError:
+    """PyTorch's error for writing ``result`` into ``self`` of another shape. Under vmap, a
+    result batched where self is not is vmap's error first; the ops with batch rules of
+    their own show the shapes with their batch dims in front (the ones that run through
+    the fallback show each sample's)."""
+    shape, full = list(self.shape), list(result.shape)
+    if state.stack and (self._level or result._level):
+        sl, rl = _vmap_levels(self), _vmap_levels(result)
+        unchecked = op is not None and op.name in _UNCHECKED
+        missing = [lv for lv in rl if lv not in sl]
+        if not unchecked and missing:
+            return vmap_inplace_error(op, max(missing))
+        if unchecked or inplace_label(op) == "inplace arithmetic" or op.name in _PLAIN:
+            if sl:  # the batch rule pads self to the result's rank
+                shape = [sl[lv] for lv in sorted(sl)] + [1] * (len(full) - len(shape)) + shape
+            full = [rl[lv] for lv in sorted(rl)] + full
+    return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {full}")
+
+
+def _check_batched_into_unbatched(self: Tensor, args: tuple, op) -> None:
+    """vmap's error, before the op runs, for an operand batched where self is not."""
+    sl = None
+    for a in args:
+        if isinstance(a, Tensor) and a._level:
+            if sl is None:
+                sl = _vmap_levels(self)
+            missing = [lv for lv in _vmap_levels(a) if lv not in sl]
+            if missing:
+                raise vmap_inplace_error(op, max(missing), args)
+
+
+def check_write(self: Tensor, result: Tensor, op) -> None:
+    """Raise PyTorch's error where ``result`` cannot be written into ``self`` (for in-place
+    forms that write through another op, named as ``op``)."""
+    if tuple(result.shape) != tuple(self.shape):
+        raise write_error(self, result, op)
+    if state.stack and result._level:
+        _check_batched_into_unbatched(self, (result,), op)
+
+
+def check_operands(self: Tensor, args: tuple, op) -> None:
+    """vmap's error for an operand batched where self is not, before the op runs."""
+    if state.stack:
+        _check_batched_into_unbatched(self, args, op)
+
+
+def fallback_broadcast_error(self: Tensor, args: tuple, op, e: RuntimeError) -> None:
+    """Under vmap, an in-place op PyTorch runs through its fallback (one sample at a time)
+    reports a broadcast mismatch on each sample's shapes: raise that text instead of ``e``."""
+    if not str(e).startswith("The size of tensor a") or op is None or op.name in _UNCHECKED:
+        return
+    if not inplace_label(op, args).startswith("aten::"):
+        return
+    shapes = [tuple(a.shape) for a in (self, *args) if isinstance(a, Tensor)]
+    msg = broadcast_mismatch(shapes)
+    if msg is not None:
+        raise RuntimeError(msg) from None

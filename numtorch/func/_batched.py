@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
-from .._core.inplace import check_inplace, commit
+from .._core.inplace import _UNCHECKED, check_inplace, commit, vmap_inplace_error, write_error
 from .._core.state import state
 from .._core.tensor import Size, Tensor
 from ..ops.shape import stack
@@ -199,34 +199,15 @@ class VmapInterpreter(Interpreter):
         tx, tb = self.unwrap(target)
         rx, rb = self.unwrap(result)
         if tb is None:
-            name = _inplace_label(op)
-            raise RuntimeError(
-                f"vmap: {name}(self, *extra_args) is not possible because there exists a "
-                "Tensor `other` in extra_args that has more elements than `self`. This "
-                "happened due to `other` being vmapped over but `self` not being vmapped over "
-                f"in a vmap. Please try to use out-of-place operators instead of {name}. If "
-                "said operator is being called inside the PyTorch framework, please file a bug "
-                "report instead."
-            )
+            if op is not None and op.name in _UNCHECKED:
+                raise write_error(target, result, op)
+            raise vmap_inplace_error(op, self.level)
         if rb is None:
             rx = rx.unsqueeze(tb).expand(tx.shape)
         elif rb != tb:
             rx = rx.movedim(rb, tb)
         check_inplace(tx)
         commit(tx, rx, op)
-
-
-# How PyTorch names an in-place op in the batched-into-unbatched error.
-_ARITH = frozenset(
-    "sub mul div clamp_min clamp_max logical_and logical_or logical_xor copy masked_fill".split()
-)
-_PLAIN = frozenset(("fill", "index_put"))
-
-
-def _inplace_label(op) -> str:
-    if op is None or op.name in _ARITH:
-        return "inplace arithmetic"
-    return f"{op.name}_" if op.name in _PLAIN else f"aten::{op.name}_"
 
 
 def _select(a, bd, b):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.dispatch import dispatch
+from .._core.dispatch import WrapperTensor, dispatch
 from .._core.tensor import Tensor, wrap_dim
 
 RANDOM_ERROR = (
@@ -31,6 +31,31 @@ class Bind:
 
     def bind(self, op):
         return self.make(op, *self.a, **self.kw)
+
+
+def is_vmapped(x) -> bool:
+    """Whether the tensor ``x`` is batched by a vmap (at any level)."""
+    while isinstance(x, WrapperTensor):
+        if x._interp.is_vmap:
+            return True
+        x = x._inner
+    return False
+
+
+def vmap_sizes(x) -> tuple:
+    """The batch sizes of the vmaps that batch the tensor ``x``, outermost first (the batch
+    dims PyTorch's physical values have in front)."""
+    out = []
+    while isinstance(x, WrapperTensor):
+        if x._interp.is_vmap:
+            out.append(x._interp.size)
+        x = x._inner
+    return tuple(reversed(out))
+
+
+def vmap_depth(x) -> int:
+    """How many vmaps batch the tensor ``x``."""
+    return len(vmap_sizes(x))
 
 
 def rule_generator(make: Callable) -> Callable:
@@ -220,13 +245,13 @@ batch_first = rule_generator(_batch_first)
 
 def _min_rank(op, n: int, error, inner=None):
     """``inner``'s rule (default: batch first) after checking that the logical input has
-    at least ``n`` dims; ``error(rank)`` is the exception otherwise."""
+    at least ``n`` dims; ``error(rank, attrs)`` is the exception otherwise."""
     rule = (inner or batch_first()).bind(op)
 
     def checked(vmap, args, bdims, attrs):
         rank = lrank(args[0], bdims[0])
         if rank < n:
-            raise error(rank)
+            raise error(rank, attrs)
         return rule(vmap, args, bdims, attrs)
 
     return checked
@@ -270,6 +295,7 @@ __all__ = [
     "decompose",
     "elementwise",
     "front",
+    "is_vmapped",
     "lrank",
     "lshape",
     "materialize",
@@ -278,4 +304,6 @@ __all__ = [
     "pdim",
     "random_factory",
     "rule_generator",
+    "vmap_depth",
+    "vmap_sizes",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.inplace import check_overlap
+from .._core.inplace import check_operands, check_overlap, check_write, fallback_broadcast_error
 from .._core.op import ErrorInput, tensor_method, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -158,13 +158,14 @@ def _inplace_predicate(op, names: tuple) -> None:
     def method(self: Tensor, *args, **kwargs) -> Tensor:
         if "out" in kwargs:
             raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+        check_operands(self, args, op)
         check_overlap(op, self, args)
-        result = op.fn(self, *args, **kwargs)
-        if tuple(result.shape) != tuple(self.shape):
-            raise RuntimeError(
-                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                f"{list(result.shape)}"
-            )
+        try:
+            result = op.fn(self, *args, **kwargs)
+        except RuntimeError as e:
+            fallback_broadcast_error(self, args, op, e)
+            raise
+        check_write(self, result, op)
         return self.copy_(result)
 
     method.__name__ = op.name + "_"

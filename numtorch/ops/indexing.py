@@ -10,12 +10,22 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch, dispatch
-from .._core.inplace import run_inplace
+from .._core.inplace import check_operands, run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
-from ._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
+from ._batching import (
+    front,
+    is_vmapped,
+    lrank,
+    lshape,
+    materialize,
+    pad_to,
+    pdim,
+    rule_generator,
+    vmap_sizes,
+)
 from ._families import FLOATS_INT_BOOL
 from .comparison import where
 from .creation import arange, tensor, zeros, zeros_like
@@ -224,11 +234,14 @@ def _batch_arange(vmap, rank: int, device) -> Tensor:
 
 
 @contextmanager
-def _flat_oob():
-    """Report a flat-index bounds error (take/put) with PyTorch's text."""
+def _flat_oob(empty: str):
+    """Report a flat-index bounds error (take/put) with PyTorch's text (``empty`` where
+    the input has no elements)."""
     try:
         yield
     except IndexError as e:
+        if str(e) == "index is out of bounds for dimension with size 0":
+            raise IndexError(empty) from None
         m = _OOB.fullmatch(str(e))
         if m is None:
             raise
@@ -321,8 +334,9 @@ getitem = defop(
 
 
 # ------------------------------------------------------------------ advanced indexing
-def _adv_key(xp, input, indices, dims) -> tuple:
-    """The NumPy key for tensors ``indices`` placed at input dims ``dims``."""
+def _adv_key(xp, input, indices, dims, values_shape=None) -> tuple:
+    """The NumPy key for tensors ``indices`` placed at input dims ``dims``, checked as
+    PyTorch's advanced indexing checks it (_check_adv_key)."""
     key: list = []
     for t, d in zip(indices, dims, strict=True):
         while len(key) < d:
@@ -338,11 +352,87 @@ def _adv_key(xp, input, indices, dims) -> tuple:
         elif t.dtype.kind in _INT_KINDS:
             if d >= input.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
-            _bounds(t, input.shape[d], d, negative=True, exc=IndexError)
             key.append(t)
         else:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return tuple(k for k in key if k is not _CONSUMED)
+    key = tuple(k for k in key if k is not _CONSUMED)
+    return _check_adv_key(xp, input.shape, key, values_shape)
+
+
+def _check_adv_key(xp, shape: tuple, key: tuple, values_shape=None) -> tuple:
+    """PyTorch's checks of advanced indices, in its order: the index tensors (a k-dim mask
+    counts as k of them) broadcast; no index addresses a size-0 dim; index_put's values
+    fit the result; then, where the result has elements, the first bad entry (element by
+    element over the broadcast shape, then index by index) names its position among the
+    index tensors. Returns the key (bad entries zeroed where the result is empty)."""
+    if values_shape is None:
+        adv = [k for k in key if not isinstance(k, slice)]
+        if len(adv) == 1 and adv[0].dtype.kind == "b":
+            return key  # a lone mask always fits
+    shapes, sizes, ints, free, where = [], [], [], [], []
+    d = 0
+    for j, k in enumerate(key):
+        if isinstance(k, slice):
+            free.append((len(shapes), shape[d]))
+            d += 1
+            continue
+        where.append(j)
+        if k.dtype.kind == "b":
+            n = int(xp.count_nonzero(k))
+            shapes.extend([(n,)] * max(k.ndim, 1))  # a 0-d mask adds a dim
+            sizes.extend(shape[d : d + k.ndim])
+            d += k.ndim
+        else:
+            ints.append((len(shapes), j, shape[d]))
+            shapes.append(tuple(k.shape))
+            sizes.append(shape[d])
+            d += 1
+    free.extend((len(shapes), s) for s in shape[d:])
+    try:
+        bshape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(list(s)) for s in shapes)
+        ) from None
+    n = _numel(bshape)
+    if n and 0 in sizes:
+        raise IndexError("index is out of bounds for dimension with size 0")
+    if values_shape is not None:
+        # NumPy's layout: the broadcast dims where the first index is when they are adjacent
+        at = len([p for p, _ in free if p == 0]) if where[-1] - where[0] == len(where) - 1 else 0
+        fs = [s for _, s in free]
+        rshape = (*fs[:at], *bshape, *fs[at:])
+        if not _expandable(tuple(values_shape), rshape):
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(values_shape)} cannot be broadcast "
+                f"to indexing result of shape {list(rshape)}"
+            )
+    bad = [(p, j, (key[j] >= size) | (key[j] < -size)) for p, j, size in ints]
+    if not any(b.any() for _, _, b in bad):
+        return key
+    if not n or 0 in (s for _, s in free):  # the result is empty: PyTorch visits no entry
+        key = list(key)
+        for _, j, b in bad:
+            key[j] = xp.where(b, 0, key[j])
+        return tuple(key)
+    first = None
+    for p, j, b in bad:
+        if b.any():
+            at = int(xp.broadcast_to(b, bshape).reshape(-1).argmax())
+            if first is None or at < first[0]:
+                first = (at, p, int(xp.broadcast_to(key[j], bshape).reshape(-1)[at]))
+    _, p, v = first
+    raise IndexError(f"index {v} is out of bounds for dimension {p} with size {sizes[p]}")
+
+
+def _expandable(got: tuple, want: tuple) -> bool:
+    """Whether a shape broadcasts to ``want`` (leading size-1 dims may be dropped)."""
+    if len(got) > len(want):
+        if any(s != 1 for s in got[: len(got) - len(want)]):
+            return False
+        got = got[len(got) - len(want) :]
+    return all(g in (1, w) for g, w in zip(got, want[len(want) - len(got) :]))
 
 
 _CONSUMED = object()
@@ -383,13 +473,47 @@ def _as_index_tensors(indices) -> list:
     return [t if isinstance(t, Tensor) else tensor(t) for t in indices]
 
 
+def _batched_mask_error(vmap, x, xb, idx, ibs, dims) -> Exception:
+    """A batched boolean mask has a data-dependent result shape: vmap's error. PyTorch
+    indexes an empty one as it lies (its batch dim where it is) into the input with the
+    batch first: the checks of that fail first."""
+    if not any(b is not None and _is_mask(t) and not t.numel() for t, b in zip(idx, ibs)):
+        return RuntimeError(_MASK_DYNAMIC)
+    lead = int(xb is not None)
+    shape = tuple(lshape(x, xb))
+    if lead:
+        shape = (vmap.size, *shape)
+    n = lead + sum(max(lrank(t, b), 1) if _is_mask(t) else 1 for t, b in zip(idx, ibs))
+    if n > len(shape):
+        return IndexError(f"too many indices for tensor of dimension {len(shape)} (got {n})")
+    shift = lead
+    for t, b, d in zip(idx, ibs, dims):
+        if not _is_mask(t):
+            continue
+        mshape = tuple(t.shape)
+        for j, g in enumerate(mshape):
+            src = d + shift + j
+            if src >= len(shape):
+                return IndexError(
+                    f"Dimension out of range (expected to be in range of [{-len(shape)}, "
+                    f"{len(shape) - 1}], but got {src})"
+                )
+            if g != shape[src]:
+                return IndexError(
+                    f"The shape of the mask {list(mshape)} at index {j} does not match the "
+                    f"shape of the indexed tensor {list(shape)} at index {src}"
+                )
+        shift += len(mshape) - lrank(t, b)
+    return RuntimeError(_MASK_DYNAMIC)
+
+
 def _index_rule(vmap, args, bdims, attrs):
     """Unbatched index tensors shift past the batch dim; batched ones broadcast with the
     batch as one more advanced index (arange(B) when the input is batched too)."""
     x, idx = args[0], _as_index_tensors(args[1])
     xb, ibs, dims = bdims[0], bdims[1], attrs["dims"]
     if any(b is not None and _is_mask(t) for t, b in zip(idx, ibs)):
-        raise RuntimeError(_MASK_DYNAMIC)
+        raise _batched_mask_error(vmap, x, xb, idx, ibs, dims)
     rank, _, adjacent = _adv_layout(idx, ibs, dims)
     if all(b is None for b in ibs):
         xf = front(x, xb)
@@ -488,22 +612,6 @@ def _index(xp, input, indices, dims, shape=()):
     return input[_adv_key(xp, input, indices, dims)]
 
 
-def _put_shape_error(xp, input, key, values) -> RuntimeError | None:
-    """PyTorch's error for values that do not broadcast to the indexing result (None if
-    they do)."""
-    shape = input[key].shape
-    try:
-        fits = xp.broadcast_shapes(values.shape, shape) == shape
-    except ValueError:
-        fits = False
-    if fits:
-        return None
-    return RuntimeError(
-        f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-        f"indexing result of shape {list(shape)}"
-    )
-
-
 def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
     if dims is None:
         dims = tuple(range(len(indices)))
@@ -512,33 +620,46 @@ def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
             "Index put requires the source and destination dtypes match, got "
             f"{_tname(input)} for the destination and {_tname(values)} for the source."
         )
-    key = _adv_key(xp, input, indices, dims)
-    try:
-        return _put_at(xp, input, key, values, accumulate)
-    except ValueError:
-        err = _put_shape_error(xp, input, key, values) if hasattr(values, "shape") else None
-        if err is None:
-            raise
-        raise err from None
+    key = _adv_key(xp, input, indices, dims, getattr(values, "shape", ()))
+    return _put_at(xp, input, key, values, accumulate)
+
+
+def _mask0_view(xp, out, key) -> tuple:
+    """(view, key) where each 0-d mask of ``key`` (a new dim of size one or zero) is a 1-d
+    mask on a size-one dim of the view."""
+    target, new, d = out, [], 0
+    for k in key:
+        if not isinstance(k, slice) and k.dtype.kind == "b" and k.ndim == 0:
+            target = xp.expand_dims(target, d)
+            k = k.reshape(1)
+        new.append(k)
+        d += 1 if isinstance(k, slice) or k.dtype.kind != "b" else k.ndim
+    return target, tuple(new)
 
 
 def _put_at(xp, input, key, values, accumulate):
     out = input.copy()
     if accumulate:
-        key = tuple(
-            k for part in key
-            for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
-        )  # fmt: skip
-        if len(key) == 1 and hasattr(key[0], "dtype"):  # whole rows: x[idx] += values
-            idx = key[0].reshape(-1)
-            rows = xp.broadcast_to(values, (*key[0].shape, *out.shape[1:]))
-            idx = xp.where(idx < 0, idx + out.shape[0], idx)
-            _add_rows(xp, out, idx, rows.reshape(idx.size, *out.shape[1:]))
-        else:
-            xp.add.at(out, key, values)
+        view, key = _mask0_view(xp, out, key)
+        _accumulate(xp, view, key, values)
     else:
         out[key] = values
     return out
+
+
+def _accumulate(xp, out, key, values) -> None:
+    """out[key] += values, repeated entries summed."""
+    key = tuple(
+        k for part in key
+        for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
+    )  # fmt: skip
+    if len(key) == 1 and hasattr(key[0], "dtype"):  # whole rows: x[idx] += values
+        idx = key[0].reshape(-1)
+        rows = xp.broadcast_to(values, (*key[0].shape, *out.shape[1:]))
+        idx = xp.where(idx < 0, idx + out.shape[0], idx)
+        _add_rows(xp, out, idx, rows.reshape(idx.size, *out.shape[1:]))
+    else:
+        xp.add.at(out, key, values)
 
 
 def _index_put_vjp_input(g, indices, accumulate, dims):
@@ -657,9 +778,11 @@ def _as_tuple(idx) -> tuple:
 
 
 def _to_index_tensor(v) -> Tensor:
-    if isinstance(v, list) and len(v) == 0:
-        return tensor([], dtype=dt.int64)
+    """A sequence used as an index: bool and uint8 data stay masks, anything else is long
+    (PyTorch converts ``[1.7]`` and ``[[]]`` to long as well)."""
     t = tensor(v) if not isinstance(v, Tensor) else v
+    if t.dtype.name not in ("bool", "uint8", "int64"):
+        t = t.to(dt.int64)
     return t
 
 
@@ -676,6 +799,9 @@ def _parse(x: Tensor, idx):
                 v = bool(v.item())
             elif not (v.dtype.is_floating_point or v.dtype.is_complex):
                 v = int(v.item())
+        elif isinstance(v, Tensor) and v._level and v.dtype.name == "bool" and not v.dim():
+            if not v._interp.is_vmap:  # PyTorch reads a 0-d mask (vmap's error if batched)
+                v = bool(v)
         elif isinstance(v, (list, np.ndarray)) and not isinstance(v, bool):
             v = _to_index_tensor(v.tolist() if isinstance(v, np.ndarray) else v)
         items.append(v)
@@ -689,6 +815,8 @@ def _parse(x: Tensor, idx):
             consumed += 1
     ndim = x.dim()
     if consumed > ndim:
+        if ndim == 0 and not isinstance(idx, (tuple, list)):
+            _zero_dim_index(x, idx)
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     shape = x.shape
     basic, adv, dims = [], [], []
@@ -742,6 +870,22 @@ def _parse(x: Tensor, idx):
     return tuple(basic), adv, tuple(dims)
 
 
+def _zero_dim_index(x: Tensor, idx) -> None:
+    """PyTorch's errors for a lone int or slice on a 0-d tensor (``x[0]``, ``x[:]``); under
+    vmap the slice's batch rule reports the dim it shifted past the batch."""
+    if isinstance(idx, int) and not isinstance(idx, bool):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
+    if isinstance(idx, slice):
+        if is_vmapped(x):
+            raise IndexError(
+                "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+            )
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+
+
 def _trivial(basic: tuple, ndim: int) -> bool:
     """Whether the basic part selects everything (missing trailing dims are full slices)."""
     return len(basic) <= ndim and all(isinstance(b, slice) and b == slice(None) for b in basic)
@@ -782,9 +926,17 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
     if given != self.dtype and (not adv or _mask_fill(adv, value)):
         value = value.to(self.dtype)  # (index_put_ refuses a tensor of another dtype)
     if not adv:
-        value = _strip_leading_ones(value, v.dim())
-        batched = any(i.is_vmap for i in state.stack)
-        _expand_size(tuple(value.shape), tuple(v.shape), given.np, batched)
+        # PyTorch views the value without its leading ones and expands it to the target (a
+        # batched value with its batch dims, under the batch rule's text)
+        sizes = vmap_sizes(value) if state.stack else ()
+        value = _strip_leading_ones(value, v.dim() if sizes else 0)
+        shape, target = tuple(value.shape), tuple(v.shape)
+        if sizes and len(shape) <= len(target):
+            pad = (1,) * (len(target) - len(shape))
+            shape, target = (*sizes, *pad, *shape), (*sizes, *target)
+        _expand_size(shape, target, given.np, bool(sizes))
+        if state.stack and not value.dim() and v.dim():
+            check_operands(v, (value,), fill)  # PyTorch fills with a 0-d value
         run_inplace(copy, v, (value,), {})
         return
     run_inplace(
@@ -795,22 +947,33 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
 # ------------------------------------------------------------------ copy / fill / zero
 def _copy(xp, self, src, non_blocking=False):
     shape = getattr(src, "shape", ())
-    msg = broadcast_mismatch((self.shape, shape))
-    if msg is None and tuple(shape) != self.shape:
-        out = xp.broadcast_shapes(self.shape, shape)
-        if out != self.shape:  # src broadcasts, but not to self's shape
-            msg = f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(out)}"
-    if msg is not None:
-        raise RuntimeError(msg)
+    if shape != self.shape:
+        msg = broadcast_mismatch((self.shape, shape))
+        if msg is None:
+            full = xp.broadcast_shapes(self.shape, shape)
+            if full != self.shape:
+                msg = (
+                    f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                    f"{list(full)}"
+                )
+        if msg is not None:
+            raise RuntimeError(msg)
     return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
 
 
 def _copy_rule(vmap, args, bdims, attrs):
     (self, src), (sb, rb) = args, bdims
     out = materialize(vmap, self, sb)
-    if isinstance(src, Tensor) and rb is not None:
-        src = pad_to(front(src, rb), out.dim() - 1)
-    return dispatch(copy, (out, src), attrs), 0
+    if not isinstance(src, Tensor):
+        return dispatch(copy, (out, src), attrs), 0
+    rank = max(out.dim() - 1, lrank(src, rb))
+    if rb is not None:
+        src = pad_to(front(src, rb), rank)
+    if rank == out.dim() - 1:
+        return dispatch(copy, (out, src), attrs), 0
+    # a src of more dims: PyTorch pads self to its rank (its error shows the padded shape)
+    padded = out.reshape(vmap.size, *((1,) * (rank - out.dim() + 1)), *out.shape[1:])
+    return dispatch(copy, (padded, src), attrs).reshape(out.shape), 0
 
 
 # The sweep tests the functional op: under vmap, copy_ of batched values into an unbatched
@@ -1306,6 +1469,8 @@ def _index_select(xp, input, index, dim):
             raise IndexError("index out of range in self")
         return input.copy()
     dim = wrap_dim(dim, input.ndim)
+    if index.size and not input.shape[dim] and input.ndim > 1:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if index.size and ((index < 0).any() or (index >= input.shape[dim]).any()):
         raise IndexError("index out of range in self")
     return xp.take(input, index.reshape(-1), axis=dim)
@@ -1346,7 +1511,10 @@ def _index_select_rule(vmap, args, bdims, attrs):
         i = materialize(vmap, index, ib).reshape(vmap.size, 1)
         return xf.gather(1, i).reshape(vmap.size), 0
     if ib is None:
-        return index_select_op.fn(front(x, xb), index, pdim(dim, n)), 0
+        xf, p = front(x, xb), pdim(dim, n)
+        if not index._level:  # PyTorch's batch rule gathers: a gather's bounds error
+            _bounds(index._data, xf.shape[p], p)
+        return index_select_op.fn(xf, index, p), 0
     if xb is None:  # one selection of B * k entries, split back
         d = wrap_dim(dim, n)
         out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
@@ -1389,14 +1557,16 @@ index_select_op = defop(
 
 
 def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=None):
-    """Checks shared by index_add/index_fill/index_copy (and of the ``source`` written, its
-    dtype); returns the wrapped dim."""
+    """Checks shared by index_add/index_fill/index_copy, in PyTorch's order (the index's
+    dtype and rank, the dim, the source's dtype and shape, then the bounds); returns the
+    wrapped dim."""
     check_index_dtype(index, name)
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
     if source is not None:
         _same_dtype(name, input, source)
+        _check_index_source(name, input.shape, index.size, getattr(source, "shape", ()), dim)
     _bounds(
         index,
         input.shape[dim] if input.ndim else 1,
@@ -1466,9 +1636,18 @@ def _index_update_rule(op, mode):
                 )
             val = src if sb is None else front(src, sb)
         else:
-            _check_index_source(
-                name, lshape(x, xb), _numel(lshape(index, ib)), lshape(src, sb), dim
-            )
+            # PyTorch's index_add_ batch rule checks the values with the batch first and dim
+            # shifted (index_copy_'s checks each sample)
+            shape, sshape = lshape(x, xb), lshape(src, sb)
+            if n and mode == "add":
+                shape, sshape, d = (vmap.size, *shape), (vmap.size, *sshape), pdim(dim, n)
+            else:
+                d = dim
+            _check_index_source(name, shape, _numel(lshape(index, ib)), sshape, d)
+            if mode == "add" and ib is None and not index._level and n:
+                size = shape[d]
+                if index.numel() and bool(((index < 0) | (index >= size)).any()):
+                    raise IndexError("index out of range in self")
             val = materialize(vmap, src, sb)
         if n == 0:
             wrap_dim(dim, 0)
@@ -1510,7 +1689,6 @@ index_update_rule = rule_generator(_index_update_rule)
 
 def _index_add(xp, input, index, source, dim, *, alpha=1):
     dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError, source=source)
-    _check_index_source("index_add", input.shape, index.size, getattr(source, "shape", ()), dim)
     out = xp.array(input)
     if out.ndim == 0:
         out[...] += (source.sum() if hasattr(source, "sum") else source) * alpha
@@ -1564,8 +1742,9 @@ index_fill_op = defop(
 
 
 def _index_copy(xp, input, index, source, dim):
-    dim = _dim_index(xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ", source)
-    _check_index_source("index_copy", input.shape, index.size, getattr(source, "shape", ()), dim)
+    dim = _dim_index(
+        xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ", source=source
+    )
     out = xp.array(input)
     if out.ndim == 0:
         out[...] = source
@@ -1616,9 +1795,15 @@ index_copy, index_copy_ = _dim_api(index_copy_op)
 
 
 # ------------------------------------------------------------------ take / take_along_dim / put
-def _check_flat_index(index, n: int) -> None:
+_TAKE_EMPTY = "take(): tried to take from an empty tensor"
+_PUT_EMPTY = "put_(): Tried to put elements into an empty tensor"
+
+
+def _check_flat_index(index, n: int, empty: str) -> None:
     """take/put: every index must address one of the n elements."""
     if index.size:
+        if not n:
+            raise IndexError(empty)
         bad = (index >= n) | (index < -n)
         if bad.any():
             v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
@@ -1634,7 +1819,7 @@ def _take_rule(vmap, args, bdims, attrs):
     if xb is None:
         return take.fn(x, front(index, ib)), 0
     xf = front(x, xb).reshape(vmap.size, -1)
-    with _flat_oob():
+    with _flat_oob(_TAKE_EMPTY):
         if ib is None:
             return index_op.fn(xf, [index], (1,), tuple(xf.shape)), 0
         i = front(index, ib)
@@ -1644,8 +1829,7 @@ def _take_rule(vmap, args, bdims, attrs):
 
 def _take(xp, input, index):
     check_index_dtype(index, "take")
-    n = input.size
-    _check_flat_index(index, n)
+    _check_flat_index(index, input.size, _TAKE_EMPTY)
     return input.reshape(-1)[index]
 
 
@@ -1699,7 +1883,7 @@ def _put_rule(vmap, args, bdims, attrs):
     else:
         rows = _batch_arange(vmap, 1, xf.device)
         indices, dims = [rows, front(index, ib).reshape(vmap.size, -1)], (0, 1)
-    with _flat_oob():
+    with _flat_oob(_PUT_EMPTY):
         out = index_put_op.fn(xf, indices, src, attrs["accumulate"], dims=dims)
     return out.reshape(vmap.size, *lshape(x, xb)), 0
 
@@ -1713,7 +1897,7 @@ def _put(xp, input, index, source, accumulate=False):
             f"put_(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {source.size}, index.numel() = {index.size}"
         )
-    _check_flat_index(index, n)
+    _check_flat_index(index, n, _PUT_EMPTY)
     out = input.copy()
     flat = out.reshape(-1)
     src = xp.asarray(source, dtype=out.dtype).reshape(-1)

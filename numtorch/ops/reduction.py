@@ -16,9 +16,9 @@ from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods
-from .._core.tensor import check_unique_dims
+from .._core.tensor import check_unique_dims, wrap_dim
 from ..testing.samples import ErrorInput, S
-from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim
+from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim, vmap_depth
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
 from .binary import maximum, minimum
 from .comparison import where
@@ -395,7 +395,10 @@ def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
     x, acc = _acc(xp, x, dtype)
     if dim is None:
         return x.prod(keepdims=keepdim, dtype=acc)
-    return x.prod(axis=dim1(dim, x.ndim) if x.ndim else (), keepdims=keepdim, dtype=acc)
+    if not x.ndim:
+        wrap_dim(dim, 0)
+        return x.prod(keepdims=keepdim, dtype=acc)
+    return x.prod(axis=dim1(dim, x.ndim), keepdims=keepdim, dtype=acc)
 
 
 def _has_zero(x) -> bool:
@@ -457,7 +460,10 @@ def _amax_kernel(name: str):
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
-        _nonempty(name, x, dims)
+        if x.size == 0:  # PyTorch names the dim as it was given
+            for g in (dim,) if isinstance(dim, int) else tuple(dim):
+                if x.shape[wrap_dim(g, x.ndim)] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
         return getattr(xp, name)(x, axis=dims, keepdims=keepdim)
 
     return kernel
@@ -1515,6 +1521,8 @@ topk_op = _indexed_op(
 def _kthvalue(xp, x, k, dim=-1, keepdim=False):
     d = dim1(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
+    if not n:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if x.ndim == 0:
@@ -1661,8 +1669,9 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     input = _tensor(input)
     _no_bool(input, "median_out")
     d = dim1(dim, input.dim())
-    if input.dim() and input.shape[d] == 0:
-        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    if input.dim() and input.shape[d] == 0:  # under vmap PyTorch names the physical dim
+        p = d + vmap_depth(input)
+        raise IndexError(f"median(): Expected reduction dim {p} to have non-zero size.")
     if input.dtype is dt.bool_:  # kthvalue's own refusal would name kthvalue's kernel
         raise dt.not_implemented("median_out", input)
     n = input.shape[d] if input.dim() else 1

@@ -461,6 +461,9 @@ def _roll(xp, input, shifts, dims=None):
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return xp.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
+    if input.ndim == 0:
+        d = dims if isinstance(dims, int) else dims[0]
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     axes = wrap_dims(dims, input.ndim)
     if len(shifts) != len(axes):
         raise RuntimeError(
@@ -591,7 +594,9 @@ def _tri(name: str):
     return defop(
         name, kernel, nin=1, vjp=lambda g, diagonal: getattr(g, name)(diagonal), jvp=LINEAR, out=True,
         methods=True, inplace=True, samples=_tri_samples, test={"dtypes": FLOATS_INT_BOOL},
-        batch_rule=min_rank(2, lambda rank: RuntimeError(message)),
+        # PyTorch's batch rule has its own text for a logical 0-d (and passes a logical 1-d:
+        # torch.func diverges from eager there)
+        batch_rule=min_rank(2, lambda r, a: RuntimeError(f"{name}: The input tensor must have at least 2 dimensions." if r == 0 else message)),
         error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, message)],
     )  # fmt: skip
 

@@ -27,6 +27,7 @@ from ._batching import (
     along_dims,
     decompose,
     front,
+    is_vmapped,
     materialize,
     min_rank,
     pdim,
@@ -193,6 +194,11 @@ flatten = view_op(
 
 
 def _unflatten(xp, input, dim, sizes):
+    if input.ndim == 0:  # PyTorch's text goes on with its C++ stack trace
+        raise RuntimeError(
+            "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+            "dimensions"
+        )
     d = wrap_dim(dim, input.ndim)
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -275,8 +281,8 @@ squeeze = view_op(
 
 # ------------------------------------------------------------------ reorderings
 def _transpose(xp, input, dim0, dim1):
-    dim0, dim1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
-    return xp.swapaxes(input, dim0, dim1) if input.ndim else input[...]
+    d0, d1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
+    return xp.swapaxes(input, d0, d1) if input.ndim else input[...]
 
 
 transpose = view_op(
@@ -507,7 +513,7 @@ def _narrow_vjp(g, input_shape, dim, start, length):
 
 narrow = view_op(
     "narrow", _narrow, _narrow_vjp, node_name="SliceBackward0",
-    batch_rule=min_rank(1, lambda r: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
+    batch_rule=min_rank(1, lambda r, a: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
                         along_dims(scalar_trick=False)),
     samples=lambda make: [S((make((4, 3)), 0, 1, 2)), S((make((2, 5)), -1, 0, 5)), S((make((2, 5)), 1, -3, 2)),
                           S((make((2, 3, 4)), 2, 1, 0))],
@@ -516,6 +522,13 @@ narrow = view_op(
         ErrorInput(S((make((2, 3)), 2, 0, 1)), IndexError, r"but got 2"),
     ],
 )  # fmt: skip
+
+
+def vmap_zero_dim(dim: int) -> IndexError:
+    """PyTorch's error from the batch rules of select/unbind/split on a logical 0-d tensor:
+    the dim wraps as for one dim, then is shifted past the batch onto a 1-d tensor."""
+    wrap_dim(dim, 1)
+    return IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
 
 
 def _select_args(shape, dim, index):
@@ -543,7 +556,7 @@ def _select_vjp(g, input_shape, dim, index):
 
 select = view_op(
     "select", _select, _select_vjp,
-    batch_rule=min_rank(1, lambda r: IndexError("select() cannot be applied to a 0-dim tensor."),
+    batch_rule=min_rank(1, lambda r, a: vmap_zero_dim(a["dim"]),
                         along_dims(scalar_trick=False)),
     samples=lambda make: [S((make((4, 3)), 0, 1)), S((make((2, 5)), -1, -2)), S((make((3,)), 0, 2)),
                           S((make((2, 3, 4)), 1, 0))],
@@ -600,7 +613,7 @@ def _split_with_sizes_kernel(xp, input, split_sizes, dim=0):
 
 def _unbind_kernel(xp, input, dim=0):
     if input.ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim)
     lead = (slice(None),) * d
     return tuple(input[(*lead, i, Ellipsis)] for i in range(input.shape[d]))
@@ -615,8 +628,8 @@ def _pieces_rule(get_op):
 
     def rule(vmap, args, bdims, attrs):
         x = front(args[0], bdims[0])
-        if x.dim() == 1 and get_op() is unbind_op:
-            raise IndexError(f"Dimension specified as {attrs['dim']} but tensor has no dimensions")
+        if x.dim() == 1:
+            raise vmap_zero_dim(attrs["dim"])
         d = wrap_dim(attrs["dim"], x.dim() - 1) + 1
         return dispatch(get_op(), (x,), {**attrs, "dim": d}), 0
 
@@ -671,6 +684,8 @@ unbind = unbind_op.fn
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` in pieces of split_size (last may be smaller) or of the given sizes."""
     if tensor.dim() == 0:
+        if is_vmapped(tensor):
+            raise vmap_zero_dim(dim)
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, tensor.dim())
     size = tensor.shape[d]
