@@ -427,6 +427,11 @@ def write_out(out, result):
             f"{_op_label(result)}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    data = out._data
+    if 0 in data.strides and data.size:
+        from .inplace import check_overlap
+
+        check_overlap(data)
     rd, od = result.dtype, out.dtype
     if rd != od and rd._kind > od._kind:
         raise RuntimeError(

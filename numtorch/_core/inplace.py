@@ -3,13 +3,47 @@
 from __future__ import annotations
 
 from . import upcalls
-from .dispatch import WrapperTensor, dispatch
+from .device import xp_of
+from .dispatch import WrapperTensor, _max_level, dispatch
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
 LEAF_VIEW_WRITE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+
+
+OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+# In-place ops PyTorch lets write into a tensor whose elements share memory (an expanded
+# one); each writes only the elements it changes.
+_OVERLAP_OK = frozenset(
+    ("fill", "index_fill", "index_put", "masked_fill", "tril", "triu", "conj_physical")
+)
+# In-place ops whose argument checks PyTorch makes before the overlap check: theirs is at
+# the write.
+_CHECKS_FIRST = frozenset(("sub", "rsub", "addcdiv", "lerp"))
+
+
+def _physical(t: Tensor):
+    """The array under t's transform wrappers (a batched tensor's has the batch dim)."""
+    while isinstance(t, WrapperTensor):
+        t = t._inner
+    return t._data
+
+
+def _overlaps(a) -> bool:
+    """PyTorch's has_internal_overlap is YES: a non-empty array with a stride-0 dim of
+    size > 1 (PyTorch lets the harder cases through)."""
+    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
+
+
+def check_overlap(a, op=None) -> None:
+    """PyTorch's error for a write by ``op`` into an array whose elements share memory."""
+    if _overlaps(a) and (op is None or op.name not in _OVERLAP_OK):
+        raise RuntimeError(OVERLAP)
 
 
 def check_inplace(self: Tensor) -> None:
@@ -77,6 +111,9 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     check_inplace(self)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+    data = _physical(self) if self._level else self._data
+    if 0 in data.strides and op.name not in _CHECKS_FIRST and _max_level(args) <= self._level:
+        check_overlap(data, op)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -98,6 +135,13 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
 
 def commit(self: Tensor, result: Tensor, op=None) -> None:
     """Write result's values into self, bump the version, and rebase history."""
+    lvl = max(self._level, result._level) if state.stack else 0
+    shared = False
+    if not lvl:
+        data = self._data
+        shared = 0 in data.strides and _overlaps(data)
+        if shared:
+            check_overlap(data, op)
     sd, rd = self.dtype, result.dtype
     if rd != sd and rd._kind > sd._kind:
         raise RuntimeError(
@@ -109,21 +153,12 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
             f"output with shape {list(self.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
-    if state.stack:
-        lvl = max(self._level, result._level)
-        if lvl:
-            state.stack[lvl - 1].commit(self, result, op)
-            return
-    data = self._data
-    try:
+    if lvl:
+        state.stack[lvl - 1].commit(self, result, op)
+        return
+    if shared:  # an allowed write into shared elements: the ones it changes
+        xp_of(data).copyto(data, result._data, where=result._data != data)
+    else:
         data[...] = result._data
-    except ValueError as e:
-        if "read-only" in str(e):
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor refers "
-                "to a single memory location. Please clone() the tensor before performing the "
-                "operation."
-            ) from None
-        raise
     self._ver.v += 1
     upcalls.rehistory(self, result, result._rg)

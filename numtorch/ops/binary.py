@@ -639,8 +639,10 @@ lerp = elementwise_op(
 )  # fmt: skip
 
 
-def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
-    if _is_int(tensor1) and _is_int(tensor2):
+def _prep_addcdiv(arrays, attrs=None):
+    """Type promotion for addcdiv, which rejects integer divisions (before promotion makes
+    them float) as PyTorch does."""
+    if _is_int(arrays[1]) and _is_int(arrays[2]):
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
             "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
@@ -649,6 +651,10 @@ def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
             "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
             "tensor2), for all dtypes."
         )
+    return promote(arrays, attrs)
+
+
+def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
     return input + value * (tensor1 / tensor2)
 
 
@@ -687,7 +693,7 @@ addcdiv = elementwise_op(
     "addcdiv", _addcdiv,
     (lambda g: g, lambda g, tensor2, value: g * value / tensor2,
      lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
-    ELEMENTWISE,
+    ELEMENTWISE, prepare=_prep_addcdiv,
     samples=_addc_samples(True), ieee=True,
     error_samples=lambda make: [ErrorInput(
         S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"

@@ -1,0 +1,122 @@
+"""In-place writes against PyTorch: internal overlap (expanded tensors), the version counter
+of what an in-place op saves, and the errors under torch.func transforms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from twolibs import arr, assert_same, assert_same_error
+
+pytestmark = pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+
+X = np.array([1.5, -2.0])
+
+
+# ------------------------------------------------------------------ internal overlap
+@pytest.mark.parametrize(
+    "write",
+    [
+        # no element of the written tensor repeats: the write goes through
+        lambda T, x: x.expand(3, 2)[0].mul_(2),
+        lambda T, x: x.expand(3, 2).select(0, 1).add_(1),
+        lambda T, x: x.expand(3, 2)[:1].mul_(2),
+        lambda T, x: x.expand(3, 2).diagonal().mul_(2),
+        lambda T, x: x.expand(3, 2).unsqueeze(0)[0, 0].sin_(),
+        lambda T, x: x.expand(0, 2).mul_(2),
+        lambda T, x: T.broadcast_to(x, (2,)).mul_(2),
+        lambda T, x: T.broadcast_to(x.reshape(2, 1), (2, 1)).triu_(),
+        lambda T, x: T.broadcast_to(x.sum(), (2,)).view(-1)[:1].sin_(),
+        # PyTorch's fill_, zero_, masked_fill_, index_fill_, index_put_, tril_, triu_ write
+        # into repeated elements (the ones they change)
+        lambda T, x: x.expand(3, 2).zero_(),
+        lambda T, x: x.expand(3, 2).fill_(4.0),
+        lambda T, x: x.expand(3, 2).masked_fill_(T.tensor([[True, False], [False, False], [False, False]]), 7.0),
+        lambda T, x: x.expand(3, 2).index_fill_(1, T.tensor([1]), 7.0),
+        lambda T, x: x.expand(3, 2).index_put_((T.tensor([1]),), T.tensor(7.0, dtype=x.dtype), accumulate=True),
+        lambda T, x: x.expand(3, 2).tril_(),
+        lambda T, x: x.expand(3, 2).triu_(1),
+        lambda T, x: x.expand(3, 2).__setitem__(T.tensor([[True, False], [False, False], [False, True]]), 7.0),
+        lambda T, x: x.expand(3, 2).__setitem__(0, T.tensor([5.0, 6.0])),
+    ],
+)  # fmt: skip
+def test_writes_without_internal_overlap_or_allowed_go_through(write):
+    def prog(T, x):
+        write(T, x)
+        return x
+
+    assert_same(prog, X.copy())
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda T, x: x.expand(3, 2).mul_(2),
+        lambda T, x: x[:1].expand(3).sin_(),
+        lambda T, x: x.expand(3, 2).copy_(T.ones(3, 2)),
+        lambda T, x: x.expand(3, 2).__setitem__(..., 1.0),
+        lambda T, x: T.add(x, x, out=x.expand(3, 2)),
+        # the overlap check comes before the cast, broadcast and kernel checks ...
+        lambda T, x: x.ge(0).expand(3, 2).sin_(),
+        lambda T, x: x.expand(3, 2).add_(T.ones(4, 2)),
+        lambda T, x: x.ge(0).expand(3, 2).abs_(),
+        lambda T, x: x.long().expand(3, 2).div_(0, rounding_mode="floor"),
+        lambda T, x: x.expand(3, 2).mul_(T.ones(3, 2, dtype=T.complex64)),
+        # ... and after the argument checks of sub and addcdiv
+        lambda T, x: x.bool().expand(3, 2).sub_(True),
+        lambda T, x: x.expand(3, 2).addcdiv_(T.ones(3, 2, dtype=T.long), T.ones(3, 2, dtype=T.long)),
+    ],
+)  # fmt: skip
+def test_writes_into_repeated_elements_raise(write):
+    assert_same_error(lambda T, x: write(T, x), X.copy())
+
+
+def test_expand_strides_are_pytorchs():
+    def prog(T, x):
+        return [
+            x.expand(3, 2).stride(),
+            x.reshape(2, 1).expand(1, 2, 1).stride(),
+            x[0].expand(2).stride(),
+            x.reshape(2, 1).expand(2, 3).stride(),
+        ]
+
+    assert_same(prog, X.copy())
+
+
+def test_vmap_writes_into_an_unbatched_expanded_tensor():
+    """The row write goes through; the batched write into unbatched self is vmap's error."""
+
+    def prog(T, x, b):
+        def f(b):
+            y = x.expand(2, 4)
+            y.unbind(0)[0].mul_(2)
+            y.mul_(b)
+            return y
+
+        return T.func.vmap(f)(b)
+
+    assert_same_error(prog, arr(1, 4), arr(2, 1, 1))
+
+
+# ------------------------------------------------------------------ saved results
+def _exp_then_write_through_expand(T, x):
+    y = x.cos()
+    y.exp_()  # saves its output: y at version 1
+    T.broadcast_to(y, (2,)).view(-1)[:1].sin_()
+    return y.sum()
+
+
+def test_an_inplace_ops_saved_output_is_the_written_tensor():
+    def prog(T, x):
+        _exp_then_write_through_expand(T, x).backward()
+        return x.grad
+
+    assert_same_error(prog, np.array(-1.94).astype(np.float32))
+
+
+@pytest.mark.parametrize("vmapped", [False, True])
+def test_version_error_under_grad_names_the_node(vmapped):
+    def prog(T, x):
+        g = T.func.grad(lambda x: _exp_then_write_through_expand(T, x))
+        return (T.func.vmap(g) if vmapped else g)(x)
+
+    assert_same_error(prog, np.array([-1.94, 0.5] if vmapped else -1.94).astype(np.float32))
