@@ -120,3 +120,37 @@ def test_version_error_under_grad_names_the_node(vmapped):
         return (T.func.vmap(g) if vmapped else g)(x)
 
     assert_same_error(prog, np.array([-1.94, 0.5] if vmapped else -1.94).astype(np.float32))
+
+
+# ------------------------------------------------------------------ what ops save
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda T, x, b: T.logaddexp(x, b),  # saves its inputs, not its result
+        lambda T, x, b: T.logaddexp2(x, b),
+        lambda T, x, b: (x * 0.5).erfinv(),
+        lambda T, x, b: T.var_mean(x, 0)[0],
+    ],
+)  # fmt: skip
+def test_writing_an_output_the_node_does_not_save_is_fine(make):
+    def prog(T, x, b):
+        x.requires_grad_()
+        b.requires_grad_()
+        y = make(T, x, b)
+        y.mul_(2)
+        y.sum().backward()
+        return x.grad
+
+    assert_same(prog, arr(3, 2) * 0.5, arr(2, seed=1))
+
+
+def test_an_int_division_of_nothing_by_zero_is_empty():
+    assert_same(lambda T, x, b: T.remainder(x, b), np.zeros(0, bool), np.array(0))
+    assert_same(lambda T, x, b: x // b, np.zeros((2, 0), np.int64), np.array(0))
+
+
+def test_an_empty_tensors_repr_names_its_dtype():
+    def prog(T):
+        return [repr(T.zeros(0, dtype=d)) for d in (T.int64, T.bool, T.float64, T.float32)]
+
+    assert_same(prog)
