@@ -416,6 +416,18 @@ def broadcast_mismatch(shapes) -> str | None:
     return None
 
 
+OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def internal_overlap(a) -> bool:
+    """PyTorch's has_internal_overlap is YES: a non-empty array with a stride-0 dim of
+    size > 1 (PyTorch lets the harder cases through)."""
+    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
+
+
 def write_out(out, result):
     """Copy a result into an ``out=`` tensor (or tuple of tensors) and return it."""
     if isinstance(out, (tuple, list)):
@@ -428,10 +440,8 @@ def write_out(out, result):
             "differentiation, but one of the arguments requires grad."
         )
     data = out._data
-    if 0 in data.strides and data.size:
-        from .inplace import check_overlap
-
-        check_overlap(data)
+    if 0 in data.strides and internal_overlap(data):
+        raise RuntimeError(OVERLAP)
     rd, od = result.dtype, out.dtype
     if rd != od and rd._kind > od._kind:
         raise RuntimeError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import upcalls
 from .device import xp_of
-from .dispatch import WrapperTensor, _max_level, dispatch
+from .dispatch import OVERLAP, WrapperTensor, _max_level, dispatch, internal_overlap
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
@@ -13,10 +13,6 @@ LEAF_VIEW_WRITE = (
 )
 
 
-OVERLAP = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single "
-    "memory location. Please clone() the tensor before performing the operation."
-)
 # In-place ops PyTorch lets write into a tensor whose elements share memory (an expanded
 # one); each writes only the elements it changes.
 _OVERLAP_OK = frozenset(
@@ -34,15 +30,9 @@ def _physical(t: Tensor):
     return t._data
 
 
-def _overlaps(a) -> bool:
-    """PyTorch's has_internal_overlap is YES: a non-empty array with a stride-0 dim of
-    size > 1 (PyTorch lets the harder cases through)."""
-    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
-
-
 def check_overlap(a, op=None) -> None:
     """PyTorch's error for a write by ``op`` into an array whose elements share memory."""
-    if _overlaps(a) and (op is None or op.name not in _OVERLAP_OK):
+    if internal_overlap(a) and (op is None or op.name not in _OVERLAP_OK):
         raise RuntimeError(OVERLAP)
 
 
@@ -139,7 +129,7 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     shared = False
     if not lvl:
         data = self._data
-        shared = 0 in data.strides and _overlaps(data)
+        shared = 0 in data.strides and internal_overlap(data)
         if shared:
             check_overlap(data, op)
     sd, rd = self.dtype, result.dtype
