@@ -154,3 +154,29 @@ def test_an_empty_tensors_repr_names_its_dtype():
         return [repr(T.zeros(0, dtype=d)) for d in (T.int64, T.bool, T.float64, T.float32)]
 
     assert_same(prog)
+
+
+def test_backward_through_a_write_into_an_expanded_view_raises_pytorchs_overlap_error():
+    """PyTorch copies the gradient into the written view's region (CopySlices): overlap."""
+
+    def prog(T, x):
+        x.requires_grad_()
+        y = (x * 1).sigmoid()
+        y.expand(2, 2).masked_fill_(y.expand(2, 2) > 0.6, 0.0)
+        y.sum().backward()
+        return x.grad
+
+    assert_same_error(prog, np.array([0.3, 0.7]))
+
+
+def test_version_error_under_grad_names_the_latest_writer():
+    def prog(T, x):
+        def f(x):
+            y = x * 1
+            z = y**2
+            y.mul_(2)
+            return z.sum()
+
+        return T.func.grad(f)(x)
+
+    assert_same_error(prog, np.array([0.3, 0.7]))

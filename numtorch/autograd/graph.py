@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
+from .._core.dispatch import OVERLAP, internal_overlap
 from .._core.dtype import from_np
+from .._core.inplace import _physical
 from .._core.op import default_node_name
 from .._core.state import anomaly
 from .._core.state import graph_tasks as _running
@@ -308,7 +310,11 @@ class Saved:
         else:  # a transform's saved inner tensor: src is its wrapper's history
             t = self.t
             src = getattr(self, "src", None)
-            fn, nr = (t._grad_fn, t._out_nr) if src is None else (node, 0) if src is _OWN else src
+            if src is _OWN:
+                fn, nr = node, 0
+            else:  # the history it has now (PyTorch's text names its latest writer)
+                w = t if src is None else src
+                fn, nr = w._grad_fn, w._out_nr
             typ, shape = t.dtype.scalar_name, t.shape
         typ = f"{typ}Tensor"
         sizes = ", ".join(str(s) for s in shape)
@@ -550,6 +556,9 @@ class CopySlices(Node):
         g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
+        if 0 in _physical(region).strides and internal_overlap(_physical(region)):
+            # PyTorch copies the gradient into the written view's region: its own error
+            raise RuntimeError(OVERLAP)
         res = fn.apply([region], wanted)
         if wanted[0]:
             own = res[0]
@@ -1128,7 +1137,7 @@ def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
         if isinstance(v, Tensor):
             s = saved[n] = Saved(v, False)
             if inner is not None and isinstance(outer[k], Tensor):  # for its error's text
-                s.src = (outer[k]._grad_fn, outer[k]._out_nr)
+                s.src = outer[k]
         elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
             saved[n] = _SavedList(v)
         else:
