@@ -463,6 +463,18 @@ def broadcast_mismatch(shapes) -> str | None:
     return None
 
 
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def internal_overlap(a) -> bool:
+    """PyTorch's has_internal_overlap is YES: a non-empty array with a stride-0 dim of
+    size > 1 (PyTorch lets the harder cases through)."""
+    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
+
+
 def write_out(out, result, op=None, inputs=()):
     """Copy a result into an ``out=`` tensor (or tuple of tensors) and return it; ``op``
     and its ``inputs`` for PyTorch's check of an input partly overlapping ``out``."""
@@ -475,6 +487,9 @@ def write_out(out, result, op=None, inputs=()):
             f"{_op_label(result)}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    data = out._data
+    if 0 in data.strides and internal_overlap(data):
+        raise RuntimeError(INTERNAL_OVERLAP)
     if op is not None and op.name in OUT_OVERLAP_OPS:
         for a in inputs:
             for t in a if isinstance(a, (list, tuple)) else (a,):

@@ -5,12 +5,16 @@ from __future__ import annotations
 import re
 
 from . import upcalls
+from .device import xp_of
 from .dispatch import (
+    INTERNAL_OVERLAP,
     MULTI_OUTPUT,
     OVERLAP,
     WrapperTensor,
+    _max_level,
     broadcast_mismatch,
     dispatch,
+    internal_overlap,
     partial_overlap,
 )
 from .state import state
@@ -28,6 +32,22 @@ _WHY = {
     "block (if you don't want the inplace to be tracked) or both outside (if you want the "
     "inplace to be tracked).",
 }
+
+
+# In-place ops PyTorch lets write into a tensor whose elements share memory (an expanded
+# one); each writes only the elements it changes.
+_OVERLAP_OK = frozenset(
+    ("fill", "index_fill", "index_put", "masked_fill", "tril", "triu", "conj_physical")
+)
+# In-place ops whose argument checks PyTorch makes before the overlap check: theirs is at
+# the write.
+_CHECKS_FIRST = frozenset(("sub", "rsub", "addcdiv", "lerp"))
+
+
+def check_internal_overlap(a, op=None) -> None:
+    """PyTorch's error for a write by ``op`` into an array whose elements share memory."""
+    if internal_overlap(a) and (op is None or op.name not in _OVERLAP_OK):
+        raise RuntimeError(INTERNAL_OVERLAP)
 
 
 def view_write_error(view: Tensor, indirect: bool = False) -> str:
@@ -155,6 +175,9 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
     if state.stack and op.name not in _UNCHECKED:
         _check_batched_into_unbatched(self, args, op)
+    data = _array(self) if self._level else self._data
+    if 0 in data.strides and op.name not in _CHECKS_FIRST and _max_level(args) <= self._level:
+        check_internal_overlap(data, op)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -200,30 +223,34 @@ def cast_error(frm, to, cpp: bool = False) -> str:
 
 def commit(self: Tensor, result: Tensor, op=None) -> None:
     """Write result's values into self, bump the version, and rebase history. As in
-    PyTorch, the shape is checked first, then a transform's own conditions (a level's
-    commit ends in this function on its inner values, which checks the dtype), then the
-    dtype."""
+    PyTorch, a write into elements that share memory is refused first, then the shape is
+    checked, then a transform's own conditions (a level's commit ends in this function on
+    its inner values, which checks the dtype), then the dtype."""
+    lvl = max(self._level, result._level) if state.stack else 0
+    shared = False
+    if not lvl:
+        data = self._data
+        shared = 0 in data.strides and internal_overlap(data)
+        if shared:
+            check_internal_overlap(data, op)
     if tuple(result.shape) != tuple(self.shape):
         raise write_error(self, result, op)
-    if state.stack:
-        lvl = max(self._level, result._level)
-        if lvl:
-            state.stack[lvl - 1].commit(self, result, op)
-            return
+    if lvl:
+        state.stack[lvl - 1].commit(self, result, op)
+        return
     sd, rd = self.dtype, result.dtype
     if rd != sd and rd._kind > sd._kind:
         raise RuntimeError(cast_error(rd, sd))
     data = self._data
-    try:
-        data[...] = result._data
-    except ValueError as e:
-        if "read-only" in str(e):
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor refers "
-                "to a single memory location. Please clone() the tensor before performing the "
-                "operation."
-            ) from None
-        raise
+    if shared:  # an allowed write into shared elements: the ones it changes
+        xp_of(data).copyto(data, result._data, where=result._data != data)
+    else:
+        try:
+            data[...] = result._data
+        except ValueError as e:  # a read-only array: NumPy's own shared-memory views
+            if "read-only" in str(e):
+                raise RuntimeError(INTERNAL_OVERLAP) from None
+            raise
     self._ver.v += 1
     upcalls.rehistory(self, result, result._rg)
 

@@ -77,7 +77,8 @@ def tensor_repr(t) -> str:
             extras.append(f"size={tuple(a.shape)}")
     else:
         body = format_array(a, len(prefix))
-    if name not in ("float32", "int64", "bool", "complex64"):
+    # an empty tensor names every dtype but the default float's (no values imply it)
+    if name not in ("float32", "int64", "bool", "complex64") or (a.size == 0 and name != "float32"):
         extras.append(f"dtype=torch.{name}")
     if t.device.type != "cpu":
         extras.insert(0, f"device='{t.device}'")

@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
+from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
 from .._core.dtype import from_np
+from .._core.inplace import _array as _physical
 from .._core.op import default_node_name
 from .._core.state import anomaly
 from .._core.state import graph_tasks as _running
@@ -263,10 +265,13 @@ def _zeros_for(node: Node, i: int):
     return zeros(shape, dtype=from_np(dtype))
 
 
+_OWN = "own"  # Saved.src of a node's own output saved by a transform
+
+
 class Saved:
     """A tensor saved for backward, with the version it was saved at."""
 
-    __slots__ = ("t", "version", "is_output", "data", "nr")
+    __slots__ = ("t", "version", "is_output", "data", "nr", "src")
 
     def __init__(self, t: Tensor, is_output: bool):
         self.version = t._ver.v
@@ -301,10 +306,18 @@ class Saved:
             data, fn, nr = self.data, node, self.nr
             if data.dtype.kind not in "fc":
                 fn = None
-        else:
-            data, fn, nr = self.t._data, self.t._grad_fn, self.t._out_nr
-        typ = f"{from_np(data.dtype).scalar_name}Tensor"
-        sizes = ", ".join(str(s) for s in data.shape)
+            typ, shape = from_np(data.dtype).scalar_name, data.shape
+        else:  # a transform's saved inner tensor: src is its wrapper's history
+            t = self.t
+            src = getattr(self, "src", None)
+            if src is _OWN:
+                fn, nr = node, 0
+            else:  # the history it has now (PyTorch's text names its latest writer)
+                w = t if src is None else src
+                fn, nr = w._grad_fn, w._out_nr
+            typ, shape = t.dtype.scalar_name, t.shape
+        typ = f"{typ}Tensor"
+        sizes = ", ".join(str(s) for s in shape)
         where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
         hint = (
             "the backtrace further above shows the operation that failed to compute its "
@@ -543,6 +556,9 @@ class CopySlices(Node):
         g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
+        if 0 in _physical(region).strides and internal_overlap(_physical(region)):
+            # PyTorch copies the gradient into the written view's region: its own error
+            raise RuntimeError(INTERNAL_OVERLAP)
         res = fn.apply([region], wanted)
         if wanted[0]:
             own = res[0]
@@ -1122,6 +1138,7 @@ def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
     """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
     saved = {}
     tensors = False
+    outer = args
     if inner is not None:
         args, outputs = inner
     for n in names:
@@ -1130,7 +1147,11 @@ def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
             if inner is not None or _is_wrapped(outputs):
                 # inner outputs hold no reference to this node; a transform's wrapper
                 # (a dual tensor) has no storage to save apart from itself
-                saved[n] = Saved(outputs, False) if op.nout == 1 else outputs
+                if op.nout == 1:
+                    s = saved[n] = Saved(outputs, False)
+                    s.src = _OWN
+                else:
+                    saved[n] = outputs
             else:
                 saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
             continue
@@ -1138,9 +1159,12 @@ def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
             v = args[op.inputs.index(n[:-6])]
             saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
             continue
-        v = args[op.inputs.index(n)]
+        k = op.inputs.index(n)
+        v = args[k]
         if isinstance(v, Tensor):
-            saved[n] = Saved(v, False)
+            s = saved[n] = Saved(v, False)
+            if inner is not None and isinstance(outer[k], Tensor):  # for its error's text
+                s.src = outer[k]
             tensors = True
         elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
             saved[n] = _SavedList(v)

@@ -8,7 +8,7 @@ from .._core.inplace import view_write_error
 from .._core.state import state
 from .._core.tensor import Tensor, _rg_slot
 from ..ops.views import apply_chain, view_scatter
-from .graph import CopySlices, copy_slices, record
+from .graph import CopySlices, Saved, copy_slices, record
 
 
 def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
@@ -17,10 +17,27 @@ def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
         if self._view is not None and self._creation is None:
             self._view_ver = self._ver.v  # (PyTorch regenerates, and refuses, the others on use)
         return
+    _keep_result(self, result)
     if self._view is not None:
         _rebase_view(self, result)
     else:
         _rebase(self, result._grad_fn, result._out_nr)
+
+
+def _keep_result(self: Tensor, result: Tensor) -> None:
+    """An in-place op's saved output is the tensor it wrote, at its new version (as in
+    PyTorch): a later write into it is then detected."""
+    saved = getattr(result._grad_fn, "saved", None)
+    s = saved.get("result") if saved else None
+    if type(s) is not Saved:
+        return
+    if s.is_output:
+        if s.t is result._ver:
+            s.t = self._ver
+            s.version = self._ver.v
+    elif s.t is result or (result._level and s.t is result._inner):
+        s.t = self if s.t is result else self._inner
+        s.version = s.t._ver.v
 
 
 def _rebase(t: Tensor, fn, nr: int) -> None:

@@ -47,7 +47,7 @@ def _no_bool(kernel_name: str, a) -> None:
 
 def _check_int_zero(a, b) -> None:
     """Integer division by zero raises, as in PyTorch."""
-    if _is_int(a) and (not hasattr(b, "dtype") or b.dtype.kind in "biu"):
+    if _is_int(a) and (not hasattr(b, "dtype") or b.dtype.kind in "biu") and a.size:
         if (b == 0).any() if hasattr(b, "any") else b == 0:
             raise RuntimeError("ZeroDivisionError")
 
@@ -588,21 +588,20 @@ xlogy = binary(
 )  # fmt: skip
 
 
-def _logaddexp_w(x, result, scale=1.0):
-    return ((x - result) * scale).exp() if scale != 1.0 else (x - result).exp()
-
-
+# PyTorch's formulas, which read the inputs (saved) and not the result
 logaddexp = binary(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
-    (lambda g, input, result: g * _logaddexp_w(input, result),
-     lambda g, other, result: g * _logaddexp_w(other, result)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp_cpu", first=broadcast_first), numbers="none",
+    (lambda g, input, other: g / (1 + (other - input).exp()),
+     lambda g, input, other: g / (1 + (input - other).exp())),
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
+    no_kernel=NoKernel("bi", "logaddexp_cpu", first=broadcast_first),
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
-    (lambda g, input, result: g * _logaddexp_w(input, result, _LN2),
-     lambda g, other, result: g * _logaddexp_w(other, result, _LN2)),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True, no_kernel=NoKernel("bi", "logaddexp2_cpu", first=broadcast_first), numbers="none",
+    (lambda g, input, other: g / (1 + (other - input).exp2()),
+     lambda g, input, other: g / (1 + (input - other).exp2())),
+    ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
+    no_kernel=NoKernel("bi", "logaddexp2_cpu", first=broadcast_first),
 )  # fmt: skip
 
 

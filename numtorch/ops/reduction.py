@@ -859,13 +859,24 @@ def _std_mean(xp, x, dim=None, correction=1, keepdim=False):
     )
 
 
-def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
-    """(spread, mean) of x in one op; the gradient adds both outputs' parts."""
+def _moments_op(name: str, kernel: Callable, partial: Callable, reads_result: bool) -> Op:
+    """(spread, mean) of x in one op; the gradient adds both outputs' parts. Only std's
+    part reads the result (saved, as in PyTorch)."""
 
-    def vjp(g, x, result, dim, correction, keepdim):
+    def moments_vjp(g, x, spread, dim, correction, keepdim):
         c = {"correction": correction}
-        spread = _partial_vjp(partial, g[0], x, result[0], dim, keepdim, c)
-        return spread + _mean_vjp(g[1], x.shape, dim, keepdim)
+        part = _partial_vjp(partial, g[0], x, spread, dim, keepdim, c)
+        return part + _mean_vjp(g[1], x.shape, dim, keepdim)
+
+    if reads_result:
+
+        def vjp(g, x, result, dim, correction, keepdim):
+            return moments_vjp(g, x, result[0], dim, correction, keepdim)
+
+    else:
+
+        def vjp(g, x, dim, correction, keepdim):
+            return moments_vjp(g, x, None, dim, correction, keepdim)
 
     def jvp(t, x, result, dim, correction, keepdim):
         c = {"correction": correction}
@@ -885,8 +896,8 @@ def _moments_op(name: str, kernel: Callable, partial: Callable) -> Op:
     )
 
 
-var_mean_op = _moments_op("var_mean", _var_mean, _var_partial)
-std_mean_op = _moments_op("std_mean", _std_mean, _std_partial)
+var_mean_op = _moments_op("var_mean", _var_mean, _var_partial, False)
+std_mean_op = _moments_op("std_mean", _std_mean, _std_partial, True)
 
 
 def _var_args(dim, unbiased, keepdim, correction, name):

@@ -300,7 +300,8 @@ erfc = unary(
 )  # fmt: skip
 erfinv = unary(
     "erfinv", lambda xp, input: _special(xp).erfinv(input),
-    lambda g, result: g * (result * result).exp() * _SQRTPI_2, ELEMENTWISE, dtypes=FLOATS_INT,
+    # PyTorch's formula reads (saves) the input, not the result
+    lambda g, input: g * input.erfinv().square().exp() * _SQRTPI_2, ELEMENTWISE, dtypes=FLOATS_INT,
     low=-0.9, high=0.9,
 )  # fmt: skip
 

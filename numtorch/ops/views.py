@@ -912,14 +912,20 @@ def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
 
 def _expand(xp, input, size):
     size = _expand_size(input.shape, size, input.dtype)
-    n = 1
-    for k in size:
-        n *= k
-    if n == input.size:
-        # only size-one dims added or kept: no element repeats, so the view is writable as
-        # in PyTorch (NumPy's broadcast_to is always read-only)
-        return xp.reshape(input, size)
-    return xp.broadcast_to(input, size)
+    # PyTorch's geometry: a repeated dim gets stride 0, a new size-one dim the stride of the
+    # dims after it. A strided view, writable as in PyTorch (NumPy's broadcast_to is
+    # read-only): an in-place op refuses the repeated elements itself.
+    lead = len(size) - input.ndim
+    strides = [0] * len(size)
+    inner = input.itemsize
+    for i in range(len(size) - 1, -1, -1):
+        if i >= lead:
+            have, st = input.shape[i - lead], input.strides[i - lead]
+        else:
+            have, st = 1, inner
+        strides[i] = st if have == size[i] else 0
+        inner = size[i] * strides[i]
+    return xp.lib.stride_tricks.as_strided(input, size, tuple(strides))
 
 
 def _expand_rule(op):
