@@ -588,18 +588,24 @@ xlogy = binary(
 )  # fmt: skip
 
 
-# PyTorch's formulas, which read the inputs (saved) and not the result
+def _diff(a, b, g):
+    """a - b in the gradient's dtype (a bool operand subtracts as a number there)."""
+    return a.to(g.dtype) - b.to(g.dtype)
+
+
+# PyTorch's formulas, which read the inputs (saved) and not the result; a bool operand is
+# cast first (PyTorch's backward raises its bool Subtraction error there)
 logaddexp = binary(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
-    (lambda g, input, other: g / (1 + (other - input).exp()),
-     lambda g, input, other: g / (1 + (input - other).exp())),
+    (lambda g, input, other: g / (1 + _diff(other, input, g).exp()),
+     lambda g, input, other: g / (1 + _diff(input, other, g).exp())),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
     no_kernel=NoKernel("bi", "logaddexp_cpu", first=broadcast_first),
 )  # fmt: skip
 logaddexp2 = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
-    (lambda g, input, other: g / (1 + (other - input).exp2()),
-     lambda g, input, other: g / (1 + (input - other).exp2())),
+    (lambda g, input, other: g / (1 + _diff(other, input, g).exp2()),
+     lambda g, input, other: g / (1 + _diff(input, other, g).exp2())),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
     no_kernel=NoKernel("bi", "logaddexp2_cpu", first=broadcast_first),
 )  # fmt: skip
