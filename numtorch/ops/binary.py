@@ -26,8 +26,10 @@ from ._families import (
     binary,
     binary_samples,
     elementwise_op,
+    integral_errors,
     promote,
     promote_float,
+    promote_integral,
 )
 from .comparison import where
 
@@ -748,13 +750,45 @@ bitwise_or = binary("bitwise_or", lambda xp, input, other: xp.bitwise_or(input, 
 bitwise_xor = binary(
     "bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other), **_BITWISE
 )
-_SHIFT = {
-    "integral": True,
-    "dtypes": ("int64",),  # shifts of bools are not defined
-    "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
-}
-bitwise_left_shift = binary("bitwise_left_shift", _shift(True), **_SHIFT)
-bitwise_right_shift = binary("bitwise_right_shift", _shift(False), **_SHIFT)
+
+
+def _shift_prepare(kernel: str):
+    """Integers only (PyTorch's kernel ``lshift_cpu``/``rshift_cpu`` has no float or bool
+    version; a bool tensor shifted by an int promotes to int64)."""
+    integral = promote_integral(kernel)
+
+    def prepare(arrays, attrs=None):
+        arrays, odt = integral(arrays, attrs)
+        if (odt or arrays[0].dtype) == np.bool_:
+            raise dt.not_implemented(f"{kernel}_cpu", dt.bool_)
+        return arrays, odt
+
+    return prepare
+
+
+def _shift_errors(kernel: str):
+    def errors(make):
+        yield from integral_errors(kernel, 2)(make)
+        yield ErrorInput(
+            S((make((3,), dtype=np.bool_), make((3,), dtype=np.bool_))),
+            NotImplementedError,
+            f"\"{kernel}_cpu\" not implemented for 'Bool'",
+        )
+
+    return errors
+
+
+def _shift_op(name: str, kernel: str, left: bool):
+    return binary(
+        name, _shift(left), integral=True, prepare=_shift_prepare(kernel),
+        error_samples=_shift_errors(kernel),
+        dtypes=("int64",),  # shifts of bools are not defined
+        samples=binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
+    )  # fmt: skip
+
+
+bitwise_left_shift = _shift_op("bitwise_left_shift", "lshift", True)
+bitwise_right_shift = _shift_op("bitwise_right_shift", "rshift", False)
 
 tensor_methods(
     {
