@@ -1,6 +1,6 @@
 """Regression tests for the view ops and tensor functions added in issue 14 (missing2)."""
 
-from twolibs import assert_same_error
+from twolibs import arr, assert_same, assert_same_error
 
 
 def test_shift_errors_name_torch_kernels():
@@ -10,3 +10,16 @@ def test_shift_errors_name_torch_kernels():
         assert_same_error(
             lambda T, fn=fn: getattr(T, fn)(T.ones(2, dtype=T.bool), T.ones(2, dtype=T.bool))
         )
+
+
+def test_unfold_is_a_view_written_through_with_autograd():
+    def prog(T, a):
+        a = a.requires_grad_()
+        b = a * 1
+        u = b.unfold(1, 2, 2)  # non-overlapping windows: a write reaches every element once
+        u.mul_(3)
+        w = b.unfold(1, 3, 1)  # overlapping windows: their gradients add up
+        (w * w).sum().backward()
+        return b, a.grad, u._base is b, w.grad_fn.name()
+
+    assert_same(prog, arr(2, 6))

@@ -17,6 +17,7 @@ from . import (
     setops,
     shape,
     special,
+    strided,
     unary,
     views,
 )
