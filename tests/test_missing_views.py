@@ -23,3 +23,17 @@ def test_unfold_is_a_view_written_through_with_autograd():
         return b, a.grad, u._base is b, w.grad_fn.name()
 
     assert_same(prog, arr(2, 6))
+
+
+def test_real_and_imag():
+    def prog(T):
+        x = T.tensor([1 + 2j, 3 - 1j])
+        x.real.mul_(2)
+        x.imag = T.zeros(2)
+        y = T.ones(2)
+        y.real = T.tensor([3.0, 4.0])
+        return x, y, y.real is y, x.real._base is x, x.imag.stride()
+
+    assert_same(prog)
+    assert_same_error(lambda T: T.ones(2).imag)
+    assert_same_error(lambda T: T.imag(T.ones(2)))

@@ -3,10 +3,12 @@ methods (unsqueeze_, squeeze_, t_, transpose_, swapdims_/swapaxes_)."""
 
 from __future__ import annotations
 
-from .._core.op import LINEAR, ErrorInput, defop
+import numpy as np
+
+from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
 from .._core.tensor import wrap_dim
 from ..testing.samples import S
-from ._batching import front, pdim
+from ._batching import elementwise, front, pdim
 from ._families import view_op
 
 
@@ -100,3 +102,57 @@ tensor_unfold = view_op(
         ErrorInput(S((make(()), 0, 2, 1)), RuntimeError, "maximum size for tensor at dimension 0 is 1 but size is 2"),
     ],
 )  # fmt: skip
+
+
+# ------------------------------------------------------------------ real and imaginary parts
+# Views of a complex tensor's parts (NumPy's real/imag are views). Complex tensors do not
+# require grad in numtorch, so the views have no vjp.
+view_real, view_imag = (
+    view_op(
+        f"view_{part}",
+        lambda xp, input, part=part: getattr(xp, part)(input),
+        None,
+        methods=False,
+        node_name=f"{part.title()}Backward0",
+        batch_rule=elementwise(),
+        samples=None,
+    )  # fmt: skip
+    for part in ("real", "imag")
+)
+
+
+def _part_samples(make):
+    yield S((make((2, 3), dtype=np.complex64),))
+    yield S((make((3,), dtype=np.complex128).reshape(3, 1).T,), name="non-contiguous")
+
+
+@composite(samples=lambda make: [S((make((2, 3)),)), *_part_samples(make)])
+def real(input):
+    """The real part: a view of a complex tensor's real parts; a real tensor is its own."""
+    return view_real.fn(input) if input.is_complex() else input
+
+
+@composite(
+    samples=_part_samples,
+    error_samples=lambda make: [
+        ErrorInput(S((make((2,)),)), RuntimeError, _NOT_COMPLEX),
+    ],
+)  # fmt: skip
+def imag(input):
+    """The imaginary part of a complex tensor, as a view of it."""
+    if not input.is_complex():
+        raise RuntimeError(_NOT_COMPLEX)
+    return view_imag.fn(input)
+
+
+_NOT_COMPLEX = "imag is not implemented for tensors with non-complex dtypes."
+
+
+def _part_property(fn):
+    def set_part(self, value) -> None:
+        fn(self).copy_(value)
+
+    return property(fn, set_part)
+
+
+tensor_methods({"real": _part_property(real), "imag": _part_property(imag)})
