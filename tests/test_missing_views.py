@@ -37,3 +37,23 @@ def test_real_and_imag():
     assert_same(prog)
     assert_same_error(lambda T: T.ones(2).imag)
     assert_same_error(lambda T: T.imag(T.ones(2)))
+
+
+def test_index_reduce_forward_inplace_and_errors():
+    def prog(T, x, s):
+        i = T.tensor([2, 0, 2], dtype=T.int32)
+        y = x.clone()
+        y.index_reduce_(0, i, s, "amin", include_self=False)
+        return x.index_reduce(0, i, s, "mean"), T.index_reduce(x, 0, i, s, "prod"), y
+
+    assert_same(prog, arr(3, 2), arr(3, 2, seed=1))
+    x, s, i = "T.ones(3, 4)", "T.ones(2, 4)", "T.tensor([0, 2])"
+    for call in (
+        f"{x}.index_reduce_(0, {i}, {s}, 'sum')",
+        f"{x}.index_reduce_(0, {i}.float(), {s}, 'mean')",
+        f"{x}.index_reduce_(0, {i}, {s}, 'mean', include_self=3)",
+        f"T.index_reduce({x}, 0, {i}, {s}, 'mean', include_self=3)",
+        f"{x}.index_reduce(0, {i}, {s}.double(), 'amax')",
+        f"{x}.index_reduce(0, {i}, T.ones(2), 'amax')",
+    ):
+        assert_same_error(lambda T, call=call: eval(call))

@@ -9,6 +9,7 @@ from . import (
     comparison,
     conversion,
     creation,
+    index_reduce,
     indexing,
     linalg,
     operators,
