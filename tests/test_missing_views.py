@@ -57,3 +57,32 @@ def test_index_reduce_forward_inplace_and_errors():
         f"{x}.index_reduce(0, {i}, T.ones(2), 'amax')",
     ):
         assert_same_error(lambda T, call=call: eval(call))
+
+
+def test_as_strided_views_the_storage():
+    def prog(T, a):
+        a = a.requires_grad_()
+        b = a * 1
+        v = b[1:].as_strided((2, 2), (1, 3))  # default offset: the view's own
+        w = T.as_strided(b, (3, 3), (1, 1), 2)  # overlapping windows
+        v.mul_(10)
+        (w * w).sum().backward()
+        return b, v, w, a.grad, v._base is b, w.grad_fn.name()
+
+    assert_same(prog, arr(8))
+    for call in ("(3, 3), (1, 1), 5", "(3, 3), (1, 1), -1", "(3, 3), (-1, 1)", "(3,), (1, 1)"):
+        assert_same_error(lambda T, call=call: eval(f"T.ones(8).as_strided({call})"))
+
+
+def test_as_strided_under_vmap_is_functorchs():
+    def prog(T, x):
+        f = T.func.vmap
+        y = x.T.contiguous()
+        return (
+            f(lambda t: t.as_strided((2, 2), (1, 2)))(x),
+            f(lambda t: t.as_strided((2, 2), (1, 2), 1))(x),
+            f(lambda t: t.as_strided((2, 2), (1, 2)))(x[:, 3:]),
+            f(lambda t: t.as_strided((2, 2), (1, 2)), in_dims=1)(y),
+        )
+
+    assert_same(prog, arr(2, 15))
