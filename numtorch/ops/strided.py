@@ -213,9 +213,9 @@ def _strided_scatter(xp, grad, n, size, stride, offset):
     size = tuple(size)
     lead = grad.shape[: grad.ndim - len(size)]
     out = xp.zeros((*lead, n), dtype=grad.dtype)
-    pos = _positions(xp, size, stride, offset).reshape(-1)
-    flat = out.reshape(-1, n)
-    xp.add.at(flat, (slice(None), pos), grad.reshape(flat.shape[0], pos.size))
+    pos = _positions(xp, size, stride, offset).reshape(1, -1)
+    rows = xp.arange(out.size // n if n else 0).reshape(-1, 1) * n
+    xp.add.at(out.reshape(-1), (rows + pos).reshape(-1), grad.reshape(-1))
     return out
 
 
@@ -250,6 +250,10 @@ strided_scatter = defop(
 )  # fmt: skip
 
 
+def _address(a) -> int:
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
 def _storage(input: Tensor) -> tuple[Tensor, int]:
     """input's storage as a vector (a view of its root base) and input's offset in it."""
     if input._level:
@@ -261,8 +265,8 @@ def _storage(input: Tensor) -> tuple[Tensor, int]:
             "numtorch: as_strided of a tensor whose base is not contiguous is not supported "
             "(call .contiguous() first)"
         )
-    start = data.__array_interface__["data"][0] if data.size else 0
-    here = input._data.__array_interface__["data"][0] if input._data.size else start
+    start = _address(data) if data.size else 0
+    here = _address(input._data) if input._data.size else start
     return root.reshape(-1), (here - start) // max(data.itemsize, 1)
 
 
