@@ -512,5 +512,7 @@ addr = _linalg.addr.fn
 from .ops.linalg import dist
 from .ops.reduction import aminmax, nanmedian, renorm
 from .ops.views import dsplit, hsplit, vsplit
+from .ops.index_reduce import index_reduce
+from .ops.strided import as_strided, imag, real
 
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")

@@ -9,6 +9,7 @@ from . import (
     comparison,
     conversion,
     creation,
+    index_reduce,
     indexing,
     linalg,
     operators,
@@ -17,6 +18,7 @@ from . import (
     setops,
     shape,
     special,
+    strided,
     unary,
     views,
 )

@@ -1,0 +1,304 @@
+"""Strided views: Tensor.unfold (sliding windows), as_strided, and the in-place view
+methods (unsqueeze_, squeeze_, t_, transpose_, swapdims_/swapaxes_)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.dispatch import dispatch
+from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
+from .._core.tensor import Tensor, wrap_dim
+from ..testing.samples import S
+from ._batching import elementwise, front, pdim, rule_generator
+from ._families import view_op
+
+
+# ------------------------------------------------------------------ unfold
+def _unfold_geometry(shape, dimension: int, size: int, step: int) -> tuple[int, int]:
+    """The wrapped dim and the number of windows (PyTorch's checks, in its order); a 0-d
+    tensor counts as one element along dim 0."""
+    d = wrap_dim(dimension, len(shape))
+    n = shape[d] if shape else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return d, (n - size) // step + 1
+
+
+def _unfold(xp, input, dimension, size, step):
+    d, count = _unfold_geometry(input.shape, dimension, size, step)
+    if input.ndim == 0:
+        return input.reshape(1)[:size]
+    st = input.strides
+    shape = (*input.shape[:d], count, *input.shape[d + 1 :], size)
+    strides = (*st[:d], st[d] * step, *st[d + 1 :], st[d])
+    return xp.lib.stride_tricks.as_strided(input, shape, strides)
+
+
+def _unfold_backward(xp, grad, shape, dim, size, step):
+    """The sum of each window's gradient into the elements it covers: one strided add per
+    position in the window."""
+    out = xp.zeros(tuple(shape), dtype=grad.dtype)
+    flat = out.reshape(1) if out.ndim == 0 else out
+    count = grad.shape[dim] if out.ndim else 1
+    lead = (slice(None),) * dim
+    for k in range(size):
+        flat[(*lead, slice(k, k + step * (count - 1) + 1, step))] += grad[..., k]
+    return out
+
+
+def _unfold_backward_rule(vmap, args, bdims, attrs):
+    g = front(args[0], bdims[0])
+    shape = tuple(attrs["shape"])
+    if not shape:  # a 0-d input: its one element is in every window
+        return g.sum(-1), 0
+    new = dict(attrs, shape=(vmap.size, *shape), dim=pdim(attrs["dim"], len(shape)))
+    return unfold_backward.fn(g, **new), 0
+
+
+unfold_backward = defop(
+    "unfold_backward", _unfold_backward, nin=1,
+    vjp=lambda g, dim, size, step: tensor_unfold.fn(g, dim, size, step), jvp=LINEAR,
+    api="ops.strided.unfold_backward.fn", test={"no_oracle": True}, batch_rule=_unfold_backward_rule,
+    samples=lambda make: [S((make((3, 2, 2)), (4, 2), 0, 2, 1)), S((make((2, 2, 3)), (2, 5), 1, 3, 2)),
+                          S((make((1,)), (), 0, 1, 1))],
+)  # fmt: skip
+
+
+def _unfold_vjp(g, input_shape, dimension, size, step):
+    d, _ = _unfold_geometry(tuple(input_shape), dimension, size, step)
+    return unfold_backward.fn(g, tuple(input_shape), d, size, step)
+
+
+def _unfold_rule(vmap, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    rank = x.dim() - 1
+    _unfold_geometry(tuple(x.shape[1:]), **attrs)
+    if rank == 0:
+        return x.unsqueeze(1).narrow(1, 0, attrs["size"]), 0
+    return tensor_unfold.fn(x, pdim(attrs["dimension"], rank), attrs["size"], attrs["step"]), 0
+
+
+def _unfold_samples(make):
+    yield S((make((6,)), 0, 2, 1))
+    yield S((make((2, 5)), 1, 2, 2), name="step > 1")
+    yield S((make((2, 5)), -1, 2, 3), name="step > size")
+    yield S((make((4, 3)).T, 0, 3, 1), name="non-contiguous")
+    yield S((make((3, 2)), 0, 0, 1), name="size 0")
+    yield S((make(()), 0, 1, 1), name="0-d")
+    yield S((make((0, 3)), 1, 2, 1), name="empty")
+
+
+tensor_unfold = view_op(
+    "tensor_unfold", _unfold, _unfold_vjp, methods=("unfold",), api="Tensor.unfold",
+    node_name="UnfoldBackward0", batch_rule=_unfold_rule, samples=_unfold_samples,
+    error_samples=lambda make: [
+        ErrorInput(S((make((2, 3)), 1, 4, 1)), RuntimeError, "maximum size for tensor at dimension 1 is 3 but size is 4"),
+        ErrorInput(S((make((2, 3)), 1, -1, 1)), RuntimeError, "size is -1 but must be >= 0"),
+        ErrorInput(S((make((2, 3)), 0, 1, 0)), RuntimeError, "step is 0 but must be > 0"),
+        ErrorInput(S((make((2, 3)), 2, 1, 1)), IndexError, r"\[-2, 1\], but got 2"),
+        ErrorInput(S((make(()), 0, 2, 1)), RuntimeError, "maximum size for tensor at dimension 0 is 1 but size is 2"),
+    ],
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------ real and imaginary parts
+# Views of a complex tensor's parts (NumPy's real/imag are views). Complex tensors do not
+# require grad in numtorch, so the views have no vjp.
+view_real, view_imag = (
+    view_op(
+        f"view_{part}",
+        lambda xp, input, part=part: getattr(xp, part)(input),
+        None,
+        methods=False,
+        node_name=f"{part.title()}Backward0",
+        batch_rule=elementwise(),
+        samples=None,
+    )  # fmt: skip
+    for part in ("real", "imag")
+)
+
+
+def _part_samples(make):
+    yield S((make((2, 3), dtype=np.complex64),))
+    yield S((make((3,), dtype=np.complex128).reshape(3, 1).T,), name="non-contiguous")
+
+
+@composite(samples=lambda make: [S((make((2, 3)),)), *_part_samples(make)])
+def real(input):
+    """The real part: a view of a complex tensor's real parts; a real tensor is its own."""
+    return view_real.fn(input) if input.is_complex() else input
+
+
+@composite(
+    samples=_part_samples,
+    error_samples=lambda make: [
+        ErrorInput(S((make((2,)),)), RuntimeError, _NOT_COMPLEX),
+    ],
+)  # fmt: skip
+def imag(input):
+    """The imaginary part of a complex tensor, as a view of it."""
+    if not input.is_complex():
+        raise RuntimeError(_NOT_COMPLEX)
+    return view_imag.fn(input)
+
+
+_NOT_COMPLEX = "imag is not implemented for tensors with non-complex dtypes."
+
+
+def _part_property(fn):
+    def set_part(self, value) -> None:
+        fn(self).copy_(value)
+
+    return property(fn, set_part)
+
+
+tensor_methods({"real": _part_property(real), "imag": _part_property(imag)})
+
+
+# ------------------------------------------------------------------ as_strided
+# A tensor's storage is the memory of its root base (itself when it is no view), read as a
+# vector: its elements in memory order. as_strided is a strided window on that vector
+# (``strided_gather``, a view), taken on ``root.reshape(-1)``; only a C-contiguous root
+# is such a vector as a view, so other roots are refused. Under vmap, batch element i's
+# window starts i batch strides further on (functorch's rule); inside grad/jvp transforms a
+# tensor is its own storage.
+def _positions(xp, size, stride, offset):
+    """The storage position of every element of the window: offset + index . stride."""
+    pos = xp.full(tuple(size), offset, dtype=xp.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):  # one broadcast add per dim
+        pos += (xp.arange(n) * s).reshape((n,) + (1,) * (len(size) - k - 1))
+    return pos
+
+
+def _check_window(size, stride, offset: int, n: int, itemsize: int) -> None:
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in size):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}"
+        )
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}"
+        )
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    need = 0 if 0 in size else offset + 1 + sum((a - 1) * b for a, b in zip(size, stride))
+    if need > n:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+            f"itemsize {itemsize} requiring a storage size of {need * itemsize} are out of bounds "
+            f"for storage of size {n * itemsize}"
+        )
+
+
+def _strided_gather(xp, input, size, stride, offset):
+    """The window on the vectors along input's last dim (leading dims: vmap's batch)."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    _check_window(size, stride, int(offset), input.shape[-1], input.itemsize)
+    step = input.strides[-1]
+    base = input[..., int(offset) :] if input.shape[-1] else input
+    return xp.lib.stride_tricks.as_strided(
+        base, (*input.shape[:-1], *size), (*input.strides[:-1], *(s * step for s in stride))
+    )
+
+
+def _strided_scatter(xp, grad, n, size, stride, offset):
+    """The adjoint of strided_gather: each window element's value added at its position."""
+    size = tuple(size)
+    lead = grad.shape[: grad.ndim - len(size)]
+    out = xp.zeros((*lead, n), dtype=grad.dtype)
+    pos = _positions(xp, size, stride, offset).reshape(1, -1)
+    rows = xp.arange(out.size // n if n else 0).reshape(-1, 1) * n
+    xp.add.at(out.reshape(-1), (rows + pos).reshape(-1), grad.reshape(-1))
+    return out
+
+
+def _batch_first(op):
+    def rule(vmap, args, bdims, attrs):
+        return dispatch(op, (front(args[0], bdims[0]),), attrs), 0
+
+    return rule
+
+
+def _gather_samples(make):
+    yield S((make((8,)), (3, 3), (1, 1), 0), name="overlapping")
+    yield S((make((8,)), (2, 2), (1, 3), 1))
+    yield S((make((4, 2)).T[0], (2,), (2,), 1), name="strided storage")
+    yield S((make((3,)), (0, 2), (1, 1), 5), name="empty")
+    yield S((make((3,)), (), (), 2), name="0-d")
+
+
+strided_gather = view_op(
+    "strided_gather", _strided_gather,
+    lambda g, input_shape, size, stride, offset: strided_scatter.fn(g, input_shape[-1], size, stride, offset),
+    methods=False, api="ops.strided.strided_gather.fn", node_name="AsStridedBackward0",
+    test={"no_oracle": True}, batch_rule=rule_generator(_batch_first)(), samples=_gather_samples,
+)  # fmt: skip
+strided_scatter = defop(
+    "strided_scatter", _strided_scatter, nin=1,
+    vjp=lambda g, size, stride, offset: strided_gather.fn(g, size, stride, offset), jvp=LINEAR,
+    api="ops.strided.strided_scatter.fn", test={"no_oracle": True},
+    batch_rule=rule_generator(_batch_first)(),
+    samples=lambda make: [S((make((3, 3)), 8, (3, 3), (1, 1), 0)), S((make((2, 2)), 6, (2, 2), (1, 3), 1)),
+                          S((make(()), 3, (), (), 2))],
+)  # fmt: skip
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
+def _storage(input: Tensor) -> tuple[Tensor, int]:
+    """input's storage as a vector (a view of its root base) and input's offset in it."""
+    if input._level:
+        return input.reshape(-1), 0
+    root = input._view[0] if input._view is not None else input
+    data = root._data
+    if not data.flags.c_contiguous:
+        raise NotImplementedError(
+            "numtorch: as_strided of a tensor whose base is not contiguous is not supported "
+            "(call .contiguous() first)"
+        )
+    start = _address(data) if data.size else 0
+    here = _address(input._data) if input._data.size else start
+    return root.reshape(-1), (here - start) // max(data.itemsize, 1)
+
+
+def _as_strided_samples(make):
+    # No explicit storage_offset here: under vmap it is functorch's (the same offset for
+    # every batch element, moved on by the batch stride), which a loop over the batch does
+    # not give; tests/test_missing_views.py compares it with torch.func.vmap.
+    yield S((make((2, 4)), (3, 3), (1, 1)), name="overlapping")
+    yield S((make((2, 4)), (2, 2), (1, 3)))
+    yield S((make((4,)), (2,), (2,)))
+    yield S((make((3,)), (0, 2), (1, 1)), name="empty")
+    yield S((make((3,)), (), ()), name="0-d")
+
+
+@composite(
+    samples=_as_strided_samples, methods=True,
+    error_samples=lambda make: [
+        ErrorInput(S((make((8,)), (3, 3), (1, 1), 5)), RuntimeError, "requiring a storage size of"),
+        ErrorInput(S((make((8,)), (3, 3), (1, 1), -1)), RuntimeError, "Tensor: invalid storage offset -1"),
+        ErrorInput(S((make((8,)), (3, 3), (-1, 1))), RuntimeError, r"Negative strides are not supported at the moment, got strides: \[-1, 1\]"),
+        ErrorInput(S((make((8,)), (3,), (1, 1))), RuntimeError, "mismatch in length of strides and shape"),
+    ],
+)  # fmt: skip
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s storage with the given sizes and strides (in elements),
+    starting at ``storage_offset`` (default: input's own)."""
+    if input._level and input._interp.is_vmap:
+        # functorch's rule: batch element i's window starts batch stride * i further on
+        vmap, inner, bd = input._interp, input._inner, input._bdim
+        size, stride = (vmap.size, *size), (inner.stride(bd), *stride)
+        return vmap.wrap(as_strided(inner, size, stride, storage_offset), 0)
+    vector, offset = _storage(input)
+    if storage_offset is not None:
+        offset = int(storage_offset)
+    return strided_gather.fn(vector, tuple(size), tuple(stride), offset)
