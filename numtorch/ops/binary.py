@@ -27,10 +27,8 @@ from ._families import (
     binary_samples,
     broadcast_first,
     elementwise_op,
-    integral_errors,
     promote,
     promote_float,
-    promote_integral,
 )
 from .comparison import where
 
