@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import inspect
 import itertools
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -497,14 +498,15 @@ for _m, _f in sorted(vars(nt.Tensor).items()):
         INPLACE.setdefault(_f.inplace_of.name, []).append(_m)
 
 OPS = [op for op in ops_with_samples() if not op.test.no_oracle]
-# The op-independent kinds (the engine's and vmap's own checks) run on every EVERY-th op.
+# The op-independent kinds (the engine's and vmap's own checks) run on one op in EVERY,
+# picked by a hash of its name (so adding an op does not move the others).
 EVERY = 5
 
 
 def _all_cases() -> list[Case]:
     cases = [_factory_case(f, s) for f, s in itertools.product(FACTORIES, BAD_SIZES)]
-    for i, op in enumerate(OPS):
-        cases.extend(derive(op, every=i % EVERY == 0))
+    for op in OPS:
+        cases.extend(derive(op, every=zlib.crc32(op.name.encode()) % EVERY == 0))
     seen: set[str] = set()
     out = []
     for c in cases:
@@ -598,9 +600,10 @@ DIFFERS: dict[str, str] = {
         "cumprod:cumprod_:bool-self",
     ),
     **_each(
-        "the text names the return type's class: numtorch.return_types.aminmax vs "
-        "torch.return_types.aminmax",
-        "aminmax:func.grad-non-scalar",
+        "PyTorch's vmap runs argwhere through its slow per-sample fallback, which works when "
+        "every sample has as many nonzeros (then fails later, here on out_dims); numtorch "
+        "refuses the data-dependent shape up front, as PyTorch does for nonzero",
+        "argwhere:vmap-out_dims=9",
     ),
     **_each(
         "PyTorch's einsum runs bmm (no bool kernel) for this equation",

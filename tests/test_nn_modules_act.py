@@ -252,6 +252,7 @@ def test_alpha_dropout_training(name):
     p, alpha = 0.3, 1.7580993408473766
     a = 1 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
     x = nt.tensor(np.random.default_rng(0).standard_normal((40, 50, 3, 3)))
+    nt.manual_seed(0)  # the statistics below hold within 3 sigma; a fixed draw, not a flaky one
     o = getattr(nt.nn, name)(p)(x).numpy()
     xv = x.numpy()
     kept = np.isclose(o, a * xv + alpha * a * p)

@@ -170,7 +170,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
             output, aux = split_aux(func(*replace_argnums(args, nums, new), **kwargs), has_aux, _GV)
             if not isinstance(output, Tensor):
                 raise RuntimeError(
-                    f"{_GV}: Expected f(*args) to return a Tensor, got {type(output)}"
+                    f"{_GV}: Expected f(*args) to return a Tensor, got {_torch_named(type(output))}"
                 )
             if output.dim() != 0:
                 raise RuntimeError(
@@ -240,3 +240,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         return tree_unflatten(_zeros_where_none(grads, flat_in), in_spec)
 
     return (results, vjp_fn, aux) if has_aux else (results, vjp_fn)
+
+
+def _torch_named(cls: type) -> str:
+    """A class as PyTorch's texts show it: numtorch's own (return types) under torch's name."""
+    return str(cls).replace("'numtorch.", "'torch.")
