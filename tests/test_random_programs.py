@@ -21,23 +21,7 @@ CHUNKS, PER_CHUNK = 40, 6
 # Seeds of the slice whose programs fail for an open bug no op key or failure text isolates
 # (found by this fuzzer; the repro is what ``pf.shrink`` gives). The slice skips them; drop an
 # entry once its bug is fixed.
-KNOWN_OPEN_SEEDS = {
-    69: "jvp: NaN tangent leaks through clamp(min > max) (y.fill_(-2.5); y.sqrt_(); "
-    "y.clamp(min=-0.5, max=-1)): torch's tangent is 0",
-    84: "vmap(grad): an in-place pow_ on an unbatched size-0 tensor with a batched operand is "
-    "allowed; torch raises 'vmap: inplace arithmetic(self, *extra_args) is not possible ...'",
-    85: "jvp: minimum(float32 (1,1), float64 0-d) gives a float64 tangent, then `y.mT @ y` "
-    "raises 'expected m1 and m2 to have the same dtype' (issue 14: jvp tangent dtypes)",
-    97: "backward of logaddexp(inf, b): numtorch NaN, torch 1 for x and 0 for b (issue 14: NaN "
-    "leaks into derivatives)",
-    114: "masked_fill_ on a tensor tanh_ saved goes undetected (no version-counter error): "
-    "y.round(); y.tanh_(); y.masked_fill_(y < 0, -2.5) then backward; torch raises (numtorch "
-    "keeps a copy, its gradient is right)",
-    158: "jvp of fmod(x.log(), b) where x.log() is NaN and b is a constant: numtorch's tangent "
-    "is NaN, torch's is finite (issue 14: NaN from a zero tangent of a constant operand)",
-    190: "backward of x.log1p().max() with a NaN in the input: numtorch's gradient is all NaN, "
-    "torch's is finite (issue 14: max/min with a NaN)",
-}
+KNOWN_OPEN_SEEDS: dict[int, str] = {}
 
 
 def _report(groups: dict, known: bool) -> str:
