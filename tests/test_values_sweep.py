@@ -296,3 +296,16 @@ def test_elementwise_extrema_with_a_nan_give_both_operands_the_gradient(name):
 
     assert_same(grads, a, b)
     assert_same(tangent, a, b)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_extrema_tangent_shows_a_nan_tangent_through(name):
+    """maximum(rsqrt(-0.19), 0.5): the tangent of the NaN operand is NaN, and PyTorch's masked
+    sum lets it through although the other operand is picked."""
+    x, b = np.array([-0.19, 4.0]), np.array([0.5, 0.5])
+
+    def prog(L, x, b):
+        f = lambda v: getattr(L, name)(v.rsqrt(), b)  # noqa: E731
+        return L.func.jvp(f, (x,), (L.ones_like(x),))[1]
+
+    assert_same(prog, x, b)

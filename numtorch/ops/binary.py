@@ -364,7 +364,8 @@ float_power = binary(
 def _extremum(name: str, sign: int):
     """maximum (sign 1) / minimum (sign -1): a tie splits the gradient; where an operand is
     NaN, both get it, as in PyTorch (each is zeroed only where the other operand wins), and
-    the tangent is the other's."""
+    the tangent is the other's plus a masked difference (a NaN tangent shows through, as in
+    PyTorch)."""
 
     def loses(a, b):
         return a < b if sign > 0 else a > b
@@ -374,7 +375,7 @@ def _extremum(name: str, sign: int):
         (lambda g, input, other: where(input == other, g / 2, where(loses(input, other), 0, g)),
          lambda g, input, other: where(input == other, g / 2, where(loses(other, input), 0, g))),
         lambda tinput, tother, input, other: where(
-            input == other, (tinput + tother) / 2, where(loses(other, input), tinput, tother)
+            input == other, (tinput + tother) / 2, tother + loses(other, input) * (tinput - tother)
         ),
         scalars=(), inplace=False, dtypes=FLOATS_INT, numbers="none",
     )  # fmt: skip
