@@ -9,6 +9,8 @@ import threading
 import weakref
 from typing import NamedTuple
 
+import numpy as np
+
 from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
@@ -128,7 +130,10 @@ class Node:
         if op.ndiff == 1:
             g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
         else:
-            g = tuple(g if g is not None else _zeros_for(self, i) for i, g in enumerate(grads))
+            like = next((x for x in grads if x is not None), None)  # the device to use
+            g = tuple(
+                g if g is not None else _zeros_for(self, i, like) for i, g in enumerate(grads)
+            )
         saved = self.saved
         if saved is None:
             raise RuntimeError(FREED)
@@ -260,9 +265,12 @@ def _fit(g, meta):
     return g
 
 
-def _zeros_for(node: Node, i: int):
+def _zeros_for(node: Node, i: int, like=None):
+    """The zero gradient of output i (on ``like``'s device, the other gradients')."""
     shape, dtype = node._out_meta[i]
-    return zeros(shape, dtype=from_np(dtype))
+    if like is None or type(like._data) is np.ndarray:
+        return zeros(shape, dtype=from_np(dtype))
+    return zeros(shape, dtype=from_np(dtype), device=like.device)
 
 
 _OWN = "own"  # Saved.src of a node's own output saved by a transform

@@ -124,6 +124,11 @@ def _flat_at(xp, ufunc: str, out, key: tuple, vals) -> None:
     ``out`` (broadcasting together to ``vals``' shape); duplicates accumulate."""
     at = getattr(xp, ufunc).at
     if not out.flags.c_contiguous:
+        if xp is not np:
+            flat = xp.ascontiguousarray(out)
+            _flat_at(xp, ufunc, flat, key, vals)
+            out[...] = flat
+            return
         at(out, key, vals)
         return
     lin = 0
@@ -132,7 +137,26 @@ def _flat_at(xp, ufunc: str, out, key: tuple, vals) -> None:
     if hasattr(vals, "shape") and vals.ndim:
         lin = xp.broadcast_to(lin, vals.shape)
         vals = vals.reshape(-1)
+    if xp is not np and ufunc != "add":
+        _gpu_at(xp, ufunc, out.reshape(-1), lin.reshape(-1), vals)
+        return
     at(out.reshape(-1), lin.reshape(-1), vals)
+
+
+def _gpu_at(xp, ufunc: str, out, lin, vals) -> None:
+    """``ufunc.at`` where CuPy has none (multiply) or a different one: the k-th occurrence
+    of every index at once, for k up to the largest count of one index (no duplicates
+    within a step, so a plain fancy-index update is exact)."""
+    f = getattr(xp, ufunc)
+    vals = xp.broadcast_to(xp.asarray(vals, out.dtype), lin.shape)
+    order = xp.argsort(lin, kind="stable")
+    s = lin[order]
+    first = xp.searchsorted(s, s, side="left")
+    rank = xp.arange(s.size) - first
+    for k in range(int(rank.max()) + 1 if s.size else 0):
+        pick = order[rank == k]
+        idx = lin[pick]
+        out[idx] = f(out[idx], vals[pick])
 
 
 _SPARSE_DTYPES = frozenset(

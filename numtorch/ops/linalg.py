@@ -1460,6 +1460,10 @@ def _solve(xp, A, B, *, left=True):
             f"linalg.solve: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and {r}x{c})"
         )
+    if xp is not np:  # CuPy's solve does not broadcast the batch dims
+        batch = np.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+        A = xp.broadcast_to(A, batch + A.shape[-2:])
+        Bm = xp.broadcast_to(Bm, batch + Bm.shape[-2:])
     X = _np_linalg("linalg.solve", lambda A: xp.linalg.solve(A, Bm), A, "solve")
     if not left:
         X = xp.swapaxes(X, -1, -2)

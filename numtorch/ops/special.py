@@ -65,7 +65,10 @@ def _check_n(n) -> None:
 def _polygamma(xp, input, n):
     _check_n(n)
     sp = _special(xp)
-    r = sp.psi(input) if n == 0 else sp.polygamma(n, input)
+    if n == 0:
+        r = sp.psi(input)
+    else:  # CuPy's polygamma takes n as an array only
+        r = sp.polygamma(n if xp is np else xp.full(input.shape, n, input.dtype), input)
     return r.astype(input.dtype, copy=False)
 
 
