@@ -1630,13 +1630,17 @@ def _median_errors(make):
     yield ErrorInput(S((make((0, 3)), 0)), IndexError, r"median\(\): Expected reduction dim 0")
 
 
+# median's and nanmedian's formulas (the same split of the gradient)
+_MEDIAN_RULES = {
+    "vjp": lambda g, x, result: g * _median_partial(x, result),
+    "jvp": lambda t, x, result: (t * _median_partial(x, result)).sum(),
+    "error_samples": _median_errors,
+}
 median_op = defop(
     "median",
     _median,
-    vjp=lambda g, x, result: g * _median_partial(x, result),
-    jvp=lambda t, x, result: (t * _median_partial(x, result)).sum(),
+    **_MEDIAN_RULES,
     samples=_median_samples,
-    error_samples=_median_errors,
     test={"dtypes": FLOATS_INT},
     batch_rule=_median_rule,
     no_kernel=NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
@@ -1747,12 +1751,8 @@ def _nanmedian_samples(make):
 nanmedian_op = defop(
     "nanmedian",
     _nanmedian,
-    vjp=lambda g, x, result: g * _median_partial(x, result),
-    jvp=lambda t, x, result: (t * _median_partial(x, result)).sum(),
+    **_MEDIAN_RULES,
     samples=_nanmedian_samples,
-    error_samples=lambda make: [
-        ErrorInput(S((make((0, 3)), 0)), IndexError, r"median\(\): Expected reduction dim 0")
-    ],
     test={"dtypes": FLOATS_INT},
     batch_rule=_nanmedian_rule,
 )
