@@ -9,8 +9,6 @@ import threading
 import weakref
 from typing import NamedTuple
 
-import numpy as np
-
 from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
@@ -268,7 +266,7 @@ def _fit(g, meta):
 def _zeros_for(node: Node, i: int, like=None):
     """The zero gradient of output i (on ``like``'s device, the other gradients')."""
     shape, dtype = node._out_meta[i]
-    if like is None or type(like._data) is np.ndarray:
+    if like is None or not _cuda_used[0]:
         return zeros(shape, dtype=from_np(dtype))
     return zeros(shape, dtype=from_np(dtype), device=like.device)
 
