@@ -13,7 +13,7 @@ from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
 from .._core.dtype import from_np
-from .._core.inplace import _array as _physical
+from .._core.inplace import _array
 from .._core.op import default_node_name
 from .._core.state import anomaly
 from .._core.state import graph_tasks as _running
@@ -562,7 +562,7 @@ class CopySlices(Node):
         g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
-        if 0 in _physical(region).strides and internal_overlap(_physical(region)):
+        if 0 in _array(region).strides and internal_overlap(_array(region)):
             # PyTorch copies the gradient into the written view's region: its own error
             raise RuntimeError(INTERNAL_OVERLAP)
         res = fn.apply([region], wanted)

@@ -47,6 +47,9 @@ _INDEX_DTYPES = {
     "index_copy": ("i8", RuntimeError, "index_copy_(): Expected a long tensor for index, but got {}"),
     "take": ("i8", RuntimeError, "take(): Expected a long tensor for index, but got {}"),
     "put": ("i8", RuntimeError, "put_(): Expected a long tensor for index, but got {}"),
+    "gather": ("i4", RuntimeError, "gather(): Expected dtype int32/int64 for index"),
+    "scatter": ("i4", RuntimeError, "scatter(): Expected dtype int32/int64 for index"),  # every scatter's
+    "index_select": ("i4", RuntimeError, "index_select(): Expected dtype int32 or int64 for index"),
     "take_along_dim": (
         "i8", RuntimeError, "torch.take_along_dim(): dtype of indices should be Long but got {}"
     ),
@@ -62,11 +65,6 @@ def check_index_dtype(index, name: str) -> None:
         d = d.np
     if d is None or d.kind not in _INT_KINDS or (kinds == "i8" and d.itemsize < 8):
         raise exc(msg.format(_tname(index) if d is not None else type(index).__name__))
-
-
-def _need_int(index, msg: str, exc=RuntimeError) -> None:
-    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
-        raise exc(msg)
 
 
 # PyTorch's texts where an op writing a tensor ``source`` into ``self`` needs one dtype.
@@ -1087,7 +1085,7 @@ dim_family = rule_generator(_dim_family)
 
 
 def _gather(xp, input, index, *, dim):
-    _need_int(index, "gather(): Expected dtype int32/int64 for index")
+    check_index_dtype(index, "gather")
     _check_dims("gather", input, index, dim=dim)
     _bounds(index, input.shape[dim], dim)
     return input[_scatter_key(xp, index, dim)]
@@ -1137,7 +1135,7 @@ gather_op = defop(
 
 
 def _scatter_core(xp, input, index, src, *, dim, reduce=None, name="scatter"):
-    _need_int(index, "scatter(): Expected dtype int32/int64 for index")  # every scatter's
+    check_index_dtype(index, "scatter")
     _same_dtype("scatter", input, src)
     _check_dims(name, input, index, src, dim)
     _bounds(index, input.shape[dim], dim)
@@ -1300,7 +1298,7 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
         shape0 = ()
     else:
         dim, shape0 = wrap_dim(dim, input.ndim), input.shape
-    _need_int(index, "scatter(): Expected dtype int32/int64 for index")
+    check_index_dtype(index, "scatter")
     _same_dtype("scatter", input, src)
     _check_dims("scatter_reduce", input, index, src, dim)
     _bounds(index, input.shape[dim], dim)
@@ -1479,8 +1477,7 @@ def _moved(a, dim):
 
 
 def _index_select(xp, input, index, dim):
-    if not hasattr(index, "dtype") or index.dtype.kind not in _INT_KINDS:
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    check_index_dtype(index, "index_select")
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if input.ndim == 0:

@@ -1682,13 +1682,11 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
     if dim is None:
         return median_op.fn(input)
     input = _tensor(input)
-    _no_bool(input, "median_out")
     d = dim1(dim, input.dim())
     if input.dim() and input.shape[d] == 0:  # under vmap PyTorch names the physical dim
         p = d + vmap_depth(input)
         raise IndexError(f"median(): Expected reduction dim {p} to have non-zero size.")
-    if input.dtype is dt.bool_:  # kthvalue's own refusal would name kthvalue's kernel
-        raise dt.not_implemented("median_out", input)
+    _no_bool(input, "median_out")  # kthvalue's own refusal would name kthvalue's kernel
     n = input.shape[d] if input.dim() else 1
     values, indices = kthvalue_op.fn(input, (n - 1) // 2 + 1, d, True)
     if input.dim() and input.dtype.is_floating_point:  # a NaN in a slice is its median
@@ -1718,7 +1716,6 @@ def _write_rt(rt: str, res: tuple, out):
 
 # ------------------------------------------------------------------ nanmedian, aminmax, renorm
 def _nanmedian(xp, x):
-    _no_bool(x, "median_cpu")
     if x.size == 0:
         return xp.asarray(_nan_as(x.dtype), x.dtype)
     f = xp.sort(x.reshape(-1))  # NaN sorts last
@@ -1755,6 +1752,7 @@ nanmedian_op = defop(
     samples=_nanmedian_samples,
     test={"dtypes": FLOATS_INT},
     batch_rule=_nanmedian_rule,
+    no_kernel=NoKernel("bc", "median_cpu"),
 )
 
 
