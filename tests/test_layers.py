@@ -22,6 +22,7 @@ LAYERS = {
     "numtorch.func": 3,  # the transforms' interpreters
     "numtorch.autograd.functional": 4,  # built on the transforms, as in PyTorch
     "numtorch.autograd.forward_ad": 4,
+    "numtorch._dynamo": 4,  # compiled autograd: the engine's passes as generated code
     "numtorch.nn": 5,
     "numtorch.optim": 6,
     "numtorch": 7,  # the package face: numtorch/__init__.py, linalg, special

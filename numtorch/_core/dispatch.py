@@ -31,6 +31,7 @@ class Interpreter:
     is_vmap = False
     is_forward = False  # forward mode (dual tensors)
     functorch = True  # a torch.func transform (forward_ad's dual level is not one)
+    sees_all = False  # on top of the stack, it gets op calls with none of its tensors too
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
@@ -178,6 +179,12 @@ class WrapperTensor(Tensor):
     __str__ = __repr__
 
 
+def values_hidden(t: Tensor) -> bool:
+    """Whether a transform hides t's values from Python control flow. A tracer does not:
+    a value read while it traces sends that part back to eager code, which reads it."""
+    return t._level > 0 and not t._interp.sees_all
+
+
 def _max_level(args) -> int:
     """The highest transform level among the arguments; a wrapper whose transform has
     returned is an error."""
@@ -214,6 +221,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
                 if interp.is_vmap and interp.level < ceiling:
                     lvl = max(lvl, interp.level)
                     break
+        if not lvl and state.stack[-1].sees_all:
+            lvl = len(state.stack)
         if lvl:
             return state.stack[lvl - 1].process(op, args, attrs)
     if op.impl is not None:  # a tensor-level implementation (autograd.Function)

@@ -18,6 +18,8 @@ class _State(threading.local):
         self.modes: list = []
         # The op an in-place method runs now while modes are on: modes see its ``op_`` form.
         self.inplace_op = None
+        # The active compiled-autograd context (numtorch._dynamo.compiled_autograd), or None.
+        self.compiler = None
 
 
 state = _State()

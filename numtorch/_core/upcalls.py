@@ -35,6 +35,8 @@ register_post_accumulate_grad_hook = _missing(
 )
 vmap_call = _missing("vmap_call", "numtorch.func")  # the engine's batched backward
 dual_call = _missing("dual_call", "numtorch.autograd.forward_ad")  # gradcheck's forward mode
+# a backward pass run as compiled code (NotImplemented: run it eagerly)
+compiled_backward = _missing("compiled_backward", "numtorch._dynamo.compiled_autograd")
 dispatch_mode = _missing("dispatch_mode", "numtorch._core.aten")  # an op call under modes
 
 

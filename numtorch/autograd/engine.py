@@ -445,6 +445,25 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
     roots = _roots(outputs)
     if inputs is not None:
         _check_inputs(inputs, accumulate)
+    if state.compiler is not None and not create_graph:
+        slots = upcalls.compiled_backward(roots, grads, inputs, keep_graph, accumulate)
+        if slots is not NotImplemented:
+            return slots
+    task, slots = plan_task(roots, inputs, keep_graph, create_graph, accumulate)
+    _running.append((task, roots, next(_task_ids)))
+    try:
+        if anomaly.enabled:
+            anomaly_mode.run(_execute, task, roots, grads)
+        else:
+            _execute(task, roots, grads)
+    finally:
+        _running.pop()
+    return slots
+
+
+def plan_task(roots, inputs, keep_graph, create_graph, accumulate) -> tuple:
+    """A graph task (dependencies, and for ``inputs`` the nodes to run and the gradients to
+    capture) and the capture slots, one per input (None without ``inputs``)."""
     task = _GraphTask(keep_graph, create_graph, accumulate)
     _compute_dependencies(task, roots)
     slots = None
@@ -464,15 +483,7 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
             if not accumulate:
                 task.captures.setdefault(node, []).append((nr, slot))
         _compute_exec_info(task, roots, targets)
-    _running.append((task, roots, next(_task_ids)))
-    try:
-        if anomaly.enabled:
-            anomaly_mode.run(_execute, task, roots, grads)
-        else:
-            _execute(task, roots, grads)
-    finally:
-        _running.pop()
-    return slots
+    return task, slots
 
 
 def backward(

@@ -50,6 +50,7 @@ class Node:
     _tensor_pre_hooks = None
     _retain_hooks = None
     _hooked = False  # set once a tensor hook or retain_grad lives on this node
+    _any_hooks = False  # set once any hook is registered on or through this node
     _device = None  # a non-CPU device the engine found for the node's first output
     _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
@@ -101,12 +102,14 @@ class Node:
         """fn(grad_inputs, grad_outputs) -> new grad_inputs or None, after the node runs."""
         if self._post_hooks is None:
             self._post_hooks = []
+            self._any_hooks = True
         return _Handle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) -> new grad_outputs or None, before the node runs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
+            self._any_hooks = True
         return _Handle(self._pre_hooks, fn)
 
     @property
@@ -560,10 +563,12 @@ class CopySlices(Node):
 
     def apply(self, grads: list, wanted) -> list:
         g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        if 0 in _array(g).strides:  # PyTorch copies the gradient into a buffer like the base
+            g = g.contiguous()
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
         if 0 in _array(region).strides and internal_overlap(_array(region)):
-            # PyTorch copies the gradient into the written view's region: its own error
+            # a write through an expanded view: PyTorch's copy into the region is refused
             raise RuntimeError(INTERNAL_OVERLAP)
         res = fn.apply([region], wanted)
         if wanted[0]:

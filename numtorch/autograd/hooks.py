@@ -20,7 +20,7 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
         return RemovableHandle(t._hooks, hook)
     if fn._tensor_pre_hooks is None:
         fn._tensor_pre_hooks = {}
-    fn._hooked = True
+    fn._hooked = fn._any_hooks = True
     return RemovableHandle(fn._tensor_pre_hooks, hook, key=t._out_nr)
 
 
@@ -44,7 +44,7 @@ def retain_grad(t: Tensor) -> None:
     fn = t.grad_fn
     if fn._retain_hooks is None:
         fn._retain_hooks = {}
-    fn._hooked = True
+    fn._hooked = fn._any_hooks = True
     fn._retain_hooks[t._out_nr] = hook
     t._retains_grad = True
     t._retain_nr = t._out_nr

@@ -50,7 +50,7 @@ def _rebase(t: Tensor, fn, nr: int) -> None:
         if hook is not None:
             if fn._retain_hooks is None:
                 fn._retain_hooks = {}
-            fn._hooked = True
+            fn._hooked = fn._any_hooks = True
             fn._retain_hooks[nr] = hook
             t._retain_nr = nr
 

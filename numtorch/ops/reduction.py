@@ -14,7 +14,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import op as _op
-from .._core.dispatch import dispatch
+from .._core.dispatch import dispatch, values_hidden
 from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods
 from .._core.tensor import check_unique_dims, wrap_dim
 from ..testing.samples import ErrorInput, S
@@ -404,7 +404,7 @@ def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
 def _has_zero(x) -> bool:
     """Whether the cheap formula (dividing by x) is unsafe. Inside a transform the data
     cannot steer control flow, so the exact formula is taken there."""
-    return x.dim() > 0 and (x._level > 0 or bool((x == 0).any()))
+    return x.dim() > 0 and (values_hidden(x) or bool((x == 0).any()))
 
 
 def _prod_partial(x, r, dim):

@@ -1,0 +1,156 @@
+"""A traced program as a Python function on arrays: one line per kernel call, hook call
+or accumulation, each value a local freed after its last use."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core.dispatch import internal_overlap, run_kernel
+from .._core.tensor import _make
+from ..autograd import engine
+from ._trace import _Slot
+
+
+def _leaf_hooks(node, grads, _extra):
+    return [engine._run_hooks(node.variable._hooks, grads[0])]
+
+
+def _tensor_prehooks(node, grads, _extra):
+    engine._run_tensor_prehooks(node, grads)
+    return grads
+
+
+def _node_prehooks(node, grads, _extra):
+    return engine._run_node_prehooks(node, grads)
+
+
+def _accumulate(node, grads, _extra):
+    engine._accumulate_grad(node.variable, grads[0], False)
+    return []
+
+
+def _leaf_posthooks(node, grads, _extra):
+    engine._run_node_posthooks(node, [], grads)
+    return []
+
+
+def _node_posthooks(node, values, _extra):
+    n = len(node.next_functions)
+    return engine._run_node_posthooks(node, values[:n], values[n:])
+
+
+def _opaque(node, grads, wanted):
+    outs = node.apply(grads, list(wanted))
+    return outs if node._fits else engine._validate(node, outs)
+
+
+# The calls into eager code a program makes: fn(node, tensors, extra) -> tensors.
+RUNTIME = {
+    "leaf": _leaf_hooks,
+    "tensor_pre": _tensor_prehooks,
+    "node_pre": _node_prehooks,
+    "accumulate": _accumulate,
+    "leaf_post": _leaf_posthooks,
+    "node_post": _node_posthooks,
+    "opaque": _opaque,
+}
+
+
+def _call(fn, node, arrays, extra):
+    res = fn(node, [None if a is None else _make(a) for a in arrays], extra)
+    return [None if r is None else r._data for r in res]
+
+
+def _commit(target, source) -> None:
+    """An in-place write (as ``inplace.commit`` at level 0, its checks passed)."""
+    if 0 in target.strides and internal_overlap(target):
+        np.copyto(target, source, where=source != target)
+    else:
+        target[...] = source
+
+
+def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
+    """(function, its source) for a program whose first ``n_inputs`` slots are its inputs
+    and whose result is the list of ``outputs`` slots (None: it returns None)."""
+    env: dict = {"rk": run_kernel, "np": np, "_call": _call, "_commit": _commit}
+    consts: dict = {}
+
+    def const(v) -> str:
+        name = consts.get(id(v))
+        if name is None:
+            name = consts[id(v)] = f"c{len(consts)}"
+            env[name] = v
+        return name
+
+    def ref(r) -> str:
+        if type(r) is _Slot:
+            return f"s{r}"
+        if isinstance(r, list):
+            return "[" + ", ".join(ref(x) for x in r) + "]"
+        if r is None or type(r) in (bool, int) or (type(r) is float and math.isfinite(r)):
+            return repr(r)
+        return const(r)
+
+    last: dict = {}
+    for i, ins in enumerate(program):
+        for s in _reads(ins):
+            last[s] = i
+    keep = set(outputs or ())
+    body = []
+    if n_inputs:
+        body.append(", ".join(f"s{i}" for i in range(n_inputs)) + ", = inputs")
+    for i, ins in enumerate(program):
+        kind = ins[0]
+        if kind == "op":
+            _, op, refs, attrs, outs, plain, scalars = ins
+            lhs = ", ".join(f"s{o}" for o in outs) + ("," if op.nout != 1 else "")
+            if plain:
+                args = "".join(", " + ref(r) for r in refs)
+                kw = f", **{const(attrs)}" if attrs else ""
+                body.append(f"{lhs} = {const(op.kernel)}(np{args}{kw})")
+                for o in scalars:  # a 0-d result may come back as a NumPy scalar
+                    body.append(f"s{o} = np.asarray(s{o})")
+            else:
+                args = ", ".join(ref(r) for r in refs)
+                body.append(f"{lhs} = rk({const(op)}, [{args}], {const(attrs)})")
+        elif kind == "commit":
+            body.append(f"_commit(s{ins[1]}, {ref(ins[2])})")
+        else:
+            _, what, k, ins_, outs, extra = ins
+            args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins_) + "]"
+            call = f"_call({const(RUNTIME[what])}, nodes[{k}], {args}, {const(extra)})"
+            if outs:
+                lhs = ", ".join("_" if s is None else f"s{s}" for s in outs)
+                body.append(f"{lhs}, = {call}")
+            else:
+                body.append(call)
+        dead = [s for s in _reads(ins) if last.get(s) == i and s not in keep]
+        if dead:
+            body.append("del " + ", ".join(f"s{s}" for s in sorted(set(dead))))
+    if outputs is None:
+        body.append("return None")
+    else:
+        body.append("return [" + ", ".join("None" if s is None else f"s{s}" for s in outputs) + "]")
+    src = "def compiled(inputs, nodes):\n" + "".join(f"    {line}\n" for line in body)
+    exec(compile(src, "<compiled autograd>", "exec"), env)
+    return env["compiled"], src
+
+
+def _reads(ins) -> list:
+    """The slots an instruction reads."""
+    kind = ins[0]
+    if kind == "op":
+        return [s for r in ins[2] for s in _slots(r)]
+    if kind == "commit":
+        return [ins[1], *_slots(ins[2])]
+    return [s for s in ins[3] if s is not None]
+
+
+def _slots(r) -> list:
+    if type(r) is _Slot:
+        return [int(r)]
+    if isinstance(r, list):
+        return [s for x in r for s in _slots(x)]
+    return []

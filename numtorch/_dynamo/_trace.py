@@ -1,0 +1,143 @@
+"""The tracing interpreter: runs ops on real values and records them as a program of
+kernel calls on arrays.
+
+It sits on the transform stack like any interpreter and sees every op call while it is
+on top (``sees_all``), including calls with no traced argument (a formula's
+``zeros(shape)``), so that everything a program allocates is recomputed when it runs
+again. A value read into Python (``item()``, ``bool()``, a tensor's array) makes the
+trace invalid: what was traced may then depend on the values.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from .._core import inplace
+from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.state import state
+from .._core.tensor import Tensor
+
+
+class Untraceable(Exception):
+    """What was being traced cannot become straight-line code (values read into Python,
+    random draws, user-defined ops, writes into constants)."""
+
+
+def _untraceable(*_args, **_kwargs):
+    raise Untraceable
+
+
+class TracedTensor(WrapperTensor):
+    """A value of the program being traced: a slot, with the real tensor it holds now."""
+
+    __slots__ = ("_slot",)
+
+    @property
+    def _data(self):
+        raise Untraceable
+
+    def _readable(self):
+        raise Untraceable
+
+    tolist = numpy = _untraceable
+
+    def detach(self) -> Tensor:
+        return self._interp.wrap(self._inner.detach(), self._slot)
+
+
+class Tracer(Interpreter):
+    """Records ``(kind, ...)`` instructions: ``("op", op, refs, attrs, outs, plain, 0-d
+    outs)`` for a kernel call (plain: the kernel may be called directly) and ``("commit",
+    target, source)`` for an in-place write; refs name a slot (``_Slot``), a list of refs,
+    or a constant (any other value)."""
+
+    sees_all = True
+    functorch = False
+
+    def __init__(self) -> None:
+        self.program: list = []
+        self.nslots = 0
+
+    def wrap(self, t: Tensor, slot: int | None = None) -> TracedTensor:
+        if slot is None:
+            slot = self.nslots
+            self.nslots += 1
+        w = TracedTensor._new(t, self)
+        w._slot = slot
+        return w
+
+    def _ref(self, x):
+        if isinstance(x, TracedTensor) and x._interp is self:
+            return x._inner, _Slot(x._slot)
+        if isinstance(x, Tensor):
+            if x._level:
+                raise Untraceable
+            return x, x._data  # a constant tensor: its array is baked in
+        if isinstance(x, (list, tuple)):
+            pairs = [self._ref(v) for v in x]
+            return type(x)(p[0] for p in pairs), [p[1] for p in pairs]
+        return x, x
+
+    def process(self, op, args: tuple, attrs: dict):
+        if op.impl is not None or op.random:
+            raise Untraceable
+        pairs = [self._ref(a) for a in args]
+        self.sees_all = False
+        try:
+            out = dispatch(op, tuple(p[0] for p in pairs), attrs)
+        finally:
+            self.sees_all = True
+        outs = out if isinstance(out, tuple) else (out,)
+        wrapped = tuple(self.wrap(o) for o in outs)
+        refs = [p[1] for p in pairs]
+        plain = all(type(o._data) is np.ndarray for o in outs) and _passes(op, pairs, attrs, outs)
+        scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
+        self.program.append(("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars))
+        return wrapped if isinstance(out, tuple) else wrapped[0]
+
+    def commit(self, target: Tensor, result: Tensor, op=None) -> None:
+        if not (isinstance(target, TracedTensor) and target._interp is self):
+            raise Untraceable  # a write into a constant would change it for later runs
+        source = self._ref(result)
+        self.program.append(("commit", target._slot, source[1]))
+        inplace.commit(target._inner, source[0], op)
+
+    @contextmanager
+    def paused(self):
+        """Run user code (hooks, opaque nodes) eagerly, unrecorded."""
+        top = state.stack.pop()
+        self.alive = False
+        try:
+            yield
+        finally:
+            state.stack.append(top)
+            self.alive = True
+
+
+def _passes(op, pairs: list, attrs: dict, outs) -> bool:
+    """Whether op's ``prepare`` (type promotion and dtype checks: a function of dtypes,
+    shapes and constants) hands the kernel its arrays unchanged, so a replay on the same
+    dtypes and shapes may call the kernel directly."""
+    if op.prepare is None:
+        return True
+    arrays = [_array(p[0]) for p in pairs]
+    prepared, odt = op.prepare(list(arrays), attrs)
+    if odt is not None and outs[0]._data.dtype != odt:
+        return False  # run_kernel casts the result
+    return all(p is a for p, a in zip(prepared, arrays))
+
+
+def _array(v):
+    if isinstance(v, Tensor):
+        return v._data
+    if isinstance(v, (list, tuple)):
+        return [_array(x) for x in v]
+    return v
+
+
+class _Slot(int):
+    """A reference to a slot (told apart from an int constant)."""
+
+    __slots__ = ()
