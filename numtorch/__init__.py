@@ -36,6 +36,7 @@ from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
 from . import optim  # torch.optim
 from . import _C  # torch._C: the engine's private entry points
 from . import _dynamo  # compiled autograd
+from ._compile import compile  # torch.compile
 from .autograd import forward_ad, functional  # torch.autograd.functional, .forward_ad
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .func import vmap

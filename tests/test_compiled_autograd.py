@@ -277,3 +277,80 @@ def test_in_place_into_a_view_runs_as_an_opaque_call():
         _same(eager, run(), "capture")
         _same(eager, run(), "replay")
     assert counters["compiled_autograd"]["captures"] == 1
+
+
+# ------------------------------------------------------------------ numtorch.compile
+def _train(lib, wrap, steps=3):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.Tanh(), lib.nn.Linear(8, 1))
+    for p in model.parameters():
+        p.data = lib.from_numpy(np.linspace(-1, 1, p.numel()).reshape(p.shape).astype("f"))
+    m = wrap(model)
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    x = lib.from_numpy(np.linspace(-2, 2, 20, dtype="f").reshape(5, 4))
+    y = lib.from_numpy(np.linspace(0, 1, 5, dtype="f").reshape(5, 1))
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((m(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in model.parameters()], m
+
+
+def test_a_compiled_module_trains_as_eager_with_its_backward_compiled():
+    eager, _ = _train(nt, lambda m: m)
+    compiled, m = _train(nt, nt.compile)
+    for e, c in zip(eager, compiled):
+        assert np.array_equal(e, c)
+    assert counters["compiled_autograd"]["captures"] == 1
+    theirs, tm = _train(torch, torch.compile)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    assert repr(m) == repr(tm)
+    for c, t in zip(compiled, theirs):
+        np.testing.assert_allclose(c, t, rtol=1e-5, atol=1e-6)
+
+
+def test_a_compiled_step_function_compiles_the_backward_inside_it():
+    x = nt.tensor([0.5, -1.0, 2.0], dtype=nt.float64, requires_grad=True)
+
+    @nt.compile(backend="eager", dynamic=False)
+    def step():
+        x.grad = None
+        (x.sin() * x).sum().backward()
+        return x.grad.clone()
+
+    first, second = step(), step()
+    expect = (x.detach().sin() + x.detach() * x.detach().cos()).numpy()
+    assert np.array_equal(first.numpy(), second.numpy())
+    np.testing.assert_allclose(first.numpy(), expect, rtol=1e-15)
+    assert counters["compiled_autograd"]["captures"] == 1
+
+
+def test_enable_with_compile_as_the_compiler_function():
+    with ca._enable(nt.compile):
+        a = _program(nt)
+        b = _program(nt)
+    _same(a, b, "replay")
+    assert counters["compiled_autograd"]["compiles"] == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"mode": "fast"}, {"backend": "nope"}, {"mode": "default", "options": {}}, {"model": 3}],
+    ids=["mode", "backend", "mode and options", "not callable"],
+)
+def test_compile_argument_errors_are_pytorchs(kwargs):
+    args = {"model": lambda x: x, **kwargs}
+    with pytest.raises(Exception) as ours:
+        nt.compile(**args)
+    with pytest.raises(Exception) as theirs:
+        torch.compile(**args)
+    assert type(ours.value).__name__ == type(theirs.value).__name__
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_compile_disable_returns_the_function():
+    def f(x):
+        return x
+
+    assert nt.compile(f, disable=True) is f

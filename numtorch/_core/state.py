@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 
 
 class _State(threading.local):
@@ -23,6 +24,10 @@ class _State(threading.local):
 
 
 state = _State()
+
+# The nodes of numtorch.compile's outputs now alive: a backward pass through one of them runs
+# compiled (node._compiler says how).
+compiled_nodes: weakref.WeakSet = weakref.WeakSet()
 
 # The graph tasks now executing, innermost last: (task, roots, id). A task's ``current`` is
 # the node whose backward runs now (torch._C._current_autograd_node, anomaly's parent_).

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from . import compiled_autograd, utils
+from . import compiled_autograd, exc, utils
 
 
 def reset() -> None:
     """Forget every compiled graph (torch._dynamo.reset); the counters stay."""
     compiled_autograd.reset()
+
+
+# The backends numtorch.compile accepts by name (each runs the generated code).
+BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+
+
+def list_backends(exclude_tags=("debug", "experimental")) -> list[str]:
+    """The backend names compile accepts (torch._dynamo.list_backends)."""
+    return ["cudagraphs", "inductor"] if exclude_tags else sorted(BACKENDS)

@@ -4,6 +4,7 @@ or accumulation, each value a local freed after its last use."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -63,6 +64,11 @@ def _call(fn, node, arrays, extra):
     return [None if r is None else r._data for r in res]
 
 
+def _fresh(a):
+    """A first gradient accumulated into a leaf's .grad (``engine._accumulate_grad``)."""
+    return _make(a.copy())
+
+
 def _commit(target, source) -> None:
     """An in-place write (as ``inplace.commit`` at level 0, its checks passed)."""
     if 0 in target.strides and internal_overlap(target):
@@ -74,13 +80,14 @@ def _commit(target, source) -> None:
 def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     """(function, its source) for a program whose first ``n_inputs`` slots are its inputs
     and whose result is the list of ``outputs`` slots (None: it returns None)."""
-    env: dict = {"rk": run_kernel, "np": np, "_call": _call, "_commit": _commit}
+    env: dict = {"rk": run_kernel, "np": np, "_call": _call, "_commit": _commit, **RUNTIME}
+    env["_fresh"] = _fresh
     consts: dict = {}
 
-    def const(v) -> str:
+    def const(v, kind: str = "c") -> str:
         name = consts.get(id(v))
         if name is None:
-            name = consts[id(v)] = f"c{len(consts)}"
+            name = consts[id(v)] = f"{kind}{len(consts)}"
             env[name] = v
         return name
 
@@ -108,20 +115,22 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
             lhs = ", ".join(f"s{o}" for o in outs) + ("," if op.nout != 1 else "")
             if plain:
                 args = "".join(", " + ref(r) for r in refs)
-                kw = f", **{const(attrs)}" if attrs else ""
-                body.append(f"{lhs} = {const(op.kernel)}(np{args}{kw})")
+                kw = f", **{const(attrs, 'attrs')}" if attrs else ""
+                body.append(f"{lhs} = {const(op.kernel, _ident(op.name))}(np{args}{kw})")
                 for o in scalars:  # a 0-d result may come back as a NumPy scalar
                     body.append(f"s{o} = np.asarray(s{o})")
             else:
                 args = ", ".join(ref(r) for r in refs)
-                body.append(f"{lhs} = rk({const(op)}, [{args}], {const(attrs)})")
+                body.append(f"{lhs} = rk({const(op, _ident(op.name))}, [{args}], {const(attrs, 'attrs')})")
         elif kind == "commit":
             body.append(f"_commit(s{ins[1]}, {ref(ins[2])})")
         else:
             _, what, k, ins_, outs, extra = ins
             args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins_) + "]"
-            call = f"_call({const(RUNTIME[what])}, nodes[{k}], {args}, {const(extra)})"
-            if outs:
+            call = f"_call({what}, nodes[{k}], {args}, {const(extra)})"
+            if what == "accumulate" and extra:  # into a .grad that is None, no hooks
+                body.append(f"nodes[{k}].variable._grad = _fresh({args[1:-1]})")
+            elif outs:
                 lhs = ", ".join("_" if s is None else f"s{s}" for s in outs)
                 body.append(f"{lhs}, = {call}")
             else:
@@ -136,6 +145,10 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     src = "def compiled(inputs, nodes):\n" + "".join(f"    {line}\n" for line in body)
     exec(compile(src, "<compiled autograd>", "exec"), env)
     return env["compiled"], src
+
+
+def _ident(name: str) -> str:
+    return re.sub(r"\W", "_", name) + "_"
 
 
 def _reads(ins) -> list:

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable, Iterator
 
 from .._core import upcalls
-from .._core.state import anomaly, state
+from .._core.state import anomaly, compiled_nodes, state
 from .._core.tensor import Tensor, _make
 from ..autograd import engine
 from ..autograd.graph import (
@@ -370,7 +370,7 @@ def _warn_once(why: str) -> None:
         warnings.warn(f"compiled autograd: {why}; running this backward pass eagerly", stacklevel=4)
 
 
-def compiled_backward(roots, grads, inputs, keep_graph: bool, accumulate: bool):
+def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, accumulate):
     """The engine's entry: run the pass as compiled code, or NotImplemented (eager)."""
     if anomaly.enabled:
         _warn_once("anomaly mode is on")
@@ -381,19 +381,24 @@ def compiled_backward(roots, grads, inputs, keep_graph: bool, accumulate: bool):
     if collecting:  # the walk makes many small acyclic tuples: no cycles to look for
         gc.disable()
     try:
-        return _run(roots, grads, inputs, keep_graph, accumulate)
+        return _run(compiler, roots, grads, inputs, keep_graph, accumulate)
     finally:
         if collecting:
             gc.enable()
 
 
-def _run(roots, grads, inputs, keep_graph: bool, accumulate: bool):
+def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
     try:
         w = _walk(roots, grads, inputs, accumulate, keep_graph)
     except _Break:
         return NotImplemented
+    if compiler is compiled_nodes:  # compiled if an output of numtorch.compile is in it
+        if _disabled[0]:
+            return NotImplemented
+        compiler = next((n._compiler for n in w.nodes if n._compiler is not None), None)
+        if compiler is None:
+            return NotImplemented
     entry = w.entry
-    compiler = state.compiler
     if entry is None:
         counters["compiled_autograd"]["captures"] += 1
         graph = CapturedGraph()
@@ -525,7 +530,9 @@ class _Capture:
                 grads = self._hook("node_pre", k, grads)
             if is_leaf:
                 if task.accumulate:
-                    self._hook("accumulate", k, grads)
+                    var = node.variable
+                    first = grads[0] is not None and var._grad is None
+                    self._hook("accumulate", k, grads, first and not var.__dict__.get("_post_acc_hooks"))
                 if node._post_hooks:
                     self._hook("leaf_post", k, grads)
                 continue

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from .._core import upcalls
 from .._core.device import _cuda_used
 from .._core.dtype import from_np
-from .._core.state import anomaly, state
+from .._core.state import anomaly, compiled_nodes, state
 from .._core.tensor import Size, Tensor
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
@@ -445,8 +445,11 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
     roots = _roots(outputs)
     if inputs is not None:
         _check_inputs(inputs, accumulate)
-    if state.compiler is not None and not create_graph:
-        slots = upcalls.compiled_backward(roots, grads, inputs, keep_graph, accumulate)
+    compiler = state.compiler
+    if compiler is None and compiled_nodes:  # the graph may hold numtorch.compile's outputs
+        compiler = compiled_nodes
+    if compiler is not None and not create_graph:
+        slots = upcalls.compiled_backward(compiler, roots, grads, inputs, keep_graph, accumulate)
         if slots is not NotImplemented:
             return slots
     task, slots = plan_task(roots, inputs, keep_graph, create_graph, accumulate)

@@ -51,6 +51,7 @@ class Node:
     _retain_hooks = None
     _hooked = False  # set once a tensor hook or retain_grad lives on this node
     _any_hooks = False  # set once any hook is registered on or through this node
+    _compiler = None  # numtorch.compile's compiler for a backward pass from this output
     _device = None  # a non-CPU device the engine found for the node's first output
     _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")

@@ -1,0 +1,11 @@
+"""torch._dynamo.exc: the errors compile raises."""
+
+from __future__ import annotations
+
+
+class InvalidBackend(RuntimeError):
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available "
+            "backends."
+        )
