@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+from .._core.device import xp_of
 from .._core.dispatch import internal_overlap, run_kernel
 from .._core.tensor import _make
 from ..autograd import engine
@@ -72,7 +73,7 @@ def _fresh(a):
 def _commit(target, source) -> None:
     """An in-place write (as ``inplace.commit`` at level 0, its checks passed)."""
     if 0 in target.strides and internal_overlap(target):
-        np.copyto(target, source, where=source != target)
+        xp_of(target).copyto(target, source, where=source != target)
     else:
         target[...] = source
 
