@@ -104,7 +104,9 @@ def main() -> None:
         theirs = backward_time(case(torch), False, number) * scale if torch else float("nan")
         rows.append((name, eager, comp, theirs))
     w = max(len(r[0]) for r in rows)
-    print(f"{'case':<{w}}  {'eager':>9}  {'compiled':>9}  {'torch':>9}  {'speed-up':>8}  {'vs torch':>8}")
+    print(
+        f"{'case':<{w}}  {'eager':>9}  {'compiled':>9}  {'torch':>9}  {'speed-up':>8}  {'vs torch':>8}"
+    )
     for name, eager, comp, theirs in rows:
         print(
             f"{name:<{w}}  {eager:>9.2f}  {comp:>9.2f}  {theirs:>9.2f}  "

@@ -39,8 +39,7 @@ def compile(  # noqa: A001 - PyTorch's name
     decorator."""
     if mode is not None and options is not None:
         raise RuntimeError(
-            "Either mode or options can be specified, but both can't be specified at the same "
-            "time."
+            "Either mode or options can be specified, but both can't be specified at the same time."
         )
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")

@@ -122,7 +122,9 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
                     body.append(f"s{o} = np.asarray(s{o})")
             else:
                 args = ", ".join(ref(r) for r in refs)
-                body.append(f"{lhs} = rk({const(op, _ident(op.name))}, [{args}], {const(attrs, 'attrs')})")
+                body.append(
+                    f"{lhs} = rk({const(op, _ident(op.name))}, [{args}], {const(attrs, 'attrs')})"
+                )
         elif kind == "commit":
             body.append(f"_commit(s{ins[1]}, {ref(ins[2])})")
         else:

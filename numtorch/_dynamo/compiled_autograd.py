@@ -532,7 +532,9 @@ class _Capture:
                 if task.accumulate:
                     var = node.variable
                     first = grads[0] is not None and var._grad is None
-                    self._hook("accumulate", k, grads, first and not var.__dict__.get("_post_acc_hooks"))
+                    self._hook(
+                        "accumulate", k, grads, first and not var.__dict__.get("_post_acc_hooks")
+                    )
                 if node._post_hooks:
                     self._hook("leaf_post", k, grads)
                 continue
