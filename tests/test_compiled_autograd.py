@@ -375,3 +375,58 @@ def test_a_cuda_backward_compiles_bit_identical_to_eager():
                 assert c.device.type == "cuda"
                 _same(e, c, "cuda")
     assert counters["compiled_autograd"]["captures"] == 1
+
+
+# ------------------------------------------------------------------ random programs
+def _leaves_np(out):
+    if isinstance(out, nt.Tensor):
+        return [out.numpy(force=True)]
+    if isinstance(out, (tuple, list)):
+        return [a for o in out for a in _leaves_np(o)]
+    return [out]
+
+
+def compiled_mismatch(seed: int) -> str | None:
+    """A random program's backward (tests/progfuzz.py) under compiled autograd, captured and
+    replayed, against numtorch's eager engine: the same values bit for bit, or the same
+    error. The difference, or None."""
+    import progfuzz
+
+    p = progfuzz.generate(seed)
+    if "backward" not in progfuzz.modes_for(p):
+        return None
+    text = progfuzz.script(p, "backward")
+    eager = progfuzz._outcome(progfuzz._exec(text)["run"], nt)
+    ca.reset()
+    with ca._enable(_identity):
+        runs = [progfuzz._outcome(progfuzz._exec(text)["run"], nt) for _ in range(2)]
+    for run in runs:
+        if isinstance(eager, progfuzz.Raised) or isinstance(run, progfuzz.Raised):
+            if eager != run:
+                return f"seed {seed}: eager {eager!r}, compiled {run!r}\n{text}"
+            continue
+        for a, b in zip(_leaves_np(eager), _leaves_np(run)):
+            if isinstance(a, np.ndarray) and not (
+                a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+            ):
+                return f"seed {seed}: eager {a!r}, compiled {b!r}\n{text}"
+    return None
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_random_programs_compile_bit_identical_to_eager(block):
+    bad = [m for s in range(block * 100, block * 100 + 100) if (m := compiled_mismatch(s))]
+    assert not bad, "\n\n".join(bad[:3])
+
+
+if __name__ == "__main__":  # python tests/test_compiled_autograd.py SECONDS: fresh seeds
+    import random
+    import sys
+    import time
+
+    t0, n = time.time(), 0
+    while time.time() - t0 < float(sys.argv[1] if len(sys.argv) > 1 else 60):
+        n += 1
+        if m := compiled_mismatch(random.randrange(1 << 40)):
+            print(m, "\n")
+    print(f"{n} programs")
