@@ -430,3 +430,22 @@ if __name__ == "__main__":  # python tests/test_compiled_autograd.py SECONDS: fr
         if m := compiled_mismatch(random.randrange(1 << 40)):
             print(m, "\n")
     print(f"{n} programs")
+
+
+def _two_roots(lib):
+    a = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+    b = lib.tensor([2.0, -1.0], dtype=lib.float64, requires_grad=True)
+    u, v = (a * b).exp(), a.sin() + b
+    lib.autograd.backward((u.sum(), v), (None, lib.ones(2, dtype=lib.float64)), inputs=[a])
+    return a.grad, b.grad
+
+
+def test_several_roots_and_backward_inputs_accumulate_as_eager():
+    eager = _two_roots(nt)
+    with ca._enable(_identity):
+        captured, replayed = _two_roots(nt), _two_roots(nt)
+    for e, c, r in zip(eager, captured, replayed):
+        _same(e, c, "capture")
+        _same(e, r, "replay")
+    assert eager[1] is None
+    np.testing.assert_allclose(eager[0].numpy(), _two_roots(torch)[0].numpy(), rtol=1e-15)

@@ -12,6 +12,7 @@ from .._core.device import xp_of
 from .._core.dispatch import internal_overlap, run_kernel
 from .._core.tensor import _make
 from ..autograd import engine
+from ..ops.reduction import _c_order
 from ._trace import _Slot
 
 
@@ -70,6 +71,18 @@ def _fresh(a):
     return _make(a.copy())
 
 
+def _add_into(var, a) -> None:
+    """A gradient accumulated into a leaf's .grad (``engine._accumulate_grad``, grad mode
+    off): in place where the shapes agree."""
+    grad = var._grad
+    gd = grad._data
+    if gd.shape == a.shape and gd.flags.writeable:
+        gd += a
+        grad._ver.v += 1
+    else:
+        engine._accumulate_grad(var, _make(a), False)
+
+
 def _commit(target, source) -> None:
     """An in-place write (as ``inplace.commit`` at level 0, its checks passed)."""
     if 0 in target.strides and internal_overlap(target):
@@ -83,6 +96,8 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     and whose result is the list of ``outputs`` slots (None: it returns None)."""
     env: dict = {"rk": run_kernel, "np": np, "_call": _call, "_commit": _commit, **RUNTIME}
     env["_fresh"] = _fresh
+    env["_add_into"] = _add_into
+    env["_c_order"] = _c_order
     consts: dict = {}
 
     def const(v, kind: str = "c") -> str:
@@ -112,9 +127,11 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     for i, ins in enumerate(program):
         kind = ins[0]
         if kind == "op":
-            _, op, refs, attrs, outs, plain, scalars = ins
+            _, op, refs, attrs, outs, plain, scalars, expr = ins
             lhs = ", ".join(f"s{o}" for o in outs) + ("," if op.nout != 1 else "")
-            if plain:
+            if expr is not None:
+                body.append(f"{lhs} = " + expr.format(*(ref(r) for r in refs)))
+            elif plain:
                 args = "".join(", " + ref(r) for r in refs)
                 kw = f", **{const(attrs, 'attrs')}" if attrs else ""
                 body.append(f"{lhs} = {const(op.kernel, _ident(op.name))}(np{args}{kw})")
@@ -131,8 +148,10 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
             _, what, k, ins_, outs, extra = ins
             args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins_) + "]"
             call = f"_call({what}, nodes[{k}], {args}, {const(extra)})"
-            if what == "accumulate" and extra:  # into a .grad that is None, no hooks
+            if what == "accumulate" and extra == "new":
                 body.append(f"nodes[{k}].variable._grad = _fresh({args[1:-1]})")
+            elif what == "accumulate" and extra == "add":
+                body.append(f"_add_into(nodes[{k}].variable, {args[1:-1]})")
             elif outs:
                 lhs = ", ".join("_" if s is None else f"s{s}" for s in outs)
                 body.append(f"{lhs}, = {call}")

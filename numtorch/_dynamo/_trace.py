@@ -18,6 +18,7 @@ from .._core import inplace
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
 from .._core.state import state
 from .._core.tensor import Tensor
+from ._lower import LOWER
 
 
 class Untraceable(Exception):
@@ -49,7 +50,8 @@ class TracedTensor(WrapperTensor):
 
 class Tracer(Interpreter):
     """Records ``(kind, ...)`` instructions: ``("op", op, refs, attrs, outs, plain, 0-d
-    outs)`` for a kernel call (plain: the kernel may be called directly) and ``("commit",
+    outs, expression)`` for a kernel call (plain: the kernel may be called directly; the
+    expression, from ``_lower``, stands for the call) and ``("commit",
     target, source)`` for an in-place write; refs name a slot (``_Slot``), a list of refs,
     or a constant (any other value)."""
 
@@ -92,9 +94,14 @@ class Tracer(Interpreter):
         outs = out if isinstance(out, tuple) else (out,)
         wrapped = tuple(self.wrap(o) for o in outs)
         refs = [p[1] for p in pairs]
-        plain = all(type(o._data) is np.ndarray for o in outs) and _passes(op, pairs, attrs, outs)
+        on_cpu = all(type(o._data) is np.ndarray for o in outs)
+        plain = on_cpu and _passes(op, pairs, attrs, outs)
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
-        self.program.append(("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars))
+        rule = LOWER.get(op.name) if on_cpu else None
+        expr = rule(attrs, [_array(p[0]) for p in pairs]) if rule is not None else None
+        self.program.append(
+            ("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr)
+        )
         return wrapped if isinstance(out, tuple) else wrapped[0]
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:

@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Callable, Iterator
 
 from .._core import upcalls
+from .._core.device import _cuda_used
 from .._core.state import anomaly, compiled_nodes, state
 from .._core.tensor import Tensor, _make
 from ..autograd import engine
@@ -187,9 +188,6 @@ def _saved_arrays(saved, arrays: list, raws: list, metas: list) -> bool:
     as it is)."""
     n = len(arrays)
     for name, v in saved.items():
-        if name.endswith("_shape"):
-            metas.append(v)
-            continue
         t = type(v)
         if t is Saved:
             _saved_array(v, arrays)
@@ -205,6 +203,8 @@ def _saved_arrays(saved, arrays: list, raws: list, metas: list) -> bool:
         elif isinstance(v, Saved):
             del arrays[n:]
             return False
+        elif name.endswith("_shape"):
+            metas.append(v)
         else:
             raws.append(v)
     return True
@@ -333,6 +333,8 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool) -> _Walk:
                  for t in inputs)  # fmt: skip
         tail.append(tuple(None if n not in index else (index[n], nr) for n, nr in edges))
     tail.append((keep_graph, tuple(None if a is None else a.dtype for a in arrays)))
+    if _cuda_used[0]:  # a program made for NumPy arrays is not one for CuPy arrays
+        tail.append(tuple(type(a) for a in arrays))
     for key in tail:
         keys.append(key)
         if trie is not None:
@@ -453,17 +455,23 @@ class CapturedGraph:
         return out
 
 
-@contextlib.contextmanager
-def _task(w: _Walk):
+class _task:  # noqa: N801 - a cheap context manager
     """The graph task that hooks see while the pass runs, under no_grad."""
-    task = engine._GraphTask(w.keep_graph, False, w.accumulate)
-    _running.append((task, w.roots, next(_task_ids)))
-    enabled = state.grad_enabled
-    state.grad_enabled = False
-    try:
-        yield
-    finally:
-        state.grad_enabled = enabled
+
+    __slots__ = ("w", "enabled")
+
+    def __init__(self, w: _Walk) -> None:
+        self.w = w
+
+    def __enter__(self) -> None:
+        w = self.w
+        task = engine._GraphTask(w.keep_graph, False, w.accumulate)
+        _running.append((task, w.roots, next(_task_ids)))
+        self.enabled = state.grad_enabled
+        state.grad_enabled = False
+
+    def __exit__(self, *exc) -> None:
+        state.grad_enabled = self.enabled
         _running.pop()
 
 
@@ -529,12 +537,11 @@ class _Capture:
             if node._pre_hooks:
                 grads = self._hook("node_pre", k, grads)
             if is_leaf:
-                if task.accumulate:
+                if task.accumulate:  # "new", "add": a first or a later .grad, no hooks
                     var = node.variable
-                    first = grads[0] is not None and var._grad is None
-                    self._hook(
-                        "accumulate", k, grads, first and not var.__dict__.get("_post_acc_hooks")
-                    )
+                    plain = grads[0] is not None and not var.__dict__.get("_post_acc_hooks")
+                    how = "new" if var._grad is None else "add"
+                    self._hook("accumulate", k, grads, plain and how)
                 if node._post_hooks:
                     self._hook("leaf_post", k, grads)
                 continue

@@ -1,0 +1,66 @@
+"""Kernel calls the generated code writes as NumPy expressions: for the ops that dominate
+backward passes, what the kernel decides from shapes and attributes alone is decided once,
+when the program is made for its sizes. Each rule takes the attributes and the input
+arrays as traced (their shapes and dtypes, never their values or strides, which may
+differ between calls) and returns an expression over ``{0}``, ``{1}``... or None (the
+kernel is called). A rule sees the arguments before the op's ``prepare`` (type promotion):
+it declines what promotion would change. The op database's bit-identity test runs every rule against eager.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .._core.tensor import _wrap_dim
+from ..ops.comparison import _SELECT_MIN
+
+
+def _transpose(attrs: dict, ins: list) -> str | None:
+    n = ins[0].ndim
+    if not n:
+        return None
+    d0, d1 = _wrap_dim(attrs["dim0"], n), _wrap_dim(attrs["dim1"], n)
+    return f"{{0}}.swapaxes({d0}, {d1})"
+
+
+def _matmul(attrs: dict, ins: list) -> str | None:
+    a, b = ins
+    if a.ndim < 1 or b.ndim < 1 or a.dtype != b.dtype:
+        return None
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1:
+        return "np.multiply({0}, {1})"
+    return "np.matmul({0}, {1})"
+
+
+def _sum_to_size(attrs: dict, ins: list) -> str | None:
+    x, size = ins[0], tuple(attrs["size"])
+    lead = x.ndim - len(size)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(size) if s == 1 and x.shape[i + lead] != 1
+    )
+    if not axes:
+        return "{0}.copy()"
+    out = f"_c_order({{0}}.sum(axis={axes}, keepdims=True))"
+    return f"{out}.reshape({size})" if lead else out
+
+
+def _where(attrs: dict, ins: list) -> str | None:
+    """where(cond, number, array) (relu's gradient): NumPy takes the number at the array's
+    float dtype, as the kernel's promotion does; small enough for the kernel's plain path."""
+    cond, *vals = ins
+    arrays = [v for v in vals if isinstance(v, np.ndarray)]
+    if len(arrays) != 1 or arrays[0].dtype.kind != "f" or cond.size >= _SELECT_MIN:
+        return None
+    if not all(isinstance(v, np.ndarray) or type(v) in (int, float) for v in vals):
+        return None
+    return "np.where({0}, {1}, {2})"
+
+
+LOWER: dict[str, Callable] = {
+    "where": _where,
+    "transpose": _transpose,
+    "matmul": _matmul,
+    "sum_to_size": _sum_to_size,
+}
