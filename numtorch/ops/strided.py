@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
+from .._core.inplace import inplace_view
+from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_method, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import elementwise, front, pdim, rule_generator
@@ -259,6 +260,8 @@ def _storage(input: Tensor) -> tuple[Tensor, int]:
     if input._level:
         return input.reshape(-1), 0
     root = input._view[0] if input._view is not None else input
+    if root._view is not None:  # a root laid out anew in place (t_): its old layout's holder
+        root = root._view[0]
     data = root._data
     if not data.flags.c_contiguous:
         raise NotImplementedError(
@@ -302,3 +305,6 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
     if storage_offset is not None:
         offset = int(storage_offset)
     return strided_gather.fn(vector, tuple(size), tuple(stride), offset)
+
+
+tensor_method(inplace_view(as_strided, "as_strided_"))

@@ -1,0 +1,330 @@
+"""In-place view methods (t_, transpose_, swapdims_, swapaxes_, unsqueeze_, squeeze_,
+as_strided_) and NumPy's keyword names (axis=, keepdims=), against PyTorch."""
+
+from __future__ import annotations
+
+import pytest
+from twolibs import arr, assert_same, assert_same_error
+
+# (name, shape of the tensor, the call): each leaves a tensor of a new layout.
+CALLS = [
+    ("t_", (2, 3), lambda x: x.t_()),
+    ("t_1d", (3,), lambda x: x.t_()),
+    ("transpose_", (2, 3, 4), lambda x: x.transpose_(0, -1)),
+    ("transpose_kw", (2, 3), lambda x: x.transpose_(dim0=1, dim1=0)),
+    ("swapdims_", (2, 3, 4), lambda x: x.swapdims_(1, 2)),
+    ("swapaxes_", (2, 3, 4), lambda x: x.swapaxes_(0, 2)),
+    ("unsqueeze_", (2, 3), lambda x: x.unsqueeze_(1)),
+    ("unsqueeze_kw", (2, 3), lambda x: x.unsqueeze_(dim=-1)),
+    ("squeeze_", (2, 1, 3, 1), lambda x: x.squeeze_()),
+    ("squeeze_int", (2, 1, 3, 1), lambda x: x.squeeze_(1)),
+    ("squeeze_tuple", (2, 1, 3, 1), lambda x: x.squeeze_((1, 3))),
+    ("squeeze_varargs", (1, 2, 1), lambda x: x.squeeze_(0, 2)),
+    ("squeeze_kw", (2, 1), lambda x: x.squeeze_(dim=1)),
+    ("as_strided_", (2, 3), lambda x: x.as_strided_((3, 2), (1, 3))),
+    ("as_strided_offset", (2, 3), lambda x: x.as_strided_((2, 2), (3, 1), 1)),
+]
+IDS = [c[0] for c in CALLS]
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), CALLS, ids=IDS)
+def test_layout_in_place(name, shape, call):
+    """The same object, the new shape and strides, the same memory, one version on."""
+
+    def prog(lib, x):
+        y = x * 1  # a fresh contiguous tensor
+        before = (y.data_ptr(), y._version)
+        r = call(y)
+        return r is y, y.shape, y.stride(), y.data_ptr() == before[0], y._version - before[1], y
+
+    assert_same(prog, arr(*shape))
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), CALLS, ids=IDS)
+def test_history_and_gradient(name, shape, call):
+    """A non-leaf takes the view's node under PyTorch's in-place name (TBackward1,
+    SqueezeBackward3, ...); the gradient flows through it."""
+
+    def prog(lib, x):
+        x.requires_grad_()
+        y = x * 2
+        call(y)
+        w = lib.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)
+        (y * w).sum().backward()
+        return y.grad_fn.name(), y.is_leaf, y._base is None, x.grad
+
+    assert_same(prog, arr(*shape))
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), CALLS, ids=IDS)
+def test_leaf_refused(name, shape, call):
+    def prog(lib, x):
+        x.requires_grad_()
+        call(x)
+
+    assert_same_error(prog, arr(*shape))
+
+
+def test_leaf_refused_before_the_arguments_are_checked():
+    assert_same_error(lambda lib, x: x.requires_grad_().transpose_(0, 5), arr(2, 3))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.transpose_(0, 5),
+        lambda x: x.unsqueeze_(3),
+        lambda x: x.squeeze_(dim=5),
+        lambda x: x.squeeze_((0, 0)),
+        lambda x: x.as_strided_((2,), (1,), -1),
+        lambda x: x.as_strided_((20,), (1,)),
+        lambda x: x.unsqueeze(0).t_(),
+    ],
+    ids=["transpose", "unsqueeze", "squeeze", "squeeze_dup", "offset", "storage", "t_3d"],
+)
+def test_bad_arguments_change_nothing(call):
+    def prog(lib, x):
+        try:
+            call(x)
+        except (RuntimeError, IndexError) as e:
+            return type(e).__name__, str(e), x.shape, x.stride(), x._version
+        raise AssertionError("no error")
+
+    assert_same(prog, arr(2, 3))
+
+
+def test_leaf_without_grad_and_no_grad_mode():
+    def prog(lib, x):
+        x.t_()
+        leaf = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+        with lib.no_grad():
+            leaf.unsqueeze_(0)
+        return x, x.stride(), x._version, leaf.shape, leaf.is_leaf, leaf.grad_fn
+
+    assert_same(prog, arr(2, 3))
+
+
+def test_view_of_a_leaf_refused():
+    def prog(lib, x):
+        x.requires_grad_()
+        x[0].unsqueeze_(0)
+
+    assert_same_error(prog, arr(2, 3))
+
+
+def test_output_of_split_refused():
+    assert_same_error(lambda lib, x: (x.requires_grad_() * 1).split(1)[0].t_(), arr(2, 3))
+
+
+def test_view_made_in_no_grad_refused():
+    def prog(lib, x):
+        y = x.requires_grad_() * 1
+        with lib.no_grad():
+            v = y[0]
+        v.unsqueeze_(0)
+
+    assert_same_error(prog, arr(2, 3))
+
+
+def test_saved_tensor_is_stale():
+    """The version bump makes a tensor saved for backward stale, as any in-place op."""
+
+    def prog(lib, x):
+        y = x.requires_grad_() * 1
+        z = y * y
+        y.t_()
+        z.sum().backward()
+
+    assert_same_error(prog, arr(2, 3))
+
+
+def test_view_of_a_view_then_write():
+    """A view laid out anew, then written: the write reaches the base (CopySlices)."""
+
+    def prog(lib, x):
+        x.requires_grad_()
+        y = x * 1
+        v = y[1:]
+        v.t_()
+        v.mul_(lib.arange(4.0, dtype=x.dtype).reshape(4, 1))
+        v.unsqueeze_(0)
+        w = lib.arange(12.0, dtype=x.dtype).reshape(3, 4)
+        (y * w).sum().backward()
+        return y, v.shape, v.stride(), v._base is y, x.grad
+
+    assert_same(prog, arr(3, 4))
+
+
+def test_older_views_of_a_relaid_root():
+    """Views made before the root was laid out anew keep their elements and history: a
+    write through one, or into the root, reaches both."""
+
+    def prog(lib, x):
+        x.requires_grad_()
+        y = x * 2
+        v = y.view(12)
+        y.t_()
+        u = y[0]  # a view made after
+        v.mul_(lib.arange(12.0, dtype=x.dtype))
+        y.add_(1.0)
+        u2 = u * 3
+        w = lib.arange(12.0, dtype=x.dtype).reshape(4, 3)
+        ((y * w).sum() + (v * v).sum() + u2.sum()).backward()
+        return y, v, u, x.grad, y.stride()
+
+    assert_same(prog, arr(3, 4))
+
+
+def test_relaid_root_as_strided():
+    def prog(lib, x):
+        y = x.requires_grad_() * 1
+        y.t_()
+        z = y.as_strided((2, 2), (1, 2), 1)
+        z.sum().backward()
+        return z, x.grad
+
+    assert_same(prog, arr(2, 3))
+
+
+def test_chained_in_place_views_and_retain_grad():
+    def prog(lib, x):
+        x.requires_grad_()
+        y = x * 2  # (exp saves its result: torch refuses its backward after the bumps)
+        y.retain_grad()
+        y.unsqueeze_(0).transpose_(0, 2).squeeze_(2)
+        w = lib.arange(6.0, dtype=x.dtype).reshape(y.shape)
+        (y * w).sum().backward()
+        return y, y.grad_fn.name(), y.grad, x.grad
+
+    assert_same(prog, arr(2, 3))
+
+
+def test_double_backward_through_t_():
+    def prog(lib, x):
+        x.requires_grad_()
+        y = x * x
+        y.t_()
+        (g,) = lib.autograd.grad(y.sum() * 1, x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return g, gg
+
+    assert_same(prog, arr(2, 3))
+
+
+# ------------------------------------------------------------------ transforms
+TRANSFORM_CALLS = [c for c in CALLS if c[0] not in ("as_strided_", "as_strided_offset")]
+T_IDS = [c[0] for c in TRANSFORM_CALLS]
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), TRANSFORM_CALLS, ids=T_IDS)
+def test_grad_through_in_place_view(name, shape, call):
+    def prog(lib, x):
+        def f(x):
+            y = x.sin()
+            call(y)
+            w = lib.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)
+            return (y * w).sum()
+
+        return lib.func.grad(f)(x)
+
+    assert_same(prog, arr(*shape))
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), TRANSFORM_CALLS, ids=T_IDS)
+def test_grad_of_an_input_refused(name, shape, call):
+    assert_same_error(lambda lib, x: lib.func.grad(lambda x: call(x).sum())(x), arr(*shape))
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), TRANSFORM_CALLS, ids=T_IDS)
+def test_jvp_through_in_place_view(name, shape, call):
+    def prog(lib, x, t):
+        def f(x):
+            y = x * x
+            call(y)
+            return y
+
+        return lib.func.jvp(f, (x,), (t,))
+
+    assert_same(prog, arr(*shape), arr(*shape, seed=1))
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), TRANSFORM_CALLS, ids=T_IDS)
+def test_vmap_of_in_place_view(name, shape, call):
+    """vmap of a function laying out a fresh tensor anew (torch also changes an input's
+    own layout under vmap, and then miscomputes its logical shape: numtorch does neither)."""
+
+    def prog(lib, x):
+        def f(x):
+            y = x.cos()
+            call(y)
+            return y
+
+        return lib.func.vmap(f)(x)
+
+    assert_same(prog, arr(2, *shape))
+
+
+@pytest.mark.parametrize(("name", "shape", "call"), TRANSFORM_CALLS, ids=T_IDS)
+def test_vmap_of_grad_through_in_place_view(name, shape, call):
+    def prog(lib, x):
+        def f(x):
+            y = x.sin()
+            call(y)
+            w = lib.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)
+            return (y * w).sum()
+
+        return lib.func.vmap(lib.func.grad(f))(x)
+
+    assert_same(prog, arr(2, *shape))
+
+
+def test_in_place_view_of_an_unbatched_tensor_under_vmap():
+    def prog(lib, x, b):
+        def f(b):
+            y = x * 1
+            y.t_()
+            return y * b
+
+        return lib.func.vmap(f)(b)
+
+    assert_same(prog, arr(2, 3), arr(4, 3, 2))
+
+
+def test_saved_result_is_stale():
+    def prog(lib, x):
+        y = x.requires_grad_().exp()
+        y.unsqueeze_(0)
+        y.sum().backward()
+
+    assert_same_error(prog, arr(2, 3))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (0, 3)])
+def test_as_strided_in_place_of_a_view(shape):
+    def prog(lib, x):
+        y = x.requires_grad_() * 1
+        v = y[1:]
+        v.as_strided_((2,), (2,), 3) if x.numel() else v.as_strided_((0,), (1,))
+        v.sum().backward()
+        return v, v.stride(), v._base is y, x.grad
+
+    assert_same(prog, arr(*shape))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda y: y.sum(0), lambda y: y.squeeze_(), lambda y: y.exp()],
+    ids=["sum1", "squeeze3", "exp"],
+)
+def test_stale_saved_tensor_names_its_node(make):
+    """PyTorch's text names the node less ``Backward`` and less a number 0 (Sum1, Squeeze3,
+    Exp)."""
+
+    def prog(lib, x):
+        y = make(x.requires_grad_() * 1)
+        z = y * y
+        with lib.no_grad():
+            y.add_(1)
+        z.sum().backward()
+
+    assert_same_error(prog, arr(2, 3))
