@@ -328,3 +328,99 @@ def test_stale_saved_tensor_names_its_node(make):
         z.sum().backward()
 
     assert_same_error(prog, arr(2, 3))
+
+
+# ------------------------------------------------------------------ axis= and keepdims=
+# PyTorch's argument parser takes NumPy's axis= for dim= and keepdims= for keepdim= in
+# every function it parses (generated ops, Python-written functions, Tensor methods).
+NUMPY_CALLS = {
+    "sum": lambda T, x: T.sum(x, axis=1),
+    "sum_keepdims": lambda T, x: T.sum(x, 1, keepdims=True),
+    "sum_method": lambda T, x: x.sum(axis=0, keepdims=True),
+    "mean": lambda T, x: T.mean(x, axis=(0, 1)),
+    "amax": lambda T, x: T.amax(x, axis=1, keepdims=True),
+    "argmax": lambda T, x: x.argmax(axis=1),
+    "std": lambda T, x: T.std(x, axis=1, keepdims=True),
+    "var_method": lambda T, x: x.var(axis=0),
+    "max": lambda T, x: tuple(T.max(x, axis=1, keepdims=True)),
+    "min_method": lambda T, x: tuple(x.min(axis=0)),
+    "cat": lambda T, x: T.cat([x, x], axis=1),
+    "stack": lambda T, x: T.stack([x, x], axis=2),
+    "squeeze": lambda T, x: T.squeeze(x.unsqueeze(0), axis=0),
+    "unsqueeze": lambda T, x: x.unsqueeze(axis=-1),
+    "squeeze_": lambda T, x: x.unsqueeze(1).squeeze_(axis=1),
+    "unsqueeze_": lambda T, x: (x * 1).unsqueeze_(axis=0),
+    "softmax": lambda T, x: T.softmax(x, axis=1),
+    "log_softmax_method": lambda T, x: x.log_softmax(axis=0),
+    "cumsum": lambda T, x: T.cumsum(x, axis=1),
+    "cumsum_": lambda T, x: (x * 1).cumsum_(axis=0),
+    "sort": lambda T, x: tuple(T.sort(x, axis=0)),
+    "median": lambda T, x: tuple(x.median(axis=1, keepdims=True)),
+    "logsumexp": lambda T, x: T.logsumexp(x, axis=1, keepdims=True),
+    "unbind": lambda T, x: T.unbind(x, axis=1),
+    "chunk": lambda T, x: T.chunk(x, 2, axis=1),
+    "gather": lambda T, x: T.gather(x, axis=1, index=T.zeros(2, 1, dtype=T.long)),
+    "narrow": lambda T, x: x.narrow(axis=0, start=0, length=1),
+    "vector_norm": lambda T, x: T.linalg.vector_norm(x, axis=1, keepdims=True),
+    "special_softmax": lambda T, x: T.special.softmax(x, axis=0),
+}
+
+
+@pytest.mark.parametrize("call", list(NUMPY_CALLS.values()), ids=list(NUMPY_CALLS))
+def test_numpy_keyword_names(call):
+    assert_same(lambda lib, x: call(lib, x), arr(2, 3))
+
+
+NUMPY_ERRORS = {
+    "both": lambda T, x: T.sum(x, dim=1, axis=1),
+    "positional_and_alias": lambda T, x: T.sum(x, 1, axis=1),
+    "both_keepdim": lambda T, x: x.sum(1, keepdim=True, keepdims=True),
+    "method_both": lambda T, x: x.max(1, axis=1),
+    "cat_both": lambda T, x: T.cat([x, x], 1, axis=1),
+    "inplace_both": lambda T, x: (x * 1).cumsum_(0, axis=0),
+    "roll_dims": lambda T, x: T.roll(x, 1, axis=1),  # dims= has no alias
+    "F_softmax": lambda T, x: T.nn.functional.softmax(x, axis=1),  # Python in PyTorch
+    "split": lambda T, x: T.split(x, 1, axis=0),
+}
+
+
+@pytest.mark.parametrize("call", list(NUMPY_ERRORS.values()), ids=list(NUMPY_ERRORS))
+def test_numpy_keyword_names_refused(call):
+    assert_same_error(lambda lib, x: call(lib, x), arr(2, 3))
+
+
+NO_ALIAS = {  # a TypeError in both (PyTorch's parser words a missing argument its own way)
+    "flip_dims": lambda T, x: T.flip(x, axis=(0,)),
+    "transpose_dim0": lambda T, x: T.transpose(x, axis0=0, axis1=1),
+    "swapaxes_dim0": lambda T, x: T.swapaxes(x, dim0=0, dim1=1),  # none the other way
+    "tensor_norm": lambda T, x: x.norm(axis=1),
+    "gather_missing": lambda T, x: T.gather(x, axis=1),
+}
+
+
+@pytest.mark.parametrize("call", list(NO_ALIAS.values()), ids=list(NO_ALIAS))
+def test_no_alias_there(call):
+    import torch
+
+    import numtorch
+
+    for lib in (numtorch, torch):
+        with pytest.raises(TypeError):
+            call(lib, lib.tensor(arr(2, 3)))
+
+
+def test_numpy_keyword_names_leave_signatures_alone():
+    import inspect
+
+    import numtorch
+
+    for fn in (numtorch.sum, numtorch.max, numtorch.Tensor.std, numtorch.cat):
+        assert not {"axis", "keepdims"} & set(inspect.signature(fn).parameters), fn
+
+
+def test_numpy_keyword_names_under_transforms():
+    def prog(lib, x):
+        f = lambda x: x.sin().sum(axis=1, keepdims=True).amax(axis=0).sum()  # noqa: E731
+        return lib.func.grad(f)(x), lib.func.vmap(lambda r: r.softmax(axis=0))(x)
+
+    assert_same(prog, arr(2, 3))

@@ -97,6 +97,8 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
         )
 
 
+_NUMPY_KEYWORDS = frozenset(("axis", "keepdims"))  # (op.NUMPY_NAMES' values)
+
 # In-place ops whose PyTorch kernels take any overlap of their operands with self (they read
 # them whole first, or are no elementwise kernel).
 _NO_OVERLAP_CHECK = frozenset(
@@ -190,13 +192,19 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     if modes:  # dispatch modes see this call as the in-place overload (aten.add_.Tensor)
         state.inplace_op = op
     try:
-        if len(attrs) == len(op.attrs):
+        if len(attrs) == len(op.attrs) and (not attrs or not _NUMPY_KEYWORDS & attrs.keys()):
             result = dispatch(op, (src, *args), attrs)
-        else:  # bind defaults through the op's signature
+        else:  # bind defaults (and NumPy's keyword names) through the op's signature
             result = op.fn(src, *args, **attrs)
     except RuntimeError as e:
         if state.stack:
             fallback_broadcast_error(self, args, op, e)
+        raise
+    except TypeError as e:  # the keyword errors of the functional form: name the method
+        msg = str(e)
+        at = msg.find("() got an unexpected keyword argument")
+        if at > 0 and msg[:at].isidentifier():
+            raise TypeError(f"{op.name}_(){msg[at + 2 :]}") from None
         raise
     finally:
         if modes:
