@@ -424,3 +424,81 @@ def test_numpy_keyword_names_under_transforms():
         return lib.func.grad(f)(x), lib.func.vmap(lambda r: r.softmax(axis=0))(x)
 
     assert_same(prog, arr(2, 3))
+
+
+# ------------------------------------------------------------------ resize_, resize_as_
+RESIZES = {
+    "smaller": lambda x: x.resize_(2),
+    "reshape": lambda x: x.resize_(3, 2),
+    "list": lambda x: x.resize_([1, 6]),
+    "same": lambda x: x.resize_(2, 3),
+    "empty": lambda x: x.resize_(0, 4),
+    "transposed": lambda x: x.t().resize_(6),
+    "offset": lambda x: x[:, 1:].resize_(4),
+    "as_template": lambda x: x.resize_as_(x.new_zeros(3, 1)),
+}
+
+
+@pytest.mark.parametrize("call", list(RESIZES.values()), ids=list(RESIZES))
+def test_resize_in_place(call):
+    """Contiguous strides over the same storage from self's first element; the version
+    moves when the shape does."""
+
+    def prog(lib, x):
+        y = call(x)
+        moved = y.data_ptr() - x.data_ptr() if y.numel() else None
+        return y.shape, y.stride(), y.clone(), x._version, moved
+
+    assert_same(prog, arr(2, 3))
+
+
+def test_resize_grows_keeping_the_storage():
+    def prog(lib, x):
+        v = x.view(6)
+        x.resize_(2)
+        x.resize_(4, 3)
+        return x[:2], x.shape, x.stride(), v, x._version
+
+    assert_same(prog, arr(2, 3))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.requires_grad_().resize_(3),
+        lambda lib, x: (x.requires_grad_() * 1).resize_(2, 3),
+        lambda lib, x: x.resize_(2, -1),
+        lambda lib, x: x.resize_(2.0),
+        lambda lib, x: x.resize_([2, 2.5]),
+        lambda lib, x: x.resize_([2.5]),
+        lambda lib, x: x.resize_(2, 2.5),
+        lambda lib, x: x.resize_as_(3),
+        lambda lib, x: lib.func.grad(lambda t: (t * 1).resize_(3).sum())(x),
+    ],
+    ids=[
+        "leaf",
+        "nonleaf",
+        "negative",
+        "float",
+        "float_in_list",
+        "float_first",
+        "float_varargs",
+        "template",
+        "grad",
+    ],
+)
+def test_resize_errors(call):
+    assert_same_error(call, arr(2, 3))
+
+
+@pytest.mark.parametrize("n", [2, 3], ids=["smaller", "same"])
+def test_resize_under_vmap(n):
+    """PyTorch resizes the physical tensor (the batch in front), storage order kept."""
+    assert_same(lambda lib, x: lib.func.vmap(lambda t: (t * 1).resize_(n))(x), arr(2, 3))
+
+
+def test_resize_under_jvp_refused():
+    def prog(lib, x):
+        return lib.func.jvp(lambda t: (t * 1).resize_(2), (x,), (x,))
+
+    assert_same_error(prog, arr(3))
