@@ -104,6 +104,22 @@ def test_leaf_without_grad_and_no_grad_mode():
     assert_same(prog, arr(2, 3))
 
 
+def test_parameter_laid_out_anew_in_no_grad():
+    """A leaf may change layout in no_grad mode; its gradient then has the new layout."""
+
+    def prog(lib, x):
+        w = lib.nn.Parameter(x)
+        (w * 2).sum().backward()
+        g1 = w.grad.clone()
+        w.grad = None
+        with lib.no_grad():
+            w.t_()
+        (w * lib.arange(6.0, dtype=w.dtype).reshape(w.shape)).sum().backward()
+        return g1, w.grad, w.shape, w.is_leaf, w.requires_grad
+
+    assert_same(prog, arr(2, 3))
+
+
 def test_view_of_a_leaf_refused():
     def prog(lib, x):
         x.requires_grad_()

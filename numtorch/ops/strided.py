@@ -1,5 +1,6 @@
-"""Strided views: Tensor.unfold (sliding windows), as_strided, and the in-place view
-methods (unsqueeze_, squeeze_, t_, transpose_, swapdims_/swapaxes_)."""
+"""Strided views: Tensor.unfold (sliding windows), as_strided and as_strided_, and the
+storage-level resize_ / resize_as_. (The other in-place view methods, t_, transpose_,
+squeeze_, ..., are declared with their ops in ``views``, made by ``inplace_view``.)"""
 
 from __future__ import annotations
 
