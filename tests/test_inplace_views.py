@@ -191,6 +191,18 @@ def test_older_views_of_a_relaid_root():
     assert_same(prog, arr(3, 4))
 
 
+def test_relaid_root_detached_stays_detached():
+    def prog(lib, x):
+        y = x.requires_grad_() * 1
+        y.t_()
+        y.detach_()
+        v = y[0]
+        v.mul_(2)
+        return y, y.requires_grad, y.grad_fn, y.is_leaf
+
+    assert_same(prog, arr(3, 2))
+
+
 def test_relaid_root_as_strided():
     def prog(lib, x):
         y = x.requires_grad_() * 1
