@@ -530,3 +530,19 @@ def test_resize_under_jvp_refused():
         return lib.func.jvp(lambda t: (t * 1).resize_(2), (x,), (x,))
 
     assert_same_error(prog, arr(3))
+
+
+def test_older_views_of_a_relaid_root_under_grad():
+    def prog(lib, x):
+        def f(x):
+            y = x * 2
+            v = y.view(12)
+            y.t_()
+            v.mul_(lib.arange(12.0, dtype=x.dtype))
+            y.add_(1.0)
+            w = lib.arange(12.0, dtype=x.dtype).reshape(4, 3)
+            return (y * w).sum() + (v * v).sum()
+
+        return lib.func.grad(f)(x), lib.func.vmap(lib.func.grad(f))(x.unsqueeze(0).expand(2, 3, 4))
+
+    assert_same(prog, arr(3, 4))
