@@ -518,3 +518,8 @@ from .ops.index_reduce import index_reduce
 from .ops.strided import as_strided, imag, real
 
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")
+
+# NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
+from ._core.op import numpy_keywords_in as _numpy_keywords_in
+
+_numpy_keywords_in(globals(), "torch")

@@ -1,6 +1,7 @@
 """torch.linalg: the public functions of this namespace, listed here."""
 
 # ruff: noqa: F401
+from ._core.op import numpy_keywords_in as _numpy_keywords_in
 from .ops import linalg as _linalg
 from .ops import reduction as _reduction
 from .ops.linalg import (
@@ -33,3 +34,6 @@ slogdet = _linalg.linalg_slogdet_fn
 solve = _linalg.linalg_solve.fn
 solve_triangular = _linalg.linalg_solve_triangular.fn
 svdvals = _linalg.linalg_svdvals.fn
+
+# NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
+_numpy_keywords_in(globals(), "linalg")

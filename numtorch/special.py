@@ -1,6 +1,7 @@
 """torch.special: the public functions of this namespace, listed here."""
 
 # ruff: noqa: F401
+from ._core.op import numpy_keywords_in as _numpy_keywords_in
 from .ops import reduction as _reduction
 from .ops import special as _special
 from .ops import unary as _unary
@@ -32,3 +33,6 @@ multigammaln = _special.mvlgamma.fn
 polygamma = _special.polygamma_fn
 psi = _special.digamma.fn
 sinc = _special.sinc.fn
+
+# NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
+_numpy_keywords_in(globals(), "special")

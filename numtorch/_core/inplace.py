@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from . import upcalls
 from .device import xp_of
@@ -19,6 +20,9 @@ from .dispatch import (
 )
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 LEAF_VIEW_WRITE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -92,6 +96,8 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
 
+
+_NUMPY_KEYWORDS = frozenset(("axis", "keepdims"))  # (op.NUMPY_NAMES' values)
 
 # In-place ops whose PyTorch kernels take any overlap of their operands with self (they read
 # them whole first, or are no elementwise kernel).
@@ -186,13 +192,19 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     if modes:  # dispatch modes see this call as the in-place overload (aten.add_.Tensor)
         state.inplace_op = op
     try:
-        if len(attrs) == len(op.attrs):
+        if len(attrs) == len(op.attrs) and (not attrs or not _NUMPY_KEYWORDS & attrs.keys()):
             result = dispatch(op, (src, *args), attrs)
-        else:  # bind defaults through the op's signature
+        else:  # bind defaults (and NumPy's keyword names) through the op's signature
             result = op.fn(src, *args, **attrs)
     except RuntimeError as e:
         if state.stack:
             fallback_broadcast_error(self, args, op, e)
+        raise
+    except TypeError as e:  # the keyword errors of the functional form: name the method
+        msg = str(e)
+        at = msg.find("() got an unexpected keyword argument")
+        if at > 0 and msg[:at].isidentifier():
+            raise TypeError(f"{op.name}_(){msg[at + 2 :]}") from None
         raise
     finally:
         if modes:
@@ -358,3 +370,40 @@ def fallback_broadcast_error(self: Tensor, args: tuple, op, e: RuntimeError) -> 
     msg = broadcast_mismatch(shapes)
     if msg is not None:
         raise RuntimeError(msg) from None
+
+
+# ------------------------------------------------------------------ in-place view ops
+def inplace_view(view: Callable, name: str, renumber: int = 1) -> Callable:
+    """The Tensor method ``name`` (``t_``, ``squeeze_``, ...): ``view(self, ...)`` (a view
+    op's public function) taken over by self, which keeps its memory and object and gets
+    the view's shape and strides. As in PyTorch, the version is bumped and self's history
+    becomes the view op's node, named as PyTorch's in-place overload (its functional
+    overload's number + ``renumber``: ``TBackward1``, ``SqueezeBackward3``)."""
+
+    def method(self, *args, **kwargs):
+        check_inplace(self)
+        relayout(self, view(self, *args, **kwargs), renumber)
+        return self
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place form of ``{name[:-1]}``: self becomes that view of itself."
+    return method
+
+
+def relayout(self: Tensor, view: Tensor, renumber: int = 1) -> None:
+    """self takes the layout of ``view``, a view of self: its array (a transform's
+    wrapper: its inner value and batch dim or tangent), then its history and view chain."""
+    if self._level:
+        old = self._inner
+        for cls in type(self).__mro__:
+            for slot in cls.__dict__.get("__slots__", ()):
+                if slot not in ("_interp", "__dict__", "__weakref__") and slot not in _TENSOR_SLOTS:
+                    setattr(self, slot, getattr(view, slot))
+    else:
+        old = self._data
+        self._data = view._data
+    self._ver.v += 1
+    upcalls.relayout(self, view, old, renumber)
+
+
+_TENSOR_SLOTS = frozenset(Tensor.__slots__)

@@ -373,6 +373,11 @@ class Tensor:
                 "the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
                 "solution."
             )
+        if self._base is None and self._view is not None:
+            # a root laid out anew in place (t_): no longer on its old layout's history
+            del self._view
+            if type(self) is ViewTensor:
+                self.__class__ = Tensor
         self._grad_fn = None
         self._rg = False
         return self

@@ -26,6 +26,7 @@ def _missing(name: str, owner: str) -> Callable:
 record = _missing("record", "numtorch.autograd.graph")  # a node for an op call's outputs
 rehistory = _missing("rehistory", "numtorch.autograd.rebase")  # history after an in-place write
 refresh_view = _missing("refresh_view", "numtorch.autograd.rebase")  # a stale view's grad_fn
+relayout = _missing("relayout", "numtorch.autograd.rebase")  # history after t_, squeeze_, ...
 backward = _missing("backward", "numtorch.autograd.engine")  # Tensor.backward
 register_hook = _missing("register_hook", "numtorch.autograd.hooks")  # Tensor.register_hook
 retain_grad = _missing("retain_grad", "numtorch.autograd.hooks")  # Tensor.retain_grad

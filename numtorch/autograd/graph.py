@@ -489,8 +489,9 @@ class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
 
 
 def _short_name(fn) -> str:
-    """A node's name as PyTorch's version-mismatch error prints it (no BackwardN suffix)."""
-    return re.sub(r"Backward\d*$", "", fn.name())
+    """A node's name as PyTorch's version-mismatch error prints it: less ``Backward``, and
+    less its number where that is 0 (``Exp``, ``Sum1``, ``T1``)."""
+    return re.sub(r"Backward(0$)?", "", fn.name(), count=1)
 
 
 class AccumulateGrad(Node):

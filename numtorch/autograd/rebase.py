@@ -6,9 +6,9 @@ from __future__ import annotations
 from .._core import upcalls
 from .._core.inplace import view_write_error
 from .._core.state import state
-from .._core.tensor import Tensor, _rg_slot
+from .._core.tensor import Tensor, _new, _rg_slot
 from ..ops.views import apply_chain, view_scatter
-from .graph import CopySlices, Saved, copy_slices, record
+from .graph import CopySlices, Saved, copy_slices, node_class, record
 
 
 def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
@@ -57,7 +57,7 @@ def _rebase(t: Tensor, fn, nr: int) -> None:
 
 def _rebase_view(view: Tensor, result: Tensor) -> None:
     """CopySlices: the base's new history writes `result` into the view's region."""
-    root, chain = view._view
+    root, chain = _resolve(view)
     fn = result._grad_fn
     if not root._level and _wraps(fn, result):
         _rebase(root, copy_slices(root, fn, chain), 0)
@@ -92,7 +92,7 @@ def _wraps(fn, result: Tensor) -> bool:
 def _refresh(view: Tensor, strict: bool = False) -> None:
     """Regenerate a view's grad_fn from its base's current history (``strict``: for its
     grad_fn, which PyTorch refuses in no_grad mode too)."""
-    root, chain = view._view
+    root, chain = _resolve(view)
     if view._creation is not None and (root._rg or view._grad_fn is not None):
         if strict or state.grad_enabled:
             raise RuntimeError(view_write_error(view, indirect=True))
@@ -111,4 +111,49 @@ def _refresh(view: Tensor, strict: bool = False) -> None:
     view._out_nr = 0
 
 
-upcalls.provide(rehistory=rehistory, refresh_view=_refresh)
+def _resolve(view: Tensor) -> tuple:
+    """A view's root and chain of view ops; a root since laid out anew in place (``t_``)
+    hands its views on to the tensor that kept its old layout (see ``relayout``)."""
+    root, chain = view._view
+    if root._view is not None:
+        root = root._view[0]
+        view._view = (root, chain)
+    return root, chain
+
+
+def relayout(self: Tensor, view: Tensor, old, renumber: int) -> None:
+    """After an in-place view op gave self the layout of ``view`` (a view of self made from
+    ``old``, self's array or inner value before): self's history is the view's node, under
+    the in-place overload's name, and its view chain gains the op. A root with history
+    becomes a view of a hidden tensor that keeps its old layout and history, which its
+    older views, whose chains start from that layout, then hang on (``_resolve``)."""
+    fn = view._grad_fn if _rg_slot.__get__(view) else None  # (no refresh: view is current)
+    if fn is not None:
+        name = fn.name()
+        stem = name.rstrip("0123456789")
+        fn.__class__ = node_class(f"{stem}{int(name[len(stem) :] or 0) + renumber}")
+    if view._view is None:  # a transform's wrapper without views (vmap, jvp)
+        return
+    root, chain = view._view
+    if root is self:
+        if fn is None:
+            return
+        keep = _new(type(self))
+        if self._level:
+            keep._inner, keep._interp = old, self._interp
+        else:
+            keep._data = old
+        keep._rg, keep._grad_fn, keep._ver, keep._base = self._rg, self._grad_fn, self._ver, None
+        if self._out_nr:
+            keep._out_nr = self._out_nr
+        root = keep
+        self.__class__ = type(view)
+    if fn is not None:  # (retain_grad stays with the old node: self.grad has the old layout)
+        self._grad_fn, self._rg = fn, True
+        if self._out_nr:
+            self._out_nr = 0
+    self._view = (root, chain)
+    self._view_ver = self._ver.v
+
+
+upcalls.provide(rehistory=rehistory, refresh_view=_refresh, relayout=relayout)

@@ -1,12 +1,15 @@
-"""Strided views: Tensor.unfold (sliding windows), as_strided, and the in-place view
-methods (unsqueeze_, squeeze_, t_, transpose_, swapdims_/swapaxes_)."""
+"""Strided views: Tensor.unfold (sliding windows), as_strided and as_strided_, and the
+storage-level resize_ / resize_as_. (The other in-place view methods, t_, transpose_,
+squeeze_, ..., are declared with their ops in ``views``, made by ``inplace_view``.)"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._core.device import xp_of
 from .._core.dispatch import dispatch
-from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
+from .._core.inplace import inplace_view
+from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_method, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import elementwise, front, pdim, rule_generator
@@ -259,6 +262,8 @@ def _storage(input: Tensor) -> tuple[Tensor, int]:
     if input._level:
         return input.reshape(-1), 0
     root = input._view[0] if input._view is not None else input
+    if root._view is not None:  # a root laid out anew in place (t_): its old layout's holder
+        root = root._view[0]
     data = root._data
     if not data.flags.c_contiguous:
         raise NotImplementedError(
@@ -302,3 +307,99 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
     if storage_offset is not None:
         offset = int(storage_offset)
     return strided_gather.fn(vector, tuple(size), tuple(stride), offset)
+
+
+tensor_method(inplace_view(as_strided, "as_strided_"))
+
+
+# ------------------------------------------------------------------ resize_
+def _owner(a):
+    """The array that owns a's memory: NumPy's chain of bases (through as_strided's
+    holders of the array interface) to its first array."""
+    while True:
+        b = a.base
+        if b is not None and not isinstance(b, type(a)):
+            b = getattr(b, "base", None)  # as_strided's DummyArray holds the array it views
+        if not isinstance(b, type(a)):
+            return a
+        a = b
+
+
+def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
+    """Tensor.resize_: self gets contiguous strides for ``size`` over its storage from its
+    own first element on; storage too small grows into a new buffer that keeps the old
+    elements in memory order (the rest uninitialized, as in PyTorch)."""
+    head = "resize_(): argument 'size' (position 1) must be tuple of ints,"
+    if len(size) == 1 and not isinstance(size[0], int):
+        if not isinstance(size[0], (list, tuple)):
+            raise TypeError(f"{head} not {type(size[0]).__name__}")
+        size = tuple(size[0])
+    for i, s in enumerate(size):
+        if not isinstance(s, int) or isinstance(s, bool):
+            what = type(s).__name__
+            if i == 0:  # (PyTorch's parser words a bad first element and a later one apart)
+                raise TypeError(f"{head} but found element of type {what} at pos 0")
+            raise TypeError(
+                f"resize_(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                f'error "type must be tuple of ints,but got {what}"'
+            )
+    if self._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+    if self._level:
+        return _resize_wrapper(self, size)
+    if any(s < 0 for s in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    size = tuple(size)
+    data = self._data
+    if size == data.shape:
+        return self
+    n, item = 1, data.itemsize
+    for s in size:
+        n *= s
+    owner = _owner(data)
+    start = _address(owner) if owner.size else 0
+    here = _address(data) if data.size else start
+    held = max((start + owner.nbytes - here) // item, 0) if owner.size else 0
+    xp = xp_of(data)
+    if n <= held:
+        strides = [item] * len(size)
+        for k in range(len(size) - 2, -1, -1):
+            strides[k] = strides[k + 1] * max(size[k + 1], 1)
+        flat = xp.lib.stride_tricks.as_strided(data, (held,), (item,))
+        self._data = xp.lib.stride_tricks.as_strided(flat, size, tuple(strides))
+    else:
+        new = xp.empty(n, data.dtype)
+        if held:
+            new[:held] = xp.lib.stride_tricks.as_strided(data, (held,), (item,))
+        self._data = new.reshape(size)
+    self._ver.v += 1
+    return self
+
+
+def _resize_wrapper(self: Tensor, size) -> Tensor:
+    """resize_ of a transform's wrapper: its inner value (under vmap, with the batch dim in
+    front, as PyTorch's fallback resizes the physical tensor)."""
+    if getattr(self, "_tangent", None) is not None:
+        raise RuntimeError("cannot resize variables that has a forward grad")
+    inner, interp = self._inner, self._interp
+    if interp.is_vmap:
+        if self._bdim:
+            inner = inner.movedim(self._bdim, 0)
+        resize_(inner, (interp.size, *size))
+        self._inner, self._bdim = inner, 0
+    else:
+        resize_(inner, size)
+    return self
+
+
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """Tensor.resize_as_: resize_ to the template's shape."""
+    if not isinstance(the_template, Tensor):
+        raise TypeError(
+            "resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+            f"{type(the_template).__name__}"
+        )
+    return resize_(self, tuple(the_template.shape))
+
+
+tensor_methods({"resize_": resize_, "resize_as_": resize_as_})

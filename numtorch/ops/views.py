@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from .._core.dispatch import dispatch, run_kernel
 from .._core.dtype import from_np
+from .._core.inplace import inplace_view
 from .._core.op import (
     LINEAR,
     REGISTRY,
@@ -19,6 +20,7 @@ from .._core.op import (
     ErrorInput,
     composite,
     defop,
+    tensor_method,
     tensor_methods,
 )
 from .._core.tensor import Size, Tensor, check_unique_dims, wrap_dim, wrap_dims
@@ -245,6 +247,7 @@ unsqueeze = view_op(
     samples=lambda make: [S((make((2, 3)), 0)), S((make((2, 3)), -1)), S((make(()), 0)), S((make((0, 3)), 1))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 3)), IndexError, r"range of \[-3, 2\], but got 3")],
 )  # fmt: skip
+tensor_method(inplace_view(unsqueeze.fn, "unsqueeze_"))
 
 
 def _squeeze(xp, input, dim=None):
@@ -279,6 +282,15 @@ squeeze = view_op(
 )  # fmt: skip
 
 
+def _squeeze_dims(input, *dim, **kwargs):
+    """squeeze with its dims also given one by one (``x.squeeze_(0, 2)``), as PyTorch's
+    in-place form takes them."""
+    return squeeze.fn(input, *(dim if len(dim) < 2 else (dim,)), **kwargs)
+
+
+tensor_method(inplace_view(_squeeze_dims, "squeeze_", renumber=3))  # SqueezeBackward3, 4, 5
+
+
 # ------------------------------------------------------------------ reorderings
 def _transpose(xp, input, dim0, dim1):
     d0, d1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
@@ -292,6 +304,7 @@ transpose = view_op(
                           S((make((0, 3)), 1, 0)), S((make((2, 3)), 1, 1))],
     error_samples=lambda make: [_bad_dim(make, lambda input: (input, 0, 2))],
 )  # fmt: skip
+tensor_method(inplace_view(transpose.fn, "transpose_"))
 
 
 def _swap_samples(make):
@@ -308,6 +321,10 @@ def swapaxes(input, axis0: int, axis1: int):
 def swapdims(input, dim0: int, dim1: int):
     """Alias of transpose."""
     return transpose.fn(input, dim0, dim1)
+
+
+tensor_method(inplace_view(swapaxes, "swapaxes_"))
+tensor_method(inplace_view(swapdims, "swapdims_"))
 
 
 def _permute_axes(dims, ndim: int) -> tuple:
@@ -386,9 +403,9 @@ def moveaxis(input, source, destination):
     return movedim.fn(input, source, destination)
 
 
-def _t_check(ndim: int) -> None:
+def _t_check(ndim: int, name: str = "t") -> None:
     if ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {ndim}D")
 
 
 def _t(xp, input):
@@ -407,6 +424,14 @@ t = view_op(
     error_samples=lambda make: [ErrorInput(S((make((2, 3, 4)),)), RuntimeError,
                                            "t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D")],
 )  # fmt: skip
+
+
+def _t_of(input):
+    _t_check(input.dim(), "t_")
+    return t.fn(input)
+
+
+tensor_method(inplace_view(_t_of, "t_"))
 
 
 def _T(self):
