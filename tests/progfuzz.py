@@ -248,10 +248,6 @@ KNOWN_OPEN_FAILURES: list[tuple[str, str]] = [
         "fuzz: jvp tangents do not keep the primal's strides, so .view(-1) of a tangent fails",
     ),
     (
-        r"which is output 0 of (\\w+), is at version.*\\ntorch .*which is output 0 of \\1\\d",
-        "fuzz: node names lack torch's overload number (PowBackward2 for scalar ** tensor, MaxBackward1 for max(), ProdBackward1 for prod(dim))",
-    ),
-    (
         r"view size is not compatible with input tensor's size and stride",
         "fuzz: result strides differ from torch's (op by op: pow with a number base, vmap with in_dims=-1 keeps the batch dim last in torch, jvp tangents), so .view() succeeds in one library only",
     ),
@@ -262,10 +258,6 @@ KNOWN_OPEN_FAILURES: list[tuple[str, str]] = [
     (
         r"vmap_grad error differs: numtorch RuntimeError: vmap: We do not support batching operators that can support dynamic shape",
         "fuzz: y[mask] under vmap(grad): torch says 'vmap: It looks like you're either (1) calling .item() ...'",
-    ),
-    (
-        r"which is output 0 of Prod, is at version",
-        "fuzz: prod(dim)'s node is named Prod (torch: ProdBackward1, 'output 0 of Prod1')",
     ),
     (
         r"numtorch RuntimeError: result type \\w+ can't be cast to the desired output type \\w+\\ntorch RuntimeError: output with shape",
