@@ -1,0 +1,244 @@
+"""A captured backward pass: the eager engine's schedule run once on traced values, and
+the generated programs it makes, one per set of sizes."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+from .._core.state import state
+from .._core.tensor import Tensor, _make
+from ..autograd import engine
+from ..autograd.graph import (
+    AccumulateGrad,
+    Node,
+    Saved,
+    SavedValues,
+    _running,
+    _SavedList,
+    _SavedTuple,
+    _task_ids,
+)
+from . import _codegen
+from ._trace import Tracer
+from ._walk import _LEAF, _OPAQUE, _Walk
+
+
+class CapturedGraph:
+    """A captured backward pass, callable as ``graph(inputs, walk)``: ``inputs`` the root
+    gradients and saved arrays in walk order. ``nodes`` lists its calls (the graph IR);
+    ``code`` is the generated source of the program for the sizes it last compiled."""
+
+    def __init__(self) -> None:
+        self.variants: list = []  # (sizes, function, nodes to free), newest first
+        self.nodes: list = []
+        self.code = ""
+
+    def __call__(self, inputs: list, w: _Walk):
+        sig = w.sig
+        for variant in self.variants:
+            if variant[0] == sig:
+                break
+        else:
+            return self.capture(w)
+        _, fn, frees = variant
+        with _task(w):
+            out = fn(inputs, w.nodes)
+        if not w.keep_graph:
+            nodes = w.nodes
+            for k in frees:
+                nodes[k].saved = None
+        return None if out is None else [[None if a is None else _make(a)] for a in out]
+
+    def capture(self, w: _Walk):
+        """Run the pass once on traced values, make the program for its sizes, and return
+        the pass's result."""
+        run = _Capture(w)
+        with _task(w):
+            out = run.run()
+        self.nodes = run.calls
+        fn, self.code = _codegen.generate(run.tracer.program, len(w.arrays), run.outputs)
+        self.variants.insert(0, (w.sig, fn, tuple(run.frees)))
+        return out
+
+
+class _task:  # noqa: N801 - a cheap context manager
+    """The graph task that hooks see while the pass runs, under no_grad."""
+
+    __slots__ = ("w", "enabled")
+
+    def __init__(self, w: _Walk) -> None:
+        self.w = w
+
+    def __enter__(self) -> None:
+        w = self.w
+        task = engine._GraphTask(w.keep_graph, False, w.accumulate)
+        _running.append((task, w.roots, next(_task_ids)))
+        self.enabled = state.grad_enabled
+        state.grad_enabled = False
+
+    def __exit__(self, *exc) -> None:
+        state.grad_enabled = self.enabled
+        _running.pop()
+
+
+class _Capture:
+    """The eager engine's schedule, run on traced values: every kernel call, hook call and
+    gradient accumulation becomes an instruction of the tracer's program."""
+
+    def __init__(self, w: _Walk) -> None:
+        self.w = w
+        self.tracer = Tracer()
+        self.calls: list = []  # (PyTorch's node name, its index) in execution order
+        self.frees: list = []
+        self.outputs: list | None = None
+
+    def run(self):
+        w, tracer = self.w, self.tracer
+        wrap = tracer.wrap
+        values = [None if a is None else wrap(_make(a), i) for i, a in enumerate(w.arrays)]
+        tracer.nslots = len(values)
+        self.inputs = iter(values[len(w.roots) :])
+        task, slots = engine.plan_task(w.roots, w.inputs, w.keep_graph, False, w.accumulate)
+        index = {n: k for k, n in enumerate(w.nodes)}
+        with tracer:
+            self._schedule(task, values[: len(w.roots)], index)
+        if slots is None:
+            return None
+        self.outputs = [None if s[0] is None else s[0]._slot for s in slots]
+        return [[None if s[0] is None else s[0]._inner] for s in slots]
+
+    def _schedule(self, task, root_grads, index) -> None:
+        """engine._execute's order and steps (one queue: the CPU's)."""
+        w = self.w
+        buffers: dict = {}
+        ready: list = []
+        counter = itertools.count()
+        deps, exec_info, targets, captures = task.deps, task.exec_info, task.targets, task.captures
+        saved_inputs = {}
+        for k, node in enumerate(w.nodes):
+            kind = w.kinds[k] if k < len(w.kinds) else None
+            if kind is not None and kind != _LEAF:
+                saved_inputs[node] = self._saved_values(node, kind)
+        for (node, nr), g in zip(w.roots, root_grads):
+            if node is not None:
+                buf = buffers.setdefault(node, [None] * len(node._out_meta))
+                engine._accumulate(buf, nr, g)
+        for node in buffers:
+            if deps.get(node, 0) == 0:
+                heapq.heappush(ready, (-node._seq, next(counter), node))
+        while ready:
+            node = heapq.heappop(ready)[2]
+            k = index[node]
+            grads = buffers.pop(node)
+            is_leaf = type(node) is AccumulateGrad
+            if is_leaf and node.variable._hooks and grads[0] is not None:
+                grads = self._hook("leaf", k, grads)
+            if node._hooked:
+                grads = self._hook("tensor_pre", k, grads)
+            if captures and node in captures:
+                for nr, slot in captures[node]:
+                    slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
+            if exec_info is not None and node not in exec_info:
+                continue
+            if node._pre_hooks:
+                grads = self._hook("node_pre", k, grads)
+            if is_leaf:
+                if task.accumulate:  # "new", "add": a first or a later .grad, no hooks
+                    var = node.variable
+                    plain = grads[0] is not None and not var.__dict__.get("_post_acc_hooks")
+                    how = "new" if var._grad is None else "add"
+                    self._hook("accumulate", k, grads, plain and how)
+                if node._post_hooks:
+                    self._hook("leaf_post", k, grads)
+                continue
+            nexts = node.next_functions
+            if exec_info is None:
+                wanted = [n is not None for n, _ in nexts]
+            else:
+                wanted = [n is not None and (n in exec_info or n in targets) for n, _ in nexts]
+            if True in wanted:
+                outs = self._apply(node, k, grads, wanted, saved_inputs[node])
+            else:
+                outs = [None] * len(nexts)
+            if node._post_hooks:
+                outs = self._hook("node_post", k, [*outs, *grads])
+            if not w.keep_graph and node.saved and type(node.saved) is not SavedValues:
+                node.saved = None
+                self.frees.append(k)
+            for (nxt, nr), g in zip(nexts, outs):
+                if nxt is None:
+                    continue
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * len(nxt._out_meta)
+                if g is not None:
+                    engine._accumulate(buf, nr, g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
+
+    def _saved_values(self, node: Node, kind: int):
+        """The node's saved dict with each saved array replaced by its traced input (in the
+        walk's order); None for a node called as it is."""
+        if kind == _OPAQUE:
+            return None
+        inputs = self.inputs
+        out = {}
+        for name, v in node.saved.items():
+            t = type(v)
+            if t is Saved:
+                out[name] = next(inputs)
+            elif t is _SavedTuple:
+                out[name] = tuple(next(inputs) for _ in v.t)
+            elif t is _SavedList:
+                out[name] = [next(inputs) if type(s) is Saved else s for s in v.t]
+            else:
+                out[name] = v
+        return out
+
+    def _apply(self, node: Node, k: int, grads: list, wanted: list, saved) -> list:
+        self.calls.append((node.name(), k))
+        program = self.tracer.program
+        mark = len(program)
+        if saved is not None:
+            stand = _stand_in(node, saved)
+            try:
+                outs = Node.apply(stand, grads, wanted)
+                if all(o is None or _traced(self.tracer, o) for o in outs):
+                    return outs
+            except Exception:  # noqa: BLE001 - Untraceable, or a formula that looks at levels
+                pass  # (eager, called as it is, gives the node's own result or error)
+            del program[mark:]
+        return self._hook("opaque", k, grads, tuple(wanted))
+
+    def _hook(self, kind: str, k: int, values: list, extra=None) -> list:
+        """A call into eager code (hooks, accumulation, a node called as it is): run now on
+        the real values, recorded as one instruction."""
+        tracer = self.tracer
+        real = [None if v is None else v._inner for v in values]
+        node = self.w.nodes[k]
+        with tracer.paused():
+            res = _codegen.RUNTIME[kind](node, real, extra)
+        out = [None if r is None else tracer.wrap(r) for r in res]
+        tracer.program.append((
+            "call", kind, k, [None if v is None else v._slot for v in values],
+            [None if o is None else o._slot for o in out], extra,
+        ))  # fmt: skip
+        return out
+
+
+def _traced(tracer: Tracer, v) -> bool:
+    return isinstance(v, Tensor) and getattr(v, "_interp", None) is tracer
+
+
+def _stand_in(node: Node, saved: dict) -> Node:
+    """A node like ``node`` whose saved values are the traced ones (the functional form
+    of its formulas: Node.apply on it)."""
+    stand = Node.__new__(Node)
+    stand.op = node.op
+    stand.attrs = node.attrs
+    stand.in_meta = node.in_meta
+    stand._out_meta = node._out_meta
+    stand.saved = saved
+    return stand

@@ -1,0 +1,263 @@
+"""The walk of a backward pass's graph: each node's cache key, its kind, the saved
+arrays in order and the sizes its program is specialized to; the trie of captured graphs
+they are looked up in (PyTorch's shadow graph)."""
+
+from __future__ import annotations
+
+from .._core.device import _cuda_used
+from .._core.tensor import Tensor
+from ..autograd import engine
+from ..autograd.graph import AccumulateGrad, CopySlices, Node, Saved, _SavedList, _SavedTuple
+
+
+class _Trie:
+    __slots__ = ("children", "entry")
+
+    def __init__(self) -> None:
+        self.children: dict = {}
+        self.entry: _Entry | None = None
+
+
+class _Entry:
+    """A captured graph: what ``compiler_fn`` made of it, and whether it serves any size."""
+
+    __slots__ = ("fn", "graph", "dynamic", "sig")
+
+    def __init__(self, fn, graph, dynamic: bool, sig) -> None:
+        self.fn = fn
+        self.graph = graph
+        self.dynamic = dynamic
+        self.sig = sig
+
+
+_CACHE = _Trie()
+
+# A node's kind in the walk: an op's node (its formulas are traced), a built-in node
+# called as it is (a CopySlices, or a node whose saved values go through unpack hooks),
+# a leaf's AccumulateGrad.
+_OP, _OPAQUE, _LEAF = 0, 1, 2
+
+
+class _Walk:
+    """One backward call's graph as the cache and the compiled code see it."""
+
+    __slots__ = (
+        "keys", "nodes", "kinds", "arrays", "sig", "roots", "inputs", "accumulate",
+        "keep_graph", "entry",
+    )  # fmt: skip
+
+
+class _Break(Exception):
+    """The pass must run eagerly (a custom autograd.Function, a freed graph, a stale
+    saved tensor: eager raises the exact error)."""
+
+
+def _freeze(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, dict):
+        return tuple((k, _freeze(x)) for k, x in v.items())
+    if isinstance(v, slice):
+        return (slice, v.start, v.stop, v.step)
+    try:
+        hash(v)
+    except TypeError:
+        return _Same(v)
+    return v
+
+
+class _Same:
+    """An unhashable value in a key: only the same object hits again (held, so that its
+    id is not reused)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v) -> None:
+        self.v = v
+
+    def __hash__(self) -> int:
+        return id(self.v)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Same and other.v is self.v
+
+
+def _saved_arrays(saved, arrays: list, raws: list, metas: list) -> bool:
+    """Append a node's saved arrays (version-checked), its saved sizes and its other saved
+    values; False when a saved value goes through unpack hooks (the node is then called
+    as it is)."""
+    n = len(arrays)
+    for name, v in saved.items():
+        t = type(v)
+        if t is Saved:
+            _saved_array(v, arrays)
+        elif t is _SavedTuple or t is _SavedList:
+            for s in v.t:
+                if type(s) is Saved:
+                    _saved_array(s, arrays)
+                elif isinstance(s, Saved):
+                    del arrays[n:]
+                    return False
+                else:
+                    raws.append(s)
+        elif isinstance(v, Saved):
+            del arrays[n:]
+            return False
+        elif name.endswith("_shape"):
+            metas.append(v)
+        else:
+            raws.append(v)
+    return True
+
+
+def _saved_array(s: Saved, arrays: list) -> None:
+    if s.is_output:
+        if s.t.v != s.version:
+            raise _Break
+        arrays.append(s.data)
+    else:
+        t = s.t
+        if t._ver.v != s.version or t._level:
+            raise _Break
+        arrays.append(t._data)
+
+
+# Attributes that are sizes (a view's shape, an expand's size): with dynamic sizes a new
+# value is a new specialization of the same captured graph, as PyTorch's SymInt sizes.
+_SIZE_NAMES = frozenset(("shape", "size", "sizes", "output_size"))
+_SIZED: dict = {}
+
+
+def _hook_flags(node: Node) -> tuple:
+    """Which hooks a node and (for a leaf) its tensor have: the calls its program makes."""
+    var = getattr(node, "variable", None)
+    return (
+        bool(node._pre_hooks), bool(node._post_hooks), node._hooked,
+        var is not None and bool(var._hooks),
+        var is not None and bool(var.__dict__.get("_post_acc_hooks")),
+    )  # fmt: skip
+
+
+def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool) -> _Walk:
+    """The graph breadth first from the roots: each node's cache key, its kind, the saved
+    arrays in order, and the sizes a program is specialized to; the trie entry found (on
+    ``w.entry``, None on a miss)."""
+    w = _Walk()
+    nodes: list = []
+    index: dict = {}
+    for node, _ in roots:
+        if node is not None and node not in index:
+            index[node] = len(nodes)
+            nodes.append(node)
+    arrays = []
+    metas = []
+    for g in grads:
+        if g is None:
+            arrays.append(None)
+            continue
+        if type(g) is not Tensor and g._level:
+            raise _Break
+        arrays.append(g._data)
+    keys = [(tuple(None if n is None else (index[n], nr) for n, nr in roots), accumulate)]
+    trie = _CACHE.children.get(keys[0])
+    kinds = []
+    push, find = nodes.append, index.get
+    ordered = True  # sequence numbers fall along the walk
+    last = 1 << 64
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        i += 1
+        edges = []
+        for nxt, nr in node.next_functions:
+            if nxt is None:
+                edges.append(-1)
+                continue
+            j = find(nxt)
+            if j is None:
+                j = index[nxt] = len(nodes)
+                push(nxt)
+            edges.append(j if not nr else (j, nr))
+        seq = node._seq
+        if seq >= last:
+            ordered = False
+        last = seq
+        cls = type(node)
+        if cls is AccumulateGrad:
+            kind = _LEAF
+            key = (_LEAF, _hook_flags(node), node.variable._grad is None)
+        else:
+            hooks = _hook_flags(node) if node._any_hooks else 0
+            saved = node.saved
+            if saved is None:
+                raise _Break  # freed: eager raises
+            if cls is CopySlices:
+                kind = _OPAQUE
+                key = (_OPAQUE, node.fn.op, _freeze(node.attrs), hooks, *edges)
+                metas.append((node._out_meta, node.fn.in_meta))
+            else:
+                op = node.op if cls is not Node else None
+                if op is None or op.recorder is not None:
+                    raise _Break  # a user-defined Function: its backward may read values
+                attrs = node.attrs
+                sized = _SIZED.get(op)
+                if sized is None:
+                    sized = _SIZED[op] = tuple(n for n, *_ in op.attrs if n in _SIZE_NAMES)
+                if sized:  # sizes are the program's business, not the key's
+                    metas.append(tuple(attrs.get(n) for n in sized))
+                    attrs = {n: v for n, v in attrs.items() if n not in sized}
+                if saved:
+                    raws: list = []
+                    kind = _OP if _saved_arrays(saved, arrays, raws, metas) else _OPAQUE
+                    key = (op, tuple(attrs.items()), hooks, kind, tuple(raws), *edges)
+                else:
+                    kind = _OP
+                    key = (op, tuple(attrs.items()), hooks, *edges)
+                metas.append((node._out_meta, node.in_meta))
+        kinds.append(kind)
+        keys.append(key)
+        try:
+            if trie is not None:
+                trie = trie.children.get(key)
+            else:
+                hash(key)
+        except TypeError:  # an unhashable attribute
+            keys[-1] = key = _freeze(key)
+            if trie is not None:
+                trie = trie.children.get(key)
+    tail = []
+    if not ordered:  # the engine runs nodes by sequence number
+        tail.append(tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq)))
+    if inputs is not None:  # where the gradients to capture or accumulate are
+        edges = (engine.edge_of(t) if isinstance(t, Tensor) else (t.node, t.output_nr)
+                 for t in inputs)  # fmt: skip
+        tail.append(tuple(None if n not in index else (index[n], nr) for n, nr in edges))
+    tail.append((keep_graph, tuple(None if a is None else a.dtype for a in arrays)))
+    if _cuda_used[0]:  # a program made for NumPy arrays is not one for CuPy arrays
+        tail.append(tuple(type(a) for a in arrays))
+    for key in tail:
+        keys.append(key)
+        if trie is not None:
+            trie = trie.children.get(key)
+    w.entry = None if trie is None else trie.entry
+    w.keys = keys
+    w.nodes = nodes
+    w.kinds = kinds
+    w.arrays = arrays
+    metas.append([None if a is None else a.shape for a in arrays])
+    w.sig = metas  # compared, not hashed: it holds lists
+    w.roots = roots
+    w.inputs = inputs
+    w.accumulate = accumulate
+    w.keep_graph = keep_graph
+    return w
+
+
+def _store(keys, entry: _Entry) -> None:
+    t = _CACHE
+    for k in keys:
+        nxt = t.children.get(k)
+        if nxt is None:
+            nxt = t.children[k] = _Trie()
+        t = nxt
+    t.entry = entry
