@@ -198,7 +198,8 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool) -> _Walk:
             else:
                 op = node.op if cls is not Node else None
                 if op is None or op.recorder is not None:
-                    raise _Break  # a user-defined Function: its backward may read values
+                    # a user-defined Function: its backward may read values
+                    raise _Break("the graph has a custom autograd.Function")
                 attrs = node.attrs
                 sized = _SIZED.get(op)
                 if sized is None:

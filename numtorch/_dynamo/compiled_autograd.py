@@ -122,7 +122,9 @@ def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, acc
 def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
     try:
         w = _walk(roots, grads, inputs, accumulate, keep_graph)
-    except _Break:
+    except _Break as e:
+        if e.args:  # (else eager raises the error: a freed graph, a stale saved tensor)
+            _warn_once(e.args[0])
         return NotImplemented
     if compiler is compiled_nodes:  # compiled if an output of numtorch.compile is in it
         if _disabled[0]:
