@@ -18,7 +18,8 @@ from . import nn
 from ._core.state import compiled_nodes
 from ._core.tensor import Tensor
 from ._dynamo import BACKENDS, compiled_autograd
-from ._dynamo.compiled_autograd import CapturedGraph, _Compiler
+from ._dynamo._capture import CapturedGraph
+from ._dynamo.compiled_autograd import _Compiler
 from ._dynamo.exc import InvalidBackend
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
