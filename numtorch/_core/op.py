@@ -399,6 +399,13 @@ def _elementwise_jvp(op: Op) -> Callable:
     return named(jvp, [*names, "tangents"] if op.nin > 1 else names)
 
 
+def undefined_grads(formula: Callable) -> Callable:
+    """Mark a multi-output op's vjp formula as taking None for an output with no gradient
+    (PyTorch's undefined gradient), whose terms it skips; unmarked formulas get zeros."""
+    formula.undefined_grads = True
+    return formula
+
+
 def zero_term(term):
     """The term of an operand without a tangent: zero, as PyTorch's zero tensor gives (a
     zero tangent times an inf partial is no NaN), still on the primals' graph."""

@@ -1,0 +1,106 @@
+"""Issue 14, second fuzz round: wrong numbers, wrong dtypes and errors, against PyTorch
+(and finite differences or PyTorch's own documentation where PyTorch is wrong)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from twolibs import assert_same, assert_same_error
+
+
+def _grads(f, *which):
+    """``f(L, *tensors)``'s gradients with respect to the arguments ``which`` (backward())."""
+
+    def prog(L, *ts):
+        for i in which:
+            ts[i].requires_grad_(True)
+        f(L, *ts).backward()
+        return [ts[i].grad for i in which]
+
+    return prog
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+# ------------------------------------------------------------------ missing output gradients
+def test_moments_skip_the_output_without_gradient():
+    # PyTorch passes an undefined gradient for the unused output, whose term is skipped:
+    # var_mean(x)[1] of one element has gradient 1 (not 0 * the NaN of var's 1 / dof)
+    one = np.array([[-1.6]])
+    for fn in ("var_mean", "std_mean"):
+        for k in (0, 1):
+            assert_same(_grads(lambda L, x: (getattr(L, fn)(x, 1)[k] * 1.5).sum(), 0), one)
+            prog = _grads(lambda L, x: getattr(L, fn)(x, 1, correction=0)[k].sum(), 0)
+            assert_same(prog, np.array([[1.5, 1.5, -2.0]]))
+    assert_same(lambda L, x: L.func.grad(lambda x: L.var_mean(x, 1)[1].sum())(x), one)
+
+
+# ------------------------------------------------------------------ std at zero spread
+def test_std_gradient_is_zero_where_the_spread_is_zero_even_for_an_infinite_cotangent():
+    # rsqrt(std) of equal values: an infinite cotangent meets std's zero partial; PyTorch
+    # masks the product (std is constant in x there, so 0 is its derivative)
+    def f(L, x):
+        return (x.expand(2, 3).std(-2, keepdim=True).rsqrt() * L.tensor([1.0, -1.0, 2.0])).sum()
+
+    assert_same(_grads(f, 0), np.array([[-1.01]]))
+    assert_same(lambda L, x: L.func.grad(f, argnums=1)(L, x), np.array([[-1.01]]))
+
+    def g(L, x, t):
+        return L.func.jvp(lambda x: L.std_mean(x.expand(2, 3), 0)[0], (x,), (t,))
+
+    assert_same(g, np.array([[-1.01, 2.0, 0.5]]), np.array([[float("inf"), 1.0, 2.0]]))
+
+
+def test_variance_of_equal_values_is_exactly_zero():
+    # NumPy's mean of equal float32 values can round away from them (var 1.5e-14 for ten
+    # copies of 1.0663246); PyTorch's dim reductions give exactly 0
+    for v in (np.float32(1.0663246), np.float32(-0.038835037), 1.5744083):
+        x = np.full((2, 10), v)
+        assert_same(lambda L, x: (x.var(1), x.std(1), L.var_mean(x, 1)[0]), x)
+        assert_same(lambda L, x: x[:1].expand(3, 10).std(0), x)
+
+
+# ------------------------------------------------------------------ copy_ into a non-float
+def test_copy_into_a_non_float_tensor_leaves_autograd():
+    # PyTorch's copy_ records nothing when self's dtype is not differentiable
+    x, b = np.array([-0.16, 2.0]), np.array([1.24, -0.5])
+
+    def prog(L, x, b):
+        b.requires_grad_(True)
+        y = x.ge(b)
+        y.copy_(b)
+        z = x.long()
+        z.copy_(b)
+        out = L.logaddexp(y.erf(), b) + L.logaddexp(z.double(), b)
+        out.sum().backward()
+        return y, z, y.requires_grad, z.requires_grad, b.grad
+
+    assert_same(prog, x, b)
+
+    def no_grad_fn(L, x, b):
+        b.requires_grad_(True)
+        y = x.lt(b)
+        y.copy_(b)
+        return (y * L.tensor([1.0, 2.0])).sum().backward()
+
+    assert_same_error(no_grad_fn, x, b)
+    f = lambda L, b: L.logaddexp(L.tensor([1.0, 2.0]).lt(1.5).copy_(b).erf(), b).sum()  # noqa: E731
+    assert_same(lambda L, b: L.func.grad(f, argnums=1)(L, b), b)
+
+
+# ------------------------------------------------------------------ max() of nothing under vmap
+@pytest.mark.parametrize("fn", ["max", "min"])
+def test_extremum_of_an_empty_sample_under_vmap(fn):
+    # torch.func's rule reduces the flattened sample (dim 1): its IndexError, not eager's
+    empty = np.zeros((2, 0))
+    assert_same_error(lambda L, x: L.func.vmap(lambda x: getattr(x, fn)())(x), empty)
+    prog = lambda L, x: L.func.vmap(L.func.grad(lambda x: getattr(L, fn)(x * 2)))(x)  # noqa: E731
+    assert_same_error(prog, empty)
+    # an unbatched empty tensor inside vmap: eager's RuntimeError
+    prog = lambda L, x: L.func.vmap(lambda x: x + L.zeros(0).max())(x)  # noqa: E731
+    assert_same_error(prog, empty)
