@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from twolibs import assert_same, assert_same_error
 
+import numtorch as nt
+
 
 def _grads(f, *which):
     """``f(L, *tensors)``'s gradients with respect to the arguments ``which`` (backward())."""
@@ -104,3 +106,53 @@ def test_extremum_of_an_empty_sample_under_vmap(fn):
     # an unbatched empty tensor inside vmap: eager's RuntimeError
     prog = lambda L, x: L.func.vmap(lambda x: x + L.zeros(0).max())(x)  # noqa: E731
     assert_same_error(prog, empty)
+
+
+# ------------------------------------------------------------------ in-place writes under vmap
+def test_inplace_broadcast_into_a_batched_self_under_vmap():
+    # torch.func pads self to the result's rank: when that fits it checks the cast (its
+    # error) and otherwise writes into the padded view, where each sample refuses; numtorch
+    # gives each sample's error then (not the padded shapes, which are equal)
+    bools, floats = np.zeros((2, 1), bool), np.ones((2, 1, 1))
+    assert_same_error(lambda L, y, b: L.func.vmap(lambda y, b: y.add_(b))(y, b), bools, floats)
+    prog = lambda L, y: L.func.vmap(lambda y: y.add_(L.ones(1, 1, dtype=L.float64)))(y)  # noqa: E731
+    assert_same_error(prog, bools)
+    wide = np.ones((2, 1, 3))
+    assert_same_error(lambda L, y, b: L.func.vmap(lambda y, b: y.mul_(b))(y, b), floats[:, 0], wide)
+
+    def each(L, y, b):  # what torch.func's per-sample meaning is
+        return [y[i].mul_(b[i]) for i in range(2)]
+
+    assert_same_error(each, floats[:, 0], floats)
+    err = pytest.raises(
+        RuntimeError, match=r"output with shape \[1\] doesn't match the broadcast shape \[1, 1\]"
+    )
+    with err:
+        nt.func.vmap(lambda y, b: y.mul_(b))(nt.zeros(2, 1), nt.ones(2, 1, 1))
+
+
+@pytest.mark.parametrize("write", ["setitem", "mul_"])
+def test_inplace_checks_follow_the_transform_levels(write):
+    # the innermost transform checks first: grad's leaf check inside vmap(grad), vmap's
+    # batched-into-unbatched check inside grad(vmap)
+    def inner(L, x, b):
+        if write == "setitem":
+            x[...] = b
+        else:
+            x.mul_(b)
+        return x
+
+    def vmap_of_grad(L, x, b):
+        loss = lambda x, b: inner(L, x, b).sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(loss), in_dims=(None, 0))(x, b)
+
+    def grad_of_vmap(L, x, b):
+        loss = lambda x, b: L.func.vmap(lambda x, b: inner(L, x, b), in_dims=(None, 0))(x, b).sum()  # noqa: E731
+        return L.func.grad(loss)(x, b)
+
+    def view_of_leaf(L, x, b):
+        loss = lambda x, b: inner(L, x.mT, b).sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(loss), in_dims=(None, 0))(x, b)
+
+    for prog in (vmap_of_grad, grad_of_vmap, view_of_leaf):
+        assert_same_error(prog, np.zeros((1, 1)), np.ones(2))

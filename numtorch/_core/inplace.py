@@ -168,6 +168,8 @@ def _mode_copy(self: Tensor):
 
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
+    if state.stack and op.name not in _UNCHECKED and _max_level(args) > self._level:
+        _check_batched_into_unbatched(self, args, op)  # a vmap above self's levels: first
     check_inplace(self, args)
     if args:
         check_overlap(op, self, args)
@@ -314,9 +316,16 @@ def write_error(self: Tensor, result: Tensor, op=None) -> RuntimeError:
         if not unchecked and missing:
             return vmap_inplace_error(op, max(missing))
         if unchecked or inplace_label(op) == "inplace arithmetic" or op.name in _PLAIN:
+            padded = shape
             if sl:  # the batch rule pads self to the result's rank
-                shape = [sl[lv] for lv in sorted(sl)] + [1] * (len(full) - len(shape)) + shape
-            full = [rl[lv] for lv in sorted(rl)] + full
+                padded = [sl[lv] for lv in sorted(sl)] + [1] * (len(full) - len(shape)) + shape
+            batched = [rl[lv] for lv in sorted(rl)] + full
+            if padded != batched:
+                shape, full = padded, batched
+            else:  # torch.func writes into the padded self (each sample refuses): its
+                sd, rd = self.dtype, result.dtype  # cast check, else each sample's error
+                if rd != sd and rd._kind > sd._kind:
+                    return RuntimeError(cast_error(rd, sd))
     return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {full}")
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch, dispatch
-from .._core.inplace import check_operands, run_inplace
+from .._core.inplace import check_inplace, check_operands, run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
@@ -958,6 +958,8 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
             shape, target = (*sizes, *pad, *shape), (*sizes, *target)
         _expand_size(shape, target, given.np, bool(sizes))
         if state.stack and not value.dim() and v.dim():
+            if value._level <= v._level:  # a grad level above the vmap: its leaf check first
+                check_inplace(v, (value,))
             check_operands(v, (value,), fill)  # PyTorch fills with a 0-d value
         run_inplace(copy, v, (value,), {})
         return
