@@ -156,3 +156,25 @@ def test_inplace_checks_follow_the_transform_levels(write):
 
     for prog in (vmap_of_grad, grad_of_vmap, view_of_leaf):
         assert_same_error(prog, np.zeros((1, 1)), np.ones(2))
+
+
+# ------------------------------------------------------------------ clamp_'s number bounds
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda L, y: y.clamp_(max=1.5),
+        lambda L, y: y.clamp_min_(2),
+        lambda L, y: y.clamp_(min=1),
+        lambda L, y: y.clamp_(max=True),
+        lambda L, y: y.clamp_(max=L.tensor(1.5)),
+    ],
+)
+def test_clamp_checks_a_number_bound_before_the_overlap(dtype, write):
+    # a number bound that does not fit self's dtype: its cast error before the
+    # single-memory-location one (a tensor bound, a fitting number: the overlap first)
+    def prog(L, x):
+        return write(L, x.to(getattr(L, dtype)).expand(2, 3))
+
+    assert_same_error(prog, np.zeros((1, 3)))
+    assert_same_error(lambda L, x: L.func.vmap(lambda x: prog(L, x))(x), np.zeros((2, 1, 3)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from . import dtype as dt
 from . import upcalls
 from .device import xp_of
 from .dispatch import (
@@ -179,6 +180,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
     if 0 in data.strides and op.name not in _CHECKS_FIRST and _max_level(args) <= self._level:
+        if op.name in _CPP_CAST:
+            _check_number_bounds(self, args, attrs)
         check_internal_overlap(data, op)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
@@ -213,6 +216,19 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
 # the output, where TensorIterator's names its ScalarType: clamp_(max=1.5) of an int64
 # tensor says "long int", add_(1.5) says "Long".
 _CPP_CAST = frozenset({"clamp", "clamp_min", "clamp_max"})
+
+
+def _check_number_bounds(self: Tensor, args: tuple, attrs: dict) -> None:
+    """clamp_'s cast check of number bounds, which PyTorch makes before the overlap check
+    (a tensor bound's comes after it)."""
+    bounds = [*args, *attrs.values()]
+    if any(isinstance(b, Tensor) for b in bounds):
+        return
+    nums = [b for b in bounds if isinstance(b, (bool, int, float))]
+    if nums:
+        rd = dt.result_type((self.dtype, self.dim()), *nums)
+        if rd != self.dtype and rd._kind > self.dtype._kind:
+            raise RuntimeError(cast_error(rd, self.dtype, cpp=True))
 
 
 def cast_error(frm, to, cpp: bool = False) -> str:
