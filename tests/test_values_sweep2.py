@@ -178,3 +178,26 @@ def test_clamp_checks_a_number_bound_before_the_overlap(dtype, write):
 
     assert_same_error(prog, np.zeros((1, 3)))
     assert_same_error(lambda L, x: L.func.vmap(lambda x: prog(L, x))(x), np.zeros((2, 1, 3)))
+
+
+# ------------------------------------------------------------------ CopySlices with an expanded gradient
+def test_backward_through_a_written_view_with_an_expanded_gradient():
+    # the overlap error is the written view's (PyTorch lays the gradient out as the base
+    # first): an expanded incoming gradient (sum_to_size's) is none
+    def prog(L, x):
+        x.requires_grad_(True)
+        a = x * 1
+        a[:, 0].mul_(2)
+        a.sum_to_size(1, 2).sum().backward()
+        return x.grad
+
+    assert_same(prog, np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+    def median_values(L, x):
+        x.requires_grad_(True)
+        y = x.median(1).values
+        y.deg2rad_()
+        (y.sum_to_size((1,)) * 2).sum().backward()
+        return x.grad
+
+    assert_same(median_values, np.array([[-0.08], [-2.65]]))

@@ -578,8 +578,12 @@ class CopySlices(Node):
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
         if 0 in _array(region).strides and internal_overlap(_array(region)):
-            # PyTorch copies the gradient into the written view's region: its own error
-            raise RuntimeError(INTERNAL_OVERLAP)
+            # PyTorch copies the gradient into a tensor laid out as the base, then writes
+            # into the view's region of it: its own error where the view's elements overlap
+            # (an expanded gradient alone is no error)
+            region = apply_chain(g.contiguous(), chain)
+            if 0 in _array(region).strides and internal_overlap(_array(region)):
+                raise RuntimeError(INTERNAL_OVERLAP)
         res = fn.apply([region], wanted)
         if wanted[0]:
             own = res[0]
