@@ -201,3 +201,18 @@ def test_backward_through_a_written_view_with_an_expanded_gradient():
         return x.grad
 
     assert_same(median_values, np.array([[-0.08], [-2.65]]))
+
+
+# ------------------------------------------------------------------ 0-d masks under vmap(grad)
+@pytest.mark.parametrize("in_dims", [(None, 0), (0, 0)])
+def test_a_batched_0d_mask_under_vmap_of_grad_is_read(in_dims):
+    # PyTorch reads a 0-d bool index (.item()) unless vmap is the innermost transform
+    def prog(L, x, b):
+        loss = lambda x, b: x[b > 0].sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(loss), in_dims=in_dims)(x, b)
+
+    assert_same_error(prog, np.ones(3) if in_dims[0] is None else np.ones((2, 3)), np.ones(2))
+    prog = lambda L, x, b: L.func.vmap(lambda x, b: x[b > 0], in_dims=in_dims)(x, b)  # noqa: E731
+    assert_same_error(prog, np.ones(3) if in_dims[0] is None else np.ones((2, 3)), np.ones(2))
+    own = lambda L, x: L.func.vmap(L.func.grad(lambda x: x[x.sum() > 0].sum()))(x)  # noqa: E731
+    assert_same_error(own, np.ones((2, 3)))
