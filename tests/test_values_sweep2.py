@@ -216,3 +216,38 @@ def test_a_batched_0d_mask_under_vmap_of_grad_is_read(in_dims):
     assert_same_error(prog, np.ones(3) if in_dims[0] is None else np.ones((2, 3)), np.ones(2))
     own = lambda L, x: L.func.vmap(L.func.grad(lambda x: x[x.sum() > 0].sum()))(x)  # noqa: E731
     assert_same_error(own, np.ones((2, 3)))
+
+
+# ------------------------------------------------------------------ jvp of products
+def test_jvp_of_a_product_skips_the_term_of_an_input_without_tangent():
+    # the other operand has no tangent (PyTorch's undefined one): no inf * 0 NaN from it
+    x, b = np.array([1e30]), np.array([-3.94])
+
+    def outer(L, x, b):
+        return L.func.jvp(lambda x: L.outer(x.sinh(), b), (x,), (L.tensor([-0.33]),))
+
+    assert_same(outer, x, b)
+    # x -> x @ b is linear: its tangent is t @ b wherever x is infinite; PyTorch's matmul,
+    # mm, mv and bmm give NaN there (x @ 0), its outer and dot do not (finite differences
+    # decide: the map is linear)
+    xi = nt.tensor([[float("inf"), 1.0], [2.0, 3.0]])
+    m = nt.tensor([[1.0, 0.0], [2.0, 1.0]])
+    t = nt.ones(2, 2)
+    for f in (lambda x: x @ m, lambda x: nt.mm(x, m), lambda x: nt.bmm(x[None], m[None])[0]):
+        np.testing.assert_array_equal(nt.func.jvp(f, (xi,), (t,))[1].numpy(), (t @ m).numpy())
+    np.testing.assert_array_equal(
+        nt.func.jvp(lambda x: nt.mv(x, m[0]), (xi,), (t,))[1].numpy(), [1.0, 1.0]
+    )
+    np.testing.assert_array_equal(
+        nt.func.jvp(lambda x, y: x @ y, (xi, m), (t, t))[1].numpy(), (t @ m + xi @ t).numpy()
+    )
+
+
+# ------------------------------------------------------------------ cumsum's transpose
+def test_cumsum_gradient_is_a_reversed_scan():
+    # sum_{k >= i} g_k: a NaN cotangent reaches the elements before it only (a total
+    # minus the running sums spread it to all)
+    x, w = np.array([[1.39, -2.27, -0.08, 1.59]]), np.array([[0.49, 3.56, -1.82, 0.56]])
+    assert_same(_grads(lambda L, x, w: (x.cumsum(-1).rsqrt() * w).sum(), 0), x, w)
+    big = np.array([1e20, 1.0, -1e20, 3.0])
+    assert_same(_grads(lambda L, x, w: (x.cumsum(0) * w).sum(), 0), big, np.array([1e20, 1, 1, 2]))

@@ -1168,8 +1168,11 @@ log_softmax = _sm_api(log_softmax_op, False)
 
 # ------------------------------------------------------------------ scans
 def _revcumsum(g, dim):
-    """sum_{k >= i} g_k along dim: the transpose of cumsum."""
-    return g.sum(dim, True) - g.cumsum(dim) + g
+    """sum_{k >= i} g_k along dim: the transpose of cumsum (a reversed scan: a total minus
+    the running sums would spread one NaN or inf to every element, and cancel)."""
+    if g.dim() == 0:
+        return g
+    return g.flip(dim).cumsum(dim).flip(dim)
 
 
 def _scan(name: str, fn: str):
