@@ -251,3 +251,27 @@ def test_cumsum_gradient_is_a_reversed_scan():
     assert_same(_grads(lambda L, x, w: (x.cumsum(-1).rsqrt() * w).sum(), 0), x, w)
     big = np.array([1e20, 1.0, -1e20, 3.0])
     assert_same(_grads(lambda L, x, w: (x.cumsum(0) * w).sum(), 0), big, np.array([1e20, 1, 1, 2]))
+
+
+# ------------------------------------------------------------------ extrema and products
+def test_max_of_everything_gives_zero_to_the_other_elements_whatever_the_cotangent():
+    # max()/min() (MaxBackward1) fill a zero tensor at the extremum; amax keeps g * 0
+    x = np.array([[1.7, -2.2, 1.7]])
+    for fn in ("max", "amax"):
+        assert_same(_grads(lambda L, x: getattr(x, fn)().logit(), 0), x)
+    assert_same(_grads(lambda L, x: x.min().mul(3), 0), np.array([[0.7, float("nan"), 0.7]]))
+
+
+def test_prod_over_one_element_is_the_identity():
+    # d prod / d x = 1 for one element (not result / x = inf / inf)
+    # (torch.func.grad and forward mode agree; PyTorch's eager backward divides, NaN: the
+    # derivative of the identity decides)
+    x = np.array([[-np.inf]])
+    for dim in (-1, 0, None):
+        f = lambda L, x: (x.prod() if dim is None else x.prod(dim)).sum() * 2  # noqa: E731
+        assert_same(lambda L, x: L.func.grad(lambda x: f(L, x))(x), x)
+        t = nt.tensor(x, requires_grad=True)
+        f(nt, t).backward()
+        assert t.grad.tolist() == [[2.0]]
+    jvp = lambda L, x: L.func.jvp(lambda x: x.prod(-2), (x,), (L.ones_like(x) * 2.25,))  # noqa: E731
+    assert_same(jvp, np.full((1, 1, 1), -np.inf))

@@ -225,13 +225,13 @@ def _partial_vjp(partial, g, x, result, dim, keepdim, extra):
 
 
 def _partial_jvp(partial, t, x, result, dim, keepdim, extra):
-    """t times d result / d x, summed over the reduced dims (0 where a (p, zero) partial
-    says so)."""
+    """t times d result / d x, summed over the reduced dims (a (p, zero) partial's terms
+    are 0 where ``zero`` holds)."""
     r = keep(result, x.dim(), dim, keepdim)
     p = partial(x, r, dim, **extra)
     if type(p) is tuple:
         p, zero = p
-        return where(result == 0, 0.0, _sum_dims(t * p, dim, keepdim))
+        return _sum_dims(where(zero, 0.0, t * p), dim, keepdim)
     return _sum_dims(t * p, dim, keepdim)
 
 
@@ -420,8 +420,8 @@ def _has_zero(x) -> bool:
 def _prod_partial(x, r, dim):
     """d prod / d x_i = the product of the others: r / x without zeros, else the products
     before and after i (no division, so exact at every order whatever the zeros)."""
-    if x.dim() == 0:
-        return ones_like(x)
+    if x.dim() == 0 or (x.numel() if dim is None else x.shape[dim1(dim, x.dim())]) == 1:
+        return ones_like(x)  # the product of nothing else (not inf / inf)
     if not _has_zero(x):
         return r / x
     y, d = (x.reshape(-1), 0) if dim is None else (x, dim1(dim, x.dim()))
@@ -498,8 +498,9 @@ def _ties_partial(x, r, dim):
     of everything (dim None) split a NaN result among the NaNs, as PyTorch's MaxBackward1;
     amax/amin (AmaxBackward0) do not."""
     mask = x == r
-    if dim is None:
+    if dim is None:  # and 0 elsewhere whatever g is (PyTorch fills a zero tensor there)
         mask = mask | ((x != x) & (r != r))
+        return _shares(mask, x, dim), ~mask
     return _shares(mask, x, dim)
 
 
@@ -1018,7 +1019,8 @@ def _norm_partial(x, r, dim, ord):
     if ord == 1:
         return x.sign()
     if ord in (math.inf, -math.inf):
-        return x.sign() * _ties_partial(x.abs(), r, dim)
+        p = _ties_partial(x.abs(), r, dim)
+        return x.sign() * (p[0] if type(p) is tuple else p)  # (PyTorch's: no zero fill)
     safe = where(r == 0, 1.0, r)
     if ord == 2:
         return where(r == 0, 0.0, x / safe)
