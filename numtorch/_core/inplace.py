@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from . import dtype as dt
 from . import upcalls
 from .device import xp_of
 from .dispatch import (
@@ -174,6 +175,8 @@ def _mode_copy(self: Tensor):
 
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
+    if state.stack and op.name not in _UNCHECKED and _max_level(args) > self._level:
+        _check_batched_into_unbatched(self, args, op)  # a vmap above self's levels: first
     check_inplace(self, args)
     if args:
         check_overlap(op, self, args)
@@ -183,6 +186,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
     if 0 in data.strides and op.name not in _CHECKS_FIRST and _max_level(args) <= self._level:
+        if op.name in _CPP_CAST:
+            _check_number_bounds(self, args, attrs)
         check_internal_overlap(data, op)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
@@ -223,6 +228,19 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
 # the output, where TensorIterator's names its ScalarType: clamp_(max=1.5) of an int64
 # tensor says "long int", add_(1.5) says "Long".
 _CPP_CAST = frozenset({"clamp", "clamp_min", "clamp_max"})
+
+
+def _check_number_bounds(self: Tensor, args: tuple, attrs: dict) -> None:
+    """clamp_'s cast check of number bounds, which PyTorch makes before the overlap check
+    (a tensor bound's comes after it)."""
+    bounds = [*args, *attrs.values()]
+    if any(isinstance(b, Tensor) for b in bounds):
+        return
+    nums = [b for b in bounds if isinstance(b, (bool, int, float))]
+    if nums:
+        rd = dt.result_type((self.dtype, self.dim()), *nums)
+        if rd != self.dtype and rd._kind > self.dtype._kind:
+            raise RuntimeError(cast_error(rd, self.dtype, cpp=True))
 
 
 def cast_error(frm, to, cpp: bool = False) -> str:
@@ -326,9 +344,16 @@ def write_error(self: Tensor, result: Tensor, op=None) -> RuntimeError:
         if not unchecked and missing:
             return vmap_inplace_error(op, max(missing))
         if unchecked or inplace_label(op) == "inplace arithmetic" or op.name in _PLAIN:
+            padded = shape
             if sl:  # the batch rule pads self to the result's rank
-                shape = [sl[lv] for lv in sorted(sl)] + [1] * (len(full) - len(shape)) + shape
-            full = [rl[lv] for lv in sorted(rl)] + full
+                padded = [sl[lv] for lv in sorted(sl)] + [1] * (len(full) - len(shape)) + shape
+            batched = [rl[lv] for lv in sorted(rl)] + full
+            if padded != batched:
+                shape, full = padded, batched
+            else:  # torch.func writes into the padded self (each sample refuses): its
+                sd, rd = self.dtype, result.dtype  # cast check, else each sample's error
+                if rd != sd and rd._kind > sd._kind:
+                    return RuntimeError(cast_error(rd, sd))
     return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {full}")
 
 

@@ -399,6 +399,32 @@ def _elementwise_jvp(op: Op) -> Callable:
     return named(jvp, [*names, "tangents"] if op.nin > 1 else names)
 
 
+def bilinear_jvp(product: Callable, first: str, second: str) -> Callable:
+    """The jvp of an op linear in each of its two inputs: ``product(t1, x2) + product(x1,
+    t2)`` without the term of an input that has no tangent (PyTorch's undefined tangent,
+    so an infinite operand meets no zero tangent: no NaN)."""
+
+    def jvp(tangents, **env):
+        t1, t2 = tangents[0], tangents[1]
+        x1, x2 = env[first], env[second]
+        if t1 is None and t2 is None:  # (tangents of other inputs only)
+            t1 = x1.new_zeros(x1.shape)
+        out = None if t1 is None else product(t1, x2)
+        if t2 is not None:
+            term = product(x1, t2)
+            out = term if out is None else out + term
+        return out
+
+    return named(jvp, ("tangents", first, second))
+
+
+def undefined_grads(formula: Callable) -> Callable:
+    """Mark a multi-output op's vjp formula as taking None for an output with no gradient
+    (PyTorch's undefined gradient), whose terms it skips; unmarked formulas get zeros."""
+    formula.undefined_grads = True
+    return formula
+
+
 def zero_term(term):
     """The term of an operand without a tangent: zero, as PyTorch's zero tensor gives (a
     zero tangent times an inf partial is no NaN), still on the primals' graph."""

@@ -131,6 +131,8 @@ class Node:
         op = self.op
         if op.ndiff == 1:
             g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        elif op in _UNDEFINED_OK or (op not in _ZEROS_OK and _undefined_ok(op)):
+            g = tuple(grads)
         else:
             like = next((x for x in grads if x is not None), None)  # the device to use
             g = tuple(
@@ -265,6 +267,19 @@ def _fit(g, meta):
     if gdtype != dtype:
         g = g.to(from_np(dtype))
     return g
+
+
+_UNDEFINED_OK: set = set()  # multi-output ops whose formulas take None (undefined_grads)
+_ZEROS_OK: set = set()
+
+
+def _undefined_ok(op) -> bool:
+    """Whether op's formulas take None for a missing output gradient (checked once per op)."""
+    if any(getattr(f, "undefined_grads", False) for f in op.vjps):
+        _UNDEFINED_OK.add(op)
+        return True
+    _ZEROS_OK.add(op)
+    return False
 
 
 def _zeros_for(node: Node, i: int, like=None):
@@ -1018,7 +1033,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         if m[1].kind in "fc":
             outputs._grad_fn = node
             outputs._rg = True
-        elif op.name != "to_dtype" and _any_requires_grad(args):
+        elif op.name not in _CONVERSIONS and _any_requires_grad(args):
             # PyTorch refuses a non-float result of a node (a conversion's just leaves autograd)
             raise RuntimeError(f"Autograd not support dtype: {from_np(m[1]).scalar_name}")
         node._out_meta = (m,)
@@ -1036,6 +1051,10 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     node.saved = _save(op, names, args, outputs, inner) if names else _NOTHING_SAVED
     if anomaly.enabled:
         anomaly_mode.store(node)
+
+
+# Ops whose non-float result leaves autograd (PyTorch's copy_ into a non-float tensor too)
+_CONVERSIONS = frozenset({"to_dtype", "copy"})
 
 
 def _any_requires_grad(args) -> bool:

@@ -122,6 +122,9 @@ class GradInterpreter(Interpreter):
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the inner values in place, then this level's history."""
         tin, rin = self.unwrap(target), self.unwrap(result)
+        if tin is target and not result._rg:  # no history to carry (a non-float result)
+            commit(tin, rin, op)
+            return
         if tin is target:
             raise RuntimeError(
                 "numtorch: an in-place write of a value tracked by grad into a tensor that "

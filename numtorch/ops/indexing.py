@@ -9,8 +9,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.dispatch import broadcast_mismatch, dispatch
-from .._core.inplace import check_operands, run_inplace
+from .._core.dispatch import _VMAP_READ, broadcast_mismatch, dispatch
+from .._core.inplace import check_inplace, check_operands, run_inplace
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
@@ -822,8 +822,12 @@ def _parse(x: Tensor, idx):
             elif not (v.dtype.is_floating_point or v.dtype.is_complex):
                 v = int(v.item())
         elif isinstance(v, Tensor) and v._level and v.dtype.name == "bool" and not v.dim():
-            if not v._interp.is_vmap:  # PyTorch reads a 0-d mask (vmap's error if batched)
+            # PyTorch reads a 0-d mask (vmap's error if batched) unless vmap is the
+            # innermost transform (then vmap's own error for a mask)
+            if not v._interp.is_vmap:
                 v = bool(v)
+            elif not state.stack[-1].is_vmap:
+                raise RuntimeError(_VMAP_READ)
         elif isinstance(v, (list, np.ndarray)) and not isinstance(v, bool):
             v = _to_index_tensor(v.tolist() if isinstance(v, np.ndarray) else v)
         items.append(v)
@@ -958,6 +962,8 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
             shape, target = (*sizes, *pad, *shape), (*sizes, *target)
         _expand_size(shape, target, given.np, bool(sizes))
         if state.stack and not value.dim() and v.dim():
+            if value._level <= v._level:  # a grad level above the vmap: its leaf check first
+                check_inplace(v, (value,))
             check_operands(v, (value,), fill)  # PyTorch fills with a 0-d value
         run_inplace(copy, v, (value,), {})
         return

@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
-from .._core.op import LINEAR, NoKernel, composite, defop, named, tensor_methods
+from .._core.op import LINEAR, NoKernel, bilinear_jvp, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dim, wrap_dims
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -350,7 +350,7 @@ matmul = defop(
     "matmul",
     _matmul,
     vjp=(_matmul_vjp_a, _matmul_vjp_b),
-    jvp=lambda tinput, tother, input, other: tinput @ other + input @ tother,
+    jvp=bilinear_jvp(lambda a, b: a @ b, "input", "other"),
     prepare=_same_dtype(_matmul_message),
     no_kernel=NoKernel(
         "b",
@@ -436,7 +436,7 @@ mm = defop(
     "mm",
     _mm,
     vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
-    jvp=lambda tinput, tmat2, input, mat2: mm.fn(tinput, mat2) + mm.fn(input, tmat2),
+    jvp=bilinear_jvp(lambda a, b: mm.fn(a, b), "input", "mat2"),
     prepare=_same_dtype(_m1m2),
     no_kernel=_no_bool_product("addmm_impl_cpu_", _mm_check),
     batch_rule=product(_mm_check),
@@ -466,7 +466,7 @@ bmm = defop(
     "bmm",
     _bmm,
     vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
-    jvp=lambda tinput, tmat2, input, mat2: bmm.fn(tinput, mat2) + bmm.fn(input, tmat2),
+    jvp=bilinear_jvp(lambda a, b: bmm.fn(a, b), "input", "mat2"),
     prepare=_same_dtype(_scalar_type),
     no_kernel=_no_bool_product("bmm", _bmm_check, inputs=(0,)),  # bmm looks at self's dtype
     batch_rule=product(_bmm_check),
@@ -525,7 +525,7 @@ mv = defop(
     "mv",
     _mv_kernel,
     vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
-    jvp=lambda tinput, tvec, input, vec: mv.fn(tinput, vec) + mv.fn(input, tvec),
+    jvp=bilinear_jvp(lambda a, b: mv.fn(a, b), "input", "vec"),
     prepare=_same_dtype(_addmv_message),
     no_kernel=_no_bool_product("addmv_impl_cpu", _mv_check),
     batch_rule=product(_mv_check),
@@ -565,7 +565,7 @@ def _vec_dot(name):
 
     return defop(
         name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
-        jvp=lambda tinput, tother, input, other: (tinput * other).sum() + (input * tother).sum(),
+        jvp=bilinear_jvp(lambda a, b: (a * b).sum(), "input", "other"),
         prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
         no_kernel=NoKernel(
             "b", "dot", first=lambda arrays, attrs: _dot_check(arrays[0].shape, arrays[1].shape)
@@ -608,7 +608,7 @@ outer = defop(
         lambda g, vec2: mv.fn(g, vec2.to(g.dtype)),
         lambda g, input: mv.fn(g.mT, input.to(g.dtype)),
     ),
-    jvp=lambda tinput, tvec2, input, vec2: outer.fn(tinput, vec2) + outer.fn(input, tvec2),
+    jvp=bilinear_jvp(lambda a, b: outer.fn(a, b), "input", "vec2"),
     prepare=promote,
     batch_rule=_outer_rule,
     out=True,

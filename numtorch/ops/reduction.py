@@ -15,7 +15,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch, values_hidden
-from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods
+from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods, undefined_grads
 from .._core.tensor import check_unique_dims, wrap_dim
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim, vmap_depth
@@ -214,15 +214,25 @@ def reduction(
 
 
 def _partial_vjp(partial, g, x, result, dim, keepdim, extra):
-    """g (broadcast back over the reduced dims) times d result / d x."""
+    """g (broadcast back over the reduced dims) times d result / d x. A partial may give
+    (p, zero): the product is then 0 where ``zero`` holds, whatever g is (inf included)."""
     r = None if result is None else keep(result, x.dim(), dim, keepdim)
-    return unreduce(g, x.shape, dim, keepdim) * partial(x, r, dim, **extra)
+    p = partial(x, r, dim, **extra)
+    if type(p) is tuple:
+        p, zero = p
+        return where(zero, 0.0, unreduce(g, x.shape, dim, keepdim) * p)
+    return unreduce(g, x.shape, dim, keepdim) * p
 
 
 def _partial_jvp(partial, t, x, result, dim, keepdim, extra):
-    """t times d result / d x, summed over the reduced dims."""
+    """t times d result / d x, summed over the reduced dims (a (p, zero) partial's terms
+    are 0 where ``zero`` holds)."""
     r = keep(result, x.dim(), dim, keepdim)
-    return _sum_dims(t * partial(x, r, dim, **extra), dim, keepdim)
+    p = partial(x, r, dim, **extra)
+    if type(p) is tuple:
+        p, zero = p
+        return _sum_dims(where(zero, 0.0, t * p), dim, keepdim)
+    return _sum_dims(t * p, dim, keepdim)
 
 
 def _sum_dims(p, dim, keepdim):
@@ -410,8 +420,8 @@ def _has_zero(x) -> bool:
 def _prod_partial(x, r, dim):
     """d prod / d x_i = the product of the others: r / x without zeros, else the products
     before and after i (no division, so exact at every order whatever the zeros)."""
-    if x.dim() == 0:
-        return ones_like(x)
+    if x.dim() == 0 or (x.numel() if dim is None else x.shape[dim1(dim, x.dim())]) == 1:
+        return ones_like(x)  # the product of nothing else (not inf / inf)
     if not _has_zero(x):
         return r / x
     y, d = (x.reshape(-1), 0) if dim is None else (x, dim1(dim, x.dim()))
@@ -488,8 +498,9 @@ def _ties_partial(x, r, dim):
     of everything (dim None) split a NaN result among the NaNs, as PyTorch's MaxBackward1;
     amax/amin (AmaxBackward0) do not."""
     mask = x == r
-    if dim is None:
+    if dim is None:  # and 0 elsewhere whatever g is (PyTorch fills a zero tensor there)
         mask = mask | ((x != x) & (r != r))
+        return _shares(mask, x, dim), ~mask
     return _shares(mask, x, dim)
 
 
@@ -691,6 +702,8 @@ def _max_overloads(op: Op, all_op: Op, elementwise: Op):
             )
         if dim is None:
             if input.numel() == 0:
+                if input._level and vmap_depth(input):  # torch.func's rule reduces dim 1
+                    raise IndexError(f"{name}(): Expected reduction dim 1 to have non-zero size.")
                 raise RuntimeError(
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument."
@@ -772,6 +785,8 @@ def _variance(xp, x, dim, correction, keepdim, name: str):
             return (c * c).sum(axis=dims, keepdims=keepdim) / x.dtype.type(
                 _pymax(n - correction, 0)
             )
+    if x.size:  # shifted by a sample of each row: exactly 0 for equal values, as PyTorch's
+        x = x - x[tuple(slice(0, 1) if a in dims else slice(None) for a in range(x.ndim))]
     return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
 
 
@@ -801,11 +816,11 @@ def _var_partial(x, _r, dim, correction):
 
 
 def _std_partial(x, r, dim, correction):
-    """0 where the spread is 0 (like PyTorch), not 0/0; the inner where keeps the
-    division's own derivative finite there."""
+    """With the mask where the spread is 0: the gradient is 0 there (like PyTorch), not
+    0/0 nor g * 0 for an infinite g; the inner where keeps the division's own derivative
+    finite there."""
     zero = r == 0
-    part = _centered(x, dim) * _scale(1.0, _dof(x, dim, correction)) / where(zero, 1.0, r)
-    return where(zero, 0.0, part)
+    return _centered(x, dim) * _scale(1.0, _dof(x, dim, correction)) / where(zero, 1.0, r), zero
 
 
 def _var_samples(make):
@@ -864,17 +879,23 @@ def _moments_op(name: str, kernel: Callable, partial: Callable, reads_result: bo
     part reads the result (saved, as in PyTorch)."""
 
     def moments_vjp(g, x, spread, dim, correction, keepdim):
+        # An output with no gradient adds nothing (not 0 * a NaN partial where dof <= 0)
         c = {"correction": correction}
-        part = _partial_vjp(partial, g[0], x, spread, dim, keepdim, c)
-        return part + _mean_vjp(g[1], x.shape, dim, keepdim)
+        part = None if g[0] is None else _partial_vjp(partial, g[0], x, spread, dim, keepdim, c)
+        if g[1] is None:
+            return part
+        m = _mean_vjp(g[1], x.shape, dim, keepdim)
+        return m if part is None else part + m
 
     if reads_result:
 
+        @undefined_grads
         def vjp(g, x, result, dim, correction, keepdim):
             return moments_vjp(g, x, result[0], dim, correction, keepdim)
 
     else:
 
+        @undefined_grads
         def vjp(g, x, dim, correction, keepdim):
             return moments_vjp(g, x, None, dim, correction, keepdim)
 
@@ -998,7 +1019,8 @@ def _norm_partial(x, r, dim, ord):
     if ord == 1:
         return x.sign()
     if ord in (math.inf, -math.inf):
-        return x.sign() * _ties_partial(x.abs(), r, dim)
+        p = _ties_partial(x.abs(), r, dim)
+        return x.sign() * (p[0] if type(p) is tuple else p)  # (PyTorch's: no zero fill)
     safe = where(r == 0, 1.0, r)
     if ord == 2:
         return where(r == 0, 0.0, x / safe)
@@ -1148,8 +1170,11 @@ log_softmax = _sm_api(log_softmax_op, False)
 
 # ------------------------------------------------------------------ scans
 def _revcumsum(g, dim):
-    """sum_{k >= i} g_k along dim: the transpose of cumsum."""
-    return g.sum(dim, True) - g.cumsum(dim) + g
+    """sum_{k >= i} g_k along dim: the transpose of cumsum (a reversed scan: a total minus
+    the running sums would spread one NaN or inf to every element, and cancel)."""
+    if g.dim() == 0:
+        return g
+    return g.flip(dim).cumsum(dim).flip(dim)
 
 
 def _scan(name: str, fn: str):
