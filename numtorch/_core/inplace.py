@@ -203,8 +203,16 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if op.name in _CPP_CAST and str(e).startswith("result type"):
             if not any(isinstance(a, Tensor) for a in args):
                 raise RuntimeError(cast_error(result.dtype, self.dtype, cpp=True)) from None
+        if op.name in _OWN_CAST and str(e).startswith("result type"):
+            raise RuntimeError(
+                _OWN_CAST[op.name].format(self.dtype.scalar_name, result.dtype.scalar_name)
+            ) from None
         raise
     return self
+
+
+# In-place ops with a dtype check of their own (self's dtype named first)
+_OWN_CAST = {"mvlgamma": "mvlgamma: result type {} can't be cast to the desired output type {}"}
 
 
 # In-place ops whose own dtype check (with Python-number operands) names the C++ type of
@@ -317,7 +325,16 @@ def write_error(self: Tensor, result: Tensor, op=None) -> RuntimeError:
             if sl:  # the batch rule pads self to the result's rank
                 shape = [sl[lv] for lv in sorted(sl)] + [1] * (len(full) - len(shape)) + shape
             full = [rl[lv] for lv in sorted(rl)] + full
+    elif op is not None and op.name in _PRODUCTS:
+        return RuntimeError(
+            f"Bad in-place call: input tensor size {shape} and output tensor size {full} "
+            "should match"
+        )
     return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {full}")
+
+
+# In-place products whose own check names the shapes (no broadcast: their result is new)
+_PRODUCTS = frozenset(("addmm", "addmv", "baddbmm"))
 
 
 def _check_batched_into_unbatched(self: Tensor, args: tuple, op) -> None:

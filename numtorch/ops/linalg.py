@@ -2123,8 +2123,26 @@ def _svd_kernel(xp, A, full_matrices=True, *, driver=None):
         )
     if A.ndim < 2:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    U, s, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
+    U, s, Vh = _svd_call(xp, A, full_matrices=full_matrices)
     return U, s, Vh
+
+
+def _svd_call(xp, A, **kw):
+    """``xp.linalg.svd``; LAPACK's failure on a matrix with NaN or inf in PyTorch's words."""
+    try:
+        return xp.linalg.svd(A, **kw)
+    except np.linalg.LinAlgError:
+        with np.errstate(invalid="ignore"):
+            bad = ~((A - A) == 0).all(axis=(-2, -1))
+        if not bad.any():
+            raise
+        batch = A.shape[:-2]
+        at = int(np.flatnonzero(np.asarray(bad.get() if hasattr(bad, "get") else bad))[0])
+        where = f"(Batch element {at}): " if batch else ""
+        raise LinAlgError(
+            f"linalg.svd: {where}The algorithm failed to converge because the input matrix "
+            "contained non-finite values."
+        ) from None
 
 
 def _svd_gap(s):
@@ -2194,7 +2212,7 @@ linalg_svd = defop(
 def _svdvals_kernel(xp, A, *, driver=None):
     if A.ndim < 2:
         raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
-    return xp.linalg.svd(A, compute_uv=False)
+    return _svd_call(xp, A, compute_uv=False)
 
 
 def _svdvals_vjp(g, A):
@@ -2506,6 +2524,11 @@ def matrix_power_legacy(input, n: int, *, out=None):
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
     max(atol, rtol * largest) are treated as zero."""
+    if A.dim() < 2 or A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise RuntimeError(
+            f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a tensor with 2 or "
+            "more dimensions of float, double, cfloat or cdouble types"
+        )
     U, S_, Vh = linalg_svd.fn(A, False)
     if rtol is None:
         eps = float(np.finfo(A.dtype.np).eps)
@@ -2516,7 +2539,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
         cutoff = clamp(cutoff, min=atol)
     keep = S_ > cutoff
     sinv = where(keep, S_.reciprocal(), zeros_like(S_)) if S_.numel() else S_
-    res = (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
+    res = (Vh.mH * sinv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
     return res if out is None else _write(out, res)
 
 
