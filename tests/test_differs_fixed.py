@@ -233,3 +233,62 @@ def test_resampling_refusals(dtype, shape, modes):
                 x,
                 g,
             )
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b, f: L.einsum("ij,jk->ik", b, f),  # bmm looks at its first operand's dtype
+        lambda L, b, f: L.einsum("ij,jk->ik", f, b),
+        lambda L, b, f: L.einsum("ij,jk", b, f.long()),  # the implicit output contracts j
+        lambda L, b, f: L.einsum("ij,ij", b, f),
+    ],
+)
+def test_einsum_mixed_dtypes_refused(prog):
+    assert_same_error(prog, W[:2, :2] > 0.1, W[:2, :2])
+
+
+def test_einsum_mixed_dtypes_without_contraction():
+    """No bmm runs: PyTorch's products promote, with every gradient in its input's dtype."""
+
+    def prog(L, a, b):
+        a, b = a.float().requires_grad_(), b.requires_grad_()
+        r = L.einsum("i,j->ij", a, b)
+        r.sum().backward()
+        jvp = L.func.jvp(lambda x: L.einsum("i,j", x, b.detach()), (a.detach(),), (a.detach(),))
+        return r, a.grad, b.grad, jvp, L.einsum("i,i->i", a.detach().long()[:2], b)
+
+    assert_same(prog, W[0], W[1, :2], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.grid_sample(x, x.new_zeros(1, 2, 2, 3).float()),  # shapes
+        lambda L, x: L.nn.functional.grid_sample(x.bool(), x.new_zeros(1, 2, 2, 2)),  # kernel
+        lambda L, x: L.nn.functional.grid_sample(x.float(), x.new_zeros(1, 2, 2, 2).bool()),
+        lambda L, x: L.nn.functional.grid_sample(x, x.new_zeros(1, 2, 2, 2).float()),
+    ],
+)
+def test_grid_sample_check_order(prog):
+    assert_same_error(prog, np.ones((1, 1, 3, 3)))
+
+
+def test_margin_losses_skip_nan_terms():
+    """PyTorch's multi-margin kernels add a term only where it is positive: NaN is skipped,
+    inf kept (and their gradients follow)."""
+    x = np.array([[0.1, np.nan, 0.3, -0.2], [np.inf, 0.2, -0.1, 0.4], [0.5, 0.1, np.inf, 0.0]])
+
+    def prog(L, x):
+        x = x.requires_grad_()
+        t = L.tensor([0, 2, 1])
+        ml = L.tensor([[0, -1, 1, 1], [1, 3, -1, 0], [3, -1, 0, 0]])
+        out = (
+            L.nn.functional.multi_margin_loss(x, t, reduction="none"),
+            L.nn.functional.multi_margin_loss(x, t, p=2, reduction="none"),
+            L.nn.functional.multilabel_margin_loss(x, ml, reduction="none"),
+        )
+        (g,) = L.autograd.grad([o.nan_to_num(posinf=0.0).sum() for o in out], x)
+        return out, g
+
+    assert_same(prog, x)

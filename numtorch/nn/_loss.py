@@ -1209,7 +1209,7 @@ def multi_margin_loss(
     if v is not None and ((v < 0) | (v >= c)).any():
         raise RuntimeError("target out of range")
     x, t = input.reshape(n, c), target.reshape(n, 1)
-    z = (margin - x.gather(1, t) + x).clamp_min(0)
+    z = _positive_part(margin - x.gather(1, t) + x)
     if p == 2:
         z = z * z
     if weight is not None:
@@ -1218,6 +1218,11 @@ def multi_margin_loss(
     if input.dim() < 2 and reduction == "none":
         return loss.reshape(())
     return _reduce(loss, reduction)
+
+
+def _positive_part(z: Tensor) -> Tensor:
+    """z where z > 0, else 0: the margin kernels' test, which skips a NaN term."""
+    return where(z > 0, z, 0.0)
 
 
 def _mlm_target(make, n, c):
@@ -1287,7 +1292,7 @@ def multilabel_margin_loss(
     is_label = ((safe.unsqueeze(-1) == arange(c, device=safe.device)) & labels.unsqueeze(-1)).any(
         -2
     )
-    z = (1 - x.gather(1, safe).unsqueeze(-1) + x.unsqueeze(-2)).clamp_min(0)
+    z = _positive_part(1 - x.gather(1, safe).unsqueeze(-1) + x.unsqueeze(-2))
     pairs = labels.unsqueeze(-1) & is_label.logical_not().unsqueeze(-2)
     loss = where(pairs, z, 0.0).sum((-2, -1)) / c
     if input.dim() < 2 and reduction == "none":

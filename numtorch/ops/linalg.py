@@ -752,7 +752,8 @@ def _einsum_vjp(g, operands, equation):
                 extra.append((c, ones(x.shape[t.index(c)], dtype=g.dtype, device=g.device)))
                 avail.add(c)
         parts = [out] + [tt for tt, _ in others] + [e for e, _ in extra]
-        ops = [g] + [o for _, o in others] + [e for _, e in extra]
+        ops = [g] + [o if o.dtype == g.dtype else o.to(g.dtype) for _, o in others]
+        ops += [e for _, e in extra]
         eq = ",".join(parts) + "->" + "".join(target)
         grads.append(einsum_op.fn(ops, eq))
     return grads
@@ -763,6 +764,9 @@ def _einsum_jvp(t, operands, equation):
     for i, ti in enumerate(t):
         ops = list(operands)
         ops[i] = ti
+        if any(o.dtype != ti.dtype for o in ops):  # a mixed einsum with no contraction
+            d = dt.result_type(*((o.dtype, o.dim()) for o in ops))
+            ops = [o.to(d) for o in ops]
         r = einsum_op.fn(ops, equation)
         total = r if total is None else total + r
     return total
@@ -788,15 +792,23 @@ def _einsum_prepare(arrays, attrs=None):
     ops = arrays[0]
     for a in ops[1:]:
         if a.dtype != ops[0].dtype:
+            if attrs is not None and not _einsum_contracts(arrays, attrs):
+                # no bmm: PyTorch multiplies and sums, which promote
+                d = dt.result_type(*((dt.of(o), o.ndim) for o in ops)).np
+                return [[o.astype(d, copy=False) for o in ops], *arrays[1:]], None
+            if ops[0].dtype.kind == "b":
+                raise dt.not_implemented("bmm", ops[0])  # bmm looks at its first operand's
             raise RuntimeError(_scalar_type([ops[0], a]))
     return arrays, None
 
 
 def _einsum_contracts(arrays, attrs) -> bool:
     """Whether PyTorch's einsum runs bmm: a subscript summed between two nonempty operands."""
-    ops, (lhs, arrow, out) = arrays[0], attrs["equation"].partition("->")
+    ops, (lhs, arrow, out) = arrays[0], attrs["equation"].replace(" ", "").partition("->")
     terms = lhs.split(",")
-    if len(ops) < 2 or not arrow or any(o.size == 0 for o in ops):
+    if not arrow:  # the implicit output: the subscripts that appear once
+        out = "".join(c for c in set(lhs) - {",", "."} if lhs.count(c) == 1)
+    if len(ops) < 2 or any(o.size == 0 for o in ops):
         return False
     return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
 
