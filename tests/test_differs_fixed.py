@@ -292,3 +292,45 @@ def test_margin_losses_skip_nan_terms():
         return out, g
 
     assert_same(prog, x)
+
+
+def test_complex_matrix_norms_and_logdet():
+    c = (np.arange(9.0).reshape(3, 3) / 7 + np.eye(3)) * (1 + 0.5j) + 0.1j
+    singular = c.copy()
+    singular[0] = 0
+    assert_same(
+        lambda L, c, s: (
+            [L.linalg.matrix_norm(c, o) for o in ("fro", "nuc", 2, 1, -1, float("inf"))],
+            L.linalg.norm(c),
+            L.logdet(c),
+            L.logdet(L.stack([c, -c, s])),
+        ),
+        c,
+        singular,
+        atol=1e-12,
+    )
+
+
+def test_complex_sigmoid_silu_logaddexp():
+    """PyTorch's complex kernels: 1 / (1 + exp(-z)), z sigmoid(z), and logaddexp as
+    max + log1p(exp(min - max)) with the operands ordered by real part (ties: the first is
+    the larger; NaN and -inf handled as PyTorch's)."""
+    rng = np.random.default_rng(0)
+    a = np.array([0.5 + 0.3j, 800 + 1j, -800 - 2j, 3 - 4j, 1 + np.nan * 1j, -np.inf + 1j, 0j])
+    b = np.array([1.5 - 0.3j, 1 + 1j, 2 + 0j, 3 + 4j, 2, -np.inf + 2j, 1j])
+    a = np.concatenate([a, rng.normal(size=8) * 3 + 4j * rng.normal(size=8)])
+    b = np.concatenate([b, rng.normal(size=8) * 3 + 4j * rng.normal(size=8)])
+    assert_same(
+        lambda L, a, b: (
+            L.sigmoid(a),
+            L.nn.functional.silu(a),
+            L.logaddexp(a, b),
+            L.logaddexp(b, a),
+            L.logaddexp(a, b.real),
+            L.angle(a),  # real, and its tangent Im(t / z)
+            L.func.jvp(L.angle, (a,), (b,)),
+        ),
+        a,
+        b,
+        rtol=1e-12,
+    )

@@ -1622,6 +1622,10 @@ linalg_slogdet = defop(
 def _logdet(xp, A):
     _square("logdet", A)
     sign, logabs = xp.linalg.slogdet(A)
+    if A.dtype.kind == "c":  # the log of the complex determinant: the sign's phase added
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = logabs + xp.log(xp.where(sign == 0, 1, sign))
+        return xp.where(sign == 0, complex(-np.inf, np.nan), out).astype(A.dtype)
     return xp.where(sign < 0, xp.nan, logabs).astype(A.dtype)
 
 
@@ -2336,7 +2340,8 @@ def matrix_power(A, n: int, *, out=None):
 def _matrix_norm_impl(A, ord, dims, keepdim):
     d0, d1 = dims
     if ord == "fro":
-        return (A * A).sum((d0, d1), keepdim=keepdim).sqrt()
+        sq = A.abs().square() if A.dtype.is_complex else A * A
+        return sq.sum((d0, d1), keepdim=keepdim).sqrt()
     if ord in ("nuc", 2, -2):
         X = A.movedim((d0, d1), (-2, -1))
         s = linalg_svdvals.fn(X)
@@ -2373,7 +2378,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if dtype is not None:
         A = A.to(dtype)
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(
             f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype.scalar_name}"
         )
