@@ -608,11 +608,6 @@ DIFFERS: dict[str, str] = {
         "unique_dim:nan-inf",
     ),
     **_each(
-        "NaN/inf input: a matrix-product formulation (mean/interpolation weights) spreads NaN "
-        "where PyTorch's windowed kernel does not",
-        "upsample_bilinear:nan-inf grid_sample:nan-inf",
-    ),
-    **_each(
         "the node saves the input tensor where PyTorch saves only sizes, so a second backward "
         "raises",
         "affine_grid:backward-twice",

@@ -180,8 +180,10 @@ def _table(kind: tuple, transpose: bool):
     n_rows = _sizes_of(kind)[1 - transpose]
     if transpose:
         rows, cols = cols, rows
-    keep = w != 0
-    rows, cols, w = rows[keep], cols[keep], w[keep]
+    if kind[0] != "interp" or transpose:
+        # PyTorch's interpolation kernels read every tap, NaN and inf too, at weight 0
+        keep = w != 0
+        rows, cols, w = rows[keep], cols[keep], w[keep]
     order = np.argsort(rows, kind="stable")
     rows, cols, w = rows[order], cols[order], w[order]
     counts = np.bincount(rows, minlength=n_rows)
@@ -792,7 +794,7 @@ def grid_sample(
         coord = _unnormalize(g[..., k - 1 - d], size, align_corners)
         per_dim.append(_taps(coord, size, mode, padding_mode, align_corners))
     strides = [math.prod(sizes[d + 1 :]) for d in range(k)]
-    indices, weights = [], []
+    indices, weights, insides = [], [], []
     for combo in itertools.product(*per_dim):
         index, weight, inside = 0, None, None
         for (pos, w), size, stride in zip(combo, sizes, strides):
@@ -801,10 +803,13 @@ def grid_sample(
             index = index + pos.clamp(0, size - 1) * stride
             weight = w if weight is None else weight * w
         indices.append(index)
-        weights.append(weight * inside.to(input.dtype))
+        weights.append(weight)
+        insides.append(inside)
     taps, length = len(indices), g.shape[1]
     index = _stack_op.fn(indices, 1).reshape(n, taps * length).long()
     values = plane_gather.fn(flat, index).reshape(n, c, taps, length)
+    # a tap outside (zeros padding) is not read, as in PyTorch: an inf there gives no NaN
+    values = where(_stack_op.fn(insides, 1).unsqueeze(1), values, 0.0)
     result = (values * _stack_op.fn(weights, 1).unsqueeze(1)).sum(2)
     return result.reshape(n, c, *out)
 
