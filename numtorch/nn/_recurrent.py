@@ -456,22 +456,20 @@ class _Plan(NamedTuple):
 
 
 def _packed_error(bs, rows: int, hidden_rows: int) -> str | None:
-    """Where PyTorch's packed loop fails on batch sizes that are not a packed sequence's:
-    each step narrows ``bs[t]`` rows of the data and adds them to the hidden state's rows
-    (cut to ``bs[t]`` where the batch shrinks)."""
-    offset, last, h = 0, int(bs[0]), hidden_rows
-    for b in (int(b) for b in bs):
+    """Where PyTorch's packed loop fails on batch sizes that are not a packed sequence's
+    (None where it runs on, reading past the data): each step narrows ``bs[t]`` rows of the
+    data (a negative size, or one past the data, fails there), and a first step of no rows
+    does not broadcast against the hidden state's rows."""
+    offset = 0
+    for t, b in enumerate(int(b) for b in bs):
         if b < 0:
             return "narrow(): length must be non-negative."
         if offset + b > rows:
             return f"start ({offset}) + length ({b}) exceeds dimension size ({rows})."
         offset += b
-        if last > b:
-            h = b
-        if h != b:
-            return (f"The size of tensor a ({h}) must match the size of tensor b ({b}) at "
-                    "non-singleton dimension 0")  # fmt: skip
-        last = b
+        if t == 0 and b == 0 and hidden_rows > 1:
+            return (f"The size of tensor a ({hidden_rows}) must match the size of tensor b (0) "
+                    "at non-singleton dimension 0")  # fmt: skip
     return None
 
 
