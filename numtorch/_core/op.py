@@ -367,8 +367,8 @@ def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str,
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         inputs = list(args[:n]) + [kwargs.get(k) for k in names[len(args) :]]
-        if any(_maybe_refused(inputs[i], kinds) for i in firsts) or any(
-            _maybe_refused(inputs[i], _CPLX) for i in cplx
+        if any(_maybe_refused(inputs[i], kinds) for i in firsts) or (
+            cplx and any(_maybe_refused(inputs[i], _CPLX) for i in cplx)
         ):
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()

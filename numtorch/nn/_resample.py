@@ -808,7 +808,7 @@ def grid_sample(
     taps, length = len(indices), g.shape[1]
     index = _stack_op.fn(indices, 1).reshape(n, taps * length).long()
     values = plane_gather.fn(flat, index).reshape(n, c, taps, length)
-    # a tap outside (zeros padding) is not read, as in PyTorch: an inf there gives no NaN
+    # a tap outside the input is not read, as in PyTorch: an inf there gives no NaN
     values = where(_stack_op.fn(insides, 1).unsqueeze(1), values, 0.0)
     result = (values * _stack_op.fn(weights, 1).unsqueeze(1)).sum(2)
     return result.reshape(n, c, *out)
