@@ -533,11 +533,6 @@ def _each(why: str, ids: str) -> dict[str, str]:
 
 DIFFERS: dict[str, str] = {
     **_each(
-        "masked_scatter_ into a self smaller than the mask: PyTorch expands the mask to self "
-        "(expand's text), numtorch broadcasts them (the in-place shape text)",
-        "masked_scatter:masked_scatter_:small-self",
-    ),
-    **_each(
         "NumPy cannot make a view spanning more than int64 bytes; PyTorch returns the "
         "stride-0 view",
         "factory:expand:2**62",

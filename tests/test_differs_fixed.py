@@ -369,3 +369,16 @@ def test_grid_sample_does_not_read_outside_taps(mode):
     assert_same(
         lambda L, x, g: L.nn.functional.grid_sample(x, g, mode=mode, align_corners=False), x, g
     )
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, s, m: s.clone().masked_scatter_(m, L.ones(12)),
+        lambda L, s, m: s.clone().masked_scatter_(m[None], L.ones(12)),
+        lambda L, s, m: s.clone().masked_scatter_(m[0], L.ones(12)),
+        lambda L, s, m: s.clone().masked_fill_(m, 1.0),  # broadcasts: the in-place shape text
+    ],
+)
+def test_masked_scatter_expands_the_mask_to_self(prog):
+    assert_same_error(prog, np.zeros((3, 1)), np.ones((3, 4), bool))

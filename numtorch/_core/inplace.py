@@ -203,12 +203,32 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if op.name in _CPP_CAST and str(e).startswith("result type"):
             if not any(isinstance(a, Tensor) for a in args):
                 raise RuntimeError(cast_error(result.dtype, self.dtype, cpp=True)) from None
+        if op.name == "masked_scatter" and not state.stack and str(e).startswith("output"):
+            # masked_scatter_ expands the mask to self (no broadcast of self): expand's error
+            raise RuntimeError(_expand_error(list(args[0].shape), list(self.shape))) from None
         if op.name in _OWN_CAST and str(e).startswith("result type"):
             raise RuntimeError(
                 _OWN_CAST[op.name].format(self.dtype.scalar_name, result.dtype.scalar_name)
             ) from None
         raise
     return self
+
+
+def _expand_error(shape: list, size: list) -> str:
+    """PyTorch's text for a bool mask of ``shape`` that does not expand to ``size``."""
+    if len(shape) > len(size):
+        return (
+            f"expand(CPUBoolType{{{shape}}}, size={size}): the number of sizes provided "
+            f"({len(size)}) must be greater or equal to the number of dimensions in the tensor "
+            f"({len(shape)})"
+        )
+    lead = len(size) - len(shape)
+    i = next(i for i in range(len(size) - 1, lead - 1, -1) if shape[i - lead] not in (1, size[i]))
+    return (
+        f"The expanded size of the tensor ({size[i]}) must match the existing size "
+        f"({shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: {size}.  Tensor "
+        f"sizes: {shape}"
+    )
 
 
 # In-place ops with a dtype check of their own (self's dtype named first)
