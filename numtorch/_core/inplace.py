@@ -220,8 +220,36 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if op.name in _CPP_CAST and str(e).startswith("result type"):
             if not any(isinstance(a, Tensor) for a in args):
                 raise RuntimeError(cast_error(result.dtype, self.dtype, cpp=True)) from None
+        if op.name == "masked_scatter" and not state.stack and str(e).startswith("output"):
+            # masked_scatter_ expands the mask to self (no broadcast of self): expand's error
+            raise RuntimeError(_expand_error(list(args[0].shape), list(self.shape))) from None
+        if op.name in _OWN_CAST and str(e).startswith("result type"):
+            raise RuntimeError(
+                _OWN_CAST[op.name].format(self.dtype.scalar_name, result.dtype.scalar_name)
+            ) from None
         raise
     return self
+
+
+def _expand_error(shape: list, size: list) -> str:
+    """PyTorch's text for a bool mask of ``shape`` that does not expand to ``size``."""
+    if len(shape) > len(size):
+        return (
+            f"expand(CPUBoolType{{{shape}}}, size={size}): the number of sizes provided "
+            f"({len(size)}) must be greater or equal to the number of dimensions in the tensor "
+            f"({len(shape)})"
+        )
+    lead = len(size) - len(shape)
+    i = next(i for i in range(len(size) - 1, lead - 1, -1) if shape[i - lead] not in (1, size[i]))
+    return (
+        f"The expanded size of the tensor ({size[i]}) must match the existing size "
+        f"({shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: {size}.  Tensor "
+        f"sizes: {shape}"
+    )
+
+
+# In-place ops with a dtype check of their own (self's dtype named first)
+_OWN_CAST = {"mvlgamma": "mvlgamma: result type {} can't be cast to the desired output type {}"}
 
 
 # In-place ops whose own dtype check (with Python-number operands) names the C++ type of
@@ -354,7 +382,16 @@ def write_error(self: Tensor, result: Tensor, op=None) -> RuntimeError:
                 sd, rd = self.dtype, result.dtype  # cast check, else each sample's error
                 if rd != sd and rd._kind > sd._kind:
                     return RuntimeError(cast_error(rd, sd))
+    elif op is not None and op.name in _PRODUCTS:
+        return RuntimeError(
+            f"Bad in-place call: input tensor size {shape} and output tensor size {full} "
+            "should match"
+        )
     return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {full}")
+
+
+# In-place products whose own check names the shapes (no broadcast: their result is new)
+_PRODUCTS = frozenset(("addmm", "addmv", "baddbmm"))
 
 
 def _check_batched_into_unbatched(self: Tensor, args: tuple, op) -> None:

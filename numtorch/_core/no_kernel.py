@@ -27,7 +27,10 @@ class NoKernel:
     attributes giving the name of the kernel PyTorch runs for that call (matmul's depends on
     the ranks); ``when(arrays, attrs)``, if given, says whether PyTorch runs a kernel at
     all (an empty product runs none); ``first(arrays, attrs)`` runs the checks PyTorch makes
-    before it picks the kernel by dtype (broadcast shapes, matrix sizes), which raise first."""
+    before it picks the kernel by dtype (broadcast shapes, matrix sizes), which raise first.
+    ``out``: the position of the operand whose dtype the kernel's result has (PyTorch's
+    kernel writes into a tensor like it): a promoted dtype of a higher kind raises the cast
+    error first (``result type Double can't be cast to the desired output type Long``)."""
 
     kinds: str
     kernel: str | Callable = ""
@@ -35,12 +38,20 @@ class NoKernel:
     inputs: tuple[int, ...] | None = None
     when: Callable | None = None
     first: Callable | None = None
+    out: int | None = None
 
     def check(self, arrays: list, attrs: dict) -> None:
         ops = arrays if self.inputs is None else [arrays[i] for i in self.inputs]
         operands = [(dt.of(a), a.ndim) if hasattr(a, "dtype") else a for a in _operands(ops)]
         d = dt.result_type(*operands)
-        if d is None or "bifc"[d._kind] not in self.kinds:
+        if d is None:
+            return
+        if self.out is not None and not dt.can_cast(d, o := dt.of(arrays[self.out])):
+            raise RuntimeError(
+                f"result type {d.scalar_name} can't be cast to the desired output type "
+                f"{o.scalar_name}"
+            )
+        if "bifc"[d._kind] not in self.kinds:
             return
         if self.first is not None:
             self.first(arrays, attrs)
@@ -86,8 +97,6 @@ _TABLE: dict[str, dict[str, tuple]] = {
         for n in ("maximum", "minimum", "fmax", "fmin")
     },
     "clamp": {_COMPLEX: _CLAMP},
-    "clamp_min": {_COMPLEX: _kernel("maximum_cpu")},
-    "clamp_max": {_COMPLEX: _kernel("minimum_cpu")},
     "relu": {_COMPLEX: _CLAMP},
     "hardtanh": {_COMPLEX: _CLAMP},
     "floor_divide": {_COMPLEX: _kernel("div_floor_cpu")},
@@ -161,4 +170,18 @@ GAPS["polygamma"] = (
             ("digamma", "trigamma")[attrs["n"]] if attrs["n"] < 2 else "polygamma"
         ),
     ),
+)
+
+
+def _number_bound(arrays, attrs) -> bool:
+    return not hasattr(arrays[1], "dtype")
+
+
+# clamp_min/clamp_max with a Python number bound run clamp's kernel, with a tensor bound
+# maximum's/minimum's
+GAPS.update(
+    {
+        n: (NoKernel("c", error=_CLAMP, when=_number_bound), NoKernel("c", f"{k}_cpu"))
+        for n, k in (("clamp_min", "maximum"), ("clamp_max", "minimum"))
+    }
 )

@@ -126,6 +126,9 @@ def refusal_check(refusals: tuple[NoKernel, ...]) -> Callable:
     return check
 
 
+_CPLX = frozenset({3})
+
+
 def _maybe_refused(a, kinds: set) -> bool:
     """Whether an operand's dtype is of a refused kind (a number: bool or int; a list of
     tensors: its first)."""
@@ -358,11 +361,15 @@ def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str,
     kinds = {"bifc".index(c) for k in refusals for c in k.kinds}
     firsts = {(k.inputs or (0,))[0] for k in refusals}
     n, sig = len(names), inspect.signature(fn)
+    # a refused complex promoted dtype needs one complex operand, in any position
+    cplx = {i for k in refusals if "c" in k.kinds for i in (k.inputs or range(n))} - firsts
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         inputs = list(args[:n]) + [kwargs.get(k) for k in names[len(args) :]]
-        if any(_maybe_refused(inputs[i], kinds) for i in firsts):
+        if any(_maybe_refused(inputs[i], kinds) for i in firsts) or (
+            cplx and any(_maybe_refused(inputs[i], _CPLX) for i in cplx)
+        ):
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             check(inputs, bound.arguments)  # every argument by name, as attributes
@@ -638,6 +645,19 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
 def _inplace_method(op: Op) -> Callable:
     def method(self, *args, **kwargs):
         return run_inplace(op, self, args, kwargs)
+
+    if any(a[0] == "dtype" for a in op.attrs):  # cumsum_: the kernel runs in self's dtype
+
+        def method(self, *args, **kwargs):
+            d = kwargs.get("dtype")
+            if d is None:
+                kwargs["dtype"] = self.dtype
+            elif d != self.dtype:
+                raise RuntimeError(
+                    f"Bad in-place call: input tensor dtype {self.dtype.cpp_name} and output "
+                    f"tensor dtype {d.cpp_name} should match"
+                )
+            return run_inplace(op, self, args, kwargs)
 
     method.__name__ = op.name + "_"
     method.inplace_of = op

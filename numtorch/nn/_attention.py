@@ -31,8 +31,8 @@ def _check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa) -> No
     if not (query.dtype == key.dtype == value.dtype):
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
-            f"{query.dtype.scalar_name.lower()} key.dtype: {key.dtype.scalar_name.lower()} and "
-            f"value.dtype: {value.dtype.scalar_name.lower()} instead."
+            f"{query.dtype.cpp_name} key.dtype: {key.dtype.cpp_name} and "
+            f"value.dtype: {value.dtype.cpp_name} instead."
         )
     if attn_mask is not None:
         if is_causal:

@@ -287,10 +287,14 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim (broadcasting first)."""
     _broadcast_error(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = broadcast_tensors(x1, x2)
-    if x1.dtype != x2.dtype:
+    if x1.dtype != x2.dtype or not x1.dtype.is_floating_point:
         from .._core import dtype as dt
 
         d = dt.promote_types(x1.dtype, x2.dtype)
+        if not d.is_floating_point:
+            raise RuntimeError(
+                f"expected common dtype to be floating point, yet common dtype is {d.scalar_name}"
+            )
         x1, x2 = x1.to(d), x2.to(d)
 
     def unit(x):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, composite, defop
 from .._core.tensor import Tensor
@@ -219,7 +220,41 @@ def torch_embedding(
 torch_embedding.__name__ = torch_embedding.__qualname__ = "embedding"
 
 
-def _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_offset):
+def _fast_path_range(ind: np.ndarray, off: np.ndarray | None, v: int) -> str:
+    """PyTorch's float32 sum/mean kernel (FBGEMM) reports an index out of range per bag, by a
+    loop that reads a bag after the first one at its offset counted twice: the text of that
+    loop for the first bag holding a bad index."""
+    flat = ind.reshape(-1)
+    n = flat.shape[0]
+    starts = [int(o) for o in off] if off is not None else list(range(0, n, ind.shape[-1]))
+    for s, e in zip(starts, [*starts[1:], n]):
+        if not ((flat[s:e] < 0) | (flat[s:e] >= v)).any():
+            continue
+        for i in range(s, e):
+            if i >= e - s:
+                return (
+                    "Expected i < index_size to be true, but got false.  (Could this error "
+                    "message be improved?  If so, please report an enhancement request to "
+                    "PyTorch.)"
+                )
+            if not 0 <= flat[s + i] < v:
+                return (
+                    f"Index {i} of input takes value {int(flat[s + i])} which is not in the "
+                    f"valid range [0, {v})"
+                )
+    return (
+        "Your input appears to be incorrect: the last offset value should be the size of the "
+        "indices tensor, but it appears not."
+    )
+
+
+def _type_name(d) -> str:
+    """PyTorch's name of a CPU tensor type in argument checks: the legacy tensor type where
+    there is one, else the backend's type name."""
+    return f"CPU{d.scalar_name}Type" if d.is_complex or d == dt.bool_ else d.tensor_type
+
+
+def _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx):
     if weight.dim() != 2:
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
@@ -254,26 +289,33 @@ def _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_o
                 f")) is not None, then it must have the same shape as the input "
                 f"(torch.Size({list(input.shape)}))"
             )
-        if per_sample_weights.dtype != weight.dtype:
-            raise RuntimeError(
-                "Expected tensor for argument #1 'weight' to have the same type as tensor for "
-                "argument #1 'per_sample_weights'; but type "
-                f"torch.{weight.dtype.scalar_name}Tensor does not equal "
-                f"torch.{per_sample_weights.dtype.scalar_name}Tensor (while checking arguments "
-                "for embedding_bag)"
-            )
     _check_indices(input, "embedding_bag")
     if offsets is not None:
         _check_indices(offsets, "embedding_bag")
+    if not weight.dtype.is_floating_point:
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have one of the following scalar "
+            f"types: Half, BFloat16, Float, Double; but got {_type_name(weight.dtype)} instead "
+            "(while checking arguments for embedding_bag)"
+        )
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have the same type as tensor for "
+            "argument #1 'per_sample_weights'; but type "
+            f"torch.{weight.dtype.scalar_name}Tensor does not equal "
+            f"torch.{per_sample_weights.dtype.scalar_name}Tensor (while checking arguments "
+            "for embedding_bag)"
+        )
     ind, off = concrete(input), None if offsets is None else concrete(offsets)
     v = weight.shape[0]
     if ind is not None and ind.size:
         bad = (ind.reshape(-1) < 0) | (ind.reshape(-1) >= v)
         if bad.any():
-            k = int(bad.argmax())
+            if weight.dtype == dt.float32 and mode != "max" and padding_idx is None:
+                raise RuntimeError(_fast_path_range(ind, off, v))
             raise RuntimeError(
-                f"Index {k} of input takes value {int(ind.reshape(-1)[k])} which is not in the "
-                f"valid range [0, {v})"
+                "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be "
+                f"{int(ind.reshape(-1)[int(bad.argmax())])}"
             )
     if off is not None and off.size:
         if off[0] != 0:
@@ -317,9 +359,9 @@ def _bag_errors(make):
     yield E(S((np.array([1, 2]), w)), ValueError, "offsets has to be a 1D Tensor but got None")
     yield E(S((np.array([1, 2]), w, np.array([1]))), RuntimeError, r"offsets\[0\] has to be 0")
     yield E(
-        S((np.array([1, 7]), w, np.array([0]))),
+        S((np.array([1, 7]), w, np.array([0])), {"mode": "max"}),
         RuntimeError,
-        r"Index 1 of input takes value 7 which is not in the valid range \[0, 5\)",
+        "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be 7",
     )
     yield E(
         S((np.array([1, 2]), w, np.array([0])), {"mode": "max", "per_sample_weights": make(2)}),
@@ -348,7 +390,7 @@ def embedding_bag(
 ) -> Tensor:
     """The sum, mean or max of the embeddings of each bag (a row of a 2-D input, or the
     slice of a 1-D input between consecutive offsets); empty bags give zeros."""
-    _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_offset)
+    _bag_checks(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
     padding_idx = _check_padding(padding_idx, weight.shape[0])
     flat = input.reshape(-1)
     if max_norm is not None:

@@ -20,11 +20,12 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.inplace import cast_error
 from .._core.op import ELEMENTWISE, LINEAR, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import elementwise, front
 from ..ops.comparison import where
-from ..ops.creation import arange, as_tensor, ones_like, zeros_like
+from ..ops.creation import arange, as_tensor, full_like, ones_like, zeros_like
 from ..ops.reduction import log_softmax, scatter_add_dim
 from ..ops.shape import cat as cat_op
 from ..ops.shape import stack as stack_op
@@ -226,10 +227,13 @@ def _nll_samples(make):
     yield S((make((0, 4)), make.index(0, 4)), {"reduction": "sum"}, name="empty batch")
 
 
-# kl_div refuses an integral input or target, whatever the other is
-_KL_INTEGRAL = tuple(
-    NoKernel("bi", error=(RuntimeError, "kl_div: Integral inputs not supported."), inputs=(i,))
-    for i in (0, 1)
+# kl_div refuses a complex input or target, then an integral one, whatever the other is
+_KL_INTEGRAL = (
+    NoKernel("c", error=(RuntimeError, "kl_div: Complex inputs not supported."), inputs=(0, 1)),
+    *(
+        NoKernel("bi", error=(RuntimeError, "kl_div: Integral inputs not supported."), inputs=(i,))
+        for i in (0, 1)
+    ),
 )
 
 
@@ -252,7 +256,7 @@ def _nll_errors(make, fn="nll_loss"):
 @composite(
     samples=_nll_samples, error_samples=_nll_errors, api="nn.functional.nll_loss",
     grad_args=(0,),  # PyTorch's nll_loss is not differentiable in its weight
-    no_kernel=NoKernel("bi", "nll_loss_out_frame", inputs=(0,)),
+    no_kernel=NoKernel("bic", "nll_loss_out_frame", inputs=(0,)),
 )  # fmt: skip
 def nll_loss(
     input: Tensor,
@@ -443,7 +447,7 @@ def _regression_errors(weighted: bool = False, **kw):
 @composite(
     samples=_regression_samples(weighted=True), error_samples=_regression_errors(True),
     api="nn.functional.mse_loss", grad_args=(0, 1),
-    no_kernel=NoKernel("bi", "mse_cpu", inputs=(0, 1)),
+    no_kernel=NoKernel("bic", "mse_cpu", inputs=(0, 1)),
 )  # fmt: skip
 def mse_loss(
     input: Tensor,
@@ -487,7 +491,7 @@ def _smooth(z, beta: float, scale_linear: bool):
     samples=_regression_samples(beta=(0.5, 0.0)),
     error_samples=_regression_errors(beta=(-1.0, "smooth_l1_loss does not support negative values for beta.")),  # fmt: skip
     api="nn.functional.smooth_l1_loss", grad_args=(0, 1),
-    no_kernel=NoKernel("bi", "smooth_l1_cpu", inputs=(0, 1)),
+    no_kernel=NoKernel("bic", "smooth_l1_cpu", inputs=(0, 1)),
 )  # fmt: skip
 def smooth_l1_loss(
     input: Tensor,
@@ -511,7 +515,7 @@ def smooth_l1_loss(
     samples=_regression_samples(weighted=True, delta=(0.5, 2.0)),
     error_samples=_regression_errors(True, delta=(0.0, "huber_loss does not support non-positive values for delta.")),  # fmt: skip
     api="nn.functional.huber_loss", grad_args=(0, 1),
-    no_kernel=NoKernel("bi", "huber_cpu", inputs=(0, 1)),
+    no_kernel=NoKernel("bic", "huber_cpu", inputs=(0, 1), out=0),  # into input's dtype
 )  # fmt: skip
 def huber_loss(
     input: Tensor,
@@ -525,7 +529,8 @@ def huber_loss(
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     elem = lambda d: _smooth(d.abs(), delta, True)  # noqa: E731
-    return _regression(elem, input, target, reduction, weight, weighted_mean=False)
+    out = _regression(elem, input, target, reduction, weight, weighted_mean=False, promote=True)
+    return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
 # ------------------------------------------------------------------ likelihood losses
@@ -567,7 +572,6 @@ bce_pointwise = defop(
 @composite(
     samples=_bce_samples, error_samples=_bce_errors, api="nn.functional.binary_cross_entropy",
     grad_args=(0, 1),  # PyTorch's binary_cross_entropy is not differentiable in its weight
-    no_kernel=NoKernel("bi", "binary_cross_entropy", inputs=(0, 1)),
 )  # fmt: skip
 def binary_cross_entropy(
     input: Tensor,
@@ -584,6 +588,12 @@ def binary_cross_entropy(
             f"Using a target size ({_tsize(target)}) that is different to the input size "
             f"({_tsize(input)}) is deprecated. Please ensure they have the same size."
         )
+    if target.dtype != input.dtype:
+        raise RuntimeError(
+            f"Found dtype {target.dtype.scalar_name} but expected {input.dtype.scalar_name}"
+        )
+    if not input.dtype.is_floating_point:
+        raise dt.not_implemented("binary_cross_entropy", input.dtype)
     v = concrete(input)
     if v is not None and ((v < 0) | (v > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -591,6 +601,31 @@ def binary_cross_entropy(
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+_NEG_BOOL = (
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+    "invert a mask, use the `~` or `logical_not()` operator instead."
+)
+
+
+def _one_minus_into(target: Tensor, input: Tensor) -> None:
+    """PyTorch's ``(1 - target).mul_(input)``: refused for a bool target (C++'s ``1 -``
+    takes the bool's dtype), and where input's dtype can't be written into target's."""
+    if target.dtype == dt.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead."
+        )
+    _into(target, input)
+
+
+def _into(out: Tensor, *others) -> None:
+    """PyTorch's in-place step into ``out``: a result type of a higher kind can't be cast
+    to ``out``'s dtype."""
+    d = dt.result_type((out.dtype, out.dim()), *((o.dtype, o.dim()) for o in others))
+    if not dt.can_cast(d, out.dtype):
+        raise RuntimeError(cast_error(d, out.dtype))
 
 
 def _softplus_neg(x):
@@ -618,7 +653,7 @@ def _bcel_errors(make):
     samples=_bcel_samples, error_samples=_bcel_errors,
     api="nn.functional.binary_cross_entropy_with_logits",
     grad_args=(0, 1),  # PyTorch's is not differentiable in weight and pos_weight
-    no_kernel=NoKernel("bi", "log_sigmoid_cpu", inputs=(0, 1)),
+    no_kernel=NoKernel("bic", "log_sigmoid_cpu", inputs=(0,)),  # log_sigmoid(input) first
 )  # fmt: skip
 def binary_cross_entropy_with_logits(
     input: Tensor,
@@ -636,10 +671,13 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({_tsize(target)}) must be the same as input size ({_tsize(input)})"
         )
+    _one_minus_into(target, input)
     sp = _softplus_neg(input)
     if pos_weight is not None:
         sp = sp * ((pos_weight - 1) * target + 1)
     loss = (1 - target) * input + sp
+    if loss.dtype != target.dtype:  # PyTorch's result is in target's dtype
+        loss = loss.to(target.dtype)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -831,7 +869,16 @@ def soft_margin_loss(
 ) -> Tensor:
     """The two-class logistic loss ``log(1 + exp(-target * input))``."""
     reduction = _reduction(size_average, reduce, reduction)
-    return _reduce(_softplus_neg(input * target), reduction)
+    # PyTorch's neg(input).mul_(target).exp_().add_(1).log_(): in input's dtype
+    if input.dtype == dt.bool_:
+        raise RuntimeError(_NEG_BOOL)
+    _into(input, target)
+    if input.dtype.is_complex:
+        return _reduce((1 + (-input * target).exp()).log(), reduction)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(cast_error(dt.get_default_dtype(), input.dtype))
+    loss = _softplus_neg(input * target)
+    return _reduce(loss if loss.dtype == input.dtype else loss.to(input.dtype), reduction)
 
 
 def _mlsm_samples(make):
@@ -847,6 +894,7 @@ def _mlsm_samples(make):
     samples=_mlsm_samples,
     error_samples=lambda make: [E(S((make((2, 3)), make((2, 3))), {"reduction": "foo"}), ValueError, "foo is not valid")],  # fmt: skip
     api="nn.functional.multilabel_soft_margin_loss",
+    no_kernel=NoKernel("bic", "log_sigmoid_cpu", inputs=(0,)),  # logsigmoid(input) first
 )  # fmt: skip
 def multilabel_soft_margin_loss(
     input: Tensor,
@@ -900,7 +948,8 @@ def margin_ranking_loss(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {_tsize(input1)}, input2: {_tsize(input2)}, target: {_tsize(target)} "
         )
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    diff = input1 - input2  # before -target, as PyTorch's
+    return _reduce((-target * diff + margin).clamp_min(0), reduction)
 
 
 def _hinge_samples(make):
@@ -927,8 +976,11 @@ def hinge_embedding_loss(
 ) -> Tensor:
     """``input`` where the target is 1, ``max(0, margin - input)`` where it is -1."""
     reduction = _reduction(size_average, reduce, reduction)
-    loss = where(target != 1, (margin - input).clamp_min(0), 0.0)
-    return _reduce(loss + where(target != -1, input, 0.0), reduction)
+    zeros = zeros_like(input)
+    # PyTorch's ``margin - input`` runs in input's dtype (an integral input stays integral)
+    margin_ = margin if input.dtype.is_floating_point else full_like(input, margin)
+    loss = where(target != 1, (margin_ - input).clamp_min(0), zeros)
+    return _reduce(loss + where(target != -1, input, zeros), reduction)
 
 
 def _cos_samples(make):
@@ -1123,7 +1175,7 @@ def _mm_errors(make):
     # PyTorch has no second derivative (multi_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
-    no_kernel=NoKernel("bi", "multi_margin_loss_cpu_kernel", inputs=(0,)),
+    no_kernel=NoKernel("bic", "multi_margin_loss_cpu_kernel", inputs=(0,)),
 )  # fmt: skip
 def multi_margin_loss(
     input: Tensor,
@@ -1157,7 +1209,7 @@ def multi_margin_loss(
     if v is not None and ((v < 0) | (v >= c)).any():
         raise RuntimeError("target out of range")
     x, t = input.reshape(n, c), target.reshape(n, 1)
-    z = (margin - x.gather(1, t) + x).clamp_min(0)
+    z = _positive_part(margin - x.gather(1, t) + x)
     if p == 2:
         z = z * z
     if weight is not None:
@@ -1166,6 +1218,11 @@ def multi_margin_loss(
     if input.dim() < 2 and reduction == "none":
         return loss.reshape(())
     return _reduce(loss, reduction)
+
+
+def _positive_part(z: Tensor) -> Tensor:
+    """z where z > 0, else 0: the margin kernels' test, which skips a NaN term."""
+    return where(z > 0, z, 0.0)
 
 
 def _mlm_target(make, n, c):
@@ -1202,7 +1259,7 @@ def _mlm_errors(make):
     # PyTorch has no second derivative (multilabel_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
-    no_kernel=NoKernel("bi", "multilabel_margin_loss_forward_out_frame", inputs=(0,)),
+    no_kernel=NoKernel("bic", "multilabel_margin_loss_forward_out_frame", inputs=(0,)),
 )  # fmt: skip
 def multilabel_margin_loss(
     input: Tensor,
@@ -1235,7 +1292,7 @@ def multilabel_margin_loss(
     is_label = ((safe.unsqueeze(-1) == arange(c, device=safe.device)) & labels.unsqueeze(-1)).any(
         -2
     )
-    z = (1 - x.gather(1, safe).unsqueeze(-1) + x.unsqueeze(-2)).clamp_min(0)
+    z = _positive_part(1 - x.gather(1, safe).unsqueeze(-1) + x.unsqueeze(-2))
     pairs = labels.unsqueeze(-1) & is_label.logical_not().unsqueeze(-2)
     loss = where(pairs, z, 0.0).sum((-2, -1)) / c
     if input.dim() < 2 and reduction == "none":

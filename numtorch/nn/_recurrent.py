@@ -455,16 +455,38 @@ class _Plan(NamedTuple):
     dst: tuple
 
 
-def _plan(data: Tensor, batch_sizes: Tensor) -> _Plan:
+def _packed_error(bs, rows: int, hidden_rows: int) -> str | None:
+    """Where PyTorch's packed loop fails on batch sizes that are not a packed sequence's
+    (None where it runs on, reading past the data): each step narrows ``bs[t]`` rows of the
+    data (a negative size, or one past the data, fails there), and a first step of no rows
+    does not broadcast against the hidden state's rows."""
+    offset = 0
+    for t, b in enumerate(int(b) for b in bs):
+        if b < 0:
+            return "narrow(): length must be non-negative."
+        if offset + b > rows:
+            return f"start ({offset}) + length ({b}) exceeds dimension size ({rows})."
+        offset += b
+        if t == 0 and b == 0 and hidden_rows > 1:
+            return (f"The size of tensor a ({hidden_rows}) must match the size of tensor b (0) "
+                    "at non-singleton dimension 0")  # fmt: skip
+    return None
+
+
+def _plan(data: Tensor, batch_sizes: Tensor, hidden_rows: int) -> _Plan:
     if batch_sizes.dtype.np != np.int64:
         raise RuntimeError(f"expected scalar type Long but found {batch_sizes.dtype.scalar_name}")
     if batch_sizes.dim() != 1:
         raise RuntimeError(f"numtorch: batch_sizes must be 1-D, got {batch_sizes.dim()}-D")
     bs = np.array([int(b) for b in batch_sizes], dtype=np.int64)  # (under vmap: .item()'s error)
     if bs.size == 0 or bs[-1] < 1 or (bs[1:] > bs[:-1]).any():
+        if bs.size and data.dim() == 2 and (text := _packed_error(bs, data.shape[0], hidden_rows)):
+            raise RuntimeError(text)
         raise RuntimeError("numtorch: batch_sizes must be a non-empty 1-D tensor of positive, "
                            f"non-increasing sizes, got {bs.tolist()}")  # fmt: skip
     if data.dim() != 2 or int(bs.sum()) != data.shape[0]:
+        if data.dim() == 2 and (text := _packed_error(bs, data.shape[0], hidden_rows)):
+            raise RuntimeError(text)
         raise RuntimeError(f"numtorch: packed data of shape {list(data.shape)} does not hold "
                            f"sum(batch_sizes) = {int(bs.sum())} rows")  # fmt: skip
     T, N = bs.shape[0], int(bs[0])
@@ -511,7 +533,13 @@ def _direction(cell: str, x, state: list, w, has_biases: bool, reverse: bool, pl
 
 def _check_hidden(cell: str, hx, lead: tuple, w_hh) -> None:
     """nn.RNN / nn.LSTM's check of the initial states (torch's function reads out of
-    bounds instead); their messages."""
+    bounds instead); their messages. A hidden size unlike w_hh's fails in PyTorch's
+    functional RNN and GRU at the product of the state and w_hh^T."""
+    if cell != "lstm" and hx[0].dim() == 3 and hx[0].shape[-1] != w_hh.shape[1]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({hx[0].shape[1]}x{hx[0].shape[2]} and "
+            f"{w_hh.shape[1]}x{w_hh.shape[0]})"
+        )
     sizes = (w_hh.shape[1], w_hh.shape[0] // 4) if cell == "lstm" else (w_hh.shape[1],)
     for k, (h, size) in enumerate(zip(hx, sizes)):
         want = (*lead, size)
@@ -645,8 +673,10 @@ def _states(cell: str, hx) -> list:
 def _layers(cell: str, gates: int, doc: str) -> Callable:
     def packed(data: Tensor, batch_sizes: Tensor, hx, params: Sequence[Tensor], has_biases: bool,
                num_layers: int, dropout: float, train: bool, bidirectional: bool) -> tuple:  # fmt: skip
-        return _stacked(cell, data, _states(cell, hx), params, has_biases, num_layers, dropout,
-                        train, bidirectional, _plan(data, batch_sizes))  # fmt: skip
+        states = _states(cell, hx)
+        plan = _plan(data, batch_sizes, states[0].shape[-2] if states[0].dim() > 1 else 0)
+        return _stacked(cell, data, states, params, has_biases, num_layers, dropout, train,
+                        bidirectional, plan)  # fmt: skip
 
     def fn(input: Tensor, hx, params: Sequence[Tensor], has_biases: bool, num_layers: int,
            dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:  # fmt: skip

@@ -180,8 +180,10 @@ def _table(kind: tuple, transpose: bool):
     n_rows = _sizes_of(kind)[1 - transpose]
     if transpose:
         rows, cols = cols, rows
-    keep = w != 0
-    rows, cols, w = rows[keep], cols[keep], w[keep]
+    if kind[0] != "interp" or transpose:
+        # PyTorch's interpolation kernels read every tap, NaN and inf too, at weight 0
+        keep = w != 0
+        rows, cols, w = rows[keep], cols[keep], w[keep]
     order = np.argsort(rows, kind="stable")
     rows, cols, w = rows[order], cols[order], w[order]
     counts = np.bincount(rows, minlength=n_rows)
@@ -320,9 +322,9 @@ def _check_rank(x: Tensor, mode: str) -> None:
 
 
 def _check_dtype(x: Tensor, mode: str) -> None:
-    """Integer inputs: PyTorch resamples uint8 with nearest modes only (here) and names the
-    kernel that refuses the others."""
-    if x.dtype.is_floating_point or x.dtype.is_complex:
+    """Integer, bool and complex inputs: PyTorch resamples uint8 with nearest modes only
+    (here) and names the kernel that refuses the others."""
+    if x.dtype.is_floating_point:
         return
     nearest = mode in ("nearest", "nearest-exact")
     if nearest and x.dtype.scalar_name == "Byte":
@@ -337,7 +339,7 @@ def _check_dtype(x: Tensor, mode: str) -> None:
         "trilinear": "compute_indices_weights_linear",
         "bilinear": "upsample_bilinear2d_channels_last",
         "bicubic": "compute_indices_weights_cubic",
-        "area": "adaptive_avg_pool2d",
+        "area": "adaptive_avg_pool3d_cpu" if x.dim() == 5 else "adaptive_avg_pool2d",
     }.get(mode)
     if nearest:
         kernel = (
@@ -649,7 +651,11 @@ def _taps(c: Tensor, size: int, mode: str, padding_mode: str, align_corners: boo
     return [(f, f + 1 - c), (f + 1, c - f)]
 
 
-def _check_grid(input: Tensor, grid: Tensor, mode: str, padding_mode: str) -> None:
+def _check_grid(
+    input: Tensor, grid: Tensor, mode: str, padding_mode: str, dtypes: bool = True
+) -> None:
+    """PyTorch's checks in its order: the arguments, the shapes, (the kernel's dtypes: the
+    op's no_kernel, which runs this without ``dtypes`` first), then grid's dtype."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
@@ -659,10 +665,6 @@ def _check_grid(input: Tensor, grid: Tensor, mode: str, padding_mode: str) -> No
         raise ValueError(
             "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
             f"'reflection', but got: '{padding_mode}'"
-        )
-    if input.dtype != grid.dtype:
-        raise RuntimeError(
-            f"expected scalar type {input.dtype.scalar_name} but found {grid.dtype.scalar_name}"
         )
     k = input.dim() - 2
     if grid.shape[-1] != k:
@@ -689,6 +691,10 @@ def _check_grid(input: Tensor, grid: Tensor, mode: str, padding_mode: str) -> No
             )
     if mode == "bicubic" and input.dim() != 4:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if dtypes and input.dtype != grid.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_name} but found {grid.dtype.scalar_name}"
+        )
 
 
 def _grid_samples(make):
@@ -760,11 +766,12 @@ def _grid_errors(make):
     error_samples=_grid_errors,
     api="nn.functional.grid_sample",
     no_kernel=NoKernel(
-        "bi",
+        "bic",
         lambda ins, attrs: (
             "grid_sampler_2d_cpu_kernel_impl" if ins[0].dim() == 4 else "grid_sampler3d_cpu"
         ),
         inputs=(0,),
+        first=lambda ins, a: _check_grid(ins[0], ins[1], a["mode"], a["padding_mode"], False),
     ),
 )
 def grid_sample(
@@ -787,7 +794,7 @@ def grid_sample(
         coord = _unnormalize(g[..., k - 1 - d], size, align_corners)
         per_dim.append(_taps(coord, size, mode, padding_mode, align_corners))
     strides = [math.prod(sizes[d + 1 :]) for d in range(k)]
-    indices, weights = [], []
+    indices, weights, insides = [], [], []
     for combo in itertools.product(*per_dim):
         index, weight, inside = 0, None, None
         for (pos, w), size, stride in zip(combo, sizes, strides):
@@ -796,10 +803,13 @@ def grid_sample(
             index = index + pos.clamp(0, size - 1) * stride
             weight = w if weight is None else weight * w
         indices.append(index)
-        weights.append(weight * inside.to(input.dtype))
+        weights.append(weight)
+        insides.append(inside)
     taps, length = len(indices), g.shape[1]
     index = _stack_op.fn(indices, 1).reshape(n, taps * length).long()
     values = plane_gather.fn(flat, index).reshape(n, c, taps, length)
+    # a tap outside the input is not read, as in PyTorch: an inf there gives no NaN
+    values = where(_stack_op.fn(insides, 1).unsqueeze(1), values, 0.0)
     result = (values * _stack_op.fn(weights, 1).unsqueeze(1)).sum(2)
     return result.reshape(n, c, *out)
 

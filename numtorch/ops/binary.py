@@ -596,8 +596,23 @@ def _diff(a, b, g):
 
 # PyTorch's formulas, which read the inputs (saved) and not the result; a bool operand is
 # cast first (PyTorch's backward raises its bool Subtraction error there)
+def _logaddexp(xp, input, other):
+    """log(exp(x) + exp(y)); complex: PyTorch's max + log1p(exp(min - max)), the operands
+    ordered by real part (NaN where the smaller has a NaN part; the smaller where both real
+    parts are -inf)."""
+    if input.dtype.kind != "c" and getattr(other, "dtype", input.dtype).kind != "c":
+        return xp.logaddexp(input, other)
+    x, y = xp.broadcast_arrays(input, other)
+    first = y.real <= x.real  # ties: the first operand is the larger
+    lo, hi = xp.where(first, y, x), xp.where(first, x, y)
+    with np.errstate(all="ignore"):
+        out = hi + xp.log1p(xp.exp(lo - hi))
+    out = xp.where(xp.isneginf(lo.real) & (lo.real == hi.real), lo, out)
+    return xp.where(xp.isnan(lo.real) | xp.isnan(lo.imag), complex(np.nan, np.nan), out)
+
+
 logaddexp = binary(
-    "logaddexp", lambda xp, input, other: xp.logaddexp(input, other),
+    "logaddexp", _logaddexp,
     (lambda g, input, other: g / (1 + _diff(other, input, g).exp()),
      lambda g, input, other: g / (1 + _diff(input, other, g).exp())),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",

@@ -752,7 +752,8 @@ def _einsum_vjp(g, operands, equation):
                 extra.append((c, ones(x.shape[t.index(c)], dtype=g.dtype, device=g.device)))
                 avail.add(c)
         parts = [out] + [tt for tt, _ in others] + [e for e, _ in extra]
-        ops = [g] + [o for _, o in others] + [e for _, e in extra]
+        ops = [g] + [o if o.dtype == g.dtype else o.to(g.dtype) for _, o in others]
+        ops += [e for _, e in extra]
         eq = ",".join(parts) + "->" + "".join(target)
         grads.append(einsum_op.fn(ops, eq))
     return grads
@@ -763,6 +764,9 @@ def _einsum_jvp(t, operands, equation):
     for i, ti in enumerate(t):
         ops = list(operands)
         ops[i] = ti
+        if any(o.dtype != ti.dtype for o in ops):  # a mixed einsum with no contraction
+            d = dt.result_type(*((o.dtype, o.dim()) for o in ops))
+            ops = [o.to(d) for o in ops]
         r = einsum_op.fn(ops, equation)
         total = r if total is None else total + r
     return total
@@ -788,15 +792,23 @@ def _einsum_prepare(arrays, attrs=None):
     ops = arrays[0]
     for a in ops[1:]:
         if a.dtype != ops[0].dtype:
+            if attrs is not None and not _einsum_contracts(arrays, attrs):
+                # no bmm: PyTorch multiplies and sums, which promote
+                d = dt.result_type(*((dt.of(o), o.ndim) for o in ops)).np
+                return [[o.astype(d, copy=False) for o in ops], *arrays[1:]], None
+            if ops[0].dtype.kind == "b":
+                raise dt.not_implemented("bmm", ops[0])  # bmm looks at its first operand's
             raise RuntimeError(_scalar_type([ops[0], a]))
     return arrays, None
 
 
 def _einsum_contracts(arrays, attrs) -> bool:
     """Whether PyTorch's einsum runs bmm: a subscript summed between two nonempty operands."""
-    ops, (lhs, arrow, out) = arrays[0], attrs["equation"].partition("->")
+    ops, (lhs, arrow, out) = arrays[0], attrs["equation"].replace(" ", "").partition("->")
     terms = lhs.split(",")
-    if len(ops) < 2 or not arrow or any(o.size == 0 for o in ops):
+    if not arrow:  # the implicit output: the subscripts that appear once
+        out = "".join(c for c in set(lhs) - {",", "."} if lhs.count(c) == 1)
+    if len(ops) < 2 or any(o.size == 0 for o in ops):
         return False
     return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
 
@@ -1610,6 +1622,10 @@ linalg_slogdet = defop(
 def _logdet(xp, A):
     _square("logdet", A)
     sign, logabs = xp.linalg.slogdet(A)
+    if A.dtype.kind == "c":  # the log of the complex determinant: the sign's phase added
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = logabs + xp.log(xp.where(sign == 0, 1, sign))
+        return xp.where(sign == 0, complex(-np.inf, np.nan), out).astype(A.dtype)
     return xp.where(sign < 0, xp.nan, logabs).astype(A.dtype)
 
 
@@ -2123,8 +2139,26 @@ def _svd_kernel(xp, A, full_matrices=True, *, driver=None):
         )
     if A.ndim < 2:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    U, s, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
+    U, s, Vh = _svd_call(xp, A, full_matrices=full_matrices)
     return U, s, Vh
+
+
+def _svd_call(xp, A, **kw):
+    """``xp.linalg.svd``; LAPACK's failure on a matrix with NaN or inf in PyTorch's words."""
+    try:
+        return xp.linalg.svd(A, **kw)
+    except np.linalg.LinAlgError:
+        with np.errstate(invalid="ignore"):
+            bad = ~((A - A) == 0).all(axis=(-2, -1))
+        if not bad.any():
+            raise
+        batch = A.shape[:-2]
+        at = int(np.flatnonzero(np.asarray(bad.get() if hasattr(bad, "get") else bad))[0])
+        where = f"(Batch element {at}): " if batch else ""
+        raise LinAlgError(
+            f"linalg.svd: {where}The algorithm failed to converge because the input matrix "
+            "contained non-finite values."
+        ) from None
 
 
 def _svd_gap(s):
@@ -2194,7 +2228,7 @@ linalg_svd = defop(
 def _svdvals_kernel(xp, A, *, driver=None):
     if A.ndim < 2:
         raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
-    return xp.linalg.svd(A, compute_uv=False)
+    return _svd_call(xp, A, compute_uv=False)
 
 
 def _svdvals_vjp(g, A):
@@ -2306,7 +2340,8 @@ def matrix_power(A, n: int, *, out=None):
 def _matrix_norm_impl(A, ord, dims, keepdim):
     d0, d1 = dims
     if ord == "fro":
-        return (A * A).sum((d0, d1), keepdim=keepdim).sqrt()
+        sq = A.abs().square() if A.dtype.is_complex else A * A
+        return sq.sum((d0, d1), keepdim=keepdim).sqrt()
     if ord in ("nuc", 2, -2):
         X = A.movedim((d0, d1), (-2, -1))
         s = linalg_svdvals.fn(X)
@@ -2343,7 +2378,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if dtype is not None:
         A = A.to(dtype)
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(
             f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype.scalar_name}"
         )
@@ -2506,6 +2541,11 @@ def matrix_power_legacy(input, n: int, *, out=None):
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
     max(atol, rtol * largest) are treated as zero."""
+    if A.dim() < 2 or A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise RuntimeError(
+            f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a tensor with 2 or "
+            "more dimensions of float, double, cfloat or cdouble types"
+        )
     U, S_, Vh = linalg_svd.fn(A, False)
     if rtol is None:
         eps = float(np.finfo(A.dtype.np).eps)
@@ -2516,7 +2556,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
         cutoff = clamp(cutoff, min=atol)
     keep = S_ > cutoff
     sinv = where(keep, S_.reciprocal(), zeros_like(S_)) if S_.numel() else S_
-    res = (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
+    res = (Vh.mH * sinv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
     return res if out is None else _write(out, res)
 
 

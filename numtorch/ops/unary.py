@@ -283,8 +283,16 @@ def _logit_samples(make):
         yield S((np.array([0.05, 0.15, 0.3, 0.6, 0.85, 0.95], dtype=make.dtype), 0.1))
 
 
+def _sigmoid(xp, input):
+    """1 / (1 + exp(-x)); SciPy's expit has no complex version."""
+    if input.dtype.kind == "c":
+        with np.errstate(all="ignore"):
+            return 1 / (1 + xp.exp(-input))
+    return _special(xp).expit(input)
+
+
 sigmoid = unary(
-    "sigmoid", lambda xp, input: _special(xp).expit(input),
+    "sigmoid", _sigmoid,
     lambda g, result: g * result * (1 - result), ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
 logit = unary(
@@ -376,6 +384,8 @@ def _nan_to_num_samples(make):
 
 
 def _angle(xp, input):
+    if input.dtype.kind == "c":
+        return xp.angle(input)
     r = xp.where(input < 0, xp.pi, xp.where(input != input, input, 0))
     return r.astype(input.dtype, copy=False)
 
@@ -384,9 +394,26 @@ nan_to_num = unary(
     "nan_to_num", _nan_to_num, lambda g, input: g * input.isfinite(), ELEMENTWISE,
     floating=False, dtypes=FLOATS_INT_BOOL, samples=_nan_to_num_samples,
 )  # fmt: skip
+
+
+def _angle_vjp(g, input):
+    """0 for real input; PyTorch's i z / |z|^2 (0 at z = 0) for complex."""
+    if not input.is_complex():
+        return zeros_like(g)
+    return where(input == 0, 0, g * input / input.abs().square() * 1j)
+
+
+def _angle_jvp(t, input):
+    """Im(t / z) for complex input (0 at z = 0), else 0."""
+    if not input.is_complex():
+        return zeros_like(t)
+    return where(input == 0, 0, (t / where(input == 0, 1, input)).imag)
+
+
 angle = unary(
-    "angle", _angle, _zeros, ELEMENTWISE, dtypes=FLOATS_INT_BOOL, exclude_zero=True, inplace=False
-)
+    "angle", _angle, _angle_vjp, _angle_jvp, dtypes=FLOATS_INT_BOOL, exclude_zero=True,
+    inplace=False,
+)  # fmt: skip
 conj_physical = unary(
     "conj_physical", lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
     lambda g: g.conj(), LINEAR, floating=False, dtypes=FLOATS_INT_BOOL,

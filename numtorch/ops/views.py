@@ -459,23 +459,28 @@ def _H(self):
     return permute.fn(self, tuple(range(self.dim() - 1, -1, -1)))
 
 
-def _matrix_transpose(name: str, what: str):
-    """Tensor.mT, Tensor.mH and adjoint: the last two dims swapped (the conjugate of a real
-    tensor is itself)."""
+def _matrix_transpose(name: str, what: str, conj: bool = False):
+    """Tensor.mT, Tensor.mH and adjoint: the last two dims swapped, conjugated with ``conj``
+    (the conjugate of a real tensor is itself; of a complex one, a copy)."""
 
     def fn(input):
         if input.dim() < 2:
             raise RuntimeError(
                 f"tensor.{what} is only supported on matrices or batches of matrices. Got {input.dim()}-D tensor."
             )
-        return transpose.fn(input, -2, -1)
+        out = transpose.fn(input, -2, -1)
+        if conj and input.is_complex():
+            from .unary import conj_physical
+
+            return conj_physical.fn(out)
+        return out
 
     fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-_mT, _mH = _matrix_transpose("_mT", "mT"), _matrix_transpose("_mH", "mH")
-adjoint = _matrix_transpose("adjoint", "adjoint()")
+_mT, _mH = _matrix_transpose("_mT", "mT"), _matrix_transpose("_mH", "mH", conj=True)
+adjoint = _matrix_transpose("adjoint", "adjoint()", conj=True)
 adjoint.__doc__ = "The conjugate transpose of the last two dims (real tensors: transpose)."
 composite(adjoint, name="adjoint", samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)),))])
 
