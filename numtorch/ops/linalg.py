@@ -15,6 +15,7 @@ from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
+from .._core.layout import column_major, contiguous
 from .._core.op import LINEAR, NoKernel, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dim, wrap_dims
 from ..testing.samples import ErrorInput as E
@@ -1506,8 +1507,14 @@ def _solve_rule(vmap, args, bdims, attrs):
     return (X.squeeze(-1) if vec else X), 0
 
 
+def _solve_layout(out, inputs, attrs):
+    """X column by column, as LAPACK leaves it; for XA = B, the transpose of such an X."""
+    return column_major(out) if attrs.get("left", True) else contiguous(out)
+
+
 linalg_solve = defop(
     "linalg_solve", _solve, vjp=(_solve_vjp_A, _solve_vjp_B), jvp=_solve_jvp,
+    layout=_solve_layout,
     prepare=_float_only("linalg.solve"), batch_rule=_solve_rule, api="linalg.solve", out=True,
     samples=lambda make: [
         S((_wc(make, (3, 3)), make((3, 2)))),
@@ -1531,6 +1538,7 @@ def _inv(xp, A):
 
 linalg_inv = defop(
     "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
+    layout=column_major,
     jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
     batch_rule=stacked("linalg.inv"),
     api="linalg.inv", out=True, node_name="LinalgInvExBackward0",  # PyTorch's inv runs inv_ex
@@ -1702,6 +1710,7 @@ def _solve_tri_jvp(tA, tB, A, result, upper, left, unitriangular):
 
 linalg_solve_triangular = defop(
     "linalg_solve_triangular", _solve_tri_kernel, nin=2,
+    layout=column_major,
     vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
     prepare=_float_only("linalg.solve_triangular"), batch_rule=_solve_tri_rule,
     no_kernel=NoKernel(
@@ -1752,6 +1761,7 @@ def _cholesky_jvp(t, result, upper):
 
 linalg_cholesky = defop(
     "linalg_cholesky", _cholesky_kernel, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
+    layout=column_major,
     prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky"),
     api="linalg.cholesky", out=True,
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
@@ -1844,6 +1854,7 @@ def _not_pd(make, shape):
 
 linalg_inv_ex = defop(
     "linalg_inv_ex", _inv_ex, nout=2, ndiff=1,
+    layout=column_major,
     vjp=lambda g, result: -(result[0].mT @ g @ result[0].mT),
     jvp=lambda t, result: -(result[0] @ t @ result[0]), prepare=_float_only("linalg.inv"),
     batch_rule=stacked("linalg.inv_ex"), api="linalg.inv_ex",
@@ -1859,6 +1870,7 @@ linalg_inv_ex = defop(
 )  # fmt: skip
 linalg_cholesky_ex = defop(
     "linalg_cholesky_ex", _cholesky_ex, nout=2, ndiff=1,
+    layout=column_major,
     vjp=lambda g, result, upper: _cholesky_vjp(g, result[0], upper),
     jvp=lambda t, result, upper: _cholesky_jvp(t, result[0], upper),
     prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky_ex"),
@@ -2033,6 +2045,7 @@ def _qr_jvp(t, A, result, mode):
 
 linalg_qr = defop(
     "linalg_qr", _qr_kernel, nin=1, nout=2, ndiff=2, vjp=_qr_vjp, jvp=_qr_jvp,
+    layout=column_major,
     prepare=_float_only("linalg.qr"), batch_rule=_qr_rule, api="linalg.qr",
     samples=lambda make: [
         S((_wc(make, (3, 3)),)), S((make((4, 3)),)), S((make((2, 4, 2)),), {"mode": "reduced"}),
