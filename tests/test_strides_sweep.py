@@ -33,8 +33,8 @@ def _applies(a: np.ndarray, kind: str) -> bool:
         return a.ndim >= 3
     if kind == "stepped":
         return a.ndim >= 1 and a.shape[-1] > 0
-    if kind == "expanded":
-        return a.ndim >= 1 and a.shape[0] > 1
+    if kind == "expanded":  # floats only: repeated indices or lengths mean something else
+        return a.ndim >= 1 and a.shape[0] > 1 and a.dtype.kind == "f"
     return False
 
 
@@ -50,7 +50,7 @@ def _arrays(x) -> list:
 
 def _variant(lib, a: np.ndarray, kind: str):
     """``a`` as a tensor of ``lib`` laid out as ``kind`` says (the same values, except
-    "expanded", whose dim 0 repeats the first row)."""
+    "expanded", whose dim 0 repeats the first row of a float array)."""
     if kind == "transposed" and a.ndim >= 2:
         rev = tuple(range(a.ndim))[::-1]
         return lib.tensor(np.ascontiguousarray(a.transpose(rev))).permute(rev)
@@ -60,7 +60,7 @@ def _variant(lib, a: np.ndarray, kind: str):
         return lib.tensor(np.ascontiguousarray(a.transpose(perm))).permute(inv)
     if kind == "stepped" and a.ndim >= 1 and a.shape[-1]:
         return lib.tensor(np.repeat(a, 2, axis=-1))[..., ::2]
-    if kind == "expanded" and a.ndim >= 1 and a.shape[0] > 1:
+    if kind == "expanded" and _applies(a, kind):
         return lib.tensor(np.ascontiguousarray(a[:1])).expand(*a.shape)
     return lib.tensor(a)
 
