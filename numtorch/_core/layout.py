@@ -2,18 +2,23 @@
 
 A result's values do not depend on its strides, but ``.view()``, ``.is_contiguous()``,
 ``.stride()`` and in-place writes through later views do, so every op's result takes the
-layout PyTorch's kernel gives it. Three rules cover the ops (``Op.layout``):
+layout PyTorch's kernel gives it. Three rules cover most ops (``Op.layout``; the default
+is ``contiguous``, a view op's layout is the view's):
 
 - ``follow_inputs`` (elementwise ops, PyTorch's TensorIterator): the result's dims are
   ordered in memory as the inputs' are, the first input that tells deciding (broadcast
   dims tell nothing, equal strides are broken by size); contiguous when the inputs are.
 - ``preserve`` (``*_like``, clone, ops that write into a copy of their input: PyTorch's
   ``memory_format=torch.preserve_format``): the same rule over the first input alone.
-- ``contiguous`` (kernels that allocate their result themselves, e.g. cat, gather).
+- ``contiguous`` (kernels that allocate their result themselves, e.g. cat, gather,
+  reductions).
+
+and two special ones: ``column_major`` (linalg results, as LAPACK leaves them) and
+``number_first_contiguous`` (pow with a Python number base).
 
 NumPy's own ``order="K"`` is close to the first rule, but puts a broadcast (stride-0) dim
-innermost and is lost by casts and composite kernels; each rule costs one contiguity flag
-per array when the inputs are contiguous.
+innermost and is lost by casts and composite kernels. Each rule costs one contiguity flag
+per array when the inputs are contiguous; the rest runs for non-contiguous inputs only.
 """
 
 from __future__ import annotations
@@ -62,7 +67,8 @@ def dense_order(shape: tuple, operands) -> list:
 
 
 def relayout(out, operands):
-    """``out`` with PyTorch's dense layout for ``operands`` (itself when it has it)."""
+    """``out`` (a NumPy array) with PyTorch's dense layout for ``operands`` (itself when it
+    has it). GPU results keep their kernel's layout."""
     shape = out.shape
     perm = dense_order(shape, operands)
     want = [0] * len(shape)
@@ -100,7 +106,7 @@ def preserve(out, inputs, attrs=None):
     if out.flags.c_contiguous and (type(a) is not _nd or a.flags.c_contiguous):
         return out
     if type(a) is not _nd or a.shape != out.shape:
-        return np.ascontiguousarray(out)
+        return contiguous(out)
     return relayout(out, [(a.shape, a.strides)])
 
 
@@ -138,4 +144,4 @@ def column_major(out, inputs=None, attrs=None):
     t = out.swapaxes(-1, -2)
     if t.flags.c_contiguous:
         return out
-    return np.ascontiguousarray(t).swapaxes(-1, -2)
+    return t.copy(order="C").swapaxes(-1, -2)

@@ -73,10 +73,9 @@ def count(shape, dim) -> int:
     return math.prod(shape[d] for d in dims_of(dim, len(shape)))
 
 
-def defop(name: str, kernel: Callable, **kw) -> Op:
-    """``_core.op.defop`` for this module's ops: their outputs are contiguous (the default
-    layout; NumPy keeps a permuted input's axis order, PyTorch does not)."""
-    return _op.defop(name, kernel, **kw)
+# Reductions, scans and softmax give contiguous results (defop's default layout; NumPy
+# keeps a permuted input's axis order, PyTorch does not).
+defop = _op.defop
 
 
 def _nonempty(name: str, x, dims, what: str = "") -> None:
