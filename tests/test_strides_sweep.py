@@ -138,11 +138,6 @@ DIFFERS: dict[str, str] = {
         "kron:transposed",
     ),
     **_each(
-        "PyTorch's addr is a TensorIterator over input and the outer product (laid out as a "
-        "transposed input); numtorch's add-product family allocates contiguous",
-        "addr:transposed",
-    ),
-    **_each(
         "PyTorch's conj_physical of a real tensor returns an alias with the input's strides; "
         "numtorch's returns a contiguous copy",
         "conj_physical:stepped conj_physical:expanded",

@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
-from .._core.layout import column_major, contiguous
+from .._core.layout import column_major, contiguous, preserve
 from .._core.op import LINEAR, NoKernel, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dim, wrap_dims
 from ..testing.samples import ErrorInput as E
@@ -1031,13 +1031,14 @@ def _addprod_rule(op, prod_fn):
 
 def _addprod(
     name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool=None,
-    check=None, prepare=None, inplace=True,
+    check=None, prepare=None, inplace=True, layout=contiguous,
 ):  # fmt: skip
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
     ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
-    the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes.
+    the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes;
+    ``layout`` the result's (``numtorch._core.layout``).
     """
     m1n, m2n = names
 
@@ -1072,7 +1073,7 @@ def _addprod(
             "b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size,
             first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
         ),
-        samples=samples, out=True, methods=True, inplace=inplace,
+        samples=samples, out=True, methods=True, inplace=inplace, layout=layout,
     )  # fmt: skip
 
 
@@ -1192,6 +1193,7 @@ addr = _addprod(
         S((make((2, 1)), make((2,)), make((0,)))),
     ],
     None, prepare=_addr_prepare, inplace=False,
+    layout=preserve,  # a TensorIterator over input and the outer product in PyTorch
 )  # fmt: skip
 
 
