@@ -312,6 +312,7 @@ def run_kernel(op, arrays: list, attrs: dict):
     if _cuda_used[0]:
         xp = _backend(arrays)
     odt = None
+    inputs = arrays
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
     if xp is not np:
@@ -336,11 +337,15 @@ def run_kernel(op, arrays: list, attrs: dict):
             out = _as_array(xp, out)
         if odt is not None and out.dtype != odt:
             out = out.astype(odt)
+        if op.layout is not None:
+            out = op.layout(out, inputs, attrs)
         return out
     outs = []
     for o in out:
         if type(o) is not _ndarray:
             o = _as_array(xp, o)
+        if op.layout is not None:
+            o = op.layout(o, inputs, attrs)
         outs.append(o)
     return tuple(outs)
 

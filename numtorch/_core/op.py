@@ -27,6 +27,7 @@ import numpy as np
 
 from . import dtype as dt
 from .inplace import run_inplace
+from .layout import contiguous
 from .no_kernel import GAPS, NoKernel
 from .tensor import Tensor
 
@@ -154,7 +155,7 @@ class Op:
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
         "test", "saves", "composite", "impl", "recorder", "node_cls", "number_edges", "dense",
-        "pieces", "no_kernel",
+        "pieces", "no_kernel", "layout",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -190,6 +191,7 @@ def defop(
     inplace: Sequence[str] | bool = (),
     sizes: bool = False,
     register: bool = True,
+    layout: Callable | None = contiguous,
 ) -> Op:
     """Declare an operator.
 
@@ -216,6 +218,9 @@ def defop(
     in-place writes through it).
     ``number_edges``: a number operand stands for a 0-d tensor, which has an edge (None, 0)
     in the node (PyTorch's add, sub, mul, div); otherwise numbers have no edge.
+    ``layout(out, inputs, attrs) -> out``: the result's strides as PyTorch's kernel gives them
+    (``numtorch._core.layout``: contiguous unless said otherwise, as PyTorch's kernels
+    allocate theirs; a view's are the view's; None: the kernel's own).
     """
     op = Op.__new__(Op)
     params = list(inspect.signature(kernel).parameters.values())[1:]
@@ -248,6 +253,7 @@ def defop(
     op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
     op.view = view
     op.pieces = pieces
+    op.layout = None if view else layout
     declared = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
     op.no_kernel = declared + GAPS.get(name, ())  # and PyTorch's table (no_kernel.py)
     op.prepare = _refusing(prepare, op.no_kernel, nin) if op.no_kernel else prepare
@@ -315,6 +321,7 @@ def composite(
     test: dict | None = None,
     methods: Sequence[str] | bool = (),
     no_kernel: NoKernel | Sequence[NoKernel] = (),
+    layout: Callable | None = None,
 ) -> Callable:
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
@@ -322,7 +329,9 @@ def composite(
     usable as a decorator: ``@composite(samples=...)``. ``name`` (default: the function's)
     is its name in the registry, ``api`` its public path (default: the name).
     ``no_kernel``: the dtypes PyTorch's own kernel for the function refuses (``NoKernel``,
-    over the required positional arguments); the function returned then checks them first."""
+    over the required positional arguments); the function returned then checks them first.
+    ``layout=contiguous`` (``numtorch._core.layout``): PyTorch's kernel for the function
+    allocates a contiguous result, so a result laid out otherwise is made contiguous."""
 
     def declare(fn: Callable) -> Callable:
         op_name = name or fn.__name__
@@ -332,6 +341,10 @@ def composite(
         refusals = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
         if refusals:
             fn = _refusing_fn(fn, refusals, tuple(p.name for p in required))
+        if layout is not None:
+            if layout is not contiguous:
+                raise ValueError(f"{op_name}: a composite's layout can only be contiguous")
+            fn = _contiguous_fn(fn)
         op = Op.__new__(Op)
         op.name, op.kernel, op.fn, op.composite = op_name, None, fn, True
         op.impl = op.recorder = None
@@ -342,7 +355,7 @@ def composite(
         op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
-        op.pieces, op.no_kernel = None, refusals
+        op.pieces, op.no_kernel, op.layout = None, refusals, None
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or op_name, oracle, None
         op.node_cls, op.number_edges, op.dense = None, False, False
@@ -353,6 +366,24 @@ def composite(
         return fn
 
     return declare if fn is None else declare(fn)
+
+
+def _contiguous_fn(fn: Callable) -> Callable:
+    """``fn`` with its tensor results made contiguous (differentiably)."""
+
+    @functools.wraps(fn)
+    def laid_out(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, Tensor):
+            return out if out.is_contiguous() else out.contiguous()
+        if isinstance(out, tuple) and not hasattr(out, "_fields"):
+            return tuple(
+                o.contiguous() if isinstance(o, Tensor) and not o.is_contiguous() else o
+                for o in out
+            )
+        return out
+
+    return laid_out
 
 
 def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str, ...]):

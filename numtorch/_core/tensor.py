@@ -11,6 +11,7 @@ import numpy as np
 from . import dtype as dt
 from . import upcalls
 from .device import CPU, device_of
+from .layout import empty_strides
 
 
 class Size(tuple):
@@ -118,7 +119,11 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim: int | None = None):
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        a = self._data
+        if a.size == 0 and not any(a.strides):  # NumPy gives an empty array no strides
+            st = empty_strides(a.shape)
+        else:
+            st = tuple(s // a.itemsize for s in a.strides)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:

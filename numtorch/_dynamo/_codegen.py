@@ -12,7 +12,6 @@ from .._core.device import xp_of
 from .._core.dispatch import internal_overlap, run_kernel
 from .._core.tensor import _make
 from ..autograd import engine
-from ..ops.reduction import _c_order
 from ._trace import _Slot
 
 
@@ -97,7 +96,6 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     env: dict = {"rk": run_kernel, "np": np, "_call": _call, "_commit": _commit, **RUNTIME}
     env["_fresh"] = _fresh
     env["_add_into"] = _add_into
-    env["_c_order"] = _c_order
     consts: dict = {}
 
     def const(v, kind: str = "c") -> str:
@@ -129,14 +127,20 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
         if kind == "op":
             _, op, refs, attrs, outs, plain, scalars, expr = ins
             lhs = ", ".join(f"s{o}" for o in outs) + ("," if op.nout != 1 else "")
-            if expr is not None:
-                body.append(f"{lhs} = " + expr.format(*(ref(r) for r in refs)))
-            elif plain:
-                args = "".join(", " + ref(r) for r in refs)
-                kw = f", **{const(attrs, 'attrs')}" if attrs else ""
-                body.append(f"{lhs} = {const(op.kernel, _ident(op.name))}(np{args}{kw})")
+            if expr is not None or plain:
+                if expr is not None:
+                    call = expr.format(*(ref(r) for r in refs))
+                else:
+                    args = "".join(", " + ref(r) for r in refs)
+                    kw = f", **{const(attrs, 'attrs')}" if attrs else ""
+                    call = f"{const(op.kernel, _ident(op.name))}(np{args}{kw})"
+                body.append(f"{lhs} = {call}")
                 for o in scalars:  # a 0-d result may come back as a NumPy scalar
                     body.append(f"s{o} = np.asarray(s{o})")
+                if op.layout is not None:  # the strides run_kernel gives the result
+                    lay, args = const(op.layout, "layout"), "[" + ", ".join(map(ref, refs)) + "]"
+                    for o in outs:
+                        body.append(f"s{o} = {lay}(s{o}, {args}, {const(attrs, 'attrs')})")
             else:
                 args = ", ".join(ref(r) for r in refs)
                 body.append(

@@ -42,7 +42,7 @@ def _sum_to_size(attrs: dict, ins: list) -> str | None:
     )
     if not axes:
         return "{0}.copy()"
-    out = f"_c_order({{0}}.sum(axis={axes}, keepdims=True))"
+    out = f"{{0}}.sum(axis={axes}, keepdims=True)"
     return f"{out}.reshape({size})" if lead else out
 
 

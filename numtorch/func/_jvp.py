@@ -141,12 +141,34 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
 
 def _like(t, primal):
     """A tangent in its primal's dtype (an op's formula may compute it wider, e.g. the
-    input's dtype under ``dtype=``); a complex tangent of a real primal is left to fail."""
+    input's dtype under ``dtype=``) and layout; a complex tangent of a real primal is left
+    to fail."""
     if isinstance(t, Tensor) and t.dtype != primal.dtype:
         if t.dtype.is_complex and not primal.dtype.is_complex:
             return t
-        return t.to(primal.dtype)
-    return t
+        t = t.to(primal.dtype)
+    return laid_out_as(t, primal)
+
+
+def laid_out_as(t, primal):
+    """A tangent with its primal's strides where the primal is dense, as PyTorch copies a
+    forward gradient whose layout differs from its primal's (so that ``.view()`` works on
+    both or on neither)."""
+    if not isinstance(t, Tensor) or t.shape != primal.shape:
+        return t
+    if primal.is_contiguous():
+        return t if t.is_contiguous() else t.contiguous()
+    ps, ts, shape = primal.stride(), t.stride(), primal.shape
+    if all(a == b or n == 1 for a, b, n in zip(ps, ts, shape)):
+        return t
+    order = sorted(range(len(shape)), key=lambda d: -ps[d])  # outermost first
+    step = 1
+    for d in reversed(order):
+        if shape[d] != 1 and ps[d] != step:
+            return t  # not dense (a view of a larger tensor): the tangent keeps its own
+        step *= shape[d]
+    inverse = sorted(range(len(order)), key=order.__getitem__)
+    return t.permute(*order).contiguous().permute(*inverse)
 
 
 def _requires_grad(op, args) -> bool:
@@ -220,7 +242,8 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     for p, t in zip(flat_p, flat_t):
         check_dual(p, t)
     with JvpInterpreter() as interp:
-        out = func(*tree_unflatten([interp.wrap(p, t) for p, t in zip(flat_p, flat_t)], spec))
+        duals = [interp.wrap(p, laid_out_as(t, p)) for p, t in zip(flat_p, flat_t)]
+        out = func(*tree_unflatten(duals, spec))
         out, aux = split_aux(out, has_aux, _JVP)
         if has_aux:
             aux = tree_map(lambda x: interp.unwrap(x)[0], aux)

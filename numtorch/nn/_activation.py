@@ -18,6 +18,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.inplace import run_inplace
+from .._core.layout import contiguous
 from .._core.op import ELEMENTWISE, ErrorInput, Op, composite
 from .._core.tensor import Tensor, wrap_dim
 from ..ops import unary as _unary
@@ -429,6 +430,7 @@ def _logsigmoid_samples(make):
 logsigmoid = _act(
     "log_sigmoid", _log_sigmoid, lambda g, input: g * (-input).sigmoid(),
     kernel_name="log_sigmoid_cpu", api="logsigmoid", samples=_logsigmoid_samples,
+    layout=contiguous,  # PyTorch's log_sigmoid_forward allocates its result (and buffer)
 ).fn  # fmt: skip
 
 
@@ -558,7 +560,7 @@ def _rrelu_errors(make):
 
 @composite(
     samples=_act_samples(options=[((0.1, 0.5), {}, (0.0,)), ((), {"training": False}, (0.0,))]),
-    error_samples=_rrelu_errors, api="nn.functional.rrelu",
+    error_samples=_rrelu_errors, api="nn.functional.rrelu", layout=contiguous,
 )  # fmt: skip
 def rrelu(
     input: Tensor,

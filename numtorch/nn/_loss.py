@@ -21,6 +21,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.inplace import cast_error
+from .._core.layout import follow_inputs
 from .._core.op import ELEMENTWISE, LINEAR, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import elementwise, front
@@ -559,7 +560,7 @@ def _bce(xp, input, target):
 # A primitive for PyTorch's gradient, finite where an input is exactly 0 or 1 (a saturated
 # sigmoid), where the clamped logs' derivative is 0 / 0.
 bce_pointwise = defop(
-    "_bce_pointwise", _bce, nin=2, batch_rule=elementwise(), jvp=ELEMENTWISE,
+    "_bce_pointwise", _bce, nin=2, batch_rule=elementwise(), jvp=ELEMENTWISE, layout=follow_inputs,
     vjp=(
         lambda g, input, target: g * (input - target) / (input * (1 - input)).clamp_min(1e-12),
         lambda g, input: -g * input.logit(),

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.layout import contiguous
 from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -254,6 +255,7 @@ _BN_NO_KERNEL = NoKernel("bic", "batch_norm", inputs=(0,), when=lambda ins, at: 
 batch_norm = composite(
     batch_norm, samples=_bn_samples, error_samples=_bn_errors,
     api="nn.functional.batch_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
+    layout=contiguous,
 )  # fmt: skip
 
 
@@ -338,6 +340,7 @@ def _in_errors(make):
 instance_norm = composite(
     instance_norm, samples=_in_samples, error_samples=_in_errors,
     api="nn.functional.instance_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
+    layout=contiguous,
 )  # fmt: skip
 
 
@@ -479,7 +482,7 @@ def _rms_errors(make):
 
 rms_norm = composite(
     rms_norm, samples=_rms_samples, error_samples=_rms_errors, api="nn.functional.rms_norm",
-    no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)),
+    no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)), layout=contiguous,
 )  # fmt: skip
 
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.layout import contiguous
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import along_dims, front, lshape, materialize
@@ -926,6 +927,7 @@ def _shuffle_factor(input: Tensor, r: int, name: str, what: str) -> int:
     samples=_shuffle_samples,
     error_samples=_shuffle_errors("pixel_shuffle", "upscale_factor"),
     api="nn.functional.pixel_shuffle",
+    layout=contiguous,
 )
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) to (*, C, H r, W r)."""
@@ -946,6 +948,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     samples=_unshuffle_samples,
     error_samples=_shuffle_errors("pixel_unshuffle", "downscale_factor"),
     api="nn.functional.pixel_unshuffle",
+    layout=contiguous,
 )
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) to (*, C r^2, H, W)."""
@@ -1000,6 +1003,7 @@ def _channel_shuffle_errors(make):
     samples=_channel_shuffle_samples,
     error_samples=_channel_shuffle_errors,
     api="nn.functional.channel_shuffle",
+    layout=contiguous,
 )
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Dim 1's C channels as (groups, C / groups) read out transposed: each group's k-th

@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import OUT_OVERLAP_OPS, broadcast_mismatch
+from .._core.layout import follow_inputs
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -225,6 +226,7 @@ def elementwise_op(
         kernel = silent(kernel)
     kw.setdefault("out", True)
     kw.setdefault("batch_rule", elementwise())
+    kw.setdefault("layout", follow_inputs)
     methods = kw.setdefault("methods", True)
     if kw.get("inplace", True) is True:
         kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else methods

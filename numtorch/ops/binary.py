@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch
+from .._core.layout import number_first_contiguous
 from .._core.op import ErrorInput, NoKernel, composite, tensor_methods, zero_term
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -322,6 +323,7 @@ def _pow_errors(make):
 pow = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
     samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
+    layout=number_first_contiguous,
     # a bool exponent given as a Python bool is no computation (x ** True is x)
     no_kernel=NoKernel(
         "b", "pow", when=lambda arrays, attrs: not isinstance(arrays[1], bool),
@@ -357,6 +359,7 @@ float_power = binary(
     "float_power", lambda xp, input, exponent: xp.power(input, exponent),
     (_pow_dbase, _pow_dexp), ELEMENTWISE, prepare=_prep_float_power, inplace=False,
     samples=_pow_samples, dtypes=FLOATS_INT, node_name="PowBackward1", ieee=True,
+    layout=number_first_contiguous,
 )  # fmt: skip
 
 

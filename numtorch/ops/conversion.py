@@ -6,6 +6,7 @@ import builtins
 
 from .._core import dtype as dt
 from .._core.device import device as Device
+from .._core.layout import preserve
 from .._core.op import LINEAR, defop, tensor_methods
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -38,8 +39,10 @@ def _clone_rule(vmap, args, bdims, attrs):
 
 clone = defop(
     "clone",
-    # PyTorch's preserve_format keeps a dense input's strides (NumPy's order "K")
-    lambda xp, x, *, memory_format=None: x.copy(order="C" if memory_format == _C_ORDER else "K"),
+    # PyTorch's preserve_format: empty_like's layout
+    lambda xp, x, *, memory_format=None: (
+        x.copy(order="C") if memory_format == _C_ORDER else preserve(x.copy(order="K"), (x,))
+    ),
     vjp=lambda g: g,
     jvp=LINEAR,
     samples=lambda make: [
@@ -49,6 +52,7 @@ clone = defop(
     ],
     batch_rule=_clone_rule,
     methods=True,
+    layout=None,
 )
 
 

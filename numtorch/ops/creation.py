@@ -13,6 +13,7 @@ from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import alloc_failed, check_alloc, dispatch
+from .._core.layout import preserve
 from .._core.op import defop, tensor_methods
 from .._core.tensor import Size, Tensor, _make
 from ..testing.samples import S
@@ -152,12 +153,20 @@ def _from_nested(data):
     return data
 
 
+def _copy_like(a: np.ndarray, npd) -> np.ndarray:
+    """A copy of an array laid out as PyTorch's ``tensor`` copies one (``empty_like``'s
+    layout: a dense array's strides kept; negative strides give a contiguous copy)."""
+    if a.flags.c_contiguous or any(s < 0 for s in a.strides):
+        return np.array(a, dtype=npd, order="C")
+    return preserve(np.array(a, dtype=npd, order="K"), (a,))
+
+
 def tensor(
     data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False
 ) -> Tensor:
     """A new tensor holding a copy of `data`."""
     if isinstance(data, Tensor):
-        arr = np.array(data.numpy(force=True), order="C")
+        arr = _copy_like(data.numpy(force=True), None)
         if dtype is not None:
             arr = arr.astype(dt.to_dtype(dtype).np)
         return _finish(arr, requires_grad, device)
@@ -165,7 +174,7 @@ def tensor(
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
         npd = dt.to_dtype(dtype).np if dtype is not None else data.dtype
-        arr = np.array(data, dtype=npd, order="C")  # contiguous, as torch.tensor copies
+        arr = _copy_like(data, npd)
     else:
         data = _from_nested(data)
         npd = dt.to_dtype(dtype).np if dtype is not None else _infer_np_dtype(data)
@@ -297,7 +306,7 @@ def _full_like_samples(make):
 
 full_like_op = defop(
     "full_like", _full_like_kernel, nin=1, api="full_like",
-    batch_rule=rule_generator(_keep_batch)(), samples=_full_like_samples,
+    batch_rule=rule_generator(_keep_batch)(), samples=_full_like_samples, layout=preserve,
 )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import _VMAP_READ, broadcast_mismatch, dispatch
 from .._core.inplace import check_inplace, check_operands, run_inplace
+from .._core.layout import column_major, contiguous, preserve, relayout
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
@@ -721,11 +722,45 @@ def _index_errors(make):
     )  # fmt: skip
 
 
+def _index_layout(out, inputs, attrs):
+    """PyTorch's layout of an advanced-indexing result: a TensorIterator over the input
+    restrided by the indices (their dims in the input's place, or in front when the
+    indexed dims are apart) and the index tensors."""
+    x, indices, dims = inputs[0], inputs[1], attrs["dims"]
+    if x.flags.c_contiguous or type(out) is not np.ndarray or out.size <= 1:
+        return contiguous(out)
+    if any(not hasattr(t, "dtype") or t.dtype.kind == "b" for t in indices):
+        return contiguous(out)  # masks: PyTorch indexes with their nonzero positions
+    bshape = np.broadcast_shapes(*(t.shape for t in indices))
+    if list(dims) == list(range(dims[0], dims[0] + len(dims))):
+        before = list(range(dims[0]))
+    else:
+        before = []  # the indexed dims go in front
+    after = [d for d in range(x.ndim) if d not in dims and d not in before]
+    n = len(bshape)
+    src = (
+        tuple(x.shape[d] for d in before) + bshape + tuple(x.shape[d] for d in after),
+        tuple(x.strides[d] for d in before) + (0,) * n + tuple(x.strides[d] for d in after),
+    )
+    if src[0] != out.shape:
+        return contiguous(out)
+    ops = [src]
+    for t in indices:
+        pad = n - t.ndim
+        ops.append(
+            (
+                (1,) * (len(before) + pad) + t.shape + (1,) * len(after),
+                (0,) * (len(before) + pad) + t.strides + (0,) * len(after),
+            )
+        )
+    return relayout(out, ops)
+
+
 index_op = defop(
     "index", _index, nin=2, list_inputs=(1,),
     vjp=(lambda g, indices, dims, shape: index_put_op.fn(zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
     jvp=LINEAR, api="Tensor.__getitem__", samples=_index_samples, error_samples=_index_errors,
-    batch_rule=_index_rule,
+    batch_rule=_index_rule, layout=_index_layout,
 )  # fmt: skip
 
 
@@ -757,7 +792,7 @@ index_put_op = defop(
     "index_put", _index_put, nin=3, list_inputs=(1,),
     vjp=(_index_put_vjp_input, None, lambda g, indices, dims: index_op.fn(g, indices, dims, tuple(g.shape))),
     jvp=LINEAR, samples=_index_put_samples, error_samples=_index_put_errors,
-    batch_rule=_index_put_rule,
+    batch_rule=_index_put_rule, layout=preserve,
 )  # fmt: skip
 
 
@@ -1011,7 +1046,7 @@ copy = defop(
     api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="torch::autograd::CopyBackwards", grad_args=(1,),
     test={"no_grad_test": True}, batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
-    inplace=True,
+    inplace=True, layout=preserve,
 )  # fmt: skip
 
 
@@ -1042,7 +1077,7 @@ fill = defop(
     batch_rule=_fill_rule,
     samples=lambda make: [S((make((2, 3)), 1.5)), S((make((2, 3)), make(()))), S((make(()), 2))],
     error_samples=lambda make: [ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")],
-    inplace=True,
+    inplace=True, layout=preserve,
 )  # fmt: skip
 
 
@@ -1755,7 +1790,7 @@ def _index_fill(xp, input, index, value, dim):
 
 
 index_fill_op = defop(
-    "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"),
+    "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"), layout=preserve,
     vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
     jvp=LINEAR,
     samples=lambda make: [
@@ -1936,7 +1971,7 @@ def _put(xp, input, index, source, accumulate=False):
 
 
 put_op = defop(
-    "put", _put, nin=3, batch_rule=_put_rule,
+    "put", _put, nin=3, batch_rule=_put_rule, layout=preserve,
     vjp=(
         lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, zeros(index.shape, dtype=g.dtype, device=g.device), False),
         None, lambda g, index, source: g.take(index).reshape(source.shape),
@@ -2286,7 +2321,7 @@ def _nonzero_samples(make):
 
 nonzero_op = defop(
     "nonzero", _argwhere, samples=_nonzero_samples, batch_rule=dynamic_shape(),
-    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"},
+    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"}, layout=column_major,
 )  # fmt: skip
 
 
@@ -2311,6 +2346,7 @@ argwhere = defop(
     batch_rule=dynamic_shape(),
     test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"},
     methods=True,
+    layout=column_major,
 )
 
 

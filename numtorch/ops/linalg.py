@@ -15,6 +15,7 @@ from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import broadcast_mismatch, dispatch
 from .._core.inplace import run_inplace
+from .._core.layout import column_major, contiguous, preserve
 from .._core.op import LINEAR, NoKernel, bilinear_jvp, composite, defop, named, tensor_methods
 from .._core.tensor import Tensor, wrap_dim, wrap_dims
 from ..testing.samples import ErrorInput as E
@@ -1042,13 +1043,14 @@ def _addprod_rule(op, prod_fn):
 
 def _addprod(
     name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool=None,
-    check=None, prepare=None, inplace=True,
+    check=None, prepare=None, inplace=True, layout=contiguous,
 ):  # fmt: skip
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
     ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
-    the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes.
+    the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes;
+    ``layout`` the result's (``numtorch._core.layout``).
     """
     m1n, m2n = names
 
@@ -1083,7 +1085,7 @@ def _addprod(
             "b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size,
             first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
         ),
-        samples=samples, out=True, methods=True, inplace=inplace,
+        samples=samples, out=True, methods=True, inplace=inplace, layout=layout,
     )  # fmt: skip
 
 
@@ -1203,6 +1205,7 @@ addr = _addprod(
         S((make((2, 1)), make((2,)), make((0,)))),
     ],
     None, prepare=_addr_prepare, inplace=False,
+    layout=preserve,  # a TensorIterator over input and the outer product in PyTorch
 )  # fmt: skip
 
 
@@ -1518,8 +1521,14 @@ def _solve_rule(vmap, args, bdims, attrs):
     return (X.squeeze(-1) if vec else X), 0
 
 
+def _solve_layout(out, inputs, attrs):
+    """X column by column, as LAPACK leaves it; for XA = B, the transpose of such an X."""
+    return column_major(out) if attrs.get("left", True) else contiguous(out)
+
+
 linalg_solve = defop(
     "linalg_solve", _solve, vjp=(_solve_vjp_A, _solve_vjp_B), jvp=_solve_jvp,
+    layout=_solve_layout,
     prepare=_float_only("linalg.solve"), batch_rule=_solve_rule, api="linalg.solve", out=True,
     samples=lambda make: [
         S((_wc(make, (3, 3)), make((3, 2)))),
@@ -1543,6 +1552,7 @@ def _inv(xp, A):
 
 linalg_inv = defop(
     "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
+    layout=column_major,
     jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
     batch_rule=stacked("linalg.inv"),
     api="linalg.inv", out=True, node_name="LinalgInvExBackward0",  # PyTorch's inv runs inv_ex
@@ -1718,6 +1728,7 @@ def _solve_tri_jvp(tA, tB, A, result, upper, left, unitriangular):
 
 linalg_solve_triangular = defop(
     "linalg_solve_triangular", _solve_tri_kernel, nin=2,
+    layout=column_major,
     vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
     prepare=_float_only("linalg.solve_triangular"), batch_rule=_solve_tri_rule,
     no_kernel=NoKernel(
@@ -1768,6 +1779,7 @@ def _cholesky_jvp(t, result, upper):
 
 linalg_cholesky = defop(
     "linalg_cholesky", _cholesky_kernel, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
+    layout=column_major,
     prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky"),
     api="linalg.cholesky", out=True,
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
@@ -1860,6 +1872,7 @@ def _not_pd(make, shape):
 
 linalg_inv_ex = defop(
     "linalg_inv_ex", _inv_ex, nout=2, ndiff=1,
+    layout=column_major,
     vjp=lambda g, result: -(result[0].mT @ g @ result[0].mT),
     jvp=lambda t, result: -(result[0] @ t @ result[0]), prepare=_float_only("linalg.inv"),
     batch_rule=stacked("linalg.inv_ex"), api="linalg.inv_ex",
@@ -1875,6 +1888,7 @@ linalg_inv_ex = defop(
 )  # fmt: skip
 linalg_cholesky_ex = defop(
     "linalg_cholesky_ex", _cholesky_ex, nout=2, ndiff=1,
+    layout=column_major,
     vjp=lambda g, result, upper: _cholesky_vjp(g, result[0], upper),
     jvp=lambda t, result, upper: _cholesky_jvp(t, result[0], upper),
     prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky_ex"),
@@ -2049,6 +2063,7 @@ def _qr_jvp(t, A, result, mode):
 
 linalg_qr = defop(
     "linalg_qr", _qr_kernel, nin=1, nout=2, ndiff=2, vjp=_qr_vjp, jvp=_qr_jvp,
+    layout=column_major,
     prepare=_float_only("linalg.qr"), batch_rule=_qr_rule, api="linalg.qr",
     samples=lambda make: [
         S((_wc(make, (3, 3)),)), S((make((4, 3)),)), S((make((2, 4, 2)),), {"mode": "reduced"}),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import inspect
 import math
 import warnings
@@ -15,6 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch, values_hidden
+from .._core.layout import contiguous, preserve
 from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods, undefined_grads
 from .._core.tensor import check_unique_dims, wrap_dim
 from ..testing.samples import ErrorInput, S
@@ -73,28 +73,9 @@ def count(shape, dim) -> int:
     return math.prod(shape[d] for d in dims_of(dim, len(shape)))
 
 
-def _dense(kernel: Callable) -> Callable:
-    """The kernel with C-contiguous outputs: a reduction, scan or softmax over a permuted
-    input gives a contiguous result in PyTorch (NumPy keeps the input's axis order)."""
-
-    @functools.wraps(kernel)
-    def dense(xp, *args, **kw):
-        out = kernel(xp, *args, **kw)
-        if isinstance(out, tuple):
-            return tuple(_c_order(o) for o in out)
-        return _c_order(out)
-
-    return dense
-
-
-def _c_order(a):
-    flags = getattr(a, "flags", None)
-    return a if flags is None or flags.c_contiguous else a.copy()
-
-
-def defop(name: str, kernel: Callable, **kw) -> Op:
-    """``_core.op.defop`` for this module's ops: their outputs are contiguous."""
-    return _op.defop(name, _dense(kernel), **kw)
+# Reductions, scans and softmax give contiguous results (defop's default layout; NumPy
+# keeps a permuted input's axis order, PyTorch does not).
+defop = _op.defop
 
 
 def _nonempty(name: str, x, dims, what: str = "") -> None:
@@ -1501,7 +1482,12 @@ def _sort_samples(make):
 
 
 sort_op = _indexed_op(
-    "sort", _sort, samples=_sort_samples, error_samples=_err_dim(), test={"dtypes": FLOATS_INT}
+    "sort",
+    _sort,
+    samples=_sort_samples,
+    error_samples=_err_dim(),
+    test={"dtypes": FLOATS_INT},
+    layout=preserve,
 )
 argsort = defop(
     "argsort",
@@ -1512,6 +1498,7 @@ argsort = defop(
     test={"dtypes": FLOATS_INT},
     batch_rule=_DIMS,
     methods=True,
+    layout=preserve,
 )
 
 
@@ -1865,7 +1852,9 @@ def _renorm_errors(make):
     yield ErrorInput(S((make((2, 3)), 2, 2, 1.0)), IndexError, "Dimension out of range")
 
 
-@_op.composite(samples=_renorm_samples, error_samples=_renorm_errors, methods=True)
+@_op.composite(
+    samples=_renorm_samples, error_samples=_renorm_errors, methods=True, layout=contiguous
+)
 def renorm(input, p, dim: int, maxnorm, *, out=None):
     """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to that norm."""
     if p <= 0:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._core.dispatch import check_alloc
 from .._core.dtype import not_implemented
+from .._core.layout import preserve
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
 from .._core.tensor import check_unique_dims, wrap_dim, wrap_dims
 from ..testing.samples import S
@@ -407,6 +408,7 @@ flip = defop(
     "flip",
     _flip,
     nin=1,
+    layout=preserve,
     vjp=lambda g, dims: g.flip(dims),
     jvp=LINEAR,
     batch_rule=dims_rule(),
@@ -535,7 +537,15 @@ def _rot90_dims(dims, ndim: int) -> tuple[int, int]:
 
 
 def _rot90(xp, input, k=1, dims=(0, 1)):
-    return xp.rot90(input, k, _rot90_dims(dims, input.ndim)).copy()
+    # PyTorch's layout: a flip (laid out as the input) seen transposed for an odd k; a
+    # contiguous copy for k = 0
+    d0, d1 = _rot90_dims(dims, input.ndim)
+    k %= 4
+    if k == 0:
+        return input.copy(order="C")
+    flipped = xp.flip(input, (d0, d1) if k == 2 else d1 if k == 1 else d0)
+    out = preserve(flipped.copy(order="K"), (input,))
+    return out if k == 2 else out.swapaxes(d0, d1)
 
 
 def _rot90_rule(vmap, args, bdims, attrs):
@@ -551,6 +561,7 @@ rot90 = defop(
     vjp=lambda g, k, dims: g.rot90(-k, dims),
     jvp=LINEAR,
     batch_rule=_rot90_rule,
+    layout=None,
     samples=lambda make: [
         S((make((2, 3)),)),
         S((make((2, 3, 4)), 2, (2, 0))),

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._core.layout import contiguous
 from .._core.op import ELEMENTWISE, ErrorInput
 from ..testing.samples import S
 from ._families import FLOATS_INT, silent, unary, unary_samples
@@ -126,6 +127,7 @@ def _mvlgamma_samples(make):
 
 mvlgamma = unary(
     "mvlgamma", silent(_mvlgamma), _mvlgamma_grad, ELEMENTWISE, nin=1, dtypes=FLOATS_INT,
+    layout=contiguous,  # not a TensorIterator kernel in PyTorch
     samples=_mvlgamma_samples,
     error_samples=lambda make: [
         ErrorInput(S((make((3,), 1.0, 2.0), 0)), RuntimeError, "p has to be greater than or equal to 1")

@@ -227,7 +227,7 @@ unflatten = view_op(
 
 
 def _ravel(xp, input):
-    return input.reshape(-1)
+    return xp.ascontiguousarray(input).reshape(-1)  # PyTorch: contiguous().view(-1)
 
 
 ravel = view_op(

@@ -1,0 +1,147 @@
+"""Result layouts (strides) as PyTorch gives them.
+
+A result's values do not depend on its strides, but ``.view()``, ``.is_contiguous()``,
+``.stride()`` and in-place writes through later views do, so every op's result takes the
+layout PyTorch's kernel gives it. Three rules cover most ops (``Op.layout``; the default
+is ``contiguous``, a view op's layout is the view's):
+
+- ``follow_inputs`` (elementwise ops, PyTorch's TensorIterator): the result's dims are
+  ordered in memory as the inputs' are, the first input that tells deciding (broadcast
+  dims tell nothing, equal strides are broken by size); contiguous when the inputs are.
+- ``preserve`` (``*_like``, clone, ops that write into a copy of their input: PyTorch's
+  ``memory_format=torch.preserve_format``): the same rule over the first input alone.
+- ``contiguous`` (kernels that allocate their result themselves, e.g. cat, gather,
+  reductions).
+
+and two special ones: ``column_major`` (linalg results, as LAPACK leaves them) and
+``number_first_contiguous`` (pow with a Python number base).
+
+NumPy's own ``order="K"`` is close to the first rule, but puts a broadcast (stride-0) dim
+innermost and is lost by casts and composite kernels. Each rule costs one contiguity flag
+per array when the inputs are contiguous; the rest runs for non-contiguous inputs only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_nd = np.ndarray
+
+
+def dense_order(shape: tuple, operands) -> list:
+    """PyTorch's TensorIterator dim order (innermost first) for a result of ``shape``:
+    ``operands`` are (shape, strides) pairs, aligned to the right of ``shape``."""
+    n = len(shape)
+    strides = []
+    for osh, ost in operands:
+        off = n - len(osh)
+        st = [0] * off
+        for i, (m, s) in enumerate(zip(osh, ost)):
+            st.append(0 if m == 1 and shape[off + i] != 1 else s)
+        strides.append(st)
+
+    def swap(d0: int, d1: int) -> int:
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:  # broadcast: tells nothing
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(n - 1, -1, -1))
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def relayout(out, operands):
+    """``out`` (a NumPy array) with PyTorch's dense layout for ``operands`` (itself when it
+    has it). GPU results keep their kernel's layout."""
+    shape = out.shape
+    perm = dense_order(shape, operands)
+    want = [0] * len(shape)
+    step = out.itemsize
+    for d in perm:
+        want[d] = step
+        step *= shape[d]
+    if all(w == s or n == 1 for w, s, n in zip(want, out.strides, shape)):
+        return out
+    outer = perm[::-1]
+    res = np.empty([shape[d] for d in outer], out.dtype).transpose(np.argsort(outer))
+    res[...] = out
+    return res
+
+
+def follow_inputs(out, inputs, attrs=None):
+    """An elementwise result laid out as PyTorch's TensorIterator lays it out for
+    ``inputs`` (arrays and Python numbers). Contiguous inputs give NumPy's ufuncs a
+    contiguous result, as PyTorch's: one flag per input."""
+    for a in inputs:
+        if type(a) is _nd and not a.flags.c_contiguous:
+            break
+    else:
+        return out
+    if type(out) is not _nd or out.size <= 1:
+        return out
+    return relayout(out, [(a.shape, a.strides) for a in inputs if type(a) is _nd and a.ndim])
+
+
+def preserve(out, inputs, attrs=None):
+    """A result laid out as ``torch.empty_like(inputs[0])``: ``preserve_format``."""
+    a = inputs[0]
+    if type(out) is not _nd or out.size <= 1:
+        return out
+    if out.flags.c_contiguous and (type(a) is not _nd or a.flags.c_contiguous):
+        return out
+    if type(a) is not _nd or a.shape != out.shape:
+        return contiguous(out)
+    return relayout(out, [(a.shape, a.strides)])
+
+
+def contiguous(out, inputs=None, attrs=None):
+    """A result PyTorch allocates contiguous."""
+    return out if out.flags.c_contiguous else out.copy(order="C")
+
+
+def empty_strides(shape: tuple) -> tuple:
+    """PyTorch's strides of a contiguous tensor of ``shape`` (in elements; a size-0 dim
+    counts as 1)."""
+    st = []
+    step = 1
+    for n in reversed(shape):
+        st.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(st))
+
+
+def number_first_contiguous(out, inputs, attrs=None):
+    """``follow_inputs``, but contiguous when the first operand is a Python number
+    (PyTorch's ``pow(Scalar, Tensor)`` allocates its result)."""
+    if isinstance(inputs[0], (int, float, complex)):
+        return contiguous(out)
+    return follow_inputs(out, inputs)
+
+
+def column_major(out, inputs=None, attrs=None):
+    """A batch of matrices each stored column by column (LAPACK's layout, which PyTorch's
+    linalg results keep); a result of fewer than 2 dims contiguous."""
+    if type(out) is not _nd:
+        return out
+    if out.ndim < 2:
+        return contiguous(out)
+    t = out.swapaxes(-1, -2)
+    if t.flags.c_contiguous:
+        return out
+    return t.copy(order="C").swapaxes(-1, -2)

@@ -1,0 +1,367 @@
+"""Result layouts against PyTorch: every op of the op database on its samples made
+non-contiguous (transposed, permuted, stepped, expanded), comparing each result's strides
+and ``is_contiguous()`` with PyTorch's, and regression tests of the layout causes found by
+the random-program fuzzer.
+
+Strides are compared on the dims of size > 1 (a size-1 dim never steps through memory,
+and NumPy's relaxed strides give it another number than PyTorch's formula); an empty
+result is compared on its shape and contiguity only. Ops whose layout still differs are
+listed in DIFFERS with the reason: a listed case that matches PyTorch fails until it is
+unlisted.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import numpy as np
+import pytest
+import torch
+from opdb import leaves, ops_with_samples, resolve, samples
+from twolibs import arr, assert_same, assert_same_error
+
+import numtorch as nt
+
+VARIANTS = ("contiguous", "transposed", "permuted", "stepped", "expanded")
+
+
+def _applies(a: np.ndarray, kind: str) -> bool:
+    """Whether ``kind`` lays ``a`` out otherwise than ``tensor(a)`` does."""
+    if kind == "transposed":
+        return a.ndim >= 2
+    if kind == "permuted":
+        return a.ndim >= 3
+    if kind == "stepped":
+        return a.ndim >= 1 and a.shape[-1] > 0
+    if kind == "expanded":  # floats only: repeated indices or lengths mean something else
+        return a.ndim >= 1 and a.shape[0] > 1 and a.dtype.kind == "f"
+    return False
+
+
+def _arrays(x) -> list:
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [a for v in x for a in _arrays(v)]
+    if isinstance(x, dict):
+        return _arrays(list(x.values()))
+    return []
+
+
+def _variant(lib, a: np.ndarray, kind: str):
+    """``a`` as a tensor of ``lib`` laid out as ``kind`` says (the same values, except
+    "expanded", whose dim 0 repeats the first row of a float array)."""
+    if kind == "transposed" and a.ndim >= 2:
+        rev = tuple(range(a.ndim))[::-1]
+        return lib.tensor(np.ascontiguousarray(a.transpose(rev))).permute(rev)
+    if kind == "permuted" and a.ndim >= 3:
+        perm = (*range(1, a.ndim), 0)  # dim 0 innermost in memory
+        inv = tuple(int(i) for i in np.argsort(perm))
+        return lib.tensor(np.ascontiguousarray(a.transpose(perm))).permute(inv)
+    if kind == "stepped" and a.ndim >= 1 and a.shape[-1]:
+        return lib.tensor(np.repeat(a, 2, axis=-1))[..., ::2]
+    if kind == "expanded" and _applies(a, kind):
+        return lib.tensor(np.ascontiguousarray(a[:1])).expand(*a.shape)
+    return lib.tensor(a)
+
+
+def _convert(lib, x, kind):
+    if isinstance(x, np.ndarray):
+        return _variant(lib, x, kind)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_convert(lib, v, kind) for v in x)
+    if isinstance(x, dict):
+        return {k: _convert(lib, v, kind) for k, v in x.items()}
+    if isinstance(x, nt.dtype) and lib is torch:
+        return getattr(torch, x.name)
+    return x
+
+
+def layout(t) -> tuple:
+    """What a result's layout is compared on: shape, strides of its dims of size > 1,
+    contiguity."""
+    strides = None
+    if t.numel():
+        strides = tuple(s if n > 1 else None for s, n in zip(t.stride(), t.shape))
+    return tuple(t.shape), strides, t.is_contiguous()
+
+
+def _layouts(out, kind) -> list:
+    return [layout(o) for o in leaves(out, kind)]
+
+
+def _differences(op, kind: str) -> list:
+    """(sample, numtorch's layouts, PyTorch's) of each sample of op whose results are laid
+    out differently in the two libraries (samples PyTorch refuses are skipped)."""
+    dtype = "float64" if "float64" in op.test.dtypes else op.test.dtypes[0]
+    found = []
+    for s in samples(op, dtype):
+        if kind != "contiguous" and not any(_applies(a, kind) for a in _arrays((s.args, s.kwargs))):
+            continue  # the same layouts as the contiguous variant
+        try:
+            torch.manual_seed(0)
+            ref = resolve(torch, op.oracle or op.api)(
+                *_convert(torch, s.args, kind), **_convert(torch, s.kwargs, kind)
+            )
+        except Exception:  # noqa: BLE001 - a variant PyTorch refuses is no layout case
+            continue
+        try:
+            got = resolve(nt, op.api)(*_convert(nt, s.args, kind), **_convert(nt, s.kwargs, kind))
+        except Exception as e:  # noqa: BLE001 - reported as the difference
+            found.append((s, f"raised {type(e).__name__}: {e}", None))
+            continue
+        mine, theirs = _layouts(got, nt.Tensor), _layouts(ref, torch.Tensor)
+        if mine != theirs:
+            found.append((s, mine, theirs))
+    return found
+
+
+def _each(reason: str, ids: str) -> dict:
+    return dict.fromkeys(ids.split(), reason)
+
+
+# "op:variant" patterns (fnmatch) whose layouts still differ from PyTorch's, with the reason.
+DIFFERS: dict[str, str] = {
+    **_each(
+        "the oracle is Tensor.copy_, which returns self itself (a stepped view's strides); "
+        "numtorch's functional copy returns a new tensor laid out as empty_like(self)",
+        "copy:stepped",
+    ),
+    **_each(
+        "PyTorch's einsum returns a strided view of its bmm result (e.g. 'ii->i' a diagonal "
+        "with stride n + 1); numtorch's is contiguous",
+        "einsum:contiguous einsum:transposed einsum:stepped einsum:expanded",
+    ),
+    **_each(
+        "PyTorch's kron reshapes an elementwise product laid out as its (transposed) inputs; "
+        "numtorch's is contiguous",
+        "kron:transposed",
+    ),
+    **_each(
+        "PyTorch's conj_physical of a real tensor returns an alias with the input's strides; "
+        "numtorch's returns a contiguous copy",
+        "conj_physical:stepped conj_physical:expanded",
+    ),
+    **_each(
+        "PyTorch's unique(dim=) / unique_consecutive(dim=) return the unique slices "
+        "transposed back from their sort (dim innermost); numtorch's are contiguous",
+        "unique_dim:* unique_consecutive:contiguous unique_consecutive:transposed "
+        "unique_consecutive:stepped unique_consecutive:expanded",
+    ),
+    **_each(
+        "PyTorch's CPU convolution backend picks a channels-last result for this float64 "
+        "input; numtorch's is contiguous",
+        "conv2d:contiguous",
+    ),
+    **_each(
+        "PyTorch's max_pool3d keeps a channels-last-3d input's layout (the permuted variant "
+        "is one); numtorch's result is contiguous",
+        "max_pool3d:permuted",
+    ),
+    **_each(
+        "PyTorch's fused GRU cell lays its result out as the transposed hidden state "
+        "(a TensorIterator); numtorch's composite gives it contiguous",
+        "gru_cell:transposed",
+    ),
+}
+
+OPS = [op for op in ops_with_samples() if not op.test.no_oracle]
+CASES = [pytest.param(op, kind, id=f"{op.name}:{kind}") for op in OPS for kind in VARIANTS]
+
+
+def _listed(case_id: str) -> str | None:
+    for pat, why in DIFFERS.items():
+        if fnmatch.fnmatchcase(case_id, pat):
+            return why
+    return None
+
+
+@pytest.mark.parametrize("op,kind", CASES)
+def test_result_layout_matches_torch(op, kind):
+    found = _differences(op, kind)
+    why = _listed(f"{op.name}:{kind}")
+    if why is None:
+        assert not found, "\n".join(f"{s}: numtorch {m} torch {t}" for s, m, t in found)
+        return
+    if found:
+        pytest.xfail(why)
+    pytest.fail(f"listed as differing ({why}), but matches PyTorch now: unlist it")
+
+
+def test_every_listed_pattern_names_a_case():
+    ids = [f"{op.name}:{kind}" for op in OPS for kind in VARIANTS]
+    stale = [p for p in DIFFERS if not fnmatch.filter(ids, p)]
+    assert not stale, f"DIFFERS: patterns that match no case: {stale}"
+
+
+# ------------------------------------------------------------------ the causes, one test each
+def _laid(t) -> tuple:
+    """A result, its layout and whether ``.view(-1)`` works on it."""
+    try:
+        t.view(-1)
+        views = True
+    except RuntimeError:
+        views = False
+    return t, layout(t), views
+
+
+def test_elementwise_result_follows_inputs_not_a_broadcast_cast():
+    """An expanded (stride-0) operand that a cast or a composite kernel lays out again:
+    the result still takes PyTorch's TensorIterator layout (fuzz: fmax, clamp, fmod of an
+    expanded input, then .view(-1))."""
+
+    def prog(lib, x, xi, b, m):
+        y = x.float().expand(2, 2)
+        yi = xi.long().expand(2, 2)
+        t = m.T
+        return [
+            _laid(lib.fmax(y, b)),
+            _laid(yi.clamp(min=-0.5, max=3)),
+            _laid(lib.fmod(yi, b[0])),
+            _laid(t.sin()),
+            _laid(t + b[0]),
+            _laid(lib.where(t > 0, t, b[0])),
+        ]
+
+    assert_same(prog, arr(1, 2), np.array([[-2, 1]]), arr(1), arr(3, 2))
+
+
+def test_kernel_results_are_contiguous():
+    """Kernels that allocate their result (cat, gather, reductions, norms, shuffles) give it
+    contiguous whatever the inputs' layout (fuzz: cat of expanded inputs, then .view(-1))."""
+
+    def prog(lib, x, w):
+        y = x.expand(2, 4, 2)
+        p = x.expand(3, 4, 2).permute(2, 0, 1)
+        return [
+            _laid(lib.cat([y, y], -3)),
+            _laid(lib.stack([y, y], 1)),
+            _laid(p.sum(1)),
+            _laid(p.cumsum(1)),
+            _laid(lib.nn.functional.layer_norm(p, (4,))),
+            _laid(lib.nn.functional.pixel_shuffle(x.expand(2, 4, 2).permute(1, 2, 0)[None], 2)),
+            _laid(p.roll(1, 1)),
+            _laid(p.tril()),
+        ]
+
+    assert_same(prog, arr(1, 4, 2), arr(2))
+
+
+def test_preserve_format_keeps_a_dense_layout():
+    """clone, *_like, flip, sort, rot90 and tensor(ndarray) keep a dense input's layout
+    (PyTorch's preserve_format); an expanded or stepped input gives a contiguous copy."""
+
+    def prog(lib, x):
+        t = x.T
+        e = x[:1].expand(3, 4)
+        return [
+            _laid(t.clone()),
+            _laid(e.clone()),
+            _laid(lib.zeros_like(t)),
+            _laid(lib.full_like(t, 2.0)),
+            _laid(t.flip(0)),
+            _laid(t.sort(0).values),
+            _laid(t.rot90()),
+            _laid(x.rot90()),
+            _laid(lib.fill(t, 1.0)),
+            _laid(lib.tensor(np.ascontiguousarray(np.ones((4, 3))).T)),
+        ]
+
+    assert_same(prog, arr(3, 4))
+
+
+def test_pow_of_a_number_base_is_contiguous():
+    """pow(Scalar, Tensor) allocates its result in PyTorch; pow(Tensor, x) follows the input."""
+
+    def prog(lib, x):
+        t = x.T
+        return [_laid(2**t), _laid(lib.float_power(2, t)), _laid(t**2)]
+
+    assert_same(prog, arr(2, 3))
+
+
+def test_linalg_results_are_column_major():
+    """LAPACK leaves each matrix column by column and PyTorch's linalg results keep that
+    layout (XA = B's solution is the transpose of one)."""
+
+    def prog(lib, a, b):
+        a = a @ a.mT + 3 * lib.eye(3, dtype=a.dtype)
+        return [
+            _laid(lib.linalg.inv(a)),
+            _laid(lib.linalg.cholesky(a)),
+            _laid(lib.linalg.qr(a)[0]),
+            _laid(lib.linalg.solve(a, b)),
+            _laid(lib.linalg.solve(a, b.mT, left=False)),
+            _laid(lib.nonzero(a > 0)),
+        ]
+
+    assert_same(prog, arr(3, 3), arr(3, 2))
+
+
+def test_empty_results_have_pytorch_strides():
+    """NumPy gives a new empty array all-zero strides; PyTorch's are contiguous ones."""
+
+    def prog(lib, x):
+        return [x.sin().stride(), x.T.sum(0).stride(), lib.empty(0, 3).stride(), x.is_contiguous()]
+
+    assert_same(prog, np.zeros((0, 3)))
+
+
+def test_ravel_copies_a_non_contiguous_input():
+    """ravel is contiguous().view(-1): a stepped 1-d input gives a contiguous copy."""
+
+    def prog(lib, x):
+        s = x[::2]
+        r = s.ravel()
+        r.mul_(0)  # must not write into x
+        return [_laid(r), x]
+
+    assert_same(prog, arr(6))
+
+
+def test_reshape_of_an_expanded_tensor_under_grad_is_a_copy():
+    """reshape/flatten that cannot view copy, also under func.grad: an in-place write into
+    the copy is no write into a view of the input."""
+
+    def prog(lib, x):
+        def f(x):
+            y = x.expand(2, 3).reshape(6)
+            y.mul_(2)
+            z = x.expand(2, 3).flatten()
+            z.add_(1)
+            return (y * z).sum()
+
+        return lib.func.grad(f)(x)
+
+    assert_same(prog, arr(1, 3))
+
+
+def test_jvp_tangents_keep_the_primal_layout():
+    """A tangent laid out otherwise than its primal is copied into the primal's layout, so
+    that a view of the primal is a view of the tangent too."""
+
+    def prog(lib, x, t):
+        def f(x):
+            return (x.view(-1) * 2, (x.mT * 2).mT.view(-1))
+
+        xt = x.reshape(3, 2).T
+        out, tan = lib.func.jvp(f, (x,), (t.reshape(3, 2).T,))
+        p2, t2 = lib.func.jvp(lambda y: y.sin(), (xt,), (t,))
+        return [out, tan, _laid(p2), _laid(t2)]
+
+    assert_same(prog, arr(2, 3), arr(2, 3))
+
+
+def test_index_result_follows_the_input_layout():
+    """Advanced indexing lays its result out as the (restrided) input, so under vmap with
+    in_dims=-1 (the batch dim innermost in memory) a gathered example is not contiguous."""
+
+    def prog(lib, x):
+        t = x.T
+        return [_laid(t[[0, 0]]), _laid(t[:, [1, 0]]), _laid(x[[1, 0]])]
+
+    assert_same(prog, arr(3, 2))
+    assert_same_error(
+        lambda lib, xb: lib.func.vmap(lambda y: y[[0, 0]].view(-1), in_dims=-1)(xb),
+        arr(1, 2, 1, 2),
+    )
