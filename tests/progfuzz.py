@@ -244,14 +244,6 @@ KNOWN_OPEN_FAILURES: list[tuple[str, str]] = [
         "fuzz: vmap in-place into a padded self: torch.func lets a write through that each sample refuses (zeros(1).mul_(ones(1, 1)) raises, vmap over it returns shape (2, 1)), or refuses one on an empty tensor that per-sample grad accepts (treated as torch's, not imitated)",
     ),
     (
-        r"jvp ours raised: RuntimeError: view size is not compatible",
-        "fuzz: jvp tangents do not keep the primal's strides, so .view(-1) of a tangent fails",
-    ),
-    (
-        r"view size is not compatible with input tensor's size and stride",
-        "fuzz: result strides differ from torch's (op by op: pow with a number base, vmap with in_dims=-1 keeps the batch dim last in torch, jvp tangents), so .view() succeeds in one library only",
-    ),
-    (
         r"numtorch RuntimeError: result type \\w+ can't be cast to the desired output type \\w+\\ntorch RuntimeError: output with shape",
         "fuzz: in-place ops check the dtype cast before the broadcast shape (torch: shape first)",
     ),
