@@ -95,7 +95,25 @@ def follow_inputs(out, inputs, attrs=None):
         return out
     if type(out) is not _nd or out.size <= 1:
         return out
-    return relayout(out, [(a.shape, a.strides) for a in inputs if type(a) is _nd and a.ndim])
+    for a in inputs:
+        if type(a) is _nd and a.ndim > 1 and not a.flags.c_contiguous and not _c_like(a):
+            return relayout(
+                out, [(a.shape, a.strides) for a in inputs if type(a) is _nd and a.ndim]
+            )
+    # every input's dims that tell are in C order (e.g. an expanded gradient): contiguous
+    return out if out.flags.c_contiguous else out.copy(order="C")
+
+
+def _c_like(a) -> bool:
+    """Whether an array's dims that tell (size > 1, stride not 0) are in C order."""
+    last = None
+    for n, s in zip(a.shape, a.strides):
+        if n == 1 or s == 0:
+            continue
+        if last is not None and s > last:
+            return False
+        last = s
+    return True
 
 
 def preserve(out, inputs, attrs=None):
