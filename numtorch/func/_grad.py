@@ -101,23 +101,38 @@ class GradInterpreter(Interpreter):
         else:
             inner = tuple([unwrap(a) for a in args])
         out = dispatch(op, inner, attrs)
-        if op.nout == 1:
-            src = args[0]
-            if op.view and isinstance(src, GradTrackingTensor) and src._interp is self:
-                res = GradTrackingView._new(out, self)
-                link_view(res, src, op, attrs)
-            else:
-                res = self.wrap(out)
-        elif op.view and isinstance(args[0], GradTrackingTensor) and args[0]._interp is self:
-            src = args[0]  # several views (split): each linked as the view that gives it
-            res = tuple(GradTrackingView._new(o, self) for o in out)
-            for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
-                link_view(r, src, v, va, True)
+        src = args[0]
+        if op.view and isinstance(src, GradTrackingTensor) and src._interp is self:
+            if op.nout == 1:  # a view where the inner op gave one (not where it copied)
+                if out._ver is src._ver:
+                    res = GradTrackingView._new(out, self)
+                    link_view(res, src, op, attrs)
+                else:
+                    res = self.wrap(out)
+            else:  # several views (split): each linked as the view that gives it
+                res = tuple(GradTrackingView._new(o, self) for o in out)
+                for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
+                    link_view(r, src, v, va, True)
+        elif op.nout == 1:
+            res = self.wrap(out)
         else:
             res = tuple(self.wrap(o) for o in out)
-        if op.ndiff and state.grad_enabled:
+        if op.ndiff and state.grad_enabled and (op.recorder is not None or self._tracks(args, op)):
             record(op, args, attrs, res, (inner, out))
         return res
+
+    def _tracks(self, args: tuple, op) -> bool:
+        """Whether an input requires grad at this level (else, as in PyTorch, the op is not
+        recorded and its outputs do not require grad)."""
+        for i, a in enumerate(args):
+            if isinstance(a, GradTrackingTensor):
+                if a._rg and a._interp is self:
+                    return True
+            elif isinstance(a, (list, tuple)) and i in op.list_inputs:
+                for t in a:
+                    if isinstance(t, GradTrackingTensor) and t._rg and t._interp is self:
+                        return True
+        return False
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the inner values in place, then this level's history."""

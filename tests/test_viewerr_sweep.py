@@ -1,0 +1,95 @@
+"""Errors about views and in-place writes against PyTorch (issue 14, found by the random
+program fuzzer): which views refuse in-place writes, the node names their errors print,
+and the same programs under torch.func.grad and vmap(grad)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from twolibs import assert_same, assert_same_error
+
+X = np.array([[1.5, -0.5, 2.0], [0.25, -1.0, 3.0]])
+
+
+def _plain(f):
+    """``f(T, x)`` under plain autograd: the gradient of its sum."""
+
+    def prog(T, x):
+        x.requires_grad_()
+        y = f(T, x)
+        (y * 1.5).sum().backward()
+        return y.detach(), x.grad
+
+    return prog
+
+
+def _grad(f):
+    """The gradient of ``f(T, x)``'s sum under torch.func.grad."""
+
+    def prog(T, x):
+        return T.func.grad(lambda x: (f(T, x) * 1.5).sum())(x)
+
+    return prog
+
+
+def _vmap_grad(f):
+    """The same gradient under vmap(grad), over a leading batch of 2."""
+
+    def prog(T, x):
+        return T.func.vmap(T.func.grad(lambda x: (f(T, x) * 1.5).sum()))(T.stack([x, 2 * x]))
+
+    return prog
+
+
+MODES = [_grad, _vmap_grad]
+
+
+# ------------------------------------------------------------------ grad levels
+# Under func.grad an op none of whose inputs requires grad at the level is not recorded:
+# its result is no view of a tensor that requires grad, so writes into its pieces go through.
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: _write(T.fmin(x > 1, x.detach()).unbind(-1)[0], "mul_", 2),
+        lambda T, x: _write((x > 0.5) * -2.5, "chunk_setitem") + x,
+        lambda T, x: _write(T.logical_xor(x, x.detach()) + -2.5, "split_neg") * x,
+    ],
+)  # fmt: skip
+def test_grad_level_ops_on_untracked_inputs_are_not_recorded(mode, f):
+    assert_same(mode(f), X.copy())
+
+
+def _write(y, how, *args):
+    if how == "chunk_setitem":
+        y.chunk(2, -1)[-1][0] = -2.5
+    elif how == "split_neg":
+        y.split(1, -1)[0].neg_()
+    else:
+        getattr(y, how)(*args)
+    return y
+
+
+# A view op whose inner op copies (flatten of an expanded tensor) gives no view at the
+# grad level either: an in-place write into it is no write into a view of the input.
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: x.expand(3, 2, 3).flatten().clamp_(max=-2.5),
+        lambda T, x: x.expand(3, 2, 3).reshape(-1).mul_(2),
+    ],
+)
+def test_view_ops_that_copy_give_no_view_under_grad(mode, f):
+    assert_same(mode(f), X.copy())
+
+
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+def test_view_ops_that_copy_version_error_matches(mode):
+    def f(T, x):
+        y = x.expand(3, 2, 3).flatten()
+        y.exp_()
+        y.add_(1)
+        return y
+
+    assert_same_error(mode(f), X.copy())
