@@ -93,3 +93,41 @@ def test_view_ops_that_copy_version_error_matches(mode):
         return y
 
     assert_same_error(mode(f), X.copy())
+
+
+# ------------------------------------------------------------------ node names in errors
+# PyTorch's errors name a node without "Backward0", but keep another overload's number.
+def _modified_saved(make):
+    def f(T, x):
+        y = make(T, x)
+        z = y.sin()  # saves y
+        with T.no_grad():
+            y.add_(1)
+        return z
+
+    return f
+
+
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda T, x: 3**x,  # PowBackward2
+        lambda T, x: x.max(),  # MaxBackward1
+        lambda T, x: x.prod(1),  # ProdBackward1
+        lambda T, x: x * 2,  # MulBackward0
+        lambda T, x: (x * 2).unsqueeze(0).squeeze(0).clone(),
+    ],
+)
+def test_version_error_names_the_node_with_its_overload(mode, make):
+    assert_same_error(mode(_modified_saved(make)), X.copy())
+
+
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+def test_multi_output_view_error_names_the_node_with_its_overload(mode):
+    def f(T, x):
+        y = (x * 1).unsqueeze(1).unbind(0)[0].squeeze(0)  # SqueezeBackward1
+        y.mul_(2)
+        return y
+
+    assert_same_error(mode(f), X.copy())

@@ -58,7 +58,7 @@ def view_write_error(view: Tensor, indirect: bool = False) -> str:
     if fn is None:
         msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
     else:
-        head = f"Output {view._out_nr} of {_BACKWARD.sub('', fn.name())} is a view"
+        head = f"Output {view._out_nr} of {short_name(fn)} is a view"
         if view._creation == MULTI_OUTPUT:
             msg = f"{head} and {what} modified inplace."
         else:
@@ -69,7 +69,17 @@ def view_write_error(view: Tensor, indirect: bool = False) -> str:
     return msg + _WHY[view._creation]
 
 
-_BACKWARD = re.compile(r"Backward\d*$")
+_BACKWARD = re.compile(r"Backward(\d*)$")
+
+
+def short_name(fn) -> str:
+    """A node's name as PyTorch's view and version errors print it: ``Backward0`` dropped,
+    another overload's number kept (``PowBackward2`` is ``Pow2``)."""
+    name = fn.name()
+    m = _BACKWARD.search(name)
+    if m is None:
+        return name
+    return name[: m.start()] + ("" if m[1] == "0" else m[1])
 
 
 def check_inplace(self: Tensor, args: tuple = ()) -> None:

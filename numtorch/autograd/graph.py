@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import re
 import threading
 import weakref
 from typing import NamedTuple
@@ -13,7 +12,7 @@ from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
 from .._core.dtype import from_np
-from .._core.inplace import _array
+from .._core.inplace import _array, short_name
 from .._core.op import default_node_name
 from .._core.state import anomaly
 from .._core.state import graph_tasks as _running
@@ -324,7 +323,7 @@ class Saved:
             typ, shape = t.dtype.scalar_name, t.shape
         typ = f"{typ}Tensor"
         sizes = ", ".join(str(s) for s in shape)
-        where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+        where = f", which is output {nr} of {short_name(fn)}," if fn is not None else ""
         hint = (
             "the backtrace further above shows the operation that failed to compute its "
             "gradient. The variable in question was changed in there or anywhere later. Good "
@@ -482,11 +481,6 @@ class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
                 return fn(*args, **kwargs)
 
         return wrapper
-
-
-def _short_name(fn) -> str:
-    """A node's name as PyTorch's version-mismatch error prints it (no BackwardN suffix)."""
-    return re.sub(r"Backward\d*$", "", fn.name())
 
 
 class AccumulateGrad(Node):
