@@ -131,3 +131,41 @@ def test_multi_output_view_error_names_the_node_with_its_overload(mode):
         return y
 
     assert_same_error(mode(f), X.copy())
+
+
+# ------------------------------------------------------------------ indexing's node
+# PyTorch's indexing skips each slice of a tuple that keeps its whole dim (from 0, stop past
+# the end, step 1); an index that does nothing else gives an alias (a lone x[:] slices).
+@pytest.mark.parametrize(
+    "index",
+    [
+        (Ellipsis, slice(None, 3)),
+        (Ellipsis,),
+        Ellipsis,
+        (slice(None),),
+        slice(None),
+        (slice(0, 5), slice(0, 3)),
+        (slice(0, 2), 1),
+        (1, slice(None)),
+        (slice(None), slice(1, 3)),
+        (slice(-2, None),),
+        (slice(None), None),
+        (),
+    ],
+)  # fmt: skip
+def test_indexing_node_is_the_last_component_that_does_something(index):
+    def prog(T, x):
+        return type((x * 1)[index].grad_fn).__name__
+
+    x = X.copy()
+    assert_same(lambda T, x: prog(T, x.requires_grad_()), x)
+
+
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+def test_write_into_an_alias_of_a_piece_names_alias(mode):
+    def f(T, x):
+        y = (x * 1).unbind(0)[0]
+        y[..., :3].mul_(3)
+        return y
+
+    assert_same_error(mode(f), X.copy())
