@@ -169,3 +169,28 @@ def test_write_into_an_alias_of_a_piece_names_alias(mode):
         return y
 
     assert_same_error(mode(f), X.copy())
+
+
+# ------------------------------------------------------------------ flatten of one dim
+# PyTorch's flatten returns its input itself where start_dim and end_dim are one dim: an
+# in-place write into it is one into a leaf, not into a view of one.
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: x[0].flatten().neg_(),
+        lambda T, x: x.flatten(1, -1).neg_(),
+        lambda T, x: T.flatten(x, 0, 0).neg_(),
+    ],
+)
+def test_flatten_of_one_dim_is_its_input(mode, f):
+    assert_same_error(mode(f), X.copy())
+
+
+def test_flatten_and_ravel_name_their_nodes_as_pytorch():
+    def prog(T, x):
+        y = x * 1
+        outs = (y.flatten(), y.flatten(1), y[0].flatten(), y.ravel(), y.sum().flatten())
+        return [type(o.grad_fn).__name__ for o in outs]
+
+    assert_same(lambda T, x: prog(T, x.requires_grad_()), X.copy())
