@@ -61,7 +61,9 @@ def test_grad_level_ops_on_untracked_inputs_are_not_recorded(mode, f):
 
 
 def _write(y, how, *args):
-    if how == "chunk_setitem":
+    if how == "setitem0":
+        y[0] = -1
+    elif how == "chunk_setitem":
         y.chunk(2, -1)[-1][0] = -2.5
     elif how == "split_neg":
         y.split(1, -1)[0].neg_()
@@ -194,3 +196,37 @@ def test_flatten_and_ravel_name_their_nodes_as_pytorch():
         return [type(o.grad_fn).__name__ for o in outs]
 
     assert_same(lambda T, x: prog(T, x.requires_grad_()), X.copy())
+
+
+# ------------------------------------------------------------------ empty pieces
+# chunk of an empty dim is split_with_sizes into empty pieces in PyTorch: several views,
+# which refuse in-place writes.
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: _write((x[:0] * 1).chunk(2, 0)[-1].mT, "setitem0"),
+        lambda T, x: (x[:, :0] * 1).chunk(2, 1)[-1].view(-1)[:1].sin_(),
+    ],
+)
+def test_chunk_of_an_empty_dim_gives_multi_output_views(mode, f):
+    assert_same_error(mode(f), X.copy())
+
+
+def test_chunk_of_an_empty_dim_names_split_with_sizes():
+    def prog(T, x):
+        return [type(p.grad_fn).__name__ for p in (x[:0] * 1).chunk(3, 0)]
+
+    assert_same(lambda T, x: prog(T, x.requires_grad_()), X.copy())
+
+
+# Under vmap, a tensor with no elements is contiguous (contiguous() gives it back itself).
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: x[:, :0].mT.contiguous().floor_(),
+        lambda T, x: x[:0].contiguous().tanh_(),
+    ],
+)
+def test_contiguous_of_an_empty_batched_tensor_is_itself(f):
+    assert_same_error(_vmap_grad(f), X.copy())

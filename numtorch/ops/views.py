@@ -727,8 +727,8 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     d = wrap_dim(dim, input.dim())
     size = input.shape[d]
     step = -(-size // chunks)
-    if step == 0:
-        return tuple(narrow.fn(input, d, 0, 0) for _ in range(chunks))
+    if step == 0:  # an empty dim: `chunks` empty pieces, one op's views (as PyTorch)
+        return split_with_sizes.fn(input, [0] * chunks, d)
     return split(input, step, d)
 
 
