@@ -230,3 +230,45 @@ def test_chunk_of_an_empty_dim_names_split_with_sizes():
 )
 def test_contiguous_of_an_empty_batched_tensor_is_itself(f):
     assert_same_error(_vmap_grad(f), X.copy())
+
+
+# ------------------------------------------------------------------ shared elements
+# Under func.grad, PyTorch writes into a tensor that requires grad at the level by a copy,
+# which refuses shared elements whatever the op (fill_, zero_, triu_ included); a tensor
+# the level does not track takes the write as in eager mode.
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: T.broadcast_to(x * 1, (2, 2, 3)).fill_(3),
+        lambda T, x: T.broadcast_to(x.sum_to_size((1, 1)), (2, 1, 1)).fill_(-1),
+        lambda T, x: T.broadcast_to(T.hypot(x, x.detach()), (2, 2, 3)).zero_(),
+        lambda T, x: (x[0] * 1).expand(3, 3).triu_(),
+        lambda T, x: (x * 1).expand(2, 2, 3).masked_fill_(T.tensor(True), 2.0),
+        lambda T, x: (x * 1).expand(2, 2, 3).mul_(2),
+    ],
+)
+def test_grad_refuses_writes_into_shared_elements_of_tracked_tensors(mode, f):
+    assert_same_error(mode(f), X.copy())
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: T.broadcast_to(x.detach() * 1, (2, 2, 3)).fill_(3) + x,
+        lambda T, x: (x.detach() * 1).expand(2, 2, 3).masked_fill_(T.tensor(True), x.sum()) + x,
+        lambda T, x: (x * 1).expand(2, 2, 3)[0].mul_(2),
+    ],
+)
+def test_grad_takes_writes_into_untracked_or_unshared_tensors(mode, f):
+    assert_same(mode(f), X.copy())
+
+
+# fill_ with a tensor value refuses shared elements (after its value's dims), eager too.
+@pytest.mark.parametrize(
+    "value",
+    [np.array(4.0), np.array(4), np.array([4.0, 5.0])],
+)
+def test_fill_with_a_tensor_value_refuses_shared_elements(value):
+    assert_same_error(lambda T, x, v: x.expand(2, 2, 3).fill_(v), X.copy(), value)

@@ -44,10 +44,19 @@ _OVERLAP_OK = frozenset(
 _CHECKS_FIRST = frozenset(("sub", "rsub", "addcdiv", "lerp"))
 
 
-def check_internal_overlap(a, op=None) -> None:
-    """PyTorch's error for a write by ``op`` into an array whose elements share memory."""
-    if internal_overlap(a) and (op is None or op.name not in _OVERLAP_OK):
+def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
+    """PyTorch's error for a write by ``op`` (with operands ``args``) into an array whose
+    elements share memory."""
+    if internal_overlap(a) and (
+        op is None or op.name not in _OVERLAP_OK or (op.name == "fill" and _tensor_value(args))
+    ):
         raise RuntimeError(INTERNAL_OVERLAP)
+
+
+def _tensor_value(args: tuple) -> bool:
+    """fill_'s value is a 0-d tensor: PyTorch's fill_(Tensor) refuses shared elements (after
+    its check of the value's dims, the kernel's here)."""
+    return bool(args) and isinstance(args[0], Tensor) and not args[0].dim()
 
 
 def view_write_error(view: Tensor, indirect: bool = False) -> str:
@@ -187,7 +196,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
     if 0 in data.strides and op.name not in _CHECKS_FIRST and _max_level(args) <= self._level:
-        check_internal_overlap(data, op)  # before the op's own errors, as in PyTorch
+        check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.

@@ -12,8 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._core.dispatch import Interpreter, WrapperTensor, dispatch, link_view
-from .._core.inplace import commit
+from .._core.dispatch import (
+    INTERNAL_OVERLAP,
+    Interpreter,
+    WrapperTensor,
+    dispatch,
+    internal_overlap,
+    link_view,
+)
+from .._core.inplace import _array, commit
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
@@ -143,6 +150,10 @@ class GradInterpreter(Interpreter):
                 "grad does not track is not supported; build the tensor out of place (e.g. "
                 "with torch.stack or torch.cat) instead"
             )
+        if target._rg and internal_overlap(_array(tin)):
+            # PyTorch's grad writes into a tensor it tracks by a copy, which refuses shared
+            # elements whatever the op (fill_, triu_, ... included)
+            raise RuntimeError(INTERNAL_OVERLAP)
         commit(tin, rin, op)
         rehistory(target, result, rin is not result and result._rg)
 
