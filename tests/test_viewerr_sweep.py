@@ -272,3 +272,28 @@ def test_grad_takes_writes_into_untracked_or_unshared_tensors(mode, f):
 )
 def test_fill_with_a_tensor_value_refuses_shared_elements(value):
     assert_same_error(lambda T, x, v: x.expand(2, 2, 3).fill_(v), X.copy(), value)
+
+
+# ------------------------------------------------------------------ overload numbers
+# The node of an op's other overload has its number (the view and version errors print it).
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda T, x: x.round(decimals=1),  # round.decimals
+        lambda T, x: T.copysign(x, 2.0),  # copysign.Scalar
+        lambda T, x: x.clamp_min(T.tensor(0.0)),  # clamp_min.Tensor
+        lambda T, x: x.clamp_max(T.tensor(0.0)),
+        lambda T, x: x.index_fill(0, T.tensor([0]), T.tensor(1.0)),  # index_fill.int_Tensor
+        lambda T, x: T.outer(x[0], x[1]),  # a broadcast product in PyTorch
+    ],
+)
+def test_nodes_of_other_overloads_have_their_number(make):
+    def prog(T, x):
+        return type(make(T, x * 1).grad_fn).__name__
+
+    assert_same(lambda T, x: prog(T, x.requires_grad_()), X.copy())
+
+
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+def test_version_error_after_outer_names_mul(mode):
+    assert_same_error(mode(_modified_saved(lambda T, x: T.outer(x[0], x[1]))), X.copy())

@@ -1768,6 +1768,7 @@ def _index_fill(xp, input, index, value, dim):
 
 index_fill_op = defop(
     "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"),
+    node_name=lambda value: "IndexFillBackward0" if value is None else "IndexFillBackward1",
     vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
     jvp=LINEAR,
     samples=lambda make: [
