@@ -152,15 +152,24 @@ def test_multi_output_view_error_names_the_node_with_its_overload(mode):
         (slice(None), slice(1, 3)),
         (slice(-2, None),),
         (slice(None), None),
+        (slice(None), slice(None), None),
+        (slice(None), None, slice(None)),
         (),
     ],
 )  # fmt: skip
-def test_indexing_node_is_the_last_component_that_does_something(index):
+@pytest.mark.parametrize("shape", [(2, 3), (3,), (1,)])
+def test_indexing_node_is_the_last_component_that_does_something(index, shape):
     def prog(T, x):
-        return type((x * 1)[index].grad_fn).__name__
+        y = (x * 1)[index]
+        return type(y.grad_fn).__name__, y.detach()
 
-    x = X.copy()
-    assert_same(lambda T, x: prog(T, x.requires_grad_()), x)
+    def ok(i):  # the index fits the shape
+        items = i if isinstance(i, tuple) else (i,)
+        return sum(1 for c in items if c is not None and c is not Ellipsis) <= len(shape)
+
+    if ok(index):
+        x = np.arange(np.prod(shape), dtype=float).reshape(shape)
+        assert_same(lambda T, x: prog(T, x.requires_grad_()), x)
 
 
 @pytest.mark.parametrize("mode", [*MODES, _plain])
@@ -297,3 +306,26 @@ def test_nodes_of_other_overloads_have_their_number(make):
 @pytest.mark.parametrize("mode", [*MODES, _plain])
 def test_version_error_after_outer_names_mul(mode):
     assert_same_error(mode(_modified_saved(lambda T, x: T.outer(x[0], x[1]))), X.copy())
+
+
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+def test_write_after_unsqueeze_by_index_of_a_short_tensor(mode):
+    def f(T, x):
+        y = x[0, :1][:, None].exp2()
+        y.diagonal().mul_(2)
+        return y
+
+    assert_same_error(mode(f), X.copy())
+
+
+@pytest.mark.parametrize("mode", [_plain])  # (grad: numtorch does not take a tracked copy_
+def test_version_error_after_copy_names_copy_backwards_whole(mode):  # into an untracked zeros)
+    def f(T, x):
+        y = T.zeros(2, 3, dtype=x.dtype)
+        y.copy_(x)  # torch::autograd::CopyBackwards
+        z = y.sin()
+        with T.no_grad():
+            y.add_(1)
+        return z
+
+    assert_same_error(mode(f), X.copy())

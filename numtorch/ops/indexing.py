@@ -926,7 +926,9 @@ def _trivial(basic: tuple, ndim: int) -> bool:
 
 def _skipped(basic: tuple, shape) -> bool:
     """Whether every component of a basic index is a slice PyTorch skips."""
-    return all(isinstance(b, slice) and _whole(b, n) for b, n in zip(basic, shape))
+    return len(basic) <= len(shape) and all(
+        isinstance(b, slice) and _whole(b, n) for b, n in zip(basic, shape)
+    )
 
 
 def tensor_getitem(self: Tensor, idx) -> Tensor:
