@@ -318,8 +318,9 @@ def test_write_after_unsqueeze_by_index_of_a_short_tensor(mode):
     assert_same_error(mode(f), X.copy())
 
 
-@pytest.mark.parametrize("mode", [_plain])  # (grad: numtorch does not take a tracked copy_
-def test_version_error_after_copy_names_copy_backwards_whole(mode):  # into an untracked zeros)
+# (plain autograd only: under grad numtorch refuses a tracked copy_ into untracked zeros)
+@pytest.mark.parametrize("mode", [_plain])
+def test_version_error_after_copy_names_copy_backwards_whole(mode):
     def f(T, x):
         y = T.zeros(2, 3, dtype=x.dtype)
         y.copy_(x)  # torch::autograd::CopyBackwards
