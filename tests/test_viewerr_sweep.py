@@ -330,3 +330,36 @@ def test_version_error_after_copy_names_copy_backwards_whole(mode):
         return z
 
     assert_same_error(mode(f), X.copy())
+
+
+# ------------------------------------------------------------------ order of the checks
+# clamp_ with numbers checks their type before the write's overlap check; add_ under vmap
+# writes through the batched values, so an expanded self is refused before the shapes.
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda T, f: f,
+        lambda T, f: lambda x: T.func.vmap(f)(T.stack([x, x])),
+        lambda T, f: lambda x: T.func.jvp(f, (x,), (x,)),
+        lambda T, f: lambda x: T.func.grad(lambda x: f(x * 1).double().sum())(x),
+    ],
+)
+def test_clamp_with_numbers_checks_the_cast_before_the_overlap(wrap):
+    assert_same_error(
+        lambda T, x: wrap(T, lambda x: x.long().expand(2, 2, 3).clamp_(max=1.5))(x), X.copy()
+    )
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x, b: x.expand(2, 3).add_(b),
+        lambda T, x, b: x.long().expand(2, 3).add_(b),
+        lambda T, x, b: x.expand(2, 3).add_(b.expand(4, 3)),
+    ],
+)
+def test_vmap_add_into_expanded_unbatched_self_refuses_the_overlap_first(f):
+    def prog(T, x, b):
+        return T.func.vmap(lambda b: f(T, x, b))(b)
+
+    assert_same_error(prog, X[0].copy(), X.copy())

@@ -195,7 +195,13 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     if state.stack and op.name not in _UNCHECKED:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
-    if 0 in data.strides and op.name not in _CHECKS_FIRST and _max_level(args) <= self._level:
+    cast_first = op.name in _CPP_CAST and not any([isinstance(a, Tensor) for a in args])
+    if (
+        0 in data.strides
+        and op.name not in _CHECKS_FIRST
+        and (_max_level(args) <= self._level or op.name in _UNCHECKED)
+        and not cast_first
+    ):
         check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
@@ -216,19 +222,17 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     finally:
         if modes:
             state.inplace_op = None
-    try:
-        commit(self, result, op)
-    except RuntimeError as e:
-        if op.name in _CPP_CAST and str(e).startswith("result type"):
-            if not any(isinstance(a, Tensor) for a in args):
-                raise RuntimeError(cast_error(result.dtype, self.dtype, cpp=True)) from None
-        raise
+    if cast_first:  # the op's own check of its numbers' type, before the write's checks
+        rd, sd = result.dtype, self.dtype
+        if rd != sd and rd._kind > sd._kind:
+            raise RuntimeError(cast_error(rd, sd, cpp=True))
+    commit(self, result, op)
     return self
 
 
 # In-place ops whose own dtype check (with Python-number operands) names the C++ type of
 # the output, where TensorIterator's names its ScalarType: clamp_(max=1.5) of an int64
-# tensor says "long int", add_(1.5) says "Long".
+# tensor says "long int", add_(1.5) says "Long"; it comes before the write's checks.
 _CPP_CAST = frozenset({"clamp", "clamp_min", "clamp_max"})
 
 
