@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from twolibs import assert_same, assert_same_error
+from twolibs import assert_same, assert_same_error, assert_same_outcome
 
 X = np.array([[1.5, -0.5, 2.0], [0.25, -1.0, 3.0]])
 
@@ -363,3 +363,16 @@ def test_vmap_add_into_expanded_unbatched_self_refuses_the_overlap_first(f):
         return T.func.vmap(lambda b: f(T, x, b))(b)
 
     assert_same_error(prog, X[0].copy(), X.copy())
+
+
+# copy_ of a tensor that requires grad into an integer tensor just leaves autograd.
+@pytest.mark.parametrize("mode", [*MODES, _plain])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, x: x.long().copy_(x * 2).double() * x,
+        lambda T, x: T.zeros(2, 3, dtype=T.int64).copy_(x * 2).double() * x,
+    ],
+)
+def test_copy_into_an_integer_tensor_leaves_autograd(mode, f):
+    assert_same_outcome(mode(f), X.copy())  # (vmap: copy_ of a batched value into zeros)

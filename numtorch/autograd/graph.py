@@ -1005,8 +1005,9 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         if m[1].kind in "fc":
             outputs._grad_fn = node
             outputs._rg = True
-        elif op.name != "to_dtype" and _any_requires_grad(args):
-            # PyTorch refuses a non-float result of a node (a conversion's just leaves autograd)
+        elif op.name not in _CONVERSIONS and _any_requires_grad(args):
+            # PyTorch refuses a non-float result of a node (a conversion's, or a copy_ into
+            # an integer tensor's, just leaves autograd)
             raise RuntimeError(f"Autograd not support dtype: {from_np(m[1]).scalar_name}")
         node._out_meta = (m,)
     else:
@@ -1023,6 +1024,9 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     node.saved = _save(op, names, args, outputs, inner) if names else _NOTHING_SAVED
     if anomaly.enabled:
         anomaly_mode.store(node)
+
+
+_CONVERSIONS = frozenset(("to_dtype", "copy"))
 
 
 def _any_requires_grad(args) -> bool:

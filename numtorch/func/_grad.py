@@ -145,6 +145,9 @@ class GradInterpreter(Interpreter):
         """An in-place write: the inner values in place, then this level's history."""
         tin, rin = self.unwrap(target), self.unwrap(result)
         if tin is target:
+            if not result._rg:  # nothing for this level to track (an integer copy_)
+                commit(target, rin, op)
+                return
             raise RuntimeError(
                 "numtorch: an in-place write of a value tracked by grad into a tensor that "
                 "grad does not track is not supported; build the tensor out of place (e.g. "
