@@ -366,7 +366,7 @@ take_along_dim = _indexing.take_along_dim.fn
 # views
 broadcast_to = _views.broadcast_to.fn
 diagonal = _views.diagonal.fn
-flatten = _views.flatten.fn
+flatten = _views.flatten_or_self
 movedim = _views.movedim.fn
 narrow = _views.narrow.fn
 permute = _views.permute.fn

@@ -268,7 +268,6 @@ KNOWN_DIFFERENT = {
     "median dim": "median(dim) runs numtorch's kthvalue op (KthvalueBackward0)",
     "reshape noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",
     "flatten noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",
-    "flatten 1d": "PyTorch returns a 1-D input itself (no node)",
     "x[0,1]": "PyTorch selects one index at a time (two nodes); numtorch one basic-index node",
     "v@m": _DECOMPOSED, "b@b2": _DECOMPOSED, "b@m": _DECOMPOSED, "b@v": _DECOMPOSED,
     "outer": "PyTorch's outer is a mul of a view", "einsum": _DECOMPOSED,

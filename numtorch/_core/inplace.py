@@ -49,10 +49,19 @@ _OVERLAP_OK = frozenset(
 _CHECKS_FIRST = frozenset(("sub", "rsub", "addcdiv", "lerp"))
 
 
-def check_internal_overlap(a, op=None) -> None:
-    """PyTorch's error for a write by ``op`` into an array whose elements share memory."""
-    if internal_overlap(a) and (op is None or op.name not in _OVERLAP_OK):
+def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
+    """PyTorch's error for a write by ``op`` (with operands ``args``) into an array whose
+    elements share memory."""
+    if internal_overlap(a) and (
+        op is None or op.name not in _OVERLAP_OK or (op.name == "fill" and _tensor_value(args))
+    ):
         raise RuntimeError(INTERNAL_OVERLAP)
+
+
+def _tensor_value(args: tuple) -> bool:
+    """fill_'s value is a 0-d tensor: PyTorch's fill_(Tensor) refuses shared elements (after
+    its check of the value's dims, the kernel's here)."""
+    return bool(args) and isinstance(args[0], Tensor) and not args[0].dim()
 
 
 def view_write_error(view: Tensor, indirect: bool = False) -> str:
@@ -63,7 +72,7 @@ def view_write_error(view: Tensor, indirect: bool = False) -> str:
     if fn is None:
         msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
     else:
-        head = f"Output {view._out_nr} of {_BACKWARD.sub('', fn.name())} is a view"
+        head = f"Output {view._out_nr} of {short_name(fn)} is a view"
         if view._creation == MULTI_OUTPUT:
             msg = f"{head} and {what} modified inplace."
         else:
@@ -74,7 +83,17 @@ def view_write_error(view: Tensor, indirect: bool = False) -> str:
     return msg + _WHY[view._creation]
 
 
-_BACKWARD = re.compile(r"Backward\d*$")
+_BACKWARD = re.compile(r"Backward(\d*)$")
+
+
+def short_name(fn) -> str:
+    """A node's name as PyTorch's view and version errors print it: ``Backward0`` dropped,
+    another overload's number kept (``PowBackward2`` is ``Pow2``)."""
+    name = fn.name()
+    m = _BACKWARD.search(name)
+    if m is None:
+        return name
+    return name[: m.start()] + ("" if m[1] == "0" else m[1])
 
 
 def check_inplace(self: Tensor, args: tuple = ()) -> None:
@@ -185,10 +204,16 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     if state.stack and op.name not in _UNCHECKED:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
-    if 0 in data.strides and op.name not in _CHECKS_FIRST and _max_level(args) <= self._level:
+    cast_first = op.name in _CPP_CAST and not any(isinstance(a, Tensor) for a in args)
+    if (
+        0 in data.strides
+        and op.name not in _CHECKS_FIRST
+        and (_max_level(args) <= self._level or op.name in _UNCHECKED)
+    ):
         if op.name in _CPP_CAST:
             _check_number_bounds(self, args, attrs)
-        check_internal_overlap(data, op)  # before the op's own errors, as in PyTorch
+        if not cast_first:
+            check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -214,6 +239,10 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     finally:
         if modes:
             state.inplace_op = None
+    if cast_first:  # the op's own check of its numbers' type, before the write's checks
+        rd, sd = result.dtype, self.dtype
+        if rd != sd and rd._kind > sd._kind:
+            raise RuntimeError(cast_error(rd, sd, cpp=True))
     try:
         commit(self, result, op)
     except RuntimeError as e:
@@ -254,7 +283,7 @@ _OWN_CAST = {"mvlgamma": "mvlgamma: result type {} can't be cast to the desired 
 
 # In-place ops whose own dtype check (with Python-number operands) names the C++ type of
 # the output, where TensorIterator's names its ScalarType: clamp_(max=1.5) of an int64
-# tensor says "long int", add_(1.5) says "Long".
+# tensor says "long int", add_(1.5) says "Long"; it comes before the write's checks.
 _CPP_CAST = frozenset({"clamp", "clamp_min", "clamp_max"})
 
 

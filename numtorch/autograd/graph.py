@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import re
 import threading
 import weakref
 from typing import NamedTuple
@@ -13,7 +12,7 @@ from .._core import upcalls
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
 from .._core.dtype import from_np
-from .._core.inplace import _array
+from .._core.inplace import _array, short_name
 from .._core.op import default_node_name
 from .._core.state import anomaly
 from .._core.state import graph_tasks as _running
@@ -343,7 +342,7 @@ class Saved:
             typ, shape = t.dtype.scalar_name, t.shape
         typ = f"{typ}Tensor"
         sizes = ", ".join(str(s) for s in shape)
-        where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+        where = f", which is output {nr} of {short_name(fn)}," if fn is not None else ""
         hint = (
             "the backtrace further above shows the operation that failed to compute its "
             "gradient. The variable in question was changed in there or anywhere later. Good "
@@ -501,12 +500,6 @@ class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
                 return fn(*args, **kwargs)
 
         return wrapper
-
-
-def _short_name(fn) -> str:
-    """A node's name as PyTorch's version-mismatch error prints it: less ``Backward``, and
-    less its number where that is 0 (``Exp``, ``Sum1``, ``T1``)."""
-    return re.sub(r"Backward(0$)?", "", fn.name(), count=1)
 
 
 class AccumulateGrad(Node):
@@ -1034,7 +1027,8 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
             outputs._grad_fn = node
             outputs._rg = True
         elif op.name not in _CONVERSIONS and _any_requires_grad(args):
-            # PyTorch refuses a non-float result of a node (a conversion's just leaves autograd)
+            # PyTorch refuses a non-float result of a node (a conversion's, or a copy_ into
+            # an integer tensor's, just leaves autograd)
             raise RuntimeError(f"Autograd not support dtype: {from_np(m[1]).scalar_name}")
         node._out_meta = (m,)
     else:

@@ -87,6 +87,8 @@ class BatchedTensor(WrapperTensor):
         return st if dim is None else st[wrap_dim(dim, len(st))]
 
     def is_contiguous(self, memory_format=None) -> bool:
+        if not self.numel():  # PyTorch: a tensor with no elements is contiguous
+            return True
         expected = 1
         for size, st in reversed(list(zip(self.shape, self.stride()))):
             if size != 1 and st != expected:

@@ -14,8 +14,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.dispatch import Interpreter, WrapperTensor, dispatch, link_view
-from .._core.inplace import commit
+from .._core.dispatch import (
+    INTERNAL_OVERLAP,
+    Interpreter,
+    WrapperTensor,
+    dispatch,
+    internal_overlap,
+    link_view,
+)
+from .._core.inplace import _array, commit
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
@@ -114,28 +121,38 @@ class GradInterpreter(Interpreter):
         else:
             inner = tuple([unwrap(a) for a in args])
         out = dispatch(op, inner, attrs)
-        if op.nout == 1:
-            src = args[0]
-            if (
-                op.view
-                and isinstance(src, GradTrackingTensor)
-                and src._interp is self
-                and _shares_memory(out, src)
-            ):
-                res = GradTrackingView._new(out, self)
-                link_view(res, src, op, attrs)
-            else:
-                res = self.wrap(out)
-        elif op.view and isinstance(args[0], GradTrackingTensor) and args[0]._interp is self:
-            src = args[0]  # several views (split): each linked as the view that gives it
-            res = tuple(GradTrackingView._new(o, self) for o in out)
-            for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
-                link_view(r, src, v, va, True)
+        src = args[0]
+        if op.view and isinstance(src, GradTrackingTensor) and src._interp is self:
+            if op.nout == 1:  # a view where the inner op gave one (not where it copied)
+                if out._ver is src._ver:
+                    res = GradTrackingView._new(out, self)
+                    link_view(res, src, op, attrs)
+                else:
+                    res = self.wrap(out)
+            else:  # several views (split): each linked as the view that gives it
+                res = tuple(GradTrackingView._new(o, self) for o in out)
+                for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
+                    link_view(r, src, v, va, True)
+        elif op.nout == 1:
+            res = self.wrap(out)
         else:
             res = tuple(self.wrap(o) for o in out)
-        if op.ndiff and state.grad_enabled:
+        if op.ndiff and state.grad_enabled and (op.recorder is not None or self._tracks(args, op)):
             record(op, args, attrs, res, (inner, out))
         return res
+
+    def _tracks(self, args: tuple, op) -> bool:
+        """Whether an input requires grad at this level (else, as in PyTorch, the op is not
+        recorded and its outputs do not require grad)."""
+        for i, a in enumerate(args):
+            if isinstance(a, GradTrackingTensor):
+                if a._rg and a._interp is self:
+                    return True
+            elif isinstance(a, (list, tuple)) and i in op.list_inputs:
+                for t in a:
+                    if isinstance(t, GradTrackingTensor) and t._rg and t._interp is self:
+                        return True
+        return False
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the inner values in place, then this level's history."""
@@ -144,11 +161,18 @@ class GradInterpreter(Interpreter):
             commit(tin, rin, op)
             return
         if tin is target:
+            if not result._rg:  # nothing for this level to track (an integer copy_)
+                commit(target, rin, op)
+                return
             raise RuntimeError(
                 "numtorch: an in-place write of a value tracked by grad into a tensor that "
                 "grad does not track is not supported; build the tensor out of place (e.g. "
                 "with torch.stack or torch.cat) instead"
             )
+        if target._rg and internal_overlap(_array(tin)):
+            # PyTorch's grad writes into a tensor it tracks by a copy, which refuses shared
+            # elements whatever the op (fill_, triu_, ... included)
+            raise RuntimeError(INTERNAL_OVERLAP)
         commit(tin, rin, op)
         rehistory(target, result, rin is not result and result._rg)
 

@@ -498,13 +498,13 @@ clamp_min = binary(
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
-    numbers="other",
+    numbers="other", node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
 )  # fmt: skip
 clamp_max = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
-    numbers="other",
+    numbers="other", node_name=lambda max: "ClampMaxBackward0" if max is None else "ClampMaxBackward1",
 )  # fmt: skip
 
 
@@ -567,7 +567,7 @@ copysign = binary(
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
     ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
     samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
-    numbers="other",
+    numbers="other", node_name=lambda other: "CopysignBackward1" if other is None else "CopysignBackward0",
 )  # fmt: skip
 
 

@@ -334,17 +334,28 @@ def _basic_errors(make):
     yield ErrorInput(S((x, (0, 0, 0))), IndexError, "too many indices for tensor of dimension 2")
 
 
-def _basic_node_name(index) -> str:
-    """PyTorch indexes one component at a time, so the node is that of the last component
-    that does something: an int selects, None unsqueezes, a slice slices."""
-    name = "SliceBackward0"
+def _whole(s: slice, size: int) -> bool:
+    """Whether a slice is one PyTorch's indexing skips: it starts at 0 (as given) and keeps
+    the whole dim."""
+    return s.start in (None, 0) and s.step in (None, 1) and (s.stop is None or s.stop >= size)
+
+
+def _basic_node_name(index, shape) -> str:
+    """PyTorch indexes one component at a time, skipping slices that keep a whole dim, so
+    the node is that of the last component that does something: an int selects, None
+    unsqueezes, a slice slices (a lone ``x[:]`` too); the empty index is an alias."""
+    if not index:
+        return "AliasBackward0"
+    name, d = "SliceBackward0", 0
     for i in index if isinstance(index, tuple) else (index,):
         if i is None:
             name = "UnsqueezeBackward0"
-        elif isinstance(i, int):
+            continue
+        if isinstance(i, int):
             name = "SelectBackward0"
-        elif isinstance(i, slice) and i != slice(None):
+        elif not _whole(i, shape[d]):
             name = "SliceBackward0"
+        d += 1
     return name
 
 
@@ -352,7 +363,7 @@ getitem = defop(
     "getitem", _getitem, nin=1,
     vjp=lambda g, index, shape: getitem_backward.fn(g, shape, index), jvp=LINEAR,
     view=True, api="Tensor.__getitem__", samples=_basic_samples, error_samples=_basic_errors,
-    node_name=lambda index: _basic_node_name(index), batch_rule=_getitem_rule,
+    node_name=lambda index, shape: _basic_node_name(index, shape), batch_rule=_getitem_rule,
 )  # fmt: skip
 
 
@@ -952,9 +963,18 @@ def _trivial(basic: tuple, ndim: int) -> bool:
     return len(basic) <= ndim and all(isinstance(b, slice) and b == slice(None) for b in basic)
 
 
+def _skipped(basic: tuple, shape) -> bool:
+    """Whether every component of a basic index is a slice PyTorch skips."""
+    return len(basic) <= len(shape) and all(
+        isinstance(b, slice) and _whole(b, n) for b, n in zip(basic, shape)
+    )
+
+
 def tensor_getitem(self: Tensor, idx) -> Tensor:
     """``self[idx]``: basic indexing gives a view; tensors and masks give a copy."""
     basic, adv, dims = _parse(self, idx)
+    if not adv and type(idx) is not slice and _skipped(basic, self.shape):
+        basic = ()  # PyTorch skips each slice that keeps its dim: x[...], x[:, :] are aliases
     v = self
     if not (adv and _trivial(basic, self.dim())):
         v = dispatch(getitem, (self,), {"index": basic, "shape": tuple(self.shape)})
@@ -1791,6 +1811,7 @@ def _index_fill(xp, input, index, value, dim):
 
 index_fill_op = defop(
     "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"), layout=preserve,
+    node_name=lambda value: "IndexFillBackward0" if value is None else "IndexFillBackward1",
     vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
     jvp=LINEAR,
     samples=lambda make: [

@@ -620,6 +620,7 @@ outer = defop(
         S((make((1,)), make((3,)))),
     ],
     methods=("outer", "ger"),
+    node_name="MulBackward0",  # PyTorch's outer is a broadcast product
 )
 
 

@@ -356,7 +356,7 @@ trunc = unary(
 round = unary(
     "round", _round, _zeros, ELEMENTWISE, floating=False, dtypes=FLOATS_INT, samples=_round_samples,
     error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
-    no_kernel=_ROUND_NO_KERNEL,
+    no_kernel=_ROUND_NO_KERNEL, node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
 )  # fmt: skip
 frac = unary(
     "frac", _frac, lambda g: g, ELEMENTWISE, floating=False, samples=_rounding_samples,

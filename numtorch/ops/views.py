@@ -187,12 +187,21 @@ def _flatten_rule(vmap, args, bdims, attrs):
 
 
 flatten = view_op(
-    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name="ViewBackward0",
+    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name="ViewBackward0", methods=False,
     samples=lambda make: [S((make((2, 3, 4)),)), S((make((2, 3, 4)), 1)), S((make((2, 3, 4)), 0, -2)),
                           S((make(()),)), S((make((0, 3)),)), S((make((2, 3, 4)),), {"start_dim": -1})],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim"),
                                 ErrorInput(S((make((2, 3)), 2)), IndexError, r"\[-2, 1\], but got 2")],
 )  # fmt: skip
+
+
+def flatten_or_self(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """torch.flatten: ``input`` itself where start_dim and end_dim are one dim (as PyTorch,
+    so an in-place write into it is one into input), else the flatten op's view."""
+    n = input.dim()
+    if n and wrap_dim(start_dim, n) == wrap_dim(end_dim, n):
+        return input
+    return flatten.fn(input, start_dim, end_dim)
 
 
 def _unflatten(xp, input, dim, sizes):
@@ -232,6 +241,7 @@ def _ravel(xp, input):
 
 ravel = view_op(
     "ravel", _ravel, _unview_shape, batch_rule=decompose(lambda input: reshape.fn(input, (-1,))),
+    node_name="ViewBackward0",  # PyTorch's ravel is contiguous().view(-1)
     samples=lambda make: [S((make((2, 3)),)), S((make(()),)), S((make((0, 2)),))],
 )  # fmt: skip
 
@@ -747,8 +757,8 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     d = wrap_dim(dim, input.dim())
     size = input.shape[d]
     step = -(-size // chunks)
-    if step == 0:
-        return tuple(narrow.fn(input, d, 0, 0) for _ in range(chunks))
+    if step == 0:  # an empty dim: `chunks` empty pieces, one op's views (as PyTorch)
+        return split_with_sizes.fn(input, [0] * chunks, d)
     return split(input, step, d)
 
 
@@ -1112,6 +1122,7 @@ tensor_methods(
         "mH": property(_mH),
         "adjoint": adjoint,
         "view": _view_method,
+        "flatten": flatten_or_self,
         "view_as": _view_as,
         "swapaxes": swapaxes,
         "swapdims": swapdims,
