@@ -232,10 +232,6 @@ KNOWN_OPEN_FAILURES: list[tuple[str, str]] = [
         "fuzz: 'single memory location' error where torch succeeds or raises another (an in-place op on a tensor reshaped from an expanded one under transforms)",
     ),
     (
-        r"is a view and is being modified inplace\\. This view is the output of a function that returns multiple views",
-        "fuzz: multi-output view writes: numtorch refuses where torch allows (a piece of a tensor computed from a bool one under func.grad) or names another node",
-    ),
-    (
         r"numtorch RuntimeError: (result type \\w+ can't be cast|unsupported operation: more than one element)",
         "fuzz: in-place ops check cast / overlap / broadcast shape in another order than torch",
     ),

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from .._core.dispatch import (
     INTERNAL_OVERLAP,
     Interpreter,
@@ -31,17 +29,6 @@ from ..autograd.graph import disable_saved_tensors_hooks, record
 from ..autograd.rebase import rehistory
 from ..ops.creation import ones_like, zeros_like
 from ._args import check_argnums, check_tensor_outputs, replace_argnums, slice_argnums, split_aux
-
-
-def _shares_memory(out: Tensor, src: Tensor) -> bool:
-    """Whether a view op's result is a view of its input's memory: reshape, flatten and
-    ravel copy where they cannot view (an expanded input), and a copy is no view."""
-    while isinstance(out, WrapperTensor):
-        out = out._inner
-    while isinstance(src, WrapperTensor):
-        src = src._inner
-    a = out._data
-    return not a.size or np.may_share_memory(a, src._data)
 
 
 class GradTrackingTensor(WrapperTensor):
