@@ -115,11 +115,11 @@ class _Capture:
         ready: list = []
         counter = itertools.count()
         deps, exec_info, targets, captures = task.deps, task.exec_info, task.targets, task.captures
-        saved_inputs = {}
-        for k, node in enumerate(w.nodes):
-            kind = w.kinds[k] if k < len(w.kinds) else None
-            if kind is not None and kind != _LEAF:
-                saved_inputs[node] = self._saved_values(node, kind)
+        saved_inputs = {
+            node: self._saved_values(node, kind)
+            for node, kind in zip(w.nodes, w.kinds)
+            if kind != _LEAF
+        }
         for (node, nr), g in zip(w.roots, root_grads):
             if node is not None:
                 buf = buffers.setdefault(node, [None] * len(node._out_meta))
