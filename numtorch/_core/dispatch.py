@@ -337,15 +337,18 @@ def run_kernel(op, arrays: list, attrs: dict):
             out = _as_array(xp, out)
         if odt is not None and out.dtype != odt:
             out = out.astype(odt)
-        if op.layout is not None:
-            out = op.layout(out, inputs, attrs)
+        lay = op.layout
+        # (every rule keeps as it is a result of at most one dim that owns its memory)
+        if lay is not None and (out.ndim > 1 or out.base is not None):
+            out = lay(out, inputs, attrs)
         return out
     outs = []
+    lay = op.layout
     for o in out:
         if type(o) is not _ndarray:
             o = _as_array(xp, o)
-        if op.layout is not None:
-            o = op.layout(o, inputs, attrs)
+        if lay is not None and (o.ndim > 1 or o.base is not None):
+            o = lay(o, inputs, attrs)
         outs.append(o)
     return tuple(outs)
 
