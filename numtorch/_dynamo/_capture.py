@@ -153,10 +153,7 @@ class _Capture:
                     self._hook("leaf_post", k, grads)
                 continue
             nexts = node.next_functions
-            if exec_info is None:
-                wanted = [n is not None for n, _ in nexts]
-            else:
-                wanted = [n is not None and (n in exec_info or n in targets) for n, _ in nexts]
+            wanted = engine.wanted_edges(nexts, exec_info, targets)
             if True in wanted:
                 outs = self._apply(node, k, grads, wanted, saved_inputs[node])
             else:

@@ -228,10 +228,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                     _run_node_posthooks(node, [], grads)
                 continue
             nexts = node.next_functions
-            if exec_info is None:
-                wanted = [n is not None for n, _ in nexts]
-            else:
-                wanted = [n is not None and (n in exec_info or n in targets) for n, _ in nexts]
+            wanted = wanted_edges(nexts, exec_info, targets)
             if True in wanted:
                 outs = node.apply(grads, wanted)
                 if not node._fits:
@@ -259,6 +256,13 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                     q = _device_queue(ready, queues, nxt, buf) if devices else ready
                     push(q, (-nxt._seq, counter, nxt))
                     counter += 1
+
+
+def wanted_edges(nexts, exec_info, targets) -> list:
+    """Which of a node's edges lead to a node the task runs (a gradient to compute)."""
+    if exec_info is None:
+        return [n is not None for n, _ in nexts]
+    return [n is not None and (n in exec_info or n in targets) for n, _ in nexts]
 
 
 def _run_tensor_prehooks(node: Node, grads: list) -> None:
