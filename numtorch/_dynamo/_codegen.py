@@ -140,7 +140,10 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
                 if op.layout is not None:  # the strides run_kernel gives the result
                     lay, args = const(op.layout, "layout"), "[" + ", ".join(map(ref, refs)) + "]"
                     for o in outs:
-                        body.append(f"s{o} = {lay}(s{o}, {args}, {const(attrs, 'attrs')})")
+                        body.append(
+                            f"if s{o}.ndim > 1 or s{o}.base is not None: "
+                            f"s{o} = {lay}(s{o}, {args}, {const(attrs, 'attrs')})"
+                        )
             else:
                 args = ", ".join(ref(r) for r in refs)
                 body.append(
