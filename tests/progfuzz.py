@@ -315,6 +315,15 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "picked, constant) has tangent NaN in torch; fmin(NaN + eps t, b) = b, so finite "
         "differences give 0, as numtorch does",
     ),
+    (
+        r"y\[[^\]]*\] = b",
+        r"numtorch RuntimeError: element 0 of tensors does not require grad[^\n]*\ntorch RuntimeError: "
+        r"(Autograd not support dtype|isDifferentiableType)",
+        "torch lets a bool or integer tensor that a write of a value requiring grad goes into "
+        "(y_bool[...] = b) require grad, then its backward fails on the dtype ('Autograd not "
+        "support dtype: Bool' or an internal assert); y.copy_(b) leaves y out of autograd, as "
+        "numtorch does for both",
+    ),
 ]
 
 
