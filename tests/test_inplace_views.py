@@ -244,16 +244,22 @@ TRANSFORM_CALLS = [c for c in CALLS if c[0] not in ("as_strided_", "as_strided_o
 T_IDS = [c[0] for c in TRANSFORM_CALLS]
 
 
+def _weighted_loss(lib, call):
+    """sin(x), laid out anew by ``call``, weighted by 0, 1, 2, ... and summed."""
+
+    def f(x):
+        y = x.sin()
+        call(y)
+        w = lib.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)
+        return (y * w).sum()
+
+    return f
+
+
 @pytest.mark.parametrize(("name", "shape", "call"), TRANSFORM_CALLS, ids=T_IDS)
 def test_grad_through_in_place_view(name, shape, call):
     def prog(lib, x):
-        def f(x):
-            y = x.sin()
-            call(y)
-            w = lib.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)
-            return (y * w).sum()
-
-        return lib.func.grad(f)(x)
+        return lib.func.grad(_weighted_loss(lib, call))(x)
 
     assert_same(prog, arr(*shape))
 
@@ -295,13 +301,7 @@ def test_vmap_of_in_place_view(name, shape, call):
 @pytest.mark.parametrize(("name", "shape", "call"), TRANSFORM_CALLS, ids=T_IDS)
 def test_vmap_of_grad_through_in_place_view(name, shape, call):
     def prog(lib, x):
-        def f(x):
-            y = x.sin()
-            call(y)
-            w = lib.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)
-            return (y * w).sum()
-
-        return lib.func.vmap(lib.func.grad(f))(x)
+        return lib.func.vmap(lib.func.grad(_weighted_loss(lib, call)))(x)
 
     assert_same(prog, arr(2, *shape))
 

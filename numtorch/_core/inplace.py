@@ -204,7 +204,6 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     if state.stack and op.name not in _UNCHECKED:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
-    cast_first = op.name in _CPP_CAST and not any(isinstance(a, Tensor) for a in args)
     if (
         0 in data.strides
         and op.name not in _CHECKS_FIRST
@@ -212,8 +211,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     ):
         if op.name in _CPP_CAST:
             _check_number_bounds(self, args, attrs)
-        if not cast_first:
-            check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
+        check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -239,10 +237,6 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     finally:
         if modes:
             state.inplace_op = None
-    if cast_first:  # the op's own check of its numbers' type, before the write's checks
-        rd, sd = result.dtype, self.dtype
-        if rd != sd and rd._kind > sd._kind:
-            raise RuntimeError(cast_error(rd, sd, cpp=True))
     try:
         commit(self, result, op)
     except RuntimeError as e:
