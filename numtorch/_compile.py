@@ -11,16 +11,21 @@ is.
 from __future__ import annotations
 
 import functools
+import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from . import nn
-from ._core.state import compiled_nodes
+from ._core import dtype as _dt
+from ._core.state import compiled_nodes, state
 from ._core.tensor import Tensor
-from ._dynamo import BACKENDS, compiled_autograd
+from ._dynamo import BACKENDS, _forward, compiled_autograd
 from ._dynamo._capture import CapturedGraph
 from ._dynamo.compiled_autograd import _Compiler
 from ._dynamo.exc import InvalidBackend
+from ._dynamo.utils import counters
+from .nn.modules.module import STATE as module_state
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
@@ -59,23 +64,264 @@ def compile(  # noqa: A001 - PyTorch's name
         return model
     compiler = _Compiler(backend if callable(backend) else _identity, dynamic is not False)
     if isinstance(model, nn.Module):
-        return OptimizedModule(model, compiler)
-    return _compiled(model, compiler)
+        return OptimizedModule(model, compiler, fullgraph)
+    return _compiled(model, compiler, fullgraph)
 
 
 def _identity(graph: CapturedGraph) -> CapturedGraph:
     return graph
 
 
-def _compiled(fn: Callable, compiler: _Compiler) -> Callable:
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        with compiled_autograd._enable(compiler.fn, compiler.dynamic):
-            out = fn(*args, **kwargs)
-        _mark(out, compiler)
+def _compiled(fn: Callable, compiler: _Compiler, fullgraph: bool = False, module=None):
+    frame = _Frame(fn, compiler, fullgraph, module)
+    return functools.wraps(fn)(frame) if module is None else frame
+
+
+# PyTorch's torch._dynamo.config.recompile_limit: programs kept per compiled callable
+RECOMPILE_LIMIT = 8
+
+
+class _Frame:
+    """A compiled callable: its programs, one per guard set. A guard set is the grad mode,
+    the default dtype, the arguments' structure and constants, each tensor's shape, dtype,
+    strides and requires_grad, and the state of the modules, globals and closure
+    variables the function reads (their identities, the modules' flags and attributes)."""
+
+    def __init__(self, fn: Callable, compiler: _Compiler, fullgraph: bool, module) -> None:
+        self.fn = fn
+        self.compiler = compiler
+        self.fullgraph = fullgraph
+        self.module = module
+        self.entries: dict = {}  # guard key -> Program, or None (runs eagerly)
+        self.version = -1  # the modules' STATE the structure was taken at
+        self.sources: list = []
+        self.struct = None
+        self.lifted: list = []
+        self.warned = False
+        _forward.FRAMES.add(self)
+
+    def __call__(self, *args, **kwargs):
+        if state.stack or state.modes or compiled_autograd._disabled[0]:
+            return self.eager(args, kwargs)
+        flat: list = []
+        try:
+            spec = _flatten((args, kwargs), flat)
+        except TypeError:  # an unhashable argument: no guard can cover it
+            return self.eager(args, kwargs)
+        if self.version != _MODULES[0] or not _hold(self.sources):
+            self._restructure()
+        if self.struct is None:
+            return self.eager(args, kwargs)
+        lifted = flat + self.lifted
+        key = (state.grad_enabled, _dt.get_default_dtype(), spec, self.struct)
+        key += tuple(_meta(t) for t in lifted)
+        entry = self.entries.get(key, _MISS)
+        if entry is _MISS:
+            if len(self.entries) >= RECOMPILE_LIMIT:
+                self._warn(f"hit the recompile limit ({RECOMPILE_LIMIT})")
+                return self.eager(args, kwargs)
+            return self._trace(key, lifted, args, kwargs)
+        if entry is None:
+            return self.eager(args, kwargs)
+        return _unflatten(entry.out_spec, iter(entry(lifted)))
+
+    def eager(self, args: tuple, kwargs: dict):
+        """The call run eagerly, its backward passes compiled."""
+        with compiled_autograd._enable(self.compiler.fn, self.compiler.dynamic):
+            out = self.fn(*args, **kwargs)
+        _mark(out, self.compiler)
         return out
 
-    return run
+    def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict):
+        tracer = _forward.ForwardTracer(lifted, self.fullgraph)
+        with tracer:
+            out = self.fn(*args, **kwargs)
+        flat: list = []
+        try:
+            spec = _flatten_out(out, flat)
+        except TypeError as e:
+            spec, result = None, str(e)
+        else:
+            result = tracer.finish(flat)
+        if isinstance(result, str):
+            self._warn(result)
+            self.entries[key] = None
+        else:
+            result.out_spec = spec
+            self.entries[key] = result
+            counters["stats"]["unique_graphs"] += 1
+            counters["stats"]["calls_captured"] += sum(i[0] == "op" for i in tracer.program)
+        if spec is not None:
+            out = _unflatten(spec, iter(_forward._inner1(t) for t in flat))
+        _mark(out, self.compiler)
+        return out
+
+    def _warn(self, why: str) -> None:
+        counters["graph_break"][why] += 1
+        if not self.warned:
+            self.warned = True
+            name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
+            warnings.warn(f"numtorch.compile: {why}; {name} runs eagerly", stacklevel=3)
+
+    def _restructure(self) -> None:
+        """Find the modules, tensors and numbers the function reads, and the guard on
+        them (taken again only when a module or a global moved)."""
+        self.version = _MODULES[0]
+        roots = [self.module] if self.module is not None else []
+        fns = [self.fn]
+        if self.module is not None:
+            fns = [type(m).forward for m in self.module.modules()]
+        sources: list = []
+        for fn in fns:
+            _code_sources(fn, sources, 2)
+        self.sources = sources
+        tensors = [v for _, _, v in sources if isinstance(v, Tensor)]
+        roots += [v for _, _, v in sources if isinstance(v, nn.Module)]
+        numbers = tuple(v for _, _, v in sources if type(v) in _NUMBERS)
+        flags: list = [numbers]
+        for root in roots:
+            for m in root.modules():
+                d = m.__dict__
+                if any(d[h] for h in _HOOKS):
+                    self.struct = None
+                    return
+                tensors += [p for p in d["_parameters"].values() if p is not None]
+                tensors += [b for b in d["_buffers"].values() if b is not None]
+                for k, v in d.items():
+                    if isinstance(v, Tensor):
+                        tensors.append(v)
+                    elif type(v) in _NUMBERS or (type(v) is tuple and _hashable(v)):
+                        flags.append((k, v))
+        seen: set = set()
+        self.lifted = [t for t in tensors if not (id(t) in seen or seen.add(id(t)))]
+        self.struct = (tuple(map(id, self.lifted)), tuple(map(id, roots)), tuple(flags))
+
+
+_MISS = object()
+_MODULES = module_state
+_NUMBERS = (bool, int, float, complex, str, type(None))
+_HOOKS = (
+    "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+)  # fmt: skip
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _meta(t: Tensor) -> tuple:
+    d = t._data
+    return (type(d), d.shape, d.dtype, d.strides, t._rg)
+
+
+def _code_sources(fn, out: list, depth: int) -> None:
+    """(where, name, value) of the globals and closure variables ``fn`` names that a
+    guard covers: tensors, modules and numbers; the functions it names, ``depth`` deep."""
+    fn = getattr(fn, "__func__", fn)
+    self = getattr(fn, "__self__", None)
+    if isinstance(self, nn.Module):
+        out.append((None, None, self))
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return
+    g = fn.__globals__
+    for name in _names(code):
+        if name in g:
+            _consider(g[name], (g, name), out, depth)
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        _consider(v, (cell, None), out, depth)
+
+
+def _names(code) -> set:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names(c)
+    return names
+
+
+def _consider(v, where: tuple, out: list, depth: int) -> None:
+    if isinstance(v, (Tensor, nn.Module)) or type(v) in _NUMBERS:
+        out.append((*where, v))
+    elif isinstance(v, types.FunctionType) and depth:
+        out.append((*where, v))
+        _code_sources(v, out, depth - 1)
+
+
+def _hold(sources: list) -> bool:
+    """Whether each global and closure variable still holds what the guard saw."""
+    for where, name, v in sources:
+        if where is None:
+            continue
+        if name is None:
+            try:
+                if where.cell_contents is not v:
+                    return False
+            except ValueError:
+                return False
+        elif where.get(name, _MISS) is not v:
+            return False
+    return True
+
+
+def _flatten(x, out: list):
+    """x's structure, with its tensors appended to ``out``; TypeError for a value no
+    guard can compare."""
+    if isinstance(x, Tensor):
+        out.append(x)
+        return _T
+    t = type(x)
+    if t is tuple or t is list:
+        return (t, tuple(_flatten(v, out) for v in x))
+    if t is dict:
+        return (t, tuple((k, _flatten(v, out)) for k, v in x.items()))
+    hash(x)
+    return (t, x)
+
+
+def _flatten_out(x, out: list):
+    """An output's structure (its tensors appended to ``out``); TypeError for an output
+    the replay cannot rebuild."""
+    if isinstance(x, Tensor):
+        out.append(x)
+        return _T
+    t = type(x)
+    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(x, "_fields")):
+        return (t, tuple(_flatten_out(v, out) for v in x))
+    if t is dict:
+        return (t, tuple((k, _flatten_out(v, out)) for k, v in x.items()))
+    if t in _NUMBERS:
+        return (t, x)
+    raise TypeError(f"an output of type {t.__name__}")
+
+
+def _unflatten(spec, tensors):
+    if spec is _T:
+        return next(tensors)
+    t, items = spec
+    if t is tuple or t is list:
+        return t(_unflatten(v, tensors) for v in items)
+    if t is dict:
+        return {k: _unflatten(v, tensors) for k, v in items}
+    if isinstance(t, type) and issubclass(t, tuple):  # a named tuple
+        return t(*(_unflatten(v, tensors) for v in items))
+    return items
+
+
+class _Tensor:
+    def __repr__(self) -> str:
+        return "<tensor>"
+
+
+_T = _Tensor()
 
 
 def _mark(out: Any, compiler: _Compiler) -> None:
@@ -97,10 +343,10 @@ class OptimizedModule(nn.Module):
     """A module under compile: its calls are the original module's, compiled
     (torch._dynamo.eval_frame.OptimizedModule)."""
 
-    def __init__(self, mod: nn.Module, compiler: _Compiler) -> None:
+    def __init__(self, mod: nn.Module, compiler: _Compiler, fullgraph: bool = False) -> None:
         super().__init__()
         self._orig_mod = mod
-        self.__dict__["_call"] = _compiled(mod.__call__, compiler)
+        self.__dict__["_call"] = _compiled(mod.__call__, compiler, fullgraph, mod)
 
     def forward(self, *args, **kwargs):
         return self.__dict__["_call"](*args, **kwargs)

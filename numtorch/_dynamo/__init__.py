@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from . import compiled_autograd, exc, utils  # noqa: F401 - torch._dynamo.<module>
+from . import _forward, compiled_autograd, exc, utils  # noqa: F401 - torch._dynamo.<module>
 
 
 def reset() -> None:
-    """Forget every compiled graph (torch._dynamo.reset); the counters stay."""
+    """Forget every compiled graph and program (torch._dynamo.reset); the counters stay."""
     compiled_autograd.reset()
+    for frame in list(_forward.FRAMES):
+        frame.entries.clear()
 
 
 # The backends numtorch.compile accepts by name (each runs the generated code).

@@ -86,8 +86,9 @@ class _Capture:
     """The eager engine's schedule, run on traced values: every kernel call, hook call and
     gradient accumulation becomes an instruction of the tracer's program."""
 
-    def __init__(self, w: _Walk) -> None:
+    def __init__(self, w: _Walk, joint: bool = False) -> None:
         self.w = w
+        self.joint = joint  # the backward of a compiled forward: gradients for its inputs
         self.tracer = Tracer()
         self.calls: list = []  # (PyTorch's node name, its index) in execution order
         self.frees: list = []
@@ -132,10 +133,11 @@ class _Capture:
             k = index[node]
             grads = buffers.pop(node)
             is_leaf = type(node) is AccumulateGrad
-            if is_leaf and node.variable._hooks and grads[0] is not None:
-                grads = self._hook("leaf", k, grads)
-            if node._hooked:
-                grads = self._hook("tensor_pre", k, grads)
+            if not (self.joint and node in targets):  # (else the engine runs their hooks)
+                if is_leaf and node.variable._hooks and grads[0] is not None:
+                    grads = self._hook("leaf", k, grads)
+                if node._hooked:
+                    grads = self._hook("tensor_pre", k, grads)
             if captures and node in captures:
                 for nr, slot in captures[node]:
                     slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]

@@ -26,23 +26,49 @@ class Untraceable(Exception):
     random draws, user-defined ops, writes into constants)."""
 
 
-def _untraceable(*_args, **_kwargs):
-    raise Untraceable
-
-
 class TracedTensor(WrapperTensor):
-    """A value of the program being traced: a slot, with the real tensor it holds now."""
+    """A value of the program being traced: a slot, with the real tensor it holds now.
+    Reading its values (or its autograd state) is the tracer's ``read``."""
 
     __slots__ = ("_slot",)
 
     @property
     def _data(self):
-        raise Untraceable
+        return self._interp.read(self)._data
 
     def _readable(self):
-        raise Untraceable
+        return self._interp.read(self)
 
-    tolist = numpy = _untraceable
+    def tolist(self):
+        return self._interp.read(self).tolist()
+
+    def numpy(self, *, force: bool = False):
+        return self._interp.read(self).numpy(force=force)
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._inner.requires_grad
+
+    @property
+    def grad_fn(self):
+        return self._inner.grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._inner.is_leaf
+
+    def requires_grad_(self, requires_grad: bool = True) -> TracedTensor:
+        self._interp.read(self).requires_grad_(requires_grad)
+        return self
+
+    def register_hook(self, hook):
+        return self._interp.read(self).register_hook(hook)
+
+    def retain_grad(self) -> None:
+        self._interp.read(self).retain_grad()
+
+    def backward(self, *args, **kwargs) -> None:
+        self._interp.read(self).backward(*args, **kwargs)
 
     def detach(self) -> Tensor:
         return self._interp.wrap(self._inner.detach(), self._slot)
@@ -57,6 +83,7 @@ class Tracer(Interpreter):
 
     sees_all = True
     functorch = False
+    random = False  # random draws may be recorded (a replay draws from the generator again)
 
     def __init__(self) -> None:
         self.program: list = []
@@ -82,8 +109,12 @@ class Tracer(Interpreter):
             return type(x)(p[0] for p in pairs), [p[1] for p in pairs]
         return x, x
 
+    def read(self, t: TracedTensor) -> Tensor:
+        """A traced value read into Python (or its autograd state used): the real tensor."""
+        raise Untraceable
+
     def process(self, op, args: tuple, attrs: dict):
-        if op.impl is not None or op.random:
+        if op.impl is not None or (op.random and not self.random):
             raise Untraceable
         pairs = [self._ref(a) for a in args]
         self.sees_all = False
@@ -95,7 +126,7 @@ class Tracer(Interpreter):
         wrapped = tuple(self.wrap(o) for o in outs)
         refs = [p[1] for p in pairs]
         on_cpu = all(type(o._data) is np.ndarray for o in outs)
-        plain = on_cpu and _passes(op, pairs, attrs, outs)
+        plain = on_cpu and not op.random and _passes(op, pairs, attrs, outs)
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
         rule = LOWER.get(op.name) if on_cpu else None
         expr = rule(attrs, [_array(p[0]) for p in pairs]) if rule is not None else None

@@ -138,10 +138,10 @@ def _hook_flags(node: Node) -> tuple:
     )  # fmt: skip
 
 
-def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool) -> _Walk:
+def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -> _Walk:
     """The graph breadth first from the roots: each node's cache key, its kind, the saved
     arrays in order, and the sizes a program is specialized to; the trie entry found (on
-    ``w.entry``, None on a miss)."""
+    ``w.entry``, None on a miss). The walk does not go past the nodes in ``stop``."""
     w = _Walk()
     nodes: list = []
     index: dict = {}
@@ -168,6 +168,10 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool) -> _Walk:
     while i < len(nodes):
         node = nodes[i]
         i += 1
+        if stop and node in stop:
+            kinds.append(_LEAF)
+            keys.append((_LEAF,))
+            continue
         edges = []
         for nxt, nr in node.next_functions:
             if nxt is None:
@@ -195,6 +199,10 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool) -> _Walk:
                 kind = _OPAQUE
                 key = (_OPAQUE, node.fn.op, _freeze(node.attrs), hooks, *edges)
                 metas.append((node._out_meta, node.fn.in_meta))
+            elif node._opaque:
+                kind = _OPAQUE
+                key = (_OPAQUE, _Same(node.program), hooks, *edges)
+                metas.append(node._out_meta)
             else:
                 op = node.op if cls is not Node else None
                 if op is None or op.recorder is not None:

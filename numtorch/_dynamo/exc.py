@@ -9,3 +9,7 @@ class InvalidBackend(RuntimeError):
             f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available "
             "backends."
         )
+
+
+class Unsupported(RuntimeError):
+    """What ``fullgraph=True`` refuses: a part of the function that cannot be traced."""

@@ -502,7 +502,7 @@ def backward(
     inputs=None,
 ) -> None:
     """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
-    if any(not i.is_forward for i in state.stack):
+    if any(i.functorch and not i.is_forward for i in state.stack):
         raise RuntimeError(
             "backward() called inside a functorch transform. This is not supported, please "
             "use functorch.grad or functorch.vjp instead or call backward() outside of "

@@ -55,6 +55,7 @@ class Node:
     _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
     _fits = True  # apply sums and casts each gradient to its input (else the engine does)
+    _opaque = False  # compiled autograd calls it as it is (numtorch.compile's node)
 
     def __init__(self):
         self._seq = next(_seq)

@@ -343,6 +343,13 @@ def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
     if x.size == 0:  # nan where nothing is averaged, without NumPy's warning
         with np.errstate(invalid="ignore", divide="ignore"):
             return (x.sum(axis=dims, keepdims=keepdim) / count(x.shape, dims)).astype(x.dtype)
+    if x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+        # NumPy's mean for these dtypes (a sum, divided in the sum's dtype), without its
+        # Python-level overhead
+        n = 1
+        for d in dims:
+            n *= x.shape[d]
+        return x.sum(axis=dims, keepdims=keepdim) / n
     return xp.mean(x, axis=dims, keepdims=keepdim)
 
 

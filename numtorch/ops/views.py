@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+import numpy as np
+
 from .._core.dispatch import dispatch, run_kernel
 from .._core.dtype import from_np
 from .._core.inplace import inplace_view
@@ -951,6 +953,8 @@ def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
 
 
 def _expand(xp, input, size):
+    if tuple(size) == input.shape:  # (the common case of broadcasting's equal shapes)
+        return input.view()
     size = _expand_size(input.shape, size, input.dtype)
     # PyTorch's geometry: a repeated dim gets stride 0, a new size-one dim the stride of the
     # dims after it. A strided view, writable as in PyTorch (NumPy's broadcast_to is
@@ -965,6 +969,9 @@ def _expand(xp, input, size):
             have, st = 1, inner
         strides[i] = st if have == size[i] else 0
         inner = size[i] * strides[i]
+    if xp is np and (input.flags.c_contiguous or input.flags.f_contiguous):
+        # the same view over input's buffer, made directly (as_strided is eight times slower)
+        return np.ndarray(size, input.dtype, input, 0, tuple(strides))
     return xp.lib.stride_tricks.as_strided(input, size, tuple(strides))
 
 

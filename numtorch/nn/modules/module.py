@@ -25,6 +25,11 @@ def typename(obj) -> str:
     return name if module in ("", "builtins") else f"{module}.{name}"
 
 
+# Bumped by every change to any module's attributes, parameters, buffers, children or
+# hooks: numtorch.compile's guards re-check a module only when it moved.
+STATE = [0]
+
+
 class RemovableHandle:
     """Removes one hook from the dicts that hold it (torch.utils.hooks.RemovableHandle)."""
 
@@ -37,6 +42,7 @@ class RemovableHandle:
         self._refs += [weakref.ref(d) for d in extra if d is not None]
 
     def remove(self) -> None:
+        STATE[0] += 1
         for ref in self._refs:
             d = ref()
             if d is not None and self.id in d:
@@ -95,6 +101,7 @@ def _addindent(s: str, n: int) -> str:
 def _add_hook(
     hooks: OrderedDict, hook, prepend: bool, extra: tuple = (), flags: tuple = ()
 ) -> RemovableHandle:
+    STATE[0] += 1
     handle = RemovableHandle(hooks, extra_dict=list(extra))
     hooks[handle.id] = hook
     for d, on in zip(extra, flags):
@@ -153,6 +160,7 @@ class Module:
     # ------------------------------------------------------------------ registration
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or None) under name."""
+        STATE[0] += 1
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name("parameter", name, self._parameters)
@@ -175,6 +183,7 @@ class Module:
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a buffer (or None) under name; a non-persistent one stays out of the state
         dict."""
+        STATE[0] += 1
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name("buffer", name, self._buffers)
@@ -201,6 +210,7 @@ class Module:
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module (or None) under name."""
+        STATE[0] += 1
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{typename(module)} is not a Module subclass")
         if not isinstance(name, str):
@@ -216,6 +226,7 @@ class Module:
     register_module = add_module
 
     def __setattr__(self, name: str, value) -> None:
+        STATE[0] += 1
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -270,6 +281,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
+        STATE[0] += 1
         for place in ("_parameters", "_buffers", "_modules"):
             if name in self.__dict__[place]:
                 del self.__dict__[place][name]

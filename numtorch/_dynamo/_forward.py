@@ -1,0 +1,300 @@
+"""The forward half of numtorch.compile: a function traced once per guard set into a
+program of kernel calls, the backward of its outputs captured from the traced run's graph
+into a second program, and both replayed, the backward as one node (PyTorch's
+CompiledFunction from AOTAutograd's joint graph).
+
+The traced run is the call's own eager run: ops go through the tracer, which records them
+and runs them on the real tensors (autograd records as usual). When something cannot
+become straight-line code (a value read into Python, a tensor the guards do not cover, a
+custom autograd.Function) the tracer stops recording and the run goes on eagerly, so no
+call runs twice.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .._core import inplace
+from .._core.dispatch import dispatch
+from .._core.state import state
+from .._core.tensor import Tensor, _make
+from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
+from . import _codegen
+from ._capture import _Capture
+from ._trace import TracedTensor, Tracer, Untraceable, _Slot
+from ._walk import _Break, _walk
+from .exc import Unsupported
+
+# Every compiled callable (numtorch.compile's frames), for reset()
+FRAMES: weakref.WeakSet = weakref.WeakSet()
+
+DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
+
+
+class ForwardTracer(Tracer):
+    """Traces a forward function whose tensors are ``lifted`` (inputs, parameters,
+    buffers, globals): any other tensor, or a value read, stops the recording."""
+
+    random = True
+
+    def __init__(self, lifted: list, fullgraph: bool) -> None:
+        super().__init__()
+        self.lifted = lifted
+        self.slot_of: dict = {}
+        for i, t in enumerate(lifted):
+            self.slot_of.setdefault(id(t), i)
+        self.nslots = len(lifted)
+        self.fullgraph = fullgraph
+        self.broken: str | None = None
+        self.mutated: dict = {}  # lifted slot -> writes into it
+        self.made: dict = {}  # id(array) -> slot, for the saved values of the backward
+        self.keep: list = []  # (the arrays of made, kept alive so that ids stay theirs)
+
+    def stop(self, why: str) -> None:
+        """Record no more: the call finishes eagerly."""
+        if self.broken is None:
+            self.broken = why
+            self.sees_all = False
+            if self.fullgraph:
+                raise Unsupported(why)
+
+    def read(self, t: TracedTensor) -> Tensor:
+        if self.alive:
+            self.stop("a tensor's value or autograd state is read in Python")
+        return t._inner
+
+    def wrap(self, t: Tensor, slot: int | None = None) -> TracedTensor:
+        w = super().wrap(t, slot)
+        a = t._data
+        self.made[id(a)] = w._slot
+        self.keep.append(a)
+        return w
+
+    def _ref(self, x):
+        if isinstance(x, Tensor) and not (isinstance(x, TracedTensor) and x._interp is self):
+            slot = None if x._level else self.slot_of.get(id(x))
+            if slot is None:
+                raise Untraceable("a tensor that is not an input, parameter, buffer or global")
+            return x, _Slot(slot)
+        return super()._ref(x)
+
+    def process(self, op, args: tuple, attrs: dict):
+        if self.broken is None:
+            if op.impl is not None:
+                self.stop("a custom autograd.Function")
+            else:
+                try:
+                    return super().process(op, args, attrs)
+                except Untraceable as e:
+                    self.stop(str(e) or f"{op.name} cannot be traced")
+        return dispatch(op, _inner(args), attrs)
+
+    def commit(self, target: Tensor, result: Tensor, op=None) -> None:
+        if self.broken is None:
+            try:
+                if isinstance(target, TracedTensor) and target._interp is self:
+                    return super().commit(target, result, op)
+                slot = self.slot_of.get(id(target))
+                if slot is None or target._rg or _inner1(result)._rg:
+                    raise Untraceable("an in-place write into a tensor outside the function")
+                ref = self._ref(result)[1]
+            except Untraceable as e:
+                self.stop(str(e))
+            else:
+                self.program.append(("commit", slot, ref))
+                self.mutated[slot] = self.mutated.get(slot, 0) + 1
+        inplace.commit(_inner1(target), _inner1(result), op)
+
+    def finish(self, outs: list):
+        """The program for the traced call whose flat outputs are ``outs`` (None where an
+        output is not a tensor), or the reason there is none."""
+        if self.broken is not None:
+            return self.broken
+        slots, inner = [], []
+        for o in outs:
+            if o is None:
+                continue
+            if not (isinstance(o, TracedTensor) and o._interp is self):
+                return "an output that is an input (or a tensor the function did not make)"
+            slots.append(o._slot)
+            inner.append(o._inner)
+        return _build(self, slots, inner)
+
+
+def _inner(args):
+    return tuple(_inner1(a) for a in args)
+
+
+def _inner1(a):
+    if isinstance(a, TracedTensor):
+        return a._inner
+    if isinstance(a, (list, tuple)) and any(isinstance(x, TracedTensor) for x in a):
+        return type(a)(_inner1(x) for x in a)
+    return a
+
+
+def _root(a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _build(tracer: ForwardTracer, slots: list, outs: list):
+    """Generate the forward program and, when its outputs need gradients, capture the
+    backward from the traced run's graph (a program from output gradients and the saved
+    values to the inputs' gradients)."""
+    lifted = tracer.lifted
+    diff_out = [j for j, o in enumerate(outs) if o._rg] if state.grad_enabled else []
+    backward = None
+    saved: list = []
+    if diff_out:
+        diff_in = sorted({tracer.slot_of[id(t)] for t in lifted if t._rg})
+        backward = _capture_backward(tracer, [outs[j] for j in diff_out], diff_in)
+        if isinstance(backward, str):
+            return backward
+        saved = backward.saved_slots
+    fn, code = _codegen.generate(tracer.program, len(lifted), slots + saved)
+    prog = Program(fn, code, len(slots), tracer.mutated, backward)
+    if backward is not None:
+        prog.diff_out = diff_out
+        prog.out_meta = tuple((outs[j]._data.shape, outs[j]._data.dtype) for j in diff_out)
+    return prog
+
+
+def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
+    lifted = tracer.lifted
+    roots = [edge_of(o) for o in outs]
+    grads = [_make(np.ones_like(o._data)) for o in outs]
+    inputs = [lifted[i] for i in diff_in]
+    targets = {edge_of(t)[0] for t in inputs}
+    try:
+        w = _walk(roots, grads, inputs, False, True, stop=targets)
+    except _Break:
+        return "its graph has a node that cannot be captured"
+    for node in w.nodes:
+        if node in targets:
+            continue
+        hooked = node._any_hooks or node._hooked
+        if type(node) is AccumulateGrad or hooked or node._opaque:
+            return "its graph has hooks or nodes outside the function"
+    run = _Capture(w, joint=True)
+    run.run()
+    if any(ins[0] == "call" for ins in run.tracer.program):
+        return "its backward calls into eager code"
+    saved_slots = []
+    for a in w.arrays[len(roots) :]:
+        slot = tracer.made.get(id(a))
+        if slot is None:
+            slot = next((i for i, t in enumerate(lifted) if t._data is a), None)
+            if slot is None:
+                return "its backward saves a value the forward program does not make"
+        saved_slots.append(slot)
+    fn, code = _codegen.generate(run.tracer.program, len(w.arrays), run.outputs)
+    b = Backward(fn, code, diff_in)
+    b.saved_slots = saved_slots
+    b.checks = _checks(tracer, w.arrays[len(roots) :], outs)
+    b.zeros = [(o._data.shape, o._data.dtype) for o in outs]
+    return b
+
+
+def _checks(tracer: ForwardTracer, saved: list, outs: list) -> tuple:
+    """The tensors the caller sees whose memory a saved value shares: (input slots,
+    output indices), whose versions the backward checks as eager's saved tensors do."""
+    seen: dict = {}
+    for i, t in enumerate(tracer.lifted):
+        seen.setdefault(id(_root(t._data)), ("in", i))
+    for j, o in enumerate(outs):
+        seen.setdefault(id(_root(o._data)), ("out", j))
+    found = {seen[id(_root(a))] for a in saved if id(_root(a)) in seen}
+    ins = tuple(sorted(i for kind, i in found if kind == "in"))
+    outs_ = tuple(sorted(j for kind, j in found if kind == "out"))
+    return ins, outs_
+
+
+class Backward:
+    """The captured backward of a traced forward: ``fn(grads + saved) -> input grads``."""
+
+    def __init__(self, fn, code: str, slots: list) -> None:
+        self.fn = fn
+        self.code = code
+        self.slots = slots  # the lifted slots that get gradients
+
+
+class Program:
+    """A traced forward, replayed on the lifted tensors' arrays: returns the outputs as
+    tensors, joined to autograd by one CompiledFunctionBackward node."""
+
+    def __init__(self, fn, code: str, nout: int, mutated: dict, backward: Backward | None):
+        self.fn = fn
+        self.code = code
+        self.nout = nout
+        self.mutated = tuple(mutated.items())
+        self.backward = backward
+
+    def __call__(self, lifted: list) -> list:
+        res = self.fn([t._data for t in lifted], None)
+        n = self.nout
+        outs = [_make(a) for a in res[:n]]
+        b = self.backward
+        if b is not None:
+            node = _new(CompiledFunctionBackward)
+            node._seq = next(_seq)
+            node.program = b
+            node.next_functions = tuple(edge_of(lifted[i]) for i in b.slots)
+            node._out_meta = self.out_meta
+            node.saved = _Arrays(res[n:])
+            ins, outs_ = b.checks
+            checks = [Saved(lifted[i], False) for i in ins]
+            for k, j in enumerate(self.diff_out):
+                t = outs[j]
+                t._grad_fn = node
+                t._rg = True
+                if k:
+                    t._out_nr = k
+            checks += [Saved(outs[self.diff_out[j]], True) for j in outs_]
+            node.checks = checks
+        for i, count in self.mutated:
+            lifted[i]._ver.v += count
+        return outs
+
+
+class _Arrays(list):
+    """A compiled node's saved arrays (freed by the engine as a node's saved values)."""
+
+    __slots__ = ()
+
+
+class CompiledFunctionBackward(Node):
+    """The backward of a compiled forward: its captured program, on the saved arrays."""
+
+    _name = "CompiledFunctionBackward"
+    _opaque = True  # compiled autograd calls it as it is
+    op = None
+    attrs = None
+    in_meta = None
+
+    def apply(self, grads: list, wanted) -> list:
+        if state.grad_enabled:
+            raise RuntimeError(DOUBLE_BACKWARD)
+        saved = self.saved
+        if saved is None:
+            raise RuntimeError(FREED)
+        for s in self.checks:
+            counter = s.t if s.is_output else s.t._ver
+            if counter.v != s.version:
+                s._raise_modified(self, counter.v)
+        b = self.program
+        arrays = []
+        for g, (shape, dtype) in zip(grads, b.zeros):
+            if g is None:
+                arrays.append(np.zeros(shape, dtype))
+            elif type(g) is not Tensor and g._level:
+                raise RuntimeError(
+                    "the backward of a compiled function cannot run inside a function transform"
+                )
+            else:
+                arrays.append(g._data)
+        res = b.fn(arrays + saved, None)
+        return [None if r is None or not w else _make(r) for r, w in zip(res, wanted)]
