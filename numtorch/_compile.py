@@ -294,7 +294,7 @@ def _flatten_out(x, out: list):
         out.append(x)
         return _T
     t = type(x)
-    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(x, "_fields")):
+    if t is tuple or t is list or (isinstance(x, tuple) and _named(t)):
         return (t, tuple(_flatten_out(v, out) for v in x))
     if t is dict:
         return (t, tuple((k, _flatten_out(v, out)) for k, v in x.items()))
@@ -311,9 +311,17 @@ def _unflatten(spec, tensors):
         return t(_unflatten(v, tensors) for v in items)
     if t is dict:
         return {k: _unflatten(v, tensors) for k, v in items}
-    if isinstance(t, type) and issubclass(t, tuple):  # a named tuple
-        return t(*(_unflatten(v, tensors) for v in items))
+    if isinstance(t, type) and issubclass(t, tuple):  # a named tuple or a return type
+        values = [_unflatten(v, tensors) for v in items]
+        if hasattr(t, "n_fields") or t.__module__.endswith("return_types"):
+            return t(values)  # (built from one sequence, as torch's structseqs)
+        return t(*values)
     return items
+
+
+def _named(t: type) -> bool:
+    """A named tuple or a torch.return_types tuple."""
+    return hasattr(t, "_fields") or hasattr(t, "n_fields")
 
 
 class _Tensor:

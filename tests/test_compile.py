@@ -1,0 +1,385 @@
+"""numtorch.compile's forward: traced once per guard set, replayed as generated code with
+its backward behind one CompiledFunctionBackward node; checked bit for bit against eager
+(the op database with new values on each replay, models, training steps), the guards
+that retrace, the fallbacks, and autograd's errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from opdb import float_arg_positions, get_path, leaves, ops_with_samples, resolve, samples, to_nt
+
+import numtorch as nt
+import numtorch.nn.functional as F
+from numtorch._dynamo.exc import Unsupported
+from numtorch._dynamo.utils import counters
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    nt._dynamo.reset()
+    counters.clear()
+    yield
+    nt._dynamo.reset()
+
+
+def _graphs() -> int:
+    return counters["stats"]["unique_graphs"]
+
+
+def _np(t):
+    return None if t is None else t.detach().numpy().copy()
+
+
+def _same(a, b, what: str = "") -> None:
+    if a is None or b is None:
+        assert a is None and b is None, what
+        return
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    assert np.array_equal(a, b, equal_nan=True), f"{what}: {a} != {b}"
+
+
+# ------------------------------------------------------------------ the op database
+def _perturbed(a):
+    if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        return (a * 1.25 + 0.125).astype(a.dtype)
+    if isinstance(a, (list, tuple)):
+        return type(a)(_perturbed(x) for x in a)
+    if isinstance(a, dict):
+        return {k: _perturbed(v) for k, v in a.items()}
+    return a
+
+
+def _run(fn, op, args, kwargs) -> list:
+    """fn's outputs on the sample, then the gradients of <v, outputs> for its float inputs."""
+    args, kwargs = to_nt(args), to_nt(kwargs)
+    paths = float_arg_positions(args) if op.ndiff else []
+    if op.grad_args is not None:
+        paths = [p for p in paths if p[0] in op.grad_args]
+    ins = [get_path(args, p).requires_grad_(True) for p in paths]
+    nt.manual_seed(0)
+    outs = list(leaves(fn(*args, **kwargs), nt.Tensor))
+    res = [_np(o) for o in outs]
+    diff = [o for o in outs if o.requires_grad]
+    if diff and ins:
+        rng = np.random.default_rng(1)
+        vs = [nt.tensor(rng.standard_normal(o.shape)).to(o.dtype) for o in diff]
+        res += [_np(g) for g in nt.autograd.grad(diff, ins, vs, allow_unused=True)]
+    return res
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in ops_with_samples()])
+def test_replays_are_bit_identical_to_eager_on_new_values(op):
+    """Traced on a sample, replayed on other values of the same shapes: the outputs and
+    the gradients are eager's, bit for bit (or the call runs eagerly)."""
+    api = resolve(nt, op.api)
+    for dtype in ("float64", "float32"):
+        for s in samples(op, dtype):
+            args, kwargs = _perturbed(s.args), _perturbed(s.kwargs)
+            fn = lambda *a, **k: api(*a, **k)  # noqa: E731 - one compiled callable per sample
+            try:
+                eager = _run(fn, op, args, kwargs)
+            except Exception:  # noqa: BLE001 - a sample eager refuses is not compiled either
+                continue
+            compiled = nt.compile(fn)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _run(compiled, op, s.args, s.kwargs)  # the traced call
+                replayed = _run(compiled, op, args, kwargs)
+            assert len(replayed) == len(eager)
+            for e, r in zip(eager, replayed):
+                _same(e, r, f"{op.name} {s}")
+
+
+def test_most_of_the_op_database_replays_as_generated_code():
+    compiled = eager = 0
+    for op in ops_with_samples():
+        api = resolve(nt, op.api)
+        for s in samples(op, "float64")[:1]:
+            fn = nt.compile(lambda *a, _api=api, **k: _api(*a, **k))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fn(*to_nt(s.args), **to_nt(s.kwargs))
+            except Exception:  # noqa: BLE001
+                continue
+            ran = [e for e in fn.entries.values() if e is not None]
+            compiled += bool(ran)
+            eager += not ran
+    assert compiled > 10 * eager, (compiled, eager)
+
+
+# ------------------------------------------------------------------ models
+def _mlp(lib, seed=0):
+    lib.manual_seed(seed)
+    return lib.nn.Sequential(
+        lib.nn.Linear(6, 8), lib.nn.ReLU(), lib.nn.Linear(8, 8), lib.nn.Tanh(), lib.nn.Linear(8, 1)
+    )
+
+
+def _grads(model) -> list:
+    return [_np(p.grad) for p in model.parameters()]
+
+
+def test_a_compiled_module_replays_forward_and_backward_as_eager():
+    model = _mlp(nt)
+    compiled = nt.compile(model)
+    y = nt.randn(5, 1)
+    for i in range(4):
+        x = nt.randn(5, 6)
+        out = compiled(x)
+        name = out.grad_fn.name()
+        F.mse_loss(out, y).backward()
+        got = _grads(model)
+        model.zero_grad()
+        ref = model(x)
+        F.mse_loss(ref, y).backward()
+        _same(_np(out), _np(ref))
+        for g, e in zip(got, _grads(model)):
+            _same(g, e)
+        model.zero_grad()
+        assert name == ("CompiledFunctionBackward" if i else "AddBackward0")
+    assert _graphs() == 1
+
+
+def _train(compiled: bool, steps=4):
+    nt.manual_seed(0)
+    model = nt.nn.Sequential(
+        nt.nn.Linear(4, 8), nt.nn.BatchNorm1d(8), nt.nn.ReLU(), nt.nn.Dropout(0.3),
+        nt.nn.Linear(8, 1),
+    )  # fmt: skip
+    opt = nt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    loss_fn = lambda x, y: F.mse_loss(model(x), y)  # noqa: E731
+    step_loss = nt.compile(loss_fn) if compiled else loss_fn
+    losses = []
+    for _ in range(steps):
+        x, y = nt.randn(6, 4), nt.randn(6, 1)
+        opt.zero_grad()
+        loss = step_loss(x, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    bn = model[1]
+    state = [_np(t) for t in (*model.parameters(), bn.running_mean, bn.running_var)]
+    return losses, state, bn.num_batches_tracked.item(), bn.running_mean._version
+
+
+def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager():
+    eager = _train(False)
+    compiled = _train(True)
+    assert eager[0] == compiled[0]
+    for e, c in zip(eager[1], compiled[1]):
+        _same(e, c)
+    assert eager[2:] == compiled[2:]  # the buffers' updates and versions
+    assert _graphs() == 1
+
+
+def test_eval_mode_is_another_guard_set():
+    model = nt.nn.Sequential(nt.nn.Linear(3, 3), nt.nn.Dropout(0.5))
+    compiled = nt.compile(model)
+    x = nt.randn(4, 3)
+    compiled(x)
+    model.eval()
+    out = compiled(x)
+    _same(_np(out), _np(model[0](x)))
+    model.train()
+    compiled(x)
+    assert _graphs() == 2
+
+
+# ------------------------------------------------------------------ guards
+def test_what_retraces_and_what_does_not():
+    w = nt.randn(3, requires_grad=True)
+
+    def f(x, scale=2.0):
+        return (x * w).sum() * scale
+
+    c = nt.compile(f)
+    x = nt.randn(4, 3)
+    c(x)
+    c(nt.randn(4, 3))  # new values: a replay
+    assert _graphs() == 1
+    c(nt.randn(5, 3))  # a shape
+    c(nt.randn(5, 3, dtype=nt.float64))  # a dtype
+    c(nt.randn(4, 3), scale=3.0)  # a constant
+    c(nt.randn(4, 3).requires_grad_())  # requires_grad
+    c(nt.randn(3, 4).t())  # strides
+    with nt.no_grad():
+        assert c(x).grad_fn is None  # grad mode
+    assert _graphs() == 7
+    w2 = w
+    w = nt.ones(3, requires_grad=True)  # the closure variable now holds another tensor
+    out = c(x)
+    _same(_np(out), _np((x * w).sum() * 2.0))
+    w.data = nt.zeros(3)  # new data, the same tensor: read afresh
+    _same(_np(c(x)), np.zeros((), np.float32))
+    del w2
+
+
+GLOBAL_SCALE = 2.0
+
+
+def _scaled(x):
+    return x * GLOBAL_SCALE
+
+
+def test_a_global_number_the_function_reads_is_guarded():
+    global GLOBAL_SCALE
+    c = nt.compile(_scaled)
+    x = nt.ones(2)
+    assert c(x).tolist() == [2.0, 2.0]
+    GLOBAL_SCALE = 3.0
+    try:
+        assert c(x).tolist() == [3.0, 3.0]
+    finally:
+        GLOBAL_SCALE = 2.0
+
+
+def test_a_replaced_parameter_or_a_new_attribute_retraces():
+    model = nt.nn.Linear(3, 2)
+    c = nt.compile(model)
+    x = nt.randn(4, 3)
+    c(x)
+    model.weight = nt.nn.Parameter(nt.ones(2, 3))
+    _same(_np(c(x)), _np(model(x)))
+    model.bias.data = nt.zeros(2)
+    _same(_np(c(x)), _np(model(x)))
+    assert _graphs() == 2
+
+
+def test_after_the_recompile_limit_calls_run_eagerly():
+    c = nt.compile(lambda x: x + 1)
+    for n in range(1, 10):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = c(nt.zeros(n))
+        assert out.tolist() == [1.0] * n
+    assert _graphs() == 8
+    assert any("recompile limit" in str(x.message) for x in w)
+
+
+# ------------------------------------------------------------------ fallbacks
+def test_data_dependent_python_finishes_eagerly_with_one_warning():
+    def f(x):
+        return x * 2 if x.sum() > 0 else x * 3
+
+    c = nt.compile(f)
+    with pytest.warns(UserWarning, match="read in Python"):
+        assert c(nt.ones(2)).tolist() == [2.0, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert c(-nt.ones(2)).tolist() == [-3.0, -3.0]
+        assert c(nt.ones(2)).tolist() == [2.0, 2.0]
+    assert _graphs() == 0
+    assert sum(counters["graph_break"].values()) == 1
+
+
+def test_fullgraph_refuses_what_it_cannot_trace():
+    c = nt.compile(lambda x: x * 2 if x.sum() > 0 else x, fullgraph=True)
+    with pytest.raises(Unsupported, match="read in Python"):
+        c(nt.ones(2))
+
+
+def test_a_module_with_hooks_runs_eagerly_and_its_hooks_run():
+    model = nt.nn.Linear(2, 2)
+    calls = []
+    model.register_forward_hook(lambda m, i, o: calls.append(1))
+    c = nt.compile(model)
+    for _ in range(3):
+        c(nt.ones(1, 2))
+    assert len(calls) == 3 and _graphs() == 0
+
+
+def test_a_backward_inside_the_function_runs():
+    x = nt.tensor([0.5, -1.0, 2.0], dtype=nt.float64, requires_grad=True)
+
+    @nt.compile
+    def step():
+        x.grad = None
+        (x.sin() * x).sum().backward()
+        return x.grad.clone()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first, second = step(), step()
+    expect = (x.detach().sin() + x.detach() * x.detach().cos()).numpy()
+    np.testing.assert_allclose(first.numpy(), expect, rtol=1e-15)
+    _same(first.numpy(), second.numpy())
+
+
+def test_an_output_that_aliases_an_input_runs_eagerly():
+    c = nt.compile(lambda x: x)
+    x = nt.ones(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert c(x) is x and c(x) is x
+
+
+def test_under_a_transform_the_function_runs_eagerly():
+    c = nt.compile(lambda x: (x.sin() ** 2).sum())
+    x = nt.randn(3, dtype=nt.float64)
+    g = nt.func.grad(c)(x)
+    np.testing.assert_allclose(g.numpy(), np.sin(2 * x.numpy()), rtol=1e-12)
+    per_sample = nt.func.vmap(nt.func.grad(c))(nt.randn(4, 3, dtype=nt.float64))
+    assert per_sample.shape == (4, 3)
+
+
+# ------------------------------------------------------------------ autograd's errors
+def _compiled_exp():
+    c = nt.compile(lambda x: (x.exp() * 2).sum())
+    x = nt.randn(3, requires_grad=True)
+    c(x)  # the traced call
+    return c, x
+
+
+def test_a_second_backward_raises_eagers_error_unless_retained():
+    c, x = _compiled_exp()
+    out = c(x)
+    out.backward(retain_graph=True)
+    out.backward()
+    _same(_np(x.grad), 4 * np.exp(x.detach().numpy()))
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        out.backward()
+
+
+def test_an_input_modified_in_place_before_backward_raises_eagers_error():
+    c = nt.compile(lambda x, w: (x * w).sum())
+    w = nt.randn(3, requires_grad=True)
+    x = nt.randn(3)
+    c(x, w)
+    out = c(x, w)
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_an_output_modified_in_place_before_backward_raises_eagers_error():
+    c = nt.compile(lambda x: x.exp())
+    x = nt.randn(3, requires_grad=True)
+    c(x)
+    out = c(x)
+    out.mul_(2)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+        out.sum().backward()
+
+
+def test_double_backward_is_refused_as_pytorch_refuses_it():
+    c, x = _compiled_exp()
+    out = c(x)
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        nt.autograd.grad(out, x, create_graph=True)
+
+
+def test_tensor_hooks_on_parameters_run_after_the_compiled_node():
+    model = nt.nn.Linear(3, 1)
+    seen = []
+    model.weight.register_hook(lambda g: seen.append(g.clone()) or g * 2)
+    c = nt.compile(model)
+    x = nt.randn(2, 3)
+    c(x).sum().backward()
+    model.zero_grad()
+    c(x).sum().backward()
+    _same(_np(seen[0]), _np(seen[1]))
+    _same(_np(model.weight.grad), 2 * _np(seen[1]))
