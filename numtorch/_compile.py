@@ -96,6 +96,7 @@ class _Frame:
         self.version = -1  # the modules' STATE the structure was taken at
         self.sources: list = []
         self.struct = None
+        self.structs: dict = {}  # the structures met, numbered
         self.lifted: list = []
         self.warned = False
         _forward.FRAMES.add(self)
@@ -103,18 +104,21 @@ class _Frame:
     def __call__(self, *args, **kwargs):
         if state.stack or state.modes or compiled_autograd._disabled[0]:
             return self.eager(args, kwargs)
-        flat: list = []
-        try:
-            spec = _flatten((args, kwargs), flat)
-        except TypeError:  # an unhashable argument: no guard can cover it
-            return self.eager(args, kwargs)
+        if not kwargs and all(type(a) is Tensor for a in args):
+            flat, spec = list(args), len(args)
+        else:
+            flat = []
+            try:
+                spec = _flatten((args, kwargs), flat)
+            except TypeError:  # an unhashable argument: no guard can cover it
+                return self.eager(args, kwargs)
         if self.version != _MODULES[0] or not _hold(self.sources):
             self._restructure()
         if self.struct is None:
             return self.eager(args, kwargs)
         lifted = flat + self.lifted
         key = (state.grad_enabled, _dt.get_default_dtype(), spec, self.struct)
-        key += tuple(_meta(t) for t in lifted)
+        key += tuple([_meta(t) for t in lifted])
         entry = self.entries.get(key, _MISS)
         if entry is _MISS:
             if len(self.entries) >= RECOMPILE_LIMIT:
@@ -123,7 +127,9 @@ class _Frame:
             return self._trace(key, lifted, args, kwargs)
         if entry is None:
             return self.eager(args, kwargs)
-        return _unflatten(entry.out_spec, iter(entry(lifted)))
+        out = entry(lifted)
+        spec = entry.out_spec
+        return out[0] if spec is _T else _unflatten(spec, iter(out))
 
     def eager(self, args: tuple, kwargs: dict):
         """The call run eagerly, its backward passes compiled."""
@@ -194,7 +200,8 @@ class _Frame:
                         flags.append((k, v))
         seen: set = set()
         self.lifted = [t for t in tensors if not (id(t) in seen or seen.add(id(t)))]
-        self.struct = (tuple(map(id, self.lifted)), tuple(map(id, roots)), tuple(flags))
+        struct = (tuple(map(id, self.lifted)), tuple(map(id, roots)), tuple(flags))
+        self.struct = self.structs.setdefault(struct, len(self.structs))  # (keys stay short)
 
 
 _MISS = object()

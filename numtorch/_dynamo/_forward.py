@@ -38,6 +38,7 @@ class ForwardTracer(Tracer):
     buffers, globals): any other tensor, or a value read, stops the recording."""
 
     random = True
+    static = True
 
     def __init__(self, lifted: list, fullgraph: bool) -> None:
         super().__init__()
@@ -246,18 +247,29 @@ class Program:
             node._out_meta = self.out_meta
             node.saved = _Arrays(res[n:])
             ins, outs_ = b.checks
-            checks = [Saved(lifted[i], False) for i in ins]
+            checks = [(lifted[i], lifted[i]._ver.v) for i in ins]
             for k, j in enumerate(self.diff_out):
                 t = outs[j]
                 t._grad_fn = node
                 t._rg = True
                 if k:
                     t._out_nr = k
-            checks += [Saved(outs[self.diff_out[j]], True) for j in outs_]
-            node.checks = checks
+            node.checks = checks + [(outs[self.diff_out[j]], 0) for j in outs_]
         for i, count in self.mutated:
             lifted[i]._ver.v += count
         return outs
+
+
+def _raise_modified(node: Node, t: Tensor, version: int):
+    """Eager's error for a saved tensor modified in place (an output of the node names it)."""
+    s = _new(Saved)
+    s.version = version
+    s.is_output = t._grad_fn is node
+    if s.is_output:
+        s.t, s.data, s.nr = t._ver, t._data, t._out_nr
+    else:
+        s.t = t
+    s._raise_modified(node, t._ver.v)
 
 
 class _Arrays(list):
@@ -281,10 +293,9 @@ class CompiledFunctionBackward(Node):
         saved = self.saved
         if saved is None:
             raise RuntimeError(FREED)
-        for s in self.checks:
-            counter = s.t if s.is_output else s.t._ver
-            if counter.v != s.version:
-                s._raise_modified(self, counter.v)
+        for t, version in self.checks:
+            if t._ver.v != version:
+                _raise_modified(self, t, version)
         b = self.program
         arrays = []
         for g, (shape, dtype) in zip(grads, b.zeros):

@@ -1,9 +1,9 @@
 """Kernel calls the generated code writes as NumPy expressions: for the ops that dominate
 backward passes, what the kernel decides from shapes and attributes alone is decided once,
-when the program is made for its sizes. Each rule takes the attributes and the input
-arrays as traced (their shapes and dtypes, never their values or strides, which may
-differ between calls) and returns an expression over ``{0}``, ``{1}``... or None (the
-kernel is called). A rule sees the arguments before the op's ``prepare`` (type promotion):
+when the program is made for its sizes. Each rule takes the attributes, the input
+arrays as traced (their shapes and dtypes, never their values; their strides only when
+``static``: a forward program's, which its guards fix) and returns an expression over
+``{0}``, ``{1}``... or None (the kernel is called). A rule sees the arguments before the op's ``prepare`` (type promotion):
 it declines what promotion would change. The op database's bit-identity test runs every rule against eager.
 """
 
@@ -15,9 +15,12 @@ import numpy as np
 
 from .._core.tensor import _wrap_dim
 from ..ops.comparison import _SELECT_MIN
+from ..ops.reduction import count, dims_of
+from ..ops.views import _expand as _expand_kernel
+from ..ops.views import infer_size
 
 
-def _transpose(attrs: dict, ins: list) -> str | None:
+def _transpose(attrs: dict, ins: list, static: bool) -> str | None:
     n = ins[0].ndim
     if not n:
         return None
@@ -25,7 +28,7 @@ def _transpose(attrs: dict, ins: list) -> str | None:
     return f"{{0}}.swapaxes({d0}, {d1})"
 
 
-def _matmul(attrs: dict, ins: list) -> str | None:
+def _matmul(attrs: dict, ins: list, static: bool) -> str | None:
     a, b = ins
     if a.ndim < 1 or b.ndim < 1 or a.dtype != b.dtype:
         return None
@@ -34,7 +37,7 @@ def _matmul(attrs: dict, ins: list) -> str | None:
     return "np.matmul({0}, {1})"
 
 
-def _sum_to_size(attrs: dict, ins: list) -> str | None:
+def _sum_to_size(attrs: dict, ins: list, static: bool) -> str | None:
     x, size = ins[0], tuple(attrs["size"])
     lead = x.ndim - len(size)
     axes = tuple(range(lead)) + tuple(
@@ -46,7 +49,7 @@ def _sum_to_size(attrs: dict, ins: list) -> str | None:
     return f"{out}.reshape({size})" if lead else out
 
 
-def _where(attrs: dict, ins: list) -> str | None:
+def _where(attrs: dict, ins: list, static: bool) -> str | None:
     """where(cond, number, array) (relu's gradient): NumPy takes the number at the array's
     float dtype, as the kernel's promotion does; small enough for the kernel's plain path."""
     cond, *vals = ins
@@ -58,7 +61,33 @@ def _where(attrs: dict, ins: list) -> str | None:
     return "np.where({0}, {1}, {2})"
 
 
+def _reshape(attrs: dict, ins: list, static: bool) -> str | None:
+    return f"{{0}}.reshape({infer_size(attrs['shape'], ins[0].size)})"
+
+
+def _mean(attrs: dict, ins: list, static: bool) -> str | None:
+    """The kernel's own arithmetic for a float32/64 mean with no dtype= (a sum, divided)."""
+    x = ins[0]
+    if attrs.get("dtype") is not None or x.dtype.kind != "f" or x.itemsize < 4 or not x.size:
+        return None
+    dims = dims_of(attrs.get("dim"), x.ndim)
+    return f"{{0}}.sum(axis={dims}, keepdims={bool(attrs.get('keepdim'))}) / {count(x.shape, dims)}"
+
+
+def _expand(attrs: dict, ins: list, static: bool) -> str | None:
+    """expand's view made directly over its input's buffer, its strides fixed by the
+    guards (a forward program's only)."""
+    x = ins[0]
+    if not static or not (x.flags.c_contiguous or x.flags.f_contiguous):
+        return None
+    out = _expand_kernel(np, x, attrs["size"])
+    return f"np.ndarray({out.shape}, {{0}}.dtype, {{0}}, 0, {out.strides})"
+
+
 LOWER: dict[str, Callable] = {
+    "reshape": _reshape,
+    "mean": _mean,
+    "expand": _expand,
     "where": _where,
     "transpose": _transpose,
     "matmul": _matmul,

@@ -84,6 +84,7 @@ class Tracer(Interpreter):
     sees_all = True
     functorch = False
     random = False  # random draws may be recorded (a replay draws from the generator again)
+    static = False  # the program's strides are fixed (its guards cover its inputs')
 
     def __init__(self) -> None:
         self.program: list = []
@@ -129,7 +130,7 @@ class Tracer(Interpreter):
         plain = on_cpu and not op.random and _passes(op, pairs, attrs, outs)
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
         rule = LOWER.get(op.name) if on_cpu else None
-        expr = rule(attrs, [_array(p[0]) for p in pairs]) if rule is not None else None
+        expr = rule(attrs, [_array(p[0]) for p in pairs], self.static) if rule else None
         self.program.append(
             ("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr)
         )

@@ -11,12 +11,13 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from .._core import upcalls
-from .._core.device import _cuda_used
+from .._core.device import _cuda_used, xp_of
 from .._core.dtype import from_np
 from .._core.state import anomaly, compiled_nodes, state
-from .._core.tensor import Size, Tensor
+from .._core.tensor import Size, Tensor, _make
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
+from .grad_mode import set_grad_enabled
 from .graph import (
     AccumulateGrad,
     GradientEdge,
@@ -178,8 +179,6 @@ def _pop_next(ready: list, queues: dict):
 
 
 def _execute(task: _GraphTask, roots, root_grads) -> None:
-    from .grad_mode import set_grad_enabled
-
     buffers: dict = {}
     ready: list = []  # the CPU queue
     queues: dict = {}  # device -> the ready queue of a non-CPU device
@@ -192,6 +191,10 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     push, pop = heapq.heappush, heapq.heappop
     check_nan = anomaly.enabled and anomaly.check_nan
     free = not task.keep_graph
+    # a leaf without hooks accumulates where it becomes ready (the engine would run it
+    # next anyway: leaves come first), without a trip through the queue
+    inline = task.accumulate and exec_info is None and not devices
+    create_graph = task.create_graph
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
@@ -241,6 +244,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                 anomaly_mode.check_nan(node, outs)
             if free and node.saved and type(node.saved) is not SavedValues:
                 node.saved = None
+            queued_leaf = False  # (a leaf with hooks waits in the queue: keep leaves in order)
             for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
                     continue
@@ -253,6 +257,12 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
+                    if type(nxt) is AccumulateGrad:
+                        if inline and not queued_leaf and _plain_leaf(nxt):
+                            del buffers[nxt]
+                            _accumulate_grad(nxt.variable, buf[0], create_graph)
+                            continue
+                        queued_leaf = True
                     q = _device_queue(ready, queues, nxt, buf) if devices else ready
                     push(q, (-nxt._seq, counter, nxt))
                     counter += 1
@@ -292,6 +302,56 @@ def _run_node_posthooks(node: Node, outs: list, grads: list) -> list:
     return outs
 
 
+def _one_step(node) -> bool:
+    """A graph of one node whose edges all go to distinct leaves without hooks (a compiled
+    function's): the engine's schedule is that node, then each leaf."""
+    if node is None or node._any_hooks or type(node) is AccumulateGrad:
+        return False
+    if anomaly.enabled or _cuda_used[0]:
+        return False
+    seen = set()
+    for nxt, _ in node.next_functions:
+        if nxt is None:
+            continue
+        if type(nxt) is not AccumulateGrad or nxt in seen or not _plain_leaf(nxt):
+            return False
+        seen.add(nxt)
+    return True
+
+
+def _run_one_step(root, grad, keep_graph: bool, create_graph: bool) -> None:
+    """_execute's steps for a graph that ``_one_step`` accepts."""
+    node, nr = root
+    task = _GraphTask(keep_graph, create_graph, True)
+    task.current = node
+    grads = [None] * len(node._out_meta)
+    grads[nr] = grad
+    nexts = node.next_functions
+    _running.append((task, [root], next(_task_ids)))
+    enabled = state.grad_enabled
+    state.grad_enabled = create_graph
+    try:
+        outs = node.apply(grads, [n is not None for n, _ in nexts])
+        if not node._fits:
+            outs = _validate(node, outs)
+        if not keep_graph and node.saved and type(node.saved) is not SavedValues:
+            node.saved = None
+        for (nxt, _), g in zip(nexts, outs):
+            if nxt is not None and g is not None:
+                _accumulate_grad(nxt.variable, g, create_graph)
+    finally:
+        state.grad_enabled = enabled
+        _running.pop()
+
+
+def _plain_leaf(node: AccumulateGrad) -> bool:
+    """A leaf whose accumulation runs no user code."""
+    if node._any_hooks or node._hooked:
+        return False
+    var = node.variable
+    return not var._hooks and not var.__dict__.get("_post_acc_hooks")
+
+
 def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
@@ -309,8 +369,6 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
         if create_graph:  # grad mode is on: a copy that is part of the graph
             var._grad = g.clone()
         else:
-            from .._core.tensor import _make
-
             var._grad = _make(g._data.copy())
     elif create_graph:
         var._grad = var._grad + g
@@ -348,7 +406,12 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{dtype}"
                     )
-                g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
+                if type(out) is Tensor and not (state.modes or state.stack):
+                    d = out._data  # (one element: no layout to keep)
+                    xp = xp_of(d)
+                    g = _make(xp.array(1, d.dtype) if not d.ndim else xp.ones(d.shape, d.dtype))
+                else:
+                    g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
         elif isinstance(g, Tensor):
             first = g[0] if is_batched else g
             if first.shape != shape:
@@ -456,6 +519,9 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
         slots = upcalls.compiled_backward(compiler, roots, grads, inputs, keep_graph, accumulate)
         if slots is not NotImplemented:
             return slots
+    elif inputs is None and accumulate and len(roots) == 1 and _one_step(roots[0][0]):
+        _run_one_step(roots[0], grads[0], keep_graph, create_graph)
+        return None
     task, slots = plan_task(roots, inputs, keep_graph, create_graph, accumulate)
     _running.append((task, roots, next(_task_ids)))
     try:

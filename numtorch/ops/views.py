@@ -953,22 +953,25 @@ def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
 
 
 def _expand(xp, input, size):
-    if tuple(size) == input.shape:  # (the common case of broadcasting's equal shapes)
+    shape = input.shape
+    size = tuple(size)
+    if size == shape:  # (the common case of broadcasting's equal shapes)
         return input.view()
-    size = _expand_size(input.shape, size, input.dtype)
+    if not (size[len(size) - len(shape) :] == shape and len(size) > len(shape) and min(size) >= 0):
+        size = _expand_size(shape, size, input.dtype)  # (else only new leading dims: valid)
     # PyTorch's geometry: a repeated dim gets stride 0, a new size-one dim the stride of the
     # dims after it. A strided view, writable as in PyTorch (NumPy's broadcast_to is
     # read-only): an in-place op refuses the repeated elements itself.
     lead = len(size) - input.ndim
-    strides = [0] * len(size)
-    inner = input.itemsize
-    for i in range(len(size) - 1, -1, -1):
-        if i >= lead:
-            have, st = input.shape[i - lead], input.strides[i - lead]
-        else:
-            have, st = 1, inner
-        strides[i] = st if have == size[i] else 0
-        inner = size[i] * strides[i]
+    if size[lead:] == shape:
+        strides = list(input.strides)
+    else:
+        strides = [st if have == s else 0 for have, st, s in zip(shape, input.strides, size[lead:])]
+    inner = size[lead] * strides[0] if strides else input.itemsize
+    for i in range(lead - 1, -1, -1):  # new dims, innermost first
+        st = inner if size[i] == 1 else 0
+        strides.insert(0, st)
+        inner = size[i] * st
     if xp is np and (input.flags.c_contiguous or input.flags.f_contiguous):
         # the same view over input's buffer, made directly (as_strided is eight times slower)
         return np.ndarray(size, input.dtype, input, 0, tuple(strides))

@@ -10,7 +10,10 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
+import numpy as np
+
 from .._core import dtype as dt
+from .._core.state import state
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
 from ..nn.modules.module import RemovableHandle, reset_grads, typename
@@ -423,6 +426,37 @@ def _saved(t: Tensor, group: dict) -> Tensor:
 def _num(x) -> float:
     """A Python number from a hyperparameter that may be a one-element tensor."""
     return x.item() if isinstance(x, Tensor) else x
+
+
+def _direct(group: dict) -> bool:
+    """Whether a step may update the group's tensors' arrays directly (as PyTorch's foreach
+    path does, unless ``foreach=False``): outside transforms, dispatch modes and
+    ``differentiable``. The update is then the ops' own arithmetic on the arrays, in place,
+    each tensor's version bumped as the ops would."""
+    return group["foreach"] is not False and not (state.stack or state.modes or state.grad_enabled)
+
+
+def _arrays(p: Tensor, grad: Tensor) -> tuple | None:
+    """p's and grad's arrays for a direct update: p a writable CPU tensor that is no view,
+    grad of its dtype and shape; else None."""
+    pd = _writable(p)
+    if pd is None or grad._level or type(grad._data) is not np.ndarray:
+        return None
+    gd = grad._data
+    if gd.dtype != pd.dtype or gd.shape != pd.shape:
+        return None
+    return pd, gd
+
+
+def _writable(t: Tensor):
+    """t's array, when an in-place update may write it directly (a level-0 CPU tensor that
+    is no view and shares no memory within itself), else None."""
+    if t._level or t._base is not None:
+        return None
+    d = t._data
+    if type(d) is not np.ndarray or not d.flags.writeable or 0 in d.strides:
+        return None
+    return d
 
 
 def _l2(p: Tensor, grad: Tensor, weight_decay: float) -> Tensor:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _make
 from .optimizer import (
     Optimizer,
     ParamsT,
+    _arrays,
     _check,
     _check_fused,
+    _direct,
     _l2,
     _run_closure,
     _use_grad_for_differentiable,
+    _writable,
 )
 
 __all__ = ["SGD"]
@@ -61,8 +64,14 @@ class SGD(Optimizer):
         loss = _run_closure(closure)
         for group in self.param_groups:
             lr, mu, wd = float(group["lr"]), group["momentum"], group["weight_decay"]
+            direct = _direct(group)
             for p in group["params"]:
-                if p.grad is None:
+                grad = p.grad
+                if grad is None:
+                    continue
+                arrays = _arrays(p, grad) if direct else None
+                if arrays is not None:
+                    self._step_arrays(p, *arrays, group, lr, mu, wd)
                     continue
                 grad = _l2(p, -p.grad if group["maximize"] else p.grad, wd)
                 if mu != 0:
@@ -75,3 +84,26 @@ class SGD(Optimizer):
                     grad = grad.add(buf, alpha=mu) if group["nesterov"] else buf
                 p.add_(grad, alpha=-lr)
         return loss
+
+    def _step_arrays(self, p: Tensor, pd, gd, group: dict, lr: float, mu, wd) -> None:
+        """The step above on p's and its gradient's arrays, op for op (see ``_arrays``)."""
+        g = -gd if group["maximize"] else gd
+        if wd != 0:
+            g = g + wd * pd
+        if mu != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = _make(g.copy(order="K"))
+            else:
+                bd = _writable(buf)
+                if bd is None:  # a buffer the ops must update
+                    buf.mul_(mu).add_(_make(g), alpha=1 - group["dampening"])
+                else:
+                    bd *= mu
+                    a = 1 - group["dampening"]
+                    bd += g if a == 1 else a * g
+                    buf._ver.v += 2
+            g = g + mu * buf._data if group["nesterov"] else buf._data
+        pd += -lr * g
+        p._ver.v += 1
