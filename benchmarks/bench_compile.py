@@ -1,10 +1,14 @@
-"""Compiled autograd beside numtorch's eager engine and PyTorch's eager backward, measured
-in one run; every compiled row is first checked bit for bit against eager.
+"""Compiled autograd beside numtorch's eager engine and PyTorch's eager backward, and
+training steps under numtorch.compile beside eager numtorch and PyTorch, measured in one
+run; every compiled row is first checked bit for bit against eager.
 
 python benchmarks/bench_compile.py
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 from bench_eager import best_of
@@ -16,6 +20,8 @@ try:
     import torch
 except ImportError:  # the table then shows numtorch alone
     torch = None
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
 
 def add_chain(T):
@@ -88,6 +94,136 @@ def check(build) -> None:
                 assert np.array_equal(e, p.grad.numpy()), "compiled gradients differ from eager"
 
 
+def step_time(lib, compiled: bool, width: int, batch: int, number: int) -> float:
+    """Best time of one training step, ``opt.zero_grad(); loss = loss_fn(x, y);
+    loss.backward(); opt.step()``, with ``loss_fn`` (the model and its loss) under
+    ``numtorch.compile`` when ``compiled``."""
+    step, _ = train_step(lib, compiled, width, batch)
+    for _ in range(3):  # the trace, and warm-up
+        step()
+    return best_of(step, repeat=7, number=number)
+
+
+def train_step(lib, compiled: bool, width: int, batch: int):
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(
+        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1)
+    )
+    opt = lib.optim.SGD(model.parameters(), lr=0.01)
+    x, y = lib.randn(batch, width), lib.randn(batch, 1)
+
+    def loss_fn(x, y):
+        return nn.functional.mse_loss(model(x), y)
+
+    if compiled:
+        loss_fn = lib.compile(loss_fn)
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(x, y)
+        loss.backward()
+        opt.step()
+
+    return step, model
+
+
+def check_step(width: int, batch: int) -> None:
+    """Five compiled training steps leave the parameters eager's five leave, bit for bit."""
+    results = []
+    for compiled in (False, True):
+        step, model = train_step(nt, compiled, width, batch)
+        for _ in range(5):
+            step()
+        results.append([p.detach().numpy().copy() for p in model.parameters()])
+    for e, c in zip(*results):
+        assert np.array_equal(e, c), "compiled training differs from eager"
+
+
+def dp_step(lib, compiled: bool, batch: int = 64):
+    """One DP-SGD step of examples/dp_sgd.py's model and recipe on a fixed batch:
+    per-sample gradients (vmap of grad over functional_call), each clipped to norm 1,
+    summed with Gaussian noise, then an SGD step; the gradient computation compiled."""
+    import dp_sgd  # the main job's model and recipe (examples/)
+
+    lib.manual_seed(0)
+    model = dp_sgd.DigitCNN() if lib is nt else _torch_digit_cnn()
+    opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    gen = lib.Generator().manual_seed(0)
+    x, y = lib.randn(batch, 1, 8, 8), lib.randint(0, 10, (batch,))
+    F, func = lib.nn.functional, lib.func
+
+    def update(x, y):
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss_of_one(p, xi, yi):
+            out = func.functional_call(model, p, (xi.unsqueeze(0),))
+            return F.cross_entropy(out, yi.unsqueeze(0))
+
+        grads = func.vmap(func.grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
+        norms = lib.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads.values()))
+        scale = (1.0 / (norms + 1e-6)).clamp(max=1.0)
+        return {
+            k: ((g * scale.view(-1, *[1] * (g.dim() - 1))).sum(0)
+                + lib.normal(0.0, 1.1, g.shape[1:], generator=gen)) / batch
+            for k, g in grads.items()
+        }  # fmt: skip
+
+    if compiled:
+        update = lib.compile(update)
+
+    def step():
+        opt.zero_grad()
+        new = update(x, y)
+        for name, p in model.named_parameters():
+            p.grad = new[name]
+        opt.step()
+
+    return step, model
+
+
+def _torch_digit_cnn():
+    """examples/dp_sgd.py's DigitCNN in PyTorch."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class DigitCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+            self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+            self.fc = nn.Linear(32 * 2 * 2, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            return self.fc(x.flatten(1))
+
+    return DigitCNN()
+
+
+def check_dp() -> None:
+    results = []
+    for compiled in (False, True):
+        step, model = dp_step(nt, compiled)
+        for _ in range(3):
+            step()
+        results.append([p.detach().numpy().copy() for p in model.parameters()])
+    for e, c in zip(*results):
+        assert np.array_equal(e, c), "compiled DP-SGD differs from eager"
+
+
+def dp_time(lib, compiled: bool) -> float:
+    step, _ = dp_step(lib, compiled)
+    for _ in range(2):
+        step()
+    return best_of(step, repeat=5, number=2)
+
+
+STEPS = [
+    ("training step, MLP 3x16, batch 1 (us)", 16, 1, 1e6, 200),
+    ("training step, MLP 3x512, batch 256 (ms)", 512, 256, 1e3, 5),
+]
+
 CASES = [
     ("backward, chain of 10k adds (ms)", add_chain, 1e3, 1),
     ("backward, MLP 3x16, batch 1 (us)", mlp(16, 1), 1e6, 200),
@@ -103,6 +239,15 @@ def main() -> None:
         comp = backward_time(case(nt), True, number) * scale
         theirs = backward_time(case(torch), False, number) * scale if torch else float("nan")
         rows.append((name, eager, comp, theirs))
+    for name, width, batch, scale, number in STEPS:
+        check_step(width, batch)
+        eager, comp = (step_time(nt, c, width, batch, number) * scale for c in (False, True))
+        theirs = step_time(torch, False, width, batch, number) * scale if torch else float("nan")
+        rows.append((name, eager, comp, theirs))
+    check_dp()
+    eager, comp = (dp_time(nt, c) * 1e3 for c in (False, True))
+    theirs = dp_time(torch, False) * 1e3 if torch else float("nan")
+    rows.append(("DP-SGD step, examples/dp_sgd.py's CNN, batch 64 (ms)", eager, comp, theirs))
     w = max(len(r[0]) for r in rows)
     print(
         f"{'case':<{w}}  {'eager':>9}  {'compiled':>9}  {'torch':>9}  {'speed-up':>8}  {'vs torch':>8}"

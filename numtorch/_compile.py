@@ -1,11 +1,23 @@
-"""numtorch.compile (torch.compile): a function or module whose backward passes run as
-compiled autograd's generated code.
+"""numtorch.compile (torch.compile): a function or module run as generated code.
 
-This increment compiles the backward half of a training step: the wrapped callable runs
-eagerly, any backward pass inside it is compiled, and so is a later backward pass from
-its outputs (``loss = model(x); loss.backward()``). A captured backward graph (what
-``_enable(numtorch.compile)`` hands over) is already generated code and comes back as it
-is.
+The first call with a new guard set is traced (``_dynamo._forward``): it runs eagerly
+with the tracer recording every kernel call into a program, and the backward of its
+outputs is captured from that run's graph into a second program. Later calls with the
+same guards replay the forward program on the tensors' arrays and join its outputs to
+autograd through one ``CompiledFunctionBackward`` node that runs the backward program.
+The guards: grad mode, the default dtype, the arguments' structure and non-tensor
+values, every tensor's shape, dtype, strides and requires_grad, and what the function
+reads from modules, globals and closures (their identities, the modules' flags and plain
+attributes). A call the tracer cannot turn into straight-line code (a value read into
+Python, a tensor no guard covers, a custom autograd.Function, a module hook) finishes
+eagerly, with one warning, and its guard set then always runs eagerly, its backward
+passes compiled by compiled autograd. Under a function transform the function runs
+eagerly. A captured backward graph (what ``_enable(numtorch.compile)`` hands over) is
+already generated code and comes back as it is.
+
+Python side effects of the traced call other than writes into tensors (appending to a
+list, setting an attribute) happen once, when it is traced; numbers the function reads
+from globals of functions it calls (beyond two levels) are taken as they were then.
 """
 
 from __future__ import annotations

@@ -554,3 +554,39 @@ def test_named_parameters_and_frozen_params():
         return opt.state_dict(), frozen
 
     assert_same(prog, **TOL)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"momentum": 0.9},
+        {"momentum": 0.9, "nesterov": True},
+        {"momentum": 0.5, "dampening": 0.3, "weight_decay": 0.01},
+        {"maximize": True, "weight_decay": 0.1, "momentum": 0.9},
+    ],
+    ids=["plain", "momentum", "nesterov", "dampening", "maximize"],
+)
+def test_sgd_direct_updates_equal_the_ops_bit_for_bit(kwargs):
+    """SGD's direct path on arrays (the default) against its op-by-op path (foreach=False),
+    with a view of a parameter that sees each update and a version count to match."""
+
+    def run(foreach):
+        nt.manual_seed(0)
+        model = nt.nn.Sequential(nt.nn.Linear(5, 7), nt.nn.Tanh(), nt.nn.Linear(7, 2))
+        opt = nt.optim.SGD(model.parameters(), lr=0.05, foreach=foreach, **kwargs)
+        view = model[0].weight.detach()[0]
+        x = nt.randn(4, 5)
+        for _ in range(4):
+            opt.zero_grad()
+            (model(x) ** 2).mean().backward()
+            opt.step()
+        bufs = [s["momentum_buffer"] for s in opt.state.values() if "momentum_buffer" in s]
+        return [t.detach().numpy().copy() for t in (*model.parameters(), *bufs, view)], [
+            p._version for p in model.parameters()
+        ]
+
+    (ops, ops_versions), (direct, versions) = run(False), run(None)
+    assert ops_versions == versions
+    for a, b in zip(ops, direct, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)

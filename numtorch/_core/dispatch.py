@@ -31,7 +31,7 @@ class Interpreter:
     is_vmap = False
     is_forward = False  # forward mode (dual tensors)
     functorch = True  # a torch.func transform (forward_ad's dual level is not one)
-    sees_all = False  # on top of the stack, it gets op calls with none of its tensors too
+    sees_all = False  # it gets op calls with no transform's tensor too (a tracer, at level 1)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
@@ -221,8 +221,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
                 if interp.is_vmap and interp.level < ceiling:
                     lvl = max(lvl, interp.level)
                     break
-        if not lvl and state.stack[-1].sees_all:
-            lvl = len(state.stack)
+        if not lvl and state.stack[0].sees_all:  # (a tracer: always the bottom level)
+            lvl = 1
         if lvl:
             return state.stack[lvl - 1].process(op, args, attrs)
     if op.impl is not None:  # a tensor-level implementation (autograd.Function)

@@ -50,8 +50,11 @@ class ForwardTracer(Tracer):
         self.fullgraph = fullgraph
         self.broken: str | None = None
         self.mutated: dict = {}  # lifted slot -> writes into it
-        self.made: dict = {}  # id(array) -> slot, for the saved values of the backward
-        self.keep: list = []  # (the arrays of made, kept alive so that ids stay theirs)
+        # id(array) -> slot, for the saved values of the backward and other tensors over
+        # the same arrays (the arrays kept alive, so that ids stay theirs)
+        self.made: dict = {id(t._data): self.slot_of[id(t)] for t in lifted}
+        self.keep: list = [t._data for t in lifted]
+        self.ver_of: dict = {id(t._ver): self.slot_of[id(t)] for t in lifted}
 
     def stop(self, why: str) -> None:
         """Record no more: the call finishes eagerly."""
@@ -76,6 +79,8 @@ class ForwardTracer(Tracer):
     def _ref(self, x):
         if isinstance(x, Tensor) and not (isinstance(x, TracedTensor) and x._interp is self):
             slot = None if x._level else self.slot_of.get(id(x))
+            if slot is None and not x._level:  # another tensor over a value's very array
+                slot = self.made.get(id(x._data))  # (a detach(), a saved tensor)
             if slot is None:
                 raise Untraceable("a tensor that is not an input, parameter, buffer or global")
             return x, _Slot(slot)
@@ -96,6 +101,9 @@ class ForwardTracer(Tracer):
         if self.broken is None:
             try:
                 if isinstance(target, TracedTensor) and target._interp is self:
+                    slot = self.ver_of.get(id(target._ver))  # a view of a lifted tensor
+                    if slot is not None:
+                        self.mutated[slot] = self.mutated.get(slot, 0) + 1
                     return super().commit(target, result, op)
                 slot = self.slot_of.get(id(target))
                 if slot is None or target._rg or _inner1(result)._rg:
@@ -114,11 +122,16 @@ class ForwardTracer(Tracer):
         if self.broken is not None:
             return self.broken
         slots, inner = [], []
+        roots = {id(_root(t._data)) for t in self.lifted}
         for o in outs:
             if o is None:
                 continue
             if not (isinstance(o, TracedTensor) and o._interp is self):
                 return "an output that is an input (or a tensor the function did not make)"
+            root = id(_root(o._inner._data))
+            if root in roots:  # (views of one another, or of an input: eager keeps them)
+                return "an output that shares memory with an input or another output"
+            roots.add(root)
             slots.append(o._slot)
             inner.append(o._inner)
         return _build(self, slots, inner)
@@ -188,9 +201,7 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
     for a in w.arrays[len(roots) :]:
         slot = tracer.made.get(id(a))
         if slot is None:
-            slot = next((i for i, t in enumerate(lifted) if t._data is a), None)
-            if slot is None:
-                return "its backward saves a value the forward program does not make"
+            return "its backward saves a value the forward program does not make"
         saved_slots.append(slot)
     fn, code = _codegen.generate(run.tracer.program, len(w.arrays), run.outputs)
     b = Backward(fn, code, diff_in)

@@ -1,11 +1,12 @@
 """The tracing interpreter: runs ops on real values and records them as a program of
 kernel calls on arrays.
 
-It sits on the transform stack like any interpreter and sees every op call while it is
-on top (``sees_all``), including calls with no traced argument (a formula's
-``zeros(shape)``), so that everything a program allocates is recomputed when it runs
-again. A value read into Python (``item()``, ``bool()``, a tensor's array) makes the
-trace invalid: what was traced may then depend on the values.
+It sits at the bottom of the transform stack and sees every op call that reaches level
+0 (``sees_all``), including calls with no traced argument (a formula's ``zeros(shape)``,
+a batch rule's call on untraced inputs under a vmap above it), so that everything a
+program allocates is recomputed when it runs again. A value read into Python (``item()``,
+``bool()``, a tensor's array) makes the trace invalid: what was traced may then depend on
+the values.
 """
 
 from __future__ import annotations

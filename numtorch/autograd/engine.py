@@ -305,8 +305,8 @@ def _run_node_posthooks(node: Node, outs: list, grads: list) -> list:
 def _one_step(node) -> bool:
     """A graph of one node whose edges all go to distinct leaves without hooks (a compiled
     function's): the engine's schedule is that node, then each leaf."""
-    if node is None or node._any_hooks or type(node) is AccumulateGrad:
-        return False
+    if node is None or node._any_hooks or not node._fits or type(node) is AccumulateGrad:
+        return False  # (a custom Function's backward may ask the engine about its task)
     if anomaly.enabled or _cuda_used[0]:
         return False
     seen = set()
