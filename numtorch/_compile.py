@@ -30,7 +30,8 @@ from typing import Any
 
 from . import nn
 from ._core import dtype as _dt
-from ._core.state import compiled_nodes, state
+from ._core.device import _default as _device
+from ._core.state import anomaly, compiled_nodes, state
 from ._core.tensor import Tensor
 from ._dynamo import BACKENDS, _forward, compiled_autograd
 from ._dynamo._capture import CapturedGraph
@@ -94,10 +95,11 @@ RECOMPILE_LIMIT = 8
 
 
 class _Frame:
-    """A compiled callable: its programs, one per guard set. A guard set is the grad mode,
-    the default dtype, the arguments' structure and constants, each tensor's shape, dtype,
-    strides and requires_grad, and the state of the modules, globals and closure
-    variables the function reads (their identities, the modules' flags and attributes)."""
+    """A compiled callable: its programs, one per guard set. A guard set is the grad and
+    inference modes, the default dtype and device, the arguments' structure and constants,
+    each tensor's shape, dtype, strides and requires_grad, and the state of the modules,
+    globals and closure variables the function reads (their identities, the modules'
+    flags and attributes)."""
 
     def __init__(self, fn: Callable, compiler: _Compiler, fullgraph: bool, module) -> None:
         self.fn = fn
@@ -114,7 +116,7 @@ class _Frame:
         _forward.FRAMES.add(self)
 
     def __call__(self, *args, **kwargs):
-        if state.stack or state.modes or compiled_autograd._disabled[0]:
+        if state.stack or state.modes or anomaly.enabled or compiled_autograd._disabled[0]:
             return self.eager(args, kwargs)
         if not kwargs and all(type(a) is Tensor for a in args):
             flat, spec = list(args), len(args)
@@ -129,7 +131,8 @@ class _Frame:
         if self.struct is None:
             return self.eager(args, kwargs)
         lifted = flat + self.lifted
-        key = (state.grad_enabled, _dt.get_default_dtype(), spec, self.struct)
+        key = (state.grad_enabled, state.inference, _dt.get_default_dtype(), _device[0], spec)
+        key += (self.struct,)
         key += tuple([_meta(t) for t in lifted])
         entry = self.entries.get(key, _MISS)
         if entry is _MISS:

@@ -452,3 +452,51 @@ def test_outputs_that_alias_inputs_or_each_other_run_eagerly():
         h.add_(1)
         _same(_np(v).reshape(-1), _np(h))
     assert _graphs() == 0
+
+
+def test_modes_and_module_numbers_are_guards():
+    class Scaled(nt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+
+        def forward(self, x):
+            return x * self.scale
+
+    m = Scaled()
+    c = nt.compile(m)
+    x = nt.ones(2)
+    assert c(x).tolist() == [2.0, 2.0]
+    m.scale = 3.0
+    assert c(x).tolist() == [3.0, 3.0]
+    with nt.inference_mode():
+        assert c(x).is_inference() == m(x).is_inference()
+    nt.set_default_dtype(nt.float64)
+    try:
+        f = nt.compile(lambda x: x + nt.zeros(2))
+        assert f(x).dtype == nt.float64 and f(x).dtype == nt.float64
+    finally:
+        nt.set_default_dtype(nt.float32)
+    assert f(x).dtype == nt.float32
+    with nt.autograd.detect_anomaly(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert c(x).tolist() == [3.0, 3.0]
+
+
+def test_factory_calls_are_part_of_the_program():
+    def f(x):
+        n = x.shape[0]
+        h = nt.zeros(n, 3) + nt.arange(3) * nt.tensor(0.5) + nt.full((1, 3), 2.0)
+        return h @ nt.eye(3) + x + nt.linspace(0, 1, 3) + nt.ones(3, dtype=nt.float64)
+
+    c = nt.compile(f)
+    for n in (2, 2, 4, 4):
+        x = nt.randn(n, 3)
+        _same(_np(c(x)), _np(f(x)))
+    assert _graphs() == 2 and not counters["graph_break"]
+    data = np.array([1.0, 2.0], np.float32)
+    g = nt.compile(lambda x: x + nt.tensor(data))  # an array: a value no guard covers
+    with pytest.warns(UserWarning, match="tensor\\(\\) of tensors or arrays"):
+        g(nt.zeros(2))
+    data[0] = 5.0
+    assert g(nt.zeros(2)).tolist() == [5.0, 2.0]

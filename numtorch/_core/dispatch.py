@@ -9,6 +9,7 @@ requires grad, records a node on the eager tape.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -35,6 +36,11 @@ class Interpreter:
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
+
+    def factory(self, fn, args: tuple, kwargs: dict):
+        """A factory function's call (zeros, arange, ...) while this interpreter sees all
+        calls (a tracer); others never get one."""
+        return fn(*args, **kwargs)
 
     def commit(self, target, result, op=None) -> None:
         """An in-place write where target or result belongs to this level."""
@@ -177,6 +183,18 @@ class WrapperTensor(Tensor):
         return f"{type(self).__name__}(lvl={self._level}, value={self._inner!r})"
 
     __str__ = __repr__
+
+
+def factory(fn):
+    """A factory function a tracer records as one call (its arguments are Python values)."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if state.stack and state.stack[0].sees_all:
+            return state.stack[0].factory(fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return call
 
 
 def values_hidden(t: Tensor) -> bool:

@@ -151,6 +151,11 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
                 )
         elif kind == "commit":
             body.append(f"_commit(s{ins[1]}, {ref(ins[2])})")
+        elif kind == "factory":
+            _, fn, args, kwargs, slot = ins
+            body.append(
+                f"s{slot} = {const(fn, 'factory')}(*{const(args)}, **{const(kwargs)})._data"
+            )
         else:
             _, what, k, ins_, outs, extra = ins
             args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins_) + "]"
@@ -187,6 +192,8 @@ def _reads(ins) -> list:
         return [s for r in ins[2] for s in _slots(r)]
     if kind == "commit":
         return [ins[1], *_slots(ins[2])]
+    if kind == "factory":
+        return []
     return [s for s in ins[3] if s is not None]
 
 

@@ -97,6 +97,21 @@ class ForwardTracer(Tracer):
                     self.stop(str(e) or f"{op.name} cannot be traced")
         return dispatch(op, _inner(args), attrs)
 
+    def factory(self, fn, args: tuple, kwargs: dict):
+        if self.broken is None:
+            if _holds_data((args, kwargs)):
+                self.stop(f"{fn.__name__}() of tensors or arrays")
+            else:
+                self.sees_all = False
+                try:
+                    t = fn(*args, **kwargs)
+                finally:
+                    self.sees_all = True
+                w = self.wrap(t)
+                self.program.append(("factory", fn, args, kwargs, w._slot))
+                return w
+        return fn(*args, **kwargs)
+
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         if self.broken is None:
             try:
@@ -135,6 +150,17 @@ class ForwardTracer(Tracer):
             slots.append(o._slot)
             inner.append(o._inner)
         return _build(self, slots, inner)
+
+
+def _holds_data(x) -> bool:
+    """Whether a factory's arguments hold tensors or arrays (values no guard covers)."""
+    if isinstance(x, (Tensor, np.ndarray)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_holds_data(v) for v in x)
+    if isinstance(x, dict):
+        return any(_holds_data(v) for v in x.values())
+    return False
 
 
 def _inner(args):

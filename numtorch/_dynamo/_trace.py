@@ -78,9 +78,10 @@ class TracedTensor(WrapperTensor):
 class Tracer(Interpreter):
     """Records ``(kind, ...)`` instructions: ``("op", op, refs, attrs, outs, plain, 0-d
     outs, expression)`` for a kernel call (plain: the kernel may be called directly; the
-    expression, from ``_lower``, stands for the call) and ``("commit",
-    target, source)`` for an in-place write; refs name a slot (``_Slot``), a list of refs,
-    or a constant (any other value)."""
+    expression, from ``_lower``, stands for the call), ``("commit", target, source)`` for
+    an in-place write and (the forward tracer's) ``("factory", fn, args, kwargs, out)``
+    for a factory function's call; refs name a slot (``_Slot``), a list of refs, or a
+    constant (any other value)."""
 
     sees_all = True
     functorch = False

@@ -12,7 +12,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
-from .._core.dispatch import alloc_failed, check_alloc, dispatch
+from .._core.dispatch import alloc_failed, check_alloc, dispatch, factory
 from .._core.layout import preserve
 from .._core.op import defop, tensor_methods
 from .._core.tensor import Size, Tensor, _make
@@ -161,6 +161,7 @@ def _copy_like(a: np.ndarray, npd) -> np.ndarray:
     return preserve(np.array(a, dtype=npd, order="K"), (a,))
 
 
+@factory
 def tensor(
     data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False
 ) -> Tensor:
@@ -184,6 +185,7 @@ def tensor(
     return _finish(arr, requires_grad, device)
 
 
+@factory
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """A tensor sharing memory with `data` when possible."""
     if isinstance(data, Tensor):
@@ -255,14 +257,14 @@ def _full(xp, shape: tuple, value, dtype: np.dtype):
 
 
 def _fill(name, value):
-    def factory(
+    def make(
         *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
     ):
         arr = _full(_xp(device), _size(size, name), value, _dtype_or_default(dtype))
         return _finish(arr, requires_grad)
 
-    factory.__name__ = factory.__qualname__ = name
-    return factory
+    make.__name__ = make.__qualname__ = name
+    return factory(make)
 
 
 zeros = _fill("zeros", 0)
@@ -270,6 +272,7 @@ ones = _fill("ones", 1)
 empty = _fill("empty", 0)
 
 
+@factory
 def full(
     size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -357,6 +360,7 @@ def full_like(
     return _like(input, fill_value, dtype, device, requires_grad)
 
 
+@factory
 def arange(
     start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -389,6 +393,7 @@ def _check_steps(steps) -> None:
         raise RuntimeError("number of steps must be non-negative")
 
 
+@factory
 def linspace(
     start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -400,6 +405,7 @@ def linspace(
     return _finish(arr, requires_grad, device)
 
 
+@factory
 def logspace(
     start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -413,6 +419,7 @@ def logspace(
     return _finish(arr, requires_grad, device)
 
 
+@factory
 def eye(
     n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
