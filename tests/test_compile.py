@@ -96,6 +96,8 @@ def test_replays_are_bit_identical_to_eager_on_new_values(op):
 def test_most_of_the_op_database_replays_as_generated_code():
     compiled = eager = 0
     for op in ops_with_samples():
+        if op.view:  # (a view's output shares its input's memory: eager keeps that)
+            continue
         api = resolve(nt, op.api)
         for s in samples(op, "float64")[:1]:
             fn = nt.compile(lambda *a, _api=api, **k: _api(*a, **k))
