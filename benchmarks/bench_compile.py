@@ -183,22 +183,13 @@ def dp_step(lib, compiled: bool, batch: int = 64):
 
 
 def _torch_digit_cnn():
-    """examples/dp_sgd.py's DigitCNN in PyTorch."""
-    nn, F = torch.nn, torch.nn.functional
-
-    class DigitCNN(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
-            self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
-            self.fc = nn.Linear(32 * 2 * 2, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-            return self.fc(x.flatten(1))
-
-    return DigitCNN()
+    """The same network as examples/dp_sgd.py's DigitCNN, in PyTorch's layers."""
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * 2 * 2, 10),
+    )  # fmt: skip
 
 
 def check_dp() -> None:

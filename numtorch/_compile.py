@@ -5,10 +5,8 @@ with the tracer recording every kernel call into a program, and the backward of 
 outputs is captured from that run's graph into a second program. Later calls with the
 same guards replay the forward program on the tensors' arrays and join its outputs to
 autograd through one ``CompiledFunctionBackward`` node that runs the backward program.
-The guards: grad mode, the default dtype, the arguments' structure and non-tensor
-values, every tensor's shape, dtype, strides and requires_grad, and what the function
-reads from modules, globals and closures (their identities, the modules' flags and plain
-attributes). A call the tracer cannot turn into straight-line code (a value read into
+The guards (``_Frame``) cover the modes, the arguments and tensors, and what the function
+reads from modules, globals and closures. A call the tracer cannot turn into straight-line code (a value read into
 Python, a tensor no guard covers, a custom autograd.Function, a module hook) finishes
 eagerly, with one warning, and its guard set then always runs eagerly, its backward
 passes compiled by compiled autograd. Under a function transform the function runs
