@@ -502,3 +502,56 @@ def test_factory_calls_are_part_of_the_program():
         g(nt.zeros(2))
     data[0] = 5.0
     assert g(nt.zeros(2)).tolist() == [5.0, 2.0]
+
+
+# ------------------------------------------------------------------ random programs
+def _outcome(fn, X, B, W, grad: bool):
+    """fn's output on tensors over X and B, then (when ``grad``) the inputs' gradients of
+    <W, output>; or the error, as (type, text)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = nt.tensor(X, requires_grad=grad)
+            b = nt.tensor(B, requires_grad=grad and B.dtype.kind == "f")
+            y = fn(x, b)
+            res = [_np(y)]
+            if grad and y.requires_grad:
+                (y * nt.tensor(W).to(y.dtype)).sum().backward()
+                res += [_np(x.grad), _np(b.grad)]
+            return res
+    except Exception as e:  # noqa: BLE001 - compared by type and text
+        return (type(e), str(e))
+
+
+def compile_mismatch(seed: int) -> str | None:
+    """A random program (tests/progfuzz.py) under numtorch.compile, traced on its inputs
+    and replayed on other values of the same shapes, against eager: the same values bit
+    for bit (or the same error). The difference, or None."""
+    import progfuzz
+
+    p = progfuzz.generate(seed)
+    f = progfuzz._exec(progfuzz.script(p, "forward"))["f"]
+    grad = "backward" in progfuzz.modes_for(p)
+    compiled = nt.compile(lambda x, b: f(nt, x, b))
+    for X, B in ((p.X, p.B), (_perturbed(p.X), _perturbed(p.B))):
+        y = _outcome(lambda x, b: f(nt, x, b), X, B, None, False)
+        w = np.random.default_rng(seed).standard_normal(y[0].shape) if isinstance(y, list) else None
+        eager = _outcome(lambda x, b: f(nt, x, b), X, B, w, grad)
+        got = _outcome(compiled, X, B, w, grad)
+        if isinstance(eager, tuple) or isinstance(got, tuple):
+            if eager != got:
+                return f"seed {seed}: eager {eager!r}, compiled {got!r}"
+            continue
+        for e, c in zip(eager, got, strict=True):
+            if (e is None) != (c is None) or (
+                e is not None
+                and not (e.dtype == c.dtype and e.shape == c.shape and np.array_equal(e, c, True))
+            ):
+                return f"seed {seed}: eager {e!r}, compiled {c!r}\n{progfuzz.body_text(p)}"
+    return None
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_random_programs_replay_bit_identical_to_eager(block):
+    bad = [m for s in range(block * 100, block * 100 + 100) if (m := compile_mismatch(s))]
+    assert not bad, "\n\n".join(bad[:3])

@@ -33,6 +33,7 @@ class Interpreter:
     is_forward = False  # forward mode (dual tensors)
     functorch = True  # a torch.func transform (forward_ad's dual level is not one)
     sees_all = False  # it gets op calls with no transform's tensor too (a tracer, at level 1)
+    transparent = False  # its tensors' autograd state is their inner tensors' (a tracer)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
@@ -183,6 +184,23 @@ class WrapperTensor(Tensor):
         return f"{type(self).__name__}(lvl={self._level}, value={self._inner!r})"
 
     __str__ = __repr__
+
+
+class untraced:  # noqa: N801 - a context manager used as a function
+    """Op calls inside are not a tracer's to record: autograd's own bookkeeping (a view's
+    grad_fn regenerated from its base), not the traced function's computation."""
+
+    __slots__ = ("tracer",)
+
+    def __enter__(self) -> None:
+        st = state.stack
+        self.tracer = st[0] if st and st[0].sees_all else None
+        if self.tracer is not None:
+            self.tracer.sees_all = False
+
+    def __exit__(self, *exc) -> None:
+        if self.tracer is not None:
+            self.tracer.sees_all = True
 
 
 def factory(fn):

@@ -101,6 +101,8 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
     whose writes autograd refuses (``args``: the op's other inputs)."""
     if not state.grad_enabled:
         return
+    if self._level and self._interp.transparent:  # a tracer's value: the real tensor's
+        self, args = self._inner, tuple(a._inner if _traced(a) else a for a in args)
     if self._inplace_error is not None:  # a view an autograd.Function returned
         raise RuntimeError(self._inplace_error)
     if self._view is not None:
@@ -146,6 +148,10 @@ def _array(t: Tensor):
     while isinstance(t, WrapperTensor):
         t = t._inner
     return t._data
+
+
+def _traced(a) -> bool:
+    return isinstance(a, WrapperTensor) and a._interp.transparent
 
 
 def _requires_grad(t) -> bool:

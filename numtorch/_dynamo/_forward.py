@@ -16,6 +16,7 @@ import weakref
 
 import numpy as np
 
+from .._core import dtype as dtypes
 from .._core import inplace
 from .._core.dispatch import dispatch
 from .._core.state import state
@@ -29,6 +30,8 @@ from .exc import Unsupported
 
 # Every compiled callable (numtorch.compile's frames), for reset()
 FRAMES: weakref.WeakSet = weakref.WeakSet()
+
+_MASKS = (dtypes.bool_, dtypes.uint8)  # index masks (uint8: PyTorch's deprecated masks)
 
 DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
 
@@ -90,6 +93,8 @@ class ForwardTracer(Tracer):
         if self.broken is None:
             if op.impl is not None:
                 self.stop("a custom autograd.Function")
+            elif _value_shaped(op, args, attrs):
+                self.stop(f"{op.name}'s result shape depends on values")
             else:
                 try:
                     return super().process(op, args, attrs)
@@ -150,6 +155,18 @@ class ForwardTracer(Tracer):
             slots.append(o._slot)
             inner.append(o._inner)
         return _build(self, slots, inner)
+
+
+def _value_shaped(op, args: tuple, attrs: dict) -> bool:
+    """Whether op's result shape depends on its inputs' values (nonzero, unique, a boolean
+    mask's selection, one_hot's inferred width), which a program fixed at its trace cannot
+    replay."""
+    if op.test.vmap == "dynamic" or op.name == "masked_select":
+        return True
+    if op.name == "index":
+        return any(isinstance(i, Tensor) and i.dtype in _MASKS
+                   for i in args[1])  # fmt: skip
+    return op.name == "one_hot" and attrs.get("num_classes", -1) == -1
 
 
 def _holds_data(x) -> bool:

@@ -84,6 +84,7 @@ class Tracer(Interpreter):
     constant (any other value)."""
 
     sees_all = True
+    transparent = True
     functorch = False
     random = False  # random draws may be recorded (a replay draws from the generator again)
     static = False  # the program's strides are fixed (its guards cover its inputs')

@@ -4,6 +4,7 @@ for writes through views, and regenerating a view's grad_fn from its base."""
 from __future__ import annotations
 
 from .._core import upcalls
+from .._core.dispatch import untraced
 from .._core.inplace import view_write_error
 from .._core.state import state
 from .._core.tensor import Tensor, _new, _rg_slot
@@ -103,7 +104,8 @@ def _refresh(view: Tensor, strict: bool = False) -> None:
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
-        fresh = apply_chain(root, chain)
+        with untraced():
+            fresh = apply_chain(root, chain)
     finally:
         state.grad_enabled = prev
     _rg_slot.__set__(view, True)
