@@ -100,3 +100,44 @@ def test_logcumsumexp_derivatives_at_infinities_follow_pytorch():
     assert_same(jvp, np.array([-inf, -inf, 1.0, -inf]), t)
     for x in ([-inf, -inf, 1.0, -inf], [inf, 1.0, 2.0, -1.0], [1.0, -inf, inf, 2.0]):
         assert_same(vjp, np.array(x), t)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["[:, None]", "[None, ::2]", "[..., None]", "[None, 1, None, ::2]", "[1:, None, 0]"],
+)
+def test_none_index_gives_the_unsqueezed_dim_pytorchs_stride(key):
+    """x[..., None, ...] is unsqueeze in PyTorch: the new dim's stride is size * stride of the
+    dim after it, not NumPy's 0. Layout rules read it: exp of x[:, None, :].expand(...)[:, :,
+    None] took another dim order and a later view(-1) failed (also under vmap)."""
+
+    def strides(L, x):
+        return list(eval(f"x{key}").stride())
+
+    assert_same(strides, arr(4, 3, 2))
+
+    def prog(L, x):
+        y = x.movedim(1, 0)[:, None, :].expand(2, 2, 2)[:, :, None].exp()
+        return y[0].view(-1)
+
+    assert_same(prog, arr(2, 2))
+
+    def batched(L, x):
+        return L.func.vmap(lambda v: v.expand(2, 2)[:, None].exp().view(-1), in_dims=-1)(x)
+
+    assert_same(batched, arr(2, 2))
+
+
+@pytest.mark.parametrize(
+    "key", ["[0:1][:, [1, 0]]", "[None, [1, 0], ..., 1]", "[:, :, 1:2][:, [1, 0]]"]
+)
+def test_advanced_index_layout_reads_the_index_views_size1_strides(key):
+    """PyTorch views each index tensor with size-1 dims around it before its TensorIterator
+    orders the result's dims; those dims carry the strides of a view (not 0), and the
+    order reads them (x[0:1][:, [1, 0]] of a permuted x was laid out otherwise)."""
+
+    def strides(L, x):
+        y = eval(f"x.permute(2, 1, 0){key}")
+        return [s for s, n in zip(y.stride(), y.shape) if n != 1]
+
+    assert_same(strides, arr(4, 3, 2))
