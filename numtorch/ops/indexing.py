@@ -284,7 +284,7 @@ def _getitem(xp, x, index, shape=()):
     if not any(i is Ellipsis for i in index):
         index = (*index, Ellipsis)  # keeps integer-only keys views (0-d arrays, not scalars)
     out = x[index]
-    return _unsqueeze_strides(xp, x, index, out) if any(i is None for i in index) else out
+    return _unsqueeze_strides(xp, x, index, out) if None in index else out
 
 
 def _unsqueeze_strides(xp, x, index, out):
