@@ -18,7 +18,7 @@ from .._core.state import anomaly
 from .._core.state import graph_tasks as _running
 from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros, zeros_like
-from ..ops.views import apply_chain, view_scatter
+from ..ops.views import apply_chain, dim_order, like_root, view_scatter
 from . import anomaly_mode
 from .grad_mode import _Mode
 
@@ -561,7 +561,7 @@ class CopySlices(Node):
     CopySlices): edges to the base's previous history and to the in-place op's other
     inputs; the op's gradient for its self lands in the view's region of the base's."""
 
-    __slots__ = ("fn", "chain")
+    __slots__ = ("fn", "chain", "order")
     _name = "torch::autograd::CopySlices"
 
     @property
@@ -574,8 +574,7 @@ class CopySlices(Node):
 
     def apply(self, grads: list, wanted) -> list:
         g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
-        if 0 in _array(g).strides:  # PyTorch copies the gradient into a buffer like the base
-            g = g.contiguous()
+        g = like_root(g, self.order)  # the chain replays on the base's layout
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
         if 0 in _array(region).strides and internal_overlap(_array(region)):
@@ -588,7 +587,7 @@ class CopySlices(Node):
                 own = zeros_like(region)
             elif tuple(own.shape) != tuple(region.shape):
                 own = own.sum_to_size(region.shape)
-            res[0] = view_scatter.fn(g, own, chain)
+            res[0] = view_scatter.fn(g, own, chain, self.order)
         return res
 
     def _edge_meta(self) -> list:
@@ -604,6 +603,7 @@ def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
     node.attrs = {"chain": chain}
     node.fn = fn
     node.chain = chain
+    node.order = dim_order(root)
     node.next_functions = (_edge(root) if root._rg else _NO_EDGE, *fn.next_functions[1:])
     node.in_meta = None
     node._out_meta = ((root._data.shape, root._data.dtype),)

@@ -8,7 +8,7 @@ from .._core.dispatch import untraced
 from .._core.inplace import view_write_error
 from .._core.state import state
 from .._core.tensor import Tensor, _new, _rg_slot
-from ..ops.views import apply_chain, view_scatter
+from ..ops.views import apply_chain, dim_order, view_scatter
 from .graph import CopySlices, Saved, copy_slices, node_class, record
 
 
@@ -64,7 +64,7 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
         _rebase(root, copy_slices(root, fn, chain), 0)
         _refresh(view)
         return
-    attrs = {"chain": chain}
+    attrs = {"chain": chain, "order": dim_order(root)}
     inner = None
     if root._level:  # a grad level's view: its node saves the inner values
         interp = root._interp

@@ -283,7 +283,26 @@ def _check_index_dtype(index, msg: str) -> None:
 def _getitem(xp, x, index, shape=()):
     if not any(i is Ellipsis for i in index):
         index = (*index, Ellipsis)  # keeps integer-only keys views (0-d arrays, not scalars)
-    return x[index]
+    out = x[index]
+    return _unsqueeze_strides(xp, x, index, out) if None in index else out
+
+
+def _unsqueeze_strides(xp, x, index, out):
+    """PyTorch indexes left to right, a None being unsqueeze: the new dim's stride is
+    size * stride of the input dim after it (one element at the end), where NumPy's is 0.
+    A size-1 dim's stride moves nothing, but PyTorch's layout rules read it."""
+    strides = list(out.strides)
+    ell = x.ndim - sum(1 for i in index if i is not None and i is not Ellipsis)
+    src = pos = 0
+    for i in index:
+        if i is None:
+            strides[pos] = x.shape[src] * x.strides[src] if src < x.ndim else x.itemsize
+            pos += 1
+        elif i is Ellipsis:
+            src, pos = src + ell, pos + ell
+        else:
+            src, pos = src + 1, pos + (not isinstance(i, int))
+    return xp.lib.stride_tricks.as_strided(out, out.shape, strides)
 
 
 def _getitem_backward(xp, grad, shape, index):
@@ -757,11 +776,18 @@ def _index_layout(out, inputs, attrs):
         return contiguous(out)
     ops = [src]
     for t in indices:
-        pad = n - t.ndim
+        # expanded to the indices' shape, then viewed with size-1 dims around it: a view
+        # gives those the strides of the chunk they sit at (not 0), which the order reads
+        st = (0,) * (n - t.ndim) + tuple(
+            0 if m == 1 and b != 1 else s
+            for m, s, b in zip(t.shape, t.strides, bshape[n - t.ndim :])
+        )
+        lead = bshape[0] * st[0] if n else t.itemsize
+        trail = st[-1] if n else t.itemsize
         ops.append(
             (
-                (1,) * (len(before) + pad) + t.shape + (1,) * len(after),
-                (0,) * (len(before) + pad) + t.strides + (0,) * len(after),
+                (1,) * len(before) + bshape + (1,) * len(after),
+                (lead,) * len(before) + st + (trail,) * len(after),
             )
         )
     return relayout(out, ops)

@@ -1273,35 +1273,60 @@ cumprod = _scan_op(
 )  # fmt: skip
 
 
-def _signed_logs(v):
-    """(log v where v > 0, log -v where v < 0), the lowest finite number elsewhere: a
-    signed sum then runs in log space. The inner where keeps log's derivative finite."""
-    lowest = float(np.finfo(v.dtype.np).min)
-    a = where(v == 0, 1.0, v.abs()).log()
-    return where(v > 0, a, lowest), where(v < 0, a, lowest)
+def _linear_scan(a, b, d: int):
+    """s_i = a_i s_{i-1} + b_i along dim d (s_{-1} = 0), in log2(n) whole-tensor steps."""
+    n, k = b.shape[d], 1
+    while k < n:
+        m = n - k
+        b = cat.fn(
+            [b.narrow(d, 0, k), b.narrow(d, k, m) + a.narrow(d, k, m) * b.narrow(d, 0, m)], d
+        )
+        if 2 * k < n:
+            a = cat.fn([a.narrow(d, 0, k), a.narrow(d, k, m) * a.narrow(d, 0, m)], d)
+        k *= 2
+    return b
+
+
+def _lcse_weights(x, d: int):
+    """The weights exp(x_j - r_i) of r = logcumsumexp(x) without r (x_j - r_i loses x_j's
+    low digits when |x| is large): with M the running max, e_j = exp(x_j - M_j), the decay
+    a_i = exp(M_{i-1} - M_i) and D_i = sum_{j <= i} exp(x_j - M_i), the weight is
+    e_j a_{j+1} ... a_i / D_i. Also: where r_i = -inf (every x_j = -inf, D_i = 0) and where
+    r_i = +inf (from the first +inf on: the scan stops, e = 0, a = 1)."""
+    m = x.cummax(d).values
+    top = m == math.inf
+    low = m == -math.inf
+    mg = where(low | top, 0.0, m)
+    e = where(top, 0.0, (where(top, 0.0, x) - mg).exp())
+    n = x.shape[d]
+    prev = cat.fn([mg.narrow(d, 0, 1), mg.narrow(d, 0, n - 1)], d)
+    was_low = cat.fn([low.narrow(d, 0, 1), low.narrow(d, 0, n - 1)], d)
+    a = where(top, 1.0, where(was_low, 0.0, (prev - mg).exp()))
+    return e, a, _linear_scan(a, e, d), low, top
 
 
 def _logcumsumexp_vjp(g, x, result, dim):
-    """sum_{i >= j} g_i exp(x_j - r_i), each part summed in log space (exp(-r) and
-    exp(x) alone overflow, and a reversed cumsum of them cancels)."""
-
-    def part(lg):
-        return (logcumsumexp.fn((lg - result).flip(dim), dim).flip(dim) + x).exp()
-
-    pos, neg = _signed_logs(g)
-    return part(pos) - part(neg)
+    """sum_{i >= j} g_i exp(x_j - r_i): a reversed scan of g_i / D_i with the decays (NaN
+    into every x_j = -inf where r_i = -inf, and at x_j = +inf, like PyTorch)."""
+    if x.dim() == 0 or not x.numel():
+        return g
+    d = dim1(dim, x.dim())
+    e, a, den, low, top = _lcse_weights(x, d)
+    c = where(top, 0.0, where(low, math.nan, g / where(low, 1.0, den)))
+    nxt = cat.fn([a.narrow(d, 1, x.shape[d] - 1), zeros_like(a.narrow(d, 0, 1))], d)
+    out = e * _linear_scan(nxt.flip(d), c.flip(d), d).flip(d)
+    return where(x == math.inf, math.nan, out)
 
 
 def _logcumsumexp_jvp(t, x, result, dim):
-    """sum_{j <= i} t_j exp(x_j - r_i), in log space like the vjp; 0 where r_i = -inf (every
-    x_j = -inf), like PyTorch, not exp(-inf + inf)."""
-    r = where(result == -math.inf, 0.0, result)
-
-    def part(lt):
-        return (logcumsumexp.fn(lt + x, dim) - r).exp()
-
-    pos, neg = _signed_logs(t)
-    return part(pos) - part(neg)
+    """sum_{j <= i} t_j exp(x_j - r_i): a scan of t_j e_j with the decays, over D_i; 0 where
+    r_i = -inf, NaN where r_i = +inf, like PyTorch."""
+    if x.dim() == 0 or not x.numel():
+        return t
+    d = dim1(dim, x.dim())
+    e, a, den, low, top = _lcse_weights(x, d)
+    out = _linear_scan(a, t * e, d) / where(low, 1.0, den)
+    return where(top, math.nan, where(low, 0.0, out))
 
 
 logcumsumexp = _scan_op(

@@ -1079,8 +1079,40 @@ def _apply_chain_arrays(a, chain):
     return a
 
 
-def _view_scatter(xp, base, src, chain):
-    out = base.copy(order="K")
+def dim_order(t) -> tuple | None:
+    """The order of t's dims in memory, outermost first; None for a C-contiguous t. A chain
+    of views from t replays on any tensor laid out in that order (``like_root``)."""
+    if t.is_contiguous():
+        return None
+    st = t.stride()
+    return tuple(sorted(range(len(st)), key=lambda d: -abs(st[d])))
+
+
+def like_root(g, order):
+    """g, or a copy of it laid out in ``order`` (``dim_order`` of the root of a view chain):
+    PyTorch copies a gradient into a buffer laid out like the base before it replays the
+    base's views on it (a ``view`` in the chain needs the base's layout)."""
+    if order is None:
+        return g if g.is_contiguous() else g.contiguous()
+    return g.permute(order).contiguous().permute(_inverse(order))
+
+
+def _inverse(order) -> list[int]:
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    return inverse
+
+
+def _copy_in(xp, a, order):
+    """A copy of the array a laid out in ``order`` (C order for None)."""
+    if order is None:
+        return a.copy(order="C")
+    return a.transpose(order).copy(order="C").transpose(_inverse(order))
+
+
+def _view_scatter(xp, base, src, chain, order=None):
+    out = _copy_in(xp, base, order)
     view = _apply_chain_arrays(out, chain)
     if not xp.shares_memory(view, out) and view.size:
         raise RuntimeError("numtorch: cannot replay this view chain for an in-place write")
@@ -1088,16 +1120,16 @@ def _view_scatter(xp, base, src, chain):
     return out
 
 
-def _scatter_into(base, src, chain, lift=False):
+def _scatter_into(base, src, chain, order=None, lift=False):
     """view_scatter written with other ops: a copy of base with src written into the view.
     ``lift``: src is batched at inner vmap levels too; the copy of base must carry those
     levels before src can be written into it (copy_ cannot add them)."""
     if lift:
         # Zeros of base's shape and dtype that carry base's levels and src's, then base.
-        out = zeros_like(base) + zeros_like(src.sum(), dtype=base.dtype)
+        out = like_root(zeros_like(base) + zeros_like(src.sum(), dtype=base.dtype), order)
         out.copy_(base)
     else:
-        out = base.clone()
+        out = like_root(base.clone(), order)
     apply_chain(out, chain).copy_(src)
     return out
 
@@ -1111,14 +1143,16 @@ def _view_scatter_rule(vmap, args, bdims, attrs):
     return vmap.call(_scatter_into, (base, src), (bb, bs), dict(attrs, lift=lift))
 
 
-def _base_vjp(g, chain):
-    return view_scatter.fn(g, zeros_like(apply_chain(g, chain)), chain)
+def _base_vjp(g, chain, order):
+    g = like_root(g, order)
+    return view_scatter.fn(g, zeros_like(apply_chain(g, chain)), chain, order)
 
 
+# order: dim_order of the chain's root (the layout the chain was recorded on)
 view_scatter = defop(
     "view_scatter", _view_scatter, nin=2,
-    vjp=(_base_vjp, lambda g, chain: apply_chain(g, chain)),
-    jvp=lambda tbase, tsrc, chain: view_scatter.fn(tbase, tsrc, chain),
+    vjp=(_base_vjp, lambda g, chain, order: apply_chain(like_root(g, order), chain)),
+    jvp=lambda tbase, tsrc, chain, order: view_scatter.fn(tbase, tsrc, chain, order),
     node_name="torch::autograd::CopySlices", samples=None, batch_rule=_view_scatter_rule,
 )  # fmt: skip
 
