@@ -532,8 +532,15 @@ def compile_mismatch(seed: int) -> str | None:
     p = progfuzz.generate(seed)
     f = progfuzz._exec(progfuzz.script(p, "forward"))["f"]
     grad = "backward" in progfuzz.modes_for(p)
+    inputs = [(p.X, p.B), (_perturbed(p.X), _perturbed(p.B))]
+    if seed % 2:  # the program under vmap, inside the compiled function
+        dims = p.in_dims
+        XB, BB = progfuzz._batched(p.X, dims[0], seed), progfuzz._batched(p.B, dims[1], seed + 1)
+        g = f
+        f = lambda lib, x, b: lib.func.vmap(lambda x, b: g(lib, x, b), in_dims=dims)(x, b)  # noqa: E731
+        inputs = [(XB, BB), (_perturbed(XB), _perturbed(BB))]
     compiled = nt.compile(lambda x, b: f(nt, x, b))
-    for X, B in ((p.X, p.B), (_perturbed(p.X), _perturbed(p.B))):
+    for X, B in inputs:
         y = _outcome(lambda x, b: f(nt, x, b), X, B, None, False)
         w = np.random.default_rng(seed).standard_normal(y[0].shape) if isinstance(y, list) else None
         eager = _outcome(lambda x, b: f(nt, x, b), X, B, w, grad)
