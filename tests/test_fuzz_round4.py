@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from twolibs import arr, assert_same
+from twolibs import arr, assert_same, assert_same_error
 
 W = arr(4, 3, 2, seed=1)
 
@@ -141,3 +141,24 @@ def test_advanced_index_layout_reads_the_index_views_size1_strides(key):
         return [s for s, n in zip(y.stride(), y.shape) if n != 1]
 
     assert_same(strides, arr(4, 3, 2))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "float32", "complex64", "int64", "uint8", "float16"])
+def test_expand_error_names_the_type_as_pytorch(dtype):
+    assert_same_error(lambda lib: lib.zeros(2, 3, dtype=getattr(lib, dtype)).expand(3))
+
+
+def test_cumprod_gradient_at_an_infinity_is_the_product_of_the_others():
+    """Not torch's (it divides by x: inf / inf): d c_k / d x_i = prod_{j <= k, j != i} x_j."""
+    import warnings
+
+    import numtorch as nt
+
+    x = nt.tensor([float("inf"), 2.0, 3.0], dtype=nt.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.cumprod(0).backward(nt.tensor([1.0, 1.0, 0.5], dtype=nt.float64))
+        single = nt.tensor([float("inf")], requires_grad=True)
+        single.cumprod(0).backward(nt.tensor([1.5]))
+    assert x.grad.tolist() == [1 + 2 + 0.5 * 6, float("inf"), float("inf")]
+    assert single.grad.tolist() == [1.5]

@@ -400,9 +400,12 @@ def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
 
 
 def _has_zero(x) -> bool:
-    """Whether the cheap formula (dividing by x) is unsafe. Inside a transform the data
-    cannot steer control flow, so the exact formula is taken there."""
-    return x.dim() > 0 and (values_hidden(x) or bool((x == 0).any()))
+    """Whether the cheap formula (dividing by x) is unsafe: a zero, or an infinity (inf /
+    inf). Inside a transform the data cannot steer control flow, so the exact formula is
+    taken there."""
+    return x.dim() > 0 and (
+        values_hidden(x) or bool((x == 0).any()) or bool(x.abs().eq(math.inf).any())
+    )
 
 
 def _prod_partial(x, r, dim):
@@ -1223,7 +1226,7 @@ def _scan_samples(low=-2.0, high=2.0):
 
 def _scan_op(name, kernel, vjp, jvp, samples, dtypes=FLOATS, **kw):
     return defop(
-        name, kernel, nin=1, vjp=vjp, jvp=jvp, samples=samples, error_samples=_err_dim(),
+        name, silent(kernel), nin=1, vjp=vjp, jvp=jvp, samples=samples, error_samples=_err_dim(),
         test={"dtypes": dtypes}, out=True, batch_rule=_DIMS, methods=True, **kw,
     )  # fmt: skip
 

@@ -914,6 +914,9 @@ diagonal = view_op(
 
 
 # ------------------------------------------------------------------ broadcasting
+_LEGACY_TYPES = frozenset(("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte"))
+
+
 def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
     """The size ``shape`` expands to (PyTorch's checks and texts; under vmap its batched
     text, which names no tensor type)."""
@@ -921,11 +924,9 @@ def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
     lead = len(size) - len(shape)
     if lead < 0:
         typ = from_np(dtype).scalar_name if dtype is not None else "Float"
-        what = (
-            "expand"
-            if batched
-            else f"expand(torch.{typ}Tensor{{{list(shape)}}}, size={list(size)})"
-        )
+        # (PyTorch names a type with no legacy tensor class CPU<Type>Type)
+        typ = f"torch.{typ}Tensor" if typ in _LEGACY_TYPES else f"CPU{typ}Type"
+        what = "expand" if batched else f"expand({typ}{{{list(shape)}}}, size={list(size)})"
         raise RuntimeError(
             f"{what}: the number of sizes provided ({len(size)}) must be greater or equal to the "
             f"number of dimensions in the tensor ({len(shape)})"
