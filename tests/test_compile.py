@@ -562,3 +562,17 @@ def compile_mismatch(seed: int) -> str | None:
 def test_random_programs_replay_bit_identical_to_eager(block):
     bad = [m for s in range(block * 100, block * 100 + 100) if (m := compile_mismatch(s))]
     assert not bad, "\n\n".join(bad[:3])
+
+
+def test_reseeding_inside_the_function_runs_it_eagerly():
+    def f(x):
+        nt.manual_seed(3)
+        return x + nt.randn(3)
+
+    c = nt.compile(f)
+    with pytest.warns(UserWarning, match="generator seeded"):
+        first = c(nt.zeros(3))
+    second = c(nt.zeros(3))
+    _same(_np(first), _np(second))
+    _same(_np(second), _np(f(nt.zeros(3))))
+    assert _graphs() == 0

@@ -38,6 +38,10 @@ class Interpreter:
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
 
+    def side_effect(self, what: str) -> None:
+        """A change of state outside tensors (a generator reseeded) while this interpreter
+        sees all calls: a tracer's program cannot replay it."""
+
     def factory(self, fn, args: tuple, kwargs: dict):
         """A factory function's call (zeros, arange, ...) while this interpreter sees all
         calls (a tracer); others never get one."""
@@ -201,6 +205,13 @@ class untraced:  # noqa: N801 - a context manager used as a function
     def __exit__(self, *exc) -> None:
         if self.tracer is not None:
             self.tracer.sees_all = True
+
+
+def side_effect(what: str) -> None:
+    """Tell a tracer at work of a change of state outside tensors (see Interpreter)."""
+    st = state.stack
+    if st and st[0].sees_all:
+        st[0].side_effect(what)
 
 
 def factory(fn):

@@ -102,6 +102,9 @@ class ForwardTracer(Tracer):
                     self.stop(str(e) or f"{op.name} cannot be traced")
         return dispatch(op, _inner(args), attrs)
 
+    def side_effect(self, what: str) -> None:
+        self.stop(f"{what} (a replay cannot repeat it)")
+
     def factory(self, fn, args: tuple, kwargs: dict):
         if self.broken is None:
             if _holds_data((args, kwargs)):

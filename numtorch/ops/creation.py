@@ -12,7 +12,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
-from .._core.dispatch import alloc_failed, check_alloc, dispatch, factory
+from .._core.dispatch import alloc_failed, check_alloc, dispatch, factory, side_effect
 from .._core.layout import preserve
 from .._core.op import defop, tensor_methods
 from .._core.tensor import Size, Tensor, _make
@@ -31,6 +31,7 @@ class Generator:
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed) -> Generator:
+        side_effect("a generator seeded")
         seed = int(seed)
         self._seed = seed
         self._rng = np.random.default_rng(seed % 2**64)
@@ -50,6 +51,7 @@ class Generator:
         return _make(np.frombuffer(raw, np.uint8).copy())
 
     def set_state(self, new_state: Tensor) -> Generator:
+        side_effect("a generator's state set")
         state = json.loads(bytes(new_state.numpy(force=True).astype(np.uint8)).decode())
         self._rng.bit_generator.state = state
         return self
