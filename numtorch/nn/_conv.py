@@ -96,11 +96,15 @@ def _group_rows(xp, y, groups):
 def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
     n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
     blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
-    v = sliding(xp, _pad(xp, input, padding), kernel, stride, dilation, blocks, kernel_first=True)
-    w = weight.reshape(groups, o // groups, math.prod(weight.shape[1:]))
-    # One GEMM per sample and group, straight into the (N, O, L) layout of the result.
-    cols = xp.ascontiguousarray(v).reshape(n, groups, w.shape[2], math.prod(blocks))
-    return xp.matmul(w, cols).reshape(n, o, *blocks)
+    ck, length = math.prod(weight.shape[1:]), math.prod(blocks)
+    cols = _cols(xp, input, kernel, stride, padding, dilation, blocks)
+    cols = cols.reshape(groups, ck, n * length)
+    w = weight.reshape(groups, o // groups, ck)
+    # One GEMM per group, in the tall orientation (N*L, C*K) @ (C*K, O/G) that OpenBLAS
+    # runs ~1.4x faster than (O/G, C*K) @ (C*K, N*L); then one transposing copy of the result.
+    out = xp.matmul(cols.transpose(0, 2, 1), w.transpose(0, 2, 1))
+    out = out.reshape(groups, n, length, o // groups).transpose(1, 0, 3, 2)
+    return xp.ascontiguousarray(out).reshape(n, o, *blocks)
 
 
 def _convolution_input_grad(
@@ -109,7 +113,10 @@ def _convolution_input_grad(
     n, kernel, blocks = grad_output.shape[0], weight.shape[2:], grad_output.shape[2:]
     c = weight.shape[1] * groups
     w = weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
-    cols = xp.matmul(w.transpose(0, 2, 1), _group_rows(xp, grad_output, groups))
+    # W^T contiguous (it is small): OpenBLAS runs the GEMM ~10% faster than on the view
+    cols = xp.matmul(
+        xp.ascontiguousarray(w.transpose(0, 2, 1)), _group_rows(xp, grad_output, groups)
+    )
     d = len(kernel)
     cols = cols.reshape(c, *kernel, n, *blocks)
     cols = cols.transpose((1 + d, 0, *range(1, 1 + d), *range(2 + d, 2 + 2 * d)))
