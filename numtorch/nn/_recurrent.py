@@ -49,7 +49,10 @@ class _Arrays:
         self.xp = xp
 
     def sigmoid(self, x):
-        return 1 / (1 + self.xp.exp(-x))
+        e = self.xp.negative(x)  # 1 / (1 + exp(-x)) in one buffer
+        self.xp.exp(e, out=e)
+        e += 1
+        return self.xp.reciprocal(e, out=e)
 
     def tanh(self, x):
         return self.xp.tanh(x)
@@ -103,7 +106,8 @@ def _lstm_step(F, x, state, w):
     h, c = state
     H = c.shape[-1]
     gates = x + F.mm_t(h, w[0])
-    i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
+    i_f = F.sigmoid(gates[..., : 2 * H])
+    i, f = i_f[..., :H], i_f[..., H:]
     g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
     c = f * c + i * g
     m = o * F.tanh(c)
@@ -143,6 +147,17 @@ def _wgrad(xp, d, x):
     d = d.reshape(d.shape[:-3] + (d.shape[-3] * d.shape[-2], d.shape[-1]))
     x = x.reshape(x.shape[:-3] + (x.shape[-3] * x.shape[-2], x.shape[-1]))
     return xp.matmul(xp.swapaxes(d, -1, -2), x)
+
+
+def _gates(xp, xg, hprev, w):
+    """xg + hprev W^T for every step at once: one GEMM over the (T * N) rows."""
+    flat = hprev.reshape(hprev.shape[:-3] + (-1, hprev.shape[-1]))
+    gates = xp.matmul(flat, xp.swapaxes(w, -1, -2))
+    gates = gates.reshape(gates.shape[:-2] + hprev.shape[-3:-1] + gates.shape[-1:])
+    if gates.shape != xp.broadcast_shapes(gates.shape, xg.shape):
+        return gates + xg
+    gates += xg
+    return gates
 
 
 def _rnn_backward(act: str) -> Callable:
@@ -200,17 +215,29 @@ def _lstm_backward(xp, ins, outs, gouts, batch_sizes):
     ghs, gcs = gouts
     F, H = _Arrays(xp), cs.shape[-1]
     hprev, cprev = _shifted(xp, h0, hs), _shifted(xp, c0, cs)
-    gates = xg + F.mm_t(hprev, w[..., None, :, :])
-    i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
+    gates = _gates(xp, xg, hprev, w)
+    i_f = F.sigmoid(gates[..., : 2 * H])
+    i, f = i_f[..., :H], i_f[..., H:]
     g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
     tc = F.tanh(cs)
     dc_dm = o * (1 - tc * tc)
-    cc = xp.concatenate([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-1)
+    # d c_t / d (i, f, g) pre-activations, written in place into one (..., 3H) buffer
+    cc = xp.empty(i_f.shape[:-1] + (3 * H,), i_f.dtype)
+    for k, (a, b) in enumerate(((i, g), (f, cprev), (g, i))):
+        out = cc[..., k * H : (k + 1) * H]
+        if k < 2:  # a (1 - a) b: the sigmoid's slope
+            xp.subtract(1, a, out=out)
+            out *= a
+        else:  # (1 - a^2) b: the tanh's slope
+            xp.multiply(a, a, out=out)
+            xp.subtract(1, out, out=out)
+        out *= b
     co = tc * o * (1 - o)
-    otc = o * tc
+    otc = o * tc if wr is not None else None
     if batch_sizes is not None:  # a kept step: no gate gradient, c and h pass through
         adv, keep = _mask(xp, batch_sizes, cs.shape[-2], cs.dtype)
-        dc_dm, cc, co, otc, f = dc_dm * adv, cc * adv, co * adv, otc * adv, f * adv + keep
+        dc_dm, cc, co, f = dc_dm * adv, cc * adv, co * adv, f * adv + keep
+        otc = otc * adv if wr is not None else None
     lead = xp.broadcast_shapes(gates.shape[:-1], ghs.shape[:-1], gcs.shape[:-1])
     dg = xp.empty(lead + (4 * H,), gates.dtype)
     dh = xp.empty(lead + ghs.shape[-1:], gates.dtype) if wr is not None else None
