@@ -63,15 +63,15 @@ def _cols(xp, x, kernel, stride, padding, dilation, blocks):
 
 
 def _col2im(xp, cols, size, kernel, stride, padding, dilation):
-    """The adjoint of the window gather: cols (*lead, *K, *L) summed into (*lead, *size)
-    (lead: (N, C), or any leading dims).
+    """The adjoint of the window gather: cols (N, C, *K, *L) summed into (N, C, *size).
 
     One strided add per kernel offset; the windows of one offset never overlap."""
     d = len(kernel)
-    lead, blocks = cols.shape[: cols.ndim - 2 * d], cols.shape[cols.ndim - d :]
+    n, c = cols.shape[:2]
+    blocks = cols.shape[2 + d :]
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
-    out = xp.zeros((*lead, *padded), cols.dtype)
-    full = (slice(None),) * len(lead)
+    out = xp.zeros((n, c, *padded), cols.dtype)
+    full = (slice(None), slice(None))
     for k in itertools.product(*(range(kk) for kk in kernel)):
         where = tuple(
             slice(ki * dl, ki * dl + (b - 1) * st + 1, st)
@@ -111,18 +111,16 @@ def _convolution_input_grad(
     xp, grad_output, weight, size=(1,), stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
 ):
     n, kernel, blocks = grad_output.shape[0], weight.shape[2:], grad_output.shape[2:]
-    o, cg, d = weight.shape[0], weight.shape[1], len(kernel)
-    kp, og = math.prod(kernel), o // groups
-    # Rows ordered (kernel offset, channel), so that one GEMM per sample and group gives
-    # (N, G, *K, C/G, *L): each offset's columns are then contiguous blocks per sample,
-    # which col2im adds fastest (and grad_output needs no transposing copy).
-    w = weight.reshape(groups, og, cg, kp).transpose(0, 3, 2, 1)
-    w = xp.ascontiguousarray(w).reshape(groups, kp * cg, og)
-    cols = xp.matmul(w, grad_output.reshape(n, groups, og, math.prod(blocks)))
-    cols = cols.reshape(n, groups, *kernel, cg, *blocks)
-    cols = cols.transpose((0, 1, 2 + d, *range(2, 2 + d), *range(3 + d, 3 + 2 * d)))
-    out = _col2im(xp, cols, size, kernel, stride, padding, dilation)
-    return out.reshape(n, cg * groups, *size)
+    c = weight.shape[1] * groups
+    w = weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
+    # W^T contiguous (it is small): OpenBLAS runs the GEMM ~10% faster than on the view
+    cols = xp.matmul(
+        xp.ascontiguousarray(w.transpose(0, 2, 1)), _group_rows(xp, grad_output, groups)
+    )
+    d = len(kernel)
+    cols = cols.reshape(c, *kernel, n, *blocks)
+    cols = cols.transpose((1 + d, 0, *range(1, 1 + d), *range(2 + d, 2 + 2 * d)))
+    return _col2im(xp, cols, size, kernel, stride, padding, dilation)
 
 
 def _convolution_weight_grad(
