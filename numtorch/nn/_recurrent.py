@@ -6,8 +6,8 @@ kernel runs the time loop on arrays, one GEMM with W_hh and a fused cell per ste
 gradient is a second primitive, ``<cell>_scan_backward``, whose kernel runs the reverse
 time loop on arrays (the LSTM's reads back the activations its forward kept beside the
 cell-state sequence, see ``_KEPT``). Neither records a node per step, so a long sequence
-costs no recursion and few nodes. Higher orders and forward mode go through ``_reference``, the
-same cell step written with numtorch ops, differentiated by torch.func's vjp and jvp.
+costs no recursion and few nodes. Higher orders and forward mode go through ``_reference``,
+the same cell step written with numtorch ops, differentiated by torch.func's vjp and jvp.
 
 Arrays in the scan primitives carry any leading batch dims (vmap folds its batch there):
 xg (..., T, N, G), states (..., N, H), weights (..., G, H), b_hh (..., G).
