@@ -4,9 +4,10 @@ Every layer runs through one primitive per cell type, ``<cell>_scan(ins)``: the 
 projection of the whole sequence comes in precomputed (one GEMM over T*N rows) and the
 kernel runs the time loop on arrays, one GEMM with W_hh and a fused cell per step. Its
 gradient is a second primitive, ``<cell>_scan_backward``, whose kernel runs the reverse
-time loop on arrays. Neither records a node per step, so a long sequence costs no
-recursion and few nodes. Higher orders and forward mode go through ``_reference``, the
-same cell step written with numtorch ops, differentiated by torch.func's vjp and jvp.
+time loop on arrays (the LSTM's reads back the activations its forward kept beside the
+cell-state sequence, see ``_KEPT``). Neither records a node per step, so a long sequence
+costs no recursion and few nodes. Higher orders and forward mode go through ``_reference``,
+the same cell step written with numtorch ops, differentiated by torch.func's vjp and jvp.
 
 Arrays in the scan primitives carry any leading batch dims (vmap folds its batch there):
 xg (..., T, N, G), states (..., N, H), weights (..., G, H), b_hh (..., G).
@@ -47,9 +48,17 @@ class _Arrays:
 
     def __init__(self, xp):
         self.xp = xp
+        self.kept = ()
+
+    def keep(self, *arrays):
+        """The step's activations that the backward kernel can read back (``_KEPT``)."""
+        self.kept = arrays
 
     def sigmoid(self, x):
-        return 1 / (1 + self.xp.exp(-x))
+        e = self.xp.negative(x)  # 1 / (1 + exp(-x)) in one buffer
+        self.xp.exp(e, out=e)
+        e += 1
+        return self.xp.reciprocal(e, out=e)
 
     def tanh(self, x):
         return self.xp.tanh(x)
@@ -70,6 +79,10 @@ class _Ops:
     sigmoid = staticmethod(_sigmoid.fn)
     tanh = staticmethod(_tanh.fn)
     relu = staticmethod(_relu.fn)
+
+    @staticmethod
+    def keep(*tensors):
+        pass
 
     @staticmethod
     def mm_t(a, w):
@@ -103,11 +116,39 @@ def _lstm_step(F, x, state, w):
     h, c = state
     H = c.shape[-1]
     gates = x + F.mm_t(h, w[0])
-    i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
+    i_f = F.sigmoid(gates[..., : 2 * H])
+    i, f = i_f[..., :H], i_f[..., H:]
     g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
     c = f * c + i * g
-    m = o * F.tanh(c)
+    tc = F.tanh(c)
+    F.keep(i, f, g, o, tc)
+    m = o * tc
     return (F.mm_t(m, w[1]) if len(w) > 1 else m, c)
+
+
+# How many activations (each shaped like the last state) a cell's step keeps. The forward
+# scan writes them beside its last state's sequence, in one buffer (..., K + 1, T, N, H)
+# whose last plane is that sequence; a backward kernel given that very plane reads them
+# back instead of recomputing the gates (one GEMM and the transcendentals), as PyTorch
+# keeps a workspace. A one-step scan (a cell) keeps none: its state would hold the buffer.
+_KEPT = {"lstm": 5, "lstm_proj": 5}
+
+
+def _address(a) -> int:
+    face = getattr(a, "__array_interface__", None) or a.__cuda_array_interface__
+    return face["data"][0]
+
+
+def _kept(seq, k: int):
+    """The k activations the forward scan kept beside ``seq`` (its last state's
+    sequence, as the forward returned it), or None."""
+    b = seq.base
+    if b is None or b.shape != seq.shape[:-3] + (k + 1,) + seq.shape[-3:]:
+        return None
+    if b.strides[:-4] + b.strides[-3:] != seq.strides or seq.shape[-3] < 2:
+        return None
+    plane = b[..., k, :, :, :]
+    return b[..., :k, :, :, :] if _address(plane) == _address(seq) else None
 
 
 def _advance(F, step: Callable, x, state: tuple, w, b: int | None) -> tuple:
@@ -143,6 +184,17 @@ def _wgrad(xp, d, x):
     d = d.reshape(d.shape[:-3] + (d.shape[-3] * d.shape[-2], d.shape[-1]))
     x = x.reshape(x.shape[:-3] + (x.shape[-3] * x.shape[-2], x.shape[-1]))
     return xp.matmul(xp.swapaxes(d, -1, -2), x)
+
+
+def _gates(xp, xg, hprev, w):
+    """xg + hprev W^T for every step at once: one GEMM over the (T * N) rows."""
+    flat = hprev.reshape(hprev.shape[:-3] + (-1, hprev.shape[-1]))
+    gates = xp.matmul(flat, xp.swapaxes(w, -1, -2))
+    gates = gates.reshape(gates.shape[:-2] + hprev.shape[-3:-1] + gates.shape[-1:])
+    if gates.shape != xp.broadcast_shapes(gates.shape, xg.shape):
+        return gates + xg
+    gates += xg
+    return gates
 
 
 def _rnn_backward(act: str) -> Callable:
@@ -200,22 +252,38 @@ def _lstm_backward(xp, ins, outs, gouts, batch_sizes):
     ghs, gcs = gouts
     F, H = _Arrays(xp), cs.shape[-1]
     hprev, cprev = _shifted(xp, h0, hs), _shifted(xp, c0, cs)
-    gates = xg + F.mm_t(hprev, w[..., None, :, :])
-    i, f = F.sigmoid(gates[..., :H]), F.sigmoid(gates[..., H : 2 * H])
-    g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
-    tc = F.tanh(cs)
+    kept = _kept(cs, 5)
+    if kept is not None:  # the forward's activations
+        i, f, g, o, tc = (kept[..., k, :, :, :] for k in range(5))
+    else:
+        gates = _gates(xp, xg, hprev, w)
+        i_f = F.sigmoid(gates[..., : 2 * H])
+        i, f = i_f[..., :H], i_f[..., H:]
+        g, o = F.tanh(gates[..., 2 * H : 3 * H]), F.sigmoid(gates[..., 3 * H :])
+        tc = F.tanh(cs)
     dc_dm = o * (1 - tc * tc)
-    cc = xp.concatenate([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-1)
+    # d c_t / d (i, f, g) pre-activations, written in place into one (..., 3H) buffer
+    cc = xp.empty(i.shape[:-1] + (3 * H,), i.dtype)
+    for k, (a, b) in enumerate(((i, g), (f, cprev), (g, i))):
+        out = cc[..., k * H : (k + 1) * H]
+        if k < 2:  # a (1 - a) b: the sigmoid's slope
+            xp.subtract(1, a, out=out)
+            out *= a
+        else:  # (1 - a^2) b: the tanh's slope
+            xp.multiply(a, a, out=out)
+            xp.subtract(1, out, out=out)
+        out *= b
     co = tc * o * (1 - o)
-    otc = o * tc
+    otc = o * tc if wr is not None else None
     if batch_sizes is not None:  # a kept step: no gate gradient, c and h pass through
         adv, keep = _mask(xp, batch_sizes, cs.shape[-2], cs.dtype)
-        dc_dm, cc, co, otc, f = dc_dm * adv, cc * adv, co * adv, otc * adv, f * adv + keep
-    lead = xp.broadcast_shapes(gates.shape[:-1], ghs.shape[:-1], gcs.shape[:-1])
-    dg = xp.empty(lead + (4 * H,), gates.dtype)
-    dh = xp.empty(lead + ghs.shape[-1:], gates.dtype) if wr is not None else None
+        dc_dm, cc, co, f = dc_dm * adv, cc * adv, co * adv, f * adv + keep
+        otc = otc * adv if wr is not None else None
+    lead = xp.broadcast_shapes(i.shape[:-1], ghs.shape[:-1], gcs.shape[:-1])
+    dg = xp.empty(lead + (4 * H,), i.dtype)
+    dh = xp.empty(lead + ghs.shape[-1:], i.dtype) if wr is not None else None
     ch, cc_ = 0, 0
-    for t in range(gates.shape[-3] - 1, -1, -1):
+    for t in range(i.shape[-3] - 1, -1, -1):
         d = ghs[..., t, :, :] + ch
         if dh is None:
             m = d
@@ -336,6 +404,7 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
     differences in ``outs`` alone would measure a derivative the op never claims."""
     cores_in = (3,) + (2,) * n_state + (2, 1 if name == "gru" else 2)[: n_in - 1 - n_state]
     cores_out = (3,) * n_state
+    n_kept = _KEPT.get(name, 0)
     api = f"nn._recurrent._SCANS.{name}"
 
     def forward_kernel(xp, ins, batch_sizes=None):
@@ -345,10 +414,18 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         state = tuple(xp.broadcast_to(s, lead + s.shape[-2:]) for s in ins[1 : 1 + n_state])
         T = xg.shape[-3]
         seqs = [xp.empty(lead + (T,) + s.shape[-2:], xg.dtype) for s in state]
+        kept = None
+        if n_kept and T > 1:  # see _KEPT; rows a packed step keeps get zero activations
+            new = xp.empty if batch_sizes is None else xp.zeros
+            kept = new(lead + (n_kept + 1, T) + state[-1].shape[-2:], xg.dtype)
+            seqs[-1] = kept[..., n_kept, :, :, :]
         for t, b in enumerate(_sizes(batch_sizes, T)):
             state = _advance(F, step, xg[..., t, :, :], state, w, b)
             for seq, s in zip(seqs, state):
                 seq[..., t, :, :] = s
+            if kept is not None:
+                for k, a in enumerate(F.kept):
+                    kept[..., k, t, : a.shape[-2], :] = a
         return seqs[0] if n_state == 1 else tuple(seqs)
 
     def backward_kernel(xp, ins, outs, gouts, batch_sizes=None):
