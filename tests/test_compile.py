@@ -576,3 +576,15 @@ def test_reseeding_inside_the_function_runs_it_eagerly():
     _same(_np(first), _np(second))
     _same(_np(second), _np(f(nt.zeros(3))))
     assert _graphs() == 0
+
+
+def test_a_bounds_check_that_reads_an_index_stops_the_trace_with_eagers_error():
+    def f(x):
+        return nt.func.vmap(lambda r: r.index_select(-1, nt.tensor([0, 0])))(x)
+
+    with pytest.raises(RuntimeError) as eager:
+        f(nt.zeros(4, 0))
+    with pytest.raises(RuntimeError) as compiled, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nt.compile(f)(nt.zeros(4, 0))
+    assert str(compiled.value) == str(eager.value)

@@ -162,3 +162,25 @@ def test_cumprod_gradient_at_an_infinity_is_the_product_of_the_others():
         single.cumprod(0).backward(nt.tensor([1.5]))
     assert x.grad.tolist() == [1 + 2 + 0.5 * 6, float("inf"), float("inf")]
     assert single.grad.tolist() == [1.5]
+
+
+def test_nansum_jvp_drops_the_tangents_of_nan_elements_as_pytorch():
+    def f(lib):
+        x = lib.tensor([-0.22, 0.5], dtype=lib.float64)
+        t = lib.tensor([2.23, 1.0], dtype=lib.float64)
+        return lib.func.jvp(lambda x: x.logit().nansum(-1), (x,), (t,))
+
+    assert_same(f)
+
+
+def test_vmap_index_add_checks_the_dtypes_before_the_sizes():
+    def f(lib):
+        x = lib.tensor([[[[True, False]]]])
+
+        def one(x):
+            y = x.expand(0, 1, 2)
+            return y.index_add_(0, lib.tensor([0]), y[:1] * 3)
+
+        return lib.func.vmap(one, in_dims=-1)(x)
+
+    assert_same_error(f)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.dispatch import values_hidden
 from .._core.op import ErrorInput, composite, tensor_method
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
@@ -59,7 +60,7 @@ def _scatter_index(
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}"
         )
-    if not index._level and index.numel():  # values are not readable inside a transform
+    if not values_hidden(index) and index.numel():  # (not readable inside a transform)
         size = input.shape[d] if nd else 1
         if bool(((index < 0) | (index >= size)).any()):
             raise IndexError("index out of range in self")

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.dispatch import _VMAP_READ, broadcast_mismatch, dispatch
+from .._core.dispatch import _VMAP_READ, broadcast_mismatch, dispatch, values_hidden
 from .._core.inplace import check_inplace, check_operands, run_inplace
 from .._core.layout import column_major, contiguous, preserve, relayout
 from .._core.op import LINEAR, ErrorInput, defop, tensor_methods
@@ -1620,7 +1620,7 @@ def _index_select_rule(vmap, args, bdims, attrs):
         return xf.gather(1, i).reshape(vmap.size), 0
     if ib is None:
         xf, p = front(x, xb), pdim(dim, n)
-        if not index._level:  # PyTorch's batch rule gathers: a gather's bounds error
+        if not values_hidden(index):  # PyTorch's batch rule gathers: a gather's bounds error
             _bounds(index._data, xf.shape[p], p)
         return index_select_op.fn(xf, index, p), 0
     if xb is None:  # one selection of B * k entries, split back
@@ -1747,12 +1747,14 @@ def _index_update_rule(op, mode):
             # PyTorch's index_add_ batch rule checks the values with the batch first and dim
             # shifted (index_copy_'s checks each sample)
             shape, sshape = lshape(x, xb), lshape(src, sb)
+            if mode == "add":  # (the dtypes first, as the kernel checks them)
+                _same_dtype(name, x, src)
             if n and mode == "add":
                 shape, sshape, d = (vmap.size, *shape), (vmap.size, *sshape), pdim(dim, n)
             else:
                 d = dim
             _check_index_source(name, shape, _numel(lshape(index, ib)), sshape, d)
-            if mode == "add" and ib is None and not index._level and n:
+            if mode == "add" and ib is None and not values_hidden(index) and n:
                 size = shape[d]
                 if index.numel() and bool(((index < 0) | (index >= size)).any()):
                     raise IndexError("index out of range in self")

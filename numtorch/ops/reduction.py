@@ -213,6 +213,8 @@ def _partial_jvp(partial, t, x, result, dim, keepdim, extra):
     if type(p) is tuple:
         p, zero = p
         return _sum_dims(where(zero, 0.0, t * p), dim, keepdim)
+    if p.dtype is dt.bool_:  # a selection (nansum's): the others' tangents, NaN or not, drop
+        return _sum_dims(where(p, t, 0.0), dim, keepdim)
     return _sum_dims(t * p, dim, keepdim)
 
 
