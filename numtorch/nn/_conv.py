@@ -104,20 +104,13 @@ def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,
     blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
     ck, length = math.prod(weight.shape[1:]), math.prod(blocks)
     w = weight.reshape(groups, o // groups, ck)
-    if ck < 256 or o // groups < 64:  # one GEMM per sample and group, into (N, O, L)
-        padded = _pad(xp, input, padding)
-        v = sliding(xp, padded, kernel, stride, dilation, blocks, kernel_first=True)
-        cols = xp.ascontiguousarray(v).reshape(n, groups, ck, length)
-        return xp.matmul(w, cols).reshape(n, o, *blocks)
-    # A long contraction onto many channels: one GEMM per group in the tall orientation
-    # (N*L, C*K) @ (C*K, O/G), then a transposing copy of the result (cheap next to the GEMM).
-    # Measured with OpenBLAS: ~15% faster at (C*K, O/G) = (288, 64) (the CNN's second layer),
-    # even at C*K = 576 or O/G = 128; slower below C*K = 256 (the copy) or at O/G <= 32.
-    cols = _cols(xp, input, kernel, stride, padding, dilation, blocks)
-    cols = cols.reshape(groups, ck, n * length)
-    out = xp.matmul(cols.transpose(0, 2, 1), w.transpose(0, 2, 1))
-    out = out.reshape(groups, n, length, o // groups).transpose(1, 0, 3, 2)
-    return xp.ascontiguousarray(out).reshape(n, o, *blocks)
+    # One GEMM per sample and group, straight into the (N, O, L) layout of the result. (A
+    # GEMM per group in the tall orientation (N*L, C*K) @ (C*K, O/G) and a transposing copy
+    # is ~15% less CPU time at one BLAS thread on the CNN's second layer, but ~10% slower in
+    # wall time at the default two threads: the copy is single-threaded.)
+    v = sliding(xp, _pad(xp, input, padding), kernel, stride, dilation, blocks, kernel_first=True)
+    cols = xp.ascontiguousarray(v).reshape(n, groups, ck, length)
+    return xp.matmul(w, cols).reshape(n, o, *blocks)
 
 
 def _convolution_input_grad(
