@@ -184,3 +184,13 @@ def test_vmap_index_add_checks_the_dtypes_before_the_sizes():
         return lib.func.vmap(one, in_dims=-1)(x)
 
     assert_same_error(f)
+
+
+def test_atan2_gradient_at_the_origin_is_pytorchs_zero():
+    def f(lib):
+        y = lib.tensor([[0.0, 1.0]], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([[0.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        lib.atan2(y, x).backward(lib.ones(1, 2, dtype=lib.float64))
+        return y.grad, x.grad.abs()  # (torch's x gradient at the origin is -0.)
+
+    assert_same(f)

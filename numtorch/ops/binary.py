@@ -543,10 +543,17 @@ fmod = binary(
 # ------------------------------------------------------------------ floating binaries
 _sq = lambda a, b: a * a + b * b  # noqa: E731
 
+
+def _atan2_partial(g, num, input, other):
+    """g * num / (input^2 + other^2), 0 at the origin (PyTorch's choice there)."""
+    d = _sq(input, other)
+    return where(d == 0, 0.0, g * num / d)
+
+
 atan2 = binary(
     "atan2", lambda xp, input, other: xp.arctan2(input, other),
-    (lambda g, input, other: g * other / _sq(input, other),
-     lambda g, input, other: -g * input / _sq(input, other)),
+    (lambda g, input, other: _atan2_partial(g, other, input, other),
+     lambda g, input, other: _atan2_partial(g, -input, input, other)),
     ELEMENTWISE, floating=True, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
     numbers="none",
 )  # fmt: skip
