@@ -553,7 +553,7 @@ def _atan2_partial(g, num, input, other):
 atan2 = binary(
     "atan2", lambda xp, input, other: xp.arctan2(input, other),
     (lambda g, input, other: _atan2_partial(g, other, input, other),
-     lambda g, input, other: _atan2_partial(g, -input, input, other)),
+     lambda g, input, other: _atan2_partial(-g, input, input, other)),
     ELEMENTWISE, floating=True, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
     numbers="none",
 )  # fmt: skip
