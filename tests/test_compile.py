@@ -588,3 +588,21 @@ def test_a_bounds_check_that_reads_an_index_stops_the_trace_with_eagers_error():
         warnings.simplefilter("ignore")
         nt.compile(f)(nt.zeros(4, 0))
     assert str(compiled.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["both used", "through the other"])
+def test_arguments_whose_histories_meet_get_eagers_gradients(direct):
+    """b = x * 2 passed beside x: the compiled node returns a's and b's gradients, and the
+    engine carries b's on through b's history to x."""
+
+    def f(a, b):
+        return (a * b).sum() if direct else (b * b).exp().sum()
+
+    c = nt.compile(f)
+    for _ in range(3):
+        x = nt.randn(3, dtype=nt.float64, requires_grad=True)
+        y = x * 2
+        got = nt.autograd.grad(c(x, y), [x])[0]
+        want = nt.autograd.grad(f(x, y), [x])[0]
+        _same(_np(got), _np(want))
+    assert _graphs() == 1

@@ -141,6 +141,13 @@ class _Capture:
             if captures and node in captures:
                 for nr, slot in captures[node]:
                     slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
+            if self.joint and node in targets:  # an input's node: the engine runs it later
+                for nxt, _ in node.next_functions:
+                    if nxt in index:  # (the walk stops at this node: others are not needed)
+                        deps[nxt] -= 1
+                        if deps[nxt] == 0:
+                            heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
+                continue
             if exec_info is not None and node not in exec_info:
                 continue
             if node._pre_hooks:

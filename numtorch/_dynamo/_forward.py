@@ -167,8 +167,7 @@ def _value_shaped(op, args: tuple, attrs: dict) -> bool:
     if op.test.vmap == "dynamic" or op.name == "masked_select":
         return True
     if op.name == "index":
-        return any(isinstance(i, Tensor) and i.dtype in _MASKS
-                   for i in args[1])  # fmt: skip
+        return any(isinstance(i, Tensor) and i.dtype in _MASKS for i in args[1])
     return op.name == "one_hot" and attrs.get("num_classes", -1) == -1
 
 
@@ -208,7 +207,7 @@ def _build(tracer: ForwardTracer, slots: list, outs: list):
     lifted = tracer.lifted
     diff_out = [j for j, o in enumerate(outs) if o._rg] if state.grad_enabled else []
     backward = None
-    saved: list = []
+    saved: list = []  # the forward's slots the backward saves
     if diff_out:
         diff_in = sorted({tracer.slot_of[id(t)] for t in lifted if t._rg})
         backward = _capture_backward(tracer, [outs[j] for j in diff_out], diff_in)
@@ -224,6 +223,9 @@ def _build(tracer: ForwardTracer, slots: list, outs: list):
 
 
 def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
+    """The backward of ``outs`` to the lifted inputs ``diff_in``, captured from the traced
+    run's graph (compiled autograd's capture, stopping at the inputs' nodes), or the
+    reason it cannot be."""
     lifted = tracer.lifted
     roots = [edge_of(o) for o in outs]
     grads = [_make(np.ones_like(o._data)) for o in outs]
@@ -250,11 +252,8 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
             return "its backward saves a value the forward program does not make"
         saved_slots.append(slot)
     fn, code = _codegen.generate(run.tracer.program, len(w.arrays), run.outputs)
-    b = Backward(fn, code, diff_in)
-    b.saved_slots = saved_slots
-    b.checks = _checks(tracer, w.arrays[len(roots) :], outs)
-    b.zeros = [(o._data.shape, o._data.dtype) for o in outs]
-    return b
+    checks = _checks(tracer, w.arrays[len(roots) :], outs)
+    return Backward(fn, code, diff_in, saved_slots, checks, outs)
 
 
 def _checks(tracer: ForwardTracer, saved: list, outs: list) -> tuple:
@@ -274,10 +273,13 @@ def _checks(tracer: ForwardTracer, saved: list, outs: list) -> tuple:
 class Backward:
     """The captured backward of a traced forward: ``fn(grads + saved) -> input grads``."""
 
-    def __init__(self, fn, code: str, slots: list) -> None:
+    def __init__(self, fn, code: str, slots: list, saved: list, checks: tuple, outs: list):
         self.fn = fn
         self.code = code
         self.slots = slots  # the lifted slots that get gradients
+        self.saved_slots = saved  # the forward's slots that it saves
+        self.checks = checks  # (input slots, output indices) whose versions it checks
+        self.zeros = [(o._data.shape, o._data.dtype) for o in outs]  # missing gradients
 
 
 class Program:
