@@ -128,12 +128,31 @@ class _Capture:
         for node in buffers:
             if deps.get(node, 0) == 0:
                 heapq.heappush(ready, (-node._seq, next(counter), node))
+
+        def send(nexts, outs) -> None:
+            """A node's gradients to the next nodes of the walk (past an input's node under
+            a compiled forward, the others are not needed)."""
+            for (nxt, nr), g in zip(nexts, outs):
+                if nxt is None or nxt not in index:
+                    continue
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * len(nxt._out_meta)
+                if g is not None:
+                    engine._accumulate(buf, nr, g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
+
         while ready:
             node = heapq.heappop(ready)[2]
             k = index[node]
             grads = buffers.pop(node)
             is_leaf = type(node) is AccumulateGrad
-            if not (self.joint and node in targets):  # (else the engine runs their hooks)
+            # An input's node under a compiled forward: the engine runs it (and its hooks)
+            # after the compiled node; here it only passes nothing on.
+            stopped = self.joint and node in targets
+            if not stopped:
                 if is_leaf and node.variable._hooks and grads[0] is not None:
                     grads = self._hook("leaf", k, grads)
                 if node._hooked:
@@ -141,12 +160,9 @@ class _Capture:
             if captures and node in captures:
                 for nr, slot in captures[node]:
                     slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
-            if self.joint and node in targets:  # an input's node: the engine runs it later
-                for nxt, _ in node.next_functions:
-                    if nxt in index:  # (the walk stops at this node: others are not needed)
-                        deps[nxt] -= 1
-                        if deps[nxt] == 0:
-                            heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
+            nexts = node.next_functions
+            if stopped:
+                send(nexts, [None] * len(nexts))
                 continue
             if exec_info is not None and node not in exec_info:
                 continue
@@ -161,7 +177,6 @@ class _Capture:
                 if node._post_hooks:
                     self._hook("leaf_post", k, grads)
                 continue
-            nexts = node.next_functions
             wanted = engine.wanted_edges(nexts, exec_info, targets)
             if True in wanted:
                 outs = self._apply(node, k, grads, wanted, saved_inputs[node])
@@ -172,17 +187,7 @@ class _Capture:
             if not w.keep_graph and node.saved and type(node.saved) is not SavedValues:
                 node.saved = None
                 self.frees.append(k)
-            for (nxt, nr), g in zip(nexts, outs):
-                if nxt is None:
-                    continue
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * len(nxt._out_meta)
-                if g is not None:
-                    engine._accumulate(buf, nr, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
+            send(nexts, outs)
 
     def _saved_values(self, node: Node, kind: int):
         """The node's saved dict with each saved array replaced by its traced input (in the
