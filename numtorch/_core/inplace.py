@@ -200,14 +200,16 @@ def _mode_copy(self: Tensor):
 
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
-    if state.stack and op.name not in _UNCHECKED and _max_level(args) > self._level:
-        _check_batched_into_unbatched(self, args, op)  # a vmap above self's levels: first
+    checked = state.stack and op.name not in _UNCHECKED
+    above = checked and _max_level(args) > self._level
+    if above:  # a vmap above self's levels: its error first
+        _check_batched_into_unbatched(self, args, op)
     check_inplace(self, args)
     if args:
         check_overlap(op, self, args)
     if attrs and "out" in attrs:
         raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
-    if state.stack and op.name not in _UNCHECKED:
+    if checked and not above:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
     if (

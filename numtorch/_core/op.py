@@ -155,7 +155,7 @@ class Op:
         "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
         "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
         "test", "saves", "composite", "impl", "recorder", "node_cls", "number_edges", "dense",
-        "pieces", "no_kernel", "layout",
+        "pieces", "no_kernel", "layout", "undefined_grads",
     )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -239,6 +239,8 @@ def defop(
     if vjp is not None and not isinstance(vjp, (tuple, list)):
         vjp = (vjp,)
     op.vjps = tuple(vjp) if vjp is not None else (None,) * nin
+    # formulas that take None for an output without a gradient (else they get zeros)
+    op.undefined_grads = any(getattr(f, "undefined_grads", False) for f in op.vjps)
     if len(op.vjps) != nin:
         raise ValueError(f"{name}: {len(op.vjps)} vjp formulas for {nin} inputs")
     op.vjp_args = tuple(_names(f) if f is not None else () for f in op.vjps)
@@ -355,7 +357,7 @@ def composite(
         op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
         op.ndiff = nout if differentiable else 0
         op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
-        op.pieces, op.no_kernel, op.layout = None, refusals, None
+        op.pieces, op.no_kernel, op.layout, op.undefined_grads = None, refusals, None, False
         op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
         op.api, op.oracle, op.node_name = api or op_name, oracle, None
         op.node_cls, op.number_edges, op.dense = None, False, False

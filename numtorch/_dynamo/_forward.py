@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core import dtype as dtypes
 from .._core import inplace
-from .._core.dispatch import dispatch
+from .._core.dispatch import dispatch, untraced
 from .._core.state import state
 from .._core.tensor import Tensor, _make
 from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
@@ -110,11 +110,8 @@ class ForwardTracer(Tracer):
             if _holds_data((args, kwargs)):
                 self.stop(f"{fn.__name__}() of tensors or arrays")
             else:
-                self.sees_all = False
-                try:
+                with untraced():
                     t = fn(*args, **kwargs)
-                finally:
-                    self.sees_all = True
                 w = self.wrap(t)
                 self.program.append(("factory", fn, args, kwargs, w._slot))
                 return w

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .._core import inplace
-from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.dispatch import Interpreter, WrapperTensor, dispatch, untraced
 from .._core.state import state
 from .._core.tensor import Tensor
 from ._lower import LOWER
@@ -121,19 +121,17 @@ class Tracer(Interpreter):
         if op.impl is not None or (op.random and not self.random):
             raise Untraceable
         pairs = [self._ref(a) for a in args]
-        self.sees_all = False
-        try:
+        with untraced():
             out = dispatch(op, tuple(p[0] for p in pairs), attrs)
-        finally:
-            self.sees_all = True
         outs = out if isinstance(out, tuple) else (out,)
         wrapped = tuple(self.wrap(o) for o in outs)
         refs = [p[1] for p in pairs]
+        arrays = [_array(p[0]) for p in pairs]
         on_cpu = all(type(o._data) is np.ndarray for o in outs)
-        plain = on_cpu and not op.random and _passes(op, pairs, attrs, outs)
+        plain = on_cpu and not op.random and _passes(op, arrays, attrs, outs)
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
         rule = LOWER.get(op.name) if on_cpu else None
-        expr = rule(attrs, [_array(p[0]) for p in pairs], self.static) if rule else None
+        expr = rule(attrs, arrays, self.static) if rule else None
         self.program.append(
             ("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr)
         )
@@ -158,13 +156,12 @@ class Tracer(Interpreter):
             self.alive = True
 
 
-def _passes(op, pairs: list, attrs: dict, outs) -> bool:
+def _passes(op, arrays: list, attrs: dict, outs) -> bool:
     """Whether op's ``prepare`` (type promotion and dtype checks: a function of dtypes,
     shapes and constants) hands the kernel its arrays unchanged, so a replay on the same
     dtypes and shapes may call the kernel directly."""
     if op.prepare is None:
         return True
-    arrays = [_array(p[0]) for p in pairs]
     prepared, odt = op.prepare(list(arrays), attrs)
     if odt is not None and outs[0]._data.dtype != odt:
         return False  # run_kernel casts the result

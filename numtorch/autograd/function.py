@@ -859,7 +859,7 @@ def _function_op(cls) -> Op:
     op.jvp_args = ("tangents", "args", "result", "call")
     op.jvp = named(_jvp_formula, op.jvp_args)
     op.view, op.prepare, op.batch_rule, op.random = False, None, _batch_rule, False
-    op.layout = None
+    op.layout, op.undefined_grads = None, False
     op.samples = op.error_samples = op.grad_args = op.oracle = None
     op.api, op.node_name, op.composite, op.fn = cls.__name__, cls.__name__ + "Backward", False, None
     op.test = None

@@ -131,7 +131,7 @@ class Node:
         op = self.op
         if op.ndiff == 1:
             g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
-        elif op in _UNDEFINED_OK or (op not in _ZEROS_OK and _undefined_ok(op)):
+        elif op.undefined_grads:
             g = tuple(grads)
         else:
             like = next((x for x in grads if x is not None), None)  # the device to use
@@ -267,19 +267,6 @@ def _fit(g, meta):
     if gdtype != dtype:
         g = g.to(from_np(dtype))
     return g
-
-
-_UNDEFINED_OK: set = set()  # multi-output ops whose formulas take None (undefined_grads)
-_ZEROS_OK: set = set()
-
-
-def _undefined_ok(op) -> bool:
-    """Whether op's formulas take None for a missing output gradient (checked once per op)."""
-    if any(getattr(f, "undefined_grads", False) for f in op.vjps):
-        _UNDEFINED_OK.add(op)
-        return True
-    _ZEROS_OK.add(op)
-    return False
 
 
 def _zeros_for(node: Node, i: int, like=None):

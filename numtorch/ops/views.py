@@ -958,13 +958,14 @@ def _expand(xp, input, size):
     size = tuple(size)
     if size == shape:  # (the common case of broadcasting's equal shapes)
         return input.view()
-    if not (size[len(size) - len(shape) :] == shape and len(size) > len(shape) and min(size) >= 0):
-        size = _expand_size(shape, size, input.dtype)  # (else only new leading dims: valid)
+    lead = len(size) - len(shape)
+    new_dims_only = lead > 0 and size[lead:] == shape and min(size) >= 0  # (valid as it is)
+    if not new_dims_only:
+        size = _expand_size(shape, size, input.dtype)
     # PyTorch's geometry: a repeated dim gets stride 0, a new size-one dim the stride of the
     # dims after it. A strided view, writable as in PyTorch (NumPy's broadcast_to is
     # read-only): an in-place op refuses the repeated elements itself.
-    lead = len(size) - input.ndim
-    if size[lead:] == shape:
+    if new_dims_only:
         strides = list(input.strides)
     else:
         strides = [st if have == s else 0 for have, st, s in zip(shape, input.strides, size[lead:])]
