@@ -30,7 +30,7 @@ def _graphs() -> int:
 
 
 def _np(t):
-    return None if t is None else t.detach().numpy().copy()
+    return None if t is None else t.detach().cpu().numpy().copy()
 
 
 def _same(a, b, what: str = "") -> None:
@@ -146,18 +146,18 @@ def test_a_compiled_module_replays_forward_and_backward_as_eager():
     assert _graphs() == 1
 
 
-def _train(compiled: bool, steps=4):
+def _train(compiled: bool, steps=4, device="cpu"):
     nt.manual_seed(0)
     model = nt.nn.Sequential(
         nt.nn.Linear(4, 8), nt.nn.BatchNorm1d(8), nt.nn.ReLU(), nt.nn.Dropout(0.3),
         nt.nn.Linear(8, 1),
-    )  # fmt: skip
+    ).to(device)  # fmt: skip
     opt = nt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     loss_fn = lambda x, y: F.mse_loss(model(x), y)  # noqa: E731
     step_loss = nt.compile(loss_fn) if compiled else loss_fn
     losses = []
     for _ in range(steps):
-        x, y = nt.randn(6, 4), nt.randn(6, 1)
+        x, y = nt.randn(6, 4, device=device), nt.randn(6, 1, device=device)
         opt.zero_grad()
         loss = step_loss(x, y)
         loss.backward()
@@ -168,13 +168,39 @@ def _train(compiled: bool, steps=4):
     return losses, state, bn.num_batches_tracked.item(), bn.running_mean._version
 
 
-def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager():
-    eager = _train(False)
-    compiled = _train(True)
+@pytest.mark.parametrize(
+    "device",
+    ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+        not nt.cuda.is_available(), reason="needs a GPU and CuPy"))],
+)  # fmt: skip
+def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(device):
+    eager = _train(False, device=device)
+    compiled = _train(True, device=device)
     assert eager[0] == compiled[0]
     for e, c in zip(eager[1], compiled[1]):
         _same(e, c)
     assert eager[2:] == compiled[2:]  # the buffers' updates and versions
+    assert _graphs() == 1
+
+
+@pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy")
+def test_on_a_gpu_an_output_left_out_of_backward_gets_zeros_there():
+    w = nt.randn(3, 3, device="cuda", requires_grad=True)
+
+    def f(x):
+        h = x @ w
+        return h, h.sin()
+
+    compiled = nt.compile(f)
+    for _ in range(3):
+        x = nt.randn(2, 3, device="cuda")
+        outs = []
+        for fn in (compiled, f):
+            a, b = fn(x)
+            (g,) = nt.autograd.grad(b.sum(), w)
+            outs.append((_np(a), _np(b), _np(g)))
+        for c, e in zip(*outs):
+            _same(c, e)
     assert _graphs() == 1
 
 

@@ -58,6 +58,14 @@ def test_std_gradient_is_zero_where_the_spread_is_zero_even_for_an_infinite_cota
     assert_same(g, np.array([[-1.01, 2.0, 0.5]]), np.array([[float("inf"), 1.0, 2.0]]))
 
 
+@pytest.mark.parametrize("op", ["std", "var", "std_mean", "var_mean"])
+def test_spread_tangents_over_an_empty_or_single_element_dim(op):
+    # PyTorch's std tangent is var's over twice the result: NaN where the result is NaN
+    for shape in [(0, 3), (1, 3)]:
+        x, t = np.zeros(shape), np.full(shape, 0.5)
+        assert_same(lambda L, x, t: L.func.jvp(lambda x: getattr(L, op)(x, 0), (x,), (t,)), x, t)
+
+
 def test_variance_of_equal_values_is_exactly_zero():
     # NumPy's mean of equal float32 values can round away from them (var 1.5e-14 for ten
     # copies of 1.0663246); PyTorch's dim reductions give exactly 0
@@ -275,3 +283,29 @@ def test_prod_over_one_element_is_the_identity():
         assert t.grad.tolist() == [[2.0]]
     jvp = lambda L, x: L.func.jvp(lambda x: x.prod(-2), (x,), (L.ones_like(x) * 2.25,))  # noqa: E731
     assert_same(jvp, np.full((1, 1, 1), -np.inf))
+
+
+def test_a_view_regenerated_after_a_write_into_its_base_is_as_strided():
+    # PyTorch regenerates a view's history as one AsStridedBackward0 node from the base;
+    # errors name it, and overlapping views (expand) sum their gradient
+    def prog(T, x):
+        x = x.requires_grad_()
+        a = x * 1
+        views = [a.unsqueeze(0), a.expand(2, 4, 3)[1], a.t()[1:], a.view(12)[::5]]
+        a.mul_(2)
+        names = [v.grad_fn.name() for v in views]
+        nexts = [v.grad_fn.next_functions[0][0].name() for v in views]
+        loss = sum((v * v).sum() for v in views[1:]) + views[0].expand(5, 4, 3).sum()
+        loss.backward()
+        return names, nexts, x.grad
+
+    assert_same(prog, np.arange(12.0).reshape(4, 3) / 7)
+
+    def modified(T):
+        a = T.ones(3, requires_grad=True) * 1
+        v = a.unsqueeze(0)
+        y = v * v
+        a.mul_(2)
+        y.sum().backward()
+
+    assert_same_error(modified)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._core import dtype as dtypes
 from .._core import inplace
+from .._core.device import xp_of
 from .._core.dispatch import dispatch, untraced
 from .._core.state import state
 from .._core.tensor import Tensor, _make
@@ -276,7 +277,7 @@ class Backward:
         self.slots = slots  # the lifted slots that get gradients
         self.saved_slots = saved  # the forward's slots that it saves
         self.checks = checks  # (input slots, output indices) whose versions it checks
-        self.zeros = [(o._data.shape, o._data.dtype) for o in outs]  # missing gradients
+        self.zeros = [(o._data.shape, o._data.dtype, xp_of(o._data)) for o in outs]  # missing grads
 
 
 class Program:
@@ -354,9 +355,9 @@ class CompiledFunctionBackward(Node):
                 _raise_modified(self, t, version)
         b = self.program
         arrays = []
-        for g, (shape, dtype) in zip(grads, b.zeros):
+        for g, (shape, dtype, xp) in zip(grads, b.zeros):
             if g is None:
-                arrays.append(np.zeros(shape, dtype))
+                arrays.append(xp.zeros(shape, dtype))
             elif type(g) is not Tensor and g._level:
                 raise RuntimeError(
                     "the backward of a compiled function cannot run inside a function transform"

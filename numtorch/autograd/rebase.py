@@ -8,7 +8,7 @@ from .._core.dispatch import untraced
 from .._core.inplace import view_write_error
 from .._core.state import state
 from .._core.tensor import Tensor, _new, _rg_slot
-from ..ops.views import apply_chain, dim_order, view_scatter
+from ..ops.views import dim_order, view_replay, view_scatter
 from .graph import CopySlices, Saved, copy_slices, node_class, record
 
 
@@ -105,7 +105,7 @@ def _refresh(view: Tensor, strict: bool = False) -> None:
     state.grad_enabled = True
     try:
         with untraced():
-            fresh = apply_chain(root, chain)
+            fresh = view_replay.fn(root, chain, dim_order(root))
     finally:
         state.grad_enabled = prev
     _rg_slot.__set__(view, True)

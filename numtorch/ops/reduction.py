@@ -179,7 +179,7 @@ def reduction(
 
         reads = list(inspect.signature(partial).parameters)[1] == "r"
         vjp = named(vjp, ("g", *(n for n in names if reads or n != "result")))
-        jvp = named(jvp, ("t", *names))
+        jvp = named(kw.pop("jvp", jvp), ("t", *names))
     kw.setdefault("batch_rule", _DIMS)
     return defop(
         name,
@@ -816,6 +816,16 @@ def _std_partial(x, r, dim, correction):
     return _centered(x, dim) * _scale(1.0, _dof(x, dim, correction)) / where(zero, 1.0, r), zero
 
 
+def _var_jvp(t, x, result, dim, keepdim, correction=1):
+    return _partial_jvp(_var_partial, t, x, result, dim, keepdim, {"correction": correction})
+
+
+def _std_jvp(t, x, result, dim, keepdim, correction=1):
+    """var's tangent over twice the result, 0 where the result is 0 (PyTorch's formula: NaN
+    over an empty dim, where the result is NaN)."""
+    return where(result == 0, 0.0, _var_jvp(t, x, result, dim, keepdim, correction) / (2 * result))
+
+
 def _var_samples(make):
     yield S((make((2, 3)),))
     yield S((make((3, 4)), 1))
@@ -851,7 +861,7 @@ var_op = reduction(
     methods=False, no_kernel=_floating_only("std and var"),
 )  # fmt: skip
 std_op = reduction(
-    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples,
+    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, jvp=_std_jvp,
     error_samples=_var_errors("std and var"),
     methods=False, no_kernel=_floating_only("std and var"),
 )  # fmt: skip
@@ -867,7 +877,9 @@ def _std_mean(xp, x, dim=None, correction=1, keepdim=False):
     )
 
 
-def _moments_op(name: str, kernel: Callable, partial: Callable, reads_result: bool) -> Op:
+def _moments_op(
+    name: str, kernel: Callable, partial: Callable, spread_jvp: Callable, reads_result: bool
+) -> Op:
     """(spread, mean) of x in one op; the gradient adds both outputs' parts. Only std's
     part reads the result (saved, as in PyTorch)."""
 
@@ -893,8 +905,8 @@ def _moments_op(name: str, kernel: Callable, partial: Callable, reads_result: bo
             return moments_vjp(g, x, None, dim, correction, keepdim)
 
     def jvp(t, x, result, dim, correction, keepdim):
-        c = {"correction": correction}
-        return _partial_jvp(partial, t, x, result[0], dim, keepdim, c), _mean_dims(t, dim, keepdim)
+        spread = spread_jvp(t, x, result[0], dim, keepdim, correction)
+        return spread, _mean_dims(t, dim, keepdim)
 
     return defop(
         name,
@@ -910,8 +922,8 @@ def _moments_op(name: str, kernel: Callable, partial: Callable, reads_result: bo
     )
 
 
-var_mean_op = _moments_op("var_mean", _var_mean, _var_partial, False)
-std_mean_op = _moments_op("std_mean", _std_mean, _std_partial, True)
+var_mean_op = _moments_op("var_mean", _var_mean, _var_partial, _var_jvp, False)
+std_mean_op = _moments_op("std_mean", _std_mean, _std_partial, _std_jvp, True)
 
 
 def _var_args(dim, unbiased, keepdim, correction, name):

@@ -7,6 +7,7 @@ Each view op is one ``view_op`` call: a kernel, the vjp, the batch rule and samp
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 
@@ -38,7 +39,7 @@ from ._batching import (
     rule_generator,
 )
 from ._families import view_op
-from .creation import zeros_like
+from .creation import arange, zeros_like
 
 
 # ------------------------------------------------------------------ shared rules and helpers
@@ -1156,6 +1157,47 @@ view_scatter = defop(
     vjp=(_base_vjp, lambda g, chain, order: apply_chain(like_root(g, order), chain)),
     jvp=lambda tbase, tsrc, chain, order: view_scatter.fn(tbase, tsrc, chain, order),
     node_name="torch::autograd::CopySlices", samples=None, batch_rule=_view_scatter_rule,
+)  # fmt: skip
+
+
+def _view_replay(xp, input, chain, order=None):
+    return _apply_chain_arrays(input, chain)
+
+
+def _replay_chain(x, chain, order=None):
+    return apply_chain(x, chain)
+
+
+_OVERLAPPING = frozenset({"expand", "broadcast_to", "strided_gather", "tensor_unfold"})
+
+
+def _replay_vjp(g, shape, chain, order):
+    """The gradient written into the view's region of zeros, or, where the chain may map
+    two elements to one place, summed there by position."""
+    if not any(op.name in _OVERLAPPING for op, _ in chain):
+        return view_scatter.fn(g.new_zeros(shape), g, chain, order)
+    n = math.prod(shape)
+    pos = apply_chain(like_root(arange(n, device=g.device).reshape(shape), order), chain)
+    return g.new_zeros(n).index_add(0, pos.reshape(-1), g.reshape(-1)).reshape(shape)
+
+
+def _view_replay_samples(make):
+    yield S((make((2, 3)), ((unsqueeze, {"dim": 0}),)))
+    yield S((make((3, 4)), ((t, {}), (select, {"dim": 0, "index": 1}))))
+    yield S((make((3, 4)), ((view, {"size": (12,)}), (narrow, {"dim": 0, "start": 2, "length": 5}))))
+    yield S((make((4, 3)).T, ((narrow, {"dim": 0, "start": 1, "length": 2}),), (1, 0)))
+    yield S((make((3, 1)), ((expand, {"size": (3, 4)}), (select, {"dim": 1, "index": 2}))))
+
+
+# A view's grad_fn regenerated from its base after an in-place write (PyTorch's
+# AsStridedBackward0): the chain replayed from the root in one node.
+view_replay = defop(
+    "view_replay", _view_replay, nin=1, view=True,
+    vjp=lambda g, input_shape, chain, order: _replay_vjp(g, input_shape, chain, order),
+    jvp=lambda t, chain, order: apply_chain(like_root(t, order), chain),
+    node_name="AsStridedBackward0", api="ops.views.view_replay.fn", test={"no_oracle": True},
+    batch_rule=lambda vmap, args, bdims, attrs: vmap.call(_replay_chain, args, bdims, attrs),
+    samples=_view_replay_samples,
 )  # fmt: skip
 
 
