@@ -326,9 +326,9 @@ class Saved:
                 fn, nr = node, 0
             else:  # the history it has now (PyTorch's text names its latest writer)
                 w = t if src is None else src
-                if w._view is not None and w._view_ver != w._ver.v and w._creation is None:
-                    w.grad_fn  # a view written through its base: regenerated, as PyTorch's
-                fn, nr = w._grad_fn, w._out_nr
+                # (a view written through its base is regenerated first, as PyTorch's)
+                stale = w._view is not None and w._view_ver != w._ver.v and w._creation is None
+                fn, nr = w.grad_fn if stale else w._grad_fn, w._out_nr
             typ, shape = t.dtype.scalar_name, t.shape
         typ = f"{typ}Tensor"
         sizes = ", ".join(str(s) for s in shape)

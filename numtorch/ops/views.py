@@ -1184,7 +1184,9 @@ def _replay_vjp(g, shape, chain, order):
 def _view_replay_samples(make):
     yield S((make((2, 3)), ((unsqueeze, {"dim": 0}),)))
     yield S((make((3, 4)), ((t, {}), (select, {"dim": 0, "index": 1}))))
-    yield S((make((3, 4)), ((view, {"size": (12,)}), (narrow, {"dim": 0, "start": 2, "length": 5}))))
+    yield S(
+        (make((3, 4)), ((view, {"size": (12,)}), (narrow, {"dim": 0, "start": 2, "length": 5})))
+    )
     yield S((make((4, 3)).T, ((narrow, {"dim": 0, "start": 1, "length": 2}),), (1, 0)))
     yield S((make((3, 1)), ((expand, {"size": (3, 4)}), (select, {"dim": 1, "index": 2}))))
 
