@@ -13,6 +13,12 @@ passes compiled by compiled autograd. Under a function transform the function ru
 eagerly. A captured backward graph (what ``_enable(numtorch.compile)`` hands over) is
 already generated code and comes back as it is.
 
+Sizes: a dim whose size changed between calls (``dynamic=None``), every dim of the
+arguments (``dynamic=True``) or a dim given to ``_dynamo.mark_dynamic`` is dynamic: its
+sizes share one graph (the guards, the recompile limit and the counters see one), and
+each new size of it is traced once into a program of its own, kept for the next call of
+that size. Sizes 0 and 1 are never dynamic, as in PyTorch.
+
 Python side effects of the traced call other than writes into tensors (appending to a
 list, setting an attribute) happen once, when it is traced; numbers the function reads
 from globals of functions it calls (beyond two levels) are taken as they were then.
@@ -75,21 +81,25 @@ def compile(  # noqa: A001 - PyTorch's name
         return model
     compiler = _Compiler(backend if callable(backend) else _identity, dynamic is not False)
     if isinstance(model, nn.Module):
-        return OptimizedModule(model, compiler, fullgraph)
-    return _compiled(model, compiler, fullgraph)
+        return OptimizedModule(model, compiler, fullgraph, dynamic)
+    return _compiled(model, compiler, fullgraph, dynamic=dynamic)
 
 
 def _identity(graph: CapturedGraph) -> CapturedGraph:
     return graph
 
 
-def _compiled(fn: Callable, compiler: _Compiler, fullgraph: bool = False, module=None):
-    frame = _Frame(fn, compiler, fullgraph, module)
+def _compiled(
+    fn: Callable, compiler: _Compiler, fullgraph: bool = False, module=None, dynamic=None
+):
+    frame = _Frame(fn, compiler, fullgraph, module, dynamic)
     return functools.wraps(fn)(frame) if module is None else frame
 
 
-# PyTorch's torch._dynamo.config.recompile_limit: programs kept per compiled callable
+# PyTorch's torch._dynamo.config.recompile_limit: guard sets (graphs) per compiled callable
 RECOMPILE_LIMIT = 8
+# The programs kept per graph with dynamic dims, one per set of sizes (the oldest goes)
+SPECIALIZATIONS = 64
 
 
 class _Frame:
@@ -97,14 +107,25 @@ class _Frame:
     inference modes, the default dtype and device, the arguments' structure and constants,
     each tensor's shape, dtype, strides and requires_grad, and the state of the modules,
     globals and closure variables the function reads (their identities, the modules'
-    flags and attributes)."""
+    flags and attributes).
 
-    def __init__(self, fn: Callable, compiler: _Compiler, fullgraph: bool, module) -> None:
+    Dynamic dims: an argument's dim whose size changed between calls (``dynamic=None``,
+    PyTorch's automatic dynamic), every dim of the arguments (``dynamic=True``), or a dim
+    given to ``mark_dynamic``. Sizes of dynamic dims (other than 0 and 1, which PyTorch
+    specializes) are left out of the graph's guards: a new size is no new graph and no
+    recompile, but it is traced once, into a program specialized to its sizes."""
+
+    def __init__(
+        self, fn: Callable, compiler: _Compiler, fullgraph: bool, module, dynamic=None
+    ) -> None:
         self.fn = fn
         self.compiler = compiler
         self.fullgraph = fullgraph
         self.module = module
+        self.dynamic = dynamic
         self.entries: dict = {}  # guard key -> Program, or None (runs eagerly)
+        self.graphs: dict = {}  # graph key (sizes of dynamic dims left out) -> its keys
+        self.marks: dict = {}  # argument position -> its dims marked dynamic
         self.version = -1  # the modules' STATE the structure was taken at
         self.sources: list = []
         self.struct = None
@@ -134,10 +155,7 @@ class _Frame:
         key += tuple([_meta(t) for t in lifted])
         entry = self.entries.get(key, _MISS)
         if entry is _MISS:
-            if len(self.entries) >= RECOMPILE_LIMIT:
-                self._warn(f"hit the recompile limit ({RECOMPILE_LIMIT})")
-                return self.eager(args, kwargs)
-            return self._trace(key, lifted, args, kwargs)
+            return self._miss(key, flat, lifted, args, kwargs)
         if entry is None:
             return self.eager(args, kwargs)
         out = entry(lifted)
@@ -151,7 +169,73 @@ class _Frame:
         _mark(out, self.compiler)
         return out
 
-    def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict):
+    def clear(self) -> None:
+        self.entries.clear()
+        self.graphs.clear()
+        self.marks.clear()
+
+    def _miss(self, key: tuple, flat: list, lifted: list, args: tuple, kwargs: dict):
+        """A guard set not met before: a new graph, or a new set of sizes of one."""
+        graph = self._graph_key(key, flat)
+        if graph not in self.graphs and self.dynamic is None and self._mark_changed(graph, flat):
+            graph = self._graph_key(key, flat)
+        keys = self.graphs.get(graph)
+        if keys is None:
+            if len(self.graphs) >= RECOMPILE_LIMIT:
+                self._warn(f"hit the recompile limit ({RECOMPILE_LIMIT})")
+                return self.eager(args, kwargs)
+            keys = self.graphs[graph] = []
+        elif len(keys) >= SPECIALIZATIONS:
+            del self.entries[keys.pop(0)]
+        keys.append(key)
+        return self._trace(key, lifted, args, kwargs, new_graph=len(keys) == 1)
+
+    def _dims(self, i: int, t: Tensor, ndim: int):
+        if self.dynamic is True:
+            return range(ndim)
+        marked = getattr(t, "_dynamo_dynamic_indices", None)
+        mine = self.marks.get(i)
+        return mine if not marked else (marked | mine if mine else marked)
+
+    def _graph_key(self, key: tuple, flat: list) -> tuple:
+        """The guard key with the sizes of the arguments' dynamic dims (and so their
+        strides) left out."""
+        metas = list(key[_HEAD:])
+        for i, t in enumerate(flat):
+            typ, shape, dtype, strides, rg = metas[i]
+            dims = self._dims(i, t, len(shape))
+            if dims:
+                sizes = tuple(None if d in dims and n > 1 else n for d, n in enumerate(shape))
+                order = tuple(sorted(range(len(shape)), key=lambda d: -abs(strides[d])))
+                metas[i] = (typ, sizes, dtype, order, rg)
+        return key[:_HEAD] + tuple(metas)
+
+    def _mark_changed(self, graph: tuple, flat: list) -> bool:
+        """Mark dynamic the argument dims whose sizes alone tell ``graph`` from a graph
+        met before (PyTorch's automatic dynamic); whether any was newly marked."""
+        n = len(flat)
+        for old in self.graphs:
+            if old[:_HEAD] != graph[:_HEAD] or old[_HEAD + n :] != graph[_HEAD + n :]:
+                continue
+            changed: dict = {}
+            for i in range(n):
+                (t0, s0, d0, _, r0), (t1, s1, d1, _, r1) = old[_HEAD + i], graph[_HEAD + i]
+                if (t0, d0, r0, len(s0)) != (t1, d1, r1, len(s1)):
+                    break
+                dims = {
+                    d for d, (x, y) in enumerate(zip(s0, s1))
+                    if x is not None and y is not None and x != y
+                }  # fmt: skip
+                if dims - self.marks.get(i, frozenset()):
+                    changed[i] = dims
+            else:
+                if changed:
+                    for i, dims in changed.items():
+                        self.marks[i] = self.marks.get(i, frozenset()) | dims
+                    return True
+        return False
+
+    def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict, new_graph=True):
         tracer = _forward.ForwardTracer(lifted, self.fullgraph)
         with tracer:
             out = self.fn(*args, **kwargs)
@@ -168,7 +252,7 @@ class _Frame:
         else:
             result.out_spec = spec
             self.entries[key] = result
-            counters["stats"]["unique_graphs"] += 1
+            counters["stats"]["unique_graphs"] += new_graph
             counters["stats"]["calls_captured"] += sum(i[0] == "op" for i in tracer.program)
         if spec is not None:
             out = _unflatten(spec, iter(_forward._inner1(t) for t in flat))
@@ -218,6 +302,7 @@ class _Frame:
 
 
 _MISS = object()
+_HEAD = 6  # a guard key's items before the tensors' metadata
 _MODULES = module_state
 _NUMBERS = (bool, int, float, complex, str, type(None))
 _HOOKS = (
@@ -371,10 +456,12 @@ class OptimizedModule(nn.Module):
     """A module under compile: its calls are the original module's, compiled
     (torch._dynamo.eval_frame.OptimizedModule)."""
 
-    def __init__(self, mod: nn.Module, compiler: _Compiler, fullgraph: bool = False) -> None:
+    def __init__(
+        self, mod: nn.Module, compiler: _Compiler, fullgraph: bool = False, dynamic=None
+    ) -> None:
         super().__init__()
         self._orig_mod = mod
-        self.__dict__["_call"] = _compiled(mod.__call__, compiler, fullgraph, mod)
+        self.__dict__["_call"] = _compiled(mod.__call__, compiler, fullgraph, mod, dynamic)
 
     def forward(self, *args, **kwargs):
         return self.__dict__["_call"](*args, **kwargs)

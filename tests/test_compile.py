@@ -278,7 +278,7 @@ def test_a_replaced_parameter_or_a_new_attribute_retraces():
 
 
 def test_after_the_recompile_limit_calls_run_eagerly():
-    c = nt.compile(lambda x: x + 1)
+    c = nt.compile(lambda x: x + 1, dynamic=False)
     for n in range(1, 10):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
@@ -286,6 +286,96 @@ def test_after_the_recompile_limit_calls_run_eagerly():
         assert out.tolist() == [1.0] * n
     assert _graphs() == 8
     assert any("recompile limit" in str(x.message) for x in w)
+
+
+# ------------------------------------------------------------------ dynamic dims
+_SIZES = [
+    [(4, 3), (5, 3), (6, 3), (1, 3), (0, 3), (7, 3)],  # 0 and 1 are specialized
+    [(4, 3), (4, 5), (6, 5), (7, 6), (2, 2)],  # each dim marked when it changes
+    [(n, 3) for n in range(2, 14)],  # past the recompile limit
+]
+
+
+@pytest.mark.parametrize("dynamic", [None, True, False])
+@pytest.mark.parametrize("sizes", _SIZES)
+def test_graphs_per_size_as_pytorchs_automatic_dynamic(dynamic, sizes):
+    import torch
+    from torch._dynamo.utils import counters as theirs
+
+    def graphs(lib, counts):
+        lib._dynamo.reset()
+        counts.clear()
+        c = lib.compile(lambda x: (x * 2).sin().sum(), backend="eager", dynamic=dynamic)
+        seen = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the recompile limit's)
+            for size in sizes:
+                c(lib.ones(*size))
+                seen.append(counts["stats"]["unique_graphs"])
+        return seen
+
+    try:
+        assert graphs(nt, counters) == graphs(torch, theirs)
+    finally:
+        torch._dynamo.reset()
+
+
+def test_mark_dynamic_dims_share_one_graph_as_in_pytorch():
+    import torch
+    from torch._dynamo.utils import counters as theirs
+
+    def graphs(lib, counts):
+        lib._dynamo.reset()
+        counts.clear()
+        c = lib.compile(lambda x: x.cos().sum(), backend="eager", dynamic=False)
+        seen = []
+        for n in (4, 5, 6, 1):
+            x = lib.ones(n, 3)
+            lib._dynamo.mark_dynamic(x, 0)
+            c(x)
+            seen.append(counts["stats"]["unique_graphs"])
+        return seen
+
+    try:
+        assert graphs(nt, counters) == graphs(torch, theirs) == [1, 1, 1, 2]
+    finally:
+        torch._dynamo.reset()
+
+
+def test_each_new_size_of_a_dynamic_dim_trains_as_eager():
+    # Poisson-sampled batches (DP-SGD's): more sizes than the recompile limit, one graph
+    # after the first change, each size traced once and replayed after
+    sizes = [5, 7, 5, 9, 4, 7, 6, 8, 10, 11, 3, 12, 5, 9, 2, 13]
+
+    def train(compiled: bool):
+        nt.manual_seed(0)
+        model = nt.nn.Sequential(
+            nt.nn.Linear(4, 8), nt.nn.BatchNorm1d(8), nt.nn.ReLU(), nt.nn.Linear(8, 1)
+        )
+        opt = nt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        step = nt.compile(model) if compiled else model
+        names, losses = [], []
+        for n in sizes:
+            x, y = nt.randn(n, 4), nt.randn(n, 1)
+            opt.zero_grad()
+            out = step(x)
+            names.append(out.grad_fn.name())
+            loss = F.mse_loss(out, y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [_np(t) for t in model.state_dict().values()], names
+
+    eager = train(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no recompile limit, no eager fallback
+        compiled = train(True)
+    assert eager[0] == compiled[0]
+    for e, c in zip(eager[1], compiled[1]):
+        _same(e, c)
+    assert _graphs() == 2
+    replayed = [n in sizes[:i] for i, n in enumerate(sizes)]
+    assert compiled[2] == ["CompiledFunctionBackward" if r else "AddBackward0" for r in replayed]
 
 
 # ------------------------------------------------------------------ fallbacks
