@@ -255,7 +255,7 @@ def _fit(g, meta):
     """A gradient summed to its input's shape and cast to its dtype (``meta``)."""
     if g is None or meta is None:
         return g
-    shape, dtype = meta
+    shape, dtype = meta[0], meta[1]
     if type(g) is Tensor:
         gshape, gdtype = g._data.shape, g._data.dtype
     else:  # a transform's wrapper: its logical shape
@@ -316,6 +316,10 @@ class Saved:
     def _raise_modified(self, node: Node, current: int):
         if self.is_output:  # an integer output (indices) has no history to name
             data, fn, nr = self.data, node, self.nr
+            view_fn = getattr(self, "src", None)  # written in place as a view: the view's
+            view_fn = view_fn and view_fn()  # node after the write, while it lives (PyTorch's)
+            if view_fn is not None:
+                fn, nr = view_fn, 0
             if data.dtype.kind not in "fc":
                 fn = None
             typ, shape = from_np(data.dtype).scalar_name, data.shape
@@ -594,6 +598,7 @@ def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
     node.chain = chain
     node.order = dim_order(root)
     node.next_functions = (_edge(root) if root._rg else _NO_EDGE, *fn.next_functions[1:])
+    fn.next_functions = (_NO_EDGE, *fn.next_functions[1:])  # (the view's old node may go)
     node.in_meta = None
     node._out_meta = ((root._data.shape, root._data.dtype),)
     if anomaly.enabled:
@@ -854,19 +859,28 @@ def _resolve_name(self: Node) -> str:
     return name
 
 
-def _name_env(node: Node, fn) -> dict:
-    """The values a node_name function names: attributes by name, and inputs by name (a
-    tensor input as its shape, a list input as a list of shapes, a number as None)."""
+def _name_params(fn) -> tuple:
     import inspect
 
     params = fn.__dict__.get("_params")
     if params is None:
         params = fn._params = tuple(inspect.signature(fn).parameters)
+    return params
+
+
+def _name_env(node: Node, fn) -> dict:
+    """The values a node_name function names: attributes by name, inputs by name (a
+    tensor input as its shape, a list input as a list of shapes, a number as None), and
+    ``<input>_contiguous``: whether it was C-contiguous."""
+    params = _name_params(fn)
     op = node.op
     defaults = {n: d for n, d, _ in op.attrs}
     env = {}
     for n in params:
-        if n in op.inputs:
+        if n.endswith("_contiguous") and n[:-11] in op.inputs:
+            m = node.in_meta[op.inputs.index(n[:-11])]
+            env[n] = m is None or len(m) < 3 or m[2]
+        elif n in op.inputs:
             m = node.in_meta[op.inputs.index(n)]
             if isinstance(m, list):
                 env[n] = [None if x is None else tuple(x[0]) for x in m]
@@ -1064,6 +1078,7 @@ def _make_linker(op):
     """``_link_inputs`` unrolled for op's inputs (generated once per op: recording is the
     hottest path there is, and a loop over the inputs costs a third of it)."""
     n = len(op.vjps)
+    named = callable(op.node_name) and _name_params(op.node_name)
     lines = ["def link(node, args):", f"    {''.join(f'a{i}, ' for i in range(n))}= args"]
     lines.append("    names = None\n    skipped = False")
     for i, (f, save) in enumerate(zip(op.vjps, op.saves)):
@@ -1074,7 +1089,10 @@ def _make_linker(op):
             f"            m{i} = _meta({a})",
             "        else:",
             f"            d = {a}._data",
-            f"            m{i} = (d.shape, d.dtype)",
+            # (a name that depends on an input's layout: its C-contiguity too)
+            f"            m{i} = (d.shape, d.dtype, d.flags.c_contiguous)"
+            if named and f"{op.inputs[i]}_contiguous" in named
+            else f"            m{i} = (d.shape, d.dtype)",
         ]
         if f is not None:
             lines += [

@@ -3,6 +3,8 @@ for writes through views, and regenerating a view's grad_fn from its base."""
 
 from __future__ import annotations
 
+import weakref
+
 from .._core import upcalls
 from .._core.dispatch import untraced
 from .._core.inplace import view_write_error
@@ -18,20 +20,22 @@ def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
         if self._view is not None and self._creation is None:
             self._view_ver = self._ver.v  # (PyTorch regenerates, and refuses, the others on use)
         return
-    _keep_result(self, result)
+    s = _keep_result(self, result)
     if self._view is not None:
         _rebase_view(self, result)
+        if s is not None and s.is_output:  # its errors name the view's new node
+            s.src = weakref.ref(self._grad_fn)
     else:
         _rebase(self, result._grad_fn, result._out_nr)
 
 
-def _keep_result(self: Tensor, result: Tensor) -> None:
+def _keep_result(self: Tensor, result: Tensor) -> Saved | None:
     """An in-place op's saved output is the tensor it wrote, at its new version (as in
-    PyTorch): a later write into it is then detected."""
+    PyTorch): a later write into it is then detected. The saved output, if any."""
     saved = getattr(result._grad_fn, "saved", None)
     s = saved.get("result") if saved else None
     if type(s) is not Saved:
-        return
+        return None
     if s.is_output:
         if s.t is result._ver:
             s.t = self._ver
@@ -39,6 +43,7 @@ def _keep_result(self: Tensor, result: Tensor) -> None:
     elif s.t is result or (result._level and s.t is result._inner):
         s.t = self if s.t is result else self._inner
         s.version = s.t._ver.v
+    return s
 
 
 def _rebase(t: Tensor, fn, nr: int) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.dispatch import WrapperTensor, dispatch
+from .._core.dispatch import WrapperTensor, broadcast_mismatch, dispatch
 from .._core.tensor import Tensor, wrap_dim
 
 RANDOM_ERROR = (
@@ -152,9 +152,13 @@ def _elementwise(op):
                     dtype = a.dtype
                 elif a.dtype != dtype:
                     mixed = True
-        if mixed and op.prepare is not None:
-            args = _logical_cast(op, args, bdims, attrs)
         new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
+        if mixed and op.prepare is not None:  # (shapes are checked before dtypes, as eager)
+            text = broadcast_mismatch([a.shape for a in new if isinstance(a, Tensor)])
+            if text is not None:
+                raise RuntimeError(text)
+            args = _logical_cast(op, args, bdims, attrs)
+            new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
         return dispatch(op, tuple(new), attrs), 0
 
     return rule

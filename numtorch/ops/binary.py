@@ -47,8 +47,10 @@ def _no_bool(kernel_name: str, a) -> None:
 
 
 def _check_int_zero(a, b) -> None:
-    """Integer division by zero raises, as in PyTorch."""
+    """Integer division by zero raises, as in PyTorch (after the shapes' check)."""
     if _is_int(a) and (not hasattr(b, "dtype") or b.dtype.kind in "biu") and a.size:
+        if hasattr(b, "shape"):
+            broadcast_first((a, b))
         if (b == 0).any() if hasattr(b, "any") else b == 0:
             raise RuntimeError("ZeroDivisionError")
 
@@ -511,7 +513,12 @@ clamp_max = binary(
 # ------------------------------------------------------------------ remainders
 def _remainder(xp, input, other):
     _check_int_zero(input, other)
-    return xp.remainder(input, other)
+    r = xp.remainder(input, other)
+    if r.dtype.kind == "f":  # a zero takes the dividend's sign (PyTorch's), not the divisor's
+        zero = r == 0
+        if zero.any():
+            r = xp.where(zero, xp.copysign(r, input), r)
+    return r
 
 
 def _fmod(xp, input, other):

@@ -27,9 +27,10 @@ def _clone_rule(vmap, args, bdims, attrs):
     """The batch first, each example laid out as the input's examples are (PyTorch keeps
     the per-example strides; the batch's place in memory is not the example's layout)."""
     x = front(args[0], bdims[0])
-    if attrs.get("memory_format") == _C_ORDER or x.dim() < 2:
-        return clone.fn(x, memory_format=_C_ORDER), 0
     strides = x.stride()
+    overlapping = any(st == 0 and n > 1 for st, n in zip(strides[1:], x.shape[1:]))
+    if attrs.get("memory_format") == _C_ORDER or x.dim() < 2 or overlapping:
+        return clone.fn(x, memory_format=_C_ORDER), 0  # (an expanded example: C order)
     order = sorted(range(1, x.dim()), key=lambda d: -strides[d])  # as NumPy's order "K"
     inverse = [0] * x.dim()
     for k, d in enumerate([0, *order]):

@@ -134,7 +134,7 @@ def _sign(xp, input):
 def _relu(xp, input):
     if input.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return xp.maximum(input, 0)
+    return xp.maximum(0, input)  # (NumPy then keeps -0.0, as PyTorch does)
 
 
 def _square(xp, input):

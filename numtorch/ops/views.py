@@ -115,13 +115,18 @@ def infer_size(size, numel: int) -> tuple:
     raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
 
 
+def _alias_name(input_contiguous) -> str:
+    """PyTorch's reshape of a viewable input: a view, or an alias with the input's strides."""
+    return "ViewBackward0" if input_contiguous else "ReshapeAliasBackward0"
+
+
 def _reshape(xp, input, shape):
     return input.reshape(infer_size(shape, input.size))
 
 
 reshape = view_op(
     "reshape", _reshape, _unview_shape, sizes=True, batch_rule=with_batch_size("shape"),
-    node_name="ViewBackward0",  # as for a viewable input in PyTorch
+    node_name=_alias_name,
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
                           S((make((0, 3)), (3, 0))), S((make((2, 3, 4)), (4, -1)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
@@ -190,7 +195,7 @@ def _flatten_rule(vmap, args, bdims, attrs):
 
 
 flatten = view_op(
-    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name="ViewBackward0", methods=False,
+    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name=_alias_name, methods=False,
     samples=lambda make: [S((make((2, 3, 4)),)), S((make((2, 3, 4)), 1)), S((make((2, 3, 4)), 0, -2)),
                           S((make(()),)), S((make((0, 3)),)), S((make((2, 3, 4)),), {"start_dim": -1})],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim"),

@@ -1,0 +1,95 @@
+"""Issue 14, third fuzz round (fresh seeds, 68,000 programs): signed zeros, the order of
+shape and dtype checks under vmap, layouts of clones under vmap, and the nodes that
+errors name, against PyTorch."""
+
+import warnings
+
+import numpy as np
+import pytest
+from twolibs import assert_same, assert_same_error
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_relu_keeps_a_negative_zero():
+    # (x > 0.5) * b is -0.0 for a negative b; relu keeps it, so 2 / y is -inf
+    def prog(L, x, b):
+        y = ((x > 0.5) * b).relu()
+        return y.signbit(), 2 / y, L.func.vmap(lambda r: r.relu().signbit())(y)
+
+    assert_same(prog, np.array([[-0.62, 0.8]]), np.array([[-1.18, 2.0]]))
+
+
+def test_remainder_zero_takes_the_dividends_sign():
+    def prog(L, a, b):
+        r = L.remainder(a, b)
+        return r.signbit(), L.remainder(a, -2.0).signbit(), L.remainder(-0.0, b).signbit()
+
+    assert_same(prog, np.array([0.0, -0.0, 4.0, -4.0, 3.0]), np.array([-2.18, 2.0, -2.0, 2.0, 2.0]))
+
+
+@pytest.mark.parametrize("fn", ["remainder", "fmod", "floor_divide"])
+def test_integer_division_checks_shapes_before_zeros(fn):
+    assert_same_error(lambda L: getattr(L, fn)(L.tensor([1, 2]), L.tensor([0, 1, 2])))
+
+
+@pytest.mark.parametrize("in_dims", [0, 1])
+def test_a_clone_of_an_expanded_sample_is_contiguous_under_vmap(in_dims):
+    def prog(L, x):
+        f = lambda r: L.broadcast_to(r, (2, 4, 2)).clone()  # noqa: E731
+        y = L.func.vmap(f, in_dims=in_dims)(x)
+        return y, y.stride(), L.func.vmap(lambda r: f(r).view(-1), in_dims=in_dims)(x)
+
+    assert_same(prog, np.arange(4.0).reshape((2, 1, 2) if in_dims == 0 else (1, 2, 2)))
+
+
+@pytest.mark.parametrize("fn", ["hypot", "add", "lt", "remainder"])
+def test_vmap_checks_shapes_before_dtypes(fn):
+    def prog(L):
+        f = getattr(L, fn)
+        return L.func.vmap(f)(L.ones(2, 5, dtype=L.long), L.ones(2, 3, dtype=L.bool))
+
+    assert_same_error(prog)
+
+
+def _modified(L, write):
+    """A saved output of an in-place op on a view, written again in place (``write``)."""
+    x = L.tensor([0.49, 2.0], requires_grad=True)
+    a = x * 1
+    y = a[1:]
+    y.exp_()
+    keep = write(L, a, y)
+    (y * 2).sum().backward()
+    return keep
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda L, a, y: a.mul_(2),  # through the base: the node the output was saved by
+        lambda L, a, y: y.mul_(2),  # the view again: the same
+        # a later view keeps the view's node after the first write alive: it is named
+        lambda L, a, y: (y[:1] * 2, y.index_add_(0, L.tensor([0]), y[:1] * -2.5)),
+    ],
+)
+def test_errors_name_a_written_views_node_while_it_lives(write):
+    assert_same_error(lambda L: _modified(L, write))
+
+
+def test_reshape_of_a_viewable_non_contiguous_tensor_is_an_alias():
+    def prog(L, x, z):
+        x = (x * 1).requires_grad_()
+        s = L.stack([x, x], 0).split(1, -2)[0]
+        w = (z * 1).requires_grad_().chunk(3, 1)[0]
+        views = [x.flatten(), x.reshape(-1), s.flatten(), s.reshape(-1), s.view(-1),
+                 w.flatten(), w.reshape(2), x.t().flatten()]  # fmt: skip
+        return [v.grad_fn.name() for v in views]
+
+    assert_same(prog, np.ones((2, 1)), np.ones((2, 3)))
+    assert_same_error(lambda L: L.stack([L.ones(2, 1, requires_grad=True) * 1] * 2, 0)
+                      .split(1, -2)[0].flatten().zero_())  # fmt: skip
