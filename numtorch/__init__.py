@@ -517,6 +517,10 @@ from .ops.views import dsplit, hsplit, vsplit
 from .ops.index_reduce import index_reduce
 from .ops.strided import as_strided, imag, real
 
+# torch's private gradients of softmax and log_softmax
+_softmax_backward_data = _ops.reduction._softmax_backward_data_op.fn
+_log_softmax_backward_data = _ops.reduction._log_softmax_backward_data_op.fn
+
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them

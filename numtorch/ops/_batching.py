@@ -119,17 +119,26 @@ def any_batched(bdims) -> bool:
 
 
 # ------------------------------------------------------------------ elementwise
-def _logical_cast(op, args, bdims, attrs):
+def _logical_cast(op, args, bdims, attrs, physical):
     """Cast tensor args to the dtypes type promotion picks for the *logical* shapes.
 
     A batched 0-d tensor is physically 1-d, and PyTorch's promotion treats 0-d tensors
-    as weaker than dimensioned ones, so promotion must be decided on logical ranks.
+    as weaker than dimensioned ones, so promotion must be decided on logical ranks. A
+    dtype the op refuses after a shape check (``NoKernel.first``) refuses the
+    ``physical`` operands' shapes first, as eager does.
     """
     dummies = [
         np.zeros((1,) * lrank(a, b), a.dtype.np) if isinstance(a, Tensor) else a
         for a, b in zip(args, bdims)
     ]
-    cast, _ = op.prepare(dummies, attrs)
+    try:
+        cast, _ = op.prepare(dummies, attrs)
+    except NotImplementedError:
+        if any(k.first is not None for k in op.no_kernel):
+            text = broadcast_mismatch([a.shape for a in physical if isinstance(a, Tensor)])
+            if text is not None:
+                raise RuntimeError(text) from None
+        raise
     out = list(args)
     for i, (a, c) in enumerate(zip(args, cast)):
         if isinstance(a, Tensor) and hasattr(c, "dtype") and c.dtype != a.dtype.np:
@@ -153,11 +162,8 @@ def _elementwise(op):
                 elif a.dtype != dtype:
                     mixed = True
         new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
-        if mixed and op.prepare is not None:  # (shapes are checked before dtypes, as eager)
-            text = broadcast_mismatch([a.shape for a in new if isinstance(a, Tensor)])
-            if text is not None:
-                raise RuntimeError(text)
-            args = _logical_cast(op, args, bdims, attrs)
+        if mixed and op.prepare is not None:
+            args = _logical_cast(op, args, bdims, attrs, new)
             new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
         return dispatch(op, tuple(new), attrs), 0
 

@@ -1139,14 +1139,105 @@ def _sm_op(name, kernel, vjp, jvp):
     )  # fmt: skip
 
 
+# ------------------------------------------------------------------ softmax backward
+def _sm_backward_kernel(log: bool):
+    """softmax's gradient y * (g - sum(g * y)), log_softmax's g - exp(y) * sum(g), along
+    ``dim``, in one buffer."""
+
+    name = "log_softmax_backward" if log else "softmax_backward"
+
+    def kernel(xp, grad_output, output, dim, input_dtype):
+        if not log and grad_output.shape != output.shape:  # (PyTorch's log form checks none)
+            raise RuntimeError(
+                "Expected tensor for argument #1 'grad' to have same size as tensor for "
+                f"argument #2 'output'; but {list(grad_output.shape)} does not equal "
+                f"{list(output.shape)} (while checking arguments for softmax_backward)"
+            )
+        d = dim1(dim, output.ndim)
+        if grad_output.dtype.kind != "f":
+            impl = "_lastdim" if d == _pymax(output.ndim - 1, 0) else ""
+            raise dt.not_implemented(f"{name}{impl}_kernel_impl", grad_output)
+        if grad_output.dtype != output.dtype:
+            raise RuntimeError(
+                f"expected scalar type {dt.from_np(grad_output.dtype).scalar_name} but found "
+                f"{dt.from_np(output.dtype).scalar_name}"
+            )
+        if not output.ndim:  # one element: the sum is the element itself
+            return grad_output * (1 - xp.exp(output) if log else output * (1 - output))
+        if log:
+            out = xp.exp(output)
+            out *= grad_output.sum(axis=d, keepdims=True)
+            xp.subtract(grad_output, out, out=out)
+        else:
+            out = grad_output * output
+            xp.subtract(grad_output, out.sum(axis=d, keepdims=True), out=out)
+            out *= output
+        return out  # (grad_output's dtype: PyTorch's CPU kernels leave input_dtype aside)
+
+    return kernel
+
+
+def _sm_backward_rule(vmap, args, bdims, attrs):
+    g, y = (materialize(vmap, a, b) for a, b in zip(args, bdims))
+    op = _log_softmax_backward if attrs.get("log") else _softmax_backward
+    if g.dim() == 1:  # a logical 0-d pair
+        return op.fn(g.unsqueeze(1), y.unsqueeze(1), 1, attrs["input_dtype"]).squeeze(1), 0
+    return op.fn(g, y, pdim(attrs["dim"], g.dim() - 1), attrs["input_dtype"]), 0
+
+
+def _sm_backward_samples(make):
+    for shape, dim in (((2, 3), 1), ((2, 3, 4), 0), ((3, 4), -1), ((), 0), ((0, 3), 1)):
+        g = make(shape)
+        yield S((g, make(shape), dim, dt.from_np(g.dtype)))
+
+
+def _sm_backward_op(name: str, log: bool, vjp: tuple, jvp) -> Op:
+    return defop(
+        name, _sm_backward_kernel(log), nin=2, vjp=vjp, jvp=jvp, samples=_sm_backward_samples,
+        batch_rule=lambda vmap, args, bdims, attrs: _sm_backward_rule(
+            vmap, args, bdims, dict(attrs, log=log)
+        ),
+        methods=False,
+    )  # fmt: skip
+
+
+def _sm_sum(x, dim):
+    return x.sum(dim, True) if x.dim() else x
+
+
+_softmax_backward_data_op = _sm_backward_op(
+    "_softmax_backward_data", False,
+    (
+        lambda g, output, dim, input_dtype: _softmax_backward.fn(g, output, dim, input_dtype),
+        lambda g, grad_output, output, dim: g * (grad_output - _sm_sum(grad_output * output, dim))
+        - grad_output * _sm_sum(g * output, dim),
+    ),
+    lambda tgrad_output, toutput, grad_output, output, dim, input_dtype: (
+        toutput * (grad_output - _sm_sum(grad_output * output, dim))
+        + output * (tgrad_output - _sm_sum(tgrad_output * output + grad_output * toutput, dim))
+    ),
+)  # fmt: skip
+_log_softmax_backward_data_op = _sm_backward_op(
+    "_log_softmax_backward_data", True,
+    (
+        lambda g, output, dim: g - _sm_sum(g * output.exp(), dim),
+        lambda g, grad_output, output, dim: -g * output.exp() * _sm_sum(grad_output, dim),
+    ),
+    lambda tgrad_output, toutput, grad_output, output, dim, input_dtype: (
+        tgrad_output
+        - output.exp() * (_sm_sum(tgrad_output, dim) + toutput * _sm_sum(grad_output, dim))
+    ),
+)  # fmt: skip
+_softmax_backward, _log_softmax_backward = _softmax_backward_data_op, _log_softmax_backward_data_op
+
 softmax_op = _sm_op(
     "softmax", _softmax_kernel(log=False),
-    lambda g, result, dim: result * (g - (g * result).sum(dim, True)),
+    lambda g, result, dim: _softmax_backward.fn(g, result, dim, result.dtype),
     lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
 )  # fmt: skip
 log_softmax_op = _sm_op(
     "log_softmax", _softmax_kernel(log=True),
-    lambda g, result, dim: g - result.exp() * g.sum(dim, True),
+    lambda g, result, dim: _log_softmax_backward.fn(g, result, dim, result.dtype),
     lambda t, result, dim: t - (result.exp() * t).sum(dim, True),
 )  # fmt: skip
 
