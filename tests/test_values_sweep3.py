@@ -93,3 +93,20 @@ def test_reshape_of_a_viewable_non_contiguous_tensor_is_an_alias():
     assert_same(prog, np.ones((2, 1)), np.ones((2, 3)))
     assert_same_error(lambda L: L.stack([L.ones(2, 1, requires_grad=True) * 1] * 2, 0)
                       .split(1, -2)[0].flatten().zero_())  # fmt: skip
+
+
+@pytest.mark.parametrize("ord", [2, 3, 1])
+def test_norm_tangent_at_zero_is_masked_as_pytorchs(ord):
+    # PyTorch masks the tangent where the norm is 0 (a NaN tangent gives 0) except for ord 1
+    def prog(L, x, t):
+        return L.func.jvp(lambda x: L.linalg.vector_norm(x, ord, 0, True), (x,), (t,))
+
+    assert_same(prog, np.zeros(2), np.array([np.nan, 1.0]))
+
+
+def test_a_value_cast_into_a_multi_output_view_is_refused_first():
+    def prog(L):
+        y = L.zeros(1, 2, dtype=L.bool).chunk(2, 1)[-1]
+        y[...] = L.tensor(2.0, requires_grad=True)
+
+    assert_same_error(prog)

@@ -1031,6 +1031,8 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         value = tensor(value, dtype=self.dtype)
     given = value.dtype  # PyTorch expands the value before it casts it
     if given != self.dtype and (not adv or _mask_fill(adv, value)):
+        if value._rg:  # the view's refusals see the value before the cast drops its history
+            check_inplace(v, (value,))
         value = value.to(self.dtype)  # (index_put_ refuses a tensor of another dtype)
     if not adv:
         # PyTorch views the value without its leading ones and expands it to the target (a

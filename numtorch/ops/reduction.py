@@ -1032,6 +1032,12 @@ def _norm_partial(x, r, dim, ord):
     return where(r == 0, 0.0, x.sign() * (x.abs() / safe) ** (ord - 1))
 
 
+def _norm_jvp(t, x, result, dim, keepdim, ord=2):
+    """The tangent, 0 where the norm is 0 whatever t holds (PyTorch masks the result)."""
+    v = _partial_jvp(_norm_partial, t, x, result, dim, keepdim, {"ord": ord})
+    return v if ord in (0, 1, math.inf, -math.inf) else where(result == 0, 0.0, v)
+
+
 def _norm_samples(make):
     for o in (2, 3, 1, math.inf, -math.inf, 0, 0.5, -1.5):
         yield S((distinct(make, (2, 3)), o))
@@ -1049,7 +1055,7 @@ def _norm_errors(make):
 
 
 vector_norm = reduction(
-    "vector_norm", _vector_norm, _norm_partial, extra=("ord",), samples=_norm_samples,
+    "vector_norm", _vector_norm, _norm_partial, extra=("ord",), samples=_norm_samples, jvp=_norm_jvp,
     error_samples=_norm_errors, api="linalg.vector_norm", out=True, methods=False,
     node_name="LinalgVectorNormBackward0",
 )  # fmt: skip
