@@ -7,7 +7,9 @@ python benchmarks/bench_compile.py
 
 from __future__ import annotations
 
+import itertools
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -140,8 +142,9 @@ def check_step(width: int, batch: int) -> None:
         assert np.array_equal(e, c), "compiled training differs from eager"
 
 
-def dp_step(lib, compiled: bool, batch: int = 64):
-    """One DP-SGD step of examples/dp_sgd.py's model and recipe on a fixed batch:
+def dp_step(lib, compiled: bool, batch: int = 64, sizes=None):
+    """One DP-SGD step of examples/dp_sgd.py's model and recipe on a fixed batch (or, with
+    ``sizes``, on batches of those sizes in turn, as Poisson sampling draws them):
     per-sample gradients (vmap of grad over functional_call), each clipped to norm 1,
     summed with Gaussian noise, then an SGD step; the gradient computation compiled."""
     import dp_sgd  # the main job's model and recipe (examples/)
@@ -150,7 +153,9 @@ def dp_step(lib, compiled: bool, batch: int = 64):
     model = dp_sgd.DigitCNN() if lib is nt else _torch_digit_cnn()
     opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     gen = lib.Generator().manual_seed(0)
-    x, y = lib.randn(batch, 1, 8, 8), lib.randint(0, 10, (batch,))
+    most = max(sizes) if sizes else batch
+    x_all, y_all = lib.randn(most, 1, 8, 8), lib.randint(0, 10, (most,))
+    turn = itertools.cycle(sizes or [batch])
     F, func = lib.nn.functional, lib.func
 
     def update(x, y):
@@ -165,7 +170,7 @@ def dp_step(lib, compiled: bool, batch: int = 64):
         scale = (1.0 / (norms + 1e-6)).clamp(max=1.0)
         return {
             k: ((g * scale.view(-1, *[1] * (g.dim() - 1))).sum(0)
-                + lib.normal(0.0, 1.1, g.shape[1:], generator=gen)) / batch
+                + lib.normal(0.0, 1.1, g.shape[1:], generator=gen)) / x.shape[0]
             for k, g in grads.items()
         }  # fmt: skip
 
@@ -173,8 +178,9 @@ def dp_step(lib, compiled: bool, batch: int = 64):
         update = lib.compile(update)
 
     def step():
+        n = next(turn)
         opt.zero_grad()
-        new = update(x, y)
+        new = update(x_all[:n], y_all[:n])
         for name, p in model.named_parameters():
             p.grad = new[name]
         opt.step()
@@ -210,6 +216,21 @@ def dp_time(lib, compiled: bool) -> float:
     return best_of(step, repeat=5, number=2)
 
 
+# 200 Poisson-sampled batch sizes (1,797 digits at rate 64/1,797): the first sight of each
+# size traces it, later ones replay
+POISSON = np.random.default_rng(0).binomial(1797, 64 / 1797, 200).tolist()
+
+
+def dp_poisson_time(lib, compiled: bool) -> float:
+    """The mean step over 200 Poisson-sampled batches, new sizes' traces included."""
+    step, _ = dp_step(lib, compiled, sizes=POISSON)
+    step()
+    t = time.perf_counter()
+    for _ in POISSON:
+        step()
+    return (time.perf_counter() - t) / len(POISSON)
+
+
 STEPS = [
     ("training step, MLP 3x16, batch 1 (us)", 16, 1, 1e6, 200),
     ("training step, MLP 3x512, batch 256 (ms)", 512, 256, 1e3, 5),
@@ -239,6 +260,11 @@ def main() -> None:
     eager, comp = (dp_time(nt, c) * 1e3 for c in (False, True))
     theirs = dp_time(torch, False) * 1e3 if torch else float("nan")
     rows.append(("DP-SGD step, examples/dp_sgd.py's CNN, batch 64 (ms)", eager, comp, theirs))
+    eager, comp = (dp_poisson_time(nt, c) * 1e3 for c in (False, True))
+    theirs = dp_poisson_time(torch, False) * 1e3 if torch else float("nan")
+    distinct = len(set(POISSON))
+    name = f"DP-SGD, 200 Poisson batches ({distinct} sizes), mean step (ms)"
+    rows.append((name, eager, comp, theirs))
     w = max(len(r[0]) for r in rows)
     print(
         f"{'case':<{w}}  {'eager':>9}  {'compiled':>9}  {'torch':>9}  {'speed-up':>8}  {'vs torch':>8}"
