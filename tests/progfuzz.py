@@ -891,12 +891,13 @@ def known_open(p: Prog, fail: Failure) -> str | None:
         if k in KNOWN_OPEN:
             return KNOWN_OPEN[k]
     text = f"{fail.mode} {fail.kind}: {fail.detail}"
-    for pat, why in KNOWN_OPEN_FAILURES:
-        if re.search(pat, text):
-            return why
+    # a recorded torch divergence in the program explains what follows from it first
     for prog_pat, fail_pat, why in KNOWN_TORCH_DIVERGENCES:
         if re.search(prog_pat, body_text(p)) and re.search(fail_pat, text):
             return "torch divergence: " + why
+    for pat, why in KNOWN_OPEN_FAILURES:
+        if re.search(pat, text):
+            return why
     return None
 
 

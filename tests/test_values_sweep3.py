@@ -110,3 +110,12 @@ def test_a_value_cast_into_a_multi_output_view_is_refused_first():
         y[...] = L.tensor(2.0, requires_grad=True)
 
     assert_same_error(prog)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+def test_index_add_into_an_expanded_tensor_checks_dtypes_before_overlap(dtype):
+    def prog(L):
+        y = L.zeros(1, 2, dtype=getattr(L, dtype)).expand(3, 2)
+        y.index_add_(0, L.tensor([0]), L.ones(1, 2))
+
+    assert_same_error(prog)
