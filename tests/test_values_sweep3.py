@@ -119,3 +119,11 @@ def test_index_add_into_an_expanded_tensor_checks_dtypes_before_overlap(dtype):
         y.index_add_(0, L.tensor([0]), L.ones(1, 2))
 
     assert_same_error(prog)
+
+
+def test_maximum_and_minimum_keep_the_first_operand_on_a_tie():
+    # maximum(-0.0, 0.0) is -0.0 in PyTorch (NumPy's ufunc returns the second operand)
+    def prog(L, a, b):
+        return [f(a, b).signbit() for f in (L.maximum, L.minimum, L.fmax, L.fmin)]
+
+    assert_same(prog, np.array([-0.0, 0.0, 1.0]), np.array([0.0, -0.0, 1.0]))

@@ -376,7 +376,9 @@ def _extremum(name: str, sign: int):
         return a < b if sign > 0 else a > b
 
     return binary(
-        name, lambda xp, input, other: getattr(xp, name)(input, other),
+        # (NumPy's maximum/minimum return their second operand on a tie, PyTorch its first:
+        # maximum(-0.0, 0.0) is -0.0)
+        name, lambda xp, input, other: getattr(xp, name)(other, input),
         (lambda g, input, other: where(input == other, g / 2, where(loses(input, other), 0, g)),
          lambda g, input, other: where(input == other, g / 2, where(loses(other, input), 0, g))),
         lambda tinput, tother, input, other: where(
