@@ -127,3 +127,22 @@ def test_maximum_and_minimum_keep_the_first_operand_on_a_tie():
         return [f(a, b).signbit() for f in (L.maximum, L.minimum, L.fmax, L.fmin)]
 
     assert_same(prog, np.array([-0.0, 0.0, 1.0]), np.array([0.0, -0.0, 1.0]))
+
+
+def test_a_dtype_conversion_keeps_the_layout():
+    # _to_copy allocates empty_like (preserve_format): a transposed tensor stays transposed
+    def prog(L, x):
+        y = x.mT.long()
+        return y, y.stride(), y.log().stride(), x.permute(1, 0).float().stride()
+
+    assert_same(prog, np.array([[3.09, 3.16], [-0.84, 0.28]]))
+    assert_same_error(lambda L: L.tensor([[3.0, 3.1], [-0.8, 0.2]]).mT.long().log().view(-1))
+
+
+@pytest.mark.parametrize("weight", [0.25, "tensor"])
+def test_lerp_of_integers_checks_shapes_before_its_kernel(weight):
+    def prog(L):
+        w = L.ones(1, dtype=L.long) if weight == "tensor" else weight
+        return L.lerp(L.ones(1, 1, 2, dtype=L.long), L.ones(3, dtype=L.long), w)
+
+    assert_same_error(prog)

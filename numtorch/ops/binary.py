@@ -659,6 +659,7 @@ def _prep_lerp(arrays, attrs):
             )
     arrays, odt = promote(arrays, attrs) if tensor_weight else (arrays, None)
     if arrays[0].dtype.kind in "biu":
+        broadcast_first(arrays)  # (PyTorch's shapes come before its kernel's dtypes)
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
         raise dt.not_implemented(kernel, arrays[0])
     return arrays, odt

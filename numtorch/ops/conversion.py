@@ -15,7 +15,7 @@ from ._families import FLOATS_INT
 
 to_dtype = defop(
     "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
-    api="Tensor.to", node_name="ToCopyBackward0",
+    api="Tensor.to", node_name="ToCopyBackward0", layout=preserve,  # (_to_copy's empty_like)
     samples=lambda make: [S((make((2,)), dt.int64)), S((make((2, 3)), dt.float64)), S((make(()), dt.float64))],
     test={"dtypes": FLOATS_INT}, batch_rule=elementwise(),
 )  # fmt: skip
