@@ -193,9 +193,7 @@ class _Frame:
     def _dims(self, i: int, t: Tensor, ndim: int):
         if self.dynamic is True:
             return range(ndim)
-        marked = getattr(t, "_dynamo_dynamic_indices", None)
-        mine = self.marks.get(i)
-        return mine if not marked else (marked | mine if mine else marked)
+        return getattr(t, "_dynamo_dynamic_indices", frozenset()) | self.marks.get(i, frozenset())
 
     def _graph_key(self, key: tuple, flat: list) -> tuple:
         """The guard key with the sizes of the arguments' dynamic dims (and so their

@@ -18,7 +18,17 @@ from .._core.layout import contiguous, preserve
 from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods, undefined_grads
 from .._core.tensor import check_unique_dims, wrap_dim
 from ..testing.samples import ErrorInput, S
-from ._batching import Bind, along_dims, front, lrank, materialize, pad_to, pdim, vmap_depth
+from ._batching import (
+    Bind,
+    along_dims,
+    front,
+    lrank,
+    materialize,
+    pad_to,
+    pdim,
+    rule_generator,
+    vmap_depth,
+)
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent, to_float
 from .binary import maximum, minimum
 from .comparison import where
@@ -1183,12 +1193,14 @@ def _sm_backward_kernel(log: bool):
     return kernel
 
 
-def _sm_backward_rule(vmap, args, bdims, attrs):
-    g, y = (materialize(vmap, a, b) for a, b in zip(args, bdims))
-    op = _log_softmax_backward if attrs.get("log") else _softmax_backward
-    if g.dim() == 1:  # a logical 0-d pair
-        return op.fn(g.unsqueeze(1), y.unsqueeze(1), 1, attrs["input_dtype"]).squeeze(1), 0
-    return op.fn(g, y, pdim(attrs["dim"], g.dim() - 1), attrs["input_dtype"]), 0
+def _sm_backward_rule(op):
+    def rule(vmap, args, bdims, attrs):
+        g, y = (materialize(vmap, a, b) for a, b in zip(args, bdims))
+        if g.dim() == 1:  # a logical 0-d pair
+            return op.fn(g.unsqueeze(1), y.unsqueeze(1), 1, attrs["input_dtype"]).squeeze(1), 0
+        return op.fn(g, y, pdim(attrs["dim"], g.dim() - 1), attrs["input_dtype"]), 0
+
+    return rule
 
 
 def _sm_backward_samples(make):
@@ -1200,21 +1212,18 @@ def _sm_backward_samples(make):
 def _sm_backward_op(name: str, log: bool, vjp: tuple, jvp) -> Op:
     return defop(
         name, _sm_backward_kernel(log), nin=2, vjp=vjp, jvp=jvp, samples=_sm_backward_samples,
-        batch_rule=lambda vmap, args, bdims, attrs: _sm_backward_rule(
-            vmap, args, bdims, dict(attrs, log=log)
-        ),
-        methods=False,
+        batch_rule=rule_generator(_sm_backward_rule)(), methods=False,
     )  # fmt: skip
 
 
 def _sm_sum(x, dim):
-    return x.sum(dim, True) if x.dim() else x
+    return _sum_dims(x, dim, True)
 
 
 _softmax_backward_data_op = _sm_backward_op(
     "_softmax_backward_data", False,
     (
-        lambda g, output, dim, input_dtype: _softmax_backward.fn(g, output, dim, input_dtype),
+        lambda g, output, dim, input_dtype: _softmax_backward_data_op.fn(g, output, dim, input_dtype),
         lambda g, grad_output, output, dim: g * (grad_output - _sm_sum(grad_output * output, dim))
         - grad_output * _sm_sum(g * output, dim),
     ),
@@ -1234,16 +1243,15 @@ _log_softmax_backward_data_op = _sm_backward_op(
         - output.exp() * (_sm_sum(tgrad_output, dim) + toutput * _sm_sum(grad_output, dim))
     ),
 )  # fmt: skip
-_softmax_backward, _log_softmax_backward = _softmax_backward_data_op, _log_softmax_backward_data_op
 
 softmax_op = _sm_op(
     "softmax", _softmax_kernel(log=False),
-    lambda g, result, dim: _softmax_backward.fn(g, result, dim, result.dtype),
-    lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
+    lambda g, result, dim: _softmax_backward_data_op.fn(g, result, dim, result.dtype),
+    lambda t, result, dim: _softmax_backward_data_op.fn(t, result, dim, result.dtype),  # (symmetric)
 )  # fmt: skip
 log_softmax_op = _sm_op(
     "log_softmax", _softmax_kernel(log=True),
-    lambda g, result, dim: _log_softmax_backward.fn(g, result, dim, result.dtype),
+    lambda g, result, dim: _log_softmax_backward_data_op.fn(g, result, dim, result.dtype),
     lambda t, result, dim: t - (result.exp() * t).sum(dim, True),
 )  # fmt: skip
 
