@@ -1247,7 +1247,7 @@ _log_softmax_backward_data_op = _sm_backward_op(
 softmax_op = _sm_op(
     "softmax", _softmax_kernel(log=False),
     lambda g, result, dim: _softmax_backward_data_op.fn(g, result, dim, result.dtype),
-    lambda t, result, dim: _softmax_backward_data_op.fn(t, result, dim, result.dtype),  # (symmetric)
+    lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
 )  # fmt: skip
 log_softmax_op = _sm_op(
     "log_softmax", _softmax_kernel(log=True),
