@@ -146,3 +146,17 @@ def test_lerp_of_integers_checks_shapes_before_its_kernel(weight):
         return L.lerp(L.ones(1, 1, 2, dtype=L.long), L.ones(3, dtype=L.long), w)
 
     assert_same_error(prog)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_and_amin_keep_the_first_of_equal_zeros(name):
+    # NumPy's reduction may keep either signed zero; PyTorch's amax/amin keep the first
+    def prog(L, a):
+        f = getattr(L, name)
+        cols = a.reshape(-1, 1).expand(-1, 3)
+        outs = [f(a), f(a.flip(0)), f(cols, 0), f(cols, (1, 0), keepdim=True), f(cols.mT, -1)]
+        batched = L.func.vmap(lambda r: f(r, 0))(L.stack([a, a.flip(0)]))
+        return [o.signbit() for o in outs + [batched]]
+
+    assert_same(prog, np.array([0.0, -0.0] * 3 + [-1.0] * 20))
+    assert_same(prog, np.array([-1.0, -0.0, 0.0, -0.0]))

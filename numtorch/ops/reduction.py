@@ -477,9 +477,22 @@ def _amax_kernel(name: str):
             for g in (dim,) if isinstance(dim, int) else tuple(dim):
                 if x.shape[wrap_dim(g, x.ndim)] == 0:
                     raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
-        return getattr(xp, name)(x, axis=dims, keepdims=keepdim)
+        r = getattr(xp, name)(x, axis=dims, keepdims=keepdim)
+        if dim is None or x.dtype.kind != "f" or not (r == 0).any():
+            return r  # max()/min() of everything keep NumPy's zero, as PyTorch's vector loop
+        return _first_zero(xp, x, r, dims, keepdim)
 
     return kernel
+
+
+def _first_zero(xp, x, r, dims, keepdim):
+    """``r`` with each zero signed as the first zero it reduced: PyTorch's amax/amin keep the
+    first of equal values, NumPy's may keep either sign."""
+    dims = tuple(range(x.ndim)) if dims is None else dims
+    rest = [d for d in range(x.ndim) if d not in dims]
+    xt = xp.transpose(x, rest + list(dims)).reshape([x.shape[d] for d in rest] + [-1])
+    first = xp.take_along_axis(xt, (xt == 0).argmax(-1)[..., None], -1)[..., 0]
+    return xp.where(r == 0, first.reshape(r.shape), r)
 
 
 _amax, _amin = _amax_kernel("amax"), _amax_kernel("amin")
