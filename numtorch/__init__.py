@@ -94,6 +94,7 @@ from .ops.reduction import (
     cummax,
     cummin,
     kthvalue,
+    mode,
     log_softmax,
     max,
     median,

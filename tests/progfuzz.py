@@ -185,6 +185,7 @@ def _table():
     t["reduce.all_empty"] = _u("y = y.all(dim=())")
     t["reduce.var_mean"] = _u("y = lib.var_mean(y, {d})[1]")
     t["reduce.median"] = _u("y = y.median({d}).values")
+    t["reduce.mode"] = _u("y = y.mode({d}).values")
     t["sort"] = _u("y = y.sort({d}).values")
     t["topk"] = _u("y = y.topk(1, {d}).values")
     t.update({f"shape.{k}": v for k, v in _shape_ops().items()})
@@ -321,6 +322,29 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "subtracting from the bool input); y.copy_(b) leaves y out of autograd, as numtorch does "
         "for both (remainder(y_long, b) after y_long[...] = b: numtorch's d/db = -floor(y/b) = 0 "
         "at y = -1, b = -1.14, which central differences give)",
+    ),
+    (
+        r"(?s)y = y\.(long|int|bool|ge|gt|le|lt|eq|ne)\(.*y\[[^\]]*\] = b",
+        r"^(backward|grad|vmap_grad|vjp)[^\n]*(torch raised: |error differs: [^\n]*\ntorch )"
+        r"RuntimeError: one of the variables needed for gradient computation has been modified",
+        "a consequence of torch making an integer or bool y require grad after y[...] = b (the "
+        "entry above): torch records the later ops on y, so an in-place write after them "
+        "fails torch's version check in backward; numtorch's y has no history there",
+    ),
+    (
+        r"(?s)lib\.cat\(.*\.(min|max|amin|amax)\(",
+        r"^vmap error differs: numtorch IndexError: (\w+)\(\): Expected reduction dim \d+ to "
+        r"have non-zero size\.\ntorch IndexError: \1\(\): Expected reduction dim -?\d+ to have",
+        "torch.func's empty-reduction error after cat names a dim that depends on where its cat "
+        "rule left the batch: min(-1) of a cat over in_dims=-1 names dim 0, amin(-1) names dim "
+        "-1, and the same ops without the cat name dim 1 (numtorch names the physical dim, 1)",
+    ),
+    (
+        r"\.mode\(",
+        r"(?s)^\w+ result differs.*nan",
+        "torch's CPU mode sorts each slice by `<`, which leaves NaN's place unspecified "
+        "(mode([nan, 1, nan]) is nan at index 0); numtorch sorts NaN last, each NaN a run of "
+        "its own (1 at index 1)",
     ),
     (
         r"logcumsumexp\(",

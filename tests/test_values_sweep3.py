@@ -160,3 +160,21 @@ def test_amax_and_amin_keep_the_first_of_equal_zeros(name):
 
     assert_same(prog, np.array([0.0, -0.0] * 3 + [-1.0] * 20))
     assert_same(prog, np.array([-1.0, -0.0, 0.0, -0.0]))
+
+
+def test_copy_into_an_integer_output_of_a_multi_view_op_takes_no_history():
+    # PyTorch's copy_ skips its view checks when self's dtype cannot require grad
+    def prog(L):
+        x, b = L.tensor([-0.74, 2.0], requires_grad=True), L.tensor(3.41, requires_grad=True)
+        y = x.long().unbind(0)[0]
+        y.copy_(b)
+        return y, y.requires_grad
+
+    assert_same(prog)
+    for write in (lambda y, b: y.fill_(b), lambda y, b: y.__setitem__(slice(0, 1), b)):
+        assert_same_error(
+            lambda L, w=write: w(
+                L.tensor([[-0.7, 2.5], [1.0, 2.0]]).long().unbind(0)[0],
+                L.tensor(0.41, requires_grad=True),
+            )
+        )

@@ -153,8 +153,10 @@ def _tensor(x):
 
 RT = {
     n: _rt(n)
-    for n in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "cummax", "cummin")
-}
+    for n in (
+        "max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"
+    )
+}  # fmt: skip
 RT["aminmax"] = _rt("aminmax", ("min", "max"))
 
 
@@ -1751,6 +1753,54 @@ kthvalue_op = _indexed_op(
 )
 
 
+def _mode(xp, x, dim=-1, keepdim=False):
+    d = dim1(dim, x.ndim)
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), xp.int64)
+    if not x.shape[d]:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    xs = xp.moveaxis(x, d, -1)
+    if not xs.size:
+        return _keep(xp, xs[..., 0], d, keepdim), _keep(xp, xp.zeros(xs.shape[:-1], xp.int64), d, keepdim)  # fmt: skip
+    order = xp.argsort(xs, axis=-1, kind="stable")
+    s = xp.take_along_axis(xs, order, -1)
+    n = s.shape[-1]
+    pos = xp.arange(n)
+    change = s[..., 1:] != s[..., :-1]
+    start = xp.concatenate([xp.ones(s.shape[:-1] + (1,), bool), change], -1)
+    end = xp.concatenate([change, xp.ones(s.shape[:-1] + (1,), bool)], -1)
+    first = xp.maximum.accumulate(xp.where(start, pos, 0), axis=-1)
+    # the longest run of equal sorted values (the smallest value on a tie), at its last
+    # element: the value's last occurrence, since the sort is stable
+    at = xp.argmax(xp.where(end, pos - first + 1, 0), axis=-1)[..., None]
+    values, indices = (
+        xp.take_along_axis(s, at, -1)[..., 0],
+        xp.take_along_axis(order, at, -1)[..., 0],
+    )
+    return _keep(xp, values, d, keepdim), _keep(xp, indices.astype(xp.int64), d, keepdim)
+
+
+def _keep(xp, r, d, keepdim):
+    return xp.expand_dims(r, d) if keepdim else r
+
+
+def _mode_samples(make):
+    yield S((distinct(make, (2, 5)),))
+    yield S((distinct(make, (2, 3, 4)), 1))
+    yield S((distinct(make, (3, 4)), 0, True))
+    yield S((distinct(make, ()),))
+    yield S((make((0, 3)), 1))
+    if make.dtype != np.float64:  # repeated values (not in the float64 grad tests)
+        yield S((make((4, 7), -1, 2, dtype="int64").astype(make.dtype),))
+        yield S((make((5, 3), -1, 2, dtype="int64").astype(make.dtype), 0, True))
+
+
+mode_op = _indexed_op(
+    "mode", _mode, samples=_mode_samples, test={"dtypes": FLOATS_INT_BOOL}, no_kernel=NoKernel("c", "mode_cpu"),
+    error_samples=lambda make: [ErrorInput(S((make((0, 3)), 0)), IndexError, r"mode\(\): Expected reduction dim 0")],
+)  # fmt: skip
+
+
 def _nan_as(dtype):
     """NaN cast to ``dtype`` as PyTorch's kernels do: the most negative value of a 32- or
     64-bit integer, 0 for narrower ones."""
@@ -1852,6 +1902,7 @@ def _wrap(rt: str, op: Op, *names: str):
 sort = _wrap("sort", sort_op)
 topk = _wrap("topk", topk_op)
 kthvalue = _wrap("kthvalue", kthvalue_op)
+mode = _wrap("mode", mode_op)
 cummax = _wrap("cummax", cummax_op)
 cummin = _wrap("cummin", cummin_op)
 
@@ -2052,6 +2103,6 @@ nn_log_softmax = _sm_api(log_softmax_op, True)
 tensor_methods({
     "max": max, "sum_to_size": _sum_to_size_method, "min": min, "var": var, "std": std,
     "softmax": softmax, "log_softmax": log_softmax, "sort": sort, "topk": topk,
-    "kthvalue": kthvalue, "median": median, "cummax": cummax, "cummin": cummin,
+    "kthvalue": kthvalue, "mode": mode, "median": median, "cummax": cummax, "cummin": cummin,
     "nanmedian": nanmedian, "renorm_": _renorm_,
 })  # fmt: skip
