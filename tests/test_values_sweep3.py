@@ -178,3 +178,19 @@ def test_copy_into_an_integer_output_of_a_multi_view_op_takes_no_history():
                 L.tensor(0.41, requires_grad=True),
             )
         )
+
+
+@pytest.mark.parametrize("name", ["neg_", "relu_"])
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+def test_neg_and_relu_refuse_bool_before_the_overlap_check(name, dtype):
+    def write(L, x):
+        return getattr(x.expand(3), name)()
+
+    def prog(L):
+        return write(L, L.zeros(1, dtype=getattr(L, dtype)))
+
+    def batched(L):
+        return L.func.vmap(lambda x: write(L, x))(L.zeros(2, 1, dtype=getattr(L, dtype)))
+
+    assert_same_error(prog)
+    assert_same_error(batched)

@@ -46,7 +46,7 @@ _OVERLAP_OK = frozenset(
 )
 # In-place ops whose argument checks PyTorch makes before the overlap check: theirs is at
 # the write.
-_CHECKS_FIRST = frozenset(("sub", "rsub", "addcdiv", "lerp", "index_add"))
+_CHECKS_FIRST = frozenset(("sub", "rsub", "addcdiv", "lerp", "index_add", "neg", "relu"))
 
 
 def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
