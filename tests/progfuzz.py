@@ -342,6 +342,14 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "the cat, torch.func's dim 1 without it",
     ),
     (
+        r"(?s)lib\.cat\(.*index_select\(",
+        r"^vmap error differs: numtorch RuntimeError: index \d+ is out of bounds for dimension "
+        r"\d+ with size 0\ntorch IndexError: index out of range in self",
+        "torch.func's cat over in_dims=-1 leaves the batch dim where its index_select rule "
+        "takes the unbatched kernel's path (IndexError 'index out of range in self'); the same "
+        "index_select without the cat raises the batched path's RuntimeError, as numtorch does",
+    ),
+    (
         r"\.mode\(",
         r"^\w+ result differs",
         "torch's CPU mode sorts each slice by `<`, which leaves NaN's place unspecified "

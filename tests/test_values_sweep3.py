@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from twolibs import assert_same, assert_same_error
+from twolibs import assert_same, assert_same_error, assert_same_outcome
 
 
 @pytest.fixture(autouse=True)
@@ -194,3 +194,42 @@ def test_neg_and_relu_refuse_bool_before_the_overlap_check(name, dtype):
 
     assert_same_error(prog)
     assert_same_error(batched)
+
+
+@pytest.mark.parametrize("index", ["ellipsis", "int", "slice", "none"])
+@pytest.mark.parametrize("dtype", ["bool", "long"])
+def test_setitem_into_an_integer_output_of_a_multi_view_op(index, dtype):
+    # PyTorch copies into a 0-d target (no checks for an integer self) and fills a larger one
+    def prog(L):
+        x = L.tensor([[-1.4, 2.0], [1.0, 3.0]], requires_grad=True)
+        y = (x.ge(0) if dtype == "bool" else x.long()).unbind(0)[0]
+        if index == "ellipsis":
+            y = y[0]
+        y[{"ellipsis": ..., "int": 0, "slice": slice(0, 1), "none": None}[index]] = L.tensor(
+            0.5, requires_grad=True
+        )
+        return y, y.requires_grad
+
+    assert_same_outcome(prog)
+
+
+@pytest.mark.parametrize("write", ["fill_(1.5)", "triu_()", "zero_()", "mul_(2)"])
+@pytest.mark.parametrize("transform", ["grad", "vjp", "vmap_grad"])
+def test_grad_refuses_a_write_through_an_expanded_view_in_backward(write, transform):
+    # fill_, triu_ and zero_ may write shared elements; grad's backward refuses the write
+    def run(L, fail_after):
+        def f(x):
+            y = x.log1p().expand(2, 2, 1)
+            eval("y." + write)
+            if fail_after:
+                raise ValueError("the forward went on")
+            return (y * L.arange(4.0).reshape(2, 2, 1)).sum()
+
+        if transform == "grad":
+            return L.func.grad(f)(L.tensor([[3.25]]))
+        if transform == "vjp":
+            return L.func.vjp(f, L.tensor([[3.25]]))[1](L.tensor(1.0))
+        return L.func.vmap(L.func.grad(f))(L.tensor([[[3.25]], [[1.0]]]))
+
+    assert_same_error(lambda L: run(L, True))
+    assert_same_error(lambda L: run(L, False))

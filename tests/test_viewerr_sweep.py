@@ -243,8 +243,8 @@ def test_contiguous_of_an_empty_batched_tensor_is_itself(f):
 
 # ------------------------------------------------------------------ shared elements
 # Under func.grad, PyTorch writes into a tensor that requires grad at the level by a copy,
-# which refuses shared elements whatever the op (fill_, zero_, triu_ included); a tensor
-# the level does not track takes the write as in eager mode.
+# which refuses shared elements whatever the op (fill_, zero_, triu_ in its backward); a
+# tensor the level does not track takes the write as in eager mode.
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     "f",

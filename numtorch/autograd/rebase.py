@@ -14,15 +14,16 @@ from ..ops.views import dim_order, view_replay, view_scatter
 from .graph import CopySlices, Saved, copy_slices, node_class, record
 
 
-def rehistory(self: Tensor, result: Tensor, result_rg: bool) -> None:
-    """After self's values were overwritten by result's: self's (or its base's) history."""
+def rehistory(self: Tensor, result: Tensor, result_rg: bool, overlap: bool = False) -> None:
+    """After self's values were overwritten by result's: self's (or its base's) history
+    (``overlap``: a tracked view whose elements share memory, which backward refuses)."""
     if not (result_rg and state.grad_enabled):
         if self._view is not None and self._creation is None:
             self._view_ver = self._ver.v  # (PyTorch regenerates, and refuses, the others on use)
         return
     s = _keep_result(self, result)
     if self._view is not None:
-        _rebase_view(self, result)
+        _rebase_view(self, result, overlap)
         if s is not None and s.is_output:  # its errors name the view's new node
             s.src = weakref.ref(self._grad_fn)
     else:
@@ -61,7 +62,7 @@ def _rebase(t: Tensor, fn, nr: int) -> None:
             t._retain_nr = nr
 
 
-def _rebase_view(view: Tensor, result: Tensor) -> None:
+def _rebase_view(view: Tensor, result: Tensor, overlap: bool = False) -> None:
     """CopySlices: the base's new history writes `result` into the view's region."""
     root, chain = _resolve(view)
     fn = result._grad_fn
@@ -69,7 +70,7 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
         _rebase(root, copy_slices(root, fn, chain), 0)
         _refresh(view)
         return
-    attrs = {"chain": chain, "order": dim_order(root)}
+    attrs = {"chain": chain, "order": dim_order(root), "overlap": overlap}
     inner = None
     if root._level:  # a grad level's view: its node saves the inner values
         interp = root._interp

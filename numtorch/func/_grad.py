@@ -20,7 +20,7 @@ from .._core.dispatch import (
     internal_overlap,
     link_view,
 )
-from .._core.inplace import _array, commit
+from .._core.inplace import _OVERLAP_OK, _array, commit
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
@@ -156,12 +156,14 @@ class GradInterpreter(Interpreter):
                 "grad does not track is not supported; build the tensor out of place (e.g. "
                 "with torch.stack or torch.cat) instead"
             )
-        if target._rg and internal_overlap(_array(tin)):
-            # PyTorch's grad writes into a tensor it tracks by a copy, which refuses shared
-            # elements whatever the op (fill_, triu_, ... included)
+        # PyTorch's grad writes into a tensor it tracks by a copy, which refuses shared
+        # elements: at the write, or in backward for the ops that may write them (fill_,
+        # triu_, ...)
+        shared = target._rg and internal_overlap(_array(tin))
+        if shared and (op is None or op.name not in _OVERLAP_OK):
             raise RuntimeError(INTERNAL_OVERLAP)
         commit(tin, rin, op)
-        rehistory(target, result, rin is not result and result._rg)
+        rehistory(target, result, rin is not result and result._rg, shared)
 
     def backward(self, outputs, cotangents, inputs, keep_graph: bool = True) -> list:
         """Gradients (inner values, or None where unused) of ``outputs`` with respect to

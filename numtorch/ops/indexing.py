@@ -1031,7 +1031,11 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         value = tensor(value, dtype=self.dtype)
     given = value.dtype  # PyTorch expands the value before it casts it
     if given != self.dtype and (not adv or _mask_fill(adv, value)):
-        if value._rg:  # the view's refusals see the value before the cast drops its history
+        # the view's refusals see the value before the cast drops its history; PyTorch
+        # fills with a 0-d value (its checks) and copies anything else (copy_ into an
+        # integer tensor checks nothing)
+        fills = not value.dim() and v.dim()
+        if value._rg and (fills or v.dtype.is_floating_point or v.dtype.is_complex):
             check_inplace(v, (value,))
         value = value.to(self.dtype)  # (index_put_ refuses a tensor of another dtype)
     if not adv:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.dispatch import dispatch, run_kernel
+from .._core.dispatch import INTERNAL_OVERLAP, dispatch, run_kernel
 from .._core.dtype import from_np
 from .._core.inplace import inplace_view
 from .._core.op import (
@@ -1119,7 +1119,7 @@ def _copy_in(xp, a, order):
     return a.transpose(order).copy(order="C").transpose(_inverse(order))
 
 
-def _view_scatter(xp, base, src, chain, order=None):
+def _view_scatter(xp, base, src, chain, order=None, overlap=False):
     out = _copy_in(xp, base, order)
     view = _apply_chain_arrays(out, chain)
     if not xp.shares_memory(view, out) and view.size:
@@ -1128,7 +1128,7 @@ def _view_scatter(xp, base, src, chain, order=None):
     return out
 
 
-def _scatter_into(base, src, chain, order=None, lift=False):
+def _scatter_into(base, src, chain, order=None, overlap=False, lift=False):
     """view_scatter written with other ops: a copy of base with src written into the view.
     ``lift``: src is batched at inner vmap levels too; the copy of base must carry those
     levels before src can be written into it (copy_ cannot add them)."""
@@ -1151,16 +1151,25 @@ def _view_scatter_rule(vmap, args, bdims, attrs):
     return vmap.call(_scatter_into, (base, src), (bb, bs), dict(attrs, lift=lift))
 
 
-def _base_vjp(g, chain, order):
+def _region(g, chain, order, overlap):
+    """The written region of the base's gradient; a region whose elements share memory (a
+    write through an expanded view) has no gradient, as PyTorch's CopySlices refuses."""
+    if overlap:
+        raise RuntimeError(INTERNAL_OVERLAP)
+    return apply_chain(like_root(g, order), chain)
+
+
+def _base_vjp(g, chain, order, overlap):
     g = like_root(g, order)
-    return view_scatter.fn(g, zeros_like(apply_chain(g, chain)), chain, order)
+    return view_scatter.fn(g, zeros_like(_region(g, chain, order, overlap)), chain, order)
 
 
-# order: dim_order of the chain's root (the layout the chain was recorded on)
+# order: dim_order of the chain's root (the layout the chain was recorded on); overlap: the
+# view's elements share memory
 view_scatter = defop(
     "view_scatter", _view_scatter, nin=2,
-    vjp=(_base_vjp, lambda g, chain, order: apply_chain(like_root(g, order), chain)),
-    jvp=lambda tbase, tsrc, chain, order: view_scatter.fn(tbase, tsrc, chain, order),
+    vjp=(_base_vjp, _region),
+    jvp=lambda tbase, tsrc, chain, order, overlap: view_scatter.fn(tbase, tsrc, chain, order),
     node_name="torch::autograd::CopySlices", samples=None, batch_rule=_view_scatter_rule,
 )  # fmt: skip
 
