@@ -528,6 +528,15 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "against 730865266064177, 3.8e-6 relative); neither is wrong",
     ),
     (
+        r"(?s)\.(tanh|exp|log|sin|cos|logit|sigmoid|expm1|log1p)\(.*\.(sum|mean)\([^\n]*\n"
+        r"\s*y = -?[\d.]+ / y",
+        r"^\w+ result differs",
+        "NumPy's float64 tanh is 1 ulp from torch's (tanh(-0.42802478811797623) is "
+        "-0.403669274746594 in NumPy, -0.40366927474659403 in torch), and a mean that cancels "
+        "to ~1e-16 turns the ulp into 25% (5.55e-17 against 6.94e-17), which 2 / y shows; "
+        "neither is wrong",
+    ),
+    (
         r"(?s)\.tanh\(.*\.(trunc|floor|ceil|round|fix)\(",
         r"^\w+ result differs",
         "NumPy's float32 tanh is 1 ulp from the correctly rounded value near -1, and rounding "
