@@ -490,7 +490,6 @@ def _amax_kernel(name: str):
 def _first_zero(xp, x, r, dims, keepdim):
     """``r`` with each zero signed as the first zero it reduced: PyTorch's amax/amin keep the
     first of equal values, NumPy's may keep either sign."""
-    dims = tuple(range(x.ndim)) if dims is None else dims
     rest = [d for d in range(x.ndim) if d not in dims]
     xt = xp.transpose(x, rest + list(dims)).reshape([x.shape[d] for d in rest] + [-1])
     first = xp.take_along_axis(xt, (xt == 0).argmax(-1)[..., None], -1)[..., 0]
@@ -1760,8 +1759,6 @@ def _mode(xp, x, dim=-1, keepdim=False):
     if not x.shape[d]:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     xs = xp.moveaxis(x, d, -1)
-    if not xs.size:
-        return _keep(xp, xs[..., 0], d, keepdim), _keep(xp, xp.zeros(xs.shape[:-1], xp.int64), d, keepdim)  # fmt: skip
     order = xp.argsort(xs, axis=-1, kind="stable")
     s = xp.take_along_axis(xs, order, -1)
     n = s.shape[-1]
@@ -1795,9 +1792,13 @@ def _mode_samples(make):
         yield S((make((5, 3), -1, 2, dtype="int64").astype(make.dtype), 0, True))
 
 
+def _mode_errors(make):
+    yield ErrorInput(S((make((0, 3)), 0)), IndexError, r"mode\(\): Expected reduction dim 0")
+
+
 mode_op = _indexed_op(
-    "mode", _mode, samples=_mode_samples, test={"dtypes": FLOATS_INT_BOOL}, no_kernel=NoKernel("c", "mode_cpu"),
-    error_samples=lambda make: [ErrorInput(S((make((0, 3)), 0)), IndexError, r"mode\(\): Expected reduction dim 0")],
+    "mode", _mode, samples=_mode_samples, error_samples=_mode_errors,
+    test={"dtypes": FLOATS_INT_BOOL}, no_kernel=NoKernel("c", "mode_cpu"),
 )  # fmt: skip
 
 
