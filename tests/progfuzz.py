@@ -227,20 +227,7 @@ KNOWN_OPEN: dict[str, str] = {}
 
 # Failures that mark a known open bug whatever the ops: a regex searched in
 # "<mode> <kind>: <detail>" (kind: ours raised / torch raised / error differs / result differs).
-KNOWN_OPEN_FAILURES: list[tuple[str, str]] = [
-    (
-        r"(ours raised: RuntimeError|numtorch RuntimeError): unsupported operation: more than one element",
-        "fuzz: 'single memory location' error where torch succeeds or raises another (an in-place op on a tensor reshaped from an expanded one under transforms)",
-    ),
-    (
-        r"numtorch RuntimeError: (result type \w+ can't be cast|unsupported operation: more than one element)",
-        "fuzz: in-place ops check cast / overlap / broadcast shape in another order than torch",
-    ),
-    (
-        r"numtorch RuntimeError: result type \w+ can't be cast to the desired output type \w+\ntorch RuntimeError: output with shape",
-        "fuzz: in-place ops check the dtype cast before the broadcast shape (torch: shape first)",
-    ),
-]
+KNOWN_OPEN_FAILURES: list[tuple[str, str]] = []
 
 # Cases where torch is wrong and numtorch keeps the finite-difference answer: (a regex searched
 # in the body, one in the failure, the evidence). The fixed-seed slice and the long run skip them.
