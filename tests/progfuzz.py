@@ -319,30 +319,20 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "fails torch's version check in backward; numtorch's y has no history there",
     ),
     (
-        r"(?s)lib\.cat\(.*\.(min|max|amin|amax)\(",
-        r"^vmap error differs: numtorch IndexError: (\w+)\(\): Expected reduction dim \d+ to "
-        r"have non-zero size\.\ntorch (IndexError|RuntimeError): \1\(\): Expected reduction dim",
-        "torch.func's empty-reduction error after cat names a dim that depends on where its cat "
-        "rule left the batch: min(-1) of a cat over in_dims=-1 names dim 0, amin(-1) names dim "
-        "-1, and the same ops without the cat name dim 1 (numtorch names the physical dim, 1); "
-        "max() of everything raises the unbatched 'reduction dim to be specified' text after "
-        "the cat, torch.func's dim 1 without it",
-    ),
-    (
         r"lib\.cat\(",
-        r"^vmap error differs: numtorch (\w+): ([^\n]*?)dim:? -?\d+([^\n]*)\ntorch \1: \2dim:? "
-        r"-?\d+\3$",
+        r"^vmap error differs: numtorch (?:"
+        r"(\w+): ([^\n]*?)dim:? -?\d+([^\n]*)\ntorch \1: \2dim:? -?\d+\3$"
+        r"|IndexError: (\w+)\(\): Expected reduction dim \d+ [^\n]*\ntorch RuntimeError: \4\(\): "
+        r"Expected reduction dim to be specified"
+        r"|RuntimeError: index \d+ is out of bounds for dimension \d+ with size 0\ntorch "
+        r"IndexError: index out of range in self)",
         "torch.func's cat of empty batched tensors leaves the batch dim where a later op's "
-        "error names another dim than without the cat (median(-1): dim 0 against 1; "
-        "index_add_'s size check: dim 0 against 1); the texts differ in that number only",
-    ),
-    (
-        r"(?s)lib\.cat\(.*index_select\(",
-        r"^vmap error differs: numtorch RuntimeError: index \d+ is out of bounds for dimension "
-        r"\d+ with size 0\ntorch IndexError: index out of range in self",
-        "torch.func's cat over in_dims=-1 leaves the batch dim where its index_select rule "
-        "takes the unbatched kernel's path (IndexError 'index out of range in self'); the same "
-        "index_select without the cat raises the batched path's RuntimeError, as numtorch does",
+        "error differs from the same op's without the cat: the empty-reduction errors of "
+        "min/max/amin/amax/median and index_add_'s size check name another dim (min(-1) of a "
+        "cat over in_dims=-1: dim 0, amin(-1): dim -1, both dim 1 without the cat, as numtorch "
+        "names the physical dim); max() of everything raises the unbatched 'reduction dim to "
+        "be specified' text; index_select takes the unbatched kernel's path (IndexError 'index "
+        "out of range in self')",
     ),
     (
         r"\.mode\(",

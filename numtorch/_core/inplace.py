@@ -204,8 +204,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     above = checked and _max_level(args) > self._level
     if above:  # a vmap above self's levels: its error first
         _check_batched_into_unbatched(self, args, op)
-    if op.name != "copy" or self.dtype.is_floating_point or self.dtype.is_complex:
-        check_inplace(self, args)  # (PyTorch's copy_ into an integer tensor takes no history)
+    if op.name != "copy" or self.dtype._kind >= 2:  # (copy_ into an integer tensor: no history)
+        check_inplace(self, args)
     if args:
         check_overlap(op, self, args)
     if attrs and "out" in attrs:

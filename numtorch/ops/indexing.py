@@ -1035,7 +1035,7 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         # fills with a 0-d value (its checks) and copies anything else (copy_ into an
         # integer tensor checks nothing)
         fills = not value.dim() and v.dim()
-        if value._rg and (fills or v.dtype.is_floating_point or v.dtype.is_complex):
+        if value._rg and (fills or v.dtype._kind >= 2):
             check_inplace(v, (value,))
         value = value.to(self.dtype)  # (index_put_ refuses a tensor of another dtype)
     if not adv:

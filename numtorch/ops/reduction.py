@@ -1761,8 +1761,7 @@ def _mode(xp, x, dim=-1, keepdim=False):
     xs = xp.moveaxis(x, d, -1)
     order = xp.argsort(xs, axis=-1, kind="stable")
     s = xp.take_along_axis(xs, order, -1)
-    n = s.shape[-1]
-    pos = xp.arange(n)
+    pos = xp.arange(s.shape[-1])
     change = s[..., 1:] != s[..., :-1]
     start = xp.concatenate([xp.ones(s.shape[:-1] + (1,), bool), change], -1)
     end = xp.concatenate([change, xp.ones(s.shape[:-1] + (1,), bool)], -1)
@@ -1770,15 +1769,9 @@ def _mode(xp, x, dim=-1, keepdim=False):
     # the longest run of equal sorted values (the smallest value on a tie), at its last
     # element: the value's last occurrence, since the sort is stable
     at = xp.argmax(xp.where(end, pos - first + 1, 0), axis=-1)[..., None]
-    values, indices = (
-        xp.take_along_axis(s, at, -1)[..., 0],
-        xp.take_along_axis(order, at, -1)[..., 0],
-    )
-    return _keep(xp, values, d, keepdim), _keep(xp, indices.astype(xp.int64), d, keepdim)
-
-
-def _keep(xp, r, d, keepdim):
-    return xp.expand_dims(r, d) if keepdim else r
+    values = xp.moveaxis(xp.take_along_axis(s, at, -1), -1, d)
+    indices = xp.moveaxis(xp.take_along_axis(order, at, -1), -1, d).astype(xp.int64)
+    return (values, indices) if keepdim else (values.squeeze(d), indices.squeeze(d))
 
 
 def _mode_samples(make):

@@ -1151,24 +1151,24 @@ def _view_scatter_rule(vmap, args, bdims, attrs):
     return vmap.call(_scatter_into, (base, src), (bb, bs), dict(attrs, lift=lift))
 
 
-def _region(g, chain, order, overlap):
-    """The written region of the base's gradient; a region whose elements share memory (a
-    write through an expanded view) has no gradient, as PyTorch's CopySlices refuses."""
+def _region(g, chain, overlap):
+    """The view's region of g (laid out like the root); a region whose elements share memory
+    (a write through an expanded view) has no gradient, as PyTorch's CopySlices refuses."""
     if overlap:
         raise RuntimeError(INTERNAL_OVERLAP)
-    return apply_chain(like_root(g, order), chain)
+    return apply_chain(g, chain)
 
 
 def _base_vjp(g, chain, order, overlap):
     g = like_root(g, order)
-    return view_scatter.fn(g, zeros_like(_region(g, chain, order, overlap)), chain, order)
+    return view_scatter.fn(g, zeros_like(_region(g, chain, overlap)), chain, order)
 
 
 # order: dim_order of the chain's root (the layout the chain was recorded on); overlap: the
 # view's elements share memory
 view_scatter = defop(
     "view_scatter", _view_scatter, nin=2,
-    vjp=(_base_vjp, _region),
+    vjp=(_base_vjp, lambda g, chain, order, overlap: _region(like_root(g, order), chain, overlap)),
     jvp=lambda tbase, tsrc, chain, order, overlap: view_scatter.fn(tbase, tsrc, chain, order),
     node_name="torch::autograd::CopySlices", samples=None, batch_rule=_view_scatter_rule,
 )  # fmt: skip
