@@ -246,12 +246,12 @@ def main() -> None:
     rows = []
     for name, (case, target) in CASES.items():
         ours_fn = case(nt)
-        ours = best_of(ours_fn, repeat=3) * 1e3
+        ours = best_of(ours_fn, repeat=5) * 1e3
         theirs = float("nan")
         if torch is not None:
             theirs_fn = case(torch)
             check(name, ours_fn(), theirs_fn())
-            theirs = best_of(theirs_fn, repeat=3) * 1e3
+            theirs = best_of(theirs_fn, repeat=5) * 1e3
         rows.append((name, ours, theirs, ours / theirs, target))
     w = max(len(r[0]) for r in rows)
     print(f"{'case':<{w}}  {'numtorch':>9}  {'torch':>9}  {'ratio':>6}  {'target':>6}")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 from opdb import leaves, ops_with_samples, resolve, samples
-from twolibs import arr, assert_same, assert_same_error
+from twolibs import arr, assert_close, assert_same, assert_same_error
 
 import numtorch as nt
 
@@ -365,3 +365,37 @@ def test_index_result_follows_the_input_layout():
         lambda lib, xb: lib.func.vmap(lambda y: y[[0, 0]].view(-1), in_dims=-1)(xb),
         arr(1, 2, 1, 2),
     )
+
+
+def _stride_of_grads(lib, x_shape, w_shape):
+    """The strides of dL/dW and dL/dx for L = sum(linear(x, W) * t) (W seen through .mT)."""
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal(x_shape)).requires_grad_()
+    w = lib.tensor(rng.standard_normal(w_shape)).requires_grad_()
+    t = lib.tensor(rng.standard_normal((*x_shape[:-1], w_shape[0])))
+    (lib.nn.functional.linear(x, w) * t).sum().backward()
+    return x.grad.stride(), w.grad.stride(), x.grad, w.grad
+
+
+@pytest.mark.parametrize("x_shape", [(5, 3), (1, 3), (2, 4, 3)])
+def test_matmul_gradient_of_a_transposed_factor_keeps_its_layout(x_shape):
+    # PyTorch's mm backward computes the gradient of a column-major factor transposed, so
+    # that a weight used as W.mT gets a row-major gradient
+    ours = _stride_of_grads(nt, x_shape, (4, 3))
+    theirs = _stride_of_grads(torch, x_shape, (4, 3))
+    assert ours[:2] == theirs[:2]
+    assert_close(ours[2:], theirs[2:])
+
+
+def test_per_sample_linear_weight_gradients_are_contiguous():
+    rng = np.random.default_rng(1)
+    w0, x0 = rng.standard_normal((6, 5)), rng.standard_normal((7, 5))
+
+    def run(lib):
+        w, x = lib.tensor(w0), lib.tensor(x0)
+        f = lambda w, x: lib.nn.functional.linear(x.unsqueeze(0), w).tanh().sum()  # noqa: E731
+        return lib.func.vmap(lib.func.grad(f), in_dims=(None, 0))(w, x)
+
+    ours, theirs = run(nt), run(torch)
+    assert ours.stride() == theirs.stride() == (30, 5, 1)
+    assert_close(ours, theirs)

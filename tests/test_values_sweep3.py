@@ -6,7 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from twolibs import assert_same, assert_same_error, assert_same_outcome
+
+import numtorch as nt
 
 
 @pytest.fixture(autouse=True)
@@ -233,3 +236,25 @@ def test_grad_refuses_a_write_through_an_expanded_view_in_backward(write, transf
 
     assert_same_error(lambda L: run(L, True))
     assert_same_error(lambda L: run(L, False))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "int64", "uint8"])
+@pytest.mark.parametrize("values", ["both", "zero_input", "zero_other"])
+def test_where_on_large_arrays_selects_the_exact_bits(dtype, values):
+    # large arrays take a branch-free select of bit patterns: NaN payloads, signed zeros and
+    # broadcast operands come out as PyTorch's where gives them
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((3, 1, 40000)) * 100).astype(dtype)
+    b = (rng.standard_normal(40000) * 100).astype(dtype)
+    if a.dtype.kind == "f":
+        a[0, 0, :4] = [np.nan, -0.0, np.inf, -np.nan]
+        b[:4] = [-0.0, np.nan, -np.inf, 0.0]
+    c = rng.random((4, 40000)) < 0.5
+
+    def bits(L):
+        x, y = L.tensor(a), L.tensor(b)
+        x, y = {"both": (x, y), "zero_input": (0, y), "zero_other": (x, 0)}[values]
+        out = L.where(L.tensor(c), x, y).numpy()
+        return out.dtype, out.shape, out.tobytes()
+
+    assert bits(nt) == bits(torch)

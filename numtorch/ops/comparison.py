@@ -75,17 +75,17 @@ def _bit_select(condition, input, other):
     if np.result_type(input, other) != dtype:  # an int array and 0.0 make floats
         return None
     shape = np.broadcast_shapes(condition.shape, *(a.shape for a in arrays))
-    # -True as int8 is all ones; widening it to the dtype's width keeps all ones.
-    mask = np.negative(np.broadcast_to(condition, shape).view(np.int8)).astype(bits)
-    if isinstance(input, np.ndarray) and isinstance(other, np.ndarray):
-        out = np.bitwise_and(input.view(bits), mask)
-        np.invert(mask, out=mask)
-        np.bitwise_or(out, np.bitwise_and(other.view(bits), mask, out=mask), out=out)
-    elif isinstance(input, np.ndarray):
-        out = np.bitwise_and(input.view(bits), mask, out=mask)
+    # A mask of all-ones/all-zeros int8 (-True is all ones), sign-extended to the dtype's
+    # width inside each bitwise loop: the mask is a quarter of a pass at float32.
+    cond = np.broadcast_to(condition, shape).view(np.int8)
+    if isinstance(input, np.ndarray):
+        mask = np.negative(cond)
+        out = np.bitwise_and(input.view(bits), mask, dtype=bits)
+        if isinstance(other, np.ndarray):
+            np.invert(mask, out=mask)
+            np.bitwise_or(out, np.bitwise_and(other.view(bits), mask, dtype=bits), out=out)
     else:
-        np.invert(mask, out=mask)
-        out = np.bitwise_and(other.view(bits), mask, out=mask)
+        out = np.bitwise_and(other.view(bits), np.subtract(cond, np.int8(1)), dtype=bits)
     return out.view(dtype)
 
 

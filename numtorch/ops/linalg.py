@@ -241,6 +241,12 @@ stacked = rule_generator(_stacked)
 
 
 # ------------------------------------------------------------------ matmul family
+def _column_major(m) -> bool:
+    """A transposed matrix (a weight seen through ``.mT``): as PyTorch's mm backward, its
+    gradient is computed transposed, so that it comes out in the factor's own layout."""
+    return m.dim() == 2 and m.stride(0) == 1 and m.stride(1) != 1
+
+
 def _matmul_vjp_a(g, input, other):
     if input.dim() == 1 and other.dim() == 1:
         return g * other
@@ -248,6 +254,8 @@ def _matmul_vjp_a(g, input, other):
         return g.unsqueeze(-1) * other
     if input.dim() == 1:
         return (other @ g.unsqueeze(-1)).squeeze(-1)
+    if _column_major(input):
+        return (other @ g.mT).mT
     return g @ other.mT
 
 
@@ -258,6 +266,8 @@ def _matmul_vjp_b(g, input, other):
         return input.unsqueeze(-1) * g.unsqueeze(-2)
     if other.dim() == 1:
         return (input.mT @ g.unsqueeze(-1)).squeeze(-1)
+    if _column_major(other):
+        return (g.mT @ input).mT
     return input.mT @ g
 
 
