@@ -138,6 +138,42 @@ def test_a_size_change_recaptures_once_then_reuses_when_static():
     assert counters["compiled_autograd"]["compiles"] == 2
 
 
+def _layout_program(lib, layouts):
+    """x @ w backward for each layout of w (row- or column-major): w's gradient and x's."""
+    rng = np.random.default_rng(0)
+    xa, wa = rng.standard_normal((50, 37)), rng.standard_normal((37, 41))
+    out = []
+    for column_major in layouts:
+        x = lib.tensor(xa).requires_grad_()
+        w = lib.tensor(np.ascontiguousarray(wa.T)).t() if column_major else lib.tensor(wa)
+        w = w.detach().requires_grad_()
+        (x @ w).tanh().sum().backward()
+        out += [w.grad, x.grad]
+    return out
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+def test_a_new_layout_of_a_saved_factor_counts_as_pytorch_and_stays_exact(dynamic):
+    # matmul's backward branches on a column-major factor (as PyTorch's mm backward): the
+    # program made for one layout must not serve another; PyTorch counts a new layout as
+    # it counts a new size (a recapture only of a static graph)
+    layouts = [False, True, True, False]
+    eager = _layout_program(nt, layouts)
+    ca.reset()
+    counters.clear()
+    with ca._enable(_identity, dynamic=dynamic):
+        got = _layout_program(nt, layouts)
+    tca.reset()
+    torch._dynamo.utils.counters.clear()
+    with tca._enable(torch.compile(backend="eager"), dynamic=dynamic):
+        want = _layout_program(torch, layouts)
+    theirs = torch._dynamo.utils.counters["compiled_autograd"]["captures"]
+    assert counters["compiled_autograd"]["captures"] == theirs == (1 if dynamic else 2)
+    for g, e, w in zip(got, eager, want):
+        assert g.stride() == e.stride() and np.array_equal(g.numpy(), e.numpy())
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-9)  # (another BLAS)
+
+
 def test_the_cache_outlives_the_context_until_reset():
     with ca._enable(_identity):
         _program(nt)

@@ -30,12 +30,12 @@ class CapturedGraph:
     ``code`` is the generated source of the program for the sizes it last compiled."""
 
     def __init__(self) -> None:
-        self.variants: list = []  # (sizes, function, nodes to free), newest first
+        self.variants: list = []  # ((sizes, layouts), function, nodes to free), newest first
         self.nodes: list = []
         self.code = ""
 
     def __call__(self, inputs: list, w: _Walk):
-        sig = w.sig
+        sig = (w.sig, w.layouts)
         for variant in self.variants:
             if variant[0] == sig:
                 break
@@ -58,7 +58,7 @@ class CapturedGraph:
             out = run.run()
         self.nodes = run.calls
         fn, self.code = _codegen.generate(run.tracer.program, len(w.arrays), run.outputs)
-        self.variants.insert(0, (w.sig, fn, tuple(run.frees)))
+        self.variants.insert(0, ((w.sig, w.layouts), fn, tuple(run.frees)))
         return out
 
 

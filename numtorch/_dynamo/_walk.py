@@ -42,7 +42,7 @@ class _Walk:
     """One backward call's graph as the cache and the compiled code see it."""
 
     __slots__ = (
-        "keys", "nodes", "kinds", "arrays", "sig", "roots", "inputs", "accumulate",
+        "keys", "nodes", "kinds", "arrays", "sig", "layouts", "roots", "inputs", "accumulate",
         "keep_graph", "entry",
     )  # fmt: skip
 
@@ -255,11 +255,22 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -
     w.arrays = arrays
     metas.append([None if a is None else a.shape for a in arrays])
     w.sig = metas  # compared, not hashed: it holds lists
+    w.layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
     w.roots = roots
     w.inputs = inputs
     w.accumulate = accumulate
     w.keep_graph = keep_graph
     return w
+
+
+def _layout(a) -> tuple:
+    """A non-contiguous array's layout apart from its sizes: its dims from outermost in
+    memory, each with whether it steps by one element. vjp formulas may branch on it (as
+    PyTorch's mm backward does on a column-major factor), so a program is made per layout,
+    as per size; like a size, a new layout is a new capture only of a static graph."""
+    st = a.strides
+    order = sorted(range(a.ndim), key=lambda d: -abs(st[d]))
+    return tuple((d, st[d] == a.itemsize) for d in order)
 
 
 def _store(keys, entry: _Entry) -> None:

@@ -139,9 +139,10 @@ def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate
         result = graph.capture(w)
         fn = compiler.fn(graph)
         counters["compiled_autograd"]["compiles"] += 1
-        _store(w.keys, _Entry(fn, graph, compiler.dynamic, w.sig))
+        _store(w.keys, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
         return result
-    if not entry.dynamic and w.sig != entry.sig:  # a size changed: recapture, dynamic
+    if not entry.dynamic and (w.sig, w.layouts) != entry.sig:  # a size or stride changed:
+        # recapture, dynamic
         counters["compiled_autograd"]["captures"] += 1
         counters["compiled_autograd"]["compiles"] += 1
         entry.dynamic = True
