@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import warnings
 
 from .._core import dtype as dt
@@ -44,13 +45,42 @@ def _blocks(size, kernel, stride, padding, dilation) -> tuple[int, ...]:
 
 
 def _pad(xp, x, padding):
-    """x zero-padded on its trailing spatial dims (x itself when nothing is padded)."""
+    """x zero-padded on its trailing spatial dims (x itself when nothing is padded), a
+    temporary in scratch slot 1."""
     if not any(lo or hi for lo, hi in padding):
         return x
     d = len(padding)
     sp = x.shape[-d:]
-    out = xp.zeros(x.shape[:-d] + tuple(s + lo + hi for s, (lo, hi) in zip(sp, padding)), x.dtype)
+    out = _zeros(
+        xp, x.shape[:-d] + tuple(s + lo + hi for s, (lo, hi) in zip(sp, padding)), x.dtype, 1
+    )
     out[(..., *(slice(lo, lo + s) for s, (lo, _) in zip(sp, padding)))] = x
+    return out
+
+
+_scratch_buffers = threading.local()
+_SCRATCH_MAX = 256 << 20  # a larger temporary is allocated, and freed, as usual
+
+
+def _scratch(xp, shape: tuple, dtype, slot: int = 0):
+    """An uninitialized array for a temporary that never leaves its kernel (an im2col
+    matrix, a padded copy): on the CPU each thread reuses one buffer per ``slot`` from
+    call to call, so that a large temporary does not fault in fresh zeroed pages at every
+    step (~4 ms per 42 MB here). Two temporaries alive at once take different slots."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if xp.__name__ != "numpy" or nbytes > _SCRATCH_MAX:
+        return xp.empty(shape, dtype)
+    bufs = getattr(_scratch_buffers, "bufs", None)
+    if bufs is None:
+        bufs = _scratch_buffers.bufs = [None, None]
+    if bufs[slot] is None or bufs[slot].nbytes < nbytes:
+        bufs[slot] = xp.empty(nbytes, xp.uint8)
+    return bufs[slot][:nbytes].view(dtype).reshape(shape)
+
+
+def _zeros(xp, shape: tuple, dtype, slot: int):
+    out = _scratch(xp, shape, dtype, slot)
+    out.fill(0)
     return out
 
 
@@ -63,7 +93,7 @@ def _cols(xp, x, kernel, stride, padding, dilation, blocks):
     v = v.transpose((1, *range(2, 2 + d), 0, *range(2 + d, 2 + 2 * d)))  # (C, *K, N, *L)
     rows, cols = math.prod(v.shape[: 1 + d]), math.prod(v.shape[1 + d :])
     pad = 16 if (cols * x.dtype.itemsize) % 4096 == 0 else 0
-    out = xp.empty((rows, cols + pad), x.dtype)[:, :cols]
+    out = _scratch(xp, (rows, cols + pad), x.dtype)[:, :cols]
     out.reshape(v.shape)[...] = v  # splits the axes: a view of out
     return out
 
@@ -76,7 +106,10 @@ def _col2im(xp, cols, size, kernel, stride, padding, dilation):
     n, c = cols.shape[:2]
     blocks = cols.shape[2 + d :]
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
-    out = xp.zeros((n, c, *padded), cols.dtype)
+    if any(lo or hi for lo, hi in padding):  # a temporary: the result is its inner part
+        out = _zeros(xp, (n, c, *padded), cols.dtype, 1)
+    else:
+        out = xp.zeros((n, c, *padded), cols.dtype)
     full = (slice(None), slice(None))
     for k in itertools.product(*(range(kk) for kk in kernel)):
         where = tuple(
@@ -92,11 +125,15 @@ def _col2im(xp, cols, size, kernel, stride, padding, dilation):
 
 
 def _group_rows(xp, y, groups):
-    """(N, G*M, *L) as (G, M, N*L): per group, the channel rows over all positions."""
+    """(N, G*M, *L) as (G, M, N*L): per group, the channel rows over all positions (a
+    temporary in scratch slot 1 where it takes a copy)."""
     n, ch = y.shape[:2]
-    return xp.ascontiguousarray(
-        y.reshape(n, groups, ch // groups, math.prod(y.shape[2:])).transpose(1, 2, 0, 3)
-    ).reshape(groups, ch // groups, n * math.prod(y.shape[2:]))
+    v = y.reshape(n, groups, ch // groups, math.prod(y.shape[2:])).transpose(1, 2, 0, 3)
+    if not v.flags.c_contiguous:
+        out = _scratch(xp, v.shape, v.dtype, 1)
+        out[...] = v
+        v = out
+    return v.reshape(groups, ch // groups, n * math.prod(y.shape[2:]))
 
 
 def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
@@ -109,8 +146,9 @@ def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,
     # is ~15% less CPU time at one BLAS thread on the CNN's second layer, but ~10% slower in
     # wall time at the default two threads: the copy is single-threaded.)
     v = sliding(xp, _pad(xp, input, padding), kernel, stride, dilation, blocks, kernel_first=True)
-    cols = xp.ascontiguousarray(v).reshape(n, groups, ck, length)
-    return xp.matmul(w, cols).reshape(n, o, *blocks)
+    cols = _scratch(xp, v.shape, v.dtype)
+    cols[...] = v
+    return xp.matmul(w, cols.reshape(n, groups, ck, length)).reshape(n, o, *blocks)
 
 
 def _convolution_input_grad(
@@ -120,9 +158,11 @@ def _convolution_input_grad(
     c = weight.shape[1] * groups
     w = weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
     # W^T contiguous (it is small): OpenBLAS runs the GEMM ~10% faster than on the view
+    rows = _group_rows(xp, grad_output, groups)
     cols = xp.matmul(
-        xp.ascontiguousarray(w.transpose(0, 2, 1)), _group_rows(xp, grad_output, groups)
-    )
+        xp.ascontiguousarray(w.transpose(0, 2, 1)), rows,
+        out=_scratch(xp, (groups, w.shape[2], rows.shape[2]), rows.dtype),
+    )  # fmt: skip
     d = len(kernel)
     cols = cols.reshape(c, *kernel, n, *blocks)
     cols = cols.transpose((1 + d, 0, *range(1, 1 + d), *range(2 + d, 2 + 2 * d)))
