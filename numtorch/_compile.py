@@ -179,8 +179,10 @@ class _Frame:
         graph = self._graph_key(key, flat)
         if graph not in self.graphs and self.dynamic is None and self._mark_changed(graph, flat):
             graph = self._graph_key(key, flat)
-        keys = self.graphs.get(graph)
-        if keys is None:
+        keys = self.graphs.get(graph, _MISS)
+        if keys is None:  # the graph broke at another size of its dynamic dims
+            return self.eager(args, kwargs)
+        if keys is _MISS:
             if len(self.graphs) >= RECOMPILE_LIMIT:
                 self._warn(f"hit the recompile limit ({RECOMPILE_LIMIT})")
                 return self.eager(args, kwargs)
@@ -188,7 +190,7 @@ class _Frame:
         elif len(keys) >= SPECIALIZATIONS:
             del self.entries[keys.pop(0)]
         keys.append(key)
-        return self._trace(key, lifted, args, kwargs, new_graph=len(keys) == 1)
+        return self._trace(key, lifted, args, kwargs, graph, new_graph=len(keys) == 1)
 
     def _dims(self, i: int, t: Tensor, ndim: int):
         if self.dynamic is True:
@@ -233,7 +235,7 @@ class _Frame:
                     return True
         return False
 
-    def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict, new_graph=True):
+    def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict, graph, new_graph=True):
         tracer = _forward.ForwardTracer(lifted, self.fullgraph)
         with tracer:
             out = self.fn(*args, **kwargs)
@@ -247,6 +249,11 @@ class _Frame:
         if isinstance(result, str):
             self._warn(result)
             self.entries[key] = None
+            if graph != key:  # its other sizes break as well: they run eagerly untraced
+                for k in self.graphs[graph]:
+                    self.entries.pop(k, None)
+                self.graphs[graph] = None
+                self.entries[key] = None
         else:
             result.out_spec = spec
             self.entries[key] = result

@@ -394,6 +394,26 @@ def test_data_dependent_python_finishes_eagerly_with_one_warning():
     assert sum(counters["graph_break"].values()) == 1
 
 
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_a_graph_that_breaks_is_not_traced_again_at_new_sizes_of_its_dynamic_dims(dynamic):
+    calls = []  # whether each call of f is traced (the tracer is on the interpreter stack)
+
+    def f(x):
+        calls.append(bool(nt._core.state.state.stack))
+        return x * 2 if x.sum() > 0 else x * 3
+
+    c = nt.compile(f, dynamic=dynamic)
+    with pytest.warns(UserWarning, match="read in Python"):
+        c(nt.ones(2))
+    traced = sum(calls)
+    for n in (3, 4, 5, 6):  # (automatic dynamic marks dim 0 at the second size)
+        assert c(-nt.ones(n)).tolist() == [-3.0] * n
+        assert c(nt.ones(n)).tolist() == [2.0] * n
+    retraced = sum(calls) - traced
+    assert retraced == (0 if dynamic else 1)  # (the size that makes the dim dynamic)
+    assert sum(counters["graph_break"].values()) == 1 + retraced
+
+
 def test_fullgraph_refuses_what_it_cannot_trace():
     c = nt.compile(lambda x: x * 2 if x.sum() > 0 else x, fullgraph=True)
     with pytest.raises(Unsupported, match="read in Python"):

@@ -174,6 +174,25 @@ def test_a_new_layout_of_a_saved_factor_counts_as_pytorch_and_stays_exact(dynami
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-9)  # (another BLAS)
 
 
+def test_new_sizes_of_a_dynamic_graph_reuse_its_compiled_source():
+    from numtorch._dynamo import _codegen
+
+    def grads(n):
+        x = nt.arange(3.0 * n).reshape(n, 3).requires_grad_()
+        w = nt.linspace(-1, 1, 6).reshape(3, 2).requires_grad_()
+        (x @ w).tanh().sum().backward()
+        return x.grad, w.grad
+
+    _codegen._CODE.clear()
+    with ca._enable(_identity):
+        got = [grads(n) for n in (3, 4, 5)]
+    assert counters["compiled_autograd"]["captures"] == 1
+    assert len(_codegen._CODE) == 1  # the sizes' programs have one text, compiled once
+    for n, pair in zip((3, 4, 5), got):
+        for g, e in zip(pair, grads(n)):
+            np.testing.assert_array_equal(g.numpy(), e.numpy())
+
+
 def test_the_cache_outlives_the_context_until_reset():
     with ca._enable(_identity):
         _program(nt)

@@ -177,8 +177,18 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     else:
         body.append("return [" + ", ".join("None" if s is None else f"s{s}" for s in outputs) + "]")
     src = "def compiled(inputs, nodes):\n" + "".join(f"    {line}\n" for line in body)
-    exec(compile(src, "<compiled autograd>", "exec"), env)
+    code = _CODE.get(src)
+    if code is None:  # (a new size of a dynamic graph often makes the same text)
+        if len(_CODE) >= _CODE_KEPT:
+            del _CODE[next(iter(_CODE))]
+        code = _CODE[src] = compile(src, "<compiled autograd>", "exec")
+    exec(code, env)
     return env["compiled"], src
+
+
+# Compiled sources, by text: the constants a program's text names live in its own env
+_CODE: dict = {}
+_CODE_KEPT = 256
 
 
 def _ident(name: str) -> str:
