@@ -234,3 +234,23 @@ def test_fold_errors_match_torch_word_for_word(name, xs, args, kwargs):
         return getattr(lib.nn.functional, name)(x, *args, **kwargs)
 
     assert_same_error(prog, arr(*xs))
+
+
+def test_unfold_and_fold_results_own_their_memory():
+    # a 1x1 kernel's windows are the (padded) input itself; the result must still be a new
+    # tensor, and a padded fold's inner part a copy (kernels keep temporaries in buffers
+    # that the next call reuses)
+    def prog(L):
+        F = L.nn.functional
+        x = L.ones(1, 2, 3, 3)
+        u = F.unfold(x, 1)
+        u.add_(1)
+        p = F.unfold(L.ones(1, 1, 3, 3), 1, padding=1)
+        F.unfold(L.zeros(1, 1, 3, 3), 1, padding=1)
+        f = F.fold(L.ones(1, 1, 5), (3, 1), 1, padding=(1, 0))
+        F.fold(L.zeros(1, 1, 5), (3, 1), 1, padding=(1, 0))
+        c = F.conv_transpose1d(L.ones(1, 1, 5), L.ones(1, 1, 1), padding=1)
+        F.conv_transpose1d(L.zeros(1, 1, 5), L.ones(1, 1, 1), padding=1)
+        return x, u, p, f, c, u.stride(), p.stride(), f.stride(), c.stride()
+
+    assert_same(prog)

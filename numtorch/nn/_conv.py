@@ -59,7 +59,7 @@ def _pad(xp, x, padding):
 
 
 _scratch_buffers = threading.local()
-_SCRATCH_MAX = 256 << 20  # a larger temporary is allocated, and freed, as usual
+_SCRATCH_MAX = 64 << 20  # a larger temporary is allocated, and freed, as usual
 
 
 def _scratch(xp, shape: tuple, dtype, slot: int = 0):
@@ -119,9 +119,8 @@ def _col2im(xp, cols, size, kernel, stride, padding, dilation):
         out[full + where] += cols[full + k]
     if not any(lo or hi for lo, hi in padding):
         return out
-    return xp.ascontiguousarray(
-        out[full + tuple(slice(lo, lo + s) for s, (lo, _) in zip(size, padding))]
-    )
+    # a copy even where the inner part is contiguous: out is a scratch buffer
+    return out[full + tuple(slice(lo, lo + s) for s, (lo, _) in zip(size, padding))].copy()
 
 
 def _group_rows(xp, y, groups):
@@ -188,7 +187,8 @@ def _im2col(xp, input, kernel_size=(1,), dilation=(1,), padding=(0,), stride=(1,
     blocks = _blocks(input.shape[2:], kernel_size, stride, pads, dilation)
     v = sliding(xp, _pad(xp, input, pads), kernel_size, stride, dilation, blocks, kernel_first=True)
     n, c = input.shape[:2]
-    return xp.ascontiguousarray(v).reshape(n, c * math.prod(kernel_size), math.prod(blocks))
+    # a copy even where the windows are the (padded) input itself (a 1x1 kernel)
+    return v.copy().reshape(n, c * math.prod(kernel_size), math.prod(blocks))
 
 
 def _col2im_kernel(
