@@ -1,7 +1,8 @@
 """Result layouts against PyTorch: every op of the op database on its samples made
 non-contiguous (transposed, permuted, stepped, expanded), comparing each result's strides
 and ``is_contiguous()`` with PyTorch's, and regression tests of the layout causes found by
-the random-program fuzzer.
+the random-program fuzzer; and which inputs each result shares memory with, against
+PyTorch's.
 
 Strides are compared on the dims of size > 1 (a size-1 dim never steps through memory,
 and NumPy's relaxed strides give it another number than PyTorch's formula); an empty
@@ -399,3 +400,44 @@ def test_per_sample_linear_weight_gradients_are_contiguous():
     ours, theirs = run(nt), run(torch)
     assert ours.stride() == theirs.stride() == (30, 5, 1)
     assert_close(ours, theirs)
+
+
+# Ops whose result PyTorch returns as (a view of) an input where numtorch's is a new tensor.
+ALIASES_DIFFER = {
+    "copy": "the oracle is Tensor.copy_, which returns self",
+    "einsum": "PyTorch's einsum returns views of its operands where it multiplies nothing",
+    "conj_physical": "PyTorch's conj_physical of a real tensor returns the input itself",
+}
+
+
+def _shared(lib, out, args) -> list:
+    """For each result tensor, which argument tensors it shares memory with."""
+    ins = leaves((args,), lib.Tensor)
+    rows = []
+    for o in leaves((out,), lib.Tensor):
+        if lib is nt:
+            rows.append(tuple(bool(np.shares_memory(o._data, i._data)) for i in ins))
+        else:
+            ptr = o.untyped_storage().data_ptr()
+            rows.append(tuple(o.numel() > 0 and i.untyped_storage().data_ptr() == ptr for i in ins))
+    return rows
+
+
+@pytest.mark.parametrize(
+    "op", [o for o in OPS if o.name not in ALIASES_DIFFER], ids=lambda o: o.name
+)
+def test_results_share_memory_with_inputs_as_torchs_do(op):
+    # a result that views an input where PyTorch's is new would carry writes into the input
+    for kind in VARIANTS:
+        for s in samples(op, "float32"):
+            if not any(_applies(a, kind) for a in _arrays(s.args)) and kind != "contiguous":
+                continue
+            try:
+                targs = (_convert(torch, s.args, kind), _convert(torch, s.kwargs, kind))
+                torch.manual_seed(0)
+                ref = resolve(torch, op.oracle or op.api)(*targs[0], **targs[1])
+                nargs = (_convert(nt, s.args, kind), _convert(nt, s.kwargs, kind))
+                got = resolve(nt, op.api)(*nargs[0], **nargs[1])
+            except Exception:  # noqa: BLE001 - errors are the other sweeps' business
+                continue
+            assert _shared(nt, got, nargs) == _shared(torch, ref, targs), f"{kind}: {s}"

@@ -371,21 +371,33 @@ def composite(
 
 
 def _contiguous_fn(fn: Callable) -> Callable:
-    """``fn`` with its tensor results made contiguous (differentiably)."""
+    """``fn`` with its tensor results made contiguous (differentiably), and new: a result
+    that is a view of an argument (a reshape that a trivial permutation left a view) is
+    cloned, as PyTorch's kernel writes a new tensor."""
 
     @functools.wraps(fn)
     def laid_out(*args, **kwargs):
         out = fn(*args, **kwargs)
         if isinstance(out, Tensor):
-            return out if out.is_contiguous() else out.contiguous()
+            return _new_contiguous(out, args, kwargs)
         if isinstance(out, tuple) and not hasattr(out, "_fields"):
             return tuple(
-                o.contiguous() if isinstance(o, Tensor) and not o.is_contiguous() else o
-                for o in out
+                _new_contiguous(o, args, kwargs) if isinstance(o, Tensor) else o for o in out
             )
         return out
 
     return laid_out
+
+
+def _new_contiguous(out: Tensor, args: tuple, kwargs: dict) -> Tensor:
+    if not out.is_contiguous():
+        return out.contiguous()
+    root = out._base
+    if root is not None and any(
+        isinstance(a, Tensor) and (a is root or a._base is root) for a in (*args, *kwargs.values())
+    ):
+        return out.clone()
+    return out
 
 
 def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str, ...]):
