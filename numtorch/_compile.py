@@ -17,7 +17,8 @@ Sizes: a dim whose size changed between calls (``dynamic=None``), every dim of t
 arguments (``dynamic=True``) or a dim given to ``_dynamo.mark_dynamic`` is dynamic: its
 sizes share one graph (the guards, the recompile limit and the counters see one), and
 each new size of it is traced once into a program of its own, kept for the next call of
-that size. Sizes 0 and 1 are never dynamic, as in PyTorch.
+that size (a graph whose trace breaks runs eagerly at all its sizes). Sizes 0 and 1 are
+never dynamic, as in PyTorch.
 
 Python side effects of the traced call other than writes into tensors (appending to a
 list, setting an attribute) happen once, when it is traced; numbers the function reads
@@ -248,12 +249,11 @@ class _Frame:
             result = tracer.finish(flat)
         if isinstance(result, str):
             self._warn(result)
-            self.entries[key] = None
-            if graph != key:  # its other sizes break as well: they run eagerly untraced
+            if graph != key:  # a dynamic graph: its other sizes run eagerly, untraced
                 for k in self.graphs[graph]:
                     self.entries.pop(k, None)
                 self.graphs[graph] = None
-                self.entries[key] = None
+            self.entries[key] = None
         else:
             result.out_spec = spec
             self.entries[key] = result
