@@ -441,3 +441,29 @@ def test_results_share_memory_with_inputs_as_torchs_do(op):
             except Exception:  # noqa: BLE001 - errors are the other sweeps' business
                 continue
             assert _shared(nt, got, nargs) == _shared(torch, ref, targs), f"{kind}: {s}"
+
+
+def test_unsqueeze_keeps_every_stride_and_steps_the_new_dim_as_pytorch():
+    # size-one dims included: later layouts (an index's result order) follow them
+    def prog(L):
+        t = L.arange(8.0).reshape(2, 4)
+        cases = [t[:1].mT, t[:, ::2], L.tensor(3.0), t.mT[:, :1]]
+        return [c.unsqueeze(d).stride() for c in cases for d in range(-c.dim() - 1, c.dim() + 1)]
+
+    assert prog(nt) == prog(torch)
+
+
+def test_a_view_of_an_index_of_an_expansion_under_vmap():
+    # expand's new dims under vmap kept a size-one dim's stride (a reshape had changed it),
+    # so the index's result came out in another order and view(-1) refused it
+    xb = np.arange(8.0).reshape(1, 4, 2)
+
+    def prog(L):
+        def f(x):
+            y = L.broadcast_to(x.mT, (2, 4, 1))[[0, 0]]
+            y.view(-1)[:1].sin_()
+            return y, x.mT.expand(2, 4, 1).stride()
+
+        return L.func.vmap(f, in_dims=-1, out_dims=(0, None))(L.tensor(xb))
+
+    assert_same(prog)

@@ -256,7 +256,13 @@ ravel = view_op(
 
 # ------------------------------------------------------------------ dims in and out
 def _unsqueeze(xp, input, dim):
-    return xp.expand_dims(input, wrap_dim(dim, input.ndim + 1))
+    # PyTorch's geometry: the new dim steps over the dim it lands before (one element at
+    # the end); every other stride stays, a size-one dim's included (NumPy's expand_dims
+    # may change those, and later layouts follow them)
+    d = wrap_dim(dim, input.ndim + 1)
+    shape, st = input.shape, input.strides
+    step = shape[d] * st[d] if d < input.ndim else input.itemsize
+    return _strided(xp, input, shape[:d] + (1,) + shape[d:], st[:d] + (step,) + st[d:])
 
 
 unsqueeze = view_op(
@@ -980,10 +986,15 @@ def _expand(xp, input, size):
         st = inner if size[i] == 1 else 0
         strides.insert(0, st)
         inner = size[i] * st
+    return _strided(xp, input, size, tuple(strides))
+
+
+def _strided(xp, input, shape: tuple, strides: tuple):
+    """A view of input's memory with these shape and (byte) strides."""
     if xp is np and (input.flags.c_contiguous or input.flags.f_contiguous):
         # the same view over input's buffer, made directly (as_strided is eight times slower)
-        return np.ndarray(size, input.dtype, input, 0, tuple(strides))
-    return xp.lib.stride_tricks.as_strided(input, size, tuple(strides))
+        return np.ndarray(shape, input.dtype, input, 0, strides)
+    return xp.lib.stride_tricks.as_strided(input, shape, strides)
 
 
 def _expand_rule(op):
@@ -993,8 +1004,8 @@ def _expand_rule(op):
         n = len(size) - (x.dim() - 1)
         if n < 0:
             _expand_size(x.shape[1:], size, batched=True)
-        if n > 0:  # new leading dims go after the batch dim
-            x = x.reshape(x.shape[0], *((1,) * n), *x.shape[1:])
+        for _ in range(n):  # new leading dims go after the batch dim (unsqueeze keeps
+            x = x.unsqueeze(1)  # the strides of size-one dims, which a reshape may change)
         return op.fn(x, (x.shape[0], *size)), 0
 
     return rule
