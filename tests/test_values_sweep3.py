@@ -258,3 +258,27 @@ def test_where_on_large_arrays_selects_the_exact_bits(dtype, values):
         return out.dtype, out.shape, out.tobytes()
 
     assert bits(nt) == bits(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+def test_moments_of_low_precision_floats_accumulate_in_double(fn, dtype):
+    # PyTorch's CPU var/std accumulate float32 and half in double: the std of [1e30, -2.8]
+    # is finite (its variance overflows float32), and ordinary values round as double's do
+    rng = np.random.default_rng(3)
+    values = [[1e30, -2.77], [6e4, -6e4], *(rng.standard_normal((4, 37)) * 1e3).tolist()]
+
+    def prog(L):
+        out = []
+        for v in values:
+            x = (
+                L.tensor(v, dtype=getattr(L, dtype))
+                if abs(v[0]) < 7e4 or dtype == "float32"
+                else None
+            )
+            if x is not None:
+                out.append(getattr(L, fn)(x))
+                out.append(getattr(L, fn)(x, 0, keepdim=True))
+        return out
+
+    assert_same(prog, rtol=0, atol=0)

@@ -808,11 +808,23 @@ def _variance(xp, x, dim, correction, keepdim, name: str):
 
 
 def _var(xp, x, dim=None, correction=1, keepdim=False):
-    return _variance(xp, x, dim, correction, keepdim, "var")
+    return _wide(xp, x, lambda w: _variance(xp, w, dim, correction, keepdim, "var"))
 
 
 def _std(xp, x, dim=None, correction=1, keepdim=False):
-    return xp.sqrt(_variance(xp, x, dim, correction, keepdim, "std"))
+    return _wide(xp, x, lambda w: xp.sqrt(_variance(xp, w, dim, correction, keepdim, "std")))
+
+
+def _wide(xp, x, moments):
+    """``moments`` of x computed in double for a float32 or half x, as PyTorch's CPU kernel
+    accumulates them (the squares of 1e30 fit; the std of [1e30, -2.8] is finite), and
+    cast back to x's dtype."""
+    if x.dtype.kind != "f" or x.dtype.itemsize >= 8:
+        return moments(x)
+    out = moments(x.astype(xp.float64))
+    if isinstance(out, tuple):
+        return tuple(o.astype(x.dtype) for o in out)
+    return out.astype(x.dtype)
 
 
 def _dof(x, dim, correction) -> float:
@@ -892,13 +904,16 @@ std_op = reduction(
 
 
 def _var_mean(xp, x, dim=None, correction=1, keepdim=False):
-    return _variance(xp, x, dim, correction, keepdim, "var_mean"), _mean(xp, x, dim, keepdim)
+    return _wide(xp, x, lambda w: (
+        _variance(xp, w, dim, correction, keepdim, "var_mean"), _mean(xp, w, dim, keepdim)
+    ))  # fmt: skip
 
 
 def _std_mean(xp, x, dim=None, correction=1, keepdim=False):
-    return xp.sqrt(_variance(xp, x, dim, correction, keepdim, "std_mean")), _mean(
-        xp, x, dim, keepdim
-    )
+    return _wide(xp, x, lambda w: (
+        xp.sqrt(_variance(xp, w, dim, correction, keepdim, "std_mean")),
+        _mean(xp, w, dim, keepdim),
+    ))  # fmt: skip
 
 
 def _moments_op(
