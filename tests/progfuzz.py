@@ -549,6 +549,13 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "b), all() or where(y > 0, y, b) then differs",
     ),
     (
+        r"(?s)\.(log_softmax|softmax)\(.*\.logsumexp\(.*\.(logical_\w+|eq|ne|sign|all|any)\(",
+        r"^\w+ result differs: Arrays are not equal",
+        "logsumexp of log_softmax is log(1) = 0 up to rounding: for float64 [2.42, -1.05, "
+        "1.06, -1.31] numtorch's is exactly 0.0 and torch's 5.6e-17, and a later "
+        "logical_xor(y, b) tests it against zero; neither is wrong",
+    ),
+    (
         r"(?s)\.(index_select|expand|repeat|tile|broadcast_to|\[\[).*\.prod\(",
         r"^\w+ result differs: (?s:.*)inf location mismatch",
         "torch.func's prod backward takes the zero-safe formula (products of the others, by "
