@@ -84,6 +84,13 @@ def _zeros(xp, shape: tuple, dtype, slot: int):
     return out
 
 
+def _copy(xp, v, slot: int):
+    """A C-contiguous copy of the view v, in scratch ``slot``."""
+    out = _scratch(xp, v.shape, v.dtype, slot)
+    out[...] = v
+    return out
+
+
 def _cols(xp, x, kernel, stride, padding, dilation, blocks):
     """im2col as a (C * K, N * L) matrix: one copy of the windows. Its row stride is never
     a multiple of 4 KiB (N * L a power of two is common): OpenBLAS's GEMMs that read it
@@ -129,9 +136,7 @@ def _group_rows(xp, y, groups):
     n, ch = y.shape[:2]
     v = y.reshape(n, groups, ch // groups, math.prod(y.shape[2:])).transpose(1, 2, 0, 3)
     if not v.flags.c_contiguous:
-        out = _scratch(xp, v.shape, v.dtype, 1)
-        out[...] = v
-        v = out
+        v = _copy(xp, v, 1)
     return v.reshape(groups, ch // groups, n * math.prod(y.shape[2:]))
 
 
@@ -145,9 +150,8 @@ def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,
     # is ~15% less CPU time at one BLAS thread on the CNN's second layer, but ~10% slower in
     # wall time at the default two threads: the copy is single-threaded.)
     v = sliding(xp, _pad(xp, input, padding), kernel, stride, dilation, blocks, kernel_first=True)
-    cols = _scratch(xp, v.shape, v.dtype)
-    cols[...] = v
-    return xp.matmul(w, cols.reshape(n, groups, ck, length)).reshape(n, o, *blocks)
+    cols = _copy(xp, v, 0).reshape(n, groups, ck, length)
+    return xp.matmul(w, cols).reshape(n, o, *blocks)
 
 
 def _convolution_input_grad(

@@ -795,36 +795,47 @@ def _variance(xp, x, dim, correction, keepdim, name: str):
         warnings.warn(
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "reduction factor (input numel divided by output numel).",
-            stacklevel=7,
+            stacklevel=8,
         )
         c = x - x.sum(axis=dims, keepdims=True) / _pymax(n, 1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return (c * c).sum(axis=dims, keepdims=keepdim) / x.dtype.type(
                 _pymax(n - correction, 0)
             )
+    if _wide(x):  # squares and sums in double, read from x (no double copy of it); the
+        # result stays double for std's root (the callers round it to x's dtype)
+        c = xp.subtract(x, _wide_mean(xp, x, dims, True), dtype=xp.float64)
+        xp.multiply(c, c, out=c)
+        return c.sum(axis=dims, keepdims=keepdim) / (n - correction)
     if x.size:  # shifted by a sample of each row: exactly 0 for equal values, as PyTorch's
         x = x - x[tuple(slice(0, 1) if a in dims else slice(None) for a in range(x.ndim))]
     return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
 
 
+def _wide(x) -> bool:
+    """float32 and half, whose moments PyTorch's CPU kernel accumulates in double (the
+    squares of 1e30 fit; the std of [1e30, -2.8] is finite; equal values give exactly 0)."""
+    return x.dtype.kind == "f" and x.dtype.itemsize < 8
+
+
+def _wide_mean(xp, x, dims, keepdim):
+    return xp.add.reduce(x, axis=dims, dtype=xp.float64, keepdims=keepdim) / count(x.shape, dims)
+
+
 def _var(xp, x, dim=None, correction=1, keepdim=False):
-    return _wide(xp, x, lambda w: _variance(xp, w, dim, correction, keepdim, "var"))
+    return _spread(xp, x, dim, correction, keepdim, "var", root=False)
 
 
 def _std(xp, x, dim=None, correction=1, keepdim=False):
-    return _wide(xp, x, lambda w: xp.sqrt(_variance(xp, w, dim, correction, keepdim, "std")))
+    return _spread(xp, x, dim, correction, keepdim, "std", root=True)
 
 
-def _wide(xp, x, moments):
-    """``moments`` of x computed in double for a float32 or half x, as PyTorch's CPU kernel
-    accumulates them (the squares of 1e30 fit; the std of [1e30, -2.8] is finite), and
-    cast back to x's dtype."""
-    if x.dtype.kind != "f" or x.dtype.itemsize >= 8:
-        return moments(x)
-    out = moments(x.astype(xp.float64))
-    if isinstance(out, tuple):
-        return tuple(o.astype(x.dtype) for o in out)
-    return out.astype(x.dtype)
+def _spread(xp, x, dim, correction, keepdim, name: str, root: bool):
+    """The variance or (root) the standard deviation (a float32 or half x's rounded from
+    double once)."""
+    v = _variance(xp, x, dim, correction, keepdim, name)
+    v = xp.sqrt(v) if root else v
+    return v.astype(x.dtype, copy=False) if _wide(x) else v
 
 
 def _dof(x, dim, correction) -> float:
@@ -904,16 +915,19 @@ std_op = reduction(
 
 
 def _var_mean(xp, x, dim=None, correction=1, keepdim=False):
-    return _wide(xp, x, lambda w: (
-        _variance(xp, w, dim, correction, keepdim, "var_mean"), _mean(xp, w, dim, keepdim)
-    ))  # fmt: skip
+    spread = _spread(xp, x, dim, correction, keepdim, "var_mean", root=False)
+    return spread, _moment_mean(xp, x, dim, keepdim)
 
 
 def _std_mean(xp, x, dim=None, correction=1, keepdim=False):
-    return _wide(xp, x, lambda w: (
-        xp.sqrt(_variance(xp, w, dim, correction, keepdim, "std_mean")),
-        _mean(xp, w, dim, keepdim),
-    ))  # fmt: skip
+    spread = _spread(xp, x, dim, correction, keepdim, "std_mean", root=True)
+    return spread, _moment_mean(xp, x, dim, keepdim)
+
+
+def _moment_mean(xp, x, dim, keepdim):
+    if _wide(x) and x.size:
+        return _wide_mean(xp, x, dims_of(dim, x.ndim), keepdim).astype(x.dtype)
+    return _mean(xp, x, dim, keepdim)
 
 
 def _moments_op(
