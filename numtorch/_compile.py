@@ -15,10 +15,12 @@ already generated code and comes back as it is.
 
 Sizes: a dim whose size changed between calls (``dynamic=None``), every dim of the
 arguments (``dynamic=True``) or a dim given to ``_dynamo.mark_dynamic`` is dynamic: its
-sizes share one graph (the guards, the recompile limit and the counters see one), and
-each new size of it is traced once into a program of its own, kept for the next call of
-that size (a graph whose trace breaks runs eagerly at all its sizes). Sizes 0 and 1 are
-never dynamic, as in PyTorch.
+sizes share one graph (the guards, the recompile limit and the counters see one). Its
+traces read sizes as symbols (``_dynamo._symbolic``): once two traces at different sizes
+make the same program, that program serves the graph's other sizes, its guards (the
+decisions the trace took on sizes) checked as it runs; sizes it cannot serve are traced
+into programs of their own (a graph whose trace breaks runs eagerly at all its sizes).
+Sizes 0 and 1 are never dynamic, as in PyTorch.
 
 Python side effects of the traced call other than writes into tensors (appending to a
 list, setting an attribute) happen once, when it is traced; numbers the function reads
@@ -33,12 +35,14 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import nn
 from ._core import dtype as _dt
 from ._core.device import _default as _device
 from ._core.state import anomaly, compiled_nodes, state
 from ._core.tensor import Tensor
-from ._dynamo import BACKENDS, _forward, compiled_autograd
+from ._dynamo import BACKENDS, _forward, _symbolic, compiled_autograd
 from ._dynamo._capture import CapturedGraph
 from ._dynamo.compiled_autograd import _Compiler
 from ._dynamo.exc import InvalidBackend
@@ -101,6 +105,8 @@ def _compiled(
 RECOMPILE_LIMIT = 8
 # The programs kept per graph with dynamic dims, one per set of sizes (the oldest goes)
 SPECIALIZATIONS = 64
+# The programs per graph that serve any sizes their guards pass (the oldest goes)
+GENERIC = 8
 
 
 class _Frame:
@@ -114,7 +120,7 @@ class _Frame:
     PyTorch's automatic dynamic), every dim of the arguments (``dynamic=True``), or a dim
     given to ``mark_dynamic``. Sizes of dynamic dims (other than 0 and 1, which PyTorch
     specializes) are left out of the graph's guards: a new size is no new graph and no
-    recompile, but it is traced once, into a program specialized to its sizes."""
+    recompile; it is served by a program made alike at two other sizes, or traced."""
 
     def __init__(
         self, fn: Callable, compiler: _Compiler, fullgraph: bool, module, dynamic=None
@@ -126,6 +132,10 @@ class _Frame:
         self.dynamic = dynamic
         self.entries: dict = {}  # guard key -> Program, or None (runs eagerly)
         self.graphs: dict = {}  # graph key (sizes of dynamic dims left out) -> its keys
+        # graph key -> its symbolic traces (by code) and the programs that two traces at
+        # different sizes made alike, which serve its other sizes (the newest first)
+        self.traces: dict = {}
+        self.generic: dict = {}
         self.marks: dict = {}  # argument position -> its dims marked dynamic
         self.version = -1  # the modules' STATE the structure was taken at
         self.sources: list = []
@@ -174,6 +184,8 @@ class _Frame:
         self.entries.clear()
         self.graphs.clear()
         self.marks.clear()
+        self.traces.clear()
+        self.generic.clear()
 
     def _miss(self, key: tuple, flat: list, lifted: list, args: tuple, kwargs: dict):
         """A guard set not met before: a new graph, or a new set of sizes of one."""
@@ -191,6 +203,15 @@ class _Frame:
         elif len(keys) >= SPECIALIZATIONS:
             del self.entries[keys.pop(0)]
         keys.append(key)
+        for generic in self.generic.get(graph, ()):
+            if generic.fits(lifted):
+                try:
+                    out = generic.program(lifted)
+                except _symbolic.Recheck:  # (before any write or draw: guards_first)
+                    continue
+                self.entries[key] = generic.program
+                spec = generic.program.out_spec
+                return out[0] if spec is _T else _unflatten(spec, iter(out))
         return self._trace(key, lifted, args, kwargs, graph, new_graph=len(keys) == 1)
 
     def _dims(self, i: int, t: Tensor, ndim: int):
@@ -237,7 +258,12 @@ class _Frame:
         return False
 
     def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict, graph, new_graph=True):
-        tracer = _forward.ForwardTracer(lifted, self.fullgraph)
+        symbolic = graph != key  # a graph with dynamic dims: its sizes read are symbolic
+        tracer = _forward.ForwardTracer(lifted, self.fullgraph, symbolic)
+        if symbolic:  # the arguments as the tracer's values, whose sizes are expressions
+            flat: list = []
+            spec = _flatten((args, kwargs), flat)
+            args, kwargs = _unflatten(spec, (tracer.wrap(t, i) for i, t in enumerate(flat)))
         with tracer:
             out = self.fn(*args, **kwargs)
         flat: list = []
@@ -257,12 +283,30 @@ class _Frame:
         else:
             result.out_spec = spec
             self.entries[key] = result
+            if symbolic:
+                self._generalize(graph, result, tracer.program, lifted)
             counters["stats"]["unique_graphs"] += new_graph
             counters["stats"]["calls_captured"] += sum(i[0] == "op" for i in tracer.program)
         if spec is not None:
             out = _unflatten(spec, iter(_forward._inner1(t) for t in flat))
         _mark(out, self.compiler)
         return out
+
+    def _generalize(self, graph, program, instructions: list, lifted: list) -> None:
+        """Keep the symbolic trace of a dynamic graph; when it made the same program as the
+        trace before it, at other sizes, that program serves the graph's other sizes."""
+        if program.backward is not None or not _forward.guards_first(instructions):
+            return
+        shapes = [t._data.shape for t in lifted]
+        traces = self.traces.setdefault(graph, {})
+        last = traces.pop(program.code, None)
+        traces[program.code] = (program, shapes)
+        if len(traces) > SPECIALIZATIONS:
+            del traces[next(iter(traces))]
+        if last is not None and _same_program(last[0], program):
+            generic = self.generic.setdefault(graph, [])
+            generic.insert(0, _Generic(program, last[1], shapes))
+            del generic[GENERIC:]
 
     def _warn(self, why: str) -> None:
         counters["graph_break"][why] += 1
@@ -476,3 +520,45 @@ class OptimizedModule(nn.Module):
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self._orig_mod, name)
+
+
+class _Generic:
+    """A program made twice, at two sets of sizes: it serves any sizes whose dims are those
+    it was traced at or ones that took two sizes (the others may have been read as
+    constants)."""
+
+    __slots__ = ("program", "shapes", "varying")
+
+    def __init__(self, program, before: list, shapes: list) -> None:
+        self.program = program
+        self.shapes = shapes
+        self.varying = [tuple(x != y for x, y in zip(a, b)) for a, b in zip(before, shapes)]
+
+    def fits(self, lifted: list) -> bool:
+        for t, shape, varying in zip(lifted, self.shapes, self.varying):
+            now = t._data.shape
+            if now != shape and any(n != s and not v for n, s, v in zip(now, shape, varying)):
+                return False
+        return True
+
+
+def _same_program(a, b) -> bool:
+    """Whether two traced programs are the same code on the same constants."""
+    if a.code != b.code or len(a.fn.consts) != len(b.fn.consts):
+        return False
+    return all(_same_const(x, y) for x, y in zip(a.fn.consts, b.fn.consts))
+
+
+def _same_const(x, y) -> bool:
+    if x is y:
+        return True
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, np.ndarray):
+        return x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
+    if isinstance(x, Tensor):
+        return _same_const(x._data, y._data) and x._rg == y._rg
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001 - a value with no plain equality (arrays inside)
+        return False

@@ -12,6 +12,7 @@ from .._core.device import xp_of
 from .._core.dispatch import internal_overlap, run_kernel
 from .._core.tensor import _make
 from ..autograd import engine
+from ._symbolic import Recheck, SymInt, has_sym, slots_of
 from ._trace import _Slot
 
 
@@ -94,6 +95,7 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     """(function, its source) for a program whose first ``n_inputs`` slots are its inputs
     and whose result is the list of ``outputs`` slots (None: it returns None)."""
     env: dict = {"rk": run_kernel, "np": np, "_call": _call, "_commit": _commit, **RUNTIME}
+    env["Recheck"] = Recheck
     env["_fresh"] = _fresh
     env["_add_into"] = _add_into
     consts: dict = {}
@@ -110,9 +112,22 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
             return f"s{r}"
         if isinstance(r, list):
             return "[" + ", ".join(ref(x) for x in r) + "]"
+        if type(r) is SymInt:
+            return r.expr
         if r is None or type(r) in (bool, int) or (type(r) is float and math.isfinite(r)):
             return repr(r)
         return const(r)
+
+    def lit(v, kind: str = "c") -> str:
+        """v as an expression: its symbolic sizes computed where the program runs."""
+        if not has_sym(v):
+            return ref(v) if type(v) in (bool, int) or v is None else const(v, kind)
+        if type(v) is SymInt:
+            return v.expr
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k!r}: {lit(x)}" for k, x in v.items()) + "}"
+        items = ", ".join(lit(x) for x in v)
+        return f"[{items}]" if isinstance(v, list) else f"({items},)"
 
     last: dict = {}
     for i, ins in enumerate(program):
@@ -132,7 +147,7 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
                     call = expr.format(*(ref(r) for r in refs))
                 else:
                     args = "".join(", " + ref(r) for r in refs)
-                    kw = f", **{const(attrs, 'attrs')}" if attrs else ""
+                    kw = f", **{lit(attrs, 'attrs')}" if attrs else ""
                     call = f"{const(op.kernel, _ident(op.name))}(np{args}{kw})"
                 body.append(f"{lhs} = {call}")
                 for o in scalars:  # a 0-d result may come back as a NumPy scalar
@@ -142,20 +157,20 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
                     for o in outs:
                         body.append(
                             f"if s{o}.ndim > 1 or s{o}.base is not None: "
-                            f"s{o} = {lay}(s{o}, {args}, {const(attrs, 'attrs')})"
+                            f"s{o} = {lay}(s{o}, {args}, {lit(attrs, 'attrs')})"
                         )
             else:
                 args = ", ".join(ref(r) for r in refs)
                 body.append(
-                    f"{lhs} = rk({const(op, _ident(op.name))}, [{args}], {const(attrs, 'attrs')})"
+                    f"{lhs} = rk({const(op, _ident(op.name))}, [{args}], {lit(attrs, 'attrs')})"
                 )
         elif kind == "commit":
             body.append(f"_commit(s{ins[1]}, {ref(ins[2])})")
+        elif kind == "guard":
+            body.append(f"if not ({ins[1]}): raise Recheck")
         elif kind == "factory":
             _, fn, args, kwargs, slot = ins
-            body.append(
-                f"s{slot} = {const(fn, 'factory')}(*{const(args)}, **{const(kwargs)})._data"
-            )
+            body.append(f"s{slot} = {const(fn, 'factory')}(*{lit(args)}, **{lit(kwargs)})._data")
         else:
             _, what, k, ins_, outs, extra = ins
             args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins_) + "]"
@@ -183,7 +198,9 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
             del _CODE[next(iter(_CODE))]
         code = _CODE[src] = compile(src, "<compiled autograd>", "exec")
     exec(code, env)
-    return env["compiled"], src
+    fn = env["compiled"]
+    fn.consts = [env[name] for name in consts.values()]
+    return fn, src
 
 
 # Compiled sources, by text: the constants a program's text names live in its own env
@@ -199,11 +216,13 @@ def _reads(ins) -> list:
     """The slots an instruction reads."""
     kind = ins[0]
     if kind == "op":
-        return [s for r in ins[2] for s in _slots(r)]
+        return [s for r in ins[2] for s in _slots(r)] + [*slots_of(ins[2]), *slots_of(ins[3])]
     if kind == "commit":
         return [ins[1], *_slots(ins[2])]
     if kind == "factory":
-        return []
+        return [*slots_of(ins[2]), *slots_of(ins[3])]
+    if kind == "guard":
+        return list(ins[2])
     return [s for s in ins[3] if s is not None]
 
 

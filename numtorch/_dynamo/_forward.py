@@ -23,8 +23,9 @@ from .._core.dispatch import dispatch, untraced
 from .._core.state import state
 from .._core.tensor import Tensor, _make
 from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
-from . import _codegen
+from . import _codegen, _symbolic
 from ._capture import _Capture
+from ._symbolic import concrete
 from ._trace import TracedTensor, Tracer, Untraceable, _Slot
 from ._walk import _Break, _walk
 from .exc import Unsupported
@@ -44,8 +45,8 @@ class ForwardTracer(Tracer):
     random = True
     static = True
 
-    def __init__(self, lifted: list, fullgraph: bool) -> None:
-        super().__init__()
+    def __init__(self, lifted: list, fullgraph: bool, symbolic: bool = False) -> None:
+        super().__init__(symbolic)
         self.lifted = lifted
         self.slot_of: dict = {}
         for i, t in enumerate(lifted):
@@ -111,9 +112,11 @@ class ForwardTracer(Tracer):
             if _holds_data((args, kwargs)):
                 self.stop(f"{fn.__name__}() of tensors or arrays")
             else:
-                with untraced():
+                with _symbolic.unguarded(), untraced():  # (it decides again as it runs)
                     t = fn(*args, **kwargs)
                 w = self.wrap(t)
+                if not self.symbolic:
+                    args, kwargs = concrete(args), concrete(kwargs)
                 self.program.append(("factory", fn, args, kwargs, w._slot))
                 return w
         return fn(*args, **kwargs)
@@ -123,17 +126,23 @@ class ForwardTracer(Tracer):
             try:
                 if isinstance(target, TracedTensor) and target._interp is self:
                     slot = self.ver_of.get(id(target._ver))  # a view of a lifted tensor
+                    k = target._slot
+                    if k < len(self.lifted) and self.lifted[k] is target._inner:
+                        _outside(target._inner, result)  # (an argument, as the tracer's value)
+                    super().commit(target, result, op)
                     if slot is not None:
                         self.mutated[slot] = self.mutated.get(slot, 0) + 1
-                    return super().commit(target, result, op)
+                        self.program[-1] += (True,)  # (a write the caller sees)
+                    return
                 slot = self.slot_of.get(id(target))
-                if slot is None or target._rg or _inner1(result)._rg:
-                    raise Untraceable("an in-place write into a tensor outside the function")
+                if slot is None:
+                    raise Untraceable(_OUTSIDE)
+                _outside(target, result)
                 ref = self._ref(result)[1]
             except Untraceable as e:
                 self.stop(str(e))
             else:
-                self.program.append(("commit", slot, ref))
+                self.program.append(("commit", slot, ref, True))
                 self.mutated[slot] = self.mutated.get(slot, 0) + 1
         inplace.commit(_inner1(target), _inner1(result), op)
 
@@ -155,7 +164,60 @@ class ForwardTracer(Tracer):
             roots.add(root)
             slots.append(o._slot)
             inner.append(o._inner)
+        if self.symbolic:
+            hoist_guards(self.program)
         return _build(self, slots, inner)
+
+
+_OUTSIDE = "an in-place write into a tensor outside the function"
+
+
+def _outside(target: Tensor, result) -> None:
+    """A write into a lifted tensor: refused where autograd would have to see it."""
+    if target._rg or _inner1(result)._rg:
+        raise Untraceable(_OUTSIDE)
+
+
+def hoist_guards(program: list) -> None:
+    """Move each guard of a symbolic program up to just after the values it reads are made
+    (a size is known from then on), so that guards come before writes and draws."""
+    made: dict = {}
+    moved: dict = {}  # instruction index -> the guards placed after it (-1: first)
+    rest = []
+    for ins in program:
+        if ins[0] == "guard":
+            at = max((made.get(s, -1) for s in ins[2]), default=-1)
+            moved.setdefault(at, []).append(ins)
+            continue
+        k = len(rest)
+        rest.append(ins)
+        outs = ins[4] if ins[0] in ("op", "call") else [ins[4]] if ins[0] == "factory" else ()
+        for s in outs:
+            if s is not None:
+                made[s] = k
+    program[:] = moved.get(-1, [])
+    for k, ins in enumerate(rest):
+        program.append(ins)
+        program.extend(moved.get(k, ()))
+
+
+def guards_first(program: list) -> bool:
+    """Whether every guard of a symbolic program comes before its first side effect (a
+    write the caller sees, a random draw): a guard that fails leaves nothing done."""
+    done = False
+    for ins in program:
+        kind = ins[0]
+        if kind == "guard":
+            if done:
+                return False
+        elif (kind == "commit" and len(ins) > 3) or (kind == "op" and ins[1].random):
+            done = True
+        elif kind == "factory" and getattr(ins[1], "__module__", None) == _RANDOM:
+            done = True
+    return True
+
+
+_RANDOM = "numtorch.ops.random"
 
 
 def _value_shaped(op, args: tuple, attrs: dict) -> bool:

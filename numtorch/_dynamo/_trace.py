@@ -18,8 +18,10 @@ import numpy as np
 from .._core import inplace
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch, untraced
 from .._core.state import state
-from .._core.tensor import Tensor
+from .._core.tensor import Size, Tensor, _wrap_dim
+from . import _symbolic
 from ._lower import LOWER
+from ._symbolic import concrete
 
 
 class Untraceable(Exception):
@@ -32,6 +34,25 @@ class TracedTensor(WrapperTensor):
     Reading its values (or its autograd state) is the tracer's ``read``."""
 
     __slots__ = ("_slot",)
+
+    @property
+    def shape(self):
+        shape = self._inner.shape
+        if not self._interp.symbolic:
+            return shape
+        return Size(_symbolic.size(n, self._slot, d) for d, n in enumerate(shape))
+
+    def size(self, dim=None):
+        shape = self.shape
+        return shape if dim is None else shape[_wrap_dim(dim, len(shape))]
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+    nelement = numel
+
+    def __len__(self) -> int:
+        return int(self.shape[0]) if self._inner.ndim else len(self._inner)
 
     @property
     def _data(self):
@@ -89,9 +110,29 @@ class Tracer(Interpreter):
     random = False  # random draws may be recorded (a replay draws from the generator again)
     static = False  # the program's strides are fixed (its guards cover its inputs')
 
-    def __init__(self) -> None:
+    def __init__(self, symbolic: bool = False) -> None:
         self.program: list = []
         self.nslots = 0
+        # sizes read are expressions (``_symbolic``): the program serves other sizes
+        self.symbolic = symbolic
+        self.guards: set = set()
+
+    def __enter__(self):
+        out = super().__enter__()
+        if self.symbolic:
+            _symbolic._GUARDS[0] = self
+        return out
+
+    def __exit__(self, *exc):
+        if self.symbolic:
+            _symbolic._GUARDS[0] = None
+        return super().__exit__(*exc)
+
+    def guard(self, expr: str, slots: frozenset) -> None:
+        """A decision taken on symbolic sizes: checked where the program reaches it."""
+        if expr not in self.guards:
+            self.guards.add(expr)
+            self.program.append(("guard", expr, slots))
 
     def wrap(self, t: Tensor, slot: int | None = None) -> TracedTensor:
         if slot is None:
@@ -121,16 +162,19 @@ class Tracer(Interpreter):
         if op.impl is not None or (op.random and not self.random):
             raise Untraceable
         pairs = [self._ref(a) for a in args]
-        with untraced():
+        with _symbolic.unguarded(), untraced():  # (the kernel decides again as it runs)
             out = dispatch(op, tuple(p[0] for p in pairs), attrs)
-        outs = out if isinstance(out, tuple) else (out,)
+            outs = out if isinstance(out, tuple) else (out,)
+            arrays = [_array(p[0]) for p in pairs]
+            on_cpu = all(type(o._data) is np.ndarray for o in outs)
+            plain = on_cpu and not op.random and _passes(op, arrays, attrs, outs)
         wrapped = tuple(self.wrap(o) for o in outs)
         refs = [p[1] for p in pairs]
-        arrays = [_array(p[0]) for p in pairs]
-        on_cpu = all(type(o._data) is np.ndarray for o in outs)
-        plain = on_cpu and not op.random and _passes(op, arrays, attrs, outs)
+        if not self.symbolic:  # sizes a symbolic trace left in attributes are constants here
+            refs, attrs = concrete(refs), concrete(attrs)
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
-        rule = LOWER.get(op.name) if on_cpu else None
+        # (a lowering decides from sizes once, for the sizes traced)
+        rule = LOWER.get(op.name) if on_cpu and not self.symbolic else None
         expr = rule(attrs, arrays, self.static) if rule else None
         self.program.append(
             ("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr)
@@ -150,7 +194,8 @@ class Tracer(Interpreter):
         top = state.stack.pop()
         self.alive = False
         try:
-            yield
+            with _symbolic.unguarded():
+                yield
         finally:
             state.stack.append(top)
             self.alive = True
