@@ -35,15 +35,15 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from . import nn
 from ._core import dtype as _dt
+from ._core import symbolic as _symbolic
 from ._core.device import _default as _device
 from ._core.state import anomaly, compiled_nodes, state
 from ._core.tensor import Tensor
-from ._dynamo import BACKENDS, _forward, _symbolic, compiled_autograd
+from ._dynamo import BACKENDS, _forward, compiled_autograd
 from ._dynamo._capture import CapturedGraph
+from ._dynamo._trace import guards_first, same_consts
 from ._dynamo.compiled_autograd import _Compiler
 from ._dynamo.exc import InvalidBackend
 from ._dynamo.utils import counters
@@ -295,7 +295,7 @@ class _Frame:
     def _generalize(self, graph, program, instructions: list, lifted: list) -> None:
         """Keep the symbolic trace of a dynamic graph; when it made the same program as the
         trace before it, at other sizes, that program serves the graph's other sizes."""
-        if program.backward is not None or not _forward.guards_first(instructions):
+        if program.backward is not None or not guards_first(instructions):
             return
         shapes = [t._data.shape for t in lifted]
         traces = self.traces.setdefault(graph, {})
@@ -544,21 +544,4 @@ class _Generic:
 
 def _same_program(a, b) -> bool:
     """Whether two traced programs are the same code on the same constants."""
-    if a.code != b.code or len(a.fn.consts) != len(b.fn.consts):
-        return False
-    return all(_same_const(x, y) for x, y in zip(a.fn.consts, b.fn.consts))
-
-
-def _same_const(x, y) -> bool:
-    if x is y:
-        return True
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, np.ndarray):
-        return x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
-    if isinstance(x, Tensor):
-        return _same_const(x._data, y._data) and x._rg == y._rg
-    try:
-        return bool(x == y)
-    except Exception:  # noqa: BLE001 - a value with no plain equality (arrays inside)
-        return False
+    return a.code == b.code and same_consts(a.fn.consts, b.fn.consts)

@@ -21,6 +21,7 @@ from opdb import (
 )
 
 import numtorch as nt
+from numtorch._dynamo import compiled_autograd
 from numtorch._dynamo.utils import counters
 
 OPS = differentiable_ops()
@@ -107,6 +108,39 @@ def _flat(out) -> list:
     if isinstance(out, nt.Tensor):
         return [out.detach().numpy()]
     return [a for o in out for a in _flat(o)]
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda o: o.name)
+def test_every_ops_compiled_backward_at_new_batch_sizes_gives_eagers_bits(op):
+    # the backward of a vmapped op (its batch rule's ops, at the batch's sizes): captured
+    # at the first size, then symbolically at the next two, whose program serves the rest
+    f, prims, others = _case(op)
+    if f is None:
+        pytest.skip("no float sample")
+    vf = nt.vmap(f, in_dims=(0,) * len(prims) + (None,) * len(others))
+    compiled_autograd.reset()
+    graphs = []
+
+    def compiler(graph):
+        graphs.append(graph)
+        return graph
+
+    rng = np.random.default_rng(0)
+    for n in SIZES:
+        xs = [x.requires_grad_() for x in _batched(prims, rng, n)]
+        want = nt.autograd.grad(sum(o.sum() for o in vf(*xs, *others)), xs, allow_unused=True)
+        with compiled_autograd._enable(compiler):
+            loss = sum(o.sum() for o in vf(*xs, *others))
+            got = nt.autograd.grad(loss, xs, allow_unused=True)
+        for a, b in zip(got, want, strict=True):
+            assert (a is None) == (b is None), f"{op.name} at batch {n}"
+            if a is not None:
+                assert a.shape == b.shape and a.dtype == b.dtype, f"{op.name} at batch {n}"
+                assert np.array_equal(a.numpy(), b.numpy(), equal_nan=True), f"at batch {n}"
+    CAPTURED[op.name] = [(len(g.variants), len(g.generic)) for g in graphs]
+
+
+CAPTURED: dict = {}  # op -> (programs, generic programs) of each graph captured
 
 
 def _run(fn, sizes, make, dynamic=True) -> list:

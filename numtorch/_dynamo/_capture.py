@@ -7,6 +7,7 @@ import heapq
 import itertools
 
 from .._core.state import state
+from .._core.symbolic import Recheck, symbolize
 from .._core.tensor import Tensor, _make
 from ..autograd import engine
 from ..autograd.graph import (
@@ -20,8 +21,8 @@ from ..autograd.graph import (
     _task_ids,
 )
 from . import _codegen
-from ._trace import Tracer
-from ._walk import _LEAF, _OPAQUE, _Walk
+from ._trace import Tracer, guards_first, hoist_guards, same_consts
+from ._walk import _LEAF, _OPAQUE, _SIZED, _Walk
 
 
 class CapturedGraph:
@@ -31,6 +32,10 @@ class CapturedGraph:
 
     def __init__(self) -> None:
         self.variants: list = []  # ((sizes, layouts), function, nodes to free), newest first
+        # programs two captures at different sizes made alike: (layouts, function, nodes to
+        # free), serving any sizes their guards pass; and the symbolic captures, by code
+        self.generic: list = []
+        self.symbolic: dict = {}
         self.nodes: list = []
         self.code = ""
 
@@ -38,28 +43,65 @@ class CapturedGraph:
         sig = (w.sig, w.layouts)
         for variant in self.variants:
             if variant[0] == sig:
+                out = self._replay(variant[1], variant[2], inputs, w)
                 break
         else:
-            return self.capture(w)
-        _, fn, frees = variant
+            for layouts, fn, frees in self.generic:
+                if layouts == w.layouts:
+                    try:
+                        out = self._replay(fn, frees, inputs, w)
+                    except Recheck:  # (before any call into eager code: guards_first)
+                        continue
+                    break
+            else:  # a new size: captured with symbolic sizes, to serve others
+                return self.capture(w, symbolic=bool(self.variants))
+        return None if out is None else [[None if a is None else _make(a)] for a in out]
+
+    @staticmethod
+    def _replay(fn, frees, inputs: list, w: _Walk):
         with _task(w):
-            out = fn(inputs, w.nodes)
+            out = fn(inputs, w.nodes, w.sig)
         if not w.keep_graph:
             nodes = w.nodes
             for k in frees:
                 nodes[k].saved = None
-        return None if out is None else [[None if a is None else _make(a)] for a in out]
+        return out
 
-    def capture(self, w: _Walk):
-        """Run the pass once on traced values, make the program for its sizes, and return
-        the pass's result."""
-        run = _Capture(w)
+    def capture(self, w: _Walk, symbolic: bool = False):
+        """Run the pass once on traced values, make the program for its sizes (symbolic:
+        for any sizes its guards pass), and return the pass's result."""
+        run = _Capture(w, symbolic=symbolic)
         with _task(w):
             out = run.run()
         self.nodes = run.calls
-        fn, self.code = _codegen.generate(run.tracer.program, len(w.arrays), run.outputs)
-        self.variants.insert(0, ((w.sig, w.layouts), fn, tuple(run.frees)))
+        program = run.tracer.program
+        if symbolic:
+            _defer_accumulation(program)
+            hoist_guards(program)
+        fn, self.code = _codegen.generate(program, len(w.arrays), run.outputs)
+        frees = tuple(run.frees)
+        self.variants.insert(0, ((w.sig, w.layouts), fn, frees))
+        if symbolic and guards_first(program):
+            key = (self.code, tuple(w.layouts))
+            last = self.symbolic.pop(key, None)
+            self.symbolic[key] = fn
+            if len(self.symbolic) > _KEPT:
+                del self.symbolic[next(iter(self.symbolic))]
+            if last is not None and same_consts(last.consts, fn.consts):
+                self.generic.insert(0, (w.layouts, fn, frees))
+                del self.generic[_KEPT:]
         return out
+
+
+_KEPT = 8  # symbolic captures and generic programs kept per graph
+
+
+def _defer_accumulation(program: list) -> None:
+    """Move a program's accumulations into ``.grad`` to its end when it makes no other call
+    (no hook can see when they happen), so that its guards come before them."""
+    calls = [ins for ins in program if ins[0] == "call"]
+    if all(ins[1] == "accumulate" and ins[5] in ("new", "add") for ins in calls):
+        program[:] = [ins for ins in program if ins[0] != "call"] + calls
 
 
 class _task:  # noqa: N801 - a cheap context manager
@@ -86,10 +128,11 @@ class _Capture:
     """The eager engine's schedule, run on traced values: every kernel call, hook call and
     gradient accumulation becomes an instruction of the tracer's program."""
 
-    def __init__(self, w: _Walk, joint: bool = False) -> None:
+    def __init__(self, w: _Walk, joint: bool = False, symbolic: bool = False) -> None:
         self.w = w
         self.joint = joint  # the backward of a compiled forward: gradients for its inputs
-        self.tracer = Tracer()
+        self.tracer = Tracer(symbolic)
+        self.metas: dict = {}  # node -> its attributes, in_meta and _out_meta, symbolic
         self.calls: list = []  # (PyTorch's node name, its index) in execution order
         self.frees: list = []
         self.outputs: list | None = None
@@ -117,8 +160,8 @@ class _Capture:
         counter = itertools.count()
         deps, exec_info, targets, captures = task.deps, task.exec_info, task.targets, task.captures
         saved_inputs = {
-            node: self._saved_values(node, kind)
-            for node, kind in zip(w.nodes, w.kinds)
+            node: self._saved_values(node, kind, k)
+            for k, (node, kind) in enumerate(zip(w.nodes, w.kinds))
             if kind != _LEAF
         }
         for (node, nr), g in zip(w.roots, root_grads):
@@ -189,11 +232,23 @@ class _Capture:
                 self.frees.append(k)
             send(nexts, outs)
 
-    def _saved_values(self, node: Node, kind: int):
+    def _saved_values(self, node: Node, kind: int, k: int):
         """The node's saved dict with each saved array replaced by its traced input (in the
-        walk's order); None for a node called as it is."""
+        walk's order); None for a node called as it is. A symbolic capture takes the sizes
+        the walk gathered (its attributes', saved shapes, in_meta, _out_meta) as the
+        program's ``m`` values, in the walk's order from ``w.at[k]``."""
         if kind == _OPAQUE:
             return None
+        symbolic = self.tracer.symbolic
+        if symbolic:
+            at = self.w.at[k]
+            attrs = node.attrs
+            sized = _SIZED.get(node.op)
+            if sized:
+                attrs = dict(attrs)
+                for j, n in enumerate(sized):
+                    attrs[n] = symbolize(attrs[n], f"m[{at}][{j}]")
+                at += 1
         inputs = self.inputs
         out = {}
         for name, v in node.saved.items():
@@ -204,8 +259,16 @@ class _Capture:
                 out[name] = tuple(next(inputs) for _ in v.t)
             elif t is _SavedList:
                 out[name] = [next(inputs) if type(s) is Saved else s for s in v.t]
+            elif symbolic and name.endswith("_shape"):
+                out[name] = symbolize(v, f"m[{at}]")
+                at += 1
             else:
                 out[name] = v
+        if symbolic:
+            self.metas[node] = (
+                attrs, symbolize(node.in_meta, f"m[{at}][1]"),
+                symbolize(node._out_meta, f"m[{at}][0]"),
+            )  # fmt: skip
         return out
 
     def _apply(self, node: Node, k: int, grads: list, wanted: list, saved) -> list:
@@ -213,7 +276,7 @@ class _Capture:
         program = self.tracer.program
         mark = len(program)
         if saved is not None:
-            stand = _stand_in(node, saved)
+            stand = _stand_in(node, saved, self.metas.get(node))
             try:
                 outs = Node.apply(stand, grads, wanted)
                 if all(o is None or _traced(self.tracer, o) for o in outs):
@@ -243,13 +306,15 @@ def _traced(tracer: Tracer, v) -> bool:
     return isinstance(v, Tensor) and getattr(v, "_interp", None) is tracer
 
 
-def _stand_in(node: Node, saved: dict) -> Node:
+def _stand_in(node: Node, saved: dict, metas: tuple | None) -> Node:
     """A node like ``node`` whose saved values are the traced ones (the functional form
-    of its formulas: Node.apply on it)."""
+    of its formulas: Node.apply on it), and its sizes the symbolic ones where given."""
     stand = Node.__new__(Node)
     stand.op = node.op
-    stand.attrs = node.attrs
-    stand.in_meta = node.in_meta
-    stand._out_meta = node._out_meta
+    stand.attrs, stand.in_meta, stand._out_meta = metas or (
+        node.attrs,
+        node.in_meta,
+        node._out_meta,
+    )
     stand.saved = saved
     return stand

@@ -10,9 +10,9 @@ import numpy as np
 
 from .._core.device import xp_of
 from .._core.dispatch import internal_overlap, run_kernel
+from .._core.symbolic import Recheck, SymFloat, SymInt, has_sym, slots_of
 from .._core.tensor import _make
 from ..autograd import engine
-from ._symbolic import Recheck, SymInt, has_sym, slots_of
 from ._trace import _Slot
 
 
@@ -112,7 +112,7 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
             return f"s{r}"
         if isinstance(r, list):
             return "[" + ", ".join(ref(x) for x in r) + "]"
-        if type(r) is SymInt:
+        if type(r) is SymInt or type(r) is SymFloat:
             return r.expr
         if r is None or type(r) in (bool, int) or (type(r) is float and math.isfinite(r)):
             return repr(r)
@@ -122,7 +122,7 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
         """v as an expression: its symbolic sizes computed where the program runs."""
         if not has_sym(v):
             return ref(v) if type(v) in (bool, int) or v is None else const(v, kind)
-        if type(v) is SymInt:
+        if type(v) is SymInt or type(v) is SymFloat:
             return v.expr
         if isinstance(v, dict):
             return "{" + ", ".join(f"{k!r}: {lit(x)}" for k, x in v.items()) + "}"
@@ -191,7 +191,7 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
         body.append("return None")
     else:
         body.append("return [" + ", ".join("None" if s is None else f"s{s}" for s in outputs) + "]")
-    src = "def compiled(inputs, nodes):\n" + "".join(f"    {line}\n" for line in body)
+    src = "def compiled(inputs, nodes, m=None):\n" + "".join(f"    {line}\n" for line in body)
     code = _CODE.get(src)
     if code is None:  # (a new size of a dynamic graph often makes the same text)
         if len(_CODE) >= _CODE_KEPT:

@@ -18,15 +18,16 @@ import numpy as np
 
 from .._core import dtype as dtypes
 from .._core import inplace
+from .._core import symbolic as _symbolic
 from .._core.device import xp_of
 from .._core.dispatch import dispatch, untraced
 from .._core.state import state
+from .._core.symbolic import concrete
 from .._core.tensor import Tensor, _make
 from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
-from . import _codegen, _symbolic
+from . import _codegen
 from ._capture import _Capture
-from ._symbolic import concrete
-from ._trace import TracedTensor, Tracer, Untraceable, _Slot
+from ._trace import TracedTensor, Tracer, Untraceable, _holds_data, _Slot, hoist_guards
 from ._walk import _Break, _walk
 from .exc import Unsupported
 
@@ -178,48 +179,6 @@ def _outside(target: Tensor, result) -> None:
         raise Untraceable(_OUTSIDE)
 
 
-def hoist_guards(program: list) -> None:
-    """Move each guard of a symbolic program up to just after the values it reads are made
-    (a size is known from then on), so that guards come before writes and draws."""
-    made: dict = {}
-    moved: dict = {}  # instruction index -> the guards placed after it (-1: first)
-    rest = []
-    for ins in program:
-        if ins[0] == "guard":
-            at = max((made.get(s, -1) for s in ins[2]), default=-1)
-            moved.setdefault(at, []).append(ins)
-            continue
-        k = len(rest)
-        rest.append(ins)
-        outs = ins[4] if ins[0] in ("op", "call") else [ins[4]] if ins[0] == "factory" else ()
-        for s in outs:
-            if s is not None:
-                made[s] = k
-    program[:] = moved.get(-1, [])
-    for k, ins in enumerate(rest):
-        program.append(ins)
-        program.extend(moved.get(k, ()))
-
-
-def guards_first(program: list) -> bool:
-    """Whether every guard of a symbolic program comes before its first side effect (a
-    write the caller sees, a random draw): a guard that fails leaves nothing done."""
-    done = False
-    for ins in program:
-        kind = ins[0]
-        if kind == "guard":
-            if done:
-                return False
-        elif (kind == "commit" and len(ins) > 3) or (kind == "op" and ins[1].random):
-            done = True
-        elif kind == "factory" and getattr(ins[1], "__module__", None) == _RANDOM:
-            done = True
-    return True
-
-
-_RANDOM = "numtorch.ops.random"
-
-
 def _value_shaped(op, args: tuple, attrs: dict) -> bool:
     """Whether op's result shape depends on its inputs' values (nonzero, unique, a boolean
     mask's selection, one_hot's inferred width), which a program fixed at its trace cannot
@@ -229,17 +188,6 @@ def _value_shaped(op, args: tuple, attrs: dict) -> bool:
     if op.name == "index":
         return any(isinstance(i, Tensor) and i.dtype in _MASKS for i in args[1])
     return op.name == "one_hot" and attrs.get("num_classes", -1) == -1
-
-
-def _holds_data(x) -> bool:
-    """Whether a factory's arguments hold tensors or arrays (values no guard covers)."""
-    if isinstance(x, (Tensor, np.ndarray)):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_holds_data(v) for v in x)
-    if isinstance(x, dict):
-        return any(_holds_data(v) for v in x.values())
-    return False
 
 
 def _inner(args):

@@ -16,12 +16,12 @@ from contextlib import contextmanager
 import numpy as np
 
 from .._core import inplace
+from .._core import symbolic as _symbolic
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch, untraced
 from .._core.state import state
+from .._core.symbolic import concrete
 from .._core.tensor import Size, Tensor, _wrap_dim
-from . import _symbolic
 from ._lower import LOWER
-from ._symbolic import concrete
 
 
 class Untraceable(Exception):
@@ -181,6 +181,15 @@ class Tracer(Interpreter):
         )
         return wrapped if isinstance(out, tuple) else wrapped[0]
 
+    def factory(self, fn, args: tuple, kwargs: dict):
+        if not self.symbolic or _holds_data((args, kwargs)):
+            return fn(*args, **kwargs)  # (its result is a constant of the program)
+        with _symbolic.unguarded(), untraced():  # (it decides again as it runs)
+            t = fn(*args, **kwargs)
+        w = self.wrap(t)
+        self.program.append(("factory", fn, args, kwargs, w._slot))
+        return w
+
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         if not (isinstance(target, TracedTensor) and target._interp is self):
             raise Untraceable  # a write into a constant would change it for later runs
@@ -199,6 +208,82 @@ class Tracer(Interpreter):
         finally:
             state.stack.append(top)
             self.alive = True
+
+
+def hoist_guards(program: list) -> None:
+    """Move each guard of a symbolic program up to just after the values it reads are made
+    (a size is known from then on), so that guards come before writes and draws."""
+    made: dict = {}
+    moved: dict = {}  # instruction index -> the guards placed after it (-1: first)
+    rest = []
+    for ins in program:
+        if ins[0] == "guard":
+            at = max((made.get(s, -1) for s in ins[2]), default=-1)
+            moved.setdefault(at, []).append(ins)
+            continue
+        k = len(rest)
+        rest.append(ins)
+        outs = ins[4] if ins[0] in ("op", "call") else [ins[4]] if ins[0] == "factory" else ()
+        for s in outs:
+            if s is not None:
+                made[s] = k
+    program[:] = moved.get(-1, [])
+    for k, ins in enumerate(rest):
+        program.append(ins)
+        program.extend(moved.get(k, ()))
+
+
+def guards_first(program: list) -> bool:
+    """Whether every guard of a symbolic program comes before its first side effect (a
+    write the caller sees, a random draw, a call into eager code): a guard that fails
+    leaves nothing done."""
+    done = False
+    for ins in program:
+        kind = ins[0]
+        if kind == "guard":
+            if done:
+                return False
+        elif kind == "call" or (kind == "commit" and len(ins) > 3):
+            done = True
+        elif kind == "op" and ins[1].random:
+            done = True
+        elif kind == "factory" and getattr(ins[1], "__module__", None) == _RANDOM:
+            done = True
+    return True
+
+
+_RANDOM = "numtorch.ops.random"
+
+
+def same_consts(a: list, b: list) -> bool:
+    """Whether two generated programs' constants are the same values."""
+    return len(a) == len(b) and all(_same_const(x, y) for x, y in zip(a, b))
+
+
+def _same_const(x, y) -> bool:
+    if x is y:
+        return True
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, np.ndarray):
+        return x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
+    if isinstance(x, Tensor):
+        return _same_const(x._data, y._data) and x._rg == y._rg
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001 - a value with no plain equality (arrays inside)
+        return False
+
+
+def _holds_data(x) -> bool:
+    """Whether a factory's arguments hold tensors or arrays (values no guard covers)."""
+    if isinstance(x, (Tensor, np.ndarray)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_holds_data(v) for v in x)
+    if isinstance(x, dict):
+        return any(_holds_data(v) for v in x.values())
+    return False
 
 
 def _passes(op, arrays: list, attrs: dict, outs) -> bool:

@@ -42,8 +42,8 @@ class _Walk:
     """One backward call's graph as the cache and the compiled code see it."""
 
     __slots__ = (
-        "keys", "nodes", "kinds", "arrays", "sig", "layouts", "roots", "inputs", "accumulate",
-        "keep_graph", "entry",
+        "keys", "nodes", "kinds", "arrays", "sig", "at", "layouts", "roots", "inputs",
+        "accumulate", "keep_graph", "entry",
     )  # fmt: skip
 
 
@@ -164,10 +164,12 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -
     push, find = nodes.append, index.get
     ordered = True  # sequence numbers fall along the walk
     last = 1 << 64
+    at = []  # where each node's sizes start in ``metas``
     i = 0
     while i < len(nodes):
         node = nodes[i]
         i += 1
+        at.append(len(metas))
         if stop and node in stop:
             kinds.append(_LEAF)
             keys.append((_LEAF,))
@@ -255,6 +257,7 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -
     w.arrays = arrays
     metas.append([None if a is None else a.shape for a in arrays])
     w.sig = metas  # compared, not hashed: it holds lists
+    w.at = at
     w.layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
     w.roots = roots
     w.inputs = inputs

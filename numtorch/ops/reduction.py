@@ -16,6 +16,7 @@ from .._core import op as _op
 from .._core.dispatch import dispatch, values_hidden
 from .._core.layout import contiguous, preserve
 from .._core.op import LINEAR, NoKernel, Op, named, tensor_methods, undefined_grads
+from .._core.symbolic import reciprocal
 from .._core.tensor import check_unique_dims, wrap_dim
 from ..testing.samples import ErrorInput, S
 from ._batching import (
@@ -373,7 +374,7 @@ def _mean_errors(make):
 
 
 def _mean_vjp(g, x_shape, dim, keepdim):
-    return unreduce(g, x_shape, dim, keepdim) * (1.0 / _pymax(count(x_shape, dim), 1))
+    return unreduce(g, x_shape, dim, keepdim) * reciprocal(_pymax(count(x_shape, dim), 1))
 
 
 def _mean_dims(x, dim, keepdim):

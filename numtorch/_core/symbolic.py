@@ -82,6 +82,50 @@ class SymInt(int):
         return out
 
 
+class SymFloat(float):
+    """A float that is also an expression over the program's values (a reciprocal of a
+    size: a mean's scale). Anything but multiplying a tensor by it takes its value."""
+
+    def __new__(cls, value: float, expr: str, slots: frozenset):
+        s = float.__new__(cls, value)
+        s.expr = expr
+        s.slots = slots
+        return s
+
+    _guard = SymInt._guard
+
+    def _pin(self) -> float:
+        v = float.__float__(self)
+        self._guard(f"{self.expr} == {v!r}", self.slots)
+        return v
+
+    __float__ = _pin
+
+    def __str__(self) -> str:
+        return str(self._pin())
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return format(self._pin(), spec)
+
+    def __bool__(self) -> bool:
+        return bool(self._pin())
+
+    def __hash__(self) -> int:
+        return float.__hash__(self)
+
+    def __reduce__(self):
+        return float, (self._pin(),)
+
+
+def reciprocal(n):
+    """1.0 / n: for a symbolic size, symbolic too."""
+    if type(n) is SymInt:
+        return SymFloat(1.0 / int.__int__(n), f"(1.0 / {n.expr})", n.slots)
+    return 1.0 / n
+
+
 def _binary(fn, sym: str, reflected: bool = False):
     def method(self, other):
         if not isinstance(other, int) or isinstance(other, bool):
@@ -116,13 +160,13 @@ for _name, _fn, _sym in (
     setattr(SymInt, f"__{_name}__", lambda self, o, _f=_fn, _s=_sym: self._compare(o, _f, _s))
 
 
-def _pinned(name: str):
-    base = getattr(int, name)
+def _pinned(name: str, kind: type = int):
+    base = getattr(kind, name)
     return lambda self, *args: base(self._pin(), *(_pin(a) for a in args))
 
 
 def _pin(v):
-    return v._pin() if type(v) is SymInt else v
+    return v._pin() if type(v) is SymInt or type(v) is SymFloat else v
 
 
 # Everything else an int does takes the value as a constant
@@ -133,6 +177,15 @@ for _name in (
     "__trunc__", "__floor__", "__ceil__", "bit_length", "to_bytes", "as_integer_ratio",
 ):  # fmt: skip
     setattr(SymInt, _name, _pinned(_name))
+
+for _name in (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+    "__rpow__", "__neg__", "__abs__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__int__", "__round__", "__trunc__", "__floor__", "__ceil__", "__divmod__",
+    "__rdivmod__", "is_integer", "as_integer_ratio", "hex",
+):  # fmt: skip
+    setattr(SymFloat, _name, _pinned(_name, float))
 
 SymInt.__neg__ = lambda self: SymInt(-int.__int__(self), f"(-{self.expr})", self.slots)
 SymInt.__pos__ = lambda self: self
@@ -155,16 +208,34 @@ class unguarded:  # noqa: N801 - a cheap context manager
 
 def size(value: int, slot: int, dim: int):
     """The size ``dim`` of the program's value in ``slot`` (0 and 1 specialized)."""
+    return _sym(value, f"s{slot}.shape[{dim}]", frozenset((slot,)))
+
+
+def _sym(value: int, expr: str, slots: frozenset):
     if value < 2:
         g = _GUARDS[0]
         if g is not None:
-            g.guard(f"s{slot}.shape[{dim}] == {value}", frozenset((slot,)))
+            g.guard(f"{expr} == {value}", slots)
         return value
-    return SymInt(value, f"s{slot}.shape[{dim}]", frozenset((slot,)))
+    return SymInt(value, expr, slots)
+
+
+_NONE: frozenset = frozenset()
+
+
+def symbolize(v, expr: str):
+    """v (a size, or sizes nested in tuples and lists) with its ints as the expression
+    ``expr`` indexed down to them: ``m[3][1]``, a value the program is given."""
+    if type(v) is int:
+        return _sym(v, expr, _NONE)
+    if isinstance(v, (list, tuple)):
+        out = [symbolize(x, f"{expr}[{i}]") for i, x in enumerate(v)]
+        return out if type(v) is list else tuple(out) if type(v) is tuple else type(v)(out)
+    return v
 
 
 def has_sym(v) -> bool:
-    if type(v) is SymInt:
+    if type(v) is SymInt or type(v) is SymFloat:
         return True
     if isinstance(v, (list, tuple)):
         return any(has_sym(x) for x in v)
@@ -178,6 +249,8 @@ def concrete(v):
     expressions' values)."""
     if type(v) is SymInt:
         return int.__int__(v)
+    if type(v) is SymFloat:
+        return float.__float__(v)
     if isinstance(v, (list, tuple)) and has_sym(v):
         out = [concrete(x) for x in v]
         return out if type(v) is list else (tuple(out) if type(v) is tuple else type(v)(out))
@@ -188,7 +261,7 @@ def concrete(v):
 
 def slots_of(v) -> frozenset:
     """The program's values the expressions in v read."""
-    if type(v) is SymInt:
+    if type(v) is SymInt or type(v) is SymFloat:
         return v.slots
     if isinstance(v, (list, tuple)):
         return frozenset().union(*(slots_of(x) for x in v)) if v else frozenset()
