@@ -169,7 +169,7 @@ class _Frame:
             return self._miss(key, flat, lifted, args, kwargs)
         if entry is None:
             return self.eager(args, kwargs)
-        out = entry(lifted)
+        out = entry(lifted, (self.fn, args, kwargs))
         spec = entry.out_spec
         return out[0] if spec is _T else _unflatten(spec, iter(out))
 
@@ -206,7 +206,7 @@ class _Frame:
         for generic in self.generic.get(graph, ()):
             if generic.fits(lifted):
                 try:
-                    out = generic.program(lifted)
+                    out = generic.program(lifted, (self.fn, args, kwargs))
                 except _symbolic.Recheck:  # (before any write or draw: guards_first)
                     continue
                 self.entries[key] = generic.program
@@ -295,7 +295,8 @@ class _Frame:
     def _generalize(self, graph, program, instructions: list, lifted: list) -> None:
         """Keep the symbolic trace of a dynamic graph; when it made the same program as the
         trace before it, at other sizes, that program serves the graph's other sizes."""
-        if program.backward is not None or not guards_first(instructions):
+        backward = program.backward
+        if (backward is not None and backward.sizes is None) or not guards_first(instructions):
             return
         shapes = [t._data.shape for t in lifted]
         traces = self.traces.setdefault(graph, {})
@@ -543,5 +544,9 @@ class _Generic:
 
 
 def _same_program(a, b) -> bool:
-    """Whether two traced programs are the same code on the same constants."""
-    return a.code == b.code and same_consts(a.fn.consts, b.fn.consts)
+    """Whether two traced programs (and their backward) are the same code on the same
+    constants."""
+    if a.code != b.code or not same_consts(a.fn.consts, b.fn.consts):
+        return False
+    ab, bb = a.backward, b.backward
+    return ab is None or (ab.code == bb.code and same_consts(ab.fn.consts, bb.fn.consts))

@@ -21,6 +21,7 @@ from opdb import (
 )
 
 import numtorch as nt
+from numtorch._core.symbolic import Recheck
 from numtorch._dynamo import compiled_autograd
 from numtorch._dynamo.utils import counters
 
@@ -315,5 +316,76 @@ def test_the_backward_of_a_dynamic_graph_at_every_size():
         f(x).backward()
         want = w.grad.numpy().copy()
         w.grad = None
+        before = counters["stats"]["calls_captured"]
         compiled(x).backward()
         assert np.array_equal(w.grad.numpy(), want), f"at size {n}"
+        assert n < 4 or counters["stats"]["calls_captured"] == before
+
+
+def _mlp_step(compiled: bool):
+    nt.manual_seed(0)
+    nn = nt.nn
+    model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def loss_fn(x, y):
+        return nn.functional.mse_loss(model(x), y)
+
+    return model, nt.compile(loss_fn, dynamic=True) if compiled else loss_fn
+
+
+def _batch(n: int) -> tuple:
+    rng = np.random.default_rng(n)
+    return tuple(nt.tensor(rng.standard_normal(s), dtype=nt.float32) for s in ((n, 5), (n, 1)))
+
+
+def test_a_training_step_at_every_batch_size_runs_one_program():
+    # the forward and its backward made symbolic: the backward reads the sizes the
+    # forward program computes
+    (model, loss_fn), (mine, compiled) = _mlp_step(False), _mlp_step(True)
+    traced = []
+    for n in [3, 4, 5, 9, 3, 17, 2]:
+        losses = []
+        for m, fn in ((model, loss_fn), (mine, compiled)):
+            m.zero_grad()
+            before = counters["stats"]["calls_captured"]
+            loss = fn(*_batch(n))
+            loss.backward()
+            losses.append(loss.detach().numpy())
+        traced.append(counters["stats"]["calls_captured"] - before)
+        assert np.array_equal(*losses), f"loss at batch {n}"
+        for p, q in zip(model.parameters(), mine.parameters(), strict=True):
+            assert np.array_equal(p.grad.numpy(), q.grad.numpy()), f"gradients at batch {n}"
+    assert traced[0] and traced[1] and not any(traced[2:])
+
+
+def _generic_backward(frame) -> list:
+    return [g.program.backward for gs in frame.generic.values() for g in gs]
+
+
+def test_a_backward_whose_guard_fails_runs_the_forward_again():
+    (model, loss_fn), (mine, compiled) = _mlp_step(False), _mlp_step(True)
+    for n in (3, 4):
+        compiled(*_batch(n)).backward()
+    (backward,) = _generic_backward(compiled)  # (numtorch.compile's callable: its frame)
+
+    def failing(inputs, nodes, m=None):
+        raise Recheck
+
+    backward.fn = failing  # as a guard of the backward program that fails
+    for m, fn in ((model, loss_fn), (mine, compiled)):
+        m.zero_grad()
+        fn(*_batch(6)).backward()
+    for p, q in zip(model.parameters(), mine.parameters(), strict=True):
+        assert np.array_equal(p.grad.numpy(), q.grad.numpy())
+    # an input written in place since: a saved one fails eager's version check; another
+    # leaves the forward nothing to run again on
+    x, y = _batch(7)
+    loss = compiled(x, y)
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    loss = compiled(*_batch(7))
+    with nt.no_grad():
+        mine[4].bias.add_(1)  # (no formula saves a bias)
+    with pytest.raises(RuntimeError, match="modified in place since"):
+        loss.backward()

@@ -11,7 +11,9 @@ PyTorch does): they are plain ints, guarded to stay what they are.
 
 What an int subclass cannot see (a C function taking its value: ``range(n)``, a slice, a
 NumPy shape) is found by comparing the programs of two traces at different sizes, which
-``_Frame`` requires to be identical before it uses one for other sizes.
+numtorch.compile and compiled autograd require to be identical (code and constants)
+before they use one for other sizes. A ``SymFloat`` is the same for a float (a mean's
+``1 / n``).
 """
 
 from __future__ import annotations
@@ -229,9 +231,13 @@ def symbolize(v, expr: str):
     if type(v) is int:
         return _sym(v, expr, _NONE)
     if isinstance(v, (list, tuple)):
-        out = [symbolize(x, f"{expr}[{i}]") for i, x in enumerate(v)]
-        return out if type(v) is list else tuple(out) if type(v) is tuple else type(v)(out)
+        return rebuild(v, [symbolize(x, f"{expr}[{i}]") for i, x in enumerate(v)])
     return v
+
+
+def rebuild(v: list | tuple, items: list):
+    """A list or tuple (or tuple subclass: a Size) like v, of ``items``."""
+    return items if type(v) is list else tuple(items) if type(v) is tuple else type(v)(items)
 
 
 def has_sym(v) -> bool:
@@ -252,8 +258,7 @@ def concrete(v):
     if type(v) is SymFloat:
         return float.__float__(v)
     if isinstance(v, (list, tuple)) and has_sym(v):
-        out = [concrete(x) for x in v]
-        return out if type(v) is list else (tuple(out) if type(v) is tuple else type(v)(out))
+        return rebuild(v, [concrete(x) for x in v])
     if isinstance(v, dict) and has_sym(v):
         return {k: concrete(x) for k, x in v.items()}
     return v

@@ -7,7 +7,7 @@ import heapq
 import itertools
 
 from .._core.state import state
-from .._core.symbolic import Recheck, symbolize
+from .._core.symbolic import Recheck, SymFloat, SymInt, concrete, rebuild, symbolize
 from .._core.tensor import Tensor, _make
 from ..autograd import engine
 from ..autograd.graph import (
@@ -128,11 +128,18 @@ class _Capture:
     """The eager engine's schedule, run on traced values: every kernel call, hook call and
     gradient accumulation becomes an instruction of the tracer's program."""
 
-    def __init__(self, w: _Walk, joint: bool = False, symbolic: bool = False) -> None:
+    def __init__(
+        self, w: _Walk, joint: bool = False, symbolic: bool = False, sizes: dict | None = None
+    ) -> None:
         self.w = w
         self.joint = joint  # the backward of a compiled forward: gradients for its inputs
         self.tracer = Tracer(symbolic)
         self.metas: dict = {}  # node -> its attributes, in_meta and _out_meta, symbolic
+        # a joint capture's nodes' symbolic sizes, as the forward tracer saw them: the
+        # backward reads them as m values the forward program computes (forward_sizes)
+        self.sizes = sizes
+        self.forward_sizes: list = []
+        self.size_at: dict = {}
         self.calls: list = []  # (PyTorch's node name, its index) in execution order
         self.frees: list = []
         self.outputs: list | None = None
@@ -239,10 +246,10 @@ class _Capture:
         program's ``m`` values, in the walk's order from ``w.at[k]``."""
         if kind == _OPAQUE:
             return None
-        symbolic = self.tracer.symbolic
-        if symbolic:
+        symbolic = self.tracer.symbolic and self.sizes is None  # sizes from the walk's
+        if symbolic:  # (plain values: a node recorded above the tracer keeps symbolic ones)
             at = self.w.at[k]
-            attrs = node.attrs
+            attrs = concrete(node.attrs)
             sized = _SIZED.get(node.op)
             if sized:
                 attrs = dict(attrs)
@@ -260,16 +267,45 @@ class _Capture:
             elif t is _SavedList:
                 out[name] = [next(inputs) if type(s) is Saved else s for s in v.t]
             elif symbolic and name.endswith("_shape"):
-                out[name] = symbolize(v, f"m[{at}]")
+                out[name] = symbolize(concrete(v), f"m[{at}]")
                 at += 1
             else:
-                out[name] = v
+                out[name] = concrete(v) if symbolic else v
         if symbolic:
             self.metas[node] = (
                 attrs, symbolize(node.in_meta, f"m[{at}][1]"),
                 symbolize(node._out_meta, f"m[{at}][0]"),
             )  # fmt: skip
+        elif self.tracer.symbolic:
+            self._joint_sizes(node, out)
         return out
+
+    def _joint_sizes(self, node: Node, saved: dict) -> None:
+        """A joint capture's node sizes: those the forward tracer gave it, each an m value
+        the forward program computes."""
+        attrs, in_meta, out_meta, values = self.sizes.get(
+            node, (node.attrs, node.in_meta, node._out_meta, {})
+        )
+        for name, v in saved.items():
+            saved[name] = self._forward(values.get(name, v))
+        self.metas[node] = (self._forward(attrs), self._forward(in_meta),
+                            self._forward(out_meta))  # fmt: skip
+
+    def _forward(self, v):
+        """v with the forward's symbolic sizes as m values (``forward_sizes``)."""
+        if type(v) is SymInt or type(v) is SymFloat:
+            k = self.size_at.get(v.expr)
+            if k is None:
+                k = self.size_at[v.expr] = len(self.forward_sizes)
+                self.forward_sizes.append(v)
+            cls = type(v)
+            base = int.__int__(v) if cls is SymInt else float.__float__(v)
+            return cls(base, f"m[{k}]", frozenset())
+        if isinstance(v, dict):
+            return {n: self._forward(x) for n, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return rebuild(v, [self._forward(x) for x in v])
+        return v
 
     def _apply(self, node: Node, k: int, grads: list, wanted: list, saved) -> list:
         self.calls.append((node.name(), k))

@@ -168,6 +168,8 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
             body.append(f"_commit(s{ins[1]}, {ref(ins[2])})")
         elif kind == "guard":
             body.append(f"if not ({ins[1]}): raise Recheck")
+        elif kind == "sizes":  # sizes a symbolic backward reads
+            body.append(f"s{ins[1]} = [" + ", ".join(v.expr for v in ins[2]) + "]")
         elif kind == "factory":
             _, fn, args, kwargs, slot = ins
             body.append(f"s{slot} = {const(fn, 'factory')}(*{lit(args)}, **{lit(kwargs)})._data")
@@ -223,6 +225,8 @@ def _reads(ins) -> list:
         return [*slots_of(ins[2]), *slots_of(ins[3])]
     if kind == "guard":
         return list(ins[2])
+    if kind == "sizes":
+        return list(slots_of(ins[2]))
     return [s for s in ins[3] if s is not None]
 
 

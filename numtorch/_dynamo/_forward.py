@@ -22,9 +22,12 @@ from .._core import symbolic as _symbolic
 from .._core.device import xp_of
 from .._core.dispatch import dispatch, untraced
 from .._core.state import state
-from .._core.symbolic import concrete
+from .._core.symbolic import Recheck, concrete, has_sym
 from .._core.tensor import Tensor, _make
+from ..autograd import engine
+from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
+from ..ops.creation import zeros_like
 from . import _codegen
 from ._capture import _Capture
 from ._trace import TracedTensor, Tracer, Untraceable, _holds_data, _Slot, hoist_guards
@@ -61,6 +64,7 @@ class ForwardTracer(Tracer):
         self.made: dict = {id(t._data): self.slot_of[id(t)] for t in lifted}
         self.keep: list = [t._data for t in lifted]
         self.ver_of: dict = {id(t._ver): self.slot_of[id(t)] for t in lifted}
+        self.sizes: dict = {}  # node -> its symbolic in_meta, _out_meta and saved shapes
 
     def stop(self, why: str) -> None:
         """Record no more: the call finishes eagerly."""
@@ -100,10 +104,38 @@ class ForwardTracer(Tracer):
                 self.stop(f"{op.name}'s result shape depends on values")
             else:
                 try:
-                    return super().process(op, args, attrs)
+                    out = super().process(op, args, attrs)
                 except Untraceable as e:
                     self.stop(str(e) or f"{op.name} cannot be traced")
+                else:
+                    if self.symbolic:
+                        self._node_sizes(op, args, attrs, out)
+                    return out
         return dispatch(op, _inner(args), attrs)
+
+    def _node_sizes(self, op, args: tuple, attrs: dict, out) -> None:
+        """The symbolic sizes of the node the op's run recorded (its attributes', its
+        inputs', its outputs', its saved shapes and numbers), for the capture of the
+        backward (the node itself holds the plain values its kernel ran on)."""
+        outs = out if isinstance(out, tuple) else (out,)
+        node = next((o._inner._grad_fn for o in outs if o._inner._grad_fn is not None), None)
+        if node is None or getattr(node, "op", None) is not op or node in self.sizes:
+            return
+        in_meta = [_sym_meta(m, a) for m, a in zip(node.in_meta, args)]
+        out_meta = node._out_meta
+        if len(out_meta) == len(outs):
+            out_meta = tuple(
+                (tuple(o.shape), *m[1:]) if m is not None else m for m, o in zip(out_meta, outs)
+            )
+        saved = {}
+        for name, v in (node.saved or {}).items():
+            if name.endswith("_shape") and isinstance(v, tuple) and name[:-6] in op.inputs:
+                a = args[op.inputs.index(name[:-6])]
+                if isinstance(a, TracedTensor) and a._interp is self:
+                    saved[name] = tuple(a.shape)
+            elif name in op.inputs and has_sym(args[op.inputs.index(name)]):
+                saved[name] = args[op.inputs.index(name)]  # a number: a size, or 1/size
+        self.sizes[node] = (attrs, in_meta, out_meta, saved)
 
     def side_effect(self, what: str) -> None:
         self.stop(f"{what} (a replay cannot repeat it)")
@@ -190,6 +222,15 @@ def _value_shaped(op, args: tuple, attrs: dict) -> bool:
     return op.name == "one_hot" and attrs.get("num_classes", -1) == -1
 
 
+def _sym_meta(m, a):
+    """An input's (shape, dtype, ...) with the traced value's symbolic shape."""
+    if isinstance(m, tuple) and isinstance(a, TracedTensor):
+        return (tuple(a.shape), *m[1:])
+    if isinstance(m, list) and isinstance(a, (list, tuple)) and len(m) == len(a):
+        return [_sym_meta(x, t) for x, t in zip(m, a)]
+    return m
+
+
 def _inner(args):
     return tuple(_inner1(a) for a in args)
 
@@ -222,11 +263,14 @@ def _build(tracer: ForwardTracer, slots: list, outs: list):
         if isinstance(backward, str):
             return backward
         saved = backward.saved_slots
+        if backward.sizes is not None:  # the sizes the backward reads, computed forward
+            tracer.nslots += 1
+            tracer.program.append(("sizes", tracer.nslots - 1, backward.sizes))
+            saved = [*saved, tracer.nslots - 1]
     fn, code = _codegen.generate(tracer.program, len(lifted), slots + saved)
     prog = Program(fn, code, len(slots), tracer.mutated, backward)
     if backward is not None:
         prog.diff_out = diff_out
-        prog.out_meta = tuple((outs[j]._data.shape, outs[j]._data.dtype) for j in diff_out)
     return prog
 
 
@@ -249,10 +293,15 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
         hooked = node._any_hooks or node._hooked
         if type(node) is AccumulateGrad or hooked or node._opaque:
             return "its graph has hooks or nodes outside the function"
-    run = _Capture(w, joint=True)
+    symbolic = tracer.symbolic and not any(
+        ins[0] == "op" and ins[1].random for ins in tracer.program
+    )  # (a backward whose guard fails runs the forward again: it must draw nothing)
+    run = _Capture(w, joint=True, symbolic=symbolic, sizes=tracer.sizes)
     run.run()
     if any(ins[0] == "call" for ins in run.tracer.program):
         return "its backward calls into eager code"
+    if symbolic:
+        hoist_guards(run.tracer.program)
     saved_slots = []
     for a in w.arrays[len(roots) :]:
         slot = tracer.made.get(id(a))
@@ -261,7 +310,9 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
         saved_slots.append(slot)
     fn, code = _codegen.generate(run.tracer.program, len(w.arrays), run.outputs)
     checks = _checks(tracer, w.arrays[len(roots) :], outs)
-    return Backward(fn, code, diff_in, saved_slots, checks, outs)
+    backward = Backward(fn, code, diff_in, saved_slots, checks, outs)
+    backward.sizes = run.forward_sizes if symbolic else None
+    return backward
 
 
 def _checks(tracer: ForwardTracer, saved: list, outs: list) -> tuple:
@@ -287,7 +338,8 @@ class Backward:
         self.slots = slots  # the lifted slots that get gradients
         self.saved_slots = saved  # the forward's slots that it saves
         self.checks = checks  # (input slots, output indices) whose versions it checks
-        self.zeros = [(o._data.shape, o._data.dtype, xp_of(o._data)) for o in outs]  # missing grads
+        self.xps = [xp_of(o._data) for o in outs]  # where a missing gradient's zeros go
+        self.sizes = None  # the forward's sizes it reads (a symbolic backward), as m
 
 
 class Program:
@@ -301,7 +353,9 @@ class Program:
         self.mutated = tuple(mutated.items())
         self.backward = backward
 
-    def __call__(self, lifted: list) -> list:
+    def __call__(self, lifted: list, rerun=None) -> list:
+        """The outputs; ``rerun`` (the function and its arguments) is what a symbolic
+        backward whose guard fails runs again."""
         res = self.fn([t._data for t in lifted], None)
         n = self.nout
         outs = [_make(a) for a in res[:n]]
@@ -311,8 +365,10 @@ class Program:
             node._seq = next(_seq)
             node.program = b
             node.next_functions = tuple(edge_of(lifted[i]) for i in b.slots)
-            node._out_meta = self.out_meta
+            node._out_meta = tuple((res[j].shape, res[j].dtype) for j in self.diff_out)
             node.saved = _Arrays(res[n:])
+            if b.sizes is not None:
+                node.rerun = (rerun, [(t, t._ver.v) for t in lifted], lifted, self.diff_out)
             ins, outs_ = b.checks
             checks = [(lifted[i], lifted[i]._ver.v) for i in ins]
             for k, j in enumerate(self.diff_out):
@@ -365,7 +421,7 @@ class CompiledFunctionBackward(Node):
                 _raise_modified(self, t, version)
         b = self.program
         arrays = []
-        for g, (shape, dtype, xp) in zip(grads, b.zeros):
+        for g, (shape, dtype), xp in zip(grads, self._out_meta, b.xps):
             if g is None:
                 arrays.append(xp.zeros(shape, dtype))
             elif type(g) is not Tensor and g._level:
@@ -374,5 +430,40 @@ class CompiledFunctionBackward(Node):
                 )
             else:
                 arrays.append(g._data)
-        res = b.fn(arrays + saved, None)
+        if b.sizes is None:
+            res = b.fn(arrays + saved, None)
+        else:
+            try:
+                res = b.fn(arrays + saved[:-1], None, saved[-1])
+            except Recheck:  # sizes the backward program was not made for
+                return self._again(grads, wanted)
         return [None if r is None or not w else _make(r) for r, w in zip(res, wanted)]
+
+    def _again(self, grads: list, wanted) -> list:
+        """The gradients from the forward run again eagerly, on its unchanged inputs."""
+        rerun, versions, lifted, diff_out = self.rerun
+        if rerun is None or any(t._ver.v != v for t, v in versions):
+            raise RuntimeError(
+                "numtorch.compile: the backward of a compiled call at new sizes needs its "
+                "forward again, and an input of it has been modified in place since"
+            )
+        fn, args, kwargs = rerun
+        with enable_grad():
+            out = fn(*args, **kwargs)
+        flat = _tensors(out)
+        outs = [flat[j] for j in diff_out]
+        ins = [lifted[i] for i in self.program.slots]
+        grads = [g if g is not None else zeros_like(o) for g, o in zip(grads, outs)]
+        got = engine.grad(outs, ins, grads, allow_unused=True)
+        return [r if w else None for r, w in zip(got, wanted)]
+
+
+def _tensors(out) -> list:
+    """The tensors of a function's output, in numtorch.compile's order."""
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for x in out for t in _tensors(x)]
+    if isinstance(out, dict):
+        return [t for x in out.values() for t in _tensors(x)]
+    return []

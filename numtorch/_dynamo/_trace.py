@@ -162,12 +162,15 @@ class Tracer(Interpreter):
         if op.impl is not None or (op.random and not self.random):
             raise Untraceable
         pairs = [self._ref(a) for a in args]
-        with _symbolic.unguarded(), untraced():  # (the kernel decides again as it runs)
-            out = dispatch(op, tuple(p[0] for p in pairs), attrs)
+        # the kernel runs on plain numbers (NumPy takes an int or float subclass for a
+        # strong scalar) and decides again as the program runs
+        values, given = tuple(concrete(p[0]) for p in pairs), concrete(attrs)
+        with _symbolic.unguarded(), untraced():
+            out = dispatch(op, values, given)
             outs = out if isinstance(out, tuple) else (out,)
-            arrays = [_array(p[0]) for p in pairs]
+            arrays = [_array(v) for v in values]
             on_cpu = all(type(o._data) is np.ndarray for o in outs)
-            plain = on_cpu and not op.random and _passes(op, arrays, attrs, outs)
+            plain = on_cpu and not op.random and _passes(op, arrays, given, outs)
         wrapped = tuple(self.wrap(o) for o in outs)
         refs = [p[1] for p in pairs]
         if not self.symbolic:  # sizes a symbolic trace left in attributes are constants here
@@ -175,7 +178,7 @@ class Tracer(Interpreter):
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
         # (a lowering decides from sizes once, for the sizes traced)
         rule = LOWER.get(op.name) if on_cpu and not self.symbolic else None
-        expr = rule(attrs, arrays, self.static) if rule else None
+        expr = rule(given, arrays, self.static) if rule else None
         self.program.append(
             ("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr)
         )

@@ -13,7 +13,9 @@ for. A hit gathers the saved arrays and calls it.
 
 Shapes: with ``dynamic=True`` (the default) a captured graph serves every size; with
 ``dynamic=False`` the first change of a size recaptures once and marks the graph
-dynamic. A graph keeps one specialized program per set of sizes it has met.
+dynamic. Inside, a graph's first program is specialized to its sizes; new sizes are
+captured with symbolic sizes (``_core.symbolic``), and once two such captures make the
+same program, it serves every size its guards pass.
 """
 
 from __future__ import annotations
