@@ -36,11 +36,14 @@ def _slots(v) -> frozenset:
     return v.slots if type(v) is SymInt else frozenset()
 
 
-class SymInt(int):
-    """An int that is also an expression over the program's values."""
+class _Sym:
+    """What a symbolic number shares: its value as its base type's, taken as a constant
+    (guarded) wherever it is printed, formatted or pickled."""
 
-    def __new__(cls, value: int, expr: str, slots: frozenset):
-        s = int.__new__(cls, value)
+    _base: type
+
+    def __new__(cls, value, expr: str, slots: frozenset):
+        s = cls._base.__new__(cls, value)
         s.expr = expr
         s.slots = slots
         return s
@@ -50,13 +53,11 @@ class SymInt(int):
         if out is not None:
             out.guard(expr, slots)
 
-    def _pin(self) -> int:
+    def _pin(self):
         """Its value, taken as a constant: guarded to stay what it is."""
-        v = int.__int__(self)
-        self._guard(f"{self.expr} == {v}", self.slots)
+        v = self._raw()
+        self._guard(f"{self.expr} == {v!r}", self.slots)
         return v
-
-    __int__ = __index__ = _pin
 
     def __str__(self) -> str:
         return str(self._pin())
@@ -66,14 +67,26 @@ class SymInt(int):
     def __format__(self, spec: str) -> str:
         return format(self._pin(), spec)
 
-    def __bool__(self) -> bool:
-        return self._compare(0, operator.ne, "!=")
-
     def __hash__(self) -> int:
-        return int.__hash__(self)
+        return self._base.__hash__(self)
 
     def __reduce__(self):
-        return int, (self._pin(),)
+        return self._base, (self._pin(),)
+
+
+class SymInt(_Sym, int):
+    """An int that is also an expression over the program's values."""
+
+    _base = int
+    _raw = int.__int__
+
+    def __int__(self) -> int:
+        return self._pin()
+
+    __index__ = __int__
+
+    def __bool__(self) -> bool:
+        return self._compare(0, operator.ne, "!=")
 
     def _compare(self, other, fn, sym: str) -> bool:
         if not isinstance(other, int) or isinstance(other, bool):
@@ -84,41 +97,18 @@ class SymInt(int):
         return out
 
 
-class SymFloat(float):
+class SymFloat(_Sym, float):
     """A float that is also an expression over the program's values (a reciprocal of a
     size: a mean's scale). Anything but multiplying a tensor by it takes its value."""
 
-    def __new__(cls, value: float, expr: str, slots: frozenset):
-        s = float.__new__(cls, value)
-        s.expr = expr
-        s.slots = slots
-        return s
+    _base = float
+    _raw = float.__float__
 
-    _guard = SymInt._guard
-
-    def _pin(self) -> float:
-        v = float.__float__(self)
-        self._guard(f"{self.expr} == {v!r}", self.slots)
-        return v
-
-    __float__ = _pin
-
-    def __str__(self) -> str:
-        return str(self._pin())
-
-    __repr__ = __str__
-
-    def __format__(self, spec: str) -> str:
-        return format(self._pin(), spec)
+    def __float__(self) -> float:
+        return self._pin()
 
     def __bool__(self) -> bool:
         return bool(self._pin())
-
-    def __hash__(self) -> int:
-        return float.__hash__(self)
-
-    def __reduce__(self):
-        return float, (self._pin(),)
 
 
 def reciprocal(n):
