@@ -61,6 +61,14 @@ def _where(attrs: dict, ins: list, static: bool) -> str | None:
     return "np.where({0}, {1}, {2})"
 
 
+def _add(attrs: dict, ins: list, static: bool) -> str | None:
+    """The kernel's ``a + b`` for two arrays of one float dtype (no promotion to decide)."""
+    a, b = ins
+    if attrs.get("alpha", 1) != 1 or type(a) is not np.ndarray or type(b) is not np.ndarray:
+        return None
+    return "np.add({0}, {1})" if a.dtype == b.dtype and a.dtype.kind == "f" else None
+
+
 def _reshape(attrs: dict, ins: list, static: bool) -> str | None:
     return f"{{0}}.reshape({infer_size(attrs['shape'], ins[0].size)})"
 
@@ -85,6 +93,7 @@ def _expand(attrs: dict, ins: list, static: bool) -> str | None:
 
 
 LOWER: dict[str, Callable] = {
+    "add": _add,
     "reshape": _reshape,
     "mean": _mean,
     "expand": _expand,

@@ -223,7 +223,7 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -
                     key = (op, tuple(attrs.items()), hooks, kind, tuple(raws), *edges)
                 else:
                     kind = _OP
-                    key = (op, tuple(attrs.items()), hooks, *edges)
+                    key = (op, hooks, *attrs.items(), *edges)
                 metas.append((node._out_meta, node.in_meta))
         kinds.append(kind)
         keys.append(key)
