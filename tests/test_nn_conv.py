@@ -146,6 +146,42 @@ def test_grads_with_a_long_contraction_match_torch(groups):
     assert_same(prog, arr(4, 4, 32, 32), arr(4, 4 // groups, 3, 3, seed=1), arr(4, 4, 32, 32, seed=2), rtol=1e-9, atol=1e-9)  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "d, groups, padding, dilation",
+    [(2, 1, 0, 1), (2, 2, (1, 2), (2, 1)), (3, 1, 1, 1), (3, 3, (0, 1, 2), (1, 2, 1))],
+)
+def test_stride_one_input_grads_match_torch(d, groups, padding, dilation):
+    """At stride 1 the input gradient's GEMM runs on the padded input's grid, each kernel
+    offset one run per channel that wraps from row to row."""
+    conv = "conv2d" if d == 2 else "conv3d"
+    size = (7, 6) if d == 2 else (5, 4, 6)
+
+    def prog(lib, x, w):
+        x = x.requires_grad_()
+        kw = {"padding": padding, "dilation": dilation, "groups": groups}
+        out = getattr(lib.nn.functional, conv)(x, w, **kw)
+        return lib.autograd.grad((out * out).sum(), x)
+
+    x, w = arr(2, 3 * groups, *size), arr(2 * groups, 3, *(3,) * d, seed=1)
+    assert_same(prog, x, w, rtol=1e-9, atol=1e-9)
+
+
+def test_input_grad_of_a_non_finite_weight_matches_torch():
+    """An inf in the weight times a zero gradient is NaN only where a window reads it."""
+
+    def prog(lib, x, w):
+        x = x.requires_grad_()
+        out = lib.nn.functional.conv2d(x, w)
+        g = lib.ones(out.shape, dtype=out.dtype)
+        g[:, :, :, :3] = 0
+        return lib.autograd.grad(out, x, g)
+
+    w = arr(3, 2, 3, 3, seed=1)
+    w[1, 0, 0, 2] = np.inf
+    (grad,) = assert_same(prog, arr(2, 2, 6, 7), w)
+    assert 0 < np.isnan(grad.numpy()).sum() < grad.numel()
+
+
 def test_unfold_then_fold_is_the_overlap_count_times_the_image():
     def prog(lib, x):
         F = lib.nn.functional

@@ -161,15 +161,43 @@ def _convolution_input_grad(
     c = weight.shape[1] * groups
     w = weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
     # W^T contiguous (it is small): OpenBLAS runs the GEMM ~10% faster than on the view
-    rows = _group_rows(xp, grad_output, groups)
-    cols = xp.matmul(
-        xp.ascontiguousarray(w.transpose(0, 2, 1)), rows,
-        out=_scratch(xp, (groups, w.shape[2], rows.shape[2]), rows.dtype),
-    )  # fmt: skip
+    wt = xp.ascontiguousarray(w.transpose(0, 2, 1))
     d = len(kernel)
+    if d > 1 and all(st == 1 for st in stride) and xp.isfinite(wt).all():
+        return _input_grad_on_grid(xp, grad_output, wt, c, size, kernel, padding, dilation)
+    rows = _group_rows(xp, grad_output, groups)
+    cols = xp.matmul(wt, rows, out=_scratch(xp, (groups, w.shape[2], rows.shape[2]), rows.dtype))
     cols = cols.reshape(c, *kernel, n, *blocks)
     cols = cols.transpose((1 + d, 0, *range(1, 1 + d), *range(2 + d, 2 + 2 * d)))
     return _col2im(xp, cols, size, kernel, stride, padding, dilation)
+
+
+def _input_grad_on_grid(xp, grad_output, wt, c, size, kernel, padding, dilation):
+    """The stride-1 input gradient with the GEMM's columns on the padded input's grid
+    (grad_output zero-padded to its rows' length), so that each kernel offset adds one
+    contiguous run per (sample, channel) instead of one short run per row: ~3x faster
+    than col2im's strided adds. The padding columns' products are exact zeros (a finite
+    weight, checked by the caller), so what they add where a run wraps changes nothing."""
+    n, o, *blocks = grad_output.shape
+    groups = wt.shape[0]
+    d = len(kernel)
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
+    grid = (blocks[0], *padded[1:])
+    rows = _zeros(xp, (groups, o // groups, n, *grid), grad_output.dtype, 1)
+    g = grad_output.reshape(n, groups, o // groups, *blocks)
+    rows[(..., *(slice(0, b) for b in blocks[1:]))] = g.transpose(1, 2, 0, *range(3, 3 + d))
+    span = math.prod(grid)
+    rows = rows.reshape(groups, o // groups, n * span)
+    cols = xp.matmul(wt, rows, out=_scratch(xp, (groups, wt.shape[1], n * span), rows.dtype))
+    cols = cols.reshape(c, math.prod(kernel), n, span)
+    steps = [math.prod(padded[i + 1 :]) for i in range(d)]
+    reach = sum(dl * (k - 1) * st for k, dl, st in zip(kernel[1:], dilation[1:], steps[1:]))
+    out = _zeros(xp, (n, c, math.prod(padded) + reach), cols.dtype, 1)  # (rows is dead)
+    for j, k in enumerate(itertools.product(*(range(kk) for kk in kernel))):
+        at = sum(ki * dl * st for ki, dl, st in zip(k, dilation, steps))
+        out[:, :, at : at + span] += cols[:, j].transpose(1, 0, 2)
+    out = out[:, :, : math.prod(padded)].reshape(n, c, *padded)
+    return out[(..., *(slice(lo, lo + s) for s, (lo, _) in zip(size, padding)))].copy()
 
 
 def _convolution_weight_grad(
