@@ -254,6 +254,39 @@ def test_hooks_run_in_eager_order_with_the_same_effect():
     assert [e[0] for e in tlog] == [e[0] for e in logs[0]]
 
 
+def _two_branches(lib, log, b_first: bool):
+    """Two branches whose nodes the engine runs in creation order, newest first."""
+    x = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    w.register_hook(lambda g: log.append("w"))
+    if b_first:
+        b = w.exp()
+        a = x.sin()
+    else:
+        a = x.sin()
+        b = w.exp()
+    a.register_hook(lambda g: log.append("a"))
+    b.register_hook(lambda g: log.append("b"))
+    (a * b).sum().backward()
+    return x.grad, w.grad
+
+
+@pytest.mark.parametrize("b_first", [False, True])
+def test_nodes_run_in_eagers_order_whichever_branch_is_newer(b_first):
+    logs = [[], [], []]
+    eager = _two_branches(nt, logs[0], b_first)
+    with ca._enable(_identity):
+        _two_branches(nt, logs[1], not b_first)  # the other order, captured first
+        captured = _two_branches(nt, logs[2], b_first)
+        replayed = _two_branches(nt, logs[2], b_first)
+    tlog: list = []
+    _two_branches(torch, tlog, b_first)
+    assert logs[2] == logs[0] * 2 and logs[0] == tlog
+    for e, c, r in zip(eager, captured, replayed):
+        _same(e, c, "capture")
+        _same(e, r, "replay")
+
+
 def _grad_call(lib, **kw):
     x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
     z = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)

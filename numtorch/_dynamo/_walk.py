@@ -7,7 +7,15 @@ from __future__ import annotations
 from .._core.device import _cuda_used
 from .._core.tensor import Tensor
 from ..autograd import engine
-from ..autograd.graph import AccumulateGrad, CopySlices, Node, Saved, _SavedList, _SavedTuple
+from ..autograd.graph import (
+    _ACCUMULATE_SEQ,
+    AccumulateGrad,
+    CopySlices,
+    Node,
+    Saved,
+    _SavedList,
+    _SavedTuple,
+)
 
 
 class _Trie:
@@ -162,7 +170,7 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -
     trie = _CACHE.children.get(keys[0])
     kinds = []
     push, find = nodes.append, index.get
-    ordered = True  # sequence numbers fall along the walk
+    ordered = True  # sequence numbers fall along the walk (leaves aside)
     last = 1 << 64
     at = []  # where each node's sizes start in ``metas``
     i = 0
@@ -184,15 +192,17 @@ def _walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -
                 j = index[nxt] = len(nodes)
                 push(nxt)
             edges.append(j if not nr else (j, nr))
-        seq = node._seq
-        if seq >= last:
-            ordered = False
-        last = seq
         cls = type(node)
-        if cls is AccumulateGrad:
+        if cls is AccumulateGrad:  # (leaves share one sequence number: they run first)
+            if node._seq != _ACCUMULATE_SEQ:
+                ordered = False
             kind = _LEAF
             key = (_LEAF, _hook_flags(node), node.variable._grad is None)
         else:
+            seq = node._seq
+            if seq >= last:
+                ordered = False
+            last = seq
             hooks = _hook_flags(node) if node._any_hooks else 0
             saved = node.saved
             if saved is None:
