@@ -70,6 +70,7 @@ class CapturedGraph:
     def capture(self, w: _Walk, symbolic: bool = False):
         """Run the pass once on traced values, make the program for its sizes (symbolic:
         for any sizes its guards pass), and return the pass's result."""
+        w = w.full()
         run = _Capture(w, symbolic=symbolic)
         with _task(w):
             out = run.run()

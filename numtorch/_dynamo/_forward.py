@@ -284,7 +284,7 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
     inputs = [lifted[i] for i in diff_in]
     targets = {edge_of(t)[0] for t in inputs}
     try:
-        w = _walk(roots, grads, inputs, False, True, stop=targets)
+        w = _walk(roots, grads, inputs, False, True, stop=targets, full=True)
     except _Break:
         return "its graph has a node that cannot be captured"
     for node in w.nodes:
