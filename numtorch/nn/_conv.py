@@ -15,7 +15,7 @@ spatial dim ('same' pads an even kernel more at the end, as PyTorch does).
 
 Kernels gather every window of the zero-padded input with one strided view and one copy
 (im2col), then run one batched GEMM over the groups; col2im adds one strided slice per
-kernel offset. Under vmap the batch folds into N, into the channels, or into the groups
+kernel offset (at stride 1 the input gradient adds one contiguous run per offset instead). Under vmap the batch folds into N, into the channels, or into the groups
 (both operands batched), as functorch does, without an expanded copy.
 """
 
@@ -175,9 +175,10 @@ def _convolution_input_grad(
 def _input_grad_on_grid(xp, grad_output, wt, c, size, kernel, padding, dilation):
     """The stride-1 input gradient with the GEMM's columns on the padded input's grid
     (grad_output zero-padded to its rows' length), so that each kernel offset adds one
-    contiguous run per (sample, channel) instead of one short run per row: ~3x faster
-    than col2im's strided adds. The padding columns' products are exact zeros (a finite
-    weight, checked by the caller), so what they add where a run wraps changes nothing."""
+    contiguous run per (sample, channel) instead of one short run per row (the tutorial
+    CNN's second layer: 42 -> 29 ms). The padding columns' products are exact zeros (a
+    finite weight, checked by the caller), so what they add where a run wraps changes
+    nothing."""
     n, o, *blocks = grad_output.shape
     groups = wt.shape[0]
     d = len(kernel)
