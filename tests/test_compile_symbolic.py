@@ -115,9 +115,23 @@ def _flat(out) -> list:
 def test_every_ops_compiled_backward_at_new_batch_sizes_gives_eagers_bits(op):
     # the backward of a vmapped op (its batch rule's ops, at the batch's sizes): captured
     # at the first size, then symbolically at the next two, whose program serves the rest
-    f, prims, others = _case(op)
-    if f is None:
+    if _case(op)[0] is None:
         pytest.skip("no float sample")
+    _compiled_backward_at_sizes(op)
+
+
+@pytest.mark.parametrize("name", ["conv2d", "conv_transpose1d", "conv3d"])
+def test_a_vmapped_convs_compiled_backward_serves_every_batch_size(name):
+    """conv's batch rule folds the batch into its groups: a size of the one captured graph,
+    not part of its key."""
+    op = next(o for o in OPS if o.name == name)
+    assert _compiled_backward_at_sizes(op) == [(3, 1)]  # three captures, one generic
+
+
+def _compiled_backward_at_sizes(op) -> list:
+    """The op's vmapped backward under compiled autograd at each of SIZES, checked bit for
+    bit against eager; each captured graph's (programs, generic programs)."""
+    f, prims, others = _case(op)
     vf = nt.vmap(f, in_dims=(0,) * len(prims) + (None,) * len(others))
     compiled_autograd.reset()
     graphs = []
@@ -138,10 +152,7 @@ def test_every_ops_compiled_backward_at_new_batch_sizes_gives_eagers_bits(op):
             if a is not None:
                 assert a.shape == b.shape and a.dtype == b.dtype, f"{op.name} at batch {n}"
                 assert np.array_equal(a.numpy(), b.numpy(), equal_nan=True), f"at batch {n}"
-    CAPTURED[op.name] = [(len(g.variants), len(g.generic)) for g in graphs]
-
-
-CAPTURED: dict = {}  # op -> (programs, generic programs) of each graph captured
+    return [(len(g.variants), len(g.generic)) for g in graphs]
 
 
 def _run(fn, sizes, make, dynamic=True) -> list:

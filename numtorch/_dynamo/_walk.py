@@ -135,9 +135,10 @@ def _saved_array(s: Saved, arrays: list) -> None:
         arrays.append(t._data)
 
 
-# Attributes that are sizes (a view's shape, an expand's size): with dynamic sizes a new
-# value is a new specialization of the same captured graph, as PyTorch's SymInt sizes.
-_SIZE_NAMES = frozenset(("shape", "size", "sizes", "output_size"))
+# Attributes that are sizes (a view's shape, an expand's size; conv's groups, into which
+# its batch rule folds a vmapped batch): with dynamic sizes a new value is a new
+# specialization of the same captured graph, as PyTorch's SymInt sizes.
+_SIZE_NAMES = frozenset(("shape", "size", "sizes", "output_size", "groups"))
 _SIZED: dict = {}
 
 
