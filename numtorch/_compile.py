@@ -169,7 +169,7 @@ class _Frame:
             return self._miss(key, flat, lifted, args, kwargs)
         if entry is None:
             return self.eager(args, kwargs)
-        out = entry(lifted, (self.fn, args, kwargs))
+        out = entry(lifted, (self, key, args, kwargs))
         spec = entry.out_spec
         return out[0] if spec is _T else _unflatten(spec, iter(out))
 
@@ -204,9 +204,9 @@ class _Frame:
             del self.entries[keys.pop(0)]
         keys.append(key)
         for generic in self.generic.get(graph, ()):
-            if generic.fits(lifted):
+            if generic.fits(lifted) and key not in generic.program.vetoed:
                 try:
-                    out = generic.program(lifted, (self.fn, args, kwargs))
+                    out = generic.program(lifted, (self, key, args, kwargs))
                 except _symbolic.Recheck:  # (before any write or draw: guards_first)
                     continue
                 self.entries[key] = generic.program
@@ -308,6 +308,14 @@ class _Frame:
             generic = self.generic.setdefault(graph, [])
             generic.insert(0, _Generic(program, last[1], shapes))
             del generic[GENERIC:]
+
+    def veto(self, key: tuple, program) -> None:
+        """``program``'s backward needed its forward again at the sizes of ``key`` (a size
+        decision of the backward alone went the other way): those sizes get a trace of
+        their own from the next call on."""
+        program.vetoed.add(key)
+        if self.entries.get(key) is program:
+            del self.entries[key]
 
     def _warn(self, why: str) -> None:
         counters["graph_break"][why] += 1

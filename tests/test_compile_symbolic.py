@@ -22,7 +22,7 @@ from opdb import (
 
 import numtorch as nt
 from numtorch._core.symbolic import Recheck
-from numtorch._dynamo import compiled_autograd
+from numtorch._dynamo import _forward, compiled_autograd
 from numtorch._dynamo.utils import counters
 
 OPS = differentiable_ops()
@@ -400,3 +400,37 @@ def test_a_backward_whose_guard_fails_runs_the_forward_again():
         mine[4].bias.add_(1)  # (no formula saves a bias)
     with pytest.raises(RuntimeError, match="modified in place since"):
         loss.backward()
+
+
+def test_a_size_only_the_backward_compares_is_traced_anew_after_one_rerun(monkeypatch):
+    """A batch of 4 against features of 4 flips a decision that only the backward takes
+    (the unbatched input's gradient summed back over the batch): the first call at that
+    size runs the forward again for its backward, later calls get a trace of their own."""
+    reruns = []
+    again = _forward.CompiledFunctionBackward._again
+    monkeypatch.setattr(
+        _forward.CompiledFunctionBackward, "_again",
+        lambda self, *a: reruns.append(1) or again(self, *a),
+    )  # fmt: skip
+
+    def loss(x, b):
+        y = nt.vmap(lambda x, b: nt.maximum(x[::2].mean(-2), b).erf(), in_dims=(None, 0))(x, b)
+        return (y * y).sum()
+
+    compiled = nt.compile(loss, dynamic=True)
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((7, 4))
+    traced = []
+    for n in (2, 3, 5, 4, 4, 4, 6):
+        b = nt.tensor(rng.standard_normal((n, 4, 4)))
+        grads = []
+        for fn in (loss, compiled):
+            x = nt.tensor(x0, requires_grad=True)
+            before = counters["stats"]["calls_captured"]
+            fn(x, b).backward()
+            grads.append(x.grad.numpy())
+        traced.append(counters["stats"]["calls_captured"] - before)
+        assert np.array_equal(*grads), f"at batch {n}"
+        if n == 4:
+            assert len(reruns) == 1
+    assert [bool(t) for t in traced] == [True, True, False, False, True, False, False]

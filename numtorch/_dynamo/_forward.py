@@ -352,10 +352,11 @@ class Program:
         self.nout = nout
         self.mutated = tuple(mutated.items())
         self.backward = backward
+        self.vetoed: set = set()  # guard keys at which the backward ran the forward again
 
     def __call__(self, lifted: list, rerun=None) -> list:
-        """The outputs; ``rerun`` (the function and its arguments) is what a symbolic
-        backward whose guard fails runs again."""
+        """The outputs; ``rerun`` (the compiled frame, the call's guard key and its
+        arguments) is what a symbolic backward whose guard fails runs again."""
         res = self.fn([t._data for t in lifted], None)
         n = self.nout
         outs = [_make(a) for a in res[:n]]
@@ -368,7 +369,7 @@ class Program:
             node._out_meta = tuple((res[j].shape, res[j].dtype) for j in self.diff_out)
             node.saved = _Arrays(res[n:])
             if b.sizes is not None:
-                node.rerun = (rerun, [(t, t._ver.v) for t in lifted], lifted, self.diff_out)
+                node.rerun = (rerun, [(t, t._ver.v) for t in lifted], lifted, self)
             ins, outs_ = b.checks
             checks = [(lifted[i], lifted[i]._ver.v) for i in ins]
             for k, j in enumerate(self.diff_out):
@@ -440,18 +441,20 @@ class CompiledFunctionBackward(Node):
         return [None if r is None or not w else _make(r) for r, w in zip(res, wanted)]
 
     def _again(self, grads: list, wanted) -> list:
-        """The gradients from the forward run again eagerly, on its unchanged inputs."""
-        rerun, versions, lifted, diff_out = self.rerun
+        """The gradients from the forward run again eagerly, on its unchanged inputs (the
+        compiled frame traces these sizes anew at its next call)."""
+        rerun, versions, lifted, forward = self.rerun
         if rerun is None or any(t._ver.v != v for t, v in versions):
             raise RuntimeError(
                 "numtorch.compile: the backward of a compiled call at new sizes needs its "
                 "forward again, and an input of it has been modified in place since"
             )
-        fn, args, kwargs = rerun
+        frame, key, args, kwargs = rerun
+        frame.veto(key, forward)
         with enable_grad():
-            out = fn(*args, **kwargs)
+            out = frame.fn(*args, **kwargs)
         flat = _tensors(out)
-        outs = [flat[j] for j in diff_out]
+        outs = [flat[j] for j in forward.diff_out]
         ins = [lifted[i] for i in self.program.slots]
         grads = [g if g is not None else zeros_like(o) for g, o in zip(grads, outs)]
         got = engine.grad(outs, ins, grads, allow_unused=True)
