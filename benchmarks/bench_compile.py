@@ -163,28 +163,17 @@ def varying_time(lib, compiled: bool) -> float:
     return (time.perf_counter() - t) / len(VARYING)
 
 
-def check_varying() -> None:
-    """Steps at changing batch sizes leave the parameters eager's leave, bit for bit."""
+def check_training(make, steps: int, what: str) -> None:
+    """``steps`` compiled steps leave the parameters eager's leave, bit for bit; ``make``
+    takes whether to compile and gives a step and its model."""
     results = []
     for compiled in (False, True):
-        run, model = varying_step(nt, compiled)
-        for _ in range(12):
-            run()
-        results.append([p.detach().numpy().copy() for p in model.parameters()])
-    for e, c in zip(*results):
-        assert np.array_equal(e, c), "compiled training at changing sizes differs from eager"
-
-
-def check_step(width: int, batch: int) -> None:
-    """Five compiled training steps leave the parameters eager's five leave, bit for bit."""
-    results = []
-    for compiled in (False, True):
-        step, model = train_step(nt, compiled, width, batch)
-        for _ in range(5):
+        step, model = make(compiled)
+        for _ in range(steps):
             step()
         results.append([p.detach().numpy().copy() for p in model.parameters()])
     for e, c in zip(*results):
-        assert np.array_equal(e, c), "compiled training differs from eager"
+        assert np.array_equal(e, c), f"compiled {what} differs from eager"
 
 
 def dp_step(lib, compiled: bool, batch: int = 64, sizes=None):
@@ -243,17 +232,6 @@ def _torch_digit_cnn():
     )  # fmt: skip
 
 
-def check_dp() -> None:
-    results = []
-    for compiled in (False, True):
-        step, model = dp_step(nt, compiled)
-        for _ in range(3):
-            step()
-        results.append([p.detach().numpy().copy() for p in model.parameters()])
-    for e, c in zip(*results):
-        assert np.array_equal(e, c), "compiled DP-SGD differs from eager"
-
-
 def dp_time(lib, compiled: bool) -> float:
     step, _ = dp_step(lib, compiled)
     for _ in range(2):
@@ -297,17 +275,17 @@ def main() -> None:
         theirs = backward_time(case(torch), False, number) * scale if torch else float("nan")
         rows.append((name, eager, comp, theirs))
     for name, width, batch, scale, number in STEPS:
-        check_step(width, batch)
+        check_training(lambda c: train_step(nt, c, width, batch), 5, "training")
         eager, comp = (step_time(nt, c, width, batch, number) * scale for c in (False, True))
         theirs = step_time(torch, False, width, batch, number) * scale if torch else float("nan")
         rows.append((name, eager, comp, theirs))
-    check_varying()
+    check_training(lambda c: varying_step(nt, c), 12, "training at changing sizes")
     eager, comp = (varying_time(nt, c) * 1e3 for c in (False, True))
     theirs = varying_time(torch, False) * 1e3 if torch else float("nan")
     rows.append(
         ("training step, MLP 3x64, 100 batches of 50 sizes, mean (ms)", eager, comp, theirs)
     )
-    check_dp()
+    check_training(lambda c: dp_step(nt, c), 3, "DP-SGD")
     eager, comp = (dp_time(nt, c) * 1e3 for c in (False, True))
     theirs = dp_time(torch, False) * 1e3 if torch else float("nan")
     rows.append(("DP-SGD step, examples/dp_sgd.py's CNN, batch 64 (ms)", eager, comp, theirs))

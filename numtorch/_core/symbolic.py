@@ -230,28 +230,45 @@ def rebuild(v: list | tuple, items: list):
     return items if type(v) is list else tuple(items) if type(v) is tuple else type(v)(items)
 
 
-def has_sym(v) -> bool:
-    if type(v) is SymInt or type(v) is SymFloat:
+def any_in(v, leaf) -> bool:
+    """Whether ``leaf`` holds for v or a value nested in its lists, tuples and dicts."""
+    if leaf(v):
         return True
     if isinstance(v, (list, tuple)):
-        return any(has_sym(x) for x in v)
+        return any(any_in(x, leaf) for x in v)
     if isinstance(v, dict):
-        return any(has_sym(x) for x in v.values())
+        return any(any_in(x, leaf) for x in v.values())
     return False
 
 
-def concrete(v):
-    """v with its SymInts as plain ints (unguarded: for a kernel the program calls with the
-    expressions' values)."""
-    if type(v) is SymInt:
-        return int.__int__(v)
-    if type(v) is SymFloat:
-        return float.__float__(v)
+def _is_sym(v) -> bool:
+    return type(v) is SymInt or type(v) is SymFloat
+
+
+def has_sym(v) -> bool:
+    return any_in(v, _is_sym)
+
+
+def map_syms(v, fn):
+    """v with ``fn`` applied to each symbolic number in it (nested in lists, tuples and
+    dicts); v itself where it holds none."""
+    if type(v) is SymInt or type(v) is SymFloat:
+        return fn(v)
     if isinstance(v, (list, tuple)) and has_sym(v):
-        return rebuild(v, [concrete(x) for x in v])
+        return rebuild(v, [map_syms(x, fn) for x in v])
     if isinstance(v, dict) and has_sym(v):
-        return {k: concrete(x) for k, x in v.items()}
+        return {k: map_syms(x, fn) for k, x in v.items()}
     return v
+
+
+def _value(v):
+    return v._raw()
+
+
+def concrete(v):
+    """v with its symbolic numbers as plain ones (unguarded: for a kernel the program calls
+    with the expressions' values)."""
+    return map_syms(v, _value)
 
 
 def slots_of(v) -> frozenset:

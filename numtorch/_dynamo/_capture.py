@@ -7,7 +7,7 @@ import heapq
 import itertools
 
 from .._core.state import state
-from .._core.symbolic import Recheck, SymFloat, SymInt, concrete, rebuild, symbolize
+from .._core.symbolic import Recheck, concrete, map_syms, symbolize
 from .._core.tensor import Tensor, _make
 from ..autograd import engine
 from ..autograd.graph import (
@@ -294,19 +294,14 @@ class _Capture:
 
     def _forward(self, v):
         """v with the forward's symbolic sizes as m values (``forward_sizes``)."""
-        if type(v) is SymInt or type(v) is SymFloat:
-            k = self.size_at.get(v.expr)
-            if k is None:
-                k = self.size_at[v.expr] = len(self.forward_sizes)
-                self.forward_sizes.append(v)
-            cls = type(v)
-            base = int.__int__(v) if cls is SymInt else float.__float__(v)
-            return cls(base, f"m[{k}]", frozenset())
-        if isinstance(v, dict):
-            return {n: self._forward(x) for n, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return rebuild(v, [self._forward(x) for x in v])
-        return v
+        return map_syms(v, self._as_m)
+
+    def _as_m(self, v):
+        k = self.size_at.get(v.expr)
+        if k is None:
+            k = self.size_at[v.expr] = len(self.forward_sizes)
+            self.forward_sizes.append(v)
+        return type(v)(v._raw(), f"m[{k}]", frozenset())
 
     def _apply(self, node: Node, k: int, grads: list, wanted: list, saved) -> list:
         self.calls.append((node.name(), k))

@@ -18,11 +18,10 @@ import numpy as np
 
 from .._core import dtype as dtypes
 from .._core import inplace
-from .._core import symbolic as _symbolic
 from .._core.device import xp_of
-from .._core.dispatch import dispatch, untraced
+from .._core.dispatch import dispatch
 from .._core.state import state
-from .._core.symbolic import Recheck, concrete, has_sym
+from .._core.symbolic import Recheck, has_sym
 from .._core.tensor import Tensor, _make
 from ..autograd import engine
 from ..autograd.grad_mode import enable_grad
@@ -145,13 +144,7 @@ class ForwardTracer(Tracer):
             if _holds_data((args, kwargs)):
                 self.stop(f"{fn.__name__}() of tensors or arrays")
             else:
-                with _symbolic.unguarded(), untraced():  # (it decides again as it runs)
-                    t = fn(*args, **kwargs)
-                w = self.wrap(t)
-                if not self.symbolic:
-                    args, kwargs = concrete(args), concrete(kwargs)
-                self.program.append(("factory", fn, args, kwargs, w._slot))
-                return w
+                return self._record_factory(fn, args, kwargs)
         return fn(*args, **kwargs)
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
@@ -271,6 +264,8 @@ def _build(tracer: ForwardTracer, slots: list, outs: list):
     prog = Program(fn, code, len(slots), tracer.mutated, backward)
     if backward is not None:
         prog.diff_out = diff_out
+        if backward.sizes is None:  # (a program for its sizes only: its outputs' are fixed)
+            prog.out_meta = tuple((outs[j]._data.shape, outs[j]._data.dtype) for j in diff_out)
     return prog
 
 
@@ -353,6 +348,7 @@ class Program:
         self.mutated = tuple(mutated.items())
         self.backward = backward
         self.vetoed: set = set()  # guard keys at which the backward ran the forward again
+        self.out_meta = None  # the differentiable outputs' (shape, dtype), when fixed
 
     def __call__(self, lifted: list, rerun=None) -> list:
         """The outputs; ``rerun`` (the compiled frame, the call's guard key and its
@@ -366,7 +362,9 @@ class Program:
             node._seq = next(_seq)
             node.program = b
             node.next_functions = tuple(edge_of(lifted[i]) for i in b.slots)
-            node._out_meta = tuple((res[j].shape, res[j].dtype) for j in self.diff_out)
+            node._out_meta = self.out_meta or tuple(
+                (res[j].shape, res[j].dtype) for j in self.diff_out
+            )
             node.saved = _Arrays(res[n:])
             if b.sizes is not None:
                 node.rerun = (rerun, [(t, t._ver.v) for t in lifted], lifted, self)

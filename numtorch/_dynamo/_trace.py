@@ -187,9 +187,15 @@ class Tracer(Interpreter):
     def factory(self, fn, args: tuple, kwargs: dict):
         if not self.symbolic or _holds_data((args, kwargs)):
             return fn(*args, **kwargs)  # (its result is a constant of the program)
+        return self._record_factory(fn, args, kwargs)
+
+    def _record_factory(self, fn, args: tuple, kwargs: dict):
+        """A factory call the program makes again as it runs (with its sizes' expressions)."""
         with _symbolic.unguarded(), untraced():  # (it decides again as it runs)
             t = fn(*args, **kwargs)
         w = self.wrap(t)
+        if not self.symbolic:
+            args, kwargs = concrete(args), concrete(kwargs)
         self.program.append(("factory", fn, args, kwargs, w._slot))
         return w
 
@@ -280,13 +286,11 @@ def _same_const(x, y) -> bool:
 
 def _holds_data(x) -> bool:
     """Whether a factory's arguments hold tensors or arrays (values no guard covers)."""
-    if isinstance(x, (Tensor, np.ndarray)):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_holds_data(v) for v in x)
-    if isinstance(x, dict):
-        return any(_holds_data(v) for v in x.values())
-    return False
+    return _symbolic.any_in(x, _is_data)
+
+
+def _is_data(v) -> bool:
+    return isinstance(v, (Tensor, np.ndarray))
 
 
 def _passes(op, arrays: list, attrs: dict, outs) -> bool:
