@@ -390,15 +390,10 @@ def _resolve(op, args: tuple, attrs: dict) -> tuple[OpOverload, tuple, dict]:
     return aten.packet(packet or op.name)._get(overload, op), args, attrs
 
 
-# ops whose ``dim`` is an int[] in aten: an int dim is shown as a one-element list
-_DIM_LISTS = {"sum", "mean", "nansum", "nanmean", "amax", "amin", "logsumexp"}
-_DIM_LISTS |= {"var", "std", "var_mean", "std_mean"}
-
-
 def to_aten(op, args: tuple, attrs: dict, packet: str = "") -> tuple[tuple, dict]:
     """The (args, kwargs) a handler sees for a call of ``op`` (see the module doc): sizes
     and dims (tuples here) are lists, as aten's int[] arguments are."""
-    if op.name in _DIM_LISTS and isinstance(attrs.get("dim"), int):
+    if op.aten_dim_list and isinstance(attrs.get("dim"), int):
         attrs = {**attrs, "dim": [attrs["dim"]]}
     if packet in _FIXED:
         fixed = _FIXED[packet][1]

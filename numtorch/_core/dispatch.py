@@ -554,7 +554,7 @@ def write_out(out, result, op=None, inputs=()):
     data = out._data
     if 0 in data.strides and internal_overlap(data):
         raise RuntimeError(INTERNAL_OVERLAP)
-    if op is not None and op.name in OUT_OVERLAP_OPS:
+    if op is not None and op.out_overlap_check:
         for a in inputs:
             for t in a if isinstance(a, (list, tuple)) else (a,):
                 if (
@@ -581,9 +581,6 @@ OVERLAP = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer "
     "to a single memory location. Please clone() the tensor before performing the operation."
 )
-# The ops whose ``out=`` PyTorch checks for partial overlap with an input (its elementwise
-# kernels add theirs, see ``ops._families.elementwise_op``).
-OUT_OVERLAP_OPS = {"gather", "index_select", "cat"}
 
 
 def partial_overlap(a, b) -> bool:

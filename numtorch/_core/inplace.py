@@ -19,6 +19,7 @@ from .dispatch import (
     internal_overlap,
     partial_overlap,
 )
+from .policy import BatchedWrite
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
@@ -39,29 +40,22 @@ _WHY = {
 }
 
 
-# In-place ops PyTorch lets write into a tensor whose elements share memory (an expanded
-# one); each writes only the elements it changes.
-_OVERLAP_OK = frozenset(
-    ("fill", "index_fill", "index_put", "masked_fill", "tril", "triu", "conj_physical")
-)
-# In-place ops whose argument checks PyTorch makes before the overlap check: theirs is at
-# the write.
-_CHECKS_FIRST = frozenset(("sub", "rsub", "addcdiv", "lerp", "index_add", "neg", "relu"))
-
-
 def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
     """PyTorch's error for a write by ``op`` (with operands ``args``) into an array whose
     elements share memory."""
-    if internal_overlap(a) and (
-        op is None or op.name not in _OVERLAP_OK or (op.name == "fill" and _tensor_value(args))
-    ):
+    if internal_overlap(a) and not shared_write_ok(op, args):
         raise RuntimeError(INTERNAL_OVERLAP)
 
 
-def _tensor_value(args: tuple) -> bool:
-    """fill_'s value is a 0-d tensor: PyTorch's fill_(Tensor) refuses shared elements (after
-    its check of the value's dims, the kernel's here)."""
-    return bool(args) and isinstance(args[0], Tensor) and not args[0].dim()
+def shared_write_ok(op, args: tuple = ()) -> bool:
+    """Whether ``op``'s in-place form may write into elements that share memory: a 0-d
+    tensor value refuses where the policy asks a number (fill_(Tensor), after its check of
+    the value's dims, the kernel's here)."""
+    if op is None or not op.inplace_policy.shared_ok:
+        return False
+    if op.inplace_policy.shared_needs_number:
+        return not (bool(args) and isinstance(args[0], Tensor) and not args[0].dim())
+    return True
 
 
 def view_write_error(view: Tensor, indirect: bool = False) -> str:
@@ -121,24 +115,19 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
 
 _NUMPY_KEYWORDS = frozenset(("axis", "keepdims"))  # (op.NUMPY_NAMES' values)
 
-# In-place ops whose PyTorch kernels take any overlap of their operands with self (they read
-# them whole first, or are no elementwise kernel).
-_NO_OVERLAP_CHECK = frozenset(
-    ("fill", "masked_fill", "index_fill", "masked_scatter", "addmm", "addmv", "addbmm", "baddbmm")
-)
-
 
 def check_overlap(op, self: Tensor, args: tuple) -> None:
     """PyTorch's error for an operand that partly overlaps the tensor an in-place op writes
     (the same elements in the same layout are fine). Views share the version counter of
     their base, which makes the common case one identity test per operand."""
+    if op.inplace_policy.operand_overlap_ok:
+        return
     ver = self._ver
     for a in args:
         if (
             isinstance(a, Tensor)
             and a._ver is ver
             and a is not self
-            and op.name not in _NO_OVERLAP_CHECK
             and partial_overlap(_array(self), _array(a))
         ):
             raise RuntimeError(OVERLAP)
@@ -200,27 +189,30 @@ def _mode_copy(self: Tensor):
 
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
-    checked = state.stack and op.name not in _UNCHECKED
+    policy = op.inplace_policy
+    unchecked = policy.batched is BatchedWrite.UNCHECKED
+    checked = state.stack and not unchecked
     above = checked and _max_level(args) > self._level
     if above:  # a vmap above self's levels: its error first
         _check_batched_into_unbatched(self, args, op)
-    if op.name != "copy" or self.dtype._kind >= 2:  # (copy_ into an integer tensor: no history)
+    if not policy.untracked_integer_target or self.dtype._kind >= 2:
         check_inplace(self, args)
     if args:
         check_overlap(op, self, args)
-    if attrs and "out" in attrs:
-        raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+    if attrs:
+        _check_keywords(op, attrs)
     if checked and not above:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
     if (
         0 in data.strides
-        and op.name not in _CHECKS_FIRST
-        and (_max_level(args) <= self._level or op.name in _UNCHECKED)
+        and not policy.checks_first
+        and (unchecked or _max_level(args) <= self._level)
     ):
-        if op.name in _CPP_CAST:
+        if policy.cpp_cast:
             _check_number_bounds(self, args, attrs)
         check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
+    check_sample_broadcast(self, args, op)
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -233,37 +225,39 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
             result = dispatch(op, (src, *args), attrs)
         else:  # bind defaults (and NumPy's keyword names) through the op's signature
             result = op.fn(src, *args, **attrs)
-    except RuntimeError as e:
-        if state.stack:
-            fallback_broadcast_error(self, args, op, e)
-        raise
-    except TypeError as e:  # the keyword errors of the functional form: name the method
-        msg = str(e)
-        at = msg.find("() got an unexpected keyword argument")
-        if at > 0 and msg[:at].isidentifier():
-            raise TypeError(f"{op.name}_(){msg[at + 2 :]}") from None
-        raise
     finally:
         if modes:
             state.inplace_op = None
-    try:
-        commit(self, result, op)
-    except RuntimeError as e:
-        if op.name in _CPP_CAST and str(e).startswith("result type"):
-            if not any(isinstance(a, Tensor) for a in args):
-                raise RuntimeError(cast_error(result.dtype, self.dtype, cpp=True)) from None
-        if op.name == "masked_scatter" and not state.stack and str(e).startswith("output"):
-            # masked_scatter_ expands the mask to self (no broadcast of self): expand's error
-            raise RuntimeError(_expand_error(list(args[0].shape), list(self.shape))) from None
-        if op.name in _OWN_CAST and str(e).startswith("result type"):
-            raise RuntimeError(
-                _OWN_CAST[op.name].format(self.dtype.scalar_name, result.dtype.scalar_name)
-            ) from None
-        raise
+    _check_own_write(self, args, result, policy)
+    commit(self, result, op)
     return self
 
 
-def _expand_error(shape: list, size: list) -> str:
+def _check_own_write(self: Tensor, args: tuple, result: Tensor, policy) -> None:
+    """An op's own errors for a result that can't be written into self, which PyTorch
+    raises before the write's: a shape (outside transforms), a cast with its own text."""
+    if policy.shape_error is not None and not state.stack and result.shape != self.shape:
+        raise RuntimeError(policy.shape_error(self, args))
+    own, cpp = policy.cast_text, policy.cpp_cast
+    if own is None and not (cpp and not any(isinstance(a, Tensor) for a in args)):
+        return
+    sd, rd = self.dtype, result.dtype
+    if rd != sd and rd._kind > sd._kind:
+        if own is not None:
+            raise RuntimeError(own.format(sd.scalar_name, rd.scalar_name))
+        raise RuntimeError(cast_error(rd, sd, cpp=True))
+
+
+def _check_keywords(op, attrs: dict) -> None:
+    """Python's error for a keyword the method does not take, naming the method."""
+    if "out" in attrs:
+        raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+    for k in attrs:
+        if k not in op.keywords:
+            raise TypeError(f"{op.name}_() got an unexpected keyword argument '{k}'")
+
+
+def expand_error(shape: list, size: list) -> str:
     """PyTorch's text for a bool mask of ``shape`` that does not expand to ``size``."""
     if len(shape) > len(size):
         return (
@@ -278,16 +272,6 @@ def _expand_error(shape: list, size: list) -> str:
         f"({shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: {size}.  Tensor "
         f"sizes: {shape}"
     )
-
-
-# In-place ops with a dtype check of their own (self's dtype named first)
-_OWN_CAST = {"mvlgamma": "mvlgamma: result type {} can't be cast to the desired output type {}"}
-
-
-# In-place ops whose own dtype check (with Python-number operands) names the C++ type of
-# the output, where TensorIterator's names its ScalarType: clamp_(max=1.5) of an int64
-# tensor says "long int", add_(1.5) says "Long"; it comes before the write's checks.
-_CPP_CAST = frozenset({"clamp", "clamp_min", "clamp_max"})
 
 
 def _check_number_bounds(self: Tensor, args: tuple, attrs: dict) -> None:
@@ -346,24 +330,22 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
 
 
 # ------------------------------------------------------------------ errors of the write
-# How PyTorch names an in-place op in vmap's batched-into-unbatched error: the ops with a
-# batch rule of their own, the rest run through its fallback (``aten::<op>_``).
-_ARITH = frozenset(
-    "sub mul div clamp_min clamp_max logical_and logical_or logical_xor copy masked_fill".split()
-)
-_PLAIN = frozenset(("fill", "index_put"))
-# In-place ops PyTorch's vmap runs on the batched values with no such check: their error is
-# the broadcast one, on the values with their batch dims.
-_UNCHECKED = frozenset(("add", "atan2"))
+def batched_write(op, args: tuple = ()) -> BatchedWrite:
+    """How PyTorch's vmap runs ``op``'s in-place form with these operands."""
+    if op is None:
+        return BatchedWrite.ARITHMETIC
+    policy = op.inplace_policy
+    if policy.batched_tensor_value is not None and isinstance(args[1:2] and args[1], Tensor):
+        return policy.batched_tensor_value
+    return policy.batched
 
 
 def inplace_label(op, args: tuple = ()) -> str:
     """The op's name in vmap's batched-into-unbatched in-place error."""
-    if op is not None and op.name == "masked_fill" and isinstance(args[1:2] and args[1], Tensor):
-        return "aten::masked_fill_"  # the Tensor-value overload runs through the fallback
-    if op is None or op.name in _ARITH:
+    how = batched_write(op, args)
+    if how is BatchedWrite.ARITHMETIC:
         return "inplace arithmetic"
-    return f"{op.name}_" if op.name in _PLAIN else f"aten::{op.name}_"
+    return f"{op.name}_" if how is BatchedWrite.PLAIN else f"aten::{op.name}_"
 
 
 def vmap_inplace_error(op, level: int, args: tuple = ()) -> RuntimeError:
@@ -399,11 +381,11 @@ def write_error(self: Tensor, result: Tensor, op=None) -> RuntimeError:
     shape, full = list(self.shape), list(result.shape)
     if state.stack and (self._level or result._level):
         sl, rl = _vmap_levels(self), _vmap_levels(result)
-        unchecked = op is not None and op.name in _UNCHECKED
+        how = batched_write(op)
         missing = [lv for lv in rl if lv not in sl]
-        if not unchecked and missing:
+        if how is not BatchedWrite.UNCHECKED and missing:
             return vmap_inplace_error(op, max(missing))
-        if unchecked or inplace_label(op) == "inplace arithmetic" or op.name in _PLAIN:
+        if how is not BatchedWrite.FALLBACK:
             padded = shape
             if sl:  # the batch rule pads self to the result's rank
                 padded = [sl[lv] for lv in sorted(sl)] + [1] * (len(full) - len(shape)) + shape
@@ -414,16 +396,12 @@ def write_error(self: Tensor, result: Tensor, op=None) -> RuntimeError:
                 sd, rd = self.dtype, result.dtype  # cast check, else each sample's error
                 if rd != sd and rd._kind > sd._kind:
                     return RuntimeError(cast_error(rd, sd))
-    elif op is not None and op.name in _PRODUCTS:
+    elif op is not None and op.inplace_policy.fresh_result:
         return RuntimeError(
             f"Bad in-place call: input tensor size {shape} and output tensor size {full} "
             "should match"
         )
     return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {full}")
-
-
-# In-place products whose own check names the shapes (no broadcast: their result is new)
-_PRODUCTS = frozenset(("addmm", "addmv", "baddbmm"))
 
 
 def _check_batched_into_unbatched(self: Tensor, args: tuple, op) -> None:
@@ -453,17 +431,15 @@ def check_operands(self: Tensor, args: tuple, op) -> None:
         _check_batched_into_unbatched(self, args, op)
 
 
-def fallback_broadcast_error(self: Tensor, args: tuple, op, e: RuntimeError) -> None:
+def check_sample_broadcast(self: Tensor, args: tuple, op) -> None:
     """Under vmap, an in-place op PyTorch runs through its fallback (one sample at a time)
-    reports a broadcast mismatch on each sample's shapes: raise that text instead of ``e``."""
-    if not str(e).startswith("The size of tensor a") or op is None or op.name in _UNCHECKED:
-        return
-    if not inplace_label(op, args).startswith("aten::"):
+    reports a broadcast mismatch on each sample's shapes."""
+    if not state.stack or batched_write(op, args) is not BatchedWrite.FALLBACK:
         return
     shapes = [tuple(a.shape) for a in (self, *args) if isinstance(a, Tensor)]
     msg = broadcast_mismatch(shapes)
     if msg is not None:
-        raise RuntimeError(msg) from None
+        raise RuntimeError(msg)
 
 
 # ------------------------------------------------------------------ in-place view ops

@@ -29,6 +29,7 @@ from . import dtype as dt
 from .inplace import run_inplace
 from .layout import contiguous
 from .no_kernel import GAPS, NoKernel
+from .policy import COMMON, InplacePolicy
 from .tensor import Tensor
 
 REGISTRY: dict[str, Op] = {}
@@ -147,16 +148,55 @@ class ErrorInput:
     match: str
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class Op:
-    """One operator. Build ops with ``defop`` or the family generators in ``numtorch.ops``."""
+    """One operator: every fact the system needs about it. ``defop`` (primitives),
+    ``composite`` and ``autograd.Function`` build it with this constructor; a field left
+    out has the default an ordinary op has."""
 
-    __slots__ = (
-        "name", "kernel", "inputs", "attrs", "nin", "list_inputs", "vjps", "vjp_args",
-        "jvp", "jvp_args", "nout", "ndiff", "view", "prepare", "batch_rule", "samples",
-        "error_samples", "api", "oracle", "node_name", "random", "fn", "grad_args",
-        "test", "saves", "composite", "impl", "recorder", "node_cls", "number_edges", "dense",
-        "pieces", "no_kernel", "layout", "undefined_grads",
-    )  # fmt: skip
+    name: str
+    kernel: Callable | None = None  # kernel(xp, *inputs, **attrs) on backend arrays
+    fn: Callable | None = None  # the public function, which dispatches the op
+    inputs: tuple[str, ...] = ()  # the kernel's input parameter names
+    attrs: tuple = ()  # (name, default, kind) of the kernel's attribute parameters
+    nin: int = 0
+    list_inputs: frozenset = frozenset()  # input positions that take sequences of tensors
+    nout: int = 1  # VARIADIC: a tuple of any length
+    ndiff: int = 0  # the outputs autograd sees (the first ``ndiff``)
+    vjps: tuple = ()  # one formula per input (None: not differentiable)
+    vjp_args: tuple = ()  # each formula's parameter names
+    saves: tuple = ()  # what a node saves when input i needs a gradient
+    undefined_grads: bool = False  # formulas take None for an output without a gradient
+    jvp: Callable | str | None = None  # a formula, LINEAR, COMPOSITE or None
+    jvp_args: tuple[str, ...] = ()
+    dense: bool = False  # every input differentiable and none a list: the fast linker
+    number_edges: bool = False  # a number operand stands for a 0-d tensor with an edge
+    view: bool = False
+    pieces: Callable | None = None  # a multi-output view's single-output views
+    overlapping_view: bool = False  # a view whose elements may share memory (expand)
+    prepare: Callable | None = None  # type promotion (after the no_kernel checks)
+    no_kernel: tuple = ()  # the dtypes PyTorch has no kernel for (NoKernel)
+    layout: Callable | None = None  # the result's strides as PyTorch's kernel lays them out
+    batch_rule: Callable | None = None
+    random: bool = False  # draws from a generator (vmap's randomness applies)
+    composite: bool = False  # written with public ops: no kernel, no node of its own
+    impl: Callable | None = None  # a tensor-level implementation run instead of the kernel
+    recorder: Callable | None = None  # builds the op's node itself (a Function's ctx)
+    node_name: str | Callable | None = None  # PyTorch's name of the backward node
+    node_cls: type | None = None  # made by autograd on first record
+    inplace_policy: InplacePolicy = COMMON  # how its in-place form writes
+    keywords: frozenset = frozenset()  # the keyword arguments its public function takes
+    out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
+    conversion: bool = False  # a non-float result just leaves autograd (no error)
+    size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
+    aten_dim_list: bool = False  # aten's ``dim`` is an int[]: an int dim shows as a list
+    value_shaped: bool | Callable = False  # result shape depends on input values (args, attrs)
+    samples: Callable | None = None  # the op database's sample inputs
+    error_samples: Callable | None = None
+    api: str = ""  # the public path (``linalg.solve``)
+    oracle: str | None = None  # PyTorch's function, where not the same path
+    grad_args: Sequence[int] | None = None
+    test: OpTestFlags = OpTestFlags()
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -192,6 +232,13 @@ def defop(
     sizes: bool = False,
     register: bool = True,
     layout: Callable | None = contiguous,
+    inplace_policy: InplacePolicy = COMMON,
+    out_overlap_check: bool = False,
+    conversion: bool = False,
+    size_attrs: Sequence[str] = (),
+    aten_dim_list: bool = False,
+    value_shaped: bool | Callable = False,
+    overlapping_view: bool = False,
 ) -> Op:
     """Declare an operator.
 
@@ -221,8 +268,18 @@ def defop(
     ``layout(out, inputs, attrs) -> out``: the result's strides as PyTorch's kernel gives them
     (``numtorch._core.layout``: contiguous unless said otherwise, as PyTorch's kernels
     allocate theirs; a view's are the view's; None: the kernel's own).
+    ``inplace_policy``: how the in-place form writes, where PyTorch's checks differ from the
+    common elementwise write (``numtorch._core.policy``).
+    ``out_overlap_check``: an ``out=`` tensor partly overlapping an input is refused.
+    ``conversion``: a non-float result leaves autograd instead of raising (``to``).
+    ``size_attrs``: attributes that are sizes for compiled autograd, besides those named
+    ``shape``, ``size``, ``sizes`` and ``output_size`` (conv's ``groups``, into which its
+    batch rule folds a vmapped batch).
+    ``aten_dim_list``: aten's ``dim`` is an int[], so dispatch modes see an int dim as a list.
+    ``value_shaped``: the result's shape depends on input values (True, or a function of the
+    call's ``(args, attrs)``); implied by ``test={"vmap": "dynamic"}``.
+    ``overlapping_view``: a view whose elements may share memory (expand).
     """
-    op = Op.__new__(Op)
     params = list(inspect.signature(kernel).parameters.values())[1:]
     if nin is None:
         nin = sum(
@@ -230,52 +287,62 @@ def defop(
             for p in params
             if p.default is inspect.Parameter.empty and p.kind == p.POSITIONAL_OR_KEYWORD
         )
-    op.name = name
-    op.kernel = kernel
-    op.inputs = tuple(p.name for p in params[:nin])
-    op.attrs = tuple((p.name, p.default, p.kind) for p in params[nin:])
-    op.nin = nin
-    op.list_inputs = frozenset(list_inputs)
     if vjp is not None and not isinstance(vjp, (tuple, list)):
         vjp = (vjp,)
-    op.vjps = tuple(vjp) if vjp is not None else (None,) * nin
-    # formulas that take None for an output without a gradient (else they get zeros)
-    op.undefined_grads = any(getattr(f, "undefined_grads", False) for f in op.vjps)
-    if len(op.vjps) != nin:
-        raise ValueError(f"{name}: {len(op.vjps)} vjp formulas for {nin} inputs")
-    op.vjp_args = tuple(_names(f) if f is not None else () for f in op.vjps)
+    vjps = tuple(vjp) if vjp is not None else (None,) * nin
+    if len(vjps) != nin:
+        raise ValueError(f"{name}: {len(vjps)} vjp formulas for {nin} inputs")
+    vjp_args = tuple(_names(f) if f is not None else () for f in vjps)
     attr_names = {p.name for p in params[nin:]}
-    # What a node must save when input i needs a gradient: tensors and the result.
-    op.saves = tuple(tuple(n for n in a if n != "g" and n not in attr_names) for a in op.vjp_args)
+    declared = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
+    refusals = declared + GAPS.get(name, ())  # and PyTorch's table (no_kernel.py)
+    test_flags = _test_flags(name, test)
+    op = Op(
+        name=name,
+        kernel=kernel,
+        inputs=tuple(p.name for p in params[:nin]),
+        attrs=tuple((p.name, p.default, p.kind) for p in params[nin:]),
+        nin=nin,
+        list_inputs=frozenset(list_inputs),
+        nout=nout,
+        ndiff=(nout if any(vjps) else 0) if ndiff is None else ndiff,
+        vjps=vjps,
+        vjp_args=vjp_args,
+        # What a node must save when input i needs a gradient: tensors and the result.
+        saves=tuple(tuple(n for n in a if n != "g" and n not in attr_names) for a in vjp_args),
+        # formulas that take None for an output without a gradient (else they get zeros)
+        undefined_grads=any(getattr(f, "undefined_grads", False) for f in vjps),
+        dense=all(f is not None for f in vjps) and not list_inputs,
+        number_edges=number_edges,
+        view=view,
+        pieces=pieces,
+        overlapping_view=overlapping_view,
+        prepare=_refusing(prepare, refusals, nin) if refusals else prepare,
+        no_kernel=refusals,
+        layout=None if view else layout,
+        batch_rule=batch_rule,
+        random=random,
+        node_name=node_name or default_node_name(name),
+        inplace_policy=inplace_policy,
+        out_overlap_check=out_overlap_check,
+        conversion=conversion,
+        size_attrs=tuple(p.name for p in params[nin:] if p.name in _SIZE_ATTRS) + tuple(size_attrs),
+        aten_dim_list=aten_dim_list,
+        value_shaped=value_shaped or test_flags.vmap == "dynamic",
+        samples=samples,
+        error_samples=error_samples,
+        api=api or name,
+        oracle=oracle,
+        grad_args=grad_args,
+        test=test_flags,
+    )
     if jvp == ELEMENTWISE:
         jvp = _elementwise_jvp(op)
     op.jvp = jvp
     op.jvp_args = _names(jvp) if callable(jvp) else ()
-    op.nout = nout
-    op.ndiff = (nout if any(op.vjps) else 0) if ndiff is None else ndiff
-    op.view = view
-    op.pieces = pieces
-    op.layout = None if view else layout
-    declared = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
-    op.no_kernel = declared + GAPS.get(name, ())  # and PyTorch's table (no_kernel.py)
-    op.prepare = _refusing(prepare, op.no_kernel, nin) if op.no_kernel else prepare
-    op.batch_rule = batch_rule
-    op.samples = samples
-    op.error_samples = error_samples
-    op.api = api or name
-    op.oracle = oracle
-    op.node_name = node_name or default_node_name(name)
-    op.node_cls = None  # made by autograd on first record
-    op.number_edges = number_edges
-    op.dense = all(f is not None for f in op.vjps) and not op.list_inputs
-    op.random = random
-    op.grad_args = grad_args
-    op.test = _test_flags(name, test)
     _check_formula_names(op)
     if hasattr(batch_rule, "bind"):  # a rule generator from numtorch.ops._batching
         op.batch_rule = batch_rule.bind(op)
-    op.composite = False
-    op.impl = op.recorder = None
     op.fn = _make_fn(op, out)
     if methods:
         tensor_method(_sizes_method(op) if sizes else op.fn, *_method_names(methods, name))
@@ -284,6 +351,11 @@ def defop(
     if register:
         _register(op)
     return op
+
+
+# Attributes that are sizes by their name (a view's shape, an expand's size): with dynamic
+# sizes a new value is a new specialization of the same captured graph, as PyTorch's SymInt.
+_SIZE_ATTRS = frozenset(("shape", "size", "sizes", "output_size"))
 
 
 def _test_flags(name: str, test: dict | None) -> OpTestFlags:
@@ -347,21 +419,28 @@ def composite(
             if layout is not contiguous:
                 raise ValueError(f"{op_name}: a composite's layout can only be contiguous")
             fn = _contiguous_fn(fn)
-        op = Op.__new__(Op)
-        op.name, op.kernel, op.fn, op.composite = op_name, None, fn, True
-        op.impl = op.recorder = None
-        op.inputs = tuple(p.name for p in required)
-        op.attrs = tuple((p.name, p.default, p.kind) for p in params[len(required) :])
-        op.nin, op.list_inputs, op.nout = len(required), frozenset(), nout
-        op.vjps, op.vjp_args, op.saves = (None,) * op.nin, ((),) * op.nin, ((),) * op.nin
-        op.jvp, op.jvp_args = (COMPOSITE if differentiable else None), ()
-        op.ndiff = nout if differentiable else 0
-        op.view, op.prepare, op.batch_rule, op.random = False, None, None, False
-        op.pieces, op.no_kernel, op.layout, op.undefined_grads = None, refusals, None, False
-        op.samples, op.error_samples, op.grad_args = samples, error_samples, grad_args
-        op.api, op.oracle, op.node_name = api or op_name, oracle, None
-        op.node_cls, op.number_edges, op.dense = None, False, False
-        op.test = _test_flags(op_name, test)
+        nin = len(required)
+        op = Op(
+            name=op_name,
+            fn=fn,
+            composite=True,
+            inputs=tuple(p.name for p in required),
+            attrs=tuple((p.name, p.default, p.kind) for p in params[nin:]),
+            nin=nin,
+            nout=nout,
+            ndiff=nout if differentiable else 0,
+            vjps=(None,) * nin,
+            vjp_args=((),) * nin,
+            saves=((),) * nin,
+            jvp=COMPOSITE if differentiable else None,
+            no_kernel=refusals,
+            samples=samples,
+            error_samples=error_samples,
+            api=api or op_name,
+            oracle=oracle,
+            grad_args=grad_args,
+            test=_test_flags(op_name, test),
+        )
         _register(op)
         if methods:
             tensor_method(fn, *_method_names(methods, op_name))
@@ -529,6 +608,7 @@ def _make_fn(op: Op, out: bool) -> Callable:
     if aliases:
         parts += [a[0] for a in aliases] if kwonly or out else ["*", *(a[0] for a in aliases)]
         body = "".join(a[1] for a in aliases) + body
+    op.keywords = frozenset(p.partition("=")[0] for p in parts if p != "*")
     src = f"def {op.name}({', '.join(parts)}):\n{body}"
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     env.update({f"_d_{n}": d for n, d, _ in op.attrs})

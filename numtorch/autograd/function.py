@@ -850,20 +850,26 @@ def _op_of(cls) -> Op:
 
 def _function_op(cls) -> Op:
     """The op of a Function class (see the module doc)."""
-    op = Op.__new__(Op)
-    op.name = cls.__name__
-    op.kernel, op.impl, op.recorder = None, _eager, _record
-    op.inputs, op.attrs = ("args",), (("call", None, inspect.Parameter.KEYWORD_ONLY),)
-    op.nin, op.list_inputs, op.nout, op.ndiff = 1, frozenset((0,)), VARIADIC, VARIADIC
-    op.vjps, op.vjp_args, op.saves = (None,), ((),), ((),)
-    op.jvp_args = ("tangents", "args", "result", "call")
-    op.jvp = named(_jvp_formula, op.jvp_args)
-    op.view, op.prepare, op.batch_rule, op.random = False, None, _batch_rule, False
-    op.layout, op.undefined_grads = None, False
-    op.samples = op.error_samples = op.grad_args = op.oracle = None
-    op.api, op.node_name, op.composite, op.fn = cls.__name__, cls.__name__ + "Backward", False, None
-    op.test = None
-    return op
+    jvp_args = ("tangents", "args", "result", "call")
+    return Op(
+        name=cls.__name__,
+        impl=_eager,
+        recorder=_record,
+        inputs=("args",),
+        attrs=(("call", None, inspect.Parameter.KEYWORD_ONLY),),
+        nin=1,
+        list_inputs=frozenset((0,)),
+        nout=VARIADIC,
+        ndiff=VARIADIC,
+        vjps=(None,),
+        vjp_args=((),),
+        saves=((),),
+        jvp=named(_jvp_formula, jvp_args),
+        jvp_args=jvp_args,
+        batch_rule=_batch_rule,
+        api=cls.__name__,
+        node_name=cls.__name__ + "Backward",
+    )
 
 
 # ----------------------------------------------------------------- once_differentiable

@@ -188,10 +188,9 @@ class Node:
         """(shape, dtype) of the input behind each edge, in ``next_functions`` order."""
         op = self.op
         meta = self.in_meta
-        dense = getattr(op, "dense", None)
-        if dense is None:  # a node not made by record: an edge per input, lists flattened
+        if op.recorder is not None:  # the op built its node: an edge per input, lists flattened
             return [m for i, x in enumerate(meta) for m in (x if i in op.list_inputs else (x,))]
-        if dense and (op.number_edges or None not in meta):
+        if op.dense and (op.number_edges or None not in meta):
             return meta
         out = []
         for i, fn in enumerate(op.vjps):
@@ -1030,7 +1029,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         if m[1].kind in "fc":
             outputs._grad_fn = node
             outputs._rg = True
-        elif op.name not in _CONVERSIONS and _any_requires_grad(args):
+        elif not op.conversion and _any_requires_grad(args):
             # PyTorch refuses a non-float result of a node (a conversion's, or a copy_ into
             # an integer tensor's, just leaves autograd)
             raise RuntimeError(f"Autograd not support dtype: {from_np(m[1]).scalar_name}")
@@ -1049,10 +1048,6 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     node.saved = _save(op, names, args, outputs, inner) if names else _NOTHING_SAVED
     if anomaly.enabled:
         anomaly_mode.store(node)
-
-
-# Ops whose non-float result leaves autograd (PyTorch's copy_ into a non-float tensor too)
-_CONVERSIONS = frozenset({"to_dtype", "copy"})
 
 
 def _any_requires_grad(args) -> bool:

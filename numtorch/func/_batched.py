@@ -12,7 +12,8 @@ from __future__ import annotations
 import warnings
 
 from .._core.dispatch import Interpreter, WrapperTensor, dispatch
-from .._core.inplace import _UNCHECKED, check_inplace, commit, vmap_inplace_error, write_error
+from .._core.inplace import batched_write, check_inplace, commit, vmap_inplace_error, write_error
+from .._core.policy import BatchedWrite
 from .._core.state import state
 from .._core.tensor import Size, Tensor
 from ..ops.shape import stack
@@ -201,7 +202,7 @@ class VmapInterpreter(Interpreter):
         tx, tb = self.unwrap(target)
         rx, rb = self.unwrap(result)
         if tb is None:
-            if op is not None and op.name in _UNCHECKED:
+            if batched_write(op) is BatchedWrite.UNCHECKED:
                 raise write_error(target, result, op)
             raise vmap_inplace_error(op, self.level)
         if rb is None:

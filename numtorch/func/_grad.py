@@ -20,7 +20,7 @@ from .._core.dispatch import (
     internal_overlap,
     link_view,
 )
-from .._core.inplace import _OVERLAP_OK, _array, commit
+from .._core.inplace import _array, commit, shared_write_ok
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
@@ -160,7 +160,7 @@ class GradInterpreter(Interpreter):
         # elements: at the write, or in backward for the ops that may write them (fill_,
         # triu_, ...)
         shared = target._rg and internal_overlap(_array(tin))
-        if shared and (op is None or op.name not in _OVERLAP_OK):
+        if shared and not shared_write_ok(op):
             raise RuntimeError(INTERNAL_OVERLAP)
         commit(tin, rin, op)
         rehistory(target, result, rin is not result and result._rg, shared)

@@ -359,7 +359,8 @@ def _prim_samples(kind):
     return samples
 
 
-_PRIM = dict(nin=2, batch_rule=fold_batch(), test={"no_oracle": True})  # internal ops
+# internal ops; vmap folds a batch into their groups, a size for compiled autograd
+_PRIM = dict(nin=2, batch_rule=fold_batch(), test={"no_oracle": True}, size_attrs=("groups",))
 
 
 def _no_bool_conv(transposed: bool) -> NoKernel:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.device import xp_of
-from .._core.dispatch import OUT_OVERLAP_OPS, broadcast_mismatch
+from .._core.dispatch import broadcast_mismatch
 from .._core.layout import follow_inputs
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
@@ -231,10 +231,15 @@ def elementwise_op(
     if kw.get("inplace", True) is True:
         kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else methods
     op = defop(
-        name, kernel, vjp=vjp, jvp=jvp, prepare=prepare, test={"dtypes": dtypes, **(test or {})},
+        name,
+        kernel,
+        vjp=vjp,
+        jvp=jvp,
+        prepare=prepare,
+        test={"dtypes": dtypes, **(test or {})},
+        out_overlap_check=True,
         **kw,
-    )  # fmt: skip
-    OUT_OVERLAP_OPS.add(name)
+    )
     if numbers != "both":
         op.prepare = _refuse_numbers(op, op.prepare, numbers == "none")
         inplace = kw["inplace"]

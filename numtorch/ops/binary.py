@@ -17,6 +17,7 @@ from .._core import dtype as dt
 from .._core.dispatch import broadcast_mismatch
 from .._core.layout import number_first_contiguous
 from .._core.op import ErrorInput, NoKernel, composite, tensor_methods, zero_term
+from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
@@ -86,7 +87,7 @@ def _sub(xp, a, b, *, alpha=1):
 
 add = binary(
     "add", _add, (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha), LINEAR,
-    number_edges=True,
+    number_edges=True, inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
 )  # fmt: skip
 
 
@@ -100,6 +101,7 @@ def _sub_errors(make):
 sub = binary(
     "sub", _sub, (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha), LINEAR,
     error_samples=_sub_errors, prepare=_prep_sub, methods=("sub", "subtract"), number_edges=True,
+    inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.ARITHMETIC),
 )  # fmt: skip
 
 
@@ -141,6 +143,7 @@ mul = binary(
     "mul", _mul, (lambda g, b: g * b, lambda g, a: g * a),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
     methods=("mul", "multiply"), number_edges=True,
+    inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
 )  # fmt: skip
 
 
@@ -162,6 +165,7 @@ rsub = binary(
         S((make((2, 3)), make((3,))), {"alpha": 2}),
     ],
     dtypes=FLOATS_INT, node_name=lambda other: "RsubBackward1" if other is None else "RsubBackward0",
+    inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 
 
@@ -238,6 +242,7 @@ div = binary(
     prepare=_prep_div, samples=_div_samples, error_samples=_div_errors, number_edges=True,
     node_name=lambda rounding_mode: "DivBackward0" if rounding_mode is None else "DivBackward2",
     dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"), ieee=True,
+    inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
 )  # fmt: skip
 
 
@@ -475,6 +480,7 @@ clamp_op = elementwise_op(
     samples=_clamp_samples, error_samples=_clamp_errors, dtypes=FLOATS_INT,
     node_name=lambda min, max: "ClampBackward1" if min is None and max is None else "ClampBackward0",
     out=False, methods=False, inplace=False,  # ``clamp`` below: min and max default to None
+    inplace_policy=InplacePolicy(cpp_cast=True),
 )  # fmt: skip
 
 
@@ -505,12 +511,14 @@ clamp_min = binary(
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
     numbers="other", node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
+    inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
 )  # fmt: skip
 clamp_max = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
     numbers="other", node_name=lambda max: "ClampMaxBackward0" if max is None else "ClampMaxBackward1",
+    inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
 )  # fmt: skip
 
 
@@ -566,7 +574,7 @@ atan2 = binary(
     (lambda g, input, other: _atan2_partial(g, other, input, other),
      lambda g, input, other: _atan2_partial(-g, input, input, other)),
     ELEMENTWISE, floating=True, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
-    numbers="none",
+    numbers="none", inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
 )  # fmt: skip
 
 hypot = binary(
@@ -707,6 +715,7 @@ lerp = elementwise_op(
      lambda g, input, end: g * (end - input)),
     ELEMENTWISE, prepare=_prep_lerp, samples=_lerp_samples, error_samples=_lerp_errors,
     node_name=lambda weight: "LerpBackward0" if weight is None else "LerpBackward1",
+    inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 
 
@@ -766,6 +775,7 @@ addcdiv = elementwise_op(
     error_samples=lambda make: [ErrorInput(
         S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
     )],
+    inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 
 

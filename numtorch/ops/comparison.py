@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.inplace import check_operands, check_overlap, check_write, fallback_broadcast_error
+from .._core.inplace import check_operands, check_overlap, check_sample_broadcast, check_write
 from .._core.op import ErrorInput, tensor_method, tensor_methods
+from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
@@ -160,11 +161,8 @@ def _inplace_predicate(op, names: tuple) -> None:
             raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
         check_operands(self, args, op)
         check_overlap(op, self, args)
-        try:
-            result = op.fn(self, *args, **kwargs)
-        except RuntimeError as e:
-            fallback_broadcast_error(self, args, op, e)
-            raise
+        check_sample_broadcast(self, args, op)
+        result = op.fn(self, *args, **kwargs)
         check_write(self, result, op)
         return self.copy_(result)
 
@@ -214,7 +212,12 @@ def _logical_samples(make):
     yield S((make((2, 3), -1, 1), np.asarray(make((2, 3), dtype=np.bool_))), name="mixed dtypes")
 
 
-_LOGICAL = {"prepare": _to_bool, "samples": _logical_samples, "numbers": "none"}
+_LOGICAL = {
+    "prepare": _to_bool,
+    "samples": _logical_samples,
+    "numbers": "none",
+    "inplace_policy": InplacePolicy(batched=BatchedWrite.ARITHMETIC),
+}
 logical_and = _predicate(
     "logical_and", lambda xp, input, other: xp.logical_and(input, other), **_LOGICAL
 )

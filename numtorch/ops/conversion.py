@@ -18,6 +18,7 @@ to_dtype = defop(
     api="Tensor.to", node_name="ToCopyBackward0", layout=preserve,  # (_to_copy's empty_like)
     samples=lambda make: [S((make((2,)), dt.int64)), S((make((2, 3)), dt.float64)), S((make(()), dt.float64))],
     test={"dtypes": FLOATS_INT}, batch_rule=elementwise(),
+    conversion=True,  # a non-float result leaves autograd
 )  # fmt: skip
 
 _C_ORDER = "contiguous_format"  # clone's memory_format for Tensor.contiguous

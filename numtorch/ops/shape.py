@@ -13,6 +13,7 @@ from .._core.dispatch import check_alloc
 from .._core.dtype import not_implemented
 from .._core.layout import preserve
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
+from .._core.policy import InplacePolicy
 from .._core.tensor import check_unique_dims, wrap_dim, wrap_dims
 from ..testing.samples import S
 from ._batching import (
@@ -211,7 +212,7 @@ def _cat_errors(make):
 cat = defop(
     "cat", _cat, nin=1, list_inputs=(0,), vjp=_cat_vjp, batch_rule=_cat_rule,
     jvp=lambda t, tensors, dim: cat.fn(_list_tangents(t, tensors), dim), prepare=_tensor_list("cat"), out=True,
-    samples=_cat_samples, error_samples=_cat_errors,
+    samples=_cat_samples, error_samples=_cat_errors, out_overlap_check=True,
 )  # fmt: skip
 
 
@@ -609,6 +610,7 @@ def _tri(name: str):
         # torch.func diverges from eager there)
         batch_rule=min_rank(2, lambda r, a: RuntimeError(f"{name}: The input tensor must have at least 2 dimensions." if r == 0 else message)),
         error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, message)],
+        inplace_policy=InplacePolicy(shared_ok=True),
     )  # fmt: skip
 
 

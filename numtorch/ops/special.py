@@ -14,6 +14,7 @@ import numpy as np
 
 from .._core.layout import contiguous
 from .._core.op import ELEMENTWISE, ErrorInput
+from .._core.policy import InplacePolicy
 from ..testing.samples import S
 from ._families import FLOATS_INT, silent, unary, unary_samples
 from .comparison import where
@@ -132,6 +133,9 @@ mvlgamma = unary(
     error_samples=lambda make: [
         ErrorInput(S((make((3,), 1.0, 2.0), 0)), RuntimeError, "p has to be greater than or equal to 1")
     ],
+    inplace_policy=InplacePolicy(
+        cast_text="mvlgamma: result type {} can't be cast to the desired output type {}"
+    ),
 )  # fmt: skip
 
 

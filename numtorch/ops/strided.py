@@ -96,7 +96,7 @@ def _unfold_samples(make):
 
 
 tensor_unfold = view_op(
-    "tensor_unfold", _unfold, _unfold_vjp, methods=("unfold",), api="Tensor.unfold",
+    "tensor_unfold", _unfold, _unfold_vjp, methods=("unfold",), api="Tensor.unfold", overlapping_view=True,
     node_name="UnfoldBackward0", batch_rule=_unfold_rule, samples=_unfold_samples,
     error_samples=lambda make: [
         ErrorInput(S((make((2, 3)), 1, 4, 1)), RuntimeError, "maximum size for tensor at dimension 1 is 3 but size is 4"),
@@ -242,6 +242,7 @@ strided_gather = view_op(
     lambda g, input_shape, size, stride, offset: strided_scatter.fn(g, input_shape[-1], size, stride, offset),
     methods=False, api="ops.strided.strided_gather.fn", node_name="AsStridedBackward0",
     test={"no_oracle": True}, batch_rule=rule_generator(_batch_first)(), samples=_gather_samples,
+    overlapping_view=True,
 )  # fmt: skip
 strided_scatter = defop(
     "strided_scatter", _strided_scatter, nin=1,

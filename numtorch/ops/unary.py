@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.op import ErrorInput, NoKernel, composite, tensor_methods
+from .._core.policy import InplacePolicy
 from ..testing.samples import S
 from ._families import (
     ELEMENTWISE,
@@ -148,6 +149,7 @@ neg = unary(
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported")
     ],
+    inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 abs = unary(
     "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
@@ -167,6 +169,7 @@ relu = unary(
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
     ],
+    inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 square = unary(
     "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, floating=False,
@@ -417,6 +420,7 @@ angle = unary(
 conj_physical = unary(
     "conj_physical", lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
     lambda g: g.conj(), LINEAR, floating=False, dtypes=FLOATS_INT_BOOL,
+    inplace_policy=InplacePolicy(shared_ok=True),
 )  # fmt: skip
 
 
