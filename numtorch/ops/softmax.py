@@ -1,0 +1,210 @@
+"""softmax and log_softmax along a dim, their backward ops (torch's
+``_softmax_backward_data``) and nn.functional's forms."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.op import Op, tensor_methods
+from ..testing.samples import ErrorInput, S
+from ._batching import materialize, pdim, rule_generator
+from ._families import silent
+from ._reduce_common import _DIMS, _sum_dims, defop, dim1
+
+
+def softmax_dim(ndim: int, name: str, stacklevel: int) -> int:
+    """The dim nn.functional.<name> picks when none is given, with PyTorch's deprecation
+    warning (``stacklevel`` as the public function received it)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_kernel(log: bool):
+    """softmax or log_softmax along one dim, shifted by the maximum for stability."""
+
+    name = "log_softmax" if log else "softmax"
+
+    def kernel(xp, x, dim, *, dtype=None):
+        if dtype is not None:
+            x = x.astype(dtype.np)
+        d = dim1(dim, x.ndim)
+        if x.size == 0:
+            return x.copy()
+        if x.dtype.kind not in "f":
+            impl = "_lastdim" if d == max(x.ndim - 1, 0) else ""
+            raise dt.not_implemented(f"{name}{impl}_kernel_impl", x)
+        if x.ndim == 0:
+            return xp.zeros_like(x) if log else xp.ones_like(x)
+        s = x - xp.amax(x, axis=d, keepdims=True)  # then in place: one pass less each
+        if log:
+            s -= xp.log(xp.exp(s).sum(axis=d, keepdims=True))
+            return s
+        xp.exp(s, out=s)
+        s /= s.sum(axis=d, keepdims=True)
+        return s
+
+    return silent(kernel)  # a row of all -inf gives nan, as in PyTorch
+
+
+def _sm_samples(make):
+    yield S((make((2, 3)), 1))
+    yield S((make((2, 3, 4)), -1))
+    yield S((make((2, 3, 4)), 0))
+    yield S((make(()), 0))
+    yield S((make((0, 3)), 1))
+    yield S((make((3, 4)), 1), {"dtype": dt.float64})
+
+
+def _sm_errors(make):
+    yield ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
+    ints = make((2, 3), dtype=np.int64)
+    yield ErrorInput(
+        S((ints, 1)), NotImplementedError, "_lastdim_kernel_impl\" not implemented for 'Long'"
+    )
+    yield ErrorInput(
+        S((ints, 0)), NotImplementedError, "softmax_kernel_impl\" not implemented for 'Long'"
+    )
+
+
+def _sm_op(name, kernel, vjp, jvp):
+    return defop(
+        name, kernel, nin=1, vjp=vjp, jvp=jvp, samples=_sm_samples, error_samples=_sm_errors,
+        batch_rule=_DIMS,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ softmax backward
+def _sm_backward_kernel(log: bool):
+    """softmax's gradient y * (g - sum(g * y)), log_softmax's g - exp(y) * sum(g), along
+    ``dim``, in one buffer."""
+
+    name = "log_softmax_backward" if log else "softmax_backward"
+
+    def kernel(xp, grad_output, output, dim, input_dtype):
+        if not log and grad_output.shape != output.shape:  # (PyTorch's log form checks none)
+            raise RuntimeError(
+                "Expected tensor for argument #1 'grad' to have same size as tensor for "
+                f"argument #2 'output'; but {list(grad_output.shape)} does not equal "
+                f"{list(output.shape)} (while checking arguments for softmax_backward)"
+            )
+        d = dim1(dim, output.ndim)
+        if grad_output.dtype.kind != "f":
+            impl = "_lastdim" if d == max(output.ndim - 1, 0) else ""
+            raise dt.not_implemented(f"{name}{impl}_kernel_impl", grad_output)
+        if grad_output.dtype != output.dtype:
+            raise RuntimeError(
+                f"expected scalar type {dt.from_np(grad_output.dtype).scalar_name} but found "
+                f"{dt.from_np(output.dtype).scalar_name}"
+            )
+        if not output.ndim:  # one element: the sum is the element itself
+            return grad_output * (1 - xp.exp(output) if log else output * (1 - output))
+        if log:
+            out = xp.exp(output)
+            out *= grad_output.sum(axis=d, keepdims=True)
+            xp.subtract(grad_output, out, out=out)
+        else:
+            out = grad_output * output
+            xp.subtract(grad_output, out.sum(axis=d, keepdims=True), out=out)
+            out *= output
+        return out  # (grad_output's dtype: PyTorch's CPU kernels leave input_dtype aside)
+
+    return kernel
+
+
+def _sm_backward_rule(op):
+    def rule(vmap, args, bdims, attrs):
+        g, y = (materialize(vmap, a, b) for a, b in zip(args, bdims))
+        if g.dim() == 1:  # a logical 0-d pair
+            return op.fn(g.unsqueeze(1), y.unsqueeze(1), 1, attrs["input_dtype"]).squeeze(1), 0
+        return op.fn(g, y, pdim(attrs["dim"], g.dim() - 1), attrs["input_dtype"]), 0
+
+    return rule
+
+
+def _sm_backward_samples(make):
+    for shape, dim in (((2, 3), 1), ((2, 3, 4), 0), ((3, 4), -1), ((), 0), ((0, 3), 1)):
+        g = make(shape)
+        yield S((g, make(shape), dim, dt.from_np(g.dtype)))
+
+
+def _sm_backward_op(name: str, log: bool, vjp: tuple, jvp) -> Op:
+    return defop(
+        name, _sm_backward_kernel(log), nin=2, vjp=vjp, jvp=jvp, samples=_sm_backward_samples,
+        batch_rule=rule_generator(_sm_backward_rule)(), methods=False,
+    )  # fmt: skip
+
+
+def _sm_sum(x, dim):
+    return _sum_dims(x, dim, True)
+
+
+_softmax_backward_data_op = _sm_backward_op(
+    "_softmax_backward_data", False,
+    (
+        lambda g, output, dim, input_dtype: _softmax_backward_data_op.fn(g, output, dim, input_dtype),
+        lambda g, grad_output, output, dim: g * (grad_output - _sm_sum(grad_output * output, dim))
+        - grad_output * _sm_sum(g * output, dim),
+    ),
+    lambda tgrad_output, toutput, grad_output, output, dim, input_dtype: (
+        toutput * (grad_output - _sm_sum(grad_output * output, dim))
+        + output * (tgrad_output - _sm_sum(tgrad_output * output + grad_output * toutput, dim))
+    ),
+)  # fmt: skip
+_log_softmax_backward_data_op = _sm_backward_op(
+    "_log_softmax_backward_data", True,
+    (
+        lambda g, output, dim: g - _sm_sum(g * output.exp(), dim),
+        lambda g, grad_output, output, dim: -g * output.exp() * _sm_sum(grad_output, dim),
+    ),
+    lambda tgrad_output, toutput, grad_output, output, dim, input_dtype: (
+        tgrad_output
+        - output.exp() * (_sm_sum(tgrad_output, dim) + toutput * _sm_sum(grad_output, dim))
+    ),
+)  # fmt: skip
+
+softmax_op = _sm_op(
+    "softmax", _softmax_kernel(log=False),
+    lambda g, result, dim: _softmax_backward_data_op.fn(g, result, dim, result.dtype),
+    lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
+)  # fmt: skip
+log_softmax_op = _sm_op(
+    "log_softmax", _softmax_kernel(log=True),
+    lambda g, result, dim: _log_softmax_backward_data_op.fn(g, result, dim, result.dtype),
+    lambda t, result, dim: t - (result.exp() * t).sum(dim, True),
+)  # fmt: skip
+
+
+def _sm_api(op: Op, functional: bool):
+    if functional:
+
+        def fn(input, dim=None, _stacklevel: int = 3, dtype=None):
+            if dim is None:
+                dim = softmax_dim(input.dim(), op.name, _stacklevel)
+            return op.fn(input, dim, dtype=dtype)
+
+    else:
+
+        def fn(input, dim, dtype=None):
+            return op.fn(input, dim, dtype=dtype)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"``{op.name}(input, dim, dtype=None)`` along ``dim``."
+    return fn
+
+
+softmax = _sm_api(softmax_op, False)
+log_softmax = _sm_api(log_softmax_op, False)
+
+
+# nn.functional's forms pick a dim (with PyTorch's warning) when none is given.
+nn_softmax = _sm_api(softmax_op, True)
+nn_log_softmax = _sm_api(log_softmax_op, True)
+
+tensor_methods({"softmax": softmax, "log_softmax": log_softmax})
