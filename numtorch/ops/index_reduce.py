@@ -10,7 +10,7 @@ from .._core.dispatch import values_hidden
 from .._core.op import ErrorInput, composite, tensor_method
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
-from .indexing import scatter_reduce, scatter_reduce_
+from .indexing.gather_scatter import scatter_reduce, scatter_reduce_
 
 _REDUCES = ("prod", "mean", "amax", "amin")
 

@@ -19,7 +19,7 @@ from .._core.op import ErrorInput, defop, tensor_method
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._families import FLOATS_INT_BOOL
-from .indexing import dynamic_shape
+from .indexing.positions import dynamic_shape
 
 _FORWARD_AD = (
     "Trying to use forward AD with {} that does not support it because it has not been "

@@ -1,0 +1,102 @@
+"""``copy`` (the op of ``Tensor.copy_``), ``fill`` and the in-place ``fill_`` / ``zero_``."""
+
+from __future__ import annotations
+
+from ..._core.dispatch import broadcast_mismatch, dispatch
+from ..._core.inplace import run_inplace
+from ..._core.layout import preserve
+from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.tensor import Tensor
+from ...testing.samples import S
+from .._batching import front, lrank, materialize, pad_to
+from ..creation import zeros_like
+
+
+def _copy(xp, self, src, non_blocking=False):
+    shape = getattr(src, "shape", ())
+    if shape != self.shape:
+        msg = broadcast_mismatch((self.shape, shape))
+        if msg is None:
+            full = xp.broadcast_shapes(self.shape, shape)
+            if full != self.shape:
+                msg = (
+                    f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                    f"{list(full)}"
+                )
+        if msg is not None:
+            raise RuntimeError(msg)
+    return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
+
+
+def _copy_rule(vmap, args, bdims, attrs):
+    (self, src), (sb, rb) = args, bdims
+    out = materialize(vmap, self, sb)
+    if not isinstance(src, Tensor):
+        return dispatch(copy, (out, src), attrs), 0
+    rank = max(out.dim() - 1, lrank(src, rb))
+    if rb is not None:
+        src = pad_to(front(src, rb), rank)
+    if rank == out.dim() - 1:
+        return dispatch(copy, (out, src), attrs), 0
+    # a src of more dims: PyTorch pads self to its rank (its error shows the padded shape)
+    padded = out.reshape(vmap.size, *((1,) * (rank - out.dim() + 1)), *out.shape[1:])
+    return dispatch(copy, (padded, src), attrs).reshape(out.shape), 0
+
+
+# The sweep tests the functional op: under vmap, copy_ of batched values into an unbatched
+# tensor is an error (tested in test_vmap_indexing.py).
+copy = defop(
+    "copy", _copy, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g), jvp=LINEAR,
+    api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="torch::autograd::CopyBackwards", grad_args=(1,),
+    test={"no_grad_test": True}, batch_rule=_copy_rule,
+    samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
+    inplace=True, layout=preserve,
+)  # fmt: skip
+
+
+def _fill(xp, input, value):
+    if hasattr(value, "ndim") and value.ndim:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+        )
+    return xp.full(input.shape, value, dtype=input.dtype)
+
+
+def _fill_rule(vmap, args, bdims, attrs):
+    """A batched value fills each batch element with its own value (a broadcast copy)."""
+    (x, value), (xb, vb) = args, bdims
+    if vb is None:
+        return fill.fn(front(x, xb), value), 0
+    n = lrank(value, vb)
+    if n:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {n} dimensions."
+        )
+    out = materialize(vmap, x, xb)
+    return copy.fn(out, front(value, vb).reshape(vmap.size, *((1,) * (out.dim() - 1)))), 0
+
+
+fill = defop(
+    "fill", _fill, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g.sum()), jvp=LINEAR,
+    batch_rule=_fill_rule,
+    samples=lambda make: [S((make((2, 3)), 1.5)), S((make((2, 3)), make(()))), S((make(()), 2))],
+    error_samples=lambda make: [ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")],
+    inplace=True, layout=preserve,
+)  # fmt: skip
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros in place."""
+    return run_inplace(fill, self, (0,), {})
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill with ``value`` in place."""
+    return run_inplace(fill, self, (value,), {})
+
+
+tensor_methods(
+    {
+        "zero_": zero_,
+    }
+)

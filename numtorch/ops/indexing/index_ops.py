@@ -1,0 +1,375 @@
+"""index_select, index_add, index_fill and index_copy: ops along ``dim`` with a vector
+index."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._core.dispatch import dispatch, values_hidden
+from ..._core.layout import preserve
+from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.tensor import Tensor, wrap_dim
+from ...testing.samples import S
+from .._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
+from ..creation import zeros_like
+from ._common import (
+    _INDEX_DTYPES,
+    _INT_KINDS,
+    _add_rows,
+    _bounds,
+    _dim_api,
+    _method,
+    _numel,
+    _same_dtype,
+    check_index_dtype,
+)
+from .gather_scatter import scatter_add, scatter_op
+
+
+def _check_index_dtype(index, msg: str) -> None:
+    """Raise ``msg`` (with ``{}`` for the dtype's name) unless index has an integer dtype."""
+    if isinstance(index, Tensor) and index.dtype.np.kind not in _INT_KINDS:
+        raise RuntimeError(msg.format(index.dtype.scalar_name))
+
+
+def _moved(a, dim):
+    return a if a.ndim == 0 else a.swapaxes(0, dim)
+
+
+def _index_select(xp, input, index, dim):
+    check_index_dtype(index, "index_select")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.ndim == 0:
+        wrap_dim(dim, 0)
+        if index.size != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {index.size} value(s)"
+            )
+        if (index != 0).any():
+            raise IndexError("index out of range in self")
+        return input.copy()
+    dim = wrap_dim(dim, input.ndim)
+    if index.size and not input.shape[dim] and input.ndim > 1:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if index.size and ((index < 0).any() or (index >= input.shape[dim]).any()):
+        raise IndexError("index out of range in self")
+    return xp.take(input, index.reshape(-1), axis=dim)
+
+
+def _vector_index(index, ib, name: str, dtype_msg: str) -> None:
+    """index_select/index_*: PyTorch's checks of the index's dtype and logical rank."""
+    if name in _INDEX_DTYPES:
+        check_index_dtype(index, name)
+    else:
+        _check_index_dtype(index, dtype_msg)
+    if lrank(index, ib) > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+
+
+def _spread(vmap, index, ib, shape: tuple, p: int):
+    """A vector index (batched: one per batch element) as a full gather/scatter index of
+    the batch-first ``shape`` with its length at dim ``p``."""
+    i = front(index, ib).reshape(vmap.size, -1) if ib is not None else index.reshape(1, -1)
+    k = i.shape[1]
+    i = i.reshape(i.shape[0], *((1,) * (p - 1)), k, *((1,) * (len(shape) - p - 1)))
+    return i.expand(*shape[:p], k, *shape[p + 1 :])
+
+
+def _index_select_rule(vmap, args, bdims, attrs):
+    (x, index), (xb, ib) = args, bdims
+    _vector_index(
+        index, ib, "index_select", "index_select(): Expected dtype int32 or int64 for index"
+    )
+    n, dim, k = lrank(x, xb), attrs["dim"], _numel(lshape(index, ib))
+    if n == 0:  # one value per batch element: a gather of (B, 1)
+        wrap_dim(dim, 0)
+        if k != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {k} value(s)"
+            )
+        xf = materialize(vmap, x, xb).unsqueeze(1)
+        i = materialize(vmap, index, ib).reshape(vmap.size, 1)
+        return xf.gather(1, i).reshape(vmap.size), 0
+    if ib is None:
+        xf, p = front(x, xb), pdim(dim, n)
+        if not values_hidden(index):  # PyTorch's batch rule gathers: a gather's bounds error
+            _bounds(index._data, xf.shape[p], p)
+        return index_select_op.fn(xf, index, p), 0
+    if xb is None:  # one selection of B * k entries, split back
+        d = wrap_dim(dim, n)
+        out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
+        return out.reshape(*x.shape[:d], vmap.size, k, *x.shape[d + 1 :]), d
+    xf = front(x, xb)
+    p = pdim(dim, n)
+    return xf.gather(p, _spread(vmap, index, ib, tuple(xf.shape), p)), 0
+
+
+def _index_select_samples(make):
+    yield S((make((3, 4)), 0, np.array([2, 0, 2], dtype=np.int64)))
+    yield S((make((3, 4)), -1, np.array([3, 1], dtype=np.int64)))
+    yield S((make((2, 3, 4)), 1, np.array([1], dtype=np.int64)))
+    yield S((make((3, 4)), 1, np.array(2, dtype=np.int64)))
+    yield S((make((3, 4)), 0, np.zeros(0, dtype=np.int64)))
+    yield S((make(()), 0, np.array([0], dtype=np.int64)))
+
+
+index_select_op = defop(
+    "index_select",
+    _index_select,
+    nin=2,
+    out=True,
+    vjp=(
+        lambda g, input, index, dim: index_add_op.fn(zeros_like(input), index, g, dim=dim),
+        None,
+    ),
+    jvp=LINEAR,
+    samples=_index_select_samples,
+    batch_rule=_index_select_rule,
+    error_samples=lambda make: [
+        ErrorInput(S((make((3, 4)), 0, np.array([5]))), IndexError, "index out of range in self"),
+        ErrorInput(
+            S((make((3, 4)), 0, np.array([1.0]))),
+            RuntimeError,
+            r"index_select\(\): Expected dtype int32 or int64 for index",
+        ),
+    ],
+)
+
+
+def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=None):
+    """Checks shared by index_add/index_fill/index_copy, in PyTorch's order (the index's
+    dtype and rank, the dim, the source's dtype and shape, then the bounds); returns the
+    wrapped dim."""
+    check_index_dtype(index, name)
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    dim = wrap_dim(dim, input.ndim)
+    if source is not None:
+        _same_dtype(name, input, source)
+        _check_index_source(name, input.shape, index.size, getattr(source, "shape", ()), dim)
+    _bounds(
+        index,
+        input.shape[dim] if input.ndim else 1,
+        dim,
+        negative=name == "index_fill",
+        exc=exc,
+        prefix=prefix,
+    )
+    return dim
+
+
+def _check_index_source(name: str, shape, n_index: int, source_shape, dim) -> None:
+    """PyTorch's checks of index_add_/index_copy_'s source against self and the index (on
+    logical shapes, so the batch rule makes them too)."""
+    shape, source_shape = tuple(shape), tuple(source_shape)
+    if not shape or not source_shape:
+        return
+    d = wrap_dim(dim, len(shape))
+    rest, src_rest = shape[:d] + shape[d + 1 :], source_shape[:d] + source_shape[d + 1 :]
+    if name == "index_copy":
+        if len(source_shape) != len(shape):
+            raise IndexError(
+                "index_copy_(): When source and destination are not scalars, their "
+                f"dimensionality must match. Source dimensionality ({len(source_shape)}), "
+                f"destination dimensionality ({len(shape)})"
+            )
+        if rest != src_rest:
+            raise RuntimeError(
+                "index_copy_(): Source/destination tensor must have same slice shapes. "
+                f"Destination slice shape: {' '.join(map(str, rest))} at dimension {d} and "
+                f"source slice shape: {' '.join(map(str, src_rest))} at dimension 0."
+            )
+        if n_index != source_shape[d]:
+            raise IndexError(
+                f"index_copy_(): Number of indices ({n_index}) should be equal to "
+                f"source.size(dim) ({source_shape[d]})"
+            )
+        return
+    if len(source_shape) > d and n_index != source_shape[d]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({n_index}) should be equal to source.size(dim): "
+            f"({source_shape[d]}), for dim: {d}"
+        )
+    if len(source_shape) != len(shape) or rest != src_rest:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(shape)} source.shape = {list(source_shape)}"
+        )
+
+
+def _index_update_rule(op, mode):
+    """index_add/index_fill/index_copy: the batch first and ``dim`` shifted; with a batched
+    index (or index_fill's batched value) the op runs as scatter_add/scatter on the index
+    spread over the other dims. A logical 0-d input runs as (B, 1)."""
+    name = op.name
+
+    def rule(vmap, args, bdims, attrs):
+        (x, index, src), (xb, ib, sb) = args, bdims
+        _vector_index(index, ib, name, f"{name}(): Expected dtype int64 for index")
+        n, dim = lrank(x, xb), attrs["dim"]
+        xf = materialize(vmap, x, xb)
+        if mode == "fill":
+            if isinstance(src, Tensor) and lrank(src, sb):
+                raise RuntimeError(
+                    "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                    f"{lrank(src, sb)} dimension(s)."
+                )
+            val = src if sb is None else front(src, sb)
+        else:
+            # PyTorch's index_add_ batch rule checks the values with the batch first and dim
+            # shifted (index_copy_'s checks each sample)
+            shape, sshape = lshape(x, xb), lshape(src, sb)
+            if mode == "add":  # (the dtypes first, as the kernel checks them)
+                _same_dtype(name, x, src)
+            if n and mode == "add":
+                shape, sshape, d = (vmap.size, *shape), (vmap.size, *sshape), pdim(dim, n)
+            else:
+                d = dim
+            _check_index_source(name, shape, _numel(lshape(index, ib)), sshape, d)
+            if mode == "add" and ib is None and not values_hidden(index) and n:
+                size = shape[d]
+                if index.numel() and bool(((index < 0) | (index >= size)).any()):
+                    raise IndexError("index out of range in self")
+            val = materialize(vmap, src, sb)
+        if n == 0:
+            wrap_dim(dim, 0)
+            xf = xf.reshape(vmap.size, 1)
+            if mode != "fill":
+                val = val.reshape(vmap.size, -1)
+            p = 1
+        else:
+            p = pdim(dim, n)
+        new = {**attrs, "dim": p}
+        if ib is None and (mode != "fill" or sb is None):
+            out = dispatch(op, (xf, index, val), new)
+        else:
+            size = xf.shape[p]
+            if mode == "fill":  # negative positions are valid here, not in scatter
+                index = index + (index < 0) * size
+            ie = _spread(vmap, index, ib, tuple(xf.shape), p)
+            if mode == "fill":
+                if isinstance(val, Tensor):
+                    val = val.reshape(*val.shape[: sb is not None], *((1,) * (xf.dim() - 1)))
+                    val = val.expand(ie.shape)
+                out = scatter_op.fn(xf, ie, val, dim=p)
+            else:
+                if val.dim() < xf.dim():
+                    val = pad_to(val, xf.dim() - 1)
+                val = val.expand(ie.shape)
+                if mode == "add":
+                    alpha = attrs["alpha"]
+                    out = scatter_add.fn(xf, ie, val if alpha == 1 else val * alpha, dim=p)
+                else:
+                    out = scatter_op.fn(xf, ie, val, dim=p)
+        return (out.reshape(vmap.size) if n == 0 else out), 0
+
+    return rule
+
+
+index_update_rule = rule_generator(_index_update_rule)
+
+
+def _index_add(xp, input, index, source, dim, *, alpha=1):
+    dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError, source=source)
+    out = xp.array(input)
+    if out.ndim == 0:
+        out[...] += (source.sum() if hasattr(source, "sum") else source) * alpha
+        return out
+    src = source if alpha == 1 else source * alpha
+    _add_rows(xp, _moved(out, dim), index.reshape(-1), _moved(xp.asarray(src, out.dtype), dim))
+    return out
+
+
+index_add_op = defop(
+    "index_add", _index_add, nin=3, batch_rule=index_update_rule("add"),
+    vjp=(lambda g: g, None, lambda g, index, dim, alpha: g.index_select(dim, index) * alpha if alpha != 1 else g.index_select(dim, index)),
+    jvp=LINEAR, out=True,
+    samples=lambda make: [
+        S((make((3, 4)), 0, np.array([2, 0, 2]), make((3, 4)))),
+        S((make((3, 4)), 1, np.array([1, 1]), make((3, 2))), {"alpha": 2.0}),
+        S((make((2, 3, 4)), -2, np.array([0]), make((2, 1, 4)))),
+        S((make((3, 4)), 0, np.zeros(0, dtype=np.int64), make((0, 4)))),
+    ],
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3")],
+)  # fmt: skip
+
+
+def _index_fill(xp, input, index, value, dim):
+    dim = _dim_index(xp, input, dim, index, "index_fill")
+    if hasattr(value, "ndim") and value.ndim:
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+        )
+    out = xp.array(input)
+    if out.ndim == 0:
+        if index.size:
+            out[...] = value
+        return out
+    _moved(out, dim)[index.reshape(-1)] = value
+    return out
+
+
+index_fill_op = defop(
+    "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"), layout=preserve,
+    node_name=lambda value: "IndexFillBackward0" if value is None else "IndexFillBackward1",
+    vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
+    jvp=LINEAR,
+    samples=lambda make: [
+        S((make((3, 4)), 0, np.array([2, 0]), 1.5)),
+        S((make((3, 4)), 1, np.array([3, 1]), make(()))),
+        S((make((2, 3, 4)), -1, np.array([0, 3]), -2.0)),
+        S((make(()), 0, np.array([0]), make(()))),
+    ],
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), 1.0)), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
+)  # fmt: skip
+
+
+def _index_copy(xp, input, index, source, dim):
+    dim = _dim_index(
+        xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ", source=source
+    )
+    out = xp.array(input)
+    if out.ndim == 0:
+        out[...] = source
+        return out
+    _moved(out, dim)[index.reshape(-1)] = _moved(xp.asarray(source), dim)
+    return out
+
+
+index_copy_op = defop(
+    "index_copy", _index_copy, nin=3, batch_rule=index_update_rule("copy"),
+    vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: g.index_select(dim, index)),
+    jvp=LINEAR,
+    samples=lambda make: [
+        S((make((3, 4)), 0, np.array([2, 0]), make((2, 4)))),
+        S((make((3, 4)), 1, np.array([3, 0, 1]), make((3, 3)))),
+        S((make((2, 3, 4)), -2, np.array([1]), make((2, 1, 4)))),
+    ],
+    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
+)  # fmt: skip
+
+
+index_select, _ = _dim_api(index_select_op)
+
+
+index_add, index_add_ = _dim_api(index_add_op)
+
+
+index_fill, index_fill_ = _dim_api(index_fill_op)
+
+
+index_copy, index_copy_ = _dim_api(index_copy_op)
+
+
+tensor_methods(
+    {
+        "index_select": _method(index_select),
+        "index_add": _method(index_add),
+        "index_add_": index_add_,
+        "index_fill": _method(index_fill),
+        "index_fill_": index_fill_,
+        "index_copy": _method(index_copy),
+        "index_copy_": index_copy_,
+    }
+)
