@@ -13,6 +13,7 @@ from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, pad_to, rule_generator
 from .._families import FLOATS_INT, promote
+from .._outer import outer_product
 from ._common import _INT, _check_dtypes, _m1m2, _same_dtype, _scalar_type, _tname
 
 
@@ -172,7 +173,7 @@ def _matmul(xp, input, other):
     _matmul_check(input.shape, other.shape)
     if input.ndim >= 2 and other.ndim >= 2 and input.shape[-1] == 1:
         # Outer products (per-sample weight gradients): BLAS is slow at a contraction of 1.
-        return xp.multiply(input, other)
+        return outer_product(input, other)
     return xp.matmul(input, other)
 
 
