@@ -76,11 +76,22 @@ def mlp(T, width: int, batch: int, number: int):
     return lambda: best_of(run, number=number)
 
 
+def stacked_outer(T, op: str):
+    """A stack of outer products, (64, 128, 1) times (64, 1, 256), float32: the per-sample
+    weight gradients of a 256 -> 128 linear layer, through ``mul`` or ``matmul``."""
+    T.manual_seed(0)
+    a, b = T.randn(64, 128, 1), T.randn(64, 1, 256)
+    fn = getattr(T, op)
+    return lambda: best_of(lambda: fn(a, b), repeat=20, number=20)
+
+
 CASES = [
     ("a + b, 1 element, no grad (us/op)", add_no_grad, 1e6),
     ("a + b chain of 10k, record + backward (us/op)", add_chain_backward, 1e6),
     ("MLP 3x16, batch 1, fwd+bwd (us/iter)", lambda T: mlp(T, 16, 1, 200), 1e6),
     ("MLP 3x512, batch 256, fwd+bwd (ms/iter)", lambda T: mlp(T, 512, 256, 5), 1e3),
+    ("outer products 64 x 128 x 256, mul (us/op)", lambda T: stacked_outer(T, "mul"), 1e6),
+    ("outer products 64 x 128 x 256, matmul (us/op)", lambda T: stacked_outer(T, "matmul"), 1e6),
 ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core.tensor import _wrap_dim
+from ..ops._outer import by_matmul
 from ..ops.comparison import _SELECT_MIN
 from ..ops.reduction import count, dims_of
 from ..ops.views import _expand as _expand_kernel
@@ -33,7 +34,7 @@ def _matmul(attrs: dict, ins: list, static: bool) -> str | None:
     if a.ndim < 1 or b.ndim < 1 or a.dtype != b.dtype:
         return None
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1:
-        return "np.multiply({0}, {1})"
+        return None if by_matmul(a, b) else "np.multiply({0}, {1})"
     return "np.matmul({0}, {1})"
 
 

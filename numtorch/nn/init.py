@@ -20,7 +20,7 @@ from ..ops.comparison import where
 from ..ops.creation import Generator, arange, empty_like
 from ..ops.creation import eye as _eye
 from ..ops.creation import tensor as _tensor
-from ..ops.linalg import qr
+from ..ops.linalg.composites import qr
 
 _LINEAR = (
     "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

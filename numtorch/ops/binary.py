@@ -32,6 +32,7 @@ from ._families import (
     promote,
     promote_float,
 )
+from ._outer import outer_product
 from .comparison import where
 
 _LN2 = math.log(2.0)
@@ -106,29 +107,7 @@ sub = binary(
 
 
 def _mul(xp, a, b):
-    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim >= 3 and _outer_stack(a, b):
-        # NumPy's matmul runs an inner dimension of 1 in a slow loop of its own; padded to 2
-        # with zeros, the stack of outer products is one BLAS-backed matmul.
-        a = np.concatenate([a, np.zeros_like(a)], -1)
-        b = np.concatenate([b, np.zeros_like(b)], -2)
-        return np.matmul(a, b)
-    return a * b
-
-
-def _outer_stack(a, b) -> bool:
-    """Whether a * b is a stack of large outer products, (..., m, 1) * (..., 1, n), as in
-    per-sample weight gradients, with rows short enough that NumPy's broadcast loop (one
-    inner loop per row) runs them up to 3x slower than a matmul does; from rows of ~512
-    on, the broadcast loop is the faster (64 x 128 x 9216: 51 ms against 73)."""
-    return (
-        a.ndim == b.ndim
-        and a.shape[-1] == 1 == b.shape[-2]
-        and a.shape[:-2] == b.shape[:-2]
-        and a.dtype == b.dtype
-        and a.dtype.char in "fd"
-        and a.shape[-2] * b.shape[-1] >= 4096
-        and b.shape[-1] < 512
-    )
+    return outer_product(a, b)  # a * b; a stack of outer products through a BLAS matmul
 
 
 def _term(tangent, term):

@@ -1,0 +1,64 @@
+"""Linear algebra: products, contractions, decompositions, solves and matrix functions.
+
+Kernels call ``xp.linalg`` (scipy.linalg only for triangular solves and expm); every
+vjp/jvp is written with numtorch ops, so it is differentiable again. One module per
+family, imported here in the order their ops register; this package lists the names the
+rest of numtorch imports.
+"""
+
+# ruff: noqa: F401
+
+# The modules in the order their ops register (the op database's order); reduction's
+# and shape's ops register before them.
+# isort: off
+from .. import reduction, shape
+from ._common import (
+    LinAlgError,
+    linalg_cholesky_ex_rt,
+    linalg_eigh_rt,
+    linalg_inv_ex_rt,
+    linalg_qr_rt,
+    linalg_slogdet_rt,
+    linalg_solve_ex_rt,
+    linalg_svd_rt,
+    qr_rt,
+    return_type,
+    slogdet_rt,
+    stacked,
+    svd_rt,
+)
+from .products import bmm, dot, matmul, mm, mv, outer, product, vdot
+from .contractions import einsum, einsum_op, inner, kron, multi_dot, tensordot, vecdot
+from .add_products import addbmm, addmm, addmv, addr, baddbmm
+from .cross_trace import cross, linalg_cross, trace
+from .solvers import linalg_det, linalg_inv, linalg_slogdet, linalg_solve, logdet_op
+from .triangular import linalg_cholesky, linalg_solve_triangular
+from .with_info import linalg_cholesky_ex, linalg_inv_ex, solve_ex
+from .decompositions import linalg_eigh, linalg_eigvalsh, linalg_qr, linalg_svd, linalg_svdvals
+from .matrix_functions import linalg_matrix_exp
+from .composites import (
+    cholesky,
+    cholesky_ex,
+    cholesky_inverse,
+    cholesky_solve,
+    det,
+    dist,
+    eigh,
+    inv_ex,
+    inverse,
+    linalg_slogdet_fn,
+    logdet,
+    matrix_norm,
+    matrix_power,
+    matrix_power_legacy,
+    norm,
+    pinv,
+    pinverse,
+    qr,
+    qr_legacy,
+    slogdet,
+    svd,
+    svd_legacy,
+    torch_norm,
+)
+# isort: on

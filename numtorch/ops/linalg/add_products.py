@@ -1,0 +1,256 @@
+"""The add-and-multiply family, ``beta * input + alpha * product``: addmm, addmv,
+baddbmm, addbmm and addr (with its in-place form)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._core import dtype as dt
+from ..._core.inplace import run_inplace
+from ..._core.layout import contiguous, preserve
+from ..._core.op import NoKernel, defop, named, tensor_methods
+from ...testing.samples import S
+from .._batching import rule_generator
+from .._families import promote
+from ._common import _check_dtypes, _same_dtype, _tname
+from .products import (
+    _addmv_message,
+    _bmm,
+    _bmm_check,
+    _mm,
+    _mm_check,
+    _mv_check,
+    _mv_kernel,
+    bmm,
+    mm,
+    mv,
+    outer,
+)
+
+
+def _baddbmm_message(arr):
+    i, b1, b2 = (dt.of(a).cpp_name for a in arr)
+    return f"Input dtypes must be the same, got: input {i}, batch1: {b1}, batch2: {b2}"
+
+
+def _addmm_message(arr):
+    """addmm's and addbmm's check: self against mat2 first, then mat1 against mat2."""
+    i, b1, b2 = arr
+    if i.dtype != b2.dtype:
+        return f"self and mat2 must have the same dtype, but got {_tname(i)} and {_tname(b2)}"
+    return f"mat1 and mat2 must have the same dtype, but got {_tname(b1)} and {_tname(b2)}"
+
+
+def _named(fn, names):
+    """``fn`` called positionally, advertised under the parameter ``names`` (formulas bind by name)."""
+    return named(lambda **kw: fn(*(kw[n] for n in names)), names)
+
+
+def _int_scalars(floating: bool, *scalars):
+    """The scalars as an integral result's kernel reads them: truncated to integers (PyTorch
+    casts alpha/beta to the result's type; a float scalar must not promote the result)."""
+    if floating:
+        return scalars
+    return tuple(s if isinstance(s, int) else int(s) for s in scalars)
+
+
+def _addprod_rule(op, prod_fn):
+    """beta * input + alpha * product, re-expressed with the product op and elementwise ops
+    at this vmap level (the input broadcasts against the batched product)."""
+
+    def compose(input, m1, m2, beta=1, alpha=1):
+        p = prod_fn(m1, m2)
+        beta, alpha = _int_scalars(p.dtype.is_floating_point or p.dtype.is_complex, beta, alpha)
+        if alpha != 1:
+            p = p * alpha
+        if beta == 0:
+            return p
+        return p + (input if beta == 1 else input * beta)
+
+    def rule(vmap, args, bdims, attrs):
+        _check_dtypes(op, args, bdims, attrs)
+        return vmap.call(compose, args, bdims, attrs)
+
+    return rule
+
+
+def _addprod(
+    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool=None,
+    check=None, prepare=None, inplace=True, layout=contiguous,
+):  # fmt: skip
+    """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
+
+    ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
+    ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
+    the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes;
+    ``layout`` the result's (``numtorch._core.layout``).
+    """
+    m1n, m2n = names
+
+    def kernel(xp, input, m1, m2, beta=1, alpha=1):
+        p = prod(xp, m1, m2)
+        beta, alpha = _int_scalars(p.dtype.kind in "fc", beta, alpha)
+        if alpha != 1:
+            p = p * alpha
+        if beta == 0:
+            return xp.broadcast_to(p, np.broadcast_shapes(p.shape, input.shape)).copy()
+        return p + (input if beta == 1 else input * beta)
+
+    import inspect
+
+    P = inspect.Parameter
+    kernel.__signature__ = inspect.Signature(
+        [P("xp", P.POSITIONAL_OR_KEYWORD), P("input", P.POSITIONAL_OR_KEYWORD),
+         P(m1n, P.POSITIONAL_OR_KEYWORD), P(m2n, P.POSITIONAL_OR_KEYWORD),
+         P("beta", P.KEYWORD_ONLY, default=1), P("alpha", P.KEYWORD_ONLY, default=1)]
+    )  # fmt: skip
+    return defop(
+        name, kernel,
+        vjp=(lambda g, beta: g * beta if beta != 1 else g,
+             _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * alpha, ("g", m2n, "alpha")),
+             _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * alpha, ("g", m1n, "alpha"))),
+        jvp=_named(
+            lambda ti, t1, t2, m1, m2, beta, alpha: ti * beta + prod_jvp(m1, m2, t1, t2) * alpha,
+            ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
+        ),
+        prepare=prepare or _same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
+        no_kernel=() if no_bool is None else NoKernel(
+            "b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size,
+            first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
+        ),
+        samples=samples, out=True, methods=True, inplace=inplace, layout=layout,
+    )  # fmt: skip
+
+
+addmm = _addprod(
+    "addmm", ("mat1", "mat2"), _mm, mm.fn, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
+    lambda m1, m2, t1, t2: mm.fn(t1, m2) + mm.fn(m1, t2),
+    lambda make: [
+        S((make((2, 4)), make((2, 3)), make((3, 4)))),
+        S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
+        S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
+    ],
+    _addmm_message,
+    "addmm_impl_cpu_",
+    _mm_check,
+)  # fmt: skip
+addmv = _addprod(
+    "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
+    lambda m1, m2, t1, t2: mv.fn(t1, m2) + mv.fn(m1, t2),
+    lambda make: [
+        S((make((2,)), make((2, 3)), make((3,)))),
+        S((make(()), make((2, 3)), make((3,))), {"beta": 2.0, "alpha": 0.5}),
+    ],
+    _addmv_message,
+    "addmv_impl_cpu",
+    _mv_check,
+)  # fmt: skip
+baddbmm = _addprod(
+    "baddbmm", ("batch1", "batch2"), _bmm, bmm.fn, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
+    lambda m1, m2, t1, t2: bmm.fn(t1, m2) + bmm.fn(m1, t2),
+    lambda make: [
+        S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
+        S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
+    ],
+    _baddbmm_message,
+    "baddbmm",
+    _bmm_check,
+)  # fmt: skip
+
+
+def _sum_bmm(xp, a, b):
+    # PyTorch's addbmm has its own checks of the batches (not bmm's)
+    if a.ndim == 3 and b.ndim == 3:
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError(
+                f"batch1 and batch2 must have same number of batches, got {a.shape[0]} and "
+                f"{b.shape[0]}"
+            )
+        if a.shape[2] != b.shape[1]:
+            raise RuntimeError(
+                f"Incompatible matrix sizes for bmm ({a.shape[1]}x{a.shape[2]} and "
+                f"{b.shape[1]}x{b.shape[2]})"
+            )
+    return _bmm(xp, a, b).sum(0)
+
+
+addbmm = _addprod(
+    "addbmm", ("batch1", "batch2"), _sum_bmm, lambda m1, m2: bmm.fn(m1, m2).sum(0), lambda g, m2: g @ m2.mT, lambda g, m1: m1.mT @ g,
+    lambda m1, m2, t1, t2: (bmm.fn(t1, m2) + bmm.fn(m1, t2)).sum(0),
+    lambda make: [
+        S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
+        S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
+    ],
+    _addmm_message,
+    "addmm_impl_cpu_",
+    _bmm_check,
+)  # fmt: skip
+
+
+def _addr_outer(xp, vec1, vec2):
+    for n, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {n}, but got {v.ndim}-D")
+    return xp.multiply.outer(vec1, vec2)
+
+
+def _addr_prepare(arrays, attrs=None):
+    """PyTorch's type promotion over the three operands; the input must broadcast to the
+    outer product's shape without growing it (expand's rule)."""
+    input, vec1, vec2 = arrays
+    shape = (vec1.shape[0] if vec1.ndim else 1, vec2.shape[0] if vec2.ndim else 1)
+    if vec1.ndim == 1 and vec2.ndim == 1:
+        _check_expand(tuple(input.shape), shape, dt.from_np(input.dtype).scalar_name)
+    arrays, out_dtype = promote(arrays, attrs)
+    if arrays[0].dtype.kind in "biu":
+        for n in ("beta", "alpha"):
+            if isinstance((attrs or {}).get(n), float):
+                raise RuntimeError(
+                    f"For integral input tensors, argument {n} must not be a floating point number."
+                )
+    return arrays, out_dtype
+
+
+def _check_expand(have: tuple, want: tuple, name: str) -> None:
+    if len(have) > len(want):
+        raise RuntimeError(
+            f"expand(torch.{name}Tensor{{{list(have)}}}, size={list(want)}): the number of sizes "
+            f"provided ({len(want)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(have)})"
+        )
+    for i, (h, w) in enumerate(zip(have[::-1], want[::-1])):
+        if h != 1 and h != w:
+            d = len(want) - 1 - i
+            raise RuntimeError(
+                f"The expanded size of the tensor ({w}) must match the existing size ({h}) at "
+                f"non-singleton dimension {d}.  Target sizes: {list(want)}.  Tensor sizes: "
+                f"{list(have)}"
+            )
+
+
+addr = _addprod(
+    "addr", ("vec1", "vec2"), _addr_outer, outer.fn, lambda g, v2: mv.fn(g, v2), lambda g, v1: mv.fn(g.mT, v1),
+    lambda v1, v2, t1, t2: outer.fn(t1, v2) + outer.fn(v1, t2),
+    lambda make: [
+        S((make((2, 3)), make((2,)), make((3,)))),
+        S((make((3,)), make((2,)), make((3,))), {"beta": 0.5, "alpha": 2.0}),
+        S((make(()), make((2,)), make((3,))), {"beta": 0}),
+        S((make((2, 1)), make((2,)), make((0,)))),
+    ],
+    None, prepare=_addr_prepare, inplace=False,
+    layout=preserve,  # a TensorIterator over input and the outer product in PyTorch
+)  # fmt: skip
+
+
+def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """In-place addr: self must have the outer product's shape (it does not broadcast)."""
+    if vec1.dim() == 1 and vec2.dim() == 1 and tuple(self.shape) != (len(vec1), len(vec2)):
+        raise RuntimeError(
+            f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
+            f"v2: {list(vec2.shape)}"
+        )
+    return run_inplace(addr, self, (vec1, vec2), {"beta": beta, "alpha": alpha})
+
+
+_addr_.inplace_of = addr
+tensor_methods({"addr_": _addr_})

@@ -1,0 +1,364 @@
+"""Linear-algebra functions written with other ops: matrix_power, the matrix and vector
+norms, pinv, cholesky_solve and cholesky_inverse, dist, and the torch.* and tuple-returning
+spellings of the linalg ops (qr, eigh, svd, slogdet, det, inverse, ...)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._core.op import composite, tensor_methods
+from ..._core.tensor import Tensor, wrap_dims
+from ...testing.samples import ErrorInput as E
+from ...testing.samples import S
+from ..binary import clamp
+from ..comparison import where
+from ..creation import zeros_like
+from ..reduction import vector_norm
+from ._common import (
+    _eye,
+    _tuple_out,
+    _write,
+    linalg_cholesky_ex_rt,
+    linalg_eigh_rt,
+    linalg_inv_ex_rt,
+    linalg_qr_rt,
+    linalg_slogdet_rt,
+    linalg_svd_rt,
+    qr_rt,
+    slogdet_rt,
+    svd_rt,
+)
+from ._samples import _well_conditioned
+from .contractions import inner, kron
+from .cross_trace import cross
+from .decompositions import linalg_eigh, linalg_qr, linalg_svd, linalg_svdvals
+from .solvers import linalg_det, linalg_inv, linalg_slogdet, logdet_op
+from .triangular import linalg_cholesky, linalg_solve_triangular
+from .with_info import linalg_cholesky_ex, linalg_inv_ex
+
+
+def matrix_power(A, n: int, *, out=None):
+    """A to the integer power n (negative n inverts first), by repeated squaring."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(
+            f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}"
+        )
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1] if A.dim() else 1} matrices"
+        )
+    if n == 0:
+        res = _eye(A.shape[-1], A) + A * 0  # the identity, connected to A with a zero gradient
+    else:
+        base = linalg_inv.fn(A) if n < 0 else A
+        n = abs(n)
+        res = None
+        while n:
+            if n & 1:
+                res = base if res is None else res @ base
+            n >>= 1
+            if n:
+                base = base @ base
+        if res is A:  # n == 1: a copy, as in PyTorch, never an alias
+            res = A.clone()
+    return res if out is None else _write(out, res)
+
+
+def _matrix_norm_impl(A, ord, dims, keepdim):
+    d0, d1 = dims
+    if ord == "fro":
+        sq = A.abs().square() if A.dtype.is_complex else A * A
+        return sq.sum((d0, d1), keepdim=keepdim).sqrt()
+    if ord in ("nuc", 2, -2):
+        X = A.movedim((d0, d1), (-2, -1))
+        s = linalg_svdvals.fn(X)
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted(x % A.dim() for x in dims):
+                r = r.unsqueeze(d)
+        return r
+    inf = float("inf")
+    if ord in (1, -1, inf, -inf):
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        col = A.abs().sum(sum_dim, keepdim=True)
+        r = col.amax(red_dim, keepdim=True) if ord > 0 else col.amin(red_dim, keepdim=True)
+        if not keepdim:
+            r = r.squeeze((d0, d1))
+        return r
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+@composite(
+    name="linalg_matrix_norm", api="linalg.matrix_norm",
+    samples=lambda make: [
+        S((make((3, 4)),)), S((make((2, 3, 3)),), {"ord": 1}), S((make((3, 3)), float("inf"))),
+        S((make((3, 4)), "nuc")), S((make((2, 3, 4)), "fro", (0, 2), True)),
+    ],
+)  # fmt: skip
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None):
+    """Frobenius, nuclear, spectral (2, -2) and induced 1 / inf norms of matrices."""
+    if A.dim() < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    if ord not in ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if dtype is not None:
+        A = A.to(dtype)
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(
+            f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype.scalar_name}"
+        )
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) != 2:
+        got = " ".join(str(int(d)) for d in dim)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
+    dims = wrap_dims(dim, A.dim())
+    if dims[0] == dims[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got {dims}")
+    res = _matrix_norm_impl(A, ord, dims, keepdim)
+    return res if out is None else _write(out, res)
+
+
+@composite(
+    name="linalg_norm", api="linalg.norm",
+    samples=lambda make: [
+        S((make((3, 4)),)), S((make((5,)), 3)), S((make((3, 4)), "fro")),
+        S((make((2, 3, 4)),), {"dim": (1, 2)}), S((make((2, 3)), 1, 1, True)),
+    ],
+)  # fmt: skip
+def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
+    A = input
+    """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"
+        )
+    if dim is None and ord is not None and A.dim() not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
+    # A string order is always a matrix norm; a number is one over two dims; no order is
+    # the 2-norm of the elements (a vector norm).
+    if isinstance(ord, str) or (
+        ord is not None and (len(dim) == 2 if dim is not None else A.dim() == 2)
+    ):
+        res = matrix_norm(
+            A,
+            "fro" if ord is None else ord,
+            dim if dim is not None else (-2, -1),
+            keepdim,
+            dtype=dtype,
+        )
+    else:
+        res = vector_norm.fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return res if out is None else _write(out, res)
+
+
+def qr(A, mode: str = "reduced", *, out=None):
+    """QR decomposition: (Q, R) with mode 'reduced', 'complete' or 'r' (empty Q)."""
+    return _tuple_out(linalg_qr_rt(linalg_qr.fn(A, mode)), out)
+
+
+def eigh(A, UPLO: str = "L", *, out=None):
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
+    return _tuple_out(linalg_eigh_rt(linalg_eigh.fn(A, UPLO)), out)
+
+
+def svd(A, full_matrices: bool = True, *, driver=None, out=None):
+    """Singular value decomposition (U, S, Vh)."""
+    return _tuple_out(linalg_svd_rt(linalg_svd.fn(A, full_matrices, driver=driver)), out)
+
+
+def linalg_slogdet_fn(A, *, out=None):
+    """Sign and log of the absolute value of the determinant."""
+    return _tuple_out(linalg_slogdet_rt(linalg_slogdet.fn(A)), out)
+
+
+def inv_ex(A, *, check_errors: bool = False, out=None):
+    """(inverse, info): info > 0 marks a singular matrix (its inverse is NaN) instead of an
+    error, unless ``check_errors``."""
+    return _tuple_out(linalg_inv_ex_rt(linalg_inv_ex.fn(A, check_errors=check_errors)), out)
+
+
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None):
+    """(L, info): info > 0 is the order of the first leading minor that is not
+    positive-definite (that matrix's L is NaN) instead of an error, unless ``check_errors``."""
+    res = linalg_cholesky_ex.fn(A, upper=upper, check_errors=check_errors)
+    return _tuple_out(linalg_cholesky_ex_rt(res), out)
+
+
+def svd_legacy(input, some: bool = True, compute_uv: bool = True, *, out=None):
+    """torch.svd: (U, S, V) with V (not Vh); zero-filled U and V when compute_uv=False."""
+    U, S_, Vh = linalg_svd.fn(input, not some)
+    if not compute_uv:
+        return svd_rt((zeros_like(U), S_, zeros_like(Vh).mT))
+    return _tuple_out(svd_rt((U, S_, Vh.mT)), out)
+
+
+def qr_legacy(input, some: bool = True, *, out=None):
+    """torch.qr (deprecated spelling of linalg.qr)."""
+    return _tuple_out(qr_rt(linalg_qr.fn(input, "reduced" if some else "complete")), out)
+
+
+def slogdet(input):
+    """torch.slogdet: (sign, logabsdet)."""
+    return slogdet_rt(linalg_slogdet.fn(input))
+
+
+def cholesky(input, upper: bool = False, *, out=None):
+    """torch.cholesky (deprecated spelling of linalg.cholesky)."""
+    return linalg_cholesky.fn(input, upper=upper, out=out)
+
+
+def det(input):
+    """torch.det: the determinant."""
+    return linalg_det.fn(input)
+
+
+def logdet(input):
+    """torch.logdet: log of the determinant (nan when it is negative)."""
+    return logdet_op.fn(input)
+
+
+@composite(
+    samples=lambda make: [
+        S((_well_conditioned(make, (3, 3)),)),
+        S((_well_conditioned(make, (2, 2, 2)),)),
+    ]
+)
+def inverse(input, *, out=None):
+    """torch.inverse: the matrix inverse."""
+    return linalg_inv.fn(input, out=out)
+
+
+def matrix_power_legacy(input, n: int, *, out=None):
+    """torch.matrix_power."""
+    return matrix_power(input, n, out=out)
+
+
+@composite(
+    name="linalg_pinv", api="linalg.pinv",
+    samples=lambda make: [
+        S((_well_conditioned(make, (4, 3)),)), S((_well_conditioned(make, (2, 3, 3)),)),
+        S((_well_conditioned(make, (3, 3)),), {"rtol": 1e-10}),
+    ],
+)  # fmt: skip
+def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
+    """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
+    max(atol, rtol * largest) are treated as zero."""
+    if A.dim() < 2 or A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise RuntimeError(
+            f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a tensor with 2 or "
+            "more dimensions of float, double, cfloat or cdouble types"
+        )
+    U, S_, Vh = linalg_svd.fn(A, False)
+    if rtol is None:
+        eps = float(np.finfo(A.dtype.np).eps)
+        rtol = 0.0 if (atol is not None and atol > 0) else eps * max(A.shape[-2], A.shape[-1])
+    smax = S_.amax(-1, keepdim=True) if S_.shape[-1] else S_
+    cutoff = smax * rtol
+    if atol is not None:
+        cutoff = clamp(cutoff, min=atol)
+    keep = S_ > cutoff
+    sinv = where(keep, S_.reciprocal(), zeros_like(S_)) if S_.numel() else S_
+    res = (Vh.mH * sinv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
+    return res if out is None else _write(out, res)
+
+
+def cholesky_solve(B, L, upper: bool = False, *, out=None):
+    """Solve A X = B given the Cholesky factor of A (lower, or upper with ``upper``)."""
+    Lo = L.mT if upper else L
+    Y = linalg_solve_triangular.fn(Lo, B, upper=False)
+    res = linalg_solve_triangular.fn(Lo.mT, Y, upper=True)
+    return res if out is None else _write(out, res)
+
+
+def cholesky_inverse(L, upper: bool = False, *, out=None):
+    """The inverse of A from its Cholesky factor."""
+    res = cholesky_solve(_eye(L.shape[-1], L).expand(L.shape), L, upper)
+    return res if out is None else _write(out, res)
+
+
+@composite(
+    name="norm",
+    samples=lambda make: [
+        S((make((3, 4)),)), S((make((3, 4)), 1, 1)), S((make((3, 4)), "nuc")),
+        S((make((2, 3)), 3, (0, 1), True)),
+    ],
+)  # fmt: skip
+def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
+    """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if p == "nuc" or (p == "fro" and dim is not None and len(dim) > 2):  # (the latter refused)
+        return matrix_norm(
+            input,
+            p,
+            dim=(-2, -1) if dim is None else dim,
+            keepdim=keepdim,
+            dtype=dtype,
+            out=out,
+        )
+    ord = 2 if p in ("fro", None) else p
+    return vector_norm.fn(input, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def _dist_errors(make):
+    yield E(S((make((2, 3)), make((4,)))), RuntimeError, "must match the size of tensor b")
+    yield E(
+        S((make((3,), dtype=np.int64), make((3,), dtype=np.int64))),
+        RuntimeError, r"norm\(\): input dtype should be either floating point or complex. Got Long",
+    )  # fmt: skip
+
+
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((3,)))), S((make((2, 3)), make((2, 3)), 3)),
+        S((make((4,)), make(()), 1)), S((make((2, 3)), make((1, 3)), math.inf)),
+        S((make(()), make(()))),  # p=0 is left out: PyTorch's DistBackward0 fails on it
+    ],
+    error_samples=_dist_errors, methods=True,
+)  # fmt: skip
+def dist(input, other, p=2):
+    """The p-norm of ``input - other``."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    d = input - other
+    if not (d.dtype.is_floating_point or d.dtype.is_complex):
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{d.dtype.scalar_name} instead."
+        )
+    return vector_norm.fn(d, p)
+
+
+def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return torch_norm(self, p, dim, keepdim, dtype=dtype)
+
+
+@composite(
+    samples=lambda make: [
+        S((_well_conditioned(make, (4, 3)),)),
+        S((_well_conditioned(make, (2, 3)),), {"rcond": 1e-10}),
+    ]
+)
+def pinverse(input, rcond: float = 1e-15):
+    """torch.pinverse: ``linalg.pinv`` with a relative cutoff."""
+    return pinv(input, rtol=rcond)
+
+
+tensor_methods({
+    "norm": _tensor_norm,
+    "inner": inner, "kron": kron, "cross": cross, "slogdet": slogdet, "inverse": inverse,
+    "matrix_power": matrix_power_legacy, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse, "svd": svd_legacy, "qr": qr_legacy,
+    "pinverse": pinverse,
+})  # fmt: skip

@@ -1,0 +1,395 @@
+"""einsum and the contractions written with it: tensordot, inner, kron, linalg.multi_dot
+and linalg.vecdot."""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from ..._core import dtype as dt
+from ..._core.op import NoKernel, composite, defop
+from ..._core.tensor import Tensor, wrap_dim
+from ...testing.samples import ErrorInput as E
+from ...testing.samples import S
+from .._batching import front, lshape
+from ..creation import ones, tensor
+from ._common import _INT, _eye, _fresh, _scalar_type, _write
+
+
+# ------------------------------------------------------------------ einsum
+def _einsum_plan(equation: str, shapes: list):
+    """Rewrite an einsum equation with explicit letters only (no ellipsis, explicit output).
+
+    Returns (input terms, output term, {letter: size}).
+    """
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for i, c in enumerate(eq):
+        if not (c.isalpha() and c.isascii()) and c not in ".,->":
+            raise RuntimeError(
+                f"einsum(): invalid subscript given at index {i} in the equation string, "
+                "subscripts must be in [a-zA-Z]"
+            )
+    used = set(eq)
+    free = [c for c in string.ascii_letters if c not in used]
+    n_ell = 0
+    for t, s in zip(terms, shapes, strict=False):
+        if "..." in t:
+            n_ell = max(n_ell, len(s) - (len(t) - 3))
+    ell = "".join(free[:n_ell])
+    out_terms = []
+    for k, (t, s) in enumerate(zip(terms, shapes, strict=False)):
+        if "..." in t:
+            m = len(s) - (len(t) - 3)
+            if m < 0:
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({len(t) - 3}) is more than "
+                    f"the number of dimensions ({len(s)}) for operand {k}"
+                )
+            t = t.replace("...", ell[n_ell - m :])
+        elif len(t) != len(s):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the "
+                f"number of dimensions ({len(s)}) for operand {k} and no ellipsis was given"
+            )
+        if "." in t:
+            raise RuntimeError(
+                f"einsum(): found '.' for operand {k} that is not part of any ellipsis"
+            )
+        out_terms.append(t)
+    sizes: dict = {}
+    for k, (t, s) in enumerate(zip(out_terms, shapes, strict=False)):
+        seen: dict = {}
+        for c, n in zip(t, s, strict=False):
+            if c in seen and seen[c] != n:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, {n} != {seen[c]}"
+                )
+            seen[c] = n
+            prev = sizes.get(c)
+            if prev is None or prev == 1:
+                sizes[c] = n
+            elif n != 1 and n != prev:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
+                    f"with previously seen size {prev}"
+                )
+    if arrow:
+        out = rhs.replace("...", ell)
+        for c in out:
+            if out.count(c) > 1:
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} appears more than once in the output"
+                )
+            if c not in sizes:
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} does not appear in the equation for any input operand"
+                )
+    else:
+        letters = "".join(out_terms)
+        out = ell + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell)
+        )
+    return out_terms, out, sizes
+
+
+def _einsum_kernel(xp, operands, equation):
+    ops = operands
+    if ops[0].dtype.kind in "biu" and ops[0].dtype != np.int64 and _sums_alone(equation):
+        ops = [o.astype(np.int64) for o in ops]  # PyTorch sums such a subscript with sum()
+    out = xp.einsum(equation, *ops, optimize=len(ops) > 2)
+    return _fresh(xp, xp.asarray(out), *operands)
+
+
+def _sums_alone(equation: str) -> bool:
+    """Whether a subscript is summed within one operand (in one term, not in the output)."""
+    lhs, _, out = equation.partition("->")
+    terms = lhs.split(",")
+    return any(c not in out and sum(c in t for t in terms) == 1 for c in set(lhs) - {","})
+
+
+def _einsum_vjp(g, operands, equation):
+    """One einsum per operand: contract g with the other operands back to its subscripts.
+
+    Repeated subscripts (diagonals) are re-expanded with an identity factor, subscripts
+    summed over in this operand only with a ones factor.
+    """
+    lhs, out = equation.split("->")
+    terms = lhs.split(",")
+    sizes = {
+        c: n
+        for t, x in zip(terms, operands, strict=False)
+        for c, n in zip(t, x.shape, strict=False)
+    }
+    grads = []
+    for i, (t, x) in enumerate(zip(terms, operands, strict=False)):
+        used = set(equation)
+        free = iter(c for c in string.ascii_letters if c not in used)
+        others = [(tt, o) for k, (tt, o) in enumerate(zip(terms, operands, strict=False)) if k != i]
+        avail = set(out).union(*(set(tt) for tt, _ in others)) if others else set(out)
+        target, extra = [], []
+        seen = set()
+        for c in t:
+            if c in seen:
+                d = next(free)
+                extra.append((c + d, _eye(sizes[c], g)))
+                target.append(d)
+                continue
+            seen.add(c)
+            target.append(c)
+            if c not in avail:
+                extra.append((c, ones(x.shape[t.index(c)], dtype=g.dtype, device=g.device)))
+                avail.add(c)
+        parts = [out] + [tt for tt, _ in others] + [e for e, _ in extra]
+        ops = [g] + [o if o.dtype == g.dtype else o.to(g.dtype) for _, o in others]
+        ops += [e for _, e in extra]
+        eq = ",".join(parts) + "->" + "".join(target)
+        grads.append(einsum_op.fn(ops, eq))
+    return grads
+
+
+def _einsum_jvp(t, operands, equation):
+    total = None
+    for i, ti in enumerate(t):
+        ops = list(operands)
+        ops[i] = ti
+        if any(o.dtype != ti.dtype for o in ops):  # a mixed einsum with no contraction
+            d = dt.result_type(*((o.dtype, o.dim()) for o in ops))
+            ops = [o.to(d) for o in ops]
+        r = einsum_op.fn(ops, equation)
+        total = r if total is None else total + r
+    return total
+
+
+def _einsum_rule(vmap, args, bdims, attrs):
+    """A fresh subscript for the batch dim on every batched operand and on the output."""
+    ops, bds = args[0], bdims[0]
+    eq = attrs["equation"]
+    terms, out, _ = _einsum_plan(eq, [lshape(o, b) for o, b in zip(ops, bds, strict=False)])
+    used = set(eq).union(*terms, out)
+    z = next((c for c in string.ascii_letters if c not in used), None)
+    if z is None:
+        raise RuntimeError("vmap: einsum() needs a free subscript letter for the batch dim")
+    new_ops, new_terms = [], []
+    for o, b, t in zip(ops, bds, terms, strict=False):
+        new_ops.append(front(o, b))
+        new_terms.append(t if b is None else z + t)
+    return einsum_op.fn(new_ops, ",".join(new_terms) + "->" + z + out), 0
+
+
+def _einsum_prepare(arrays, attrs=None):
+    ops = arrays[0]
+    for a in ops[1:]:
+        if a.dtype != ops[0].dtype:
+            if attrs is not None and not _einsum_contracts(arrays, attrs):
+                # no bmm: PyTorch multiplies and sums, which promote
+                d = dt.result_type(*((dt.of(o), o.ndim) for o in ops)).np
+                return [[o.astype(d, copy=False) for o in ops], *arrays[1:]], None
+            if ops[0].dtype.kind == "b":
+                raise dt.not_implemented("bmm", ops[0])  # bmm looks at its first operand's
+            raise RuntimeError(_scalar_type([ops[0], a]))
+    return arrays, None
+
+
+def _einsum_contracts(arrays, attrs) -> bool:
+    """Whether PyTorch's einsum runs bmm: a subscript summed between two nonempty operands."""
+    ops, (lhs, arrow, out) = arrays[0], attrs["equation"].replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if not arrow:  # the implicit output: the subscripts that appear once
+        out = "".join(c for c in set(lhs) - {",", "."} if lhs.count(c) == 1)
+    if len(ops) < 2 or any(o.size == 0 for o in ops):
+        return False
+    return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
+
+
+einsum_op = defop(
+    "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
+    prepare=_einsum_prepare, batch_rule=_einsum_rule, node_name="EinsumBackward0",
+    no_kernel=NoKernel("b", "bmm", when=_einsum_contracts),
+    test=_INT,
+    samples=lambda make: [
+        S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
+        S(("ij,jk", make((2, 3)), make((3, 4)))),
+        S(("bij,bjk->bik", [make((2, 2, 3)), make((2, 3, 4))])),
+        S(("...ij,...jk->...ik", make((2, 2, 3)), make((3, 4)))),
+        S(("i,i->", make((3,)), make((3,)))),
+        S(("i,j->ij", make((3,)), make((2,)))),
+        S(("ii->i", make((3, 3)))),
+        S(("ii", make((3, 3)))),
+        S(("ij->ji", make((2, 3)))),
+        S(("ij->", make((2, 3)))),
+        S(("iij,jk->ik", make((2, 2, 3)), make((3, 4)))),
+        S(("ij,jk,kl->il", make((2, 3)), make((3, 4)), make((4, 2)))),
+        S(("i,j,j->i", make((2,)), make((3,)), make((3,)))),
+        S(("bi,i->b", make((2, 1)), make((3,)))),
+        S(("...i,...i->...", make((2, 3)), make((1, 3)))),
+        S(("ij,kj->ik", make((0, 3)), make((2, 3)))),
+    ],
+    error_samples=lambda make: [
+        E(S(("ij,jk", make((2, 3)), make((4, 4)))), RuntimeError, "subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3"),
+        E(S(("ij,jk->ik", make((2, 3)))), RuntimeError, "fewer operands were provided than specified in the equation"),
+        E(S(("ijk,jk->ik", make((2, 3)), make((3, 4)))), RuntimeError, r"the number of subscripts in the equation \(3\) does not match the number of dimensions \(2\) for operand 0"),
+        E(S(("i->ii", make((2,)))), RuntimeError, "output subscript i appears more than once"),
+        E(S(("i->j", make((2,)))), RuntimeError, "output subscript j does not appear"),
+    ],
+)  # fmt: skip
+
+
+def einsum(equation: str, *operands):
+    """Einstein summation over the operands (given as varargs or one list)."""
+    if not isinstance(equation, str):
+        raise RuntimeError("einsum(): the sublist format of einsum is not supported by numtorch")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ops = [o if isinstance(o, Tensor) else tensor(o) for o in operands]
+    terms, out, sizes = _einsum_plan(equation, [tuple(o.shape) for o in ops])
+    for k, (t, o) in enumerate(zip(terms, ops, strict=False)):
+        want = tuple(sizes[c] for c in t)
+        if want != tuple(o.shape):
+            ops[k] = o.expand(want)
+    return einsum_op.fn(ops, ",".join(terms) + "->" + out)
+
+
+# ------------------------------------------------------------------ contractions built on einsum
+@composite(
+    samples=lambda make: [
+        S((make((2, 3, 4)), make((3, 4, 5)))),
+        S((make((2, 3)), make((3, 2))), {"dims": 1}),
+        S((make((2, 3, 4)), make((4, 2, 3))), {"dims": ([1, 2], [2, 0])}),
+        S((make((2, 3)), make((4,))), {"dims": 0}),
+    ],
+)
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` trailing dims of a with leading dims of b (or two lists of dims)."""
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
+        n = int(dims)
+        if n < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
+        da, db = list(range(-n, 0)), list(range(n))  # PyTorch's, named so in its texts
+    else:
+        da, db = (
+            ([dims[0]] if isinstance(dims[0], int) else list(dims[0])),
+            ([dims[1]] if isinstance(dims[1], int) else list(dims[1])),
+        )
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    given = list(zip(da, db, strict=False))
+    da = [wrap_dim(d, a.dim()) for d in da]
+    db = [wrap_dim(d, b.dim()) for d in db]
+    letters = iter(string.ascii_letters)
+    ta = [next(letters) for _ in range(a.dim())]
+    tb = [next(letters) for _ in range(b.dim())]
+    for i, j, (gi, gj) in zip(da, db, given, strict=False):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim "
+                f"{gi} and second has size {b.shape[j]} in dim {gj}"
+            )
+        tb[j] = ta[i]
+    rhs = [c for k, c in enumerate(ta) if k not in da] + [
+        c for k, c in enumerate(tb) if k not in db
+    ]
+    if a.dtype is dt.bool_ and a.numel() and b.numel():  # PyTorch contracts with dot or mm
+        raise dt.not_implemented("addmm_impl_cpu_" if rhs else "dot", a)
+    res = einsum("".join(ta) + "," + "".join(tb) + "->" + "".join(rhs), a, b)
+    return res if out is None else _write(out, res)
+
+
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((4, 3)))),
+        S((make((3,)), make((3,)))),
+        S((make(()), make((2, 3)))),
+    ],
+)
+def inner(input, other, *, out=None):
+    """Sum product over the last dims (a product when either is a scalar)."""
+    if input.dim() == 0 or other.dim() == 0:
+        res = input * other
+    else:
+        if input.shape[-1] != other.shape[-1]:
+            raise RuntimeError(
+                f"inner() the last dimension must match on both input tensors but got shapes "
+                f"{list(input.shape)} and {list(other.shape)}"
+            )
+        res = tensordot(input, other, ([-1], [-1]))
+    return res if out is None else _write(out, res)
+
+
+@composite(
+    samples=lambda make: [
+        S((make((2, 3)), make((2, 2)))),
+        S((make((2,)), make((3,)))),
+        S((make((2, 1, 2)), make((2, 2)))),
+    ],
+)
+def kron(input, other, *, out=None):
+    """Kronecker product."""
+    n = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (n - input.dim()) + tuple(input.shape))
+    b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
+    if a.dtype != b.dtype:
+        d = dt.promote_types(a.dtype, b.dtype)
+        a, b = a.to(d), b.to(d)
+    la, lb = string.ascii_lowercase[:n], string.ascii_uppercase[:n]
+    res = einsum(f"{la},{lb}->" + "".join(x + y for x, y in zip(la, lb, strict=False)), a, b)
+    res = res.reshape(tuple(x * y for x, y in zip(a.shape, b.shape, strict=False)))
+    return res if out is None else _write(out, res)
+
+
+@composite(
+    api="linalg.multi_dot",
+    samples=lambda make: [
+        S(([make((2, 3)), make((3, 4)), make((4, 2))],)),
+        S(([make((3,)), make((3, 4)), make((4,))],)),
+    ],
+    error_samples=lambda make: [
+        E(S(([make((2, 2))],)), RuntimeError, "multi_dot\\(\\): expected at least 2 tensors")
+    ],
+)
+def multi_dot(tensors, *, out=None):
+    """Chained matrix product; the first and last may be vectors."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{tensors[0].dtype.cpp_name} and tensor {i} {t.dtype.cpp_name}"
+            )
+    res = tensors[0]
+    for t in tensors[1:]:
+        res = res @ t
+    return res if out is None else _write(out, res)
+
+
+@composite(
+    api="linalg.vecdot",
+    samples=lambda make: [
+        S((make((2, 3)), make((2, 3)))),
+        S((make((2, 3)), make((3,)))),
+        S((make((3, 2)), make((3, 2))), {"dim": 0}),
+    ],
+)
+def vecdot(x, y, *, dim: int = -1, out=None):
+    """Dot product of vectors along ``dim`` (with broadcasting)."""
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            "linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+            f"{x.dtype.scalar_name}"
+        )
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{x.dtype.scalar_name} and y of type {y.dtype.scalar_name} instead"
+        )
+    res = (x * y).sum(dim)
+    return res if out is None else _write(out, res)

@@ -1,0 +1,464 @@
+"""The matrix-product family: matmul, mm, bmm, mv, dot, vdot and outer, with the batch
+rule they share (one broadcasting matmul over the batch)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._core.dispatch import broadcast_mismatch
+from ..._core.op import NoKernel, bilinear_jvp, defop
+from ...testing.samples import ErrorInput as E
+from ...testing.samples import S
+from .._batching import front, lrank, lshape, pad_to, rule_generator
+from .._families import FLOATS_INT, promote
+from .._outer import outer_product
+from ._common import _INT, _check_dtypes, _m1m2, _same_dtype, _scalar_type, _tname
+
+
+def _matmul_message(arr):
+    a, b = arr
+    if a.ndim == 1 and b.ndim == 1:
+        return (
+            f"dot : expected both vectors to have same dtype, but found {_tname(a)} and {_tname(b)}"
+        )
+    if a.ndim == 2 and b.ndim == 1:
+        return f"addmv input tensors must have the same dtype, but got {_tname(b)}, {_tname(a)}, and {_tname(b)}"
+    if b.ndim >= 3:
+        return _scalar_type(arr)
+    return _m1m2(arr)
+
+
+def _one_gemm(a, a_batched: bool, b):
+    """A batch of matrices times one matrix (either side) as a single 2-D product, instead
+    of one small product per batch element (a batch of vectors times a matrix would
+    otherwise read the matrix once per element)."""
+    if a_batched:  # (B, m, k) @ (k, n)
+        n, (bs, m, k) = b.shape[-1], a.shape
+        return matmul.fn(a.reshape(bs * m, k), b).reshape(bs, m, n)
+    bs, k, n = b.shape  # (m, k) @ (B, k, n)
+    m = a.shape[0]
+    return matmul.fn(a, b.movedim(0, 1).reshape(k, bs * n)).reshape(m, bs, n).movedim(1, 0)
+
+
+def _matmul_batched(a, ba, b, bb):
+    """matmul of two inner values (either may be unbatched); the result is batch-first.
+
+    A vector becomes a one-row (one-column) matrix so the batch dim never reads as a
+    matrix dim; an unbatched operand broadcasts against the batch without being expanded.
+    """
+    ra, rb = lrank(a, ba), lrank(b, bb)
+    a, b = front(a, ba), front(b, bb)
+    if ra == 1:
+        a = a.unsqueeze(-2)
+    if rb == 1:
+        b = b.unsqueeze(-1)
+    rank = max(ra, rb, 2)
+    if rank == 2 and (ba is None) != (bb is None):
+        out = _one_gemm(a, ba is not None, b)
+    else:
+        if ba is not None:
+            a = pad_to(a, rank)
+        if bb is not None:
+            b = pad_to(b, rank)
+        out = matmul.fn(a, b)
+    if ra == 1:
+        out = out.squeeze(-2)
+    if rb == 1:
+        out = out.squeeze(-1)
+    return out
+
+
+def _product(op, check):
+    """matmul, mm, bmm, mv, dot: check logical shapes, then one broadcasting matmul."""
+
+    def rule(vmap, args, bdims, attrs):
+        _check_dtypes(op, args, bdims, attrs)
+        (a, b), (ba, bb) = args, bdims
+        check(lshape(a, ba), lshape(b, bb))
+        return _matmul_batched(a, ba, b, bb), 0
+
+    return rule
+
+
+product = rule_generator(_product)
+
+
+# ------------------------------------------------------------------ matmul family
+def _column_major(m) -> bool:
+    """A transposed matrix (a weight seen through ``.mT``): as PyTorch's mm backward, its
+    gradient is computed transposed, so that it comes out in the factor's own layout."""
+    return m.dim() == 2 and m.stride(0) == 1 and m.stride(1) != 1
+
+
+def _matmul_vjp_a(g, input, other):
+    if input.dim() == 1 and other.dim() == 1:
+        return g * other
+    if other.dim() == 1:
+        return g.unsqueeze(-1) * other
+    if input.dim() == 1:
+        return (other @ g.unsqueeze(-1)).squeeze(-1)
+    if _column_major(input):
+        return (other @ g.mT).mT
+    return g @ other.mT
+
+
+def _matmul_vjp_b(g, input, other):
+    if input.dim() == 1 and other.dim() == 1:
+        return g * input
+    if input.dim() == 1:
+        return input.unsqueeze(-1) * g.unsqueeze(-2)
+    if other.dim() == 1:
+        return (input.mT @ g.unsqueeze(-1)).squeeze(-1)
+    if _column_major(other):
+        return (g.mT @ input).mT
+    return input.mT @ g
+
+
+def _matmul_samples(make):
+    for sa, sb in [
+        ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+        ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (5, 3, 4)),
+        ((2, 1, 2, 3), (5, 3, 2)), ((3,), (5, 3, 4)), ((5, 2, 3), (3,)), ((0, 3), (3, 2)),
+    ]:  # fmt: skip
+        yield S((make(sa), make(sb)))
+
+
+def _mixed(make, sa, sb):
+    return S((make(sa, dtype=np.float32), make(sb, dtype=np.float64)))
+
+
+def _matmul_check(sa: tuple, sb: tuple) -> None:
+    na, nb = len(sa), len(sb)
+    if na == 0 or nb == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D"
+        )
+    ka, kb = sa[-1], sb[0] if nb == 1 else sb[-2]
+    if ka != kb:
+        if na == 1 and nb == 1:
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
+                f"number of elements, but got {ka} and {kb} elements respectively"
+            )
+        if na <= 2 and nb <= 2:
+            m1 = "x".join(map(str, sa if na == 2 else (1, ka)))
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({m1} and {sb[0]}x{sb[-1]})"
+            )
+        if nb <= 2:  # PyTorch folds input's batch into its rows
+            rows = math.prod(sa[:-1])
+            if nb == 1:
+                raise RuntimeError(
+                    f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec ({kb})"
+                )
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and {sb[0]}x{sb[1]})"
+            )
+    if nb >= 3:  # a batched product: the batch dims broadcast
+        batch = (sa[:-2], sb[:-2])
+        text = broadcast_mismatch(batch)
+        if text is not None:
+            raise RuntimeError(text)
+        if ka != kb:
+            n = math.prod(np.broadcast_shapes(*batch))
+            raise RuntimeError(
+                f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {ka}] "
+                f"but got: [{n}, {kb}]."
+            )
+
+
+def _matmul(xp, input, other):
+    _matmul_check(input.shape, other.shape)
+    if input.ndim >= 2 and other.ndim >= 2 and input.shape[-1] == 1:
+        # Outer products (per-sample weight gradients): BLAS is slow at a contraction of 1.
+        return outer_product(input, other)
+    return xp.matmul(input, other)
+
+
+_MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
+
+
+def _product_kernel(arrays, attrs) -> str:
+    """The kernel PyTorch's matmul runs for these ranks (bool has none of them)."""
+    na, nb = arrays[0].ndim, arrays[1].ndim
+    if nb == 1:
+        return "dot" if na == 1 else "addmv_impl_cpu"
+    return "addmm_impl_cpu_" if nb == 2 else "bmm"
+
+
+def _nonempty_factors(arrays, attrs) -> bool:
+    """An empty product (no rows, columns, batch or inner dim) runs no kernel."""
+    return arrays[0].size > 0 and arrays[1].size > 0
+
+
+def _no_bool_product(kernel, check, inputs=None) -> NoKernel:
+    """No bool kernel, after the shape ``check`` of the two factors (for the promoted dtype,
+    or that of the factors at ``inputs``)."""
+    return NoKernel(
+        "b", kernel, inputs=inputs, when=_nonempty_factors,
+        first=lambda arrays, attrs: check(arrays[0].shape, arrays[1].shape),
+    )  # fmt: skip
+
+
+matmul = defop(
+    "matmul",
+    _matmul,
+    vjp=(_matmul_vjp_a, _matmul_vjp_b),
+    jvp=bilinear_jvp(lambda a, b: a @ b, "input", "other"),
+    prepare=_same_dtype(_matmul_message),
+    no_kernel=NoKernel(
+        "b",
+        _product_kernel,
+        when=lambda arrays, attrs: (
+            arrays[0].ndim == arrays[1].ndim == 1 or _nonempty_factors(arrays, attrs)
+        ),
+        first=lambda arrays, attrs: _matmul_check(arrays[0].shape, arrays[1].shape),
+    ),
+    batch_rule=product(_matmul_check),
+    samples=_matmul_samples,
+    out=True,
+    test={"dtypes": FLOATS_INT},
+    # PyTorch's matmul is mm, mv or dot by rank (other ranks: a graph of views around them)
+    node_name=lambda input, other: _MATMUL_NODES.get((len(input), len(other)), "MatmulBackward0"),
+    error_samples=lambda make: [
+        E(
+            _mixed(make, (2, 3), (3, 4)),
+            RuntimeError,
+            r"expected m1 and m2 to have the same dtype, but got: float != double",
+        ),
+        E(
+            _mixed(make, (3,), (3,)),
+            RuntimeError,
+            "dot : expected both vectors to have same dtype",
+        ),
+        E(
+            _mixed(make, (2, 2, 3), (2, 3, 4)),
+            RuntimeError,
+            "expected scalar type Float but found Double",
+        ),
+        E(
+            S((make((2, 3)), make((4, 4)))),
+            RuntimeError,
+            r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
+        ),
+        E(
+            S((make(()), make((4,)))),
+            RuntimeError,
+            "both arguments to matmul need to be at least 1D",
+        ),
+    ],
+    methods=True,
+)
+
+
+def _mm_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 2:
+        raise RuntimeError("self must be a matrix")
+    if len(sb) != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if sa[1] != sb[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
+        )
+
+
+def _mm(xp, input, mat2):
+    _mm_check(input.shape, mat2.shape)
+    return xp.matmul(input, mat2)
+
+
+def _bmm_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(sb) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if tuple(sb[:2]) != (sa[0], sa[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}]."
+        )
+
+
+def _bmm(xp, input, mat2):
+    _bmm_check(input.shape, mat2.shape)
+    return xp.matmul(input, mat2)
+
+
+mm = defop(
+    "mm",
+    _mm,
+    vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
+    jvp=bilinear_jvp(lambda a, b: mm.fn(a, b), "input", "mat2"),
+    prepare=_same_dtype(_m1m2),
+    no_kernel=_no_bool_product("addmm_impl_cpu_", _mm_check),
+    batch_rule=product(_mm_check),
+    out=True,
+    test=_INT,
+    samples=lambda make: [
+        S((make((2, 3)), make((3, 4)))),
+        S((make((0, 3)), make((3, 2)))),
+        S((make((1, 1)), make((1, 3)))),
+    ],
+    error_samples=lambda make: [
+        E(
+            S((make((2, 3)), make((4, 4)))),
+            RuntimeError,
+            r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x4\)",
+        ),
+        E(S((make((3,)), make((3, 3)))), RuntimeError, "self must be a matrix"),
+        E(
+            _mixed(make, (2, 3), (3, 4)),
+            RuntimeError,
+            "expected m1 and m2 to have the same dtype",
+        ),
+    ],
+    methods=True,
+)
+bmm = defop(
+    "bmm",
+    _bmm,
+    vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
+    jvp=bilinear_jvp(lambda a, b: bmm.fn(a, b), "input", "mat2"),
+    prepare=_same_dtype(_scalar_type),
+    no_kernel=_no_bool_product("bmm", _bmm_check, inputs=(0,)),  # bmm looks at self's dtype
+    batch_rule=product(_bmm_check),
+    out=True,
+    test=_INT,
+    samples=lambda make: [
+        S((make((2, 2, 3)), make((2, 3, 4)))),
+        S((make((0, 2, 3)), make((0, 3, 1)))),
+    ],
+    error_samples=lambda make: [
+        E(S((make((2, 3)), make((3, 4)))), RuntimeError, "batch1 must be a 3D tensor"),
+        E(
+            S((make((2, 2, 3)), make((2, 4, 4)))),
+            RuntimeError,
+            r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\].",
+        ),
+    ],
+    methods=True,
+)
+
+
+def _mv_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 2 or len(sb) != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {len(sa)}, {len(sb)}")
+    if sa[1] != sb[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({sa[0]}), mat ({sa[0]}x{sa[1]}), vec ({sb[0]})"
+        )
+
+
+def _mv_kernel(xp, input, vec):
+    _mv_check(input.shape, vec.shape)
+    return xp.matmul(input, vec)
+
+
+def _addmv_message(arr):
+    """addmv's (self, mat, vec) in order; mv runs as addmv into a result of vec's dtype."""
+    a, b, c = arr if len(arr) == 3 else (arr[1], arr[0], arr[1])
+    return f"addmv input tensors must have the same dtype, but got {_tname(a)}, {_tname(b)}, and {_tname(c)}"
+
+
+mv = defop(
+    "mv",
+    _mv_kernel,
+    vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
+    jvp=bilinear_jvp(lambda a, b: mv.fn(a, b), "input", "vec"),
+    prepare=_same_dtype(_addmv_message),
+    no_kernel=_no_bool_product("addmv_impl_cpu", _mv_check),
+    batch_rule=product(_mv_check),
+    out=True,
+    test=_INT,
+    samples=lambda make: [S((make((2, 3)), make((3,)))), S((make((0, 3)), make((3,))))],
+    error_samples=lambda make: [
+        E(
+            S((make((2, 3)), make((4,)))),
+            RuntimeError,
+            r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)",
+        ),
+    ],
+    methods=True,
+)
+
+
+def _dot_check(sa: tuple, sb: tuple) -> None:
+    if len(sa) != 1 or len(sb) != 1:
+        raise RuntimeError(f"1D tensors expected, but got {len(sa)}D and {len(sb)}D tensors")
+    if sa[0] != sb[0]:
+        n, m = sa[0], sb[0]
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
+            f"number of elements, but got {n} and {m} elements respectively"
+        )
+
+
+def _vec_dot(name):
+    def kernel(xp, input, other):
+        _dot_check(input.shape, other.shape)
+        return xp.dot(input, other)
+
+    def message(arr):
+        # vdot's check is dot's, text included
+        return f"dot : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
+
+    return defop(
+        name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
+        jvp=bilinear_jvp(lambda a, b: (a * b).sum(), "input", "other"),
+        prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
+        no_kernel=NoKernel(
+            "b", "dot", first=lambda arrays, attrs: _dot_check(arrays[0].shape, arrays[1].shape)
+        ),
+        samples=lambda make: [S((make((3,)), make((3,)))), S((make((0,)), make((0,))))],
+        error_samples=lambda make: [
+            E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
+            E(S((make((2,)), make((3,)))), RuntimeError, "inconsistent tensor size"),
+            E(_mixed(make, (3,), (3,)), RuntimeError, "dot : expected both vectors to have same dtype"),
+        ],
+        methods=True,
+    )  # fmt: skip
+
+
+dot = _vec_dot("dot")
+vdot = _vec_dot("vdot")  # real tensors only: no conjugation
+
+
+def _outer(xp, input, vec2):
+    return xp.multiply.outer(input, vec2)
+
+
+def _outer_rule(vmap, args, bdims, attrs):
+    """A product that broadcasts a over b's dims and b over a's (no operand is expanded)."""
+    (a, b), (ba, bb) = args, bdims
+    ra, rb = lrank(a, ba), lrank(b, bb)
+    a = front(a, ba)
+    a = a.reshape(*a.shape, *((1,) * rb))
+    if bb is not None:
+        b = front(b, bb)
+        b = b.reshape(b.shape[0], *((1,) * ra), *b.shape[1:])
+    return a * b, 0
+
+
+outer = defop(
+    "outer",
+    _outer,
+    # the operands may differ in dtype (the result is promoted): the GEMV runs in g's
+    vjp=(
+        lambda g, vec2: mv.fn(g, vec2.to(g.dtype)),
+        lambda g, input: mv.fn(g.mT, input.to(g.dtype)),
+    ),
+    jvp=bilinear_jvp(lambda a, b: outer.fn(a, b), "input", "vec2"),
+    prepare=promote,
+    batch_rule=_outer_rule,
+    out=True,
+    test=_INT,
+    samples=lambda make: [
+        S((make((3,)), make((4,)))),
+        S((make((0,)), make((2,)))),
+        S((make((1,)), make((3,)))),
+    ],
+    methods=("outer", "ger"),
+    node_name="MulBackward0",  # PyTorch's outer is a broadcast product
+)

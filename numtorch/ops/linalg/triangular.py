@@ -1,0 +1,143 @@
+"""Triangular matrices: linalg.solve_triangular and the Cholesky factor (linalg.cholesky)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._core.dispatch import dispatch
+from ..._core.layout import column_major
+from ..._core.op import NoKernel, defop
+from ...testing.samples import ErrorInput as E
+from ...testing.samples import S
+from .._batching import lshape
+from ._common import LinAlgError, _align, _eye, _float_only, _min_rank, _square, _tri, stacked
+from ._lapack import _chol, _np_linalg, _scipy_linalg
+from ._samples import _spd, _sq_errors, _wc
+
+
+def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
+    sl = _scipy_linalg(xp)
+    _min_rank("linalg.solve_triangular", A.shape)
+    _min_rank("linalg.solve_triangular", B.shape, "B")
+    _square("linalg.solve_triangular", A)
+    if not left:
+        A, B, upper = xp.swapaxes(A, -1, -2), xp.swapaxes(B, -1, -2), not upper
+    if A.shape[-1] != B.shape[-2]:
+        raise RuntimeError(
+            f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    if not batch:
+        X = sl.solve_triangular(
+            A, B, lower=not upper, unit_diagonal=unitriangular, check_finite=False
+        )
+    else:  # a stack: one vectorized solve of the triangular parts (scipy loops per matrix)
+        T = xp.triu(A) if upper else xp.tril(A)
+        if unitriangular:
+            n = T.shape[-1]
+            T = T.copy()
+            T[..., range(n), range(n)] = 1
+        X = xp.linalg.solve(
+            xp.broadcast_to(T, batch + T.shape[-2:]), xp.broadcast_to(B, batch + B.shape[-2:])
+        )
+    return xp.swapaxes(X, -1, -2) if not left else X
+
+
+def _solve_tri_rule(vmap, args, bdims, attrs):
+    """Both operands batch-first with the same number of dims (the kernel broadcasts)."""
+    (A, B), (bA, bB) = args, bdims
+    sA, sB = lshape(A, bA), lshape(B, bB)
+    _min_rank("linalg.solve_triangular", sA)
+    _min_rank("linalg.solve_triangular", sB, "B")
+    r = max(len(sA), len(sB))
+    return dispatch(linalg_solve_triangular, (_align(A, bA, r), _align(B, bB, r)), attrs), 0
+
+
+def _tri_part(x, upper, unitriangular):
+    """The part of x that a triangular solve reads (strict when unitriangular)."""
+    k = 1 if unitriangular else 0
+    return x * _tri(x.shape[-1], x, -k if not upper else k, upper)
+
+
+def _solve_tri_vjp_B(g, A, upper, left, unitriangular):
+    return linalg_solve_triangular.fn(
+        A.mT, g, upper=not upper, left=left, unitriangular=unitriangular
+    )
+
+
+def _solve_tri_vjp_A(g, A, result, upper, left, unitriangular):
+    gB = _solve_tri_vjp_B(g, A, upper, left, unitriangular)
+    gA = -(gB @ result.mT) if left else -(result.mT @ gB)
+    return _tri_part(gA, upper, unitriangular)
+
+
+def _solve_tri_jvp(tA, tB, A, result, upper, left, unitriangular):
+    tA = _tri_part(tA, upper, unitriangular)
+    rhs = tB - (tA @ result if left else result @ tA)
+    return linalg_solve_triangular.fn(A, rhs, upper=upper, left=left, unitriangular=unitriangular)
+
+
+linalg_solve_triangular = defop(
+    "linalg_solve_triangular", _solve_tri_kernel, nin=2,
+    layout=column_major,
+    vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
+    prepare=_float_only("linalg.solve_triangular"), batch_rule=_solve_tri_rule,
+    no_kernel=NoKernel(
+        "bi", "triangular_solve_cpu", inputs=(0,),
+        first=lambda arrays, attrs: _min_rank("linalg.solve_triangular", arrays[0].shape),
+    ),
+    api="linalg.solve_triangular", out=True,
+    samples=lambda make: [
+        S((_wc(make, (3, 3)), make((3, 2))), {"upper": True}),
+        S((_wc(make, (3, 3)), make((3, 2))), {"upper": False}),
+        S((_wc(make, (2, 3, 3)), make((3, 1))), {"upper": True, "unitriangular": True}),
+        S((_wc(make, (3, 3)), make((2, 3))), {"upper": False, "left": False}),
+        S((_wc(make, (2, 2, 2)), make((2, 2, 2))), {"upper": True, "left": False, "unitriangular": True}),
+    ],
+    error_samples=lambda make: [
+        E(S((_wc(make, (3, 3)), make((3,))), {"upper": True}), RuntimeError, "The input tensor B must have at least 2 dimensions."),
+    ],
+)  # fmt: skip
+
+
+def _phi(x):
+    """Lower triangle with the diagonal halved."""
+    n = x.shape[-1]
+    return x * (_tri(n, x, -1) + _eye(n, x) * 0.5)
+
+
+def _cholesky_kernel(xp, A, *, upper=False):
+    _square("linalg.cholesky", A)
+    L = _np_linalg("linalg.cholesky", lambda A: _chol(xp, A), A, "pd")
+    return xp.swapaxes(L, -1, -2).copy() if upper else L
+
+
+def _cholesky_vjp(g, result, upper):
+    L, gL = (result.mT, g.mT) if upper else (result, g)
+    P = _phi(L.mT @ gL)
+    X = linalg_solve_triangular.fn(L.mT, P, upper=True)
+    S_ = linalg_solve_triangular.fn(L, X, upper=False, left=False)
+    return (S_ + S_.mT) * 0.5
+
+
+def _cholesky_jvp(t, result, upper):
+    L = result.mT if upper else result
+    X = linalg_solve_triangular.fn(L, t, upper=False)
+    X = linalg_solve_triangular.fn(L.mT, X, upper=True, left=False)
+    tL = L @ _phi(X)
+    return tL.mT if upper else tL
+
+
+linalg_cholesky = defop(
+    "linalg_cholesky", _cholesky_kernel, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
+    layout=column_major,
+    prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky"),
+    api="linalg.cholesky", out=True,
+    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
+    samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True})],
+    error_samples=lambda make: [
+        *_sq_errors("linalg.cholesky")(make),
+        E(S((-np.eye(3, dtype=np.float32),)), LinAlgError, "not positive-definite"),
+    ],
+)  # fmt: skip
