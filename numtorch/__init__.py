@@ -142,14 +142,15 @@ from .nn._activation import (
 from .nn._conv import (
     conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
 )  # fmt: skip
-from .nn._pool import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d, max_pool3d
-from .nn._pool import adaptive_max_pool1d_with_indices as adaptive_max_pool1d
-from .nn._pool import max_pool1d_with_indices
+from .nn._pool_adaptive import adaptive_avg_pool1d
+from .nn._pool_adaptive import adaptive_max_pool1d_with_indices as adaptive_max_pool1d
+from .nn._pool_avg import avg_pool1d
+from .nn._pool_max import max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool3d
 from .nn._distance import cdist, cosine_similarity, pairwise_distance, pdist
 from .nn._dropout import alpha_dropout, feature_alpha_dropout
 from .nn._embedding import torch_embedding as embedding
 from .nn._linear import bilinear
-from .nn._loss import ATEN_LOSSES as _aten_losses
+from .nn._loss_aten import ATEN_LOSSES as _aten_losses
 from .nn import _padding
 from .nn._resample import channel_shuffle, native_channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .nn._norm import rms_norm

@@ -27,7 +27,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
 from ..testing.samples import ErrorInput, S
 from ._padding import pad
-from ._pool import avg_pool1d
+from ._pool_avg import avg_pool1d
 
 
 # ------------------------------------------------------------------ the primitive

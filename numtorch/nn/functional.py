@@ -57,29 +57,27 @@ from ._distance import cosine_similarity, pairwise_distance, pdist
 from ._dropout import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._embedding import embedding, embedding_bag
 from ._linear import bilinear, linear
-from ._loss import (
+from ._loss_classification import cross_entropy, nll_loss
+from ._loss_ctc import ctc_loss
+from ._loss_likelihood import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
-    cosine_embedding_loss,
-    cross_entropy,
-    ctc_loss,
     gaussian_nll_loss,
-    hinge_embedding_loss,
-    huber_loss,
     kl_div,
-    l1_loss,
+    poisson_nll_loss,
+)
+from ._loss_margin import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
     margin_ranking_loss,
-    mse_loss,
     multi_margin_loss,
     multilabel_margin_loss,
     multilabel_soft_margin_loss,
-    nll_loss,
-    poisson_nll_loss,
-    smooth_l1_loss,
     soft_margin_loss,
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from ._loss_regression import huber_loss, l1_loss, mse_loss, smooth_l1_loss
 from ._norm import (
     batch_norm,
     group_norm,
@@ -94,7 +92,7 @@ from ._norm import (
 from ._padding import pad
 
 # pooling
-from ._pool import (
+from ._pool_adaptive import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
@@ -104,16 +102,15 @@ from ._pool import (
     adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,
-    avg_pool1d,
-    avg_pool2d,
-    avg_pool3d,
+)
+from ._pool_avg import avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d
+from ._pool_fractional import (
     fractional_max_pool2d,
     fractional_max_pool2d_with_indices,
     fractional_max_pool3d,
     fractional_max_pool3d_with_indices,
-    lp_pool1d,
-    lp_pool2d,
-    lp_pool3d,
+)
+from ._pool_max import (
     max_pool1d,
     max_pool1d_with_indices,
     max_pool2d,

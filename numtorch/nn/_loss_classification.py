@@ -1,0 +1,299 @@
+"""Losses of class scores against class indices: ``nll_loss`` and ``cross_entropy`` (which also
+takes class probabilities, and label smoothing).
+
+Their heart is one primitive, ``nll_pick``: the bounds-checked gather of
+``-input[n, target[n, ...], ...]`` (under vmap one gather with the batch as one more spatial
+dim, its vjp one scatter-add).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.dispatch import dispatch
+from .._core.op import LINEAR, NoKernel, composite, defop
+from .._core.tensor import Tensor
+from ..ops._batching import front
+from ..ops.comparison import where
+from ..ops.reduction import log_softmax, scatter_add_dim
+from ..testing.samples import ErrorInput as E
+from ..testing.samples import S
+from ._loss_common import _norm_probs, _reduce, _reduction
+
+
+def _with_ignored(target, value=-100, at=1):
+    """``target`` with one entry set to the ignored class."""
+    t = target.copy()
+    t.reshape(-1)[at % max(t.size, 1)] = value
+    return t
+
+
+# ------------------------------------------------------------------ nll_loss
+def _nll_pick(xp, input, target, *, ignore_index):
+    """-input[n, target[n, ...], ...] (0 where the target is ignored): (N, C, *d) -> (N, *d)."""
+    keep = target != ignore_index
+    bad = keep & ((target < 0) | (target >= input.shape[1]))
+    if bad.any():
+        raise IndexError(f"Target {int(target[bad].reshape(-1)[0])} is out of bounds.")
+    safe = xp.where(keep, target, 0).astype(xp.int64)
+    picked = xp.take_along_axis(input, safe[:, None], axis=1)[:, 0]
+    return xp.where(keep, -picked, xp.zeros((), input.dtype))
+
+
+def _nll_pick_vjp(g, input_shape, target, ignore_index):
+    """The scatter-add of -g to the picked classes."""
+    keep = target != ignore_index
+    index = where(keep, target, 0).unsqueeze(1)
+    return scatter_add_dim.fn(where(keep, -g, 0.0).unsqueeze(1), index, 1, input_shape)
+
+
+def _nll_pick_rule(vmap, args, bdims, attrs):
+    """The vmap batch as one more trailing spatial dim: an unbatched operand is expanded
+    as a view (the gather reads it strided), the result's batch dim is last."""
+    (x, t), (bx, bt) = args, bdims
+    x = front(x, bx).movedim(0, -1) if bx is not None else x.unsqueeze(-1)
+    t = front(t, bt).movedim(0, -1) if bt is not None else t.unsqueeze(-1)
+    x = x.expand(*x.shape[:-1], vmap.size)
+    t = t.expand(*t.shape[:-1], vmap.size)
+    out = dispatch(nll_pick, (x, t), attrs)
+    return out, out.dim() - 1
+
+
+def _nll_pick_samples(make):
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4))), {"ignore_index": -100})
+    yield S((make((2, 3, 4)), make.index((2, 4), 3)), {"ignore_index": 1})
+
+
+nll_pick = defop(
+    "_nll_pick", _nll_pick, nin=2, vjp=(_nll_pick_vjp, None), jvp=LINEAR,
+    batch_rule=_nll_pick_rule, samples=_nll_pick_samples,
+    api="nn._loss_classification.nll_pick.fn",
+    # An internal piece of nll_loss (whose reduced form is checked against torch).
+    test={"no_oracle": True},
+)  # fmt: skip
+
+
+def _check_nll(input: Tensor, target: Tensor, weight) -> None:
+    """PyTorch's argument checks of nll_loss_nd, in its order and words."""
+    n = input.dim()
+    if n < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {n})")
+    if n != 1 and input.shape[0] != (target.shape[0] if target.dim() else 0):
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0] if target.dim() else 0})."
+        )
+    if target.dtype not in (dt.int64, dt.uint8):
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {target.dtype.scalar_name}"
+        )
+    c = input.shape[1] if n > 1 else input.shape[0]
+    if n <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if n == 1 and target.dim() == 1 and target.shape[0] != 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+            )
+        if weight is not None and (weight.dim() != 1 or weight.shape[0] != c):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {c} classes or no "
+                f"classes but got weight tensor of shape: {list(weight.shape)}"
+            )
+    else:
+        if n == 4 and target.dim() != 3:
+            raise RuntimeError(
+                "only batches of spatial targets supported (3D tensors) but got targets of "
+                f"dimension: {target.dim()}"
+            )
+        if n != 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            want = [input.shape[0], *input.shape[2:]]
+            raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+        if weight is not None and weight.numel() != c:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        if n == 4 and tuple(target.shape) != (input.shape[0], *input.shape[2:]):
+            raise RuntimeError(
+                f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
+            )
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
+        )
+
+
+def _class_weights(target: Tensor, weight, ignore_index: int):
+    """Each target's class weight (0 where ignored): PyTorch's normalizer for 'mean'."""
+    keep = target != ignore_index
+    if weight is None:
+        return keep
+    return weight[where(keep, target, 0)] * keep
+
+
+def _nll(input, target, weight, ignore_index: int, reduction: str):
+    """nll_loss on checked arguments; ``input`` has a batch dim."""
+    loss = nll_pick.fn(input, target, ignore_index=ignore_index)
+    if weight is None and reduction != "mean":
+        return _reduce(loss, reduction)
+    w = _class_weights(target, weight, ignore_index)
+    if weight is not None:
+        loss = loss * w
+    return loss.sum() / w.sum() if reduction == "mean" else _reduce(loss, reduction)
+
+
+def _unbatched(input: Tensor, target: Tensor):
+    """(C,) input and 0-d target as a batch of one (PyTorch's unbatched form)."""
+    return input.unsqueeze(0), target.reshape(1)
+
+
+def _nll_samples(make):
+    yield S((make((3, 4)), make.index(3, 4)))
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4)), make((4,), 0.5, 2.0)), {"reduction": "sum"})  # fmt: skip
+    yield S((make((4, 3)).T, make.index(3, 4), make((4,), 0.5, 2.0)), {"ignore_index": 2})
+    yield S((make((2, 3, 4)), _with_ignored(make.index((2, 4), 3))), {"reduction": "none"})
+    yield S((make((2, 3, 2, 2)), make.index((2, 2, 2), 3), make((3,), 0.5, 2.0)))
+    yield S((make((4,)), make.index((), 4)), {"reduction": "none"}, name="unbatched")
+    yield S((make((0, 4)), make.index(0, 4)), {"reduction": "sum"}, name="empty batch")
+
+
+def _nll_errors(make, fn="nll_loss"):
+    x, w = make((3, 4)), make((4,))
+    t = np.array([0, 1, 2])
+    yield E(S((x, t[:2])), ValueError, r"Expected input batch_size \(3\) to match target batch_size \(2\)\.")  # fmt: skip
+    yield E(S((x, np.array([0, 5, 1]))), IndexError, "Target 5 is out of bounds.")
+    yield E(S((x, np.array([0, -1, 1]))), IndexError, "Target -1 is out of bounds.")
+    yield E(S((x, t[:, None])), RuntimeError, "0D or 1D target tensor expected, multi-target not supported")  # fmt: skip
+    yield E(S((x, t, w[:3])), RuntimeError, r"weight tensor should be defined either for all 4 classes or no classes but got weight tensor of shape: \[3\]")  # fmt: skip
+    yield E(S((x, t), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")
+    yield E(S((make((2, 3, 4)), np.zeros((2, 5), np.int64))), RuntimeError, r"Expected target size \[2, 4\], got \[2, 5\]")  # fmt: skip
+    yield E(S((make((2, 3, 2, 2)), np.zeros((2, 2), np.int64))), RuntimeError, "only batches of spatial targets supported")  # fmt: skip
+    if fn == "nll_loss":
+        yield E(S((x, t.astype(np.float32))), RuntimeError, "expected target dtype to be Long or Byte, but got Float")  # fmt: skip
+        yield E(S((make(()), np.array(0))), ValueError, r"Expected 1 or more dimensions \(got 0\)")
+
+
+@composite(
+    samples=_nll_samples, error_samples=_nll_errors, api="nn.functional.nll_loss",
+    grad_args=(0,),  # PyTorch's nll_loss is not differentiable in its weight
+    no_kernel=NoKernel("bic", "nll_loss_out_frame", inputs=(0,)),
+)  # fmt: skip
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for targets ``t``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_nll(input, target, weight)
+    unbatched = input.dim() == 1
+    if unbatched:
+        input, target = _unbatched(input, target)
+    out = _nll(input, target, weight, ignore_index, reduction)
+    return out.reshape(()) if unbatched and reduction == "none" else out
+
+
+# ------------------------------------------------------------------ cross_entropy
+def _along_classes(weight: Tensor, logp: Tensor, cdim: int) -> Tensor:
+    """The class weights shaped to broadcast along ``logp``'s class dim."""
+    return weight.reshape(-1, *(1,) * (logp.dim() - cdim - 1))
+
+
+def _ce_probs(logp, target, weight, reduction, smoothing, cdim):
+    """Cross entropy against class probabilities (optionally smoothed)."""
+    c = logp.shape[cdim]
+    if smoothing > 0:
+        target = target * (1 - smoothing) + smoothing / c
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _along_classes(weight, logp, cdim)
+    loss = -prod.sum(cdim)
+    if reduction == "mean":  # over the positions, not the classes; NaN for no positions
+        n = logp.numel() // c if logp.numel() else math.nan
+        return loss.sum() / n
+    return _reduce(loss, reduction)
+
+
+def _ce_smoothed(logp, target, weight, ignore_index, reduction, smoothing):
+    """(1 - s) nll + s / C (the loss against the uniform distribution); ``logp`` batched."""
+    nll = _nll(logp, target, weight, ignore_index, reduction)
+    smooth = -(logp if weight is None else logp * _along_classes(weight, logp, 1)).sum(1)
+    smooth = where(target != ignore_index, smooth, 0.0)
+    if reduction == "mean":
+        smooth = smooth.sum() / _class_weights(target, weight, ignore_index).sum()
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - smoothing) * nll + smooth * (smoothing / logp.shape[1])
+
+
+def _ce_samples(make):
+    yield S((make((3, 4)), make.index(3, 4)))
+    w = make((4,), 0.5, 2.0)
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4)), w), {"reduction": "sum"})
+    yield S((make((3, 4)), _with_ignored(make.index(3, 4)), w), {"label_smoothing": 0.2})
+    yield S((make((2, 3, 4)), _with_ignored(make.index((2, 4), 3), 1)), {"ignore_index": 1, "label_smoothing": 0.1, "reduction": "none"})  # fmt: skip
+    yield S((make((3, 4)), _norm_probs(make, (3, 4))), name="probabilities")
+    yield S((make((2, 4, 3)), _norm_probs(make, (2, 4, 3), 1), w), {"label_smoothing": 0.3, "reduction": "sum"})  # fmt: skip
+    yield S((make((4,)), make.index((), 4)), {"label_smoothing": 0.1}, name="unbatched")
+    yield S((make((0, 4)), make.index(0, 4)), {"reduction": "sum"}, name="empty batch")
+
+
+def _ce_errors(make):
+    yield from _nll_errors(make, "cross_entropy")
+    x = make((3, 4))
+    yield E(S((x, _norm_probs(make, (3, 4))), {"label_smoothing": 1.5}), RuntimeError, "label_smoothing must be between 0.0 and 1.0. Got: 1.5")  # fmt: skip
+    yield E(S((x, make.index((3, 4), 4))), RuntimeError, "Expected floating point type for target with class probabilities, got Long")  # fmt: skip
+    yield E(S((x, _norm_probs(make, (3, 4))), {"ignore_index": 1}), RuntimeError, "ignore_index is not supported for floating point target")  # fmt: skip
+    yield E(S((x, _norm_probs(make, (3, 4)), make((3,)))), RuntimeError, r"cross_entropy: weight tensor should be defined either for all 4 classes or no classes but got weight tensor of shape: \[3\]")  # fmt: skip
+
+
+@composite(
+    samples=_ce_samples, error_samples=_ce_errors, api="nn.functional.cross_entropy",
+    grad_args=(0, 1),  # not the weight: PyTorch's nll_loss is not differentiable in it
+)  # fmt: skip
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax over the class dim, then the nll loss against class indices, or the cross
+    entropy against class probabilities (``target`` shaped like ``input``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if label_smoothing > 1.0:  # a negative one is no smoothing, as in PyTorch
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 0 if input.dim() == 1 else 1
+    if tuple(input.shape) == tuple(target.shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{target.dtype.scalar_name}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        c = input.shape[cdim] if input.dim() else 1
+        if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+            raise RuntimeError(
+                f"cross_entropy: weight tensor should be defined either for all {c} classes or "
+                f"no classes but got weight tensor of shape: {list(weight.shape)}"
+            )
+        logp = log_softmax(input, cdim)
+        return _ce_probs(logp, target, weight, reduction, label_smoothing, cdim)
+    _check_nll(input, target, weight)
+    logp = log_softmax(input, cdim)
+    if input.dim() == 1:
+        logp, target = _unbatched(logp, target)
+    if label_smoothing > 0:
+        out = _ce_smoothed(logp, target, weight, ignore_index, reduction, label_smoothing)
+    else:
+        out = _nll(logp, target, weight, ignore_index, reduction)
+    return out.reshape(()) if input.dim() == 1 and reduction == "none" else out

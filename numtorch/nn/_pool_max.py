@@ -1,0 +1,429 @@
+"""Max pooling over 1 to 3 spatial dims, its indices, and max unpooling.
+
+One N-d kernel over the last ``nd`` dims; every leading dim is a plane (batch, channels,
+and a vmap batch folded in front), so the 1d/2d/3d functions are generated from it and the
+batch rule only moves the batch dim first. The indices are flat indices into each input
+plane (int64), as in PyTorch; the backward of every max pool (adaptive and fractional
+included) is one scatter-add primitive (``max_pool_backward``), whose vjp is a gather
+(``max_pool_gather``), and ``max_unpool`` is the same scatter with assignment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .._core.dispatch import dispatch
+from .._core.op import LINEAR, ErrorInput, Op, defop
+from .._core.tensor import Tensor
+from ..ops._batching import batch_first, front, rule_generator
+from ..ops.reduction import distinct
+from ..testing.samples import S
+from ._pool_geometry import (
+    _along,
+    _check_dtype,
+    _geometry,
+    _lowest,
+    _out_len,
+    _out_sizes,
+    _pool_errors,
+    _shape,
+    _tup,
+    _windows,
+)
+
+
+# ------------------------------------------------------------------ max pool
+def _max1d_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """The checks of PyTorch's max_pool1d without indices, in its own words."""
+
+    def one(v, what: str, kinds: str = "an int, list of ints or tuple of ints") -> int:
+        if isinstance(v, (int, np.integer)):
+            return int(v)
+        if len(v) != 1:
+            raise RuntimeError(
+                f"max_pool1d() {what} must be {kinds} of size 1 but got size {len(v)}"
+            )
+        return int(v[0])
+
+    k = one(kernel_size, "kernel_size")
+    omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    s = k if omitted else one(stride, "stride", "None, an int, list of ints, or tuple of ints")
+    p, d = one(padding, "padding"), one(dilation, "dilation")
+    r = x.dim()
+    if r not in (2, 3) or x.shape[-1] == 0 or x.shape[-2] == 0:
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_shape(x)}"
+        )
+    for what, v in (("kernel_size", k), ("stride", s)):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    if p > k // 2:
+        raise RuntimeError(
+            "max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={p} and kernel_size={k}"
+        )
+    o = _out_len(x.shape[-1], k, s, p, d, ceil_mode)
+    if o < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {o}")
+    return (k,), (s,), (p,), (d,)
+
+
+def _first_max(xp, views):
+    """The elementwise maximum of same-shaped arrays, and which one first attains it (the
+    last NaN where it is NaN, as PyTorch's scan takes every NaN it meets)."""
+    values = views[0].copy()
+    for v in views[1:]:
+        xp.maximum(values, v, out=values)
+    # arg = miss_0 * (1 + miss_1 * (1 + ...)): a pass per array, no masked copies.
+    kind = xp.uint8 if len(views) <= 256 else xp.int64
+    arg = xp.zeros(values.shape, kind)
+    for v in reversed(views[:-1]):
+        arg = (v != values) * (arg + kind(1))
+    if values.dtype.kind == "f" and bool(xp.isnan(values).any()):
+        for j, v in enumerate(views):
+            xp.copyto(arg, kind(j), where=xp.isnan(v))
+    return values, arg
+
+
+def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
+    k, s, p, d = kernel_size, stride, padding, dilation
+    nd = len(k)
+    size = input.shape[-nd:]
+    out = _out_sizes(size, k, s, p, d, ceil_mode)
+    low = _lowest(xp, input.dtype)
+    win = _windows(xp, input, k, s, p, d, out, low)
+    offsets = list(np.ndindex(*k))
+    views = [win[(Ellipsis, *o)] for o in offsets]
+    values, arg = _first_max(xp, views)
+    # The flat input index: the window's start plus the offset's step within the plane.
+    planes = [math.prod(size[j + 1 :]) for j in range(nd)]
+    delta = xp.asarray([sum(o[j] * d[j] * planes[j] for j in range(nd)) for o in offsets])
+    starts = [xp.arange(out[j], dtype=xp.int64) * s[j] - p[j] for j in range(nd)]
+    index = xp.take(delta, arg) + sum(_along(st * planes[j], j, nd) for j, st in enumerate(starts))
+    if any(p):  # a window of lowest values only picks its first position inside the input
+        first = [st + (-(st // d[j])).clip(0) * d[j] for j, st in enumerate(starts)]
+        first = sum(_along(f * planes[j], j, nd) for j, f in enumerate(first))
+        index = xp.where(values == low, first, index)
+    return values, index
+
+
+def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
+    """Per plane: zeros of spatial ``size`` with grad added (or written) at the flat
+    ``indices``; leading dims of grad and indices broadcast. ``check``: indices in range."""
+    nd = len(size)
+    lead = np.broadcast_shapes(grad.shape[:-nd], indices.shape[:-nd])
+    osp = indices.shape[-nd:]
+    planes, n, m = math.prod(lead), math.prod(size), math.prod(osp)
+    g = xp.broadcast_to(grad, lead + osp).reshape(planes, m)
+    i = xp.broadcast_to(indices, lead + osp).reshape(planes, m)
+    if check and i.size:
+        bad = (i < 0) | (i >= n)
+        if bad.any():
+            raise RuntimeError(
+                f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
+                f"{'x'.join(map(str, size if nd > 1 else (*size, 1)))})"  # 1-d runs as 2-d
+            )
+    if not check and i.size and int(i.max()) >= n:
+        g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
+    flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
+    out = xp.zeros(planes * n, grad.dtype)
+    if accumulate:
+        xp.add.at(out, flat, g.reshape(-1))
+    else:
+        xp.put(out, flat, g.reshape(-1))
+    return out.reshape(lead + tuple(size))
+
+
+def _max_pool_backward(xp, grad, indices, size):
+    return _scatter(xp, grad, indices, tuple(size), True)
+
+
+def _max_pool_gather(xp, input, indices, nd):
+    n, m = math.prod(input.shape[-nd:]), math.prod(indices.shape[-nd:])
+    x = input.reshape(input.shape[:-nd] + (n,))
+    i = indices.reshape(indices.shape[:-nd] + (m,))
+    past = i.size and int(i.max()) >= n  # see _past_the_plane
+    out = xp.take_along_axis(x, xp.minimum(i, n - 1) if past else i, axis=-1)
+    if past:
+        out = xp.where(i < n, out, 0)
+    return out.reshape(out.shape[:-1] + indices.shape[-nd:])
+
+
+# _past_the_plane: with dilation, a window can hold padding only (its positions step over
+# the input); PyTorch's index for it points past the plane. No input feeds such an output,
+# so the scatter drops its gradient and the gather gives it a zero tangent.
+
+
+def _planes(op: Op) -> Callable:
+    """Ops of tensors with the same logical rank whose leading dims broadcast in the
+    kernel: the batch dim goes first, an unbatched operand gets a size-1 dim."""
+
+    def rule(vmap, args, bdims, attrs):
+        new = tuple(
+            (front(a, b) if b is not None else a.unsqueeze(0)) if isinstance(a, Tensor) else a
+            for a, b in zip(args, bdims)
+        )
+        return dispatch(op, new, attrs), 0
+
+    return rule
+
+
+planes = rule_generator(_planes)
+
+
+def _pool_indices(make, shape, nd, k=2, s=1, p=0):
+    """Valid max-pool indices (from a real pool of distinct values) and their output."""
+    k, s, p = (k,) * nd, (s,) * nd, (p,) * nd
+    return _max_pool(np, distinct(make, shape), k, s, p, (1,) * nd, False)
+
+
+def _backward_samples(make):
+    _, idx = _pool_indices(make, (2, 2, 4, 5), 2)  # overlapping windows: repeated indices
+    yield S((make(idx.shape), idx, (4, 5)))
+    _, idx = _pool_indices(make, (2, 6), 1, k=2, s=2)
+    yield S((make(idx.shape), idx, (6,)))
+    _, idx = _pool_indices(make, (1, 2, 3, 3, 4), 3)
+    yield S((make(idx.shape), idx, (3, 3, 4)))
+
+
+def _gather_samples(make):
+    _, idx = _pool_indices(make, (2, 2, 4, 5), 2)
+    yield S((make((2, 2, 4, 5)), idx, 2))
+    _, idx = _pool_indices(make, (3, 6), 1, k=3, s=2)
+    yield S((make((3, 6)), idx, 1))
+
+
+max_pool_backward = defop(
+    "max_pool_backward", _max_pool_backward, nin=2, jvp=LINEAR,
+    vjp=(lambda g, indices, size: max_pool_gather.fn(g, indices, len(size)), None),
+    batch_rule=planes(), samples=_backward_samples,
+    api="nn._pool_max.max_pool_backward.fn", test={"no_oracle": True},
+)  # fmt: skip
+max_pool_gather = defop(
+    "max_pool_gather", _max_pool_gather, nin=2, jvp=LINEAR,
+    vjp=(lambda g, input_shape, indices, nd: max_pool_backward.fn(g, indices, tuple(input_shape[-nd:])), None),
+    batch_rule=planes(), samples=_gather_samples,
+    api="nn._pool_max.max_pool_gather.fn", test={"no_oracle": True},
+)  # fmt: skip
+
+
+def _max_pool_samples(nd: int):
+    sp = (5, 4, 3)[:nd] if nd < 3 else (3, 4, 3)
+
+    def samples(make):
+        yield S((distinct(make, (2, 2, *sp)), 2))
+        yield S((distinct(make, (2, 3, *sp)), 3, 2, 1), {"ceil_mode": True, "return_indices": True})
+        yield S((distinct(make, (1, 2, *sp)), 2), {"dilation": 2, "padding": 1, "stride": 1})
+        yield S((distinct(make, (2, *sp)), 2, 1), {"return_indices": True})  # unbatched
+        yield S((distinct(make, (0, 2, *sp)), 2))
+        yield S(
+            (distinct(make, (2, 2, *sp[::-1])).swapaxes(-1, -nd), (2, 3, 1)[:nd], (1, 2, 2)[:nd])
+        )
+
+    return samples
+
+
+def _max_pool_vjp(g, input_shape, result, kernel_size):
+    return max_pool_backward.fn(g, result[1], tuple(input_shape[-len(kernel_size) :]))
+
+
+def _max_pool_op(nd: int) -> Op:
+    return defop(
+        f"max_pool{nd}d", _max_pool, nin=1, nout=2, ndiff=1,
+        node_name=f"MaxPool{nd}DWithIndicesBackward0",
+        vjp=_max_pool_vjp,
+        jvp=lambda t, result, kernel_size: max_pool_gather.fn(t, result[1], len(kernel_size)),
+        batch_rule=batch_first(), samples=_max_pool_samples(nd),
+        error_samples=_pool_errors(nd, True), api=f"nn.functional.max_pool{nd}d",
+    )  # fmt: skip
+
+
+def _max_public(fn: Callable, name: str, always_indices: bool, what: str) -> Callable:
+    """A max pool's public function: ``name`` (``name_with_indices`` when it always returns
+    the indices), documented as ``what`` and its indices."""
+    fn.__name__ = fn.__qualname__ = name + ("_with_indices" if always_indices else "")
+    fn.__doc__ = (
+        f"{what}; with ``return_indices`` also the flat index of each maximum within its input "
+        "plane."
+    )
+    return fn
+
+
+def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
+    name = f"max_pool{nd}d"
+
+    def fn(
+        input: Tensor,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        ceil_mode: bool = False,
+        return_indices: bool = False,
+    ):
+        if nd == 1 and not (return_indices or always_indices):  # PyTorch's own 1-d path
+            k, s, p, d = _max1d_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)
+            _check_dtype(input, "max_pool1d_impl")
+        else:
+            style = "max1d" if nd == 1 else "max"
+            k, s, p, d = _geometry(
+                input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
+            )
+            _check_dtype(input, f"max_pool{max(nd, 2)}d", "int")
+        values, indices = op.fn(input, k, s, p, d, bool(ceil_mode))
+        return (values, indices) if return_indices or always_indices else values
+
+    return _max_public(
+        fn,
+        name,
+        always_indices,
+        f"{nd}-d max pooling over the last {nd} dims of (N, C, ...) or (C, ...) input",
+    )
+
+
+_MAX = {nd: _max_pool_op(nd) for nd in (1, 2, 3)}
+max_pool1d, max_pool2d, max_pool3d = (_max_pool_fn(_MAX[nd], nd, False) for nd in (1, 2, 3))
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (
+    _max_pool_fn(_MAX[nd], nd, True) for nd in (1, 2, 3)
+)
+
+
+# ------------------------------------------------------------------ max unpool
+def _max_unpool(xp, input, indices, output_size):
+    return _scatter(xp, input, indices, tuple(output_size), False, check=True)
+
+
+def _unpool_size(x, nd, k, s, p, output_size) -> tuple[int, ...]:
+    """PyTorch's _unpool_output_size."""
+    default = [(x.shape[-nd + j] - 1) * s[j] + k[j] - 2 * p[j] for j in range(nd)]
+    if output_size is None:
+        out = default
+    else:
+        if len(output_size) == nd + 2:
+            output_size = output_size[2:]
+        if len(output_size) != nd:
+            raise ValueError(
+                f"output_size should be a sequence containing {nd} or {nd + 2} elements, but "
+                f"it has a length of '{len(output_size)}'"
+            )
+        for j in range(nd):
+            lo, hi = default[j] - s[j], default[j] + s[j]
+            if not lo < output_size[j] < hi:
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {j} must be between {lo} and {hi})'
+                )
+        out = list(output_size)
+    for j in range(nd):
+        if out[j] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but "
+                f"got output_size[{j}]={out[j]}"
+            )
+    return tuple(int(v) for v in out)
+
+
+def _max_unpool_fn(op: Op, nd: int) -> Callable:
+    name = f"max_unpool{nd}d"
+
+    def fn(
+        input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+    ) -> Tensor:
+        k = _tup(kernel_size, nd, name, "kernel_size")
+        s = k if stride is None else _tup(stride, nd, name, "stride")
+        p = _tup(padding, nd, name, "padding")
+        out = _unpool_size(input, nd, k, s, p, output_size)
+        # PyTorch runs the 1-d form as 2-d with a trailing size-1 dim; its messages say so.
+        extra, inner = ([1], 2) if nd == 1 else ([], nd)
+        if indices.dtype.name != "int64":
+            got = f" but got: {indices.dtype.scalar_name}" if nd < 3 else ""  # 3-d: no dtype
+            raise RuntimeError(f"elements in indices should be type int64{got}")
+        if tuple(input.shape) != tuple(indices.shape):
+            raise RuntimeError(
+                "Expected shape of indices to be same as that of the input tensor "
+                f"({list(input.shape) + extra}) but got indices tensor with shape: "
+                f"{list(indices.shape) + extra}"
+            )
+        r = input.dim() + len(extra)
+        if r not in (inner + 1, inner + 2):
+            raise RuntimeError(
+                f"Input to max_unpooling{inner}d should be a {inner + 1}d or {inner + 2}d Tensor, "
+                f"but got a tensor with {r} dimensions."
+            )
+        _check_dtype(input, f"max_unpool{max(nd, 2)}d")
+        return op.fn(input, indices, out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"The partial inverse of max_pool{nd}d: each value written at its index in a "
+        "zero output plane."
+    )
+    return fn
+
+
+def _unpool_samples(nd: int):
+    sp = (6, 4, 4)[:nd] if nd < 3 else (4, 2, 4)
+
+    def pooled(make, shape, k=2, s=2, p=0):
+        _, idx = _pool_indices(make, shape, nd, k, s, p)
+        return make(idx.shape), idx
+
+    def samples(make):
+        yield S((*pooled(make, (2, 2, *sp)), 2))
+        yield S(
+            (*pooled(make, (2, 2, *(v + 1 for v in sp))), 2),
+            {"output_size": tuple(v + 1 for v in sp)},
+        )
+        yield S((*pooled(make, (1, 2, *sp), 3, 3, 1), 3, 3, 1), {"output_size": sp})  # padding
+        yield S((*pooled(make, (2, *sp)), 2, 2))  # unbatched
+        yield S((*pooled(make, (0, 2, *sp)), 2))
+        yield S((*pooled(make, (1, 2, *sp)), 2), {"output_size": (1, 2, *sp)})
+
+    return samples
+
+
+def _unpool_errors(nd: int):
+    def errors(make):
+        v, i = _pool_indices(make, (1, 2, *(4,) * nd), nd, 2, 2)
+        yield ErrorInput(S((v, i + 100, 2)), RuntimeError, "Found an invalid max index")
+        yield ErrorInput(
+            S((v, i, 2), {"output_size": (9,) * nd}), ValueError, "invalid output_size"
+        )
+        yield ErrorInput(
+            S((v, i, 2), {"output_size": (9,) * (nd + 1)}),
+            ValueError,
+            "output_size should be a sequence",
+        )
+        yield ErrorInput(
+            S((v, i.astype(np.float32), 2)),
+            RuntimeError,
+            "should be type int64 but got: Float" if nd < 3 else "should be type int64",
+        )
+        yield ErrorInput(
+            S((v, i[..., :1], 2)), RuntimeError, "Expected shape of indices to be same"
+        )
+        yield ErrorInput(S((v[0, 0], i[0, 0], 2)), RuntimeError, "Input to max_unpooling")
+
+    return errors
+
+
+def _max_unpool_op(nd: int) -> Op:
+    return defop(
+        f"max_unpool{nd}d", _max_unpool, nin=2, jvp=LINEAR,
+        node_name=f"MaxUnpool{nd}DBackward0",
+        vjp=(lambda g, indices, output_size: max_pool_gather.fn(g, indices, len(output_size)), None),
+        batch_rule=planes(), samples=_unpool_samples(nd), error_samples=_unpool_errors(nd),
+        api=f"nn.functional.max_unpool{nd}d",
+    )  # fmt: skip
+
+
+max_unpool1d, max_unpool2d, max_unpool3d = (
+    _max_unpool_fn(_max_unpool_op(nd), nd) for nd in (1, 2, 3)
+)
