@@ -14,21 +14,14 @@ from .._core import upcalls
 from .._core.device import _cuda_used, xp_of
 from .._core.dtype import from_np
 from .._core.state import anomaly, compiled_nodes, state
+from .._core.state import graph_tasks as _running
 from .._core.tensor import Size, Tensor, _make
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
 from .grad_mode import set_grad_enabled
-from .graph import (
-    AccumulateGrad,
-    GradientEdge,
-    Node,
-    SavedValues,
-    _fit,
-    _running,
-    _task_ids,
-    edge_of,
-    release,
-)
+from .node import AccumulateGrad, GradientEdge, Node, _fit, edge_of
+from .saved import SavedValues, release
+from .task import _task_ids
 
 
 class _GraphTask:
