@@ -8,7 +8,7 @@ from .._core.dtype import from_np
 from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode
-from .node import _NO_EDGE, Node, _edge, _seq, accumulate_node
+from .node import _NO_EDGE, _edge, _seq, accumulate_node
 from .node_classes import _name_params, _node_cls
 from .saved import _OWN, Saved, SavedValues, _SavedList, _SavedTuple
 
@@ -41,10 +41,10 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     node._seq = next(_seq)
     node.op = op
     node.attrs = attrs
-    if inner is None and not op.list_inputs:
-        names = _link_inputs(node, op, args)
+    if inner is None:
+        names = (_LINKERS.get(op) or _make_linker(op, False))(node, args)
     else:
-        names = _link_inputs_general(node, op, args, inner)
+        names = (_LEVEL_LINKERS.get(op) or _make_linker(op, True))(node, args, inner[0])
     if op.nout == 1:
         m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
         if m[1].kind in "fc":
@@ -82,27 +82,52 @@ def _any_requires_grad(args) -> bool:
     )
 
 
-def _link_inputs(node: Node, op, args: tuple) -> dict | None:
-    """Edges and input metadata of a level-0 node with no list inputs (the common case);
-    returns the names to save."""
-    link = _LINKERS.get(op)
-    if link is None:
-        link = _LINKERS[op] = _make_linker(op)
-    return link(node, args)
+_LINKERS: dict = {}  # op -> its linker at level 0
+_LEVEL_LINKERS: dict = {}  # op -> its linker on a grad level
+_SKIP = object()  # an input with no edge (a number, where PyTorch has no wrapped tensor)
 
 
-_LINKERS: dict = {}
+def _make_linker(op, level: bool):
+    """The function that links a node of op to its inputs: sets the node's edges and
+    ``in_meta`` and returns the names to save (None for none). Generated once per op (and
+    once more for a grad level, ``level``), unrolled over op's inputs: recording is the
+    hottest path there is, and a loop over the inputs costs a third of it.
 
-
-def _make_linker(op):
-    """``_link_inputs`` unrolled for op's inputs (generated once per op: recording is the
-    hottest path there is, and a loop over the inputs costs a third of it)."""
+    Per input: a tensor's metadata is its (shape, dtype), a wrapper's logical ones, with
+    its C-contiguity where op's node name reads it; a list input's, one per element; a
+    number's, None. A differentiable tensor input has an edge where it requires grad (on a
+    grad level, only where it is that level's: unwrapping changed it), else (None, 0); a
+    list input, an edge per element; a number, none (but (None, 0) for ``number_edges``
+    ops). An input that gets an edge adds the names its formula saves."""
     n = len(op.vjps)
     named = callable(op.node_name) and _name_params(op.node_name)
-    lines = ["def link(node, args):", f"    {''.join(f'a{i}, ' for i in range(n))}= args"]
+    lines = [
+        "def link(node, args, own):" if level else "def link(node, args):",
+        f"    {''.join(f'a{i}, ' for i in range(n))}= args",
+    ]
+    if level:  # (the unwrapped arguments: a tensor of this level is not its inner value)
+        lines.append(f"    {''.join(f'b{i}, ' for i in range(n))}= own")
     lines.append("    names = None\n    skipped = False")
+    edges = []
     for i, (f, save) in enumerate(zip(op.vjps, op.saves)):
         a = f"a{i}"
+        if i in op.list_inputs:
+            lines.append(f"    m{i} = [_meta(t) for t in {a}]")
+            if f is not None:
+                mine, each = (
+                    (" and t is not u", f"t, u in zip({a}, b{i})") if level else ("", f"t in {a}")
+                )
+                lines.append(
+                    f"    e{i} = [_edge(t) if isinstance(t, Tensor) and t._rg{mine} else _NO_EDGE"
+                    f" for {each}]"
+                )
+                if save:
+                    lines += [
+                        f"    if any(e[0] is not None for e in e{i}):",
+                        f"        names = _add_names(names, {tuple(save)!r})",
+                    ]
+                edges.append(f"*e{i}, ")
+            continue
         lines += [
             f"    if isinstance({a}, Tensor):",
             f"        if {a}._level:",
@@ -116,76 +141,34 @@ def _make_linker(op):
         ]
         if f is not None:
             lines += [
-                f"        if {a}._rg:",
+                f"        if {a}._rg and {a} is not b{i}:" if level else f"        if {a}._rg:",
                 f"            fn = {a}._grad_fn",
                 f"            e{i} = (fn, {a}._out_nr) if fn is not None else (_acc({a}), 0)",
             ]
             if save:
                 lines.append(f"            names = _add_names(names, {tuple(save)!r})")
             lines += ["        else:", f"            e{i} = _NO_EDGE"]
+            edges.append(f"e{i}, ")
         lines += ["    else:", f"        m{i} = None"]
         if f is not None:
             if op.number_edges:
                 lines.append(f"        e{i} = _NO_EDGE")
             else:
                 lines += [f"        e{i} = _SKIP", "        skipped = True"]
-    edges = "".join(f"e{i}, " for i, f in enumerate(op.vjps) if f is not None)
     lines += [
-        f"    edges = ({edges})",
+        f"    edges = ({''.join(edges)})",
         "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)",
         f"    node.in_meta = [{', '.join(f'm{i}' for i in range(n))}]",
         "    return names",
     ]
     env = {
-        "Tensor": Tensor, "_meta": _meta, "_acc": accumulate_node, "_add_names": _add_names,
-        "_NO_EDGE": _NO_EDGE, "_SKIP": _SKIP,
+        "Tensor": Tensor, "_meta": _meta, "_acc": accumulate_node, "_edge": _edge,
+        "_add_names": _add_names, "_NO_EDGE": _NO_EDGE, "_SKIP": _SKIP,
     }  # fmt: skip
     exec("\n".join(lines), env)
-    return env["link"]
-
-
-_SKIP = object()  # an input with no edge (a number, where PyTorch has no wrapped tensor)
-
-
-def _link_inputs_general(node: Node, op, args: tuple, inner) -> dict | None:
-    """Edges and input metadata with list inputs, or on a grad level (where only this
-    level's tensors, those unwrapping changes, have edges); returns the names to save."""
-    edges, meta = [], []
-    names = None
-    lists = op.list_inputs
-    saves = op.saves
-    own = args if inner is None else inner[0]
-    i = 0
-    for a, f, ia in zip(args, op.vjps, own):
-        if i in lists:
-            if f is not None:
-                sub = [
-                    _edge(t)
-                    if isinstance(t, Tensor) and t._rg and (inner is None or t is not it)
-                    else _NO_EDGE
-                    for t, it in zip(a, ia)
-                ]
-                edges.extend(sub)
-                if saves[i] and any(e[0] is not None for e in sub):
-                    names = _add_names(names, saves[i])
-            meta.append([_meta(t) for t in a])
-        elif isinstance(a, Tensor):
-            meta.append((a._data.shape, a._data.dtype) if not a._level else _meta(a))
-            if f is not None:
-                if a._rg and (inner is None or a is not ia):
-                    edges.append(_edge(a))
-                    if saves[i]:
-                        names = _add_names(names, saves[i])
-                else:
-                    edges.append(_NO_EDGE)
-        else:
-            meta.append(None)
-            if f is not None and op.number_edges:
-                edges.append(_NO_EDGE)
-        i += 1
-    node.next_functions = tuple(edges)
-    node.in_meta = meta
-    return names
+    link = env["link"]
+    (_LEVEL_LINKERS if level else _LINKERS)[op] = link
+    return link
 
 
 def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
