@@ -42,6 +42,11 @@ class VersionCounter:
         self.v = 0
 
 
+def bump_version(t: Tensor, n: int = 1) -> None:
+    """Count ``n`` in-place writes to t's memory (its views' too: they share the counter)."""
+    t._ver.v += n
+
+
 class Tensor:
     """A multi-dimensional array with autograd state (level 0).
 

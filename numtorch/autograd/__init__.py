@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from . import anomaly_mode, function, graph, hooks, rebase  # noqa: F401
+from . import anomaly_mode, function, graph, hooks, rebase, record  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from .graph import set_multithreading_enabled
+from .task import set_multithreading_enabled
 
 __all__ = [
     "Function", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",

@@ -14,31 +14,25 @@ from .._core import upcalls
 from .._core.device import _cuda_used, xp_of
 from .._core.dtype import from_np
 from .._core.state import anomaly, compiled_nodes, state
-from .._core.tensor import Size, Tensor, _make
+from .._core.state import graph_tasks as _running
+from .._core.tensor import Size, Tensor, _make, bump_version
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
 from .grad_mode import set_grad_enabled
-from .graph import (
-    AccumulateGrad,
-    GradientEdge,
-    Node,
-    SavedValues,
-    _fit,
-    _running,
-    _task_ids,
-    edge_of,
-    release,
-)
+from .node import AccumulateGrad, GradientEdge, Node, _fit, edge_of
+from .saved import SavedValues, release
+from .task import _task_ids
 
 
 class _GraphTask:
     __slots__ = (
         "deps", "exec_info", "targets", "captures", "keep_graph", "create_graph", "accumulate",
-        "current",
+        "current", "check_nan",
     )  # fmt: skip
 
     def __init__(self, keep_graph, create_graph, accumulate):
         self.current = None  # the node executing now (torch._C._current_autograd_node)
+        self.check_nan = False  # anomaly mode's NaN check, read as _execute starts
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.accumulate = accumulate
@@ -184,16 +178,12 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     queues: dict = {}  # device -> the ready queue of a non-CPU device
     devices = _cuda_used[0]
     counter = 0
-    exec_info = task.exec_info
-    targets = task.targets
-    captures = task.captures
     deps = task.deps
     push, pop = heapq.heappush, heapq.heappop
-    check_nan = anomaly.enabled and anomaly.check_nan
-    free = not task.keep_graph
+    task.check_nan = anomaly.enabled and anomaly.check_nan
     # a leaf without hooks accumulates where it becomes ready (the engine would run it
     # next anyway: leaves come first), without a trip through the queue
-    inline = task.accumulate and exec_info is None and not devices
+    inline = task.accumulate and task.exec_info is None and not devices
     create_graph = task.create_graph
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
@@ -210,42 +200,11 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
     with set_grad_enabled(task.create_graph):
         while ready or queues:
             node = pop(ready)[2] if not queues else _pop_next(ready, queues)
-            task.current = node
-            grads = buffers.pop(node)
-            is_leaf = type(node) is AccumulateGrad
-            if is_leaf and node.variable._hooks and grads[0] is not None:
-                grads[0] = _run_hooks(node.variable._hooks, grads[0])
-            if node._hooked:
-                _run_tensor_prehooks(node, grads)
-            if captures and node in captures:
-                for nr, slot in captures[node]:
-                    slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
-            if exec_info is not None and node not in exec_info:
+            outs = _run_node(task, node, buffers.pop(node))
+            if outs is None:
                 continue
-            if node._pre_hooks:
-                grads = _run_node_prehooks(node, grads)
-            if is_leaf:
-                if task.accumulate:
-                    _accumulate_grad(node.variable, grads[0], task.create_graph)
-                if node._post_hooks:
-                    _run_node_posthooks(node, [], grads)
-                continue
-            nexts = node.next_functions
-            wanted = wanted_edges(nexts, exec_info, targets)
-            if True in wanted:
-                outs = node.apply(grads, wanted)
-                if not node._fits:
-                    outs = _validate(node, outs)
-            else:
-                outs = [None] * len(nexts)
-            if node._post_hooks:
-                outs = _run_node_posthooks(node, outs, grads)
-            if check_nan:
-                anomaly_mode.check_nan(node, outs)
-            if free and node.saved and type(node.saved) is not SavedValues:
-                node.saved = None
             queued_leaf = False  # (a leaf with hooks waits in the queue: keep leaves in order)
-            for (nxt, nr), g in zip(nexts, outs):
+            for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:
                     continue
                 buf = buffers.get(nxt)
@@ -266,6 +225,66 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                     q = _device_queue(ready, queues, nxt, buf) if devices else ready
                     push(q, (-nxt._seq, counter, nxt))
                     counter += 1
+
+
+def _run_node(task: _GraphTask, node: Node, grads: list) -> list | None:
+    """One node's step in a graph task, in PyTorch's order: its pre-hooks and captures
+    (``_before_apply``), then the node's backward (the gradients the task needs only), its
+    post-hooks, anomaly mode's NaN check, and its saved tensors freed. Returns the
+    gradients for the node's edges, or None where nothing flows on (a leaf, a node the task
+    does not run)."""
+    task.current = node
+    exec_info = task.exec_info
+    if node._any_hooks or type(node) is AccumulateGrad or exec_info is not None or task.captures:
+        grads = _before_apply(task, node, grads)
+        if grads is None:
+            return None
+    nexts = node.next_functions
+    if exec_info is None:  # (wanted_edges inline: the common case)
+        wanted = [n is not None for n, _ in nexts]
+    else:
+        wanted = wanted_edges(nexts, exec_info, task.targets)
+    if True in wanted:
+        outs = node.apply(grads, wanted)
+        if not node._fits:
+            outs = _validate(node, outs)
+    else:
+        outs = [None] * len(nexts)
+    if node._post_hooks:
+        outs = _run_node_posthooks(node, outs, grads)
+    if task.check_nan:
+        anomaly_mode.check_nan(node, outs)
+    if not task.keep_graph and node.saved and type(node.saved) is not SavedValues:
+        node.saved = None  # (release inline)
+    return outs
+
+
+def _before_apply(task: _GraphTask, node: Node, grads: list) -> list | None:
+    """A node's step before its backward: a leaf's tensor hooks, the tensor pre-hooks, the
+    gradients the task captures there, the node's pre-hooks; then a leaf's accumulation and
+    post-hooks. Returns the gradients for the backward, or None where the step ends (a
+    leaf, a node the task does not run)."""
+    is_leaf = type(node) is AccumulateGrad
+    if is_leaf and node.variable._hooks and grads[0] is not None:
+        grads[0] = _run_hooks(node.variable._hooks, grads[0])
+    if node._hooked:
+        _run_tensor_prehooks(node, grads)
+    captures = task.captures
+    if captures and node in captures:
+        for nr, slot in captures[node]:
+            slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
+    exec_info = task.exec_info
+    if exec_info is not None and node not in exec_info:
+        return None
+    if node._pre_hooks:
+        grads = _run_node_prehooks(node, grads)
+    if is_leaf:
+        if task.accumulate:
+            _accumulate_grad(node.variable, grads[0], task.create_graph)
+        if node._post_hooks:
+            _run_node_posthooks(node, [], grads)
+        return None
+    return grads
 
 
 def wanted_edges(nexts, exec_info, targets) -> list:
@@ -320,23 +339,18 @@ def _one_step(node) -> bool:
 
 
 def _run_one_step(root, grad, keep_graph: bool, create_graph: bool) -> None:
-    """_execute's steps for a graph that ``_one_step`` accepts."""
+    """_execute for a graph that ``_one_step`` accepts: the node's step, then its leaves'
+    accumulation, without the task's buffers and queue."""
     node, nr = root
     task = _GraphTask(keep_graph, create_graph, True)
-    task.current = node
     grads = [None] * len(node._out_meta)
     grads[nr] = grad
-    nexts = node.next_functions
     _running.append((task, [root], next(_task_ids)))
     enabled = state.grad_enabled
     state.grad_enabled = create_graph
     try:
-        outs = node.apply(grads, [n is not None for n, _ in nexts])
-        if not node._fits:
-            outs = _validate(node, outs)
-        if not keep_graph and node.saved and type(node.saved) is not SavedValues:
-            node.saved = None
-        for (nxt, _), g in zip(nexts, outs):
+        outs = _run_node(task, node, grads)
+        for (nxt, _), g in zip(node.next_functions, outs):
             if nxt is not None and g is not None:
                 _accumulate_grad(nxt.variable, g, create_graph)
     finally:
@@ -376,7 +390,7 @@ def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
         gd = var._grad._data
         if gd.shape == g.shape and gd.flags.writeable:
             gd += g._data
-            var._grad._ver.v += 1
+            bump_version(var._grad)
         else:
             var._grad = var._grad + g
     post = var.__dict__.get("_post_acc_hooks")

@@ -33,9 +33,11 @@ from .._core.pytree import tree_flatten
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros_like
-from . import anomaly_mode, graph
-from .graph import FREED, Node, Saved, _edge, _meta, _zeros_for
+from . import anomaly_mode
+from .node import Node, _edge, _seq, _zeros_for
 from .rebase import _rebase
+from .record import _meta
+from .saved import FREED, Saved
 
 __all__ = [
     "BackwardCFunction",
@@ -340,7 +342,7 @@ def _join(layout: tuple, tensors) -> Any:
 
 def _new_ctx(cls) -> BackwardCFunction:
     ctx = _new(cls._backward_cls)
-    ctx._seq = next(graph._seq)
+    ctx._seq = next(_seq)
     ctx.saved = _SavedDict()
     ctx.op = _op_of(cls)
     ctx.attrs = {}

@@ -6,7 +6,7 @@ import weakref
 
 from .._core import upcalls
 from .._core.tensor import Tensor, _make
-from .graph import RemovableHandle
+from .node import RemovableHandle
 
 
 def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:

@@ -11,7 +11,10 @@ from .._core.inplace import view_write_error
 from .._core.state import state
 from .._core.tensor import Tensor, _new, _rg_slot
 from ..ops.views import dim_order, view_replay, view_scatter
-from .graph import CopySlices, Saved, copy_slices, node_class, record
+from .node import CopySlices, copy_slices
+from .node_classes import node_class
+from .record import record
+from .saved import Saved
 
 
 def rehistory(self: Tensor, result: Tensor, result_rg: bool, overlap: bool = False) -> None:

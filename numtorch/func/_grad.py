@@ -25,8 +25,9 @@ from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor
 from ..autograd.engine import run_backward
-from ..autograd.graph import disable_saved_tensors_hooks, record
 from ..autograd.rebase import rehistory
+from ..autograd.record import record
+from ..autograd.saved import disable_saved_tensors_hooks
 from ..ops.creation import ones_like, zeros_like
 from ._args import check_argnums, check_tensor_outputs, replace_argnums, slice_argnums, split_aux
 

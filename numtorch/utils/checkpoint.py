@@ -21,12 +21,13 @@ from contextlib import AbstractContextManager as ContextManager
 from typing import Any
 
 from .._core.device import is_cuda_available
+from .._core.state import graph_tasks as _running
 from .._core.state import is_grad_enabled
 from .._core.tensor import Tensor
 from ..autograd.engine import _is_checkpoint_valid, backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..autograd.graph import Saved, _running, saved_tensors_hooks
+from ..autograd.saved import Saved, saved_tensors_hooks
 from ..ops import creation
 
 __all__ = [

@@ -1,0 +1,424 @@
+"""Nodes of the eager tape (torch.autograd.graph.Node): a node's backward over its saved
+values, its hooks and metadata; AccumulateGrad, a leaf's sink; CopySlices, a base's history
+after an in-place write through a view; and the edges into them."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import NamedTuple
+
+from .._core.device import CPU, _cuda_used, device_of
+from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
+from .._core.dtype import from_np
+from .._core.inplace import _array
+from .._core.state import anomaly
+from .._core.tensor import Tensor, _new
+from ..ops.creation import zeros, zeros_like
+from ..ops.views import apply_chain, dim_order, like_root, view_scatter
+from . import anomaly_mode
+from .saved import FREED, Saved, SavedTensor
+from .saved_names import _saved_names, _saved_value, _tensor_keys
+
+_seq = itertools.count()
+_ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
+UINT64_MAX = (1 << 64) - 1  # what PyTorch reports as an AccumulateGrad's sequence number
+
+
+class Node:
+    """A backward function (torch.autograd.graph.Node)."""
+
+    __slots__ = (
+        "op", "attrs", "saved", "next_functions", "_seq", "in_meta", "_out_meta", "__weakref__",
+        "__dict__",
+    )  # fmt: skip
+    # Rarely set; kept out of the slots so that recording a node stays cheap.
+    _metadata = None
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_pre_hooks = None
+    _retain_hooks = None
+    _hooked = False  # set once a tensor hook or retain_grad lives on this node
+    _any_hooks = False  # set once any hook is registered on or through this node
+    _compiler = None  # numtorch.compile's compiler for a backward pass from this output
+    _device = None  # a non-CPU device the engine found for the node's first output
+    _lazy = False  # True for a class whose name depends on the call (see _resolve_name)
+    _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
+    _fits = True  # apply sums and casts each gradient to its input (else the engine does)
+    _opaque = False  # compiled autograd calls it as it is (numtorch.compile's node)
+
+    def __init__(self):
+        self._seq = next(_seq)
+        self.saved = None
+
+    def name(self) -> str:
+        return self._name
+
+    def __getattr__(self, attr: str):
+        """``_saved_<name>`` / ``_raw_saved_<name>``: what the node saved, by PyTorch's names."""
+        if attr.startswith("_saved_"):
+            return _saved_value(self, attr[7:])
+        if attr.startswith("_raw_saved_"):
+            op = getattr(self, "op", None)  # (none on an AccumulateGrad)
+            key = None if op is None else _saved_names(op).get(attr[11:])
+            if key is not None and key in _tensor_keys(self):
+                return SavedTensor(self, key)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        names = list(super().__dir__())
+        if getattr(self, "op", None) is not None:
+            table = _saved_names(self.op)
+            names += ["_saved_" + n for n in table]
+            tensors = _tensor_keys(self)
+            names += ["_raw_saved_" + n for n, k in table.items() if k in tensors]
+        return names
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def _set_sequence_nr(self, n: int) -> None:
+        self._seq = n
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) -> new grad_inputs or None, after the node runs."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+            self._any_hooks = True
+        return _Handle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) -> new grad_outputs or None, before the node runs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+            self._any_hooks = True
+        return _Handle(self._pre_hooks, fn)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self._out_meta)
+
+    @property
+    def _input_metadata(self) -> tuple:
+        """Shape, dtype and device of each gradient this node takes (one per forward
+        output), as torch's ``grad_fn._input_metadata``."""
+        return tuple(
+            _InputMetadata(shape, from_np(dt), _node_device(self)) for shape, dt in self._out_meta
+        )
+
+    def apply(self, grads: list, wanted) -> list:
+        """Input gradients (flattened, one per edge) from output gradients, each summed to
+        its input's shape and cast to its dtype; computes only the ``wanted`` ones."""
+        op = self.op
+        if op.ndiff == 1:
+            g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        elif op.undefined_grads:
+            g = tuple(grads)
+        else:
+            like = next((x for x in grads if x is not None), None)  # the device to use
+            g = tuple(
+                g if g is not None else _zeros_for(self, i, like) for i, g in enumerate(grads)
+            )
+        saved = self.saved
+        if saved is None:
+            raise RuntimeError(FREED)
+        attrs = self.attrs
+        meta = self.in_meta
+        env = None  # values fetched so far, each unpacked once
+        out = []
+        j = 0  # the edge the next gradient is for
+        for i, fn, names, is_list in _PLANS.get(op) or _plan(op):
+            if is_list:
+                n = len(meta[i])
+            elif meta[i] is None and not op.number_edges:
+                continue  # a number operand has no edge
+            else:
+                n = 1
+            if not (wanted[j] if n == 1 else any(wanted[j : j + n])):
+                out.extend([None] * n)
+                j += n
+                continue
+            if names is None:  # the formula needs g alone
+                r = fn(g=g)
+            else:
+                if env is None:
+                    env = {"g": g}
+                kw = {}
+                for k in names:
+                    v = env.get(k, env)
+                    if v is env:
+                        v = saved[k] if k in saved else attrs[k]
+                        if isinstance(v, Saved):
+                            v = v.unpack(self)
+                        env[k] = v
+                    kw[k] = v
+                r = fn(**kw)
+            if is_list:
+                out.extend(_fit(x, m) for x, m in zip(r, meta[i]))
+            else:
+                m = meta[i]
+                if m is not None and r is not None:
+                    d = r._data if type(r) is Tensor else None
+                    if d is None or d.shape != m[0] or d.dtype != m[1]:
+                        r = _fit(r, m)
+                out.append(r)
+            j += n
+        return out
+
+    def _edge_meta(self) -> list:
+        """(shape, dtype) of the input behind each edge, in ``next_functions`` order."""
+        op = self.op
+        meta = self.in_meta
+        if op.recorder is not None:  # the op built its node: an edge per input, lists flattened
+            return [m for i, x in enumerate(meta) for m in (x if i in op.list_inputs else (x,))]
+        if op.dense and (op.number_edges or None not in meta):
+            return meta
+        out = []
+        for i, fn in enumerate(op.vjps):
+            if fn is None:
+                continue
+            m = meta[i]
+            if i in op.list_inputs:
+                out.extend(m)
+            elif m is not None or op.number_edges:
+                out.append(m)
+        return out
+
+
+class _Handle:
+    """A removable hook handle."""
+
+    _ids = itertools.count()
+
+    def __init__(self, container, fn, key=None):
+        self.id = next(self._ids)
+        self._container = container
+        self._key = key
+        self._fn = fn
+        if isinstance(container, dict):
+            container.setdefault(key, []).append(fn)
+        else:
+            container.append(fn)
+
+    def remove(self) -> None:
+        c = self._container[self._key] if isinstance(self._container, dict) else self._container
+        if self._fn in c:
+            c.remove(self._fn)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+RemovableHandle = _Handle
+
+
+_PLANS: dict = {}
+
+
+def _plan(op) -> tuple:
+    """(input index, vjp formula, the names it needs besides g or None, list input?) per
+    differentiable input of op, made once."""
+    plan = _PLANS.get(op)
+    if plan is None:
+        plan = _PLANS[op] = tuple(
+            (i, fn, None if names == ("g",) else names, i in op.list_inputs)
+            for i, (fn, names) in enumerate(zip(op.vjps, op.vjp_args))
+            if fn is not None
+        )
+    return plan
+
+
+def _fit(g, meta):
+    """A gradient summed to its input's shape and cast to its dtype (``meta``)."""
+    if g is None or meta is None:
+        return g
+    shape, dtype = meta[0], meta[1]
+    if type(g) is Tensor:
+        gshape, gdtype = g._data.shape, g._data.dtype
+    else:  # a transform's wrapper: its logical shape
+        gshape, gdtype = tuple(g.shape), g.dtype.np
+    if gshape != shape:
+        from ..ops.reduction import sum_to_size
+
+        g = sum_to_size.fn(g, shape)
+    if gdtype != dtype:
+        g = g.to(from_np(dtype))
+    return g
+
+
+def _zeros_for(node: Node, i: int, like=None):
+    """The zero gradient of output i (on ``like``'s device, the other gradients')."""
+    shape, dtype = node._out_meta[i]
+    if like is None or not _cuda_used[0]:
+        return zeros(shape, dtype=from_np(dtype))
+    return zeros(shape, dtype=from_np(dtype), device=like.device)
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds incoming gradients into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor):
+        self._seq = _ACCUMULATE_SEQ
+        self.saved = None
+        self.variable = variable
+        self.next_functions = ()
+        if anomaly.enabled:
+            anomaly_mode.store(self)
+
+    _name = "torch::autograd::AccumulateGrad"
+
+    def _sequence_nr(self) -> int:
+        return UINT64_MAX  # as PyTorch reports it; the engine still runs leaves first
+
+    _out_meta = (None,)  # one gradient, the variable's
+
+    @property
+    def _input_metadata(self) -> tuple:
+        v = self.variable
+        return (_InputMetadata(v.shape, v.dtype, v.device),)
+
+
+class _InputMetadata:
+    """What the engine knows of one gradient a node takes (torch._C._autograd._InputMetadata)."""
+
+    __slots__ = ("shape", "dtype", "device")
+    is_nested_tensor = False
+    is_cpp_nested_tensor = False
+
+    def __init__(self, shape, dtype, device) -> None:
+        self.shape = list(shape)
+        self.dtype = dtype
+        self.device = device
+
+    def __repr__(self) -> str:
+        return f"_InputMetadata(shape={self.shape}, dtype={self.dtype}, device={self.device})"
+
+
+def _node_device(node: Node):
+    """The device of a node's outputs: the CPU unless a device array shows otherwise."""
+    if node._device is not None:
+        return node._device
+    if _cuda_used[0] and node.saved:
+        for v in node.saved.values():
+            if type(v) is Saved:  # a saved output keeps its array, an input its tensor
+                return device_of(v.data) if v.is_output else v.t.device
+    return CPU
+
+
+class CopySlices(Node):
+    """The history of a base after an in-place op on one of its views (PyTorch's
+    CopySlices): edges to the base's previous history and to the in-place op's other
+    inputs; the op's gradient for its self lands in the view's region of the base's."""
+
+    __slots__ = ("fn", "chain", "order")
+    _name = "torch::autograd::CopySlices"
+
+    @property
+    def saved(self):  # the wrapped node's: freed with it, and the freed-graph error
+        return self.fn.saved
+
+    @saved.setter
+    def saved(self, value) -> None:
+        self.fn.saved = value
+
+    def apply(self, grads: list, wanted) -> list:
+        g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        g = like_root(g, self.order)  # the chain replays on the base's layout
+        fn, chain = self.fn, self.chain
+        region = apply_chain(g, chain)
+        if 0 in _array(region).strides and internal_overlap(_array(region)):
+            # a write through an expanded view: PyTorch's copy into the region is refused
+            raise RuntimeError(INTERNAL_OVERLAP)
+        res = fn.apply([region], wanted)
+        if wanted[0]:
+            own = res[0]
+            if own is None:
+                own = zeros_like(region)
+            elif tuple(own.shape) != tuple(region.shape):
+                own = own.sum_to_size(region.shape)
+            res[0] = view_scatter.fn(g, own, chain, self.order)
+        return res
+
+    def _edge_meta(self) -> list:
+        return [self._out_meta[0], *self.fn._edge_meta()[1:]]
+
+
+def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
+    """A CopySlices node for ``fn`` (the in-place op's node, whose input 0 was the view)
+    writing into ``root`` through the view ``chain``."""
+    node = _new(CopySlices)
+    node._seq = next(_seq)
+    node.op = fn.op
+    node.attrs = {"chain": chain}
+    node.fn = fn
+    node.chain = chain
+    node.order = dim_order(root)
+    node.next_functions = (_edge(root) if root._rg else _NO_EDGE, *fn.next_functions[1:])
+    fn.next_functions = (_NO_EDGE, *fn.next_functions[1:])  # (the view's old node may go)
+    node.in_meta = None
+    node._out_meta = ((root._data.shape, root._data.dtype),)
+    if anomaly.enabled:
+        anomaly_mode.store(node)
+    return node
+
+
+def accumulate_node(t: Tensor) -> AccumulateGrad:
+    ref = t._accum
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._accum = weakref.ref(node)
+    return node
+
+
+def edge_of(t: Tensor):
+    """The (node, output_nr) a gradient for t flows into, or (None, 0)."""
+    if not t._rg:
+        return (None, 0)
+    fn = t.grad_fn
+    if fn is None:
+        return (accumulate_node(t), 0)
+    return (fn, t._out_nr)
+
+
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor is computed: ``(node, output_nr)``."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The GradientEdge of ``tensor``; ``grad(loss, get_gradient_edge(x))`` is ``grad(loss, x)``."""
+    if not tensor._rg:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    node, nr = edge_of(tensor)
+    return GradientEdge(node, nr)
+
+
+def _edge(t: Tensor):
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._out_nr)
+    return (accumulate_node(t), 0)
+
+
+_NO_EDGE = (None, 0)

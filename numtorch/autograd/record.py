@@ -1,0 +1,225 @@
+"""Recording an op call on the eager tape: a node with an edge per differentiable input,
+the inputs' metadata, and the values its formulas need, saved."""
+
+from __future__ import annotations
+
+from .._core import upcalls
+from .._core.dtype import from_np
+from .._core.state import anomaly
+from .._core.tensor import Tensor, _new
+from . import anomaly_mode
+from .node import _NO_EDGE, _edge, _seq, accumulate_node
+from .node_classes import _name_params, _node_cls
+from .saved import _OWN, Saved, SavedValues, _SavedList, _SavedTuple
+
+_NOTHING_SAVED: dict = {}  # shared by the nodes that save nothing: never written to
+
+
+def _add_names(names: dict | None, more) -> dict:
+    """The names a node saves, in a fixed order (a dict as an ordered set): packing hooks
+    see the same sequence in every run."""
+    if names is None:
+        return dict.fromkeys(more)
+    names.update(dict.fromkeys(more))
+    return names
+
+
+def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
+    """Attach a node computing op's vjp to its outputs.
+
+    At level 0 the node saves the arguments and outputs themselves. A grad level passes
+    ``inner = (inner_args, inner_outputs)``: the node saves those (one level down), so its
+    formulas run on them and record at the lower levels.
+
+    As in PyTorch, a node has an edge per differentiable tensor input (``(None, 0)`` when
+    that input needs no gradient) and none for non-differentiable inputs or numbers
+    (but for ``op.number_edges`` ops, where a number stands for a wrapped 0-d tensor).
+    """
+    if op.recorder is not None:  # the op builds its own node (autograd.Function's ctx)
+        return op.recorder(args, attrs, outputs, inner)
+    node = _new(op.node_cls or _node_cls(op))
+    node._seq = next(_seq)
+    node.op = op
+    node.attrs = attrs
+    if inner is None:
+        names = (_LINKERS.get(op) or _make_linker(op, False))(node, args)
+    else:
+        names = (_LEVEL_LINKERS.get(op) or _make_linker(op, True))(node, args, inner[0])
+    if op.nout == 1:
+        m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
+        if m[1].kind in "fc":
+            outputs._grad_fn = node
+            outputs._rg = True
+        elif not op.conversion and _any_requires_grad(args):
+            # PyTorch refuses a non-float result of a node (a conversion's, or a copy_ into
+            # an integer tensor's, just leaves autograd)
+            raise RuntimeError(f"Autograd not support dtype: {from_np(m[1]).scalar_name}")
+        node._out_meta = (m,)
+    else:
+        out_meta = []
+        for k, o in enumerate(outputs[: op.ndiff]):
+            m = (o._data.shape, o._data.dtype) if not o._level else _meta(o)
+            out_meta.append(m)
+            if m[1].kind in "fc":
+                o._grad_fn = node
+                o._rg = True
+                if k:
+                    o._out_nr = k
+        node._out_meta = tuple(out_meta)
+    node.saved = _save(op, names, args, outputs, inner) if names else _NOTHING_SAVED
+    if anomaly.enabled:
+        anomaly_mode.store(node)
+
+
+
+def _any_requires_grad(args) -> bool:
+    return any(
+        _any_requires_grad(a) if isinstance(a, (list, tuple)) else isinstance(a, Tensor) and a._rg
+        for a in args
+    )
+
+
+_LINKERS: dict = {}  # op -> its linker at level 0
+_LEVEL_LINKERS: dict = {}  # op -> its linker on a grad level
+_SKIP = object()  # an input with no edge (a number, where PyTorch has no wrapped tensor)
+
+
+def _make_linker(op, level: bool):
+    """The function that links a node of op to its inputs: sets the node's edges and
+    ``in_meta`` and returns the names to save (None for none). Generated once per op (and
+    once more for a grad level, ``level``), unrolled over op's inputs: recording is the
+    hottest path there is, and a loop over the inputs costs a third of it.
+
+    Per input: a tensor's metadata is its (shape, dtype), a wrapper's logical ones, with
+    its C-contiguity where op's node name reads it; a list input's, one per element; a
+    number's, None. A differentiable tensor input has an edge where it requires grad (on a
+    grad level, only where it is that level's: unwrapping changed it), else (None, 0); a
+    list input, an edge per element; a number, none (but (None, 0) for ``number_edges``
+    ops). An input that gets an edge adds the names its formula saves."""
+    n = len(op.vjps)
+    named = callable(op.node_name) and _name_params(op.node_name)
+    lines = [
+        "def link(node, args, own):" if level else "def link(node, args):",
+        f"    {''.join(f'a{i}, ' for i in range(n))}= args",
+    ]
+    if level:  # (the unwrapped arguments: a tensor of this level is not its inner value)
+        lines.append(f"    {''.join(f'b{i}, ' for i in range(n))}= own")
+    lines.append("    names = None\n    skipped = False")
+    edges = []
+    for i, (f, save) in enumerate(zip(op.vjps, op.saves)):
+        a = f"a{i}"
+        if i in op.list_inputs:
+            lines.append(f"    m{i} = [_meta(t) for t in {a}]")
+            if f is not None:
+                mine, each = (
+                    (" and t is not u", f"t, u in zip({a}, b{i})") if level else ("", f"t in {a}")
+                )
+                lines.append(
+                    f"    e{i} = [_edge(t) if isinstance(t, Tensor) and t._rg{mine} else _NO_EDGE"
+                    f" for {each}]"
+                )
+                if save:
+                    lines += [
+                        f"    if any(e[0] is not None for e in e{i}):",
+                        f"        names = _add_names(names, {tuple(save)!r})",
+                    ]
+                edges.append(f"*e{i}, ")
+            continue
+        lines += [
+            f"    if isinstance({a}, Tensor):",
+            f"        if {a}._level:",
+            f"            m{i} = _meta({a})",
+            "        else:",
+            f"            d = {a}._data",
+            # (a name that depends on an input's layout: its C-contiguity too)
+            f"            m{i} = (d.shape, d.dtype, d.flags.c_contiguous)"
+            if named and f"{op.inputs[i]}_contiguous" in named
+            else f"            m{i} = (d.shape, d.dtype)",
+        ]
+        if f is not None:
+            lines += [
+                f"        if {a}._rg and {a} is not b{i}:" if level else f"        if {a}._rg:",
+                f"            fn = {a}._grad_fn",
+                f"            e{i} = (fn, {a}._out_nr) if fn is not None else (_acc({a}), 0)",
+            ]
+            if save:
+                lines.append(f"            names = _add_names(names, {tuple(save)!r})")
+            lines += ["        else:", f"            e{i} = _NO_EDGE"]
+            edges.append(f"e{i}, ")
+        lines += ["    else:", f"        m{i} = None"]
+        if f is not None:
+            if op.number_edges:
+                lines.append(f"        e{i} = _NO_EDGE")
+            else:
+                lines += [f"        e{i} = _SKIP", "        skipped = True"]
+    lines += [
+        f"    edges = ({''.join(edges)})",
+        "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)",
+        f"    node.in_meta = [{', '.join(f'm{i}' for i in range(n))}]",
+        "    return names",
+    ]
+    env = {
+        "Tensor": Tensor, "_meta": _meta, "_acc": accumulate_node, "_edge": _edge,
+        "_add_names": _add_names, "_NO_EDGE": _NO_EDGE, "_SKIP": _SKIP,
+    }  # fmt: skip
+    exec("\n".join(lines), env)
+    link = env["link"]
+    (_LEVEL_LINKERS if level else _LINKERS)[op] = link
+    return link
+
+
+def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
+    """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
+    saved = {}
+    tensors = False
+    outer = args
+    if inner is not None:
+        args, outputs = inner
+    for n in names:
+        if n == "result":
+            tensors = True
+            if inner is not None or _is_wrapped(outputs):
+                # inner outputs hold no reference to this node; a transform's wrapper
+                # (a dual tensor) has no storage to save apart from itself
+                if op.nout == 1:
+                    s = saved[n] = Saved(outputs, False)
+                    s.src = _OWN
+                else:
+                    saved[n] = outputs
+            else:
+                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
+            continue
+        if n.endswith("_shape") and n not in op.inputs:
+            v = args[op.inputs.index(n[:-6])]
+            saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
+            continue
+        k = op.inputs.index(n)
+        v = args[k]
+        if isinstance(v, Tensor):
+            s = saved[n] = Saved(v, False)
+            if inner is not None and isinstance(outer[k], Tensor):  # for its error's text
+                s.src = outer[k]
+            tensors = True
+        elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
+            saved[n] = _SavedList(v)
+            tensors = True
+        else:
+            saved[n] = v
+    return saved if tensors else SavedValues(saved)
+
+
+def _is_wrapped(outputs) -> bool:
+    first = outputs if isinstance(outputs, Tensor) else outputs[0]
+    return bool(first._level)
+
+
+def _meta(a):
+    """(shape, numpy dtype) of a tensor argument; a wrapper's logical ones."""
+    if isinstance(a, Tensor):
+        if a._level:
+            return (tuple(a.shape), a.dtype.np)
+        return (a._data.shape, a._data.dtype)
+    return None
+
+
+upcalls.provide(record=record)

@@ -1,0 +1,82 @@
+"""What a node saved, by PyTorch's names: ``grad_fn._saved_<name>`` and
+``grad_fn._raw_saved_<name>`` (the result, inputs, attributes, ``<input>_sym_sizes``)."""
+
+from __future__ import annotations
+
+from .saved import FREED, Saved, _SavedList
+
+_SAVED_NAMES: dict = {}
+# PyTorch's names for inputs where the rule (``input``, ``x`` and ``a`` are PyTorch's
+# ``self``, ``b`` its ``other``, other names the same) does not give them:
+# {op name: {numtorch name (an input or attribute): PyTorch name}}.
+SAVED_NAME_EXCEPTIONS: dict = {
+    "matmul": {"other": "mat2"},  # as mm, matmul's common case
+    "dot": {"other": "tensor"},
+    "getitem": {"shape": "self_sym_sizes"},
+}
+_INPUT_NAMES = {"input": "self", "x": "self", "a": "self", "b": "other"}
+
+
+def _torch_input_name(op, name: str) -> str:
+    special = SAVED_NAME_EXCEPTIONS.get(op.name)
+    if special and name in special:
+        return special[name]
+    return _INPUT_NAMES.get(name, name)
+
+
+def _saved_names(op) -> dict:
+    """{PyTorch's saved name: numtorch's key} for what op's nodes save: the result, inputs,
+    the attributes its formulas name, and ``<input>_sym_sizes`` for every input whose shape
+    or value is saved (derivable from the input's metadata)."""
+    table = _SAVED_NAMES.get(op)
+    if table is None:
+        table = {}
+        attr_names = {a[0] for a in op.attrs}
+        for args in op.vjp_args:
+            for n in args:
+                if n == "g":
+                    continue
+                if n == "result":
+                    table["result"] = n
+                elif n in attr_names:
+                    table[SAVED_NAME_EXCEPTIONS.get(op.name, {}).get(n, n)] = n
+                elif n in op.inputs:
+                    t = _torch_input_name(op, n)
+                    table[t] = n
+                    table.setdefault(t + "_sym_sizes", n + "_shape")
+                elif n.endswith("_shape"):
+                    table[_torch_input_name(op, n[:-6]) + "_sym_sizes"] = n
+        _SAVED_NAMES[op] = table
+    return table
+
+
+def _tensor_keys(node) -> set:
+    saved = node.saved
+    if not saved:
+        return set()
+    return {k for k, v in saved.items() if isinstance(v, Saved) and not isinstance(v, _SavedList)}
+
+
+def _saved_value(node, torch_name: str):
+    op = getattr(node, "op", None)
+    key = None if op is None else _saved_names(op).get(torch_name)
+    if key is None:
+        raise AttributeError(
+            f"'{type(node).__name__}' object has no attribute '_saved_{torch_name}'"
+        )
+    if key.endswith("_shape") and key not in op.inputs:  # sizes outlive the saved tensors
+        m = node.in_meta[op.inputs.index(key[:-6])]
+        if isinstance(m, list):
+            return [None if x is None else tuple(x[0]) for x in m]
+        return None if m is None else tuple(m[0])
+    if key in node.attrs or key in {a[0] for a in op.attrs}:
+        return node.attrs.get(key, {a[0]: a[1] for a in op.attrs}.get(key))
+    saved = node.saved
+    if saved is None:
+        raise RuntimeError(FREED)
+    if key not in saved:  # an input that needed no gradient was not saved
+        return None
+    v = saved[key]
+    if isinstance(v, Saved):
+        return v.unpack(node)
+    return v
