@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from .._core import upcalls
 from .._core.state import anomaly, compiled_nodes, state
 from ._capture import CapturedGraph
-from ._walk import _CACHE, _Break, _Entry, _store, _walk
+from ._walk import _CACHE, _Break, _Entry, _store, capture_walk, lookup
 from .utils import counters
 
 
@@ -123,7 +123,9 @@ def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, acc
 
 def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
     try:
-        w = _walk(roots, grads, inputs, accumulate, keep_graph)
+        w = lookup(roots, grads, inputs, accumulate, keep_graph)
+        if w is None:
+            w = capture_walk(roots, grads, inputs, accumulate, keep_graph)
     except _Break as e:
         if e.args:  # (else eager raises the error: a freed graph, a stale saved tensor)
             _warn_once(e.args[0])
