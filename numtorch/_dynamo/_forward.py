@@ -31,7 +31,7 @@ from . import _codegen
 from ._capture import NodeSizes, _Capture
 from ._ir import Call, Commit, Op, Sizes, _Slot
 from ._trace import TracedTensor, Tracer, Untraceable, _holds_data, hoist_guards
-from ._walk import _Break, capture_walk
+from ._walk import _Break, walk
 from .exc import Unsupported
 
 # Every compiled callable (numtorch.compile's frames), for reset()
@@ -280,7 +280,7 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
     inputs = [lifted[i] for i in diff_in]
     targets = {edge_of(t)[0] for t in inputs}
     try:
-        w = capture_walk(roots, grads, inputs, False, True, stop=targets)
+        w = walk(roots, grads, inputs, False, True, stop=targets)
     except _Break:
         return "its graph has a node that cannot be captured"
     for node in w.nodes:

@@ -1,11 +1,9 @@
 """The walk of a backward pass's graph: one cache key per node (with its kind, the saved
-arrays in order and the sizes its program is specialized to), and its two drivers: the
-lookup in the trie of captured graphs (PyTorch's shadow graph) and the walk a capture
-takes."""
+arrays in order and the sizes its program is specialized to), and the trie of captured
+graphs (PyTorch's shadow graph) that a pass looks its keys up in and a capture stores
+them in."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 from .._core.device import _cuda_used
 from .._core.tensor import Tensor
@@ -53,11 +51,11 @@ class _Walk:
     """One backward call's graph as the cache and the compiled code see it: its nodes
     breadth first from the roots, each one's kind and where its sizes start in ``sig``,
     the root gradients and saved arrays in order (``arrays``), the sizes and layouts a
-    program is specialized to; ``keys`` (a capture's walk only) and ``entry`` (a hit's)."""
+    program is specialized to; its keys."""
 
     __slots__ = (
         "roots", "inputs", "accumulate", "keep_graph", "stop", "nodes", "index", "kinds",
-        "at", "arrays", "sig", "layouts", "keys", "entry",
+        "at", "arrays", "sig", "layouts", "keys",
     )  # fmt: skip
 
     def __init__(self, roots, grads, inputs, accumulate: bool, keep_graph: bool, stop) -> None:
@@ -84,8 +82,7 @@ class _Walk:
             self.arrays.append(g._data)
         self.sig: list = []  # compared, not hashed: it holds lists
         self.layouts: list | None = None
-        self.keys: list | None = None
-        self.entry: _Entry | None = None
+        self.keys: list = []
 
 
 class _Break(Exception):
@@ -93,46 +90,37 @@ class _Break(Exception):
     saved tensor: eager raises the exact error)."""
 
 
-def lookup(roots, grads, inputs, accumulate: bool, keep_graph: bool) -> _Walk | None:
-    """The pass's walk with the trie entry it hits (``entry``), or None on a miss (the
-    walk stops at the first key the trie lacks)."""
-    w = _Walk(roots, grads, inputs, accumulate, keep_graph, None)
+def walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -> _Walk:
+    """The pass's walk: its keys (``keys``), nodes, kinds, saved arrays and sizes. It does
+    not go past the nodes in ``stop``."""
+    w = _Walk(roots, grads, inputs, accumulate, keep_graph, stop)
+    w.keys = _keys(w)
+    return w
+
+
+def lookup(w: _Walk) -> _Entry | None:
+    """The trie entry the walk's keys lead to (a captured graph), or None."""
     trie = _CACHE
-    for key in _keys(w):
+    for key in w.keys:
         try:
             trie = trie.children.get(key)
         except TypeError:  # an unhashable attribute
             trie = trie.children.get(_freeze(key))
         if trie is None:
             return None
-    if trie.entry is None:
-        return None
-    w.entry = trie.entry
-    return w
+    return trie.entry
 
 
-def capture_walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -> _Walk:
-    """The pass's whole walk with its keys (``keys``: where a capture is stored). It does
-    not go past the nodes in ``stop``."""
-    w = _Walk(roots, grads, inputs, accumulate, keep_graph, stop)
-    keys = w.keys = []
-    for key in _keys(w):
-        try:
-            hash(key)
-        except TypeError:  # an unhashable attribute
-            key = _freeze(key)
-        keys.append(key)
-    return w
-
-
-def _keys(w: _Walk) -> Iterator[tuple]:
+def _keys(w: _Walk) -> list:
     """The walk's keys in order: its roots', one per node breadth first (filling in the
     node's kind, its saved arrays and sizes), then the pass's own (the order nodes run
-    in, where the gradients go, dtypes, array types). Once all are taken, ``w`` holds the
-    sizes and layouts (``sig``, ``layouts``)."""
+    in, where the gradients go, dtypes, array types); ``w`` then holds the sizes and
+    layouts (``sig``, ``layouts``)."""
+    keys: list = []
+    add = keys.append
     nodes, index, arrays, metas = w.nodes, w.index, w.arrays, w.sig
     kinds, at, stop = w.kinds.append, w.at.append, w.stop
-    yield (tuple(None if n is None else (index[n], nr) for n, nr in w.roots), w.accumulate)
+    add((tuple(None if n is None else (index[n], nr) for n, nr in w.roots), w.accumulate))
     push, find = nodes.append, index.get
     ordered = True  # sequence numbers fall along the walk (leaves aside)
     last = 1 << 64
@@ -143,7 +131,7 @@ def _keys(w: _Walk) -> Iterator[tuple]:
         at(len(metas))
         if stop and node in stop:
             kinds(_LEAF)
-            yield (_LEAF,)
+            add((_LEAF,))
             continue
         edges = []
         for nxt, nr in node.next_functions:
@@ -160,7 +148,7 @@ def _keys(w: _Walk) -> Iterator[tuple]:
             if node._seq != _ACCUMULATE_SEQ:
                 ordered = False
             kinds(_LEAF)
-            yield (_LEAF, _hook_flags(node), node.variable._grad is None)
+            add((_LEAF, _hook_flags(node), node.variable._grad is None))
             continue
         seq = node._seq
         if seq >= last:
@@ -173,12 +161,12 @@ def _keys(w: _Walk) -> Iterator[tuple]:
         if cls is CopySlices:
             kinds(_OPAQUE)
             metas.append((node._out_meta, node.fn.in_meta))
-            yield (_OPAQUE, node.fn.op, _freeze(node.attrs), hooks, *edges)
+            add((_OPAQUE, node.fn.op, _freeze(node.attrs), hooks, *edges))
             continue
         if node._opaque:
             kinds(_OPAQUE)
             metas.append(node._out_meta)
-            yield (_OPAQUE, _Same(node.program), hooks, *edges)
+            add((_OPAQUE, _Same(node.program), hooks, *edges))
             continue
         op = node.op if cls is not Node else None
         if op is None or op.recorder is not None:
@@ -200,18 +188,19 @@ def _keys(w: _Walk) -> Iterator[tuple]:
             key = (op, hooks, *attrs.items(), *edges)
         metas.append((node._out_meta, node.in_meta))
         kinds(kind)
-        yield key
+        add(key)
     if not ordered:  # the engine runs nodes by sequence number
-        yield tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq))
+        add(tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq)))
     if w.inputs is not None:  # where the gradients to capture or accumulate are
         edges = (engine.edge_of(t) if isinstance(t, Tensor) else (t.node, t.output_nr)
                  for t in w.inputs)  # fmt: skip
-        yield tuple(None if n not in index else (index[n], nr) for n, nr in edges)
-    yield (w.keep_graph, tuple(None if a is None else a.dtype for a in arrays))
+        add(tuple(None if n not in index else (index[n], nr) for n, nr in edges))
+    add((w.keep_graph, tuple(None if a is None else a.dtype for a in arrays)))
     if _cuda_used[0]:  # a program made for NumPy arrays is not one for CuPy arrays
-        yield tuple(type(a) for a in arrays)
+        add(tuple(type(a) for a in arrays))
     metas.append([None if a is None else a.shape for a in arrays])
     w.layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
+    return keys
 
 
 # Attributes that are sizes (a view's shape, an expand's size; conv's groups, into which
@@ -319,10 +308,15 @@ def _layout(a) -> tuple:
     return tuple((d, st[d] == a.itemsize) for d in order)
 
 
-def _store(keys, entry: _Entry) -> None:
+def store(w: _Walk, entry: _Entry) -> None:
+    """Keep ``entry`` in the trie under the walk's keys."""
     t = _CACHE
-    for k in keys:
-        nxt = t.children.get(k)
+    for k in w.keys:
+        try:
+            nxt = t.children.get(k)
+        except TypeError:  # an unhashable attribute
+            k = _freeze(k)
+            nxt = t.children.get(k)
         if nxt is None:
             nxt = t.children[k] = _Trie()
         t = nxt
