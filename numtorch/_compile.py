@@ -43,6 +43,7 @@ from ._core.state import anomaly, compiled_nodes, state
 from ._core.tensor import Tensor
 from ._dynamo import BACKENDS, _forward, compiled_autograd
 from ._dynamo._capture import CapturedGraph
+from ._dynamo._ir import Op
 from ._dynamo._trace import guards_first, same_consts
 from ._dynamo.compiled_autograd import _Compiler
 from ._dynamo.exc import InvalidBackend
@@ -286,7 +287,7 @@ class _Frame:
             if symbolic:
                 self._generalize(graph, result, tracer.program, lifted)
             counters["stats"]["unique_graphs"] += new_graph
-            counters["stats"]["calls_captured"] += sum(i[0] == "op" for i in tracer.program)
+            counters["stats"]["calls_captured"] += sum(type(i) is Op for i in tracer.program)
         if spec is not None:
             out = _unflatten(spec, iter(_forward._inner1(t) for t in flat))
         _mark(out, self.compiler)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from typing import Any, NamedTuple
 
 from .._core.state import state
 from .._core.symbolic import Recheck, concrete, map_syms, symbolize
@@ -21,8 +22,37 @@ from ..autograd.graph import (
     _task_ids,
 )
 from . import _codegen
+from ._ir import Call
 from ._trace import Tracer, guards_first, hoist_guards, same_consts
-from ._walk import _LEAF, _OPAQUE, _SIZED, _Walk
+from ._walk import _LEAF, _OPAQUE, _sized, _Walk
+
+
+class Variant(NamedTuple):
+    """A captured graph's program for one set of sizes and layouts (``sig``), and the
+    nodes whose saved values it frees."""
+
+    sig: tuple
+    fn: Any
+    frees: tuple
+
+
+class Generic(NamedTuple):
+    """A program two captures at different sizes made alike: it serves any sizes its
+    guards pass, at its ``layouts``."""
+
+    layouts: list
+    fn: Any
+    frees: tuple
+
+
+class NodeSizes(NamedTuple):
+    """A node's sizes as a symbolic capture sees them: its attributes, in_meta and
+    _out_meta (and, from the forward tracer, the saved values that are sizes)."""
+
+    attrs: dict
+    in_meta: Any
+    out_meta: Any
+    saved: dict | None = None
 
 
 class CapturedGraph:
@@ -31,10 +61,10 @@ class CapturedGraph:
     ``code`` is the generated source of the program for the sizes it last compiled."""
 
     def __init__(self) -> None:
-        self.variants: list = []  # ((sizes, layouts), function, nodes to free), newest first
-        # programs two captures at different sizes made alike: (layouts, function, nodes to
-        # free), serving any sizes their guards pass; and the symbolic captures, by code
-        self.generic: list = []
+        self.variants: list[Variant] = []  # newest first
+        # programs two captures at different sizes made alike, and the symbolic captures,
+        # by code
+        self.generic: list[Generic] = []
         self.symbolic: dict = {}
         self.nodes: list = []
         self.code = ""
@@ -42,14 +72,14 @@ class CapturedGraph:
     def __call__(self, inputs: list, w: _Walk):
         sig = (w.sig, w.layouts)
         for variant in self.variants:
-            if variant[0] == sig:
-                out = self._replay(variant[1], variant[2], inputs, w)
+            if variant.sig == sig:
+                out = self._replay(variant.fn, variant.frees, inputs, w)
                 break
         else:
-            for layouts, fn, frees in self.generic:
-                if layouts == w.layouts:
+            for generic in self.generic:
+                if generic.layouts == w.layouts:
                     try:
-                        out = self._replay(fn, frees, inputs, w)
+                        out = self._replay(generic.fn, generic.frees, inputs, w)
                     except Recheck:  # (before any call into eager code: guards_first)
                         continue
                     break
@@ -70,7 +100,6 @@ class CapturedGraph:
     def capture(self, w: _Walk, symbolic: bool = False):
         """Run the pass once on traced values, make the program for its sizes (symbolic:
         for any sizes its guards pass), and return the pass's result."""
-        w = w.full()
         run = _Capture(w, symbolic=symbolic)
         with _task(w):
             out = run.run()
@@ -81,7 +110,7 @@ class CapturedGraph:
             hoist_guards(program)
         fn, self.code = _codegen.generate(program, len(w.arrays), run.outputs)
         frees = tuple(run.frees)
-        self.variants.insert(0, ((w.sig, w.layouts), fn, frees))
+        self.variants.insert(0, Variant((w.sig, w.layouts), fn, frees))
         if symbolic and guards_first(program):
             key = (self.code, tuple(w.layouts))
             last = self.symbolic.pop(key, None)
@@ -89,7 +118,7 @@ class CapturedGraph:
             if len(self.symbolic) > _KEPT:
                 del self.symbolic[next(iter(self.symbolic))]
             if last is not None and same_consts(last.consts, fn.consts):
-                self.generic.insert(0, (w.layouts, fn, frees))
+                self.generic.insert(0, Generic(w.layouts, fn, frees))
                 del self.generic[_KEPT:]
         return out
 
@@ -100,9 +129,9 @@ _KEPT = 8  # symbolic captures and generic programs kept per graph
 def _defer_accumulation(program: list) -> None:
     """Move a program's accumulations into ``.grad`` to its end when it makes no other call
     (no hook can see when they happen), so that its guards come before them."""
-    calls = [ins for ins in program if ins[0] == "call"]
-    if all(ins[1] == "accumulate" and ins[5] in ("new", "add") for ins in calls):
-        program[:] = [ins for ins in program if ins[0] != "call"] + calls
+    calls = [ins for ins in program if type(ins) is Call]
+    if all(ins.what == "accumulate" and ins.extra in ("new", "add") for ins in calls):
+        program[:] = [ins for ins in program if type(ins) is not Call] + calls
 
 
 class _task:  # noqa: N801 - a cheap context manager
@@ -135,7 +164,7 @@ class _Capture:
         self.w = w
         self.joint = joint  # the backward of a compiled forward: gradients for its inputs
         self.tracer = Tracer(symbolic)
-        self.metas: dict = {}  # node -> its attributes, in_meta and _out_meta, symbolic
+        self.metas: dict = {}  # node -> its NodeSizes, symbolic
         # a joint capture's nodes' symbolic sizes, as the forward tracer saw them: the
         # backward reads them as m values the forward program computes (forward_sizes)
         self.sizes = sizes
@@ -251,7 +280,7 @@ class _Capture:
         if symbolic:  # (plain values: a node recorded above the tracer keeps symbolic ones)
             at = self.w.at[k]
             attrs = concrete(node.attrs)
-            sized = _SIZED.get(node.op)
+            sized = _sized(node.op)
             if sized:
                 attrs = dict(attrs)
                 for j, n in enumerate(sized):
@@ -273,7 +302,7 @@ class _Capture:
             else:
                 out[name] = concrete(v) if symbolic else v
         if symbolic:
-            self.metas[node] = (
+            self.metas[node] = NodeSizes(
                 attrs, symbolize(node.in_meta, f"m[{at}][1]"),
                 symbolize(node._out_meta, f"m[{at}][0]"),
             )  # fmt: skip
@@ -284,13 +313,15 @@ class _Capture:
     def _joint_sizes(self, node: Node, saved: dict) -> None:
         """A joint capture's node sizes: those the forward tracer gave it, each an m value
         the forward program computes."""
-        attrs, in_meta, out_meta, values = self.sizes.get(
-            node, (node.attrs, node.in_meta, node._out_meta, {})
-        )
+        sizes = self.sizes.get(node)
+        if sizes is None:
+            sizes = NodeSizes(node.attrs, node.in_meta, node._out_meta, {})
         for name, v in saved.items():
-            saved[name] = self._forward(values.get(name, v))
-        self.metas[node] = (self._forward(attrs), self._forward(in_meta),
-                            self._forward(out_meta))  # fmt: skip
+            saved[name] = self._forward(sizes.saved.get(name, v))
+        self.metas[node] = NodeSizes(
+            self._forward(sizes.attrs), self._forward(sizes.in_meta),
+            self._forward(sizes.out_meta),
+        )  # fmt: skip
 
     def _forward(self, v):
         """v with the forward's symbolic sizes as m values (``forward_sizes``)."""
@@ -327,8 +358,8 @@ class _Capture:
         with tracer.paused():
             res = _codegen.RUNTIME[kind](node, real, extra)
         out = [None if r is None else tracer.wrap(r) for r in res]
-        tracer.program.append((
-            "call", kind, k, [None if v is None else v._slot for v in values],
+        tracer.program.append(Call(
+            kind, k, [None if v is None else v._slot for v in values],
             [None if o is None else o._slot for o in out], extra,
         ))  # fmt: skip
         return out
@@ -338,15 +369,14 @@ def _traced(tracer: Tracer, v) -> bool:
     return isinstance(v, Tensor) and getattr(v, "_interp", None) is tracer
 
 
-def _stand_in(node: Node, saved: dict, metas: tuple | None) -> Node:
+def _stand_in(node: Node, saved: dict, metas: NodeSizes | None) -> Node:
     """A node like ``node`` whose saved values are the traced ones (the functional form
     of its formulas: Node.apply on it), and its sizes the symbolic ones where given."""
     stand = Node.__new__(Node)
     stand.op = node.op
-    stand.attrs, stand.in_meta, stand._out_meta = metas or (
-        node.attrs,
-        node.in_meta,
-        node._out_meta,
-    )
+    if metas is None:
+        stand.attrs, stand.in_meta, stand._out_meta = node.attrs, node.in_meta, node._out_meta
+    else:
+        stand.attrs, stand.in_meta, stand._out_meta = metas.attrs, metas.in_meta, metas.out_meta
     stand.saved = saved
     return stand

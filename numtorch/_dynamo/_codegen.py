@@ -13,7 +13,7 @@ from .._core.dispatch import internal_overlap, run_kernel
 from .._core.symbolic import Recheck, SymFloat, SymInt, has_sym, slots_of
 from .._core.tensor import _make
 from ..autograd import engine
-from ._trace import _Slot
+from ._ir import Call, Commit, Factory, Guard, Op, Sizes, _Slot
 
 
 def _leaf_hooks(node, grads, _extra):
@@ -138,54 +138,20 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     if n_inputs:
         body.append(", ".join(f"s{i}" for i in range(n_inputs)) + ", = inputs")
     for i, ins in enumerate(program):
-        kind = ins[0]
-        if kind == "op":
-            _, op, refs, attrs, outs, plain, scalars, expr = ins
-            lhs = ", ".join(f"s{o}" for o in outs) + ("," if op.nout != 1 else "")
-            if expr is not None or plain:
-                if expr is not None:
-                    call = expr.format(*(ref(r) for r in refs))
-                else:
-                    args = "".join(", " + ref(r) for r in refs)
-                    kw = f", **{lit(attrs, 'attrs')}" if attrs else ""
-                    call = f"{const(op.kernel, _ident(op.name))}(np{args}{kw})"
-                body.append(f"{lhs} = {call}")
-                for o in scalars:  # a 0-d result may come back as a NumPy scalar
-                    body.append(f"s{o} = np.asarray(s{o})")
-                if op.layout is not None:  # the strides run_kernel gives the result
-                    lay, args = const(op.layout, "layout"), "[" + ", ".join(map(ref, refs)) + "]"
-                    for o in outs:
-                        body.append(
-                            f"if s{o}.ndim > 1 or s{o}.base is not None: "
-                            f"s{o} = {lay}(s{o}, {args}, {lit(attrs, 'attrs')})"
-                        )
-            else:
-                args = ", ".join(ref(r) for r in refs)
-                body.append(
-                    f"{lhs} = rk({const(op, _ident(op.name))}, [{args}], {lit(attrs, 'attrs')})"
-                )
-        elif kind == "commit":
-            body.append(f"_commit(s{ins[1]}, {ref(ins[2])})")
-        elif kind == "guard":
-            body.append(f"if not ({ins[1]}): raise Recheck")
-        elif kind == "sizes":  # sizes a symbolic backward reads
-            body.append(f"s{ins[1]} = [" + ", ".join(v.expr for v in ins[2]) + "]")
-        elif kind == "factory":
-            _, fn, args, kwargs, slot = ins
-            body.append(f"s{slot} = {const(fn, 'factory')}(*{lit(args)}, **{lit(kwargs)})._data")
+        kind = type(ins)
+        if kind is Op:
+            _op(body, ins, ref, lit, const)
+        elif kind is Commit:
+            body.append(f"_commit(s{ins.target}, {ref(ins.source)})")
+        elif kind is Guard:
+            body.append(f"if not ({ins.expr}): raise Recheck")
+        elif kind is Sizes:  # sizes a symbolic backward reads
+            body.append(f"s{ins.slot} = [" + ", ".join(v.expr for v in ins.sizes) + "]")
+        elif kind is Factory:
+            call = f"{const(ins.fn, 'factory')}(*{lit(ins.args)}, **{lit(ins.kwargs)})"
+            body.append(f"s{ins.out} = {call}._data")
         else:
-            _, what, k, ins_, outs, extra = ins
-            args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins_) + "]"
-            call = f"_call({what}, nodes[{k}], {args}, {const(extra)})"
-            if what == "accumulate" and extra == "new":
-                body.append(f"nodes[{k}].variable._grad = _fresh({args[1:-1]})")
-            elif what == "accumulate" and extra == "add":
-                body.append(f"_add_into(nodes[{k}].variable, {args[1:-1]})")
-            elif outs:
-                lhs = ", ".join("_" if s is None else f"s{s}" for s in outs)
-                body.append(f"{lhs}, = {call}")
-            else:
-                body.append(call)
+            _call_line(body, ins, const)
         dead = [s for s in _reads(ins) if last.get(s) == i and s not in keep]
         if dead:
             body.append("del " + ", ".join(f"s{s}" for s in sorted(set(dead))))
@@ -205,6 +171,49 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
     return fn, src
 
 
+def _op(body: list, ins: Op, ref, lit, const) -> None:
+    """A kernel call's lines: its expression or its kernel called directly (then the
+    strides run_kernel would give), else run_kernel."""
+    op, refs, attrs, outs = ins.op, ins.refs, ins.attrs, ins.outs
+    lhs = ", ".join(f"s{o}" for o in outs) + ("," if op.nout != 1 else "")
+    if ins.expr is None and not ins.plain:
+        args = ", ".join(ref(r) for r in refs)
+        body.append(f"{lhs} = rk({const(op, _ident(op.name))}, [{args}], {lit(attrs, 'attrs')})")
+        return
+    if ins.expr is not None:
+        call = ins.expr.format(*(ref(r) for r in refs))
+    else:
+        args = "".join(", " + ref(r) for r in refs)
+        kw = f", **{lit(attrs, 'attrs')}" if attrs else ""
+        call = f"{const(op.kernel, _ident(op.name))}(np{args}{kw})"
+    body.append(f"{lhs} = {call}")
+    for o in ins.scalars:  # a 0-d result may come back as a NumPy scalar
+        body.append(f"s{o} = np.asarray(s{o})")
+    if op.layout is not None:  # the strides run_kernel gives the result
+        lay, args = const(op.layout, "layout"), "[" + ", ".join(map(ref, refs)) + "]"
+        for o in outs:
+            body.append(
+                f"if s{o}.ndim > 1 or s{o}.base is not None: "
+                f"s{o} = {lay}(s{o}, {args}, {lit(attrs, 'attrs')})"
+            )
+
+
+def _call_line(body: list, ins: Call, const) -> None:
+    """A call into eager code (an accumulation into a leaf's .grad written out)."""
+    what, k, extra = ins.what, ins.node, ins.extra
+    args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins.ins) + "]"
+    call = f"_call({what}, nodes[{k}], {args}, {const(extra)})"
+    if what == "accumulate" and extra == "new":
+        body.append(f"nodes[{k}].variable._grad = _fresh({args[1:-1]})")
+    elif what == "accumulate" and extra == "add":
+        body.append(f"_add_into(nodes[{k}].variable, {args[1:-1]})")
+    elif ins.outs:
+        lhs = ", ".join("_" if s is None else f"s{s}" for s in ins.outs)
+        body.append(f"{lhs}, = {call}")
+    else:
+        body.append(call)
+
+
 # Compiled sources, by text: the constants a program's text names live in its own env
 _CODE: dict = {}
 _CODE_KEPT = 256
@@ -216,18 +225,19 @@ def _ident(name: str) -> str:
 
 def _reads(ins) -> list:
     """The slots an instruction reads."""
-    kind = ins[0]
-    if kind == "op":
-        return [s for r in ins[2] for s in _slots(r)] + [*slots_of(ins[2]), *slots_of(ins[3])]
-    if kind == "commit":
-        return [ins[1], *_slots(ins[2])]
-    if kind == "factory":
-        return [*slots_of(ins[2]), *slots_of(ins[3])]
-    if kind == "guard":
-        return list(ins[2])
-    if kind == "sizes":
-        return list(slots_of(ins[2]))
-    return [s for s in ins[3] if s is not None]
+    kind = type(ins)
+    if kind is Op:
+        refs = ins.refs
+        return [s for r in refs for s in _slots(r)] + [*slots_of(refs), *slots_of(ins.attrs)]
+    if kind is Commit:
+        return [ins.target, *_slots(ins.source)]
+    if kind is Factory:
+        return [*slots_of(ins.args), *slots_of(ins.kwargs)]
+    if kind is Guard:
+        return list(ins.slots)
+    if kind is Sizes:
+        return list(slots_of(ins.sizes))
+    return [s for s in ins.ins if s is not None]
 
 
 def _slots(r) -> list:

@@ -28,9 +28,10 @@ from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
 from ..ops.creation import zeros_like
 from . import _codegen
-from ._capture import _Capture
-from ._trace import TracedTensor, Tracer, Untraceable, _holds_data, _Slot, hoist_guards
-from ._walk import _Break, _walk
+from ._capture import NodeSizes, _Capture
+from ._ir import Call, Commit, Op, Sizes, _Slot
+from ._trace import TracedTensor, Tracer, Untraceable, _holds_data, hoist_guards
+from ._walk import _Break, walk
 from .exc import Unsupported
 
 # Every compiled callable (numtorch.compile's frames), for reset()
@@ -63,7 +64,7 @@ class ForwardTracer(Tracer):
         self.made: dict = {id(t._data): self.slot_of[id(t)] for t in lifted}
         self.keep: list = [t._data for t in lifted]
         self.ver_of: dict = {id(t._ver): self.slot_of[id(t)] for t in lifted}
-        self.sizes: dict = {}  # node -> its symbolic in_meta, _out_meta and saved shapes
+        self.sizes: dict = {}  # node -> its NodeSizes, symbolic
 
     def stop(self, why: str) -> None:
         """Record no more: the call finishes eagerly."""
@@ -134,7 +135,7 @@ class ForwardTracer(Tracer):
                     saved[name] = tuple(a.shape)
             elif name in op.inputs and has_sym(args[op.inputs.index(name)]):
                 saved[name] = args[op.inputs.index(name)]  # a number: a size, or 1/size
-        self.sizes[node] = (attrs, in_meta, out_meta, saved)
+        self.sizes[node] = NodeSizes(attrs, in_meta, out_meta, saved)
 
     def side_effect(self, what: str) -> None:
         self.stop(f"{what} (a replay cannot repeat it)")
@@ -158,7 +159,7 @@ class ForwardTracer(Tracer):
                     super().commit(target, result, op)
                     if slot is not None:
                         self.mutated[slot] = self.mutated.get(slot, 0) + 1
-                        self.program[-1] += (True,)  # (a write the caller sees)
+                        self.program[-1] = self.program[-1]._replace(visible=True)
                     return
                 slot = self.slot_of.get(id(target))
                 if slot is None:
@@ -168,7 +169,7 @@ class ForwardTracer(Tracer):
             except Untraceable as e:
                 self.stop(str(e))
             else:
-                self.program.append(("commit", slot, ref, True))
+                self.program.append(Commit(slot, ref, True))
                 self.mutated[slot] = self.mutated.get(slot, 0) + 1
         inplace.commit(_inner1(target), _inner1(result), op)
 
@@ -258,7 +259,7 @@ def _build(tracer: ForwardTracer, slots: list, outs: list):
         saved = backward.saved_slots
         if backward.sizes is not None:  # the sizes the backward reads, computed forward
             tracer.nslots += 1
-            tracer.program.append(("sizes", tracer.nslots - 1, backward.sizes))
+            tracer.program.append(Sizes(tracer.nslots - 1, backward.sizes))
             saved = [*saved, tracer.nslots - 1]
     fn, code = _codegen.generate(tracer.program, len(lifted), slots + saved)
     prog = Program(fn, code, len(slots), tracer.mutated, backward)
@@ -279,7 +280,7 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
     inputs = [lifted[i] for i in diff_in]
     targets = {edge_of(t)[0] for t in inputs}
     try:
-        w = _walk(roots, grads, inputs, False, True, stop=targets, full=True)
+        w = walk(roots, grads, inputs, False, True, stop=targets)
     except _Break:
         return "its graph has a node that cannot be captured"
     for node in w.nodes:
@@ -289,11 +290,11 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
         if type(node) is AccumulateGrad or hooked or node._opaque:
             return "its graph has hooks or nodes outside the function"
     symbolic = tracer.symbolic and not any(
-        ins[0] == "op" and ins[1].random for ins in tracer.program
+        type(ins) is Op and ins.op.random for ins in tracer.program
     )  # (a backward whose guard fails runs the forward again: it must draw nothing)
     run = _Capture(w, joint=True, symbolic=symbolic, sizes=tracer.sizes)
     run.run()
-    if any(ins[0] == "call" for ins in run.tracer.program):
+    if any(type(ins) is Call for ins in run.tracer.program):
         return "its backward calls into eager code"
     if symbolic:
         hoist_guards(run.tracer.program)

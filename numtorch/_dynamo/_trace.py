@@ -21,6 +21,7 @@ from .._core.dispatch import Interpreter, WrapperTensor, dispatch, untraced
 from .._core.state import state
 from .._core.symbolic import concrete
 from .._core.tensor import Size, Tensor, _wrap_dim
+from ._ir import Call, Commit, Factory, Guard, Op, _Slot, made
 from ._lower import LOWER
 
 
@@ -97,12 +98,9 @@ class TracedTensor(WrapperTensor):
 
 
 class Tracer(Interpreter):
-    """Records ``(kind, ...)`` instructions: ``("op", op, refs, attrs, outs, plain, 0-d
-    outs, expression)`` for a kernel call (plain: the kernel may be called directly; the
-    expression, from ``_lower``, stands for the call), ``("commit", target, source)`` for
-    an in-place write and (the forward tracer's) ``("factory", fn, args, kwargs, out)``
-    for a factory function's call; refs name a slot (``_Slot``), a list of refs, or a
-    constant (any other value)."""
+    """Records a program of ``_ir`` instructions: an ``Op`` per kernel call, a ``Commit``
+    per in-place write, a ``Guard`` per decision on symbolic sizes and (the forward
+    tracer's) a ``Factory`` per factory function's call."""
 
     sees_all = True
     transparent = True
@@ -132,7 +130,7 @@ class Tracer(Interpreter):
         """A decision taken on symbolic sizes: checked where the program reaches it."""
         if expr not in self.guards:
             self.guards.add(expr)
-            self.program.append(("guard", expr, slots))
+            self.program.append(Guard(expr, slots))
 
     def wrap(self, t: Tensor, slot: int | None = None) -> TracedTensor:
         if slot is None:
@@ -179,9 +177,7 @@ class Tracer(Interpreter):
         # (a lowering decides from sizes once, for the sizes traced)
         rule = LOWER.get(op.name) if on_cpu and not self.symbolic else None
         expr = rule(given, arrays, self.static) if rule else None
-        self.program.append(
-            ("op", op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr)
-        )
+        self.program.append(Op(op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr))
         return wrapped if isinstance(out, tuple) else wrapped[0]
 
     def factory(self, fn, args: tuple, kwargs: dict):
@@ -196,14 +192,14 @@ class Tracer(Interpreter):
         w = self.wrap(t)
         if not self.symbolic:
             args, kwargs = concrete(args), concrete(kwargs)
-        self.program.append(("factory", fn, args, kwargs, w._slot))
+        self.program.append(Factory(fn, args, kwargs, w._slot))
         return w
 
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         if not (isinstance(target, TracedTensor) and target._interp is self):
             raise Untraceable  # a write into a constant would change it for later runs
         source = self._ref(result)
-        self.program.append(("commit", target._slot, source[1]))
+        self.program.append(Commit(target._slot, source[1]))
         inplace.commit(target._inner, source[0], op)
 
     @contextmanager
@@ -222,20 +218,19 @@ class Tracer(Interpreter):
 def hoist_guards(program: list) -> None:
     """Move each guard of a symbolic program up to just after the values it reads are made
     (a size is known from then on), so that guards come before writes and draws."""
-    made: dict = {}
+    maker: dict = {}  # slot -> the index in ``rest`` of the instruction that makes it
     moved: dict = {}  # instruction index -> the guards placed after it (-1: first)
     rest = []
     for ins in program:
-        if ins[0] == "guard":
-            at = max((made.get(s, -1) for s in ins[2]), default=-1)
+        if type(ins) is Guard:
+            at = max((maker.get(s, -1) for s in ins.slots), default=-1)
             moved.setdefault(at, []).append(ins)
             continue
         k = len(rest)
         rest.append(ins)
-        outs = ins[4] if ins[0] in ("op", "call") else [ins[4]] if ins[0] == "factory" else ()
-        for s in outs:
+        for s in made(ins):
             if s is not None:
-                made[s] = k
+                maker[s] = k
     program[:] = moved.get(-1, [])
     for k, ins in enumerate(rest):
         program.append(ins)
@@ -248,15 +243,15 @@ def guards_first(program: list) -> bool:
     leaves nothing done."""
     done = False
     for ins in program:
-        kind = ins[0]
-        if kind == "guard":
+        kind = type(ins)
+        if kind is Guard:
             if done:
                 return False
-        elif kind == "call" or (kind == "commit" and len(ins) > 3):
+        elif kind is Call or (kind is Commit and ins.visible):
             done = True
-        elif kind == "op" and ins[1].random:
+        elif kind is Op and ins.op.random:
             done = True
-        elif kind == "factory" and getattr(ins[1], "__module__", None) == _RANDOM:
+        elif kind is Factory and getattr(ins.fn, "__module__", None) == _RANDOM:
             done = True
     return True
 
@@ -311,9 +306,3 @@ def _array(v):
     if isinstance(v, (list, tuple)):
         return [_array(x) for x in v]
     return v
-
-
-class _Slot(int):
-    """A reference to a slot (told apart from an int constant)."""
-
-    __slots__ = ()

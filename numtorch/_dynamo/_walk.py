@@ -1,6 +1,7 @@
-"""The walk of a backward pass's graph: each node's cache key, its kind, the saved
-arrays in order and the sizes its program is specialized to; the trie of captured graphs
-they are looked up in (PyTorch's shadow graph)."""
+"""The walk of a backward pass's graph: one cache key per node (with its kind, the saved
+arrays in order and the sizes its program is specialized to), and the trie of captured
+graphs (PyTorch's shadow graph) that a pass looks its keys up in and a capture stores
+them in."""
 
 from __future__ import annotations
 
@@ -47,22 +48,174 @@ _OP, _OPAQUE, _LEAF = 0, 1, 2
 
 
 class _Walk:
-    """One backward call's graph as the cache and the compiled code see it."""
+    """One backward call's graph as the cache and the compiled code see it: its nodes
+    breadth first from the roots, each one's kind and where its sizes start in ``sig``,
+    the root gradients and saved arrays in order (``arrays``), the sizes and layouts a
+    program is specialized to; its keys."""
 
     __slots__ = (
-        "keys", "nodes", "kinds", "arrays", "sig", "at", "layouts", "roots", "inputs",
-        "accumulate", "keep_graph", "entry", "args",
+        "roots", "inputs", "accumulate", "keep_graph", "stop", "nodes", "index", "kinds",
+        "at", "arrays", "sig", "layouts", "keys",
     )  # fmt: skip
 
-    def full(self) -> _Walk:
-        """This walk with what a capture needs: the keys, each node's kind and where its
-        sizes start (a hit's walk keeps none of them)."""
-        return self if self.kinds is not None else _walk(*self.args, full=True)
+    def __init__(self, roots, grads, inputs, accumulate: bool, keep_graph: bool, stop) -> None:
+        self.roots = roots
+        self.inputs = inputs
+        self.accumulate = accumulate
+        self.keep_graph = keep_graph
+        self.stop = stop  # nodes the walk does not go past (as leaves)
+        self.nodes: list = []
+        self.index: dict = {}
+        for node, _ in roots:
+            if node is not None and node not in self.index:
+                self.index[node] = len(self.nodes)
+                self.nodes.append(node)
+        self.kinds: list = []
+        self.at: list = []  # where each node's sizes start in ``sig``
+        self.arrays: list = []
+        for g in grads:
+            if g is None:
+                self.arrays.append(None)
+                continue
+            if type(g) is not Tensor and g._level:
+                raise _Break
+            self.arrays.append(g._data)
+        self.sig: list = []  # compared, not hashed: it holds lists
+        self.layouts: list | None = None
+        self.keys: list = []
 
 
 class _Break(Exception):
     """The pass must run eagerly (a custom autograd.Function, a freed graph, a stale
     saved tensor: eager raises the exact error)."""
+
+
+def walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -> _Walk:
+    """The pass's walk: its keys (``keys``), nodes, kinds, saved arrays and sizes. It does
+    not go past the nodes in ``stop``."""
+    w = _Walk(roots, grads, inputs, accumulate, keep_graph, stop)
+    w.keys = _keys(w)
+    return w
+
+
+def lookup(w: _Walk) -> _Entry | None:
+    """The trie entry the walk's keys lead to (a captured graph), or None."""
+    trie = _CACHE
+    for key in w.keys:
+        try:
+            trie = trie.children.get(key)
+        except TypeError:  # an unhashable attribute
+            trie = trie.children.get(_freeze(key))
+        if trie is None:
+            return None
+    return trie.entry
+
+
+def _keys(w: _Walk) -> list:
+    """The walk's keys in order: its roots', one per node breadth first (filling in the
+    node's kind, its saved arrays and sizes), then the pass's own (the order nodes run
+    in, where the gradients go, dtypes, array types); ``w`` then holds the sizes and
+    layouts (``sig``, ``layouts``)."""
+    keys: list = []
+    add = keys.append
+    nodes, index, arrays, metas = w.nodes, w.index, w.arrays, w.sig
+    kinds, at, stop = w.kinds.append, w.at.append, w.stop
+    add((tuple(None if n is None else (index[n], nr) for n, nr in w.roots), w.accumulate))
+    push, find = nodes.append, index.get
+    ordered = True  # sequence numbers fall along the walk (leaves aside)
+    last = 1 << 64
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        i += 1
+        at(len(metas))
+        if stop and node in stop:
+            kinds(_LEAF)
+            add((_LEAF,))
+            continue
+        edges = []
+        for nxt, nr in node.next_functions:
+            if nxt is None:
+                edges.append(-1)
+                continue
+            j = find(nxt)
+            if j is None:
+                j = index[nxt] = len(nodes)
+                push(nxt)
+            edges.append(j if not nr else (j, nr))
+        cls = type(node)
+        if cls is AccumulateGrad:  # (leaves share one sequence number: they run first)
+            if node._seq != _ACCUMULATE_SEQ:
+                ordered = False
+            kinds(_LEAF)
+            add((_LEAF, _hook_flags(node), node.variable._grad is None))
+            continue
+        seq = node._seq
+        if seq >= last:
+            ordered = False
+        last = seq
+        hooks = _hook_flags(node) if node._any_hooks else 0
+        saved = node.saved
+        if saved is None:
+            raise _Break  # freed: eager raises
+        if cls is CopySlices:
+            kinds(_OPAQUE)
+            metas.append((node._out_meta, node.fn.in_meta))
+            add((_OPAQUE, node.fn.op, _freeze(node.attrs), hooks, *edges))
+            continue
+        if node._opaque:
+            kinds(_OPAQUE)
+            metas.append(node._out_meta)
+            add((_OPAQUE, _Same(node.program), hooks, *edges))
+            continue
+        op = node.op if cls is not Node else None
+        if op is None or op.recorder is not None:
+            # a user-defined Function: its backward may read values
+            raise _Break("the graph has a custom autograd.Function")
+        attrs = node.attrs
+        sized = _SIZED.get(op)
+        if sized is None:
+            sized = _sized(op)
+        if sized:  # sizes are the program's business, not the key's
+            metas.append(tuple(attrs.get(n) for n in sized))
+            attrs = {n: v for n, v in attrs.items() if n not in sized}
+        if saved:
+            raws: list = []
+            kind = _OP if _saved_arrays(saved, arrays, raws, metas) else _OPAQUE
+            key = (op, tuple(attrs.items()), hooks, kind, tuple(raws), *edges)
+        else:
+            kind = _OP
+            key = (op, hooks, *attrs.items(), *edges)
+        metas.append((node._out_meta, node.in_meta))
+        kinds(kind)
+        add(key)
+    if not ordered:  # the engine runs nodes by sequence number
+        add(tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq)))
+    if w.inputs is not None:  # where the gradients to capture or accumulate are
+        edges = (engine.edge_of(t) if isinstance(t, Tensor) else (t.node, t.output_nr)
+                 for t in w.inputs)  # fmt: skip
+        add(tuple(None if n not in index else (index[n], nr) for n, nr in edges))
+    add((w.keep_graph, tuple(None if a is None else a.dtype for a in arrays)))
+    if _cuda_used[0]:  # a program made for NumPy arrays is not one for CuPy arrays
+        add(tuple(type(a) for a in arrays))
+    metas.append([None if a is None else a.shape for a in arrays])
+    w.layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
+    return keys
+
+
+# Attributes that are sizes (a view's shape, an expand's size; conv's groups, into which
+# its batch rule folds a vmapped batch): with dynamic sizes a new value is a new
+# specialization of the same captured graph, as PyTorch's SymInt sizes.
+_SIZE_NAMES = frozenset(("shape", "size", "sizes", "output_size", "groups"))
+_SIZED: dict = {}  # op -> _sized(op)
+
+
+def _sized(op) -> tuple:
+    """The names of op's attributes that are sizes, in op's order (kept in ``_SIZED``)."""
+    sized = _SIZED.get(op)
+    if sized is None:
+        sized = _SIZED[op] = tuple(n for n, *_ in op.attrs if n in _SIZE_NAMES)
+    return sized
 
 
 def _freeze(v):
@@ -135,13 +288,6 @@ def _saved_array(s: Saved, arrays: list) -> None:
         arrays.append(t._data)
 
 
-# Attributes that are sizes (a view's shape, an expand's size; conv's groups, into which
-# its batch rule folds a vmapped batch): with dynamic sizes a new value is a new
-# specialization of the same captured graph, as PyTorch's SymInt sizes.
-_SIZE_NAMES = frozenset(("shape", "size", "sizes", "output_size", "groups"))
-_SIZED: dict = {}
-
-
 def _hook_flags(node: Node) -> tuple:
     """Which hooks a node and (for a leaf) its tensor have: the calls its program makes."""
     var = getattr(node, "variable", None)
@@ -150,155 +296,6 @@ def _hook_flags(node: Node) -> tuple:
         var is not None and bool(var._hooks),
         var is not None and bool(var.__dict__.get("_post_acc_hooks")),
     )  # fmt: skip
-
-
-def _walk(
-    roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None, full: bool = False
-) -> _Walk:
-    """The graph breadth first from the roots: each node's cache key, its kind, the saved
-    arrays in order, and the sizes a program is specialized to; the trie entry found (on
-    ``w.entry``; on a miss the walk is ``full``). The walk does not go past the nodes in
-    ``stop``. Unless ``full``, it keeps no keys, kinds or size offsets: on a hit the cached
-    program needs none of them (a 10k-node graph's walk ~12% faster)."""
-    args = (roots, grads, inputs, accumulate, keep_graph, stop)
-    w = _Walk()
-    nodes: list = []
-    index: dict = {}
-    for node, _ in roots:
-        if node is not None and node not in index:
-            index[node] = len(nodes)
-            nodes.append(node)
-    arrays = []
-    metas = []
-    for g in grads:
-        if g is None:
-            arrays.append(None)
-            continue
-        if type(g) is not Tensor and g._level:
-            raise _Break
-        arrays.append(g._data)
-    key = (tuple(None if n is None else (index[n], nr) for n, nr in roots), accumulate)
-    trie = _CACHE.children.get(key)
-    if trie is None and not full:
-        return _walk(*args, full=True)
-    keys = [key] if full else None
-    kinds = [] if full else None
-    push, find = nodes.append, index.get
-    ordered = True  # sequence numbers fall along the walk (leaves aside)
-    last = 1 << 64
-    at = [] if full else None  # where each node's sizes start in ``metas``
-    i = 0
-    while i < len(nodes):
-        node = nodes[i]
-        i += 1
-        if full:
-            at.append(len(metas))
-        if stop and node in stop:
-            if full:
-                kinds.append(_LEAF)
-                keys.append((_LEAF,))
-            elif trie is not None:
-                trie = trie.children.get((_LEAF,))
-            continue
-        edges = []
-        for nxt, nr in node.next_functions:
-            if nxt is None:
-                edges.append(-1)
-                continue
-            j = find(nxt)
-            if j is None:
-                j = index[nxt] = len(nodes)
-                push(nxt)
-            edges.append(j if not nr else (j, nr))
-        cls = type(node)
-        if cls is AccumulateGrad:  # (leaves share one sequence number: they run first)
-            if node._seq != _ACCUMULATE_SEQ:
-                ordered = False
-            kind = _LEAF
-            key = (_LEAF, _hook_flags(node), node.variable._grad is None)
-        else:
-            seq = node._seq
-            if seq >= last:
-                ordered = False
-            last = seq
-            hooks = _hook_flags(node) if node._any_hooks else 0
-            saved = node.saved
-            if saved is None:
-                raise _Break  # freed: eager raises
-            if cls is CopySlices:
-                kind = _OPAQUE
-                key = (_OPAQUE, node.fn.op, _freeze(node.attrs), hooks, *edges)
-                metas.append((node._out_meta, node.fn.in_meta))
-            elif node._opaque:
-                kind = _OPAQUE
-                key = (_OPAQUE, _Same(node.program), hooks, *edges)
-                metas.append(node._out_meta)
-            else:
-                op = node.op if cls is not Node else None
-                if op is None or op.recorder is not None:
-                    # a user-defined Function: its backward may read values
-                    raise _Break("the graph has a custom autograd.Function")
-                attrs = node.attrs
-                sized = _SIZED.get(op)
-                if sized is None:
-                    sized = _SIZED[op] = tuple(n for n, *_ in op.attrs if n in _SIZE_NAMES)
-                if sized:  # sizes are the program's business, not the key's
-                    metas.append(tuple(attrs.get(n) for n in sized))
-                    attrs = {n: v for n, v in attrs.items() if n not in sized}
-                if saved:
-                    raws: list = []
-                    kind = _OP if _saved_arrays(saved, arrays, raws, metas) else _OPAQUE
-                    key = (op, tuple(attrs.items()), hooks, kind, tuple(raws), *edges)
-                else:
-                    kind = _OP
-                    key = (op, hooks, *attrs.items(), *edges)
-                metas.append((node._out_meta, node.in_meta))
-        try:
-            if trie is not None:
-                trie = trie.children.get(key)
-            elif full:
-                hash(key)
-        except TypeError:  # an unhashable attribute
-            key = _freeze(key)
-            if trie is not None:
-                trie = trie.children.get(key)
-        if full:
-            kinds.append(kind)
-            keys.append(key)
-        elif trie is None:  # a miss: what a capture needs, from the start
-            return _walk(*args, full=True)
-    tail = []
-    if not ordered:  # the engine runs nodes by sequence number
-        tail.append(tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq)))
-    if inputs is not None:  # where the gradients to capture or accumulate are
-        edges = (engine.edge_of(t) if isinstance(t, Tensor) else (t.node, t.output_nr)
-                 for t in inputs)  # fmt: skip
-        tail.append(tuple(None if n not in index else (index[n], nr) for n, nr in edges))
-    tail.append((keep_graph, tuple(None if a is None else a.dtype for a in arrays)))
-    if _cuda_used[0]:  # a program made for NumPy arrays is not one for CuPy arrays
-        tail.append(tuple(type(a) for a in arrays))
-    for key in tail:
-        if full:
-            keys.append(key)
-        if trie is not None:
-            trie = trie.children.get(key)
-    if not full and (trie is None or trie.entry is None):
-        return _walk(*args, full=True)
-    w.entry = None if trie is None else trie.entry
-    w.keys = keys
-    w.nodes = nodes
-    w.kinds = kinds
-    w.arrays = arrays
-    metas.append([None if a is None else a.shape for a in arrays])
-    w.sig = metas  # compared, not hashed: it holds lists
-    w.at = at
-    w.layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
-    w.roots = roots
-    w.inputs = inputs
-    w.accumulate = accumulate
-    w.keep_graph = keep_graph
-    w.args = args
-    return w
 
 
 def _layout(a) -> tuple:
@@ -311,10 +308,15 @@ def _layout(a) -> tuple:
     return tuple((d, st[d] == a.itemsize) for d in order)
 
 
-def _store(keys, entry: _Entry) -> None:
+def store(w: _Walk, entry: _Entry) -> None:
+    """Keep ``entry`` in the trie under the walk's keys."""
     t = _CACHE
-    for k in keys:
-        nxt = t.children.get(k)
+    for k in w.keys:
+        try:
+            nxt = t.children.get(k)
+        except TypeError:  # an unhashable attribute
+            k = _freeze(k)
+            nxt = t.children.get(k)
         if nxt is None:
             nxt = t.children[k] = _Trie()
         t = nxt

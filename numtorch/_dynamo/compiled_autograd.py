@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from .._core import upcalls
 from .._core.state import anomaly, compiled_nodes, state
 from ._capture import CapturedGraph
-from ._walk import _CACHE, _Break, _Entry, _store, _walk
+from ._walk import _CACHE, _Break, _Entry, lookup, store, walk
 from .utils import counters
 
 
@@ -123,7 +123,7 @@ def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, acc
 
 def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
     try:
-        w = _walk(roots, grads, inputs, accumulate, keep_graph)
+        w = walk(roots, grads, inputs, accumulate, keep_graph)
     except _Break as e:
         if e.args:  # (else eager raises the error: a freed graph, a stale saved tensor)
             _warn_once(e.args[0])
@@ -134,14 +134,14 @@ def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate
         compiler = next((n._compiler for n in w.nodes if n._compiler is not None), None)
         if compiler is None:
             return NotImplemented
-    entry = w.entry
+    entry = lookup(w)
     if entry is None:
         counters["compiled_autograd"]["captures"] += 1
         graph = CapturedGraph()
         result = graph.capture(w)
         fn = compiler.fn(graph)
         counters["compiled_autograd"]["compiles"] += 1
-        _store(w.keys, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
+        store(w, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
         return result
     if not entry.dynamic and (w.sig, w.layouts) != entry.sig:  # a size or stride changed:
         # recapture, dynamic
