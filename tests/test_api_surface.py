@@ -143,3 +143,12 @@ NN_FUNCTIONAL = sorted(
 def test_nn_functional_signatures_match_torch(name):
     """Parameter names, order and defaults as torch.nn.functional's Python functions."""
     assert _params(getattr(nt.nn.functional, name)) == _params(getattr(torch.nn.functional, name))
+
+
+# ==================================================================
+# The functions added for issue 14, beyond the op database's generic tests.
+
+
+def test_no_tensor_method_that_torch_lacks():
+    extra = [n for n in dir(nt.Tensor) if not n.startswith("_") and not hasattr(torch.Tensor, n)]
+    assert extra == []

@@ -9,7 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
-from opdb import float_arg_positions, get_path, leaves, ops_with_samples, resolve, samples, to_nt
+from opdb import float_arg_positions, get_path, ops_with_samples, resolve, samples
+from twolibs import tensor_leaves, to_nt
 
 import numtorch as nt
 import numtorch.nn.functional as F
@@ -60,7 +61,7 @@ def _run(fn, op, args, kwargs) -> list:
         paths = [p for p in paths if p[0] in op.grad_args]
     ins = [get_path(args, p).requires_grad_(True) for p in paths]
     nt.manual_seed(0)
-    outs = list(leaves(fn(*args, **kwargs), nt.Tensor))
+    outs = list(tensor_leaves(fn(*args, **kwargs), nt.Tensor))
     res = [_np(o) for o in outs]
     diff = [o for o in outs if o.requires_grad]
     if diff and ins:

@@ -17,8 +17,8 @@ from opdb import (
     resolve,
     samples,
     set_path,
-    to_nt,
 )
+from twolibs import to_nt
 
 import numtorch as nt
 from numtorch._core.symbolic import Recheck

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 import torch._dynamo.compiled_autograd as tca
-from opdb import float_arg_positions, get_path, leaves, ops_with_samples, resolve, samples, to_nt
+from opdb import float_arg_positions, get_path, ops_with_samples, resolve, samples
+from twolibs import tensor_leaves, to_nt
 
 import numtorch as nt
 from numtorch._dynamo import compiled_autograd as ca
@@ -52,7 +53,9 @@ def _op_grads(op, s):
     args = to_nt(s.args)
     ins = [get_path(args, p).requires_grad_(True) for p in paths]
     out = resolve(nt, op.api)(*args, **to_nt(s.kwargs))
-    outs = [o for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point and o.requires_grad]
+    outs = [
+        o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point and o.requires_grad
+    ]
     if not outs:
         return None
     rng = np.random.default_rng(1)

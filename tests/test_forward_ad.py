@@ -7,20 +7,25 @@ import numpy as np
 import pytest
 import torch
 from opdb import (
-    as_numpy,
     differentiable_ops,
     float_leaves,
     float_outputs,
     float_paths,
     get_path,
-    leaves,
     resolve,
     samples,
     set_path,
+)
+from twolibs import (
+    arr,
+    as_numpy,
+    assert_same,
+    assert_same_error,
+    jvp_prog,
+    tensor_leaves,
     to_nt,
     to_torch,
 )
-from twolibs import arr, assert_same, assert_same_error
 
 import numtorch as nt
 import numtorch.autograd.forward_ad as fwAD
@@ -42,7 +47,7 @@ def test_forward_ad_matches_finite_differences(op):
             for p, t in zip(paths, tans):
                 args = set_path(args, p, fwAD.make_dual(get_path(args, p), nt.tensor(t)))
             out = fn(*args, **to_nt(s.kwargs))
-            got = [fwAD.unpack_dual(o) for o in leaves(out, nt.Tensor)]
+            got = [fwAD.unpack_dual(o) for o in tensor_leaves(out, nt.Tensor)]
             got = [
                 np.zeros(tuple(u.primal.shape)) if u.tangent is None else as_numpy(u.tangent)
                 for u in got
@@ -93,7 +98,7 @@ def test_func_jvp_matches_torch_and_composes_with_vmap(op, no_fallback):
             for p, x in zip(paths, xs):
                 args = set_path(args, p, x)
             return tuple(
-                o for o in leaves(tfn(*args, **tkw), torch.Tensor) if o.is_floating_point()
+                o for o in tensor_leaves(tfn(*args, **tkw), torch.Tensor) if o.is_floating_point()
             )
 
         try:
@@ -244,3 +249,123 @@ def test_reverse_mode_over_dual_tensors():
             return w.grad, primal.detach(), tangent.detach()
 
     assert_same(prog, arr(4), arr(4, seed=1), arr(4, seed=2))
+
+
+# ==================================================================
+# Found by issue 14's sweep of silently wrong values and derivatives.
+
+
+DTYPED = [
+    lambda L, x: L.softmax(x, 0, dtype=L.float32),
+    lambda L, x: L.log_softmax(x, 0, dtype=L.float32),
+    lambda L, x: L.cumprod(x, 0, dtype=L.float32),
+    lambda L, x: L.nansum(x, dtype=L.float32),
+    lambda L, x: L.nansum(x, 0, dtype=L.float32),
+    lambda L, x: L.nanmean(x, dtype=L.float32),
+    lambda L, x: x.clone().add_(L.ones(3, dtype=L.float64)),  # in-place: no promotion
+    lambda L, x: x.float().clone().mul_(x),
+    lambda L, x: x.float().clone().copy_(x),
+]
+
+
+@pytest.mark.parametrize("f", DTYPED)
+def test_jvp_tangent_has_the_output_dtype(f):
+    assert_same(jvp_prog(f), np.array([1.0, 2.0, 3.0]), rtol=1e-6, atol=1e-6)
+    assert_same(jvp_prog(f), np.array([1.0, 2.0, 3.0], np.float32), rtol=1e-6, atol=1e-6)
+
+
+def test_jvp_tangent_dtype_where_pytorch_differs():
+    # PyTorch leaves prod(dtype=float32)'s tangent of a float64 input in float64; a tangent
+    # has its primal's dtype everywhere else (forward_ad.make_dual insists on it).
+    p, t = jvp_prog(lambda L, x: L.prod(x, dtype=L.float32))(
+        nt, nt.tensor([1.0, 2.0, 3.0]).double()
+    )
+    assert p.dtype == t.dtype == nt.float32
+    np.testing.assert_allclose(t.numpy(), [11.0], rtol=1e-6)
+
+
+# ==================================================================
+# Found by issue 14's second fuzz round.
+
+
+# ------------------------------------------------------------------ jvp of products
+@pytest.mark.filterwarnings("ignore")
+def test_jvp_of_a_product_skips_the_term_of_an_input_without_tangent():
+    # the other operand has no tangent (PyTorch's undefined one): no inf * 0 NaN from it
+    x, b = np.array([1e30]), np.array([-3.94])
+
+    def outer(L, x, b):
+        return L.func.jvp(lambda x: L.outer(x.sinh(), b), (x,), (L.tensor([-0.33]),))
+
+    assert_same(outer, x, b)
+    # x -> x @ b is linear: its tangent is t @ b wherever x is infinite; PyTorch's matmul,
+    # mm, mv and bmm give NaN there (x @ 0), its outer and dot do not (finite differences
+    # decide: the map is linear)
+    xi = nt.tensor([[float("inf"), 1.0], [2.0, 3.0]])
+    m = nt.tensor([[1.0, 0.0], [2.0, 1.0]])
+    t = nt.ones(2, 2)
+    for f in (lambda x: x @ m, lambda x: nt.mm(x, m), lambda x: nt.bmm(x[None], m[None])[0]):
+        np.testing.assert_array_equal(nt.func.jvp(f, (xi,), (t,))[1].numpy(), (t @ m).numpy())
+    np.testing.assert_array_equal(
+        nt.func.jvp(lambda x: nt.mv(x, m[0]), (xi,), (t,))[1].numpy(), [1.0, 1.0]
+    )
+    np.testing.assert_array_equal(
+        nt.func.jvp(lambda x, y: x @ y, (xi, m), (t, t))[1].numpy(), (t @ m + xi @ t).numpy()
+    )
+
+
+# ==================================================================
+# Found by issue 14's sweep of crashes where PyTorch succeeds.
+
+
+BOOL_OPERAND = [
+    lambda L, a, m: L.minimum(a, m),
+    lambda L, a, m: L.maximum(m, a),
+    lambda L, a, m: a / m,
+    lambda L, a, m: m / a,
+    lambda L, a, m: L.addcdiv(a, a, m),
+    lambda L, a, m: L.addcdiv(a, m, a),
+    lambda L, a, m: L.addcmul(a, m, a),
+    lambda L, a, m: L.atan2(a, m),
+    lambda L, a, m: L.fmod(a, m),
+    lambda L, a, m: L.remainder(m, a),
+    lambda L, a, m: L.where(a > 0, a, m),
+]
+
+
+@pytest.mark.parametrize("f", BOOL_OPERAND)
+@pytest.mark.parametrize("dtype", [bool, np.int64])
+def test_jvp_with_an_integer_operand(f, dtype):
+    def prog(L, a, t):
+        m = L.tensor(np.array([True, True, True]).astype(dtype))
+        return L.func.jvp(lambda a: f(L, a, m), (a,), (t,))
+
+    assert_same(prog, np.array([2.0, -1.5, 0.5]), np.array([1.0, 0.5, -2.0]))
+
+
+# ==================================================================
+# Issue 14's sweep of aliasing and saved values.
+
+
+# ------------------------------------------------------------------ absent tangents
+@pytest.mark.parametrize(
+    "f",
+    [
+        pytest.param(lambda L, a, c: a * 0.5, id="mul-number"),
+        pytest.param(lambda L, a, c: c * a, id="mul-constant"),
+        pytest.param(lambda L, a, c: a / c, id="div-constant"),
+        pytest.param(lambda L, a, c: c / (a + 5), id="div-by-dual"),
+        pytest.param(lambda L, a, c: L.atan2(a, c), id="atan2-constant"),
+        pytest.param(lambda L, a, c: a + c.expand(2, 3), id="add-broadcast-constant"),
+        pytest.param(lambda L, a, c: L.maximum(a, c), id="maximum-constant"),
+    ],
+)
+def test_jvp_skips_the_term_of_an_operand_without_tangent(f):
+    a = arr(3)
+    a[0] = -np.inf
+    c = np.array([0.5, 2.0, -1.5])
+
+    def prog(lib, a, c):
+        return lib.func.jvp(lambda x: f(lib, x, c), (a,), (lib.ones_like(a),))
+
+    assert_same(prog, a, c)

@@ -14,19 +14,16 @@ import numpy as np
 import pytest
 import torch
 from opdb import (
-    as_numpy,
     differentiable_ops,
     float_leaves,
     float_outputs,
     float_paths,
     get_path,
-    leaves,
     resolve,
     samples,
     set_path,
-    to_nt,
-    to_torch,
 )
+from twolibs import as_numpy, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 
@@ -75,7 +72,7 @@ def _case(op, k: int = 0) -> Case | None:
 
         def tf(*xs):
             out = tfn(*_sub(to_torch(s.args), paths, xs), **tkw)
-            return tuple(o for o in leaves(out, torch.Tensor) if o.is_floating_point())
+            return tuple(o for o in tensor_leaves(out, torch.Tensor) if o.is_floating_point())
 
     prims = tuple(np.asarray(get_path(s.args, p)) for p in paths)
     return Case(op.name, f, tf, prims)

@@ -1,4 +1,5 @@
-"""The package's imports point down its layers, and no modules import each other in a cycle.
+"""The package's imports point down its layers, no modules import each other in a cycle, and
+no module is over MAX_LINES lines.
 
 Every import counts, late ones inside functions too. Layers, bottom to top (DESIGN.md,
 section 1): a module may import its own layer or lower ones only.
@@ -36,6 +37,7 @@ def _module_name(path: pathlib.Path) -> str:
 
 
 MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+MAX_LINES = 1200  # a module over it holds more than one job: split it (issue 29)
 
 
 def layer(module: str) -> int:
@@ -122,3 +124,9 @@ def test_a_package_init_is_not_a_backdoor():
     graph = import_graph()
     assert "numtorch.autograd.engine" in graph["numtorch.autograd"]
     assert "numtorch.ops.creation" in graph["numtorch.func._grad"]
+
+
+def test_no_module_is_over_the_line_limit():
+    sizes = {m: len(p.read_text().splitlines()) for m, p in MODULES.items()}
+    over = {m: n for m, n in sizes.items() if n > MAX_LINES}
+    assert not over, f"modules over {MAX_LINES} lines: {over}"

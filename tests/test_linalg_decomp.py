@@ -8,6 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from twolibs import (
+    arr,
+    assert_same,
+    assert_same_error,
+    grad_prog,
+    jvp_prog,
+)
 
 import numtorch as nt
 from numtorch.func._jvp import apply_jvp
@@ -413,3 +420,142 @@ def test_qr_backward_errors():
         nt.linalg.qr(x, mode="complete").Q.sum().backward()
     with pytest.raises(RuntimeError, match="which is not computed when mode='r'"):
         nt.linalg.qr(x, mode="r").R.sum().backward()
+
+
+# ==================================================================
+# Found by issue 14's sweep of silently wrong values and derivatives.
+
+
+# ------------------------------------------------------------------ eigh, svd at repeated values
+DEGENERATE = [np.eye(3), np.diag([2.0, 2.0, 5.0])]
+SPECTRAL = [
+    lambda L, x: L.linalg.eigh(x)[0].sum(),
+    lambda L, x: (L.linalg.eigh(x)[0] * L.arange(1.0, 4.0, dtype=L.float64)).sum(),
+    lambda L, x: L.linalg.eigh(x).eigenvalues.pow(2).sum(),
+    lambda L, x: L.linalg.svd(x)[1].sum(),
+    lambda L, x: L.linalg.svd(x, full_matrices=False)[1].pow(2).sum(),
+    lambda L, x: L.svd(x)[1].sum(),
+]
+
+
+@pytest.mark.parametrize("a", DEGENERATE, ids=["eye", "diag"])
+@pytest.mark.parametrize("f", SPECTRAL)
+def test_values_of_eigh_svd_at_repeated_values_have_finite_gradients(a, f):
+    assert_same(grad_prog(f), a, rtol=1e-12, atol=1e-12)
+    assert_same(jvp_prog(f), a, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("a", DEGENERATE, ids=["eye", "diag"])
+def test_vectors_of_eigh_svd_along_the_identity(a):
+    # PyTorch's tangents of the vectors here are NaN (0 * inf); A + eps*I keeps A's vectors
+    # exactly, so finite differences give 0, and so do we.
+    t = nt.eye(3, dtype=nt.float64)
+    for f in (lambda x: nt.linalg.eigh(x).eigenvectors, lambda x: nt.linalg.svd(x).U):
+        tan = nt.func.jvp(f, (nt.tensor(a),), (t,))[1]
+        fd = (f(nt.tensor(a + 1e-6 * np.eye(3))) - f(nt.tensor(a - 1e-6 * np.eye(3)))) / 2e-6
+        np.testing.assert_allclose(tan.numpy(), fd.numpy(), atol=1e-9)
+        np.testing.assert_array_equal(tan.numpy(), 0.0)
+
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+def test_svd_of_nonfinite_input():
+    """LAPACK's failure on NaN/inf in PyTorch's words (NumPy: 'SVD did not converge')."""
+    a = np.eye(3)
+    a[0, 1] = np.nan
+    progs = [
+        lambda L, a: L.linalg.svdvals(a),
+        lambda L, a: L.linalg.svd(a),
+        lambda L, a: L.linalg.pinv(a),
+        lambda L, a: L.linalg.svdvals(L.stack([a.nan_to_num(), a])),  # a batch element
+    ]
+    for prog in progs:
+        assert_same_error(prog, a)
+
+
+# ==================================================================
+# Issue 14, "unclear errors": PyTorch's exception type and text; NumPy's errors never leak.
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        [[float("nan"), 0.0], [0.0, 1.0]],
+        [[[1.0, 0.0], [0.0, 1.0]], [[4.0, 1.0], [1.0, float("nan")]]],
+        [[1.0, 2.0], [2.0, 1.0]],
+    ],
+)
+def test_cholesky_of_a_nan_pivot_fails_as_a_non_positive_one(a):
+    assert_same_error(lambda T: T.linalg.cholesky(T.tensor(a)))
+
+
+# ==================================================================
+# The functions added for issue 14, beyond the op database's generic tests.
+
+
+# ------------------------------------------------------------------ inv_ex, cholesky_ex
+def test_inv_ex_reports_singular_matrices_instead_of_raising():
+    a = np.stack([np.eye(3) * 2, np.zeros((3, 3)), np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]])])
+
+    def prog(T, a):
+        r = T.linalg.inv_ex(a)
+        return r.info, r.inverse[0], type(r).__name__
+
+    assert_same(prog, a)
+    assert_same_error(lambda T: T.linalg.inv_ex(T.tensor(a), check_errors=True))
+    assert_same_error(lambda T: T.linalg.inv_ex(T.zeros(3, 3), check_errors=True))
+    assert_same_error(lambda T: T.linalg.inv_ex(T.eye(2, dtype=T.long)))
+
+
+def test_cholesky_ex_reports_the_failing_minor_instead_of_raising():
+    a = np.stack([np.eye(3), np.diag([4.0, -1, 1]), np.diag([1.0, 1, 0]),
+                  np.array([[1.0, 2, 0], [2, 1, 0], [0, 0, 1]])])  # fmt: skip
+
+    def prog(T, a):
+        r = T.linalg.cholesky_ex(a)
+        u = T.linalg.cholesky_ex(a[:1], upper=True)
+        return r.info, r.L[0], u.L, u.info, type(r).__name__
+
+    assert_same(prog, a)
+    assert_same_error(lambda T: T.linalg.cholesky_ex(T.tensor(a), check_errors=True))
+    assert_same_error(lambda T: T.linalg.cholesky_ex(T.zeros(3, 2)))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex_gradient_matches_torch(upper):
+    b = arr(2, 3, 3)
+    spd = b @ np.swapaxes(b, -1, -2) + 3 * np.eye(3)
+
+    def prog(T, a, w):
+        a = a.requires_grad_()
+        L = T.linalg.cholesky_ex(a, upper=upper).L
+        return T.autograd.grad((L * w).sum(), a)
+
+    assert_same(prog, spd, arr(2, 3, 3, seed=3), rtol=1e-9)
+
+
+def test_ex_functions_under_vmap_report_per_matrix():
+    a = nt.tensor(np.stack([np.eye(2), np.zeros((2, 2))]))
+    inv, info = nt.vmap(nt.linalg.inv_ex)(a)
+    assert info.tolist() == [0, 1] and info.dtype == nt.int32
+    L, info = nt.vmap(nt.linalg.cholesky_ex)(a)
+    assert info.tolist() == [0, 1] and np.isnan(L[1].numpy()).all()
+    X, info = nt.vmap(nt.linalg.solve_ex)(a, nt.ones(2, 2, dtype=nt.float64))
+    assert info.tolist() == [0, 1] and X[0].tolist() == [1.0, 1.0] and np.isnan(X[1].numpy()).all()
+
+
+def test_solve_ex_reports_singular_matrices_instead_of_raising():
+    a = np.stack([np.eye(3) * 2, np.zeros((3, 3))])
+
+    def prog(T, a, b, m):
+        r = T.linalg.solve_ex(a, b)
+        s = T.linalg.solve_ex(a, m)
+        return r.info, r.result[0], s.result[0], s.info, type(r).__name__
+
+    assert_same(prog, a, arr(2, 3), arr(2, 3, 2))
+    assert_same_error(lambda T: T.linalg.solve_ex(T.tensor(a), T.ones(3), check_errors=True))
+    assert_same_error(lambda T: T.linalg.solve_ex(T.zeros(3, 3), T.ones(3), check_errors=True))
+    assert_same_error(lambda T: T.linalg.solve_ex(T.eye(3), T.ones(2, 3, 2), left=False))
+    assert_same_error(lambda T: T.linalg.solve(T.eye(3), T.ones(2, 3, 2), left=False))

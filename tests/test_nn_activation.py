@@ -11,7 +11,16 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error, fd_grad, run_both
+from twolibs import (
+    arr,
+    assert_close,
+    assert_same,
+    assert_same_error,
+    fd_grad,
+    grad_prog,
+    run_both,
+    tangent_prog,
+)
 
 import numtorch as nt
 from numtorch.func import _set_vmap_fallback_enabled
@@ -421,3 +430,62 @@ def test_implicit_softmax_dim_warns_at_the_caller(name):
     assert ours[1] == theirs[1] and len(ours[1]) == 1
     assert ours[1][0][2] == __file__
     assert_close(ours[0], theirs[0])
+
+
+# ==================================================================
+# Found by issue 14's sweep of silently wrong values and derivatives.
+
+
+# ------------------------------------------------------------------ NaN conventions (fuzz)
+NAN_IN = np.array([np.nan, -0.5, 0.7, 1.5])
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda L, x: L.relu(x),
+        lambda L, x: L.nn.functional.relu6(x),
+        lambda L, x: L.nn.functional.hardtanh(x),
+        lambda L, x: L.nn.functional.threshold(x, 0.5, 2.0),
+        lambda L, x: L.nn.functional.elu(x),
+        lambda L, x: L.nn.functional.celu(x, 0.5),
+        lambda L, x: L.nn.functional.selu(x),
+    ],
+)
+def test_kinked_activations_pass_the_gradient_at_nan(f):
+    """PyTorch zeroes the gradient where x <= threshold, so a NaN takes the other branch."""
+    assert_same(grad_prog(lambda L, x: (f(L, x) * L.tensor([1.0, 2.0, 3.0, 4.0])).sum()), NAN_IN)
+    assert_same(tangent_prog(f), NAN_IN)
+
+
+# ==================================================================
+# Found by issue 14's third fuzz round (fresh seeds, 68,000 programs).
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_relu_keeps_a_negative_zero():
+    # (x > 0.5) * b is -0.0 for a negative b; relu keeps it, so 2 / y is -inf
+    def prog(L, x, b):
+        y = ((x > 0.5) * b).relu()
+        return y.signbit(), 2 / y, L.func.vmap(lambda r: r.relu().signbit())(y)
+
+    assert_same(prog, np.array([[-0.62, 0.8]]), np.array([[-1.18, 2.0]]))
+
+
+# ==================================================================
+# Core behaviour found wrong by the nn.functional work (issue 10's follow-ups).
+
+
+# ------------------------------------------------------------------ softmax on integers
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, dim", [((2, 3), 1), ((2, 3), -1), ((2, 3), 0), ((), 0)])
+def test_softmax_of_an_integer_tensor_raises(fn, shape, dim):
+    ints = np.arange(int(np.prod(shape))).reshape(shape)
+    assert_same_error(lambda lib, x: getattr(lib, fn)(x, dim), ints)
+    assert_same_error(lambda lib, x: getattr(lib.nn.functional, fn)(x, dim), ints)
+
+
+def test_softmax_of_an_integer_tensor_with_a_float_dtype():
+    ints = np.arange(6).reshape(2, 3)
+    assert_same(lambda lib, x: lib.softmax(x, 0, dtype=lib.float64), ints)
+    assert_same_error(lambda lib, x: lib.softmax(x, 0, dtype=lib.int64), arr(2, 3))

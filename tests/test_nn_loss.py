@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
-from twolibs import arr, assert_same, assert_same_error, run_both
+import torch
+from twolibs import arr, assert_same, assert_same_error, outcome, run_both
 
 import numtorch as nt
 
@@ -271,3 +272,81 @@ def test_per_sample_gradients_of_cross_entropy(kw, no_fallback):
         return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(w, data, targets)
 
     assert_same(per_sample, arr(5, 4), arr(4, seed=3) ** 2, arr(6, 5, seed=2), _targets(6))
+
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+X = np.array([[0.25, 0.5, 0.75], [0.125, 0.625, 0.875]])
+DTYPES = ("bool", "int64", "float32", "float64", "complex128")
+
+
+def _as(a: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "bool":
+        return a > 0.4
+    if dtype == "int64":
+        return np.round(a * 3).astype(np.int64)
+    if dtype == "complex128":
+        return a * (1 + 0.5j)
+    return a.astype(dtype)
+
+
+LOSSES = {
+    "mse": lambda F, x, y: F.mse_loss(x, y),
+    "smooth_l1": lambda F, x, y: F.smooth_l1_loss(x, y),
+    "huber": lambda F, x, y: F.huber_loss(x, y),
+    "bce": lambda F, x, y: F.binary_cross_entropy(x, y),
+    "bce_logits": lambda F, x, y: F.binary_cross_entropy_with_logits(x, y),
+    "kl_div": lambda F, x, y: F.kl_div(x, y, reduction="sum"),
+    "soft_margin": lambda F, x, y: F.soft_margin_loss(x, y),
+    "multilabel_soft_margin": lambda F, x, y: F.multilabel_soft_margin_loss(x, y),
+    "hinge": lambda F, x, y: F.hinge_embedding_loss(x, y),
+    "hinge_sum": lambda F, x, y: F.hinge_embedding_loss(x, y, 2.5, reduction="sum"),
+    "margin_ranking": lambda F, x, y: F.margin_ranking_loss(x, y, y.real > 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_loss_dtypes_follow_pytorchs_kernels(name):
+    """Each loss on every pair of input and target dtypes: PyTorch's refusal (its kernel's
+    name, its cast into the input's or target's dtype, its bool arithmetic) in its order,
+    or its result and result dtype."""
+    fn = LOSSES[name]
+    for dx in DTYPES:
+        for dy in DTYPES:
+
+            def prog(L, x, y):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return fn(L.nn.functional, x, y)
+
+            got, want = (
+                outcome(prog, nt, _as(X, dx), _as(X[::-1], dy)),
+                outcome(prog, torch, _as(X, dx), _as(X[::-1], dy)),
+            )
+            if hasattr(want, "text"):
+                assert_same_error(prog, _as(X, dx), _as(X[::-1], dy))
+            else:
+                assert not hasattr(got, "text"), f"{name} {dx} {dy}: {got}"
+                assert_same(prog, _as(X, dx), _as(X[::-1], dy), rtol=1e-6, atol=1e-7)
+
+
+def test_margin_losses_skip_nan_terms():
+    """PyTorch's multi-margin kernels add a term only where it is positive: NaN is skipped,
+    inf kept (and their gradients follow)."""
+    x = np.array([[0.1, np.nan, 0.3, -0.2], [np.inf, 0.2, -0.1, 0.4], [0.5, 0.1, np.inf, 0.0]])
+
+    def prog(L, x):
+        x = x.requires_grad_()
+        t = L.tensor([0, 2, 1])
+        ml = L.tensor([[0, -1, 1, 1], [1, 3, -1, 0], [3, -1, 0, 0]])
+        out = (
+            L.nn.functional.multi_margin_loss(x, t, reduction="none"),
+            L.nn.functional.multi_margin_loss(x, t, p=2, reduction="none"),
+            L.nn.functional.multilabel_margin_loss(x, ml, reduction="none"),
+        )
+        (g,) = L.autograd.grad([o.nan_to_num(posinf=0.0).sum() for o in out], x)
+        return out, g
+
+    assert_same(prog, x)

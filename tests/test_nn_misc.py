@@ -328,7 +328,7 @@ def _mha_prog(s):
     """lib -> (out, weights, grads of sum(out * w) for every float argument)."""
 
     def prog(lib):
-        from opdb import to_nt, to_torch
+        from twolibs import to_nt, to_torch
 
         conv = to_nt if lib is nt else to_torch
         args, kwargs = conv(s.args, True), conv(s.kwargs)
@@ -555,3 +555,41 @@ def test_linear_bias_shape_errors_match_torch(input_shape, bias_shape):
         return lib.nn.functional.linear(x, w, b)
 
     assert_same_error(prog, arr(*input_shape), arr(4, 3, seed=1), arr(*bias_shape, seed=2))
+
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+W = np.arange(15.0).reshape(5, 3) / 10
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([1, 2]), w.bool(), L.tensor([0])),
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([1, 2]), w.long(), L.tensor([0])),
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([1, 2]), w.cdouble(), L.tensor([0])),
+        # the weight's dtype is checked before the offsets and per_sample_weights
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([1, 7]), w.long(), L.tensor([1])),
+        lambda L, w: L.nn.functional.embedding_bag(
+            L.tensor([1, 2]), w.long(), L.tensor([0]), mode="sum", per_sample_weights=w[0, :2]
+        ),
+        # out of range: float32 sum/mean without padding_idx run PyTorch's fast kernel
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([1, 7]), w, L.tensor([0])),
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([-1, 2]), w.float(), L.tensor([0])),
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([[1, 2], [7, 0]]), w.float()),
+        *(  # a bag after the first: PyTorch's report reads it at its offset counted twice
+            lambda L, w, i=i, o=o: L.nn.functional.embedding_bag(
+                L.tensor(i), w.float(), L.tensor(o)
+            )
+            for i, o in (([1, 2, 7, 0], [0, 2]), ([1, 2, -1, 0], [0, 1]), ([1, 2, 3, -1], [0, 2]))
+        ),
+        lambda L, w: L.nn.functional.embedding_bag(
+            L.tensor([[1, 7]]), w.float(), mode="sum", padding_idx=1
+        ),
+        lambda L, w: L.nn.functional.embedding_bag(L.tensor([[-4, 2]]), w.float(), mode="max"),
+    ],
+)
+def test_embedding_bag_checks(prog):
+    assert_same_error(prog, W)

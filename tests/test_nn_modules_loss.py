@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 import twomods
-from twolibs import arr, assert_close, assert_same_error
-from twomods import check_module, copy_weights, to_numtorch, to_torch
+from twolibs import arr, assert_close, assert_same_error, to_nt, to_torch
+from twomods import check_module, copy_weights
 
 import numtorch as nt
 
@@ -22,7 +22,7 @@ def _pair_with_tensors(name, *args, dtype="float64", seed=0, **kwargs):
     library's tensors."""
     torch.manual_seed(seed)
     tmod = getattr(torch.nn, name)(*args, **{k: to_torch(v) for k, v in kwargs.items()})
-    nmod = getattr(nt.nn, name)(*args, **{k: to_numtorch(v) for k, v in kwargs.items()})
+    nmod = getattr(nt.nn, name)(*args, **{k: to_nt(v) for k, v in kwargs.items()})
     tmod, nmod = tmod.to(getattr(torch, dtype)), nmod.to(getattr(nt, dtype))
     copy_weights(tmod, nmod)
     return tmod, nmod

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same
+from twolibs import arr, assert_close, assert_same, assert_same_error
 
 import numtorch as nt
 
@@ -181,3 +181,29 @@ def test_initial_state_shapes_raise_the_modules_errors(name, hx):
     with pytest.raises(RuntimeError) as got:
         _run(nt, name, x.astype(np.float32), states, params, True, 1, 0.0, False, False, False)
     assert str(got.value) == str(ref.value)
+
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+W = np.arange(15.0).reshape(5, 3) / 10
+
+
+def _rnn_args(L, hidden, gates=1):
+    x = L.ones(3, 2, 2)
+    params = [L.ones(gates * 3, 2) / 4, L.ones(gates * 3, 3) / 4]
+    return x, L.ones(1, 2, hidden), params
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L: L.rnn_tanh(*_rnn_args(L, 4), False, 1, 0.0, False, False, False),
+        lambda L: L.rnn_relu(*_rnn_args(L, 4), False, 1, 0.0, False, False, False),
+        lambda L: L.gru(*_rnn_args(L, 4, 3), False, 1, 0.0, False, False, False),
+        lambda L: L.nn.RNN(2, 3)(L.ones(3, 2, 2), L.ones(1, 2, 4)),  # the module's own check
+    ],
+)
+def test_functional_rnn_hidden_size(prog):
+    assert_same_error(lambda L, _: prog(L), W)

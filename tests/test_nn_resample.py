@@ -347,3 +347,80 @@ def test_integer_inputs():
             np.ones((2, 3)),
         )
     assert_same(lambda lib, x: _F(lib).pad(x[0].to(lib.int64), (2, 1), mode="reflect"), x)
+
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "complex128"])
+@pytest.mark.parametrize(
+    "shape, modes",
+    [
+        ((1, 2, 3), ("nearest", "linear", "area", "nearest-exact")),
+        ((1, 2, 3, 3), ("nearest", "bilinear", "bicubic", "area")),
+        ((1, 1, 2, 3, 3), ("nearest", "trilinear", "area")),
+    ],
+)
+def test_resampling_refusals(dtype, shape, modes):
+    """PyTorch's kernel names for inputs it cannot resample, complex ones too."""
+    x = np.ones(shape, dtype)
+    for mode in modes:
+        assert_same_error(
+            lambda L, x, m=mode: L.nn.functional.interpolate(x, scale_factor=2, mode=m), x
+        )
+    if len(shape) > 3:  # the shapes are checked first
+        for g in (np.zeros((1, *(2,) * (len(shape) - 2), len(shape) - 2)), np.zeros((1, 2, 2))):
+            assert_same_error(
+                lambda L, x, g: L.nn.functional.grid_sample(x, g.to(x.dtype), align_corners=False),
+                x,
+                g,
+            )
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.nn.functional.grid_sample(x, x.new_zeros(1, 2, 2, 3).float()),  # shapes
+        lambda L, x: L.nn.functional.grid_sample(x.bool(), x.new_zeros(1, 2, 2, 2)),  # kernel
+        lambda L, x: L.nn.functional.grid_sample(x.float(), x.new_zeros(1, 2, 2, 2).bool()),
+        lambda L, x: L.nn.functional.grid_sample(x, x.new_zeros(1, 2, 2, 2).float()),
+    ],
+)
+def test_grid_sample_check_order(prog):
+    assert_same_error(prog, np.ones((1, 1, 3, 3)))
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize(
+    "shape, mode", [((1, 2, 5), "linear"), ((1, 2, 4, 5), "bilinear"), ((1, 2, 4, 5), "bicubic")]
+)
+def test_interpolation_reads_every_tap(shape, mode, align_corners):
+    """PyTorch's interpolation reads each tap, one of weight 0 too: NaN and inf spread to
+    exactly the outputs whose taps hold them. (Not trilinear: PyTorch's kernel there
+    interpolates as x0 + t (x1 - x0), which turns an inf at weight 0 into NaN.)"""
+    x = np.random.default_rng(0).normal(size=shape)
+    x.flat[[0, x.size // 2]] = [np.nan, np.inf]
+    for scale in (2.0, 0.5, 1.3):
+        assert_same(
+            lambda L, x, s=scale: L.nn.functional.interpolate(
+                x, scale_factor=s, mode=mode, align_corners=align_corners
+            ),
+            x,
+            rtol=1e-10,
+            atol=1e-12,
+        )
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_does_not_read_outside_taps(mode):
+    """With zeros padding, a tap outside the input is not read: an inf at the border gives
+    no NaN where the sample point lies past it."""
+    x = np.random.default_rng(0).normal(size=(1, 2, 3, 4))
+    x[0, 1, 2, 3], x[0, 0, 0, 0] = np.inf, np.nan
+    g = np.array(
+        [[[[0.9, 0.8], [1.05, 1.1], [-1.1, -1.05]], [[0.2, -0.3], [0.99, 0.95], [1.3, 0.2]]]]
+    )
+    assert_same(
+        lambda L, x, g: L.nn.functional.grid_sample(x, g, mode=mode, align_corners=False), x, g
+    )

@@ -7,19 +7,15 @@ import numpy as np
 import pytest
 import torch
 from opdb import (
-    as_numpy,
-    assert_close,
     dtypes_of,
     float_arg_positions,
     get_path,
-    leaves,
     ops_with_samples,
     resolve,
     samples,
     set_path,
-    to_nt,
-    to_torch,
 )
+from twolibs import as_numpy, assert_close, op_tol, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 from numtorch.func._jvp import apply_jvp
@@ -54,11 +50,13 @@ def test_forward_matches_torch(op, dtype):
     for s in samples(op, dtype):
         _, out = _call(_nt_fn(op), s, to_nt)
         _, ref = _call(_torch_fn(op), s, to_torch)
-        assert_close(out, ref, dtype, f"{op.name} {s}")
+        assert_close(out, ref, **op_tol(dtype), where=f"{op.name} {s}")
 
 
 def _float_outputs(out):
-    return [o for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point and o.requires_grad]
+    return [
+        o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point and o.requires_grad
+    ]
 
 
 def _grad_setup(op, s):
@@ -95,7 +93,7 @@ def test_vjp_matches_torch_and_finite_differences(op):
         def f(args):
             with nt.no_grad():
                 out = _call(_nt_fn(op), type(s)(args, s.kwargs), to_nt)[1]
-            fo = [o for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
+            fo = [o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point]
             return sum(float((as_numpy(o) * as_numpy(v)).sum()) for o, v in zip(fo, vs))
 
         eps = 1e-6
@@ -113,7 +111,7 @@ def test_vjp_matches_torch_and_finite_differences(op):
         targs = to_torch(s.args)
         tins = [get_path(targs, p).requires_grad_(True) for p in paths]
         tout = _torch_fn(op)(*targs, **to_torch(s.kwargs))
-        touts = [o for o in leaves(tout, torch.Tensor) if o.requires_grad]
+        touts = [o for o in tensor_leaves(tout, torch.Tensor) if o.requires_grad]
         tg = torch.autograd.grad(
             touts, tins, [torch.from_numpy(as_numpy(v)) for v in vs], allow_unused=True
         )
@@ -155,7 +153,7 @@ def _jvp_through_trace(op, s, tangents_np):
             rs = r if isinstance(r, (tuple, list)) else (r,)
             for o, t in zip(cout, rs):
                 tan[id(o)] = t
-    fo = [o for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
+    fo = [o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point]
     return fo, [tan.get(id(o)) for o in fo]
 
 
@@ -175,7 +173,7 @@ def test_jvp_matches_finite_differences(op):
             for p, t in zip(paths, tangents):
                 args = set_path(args, p, np.asarray(get_path(s.args, p) + sign * eps * t))
             out = _call(_nt_fn(op), type(s)(args, s.kwargs), to_nt)[1]
-            return [as_numpy(o) for o in leaves(out, nt.Tensor) if o.dtype.is_floating_point]
+            return [as_numpy(o) for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point]
 
         hi, lo = shifted(1), shifted(-1)
         for o, t, up, down in zip(outs, tans, hi, lo):
@@ -207,7 +205,7 @@ def test_second_order_matches_torch(op):
         targs = to_torch(s.args)
         tins = [get_path(targs, p).requires_grad_(True) for p in paths]
         tout = _torch_fn(op)(*targs, **to_torch(s.kwargs))
-        touts = [o for o in leaves(tout, torch.Tensor) if o.requires_grad]
+        touts = [o for o in tensor_leaves(tout, torch.Tensor) if o.requires_grad]
         tgs = torch.autograd.grad(
             touts,
             tins,

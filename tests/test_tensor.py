@@ -249,3 +249,15 @@ def test_legacy_new():
     assert_same(prog, np.arange(6.0).reshape(2, 3))
     assert_same_error(lambda T: T.ones(2).new(2.5))
     assert_same_error(lambda T: T.ones(2).new(T.ones(2, dtype=T.int64)))
+
+
+# ==================================================================
+# The in-place sweep: internal overlap, saved outputs, errors under torch.func.
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+def test_an_empty_tensors_repr_names_its_dtype():
+    def prog(T):
+        return [repr(T.zeros(0, dtype=d)) for d in (T.int64, T.bool, T.float64, T.float32)]
+
+    assert_same(prog)

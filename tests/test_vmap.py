@@ -319,3 +319,53 @@ def test_batched_backward_frees_the_graph_unless_retained():
     nt.autograd.grad(y, x, nt.eye(3, dtype=nt.float64), is_grads_batched=True)
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         nt.autograd.grad(y, x, nt.eye(3, dtype=nt.float64), is_grads_batched=True)
+
+
+# ==================================================================
+# Found by issue 14's second fuzz round.
+
+
+# ------------------------------------------------------------------ max() of nothing under vmap
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("fn", ["max", "min"])
+def test_extremum_of_an_empty_sample_under_vmap(fn):
+    # torch.func's rule reduces the flattened sample (dim 1): its IndexError, not eager's
+    empty = np.zeros((2, 0))
+    assert_same_error(lambda L, x: L.func.vmap(lambda x: getattr(x, fn)())(x), empty)
+    prog = lambda L, x: L.func.vmap(L.func.grad(lambda x: getattr(L, fn)(x * 2)))(x)  # noqa: E731
+    assert_same_error(prog, empty)
+    # an unbatched empty tensor inside vmap: eager's RuntimeError
+    prog = lambda L, x: L.func.vmap(lambda x: x + L.zeros(0).max())(x)  # noqa: E731
+    assert_same_error(prog, empty)
+
+
+# ==================================================================
+# Found by issue 14's third fuzz round (fresh seeds, 68,000 programs).
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("fn", ["hypot", "add", "lt", "remainder"])
+def test_vmap_checks_shapes_before_dtypes(fn):
+    def prog(L):
+        f = getattr(L, fn)
+        return L.func.vmap(f)(L.ones(2, 5, dtype=L.long), L.ones(2, 3, dtype=L.bool))
+
+    assert_same_error(prog)
+
+
+# ==================================================================
+# Found in issue 14's fuzzer bucket "indexing": PyTorch's exception type and text.
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda L, t: (t[t > 0] * 2.0).sum(),  # a 0-d mask is read as a bool
+        lambda L, t: t * t.item(),
+        lambda L, t: t * (1.0 if t > 0 else 2.0),
+    ],
+)
+def test_value_read_through_grad_under_vmap(f):
+    """A value read through grad's wrapper of a batched tensor: vmap's combined error."""
+    assert_same_error(lambda L, x: L.func.vmap(L.func.grad(lambda t: f(L, t)))(x), np.ones(2))

@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error, leaves, lib_arg
+from twolibs import arr, assert_close, assert_same, assert_same_error, error_of, leaves, lib_arg
 
 import numtorch as nt
 
@@ -467,3 +467,102 @@ def test_vmap_of_getitem_records_autograd():
     xs = x.detach().clone().requires_grad_()
     (gl,) = nt.autograd.grad(sum((xs[b][:, i[b]] * w[b]).sum() for b in range(B)), xs)
     assert_close(g, gl, **TOL, where="gradient")
+
+
+# ==================================================================
+# Found by issue 14's second fuzz round.
+
+
+# ------------------------------------------------------------------ 0-d masks under vmap(grad)
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("in_dims", [(None, 0), (0, 0)])
+def test_a_batched_0d_mask_under_vmap_of_grad_is_read(in_dims):
+    # PyTorch reads a 0-d bool index (.item()) unless vmap is the innermost transform
+    def prog(L, x, b):
+        loss = lambda x, b: x[b > 0].sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(loss), in_dims=in_dims)(x, b)
+
+    assert_same_error(prog, np.ones(3) if in_dims[0] is None else np.ones((2, 3)), np.ones(2))
+    prog = lambda L, x, b: L.func.vmap(lambda x, b: x[b > 0], in_dims=in_dims)(x, b)  # noqa: E731
+    assert_same_error(prog, np.ones(3) if in_dims[0] is None else np.ones((2, 3)), np.ones(2))
+    own = lambda L, x: L.func.vmap(L.func.grad(lambda x: x[x.sum() > 0].sum()))(x)  # noqa: E731
+    assert_same_error(own, np.ones((2, 3)))
+
+
+# ==================================================================
+# Causes behind the fourth fuzz round's failures (tests/progfuzz.py).
+
+
+def test_vmap_index_add_checks_the_dtypes_before_the_sizes():
+    def f(lib):
+        x = lib.tensor([[[[True, False]]]])
+
+        def one(x):
+            y = x.expand(0, 1, 2)
+            return y.index_add_(0, lib.tensor([0]), y[:1] * 3)
+
+        return lib.func.vmap(one, in_dims=-1)(x)
+
+    assert_same_error(f)
+
+
+# ==================================================================
+# Issue 14, "unclear errors": PyTorch's exception type and text; NumPy's errors never leak.
+
+
+def test_vmap_index_add_source_shape():
+    """Under vmap the same check, with PyTorch's text (its batch rule shows the shapes with
+    the batch dim first)."""
+
+    def prog(T):
+        f = lambda x: x.index_add(0, T.tensor([0, 1]), T.ones(2, 3))  # noqa: E731
+        return T.func.vmap(f)(T.ones(2, 3, 4))
+
+    got, want = error_of(prog, nt), error_of(prog, torch)
+    assert got == want
+
+
+# ==================================================================
+# Found in issue 14's fuzzer bucket "indexing": PyTorch's exception type and text.
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize("shape", [(2, 0), (2, 1, 0), (2, 0, 1), (0,), (2, 3)])
+@pytest.mark.parametrize("batched_self", [True, False])
+def test_batched_mask_under_vmap(shape, batched_self):
+    """An empty batched mask: PyTorch's index checks (mask shape, count) fire before
+    vmap's refusal of a data-dependent shape."""
+    if batched_self:
+        prog = lambda L, y: L.func.vmap(lambda t: t[t > 0])(y)  # noqa: E731
+    elif len(shape) < 2:
+        return
+    else:
+        prog = lambda L, m: L.func.vmap(lambda u: L.zeros(shape[1:])[u > 0])(m)  # noqa: E731
+    assert_same_error(prog, np.zeros(shape))
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize(
+    "ys,bs,in_dims",
+    [
+        ((1,), (2,), (None, 0)),
+        ((2,), (3,), (0, 0)),
+        ((1,), (2,), (0, None)),
+        ((), (2,), (0, None)),  # an unbatched value: the eager expand text
+        ((), (2,), (0, 0)),
+        ((1, 1), (1, 2), (0, 0)),
+        ((1, 1), (1, 2), (0, None)),  # the value is viewed without its leading ones
+        ((1,), (), (None, 0)),  # a 0-d value fills
+    ],
+)
+def test_setitem_value_under_vmap(ys, bs, in_dims):
+    def prog(L, y, b):
+        def f(t, u):
+            t[...] = u
+            return t
+
+        return L.func.vmap(f, in_dims=in_dims)(y, b)
+
+    y = np.zeros(((2,) if in_dims[0] == 0 else ()) + ys, dtype=np.float32)
+    b = np.ones(((2,) if in_dims[1] == 0 else ()) + bs, dtype=np.float32)
+    assert_same_error(prog, y, b)

@@ -10,7 +10,8 @@ import itertools
 
 import numpy as np
 import pytest
-from opdb import samples, to_nt
+from opdb import samples
+from twolibs import arr, assert_same_error, to_nt
 
 import numtorch as nt
 
@@ -103,3 +104,151 @@ def test_batched_value_into_unbatched_self_raises(name, op):
         with pytest.raises(RuntimeError, match=want):
             nt.vmap(lambda x, *r: getattr(x, name)(*r, **to_nt(s0.kwargs)), in_dims=in_dims)(*args)
         np.testing.assert_array_equal(args[0].numpy(), before.numpy())
+
+
+# ==================================================================
+# Found by issue 14's second fuzz round.
+
+
+# ------------------------------------------------------------------ in-place writes under vmap
+@pytest.mark.filterwarnings("ignore")
+def test_inplace_broadcast_into_a_batched_self_under_vmap():
+    # torch.func pads self to the result's rank: when that fits it checks the cast (its
+    # error) and otherwise writes into the padded view, where each sample refuses; numtorch
+    # gives each sample's error then (not the padded shapes, which are equal)
+    bools, floats = np.zeros((2, 1), bool), np.ones((2, 1, 1))
+    assert_same_error(lambda L, y, b: L.func.vmap(lambda y, b: y.add_(b))(y, b), bools, floats)
+    prog = lambda L, y: L.func.vmap(lambda y: y.add_(L.ones(1, 1, dtype=L.float64)))(y)  # noqa: E731
+    assert_same_error(prog, bools)
+    wide = np.ones((2, 1, 3))
+    assert_same_error(lambda L, y, b: L.func.vmap(lambda y, b: y.mul_(b))(y, b), floats[:, 0], wide)
+
+    def each(L, y, b):  # what torch.func's per-sample meaning is
+        return [y[i].mul_(b[i]) for i in range(2)]
+
+    assert_same_error(each, floats[:, 0], floats)
+    err = pytest.raises(
+        RuntimeError, match=r"output with shape \[1\] doesn't match the broadcast shape \[1, 1\]"
+    )
+    with err:
+        nt.func.vmap(lambda y, b: y.mul_(b))(nt.zeros(2, 1), nt.ones(2, 1, 1))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("write", ["setitem", "mul_"])
+def test_inplace_checks_follow_the_transform_levels(write):
+    # the innermost transform checks first: grad's leaf check inside vmap(grad), vmap's
+    # batched-into-unbatched check inside grad(vmap)
+    def inner(L, x, b):
+        if write == "setitem":
+            x[...] = b
+        else:
+            x.mul_(b)
+        return x
+
+    def vmap_of_grad(L, x, b):
+        loss = lambda x, b: inner(L, x, b).sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(loss), in_dims=(None, 0))(x, b)
+
+    def grad_of_vmap(L, x, b):
+        loss = lambda x, b: L.func.vmap(lambda x, b: inner(L, x, b), in_dims=(None, 0))(x, b).sum()  # noqa: E731
+        return L.func.grad(loss)(x, b)
+
+    def view_of_leaf(L, x, b):
+        loss = lambda x, b: inner(L, x.mT, b).sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(loss), in_dims=(None, 0))(x, b)
+
+    for prog in (vmap_of_grad, grad_of_vmap, view_of_leaf):
+        assert_same_error(prog, np.zeros((1, 1)), np.ones(2))
+
+
+# ==================================================================
+# Found in issue 14's fuzzer bucket "indexing": PyTorch's exception type and text.
+
+
+# ------------------------------------------------------------------ cause 2: vmap in-place
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize(
+    "name",
+    ["add_", "mul_", "sub_", "copy_", "fill_", "pow_", "eq_", "logical_and_", "masked_fill_"],
+)
+@pytest.mark.parametrize("yshape,bshape", [((), ()), ((1,), (2,)), ((2,), ()), ((2,), (3,))])
+def test_batched_into_unbatched_inplace(name, yshape, bshape):
+    """vmap's error (named as PyTorch names the op) comes before the broadcast check;
+    add_ has no such check in PyTorch: its broadcast error shows the batch dim."""
+
+    def prog(L, b):
+        y = L.zeros(yshape)
+        if name == "masked_fill_":  # a Tensor value: PyTorch's fallback names the level
+            return L.func.vmap(lambda t: y.masked_fill_(y > 0, t.sum()))(b)
+        return L.func.vmap(lambda t: getattr(y, name)(t))(b)
+
+    assert_same_error(prog, np.ones((2, *bshape), dtype=np.float32))
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize("name", ["add_", "mul_", "copy_", "atan2_", "clamp_min_"])
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_inplace_shape_error_under_vmap(name, unbatched):
+    """A batched self: the error shows the shapes with the batch dim in front, self padded
+    to the result's rank."""
+
+    def prog(L, y, b):
+        if unbatched:
+            return L.func.vmap(lambda t: getattr(t, name)(b))(y)
+        return L.func.vmap(lambda t, u: getattr(t, name)(u))(y, b)
+
+    b = np.ones(2, dtype=np.float32) if unbatched else np.ones((2, 2), dtype=np.float32)
+    assert_same_error(prog, np.zeros((2,), dtype=np.float32), b)
+    assert_same_error(prog, np.zeros((2, 1), dtype=np.float32), b)
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+def test_copy_broadcast_error():
+    """copy_ from a src that broadcasts to a larger shape: PyTorch's text, not NumPy's."""
+    prog = lambda L, x, b: x.copy_(b)  # noqa: E731
+    assert_same_error(prog, np.zeros((1, 1)), np.ones((2, 1)))
+    assert_same_error(prog, np.zeros((1, 1, 1)), np.ones(2))
+    assert_same_error(
+        lambda L, x, t, b: L.func.jvp(lambda u: u.copy_(b), (x,), (t,)),
+        np.zeros((1, 1)),
+        np.ones((1, 1)),
+        np.ones((2, 1)),
+    )
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize("name", ["pow_", "lerp_", "eq_", "hypot_", "add_", "mul_"])
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_inplace_broadcast_error_under_vmap(name, unbatched):
+    """Ops PyTorch runs in place through its fallback name each sample's dim; the ones
+    with batch rules name the dim with the batch in front."""
+    args = (0.5,) if name == "lerp_" else ()
+
+    def prog(L, y, b):
+        if unbatched:
+            return L.func.vmap(lambda t: getattr(t, name)(b, *args))(y)
+        return L.func.vmap(lambda t, u: getattr(t, name)(u, *args))(y, b)
+
+    b = np.ones(3) if unbatched else np.ones((2, 3))
+    assert_same_error(prog, np.zeros((2, 2)), b)
+
+
+# ==================================================================
+# The in-place sweep: internal overlap, saved outputs, errors under torch.func.
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+def test_vmap_writes_into_an_unbatched_expanded_tensor():
+    """The row write goes through; the batched write into unbatched self is vmap's error."""
+
+    def prog(T, x, b):
+        def f(b):
+            y = x.expand(2, 4)
+            y.unbind(0)[0].mul_(2)
+            y.mul_(b)
+            return y
+
+        return T.func.vmap(f)(b)
+
+    assert_same_error(prog, arr(1, 4), arr(2, 1, 1))

@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from opdb import as_numpy, leaves, ops_with_samples, resolve, samples, to_nt, to_torch
+from opdb import ops_with_samples, resolve, samples
+from twolibs import as_numpy, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 
@@ -122,7 +123,7 @@ def _stack(outs):
 
 
 def _check(got, want, what, dtype):
-    g, w = leaves(got, nt.Tensor), leaves(want, nt.Tensor)
+    g, w = tensor_leaves(got, nt.Tensor), tensor_leaves(want, nt.Tensor)
     assert len(g) == len(w), what
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-9, atol=1e-11)
     for x, y in zip(g, w):
@@ -173,8 +174,8 @@ def test_vmap_matches_loop_and_torch(op, no_fallback):
 
 
 def _close(a, b) -> bool:
-    xs = leaves(a, (nt.Tensor, torch.Tensor))
-    ys = leaves(b, (nt.Tensor, torch.Tensor))
+    xs = tensor_leaves(a, (nt.Tensor, torch.Tensor))
+    ys = tensor_leaves(b, (nt.Tensor, torch.Tensor))
     return len(xs) == len(ys) and all(
         as_numpy(x).shape == as_numpy(y).shape
         and np.allclose(as_numpy(x), as_numpy(y), rtol=1e-5, atol=1e-6, equal_nan=True)
@@ -271,7 +272,7 @@ def test_vmap_over_backward_matches_loop(op, no_fallback):
         if not ins:
             continue
         out = resolve(nt, op.api)(*args, **to_nt(s.kwargs))
-        outs = [o for o in leaves(out, nt.Tensor) if o.requires_grad]
+        outs = [o for o in tensor_leaves(out, nt.Tensor) if o.requires_grad]
         if not outs:
             continue
         vs = [nt.tensor(rng.standard_normal((3, *o.shape))) for o in outs]
@@ -362,19 +363,20 @@ def test_vjp_formulas_run_on_batched_primals(op, no_fallback):
             calls.append(own[0])
         if len(calls) < B:
             continue
-        if any(t.dtype == nt.bool for t in leaves(calls[0][1], nt.Tensor)):
+        if any(t.dtype == nt.bool for t in tensor_leaves(calls[0][1], nt.Tensor)):
             continue  # a batched boolean mask selects a data-dependent count (a vmap error)
         if op.name == "repeat_interleave" and isinstance(calls[0][1][1], nt.Tensor):
             continue  # batched repeats: see test_repeat_interleave_vjp_with_batched_repeats
         outs = [c[3] for c in calls]
-        shapes = {tuple(tuple(o.shape) for o in leaves(out, nt.Tensor)) for out in outs}
-        diff = leaves(outs[0], nt.Tensor)[: op.ndiff or 1]
+        shapes = {tuple(tuple(o.shape) for o in tensor_leaves(out, nt.Tensor)) for out in outs}
+        diff = tensor_leaves(outs[0], nt.Tensor)[: op.ndiff or 1]
         if len(shapes) > 1 or not diff or not all(o.dtype.is_floating_point for o in diff):
             continue  # data-dependent output shapes are not stackable
         rng = np.random.default_rng(3)
         gs = [
             tuple(
-                nt.tensor(rng.standard_normal(o.shape)) for o in leaves(out, nt.Tensor)[: op.ndiff]
+                nt.tensor(rng.standard_normal(o.shape))
+                for o in tensor_leaves(out, nt.Tensor)[: op.ndiff]
             )
             for out in outs
         ]

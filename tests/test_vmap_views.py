@@ -291,3 +291,21 @@ def test_repeat_interleave_with_batched_repeats():
     got = nt.vmap(lambda k: nt.repeat_interleave(k))(r)
     want = nt.stack([nt.repeat_interleave(r[i]) for i in range(2)])
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# ==================================================================
+# The view ops and tensor functions added for issue 14.
+
+
+def test_as_strided_under_vmap_is_functorchs():
+    def prog(T, x):
+        f = T.func.vmap
+        y = x.T.contiguous()
+        return (
+            f(lambda t: t.as_strided((2, 2), (1, 2)))(x),
+            f(lambda t: t.as_strided((2, 2), (1, 2), 1))(x),
+            f(lambda t: t.as_strided((2, 2), (1, 2)))(x[:, 3:]),
+            f(lambda t: t.as_strided((2, 2), (1, 2)), in_dims=1)(y),
+        )
+
+    assert_same(prog, arr(2, 15))

@@ -1,5 +1,6 @@
-"""One program, two libraries: run a program written once against a library argument
-(``numtorch`` or ``torch``) on both and compare what it returns or what it raises.
+"""Test helpers for both libraries: one program run on ``numtorch`` and ``torch`` and compared,
+the conversions between NumPy data and either library's tensors, the walk over nested results,
+and the named tolerances every comparison uses.
 
 A program is ``prog(lib, *args)``. Each argument that is a NumPy array arrives as
 ``lib.tensor(array)`` (lib_arg); anything else (a float, a shape, a flag) arrives unchanged.
@@ -11,6 +12,24 @@ A program is ``prog(lib, *args)``. Each argument that is a NumPy array arrives a
     assert_same_outcome(prog, *args, ...)      either of the two, whichever torch does
     outcome(prog, lib, *args)                  the result, or Raised(type, text)
     error_of(prog, lib, *args)                 Raised(type, text), or None when prog returns
+    lib_of(t)                                  the library (numtorch or torch) of a tensor
+
+Programs derived from a program ``f(L, x, ...)`` (its derivatives, as programs again):
+
+    grad_prog(f)                               x's gradient of the scalar f (backward())
+    jvp_prog(f)                                func.jvp of f at x along ones
+    tangent_prog(f)                            forward_ad's tangent of f at x along ones
+
+Data and conversions:
+
+    arr(*shape, seed=)                         fixed standard-normal float64 data
+    ints(*shape)                               1, 2, 3, ... as int64 data of a shape
+    to_nt(x, requires_grad=) / to_torch(x, requires_grad=)
+                                               NumPy arrays (nested in lists, tuples and dicts)
+                                               as tensors of one library; float arrays require
+                                               grad when asked; to_torch also maps a numtorch
+                                               dtype to torch's
+    as_numpy(t)                                a tensor of either library (or anything) as an array
 
 The comparison itself, also for results computed by hand (numtorch against torch, or
 numtorch against a numtorch reference such as a Python loop):
@@ -19,14 +38,19 @@ numtorch against a numtorch reference such as a Python loop):
     leaf_pairs(got, ref)                       the walk: same nesting, (where, got, ref) leaves
     assert_leaf_close(got, ref, rtol=, atol=)  one leaf: None, tensor, array, number or other
     leaves(x)                                  the leaves of one nested result, in order
+    tensor_leaves(x, kind=)                    its leaves that are tensors (of ``kind``)
 
 Finite differences, where the oracle is the function itself (random ops with their noise
 fixed by the seed):
 
     fd_grad(f, x, eps=)                        the central-difference gradient of a scalar f
 
-Tolerances default to rtol=1e-10, atol=0 (float64 programs); a call site that needs other
-tolerances passes them explicitly.
+Tolerances (each caller names the one it uses; no default is shared by two kinds of check):
+
+    RTOL, ATOL = 1e-10, 0                      float64 programs (the default of every function)
+    LAYER_RTOL, LAYER_ATOL = 1e-7, 1e-9        a whole nn layer, forward and backward (twomods)
+    op_tol(dtype)                              the op database's tolerance for a dtype
+                                               ({"rtol":, "atol":}: OP_TOL's pair, times 10)
 """
 
 from __future__ import annotations
@@ -40,12 +64,67 @@ import torch
 import numtorch as nt
 
 RTOL, ATOL = 1e-10, 0.0
+LAYER_RTOL, LAYER_ATOL = 1e-7, 1e-9
+OP_TOL = {"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
 TENSORS = (nt.Tensor, torch.Tensor)
+
+
+def op_tol(dtype_name: str) -> dict:
+    """The op database's tolerance for results of a dtype: OP_TOL's pair (1e-6, 1e-8 for a
+    dtype it lacks), each times 10, as keywords of assert_close."""
+    rtol, atol = OP_TOL.get(dtype_name, (1e-6, 1e-8))
+    return {"rtol": rtol * 10, "atol": atol * 10}
 
 
 def arr(*shape, seed=0):
     """Fixed standard-normal float64 data of a shape (the same in every run and worker)."""
     return np.random.default_rng(seed).standard_normal(shape)
+
+
+def ints(*shape) -> np.ndarray:
+    """1, 2, 3, ... as int64 data of a shape."""
+    return np.arange(1, 1 + int(np.prod(shape)), dtype=np.int64).reshape(shape)
+
+
+# ------------------------------------------------------------------ converting
+def to_lib(lib, x, requires_grad: bool = False):
+    """NumPy arrays in ``x`` (itself one, or nested in lists, tuples and dicts) as tensors of
+    ``lib``; float ones require grad when ``requires_grad``. For torch, a numtorch dtype
+    becomes torch's. Anything else is kept."""
+    if isinstance(x, np.ndarray):
+        t = lib.tensor(x)
+        if requires_grad and x.dtype.kind == "f":
+            t.requires_grad_(True)
+        return t
+    if isinstance(x, list):
+        return [to_lib(lib, v, requires_grad) for v in x]
+    if isinstance(x, tuple):
+        return tuple(to_lib(lib, v, requires_grad) for v in x)
+    if isinstance(x, dict):
+        return {k: to_lib(lib, v, requires_grad) for k, v in x.items()}
+    if lib is torch and isinstance(x, nt.dtype):
+        return getattr(torch, x.name)
+    return x
+
+
+def to_nt(x, requires_grad: bool = False):
+    """``x``'s NumPy arrays as numtorch tensors (to_lib)."""
+    return to_lib(nt, x, requires_grad)
+
+
+def to_torch(x, requires_grad: bool = False):
+    """``x``'s NumPy arrays as torch tensors and numtorch dtypes as torch's (to_lib)."""
+    return to_lib(torch, x, requires_grad)
+
+
+def as_numpy(t) -> np.ndarray:
+    """A tensor of either library (detached, conjugation and negation resolved) or anything
+    else as a NumPy array."""
+    if isinstance(t, torch.Tensor):
+        return t.detach().resolve_conj().resolve_neg().cpu().numpy()
+    if isinstance(t, nt.Tensor):
+        return np.asarray(t.detach().cpu().numpy())
+    return np.asarray(t)
 
 
 # ------------------------------------------------------------------ running
@@ -93,6 +172,43 @@ def error_of(prog, lib, *args):
     return res if isinstance(res, Raised) else None
 
 
+def lib_of(t):
+    """The library of a tensor: torch for a torch tensor, numtorch for anything else."""
+    return torch if isinstance(t, torch.Tensor) else nt
+
+
+# ------------------------------------------------------------------ derived programs
+def grad_prog(f):
+    """The program giving x's gradient of the scalar ``f(L, x, *rest)`` (backward())."""
+
+    def prog(L, x, *rest):
+        x.requires_grad_(True)
+        f(L, x, *rest).backward()
+        return x.grad
+
+    return prog
+
+
+def jvp_prog(f):
+    """The program giving ``func.jvp`` of ``f(L, x)`` at x along ones: (output, tangent)."""
+
+    def prog(L, x):
+        return L.func.jvp(lambda x: f(L, x), (x,), (L.ones_like(x),))
+
+    return prog
+
+
+def tangent_prog(f):
+    """The program giving forward_ad's tangent of ``f(L, x)`` at x along ones."""
+
+    def prog(L, x):
+        with L.autograd.forward_ad.dual_level():
+            d = L.autograd.forward_ad.make_dual(x, L.ones_like(x))
+            return L.autograd.forward_ad.unpack_dual(f(L, d)).tangent
+
+    return prog
+
+
 def fd_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     """The central-difference gradient of a scalar function of one float64 array."""
     g = np.zeros(x.shape)
@@ -112,6 +228,11 @@ def leaves(x) -> list:
     if isinstance(x, (tuple, list)):
         return [v for e in x for v in leaves(e)]
     return [x]
+
+
+def tensor_leaves(x, kind=TENSORS) -> list:
+    """The leaves of a nested result that are tensors (instances of ``kind``), in order."""
+    return [v for v in leaves(x) if isinstance(v, kind)]
 
 
 def _same_container(got, ref) -> bool:
@@ -144,12 +265,6 @@ def _dtype(t) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
-def _values(t) -> np.ndarray:
-    if isinstance(t, torch.Tensor):
-        return t.detach().resolve_conj().resolve_neg().cpu().numpy()
-    return np.asarray(t.detach().cpu().numpy())
-
-
 def _assert_values(g: np.ndarray, r: np.ndarray, rtol, atol, where) -> None:
     """Bool and integer values exactly; floating and complex ones within rtol/atol (compared
     in float64 / complex128 whatever their dtype)."""
@@ -176,7 +291,7 @@ def assert_leaf_close(got, ref, rtol: float = RTOL, atol: float = ATOL, where: s
         assert isinstance(got, nt.Tensor), f"{where}: expected a numtorch Tensor, got {got!r}"
         assert tuple(got.shape) == tuple(ref.shape), f"{where}: shape {got.shape} vs {ref.shape}"
         assert _dtype(got) == _dtype(ref), f"{where}: dtype {got.dtype} vs {ref.dtype}"
-        _assert_values(_values(got), _values(ref), rtol, atol, where)
+        _assert_values(as_numpy(got), as_numpy(ref), rtol, atol, where)
     elif isinstance(ref, np.ndarray):
         assert isinstance(got, np.ndarray), f"{where}: expected an array, got {got!r}"
         assert got.shape == ref.shape, f"{where}: shape {got.shape} vs {ref.shape}"

@@ -10,39 +10,20 @@ compute.
                                           forward outputs, and gradients with respect to
                                           the float inputs and every parameter, for one
                                           random cotangent per float output
-    to_torch(x) / to_numtorch(x)          a NumPy array (or nested container of them) as
-                                          tensors of one library
 
 Inputs are NumPy arrays (float arrays become float64 tensors that require grad) or any
-other value passed unchanged. Modules run in training mode unless train=False.
+other value passed unchanged. Modules run in training mode unless train=False. The
+conversions (to_nt, to_torch), the comparison and the tolerances (LAYER_RTOL, LAYER_ATOL)
+are twolibs's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
-from twolibs import assert_close, leaves
+from twolibs import LAYER_ATOL, LAYER_RTOL, assert_close, leaves, to_nt, to_torch
 
 import numtorch as nt
-
-
-def _lib_value(lib, x, requires_grad: bool):
-    if isinstance(x, np.ndarray):
-        t = lib.tensor(x)
-        if requires_grad and x.dtype.kind == "f":
-            t.requires_grad_(True)
-        return t
-    if isinstance(x, (list, tuple)) and any(isinstance(v, np.ndarray) for v in x):
-        return type(x)(_lib_value(lib, v, requires_grad) for v in x)
-    return x
-
-
-def to_torch(x, requires_grad: bool = False):
-    return _lib_value(torch, x, requires_grad)
-
-
-def to_numtorch(x, requires_grad: bool = False):
-    return _lib_value(nt, x, requires_grad)
 
 
 def copy_weights(tmod: torch.nn.Module, nmod: nt.nn.Module) -> None:
@@ -73,8 +54,8 @@ def check_module(
     forward_kwargs: dict | None = None,
     train: bool = True,
     grads: bool = True,
-    rtol: float = 1e-7,
-    atol: float = 1e-9,
+    rtol: float = LAYER_RTOL,
+    atol: float = LAYER_ATOL,
     seed: int = 0,
 ):
     """Compare the layer ``name(*args, **kwargs)`` of both libraries on ``inputs``; returns
@@ -89,9 +70,9 @@ def check_module(
     nmod.train(train)
     fkw = forward_kwargs or {}
     tin = [to_torch(x, grads) for x in inputs]
-    nin = [to_numtorch(x, grads) for x in inputs]
+    nin = [to_nt(x, grads) for x in inputs]
     tout = tmod(*tin, **{k: to_torch(v) for k, v in fkw.items()})
-    nout = nmod(*nin, **{k: to_numtorch(v) for k, v in fkw.items()})
+    nout = nmod(*nin, **{k: to_nt(v) for k, v in fkw.items()})
     assert_close(nout, tout, rtol=rtol, atol=atol)
     if not grads:
         return tmod, nmod

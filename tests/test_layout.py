@@ -1,15 +1,14 @@
 """Result layouts against PyTorch: every op of the op database on its samples made
 non-contiguous (transposed, permuted, stepped, expanded), comparing each result's strides
-and ``is_contiguous()`` with PyTorch's, and regression tests of the layout causes found by
-the random-program fuzzer; and which inputs each result shares memory with, against
-PyTorch's.
+and ``is_contiguous()`` with PyTorch's; which inputs each result shares memory with; and
+one test per layout cause (kernels, preserve_format, clones, linalg's column-major results,
+gradients and tangents that keep their primal's layout).
 
 Strides are compared on the dims of size > 1 (a size-1 dim never steps through memory,
 and NumPy's relaxed strides give it another number than PyTorch's formula); an empty
 result is compared on its shape and contiguity only. Ops whose layout still differs are
 listed in DIFFERS with the reason: a listed case that matches PyTorch fails until it is
-unlisted.
-"""
+unlisted."""
 
 from __future__ import annotations
 
@@ -18,10 +17,46 @@ import fnmatch
 import numpy as np
 import pytest
 import torch
-from opdb import leaves, ops_with_samples, resolve, samples
-from twolibs import arr, assert_close, assert_same, assert_same_error
+from opdb import ops_with_samples, resolve, samples
+from twolibs import (
+    arr,
+    assert_close,
+    assert_same,
+    assert_same_error,
+    tensor_leaves,
+)
 
 import numtorch as nt
+
+# ==================================================================
+# Found by issue 14's third fuzz round (fresh seeds, 68,000 programs).
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("in_dims", [0, 1])
+def test_a_clone_of_an_expanded_sample_is_contiguous_under_vmap(in_dims):
+    def prog(L, x):
+        f = lambda r: L.broadcast_to(r, (2, 4, 2)).clone()  # noqa: E731
+        y = L.func.vmap(f, in_dims=in_dims)(x)
+        return y, y.stride(), L.func.vmap(lambda r: f(r).view(-1), in_dims=in_dims)(x)
+
+    assert_same(prog, np.arange(4.0).reshape((2, 1, 2) if in_dims == 0 else (1, 2, 2)))
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_dtype_conversion_keeps_the_layout():
+    # _to_copy allocates empty_like (preserve_format): a transposed tensor stays transposed
+    def prog(L, x):
+        y = x.mT.long()
+        return y, y.stride(), y.log().stride(), x.permute(1, 0).float().stride()
+
+    assert_same(prog, np.array([[3.09, 3.16], [-0.84, 0.28]]))
+    assert_same_error(lambda L: L.tensor([[3.0, 3.1], [-0.8, 0.2]]).mT.long().log().view(-1))
+
+
+# ==================================================================
+# Result layouts of every op of the op database, and the layout causes the fuzzer found.
+
 
 VARIANTS = ("contiguous", "transposed", "permuted", "stepped", "expanded")
 
@@ -88,7 +123,7 @@ def layout(t) -> tuple:
 
 
 def _layouts(out, kind) -> list:
-    return [layout(o) for o in leaves(out, kind)]
+    return [layout(o) for o in tensor_leaves(out, kind)]
 
 
 def _differences(op, kind: str) -> list:
@@ -412,9 +447,9 @@ ALIASES_DIFFER = {
 
 def _shared(lib, out, args) -> list:
     """For each result tensor, which argument tensors it shares memory with."""
-    ins = leaves((args,), lib.Tensor)
+    ins = tensor_leaves((args,), lib.Tensor)
     rows = []
-    for o in leaves((out,), lib.Tensor):
+    for o in tensor_leaves((out,), lib.Tensor):
         if lib is nt:
             rows.append(tuple(bool(np.shares_memory(o._data, i._data)) for i in ins))
         else:
@@ -467,3 +502,45 @@ def test_a_view_of_an_index_of_an_expansion_under_vmap():
         return L.func.vmap(f, in_dims=-1, out_dims=(0, None))(L.tensor(xb))
 
     assert_same(prog)
+
+
+# ==================================================================
+# Issue 14's sweep of aliasing and saved values.
+
+
+def test_clone_keeps_dense_strides():
+    def prog(lib, x):
+        return [
+            list(x.t().clone().stride()),
+            list(x.permute(1, 0).contiguous().stride()),
+            list(x[:, ::2].t().clone().stride()),
+            list(x.clone().stride()),
+        ]
+
+    assert_same(prog, arr(3, 4))
+
+
+# ------------------------------------------------------------------ contiguous results
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(lambda x: x.sum(1), id="sum"),
+        pytest.param(lambda x: x.sum(1, keepdim=True), id="sum-keepdim"),
+        pytest.param(lambda x: x.mean(1), id="mean"),
+        pytest.param(lambda x: x.amax(0), id="amax"),
+        pytest.param(lambda x: x.max(1)[0], id="max-dim"),
+        pytest.param(lambda x: x.var(1), id="var"),
+        pytest.param(lambda x: x.logsumexp(1), id="logsumexp"),
+        pytest.param(lambda x: x.norm(dim=1), id="norm"),
+        pytest.param(lambda x: x.softmax(1), id="softmax"),
+        pytest.param(lambda x: x.cumsum(1), id="cumsum"),
+        pytest.param(lambda x: x.cummax(1)[0], id="cummax"),
+        pytest.param(lambda x: (x > 0).any(1), id="any"),
+    ],
+)
+def test_reduction_of_a_permuted_input_is_contiguous(op):
+    def prog(lib, x):
+        y = op(x.permute(2, 0, 1))
+        return y.is_contiguous(), list(y.stride()), y.reshape(-1).view(-1)
+
+    assert_same(prog, arr(2, 3, 4))

@@ -1,10 +1,11 @@
-"""Dtypes PyTorch refuses, and the texts that name dtypes, against torch.
+"""Dtypes against PyTorch: the dtypes ops refuse (no kernel, bool arithmetic) and accept,
+integer dtype= results and autograd, sources and values of another dtype, and the texts
+that name dtypes, eagerly and under transforms.
 
 The sweep runs every op that declares ``no_kernel`` (numtorch._core.op.NoKernel) on bool and
 int64 versions of its first samples and compares whether and what both libraries raise. The
-rest are regression tests for the causes the random-program fuzzer found, and checks of the
-places where numtorch keeps an answer other than torch.func's (eager PyTorch agrees with us).
-"""
+other tests check the causes the random-program fuzzer found, and the places where numtorch
+keeps an answer other than torch.func's (eager PyTorch agrees with us)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,216 @@ import numpy as np
 import pytest
 import torch
 import torch.autograd.forward_ad as fwAD
-from opdb import resolve, samples, to_nt, to_torch
-from twolibs import assert_same, assert_same_error, fd_grad
+from opdb import resolve, samples
+from twolibs import (
+    arr,
+    assert_same,
+    assert_same_error,
+    assert_same_outcome,
+    fd_grad,
+    lib_of,
+    to_nt,
+    to_torch,
+)
 
 import numtorch as nt
 from numtorch._core.op import REGISTRY
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+X = np.array([[0.25, 0.5, 0.75], [0.125, 0.625, 0.875]])
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, c, x: L.clamp_min(c, 0),  # a number bound: clamp's kernel
+        lambda L, c, x: L.clamp_max(c, 0.5),
+        lambda L, c, x: c.clamp_min_(0),
+        lambda L, c, x: L.clamp_min(c, x),  # a tensor bound: maximum's
+        lambda L, c, x: L.clamp_max(c, x),
+        lambda L, c, x: L.nn.functional.cosine_similarity(c, x),
+        lambda L, c, x: L.nn.functional.scaled_dot_product_attention(c, x, x),
+        lambda L, c, x: L.nn.functional.scaled_dot_product_attention(x.long(), x, x),
+    ],
+)
+def test_complex_and_dtype_texts(prog):
+    assert_same_error(prog, X * (1 + 0.5j), X)
+
+
+# ==================================================================
+# Core behaviour found wrong by the nn.functional work (issue 10's follow-ups).
+
+
+# ------------------------------------------------------------------ rounding and abs on bool
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib, x: x.abs(),
+        lambda lib, x: lib.absolute(x),
+        lambda lib, x: x.floor(),
+        lambda lib, x: x.round(),
+        lambda lib, x: x.frac(),
+    ],
+    ids=["abs", "absolute", "floor", "round", "frac"],
+)
+def test_bool_kernels_that_do_not_exist_raise_not_implemented(prog):
+    assert_same_error(prog, np.array([True, False]))
+
+
+# ==================================================================
+# Issue 14, "lenient where PyTorch refuses": PyTorch's refusals, before any input is modified.
+
+
+# ------------------------------------------------------------------ 3. integer dtype= results
+_INT_DTYPES = ["int64", "int32", "uint8", "bool"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, d: x.sum(dtype=d),
+        lambda x, d: x.sum(0, dtype=d),
+        lambda x, d: x.prod(dtype=d),
+        lambda x, d: x.prod(1, dtype=d),
+        lambda x, d: x.nansum(dtype=d),
+        lambda x, d: x.cumsum(0, dtype=d),
+        lambda x, d: x.cumprod(1, dtype=d),
+        lambda x, d: x.mean(dtype=d),
+        lambda x, d: x.nanmean(dtype=d),
+        lambda x, d: lib_of(x).linalg.vector_norm(x, dtype=d),
+    ],
+)
+@pytest.mark.parametrize("dtype", _INT_DTYPES)
+def test_integer_result_of_a_tensor_that_requires_grad_is_refused(call, dtype):
+    assert_same_error(
+        lambda lib: call(lib.tensor(arr(2, 3), requires_grad=True), getattr(lib, dtype))
+    )
+
+
+def test_integer_result_under_grad_transforms_is_refused():
+    assert_same_error(lambda lib: lib.func.grad(lambda y: y.sum(dtype=lib.int64).float())(
+        lib.tensor(arr(3))))  # fmt: skip
+    assert_same_error(lambda lib: lib.func.vmap(lib.func.grad(
+        lambda y: y.cumsum(0, dtype=lib.int32).sum().float()))(lib.tensor(arr(2, 3))))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, d: x.sum(dtype=d),
+        lambda x, d: x.sum(1, dtype=d),
+        lambda x, d: x.prod(dtype=d),
+        lambda x, d: x.prod(0, dtype=d),
+        lambda x, d: x.nansum(dtype=d),
+        lambda x, d: x.cumsum(0, dtype=d),
+        lambda x, d: x.cumprod(1, dtype=d),
+        lambda x, d: (x > 0).sum(dtype=d),
+        lambda x, d: (x > 0).cumsum(1, dtype=d),
+        lambda x, d: (x * 3).to(lib_of(x).int32).sum(dtype=d),
+        lambda x, d: x[0, 0].cumsum(0, dtype=d),
+    ],
+)
+@pytest.mark.parametrize("dtype", _INT_DTYPES)
+def test_integer_dtype_results_without_autograd(call, dtype):
+    """Without autograd the result has the dtype asked for (NumPy widens small integers);
+    PyTorch refuses a bool scan."""
+
+    def prog(lib, x):
+        return call(x, getattr(lib, dtype))
+
+    assert_same_outcome(prog, arr(2, 3))
+
+
+def test_conversions_leave_autograd_without_error():
+    def prog(lib, x):
+        x = x.requires_grad_()
+        outs = (x.to(lib.int64), x.long(), x.bool(), x.type(lib.int32), (x * 2).int())
+        return [(o, o.requires_grad) for o in outs]
+
+    assert_same(prog, arr(2, 3))
+
+
+# ------------------------------------------------------------------ 4. a source of another dtype
+def _f32(lib):
+    return lib.zeros(3, 4)
+
+
+_IDX, _ROWS = [[0, 1, 2, 0]], [0, 2]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, s: _f32(lib).scatter_(0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: _f32(lib).scatter(0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: lib.scatter(_f32(lib), 0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: _f32(lib).scatter_(0, lib.tensor(_IDX), s((1, 4)), reduce="add"),
+        lambda lib, s: _f32(lib).scatter_add_(0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: lib.scatter_add(_f32(lib), 0, lib.tensor(_IDX), s((1, 4))),
+        lambda lib, s: _f32(lib).scatter_reduce_(0, lib.tensor(_IDX), s((1, 4)), "sum"),
+        lambda lib, s: _f32(lib).scatter_reduce(0, lib.tensor(_IDX), s((1, 4)), "amax"),
+        lambda lib, s: _f32(lib).scatter_(0, lib.tensor(_IDX) + 5, s((1, 4))),  # before bounds
+        lambda lib, s: _f32(lib).index_add_(0, lib.tensor(_ROWS), s((2, 4))),
+        lambda lib, s: lib.index_add(_f32(lib), 0, lib.tensor(_ROWS), s((2, 4)), alpha=2),
+        lambda lib, s: _f32(lib).index_add_(0, lib.tensor(_ROWS), s((2, 5))),  # before shapes
+        lambda lib, s: _f32(lib).index_copy_(0, lib.tensor(_ROWS), s((2, 4))),
+        lambda lib, s: _f32(lib).index_copy(0, lib.tensor(_ROWS) + 5, s((2, 4))),
+        lambda lib, s: _f32(lib).masked_scatter_(_f32(lib) == 0, s((12,))),
+        lambda lib, s: lib.masked_scatter(_f32(lib), _f32(lib), s((12,))),  # before the mask's
+        lambda lib, s: _f32(lib).put_(lib.tensor(_ROWS), s((2,))),
+        lambda lib, s: _f32(lib).put(lib.tensor(_ROWS), s((3,)), accumulate=True),
+        lambda lib, s: _f32(lib).index_put_((lib.tensor(_ROWS),), s((4,))),
+        lambda lib, s: _f32(lib).__setitem__(lib.tensor(_ROWS), s((4,))),
+        lambda lib, s: _f32(lib).__setitem__((slice(None), lib.tensor([1])), s(())),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_source_of_another_dtype_is_refused(call, dtype):
+    def prog(lib):
+        x = _f32(lib)
+        before = x.clone()
+        try:
+            return call(lib, lambda shape: lib.ones(shape, dtype=getattr(lib, dtype)))
+        finally:
+            assert (x == before).all()
+
+    assert_same_error(prog)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.scatter_(0, lib.tensor(_IDX), 2),
+        lambda lib, x: x.index_fill_(0, lib.tensor(_ROWS), lib.tensor(1.0, dtype=lib.float64)),
+        lambda lib, x: x.masked_fill_(x == 0, lib.tensor(1.5, dtype=lib.float64)),
+        lambda lib, x: x.__setitem__(x == 0, lib.tensor(2)) or x,
+        lambda lib, x: x.__setitem__(0, lib.ones(4, dtype=lib.float64)) or x,
+        lambda lib, x: x.__setitem__(lib.tensor(_ROWS), 3) or x,
+        lambda lib, x: x.copy_(lib.ones(3, 4, dtype=lib.float64)),
+    ],
+)
+def test_values_of_another_dtype_pytorch_casts(call):
+    assert_same(lambda lib: call(lib, _f32(lib)))
+
+
+@pytest.mark.parametrize(
+    "args", [("float64", "float32", "float32"), ("float32", "float32", "float64"),
+             ("float32", "float64", "float64"), ("float64", "float64", "float32")],
+)  # fmt: skip
+def test_addmm_names_the_mismatched_pair(args):
+    def prog(lib):
+        a, b, c = (getattr(lib, n) for n in args)
+        return lib.zeros(3, 3, dtype=a).addmm(lib.ones(3, 4, dtype=b), lib.ones(4, 3, dtype=c))
+
+    assert_same_error(prog)
+
+
+# ==================================================================
+# The dtype sweep: dtypes PyTorch refuses and the texts that name dtypes.
+
 
 # ------------------------------------------------------------------ the declared refusals
 _DECLARED = sorted(

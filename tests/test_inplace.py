@@ -1,0 +1,520 @@
+"""In-place writes against PyTorch: internal and partial overlap (expanded tensors, out=),
+the checks in-place ops make before writing (casts, shapes) and their order, what an
+in-place op saves and the version-counter errors, copy_ and predicates into other dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from twolibs import arr, assert_same, assert_same_error, fd_grad, run
+
+import numtorch as nt
+
+# ==================================================================
+# Found by issue 14's second fuzz round.
+
+
+# ------------------------------------------------------------------ copy_ into a non-float
+@pytest.mark.filterwarnings("ignore")
+def test_copy_into_a_non_float_tensor_leaves_autograd():
+    # PyTorch's copy_ records nothing when self's dtype is not differentiable
+    x, b = np.array([-0.16, 2.0]), np.array([1.24, -0.5])
+
+    def prog(L, x, b):
+        b.requires_grad_(True)
+        y = x.ge(b)
+        y.copy_(b)
+        z = x.long()
+        z.copy_(b)
+        out = L.logaddexp(y.erf(), b) + L.logaddexp(z.double(), b)
+        out.sum().backward()
+        return y, z, y.requires_grad, z.requires_grad, b.grad
+
+    assert_same(prog, x, b)
+
+    def no_grad_fn(L, x, b):
+        b.requires_grad_(True)
+        y = x.lt(b)
+        y.copy_(b)
+        return (y * L.tensor([1.0, 2.0])).sum().backward()
+
+    assert_same_error(no_grad_fn, x, b)
+    f = lambda L, b: L.logaddexp(L.tensor([1.0, 2.0]).lt(1.5).copy_(b).erf(), b).sum()  # noqa: E731
+    assert_same(lambda L, b: L.func.grad(f, argnums=1)(L, b), b)
+
+
+# ------------------------------------------------------------------ clamp_'s number bounds
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda L, y: y.clamp_(max=1.5),
+        lambda L, y: y.clamp_min_(2),
+        lambda L, y: y.clamp_(min=1),
+        lambda L, y: y.clamp_(max=True),
+        lambda L, y: y.clamp_(max=L.tensor(1.5)),
+    ],
+)
+def test_clamp_checks_a_number_bound_before_the_overlap(dtype, write):
+    # a number bound that does not fit self's dtype: its cast error before the
+    # single-memory-location one (a tensor bound, a fitting number: the overlap first)
+    def prog(L, x):
+        return write(L, x.to(getattr(L, dtype)).expand(2, 3))
+
+    assert_same_error(prog, np.zeros((1, 3)))
+    assert_same_error(lambda L, x: L.func.vmap(lambda x: prog(L, x))(x), np.zeros((2, 1, 3)))
+
+
+# ==================================================================
+# Found by issue 14's third fuzz round (fresh seeds, 68,000 programs).
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", ["neg_", "relu_"])
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+def test_neg_and_relu_refuse_bool_before_the_overlap_check(name, dtype):
+    def write(L, x):
+        return getattr(x.expand(3), name)()
+
+    def prog(L):
+        return write(L, L.zeros(1, dtype=getattr(L, dtype)))
+
+    def batched(L):
+        return L.func.vmap(lambda x: write(L, x))(L.zeros(2, 1, dtype=getattr(L, dtype)))
+
+    assert_same_error(prog)
+    assert_same_error(batched)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("write", ["fill_(1.5)", "triu_()", "zero_()", "mul_(2)"])
+@pytest.mark.parametrize("transform", ["grad", "vjp", "vmap_grad"])
+def test_grad_refuses_a_write_through_an_expanded_view_in_backward(write, transform):
+    # fill_, triu_ and zero_ may write shared elements; grad's backward refuses the write
+    def run(L, fail_after):
+        def f(x):
+            y = x.log1p().expand(2, 2, 1)
+            eval("y." + write)
+            if fail_after:
+                raise ValueError("the forward went on")
+            return (y * L.arange(4.0).reshape(2, 2, 1)).sum()
+
+        if transform == "grad":
+            return L.func.grad(f)(L.tensor([[3.25]]))
+        if transform == "vjp":
+            return L.func.vjp(f, L.tensor([[3.25]]))[1](L.tensor(1.0))
+        return L.func.vmap(L.func.grad(f))(L.tensor([[[3.25]], [[1.0]]]))
+
+    assert_same_error(lambda L: run(L, True))
+    assert_same_error(lambda L: run(L, False))
+
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+W = np.arange(15.0).reshape(5, 3) / 10
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: x[:, :1].clone().addmm_(x[:, :2], x[:2]),
+        lambda L, x: x[:2, 0].clone()[:1].addmv_(x[:2, :2], x[:2, 0]),
+        lambda L, x: x[None, :, :1].clone().baddbmm_(x[None, :, :2], x[None, :2]),
+        lambda L, x: (x > 0.3).cumsum_(0),
+        lambda L, x: (x > 0.3).cumprod_(1),
+        lambda L, x: x.clone().cumsum_(0, dtype=L.int64),
+        lambda L, x: x.long().cumprod_(0, dtype=L.float32),
+        lambda L, x: x.long().mvlgamma_(1),
+        lambda L, x: x.int().mvlgamma_(1),
+    ],
+)
+def test_inplace_texts(prog):
+    assert_same_error(prog, W)
+
+
+# ==================================================================
+# Issue 14, "lenient where PyTorch refuses": PyTorch's refusals, before any input is modified.
+
+
+# ------------------------------------------------------------------ 6. partial overlap with the written tensor
+def _sq(lib):
+    return lib.arange(9.0).reshape(3, 3)
+
+
+_ROW3 = [[0, 1, 2]]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda lib, x: x.mT.mul_(x),
+        lambda lib, x: x.mul_(x.mT),
+        lambda lib, x: x.__imul__(x.mT),
+        lambda lib, x: x.add_(x[0]),
+        lambda lib, x: x.add_(x[2, 2]),
+        lambda lib, x: x.view(9)[1:].add_(x.view(9)[:-1]),
+        lambda lib, x: x[:2].mul_(x[1:]),
+        lambda lib, x: x.copy_(x.mT),
+        lambda lib, x: x.mT.copy_(x),
+        lambda lib, x: x.copy_(x[0, 0]),
+        lambda lib, x: x.view(9)[1:].copy_(x.view(9)[:-1]),
+        lambda lib, x: x.__setitem__(lib.tensor([0, 1]), x[1:]),
+        lambda lib, x: x.addcmul_(x.mT, x),
+        lambda lib, x: x.addcdiv_(x.mT, lib.ones(3, 3)),
+        lambda lib, x: x.clamp_(min=x.mT),
+        lambda lib, x: x.lerp_(x.mT, 0.5),
+        lambda lib, x: x.pow_(x.mT),
+        lambda lib, x: x.atan2_(x.mT),
+        lambda lib, x: x.div_(x.mT),
+        lambda lib, x: x.xlogy_(x.mT),
+        lambda lib, x: x.fmod_(x.mT),
+        lambda lib, x: x.copysign_(x.mT),
+        lambda lib, x: x.logical_and_(x.mT),
+        lambda lib, x: x.eq_(x.mT),
+        lambda lib, x: x.index_add_(0, lib.tensor([0, 1, 2]), x.mT),
+        lambda lib, x: x.index_copy_(0, lib.tensor([0, 1, 2]), x.mT),
+        lambda lib, x: x.scatter_(0, lib.tensor(_ROW3), x.mT),
+        lambda lib, x: x.scatter_add_(0, lib.tensor(_ROW3), x.mT),
+        lambda lib, x: x.scatter_reduce_(0, lib.tensor(_ROW3), x.mT, "sum"),
+        lambda lib, x: x.put_(lib.tensor([0, 1]), x[1, :2]),
+        lambda lib, x: x.index_put_((lib.tensor([0, 1]),), x[1:], accumulate=True),
+    ],
+)
+def test_partial_overlap_is_refused(write):
+    def prog(lib):
+        x = _sq(lib)
+        try:
+            write(lib, x)
+        finally:
+            assert x.tolist() == _sq(lib).tolist()  # nothing written
+
+    assert_same_error(prog)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda lib, x: x.mul_(x),
+        lambda lib, x: x.copy_(x),
+        lambda lib, x: x[0].add_(x[0]),
+        lambda lib, x: x[0].add_(x[1]),
+        lambda lib, x: x.view(9).add_(x.reshape(9)),
+        lambda lib, x: x.mul_(x.mT.contiguous()),
+        lambda lib, x: x.diagonal().mul_(x[0]),  # a diagonal is not dense: PyTorch lets it be
+        lambda lib, x: x[:, 0].mul_(x[0]),
+        lambda lib, x: x[0].mul_(x[:, 0]),
+        lambda lib, x: [x.add_(lib.broadcast_to(x[0], (3, 3)))] and None,  # (values alias in
+        lambda lib, x: x.view(9)[::2].add_(x.view(9)[1::2][:4].reshape(4).repeat(2)[:5]),
+        lambda lib, x: x.__setitem__(0, x[:, 0]),
+        lambda lib, x: x.fill_(x[0, 0]),
+        lambda lib, x: x.masked_fill_(x > 3, x[0, 0]),
+        lambda lib, x: x.index_fill_(0, lib.tensor([1]), x[0, 1]),
+        lambda lib, x: x.masked_scatter_(x > 3, x.mT),
+        lambda lib, x: [x.addmm_(x.mT, x)] and None,  # PyTorch, as the writes go: no error)
+        lambda lib, x: x.scatter_(0, lib.tensor(_ROW3), 1.0),
+    ],
+)
+def test_overlaps_pytorch_allows(write):
+    def prog(lib):
+        x = _sq(lib)
+        return x if write(lib, x) is not None else None
+
+    assert_same(prog)
+
+
+def test_partial_overlap_under_transforms():
+    assert_same_error(lambda lib: lib.func.grad(lambda y: (lambda z: z.mul_(z.mT).sum())(y * 1))(
+        lib.ones(3, 3)))  # fmt: skip
+    assert_same_error(
+        lambda lib: lib.func.vmap(lambda y: y.mul_(y.mT))(_sq(lib).expand(2, 3, 3).clone())
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: lib.mul(x, 2, out=x.mT),
+        lambda lib, x: lib.add(x, x.mT, out=x),
+        lambda lib, x: lib.neg(x, out=x.mT),
+        lambda lib, x: lib.where(x > 1, x, x.mT, out=x),
+        lambda lib, x: lib.gather(x, 0, lib.tensor(_ROW3), out=x[0:1]),
+        lambda lib, x: lib.index_select(x, 0, lib.tensor([0]), out=x[1:2]),
+        lambda lib, x: lib.cat([x[0], x[1]], out=x[1:3].reshape(6)),
+    ],
+)
+def test_out_partly_overlapping_an_input_is_refused(call):
+    def prog(lib):
+        x = _sq(lib)
+        try:
+            call(lib, x)
+        finally:
+            assert x.tolist() == _sq(lib).tolist()
+
+    assert_same_error(prog)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: lib.mul(x, 2, out=x),
+        lambda lib, x: [lib.sum(x, 0, out=x[0])] and None,  # (PyTorch's values alias: no
+        lambda lib, x: [lib.mm(x, x, out=x.mT)] and None,  # error is what is compared)
+    ],
+)
+def test_out_overlaps_pytorch_allows(call):
+    assert_same(lambda lib: call(lib, _sq(lib)))
+
+
+# ==================================================================
+# The in-place sweep: internal overlap, saved outputs, errors under torch.func.
+
+
+X = np.array([1.5, -2.0])
+
+
+# ------------------------------------------------------------------ internal overlap
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+@pytest.mark.parametrize(
+    "write",
+    [
+        # no element of the written tensor repeats: the write goes through
+        lambda T, x: x.expand(3, 2)[0].mul_(2),
+        lambda T, x: x.expand(3, 2).select(0, 1).add_(1),
+        lambda T, x: x.expand(3, 2)[:1].mul_(2),
+        lambda T, x: x.expand(3, 2).diagonal().mul_(2),
+        lambda T, x: x.expand(3, 2).unsqueeze(0)[0, 0].sin_(),
+        lambda T, x: x.expand(0, 2).mul_(2),
+        lambda T, x: T.broadcast_to(x, (2,)).mul_(2),
+        lambda T, x: T.broadcast_to(x.reshape(2, 1), (2, 1)).triu_(),
+        lambda T, x: T.broadcast_to(x.sum(), (2,)).view(-1)[:1].sin_(),
+        # PyTorch's fill_, zero_, masked_fill_, index_fill_, index_put_, tril_, triu_ write
+        # into repeated elements (the ones they change)
+        lambda T, x: x.expand(3, 2).zero_(),
+        lambda T, x: x.expand(3, 2).fill_(4.0),
+        lambda T, x: x.expand(3, 2).masked_fill_(T.tensor([[True, False], [False, False], [False, False]]), 7.0),
+        lambda T, x: x.expand(3, 2).index_fill_(1, T.tensor([1]), 7.0),
+        lambda T, x: x.expand(3, 2).index_put_((T.tensor([1]),), T.tensor(7.0, dtype=x.dtype), accumulate=True),
+        lambda T, x: x.expand(3, 2).tril_(),
+        lambda T, x: x.expand(3, 2).triu_(1),
+        lambda T, x: x.expand(3, 2).__setitem__(T.tensor([[True, False], [False, False], [False, True]]), 7.0),
+        lambda T, x: x.expand(3, 2).__setitem__(0, T.tensor([5.0, 6.0])),
+    ],
+)  # fmt: skip
+def test_writes_without_internal_overlap_or_allowed_go_through(write):
+    def prog(T, x):
+        write(T, x)
+        return x
+
+    assert_same(prog, X.copy())
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda T, x: x.expand(3, 2).mul_(2),
+        lambda T, x: x[:1].expand(3).sin_(),
+        lambda T, x: x.expand(3, 2).copy_(T.ones(3, 2)),
+        lambda T, x: x.expand(3, 2).__setitem__(..., 1.0),
+        lambda T, x: T.add(x, x, out=x.expand(3, 2)),
+        # the overlap check comes before the cast, broadcast and kernel checks ...
+        lambda T, x: x.ge(0).expand(3, 2).sin_(),
+        lambda T, x: x.expand(3, 2).add_(T.ones(4, 2)),
+        lambda T, x: x.ge(0).expand(3, 2).abs_(),
+        lambda T, x: x.long().expand(3, 2).div_(0, rounding_mode="floor"),
+        lambda T, x: x.expand(3, 2).mul_(T.ones(3, 2, dtype=T.complex64)),
+        # ... and after the argument checks of sub and addcdiv
+        lambda T, x: x.bool().expand(3, 2).sub_(True),
+        lambda T, x: x.expand(3, 2).addcdiv_(T.ones(3, 2, dtype=T.long), T.ones(3, 2, dtype=T.long)),
+    ],
+)  # fmt: skip
+def test_writes_into_repeated_elements_raise(write):
+    assert_same_error(lambda T, x: write(T, x), X.copy())
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+def test_expand_strides_are_pytorchs():
+    def prog(T, x):
+        return [
+            x.expand(3, 2).stride(),
+            x.reshape(2, 1).expand(1, 2, 1).stride(),
+            x[0].expand(2).stride(),
+            x.reshape(2, 1).expand(2, 3).stride(),
+        ]
+
+    assert_same(prog, X.copy())
+
+
+# ------------------------------------------------------------------ saved results
+def _exp_then_write_through_expand(T, x):
+    y = x.cos()
+    y.exp_()  # saves its output: y at version 1
+    T.broadcast_to(y, (2,)).view(-1)[:1].sin_()
+    return y.sum()
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+def test_an_inplace_ops_saved_output_is_the_written_tensor():
+    def prog(T, x):
+        _exp_then_write_through_expand(T, x).backward()
+        return x.grad
+
+    assert_same_error(prog, np.array(-1.94).astype(np.float32))
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+@pytest.mark.parametrize("vmapped", [False, True])
+def test_version_error_under_grad_names_the_node(vmapped):
+    def prog(T, x):
+        g = T.func.grad(lambda x: _exp_then_write_through_expand(T, x))
+        return (T.func.vmap(g) if vmapped else g)(x)
+
+    assert_same_error(prog, np.array([-1.94, 0.5] if vmapped else -1.94).astype(np.float32))
+
+
+# ------------------------------------------------------------------ what ops save
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda T, x, b: T.logaddexp(x, b),  # saves its inputs, not its result
+        lambda T, x, b: T.logaddexp2(x, b),
+        lambda T, x, b: (x * 0.5).erfinv(),
+        lambda T, x, b: T.var_mean(x, 0)[0],
+    ],
+)  # fmt: skip
+def test_writing_an_output_the_node_does_not_save_is_fine(make):
+    def prog(T, x, b):
+        x.requires_grad_()
+        b.requires_grad_()
+        y = make(T, x, b)
+        y.mul_(2)
+        y.sum().backward()
+        return x.grad
+
+    assert_same(prog, arr(3, 2) * 0.5, arr(2, seed=1))
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+def test_backward_through_a_write_into_an_expanded_view_raises_pytorchs_overlap_error():
+    """PyTorch copies the gradient into the written view's region (CopySlices): overlap."""
+
+    def prog(T, x):
+        x.requires_grad_()
+        y = (x * 1).sigmoid()
+        y.expand(2, 2).masked_fill_(y.expand(2, 2) > 0.6, 0.0)
+        y.sum().backward()
+        return x.grad
+
+    assert_same_error(prog, np.array([0.3, 0.7]))
+
+
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+def test_version_error_under_grad_names_the_latest_writer():
+    def prog(T, x):
+        def f(x):
+            y = x * 1
+            z = y**2
+            y.mul_(2)
+            return z.sum()
+
+        return T.func.grad(f)(x)
+
+    assert_same_error(prog, np.array([0.3, 0.7]))
+
+
+# ==================================================================
+# Issue 14's sweep of aliasing and saved values.
+
+
+# ------------------------------------------------------------------ what an op saves
+def _write_output_then_backward(op):
+    """An in-place write into the op's output, then backward: PyTorch succeeds where the
+    formulas do not read the output."""
+
+    def prog(lib, x):
+        x = x.clone().requires_grad_()
+        y = op(lib, x * 1)
+        y.mul_(2)
+        y.sum().backward()
+        return x.grad
+
+    return prog
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(lambda L, x: x.min(1)[0], id="min-dim"),
+        pytest.param(lambda L, x: x.max(1, keepdim=True)[0], id="max-dim"),
+        pytest.param(lambda L, x: x.cummin(1)[0], id="cummin"),
+        pytest.param(lambda L, x: x.cummax(0)[0], id="cummax"),
+        pytest.param(lambda L, x: x.topk(2)[0], id="topk"),
+        pytest.param(lambda L, x: x.sort(1)[0], id="sort"),
+        pytest.param(lambda L, x: x.var(1), id="var"),
+        pytest.param(lambda L, x: x.nansum(1), id="nansum"),
+        pytest.param(lambda L, x: x.nanmean(1), id="nanmean"),
+        pytest.param(lambda L, x: x / (x.detach() + 5), id="div"),
+        pytest.param(lambda L, x: (x + 5) / x, id="div-other"),
+    ],
+)
+def test_writing_an_unsaved_output_is_no_error(op):
+    assert_same(_write_output_then_backward(op), arr(2, 3))
+
+
+def test_writing_the_saved_output_still_raises():
+    from twolibs import assert_same_error
+
+    def prog(lib, x):
+        x = x.clone().requires_grad_()
+        v, i = (x * 1).max(1)
+        i.add_(0)
+        v.sum().backward()
+
+    assert_same_error(prog, arr(2, 3))
+    assert_same_error(_write_output_then_backward(lambda L, x: x.std(1)), arr(2, 3))
+
+
+# ------------------------------------------------------------------ in-place predicates
+def _predicate_prog(name, arg):
+    def prog(lib, x, y):
+        x = x.clone().requires_grad_()
+        z = x * 1
+        args = () if arg is None else (y if arg == "t" else arg,)
+        getattr(z, name)(*args)
+        (z * x).sum().backward()
+        return z, z.requires_grad, x.grad
+
+    return prog
+
+
+@pytest.mark.parametrize("name,arg", [("lt_", 0.0), ("eq_", 0.5), ("ge_", "t")])
+def test_inplace_predicate_has_no_gradient(name, arg):
+    assert_same(_predicate_prog(name, arg), arr(2, 3), arr(2, 3, seed=1))
+
+
+@pytest.mark.parametrize("name,arg", [("logical_or_", "t"), ("logical_not_", None)])
+def test_inplace_logical_op_gradient_by_finite_differences(name, arg):
+    """PyTorch divergence: its logical_*_ keep self's old history, so the gradient flows
+    through values that no longer depend on x. (z * x).sum() with z piecewise constant in x
+    has the gradient z, as finite differences show."""
+    x, y = arr(2, 3), arr(2, 3, seed=1)
+    z, _, grad = run(_predicate_prog(name, arg), nt, x, y)
+
+    def f(v):
+        return float(
+            run(lambda L, a, b: (getattr(a * 1, name)(*((b,) if arg else ())) * a).sum(), nt, v, y)
+        )
+
+    np.testing.assert_allclose(grad.numpy(), fd_grad(f, x), atol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), z.detach().numpy())
+
+
+def test_inplace_predicate_tangent_is_zero_in_self_dtype():
+    def prog(lib, x):
+        return lib.func.jvp(lambda a: (a * 1).lt_(0), (x,), (lib.ones_like(x),))
+
+    assert_same(prog, arr(2, 3))

@@ -1,0 +1,327 @@
+"""Linear algebra against PyTorch beyond the decompositions (test_linalg_decomp.py): the
+addmm family, addr, outer, matmul's shapes, einsum's dtypes, det, inv, pinv, dist and the
+vector and matrix norms: values, derivatives at singular and non-finite matrices, and error
+texts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from twolibs import (
+    arr,
+    assert_same,
+    assert_same_error,
+    error_of,
+    fd_grad,
+    ints,
+    run,
+)
+
+import numtorch as nt
+
+# ==================================================================
+# Found by issue 14's sweep of silently wrong values and derivatives.
+
+
+ADDPROD = {
+    "addmm": ((2, 2), (2, 2), (2, 2)),
+    "addmv": ((2,), (2, 2), (2,)),
+    "addbmm": ((2, 2), (3, 2, 2), (3, 2, 2)),
+    "baddbmm": ((3, 2, 2), (3, 2, 2), (3, 2, 2)),
+}
+SCALARS = [
+    {"alpha": 0.5},
+    {"beta": 0.5},
+    {"beta": 2.0, "alpha": -1.7},
+    {"alpha": True},
+    {"beta": 0.0},
+]
+
+
+@pytest.mark.parametrize("name", sorted(ADDPROD))
+@pytest.mark.parametrize("kw", SCALARS)
+def test_integral_addprod_truncates_float_scalars(name, kw):
+    args = [ints(*s) for s in ADDPROD[name]]
+    assert_same(lambda L, *a: getattr(L, name)(*a, **kw), *args)
+    assert_same(lambda L, a, *r: getattr(a.clone(), name + "_")(*r, **kw), *args)
+    # vmap over a stack of the first operand (the rule recomposes the op from its parts)
+    stack = np.stack([args[0], 2 * args[0]])
+    got = nt.func.vmap(lambda i: getattr(nt, name)(i, *map(nt.tensor, args[1:]), **kw))(
+        nt.tensor(stack)
+    )
+    ref = [run(lambda L, *a: getattr(L, name)(*a, **kw), nt, s, *args[1:]) for s in stack]
+    assert got.dtype == nt.int64 and np.array_equal(got.numpy(), np.stack([r.numpy() for r in ref]))
+
+
+@pytest.mark.parametrize(
+    "src, dst",
+    [
+        ("float64", "float32"),
+        ("float32", "complex64"),
+        ("complex64", "float64"),
+        ("float32", "float64"),
+    ],
+)
+def test_vector_norm_dtype_never_narrows(src, dst):
+    prog = lambda L, x: L.linalg.vector_norm(x.to(getattr(L, src)), dtype=getattr(L, dst))  # noqa: E731
+    if src == "float32" and dst == "float64":
+        assert_same(prog, np.array([3.0, 4.0]))
+    else:
+        assert_same_error(prog, np.array([3.0, 4.0]))
+
+
+# ==================================================================
+# Found by issue 14's third fuzz round (fresh seeds, 68,000 programs).
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("ord", [2, 3, 1])
+def test_norm_tangent_at_zero_is_masked_as_pytorchs(ord):
+    # PyTorch masks the tangent where the norm is 0 (a NaN tangent gives 0) except for ord 1
+    def prog(L, x, t):
+        return L.func.jvp(lambda x: L.linalg.vector_norm(x, ord, 0, True), (x,), (t,))
+
+    assert_same(prog, np.zeros(2), np.array([np.nan, 1.0]))
+
+
+# ==================================================================
+# Causes behind the bad-input sweep's DIFFERS cases (tests/test_bad_inputs.py), fixed.
+
+
+W = np.arange(15.0).reshape(5, 3) / 10
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, a: L.linalg.pinv(a.long()),
+        lambda L, a: L.pinverse(a.bool()),
+        lambda L, a: L.linalg.pinv(a[0]),
+    ],
+)
+def test_pinv_refusals(prog):
+    assert_same_error(prog, W)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, b, f: L.einsum("ij,jk->ik", b, f),  # bmm looks at its first operand's dtype
+        lambda L, b, f: L.einsum("ij,jk->ik", f, b),
+        lambda L, b, f: L.einsum("ij,jk", b, f.long()),  # the implicit output contracts j
+        lambda L, b, f: L.einsum("ij,ij", b, f),
+    ],
+)
+def test_einsum_mixed_dtypes_refused(prog):
+    assert_same_error(prog, W[:2, :2] > 0.1, W[:2, :2])
+
+
+def test_einsum_mixed_dtypes_without_contraction():
+    """No bmm runs: PyTorch's products promote, with every gradient in its input's dtype."""
+
+    def prog(L, a, b):
+        a, b = a.float().requires_grad_(), b.requires_grad_()
+        r = L.einsum("i,j->ij", a, b)
+        r.sum().backward()
+        jvp = L.func.jvp(lambda x: L.einsum("i,j", x, b.detach()), (a.detach(),), (a.detach(),))
+        return r, a.grad, b.grad, jvp, L.einsum("i,i->i", a.detach().long()[:2], b)
+
+    assert_same(prog, W[0], W[1, :2], rtol=1e-6)
+
+
+def test_complex_matrix_norms_and_logdet():
+    c = (np.arange(9.0).reshape(3, 3) / 7 + np.eye(3)) * (1 + 0.5j) + 0.1j
+    singular = c.copy()
+    singular[0] = 0
+    assert_same(
+        lambda L, c, s: (
+            [L.linalg.matrix_norm(c, o) for o in ("fro", "nuc", 2, 1, -1, float("inf"))],
+            L.linalg.norm(c),
+            L.logdet(c),
+            L.logdet(L.stack([c, -c, s])),
+        ),
+        c,
+        singular,
+        atol=1e-12,
+    )
+
+
+# ==================================================================
+# Core behaviour found wrong by the nn.functional work (issue 10's follow-ups).
+
+
+@pytest.mark.parametrize(
+    "sa, sb",
+    [
+        ((2, 3, 4), (5, 4, 2)),
+        ((6, 2, 3, 4), (5, 1, 4, 2)),
+        ((3, 2, 3, 4), (2, 6, 4, 2)),
+        ((2, 3, 4), (2, 5, 2)),
+        ((2, 2, 3, 4), (2, 5, 2)),
+        ((3, 4), (2, 5, 2)),
+        ((4,), (2, 5, 2)),
+        ((2, 3, 4), (5,)),
+        ((2, 3, 4), (5, 2)),
+    ],
+)
+def test_matmul_shapes_that_do_not_fit_raise_torchs_error(sa, sb):
+    assert_same_error(lambda lib, a, b: a @ b, arr(*sa), arr(*sb))
+
+
+# ==================================================================
+# Found by issue 14's sweep of crashes where PyTorch succeeds.
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, a: L.norm(a, p="nuc", dim=0),
+        lambda L, a: L.norm(a, p="nuc", dim=[0]),
+        lambda L, a: L.norm(a, p="nuc", dim=(0, 1, 1)),
+        lambda L, a: L.linalg.matrix_norm(a, dim=(0,)),
+        lambda L, a: L.linalg.matrix_norm(a, "nuc", dim=(1, -1)),
+        lambda L, a: L.linalg.matrix_norm(a, dim=(0, 3)),
+        lambda L, a: L.linalg.norm(a, "nuc", dim=(0,)),
+    ],
+)
+def test_matrix_norm_dim_errors(prog):
+    assert_same_error(prog, arr(3, 3))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, a: L.linalg.norm(a, "nuc", dim=(0, 1, 1)),
+        lambda L, a: L.linalg.norm(a, 3, dim=(0, 1, 1)),
+        lambda L, a: L.linalg.norm(a[0], "fro"),
+        lambda L, a: L.linalg.norm(a.expand(2, 3, 3), "fro"),
+        lambda L, a: L.linalg.norm(a.expand(2, 3, 3), "fro", dim=(0,)),
+    ],
+)
+def test_linalg_norm_dim_errors(prog):
+    assert_same_error(prog, arr(3, 3))
+
+
+def test_linalg_norm_string_order_on_a_matrix():
+    assert_same(lambda L, a: [L.linalg.norm(a, o) for o in ("fro", "nuc")], arr(3, 4))
+
+
+NAN_MATRICES = [
+    [[np.nan, 1.0], [1.0, 1.0]],
+    [[1.0, 1.0], [1.0, np.nan]],
+    [[np.inf, 1.0], [1.0, 1.0]],
+    [[np.nan, np.nan], [np.nan, np.nan]],
+]
+
+
+@pytest.mark.parametrize("m", NAN_MATRICES)
+def test_linalg_on_nonfinite_matrices(m):
+    a = np.array(m)
+    assert_same(lambda L, a: L.linalg.inv(a), a)
+    assert_same(lambda L, a: L.linalg.solve(a, L.ones(2, dtype=a.dtype)), a)
+    assert_same(lambda L, a: L.cholesky_solve(a, L.eye(2, dtype=a.dtype)), a)
+    assert_same(lambda L, a: L.linalg.solve_triangular(a, a[:, :1], upper=True), a)
+    assert_same(lambda L, a: L.linalg.det(a), a)
+
+
+def test_inv_batch_with_nan_and_singular():
+    good = np.array([[[np.nan, 1.0], [1.0, 1.0]], [[2.0, 1.0], [1.0, 1.0]]])
+    assert_same(lambda L, a: L.linalg.inv(a), good)
+    bad = np.array([[[np.nan, 1.0], [1.0, 1.0]], [[1.0, 1.0], [1.0, 1.0]]])
+    want = error_of(lambda L, a: L.linalg.inv(a), torch, bad)
+    with pytest.raises(nt.linalg.LinAlgError) as e:
+        nt.linalg.inv(nt.tensor(bad))
+    assert str(e.value) == want.text
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32")])
+def test_outer_mixed_float_backward(dtypes):
+    def prog(L, a, b):
+        a, b = a.requires_grad_(), b.requires_grad_()
+        y = L.outer(a, b)
+        (y * y).sum().backward()
+        return y, a.grad, b.grad
+
+    a, b = arr(3).astype(dtypes[0]), arr(2, seed=1).astype(dtypes[1])
+    assert_same(prog, a, b, rtol=1e-6, atol=1e-6)
+
+
+SINGULAR = [
+    np.zeros((3, 3)),
+    np.array([[1.0, 2.0], [2.0, 4.0]]),  # rank 1
+    np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),  # rank 2
+    np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]]),  # rank 2
+]
+
+
+@pytest.mark.parametrize("a", SINGULAR)
+def test_det_derivatives_at_singular_matrices(a):
+    # PyTorch's eager backward gives 0 at a matrix of rank n-1 (its vmap(grad) gives the
+    # cofactors): finite differences decide, the derivative is the matrix of cofactors.
+    want = fd_grad(lambda m: np.linalg.det(m), a)
+    x = nt.tensor(a, requires_grad=True)
+    nt.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), want, atol=1e-8)
+    np.testing.assert_allclose(nt.func.grad(nt.linalg.det)(nt.tensor(a)).numpy(), want, atol=1e-8)
+    batch = nt.tensor(np.stack([a, np.eye(len(a))]))
+    g = nt.func.vmap(nt.func.grad(nt.linalg.det))(batch).numpy()
+    np.testing.assert_allclose(g[0], want, atol=1e-8)
+    t = np.ones_like(a)
+    _, tangent = nt.func.jvp(nt.linalg.det, (nt.tensor(a),), (nt.tensor(t),))
+    np.testing.assert_allclose(float(tangent), (want * t).sum(), atol=1e-8)
+
+
+def test_det_backward_of_the_zero_matrix_like_torch():
+    def prog(L, a):
+        a = a.requires_grad_()
+        L.linalg.det(a).backward()
+        return a.grad
+
+    assert_same(prog, np.zeros((3, 3)))
+
+
+# ==================================================================
+# The functions added for issue 14, beyond the op database's generic tests.
+
+
+NAN = math.nan
+
+
+# ------------------------------------------------------------------ dist, addr
+def test_dist_forms_and_errors():
+    def prog(T, x, y):
+        return (T.dist(x, y), x.dist(y, 0), x.dist(y, 1.5), T.dist(x.float(), y),
+                T.dist(x, x), T.dist(T.tensor([1, 2]), T.tensor([1.0, 4.0])))  # fmt: skip
+
+    assert_same(prog, arr(2, 3), arr(3, seed=1))
+    assert_same_error(lambda T: T.dist(T.ones(3), 2.0))
+    assert_same_error(lambda T: T.dist(T.ones(2, dtype=T.long), T.ones(2, dtype=T.long)))
+
+
+def test_addr_inplace_promotion_and_errors():
+    def prog(T, m, a, b):
+        m = m.clone().requires_grad_()
+        y = m * 1.0
+        y.addr_(a, b, beta=0.5, alpha=2.0)
+        (g,) = T.autograd.grad(y.sum(), m)
+        n = m.detach().clone()
+        n[0, 0] = NAN
+        return (y, g, T.addr(m.detach(), a.long(), b), T.addr(n, a, b, beta=0),
+                T.addr(T.zeros(2, 3, dtype=T.long), a.long(), b.long(), beta=2, alpha=3))  # fmt: skip
+
+    assert_same(prog, arr(2, 3), arr(2, seed=1), arr(3, seed=2))
+    assert_same_error(lambda T: T.addr(T.zeros(2, 3), T.ones(2, 1), T.ones(3)))
+    assert_same_error(lambda T: T.addr(T.zeros(2, 3), T.ones(2), T.ones(4)))
+    assert_same_error(lambda T: T.addr(T.zeros(2, 3, 1), T.ones(2), T.ones(3)))
+
+
+def test_addr_integral_scalars_and_inplace_shape():
+    i = lambda T: T.ones(2, dtype=T.long)  # noqa: E731
+    assert_same_error(lambda T: T.addr(T.zeros(2, 2, dtype=T.long), i(T), i(T), beta=2.5))
+    assert_same_error(
+        lambda T: T.addr(T.zeros(2, 2, dtype=T.bool), i(T).bool(), i(T).bool(), alpha=0.5)
+    )
+    assert_same_error(lambda T: T.zeros(1, 3).addr_(T.ones(2), T.ones(3)))
