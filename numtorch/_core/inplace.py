@@ -199,8 +199,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         check_inplace(self, args)
     if args:
         check_overlap(op, self, args)
-    if attrs:
-        _check_keywords(op, attrs)
+    if attrs and "out" in attrs:
+        raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
     if checked and not above:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
@@ -212,7 +212,6 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if policy.cpp_cast:
             _check_number_bounds(self, args, attrs)
         check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
-    check_sample_broadcast(self, args, op)
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -225,6 +224,16 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
             result = dispatch(op, (src, *args), attrs)
         else:  # bind defaults (and NumPy's keyword names) through the op's signature
             result = op.fn(src, *args, **attrs)
+    except RuntimeError as e:
+        if state.stack:
+            fallback_broadcast_error(self, args, op, e)
+        raise
+    except TypeError as e:  # the keyword errors of the functional form: name the method
+        msg = str(e)
+        at = msg.find("() got an unexpected keyword argument")
+        if at > 0 and msg[:at].isidentifier():
+            raise TypeError(f"{op.name}_(){msg[at + 2 :]}") from None
+        raise
     finally:
         if modes:
             state.inplace_op = None
@@ -246,15 +255,6 @@ def _check_own_write(self: Tensor, args: tuple, result: Tensor, policy) -> None:
         if own is not None:
             raise RuntimeError(own.format(sd.scalar_name, rd.scalar_name))
         raise RuntimeError(cast_error(rd, sd, cpp=True))
-
-
-def _check_keywords(op, attrs: dict) -> None:
-    """Python's error for a keyword the method does not take, naming the method."""
-    if "out" in attrs:
-        raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
-    for k in attrs:
-        if k not in op.keywords:
-            raise TypeError(f"{op.name}_() got an unexpected keyword argument '{k}'")
 
 
 def expand_error(shape: list, size: list) -> str:
@@ -431,15 +431,17 @@ def check_operands(self: Tensor, args: tuple, op) -> None:
         _check_batched_into_unbatched(self, args, op)
 
 
-def check_sample_broadcast(self: Tensor, args: tuple, op) -> None:
+def fallback_broadcast_error(self: Tensor, args: tuple, op, e: RuntimeError) -> None:
     """Under vmap, an in-place op PyTorch runs through its fallback (one sample at a time)
-    reports a broadcast mismatch on each sample's shapes."""
-    if not state.stack or batched_write(op, args) is not BatchedWrite.FALLBACK:
+    reports a broadcast mismatch on each sample's shapes: raise that text instead of ``e``."""
+    if not str(e).startswith("The size of tensor a") or op is None:
+        return
+    if batched_write(op, args) is not BatchedWrite.FALLBACK:
         return
     shapes = [tuple(a.shape) for a in (self, *args) if isinstance(a, Tensor)]
     msg = broadcast_mismatch(shapes)
     if msg is not None:
-        raise RuntimeError(msg)
+        raise RuntimeError(msg) from None
 
 
 # ------------------------------------------------------------------ in-place view ops

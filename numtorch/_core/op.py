@@ -185,7 +185,6 @@ class Op:
     node_name: str | Callable | None = None  # PyTorch's name of the backward node
     node_cls: type | None = None  # made by autograd on first record
     inplace_policy: InplacePolicy = COMMON  # how its in-place form writes
-    keywords: frozenset = frozenset()  # the keyword arguments its public function takes
     out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
     conversion: bool = False  # a non-float result just leaves autograd (no error)
     size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
@@ -608,7 +607,6 @@ def _make_fn(op: Op, out: bool) -> Callable:
     if aliases:
         parts += [a[0] for a in aliases] if kwonly or out else ["*", *(a[0] for a in aliases)]
         body = "".join(a[1] for a in aliases) + body
-    op.keywords = frozenset(p.partition("=")[0] for p in parts if p != "*")
     src = f"def {op.name}({', '.join(parts)}):\n{body}"
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     env.update({f"_d_{n}": d for n, d, _ in op.attrs})

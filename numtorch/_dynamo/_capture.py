@@ -24,7 +24,7 @@ from ..autograd.graph import (
 from . import _codegen
 from ._ir import Call
 from ._trace import Tracer, guards_first, hoist_guards, same_consts
-from ._walk import _LEAF, _OPAQUE, _sized, _Walk
+from ._walk import _LEAF, _OPAQUE, _Walk
 
 
 class Variant(NamedTuple):
@@ -280,7 +280,7 @@ class _Capture:
         if symbolic:  # (plain values: a node recorded above the tracer keeps symbolic ones)
             at = self.w.at[k]
             attrs = concrete(node.attrs)
-            sized = _sized(node.op)
+            sized = node.op.size_attrs
             if sized:
                 attrs = dict(attrs)
                 for j, n in enumerate(sized):

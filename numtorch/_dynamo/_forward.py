@@ -16,7 +16,6 @@ import weakref
 
 import numpy as np
 
-from .._core import dtype as dtypes
 from .._core import inplace
 from .._core.device import xp_of
 from .._core.dispatch import dispatch
@@ -36,8 +35,6 @@ from .exc import Unsupported
 
 # Every compiled callable (numtorch.compile's frames), for reset()
 FRAMES: weakref.WeakSet = weakref.WeakSet()
-
-_MASKS = (dtypes.bool_, dtypes.uint8)  # index masks (uint8: PyTorch's deprecated masks)
 
 DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
 
@@ -209,11 +206,8 @@ def _value_shaped(op, args: tuple, attrs: dict) -> bool:
     """Whether op's result shape depends on its inputs' values (nonzero, unique, a boolean
     mask's selection, one_hot's inferred width), which a program fixed at its trace cannot
     replay."""
-    if op.test.vmap == "dynamic" or op.name == "masked_select":
-        return True
-    if op.name == "index":
-        return any(isinstance(i, Tensor) and i.dtype in _MASKS for i in args[1])
-    return op.name == "one_hot" and attrs.get("num_classes", -1) == -1
+    shaped = op.value_shaped
+    return shaped(args, attrs) if callable(shaped) else shaped
 
 
 def _sym_meta(m, a):

@@ -173,9 +173,7 @@ def _keys(w: _Walk) -> list:
             # a user-defined Function: its backward may read values
             raise _Break("the graph has a custom autograd.Function")
         attrs = node.attrs
-        sized = _SIZED.get(op)
-        if sized is None:
-            sized = _sized(op)
+        sized = op.size_attrs
         if sized:  # sizes are the program's business, not the key's
             metas.append(tuple(attrs.get(n) for n in sized))
             attrs = {n: v for n, v in attrs.items() if n not in sized}
@@ -201,21 +199,6 @@ def _keys(w: _Walk) -> list:
     metas.append([None if a is None else a.shape for a in arrays])
     w.layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
     return keys
-
-
-# Attributes that are sizes (a view's shape, an expand's size; conv's groups, into which
-# its batch rule folds a vmapped batch): with dynamic sizes a new value is a new
-# specialization of the same captured graph, as PyTorch's SymInt sizes.
-_SIZE_NAMES = frozenset(("shape", "size", "sizes", "output_size", "groups"))
-_SIZED: dict = {}  # op -> _sized(op)
-
-
-def _sized(op) -> tuple:
-    """The names of op's attributes that are sizes, in op's order (kept in ``_SIZED``)."""
-    sized = _SIZED.get(op)
-    if sized is None:
-        sized = _SIZED[op] = tuple(n for n, *_ in op.attrs if n in _SIZE_NAMES)
-    return sized
 
 
 def _freeze(v):

@@ -71,7 +71,6 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         anomaly_mode.store(node)
 
 
-
 def _any_requires_grad(args) -> bool:
     return any(
         _any_requires_grad(a) if isinstance(a, (list, tuple)) else isinstance(a, Tensor) and a._rg

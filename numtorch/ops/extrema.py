@@ -106,6 +106,7 @@ amax = reduction(
     dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amax"),
     out=True,
+    aten_dim_list=True,
     # max() reduces everything with dim=None: PyTorch's MaxBackward1
     node_name=lambda dim: "MaxBackward1" if dim is None else "AmaxBackward0",
 )
@@ -117,6 +118,7 @@ amin = reduction(
     dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amin"),
     out=True,
+    aten_dim_list=True,
     # min() reduces everything with dim=None: PyTorch's MinBackward1
     node_name=lambda dim: "MinBackward1" if dim is None else "AminBackward0",
 )

@@ -82,6 +82,7 @@ sum = defop(
     batch_rule=_DIMS,
     out=True,
     methods=True,
+    aten_dim_list=True,
     node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1",  # sum, sum.dim_IntList
 )
 
@@ -169,6 +170,7 @@ mean = defop(
     batch_rule=_DIMS,
     out=True,
     methods=True,
+    aten_dim_list=True,
     node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
 )
 
@@ -364,12 +366,12 @@ _VEXTRA = ("correction",)
 var_op = reduction(
     "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples,
     error_samples=_var_errors("std and var"),
-    methods=False, no_kernel=_floating_only("std and var"),
+    methods=False, no_kernel=_floating_only("std and var"), aten_dim_list=True,
 )  # fmt: skip
 std_op = reduction(
     "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, jvp=_std_jvp,
     error_samples=_var_errors("std and var"),
-    methods=False, no_kernel=_floating_only("std and var"),
+    methods=False, no_kernel=_floating_only("std and var"), aten_dim_list=True,
 )  # fmt: skip
 
 
@@ -431,6 +433,7 @@ def _moments_op(
         error_samples=_var_errors(name),
         batch_rule=_DIMS,
         no_kernel=_floating_only(name),
+        aten_dim_list=True,
     )
 
 
@@ -588,7 +591,7 @@ def _logsumexp(xp, x, dim, keepdim=False):
 logsumexp = reduction(
     "logsumexp", _logsumexp, lambda x, r, dim: (x - r).exp(), prepare=to_float,
     samples=dim_samples(all_dims=False), error_samples=_err_dim(), out=True,
-    test={"dtypes": FLOATS_INT},
+    test={"dtypes": FLOATS_INT}, aten_dim_list=True,
 )  # fmt: skip
 
 
@@ -716,8 +719,18 @@ def _nanmean_partial(x, _r, dim):
     return _shares(x == x, x, dim)
 
 
-nansum = reduction("nansum", _nansum, _notnan, samples=_nan_samples, dtypes=FLOATS_INT, out=True)
-nanmean = reduction("nanmean", _nanmean, _nanmean_partial, samples=_nan_samples, out=True)
+nansum = reduction(
+    "nansum",
+    _nansum,
+    _notnan,
+    samples=_nan_samples,
+    dtypes=FLOATS_INT,
+    out=True,
+    aten_dim_list=True,
+)
+nanmean = reduction(
+    "nanmean", _nanmean, _nanmean_partial, samples=_nan_samples, out=True, aten_dim_list=True
+)
 
 
 # ------------------------------------------------------------------ sorting

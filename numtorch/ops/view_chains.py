@@ -122,13 +122,10 @@ def _replay_chain(x, chain, order=None):
     return apply_chain(x, chain)
 
 
-_OVERLAPPING = frozenset({"expand", "broadcast_to", "strided_gather", "tensor_unfold"})
-
-
 def _replay_vjp(g, shape, chain, order):
     """The gradient written into the view's region of zeros, or, where the chain may map
     two elements to one place, summed there by position."""
-    if not any(op.name in _OVERLAPPING for op, _ in chain):
+    if not any(op.overlapping_view for op, _ in chain):
         return view_scatter.fn(g.new_zeros(shape), g, chain, order)
     n = math.prod(shape)
     pos = apply_chain(like_root(arange(n, device=g.device).reshape(shape), order), chain)

@@ -1013,6 +1013,7 @@ expand_rule = rule_generator(_expand_rule)
 
 expand = view_op(
     "expand", _expand, lambda g: g, sizes=True, api="Tensor.expand", batch_rule=expand_rule(),
+    overlapping_view=True,
     samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
                           S((make((1, 3)), (0, 3)))],
     error_samples=lambda make: [
@@ -1022,6 +1023,7 @@ expand = view_op(
 )  # fmt: skip
 broadcast_to = view_op(
     "broadcast_to", _expand, lambda g: g, batch_rule=expand_rule(), node_name="ExpandBackward0",
+    overlapping_view=True,
     samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
                           S((make((3,)), (0, 3)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (3, 3))), RuntimeError, "must match the existing size")],

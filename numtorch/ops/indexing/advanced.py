@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve, relayout
 from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to
@@ -428,11 +430,16 @@ def _index_layout(out, inputs, attrs):
     return relayout(out, ops)
 
 
+def _selects_by_mask(args, attrs) -> bool:
+    """A boolean index (uint8: PyTorch's deprecated masks) selects a value-dependent count."""
+    return any(isinstance(i, Tensor) and i.dtype in (dt.bool_, dt.uint8) for i in args[1])
+
+
 index_op = defop(
     "index", _index, nin=2, list_inputs=(1,),
     vjp=(lambda g, indices, dims, shape: index_put_op.fn(zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
     jvp=LINEAR, api="Tensor.__getitem__", samples=_index_samples, error_samples=_index_errors,
-    batch_rule=_index_rule, layout=_index_layout,
+    batch_rule=_index_rule, layout=_index_layout, value_shaped=_selects_by_mask,
 )  # fmt: skip
 
 
@@ -465,6 +472,7 @@ index_put_op = defop(
     vjp=(_index_put_vjp_input, None, lambda g, indices, dims: index_op.fn(g, indices, dims, tuple(g.shape))),
     jvp=LINEAR, samples=_index_put_samples, error_samples=_index_put_errors,
     batch_rule=_index_put_rule, layout=preserve,
+    inplace_policy=InplacePolicy(shared_ok=True, batched=BatchedWrite.PLAIN),
 )  # fmt: skip
 
 

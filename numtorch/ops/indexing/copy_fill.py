@@ -6,6 +6,7 @@ from ..._core.dispatch import broadcast_mismatch, dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import preserve
 from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
 from ...testing.samples import S
 from .._batching import front, lrank, materialize, pad_to
@@ -46,12 +47,23 @@ def _copy_rule(vmap, args, bdims, attrs):
 # The sweep tests the functional op: under vmap, copy_ of batched values into an unbatched
 # tensor is an error (tested in test_vmap_indexing.py).
 copy = defop(
-    "copy", _copy, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g), jvp=LINEAR,
-    api="ops.indexing.copy.fn", oracle="Tensor.copy_", node_name="torch::autograd::CopyBackwards", grad_args=(1,),
-    test={"no_grad_test": True}, batch_rule=_copy_rule,
+    "copy",
+    _copy,
+    nin=2,
+    vjp=(lambda g: zeros_like(g), lambda g: g),
+    jvp=LINEAR,
+    api="ops.indexing.copy.fn",
+    oracle="Tensor.copy_",
+    node_name="torch::autograd::CopyBackwards",
+    grad_args=(1,),
+    test={"no_grad_test": True},
+    batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
-    inplace=True, layout=preserve,
-)  # fmt: skip
+    inplace=True,
+    layout=preserve,
+    inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC, untracked_integer_target=True),
+    conversion=True,  # a copy_ into an integer tensor leaves autograd
+)
 
 
 def _fill(xp, input, value):
@@ -76,13 +88,28 @@ def _fill_rule(vmap, args, bdims, attrs):
     return copy.fn(out, front(value, vb).reshape(vmap.size, *((1,) * (out.dim() - 1)))), 0
 
 
+def _fill_errors(make):
+    yield ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")
+
+
 fill = defop(
-    "fill", _fill, nin=2, vjp=(lambda g: zeros_like(g), lambda g: g.sum()), jvp=LINEAR,
+    "fill",
+    _fill,
+    nin=2,
+    vjp=(lambda g: zeros_like(g), lambda g: g.sum()),
+    jvp=LINEAR,
     batch_rule=_fill_rule,
     samples=lambda make: [S((make((2, 3)), 1.5)), S((make((2, 3)), make(()))), S((make(()), 2))],
-    error_samples=lambda make: [ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")],
-    inplace=True, layout=preserve,
-)  # fmt: skip
+    error_samples=_fill_errors,
+    inplace=True,
+    layout=preserve,
+    inplace_policy=InplacePolicy(
+        shared_ok=True,
+        shared_needs_number=True,
+        operand_overlap_ok=True,
+        batched=BatchedWrite.PLAIN,
+    ),
+)
 
 
 def zero_(self: Tensor) -> Tensor:

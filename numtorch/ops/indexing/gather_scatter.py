@@ -209,6 +209,7 @@ gather_op = defop(
     samples=_gather_samples,
     error_samples=_gather_errors,
     batch_rule=dim_family(like=(1,)),
+    out_overlap_check=True,
 )
 
 

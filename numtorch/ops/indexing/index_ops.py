@@ -8,6 +8,7 @@ import numpy as np
 from ..._core.dispatch import dispatch, values_hidden
 from ..._core.layout import preserve
 from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.policy import InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
@@ -126,6 +127,7 @@ index_select_op = defop(
     jvp=LINEAR,
     samples=_index_select_samples,
     batch_rule=_index_select_rule,
+    out_overlap_check=True,
     error_samples=lambda make: [
         ErrorInput(S((make((3, 4)), 0, np.array([5]))), IndexError, "index out of range in self"),
         ErrorInput(
@@ -292,6 +294,7 @@ index_add_op = defop(
         S((make((3, 4)), 0, np.zeros(0, dtype=np.int64), make((0, 4)))),
     ],
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3")],
+    inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 
 
@@ -322,6 +325,7 @@ index_fill_op = defop(
         S((make(()), 0, np.array([0]), make(()))),
     ],
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), 1.0)), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
+    inplace_policy=InplacePolicy(shared_ok=True, operand_overlap_ok=True),
 )  # fmt: skip
 
 

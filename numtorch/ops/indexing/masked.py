@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core.dispatch import broadcast_mismatch
+from ..._core.inplace import expand_error
 from ..._core.op import LINEAR, ErrorInput, defop
+from ..._core.policy import BatchedWrite, InplacePolicy
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to
 from ..comparison import where
@@ -86,6 +88,10 @@ masked_fill_op = defop(
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((1,)))), RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor"),
     ],
     methods=True, inplace=True,
+    inplace_policy=InplacePolicy(
+        shared_ok=True, operand_overlap_ok=True, batched=BatchedWrite.ARITHMETIC,
+        batched_tensor_value=BatchedWrite.FALLBACK,
+    ),
 )  # fmt: skip
 
 
@@ -156,6 +162,11 @@ masked_scatter_op = defop(
         ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((2,)))), RuntimeError, "Number of elements of source < number of ones in mask"),
     ],
     methods=True, inplace=True,
+    # self takes the mask's broadcast shape only where the mask expands to self
+    inplace_policy=InplacePolicy(
+        operand_overlap_ok=True,
+        shape_error=lambda self, args: expand_error(list(args[0].shape), list(self.shape)),
+    ),
 )  # fmt: skip
 
 
@@ -190,6 +201,7 @@ masked_select = defop(
     "masked_select",
     _masked_select,
     out=True,
+    value_shaped=True,
     vjp=(_masked_select_vjp, None),
     jvp=LINEAR,
     batch_rule=_masked_select_rule,

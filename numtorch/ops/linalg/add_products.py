@@ -9,6 +9,7 @@ from ..._core import dtype as dt
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve
 from ..._core.op import NoKernel, defop, named, tensor_methods
+from ..._core.policy import COMMON, InplacePolicy
 from ...testing.samples import S
 from .._batching import rule_generator
 from .._families import promote
@@ -76,7 +77,7 @@ def _addprod_rule(op, prod_fn):
 
 def _addprod(
     name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool=None,
-    check=None, prepare=None, inplace=True, layout=contiguous,
+    check=None, prepare=None, inplace=True, layout=contiguous, inplace_policy=COMMON,
 ):  # fmt: skip
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
@@ -119,8 +120,13 @@ def _addprod(
             first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
         ),
         samples=samples, out=True, methods=True, inplace=inplace, layout=layout,
+        inplace_policy=inplace_policy,
     )  # fmt: skip
 
+
+# PyTorch's in-place products compute the product apart from self (an operand may overlap
+# it) into a new result, whose shape error names both sizes
+_FRESH = InplacePolicy(operand_overlap_ok=True, fresh_result=True)
 
 addmm = _addprod(
     "addmm", ("mat1", "mat2"), _mm, mm.fn, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
@@ -133,6 +139,7 @@ addmm = _addprod(
     _addmm_message,
     "addmm_impl_cpu_",
     _mm_check,
+    inplace_policy=_FRESH,
 )  # fmt: skip
 addmv = _addprod(
     "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
@@ -144,6 +151,7 @@ addmv = _addprod(
     _addmv_message,
     "addmv_impl_cpu",
     _mv_check,
+    inplace_policy=_FRESH,
 )  # fmt: skip
 baddbmm = _addprod(
     "baddbmm", ("batch1", "batch2"), _bmm, bmm.fn, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
@@ -155,6 +163,7 @@ baddbmm = _addprod(
     _baddbmm_message,
     "baddbmm",
     _bmm_check,
+    inplace_policy=_FRESH,
 )  # fmt: skip
 
 
@@ -184,6 +193,7 @@ addbmm = _addprod(
     _addmm_message,
     "addmm_impl_cpu_",
     _bmm_check,
+    inplace_policy=InplacePolicy(operand_overlap_ok=True),
 )  # fmt: skip
 
 
