@@ -8,17 +8,10 @@ from typing import TYPE_CHECKING
 from . import dtype as dt
 from . import upcalls
 from .device import xp_of
-from .dispatch import (
-    INTERNAL_OVERLAP,
-    MULTI_OUTPUT,
-    OVERLAP,
-    WrapperTensor,
-    _max_level,
-    broadcast_mismatch,
-    dispatch,
-    internal_overlap,
-    partial_overlap,
-)
+from .dispatch import MULTI_OUTPUT, _max_level, dispatch
+from .interpreter import Kind, WrapperTensor
+from .messages import broadcast_mismatch
+from .out import INTERNAL_OVERLAP, OVERLAP, internal_overlap, partial_overlap
 from .policy import BatchedWrite
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
@@ -95,7 +88,7 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
     whose writes autograd refuses (``args``: the op's other inputs)."""
     if not state.grad_enabled:
         return
-    if self._level and self._interp.transparent:  # a tracer's value: the real tensor's
+    if self._level and self._interp.kind is Kind.TRACE:  # a tracer's value: the real tensor's
         self, args = self._inner, tuple(a._inner if _traced(a) else a for a in args)
     if self._inplace_error is not None:  # a view an autograd.Function returned
         raise RuntimeError(self._inplace_error)
@@ -140,7 +133,7 @@ def _array(t: Tensor):
 
 
 def _traced(a) -> bool:
-    return isinstance(a, WrapperTensor) and a._interp.transparent
+    return isinstance(a, WrapperTensor) and a._interp.kind is Kind.TRACE
 
 
 def _requires_grad(t) -> bool:
@@ -367,7 +360,7 @@ def _vmap_levels(t) -> dict:
     """{level: batch size} of the vmaps that batch ``t``."""
     out = {}
     while isinstance(t, WrapperTensor):
-        if t._interp.is_vmap:
+        if t._interp.kind is Kind.VMAP:
             out[t._interp.level] = t._interp.size
         t = t._inner
     return out

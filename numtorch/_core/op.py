@@ -582,7 +582,8 @@ def _check_formula_names(op: Op) -> None:
 
 def _make_fn(op: Op, out: bool) -> Callable:
     """The Python function for an op: binds arguments, then dispatches."""
-    from .dispatch import dispatch, write_out
+    from .dispatch import dispatch
+    from .out import write_out
 
     parts, kwonly = [], False
     for n in op.inputs:

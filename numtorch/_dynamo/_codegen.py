@@ -9,7 +9,8 @@ import re
 import numpy as np
 
 from .._core.device import xp_of
-from .._core.dispatch import internal_overlap, run_kernel
+from .._core.dispatch import run_kernel
+from .._core.out import internal_overlap
 from .._core.symbolic import Recheck, SymFloat, SymInt, has_sym, slots_of
 from .._core.tensor import _make
 from ..autograd import engine

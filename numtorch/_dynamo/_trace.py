@@ -17,7 +17,8 @@ import numpy as np
 
 from .._core import inplace
 from .._core import symbolic as _symbolic
-from .._core.dispatch import Interpreter, WrapperTensor, dispatch, untraced
+from .._core.dispatch import dispatch
+from .._core.interpreter import Interpreter, Kind, WrapperTensor, untraced
 from .._core.state import state
 from .._core.symbolic import concrete
 from .._core.tensor import Size, Tensor, _wrap_dim
@@ -103,8 +104,7 @@ class Tracer(Interpreter):
     tracer's) a ``Factory`` per factory function's call."""
 
     sees_all = True
-    transparent = True
-    functorch = False
+    kind = Kind.TRACE
     random = False  # random draws may be recorded (a replay draws from the generator again)
     static = False  # the program's strides are fixed (its guards cover its inputs')
 

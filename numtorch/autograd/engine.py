@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from .._core import upcalls
 from .._core.device import _cuda_used, xp_of
 from .._core.dtype import from_np
+from .._core.interpreter import FORWARD, Kind
 from .._core.state import anomaly, compiled_nodes, state
 from .._core.state import graph_tasks as _running
 from .._core.tensor import Size, Tensor, _make, bump_version
@@ -369,7 +370,7 @@ def _plain_leaf(node: AccumulateGrad) -> bool:
 def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
-    while g._level > var._level and g._interp.is_forward:
+    while g._level > var._level and g._interp.kind in FORWARD:
         g = g._inner  # a leaf outside the dual level keeps the primal gradient
     if g._level == var._level and g._level:  # a dual leaf: its gradient carries a tangent
         var._grad = g if var._grad is None else var._grad + g
@@ -582,7 +583,7 @@ def backward(
     inputs=None,
 ) -> None:
     """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
-    if any(i.functorch and not i.is_forward for i in state.stack):
+    if any(i.kind in (Kind.VMAP, Kind.GRAD) for i in state.stack):
         raise RuntimeError(
             "backward() called inside a functorch transform. This is not supported, please "
             "use functorch.grad or functorch.vjp instead or call backward() outside of "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .._core import upcalls
+from .._core.interpreter import Kind
 from .._core.state import state
 from .._core.tensor import Tensor
 from ..func._jvp import check_dual
@@ -21,7 +22,7 @@ def enter_dual_level() -> int:
     if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     interp = JvpInterpreter()
-    interp.functorch = False
+    interp.kind = Kind.DUAL  # forward mode, outside torch.func
     interp.__enter__()
     _levels.append(interp)
     return 0

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from .._core import upcalls
 from .._core.dispatch import dispatch
 from .._core.inplace import LEAF_VIEW_WRITE
+from .._core.interpreter import FUNCTORCH
 from .._core.op import VARIADIC, Op, defop, named
 from .._core.pytree import tree_flatten
 from .._core.state import anomaly, state
@@ -291,7 +292,7 @@ def _is_setup_context_defined(fn) -> bool:
 
 def _transforms_active() -> bool:
     """Whether a torch.func transform is active (forward_ad's dual level is not one)."""
-    return any(interp.functorch for interp in state.stack)
+    return any(interp.kind in FUNCTORCH for interp in state.stack)
 
 
 class InplaceFunction(Function):

@@ -9,9 +9,9 @@ import weakref
 from typing import NamedTuple
 
 from .._core.device import CPU, _cuda_used, device_of
-from .._core.dispatch import INTERNAL_OVERLAP, internal_overlap
 from .._core.dtype import from_np
 from .._core.inplace import _array
+from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros, zeros_like

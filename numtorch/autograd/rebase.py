@@ -6,8 +6,8 @@ from __future__ import annotations
 import weakref
 
 from .._core import upcalls
-from .._core.dispatch import untraced
 from .._core.inplace import view_write_error
+from .._core.interpreter import untraced
 from .._core.state import state
 from .._core.tensor import Tensor, _new, _rg_slot
 from ..ops.views import dim_order, view_replay, view_scatter

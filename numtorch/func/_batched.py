@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import warnings
 
-from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.dispatch import dispatch
 from .._core.inplace import batched_write, check_inplace, commit, vmap_inplace_error, write_error
+from .._core.interpreter import Interpreter, Kind, WrapperTensor
 from .._core.policy import BatchedWrite
 from .._core.state import state
 from .._core.tensor import Size, Tensor
@@ -135,7 +136,7 @@ class BatchedTensor(WrapperTensor):
 class VmapInterpreter(Interpreter):
     """One vmap level: runs each op's batch rule (or the fallback) on inner values."""
 
-    is_vmap = True
+    kind = Kind.VMAP
 
     def __init__(self, size: int, randomness: str):
         self.size = size

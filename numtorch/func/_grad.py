@@ -12,15 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._core.dispatch import (
-    INTERNAL_OVERLAP,
-    Interpreter,
-    WrapperTensor,
-    dispatch,
-    internal_overlap,
-    link_view,
-)
+from .._core.dispatch import dispatch, link_view
 from .._core.inplace import _array, commit, shared_write_ok
+from .._core.interpreter import Interpreter, WrapperTensor
+from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor, ViewTensor

@@ -4,8 +4,9 @@ tangents through every op's jvp rule. Used by ``func.jvp`` and ``autograd.forwar
 from __future__ import annotations
 
 from .._core import upcalls
-from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.dispatch import dispatch
 from .._core.inplace import commit
+from .._core.interpreter import Interpreter, Kind, WrapperTensor
 from .._core.op import LINEAR, Op, formula_env
 from .._core.pytree import tree_flatten, tree_map, tree_unflatten
 from .._core.state import state
@@ -32,7 +33,7 @@ class DualTensor(WrapperTensor):
 class JvpInterpreter(Interpreter):
     """One forward-mode level: the op on the primals, its jvp rule on the tangents."""
 
-    is_forward = True
+    kind = Kind.JVP
 
     def wrap(self, primal: Tensor, tangent: Tensor) -> DualTensor:
         t = DualTensor._new(primal, self)

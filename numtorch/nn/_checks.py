@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.dispatch import WrapperTensor
+from .._core.interpreter import WrapperTensor
 from .._core.tensor import Tensor
 from ..func._batched import BatchedTensor
 

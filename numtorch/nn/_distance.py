@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from .._core.dispatch import broadcast_mismatch, dispatch
+from .._core.dispatch import dispatch
+from .._core.messages import broadcast_mismatch
 from .._core.op import composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import front, lrank, pad_to

@@ -13,7 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.dispatch import WrapperTensor, broadcast_mismatch, dispatch
+from .._core.dispatch import dispatch
+from .._core.interpreter import Kind, WrapperTensor
+from .._core.messages import broadcast_mismatch
 from .._core.tensor import Tensor, wrap_dim
 
 RANDOM_ERROR = (
@@ -36,7 +38,7 @@ class Bind:
 def is_vmapped(x) -> bool:
     """Whether the tensor ``x`` is batched by a vmap (at any level)."""
     while isinstance(x, WrapperTensor):
-        if x._interp.is_vmap:
+        if x._interp.kind is Kind.VMAP:
             return True
         x = x._inner
     return False
@@ -47,7 +49,7 @@ def vmap_sizes(x) -> tuple:
     dims PyTorch's physical values have in front)."""
     out = []
     while isinstance(x, WrapperTensor):
-        if x._interp.is_vmap:
+        if x._interp.kind is Kind.VMAP:
             out.append(x._interp.size)
         x = x._inner
     return tuple(reversed(out))

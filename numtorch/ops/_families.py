@@ -13,8 +13,8 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.device import xp_of
-from .._core.dispatch import broadcast_mismatch
 from .._core.layout import follow_inputs
+from .._core.messages import broadcast_mismatch
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S

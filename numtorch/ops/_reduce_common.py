@@ -13,7 +13,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import op as _op
-from .._core.dispatch import values_hidden
+from .._core.interpreter import values_hidden
 from .._core.op import Op, named
 from .._core.tensor import check_unique_dims
 from ..testing.samples import ErrorInput, S
@@ -151,7 +151,7 @@ def _wrap(rt: str, op: Op, *names: str):
     def fn(input, *args, out=None, **kwargs):
         res = rt_type(*op.fn(input, *args, **kwargs))
         if out is not None:
-            from .._core.dispatch import write_out
+            from .._core.out import write_out
 
             write_out(tuple(out), tuple(res))
             return rt_type(*out)
@@ -171,7 +171,7 @@ def _write_rt(rt: str, res: tuple, out):
     """``res`` as return type ``rt``, copied into ``out`` if given."""
     if out is None:
         return RT[rt](res)
-    from .._core.dispatch import write_out
+    from .._core.out import write_out
 
     write_out(tuple(out), tuple(res))
     return RT[rt](out)

@@ -12,8 +12,10 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
-from .._core.dispatch import alloc_failed, check_alloc, dispatch, factory, side_effect
+from .._core.dispatch import dispatch
+from .._core.interpreter import factory, side_effect
 from .._core.layout import preserve
+from .._core.messages import alloc_failed, check_alloc
 from .._core.op import defop, tensor_methods
 from .._core.tensor import Size, Tensor, _make
 from ..testing.samples import S

@@ -292,7 +292,7 @@ def _max_overloads(op: Op, all_op: Op, elementwise: Op):
             return all_op.fn(input, None)
         res = RT[name](*op.fn(input, dim, keepdim))
         if out is not None:
-            from .._core.dispatch import write_out
+            from .._core.out import write_out
 
             write_out(tuple(out), tuple(res))
             return RT[name](*out)

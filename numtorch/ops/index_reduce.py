@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.dispatch import values_hidden
+from .._core.interpreter import values_hidden
 from .._core.op import ErrorInput, composite, tensor_method
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S

@@ -17,8 +17,10 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.device import backend, placement
 from .._core.device import device as Device
-from .._core.dispatch import check_alloc, dispatch, write_out
+from .._core.dispatch import dispatch
+from .._core.messages import check_alloc
 from .._core.op import defop, tensor_methods
+from .._core.out import write_out
 from .._core.state import state
 from .._core.tensor import Tensor
 from ._batching import RANDOM_ERROR, random_factory, rule_generator

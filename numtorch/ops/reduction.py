@@ -467,7 +467,7 @@ def _variance_api(op: Op):
         dim, c, keepdim = _var_args(dim, unbiased, keepdim, correction, name)
         res = op.fn(input, dim, c, keepdim)
         if out is not None:
-            from .._core.dispatch import write_out
+            from .._core.out import write_out
 
             return write_out(out, res)
         return res
@@ -821,7 +821,7 @@ def renorm(input, p, dim: int, maxnorm, *, out=None):
     res = input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     if out is None:
         return res
-    from .._core.dispatch import write_out
+    from .._core.out import write_out
 
     return write_out(out, res)
 

@@ -309,7 +309,7 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
         values, indices = values.squeeze(d), indices.squeeze(d)
     res = RT["median"](values, indices)
     if out is not None:
-        from .._core.dispatch import write_out
+        from .._core.out import write_out
 
         write_out(tuple(out), tuple(res))
         return RT["median"](*out)
@@ -364,7 +364,7 @@ def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
         res = nanmedian_op.fn(input)
         if out is None:
             return res
-        from .._core.dispatch import write_out
+        from .._core.out import write_out
 
         return write_out(out, res)
     input = _tensor(input)

@@ -9,6 +9,7 @@ import numpy as np
 from .._core.device import xp_of
 from .._core.dispatch import dispatch
 from .._core.inplace import inplace_view
+from .._core.interpreter import Kind
 from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_method, tensor_methods
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
@@ -299,7 +300,7 @@ def _as_strided_samples(make):
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with the given sizes and strides (in elements),
     starting at ``storage_offset`` (default: input's own)."""
-    if input._level and input._interp.is_vmap:
+    if input._level and input._interp.kind is Kind.VMAP:
         # functorch's rule: batch element i's window starts batch stride * i further on
         vmap, inner, bd = input._interp, input._inner, input._bdim
         size, stride = (vmap.size, *size), (inner.stride(bd), *stride)
@@ -383,7 +384,7 @@ def _resize_wrapper(self: Tensor, size) -> Tensor:
     if getattr(self, "_tangent", None) is not None:
         raise RuntimeError("cannot resize variables that has a forward grad")
     inner, interp = self._inner, self._interp
-    if interp.is_vmap:
+    if interp.kind is Kind.VMAP:
         if self._bdim:
             inner = inner.movedim(self._bdim, 0)
         resize_(inner, (interp.size, *size))

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 
-from .._core.dispatch import INTERNAL_OVERLAP, dispatch, run_kernel
+from .._core.dispatch import dispatch, run_kernel
 from .._core.op import REGISTRY, defop
+from .._core.out import INTERNAL_OVERLAP
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import materialize

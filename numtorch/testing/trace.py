@@ -6,8 +6,9 @@ the op again one level down, re-wrap the outputs) without changing any values.
 
 from __future__ import annotations
 
-from .._core.dispatch import Interpreter, WrapperTensor, dispatch
+from .._core.dispatch import dispatch
 from .._core.inplace import commit
+from .._core.interpreter import Interpreter, WrapperTensor
 from .._core.tensor import Tensor
 
 

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..._core import dtype as dt
-from ..._core.dispatch import broadcast_mismatch
+from ..._core.messages import broadcast_mismatch
 from ..._core.tensor import Tensor
 from ...ops.creation import arange, as_tensor, empty_like, full
 from ...ops.reduction import sort

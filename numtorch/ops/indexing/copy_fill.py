@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..._core.dispatch import broadcast_mismatch, dispatch
+from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import preserve
+from ..._core.messages import broadcast_mismatch
 from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor

@@ -316,7 +316,7 @@ def scatter(
         {"dim": dim, "reduce": reduce},
     )
     if out is not None:
-        from ..._core.dispatch import write_out
+        from ..._core.out import write_out
 
         return write_out(out, r)
     return r
@@ -536,7 +536,7 @@ def scatter_reduce(
     """Reduce ``src`` into ``input`` at ``index`` along ``dim`` ('sum', 'prod', 'mean', 'amax', 'amin')."""
     r = scatter_reduce_op.fn(input, index, src, dim, reduce, include_self=include_self)
     if out is not None:
-        from ..._core.dispatch import write_out
+        from ..._core.out import write_out
 
         return write_out(out, r)
     return r

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._core.dispatch import dispatch, values_hidden
+from ..._core.dispatch import dispatch
+from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
 from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
 from ..._core.policy import InplacePolicy

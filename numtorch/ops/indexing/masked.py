@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._core.dispatch import broadcast_mismatch
 from ..._core.inplace import expand_error
+from ..._core.messages import broadcast_mismatch
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ...testing.samples import S

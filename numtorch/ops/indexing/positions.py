@@ -63,7 +63,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
             return (zeros(r.shape[0], dtype=dt.int64, device=r.device),)
         return tuple(r[:, i] for i in range(input.dim()))
     if out is not None:
-        from ..._core.dispatch import write_out
+        from ..._core.out import write_out
 
         return write_out(out, r)
     return r

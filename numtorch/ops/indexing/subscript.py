@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core import dtype as dt
-from ..._core.dispatch import _VMAP_READ, dispatch
+from ..._core.dispatch import dispatch
 from ..._core.inplace import check_inplace, check_operands, run_inplace
+from ..._core.interpreter import _VMAP_READ, Kind
 from ..._core.op import tensor_methods
 from ..._core.state import state
 from ..._core.tensor import Tensor
@@ -54,9 +55,9 @@ def _parse(x: Tensor, idx):
         elif isinstance(v, Tensor) and v._level and v.dtype.name == "bool" and not v.dim():
             # PyTorch reads a 0-d mask (vmap's error if batched) unless vmap is the
             # innermost transform (then vmap's own error for a mask)
-            if not v._interp.is_vmap:
+            if v._interp.kind is not Kind.VMAP:
                 v = bool(v)
-            elif not state.stack[-1].is_vmap:
+            elif state.stack[-1].kind is not Kind.VMAP:
                 raise RuntimeError(_VMAP_READ)
         elif isinstance(v, (list, np.ndarray)) and not isinstance(v, bool):
             v = _to_index_tensor(v.tolist() if isinstance(v, np.ndarray) else v)

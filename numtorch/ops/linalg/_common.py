@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core import dtype as dt
-from ..._core.dispatch import dispatch, write_out
+from ..._core.dispatch import dispatch
+from ..._core.out import write_out
 from ..._core.tensor import Tensor
 from .._batching import front, lrank, lshape, pad_to, rule_generator
 from .._families import FLOATS_INT

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..._core.dispatch import broadcast_mismatch
+from ..._core.messages import broadcast_mismatch
 from ..._core.op import NoKernel, bilinear_jvp, defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S

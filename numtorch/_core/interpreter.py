@@ -1,0 +1,237 @@
+"""Transform levels: the ``Interpreter`` a transform pushes on the stack, its kind, the
+``WrapperTensor`` its values travel in, and the hooks by which a tracer at the bottom of the
+stack sees calls that carry no traced value (``untraced``, ``side_effect``, ``factory``)."""
+
+from __future__ import annotations
+
+import enum
+import functools
+
+from .state import state
+from .tensor import Tensor, _new
+
+
+class Kind(enum.Enum):
+    """What a transform level does, which decides how the rest of the system treats it."""
+
+    VMAP = "vmap"  # a batch level (vmap)
+    GRAD = "grad"  # reverse mode (grad, vjp, jacrev)
+    JVP = "jvp"  # forward mode (jvp, jacfwd)
+    DUAL = "dual"  # forward_ad's dual level: forward mode, but not a torch.func transform
+    TRACE = "trace"  # a tracer (compile): its tensors' autograd state is their inner ones'
+
+
+FORWARD = frozenset((Kind.JVP, Kind.DUAL))  # levels of dual tensors
+FUNCTORCH = frozenset((Kind.VMAP, Kind.GRAD, Kind.JVP))  # torch.func transforms
+
+
+class Interpreter:
+    """A transform on the stack. Subclasses implement ``process``."""
+
+    kind = Kind.GRAD
+    level = 0
+    alive = False
+    sees_all = False  # it gets op calls with no transform's tensor too (a tracer, at level 1)
+
+    def process(self, op, args: tuple, attrs: dict):
+        raise NotImplementedError
+
+    def side_effect(self, what: str) -> None:
+        """A change of state outside tensors (a generator reseeded) while this interpreter
+        sees all calls: a tracer's program cannot replay it."""
+
+    def factory(self, fn, args: tuple, kwargs: dict):
+        """A factory function's call (zeros, arange, ...) while this interpreter sees all
+        calls (a tracer); others never get one."""
+        return fn(*args, **kwargs)
+
+    def commit(self, target, result, op=None) -> None:
+        """An in-place write where target or result belongs to this level."""
+        raise NotImplementedError(f"in-place ops under {type(self).__name__}")
+
+    def __enter__(self):
+        state.stack.append(self)
+        self.level = len(state.stack)
+        self.alive = True
+        return self
+
+    def __exit__(self, *exc):
+        top = state.stack.pop()
+        assert top is self, "transform levels must exit in order"
+        self.alive = False
+        return False
+
+
+_VMAP_READ = (
+    "vmap: It looks like you're either (1) calling .item() on a Tensor or (2) attempting to "
+    "use a Tensor in some data-dependent control flow or (3) encountering this error in "
+    "PyTorch internals. For (1): we don't support vmap over calling .item() on a Tensor, "
+    "please try to rewrite what you're doing with other operations. For (2): we don't "
+    "support data-dependent control flow in vmap yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues . For (3): please file an issue."
+)
+
+
+class WrapperTensor(Tensor):
+    """A tensor belonging to a transform level; shows the logical tensor."""
+
+    __slots__ = ("_inner", "_interp")
+
+    @classmethod
+    def _new(cls, inner: Tensor, interp: Interpreter):
+        """A wrapper around ``inner`` at ``interp``'s level (no autograd state of its own)."""
+        w = _new(cls)
+        w._inner = inner
+        w._interp = interp
+        w._rg = False
+        w._grad_fn = None
+        w._base = None
+        w._ver = inner._ver
+        return w
+
+    @property
+    def _level(self) -> int:
+        return self._interp.level
+
+    @property
+    def _data(self):
+        # Reached at level 0 only by a wrapper whose transform has returned.
+        if not self._interp.alive:
+            raise_escaped(self)
+        raise RuntimeError(
+            f"{type(self).__name__} has no storage of its own; it belongs to a transform"
+        )
+
+    @property
+    def shape(self):
+        return self._inner.shape
+
+    def dim(self) -> int:
+        return self._inner.dim()
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._inner.dim()
+
+    def numel(self) -> int:
+        return self._inner.numel()
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._inner.dtype
+
+    @property
+    def device(self):
+        return self._inner.device
+
+    def size(self, dim=None):
+        return self._inner.size(dim)
+
+    def stride(self, dim=None):
+        return self._inner.stride(dim)
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._inner.is_contiguous()
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # Values read out of a wrapper are its inner tensor's (vmap forbids them: read through
+    # another transform's wrapper, PyTorch's error does not know whether it was a read or
+    # control flow).
+    def _readable(self) -> Tensor:
+        t = self._inner
+        while isinstance(t, WrapperTensor):
+            if t._interp.kind is Kind.VMAP:
+                raise RuntimeError(_VMAP_READ)
+            t = t._inner
+        return self._inner
+
+    def item(self):
+        return self._readable().item()
+
+    def __float__(self) -> float:
+        return float(self._readable())
+
+    def __int__(self) -> int:
+        return int(self._readable())
+
+    def __complex__(self) -> complex:
+        return complex(self._readable())
+
+    def __index__(self) -> int:
+        return self._readable().__index__()
+
+    def __bool__(self) -> bool:
+        return bool(self._readable())
+
+    def tolist(self):
+        return self._inner.tolist()
+
+    def numpy(self, *, force: bool = False):
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._inner.numpy(force=True)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(lvl={self._level}, value={self._inner!r})"
+
+    __str__ = __repr__
+
+
+class untraced:  # noqa: N801 - a context manager used as a function
+    """Op calls inside are not a tracer's to record: autograd's own bookkeeping (a view's
+    grad_fn regenerated from its base), not the traced function's computation."""
+
+    __slots__ = ("tracer",)
+
+    def __enter__(self) -> None:
+        st = state.stack
+        self.tracer = st[0] if st and st[0].sees_all else None
+        if self.tracer is not None:
+            self.tracer.sees_all = False
+
+    def __exit__(self, *exc) -> None:
+        if self.tracer is not None:
+            self.tracer.sees_all = True
+
+
+def side_effect(what: str) -> None:
+    """Tell a tracer at work of a change of state outside tensors (see Interpreter)."""
+    st = state.stack
+    if st and st[0].sees_all:
+        st[0].side_effect(what)
+
+
+def factory(fn):
+    """A factory function a tracer records as one call (its arguments are Python values)."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if state.stack and state.stack[0].sees_all:
+            return state.stack[0].factory(fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def values_hidden(t: Tensor) -> bool:
+    """Whether a transform hides t's values from Python control flow. A tracer does not:
+    a value read while it traces sends that part back to eager code, which reads it."""
+    return t._level > 0 and not t._interp.sees_all
+
+
+def raise_escaped(a) -> None:
+    raise RuntimeError(
+        f"a {type(a).__name__} escaped the transform that created it and was used after the "
+        "transform returned"
+    )
