@@ -526,6 +526,6 @@ _log_softmax_backward_data = _ops.reduction._log_softmax_backward_data_op.fn
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
-from ._core.op import numpy_keywords_in as _numpy_keywords_in
+from ._core.signature import numpy_keywords_in as _numpy_keywords_in
 
 _numpy_keywords_in(globals(), "torch")

@@ -1,7 +1,7 @@
 """torch.special: the public functions of this namespace, listed here."""
 
 # ruff: noqa: F401
-from ._core.op import numpy_keywords_in as _numpy_keywords_in
+from ._core.signature import numpy_keywords_in as _numpy_keywords_in
 from .ops import reduction as _reduction
 from .ops import special as _special
 from .ops import unary as _unary

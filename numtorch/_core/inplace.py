@@ -13,6 +13,7 @@ from .interpreter import Kind, WrapperTensor
 from .messages import broadcast_mismatch
 from .out import INTERNAL_OVERLAP, OVERLAP, internal_overlap, partial_overlap
 from .policy import BatchedWrite
+from .signature import numpy_aliases
 from .state import state
 from .tensor import Tensor, VersionCounter, _new
 
@@ -192,8 +193,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         check_inplace(self, args)
     if args:
         check_overlap(op, self, args)
-    if attrs and "out" in attrs:
-        raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
+    if attrs:
+        _check_keywords(op, len(args) - op.nin + 1, attrs)
     if checked and not above:
         _check_batched_into_unbatched(self, args, op)
     data = _array(self) if self._level else self._data
@@ -221,12 +222,6 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if state.stack:
             fallback_broadcast_error(self, args, op, e)
         raise
-    except TypeError as e:  # the keyword errors of the functional form: name the method
-        msg = str(e)
-        at = msg.find("() got an unexpected keyword argument")
-        if at > 0 and msg[:at].isidentifier():
-            raise TypeError(f"{op.name}_(){msg[at + 2 :]}") from None
-        raise
     finally:
         if modes:
             state.inplace_op = None
@@ -248,6 +243,18 @@ def _check_own_write(self: Tensor, args: tuple, result: Tensor, policy) -> None:
         if own is not None:
             raise RuntimeError(own.format(sd.scalar_name, rd.scalar_name))
         raise RuntimeError(cast_error(rd, sd, cpp=True))
+
+
+def _check_keywords(op, npos: int, attrs: dict) -> None:
+    """Python's error for a keyword the in-place method does not take (``out``; a name
+    that is not an attribute's; a NumPy name whose attribute is given too), naming it."""
+    names = [n for n, _, _ in op.attrs]
+    given = set(names[: max(npos, 0)]) | attrs.keys()
+    aliases = numpy_aliases(op)
+    for k in attrs:
+        if k in names or (k in aliases and aliases[k] not in given):
+            continue
+        raise TypeError(f"{op.name}_() got an unexpected keyword argument '{k}'")
 
 
 def expand_error(shape: list, size: list) -> str:

@@ -11,8 +11,12 @@ before anything is computed or written, and only where an operand could be refus
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from . import dtype as dt
 
@@ -72,6 +76,80 @@ def _operands(inputs) -> list:
         elif isinstance(a, (bool, int, float, complex)) or hasattr(a, "dtype"):
             out.append(a)
     return out
+
+
+def refusal_check(refusals: tuple[NoKernel, ...]) -> Callable:
+    """``check(inputs, attrs)``: raise as the first applicable declaration says."""
+
+    def check(inputs, attrs):
+        for k in refusals:
+            k.check(inputs, attrs)
+
+    return check
+
+
+def _screen(refusals: tuple[NoKernel, ...], n: int) -> Callable:
+    """``may_refuse(inputs)``: whether an operand's dtype lets a refusal apply, so that the
+    checks run only then. A refused bool or integer promoted dtype needs every operand of
+    that category or below, so each declaration's first operand decides; a refused complex
+    one needs one complex operand anywhere. A float array costs one look at its dtype."""
+    firsts = sorted({(k.inputs or (0,))[0] for k in refusals})
+    kinds = "".join(k.kinds for k in refusals).replace("i", "iu")  # NumPy's kind letters
+    cplx = {i for k in refusals if "c" in k.kinds for i in (k.inputs or range(n))}
+    cplx = sorted(cplx - set(firsts))
+
+    def may_refuse(inputs) -> bool:
+        return any(_may_be(inputs[i], kinds) for i in firsts) or any(
+            _may_be(inputs[i], "c") for i in cplx
+        )
+
+    return may_refuse
+
+
+def _may_be(a, kinds: str) -> bool:
+    """Whether operand ``a`` (an array, a tensor, a number, or a list of tensors: its
+    first) may have a dtype of ``kinds`` (NumPy's letters)."""
+    if type(a) is np.ndarray:
+        return a.dtype.kind in kinds
+    if isinstance(a, (list, tuple)):
+        a = a[0] if a else None
+    if isinstance(a, (bool, int)):
+        return True
+    if isinstance(a, complex):
+        return "c" in kinds
+    d = getattr(a, "dtype", None)
+    if d is None:
+        return False
+    return (d if isinstance(d, np.dtype) else d.np).kind in kinds
+
+
+def refusing_prepare(prepare: Callable | None, refusals: tuple[NoKernel, ...], nin: int):
+    """A kernel's ``prepare`` after the ``no_kernel`` checks of its arrays."""
+    may_refuse, check = _screen(refusals, nin), refusal_check(refusals)
+
+    def checked(arrays, attrs=None):
+        if may_refuse(arrays):
+            check(arrays[:nin], attrs)
+        return (arrays, None) if prepare is None else prepare(arrays, attrs)
+
+    return checked
+
+
+def refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str, ...]):
+    """A public function ``fn`` after the ``no_kernel`` checks of its arguments ``names``."""
+    may_refuse, check = _screen(refusals, len(names)), refusal_check(refusals)
+    n, sig = len(names), inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        inputs = list(args[:n]) + [kwargs.get(k) for k in names[len(args) :]]
+        if may_refuse(inputs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            check(inputs, bound.arguments)  # every argument by name, as attributes
+        return fn(*args, **kwargs)
+
+    return checked
 
 
 _NI, _RT = NotImplementedError, RuntimeError

@@ -21,15 +21,12 @@ import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
-
-from . import dtype as dt
-from .inplace import run_inplace
 from .layout import contiguous
-from .no_kernel import GAPS, NoKernel
+from .methods import inplace_method, method_names, sizes_method, tensor_method
+from .no_kernel import GAPS, NoKernel, refusing_fn, refusing_prepare
 from .policy import COMMON, InplacePolicy
+from .signature import make_fn
 from .tensor import Tensor
 
 REGISTRY: dict[str, Op] = {}
@@ -84,61 +81,6 @@ class OpTestFlags:
     no_gradgrad: bool = False  # torch's second derivative can't be compared (say why)
     vmap: str = "rule"  # "dynamic": a data-dependent output shape, which vmap refuses
     vmap_unbatched: tuple[int, ...] = ()  # argument positions vmap can't batch
-
-
-def _refusing(prepare: Callable | None, refusals: tuple[NoKernel, ...], nin: int) -> Callable:
-    """``prepare`` after the ``no_kernel`` checks, which run only where an operand could be
-    refused: a refused bool or integer promoted dtype needs every operand of that category
-    or below, so the declaration's first operand decides; a refused complex one needs one
-    complex operand. A float array costs one look at its dtype per operand looked at."""
-    check = refusal_check(refusals)
-    low = "".join(k.kinds for k in refusals).replace("c", "").replace("i", "iu")
-    cplx = any("c" in k.kinds for k in refusals)
-    first = min((k.inputs or (0,))[0] for k in refusals)
-    every = any((k.inputs or (0,))[0] != first for k in refusals)  # several first operands
-    nd = np.ndarray
-
-    def checked(arrays, attrs=None):
-        if every or _may_refuse(arrays, first, nin, low, cplx, nd):
-            check(arrays[:nin], attrs)
-        return (arrays, None) if prepare is None else prepare(arrays, attrs)
-
-    return checked
-
-
-def _may_refuse(arrays, first: int, nin: int, low: str, cplx: bool, nd) -> bool:
-    if low:
-        a = arrays[first]
-        if type(a) is not nd or a.dtype.kind in low:
-            return True
-    if cplx:
-        for a in arrays[:nin]:
-            if isinstance(a, complex) or getattr(getattr(a, "dtype", None), "kind", "") == "c":
-                return True
-    return False
-
-
-def refusal_check(refusals: tuple[NoKernel, ...]) -> Callable:
-    """``check(inputs, attrs)``: raise as the first applicable declaration says."""
-
-    def check(inputs, attrs):
-        for k in refusals:
-            k.check(inputs, attrs)
-
-    return check
-
-
-_CPLX = frozenset({3})
-
-
-def _maybe_refused(a, kinds: set) -> bool:
-    """Whether an operand's dtype is of a refused kind (a number: bool or int; a list of
-    tensors: its first)."""
-    if isinstance(a, (list, tuple)):
-        a = a[0] if a else None
-    if isinstance(a, (bool, int)):
-        return True
-    return getattr(a, "dtype", None) is not None and dt.of(a.dtype)._kind in kinds
 
 
 @dataclass
@@ -316,7 +258,7 @@ def defop(
         view=view,
         pieces=pieces,
         overlapping_view=overlapping_view,
-        prepare=_refusing(prepare, refusals, nin) if refusals else prepare,
+        prepare=refusing_prepare(prepare, refusals, nin) if refusals else prepare,
         no_kernel=refusals,
         layout=None if view else layout,
         batch_rule=batch_rule,
@@ -342,11 +284,11 @@ def defop(
     _check_formula_names(op)
     if hasattr(batch_rule, "bind"):  # a rule generator from numtorch.ops._batching
         op.batch_rule = batch_rule.bind(op)
-    op.fn = _make_fn(op, out)
+    op.fn = make_fn(op, out)
     if methods:
-        tensor_method(_sizes_method(op) if sizes else op.fn, *_method_names(methods, name))
+        tensor_method(sizes_method(op) if sizes else op.fn, *method_names(methods, name))
     if inplace:
-        tensor_method(_inplace_method(op), *_method_names(inplace, name + "_"))
+        tensor_method(inplace_method(op), *method_names(inplace, name + "_"))
     if register:
         _register(op)
     return op
@@ -413,7 +355,7 @@ def composite(
         required = [p for p in params if p.kind in positional and p.default is p.empty]
         refusals = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
         if refusals:
-            fn = _refusing_fn(fn, refusals, tuple(p.name for p in required))
+            fn = refusing_fn(fn, refusals, tuple(p.name for p in required))
         if layout is not None:
             if layout is not contiguous:
                 raise ValueError(f"{op_name}: a composite's layout can only be contiguous")
@@ -442,7 +384,7 @@ def composite(
         )
         _register(op)
         if methods:
-            tensor_method(fn, *_method_names(methods, op_name))
+            tensor_method(fn, *method_names(methods, op_name))
         return fn
 
     return declare if fn is None else declare(fn)
@@ -476,33 +418,6 @@ def _new_contiguous(out: Tensor, args: tuple, kwargs: dict) -> Tensor:
     ):
         return out.clone()
     return out
-
-
-def _refusing_fn(fn: Callable, refusals: tuple[NoKernel, ...], names: tuple[str, ...]):
-    """``fn`` after the ``no_kernel`` checks of its arguments ``names``."""
-    check = refusal_check(refusals)
-    kinds = {"bifc".index(c) for k in refusals for c in k.kinds}
-    firsts = {(k.inputs or (0,))[0] for k in refusals}
-    n, sig = len(names), inspect.signature(fn)
-    # a refused complex promoted dtype needs one complex operand, in any position
-    cplx = {i for k in refusals if "c" in k.kinds for i in (k.inputs or range(n))} - firsts
-
-    @functools.wraps(fn)
-    def checked(*args, **kwargs):
-        inputs = list(args[:n]) + [kwargs.get(k) for k in names[len(args) :]]
-        if any(_maybe_refused(inputs[i], kinds) for i in firsts) or (
-            cplx and any(_maybe_refused(inputs[i], _CPLX) for i in cplx)
-        ):
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            check(inputs, bound.arguments)  # every argument by name, as attributes
-        return fn(*args, **kwargs)
-
-    return checked
-
-
-def _method_names(names: Sequence[str] | bool, default: str) -> tuple[str, ...]:
-    return (default,) if names is True else tuple(names)
 
 
 def _elementwise_jvp(op: Op) -> Callable:
@@ -580,165 +495,6 @@ def _check_formula_names(op: Op) -> None:
             raise ValueError(f"{op.name}: jvp names unknown values {sorted(bad)}")
 
 
-def _make_fn(op: Op, out: bool) -> Callable:
-    """The Python function for an op: binds arguments, then dispatches."""
-    from .dispatch import dispatch
-    from .out import write_out
-
-    parts, kwonly = [], False
-    for n in op.inputs:
-        parts.append(n)
-    for n, _, kind in op.attrs:
-        if kind == inspect.Parameter.KEYWORD_ONLY and not kwonly:
-            parts.append("*")
-            kwonly = True
-        parts.append(f"{n}=_d_{n}")
-    if out:
-        parts.append("out=None" if kwonly else "*, out=None")
-    ins = "".join(f"{n}, " for n in op.inputs)
-    attrs = ", ".join(f"'{n}': {n}" for n, _, _ in op.attrs)
-    call = f"_dispatch(_op, ({ins}), {{{attrs}}})"
-    body = (
-        f"    return {call} if out is None else _write_out(out, {call}, _op, ({ins}))\n"
-        if out
-        else f"    return {call}\n"
-    )
-    owner, _, public = op.api.rpartition(".")
-    aliases = _alias_code([n for n, _, _ in op.attrs], public, owner or "torch")
-    if aliases:
-        parts += [a[0] for a in aliases] if kwonly or out else ["*", *(a[0] for a in aliases)]
-        body = "".join(a[1] for a in aliases) + body
-    src = f"def {op.name}({', '.join(parts)}):\n{body}"
-    env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
-    env.update({f"_d_{n}": d for n, d, _ in op.attrs})
-    env.update(_NO=_NO, _numpy_name=_numpy_name)
-    exec(src, env)
-    fn = env[op.name]
-    fn.__qualname__ = op.name
-    fn.__doc__ = f"The ``{op.api}`` operator."
-    if aliases:
-        _hide_aliases(fn)
-    return fn
-
-
-# ------------------------------------------------------------------ NumPy's keyword names
-# PyTorch's argument parser takes NumPy's name for two of its own in every function it
-# parses: ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=`` (not the other way
-# round, and not for the functions PyTorch writes in Python: those are listed here).
-NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
-PYTHON_IN_TORCH = frozenset(
-    f"{owner}.{name}"
-    for owner in ("torch", "Tensor")
-    for name in ("norm", "split", "unique", "unique_consecutive", "unflatten")
-) - {"torch.unflatten"}
-_NO = object()  # an alias not given
-
-
-def _alias_code(params: Sequence[str], public: str, owner: str) -> list[tuple[str, str]]:
-    """(parameter, body line) for the aliases of ``params`` of ``owner.public`` (owner:
-    ``torch``, ``Tensor``, ``linalg``, ...): a keyword-only parameter that costs one
-    identity test per call when not given."""
-    if f"{owner}.{public}" in PYTHON_IN_TORCH or owner.startswith("nn"):
-        return []
-    return [
-        (f"{alias}=_NO", f"    if {alias} is not _NO:\n        {n} = _numpy_name('{public}', {n}, _d_{n}, {alias}, '{alias}')\n")
-        for n, alias in NUMPY_NAMES.items()
-        if n in params and alias not in params
-    ]  # fmt: skip
-
-
-def _numpy_name(public: str, value, default, alias_value, alias: str):
-    """The value of a parameter given by its NumPy name; given by both names, PyTorch's
-    parser knows the NumPy one no more."""
-    if value is not default:
-        raise TypeError(f"{public}() got an unexpected keyword argument '{alias}'")
-    return alias_value
-
-
-def _hide_aliases(fn: Callable) -> None:
-    """The signature without the alias parameters (PyTorch's, as ``inspect`` shows it)."""
-    sig = inspect.signature(fn)
-    hidden = set(NUMPY_NAMES.values())
-    params = [
-        p.replace(default=p.empty) if p.default is _NO else p
-        for p in sig.parameters.values()
-        if not (p.name in hidden and p.default is _NO)
-    ]
-    fn.__signature__ = sig.replace(parameters=params)
-
-
-def _missing(public: str, values: tuple, names: tuple) -> None:
-    """Python's error for required arguments not given (neither by an alias)."""
-    gone = [f"'{n}'" for n, v in zip(names, values) if v is _NO]
-    listed = gone[0] if len(gone) == 1 else ", ".join(gone[:-1]) + f" and {gone[-1]}"
-    s = "s" if len(gone) > 1 else ""
-    raise TypeError(f"{public}() missing {len(gone)} required positional argument{s}: {listed}")
-
-
-def numpy_keywords(fn: Callable, public: str | None = None, owner: str = "torch") -> Callable:
-    """``fn`` (a public function written in Python) taking NumPy's ``axis=``/``keepdims=``
-    for its ``dim``/``keepdim`` as PyTorch's parser does: a wrapper with the same
-    signature, or ``fn`` itself where it has neither or is PyTorch's Python too."""
-    public = public or fn.__name__
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return fn
-    aliases = _alias_code(list(sig.parameters), public, owner)
-    if not aliases or getattr(fn, "__signature__", None) is not None:
-        return fn
-    parts, call, star, kwargs = [], [], False, None
-    env: dict[str, Any] = {"_fn": fn, "_NO": _NO, "_numpy_name": _numpy_name}
-    # A required parameter with an alias may come by its alias: it and the positional ones
-    # after it take the default _NO, and are checked for once the aliases are resolved.
-    required = [p.name for p in sig.parameters.values() if p.default is p.empty]
-    first = min((required.index(n) for n in NUMPY_NAMES if n in required), default=None)
-    late = [] if first is None else required[first:]
-    for p in sig.parameters.values():
-        env[f"_d_{p.name}"] = _NO if p.name in late else p.default
-        if p.kind == p.VAR_POSITIONAL:
-            parts.append(f"*{p.name}")
-            call.append(f"*{p.name}")
-            star = True
-        elif p.kind == p.VAR_KEYWORD:
-            kwargs = p.name
-        elif p.kind == p.KEYWORD_ONLY:
-            if not star:
-                parts.append("*")
-                star = True
-            parts.append(f"{p.name}=_d_{p.name}")
-            call.append(f"{p.name}={p.name}")
-        else:
-            parts.append(
-                f"{p.name}=_d_{p.name}" if p.name in late or p.default is not p.empty else p.name
-            )
-            call.append(p.name if not star else f"{p.name}={p.name}")
-    parts += [a[0] for a in aliases] if star else ["*", *(a[0] for a in aliases)]
-    if kwargs:
-        parts.append(f"**{kwargs}")
-        call.append(f"**{kwargs}")
-    body = "".join(a[1] for a in aliases)
-    if late:
-        names = ", ".join(late)
-        body += f"    if _NO in ({names},):\n        _missing('{public}', ({names},), {tuple(late)!r})\n"
-        env["_missing"] = _missing
-    body += f"    return _fn({', '.join(call)})\n"
-    name = fn.__name__ if fn.__name__.isidentifier() else "fn"
-    exec(f"def {name}({', '.join(parts)}):\n{body}", env)
-    wrapper = functools.update_wrapper(env[name], fn)
-    del wrapper.__wrapped__  # (inspect shows the wrapper's own signature, less the aliases)
-    _hide_aliases(wrapper)
-    return wrapper
-
-
-def numpy_keywords_in(namespace: dict, owner: str) -> None:
-    """``numpy_keywords`` for every public function of a module's namespace (the package
-    face's ``torch``, ``linalg`` and ``special``)."""
-    for name, fn in list(namespace.items()):
-        if not name.startswith("_") and inspect.isfunction(fn):
-            namespace[name] = numpy_keywords(fn, name, owner)
-
-
 def formula_env(op: Op, args: tuple, attrs: dict, result) -> dict:
     """The values a formula may name: attributes, inputs, ``<input>_shape``, ``result``."""
     env = dict(attrs)
@@ -750,57 +506,3 @@ def formula_env(op: Op, args: tuple, attrs: dict, result) -> dict:
             env[n + "_shape"] = a.shape
     env["result"] = result
     return env
-
-
-_DECLARED: set[str] = set()
-
-
-def tensor_method(fn: Callable, *names: str) -> Callable:
-    """Declare ``fn`` as Tensor methods ``names`` (default: its own name); the one way a
-    Tensor method is made public. A name declared twice is an error."""
-    for name in names or (fn.__name__,):
-        if name in _DECLARED:
-            raise ValueError(f"Tensor.{name} declared twice")
-        _DECLARED.add(name)
-        setattr(Tensor, name, numpy_keywords(fn, name, "Tensor") if inspect.isfunction(fn) else fn)
-    return fn
-
-
-def _inplace_method(op: Op) -> Callable:
-    def method(self, *args, **kwargs):
-        return run_inplace(op, self, args, kwargs)
-
-    if any(a[0] == "dtype" for a in op.attrs):  # cumsum_: the kernel runs in self's dtype
-
-        def method(self, *args, **kwargs):
-            d = kwargs.get("dtype")
-            if d is None:
-                kwargs["dtype"] = self.dtype
-            elif d != self.dtype:
-                raise RuntimeError(
-                    f"Bad in-place call: input tensor dtype {self.dtype.cpp_name} and output "
-                    f"tensor dtype {d.cpp_name} should match"
-                )
-            return run_inplace(op, self, args, kwargs)
-
-    method.__name__ = op.name + "_"
-    method.inplace_of = op
-    return method
-
-
-def _sizes_method(op: Op) -> Callable:
-    fn = op.fn
-
-    def method(self, *size):
-        if len(size) == 1 and not isinstance(size[0], int):
-            size = size[0]
-        return fn(self, tuple(size))
-
-    method.__name__ = op.name
-    return method
-
-
-def tensor_methods(table: dict[str, Callable]) -> None:
-    """Declare several Tensor methods at once: {name: function or property}."""
-    for name, fn in table.items():
-        tensor_method(fn, name)

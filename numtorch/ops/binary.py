@@ -16,7 +16,8 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.layout import number_first_contiguous
 from .._core.messages import broadcast_mismatch
-from .._core.op import ErrorInput, NoKernel, composite, tensor_methods, zero_term
+from .._core.methods import tensor_methods
+from .._core.op import ErrorInput, NoKernel, composite, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
 from ..testing.samples import S

@@ -7,7 +7,8 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.inplace import check_operands, check_overlap, check_write, fallback_broadcast_error
-from .._core.op import ErrorInput, tensor_method, tensor_methods
+from .._core.methods import tensor_method, tensor_methods
+from .._core.op import ErrorInput
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.state import state
 from .._core.tensor import Tensor

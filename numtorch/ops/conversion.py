@@ -7,7 +7,8 @@ import builtins
 from .._core import dtype as dt
 from .._core.device import device as Device
 from .._core.layout import preserve
-from .._core.op import LINEAR, defop, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import LINEAR, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise, front

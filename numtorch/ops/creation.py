@@ -16,7 +16,8 @@ from .._core.dispatch import dispatch
 from .._core.interpreter import factory, side_effect
 from .._core.layout import preserve
 from .._core.messages import alloc_failed, check_alloc
-from .._core.op import defop, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import defop
 from .._core.tensor import Size, Tensor, _make
 from ..testing.samples import S
 from ._batching import rule_generator

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.interpreter import values_hidden
-from .._core.op import ErrorInput, composite, tensor_method
+from .._core.methods import tensor_method
+from .._core.op import ErrorInput, composite
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from .indexing.gather_scatter import scatter_reduce, scatter_reduce_

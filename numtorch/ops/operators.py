@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from .._core.dispatch import dispatch
 from .._core.inplace import run_inplace
-from .._core.op import Op, tensor_method, tensor_methods
+from .._core.methods import tensor_method, tensor_methods
+from .._core.op import Op
 from .._core.tensor import Tensor
 from . import binary, comparison, linalg, unary
 

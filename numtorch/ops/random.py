@@ -19,7 +19,8 @@ from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import dispatch
 from .._core.messages import check_alloc
-from .._core.op import defop, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import defop
 from .._core.out import write_out
 from .._core.state import state
 from .._core.tensor import Tensor

@@ -19,7 +19,8 @@ from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
-from .._core.op import LINEAR, NoKernel, Op, tensor_methods, undefined_grads
+from .._core.methods import tensor_methods
+from .._core.op import LINEAR, NoKernel, Op, undefined_grads
 from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
 from ..testing.samples import ErrorInput, S

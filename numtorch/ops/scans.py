@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import LINEAR, NoKernel, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import LINEAR, NoKernel
 from ..testing.samples import S
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
 from ._reduce_common import _DIMS, _acc, _err_dim, _has_zero, _wrap, defop, dim1, distinct

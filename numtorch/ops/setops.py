@@ -15,7 +15,8 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
-from .._core.op import ErrorInput, defop, tensor_method
+from .._core.methods import tensor_method
+from .._core.op import ErrorInput, defop
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._families import FLOATS_INT_BOOL

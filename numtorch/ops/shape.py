@@ -12,7 +12,8 @@ import numpy as np
 from .._core.dtype import not_implemented
 from .._core.layout import preserve
 from .._core.messages import check_alloc
-from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.policy import InplacePolicy
 from .._core.tensor import check_unique_dims, wrap_dim, wrap_dims
 from ..testing.samples import S

@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import Op, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import Op
 from ..testing.samples import ErrorInput, S
 from ._batching import materialize, pdim, rule_generator
 from ._families import silent

@@ -9,7 +9,8 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import preserve
-from .._core.op import NoKernel, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import NoKernel
 from ..testing.samples import ErrorInput, S
 from ._batching import materialize, vmap_depth
 from ._families import FLOATS_INT, FLOATS_INT_BOOL

@@ -10,7 +10,8 @@ from .._core.device import xp_of
 from .._core.dispatch import dispatch
 from .._core.inplace import inplace_view
 from .._core.interpreter import Kind
-from .._core.op import LINEAR, ErrorInput, composite, defop, tensor_method, tensor_methods
+from .._core.methods import tensor_method, tensor_methods
+from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import elementwise, front, pdim, rule_generator

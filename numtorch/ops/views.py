@@ -16,16 +16,8 @@ import numpy as np
 from .._core.dispatch import dispatch
 from .._core.dtype import from_np
 from .._core.inplace import inplace_view
-from .._core.op import (
-    LINEAR,
-    REGISTRY,
-    VARIADIC,
-    ErrorInput,
-    composite,
-    defop,
-    tensor_method,
-    tensor_methods,
-)
+from .._core.methods import tensor_method, tensor_methods
+from .._core.op import LINEAR, REGISTRY, VARIADIC, ErrorInput, composite, defop
 from .._core.tensor import Size, Tensor, check_unique_dims, wrap_dim, wrap_dims
 from ..testing.samples import S
 from ._batching import (

@@ -9,7 +9,8 @@ from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve, relayout
-from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.methods import tensor_methods
+from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
 from ...testing.samples import S

@@ -6,7 +6,8 @@ from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import preserve
 from ..._core.messages import broadcast_mismatch
-from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.methods import tensor_methods
+from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
 from ...testing.samples import S

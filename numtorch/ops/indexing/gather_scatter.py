@@ -10,7 +10,8 @@ import numpy as np
 
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
-from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.methods import tensor_methods
+from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
 from .._batching import lrank, lshape, materialize, pdim, rule_generator

@@ -8,7 +8,8 @@ import numpy as np
 from ..._core.dispatch import dispatch
 from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
-from ..._core.op import LINEAR, ErrorInput, defop, tensor_methods
+from ..._core.methods import tensor_methods
+from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S

@@ -9,7 +9,8 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
-from ..._core.op import ErrorInput, defop, tensor_methods
+from ..._core.methods import tensor_methods
+from ..._core.op import ErrorInput, defop
 from ..._core.tensor import Tensor
 from ...testing.samples import S
 from .._batching import front, rule_generator

@@ -9,7 +9,7 @@ from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import check_inplace, check_operands, run_inplace
 from ..._core.interpreter import _VMAP_READ, Kind
-from ..._core.op import tensor_methods
+from ..._core.methods import tensor_methods
 from ..._core.state import state
 from ..._core.tensor import Tensor
 from .._batching import is_vmapped, vmap_sizes

@@ -8,7 +8,8 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve
-from ..._core.op import NoKernel, defop, named, tensor_methods
+from ..._core.methods import tensor_methods
+from ..._core.op import NoKernel, defop, named
 from ..._core.policy import COMMON, InplacePolicy
 from ...testing.samples import S
 from .._batching import rule_generator

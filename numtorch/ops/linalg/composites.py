@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from ..._core.op import composite, tensor_methods
+from ..._core.methods import tensor_methods
+from ..._core.op import composite
 from ..._core.tensor import Tensor, wrap_dims
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
