@@ -15,7 +15,7 @@ from .out import INTERNAL_OVERLAP, OVERLAP, internal_overlap, partial_overlap
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
-from .tensor import Tensor, VersionCounter, _new
+from .tensor import Tensor, VersionCounter, _new, bump_version
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -325,7 +325,7 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
             if "read-only" in str(e):
                 raise RuntimeError(INTERNAL_OVERLAP) from None
             raise
-    self._ver.v += 1
+    bump_version(self)
     upcalls.rehistory(self, result, result._rg)
 
 
@@ -474,7 +474,7 @@ def relayout(self: Tensor, view: Tensor, renumber: int = 1) -> None:
     else:
         old = self._data
         self._data = view._data
-    self._ver.v += 1
+    bump_version(self)
     upcalls.relayout(self, view, old, renumber)
 
 

@@ -12,7 +12,7 @@ from .._core.device import xp_of
 from .._core.dispatch import run_kernel
 from .._core.out import internal_overlap
 from .._core.symbolic import Recheck, SymFloat, SymInt, has_sym, slots_of
-from .._core.tensor import _make
+from .._core.tensor import _make, bump_version
 from ..autograd import engine
 from ._ir import Call, Commit, Factory, Guard, Op, Sizes, _Slot
 
@@ -79,7 +79,7 @@ def _add_into(var, a) -> None:
     gd = grad._data
     if gd.shape == a.shape and gd.flags.writeable:
         gd += a
-        grad._ver.v += 1
+        bump_version(grad)
     else:
         engine._accumulate_grad(var, _make(a), False)
 

@@ -21,7 +21,7 @@ from .._core.device import xp_of
 from .._core.dispatch import dispatch
 from .._core.state import state
 from .._core.symbolic import Recheck, has_sym
-from .._core.tensor import Tensor, _make
+from .._core.tensor import Tensor, _make, bump_version
 from ..autograd import engine
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
@@ -373,7 +373,7 @@ class Program:
                     t._out_nr = k
             node.checks = checks + [(outs[self.diff_out[j]], 0) for j in outs_]
         for i, count in self.mutated:
-            lifted[i]._ver.v += count
+            bump_version(lifted[i], count)
         return outs
 
 

@@ -22,7 +22,7 @@ from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.op import NoKernel, composite, defop
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, bump_version
 from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
 from ..testing.samples import ErrorInput, S
@@ -306,7 +306,7 @@ def _update_running_instance(rm, rv, x, dims, momentum):
         mean, var = x.mean(dims).mean(0), x.var(dims, correction=1).mean(0)
         _write_running(rm, rv, mean, var, momentum)
     for t in (rm, rv):  # PyTorch copies the update back: one version each
-        t._ver.v += 1
+        bump_version(t)
 
 
 def _in_samples(make):

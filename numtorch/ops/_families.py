@@ -7,6 +7,7 @@ call. (Reductions have theirs, ``reduction``, beside the reduction helpers it us
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 
 import numpy as np
@@ -192,6 +193,14 @@ def integral_errors(name: str, nin: int) -> Callable:
     return errors
 
 
+class Promotion(enum.Enum):
+    """The dtype an elementwise op computes in, from its operands' promoted dtype."""
+
+    OWN = "own"  # that dtype
+    FLOAT = "float"  # integer and bool operands compute in the default float dtype
+    INTEGRAL = "integral"  # integer and bool only: a float operand is an error (bitwise ops)
+
+
 # ------------------------------------------------------------------ generators
 # A kernel decorator: inf and nan come out silently, as in PyTorch, whatever NumPy's error
 # state (no RuntimeWarning, no FloatingPointError under np.seterr(all="raise")). Costs about
@@ -313,19 +322,24 @@ def unary(
     vjp: Callable | None = None,
     jvp: Callable | str | None = None,
     *,
-    floating: bool = True,
-    integral: bool = False,
+    promotion: Promotion = Promotion.FLOAT,
     low: float = -2.0,
     high: float = 2.0,
     exclude_zero: bool = False,
     **kw,
 ) -> Op:
-    """An elementwise op of one tensor. ``floating``: integer and bool inputs compute in the
-    default float dtype (else in their own); ``integral``: floats are an error (bitwise
-    ops). Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``."""
-    if integral:
+    """An elementwise op of one tensor, computing in the dtype ``promotion`` says.
+    Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``."""
+    if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(name, 1))
-    kw.setdefault("prepare", promote_integral(name) if integral else to_float if floating else None)
+    kw.setdefault(
+        "prepare",
+        {
+            Promotion.OWN: None,
+            Promotion.FLOAT: to_float,
+            Promotion.INTEGRAL: promote_integral(name),
+        }[promotion],
+    )
     kw.setdefault("samples", unary_samples(low, high, exclude_zero=exclude_zero))
     return elementwise_op(name, kernel, vjp, jvp, **kw)
 
@@ -336,8 +350,7 @@ def binary(
     vjp: tuple | None = None,
     jvp: Callable | str | None = None,
     *,
-    floating: bool = False,
-    integral: bool = False,
+    promotion: Promotion = Promotion.OWN,
     low: float = -2.0,
     high: float = 2.0,
     scalars: tuple = (2.5,),
@@ -345,16 +358,19 @@ def binary(
     **kw,
 ) -> Op:
     """An elementwise op of two broadcasting operands (tensors or Python numbers), promoted
-    to a common dtype. ``floating``: integer results compute in the default float dtype;
-    ``integral``: floats are an error (bitwise ops) naming PyTorch's CPU kernel
-    ``<kernel_name>_cpu`` (default: the op's name). Default samples: BINARY_SHAPES in
-    [low, high], then each of ``scalars`` as ``other``."""
+    to a common dtype, computing in the dtype ``promotion`` says (an INTEGRAL op's error
+    names PyTorch's CPU kernel ``<kernel_name>_cpu``, default: the op's name). Default
+    samples: BINARY_SHAPES in [low, high], then each of ``scalars`` as ``other``."""
     kernel_name = kernel_name or name
-    if integral:
+    if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(kernel_name, 2))
     kw.setdefault(
         "prepare",
-        promote_integral(kernel_name) if integral else promote_float if floating else promote,
+        {
+            Promotion.OWN: promote,
+            Promotion.FLOAT: promote_float,
+            Promotion.INTEGRAL: promote_integral(kernel_name),
+        }[promotion],
     )
     kw.setdefault("samples", binary_samples(low, high, scalars=scalars))
     return elementwise_op(name, kernel, vjp, jvp, **kw)
@@ -396,6 +412,7 @@ __all__ = [
     "FLOATS_INT",
     "FLOATS_INT_BOOL",
     "LINEAR",
+    "Promotion",
     "binary",
     "binary_samples",
     "broadcast_first",

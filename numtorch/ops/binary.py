@@ -26,6 +26,7 @@ from ._families import (
     ELEMENTWISE,
     FLOATS_INT,
     LINEAR,
+    Promotion,
     binary,
     binary_samples,
     broadcast_first,
@@ -553,7 +554,7 @@ atan2 = binary(
     "atan2", lambda xp, input, other: xp.arctan2(input, other),
     (lambda g, input, other: _atan2_partial(g, other, input, other),
      lambda g, input, other: _atan2_partial(-g, input, input, other)),
-    ELEMENTWISE, floating=True, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
+    ELEMENTWISE, promotion=Promotion.FLOAT, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
     numbers="none", inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
 )  # fmt: skip
 
@@ -571,7 +572,7 @@ def _copysign_ratio(input, result):
 copysign = binary(
     "copysign", lambda xp, input, other: xp.copysign(input, other),
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
-    ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
+    ELEMENTWISE, promotion=Promotion.FLOAT, dtypes=FLOATS_INT,
     samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
     numbers="other", node_name=lambda other: "CopysignBackward1" if other is None else "CopysignBackward0",
 )  # fmt: skip
@@ -590,7 +591,7 @@ def _xlogy_dinput(g, input, other):
 
 xlogy = binary(
     "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
-    ELEMENTWISE, floating=True, dtypes=FLOATS_INT,
+    ELEMENTWISE, promotion=Promotion.FLOAT, dtypes=FLOATS_INT,
     samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3), ieee=True,
     node_name=lambda input, other: (  # xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
         "XlogyBackward1" if input is None else "XlogyBackward2" if other is None else "XlogyBackward0"
@@ -779,7 +780,11 @@ def _shift(left: bool):
     return kernel
 
 
-_BITWISE = {"integral": True, "dtypes": ("int64", "bool"), "samples": _bitwise_samples}
+_BITWISE = {
+    "promotion": Promotion.INTEGRAL,
+    "dtypes": ("int64", "bool"),
+    "samples": _bitwise_samples,
+}
 bitwise_and = binary(
     "bitwise_and", lambda xp, input, other: xp.bitwise_and(input, other), **_BITWISE
 )
@@ -788,7 +793,7 @@ bitwise_xor = binary(
     "bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other), **_BITWISE
 )
 _SHIFT = {
-    "integral": True,
+    "promotion": Promotion.INTEGRAL,
     "dtypes": ("int64",),  # shifts of bools are not defined
     "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
 }

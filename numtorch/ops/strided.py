@@ -12,7 +12,7 @@ from .._core.inplace import inplace_view
 from .._core.interpreter import Kind
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
-from .._core.tensor import Tensor, wrap_dim
+from .._core.tensor import Tensor, bump_version, wrap_dim
 from ..testing.samples import S
 from ._batching import elementwise, front, pdim, rule_generator
 from ._families import view_op
@@ -375,7 +375,7 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
         if held:
             new[:held] = xp.lib.stride_tricks.as_strided(data, (held,), (item,))
         self._data = new.reshape(size)
-    self._ver.v += 1
+    bump_version(self)
     return self
 
 

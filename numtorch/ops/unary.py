@@ -1,8 +1,9 @@
 """Unary elementwise ops: signs, exponentials and logarithms, trigonometry, rounding,
 predicates, bitwise_not.
 
-Each op is one call of ``unary`` (see ``_families``): ``floating`` ops compute integer
-inputs in the default float dtype, the others keep the input dtype. Vjp formulas use
+Each op is one call of ``unary`` (see ``_families``): by default (``Promotion.FLOAT``) an
+op computes integer inputs in the default float dtype; ``Promotion.OWN`` keeps the input
+dtype. Vjp formulas use
 numtorch ops only, so they are differentiable again; ``ELEMENTWISE`` derives the jvp
 from them.
 """
@@ -24,6 +25,7 @@ from ._families import (
     FLOATS_INT_BOOL,
     LINEAR,
     UNARY_SHAPES,
+    Promotion,
     unary,
     unary_samples,
 )
@@ -146,26 +148,26 @@ def _square(xp, input):
 
 
 neg = unary(
-    "neg", _neg, lambda g: -g, LINEAR, floating=False, dtypes=FLOATS_INT, methods=("neg", "negative"),
+    "neg", _neg, lambda g: -g, LINEAR, promotion=Promotion.OWN, dtypes=FLOATS_INT, methods=("neg", "negative"),
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported")
     ],
     inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 abs = unary(
-    "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
+    "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT,
     exclude_zero=True, methods=("abs", "absolute"),
     error_samples=lambda make: [_err(make, "abs_cpu")],
     test={"no_gradgrad": True},  # torch's second derivative is a ZeroTensor the harness can't read
 )  # fmt: skip
-_SIGN = {"floating": False, "dtypes": FLOATS_INT_BOOL, "exclude_zero": True}
+_SIGN = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT_BOOL, "exclude_zero": True}
 sign = unary("sign", _sign, _zeros, ELEMENTWISE, **_SIGN)
 sgn = unary(
     "sgn", _sign, _zeros, ELEMENTWISE, **_SIGN,
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )  # fmt: skip
 relu = unary(
-    "relu", _relu, lambda g, result: where(result <= 0, 0, g), ELEMENTWISE, floating=False, dtypes=FLOATS_INT,
+    "relu", _relu, lambda g, result: where(result <= 0, 0, g), ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT,
     exclude_zero=True, out=False,
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
@@ -173,7 +175,7 @@ relu = unary(
     inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
 square = unary(
-    "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, floating=False,
+    "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, promotion=Promotion.OWN,
     dtypes=FLOATS_INT_BOOL, node_name="PowBackward0",  # PyTorch's square is pow(input, 2)
 )  # fmt: skip
 
@@ -343,7 +345,7 @@ def _frac(xp, input):
     return input - xp.trunc(input)
 
 
-_ROUNDING = {"floating": False, "dtypes": FLOATS_INT, "samples": _rounding_samples}
+_ROUNDING = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT, "samples": _rounding_samples}
 floor = unary(
     "floor", _rounding("floor"), _zeros, ELEMENTWISE, no_kernel=NoKernel("b", "floor_vml_cpu"),
     **_ROUNDING,
@@ -358,12 +360,12 @@ trunc = unary(
     no_kernel=NoKernel("b", "trunc_vml_cpu"),
 )  # fmt: skip
 round = unary(
-    "round", _round, _zeros, ELEMENTWISE, floating=False, dtypes=FLOATS_INT, samples=_round_samples,
+    "round", _round, _zeros, ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT, samples=_round_samples,
     error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
     no_kernel=_ROUND_NO_KERNEL, node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
 )  # fmt: skip
 frac = unary(
-    "frac", _frac, lambda g: g, ELEMENTWISE, floating=False, samples=_rounding_samples,
+    "frac", _frac, lambda g: g, ELEMENTWISE, promotion=Promotion.OWN, samples=_rounding_samples,
     error_samples=lambda make: [_err(make, "frac_cpu", np.int64)],
     no_kernel=NoKernel("bi", "frac_cpu"),
 )  # fmt: skip
@@ -396,7 +398,7 @@ def _angle(xp, input):
 
 nan_to_num = unary(
     "nan_to_num", _nan_to_num, lambda g, input: g * input.isfinite(), ELEMENTWISE,
-    floating=False, dtypes=FLOATS_INT_BOOL, samples=_nan_to_num_samples,
+    promotion=Promotion.OWN, dtypes=FLOATS_INT_BOOL, samples=_nan_to_num_samples,
 )  # fmt: skip
 
 
@@ -420,7 +422,7 @@ angle = unary(
 )  # fmt: skip
 conj_physical = unary(
     "conj_physical", lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
-    lambda g: g.conj(), LINEAR, floating=False, dtypes=FLOATS_INT_BOOL,
+    lambda g: g.conj(), LINEAR, promotion=Promotion.OWN, dtypes=FLOATS_INT_BOOL,
     inplace_policy=InplacePolicy(shared_ok=True),
 )  # fmt: skip
 
@@ -459,7 +461,7 @@ def _isreal(xp, input):
 
 
 _PREDICATE = {
-    "floating": False,
+    "promotion": Promotion.OWN,
     "inplace": False,
     "dtypes": FLOATS_INT_BOOL,
     "samples": _predicate_samples,
@@ -474,7 +476,7 @@ isreal = unary("isreal", _isreal, out=False, **_PREDICATE)
 
 # ------------------------------------------------------------------ bitwise
 bitwise_not = unary(
-    "bitwise_not", lambda xp, input: xp.invert(input), integral=True, dtypes=("int64", "bool"),
+    "bitwise_not", lambda xp, input: xp.invert(input), promotion=Promotion.INTEGRAL, dtypes=("int64", "bool"),
     samples=unary_samples(-8, 8, shapes=UNARY_SHAPES[:4]),
 )  # fmt: skip
 

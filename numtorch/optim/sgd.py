@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._core.tensor import Tensor, _make
+from .._core.tensor import Tensor, _make, bump_version
 from .optimizer import (
     Optimizer,
     ParamsT,
@@ -103,7 +103,7 @@ class SGD(Optimizer):
                     bd *= mu
                     a = 1 - group["dampening"]
                     bd += g if a == 1 else a * g
-                    buf._ver.v += 2
+                    bump_version(buf, 2)
             g = g + mu * buf._data if group["nesterov"] else buf._data
         pd += -lr * g
-        p._ver.v += 1
+        bump_version(p)
