@@ -16,7 +16,7 @@ already generated code and comes back as it is.
 Sizes: a dim whose size changed between calls (``dynamic=None``), every dim of the
 arguments (``dynamic=True``) or a dim given to ``_dynamo.mark_dynamic`` is dynamic: its
 sizes share one graph (the guards, the recompile limit and the counters see one). Its
-traces read sizes as symbols (``_dynamo._symbolic``): once two traces at different sizes
+traces read sizes as symbols (``_core.symbolic``): once two traces at different sizes
 make the same program, that program serves the graph's other sizes, its guards (the
 decisions the trace took on sizes) checked as it runs; sizes it cannot serve are traced
 into programs of their own (a graph whose trace breaks runs eagerly at all its sizes).

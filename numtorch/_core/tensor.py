@@ -1,6 +1,6 @@
 """The Tensor: a backend array plus autograd state.
 
-Most methods are installed from the op registry (see ``numtorch/_methods.py``);
+Most methods are installed by the op declarations (see ``_core/methods.py``);
 this module holds what is about the tensor object itself.
 """
 

@@ -74,7 +74,7 @@ def _scatter_index(
 
 def _samples(make):
     # int64 indices only: PyTorch's backward of index_reduce fails for int32 ones (it calls
-    # index_fill, which takes int64 only); int32 forward is in tests/test_missing_views.py.
+    # index_fill, which takes int64 only); int32 forward is in tests/test_indexing.py.
     for reduce in _REDUCES:
         lo = 0.5 if reduce == "prod" else -2.0
         yield S((make((3, 4), lo), 0, np.array([0, 2, 0]), make((3, 4), lo), reduce))

@@ -281,7 +281,7 @@ def _storage(input: Tensor) -> tuple[Tensor, int]:
 def _as_strided_samples(make):
     # No explicit storage_offset here: under vmap it is functorch's (the same offset for
     # every batch element, moved on by the batch stride), which a loop over the batch does
-    # not give; tests/test_missing_views.py compares it with torch.func.vmap.
+    # not give; tests/test_vmap_views.py compares it with torch.func.vmap.
     yield S((make((2, 4)), (3, 3), (1, 1)), name="overlapping")
     yield S((make((2, 4)), (2, 2), (1, 3)))
     yield S((make((4,)), (2,), (2,)))

@@ -68,7 +68,7 @@ linalg_cholesky_ex = defop(
     jvp=lambda t, result, upper: _cholesky_jvp(t, result[0], upper),
     prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky_ex"),
     api="linalg.cholesky_ex",
-    test={"no_grad_test": True},  # reads one triangle: see tests/test_missing_ops.py
+    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=lambda make: [
         S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True, "check_errors": True}),
     ],
