@@ -360,7 +360,7 @@ masked_fill = _indexing.masked_fill_p.fn
 masked_scatter = _indexing.masked_scatter_p.fn
 masked_select = _indexing.masked_select_p.fn
 put = _indexing.put_p.fn
-scatter_add = _indexing.scatter_add_fn
+scatter_add = _indexing.scatter_add
 scatter_reduce_weights = _indexing.sr_stats_p.fn
 take = _indexing.take_p.fn
 take_along_dim = _indexing.take_along_dim_p.fn
@@ -510,7 +510,7 @@ digamma = _special_ops.digamma_p.fn
 i0 = _special_ops.i0_p.fn
 lgamma = _special_ops.lgamma_p.fn
 mvlgamma = _special_ops.mvlgamma_p.fn
-polygamma = _special_ops.polygamma_fn
+polygamma = _special_ops.polygamma
 sinc = _special_ops.sinc_p.fn
 addr = _linalg.addr_p.fn
 from .ops.linalg import dist

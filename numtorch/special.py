@@ -30,7 +30,7 @@ i0e = _special.special_i0e_p.fn
 i1 = _special.special_i1_p.fn
 i1e = _special.special_i1e_p.fn
 multigammaln = _special.mvlgamma_p.fn
-polygamma = _special.polygamma_fn
+polygamma = _special.polygamma
 psi = _special.digamma_p.fn
 sinc = _special.sinc_p.fn
 

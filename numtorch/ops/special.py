@@ -77,7 +77,7 @@ def _polygamma(xp, input, n):
 _GAMMA = {"dtypes": FLOATS_INT, "low": 0.3, "high": 3.0}
 lgamma_p = unary("lgamma", _lgamma, lambda g, input: g * digamma(input), ELEMENTWISE, **_GAMMA)
 digamma_p = unary(
-    "digamma", _sp("psi"), lambda g, input: g * polygamma(input, 1), ELEMENTWISE, **_GAMMA
+    "digamma", _sp("psi"), lambda g, input: g * _raw_polygamma(input, 1), ELEMENTWISE, **_GAMMA
 )
 digamma = digamma_p.fn
 
@@ -90,22 +90,19 @@ def _polygamma_samples(make):
 
 
 polygamma_p = unary(
-    "polygamma", _polygamma, lambda g, input, n: g * polygamma(input, n + 1), ELEMENTWISE,
+    "polygamma", _polygamma, lambda g, input, n: g * _raw_polygamma(input, n + 1), ELEMENTWISE,
     nin=1, dtypes=FLOATS_INT, samples=_polygamma_samples,
     error_samples=lambda make: [
         ErrorInput(S((-1, make((3,)))), RuntimeError, r"polygamma\(n, x\) does not support negative n")
     ],
 )  # fmt: skip
-polygamma = polygamma_p.fn
-polygamma_p.api = "polygamma"  # the public function takes (n, input): ``polygamma_fn`` below
+_raw_polygamma = polygamma_p.fn
+polygamma_p.api = "polygamma"  # the public function takes (n, input): ``polygamma`` below
 
 
-def polygamma_fn(n: int, input, *, out=None):
+def polygamma(n: int, input, *, out=None):
     """The n-th derivative of the digamma function."""
-    return polygamma(input, n, out=out)
-
-
-polygamma_fn.__name__ = polygamma_fn.__qualname__ = "polygamma"
+    return _raw_polygamma(input, n, out=out)
 
 
 def _mvlgamma(xp, input, p):
@@ -185,6 +182,7 @@ special_i1e_p = unary(
 special_i1e = special_i1e_p.fn
 
 __all__ = [
-    "digamma", "digamma_p", "i0", "i0_p", "lgamma_p", "mvlgamma_p", "polygamma", "polygamma_p", "polygamma_fn", "sinc_p", "special_i0e", "special_i0e_p",
-    "special_i1", "special_i1_p", "special_i1e", "special_i1e_p",
+    "digamma", "digamma_p", "i0", "i0_p", "lgamma_p", "mvlgamma_p", "polygamma", "polygamma_p",
+    "sinc_p", "special_i0e", "special_i0e_p", "special_i1", "special_i1_p", "special_i1e",
+    "special_i1e_p",
 ]  # fmt: skip

@@ -508,10 +508,12 @@ tensor_methods({
 })  # fmt: skip
 
 __all__ = [
-    "abs_p", "acos_p", "acosh_p", "angle_p", "asin_p", "asinh_p", "atan_p", "atanh_p", "bitwise_not_p", "ceil_p",
-    "conj", "conj_physical", "conj_physical_p", "cos_p", "cosh_p", "deg2rad_p", "erf_p", "erfc_p", "erfinv_p", "exp_p", "exp2_p",
-    "expm1_p", "floor_p", "frac_p", "isfinite_p", "isinf_p", "isnan_p", "isneginf_p", "isposinf_p", "isreal_p", "log_p",
-    "log10_p", "log1p_p", "log2_p", "logit_p", "nan_to_num_p", "neg_p", "positive", "rad2deg_p", "reciprocal", "reciprocal_p",
-    "relu", "relu_p", "round_p", "rsqrt_p", "sgn_p", "sigmoid", "sigmoid_p", "sign_p", "signbit_p", "sin_p", "sinh_p", "sqrt_p", "square_p",
-    "tan_p", "tanh", "tanh_p", "trunc_p",
+    "abs_p", "acos_p", "acosh_p", "angle_p", "asin_p", "asinh_p", "atan_p", "atanh_p",
+    "bitwise_not_p", "ceil_p", "conj", "conj_physical", "conj_physical_p", "cos_p", "cosh_p",
+    "deg2rad_p", "erf_p", "erfc_p", "erfinv_p", "exp_p", "exp2_p", "expm1_p", "floor_p", "frac_p",
+    "isfinite_p", "isinf_p", "isnan_p", "isneginf_p", "isposinf_p", "isreal_p", "log_p", "log10_p",
+    "log1p_p", "log2_p", "logit_p", "nan_to_num_p", "neg_p", "positive", "rad2deg_p", "reciprocal",
+    "reciprocal_p", "relu", "relu_p", "round_p", "rsqrt_p", "sgn_p", "sigmoid", "sigmoid_p",
+    "sign_p", "signbit_p", "sin_p", "sinh_p", "sqrt_p", "square_p", "tan_p", "tanh", "tanh_p",
+    "trunc_p",
 ]  # fmt: skip

@@ -24,7 +24,7 @@ from .gather_scatter import (
     scatter_,
     scatter_add_p,
     scatter_add_,
-    scatter_add_fn,
+    scatter_add,
     scatter_p,
     scatter_reduce,
     scatter_reduce_,

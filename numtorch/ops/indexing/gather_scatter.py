@@ -202,7 +202,7 @@ gather_p = defop(
     nin=2,
     out=True,
     vjp=(
-        lambda g, input, index, dim: scatter_add(zeros_like(input), index, g, dim=dim),
+        lambda g, input, index, dim: _scatter_add(zeros_like(input), index, g, dim=dim),
         None,
     ),
     jvp=LINEAR,
@@ -349,7 +349,7 @@ scatter_add_p = defop(
     jvp=LINEAR, samples=_scatter_add_samples, out=True, batch_rule=dim_family(),
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)))), RuntimeError, "index 5 is out of bounds")],
 )  # fmt: skip
-scatter_add = scatter_add_p.fn
+_scatter_add = scatter_add_p.fn
 
 
 _REDUCE_AT = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
@@ -464,7 +464,7 @@ def _src_prod_of_others(input, index, src, result, dim, include_self):
     (two zeros make it 0)."""
     s = _region_t(src, index.shape)
     zero = s == 0
-    count = scatter_add(zeros_like(input), index, zero.to(input.dtype), dim=dim)
+    count = _scatter_add(zeros_like(input), index, zero.to(input.dtype), dim=dim)
     single = zero & (count.gather(dim, index) == 1)
     without = _raw_scatter_reduce(
         input, index, s.masked_fill(single, 1), dim, "prod", include_self=include_self
@@ -482,10 +482,10 @@ def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
     base = zeros_like(result)
     if reduce == "prod":
         others = _src_prod_of_others(input, index, src, result, dim, include_self)
-        return tinput * w_in * _prod_of_others(input, index, src, dim) + scatter_add(
+        return tinput * w_in * _prod_of_others(input, index, src, dim) + _scatter_add(
             base, index, ts * others, dim=dim
         )
-    return tinput * w_in + scatter_add(base, index, ts * w_src, dim=dim)
+    return tinput * w_in + _scatter_add(base, index, ts * w_src, dim=dim)
 
 
 def _region_t(src, shape):
@@ -553,7 +553,7 @@ def scatter_reduce_(
 gather, _ = _dim_api(gather_p)
 
 
-scatter_add_fn, scatter_add_ = _dim_api(scatter_add_p)
+scatter_add, scatter_add_ = _dim_api(scatter_add_p)
 
 
 tensor_methods(
@@ -561,7 +561,7 @@ tensor_methods(
         "gather": _method(gather),
         "scatter": _method(scatter),
         "scatter_": scatter_,
-        "scatter_add": _method(scatter_add_fn),
+        "scatter_add": _method(scatter_add),
         "scatter_add_": scatter_add_,
         "scatter_reduce": _method(scatter_reduce),
         "scatter_reduce_": scatter_reduce_,

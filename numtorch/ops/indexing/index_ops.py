@@ -24,7 +24,7 @@ from ._common import (
     _same_dtype,
     check_index_dtype,
 )
-from .gather_scatter import _scatter, scatter_add
+from .gather_scatter import _scatter, _scatter_add
 
 
 def _check_index_dtype(index, msg: str) -> None:
@@ -262,7 +262,7 @@ def _index_update_rule(op, mode):
                 val = val.expand(ie.shape)
                 if mode == "add":
                     alpha = attrs["alpha"]
-                    out = scatter_add(xf, ie, val if alpha == 1 else val * alpha, dim=p)
+                    out = _scatter_add(xf, ie, val if alpha == 1 else val * alpha, dim=p)
                 else:
                     out = _scatter(xf, ie, val, dim=p)
         return (out.reshape(vmap.size) if n == 0 else out), 0

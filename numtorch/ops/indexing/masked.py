@@ -13,7 +13,7 @@ from .._batching import front, lrank, lshape, materialize, pad_to
 from ..comparison import where
 from ..creation import zeros
 from ._common import _OOB, _same_dtype, _tname
-from .gather_scatter import scatter_add
+from .gather_scatter import _scatter_add
 
 
 def _check_mask(mask, name: str, np_style: bool = False):
@@ -149,7 +149,7 @@ def _masked_scatter_vjp_src(g, mask, source):
     m = mask.expand(g.shape).reshape(-1)
     pos = (m.cumsum(0) - 1).clamp(min=0)
     vals = where(m, g.reshape(-1), 0.0)
-    return scatter_add(zeros(n, dtype=g.dtype, device=g.device), pos, vals, dim=0).reshape(
+    return _scatter_add(zeros(n, dtype=g.dtype, device=g.device), pos, vals, dim=0).reshape(
         source.shape
     )
 

@@ -16,7 +16,7 @@ from ..creation import zeros, zeros_like
 from ._common import _OOB, _batch_arange, _numel, _same_dtype, check_index_dtype
 from .advanced import _raw_index_put
 from .advanced import index as _index
-from .gather_scatter import _as1d, _gather, scatter_add
+from .gather_scatter import _as1d, _gather, _scatter_add
 
 
 @contextmanager
@@ -235,7 +235,7 @@ def _take_along_dim_vjp(g, input, indices, dim):
         device=g.device,
     )
     idx = indices.expand(tuple(indices.shape[k] if k == d else s for k, s in enumerate(bshape)))
-    return scatter_add(base, idx, g, dim=d)
+    return _scatter_add(base, idx, g, dim=d)
 
 
 take_along_dim_p = defop(

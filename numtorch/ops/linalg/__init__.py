@@ -52,7 +52,7 @@ from .composites import (
     eigh,
     inv_ex,
     inverse,
-    linalg_slogdet_fn,
+    linalg_slogdet,
     logdet,
     matrix_norm,
     matrix_power,

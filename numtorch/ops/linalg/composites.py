@@ -34,7 +34,7 @@ from ._samples import _well_conditioned
 from .contractions import inner, kron
 from .cross_trace import cross
 from .decompositions import linalg_eigh, linalg_qr, linalg_svd, linalg_svdvals
-from .solvers import linalg_det, linalg_inv, linalg_slogdet
+from .solvers import _linalg_slogdet, linalg_det, linalg_inv
 from .solvers import logdet as _logdet
 from .triangular import linalg_cholesky, linalg_solve_triangular
 from .with_info import linalg_cholesky_ex, linalg_inv_ex
@@ -176,9 +176,9 @@ def svd(A, full_matrices: bool = True, *, driver=None, out=None):
     return _tuple_out(linalg_svd_rt(linalg_svd(A, full_matrices, driver=driver)), out)
 
 
-def linalg_slogdet_fn(A, *, out=None):
+def linalg_slogdet(A, *, out=None):
     """Sign and log of the absolute value of the determinant."""
-    return _tuple_out(linalg_slogdet_rt(linalg_slogdet(A)), out)
+    return _tuple_out(linalg_slogdet_rt(_linalg_slogdet(A)), out)
 
 
 def inv_ex(A, *, check_errors: bool = False, out=None):
@@ -209,7 +209,7 @@ def qr_legacy(input, some: bool = True, *, out=None):
 
 def slogdet(input):
     """torch.slogdet: (sign, logabsdet)."""
-    return slogdet_rt(linalg_slogdet(input))
+    return slogdet_rt(_linalg_slogdet(input))
 
 
 def cholesky(input, upper: bool = False, *, out=None):

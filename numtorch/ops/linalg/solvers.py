@@ -205,7 +205,7 @@ linalg_slogdet_p = defop(
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2), -3.0),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=_sq_errors("linalg.slogdet"),
 )  # fmt: skip
-linalg_slogdet = linalg_slogdet_p.fn
+_linalg_slogdet = linalg_slogdet_p.fn
 
 
 def _logdet(xp, A):
