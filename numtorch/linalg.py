@@ -21,19 +21,19 @@ from .ops.linalg import (
 )
 
 # reduction
-vector_norm = _reduction.vector_norm.fn
+vector_norm = _reduction.vector_norm_p.fn
 
 # linalg
-cholesky = _linalg.linalg_cholesky.fn
-cross = _linalg.linalg_cross.fn
-det = _linalg.linalg_det.fn
-eigvalsh = _linalg.linalg_eigvalsh.fn
-inv = _linalg.linalg_inv.fn
-matrix_exp = _linalg.linalg_matrix_exp.fn
-slogdet = _linalg.linalg_slogdet_fn
-solve = _linalg.linalg_solve.fn
-solve_triangular = _linalg.linalg_solve_triangular.fn
-svdvals = _linalg.linalg_svdvals.fn
+cholesky = _linalg.linalg_cholesky_p.fn
+cross = _linalg.linalg_cross_p.fn
+det = _linalg.linalg_det_p.fn
+eigvalsh = _linalg.linalg_eigvalsh_p.fn
+inv = _linalg.linalg_inv_p.fn
+matrix_exp = _linalg.linalg_matrix_exp_p.fn
+slogdet = _linalg.linalg_slogdet
+solve = _linalg.linalg_solve_p.fn
+solve_triangular = _linalg.linalg_solve_triangular_p.fn
+svdvals = _linalg.linalg_svdvals_p.fn
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 _numpy_keywords_in(globals(), "linalg")

@@ -8,31 +8,31 @@ from .ops import unary as _unary
 from .ops.reduction import log_softmax, softmax
 
 # unary
-erf = _unary.erf.fn
-erfc = _unary.erfc.fn
-erfinv = _unary.erfinv.fn
-exp2 = _unary.exp2.fn
-expit = _unary.sigmoid.fn
-expm1 = _unary.expm1.fn
-log1p = _unary.log1p.fn
-logit = _unary.logit.fn
-round = _unary.round.fn
+erf = _unary.erf_p.fn
+erfc = _unary.erfc_p.fn
+erfinv = _unary.erfinv_p.fn
+exp2 = _unary.exp2_p.fn
+expit = _unary.sigmoid_p.fn
+expm1 = _unary.expm1_p.fn
+log1p = _unary.log1p_p.fn
+logit = _unary.logit_p.fn
+round = _unary.round_p.fn
 
 # reduction
-logsumexp = _reduction.logsumexp.fn
+logsumexp = _reduction.logsumexp_p.fn
 
 # gamma family, Bessel functions, sinc
 
-digamma = _special.digamma.fn
-gammaln = _special.lgamma.fn
-i0 = _special.i0.fn
-i0e = _special.special_i0e.fn
-i1 = _special.special_i1.fn
-i1e = _special.special_i1e.fn
-multigammaln = _special.mvlgamma.fn
-polygamma = _special.polygamma_fn
-psi = _special.digamma.fn
-sinc = _special.sinc.fn
+digamma = _special.digamma_p.fn
+gammaln = _special.lgamma_p.fn
+i0 = _special.i0_p.fn
+i0e = _special.special_i0e_p.fn
+i1 = _special.special_i1_p.fn
+i1e = _special.special_i1e_p.fn
+multigammaln = _special.mvlgamma_p.fn
+polygamma = _special.polygamma
+psi = _special.digamma_p.fn
+sinc = _special.sinc_p.fn
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 _numpy_keywords_in(globals(), "special")

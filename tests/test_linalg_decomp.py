@@ -121,13 +121,15 @@ def _fd_out(fn, a, t, eps=1e-6):
 
 def test_eigh_jvp():
     a, t = spd(3), sym(3)
-    (w, v), (tw, tv) = _jvp(L.linalg_eigh, (a,), {}, (t,))
+    (w, v), (tw, tv) = _jvp(L.linalg_eigh_p, (a,), {}, (t,))
     np.testing.assert_allclose(
         tw.numpy(), _fd_out(lambda x: np.linalg.eigh(x)[0], a, t), rtol=1e-5, atol=1e-6
     )
     fd_vv = _fd_out(lambda x: np.linalg.eigh(x)[1] ** 2, a, t)
     np.testing.assert_allclose(2 * v.numpy() * tv.numpy(), fd_vv, rtol=1e-5, atol=1e-6)
-    (tvals,) = [apply_jvp(L.linalg_eigvalsh, (nt.tensor(a),), {"UPLO": "L"}, None, (nt.tensor(t),))]
+    (tvals,) = [
+        apply_jvp(L.linalg_eigvalsh_p, (nt.tensor(a),), {"UPLO": "L"}, None, (nt.tensor(t),))
+    ]
     np.testing.assert_allclose(tvals.numpy(), tw.numpy(), rtol=1e-8, atol=1e-10)
 
 
@@ -145,7 +147,7 @@ def test_cholesky_batched_grad_and_jvp():
     a = spd(3, (2,))
     check_grad(lambda m, x: (m.linalg.cholesky(x) ** 2).sum(), a, symmetric=True)
     t = sym(3, (2,))
-    _, tl = _jvp(L.linalg_cholesky, (a,), {"upper": False}, (t,))
+    _, tl = _jvp(L.linalg_cholesky_p, (a,), {"upper": False}, (t,))
     np.testing.assert_allclose(tl.numpy(), _fd_out(np.linalg.cholesky, a, t), rtol=1e-5, atol=1e-6)
 
 
@@ -198,7 +200,7 @@ def test_svd_full_matrices_square_grad():
 
 def test_svd_jvp():
     a, t = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
-    (u, s, vh), (tu, ts, tvh) = _jvp(L.linalg_svd, (a,), {"full_matrices": False}, (t,))
+    (u, s, vh), (tu, ts, tvh) = _jvp(L.linalg_svd_p, (a,), {"full_matrices": False}, (t,))
     np.testing.assert_allclose(
         ts.numpy(), _fd_out(lambda x: np.linalg.svd(x)[1], a, t), rtol=1e-5, atol=1e-6
     )

@@ -12,7 +12,7 @@ from twolibs import arr, assert_close, assert_same, run_both
 
 import numtorch as nt
 from numtorch.func import _set_vmap_fallback_enabled
-from numtorch.ops.views import narrow, select, transpose, view_scatter
+from numtorch.ops.views import narrow_p, select_p, transpose_p, view_scatter
 
 # vmap against a loop of the same library: float64, near exact.
 TOL = {"rtol": 1e-12, "atol": 1e-12}
@@ -133,11 +133,11 @@ def test_batched_backward_through_copyslices(prog):
 
 # ------------------------------------------------------------------ view_scatter directly
 CHAINS = {
-    "narrow": ((4, 3), (2, 3), ((narrow, {"dim": 0, "start": 1, "length": 2}),)),
+    "narrow": ((4, 3), (2, 3), ((narrow_p, {"dim": 0, "start": 1, "length": 2}),)),
     "t_select": (
         (3, 4),
         (3,),
-        ((transpose, {"dim0": 0, "dim1": 1}), (select, {"dim": 0, "index": 2})),
+        ((transpose_p, {"dim0": 0, "dim1": 1}), (select_p, {"dim": 0, "index": 2})),
     ),
 }
 
@@ -149,13 +149,13 @@ def test_view_scatter_batched_base_and_src(name, dims):
     B = 3
     base = nt.tensor(_batched(sb, dims[0], B, 1))
     src = nt.tensor(_batched(ss, dims[1], B, 2))
-    got = nt.vmap(lambda b, s: view_scatter.fn(b, s, chain), in_dims=dims)(base, src)
+    got = nt.vmap(lambda b, s: view_scatter(b, s, chain), in_dims=dims)(base, src)
 
     def take(t, d, i):
         return t if d is None else t.select(d, i)
 
     want = nt.stack(
-        [view_scatter.fn(take(base, dims[0], i), take(src, dims[1], i), chain) for i in range(B)]
+        [view_scatter(take(base, dims[0], i), take(src, dims[1], i), chain) for i in range(B)]
     )
     assert_close(got, want, **TOL)
     assert not np.array_equal(_np(got[0]), _np(got[1]))  # each element got its own write
@@ -179,7 +179,7 @@ def test_view_scatter_nested_vmap(bo, bi, so, si):
     base, src = make(sb, bo, bi, 1), make(ss, so, si, 2)
 
     def f(b, s):
-        return view_scatter.fn(b, s, chain)
+        return view_scatter(b, s, chain)
 
     got = nt.vmap(nt.vmap(f, in_dims=(bi, si)), in_dims=(bo, so))(base, src)
 
@@ -204,7 +204,7 @@ def test_view_scatter_under_vmap_does_not_write_into_its_inputs():
     sb, ss, chain = CHAINS["narrow"]
     base, src = nt.tensor(arr(3, *sb)), nt.tensor(arr(*ss, seed=1))
     before = base.numpy().copy()
-    nt.vmap(lambda b, s: view_scatter.fn(b, s, chain), in_dims=(0, None))(base, src)
+    nt.vmap(lambda b, s: view_scatter(b, s, chain), in_dims=(0, None))(base, src)
     np.testing.assert_array_equal(base.numpy(), before)
 
 

@@ -884,10 +884,10 @@ def _delayed_vjp(g):
 
 
 def _delayed_rule(vmap, args, bdims, attrs):
-    return dispatch(_delayed_error, tuple(args), attrs), bdims[0]
+    return dispatch(_delayed_error_p, tuple(args), attrs), bdims[0]
 
 
-_delayed_error = defop(
+_delayed_error_p = defop(
     "delayed_error",
     lambda xp, input: input,
     vjp=_delayed_vjp,
@@ -919,4 +919,4 @@ def once_differentiable(fn: Callable) -> Callable:
 def _delayed(t: Tensor) -> Tensor:
     t = t.detach()
     t.requires_grad = True
-    return dispatch(_delayed_error, (t,))
+    return dispatch(_delayed_error_p, (t,))

@@ -16,7 +16,7 @@ from .._core.tensor import Tensor
 from ..func import grad as _func_grad
 from ..func import vmap
 from ..ops.creation import eye, zeros, zeros_like
-from ..ops.shape import stack as _stack_op
+from ..ops.shape import stack as _stack
 from . import forward_ad as fwAD
 from .engine import grad as _autograd_grad_fn
 from .grad_mode import enable_grad, set_grad_enabled
@@ -402,9 +402,7 @@ def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bo
             grads = _grad((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
             for k, (g, x) in enumerate(zip(grads, inputs)):
                 rows[k].append(_jacobian_row(g, x, i, k, create_graph, strict))
-        blocks.append(
-            tuple(_stack_op.fn(r, 0).view(out.size() + x.size()) for r, x in zip(rows, inputs))
-        )
+        blocks.append(tuple(_stack(r, 0).view(out.size() + x.size()) for r, x in zip(rows, inputs)))
     return tuple(blocks)
 
 

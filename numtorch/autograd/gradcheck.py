@@ -23,7 +23,7 @@ from ..ops.random import rand, randn_like
 from ..ops.shape import stack as _stack
 from .engine import grad
 
-stack = _stack.fn
+stack = _stack
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

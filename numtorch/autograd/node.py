@@ -252,7 +252,7 @@ def _fit(g, meta):
     if gshape != shape:
         from ..ops.reduction import sum_to_size
 
-        g = sum_to_size.fn(g, shape)
+        g = sum_to_size(g, shape)
     if gdtype != dtype:
         g = g.to(from_np(dtype))
     return g
@@ -350,7 +350,7 @@ class CopySlices(Node):
                 own = zeros_like(region)
             elif tuple(own.shape) != tuple(region.shape):
                 own = own.sum_to_size(region.shape)
-            res[0] = view_scatter.fn(g, own, chain, self.order)
+            res[0] = view_scatter(g, own, chain, self.order)
         return res
 
     def _edge_meta(self) -> list:

@@ -10,7 +10,7 @@ from .._core.inplace import view_write_error
 from .._core.interpreter import untraced
 from .._core.state import state
 from .._core.tensor import Tensor, _new, _rg_slot
-from ..ops.views import dim_order, view_replay, view_scatter
+from ..ops.views import dim_order, view_replay, view_scatter_p
 from .node import CopySlices, copy_slices
 from .node_classes import node_class
 from .record import record
@@ -78,7 +78,7 @@ def _rebase_view(view: Tensor, result: Tensor, overlap: bool = False) -> None:
     if root._level:  # a grad level's view: its node saves the inner values
         interp = root._interp
         inner = ((interp.unwrap(root), interp.unwrap(result)), interp.unwrap(root))
-    record(view_scatter, (root, result), attrs, root, inner)
+    record(view_scatter_p, (root, result), attrs, root, inner)
     root._out_nr = (
         0  # record leaves an existing tensor's output number (it may be k of a multi-output op)
     )
@@ -114,7 +114,7 @@ def _refresh(view: Tensor, strict: bool = False) -> None:
     state.grad_enabled = True
     try:
         with untraced():
-            fresh = view_replay.fn(root, chain, dim_order(root))
+            fresh = view_replay(root, chain, dim_order(root))
     finally:
         state.grad_enabled = prev
     _rg_slot.__set__(view, True)

@@ -239,5 +239,5 @@ def fallback(vmap: VmapInterpreter, op, vals, bdims, attrs):
         for b in range(vmap.size)
     ]
     if op.nout == 1:
-        return stack.fn(outs), 0
-    return tuple(stack.fn([o[k] for o in outs]) for k in range(len(outs[0]))), 0
+        return stack(outs), 0
+    return tuple(stack([o[k] for o in outs]) for k in range(len(outs[0]))), 0

@@ -146,7 +146,7 @@ def _stacked(tensors: tuple, name: str) -> Tensor:
     needs = {t.requires_grad for t in tensors}
     if len(needs) > 1:
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
-    out = stack.fn(tensors)
+    out = stack(tensors)
     return out.detach().requires_grad_() if needs == {True} else out
 
 

@@ -131,7 +131,7 @@ def _chunked(run, flat, dims, size, chunk_size, out_dims, randomness):
         if od is None or not isinstance(leaf, Tensor):
             merged.append(leaf)
         else:
-            merged.append(cat.fn([c[k] for c in columns], od))
+            merged.append(cat([c[k] for c in columns], od))
     return tree_unflatten(merged, ospec)
 
 

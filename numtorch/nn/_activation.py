@@ -26,7 +26,7 @@ from ..ops._families import FLOATS_INT, UNARY_SHAPES, unary
 from ..ops.comparison import where
 from ..ops.creation import zeros_like
 from ..ops.random import rand_like
-from ..ops.reduction import softmax_dim, softmax_op
+from ..ops.reduction import _softmax, softmax_dim
 from ..ops.unary import _sigmoid, _special
 from ..testing.samples import S
 
@@ -133,7 +133,7 @@ def _elu_grad(g, input, alpha, scale, input_scale):
     return where(input <= 0, g * neg, g * scale)
 
 
-_elu_op = _act(
+_elu_p = _act(
     "elu", _elu, _elu_grad, kernel_name="elu_cpu",
     samples=_act_samples(options=[((), {"alpha": 0.5}, (0.0,)), ((2.0,), {}, (0.0,))]),
 )  # fmt: skip
@@ -141,7 +141,7 @@ _elu_op = _act(
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """ELU: x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    return _apply(_elu_op, input, inplace, alpha=alpha)
+    return _apply(_elu_p, input, inplace, alpha=alpha)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -152,7 +152,7 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 @composite(samples=_act_samples(), error_samples=_dtype_error("elu_cpu"), api="nn.functional.selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """SELU: scale * elu(x, alpha) with PyTorch's fixed alpha and scale."""
-    return _apply(_elu_op, input, inplace, alpha=_SELU_ALPHA, scale=_SELU_SCALE)
+    return _apply(_elu_p, input, inplace, alpha=_SELU_ALPHA, scale=_SELU_SCALE)
 
 
 def selu_(input: Tensor) -> Tensor:
@@ -175,7 +175,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """CELU: x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _apply(_elu_op, input, inplace, alpha=alpha, input_scale=1.0 / alpha)
+    return _apply(_elu_p, input, inplace, alpha=alpha, input_scale=1.0 / alpha)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -236,18 +236,18 @@ def _mish_grad(g, input):
 
 
 _SMOOTH = _act_samples(kinks=(), low=-4.0, high=4.0)
-_silu_op = _act("silu", _silu, _silu_grad, kernel_name="silu_cpu", samples=_SMOOTH)
-_mish_op = _act("mish", _mish, _mish_grad, kernel_name="mish_cpu", samples=_SMOOTH)
+_silu_p = _act("silu", _silu, _silu_grad, kernel_name="silu_cpu", samples=_SMOOTH)
+_mish_p = _act("mish", _mish, _mish_grad, kernel_name="mish_cpu", samples=_SMOOTH)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """SiLU (swish): x * sigmoid(x)."""
-    return _apply(_silu_op, input, inplace)
+    return _apply(_silu_p, input, inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """Mish: x * tanh(softplus(x))."""
-    return _apply(_mish_op, input, inplace)
+    return _apply(_mish_p, input, inplace)
 
 
 # ------------------------------------------------------------------ hardtanh, relu6, hard*
@@ -271,7 +271,7 @@ def _hardtanh_errors(make):
     )
 
 
-_hardtanh_op = unary(
+_hardtanh_p = unary(
     "hardtanh", _hardtanh,
     lambda g, input, min_val, max_val: where((input <= min_val) | (input >= max_val), 0, g),
     ELEMENTWISE, prepare=None, methods=False, inplace=False, out=False,
@@ -288,12 +288,12 @@ def hardtanh(
     """HardTanh: x clamped to [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _apply(_hardtanh_op, input, inplace, min_val=min_val, max_val=max_val)
+    return _apply(_hardtanh_p, input, inplace, min_val=min_val, max_val=max_val)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """In-place ``hardtanh`` (without the bounds check, as in PyTorch)."""
-    return _apply(_hardtanh_op, input, True, min_val=min_val, max_val=max_val)
+    return _apply(_hardtanh_p, input, True, min_val=min_val, max_val=max_val)
 
 
 @composite(
@@ -305,7 +305,7 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 )  # fmt: skip
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """ReLU6: x clamped to [0, 6]."""
-    return _apply(_hardtanh_op, input, inplace, min_val=0.0, max_val=6.0)
+    return _apply(_hardtanh_p, input, inplace, min_val=0.0, max_val=6.0)
 
 
 def _hardswish_grad(g, input):
@@ -313,7 +313,7 @@ def _hardswish_grad(g, input):
 
 
 _HARD = _act_samples(kinks=(-3.0, 3.0), low=-4.0, high=4.0)
-_hardsigmoid_op = _act(
+_hardsigmoid_p = _act(
     "hardsigmoid", lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
     lambda g, input: where((input > -3) & (input < 3), g / 6, 0),
     kernel_name="hardsigmoid_cpu", samples=_HARD,
@@ -321,7 +321,7 @@ _hardsigmoid_op = _act(
     # finite differences decide; tests/test_nn_activation.py compares the forward with torch.
     test={"no_oracle": True},
 )  # fmt: skip
-_hardswish_op = _act(
+_hardswish_p = _act(
     "hardswish", lambda xp, input: input * xp.clip(input + 3, 0, 6) / 6, _hardswish_grad,
     kernel_name="hardswish_cpu", samples=_HARD,
 )  # fmt: skip
@@ -329,12 +329,12 @@ _hardswish_op = _act(
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """Hardsigmoid: clamp(x / 6 + 1 / 2, 0, 1)."""
-    return _apply(_hardsigmoid_op, input, inplace)
+    return _apply(_hardsigmoid_p, input, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """Hardswish: x * hardsigmoid(x)."""
-    return _apply(_hardswish_op, input, inplace)
+    return _apply(_hardswish_p, input, inplace)
 
 
 # ------------------------------------------------------------------ shrinkage
@@ -439,7 +439,7 @@ def _leaky_relu(xp, input, negative_slope=0.01):
     return xp.where(input > 0, input, input * negative_slope)
 
 
-_leaky_relu_op = _act(
+_leaky_relu_p = _act(
     "leaky_relu", _leaky_relu,
     lambda g, input, negative_slope: where(input > 0, g, g * negative_slope),
     kernel_name="leaky_relu_cpu",
@@ -449,7 +449,7 @@ _leaky_relu_op = _act(
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise."""
-    return _apply(_leaky_relu_op, input, inplace, negative_slope=negative_slope)
+    return _apply(_leaky_relu_p, input, inplace, negative_slope=negative_slope)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -483,7 +483,7 @@ def _threshold_errors(make):
     yield ErrorInput(S((make((3,)), 1.0, "b")), TypeError, "argument 'value' \\(position 3\\)")
 
 
-_threshold_op = unary(
+_threshold_p = unary(
     "threshold", _threshold_kernel, lambda g, input, threshold: where(input <= threshold, 0, g),
     ELEMENTWISE, nin=1, prepare=_no_bool("threshold_cpu"), methods=False,
     inplace=False, out=False, api="nn.functional.threshold", dtypes=FLOATS_INT,
@@ -505,7 +505,7 @@ def _threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fa
     """x where x > threshold, else value."""
     threshold = _number("threshold", "threshold", 2, threshold)
     value = _number("threshold", "value", 3, value)
-    return _apply(_threshold_op, input, inplace, threshold=threshold, value=value)
+    return _apply(_threshold_p, input, inplace, threshold=threshold, value=value)
 
 
 # Named _threshold as in PyTorch (its argument ``threshold`` shadows the function's name),
@@ -517,21 +517,21 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place ``threshold``."""
     threshold = _number("threshold_", "threshold", 2, threshold)
     value = _number("threshold_", "value", 3, value)
-    return _apply(_threshold_op, input, True, threshold=threshold, value=value)
+    return _apply(_threshold_p, input, True, threshold=threshold, value=value)
 
 
 # ------------------------------------------------------------------ relu, sigmoid, tanh
-_relu = _unary.relu.fn
+_relu = _unary.relu_p.fn
 
 
 def sigmoid(input: Tensor) -> Tensor:
     """1 / (1 + exp(-x)) (``nn.functional``'s form: no ``out=``)."""
-    return _unary.sigmoid.fn(input)
+    return _unary.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
     """Hyperbolic tangent (``nn.functional``'s form: no ``out=``)."""
-    return _unary.tanh.fn(input)
+    return _unary.tanh(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -713,7 +713,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """softmax(-input) along dim."""
     if dim is None:
         dim = softmax_dim(input.dim(), "softmin", _stacklevel)
-    return softmax_op.fn(-input, dim, dtype=dtype)
+    return _softmax(-input, dim, dtype=dtype)
 
 
 # ------------------------------------------------------------------ gumbel_softmax
@@ -733,7 +733,7 @@ def gumbel_softmax(
     # Exp(1) from U[0, 1), kept off 0 (a draw of u = 0 would make the sample NaN).
     tiny = float(np.finfo(logits.dtype.np).tiny)
     exponential = (-rand_like(logits)).log1p().neg().clamp(min=tiny)
-    y = softmax_op.fn((logits - exponential.log()) / tau, dim)
+    y = _softmax((logits - exponential.log()) / tau, dim)
     if not hard:
         return y
     one_hot = zeros_like(logits).scatter(dim, y.argmax(dim, keepdim=True), 1.0)

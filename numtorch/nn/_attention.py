@@ -468,7 +468,7 @@ def multi_head_attention_forward(
             raise AssertionError("bias cannot be added to static key.")
         if static_v is not None:
             raise AssertionError("bias cannot be added to static value.")
-        k, v = cat.fn([k, bias_k.repeat(1, bsz, 1)]), cat.fn([v, bias_v.repeat(1, bsz, 1)])
+        k, v = cat([k, bias_k.repeat(1, bsz, 1)]), cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask, kpm = (None if m is None else pad(m, (0, 1)) for m in (attn_mask, kpm))
     elif bias_k is not None:
         raise AssertionError("bias_k is set but bias_v is None")

@@ -328,15 +328,15 @@ def _formula(fn, *names):
 
 
 def _conv(x, w, geo):
-    return convolution.fn(x, w, **geo)
+    return convolution(x, w, **geo)
 
 
 def _conv_in(g, w, size, geo):
-    return convolution_input_grad.fn(g, w, tuple(size), **geo)
+    return convolution_input_grad(g, w, tuple(size), **geo)
 
 
 def _conv_w(x, g, size, geo):
-    return convolution_weight_grad.fn(x, g, tuple(size), **geo)
+    return convolution_weight_grad(x, g, tuple(size), **geo)
 
 
 def _prim_samples(kind):
@@ -379,9 +379,9 @@ def _no_bool_conv(transposed: bool) -> NoKernel:
     return NoKernel("b", kernel, when=lambda arrays, attrs: arrays[0].size)
 
 
-convolution = defop(
+convolution_p = defop(
     "convolution", _convolution, **_PRIM, node_name="ConvolutionBackward0",
-    api="nn._conv.convolution.fn", samples=_prim_samples("conv"), no_kernel=_no_bool_conv(False),
+    api="nn._conv.convolution", samples=_prim_samples("conv"), no_kernel=_no_bool_conv(False),
     vjp=(
         _formula(lambda g, w, shape, geo: _conv_in(g, w, shape[2:], geo), "g", "weight", "input_shape"),
         _formula(lambda g, x, shape, geo: _conv_w(x, g, shape[2:], geo), "g", "input", "weight_shape"),
@@ -390,10 +390,11 @@ convolution = defop(
         lambda tx, tw, x, w, geo: _conv(tx, w, geo) + _conv(x, tw, geo),
         "tinput", "tweight", "input", "weight"),
 )  # fmt: skip
+convolution = convolution_p.fn
 
-convolution_input_grad = defop(
+convolution_input_grad_p = defop(
     "convolution_input_grad", _convolution_input_grad, **_PRIM,
-    node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad.fn",
+    node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad",
     no_kernel=_no_bool_conv(True),
     samples=_prim_samples("input"),
     vjp=(
@@ -404,10 +405,11 @@ convolution_input_grad = defop(
         lambda tgo, tw, go, w, size, geo: _conv_in(tgo, w, size, geo) + _conv_in(go, tw, size, geo),
         "tgrad_output", "tweight", "grad_output", "weight", "size"),
 )  # fmt: skip
+convolution_input_grad = convolution_input_grad_p.fn
 
-convolution_weight_grad = defop(
+convolution_weight_grad_p = defop(
     "convolution_weight_grad", _convolution_weight_grad, **_PRIM,
-    node_name="ConvolutionBackwardBackward0", api="nn._conv.convolution_weight_grad.fn",
+    node_name="ConvolutionBackwardBackward0", api="nn._conv.convolution_weight_grad",
     samples=_prim_samples("weight"),
     vjp=(
         _formula(lambda g, go, shape, geo: _conv_in(go, g, shape[2:], geo), "g", "grad_output", "input_shape"),
@@ -417,6 +419,7 @@ convolution_weight_grad = defop(
         lambda tx, tgo, x, go, size, geo: _conv_w(tx, go, size, geo) + _conv_w(x, tgo, size, geo),
         "tinput", "tgrad_output", "input", "grad_output", "size"),
 )  # fmt: skip
+convolution_weight_grad = convolution_weight_grad_p.fn
 
 
 def _fold_prim_samples(kind):
@@ -434,21 +437,23 @@ def _fold_prim_samples(kind):
     return samples
 
 
-im2col = defop(
+im2col_p = defop(
     "im2col", _im2col, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
-    api="nn._conv.im2col.fn", samples=_fold_prim_samples("im2col"), node_name="Im2ColBackward0",
-    vjp=lambda g, input_shape, kernel_size, dilation, padding, stride: col2im.fn(
+    api="nn._conv.im2col", samples=_fold_prim_samples("im2col"), node_name="Im2ColBackward0",
+    vjp=lambda g, input_shape, kernel_size, dilation, padding, stride: col2im(
         g, tuple(input_shape[2:]), kernel_size, dilation, padding, stride),
     jvp=LINEAR,
 )  # fmt: skip
+im2col = im2col_p.fn
 
-col2im = defop(
+col2im_p = defop(
     "col2im", _col2im_kernel, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
-    api="nn._conv.col2im.fn", samples=_fold_prim_samples("col2im"), node_name="Col2ImBackward0",
-    vjp=lambda g, kernel_size, dilation, padding, stride: im2col.fn(
+    api="nn._conv.col2im", samples=_fold_prim_samples("col2im"), node_name="Col2ImBackward0",
+    vjp=lambda g, kernel_size, dilation, padding, stride: im2col(
         g, kernel_size, dilation, padding, stride),
     jvp=LINEAR,
 )  # fmt: skip
+col2im = col2im_p.fn
 
 
 # ------------------------------------------------------------------ argument checks
@@ -612,7 +617,7 @@ def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -
             f"Calculated padded input size per channel: ({_shown(padded)}). Kernel size: "
             f"({_shown(extent)}). Kernel size can't be greater than actual input size"
         )
-    out = _with_bias(convolution.fn(x, weight, stride, pads, dilation, groups), bias, k)
+    out = _with_bias(convolution(x, weight, stride, pads, dilation, groups), bias, k)
     return out if batched else out.squeeze(0)
 
 
@@ -659,7 +664,7 @@ def _conv_transpose_nd(
             f"channel: ({_shown(size)}). Output size is too small"
         )
     pads = tuple((p, p) for p in padding)
-    out = convolution_input_grad.fn(x, weight, size, stride, pads, dilation, groups)
+    out = convolution_input_grad(x, weight, size, stride, pads, dilation, groups)
     out = _with_bias(out, bias, k)
     return out if batched else out.squeeze(0)
 
@@ -825,7 +830,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
             f"of sliding blocks as {_tup(blocks)}, but its components must be at least one."
         )
     x = input if n == 4 else input.unsqueeze(0)
-    out = im2col.fn(x, kernel, dilation, padding, stride)
+    out = im2col(x, kernel, dilation, padding, stride)
     return out if n == 4 else out.squeeze(0)
 
 
@@ -865,7 +870,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             f"input.size(2)={input.shape[-1]}."
         )
     x = input if n == 3 else input.unsqueeze(0)
-    out = col2im.fn(x, size, kernel, dilation, padding, stride)
+    out = col2im(x, size, kernel, dilation, padding, stride)
     return out if n == 3 else out.squeeze(0)
 
 

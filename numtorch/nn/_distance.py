@@ -15,7 +15,7 @@ from .._core.tensor import Tensor
 from ..ops._batching import front, lrank, pad_to
 from ..ops.comparison import where
 from ..ops.creation import tensor
-from ..ops.reduction import vector_norm as vector_norm_op
+from ..ops.reduction import vector_norm
 from ..ops.views import broadcast_tensors
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -107,7 +107,7 @@ def _cdist_rule(vmap, args, bdims, attrs):
     broadcasts against them without a copy."""
     rank = max(lrank(a, b) for a, b in zip(args, bdims))
     new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
-    return dispatch(cdist_op, tuple(new), attrs), 0
+    return dispatch(cdist_p, tuple(new), attrs), 0
 
 
 def _cdist_samples(make):
@@ -148,7 +148,7 @@ def _cdist_errors(make):
     )
 
 
-cdist_op = defop(
+cdist_p = defop(
     "cdist", _cdist, nin=2,
     vjp=(_cdist_vjp(0), _cdist_vjp(1)), jvp=_cdist_jvp, batch_rule=_cdist_rule,
     samples=_cdist_samples, error_samples=_cdist_errors,
@@ -156,6 +156,7 @@ cdist_op = defop(
     # (test_func_ops' grad-of-grad and jvp-of-vjp run the formulas).
     test={"no_gradgrad": True},
 )  # fmt: skip
+_raw_cdist = cdist_p.fn
 
 
 def _broadcast_error(a: tuple, b: tuple) -> None:
@@ -194,10 +195,10 @@ def cdist(
             f"expected scalar type {x1.dtype.scalar_name} but found {x2.dtype.scalar_name}"
         )
     _broadcast_error(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
-    return cdist_op.fn(x1, x2, float(p), _MODES[compute_mode])
+    return _raw_cdist(x1, x2, float(p), _MODES[compute_mode])
 
 
-cdist_op.api = "cdist"
+cdist_p.api = "cdist"
 
 
 # ------------------------------------------------------------------ composites
@@ -233,7 +234,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
-    d = cdist_op.fn(input, input, float(p), _MODES["donot_use_mm_for_euclid_dist"])
+    d = _raw_cdist(input, input, float(p), _MODES["donot_use_mm_for_euclid_dist"])
     i, j = np.triu_indices(n, 1)
     return d.reshape(-1).index_select(0, tensor(i * n + j, device=input.device))
 
@@ -262,7 +263,7 @@ def pairwise_distance(
     """The p-norm of x1 - x2 + eps over the last dim."""
     _broadcast_error(tuple(x1.shape), tuple(x2.shape))
     dim = max(x1.dim(), x2.dim()) - 1
-    return vector_norm_op.fn(x1 - x2 + eps, p, dim=dim if dim >= 0 else None, keepdim=keepdim)
+    return vector_norm(x1 - x2 + eps, p, dim=dim if dim >= 0 else None, keepdim=keepdim)
 
 
 @composite(
@@ -299,6 +300,6 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         x1, x2 = x1.to(d), x2.to(d)
 
     def unit(x):
-        return x / vector_norm_op.fn(x, 2, dim=dim, keepdim=True).clamp_min(eps)
+        return x / vector_norm(x, 2, dim=dim, keepdim=True).clamp_min(eps)
 
     return (unit(x1) * unit(x2)).sum(dim)

@@ -20,7 +20,7 @@ from ..autograd import no_grad
 from ..ops._batching import front, materialize
 from ..ops.comparison import where
 from ..ops.creation import ones, zeros
-from ..ops.reduction import vector_norm as vector_norm_op
+from ..ops.reduction import vector_norm
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._checks import concrete
@@ -45,12 +45,12 @@ def _embedding_rule(vmap, args, bdims, attrs):
     (w, i), (bw, bi) = args, bdims
     if bw is None:
         lead = w.dim() - 2
-        return dispatch(embedding_op, (w, front(i, bi).movedim(0, lead)), attrs), lead
-    return dispatch(embedding_op, (front(w, bw), materialize(vmap, i, bi)), attrs), 0
+        return dispatch(embedding_p, (w, front(i, bi).movedim(0, lead)), attrs), lead
+    return dispatch(embedding_p, (front(w, bw), materialize(vmap, i, bi)), attrs), 0
 
 
 def _embedding_vjp(g, weight_shape, indices, padding_idx, scale_grad_by_freq):
-    return embedding_dense_backward.fn(
+    return embedding_dense_backward(
         g, indices, weight_shape[-2], padding_idx, scale_grad_by_freq, len(weight_shape) - 2
     )
 
@@ -78,11 +78,12 @@ def _embedding_errors(make):
     )
 
 
-embedding_op = defop(
+embedding_p = defop(
     "embedding", _embedding, nin=2,
     vjp=(_embedding_vjp, None), jvp=LINEAR, batch_rule=_embedding_rule,
     api="nn.functional.embedding", samples=_embedding_samples, error_samples=_embedding_errors,
 )  # fmt: skip
+_raw_embedding = embedding_p.fn
 
 
 def _backward_kernel(
@@ -111,8 +112,8 @@ def _row_factor(like, indices, num_weights, padding_idx, scale_grad_by_freq, bat
     f = None
     if scale_grad_by_freq:
         one = ones(*indices.shape, 1, dtype=like.dtype, device=like.device)
-        counts = embedding_dense_backward.fn(one, indices, num_weights, None, False, batch_dims)
-        f = 1 / embedding_op.fn(counts, indices)
+        counts = embedding_dense_backward(one, indices, num_weights, None, False, batch_dims)
+        f = 1 / _raw_embedding(counts, indices)
     if padding_idx is not None:
         keep = (indices != padding_idx).unsqueeze(-1).to(like.dtype)
         f = keep if f is None else f * keep
@@ -120,7 +121,7 @@ def _row_factor(like, indices, num_weights, padding_idx, scale_grad_by_freq, bat
 
 
 def _backward_vjp(g, indices, num_weights, padding_idx, scale_grad_by_freq, batch_dims):
-    out = embedding_op.fn(g, indices)
+    out = _raw_embedding(g, indices)
     f = _row_factor(out, indices, num_weights, padding_idx, scale_grad_by_freq, batch_dims)
     return out if f is None else out * f
 
@@ -129,14 +130,14 @@ def _backward_rule(vmap, args, bdims, attrs):
     (g, i), (bg, bi) = args, bdims
     new = {**attrs, "batch_dims": attrs["batch_dims"] + 1}
     return dispatch(
-        embedding_dense_backward, (materialize(vmap, g, bg), materialize(vmap, i, bi)), new
+        embedding_dense_backward_p, (materialize(vmap, g, bg), materialize(vmap, i, bi)), new
     ), 0
 
 
-embedding_dense_backward = defop(
+embedding_dense_backward_p = defop(
     "embedding_dense_backward", _backward_kernel, nin=2,
     vjp=(_backward_vjp, None), jvp=LINEAR, batch_rule=_backward_rule,
-    api="nn._embedding.embedding_dense_backward.fn", test={"no_oracle": True},
+    api="nn._embedding.embedding_dense_backward", test={"no_oracle": True},
     samples=lambda make: [
         S((make((2, 3, 4)), make.index((2, 3), 5), 5)),
         S((make((4, 2)), np.array([1, 3, 1, 0]), 4, 1, True), name="padding, freq"),
@@ -144,6 +145,7 @@ embedding_dense_backward = defop(
         S((make((0, 2)), make.index((0,), 3), 3), name="empty"),
     ],
 )  # fmt: skip
+embedding_dense_backward = embedding_dense_backward_p.fn
 
 
 # ------------------------------------------------------------------ public functions
@@ -169,7 +171,7 @@ def _renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -
     with no_grad():
         idx = input.reshape(-1)
         rows = weight.index_select(0, idx)
-        norms = vector_norm_op.fn(rows, norm_type, dim=-1, keepdim=True)
+        norms = vector_norm(rows, norm_type, dim=-1, keepdim=True)
         scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         weight.index_copy_(0, idx, rows * scale)
 
@@ -193,7 +195,7 @@ def embedding(
         if input.numel() and (int(input.min()) < 0 or int(input.max()) >= weight.shape[0]):
             raise IndexError("index out of range in self")
         _renorm_(weight, input, max_norm, norm_type)
-    return embedding_op.fn(
+    return _raw_embedding(
         weight, input, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq
     )
 
@@ -209,7 +211,7 @@ def torch_embedding(
     _check_indices(indices, "embedding")
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
-    return embedding_op.fn(
+    return _raw_embedding(
         weight,
         indices,
         padding_idx=None if padding_idx < 0 else padding_idx,
@@ -395,7 +397,7 @@ def embedding_bag(
     flat = input.reshape(-1)
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
-    rows = embedding_op.fn(
+    rows = _raw_embedding(
         weight, flat, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq
     )
     if per_sample_weights is not None:

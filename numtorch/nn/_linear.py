@@ -92,7 +92,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _check(input, weight, bias)
     if bias is not None and input.dim() in (2, 3) and not input.dtype == weight.dtype == bias.dtype:
         # PyTorch runs these as addmm (3-d folded to 2-d): addmm's dtype check raises
-        addmm.fn(bias, input.reshape(-1, input.shape[-1]), weight.mT)
+        addmm(bias, input.reshape(-1, input.shape[-1]), weight.mT)
     out = input @ (weight.mT if weight.dim() == 2 else weight)
     if bias is None:
         return out

@@ -47,7 +47,7 @@ def _nll_pick_vjp(g, input_shape, target, ignore_index):
     """The scatter-add of -g to the picked classes."""
     keep = target != ignore_index
     index = where(keep, target, 0).unsqueeze(1)
-    return scatter_add_dim.fn(where(keep, -g, 0.0).unsqueeze(1), index, 1, input_shape)
+    return scatter_add_dim(where(keep, -g, 0.0).unsqueeze(1), index, 1, input_shape)
 
 
 def _nll_pick_rule(vmap, args, bdims, attrs):
@@ -58,7 +58,7 @@ def _nll_pick_rule(vmap, args, bdims, attrs):
     t = front(t, bt).movedim(0, -1) if bt is not None else t.unsqueeze(-1)
     x = x.expand(*x.shape[:-1], vmap.size)
     t = t.expand(*t.shape[:-1], vmap.size)
-    out = dispatch(nll_pick, (x, t), attrs)
+    out = dispatch(nll_pick_p, (x, t), attrs)
     return out, out.dim() - 1
 
 
@@ -67,13 +67,14 @@ def _nll_pick_samples(make):
     yield S((make((2, 3, 4)), make.index((2, 4), 3)), {"ignore_index": 1})
 
 
-nll_pick = defop(
+nll_pick_p = defop(
     "_nll_pick", _nll_pick, nin=2, vjp=(_nll_pick_vjp, None), jvp=LINEAR,
     batch_rule=_nll_pick_rule, samples=_nll_pick_samples,
-    api="nn._loss_classification.nll_pick.fn",
+    api="nn._loss_classification.nll_pick",
     # An internal piece of nll_loss (whose reduced form is checked against torch).
     test={"no_oracle": True},
 )  # fmt: skip
+nll_pick = nll_pick_p.fn
 
 
 def _check_nll(input: Tensor, target: Tensor, weight) -> None:
@@ -134,7 +135,7 @@ def _class_weights(target: Tensor, weight, ignore_index: int):
 
 def _nll(input, target, weight, ignore_index: int, reduction: str):
     """nll_loss on checked arguments; ``input`` has a batch dim."""
-    loss = nll_pick.fn(input, target, ignore_index=ignore_index)
+    loss = nll_pick(input, target, ignore_index=ignore_index)
     if weight is None and reduction != "mean":
         return _reduce(loss, reduction)
     w = _class_weights(target, weight, ignore_index)

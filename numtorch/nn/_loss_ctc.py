@@ -14,14 +14,14 @@ from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
 from ..ops.comparison import where
 from ..ops.creation import arange, as_tensor, zeros_like
-from ..ops.shape import cat as cat_op
-from ..ops.shape import stack as stack_op
+from ..ops.shape import cat as _cat
+from ..ops.shape import stack as _stack
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
 from ._checks import concrete
 from ._loss_common import _reduction
 
-cat, stack = cat_op.fn, stack_op.fn
+cat, stack = _cat, _stack
 
 
 _CTC_FROM = " (while checking arguments for ctc_loss_allocate_outputs)"

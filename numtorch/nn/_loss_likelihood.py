@@ -59,16 +59,17 @@ def _bce(xp, input, target):
 
 # A primitive for PyTorch's gradient, finite where an input is exactly 0 or 1 (a saturated
 # sigmoid), where the clamped logs' derivative is 0 / 0.
-bce_pointwise = defop(
+bce_pointwise_p = defop(
     "_bce_pointwise", _bce, nin=2, batch_rule=elementwise(), jvp=ELEMENTWISE, layout=follow_inputs,
     vjp=(
         lambda g, input, target: g * (input - target) / (input * (1 - input)).clamp_min(1e-12),
         lambda g, input: -g * input.logit(),
     ),
     samples=lambda make: [S((make((2, 3), 0.05, 0.95), make((2, 3), 0.0, 1.0)))],
-    api="nn._loss_likelihood.bce_pointwise.fn",
+    api="nn._loss_likelihood.bce_pointwise",
     test={"no_oracle": True},  # binary_cross_entropy's is
 )  # fmt: skip
+bce_pointwise = bce_pointwise_p.fn
 
 
 @composite(
@@ -99,7 +100,7 @@ def binary_cross_entropy(
     v = concrete(input)
     if v is not None and ((v < 0) | (v > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = bce_pointwise.fn(input, target)
+    loss = bce_pointwise(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -282,13 +283,14 @@ def _gauss_errors(make):
 # PyTorch clamps var in place under no_grad: reverse mode passes the gradient as if the clamp
 # were not there, forward mode (which no_grad does not stop) sees it. A primitive, so that
 # every transform follows those rules.
-clamp_passthrough = defop(
+clamp_passthrough_p = defop(
     "_clamp_passthrough", lambda xp, input, min: xp.maximum(input, xp.asarray(min, input.dtype)),
     nin=1, vjp=lambda g: g, jvp=lambda t, input, min: where(input < min, 0.0, t),
     batch_rule=elementwise(),
     samples=lambda make: [S((make((2, 3), 0.5, 2.0), 0.1)), S((make(()), -3.0))],
-    api="nn._loss_likelihood.clamp_passthrough.fn", test={"no_oracle": True},
+    api="nn._loss_likelihood.clamp_passthrough", test={"no_oracle": True},
 )  # fmt: skip
+clamp_passthrough = clamp_passthrough_p.fn
 
 
 @composite(
@@ -321,7 +323,7 @@ def gaussian_nll_loss(
             raise ValueError("var is of incorrect size")
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
-    var = clamp_passthrough.fn(var, eps)
+    var = clamp_passthrough(var, eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)

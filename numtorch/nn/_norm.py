@@ -55,13 +55,14 @@ def _standardize_samples(make):
 
 
 # The op behind the public functions below (no PyTorch counterpart: finite differences decide).
-_standardize = defop(
+_standardize_p = defop(
     "_standardize", _standardize_kernel, nin=1,
     vjp=lambda g, x, result, dims, eps: _standardize_back(g, x, result, dims, eps),
     jvp=lambda t, x, result, dims, eps: _standardize_back(t, x, result, dims, eps),
     batch_rule=along_dims(names=("dims",)), samples=_standardize_samples,
-    api="nn._norm._standardize.fn", test={"no_oracle": True},
+    api="nn._norm._standardize", test={"no_oracle": True},
 )  # fmt: skip
+_standardize = _standardize_p.fn
 
 
 def _affine(y: Tensor, weight, bias, channel_dims: int) -> Tensor:
@@ -110,7 +111,7 @@ def _running_rule(op):
 
 # The in-place update of running statistics, as one op: it writes the plain values under
 # every transform (grad levels do not track running stats; vmap writes per-sample ones).
-_running_update = defop(
+_running_update_p = defop(
     "_running_update", _running_kernel, nin=4, batch_rule=rule_generator(_running_rule)(),
     samples=None,
 )  # fmt: skip
@@ -118,7 +119,7 @@ _running_update = defop(
 
 def _write_running(rm: Tensor, rv: Tensor, mean: Tensor, var: Tensor, momentum: float):
     """running = (1 - momentum) * running + momentum * batch statistic, in place."""
-    dispatch(_running_update, (rm, rv, mean.detach(), var.detach()), {"momentum": momentum})
+    dispatch(_running_update_p, (rm, rv, mean.detach(), var.detach()), {"momentum": momentum})
 
 
 _MIXED = "mixed dtype (CPU): expect parameter to have scalar type of Float"
@@ -200,7 +201,7 @@ def batch_norm(
         dims = (0, *range(2, input.dim()))
         if running_mean is not None and input.numel():
             _update_running(running_mean, running_var, input, dims, momentum)
-        y = _standardize.fn(input, dims, eps)
+        y = _standardize(input, dims, eps)
     else:
         y = _eval_norm(input, running_mean, running_var, eps, tail)
     return _affine(y, weight, bias, tail)
@@ -288,7 +289,7 @@ def instance_norm(
     if use_input_stats:
         if running_mean is not None and running_var is not None:
             _update_running_instance(running_mean, running_var, input, dims, momentum)
-        y = _standardize.fn(input, dims, eps)
+        y = _standardize(input, dims, eps)
     elif running_mean is None or running_var is None:
         raise RuntimeError(
             "Expected running_mean and running_var to be defined when use_input_stats is false"
@@ -408,7 +409,7 @@ def layer_norm(
     shape = _normalized_shape("layer_norm", normalized_shape)
     _check_param_dtypes(input, weight, bias)
     dims = _check_trailing(input, shape, weight, bias, ", ")
-    return _affine(_standardize.fn(input, dims, eps), weight, bias, 0)
+    return _affine(_standardize(input, dims, eps), weight, bias, 0)
 
 
 def _ln_samples(make):
@@ -521,7 +522,7 @@ def group_norm(
             )
     _check_param_dtypes(input, weight, bias)
     grouped = input.reshape(n, num_groups, c // num_groups * math.prod(shape[2:]))
-    y = _standardize.fn(grouped, (2,), eps).reshape(shape)
+    y = _standardize(grouped, (2,), eps).reshape(shape)
     return _affine(y, weight, bias, len(shape) - 2)
 
 

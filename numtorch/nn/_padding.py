@@ -79,12 +79,12 @@ def _constant_samples(make):
     yield S((make((3,)), ()))
 
 
-constant_pad_nd = defop(
+constant_pad_nd_p = defop(
     "constant_pad_nd",
     _constant_pad,
     nin=1,
-    vjp=lambda g, pad: constant_pad_nd.fn(g, tuple(-p for p in pad)),
-    jvp=lambda t, pad: constant_pad_nd.fn(t, pad),  # the fill value is a constant
+    vjp=lambda g, pad: constant_pad_nd(g, tuple(-p for p in pad)),
+    jvp=lambda t, pad: constant_pad_nd(t, pad),  # the fill value is a constant
     batch_rule=batch_first(),  # the pads address trailing dims: a leading batch is untouched
     api="nn.functional.pad",
     samples=_constant_samples,
@@ -102,6 +102,7 @@ constant_pad_nd = defop(
         ),
     ],
 )
+constant_pad_nd = constant_pad_nd_p.fn
 
 
 # ------------------------------------------------------------------ reflect / replicate / circular
@@ -212,12 +213,12 @@ def pad(
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pad = _check_pad(pad, input.dim())
     if mode == "constant":
-        return constant_pad_nd.fn(input, pad, value=0 if value is None else value)
+        return constant_pad_nd(input, pad, value=0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_modes(input, pad, mode)
     x = input
     for i in range(len(pad) // 2):
         d = input.dim() - 1 - i
-        x = resample_axis.fn(x, d, ("pad", mode, input.shape[d], pad[2 * i], pad[2 * i + 1]))
+        x = resample_axis(x, d, ("pad", mode, input.shape[d], pad[2 * i], pad[2 * i + 1]))
     return x

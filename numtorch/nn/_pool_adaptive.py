@@ -139,10 +139,10 @@ def _adaptive_max_op(nd: int) -> Op:
     return defop(
         f"adaptive_max_pool{nd}d", _adaptive_max, nin=1, nout=2, ndiff=1,
         node_name=f"AdaptiveMaxPool{nd}DBackward0",
-        vjp=lambda g, input_shape, result, output_size: max_pool_backward.fn(
+        vjp=lambda g, input_shape, result, output_size: max_pool_backward(
             g, result[1], tuple(input_shape[-len(output_size) :])
         ),
-        jvp=lambda t, result, output_size: max_pool_gather.fn(t, result[1], len(output_size)),
+        jvp=lambda t, result, output_size: max_pool_gather(t, result[1], len(output_size)),
         batch_rule=batch_first(), samples=_adaptive_max_samples(nd),
         error_samples=_adaptive_errors(nd, "max"), api=f"nn.functional.adaptive_max_pool{nd}d",
     )  # fmt: skip

@@ -102,18 +102,19 @@ def _avg_pool_backward_vjp(
     )
 
 
-avg_pool_backward = defop(
+avg_pool_backward_p = defop(
     "avg_pool_backward", _avg_pool_backward, nin=1, vjp=_avg_pool_backward_vjp, jvp=LINEAR,
     batch_rule=batch_first(), samples=_avg_backward_samples,
-    api="nn._pool_avg.avg_pool_backward.fn", test={"no_oracle": True},
+    api="nn._pool_avg.avg_pool_backward", test={"no_oracle": True},
 )  # fmt: skip
+avg_pool_backward = avg_pool_backward_p.fn
 
 
 def _avg_pool_vjp(
     g, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
     size = tuple(input_shape[-len(kernel_size) :])
-    return avg_pool_backward.fn(
+    return avg_pool_backward(
         g, size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     )
 

@@ -76,9 +76,9 @@ class _Arrays:
 class _Ops:
     """The same functions with numtorch ops (differentiable, batchable)."""
 
-    sigmoid = staticmethod(_sigmoid.fn)
-    tanh = staticmethod(_tanh.fn)
-    relu = staticmethod(_relu.fn)
+    sigmoid = staticmethod(_sigmoid)
+    tanh = staticmethod(_tanh)
+    relu = staticmethod(_relu)
 
     @staticmethod
     def keep(*tensors):
@@ -86,12 +86,12 @@ class _Ops:
 
     @staticmethod
     def mm_t(a, w):
-        return matmul.fn(a, w.transpose(-1, -2))
+        return matmul(a, w.transpose(-1, -2))
 
     @staticmethod
     def cat_rows(a, b):
         lead = tuple(a.shape[:-2])
-        return cat.fn([a, b if tuple(b.shape[:-2]) == lead else b.expand(*lead, *b.shape[-2:])], -2)
+        return cat([a, b if tuple(b.shape[:-2]) == lead else b.expand(*lead, *b.shape[-2:])], -2)
 
 
 def _rnn_step(act: str) -> Callable:
@@ -495,7 +495,7 @@ def _reference(step: Callable, n_state: int, ins: Sequence[Tensor], batch_sizes)
         state = _advance(_Ops, step, xg[..., t, :, :], state, w, b)
         for seq, s in zip(seqs, state):
             seq.append(s)
-    return tuple(stack.fn(seq, -3) for seq in seqs)
+    return tuple(stack(seq, -3) for seq in seqs)
 
 
 # A namespace, so that the ops' ``api`` paths resolve by attribute.
@@ -512,7 +512,7 @@ _SCANS = SimpleNamespace(
 def _project(x, w_ih, bias):
     """x (M, I) @ w_ih^T (+ bias): one GEMM for every time step."""
     wt = w_ih.transpose(0, 1)
-    return mm.fn(x, wt) if bias is None else addmm.fn(bias, x, wt)
+    return mm(x, wt) if bias is None else addmm(bias, x, wt)
 
 
 def _add(a, b):
@@ -663,10 +663,10 @@ def _stacked(cell, x, hx, params, has_biases, num_layers, dropout, train, bidire
             outs.append(out)
             for f, s in zip(finals, last):
                 f.append(s)
-        x = outs[0] if dirs == 1 else cat.fn(outs, -1)
+        x = outs[0] if dirs == 1 else cat(outs, -1)
         if dropout > 0 and train and layer < num_layers - 1:
             x = _dropout(x, dropout, True)
-    return (x, *(stack.fn(f, 0) for f in finals))
+    return (x, *(stack(f, 0) for f in finals))
 
 
 def _layer_samples(cell: str, gates: int) -> Callable:

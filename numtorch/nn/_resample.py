@@ -31,7 +31,7 @@ from .._core.tensor import Tensor
 from ..ops._batching import along_dims, front, lshape, materialize
 from ..ops.comparison import where
 from ..ops.creation import tensor
-from ..ops.shape import stack as _stack_op
+from ..ops.shape import stack as _stack
 from ..testing.samples import S
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
@@ -220,15 +220,15 @@ def _resample_axis(xp, input, dim, kind, transpose=False):
     return out
 
 
-resample_axis = defop(
+resample_axis_p = defop(
     "_resample_axis",
     _resample_axis,
     nin=1,
     # a linear map along one dim; its gradient is the transposed map, folded as a gather too
-    vjp=lambda g, dim, kind, transpose: resample_axis.fn(g, dim, kind, not transpose),
+    vjp=lambda g, dim, kind, transpose: resample_axis(g, dim, kind, not transpose),
     jvp=LINEAR,
     batch_rule=along_dims(),
-    api="nn._resample.resample_axis.fn",
+    api="nn._resample.resample_axis",
     test={"no_oracle": True},  # internal: interpolate and pad check it against PyTorch
     samples=lambda make: [
         S((make((2, 3, 4)), 2, ("interp", "bicubic", 4, 6, None, False, str(make.dtype)))),
@@ -237,6 +237,7 @@ resample_axis = defop(
         S((make((3, 4)), 1, ("pad", "reflect", 3, 2, -1), True)),
     ],
 )
+resample_axis = resample_axis_p.fn
 
 
 def _resample_dim(x: Tensor, d: int, n_out: int, mode: str, scale, align_corners, aa) -> Tensor:
@@ -253,7 +254,7 @@ def _resample_dim(x: Tensor, d: int, n_out: int, mode: str, scale, align_corners
         kind = ("aa", mode, n_in, n_out, scale, align_corners, dtype)
     else:
         kind = ("interp", mode, n_in, n_out, scale, align_corners, dtype)
-    return resample_axis.fn(x, d, kind)
+    return resample_axis(x, d, kind)
 
 
 def _sizes_text(sizes) -> str:
@@ -549,15 +550,15 @@ def _plane_gather_rule(vmap, args, bdims, attrs):
     (x, index), (bx, bi) = args, bdims
     b, n, c = vmap.size, lshape(index, bi)[0], lshape(x, bx)[1]
     if bi is None:  # one index for every batch element: the batch joins the channels
-        out = plane_gather.fn(_fold_c(x, bx), index)
+        out = plane_gather(_fold_c(x, bx), index)
         return out.reshape(n, b, c, out.shape[-1]), 1
     if bx is None:  # one set of planes: the batch joins the positions
         i = front(index, bi).movedim(0, 1)
         length = i.shape[-1]
-        out = plane_gather.fn(x, i.reshape(n, b * length))
+        out = plane_gather(x, i.reshape(n, b * length))
         return out.reshape(n, c, b, length), 2
     xf, i = _fold_n(vmap, x, bx, index, bi)
-    out = plane_gather.fn(xf, i)
+    out = plane_gather(xf, i)
     return out.reshape(b, n, c, out.shape[-1]), 0
 
 
@@ -565,12 +566,12 @@ def _plane_scatter_rule(vmap, args, bdims, attrs):
     (src, index), (bs, bi) = args, bdims
     b, n, c, size = vmap.size, lshape(index, bi)[0], lshape(src, bs)[1], attrs["size"]
     if bi is None:
-        out = plane_scatter.fn(_fold_c(src, bs), index, size)
+        out = plane_scatter(_fold_c(src, bs), index, size)
         return out.reshape(n, b, c, size), 1
     # a batched index: each batch element scatters on its own planes (the result holds
     # B copies anyway, so an unbatched src is expanded here)
     sf, i = _fold_n(vmap, src, bs, index, bi)
-    return plane_scatter.fn(sf, i, size).reshape(b, n, c, size), 0
+    return plane_scatter(sf, i, size).reshape(b, n, c, size), 0
 
 
 def _plane_samples(make):
@@ -579,24 +580,25 @@ def _plane_samples(make):
     yield S((make((0, 2, 3)), make.index((0, 4), 3)))
 
 
-plane_gather = defop(
+plane_gather_p = defop(
     "_plane_gather",
     _plane_gather,
-    vjp=(lambda g, input_shape, index: plane_scatter.fn(g, index, input_shape[2]), None),
+    vjp=(lambda g, input_shape, index: plane_scatter(g, index, input_shape[2]), None),
     jvp=LINEAR,
     batch_rule=_plane_gather_rule,
-    api="nn._resample.plane_gather.fn",
+    api="nn._resample.plane_gather",
     test={"no_oracle": True},  # internal to grid_sample, which is checked against PyTorch
     samples=_plane_samples,
 )
-plane_scatter = defop(
+plane_gather = plane_gather_p.fn
+plane_scatter_p = defop(
     "_plane_scatter",
     _plane_scatter,
     nin=2,
-    vjp=(lambda g, index: plane_gather.fn(g, index), None),
+    vjp=(lambda g, index: plane_gather(g, index), None),
     jvp=LINEAR,
     batch_rule=_plane_scatter_rule,
-    api="nn._resample.plane_scatter.fn",
+    api="nn._resample.plane_scatter",
     test={"no_oracle": True},
     samples=lambda make: [
         S((make((2, 3, 4)), make.index((2, 4), 5), 5)),
@@ -604,6 +606,7 @@ plane_scatter = defop(
         S((make((0, 2, 4)), make.index((0, 4), 3), 3)),
     ],
 )
+plane_scatter = plane_scatter_p.fn
 
 
 # ------------------------------------------------------------------ grid_sample / affine_grid
@@ -807,11 +810,11 @@ def grid_sample(
         weights.append(weight)
         insides.append(inside)
     taps, length = len(indices), g.shape[1]
-    index = _stack_op.fn(indices, 1).reshape(n, taps * length).long()
-    values = plane_gather.fn(flat, index).reshape(n, c, taps, length)
+    index = _stack(indices, 1).reshape(n, taps * length).long()
+    values = plane_gather(flat, index).reshape(n, c, taps, length)
     # a tap outside the input is not read, as in PyTorch: an inf there gives no NaN
-    values = where(_stack_op.fn(insides, 1).unsqueeze(1), values, 0.0)
-    result = (values * _stack_op.fn(weights, 1).unsqueeze(1)).sum(2)
+    values = where(_stack(insides, 1).unsqueeze(1), values, 0.0)
+    result = (values * _stack(weights, 1).unsqueeze(1)).sum(2)
     return result.reshape(n, c, *out)
 
 

@@ -139,4 +139,4 @@ log_softmax = _reduction.nn_log_softmax
 softmax = _reduction.nn_softmax
 
 # indexing
-one_hot = _indexing.one_hot.fn
+one_hot = _indexing.one_hot_p.fn

@@ -14,10 +14,9 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import broadcast_mismatch
 from .._core.layout import number_first_contiguous
-from .._core.messages import broadcast_mismatch
-from .._core.methods import tensor_methods
-from .._core.op import ErrorInput, NoKernel, composite, zero_term
+from .._core.op import ErrorInput, NoKernel, composite, tensor_methods, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -88,7 +87,7 @@ def _sub(xp, a, b, *, alpha=1):
     return a - b if alpha == 1 else a - alpha * b
 
 
-add = binary(
+add_p = binary(
     "add", _add, (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha), LINEAR,
     number_edges=True, inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
 )  # fmt: skip
@@ -101,7 +100,7 @@ def _sub_errors(make):
     yield ErrorInput(S((make((3,)), True)), RuntimeError, "with a bool tensor is not supported")
 
 
-sub = binary(
+sub_p = binary(
     "sub", _sub, (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha), LINEAR,
     error_samples=_sub_errors, prepare=_prep_sub, methods=("sub", "subtract"), number_edges=True,
     inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.ARITHMETIC),
@@ -120,7 +119,7 @@ def _term(tangent, term):
 # mul and div keep their jvp: as in PyTorch, the zero tangent of a Python number still
 # multiplies a primal (``a * tb``), so the tangent stays on the primal's graph; that term is
 # zero even where the primal is inf (``a * 0.5`` at a = -inf).
-mul = binary(
+mul_p = binary(
     "mul", _mul, (lambda g, b: g * b, lambda g, a: g * a),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
     methods=("mul", "multiply"), number_edges=True,
@@ -138,7 +137,7 @@ def _rsub(xp, input, other, *, alpha=1):
         raise RuntimeError(msg) from None
 
 
-rsub = binary(
+rsub_p = binary(
     "rsub", _rsub, (lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g), LINEAR,
     prepare=_prep_sub, error_samples=_sub_errors, out=False, methods=False, inplace=False,
     samples=lambda make: [
@@ -211,7 +210,7 @@ def _bool_errors(kernel_name: str):
     ]
 
 
-div = binary(
+div_p = binary(
     "div", _div,
     (lambda g, other, rounding_mode: g / other if rounding_mode is None else g * 0,
      # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
@@ -225,6 +224,7 @@ div = binary(
     dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"), ieee=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
 )  # fmt: skip
+div = div_p.fn
 
 
 @composite(
@@ -236,7 +236,7 @@ div = binary(
 )
 def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
     """Alias for ``div`` with ``rounding_mode=None``."""
-    return div.fn(dividend, divisor, out=out)
+    return div(dividend, divisor, out=out)
 
 
 def _floor_divide(xp, input, other):
@@ -244,7 +244,7 @@ def _floor_divide(xp, input, other):
     return xp.floor_divide(input, other)
 
 
-floor_divide = binary(
+floor_divide_p = binary(
     "floor_divide", _floor_divide, dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"), ieee=True,
@@ -310,7 +310,7 @@ def _pow_errors(make):
     )
 
 
-pow = binary(
+pow_p = binary(
     "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
     samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
     layout=number_first_contiguous,
@@ -342,10 +342,10 @@ def _float_power_inplace(self: Tensor, exponent) -> Tensor:
             f"the base given to float_power_ has dtype {self.dtype.scalar_name} "
             "but the operation's result requires dtype Double"
         )
-    return run_inplace(float_power, self, (exponent,), {})
+    return run_inplace(float_power_p, self, (exponent,), {})
 
 
-float_power = binary(
+float_power_p = binary(
     "float_power", lambda xp, input, exponent: xp.power(input, exponent),
     (_pow_dbase, _pow_dexp), ELEMENTWISE, prepare=_prep_float_power, inplace=False,
     samples=_pow_samples, dtypes=FLOATS_INT, node_name="PowBackward1", ieee=True,
@@ -376,7 +376,7 @@ def _extremum(name: str, sign: int):
     )  # fmt: skip
 
 
-maximum, minimum = _extremum("maximum", 1), _extremum("minimum", -1)
+maximum_p, minimum_p = _extremum("maximum", 1), _extremum("minimum", -1)
 
 
 def _fpick(a, b, sign):
@@ -384,14 +384,14 @@ def _fpick(a, b, sign):
     return ((a >= b) if sign > 0 else (a <= b)) | (b != b)
 
 
-fmax = binary(
+fmax_p = binary(
     "fmax", lambda xp, input, other: xp.fmax(input, other),
     (lambda g, input, other: where(_fpick(input, other, 1), g, 0),
      lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
     numbers="none",
 )  # fmt: skip
-fmin = binary(
+fmin_p = binary(
     "fmin", lambda xp, input, other: xp.fmin(input, other),
     (lambda g, input, other: where(_fpick(input, other, -1), g, 0),
      lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
@@ -456,21 +456,22 @@ def _clamp_errors(make):
     )
 
 
-clamp_op = elementwise_op(
+clamp_p = elementwise_op(
     "clamp", _clamp, (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), ELEMENTWISE, nin=3,
     samples=_clamp_samples, error_samples=_clamp_errors, dtypes=FLOATS_INT,
     node_name=lambda min, max: "ClampBackward1" if min is None and max is None else "ClampBackward0",
     out=False, methods=False, inplace=False,  # ``clamp`` below: min and max default to None
     inplace_policy=InplacePolicy(cpp_cast=True),
 )  # fmt: skip
+_raw_clamp = clamp_p.fn
 
 
 def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Tensor:
     """Clamp every element of ``input`` into ``[min, max]`` (either bound may be None)."""
     _check_clamp(min, max)
-    r = clamp_op.fn(input, min, max)
+    r = _raw_clamp(input, min, max)
     if out is not None:
-        from .._core.out import write_out
+        from .._core.dispatch import write_out
 
         return write_out(out, r)
     return r
@@ -484,17 +485,17 @@ def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
     from .._core.inplace import run_inplace
 
     _check_clamp(min, max)
-    return run_inplace(clamp_op, self, (min, max), {})
+    return run_inplace(clamp_p, self, (min, max), {})
 
 
-clamp_min = binary(
+clamp_min_p = binary(
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
     numbers="other", node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
 )  # fmt: skip
-clamp_max = binary(
+clamp_max_p = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
@@ -519,18 +520,18 @@ def _fmod(xp, input, other):
     return xp.fmod(input, other)
 
 
-remainder = binary(
+remainder_p = binary(
     "remainder", _remainder,
-    (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="floor")),
+    (lambda g: g, lambda g, input, other: -g * div(input, other, rounding_mode="floor")),
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
     dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"), ieee=True,
     no_kernel=NoKernel("b", "remainder_cpu", first=broadcast_first),
     node_name=lambda other: "RemainderBackward0" if other is None else "RemainderBackward1",
 )  # fmt: skip
-fmod = binary(
+fmod_p = binary(
     "fmod", _fmod,
-    (lambda g: g, lambda g, input, other: -g * div.fn(input, other, rounding_mode="trunc")),
+    (lambda g: g, lambda g, input, other: -g * div(input, other, rounding_mode="trunc")),
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"), ieee=True,
@@ -550,7 +551,7 @@ def _atan2_partial(g, num, input, other):
     return where(d == 0, 0.0, g * num / d)
 
 
-atan2 = binary(
+atan2_p = binary(
     "atan2", lambda xp, input, other: xp.arctan2(input, other),
     (lambda g, input, other: _atan2_partial(g, other, input, other),
      lambda g, input, other: _atan2_partial(-g, input, input, other)),
@@ -558,7 +559,7 @@ atan2 = binary(
     numbers="none", inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
 )  # fmt: skip
 
-hypot = binary(
+hypot_p = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
     ELEMENTWISE, scalars=(), ieee=True, no_kernel=NoKernel("bi", "hypot_cpu", first=broadcast_first), numbers="none",
@@ -569,7 +570,7 @@ def _copysign_ratio(input, result):
     return where(input == 0, 0, result / input)
 
 
-copysign = binary(
+copysign_p = binary(
     "copysign", lambda xp, input, other: xp.copysign(input, other),
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
     ELEMENTWISE, promotion=Promotion.FLOAT, dtypes=FLOATS_INT,
@@ -586,10 +587,10 @@ def _xlogy(xp, input, other):
 
 
 def _xlogy_dinput(g, input, other):
-    return where((input == 0) & (other <= 0), 0, xlogy.fn(g, other))
+    return where((input == 0) & (other <= 0), 0, xlogy(g, other))
 
 
-xlogy = binary(
+xlogy_p = binary(
     "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
     ELEMENTWISE, promotion=Promotion.FLOAT, dtypes=FLOATS_INT,
     samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3), ieee=True,
@@ -597,6 +598,7 @@ xlogy = binary(
         "XlogyBackward1" if input is None else "XlogyBackward2" if other is None else "XlogyBackward0"
     ),
 )  # fmt: skip
+xlogy = xlogy_p.fn
 
 
 def _diff(a, b, g):
@@ -621,14 +623,14 @@ def _logaddexp(xp, input, other):
     return xp.where(xp.isnan(lo.real) | xp.isnan(lo.imag), complex(np.nan, np.nan), out)
 
 
-logaddexp = binary(
+logaddexp_p = binary(
     "logaddexp", _logaddexp,
     (lambda g, input, other: g / (1 + _diff(other, input, g).exp()),
      lambda g, input, other: g / (1 + _diff(input, other, g).exp())),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
     no_kernel=NoKernel("bi", "logaddexp_cpu", first=broadcast_first),
 )  # fmt: skip
-logaddexp2 = binary(
+logaddexp2_p = binary(
     "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
     (lambda g, input, other: g / (1 + _diff(other, input, g).exp2()),
      lambda g, input, other: g / (1 + _diff(input, other, g).exp2())),
@@ -690,7 +692,7 @@ def _lerp_errors(make):
     )
 
 
-lerp = elementwise_op(
+lerp_p = elementwise_op(
     "lerp", _lerp,
     (lambda g, weight: g * (1 - weight), lambda g, weight: g * weight,
      lambda g, input, end: g * (end - input)),
@@ -738,14 +740,14 @@ def _addcmul(xp, input, tensor1, tensor2, *, value=1):
     return input + value * p
 
 
-addcmul = elementwise_op(
+addcmul_p = elementwise_op(
     "addcmul", _addcmul,
     (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
      lambda g, tensor1, value: g * tensor1 * value),
     ELEMENTWISE,
     samples=_addc_samples(False), dtypes=FLOATS_INT, no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
 )  # fmt: skip
-addcdiv = elementwise_op(
+addcdiv_p = elementwise_op(
     "addcdiv", _addcdiv,
     (lambda g: g, lambda g, tensor2, value: g * value / tensor2,
      lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
@@ -785,11 +787,13 @@ _BITWISE = {
     "dtypes": ("int64", "bool"),
     "samples": _bitwise_samples,
 }
-bitwise_and = binary(
+bitwise_and_p = binary(
     "bitwise_and", lambda xp, input, other: xp.bitwise_and(input, other), **_BITWISE
 )
-bitwise_or = binary("bitwise_or", lambda xp, input, other: xp.bitwise_or(input, other), **_BITWISE)
-bitwise_xor = binary(
+bitwise_or_p = binary(
+    "bitwise_or", lambda xp, input, other: xp.bitwise_or(input, other), **_BITWISE
+)
+bitwise_xor_p = binary(
     "bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other), **_BITWISE
 )
 _SHIFT = {
@@ -797,11 +801,11 @@ _SHIFT = {
     "dtypes": ("int64",),  # shifts of bools are not defined
     "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
 }
-bitwise_left_shift = binary(
+bitwise_left_shift_p = binary(
     "bitwise_left_shift", _shift(True), kernel_name="lshift",
     no_kernel=NoKernel("b", "lshift_cpu", first=broadcast_first), **_SHIFT,
 )  # fmt: skip
-bitwise_right_shift = binary(
+bitwise_right_shift_p = binary(
     "bitwise_right_shift", _shift(False), kernel_name="rshift",
     no_kernel=NoKernel("b", "rshift_cpu", first=broadcast_first), **_SHIFT,
 )  # fmt: skip

@@ -122,13 +122,14 @@ def _where_errors(make):
     )
 
 
-where_op = elementwise_op(
+where_p = elementwise_op(
     "where", _where,
     (None, lambda g, condition: where(condition, g, 0), lambda g, condition: where(condition, 0, g)),
     LINEAR, prepare=_promote_where, samples=_where_samples, error_samples=_where_errors,
     dtypes=FLOATS_INT, number_edges=True,  # a number operand is a 0-d tensor in PyTorch
     methods=False, inplace=False,  # ``where`` below; Tensor.where(condition, y) takes self second
 )  # fmt: skip
+_raw_where = where_p.fn
 
 
 def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = None):
@@ -144,12 +145,12 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
             "expected one of:\n * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor "
             "other, *, Tensor out = None)"
         )
-    return where_op.fn(condition, input, other, out=out)
+    return _raw_where(condition, input, other, out=out)
 
 
 def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:
     """``self.where(condition, y)`` is ``torch.where(condition, self, y)``."""
-    return where_op.fn(condition, self, y)
+    return _raw_where(condition, self, y)
 
 
 # ------------------------------------------------------------------ in-place forms
@@ -189,16 +190,17 @@ def _predicate(name: str, kernel, make=comparison, **kw):
 
 # ------------------------------------------------------------------ comparisons
 _OTHER = {"numbers": "other"}  # (PyTorch's comparisons take a number as other only)
-eq = _predicate("eq", lambda xp, input, other: input == other, **_OTHER)
-ne = _predicate(
+eq_p = _predicate("eq", lambda xp, input, other: input == other, **_OTHER)
+eq = eq_p.fn
+ne_p = _predicate(
     "ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"), **_OTHER
 )
-gt = _predicate("gt", lambda xp, input, other: input > other, methods=("gt", "greater"), **_OTHER)
-ge = _predicate(
+gt_p = _predicate("gt", lambda xp, input, other: input > other, methods=("gt", "greater"), **_OTHER)
+ge_p = _predicate(
     "ge", lambda xp, input, other: input >= other, methods=("ge", "greater_equal"), **_OTHER
 )
-lt = _predicate("lt", lambda xp, input, other: input < other, methods=("lt", "less"), **_OTHER)
-le = _predicate(
+lt_p = _predicate("lt", lambda xp, input, other: input < other, methods=("lt", "less"), **_OTHER)
+le_p = _predicate(
     "le", lambda xp, input, other: input <= other, methods=("le", "less_equal"), **_OTHER
 )
 
@@ -224,16 +226,16 @@ _LOGICAL = {
     "numbers": "none",
     "inplace_policy": InplacePolicy(batched=BatchedWrite.ARITHMETIC),
 }
-logical_and = _predicate(
+logical_and_p = _predicate(
     "logical_and", lambda xp, input, other: xp.logical_and(input, other), **_LOGICAL
 )
-logical_or = _predicate(
+logical_or_p = _predicate(
     "logical_or", lambda xp, input, other: xp.logical_or(input, other), **_LOGICAL
 )
-logical_xor = _predicate(
+logical_xor_p = _predicate(
     "logical_xor", lambda xp, input, other: xp.logical_xor(input, other), **_LOGICAL
 )
-logical_not = _predicate(
+logical_not_p = _predicate(
     "logical_not", lambda xp, input: xp.logical_not(input), unary, prepare=_to_bool,
     samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]), dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
@@ -291,24 +293,25 @@ def _isclose_errors(make):
     )
 
 
-isclose = comparison(
+isclose_p = comparison(
     "isclose", _isclose, prepare=None, samples=_isclose_samples, error_samples=_isclose_errors,
     dtypes=FLOATS_INT, out=False, inplace=False, numbers="none",
 )  # fmt: skip
+isclose = isclose_p.fn
 
 
 def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """Whether every element of ``input`` is close to ``other`` (see ``isclose``)."""
-    return bool(isclose.fn(input, other, rtol, atol, equal_nan)._data.all())
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether the two tensors have the same shape and the same elements."""
     if tuple(input.shape) != tuple(other.shape):
         return False
-    return bool(eq.fn(input, other)._data.all())
+    return bool(eq(input, other)._data.all())
 
 
 tensor_methods({"where": _tensor_where, "allclose": allclose, "equal": equal})

@@ -14,13 +14,14 @@ from ..testing.samples import S
 from ._batching import elementwise, front
 from ._families import FLOATS_INT
 
-to_dtype = defop(
+to_dtype_p = defop(
     "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
     api="Tensor.to", node_name="ToCopyBackward0", layout=preserve,  # (_to_copy's empty_like)
     samples=lambda make: [S((make((2,)), dt.int64)), S((make((2, 3)), dt.float64)), S((make(()), dt.float64))],
     test={"dtypes": FLOATS_INT}, batch_rule=elementwise(),
     conversion=True,  # a non-float result leaves autograd
 )  # fmt: skip
+to_dtype = to_dtype_p.fn
 
 _C_ORDER = "contiguous_format"  # clone's memory_format for Tensor.contiguous
 
@@ -32,15 +33,15 @@ def _clone_rule(vmap, args, bdims, attrs):
     strides = x.stride()
     overlapping = any(st == 0 and n > 1 for st, n in zip(strides[1:], x.shape[1:]))
     if attrs.get("memory_format") == _C_ORDER or x.dim() < 2 or overlapping:
-        return clone.fn(x, memory_format=_C_ORDER), 0  # (an expanded example: C order)
+        return clone(x, memory_format=_C_ORDER), 0  # (an expanded example: C order)
     order = sorted(range(1, x.dim()), key=lambda d: -strides[d])  # as NumPy's order "K"
     inverse = [0] * x.dim()
     for k, d in enumerate([0, *order]):
         inverse[d] = k
-    return clone.fn(x.permute(0, *order), memory_format=_C_ORDER).permute(*inverse), 0
+    return clone(x.permute(0, *order), memory_format=_C_ORDER).permute(*inverse), 0
 
 
-clone = defop(
+clone_p = defop(
     "clone",
     # PyTorch's preserve_format: empty_like's layout
     lambda xp, x, *, memory_format=None: (
@@ -57,6 +58,7 @@ clone = defop(
     methods=True,
     layout=None,
 )
+clone = clone_p.fn
 
 
 def _to_device(xp, x, device):
@@ -68,15 +70,16 @@ def _to_device(xp, x, device):
     return x.get() if hasattr(x, "get") else target.asarray(x)
 
 
-to_device = defop(
+to_device_p = defop(
     "to_device", _to_device, nin=1, vjp=lambda g, x: g.to(x.device), jvp=LINEAR,
     samples=None, api="Tensor.to", node_name="ToCopyBackward0", batch_rule=elementwise(),
 )  # fmt: skip
+to_device = to_device_p.fn
 
 
 def _contiguous(self, memory_format=None):
     """self when already C-contiguous, else a contiguous copy (differentiable)."""
-    return self if self.is_contiguous() else clone.fn(self, memory_format=_C_ORDER)
+    return self if self.is_contiguous() else clone(self, memory_format=_C_ORDER)
 
 
 def _caster(d):
@@ -114,11 +117,11 @@ def _to(self, *args, **kwargs) -> Tensor:
     device, dtype, copy = to_args(args, kwargs)
     out = self
     if dtype is not None and dtype != self.dtype:
-        out = to_dtype.fn(self, dtype)
+        out = to_dtype(self, dtype)
     if device is not None and Device(device) != self.device:
-        out = to_device.fn(out, Device(device))
+        out = to_device(out, Device(device))
     if copy and out is self:
-        out = clone.fn(self)
+        out = clone(self)
     return out
 
 

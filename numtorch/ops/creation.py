@@ -312,7 +312,7 @@ def _full_like_samples(make):
     yield S((make((3,)), True), {"dtype": dt.bool_})
 
 
-full_like_op = defop(
+full_like_p = defop(
     "full_like", _full_like_kernel, nin=1, api="full_like",
     batch_rule=rule_generator(_keep_batch)(), samples=_full_like_samples, layout=preserve,
 )  # fmt: skip
@@ -324,7 +324,7 @@ def _like(input, fill_value, dtype, device, requires_grad) -> Tensor:
         "dtype": None if dtype is None else dt.to_dtype(dtype),
         "device": None if device is None else Device(device),
     }
-    out = dispatch(full_like_op, (input,), attrs)
+    out = dispatch(full_like_p, (input,), attrs)
     return require_grad(out) if requires_grad else out
 
 

@@ -30,7 +30,7 @@ from ._reduce_common import (
     keep,
     reduction,
 )
-from .binary import maximum, minimum
+from .binary import maximum_p, minimum_p
 
 
 # ------------------------------------------------------------------ extrema
@@ -98,7 +98,7 @@ def _amax_samples(make):
     yield S((make((0, 3)), 1))
 
 
-amax = reduction(
+amax_p = reduction(
     "amax",
     _amax,
     _ties_partial,
@@ -110,7 +110,8 @@ amax = reduction(
     # max() reduces everything with dim=None: PyTorch's MaxBackward1
     node_name=lambda dim: "MaxBackward1" if dim is None else "AmaxBackward0",
 )
-amin = reduction(
+amax = amax_p.fn
+amin_p = reduction(
     "amin",
     _amin,
     _ties_partial,
@@ -122,6 +123,7 @@ amin = reduction(
     # min() reduces everything with dim=None: PyTorch's MinBackward1
     node_name=lambda dim: "MinBackward1" if dim is None else "AminBackward0",
 )
+amin = amin_p.fn
 
 
 # Indexed reductions differentiate through a gather/scatter-add pair along one dim.
@@ -158,8 +160,8 @@ def _gather_rule(vmap, args, bdims, attrs):
     rank = lrank(x, bx)
     x, index = materialize(vmap, x, bx), materialize(vmap, index, bi)
     if rank == 0:
-        return gather_dim.fn(x.unsqueeze(1), index.reshape(vmap.size, 1), 1).squeeze(1), 0
-    return gather_dim.fn(x, index, pdim(attrs["dim"], rank)), 0
+        return gather_dim(x.unsqueeze(1), index.reshape(vmap.size, 1), 1).squeeze(1), 0
+    return gather_dim(x, index, pdim(attrs["dim"], rank)), 0
 
 
 def _scatter_add_rule(vmap, args, bdims, attrs):
@@ -169,25 +171,27 @@ def _scatter_add_rule(vmap, args, bdims, attrs):
     index = materialize(vmap, index, bi)
     if not shape:  # a logical 0-d result: g itself, run as shape (1,)
         g = materialize(vmap, g, bg).reshape(vmap.size, 1)
-        out = scatter_add_dim.fn(g, index.reshape(vmap.size, 1), 1, (vmap.size, 1))
+        out = scatter_add_dim(g, index.reshape(vmap.size, 1), 1, (vmap.size, 1))
         return out.squeeze(1), 0
     if bg is not None:
         g = pad_to(front(g, bg), index.dim() - 1)
-    return scatter_add_dim.fn(g, index, pdim(attrs["dim"], len(shape)), (vmap.size, *shape)), 0
+    return scatter_add_dim(g, index, pdim(attrs["dim"], len(shape)), (vmap.size, *shape)), 0
 
 
-gather_dim = defop(
-    "_gather_dim", _gather_dim, nin=2, api="ops.reduction.gather_dim.fn", jvp=LINEAR,
+gather_dim_p = defop(
+    "_gather_dim", _gather_dim, nin=2, api="ops.reduction.gather_dim", jvp=LINEAR,
     batch_rule=_gather_rule,
-    vjp=(lambda g, x_shape, index, dim: scatter_add_dim.fn(g, index, dim, x_shape), None),
+    vjp=(lambda g, x_shape, index, dim: scatter_add_dim(g, index, dim, x_shape), None),
     test={"no_oracle": True}, samples=lambda make: [S((make((3, 4)), make.index((3, 2), 4), 1)), S((make((3, 4)), make.index((2, 4), 3), 0))],
 )  # fmt: skip
-scatter_add_dim = defop(
-    "_scatter_add_dim", _scatter_add_dim, nin=2, api="ops.reduction.scatter_add_dim.fn", jvp=LINEAR,
+gather_dim = gather_dim_p.fn
+scatter_add_dim_p = defop(
+    "_scatter_add_dim", _scatter_add_dim, nin=2, api="ops.reduction.scatter_add_dim", jvp=LINEAR,
     batch_rule=_scatter_add_rule,
-    vjp=(lambda g, index, dim: gather_dim.fn(g, index, dim), None),
+    vjp=(lambda g, index, dim: gather_dim(g, index, dim), None),
     test={"no_oracle": True}, samples=lambda make: [S((make((3, 2)), make.index((3, 2), 4), 1, (3, 4)))],
 )  # fmt: skip
+scatter_add_dim = scatter_add_dim_p.fn
 
 
 def _indexed_vjp(g, x_shape, result, dim, keepdim=True):
@@ -195,12 +199,12 @@ def _indexed_vjp(g, x_shape, result, dim, keepdim=True):
     indices are read, as in PyTorch: the values may be modified in place)."""
     n = len(x_shape)
     d = dim1(dim, n)
-    return scatter_add_dim.fn(keep(g, n, d, keepdim), keep(result[1], n, d, keepdim), d, x_shape)
+    return scatter_add_dim(keep(g, n, d, keepdim), keep(result[1], n, d, keepdim), d, x_shape)
 
 
 def _indexed_jvp(t, result, dim, keepdim=True):
     d = dim1(dim, t.dim())
-    v = gather_dim.fn(t, keep(result[1], t.dim(), d, keepdim), d)
+    v = gather_dim(t, keep(result[1], t.dim(), d, keepdim), d)
     return v if keepdim else v.reshape(result[1].shape)
 
 
@@ -259,11 +263,11 @@ def _max_errors(name):
     return errors
 
 
-max_dim = _indexed_op(
+max_dim_p = _indexed_op(
     "max", _arg_extremum("max", "argmax"), samples=_max_samples, error_samples=_max_errors("max"),
     test={"dtypes": FLOATS_INT},
 )  # fmt: skip
-min_dim = _indexed_op(
+min_dim_p = _indexed_op(
     "min", _arg_extremum("min", "argmin"), samples=_max_samples, error_samples=_max_errors("min"),
     test={"dtypes": FLOATS_INT},
 )  # fmt: skip
@@ -303,8 +307,8 @@ def _max_overloads(op: Op, all_op: Op, elementwise: Op):
     return fn
 
 
-max = _max_overloads(max_dim, amax, maximum)
-min = _max_overloads(min_dim, amin, minimum)
+max = _max_overloads(max_dim_p, amax_p, maximum_p)
+min = _max_overloads(min_dim_p, amin_p, minimum_p)
 
 
 def _argext(name: str, fn: str):
@@ -335,7 +339,7 @@ def _argmax_samples(make):
     yield S((distinct(make, ()), 0))
 
 
-argmax, argmin = (
+argmax_p, argmin_p = (
     defop(
         name,
         _argext(name, name),

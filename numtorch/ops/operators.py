@@ -39,28 +39,28 @@ def _inplace(op: Op, attrs: dict) -> Callable:
 
 # + - * and unary minus: the hottest operators dispatch directly. Reflected ones record
 # PyTorch's graph: ``2 + x`` is add(x, 2) (the tensor in slot 0) and ``2 - x`` is rsub(x, 2).
-add, sub, mul, rsub = binary.add, binary.sub, binary.mul, binary.rsub
+add_p, sub_p, mul_p, rsub_p = binary.add_p, binary.sub_p, binary.mul_p, binary.rsub_p
 tensor_methods({
-    "__add__": lambda self, other: dispatch(add, (self, other), _ALPHA),
-    "__radd__": lambda self, other: dispatch(add, (self, other), _ALPHA),
-    "__sub__": lambda self, other: dispatch(sub, (self, other), _ALPHA),
-    "__rsub__": lambda self, other: dispatch(rsub, (self, other), _ALPHA),
-    "__mul__": lambda self, other: dispatch(mul, (self, other), {}),
-    "__rmul__": lambda self, other: dispatch(mul, (self, other), {}),
-    "__neg__": lambda self: dispatch(unary.neg, (self,), {}),
+    "__add__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
+    "__radd__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
+    "__sub__": lambda self, other: dispatch(sub_p, (self, other), _ALPHA),
+    "__rsub__": lambda self, other: dispatch(rsub_p, (self, other), _ALPHA),
+    "__mul__": lambda self, other: dispatch(mul_p, (self, other), {}),
+    "__rmul__": lambda self, other: dispatch(mul_p, (self, other), {}),
+    "__neg__": lambda self: dispatch(unary.neg_p, (self,), {}),
     "__pos__": lambda self: self,
-    "__iadd__": _inplace(add, _ALPHA),
-    "__isub__": _inplace(sub, _ALPHA),
-    "__imul__": _inplace(mul, {}),
+    "__iadd__": _inplace(add_p, _ALPHA),
+    "__isub__": _inplace(sub_p, _ALPHA),
+    "__imul__": _inplace(mul_p, {}),
 })  # fmt: skip
 
 # dunder: (op, whether it has an in-place form)
 for _dunder, (_op, _has_inplace) in {
-    "truediv": (binary.div, True), "floordiv": (binary.floor_divide, True),
-    "mod": (binary.remainder, True), "pow": (binary.pow, True), "matmul": (linalg.matmul, False),
-    "and": (binary.bitwise_and, True), "or": (binary.bitwise_or, True),
-    "xor": (binary.bitwise_xor, True), "lshift": (binary.bitwise_left_shift, True),
-    "rshift": (binary.bitwise_right_shift, True),
+    "truediv": (binary.div_p, True), "floordiv": (binary.floor_divide_p, True),
+    "mod": (binary.remainder_p, True), "pow": (binary.pow_p, True), "matmul": (linalg.matmul_p, False),
+    "and": (binary.bitwise_and_p, True), "or": (binary.bitwise_or_p, True),
+    "xor": (binary.bitwise_xor_p, True), "lshift": (binary.bitwise_left_shift_p, True),
+    "rshift": (binary.bitwise_right_shift_p, True),
 }.items():  # fmt: skip
     tensor_method(_forward(_op), f"__{_dunder}__")
     if _dunder != "truediv":  # see _rtruediv
@@ -75,11 +75,11 @@ def _rtruediv(self, other):
     if not isinstance(other, _NUMBER):
         return NotImplemented
     if isinstance(other, Tensor):
-        return binary.div.fn(other, self)
-    return dispatch(mul, (unary.reciprocal.fn(self), other), {})
+        return binary.div(other, self)
+    return dispatch(mul_p, (unary.reciprocal(self), other), {})
 
 
 tensor_method(_rtruediv, "__rtruediv__")
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    tensor_method(_checked(getattr(comparison, _name), reflected=False), f"__{_name}__")
-tensor_methods({"__abs__": unary.abs.fn, "__invert__": unary.bitwise_not.fn})
+    tensor_method(_checked(getattr(comparison, _name + "_p"), reflected=False), f"__{_name}__")
+tensor_methods({"__abs__": unary.abs_p.fn, "__invert__": unary.bitwise_not_p.fn})

@@ -103,10 +103,10 @@ def _draw_op(name: str, kernel, size: str = "size"):
     )
 
 
-rand_op = _draw_op("rand", _rand_kernel)
-randn_op = _draw_op("randn", _randn_kernel)
-randint_op = _draw_op("randint", _randint_kernel)
-randperm_op = _draw_op("randperm", _randperm_kernel, size="batch")
+rand_p = _draw_op("rand", _rand_kernel)
+randn_p = _draw_op("randn", _randn_kernel)
+randint_p = _draw_op("randint", _randint_kernel)
+randperm_p = _draw_op("randperm", _randperm_kernel, size="batch")
 
 
 def _inplace_check(op):
@@ -123,7 +123,7 @@ def _inplace_check(op):
 
 
 # Only its vmap rule matters: it raises where an in-place draw cannot be batched.
-_inplace_random_check = defop(
+_inplace_random_check_p = defop(
     "_inplace_random_check", lambda xp, x: x, nin=1, random=True,
     batch_rule=rule_generator(_inplace_check)(), samples=None,
 )  # fmt: skip
@@ -196,8 +196,8 @@ def _float_draw(op, kernel: str):
     return draw
 
 
-_uniform_draw = _float_draw(rand_op, "check_uniform_bounds")
-_normal_draw = _float_draw(randn_op, "normal_kernel_cpu")
+_uniform_draw = _float_draw(rand_p, "check_uniform_bounds")
+_normal_draw = _float_draw(randn_p, "normal_kernel_cpu")
 
 
 def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device) -> Tensor:
@@ -207,7 +207,7 @@ def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device)
         "low": low, "high": high, "size": shape, "dtype": d, "generator": generator,
         "device": device,
     }  # fmt: skip
-    return dispatch(randint_op, (), attrs)
+    return dispatch(randint_p, (), attrs)
 
 
 def _draw_factory(name: str, draw, doc: str):
@@ -296,7 +296,7 @@ def randperm(
     if not (d.is_floating_point or d == dt.int64) and n > np.iinfo(d.np).max + 1:
         raise RuntimeError(f"value cannot be converted to type {d.np.name}_t without overflow")
     attrs = {"n": n, "batch": (), "dtype": d, "generator": generator, "device": _device(device)}
-    return _finish(out, dispatch(randperm_op, (), attrs), requires_grad)
+    return _finish(out, dispatch(randperm_p, (), attrs), requires_grad)
 
 
 # ------------------------------------------------------------------ with tensor arguments
@@ -510,7 +510,7 @@ _torch_dropout.__name__ = _torch_dropout.__qualname__ = "dropout"
 def _write(self: Tensor, value: Tensor) -> Tensor:
     """self.copy_(value), after vmap's check that the draw can be batched like self."""
     if state.stack:
-        dispatch(_inplace_random_check, (self,), {})
+        dispatch(_inplace_random_check_p, (self,), {})
     return self.copy_(value)
 
 

@@ -71,7 +71,7 @@ def _sum_samples(make):
     yield S((make((2, 3)), None, True))
 
 
-sum = defop(
+sum_p = defop(
     "sum",
     _sum,
     nin=1,
@@ -103,16 +103,17 @@ def _sum_to_size_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     size = tuple(attrs["size"])
     lead = _pymax(x.dim() - 1 - len(size), 0)
-    out = sum_to_size.fn(x, (vmap.size, *(1,) * lead, *size))
+    out = sum_to_size(x, (vmap.size, *(1,) * lead, *size))
     return (out.reshape(vmap.size, *size) if lead else out), 0
 
 
-sum_to_size = defop(
+sum_to_size_p = defop(
     "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x_shape: g.expand(x_shape), jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
     api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=False,
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"size \{\[4\]\} is not expandable to size \{\[2, 3\]\}")],
 )  # fmt: skip
+sum_to_size = sum_to_size_p.fn
 
 
 def _sum_to_size_method(self, *size):
@@ -125,7 +126,7 @@ def _sum_to_size_method(self, *size):
     lead = len(shape) - len(size)
     if lead < 0 or _pyany(k != 1 and k != shape[lead + i] for i, k in enumerate(size)):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
-    return self if size == shape else sum_to_size.fn(self, size)
+    return self if size == shape else sum_to_size(self, size)
 
 
 def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
@@ -157,10 +158,10 @@ def _mean_vjp(g, x_shape, dim, keepdim):
 
 def _mean_dims(x, dim, keepdim):
     """x's mean over ``dim`` (every dim for None), in numtorch ops."""
-    return mean.fn(x, dims_of(dim, x.dim()) if x.dim() else None, keepdim)
+    return mean(x, dims_of(dim, x.dim()) if x.dim() else None, keepdim)
 
 
-mean = defop(
+mean_p = defop(
     "mean",
     _mean,
     nin=1,
@@ -174,6 +175,7 @@ mean = defop(
     aten_dim_list=True,
     node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
 )
+mean = mean_p.fn
 
 
 def _prod(xp, x, dim=None, keepdim=False, *, dtype=None):
@@ -205,8 +207,8 @@ def _prod_partial(x, r, dim):
     if n == 0:
         return zeros_like(x)
     one = ones_like(y.narrow(d, 0, 1))
-    before = cat.fn([one, y.narrow(d, 0, n - 1)], d).cumprod(d)
-    after = cat.fn([y.narrow(d, 1, n - 1), one], d).flip(d).cumprod(d).flip(d)
+    before = cat([one, y.narrow(d, 0, n - 1)], d).cumprod(d)
+    after = cat([y.narrow(d, 1, n - 1), one], d).flip(d).cumprod(d).flip(d)
     return (before * after).reshape(x.shape)
 
 
@@ -229,7 +231,7 @@ def _prod_samples(make):
         yield S((z, 0), {"keepdim": True})
 
 
-prod = reduction(
+prod_p = reduction(
     "prod", _prod, _prod_partial, samples=_prod_samples, dtypes=FLOATS_INT, out=True,
     batch_rule=_FLAT, node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
 )  # fmt: skip
@@ -239,9 +241,11 @@ prod = reduction(
 from .extrema import (  # noqa: E402, F401
     _ties_partial,
     amax,
+    amax_p,
     amin,
-    argmax,
-    argmin,
+    amin_p,
+    argmax_p,
+    argmin_p,
     gather_dim,
     max,
     min,
@@ -364,12 +368,12 @@ def _floating_only(name: str) -> NoKernel:
 
 
 _VEXTRA = ("correction",)
-var_op = reduction(
+var_p = reduction(
     "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples,
     error_samples=_var_errors("std and var"),
     methods=False, no_kernel=_floating_only("std and var"), aten_dim_list=True,
 )  # fmt: skip
-std_op = reduction(
+std_p = reduction(
     "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, jvp=_std_jvp,
     error_samples=_var_errors("std and var"),
     methods=False, no_kernel=_floating_only("std and var"), aten_dim_list=True,
@@ -438,8 +442,8 @@ def _moments_op(
     )
 
 
-var_mean_op = _moments_op("var_mean", _var_mean, _var_partial, _var_jvp, False)
-std_mean_op = _moments_op("std_mean", _std_mean, _std_partial, _std_jvp, True)
+var_mean_p = _moments_op("var_mean", _var_mean, _var_partial, _var_jvp, False)
+std_mean_p = _moments_op("std_mean", _std_mean, _std_partial, _std_jvp, True)
 
 
 def _var_args(dim, unbiased, keepdim, correction, name):
@@ -478,10 +482,10 @@ def _variance_api(op: Op):
     return fn
 
 
-var = _variance_api(var_op)
-std = _variance_api(std_op)
-var_mean = _variance_api(var_mean_op)
-std_mean = _variance_api(std_mean_op)
+var = _variance_api(var_p)
+std = _variance_api(std_p)
+var_mean = _variance_api(var_mean_p)
+std_mean = _variance_api(std_mean_p)
 
 
 # ------------------------------------------------------------------ norms
@@ -570,11 +574,12 @@ def _norm_errors(make):
     yield ErrorInput(S((make((0, 3)), math.inf)), RuntimeError, "cannot compute the inf norm")
 
 
-vector_norm = reduction(
+vector_norm_p = reduction(
     "vector_norm", _vector_norm, _norm_partial, extra=("ord",), samples=_norm_samples, jvp=_norm_jvp,
     error_samples=_norm_errors, api="linalg.vector_norm", out=True, methods=False,
     node_name="LinalgVectorNormBackward0",
 )  # fmt: skip
+vector_norm = vector_norm_p.fn
 
 
 # ------------------------------------------------------------------ logsumexp
@@ -589,7 +594,7 @@ def _logsumexp(xp, x, dim, keepdim=False):
     return out if keepdim else out.reshape([s for i, s in enumerate(x.shape) if i not in dims])
 
 
-logsumexp = reduction(
+logsumexp_p = reduction(
     "logsumexp", _logsumexp, lambda x, r, dim: (x - r).exp(), prepare=to_float,
     samples=dim_samples(all_dims=False), error_samples=_err_dim(), out=True,
     test={"dtypes": FLOATS_INT}, aten_dim_list=True,
@@ -598,19 +603,19 @@ logsumexp = reduction(
 
 # ------------------------------------------------------------------ softmax
 from .softmax import (  # noqa: E402, F401
-    _log_softmax_backward_data_op,
-    _softmax_backward_data_op,
+    _log_softmax_backward_data_p,
+    _softmax,
+    _softmax_backward_data_p,
     log_softmax,
     nn_log_softmax,
     nn_softmax,
     softmax,
     softmax_dim,
-    softmax_op,
 )
 
 # ------------------------------------------------------------------ scans
 # isort: split
-from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: E402, F401
+from .scans import cummax, cummin, cumprod_p, cumsum_p, logcumsumexp_p  # noqa: E402, F401
 
 
 # ------------------------------------------------------------------ logical reductions
@@ -666,14 +671,14 @@ def _logical_rule(op):
     return rule
 
 
-all, any = _logical_reduction("all"), _logical_reduction("any")
+all_p, any_p = _logical_reduction("all"), _logical_reduction("any")
 
 
 def _count_nonzero(xp, x, dim=None):
     return (x != 0).sum(axis=dims_of(dim, x.ndim)).astype(xp.int64)
 
 
-count_nonzero = defop(
+count_nonzero_p = defop(
     "count_nonzero",
     _count_nonzero,
     nin=1,
@@ -720,7 +725,7 @@ def _nanmean_partial(x, _r, dim):
     return _shares(x == x, x, dim)
 
 
-nansum = reduction(
+nansum_p = reduction(
     "nansum",
     _nansum,
     _notnan,
@@ -729,14 +734,14 @@ nansum = reduction(
     out=True,
     aten_dim_list=True,
 )
-nanmean = reduction(
+nanmean_p = reduction(
     "nanmean", _nanmean, _nanmean_partial, samples=_nan_samples, out=True, aten_dim_list=True
 )
 
 
 # ------------------------------------------------------------------ sorting
 from .sorting import (  # noqa: E402, F401
-    argsort,
+    argsort_p,
     kthvalue,
     median,
     mode,
@@ -781,7 +786,7 @@ def aminmax(input, *, dim=None, keepdim: bool = False, out=None):
         dims = dim1(dim, input.dim())
         if input.dim() and input.shape[dims] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {dims} to have non-zero size.")
-    res = (amin.fn(input, dims, keepdim), amax.fn(input, dims, keepdim))
+    res = (amin(input, dims, keepdim), amax(input, dims, keepdim))
     return _write_rt("aminmax", res, out)
 
 
@@ -818,7 +823,7 @@ def renorm(input, p, dim: int, maxnorm, *, out=None):
     if nd < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
     d = dim1(dim, nd)
-    norm = vector_norm.fn(input, p, tuple(i for i in range(nd) if i != d), True)
+    norm = vector_norm(input, p, tuple(i for i in range(nd) if i != d), True)
     res = input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     if out is None:
         return res

@@ -89,7 +89,7 @@ def _scan_op(name, kernel, vjp, jvp, samples, dtypes=FLOATS, **kw):
     )  # fmt: skip
 
 
-cumsum = _scan_op(
+cumsum_p = _scan_op(
     "cumsum", _cumsum, lambda g, dim: _revcumsum(g, dim), LINEAR, _scan_samples(),
     dtypes=FLOATS_INT_BOOL, inplace=True,
 )  # fmt: skip
@@ -128,7 +128,7 @@ def _cumprod_samples(make):
         yield S((z, 0))
 
 
-cumprod = _scan_op(
+cumprod_p = _scan_op(
     "cumprod", _cumprod, _cumprod_vjp, _cumprod_jvp, _cumprod_samples,
     dtypes=FLOATS_INT, inplace=True,
 )  # fmt: skip
@@ -139,11 +139,9 @@ def _linear_scan(a, b, d: int):
     n, k = b.shape[d], 1
     while k < n:
         m = n - k
-        b = cat.fn(
-            [b.narrow(d, 0, k), b.narrow(d, k, m) + a.narrow(d, k, m) * b.narrow(d, 0, m)], d
-        )
+        b = cat([b.narrow(d, 0, k), b.narrow(d, k, m) + a.narrow(d, k, m) * b.narrow(d, 0, m)], d)
         if 2 * k < n:
-            a = cat.fn([a.narrow(d, 0, k), a.narrow(d, k, m) * a.narrow(d, 0, m)], d)
+            a = cat([a.narrow(d, 0, k), a.narrow(d, k, m) * a.narrow(d, 0, m)], d)
         k *= 2
     return b
 
@@ -160,8 +158,8 @@ def _lcse_weights(x, d: int):
     mg = where(low | top, 0.0, m)
     e = where(top, 0.0, (where(top, 0.0, x) - mg).exp())
     n = x.shape[d]
-    prev = cat.fn([mg.narrow(d, 0, 1), mg.narrow(d, 0, n - 1)], d)
-    was_low = cat.fn([low.narrow(d, 0, 1), low.narrow(d, 0, n - 1)], d)
+    prev = cat([mg.narrow(d, 0, 1), mg.narrow(d, 0, n - 1)], d)
+    was_low = cat([low.narrow(d, 0, 1), low.narrow(d, 0, n - 1)], d)
     a = where(top, 1.0, where(was_low, 0.0, (prev - mg).exp()))
     return e, a, _linear_scan(a, e, d), low, top
 
@@ -174,7 +172,7 @@ def _logcumsumexp_vjp(g, x, result, dim):
     d = dim1(dim, x.dim())
     e, a, den, low, top = _lcse_weights(x, d)
     c = where(top, 0.0, where(low, math.nan, g / where(low, 1.0, den)))
-    nxt = cat.fn([a.narrow(d, 1, x.shape[d] - 1), zeros_like(a.narrow(d, 0, 1))], d)
+    nxt = cat([a.narrow(d, 1, x.shape[d] - 1), zeros_like(a.narrow(d, 0, 1))], d)
     out = e * _linear_scan(nxt.flip(d), c.flip(d), d).flip(d)
     return where(x == math.inf, math.nan, out)
 
@@ -190,7 +188,7 @@ def _logcumsumexp_jvp(t, x, result, dim):
     return where(top, math.nan, where(low, 0.0, out))
 
 
-logcumsumexp = _scan_op(
+logcumsumexp_p = _scan_op(
     "logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
     no_kernel=NoKernel(
@@ -226,11 +224,11 @@ def _cumext(name: str, ufunc: str):
     )  # fmt: skip
 
 
-cummax_op = _cumext("cummax", "maximum")
-cummin_op = _cumext("cummin", "minimum")
+cummax_p = _cumext("cummax", "maximum")
+cummin_p = _cumext("cummin", "minimum")
 
 
-cummax = _wrap("cummax", cummax_op)
-cummin = _wrap("cummin", cummin_op)
+cummax = _wrap("cummax", cummax_p)
+cummin = _wrap("cummin", cummin_p)
 
 tensor_methods({"cummax": cummax, "cummin": cummin})

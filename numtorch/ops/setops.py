@@ -184,18 +184,18 @@ def _dim_errors(make, name, dim_pos):
 # ours; test_unique.py checks the errors and when they are raised).
 _TEST = {"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic", "no_grad_test": True}
 
-unique2 = defop(
+unique2_p = defop(
     "_unique2", _unique2, api="unique", node_name="Unique2Backward0", nout=3, ndiff=1,
     batch_rule=dynamic_shape(), samples=_flat_samples,
     error_samples=lambda make: _dim_errors(make, "unique_dim", r" \(position 2\)"), test=_TEST,
     **_no_derivative("_unique2"),
 )  # fmt: skip
-unique_dim = defop(
+unique_dim_p = defop(
     "unique_dim", _unique_dim, nin=1, api="unique", nout=3, ndiff=1,
     batch_rule=dynamic_shape(), samples=_dim_samples, test=_TEST,
     **_no_derivative("unique_dim"),
 )  # fmt: skip
-unique_consecutive_op = defop(
+unique_consecutive_p = defop(
     "unique_consecutive", _unique_consecutive, api="unique_consecutive", nout=3, ndiff=1,
     batch_rule=dynamic_shape(), samples=_consecutive_samples,
     error_samples=lambda make: _dim_errors(make, "unique_consecutive", ""), test=_TEST,
@@ -240,9 +240,9 @@ def unique(
     occurs."""
     dim = _check_args(input, dim, "_unique2" if dim is None else "unique_dim", " (position 2)")
     if dim is None:
-        out = dispatch(unique2, (input,), {"sorted": sorted})
+        out = dispatch(unique2_p, (input,), {"sorted": sorted})
     else:
-        out = dispatch(unique_dim, (input,), {"dim": dim, "sorted": sorted})
+        out = dispatch(unique_dim_p, (input,), {"dim": dim, "sorted": sorted})
     return _pick(out, return_inverse, return_counts)
 
 
@@ -255,7 +255,7 @@ def unique_consecutive(
     """``input`` with each run of equal consecutive elements (or slices along ``dim``)
     reduced to one; the inverse and counts as in ``unique``."""
     dim = _check_args(input, dim, "unique_consecutive", "")
-    out = dispatch(unique_consecutive_op, (input,), {"dim": dim})
+    out = dispatch(unique_consecutive_p, (input,), {"dim": dim})
     return _pick(out, return_inverse, return_counts)
 
 

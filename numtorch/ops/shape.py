@@ -154,13 +154,13 @@ def _cat_rule(vmap, args, bdims, attrs):
     d = _cat_check([_Shaped(s) for s in shapes], attrs["dim"])
     parts = [materialize(vmap, x, b) for x, b in zip(xs, bds)]
     if d is None:  # only legacy empty (0,) tensors: their cat is (0,)
-        return cat.fn(parts, 1), 0
+        return cat(parts, 1), 0
     # Legacy empties are skipped by cat, but still take part in type promotion: give
     # them the reference shape with 0 at dim instead of dropping them.
     ref = next(s for s in shapes if not _legacy_empty(s))
     empty = (vmap.size, *ref[:d], 0, *ref[d + 1 :])
     parts = [p.reshape(empty) if _legacy_empty(s) else p for p, s in zip(parts, shapes)]
-    return cat.fn(parts, d + 1), 0
+    return cat(parts, d + 1), 0
 
 
 def _cat(xp, tensors, dim=0):
@@ -210,11 +210,12 @@ def _cat_errors(make):
     yield ErrorInput(S(([make((2, 3))], 2)), IndexError, r"\[-2, 1\], but got 2")
 
 
-cat = defop(
+cat_p = defop(
     "cat", _cat, nin=1, list_inputs=(0,), vjp=_cat_vjp, batch_rule=_cat_rule,
-    jvp=lambda t, tensors, dim: cat.fn(_list_tangents(t, tensors), dim), prepare=_tensor_list("cat"), out=True,
+    jvp=lambda t, tensors, dim: cat(_list_tangents(t, tensors), dim), prepare=_tensor_list("cat"), out=True,
     samples=_cat_samples, error_samples=_cat_errors, out_overlap_check=True,
 )  # fmt: skip
+cat = cat_p.fn
 
 
 def _join_samples(axis: str):
@@ -238,14 +239,14 @@ def _join_dim(name: str, first: str, dim, alias) -> int:
 def concatenate(tensors, axis: int | None = None, out=None, *, dim: int | None = None):
     """Alias of cat."""
     _check_tensor_list(tensors, "concatenate")
-    return cat.fn(tensors, _join_dim("concatenate", "dim", axis, dim), out=out)
+    return cat(tensors, _join_dim("concatenate", "dim", axis, dim), out=out)
 
 
 @composite(samples=_join_samples("dim"))
 def concat(tensors, dim: int | None = None, *, out=None, axis: int | None = None):
     """Alias of cat."""
     _check_tensor_list(tensors, "concat")
-    return cat.fn(tensors, _join_dim("concat", "axis", dim, axis), out=out)
+    return cat(tensors, _join_dim("concat", "axis", dim, axis), out=out)
 
 
 def _stack_check(shapes) -> None:
@@ -270,12 +271,12 @@ def _stack_rule(vmap, args, bdims, attrs):
     shapes = [lshape(x, b) for x, b in zip(xs, bds)]
     _stack_check(shapes)
     d = pdim(attrs["dim"], len(shapes[0]) + 1)
-    return stack.fn([materialize(vmap, x, b) for x, b in zip(xs, bds)], d), 0
+    return stack([materialize(vmap, x, b) for x, b in zip(xs, bds)], d), 0
 
 
-stack = defop(
+stack_p = defop(
     "stack", _stack, nin=1, list_inputs=(0,), prepare=_tensor_list("stack"), out=True, batch_rule=_stack_rule,
-    jvp=lambda t, tensors, dim: stack.fn(_list_tangents(t, tensors), dim),
+    jvp=lambda t, tensors, dim: stack(_list_tangents(t, tensors), dim),
     vjp=lambda g, tensors, dim: list(g.unbind(dim)),
     samples=lambda make: [S(([make((2, 3)), make((2, 3))],)), S(([make((2, 3)), make((2, 3)), make((2, 3))], -1)),
                           S(([make(()), make(())],)), S(([make((0, 3))], 1)), S(([make((3,)), make((3,), dtype="int64")],), {"dim": 1})],
@@ -284,6 +285,7 @@ stack = defop(
         ErrorInput(S(([make((2, 3))], 3)), IndexError, r"\[-3, 2\], but got 3"),
     ],
 )  # fmt: skip
+stack = stack_p.fn
 
 
 def _atleast_shape(shape, nd: int) -> tuple:
@@ -317,8 +319,8 @@ def _joiner(name: str):
 
     def as_cat(tensors):
         _check_tensor_list(tensors, name)
-        parts = [reshape.fn(t, _atleast_shape(t.shape, nd)) for t in tensors]
-        return cat.fn(parts, _join_axis(name, [tuple(t.shape) for t in tensors]))
+        parts = [reshape(t, _atleast_shape(t.shape, nd)) for t in tensors]
+        return cat(parts, _join_axis(name, [tuple(t.shape) for t in tensors]))
 
     def vjp(g, tensors_shape):
         axis = _join_axis(name, [tuple(s) for s in tensors_shape])
@@ -356,14 +358,15 @@ def _joiner(name: str):
     return op
 
 
-hstack = _joiner("hstack")
-vstack = _joiner("vstack")
-dstack = _joiner("dstack")
+hstack_p = _joiner("hstack")
+vstack_p = _joiner("vstack")
+vstack = vstack_p.fn
+dstack_p = _joiner("dstack")
 
 
 def row_stack(tensors, *, out=None):
     """Alias of vstack."""
-    return vstack.fn(tensors, out=out)
+    return vstack(tensors, out=out)
 
 
 def _atleast(nd: int):
@@ -377,7 +380,7 @@ def _atleast(nd: int):
         if shape == tuple(t.shape):
             return t
         if t.dim() == 0:
-            return reshape.fn(t, shape)
+            return reshape(t, shape)
         # PyTorch's unsqueezes: (n,) -> (1, n) -> (1, n, 1), (m, n) -> (m, n, 1)
         if t.dim() == 1:
             t = t.unsqueeze(0)
@@ -406,7 +409,7 @@ def _flip(xp, input, dims):
     return xp.flip(input, axes).copy() if input.ndim and axes else input.copy()
 
 
-flip = defop(
+flip_p = defop(
     "flip",
     _flip,
     nin=1,
@@ -431,6 +434,7 @@ flip = defop(
     ],
     methods=True,
 )
+flip = flip_p.fn
 
 
 def _flip_samples(make):
@@ -448,7 +452,7 @@ def fliplr(input):
     """Flip the columns (dim 1)."""
     if input.dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip.fn(input, (1,))
+    return flip(input, (1,))
 
 
 @composite(samples=_flip_samples, error_samples=_flip_errors(1))
@@ -456,7 +460,7 @@ def flipud(input):
     """Flip the rows (dim 0)."""
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip.fn(input, (0,))
+    return flip(input, (0,))
 
 
 def _roll(xp, input, shifts, dims=None):
@@ -498,7 +502,7 @@ def _neg_shifts(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
 
-roll = defop(
+roll_p = defop(
     "roll",
     _roll,
     nin=1,
@@ -553,10 +557,10 @@ def _rot90(xp, input, k=1, dims=(0, 1)):
 def _rot90_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     d0, d1 = _rot90_dims(attrs["dims"], x.dim() - 1)
-    return rot90.fn(x, attrs["k"], (d0 + 1, d1 + 1)), 0
+    return rot90(x, attrs["k"], (d0 + 1, d1 + 1)), 0
 
 
-rot90 = defop(
+rot90_p = defop(
     "rot90",
     _rot90,
     nin=1,
@@ -583,6 +587,7 @@ rot90 = defop(
     ],
     methods=True,
 )
+rot90 = rot90_p.fn
 
 
 # ------------------------------------------------------------------ triangles and diagonals
@@ -615,7 +620,7 @@ def _tri(name: str):
     )  # fmt: skip
 
 
-tril, triu = _tri("tril"), _tri("triu")
+tril_p, triu_p = _tri("tril"), _tri("triu")
 
 
 def _diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
@@ -639,10 +644,10 @@ def _diag_embed_rule(vmap, args, bdims, attrs):
     if rank == 0:  # a 0-d input embeds like its (1,) reshape
         x, rank = x.unsqueeze(1), 1
     d1, d2 = pdim(attrs["dim1"], rank + 1), pdim(attrs["dim2"], rank + 1)
-    return diag_embed.fn(x, attrs["offset"], d1, d2), 0
+    return diag_embed(x, attrs["offset"], d1, d2), 0
 
 
-diag_embed = defop(
+diag_embed_p = defop(
     "diag_embed",
     _diag_embed,
     nin=1,
@@ -665,6 +670,7 @@ diag_embed = defop(
     ],
     methods=True,
 )
+diag_embed = diag_embed_p.fn
 
 
 def _diag_error(ndim: int) -> RuntimeError:
@@ -683,19 +689,19 @@ def _diag_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     rank, k = x.dim() - 1, attrs["diagonal"]
     if rank == 1:
-        return diag_embed.fn(x, k, 1, 2), 0
+        return diag_embed(x, k, 1, 2), 0
     if rank == 2:
-        return diagonal.fn(x, k, 1, 2).clone(), 0  # diag returns new memory, not a view
+        return diagonal(x, k, 1, 2).clone(), 0  # diag returns new memory, not a view
     raise _diag_error(rank)
 
 
 def _diag_vjp(g, input_shape, diagonal):
     if len(input_shape) == 1:
         return g.diagonal(diagonal)
-    return diagonal_backward.fn(g, tuple(input_shape), diagonal, 0, 1)
+    return diagonal_backward(g, tuple(input_shape), diagonal, 0, 1)
 
 
-diag = defop(
+diag_p = defop(
     "diag",
     _diag,
     nin=1,
@@ -747,7 +753,7 @@ def _repeat(xp, input, repeats):
 def _repeat_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     reps = _repeat_check(tuple(x.shape[1:]), attrs["repeats"])
-    return repeat.fn(pad_to(x, len(reps)), (1, *reps)), 0
+    return repeat(pad_to(x, len(reps)), (1, *reps)), 0
 
 
 def _repeat_vjp(g, input_shape, repeats):
@@ -759,13 +765,14 @@ def _repeat_vjp(g, input_shape, repeats):
     return g.reshape(split).sum(tuple(range(0, 2 * len(shape), 2))).reshape(input_shape)
 
 
-repeat = defop(
+repeat_p = defop(
     "repeat", _repeat, nin=1, vjp=_repeat_vjp, jvp=LINEAR, api="Tensor.repeat", batch_rule=_repeat_rule,
     methods=True, sizes=True,
     samples=lambda make: [S((make((2, 3)), (2, 1))), S((make((2, 3)), (2, 1, 3))), S((make(()), (3,))),
                           S((make((3,)), (2, 0))), S((make((0, 2)), (2, 2)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (2,))), RuntimeError, "Number of dimensions of repeat dims can not be smaller")],
 )  # fmt: skip
+repeat = repeat_p.fn
 
 
 def _tile_reps(ndim: int, dims) -> tuple:
@@ -786,13 +793,13 @@ def _tile_vjp(g, input_shape, dims):
     return _repeat_vjp(g, input_shape, (1,) * (len(input_shape) - len(dims)) + dims)
 
 
-tile = defop(
+tile_p = defop(
     "tile",
     _tile,
     nin=1,
     vjp=_tile_vjp,
     jvp=LINEAR,
-    batch_rule=decompose(lambda input, dims: repeat.fn(input, _tile_reps(input.dim(), dims))),
+    batch_rule=decompose(lambda input, dims: repeat(input, _tile_reps(input.dim(), dims))),
     samples=lambda make: [
         S((make((2, 3)), (2,))),
         S((make((2, 3)), (2, 1, 3))),
@@ -858,7 +865,7 @@ def _repeat_interleave_rule(vmap, args, bdims, attrs):
             x = x.unsqueeze(1)
         d = pdim(dim, rank)
     if br is None:
-        return repeat_interleave.fn(x, r, d, output_size=size), 0
+        return repeat_interleave(x, r, d, output_size=size), 0
     # Batched repeats: one call on the batch folded into dim, which is right only when
     # every batch element gets the same output length; that length is data, so check it.
     n = x.shape[d]
@@ -879,7 +886,7 @@ def _repeat_interleave_rule(vmap, args, bdims, attrs):
         )
     rest = x.movedim(d, 1).shape[2:]
     flat = x.movedim(d, 1).reshape(-1, *rest)
-    out = repeat_interleave.fn(flat, r.reshape(-1), 0)
+    out = repeat_interleave(flat, r.reshape(-1), 0)
     return out.reshape(vmap.size, -1, *rest).movedim(1, d), 0
 
 
@@ -901,12 +908,13 @@ def _segment_sum(xp, grad, repeats, dim):
     return xp.take(c, ends, axis=dim) - xp.take(c, starts, axis=dim)
 
 
-segment_sum = defop(
+segment_sum_p = defop(
     "repeat_interleave_backward", _segment_sum, nin=1, jvp=LINEAR,
     vjp=lambda g, repeats, dim: g.repeat_interleave(repeats, dim),
-    api="ops.shape.segment_sum.fn", test={"no_oracle": True}, batch_rule=along_dims(scalar_trick=False),
+    api="ops.shape.segment_sum", test={"no_oracle": True}, batch_rule=along_dims(scalar_trick=False),
     samples=lambda make: [S((make((6, 2)), 2, 0)), S((make((2, 6)), 3, 1))],
 )  # fmt: skip
+segment_sum = segment_sum_p.fn
 
 
 def _repeat_interleave_vjp(g, input_shape, repeats, dim):
@@ -925,7 +933,7 @@ def _repeat_interleave_vjp(g, input_shape, repeats, dim):
         # g is empty along d and does not say how many elements each got: spell out the zeros
         n = math.prod(input_shape) if dim is None or not input_shape else input_shape[d]
         repeats = np.zeros(n, dtype=np.int64)
-    return segment_sum.fn(g, repeats, d).reshape(input_shape)
+    return segment_sum(g, repeats, d).reshape(input_shape)
 
 
 def _repeat_interleave_samples(make):
@@ -939,7 +947,7 @@ def _repeat_interleave_samples(make):
     yield S((make((2, 3)), np.array([1, 2, 0, 3, 1, 1])))
 
 
-repeat_interleave = (
+repeat_interleave_p = (
     defop(
         "repeat_interleave",
         _repeat_interleave,
@@ -958,6 +966,7 @@ repeat_interleave = (
         ],
     )  # fmt: skip
 )
+repeat_interleave = repeat_interleave_p.fn
 
 
 def _repeat_interleave_fn(
@@ -965,7 +974,7 @@ def _repeat_interleave_fn(
 ):
     """Repeat elements (int or per-element tensor repeats); with one tensor argument, the indices
     ``0..n-1`` repeated by its values."""
-    return repeat_interleave.fn(input, repeats, dim, output_size=output_size)
+    return repeat_interleave(input, repeats, dim, output_size=output_size)
 
 
 # ------------------------------------------------------------------ public names

@@ -146,10 +146,10 @@ def _sm_sum(x, dim):
     return _sum_dims(x, dim, True)
 
 
-_softmax_backward_data_op = _sm_backward_op(
+_softmax_backward_data_p = _sm_backward_op(
     "_softmax_backward_data", False,
     (
-        lambda g, output, dim, input_dtype: _softmax_backward_data_op.fn(g, output, dim, input_dtype),
+        lambda g, output, dim, input_dtype: _softmax_backward_data(g, output, dim, input_dtype),
         lambda g, grad_output, output, dim: g * (grad_output - _sm_sum(grad_output * output, dim))
         - grad_output * _sm_sum(g * output, dim),
     ),
@@ -158,7 +158,8 @@ _softmax_backward_data_op = _sm_backward_op(
         + output * (tgrad_output - _sm_sum(tgrad_output * output + grad_output * toutput, dim))
     ),
 )  # fmt: skip
-_log_softmax_backward_data_op = _sm_backward_op(
+_softmax_backward_data = _softmax_backward_data_p.fn
+_log_softmax_backward_data_p = _sm_backward_op(
     "_log_softmax_backward_data", True,
     (
         lambda g, output, dim: g - _sm_sum(g * output.exp(), dim),
@@ -169,15 +170,17 @@ _log_softmax_backward_data_op = _sm_backward_op(
         - output.exp() * (_sm_sum(tgrad_output, dim) + toutput * _sm_sum(grad_output, dim))
     ),
 )  # fmt: skip
+_log_softmax_backward_data = _log_softmax_backward_data_p.fn
 
-softmax_op = _sm_op(
+softmax_p = _sm_op(
     "softmax", _softmax_kernel(log=False),
-    lambda g, result, dim: _softmax_backward_data_op.fn(g, result, dim, result.dtype),
+    lambda g, result, dim: _softmax_backward_data(g, result, dim, result.dtype),
     lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
 )  # fmt: skip
-log_softmax_op = _sm_op(
+_softmax = softmax_p.fn
+log_softmax_p = _sm_op(
     "log_softmax", _softmax_kernel(log=True),
-    lambda g, result, dim: _log_softmax_backward_data_op.fn(g, result, dim, result.dtype),
+    lambda g, result, dim: _log_softmax_backward_data(g, result, dim, result.dtype),
     lambda t, result, dim: t - (result.exp() * t).sum(dim, True),
 )  # fmt: skip
 
@@ -200,12 +203,12 @@ def _sm_api(op: Op, functional: bool):
     return fn
 
 
-softmax = _sm_api(softmax_op, False)
-log_softmax = _sm_api(log_softmax_op, False)
+softmax = _sm_api(softmax_p, False)
+log_softmax = _sm_api(log_softmax_p, False)
 
 
 # nn.functional's forms pick a dim (with PyTorch's warning) when none is given.
-nn_softmax = _sm_api(softmax_op, True)
-nn_log_softmax = _sm_api(log_softmax_op, True)
+nn_softmax = _sm_api(softmax_p, True)
+nn_log_softmax = _sm_api(log_softmax_p, True)
 
 tensor_methods({"softmax": softmax, "log_softmax": log_softmax})

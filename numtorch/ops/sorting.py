@@ -63,7 +63,7 @@ def _sort_samples(make):
         yield S((ties,), {"stable": True, "dim": 1, "descending": True})
 
 
-sort_op = _indexed_op(
+sort_p = _indexed_op(
     "sort",
     _sort,
     samples=_sort_samples,
@@ -71,7 +71,8 @@ sort_op = _indexed_op(
     test={"dtypes": FLOATS_INT},
     layout=preserve,
 )
-argsort = defop(
+_raw_sort = sort_p.fn
+argsort_p = defop(
     "argsort",
     _argsort,
     nin=1,
@@ -114,7 +115,7 @@ def _dim_size(arrays, attrs) -> int:
     return x.shape[dim1(attrs["dim"], x.ndim)] if x.ndim else 1
 
 
-topk_op = _indexed_op(
+topk_p = _indexed_op(
     "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT},
     no_kernel=NoKernel(
         "b", error=(RuntimeError, "topk does not support bool dtypes on CPU"),
@@ -156,7 +157,7 @@ def _kth_errors(make):
     )
 
 
-kthvalue_op = _indexed_op(
+kthvalue_p = _indexed_op(
     "kthvalue",
     _kthvalue,
     samples=_kth_samples,
@@ -164,6 +165,7 @@ kthvalue_op = _indexed_op(
     test={"dtypes": FLOATS_INT},
     no_kernel=NoKernel("b", "kthvalue_cpu", when=lambda arrays, attrs: _dim_size(arrays, attrs)),
 )
+_raw_kthvalue = kthvalue_p.fn
 
 
 def _mode(xp, x, dim=-1, keepdim=False):
@@ -203,7 +205,7 @@ def _mode_errors(make):
     yield ErrorInput(S((make((0, 3)), 0)), IndexError, r"mode\(\): Expected reduction dim 0")
 
 
-mode_op = _indexed_op(
+mode_p = _indexed_op(
     "mode", _mode, samples=_mode_samples, error_samples=_mode_errors,
     test={"dtypes": FLOATS_INT_BOOL}, no_kernel=NoKernel("c", "mode_cpu"),
 )  # fmt: skip
@@ -239,7 +241,7 @@ def _median_rule(vmap, args, bdims, attrs):
     n = x.shape[1]
     if n == 0:
         return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype, device=x.device), 0
-    s = sort_op.fn(x, 1)[0]
+    s = _raw_sort(x, 1)[0]
     last = s.select(1, n - 1)
     return where(last != last, last, s.select(1, (n - 1) // 2)), 0
 
@@ -273,7 +275,7 @@ _MEDIAN_RULES = {
     "jvp": lambda t, x, result: (t * _median_partial(x, result)).sum(),
     "error_samples": _median_errors,
 }
-median_op = defop(
+median_p = defop(
     "median",
     _median,
     **_MEDIAN_RULES,
@@ -282,18 +284,19 @@ median_op = defop(
     batch_rule=_median_rule,
     no_kernel=NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
 )
+_raw_median = median_p.fn
 
 
-sort = _wrap("sort", sort_op)
-topk = _wrap("topk", topk_op)
-kthvalue = _wrap("kthvalue", kthvalue_op)
-mode = _wrap("mode", mode_op)
+sort = _wrap("sort", sort_p)
+topk = _wrap("topk", topk_p)
+kthvalue = _wrap("kthvalue", kthvalue_p)
+mode = _wrap("mode", mode_p)
 
 
 def median(input, dim=None, keepdim: bool = False, *, out=None):
     """median(input): the lower middle value; median(input, dim) -> (values, indices)."""
     if dim is None:
-        return median_op.fn(input)
+        return _raw_median(input)
     input = _tensor(input)
     d = dim1(dim, input.dim())
     if input.dim() and input.shape[d] == 0:  # under vmap PyTorch names the physical dim
@@ -301,7 +304,7 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
         raise IndexError(f"median(): Expected reduction dim {p} to have non-zero size.")
     _no_bool(input, "median_out")  # kthvalue's own refusal would name kthvalue's kernel
     n = input.shape[d] if input.dim() else 1
-    values, indices = kthvalue_op.fn(input, (n - 1) // 2 + 1, d, True)
+    values, indices = _raw_kthvalue(input, (n - 1) // 2 + 1, d, True)
     if input.dim() and input.dtype.is_floating_point:  # a NaN in a slice is its median
         nan = input.isnan()
         indices = where(nan.any(d, keepdim=True), nan.to(dt.uint8).argmax(d, keepdim=True), indices)
@@ -330,7 +333,7 @@ def _nanmedian_rule(vmap, args, bdims, attrs):
     x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
     if x.shape[1] == 0:
         return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype, device=x.device), 0
-    s = sort_op.fn(x, 1)[0]
+    s = _raw_sort(x, 1)[0]
     pos = ((s == s).sum(1, keepdim=True) - 1).clamp_min(0) // 2
     return s.gather(1, pos).squeeze(1), 0
 
@@ -347,7 +350,7 @@ def _nanmedian_samples(make):
         yield S((np.full((3,), np.nan, make.dtype),))
 
 
-nanmedian_op = defop(
+nanmedian_p = defop(
     "nanmedian",
     _nanmedian,
     **_MEDIAN_RULES,
@@ -356,13 +359,14 @@ nanmedian_op = defop(
     batch_rule=_nanmedian_rule,
     no_kernel=NoKernel("bc", "median_cpu"),
 )
+_raw_nanmedian = nanmedian_p.fn
 
 
 def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
     """The median of the numbers (NaN skipped; NaN where there are none); with ``dim``,
     (values, indices) along it."""
     if dim is None:
-        res = nanmedian_op.fn(input)
+        res = _raw_nanmedian(input)
         if out is None:
             return res
         from .._core.out import write_out
@@ -375,7 +379,7 @@ def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
     if nd and input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     x = input if nd else input.reshape(1)
-    order = sort_op.fn(x, d)[1]  # NaN sorts last
+    order = _raw_sort(x, d)[1]  # NaN sorts last
     pos = ((x == x).sum(d, keepdim=True) - 1).clamp_min(0) // 2
     indices = order.gather(d, pos)
     values = x.gather(d, indices)

@@ -35,7 +35,7 @@ def _sinc_grad(g, input):
     return g * where(zero, input * (-_PI * _PI / 3), d)
 
 
-sinc = unary(
+sinc_p = unary(
     "sinc", lambda xp, input: xp.sinc(input), _sinc_grad, ELEMENTWISE, dtypes=FLOATS_INT,
 )  # fmt: skip
 
@@ -75,10 +75,11 @@ def _polygamma(xp, input, n):
 
 
 _GAMMA = {"dtypes": FLOATS_INT, "low": 0.3, "high": 3.0}
-lgamma = unary("lgamma", _lgamma, lambda g, input: g * digamma.fn(input), ELEMENTWISE, **_GAMMA)
-digamma = unary(
-    "digamma", _sp("psi"), lambda g, input: g * polygamma.fn(input, 1), ELEMENTWISE, **_GAMMA
+lgamma_p = unary("lgamma", _lgamma, lambda g, input: g * digamma(input), ELEMENTWISE, **_GAMMA)
+digamma_p = unary(
+    "digamma", _sp("psi"), lambda g, input: g * _raw_polygamma(input, 1), ELEMENTWISE, **_GAMMA
 )
+digamma = digamma_p.fn
 
 
 def _polygamma_samples(make):
@@ -88,22 +89,20 @@ def _polygamma_samples(make):
     yield S((3, make((0, 3), 0.3, 3.0)))
 
 
-polygamma = unary(
-    "polygamma", _polygamma, lambda g, input, n: g * polygamma.fn(input, n + 1), ELEMENTWISE,
+polygamma_p = unary(
+    "polygamma", _polygamma, lambda g, input, n: g * _raw_polygamma(input, n + 1), ELEMENTWISE,
     nin=1, dtypes=FLOATS_INT, samples=_polygamma_samples,
     error_samples=lambda make: [
         ErrorInput(S((-1, make((3,)))), RuntimeError, r"polygamma\(n, x\) does not support negative n")
     ],
 )  # fmt: skip
-polygamma.api = "polygamma"  # the public function takes (n, input): ``polygamma_fn`` below
+_raw_polygamma = polygamma_p.fn
+polygamma_p.api = "polygamma"  # the public function takes (n, input): ``polygamma`` below
 
 
-def polygamma_fn(n: int, input, *, out=None):
+def polygamma(n: int, input, *, out=None):
     """The n-th derivative of the digamma function."""
-    return polygamma.fn(input, n, out=out)
-
-
-polygamma_fn.__name__ = polygamma_fn.__qualname__ = "polygamma"
+    return _raw_polygamma(input, n, out=out)
 
 
 def _mvlgamma(xp, input, p):
@@ -116,7 +115,7 @@ def _mvlgamma(xp, input, p):
 
 def _mvlgamma_grad(g, input, p):
     half = arange(p, dtype=input.dtype, device=input.device) * 0.5
-    return g * digamma.fn(input.unsqueeze(-1) - half).sum(-1)
+    return g * digamma(input.unsqueeze(-1) - half).sum(-1)
 
 
 def _mvlgamma_samples(make):
@@ -126,7 +125,7 @@ def _mvlgamma_samples(make):
     yield S((make((0, 2), 1.2, 3.0), 2))
 
 
-mvlgamma = unary(
+mvlgamma_p = unary(
     "mvlgamma", silent(_mvlgamma), _mvlgamma_grad, ELEMENTWISE, nin=1, dtypes=FLOATS_INT,
     layout=contiguous,  # not a TensorIterator kernel in PyTorch
     samples=_mvlgamma_samples,
@@ -150,25 +149,28 @@ def _tiny(x):
 def _i1_grad(g, input, result):
     """I1' = I0 - I1/x; 0.5 at (near) 0, where the quotient is 0/0."""
     x, big = _tiny(input)
-    return g * where(big, i0.fn(x) - result / x, 0.5)
+    return g * where(big, i0(x) - result / x, 0.5)
 
 
 def _i1e_grad(g, input, result):
     """I1e' = I0e - I1e (sgn(x) + 1/x); 0.5 at (near) 0."""
     x, big = _tiny(input)
-    return g * where(big, special_i0e.fn(x) - result * (x.sgn() + x.reciprocal()), 0.5)
+    return g * where(big, special_i0e(x) - result * (x.sgn() + x.reciprocal()), 0.5)
 
 
 _BESSEL = {"dtypes": FLOATS_INT, "samples": unary_samples(-3.0, 3.0)}
-i0 = unary("i0", _sp("i0"), lambda g, input: g * special_i1.fn(input), ELEMENTWISE, **_BESSEL)
-special_i0e = unary(
-    "special_i0e", _sp("i0e"), lambda g, input, result: g * (special_i1e.fn(input) - input.sgn() * result),
+i0_p = unary("i0", _sp("i0"), lambda g, input: g * special_i1(input), ELEMENTWISE, **_BESSEL)
+i0 = i0_p.fn
+special_i0e_p = unary(
+    "special_i0e", _sp("i0e"), lambda g, input, result: g * (special_i1e(input) - input.sgn() * result),
     ELEMENTWISE, api="special.i0e", methods=False, **_BESSEL,
 )  # fmt: skip
-special_i1 = unary(
+special_i0e = special_i0e_p.fn
+special_i1_p = unary(
     "special_i1", _sp("i1"), _i1_grad, ELEMENTWISE, api="special.i1", methods=False, **_BESSEL
 )
-special_i1e = unary(
+special_i1 = special_i1_p.fn
+special_i1e_p = unary(
     "special_i1e",
     _sp("i1e"),
     _i1e_grad,
@@ -177,8 +179,10 @@ special_i1e = unary(
     methods=False,
     **_BESSEL,
 )
+special_i1e = special_i1e_p.fn
 
 __all__ = [
-    "digamma", "i0", "lgamma", "mvlgamma", "polygamma", "polygamma_fn", "sinc", "special_i0e",
-    "special_i1", "special_i1e",
+    "digamma", "digamma_p", "i0", "i0_p", "lgamma_p", "mvlgamma_p", "polygamma", "polygamma_p",
+    "sinc_p", "special_i0e", "special_i0e_p", "special_i1", "special_i1_p", "special_i1e",
+    "special_i1e_p",
 ]  # fmt: skip

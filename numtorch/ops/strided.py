@@ -61,21 +61,22 @@ def _unfold_backward_rule(vmap, args, bdims, attrs):
     if not shape:  # a 0-d input: its one element is in every window
         return g.sum(-1), 0
     new = dict(attrs, shape=(vmap.size, *shape), dim=pdim(attrs["dim"], len(shape)))
-    return unfold_backward.fn(g, **new), 0
+    return unfold_backward(g, **new), 0
 
 
-unfold_backward = defop(
+unfold_backward_p = defop(
     "unfold_backward", _unfold_backward, nin=1,
-    vjp=lambda g, dim, size, step: tensor_unfold.fn(g, dim, size, step), jvp=LINEAR,
-    api="ops.strided.unfold_backward.fn", test={"no_oracle": True}, batch_rule=_unfold_backward_rule,
+    vjp=lambda g, dim, size, step: tensor_unfold(g, dim, size, step), jvp=LINEAR,
+    api="ops.strided.unfold_backward", test={"no_oracle": True}, batch_rule=_unfold_backward_rule,
     samples=lambda make: [S((make((3, 2, 2)), (4, 2), 0, 2, 1)), S((make((2, 2, 3)), (2, 5), 1, 3, 2)),
                           S((make((1,)), (), 0, 1, 1))],
 )  # fmt: skip
+unfold_backward = unfold_backward_p.fn
 
 
 def _unfold_vjp(g, input_shape, dimension, size, step):
     d, _ = _unfold_geometry(tuple(input_shape), dimension, size, step)
-    return unfold_backward.fn(g, tuple(input_shape), d, size, step)
+    return unfold_backward(g, tuple(input_shape), d, size, step)
 
 
 def _unfold_rule(vmap, args, bdims, attrs):
@@ -84,7 +85,7 @@ def _unfold_rule(vmap, args, bdims, attrs):
     _unfold_geometry(tuple(x.shape[1:]), **attrs)
     if rank == 0:
         return x.unsqueeze(1).narrow(1, 0, attrs["size"]), 0
-    return tensor_unfold.fn(x, pdim(attrs["dimension"], rank), attrs["size"], attrs["step"]), 0
+    return tensor_unfold(x, pdim(attrs["dimension"], rank), attrs["size"], attrs["step"]), 0
 
 
 def _unfold_samples(make):
@@ -97,7 +98,7 @@ def _unfold_samples(make):
     yield S((make((0, 3)), 1, 2, 1), name="empty")
 
 
-tensor_unfold = view_op(
+tensor_unfold_p = view_op(
     "tensor_unfold", _unfold, _unfold_vjp, methods=("unfold",), api="Tensor.unfold", overlapping_view=True,
     node_name="UnfoldBackward0", batch_rule=_unfold_rule, samples=_unfold_samples,
     error_samples=lambda make: [
@@ -108,12 +109,13 @@ tensor_unfold = view_op(
         ErrorInput(S((make(()), 0, 2, 1)), RuntimeError, "maximum size for tensor at dimension 0 is 1 but size is 2"),
     ],
 )  # fmt: skip
+tensor_unfold = tensor_unfold_p.fn
 
 
 # ------------------------------------------------------------------ real and imaginary parts
 # Views of a complex tensor's parts (NumPy's real/imag are views). Complex tensors do not
 # require grad in numtorch, so the views have no vjp.
-view_real, view_imag = (
+view_real_p, view_imag_p = (
     view_op(
         f"view_{part}",
         lambda xp, input, part=part: getattr(xp, part)(input),
@@ -125,6 +127,8 @@ view_real, view_imag = (
     )  # fmt: skip
     for part in ("real", "imag")
 )
+view_real = view_real_p.fn
+view_imag = view_imag_p.fn
 
 
 def _part_samples(make):
@@ -135,7 +139,7 @@ def _part_samples(make):
 @composite(samples=lambda make: [S((make((2, 3)),)), *_part_samples(make)])
 def real(input):
     """The real part: a view of a complex tensor's real parts; a real tensor is its own."""
-    return view_real.fn(input) if input.is_complex() else input
+    return view_real(input) if input.is_complex() else input
 
 
 @composite(
@@ -148,7 +152,7 @@ def imag(input):
     """The imaginary part of a complex tensor, as a view of it."""
     if not input.is_complex():
         raise RuntimeError(_NOT_COMPLEX)
-    return view_imag.fn(input)
+    return view_imag(input)
 
 
 _NOT_COMPLEX = "imag is not implemented for tensors with non-complex dtypes."
@@ -239,21 +243,23 @@ def _gather_samples(make):
     yield S((make((3,)), (), (), 2), name="0-d")
 
 
-strided_gather = view_op(
+strided_gather_p = view_op(
     "strided_gather", _strided_gather,
-    lambda g, input_shape, size, stride, offset: strided_scatter.fn(g, input_shape[-1], size, stride, offset),
-    methods=False, api="ops.strided.strided_gather.fn", node_name="AsStridedBackward0",
+    lambda g, input_shape, size, stride, offset: strided_scatter(g, input_shape[-1], size, stride, offset),
+    methods=False, api="ops.strided.strided_gather", node_name="AsStridedBackward0",
     test={"no_oracle": True}, batch_rule=rule_generator(_batch_first)(), samples=_gather_samples,
     overlapping_view=True,
 )  # fmt: skip
-strided_scatter = defop(
+strided_gather = strided_gather_p.fn
+strided_scatter_p = defop(
     "strided_scatter", _strided_scatter, nin=1,
-    vjp=lambda g, size, stride, offset: strided_gather.fn(g, size, stride, offset), jvp=LINEAR,
-    api="ops.strided.strided_scatter.fn", test={"no_oracle": True},
+    vjp=lambda g, size, stride, offset: strided_gather(g, size, stride, offset), jvp=LINEAR,
+    api="ops.strided.strided_scatter", test={"no_oracle": True},
     batch_rule=rule_generator(_batch_first)(),
     samples=lambda make: [S((make((3, 3)), 8, (3, 3), (1, 1), 0)), S((make((2, 2)), 6, (2, 2), (1, 3), 1)),
                           S((make(()), 3, (), (), 2))],
 )  # fmt: skip
+strided_scatter = strided_scatter_p.fn
 
 
 def _address(a) -> int:
@@ -309,7 +315,7 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
     vector, offset = _storage(input)
     if storage_offset is not None:
         offset = int(storage_offset)
-    return strided_gather.fn(vector, tuple(size), tuple(stride), offset)
+    return strided_gather(vector, tuple(size), tuple(stride), offset)
 
 
 tensor_method(inplace_view(as_strided, "as_strided_"))

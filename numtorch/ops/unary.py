@@ -15,8 +15,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.methods import tensor_methods
-from .._core.op import ErrorInput, NoKernel, composite
+from .._core.op import ErrorInput, NoKernel, composite, tensor_methods
 from .._core.policy import InplacePolicy
 from ..testing.samples import S
 from ._families import (
@@ -147,26 +146,26 @@ def _square(xp, input):
     return input * input
 
 
-neg = unary(
+neg_p = unary(
     "neg", _neg, lambda g: -g, LINEAR, promotion=Promotion.OWN, dtypes=FLOATS_INT, methods=("neg", "negative"),
     error_samples=lambda make: [
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported")
     ],
     inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
-abs = unary(
+abs_p = unary(
     "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT,
     exclude_zero=True, methods=("abs", "absolute"),
     error_samples=lambda make: [_err(make, "abs_cpu")],
     test={"no_gradgrad": True},  # torch's second derivative is a ZeroTensor the harness can't read
 )  # fmt: skip
 _SIGN = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT_BOOL, "exclude_zero": True}
-sign = unary("sign", _sign, _zeros, ELEMENTWISE, **_SIGN)
-sgn = unary(
+sign_p = unary("sign", _sign, _zeros, ELEMENTWISE, **_SIGN)
+sgn_p = unary(
     "sgn", _sign, _zeros, ELEMENTWISE, **_SIGN,
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )  # fmt: skip
-relu = unary(
+relu_p = unary(
     "relu", _relu, lambda g, result: where(result <= 0, 0, g), ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT,
     exclude_zero=True, out=False,
     error_samples=lambda make: [
@@ -174,93 +173,100 @@ relu = unary(
     ],
     inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
-square = unary(
+relu = relu_p.fn
+square_p = unary(
     "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, promotion=Promotion.OWN,
     dtypes=FLOATS_INT_BOOL, node_name="PowBackward0",  # PyTorch's square is pow(input, 2)
 )  # fmt: skip
 
 # ------------------------------------------------------------------ exponentials and logarithms
 _LOG = {"dtypes": FLOATS_INT, "low": 0.1, "high": 3.0, "ieee": True}
-exp = unary(
+exp_p = unary(
     "exp", _ufunc("exp"), lambda g, result: g * result, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
     ieee=True,
 )  # fmt: skip
-exp2 = unary(
+exp2_p = unary(
     "exp2", _ufunc("exp2"), lambda g, result: g * result * _LN2, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
     ieee=True,
 )  # fmt: skip
-expm1 = unary(
+expm1_p = unary(
     "expm1", _ufunc("expm1"), lambda g, result: g * (result + 1), ELEMENTWISE, dtypes=FLOATS_INT,
     ieee=True,
 )  # fmt: skip
-log = unary("log", _ufunc("log"), lambda g, input: g / input, ELEMENTWISE, **_LOG)
-log2 = unary("log2", _ufunc("log2"), lambda g, input: g / (input * _LN2), ELEMENTWISE, **_LOG)
-log10 = unary("log10", _ufunc("log10"), lambda g, input: g / (input * _LN10), ELEMENTWISE, **_LOG)
-log1p = unary(
+log_p = unary("log", _ufunc("log"), lambda g, input: g / input, ELEMENTWISE, **_LOG)
+log2_p = unary("log2", _ufunc("log2"), lambda g, input: g / (input * _LN2), ELEMENTWISE, **_LOG)
+log10_p = unary("log10", _ufunc("log10"), lambda g, input: g / (input * _LN10), ELEMENTWISE, **_LOG)
+log1p_p = unary(
     "log1p", _ufunc("log1p"), lambda g, input: g / (input + 1), ELEMENTWISE, dtypes=FLOATS_INT,
     low=-0.9, high=3.0, ieee=True,
 )  # fmt: skip
-sqrt = unary("sqrt", _ufunc("sqrt"), lambda g, result: g / (result * 2), ELEMENTWISE, **_LOG)
-rsqrt = unary(
+sqrt_p = unary("sqrt", _ufunc("sqrt"), lambda g, result: g / (result * 2), ELEMENTWISE, **_LOG)
+rsqrt_p = unary(
     "rsqrt", lambda xp, input: xp.reciprocal(xp.sqrt(input)),
     lambda g, result: g * result * result * result * -0.5, ELEMENTWISE, **_LOG,
 )  # fmt: skip
-reciprocal = unary(
+reciprocal_p = unary(
     "reciprocal", _ufunc("reciprocal"), lambda g, result: -g * (result * result), ELEMENTWISE,
     dtypes=FLOATS_INT, exclude_zero=True, ieee=True,
 )  # fmt: skip
+reciprocal = reciprocal_p.fn
 
 # ------------------------------------------------------------------ trigonometric and hyperbolic
 _UNIT = {"dtypes": FLOATS_INT, "low": -0.9, "high": 0.9, "ieee": True}
-sin = unary("sin", _ufunc("sin"), lambda g, input: g * input.cos(), ELEMENTWISE, dtypes=FLOATS_INT)
-cos = unary("cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=FLOATS_INT)
-tan = unary(
+sin_p = unary(
+    "sin", _ufunc("sin"), lambda g, input: g * input.cos(), ELEMENTWISE, dtypes=FLOATS_INT
+)
+cos_p = unary(
+    "cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=FLOATS_INT
+)
+tan_p = unary(
     "tan", _ufunc("tan"), lambda g, result: g * (result * result + 1), ELEMENTWISE, dtypes=FLOATS_INT,
     low=-1.2, high=1.2,
 )  # fmt: skip
-asin = unary(
+asin_p = unary(
     "asin", _ufunc("arcsin"), lambda g, input: g * (1 - input * input).rsqrt(), ELEMENTWISE,
     methods=("asin", "arcsin"), **_UNIT,
 )  # fmt: skip
-acos = unary(
+acos_p = unary(
     "acos", _ufunc("arccos"), lambda g, input: -g * (1 - input * input).rsqrt(), ELEMENTWISE,
     methods=("acos", "arccos"), **_UNIT,
 )  # fmt: skip
-atan = unary(
+atan_p = unary(
     "atan", _ufunc("arctan"), lambda g, input: g / (input * input + 1), ELEMENTWISE, dtypes=FLOATS_INT,
     methods=("atan", "arctan"),
 )  # fmt: skip
-sinh = unary(
+sinh_p = unary(
     "sinh", _ufunc("sinh"), lambda g, input: g * input.cosh(), ELEMENTWISE, dtypes=FLOATS_INT,
     ieee=True,
 )  # fmt: skip
-cosh = unary(
+cosh_p = unary(
     "cosh", _ufunc("cosh"), lambda g, input: g * input.sinh(), ELEMENTWISE, dtypes=FLOATS_INT,
     ieee=True,
 )  # fmt: skip
-tanh = unary(
+tanh_p = unary(
     "tanh",
     _ufunc("tanh"),
     lambda g, result: g * (1 - result * result),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
 )
-asinh = unary(
+tanh = tanh_p.fn
+asinh_p = unary(
     "asinh", _ufunc("arcsinh"), lambda g, input: g * (input * input + 1).rsqrt(), ELEMENTWISE,
     dtypes=FLOATS_INT, methods=("asinh", "arcsinh"),
 )  # fmt: skip
-acosh = unary(
+acosh_p = unary(
     "acosh", _ufunc("arccosh"), lambda g, input: g * (input * input - 1).rsqrt(), ELEMENTWISE,
     dtypes=FLOATS_INT, low=1.1, high=3.0, methods=("acosh", "arccosh"), ieee=True,
 )  # fmt: skip
-atanh = unary(
+atanh_p = unary(
     "atanh", _ufunc("arctanh"), lambda g, input: g / (1 - input * input), ELEMENTWISE,
     methods=("atanh", "arctanh"), **_UNIT,
 )  # fmt: skip
-deg2rad = unary(
+deg2rad_p = unary(
     "deg2rad", lambda xp, input: input * _DEG, lambda g: g * _DEG, LINEAR, dtypes=FLOATS_INT_BOOL
 )
-rad2deg = unary(
+rad2deg_p = unary(
     "rad2deg", lambda xp, input: input * _RAD, lambda g: g * _RAD, LINEAR, dtypes=FLOATS_INT_BOOL
 )
 
@@ -297,22 +303,23 @@ def _sigmoid(xp, input):
     return _special(xp).expit(input)
 
 
-sigmoid = unary(
+sigmoid_p = unary(
     "sigmoid", _sigmoid,
     lambda g, result: g * result * (1 - result), ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
-logit = unary(
+sigmoid = sigmoid_p.fn
+logit_p = unary(
     "logit", _logit, _logit_grad, ELEMENTWISE, dtypes=FLOATS_INT, samples=_logit_samples, ieee=True
 )
-erf = unary(
+erf_p = unary(
     "erf", lambda xp, input: _special(xp).erf(input),
     lambda g, input: g * (-input * input).exp() * _2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
-erfc = unary(
+erfc_p = unary(
     "erfc", lambda xp, input: _special(xp).erfc(input),
     lambda g, input: g * (-input * input).exp() * -_2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
 )  # fmt: skip
-erfinv = unary(
+erfinv_p = unary(
     "erfinv", lambda xp, input: _special(xp).erfinv(input),
     # PyTorch's formula reads (saves) the input, not the result
     lambda g, input: g * input.erfinv().square().exp() * _SQRTPI_2, ELEMENTWISE, dtypes=FLOATS_INT,
@@ -346,25 +353,25 @@ def _frac(xp, input):
 
 
 _ROUNDING = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT, "samples": _rounding_samples}
-floor = unary(
+floor_p = unary(
     "floor", _rounding("floor"), _zeros, ELEMENTWISE, no_kernel=NoKernel("b", "floor_vml_cpu"),
     **_ROUNDING,
 )  # fmt: skip
-ceil = unary(
+ceil_p = unary(
     "ceil", _rounding("ceil"), _zeros, ELEMENTWISE, no_kernel=NoKernel("b", "ceil_vml_cpu"),
     **_ROUNDING,
 )  # fmt: skip
-trunc = unary(
+trunc_p = unary(
     "trunc", _rounding("trunc"), _zeros, ELEMENTWISE, **_ROUNDING,
     methods=("trunc", "fix"), error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
     no_kernel=NoKernel("b", "trunc_vml_cpu"),
 )  # fmt: skip
-round = unary(
+round_p = unary(
     "round", _round, _zeros, ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT, samples=_round_samples,
     error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
     no_kernel=_ROUND_NO_KERNEL, node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
 )  # fmt: skip
-frac = unary(
+frac_p = unary(
     "frac", _frac, lambda g: g, ELEMENTWISE, promotion=Promotion.OWN, samples=_rounding_samples,
     error_samples=lambda make: [_err(make, "frac_cpu", np.int64)],
     no_kernel=NoKernel("bi", "frac_cpu"),
@@ -396,7 +403,7 @@ def _angle(xp, input):
     return r.astype(input.dtype, copy=False)
 
 
-nan_to_num = unary(
+nan_to_num_p = unary(
     "nan_to_num", _nan_to_num, lambda g, input: g * input.isfinite(), ELEMENTWISE,
     promotion=Promotion.OWN, dtypes=FLOATS_INT_BOOL, samples=_nan_to_num_samples,
 )  # fmt: skip
@@ -416,20 +423,21 @@ def _angle_jvp(t, input):
     return where(input == 0, 0, (t / where(input == 0, 1, input)).imag)
 
 
-angle = unary(
+angle_p = unary(
     "angle", _angle, _angle_vjp, _angle_jvp, dtypes=FLOATS_INT_BOOL, exclude_zero=True,
     inplace=False,
 )  # fmt: skip
-conj_physical = unary(
+conj_physical_p = unary(
     "conj_physical", lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
     lambda g: g.conj(), LINEAR, promotion=Promotion.OWN, dtypes=FLOATS_INT_BOOL,
     inplace_policy=InplacePolicy(shared_ok=True),
 )  # fmt: skip
+conj_physical = conj_physical_p.fn
 
 
 def conj(input):
     """The complex conjugate: the input itself for real tensors."""
-    return conj_physical.fn(input) if input.is_complex() else input
+    return conj_physical(input) if input.is_complex() else input
 
 
 @composite(
@@ -466,16 +474,16 @@ _PREDICATE = {
     "dtypes": FLOATS_INT_BOOL,
     "samples": _predicate_samples,
 }
-signbit = unary("signbit", _ufunc("signbit"), **_PREDICATE)
-isnan = unary("isnan", _ufunc("isnan"), out=False, **_PREDICATE)
-isinf = unary("isinf", _ufunc("isinf"), out=False, **_PREDICATE)
-isfinite = unary("isfinite", _ufunc("isfinite"), out=False, **_PREDICATE)
-isposinf = unary("isposinf", _ufunc("isposinf"), **_PREDICATE)
-isneginf = unary("isneginf", _ufunc("isneginf"), **_PREDICATE)
-isreal = unary("isreal", _isreal, out=False, **_PREDICATE)
+signbit_p = unary("signbit", _ufunc("signbit"), **_PREDICATE)
+isnan_p = unary("isnan", _ufunc("isnan"), out=False, **_PREDICATE)
+isinf_p = unary("isinf", _ufunc("isinf"), out=False, **_PREDICATE)
+isfinite_p = unary("isfinite", _ufunc("isfinite"), out=False, **_PREDICATE)
+isposinf_p = unary("isposinf", _ufunc("isposinf"), **_PREDICATE)
+isneginf_p = unary("isneginf", _ufunc("isneginf"), **_PREDICATE)
+isreal_p = unary("isreal", _isreal, out=False, **_PREDICATE)
 
 # ------------------------------------------------------------------ bitwise
-bitwise_not = unary(
+bitwise_not_p = unary(
     "bitwise_not", lambda xp, input: xp.invert(input), promotion=Promotion.INTEGRAL, dtypes=("int64", "bool"),
     samples=unary_samples(-8, 8, shapes=UNARY_SHAPES[:4]),
 )  # fmt: skip
@@ -502,10 +510,12 @@ tensor_methods({
 })  # fmt: skip
 
 __all__ = [
-    "abs", "acos", "acosh", "angle", "asin", "asinh", "atan", "atanh", "bitwise_not", "ceil",
-    "conj", "conj_physical", "cos", "cosh", "deg2rad", "erf", "erfc", "erfinv", "exp", "exp2",
-    "expm1", "floor", "frac", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "log",
-    "log10", "log1p", "log2", "logit", "nan_to_num", "neg", "positive", "rad2deg", "reciprocal",
-    "relu", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh", "sqrt", "square",
-    "tan", "tanh", "trunc",
+    "abs_p", "acos_p", "acosh_p", "angle_p", "asin_p", "asinh_p", "atan_p", "atanh_p",
+    "bitwise_not_p", "ceil_p", "conj", "conj_physical", "conj_physical_p", "cos_p", "cosh_p",
+    "deg2rad_p", "erf_p", "erfc_p", "erfinv_p", "exp_p", "exp2_p", "expm1_p", "floor_p", "frac_p",
+    "isfinite_p", "isinf_p", "isnan_p", "isneginf_p", "isposinf_p", "isreal_p", "log_p", "log10_p",
+    "log1p_p", "log2_p", "logit_p", "nan_to_num_p", "neg_p", "positive", "rad2deg_p", "reciprocal",
+    "reciprocal_p", "relu", "relu_p", "round_p", "rsqrt_p", "sgn_p", "sigmoid", "sigmoid_p",
+    "sign_p", "signbit_p", "sin_p", "sinh_p", "sqrt_p", "square_p", "tan_p", "tanh", "tanh_p",
+    "trunc_p",
 ]  # fmt: skip

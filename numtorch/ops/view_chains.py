@@ -102,17 +102,18 @@ def _region(g, chain, overlap):
 
 def _base_vjp(g, chain, order, overlap):
     g = like_root(g, order)
-    return view_scatter.fn(g, zeros_like(_region(g, chain, overlap)), chain, order)
+    return view_scatter(g, zeros_like(_region(g, chain, overlap)), chain, order)
 
 
 # order: dim_order of the chain's root (the layout the chain was recorded on); overlap: the
 # view's elements share memory
-view_scatter = defop(
+view_scatter_p = defop(
     "view_scatter", _view_scatter, nin=2,
     vjp=(_base_vjp, lambda g, chain, order, overlap: _region(like_root(g, order), chain, overlap)),
-    jvp=lambda tbase, tsrc, chain, order, overlap: view_scatter.fn(tbase, tsrc, chain, order),
+    jvp=lambda tbase, tsrc, chain, order, overlap: view_scatter(tbase, tsrc, chain, order),
     node_name="torch::autograd::CopySlices", samples=None, batch_rule=_view_scatter_rule,
 )  # fmt: skip
+view_scatter = view_scatter_p.fn
 
 
 def _view_replay(xp, input, chain, order=None):
@@ -127,7 +128,7 @@ def _replay_vjp(g, shape, chain, order):
     """The gradient written into the view's region of zeros, or, where the chain may map
     two elements to one place, summed there by position."""
     if not any(op.overlapping_view for op, _ in chain):
-        return view_scatter.fn(g.new_zeros(shape), g, chain, order)
+        return view_scatter(g.new_zeros(shape), g, chain, order)
     n = math.prod(shape)
     pos = apply_chain(like_root(arange(n, device=g.device).reshape(shape), order), chain)
     return g.new_zeros(n).index_add(0, pos.reshape(-1), g.reshape(-1)).reshape(shape)
@@ -149,11 +150,12 @@ def _view_replay_samples(make):
 
 # A view's grad_fn regenerated from its base after an in-place write (PyTorch's
 # AsStridedBackward0): the chain replayed from the root in one node.
-view_replay = defop(
+view_replay_p = defop(
     "view_replay", _view_replay, nin=1, view=True,
     vjp=lambda g, input_shape, chain, order: _replay_vjp(g, input_shape, chain, order),
     jvp=lambda t, chain, order: apply_chain(like_root(t, order), chain),
-    node_name="AsStridedBackward0", api="ops.views.view_replay.fn", test={"no_oracle": True},
+    node_name="AsStridedBackward0", api="ops.views.view_replay", test={"no_oracle": True},
     batch_rule=lambda vmap, args, bdims, attrs: vmap.call(_replay_chain, args, bdims, attrs),
     samples=_view_replay_samples,
 )  # fmt: skip
+view_replay = view_replay_p.fn

@@ -114,7 +114,7 @@ def _reshape(xp, input, shape):
     return input.reshape(infer_size(shape, input.size))
 
 
-reshape = view_op(
+reshape_p = view_op(
     "reshape", _reshape, _unview_shape, sizes=True, batch_rule=with_batch_size("shape"),
     node_name=_alias_name,
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
@@ -122,6 +122,7 @@ reshape = view_op(
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
                                 ErrorInput(S((make((2, 3)), (-1, -1))), RuntimeError, "only one dimension can be inferred")],
 )  # fmt: skip
+reshape = reshape_p.fn
 
 
 def _view(xp, input, size):
@@ -141,10 +142,11 @@ def _view(xp, input, size):
 
 
 # Tensor.view is _view_method below (it also names Tensor.view(dtype)).
-view = view_op(
+view_p = view_op(
     "view", _view, _unview_shape, methods=False, api="Tensor.view", batch_rule=with_batch_size("size"),
     samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3, 4)), (-1, 4))), S((make(()), (1,)))],
 )  # fmt: skip
+view = view_p.fn
 
 
 def _view_method(self, *size):
@@ -153,12 +155,12 @@ def _view_method(self, *size):
         size = size[0]
     if not isinstance(size, (tuple, list)) and not hasattr(size, "__iter__"):
         raise NotImplementedError("numtorch: Tensor.view(dtype) is not supported")
-    return view.fn(self, tuple(size))
+    return view(self, tuple(size))
 
 
 def _view_as(self, other):
     """self.view(other.shape)."""
-    return view.fn(self, tuple(other.shape))
+    return view(self, tuple(other.shape))
 
 
 def _flatten(xp, input, start_dim=0, end_dim=-1):
@@ -181,16 +183,17 @@ def _flatten_rule(vmap, args, bdims, attrs):
     if rank == 0:
         wrap_dim(s, 0), wrap_dim(e, 0)
         return x.unsqueeze(1), 0
-    return flatten.fn(x, pdim(s, rank), pdim(e, rank)), 0
+    return flatten(x, pdim(s, rank), pdim(e, rank)), 0
 
 
-flatten = view_op(
+flatten_p = view_op(
     "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name=_alias_name, methods=False,
     samples=lambda make: [S((make((2, 3, 4)),)), S((make((2, 3, 4)), 1)), S((make((2, 3, 4)), 0, -2)),
                           S((make(()),)), S((make((0, 3)),)), S((make((2, 3, 4)),), {"start_dim": -1})],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim"),
                                 ErrorInput(S((make((2, 3)), 2)), IndexError, r"\[-2, 1\], but got 2")],
 )  # fmt: skip
+flatten = flatten_p.fn
 
 
 def flatten_or_self(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -199,7 +202,7 @@ def flatten_or_self(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     n = input.dim()
     if n and wrap_dim(start_dim, n) == wrap_dim(end_dim, n):
         return input
-    return flatten.fn(input, start_dim, end_dim)
+    return flatten(input, start_dim, end_dim)
 
 
 def _unflatten(xp, input, dim, sizes):
@@ -224,7 +227,7 @@ def _unflatten(xp, input, dim, sizes):
     return input.reshape(input.shape[:d] + new + input.shape[d + 1 :])
 
 
-unflatten = view_op(
+unflatten_p = view_op(
     "unflatten", _unflatten, _unview_shape, batch_rule=along_dims(scalar_trick=False),
     node_name="ViewBackward0",
     samples=lambda make: [S((make((2, 6)), 1, (2, 3))), S((make((6,)), 0, (3, -1))), S((make((2, 4, 3)), -2, (2, 1, 2)))],
@@ -237,8 +240,8 @@ def _ravel(xp, input):
     return xp.ascontiguousarray(input).reshape(-1)  # PyTorch: contiguous().view(-1)
 
 
-ravel = view_op(
-    "ravel", _ravel, _unview_shape, batch_rule=decompose(lambda input: reshape.fn(input, (-1,))),
+ravel_p = view_op(
+    "ravel", _ravel, _unview_shape, batch_rule=decompose(lambda input: reshape(input, (-1,))),
     node_name="ViewBackward0",  # PyTorch's ravel is contiguous().view(-1)
     samples=lambda make: [S((make((2, 3)),)), S((make(()),)), S((make((0, 2)),))],
 )  # fmt: skip
@@ -255,13 +258,14 @@ def _unsqueeze(xp, input, dim):
     return _strided(xp, input, shape[:d] + (1,) + shape[d:], st[:d] + (step,) + st[d:])
 
 
-unsqueeze = view_op(
+unsqueeze_p = view_op(
     "unsqueeze", _unsqueeze, lambda g, dim: g.squeeze(dim),
     batch_rule=along_dims(extra={"dim": 1}, scalar_trick=False),
     samples=lambda make: [S((make((2, 3)), 0)), S((make((2, 3)), -1)), S((make(()), 0)), S((make((0, 3)), 1))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), 3)), IndexError, r"range of \[-3, 2\], but got 3")],
 )  # fmt: skip
-tensor_method(inplace_view(unsqueeze.fn, "unsqueeze_"))
+unsqueeze = unsqueeze_p.fn
+tensor_method(inplace_view(unsqueeze, "unsqueeze_"))
 
 
 def _squeeze(xp, input, dim=None):
@@ -284,22 +288,23 @@ def _squeeze_rule(vmap, args, bdims, attrs):
     else:
         dims = (dim,) if isinstance(dim, int) else dim
         dims = [d for d in (wrap_dim(d, len(shape)) for d in dims) if shape and shape[d] == 1]
-    return squeeze.fn(x, tuple(sorted({d + 1 for d in dims}))), 0
+    return squeeze(x, tuple(sorted({d + 1 for d in dims}))), 0
 
 
-squeeze = view_op(
+squeeze_p = view_op(
     "squeeze", _squeeze, _unview_shape, batch_rule=_squeeze_rule,
     node_name=lambda dim: f"SqueezeBackward{0 if dim is None else 1 if isinstance(dim, int) else 2}",
     samples=lambda make: [S((make((2, 1, 3, 1)),)), S((make((2, 1, 3)), 1)), S((make((2, 1, 3)), 0)),
                           S((make((1, 2, 1)), (0, -1))), S((make(()),)), S((make(()), 0)), S((make((0, 1)), -1))],
     error_samples=lambda make: [_bad_dim(make)],
 )  # fmt: skip
+squeeze = squeeze_p.fn
 
 
 def _squeeze_dims(input, *dim, **kwargs):
     """squeeze with its dims also given one by one (``x.squeeze_(0, 2)``), as PyTorch's
     in-place form takes them."""
-    return squeeze.fn(input, *(dim if len(dim) < 2 else (dim,)), **kwargs)
+    return squeeze(input, *(dim if len(dim) < 2 else (dim,)), **kwargs)
 
 
 tensor_method(inplace_view(_squeeze_dims, "squeeze_", renumber=3))  # SqueezeBackward3, 4, 5
@@ -311,14 +316,15 @@ def _transpose(xp, input, dim0, dim1):
     return xp.swapaxes(input, d0, d1) if input.ndim else input[...]
 
 
-transpose = view_op(
+transpose_p = view_op(
     "transpose", _transpose, lambda g, dim0, dim1: g.transpose(dim0, dim1),
     batch_rule=along_dims(("dim0", "dim1")),
     samples=lambda make: [S((make((2, 3)), 0, 1)), S((make((2, 3, 4)), -1, 0)), S((make(()), 0, -1)),
                           S((make((0, 3)), 1, 0)), S((make((2, 3)), 1, 1))],
     error_samples=lambda make: [_bad_dim(make, lambda input: (input, 0, 2))],
 )  # fmt: skip
-tensor_method(inplace_view(transpose.fn, "transpose_"))
+transpose = transpose_p.fn
+tensor_method(inplace_view(transpose, "transpose_"))
 
 
 def _swap_samples(make):
@@ -328,13 +334,13 @@ def _swap_samples(make):
 @composite(samples=_swap_samples)
 def swapaxes(input, axis0: int, axis1: int):
     """Alias of transpose."""
-    return transpose.fn(input, axis0, axis1)
+    return transpose(input, axis0, axis1)
 
 
 @composite(samples=_swap_samples)
 def swapdims(input, dim0: int, dim1: int):
     """Alias of transpose."""
-    return transpose.fn(input, dim0, dim1)
+    return transpose(input, dim0, dim1)
 
 
 tensor_method(inplace_view(swapaxes, "swapaxes_"))
@@ -362,7 +368,7 @@ def _permute(xp, input, dims):
 def _permute_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
     axes = _permute_axes(attrs["dims"], x.dim() - 1)
-    return permute.fn(x, (0, *(a + 1 for a in axes))), 0
+    return permute(x, (0, *(a + 1 for a in axes))), 0
 
 
 def _inverse_perm(dims) -> tuple:
@@ -373,13 +379,14 @@ def _inverse_perm(dims) -> tuple:
     return tuple(inv)
 
 
-permute = view_op(
+permute_p = view_op(
     "permute", _permute, lambda g, dims: g.permute(_inverse_perm(dims)), sizes=True, batch_rule=_permute_rule,
     samples=lambda make: [S((make((2, 3, 4)), (2, 0, 1))), S((make((2, 3)), (-1, 0))), S((make(()), ())),
                           S((make((0, 3)), (1, 0)))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), (0,))), RuntimeError, "is not equal to len"),
                                 ErrorInput(S((make((2, 3)), (0, 0))), RuntimeError, "duplicate dims")],
 )  # fmt: skip
+permute = permute_p.fn
 
 
 def _movedim(xp, input, source, destination):
@@ -397,7 +404,7 @@ def _movedim(xp, input, source, destination):
     return xp.moveaxis(input, src, dst) if input.ndim else input[...]
 
 
-movedim = view_op(
+movedim_p = view_op(
     "movedim", _movedim, lambda g, source, destination: g.movedim(destination, source),
     methods=("movedim", "moveaxis"), batch_rule=along_dims(("source", "destination")),
     node_name="PermuteBackward0",
@@ -409,12 +416,13 @@ movedim = view_op(
         ErrorInput(S((make((2, 3)), 2, 0)), IndexError, r"\[-2, 1\], but got 2"),
     ],
 )  # fmt: skip
+movedim = movedim_p.fn
 
 
 @composite(samples=lambda make: [S((make((2, 3, 4)), 0, -1)), S((make((2, 3, 4)), (0, 1), (2, 0)))])
 def moveaxis(input, source, destination):
     """Alias of movedim."""
-    return movedim.fn(input, source, destination)
+    return movedim(input, source, destination)
 
 
 def _t_check(ndim: int, name: str = "t") -> None:
@@ -429,20 +437,21 @@ def _t(xp, input):
 
 def _t_as_transpose(input):
     _t_check(input.dim())
-    return transpose.fn(input, 0, -1)  # for at most 2 dims, t is this transpose
+    return transpose(input, 0, -1)  # for at most 2 dims, t is this transpose
 
 
-t = view_op(
+t_p = view_op(
     "t", _t, lambda g: g.t(), batch_rule=decompose(_t_as_transpose),
     samples=lambda make: [S((make((2, 3)),)), S((make((3,)),)), S((make(()),)), S((make((0, 2)),))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3, 4)),)), RuntimeError,
                                            "t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D")],
 )  # fmt: skip
+t = t_p.fn
 
 
 def _t_of(input):
     _t_check(input.dim(), "t_")
-    return t.fn(input)
+    return t(input)
 
 
 tensor_method(inplace_view(_t_of, "t_"))
@@ -461,7 +470,7 @@ def _T(self):
             "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
             UserWarning, stacklevel=2,
         )  # fmt: skip
-    return permute.fn(self, tuple(range(self.dim() - 1, -1, -1)))
+    return permute(self, tuple(range(self.dim() - 1, -1, -1)))
 
 
 def _H(self):
@@ -470,7 +479,7 @@ def _H(self):
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor.{extra}"
         )
-    return permute.fn(self, tuple(range(self.dim() - 1, -1, -1)))
+    return permute(self, tuple(range(self.dim() - 1, -1, -1)))
 
 
 def _matrix_transpose(name: str, what: str, conj: bool = False):
@@ -482,11 +491,11 @@ def _matrix_transpose(name: str, what: str, conj: bool = False):
             raise RuntimeError(
                 f"tensor.{what} is only supported on matrices or batches of matrices. Got {input.dim()}-D tensor."
             )
-        out = transpose.fn(input, -2, -1)
+        out = transpose(input, -2, -1)
         if conj and input.is_complex():
             from .unary import conj_physical
 
-            return conj_physical.fn(out)
+            return conj_physical(out)
         return out
 
     fn.__name__ = fn.__qualname__ = name
@@ -506,11 +515,12 @@ def _slice_backward(xp, grad, shape, dim, start, length):
     return out
 
 
-slice_backward = defop(
+slice_backward_p = defop(
     "slice_backward", _slice_backward, nin=1, vjp=lambda g, dim, start, length: g.narrow(dim, start, length),
-    jvp=LINEAR, api="ops.views.slice_backward.fn", test={"no_oracle": True}, batch_rule=grad_of_shape(),
+    jvp=LINEAR, api="ops.views.slice_backward", test={"no_oracle": True}, batch_rule=grad_of_shape(),
     samples=lambda make: [S((make((2, 4)), (3, 4), 0, 1, 2)), S((make((3, 1)), (3, 4), 1, 3, 1))],
 )  # fmt: skip
+slice_backward = slice_backward_p.fn
 
 
 def _select_backward(xp, grad, shape, dim, index):
@@ -519,11 +529,12 @@ def _select_backward(xp, grad, shape, dim, index):
     return out
 
 
-select_backward = defop(
+select_backward_p = defop(
     "select_backward", _select_backward, nin=1, vjp=lambda g, dim, index: g.select(dim, index),
-    jvp=LINEAR, api="ops.views.select_backward.fn", test={"no_oracle": True}, batch_rule=grad_of_shape(),
+    jvp=LINEAR, api="ops.views.select_backward", test={"no_oracle": True}, batch_rule=grad_of_shape(),
     samples=lambda make: [S((make((4,)), (3, 4), 0, 1)), S((make((3,)), (3, 4), 1, -1))],
 )  # fmt: skip
+select_backward = select_backward_p.fn
 
 
 def _narrow_args(shape, dim, start, length):
@@ -552,10 +563,10 @@ def _narrow(xp, input, dim, start, length):
 
 def _narrow_vjp(g, input_shape, dim, start, length):
     d, s = _narrow_args(tuple(input_shape), dim, start, length)
-    return slice_backward.fn(g, tuple(input_shape), d, s, length)
+    return slice_backward(g, tuple(input_shape), d, s, length)
 
 
-narrow = view_op(
+narrow_p = view_op(
     "narrow", _narrow, _narrow_vjp, node_name="SliceBackward0",
     batch_rule=min_rank(1, lambda r, a: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
                         along_dims(scalar_trick=False)),
@@ -566,6 +577,7 @@ narrow = view_op(
         ErrorInput(S((make((2, 3)), 2, 0, 1)), IndexError, r"but got 2"),
     ],
 )  # fmt: skip
+narrow = narrow_p.fn
 
 
 def vmap_zero_dim(dim: int) -> IndexError:
@@ -595,10 +607,10 @@ def _select(xp, input, dim, index):
 
 def _select_vjp(g, input_shape, dim, index):
     d, i = _select_args(tuple(input_shape), dim, index)
-    return select_backward.fn(g, tuple(input_shape), d, i)
+    return select_backward(g, tuple(input_shape), d, i)
 
 
-select = view_op(
+select_p = view_op(
     "select", _select, _select_vjp,
     batch_rule=min_rank(1, lambda r, a: vmap_zero_dim(a["dim"]),
                         along_dims(scalar_trick=False)),
@@ -633,7 +645,7 @@ def _even_sizes(size: int, split_size: int) -> list:
 def _narrows(sizes, d: int) -> list:
     out, start = [], 0
     for n in sizes:
-        out.append((narrow, {"dim": d, "start": start, "length": n}))
+        out.append((narrow_p, {"dim": d, "start": start, "length": n}))
         start += n
     return out
 
@@ -680,49 +692,52 @@ def _pieces_rule(get_op):
     return rule
 
 
-split_op = defop(
+split_p = defop(
     "split", _split_kernel, nin=1, nout=VARIADIC, view=True, api="split", methods=False,
     vjp=lambda g, input_shape, split_size, dim: _cat_pieces(g, dim), jvp=LINEAR,
     pieces=lambda shape, a: _narrows(
         _even_sizes(shape[wrap_dim(a["dim"], len(shape))], a["split_size"]),
         wrap_dim(a["dim"], len(shape)),
     ),
-    batch_rule=_pieces_rule(lambda: split_op),
+    batch_rule=_pieces_rule(lambda: split_p),
     samples=lambda make: [S((make((5, 3)), 2)), S((make((2, 6)), 4, 1)), S((make((4,)), 4)),
                           S((make((2, 0)), 2, 1)), S((make((3, 2)), 1, -1))],
 )  # fmt: skip
-split_with_sizes = defop(
+_split = split_p.fn
+split_with_sizes_p = defop(
     "split_with_sizes", _split_with_sizes_kernel, nin=1, nout=VARIADIC, view=True,
     api="Tensor.split_with_sizes", methods=True,
     vjp=lambda g, input_shape, split_sizes, dim: _cat_pieces(g, dim), jvp=LINEAR,
     pieces=lambda shape, a: _narrows(
         [int(n) for n in a["split_sizes"]], wrap_dim(a["dim"], len(shape))
     ),
-    batch_rule=_pieces_rule(lambda: split_with_sizes),
+    batch_rule=_pieces_rule(lambda: split_with_sizes_p),
     samples=lambda make: [S((make((2, 6)), [1, 2, 3], 1)), S((make((4, 3)), [4])),
                           S((make((3, 2)), [0, 3])), S((make((2, 5)), [2, 3], -1))],
     error_samples=lambda make: [ErrorInput(S((make((2, 3)), [1, 1], 1)), RuntimeError,
                                            r"split_with_sizes expects split_sizes to sum exactly to 3")],
 )  # fmt: skip
+split_with_sizes = split_with_sizes_p.fn
 
 
 def _stack_pieces(g, dim):
     return REGISTRY["stack"].fn(list(g), dim)
 
 
-unbind_op = defop(
+unbind_p = defop(
     "unbind", _unbind_kernel, nout=VARIADIC, view=True, api="unbind", methods=("unbind",),
     vjp=lambda g, dim: _stack_pieces(g, dim), jvp=LINEAR,
     pieces=lambda shape, a: [
-        (select, {"dim": wrap_dim(a["dim"], len(shape)), "index": i})
+        (select_p, {"dim": wrap_dim(a["dim"], len(shape)), "index": i})
         for i in range(shape[wrap_dim(a["dim"], len(shape))])
     ],
-    batch_rule=_pieces_rule(lambda: unbind_op),
+    batch_rule=_pieces_rule(lambda: unbind_p),
     samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)), 1)), S((make((3,)), -1))],
     error_samples=lambda make: [ErrorInput(S((make(()),)), IndexError,
                                            "Dimension specified as 0 but tensor has no dimensions")],
 )  # fmt: skip
-unbind = unbind_op.fn
+_unbind = unbind_p.fn
+unbind = _unbind
 
 
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
@@ -743,8 +758,8 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise RuntimeError(
                 f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
             )
-        return split_op.fn(tensor, step, dim)
-    return split_with_sizes.fn(tensor, [int(s) for s in split_size_or_sections], dim)
+        return _split(tensor, step, dim)
+    return split_with_sizes(tensor, [int(s) for s in split_size_or_sections], dim)
 
 
 def _split_method(self, split_size, dim: int = 0) -> tuple:
@@ -762,7 +777,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     size = input.shape[d]
     step = -(-size // chunks)
     if step == 0:  # an empty dim: `chunks` empty pieces, one op's views (as PyTorch)
-        return split_with_sizes.fn(input, [0] * chunks, d)
+        return split_with_sizes(input, [0] * chunks, d)
     return split(input, step, d)
 
 
@@ -801,7 +816,7 @@ def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
         for a, b in zip(edges[:-1], edges[1:], strict=True):
             start, stop, _ = slice(a, b).indices(size)
             bounds.append((start, max(stop - start, 0)))
-    return tuple(narrow.fn(input, d, s, n) for s, n in bounds)
+    return tuple(narrow(input, d, s, n) for s, n in bounds)
 
 
 def _directional_split(name: str, min_dims: int, dim: Callable):
@@ -850,7 +865,7 @@ dsplit = _directional_split("dsplit", 3, lambda ndim: 2)
 )  # fmt: skip
 def reshape_as(self, other):
     """self.reshape(other.shape)."""
-    return reshape.fn(self, tuple(other.shape))
+    return reshape(self, tuple(other.shape))
 
 
 # ------------------------------------------------------------------ diagonals
@@ -886,12 +901,13 @@ def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
     return out
 
 
-diagonal_backward = defop(
+diagonal_backward_p = defop(
     "diagonal_backward", _diagonal_backward, nin=1,
     vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2), jvp=LINEAR,
-    api="ops.views.diagonal_backward.fn", test={"no_oracle": True}, batch_rule=grad_of_shape(("dim1", "dim2")),
+    api="ops.views.diagonal_backward", test={"no_oracle": True}, batch_rule=grad_of_shape(("dim1", "dim2")),
     samples=lambda make: [S((make((3,)), (3, 3), 0, 0, 1)), S((make((2, 2)), (2, 3, 4), 1, -1, 1))],
 )  # fmt: skip
+diagonal_backward = diagonal_backward_p.fn
 
 
 def _diagonal_samples(make):
@@ -904,15 +920,16 @@ def _diagonal_samples(make):
     yield S((make((0, 3)),))
 
 
-diagonal = view_op(
+diagonal_p = view_op(
     "diagonal", diagonal_view,
-    lambda g, input_shape, offset, dim1, dim2: diagonal_backward.fn(g, tuple(input_shape), offset, dim1, dim2),
+    lambda g, input_shape, offset, dim1, dim2: diagonal_backward(g, tuple(input_shape), offset, dim1, dim2),
     batch_rule=along_dims(("dim1", "dim2"), scalar_trick=False), samples=_diagonal_samples,
     error_samples=lambda make: [
         ErrorInput(S((make((2, 3)), 0, 0, 0)), RuntimeError, "diagonal dimensions cannot be identical 0, 0"),
         ErrorInput(S((make((2, 3)), 0, 0, 2)), IndexError, r"\[-2, 1\], but got 2"),
     ],
 )  # fmt: skip
+diagonal = diagonal_p.fn
 
 
 # ------------------------------------------------------------------ broadcasting
@@ -1003,7 +1020,7 @@ def _expand_rule(op):
 
 expand_rule = rule_generator(_expand_rule)
 
-expand = view_op(
+expand_p = view_op(
     "expand", _expand, lambda g: g, sizes=True, api="Tensor.expand", batch_rule=expand_rule(),
     overlapping_view=True,
     samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
@@ -1013,7 +1030,8 @@ expand = view_op(
         ErrorInput(S((make((2, 3)), (3,))), RuntimeError, r"the number of sizes provided \(1\) must be greater or equal"),
     ],
 )  # fmt: skip
-broadcast_to = view_op(
+expand = expand_p.fn
+broadcast_to_p = view_op(
     "broadcast_to", _expand, lambda g: g, batch_rule=expand_rule(), node_name="ExpandBackward0",
     overlapping_view=True,
     samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
@@ -1024,7 +1042,7 @@ broadcast_to = view_op(
 
 def _expand_as(self, other):
     """self.expand(other.size())."""
-    return expand.fn(self, tuple(other.shape))
+    return expand(self, tuple(other.shape))
 
 
 def _broadcast(shapes, mismatch) -> list[int]:
@@ -1073,7 +1091,7 @@ def broadcast_tensors(*tensors) -> tuple:
             f"non-singleton dimension {j}"
         ),
     )
-    return tuple(expand.fn(t, tuple(shape)) for t in tensors)
+    return tuple(expand(t, tuple(shape)) for t in tensors)
 
 
 # ------------------------------------------------------------------ writes through views
@@ -1084,6 +1102,7 @@ from .view_chains import (  # noqa: E402, F401
     like_root,
     view_replay,
     view_scatter,
+    view_scatter_p,
 )
 
 # ------------------------------------------------------------------ Tensor methods

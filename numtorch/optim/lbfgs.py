@@ -7,7 +7,7 @@ from collections.abc import Callable
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros
-from ..ops.shape import cat as _cat_op
+from ..ops.shape import cat as _cat
 from .optimizer import Optimizer, ParamsT, _check_lr, _num, _run_closure
 
 __all__ = ["LBFGS"]
@@ -125,7 +125,7 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self) -> Tensor:
-        return _cat_op.fn(
+        return _cat(
             [
                 zeros(p.numel(), dtype=p.dtype) if p.grad is None else p.grad.reshape(-1)
                 for p in self._params

@@ -35,15 +35,13 @@ def _group_identity(tensors: list[Tensor], on_grads) -> list[Tensor]:
         )
     shapes = [t.shape for t in tensors]
     sizes = [t.numel() for t in tensors]
-    flat = cat.fn([t.reshape(-1) for t in tensors])
+    flat = cat([t.reshape(-1) for t in tensors])
 
     def many(g):
         new = on_grads([p.view(s) for p, s in zip(g.split(sizes), shapes)])
         if new is None:
             return None
-        return cat.fn(
-            [(n if n is not None else p).reshape(-1) for n, p in zip(new, g.split(sizes))]
-        )
+        return cat([(n if n is not None else p).reshape(-1) for n, p in zip(new, g.split(sizes))])
 
     flat.register_hook(many)
     return [p.view(s) for p, s in zip(flat.split(sizes), shapes)]

@@ -123,7 +123,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         for i, proj in enumerate(self.tail):
             slot = head_logp[:, self.shortlist_size + i].unsqueeze(1)
             parts.append(F.log_softmax(proj(input), dim=1) + slot)
-        return cat.fn(parts, 1)
+        return cat(parts, 1)
 
     def log_prob(self, input: Tensor) -> Tensor:
         """Log-probabilities of every class: (N, n_classes), or (n_classes,) unbatched."""

@@ -53,8 +53,8 @@ def _get_total_norm(
     if not tensors:
         return tensor(0.0)
     device = tensors[0].device
-    norms = [_vector_norm.fn(t, norm_type).to(device) for t in tensors]
-    total = _vector_norm.fn(_stack.fn(norms), norm_type)
+    norms = [_vector_norm(t, norm_type).to(device) for t in tensors]
+    total = _vector_norm(_stack(norms), norm_type)
     if error_if_nonfinite and bool(total.isnan() | total.isinf()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "

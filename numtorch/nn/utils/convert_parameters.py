@@ -35,7 +35,7 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     for param in parameters:
         device = _check_param_device(param, device)
         vec.append(param.view(-1))
-    return _cat.fn(vec)
+    return _cat(vec)
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:

@@ -138,7 +138,7 @@ def _gather(data: Tensor, flat: np.ndarray, fill_at: np.ndarray | None, value) -
     and one extra row holding ``value``)."""
     if fill_at is not None and fill_at.any():
         pad = full((1, *data.shape[1:]), value, dtype=data.dtype, device=data.device)
-        data = cat.fn([data, pad], 0)
+        data = cat([data, pad], 0)
         flat = np.where(fill_at, data.shape[0] - 1, flat)
     return data.index_select(0, _int64(flat, data.device))
 
@@ -271,7 +271,7 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
     src = np.where(valid, offsets[None, :] + ts, 0)
     if batch_first:
         src, valid = src.T, valid.T
-    data = cat.fn(parts, 0) if B > 1 else parts[0]
+    data = cat(parts, 0) if B > 1 else parts[0]
     return _padded(data, src, valid, padding_value)
 
 

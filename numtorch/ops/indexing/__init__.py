@@ -12,39 +12,39 @@ The names other modules use are importable from here."""
 
 from .. import comparison, creation, views
 from ._common import check_index_dtype
-from .basic import getitem, getitem_backward
-from .advanced import index_op, index_put, index_put_, index_put_op
+from .basic import getitem_p, getitem_backward
+from .advanced import index_p, index_put, index_put_, index_put_p
 from .subscript import tensor_getitem, tensor_setitem
-from .copy_fill import copy, fill, fill_, zero_
+from .copy_fill import copy, fill_p, fill_, zero_
 from .gather_scatter import (
     dim_family,
     gather,
-    gather_op,
+    gather_p,
     scatter,
     scatter_,
-    scatter_add,
+    scatter_add_p,
     scatter_add_,
-    scatter_add_fn,
-    scatter_op,
+    scatter_add,
+    scatter_p,
     scatter_reduce,
     scatter_reduce_,
-    scatter_reduce_op,
-    sr_stats,
+    scatter_reduce_p,
+    sr_stats_p,
 )
 from .index_ops import (
     index_add,
     index_add_,
-    index_add_op,
+    index_add_p,
     index_copy,
     index_copy_,
-    index_copy_op,
+    index_copy_p,
     index_fill,
     index_fill_,
-    index_fill_op,
+    index_fill_p,
     index_select,
-    index_select_op,
+    index_select_p,
     index_update_rule,
 )
-from .take_put import put_op, take, take_along_dim
-from .masked import masked_fill_op, masked_scatter_op, masked_select
-from .positions import argwhere, dynamic_shape, nonzero, nonzero_op, one_hot
+from .take_put import put_p, take_p, take_along_dim_p
+from .masked import masked_fill_p, masked_scatter_p, masked_select_p
+from .positions import argwhere_p, dynamic_shape, nonzero, nonzero_p, one_hot_p

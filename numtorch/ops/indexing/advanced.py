@@ -208,14 +208,14 @@ def _index_rule(vmap, args, bdims, attrs):
     rank, _, adjacent = _adv_layout(idx, ibs, dims)
     if all(b is None for b in ibs):
         xf = front(x, xb)
-        out = index_op.fn(xf, idx, tuple(d + 1 for d in dims), tuple(xf.shape))
+        out = index(xf, idx, tuple(d + 1 for d in dims), tuple(xf.shape))
         return out, 0 if adjacent else rank
     new = [t if b is None else pad_to(front(t, b), rank) for t, b in zip(idx, ibs)]
     if xb is None:
-        return index_op.fn(x, new, dims, tuple(x.shape)), dims[0] if adjacent else 0
+        return index(x, new, dims, tuple(x.shape)), dims[0] if adjacent else 0
     xf = front(x, xb)
     ar = _batch_arange(vmap, rank, xf.device)
-    out = index_op.fn(xf, [ar, *new], (0, *(d + 1 for d in dims)), tuple(xf.shape))
+    out = index(xf, [ar, *new], (0, *(d + 1 for d in dims)), tuple(xf.shape))
     if adjacent and dims[0]:  # NumPy put the broadcast dims first; move them back in place
         out = out.movedim(list(range(1, 1 + rank)), list(range(1 + dims[0], 1 + dims[0] + rank)))
     return out, 0
@@ -259,7 +259,7 @@ def _index_put_rule(vmap, args, bdims, attrs):
             v = v.movedim(0, rank) if lead else v.unsqueeze(rank)
         elif lead:
             v = _fit_rank(v, vb, region)
-        return index_put_op.fn(xf, idx, v, acc, dims=shifted), 0
+        return _raw_index_put(xf, idx, v, acc, dims=shifted), 0
     new = [t if b is None else pad_to(front(t, b), rank) for t, b in zip(idx, ibs)]
     ar = _batch_arange(vmap, rank, xf.device)
     if isinstance(v, Tensor):
@@ -269,7 +269,7 @@ def _index_put_rule(vmap, args, bdims, attrs):
             v = v.movedim(list(range(lead + d0, lead + d0 + rank)), list(range(lead, lead + rank)))
         elif lead:
             v = _fit_rank(v, vb, region)
-    return index_put_op.fn(xf, [ar, *new], v, acc, dims=(0, *shifted)), 0
+    return _raw_index_put(xf, [ar, *new], v, acc, dims=(0, *shifted)), 0
 
 
 def _index_put_mask(vmap, x, xb, m, mb, d, v, vb, acc):
@@ -354,7 +354,7 @@ def _accumulate(xp, out, key, values) -> None:
 
 
 def _index_put_vjp_input(g, indices, accumulate, dims):
-    return g if accumulate else index_put_op.fn(g, indices, 0.0, False, dims=dims)
+    return g if accumulate else _raw_index_put(g, indices, 0.0, False, dims=dims)
 
 
 def _index_samples(make):
@@ -436,12 +436,13 @@ def _selects_by_mask(args, attrs) -> bool:
     return any(isinstance(i, Tensor) and i.dtype in (dt.bool_, dt.uint8) for i in args[1])
 
 
-index_op = defop(
+index_p = defop(
     "index", _index, nin=2, list_inputs=(1,),
-    vjp=(lambda g, indices, dims, shape: index_put_op.fn(zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
+    vjp=(lambda g, indices, dims, shape: _raw_index_put(zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
     jvp=LINEAR, api="Tensor.__getitem__", samples=_index_samples, error_samples=_index_errors,
     batch_rule=_index_rule, layout=_index_layout, value_shaped=_selects_by_mask,
 )  # fmt: skip
+index = index_p.fn
 
 
 def _index_put_samples(make):
@@ -468,13 +469,14 @@ def _index_put_errors(make):
     )  # fmt: skip
 
 
-index_put_op = defop(
+index_put_p = defop(
     "index_put", _index_put, nin=3, list_inputs=(1,),
-    vjp=(_index_put_vjp_input, None, lambda g, indices, dims: index_op.fn(g, indices, dims, tuple(g.shape))),
+    vjp=(_index_put_vjp_input, None, lambda g, indices, dims: index(g, indices, dims, tuple(g.shape))),
     jvp=LINEAR, samples=_index_put_samples, error_samples=_index_put_errors,
     batch_rule=_index_put_rule, layout=preserve,
     inplace_policy=InplacePolicy(shared_ok=True, batched=BatchedWrite.PLAIN),
 )  # fmt: skip
+_raw_index_put = index_put_p.fn
 
 
 def _split_indices(indices) -> tuple[list, tuple]:
@@ -495,13 +497,13 @@ def _split_indices(indices) -> tuple[list, tuple]:
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """Out-of-place ``input[indices] = values`` (``+=`` when ``accumulate``)."""
     ts, dims = _split_indices(indices)
-    return dispatch(index_put_op, (input, ts, values), {"accumulate": accumulate, "dims": dims})
+    return dispatch(index_put_p, (input, ts, values), {"accumulate": accumulate, "dims": dims})
 
 
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """In-place ``self[indices] = values`` (``+=`` when ``accumulate``)."""
     ts, dims = _split_indices(indices)
-    return run_inplace(index_put_op, self, (ts, values), {"accumulate": accumulate, "dims": dims})
+    return run_inplace(index_put_p, self, (ts, values), {"accumulate": accumulate, "dims": dims})
 
 
 tensor_methods(

@@ -46,20 +46,21 @@ def _batch_key(index) -> tuple:
 
 def _getitem_rule(vmap, args, bdims, attrs):
     x = front(args[0], bdims[0])
-    return getitem.fn(x, _batch_key(attrs["index"]), tuple(x.shape)), 0
+    return getitem(x, _batch_key(attrs["index"]), tuple(x.shape)), 0
 
 
 def _getitem_backward_rule(vmap, args, bdims, attrs):
     g = front(args[0], bdims[0])
-    return getitem_backward.fn(g, (vmap.size, *attrs["shape"]), _batch_key(attrs["index"])), 0
+    return getitem_backward(g, (vmap.size, *attrs["shape"]), _batch_key(attrs["index"])), 0
 
 
-getitem_backward = defop(
+getitem_backward_p = defop(
     "getitem_backward", _getitem_backward, nin=1,
-    vjp=lambda g, index, shape: getitem.fn(g, index, shape), jvp=LINEAR,
-    api="ops.indexing.getitem_backward.fn", test={"no_oracle": True}, batch_rule=_getitem_backward_rule,
+    vjp=lambda g, index, shape: getitem(g, index, shape), jvp=LINEAR,
+    api="ops.indexing.getitem_backward", test={"no_oracle": True}, batch_rule=_getitem_backward_rule,
     samples=lambda make: [S((make((2,)), (3, 4), (slice(0, 2), 1))), S((make((3, 1, 2)), (3, 4), (slice(None), None, slice(1, 4, 2))))],
 )  # fmt: skip
+getitem_backward = getitem_backward_p.fn
 
 
 def _basic_samples(make):
@@ -106,9 +107,10 @@ def _basic_node_name(index, shape) -> str:
     return name
 
 
-getitem = defop(
+getitem_p = defop(
     "getitem", _getitem, nin=1,
-    vjp=lambda g, index, shape: getitem_backward.fn(g, shape, index), jvp=LINEAR,
+    vjp=lambda g, index, shape: getitem_backward(g, shape, index), jvp=LINEAR,
     view=True, api="Tensor.__getitem__", samples=_basic_samples, error_samples=_basic_errors,
     node_name=lambda index, shape: _basic_node_name(index, shape), batch_rule=_getitem_rule,
 )  # fmt: skip
+getitem = getitem_p.fn

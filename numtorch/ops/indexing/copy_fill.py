@@ -35,26 +35,26 @@ def _copy_rule(vmap, args, bdims, attrs):
     (self, src), (sb, rb) = args, bdims
     out = materialize(vmap, self, sb)
     if not isinstance(src, Tensor):
-        return dispatch(copy, (out, src), attrs), 0
+        return dispatch(copy_p, (out, src), attrs), 0
     rank = max(out.dim() - 1, lrank(src, rb))
     if rb is not None:
         src = pad_to(front(src, rb), rank)
     if rank == out.dim() - 1:
-        return dispatch(copy, (out, src), attrs), 0
+        return dispatch(copy_p, (out, src), attrs), 0
     # a src of more dims: PyTorch pads self to its rank (its error shows the padded shape)
     padded = out.reshape(vmap.size, *((1,) * (rank - out.dim() + 1)), *out.shape[1:])
-    return dispatch(copy, (padded, src), attrs).reshape(out.shape), 0
+    return dispatch(copy_p, (padded, src), attrs).reshape(out.shape), 0
 
 
 # The sweep tests the functional op: under vmap, copy_ of batched values into an unbatched
 # tensor is an error (tested in test_vmap_indexing.py).
-copy = defop(
+copy_p = defop(
     "copy",
     _copy,
     nin=2,
     vjp=(lambda g: zeros_like(g), lambda g: g),
     jvp=LINEAR,
-    api="ops.indexing.copy.fn",
+    api="ops.indexing.copy",
     oracle="Tensor.copy_",
     node_name="torch::autograd::CopyBackwards",
     grad_args=(1,),
@@ -66,6 +66,7 @@ copy = defop(
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC, untracked_integer_target=True),
     conversion=True,  # a copy_ into an integer tensor leaves autograd
 )
+copy = copy_p.fn
 
 
 def _fill(xp, input, value):
@@ -80,21 +81,21 @@ def _fill_rule(vmap, args, bdims, attrs):
     """A batched value fills each batch element with its own value (a broadcast copy)."""
     (x, value), (xb, vb) = args, bdims
     if vb is None:
-        return fill.fn(front(x, xb), value), 0
+        return fill(front(x, xb), value), 0
     n = lrank(value, vb)
     if n:
         raise RuntimeError(
             f"fill_ only supports 0-dimension value tensor but got tensor with {n} dimensions."
         )
     out = materialize(vmap, x, xb)
-    return copy.fn(out, front(value, vb).reshape(vmap.size, *((1,) * (out.dim() - 1)))), 0
+    return copy(out, front(value, vb).reshape(vmap.size, *((1,) * (out.dim() - 1)))), 0
 
 
 def _fill_errors(make):
     yield ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")
 
 
-fill = defop(
+fill_p = defop(
     "fill",
     _fill,
     nin=2,
@@ -112,16 +113,17 @@ fill = defop(
         batched=BatchedWrite.PLAIN,
     ),
 )
+fill = fill_p.fn
 
 
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place."""
-    return run_inplace(fill, self, (0,), {})
+    return run_inplace(fill_p, self, (0,), {})
 
 
 def fill_(self: Tensor, value) -> Tensor:
     """Fill with ``value`` in place."""
-    return run_inplace(fill, self, (value,), {})
+    return run_inplace(fill_p, self, (value,), {})
 
 
 tensor_methods(

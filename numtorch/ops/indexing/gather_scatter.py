@@ -127,7 +127,7 @@ def _grad_region(gsub, shape):
     """Zero-pad a gradient for the leading block of a larger source back to ``shape``."""
     if tuple(gsub.shape) == tuple(shape):
         return gsub
-    return getitem_backward.fn(gsub, tuple(shape), tuple(slice(0, s) for s in gsub.shape))
+    return getitem_backward(gsub, tuple(shape), tuple(slice(0, s) for s in gsub.shape))
 
 
 def _dim_family(op, like=(0,)):
@@ -197,13 +197,13 @@ def _gather_errors(make):
     )
 
 
-gather_op = defop(
+gather_p = defop(
     "gather",
     _gather_k,
     nin=2,
     out=True,
     vjp=(
-        lambda g, input, index, dim: scatter_add.fn(zeros_like(input), index, g, dim=dim),
+        lambda g, input, index, dim: _scatter_add(zeros_like(input), index, g, dim=dim),
         None,
     ),
     jvp=LINEAR,
@@ -241,7 +241,7 @@ def _scatter_k(xp, input, index, src, dim, reduce=None):
 def _scatter_vjp_input(g, index, dim, reduce):
     if reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")
-    return scatter_op.fn(g, index, 0.0, dim=dim)
+    return _scatter(g, index, 0.0, dim=dim)
 
 
 def _scatter_vjp_src(g, index, src, dim, reduce):
@@ -287,11 +287,12 @@ def _scatter_errors(make):
     )
 
 
-scatter_op = defop(
+scatter_p = defop(
     "scatter", _scatter_k, nin=3,
     vjp=(_scatter_vjp_input, None, _scatter_vjp_src),
     jvp=LINEAR, samples=_scatter_samples, error_samples=_scatter_errors, batch_rule=dim_family(),
 )  # fmt: skip
+_scatter = scatter_p.fn
 
 
 def _scatter_args(src, value, reduce):
@@ -312,7 +313,7 @@ def scatter(
 ) -> Tensor:
     """Write ``src`` (a tensor or a scalar ``value``) into ``input`` at ``index`` along ``dim``."""
     r = dispatch(
-        scatter_op,
+        scatter_p,
         (input, index, _scatter_args(src, value, reduce)),
         {"dim": dim, "reduce": reduce},
     )
@@ -328,7 +329,7 @@ def scatter_(
 ) -> Tensor:
     """In-place :func:`scatter`."""
     return run_inplace(
-        scatter_op, self, (index, _scatter_args(src, value, reduce)), {"dim": dim, "reduce": reduce}
+        scatter_p, self, (index, _scatter_args(src, value, reduce)), {"dim": dim, "reduce": reduce}
     )
 
 
@@ -343,12 +344,13 @@ def _scatter_add_samples(make):
     yield S((make(()), 0, np.array(0), make(())))
 
 
-scatter_add = defop(
+scatter_add_p = defop(
     "scatter_add", lambda xp, input, index, src, dim: _scatter_add_k(xp, input, index, src, dim), nin=3,
     vjp=(lambda g: g, None, lambda g, index, src, dim: _grad_region(g.gather(dim, index), src.shape)),
     jvp=LINEAR, samples=_scatter_add_samples, out=True, batch_rule=dim_family(),
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)))), RuntimeError, "index 5 is out of bounds")],
 )  # fmt: skip
+_scatter_add = scatter_add_p.fn
 
 
 _REDUCE_AT = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
@@ -424,18 +426,17 @@ def _sr_stats(xp, input, index, src, result, dim, reduce, include_self):
     return tie_in / n, tie_src / n[key]
 
 
-sr_stats = defop(
+sr_stats_p = defop(
     "scatter_reduce_weights", lambda xp, input, index, src, result, dim, reduce, include_self: tuple(
         w.astype(input.dtype).reshape(s) for w, s in zip(
             _sr_stats(xp, input, index, src, result, dim, reduce, include_self), (input.shape, index.shape))
     ), nin=4, nout=2, batch_rule=dim_family(like=(0, 1)),
 )  # fmt: skip
+sr_stats = sr_stats_p.fn
 
 
 def _sr_vjp_input(g, input, index, src, result, dim, reduce, include_self):
-    w, _ = sr_stats.fn(
-        input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
-    )
+    w, _ = sr_stats(input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self)
     if reduce == "prod" and include_self:
         return g * _prod_of_others(input, index, src, dim)
     return g * w
@@ -444,13 +445,11 @@ def _sr_vjp_input(g, input, index, src, result, dim, reduce, include_self):
 def _prod_of_others(input, index, src, dim):
     """result / input of scatter_reduce's prod without dividing by a zero of input."""
     masked = input.masked_fill(input == 0, 1)
-    return scatter_reduce_op.fn(masked, index, src, dim, "prod", include_self=True) / masked
+    return _raw_scatter_reduce(masked, index, src, dim, "prod", include_self=True) / masked
 
 
 def _sr_vjp_src(g, input, index, src, result, dim, reduce, include_self):
-    _, w = sr_stats.fn(
-        input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
-    )
+    _, w = sr_stats(input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self)
     if reduce == "prod":
         return _grad_region(
             g.gather(dim, index)
@@ -466,9 +465,9 @@ def _src_prod_of_others(input, index, src, result, dim, include_self):
     (two zeros make it 0)."""
     s = _region_t(src, index.shape)
     zero = s == 0
-    count = scatter_add.fn(zeros_like(input), index, zero.to(input.dtype), dim=dim)
+    count = _scatter_add(zeros_like(input), index, zero.to(input.dtype), dim=dim)
     single = zero & (count.gather(dim, index) == 1)
-    without = scatter_reduce_op.fn(
+    without = _raw_scatter_reduce(
         input, index, s.masked_fill(single, 1), dim, "prod", include_self=include_self
     )
     return where(
@@ -477,23 +476,23 @@ def _src_prod_of_others(input, index, src, result, dim, include_self):
 
 
 def _sr_jvp(tinput, tsrc, input, index, src, result, dim, reduce, include_self):
-    w_in, w_src = sr_stats.fn(
+    w_in, w_src = sr_stats(
         input.detach(), index, src.detach(), result.detach(), dim, reduce, include_self
     )
     ts = _region_t(tsrc, index.shape)
     base = zeros_like(result)
     if reduce == "prod":
         others = _src_prod_of_others(input, index, src, result, dim, include_self)
-        return tinput * w_in * _prod_of_others(input, index, src, dim) + scatter_add.fn(
+        return tinput * w_in * _prod_of_others(input, index, src, dim) + _scatter_add(
             base, index, ts * others, dim=dim
         )
-    return tinput * w_in + scatter_add.fn(base, index, ts * w_src, dim=dim)
+    return tinput * w_in + _scatter_add(base, index, ts * w_src, dim=dim)
 
 
 def _region_t(src, shape):
     if tuple(src.shape) == tuple(shape):
         return src
-    return getitem.fn(src, tuple(slice(0, n) for n in shape), tuple(src.shape))
+    return getitem(src, tuple(slice(0, n) for n in shape), tuple(src.shape))
 
 
 def _scatter_reduce_samples(make):
@@ -513,7 +512,7 @@ def _scatter_reduce_samples(make):
         yield S((make((2, 3), lo, 2), 1, np.array([[2, 2], [0, 1]]), make((2, 2), lo, 2), reduce))
 
 
-scatter_reduce_op = defop(
+scatter_reduce_p = defop(
     "scatter_reduce", _scatter_reduce, nin=3,
     vjp=(_sr_vjp_input, None, _sr_vjp_src), jvp=_sr_jvp, samples=_scatter_reduce_samples,
     batch_rule=dim_family(),
@@ -522,6 +521,7 @@ scatter_reduce_op = defop(
         ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)), "sum")), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3"),
     ],
 )  # fmt: skip
+_raw_scatter_reduce = scatter_reduce_p.fn
 
 
 def scatter_reduce(
@@ -535,7 +535,7 @@ def scatter_reduce(
     out=None,
 ) -> Tensor:
     """Reduce ``src`` into ``input`` at ``index`` along ``dim`` ('sum', 'prod', 'mean', 'amax', 'amin')."""
-    r = scatter_reduce_op.fn(input, index, src, dim, reduce, include_self=include_self)
+    r = _raw_scatter_reduce(input, index, src, dim, reduce, include_self=include_self)
     if out is not None:
         from ..._core.out import write_out
 
@@ -548,13 +548,13 @@ def scatter_reduce_(
 ) -> Tensor:
     """In-place :func:`scatter_reduce`."""
     attrs = {"dim": dim, "reduce": reduce, "include_self": include_self}
-    return run_inplace(scatter_reduce_op, self, (index, src), attrs)
+    return run_inplace(scatter_reduce_p, self, (index, src), attrs)
 
 
-gather, _ = _dim_api(gather_op)
+gather, _ = _dim_api(gather_p)
 
 
-scatter_add_fn, scatter_add_ = _dim_api(scatter_add)
+scatter_add, scatter_add_ = _dim_api(scatter_add_p)
 
 
 tensor_methods(
@@ -562,7 +562,7 @@ tensor_methods(
         "gather": _method(gather),
         "scatter": _method(scatter),
         "scatter_": scatter_,
-        "scatter_add": _method(scatter_add_fn),
+        "scatter_add": _method(scatter_add),
         "scatter_add_": scatter_add_,
         "scatter_reduce": _method(scatter_reduce),
         "scatter_reduce_": scatter_reduce_,

@@ -26,7 +26,7 @@ from ._common import (
     _same_dtype,
     check_index_dtype,
 )
-from .gather_scatter import scatter_add, scatter_op
+from .gather_scatter import _scatter, _scatter_add
 
 
 def _check_index_dtype(index, msg: str) -> None:
@@ -98,10 +98,10 @@ def _index_select_rule(vmap, args, bdims, attrs):
         xf, p = front(x, xb), pdim(dim, n)
         if not values_hidden(index):  # PyTorch's batch rule gathers: a gather's bounds error
             _bounds(index._data, xf.shape[p], p)
-        return index_select_op.fn(xf, index, p), 0
+        return _raw_index_select(xf, index, p), 0
     if xb is None:  # one selection of B * k entries, split back
         d = wrap_dim(dim, n)
-        out = index_select_op.fn(x, front(index, ib).reshape(-1), d)
+        out = _raw_index_select(x, front(index, ib).reshape(-1), d)
         return out.reshape(*x.shape[:d], vmap.size, k, *x.shape[d + 1 :]), d
     xf = front(x, xb)
     p = pdim(dim, n)
@@ -117,13 +117,13 @@ def _index_select_samples(make):
     yield S((make(()), 0, np.array([0], dtype=np.int64)))
 
 
-index_select_op = defop(
+index_select_p = defop(
     "index_select",
     _index_select,
     nin=2,
     out=True,
     vjp=(
-        lambda g, input, index, dim: index_add_op.fn(zeros_like(input), index, g, dim=dim),
+        lambda g, input, index, dim: _raw_index_add(zeros_like(input), index, g, dim=dim),
         None,
     ),
     jvp=LINEAR,
@@ -139,6 +139,7 @@ index_select_op = defop(
         ),
     ],
 )
+_raw_index_select = index_select_p.fn
 
 
 def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=None):
@@ -256,16 +257,16 @@ def _index_update_rule(op, mode):
                 if isinstance(val, Tensor):
                     val = val.reshape(*val.shape[: sb is not None], *((1,) * (xf.dim() - 1)))
                     val = val.expand(ie.shape)
-                out = scatter_op.fn(xf, ie, val, dim=p)
+                out = _scatter(xf, ie, val, dim=p)
             else:
                 if val.dim() < xf.dim():
                     val = pad_to(val, xf.dim() - 1)
                 val = val.expand(ie.shape)
                 if mode == "add":
                     alpha = attrs["alpha"]
-                    out = scatter_add.fn(xf, ie, val if alpha == 1 else val * alpha, dim=p)
+                    out = _scatter_add(xf, ie, val if alpha == 1 else val * alpha, dim=p)
                 else:
-                    out = scatter_op.fn(xf, ie, val, dim=p)
+                    out = _scatter(xf, ie, val, dim=p)
         return (out.reshape(vmap.size) if n == 0 else out), 0
 
     return rule
@@ -285,7 +286,7 @@ def _index_add(xp, input, index, source, dim, *, alpha=1):
     return out
 
 
-index_add_op = defop(
+index_add_p = defop(
     "index_add", _index_add, nin=3, batch_rule=index_update_rule("add"),
     vjp=(lambda g: g, None, lambda g, index, dim, alpha: g.index_select(dim, index) * alpha if alpha != 1 else g.index_select(dim, index)),
     jvp=LINEAR, out=True,
@@ -298,6 +299,7 @@ index_add_op = defop(
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3")],
     inplace_policy=InplacePolicy(checks_first=True),
 )  # fmt: skip
+_raw_index_add = index_add_p.fn
 
 
 def _index_fill(xp, input, index, value, dim):
@@ -315,10 +317,10 @@ def _index_fill(xp, input, index, value, dim):
     return out
 
 
-index_fill_op = defop(
+index_fill_p = defop(
     "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"), layout=preserve,
     node_name=lambda value: "IndexFillBackward0" if value is None else "IndexFillBackward1",
-    vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - index_fill_op.fn(g, index, 0.0, dim=dim)).sum()),
+    vjp=(lambda g, index, dim: _raw_index_fill(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - _raw_index_fill(g, index, 0.0, dim=dim)).sum()),
     jvp=LINEAR,
     samples=lambda make: [
         S((make((3, 4)), 0, np.array([2, 0]), 1.5)),
@@ -329,6 +331,7 @@ index_fill_op = defop(
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), 1.0)), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
     inplace_policy=InplacePolicy(shared_ok=True, operand_overlap_ok=True),
 )  # fmt: skip
+_raw_index_fill = index_fill_p.fn
 
 
 def _index_copy(xp, input, index, source, dim):
@@ -343,9 +346,9 @@ def _index_copy(xp, input, index, source, dim):
     return out
 
 
-index_copy_op = defop(
+index_copy_p = defop(
     "index_copy", _index_copy, nin=3, batch_rule=index_update_rule("copy"),
-    vjp=(lambda g, index, dim: index_fill_op.fn(g, index, 0.0, dim=dim), None, lambda g, index, dim: g.index_select(dim, index)),
+    vjp=(lambda g, index, dim: _raw_index_fill(g, index, 0.0, dim=dim), None, lambda g, index, dim: g.index_select(dim, index)),
     jvp=LINEAR,
     samples=lambda make: [
         S((make((3, 4)), 0, np.array([2, 0]), make((2, 4)))),
@@ -356,16 +359,16 @@ index_copy_op = defop(
 )  # fmt: skip
 
 
-index_select, _ = _dim_api(index_select_op)
+index_select, _ = _dim_api(index_select_p)
 
 
-index_add, index_add_ = _dim_api(index_add_op)
+index_add, index_add_ = _dim_api(index_add_p)
 
 
-index_fill, index_fill_ = _dim_api(index_fill_op)
+index_fill, index_fill_ = _dim_api(index_fill_p)
 
 
-index_copy, index_copy_ = _dim_api(index_copy_op)
+index_copy, index_copy_ = _dim_api(index_copy_p)
 
 
 tensor_methods(

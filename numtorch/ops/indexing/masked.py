@@ -13,7 +13,7 @@ from .._batching import front, lrank, lshape, materialize, pad_to
 from ..comparison import where
 from ..creation import zeros
 from ._common import _OOB, _same_dtype, _tname
-from .gather_scatter import scatter_add
+from .gather_scatter import _scatter_add
 
 
 def _check_mask(mask, name: str, np_style: bool = False):
@@ -62,7 +62,7 @@ def _masked_fill_rule(vmap, args, bdims, attrs):
     xf = x if xb is None else pad_to(front(x, xb), rank)
     mf = mask if mb is None else pad_to(front(mask, mb), rank)
     if vb is None:
-        return masked_fill_op.fn(xf, mf, value), 0
+        return masked_fill(xf, mf, value), 0
     if lrank(value, vb):
         raise RuntimeError(
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -77,7 +77,7 @@ def _masked_fill_rule(vmap, args, bdims, attrs):
     return where(mf, v, xf), 0
 
 
-masked_fill_op = defop(
+masked_fill_p = defop(
     "masked_fill", _masked_fill, nin=3,
     vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, lambda g, mask: where(mask, g, 0.0).sum()),
     jvp=LINEAR, batch_rule=_masked_fill_rule,
@@ -93,6 +93,7 @@ masked_fill_op = defop(
         batched_tensor_value=BatchedWrite.FALLBACK,
     ),
 )  # fmt: skip
+masked_fill = masked_fill_p.fn
 
 
 def _masked_scatter(xp, input, mask, source):
@@ -118,7 +119,7 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
     xf = pad_to(materialize(vmap, x, xb), rank)
     s = materialize(vmap, src, sb).reshape(b, -1)
     if mb is None:
-        out = masked_scatter_op.fn(xf.movedim(0, -1), mask.unsqueeze(-1), s.movedim(0, 1))
+        out = masked_scatter(xf.movedim(0, -1), mask.unsqueeze(-1), s.movedim(0, 1))
         return out, rank
     if mask.dtype.name != "bool":
         _check_mask(np.empty(0, mask.dtype.np), "masked_scatter_", np_style=True)
@@ -126,7 +127,7 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
     mf = pad_to(front(mask, mb), rank).expand(b, *shape)
     xf = xf.expand(b, *shape)
     if s.shape[1] == 0:  # nothing to take: the kernel checks that nothing is selected
-        return masked_scatter_op.fn(xf, mf, s), 0
+        return masked_scatter(xf, mf, s), 0
     flat = mf.reshape(b, -1)
     pos = (flat.cumsum(1) - 1).clamp(min=0)
     try:
@@ -148,12 +149,12 @@ def _masked_scatter_vjp_src(g, mask, source):
     m = mask.expand(g.shape).reshape(-1)
     pos = (m.cumsum(0) - 1).clamp(min=0)
     vals = where(m, g.reshape(-1), 0.0)
-    return scatter_add.fn(zeros(n, dtype=g.dtype, device=g.device), pos, vals, dim=0).reshape(
+    return _scatter_add(zeros(n, dtype=g.dtype, device=g.device), pos, vals, dim=0).reshape(
         source.shape
     )
 
 
-masked_scatter_op = defop(
+masked_scatter_p = defop(
     "masked_scatter", _masked_scatter, nin=3,
     vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, _masked_scatter_vjp_src), jvp=LINEAR, batch_rule=_masked_scatter_rule,
     samples=lambda make: list(_masked_samples(make, False)),
@@ -168,6 +169,7 @@ masked_scatter_op = defop(
         shape_error=lambda self, args: expand_error(list(args[0].shape), list(self.shape)),
     ),
 )  # fmt: skip
+masked_scatter = masked_scatter_p.fn
 
 
 def _masked_select(xp, input, mask):
@@ -189,15 +191,15 @@ def _masked_select_rule(vmap, args, bdims, attrs):
     if mb is not None:
         raise RuntimeError(_MASKED_SELECT)
     xf = pad_to(front(x, xb), max(lrank(x, xb), mask.dim()))
-    return masked_select.fn(xf, mask).reshape(vmap.size, -1), 0
+    return masked_select(xf, mask).reshape(vmap.size, -1), 0
 
 
 def _masked_select_vjp(g, input, mask):
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    return masked_scatter_op.fn(zeros(shape, dtype=g.dtype, device=g.device), mask, g)
+    return masked_scatter(zeros(shape, dtype=g.dtype, device=g.device), mask, g)
 
 
-masked_select = defop(
+masked_select_p = defop(
     "masked_select",
     _masked_select,
     out=True,
@@ -221,9 +223,10 @@ masked_select = defop(
     ],
     methods=True,
 )
+masked_select = masked_select_p.fn
 
 
-masked_select.fn.__doc__ = """The elements of ``input`` where ``mask`` holds, as a 1-d tensor.
+masked_select.__doc__ = """The elements of ``input`` where ``mask`` holds, as a 1-d tensor.
 
 Under vmap, as in PyTorch, a batched ``mask`` is an error (each batch element could select
 a different count); a batched ``input`` with an unbatched mask selects the same count from

@@ -50,7 +50,7 @@ def _nonzero_samples(make):
     yield S((np.zeros((), dtype=make.dtype),), {"as_tuple": True})
 
 
-nonzero_op = defop(
+nonzero_p = defop(
     "nonzero", _argwhere, samples=_nonzero_samples, batch_rule=dynamic_shape(),
     test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"}, layout=column_major,
 )  # fmt: skip
@@ -58,7 +58,7 @@ nonzero_op = defop(
 
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Indices of the nonzero elements: an (n, ndim) tensor, or one tensor per dim."""
-    r = dispatch(nonzero_op, (input,), {})
+    r = dispatch(nonzero_p, (input,), {})
     if as_tuple:
         if input.dim() == 0:
             return (zeros(r.shape[0], dtype=dt.int64, device=r.device),)
@@ -70,7 +70,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     return r
 
 
-argwhere = defop(
+argwhere_p = defop(
     "argwhere",
     _argwhere,
     samples=lambda make: [s for s in _nonzero_samples(make) if not s.kwargs],
@@ -105,11 +105,11 @@ def _one_hot_rule(vmap, args, bdims, attrs):
             "When vmap-ing torch.nn.functional.one_hot, please provide an explicit positive "
             "num_classes argument."
         )
-    return one_hot.fn(front(args[0], bdims[0]), n), 0
+    return one_hot(front(args[0], bdims[0]), n), 0
 
 
 # Inferred class counts (an error under vmap) are tested in test_vmap_indexing.py.
-one_hot = defop(
+one_hot_p = defop(
     "one_hot", _one_hot, nin=1, api="nn.functional.one_hot", oracle="nn.functional.one_hot",
     batch_rule=_one_hot_rule,
     samples=lambda make: [
@@ -126,6 +126,7 @@ one_hot = defop(
     # an inferred class count is the input's largest value
     value_shaped=lambda args, attrs: attrs.get("num_classes", -1) == -1,
 )  # fmt: skip
+one_hot = one_hot_p.fn
 
 
 tensor_methods(

@@ -15,9 +15,9 @@ from ..._core.tensor import Tensor
 from .._batching import is_vmapped, vmap_sizes
 from ..creation import tensor
 from ..views import _expand_size
-from .advanced import index_op, index_put_op
-from .basic import _whole, getitem
-from .copy_fill import copy, fill
+from .advanced import index_p, index_put_p
+from .basic import _whole, getitem_p
+from .copy_fill import copy_p, fill_p
 
 
 def _as_tuple(idx) -> tuple:
@@ -162,9 +162,9 @@ def tensor_getitem(self: Tensor, idx) -> Tensor:
         basic = ()  # PyTorch skips each slice that keeps its dim: x[...], x[:, :] are aliases
     v = self
     if not (adv and _trivial(basic, self.dim())):
-        v = dispatch(getitem, (self,), {"index": basic, "shape": tuple(self.shape)})
+        v = dispatch(getitem_p, (self,), {"index": basic, "shape": tuple(self.shape)})
     if adv:
-        v = dispatch(index_op, (v, adv), {"dims": dims, "shape": tuple(v.shape)})
+        v = dispatch(index_p, (v, adv), {"dims": dims, "shape": tuple(v.shape)})
     return v
 
 
@@ -185,7 +185,7 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
     basic, adv, dims = _parse(self, idx)
     v = self
     if not _trivial(basic, self.dim()):
-        v = dispatch(getitem, (self,), {"index": basic, "shape": tuple(self.shape)})
+        v = dispatch(getitem_p, (self,), {"index": basic, "shape": tuple(self.shape)})
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=self.dtype)
     given = value.dtype  # PyTorch expands the value before it casts it
@@ -210,11 +210,11 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         if state.stack and not value.dim() and v.dim():
             if value._level <= v._level:  # a grad level above the vmap: its leaf check first
                 check_inplace(v, (value,))
-            check_operands(v, (value,), fill)  # PyTorch fills with a 0-d value
-        run_inplace(copy, v, (value,), {})
+            check_operands(v, (value,), fill_p)  # PyTorch fills with a 0-d value
+        run_inplace(copy_p, v, (value,), {})
         return
     run_inplace(
-        index_put_op, v, (adv, _strip_leading_ones(value, 64)), {"accumulate": False, "dims": dims}
+        index_put_p, v, (adv, _strip_leading_ones(value, 64)), {"accumulate": False, "dims": dims}
     )
 
 

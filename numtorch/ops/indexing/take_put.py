@@ -14,8 +14,9 @@ from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pdim
 from ..creation import zeros, zeros_like
 from ._common import _OOB, _batch_arange, _numel, _same_dtype, check_index_dtype
-from .advanced import index_op, index_put_op
-from .gather_scatter import _as1d, _gather, scatter_add
+from .advanced import _raw_index_put
+from .advanced import index as _index
+from .gather_scatter import _as1d, _gather, _scatter_add
 
 
 @contextmanager
@@ -59,14 +60,14 @@ def _take_rule(vmap, args, bdims, attrs):
     (x, index), (xb, ib) = args, bdims
     check_index_dtype(index, "take")
     if xb is None:
-        return take.fn(x, front(index, ib)), 0
+        return take(x, front(index, ib)), 0
     xf = front(x, xb).reshape(vmap.size, -1)
     with _flat_oob(_TAKE_EMPTY):
         if ib is None:
-            return index_op.fn(xf, [index], (1,), tuple(xf.shape)), 0
+            return _index(xf, [index], (1,), tuple(xf.shape)), 0
         i = front(index, ib)
         ar = _batch_arange(vmap, i.dim() - 1, xf.device)
-        return index_op.fn(xf, [ar, i], (0, 1), tuple(xf.shape)), 0
+        return _index(xf, [ar, i], (0, 1), tuple(xf.shape)), 0
 
 
 def _take(xp, input, index):
@@ -75,11 +76,11 @@ def _take(xp, input, index):
     return input.reshape(-1)[index]
 
 
-take = defop(
+take_p = defop(
     "take",
     _take,
     out=True,
-    vjp=(lambda g, input, index: put_op.fn(zeros_like(input), index, g, True), None),
+    vjp=(lambda g, input, index: put(zeros_like(input), index, g, True), None),
     jvp=LINEAR,
     batch_rule=_take_rule,
     samples=lambda make: [
@@ -102,6 +103,7 @@ take = defop(
     ],
     methods=True,
 )
+take = take_p.fn
 
 
 def _put_rule(vmap, args, bdims, attrs):
@@ -126,7 +128,7 @@ def _put_rule(vmap, args, bdims, attrs):
         rows = _batch_arange(vmap, 1, xf.device)
         indices, dims = [rows, front(index, ib).reshape(vmap.size, -1)], (0, 1)
     with _flat_oob(_PUT_EMPTY):
-        out = index_put_op.fn(xf, indices, src, attrs["accumulate"], dims=dims)
+        out = _raw_index_put(xf, indices, src, attrs["accumulate"], dims=dims)
     return out.reshape(vmap.size, *lshape(x, xb)), 0
 
 
@@ -150,10 +152,10 @@ def _put(xp, input, index, source, accumulate=False):
     return flat.reshape(input.shape)
 
 
-put_op = defop(
+put_p = defop(
     "put", _put, nin=3, batch_rule=_put_rule, layout=preserve,
     vjp=(
-        lambda g, index, accumulate: g if accumulate else put_op.fn(g, index, zeros(index.shape, dtype=g.dtype, device=g.device), False),
+        lambda g, index, accumulate: g if accumulate else put(g, index, zeros(index.shape, dtype=g.dtype, device=g.device), False),
         None, lambda g, index, source: g.take(index).reshape(source.shape),
     ),
     jvp=LINEAR,
@@ -166,6 +168,7 @@ put_op = defop(
     error_samples=lambda make: [ErrorInput(S((make((3, 4)), np.array([15]), make((1,)))), IndexError, "out of range: tried to access index 15 on a tensor of 12 elements.")],
     methods=True, inplace=True,
 )  # fmt: skip
+put = put_p.fn
 
 
 def _take_along_dim_rule(vmap, args, bdims, attrs):
@@ -175,7 +178,7 @@ def _take_along_dim_rule(vmap, args, bdims, attrs):
     check_index_dtype(index, "take_along_dim")
     dim = attrs["dim"]
     if dim is None:
-        return vmap.call(lambda a, i: take.fn(a, i.reshape(-1)), args, bdims)
+        return vmap.call(lambda a, i: take(a, i.reshape(-1)), args, bdims)
     n, ni = lrank(x, xb), lrank(index, ib)
     if n != ni:
         raise RuntimeError(
@@ -186,9 +189,9 @@ def _take_along_dim_rule(vmap, args, bdims, attrs):
     i = front(index, ib) if ib is not None else index.unsqueeze(0)
     if n == 0:
         wrap_dim(dim, 0)
-        out = take_along_dim.fn(xf.unsqueeze(1), i.unsqueeze(1), 1)
+        out = take_along_dim(xf.unsqueeze(1), i.unsqueeze(1), 1)
         return out.reshape(out.shape[0]), 0
-    return take_along_dim.fn(xf, i, pdim(dim, n)), 0
+    return take_along_dim(xf, i, pdim(dim, n)), 0
 
 
 def _take_along_dim(xp, input, indices, dim=None):
@@ -218,7 +221,7 @@ def _take_along_dim(xp, input, indices, dim=None):
 
 def _take_along_dim_vjp(g, input, indices, dim):
     if dim is None:
-        return put_op.fn(zeros_like(input), indices.reshape(-1), g, True)
+        return put(zeros_like(input), indices.reshape(-1), g, True)
     if input.dim() == 0:
         return g.sum()
     d = dim % input.dim()
@@ -232,10 +235,10 @@ def _take_along_dim_vjp(g, input, indices, dim):
         device=g.device,
     )
     idx = indices.expand(tuple(indices.shape[k] if k == d else s for k, s in enumerate(bshape)))
-    return scatter_add.fn(base, idx, g, dim=d)
+    return _scatter_add(base, idx, g, dim=d)
 
 
-take_along_dim = defop(
+take_along_dim_p = defop(
     "take_along_dim",
     _take_along_dim,
     nin=2,
@@ -259,3 +262,4 @@ take_along_dim = defop(
     ],
     methods=True,
 )
+take_along_dim = take_along_dim_p.fn

@@ -27,15 +27,21 @@ from ._common import (
     stacked,
     svd_rt,
 )
-from .products import bmm, dot, matmul, mm, mv, outer, product, vdot
-from .contractions import einsum, einsum_op, inner, kron, multi_dot, tensordot, vecdot
-from .add_products import addbmm, addmm, addmv, addr, baddbmm
-from .cross_trace import cross, linalg_cross, trace
-from .solvers import linalg_det, linalg_inv, linalg_slogdet, linalg_solve, logdet_op
-from .triangular import linalg_cholesky, linalg_solve_triangular
-from .with_info import linalg_cholesky_ex, linalg_inv_ex, solve_ex
-from .decompositions import linalg_eigh, linalg_eigvalsh, linalg_qr, linalg_svd, linalg_svdvals
-from .matrix_functions import linalg_matrix_exp
+from .products import bmm_p, dot_p, matmul_p, matmul, mm_p, mm, mv_p, outer_p, product, vdot_p
+from .contractions import einsum, einsum_p, inner, kron, multi_dot, tensordot, vecdot
+from .add_products import addbmm_p, addmm_p, addmm, addmv_p, addr_p, baddbmm_p
+from .cross_trace import cross, linalg_cross_p, trace_p
+from .solvers import linalg_det_p, linalg_inv_p, linalg_slogdet_p, linalg_solve_p, logdet_p
+from .triangular import linalg_cholesky_p, linalg_solve_triangular_p
+from .with_info import linalg_cholesky_ex_p, linalg_inv_ex_p, solve_ex
+from .decompositions import (
+    linalg_eigh_p,
+    linalg_eigvalsh_p,
+    linalg_qr_p,
+    linalg_svd_p,
+    linalg_svdvals_p,
+)
+from .matrix_functions import linalg_matrix_exp_p
 from .composites import (
     cholesky,
     cholesky_ex,
@@ -46,7 +52,7 @@ from .composites import (
     eigh,
     inv_ex,
     inverse,
-    linalg_slogdet_fn,
+    linalg_slogdet,
     logdet,
     matrix_norm,
     matrix_power,

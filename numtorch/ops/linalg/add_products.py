@@ -129,9 +129,9 @@ def _addprod(
 # it) into a new result, whose shape error names both sizes
 _FRESH = InplacePolicy(operand_overlap_ok=True, fresh_result=True)
 
-addmm = _addprod(
-    "addmm", ("mat1", "mat2"), _mm, mm.fn, lambda g, m2: mm.fn(g, m2.mT), lambda g, m1: mm.fn(m1.mT, g),
-    lambda m1, m2, t1, t2: mm.fn(t1, m2) + mm.fn(m1, t2),
+addmm_p = _addprod(
+    "addmm", ("mat1", "mat2"), _mm, mm, lambda g, m2: mm(g, m2.mT), lambda g, m1: mm(m1.mT, g),
+    lambda m1, m2, t1, t2: mm(t1, m2) + mm(m1, t2),
     lambda make: [
         S((make((2, 4)), make((2, 3)), make((3, 4)))),
         S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
@@ -142,9 +142,10 @@ addmm = _addprod(
     _mm_check,
     inplace_policy=_FRESH,
 )  # fmt: skip
-addmv = _addprod(
-    "addmv", ("mat", "vec"), _mv_kernel, mv.fn, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv.fn(m1.mT, g),
-    lambda m1, m2, t1, t2: mv.fn(t1, m2) + mv.fn(m1, t2),
+addmm = addmm_p.fn
+addmv_p = _addprod(
+    "addmv", ("mat", "vec"), _mv_kernel, mv, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv(m1.mT, g),
+    lambda m1, m2, t1, t2: mv(t1, m2) + mv(m1, t2),
     lambda make: [
         S((make((2,)), make((2, 3)), make((3,)))),
         S((make(()), make((2, 3)), make((3,))), {"beta": 2.0, "alpha": 0.5}),
@@ -154,9 +155,9 @@ addmv = _addprod(
     _mv_check,
     inplace_policy=_FRESH,
 )  # fmt: skip
-baddbmm = _addprod(
-    "baddbmm", ("batch1", "batch2"), _bmm, bmm.fn, lambda g, m2: bmm.fn(g, m2.mT), lambda g, m1: bmm.fn(m1.mT, g),
-    lambda m1, m2, t1, t2: bmm.fn(t1, m2) + bmm.fn(m1, t2),
+baddbmm_p = _addprod(
+    "baddbmm", ("batch1", "batch2"), _bmm, bmm, lambda g, m2: bmm(g, m2.mT), lambda g, m1: bmm(m1.mT, g),
+    lambda m1, m2, t1, t2: bmm(t1, m2) + bmm(m1, t2),
     lambda make: [
         S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
         S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
@@ -184,9 +185,9 @@ def _sum_bmm(xp, a, b):
     return _bmm(xp, a, b).sum(0)
 
 
-addbmm = _addprod(
-    "addbmm", ("batch1", "batch2"), _sum_bmm, lambda m1, m2: bmm.fn(m1, m2).sum(0), lambda g, m2: g @ m2.mT, lambda g, m1: m1.mT @ g,
-    lambda m1, m2, t1, t2: (bmm.fn(t1, m2) + bmm.fn(m1, t2)).sum(0),
+addbmm_p = _addprod(
+    "addbmm", ("batch1", "batch2"), _sum_bmm, lambda m1, m2: bmm(m1, m2).sum(0), lambda g, m2: g @ m2.mT, lambda g, m1: m1.mT @ g,
+    lambda m1, m2, t1, t2: (bmm(t1, m2) + bmm(m1, t2)).sum(0),
     lambda make: [
         S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
         S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
@@ -239,9 +240,9 @@ def _check_expand(have: tuple, want: tuple, name: str) -> None:
             )
 
 
-addr = _addprod(
-    "addr", ("vec1", "vec2"), _addr_outer, outer.fn, lambda g, v2: mv.fn(g, v2), lambda g, v1: mv.fn(g.mT, v1),
-    lambda v1, v2, t1, t2: outer.fn(t1, v2) + outer.fn(v1, t2),
+addr_p = _addprod(
+    "addr", ("vec1", "vec2"), _addr_outer, outer, lambda g, v2: mv(g, v2), lambda g, v1: mv(g.mT, v1),
+    lambda v1, v2, t1, t2: outer(t1, v2) + outer(v1, t2),
     lambda make: [
         S((make((2, 3)), make((2,)), make((3,)))),
         S((make((3,)), make((2,)), make((3,))), {"beta": 0.5, "alpha": 2.0}),
@@ -260,8 +261,8 @@ def _addr_(self, vec1, vec2, *, beta=1, alpha=1):
             f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
             f"v2: {list(vec2.shape)}"
         )
-    return run_inplace(addr, self, (vec1, vec2), {"beta": beta, "alpha": alpha})
+    return run_inplace(addr_p, self, (vec1, vec2), {"beta": beta, "alpha": alpha})
 
 
-_addr_.inplace_of = addr
+_addr_.inplace_of = addr_p
 tensor_methods({"addr_": _addr_})

@@ -35,7 +35,8 @@ from ._samples import _well_conditioned
 from .contractions import inner, kron
 from .cross_trace import cross
 from .decompositions import linalg_eigh, linalg_qr, linalg_svd, linalg_svdvals
-from .solvers import linalg_det, linalg_inv, linalg_slogdet, logdet_op
+from .solvers import _linalg_slogdet, linalg_det, linalg_inv
+from .solvers import logdet as _logdet
 from .triangular import linalg_cholesky, linalg_solve_triangular
 from .with_info import linalg_cholesky_ex, linalg_inv_ex
 
@@ -54,7 +55,7 @@ def matrix_power(A, n: int, *, out=None):
     if n == 0:
         res = _eye(A.shape[-1], A) + A * 0  # the identity, connected to A with a zero gradient
     else:
-        base = linalg_inv.fn(A) if n < 0 else A
+        base = linalg_inv(A) if n < 0 else A
         n = abs(n)
         res = None
         while n:
@@ -75,7 +76,7 @@ def _matrix_norm_impl(A, ord, dims, keepdim):
         return sq.sum((d0, d1), keepdim=keepdim).sqrt()
     if ord in ("nuc", 2, -2):
         X = A.movedim((d0, d1), (-2, -1))
-        s = linalg_svdvals.fn(X)
+        s = linalg_svdvals(X)
         r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
         if keepdim:
             for d in sorted(x % A.dim() for x in dims):
@@ -157,46 +158,46 @@ def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=No
             dtype=dtype,
         )
     else:
-        res = vector_norm.fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        res = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     return res if out is None else _write(out, res)
 
 
 def qr(A, mode: str = "reduced", *, out=None):
     """QR decomposition: (Q, R) with mode 'reduced', 'complete' or 'r' (empty Q)."""
-    return _tuple_out(linalg_qr_rt(linalg_qr.fn(A, mode)), out)
+    return _tuple_out(linalg_qr_rt(linalg_qr(A, mode)), out)
 
 
 def eigh(A, UPLO: str = "L", *, out=None):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
-    return _tuple_out(linalg_eigh_rt(linalg_eigh.fn(A, UPLO)), out)
+    return _tuple_out(linalg_eigh_rt(linalg_eigh(A, UPLO)), out)
 
 
 def svd(A, full_matrices: bool = True, *, driver=None, out=None):
     """Singular value decomposition (U, S, Vh)."""
-    return _tuple_out(linalg_svd_rt(linalg_svd.fn(A, full_matrices, driver=driver)), out)
+    return _tuple_out(linalg_svd_rt(linalg_svd(A, full_matrices, driver=driver)), out)
 
 
-def linalg_slogdet_fn(A, *, out=None):
+def linalg_slogdet(A, *, out=None):
     """Sign and log of the absolute value of the determinant."""
-    return _tuple_out(linalg_slogdet_rt(linalg_slogdet.fn(A)), out)
+    return _tuple_out(linalg_slogdet_rt(_linalg_slogdet(A)), out)
 
 
 def inv_ex(A, *, check_errors: bool = False, out=None):
     """(inverse, info): info > 0 marks a singular matrix (its inverse is NaN) instead of an
     error, unless ``check_errors``."""
-    return _tuple_out(linalg_inv_ex_rt(linalg_inv_ex.fn(A, check_errors=check_errors)), out)
+    return _tuple_out(linalg_inv_ex_rt(linalg_inv_ex(A, check_errors=check_errors)), out)
 
 
 def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): info > 0 is the order of the first leading minor that is not
     positive-definite (that matrix's L is NaN) instead of an error, unless ``check_errors``."""
-    res = linalg_cholesky_ex.fn(A, upper=upper, check_errors=check_errors)
+    res = linalg_cholesky_ex(A, upper=upper, check_errors=check_errors)
     return _tuple_out(linalg_cholesky_ex_rt(res), out)
 
 
 def svd_legacy(input, some: bool = True, compute_uv: bool = True, *, out=None):
     """torch.svd: (U, S, V) with V (not Vh); zero-filled U and V when compute_uv=False."""
-    U, S_, Vh = linalg_svd.fn(input, not some)
+    U, S_, Vh = linalg_svd(input, not some)
     if not compute_uv:
         return svd_rt((zeros_like(U), S_, zeros_like(Vh).mT))
     return _tuple_out(svd_rt((U, S_, Vh.mT)), out)
@@ -204,27 +205,27 @@ def svd_legacy(input, some: bool = True, compute_uv: bool = True, *, out=None):
 
 def qr_legacy(input, some: bool = True, *, out=None):
     """torch.qr (deprecated spelling of linalg.qr)."""
-    return _tuple_out(qr_rt(linalg_qr.fn(input, "reduced" if some else "complete")), out)
+    return _tuple_out(qr_rt(linalg_qr(input, "reduced" if some else "complete")), out)
 
 
 def slogdet(input):
     """torch.slogdet: (sign, logabsdet)."""
-    return slogdet_rt(linalg_slogdet.fn(input))
+    return slogdet_rt(_linalg_slogdet(input))
 
 
 def cholesky(input, upper: bool = False, *, out=None):
     """torch.cholesky (deprecated spelling of linalg.cholesky)."""
-    return linalg_cholesky.fn(input, upper=upper, out=out)
+    return linalg_cholesky(input, upper=upper, out=out)
 
 
 def det(input):
     """torch.det: the determinant."""
-    return linalg_det.fn(input)
+    return linalg_det(input)
 
 
 def logdet(input):
     """torch.logdet: log of the determinant (nan when it is negative)."""
-    return logdet_op.fn(input)
+    return _logdet(input)
 
 
 @composite(
@@ -235,7 +236,7 @@ def logdet(input):
 )
 def inverse(input, *, out=None):
     """torch.inverse: the matrix inverse."""
-    return linalg_inv.fn(input, out=out)
+    return linalg_inv(input, out=out)
 
 
 def matrix_power_legacy(input, n: int, *, out=None):
@@ -258,7 +259,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
             f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a tensor with 2 or "
             "more dimensions of float, double, cfloat or cdouble types"
         )
-    U, S_, Vh = linalg_svd.fn(A, False)
+    U, S_, Vh = linalg_svd(A, False)
     if rtol is None:
         eps = float(np.finfo(A.dtype.np).eps)
         rtol = 0.0 if (atol is not None and atol > 0) else eps * max(A.shape[-2], A.shape[-1])
@@ -275,8 +276,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
 def cholesky_solve(B, L, upper: bool = False, *, out=None):
     """Solve A X = B given the Cholesky factor of A (lower, or upper with ``upper``)."""
     Lo = L.mT if upper else L
-    Y = linalg_solve_triangular.fn(Lo, B, upper=False)
-    res = linalg_solve_triangular.fn(Lo.mT, Y, upper=True)
+    Y = linalg_solve_triangular(Lo, B, upper=False)
+    res = linalg_solve_triangular(Lo.mT, Y, upper=True)
     return res if out is None else _write(out, res)
 
 
@@ -307,7 +308,7 @@ def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=
             out=out,
         )
     ord = 2 if p in ("fro", None) else p
-    return vector_norm.fn(input, ord, dim, keepdim, dtype=dtype, out=out)
+    return vector_norm(input, ord, dim, keepdim, dtype=dtype, out=out)
 
 
 def _dist_errors(make):
@@ -338,7 +339,7 @@ def dist(input, other, p=2):
             "norm(): input dtype should be either floating point or complex. Got "
             f"{d.dtype.scalar_name} instead."
         )
-    return vector_norm.fn(d, p)
+    return vector_norm(d, p)
 
 
 def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):

@@ -150,7 +150,7 @@ def _einsum_vjp(g, operands, equation):
         ops = [g] + [o if o.dtype == g.dtype else o.to(g.dtype) for _, o in others]
         ops += [e for _, e in extra]
         eq = ",".join(parts) + "->" + "".join(target)
-        grads.append(einsum_op.fn(ops, eq))
+        grads.append(_einsum(ops, eq))
     return grads
 
 
@@ -162,7 +162,7 @@ def _einsum_jvp(t, operands, equation):
         if any(o.dtype != ti.dtype for o in ops):  # a mixed einsum with no contraction
             d = dt.result_type(*((o.dtype, o.dim()) for o in ops))
             ops = [o.to(d) for o in ops]
-        r = einsum_op.fn(ops, equation)
+        r = _einsum(ops, equation)
         total = r if total is None else total + r
     return total
 
@@ -180,7 +180,7 @@ def _einsum_rule(vmap, args, bdims, attrs):
     for o, b, t in zip(ops, bds, terms, strict=False):
         new_ops.append(front(o, b))
         new_terms.append(t if b is None else z + t)
-    return einsum_op.fn(new_ops, ",".join(new_terms) + "->" + z + out), 0
+    return _einsum(new_ops, ",".join(new_terms) + "->" + z + out), 0
 
 
 def _einsum_prepare(arrays, attrs=None):
@@ -208,7 +208,7 @@ def _einsum_contracts(arrays, attrs) -> bool:
     return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
 
 
-einsum_op = defop(
+einsum_p = defop(
     "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
     prepare=_einsum_prepare, batch_rule=_einsum_rule, node_name="EinsumBackward0",
     no_kernel=NoKernel("b", "bmm", when=_einsum_contracts),
@@ -239,6 +239,7 @@ einsum_op = defop(
         E(S(("i->j", make((2,)))), RuntimeError, "output subscript j does not appear"),
     ],
 )  # fmt: skip
+_einsum = einsum_p.fn
 
 
 def einsum(equation: str, *operands):
@@ -253,7 +254,7 @@ def einsum(equation: str, *operands):
         want = tuple(sizes[c] for c in t)
         if want != tuple(o.shape):
             ops[k] = o.expand(want)
-    return einsum_op.fn(ops, ",".join(terms) + "->" + out)
+    return _einsum(ops, ",".join(terms) + "->" + out)
 
 
 # ------------------------------------------------------------------ contractions built on einsum

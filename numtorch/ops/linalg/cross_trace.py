@@ -39,15 +39,15 @@ def _cross_rule(vmap, args, bdims, attrs):
     sa, dim = lshape(a, ba), attrs["dim"]
     _cross_check(sa, lshape(b, bb), dim)
     r = len(sa)
-    return dispatch(linalg_cross, (_align(a, ba, r), _align(b, bb, r)), {"dim": pdim(dim, r)}), 0
+    return dispatch(linalg_cross_p, (_align(a, ba, r), _align(b, bb, r)), {"dim": pdim(dim, r)}), 0
 
 
-linalg_cross = defop(
+linalg_cross_p = defop(
     "linalg_cross", _cross,
-    vjp=(lambda g, other, dim: linalg_cross.fn(other, g, dim=dim),
-         lambda g, input, dim: linalg_cross.fn(g, input, dim=dim)),
+    vjp=(lambda g, other, dim: linalg_cross(other, g, dim=dim),
+         lambda g, input, dim: linalg_cross(g, input, dim=dim)),
     jvp=lambda tinput, tother, input, other, dim: (
-        linalg_cross.fn(tinput, other, dim=dim) + linalg_cross.fn(input, tother, dim=dim)
+        linalg_cross(tinput, other, dim=dim) + linalg_cross(input, tother, dim=dim)
     ),
     prepare=_same_dtype(_scalar_type), batch_rule=_cross_rule, api="linalg.cross", out=True,
     no_kernel=NoKernel(
@@ -63,6 +63,7 @@ linalg_cross = defop(
         E(S((make((2,)), make((2,)))), RuntimeError, "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"),
     ],
 )  # fmt: skip
+linalg_cross = linalg_cross_p.fn
 
 
 def cross(input, other, dim=None, *, out=None):
@@ -83,7 +84,7 @@ def cross(input, other, dim=None, *, out=None):
             else input.shape
         )
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
-    return linalg_cross.fn(input, other, dim=dim, out=out)
+    return linalg_cross(input, other, dim=dim, out=out)
 
 
 def _trace(xp, input):
@@ -106,7 +107,7 @@ def _trace_vjp(g, input_shape):  # sizes only: the node keeps no tensor (PyTorch
     return g * eye(n, m, dtype=g.dtype, device=g.device)
 
 
-trace = defop(
+trace_p = defop(
     "trace",
     _trace,
     vjp=_trace_vjp,

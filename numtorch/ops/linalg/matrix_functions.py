@@ -57,12 +57,12 @@ def _pade_expm(xp, A):
 def _block_exp(A, X):
     """The top-right block of exp([[A, X], [0, A]]): the derivative of exp at A along X."""
     n = A.shape[-1]
-    top = cat.fn([A, X], -1)
-    bottom = cat.fn([zeros_like(A), A], -1)
-    return linalg_matrix_exp.fn(cat.fn([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
+    top = cat([A, X], -1)
+    bottom = cat([zeros_like(A), A], -1)
+    return linalg_matrix_exp(cat([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
 
 
-linalg_matrix_exp = defop(
+linalg_matrix_exp_p = defop(
     "linalg_matrix_exp", _expm, vjp=lambda g, A: _block_exp(A.mT, g),
     jvp=lambda t, A: _block_exp(A, t), prepare=_float_only("linalg.matrix_exp"),
     batch_rule=stacked("linalg.matrix_exp"),
@@ -70,3 +70,4 @@ linalg_matrix_exp = defop(
     samples=lambda make: [S((make((3, 3), -1, 1),)), S((make((2, 2, 2), -1, 1),)), S((make((1, 1)),))],
     error_samples=_sq_errors("linalg.matrix_exp"), methods=("matrix_exp",),
 )  # fmt: skip
+linalg_matrix_exp = linalg_matrix_exp_p.fn

@@ -36,10 +36,10 @@ def _one_gemm(a, a_batched: bool, b):
     otherwise read the matrix once per element)."""
     if a_batched:  # (B, m, k) @ (k, n)
         n, (bs, m, k) = b.shape[-1], a.shape
-        return matmul.fn(a.reshape(bs * m, k), b).reshape(bs, m, n)
+        return matmul(a.reshape(bs * m, k), b).reshape(bs, m, n)
     bs, k, n = b.shape  # (m, k) @ (B, k, n)
     m = a.shape[0]
-    return matmul.fn(a, b.movedim(0, 1).reshape(k, bs * n)).reshape(m, bs, n).movedim(1, 0)
+    return matmul(a, b.movedim(0, 1).reshape(k, bs * n)).reshape(m, bs, n).movedim(1, 0)
 
 
 def _matmul_batched(a, ba, b, bb):
@@ -62,7 +62,7 @@ def _matmul_batched(a, ba, b, bb):
             a = pad_to(a, rank)
         if bb is not None:
             b = pad_to(b, rank)
-        out = matmul.fn(a, b)
+        out = matmul(a, b)
     if ra == 1:
         out = out.squeeze(-2)
     if rb == 1:
@@ -202,7 +202,7 @@ def _no_bool_product(kernel, check, inputs=None) -> NoKernel:
     )  # fmt: skip
 
 
-matmul = defop(
+matmul_p = defop(
     "matmul",
     _matmul,
     vjp=(_matmul_vjp_a, _matmul_vjp_b),
@@ -251,6 +251,7 @@ matmul = defop(
     ],
     methods=True,
 )
+matmul = matmul_p.fn
 
 
 def _mm_check(sa: tuple, sb: tuple) -> None:
@@ -286,11 +287,11 @@ def _bmm(xp, input, mat2):
     return xp.matmul(input, mat2)
 
 
-mm = defop(
+mm_p = defop(
     "mm",
     _mm,
-    vjp=(lambda g, mat2: mm.fn(g, mat2.mT), lambda g, input: mm.fn(input.mT, g)),
-    jvp=bilinear_jvp(lambda a, b: mm.fn(a, b), "input", "mat2"),
+    vjp=(lambda g, mat2: mm(g, mat2.mT), lambda g, input: mm(input.mT, g)),
+    jvp=bilinear_jvp(lambda a, b: mm(a, b), "input", "mat2"),
     prepare=_same_dtype(_m1m2),
     no_kernel=_no_bool_product("addmm_impl_cpu_", _mm_check),
     batch_rule=product(_mm_check),
@@ -316,11 +317,12 @@ mm = defop(
     ],
     methods=True,
 )
-bmm = defop(
+mm = mm_p.fn
+bmm_p = defop(
     "bmm",
     _bmm,
-    vjp=(lambda g, mat2: bmm.fn(g, mat2.mT), lambda g, input: bmm.fn(input.mT, g)),
-    jvp=bilinear_jvp(lambda a, b: bmm.fn(a, b), "input", "mat2"),
+    vjp=(lambda g, mat2: bmm(g, mat2.mT), lambda g, input: bmm(input.mT, g)),
+    jvp=bilinear_jvp(lambda a, b: bmm(a, b), "input", "mat2"),
     prepare=_same_dtype(_scalar_type),
     no_kernel=_no_bool_product("bmm", _bmm_check, inputs=(0,)),  # bmm looks at self's dtype
     batch_rule=product(_bmm_check),
@@ -340,6 +342,7 @@ bmm = defop(
     ],
     methods=True,
 )
+bmm = bmm_p.fn
 
 
 def _mv_check(sa: tuple, sb: tuple) -> None:
@@ -362,11 +365,11 @@ def _addmv_message(arr):
     return f"addmv input tensors must have the same dtype, but got {_tname(a)}, {_tname(b)}, and {_tname(c)}"
 
 
-mv = defop(
+mv_p = defop(
     "mv",
     _mv_kernel,
-    vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv.fn(input.mT, g)),
-    jvp=bilinear_jvp(lambda a, b: mv.fn(a, b), "input", "vec"),
+    vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv(input.mT, g)),
+    jvp=bilinear_jvp(lambda a, b: mv(a, b), "input", "vec"),
     prepare=_same_dtype(_addmv_message),
     no_kernel=_no_bool_product("addmv_impl_cpu", _mv_check),
     batch_rule=product(_mv_check),
@@ -382,6 +385,7 @@ mv = defop(
     ],
     methods=True,
 )
+mv = mv_p.fn
 
 
 def _dot_check(sa: tuple, sb: tuple) -> None:
@@ -421,8 +425,8 @@ def _vec_dot(name):
     )  # fmt: skip
 
 
-dot = _vec_dot("dot")
-vdot = _vec_dot("vdot")  # real tensors only: no conjugation
+dot_p = _vec_dot("dot")
+vdot_p = _vec_dot("vdot")  # real tensors only: no conjugation
 
 
 def _outer(xp, input, vec2):
@@ -441,15 +445,15 @@ def _outer_rule(vmap, args, bdims, attrs):
     return a * b, 0
 
 
-outer = defop(
+outer_p = defop(
     "outer",
     _outer,
     # the operands may differ in dtype (the result is promoted): the GEMV runs in g's
     vjp=(
-        lambda g, vec2: mv.fn(g, vec2.to(g.dtype)),
-        lambda g, input: mv.fn(g.mT, input.to(g.dtype)),
+        lambda g, vec2: mv(g, vec2.to(g.dtype)),
+        lambda g, input: mv(g.mT, input.to(g.dtype)),
     ),
-    jvp=bilinear_jvp(lambda a, b: outer.fn(a, b), "input", "vec2"),
+    jvp=bilinear_jvp(lambda a, b: outer(a, b), "input", "vec2"),
     prepare=promote,
     batch_rule=_outer_rule,
     out=True,
@@ -462,3 +466,4 @@ outer = defop(
     methods=("outer", "ger"),
     node_name="MulBackward0",  # PyTorch's outer is a broadcast product
 )
+outer = outer_p.fn

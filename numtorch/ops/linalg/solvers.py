@@ -59,11 +59,11 @@ def _solve(xp, A, B, *, left=True):
 
 
 def _solve_vjp_B(g, A, left):
-    return linalg_solve.fn(A.mT, g, left=left)
+    return linalg_solve(A.mT, g, left=left)
 
 
 def _solve_vjp_A(g, A, B, result, left):
-    gB = linalg_solve.fn(A.mT, g, left=left)
+    gB = linalg_solve(A.mT, g, left=left)
     if _is_vector_rhs(A, B):
         return -gB.unsqueeze(-1) * result.unsqueeze(-2)
     return -(gB @ result.mT) if left else -(result.mT @ gB)
@@ -71,10 +71,10 @@ def _solve_vjp_A(g, A, B, result, left):
 
 def _solve_jvp(tA, tB, A, B, result, left):
     if _is_vector_rhs(A, B):
-        return linalg_solve.fn(A, tB - _mv(tA, result))
+        return linalg_solve(A, tB - _mv(tA, result))
     if left:
-        return linalg_solve.fn(A, tB - tA @ result)
-    return linalg_solve.fn(A, tB - result @ tA, left=False)
+        return linalg_solve(A, tB - tA @ result)
+    return linalg_solve(A, tB - result @ tA, left=False)
 
 
 def _solve_rule(vmap, args, bdims, attrs):
@@ -90,7 +90,7 @@ def _solve_rule(vmap, args, bdims, attrs):
         B = B.unsqueeze(-1)
     r = max(len(sA), len(sB) + vec)
     bB = None if bB is None else 0
-    X = dispatch(linalg_solve, (_align(A, bA, r), _align(B, bB, r)), attrs)
+    X = dispatch(linalg_solve_p, (_align(A, bA, r), _align(B, bB, r)), attrs)
     return (X.squeeze(-1) if vec else X), 0
 
 
@@ -99,7 +99,7 @@ def _solve_layout(out, inputs, attrs):
     return column_major(out) if attrs.get("left", True) else contiguous(out)
 
 
-linalg_solve = defop(
+linalg_solve_p = defop(
     "linalg_solve", _solve, vjp=(_solve_vjp_A, _solve_vjp_B), jvp=_solve_jvp,
     layout=_solve_layout,
     prepare=_float_only("linalg.solve"), batch_rule=_solve_rule, api="linalg.solve", out=True,
@@ -116,6 +116,7 @@ linalg_solve = defop(
         E(S((make((3, 2)), make((3,)))), RuntimeError, "must be batches of square matrices"),
     ],
 )  # fmt: skip
+linalg_solve = linalg_solve_p.fn
 
 
 def _inv(xp, A):
@@ -123,7 +124,7 @@ def _inv(xp, A):
     return _np_linalg("linalg.inv", lambda A: xp.linalg.inv(A), A, "inv")
 
 
-linalg_inv = defop(
+linalg_inv_p = defop(
     "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
     layout=column_major,
     jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
@@ -136,6 +137,7 @@ linalg_inv = defop(
         E(S((np.eye(3, dtype=np.int64),)), RuntimeError, "Expected a floating point or complex tensor as input. Got Long"),
     ],
 )  # fmt: skip
+linalg_inv = linalg_inv_p.fn
 
 
 def _det(xp, A):
@@ -152,14 +154,14 @@ def _unsq2(x):
 
 def _trace_of_solve(A, t):
     """trace(A^{-1} t), batched."""
-    return (linalg_inv.fn(A).mT * t).sum((-2, -1))
+    return (linalg_inv(A).mT * t).sum((-2, -1))
 
 
 def _prod_of_others(s):
     """For each i, the product of s[..., j] over j != i (no division: zeros are fine)."""
     one = ones_like(s[..., :1])
-    left = cat.fn([one, s[..., :-1]], -1).cumprod(-1)
-    right = cat.fn([s[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)
+    left = cat([one, s[..., :-1]], -1).cumprod(-1)
+    right = cat([s[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)
     return left * right
 
 
@@ -167,16 +169,16 @@ def _cofactors(A, result):
     """The matrix of cofactors of A, det(A) A^{-T}: the derivative of det. A singular A (no
     inverse) takes it from the SVD A = U S Vh: det(U) det(Vh) U diag(prod_{j!=i} s_j) Vh."""
     try:
-        return _unsq2(result) * linalg_inv.fn(A).mT
+        return _unsq2(result) * linalg_inv(A).mT
     except LinAlgError:
         from .decompositions import linalg_svd  # registers its ops after this module
 
-        U, S, Vh = linalg_svd.fn(A, False)
-        sign = _unsq2(linalg_det.fn(U) * linalg_det.fn(Vh))
+        U, S, Vh = linalg_svd(A, False)
+        sign = _unsq2(linalg_det(U) * linalg_det(Vh))
         return sign * (U * _prod_of_others(S).unsqueeze(-2)) @ Vh
 
 
-linalg_det = defop(
+linalg_det_p = defop(
     "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g) * _cofactors(A, result),
     jvp=lambda t, A, result: (_cofactors(A, result) * t).sum((-2, -1)), prepare=_float_only("linalg.det"),
     batch_rule=stacked("linalg.det"),
@@ -184,6 +186,7 @@ linalg_det = defop(
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((make((1, 1), 0.5, 1.5),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=_sq_errors("linalg.det"), methods=("det",),
 )  # fmt: skip
+linalg_det = linalg_det_p.fn
 
 
 def _slogdet(xp, A):
@@ -195,13 +198,14 @@ def _slogdet_jvp(t, A, result):
     return (zeros_like(result[0]), _trace_of_solve(A, t))
 
 
-linalg_slogdet = defop(
+linalg_slogdet_p = defop(
     "linalg_slogdet", _slogdet, nout=2, ndiff=2,
-    vjp=lambda g, A: _unsq2(g[1]) * linalg_inv.fn(A).mT, jvp=_slogdet_jvp,
+    vjp=lambda g, A: _unsq2(g[1]) * linalg_inv(A).mT, jvp=_slogdet_jvp,
     prepare=_float_only("linalg.slogdet"), batch_rule=stacked("linalg.slogdet"), api="linalg.slogdet",
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2), -3.0),)), S((_wc(make, (0, 2, 2)),))],
     error_samples=_sq_errors("linalg.slogdet"),
 )  # fmt: skip
+_linalg_slogdet = linalg_slogdet_p.fn
 
 
 def _logdet(xp, A):
@@ -214,13 +218,14 @@ def _logdet(xp, A):
     return xp.where(sign < 0, xp.nan, logabs).astype(A.dtype)
 
 
-logdet_op = defop(
+logdet_p = defop(
     "logdet",
     _logdet,
-    vjp=lambda g, A: _unsq2(g) * linalg_inv.fn(A).mT,
+    vjp=lambda g, A: _unsq2(g) * linalg_inv(A).mT,
     jvp=lambda t, A: _trace_of_solve(A, t),
     prepare=_float_only("logdet"),
     batch_rule=stacked("logdet"),
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),))],
     methods=True,
 )
+logdet = logdet_p.fn

@@ -51,7 +51,7 @@ def _solve_tri_rule(vmap, args, bdims, attrs):
     _min_rank("linalg.solve_triangular", sA)
     _min_rank("linalg.solve_triangular", sB, "B")
     r = max(len(sA), len(sB))
-    return dispatch(linalg_solve_triangular, (_align(A, bA, r), _align(B, bB, r)), attrs), 0
+    return dispatch(linalg_solve_triangular_p, (_align(A, bA, r), _align(B, bB, r)), attrs), 0
 
 
 def _tri_part(x, upper, unitriangular):
@@ -61,9 +61,7 @@ def _tri_part(x, upper, unitriangular):
 
 
 def _solve_tri_vjp_B(g, A, upper, left, unitriangular):
-    return linalg_solve_triangular.fn(
-        A.mT, g, upper=not upper, left=left, unitriangular=unitriangular
-    )
+    return linalg_solve_triangular(A.mT, g, upper=not upper, left=left, unitriangular=unitriangular)
 
 
 def _solve_tri_vjp_A(g, A, result, upper, left, unitriangular):
@@ -75,10 +73,10 @@ def _solve_tri_vjp_A(g, A, result, upper, left, unitriangular):
 def _solve_tri_jvp(tA, tB, A, result, upper, left, unitriangular):
     tA = _tri_part(tA, upper, unitriangular)
     rhs = tB - (tA @ result if left else result @ tA)
-    return linalg_solve_triangular.fn(A, rhs, upper=upper, left=left, unitriangular=unitriangular)
+    return linalg_solve_triangular(A, rhs, upper=upper, left=left, unitriangular=unitriangular)
 
 
-linalg_solve_triangular = defop(
+linalg_solve_triangular_p = defop(
     "linalg_solve_triangular", _solve_tri_kernel, nin=2,
     layout=column_major,
     vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
@@ -99,6 +97,7 @@ linalg_solve_triangular = defop(
         E(S((_wc(make, (3, 3)), make((3,))), {"upper": True}), RuntimeError, "The input tensor B must have at least 2 dimensions."),
     ],
 )  # fmt: skip
+linalg_solve_triangular = linalg_solve_triangular_p.fn
 
 
 def _phi(x):
@@ -116,20 +115,20 @@ def _cholesky_kernel(xp, A, *, upper=False):
 def _cholesky_vjp(g, result, upper):
     L, gL = (result.mT, g.mT) if upper else (result, g)
     P = _phi(L.mT @ gL)
-    X = linalg_solve_triangular.fn(L.mT, P, upper=True)
-    S_ = linalg_solve_triangular.fn(L, X, upper=False, left=False)
+    X = linalg_solve_triangular(L.mT, P, upper=True)
+    S_ = linalg_solve_triangular(L, X, upper=False, left=False)
     return (S_ + S_.mT) * 0.5
 
 
 def _cholesky_jvp(t, result, upper):
     L = result.mT if upper else result
-    X = linalg_solve_triangular.fn(L, t, upper=False)
-    X = linalg_solve_triangular.fn(L.mT, X, upper=True, left=False)
+    X = linalg_solve_triangular(L, t, upper=False)
+    X = linalg_solve_triangular(L.mT, X, upper=True, left=False)
     tL = L @ _phi(X)
     return tL.mT if upper else tL
 
 
-linalg_cholesky = defop(
+linalg_cholesky_p = defop(
     "linalg_cholesky", _cholesky_kernel, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
     layout=column_major,
     prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky"),
@@ -141,3 +140,4 @@ linalg_cholesky = defop(
         E(S((-np.eye(3, dtype=np.float32),)), LinAlgError, "not positive-definite"),
     ],
 )  # fmt: skip
+linalg_cholesky = linalg_cholesky_p.fn

@@ -45,7 +45,7 @@ def _cholesky_ex(xp, A, *, upper=False, check_errors=False):
     return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
 
 
-linalg_inv_ex = defop(
+linalg_inv_ex_p = defop(
     "linalg_inv_ex", _inv_ex, nout=2, ndiff=1,
     layout=column_major,
     vjp=lambda g, result: -(result[0].mT @ g @ result[0].mT),
@@ -61,7 +61,8 @@ linalg_inv_ex = defop(
           r"linalg.inv_ex: \(Batch element 1\): The diagonal element 1 is zero"),
     ],
 )  # fmt: skip
-linalg_cholesky_ex = defop(
+linalg_inv_ex = linalg_inv_ex_p.fn
+linalg_cholesky_ex_p = defop(
     "linalg_cholesky_ex", _cholesky_ex, nout=2, ndiff=1,
     layout=column_major,
     vjp=lambda g, result, upper: _cholesky_vjp(g, result[0], upper),
@@ -78,6 +79,7 @@ linalg_cholesky_ex = defop(
           r"linalg.cholesky_ex: \(Batch element 1\): The factorization could not be completed"),
     ],
 )  # fmt: skip
+linalg_cholesky_ex = linalg_cholesky_ex_p.fn
 
 
 def _solve_ex_samples(make):
@@ -99,10 +101,10 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info): info > 0 marks a singular matrix of A (its result is NaN) instead of
     an error, unless ``check_errors``."""
     try:
-        X = linalg_solve.fn(A, B, left=left)
+        X = linalg_solve(A, B, left=left)
         info = zeros(A.shape[:-2], dtype=dt.int32, device=A.device)
     except LinAlgError:
-        info = linalg_inv_ex.fn(A)[1]
+        info = linalg_inv_ex(A)[1]
         bad = info > 0
         if check_errors:
             k = int(bad.reshape(-1).to(dt.uint8).argmax().item())
@@ -112,7 +114,7 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
                 "singular."
             ) from None
         mask = bad[..., None, None]
-        X = linalg_solve.fn(
+        X = linalg_solve(
             where(mask, eye(A.shape[-1], dtype=A.dtype, device=A.device), A), B, left=left
         )
         X = where(bad[..., None] if _is_vector_rhs(A, B) else mask, math.nan, X)

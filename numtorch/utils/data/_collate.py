@@ -73,7 +73,7 @@ def default_collate(batch: list | tuple) -> Any:
     and mappings, namedtuples and sequences collated field by field."""
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return shape.stack.fn(batch, 0)
+        return shape.stack(batch, 0)
     if isinstance(elem, np.ndarray):
         if _STR_OR_OBJECT.search(elem.dtype.str):
             raise TypeError(_ERROR.format(elem.dtype))
