@@ -14,9 +14,10 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.dispatch import broadcast_mismatch
 from .._core.layout import number_first_contiguous
-from .._core.op import ErrorInput, NoKernel, composite, tensor_methods, zero_term
+from .._core.messages import broadcast_mismatch
+from .._core.methods import tensor_methods
+from .._core.op import ErrorInput, NoKernel, composite, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -471,7 +472,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
     _check_clamp(min, max)
     r = _raw_clamp(input, min, max)
     if out is not None:
-        from .._core.dispatch import write_out
+        from .._core.out import write_out
 
         return write_out(out, r)
     return r

@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import ErrorInput, NoKernel, composite, tensor_methods
+from .._core.methods import tensor_methods
+from .._core.op import ErrorInput, NoKernel, composite
 from .._core.policy import InplacePolicy
 from ..testing.samples import S
 from ._families import (
