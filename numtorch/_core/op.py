@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .layout import contiguous
 from .methods import inplace_method, method_names, sizes_method, tensor_method
-from .no_kernel import GAPS, NoKernel, refusing_fn, refusing_prepare
+from .no_kernel import NoKernel, refusing_fn, refusing_prepare
 from .policy import COMMON, InplacePolicy
 from .signature import make_fn
 from .tensor import Tensor
@@ -235,8 +235,7 @@ def defop(
         raise ValueError(f"{name}: {len(vjps)} vjp formulas for {nin} inputs")
     vjp_args = tuple(_names(f) if f is not None else () for f in vjps)
     attr_names = {p.name for p in params[nin:]}
-    declared = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
-    refusals = declared + GAPS.get(name, ())  # and PyTorch's table (no_kernel.py)
+    refusals = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
     test_flags = _test_flags(name, test)
     op = Op(
         name=name,

@@ -19,6 +19,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.inplace import run_inplace
 from .._core.layout import contiguous
+from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ELEMENTWISE, ErrorInput, Op, composite
 from .._core.tensor import Tensor, wrap_dim
 from ..ops import unary as _unary
@@ -136,6 +137,7 @@ def _elu_grad(g, input, alpha, scale, input_scale):
 _elu_p = _act(
     "elu", _elu, _elu_grad, kernel_name="elu_cpu",
     samples=_act_samples(options=[((), {"alpha": 0.5}, (0.0,)), ((2.0,), {}, (0.0,))]),
+    no_kernel=NoKernel("c", "elu_cpu"),
 )  # fmt: skip
 
 
@@ -205,7 +207,7 @@ def _gelu_grad(g, input, approximate):
 
 
 gelu = _act(
-    "gelu", _gelu, _gelu_grad, kernel_name="GeluKernelImpl", check=_check_approximate,
+    "gelu", _gelu, _gelu_grad, kernel_name="GeluKernelImpl", no_kernel=NoKernel("c", "GeluKernelImpl"), check=_check_approximate,
     samples=_act_samples(low=-3.0, high=3.0, options=[
         ((), {"approximate": "tanh"}, ()), ((), {"approximate": "none"}, ()),
     ]),
@@ -237,7 +239,14 @@ def _mish_grad(g, input):
 
 _SMOOTH = _act_samples(kinks=(), low=-4.0, high=4.0)
 _silu_p = _act("silu", _silu, _silu_grad, kernel_name="silu_cpu", samples=_SMOOTH)
-_mish_p = _act("mish", _mish, _mish_grad, kernel_name="mish_cpu", samples=_SMOOTH)
+_mish_p = _act(
+    "mish",
+    _mish,
+    _mish_grad,
+    kernel_name="mish_cpu",
+    samples=_SMOOTH,
+    no_kernel=NoKernel("c", "mish_cpu"),
+)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -279,6 +288,7 @@ _hardtanh_p = unary(
     samples=_act_samples(kinks=(-1.0, 1.0), options=[
         ((-0.5, 1.5), {}, (-0.5, 1.5)), ((), {"min_val": -1.5, "max_val": 0.5}, (-1.5, 0.5)),
     ]),
+    no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
 )  # fmt: skip
 
 
@@ -324,6 +334,7 @@ _hardsigmoid_p = _act(
 _hardswish_p = _act(
     "hardswish", lambda xp, input: input * xp.clip(input + 3, 0, 6) / 6, _hardswish_grad,
     kernel_name="hardswish_cpu", samples=_HARD,
+    no_kernel=NoKernel("c", "hardswish_cpu"),
 )  # fmt: skip
 
 
@@ -369,11 +380,11 @@ def _shrink_samples(make):
 
 
 hardshrink = _act(
-    "hardshrink", _hardshrink, _shrink_grad, kernel_name="hardshrink_cpu",
+    "hardshrink", _hardshrink, _shrink_grad, kernel_name="hardshrink_cpu", no_kernel=NoKernel("c", "hardshrink_cpu"),
     samples=_shrink_samples, methods=("hardshrink",),
 ).fn  # fmt: skip
 softshrink = _act(
-    "softshrink", _softshrink, _shrink_grad, kernel_name="softshrink_check", check=_check_lambd,
+    "softshrink", _softshrink, _shrink_grad, kernel_name="softshrink_check", no_kernel=NoKernel("c", "softshrink_check"), check=_check_lambd,
     samples=_shrink_samples,
     error_samples=lambda make: [
         *_dtype_error("softshrink_check")(make),
@@ -410,7 +421,7 @@ def _softplus_grad(g, input, beta, threshold):
 
 
 softplus = _act(
-    "softplus", _softplus, _softplus_grad, kernel_name="softplus_cpu",
+    "softplus", _softplus, _softplus_grad, kernel_name="softplus_cpu", no_kernel=NoKernel("c", "softplus_cpu"),
     samples=_act_samples(kinks=(), options=[
         ((), {"beta": 2.0, "threshold": 1.0}, (0.5,)), ((0.5, 0.5), {}, (1.0,)),
         ((), {"beta": -1.0}, ()),
@@ -429,7 +440,7 @@ def _logsigmoid_samples(make):
 
 logsigmoid = _act(
     "log_sigmoid", _log_sigmoid, lambda g, input: g * (-input).sigmoid(),
-    kernel_name="log_sigmoid_cpu", api="logsigmoid", samples=_logsigmoid_samples,
+    kernel_name="log_sigmoid_cpu", no_kernel=NoKernel("c", "log_sigmoid_cpu"), api="logsigmoid", samples=_logsigmoid_samples,
     layout=contiguous,  # PyTorch's log_sigmoid_forward allocates its result (and buffer)
 ).fn  # fmt: skip
 
@@ -444,6 +455,7 @@ _leaky_relu_p = _act(
     lambda g, input, negative_slope: where(input > 0, g, g * negative_slope),
     kernel_name="leaky_relu_cpu",
     samples=_act_samples(options=[((0.2,), {}, (0.0,)), ((), {"negative_slope": -0.5}, (0.0,))]),
+    no_kernel=NoKernel("c", "leaky_relu_cpu"),
 )  # fmt: skip
 
 
@@ -488,6 +500,7 @@ _threshold_p = unary(
     ELEMENTWISE, nin=1, prepare=_no_bool("threshold_cpu"), methods=False,
     inplace=False, out=False, api="nn.functional.threshold", dtypes=FLOATS_INT,
     samples=_threshold_samples, error_samples=_threshold_errors,
+    no_kernel=NoKernel("c", "threshold_cpu"),
 )  # fmt: skip
 
 

@@ -17,7 +17,8 @@ from .._core import dtype as dt
 from .._core.layout import number_first_contiguous
 from .._core.messages import broadcast_mismatch
 from .._core.methods import tensor_methods
-from .._core.op import ErrorInput, NoKernel, composite, zero_term
+from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
+from .._core.op import ErrorInput, composite, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
 from ..testing.samples import S
@@ -249,7 +250,7 @@ floor_divide_p = binary(
     "floor_divide", _floor_divide, dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"), ieee=True,
-    no_kernel=NoKernel("b", "div_floor_cpu", first=broadcast_first),
+    no_kernel=(NoKernel("b", "div_floor_cpu", first=broadcast_first), NoKernel("c", "div_floor_cpu")),
 )  # fmt: skip
 
 
@@ -374,6 +375,7 @@ def _extremum(name: str, sign: int):
             input == other, (tinput + tother) / 2, tother + loses(other, input) * (tinput - tother)
         ),
         scalars=(), inplace=False, dtypes=FLOATS_INT, numbers="none",
+        no_kernel=NoKernel("c", error=(RuntimeError, f"{name} not implemented for complex tensors.")),
     )  # fmt: skip
 
 
@@ -391,6 +393,7 @@ fmax_p = binary(
      lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
     numbers="none",
+    no_kernel=NoKernel("c", error=(RuntimeError, "fmax not implemented for complex tensors.")),
 )  # fmt: skip
 fmin_p = binary(
     "fmin", lambda xp, input, other: xp.fmin(input, other),
@@ -398,6 +401,7 @@ fmin_p = binary(
      lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
     ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
     numbers="none",
+    no_kernel=NoKernel("c", error=(RuntimeError, "fmin not implemented for complex tensors.")),
 )  # fmt: skip
 
 
@@ -463,6 +467,7 @@ clamp_p = elementwise_op(
     node_name=lambda min, max: "ClampBackward1" if min is None and max is None else "ClampBackward0",
     out=False, methods=False, inplace=False,  # ``clamp`` below: min and max default to None
     inplace_policy=InplacePolicy(cpp_cast=True),
+    no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
 )  # fmt: skip
 _raw_clamp = clamp_p.fn
 
@@ -489,12 +494,20 @@ def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
     return run_inplace(clamp_p, self, (min, max), {})
 
 
+def _clamp_bound_refusals(kernel: str) -> tuple[NoKernel, ...]:
+    """No complex clamp_min/clamp_max: a Python number bound runs clamp's kernel, a tensor
+    bound ``kernel`` (maximum's or minimum's)."""
+    number = lambda arrays, attrs: not hasattr(arrays[1], "dtype")
+    return (NoKernel("c", error=CLAMP_COMPLEX, when=number), NoKernel("c", f"{kernel}_cpu"))
+
+
 clamp_min_p = binary(
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
     numbers="other", node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
+    no_kernel=_clamp_bound_refusals("maximum"),
 )  # fmt: skip
 clamp_max_p = binary(
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
@@ -502,6 +515,7 @@ clamp_max_p = binary(
     ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
     numbers="other", node_name=lambda max: "ClampMaxBackward0" if max is None else "ClampMaxBackward1",
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
+    no_kernel=_clamp_bound_refusals("minimum"),
 )  # fmt: skip
 
 
@@ -527,7 +541,7 @@ remainder_p = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
     dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"), ieee=True,
-    no_kernel=NoKernel("b", "remainder_cpu", first=broadcast_first),
+    no_kernel=(NoKernel("b", "remainder_cpu", first=broadcast_first), NoKernel("c", "remainder_cpu")),
     node_name=lambda other: "RemainderBackward0" if other is None else "RemainderBackward1",
 )  # fmt: skip
 fmod_p = binary(
@@ -536,7 +550,7 @@ fmod_p = binary(
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
     error_samples=_bool_errors("fmod_cpu"), ieee=True,
-    no_kernel=NoKernel("b", "fmod_cpu", first=broadcast_first),
+    no_kernel=(NoKernel("b", "fmod_cpu", first=broadcast_first), NoKernel("c", "fmod_cpu")),
     node_name=lambda other: "FmodBackward0" if other is None else "FmodBackward1",
     numbers="other",
 )  # fmt: skip
@@ -558,12 +572,13 @@ atan2_p = binary(
      lambda g, input, other: _atan2_partial(-g, input, input, other)),
     ELEMENTWISE, promotion=Promotion.FLOAT, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
     numbers="none", inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
+    no_kernel=NoKernel("c", "atan2_cpu"),
 )  # fmt: skip
 
 hypot_p = binary(
     "hypot", lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
-    ELEMENTWISE, scalars=(), ieee=True, no_kernel=NoKernel("bi", "hypot_cpu", first=broadcast_first), numbers="none",
+    ELEMENTWISE, scalars=(), ieee=True, no_kernel=(NoKernel("bi", "hypot_cpu", first=broadcast_first), NoKernel("c", "hypot_cpu")), numbers="none",
 )  # fmt: skip
 
 
@@ -577,6 +592,7 @@ copysign_p = binary(
     ELEMENTWISE, promotion=Promotion.FLOAT, dtypes=FLOATS_INT,
     samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
     numbers="other", node_name=lambda other: "CopysignBackward1" if other is None else "CopysignBackward0",
+    no_kernel=NoKernel("c", "copysign_cpu"),
 )  # fmt: skip
 
 
@@ -598,6 +614,7 @@ xlogy_p = binary(
     node_name=lambda input, other: (  # xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
         "XlogyBackward1" if input is None else "XlogyBackward2" if other is None else "XlogyBackward0"
     ),
+    no_kernel=NoKernel("c", "xlogy_cpu"),
 )  # fmt: skip
 xlogy = xlogy_p.fn
 
@@ -636,7 +653,7 @@ logaddexp2_p = binary(
     (lambda g, input, other: g / (1 + _diff(other, input, g).exp2()),
      lambda g, input, other: g / (1 + _diff(input, other, g).exp2())),
     ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
-    no_kernel=NoKernel("bi", "logaddexp2_cpu", first=broadcast_first),
+    no_kernel=(NoKernel("bi", "logaddexp2_cpu", first=broadcast_first), NoKernel("c", "logaddexp2_cpu")),
 )  # fmt: skip
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.inplace import check_operands, check_overlap, check_write, fallback_broadcast_error
 from .._core.methods import tensor_method, tensor_methods
+from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.state import state
@@ -195,13 +196,33 @@ eq = eq_p.fn
 ne_p = _predicate(
     "ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"), **_OTHER
 )
-gt_p = _predicate("gt", lambda xp, input, other: input > other, methods=("gt", "greater"), **_OTHER)
-ge_p = _predicate(
-    "ge", lambda xp, input, other: input >= other, methods=("ge", "greater_equal"), **_OTHER
+gt_p = _predicate(
+    "gt",
+    lambda xp, input, other: input > other,
+    methods=("gt", "greater"),
+    **_OTHER,
+    no_kernel=NoKernel("c", "gt_cpu"),
 )
-lt_p = _predicate("lt", lambda xp, input, other: input < other, methods=("lt", "less"), **_OTHER)
+ge_p = _predicate(
+    "ge",
+    lambda xp, input, other: input >= other,
+    methods=("ge", "greater_equal"),
+    **_OTHER,
+    no_kernel=NoKernel("c", "ge_cpu"),
+)
+lt_p = _predicate(
+    "lt",
+    lambda xp, input, other: input < other,
+    methods=("lt", "less"),
+    **_OTHER,
+    no_kernel=NoKernel("c", "lt_cpu"),
+)
 le_p = _predicate(
-    "le", lambda xp, input, other: input <= other, methods=("le", "less_equal"), **_OTHER
+    "le",
+    lambda xp, input, other: input <= other,
+    methods=("le", "less_equal"),
+    **_OTHER,
+    no_kernel=NoKernel("c", "le_cpu"),
 )
 
 

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.op import LINEAR, NoKernel, Op
+from .._core.no_kernel import NoKernel
+from .._core.op import LINEAR, Op
 from .._core.tensor import wrap_dim
 from ..testing.samples import ErrorInput, S
 from ._batching import front, lrank, materialize, pad_to, pdim, vmap_depth
@@ -98,6 +99,11 @@ def _amax_samples(make):
     yield S((make((0, 3)), 1))
 
 
+def _all_or_values(name: str) -> Callable:
+    """The kernel PyTorch names for amax/amin: everything reduced is max()/min()'s."""
+    return lambda arrays, attrs: f"{name}_all" if attrs.get("dim") is None else f"{name}_values_cpu"
+
+
 amax_p = reduction(
     "amax",
     _amax,
@@ -107,6 +113,7 @@ amax_p = reduction(
     error_samples=_extrema_errors("amax"),
     out=True,
     aten_dim_list=True,
+    no_kernel=NoKernel("c", _all_or_values("max")),
     # max() reduces everything with dim=None: PyTorch's MaxBackward1
     node_name=lambda dim: "MaxBackward1" if dim is None else "AmaxBackward0",
 )
@@ -120,6 +127,7 @@ amin_p = reduction(
     error_samples=_extrema_errors("amin"),
     out=True,
     aten_dim_list=True,
+    no_kernel=NoKernel("c", _all_or_values("min")),
     # min() reduces everything with dim=None: PyTorch's MinBackward1
     node_name=lambda dim: "MinBackward1" if dim is None else "AminBackward0",
 )
@@ -266,10 +274,12 @@ def _max_errors(name):
 max_dim_p = _indexed_op(
     "max", _arg_extremum("max", "argmax"), samples=_max_samples, error_samples=_max_errors("max"),
     test={"dtypes": FLOATS_INT},
+    no_kernel=NoKernel("c", error=(RuntimeError, "max(): does not support complex input")),
 )  # fmt: skip
 min_dim_p = _indexed_op(
     "min", _arg_extremum("min", "argmin"), samples=_max_samples, error_samples=_max_errors("min"),
     test={"dtypes": FLOATS_INT},
+    no_kernel=NoKernel("c", error=(RuntimeError, "min(): does not support complex input")),
 )  # fmt: skip
 
 
@@ -349,7 +359,10 @@ argmax_p, argmin_p = (
         test={"dtypes": FLOATS_INT},
         out=True,
         methods=True,
-        no_kernel=NoKernel("b", error=(RuntimeError, f"{name}(): does not support bool input")),
+        no_kernel=(
+            NoKernel("b", error=(RuntimeError, f"{name}(): does not support bool input")),
+            NoKernel("c", error=(RuntimeError, f"{name}(): does not support complex input")),
+        ),
     )
     for name in ("argmax", "argmin")
 )

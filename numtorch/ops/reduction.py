@@ -20,7 +20,8 @@ from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.methods import tensor_methods
-from .._core.op import LINEAR, NoKernel, Op, undefined_grads
+from .._core.no_kernel import NoKernel
+from .._core.op import LINEAR, Op, undefined_grads
 from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
 from ..testing.samples import ErrorInput, S
@@ -733,9 +734,16 @@ nansum_p = reduction(
     dtypes=FLOATS_INT,
     out=True,
     aten_dim_list=True,
+    no_kernel=NoKernel("c", error=(RuntimeError, "nansum on CPU does not support complex inputs")),
 )
 nanmean_p = reduction(
-    "nanmean", _nanmean, _nanmean_partial, samples=_nan_samples, out=True, aten_dim_list=True
+    "nanmean",
+    _nanmean,
+    _nanmean_partial,
+    samples=_nan_samples,
+    out=True,
+    aten_dim_list=True,
+    no_kernel=NoKernel("c", error=(RuntimeError, "nansum on CPU does not support complex inputs")),
 )
 
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.methods import tensor_methods
-from .._core.op import LINEAR, NoKernel
+from .._core.no_kernel import NoKernel
+from .._core.op import LINEAR
 from ..testing.samples import S
 from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
 from ._reduce_common import _DIMS, _acc, _err_dim, _has_zero, _wrap, defop, dim1, distinct
@@ -197,7 +198,7 @@ logcumsumexp_p = _scan_op(
 )  # fmt: skip
 
 
-def _cumext(name: str, ufunc: str):
+def _cumext(name: str, ufunc: str, **kw):
     def kernel(xp, x, dim):
         if x.ndim == 0:
             if dim not in (-1, 0):  # PyTorch's own check for a scalar, not the dim wrap's
@@ -220,12 +221,12 @@ def _cumext(name: str, ufunc: str):
     return _indexed_op(
         name, kernel, error_samples=_err_dim(),
         samples=lambda make: (S((distinct(make, s), d)) for s, d in (((2, 3), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((), 0))),
-        test={"dtypes": FLOATS_INT},
+        test={"dtypes": FLOATS_INT}, **kw,
     )  # fmt: skip
 
 
-cummax_p = _cumext("cummax", "maximum")
-cummin_p = _cumext("cummin", "minimum")
+cummax_p = _cumext("cummax", "maximum", no_kernel=NoKernel("c", "cummax_cpu"))
+cummin_p = _cumext("cummin", "minimum", no_kernel=NoKernel("c", "cummin_cpu"))
 
 
 cummax = _wrap("cummax", cummax_p)

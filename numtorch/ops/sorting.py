@@ -10,7 +10,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.layout import preserve
 from .._core.methods import tensor_methods
-from .._core.op import NoKernel
+from .._core.no_kernel import NoKernel
 from ..testing.samples import ErrorInput, S
 from ._batching import materialize, vmap_depth
 from ._families import FLOATS_INT, FLOATS_INT_BOOL
@@ -70,6 +70,7 @@ sort_p = _indexed_op(
     error_samples=_err_dim(),
     test={"dtypes": FLOATS_INT},
     layout=preserve,
+    no_kernel=NoKernel("c", error=(RuntimeError, " Sort does not support complex dtypes on CPU")),
 )
 _raw_sort = sort_p.fn
 argsort_p = defop(
@@ -82,6 +83,7 @@ argsort_p = defop(
     batch_rule=_DIMS,
     methods=True,
     layout=preserve,
+    no_kernel=NoKernel("c", error=(RuntimeError, " Sort does not support complex dtypes on CPU")),
 )
 
 
@@ -117,10 +119,10 @@ def _dim_size(arrays, attrs) -> int:
 
 topk_p = _indexed_op(
     "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT},
-    no_kernel=NoKernel(
+    no_kernel=(NoKernel(
         "b", error=(RuntimeError, "topk does not support bool dtypes on CPU"),
         when=lambda arrays, attrs: 0 <= attrs["k"] <= _dim_size(arrays, attrs),
-    ),
+    ), NoKernel("c", error=(RuntimeError, " topk does not support complex dtypes on CPU"))),
 )  # fmt: skip
 
 
@@ -163,7 +165,10 @@ kthvalue_p = _indexed_op(
     samples=_kth_samples,
     error_samples=_kth_errors,
     test={"dtypes": FLOATS_INT},
-    no_kernel=NoKernel("b", "kthvalue_cpu", when=lambda arrays, attrs: _dim_size(arrays, attrs)),
+    no_kernel=(
+        NoKernel("b", "kthvalue_cpu", when=lambda arrays, attrs: _dim_size(arrays, attrs)),
+        NoKernel("c", "kthvalue_cpu"),
+    ),
 )
 _raw_kthvalue = kthvalue_p.fn
 
@@ -282,7 +287,10 @@ median_p = defop(
     samples=_median_samples,
     test={"dtypes": FLOATS_INT},
     batch_rule=_median_rule,
-    no_kernel=NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
+    no_kernel=(
+        NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
+        NoKernel("c", "median_cpu"),
+    ),
 )
 _raw_median = median_p.fn
 

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._core.layout import contiguous
+from .._core.no_kernel import NoKernel
 from .._core.op import ELEMENTWISE, ErrorInput
 from .._core.policy import InplacePolicy
 from ..testing.samples import S
@@ -75,9 +76,21 @@ def _polygamma(xp, input, n):
 
 
 _GAMMA = {"dtypes": FLOATS_INT, "low": 0.3, "high": 3.0}
-lgamma_p = unary("lgamma", _lgamma, lambda g, input: g * digamma(input), ELEMENTWISE, **_GAMMA)
+lgamma_p = unary(
+    "lgamma",
+    _lgamma,
+    lambda g, input: g * digamma(input),
+    ELEMENTWISE,
+    **_GAMMA,
+    no_kernel=NoKernel("c", "lgamma_vml_cpu"),
+)
 digamma_p = unary(
-    "digamma", _sp("psi"), lambda g, input: g * _raw_polygamma(input, 1), ELEMENTWISE, **_GAMMA
+    "digamma",
+    _sp("psi"),
+    lambda g, input: g * _raw_polygamma(input, 1),
+    ELEMENTWISE,
+    **_GAMMA,
+    no_kernel=NoKernel("c", "digamma"),
 )
 digamma = digamma_p.fn
 
@@ -95,6 +108,8 @@ polygamma_p = unary(
     error_samples=lambda make: [
         ErrorInput(S((-1, make((3,)))), RuntimeError, r"polygamma\(n, x\) does not support negative n")
     ],
+    # PyTorch names digamma's and trigamma's kernels for n = 0, 1
+    no_kernel=NoKernel("c", lambda arrays, attrs: ("digamma", "trigamma", "polygamma")[min(attrs["n"], 2)]),
 )  # fmt: skip
 _raw_polygamma = polygamma_p.fn
 polygamma_p.api = "polygamma"  # the public function takes (n, input): ``polygamma`` below
@@ -135,6 +150,7 @@ mvlgamma_p = unary(
     inplace_policy=InplacePolicy(
         cast_text="mvlgamma: result type {} can't be cast to the desired output type {}"
     ),
+    no_kernel=(NoKernel("c", "arange_cpu"), NoKernel("b", error=(RuntimeError, "The input tensor may not be a boolean tensor."))),
 )  # fmt: skip
 
 
@@ -159,15 +175,30 @@ def _i1e_grad(g, input, result):
 
 
 _BESSEL = {"dtypes": FLOATS_INT, "samples": unary_samples(-3.0, 3.0)}
-i0_p = unary("i0", _sp("i0"), lambda g, input: g * special_i1(input), ELEMENTWISE, **_BESSEL)
+i0_p = unary(
+    "i0",
+    _sp("i0"),
+    lambda g, input: g * special_i1(input),
+    ELEMENTWISE,
+    **_BESSEL,
+    no_kernel=NoKernel("c", "i0_vml_cpu"),
+)
 i0 = i0_p.fn
 special_i0e_p = unary(
     "special_i0e", _sp("i0e"), lambda g, input, result: g * (special_i1e(input) - input.sgn() * result),
     ELEMENTWISE, api="special.i0e", methods=False, **_BESSEL,
+    no_kernel=NoKernel("c", "i0e_cpu"),
 )  # fmt: skip
 special_i0e = special_i0e_p.fn
 special_i1_p = unary(
-    "special_i1", _sp("i1"), _i1_grad, ELEMENTWISE, api="special.i1", methods=False, **_BESSEL
+    "special_i1",
+    _sp("i1"),
+    _i1_grad,
+    ELEMENTWISE,
+    api="special.i1",
+    methods=False,
+    **_BESSEL,
+    no_kernel=NoKernel("c", "i1_cpu"),
 )
 special_i1 = special_i1_p.fn
 special_i1e_p = unary(
@@ -178,6 +209,7 @@ special_i1e_p = unary(
     api="special.i1e",
     methods=False,
     **_BESSEL,
+    no_kernel=NoKernel("c", "i1e_cpu"),
 )
 special_i1e = special_i1e_p.fn
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.methods import tensor_methods
-from .._core.op import ErrorInput, NoKernel, composite
+from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
+from .._core.op import ErrorInput, composite
 from .._core.policy import InplacePolicy
 from ..testing.samples import S
 from ._families import (
@@ -161,7 +162,20 @@ abs_p = unary(
     test={"no_gradgrad": True},  # torch's second derivative is a ZeroTensor the harness can't read
 )  # fmt: skip
 _SIGN = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT_BOOL, "exclude_zero": True}
-sign_p = unary("sign", _sign, _zeros, ELEMENTWISE, **_SIGN)
+sign_p = unary(
+    "sign",
+    _sign,
+    _zeros,
+    ELEMENTWISE,
+    **_SIGN,
+    no_kernel=NoKernel(
+        "c",
+        error=(
+            NotImplementedError,
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
+        ),
+    ),
+)
 sgn_p = unary(
     "sgn", _sign, _zeros, ELEMENTWISE, **_SIGN,
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
@@ -173,6 +187,7 @@ relu_p = unary(
         ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
     ],
     inplace_policy=InplacePolicy(checks_first=True),
+    no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
 )  # fmt: skip
 relu = relu_p.fn
 square_p = unary(
@@ -265,10 +280,20 @@ atanh_p = unary(
     methods=("atanh", "arctanh"), **_UNIT,
 )  # fmt: skip
 deg2rad_p = unary(
-    "deg2rad", lambda xp, input: input * _DEG, lambda g: g * _DEG, LINEAR, dtypes=FLOATS_INT_BOOL
+    "deg2rad",
+    lambda xp, input: input * _DEG,
+    lambda g: g * _DEG,
+    LINEAR,
+    dtypes=FLOATS_INT_BOOL,
+    no_kernel=NoKernel("c", error=(RuntimeError, "deg2rad is not supported for complex tensors.")),
 )
 rad2deg_p = unary(
-    "rad2deg", lambda xp, input: input * _RAD, lambda g: g * _RAD, LINEAR, dtypes=FLOATS_INT_BOOL
+    "rad2deg",
+    lambda xp, input: input * _RAD,
+    lambda g: g * _RAD,
+    LINEAR,
+    dtypes=FLOATS_INT_BOOL,
+    no_kernel=NoKernel("c", error=(RuntimeError, "rad2deg is not supported for complex tensors.")),
 )
 
 
@@ -310,21 +335,31 @@ sigmoid_p = unary(
 )  # fmt: skip
 sigmoid = sigmoid_p.fn
 logit_p = unary(
-    "logit", _logit, _logit_grad, ELEMENTWISE, dtypes=FLOATS_INT, samples=_logit_samples, ieee=True
+    "logit",
+    _logit,
+    _logit_grad,
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    samples=_logit_samples,
+    ieee=True,
+    no_kernel=NoKernel("c", "logit_cpu"),
 )
 erf_p = unary(
     "erf", lambda xp, input: _special(xp).erf(input),
     lambda g, input: g * (-input * input).exp() * _2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    no_kernel=NoKernel("c", "erf_vml_cpu"),
 )  # fmt: skip
 erfc_p = unary(
     "erfc", lambda xp, input: _special(xp).erfc(input),
     lambda g, input: g * (-input * input).exp() * -_2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    no_kernel=NoKernel("c", "erfc_vml_cpu"),
 )  # fmt: skip
 erfinv_p = unary(
     "erfinv", lambda xp, input: _special(xp).erfinv(input),
     # PyTorch's formula reads (saves) the input, not the result
     lambda g, input: g * input.erfinv().square().exp() * _SQRTPI_2, ELEMENTWISE, dtypes=FLOATS_INT,
     low=-0.9, high=0.9,
+    no_kernel=NoKernel("c", "erfinv_vml_cpu"),
 )  # fmt: skip
 
 
@@ -355,27 +390,27 @@ def _frac(xp, input):
 
 _ROUNDING = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT, "samples": _rounding_samples}
 floor_p = unary(
-    "floor", _rounding("floor"), _zeros, ELEMENTWISE, no_kernel=NoKernel("b", "floor_vml_cpu"),
+    "floor", _rounding("floor"), _zeros, ELEMENTWISE, no_kernel=(NoKernel("b", "floor_vml_cpu"), NoKernel("c", error=(NotImplementedError, "floor is not supported for complex inputs"))),
     **_ROUNDING,
 )  # fmt: skip
 ceil_p = unary(
-    "ceil", _rounding("ceil"), _zeros, ELEMENTWISE, no_kernel=NoKernel("b", "ceil_vml_cpu"),
+    "ceil", _rounding("ceil"), _zeros, ELEMENTWISE, no_kernel=(NoKernel("b", "ceil_vml_cpu"), NoKernel("c", error=(NotImplementedError, "ceil is not supported for complex inputs"))),
     **_ROUNDING,
 )  # fmt: skip
 trunc_p = unary(
     "trunc", _rounding("trunc"), _zeros, ELEMENTWISE, **_ROUNDING,
     methods=("trunc", "fix"), error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
-    no_kernel=NoKernel("b", "trunc_vml_cpu"),
+    no_kernel=(NoKernel("b", "trunc_vml_cpu"), NoKernel("c", error=(NotImplementedError, "trunc is not supported for complex inputs"))),
 )  # fmt: skip
 round_p = unary(
     "round", _round, _zeros, ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT, samples=_round_samples,
     error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
-    no_kernel=_ROUND_NO_KERNEL, node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
+    no_kernel=(*_ROUND_NO_KERNEL, NoKernel("c", "round_vml_cpu")), node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
 )  # fmt: skip
 frac_p = unary(
     "frac", _frac, lambda g: g, ELEMENTWISE, promotion=Promotion.OWN, samples=_rounding_samples,
     error_samples=lambda make: [_err(make, "frac_cpu", np.int64)],
-    no_kernel=NoKernel("bi", "frac_cpu"),
+    no_kernel=(NoKernel("bi", "frac_cpu"), NoKernel("c", "frac_cpu")),
 )  # fmt: skip
 
 
@@ -475,12 +510,29 @@ _PREDICATE = {
     "dtypes": FLOATS_INT_BOOL,
     "samples": _predicate_samples,
 }
-signbit_p = unary("signbit", _ufunc("signbit"), **_PREDICATE)
+signbit_p = unary(
+    "signbit",
+    _ufunc("signbit"),
+    **_PREDICATE,
+    no_kernel=NoKernel(
+        "c", error=(NotImplementedError, "signbit is not implemented for complex tensors.")
+    ),
+)
 isnan_p = unary("isnan", _ufunc("isnan"), out=False, **_PREDICATE)
 isinf_p = unary("isinf", _ufunc("isinf"), out=False, **_PREDICATE)
 isfinite_p = unary("isfinite", _ufunc("isfinite"), out=False, **_PREDICATE)
-isposinf_p = unary("isposinf", _ufunc("isposinf"), **_PREDICATE)
-isneginf_p = unary("isneginf", _ufunc("isneginf"), **_PREDICATE)
+isposinf_p = unary(
+    "isposinf",
+    _ufunc("isposinf"),
+    **_PREDICATE,
+    no_kernel=NoKernel("c", error=(RuntimeError, "isposinf does not support complex inputs.")),
+)
+isneginf_p = unary(
+    "isneginf",
+    _ufunc("isneginf"),
+    **_PREDICATE,
+    no_kernel=NoKernel("c", error=(RuntimeError, "isneginf does not support complex inputs.")),
+)
 isreal_p = unary("isreal", _isreal, out=False, **_PREDICATE)
 
 # ------------------------------------------------------------------ bitwise
