@@ -238,13 +238,10 @@ def _col2im_kernel(
 # The two leading axes of (first input, second input, result) of each bilinear primitive:
 # "n" the batch, "C"/"O" the input/output channels (all groups), "c" the input channels of
 # one group (a weight's second axis).
-_AXES = {
-    "convolution": (("n", "C"), ("O", "c"), ("n", "O")),
-    "convolution_input_grad": (("n", "O"), ("O", "c"), ("n", "C")),
-    "convolution_weight_grad": (("n", "C"), ("n", "O"), ("O", "c")),
-    "im2col": (("n", "C"), ("n", "C")),
-    "col2im": (("n", "C"), ("n", "C")),
-}
+_CONV_AXES = (("n", "C"), ("O", "c"), ("n", "O"))
+_INPUT_GRAD_AXES = (("n", "O"), ("O", "c"), ("n", "C"))
+_WEIGHT_GRAD_AXES = (("n", "C"), ("n", "O"), ("O", "c"))
+_COLUMN_AXES = (("n", "C"), ("n", "C"))  # im2col, col2im
 
 
 def _merge(x, p: int):
@@ -274,11 +271,11 @@ def _split_in_groups(y, p: int, groups: int, b: int):
     return y.reshape(b, *s[:p], s[p] // b, *s[p + 1 :]), 0
 
 
-def _fold_batch(op):
+def _fold_batch(op, axes: tuple):
     """Fold the vmap batch into N when every batched operand and the result have one;
     else into the channels that only the batched operand and the result share (inside
     each group); with both operands batched, into the groups."""
-    *ins, res = _AXES[op.name]
+    *ins, res = axes
 
     def rule(vmap, args, bdims, attrs):
         b = vmap.size
@@ -360,7 +357,7 @@ def _prim_samples(kind):
 
 
 # internal ops; vmap folds a batch into their groups, a size for compiled autograd
-_PRIM = dict(nin=2, batch_rule=fold_batch(), test={"no_oracle": True}, size_attrs=("groups",))
+_PRIM = dict(nin=2, test={"no_oracle": True}, size_attrs=("groups",))
 
 
 def _no_bool_conv(transposed: bool) -> NoKernel:
@@ -380,7 +377,7 @@ def _no_bool_conv(transposed: bool) -> NoKernel:
 
 
 convolution_p = defop(
-    "convolution", _convolution, **_PRIM, node_name="ConvolutionBackward0",
+    "convolution", _convolution, **_PRIM, batch_rule=fold_batch(_CONV_AXES), node_name="ConvolutionBackward0",
     api="nn._conv.convolution", samples=_prim_samples("conv"), no_kernel=_no_bool_conv(False),
     vjp=(
         _formula(lambda g, w, shape, geo: _conv_in(g, w, shape[2:], geo), "g", "weight", "input_shape"),
@@ -394,6 +391,7 @@ convolution = convolution_p.fn
 
 convolution_input_grad_p = defop(
     "convolution_input_grad", _convolution_input_grad, **_PRIM,
+    batch_rule=fold_batch(_INPUT_GRAD_AXES),
     node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad",
     no_kernel=_no_bool_conv(True),
     samples=_prim_samples("input"),
@@ -409,6 +407,7 @@ convolution_input_grad = convolution_input_grad_p.fn
 
 convolution_weight_grad_p = defop(
     "convolution_weight_grad", _convolution_weight_grad, **_PRIM,
+    batch_rule=fold_batch(_WEIGHT_GRAD_AXES),
     node_name="ConvolutionBackwardBackward0", api="nn._conv.convolution_weight_grad",
     samples=_prim_samples("weight"),
     vjp=(
@@ -438,7 +437,7 @@ def _fold_prim_samples(kind):
 
 
 im2col_p = defop(
-    "im2col", _im2col, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
+    "im2col", _im2col, nin=1, batch_rule=fold_batch(_COLUMN_AXES), test={"no_oracle": True},
     api="nn._conv.im2col", samples=_fold_prim_samples("im2col"), node_name="Im2ColBackward0",
     vjp=lambda g, input_shape, kernel_size, dilation, padding, stride: col2im(
         g, tuple(input_shape[2:]), kernel_size, dilation, padding, stride),
@@ -447,7 +446,7 @@ im2col_p = defop(
 im2col = im2col_p.fn
 
 col2im_p = defop(
-    "col2im", _col2im_kernel, nin=1, batch_rule=fold_batch(), test={"no_oracle": True},
+    "col2im", _col2im_kernel, nin=1, batch_rule=fold_batch(_COLUMN_AXES), test={"no_oracle": True},
     api="nn._conv.col2im", samples=_fold_prim_samples("col2im"), node_name="Col2ImBackward0",
     vjp=lambda g, kernel_size, dilation, padding, stride: im2col(
         g, kernel_size, dilation, padding, stride),
