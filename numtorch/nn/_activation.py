@@ -106,9 +106,10 @@ def _act_samples(kinks=(0.0,), low=-2.0, high=2.0, options=()):
 def _dtype_error(kernel_name: str, dtype=np.int64, *args, shape=(3,), **kwargs):
     def errors(make):
         yield ErrorInput(
-            S((make(shape, dtype=dtype), *args), kwargs), NotImplementedError,
+            S((make(shape, dtype=dtype), *args), kwargs),
+            NotImplementedError,
             re.escape(f'"{kernel_name}" not implemented for'),
-        )  # fmt: skip
+        )
 
     return errors
 
@@ -118,9 +119,16 @@ def _act(name: str, kernel, vjp, *, kernel_name: str, check=None, **kw) -> Op:
     kw.setdefault("error_samples", _dtype_error(kernel_name))
     kw.setdefault("methods", False)
     return unary(
-        name, kernel, vjp, ELEMENTWISE, prepare=_floating(kernel_name, check), inplace=False,
-        out=False, api="nn.functional." + kw.pop("api", name), **kw,
-    )  # fmt: skip
+        name,
+        kernel,
+        vjp,
+        ELEMENTWISE,
+        prepare=_floating(kernel_name, check),
+        inplace=False,
+        out=False,
+        api="nn.functional." + kw.pop("api", name),
+        **kw,
+    )
 
 
 # ------------------------------------------------------------------ elu, selu, celu
@@ -135,10 +143,13 @@ def _elu_grad(g, input, alpha, scale, input_scale):
 
 
 _elu_p = _act(
-    "elu", _elu, _elu_grad, kernel_name="elu_cpu",
+    "elu",
+    _elu,
+    _elu_grad,
+    kernel_name="elu_cpu",
     samples=_act_samples(options=[((), {"alpha": 0.5}, (0.0,)), ((2.0,), {}, (0.0,))]),
     no_kernel=NoKernel("c", "elu_cpu"),
-)  # fmt: skip
+)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -171,8 +182,9 @@ def _celu_errors(make):
 
 @composite(
     samples=_act_samples(options=[((), {"alpha": 0.5}, (0.0,)), ((2.0,), {}, (0.0,))]),
-    error_samples=_celu_errors, api="nn.functional.celu",
-)  # fmt: skip
+    error_samples=_celu_errors,
+    api="nn.functional.celu",
+)
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """CELU: x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
     if alpha == 0:
@@ -206,17 +218,34 @@ def _gelu_grad(g, input, approximate):
     return g * (cdf + input * (input * input * -0.5).exp() * _INV_SQRT_2PI)
 
 
-gelu = _act(
-    "gelu", _gelu, _gelu_grad, kernel_name="GeluKernelImpl", no_kernel=NoKernel("c", "GeluKernelImpl"), check=_check_approximate,
-    samples=_act_samples(low=-3.0, high=3.0, options=[
-        ((), {"approximate": "tanh"}, ()), ((), {"approximate": "none"}, ()),
-    ]),
-    error_samples=lambda make: [
+def _gelu_errors(make):
+    return [
         *_dtype_error("GeluKernelImpl")(make),
-        ErrorInput(S((make((3,)),), {"approximate": "erf"}), RuntimeError,
-                   "approximate argument must be either none or tanh."),
-    ],
-).fn  # fmt: skip
+        ErrorInput(
+            S((make((3,)),), {"approximate": "erf"}),
+            RuntimeError,
+            "approximate argument must be either none or tanh.",
+        ),
+    ]
+
+
+gelu = _act(
+    "gelu",
+    _gelu,
+    _gelu_grad,
+    kernel_name="GeluKernelImpl",
+    no_kernel=NoKernel("c", "GeluKernelImpl"),
+    check=_check_approximate,
+    samples=_act_samples(
+        low=-3.0,
+        high=3.0,
+        options=[
+            ((), {"approximate": "tanh"}, ()),
+            ((), {"approximate": "none"}, ()),
+        ],
+    ),
+    error_samples=_gelu_errors,
+).fn
 
 
 def _silu(xp, input):
@@ -281,15 +310,26 @@ def _hardtanh_errors(make):
 
 
 _hardtanh_p = unary(
-    "hardtanh", _hardtanh,
+    "hardtanh",
+    _hardtanh,
     lambda g, input, min_val, max_val: where((input <= min_val) | (input >= max_val), 0, g),
-    ELEMENTWISE, prepare=None, methods=False, inplace=False, out=False,
-    api="nn.functional.hardtanh", dtypes=FLOATS_INT, error_samples=_hardtanh_errors,
-    samples=_act_samples(kinks=(-1.0, 1.0), options=[
-        ((-0.5, 1.5), {}, (-0.5, 1.5)), ((), {"min_val": -1.5, "max_val": 0.5}, (-1.5, 0.5)),
-    ]),
+    ELEMENTWISE,
+    prepare=None,
+    methods=False,
+    inplace=False,
+    out=False,
+    api="nn.functional.hardtanh",
+    dtypes=FLOATS_INT,
+    error_samples=_hardtanh_errors,
+    samples=_act_samples(
+        kinks=(-1.0, 1.0),
+        options=[
+            ((-0.5, 1.5), {}, (-0.5, 1.5)),
+            ((), {"min_val": -1.5, "max_val": 0.5}, (-1.5, 0.5)),
+        ],
+    ),
     no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
-)  # fmt: skip
+)
 
 
 def hardtanh(
@@ -306,13 +346,16 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     return _apply(_hardtanh_p, input, True, min_val=min_val, max_val=max_val)
 
 
+def _relu6_errors(make):
+    return [ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Bool inputs not supported")]
+
+
 @composite(
     samples=_act_samples(kinks=(0.0, 6.0), low=-3.0, high=8.0),
-    error_samples=lambda make: [
-        ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Bool inputs not supported")
-    ],
-    api="nn.functional.relu6", test={"dtypes": FLOATS_INT},
-)  # fmt: skip
+    error_samples=_relu6_errors,
+    api="nn.functional.relu6",
+    test={"dtypes": FLOATS_INT},
+)
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """ReLU6: x clamped to [0, 6]."""
     return _apply(_hardtanh_p, input, inplace, min_val=0.0, max_val=6.0)
@@ -324,18 +367,23 @@ def _hardswish_grad(g, input):
 
 _HARD = _act_samples(kinks=(-3.0, 3.0), low=-4.0, high=4.0)
 _hardsigmoid_p = _act(
-    "hardsigmoid", lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
+    "hardsigmoid",
+    lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
     lambda g, input: where((input > -3) & (input < 3), g / 6, 0),
-    kernel_name="hardsigmoid_cpu", samples=_HARD,
+    kernel_name="hardsigmoid_cpu",
+    samples=_HARD,
     # torch's float64 backward multiplies by 1/6 rounded to float32 (a 3e-8 relative error):
     # finite differences decide; tests/test_nn_activation.py compares the forward with torch.
     test={"no_oracle": True},
-)  # fmt: skip
+)
 _hardswish_p = _act(
-    "hardswish", lambda xp, input: input * xp.clip(input + 3, 0, 6) / 6, _hardswish_grad,
-    kernel_name="hardswish_cpu", samples=_HARD,
+    "hardswish",
+    lambda xp, input: input * xp.clip(input + 3, 0, 6) / 6,
+    _hardswish_grad,
+    kernel_name="hardswish_cpu",
+    samples=_HARD,
     no_kernel=NoKernel("c", "hardswish_cpu"),
-)  # fmt: skip
+)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -380,19 +428,39 @@ def _shrink_samples(make):
 
 
 hardshrink = _act(
-    "hardshrink", _hardshrink, _shrink_grad, kernel_name="hardshrink_cpu", no_kernel=NoKernel("c", "hardshrink_cpu"),
-    samples=_shrink_samples, methods=("hardshrink",),
-).fn  # fmt: skip
-softshrink = _act(
-    "softshrink", _softshrink, _shrink_grad, kernel_name="softshrink_check", no_kernel=NoKernel("c", "softshrink_check"), check=_check_lambd,
+    "hardshrink",
+    _hardshrink,
+    _shrink_grad,
+    kernel_name="hardshrink_cpu",
+    no_kernel=NoKernel("c", "hardshrink_cpu"),
     samples=_shrink_samples,
-    error_samples=lambda make: [
+    methods=("hardshrink",),
+).fn
+
+
+def _softshrink_errors(make):
+    return [
         *_dtype_error("softshrink_check")(make),
-        ErrorInput(S((make((3,)), -0.5)), RuntimeError, re.escape(
-            "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -0.5"
-        )),
-    ],
-).fn  # fmt: skip
+        ErrorInput(
+            S((make((3,)), -0.5)),
+            RuntimeError,
+            re.escape(
+                "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -0.5"
+            ),
+        ),
+    ]
+
+
+softshrink = _act(
+    "softshrink",
+    _softshrink,
+    _shrink_grad,
+    kernel_name="softshrink_check",
+    no_kernel=NoKernel("c", "softshrink_check"),
+    check=_check_lambd,
+    samples=_shrink_samples,
+    error_samples=_softshrink_errors,
+).fn
 
 
 @composite(samples=_act_samples(kinks=()), api="nn.functional.tanhshrink")
@@ -421,12 +489,20 @@ def _softplus_grad(g, input, beta, threshold):
 
 
 softplus = _act(
-    "softplus", _softplus, _softplus_grad, kernel_name="softplus_cpu", no_kernel=NoKernel("c", "softplus_cpu"),
-    samples=_act_samples(kinks=(), options=[
-        ((), {"beta": 2.0, "threshold": 1.0}, (0.5,)), ((0.5, 0.5), {}, (1.0,)),
-        ((), {"beta": -1.0}, ()),
-    ]),
-).fn  # fmt: skip
+    "softplus",
+    _softplus,
+    _softplus_grad,
+    kernel_name="softplus_cpu",
+    no_kernel=NoKernel("c", "softplus_cpu"),
+    samples=_act_samples(
+        kinks=(),
+        options=[
+            ((), {"beta": 2.0, "threshold": 1.0}, (0.5,)),
+            ((0.5, 0.5), {}, (1.0,)),
+            ((), {"beta": -1.0}, ()),
+        ],
+    ),
+).fn
 
 
 def _log_sigmoid(xp, input):
@@ -439,10 +515,15 @@ def _logsigmoid_samples(make):
 
 
 logsigmoid = _act(
-    "log_sigmoid", _log_sigmoid, lambda g, input: g * (-input).sigmoid(),
-    kernel_name="log_sigmoid_cpu", no_kernel=NoKernel("c", "log_sigmoid_cpu"), api="logsigmoid", samples=_logsigmoid_samples,
+    "log_sigmoid",
+    _log_sigmoid,
+    lambda g, input: g * (-input).sigmoid(),
+    kernel_name="log_sigmoid_cpu",
+    no_kernel=NoKernel("c", "log_sigmoid_cpu"),
+    api="logsigmoid",
+    samples=_logsigmoid_samples,
     layout=contiguous,  # PyTorch's log_sigmoid_forward allocates its result (and buffer)
-).fn  # fmt: skip
+).fn
 
 
 # ------------------------------------------------------------------ leaky_relu, threshold
@@ -451,12 +532,13 @@ def _leaky_relu(xp, input, negative_slope=0.01):
 
 
 _leaky_relu_p = _act(
-    "leaky_relu", _leaky_relu,
+    "leaky_relu",
+    _leaky_relu,
     lambda g, input, negative_slope: where(input > 0, g, g * negative_slope),
     kernel_name="leaky_relu_cpu",
     samples=_act_samples(options=[((0.2,), {}, (0.0,)), ((), {"negative_slope": -0.5}, (0.0,))]),
     no_kernel=NoKernel("c", "leaky_relu_cpu"),
-)  # fmt: skip
+)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -496,12 +578,21 @@ def _threshold_errors(make):
 
 
 _threshold_p = unary(
-    "threshold", _threshold_kernel, lambda g, input, threshold: where(input <= threshold, 0, g),
-    ELEMENTWISE, nin=1, prepare=_no_bool("threshold_cpu"), methods=False,
-    inplace=False, out=False, api="nn.functional.threshold", dtypes=FLOATS_INT,
-    samples=_threshold_samples, error_samples=_threshold_errors,
+    "threshold",
+    _threshold_kernel,
+    lambda g, input, threshold: where(input <= threshold, 0, g),
+    ELEMENTWISE,
+    nin=1,
+    prepare=_no_bool("threshold_cpu"),
+    methods=False,
+    inplace=False,
+    out=False,
+    api="nn.functional.threshold",
+    dtypes=FLOATS_INT,
+    samples=_threshold_samples,
+    error_samples=_threshold_errors,
     no_kernel=NoKernel("c", "threshold_cpu"),
-)  # fmt: skip
+)
 
 
 def _number(name: str, arg: str, pos: int, v):
@@ -565,16 +656,19 @@ def _check_bounds(lower: float, upper: float) -> None:
 
 def _rrelu_errors(make):
     yield ErrorInput(
-        S((make((3,)), 0.5, 0.1)), RuntimeError,
+        S((make((3,)), 0.5, 0.1)),
+        RuntimeError,
         "Lower bound should be less than or equal to the upper bound",
-    )  # fmt: skip
+    )
     yield from _dtype_error("leaky_relu_cpu")(make)
 
 
 @composite(
     samples=_act_samples(options=[((0.1, 0.5), {}, (0.0,)), ((), {"training": False}, (0.0,))]),
-    error_samples=_rrelu_errors, api="nn.functional.rrelu", layout=contiguous,
-)  # fmt: skip
+    error_samples=_rrelu_errors,
+    api="nn.functional.rrelu",
+    layout=contiguous,
+)
 def rrelu(
     input: Tensor,
     lower: float = 1.0 / 8,
@@ -615,24 +709,28 @@ def _prelu_samples(make):
 def _prelu_errors(make):
     x = make((2, 3, 4))
     yield ErrorInput(
-        S((x, make((3,), dtype=np.float64))), RuntimeError,
+        S((x, make((3,), dtype=np.float64))),
+        RuntimeError,
         "prelu: Type promoting not supported. Got Float and Double",
-    )  # fmt: skip
+    )
     yield ErrorInput(S((make(()), make((2,)))), RuntimeError, "Not allow zero-dim input tensor.")
     yield ErrorInput(
-        S((x, make((4,)))), RuntimeError,
+        S((x, make((4,)))),
+        RuntimeError,
         "Mismatch of parameter numbers and input channel size. Found parameter numbers = 4 and "
         "channel size = 3.",
-    )  # fmt: skip
+    )
     yield ErrorInput(
-        S((x, make((3, 1)))), RuntimeError,
+        S((x, make((3, 1)))),
+        RuntimeError,
         re.escape("prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"),
-    )  # fmt: skip
+    )
     i64 = np.int64
     yield ErrorInput(
-        S((make((3,), dtype=i64), make((1,), dtype=i64))), NotImplementedError,
+        S((make((3,), dtype=i64), make((1,), dtype=i64))),
+        NotImplementedError,
         "\"prelu_cpu\" not implemented for 'Long'",
-    )  # fmt: skip
+    )
 
 
 @composite(
@@ -686,9 +784,11 @@ def _glu_errors(make):
         RuntimeError,
         "Halving dimension must be even, but dimension 1 is size 3",
     )
-    yield ErrorInput(S((make((2, 4)), 2)), IndexError, re.escape(
-        "Dimension out of range (expected to be in range of [-2, 1], but got 2)"
-    ))  # fmt: skip
+    yield ErrorInput(
+        S((make((2, 4)), 2)),
+        IndexError,
+        re.escape("Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    )
     yield from _dtype_error("glu_cpu", shape=(4,))(make)
 
 
@@ -716,12 +816,15 @@ def _softmin_samples(make):
     yield S((make((3, 4)), 1), {"dtype": dt.float64})
 
 
+def _softmin_errors(make):
+    return [ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")]
+
+
 @composite(
-    samples=_softmin_samples, api="nn.functional.softmin",
-    error_samples=lambda make: [
-        ErrorInput(S((make((2, 3)), 2)), IndexError, "Dimension out of range")
-    ],
-)  # fmt: skip
+    samples=_softmin_samples,
+    api="nn.functional.softmin",
+    error_samples=_softmin_errors,
+)
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-input) along dim."""
     if dim is None:
@@ -754,9 +857,38 @@ def gumbel_softmax(
 
 
 __all__ = [
-    "celu", "celu_", "elu", "elu_", "gelu", "glu", "gumbel_softmax", "hardshrink",
-    "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_",
-    "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_",
-    "sigmoid", "silu", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
-    "threshold", "threshold_",
-]  # fmt: skip
+    "celu",
+    "celu_",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "gumbel_softmax",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]

@@ -309,30 +309,77 @@ def _mha_samples(make):
     )
     yield S(
         (q, k, v, *packed),
-        {"key_padding_mask": make((2, 2)), "attn_mask": make((4, 3, 2)),
-         "average_attn_weights": False},
+        {
+            "key_padding_mask": make((2, 2)),
+            "attn_mask": make((4, 3, 2)),
+            "average_attn_weights": False,
+        },
         name="float masks, 3-D attn_mask, weights per head",
-    )  # fmt: skip
+    )
     yield S(
         (q, k, v, E, H, w, b, make((1, 1, E)), make((1, 1, E)), True, 0.0, wo, bo),
         {"key_padding_mask": kpm, "attn_mask": np.array([[0, 1], [0, 0], [1, 0]], bool)},
         name="bias_k/v, add_zero_attn, bool masks",
     )
     yield S(
-        (q, make((2, 2, 3)), make((2, 2, 2)), E, H, None, b, None, None, False, 0.0, wo, None,
-         True, kpm, True, None, True, make((E, E)), make((E, 3)), make((E, 2))),
+        (
+            q,
+            make((2, 2, 3)),
+            make((2, 2, 2)),
+            E,
+            H,
+            None,
+            b,
+            None,
+            None,
+            False,
+            0.0,
+            wo,
+            None,
+            True,
+            kpm,
+            True,
+            None,
+            True,
+            make((E, E)),
+            make((E, 3)),
+            make((E, 2)),
+        ),
         name="separate weights, bool key_padding_mask",
-    )  # fmt: skip
+    )
     yield S(
         (q[:2], k, v, *packed),
         {"attn_mask": np.triu(np.ones((2, 2), bool), 1), "is_causal": True},
         name="is_causal",
     )
     yield S(
-        (q, k, v, E, H, w, b, None, None, True, 0.0, wo, None, True, np.pad(kpm, ((0, 0), (0, 1))),
-         True, None, False, None, None, None, make((4, 3, 2)), make((4, 3, 2))),
+        (
+            q,
+            k,
+            v,
+            E,
+            H,
+            w,
+            b,
+            None,
+            None,
+            True,
+            0.0,
+            wo,
+            None,
+            True,
+            np.pad(kpm, ((0, 0), (0, 1))),
+            True,
+            None,
+            False,
+            None,
+            None,
+            None,
+            make((4, 3, 2)),
+            make((4, 3, 2)),
+        ),
         name="static_k/v, add_zero_attn, bool key_padding_mask",
-    )  # fmt: skip
+    )
     yield S((q[:, :0], k[:, :0], v[:, :0], *packed), name="empty batch")
 
 
@@ -351,40 +398,85 @@ def _mha_errors(make):
     yield err(
         (q, k, k), "`key_padding_mask` to be `None` or 2-D", {"key_padding_mask": np.ones(2, bool)}
     )
-    yield err((q[:, 0], k[:, 0], k[:, 0]), r"Expected `attn_mask` shape to be \(2, 3, 2\)",
-              {"attn_mask": np.ones((3, 3, 2), bool)})  # fmt: skip
+    yield err(
+        (q[:, 0], k[:, 0], k[:, 0]),
+        r"Expected `attn_mask` shape to be \(2, 3, 2\)",
+        {"attn_mask": np.ones((3, 3, 2), bool)},
+    )
     yield err((q, k, k), "`attn_mask` to be `None`, 2-D or 3-D", {"attn_mask": np.ones(2, bool)})
-    yield err((q, k, k), "only bool and floating types of key_padding_mask",
-              {"key_padding_mask": np.ones((2, 2), np.int64)})  # fmt: skip
-    yield err((q, k, k), "Need attn_mask if specifying the is_causal hint", {"is_causal": True},
-              error=RuntimeError)  # fmt: skip
+    yield err(
+        (q, k, k),
+        "only bool and floating types of key_padding_mask",
+        {"key_padding_mask": np.ones((2, 2), np.int64)},
+    )
+    yield err(
+        (q, k, k),
+        "Need attn_mask if specifying the is_causal hint",
+        {"is_causal": True},
+        error=RuntimeError,
+    )
     yield err((q, k, k), "was expecting embedding dimension of 5, but got 4", rest=(5, *args[1:]))
     yield err((q, k, k), "embed_dim 4 not divisible by num_heads 3", rest=(D, 3, *args[2:]))
     yield err((q, k, k[:, :, :3]), r"key shape torch.Size\(\[2, 2, 4\]\) does not match value")
-    yield err((q, k, k), "use_separate_proj_weight is False but in_proj_weight is None",
-              rest=(D, H, None, *args[3:]))  # fmt: skip
-    yield err((q, k, k[:1]), r"key's sequence and batch dims torch.Size\(\[2, 2\]\) do not",
-              {"use_separate_proj_weight": True})  # fmt: skip
-    yield err((q, k, k), "use_separate_proj_weight is True but k_proj_weight is None",
-              {"use_separate_proj_weight": True, "q_proj_weight": wo})  # fmt: skip
+    yield err(
+        (q, k, k),
+        "use_separate_proj_weight is False but in_proj_weight is None",
+        rest=(D, H, None, *args[3:]),
+    )
+    yield err(
+        (q, k, k[:1]),
+        r"key's sequence and batch dims torch.Size\(\[2, 2\]\) do not",
+        {"use_separate_proj_weight": True},
+    )
+    yield err(
+        (q, k, k),
+        "use_separate_proj_weight is True but k_proj_weight is None",
+        {"use_separate_proj_weight": True, "q_proj_weight": wo},
+    )
     ws = {"use_separate_proj_weight": True, "q_proj_weight": wo, "k_proj_weight": wo}
-    yield err((q, k, k), r"expecting value weights shape of \(4, 4\), but got torch.Size\(\[4, 3",
-              {**ws, "v_proj_weight": make((D, 3))})  # fmt: skip
-    yield err((q, k, k), r"The shape of the 2D attn_mask is torch.Size\(\[3, 3\]\), but should",
-              {"attn_mask": np.ones((3, 3), bool)}, error=RuntimeError)  # fmt: skip
-    yield err((q, k, k), r"The shape of the 3D attn_mask is torch.Size\(\[2, 3, 2\]\)",
-              {"attn_mask": np.ones((2, 3, 2), bool)}, error=RuntimeError)  # fmt: skip
-    yield err((q, k, k), "bias_k is set but bias_v is None",
-              rest=(D, H, w, None, make((1, 1, D)), *args[5:]))  # fmt: skip
+    yield err(
+        (q, k, k),
+        r"expecting value weights shape of \(4, 4\), but got torch.Size\(\[4, 3",
+        {**ws, "v_proj_weight": make((D, 3))},
+    )
+    yield err(
+        (q, k, k),
+        r"The shape of the 2D attn_mask is torch.Size\(\[3, 3\]\), but should",
+        {"attn_mask": np.ones((3, 3), bool)},
+        error=RuntimeError,
+    )
+    yield err(
+        (q, k, k),
+        r"The shape of the 3D attn_mask is torch.Size\(\[2, 3, 2\]\)",
+        {"attn_mask": np.ones((2, 3, 2), bool)},
+        error=RuntimeError,
+    )
+    yield err(
+        (q, k, k),
+        "bias_k is set but bias_v is None",
+        rest=(D, H, w, None, make((1, 1, D)), *args[5:]),
+    )
     bias = (make((1, 1, D)), make((1, 1, D)))
-    yield err((q, k, k), "bias cannot be added to static key",
-              {"static_k": make((4, 2, 2))}, rest=(D, H, w, None, *bias, *args[6:]))  # fmt: skip
-    yield err((q, k, k), r"expecting static_v.size\(0\) of 4, but got 2",
-              {"static_v": make((2, 2, 2))})  # fmt: skip
-    yield err((q, k, k), r"Expected key_padded_mask.shape\[1\] to be 2, but got 3",
-              {"key_padding_mask": np.ones((2, 3), bool)})  # fmt: skip
-    yield err((q, k, k), "dropout probability has to be between 0 and 1, but got 1.5",
-              rest=(*args[:7], 1.5, *args[8:]), error=ValueError)  # fmt: skip
+    yield err(
+        (q, k, k),
+        "bias cannot be added to static key",
+        {"static_k": make((4, 2, 2))},
+        rest=(D, H, w, None, *bias, *args[6:]),
+    )
+    yield err(
+        (q, k, k), r"expecting static_v.size\(0\) of 4, but got 2", {"static_v": make((2, 2, 2))}
+    )
+    yield err(
+        (q, k, k),
+        r"Expected key_padded_mask.shape\[1\] to be 2, but got 3",
+        {"key_padding_mask": np.ones((2, 3), bool)},
+    )
+    yield err(
+        (q, k, k),
+        "dropout probability has to be between 0 and 1, but got 1.5",
+        rest=(*args[:7], 1.5, *args[8:]),
+        error=ValueError,
+    )
 
 
 @composite(

@@ -33,8 +33,10 @@ def _aten_loss(fn: Callable, params: str) -> Callable:
         bound = {**defaults, **dict(zip(names, args)), **kwargs}
         missing = [n for n in names if n not in bound]
         if missing:
-            raise TypeError(f"{fn.__name__}() missing {len(missing)} required positional "
-                            f"argument: {', '.join(map(repr, missing))}")  # fmt: skip
+            raise TypeError(
+                f"{fn.__name__}() missing {len(missing)} required positional "
+                f"argument: {', '.join(map(repr, missing))}"
+            )
         if "reduction" in bound:
             bound["reduction"] = ("none", "mean", "sum")[bound["reduction"]]
         with warnings.catch_warnings():
@@ -49,16 +51,20 @@ def _aten_loss(fn: Callable, params: str) -> Callable:
 ATEN_LOSSES = {
     f.__name__: _aten_loss(f, params)
     for f, params in (
-        (binary_cross_entropy_with_logits,
-         "input target weight=None pos_weight=None reduction=0"),
+        (binary_cross_entropy_with_logits, "input target weight=None pos_weight=None reduction=0"),
         (cosine_embedding_loss, "input1 input2 target margin=0.0 reduction=0"),
-        (ctc_loss, "log_probs targets input_lengths target_lengths blank=0 reduction=0 "
-                   "zero_infinity=False"),
+        (
+            ctc_loss,
+            "log_probs targets input_lengths target_lengths blank=0 reduction=0 "
+            "zero_infinity=False",
+        ),
         (hinge_embedding_loss, "input target margin=1.0 reduction=0"),
         (kl_div, "input target reduction=0 log_target=False"),
         (margin_ranking_loss, "input1 input2 target margin=0.0 reduction=0"),
         (poisson_nll_loss, "input target log_input full eps reduction"),
-        (triplet_margin_loss,
-         "anchor positive negative margin=1.0 p=2 eps=1e-06 swap=False reduction=0"),
+        (
+            triplet_margin_loss,
+            "anchor positive negative margin=1.0 p=2 eps=1e-06 swap=False reduction=0",
+        ),
     )
-}  # fmt: skip
+}

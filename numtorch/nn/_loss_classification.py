@@ -68,12 +68,17 @@ def _nll_pick_samples(make):
 
 
 nll_pick_p = defop(
-    "_nll_pick", _nll_pick, nin=2, vjp=(_nll_pick_vjp, None), jvp=LINEAR,
-    batch_rule=_nll_pick_rule, samples=_nll_pick_samples,
+    "_nll_pick",
+    _nll_pick,
+    nin=2,
+    vjp=(_nll_pick_vjp, None),
+    jvp=LINEAR,
+    batch_rule=_nll_pick_rule,
+    samples=_nll_pick_samples,
     api="nn._loss_classification.nll_pick",
     # An internal piece of nll_loss (whose reduced form is checked against torch).
     test={"no_oracle": True},
-)  # fmt: skip
+)
 nll_pick = nll_pick_p.fn
 
 
@@ -151,7 +156,9 @@ def _unbatched(input: Tensor, target: Tensor):
 
 def _nll_samples(make):
     yield S((make((3, 4)), make.index(3, 4)))
-    yield S((make((3, 4)), _with_ignored(make.index(3, 4)), make((4,), 0.5, 2.0)), {"reduction": "sum"})  # fmt: skip
+    yield S(
+        (make((3, 4)), _with_ignored(make.index(3, 4)), make((4,), 0.5, 2.0)), {"reduction": "sum"}
+    )
     yield S((make((4, 3)).T, make.index(3, 4), make((4,), 0.5, 2.0)), {"ignore_index": 2})
     yield S((make((2, 3, 4)), _with_ignored(make.index((2, 4), 3))), {"reduction": "none"})
     yield S((make((2, 3, 2, 2)), make.index((2, 2, 2), 3), make((3,), 0.5, 2.0)))
@@ -162,24 +169,51 @@ def _nll_samples(make):
 def _nll_errors(make, fn="nll_loss"):
     x, w = make((3, 4)), make((4,))
     t = np.array([0, 1, 2])
-    yield E(S((x, t[:2])), ValueError, r"Expected input batch_size \(3\) to match target batch_size \(2\)\.")  # fmt: skip
+    yield E(
+        S((x, t[:2])),
+        ValueError,
+        r"Expected input batch_size \(3\) to match target batch_size \(2\)\.",
+    )
     yield E(S((x, np.array([0, 5, 1]))), IndexError, "Target 5 is out of bounds.")
     yield E(S((x, np.array([0, -1, 1]))), IndexError, "Target -1 is out of bounds.")
-    yield E(S((x, t[:, None])), RuntimeError, "0D or 1D target tensor expected, multi-target not supported")  # fmt: skip
-    yield E(S((x, t, w[:3])), RuntimeError, r"weight tensor should be defined either for all 4 classes or no classes but got weight tensor of shape: \[3\]")  # fmt: skip
+    yield E(
+        S((x, t[:, None])),
+        RuntimeError,
+        "0D or 1D target tensor expected, multi-target not supported",
+    )
+    yield E(
+        S((x, t, w[:3])),
+        RuntimeError,
+        r"weight tensor should be defined either for all 4 classes or no classes "
+        r"but got weight tensor of shape: \[3\]",
+    )
     yield E(S((x, t), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")
-    yield E(S((make((2, 3, 4)), np.zeros((2, 5), np.int64))), RuntimeError, r"Expected target size \[2, 4\], got \[2, 5\]")  # fmt: skip
-    yield E(S((make((2, 3, 2, 2)), np.zeros((2, 2), np.int64))), RuntimeError, "only batches of spatial targets supported")  # fmt: skip
+    yield E(
+        S((make((2, 3, 4)), np.zeros((2, 5), np.int64))),
+        RuntimeError,
+        r"Expected target size \[2, 4\], got \[2, 5\]",
+    )
+    yield E(
+        S((make((2, 3, 2, 2)), np.zeros((2, 2), np.int64))),
+        RuntimeError,
+        "only batches of spatial targets supported",
+    )
     if fn == "nll_loss":
-        yield E(S((x, t.astype(np.float32))), RuntimeError, "expected target dtype to be Long or Byte, but got Float")  # fmt: skip
+        yield E(
+            S((x, t.astype(np.float32))),
+            RuntimeError,
+            "expected target dtype to be Long or Byte, but got Float",
+        )
         yield E(S((make(()), np.array(0))), ValueError, r"Expected 1 or more dimensions \(got 0\)")
 
 
 @composite(
-    samples=_nll_samples, error_samples=_nll_errors, api="nn.functional.nll_loss",
+    samples=_nll_samples,
+    error_samples=_nll_errors,
+    api="nn.functional.nll_loss",
     grad_args=(0,),  # PyTorch's nll_loss is not differentiable in its weight
     no_kernel=NoKernel("bic", "nll_loss_out_frame", inputs=(0,)),
-)  # fmt: skip
+)
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -237,9 +271,15 @@ def _ce_samples(make):
     w = make((4,), 0.5, 2.0)
     yield S((make((3, 4)), _with_ignored(make.index(3, 4)), w), {"reduction": "sum"})
     yield S((make((3, 4)), _with_ignored(make.index(3, 4)), w), {"label_smoothing": 0.2})
-    yield S((make((2, 3, 4)), _with_ignored(make.index((2, 4), 3), 1)), {"ignore_index": 1, "label_smoothing": 0.1, "reduction": "none"})  # fmt: skip
+    yield S(
+        (make((2, 3, 4)), _with_ignored(make.index((2, 4), 3), 1)),
+        {"ignore_index": 1, "label_smoothing": 0.1, "reduction": "none"},
+    )
     yield S((make((3, 4)), _norm_probs(make, (3, 4))), name="probabilities")
-    yield S((make((2, 4, 3)), _norm_probs(make, (2, 4, 3), 1), w), {"label_smoothing": 0.3, "reduction": "sum"})  # fmt: skip
+    yield S(
+        (make((2, 4, 3)), _norm_probs(make, (2, 4, 3), 1), w),
+        {"label_smoothing": 0.3, "reduction": "sum"},
+    )
     yield S((make((4,)), make.index((), 4)), {"label_smoothing": 0.1}, name="unbatched")
     yield S((make((0, 4)), make.index(0, 4)), {"reduction": "sum"}, name="empty batch")
 
@@ -247,16 +287,35 @@ def _ce_samples(make):
 def _ce_errors(make):
     yield from _nll_errors(make, "cross_entropy")
     x = make((3, 4))
-    yield E(S((x, _norm_probs(make, (3, 4))), {"label_smoothing": 1.5}), RuntimeError, "label_smoothing must be between 0.0 and 1.0. Got: 1.5")  # fmt: skip
-    yield E(S((x, make.index((3, 4), 4))), RuntimeError, "Expected floating point type for target with class probabilities, got Long")  # fmt: skip
-    yield E(S((x, _norm_probs(make, (3, 4))), {"ignore_index": 1}), RuntimeError, "ignore_index is not supported for floating point target")  # fmt: skip
-    yield E(S((x, _norm_probs(make, (3, 4)), make((3,)))), RuntimeError, r"cross_entropy: weight tensor should be defined either for all 4 classes or no classes but got weight tensor of shape: \[3\]")  # fmt: skip
+    yield E(
+        S((x, _norm_probs(make, (3, 4))), {"label_smoothing": 1.5}),
+        RuntimeError,
+        "label_smoothing must be between 0.0 and 1.0. Got: 1.5",
+    )
+    yield E(
+        S((x, make.index((3, 4), 4))),
+        RuntimeError,
+        "Expected floating point type for target with class probabilities, got Long",
+    )
+    yield E(
+        S((x, _norm_probs(make, (3, 4))), {"ignore_index": 1}),
+        RuntimeError,
+        "ignore_index is not supported for floating point target",
+    )
+    yield E(
+        S((x, _norm_probs(make, (3, 4)), make((3,)))),
+        RuntimeError,
+        r"cross_entropy: weight tensor should be defined either for all 4 classes or no classes "
+        r"but got weight tensor of shape: \[3\]",
+    )
 
 
 @composite(
-    samples=_ce_samples, error_samples=_ce_errors, api="nn.functional.cross_entropy",
+    samples=_ce_samples,
+    error_samples=_ce_errors,
+    api="nn.functional.cross_entropy",
     grad_args=(0, 1),  # not the weight: PyTorch's nll_loss is not differentiable in it
-)  # fmt: skip
+)
 def cross_entropy(
     input: Tensor,
     target: Tensor,

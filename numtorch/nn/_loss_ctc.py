@@ -138,37 +138,80 @@ def _ctc_samples(make):
     lp = _log_probs(make, (6, 2, 4))
     tg = make.index((2, 3), 3) + 1
     yield S((lp, tg, [6, 5], [3, 2]))
-    yield S((lp, make.index((2, 3), 3), np.array([5, 6]), np.array([2, 3]), 3), {"reduction": "none"})  # fmt: skip
+    yield S(
+        (lp, make.index((2, 3), 3), np.array([5, 6]), np.array([2, 3]), 3), {"reduction": "none"}
+    )
     yield S((lp, make.index(5, 3) + 1, [6, 4], [3, 2]), {"reduction": "sum"}, name="concatenated")
-    yield S((_log_probs(make, (5, 4)), make.index(3, 3) + 1, np.array(5), np.array(3)), {"reduction": "none"}, name="unbatched")  # fmt: skip
+    yield S(
+        (_log_probs(make, (5, 4)), make.index(3, 3) + 1, np.array(5), np.array(3)),
+        {"reduction": "none"},
+        name="unbatched",
+    )
     # the first needs 4 steps (a repeat takes a blank between), has 3: an infinite loss
-    yield S((lp, np.array([[2, 2, 1], [1, 3, 0]]), [3, 6], [3, 0]), {"zero_infinity": True, "reduction": "none"})  # fmt: skip
+    yield S(
+        (lp, np.array([[2, 2, 1], [1, 3, 0]]), [3, 6], [3, 0]),
+        {"zero_infinity": True, "reduction": "none"},
+    )
     yield S((lp, tg, [0, 4], [0, 1]), {"reduction": "mean", "zero_infinity": True}, name="empty")
 
 
 def _ctc_errors(make):
     lp, tg = _log_probs(make, (5, 2, 4)), np.array([[1, 2, 2], [3, 1, 0]])
-    yield E(S((lp, tg, [5, 4], [3, 2]), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")  # fmt: skip
+    yield E(
+        S((lp, tg, [5, 4], [3, 2]), {"reduction": "foo"}),
+        ValueError,
+        "foo is not a valid value for reduction",
+    )
     yield E(S((lp, tg, [5, 4], [3, 2], 4)), RuntimeError, "blank must be in label range")
-    yield E(S((lp, tg, [5, 4, 3], [3, 2])), RuntimeError, "input_lengths must be of size batch_size")  # fmt: skip
+    yield E(
+        S((lp, tg, [5, 4, 3], [3, 2])), RuntimeError, "input_lengths must be of size batch_size"
+    )
     yield E(S((lp, tg, [5, 4], [3])), RuntimeError, "target_lengths must be of size batch_size")
-    yield E(S((lp, tg, [6, 4], [3, 2])), RuntimeError, r"Expected input_lengths to have value at most 5, but got value 6 \(while checking arguments for ctc_loss_allocate_outputs\)")  # fmt: skip
-    yield E(S((lp, tg, [5, 4], [4, 2])), RuntimeError, "Expected tensor to have size at least 4 at dimension 1, but got size 3 for argument #2 'targets'")  # fmt: skip
-    yield E(S((lp, tg, [5, 4], [-1, 2])), RuntimeError, "Expected target_lengths to have value at least 0, but got value -1")  # fmt: skip
-    yield E(S((lp, np.array([1, 2, 3, 1]), [5, 4], [3, 2])), RuntimeError, "Expected tensor to have size 5 at dimension 0, but got size 4 for argument #2 'targets'")  # fmt: skip
-    yield E(S((lp, tg[:, :, None], [5, 4], [3, 2])), RuntimeError, "Expected 1 to 2 dimensions, but got 3-dimensional tensor for argument #2 'targets'")  # fmt: skip
-    yield E(S((lp, tg, np.array([5.0, 4.0]), np.array([3, 2]))), RuntimeError, "input_lengths must be integral")  # fmt: skip
+    yield E(
+        S((lp, tg, [6, 4], [3, 2])),
+        RuntimeError,
+        r"Expected input_lengths to have value at most 5, but got value 6 "
+        r"\(while checking arguments for ctc_loss_allocate_outputs\)",
+    )
+    yield E(
+        S((lp, tg, [5, 4], [4, 2])),
+        RuntimeError,
+        "Expected tensor to have size at least 4 at dimension 1, "
+        "but got size 3 for argument #2 'targets'",
+    )
+    yield E(
+        S((lp, tg, [5, 4], [-1, 2])),
+        RuntimeError,
+        "Expected target_lengths to have value at least 0, but got value -1",
+    )
+    yield E(
+        S((lp, np.array([1, 2, 3, 1]), [5, 4], [3, 2])),
+        RuntimeError,
+        "Expected tensor to have size 5 at dimension 0, but got size 4 for argument #2 'targets'",
+    )
+    yield E(
+        S((lp, tg[:, :, None], [5, 4], [3, 2])),
+        RuntimeError,
+        "Expected 1 to 2 dimensions, but got 3-dimensional tensor for argument #2 'targets'",
+    )
+    yield E(
+        S((lp, tg, np.array([5.0, 4.0]), np.array([3, 2]))),
+        RuntimeError,
+        "input_lengths must be integral",
+    )
 
 
 @composite(
-    samples=_ctc_samples, error_samples=_ctc_errors, api="nn.functional.ctc_loss",
+    samples=_ctc_samples,
+    error_samples=_ctc_errors,
+    api="nn.functional.ctc_loss",
     # PyTorch's gradient is not the derivative: it adds exp(log_probs) (what the gradient
     # becomes after a log_softmax, where the term cancels). Ours is the derivative, so finite
     # differences decide; tests/test_nn_loss.py compares values, and gradients through a
     # log_softmax, with PyTorch.
     test={"no_oracle": True},
     no_kernel=NoKernel("bi", "ctc_loss_cpu", inputs=(0,)),
-)  # fmt: skip
+)
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -46,7 +46,12 @@ def _bce_samples(make):
 
 def _bce_errors(make):
     x = make((2, 3), 0.1, 0.9)
-    yield E(S((x, make((3,), 0.1, 0.9))), ValueError, r"Using a target size \(torch.Size\(\[3\]\)\) that is different to the input size \(torch.Size\(\[2, 3\]\)\) is deprecated")  # fmt: skip
+    yield E(
+        S((x, make((3,), 0.1, 0.9))),
+        ValueError,
+        r"Using a target size \(torch.Size\(\[3\]\)\) that is different to the input size "
+        r"\(torch.Size\(\[2, 3\]\)\) is deprecated",
+    )
     yield E(S((x, x), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")
     yield E(S((x + 1.0, x)), RuntimeError, "all elements of input should be between 0 and 1")
 
@@ -60,7 +65,12 @@ def _bce(xp, input, target):
 # A primitive for PyTorch's gradient, finite where an input is exactly 0 or 1 (a saturated
 # sigmoid), where the clamped logs' derivative is 0 / 0.
 bce_pointwise_p = defop(
-    "_bce_pointwise", _bce, nin=2, batch_rule=elementwise(), jvp=ELEMENTWISE, layout=follow_inputs,
+    "_bce_pointwise",
+    _bce,
+    nin=2,
+    batch_rule=elementwise(),
+    jvp=ELEMENTWISE,
+    layout=follow_inputs,
     vjp=(
         lambda g, input, target: g * (input - target) / (input * (1 - input)).clamp_min(1e-12),
         lambda g, input: -g * input.logit(),
@@ -68,14 +78,16 @@ bce_pointwise_p = defop(
     samples=lambda make: [S((make((2, 3), 0.05, 0.95), make((2, 3), 0.0, 1.0)))],
     api="nn._loss_likelihood.bce_pointwise",
     test={"no_oracle": True},  # binary_cross_entropy's is
-)  # fmt: skip
+)
 bce_pointwise = bce_pointwise_p.fn
 
 
 @composite(
-    samples=_bce_samples, error_samples=_bce_errors, api="nn.functional.binary_cross_entropy",
+    samples=_bce_samples,
+    error_samples=_bce_errors,
+    api="nn.functional.binary_cross_entropy",
     grad_args=(0, 1),  # PyTorch's binary_cross_entropy is not differentiable in its weight
-)  # fmt: skip
+)
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -129,16 +141,22 @@ def _bcel_samples(make):
 
 def _bcel_errors(make):
     x = make((2, 3))
-    yield E(S((x, make((3,)))), ValueError, r"Target size \(torch.Size\(\[3\]\)\) must be the same as input size \(torch.Size\(\[2, 3\]\)\)")  # fmt: skip
+    yield E(
+        S((x, make((3,)))),
+        ValueError,
+        r"Target size \(torch.Size\(\[3\]\)\) must be the same as input size "
+        r"\(torch.Size\(\[2, 3\]\)\)",
+    )
     yield E(S((x, x), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")
 
 
 @composite(
-    samples=_bcel_samples, error_samples=_bcel_errors,
+    samples=_bcel_samples,
+    error_samples=_bcel_errors,
     api="nn.functional.binary_cross_entropy_with_logits",
     grad_args=(0, 1),  # PyTorch's is not differentiable in weight and pos_weight
     no_kernel=NoKernel("bic", "log_sigmoid_cpu", inputs=(0,)),  # log_sigmoid(input) first
-)  # fmt: skip
+)
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -187,12 +205,23 @@ def _kl_samples(make):
     yield S((make((0, 3)), make((0, 3), 0.1, 1.0)), {"reduction": "sum"})
 
 
+def _kl_errors(make):
+    return [
+        E(
+            S((make((2, 3)), make((2, 3), 0.1, 1.0)), {"reduction": "foo"}),
+            ValueError,
+            "foo is not a valid value for reduction",
+        )
+    ]
+
+
 @composite(
     samples=_kl_samples,
-    error_samples=lambda make: [E(S((make((2, 3)), make((2, 3), 0.1, 1.0)), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")],  # fmt: skip
-    api="nn.functional.kl_div", grad_args=(0, 1),
+    error_samples=_kl_errors,
+    api="nn.functional.kl_div",
+    grad_args=(0, 1),
     no_kernel=_KL_INTEGRAL,
-)  # fmt: skip
+)
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -233,11 +262,22 @@ def _poisson_samples(make):
     yield S((make((0, 3)), make((0, 3), 0.5, 3.0)), {"reduction": "sum"})
 
 
+def _poisson_errors(make):
+    return [
+        E(
+            S((make((2, 3)), make((2, 3))), {"reduction": "foo"}),
+            ValueError,
+            "foo is not a valid value for reduction",
+        )
+    ]
+
+
 @composite(
     samples=_poisson_samples,
-    error_samples=lambda make: [E(S((make((2, 3)), make((2, 3))), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")],  # fmt: skip
-    api="nn.functional.poisson_nll_loss", grad_args=(0, 1),
-)  # fmt: skip
+    error_samples=_poisson_errors,
+    api="nn.functional.poisson_nll_loss",
+    grad_args=(0, 1),
+)
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -284,19 +324,25 @@ def _gauss_errors(make):
 # were not there, forward mode (which no_grad does not stop) sees it. A primitive, so that
 # every transform follows those rules.
 clamp_passthrough_p = defop(
-    "_clamp_passthrough", lambda xp, input, min: xp.maximum(input, xp.asarray(min, input.dtype)),
-    nin=1, vjp=lambda g: g, jvp=lambda t, input, min: where(input < min, 0.0, t),
+    "_clamp_passthrough",
+    lambda xp, input, min: xp.maximum(input, xp.asarray(min, input.dtype)),
+    nin=1,
+    vjp=lambda g: g,
+    jvp=lambda t, input, min: where(input < min, 0.0, t),
     batch_rule=elementwise(),
     samples=lambda make: [S((make((2, 3), 0.5, 2.0), 0.1)), S((make(()), -3.0))],
-    api="nn._loss_likelihood.clamp_passthrough", test={"no_oracle": True},
-)  # fmt: skip
+    api="nn._loss_likelihood.clamp_passthrough",
+    test={"no_oracle": True},
+)
 clamp_passthrough = clamp_passthrough_p.fn
 
 
 @composite(
-    samples=_gauss_samples, error_samples=_gauss_errors,
-    api="nn.functional.gaussian_nll_loss", grad_args=(0, 1, 2),
-)  # fmt: skip
+    samples=_gauss_samples,
+    error_samples=_gauss_errors,
+    api="nn.functional.gaussian_nll_loss",
+    grad_args=(0, 1, 2),
+)
 def gaussian_nll_loss(
     input: Tensor,
     target: Tensor,

@@ -50,7 +50,7 @@ def _soft_margin_samples(make):
     error_samples=lambda make: _reduction_errors(make((2, 3)), make((2, 3))),
     api="nn.functional.soft_margin_loss",
     grad_args=(0,),  # PyTorch's is not differentiable in the target
-)  # fmt: skip
+)
 def soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -81,12 +81,18 @@ def _mlsm_samples(make):
     yield S((make((0, 3)), make((0, 3))), {"reduction": "sum"})
 
 
+def _mlsm_errors(make):
+    return [
+        E(S((make((2, 3)), make((2, 3))), {"reduction": "foo"}), ValueError, "foo is not valid")
+    ]
+
+
 @composite(
     samples=_mlsm_samples,
-    error_samples=lambda make: [E(S((make((2, 3)), make((2, 3))), {"reduction": "foo"}), ValueError, "foo is not valid")],  # fmt: skip
+    error_samples=_mlsm_errors,
     api="nn.functional.multilabel_soft_margin_loss",
     no_kernel=NoKernel("bic", "log_sigmoid_cpu", inputs=(0,)),  # logsigmoid(input) first
-)  # fmt: skip
+)
 def multilabel_soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -116,10 +122,12 @@ def _mr_samples(make):
 def _mr_errors(make):
     yield from _reduction_errors(make((3,)), make((3,)), make((3,)))
     yield E(
-        S((make((2, 3)), make((2, 3)), make((2,)))), RuntimeError,
+        S((make((2, 3)), make((2, 3)), make((2,)))),
+        RuntimeError,
         r"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
-        r"input1: torch.Size\(\[2, 3\]\), input2: torch.Size\(\[2, 3\]\), target: torch.Size\(\[2\]\)",
-    )  # fmt: skip
+        r"input1: torch.Size\(\[2, 3\]\), input2: torch.Size\(\[2, 3\]\), "
+        r"target: torch.Size\(\[2\]\)",
+    )
 
 
 @composite(samples=_mr_samples, error_samples=_mr_errors, api="nn.functional.margin_ranking_loss")
@@ -156,7 +164,7 @@ def _hinge_samples(make):
     error_samples=lambda make: _reduction_errors(make((2, 3)), make((2, 3))),
     api="nn.functional.hinge_embedding_loss",
     grad_args=(0,),  # the target (+1 or -1) only selects a branch
-)  # fmt: skip
+)
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -186,15 +194,30 @@ def _cos_samples(make):
 def _cos_errors(make):
     x = make((3, 4))
     yield from _reduction_errors(x, x, np.array([1, -1, 1]))
-    yield E(S((x, x, np.ones((3, 1)))), RuntimeError, "0D or 1D target tensor expected, multi-target not supported")  # fmt: skip
-    yield E(S((x[0], x[0], np.ones(1))), RuntimeError, r"1D target tensor expects 2D input tensors, but found inputs with sizes \[4\] and \[4\].")  # fmt: skip
-    yield E(S((x, x, np.array(1.0))), RuntimeError, r"0D target tensor expects 1D input tensors, but found inputs with sizes \[3, 4\] and \[3, 4\].")  # fmt: skip
+    yield E(
+        S((x, x, np.ones((3, 1)))),
+        RuntimeError,
+        "0D or 1D target tensor expected, multi-target not supported",
+    )
+    yield E(
+        S((x[0], x[0], np.ones(1))),
+        RuntimeError,
+        r"1D target tensor expects 2D input tensors, but found inputs with sizes \[4\] and \[4\].",
+    )
+    yield E(
+        S((x, x, np.array(1.0))),
+        RuntimeError,
+        r"0D target tensor expects 1D input tensors, "
+        r"but found inputs with sizes \[3, 4\] and \[3, 4\].",
+    )
 
 
 @composite(
-    samples=_cos_samples, error_samples=_cos_errors, api="nn.functional.cosine_embedding_loss",
+    samples=_cos_samples,
+    error_samples=_cos_errors,
+    api="nn.functional.cosine_embedding_loss",
     grad_args=(0, 1),  # the target (+1 or -1) only selects a branch
-)  # fmt: skip
+)
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -238,7 +261,12 @@ def _triplet_errors(make):
     a, p, n = _triplets(make)
     yield from _reduction_errors(a, p, n)
     yield E(S((a, p, n, 0.0)), ValueError, "margin must be greater than 0, got 0.0")
-    yield E(S((a, p, n[0])), RuntimeError, "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor 2D, positive 2D, and negative 1D inputs")  # fmt: skip
+    yield E(
+        S((a, p, n[0])),
+        RuntimeError,
+        "The anchor, positive, and negative tensors are expected to have the same number of "
+        "dimensions, but got: anchor 2D, positive 2D, and negative 1D inputs",
+    )
 
 
 def _triplet_loss(anchor, positive, negative, dist: Callable, margin, swap, reduction):
@@ -255,9 +283,10 @@ def _triplet_loss(anchor, positive, negative, dist: Callable, margin, swap, redu
 
 
 @composite(
-    samples=_triplet_samples, error_samples=_triplet_errors,
+    samples=_triplet_samples,
+    error_samples=_triplet_errors,
     api="nn.functional.triplet_margin_loss",
-)  # fmt: skip
+)
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -300,9 +329,10 @@ def _twd_errors(make):
 
 
 @composite(
-    samples=_twd_samples, error_samples=_twd_errors,
+    samples=_twd_samples,
+    error_samples=_twd_errors,
     api="nn.functional.triplet_margin_with_distance_loss",
-)  # fmt: skip
+)
 def triplet_margin_with_distance_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -354,20 +384,36 @@ def _mm_errors(make):
     yield from _reduction_errors(x, t)
     yield E(S((x, t, 3)), ValueError, "only p == 1 and p == 2 supported")
     yield E(S((x, t), {"weight": make((2, 2))}), ValueError, "weight must be one-dimensional")
-    yield E(S((x, t), {"weight": make((3,))}), RuntimeError, r"inconsistent weight size, expected 4 but got \[3\]")  # fmt: skip
+    yield E(
+        S((x, t), {"weight": make((3,))}),
+        RuntimeError,
+        r"inconsistent weight size, expected 4 but got \[3\]",
+    )
     yield E(S((x, np.array([0, 4, 1]))), RuntimeError, "target out of range")
-    yield E(S((x, t[:2])), RuntimeError, r"multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples \(batch size\). Expected target size \[3\], but got \[2\]. Input has shape \[3, 4\].")  # fmt: skip
-    yield E(S((make((3, 2, 2)), t)), RuntimeError, r"Expected non-empty vector or matrix with optional 0-dim batch size, but got: \[3, 2, 2\]")  # fmt: skip
+    yield E(
+        S((x, t[:2])),
+        RuntimeError,
+        r"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+        r"samples \(batch size\). Expected target size \[3\], but got \[2\]. "
+        r"Input has shape \[3, 4\].",
+    )
+    yield E(
+        S((make((3, 2, 2)), t)),
+        RuntimeError,
+        r"Expected non-empty vector or matrix with optional 0-dim batch size, but got: \[3, 2, 2\]",
+    )
 
 
 @composite(
-    samples=_mm_samples, error_samples=_mm_errors, api="nn.functional.multi_margin_loss",
+    samples=_mm_samples,
+    error_samples=_mm_errors,
+    api="nn.functional.multi_margin_loss",
     grad_args=(0,),  # PyTorch's is not differentiable in its weight
     # PyTorch has no second derivative (multi_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
     no_kernel=NoKernel("bic", "multi_margin_loss_cpu_kernel", inputs=(0,)),
-)  # fmt: skip
+)
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -429,7 +475,7 @@ def _mlm_samples(make):
     yield S((x, _mlm_target(make, 3, 4)))
     yield S((x, _mlm_target(make, 3, 4)), {"reduction": "sum"})
     yield S((x, _mlm_target(make, 3, 4)), {"reduction": "none"})
-    yield S((x, np.array([[0, 0, 2, 1], [3, 2, 1, 0], [-1, 1, 2, 3]])), name="repeats, full, none")  # fmt: skip
+    yield S((x, np.array([[0, 0, 2, 1], [3, 2, 1, 0], [-1, 1, 2, 3]])), name="repeats, full, none")
     yield S((make((4,)), _mlm_target(make, 1, 4)[0]), {"reduction": "none"}, name="unbatched")
     # not 'sum': PyTorch (2.13, CPU) returns uninitialized memory for an empty float32 batch
     yield S((make((0, 4)), np.zeros((0, 4), np.int64)), {"reduction": "none"})
@@ -441,17 +487,23 @@ def _mlm_errors(make):
     yield from _reduction_errors(x, t)
     yield E(S((x, t + 4)), RuntimeError, "argument #2 'target' is out of range")
     yield E(S((x, t - 2)), RuntimeError, "argument #2 'target' is out of range")
-    yield E(S((x, t[:, :3])), RuntimeError, r"inconsistent target size: \[3, 3\] for input of size: \[3, 4\]")  # fmt: skip
+    yield E(
+        S((x, t[:, :3])),
+        RuntimeError,
+        r"inconsistent target size: \[3, 3\] for input of size: \[3, 4\]",
+    )
     yield E(S((make((3, 2, 2)), t)), RuntimeError, "Expected non-empty vector or matrix")
 
 
 @composite(
-    samples=_mlm_samples, error_samples=_mlm_errors, api="nn.functional.multilabel_margin_loss",
+    samples=_mlm_samples,
+    error_samples=_mlm_errors,
+    api="nn.functional.multilabel_margin_loss",
     # PyTorch has no second derivative (multilabel_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
     no_kernel=NoKernel("bic", "multilabel_margin_loss_forward_out_frame", inputs=(0,)),
-)  # fmt: skip
+)
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,

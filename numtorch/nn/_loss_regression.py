@@ -66,10 +66,22 @@ def _regression_samples(weighted: bool = False, **kw):
 def _regression_errors(weighted: bool = False, **kw):
     def errors(make):
         x = make((2, 3))
-        yield E(S((x, make((3,))), {"reduction": "foo"}), ValueError, "foo is not a valid value for reduction")  # fmt: skip
+        yield E(
+            S((x, make((3,))), {"reduction": "foo"}),
+            ValueError,
+            "foo is not a valid value for reduction",
+        )
         if weighted:
-            yield E(S((x, x), {"weight": make((3,))}), ValueError, "Weights and input must have the same size.")  # fmt: skip
-            yield E(S((x, x), {"weight": x, "reduction": "foo"}), ValueError, "Invalid reduction mode: foo. Expected one of 'none', 'mean', 'sum'.")  # fmt: skip
+            yield E(
+                S((x, x), {"weight": make((3,))}),
+                ValueError,
+                "Weights and input must have the same size.",
+            )
+            yield E(
+                S((x, x), {"weight": x, "reduction": "foo"}),
+                ValueError,
+                "Invalid reduction mode: foo. Expected one of 'none', 'mean', 'sum'.",
+            )
         for k, (v, msg) in kw.items():
             yield E(S((x, x), {k: v}), RuntimeError, msg)
 
@@ -77,10 +89,12 @@ def _regression_errors(weighted: bool = False, **kw):
 
 
 @composite(
-    samples=_regression_samples(weighted=True), error_samples=_regression_errors(True),
-    api="nn.functional.mse_loss", grad_args=(0, 1),
+    samples=_regression_samples(weighted=True),
+    error_samples=_regression_errors(True),
+    api="nn.functional.mse_loss",
+    grad_args=(0, 1),
     no_kernel=NoKernel("bic", "mse_cpu", inputs=(0, 1)),
-)  # fmt: skip
+)
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -95,9 +109,11 @@ def mse_loss(
 
 
 @composite(
-    samples=_regression_samples(weighted=True), error_samples=_regression_errors(True),
-    api="nn.functional.l1_loss", grad_args=(0, 1),
-)  # fmt: skip
+    samples=_regression_samples(weighted=True),
+    error_samples=_regression_errors(True),
+    api="nn.functional.l1_loss",
+    grad_args=(0, 1),
+)
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -121,10 +137,13 @@ def _smooth(z, beta: float, scale_linear: bool):
 
 @composite(
     samples=_regression_samples(beta=(0.5, 0.0)),
-    error_samples=_regression_errors(beta=(-1.0, "smooth_l1_loss does not support negative values for beta.")),  # fmt: skip
-    api="nn.functional.smooth_l1_loss", grad_args=(0, 1),
+    error_samples=_regression_errors(
+        beta=(-1.0, "smooth_l1_loss does not support negative values for beta.")
+    ),
+    api="nn.functional.smooth_l1_loss",
+    grad_args=(0, 1),
     no_kernel=NoKernel("bic", "smooth_l1_cpu", inputs=(0, 1)),
-)  # fmt: skip
+)
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -145,10 +164,13 @@ def smooth_l1_loss(
 
 @composite(
     samples=_regression_samples(weighted=True, delta=(0.5, 2.0)),
-    error_samples=_regression_errors(True, delta=(0.0, "huber_loss does not support non-positive values for delta.")),  # fmt: skip
-    api="nn.functional.huber_loss", grad_args=(0, 1),
+    error_samples=_regression_errors(
+        True, delta=(0.0, "huber_loss does not support non-positive values for delta.")
+    ),
+    api="nn.functional.huber_loss",
+    grad_args=(0, 1),
     no_kernel=NoKernel("bic", "huber_cpu", inputs=(0, 1), out=0),  # into input's dtype
-)  # fmt: skip
+)
 def huber_loss(
     input: Tensor,
     target: Tensor,

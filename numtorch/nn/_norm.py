@@ -56,12 +56,16 @@ def _standardize_samples(make):
 
 # The op behind the public functions below (no PyTorch counterpart: finite differences decide).
 _standardize_p = defop(
-    "_standardize", _standardize_kernel, nin=1,
+    "_standardize",
+    _standardize_kernel,
+    nin=1,
     vjp=lambda g, x, result, dims, eps: _standardize_back(g, x, result, dims, eps),
     jvp=lambda t, x, result, dims, eps: _standardize_back(t, x, result, dims, eps),
-    batch_rule=along_dims(names=("dims",)), samples=_standardize_samples,
-    api="nn._norm._standardize", test={"no_oracle": True},
-)  # fmt: skip
+    batch_rule=along_dims(names=("dims",)),
+    samples=_standardize_samples,
+    api="nn._norm._standardize",
+    test={"no_oracle": True},
+)
 _standardize = _standardize_p.fn
 
 
@@ -112,9 +116,12 @@ def _running_rule(op):
 # The in-place update of running statistics, as one op: it writes the plain values under
 # every transform (grad levels do not track running stats; vmap writes per-sample ones).
 _running_update_p = defop(
-    "_running_update", _running_kernel, nin=4, batch_rule=rule_generator(_running_rule)(),
+    "_running_update",
+    _running_kernel,
+    nin=4,
+    batch_rule=rule_generator(_running_rule)(),
     samples=None,
-)  # fmt: skip
+)
 
 
 def _write_running(rm: Tensor, rv: Tensor, mean: Tensor, var: Tensor, momentum: float):
@@ -224,9 +231,11 @@ def _bn_errors(make):
     x = make((2, 3, 4))
     rm, rv = make((3,)), make((3,), 0.5, 1)
     yield ErrorInput(
-        S((make((1, 3)), None, None), {"training": True}), ValueError,
-        r"Expected more than 1 value per channel when training, got input size torch.Size\(\[1, 3\]\)",
-    )  # fmt: skip
+        S((make((1, 3)), None, None), {"training": True}),
+        ValueError,
+        r"Expected more than 1 value per channel when training, "
+        r"got input size torch.Size\(\[1, 3\]\)",
+    )
     yield ErrorInput(S((x, None, None)), RuntimeError, "running_mean must be defined in evaluation")
     yield ErrorInput(
         S((x, make((4,)), rv)), RuntimeError, "running_mean should contain 3 elements not 4"
@@ -249,15 +258,21 @@ def _bn_errors(make):
     yield ErrorInput(
         S((x, rm, rv), {"eps": -1.0}), ValueError, "eps must be non-negative, but got -1.0"
     )
-    yield ErrorInput(S((x, rm, rv), {"momentum": None}), TypeError, "'momentum' \\(position 7\\) must be float")  # fmt: skip
+    yield ErrorInput(
+        S((x, rm, rv), {"momentum": None}), TypeError, "'momentum' \\(position 7\\) must be float"
+    )
 
 
 _BN_NO_KERNEL = NoKernel("bic", "batch_norm", inputs=(0,), when=lambda ins, at: ins[0].numel())
 batch_norm = composite(
-    batch_norm, samples=_bn_samples, error_samples=_bn_errors,
-    api="nn.functional.batch_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
+    batch_norm,
+    samples=_bn_samples,
+    error_samples=_bn_errors,
+    api="nn.functional.batch_norm",
+    grad_args=(0, 3, 4),
+    no_kernel=_BN_NO_KERNEL,
     layout=contiguous,
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ instance_norm
@@ -323,13 +338,16 @@ def _in_samples(make):
 def _in_errors(make):
     x = make((2, 3, 4))
     yield ErrorInput(
-        S((make((2, 3, 1)),)), ValueError,
-        r"Expected more than 1 spatial element when training, got input size torch.Size\(\[2, 3, 1\]\)",
-    )  # fmt: skip
+        S((make((2, 3, 1)),)),
+        ValueError,
+        r"Expected more than 1 spatial element when training, "
+        r"got input size torch.Size\(\[2, 3, 1\]\)",
+    )
     yield ErrorInput(
-        S((x,), {"use_input_stats": False}), RuntimeError,
+        S((x,), {"use_input_stats": False}),
+        RuntimeError,
         "Expected running_mean and running_var to be defined when use_input_stats is false",
-    )  # fmt: skip
+    )
     yield ErrorInput(
         S((x, make((4,)), make((4,)))), RuntimeError, "running_mean should contain 6 elements not 8"
     )
@@ -339,10 +357,14 @@ def _in_errors(make):
 
 
 instance_norm = composite(
-    instance_norm, samples=_in_samples, error_samples=_in_errors,
-    api="nn.functional.instance_norm", grad_args=(0, 3, 4), no_kernel=_BN_NO_KERNEL,
+    instance_norm,
+    samples=_in_samples,
+    error_samples=_in_errors,
+    api="nn.functional.instance_norm",
+    grad_args=(0, 3, 4),
+    no_kernel=_BN_NO_KERNEL,
     layout=contiguous,
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ layer_norm, rms_norm
@@ -425,13 +447,21 @@ def _ln_samples(make):
 def _ln_errors(make):
     x = make((2, 3, 4))
     yield ErrorInput(
-        S((x, (3,))), RuntimeError,
-        re.escape("Given normalized_shape=[3], expected input with shape [*, 3], but got input of size[2, 3, 4]"),
-    )  # fmt: skip
+        S((x, (3,))),
+        RuntimeError,
+        re.escape(
+            "Given normalized_shape=[3], expected input with shape [*, 3], "
+            "but got input of size[2, 3, 4]"
+        ),
+    )
     yield ErrorInput(
-        S((x, (4,), make((3,)))), RuntimeError,
-        re.escape("Expected weight to be of same shape as normalized_shape, but got weight of shape [3] and normalized_shape = [4]"),
-    )  # fmt: skip
+        S((x, (4,), make((3,)))),
+        RuntimeError,
+        re.escape(
+            "Expected weight to be of same shape as normalized_shape, "
+            "but got weight of shape [3] and normalized_shape = [4]"
+        ),
+    )
     yield ErrorInput(
         S((x, (4,), None, make((3,)))), RuntimeError, "Expected bias to be of same shape"
     )
@@ -442,9 +472,12 @@ def _ln_errors(make):
 
 
 layer_norm = composite(
-    layer_norm, samples=_ln_samples, error_samples=_ln_errors, api="nn.functional.layer_norm",
+    layer_norm,
+    samples=_ln_samples,
+    error_samples=_ln_errors,
+    api="nn.functional.layer_norm",
     no_kernel=NoKernel("bic", "LayerNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
-)  # fmt: skip
+)
 
 
 def rms_norm(
@@ -475,16 +508,24 @@ def _rms_samples(make):
 def _rms_errors(make):
     x = make((2, 3, 4))
     yield ErrorInput(
-        S((x, (3,))), RuntimeError,
-        re.escape("Given normalized_shape=[3], expected input with shape [*3], but got input of size[2, 3, 4]"),
-    )  # fmt: skip
+        S((x, (3,))),
+        RuntimeError,
+        re.escape(
+            "Given normalized_shape=[3], expected input with shape [*3], "
+            "but got input of size[2, 3, 4]"
+        ),
+    )
     yield ErrorInput(S((x, (4,), make((3,)))), RuntimeError, "Expected weight to be of same shape")
 
 
 rms_norm = composite(
-    rms_norm, samples=_rms_samples, error_samples=_rms_errors, api="nn.functional.rms_norm",
-    no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)), layout=contiguous,
-)  # fmt: skip
+    rms_norm,
+    samples=_rms_samples,
+    error_samples=_rms_errors,
+    api="nn.functional.rms_norm",
+    no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)),
+    layout=contiguous,
+)
 
 
 # ------------------------------------------------------------------ group_norm
@@ -538,24 +579,40 @@ def _gn_samples(make):
 def _gn_errors(make):
     x = make((2, 3, 4))
     yield ErrorInput(
-        S((x, 2)), RuntimeError,
-        re.escape("Expected number of channels in input to be divisible by num_groups, but got input of shape [2, 3, 4] and num_groups=2"),
-    )  # fmt: skip
+        S((x, 2)),
+        RuntimeError,
+        re.escape(
+            "Expected number of channels in input to be divisible by num_groups, "
+            "but got input of shape [2, 3, 4] and num_groups=2"
+        ),
+    )
     yield ErrorInput(
-        S((x, 3, make((2,)))), RuntimeError,
-        re.escape("Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [2] and input of shape [2, 3, 4]"),
-    )  # fmt: skip
-    yield ErrorInput(S((make((3,)), 1)), RuntimeError, "Expected at least 2 dimensions for input tensor but received 1")  # fmt: skip
+        S((x, 3, make((2,)))),
+        RuntimeError,
+        re.escape(
+            "Expected weight to be a vector of size equal to the number of channels in input, "
+            "but got weight of shape [2] and input of shape [2, 3, 4]"
+        ),
+    )
     yield ErrorInput(
-        S((make((1, 3)), 3)), ValueError,
+        S((make((3,)), 1)),
+        RuntimeError,
+        "Expected at least 2 dimensions for input tensor but received 1",
+    )
+    yield ErrorInput(
+        S((make((1, 3)), 3)),
+        ValueError,
         re.escape("Expected more than 1 value per channel when training, got input size [1, 3]"),
-    )  # fmt: skip
+    )
 
 
 group_norm = composite(
-    group_norm, samples=_gn_samples, error_samples=_gn_errors, api="nn.functional.group_norm",
+    group_norm,
+    samples=_gn_samples,
+    error_samples=_gn_errors,
+    api="nn.functional.group_norm",
     no_kernel=NoKernel("bic", "GroupNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ local_response_norm
@@ -592,14 +649,17 @@ def _lrn_errors(make):
 
 
 local_response_norm = composite(
-    local_response_norm, samples=_lrn_samples, error_samples=_lrn_errors,
+    local_response_norm,
+    samples=_lrn_samples,
+    error_samples=_lrn_errors,
     api="nn.functional.local_response_norm",
     # PyTorch averages the squares with avg_pool2d (3-d input) or avg_pool3d
     no_kernel=NoKernel(
-        "b", lambda ins, at: "avg_pool2d" if ins[0].dim() == 3 else "avg_pool3d_out_frame",
+        "b",
+        lambda ins, at: "avg_pool2d" if ins[0].dim() == 3 else "avg_pool3d_out_frame",
         inputs=(0,),
     ),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ normalize
@@ -625,9 +685,11 @@ def _normalize_errors(make):
 
 
 composite(
-    normalize, samples=_normalize_samples, error_samples=_normalize_errors,
+    normalize,
+    samples=_normalize_samples,
+    error_samples=_normalize_errors,
     api="nn.functional.normalize",
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ torch's top-level forms
@@ -637,33 +699,55 @@ def _aten(fn, name: str, doc: str):
     return fn
 
 
-torch_batch_norm = _aten(
-    lambda input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled: (
-        batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-    ),
-    "batch_norm", "``torch.batch_norm``: F.batch_norm with ATen's argument order.",
-)  # fmt: skip
-torch_instance_norm = _aten(
-    lambda input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
-    cudnn_enabled: instance_norm(
+def _torch_batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled
+):
+    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _torch_instance_norm(
+    input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled
+):
+    return instance_norm(
         input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
-    ),
-    "instance_norm", "``torch.instance_norm``: F.instance_norm with ATen's argument order.",
-)  # fmt: skip
+    )
+
+
+def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
+torch_batch_norm = _aten(
+    _torch_batch_norm,
+    "batch_norm",
+    "``torch.batch_norm``: F.batch_norm with ATen's argument order.",
+)
+torch_instance_norm = _aten(
+    _torch_instance_norm,
+    "instance_norm",
+    "``torch.instance_norm``: F.instance_norm with ATen's argument order.",
+)
 torch_layer_norm = _aten(
-    lambda input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True: (
-        layer_norm(input, normalized_shape, weight, bias, eps)
-    ),
-    "layer_norm", "``torch.layer_norm``: F.layer_norm and ATen's cudnn flag.",
-)  # fmt: skip
+    _torch_layer_norm,
+    "layer_norm",
+    "``torch.layer_norm``: F.layer_norm and ATen's cudnn flag.",
+)
 torch_group_norm = _aten(
-    lambda input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True: (
-        group_norm(input, num_groups, weight, bias, eps)
-    ),
-    "group_norm", "``torch.group_norm``: F.group_norm and ATen's cudnn flag.",
-)  # fmt: skip
+    _torch_group_norm,
+    "group_norm",
+    "``torch.group_norm``: F.group_norm and ATen's cudnn flag.",
+)
 
 __all__ = [
-    "batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
-    "normalize", "rms_norm",
-]  # fmt: skip
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "local_response_norm",
+    "normalize",
+    "rms_norm",
+]

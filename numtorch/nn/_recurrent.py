@@ -445,10 +445,18 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         return out if n_state > 1 else out[0]
 
     fwd = defop(
-        name + "_scan", forward_kernel, nin=1, list_inputs=(0,), nout=n_state,
-        vjp=scan_vjp, jvp=scan_jvp, batch_rule=_scan_rule((cores_in,)), api=api + ".fwd.fn",
-        samples=_scan_samples(name, n_state, n_in), test={"no_oracle": True},
-    )  # fmt: skip
+        name + "_scan",
+        forward_kernel,
+        nin=1,
+        list_inputs=(0,),
+        nout=n_state,
+        vjp=scan_vjp,
+        jvp=scan_jvp,
+        batch_rule=_scan_rule((cores_in,)),
+        api=api + ".fwd.fn",
+        samples=_scan_samples(name, n_state, n_in),
+        test={"no_oracle": True},
+    )
 
     # The scan's gradient as a function of ``ins`` and ``gouts`` alone: ``outs`` are the
     # scan's results (F(ins) wherever the graph has them), so differentiating through
@@ -468,21 +476,32 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         return list(_func_jvp(reference(batch_sizes), _expand(ins, cores_in, lead), tuple(g))[1])
 
     def bwd_jvp(tins, tgouts, ins, gouts, batch_sizes):
-        return _func_jvp(lambda i, o: pullback(i, o, batch_sizes), (tuple(ins), tuple(gouts)),
-                         (tuple(tins), tuple(tgouts)))[1]  # fmt: skip
+        return _func_jvp(
+            lambda i, o: pullback(i, o, batch_sizes),
+            (tuple(ins), tuple(gouts)),
+            (tuple(tins), tuple(tgouts)),
+        )[1]
 
     bwd = defop(
-        name + "_scan_backward", backward_kernel, nin=3, list_inputs=(0, 1, 2), nout=n_in,
-        vjp=(bwd_vjp, None, bwd_vjp_gouts), jvp=bwd_jvp,
-        batch_rule=_scan_rule((cores_in, cores_out, cores_out)), api=api + ".grad",
-        samples=_scan_samples(name, n_state, n_in, backward=True), test={"no_oracle": True},
-    )  # fmt: skip
+        name + "_scan_backward",
+        backward_kernel,
+        nin=3,
+        list_inputs=(0, 1, 2),
+        nout=n_in,
+        vjp=(bwd_vjp, None, bwd_vjp_gouts),
+        jvp=bwd_jvp,
+        batch_rule=_scan_rule((cores_in, cores_out, cores_out)),
+        api=api + ".grad",
+        samples=_scan_samples(name, n_state, n_in, backward=True),
+        test={"no_oracle": True},
+    )
 
     def grad(ins: Sequence[Tensor], gouts: Sequence[Tensor], batch_sizes=None) -> tuple:
         """The scan's vjp at ``ins``: the backward primitive on ``outs = scan(ins)``."""
         outs = fwd.fn(list(ins), batch_sizes=batch_sizes)
-        return bwd.fn(list(ins), list(outs) if n_state > 1 else [outs], list(gouts),
-                      batch_sizes=batch_sizes)  # fmt: skip
+        return bwd.fn(
+            list(ins), list(outs) if n_state > 1 else [outs], list(gouts), batch_sizes=batch_sizes
+        )
 
     return _Scan(fwd, bwd, grad)
 
@@ -545,8 +564,10 @@ def _packed_error(bs, rows: int, hidden_rows: int) -> str | None:
             return f"start ({offset}) + length ({b}) exceeds dimension size ({rows})."
         offset += b
         if t == 0 and b == 0 and hidden_rows > 1:
-            return (f"The size of tensor a ({hidden_rows}) must match the size of tensor b (0) "
-                    "at non-singleton dimension 0")  # fmt: skip
+            return (
+                f"The size of tensor a ({hidden_rows}) must match the size of tensor b (0) "
+                "at non-singleton dimension 0"
+            )
     return None
 
 
@@ -559,13 +580,17 @@ def _plan(data: Tensor, batch_sizes: Tensor, hidden_rows: int) -> _Plan:
     if bs.size == 0 or bs[-1] < 1 or (bs[1:] > bs[:-1]).any():
         if bs.size and data.dim() == 2 and (text := _packed_error(bs, data.shape[0], hidden_rows)):
             raise RuntimeError(text)
-        raise RuntimeError("numtorch: batch_sizes must be a non-empty 1-D tensor of positive, "
-                           f"non-increasing sizes, got {bs.tolist()}")  # fmt: skip
+        raise RuntimeError(
+            "numtorch: batch_sizes must be a non-empty 1-D tensor of positive, "
+            f"non-increasing sizes, got {bs.tolist()}"
+        )
     if data.dim() != 2 or int(bs.sum()) != data.shape[0]:
         if data.dim() == 2 and (text := _packed_error(bs, data.shape[0], hidden_rows)):
             raise RuntimeError(text)
-        raise RuntimeError(f"numtorch: packed data of shape {list(data.shape)} does not hold "
-                           f"sum(batch_sizes) = {int(bs.sum())} rows")  # fmt: skip
+        raise RuntimeError(
+            f"numtorch: packed data of shape {list(data.shape)} does not hold "
+            f"sum(batch_sizes) = {int(bs.sum())} rows"
+        )
     T, N = bs.shape[0], int(bs[0])
     lengths = (bs[:, None] > np.arange(N)[None, :]).sum(0)
     t, n = np.nonzero(np.arange(T)[:, None] < lengths[None, :])  # packed order
@@ -625,8 +650,7 @@ def _check_hidden(cell: str, hx, lead: tuple, w_hh) -> None:
             raise RuntimeError(f"Expected {which} size {want}, got {list(h.shape)}")
 
 
-def _stacked(cell, x, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-             plan=None):  # fmt: skip
+def _stacked(cell, x, hx, params, has_biases, num_layers, dropout, train, bidirectional, plan=None):
     """Every layer and direction of a stacked RNN on a time-major ``x`` (or packed data
     laid out by ``plan``); returns (output, *final states)."""
     proj = cell == "lstm" and hx[0].shape[-1] != hx[1].shape[-1]
@@ -649,8 +673,10 @@ def _stacked(cell, x, hx, params, has_biases, num_layers, dropout, train, bidire
         )
     if hx[0].shape[0] < need:
         if cell == "lstm":
-            raise IndexError(f"select(): index {hx[0].shape[0]} out of range for tensor of size "
-                             f"{list(hx[0].shape)} at dimension 0")  # fmt: skip
+            raise IndexError(
+                f"select(): index {hx[0].shape[0]} out of range for tensor of size "
+                f"{list(hx[0].shape)} at dimension 0"
+            )
         raise RuntimeError("Expected more hidden states in stacked_rnn")
     _check_hidden(cell, hx, (need, x.shape[1] if plan is None else plan.N), params[1])
     finals = [[] for _ in hx]
@@ -658,8 +684,15 @@ def _stacked(cell, x, hx, params, has_biases, num_layers, dropout, train, bidire
         outs = []
         for d in range(dirs):
             k = layer * dirs + d
-            out, last = _direction(cell, x, [h[k] for h in hx], params[k * stride : (k + 1) * stride],
-                                   has_biases, d == 1, plan)  # fmt: skip
+            out, last = _direction(
+                cell,
+                x,
+                [h[k] for h in hx],
+                params[k * stride : (k + 1) * stride],
+                has_biases,
+                d == 1,
+                plan,
+            )
             outs.append(out)
             for f, s in zip(finals, last):
                 f.append(s)
@@ -684,15 +717,63 @@ def _layer_samples(cell: str, gates: int) -> Callable:
         def hx(n, b, h, p=None):
             return (make((n, b, p or h)), make((n, b, h))) if cell == "lstm" else make((n, b, h))
 
-        yield S((make((3, 2, 2)), hx(1, 2, 3), params(1, 1, 2, 3, True), True, 1, 0.0, False,
-                 False, False), name="one layer")  # fmt: skip
-        yield S((make((2, 2, 3)), hx(4, 2, 2), params(2, 2, 3, 2, False), False, 2, 0.5, False,
-                 True, True), name="two layers, bidirectional, batch_first, no bias")  # fmt: skip
-        yield S((make((2, 0, 2)), hx(2, 0, 2), params(2, 1, 2, 2, True), True, 2, 0.0, True,
-                 False, False), name="empty batch, train")  # fmt: skip
+        yield S(
+            (
+                make((3, 2, 2)),
+                hx(1, 2, 3),
+                params(1, 1, 2, 3, True),
+                True,
+                1,
+                0.0,
+                False,
+                False,
+                False,
+            ),
+            name="one layer",
+        )
+        yield S(
+            (
+                make((2, 2, 3)),
+                hx(4, 2, 2),
+                params(2, 2, 3, 2, False),
+                False,
+                2,
+                0.5,
+                False,
+                True,
+                True,
+            ),
+            name="two layers, bidirectional, batch_first, no bias",
+        )
+        yield S(
+            (
+                make((2, 0, 2)),
+                hx(2, 0, 2),
+                params(2, 1, 2, 2, True),
+                True,
+                2,
+                0.0,
+                True,
+                False,
+                False,
+            ),
+            name="empty batch, train",
+        )
         if cell == "lstm":
-            yield S((make((2, 2, 2)), hx(2, 2, 3, 2), params(1, 2, 2, 3, False, 2), False, 1, 0.0,
-                     False, True, False), name="projections, no bias")  # fmt: skip
+            yield S(
+                (
+                    make((2, 2, 2)),
+                    hx(2, 2, 3, 2),
+                    params(1, 2, 2, 3, False, 2),
+                    False,
+                    1,
+                    0.0,
+                    False,
+                    True,
+                    False,
+                ),
+                name="projections, no bias",
+            )
 
     return samples
 
@@ -703,15 +784,33 @@ def _packed_samples(cell: str, gates: int) -> Callable:
             return (make((n, b, p or h)), make((n, b, h))) if cell == "lstm" else make((n, b, h))
 
         def params(i, h, dirs, layers=1, bias=True):
-            return [w for layer in range(layers) for _ in range(dirs)
-                    for w in [make((gates * h, i if layer == 0 else h * dirs)), make((gates * h, h))]
-                    + ([make(gates * h), make(gates * h)] if bias else [])]  # fmt: skip
+            return [
+                w
+                for layer in range(layers)
+                for _ in range(dirs)
+                for w in [make((gates * h, i if layer == 0 else h * dirs)), make((gates * h, h))]
+                + ([make(gates * h), make(gates * h)] if bias else [])
+            ]
 
         bs = np.array([3, 2, 1], dtype=np.int64)
-        yield S((make((6, 2)), bs, hx(4, 3, 2), params(2, 2, 2, 2, False), False, 2, 0.0, True,
-                 True), name="two layers, bidirectional, no bias")  # fmt: skip
-        yield S((make((4, 2)), np.array([2, 2], dtype=np.int64), hx(2, 2, 2), params(2, 2, 2),
-                 True, 1, 0.0, False, True), name="equal lengths, bidirectional")  # fmt: skip
+        yield S(
+            (make((6, 2)), bs, hx(4, 3, 2), params(2, 2, 2, 2, False), False, 2, 0.0, True, True),
+            name="two layers, bidirectional, no bias",
+        )
+        yield S(
+            (
+                make((4, 2)),
+                np.array([2, 2], dtype=np.int64),
+                hx(2, 2, 2),
+                params(2, 2, 2),
+                True,
+                1,
+                0.0,
+                False,
+                True,
+            ),
+            name="equal lengths, bidirectional",
+        )
 
     return samples
 
@@ -722,21 +821,37 @@ def _layer_errors(cell: str, gates: int) -> Callable:
         hx = (h, make((1, 2, 3))) if cell == "lstm" else h
         p = [make((gates * 3, 2)), make((gates * 3, 3))]
         args = (True, 1, 0.0, False, False, False)
-        yield ErrorInput(S((make((0, 2, 2)), hx, p, False, *args[1:])), RuntimeError,
-                         "Expected sequence length to be larger than 0 in RNN")  # fmt: skip
+        yield ErrorInput(
+            S((make((0, 2, 2)), hx, p, False, *args[1:])),
+            RuntimeError,
+            "Expected sequence length to be larger than 0 in RNN",
+        )
         lstm = cell == "lstm"
-        yield ErrorInput(S((make((3, 2, 2)), hx, p + p, False, 2, *args[2:])),
-                         IndexError if lstm else RuntimeError,
-                         r"select\(\): index 1 out of range" if lstm
-                         else "Expected more hidden states in stacked_rnn")  # fmt: skip
-        yield ErrorInput(S((make((3, 2, 2)), hx, p[:1], False, *args[1:])), RuntimeError,
-                         "MatrixRef: ArrayRef size 1 not divisible by stride 2" if cell == "lstm"
-                         else "got an incorrect number of RNN parameters")  # fmt: skip
+        yield ErrorInput(
+            S((make((3, 2, 2)), hx, p + p, False, 2, *args[2:])),
+            IndexError if lstm else RuntimeError,
+            r"select\(\): index 1 out of range"
+            if lstm
+            else "Expected more hidden states in stacked_rnn",
+        )
+        yield ErrorInput(
+            S((make((3, 2, 2)), hx, p[:1], False, *args[1:])),
+            RuntimeError,
+            "MatrixRef: ArrayRef size 1 not divisible by stride 2"
+            if cell == "lstm"
+            else "got an incorrect number of RNN parameters",
+        )
         if cell == "lstm":  # (torch runs the other cells on a 2-d input, to no meaning)
-            yield ErrorInput(S((make((3, 2)), hx, p, False, *args[1:])), IndexError,
-                             r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)")  # fmt: skip
-            yield ErrorInput(S((make((3, 2, 2)), (h,), p, False, *args[1:])), RuntimeError,
-                             "lstm expects two hidden states")  # fmt: skip
+            yield ErrorInput(
+                S((make((3, 2)), hx, p, False, *args[1:])),
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+            )
+            yield ErrorInput(
+                S((make((3, 2, 2)), (h,), p, False, *args[1:])),
+                RuntimeError,
+                "lstm expects two hidden states",
+            )
 
     return errors
 
@@ -748,42 +863,82 @@ def _states(cell: str, hx) -> list:
 
 
 def _layers(cell: str, gates: int, doc: str) -> Callable:
-    def packed(data: Tensor, batch_sizes: Tensor, hx, params: Sequence[Tensor], has_biases: bool,
-               num_layers: int, dropout: float, train: bool, bidirectional: bool) -> tuple:  # fmt: skip
+    def packed(
+        data: Tensor,
+        batch_sizes: Tensor,
+        hx,
+        params: Sequence[Tensor],
+        has_biases: bool,
+        num_layers: int,
+        dropout: float,
+        train: bool,
+        bidirectional: bool,
+    ) -> tuple:
         states = _states(cell, hx)
         plan = _plan(data, batch_sizes, states[0].shape[-2] if states[0].dim() > 1 else 0)
-        return _stacked(cell, data, states, params, has_biases, num_layers, dropout, train,
-                        bidirectional, plan)  # fmt: skip
+        return _stacked(
+            cell, data, states, params, has_biases, num_layers, dropout, train, bidirectional, plan
+        )
 
-    def fn(input: Tensor, hx, params: Sequence[Tensor], has_biases: bool, num_layers: int,
-           dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:  # fmt: skip
+    def fn(
+        input: Tensor,
+        hx,
+        params: Sequence[Tensor],
+        has_biases: bool,
+        num_layers: int,
+        dropout: float,
+        train: bool,
+        bidirectional: bool,
+        batch_first: bool,
+    ) -> tuple:
         if isinstance(has_biases, (list, tuple)):  # (data, batch_sizes, hx, params, ...)
-            return packed(input, hx, params, has_biases, num_layers, dropout, train,
-                          bidirectional, batch_first)  # fmt: skip
+            return packed(
+                input,
+                hx,
+                params,
+                has_biases,
+                num_layers,
+                dropout,
+                train,
+                bidirectional,
+                batch_first,
+            )
         states = _states(cell, hx)
         if input.dim() != 3:
             r = input.dim()
-            raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
-                             "but got 2)")  # fmt: skip
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], but got 2)"
+            )
         x = input.transpose(0, 1) if batch_first else input
-        out, *last = _stacked(cell, x, states, params, has_biases, num_layers, dropout, train,
-                              bidirectional)  # fmt: skip
+        out, *last = _stacked(
+            cell, x, states, params, has_biases, num_layers, dropout, train, bidirectional
+        )
         return (out.transpose(0, 1) if batch_first else out, *last)
 
     nout = 3 if cell == "lstm" else 2
     fn.__name__ = fn.__qualname__ = cell
     fn.__doc__ = doc + " Also ``(data, batch_sizes, hx, params, ...)`` on a packed sequence."
     packed.__name__ = packed.__qualname__ = cell + "_packed"
-    composite(packed, samples=_packed_samples(cell, gates), api=cell, nout=nout,
-              test={"vmap_unbatched": (1,)})  # batch_sizes is shape information  # fmt: skip
-    return composite(fn, samples=_layer_samples(cell, gates), error_samples=_layer_errors(cell, gates),
-                     nout=nout)  # fmt: skip
+    composite(
+        packed,
+        samples=_packed_samples(cell, gates),
+        api=cell,
+        nout=nout,
+        test={"vmap_unbatched": (1,)},  # batch_sizes is shape information
+    )
+    return composite(
+        fn,
+        samples=_layer_samples(cell, gates),
+        error_samples=_layer_errors(cell, gates),
+        nout=nout,
+    )
 
 
 rnn_tanh = _layers("rnn_tanh", 1, "``torch.rnn_tanh``: a stacked Elman RNN (tanh); (output, h_n).")
 rnn_relu = _layers("rnn_relu", 1, "``torch.rnn_relu``: a stacked Elman RNN (relu); (output, h_n).")
-lstm = _layers("lstm", 4, "``torch.lstm``: a stacked LSTM (optional projections); "
-               "(output, h_n, c_n).")  # fmt: skip
+lstm = _layers(
+    "lstm", 4, "``torch.lstm``: a stacked LSTM (optional projections); (output, h_n, c_n)."
+)
 gru = _layers("gru", 3, "``torch.gru``: a stacked GRU; (output, h_n).")
 
 
@@ -791,18 +946,23 @@ gru = _layers("gru", 3, "``torch.gru``: a stacked GRU; (output, h_n).")
 def _check_cell(name: str, input, states, w_ih, w_hh) -> None:
     if input.dim() != 2:
         r = input.dim()
-        raise IndexError(f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], "
-                         "but got 1)")  # fmt: skip
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-{r}, {r - 1}], but got 1)"
+        )
     if input.shape[1] != w_ih.shape[1]:
-        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
-                           f"expected {w_ih.shape[1]}")  # fmt: skip
+        raise RuntimeError(
+            f"input has inconsistent input_size: got {input.shape[1]} expected {w_ih.shape[1]}"
+        )
     for k, h in enumerate(states):
         if h.shape[0] != input.shape[0]:
-            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} "
-                               f"batch size {h.shape[0]}")  # fmt: skip
+            raise RuntimeError(
+                f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {h.shape[0]}"
+            )
         if h.shape[1] != w_hh.shape[1]:
-            raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, "
-                               f"expected {w_hh.shape[1]}")  # fmt: skip
+            raise RuntimeError(
+                f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, "
+                f"expected {w_hh.shape[1]}"
+            )
 
 
 def _cell_samples(cell: str, gates: int) -> Callable:
@@ -826,24 +986,45 @@ def _cell_errors(cell: str, gates: int) -> Callable:
         def hx(n, h=3):
             return (make((n, h)), make((n, h))) if cell == "lstm" else make((n, h))
 
-        yield ErrorInput(S((make((2,)), hx(2), *w)), IndexError,
-                         r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)")  # fmt: skip
-        yield ErrorInput(S((make((2, 4)), hx(2), *w)), RuntimeError,
-                         "input has inconsistent input_size: got 4 expected 2")  # fmt: skip
-        yield ErrorInput(S((make((2, 2)), hx(1), *w)), RuntimeError,
-                         "Input batch size 2 doesn't match hidden0 batch size 1")  # fmt: skip
-        yield ErrorInput(S((make((2, 2)), hx(2, 2), *w)), RuntimeError,
-                         "hidden0 has inconsistent hidden_size: got 2, expected 3")  # fmt: skip
+        yield ErrorInput(
+            S((make((2,)), hx(2), *w)),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)",
+        )
+        yield ErrorInput(
+            S((make((2, 4)), hx(2), *w)),
+            RuntimeError,
+            "input has inconsistent input_size: got 4 expected 2",
+        )
+        yield ErrorInput(
+            S((make((2, 2)), hx(1), *w)),
+            RuntimeError,
+            "Input batch size 2 doesn't match hidden0 batch size 1",
+        )
+        yield ErrorInput(
+            S((make((2, 2)), hx(2, 2), *w)),
+            RuntimeError,
+            "hidden0 has inconsistent hidden_size: got 2, expected 3",
+        )
         if cell == "lstm":
-            yield ErrorInput(S((make((2, 2)), hx(2)[:1], *w)), RuntimeError,
-                             "lstm_cell expects two hidden states")  # fmt: skip
+            yield ErrorInput(
+                S((make((2, 2)), hx(2)[:1], *w)),
+                RuntimeError,
+                "lstm_cell expects two hidden states",
+            )
 
     return errors
 
 
 def _cell(cell: str, gates: int, doc: str) -> Callable:
-    def fn(input: Tensor, hx, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
-           b_hh: Tensor | None = None):  # fmt: skip
+    def fn(
+        input: Tensor,
+        hx,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Tensor | None = None,
+        b_hh: Tensor | None = None,
+    ):
         if cell == "lstm" and len(hx) != 2:
             raise RuntimeError("lstm_cell expects two hidden states")
         states = list(hx) if cell == "lstm" else [hx]
@@ -859,8 +1040,12 @@ def _cell(cell: str, gates: int, doc: str) -> Callable:
 
     fn.__name__ = fn.__qualname__ = cell + "_cell"
     fn.__doc__ = doc
-    return composite(fn, samples=_cell_samples(cell, gates), error_samples=_cell_errors(cell, gates),
-                     nout=2 if cell == "lstm" else 1)  # fmt: skip
+    return composite(
+        fn,
+        samples=_cell_samples(cell, gates),
+        error_samples=_cell_errors(cell, gates),
+        nout=2 if cell == "lstm" else 1,
+    )
 
 
 rnn_tanh_cell = _cell("rnn_tanh", 1, "``torch.rnn_tanh_cell``: one step of an Elman RNN (tanh).")

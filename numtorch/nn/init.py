@@ -23,13 +23,28 @@ from ..ops.creation import tensor as _tensor
 from ..ops.linalg.composites import qr
 
 _LINEAR = (
-    "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "conv_transpose3d",
-)  # fmt: skip
+)
 _Nonlinearity = Literal[
-    "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu",
-]  # fmt: skip
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "leaky_relu",
+    "selu",
+]
 _FanMode = Literal["fan_in", "fan_out"]
 _ZERO_ELEMENTS = "Initializing zero-element tensors is a no-op"
 
@@ -226,7 +241,7 @@ xavier_normal_ = _xavier(
     False, "Glorot initialization: N(0, std**2), std = gain sqrt(2 / (fan_in + fan_out))."
 )
 kaiming_uniform_ = _kaiming(True, "He initialization: U(-b, b), b = gain sqrt(3 / fan_mode).")
-kaiming_normal_ = _kaiming(False, "He initialization: N(0, std**2), std = gain / sqrt(fan_mode).")  # fmt: skip
+kaiming_normal_ = _kaiming(False, "He initialization: N(0, std**2), std = gain / sqrt(fan_mode).")
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
@@ -286,15 +301,38 @@ def _deprecated(new):
     return _named(init, old, f"Deprecated alias of :func:`{new.__name__}`.")
 
 
-uniform, normal, constant, eye, dirac = map(_deprecated, (uniform_, normal_, constant_, eye_, dirac_))  # fmt: skip
+uniform, normal, constant, eye, dirac = map(
+    _deprecated, (uniform_, normal_, constant_, eye_, dirac_)
+)
 xavier_uniform, xavier_normal = map(_deprecated, (xavier_uniform_, xavier_normal_))
 kaiming_uniform, kaiming_normal = map(_deprecated, (kaiming_uniform_, kaiming_normal_))
 orthogonal, sparse = map(_deprecated, (orthogonal_, sparse_))
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
-    "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-    "kaiming_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye",
-    "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
-    "orthogonal", "sparse",
-]  # fmt: skip
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "dirac",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
+]
