@@ -152,6 +152,11 @@ def _rsub(xp, input, other, *, alpha=1):
         raise RuntimeError(msg) from None
 
 
+def _rsub_samples(make):
+    yield from binary_samples(scalars=(2.5, 3))(make)
+    yield S((make((2, 3)), make((3,))), {"alpha": 2})
+
+
 rsub_p = binary(
     "rsub",
     _rsub,
@@ -162,10 +167,7 @@ rsub_p = binary(
     out=False,
     methods=False,
     inplace=False,
-    samples=lambda make: [
-        *binary_samples(scalars=(2.5, 3))(make),
-        S((make((2, 3)), make((3,))), {"alpha": 2}),
-    ],
+    samples=_rsub_samples,
     dtypes=FLOATS_INT,
     node_name=lambda other: "RsubBackward1" if other is None else "RsubBackward0",
     inplace_policy=InplacePolicy(checks_first=True),
@@ -233,21 +235,29 @@ def _bool_errors(kernel_name: str):
     ]
 
 
-div_p = binary(
-    "div",
-    _div,
-    (
-        lambda g, other, rounding_mode: g / other if rounding_mode is None else g * 0,
-        # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
-        lambda g, input, other, rounding_mode: (
-            -g * (input / other / other) if rounding_mode is None else g * 0
-        ),
-    ),
-    lambda tangents, tinput, tother, other, result, rounding_mode: (  # not ELEMENTWISE: see mul
+def _div_dinput(g, other, rounding_mode):
+    return g / other if rounding_mode is None else g * 0
+
+
+# the inputs, not the result (PyTorch's DivBackward0 saves self and other)
+def _div_dother(g, input, other, rounding_mode):
+    return -g * (input / other / other) if rounding_mode is None else g * 0
+
+
+# not ELEMENTWISE: see mul
+def _div_jvp(tangents, tinput, tother, other, result, rounding_mode):
+    return (
         _term(tangents[0], tinput / other) + _term(tangents[1], -tother * result / other)
         if rounding_mode is None
         else result * 0
-    ),
+    )
+
+
+div_p = binary(
+    "div",
+    _div,
+    (_div_dinput, _div_dother),
+    _div_jvp,
     prepare=_prep_div,
     samples=_div_samples,
     error_samples=_div_errors,
@@ -350,6 +360,13 @@ def _pow_errors(make):
     )
 
 
+# pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
+def _pow_node_name(input, exponent):
+    return (
+        "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
+    )
+
+
 pow_p = binary(
     "pow",
     _pow,
@@ -367,9 +384,7 @@ pow_p = binary(
         when=lambda arrays, attrs: not isinstance(arrays[1], bool),
         first=broadcast_first,
     ),
-    node_name=lambda input, exponent: (  # pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
-        "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
-    ),
+    node_name=_pow_node_name,
 )
 
 
@@ -418,18 +433,24 @@ def _extremum(name: str, sign: int):
     def loses(a, b):
         return a < b if sign > 0 else a > b
 
+    def dinput(g, input, other):
+        return where(input == other, g / 2, where(loses(input, other), 0, g))
+
+    def dother(g, input, other):
+        return where(input == other, g / 2, where(loses(other, input), 0, g))
+
+    def jvp(tinput, tother, input, other):
+        return where(
+            input == other, (tinput + tother) / 2, tother + loses(other, input) * (tinput - tother)
+        )
+
     return binary(
+        name,
         # (NumPy's maximum/minimum return their second operand on a tie, PyTorch its first:
         # maximum(-0.0, 0.0) is -0.0)
-        name,
         lambda xp, input, other: getattr(xp, name)(other, input),
-        (
-            lambda g, input, other: where(input == other, g / 2, where(loses(input, other), 0, g)),
-            lambda g, input, other: where(input == other, g / 2, where(loses(other, input), 0, g)),
-        ),
-        lambda tinput, tother, input, other: where(
-            input == other, (tinput + tother) / 2, tother + loses(other, input) * (tinput - tother)
-        ),
+        (dinput, dother),
+        jvp,
         scalars=(),
         inplace=False,
         dtypes=FLOATS_INT,
@@ -534,6 +555,10 @@ def _clamp_errors(make):
     )
 
 
+def _clamp_node_name(min, max):
+    return "ClampBackward1" if min is None and max is None else "ClampBackward0"
+
+
 clamp_p = elementwise_op(
     "clamp",
     _clamp,
@@ -543,12 +568,11 @@ clamp_p = elementwise_op(
     samples=_clamp_samples,
     error_samples=_clamp_errors,
     dtypes=FLOATS_INT,
-    node_name=lambda min, max: (
-        "ClampBackward1" if min is None and max is None else "ClampBackward0"
-    ),
+    node_name=_clamp_node_name,
+    # ``clamp`` below: min and max default to None
     out=False,
     methods=False,
-    inplace=False,  # ``clamp`` below: min and max default to None
+    inplace=False,
     inplace_policy=InplacePolicy(cpp_cast=True),
     no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
 )
@@ -730,6 +754,17 @@ def _xlogy_dinput(g, input, other):
     return where((input == 0) & (other <= 0), 0, xlogy(g, other))
 
 
+# xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
+def _xlogy_node_name(input, other):
+    return (
+        "XlogyBackward1"
+        if input is None
+        else "XlogyBackward2"
+        if other is None
+        else "XlogyBackward0"
+    )
+
+
 xlogy_p = binary(
     "xlogy",
     _xlogy,
@@ -739,13 +774,7 @@ xlogy_p = binary(
     dtypes=FLOATS_INT,
     samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3),
     ieee=True,
-    node_name=lambda input, other: (  # xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
-        "XlogyBackward1"
-        if input is None
-        else "XlogyBackward2"
-        if other is None
-        else "XlogyBackward0"
-    ),
+    node_name=_xlogy_node_name,
     no_kernel=NoKernel("c", "xlogy_cpu"),
 )
 xlogy = xlogy_p.fn
@@ -930,6 +959,16 @@ addcmul_p = elementwise_op(
     dtypes=FLOATS_INT,
     no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
 )
+
+
+def _addcdiv_errors(make):
+    yield ErrorInput(
+        S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))),
+        RuntimeError,
+        "Integer division",
+    )
+
+
 addcdiv_p = elementwise_op(
     "addcdiv",
     _addcdiv,
@@ -943,13 +982,7 @@ addcdiv_p = elementwise_op(
     ieee=True,
     # tensor1 and tensor2 both integral (bool included), whatever input is
     no_kernel=NoKernel("bi", error=(RuntimeError, _ADDCDIV_INT), inputs=(1, 2)),
-    error_samples=lambda make: [
-        ErrorInput(
-            S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))),
-            RuntimeError,
-            "Integer division",
-        )
-    ],
+    error_samples=_addcdiv_errors,
     inplace_policy=InplacePolicy(checks_first=True),
 )
 

@@ -142,8 +142,9 @@ where_p = elementwise_op(
     error_samples=_where_errors,
     dtypes=FLOATS_INT,
     number_edges=True,  # a number operand is a 0-d tensor in PyTorch
+    # ``where`` below; Tensor.where(condition, y) takes self second
     methods=False,
-    inplace=False,  # ``where`` below; Tensor.where(condition, y) takes self second
+    inplace=False,
 )
 _raw_where = where_p.fn
 

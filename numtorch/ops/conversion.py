@@ -14,6 +14,13 @@ from ..testing.samples import S
 from ._batching import elementwise, front
 from ._families import FLOATS_INT
 
+
+def _to_dtype_samples(make):
+    yield S((make((2,)), dt.int64))
+    yield S((make((2, 3)), dt.float64))
+    yield S((make(()), dt.float64))
+
+
 to_dtype_p = defop(
     "to_dtype",
     lambda xp, x, dtype: x.astype(dtype.np),
@@ -23,11 +30,7 @@ to_dtype_p = defop(
     api="Tensor.to",
     node_name="ToCopyBackward0",
     layout=preserve,  # (_to_copy's empty_like)
-    samples=lambda make: [
-        S((make((2,)), dt.int64)),
-        S((make((2, 3)), dt.float64)),
-        S((make(()), dt.float64)),
-    ],
+    samples=_to_dtype_samples,
     test={"dtypes": FLOATS_INT},
     batch_rule=elementwise(),
     conversion=True,  # a non-float result leaves autograd

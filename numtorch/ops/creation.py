@@ -451,7 +451,13 @@ def _new_factory(make):
     name = f"new_{make.__name__}"
 
     def method(
-        self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+        self,
+        *size,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
     ) -> Tensor:
         return make(
             _size(size, name),  # checked under the method's name, as PyTorch's texts say
@@ -485,7 +491,14 @@ def _new_full(
 
 
 def _new_tensor(
-    self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+    self,
+    data,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
 ) -> Tensor:
     if isinstance(data, Tensor):
         warnings.warn(

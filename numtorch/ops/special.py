@@ -106,6 +106,16 @@ def _polygamma_samples(make):
     yield S((3, make((0, 3), 0.3, 3.0)))
 
 
+def _polygamma_errors(make):
+    yield ErrorInput(
+        S((-1, make((3,)))), RuntimeError, r"polygamma\(n, x\) does not support negative n"
+    )
+
+
+def _polygamma_kernel(arrays, attrs):
+    return ("digamma", "trigamma", "polygamma")[min(attrs["n"], 2)]
+
+
 polygamma_p = unary(
     "polygamma",
     _polygamma,
@@ -114,15 +124,9 @@ polygamma_p = unary(
     nin=1,
     dtypes=FLOATS_INT,
     samples=_polygamma_samples,
-    error_samples=lambda make: [
-        ErrorInput(
-            S((-1, make((3,)))), RuntimeError, r"polygamma\(n, x\) does not support negative n"
-        )
-    ],
+    error_samples=_polygamma_errors,
     # PyTorch names digamma's and trigamma's kernels for n = 0, 1
-    no_kernel=NoKernel(
-        "c", lambda arrays, attrs: ("digamma", "trigamma", "polygamma")[min(attrs["n"], 2)]
-    ),
+    no_kernel=NoKernel("c", _polygamma_kernel),
 )
 _raw_polygamma = polygamma_p.fn
 polygamma_p.api = "polygamma"  # the public function takes (n, input): ``polygamma`` below
@@ -153,6 +157,12 @@ def _mvlgamma_samples(make):
     yield S((make((0, 2), 1.2, 3.0), 2))
 
 
+def _mvlgamma_errors(make):
+    yield ErrorInput(
+        S((make((3,), 1.0, 2.0), 0)), RuntimeError, "p has to be greater than or equal to 1"
+    )
+
+
 mvlgamma_p = unary(
     "mvlgamma",
     silent(_mvlgamma),
@@ -162,11 +172,7 @@ mvlgamma_p = unary(
     dtypes=FLOATS_INT,
     layout=contiguous,  # not a TensorIterator kernel in PyTorch
     samples=_mvlgamma_samples,
-    error_samples=lambda make: [
-        ErrorInput(
-            S((make((3,), 1.0, 2.0), 0)), RuntimeError, "p has to be greater than or equal to 1"
-        )
-    ],
+    error_samples=_mvlgamma_errors,
     inplace_policy=InplacePolicy(
         cast_text="mvlgamma: result type {} can't be cast to the desired output type {}"
     ),

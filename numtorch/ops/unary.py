@@ -148,6 +148,12 @@ def _square(xp, input):
     return input * input
 
 
+def _neg_errors(make):
+    yield ErrorInput(
+        S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported"
+    )
+
+
 neg_p = unary(
     "neg",
     _neg,
@@ -156,11 +162,7 @@ neg_p = unary(
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT,
     methods=("neg", "negative"),
-    error_samples=lambda make: [
-        ErrorInput(
-            S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported"
-        )
-    ],
+    error_samples=_neg_errors,
     inplace_policy=InplacePolicy(checks_first=True),
 )
 abs_p = unary(
@@ -198,6 +200,14 @@ sgn_p = unary(
     **_SIGN,
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )
+
+
+def _relu_errors(make):
+    yield ErrorInput(
+        S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu"
+    )
+
+
 relu_p = unary(
     "relu",
     _relu,
@@ -207,11 +217,7 @@ relu_p = unary(
     dtypes=FLOATS_INT,
     exclude_zero=True,
     out=False,
-    error_samples=lambda make: [
-        ErrorInput(
-            S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu"
-        )
-    ],
+    error_samples=_relu_errors,
     inplace_policy=InplacePolicy(checks_first=True),
     no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
 )
@@ -534,6 +540,13 @@ trunc_p = unary(
         NoKernel("c", error=(NotImplementedError, "trunc is not supported for complex inputs")),
     ),
 )
+
+
+def _round_errors(make):
+    yield _err(make, "round_cpu", np.int64, decimals=1)
+    yield _err(make, "round_vml_cpu")
+
+
 round_p = unary(
     "round",
     _round,
@@ -542,10 +555,7 @@ round_p = unary(
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT,
     samples=_round_samples,
-    error_samples=lambda make: [
-        _err(make, "round_cpu", np.int64, decimals=1),
-        _err(make, "round_vml_cpu"),
-    ],
+    error_samples=_round_errors,
     no_kernel=(*_ROUND_NO_KERNEL, NoKernel("c", "round_vml_cpu")),
     node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
 )
