@@ -401,9 +401,19 @@ def view_op(
     the op applied to the tangent) and a Tensor method of its name unless ``methods``
     says otherwise; ``sizes`` methods take ``*size`` as well as a sequence."""
     return defop(
-        name, kernel, nin=1, vjp=vjp, jvp=LINEAR, view=True, batch_rule=batch_rule,
-        samples=samples, error_samples=error_samples, methods=methods, sizes=sizes, **kw,
-    )  # fmt: skip
+        name,
+        kernel,
+        nin=1,
+        vjp=vjp,
+        jvp=LINEAR,
+        view=True,
+        batch_rule=batch_rule,
+        samples=samples,
+        error_samples=error_samples,
+        methods=methods,
+        sizes=sizes,
+        **kw,
+    )
 
 
 __all__ = [

@@ -90,9 +90,13 @@ def _sub(xp, a, b, *, alpha=1):
 
 
 add_p = binary(
-    "add", _add, (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha), LINEAR,
-    number_edges=True, inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
-)  # fmt: skip
+    "add",
+    _add,
+    (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha),
+    LINEAR,
+    number_edges=True,
+    inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
+)
 
 
 def _sub_errors(make):
@@ -103,10 +107,16 @@ def _sub_errors(make):
 
 
 sub_p = binary(
-    "sub", _sub, (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha), LINEAR,
-    error_samples=_sub_errors, prepare=_prep_sub, methods=("sub", "subtract"), number_edges=True,
+    "sub",
+    _sub,
+    (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha),
+    LINEAR,
+    error_samples=_sub_errors,
+    prepare=_prep_sub,
+    methods=("sub", "subtract"),
+    number_edges=True,
     inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.ARITHMETIC),
-)  # fmt: skip
+)
 
 
 def _mul(xp, a, b):
@@ -122,11 +132,14 @@ def _term(tangent, term):
 # multiplies a primal (``a * tb``), so the tangent stays on the primal's graph; that term is
 # zero even where the primal is inf (``a * 0.5`` at a = -inf).
 mul_p = binary(
-    "mul", _mul, (lambda g, b: g * b, lambda g, a: g * a),
+    "mul",
+    _mul,
+    (lambda g, b: g * b, lambda g, a: g * a),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
-    methods=("mul", "multiply"), number_edges=True,
+    methods=("mul", "multiply"),
+    number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
-)  # fmt: skip
+)
 
 
 def _rsub(xp, input, other, *, alpha=1):
@@ -139,16 +152,26 @@ def _rsub(xp, input, other, *, alpha=1):
         raise RuntimeError(msg) from None
 
 
+def _rsub_samples(make):
+    yield from binary_samples(scalars=(2.5, 3))(make)
+    yield S((make((2, 3)), make((3,))), {"alpha": 2})
+
+
 rsub_p = binary(
-    "rsub", _rsub, (lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g), LINEAR,
-    prepare=_prep_sub, error_samples=_sub_errors, out=False, methods=False, inplace=False,
-    samples=lambda make: [
-        *binary_samples(scalars=(2.5, 3))(make),
-        S((make((2, 3)), make((3,))), {"alpha": 2}),
-    ],
-    dtypes=FLOATS_INT, node_name=lambda other: "RsubBackward1" if other is None else "RsubBackward0",
+    "rsub",
+    _rsub,
+    (lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g),
+    LINEAR,
+    prepare=_prep_sub,
+    error_samples=_sub_errors,
+    out=False,
+    methods=False,
+    inplace=False,
+    samples=_rsub_samples,
+    dtypes=FLOATS_INT,
+    node_name=lambda other: "RsubBackward1" if other is None else "RsubBackward0",
     inplace_policy=InplacePolicy(checks_first=True),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ division
@@ -212,20 +235,39 @@ def _bool_errors(kernel_name: str):
     ]
 
 
-div_p = binary(
-    "div", _div,
-    (lambda g, other, rounding_mode: g / other if rounding_mode is None else g * 0,
-     # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
-     lambda g, input, other, rounding_mode: -g * (input / other / other) if rounding_mode is None else g * 0),
-    lambda tangents, tinput, tother, other, result, rounding_mode: (  # not ELEMENTWISE: see mul
+def _div_dinput(g, other, rounding_mode):
+    return g / other if rounding_mode is None else g * 0
+
+
+# the inputs, not the result (PyTorch's DivBackward0 saves self and other)
+def _div_dother(g, input, other, rounding_mode):
+    return -g * (input / other / other) if rounding_mode is None else g * 0
+
+
+# not ELEMENTWISE: see mul
+def _div_jvp(tangents, tinput, tother, other, result, rounding_mode):
+    return (
         _term(tangents[0], tinput / other) + _term(tangents[1], -tother * result / other)
-        if rounding_mode is None else result * 0
-    ),
-    prepare=_prep_div, samples=_div_samples, error_samples=_div_errors, number_edges=True,
+        if rounding_mode is None
+        else result * 0
+    )
+
+
+div_p = binary(
+    "div",
+    _div,
+    (_div_dinput, _div_dother),
+    _div_jvp,
+    prepare=_prep_div,
+    samples=_div_samples,
+    error_samples=_div_errors,
+    number_edges=True,
     node_name=lambda rounding_mode: "DivBackward0" if rounding_mode is None else "DivBackward2",
-    dtypes=FLOATS_INT, methods=("div", "divide", "true_divide"), ieee=True,
+    dtypes=FLOATS_INT,
+    methods=("div", "divide", "true_divide"),
+    ieee=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
-)  # fmt: skip
+)
 div = div_p.fn
 
 
@@ -247,11 +289,17 @@ def _floor_divide(xp, input, other):
 
 
 floor_divide_p = binary(
-    "floor_divide", _floor_divide, dtypes=FLOATS_INT,
+    "floor_divide",
+    _floor_divide,
+    dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
-    error_samples=_bool_errors("div_floor_cpu"), ieee=True,
-    no_kernel=(NoKernel("b", "div_floor_cpu", first=broadcast_first), NoKernel("c", "div_floor_cpu")),
-)  # fmt: skip
+    error_samples=_bool_errors("div_floor_cpu"),
+    ieee=True,
+    no_kernel=(
+        NoKernel("b", "div_floor_cpu", first=broadcast_first),
+        NoKernel("c", "div_floor_cpu"),
+    ),
+)
 
 
 # ------------------------------------------------------------------ powers
@@ -312,19 +360,32 @@ def _pow_errors(make):
     )
 
 
+# pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
+def _pow_node_name(input, exponent):
+    return (
+        "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
+    )
+
+
 pow_p = binary(
-    "pow", _pow, (_pow_dbase, _pow_dexp), ELEMENTWISE,
-    samples=_pow_samples, error_samples=_pow_errors, dtypes=FLOATS_INT, ieee=True,
+    "pow",
+    _pow,
+    (_pow_dbase, _pow_dexp),
+    ELEMENTWISE,
+    samples=_pow_samples,
+    error_samples=_pow_errors,
+    dtypes=FLOATS_INT,
+    ieee=True,
     layout=number_first_contiguous,
     # a bool exponent given as a Python bool is no computation (x ** True is x)
     no_kernel=NoKernel(
-        "b", "pow", when=lambda arrays, attrs: not isinstance(arrays[1], bool),
+        "b",
+        "pow",
+        when=lambda arrays, attrs: not isinstance(arrays[1], bool),
         first=broadcast_first,
     ),
-    node_name=lambda input, exponent: (  # pow.Scalar, pow.Tensor_Scalar, pow.Tensor_Tensor
-        "PowBackward2" if input is None else "PowBackward0" if exponent is None else "PowBackward1"
-    ),
-)  # fmt: skip
+    node_name=_pow_node_name,
+)
 
 
 def _prep_float_power(arrays, attrs):
@@ -348,11 +409,18 @@ def _float_power_inplace(self: Tensor, exponent) -> Tensor:
 
 
 float_power_p = binary(
-    "float_power", lambda xp, input, exponent: xp.power(input, exponent),
-    (_pow_dbase, _pow_dexp), ELEMENTWISE, prepare=_prep_float_power, inplace=False,
-    samples=_pow_samples, dtypes=FLOATS_INT, node_name="PowBackward1", ieee=True,
+    "float_power",
+    lambda xp, input, exponent: xp.power(input, exponent),
+    (_pow_dbase, _pow_dexp),
+    ELEMENTWISE,
+    prepare=_prep_float_power,
+    inplace=False,
+    samples=_pow_samples,
+    dtypes=FLOATS_INT,
+    node_name="PowBackward1",
+    ieee=True,
     layout=number_first_contiguous,
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ extrema
@@ -365,18 +433,32 @@ def _extremum(name: str, sign: int):
     def loses(a, b):
         return a < b if sign > 0 else a > b
 
+    def dinput(g, input, other):
+        return where(input == other, g / 2, where(loses(input, other), 0, g))
+
+    def dother(g, input, other):
+        return where(input == other, g / 2, where(loses(other, input), 0, g))
+
+    def jvp(tinput, tother, input, other):
+        return where(
+            input == other, (tinput + tother) / 2, tother + loses(other, input) * (tinput - tother)
+        )
+
     return binary(
+        name,
         # (NumPy's maximum/minimum return their second operand on a tie, PyTorch its first:
         # maximum(-0.0, 0.0) is -0.0)
-        name, lambda xp, input, other: getattr(xp, name)(other, input),
-        (lambda g, input, other: where(input == other, g / 2, where(loses(input, other), 0, g)),
-         lambda g, input, other: where(input == other, g / 2, where(loses(other, input), 0, g))),
-        lambda tinput, tother, input, other: where(
-            input == other, (tinput + tother) / 2, tother + loses(other, input) * (tinput - tother)
+        lambda xp, input, other: getattr(xp, name)(other, input),
+        (dinput, dother),
+        jvp,
+        scalars=(),
+        inplace=False,
+        dtypes=FLOATS_INT,
+        numbers="none",
+        no_kernel=NoKernel(
+            "c", error=(RuntimeError, f"{name} not implemented for complex tensors.")
         ),
-        scalars=(), inplace=False, dtypes=FLOATS_INT, numbers="none",
-        no_kernel=NoKernel("c", error=(RuntimeError, f"{name} not implemented for complex tensors.")),
-    )  # fmt: skip
+    )
 
 
 maximum_p, minimum_p = _extremum("maximum", 1), _extremum("minimum", -1)
@@ -388,21 +470,33 @@ def _fpick(a, b, sign):
 
 
 fmax_p = binary(
-    "fmax", lambda xp, input, other: xp.fmax(input, other),
-    (lambda g, input, other: where(_fpick(input, other, 1), g, 0),
-     lambda g, input, other: where(_fpick(input, other, 1), 0, g)),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    "fmax",
+    lambda xp, input, other: xp.fmax(input, other),
+    (
+        lambda g, input, other: where(_fpick(input, other, 1), g, 0),
+        lambda g, input, other: where(_fpick(input, other, 1), 0, g),
+    ),
+    ELEMENTWISE,
+    scalars=(),
+    inplace=False,
+    dtypes=FLOATS_INT,
     numbers="none",
     no_kernel=NoKernel("c", error=(RuntimeError, "fmax not implemented for complex tensors.")),
-)  # fmt: skip
+)
 fmin_p = binary(
-    "fmin", lambda xp, input, other: xp.fmin(input, other),
-    (lambda g, input, other: where(_fpick(input, other, -1), g, 0),
-     lambda g, input, other: where(_fpick(input, other, -1), 0, g)),
-    ELEMENTWISE, scalars=(), inplace=False, dtypes=FLOATS_INT,
+    "fmin",
+    lambda xp, input, other: xp.fmin(input, other),
+    (
+        lambda g, input, other: where(_fpick(input, other, -1), g, 0),
+        lambda g, input, other: where(_fpick(input, other, -1), 0, g),
+    ),
+    ELEMENTWISE,
+    scalars=(),
+    inplace=False,
+    dtypes=FLOATS_INT,
     numbers="none",
     no_kernel=NoKernel("c", error=(RuntimeError, "fmin not implemented for complex tensors.")),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ clamp
@@ -461,14 +555,27 @@ def _clamp_errors(make):
     )
 
 
+def _clamp_node_name(min, max):
+    return "ClampBackward1" if min is None and max is None else "ClampBackward0"
+
+
 clamp_p = elementwise_op(
-    "clamp", _clamp, (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)), ELEMENTWISE, nin=3,
-    samples=_clamp_samples, error_samples=_clamp_errors, dtypes=FLOATS_INT,
-    node_name=lambda min, max: "ClampBackward1" if min is None and max is None else "ClampBackward0",
-    out=False, methods=False, inplace=False,  # ``clamp`` below: min and max default to None
+    "clamp",
+    _clamp,
+    (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)),
+    ELEMENTWISE,
+    nin=3,
+    samples=_clamp_samples,
+    error_samples=_clamp_errors,
+    dtypes=FLOATS_INT,
+    node_name=_clamp_node_name,
+    # ``clamp`` below: min and max default to None
+    out=False,
+    methods=False,
+    inplace=False,
     inplace_policy=InplacePolicy(cpp_cast=True),
     no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
-)  # fmt: skip
+)
 _raw_clamp = clamp_p.fn
 
 
@@ -502,21 +609,35 @@ def _clamp_bound_refusals(kernel: str) -> tuple[NoKernel, ...]:
 
 
 clamp_min_p = binary(
-    "clamp_min", lambda xp, input, min: xp.maximum(input, min),
-    (lambda g, input, min: where(input >= min, g, 0), lambda g, input, min: where(input < min, g, 0)),
-    ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
-    numbers="other", node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
+    "clamp_min",
+    lambda xp, input, min: xp.maximum(input, min),
+    (
+        lambda g, input, min: where(input >= min, g, 0),
+        lambda g, input, min: where(input < min, g, 0),
+    ),
+    ELEMENTWISE,
+    scalars=(0.5, -1),
+    dtypes=FLOATS_INT,
+    numbers="other",
+    node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
     no_kernel=_clamp_bound_refusals("maximum"),
-)  # fmt: skip
+)
 clamp_max_p = binary(
-    "clamp_max", lambda xp, input, max: xp.minimum(input, max),
-    (lambda g, input, max: where(input <= max, g, 0), lambda g, input, max: where(input > max, g, 0)),
-    ELEMENTWISE, scalars=(0.5, -1), dtypes=FLOATS_INT,
-    numbers="other", node_name=lambda max: "ClampMaxBackward0" if max is None else "ClampMaxBackward1",
+    "clamp_max",
+    lambda xp, input, max: xp.minimum(input, max),
+    (
+        lambda g, input, max: where(input <= max, g, 0),
+        lambda g, input, max: where(input > max, g, 0),
+    ),
+    ELEMENTWISE,
+    scalars=(0.5, -1),
+    dtypes=FLOATS_INT,
+    numbers="other",
+    node_name=lambda max: "ClampMaxBackward0" if max is None else "ClampMaxBackward1",
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
     no_kernel=_clamp_bound_refusals("minimum"),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ remainders
@@ -536,24 +657,33 @@ def _fmod(xp, input, other):
 
 
 remainder_p = binary(
-    "remainder", _remainder,
+    "remainder",
+    _remainder,
     (lambda g: g, lambda g, input, other: -g * div(input, other, rounding_mode="floor")),
     ELEMENTWISE,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), nonzero_b=True, low_b=0.5, high_b=3),
-    dtypes=FLOATS_INT, error_samples=_bool_errors("remainder_cpu"), ieee=True,
-    no_kernel=(NoKernel("b", "remainder_cpu", first=broadcast_first), NoKernel("c", "remainder_cpu")),
+    dtypes=FLOATS_INT,
+    error_samples=_bool_errors("remainder_cpu"),
+    ieee=True,
+    no_kernel=(
+        NoKernel("b", "remainder_cpu", first=broadcast_first),
+        NoKernel("c", "remainder_cpu"),
+    ),
     node_name=lambda other: "RemainderBackward0" if other is None else "RemainderBackward1",
-)  # fmt: skip
+)
 fmod_p = binary(
-    "fmod", _fmod,
+    "fmod",
+    _fmod,
     (lambda g: g, lambda g, input, other: -g * div(input, other, rounding_mode="trunc")),
     ELEMENTWISE,
-    samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3), dtypes=FLOATS_INT,
-    error_samples=_bool_errors("fmod_cpu"), ieee=True,
+    samples=binary_samples(-5, 5, scalars=(2.5, -3), nonzero_b=True, low_b=-3, high_b=3),
+    dtypes=FLOATS_INT,
+    error_samples=_bool_errors("fmod_cpu"),
+    ieee=True,
     no_kernel=(NoKernel("b", "fmod_cpu", first=broadcast_first), NoKernel("c", "fmod_cpu")),
     node_name=lambda other: "FmodBackward0" if other is None else "FmodBackward1",
     numbers="other",
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ floating binaries
@@ -567,19 +697,32 @@ def _atan2_partial(g, num, input, other):
 
 
 atan2_p = binary(
-    "atan2", lambda xp, input, other: xp.arctan2(input, other),
-    (lambda g, input, other: _atan2_partial(g, other, input, other),
-     lambda g, input, other: _atan2_partial(-g, input, input, other)),
-    ELEMENTWISE, promotion=Promotion.FLOAT, scalars=(), dtypes=FLOATS_INT, methods=("atan2", "arctan2"),
-    numbers="none", inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
+    "atan2",
+    lambda xp, input, other: xp.arctan2(input, other),
+    (
+        lambda g, input, other: _atan2_partial(g, other, input, other),
+        lambda g, input, other: _atan2_partial(-g, input, input, other),
+    ),
+    ELEMENTWISE,
+    promotion=Promotion.FLOAT,
+    scalars=(),
+    dtypes=FLOATS_INT,
+    methods=("atan2", "arctan2"),
+    numbers="none",
+    inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
     no_kernel=NoKernel("c", "atan2_cpu"),
-)  # fmt: skip
+)
 
 hypot_p = binary(
-    "hypot", lambda xp, input, other: xp.hypot(input, other),
+    "hypot",
+    lambda xp, input, other: xp.hypot(input, other),
     (lambda g, input, result: g * input / result, lambda g, other, result: g * other / result),
-    ELEMENTWISE, scalars=(), ieee=True, no_kernel=(NoKernel("bi", "hypot_cpu", first=broadcast_first), NoKernel("c", "hypot_cpu")), numbers="none",
-)  # fmt: skip
+    ELEMENTWISE,
+    scalars=(),
+    ieee=True,
+    no_kernel=(NoKernel("bi", "hypot_cpu", first=broadcast_first), NoKernel("c", "hypot_cpu")),
+    numbers="none",
+)
 
 
 def _copysign_ratio(input, result):
@@ -587,13 +730,17 @@ def _copysign_ratio(input, result):
 
 
 copysign_p = binary(
-    "copysign", lambda xp, input, other: xp.copysign(input, other),
+    "copysign",
+    lambda xp, input, other: xp.copysign(input, other),
     (lambda g, input, result: g * _copysign_ratio(input, result), lambda g: g * 0),
-    ELEMENTWISE, promotion=Promotion.FLOAT, dtypes=FLOATS_INT,
+    ELEMENTWISE,
+    promotion=Promotion.FLOAT,
+    dtypes=FLOATS_INT,
     samples=binary_samples(0.2, 2, scalars=(-1.5, 2), low_b=-2, high_b=2),
-    numbers="other", node_name=lambda other: "CopysignBackward1" if other is None else "CopysignBackward0",
+    numbers="other",
+    node_name=lambda other: "CopysignBackward1" if other is None else "CopysignBackward0",
     no_kernel=NoKernel("c", "copysign_cpu"),
-)  # fmt: skip
+)
 
 
 def _xlogy(xp, input, other):
@@ -607,15 +754,29 @@ def _xlogy_dinput(g, input, other):
     return where((input == 0) & (other <= 0), 0, xlogy(g, other))
 
 
+# xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
+def _xlogy_node_name(input, other):
+    return (
+        "XlogyBackward1"
+        if input is None
+        else "XlogyBackward2"
+        if other is None
+        else "XlogyBackward0"
+    )
+
+
 xlogy_p = binary(
-    "xlogy", _xlogy, (_xlogy_dinput, lambda g, input, other: g * input / other),
-    ELEMENTWISE, promotion=Promotion.FLOAT, dtypes=FLOATS_INT,
-    samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3), ieee=True,
-    node_name=lambda input, other: (  # xlogy.Tensor, xlogy.Scalar_Self, xlogy.Scalar_Other
-        "XlogyBackward1" if input is None else "XlogyBackward2" if other is None else "XlogyBackward0"
-    ),
+    "xlogy",
+    _xlogy,
+    (_xlogy_dinput, lambda g, input, other: g * input / other),
+    ELEMENTWISE,
+    promotion=Promotion.FLOAT,
+    dtypes=FLOATS_INT,
+    samples=binary_samples(-2, 2, scalars=(2.5,), rscalars=(3.0,), low_b=0.1, high_b=3),
+    ieee=True,
+    node_name=_xlogy_node_name,
     no_kernel=NoKernel("c", "xlogy_cpu"),
-)  # fmt: skip
+)
 xlogy = xlogy_p.fn
 
 
@@ -642,19 +803,36 @@ def _logaddexp(xp, input, other):
 
 
 logaddexp_p = binary(
-    "logaddexp", _logaddexp,
-    (lambda g, input, other: g / (1 + _diff(other, input, g).exp()),
-     lambda g, input, other: g / (1 + _diff(input, other, g).exp())),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
+    "logaddexp",
+    _logaddexp,
+    (
+        lambda g, input, other: g / (1 + _diff(other, input, g).exp()),
+        lambda g, input, other: g / (1 + _diff(input, other, g).exp()),
+    ),
+    ELEMENTWISE,
+    scalars=(),
+    inplace=False,
+    ieee=True,
+    numbers="none",
     no_kernel=NoKernel("bi", "logaddexp_cpu", first=broadcast_first),
-)  # fmt: skip
+)
 logaddexp2_p = binary(
-    "logaddexp2", lambda xp, input, other: xp.logaddexp2(input, other),
-    (lambda g, input, other: g / (1 + _diff(other, input, g).exp2()),
-     lambda g, input, other: g / (1 + _diff(input, other, g).exp2())),
-    ELEMENTWISE, scalars=(), inplace=False, ieee=True, numbers="none",
-    no_kernel=(NoKernel("bi", "logaddexp2_cpu", first=broadcast_first), NoKernel("c", "logaddexp2_cpu")),
-)  # fmt: skip
+    "logaddexp2",
+    lambda xp, input, other: xp.logaddexp2(input, other),
+    (
+        lambda g, input, other: g / (1 + _diff(other, input, g).exp2()),
+        lambda g, input, other: g / (1 + _diff(input, other, g).exp2()),
+    ),
+    ELEMENTWISE,
+    scalars=(),
+    inplace=False,
+    ieee=True,
+    numbers="none",
+    no_kernel=(
+        NoKernel("bi", "logaddexp2_cpu", first=broadcast_first),
+        NoKernel("c", "logaddexp2_cpu"),
+    ),
+)
 
 
 # ------------------------------------------------------------------ lerp, addcmul, addcdiv
@@ -711,13 +889,20 @@ def _lerp_errors(make):
 
 
 lerp_p = elementwise_op(
-    "lerp", _lerp,
-    (lambda g, weight: g * (1 - weight), lambda g, weight: g * weight,
-     lambda g, input, end: g * (end - input)),
-    ELEMENTWISE, prepare=_prep_lerp, samples=_lerp_samples, error_samples=_lerp_errors,
+    "lerp",
+    _lerp,
+    (
+        lambda g, weight: g * (1 - weight),
+        lambda g, weight: g * weight,
+        lambda g, input, end: g * (end - input),
+    ),
+    ELEMENTWISE,
+    prepare=_prep_lerp,
+    samples=_lerp_samples,
+    error_samples=_lerp_errors,
     node_name=lambda weight: "LerpBackward0" if weight is None else "LerpBackward1",
     inplace_policy=InplacePolicy(checks_first=True),
-)  # fmt: skip
+)
 
 
 _ADDCDIV_INT = (
@@ -737,9 +922,12 @@ def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
 def _addc_samples(nonzero):
     def samples(make):
         for sa, s1, s2 in [
-            ((2, 3), (2, 3), (2, 3)), ((3,), (2, 1), (1, 3)), ((), (2, 3), ()), ((2, 3), (3,), (2, 1)),
+            ((2, 3), (2, 3), (2, 3)),
+            ((3,), (2, 1), (1, 3)),
+            ((), (2, 3), ()),
+            ((2, 3), (3,), (2, 1)),
             ((0, 3), (3,), (0, 3)),
-        ]:  # fmt: skip
+        ]:
             yield S((make(sa), make(s1), make(s2, 0.5, 2) if nonzero else make(s2)))
         yield S(
             (make((2, 3)), make((2, 3)), make((2, 3), 0.5, 2) if nonzero else make((2, 3))),
@@ -759,25 +947,44 @@ def _addcmul(xp, input, tensor1, tensor2, *, value=1):
 
 
 addcmul_p = elementwise_op(
-    "addcmul", _addcmul,
-    (lambda g: g, lambda g, tensor2, value: g * tensor2 * value,
-     lambda g, tensor1, value: g * tensor1 * value),
+    "addcmul",
+    _addcmul,
+    (
+        lambda g: g,
+        lambda g, tensor2, value: g * tensor2 * value,
+        lambda g, tensor1, value: g * tensor1 * value,
+    ),
     ELEMENTWISE,
-    samples=_addc_samples(False), dtypes=FLOATS_INT, no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
-)  # fmt: skip
+    samples=_addc_samples(False),
+    dtypes=FLOATS_INT,
+    no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
+)
+
+
+def _addcdiv_errors(make):
+    yield ErrorInput(
+        S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))),
+        RuntimeError,
+        "Integer division",
+    )
+
+
 addcdiv_p = elementwise_op(
-    "addcdiv", _addcdiv,
-    (lambda g: g, lambda g, tensor2, value: g * value / tensor2,
-     lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2)),
+    "addcdiv",
+    _addcdiv,
+    (
+        lambda g: g,
+        lambda g, tensor2, value: g * value / tensor2,
+        lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2),
+    ),
     ELEMENTWISE,
-    samples=_addc_samples(True), ieee=True,
+    samples=_addc_samples(True),
+    ieee=True,
     # tensor1 and tensor2 both integral (bool included), whatever input is
     no_kernel=NoKernel("bi", error=(RuntimeError, _ADDCDIV_INT), inputs=(1, 2)),
-    error_samples=lambda make: [ErrorInput(
-        S(tuple(make((3,), 1, 3, dtype=np.int64) for _ in range(3))), RuntimeError, "Integer division"
-    )],
+    error_samples=_addcdiv_errors,
     inplace_policy=InplacePolicy(checks_first=True),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ bitwise
@@ -820,13 +1027,19 @@ _SHIFT = {
     "samples": binary_samples(-8, 8, low_b=0, high_b=5, scalars=(2, 70)),
 }
 bitwise_left_shift_p = binary(
-    "bitwise_left_shift", _shift(True), kernel_name="lshift",
-    no_kernel=NoKernel("b", "lshift_cpu", first=broadcast_first), **_SHIFT,
-)  # fmt: skip
+    "bitwise_left_shift",
+    _shift(True),
+    kernel_name="lshift",
+    no_kernel=NoKernel("b", "lshift_cpu", first=broadcast_first),
+    **_SHIFT,
+)
 bitwise_right_shift_p = binary(
-    "bitwise_right_shift", _shift(False), kernel_name="rshift",
-    no_kernel=NoKernel("b", "rshift_cpu", first=broadcast_first), **_SHIFT,
-)  # fmt: skip
+    "bitwise_right_shift",
+    _shift(False),
+    kernel_name="rshift",
+    no_kernel=NoKernel("b", "rshift_cpu", first=broadcast_first),
+    **_SHIFT,
+)
 
 tensor_methods(
     {

@@ -105,9 +105,14 @@ def _is_plus_zero(x) -> bool:
 def _where_samples(make):
     b = np.bool_
     for sc, sa, sb in [
-        ((3,), (3,), (3,)), ((2, 3), (2, 3), (2, 3)), ((2, 3), (3,), (2, 1)),
-        ((), (2, 3), ()), ((2, 1), (1, 3), (3,)), ((0, 3), (3,), (0, 3)), ((), (), ()),
-    ]:  # fmt: skip
+        ((3,), (3,), (3,)),
+        ((2, 3), (2, 3), (2, 3)),
+        ((2, 3), (3,), (2, 1)),
+        ((), (2, 3), ()),
+        ((2, 1), (1, 3), (3,)),
+        ((0, 3), (3,), (0, 3)),
+        ((), (), ()),
+    ]:
         yield S((np.asarray(make(sc, dtype=b)), make(sa), make(sb)))
     yield S((make((2, 3), dtype=b), make((2, 3)), 0.5), name="scalar other")
     yield S((make((2, 3), dtype=b), -1.5, make((3,))), name="scalar input")
@@ -124,12 +129,23 @@ def _where_errors(make):
 
 
 where_p = elementwise_op(
-    "where", _where,
-    (None, lambda g, condition: where(condition, g, 0), lambda g, condition: where(condition, 0, g)),
-    LINEAR, prepare=_promote_where, samples=_where_samples, error_samples=_where_errors,
-    dtypes=FLOATS_INT, number_edges=True,  # a number operand is a 0-d tensor in PyTorch
-    methods=False, inplace=False,  # ``where`` below; Tensor.where(condition, y) takes self second
-)  # fmt: skip
+    "where",
+    _where,
+    (
+        None,
+        lambda g, condition: where(condition, g, 0),
+        lambda g, condition: where(condition, 0, g),
+    ),
+    LINEAR,
+    prepare=_promote_where,
+    samples=_where_samples,
+    error_samples=_where_errors,
+    dtypes=FLOATS_INT,
+    number_edges=True,  # a number operand is a 0-d tensor in PyTorch
+    # ``where`` below; Tensor.where(condition, y) takes self second
+    methods=False,
+    inplace=False,
+)
 _raw_where = where_p.fn
 
 
@@ -257,9 +273,13 @@ logical_xor_p = _predicate(
     "logical_xor", lambda xp, input, other: xp.logical_xor(input, other), **_LOGICAL
 )
 logical_not_p = _predicate(
-    "logical_not", lambda xp, input: xp.logical_not(input), unary, prepare=_to_bool,
-    samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]), dtypes=FLOATS_INT_BOOL,
-)  # fmt: skip
+    "logical_not",
+    lambda xp, input: xp.logical_not(input),
+    unary,
+    prepare=_to_bool,
+    samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]),
+    dtypes=FLOATS_INT_BOOL,
+)
 
 
 # ------------------------------------------------------------------ closeness
@@ -315,9 +335,16 @@ def _isclose_errors(make):
 
 
 isclose_p = comparison(
-    "isclose", _isclose, prepare=None, samples=_isclose_samples, error_samples=_isclose_errors,
-    dtypes=FLOATS_INT, out=False, inplace=False, numbers="none",
-)  # fmt: skip
+    "isclose",
+    _isclose,
+    prepare=None,
+    samples=_isclose_samples,
+    error_samples=_isclose_errors,
+    dtypes=FLOATS_INT,
+    out=False,
+    inplace=False,
+    numbers="none",
+)
 isclose = isclose_p.fn
 
 

@@ -14,13 +14,27 @@ from ..testing.samples import S
 from ._batching import elementwise, front
 from ._families import FLOATS_INT
 
+
+def _to_dtype_samples(make):
+    yield S((make((2,)), dt.int64))
+    yield S((make((2, 3)), dt.float64))
+    yield S((make(()), dt.float64))
+
+
 to_dtype_p = defop(
-    "to_dtype", lambda xp, x, dtype: x.astype(dtype.np), nin=1, vjp=lambda g: g, jvp=LINEAR,
-    api="Tensor.to", node_name="ToCopyBackward0", layout=preserve,  # (_to_copy's empty_like)
-    samples=lambda make: [S((make((2,)), dt.int64)), S((make((2, 3)), dt.float64)), S((make(()), dt.float64))],
-    test={"dtypes": FLOATS_INT}, batch_rule=elementwise(),
+    "to_dtype",
+    lambda xp, x, dtype: x.astype(dtype.np),
+    nin=1,
+    vjp=lambda g: g,
+    jvp=LINEAR,
+    api="Tensor.to",
+    node_name="ToCopyBackward0",
+    layout=preserve,  # (_to_copy's empty_like)
+    samples=_to_dtype_samples,
+    test={"dtypes": FLOATS_INT},
+    batch_rule=elementwise(),
     conversion=True,  # a non-float result leaves autograd
-)  # fmt: skip
+)
 to_dtype = to_dtype_p.fn
 
 _C_ORDER = "contiguous_format"  # clone's memory_format for Tensor.contiguous
@@ -71,9 +85,16 @@ def _to_device(xp, x, device):
 
 
 to_device_p = defop(
-    "to_device", _to_device, nin=1, vjp=lambda g, x: g.to(x.device), jvp=LINEAR,
-    samples=None, api="Tensor.to", node_name="ToCopyBackward0", batch_rule=elementwise(),
-)  # fmt: skip
+    "to_device",
+    _to_device,
+    nin=1,
+    vjp=lambda g, x: g.to(x.device),
+    jvp=LINEAR,
+    samples=None,
+    api="Tensor.to",
+    node_name="ToCopyBackward0",
+    batch_rule=elementwise(),
+)
 to_device = to_device_p.fn
 
 
@@ -133,14 +154,29 @@ def _type(self, dtype=None, non_blocking=False):
     return _to(self, dtype)
 
 
-tensor_methods({
-    "contiguous": _contiguous, "to": _to, "type": _type,
-    "type_as": lambda self, other: _to(self, other.dtype),
-    "cpu": lambda self, memory_format=None: _to(self, "cpu"),
-    "cuda": lambda self, device=None, non_blocking=False: _to(self, "cuda"),
-    **{name: _caster(d) for name, d in [
-        ("float", dt.float32), ("double", dt.float64), ("half", dt.float16), ("long", dt.int64),
-        ("int", dt.int32), ("short", dt.int16), ("char", dt.int8), ("byte", dt.uint8),
-        ("bool", dt.bool_), ("cfloat", dt.complex64), ("cdouble", dt.complex128),
-    ]},
-})  # fmt: skip
+tensor_methods(
+    {
+        "contiguous": _contiguous,
+        "to": _to,
+        "type": _type,
+        "type_as": lambda self, other: _to(self, other.dtype),
+        "cpu": lambda self, memory_format=None: _to(self, "cpu"),
+        "cuda": lambda self, device=None, non_blocking=False: _to(self, "cuda"),
+        **{
+            name: _caster(d)
+            for name, d in [
+                ("float", dt.float32),
+                ("double", dt.float64),
+                ("half", dt.float16),
+                ("long", dt.int64),
+                ("int", dt.int32),
+                ("short", dt.int16),
+                ("char", dt.int8),
+                ("byte", dt.uint8),
+                ("bool", dt.bool_),
+                ("cfloat", dt.complex64),
+                ("cdouble", dt.complex128),
+            ]
+        },
+    }
+)

@@ -313,9 +313,14 @@ def _full_like_samples(make):
 
 
 full_like_p = defop(
-    "full_like", _full_like_kernel, nin=1, api="full_like",
-    batch_rule=rule_generator(_keep_batch)(), samples=_full_like_samples, layout=preserve,
-)  # fmt: skip
+    "full_like",
+    _full_like_kernel,
+    nin=1,
+    api="full_like",
+    batch_rule=rule_generator(_keep_batch)(),
+    samples=_full_like_samples,
+    layout=preserve,
+)
 
 
 def _like(input, fill_value, dtype, device, requires_grad) -> Tensor:
@@ -445,8 +450,15 @@ def _new_factory(make):
 
     name = f"new_{make.__name__}"
 
-    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False) -> Tensor:  # fmt: skip
+    def method(
+        self,
+        *size,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+    ) -> Tensor:
         return make(
             _size(size, name),  # checked under the method's name, as PyTorch's texts say
             dtype=self.dtype if dtype is None else dtype,
@@ -458,16 +470,36 @@ def _new_factory(make):
     return method
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
-              layout=None, pin_memory=False) -> Tensor:  # fmt: skip
+def _new_full(
+    self,
+    size,
+    fill_value,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
+) -> Tensor:
     return full(
-        size, fill_value, dtype=self.dtype if dtype is None else dtype,
-        device=self.device if device is None else device, requires_grad=requires_grad,
-    )  # fmt: skip
+        size,
+        fill_value,
+        dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
 
 
-def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
-                pin_memory=False) -> Tensor:  # fmt: skip
+def _new_tensor(
+    self,
+    data,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
+) -> Tensor:
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
@@ -477,9 +509,11 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, lay
             stacklevel=2,
         )
     return tensor(
-        data, dtype=self.dtype if dtype is None else dtype,
-        device=self.device if device is None else device, requires_grad=requires_grad,
-    )  # fmt: skip
+        data,
+        dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
 
 
 def _options(t: Tensor) -> str:
@@ -512,14 +546,38 @@ def _new_legacy(self, *args, device=None) -> Tensor:
     raise TypeError(f"new(): data must be a sequence (got {type(first).__name__})")
 
 
-tensor_methods({
-    "new": _new_legacy, "new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones),
-    "new_empty": _new_factory(empty), "new_full": _new_full, "new_tensor": _new_tensor,
-})  # fmt: skip
+tensor_methods(
+    {
+        "new": _new_legacy,
+        "new_zeros": _new_factory(zeros),
+        "new_ones": _new_factory(ones),
+        "new_empty": _new_factory(empty),
+        "new_full": _new_full,
+        "new_tensor": _new_tensor,
+    }
+)
 
 
 __all__ = [
-    "Generator", "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full",
-    "full_like", "get_rng_state", "initial_seed", "linspace", "logspace", "manual_seed", "ones",
-    "ones_like", "seed", "set_rng_state", "tensor", "zeros", "zeros_like",
-]  # fmt: skip
+    "Generator",
+    "arange",
+    "as_tensor",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "get_rng_state",
+    "initial_seed",
+    "linspace",
+    "logspace",
+    "manual_seed",
+    "ones",
+    "ones_like",
+    "seed",
+    "set_rng_state",
+    "tensor",
+    "zeros",
+    "zeros_like",
+]

@@ -40,28 +40,35 @@ def _inplace(op: Op, attrs: dict) -> Callable:
 # + - * and unary minus: the hottest operators dispatch directly. Reflected ones record
 # PyTorch's graph: ``2 + x`` is add(x, 2) (the tensor in slot 0) and ``2 - x`` is rsub(x, 2).
 add_p, sub_p, mul_p, rsub_p = binary.add_p, binary.sub_p, binary.mul_p, binary.rsub_p
-tensor_methods({
-    "__add__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
-    "__radd__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
-    "__sub__": lambda self, other: dispatch(sub_p, (self, other), _ALPHA),
-    "__rsub__": lambda self, other: dispatch(rsub_p, (self, other), _ALPHA),
-    "__mul__": lambda self, other: dispatch(mul_p, (self, other), {}),
-    "__rmul__": lambda self, other: dispatch(mul_p, (self, other), {}),
-    "__neg__": lambda self: dispatch(unary.neg_p, (self,), {}),
-    "__pos__": lambda self: self,
-    "__iadd__": _inplace(add_p, _ALPHA),
-    "__isub__": _inplace(sub_p, _ALPHA),
-    "__imul__": _inplace(mul_p, {}),
-})  # fmt: skip
+tensor_methods(
+    {
+        "__add__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
+        "__radd__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
+        "__sub__": lambda self, other: dispatch(sub_p, (self, other), _ALPHA),
+        "__rsub__": lambda self, other: dispatch(rsub_p, (self, other), _ALPHA),
+        "__mul__": lambda self, other: dispatch(mul_p, (self, other), {}),
+        "__rmul__": lambda self, other: dispatch(mul_p, (self, other), {}),
+        "__neg__": lambda self: dispatch(unary.neg_p, (self,), {}),
+        "__pos__": lambda self: self,
+        "__iadd__": _inplace(add_p, _ALPHA),
+        "__isub__": _inplace(sub_p, _ALPHA),
+        "__imul__": _inplace(mul_p, {}),
+    }
+)
 
 # dunder: (op, whether it has an in-place form)
 for _dunder, (_op, _has_inplace) in {
-    "truediv": (binary.div_p, True), "floordiv": (binary.floor_divide_p, True),
-    "mod": (binary.remainder_p, True), "pow": (binary.pow_p, True), "matmul": (linalg.matmul_p, False),
-    "and": (binary.bitwise_and_p, True), "or": (binary.bitwise_or_p, True),
-    "xor": (binary.bitwise_xor_p, True), "lshift": (binary.bitwise_left_shift_p, True),
+    "truediv": (binary.div_p, True),
+    "floordiv": (binary.floor_divide_p, True),
+    "mod": (binary.remainder_p, True),
+    "pow": (binary.pow_p, True),
+    "matmul": (linalg.matmul_p, False),
+    "and": (binary.bitwise_and_p, True),
+    "or": (binary.bitwise_or_p, True),
+    "xor": (binary.bitwise_xor_p, True),
+    "lshift": (binary.bitwise_left_shift_p, True),
     "rshift": (binary.bitwise_right_shift_p, True),
-}.items():  # fmt: skip
+}.items():
     tensor_method(_forward(_op), f"__{_dunder}__")
     if _dunder != "truediv":  # see _rtruediv
         tensor_method(_checked(_op, reflected=True), f"__r{_dunder}__")

@@ -124,9 +124,13 @@ def _inplace_check(op):
 
 # Only its vmap rule matters: it raises where an in-place draw cannot be batched.
 _inplace_random_check_p = defop(
-    "_inplace_random_check", lambda xp, x: x, nin=1, random=True,
-    batch_rule=rule_generator(_inplace_check)(), samples=None,
-)  # fmt: skip
+    "_inplace_random_check",
+    lambda xp, x: x,
+    nin=1,
+    random=True,
+    batch_rule=rule_generator(_inplace_check)(),
+    samples=None,
+)
 
 
 # ------------------------------------------------------------------ argument checks
@@ -204,9 +208,13 @@ def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device)
     _check_int_range(low, high, d)
     check_alloc(shape, d.np.itemsize)
     attrs = {
-        "low": low, "high": high, "size": shape, "dtype": d, "generator": generator,
+        "low": low,
+        "high": high,
+        "size": shape,
+        "dtype": d,
+        "generator": generator,
         "device": device,
-    }  # fmt: skip
+    }
     return dispatch(randint_p, (), attrs)
 
 
@@ -400,8 +408,9 @@ def normal(
         )
         return _finish(out, noise * std + mean, requires_grad)
     if size is not None:
-        got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor"
-                        for a in (mean, std, size))  # fmt: skip
+        got = ", ".join(
+            type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in (mean, std, size)
+        )
         raise TypeError(
             f"normal() received an invalid combination of arguments - got ({got}), but "
             "expected one of:\n * (Tensor mean, Tensor std, *, torch.Generator generator = "
@@ -583,12 +592,26 @@ def _random_(self, *bounds, to=_UNSET, generator=None) -> Tensor:
     return _write(self, r)
 
 
-tensor_methods({
-    "uniform_": _uniform_, "normal_": _normal_, "bernoulli": _bernoulli,
-    "bernoulli_": _bernoulli_, "exponential_": _exponential_, "random_": _random_,
-})  # fmt: skip
+tensor_methods(
+    {
+        "uniform_": _uniform_,
+        "normal_": _normal_,
+        "bernoulli": _bernoulli,
+        "bernoulli_": _bernoulli_,
+        "exponential_": _exponential_,
+        "random_": _random_,
+    }
+)
 
 __all__ = [
-    "bernoulli", "dropout", "normal", "rand", "rand_like", "randint", "randint_like", "randn",
-    "randn_like", "randperm",
-]  # fmt: skip
+    "bernoulli",
+    "dropout",
+    "normal",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+]

@@ -37,8 +37,12 @@ def _sinc_grad(g, input):
 
 
 sinc_p = unary(
-    "sinc", lambda xp, input: xp.sinc(input), _sinc_grad, ELEMENTWISE, dtypes=FLOATS_INT,
-)  # fmt: skip
+    "sinc",
+    lambda xp, input: xp.sinc(input),
+    _sinc_grad,
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+)
 
 
 # ------------------------------------------------------------------ gamma family
@@ -102,15 +106,28 @@ def _polygamma_samples(make):
     yield S((3, make((0, 3), 0.3, 3.0)))
 
 
+def _polygamma_errors(make):
+    yield ErrorInput(
+        S((-1, make((3,)))), RuntimeError, r"polygamma\(n, x\) does not support negative n"
+    )
+
+
+def _polygamma_kernel(arrays, attrs):
+    return ("digamma", "trigamma", "polygamma")[min(attrs["n"], 2)]
+
+
 polygamma_p = unary(
-    "polygamma", _polygamma, lambda g, input, n: g * _raw_polygamma(input, n + 1), ELEMENTWISE,
-    nin=1, dtypes=FLOATS_INT, samples=_polygamma_samples,
-    error_samples=lambda make: [
-        ErrorInput(S((-1, make((3,)))), RuntimeError, r"polygamma\(n, x\) does not support negative n")
-    ],
+    "polygamma",
+    _polygamma,
+    lambda g, input, n: g * _raw_polygamma(input, n + 1),
+    ELEMENTWISE,
+    nin=1,
+    dtypes=FLOATS_INT,
+    samples=_polygamma_samples,
+    error_samples=_polygamma_errors,
     # PyTorch names digamma's and trigamma's kernels for n = 0, 1
-    no_kernel=NoKernel("c", lambda arrays, attrs: ("digamma", "trigamma", "polygamma")[min(attrs["n"], 2)]),
-)  # fmt: skip
+    no_kernel=NoKernel("c", _polygamma_kernel),
+)
 _raw_polygamma = polygamma_p.fn
 polygamma_p.api = "polygamma"  # the public function takes (n, input): ``polygamma`` below
 
@@ -140,18 +157,30 @@ def _mvlgamma_samples(make):
     yield S((make((0, 2), 1.2, 3.0), 2))
 
 
+def _mvlgamma_errors(make):
+    yield ErrorInput(
+        S((make((3,), 1.0, 2.0), 0)), RuntimeError, "p has to be greater than or equal to 1"
+    )
+
+
 mvlgamma_p = unary(
-    "mvlgamma", silent(_mvlgamma), _mvlgamma_grad, ELEMENTWISE, nin=1, dtypes=FLOATS_INT,
+    "mvlgamma",
+    silent(_mvlgamma),
+    _mvlgamma_grad,
+    ELEMENTWISE,
+    nin=1,
+    dtypes=FLOATS_INT,
     layout=contiguous,  # not a TensorIterator kernel in PyTorch
     samples=_mvlgamma_samples,
-    error_samples=lambda make: [
-        ErrorInput(S((make((3,), 1.0, 2.0), 0)), RuntimeError, "p has to be greater than or equal to 1")
-    ],
+    error_samples=_mvlgamma_errors,
     inplace_policy=InplacePolicy(
         cast_text="mvlgamma: result type {} can't be cast to the desired output type {}"
     ),
-    no_kernel=(NoKernel("c", "arange_cpu"), NoKernel("b", error=(RuntimeError, "The input tensor may not be a boolean tensor."))),
-)  # fmt: skip
+    no_kernel=(
+        NoKernel("c", "arange_cpu"),
+        NoKernel("b", error=(RuntimeError, "The input tensor may not be a boolean tensor.")),
+    ),
+)
 
 
 # ------------------------------------------------------------------ modified Bessel functions
@@ -185,10 +214,15 @@ i0_p = unary(
 )
 i0 = i0_p.fn
 special_i0e_p = unary(
-    "special_i0e", _sp("i0e"), lambda g, input, result: g * (special_i1e(input) - input.sgn() * result),
-    ELEMENTWISE, api="special.i0e", methods=False, **_BESSEL,
+    "special_i0e",
+    _sp("i0e"),
+    lambda g, input, result: g * (special_i1e(input) - input.sgn() * result),
+    ELEMENTWISE,
+    api="special.i0e",
+    methods=False,
+    **_BESSEL,
     no_kernel=NoKernel("c", "i0e_cpu"),
-)  # fmt: skip
+)
 special_i0e = special_i0e_p.fn
 special_i1_p = unary(
     "special_i1",
@@ -214,7 +248,19 @@ special_i1e_p = unary(
 special_i1e = special_i1e_p.fn
 
 __all__ = [
-    "digamma", "digamma_p", "i0", "i0_p", "lgamma_p", "mvlgamma_p", "polygamma", "polygamma_p",
-    "sinc_p", "special_i0e", "special_i0e_p", "special_i1", "special_i1_p", "special_i1e",
+    "digamma",
+    "digamma_p",
+    "i0",
+    "i0_p",
+    "lgamma_p",
+    "mvlgamma_p",
+    "polygamma",
+    "polygamma_p",
+    "sinc_p",
+    "special_i0e",
+    "special_i0e_p",
+    "special_i1",
+    "special_i1_p",
+    "special_i1e",
     "special_i1e_p",
-]  # fmt: skip
+]

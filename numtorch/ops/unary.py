@@ -148,19 +148,35 @@ def _square(xp, input):
     return input * input
 
 
+def _neg_errors(make):
+    yield ErrorInput(
+        S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported"
+    )
+
+
 neg_p = unary(
-    "neg", _neg, lambda g: -g, LINEAR, promotion=Promotion.OWN, dtypes=FLOATS_INT, methods=("neg", "negative"),
-    error_samples=lambda make: [
-        ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported")
-    ],
+    "neg",
+    _neg,
+    lambda g: -g,
+    LINEAR,
+    promotion=Promotion.OWN,
+    dtypes=FLOATS_INT,
+    methods=("neg", "negative"),
+    error_samples=_neg_errors,
     inplace_policy=InplacePolicy(checks_first=True),
-)  # fmt: skip
+)
 abs_p = unary(
-    "abs", _abs, lambda g, input: g * input.sign(), ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT,
-    exclude_zero=True, methods=("abs", "absolute"),
+    "abs",
+    _abs,
+    lambda g, input: g * input.sign(),
+    ELEMENTWISE,
+    promotion=Promotion.OWN,
+    dtypes=FLOATS_INT,
+    exclude_zero=True,
+    methods=("abs", "absolute"),
     error_samples=lambda make: [_err(make, "abs_cpu")],
     test={"no_gradgrad": True},  # torch's second derivative is a ZeroTensor the harness can't read
-)  # fmt: skip
+)
 _SIGN = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT_BOOL, "exclude_zero": True}
 sign_p = unary(
     "sign",
@@ -177,54 +193,101 @@ sign_p = unary(
     ),
 )
 sgn_p = unary(
-    "sgn", _sign, _zeros, ELEMENTWISE, **_SIGN,
+    "sgn",
+    _sign,
+    _zeros,
+    ELEMENTWISE,
+    **_SIGN,
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
-)  # fmt: skip
+)
+
+
+def _relu_errors(make):
+    yield ErrorInput(
+        S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu"
+    )
+
+
 relu_p = unary(
-    "relu", _relu, lambda g, result: where(result <= 0, 0, g), ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT,
-    exclude_zero=True, out=False,
-    error_samples=lambda make: [
-        ErrorInput(S((make((3,), dtype=np.bool_),)), RuntimeError, "Boolean inputs not supported for relu")
-    ],
+    "relu",
+    _relu,
+    lambda g, result: where(result <= 0, 0, g),
+    ELEMENTWISE,
+    promotion=Promotion.OWN,
+    dtypes=FLOATS_INT,
+    exclude_zero=True,
+    out=False,
+    error_samples=_relu_errors,
     inplace_policy=InplacePolicy(checks_first=True),
     no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
-)  # fmt: skip
+)
 relu = relu_p.fn
 square_p = unary(
-    "square", _square, lambda g, input: g * 2 * input, ELEMENTWISE, promotion=Promotion.OWN,
-    dtypes=FLOATS_INT_BOOL, node_name="PowBackward0",  # PyTorch's square is pow(input, 2)
-)  # fmt: skip
+    "square",
+    _square,
+    lambda g, input: g * 2 * input,
+    ELEMENTWISE,
+    promotion=Promotion.OWN,
+    dtypes=FLOATS_INT_BOOL,
+    node_name="PowBackward0",  # PyTorch's square is pow(input, 2)
+)
 
 # ------------------------------------------------------------------ exponentials and logarithms
 _LOG = {"dtypes": FLOATS_INT, "low": 0.1, "high": 3.0, "ieee": True}
 exp_p = unary(
-    "exp", _ufunc("exp"), lambda g, result: g * result, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    "exp",
+    _ufunc("exp"),
+    lambda g, result: g * result,
+    ELEMENTWISE,
+    dtypes=FLOATS_INT_BOOL,
     ieee=True,
-)  # fmt: skip
+)
 exp2_p = unary(
-    "exp2", _ufunc("exp2"), lambda g, result: g * result * _LN2, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    "exp2",
+    _ufunc("exp2"),
+    lambda g, result: g * result * _LN2,
+    ELEMENTWISE,
+    dtypes=FLOATS_INT_BOOL,
     ieee=True,
-)  # fmt: skip
+)
 expm1_p = unary(
-    "expm1", _ufunc("expm1"), lambda g, result: g * (result + 1), ELEMENTWISE, dtypes=FLOATS_INT,
+    "expm1",
+    _ufunc("expm1"),
+    lambda g, result: g * (result + 1),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
     ieee=True,
-)  # fmt: skip
+)
 log_p = unary("log", _ufunc("log"), lambda g, input: g / input, ELEMENTWISE, **_LOG)
 log2_p = unary("log2", _ufunc("log2"), lambda g, input: g / (input * _LN2), ELEMENTWISE, **_LOG)
 log10_p = unary("log10", _ufunc("log10"), lambda g, input: g / (input * _LN10), ELEMENTWISE, **_LOG)
 log1p_p = unary(
-    "log1p", _ufunc("log1p"), lambda g, input: g / (input + 1), ELEMENTWISE, dtypes=FLOATS_INT,
-    low=-0.9, high=3.0, ieee=True,
-)  # fmt: skip
+    "log1p",
+    _ufunc("log1p"),
+    lambda g, input: g / (input + 1),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    low=-0.9,
+    high=3.0,
+    ieee=True,
+)
 sqrt_p = unary("sqrt", _ufunc("sqrt"), lambda g, result: g / (result * 2), ELEMENTWISE, **_LOG)
 rsqrt_p = unary(
-    "rsqrt", lambda xp, input: xp.reciprocal(xp.sqrt(input)),
-    lambda g, result: g * result * result * result * -0.5, ELEMENTWISE, **_LOG,
-)  # fmt: skip
+    "rsqrt",
+    lambda xp, input: xp.reciprocal(xp.sqrt(input)),
+    lambda g, result: g * result * result * result * -0.5,
+    ELEMENTWISE,
+    **_LOG,
+)
 reciprocal_p = unary(
-    "reciprocal", _ufunc("reciprocal"), lambda g, result: -g * (result * result), ELEMENTWISE,
-    dtypes=FLOATS_INT, exclude_zero=True, ieee=True,
-)  # fmt: skip
+    "reciprocal",
+    _ufunc("reciprocal"),
+    lambda g, result: -g * (result * result),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    exclude_zero=True,
+    ieee=True,
+)
 reciprocal = reciprocal_p.fn
 
 # ------------------------------------------------------------------ trigonometric and hyperbolic
@@ -236,29 +299,54 @@ cos_p = unary(
     "cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=FLOATS_INT
 )
 tan_p = unary(
-    "tan", _ufunc("tan"), lambda g, result: g * (result * result + 1), ELEMENTWISE, dtypes=FLOATS_INT,
-    low=-1.2, high=1.2,
-)  # fmt: skip
+    "tan",
+    _ufunc("tan"),
+    lambda g, result: g * (result * result + 1),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    low=-1.2,
+    high=1.2,
+)
 asin_p = unary(
-    "asin", _ufunc("arcsin"), lambda g, input: g * (1 - input * input).rsqrt(), ELEMENTWISE,
-    methods=("asin", "arcsin"), **_UNIT,
-)  # fmt: skip
+    "asin",
+    _ufunc("arcsin"),
+    lambda g, input: g * (1 - input * input).rsqrt(),
+    ELEMENTWISE,
+    methods=("asin", "arcsin"),
+    **_UNIT,
+)
 acos_p = unary(
-    "acos", _ufunc("arccos"), lambda g, input: -g * (1 - input * input).rsqrt(), ELEMENTWISE,
-    methods=("acos", "arccos"), **_UNIT,
-)  # fmt: skip
+    "acos",
+    _ufunc("arccos"),
+    lambda g, input: -g * (1 - input * input).rsqrt(),
+    ELEMENTWISE,
+    methods=("acos", "arccos"),
+    **_UNIT,
+)
 atan_p = unary(
-    "atan", _ufunc("arctan"), lambda g, input: g / (input * input + 1), ELEMENTWISE, dtypes=FLOATS_INT,
+    "atan",
+    _ufunc("arctan"),
+    lambda g, input: g / (input * input + 1),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
     methods=("atan", "arctan"),
-)  # fmt: skip
+)
 sinh_p = unary(
-    "sinh", _ufunc("sinh"), lambda g, input: g * input.cosh(), ELEMENTWISE, dtypes=FLOATS_INT,
+    "sinh",
+    _ufunc("sinh"),
+    lambda g, input: g * input.cosh(),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
     ieee=True,
-)  # fmt: skip
+)
 cosh_p = unary(
-    "cosh", _ufunc("cosh"), lambda g, input: g * input.sinh(), ELEMENTWISE, dtypes=FLOATS_INT,
+    "cosh",
+    _ufunc("cosh"),
+    lambda g, input: g * input.sinh(),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
     ieee=True,
-)  # fmt: skip
+)
 tanh_p = unary(
     "tanh",
     _ufunc("tanh"),
@@ -268,17 +356,32 @@ tanh_p = unary(
 )
 tanh = tanh_p.fn
 asinh_p = unary(
-    "asinh", _ufunc("arcsinh"), lambda g, input: g * (input * input + 1).rsqrt(), ELEMENTWISE,
-    dtypes=FLOATS_INT, methods=("asinh", "arcsinh"),
-)  # fmt: skip
+    "asinh",
+    _ufunc("arcsinh"),
+    lambda g, input: g * (input * input + 1).rsqrt(),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    methods=("asinh", "arcsinh"),
+)
 acosh_p = unary(
-    "acosh", _ufunc("arccosh"), lambda g, input: g * (input * input - 1).rsqrt(), ELEMENTWISE,
-    dtypes=FLOATS_INT, low=1.1, high=3.0, methods=("acosh", "arccosh"), ieee=True,
-)  # fmt: skip
+    "acosh",
+    _ufunc("arccosh"),
+    lambda g, input: g * (input * input - 1).rsqrt(),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    low=1.1,
+    high=3.0,
+    methods=("acosh", "arccosh"),
+    ieee=True,
+)
 atanh_p = unary(
-    "atanh", _ufunc("arctanh"), lambda g, input: g / (1 - input * input), ELEMENTWISE,
-    methods=("atanh", "arctanh"), **_UNIT,
-)  # fmt: skip
+    "atanh",
+    _ufunc("arctanh"),
+    lambda g, input: g / (1 - input * input),
+    ELEMENTWISE,
+    methods=("atanh", "arctanh"),
+    **_UNIT,
+)
 deg2rad_p = unary(
     "deg2rad",
     lambda xp, input: input * _DEG,
@@ -330,9 +433,12 @@ def _sigmoid(xp, input):
 
 
 sigmoid_p = unary(
-    "sigmoid", _sigmoid,
-    lambda g, result: g * result * (1 - result), ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
-)  # fmt: skip
+    "sigmoid",
+    _sigmoid,
+    lambda g, result: g * result * (1 - result),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT_BOOL,
+)
 sigmoid = sigmoid_p.fn
 logit_p = unary(
     "logit",
@@ -345,22 +451,32 @@ logit_p = unary(
     no_kernel=NoKernel("c", "logit_cpu"),
 )
 erf_p = unary(
-    "erf", lambda xp, input: _special(xp).erf(input),
-    lambda g, input: g * (-input * input).exp() * _2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    "erf",
+    lambda xp, input: _special(xp).erf(input),
+    lambda g, input: g * (-input * input).exp() * _2_SQRTPI,
+    ELEMENTWISE,
+    dtypes=FLOATS_INT_BOOL,
     no_kernel=NoKernel("c", "erf_vml_cpu"),
-)  # fmt: skip
+)
 erfc_p = unary(
-    "erfc", lambda xp, input: _special(xp).erfc(input),
-    lambda g, input: g * (-input * input).exp() * -_2_SQRTPI, ELEMENTWISE, dtypes=FLOATS_INT_BOOL,
+    "erfc",
+    lambda xp, input: _special(xp).erfc(input),
+    lambda g, input: g * (-input * input).exp() * -_2_SQRTPI,
+    ELEMENTWISE,
+    dtypes=FLOATS_INT_BOOL,
     no_kernel=NoKernel("c", "erfc_vml_cpu"),
-)  # fmt: skip
+)
 erfinv_p = unary(
-    "erfinv", lambda xp, input: _special(xp).erfinv(input),
+    "erfinv",
+    lambda xp, input: _special(xp).erfinv(input),
     # PyTorch's formula reads (saves) the input, not the result
-    lambda g, input: g * input.erfinv().square().exp() * _SQRTPI_2, ELEMENTWISE, dtypes=FLOATS_INT,
-    low=-0.9, high=0.9,
+    lambda g, input: g * input.erfinv().square().exp() * _SQRTPI_2,
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    low=-0.9,
+    high=0.9,
     no_kernel=NoKernel("c", "erfinv_vml_cpu"),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ rounding
@@ -390,28 +506,69 @@ def _frac(xp, input):
 
 _ROUNDING = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT, "samples": _rounding_samples}
 floor_p = unary(
-    "floor", _rounding("floor"), _zeros, ELEMENTWISE, no_kernel=(NoKernel("b", "floor_vml_cpu"), NoKernel("c", error=(NotImplementedError, "floor is not supported for complex inputs"))),
+    "floor",
+    _rounding("floor"),
+    _zeros,
+    ELEMENTWISE,
+    no_kernel=(
+        NoKernel("b", "floor_vml_cpu"),
+        NoKernel("c", error=(NotImplementedError, "floor is not supported for complex inputs")),
+    ),
     **_ROUNDING,
-)  # fmt: skip
+)
 ceil_p = unary(
-    "ceil", _rounding("ceil"), _zeros, ELEMENTWISE, no_kernel=(NoKernel("b", "ceil_vml_cpu"), NoKernel("c", error=(NotImplementedError, "ceil is not supported for complex inputs"))),
+    "ceil",
+    _rounding("ceil"),
+    _zeros,
+    ELEMENTWISE,
+    no_kernel=(
+        NoKernel("b", "ceil_vml_cpu"),
+        NoKernel("c", error=(NotImplementedError, "ceil is not supported for complex inputs")),
+    ),
     **_ROUNDING,
-)  # fmt: skip
+)
 trunc_p = unary(
-    "trunc", _rounding("trunc"), _zeros, ELEMENTWISE, **_ROUNDING,
-    methods=("trunc", "fix"), error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
-    no_kernel=(NoKernel("b", "trunc_vml_cpu"), NoKernel("c", error=(NotImplementedError, "trunc is not supported for complex inputs"))),
-)  # fmt: skip
+    "trunc",
+    _rounding("trunc"),
+    _zeros,
+    ELEMENTWISE,
+    **_ROUNDING,
+    methods=("trunc", "fix"),
+    error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
+    no_kernel=(
+        NoKernel("b", "trunc_vml_cpu"),
+        NoKernel("c", error=(NotImplementedError, "trunc is not supported for complex inputs")),
+    ),
+)
+
+
+def _round_errors(make):
+    yield _err(make, "round_cpu", np.int64, decimals=1)
+    yield _err(make, "round_vml_cpu")
+
+
 round_p = unary(
-    "round", _round, _zeros, ELEMENTWISE, promotion=Promotion.OWN, dtypes=FLOATS_INT, samples=_round_samples,
-    error_samples=lambda make: [_err(make, "round_cpu", np.int64, decimals=1), _err(make, "round_vml_cpu")],
-    no_kernel=(*_ROUND_NO_KERNEL, NoKernel("c", "round_vml_cpu")), node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
-)  # fmt: skip
+    "round",
+    _round,
+    _zeros,
+    ELEMENTWISE,
+    promotion=Promotion.OWN,
+    dtypes=FLOATS_INT,
+    samples=_round_samples,
+    error_samples=_round_errors,
+    no_kernel=(*_ROUND_NO_KERNEL, NoKernel("c", "round_vml_cpu")),
+    node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
+)
 frac_p = unary(
-    "frac", _frac, lambda g: g, ELEMENTWISE, promotion=Promotion.OWN, samples=_rounding_samples,
+    "frac",
+    _frac,
+    lambda g: g,
+    ELEMENTWISE,
+    promotion=Promotion.OWN,
+    samples=_rounding_samples,
     error_samples=lambda make: [_err(make, "frac_cpu", np.int64)],
     no_kernel=(NoKernel("bi", "frac_cpu"), NoKernel("c", "frac_cpu")),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ nan_to_num, angle, conj
@@ -440,9 +597,14 @@ def _angle(xp, input):
 
 
 nan_to_num_p = unary(
-    "nan_to_num", _nan_to_num, lambda g, input: g * input.isfinite(), ELEMENTWISE,
-    promotion=Promotion.OWN, dtypes=FLOATS_INT_BOOL, samples=_nan_to_num_samples,
-)  # fmt: skip
+    "nan_to_num",
+    _nan_to_num,
+    lambda g, input: g * input.isfinite(),
+    ELEMENTWISE,
+    promotion=Promotion.OWN,
+    dtypes=FLOATS_INT_BOOL,
+    samples=_nan_to_num_samples,
+)
 
 
 def _angle_vjp(g, input):
@@ -460,14 +622,23 @@ def _angle_jvp(t, input):
 
 
 angle_p = unary(
-    "angle", _angle, _angle_vjp, _angle_jvp, dtypes=FLOATS_INT_BOOL, exclude_zero=True,
+    "angle",
+    _angle,
+    _angle_vjp,
+    _angle_jvp,
+    dtypes=FLOATS_INT_BOOL,
+    exclude_zero=True,
     inplace=False,
-)  # fmt: skip
+)
 conj_physical_p = unary(
-    "conj_physical", lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
-    lambda g: g.conj(), LINEAR, promotion=Promotion.OWN, dtypes=FLOATS_INT_BOOL,
+    "conj_physical",
+    lambda xp, input: xp.conj(input) if input.dtype.kind == "c" else input.copy(),
+    lambda g: g.conj(),
+    LINEAR,
+    promotion=Promotion.OWN,
+    dtypes=FLOATS_INT_BOOL,
     inplace_policy=InplacePolicy(shared_ok=True),
-)  # fmt: skip
+)
 conj_physical = conj_physical_p.fn
 
 
@@ -537,9 +708,12 @@ isreal_p = unary("isreal", _isreal, out=False, **_PREDICATE)
 
 # ------------------------------------------------------------------ bitwise
 bitwise_not_p = unary(
-    "bitwise_not", lambda xp, input: xp.invert(input), promotion=Promotion.INTEGRAL, dtypes=("int64", "bool"),
+    "bitwise_not",
+    lambda xp, input: xp.invert(input),
+    promotion=Promotion.INTEGRAL,
+    dtypes=("int64", "bool"),
     samples=unary_samples(-8, 8, shapes=UNARY_SHAPES[:4]),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ public aliases
@@ -557,18 +731,74 @@ def _inplace_function(name: str):
     return fn
 
 
-tensor_methods({
-    "conj": conj, "positive": positive, "resolve_conj": _identity, "resolve_neg": _identity,
-    "is_conj": _false, "is_neg": _false,
-})  # fmt: skip
+tensor_methods(
+    {
+        "conj": conj,
+        "positive": positive,
+        "resolve_conj": _identity,
+        "resolve_neg": _identity,
+        "is_conj": _false,
+        "is_neg": _false,
+    }
+)
 
 __all__ = [
-    "abs_p", "acos_p", "acosh_p", "angle_p", "asin_p", "asinh_p", "atan_p", "atanh_p",
-    "bitwise_not_p", "ceil_p", "conj", "conj_physical", "conj_physical_p", "cos_p", "cosh_p",
-    "deg2rad_p", "erf_p", "erfc_p", "erfinv_p", "exp_p", "exp2_p", "expm1_p", "floor_p", "frac_p",
-    "isfinite_p", "isinf_p", "isnan_p", "isneginf_p", "isposinf_p", "isreal_p", "log_p", "log10_p",
-    "log1p_p", "log2_p", "logit_p", "nan_to_num_p", "neg_p", "positive", "rad2deg_p", "reciprocal",
-    "reciprocal_p", "relu", "relu_p", "round_p", "rsqrt_p", "sgn_p", "sigmoid", "sigmoid_p",
-    "sign_p", "signbit_p", "sin_p", "sinh_p", "sqrt_p", "square_p", "tan_p", "tanh", "tanh_p",
+    "abs_p",
+    "acos_p",
+    "acosh_p",
+    "angle_p",
+    "asin_p",
+    "asinh_p",
+    "atan_p",
+    "atanh_p",
+    "bitwise_not_p",
+    "ceil_p",
+    "conj",
+    "conj_physical",
+    "conj_physical_p",
+    "cos_p",
+    "cosh_p",
+    "deg2rad_p",
+    "erf_p",
+    "erfc_p",
+    "erfinv_p",
+    "exp_p",
+    "exp2_p",
+    "expm1_p",
+    "floor_p",
+    "frac_p",
+    "isfinite_p",
+    "isinf_p",
+    "isnan_p",
+    "isneginf_p",
+    "isposinf_p",
+    "isreal_p",
+    "log_p",
+    "log10_p",
+    "log1p_p",
+    "log2_p",
+    "logit_p",
+    "nan_to_num_p",
+    "neg_p",
+    "positive",
+    "rad2deg_p",
+    "reciprocal",
+    "reciprocal_p",
+    "relu",
+    "relu_p",
+    "round_p",
+    "rsqrt_p",
+    "sgn_p",
+    "sigmoid",
+    "sigmoid_p",
+    "sign_p",
+    "signbit_p",
+    "sin_p",
+    "sinh_p",
+    "sqrt_p",
+    "square_p",
+    "tan_p",
+    "tanh",
+    "tanh_p",
     "trunc_p",
-]  # fmt: skip
+]
