@@ -12,6 +12,10 @@ from .autograd.task import is_multithreading_enabled as _is_multithreading_enabl
 from .autograd.task import will_engine_execute_node as _will_engine_execute_node
 
 __all__ = [
-    "_current_autograd_node", "_current_graph_task_execution_order", "_current_graph_task_id",
-    "_is_multithreading_enabled", "_set_multithreading_enabled", "_will_engine_execute_node",
-]  # fmt: skip
+    "_current_autograd_node",
+    "_current_graph_task_execution_order",
+    "_current_graph_task_id",
+    "_is_multithreading_enabled",
+    "_set_multithreading_enabled",
+    "_will_engine_execute_node",
+]

@@ -137,11 +137,25 @@ from .ops.linalg import (
     tensordot,
 )
 from .nn._activation import (
-    celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_,
-)  # fmt: skip
+    celu,
+    celu_,
+    hardshrink,
+    prelu,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    threshold,
+    threshold_,
+)
 from .nn._conv import (
-    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
-)  # fmt: skip
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from .nn._pool_adaptive import adaptive_avg_pool1d
 from .nn._pool_adaptive import adaptive_max_pool1d_with_indices as adaptive_max_pool1d
 from .nn._pool_avg import avg_pool1d

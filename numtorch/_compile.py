@@ -78,9 +78,15 @@ def compile(  # noqa: A001 - PyTorch's name
         raise InvalidBackend(backend)
     if model is None:
         return functools.partial(
-            compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
-            options=options, name=name, disable=disable,
-        )  # fmt: skip
+            compile,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            name=name,
+            disable=disable,
+        )
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable or isinstance(model, CapturedGraph):
@@ -246,9 +252,10 @@ class _Frame:
                 if (t0, d0, r0, len(s0)) != (t1, d1, r1, len(s1)):
                     break
                 dims = {
-                    d for d, (x, y) in enumerate(zip(s0, s1))
+                    d
+                    for d, (x, y) in enumerate(zip(s0, s1))
                     if x is not None and y is not None and x != y
-                }  # fmt: skip
+                }
                 if dims - self.marks.get(i, frozenset()):
                     changed[i] = dims
             else:
@@ -365,8 +372,11 @@ _HEAD = 6  # a guard key's items before the tensors' metadata
 _MODULES = module_state
 _NUMBERS = (bool, int, float, complex, str, type(None))
 _HOOKS = (
-    "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
-)  # fmt: skip
+    "_forward_hooks",
+    "_forward_pre_hooks",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+)
 
 
 def _hashable(v) -> bool:

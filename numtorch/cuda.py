@@ -13,11 +13,21 @@ from ._core.device import is_cuda_available as is_available
 from .ops import creation as _creation
 
 __all__ = [
-    "current_device", "device_count", "empty_cache", "get_device_capability",
-    "get_device_name", "initial_seed", "is_available", "is_initialized", "manual_seed",
-    "manual_seed_all", "memory_allocated", "seed", "seed_all",
+    "current_device",
+    "device_count",
+    "empty_cache",
+    "get_device_capability",
+    "get_device_name",
+    "initial_seed",
+    "is_available",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "memory_allocated",
+    "seed",
+    "seed_all",
     "synchronize",
-]  # fmt: skip
+]
 
 
 def device_count() -> int:

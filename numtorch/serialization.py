@@ -79,10 +79,16 @@ class _Global:
         raise TypeError(f"{self.module}.{self.name} is a name in a checkpoint, not a function")
 
 
-_G = {p: _Global(p) for p in (
-    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
-    "collections.OrderedDict", "torch.device", "torch.Size",
-)}  # fmt: skip
+_G = {
+    p: _Global(p)
+    for p in (
+        "torch._utils._rebuild_tensor_v2",
+        "torch._utils._rebuild_parameter",
+        "collections.OrderedDict",
+        "torch.device",
+        "torch.Size",
+    )
+}
 
 
 class _StorageType:
@@ -218,8 +224,13 @@ def _allowed_globals() -> dict[str, Any]:
         "torch.nn.parameter.Parameter": Parameter,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
     }
-    for f in (_rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
-              _rebuild_parameter_with_state):  # fmt: skip
+    for f in (
+        _rebuild_tensor,
+        _rebuild_tensor_v2,
+        _rebuild_tensor_v3,
+        _rebuild_parameter,
+        _rebuild_parameter_with_state,
+    ):
         rc[f"torch._utils.{f.__name__}"] = f
     for name, st in _STORAGE_TYPES.items():
         rc[f"torch.{name}"] = st

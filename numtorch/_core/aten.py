@@ -260,8 +260,10 @@ class FunctionSchema:
         self.is_mutable = func._inplace
         self.name = f"aten::{func._opname}"
         self.overload_name = "" if func._overloadname == "default" else func._overloadname
-        args = [Argument(n, "Tensor[]" if i in op.list_inputs else "Tensor")
-                for i, n in enumerate(op.inputs)]  # fmt: skip
+        args = [
+            Argument(n, "Tensor[]" if i in op.list_inputs else "Tensor")
+            for i, n in enumerate(op.inputs)
+        ]
         for name, default, kind in op.attrs:
             typ = "Any" if default is None or default is inspect.Parameter.empty else None
             args.append(Argument(name, typ or type(default).__name__, default, kind != _POSITIONAL))

@@ -9,9 +9,16 @@ class dtype:
     """A tensor element type; wraps a NumPy dtype."""
 
     __slots__ = (
-        "name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind",
-        "scalar_name", "cpp_name",
-    )  # fmt: skip
+        "name",
+        "np",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "itemsize",
+        "_kind",
+        "scalar_name",
+        "cpp_name",
+    )
 
     def __init__(self, name: str, np_dtype, kind: int, scalar_name: str, cpp_name: str):
         self.name = name

@@ -74,10 +74,13 @@ def _alias_code(params: Sequence[str], public: str, owner: str) -> list[tuple[st
     if f"{owner}.{public}" in PYTHON_IN_TORCH or owner.startswith("nn"):
         return []
     return [
-        (f"{alias}=_NO", f"    if {alias} is not _NO:\n        {n} = _numpy_name('{public}', {n}, _d_{n}, {alias}, '{alias}')\n")
+        (
+            f"{alias}=_NO",
+            f"    if {alias} is not _NO:\n        {n} = _numpy_name('{public}', {n}, _d_{n}, {alias}, '{alias}')\n",
+        )
         for n, alias in NUMPY_NAMES.items()
         if n in params and alias not in params
-    ]  # fmt: skip
+    ]
 
 
 def numpy_aliases(op) -> dict[str, str]:

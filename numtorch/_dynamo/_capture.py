@@ -303,9 +303,10 @@ class _Capture:
                 out[name] = concrete(v) if symbolic else v
         if symbolic:
             self.metas[node] = NodeSizes(
-                attrs, symbolize(node.in_meta, f"m[{at}][1]"),
+                attrs,
+                symbolize(node.in_meta, f"m[{at}][1]"),
                 symbolize(node._out_meta, f"m[{at}][0]"),
-            )  # fmt: skip
+            )
         elif self.tracer.symbolic:
             self._joint_sizes(node, out)
         return out
@@ -319,9 +320,10 @@ class _Capture:
         for name, v in saved.items():
             saved[name] = self._forward(sizes.saved.get(name, v))
         self.metas[node] = NodeSizes(
-            self._forward(sizes.attrs), self._forward(sizes.in_meta),
+            self._forward(sizes.attrs),
+            self._forward(sizes.in_meta),
             self._forward(sizes.out_meta),
-        )  # fmt: skip
+        )
 
     def _forward(self, v):
         """v with the forward's symbolic sizes as m values (``forward_sizes``)."""
@@ -358,10 +360,15 @@ class _Capture:
         with tracer.paused():
             res = _codegen.RUNTIME[kind](node, real, extra)
         out = [None if r is None else tracer.wrap(r) for r in res]
-        tracer.program.append(Call(
-            kind, k, [None if v is None else v._slot for v in values],
-            [None if o is None else o._slot for o in out], extra,
-        ))  # fmt: skip
+        tracer.program.append(
+            Call(
+                kind,
+                k,
+                [None if v is None else v._slot for v in values],
+                [None if o is None else o._slot for o in out],
+                extra,
+            )
+        )
         return out
 
 

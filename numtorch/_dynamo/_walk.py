@@ -54,9 +54,20 @@ class _Walk:
     program is specialized to; its keys."""
 
     __slots__ = (
-        "roots", "inputs", "accumulate", "keep_graph", "stop", "nodes", "index", "kinds",
-        "at", "arrays", "sig", "layouts", "keys",
-    )  # fmt: skip
+        "roots",
+        "inputs",
+        "accumulate",
+        "keep_graph",
+        "stop",
+        "nodes",
+        "index",
+        "kinds",
+        "at",
+        "arrays",
+        "sig",
+        "layouts",
+        "keys",
+    )
 
     def __init__(self, roots, grads, inputs, accumulate: bool, keep_graph: bool, stop) -> None:
         self.roots = roots
@@ -190,8 +201,9 @@ def _keys(w: _Walk) -> list:
     if not ordered:  # the engine runs nodes by sequence number
         add(tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq)))
     if w.inputs is not None:  # where the gradients to capture or accumulate are
-        edges = (engine.edge_of(t) if isinstance(t, Tensor) else (t.node, t.output_nr)
-                 for t in w.inputs)  # fmt: skip
+        edges = (
+            engine.edge_of(t) if isinstance(t, Tensor) else (t.node, t.output_nr) for t in w.inputs
+        )
         add(tuple(None if n not in index else (index[n], nr) for n, nr in edges))
     add((w.keep_graph, tuple(None if a is None else a.dtype for a in arrays)))
     if _cuda_used[0]:  # a program made for NumPy arrays is not one for CuPy arrays
@@ -275,10 +287,12 @@ def _hook_flags(node: Node) -> tuple:
     """Which hooks a node and (for a leaf) its tensor have: the calls its program makes."""
     var = getattr(node, "variable", None)
     return (
-        bool(node._pre_hooks), bool(node._post_hooks), node._hooked,
+        bool(node._pre_hooks),
+        bool(node._post_hooks),
+        node._hooked,
         var is not None and bool(var._hooks),
         var is not None and bool(var.__dict__.get("_post_acc_hooks")),
-    )  # fmt: skip
+    )
 
 
 def _layout(a) -> tuple:

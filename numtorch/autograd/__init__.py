@@ -11,7 +11,16 @@ from .gradcheck import gradcheck, gradgradcheck
 from .task import set_multithreading_enabled
 
 __all__ = [
-    "Function", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
-    "inference_mode", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+    "Function",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "inference_mode",
+    "no_grad",
+    "set_detect_anomaly",
+    "set_grad_enabled",
     "set_multithreading_enabled",
-]  # fmt: skip
+]

@@ -27,9 +27,16 @@ from .task import _task_ids
 
 class _GraphTask:
     __slots__ = (
-        "deps", "exec_info", "targets", "captures", "keep_graph", "create_graph", "accumulate",
-        "current", "check_nan",
-    )  # fmt: skip
+        "deps",
+        "exec_info",
+        "targets",
+        "captures",
+        "keep_graph",
+        "create_graph",
+        "accumulate",
+        "current",
+        "check_nan",
+    )
 
     def __init__(self, keep_graph, create_graph, accumulate):
         self.current = None  # the node executing now (torch._C._current_autograd_node)
@@ -654,8 +661,10 @@ def grad(
             raise RuntimeError(
                 "materialize_grads cannot be used when the given input is a GradientEdge"
             )
-        res = [zeros_like(t, requires_grad=create_graph) if g is None else g
-               for g, t in zip(res, inputs)]  # fmt: skip
+        res = [
+            zeros_like(t, requires_grad=create_graph) if g is None else g
+            for g, t in zip(res, inputs)
+        ]
     res = tuple(res)
     return res if keys is None else dict(zip(keys, res))
 
@@ -668,9 +677,13 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
     def vjp(*g_o):
         return grad(
-            outputs, inputs, g_o, retain_graph=True, create_graph=create_graph,
+            outputs,
+            inputs,
+            g_o,
+            retain_graph=True,
+            create_graph=create_graph,
             allow_unused=allow_unused,
-        )  # fmt: skip
+        )
 
     in_dims = tuple(0 if isinstance(g, Tensor) else None for g in gos)
     if None not in in_dims:

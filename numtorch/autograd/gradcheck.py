@@ -90,7 +90,9 @@ If the test
   module_test entry to have `gradcheck_fast_mode=False`
 """.strip()
 
-_UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'  # fmt: skip
+_UNDEFINED_NOTE = (
+    'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+)
 
 FAILED_BATCHED_GRAD_MSG_FWD_AD = """
 gradcheck failed while testing batched gradient computation with forward-mode AD.
@@ -216,9 +218,11 @@ def _numerical(func, inputs: tuple, directions: list[Tensor], eps: float) -> Jac
     """Central differences of every tensor output along each row of ``directions[j]``
     (unit vectors over the flattened input j): jac[j][i] is (directions, output numel)."""
     return _per_direction(
-        inputs, directions, lambda k, d: _difference(func, inputs, k, d * eps, eps),
+        inputs,
+        directions,
+        lambda k, d: _difference(func, inputs, k, d * eps, eps),
         lambda k: _call(func, inputs, k, inputs[k]),
-    )  # fmt: skip
+    )
 
 
 def _basis(inputs: tuple) -> list[Tensor]:
@@ -325,7 +329,9 @@ def _no_differentiable_outputs(numerical: Jacobians, tol: float) -> bool:
     return True
 
 
-def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_dtypes, nondet_tol, forward):  # fmt: skip
+def _slow_gradcheck(
+    func, func_out, inputs, outputs, eps, rtol, atol, check_dtypes, nondet_tol, forward
+):
     numerical = _numerical(func, inputs, _basis(inputs), eps)
     if not outputs:
         return _no_differentiable_outputs(numerical, 0.0)
@@ -352,7 +358,9 @@ def _unit(like: Tensor, g: Generator) -> Tensor:
     return v / v.norm()
 
 
-def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_dtypes, nondet_tol, forward):  # fmt: skip
+def _fast_gradcheck(
+    func, func_out, inputs, outputs, eps, rtol, atol, check_dtypes, nondet_tol, forward
+):
     g = Generator()  # our own draws, so that the user's random state is untouched
     diff = _diff_inputs(inputs)
     us = [_unit(x, g)[None] for x in diff]
@@ -407,7 +415,7 @@ def _slow_report(func, inputs, outputs, i, j, rtol, atol, eps, forward) -> str:
 # ------------------------------------------------------------------ the other checks
 def _batched_mismatch(output_idx, input_idx, res, exp, forward: bool) -> str:
     note = FAILED_BATCHED_GRAD_MSG_FWD_AD if forward else FAILED_BATCHED_GRAD_MSG
-    return f"For output {output_idx} and input {input_idx}:\n\n{note}\n\nGot:\n{res}\n\nExpected:\n{exp}".strip()  # fmt: skip
+    return f"For output {output_idx} and input {input_idx}:\n\n{note}\n\nGot:\n{res}\n\nExpected:\n{exp}".strip()
 
 
 def _test_batched_grad(diff: list[Tensor], output: Tensor, output_idx: int) -> bool:
@@ -425,9 +433,13 @@ def _test_batched_grad(diff: list[Tensor], output: Tensor, output_idx: int) -> b
         warnings.filterwarnings("ignore", message="There is a performance drop")
         try:
             result = grad(
-                output, diff, stack(gos), retain_graph=True, allow_unused=True,
+                output,
+                diff,
+                stack(gos),
+                retain_graph=True,
+                allow_unused=True,
                 is_grads_batched=True,
-            )  # fmt: skip
+            )
         except RuntimeError as ex:
             raise GradcheckError(
                 f"While computing batched gradients, got: {ex}\n\n{FAILED_BATCHED_GRAD_MSG}"
@@ -564,15 +576,27 @@ def gradcheck(
     ``raise_exception=False``)."""
     _check_modes(
         {"check_forward_ad": check_forward_ad, "check_backward_ad": check_backward_ad},
-        {("check_batched_grad", "check_backward_ad"): check_batched_grad,
-         ("check_batched_forward_grad", "check_forward_ad"): check_batched_forward_grad},
-    )  # fmt: skip
+        {
+            ("check_batched_grad", "check_backward_ad"): check_batched_grad,
+            ("check_batched_forward_grad", "check_forward_ad"): check_batched_forward_grad,
+        },
+    )
     try:
         return _gradcheck(
-            func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad,
-            check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
-            check_forward_ad, check_backward_ad, fast_mode,
-        )  # fmt: skip
+            func,
+            _as_tuple(inputs),
+            eps,
+            atol,
+            rtol,
+            nondet_tol,
+            check_undefined_grad,
+            check_grad_dtypes,
+            check_batched_grad,
+            check_batched_forward_grad,
+            check_forward_ad,
+            check_backward_ad,
+            fast_mode,
+        )
     except GradcheckError:
         if raise_exception:
             raise
@@ -580,10 +604,20 @@ def gradcheck(
 
 
 def _gradcheck(
-    func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-    check_batched_grad, check_batched_forward_grad, check_forward_ad, check_backward_ad,
+    func,
+    inputs,
+    eps,
+    atol,
+    rtol,
+    nondet_tol,
+    check_undefined_grad,
+    check_grad_dtypes,
+    check_batched_grad,
+    check_batched_forward_grad,
+    check_forward_ad,
+    check_backward_ad,
     fast_mode,
-) -> bool:  # fmt: skip
+) -> bool:
     _check_inputs(inputs)
     func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
@@ -634,9 +668,11 @@ def gradgradcheck(
     grad_outputs) to the input gradients (random grad_outputs in [-1, 1) when None)."""
     _check_modes(
         {"check_fwd_over_rev": check_fwd_over_rev, "check_rev_over_rev": check_rev_over_rev},
-        {("check_undefined_grad", "check_rev_over_rev"): check_undefined_grad,
-         ("check_batched_grad", "check_rev_over_rev"): check_batched_grad},
-    )  # fmt: skip
+        {
+            ("check_undefined_grad", "check_rev_over_rev"): check_undefined_grad,
+            ("check_batched_grad", "check_rev_over_rev"): check_batched_grad,
+        },
+    )
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         g = Generator()
@@ -658,13 +694,21 @@ def gradgradcheck(
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(
-        input_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-        raise_exception=raise_exception, nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-        check_batched_grad=check_batched_grad, fast_mode=fast_mode,
-        check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
+        input_grads,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
         masked=masked,
-    )  # fmt: skip
+    )
 
 
 def _grad_output_like(x: Tensor, g: Generator, noncontiguous: bool) -> Tensor:

@@ -29,9 +29,16 @@ class Node:
     """A backward function (torch.autograd.graph.Node)."""
 
     __slots__ = (
-        "op", "attrs", "saved", "next_functions", "_seq", "in_meta", "_out_meta", "__weakref__",
+        "op",
+        "attrs",
+        "saved",
+        "next_functions",
+        "_seq",
+        "in_meta",
+        "_out_meta",
+        "__weakref__",
         "__dict__",
-    )  # fmt: skip
+    )
     # Rarely set; kept out of the slots so that recording a node stays cheap.
     _metadata = None
     _pre_hooks = None

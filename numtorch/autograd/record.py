@@ -158,9 +158,14 @@ def _make_linker(op, level: bool):
         "    return names",
     ]
     env = {
-        "Tensor": Tensor, "_meta": _meta, "_acc": accumulate_node, "_edge": _edge,
-        "_add_names": _add_names, "_NO_EDGE": _NO_EDGE, "_SKIP": _SKIP,
-    }  # fmt: skip
+        "Tensor": Tensor,
+        "_meta": _meta,
+        "_acc": accumulate_node,
+        "_edge": _edge,
+        "_add_names": _add_names,
+        "_NO_EDGE": _NO_EDGE,
+        "_SKIP": _SKIP,
+    }
     exec("\n".join(lines), env)
     link = env["link"]
     (_LEVEL_LINKERS if level else _LINKERS)[op] = link

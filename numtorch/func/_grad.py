@@ -97,10 +97,11 @@ class GradInterpreter(Interpreter):
         unwrap = self.unwrap
         if op.list_inputs:
             inner = tuple(
-                [unwrap(x) for x in a] if i in op.list_inputs and isinstance(a, (list, tuple))
+                [unwrap(x) for x in a]
+                if i in op.list_inputs and isinstance(a, (list, tuple))
                 else unwrap(a)
                 for i, a in enumerate(args)
-            )  # fmt: skip
+            )
         else:
             inner = tuple([unwrap(a) for a in args])
         out = dispatch(op, inner, attrs)

@@ -32,9 +32,15 @@ class Adadelta(_PerParameter):
             raise ValueError(f"Invalid rho value: {rho}")
         _check(lr, epsilon=eps, weight_decay=weight_decay)
         defaults = dict(
-            lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
-            capturable=capturable, foreach=foreach, differentiable=differentiable,
-        )  # fmt: skip
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            capturable=capturable,
+            foreach=foreach,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:

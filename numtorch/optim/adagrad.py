@@ -27,14 +27,23 @@ class Adagrad(_PerParameter):
         fused: bool | None = None,
     ) -> None:
         _check(
-            lr, lr_decay=lr_decay, weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value, epsilon=eps,
-        )  # fmt: skip
+            lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            epsilon=eps,
+        )
         defaults = dict(
-            lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value, foreach=foreach,
-            maximize=maximize, differentiable=differentiable, fused=fused,
-        )  # fmt: skip
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
         super().__init__(params, defaults)
         _check_fused(fused, foreach, differentiable)
         for group in self.param_groups:

@@ -72,11 +72,18 @@ class Adam(_PerParameter):
         _check(lr, epsilon=eps, betas=betas, weight_decay=weight_decay)
         _check_betas_kind(betas, foreach, capturable)
         defaults = dict(
-            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-            maximize=maximize, foreach=foreach, capturable=capturable,
-            differentiable=differentiable, fused=fused,
+            lr=lr,
+            betas=tuple(betas),
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
-        )  # fmt: skip
+        )
         super().__init__(params, defaults)
         _check_fused(fused, foreach, differentiable)
 

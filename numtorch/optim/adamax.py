@@ -27,9 +27,15 @@ class Adamax(_PerParameter):
     ) -> None:
         _check(lr, epsilon=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
-            maximize=maximize, differentiable=differentiable, capturable=capturable,
-        )  # fmt: skip
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:

@@ -28,10 +28,19 @@ class AdamW(Adam):
         fused: bool | None = None,
     ) -> None:
         super().__init__(
-            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-            capturable=capturable, differentiable=differentiable, fused=fused,
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=True,
-        )  # fmt: skip
+        )
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)

@@ -115,10 +115,14 @@ class LBFGS(Optimizer):
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(
-            lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
-            tolerance_change=tolerance_change, history_size=history_size,
+            lr=lr,
+            max_iter=max_iter,
+            max_eval=max_eval,
+            tolerance_grad=tolerance_grad,
+            tolerance_change=tolerance_change,
+            history_size=history_size,
             line_search_fn=line_search_fn,
-        )  # fmt: skip
+        )
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
@@ -216,8 +220,13 @@ class LBFGS(Optimizer):
                 x0 = [p.clone() for p in self._params]
                 loss, flat_grad, t, ls_evals = _strong_wolfe(
                     lambda step: self._directional_evaluate(closure, x0, step, d),
-                    t, d, loss, flat_grad, gtd, max_ls=max_eval - evals,
-                )  # fmt: skip
+                    t,
+                    d,
+                    loss,
+                    flat_grad,
+                    gtd,
+                    max_ls=max_eval - evals,
+                )
                 self._add_grad(t, d)
                 opt_cond = flat_grad.abs().max() <= tolerance_grad
             else:
@@ -238,7 +247,13 @@ class LBFGS(Optimizer):
                 break
 
         state.update(
-            d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
-            prev_flat_grad=prev_flat_grad, prev_loss=prev_loss,
-        )  # fmt: skip
+            d=d,
+            t=t,
+            old_dirs=old_dirs,
+            old_stps=old_stps,
+            ro=ro,
+            H_diag=H_diag,
+            prev_flat_grad=prev_flat_grad,
+            prev_loss=prev_loss,
+        )
         return orig_loss

@@ -982,7 +982,7 @@ class OneCycleLR(LRScheduler):
                     "initial_lr",
                     "base_momentum",
                     "max_momentum",
-                ),  # fmt: skip
+                ),
                 _phase(last, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
             ]
         else:

@@ -42,10 +42,17 @@ class NAdam(_PerParameter):
             lr, epsilon=eps, betas=betas, weight_decay=weight_decay, momentum_decay=momentum_decay
         )
         defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
-            decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
-            capturable=capturable, differentiable=differentiable,
-        )  # fmt: skip
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:

@@ -28,10 +28,16 @@ class RAdam(_PerParameter):
     ) -> None:
         _check(lr, epsilon=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
-            foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            decoupled_weight_decay=decoupled_weight_decay,
             differentiable=differentiable,
-        )  # fmt: skip
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:

@@ -28,10 +28,17 @@ class RMSprop(_PerParameter):
     ) -> None:
         _check(lr, epsilon=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(
-            lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-            weight_decay=weight_decay, capturable=capturable, foreach=foreach,
-            maximize=maximize, differentiable=differentiable,
-        )  # fmt: skip
+            lr=lr,
+            momentum=momentum,
+            alpha=alpha,
+            eps=eps,
+            centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:

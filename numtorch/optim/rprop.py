@@ -29,9 +29,14 @@ class Rprop(_PerParameter):
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = dict(
-            lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
-            differentiable=differentiable, capturable=capturable,
-        )  # fmt: skip
+            lr=lr,
+            etas=etas,
+            step_sizes=step_sizes,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:

@@ -31,11 +31,20 @@ from ..autograd.saved import Saved, saved_tensors_hooks
 from ..ops import creation
 
 __all__ = [
-    "CheckpointError", "CheckpointFunction", "DefaultDeviceType", "GraphExecGroup",
-    "check_backward_validity", "checkpoint", "checkpoint_sequential", "detach_variable",
-    "get_device_states", "noop_context_fn", "set_checkpoint_debug_enabled",
-    "set_checkpoint_early_stop", "set_device_states",
-]  # fmt: skip
+    "CheckpointError",
+    "CheckpointFunction",
+    "DefaultDeviceType",
+    "GraphExecGroup",
+    "check_backward_validity",
+    "checkpoint",
+    "checkpoint_sequential",
+    "detach_variable",
+    "get_device_states",
+    "noop_context_fn",
+    "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop",
+    "set_device_states",
+]
 
 _DEFAULT_DETERMINISM_MODE = "default"
 _checkpoint_debug_enabled: bool | None = None

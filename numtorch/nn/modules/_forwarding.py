@@ -84,7 +84,14 @@ def forwarding(
         attrs["__init__"] = signed(f"{name}.__init__", f"self, {params}", "self._setup(locals())")
     call = f"return self._fn({', '.join(_names(inputs))}, **self._fwd_kwargs())"
     forward = signed(f"{name}.forward", f"self, {inputs}", call, "Tensor")
-    ns = {"forward": forward, "__doc__": doc, "__module__": module,
-          "__qualname__": name, "_fn": staticmethod(fn), "_fwd": fwd, "_params": names,
-          **attrs}  # fmt: skip
+    ns = {
+        "forward": forward,
+        "__doc__": doc,
+        "__module__": module,
+        "__qualname__": name,
+        "_fn": staticmethod(fn),
+        "_fwd": fwd,
+        "_params": names,
+        **attrs,
+    }
     return type(name, (base,), ns)

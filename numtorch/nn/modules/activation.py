@@ -41,52 +41,106 @@ _INPLACE = "inplace: bool = False"
 _ALPHA = f"alpha: float = 1.0, {_INPLACE}"
 _DIM = "dim: int | None = None"
 
-# fmt: off
-Threshold = _act("Threshold", F.threshold, f"threshold: float, value: float, {_INPLACE}",
-                 "threshold={threshold}, value={value}",
-                 "Replaces each element not greater than ``threshold`` by ``value``.")
+Threshold = _act(
+    "Threshold",
+    F.threshold,
+    f"threshold: float, value: float, {_INPLACE}",
+    "threshold={threshold}, value={value}",
+    "Replaces each element not greater than ``threshold`` by ``value``.",
+)
 ReLU = _act("ReLU", F.relu, _INPLACE, "", "The rectified linear unit, elementwise.")
-RReLU = _act("RReLU", F.rrelu,
-             f"lower: float = 0.125, upper: float = 0.3333333333333333, {_INPLACE}",
-             "lower={lower}, upper={upper}",
-             "The randomized leaky ReLU: a slope drawn from U(lower, upper) per element in "
-             "training, their mean in evaluation.",
-             fwd=("lower", "upper", "training", "inplace"))
+RReLU = _act(
+    "RReLU",
+    F.rrelu,
+    f"lower: float = 0.125, upper: float = 0.3333333333333333, {_INPLACE}",
+    "lower={lower}, upper={upper}",
+    "The randomized leaky ReLU: a slope drawn from U(lower, upper) per element in "
+    "training, their mean in evaluation.",
+    fwd=("lower", "upper", "training", "inplace"),
+)
 Sigmoid = _act("Sigmoid", F.sigmoid, "", "", "The logistic sigmoid, elementwise.")
-Hardsigmoid = _act("Hardsigmoid", F.hardsigmoid, _INPLACE, "",
-                   "The piecewise-linear sigmoid relu6(x + 3) / 6, elementwise.",
-                   _repr_inplace=False)
+Hardsigmoid = _act(
+    "Hardsigmoid",
+    F.hardsigmoid,
+    _INPLACE,
+    "",
+    "The piecewise-linear sigmoid relu6(x + 3) / 6, elementwise.",
+    _repr_inplace=False,
+)
 Tanh = _act("Tanh", F.tanh, "", "", "The hyperbolic tangent, elementwise.")
 SiLU = _act("SiLU", F.silu, _INPLACE, "", "The sigmoid linear unit x * sigmoid(x), elementwise.")
 Mish = _act("Mish", F.mish, _INPLACE, "", "Mish, x * tanh(softplus(x)), elementwise.")
-Hardswish = _act("Hardswish", F.hardswish, _INPLACE, "",
-                 "Hardswish, x * relu6(x + 3) / 6, elementwise.", _repr_inplace=False)
+Hardswish = _act(
+    "Hardswish",
+    F.hardswish,
+    _INPLACE,
+    "",
+    "Hardswish, x * relu6(x + 3) / 6, elementwise.",
+    _repr_inplace=False,
+)
 ELU = _act("ELU", F.elu, _ALPHA, "alpha={alpha}", "The exponential linear unit, elementwise.")
-CELU = _act("CELU", F.celu, _ALPHA, "alpha={alpha}",
-            "The continuously differentiable ELU, elementwise.")
+CELU = _act(
+    "CELU",
+    F.celu,
+    _ALPHA,
+    "alpha={alpha}",
+    "The continuously differentiable ELU, elementwise.",
+)
 SELU = _act("SELU", F.selu, _INPLACE, "", "The scaled exponential linear unit, elementwise.")
-GLU = _act("GLU", F.glu, "dim: int = -1", "dim={dim}",
-           "The gated linear unit: the first half of ``dim`` times the sigmoid of the second.")
-GELU = _act("GELU", F.gelu, "approximate: str = 'none'", "approximate={approximate!r}",
-            "The Gaussian error linear unit (``approximate='tanh'``: its tanh estimate).")
-Hardshrink = _act("Hardshrink", F.hardshrink, "lambd: float = 0.5", "{lambd}",
-                  "Zeroes the elements within [-lambd, lambd], elementwise.")
-LeakyReLU = _act("LeakyReLU", F.leaky_relu, f"negative_slope: float = 0.01, {_INPLACE}",
-                 "negative_slope={negative_slope}",
-                 "The leaky ReLU, slope ``negative_slope`` below zero, elementwise.")
+GLU = _act(
+    "GLU",
+    F.glu,
+    "dim: int = -1",
+    "dim={dim}",
+    "The gated linear unit: the first half of ``dim`` times the sigmoid of the second.",
+)
+GELU = _act(
+    "GELU",
+    F.gelu,
+    "approximate: str = 'none'",
+    "approximate={approximate!r}",
+    "The Gaussian error linear unit (``approximate='tanh'``: its tanh estimate).",
+)
+Hardshrink = _act(
+    "Hardshrink",
+    F.hardshrink,
+    "lambd: float = 0.5",
+    "{lambd}",
+    "Zeroes the elements within [-lambd, lambd], elementwise.",
+)
+LeakyReLU = _act(
+    "LeakyReLU",
+    F.leaky_relu,
+    f"negative_slope: float = 0.01, {_INPLACE}",
+    "negative_slope={negative_slope}",
+    "The leaky ReLU, slope ``negative_slope`` below zero, elementwise.",
+)
 LogSigmoid = _act("LogSigmoid", F.logsigmoid, "", "", "log(sigmoid(x)), elementwise.")
-Softplus = _act("Softplus", F.softplus, "beta: float = 1.0, threshold: float = 20.0",
-                "beta={beta}, threshold={threshold}",
-                "log(1 + exp(beta * x)) / beta, linear where beta * x > threshold.")
-Softshrink = _act("Softshrink", F.softshrink, "lambd: float = 0.5", "{lambd}",
-                  "Shrinks each element towards zero by ``lambd`` (zero within it).")
+Softplus = _act(
+    "Softplus",
+    F.softplus,
+    "beta: float = 1.0, threshold: float = 20.0",
+    "beta={beta}, threshold={threshold}",
+    "log(1 + exp(beta * x)) / beta, linear where beta * x > threshold.",
+)
+Softshrink = _act(
+    "Softshrink",
+    F.softshrink,
+    "lambd: float = 0.5",
+    "{lambd}",
+    "Shrinks each element towards zero by ``lambd`` (zero within it).",
+)
 Softsign = _act("Softsign", F.softsign, "", "", "x / (1 + |x|), elementwise.")
 Tanhshrink = _act("Tanhshrink", F.tanhshrink, "", "", "x - tanh(x), elementwise.")
 Softmin = _act("Softmin", F.softmin, _DIM, "dim={dim}", "softmax(-x) along ``dim``.")
-Softmax = _act("Softmax", F.softmax, _DIM, "dim={dim}",
-               "exp(x) normalized to sum to one along ``dim``.")
+Softmax = _act(
+    "Softmax",
+    F.softmax,
+    _DIM,
+    "dim={dim}",
+    "exp(x) normalized to sum to one along ``dim``.",
+)
 LogSoftmax = _act("LogSoftmax", F.log_softmax, _DIM, "dim={dim}", "log(softmax(x)) along ``dim``.")
-# fmt: on
 
 
 class Hardtanh(_Activation):

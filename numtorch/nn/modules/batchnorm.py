@@ -189,8 +189,13 @@ def _lazy_norm(cls: type[_NormBase], base: type[_NormBase], module: str) -> type
     becoming a ``cls`` then."""
     name = "Lazy" + cls.__name__
     doc = f"{cls.__name__} whose num_features is inferred from the first input."
-    ns = {"__doc__": doc, "__module__": module, "__qualname__": name, "cls_to_become": cls,
-          "_input_dims": cls._input_dims}  # fmt: skip
+    ns = {
+        "__doc__": doc,
+        "__module__": module,
+        "__qualname__": name,
+        "cls_to_become": cls,
+        "_input_dims": cls._input_dims,
+    }
     return type(name, (_LazyNormBase, base), ns)
 
 
@@ -239,9 +244,14 @@ class SyncBatchNorm(_BatchNorm):
         out = module
         if isinstance(module, _BatchNorm):
             out = cls(
-                module.num_features, module.eps, module.momentum, module.affine,
-                module.track_running_stats, process_group, bias=module.bias is not None,
-            )  # fmt: skip
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None,
+            )
             if module.affine:
                 out.weight = module.weight
                 out.bias = module.bias

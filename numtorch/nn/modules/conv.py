@@ -143,17 +143,28 @@ class _Conv(_ConvNd):
     ) -> None:
         tup = _ntuple(self._nd)
         super().__init__(
-            in_channels, out_channels, tup(kernel_size), tup(stride),
-            padding if isinstance(padding, str) else tup(padding), tup(dilation), False,
-            tup(0), groups, bias, padding_mode, device=device, dtype=dtype,
-        )  # fmt: skip
+            in_channels,
+            out_channels,
+            tup(kernel_size),
+            tup(stride),
+            padding if isinstance(padding, str) else tup(padding),
+            tup(dilation),
+            False,
+            tup(0),
+            groups,
+            bias,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         conv = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return conv(input, weight, bias, self.stride, (0,) * self._nd, self.dilation,
-                        self.groups)  # fmt: skip
+            return conv(
+                input, weight, bias, self.stride, (0,) * self._nd, self.dilation, self.groups
+            )
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -161,9 +172,11 @@ class _Conv(_ConvNd):
 
 
 Conv1d, Conv2d, Conv3d = _per_dim(
-    _Conv, "Conv", "{nd}D convolution over an (N, C_in, {dims}) or (C_in, {dims}) input.",
+    _Conv,
+    "Conv",
+    "{nd}D convolution over an (N, C_in, {dims}) or (C_in, {dims}) input.",
     __name__,
-)  # fmt: skip
+)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -193,10 +206,12 @@ class _ConvTransposeNd(_ConvNd):
                 f"{len(output_size)})"
             )
         min_sizes = [
-            (input.size(d + non_spatial) - 1) * stride[d] - 2 * padding[d]
-            + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1) + 1
+            (input.size(d + non_spatial) - 1) * stride[d]
+            - 2 * padding[d]
+            + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1)
+            + 1
             for d in range(num_spatial_dims)
-        ]  # fmt: skip
+        ]
         max_sizes = [m + s - 1 for m, s in zip(min_sizes, stride)]
         for size, lo, hi in zip(output_size, min_sizes, max_sizes):
             if size < lo or size > hi:
@@ -231,27 +246,52 @@ class _ConvTranspose(_ConvTransposeNd):
             )
         tup = _ntuple(self._nd)
         super().__init__(
-            in_channels, out_channels, tup(kernel_size), tup(stride), tup(padding),
-            tup(dilation), True, tup(output_padding), groups, bias, padding_mode,
-            device=device, dtype=dtype,
-        )  # fmt: skip
+            in_channels,
+            out_channels,
+            tup(kernel_size),
+            tup(stride),
+            tup(padding),
+            tup(dilation),
+            True,
+            tup(output_padding),
+            groups,
+            bias,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
 
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
         if self.padding_mode != "zeros":
             raise ValueError(f"Only `zeros` padding mode is supported for ConvTranspose{self._nd}d")
         output_padding = self._output_padding(
-            input, output_size, self.stride, self.padding, self.kernel_size, self._nd,
+            input,
+            output_size,
+            self.stride,
+            self.padding,
+            self.kernel_size,
+            self._nd,
             self.dilation,
-        )  # fmt: skip
+        )
         conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
-        return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                    self.groups, self.dilation)  # fmt: skip
+        return conv(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
 
 
 ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = _per_dim(
-    _ConvTranspose, "ConvTranspose", "{nd}D transposed convolution over an (N, C_in, {dims}) "
-    "or (C_in, {dims}) input.", __name__,
-)  # fmt: skip
+    _ConvTranspose,
+    "ConvTranspose",
+    "{nd}D transposed convolution over an (N, C_in, {dims}) or (C_in, {dims}) input.",
+    __name__,
+)
 
 
 # ------------------------------------------------------------------ lazy forms
@@ -302,8 +342,19 @@ class _LazyConv(_LazyConvXdMixin):
         device: _DeviceLike = None,
         dtype: _DTypeLike = None,
     ) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
-                         padding_mode, device=device, dtype=dtype)  # fmt: skip
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            False,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
         self._lazy_params(out_channels, bias, device, dtype)
 
 
@@ -322,8 +373,20 @@ class _LazyConvTranspose(_LazyConvXdMixin):
         device: _DeviceLike = None,
         dtype: _DTypeLike = None,
     ) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
-                         dilation, padding_mode, device=device, dtype=dtype)  # fmt: skip
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            False,
+            dilation,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
         self._lazy_params(out_channels, bias, device, dtype)
 
 
@@ -332,10 +395,12 @@ def _lazy(base: type, eager: list[type]) -> list[type]:
     each becomes on its first call."""
     name = eager[0].__name__[:-2]
     return _per_dim(
-        lambda nd: (base, eager[nd - 1]), f"Lazy{name}",
-        f"{name}{{nd}}d whose in_channels is inferred from the first input.", __name__,
+        lambda nd: (base, eager[nd - 1]),
+        f"Lazy{name}",
+        f"{name}{{nd}}d whose in_channels is inferred from the first input.",
+        __name__,
         cls_to_become=lambda nd: eager[nd - 1],
-    )  # fmt: skip
+    )
 
 
 LazyConv1d, LazyConv2d, LazyConv3d = _lazy(_LazyConv, [Conv1d, Conv2d, Conv3d])

@@ -125,77 +125,146 @@ _NLL = f"{_WEIGHT}, {_SIZE_AVERAGE}, ignore_index: int = -100, {_REDUCE}, reduct
 _PAIR = "input1: Tensor, input2: Tensor, target: Tensor"
 _TRIPLET = "anchor: Tensor, positive: Tensor, negative: Tensor"
 
-# fmt: off
 L1Loss = _loss("L1Loss", F.l1_loss, None, "The mean absolute error |input - target|.")
 MSELoss = _loss("MSELoss", F.mse_loss, None, "The mean squared error (input - target)^2.")
-NLLLoss = _loss("NLLLoss", F.nll_loss, _NLL,
-                "The negative log likelihood of the target classes, given log-probabilities.")
-NLLLoss2d = _loss("NLLLoss2d", F.nll_loss, _NLL, "NLLLoss (deprecated alias).", base=NLLLoss,
-                  _post_init=_nll2d_deprecated)
+NLLLoss = _loss(
+    "NLLLoss",
+    F.nll_loss,
+    _NLL,
+    "The negative log likelihood of the target classes, given log-probabilities.",
+)
+NLLLoss2d = _loss(
+    "NLLLoss2d",
+    F.nll_loss,
+    _NLL,
+    "NLLLoss (deprecated alias).",
+    base=NLLLoss,
+    _post_init=_nll2d_deprecated,
+)
 PoissonNLLLoss = _loss(
-    "PoissonNLLLoss", F.poisson_nll_loss,
+    "PoissonNLLLoss",
+    F.poisson_nll_loss,
     f"log_input: bool = True, full: bool = False, {_SIZE_AVERAGE}, eps: float = 1e-08, "
     f"{_REDUCE}, reduction: str = 'mean'",
     "The negative log likelihood of a Poisson-distributed target.",
-    inputs="log_input: Tensor, target: Tensor")
+    inputs="log_input: Tensor, target: Tensor",
+)
 GaussianNLLLoss = _loss(
-    "GaussianNLLLoss", F.gaussian_nll_loss,
+    "GaussianNLLLoss",
+    F.gaussian_nll_loss,
     "*, full: bool = False, eps: float = 1e-06, reduction: str = 'mean'",
     "The negative log likelihood of a Gaussian target with predicted mean and variance.",
-    inputs="input: Tensor, target: Tensor, var: Tensor | float")
-KLDivLoss = _loss("KLDivLoss", F.kl_div, f"{_LEGACY}, log_target: bool = False",
-                  "The Kullback-Leibler divergence of target from input (log-probabilities).")
-BCELoss = _loss("BCELoss", F.binary_cross_entropy, None,
-                "The binary cross entropy of probabilities.", base=_WeightedLoss)
+    inputs="input: Tensor, target: Tensor, var: Tensor | float",
+)
+KLDivLoss = _loss(
+    "KLDivLoss",
+    F.kl_div,
+    f"{_LEGACY}, log_target: bool = False",
+    "The Kullback-Leibler divergence of target from input (log-probabilities).",
+)
+BCELoss = _loss(
+    "BCELoss",
+    F.binary_cross_entropy,
+    None,
+    "The binary cross entropy of probabilities.",
+    base=_WeightedLoss,
+)
 BCEWithLogitsLoss = _loss(
-    "BCEWithLogitsLoss", F.binary_cross_entropy_with_logits,
+    "BCEWithLogitsLoss",
+    F.binary_cross_entropy_with_logits,
     f"{_WEIGHT}, {_LEGACY}, pos_weight: Tensor | None = None",
     "The binary cross entropy of sigmoid(input), computed stably; ``pos_weight`` weighs "
-    "the positive examples.")
-HingeEmbeddingLoss = _loss("HingeEmbeddingLoss", F.hinge_embedding_loss,
-                           f"margin: float = 1.0, {_LEGACY}",
-                           "x for target 1, max(0, margin - x) for target -1.")
-MultiLabelMarginLoss = _loss("MultiLabelMarginLoss", F.multilabel_margin_loss, None,
-                             "The multi-class multi-label hinge loss.")
-SmoothL1Loss = _loss("SmoothL1Loss", F.smooth_l1_loss, f"{_LEGACY}, beta: float = 1.0",
-                     "Squared error below ``beta``, absolute error above it (scaled by beta).")
-HuberLoss = _loss("HuberLoss", F.huber_loss, "reduction: str = 'mean', delta: float = 1.0",
-                  "Squared error below ``delta``, delta-scaled absolute error above it.",
-                  _post_init=_huber_checks)
-SoftMarginLoss = _loss("SoftMarginLoss", F.soft_margin_loss, None,
-                       "The two-class logistic loss log(1 + exp(-target * input)).")
-CrossEntropyLoss = _loss("CrossEntropyLoss", F.cross_entropy,
-                         f"{_NLL}, label_smoothing: float = 0.0",
-                         "The cross entropy of the target classes (or probabilities) given "
-                         "unnormalized logits.", base=_WeightedLoss)
-MultiLabelSoftMarginLoss = _loss("MultiLabelSoftMarginLoss", F.multilabel_soft_margin_loss,
-                                 None, "The multi-label one-versus-all logistic loss.",
-                                 base=_WeightedLoss)
-CosineEmbeddingLoss = _loss("CosineEmbeddingLoss", F.cosine_embedding_loss,
-                            f"margin: float = 0.0, {_LEGACY}",
-                            "1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for -1.",
-                            inputs=_PAIR)
-MarginRankingLoss = _loss("MarginRankingLoss", F.margin_ranking_loss,
-                          f"margin: float = 0.0, {_LEGACY}",
-                          "max(0, -target * (x1 - x2) + margin).", inputs=_PAIR)
-MultiMarginLoss = _loss("MultiMarginLoss", F.multi_margin_loss,
-                        f"p: int = 1, margin: float = 1.0, {_WEIGHT}, {_LEGACY}",
-                        "The multi-class hinge loss (p = 1 or 2).", base=_WeightedLoss,
-                        _post_init=_multi_margin_checks)
+    "the positive examples.",
+)
+HingeEmbeddingLoss = _loss(
+    "HingeEmbeddingLoss",
+    F.hinge_embedding_loss,
+    f"margin: float = 1.0, {_LEGACY}",
+    "x for target 1, max(0, margin - x) for target -1.",
+)
+MultiLabelMarginLoss = _loss(
+    "MultiLabelMarginLoss",
+    F.multilabel_margin_loss,
+    None,
+    "The multi-class multi-label hinge loss.",
+)
+SmoothL1Loss = _loss(
+    "SmoothL1Loss",
+    F.smooth_l1_loss,
+    f"{_LEGACY}, beta: float = 1.0",
+    "Squared error below ``beta``, absolute error above it (scaled by beta).",
+)
+HuberLoss = _loss(
+    "HuberLoss",
+    F.huber_loss,
+    "reduction: str = 'mean', delta: float = 1.0",
+    "Squared error below ``delta``, delta-scaled absolute error above it.",
+    _post_init=_huber_checks,
+)
+SoftMarginLoss = _loss(
+    "SoftMarginLoss",
+    F.soft_margin_loss,
+    None,
+    "The two-class logistic loss log(1 + exp(-target * input)).",
+)
+CrossEntropyLoss = _loss(
+    "CrossEntropyLoss",
+    F.cross_entropy,
+    f"{_NLL}, label_smoothing: float = 0.0",
+    "The cross entropy of the target classes (or probabilities) given unnormalized logits.",
+    base=_WeightedLoss,
+)
+MultiLabelSoftMarginLoss = _loss(
+    "MultiLabelSoftMarginLoss",
+    F.multilabel_soft_margin_loss,
+    None,
+    "The multi-label one-versus-all logistic loss.",
+    base=_WeightedLoss,
+)
+CosineEmbeddingLoss = _loss(
+    "CosineEmbeddingLoss",
+    F.cosine_embedding_loss,
+    f"margin: float = 0.0, {_LEGACY}",
+    "1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for -1.",
+    inputs=_PAIR,
+)
+MarginRankingLoss = _loss(
+    "MarginRankingLoss",
+    F.margin_ranking_loss,
+    f"margin: float = 0.0, {_LEGACY}",
+    "max(0, -target * (x1 - x2) + margin).",
+    inputs=_PAIR,
+)
+MultiMarginLoss = _loss(
+    "MultiMarginLoss",
+    F.multi_margin_loss,
+    f"p: int = 1, margin: float = 1.0, {_WEIGHT}, {_LEGACY}",
+    "The multi-class hinge loss (p = 1 or 2).",
+    base=_WeightedLoss,
+    _post_init=_multi_margin_checks,
+)
 TripletMarginLoss = _loss(
-    "TripletMarginLoss", F.triplet_margin_loss,
+    "TripletMarginLoss",
+    F.triplet_margin_loss,
     f"margin: float = 1.0, p: float = 2.0, eps: float = 1e-06, swap: bool = False, {_LEGACY}",
     "max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-norm distance.",
-    inputs=_TRIPLET, _post_init=_check_margin)
+    inputs=_TRIPLET,
+    _post_init=_check_margin,
+)
 TripletMarginWithDistanceLoss = _loss(
-    "TripletMarginWithDistanceLoss", F.triplet_margin_with_distance_loss,
+    "TripletMarginWithDistanceLoss",
+    F.triplet_margin_with_distance_loss,
     "*, distance_function: Callable[[Tensor, Tensor], Tensor] | None = None, "
     "margin: float = 1.0, swap: bool = False, reduction: str = 'mean'",
     "max(d(a, p) - d(a, n) + margin, 0) with a given distance function (PairwiseDistance "
-    "by default).", inputs=_TRIPLET, _post_init=_triplet_distance_setup)
-CTCLoss = _loss("CTCLoss", F.ctc_loss,
-                "blank: int = 0, reduction: str = 'mean', zero_infinity: bool = False",
-                "The connectionist temporal classification loss.",
-                inputs="log_probs: Tensor, targets: Tensor, input_lengths: Tensor, "
-                       "target_lengths: Tensor")
-# fmt: on
+    "by default).",
+    inputs=_TRIPLET,
+    _post_init=_triplet_distance_setup,
+)
+CTCLoss = _loss(
+    "CTCLoss",
+    F.ctc_loss,
+    "blank: int = 0, reduction: str = 'mean', zero_infinity: bool = False",
+    "The connectionist temporal classification loss.",
+    inputs="log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor",
+)

@@ -113,11 +113,18 @@ def _add_hook(
 
 
 _HOOK_DICTS = (
-    "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-    "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
-    "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
-    "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
-)  # fmt: skip
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+    "_state_dict_hooks",
+    "_state_dict_pre_hooks",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
+)
 
 
 class Module:
@@ -541,9 +548,12 @@ class Module:
         """hook(module, args) -> None or new args; with_kwargs: hook(module, args, kwargs)
         -> None or (new args, new kwargs)."""
         return _add_hook(
-            self._forward_pre_hooks, hook, prepend, (self._forward_pre_hooks_with_kwargs,),
+            self._forward_pre_hooks,
+            hook,
+            prepend,
+            (self._forward_pre_hooks_with_kwargs,),
             (with_kwargs,),
-        )  # fmt: skip
+        )
 
     def register_forward_hook(
         self,
@@ -556,10 +566,12 @@ class Module:
         """hook(module, args, output) -> None or new output; with_kwargs: hook(module, args,
         kwargs, output); always_call: also when forward raised."""
         return _add_hook(
-            self._forward_hooks, hook, prepend,
+            self._forward_hooks,
+            hook,
+            prepend,
             (self._forward_hooks_with_kwargs, self._forward_hooks_always_called),
             (with_kwargs, always_call),
-        )  # fmt: skip
+        )
 
     def register_full_backward_pre_hook(
         self, hook: Callable, prepend: bool = False
@@ -601,8 +613,12 @@ class Module:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):  # fmt: skip
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -694,8 +710,16 @@ class Module:
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ) -> None:
         for hook in self._load_state_dict_pre_hooks.values():
-            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                 unexpected_keys, error_msgs)  # fmt: skip
+            hook(
+                self,
+                state_dict,
+                prefix,
+                local_metadata,
+                strict,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
         persistent = {
             k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
         }
@@ -770,8 +794,11 @@ class Module:
             for name, child in mod._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
-                    load(child, {k: v for k, v in local_state.items()
-                                 if k.startswith(child_prefix)}, child_prefix)  # fmt: skip
+                    load(
+                        child,
+                        {k: v for k, v in local_state.items() if k.startswith(child_prefix)},
+                        child_prefix,
+                    )
             keys = _IncompatibleKeys(missing, unexpected)
             for hook in mod._load_state_dict_post_hooks.values():
                 hook(mod, keys)
@@ -779,11 +806,19 @@ class Module:
         load(self, state_dict)
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))  # fmt: skip
+                errors.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected)
+                    ),
+                )
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))  # fmt: skip
+                errors.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing)
+                    ),
+                )
         if errors:
             raise RuntimeError(
                 "Error(s) in loading state_dict for {}:\n\t{}".format(

@@ -38,17 +38,26 @@ class _MaxPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> _MaybeIndices:
-        return self._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                        ceil_mode=self.ceil_mode, return_indices=self.return_indices)  # fmt: skip
+        return self._fn(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
 
     def extra_repr(self) -> str:
         return _fields_repr(self, "kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
 
 MaxPool1d, MaxPool2d, MaxPool3d = _family(
-    _MaxPoolNd, "MaxPool", "max_pool{}d", "Max pooling over the last {nd} dims (with "
-    "indices if return_indices).",
-)  # fmt: skip
+    _MaxPoolNd,
+    "MaxPool",
+    "max_pool{}d",
+    "Max pooling over the last {nd} dims (with indices if return_indices).",
+)
 
 
 class _MaxUnpoolNd(Module):
@@ -71,9 +80,11 @@ class _MaxUnpoolNd(Module):
 
 
 MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _family(
-    _MaxUnpoolNd, "MaxUnpool", "max_unpool{}d", "The partial inverse of MaxPool{nd}d: the "
-    "values put back at their indices, zeros elsewhere.",
-)  # fmt: skip
+    _MaxUnpoolNd,
+    "MaxUnpool",
+    "max_unpool{}d",
+    "The partial inverse of MaxPool{nd}d: the values put back at their indices, zeros elsewhere.",
+)
 
 
 class _AvgPoolNd(Module):
@@ -113,8 +124,14 @@ class AvgPool1d(_AvgPoolNd):
         )
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)  # fmt: skip
+        return F.avg_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+        )
 
 
 class _AvgPool(_AvgPoolNd):
@@ -131,8 +148,15 @@ class _AvgPool(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                        self.count_include_pad, self.divisor_override)  # fmt: skip
+        return self._fn(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
 
 AvgPool2d, AvgPool3d = _family(
@@ -173,15 +197,24 @@ class _FractionalMaxPoolNd(Module):
             raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
     def forward(self, input: Tensor) -> _MaybeIndices:
-        return self._fn(input, self.kernel_size, self.output_size, self.output_ratio,
-                        self.return_indices, _random_samples=self._random_samples)  # fmt: skip
+        return self._fn(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
 
 
 FractionalMaxPool2d, FractionalMaxPool3d = _family(
-    _FractionalMaxPoolNd, "FractionalMaxPool", "fractional_max_pool{}d", "Fractional max "
-    "pooling over the last {nd} dims: pseudo-random pooling regions of the given kernel "
-    "size.", (2, 3),
-)  # fmt: skip
+    _FractionalMaxPoolNd,
+    "FractionalMaxPool",
+    "fractional_max_pool{}d",
+    "Fractional max pooling over the last {nd} dims: pseudo-random pooling regions of the "
+    "given kernel size.",
+    (2, 3),
+)
 
 
 class _LPPoolNd(Module):
@@ -199,17 +232,18 @@ class _LPPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        return self._fn(input, float(self.norm_type), self.kernel_size, self.stride,
-                        self.ceil_mode)  # fmt: skip
+        return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
         return _fields_repr(self, "norm_type", "kernel_size", "stride", "ceil_mode")
 
 
 LPPool1d, LPPool2d, LPPool3d = _family(
-    _LPPoolNd, "LPPool", "lp_pool{}d", "Power-average pooling over the last {nd} dims: "
-    "(sum x^p)^(1/p) over each window.",
-)  # fmt: skip
+    _LPPoolNd,
+    "LPPool",
+    "lp_pool{}d",
+    "Power-average pooling over the last {nd} dims: (sum x^p)^(1/p) over each window.",
+)
 
 
 class _AdaptiveMaxPoolNd(Module):
@@ -228,9 +262,11 @@ class _AdaptiveMaxPoolNd(Module):
 
 
 AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _family(
-    _AdaptiveMaxPoolNd, "AdaptiveMaxPool", "adaptive_max_pool{}d", "Max pooling over the "
-    "last {nd} dims to the given output size.",
-)  # fmt: skip
+    _AdaptiveMaxPoolNd,
+    "AdaptiveMaxPool",
+    "adaptive_max_pool{}d",
+    "Max pooling over the last {nd} dims to the given output size.",
+)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -246,6 +282,8 @@ class _AdaptiveAvgPoolNd(Module):
 
 
 AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = _family(
-    _AdaptiveAvgPoolNd, "AdaptiveAvgPool", "adaptive_avg_pool{}d", "Average pooling over "
-    "the last {nd} dims to the given output size.",
-)  # fmt: skip
+    _AdaptiveAvgPoolNd,
+    "AdaptiveAvgPool",
+    "adaptive_avg_pool{}d",
+    "Average pooling over the last {nd} dims to the given output size.",
+)

@@ -63,10 +63,20 @@ class RNNBase(Module):
     ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}`` (``weight_hr_l{k}`` with LSTM
     projections), their checks, and forward on tensors or packed sequences."""
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, device=None,
-                 dtype=None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.mode = mode
         self.input_size = input_size
@@ -83,8 +93,10 @@ class RNNBase(Module):
             or isinstance(dropout, bool)
             or not (0 <= dropout <= 1)
         ):
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")  # fmt: skip
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the "
+                "probability of an element being zeroed"
+            )
         if dropout > 0 and num_layers == 1:
             warnings.warn(
                 "dropout option adds dropout after all but last recurrent layer, so non-zero "
@@ -157,8 +169,10 @@ class RNNBase(Module):
         if input.dim() != want:
             raise RuntimeError(f"input must have {want} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
-            raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.size(-1)}")  # fmt: skip
+            raise RuntimeError(
+                "input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {input.size(-1)}"
+            )
 
     def _state_shape(self, batch: int, size: int) -> tuple:
         return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
@@ -173,8 +187,9 @@ class RNNBase(Module):
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple:
         return self._expected(input, batch_sizes, self.proj_size or self.hidden_size)
 
-    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple,
-                          msg: str = "Expected hidden size {}, got {}") -> None:  # fmt: skip
+    def check_hidden_size(
+        self, hx: Tensor, expected_hidden_size: tuple, msg: str = "Expected hidden size {}, got {}"
+    ) -> None:
         if tuple(hx.size()) != tuple(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
@@ -198,8 +213,9 @@ class RNNBase(Module):
         want = 3 if batched else 2
         if hx.dim() != want:
             kind = "batched 3-D" if batched else "unbatched 2-D"
-            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
-                               f"{hx.dim()}-D tensor")  # fmt: skip
+            raise RuntimeError(
+                f"For {kind} input, hx should also be {want}-D but got {hx.dim()}-D tensor"
+            )
 
     def _dims_error(self, input: Tensor) -> str:
         return f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead"
@@ -232,8 +248,17 @@ class RNNBase(Module):
         self.check_forward_args(input, hx, batch_sizes)
         head = (input,) if batch_sizes is None else (input, batch_sizes)
         tail = () if batch_sizes is not None else (self.batch_first,)
-        result = _CORES[self.mode](*head, hx, self._flat_weights, self.bias, self.num_layers,
-                                   self.dropout, self.training, self.bidirectional, *tail)  # fmt: skip
+        result = _CORES[self.mode](
+            *head,
+            hx,
+            self._flat_weights,
+            self.bias,
+            self.num_layers,
+            self.dropout,
+            self.training,
+            self.bidirectional,
+            *tail,
+        )
         output, hidden = result[0], (tuple(result[1:]) if self.mode == "LSTM" else result[1])
         if batch_sizes is not None:
             packed = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
@@ -301,17 +326,25 @@ class LSTM(RNNBase):
         self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None
     ) -> None:
         self.check_input(input, batch_sizes)
-        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
-                               "Expected hidden[0] size {}, got {}")  # fmt: skip
-        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
-                               "Expected hidden[1] size {}, got {}")  # fmt: skip
+        self.check_hidden_size(
+            hidden[0],
+            self.get_expected_hidden_size(input, batch_sizes),
+            "Expected hidden[0] size {}, got {}",
+        )
+        self.check_hidden_size(
+            hidden[1],
+            self.get_expected_cell_size(input, batch_sizes),
+            "Expected hidden[1] size {}, got {}",
+        )
 
     def _hx_dims(self, hx, batched: bool) -> None:
         want = 3 if batched else 2
         if hx[0].dim() != want or hx[1].dim() != want:
             kind = "batched 3-D" if batched else "unbatched 2-D"
-            raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
-                               f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")  # fmt: skip
+            raise RuntimeError(
+                f"For {kind} input, hx and cx should also be {want}-D but got "
+                f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
+            )
 
 
 class GRU(RNNBase):
@@ -327,8 +360,15 @@ class RNNCellBase(Module):
     """One step of a recurrent layer: ``weight_ih``, ``weight_hh``, ``bias_ih``,
     ``bias_hh`` of ``num_chunks`` gates."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 device=None, dtype=None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -361,8 +401,9 @@ class RNNCellBase(Module):
 
     def _check_hx(self, hx) -> None:
         if hx.dim() not in (1, 2):
-            raise ValueError(f"{type(self).__name__}: Expected hidden to be 1D or 2D, got "
-                             f"{hx.dim()}D instead")  # fmt: skip
+            raise ValueError(
+                f"{type(self).__name__}: Expected hidden to be 1D or 2D, got {hx.dim()}D instead"
+            )
 
     def forward(self, input: Tensor, hx: _State | None = None) -> _State:
         name = type(self).__name__
@@ -386,8 +427,15 @@ class RNNCellBase(Module):
 class RNNCell(RNNCellBase):
     """One step of an Elman RNN (tanh or relu)."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
@@ -403,15 +451,17 @@ class LSTMCell(RNNCellBase):
 
     _cell = staticmethod(lstm_cell)
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:  # fmt: skip
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def _check_hx(self, hx) -> None:
         for idx, value in enumerate(hx):
             if value.dim() not in (1, 2):
-                raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
-                                 f"{value.dim()}D instead")  # fmt: skip
+                raise ValueError(
+                    f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got {value.dim()}D instead"
+                )
 
 
 class GRUCell(RNNCellBase):
@@ -419,6 +469,7 @@ class GRUCell(RNNCellBase):
 
     _cell = staticmethod(gru_cell)
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:  # fmt: skip
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)

@@ -92,9 +92,14 @@ class Embedding(_Embeddings):
     sparse tensors)."""
 
     __constants__ = [
-        "num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
-        "scale_grad_by_freq", "sparse",
-    ]  # fmt: skip
+        "num_embeddings",
+        "embedding_dim",
+        "padding_idx",
+        "max_norm",
+        "norm_type",
+        "scale_grad_by_freq",
+        "sparse",
+    ]
 
     def __init__(
         self,
@@ -121,9 +126,14 @@ class Embedding(_Embeddings):
     def forward(self, input: Tensor) -> Tensor:
         self._check_sparse()
         return F.embedding(
-            input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-            self.scale_grad_by_freq, self.sparse,
-        )  # fmt: skip
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -149,10 +159,16 @@ class Embedding(_Embeddings):
         the weight does not require grad."""
         rows, cols = _pretrained_shape(embeddings)
         return cls(
-            num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
-            padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
-            scale_grad_by_freq=scale_grad_by_freq, sparse=sparse,
-        )  # fmt: skip
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            _freeze=freeze,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+        )
 
 
 class EmbeddingBag(_Embeddings):
@@ -160,9 +176,16 @@ class EmbeddingBag(_Embeddings):
     of a 2-D input, or the slices of a 1-D input that ``offsets`` start."""
 
     __constants__ = [
-        "num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq",
-        "mode", "sparse", "include_last_offset", "padding_idx",
-    ]  # fmt: skip
+        "num_embeddings",
+        "embedding_dim",
+        "max_norm",
+        "norm_type",
+        "scale_grad_by_freq",
+        "mode",
+        "sparse",
+        "include_last_offset",
+        "padding_idx",
+    ]
 
     def __init__(
         self,
@@ -197,10 +220,18 @@ class EmbeddingBag(_Embeddings):
     ) -> Tensor:
         self._check_sparse()
         return F.embedding_bag(
-            input, self.weight, offsets, self.max_norm, self.norm_type,
-            self.scale_grad_by_freq, self.mode, self.sparse, per_sample_weights,
-            self.include_last_offset, self.padding_idx,
-        )  # fmt: skip
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}" + self._repr_options()
@@ -226,9 +257,16 @@ class EmbeddingBag(_Embeddings):
         the weight does not require grad."""
         rows, cols = _pretrained_shape(embeddings)
         bag = cls(
-            num_embeddings=rows, embedding_dim=cols, _weight=embeddings, max_norm=max_norm,
-            norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, mode=mode,
-            sparse=sparse, include_last_offset=include_last_offset, padding_idx=padding_idx,
-        )  # fmt: skip
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            mode=mode,
+            sparse=sparse,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
         bag.weight.requires_grad = not freeze
         return bag

@@ -23,9 +23,12 @@ from .module import Module
 from .normalization import LayerNorm
 
 __all__ = [
-    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
     "TransformerEncoderLayer",
-]  # fmt: skip
+]
 
 _Activation = str | Callable[[Tensor], Tensor]
 
@@ -100,15 +103,32 @@ class Transformer(Module):
         kw = {"device": device, "dtype": dtype}
         super().__init__()
         layer_args = (
-            d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-            norm_first, bias,
-        )  # fmt: skip
+            d_model,
+            nhead,
+            dim_feedforward,
+            dropout,
+            activation,
+            layer_norm_eps,
+            batch_first,
+            norm_first,
+            bias,
+        )
         stacks = (
-            ("encoder", custom_encoder, TransformerEncoderLayer, TransformerEncoder,
-             num_encoder_layers),
-            ("decoder", custom_decoder, TransformerDecoderLayer, TransformerDecoder,
-             num_decoder_layers),
-        )  # fmt: skip
+            (
+                "encoder",
+                custom_encoder,
+                TransformerEncoderLayer,
+                TransformerEncoder,
+                num_encoder_layers,
+            ),
+            (
+                "decoder",
+                custom_decoder,
+                TransformerDecoderLayer,
+                TransformerDecoder,
+                num_decoder_layers,
+            ),
+        )
         for name, custom, layer_cls, stack_cls, num_layers in stacks:
             if custom is None:
                 norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
@@ -139,11 +159,15 @@ class Transformer(Module):
             src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
         )
         return self.decoder(
-            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
             tgt_key_padding_mask=tgt_key_padding_mask,
-            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
             memory_is_causal=memory_is_causal,
-        )  # fmt: skip
+        )
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
@@ -253,15 +277,17 @@ def _why_not_nested(layer) -> str:
     attn = layer.self_attn
     reasons = (
         (layer.norm_first, f"{name}.norm_first was True"),
-        (not attn.batch_first, f"{name}.self_attn.batch_first was not True"
-         "(use batch_first for better inference performance)"),
+        (
+            not attn.batch_first,
+            f"{name}.self_attn.batch_first was not True"
+            "(use batch_first for better inference performance)",
+        ),
         (not attn._qkv_same_embed_dim, f"{name}.self_attn._qkv_same_embed_dim was not True"),
         (attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
         (not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
-        (layer.norm1.eps != layer.norm2.eps,
-         f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+        (layer.norm1.eps != layer.norm2.eps, f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
         (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd"),
-    )  # fmt: skip
+    )
     return next((why for bad, why in reasons if bad), "")
 
 
@@ -295,11 +321,15 @@ class TransformerDecoder(Module):
         output = tgt
         for mod in self.layers:
             output = mod(
-                output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                output,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
                 tgt_key_padding_mask=tgt_key_padding_mask,
-                memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=tgt_is_causal,
                 memory_is_causal=memory_is_causal,
-            )  # fmt: skip
+            )
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -352,13 +382,21 @@ class _Layer(Module):
         super().__setstate__(state)
 
     def _attend(self, attn, dropout, x, mem, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        out = attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                   need_weights=False, is_causal=is_causal)[0]  # fmt: skip
+        out = attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
         return dropout(out)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        return self._attend(self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask,
-                            is_causal)  # fmt: skip
+        return self._attend(
+            self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask, is_causal
+        )
 
     def _ff_block(self, x: Tensor) -> Tensor:
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -421,5 +459,6 @@ class TransformerDecoderLayer(_Layer):
         return self.norm3(x + self._ff_block(x))
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        return self._attend(self.multihead_attn, self.dropout2, x, mem, attn_mask,
-                            key_padding_mask, is_causal)  # fmt: skip
+        return self._attend(
+            self.multihead_attn, self.dropout2, x, mem, attn_mask, key_padding_mask, is_causal
+        )

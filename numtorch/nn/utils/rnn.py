@@ -57,9 +57,13 @@ class PackedSequence(PackedSequence_):
     """The data of a batch of sequences packed time step by time step, and the number of
     sequences still running at each step (``batch_sizes``, a CPU int64 tensor)."""
 
-    def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None,
-                sorted_indices: Tensor | None = None,
-                unsorted_indices: Tensor | None = None) -> PackedSequence:  # fmt: skip
+    def __new__(
+        cls,
+        data: Tensor,
+        batch_sizes: Tensor | None = None,
+        sorted_indices: Tensor | None = None,
+        unsorted_indices: Tensor | None = None,
+    ) -> PackedSequence:
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
         if batch_sizes is None:  # PackedSequence((data, batch_sizes), ...)
@@ -84,8 +88,12 @@ class PackedSequence(PackedSequence_):
         def move(t):
             return t.to(data.device)
 
-        return type(self)(data, self.batch_sizes, _bind(self.sorted_indices, move),
-                          _bind(self.unsorted_indices, move))  # fmt: skip
+        return type(self)(
+            data,
+            self.batch_sizes,
+            _bind(self.sorted_indices, move),
+            _bind(self.unsorted_indices, move),
+        )
 
     def cuda(self, *args: Any, **kwargs: Any) -> PackedSequence:
         kwargs.setdefault("device", "cuda")
@@ -162,8 +170,12 @@ def _lengths_of(batch_sizes: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ the conversions
-def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first: bool = False,
-                         enforce_sorted: bool = True) -> PackedSequence:  # fmt: skip
+def pack_padded_sequence(
+    input: Tensor,
+    lengths: Tensor | list[int],
+    batch_first: bool = False,
+    enforce_sorted: bool = True,
+) -> PackedSequence:
     """Pack a padded batch (``T x B x *``, or ``B x T x *`` with ``batch_first``) of
     sequences of the given lengths."""
     if isinstance(lengths, Tensor):
@@ -186,11 +198,15 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first
         raise RuntimeError("Cannot pack empty tensors.")
     n = lengths.numpy(force=True)
     if n.shape[0] != B:
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
-                           f"{n.shape[0]} (batch_size={B})")  # fmt: skip
+        raise RuntimeError(
+            f"Expected `len(lengths)` to be equal to batch_size, but got "
+            f"{n.shape[0]} (batch_size={B})"
+        )
     if n[-1] <= 0:
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
-                           "element in 'lengths' that is <= 0")  # fmt: skip
+        raise RuntimeError(
+            "Length of all samples has to be greater than 0, but found an "
+            "element in 'lengths' that is <= 0"
+        )
     if (n[1:] > n[:-1]).any():
         raise RuntimeError(
             "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
@@ -198,17 +214,19 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first
             "sidestep this requirement if you do not need ONNX exportability."
         )
     if n[0] > T:
-        raise RuntimeError(f"numtorch: a length ({n[0]}) exceeds the padded sequence length "
-                           f"({T})")  # fmt: skip
+        raise RuntimeError(f"numtorch: a length ({n[0]}) exceeds the padded sequence length ({T})")
     t, b = _active(n, int(n[0]))
     data = _gather(x.reshape(T * B, *x.shape[2:]), t * B + b, None, 0)
     batch_sizes = _int64(np.bincount(t, minlength=int(n[0])))
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
-def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
-                        padding_value: float = 0.0,
-                        total_length: int | None = None) -> tuple[Tensor, Tensor]:  # fmt: skip
+def pad_packed_sequence(
+    sequence: PackedSequence,
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    total_length: int | None = None,
+) -> tuple[Tensor, Tensor]:
     """The padded batch (``T x B x *`` or ``B x T x *``) and the lengths of a packed
     sequence, in the batch order it was packed from."""
     bs = sequence.batch_sizes.numpy(force=True).astype(np.int64)
@@ -237,12 +255,18 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     return _padded(data, src, valid, padding_value), _int64(lengths)
 
 
-def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
-                 padding_value: float = 0.0, padding_side: str = "right") -> Tensor:  # fmt: skip
+def pad_sequence(
+    sequences: Tensor | list[Tensor],
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    padding_side: str = "right",
+) -> Tensor:
     """Stack sequences of different lengths (``L x *``) into one padded batch."""
     if not isinstance(sequences, Iterable):
-        raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg of "
-                           f"type: {type(sequences)}")  # fmt: skip
+        raise RuntimeError(
+            "pad_sequence: Expected iterable for input sequences, but got arg of "
+            f"type: {type(sequences)}"
+        )
     sequences = tuple(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
@@ -275,8 +299,9 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
     return _padded(data, src, valid, padding_value)
 
 
-def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
-                   batch_first: bool = False) -> list[Tensor]:  # fmt: skip
+def unpad_sequence(
+    padded_sequences: Tensor, lengths: Tensor, batch_first: bool = False
+) -> list[Tensor]:
     """The list of sequences, each cut to its length, of a padded batch."""
     x = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
     return [seq[: int(n)] for seq, n in zip(x.unbind(0), lengths.tolist(), strict=True)]

@@ -13,6 +13,15 @@ from .utils.compare import Colorize, Compare
 from .utils.timer import Language, Timer, timer
 
 __all__ = [
-    "Colorize", "Compare", "Language", "Measurement", "TaskSpec", "Timer", "ordered_unique",
-    "select_unit", "timer", "trim_sigfig", "unit_to_english",
-]  # fmt: skip
+    "Colorize",
+    "Compare",
+    "Language",
+    "Measurement",
+    "TaskSpec",
+    "Timer",
+    "ordered_unique",
+    "select_unit",
+    "timer",
+    "trim_sigfig",
+    "unit_to_english",
+]

@@ -12,8 +12,13 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "Measurement", "TaskSpec", "ordered_unique", "select_unit", "trim_sigfig", "unit_to_english",
-]  # fmt: skip
+    "Measurement",
+    "TaskSpec",
+    "ordered_unique",
+    "select_unit",
+    "trim_sigfig",
+    "unit_to_english",
+]
 
 _MAX_SIGFIGS = 4
 _MIN_CI = 25e-9  # a confidence interval is never taken below 25 ns

@@ -91,10 +91,12 @@ class _Table:
         if self.colorize == Colorize.COLUMNWISE:
             group = [k for k in range(len(self.rows)) if self.rows[k][0] == self.rows[i][0]]
             return [
-                min((self.grid[k][j].median for k in group if self.grid[k][j] is not None),
-                    default=None)
+                min(
+                    (self.grid[k][j].median for k in group if self.grid[k][j] is not None),
+                    default=None,
+                )
                 for j in range(n)
-            ]  # fmt: skip
+            ]
         return [None] * n
 
     def render(self) -> str:
@@ -175,7 +177,8 @@ class Compare:
         for r in Measurement.merge(self._results):
             by_label.setdefault(r.label, []).append(r)
         return [
-            _Table(g, self._colorize, self._trim_significant_figures, self._highlight_warnings)
-            .render()
+            _Table(
+                g, self._colorize, self._trim_significant_figures, self._highlight_warnings
+            ).render()
             for g in by_label.values()
-        ]  # fmt: skip
+        ]

@@ -71,9 +71,15 @@ class Timer:
         stmt, setup = _tidy(stmt), _tidy(setup)
         self._timer = _timeit.Timer(stmt=stmt, setup=setup, timer=timer, globals=self._globals)
         self._task_spec = TaskSpec(
-            stmt=stmt, setup=setup, global_setup=global_setup, label=label, sub_label=sub_label,
-            description=description, env=env, num_threads=num_threads,
-        )  # fmt: skip
+            stmt=stmt,
+            setup=setup,
+            global_setup=global_setup,
+            label=label,
+            sub_label=sub_label,
+            description=description,
+            env=env,
+            num_threads=num_threads,
+        )
 
     def _time(self, number: int) -> float:
         return max(self._timer.timeit(number), 1e-9)  # a timer call alone takes longer
