@@ -144,7 +144,7 @@ class _task:  # noqa: N801 - a cheap context manager
 
     def __enter__(self) -> None:
         w = self.w
-        task = engine._GraphTask(w.keep_graph, False, w.accumulate)
+        task = engine.GraphTask(w.keep_graph, False, w.accumulate)
         _running.append((task, w.roots, next(_task_ids)))
         self.enabled = state.grad_enabled
         state.grad_enabled = False
@@ -190,7 +190,7 @@ class _Capture:
         return [[None if s[0] is None else s[0]._inner] for s in slots]
 
     def _schedule(self, task, root_grads, index) -> None:
-        """engine._execute's order and steps (one queue: the CPU's)."""
+        """engine.execute's order and steps (one queue: the CPU's)."""
         w = self.w
         buffers: dict = {}
         ready: list = []
@@ -204,7 +204,7 @@ class _Capture:
         for (node, nr), g in zip(w.roots, root_grads):
             if node is not None:
                 buf = buffers.setdefault(node, [None] * len(node._out_meta))
-                engine._accumulate(buf, nr, g)
+                engine.add_to_buffer(buf, nr, g)
         for node in buffers:
             if deps.get(node, 0) == 0:
                 heapq.heappush(ready, (-node._seq, next(counter), node))
@@ -219,7 +219,7 @@ class _Capture:
                 if buf is None:
                     buf = buffers[nxt] = [None] * len(nxt._out_meta)
                 if g is not None:
-                    engine._accumulate(buf, nr, g)
+                    engine.add_to_buffer(buf, nr, g)
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-nxt._seq, next(counter), nxt))

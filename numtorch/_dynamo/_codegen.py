@@ -18,36 +18,36 @@ from ._ir import Call, Commit, Factory, Guard, Op, Sizes, _Slot
 
 
 def _leaf_hooks(node, grads, _extra):
-    return [engine._run_hooks(node.variable._hooks, grads[0])]
+    return [engine.run_hooks(node.variable._hooks, grads[0])]
 
 
 def _tensor_prehooks(node, grads, _extra):
-    engine._run_tensor_prehooks(node, grads)
+    engine.run_tensor_prehooks(node, grads)
     return grads
 
 
 def _node_prehooks(node, grads, _extra):
-    return engine._run_node_prehooks(node, grads)
+    return engine.run_node_prehooks(node, grads)
 
 
 def _accumulate(node, grads, _extra):
-    engine._accumulate_grad(node.variable, grads[0], False)
+    engine.accumulate_grad(node.variable, grads[0], False)
     return []
 
 
 def _leaf_posthooks(node, grads, _extra):
-    engine._run_node_posthooks(node, [], grads)
+    engine.run_node_posthooks(node, [], grads)
     return []
 
 
 def _node_posthooks(node, values, _extra):
     n = len(node.next_functions)
-    return engine._run_node_posthooks(node, values[:n], values[n:])
+    return engine.run_node_posthooks(node, values[:n], values[n:])
 
 
 def _opaque(node, grads, wanted):
     outs = node.apply(grads, list(wanted))
-    return outs if node._fits else engine._validate(node, outs)
+    return outs if node._fits else engine.validate_outputs(node, outs)
 
 
 # The calls into eager code a program makes: fn(node, tensors, extra) -> tensors.
@@ -68,12 +68,12 @@ def _call(fn, node, arrays, extra):
 
 
 def _fresh(a):
-    """A first gradient accumulated into a leaf's .grad (``engine._accumulate_grad``)."""
+    """A first gradient accumulated into a leaf's .grad (``engine.accumulate_grad``)."""
     return _make(a.copy())
 
 
 def _add_into(var, a) -> None:
-    """A gradient accumulated into a leaf's .grad (``engine._accumulate_grad``, grad mode
+    """A gradient accumulated into a leaf's .grad (``engine.accumulate_grad``, grad mode
     off): in place where the shapes agree."""
     grad = var._grad
     gd = grad._data
@@ -81,7 +81,7 @@ def _add_into(var, a) -> None:
         gd += a
         bump_version(grad)
     else:
-        engine._accumulate_grad(var, _make(a), False)
+        engine.accumulate_grad(var, _make(a), False)
 
 
 def _commit(target, source) -> None:

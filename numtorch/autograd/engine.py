@@ -25,7 +25,7 @@ from .saved import SavedValues, release
 from .task import _task_ids
 
 
-class _GraphTask:
+class GraphTask:
     __slots__ = (
         "deps",
         "exec_info",
@@ -40,7 +40,7 @@ class _GraphTask:
 
     def __init__(self, keep_graph, create_graph, accumulate):
         self.current = None  # the node executing now (torch._C._current_autograd_node)
-        self.check_nan = False  # anomaly mode's NaN check, read as _execute starts
+        self.check_nan = False  # anomaly mode's NaN check, read as execute starts
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.accumulate = accumulate
@@ -50,7 +50,7 @@ class _GraphTask:
         self.targets: set = set()
 
 
-def _compute_dependencies(task: _GraphTask, roots) -> None:
+def _compute_dependencies(task: GraphTask, roots) -> None:
     deps = task.deps
     stack = list(dict.fromkeys(n for n, _ in roots if n is not None))
     seen = set(stack)
@@ -65,7 +65,7 @@ def _compute_dependencies(task: _GraphTask, roots) -> None:
                 stack.append(nxt)
 
 
-def _compute_exec_info(task: _GraphTask, roots, targets: set) -> None:
+def _compute_exec_info(task: GraphTask, roots, targets: set) -> None:
     """Mark the nodes on some path from a root to a capture target."""
     needed: set = set()
     # Iterative post-order: a node is needed if it is a target or any child is needed.
@@ -95,14 +95,14 @@ def _compute_exec_info(task: _GraphTask, roots, targets: set) -> None:
     task.targets = targets
 
 
-def _validate(node: Node, grads: list) -> list:
+def validate_outputs(node: Node, grads: list) -> list:
     """Sum broadcast gradients to each input's shape and cast to its dtype (for nodes whose
     apply does not, e.g. a custom Function's)."""
     meta = node._edge_meta()
     return [_fit(g, m) for g, m in zip(grads, meta)]
 
 
-def _run_hooks(hooks, grad):
+def run_hooks(hooks, grad):
     for h in list(hooks):
         r = h(grad)
         if r is not None:
@@ -144,7 +144,7 @@ def _check_hook_results(hook, originals: list, results) -> list:
     ]
 
 
-def _accumulate(buf: list, i: int, g) -> None:
+def add_to_buffer(buf: list, i: int, g) -> None:
     cur = buf[i]
     buf[i] = g if cur is None else cur + g
 
@@ -180,7 +180,7 @@ def _pop_next(ready: list, queues: dict):
     return node
 
 
-def _execute(task: _GraphTask, roots, root_grads) -> None:
+def execute(task: GraphTask, roots, root_grads) -> None:
     buffers: dict = {}
     ready: list = []  # the CPU queue
     queues: dict = {}  # device -> the ready queue of a non-CPU device
@@ -199,7 +199,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * len(node._out_meta)
-        _accumulate(buf, nr, g)
+        add_to_buffer(buf, nr, g)
     for node, buf in buffers.items():
         if deps.get(node, 0) == 0:
             q = _device_queue(ready, queues, node, buf) if devices else ready
@@ -227,7 +227,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                     if type(nxt) is AccumulateGrad:
                         if inline and not queued_leaf and _plain_leaf(nxt):
                             del buffers[nxt]
-                            _accumulate_grad(nxt.variable, buf[0], create_graph)
+                            accumulate_grad(nxt.variable, buf[0], create_graph)
                             continue
                         queued_leaf = True
                     q = _device_queue(ready, queues, nxt, buf) if devices else ready
@@ -235,7 +235,7 @@ def _execute(task: _GraphTask, roots, root_grads) -> None:
                     counter += 1
 
 
-def _run_node(task: _GraphTask, node: Node, grads: list) -> list | None:
+def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
     """One node's step in a graph task, in PyTorch's order: its pre-hooks and captures
     (``_before_apply``), then the node's backward (the gradients the task needs only), its
     post-hooks, anomaly mode's NaN check, and its saved tensors freed. Returns the
@@ -255,11 +255,11 @@ def _run_node(task: _GraphTask, node: Node, grads: list) -> list | None:
     if True in wanted:
         outs = node.apply(grads, wanted)
         if not node._fits:
-            outs = _validate(node, outs)
+            outs = validate_outputs(node, outs)
     else:
         outs = [None] * len(nexts)
     if node._post_hooks:
-        outs = _run_node_posthooks(node, outs, grads)
+        outs = run_node_posthooks(node, outs, grads)
     if task.check_nan:
         anomaly_mode.check_nan(node, outs)
     if not task.keep_graph and node.saved and type(node.saved) is not SavedValues:
@@ -267,16 +267,16 @@ def _run_node(task: _GraphTask, node: Node, grads: list) -> list | None:
     return outs
 
 
-def _before_apply(task: _GraphTask, node: Node, grads: list) -> list | None:
+def _before_apply(task: GraphTask, node: Node, grads: list) -> list | None:
     """A node's step before its backward: a leaf's tensor hooks, the tensor pre-hooks, the
     gradients the task captures there, the node's pre-hooks; then a leaf's accumulation and
     post-hooks. Returns the gradients for the backward, or None where the step ends (a
     leaf, a node the task does not run)."""
     is_leaf = type(node) is AccumulateGrad
     if is_leaf and node.variable._hooks and grads[0] is not None:
-        grads[0] = _run_hooks(node.variable._hooks, grads[0])
+        grads[0] = run_hooks(node.variable._hooks, grads[0])
     if node._hooked:
-        _run_tensor_prehooks(node, grads)
+        run_tensor_prehooks(node, grads)
     captures = task.captures
     if captures and node in captures:
         for nr, slot in captures[node]:
@@ -285,12 +285,12 @@ def _before_apply(task: _GraphTask, node: Node, grads: list) -> list | None:
     if exec_info is not None and node not in exec_info:
         return None
     if node._pre_hooks:
-        grads = _run_node_prehooks(node, grads)
+        grads = run_node_prehooks(node, grads)
     if is_leaf:
         if task.accumulate:
-            _accumulate_grad(node.variable, grads[0], task.create_graph)
+            accumulate_grad(node.variable, grads[0], task.create_graph)
         if node._post_hooks:
-            _run_node_posthooks(node, [], grads)
+            run_node_posthooks(node, [], grads)
         return None
     return grads
 
@@ -302,18 +302,18 @@ def wanted_edges(nexts, exec_info, targets) -> list:
     return [n is not None and (n in exec_info or n in targets) for n, _ in nexts]
 
 
-def _run_tensor_prehooks(node: Node, grads: list) -> None:
+def run_tensor_prehooks(node: Node, grads: list) -> None:
     """Tensor hooks may replace a gradient; retain_grad hooks only observe it."""
     if node._tensor_pre_hooks:  # called with None for an output that got no gradient
         for nr, hooks in node._tensor_pre_hooks.items():
-            grads[nr] = _run_hooks(hooks, grads[nr])
+            grads[nr] = run_hooks(hooks, grads[nr])
     if node._retain_hooks:
         for nr, hook in list(node._retain_hooks.items()):
             if grads[nr] is not None:
                 hook(grads[nr])
 
 
-def _run_node_prehooks(node: Node, grads: list) -> list:
+def run_node_prehooks(node: Node, grads: list) -> list:
     for h in list(node._pre_hooks):
         r = h(tuple(grads))
         if r is not None:
@@ -321,7 +321,7 @@ def _run_node_prehooks(node: Node, grads: list) -> list:
     return grads
 
 
-def _run_node_posthooks(node: Node, outs: list, grads: list) -> list:
+def run_node_posthooks(node: Node, outs: list, grads: list) -> list:
     for h in list(node._post_hooks):
         r = h(tuple(outs), tuple(grads))
         if r is not None:
@@ -347,10 +347,10 @@ def _one_step(node) -> bool:
 
 
 def _run_one_step(root, grad, keep_graph: bool, create_graph: bool) -> None:
-    """_execute for a graph that ``_one_step`` accepts: the node's step, then its leaves'
+    """execute for a graph that ``_one_step`` accepts: the node's step, then its leaves'
     accumulation, without the task's buffers and queue."""
     node, nr = root
-    task = _GraphTask(keep_graph, create_graph, True)
+    task = GraphTask(keep_graph, create_graph, True)
     grads = [None] * len(node._out_meta)
     grads[nr] = grad
     _running.append((task, [root], next(_task_ids)))
@@ -360,7 +360,7 @@ def _run_one_step(root, grad, keep_graph: bool, create_graph: bool) -> None:
         outs = _run_node(task, node, grads)
         for (nxt, _), g in zip(node.next_functions, outs):
             if nxt is not None and g is not None:
-                _accumulate_grad(nxt.variable, g, create_graph)
+                accumulate_grad(nxt.variable, g, create_graph)
     finally:
         state.grad_enabled = enabled
         _running.pop()
@@ -374,7 +374,7 @@ def _plain_leaf(node: AccumulateGrad) -> bool:
     return not var._hooks and not var.__dict__.get("_post_acc_hooks")
 
 
-def _accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
+def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
     while g._level > var._level and g._interp.kind in FORWARD:
@@ -548,9 +548,9 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
     _running.append((task, roots, next(_task_ids)))
     try:
         if anomaly.enabled:
-            anomaly_mode.run(_execute, task, roots, grads)
+            anomaly_mode.run(execute, task, roots, grads)
         else:
-            _execute(task, roots, grads)
+            execute(task, roots, grads)
     finally:
         _running.pop()
     return slots
@@ -559,7 +559,7 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
 def plan_task(roots, inputs, keep_graph, create_graph, accumulate) -> tuple:
     """A graph task (dependencies, and for ``inputs`` the nodes to run and the gradients to
     capture) and the capture slots, one per input (None without ``inputs``)."""
-    task = _GraphTask(keep_graph, create_graph, accumulate)
+    task = GraphTask(keep_graph, create_graph, accumulate)
     _compute_dependencies(task, roots)
     slots = None
     if inputs is not None:
