@@ -139,9 +139,18 @@ def _tensor(x):
 RT = {
     n: _rt(n)
     for n in (
-        "max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"
+        "max",
+        "min",
+        "sort",
+        "topk",
+        "kthvalue",
+        "median",
+        "nanmedian",
+        "mode",
+        "cummax",
+        "cummin",
     )
-}  # fmt: skip
+}
 RT["aminmax"] = _rt("aminmax", ("min", "max"))
 
 

@@ -186,19 +186,34 @@ def _scatter_add_rule(vmap, args, bdims, attrs):
     return scatter_add_dim(g, index, pdim(attrs["dim"], len(shape)), (vmap.size, *shape)), 0
 
 
+def _gather_dim_samples(make):
+    yield S((make((3, 4)), make.index((3, 2), 4), 1))
+    yield S((make((3, 4)), make.index((2, 4), 3), 0))
+
+
 gather_dim_p = defop(
-    "_gather_dim", _gather_dim, nin=2, api="ops.reduction.gather_dim", jvp=LINEAR,
+    "_gather_dim",
+    _gather_dim,
+    nin=2,
+    api="ops.reduction.gather_dim",
+    jvp=LINEAR,
     batch_rule=_gather_rule,
     vjp=(lambda g, x_shape, index, dim: scatter_add_dim(g, index, dim, x_shape), None),
-    test={"no_oracle": True}, samples=lambda make: [S((make((3, 4)), make.index((3, 2), 4), 1)), S((make((3, 4)), make.index((2, 4), 3), 0))],
-)  # fmt: skip
+    test={"no_oracle": True},
+    samples=_gather_dim_samples,
+)
 gather_dim = gather_dim_p.fn
 scatter_add_dim_p = defop(
-    "_scatter_add_dim", _scatter_add_dim, nin=2, api="ops.reduction.scatter_add_dim", jvp=LINEAR,
+    "_scatter_add_dim",
+    _scatter_add_dim,
+    nin=2,
+    api="ops.reduction.scatter_add_dim",
+    jvp=LINEAR,
     batch_rule=_scatter_add_rule,
     vjp=(lambda g, index, dim: gather_dim(g, index, dim), None),
-    test={"no_oracle": True}, samples=lambda make: [S((make((3, 2)), make.index((3, 2), 4), 1, (3, 4)))],
-)  # fmt: skip
+    test={"no_oracle": True},
+    samples=lambda make: [S((make((3, 2)), make.index((3, 2), 4), 1, (3, 4)))],
+)
 scatter_add_dim = scatter_add_dim_p.fn
 
 
@@ -272,15 +287,21 @@ def _max_errors(name):
 
 
 max_dim_p = _indexed_op(
-    "max", _arg_extremum("max", "argmax"), samples=_max_samples, error_samples=_max_errors("max"),
+    "max",
+    _arg_extremum("max", "argmax"),
+    samples=_max_samples,
+    error_samples=_max_errors("max"),
     test={"dtypes": FLOATS_INT},
     no_kernel=NoKernel("c", error=(RuntimeError, "max(): does not support complex input")),
-)  # fmt: skip
+)
 min_dim_p = _indexed_op(
-    "min", _arg_extremum("min", "argmin"), samples=_max_samples, error_samples=_max_errors("min"),
+    "min",
+    _arg_extremum("min", "argmin"),
+    samples=_max_samples,
+    error_samples=_max_errors("min"),
     test={"dtypes": FLOATS_INT},
     no_kernel=NoKernel("c", error=(RuntimeError, "min(): does not support complex input")),
-)  # fmt: skip
+)
 
 
 def _max_overloads(op: Op, all_op: Op, elementwise: Op):

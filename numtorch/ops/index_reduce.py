@@ -115,7 +115,7 @@ def _errors(make):
         RuntimeError,
         r"Got self.shape = \[3, 4\] source.shape = \[2, 3\]",
     )
-    yield ErrorInput(S((x, 2, i, s, "amin")), IndexError, r"\[-2, 1\], but got 2")  # fmt: skip
+    yield ErrorInput(S((x, 2, i, s, "amin")), IndexError, r"\[-2, 1\], but got 2")
 
 
 @composite(samples=_samples, error_samples=_errors, methods=True)

@@ -108,12 +108,26 @@ def _sum_to_size_rule(vmap, args, bdims, attrs):
     return (out.reshape(vmap.size, *size) if lead else out), 0
 
 
+def _sum_to_size_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), (4,))),
+        RuntimeError,
+        r"size \{\[4\]\} is not expandable to size \{\[2, 3\]\}",
+    )
+
+
 sum_to_size_p = defop(
-    "sum_to_size", _sum_to_size, nin=1, vjp=lambda g, x_shape: g.expand(x_shape), jvp=LINEAR,
+    "sum_to_size",
+    _sum_to_size,
+    nin=1,
+    vjp=lambda g, x_shape: g.expand(x_shape),
+    jvp=LINEAR,
     samples=lambda make: [S((make((2, 3, 4)), (3, 1))), S((make((2, 3)), (2, 3)))],
-    api="Tensor.sum_to_size", batch_rule=_sum_to_size_rule, methods=False,
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"size \{\[4\]\} is not expandable to size \{\[2, 3\]\}")],
-)  # fmt: skip
+    api="Tensor.sum_to_size",
+    batch_rule=_sum_to_size_rule,
+    methods=False,
+    error_samples=_sum_to_size_errors,
+)
 sum_to_size = sum_to_size_p.fn
 
 
@@ -233,9 +247,15 @@ def _prod_samples(make):
 
 
 prod_p = reduction(
-    "prod", _prod, _prod_partial, samples=_prod_samples, dtypes=FLOATS_INT, out=True,
-    batch_rule=_FLAT, node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
-)  # fmt: skip
+    "prod",
+    _prod,
+    _prod_partial,
+    samples=_prod_samples,
+    dtypes=FLOATS_INT,
+    out=True,
+    batch_rule=_FLAT,
+    node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
+)
 
 
 # ------------------------------------------------------------------ extrema
@@ -370,15 +390,28 @@ def _floating_only(name: str) -> NoKernel:
 
 _VEXTRA = ("correction",)
 var_p = reduction(
-    "var", _var, _var_partial, extra=_VEXTRA, samples=_var_samples,
+    "var",
+    _var,
+    _var_partial,
+    extra=_VEXTRA,
+    samples=_var_samples,
     error_samples=_var_errors("std and var"),
-    methods=False, no_kernel=_floating_only("std and var"), aten_dim_list=True,
-)  # fmt: skip
+    methods=False,
+    no_kernel=_floating_only("std and var"),
+    aten_dim_list=True,
+)
 std_p = reduction(
-    "std", _std, _std_partial, extra=_VEXTRA, samples=_var_samples, jvp=_std_jvp,
+    "std",
+    _std,
+    _std_partial,
+    extra=_VEXTRA,
+    samples=_var_samples,
+    jvp=_std_jvp,
     error_samples=_var_errors("std and var"),
-    methods=False, no_kernel=_floating_only("std and var"), aten_dim_list=True,
-)  # fmt: skip
+    methods=False,
+    no_kernel=_floating_only("std and var"),
+    aten_dim_list=True,
+)
 
 
 def _var_mean(xp, x, dim=None, correction=1, keepdim=False):
@@ -576,10 +609,18 @@ def _norm_errors(make):
 
 
 vector_norm_p = reduction(
-    "vector_norm", _vector_norm, _norm_partial, extra=("ord",), samples=_norm_samples, jvp=_norm_jvp,
-    error_samples=_norm_errors, api="linalg.vector_norm", out=True, methods=False,
+    "vector_norm",
+    _vector_norm,
+    _norm_partial,
+    extra=("ord",),
+    samples=_norm_samples,
+    jvp=_norm_jvp,
+    error_samples=_norm_errors,
+    api="linalg.vector_norm",
+    out=True,
+    methods=False,
     node_name="LinalgVectorNormBackward0",
-)  # fmt: skip
+)
 vector_norm = vector_norm_p.fn
 
 
@@ -596,10 +637,16 @@ def _logsumexp(xp, x, dim, keepdim=False):
 
 
 logsumexp_p = reduction(
-    "logsumexp", _logsumexp, lambda x, r, dim: (x - r).exp(), prepare=to_float,
-    samples=dim_samples(all_dims=False), error_samples=_err_dim(), out=True,
-    test={"dtypes": FLOATS_INT}, aten_dim_list=True,
-)  # fmt: skip
+    "logsumexp",
+    _logsumexp,
+    lambda x, r, dim: (x - r).exp(),
+    prepare=to_float,
+    samples=dim_samples(all_dims=False),
+    error_samples=_err_dim(),
+    out=True,
+    test={"dtypes": FLOATS_INT},
+    aten_dim_list=True,
+)
 
 
 # ------------------------------------------------------------------ softmax
@@ -777,9 +824,13 @@ def _aminmax_errors(make):
 
 
 @_op.composite(
-    samples=_aminmax_samples, error_samples=_aminmax_errors, methods=True, nout=2,
-    test={"dtypes": FLOATS_INT}, no_kernel=NoKernel("c", "aminmax_cpu"),
-)  # fmt: skip
+    samples=_aminmax_samples,
+    error_samples=_aminmax_errors,
+    methods=True,
+    nout=2,
+    test={"dtypes": FLOATS_INT},
+    no_kernel=NoKernel("c", "aminmax_cpu"),
+)
 def aminmax(input, *, dim=None, keepdim: bool = False, out=None):
     """(min, max) of everything or along ``dim``."""
     input = _tensor(input)
@@ -844,7 +895,13 @@ def _renorm_(self, p, dim: int, maxnorm):
     return self.copy_(renorm(self.clone(), p, dim, maxnorm))  # the clone: what backward saves
 
 
-tensor_methods({
-    "max": max, "sum_to_size": _sum_to_size_method, "min": min, "var": var, "std": std,
-    "renorm_": _renorm_,
-})  # fmt: skip
+tensor_methods(
+    {
+        "max": max,
+        "sum_to_size": _sum_to_size_method,
+        "min": min,
+        "var": var,
+        "std": std,
+        "renorm_": _renorm_,
+    }
+)

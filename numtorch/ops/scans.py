@@ -85,15 +85,30 @@ def _scan_samples(low=-2.0, high=2.0):
 
 def _scan_op(name, kernel, vjp, jvp, samples, dtypes=FLOATS, **kw):
     return defop(
-        name, silent(kernel), nin=1, vjp=vjp, jvp=jvp, samples=samples, error_samples=_err_dim(),
-        test={"dtypes": dtypes}, out=True, batch_rule=_DIMS, methods=True, **kw,
-    )  # fmt: skip
+        name,
+        silent(kernel),
+        nin=1,
+        vjp=vjp,
+        jvp=jvp,
+        samples=samples,
+        error_samples=_err_dim(),
+        test={"dtypes": dtypes},
+        out=True,
+        batch_rule=_DIMS,
+        methods=True,
+        **kw,
+    )
 
 
 cumsum_p = _scan_op(
-    "cumsum", _cumsum, lambda g, dim: _revcumsum(g, dim), LINEAR, _scan_samples(),
-    dtypes=FLOATS_INT_BOOL, inplace=True,
-)  # fmt: skip
+    "cumsum",
+    _cumsum,
+    lambda g, dim: _revcumsum(g, dim),
+    LINEAR,
+    _scan_samples(),
+    dtypes=FLOATS_INT_BOOL,
+    inplace=True,
+)
 
 
 def _cumprod_others(x, d: int):
@@ -130,9 +145,14 @@ def _cumprod_samples(make):
 
 
 cumprod_p = _scan_op(
-    "cumprod", _cumprod, _cumprod_vjp, _cumprod_jvp, _cumprod_samples,
-    dtypes=FLOATS_INT, inplace=True,
-)  # fmt: skip
+    "cumprod",
+    _cumprod,
+    _cumprod_vjp,
+    _cumprod_jvp,
+    _cumprod_samples,
+    dtypes=FLOATS_INT,
+    inplace=True,
+)
 
 
 def _linear_scan(a, b, d: int):
@@ -190,12 +210,17 @@ def _logcumsumexp_jvp(t, x, result, dim):
 
 
 logcumsumexp_p = _scan_op(
-    "logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, _logcumsumexp_jvp,
+    "logcumsumexp",
+    _logcumsumexp,
+    _logcumsumexp_vjp,
+    _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
     no_kernel=NoKernel(
-        "bi", "logcumsumexp_out_cpu", first=lambda arrays, attrs: dim1(attrs["dim"], arrays[0].ndim)
+        "bi",
+        "logcumsumexp_out_cpu",
+        first=lambda arrays, attrs: dim1(attrs["dim"], arrays[0].ndim),
     ),
-)  # fmt: skip
+)
 
 
 def _cumext(name: str, ufunc: str, **kw):
@@ -218,11 +243,19 @@ def _cumext(name: str, ufunc: str, **kw):
         return vals, idx.astype(xp.int64)
 
     kernel.__name__ = name
+
+    def samples(make):
+        for s, d in (((2, 3), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((), 0)):
+            yield S((distinct(make, s), d))
+
     return _indexed_op(
-        name, kernel, error_samples=_err_dim(),
-        samples=lambda make: (S((distinct(make, s), d)) for s, d in (((2, 3), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((), 0))),
-        test={"dtypes": FLOATS_INT}, **kw,
-    )  # fmt: skip
+        name,
+        kernel,
+        error_samples=_err_dim(),
+        samples=samples,
+        test={"dtypes": FLOATS_INT},
+        **kw,
+    )
 
 
 cummax_p = _cumext("cummax", "maximum", no_kernel=NoKernel("c", "cummax_cpu"))

@@ -185,22 +185,42 @@ def _dim_errors(make, name, dim_pos):
 _TEST = {"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic", "no_grad_test": True}
 
 unique2_p = defop(
-    "_unique2", _unique2, api="unique", node_name="Unique2Backward0", nout=3, ndiff=1,
-    batch_rule=dynamic_shape(), samples=_flat_samples,
-    error_samples=lambda make: _dim_errors(make, "unique_dim", r" \(position 2\)"), test=_TEST,
+    "_unique2",
+    _unique2,
+    api="unique",
+    node_name="Unique2Backward0",
+    nout=3,
+    ndiff=1,
+    batch_rule=dynamic_shape(),
+    samples=_flat_samples,
+    error_samples=lambda make: _dim_errors(make, "unique_dim", r" \(position 2\)"),
+    test=_TEST,
     **_no_derivative("_unique2"),
-)  # fmt: skip
+)
 unique_dim_p = defop(
-    "unique_dim", _unique_dim, nin=1, api="unique", nout=3, ndiff=1,
-    batch_rule=dynamic_shape(), samples=_dim_samples, test=_TEST,
+    "unique_dim",
+    _unique_dim,
+    nin=1,
+    api="unique",
+    nout=3,
+    ndiff=1,
+    batch_rule=dynamic_shape(),
+    samples=_dim_samples,
+    test=_TEST,
     **_no_derivative("unique_dim"),
-)  # fmt: skip
+)
 unique_consecutive_p = defop(
-    "unique_consecutive", _unique_consecutive, api="unique_consecutive", nout=3, ndiff=1,
-    batch_rule=dynamic_shape(), samples=_consecutive_samples,
-    error_samples=lambda make: _dim_errors(make, "unique_consecutive", ""), test=_TEST,
+    "unique_consecutive",
+    _unique_consecutive,
+    api="unique_consecutive",
+    nout=3,
+    ndiff=1,
+    batch_rule=dynamic_shape(),
+    samples=_consecutive_samples,
+    error_samples=lambda make: _dim_errors(make, "unique_consecutive", ""),
+    test=_TEST,
     **_no_derivative("unique_consecutive"),
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ public functions

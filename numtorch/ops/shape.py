@@ -211,10 +211,19 @@ def _cat_errors(make):
 
 
 cat_p = defop(
-    "cat", _cat, nin=1, list_inputs=(0,), vjp=_cat_vjp, batch_rule=_cat_rule,
-    jvp=lambda t, tensors, dim: cat(_list_tangents(t, tensors), dim), prepare=_tensor_list("cat"), out=True,
-    samples=_cat_samples, error_samples=_cat_errors, out_overlap_check=True,
-)  # fmt: skip
+    "cat",
+    _cat,
+    nin=1,
+    list_inputs=(0,),
+    vjp=_cat_vjp,
+    batch_rule=_cat_rule,
+    jvp=lambda t, tensors, dim: cat(_list_tangents(t, tensors), dim),
+    prepare=_tensor_list("cat"),
+    out=True,
+    samples=_cat_samples,
+    error_samples=_cat_errors,
+    out_overlap_check=True,
+)
 cat = cat_p.fn
 
 
@@ -274,17 +283,36 @@ def _stack_rule(vmap, args, bdims, attrs):
     return stack([materialize(vmap, x, b) for x, b in zip(xs, bds)], d), 0
 
 
+def _stack_samples(make):
+    yield S(([make((2, 3)), make((2, 3))],))
+    yield S(([make((2, 3)), make((2, 3)), make((2, 3))], -1))
+    yield S(([make(()), make(())],))
+    yield S(([make((0, 3))], 1))
+    yield S(([make((3,)), make((3,), dtype="int64")],), {"dim": 1})
+
+
+def _stack_errors(make):
+    yield ErrorInput(
+        S(([make((2, 3)), make((3,))],)),
+        RuntimeError,
+        r"stack expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[3\] at entry 1",
+    )
+    yield ErrorInput(S(([make((2, 3))], 3)), IndexError, r"\[-3, 2\], but got 3")
+
+
 stack_p = defop(
-    "stack", _stack, nin=1, list_inputs=(0,), prepare=_tensor_list("stack"), out=True, batch_rule=_stack_rule,
+    "stack",
+    _stack,
+    nin=1,
+    list_inputs=(0,),
+    prepare=_tensor_list("stack"),
+    out=True,
+    batch_rule=_stack_rule,
     jvp=lambda t, tensors, dim: stack(_list_tangents(t, tensors), dim),
     vjp=lambda g, tensors, dim: list(g.unbind(dim)),
-    samples=lambda make: [S(([make((2, 3)), make((2, 3))],)), S(([make((2, 3)), make((2, 3)), make((2, 3))], -1)),
-                          S(([make(()), make(())],)), S(([make((0, 3))], 1)), S(([make((3,)), make((3,), dtype="int64")],), {"dim": 1})],
-    error_samples=lambda make: [
-        ErrorInput(S(([make((2, 3)), make((3,))],)), RuntimeError, r"stack expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[3\] at entry 1"),
-        ErrorInput(S(([make((2, 3))], 3)), IndexError, r"\[-3, 2\], but got 3"),
-    ],
-)  # fmt: skip
+    samples=_stack_samples,
+    error_samples=_stack_errors,
+)
 stack = stack_p.fn
 
 
@@ -391,15 +419,17 @@ def _atleast(nd: int):
     return fn
 
 
+def _atleast_samples(make):
+    yield S((make(()),))
+    yield S((make((3,)),))
+    yield S((make((2, 3)),))
+    yield S((make((2, 1, 3)),))
+    yield S((make((3,)), make((2, 3))), name="several")
+
+
 atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 for _fn in (atleast_1d, atleast_2d, atleast_3d):
-    composite(
-        _fn,
-        samples=lambda make: [
-            S((make(()),)), S((make((3,)),)), S((make((2, 3)),)), S((make((2, 1, 3)),)),
-            S((make((3,)), make((2, 3))), name="several"),
-        ],
-    )  # fmt: skip
+    composite(_fn, samples=_atleast_samples)
 
 
 # ------------------------------------------------------------------ reorderings
@@ -609,15 +639,29 @@ def _tri(name: str):
         return getattr(xp, name)(input, diagonal)
 
     kernel.__name__ = "_" + name
+
+    def batch_too_few_dims(r, a):
+        return RuntimeError(
+            f"{name}: The input tensor must have at least 2 dimensions." if r == 0 else message
+        )
+
     return defop(
-        name, kernel, nin=1, vjp=lambda g, diagonal: getattr(g, name)(diagonal), jvp=LINEAR, out=True,
-        methods=True, inplace=True, samples=_tri_samples, test={"dtypes": FLOATS_INT_BOOL},
+        name,
+        kernel,
+        nin=1,
+        vjp=lambda g, diagonal: getattr(g, name)(diagonal),
+        jvp=LINEAR,
+        out=True,
+        methods=True,
+        inplace=True,
+        samples=_tri_samples,
+        test={"dtypes": FLOATS_INT_BOOL},
         # PyTorch's batch rule has its own text for a logical 0-d (and passes a logical 1-d:
         # torch.func diverges from eager there)
-        batch_rule=min_rank(2, lambda r, a: RuntimeError(f"{name}: The input tensor must have at least 2 dimensions." if r == 0 else message)),
+        batch_rule=min_rank(2, batch_too_few_dims),
         error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, message)],
         inplace_policy=InplacePolicy(shared_ok=True),
-    )  # fmt: skip
+    )
 
 
 tril_p, triu_p = _tri("tril"), _tri("triu")
@@ -765,13 +809,35 @@ def _repeat_vjp(g, input_shape, repeats):
     return g.reshape(split).sum(tuple(range(0, 2 * len(shape), 2))).reshape(input_shape)
 
 
+def _repeat_samples(make):
+    yield S((make((2, 3)), (2, 1)))
+    yield S((make((2, 3)), (2, 1, 3)))
+    yield S((make(()), (3,)))
+    yield S((make((3,)), (2, 0)))
+    yield S((make((0, 2)), (2, 2)))
+
+
+def _repeat_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), (2,))),
+        RuntimeError,
+        "Number of dimensions of repeat dims can not be smaller",
+    )
+
+
 repeat_p = defop(
-    "repeat", _repeat, nin=1, vjp=_repeat_vjp, jvp=LINEAR, api="Tensor.repeat", batch_rule=_repeat_rule,
-    methods=True, sizes=True,
-    samples=lambda make: [S((make((2, 3)), (2, 1))), S((make((2, 3)), (2, 1, 3))), S((make(()), (3,))),
-                          S((make((3,)), (2, 0))), S((make((0, 2)), (2, 2)))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (2,))), RuntimeError, "Number of dimensions of repeat dims can not be smaller")],
-)  # fmt: skip
+    "repeat",
+    _repeat,
+    nin=1,
+    vjp=_repeat_vjp,
+    jvp=LINEAR,
+    api="Tensor.repeat",
+    batch_rule=_repeat_rule,
+    methods=True,
+    sizes=True,
+    samples=_repeat_samples,
+    error_samples=_repeat_errors,
+)
 repeat = repeat_p.fn
 
 
@@ -909,11 +975,16 @@ def _segment_sum(xp, grad, repeats, dim):
 
 
 segment_sum_p = defop(
-    "repeat_interleave_backward", _segment_sum, nin=1, jvp=LINEAR,
+    "repeat_interleave_backward",
+    _segment_sum,
+    nin=1,
+    jvp=LINEAR,
     vjp=lambda g, repeats, dim: g.repeat_interleave(repeats, dim),
-    api="ops.shape.segment_sum", test={"no_oracle": True}, batch_rule=along_dims(scalar_trick=False),
+    api="ops.shape.segment_sum",
+    test={"no_oracle": True},
+    batch_rule=along_dims(scalar_trick=False),
     samples=lambda make: [S((make((6, 2)), 2, 0)), S((make((2, 6)), 3, 1))],
-)  # fmt: skip
+)
 segment_sum = segment_sum_p.fn
 
 
@@ -947,24 +1018,24 @@ def _repeat_interleave_samples(make):
     yield S((make((2, 3)), np.array([1, 2, 0, 3, 1, 1])))
 
 
-repeat_interleave_p = (
-    defop(
-        "repeat_interleave",
-        _repeat_interleave,
-        nin=2,
-        vjp=(_repeat_interleave_vjp, None),
-        jvp=LINEAR,
-        samples=_repeat_interleave_samples,
-        batch_rule=_repeat_interleave_rule,
-        test={"dtypes": FLOATS_INT},
-        error_samples=lambda make: [
-            ErrorInput(
-                S((make((2, 3)), make((2,), 1, 3, dtype="int64")), {"dim": 1}),
-                RuntimeError,
-                r"repeats must have the same size as input along dim, but got repeats.size\(0\) = 2 and input.size\(1\) = 3",
-            ),
-        ],
-    )  # fmt: skip
+def _repeat_interleave_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), make((2,), 1, 3, dtype="int64")), {"dim": 1}),
+        RuntimeError,
+        r"repeats must have the same size as input along dim, but got repeats.size\(0\) = 2 and input.size\(1\) = 3",
+    )
+
+
+repeat_interleave_p = defop(
+    "repeat_interleave",
+    _repeat_interleave,
+    nin=2,
+    vjp=(_repeat_interleave_vjp, None),
+    jvp=LINEAR,
+    samples=_repeat_interleave_samples,
+    batch_rule=_repeat_interleave_rule,
+    test={"dtypes": FLOATS_INT},
+    error_samples=_repeat_interleave_errors,
 )
 repeat_interleave = repeat_interleave_p.fn
 

@@ -76,9 +76,15 @@ def _sm_errors(make):
 
 def _sm_op(name, kernel, vjp, jvp):
     return defop(
-        name, kernel, nin=1, vjp=vjp, jvp=jvp, samples=_sm_samples, error_samples=_sm_errors,
+        name,
+        kernel,
+        nin=1,
+        vjp=vjp,
+        jvp=jvp,
+        samples=_sm_samples,
+        error_samples=_sm_errors,
         batch_rule=_DIMS,
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------ softmax backward
@@ -137,52 +143,74 @@ def _sm_backward_samples(make):
 
 def _sm_backward_op(name: str, log: bool, vjp: tuple, jvp) -> Op:
     return defop(
-        name, _sm_backward_kernel(log), nin=2, vjp=vjp, jvp=jvp, samples=_sm_backward_samples,
-        batch_rule=rule_generator(_sm_backward_rule)(), methods=False,
-    )  # fmt: skip
+        name,
+        _sm_backward_kernel(log),
+        nin=2,
+        vjp=vjp,
+        jvp=jvp,
+        samples=_sm_backward_samples,
+        batch_rule=rule_generator(_sm_backward_rule)(),
+        methods=False,
+    )
 
 
 def _sm_sum(x, dim):
     return _sum_dims(x, dim, True)
 
 
+def _softmax_backward_output_vjp(g, grad_output, output, dim):
+    through_grad_output = g * (grad_output - _sm_sum(grad_output * output, dim))
+    return through_grad_output - grad_output * _sm_sum(g * output, dim)
+
+
+def _softmax_backward_jvp(tgrad_output, toutput, grad_output, output, dim, input_dtype):
+    of_output = toutput * (grad_output - _sm_sum(grad_output * output, dim))
+    of_grad = output * (tgrad_output - _sm_sum(tgrad_output * output + grad_output * toutput, dim))
+    return of_output + of_grad
+
+
 _softmax_backward_data_p = _sm_backward_op(
-    "_softmax_backward_data", False,
+    "_softmax_backward_data",
+    False,
     (
         lambda g, output, dim, input_dtype: _softmax_backward_data(g, output, dim, input_dtype),
-        lambda g, grad_output, output, dim: g * (grad_output - _sm_sum(grad_output * output, dim))
-        - grad_output * _sm_sum(g * output, dim),
+        _softmax_backward_output_vjp,
     ),
-    lambda tgrad_output, toutput, grad_output, output, dim, input_dtype: (
-        toutput * (grad_output - _sm_sum(grad_output * output, dim))
-        + output * (tgrad_output - _sm_sum(tgrad_output * output + grad_output * toutput, dim))
-    ),
-)  # fmt: skip
+    _softmax_backward_jvp,
+)
 _softmax_backward_data = _softmax_backward_data_p.fn
+
+
+def _log_softmax_backward_jvp(tgrad_output, toutput, grad_output, output, dim, input_dtype):
+    return tgrad_output - output.exp() * (
+        _sm_sum(tgrad_output, dim) + toutput * _sm_sum(grad_output, dim)
+    )
+
+
 _log_softmax_backward_data_p = _sm_backward_op(
-    "_log_softmax_backward_data", True,
+    "_log_softmax_backward_data",
+    True,
     (
         lambda g, output, dim: g - _sm_sum(g * output.exp(), dim),
         lambda g, grad_output, output, dim: -g * output.exp() * _sm_sum(grad_output, dim),
     ),
-    lambda tgrad_output, toutput, grad_output, output, dim, input_dtype: (
-        tgrad_output
-        - output.exp() * (_sm_sum(tgrad_output, dim) + toutput * _sm_sum(grad_output, dim))
-    ),
-)  # fmt: skip
+    _log_softmax_backward_jvp,
+)
 _log_softmax_backward_data = _log_softmax_backward_data_p.fn
 
 softmax_p = _sm_op(
-    "softmax", _softmax_kernel(log=False),
+    "softmax",
+    _softmax_kernel(log=False),
     lambda g, result, dim: _softmax_backward_data(g, result, dim, result.dtype),
     lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
-)  # fmt: skip
+)
 _softmax = softmax_p.fn
 log_softmax_p = _sm_op(
-    "log_softmax", _softmax_kernel(log=True),
+    "log_softmax",
+    _softmax_kernel(log=True),
     lambda g, result, dim: _log_softmax_backward_data(g, result, dim, result.dtype),
     lambda t, result, dim: t - (result.exp() * t).sum(dim, True),
-)  # fmt: skip
+)
 
 
 def _sm_api(op: Op, functional: bool):

@@ -118,12 +118,20 @@ def _dim_size(arrays, attrs) -> int:
 
 
 topk_p = _indexed_op(
-    "topk", _topk, samples=_topk_samples, error_samples=_topk_errors, test={"dtypes": FLOATS_INT},
-    no_kernel=(NoKernel(
-        "b", error=(RuntimeError, "topk does not support bool dtypes on CPU"),
-        when=lambda arrays, attrs: 0 <= attrs["k"] <= _dim_size(arrays, attrs),
-    ), NoKernel("c", error=(RuntimeError, " topk does not support complex dtypes on CPU"))),
-)  # fmt: skip
+    "topk",
+    _topk,
+    samples=_topk_samples,
+    error_samples=_topk_errors,
+    test={"dtypes": FLOATS_INT},
+    no_kernel=(
+        NoKernel(
+            "b",
+            error=(RuntimeError, "topk does not support bool dtypes on CPU"),
+            when=lambda arrays, attrs: 0 <= attrs["k"] <= _dim_size(arrays, attrs),
+        ),
+        NoKernel("c", error=(RuntimeError, " topk does not support complex dtypes on CPU")),
+    ),
+)
 
 
 def _kthvalue(xp, x, k, dim=-1, keepdim=False):
@@ -211,9 +219,13 @@ def _mode_errors(make):
 
 
 mode_p = _indexed_op(
-    "mode", _mode, samples=_mode_samples, error_samples=_mode_errors,
-    test={"dtypes": FLOATS_INT_BOOL}, no_kernel=NoKernel("c", "mode_cpu"),
-)  # fmt: skip
+    "mode",
+    _mode,
+    samples=_mode_samples,
+    error_samples=_mode_errors,
+    test={"dtypes": FLOATS_INT_BOOL},
+    no_kernel=NoKernel("c", "mode_cpu"),
+)
 
 
 def _nan_as(dtype):
@@ -396,7 +408,13 @@ def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
     return _write_rt("nanmedian", (values, indices), out)
 
 
-tensor_methods({
-    "sort": sort, "topk": topk, "kthvalue": kthvalue, "mode": mode, "median": median,
-    "nanmedian": nanmedian,
-})  # fmt: skip
+tensor_methods(
+    {
+        "sort": sort,
+        "topk": topk,
+        "kthvalue": kthvalue,
+        "mode": mode,
+        "median": median,
+        "nanmedian": nanmedian,
+    }
+)

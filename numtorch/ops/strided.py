@@ -64,13 +64,23 @@ def _unfold_backward_rule(vmap, args, bdims, attrs):
     return unfold_backward(g, **new), 0
 
 
+def _unfold_backward_samples(make):
+    yield S((make((3, 2, 2)), (4, 2), 0, 2, 1))
+    yield S((make((2, 2, 3)), (2, 5), 1, 3, 2))
+    yield S((make((1,)), (), 0, 1, 1))
+
+
 unfold_backward_p = defop(
-    "unfold_backward", _unfold_backward, nin=1,
-    vjp=lambda g, dim, size, step: tensor_unfold(g, dim, size, step), jvp=LINEAR,
-    api="ops.strided.unfold_backward", test={"no_oracle": True}, batch_rule=_unfold_backward_rule,
-    samples=lambda make: [S((make((3, 2, 2)), (4, 2), 0, 2, 1)), S((make((2, 2, 3)), (2, 5), 1, 3, 2)),
-                          S((make((1,)), (), 0, 1, 1))],
-)  # fmt: skip
+    "unfold_backward",
+    _unfold_backward,
+    nin=1,
+    vjp=lambda g, dim, size, step: tensor_unfold(g, dim, size, step),
+    jvp=LINEAR,
+    api="ops.strided.unfold_backward",
+    test={"no_oracle": True},
+    batch_rule=_unfold_backward_rule,
+    samples=_unfold_backward_samples,
+)
 unfold_backward = unfold_backward_p.fn
 
 
@@ -98,17 +108,34 @@ def _unfold_samples(make):
     yield S((make((0, 3)), 1, 2, 1), name="empty")
 
 
+def _unfold_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), 1, 4, 1)),
+        RuntimeError,
+        "maximum size for tensor at dimension 1 is 3 but size is 4",
+    )
+    yield ErrorInput(S((make((2, 3)), 1, -1, 1)), RuntimeError, "size is -1 but must be >= 0")
+    yield ErrorInput(S((make((2, 3)), 0, 1, 0)), RuntimeError, "step is 0 but must be > 0")
+    yield ErrorInput(S((make((2, 3)), 2, 1, 1)), IndexError, r"\[-2, 1\], but got 2")
+    yield ErrorInput(
+        S((make(()), 0, 2, 1)),
+        RuntimeError,
+        "maximum size for tensor at dimension 0 is 1 but size is 2",
+    )
+
+
 tensor_unfold_p = view_op(
-    "tensor_unfold", _unfold, _unfold_vjp, methods=("unfold",), api="Tensor.unfold", overlapping_view=True,
-    node_name="UnfoldBackward0", batch_rule=_unfold_rule, samples=_unfold_samples,
-    error_samples=lambda make: [
-        ErrorInput(S((make((2, 3)), 1, 4, 1)), RuntimeError, "maximum size for tensor at dimension 1 is 3 but size is 4"),
-        ErrorInput(S((make((2, 3)), 1, -1, 1)), RuntimeError, "size is -1 but must be >= 0"),
-        ErrorInput(S((make((2, 3)), 0, 1, 0)), RuntimeError, "step is 0 but must be > 0"),
-        ErrorInput(S((make((2, 3)), 2, 1, 1)), IndexError, r"\[-2, 1\], but got 2"),
-        ErrorInput(S((make(()), 0, 2, 1)), RuntimeError, "maximum size for tensor at dimension 0 is 1 but size is 2"),
-    ],
-)  # fmt: skip
+    "tensor_unfold",
+    _unfold,
+    _unfold_vjp,
+    methods=("unfold",),
+    api="Tensor.unfold",
+    overlapping_view=True,
+    node_name="UnfoldBackward0",
+    batch_rule=_unfold_rule,
+    samples=_unfold_samples,
+    error_samples=_unfold_errors,
+)
 tensor_unfold = tensor_unfold_p.fn
 
 
@@ -124,7 +151,7 @@ view_real_p, view_imag_p = (
         node_name=f"{part.title()}Backward0",
         batch_rule=elementwise(),
         samples=None,
-    )  # fmt: skip
+    )
     for part in ("real", "imag")
 )
 view_real = view_real_p.fn
@@ -144,10 +171,8 @@ def real(input):
 
 @composite(
     samples=_part_samples,
-    error_samples=lambda make: [
-        ErrorInput(S((make((2,)),)), RuntimeError, _NOT_COMPLEX),
-    ],
-)  # fmt: skip
+    error_samples=lambda make: [ErrorInput(S((make((2,)),)), RuntimeError, _NOT_COMPLEX)],
+)
 def imag(input):
     """The imaginary part of a complex tensor, as a view of it."""
     if not input.is_complex():
@@ -243,22 +268,42 @@ def _gather_samples(make):
     yield S((make((3,)), (), (), 2), name="0-d")
 
 
+def _strided_gather_vjp(g, input_shape, size, stride, offset):
+    return strided_scatter(g, input_shape[-1], size, stride, offset)
+
+
 strided_gather_p = view_op(
-    "strided_gather", _strided_gather,
-    lambda g, input_shape, size, stride, offset: strided_scatter(g, input_shape[-1], size, stride, offset),
-    methods=False, api="ops.strided.strided_gather", node_name="AsStridedBackward0",
-    test={"no_oracle": True}, batch_rule=rule_generator(_batch_first)(), samples=_gather_samples,
-    overlapping_view=True,
-)  # fmt: skip
-strided_gather = strided_gather_p.fn
-strided_scatter_p = defop(
-    "strided_scatter", _strided_scatter, nin=1,
-    vjp=lambda g, size, stride, offset: strided_gather(g, size, stride, offset), jvp=LINEAR,
-    api="ops.strided.strided_scatter", test={"no_oracle": True},
+    "strided_gather",
+    _strided_gather,
+    _strided_gather_vjp,
+    methods=False,
+    api="ops.strided.strided_gather",
+    node_name="AsStridedBackward0",
+    test={"no_oracle": True},
     batch_rule=rule_generator(_batch_first)(),
-    samples=lambda make: [S((make((3, 3)), 8, (3, 3), (1, 1), 0)), S((make((2, 2)), 6, (2, 2), (1, 3), 1)),
-                          S((make(()), 3, (), (), 2))],
-)  # fmt: skip
+    samples=_gather_samples,
+    overlapping_view=True,
+)
+strided_gather = strided_gather_p.fn
+
+
+def _strided_scatter_samples(make):
+    yield S((make((3, 3)), 8, (3, 3), (1, 1), 0))
+    yield S((make((2, 2)), 6, (2, 2), (1, 3), 1))
+    yield S((make(()), 3, (), (), 2))
+
+
+strided_scatter_p = defop(
+    "strided_scatter",
+    _strided_scatter,
+    nin=1,
+    vjp=lambda g, size, stride, offset: strided_gather(g, size, stride, offset),
+    jvp=LINEAR,
+    api="ops.strided.strided_scatter",
+    test={"no_oracle": True},
+    batch_rule=rule_generator(_batch_first)(),
+    samples=_strided_scatter_samples,
+)
 strided_scatter = strided_scatter_p.fn
 
 
@@ -295,15 +340,28 @@ def _as_strided_samples(make):
     yield S((make((3,)), (), ()), name="0-d")
 
 
+def _as_strided_errors(make):
+    yield ErrorInput(
+        S((make((8,)), (3, 3), (1, 1), 5)), RuntimeError, "requiring a storage size of"
+    )
+    yield ErrorInput(
+        S((make((8,)), (3, 3), (1, 1), -1)), RuntimeError, "Tensor: invalid storage offset -1"
+    )
+    yield ErrorInput(
+        S((make((8,)), (3, 3), (-1, 1))),
+        RuntimeError,
+        r"Negative strides are not supported at the moment, got strides: \[-1, 1\]",
+    )
+    yield ErrorInput(
+        S((make((8,)), (3,), (1, 1))), RuntimeError, "mismatch in length of strides and shape"
+    )
+
+
 @composite(
-    samples=_as_strided_samples, methods=True,
-    error_samples=lambda make: [
-        ErrorInput(S((make((8,)), (3, 3), (1, 1), 5)), RuntimeError, "requiring a storage size of"),
-        ErrorInput(S((make((8,)), (3, 3), (1, 1), -1)), RuntimeError, "Tensor: invalid storage offset -1"),
-        ErrorInput(S((make((8,)), (3, 3), (-1, 1))), RuntimeError, r"Negative strides are not supported at the moment, got strides: \[-1, 1\]"),
-        ErrorInput(S((make((8,)), (3,), (1, 1))), RuntimeError, "mismatch in length of strides and shape"),
-    ],
-)  # fmt: skip
+    samples=_as_strided_samples,
+    methods=True,
+    error_samples=_as_strided_errors,
+)
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with the given sizes and strides (in elements),
     starting at ``storage_offset`` (default: input's own)."""

@@ -107,12 +107,20 @@ def _base_vjp(g, chain, order, overlap):
 
 # order: dim_order of the chain's root (the layout the chain was recorded on); overlap: the
 # view's elements share memory
+def _view_scatter_src_vjp(g, chain, order, overlap):
+    return _region(like_root(g, order), chain, overlap)
+
+
 view_scatter_p = defop(
-    "view_scatter", _view_scatter, nin=2,
-    vjp=(_base_vjp, lambda g, chain, order, overlap: _region(like_root(g, order), chain, overlap)),
+    "view_scatter",
+    _view_scatter,
+    nin=2,
+    vjp=(_base_vjp, _view_scatter_src_vjp),
     jvp=lambda tbase, tsrc, chain, order, overlap: view_scatter(tbase, tsrc, chain, order),
-    node_name="torch::autograd::CopySlices", samples=None, batch_rule=_view_scatter_rule,
-)  # fmt: skip
+    node_name="torch::autograd::CopySlices",
+    samples=None,
+    batch_rule=_view_scatter_rule,
+)
 view_scatter = view_scatter_p.fn
 
 
@@ -151,11 +159,16 @@ def _view_replay_samples(make):
 # A view's grad_fn regenerated from its base after an in-place write (PyTorch's
 # AsStridedBackward0): the chain replayed from the root in one node.
 view_replay_p = defop(
-    "view_replay", _view_replay, nin=1, view=True,
+    "view_replay",
+    _view_replay,
+    nin=1,
+    view=True,
     vjp=lambda g, input_shape, chain, order: _replay_vjp(g, input_shape, chain, order),
     jvp=lambda t, chain, order: apply_chain(like_root(t, order), chain),
-    node_name="AsStridedBackward0", api="ops.views.view_replay", test={"no_oracle": True},
+    node_name="AsStridedBackward0",
+    api="ops.views.view_replay",
+    test={"no_oracle": True},
     batch_rule=lambda vmap, args, bdims, attrs: vmap.call(_replay_chain, args, bdims, attrs),
     samples=_view_replay_samples,
-)  # fmt: skip
+)
 view_replay = view_replay_p.fn

@@ -114,14 +114,33 @@ def _reshape(xp, input, shape):
     return input.reshape(infer_size(shape, input.size))
 
 
+def _reshape_samples(make):
+    yield S((make((2, 3)), (3, 2)))
+    yield S((make((2, 3)), (-1,)))
+    yield S((make(()), (1, 1)))
+    yield S((make((0, 3)), (3, 0)))
+    yield S((make((2, 3, 4)), (4, -1)))
+
+
+def _reshape_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"
+    )
+    yield ErrorInput(
+        S((make((2, 3)), (-1, -1))), RuntimeError, "only one dimension can be inferred"
+    )
+
+
 reshape_p = view_op(
-    "reshape", _reshape, _unview_shape, sizes=True, batch_rule=with_batch_size("shape"),
+    "reshape",
+    _reshape,
+    _unview_shape,
+    sizes=True,
+    batch_rule=with_batch_size("shape"),
     node_name=_alias_name,
-    samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3)), (-1,))), S((make(()), (1, 1))),
-                          S((make((0, 3)), (3, 0))), S((make((2, 3, 4)), (4, -1)))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (4,))), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
-                                ErrorInput(S((make((2, 3)), (-1, -1))), RuntimeError, "only one dimension can be inferred")],
-)  # fmt: skip
+    samples=_reshape_samples,
+    error_samples=_reshape_errors,
+)
 reshape = reshape_p.fn
 
 
@@ -142,10 +161,21 @@ def _view(xp, input, size):
 
 
 # Tensor.view is _view_method below (it also names Tensor.view(dtype)).
+def _view_samples(make):
+    yield S((make((2, 3)), (3, 2)))
+    yield S((make((2, 3, 4)), (-1, 4)))
+    yield S((make(()), (1,)))
+
+
 view_p = view_op(
-    "view", _view, _unview_shape, methods=False, api="Tensor.view", batch_rule=with_batch_size("size"),
-    samples=lambda make: [S((make((2, 3)), (3, 2))), S((make((2, 3, 4)), (-1, 4))), S((make(()), (1,)))],
-)  # fmt: skip
+    "view",
+    _view,
+    _unview_shape,
+    methods=False,
+    api="Tensor.view",
+    batch_rule=with_batch_size("size"),
+    samples=_view_samples,
+)
 view = view_p.fn
 
 
@@ -186,13 +216,30 @@ def _flatten_rule(vmap, args, bdims, attrs):
     return flatten(x, pdim(s, rank), pdim(e, rank)), 0
 
 
+def _flatten_samples(make):
+    yield S((make((2, 3, 4)),))
+    yield S((make((2, 3, 4)), 1))
+    yield S((make((2, 3, 4)), 0, -2))
+    yield S((make(()),))
+    yield S((make((0, 3)),))
+    yield S((make((2, 3, 4)),), {"start_dim": -1})
+
+
+def _flatten_errors(make):
+    yield ErrorInput(S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim")
+    yield ErrorInput(S((make((2, 3)), 2)), IndexError, r"\[-2, 1\], but got 2")
+
+
 flatten_p = view_op(
-    "flatten", _flatten, _unview_shape, batch_rule=_flatten_rule, node_name=_alias_name, methods=False,
-    samples=lambda make: [S((make((2, 3, 4)),)), S((make((2, 3, 4)), 1)), S((make((2, 3, 4)), 0, -2)),
-                          S((make(()),)), S((make((0, 3)),)), S((make((2, 3, 4)),), {"start_dim": -1})],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, 0)), RuntimeError, "start_dim cannot come after end_dim"),
-                                ErrorInput(S((make((2, 3)), 2)), IndexError, r"\[-2, 1\], but got 2")],
-)  # fmt: skip
+    "flatten",
+    _flatten,
+    _unview_shape,
+    batch_rule=_flatten_rule,
+    node_name=_alias_name,
+    methods=False,
+    samples=_flatten_samples,
+    error_samples=_flatten_errors,
+)
 flatten = flatten_p.fn
 
 
@@ -227,13 +274,29 @@ def _unflatten(xp, input, dim, sizes):
     return input.reshape(input.shape[:d] + new + input.shape[d + 1 :])
 
 
+def _unflatten_samples(make):
+    yield S((make((2, 6)), 1, (2, 3)))
+    yield S((make((6,)), 0, (3, -1)))
+    yield S((make((2, 4, 3)), -2, (2, 1, 2)))
+
+
+def _unflatten_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), 1, (2, 2))),
+        RuntimeError,
+        r"Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(3\)",
+    )
+
+
 unflatten_p = view_op(
-    "unflatten", _unflatten, _unview_shape, batch_rule=along_dims(scalar_trick=False),
+    "unflatten",
+    _unflatten,
+    _unview_shape,
+    batch_rule=along_dims(scalar_trick=False),
     node_name="ViewBackward0",
-    samples=lambda make: [S((make((2, 6)), 1, (2, 3))), S((make((6,)), 0, (3, -1))), S((make((2, 4, 3)), -2, (2, 1, 2)))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), 1, (2, 2))), RuntimeError,
-                                           r"Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(3\)")],
-)  # fmt: skip
+    samples=_unflatten_samples,
+    error_samples=_unflatten_errors,
+)
 
 
 def _ravel(xp, input):
@@ -241,10 +304,13 @@ def _ravel(xp, input):
 
 
 ravel_p = view_op(
-    "ravel", _ravel, _unview_shape, batch_rule=decompose(lambda input: reshape(input, (-1,))),
+    "ravel",
+    _ravel,
+    _unview_shape,
+    batch_rule=decompose(lambda input: reshape(input, (-1,))),
     node_name="ViewBackward0",  # PyTorch's ravel is contiguous().view(-1)
     samples=lambda make: [S((make((2, 3)),)), S((make(()),)), S((make((0, 2)),))],
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ dims in and out
@@ -258,12 +324,25 @@ def _unsqueeze(xp, input, dim):
     return _strided(xp, input, shape[:d] + (1,) + shape[d:], st[:d] + (step,) + st[d:])
 
 
+def _unsqueeze_samples(make):
+    yield S((make((2, 3)), 0))
+    yield S((make((2, 3)), -1))
+    yield S((make(()), 0))
+    yield S((make((0, 3)), 1))
+
+
+def _unsqueeze_errors(make):
+    yield ErrorInput(S((make((2, 3)), 3)), IndexError, r"range of \[-3, 2\], but got 3")
+
+
 unsqueeze_p = view_op(
-    "unsqueeze", _unsqueeze, lambda g, dim: g.squeeze(dim),
+    "unsqueeze",
+    _unsqueeze,
+    lambda g, dim: g.squeeze(dim),
     batch_rule=along_dims(extra={"dim": 1}, scalar_trick=False),
-    samples=lambda make: [S((make((2, 3)), 0)), S((make((2, 3)), -1)), S((make(()), 0)), S((make((0, 3)), 1))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), 3)), IndexError, r"range of \[-3, 2\], but got 3")],
-)  # fmt: skip
+    samples=_unsqueeze_samples,
+    error_samples=_unsqueeze_errors,
+)
 unsqueeze = unsqueeze_p.fn
 tensor_method(inplace_view(unsqueeze, "unsqueeze_"))
 
@@ -291,13 +370,29 @@ def _squeeze_rule(vmap, args, bdims, attrs):
     return squeeze(x, tuple(sorted({d + 1 for d in dims}))), 0
 
 
+def _squeeze_node_name(dim):
+    return f"SqueezeBackward{0 if dim is None else 1 if isinstance(dim, int) else 2}"
+
+
+def _squeeze_samples(make):
+    yield S((make((2, 1, 3, 1)),))
+    yield S((make((2, 1, 3)), 1))
+    yield S((make((2, 1, 3)), 0))
+    yield S((make((1, 2, 1)), (0, -1)))
+    yield S((make(()),))
+    yield S((make(()), 0))
+    yield S((make((0, 1)), -1))
+
+
 squeeze_p = view_op(
-    "squeeze", _squeeze, _unview_shape, batch_rule=_squeeze_rule,
-    node_name=lambda dim: f"SqueezeBackward{0 if dim is None else 1 if isinstance(dim, int) else 2}",
-    samples=lambda make: [S((make((2, 1, 3, 1)),)), S((make((2, 1, 3)), 1)), S((make((2, 1, 3)), 0)),
-                          S((make((1, 2, 1)), (0, -1))), S((make(()),)), S((make(()), 0)), S((make((0, 1)), -1))],
+    "squeeze",
+    _squeeze,
+    _unview_shape,
+    batch_rule=_squeeze_rule,
+    node_name=_squeeze_node_name,
+    samples=_squeeze_samples,
     error_samples=lambda make: [_bad_dim(make)],
-)  # fmt: skip
+)
 squeeze = squeeze_p.fn
 
 
@@ -316,13 +411,22 @@ def _transpose(xp, input, dim0, dim1):
     return xp.swapaxes(input, d0, d1) if input.ndim else input[...]
 
 
+def _transpose_samples(make):
+    yield S((make((2, 3)), 0, 1))
+    yield S((make((2, 3, 4)), -1, 0))
+    yield S((make(()), 0, -1))
+    yield S((make((0, 3)), 1, 0))
+    yield S((make((2, 3)), 1, 1))
+
+
 transpose_p = view_op(
-    "transpose", _transpose, lambda g, dim0, dim1: g.transpose(dim0, dim1),
+    "transpose",
+    _transpose,
+    lambda g, dim0, dim1: g.transpose(dim0, dim1),
     batch_rule=along_dims(("dim0", "dim1")),
-    samples=lambda make: [S((make((2, 3)), 0, 1)), S((make((2, 3, 4)), -1, 0)), S((make(()), 0, -1)),
-                          S((make((0, 3)), 1, 0)), S((make((2, 3)), 1, 1))],
+    samples=_transpose_samples,
     error_samples=lambda make: [_bad_dim(make, lambda input: (input, 0, 2))],
-)  # fmt: skip
+)
 transpose = transpose_p.fn
 tensor_method(inplace_view(transpose, "transpose_"))
 
@@ -379,13 +483,27 @@ def _inverse_perm(dims) -> tuple:
     return tuple(inv)
 
 
+def _permute_samples(make):
+    yield S((make((2, 3, 4)), (2, 0, 1)))
+    yield S((make((2, 3)), (-1, 0)))
+    yield S((make(()), ()))
+    yield S((make((0, 3)), (1, 0)))
+
+
+def _permute_errors(make):
+    yield ErrorInput(S((make((2, 3)), (0,))), RuntimeError, "is not equal to len")
+    yield ErrorInput(S((make((2, 3)), (0, 0))), RuntimeError, "duplicate dims")
+
+
 permute_p = view_op(
-    "permute", _permute, lambda g, dims: g.permute(_inverse_perm(dims)), sizes=True, batch_rule=_permute_rule,
-    samples=lambda make: [S((make((2, 3, 4)), (2, 0, 1))), S((make((2, 3)), (-1, 0))), S((make(()), ())),
-                          S((make((0, 3)), (1, 0)))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (0,))), RuntimeError, "is not equal to len"),
-                                ErrorInput(S((make((2, 3)), (0, 0))), RuntimeError, "duplicate dims")],
-)  # fmt: skip
+    "permute",
+    _permute,
+    lambda g, dims: g.permute(_inverse_perm(dims)),
+    sizes=True,
+    batch_rule=_permute_rule,
+    samples=_permute_samples,
+    error_samples=_permute_errors,
+)
 permute = permute_p.fn
 
 
@@ -404,18 +522,33 @@ def _movedim(xp, input, source, destination):
     return xp.moveaxis(input, src, dst) if input.ndim else input[...]
 
 
+def _movedim_samples(make):
+    yield S((make((2, 3, 4)), 0, -1))
+    yield S((make((2, 3, 4)), (0, 1), (2, 0)))
+    yield S((make(()), 0, 0))
+    yield S((make((2, 0, 3)), -1, 0))
+
+
+def _movedim_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), (0, 1), (0,))), RuntimeError, "should contain the same number of dims"
+    )
+    yield ErrorInput(
+        S((make((2, 3)), (0, 0), (0, 1))), RuntimeError, r"repeated dim in `source` \(\[0, 0\]\)"
+    )
+    yield ErrorInput(S((make((2, 3)), 2, 0)), IndexError, r"\[-2, 1\], but got 2")
+
+
 movedim_p = view_op(
-    "movedim", _movedim, lambda g, source, destination: g.movedim(destination, source),
-    methods=("movedim", "moveaxis"), batch_rule=along_dims(("source", "destination")),
+    "movedim",
+    _movedim,
+    lambda g, source, destination: g.movedim(destination, source),
+    methods=("movedim", "moveaxis"),
+    batch_rule=along_dims(("source", "destination")),
     node_name="PermuteBackward0",
-    samples=lambda make: [S((make((2, 3, 4)), 0, -1)), S((make((2, 3, 4)), (0, 1), (2, 0))), S((make(()), 0, 0)),
-                          S((make((2, 0, 3)), -1, 0))],
-    error_samples=lambda make: [
-        ErrorInput(S((make((2, 3)), (0, 1), (0,))), RuntimeError, "should contain the same number of dims"),
-        ErrorInput(S((make((2, 3)), (0, 0), (0, 1))), RuntimeError, r"repeated dim in `source` \(\[0, 0\]\)"),
-        ErrorInput(S((make((2, 3)), 2, 0)), IndexError, r"\[-2, 1\], but got 2"),
-    ],
-)  # fmt: skip
+    samples=_movedim_samples,
+    error_samples=_movedim_errors,
+)
 movedim = movedim_p.fn
 
 
@@ -440,12 +573,29 @@ def _t_as_transpose(input):
     return transpose(input, 0, -1)  # for at most 2 dims, t is this transpose
 
 
+def _t_samples(make):
+    yield S((make((2, 3)),))
+    yield S((make((3,)),))
+    yield S((make(()),))
+    yield S((make((0, 2)),))
+
+
+def _t_errors(make):
+    yield ErrorInput(
+        S((make((2, 3, 4)),)),
+        RuntimeError,
+        "t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D",
+    )
+
+
 t_p = view_op(
-    "t", _t, lambda g: g.t(), batch_rule=decompose(_t_as_transpose),
-    samples=lambda make: [S((make((2, 3)),)), S((make((3,)),)), S((make(()),)), S((make((0, 2)),))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3, 4)),)), RuntimeError,
-                                           "t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D")],
-)  # fmt: skip
+    "t",
+    _t,
+    lambda g: g.t(),
+    batch_rule=decompose(_t_as_transpose),
+    samples=_t_samples,
+    error_samples=_t_errors,
+)
 t = t_p.fn
 
 
@@ -461,15 +611,17 @@ def _T(self):
     if self.dim() == 0:
         warnings.warn(
             "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
-            UserWarning, stacklevel=2,
-        )  # fmt: skip
+            UserWarning,
+            stacklevel=2,
+        )
     elif self.dim() != 2:
         warnings.warn(
             "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
             "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
             "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-            UserWarning, stacklevel=2,
-        )  # fmt: skip
+            UserWarning,
+            stacklevel=2,
+        )
     return permute(self, tuple(range(self.dim() - 1, -1, -1)))
 
 
@@ -515,11 +667,22 @@ def _slice_backward(xp, grad, shape, dim, start, length):
     return out
 
 
+def _slice_backward_samples(make):
+    yield S((make((2, 4)), (3, 4), 0, 1, 2))
+    yield S((make((3, 1)), (3, 4), 1, 3, 1))
+
+
 slice_backward_p = defop(
-    "slice_backward", _slice_backward, nin=1, vjp=lambda g, dim, start, length: g.narrow(dim, start, length),
-    jvp=LINEAR, api="ops.views.slice_backward", test={"no_oracle": True}, batch_rule=grad_of_shape(),
-    samples=lambda make: [S((make((2, 4)), (3, 4), 0, 1, 2)), S((make((3, 1)), (3, 4), 1, 3, 1))],
-)  # fmt: skip
+    "slice_backward",
+    _slice_backward,
+    nin=1,
+    vjp=lambda g, dim, start, length: g.narrow(dim, start, length),
+    jvp=LINEAR,
+    api="ops.views.slice_backward",
+    test={"no_oracle": True},
+    batch_rule=grad_of_shape(),
+    samples=_slice_backward_samples,
+)
 slice_backward = slice_backward_p.fn
 
 
@@ -529,11 +692,22 @@ def _select_backward(xp, grad, shape, dim, index):
     return out
 
 
+def _select_backward_samples(make):
+    yield S((make((4,)), (3, 4), 0, 1))
+    yield S((make((3,)), (3, 4), 1, -1))
+
+
 select_backward_p = defop(
-    "select_backward", _select_backward, nin=1, vjp=lambda g, dim, index: g.select(dim, index),
-    jvp=LINEAR, api="ops.views.select_backward", test={"no_oracle": True}, batch_rule=grad_of_shape(),
-    samples=lambda make: [S((make((4,)), (3, 4), 0, 1)), S((make((3,)), (3, 4), 1, -1))],
-)  # fmt: skip
+    "select_backward",
+    _select_backward,
+    nin=1,
+    vjp=lambda g, dim, index: g.select(dim, index),
+    jvp=LINEAR,
+    api="ops.views.select_backward",
+    test={"no_oracle": True},
+    batch_rule=grad_of_shape(),
+    samples=_select_backward_samples,
+)
 select_backward = select_backward_p.fn
 
 
@@ -566,17 +740,35 @@ def _narrow_vjp(g, input_shape, dim, start, length):
     return slice_backward(g, tuple(input_shape), d, s, length)
 
 
+def _narrow_samples(make):
+    yield S((make((4, 3)), 0, 1, 2))
+    yield S((make((2, 5)), -1, 0, 5))
+    yield S((make((2, 5)), 1, -3, 2))
+    yield S((make((2, 3, 4)), 2, 1, 0))
+
+
+def _narrow_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), 0, 1, 5)),
+        RuntimeError,
+        r"start \(1\) \+ length \(5\) exceeds dimension size \(2\)\.",
+    )
+    yield ErrorInput(S((make((2, 3)), 2, 0, 1)), IndexError, r"but got 2")
+
+
 narrow_p = view_op(
-    "narrow", _narrow, _narrow_vjp, node_name="SliceBackward0",
-    batch_rule=min_rank(1, lambda r, a: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
-                        along_dims(scalar_trick=False)),
-    samples=lambda make: [S((make((4, 3)), 0, 1, 2)), S((make((2, 5)), -1, 0, 5)), S((make((2, 5)), 1, -3, 2)),
-                          S((make((2, 3, 4)), 2, 1, 0))],
-    error_samples=lambda make: [
-        ErrorInput(S((make((2, 3)), 0, 1, 5)), RuntimeError, r"start \(1\) \+ length \(5\) exceeds dimension size \(2\)\."),
-        ErrorInput(S((make((2, 3)), 2, 0, 1)), IndexError, r"but got 2"),
-    ],
-)  # fmt: skip
+    "narrow",
+    _narrow,
+    _narrow_vjp,
+    node_name="SliceBackward0",
+    batch_rule=min_rank(
+        1,
+        lambda r, a: RuntimeError("narrow() cannot be applied to a 0-dim tensor."),
+        along_dims(scalar_trick=False),
+    ),
+    samples=_narrow_samples,
+    error_samples=_narrow_errors,
+)
 narrow = narrow_p.fn
 
 
@@ -610,17 +802,34 @@ def _select_vjp(g, input_shape, dim, index):
     return select_backward(g, tuple(input_shape), d, i)
 
 
+def _select_samples(make):
+    yield S((make((4, 3)), 0, 1))
+    yield S((make((2, 5)), -1, -2))
+    yield S((make((3,)), 0, 2))
+    yield S((make((2, 3, 4)), 1, 0))
+
+
+def _select_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), 1, 5)),
+        IndexError,
+        r"select\(\): index 5 out of range for tensor of size \[2, 3\] at dimension 1",
+    )
+    yield ErrorInput(S((make((2, 3)), 2, 0)), IndexError, r"but got 2")
+
+
 select_p = view_op(
-    "select", _select, _select_vjp,
-    batch_rule=min_rank(1, lambda r, a: vmap_zero_dim(a["dim"]),
-                        along_dims(scalar_trick=False)),
-    samples=lambda make: [S((make((4, 3)), 0, 1)), S((make((2, 5)), -1, -2)), S((make((3,)), 0, 2)),
-                          S((make((2, 3, 4)), 1, 0))],
-    error_samples=lambda make: [
-        ErrorInput(S((make((2, 3)), 1, 5)), IndexError, r"select\(\): index 5 out of range for tensor of size \[2, 3\] at dimension 1"),
-        ErrorInput(S((make((2, 3)), 2, 0)), IndexError, r"but got 2"),
-    ],
-)  # fmt: skip
+    "select",
+    _select,
+    _select_vjp,
+    batch_rule=min_rank(
+        1,
+        lambda r, a: vmap_zero_dim(a["dim"]),
+        along_dims(scalar_trick=False),
+    ),
+    samples=_select_samples,
+    error_samples=_select_errors,
+)
 
 
 # ------------------------------------------------------------------ split, unbind
@@ -692,31 +901,72 @@ def _pieces_rule(get_op):
     return rule
 
 
-split_p = defop(
-    "split", _split_kernel, nin=1, nout=VARIADIC, view=True, api="split", methods=False,
-    vjp=lambda g, input_shape, split_size, dim: _cat_pieces(g, dim), jvp=LINEAR,
-    pieces=lambda shape, a: _narrows(
+def _split_pieces(shape, a):
+    return _narrows(
         _even_sizes(shape[wrap_dim(a["dim"], len(shape))], a["split_size"]),
         wrap_dim(a["dim"], len(shape)),
-    ),
+    )
+
+
+def _split_samples(make):
+    yield S((make((5, 3)), 2))
+    yield S((make((2, 6)), 4, 1))
+    yield S((make((4,)), 4))
+    yield S((make((2, 0)), 2, 1))
+    yield S((make((3, 2)), 1, -1))
+
+
+split_p = defop(
+    "split",
+    _split_kernel,
+    nin=1,
+    nout=VARIADIC,
+    view=True,
+    api="split",
+    methods=False,
+    vjp=lambda g, input_shape, split_size, dim: _cat_pieces(g, dim),
+    jvp=LINEAR,
+    pieces=_split_pieces,
     batch_rule=_pieces_rule(lambda: split_p),
-    samples=lambda make: [S((make((5, 3)), 2)), S((make((2, 6)), 4, 1)), S((make((4,)), 4)),
-                          S((make((2, 0)), 2, 1)), S((make((3, 2)), 1, -1))],
-)  # fmt: skip
+    samples=_split_samples,
+)
 _split = split_p.fn
+
+
+def _split_with_sizes_pieces(shape, a):
+    return _narrows([int(n) for n in a["split_sizes"]], wrap_dim(a["dim"], len(shape)))
+
+
+def _split_with_sizes_samples(make):
+    yield S((make((2, 6)), [1, 2, 3], 1))
+    yield S((make((4, 3)), [4]))
+    yield S((make((3, 2)), [0, 3]))
+    yield S((make((2, 5)), [2, 3], -1))
+
+
+def _split_with_sizes_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), [1, 1], 1)),
+        RuntimeError,
+        r"split_with_sizes expects split_sizes to sum exactly to 3",
+    )
+
+
 split_with_sizes_p = defop(
-    "split_with_sizes", _split_with_sizes_kernel, nin=1, nout=VARIADIC, view=True,
-    api="Tensor.split_with_sizes", methods=True,
-    vjp=lambda g, input_shape, split_sizes, dim: _cat_pieces(g, dim), jvp=LINEAR,
-    pieces=lambda shape, a: _narrows(
-        [int(n) for n in a["split_sizes"]], wrap_dim(a["dim"], len(shape))
-    ),
+    "split_with_sizes",
+    _split_with_sizes_kernel,
+    nin=1,
+    nout=VARIADIC,
+    view=True,
+    api="Tensor.split_with_sizes",
+    methods=True,
+    vjp=lambda g, input_shape, split_sizes, dim: _cat_pieces(g, dim),
+    jvp=LINEAR,
+    pieces=_split_with_sizes_pieces,
     batch_rule=_pieces_rule(lambda: split_with_sizes_p),
-    samples=lambda make: [S((make((2, 6)), [1, 2, 3], 1)), S((make((4, 3)), [4])),
-                          S((make((3, 2)), [0, 3])), S((make((2, 5)), [2, 3], -1))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), [1, 1], 1)), RuntimeError,
-                                           r"split_with_sizes expects split_sizes to sum exactly to 3")],
-)  # fmt: skip
+    samples=_split_with_sizes_samples,
+    error_samples=_split_with_sizes_errors,
+)
 split_with_sizes = split_with_sizes_p.fn
 
 
@@ -724,18 +974,35 @@ def _stack_pieces(g, dim):
     return REGISTRY["stack"].fn(list(g), dim)
 
 
-unbind_p = defop(
-    "unbind", _unbind_kernel, nout=VARIADIC, view=True, api="unbind", methods=("unbind",),
-    vjp=lambda g, dim: _stack_pieces(g, dim), jvp=LINEAR,
-    pieces=lambda shape, a: [
+def _unbind_pieces(shape, a):
+    return [
         (select_p, {"dim": wrap_dim(a["dim"], len(shape)), "index": i})
         for i in range(shape[wrap_dim(a["dim"], len(shape))])
-    ],
+    ]
+
+
+def _unbind_errors(make):
+    yield ErrorInput(
+        S((make(()),)),
+        IndexError,
+        "Dimension specified as 0 but tensor has no dimensions",
+    )
+
+
+unbind_p = defop(
+    "unbind",
+    _unbind_kernel,
+    nout=VARIADIC,
+    view=True,
+    api="unbind",
+    methods=("unbind",),
+    vjp=lambda g, dim: _stack_pieces(g, dim),
+    jvp=LINEAR,
+    pieces=_unbind_pieces,
     batch_rule=_pieces_rule(lambda: unbind_p),
     samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)), 1)), S((make((3,)), -1))],
-    error_samples=lambda make: [ErrorInput(S((make(()),)), IndexError,
-                                           "Dimension specified as 0 but tensor has no dimensions")],
-)  # fmt: skip
+    error_samples=_unbind_errors,
+)
 _unbind = unbind_p.fn
 unbind = _unbind
 
@@ -840,18 +1107,27 @@ def _directional_split(name: str, min_dims: int, dim: Callable):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = "Views of ``input`` split along one dim, in equal sections or at indices."
+
+    def samples(make):
+        yield S((make((2, 4, 6)), 2))
+        yield S((make((4, 2, 6)), [1, 3]))
+        yield S((make((2, 2, 6)), (1,)))
+
+    def error_samples(make):
+        yield ErrorInput(
+            S((make((2, 3, 6)), 4)), RuntimeError, "is not divisible by the split_size 4"
+        )
+        yield ErrorInput(
+            S((make(()), 2)), RuntimeError, f"torch.{name} requires a tensor with at least"
+        )
+
     return composite(
         fn,
         name=name,
         methods=True,
-        samples=lambda make: [
-            S((make((2, 4, 6)), 2)), S((make((4, 2, 6)), [1, 3])), S((make((2, 2, 6)), (1,))),
-        ],
-        error_samples=lambda make: [
-            ErrorInput(S((make((2, 3, 6)), 4)), RuntimeError, "is not divisible by the split_size 4"),
-            ErrorInput(S((make(()), 2)), RuntimeError, f"torch.{name} requires a tensor with at least"),
-        ],
-    )  # fmt: skip
+        samples=samples,
+        error_samples=error_samples,
+    )
 
 
 hsplit = _directional_split("hsplit", 1, lambda ndim: 0 if ndim == 1 else 1)
@@ -861,8 +1137,10 @@ dsplit = _directional_split("dsplit", 3, lambda ndim: 2)
 
 @composite(
     samples=lambda make: [S((make((2, 3)), make((3, 2)))), S((make((2, 3)).T, make((6,))))],
-    name="reshape_as", api="Tensor.reshape_as", methods=True,
-)  # fmt: skip
+    name="reshape_as",
+    api="Tensor.reshape_as",
+    methods=True,
+)
 def reshape_as(self, other):
     """self.reshape(other.shape)."""
     return reshape(self, tuple(other.shape))
@@ -901,12 +1179,22 @@ def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
     return out
 
 
+def _diagonal_backward_samples(make):
+    yield S((make((3,)), (3, 3), 0, 0, 1))
+    yield S((make((2, 2)), (2, 3, 4), 1, -1, 1))
+
+
 diagonal_backward_p = defop(
-    "diagonal_backward", _diagonal_backward, nin=1,
-    vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2), jvp=LINEAR,
-    api="ops.views.diagonal_backward", test={"no_oracle": True}, batch_rule=grad_of_shape(("dim1", "dim2")),
-    samples=lambda make: [S((make((3,)), (3, 3), 0, 0, 1)), S((make((2, 2)), (2, 3, 4), 1, -1, 1))],
-)  # fmt: skip
+    "diagonal_backward",
+    _diagonal_backward,
+    nin=1,
+    vjp=lambda g, offset, dim1, dim2: g.diagonal(offset, dim1, dim2),
+    jvp=LINEAR,
+    api="ops.views.diagonal_backward",
+    test={"no_oracle": True},
+    batch_rule=grad_of_shape(("dim1", "dim2")),
+    samples=_diagonal_backward_samples,
+)
 diagonal_backward = diagonal_backward_p.fn
 
 
@@ -920,15 +1208,25 @@ def _diagonal_samples(make):
     yield S((make((0, 3)),))
 
 
+def _diagonal_vjp(g, input_shape, offset, dim1, dim2):
+    return diagonal_backward(g, tuple(input_shape), offset, dim1, dim2)
+
+
+def _diagonal_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), 0, 0, 0)), RuntimeError, "diagonal dimensions cannot be identical 0, 0"
+    )
+    yield ErrorInput(S((make((2, 3)), 0, 0, 2)), IndexError, r"\[-2, 1\], but got 2")
+
+
 diagonal_p = view_op(
-    "diagonal", diagonal_view,
-    lambda g, input_shape, offset, dim1, dim2: diagonal_backward(g, tuple(input_shape), offset, dim1, dim2),
-    batch_rule=along_dims(("dim1", "dim2"), scalar_trick=False), samples=_diagonal_samples,
-    error_samples=lambda make: [
-        ErrorInput(S((make((2, 3)), 0, 0, 0)), RuntimeError, "diagonal dimensions cannot be identical 0, 0"),
-        ErrorInput(S((make((2, 3)), 0, 0, 2)), IndexError, r"\[-2, 1\], but got 2"),
-    ],
-)  # fmt: skip
+    "diagonal",
+    diagonal_view,
+    _diagonal_vjp,
+    batch_rule=along_dims(("dim1", "dim2"), scalar_trick=False),
+    samples=_diagonal_samples,
+    error_samples=_diagonal_errors,
+)
 diagonal = diagonal_p.fn
 
 
@@ -1020,24 +1318,62 @@ def _expand_rule(op):
 
 expand_rule = rule_generator(_expand_rule)
 
+
+def _expand_samples(make):
+    yield S((make((3, 1)), (2, 3, 4)))
+    yield S((make(()), (2,)))
+    yield S((make((1, 3)), (-1, 3)))
+    yield S((make((1, 3)), (0, 3)))
+
+
+def _expand_errors(make):
+    yield ErrorInput(
+        S((make((2, 3)), (3, 3))),
+        RuntimeError,
+        r"The expanded size of the tensor \(3\) must match the existing size \(2\) at non-singleton dimension 0",
+    )
+    yield ErrorInput(
+        S((make((2, 3)), (3,))),
+        RuntimeError,
+        r"the number of sizes provided \(1\) must be greater or equal",
+    )
+
+
 expand_p = view_op(
-    "expand", _expand, lambda g: g, sizes=True, api="Tensor.expand", batch_rule=expand_rule(),
+    "expand",
+    _expand,
+    lambda g: g,
+    sizes=True,
+    api="Tensor.expand",
+    batch_rule=expand_rule(),
     overlapping_view=True,
-    samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
-                          S((make((1, 3)), (0, 3)))],
-    error_samples=lambda make: [
-        ErrorInput(S((make((2, 3)), (3, 3))), RuntimeError, r"The expanded size of the tensor \(3\) must match the existing size \(2\) at non-singleton dimension 0"),
-        ErrorInput(S((make((2, 3)), (3,))), RuntimeError, r"the number of sizes provided \(1\) must be greater or equal"),
-    ],
-)  # fmt: skip
+    samples=_expand_samples,
+    error_samples=_expand_errors,
+)
 expand = expand_p.fn
+
+
+def _broadcast_to_samples(make):
+    yield S((make((3, 1)), (2, 3, 4)))
+    yield S((make(()), (2,)))
+    yield S((make((1, 3)), (-1, 3)))
+    yield S((make((3,)), (0, 3)))
+
+
+def _broadcast_to_errors(make):
+    yield ErrorInput(S((make((2, 3)), (3, 3))), RuntimeError, "must match the existing size")
+
+
 broadcast_to_p = view_op(
-    "broadcast_to", _expand, lambda g: g, batch_rule=expand_rule(), node_name="ExpandBackward0",
+    "broadcast_to",
+    _expand,
+    lambda g: g,
+    batch_rule=expand_rule(),
+    node_name="ExpandBackward0",
     overlapping_view=True,
-    samples=lambda make: [S((make((3, 1)), (2, 3, 4))), S((make(()), (2,))), S((make((1, 3)), (-1, 3))),
-                          S((make((3,)), (0, 3)))],
-    error_samples=lambda make: [ErrorInput(S((make((2, 3)), (3, 3))), RuntimeError, "must match the existing size")],
-)  # fmt: skip
+    samples=_broadcast_to_samples,
+    error_samples=_broadcast_to_errors,
+)
 
 
 def _expand_as(self, other):
@@ -1075,11 +1411,12 @@ def broadcast_shapes(*shapes):
     )
 
 
-@composite(
-    samples=lambda make: [
-        S((make((2, 1)), make((3,)))), S((make(()), make((2, 3)), make((1, 3)))),
-    ]
-)  # fmt: skip
+def _broadcast_tensors_samples(make):
+    yield S((make((2, 1)), make((3,))))
+    yield S((make(()), make((2, 3)), make((1, 3))))
+
+
+@composite(samples=_broadcast_tensors_samples)
 def broadcast_tensors(*tensors) -> tuple:
     """Views of the tensors expanded to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):

@@ -23,18 +23,29 @@ def _tname(a) -> str:
 # PyTorch's check of an index's dtype, per op: (the integer kinds accepted, exception type,
 # text; ``{}`` is the index's dtype). Most ops take int64 only.
 _INDEX_DTYPES = {
-    "index_add": ("i4", RuntimeError, "index_add_(): Expected dtype int32/int64 for index but got: {}"),
+    "index_add": (
+        "i4",
+        RuntimeError,
+        "index_add_(): Expected dtype int32/int64 for index but got: {}",
+    ),
     "index_fill": ("i8", IndexError, "index_fill_(): Expected dtype int64 for index."),
-    "index_copy": ("i8", RuntimeError, "index_copy_(): Expected a long tensor for index, but got {}"),
+    "index_copy": (
+        "i8",
+        RuntimeError,
+        "index_copy_(): Expected a long tensor for index, but got {}",
+    ),
     "take": ("i8", RuntimeError, "take(): Expected a long tensor for index, but got {}"),
     "put": ("i8", RuntimeError, "put_(): Expected a long tensor for index, but got {}"),
     "gather": ("i4", RuntimeError, "gather(): Expected dtype int32/int64 for index"),
-    "scatter": ("i4", RuntimeError, "scatter(): Expected dtype int32/int64 for index"),  # every scatter's
+    # every scatter's
+    "scatter": ("i4", RuntimeError, "scatter(): Expected dtype int32/int64 for index"),
     "index_select": ("i4", RuntimeError, "index_select(): Expected dtype int32 or int64 for index"),
     "take_along_dim": (
-        "i8", RuntimeError, "torch.take_along_dim(): dtype of indices should be Long but got {}"
+        "i8",
+        RuntimeError,
+        "torch.take_along_dim(): dtype of indices should be Long but got {}",
     ),
-}  # fmt: skip
+}
 
 
 def check_index_dtype(index, name: str) -> None:
@@ -85,9 +96,19 @@ def _bounds(
 
 
 _SPARSE_DTYPES = frozenset(
-    np.dtype(t) for t in ("int8", "uint8", "int16", "int32", "int64", "float32", "float64",
-                          "complex64", "complex128")
-)  # fmt: skip
+    np.dtype(t)
+    for t in (
+        "int8",
+        "uint8",
+        "int16",
+        "int32",
+        "int64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+)
 
 
 def _add_rows(xp, out, index, src) -> None:

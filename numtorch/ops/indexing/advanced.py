@@ -341,9 +341,12 @@ def _put_at(xp, input, key, values, accumulate):
 def _accumulate(xp, out, key, values) -> None:
     """out[key] += values, repeated entries summed."""
     key = tuple(
-        k for part in key
-        for k in (xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,))
-    )  # fmt: skip
+        k
+        for part in key
+        for k in (
+            xp.nonzero(part) if hasattr(part, "dtype") and part.dtype.kind == "b" else (part,)
+        )
+    )
     if len(key) == 1 and hasattr(key[0], "dtype"):  # whole rows: x[idx] += values
         idx = key[0].reshape(-1)
         rows = xp.broadcast_to(values, (*key[0].shape, *out.shape[1:]))
@@ -385,9 +388,10 @@ def _index_errors(make):
         S((x, np.array([0.0, 1.0]))), IndexError, "tensors used as indices must be long"
     )
     yield ErrorInput(
-        S((x, np.array([True, False]))), IndexError,
+        S((x, np.array([True, False]))),
+        IndexError,
         r"The shape of the mask \[2\] at index 0 does not match the shape of the indexed tensor",
-    )  # fmt: skip
+    )
 
 
 def _index_layout(out, inputs, attrs):
@@ -436,12 +440,25 @@ def _selects_by_mask(args, attrs) -> bool:
     return any(isinstance(i, Tensor) and i.dtype in (dt.bool_, dt.uint8) for i in args[1])
 
 
+def _index_vjp_input(g, indices, dims, shape):
+    zero = zeros(shape, dtype=g.dtype, device=g.device)
+    return _raw_index_put(zero, indices, g, True, dims=dims)
+
+
 index_p = defop(
-    "index", _index, nin=2, list_inputs=(1,),
-    vjp=(lambda g, indices, dims, shape: _raw_index_put(zeros(shape, dtype=g.dtype, device=g.device), indices, g, True, dims=dims), None),
-    jvp=LINEAR, api="Tensor.__getitem__", samples=_index_samples, error_samples=_index_errors,
-    batch_rule=_index_rule, layout=_index_layout, value_shaped=_selects_by_mask,
-)  # fmt: skip
+    "index",
+    _index,
+    nin=2,
+    list_inputs=(1,),
+    vjp=(_index_vjp_input, None),
+    jvp=LINEAR,
+    api="Tensor.__getitem__",
+    samples=_index_samples,
+    error_samples=_index_errors,
+    batch_rule=_index_rule,
+    layout=_index_layout,
+    value_shaped=_selects_by_mask,
+)
 index = index_p.fn
 
 
@@ -458,24 +475,36 @@ def _index_put_samples(make):
 def _index_put_errors(make):
     x = make((3, 4))
     yield ErrorInput(
-        S((x, (np.array([5]),), make(()))), IndexError,
+        S((x, (np.array([5]),), make(()))),
+        IndexError,
         "index 5 is out of bounds for dimension 0 with size 3",
-    )  # fmt: skip
+    )
     yield ErrorInput(S((x, (np.array([1.0]),), make(()))), IndexError, "tensors used as indices")
     yield ErrorInput(
-        S((x, (np.array([1]),), make((), dtype=np.float64))), RuntimeError,
+        S((x, (np.array([1]),), make((), dtype=np.float64))),
+        RuntimeError,
         "Index put requires the source and destination dtypes match, got Float for the "
         "destination and Double for the source.",
-    )  # fmt: skip
+    )
 
 
 index_put_p = defop(
-    "index_put", _index_put, nin=3, list_inputs=(1,),
-    vjp=(_index_put_vjp_input, None, lambda g, indices, dims: index(g, indices, dims, tuple(g.shape))),
-    jvp=LINEAR, samples=_index_put_samples, error_samples=_index_put_errors,
-    batch_rule=_index_put_rule, layout=preserve,
+    "index_put",
+    _index_put,
+    nin=3,
+    list_inputs=(1,),
+    vjp=(
+        _index_put_vjp_input,
+        None,
+        lambda g, indices, dims: index(g, indices, dims, tuple(g.shape)),
+    ),
+    jvp=LINEAR,
+    samples=_index_put_samples,
+    error_samples=_index_put_errors,
+    batch_rule=_index_put_rule,
+    layout=preserve,
     inplace_policy=InplacePolicy(shared_ok=True, batched=BatchedWrite.PLAIN),
-)  # fmt: skip
+)
 _raw_index_put = index_put_p.fn
 
 

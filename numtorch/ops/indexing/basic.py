@@ -54,12 +54,22 @@ def _getitem_backward_rule(vmap, args, bdims, attrs):
     return getitem_backward(g, (vmap.size, *attrs["shape"]), _batch_key(attrs["index"])), 0
 
 
+def _getitem_backward_samples(make):
+    yield S((make((2,)), (3, 4), (slice(0, 2), 1)))
+    yield S((make((3, 1, 2)), (3, 4), (slice(None), None, slice(1, 4, 2))))
+
+
 getitem_backward_p = defop(
-    "getitem_backward", _getitem_backward, nin=1,
-    vjp=lambda g, index, shape: getitem(g, index, shape), jvp=LINEAR,
-    api="ops.indexing.getitem_backward", test={"no_oracle": True}, batch_rule=_getitem_backward_rule,
-    samples=lambda make: [S((make((2,)), (3, 4), (slice(0, 2), 1))), S((make((3, 1, 2)), (3, 4), (slice(None), None, slice(1, 4, 2))))],
-)  # fmt: skip
+    "getitem_backward",
+    _getitem_backward,
+    nin=1,
+    vjp=lambda g, index, shape: getitem(g, index, shape),
+    jvp=LINEAR,
+    api="ops.indexing.getitem_backward",
+    test={"no_oracle": True},
+    batch_rule=_getitem_backward_rule,
+    samples=_getitem_backward_samples,
+)
 getitem_backward = getitem_backward_p.fn
 
 
@@ -108,9 +118,16 @@ def _basic_node_name(index, shape) -> str:
 
 
 getitem_p = defop(
-    "getitem", _getitem, nin=1,
-    vjp=lambda g, index, shape: getitem_backward(g, shape, index), jvp=LINEAR,
-    view=True, api="Tensor.__getitem__", samples=_basic_samples, error_samples=_basic_errors,
-    node_name=lambda index, shape: _basic_node_name(index, shape), batch_rule=_getitem_rule,
-)  # fmt: skip
+    "getitem",
+    _getitem,
+    nin=1,
+    vjp=lambda g, index, shape: getitem_backward(g, shape, index),
+    jvp=LINEAR,
+    view=True,
+    api="Tensor.__getitem__",
+    samples=_basic_samples,
+    error_samples=_basic_errors,
+    node_name=lambda index, shape: _basic_node_name(index, shape),
+    batch_rule=_getitem_rule,
+)
 getitem = getitem_p.fn

@@ -86,9 +86,9 @@ def _check_dims(name: str, input, index, src=None, dim=0) -> None:
     if index.ndim != max(input.ndim, 0) and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError(
             "Index tensor must have the same number of dimensions as input tensor"
-            if name == "gather" else
-            "Index tensor must have the same number of dimensions as self tensor"
-        )  # fmt: skip
+            if name == "gather"
+            else "Index tensor must have the same number of dimensions as self tensor"
+        )
     src_shape = src.shape if getattr(src, "ndim", 0) else None
     for d in range(index.ndim):
         big_self = d != dim and input.ndim and index.shape[d] > input.shape[d]
@@ -288,10 +288,15 @@ def _scatter_errors(make):
 
 
 scatter_p = defop(
-    "scatter", _scatter_k, nin=3,
+    "scatter",
+    _scatter_k,
+    nin=3,
     vjp=(_scatter_vjp_input, None, _scatter_vjp_src),
-    jvp=LINEAR, samples=_scatter_samples, error_samples=_scatter_errors, batch_rule=dim_family(),
-)  # fmt: skip
+    jvp=LINEAR,
+    samples=_scatter_samples,
+    error_samples=_scatter_errors,
+    batch_rule=dim_family(),
+)
 _scatter = scatter_p.fn
 
 
@@ -344,12 +349,29 @@ def _scatter_add_samples(make):
     yield S((make(()), 0, np.array(0), make(())))
 
 
+def _scatter_add_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), 0, np.array([[5]]), make((1, 1)))),
+        RuntimeError,
+        "index 5 is out of bounds",
+    )
+
+
 scatter_add_p = defop(
-    "scatter_add", lambda xp, input, index, src, dim: _scatter_add_k(xp, input, index, src, dim), nin=3,
-    vjp=(lambda g: g, None, lambda g, index, src, dim: _grad_region(g.gather(dim, index), src.shape)),
-    jvp=LINEAR, samples=_scatter_add_samples, out=True, batch_rule=dim_family(),
-    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)))), RuntimeError, "index 5 is out of bounds")],
-)  # fmt: skip
+    "scatter_add",
+    lambda xp, input, index, src, dim: _scatter_add_k(xp, input, index, src, dim),
+    nin=3,
+    vjp=(
+        lambda g: g,
+        None,
+        lambda g, index, src, dim: _grad_region(g.gather(dim, index), src.shape),
+    ),
+    jvp=LINEAR,
+    samples=_scatter_add_samples,
+    out=True,
+    batch_rule=dim_family(),
+    error_samples=_scatter_add_errors,
+)
 _scatter_add = scatter_add_p.fn
 
 
@@ -426,12 +448,20 @@ def _sr_stats(xp, input, index, src, result, dim, reduce, include_self):
     return tie_in / n, tie_src / n[key]
 
 
+def _sr_stats_kernel(xp, input, index, src, result, dim, reduce, include_self):
+    weights = _sr_stats(xp, input, index, src, result, dim, reduce, include_self)
+    return tuple(
+        w.astype(input.dtype).reshape(s) for w, s in zip(weights, (input.shape, index.shape))
+    )
+
+
 sr_stats_p = defop(
-    "scatter_reduce_weights", lambda xp, input, index, src, result, dim, reduce, include_self: tuple(
-        w.astype(input.dtype).reshape(s) for w, s in zip(
-            _sr_stats(xp, input, index, src, result, dim, reduce, include_self), (input.shape, index.shape))
-    ), nin=4, nout=2, batch_rule=dim_family(like=(0, 1)),
-)  # fmt: skip
+    "scatter_reduce_weights",
+    _sr_stats_kernel,
+    nin=4,
+    nout=2,
+    batch_rule=dim_family(like=(0, 1)),
+)
 sr_stats = sr_stats_p.fn
 
 
@@ -512,15 +542,29 @@ def _scatter_reduce_samples(make):
         yield S((make((2, 3), lo, 2), 1, np.array([[2, 2], [0, 1]]), make((2, 2), lo, 2), reduce))
 
 
+def _scatter_reduce_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), 0, np.array([[0]]), make((1, 1)), "foo")),
+        RuntimeError,
+        "reduce argument must be either sum, prod, mean, amax or amin, got foo",
+    )
+    yield ErrorInput(
+        S((make((3, 4)), 0, np.array([[5]]), make((1, 1)), "sum")),
+        RuntimeError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+    )
+
+
 scatter_reduce_p = defop(
-    "scatter_reduce", _scatter_reduce, nin=3,
-    vjp=(_sr_vjp_input, None, _sr_vjp_src), jvp=_sr_jvp, samples=_scatter_reduce_samples,
+    "scatter_reduce",
+    _scatter_reduce,
+    nin=3,
+    vjp=(_sr_vjp_input, None, _sr_vjp_src),
+    jvp=_sr_jvp,
+    samples=_scatter_reduce_samples,
     batch_rule=dim_family(),
-    error_samples=lambda make: [
-        ErrorInput(S((make((3, 4)), 0, np.array([[0]]), make((1, 1)), "foo")), RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
-        ErrorInput(S((make((3, 4)), 0, np.array([[5]]), make((1, 1)), "sum")), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3"),
-    ],
-)  # fmt: skip
+    error_samples=_scatter_reduce_errors,
+)
 _raw_scatter_reduce = scatter_reduce_p.fn
 
 

@@ -286,19 +286,39 @@ def _index_add(xp, input, index, source, dim, *, alpha=1):
     return out
 
 
+def _index_add_vjp_source(g, index, dim, alpha):
+    if alpha != 1:
+        return g.index_select(dim, index) * alpha
+    return g.index_select(dim, index)
+
+
+def _index_add_samples(make):
+    yield S((make((3, 4)), 0, np.array([2, 0, 2]), make((3, 4))))
+    yield S((make((3, 4)), 1, np.array([1, 1]), make((3, 2))), {"alpha": 2.0})
+    yield S((make((2, 3, 4)), -2, np.array([0]), make((2, 1, 4))))
+    yield S((make((3, 4)), 0, np.zeros(0, dtype=np.int64), make((0, 4))))
+
+
+def _index_add_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), 0, np.array([5]), make((1, 4)))),
+        RuntimeError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+    )
+
+
 index_add_p = defop(
-    "index_add", _index_add, nin=3, batch_rule=index_update_rule("add"),
-    vjp=(lambda g: g, None, lambda g, index, dim, alpha: g.index_select(dim, index) * alpha if alpha != 1 else g.index_select(dim, index)),
-    jvp=LINEAR, out=True,
-    samples=lambda make: [
-        S((make((3, 4)), 0, np.array([2, 0, 2]), make((3, 4)))),
-        S((make((3, 4)), 1, np.array([1, 1]), make((3, 2))), {"alpha": 2.0}),
-        S((make((2, 3, 4)), -2, np.array([0]), make((2, 1, 4)))),
-        S((make((3, 4)), 0, np.zeros(0, dtype=np.int64), make((0, 4)))),
-    ],
-    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), RuntimeError, "index 5 is out of bounds for dimension 0 with size 3")],
+    "index_add",
+    _index_add,
+    nin=3,
+    batch_rule=index_update_rule("add"),
+    vjp=(lambda g: g, None, _index_add_vjp_source),
+    jvp=LINEAR,
+    out=True,
+    samples=_index_add_samples,
+    error_samples=_index_add_errors,
     inplace_policy=InplacePolicy(checks_first=True),
-)  # fmt: skip
+)
 _raw_index_add = index_add_p.fn
 
 
@@ -317,20 +337,42 @@ def _index_fill(xp, input, index, value, dim):
     return out
 
 
+def _index_fill_vjp_value(g, index, dim):
+    return (g - _raw_index_fill(g, index, 0.0, dim=dim)).sum()
+
+
+def _index_fill_samples(make):
+    yield S((make((3, 4)), 0, np.array([2, 0]), 1.5))
+    yield S((make((3, 4)), 1, np.array([3, 1]), make(())))
+    yield S((make((2, 3, 4)), -1, np.array([0, 3]), -2.0))
+    yield S((make(()), 0, np.array([0]), make(())))
+
+
+def _index_fill_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), 0, np.array([5]), 1.0)),
+        IndexError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+    )
+
+
 index_fill_p = defop(
-    "index_fill", _index_fill, nin=3, batch_rule=index_update_rule("fill"), layout=preserve,
+    "index_fill",
+    _index_fill,
+    nin=3,
+    batch_rule=index_update_rule("fill"),
+    layout=preserve,
     node_name=lambda value: "IndexFillBackward0" if value is None else "IndexFillBackward1",
-    vjp=(lambda g, index, dim: _raw_index_fill(g, index, 0.0, dim=dim), None, lambda g, index, dim: (g - _raw_index_fill(g, index, 0.0, dim=dim)).sum()),
+    vjp=(
+        lambda g, index, dim: _raw_index_fill(g, index, 0.0, dim=dim),
+        None,
+        _index_fill_vjp_value,
+    ),
     jvp=LINEAR,
-    samples=lambda make: [
-        S((make((3, 4)), 0, np.array([2, 0]), 1.5)),
-        S((make((3, 4)), 1, np.array([3, 1]), make(()))),
-        S((make((2, 3, 4)), -1, np.array([0, 3]), -2.0)),
-        S((make(()), 0, np.array([0]), make(()))),
-    ],
-    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), 1.0)), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
+    samples=_index_fill_samples,
+    error_samples=_index_fill_errors,
     inplace_policy=InplacePolicy(shared_ok=True, operand_overlap_ok=True),
-)  # fmt: skip
+)
 _raw_index_fill = index_fill_p.fn
 
 
@@ -346,17 +388,34 @@ def _index_copy(xp, input, index, source, dim):
     return out
 
 
+def _index_copy_samples(make):
+    yield S((make((3, 4)), 0, np.array([2, 0]), make((2, 4))))
+    yield S((make((3, 4)), 1, np.array([3, 0, 1]), make((3, 3))))
+    yield S((make((2, 3, 4)), -2, np.array([1]), make((2, 1, 4))))
+
+
+def _index_copy_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), 0, np.array([5]), make((1, 4)))),
+        IndexError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+    )
+
+
 index_copy_p = defop(
-    "index_copy", _index_copy, nin=3, batch_rule=index_update_rule("copy"),
-    vjp=(lambda g, index, dim: _raw_index_fill(g, index, 0.0, dim=dim), None, lambda g, index, dim: g.index_select(dim, index)),
+    "index_copy",
+    _index_copy,
+    nin=3,
+    batch_rule=index_update_rule("copy"),
+    vjp=(
+        lambda g, index, dim: _raw_index_fill(g, index, 0.0, dim=dim),
+        None,
+        lambda g, index, dim: g.index_select(dim, index),
+    ),
     jvp=LINEAR,
-    samples=lambda make: [
-        S((make((3, 4)), 0, np.array([2, 0]), make((2, 4)))),
-        S((make((3, 4)), 1, np.array([3, 0, 1]), make((3, 3)))),
-        S((make((2, 3, 4)), -2, np.array([1]), make((2, 1, 4)))),
-    ],
-    error_samples=lambda make: [ErrorInput(S((make((3, 4)), 0, np.array([5]), make((1, 4)))), IndexError, "index 5 is out of bounds for dimension 0 with size 3")],
-)  # fmt: skip
+    samples=_index_copy_samples,
+    error_samples=_index_copy_errors,
+)
 
 
 index_select, _ = _dim_api(index_select_p)

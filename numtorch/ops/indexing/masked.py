@@ -77,22 +77,46 @@ def _masked_fill_rule(vmap, args, bdims, attrs):
     return where(mf, v, xf), 0
 
 
+def _masked_fill_samples(make):
+    return [*_masked_samples(make, True), S((make((2, 3)), make.rng.random((2, 3)) < 0.5, -1.5))]
+
+
+def _masked_fill_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), np.ones(4, dtype=np.float32), 1.0)),
+        RuntimeError,
+        "masked_fill_ only supports boolean masks, but got mask with dtype float",
+    )
+    yield ErrorInput(
+        S((make((3, 4)), np.ones(4, dtype=bool), make((1,)))),
+        RuntimeError,
+        "masked_fill_ only supports a 0-dimensional value tensor",
+    )
+
+
 masked_fill_p = defop(
-    "masked_fill", _masked_fill, nin=3,
-    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, lambda g, mask: where(mask, g, 0.0).sum()),
-    jvp=LINEAR, batch_rule=_masked_fill_rule,
+    "masked_fill",
+    _masked_fill,
+    nin=3,
+    vjp=(
+        lambda g, mask: g.masked_fill(mask, 0.0),
+        None,
+        lambda g, mask: where(mask, g, 0.0).sum(),
+    ),
+    jvp=LINEAR,
+    batch_rule=_masked_fill_rule,
     node_name=lambda value: "MaskedFillBackward0" if value is None else "MaskedFillBackward1",
-    samples=lambda make: [*_masked_samples(make, True), S((make((2, 3)), make.rng.random((2, 3)) < 0.5, -1.5))],
-    error_samples=lambda make: [
-        ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), 1.0)), RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype float"),
-        ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((1,)))), RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor"),
-    ],
-    methods=True, inplace=True,
+    samples=_masked_fill_samples,
+    error_samples=_masked_fill_errors,
+    methods=True,
+    inplace=True,
     inplace_policy=InplacePolicy(
-        shared_ok=True, operand_overlap_ok=True, batched=BatchedWrite.ARITHMETIC,
+        shared_ok=True,
+        operand_overlap_ok=True,
+        batched=BatchedWrite.ARITHMETIC,
         batched_tensor_value=BatchedWrite.FALLBACK,
     ),
-)  # fmt: skip
+)
 masked_fill = masked_fill_p.fn
 
 
@@ -154,21 +178,36 @@ def _masked_scatter_vjp_src(g, mask, source):
     )
 
 
+def _masked_scatter_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), np.ones(4, dtype=np.float32), make((12,)))),
+        RuntimeError,
+        "masked_scatter_ only supports boolean masks, but got mask with dtype Float",
+    )
+    yield ErrorInput(
+        S((make((3, 4)), np.ones(4, dtype=bool), make((2,)))),
+        RuntimeError,
+        "Number of elements of source < number of ones in mask",
+    )
+
+
 masked_scatter_p = defop(
-    "masked_scatter", _masked_scatter, nin=3,
-    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, _masked_scatter_vjp_src), jvp=LINEAR, batch_rule=_masked_scatter_rule,
+    "masked_scatter",
+    _masked_scatter,
+    nin=3,
+    vjp=(lambda g, mask: g.masked_fill(mask, 0.0), None, _masked_scatter_vjp_src),
+    jvp=LINEAR,
+    batch_rule=_masked_scatter_rule,
     samples=lambda make: list(_masked_samples(make, False)),
-    error_samples=lambda make: [
-        ErrorInput(S((make((3, 4)), np.ones(4, dtype=np.float32), make((12,)))), RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype Float"),
-        ErrorInput(S((make((3, 4)), np.ones(4, dtype=bool), make((2,)))), RuntimeError, "Number of elements of source < number of ones in mask"),
-    ],
-    methods=True, inplace=True,
+    error_samples=_masked_scatter_errors,
+    methods=True,
+    inplace=True,
     # self takes the mask's broadcast shape only where the mask expands to self
     inplace_policy=InplacePolicy(
         operand_overlap_ok=True,
         shape_error=lambda self, args: expand_error(list(args[0].shape), list(self.shape)),
     ),
-)  # fmt: skip
+)
 masked_scatter = masked_scatter_p.fn
 
 

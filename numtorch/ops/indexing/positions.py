@@ -51,9 +51,13 @@ def _nonzero_samples(make):
 
 
 nonzero_p = defop(
-    "nonzero", _argwhere, samples=_nonzero_samples, batch_rule=dynamic_shape(),
-    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"}, layout=column_major,
-)  # fmt: skip
+    "nonzero",
+    _argwhere,
+    samples=_nonzero_samples,
+    batch_rule=dynamic_shape(),
+    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"},
+    layout=column_major,
+)
 
 
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
@@ -109,23 +113,45 @@ def _one_hot_rule(vmap, args, bdims, attrs):
 
 
 # Inferred class counts (an error under vmap) are tested in test_vmap_indexing.py.
+def _one_hot_samples(make):
+    yield S((make.index((5,), 4), 4))
+    yield S((make.index((2, 3), 3), 5))
+    yield S((np.array(2), 3))
+    yield S((np.zeros(0, dtype=np.int64), 3))
+
+
+def _one_hot_errors(make):
+    yield ErrorInput(S((np.array([-1]),)), RuntimeError, "Class values must be non-negative.")
+    yield ErrorInput(
+        S((np.array([3]), 2)),
+        RuntimeError,
+        "Class values must be smaller than num_classes.",
+    )
+    yield ErrorInput(
+        S((np.zeros(0, dtype=np.int64),)),
+        RuntimeError,
+        "Can not infer total number of classes from empty tensor.",
+    )
+    yield ErrorInput(
+        S((np.array([1.0]),)),
+        RuntimeError,
+        "one_hot is only applicable to index tensor of type LongTensor.",
+    )
+
+
 one_hot_p = defop(
-    "one_hot", _one_hot, nin=1, api="nn.functional.one_hot", oracle="nn.functional.one_hot",
+    "one_hot",
+    _one_hot,
+    nin=1,
+    api="nn.functional.one_hot",
+    oracle="nn.functional.one_hot",
     batch_rule=_one_hot_rule,
-    samples=lambda make: [
-        S((make.index((5,), 4), 4)), S((make.index((2, 3), 3), 5)), S((np.array(2), 3)),
-        S((np.zeros(0, dtype=np.int64), 3)),
-    ],
-    error_samples=lambda make: [
-        ErrorInput(S((np.array([-1]),)), RuntimeError, "Class values must be non-negative."),
-        ErrorInput(S((np.array([3]), 2)), RuntimeError, "Class values must be smaller than num_classes."),
-        ErrorInput(S((np.zeros(0, dtype=np.int64),)), RuntimeError, "Can not infer total number of classes from empty tensor."),
-        ErrorInput(S((np.array([1.0]),)), RuntimeError, "one_hot is only applicable to index tensor of type LongTensor."),
-    ],
+    samples=_one_hot_samples,
+    error_samples=_one_hot_errors,
     test={"dtypes": ("int64",)},
     # an inferred class count is the input's largest value
     value_shaped=lambda args, attrs: attrs.get("num_classes", -1) == -1,
-)  # fmt: skip
+)
 one_hot = one_hot_p.fn
 
 

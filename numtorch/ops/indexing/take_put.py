@@ -152,22 +152,44 @@ def _put(xp, input, index, source, accumulate=False):
     return flat.reshape(input.shape)
 
 
+def _put_vjp_input(g, index, accumulate):
+    if accumulate:
+        return g
+    return put(g, index, zeros(index.shape, dtype=g.dtype, device=g.device), False)
+
+
+def _put_samples(make):
+    yield S((make((3, 4)), np.array([[0, 11], [5, 4]]), make((2, 2))))
+    yield S((make((2, 3)), np.array([-1, 2, 0]), make((3,))))
+    yield S((make((2, 3)), np.array([1, 2, 1]), make((3,))), {"accumulate": True})
+    yield S((make(()), np.array(0), make(())))
+
+
+def _put_errors(make):
+    yield ErrorInput(
+        S((make((3, 4)), np.array([15]), make((1,)))),
+        IndexError,
+        "out of range: tried to access index 15 on a tensor of 12 elements.",
+    )
+
+
 put_p = defop(
-    "put", _put, nin=3, batch_rule=_put_rule, layout=preserve,
+    "put",
+    _put,
+    nin=3,
+    batch_rule=_put_rule,
+    layout=preserve,
     vjp=(
-        lambda g, index, accumulate: g if accumulate else put(g, index, zeros(index.shape, dtype=g.dtype, device=g.device), False),
-        None, lambda g, index, source: g.take(index).reshape(source.shape),
+        _put_vjp_input,
+        None,
+        lambda g, index, source: g.take(index).reshape(source.shape),
     ),
     jvp=LINEAR,
-    samples=lambda make: [
-        S((make((3, 4)), np.array([[0, 11], [5, 4]]), make((2, 2)))),
-        S((make((2, 3)), np.array([-1, 2, 0]), make((3,)))),
-        S((make((2, 3)), np.array([1, 2, 1]), make((3,))), {"accumulate": True}),
-        S((make(()), np.array(0), make(()))),
-    ],
-    error_samples=lambda make: [ErrorInput(S((make((3, 4)), np.array([15]), make((1,)))), IndexError, "out of range: tried to access index 15 on a tensor of 12 elements.")],
-    methods=True, inplace=True,
-)  # fmt: skip
+    samples=_put_samples,
+    error_samples=_put_errors,
+    methods=True,
+    inplace=True,
+)
 put = put_p.fn
 
 
