@@ -321,7 +321,10 @@ _GEO = ("stride", "padding", "dilation", "groups")
 
 def _formula(fn, *names):
     """A vjp/jvp formula ``fn(*values, geo)`` reading ``names`` and the geometry attributes."""
-    return named(lambda **env: fn(*(env[n] for n in names), {k: env[k] for k in _GEO}), (*names, *_GEO))  # fmt: skip
+    return named(
+        lambda **env: fn(*(env[n] for n in names), {k: env[k] for k in _GEO}),
+        (*names, *_GEO),
+    )
 
 
 def _conv(x, w, geo):
@@ -376,55 +379,101 @@ def _no_bool_conv(transposed: bool) -> NoKernel:
     return NoKernel("b", kernel, when=lambda arrays, attrs: arrays[0].size)
 
 
+def _conv_vjp_input(g, w, shape, geo):
+    return _conv_in(g, w, shape[2:], geo)
+
+
+def _conv_vjp_weight(g, x, shape, geo):
+    return _conv_w(x, g, shape[2:], geo)
+
+
+def _conv_jvp(tx, tw, x, w, geo):
+    return _conv(tx, w, geo) + _conv(x, tw, geo)
+
+
 convolution_p = defop(
-    "convolution", _convolution, **_PRIM, batch_rule=fold_batch(_CONV_AXES), node_name="ConvolutionBackward0",
-    api="nn._conv.convolution", samples=_prim_samples("conv"), no_kernel=_no_bool_conv(False),
+    "convolution",
+    _convolution,
+    **_PRIM,
+    batch_rule=fold_batch(_CONV_AXES),
+    node_name="ConvolutionBackward0",
+    api="nn._conv.convolution",
+    samples=_prim_samples("conv"),
+    no_kernel=_no_bool_conv(False),
     vjp=(
-        _formula(lambda g, w, shape, geo: _conv_in(g, w, shape[2:], geo), "g", "weight", "input_shape"),
-        _formula(lambda g, x, shape, geo: _conv_w(x, g, shape[2:], geo), "g", "input", "weight_shape"),
+        _formula(_conv_vjp_input, "g", "weight", "input_shape"),
+        _formula(_conv_vjp_weight, "g", "input", "weight_shape"),
     ),
-    jvp=_formula(
-        lambda tx, tw, x, w, geo: _conv(tx, w, geo) + _conv(x, tw, geo),
-        "tinput", "tweight", "input", "weight"),
-)  # fmt: skip
+    jvp=_formula(_conv_jvp, "tinput", "tweight", "input", "weight"),
+)
 convolution = convolution_p.fn
 
+
+def _input_grad_vjp_grad_output(g, w, shape, geo):
+    return _fit(_conv(g, w, geo), shape[2:])
+
+
+def _input_grad_vjp_weight(g, go, shape, geo):
+    return _conv_w(g, go, shape[2:], geo)
+
+
+def _input_grad_jvp(tgo, tw, go, w, size, geo):
+    return _conv_in(tgo, w, size, geo) + _conv_in(go, tw, size, geo)
+
+
 convolution_input_grad_p = defop(
-    "convolution_input_grad", _convolution_input_grad, **_PRIM,
+    "convolution_input_grad",
+    _convolution_input_grad,
+    **_PRIM,
     batch_rule=fold_batch(_INPUT_GRAD_AXES),
-    node_name="ConvolutionBackward0", api="nn._conv.convolution_input_grad",
+    node_name="ConvolutionBackward0",
+    api="nn._conv.convolution_input_grad",
     no_kernel=_no_bool_conv(True),
     samples=_prim_samples("input"),
     vjp=(
-        _formula(lambda g, w, shape, geo: _fit(_conv(g, w, geo), shape[2:]), "g", "weight", "grad_output_shape"),
-        _formula(lambda g, go, shape, geo: _conv_w(g, go, shape[2:], geo), "g", "grad_output", "weight_shape"),
+        _formula(_input_grad_vjp_grad_output, "g", "weight", "grad_output_shape"),
+        _formula(_input_grad_vjp_weight, "g", "grad_output", "weight_shape"),
     ),
-    jvp=_formula(
-        lambda tgo, tw, go, w, size, geo: _conv_in(tgo, w, size, geo) + _conv_in(go, tw, size, geo),
-        "tgrad_output", "tweight", "grad_output", "weight", "size"),
-)  # fmt: skip
+    jvp=_formula(_input_grad_jvp, "tgrad_output", "tweight", "grad_output", "weight", "size"),
+)
 convolution_input_grad = convolution_input_grad_p.fn
 
+
+def _weight_grad_vjp_grad_output(g, go, shape, geo):
+    return _conv_in(go, g, shape[2:], geo)
+
+
+def _weight_grad_vjp_input(g, x, shape, geo):
+    return _fit(_conv(x, g, geo), shape[2:])
+
+
+def _weight_grad_jvp(tx, tgo, x, go, size, geo):
+    return _conv_w(tx, go, size, geo) + _conv_w(x, tgo, size, geo)
+
+
 convolution_weight_grad_p = defop(
-    "convolution_weight_grad", _convolution_weight_grad, **_PRIM,
+    "convolution_weight_grad",
+    _convolution_weight_grad,
+    **_PRIM,
     batch_rule=fold_batch(_WEIGHT_GRAD_AXES),
-    node_name="ConvolutionBackwardBackward0", api="nn._conv.convolution_weight_grad",
+    node_name="ConvolutionBackwardBackward0",
+    api="nn._conv.convolution_weight_grad",
     samples=_prim_samples("weight"),
     vjp=(
-        _formula(lambda g, go, shape, geo: _conv_in(go, g, shape[2:], geo), "g", "grad_output", "input_shape"),
-        _formula(lambda g, x, shape, geo: _fit(_conv(x, g, geo), shape[2:]), "g", "input", "grad_output_shape"),
+        _formula(_weight_grad_vjp_grad_output, "g", "grad_output", "input_shape"),
+        _formula(_weight_grad_vjp_input, "g", "input", "grad_output_shape"),
     ),
-    jvp=_formula(
-        lambda tx, tgo, x, go, size, geo: _conv_w(tx, go, size, geo) + _conv_w(x, tgo, size, geo),
-        "tinput", "tgrad_output", "input", "grad_output", "size"),
-)  # fmt: skip
+    jvp=_formula(_weight_grad_jvp, "tinput", "tgrad_output", "input", "grad_output", "size"),
+)
 convolution_weight_grad = convolution_weight_grad_p.fn
 
 
 def _fold_prim_samples(kind):
     def samples(make):
-        for xs, k, dl, pad, st in (((2, 2, 5, 4), (2, 3), (1, 1), (0, 1), (1, 2)),
-                                   ((1, 3, 6, 6), (2, 2), (2, 1), (1, 0), (2, 2))):  # fmt: skip
+        for xs, k, dl, pad, st in (
+            ((2, 2, 5, 4), (2, 3), (1, 1), (0, 1), (1, 2)),
+            ((1, 3, 6, 6), (2, 2), (2, 1), (1, 0), (2, 2)),
+        ):
             attrs = {"kernel_size": k, "dilation": dl, "padding": pad, "stride": st}
             if kind == "im2col":
                 yield S((make(xs),), attrs)
@@ -436,22 +485,41 @@ def _fold_prim_samples(kind):
     return samples
 
 
+def _im2col_vjp(g, input_shape, kernel_size, dilation, padding, stride):
+    return col2im(g, tuple(input_shape[2:]), kernel_size, dilation, padding, stride)
+
+
 im2col_p = defop(
-    "im2col", _im2col, nin=1, batch_rule=fold_batch(_COLUMN_AXES), test={"no_oracle": True},
-    api="nn._conv.im2col", samples=_fold_prim_samples("im2col"), node_name="Im2ColBackward0",
-    vjp=lambda g, input_shape, kernel_size, dilation, padding, stride: col2im(
-        g, tuple(input_shape[2:]), kernel_size, dilation, padding, stride),
+    "im2col",
+    _im2col,
+    nin=1,
+    batch_rule=fold_batch(_COLUMN_AXES),
+    test={"no_oracle": True},
+    api="nn._conv.im2col",
+    samples=_fold_prim_samples("im2col"),
+    node_name="Im2ColBackward0",
+    vjp=_im2col_vjp,
     jvp=LINEAR,
-)  # fmt: skip
+)
 im2col = im2col_p.fn
 
+
+def _col2im_vjp(g, kernel_size, dilation, padding, stride):
+    return im2col(g, kernel_size, dilation, padding, stride)
+
+
 col2im_p = defop(
-    "col2im", _col2im_kernel, nin=1, batch_rule=fold_batch(_COLUMN_AXES), test={"no_oracle": True},
-    api="nn._conv.col2im", samples=_fold_prim_samples("col2im"), node_name="Col2ImBackward0",
-    vjp=lambda g, kernel_size, dilation, padding, stride: im2col(
-        g, kernel_size, dilation, padding, stride),
+    "col2im",
+    _col2im_kernel,
+    nin=1,
+    batch_rule=fold_batch(_COLUMN_AXES),
+    test={"no_oracle": True},
+    api="nn._conv.col2im",
+    samples=_fold_prim_samples("col2im"),
+    node_name="Col2ImBackward0",
+    vjp=_col2im_vjp,
     jvp=LINEAR,
-)  # fmt: skip
+)
 col2im = col2im_p.fn
 
 
@@ -674,13 +742,27 @@ def _conv_samples(d: int):
         sp = (5, 4, 3)[d - 1]  # spatial size: small, smaller in more dims
         s = (sp,) * d
         yield S((make((2, 3, *s)), make((4, 3, *(3,) * d)), make((4,))))
-        yield S((make((2, 2, *s)), make((3, 2, *(2,) * d))), {"stride": 2, "padding": 1, "dilation": (1,) * (d - 1) + (2,)})  # fmt: skip
-        yield S((make((1, 4, *s)), make((4, 2, *(2,) * d)), make((4,))), {"groups": 2, "padding": (1,) + (0,) * (d - 1)})  # fmt: skip
-        yield S((make((1, 2, *s)), make((3, 2, *(2,) * d))), {"padding": "same", "dilation": (2,) + (1,) * (d - 1)})  # fmt: skip
+        yield S(
+            (make((2, 2, *s)), make((3, 2, *(2,) * d))),
+            {"stride": 2, "padding": 1, "dilation": (1,) * (d - 1) + (2,)},
+        )
+        yield S(
+            (make((1, 4, *s)), make((4, 2, *(2,) * d)), make((4,))),
+            {"groups": 2, "padding": (1,) + (0,) * (d - 1)},
+        )
+        yield S(
+            (make((1, 2, *s)), make((3, 2, *(2,) * d))),
+            {"padding": "same", "dilation": (2,) + (1,) * (d - 1)},
+        )
         yield S((make((2, *s)), make((2, 2, *(3,) * d)), make((2,))), {"padding": "valid"})
         yield S((make((0, 2, *s)), make((3, 2, *(2,) * d))))
         if d == 2:  # non-contiguous input and weight
-            yield S((make((2, 5, 5, 3)).transpose(0, 3, 1, 2), make((3, 3, 2, 2)).transpose(1, 0, 2, 3)))  # fmt: skip
+            yield S(
+                (
+                    make((2, 5, 5, 3)).transpose(0, 3, 1, 2),
+                    make((3, 3, 2, 2)).transpose(1, 0, 2, 3),
+                )
+            )
 
     return samples
 
@@ -689,22 +771,78 @@ def _conv_errors(fname: str, d: int, transposed: bool):
     def errors(make):
         s = (5,) * d
         w = (2, 4, *(3,) * d) if transposed else (4, 2, *(3,) * d)
-        yield ErrorInput(S((make((5,) * d), make(w))), RuntimeError, f"D \\(batched\\) input to {fname}, but got input of size")  # fmt: skip
-        yield ErrorInput(S((make((1, 2, *s)), make((4, 2)))), RuntimeError, "weight should have at least three dimensions")  # fmt: skip
-        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"groups": 3}), RuntimeError, "Given groups=3, expected weight to be (divisible by|at least) 3 at dimension 0")  # fmt: skip
-        yield ErrorInput(S((make((1, 3, *s)), make(w))), RuntimeError, "to have 2 channels, but got 3 channels instead")  # fmt: skip
-        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"stride": (1,) * (d + 1)}), RuntimeError, f"expected stride to be a single integer value or a list of {d} values")  # fmt: skip
-        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"padding": -1}), RuntimeError, "negative padding is not supported")  # fmt: skip
-        yield ErrorInput(S((make((1, 2, *s)), make(w)), {"groups": 0}), RuntimeError, "non-positive groups is not supported")  # fmt: skip
-        yield ErrorInput(S((make((1, 2, *s)), make(w), make((3,)))), RuntimeError, "expected bias to be 1-dimensional with 4 elements")  # fmt: skip
+        yield ErrorInput(
+            S((make((5,) * d), make(w))),
+            RuntimeError,
+            f"D \\(batched\\) input to {fname}, but got input of size",
+        )
+        yield ErrorInput(
+            S((make((1, 2, *s)), make((4, 2)))),
+            RuntimeError,
+            "weight should have at least three dimensions",
+        )
+        yield ErrorInput(
+            S((make((1, 2, *s)), make(w)), {"groups": 3}),
+            RuntimeError,
+            "Given groups=3, expected weight to be (divisible by|at least) 3 at dimension 0",
+        )
+        yield ErrorInput(
+            S((make((1, 3, *s)), make(w))),
+            RuntimeError,
+            "to have 2 channels, but got 3 channels instead",
+        )
+        yield ErrorInput(
+            S((make((1, 2, *s)), make(w)), {"stride": (1,) * (d + 1)}),
+            RuntimeError,
+            f"expected stride to be a single integer value or a list of {d} values",
+        )
+        yield ErrorInput(
+            S((make((1, 2, *s)), make(w)), {"padding": -1}),
+            RuntimeError,
+            "negative padding is not supported",
+        )
+        yield ErrorInput(
+            S((make((1, 2, *s)), make(w)), {"groups": 0}),
+            RuntimeError,
+            "non-positive groups is not supported",
+        )
+        yield ErrorInput(
+            S((make((1, 2, *s)), make(w), make((3,)))),
+            RuntimeError,
+            "expected bias to be 1-dimensional with 4 elements",
+        )
         if transposed:
-            yield ErrorInput(S((make((1, 2, *s)), make(w)), {"output_padding": 1}), RuntimeError, "output padding must be smaller than either stride or dilation")  # fmt: skip
-            yield ErrorInput(S((make((1, 2, *(2,) * d)), make(w)), {"padding": 3}), RuntimeError, "Output size is too small")  # fmt: skip
+            yield ErrorInput(
+                S((make((1, 2, *s)), make(w)), {"output_padding": 1}),
+                RuntimeError,
+                "output padding must be smaller than either stride or dilation",
+            )
+            yield ErrorInput(
+                S((make((1, 2, *(2,) * d)), make(w)), {"padding": 3}),
+                RuntimeError,
+                "Output size is too small",
+            )
         else:
-            yield ErrorInput(S((make((1, 2, *s)), make(w)), {"stride": 2, "padding": "same"}), RuntimeError, "padding='same' is not supported for strided convolutions")  # fmt: skip
-            yield ErrorInput(S((make((1, 2, *s)), make(w)), {"padding": "full"}), RuntimeError, "Invalid padding string: 'full'")  # fmt: skip
-            yield ErrorInput(S((make((1, 2, *(2,) * d)), make(w))), RuntimeError, "Kernel size can't be greater than actual input size")  # fmt: skip
-            yield ErrorInput(S((make((1, 2, *s)), make(w, dtype="float64"))), RuntimeError, "expected scalar type Float but found Double")  # fmt: skip
+            yield ErrorInput(
+                S((make((1, 2, *s)), make(w)), {"stride": 2, "padding": "same"}),
+                RuntimeError,
+                "padding='same' is not supported for strided convolutions",
+            )
+            yield ErrorInput(
+                S((make((1, 2, *s)), make(w)), {"padding": "full"}),
+                RuntimeError,
+                "Invalid padding string: 'full'",
+            )
+            yield ErrorInput(
+                S((make((1, 2, *(2,) * d)), make(w))),
+                RuntimeError,
+                "Kernel size can't be greater than actual input size",
+            )
+            yield ErrorInput(
+                S((make((1, 2, *s)), make(w, dtype="float64"))),
+                RuntimeError,
+                "expected scalar type Float but found Double",
+            )
 
     return errors
 
@@ -713,10 +851,19 @@ def _conv_transpose_samples(d: int):
     def samples(make):
         s = ((5,), (4, 4), (3, 3, 3))[d - 1]
         yield S((make((2, 3, *s)), make((3, 2, *(3,) * d)), make((2,))))
-        yield S((make((1, 2, *s)), make((2, 3, *(2,) * d))), {"stride": 2, "padding": 1, "output_padding": 1})  # fmt: skip
+        yield S(
+            (make((1, 2, *s)), make((2, 3, *(2,) * d))),
+            {"stride": 2, "padding": 1, "output_padding": 1},
+        )
         # output_padding >= stride (allowed below the dilation): the adjoint of a cut convolution
-        yield S((make((1, 4, *s)), make((4, 2, *(2,) * d)), make((4,))), {"groups": 2, "dilation": 2, "output_padding": 1})  # fmt: skip
-        yield S((make((2, *s)), make((2, 2, *(2,) * d))), {"stride": (2,) + (1,) * (d - 1), "padding": (0,) * (d - 1) + (1,)})  # fmt: skip
+        yield S(
+            (make((1, 4, *s)), make((4, 2, *(2,) * d)), make((4,))),
+            {"groups": 2, "dilation": 2, "output_padding": 1},
+        )
+        yield S(
+            (make((2, *s)), make((2, 2, *(2,) * d))),
+            {"stride": (2,) + (1,) * (d - 1), "padding": (0,) * (d - 1) + (1,)},
+        )
         yield S((make((0, 2, *s)), make((2, 3, *(2,) * d))))
 
     return samples
@@ -743,9 +890,11 @@ def _make_conv(d: int):
         "``weight`` (O, C/groups, ...), plus ``bias``; padding may be 'same' or 'valid'."
     )
     return composite(
-        conv, samples=_conv_samples(d), error_samples=_conv_errors(fname, d, False),
+        conv,
+        samples=_conv_samples(d),
+        error_samples=_conv_errors(fname, d, False),
         api=f"nn.functional.{fname}",
-    )  # fmt: skip
+    )
 
 
 def _make_conv_transpose(d: int):
@@ -771,9 +920,11 @@ def _make_conv_transpose(d: int):
         "of ``input`` (N, C, ...) or (C, ...) with ``weight`` (C, O/groups, ...), plus ``bias``."
     )
     return composite(
-        conv_transpose, samples=_conv_transpose_samples(d),
-        error_samples=_conv_errors(fname, d, True), api=f"nn.functional.{fname}",
-    )  # fmt: skip
+        conv_transpose,
+        samples=_conv_transpose_samples(d),
+        error_samples=_conv_errors(fname, d, True),
+        api=f"nn.functional.{fname}",
+    )
 
 
 conv1d, conv2d, conv3d = (_make_conv(d) for d in (1, 2, 3))
@@ -814,7 +965,9 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     _check_blocks_args(kernel, dilation, padding, stride)
     n = input.dim()
     if n < 3:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got 2)")  # fmt: skip
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got 2)"
+        )
     if n > 4 or 0 in input.shape[n - 3 :]:
         raise RuntimeError(
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
@@ -837,7 +990,11 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     """Sum columns (N, C * prod(kernel_size), L) or (C * prod(kernel_size), L) back into an
     image of ``output_size`` (col2im; the adjoint of unfold)."""
     size, kernel = _pair("output_size", output_size), _pair("kernel_size", kernel_size)
-    dilation, padding, stride = _pair("dilation", dilation), _pair("padding", padding), _pair("stride", stride)  # fmt: skip
+    dilation, padding, stride = (
+        _pair("dilation", dilation),
+        _pair("padding", padding),
+        _pair("stride", stride),
+    )
     _check_blocks_args(kernel, dilation, padding, stride)
     n = input.dim()
     if n not in (2, 3) or 0 in input.shape[n - 2 :]:
@@ -881,36 +1038,83 @@ def _unfold_samples(make):
 
 
 def _unfold_errors(make):
-    yield ErrorInput(S((make((1, 2, 2, 5, 5)), 2)), RuntimeError, "Expected 3D or 4D \\(batch mode\\) tensor")  # fmt: skip
-    yield ErrorInput(S((make((1, 2, 5, 5)), 7)), RuntimeError, "calculated shape of the array of sliding blocks as \\(-1, -1\\)")  # fmt: skip
-    yield ErrorInput(S((make((1, 2, 5, 5)), 2), {"stride": 0}), RuntimeError, "stride should be greater than zero, but got stride_height: 0 stride_width: 0")  # fmt: skip
-    yield ErrorInput(S((make((1, 2, 5, 5)), (2, 2, 2))), RuntimeError, "It is expected kernel_size equals to 2, but got size 3")  # fmt: skip
+    yield ErrorInput(
+        S((make((1, 2, 2, 5, 5)), 2)),
+        RuntimeError,
+        "Expected 3D or 4D \\(batch mode\\) tensor",
+    )
+    yield ErrorInput(
+        S((make((1, 2, 5, 5)), 7)),
+        RuntimeError,
+        "calculated shape of the array of sliding blocks as \\(-1, -1\\)",
+    )
+    yield ErrorInput(
+        S((make((1, 2, 5, 5)), 2), {"stride": 0}),
+        RuntimeError,
+        "stride should be greater than zero, but got stride_height: 0 stride_width: 0",
+    )
+    yield ErrorInput(
+        S((make((1, 2, 5, 5)), (2, 2, 2))),
+        RuntimeError,
+        "It is expected kernel_size equals to 2, but got size 3",
+    )
 
 
 def _fold_samples(make):
     yield S((make((2, 12, 16)), (5, 5), 2))
-    yield S((make((1, 12, 15)), (6, 5), (2, 3)), {"dilation": (2, 1), "padding": 1, "stride": (2, 1)})  # fmt: skip
+    yield S(
+        (make((1, 12, 15)), (6, 5), (2, 3)),
+        {"dilation": (2, 1), "padding": 1, "stride": (2, 1)},
+    )
     yield S((make((18, 8)), 4, 3), {"padding": (0, 1)})
     yield S((make((0, 8, 9)), 4, 2))
 
 
 def _fold_errors(make):
-    yield ErrorInput(S((make((1, 7, 9)), (4, 4), 2)), RuntimeError, "to be divisible by the product of kernel_size, but got input.size\\(1\\)=7")  # fmt: skip
-    yield ErrorInput(S((make((1, 8, 10)), (4, 4), 2)), RuntimeError, "sliding blocks 3 \\* 3 = 9, but got input.size\\(2\\)=10.")  # fmt: skip
-    yield ErrorInput(S((make((8,)), (4, 4), 2)), RuntimeError, "Expected 2D or 3D \\(batch mode\\) tensor")  # fmt: skip
-    yield ErrorInput(S((make((1, 8, 9)), 4, 0)), RuntimeError, "kernel size should be greater than zero")  # fmt: skip
+    yield ErrorInput(
+        S((make((1, 7, 9)), (4, 4), 2)),
+        RuntimeError,
+        "to be divisible by the product of kernel_size, but got input.size\\(1\\)=7",
+    )
+    yield ErrorInput(
+        S((make((1, 8, 10)), (4, 4), 2)),
+        RuntimeError,
+        "sliding blocks 3 \\* 3 = 9, but got input.size\\(2\\)=10.",
+    )
+    yield ErrorInput(
+        S((make((8,)), (4, 4), 2)),
+        RuntimeError,
+        "Expected 2D or 3D \\(batch mode\\) tensor",
+    )
+    yield ErrorInput(
+        S((make((1, 8, 9)), 4, 0)),
+        RuntimeError,
+        "kernel size should be greater than zero",
+    )
 
 
 unfold = composite(
-    unfold, samples=_unfold_samples, error_samples=_unfold_errors, api="nn.functional.unfold",
+    unfold,
+    samples=_unfold_samples,
+    error_samples=_unfold_errors,
+    api="nn.functional.unfold",
     no_kernel=NoKernel("i", "im2col_out_cpu", inputs=(0,)),  # bool has a kernel, integers not
-)  # fmt: skip
+)
 fold = composite(
-    fold, samples=_fold_samples, error_samples=_fold_errors, api="nn.functional.fold",
+    fold,
+    samples=_fold_samples,
+    error_samples=_fold_errors,
+    api="nn.functional.fold",
     no_kernel=NoKernel("i", "col2im_out_cpu", inputs=(0,)),
-)  # fmt: skip
+)
 
 __all__ = [
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "fold", "unfold",
-]  # fmt: skip
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "fold",
+    "unfold",
+]

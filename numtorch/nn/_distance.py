@@ -149,13 +149,18 @@ def _cdist_errors(make):
 
 
 cdist_p = defop(
-    "cdist", _cdist, nin=2,
-    vjp=(_cdist_vjp(0), _cdist_vjp(1)), jvp=_cdist_jvp, batch_rule=_cdist_rule,
-    samples=_cdist_samples, error_samples=_cdist_errors,
+    "cdist",
+    _cdist,
+    nin=2,
+    vjp=(_cdist_vjp(0), _cdist_vjp(1)),
+    jvp=_cdist_jvp,
+    batch_rule=_cdist_rule,
+    samples=_cdist_samples,
+    error_samples=_cdist_errors,
     # torch has no derivative for _cdist_backward: finite differences check our second order
     # (test_func_ops' grad-of-grad and jvp-of-vjp run the formulas).
     test={"no_gradgrad": True},
-)  # fmt: skip
+)
 _raw_cdist = cdist_p.fn
 
 

@@ -79,10 +79,16 @@ def _embedding_errors(make):
 
 
 embedding_p = defop(
-    "embedding", _embedding, nin=2,
-    vjp=(_embedding_vjp, None), jvp=LINEAR, batch_rule=_embedding_rule,
-    api="nn.functional.embedding", samples=_embedding_samples, error_samples=_embedding_errors,
-)  # fmt: skip
+    "embedding",
+    _embedding,
+    nin=2,
+    vjp=(_embedding_vjp, None),
+    jvp=LINEAR,
+    batch_rule=_embedding_rule,
+    api="nn.functional.embedding",
+    samples=_embedding_samples,
+    error_samples=_embedding_errors,
+)
 _raw_embedding = embedding_p.fn
 
 
@@ -134,17 +140,26 @@ def _backward_rule(vmap, args, bdims, attrs):
     ), 0
 
 
-embedding_dense_backward_p = defop(
-    "embedding_dense_backward", _backward_kernel, nin=2,
-    vjp=(_backward_vjp, None), jvp=LINEAR, batch_rule=_backward_rule,
-    api="nn._embedding.embedding_dense_backward", test={"no_oracle": True},
-    samples=lambda make: [
+def _backward_samples(make):
+    return [
         S((make((2, 3, 4)), make.index((2, 3), 5), 5)),
         S((make((4, 2)), np.array([1, 3, 1, 0]), 4, 1, True), name="padding, freq"),
         S((make((2, 3, 2)), make.index((2, 3), 3), 3, None, True, 1), name="batch dims"),
         S((make((0, 2)), make.index((0,), 3), 3), name="empty"),
-    ],
-)  # fmt: skip
+    ]
+
+
+embedding_dense_backward_p = defop(
+    "embedding_dense_backward",
+    _backward_kernel,
+    nin=2,
+    vjp=(_backward_vjp, None),
+    jvp=LINEAR,
+    batch_rule=_backward_rule,
+    api="nn._embedding.embedding_dense_backward",
+    test={"no_oracle": True},
+    samples=_backward_samples,
+)
 embedding_dense_backward = embedding_dense_backward_p.fn
 
 
@@ -374,9 +389,11 @@ def _bag_errors(make):
 
 
 @composite(
-    api="nn.functional.embedding_bag", samples=_bag_samples, error_samples=_bag_errors,
+    api="nn.functional.embedding_bag",
+    samples=_bag_samples,
+    error_samples=_bag_errors,
     grad_args=(1, 8),
-)  # fmt: skip
+)
 def embedding_bag(
     input: Tensor,
     weight: Tensor,

@@ -135,17 +135,29 @@ def _adaptive_errors(nd: int, kind: str):
     return errors
 
 
+def _adaptive_max_vjp(g, input_shape, result, output_size):
+    return max_pool_backward(g, result[1], tuple(input_shape[-len(output_size) :]))
+
+
+def _adaptive_max_jvp(t, result, output_size):
+    return max_pool_gather(t, result[1], len(output_size))
+
+
 def _adaptive_max_op(nd: int) -> Op:
     return defop(
-        f"adaptive_max_pool{nd}d", _adaptive_max, nin=1, nout=2, ndiff=1,
+        f"adaptive_max_pool{nd}d",
+        _adaptive_max,
+        nin=1,
+        nout=2,
+        ndiff=1,
         node_name=f"AdaptiveMaxPool{nd}DBackward0",
-        vjp=lambda g, input_shape, result, output_size: max_pool_backward(
-            g, result[1], tuple(input_shape[-len(output_size) :])
-        ),
-        jvp=lambda t, result, output_size: max_pool_gather(t, result[1], len(output_size)),
-        batch_rule=batch_first(), samples=_adaptive_max_samples(nd),
-        error_samples=_adaptive_errors(nd, "max"), api=f"nn.functional.adaptive_max_pool{nd}d",
-    )  # fmt: skip
+        vjp=_adaptive_max_vjp,
+        jvp=_adaptive_max_jvp,
+        batch_rule=batch_first(),
+        samples=_adaptive_max_samples(nd),
+        error_samples=_adaptive_errors(nd, "max"),
+        api=f"nn.functional.adaptive_max_pool{nd}d",
+    )
 
 
 def _adaptive_max_fn(op: Op, nd: int, always_indices: bool) -> Callable:
@@ -232,6 +244,6 @@ adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d = (
         samples=_adaptive_avg_samples(nd),
         error_samples=_adaptive_errors(nd, "avg"),
         api=f"nn.functional.adaptive_avg_pool{nd}d",
-    )  # fmt: skip
+    )
     for nd in (1, 2, 3)
 )

@@ -103,10 +103,16 @@ def _avg_pool_backward_vjp(
 
 
 avg_pool_backward_p = defop(
-    "avg_pool_backward", _avg_pool_backward, nin=1, vjp=_avg_pool_backward_vjp, jvp=LINEAR,
-    batch_rule=batch_first(), samples=_avg_backward_samples,
-    api="nn._pool_avg.avg_pool_backward", test={"no_oracle": True},
-)  # fmt: skip
+    "avg_pool_backward",
+    _avg_pool_backward,
+    nin=1,
+    vjp=_avg_pool_backward_vjp,
+    jvp=LINEAR,
+    batch_rule=batch_first(),
+    samples=_avg_backward_samples,
+    api="nn._pool_avg.avg_pool_backward",
+    test={"no_oracle": True},
+)
 avg_pool_backward = avg_pool_backward_p.fn
 
 
@@ -152,11 +158,17 @@ def _avg_errors(nd: int):
 
 def _avg_pool_op(nd: int) -> Op:
     return defop(
-        f"avg_pool{nd}d", _avg_pool, nin=1, vjp=_avg_pool_vjp, jvp=LINEAR,
+        f"avg_pool{nd}d",
+        _avg_pool,
+        nin=1,
+        vjp=_avg_pool_vjp,
+        jvp=LINEAR,
         node_name=f"AvgPool{nd}DBackward0",
-        batch_rule=batch_first(), samples=_avg_pool_samples(nd), error_samples=_avg_errors(nd),
+        batch_rule=batch_first(),
+        samples=_avg_pool_samples(nd),
+        error_samples=_avg_errors(nd),
         api=f"nn.functional.avg_pool{nd}d",
-    )  # fmt: skip
+    )
 
 
 _AVG = {nd: _avg_pool_op(nd) for nd in (1, 2, 3)}

@@ -239,14 +239,25 @@ def _fractional_errors(nd: int):
     return errors
 
 
+def _fractional_jvp(tinput, result, kernel_size):
+    return max_pool_gather(tinput, result[1], len(kernel_size))
+
+
 def _fractional_op(nd: int) -> Op:
     return defop(
-        f"fractional_max_pool{nd}d", _fractional_max_pool, nin=2, nout=2, ndiff=1,
+        f"fractional_max_pool{nd}d",
+        _fractional_max_pool,
+        nin=2,
+        nout=2,
+        ndiff=1,
         vjp=(_max_pool_vjp, None),
-        jvp=lambda tinput, result, kernel_size: max_pool_gather(tinput, result[1], len(kernel_size)),
-        batch_rule=planes(), samples=_fractional_samples(nd), error_samples=_fractional_errors(nd),
-        api=f"nn.functional.fractional_max_pool{nd}d", grad_args=(0,),
-    )  # fmt: skip
+        jvp=_fractional_jvp,
+        batch_rule=planes(),
+        samples=_fractional_samples(nd),
+        error_samples=_fractional_errors(nd),
+        api=f"nn.functional.fractional_max_pool{nd}d",
+        grad_args=(0,),
+    )
 
 
 _FRAC = {nd: _fractional_op(nd) for nd in (2, 3)}

@@ -202,18 +202,34 @@ def _gather_samples(make):
 
 
 max_pool_backward_p = defop(
-    "max_pool_backward", _max_pool_backward, nin=2, jvp=LINEAR,
+    "max_pool_backward",
+    _max_pool_backward,
+    nin=2,
+    jvp=LINEAR,
     vjp=(lambda g, indices, size: max_pool_gather(g, indices, len(size)), None),
-    batch_rule=planes(), samples=_backward_samples,
-    api="nn._pool_max.max_pool_backward", test={"no_oracle": True},
-)  # fmt: skip
+    batch_rule=planes(),
+    samples=_backward_samples,
+    api="nn._pool_max.max_pool_backward",
+    test={"no_oracle": True},
+)
 max_pool_backward = max_pool_backward_p.fn
+
+
+def _max_pool_gather_vjp(g, input_shape, indices, nd):
+    return max_pool_backward(g, indices, tuple(input_shape[-nd:]))
+
+
 max_pool_gather_p = defop(
-    "max_pool_gather", _max_pool_gather, nin=2, jvp=LINEAR,
-    vjp=(lambda g, input_shape, indices, nd: max_pool_backward(g, indices, tuple(input_shape[-nd:])), None),
-    batch_rule=planes(), samples=_gather_samples,
-    api="nn._pool_max.max_pool_gather", test={"no_oracle": True},
-)  # fmt: skip
+    "max_pool_gather",
+    _max_pool_gather,
+    nin=2,
+    jvp=LINEAR,
+    vjp=(_max_pool_gather_vjp, None),
+    batch_rule=planes(),
+    samples=_gather_samples,
+    api="nn._pool_max.max_pool_gather",
+    test={"no_oracle": True},
+)
 max_pool_gather = max_pool_gather_p.fn
 
 
@@ -237,15 +253,25 @@ def _max_pool_vjp(g, input_shape, result, kernel_size):
     return max_pool_backward(g, result[1], tuple(input_shape[-len(kernel_size) :]))
 
 
+def _max_pool_jvp(t, result, kernel_size):
+    return max_pool_gather(t, result[1], len(kernel_size))
+
+
 def _max_pool_op(nd: int) -> Op:
     return defop(
-        f"max_pool{nd}d", _max_pool, nin=1, nout=2, ndiff=1,
+        f"max_pool{nd}d",
+        _max_pool,
+        nin=1,
+        nout=2,
+        ndiff=1,
         node_name=f"MaxPool{nd}DWithIndicesBackward0",
         vjp=_max_pool_vjp,
-        jvp=lambda t, result, kernel_size: max_pool_gather(t, result[1], len(kernel_size)),
-        batch_rule=batch_first(), samples=_max_pool_samples(nd),
-        error_samples=_pool_errors(nd, True), api=f"nn.functional.max_pool{nd}d",
-    )  # fmt: skip
+        jvp=_max_pool_jvp,
+        batch_rule=batch_first(),
+        samples=_max_pool_samples(nd),
+        error_samples=_pool_errors(nd, True),
+        api=f"nn.functional.max_pool{nd}d",
+    )
 
 
 def _max_public(fn: Callable, name: str, always_indices: bool, what: str) -> Callable:
@@ -416,14 +442,23 @@ def _unpool_errors(nd: int):
     return errors
 
 
+def _max_unpool_vjp(g, indices, output_size):
+    return max_pool_gather(g, indices, len(output_size))
+
+
 def _max_unpool_op(nd: int) -> Op:
     return defop(
-        f"max_unpool{nd}d", _max_unpool, nin=2, jvp=LINEAR,
+        f"max_unpool{nd}d",
+        _max_unpool,
+        nin=2,
+        jvp=LINEAR,
         node_name=f"MaxUnpool{nd}DBackward0",
-        vjp=(lambda g, indices, output_size: max_pool_gather(g, indices, len(output_size)), None),
-        batch_rule=planes(), samples=_unpool_samples(nd), error_samples=_unpool_errors(nd),
+        vjp=(_max_unpool_vjp, None),
+        batch_rule=planes(),
+        samples=_unpool_samples(nd),
+        error_samples=_unpool_errors(nd),
         api=f"nn.functional.max_unpool{nd}d",
-    )  # fmt: skip
+    )
 
 
 max_unpool1d, max_unpool2d, max_unpool3d = (

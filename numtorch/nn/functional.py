@@ -39,7 +39,7 @@ from ._activation import (
     tanhshrink,
     threshold,
     threshold_,
-)  # fmt: skip
+)
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 
 # convolution

@@ -77,9 +77,22 @@ def _addprod_rule(op, prod_fn):
 
 
 def _addprod(
-    name, names, prod, prod_fn, prod_vjp_a, prod_vjp_b, prod_jvp, samples, message, no_bool=None,
-    check=None, prepare=None, inplace=True, layout=contiguous, inplace_policy=COMMON,
-):  # fmt: skip
+    name,
+    names,
+    prod,
+    prod_fn,
+    prod_vjp_a,
+    prod_vjp_b,
+    prod_jvp,
+    samples,
+    message,
+    no_bool=None,
+    check=None,
+    prepare=None,
+    inplace=True,
+    layout=contiguous,
+    inplace_policy=COMMON,
+):
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
@@ -102,71 +115,123 @@ def _addprod(
 
     P = inspect.Parameter
     kernel.__signature__ = inspect.Signature(
-        [P("xp", P.POSITIONAL_OR_KEYWORD), P("input", P.POSITIONAL_OR_KEYWORD),
-         P(m1n, P.POSITIONAL_OR_KEYWORD), P(m2n, P.POSITIONAL_OR_KEYWORD),
-         P("beta", P.KEYWORD_ONLY, default=1), P("alpha", P.KEYWORD_ONLY, default=1)]
-    )  # fmt: skip
-    return defop(
-        name, kernel,
-        vjp=(lambda g, beta: g * beta if beta != 1 else g,
-             _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * alpha, ("g", m2n, "alpha")),
-             _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * alpha, ("g", m1n, "alpha"))),
-        jvp=_named(
-            lambda ti, t1, t2, m1, m2, beta, alpha: ti * beta + prod_jvp(m1, m2, t1, t2) * alpha,
-            ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha"),
-        ),
-        prepare=prepare or _same_dtype(message), batch_rule=rule_generator(_addprod_rule)(prod_fn),
-        no_kernel=() if no_bool is None else NoKernel(
-            "b", no_bool, when=lambda arrays, attrs: arrays[1].size and arrays[2].size,
+        [
+            P("xp", P.POSITIONAL_OR_KEYWORD),
+            P("input", P.POSITIONAL_OR_KEYWORD),
+            P(m1n, P.POSITIONAL_OR_KEYWORD),
+            P(m2n, P.POSITIONAL_OR_KEYWORD),
+            P("beta", P.KEYWORD_ONLY, default=1),
+            P("alpha", P.KEYWORD_ONLY, default=1),
+        ]
+    )
+
+    def jvp(ti, t1, t2, m1, m2, beta, alpha):
+        return ti * beta + prod_jvp(m1, m2, t1, t2) * alpha
+
+    no_kernel = ()
+    if no_bool is not None:
+        no_kernel = NoKernel(
+            "b",
+            no_bool,
+            when=lambda arrays, attrs: arrays[1].size and arrays[2].size,
             first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
+        )
+
+    return defop(
+        name,
+        kernel,
+        vjp=(
+            lambda g, beta: g * beta if beta != 1 else g,
+            _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * alpha, ("g", m2n, "alpha")),
+            _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * alpha, ("g", m1n, "alpha")),
         ),
-        samples=samples, out=True, methods=True, inplace=inplace, layout=layout,
+        jvp=_named(jvp, ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha")),
+        prepare=prepare or _same_dtype(message),
+        batch_rule=rule_generator(_addprod_rule)(prod_fn),
+        no_kernel=no_kernel,
+        samples=samples,
+        out=True,
+        methods=True,
+        inplace=inplace,
+        layout=layout,
         inplace_policy=inplace_policy,
-    )  # fmt: skip
+    )
 
 
 # PyTorch's in-place products compute the product apart from self (an operand may overlap
 # it) into a new result, whose shape error names both sizes
 _FRESH = InplacePolicy(operand_overlap_ok=True, fresh_result=True)
 
-addmm_p = _addprod(
-    "addmm", ("mat1", "mat2"), _mm, mm, lambda g, m2: mm(g, m2.mT), lambda g, m1: mm(m1.mT, g),
-    lambda m1, m2, t1, t2: mm(t1, m2) + mm(m1, t2),
-    lambda make: [
+
+def _addmm_samples(make):
+    return [
         S((make((2, 4)), make((2, 3)), make((3, 4)))),
         S((make((4,)), make((2, 3)), make((3, 4))), {"beta": 0.5, "alpha": 2.0}),
         S((make(()), make((2, 3)), make((3, 4))), {"beta": 0}),
-    ],
+    ]
+
+
+addmm_p = _addprod(
+    "addmm",
+    ("mat1", "mat2"),
+    _mm,
+    mm,
+    lambda g, m2: mm(g, m2.mT),
+    lambda g, m1: mm(m1.mT, g),
+    lambda m1, m2, t1, t2: mm(t1, m2) + mm(m1, t2),
+    _addmm_samples,
     _addmm_message,
     "addmm_impl_cpu_",
     _mm_check,
     inplace_policy=_FRESH,
-)  # fmt: skip
+)
 addmm = addmm_p.fn
-addmv_p = _addprod(
-    "addmv", ("mat", "vec"), _mv_kernel, mv, lambda g, m2: g.unsqueeze(-1) * m2, lambda g, m1: mv(m1.mT, g),
-    lambda m1, m2, t1, t2: mv(t1, m2) + mv(m1, t2),
-    lambda make: [
+
+
+def _addmv_samples(make):
+    return [
         S((make((2,)), make((2, 3)), make((3,)))),
         S((make(()), make((2, 3)), make((3,))), {"beta": 2.0, "alpha": 0.5}),
-    ],
+    ]
+
+
+addmv_p = _addprod(
+    "addmv",
+    ("mat", "vec"),
+    _mv_kernel,
+    mv,
+    lambda g, m2: g.unsqueeze(-1) * m2,
+    lambda g, m1: mv(m1.mT, g),
+    lambda m1, m2, t1, t2: mv(t1, m2) + mv(m1, t2),
+    _addmv_samples,
     _addmv_message,
     "addmv_impl_cpu",
     _mv_check,
     inplace_policy=_FRESH,
-)  # fmt: skip
-baddbmm_p = _addprod(
-    "baddbmm", ("batch1", "batch2"), _bmm, bmm, lambda g, m2: bmm(g, m2.mT), lambda g, m1: bmm(m1.mT, g),
-    lambda m1, m2, t1, t2: bmm(t1, m2) + bmm(m1, t2),
-    lambda make: [
+)
+
+
+def _baddbmm_samples(make):
+    return [
         S((make((2, 2, 4)), make((2, 2, 3)), make((2, 3, 4)))),
         S((make((2, 4)), make((2, 2, 3)), make((2, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
-    ],
+    ]
+
+
+baddbmm_p = _addprod(
+    "baddbmm",
+    ("batch1", "batch2"),
+    _bmm,
+    bmm,
+    lambda g, m2: bmm(g, m2.mT),
+    lambda g, m1: bmm(m1.mT, g),
+    lambda m1, m2, t1, t2: bmm(t1, m2) + bmm(m1, t2),
+    _baddbmm_samples,
     _baddbmm_message,
     "baddbmm",
     _bmm_check,
     inplace_policy=_FRESH,
-)  # fmt: skip
+)
 
 
 def _sum_bmm(xp, a, b):
@@ -185,18 +250,27 @@ def _sum_bmm(xp, a, b):
     return _bmm(xp, a, b).sum(0)
 
 
-addbmm_p = _addprod(
-    "addbmm", ("batch1", "batch2"), _sum_bmm, lambda m1, m2: bmm(m1, m2).sum(0), lambda g, m2: g @ m2.mT, lambda g, m1: m1.mT @ g,
-    lambda m1, m2, t1, t2: (bmm(t1, m2) + bmm(m1, t2)).sum(0),
-    lambda make: [
+def _addbmm_samples(make):
+    return [
         S((make((2, 4)), make((3, 2, 3)), make((3, 3, 4)))),
         S((make((4,)), make((3, 2, 3)), make((3, 3, 4))), {"beta": 0.5, "alpha": 2.0}),
-    ],
+    ]
+
+
+addbmm_p = _addprod(
+    "addbmm",
+    ("batch1", "batch2"),
+    _sum_bmm,
+    lambda m1, m2: bmm(m1, m2).sum(0),
+    lambda g, m2: g @ m2.mT,
+    lambda g, m1: m1.mT @ g,
+    lambda m1, m2, t1, t2: (bmm(t1, m2) + bmm(m1, t2)).sum(0),
+    _addbmm_samples,
     _addmm_message,
     "addmm_impl_cpu_",
     _bmm_check,
     inplace_policy=InplacePolicy(operand_overlap_ok=True),
-)  # fmt: skip
+)
 
 
 def _addr_outer(xp, vec1, vec2):
@@ -240,18 +314,29 @@ def _check_expand(have: tuple, want: tuple, name: str) -> None:
             )
 
 
-addr_p = _addprod(
-    "addr", ("vec1", "vec2"), _addr_outer, outer, lambda g, v2: mv(g, v2), lambda g, v1: mv(g.mT, v1),
-    lambda v1, v2, t1, t2: outer(t1, v2) + outer(v1, t2),
-    lambda make: [
+def _addr_samples(make):
+    return [
         S((make((2, 3)), make((2,)), make((3,)))),
         S((make((3,)), make((2,)), make((3,))), {"beta": 0.5, "alpha": 2.0}),
         S((make(()), make((2,)), make((3,))), {"beta": 0}),
         S((make((2, 1)), make((2,)), make((0,)))),
-    ],
-    None, prepare=_addr_prepare, inplace=False,
+    ]
+
+
+addr_p = _addprod(
+    "addr",
+    ("vec1", "vec2"),
+    _addr_outer,
+    outer,
+    lambda g, v2: mv(g, v2),
+    lambda g, v1: mv(g.mT, v1),
+    lambda v1, v2, t1, t2: outer(t1, v2) + outer(v1, t2),
+    _addr_samples,
+    None,
+    prepare=_addr_prepare,
+    inplace=False,
     layout=preserve,  # a TensorIterator over input and the outer product in PyTorch
-)  # fmt: skip
+)
 
 
 def _addr_(self, vec1, vec2, *, beta=1, alpha=1):

@@ -93,13 +93,21 @@ def _matrix_norm_impl(A, ord, dims, keepdim):
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+def _matrix_norm_samples(make):
+    return [
+        S((make((3, 4)),)),
+        S((make((2, 3, 3)),), {"ord": 1}),
+        S((make((3, 3)), float("inf"))),
+        S((make((3, 4)), "nuc")),
+        S((make((2, 3, 4)), "fro", (0, 2), True)),
+    ]
+
+
 @composite(
-    name="linalg_matrix_norm", api="linalg.matrix_norm",
-    samples=lambda make: [
-        S((make((3, 4)),)), S((make((2, 3, 3)),), {"ord": 1}), S((make((3, 3)), float("inf"))),
-        S((make((3, 4)), "nuc")), S((make((2, 3, 4)), "fro", (0, 2), True)),
-    ],
-)  # fmt: skip
+    name="linalg_matrix_norm",
+    api="linalg.matrix_norm",
+    samples=_matrix_norm_samples,
+)
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None):
     """Frobenius, nuclear, spectral (2, -2) and induced 1 / inf norms of matrices."""
     if A.dim() < 2:
@@ -125,13 +133,21 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     return res if out is None else _write(out, res)
 
 
+def _norm_samples(make):
+    return [
+        S((make((3, 4)),)),
+        S((make((5,)), 3)),
+        S((make((3, 4)), "fro")),
+        S((make((2, 3, 4)),), {"dim": (1, 2)}),
+        S((make((2, 3)), 1, 1, True)),
+    ]
+
+
 @composite(
-    name="linalg_norm", api="linalg.norm",
-    samples=lambda make: [
-        S((make((3, 4)),)), S((make((5,)), 3)), S((make((3, 4)), "fro")),
-        S((make((2, 3, 4)),), {"dim": (1, 2)}), S((make((2, 3)), 1, 1, True)),
-    ],
-)  # fmt: skip
+    name="linalg_norm",
+    api="linalg.norm",
+    samples=_norm_samples,
+)
 def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
     A = input
     """torch.linalg.norm: a vector norm or a matrix norm, chosen by ord and dim."""
@@ -244,13 +260,19 @@ def matrix_power_legacy(input, n: int, *, out=None):
     return matrix_power(input, n, out=out)
 
 
-@composite(
-    name="linalg_pinv", api="linalg.pinv",
-    samples=lambda make: [
-        S((_well_conditioned(make, (4, 3)),)), S((_well_conditioned(make, (2, 3, 3)),)),
+def _pinv_samples(make):
+    return [
+        S((_well_conditioned(make, (4, 3)),)),
+        S((_well_conditioned(make, (2, 3, 3)),)),
         S((_well_conditioned(make, (3, 3)),), {"rtol": 1e-10}),
-    ],
-)  # fmt: skip
+    ]
+
+
+@composite(
+    name="linalg_pinv",
+    api="linalg.pinv",
+    samples=_pinv_samples,
+)
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
     max(atol, rtol * largest) are treated as zero."""
@@ -287,13 +309,19 @@ def cholesky_inverse(L, upper: bool = False, *, out=None):
     return res if out is None else _write(out, res)
 
 
+def _torch_norm_samples(make):
+    return [
+        S((make((3, 4)),)),
+        S((make((3, 4)), 1, 1)),
+        S((make((3, 4)), "nuc")),
+        S((make((2, 3)), 3, (0, 1), True)),
+    ]
+
+
 @composite(
     name="norm",
-    samples=lambda make: [
-        S((make((3, 4)),)), S((make((3, 4)), 1, 1)), S((make((3, 4)), "nuc")),
-        S((make((2, 3)), 3, (0, 1), True)),
-    ],
-)  # fmt: skip
+    samples=_torch_norm_samples,
+)
 def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
     """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
     if isinstance(dim, int):
@@ -315,18 +343,26 @@ def _dist_errors(make):
     yield E(S((make((2, 3)), make((4,)))), RuntimeError, "must match the size of tensor b")
     yield E(
         S((make((3,), dtype=np.int64), make((3,), dtype=np.int64))),
-        RuntimeError, r"norm\(\): input dtype should be either floating point or complex. Got Long",
-    )  # fmt: skip
+        RuntimeError,
+        r"norm\(\): input dtype should be either floating point or complex. Got Long",
+    )
+
+
+def _dist_samples(make):
+    return [
+        S((make((2, 3)), make((3,)))),
+        S((make((2, 3)), make((2, 3)), 3)),
+        S((make((4,)), make(()), 1)),
+        S((make((2, 3)), make((1, 3)), math.inf)),
+        S((make(()), make(()))),  # p=0 is left out: PyTorch's DistBackward0 fails on it
+    ]
 
 
 @composite(
-    samples=lambda make: [
-        S((make((2, 3)), make((3,)))), S((make((2, 3)), make((2, 3)), 3)),
-        S((make((4,)), make(()), 1)), S((make((2, 3)), make((1, 3)), math.inf)),
-        S((make(()), make(()))),  # p=0 is left out: PyTorch's DistBackward0 fails on it
-    ],
-    error_samples=_dist_errors, methods=True,
-)  # fmt: skip
+    samples=_dist_samples,
+    error_samples=_dist_errors,
+    methods=True,
+)
 def dist(input, other, p=2):
     """The p-norm of ``input - other``."""
     if not isinstance(other, Tensor):
@@ -357,10 +393,20 @@ def pinverse(input, rcond: float = 1e-15):
     return pinv(input, rtol=rcond)
 
 
-tensor_methods({
-    "norm": _tensor_norm,
-    "inner": inner, "kron": kron, "cross": cross, "slogdet": slogdet, "inverse": inverse,
-    "matrix_power": matrix_power_legacy, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
-    "cholesky_inverse": cholesky_inverse, "svd": svd_legacy, "qr": qr_legacy,
-    "pinverse": pinverse,
-})  # fmt: skip
+tensor_methods(
+    {
+        "norm": _tensor_norm,
+        "inner": inner,
+        "kron": kron,
+        "cross": cross,
+        "slogdet": slogdet,
+        "inverse": inverse,
+        "matrix_power": matrix_power_legacy,
+        "cholesky": cholesky,
+        "cholesky_solve": cholesky_solve,
+        "cholesky_inverse": cholesky_inverse,
+        "svd": svd_legacy,
+        "qr": qr_legacy,
+        "pinverse": pinverse,
+    }
+)

@@ -208,12 +208,8 @@ def _einsum_contracts(arrays, attrs) -> bool:
     return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
 
 
-einsum_p = defop(
-    "einsum", _einsum_kernel, nin=1, list_inputs=(0,), vjp=_einsum_vjp, jvp=_einsum_jvp,
-    prepare=_einsum_prepare, batch_rule=_einsum_rule, node_name="EinsumBackward0",
-    no_kernel=NoKernel("b", "bmm", when=_einsum_contracts),
-    test=_INT,
-    samples=lambda make: [
+def _einsum_samples(make):
+    return [
         S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
         S(("ij,jk", make((2, 3)), make((3, 4)))),
         S(("bij,bjk->bik", [make((2, 2, 3)), make((2, 3, 4))])),
@@ -230,15 +226,46 @@ einsum_p = defop(
         S(("bi,i->b", make((2, 1)), make((3,)))),
         S(("...i,...i->...", make((2, 3)), make((1, 3)))),
         S(("ij,kj->ik", make((0, 3)), make((2, 3)))),
-    ],
-    error_samples=lambda make: [
-        E(S(("ij,jk", make((2, 3)), make((4, 4)))), RuntimeError, "subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3"),
-        E(S(("ij,jk->ik", make((2, 3)))), RuntimeError, "fewer operands were provided than specified in the equation"),
-        E(S(("ijk,jk->ik", make((2, 3)), make((3, 4)))), RuntimeError, r"the number of subscripts in the equation \(3\) does not match the number of dimensions \(2\) for operand 0"),
+    ]
+
+
+def _einsum_error_samples(make):
+    return [
+        E(
+            S(("ij,jk", make((2, 3)), make((4, 4)))),
+            RuntimeError,
+            "subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3",
+        ),
+        E(
+            S(("ij,jk->ik", make((2, 3)))),
+            RuntimeError,
+            "fewer operands were provided than specified in the equation",
+        ),
+        E(
+            S(("ijk,jk->ik", make((2, 3)), make((3, 4)))),
+            RuntimeError,
+            r"the number of subscripts in the equation \(3\) does not match the number of dimensions \(2\) for operand 0",
+        ),
         E(S(("i->ii", make((2,)))), RuntimeError, "output subscript i appears more than once"),
         E(S(("i->j", make((2,)))), RuntimeError, "output subscript j does not appear"),
-    ],
-)  # fmt: skip
+    ]
+
+
+einsum_p = defop(
+    "einsum",
+    _einsum_kernel,
+    nin=1,
+    list_inputs=(0,),
+    vjp=_einsum_vjp,
+    jvp=_einsum_jvp,
+    prepare=_einsum_prepare,
+    batch_rule=_einsum_rule,
+    node_name="EinsumBackward0",
+    no_kernel=NoKernel("b", "bmm", when=_einsum_contracts),
+    test=_INT,
+    samples=_einsum_samples,
+    error_samples=_einsum_error_samples,
+)
 _einsum = einsum_p.fn
 
 

@@ -42,27 +42,51 @@ def _cross_rule(vmap, args, bdims, attrs):
     return dispatch(linalg_cross_p, (_align(a, ba, r), _align(b, bb, r)), {"dim": pdim(dim, r)}), 0
 
 
+def _linalg_cross_jvp(tinput, tother, input, other, dim):
+    return linalg_cross(tinput, other, dim=dim) + linalg_cross(input, tother, dim=dim)
+
+
+def _linalg_cross_samples(make):
+    return [
+        S((make((3,)), make((3,)))),
+        S((make((2, 3)), make((2, 3)))),
+        S((make((3, 2)), make((3, 2))), {"dim": 0}),
+        S((make((1, 3)), make((4, 3)))),
+    ]
+
+
+def _linalg_cross_error_samples(make):
+    return [
+        E(
+            S((make((2,)), make((2,)))),
+            RuntimeError,
+            "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2",
+        ),
+    ]
+
+
 linalg_cross_p = defop(
-    "linalg_cross", _cross,
-    vjp=(lambda g, other, dim: linalg_cross(other, g, dim=dim),
-         lambda g, input, dim: linalg_cross(g, input, dim=dim)),
-    jvp=lambda tinput, tother, input, other, dim: (
-        linalg_cross(tinput, other, dim=dim) + linalg_cross(input, tother, dim=dim)
+    "linalg_cross",
+    _cross,
+    vjp=(
+        lambda g, other, dim: linalg_cross(other, g, dim=dim),
+        lambda g, input, dim: linalg_cross(g, input, dim=dim),
     ),
-    prepare=_same_dtype(_scalar_type), batch_rule=_cross_rule, api="linalg.cross", out=True,
+    jvp=_linalg_cross_jvp,
+    prepare=_same_dtype(_scalar_type),
+    batch_rule=_cross_rule,
+    api="linalg.cross",
+    out=True,
     no_kernel=NoKernel(
-        "b", "cross", inputs=(0,),  # self's dtype picks the kernel
+        "b",
+        "cross",
+        inputs=(0,),  # self's dtype picks the kernel
         first=lambda arrays, attrs: _cross_check(arrays[0].shape, arrays[1].shape, attrs["dim"]),
     ),
     test=_INT,
-    samples=lambda make: [
-        S((make((3,)), make((3,)))), S((make((2, 3)), make((2, 3)))),
-        S((make((3, 2)), make((3, 2))), {"dim": 0}), S((make((1, 3)), make((4, 3)))),
-    ],
-    error_samples=lambda make: [
-        E(S((make((2,)), make((2,)))), RuntimeError, "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"),
-    ],
-)  # fmt: skip
+    samples=_linalg_cross_samples,
+    error_samples=_linalg_cross_error_samples,
+)
 linalg_cross = linalg_cross_p.fn
 
 

@@ -105,16 +105,37 @@ def _qr_jvp(t, A, result, mode):
     return dQ, cat([dR1, dQ.mT @ Y + Q.mT @ tY], -1)
 
 
+def _linalg_qr_samples(make):
+    return [
+        S((_wc(make, (3, 3)),)),
+        S((make((4, 3)),)),
+        S((make((2, 4, 2)),), {"mode": "reduced"}),
+        S((_wc(make, (3, 3))[:, :2].T.copy(),)),
+        S((make((2, 4)) + np.eye(2, 4, dtype=make.dtype) * 3,), {"mode": "complete"}),
+    ]
+
+
+def _linalg_qr_error_samples(make):
+    return [
+        E(S((make((3, 3)),), {"mode": "foo"}), RuntimeError, "qr received unrecognized mode 'foo'"),
+    ]
+
+
 linalg_qr_p = defop(
-    "linalg_qr", _qr_kernel, nin=1, nout=2, ndiff=2, vjp=_qr_vjp, jvp=_qr_jvp,
+    "linalg_qr",
+    _qr_kernel,
+    nin=1,
+    nout=2,
+    ndiff=2,
+    vjp=_qr_vjp,
+    jvp=_qr_jvp,
     layout=column_major,
-    prepare=_float_only("linalg.qr"), batch_rule=_qr_rule, api="linalg.qr",
-    samples=lambda make: [
-        S((_wc(make, (3, 3)),)), S((make((4, 3)),)), S((make((2, 4, 2)),), {"mode": "reduced"}),
-        S((_wc(make, (3, 3))[:, :2].T.copy(),)), S((make((2, 4)) + np.eye(2, 4, dtype=make.dtype) * 3,), {"mode": "complete"}),
-    ],
-    error_samples=lambda make: [E(S((make((3, 3)),), {"mode": "foo"}), RuntimeError, "qr received unrecognized mode 'foo'")],
-)  # fmt: skip
+    prepare=_float_only("linalg.qr"),
+    batch_rule=_qr_rule,
+    api="linalg.qr",
+    samples=_linalg_qr_samples,
+    error_samples=_linalg_qr_error_samples,
+)
 linalg_qr = linalg_qr_p.fn
 
 
@@ -155,17 +176,41 @@ def _eigh_jvp(t, result):
     return (P * eye).sum(-1), V @ _times_gap(_gap_inverse(L), P)
 
 
-linalg_eigh_p = defop(
-    "linalg_eigh", _eigh_kernel, nin=1, nout=2, ndiff=2, vjp=_eigh_vjp, jvp=_eigh_jvp,
-    prepare=_float_only("linalg.eigh"), batch_rule=stacked("linalg.eigh"), api="linalg.eigh",
-    no_kernel=_no_eigh_kernel("linalg.eigh"),
-    test={"no_oracle": True, "no_grad_test": True},  # eigenvector signs; see tests/test_linalg_decomp.py
-    samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
-    error_samples=lambda make: [
+def _linalg_eigh_samples(make):
+    return [
+        S((_spd(make, (3, 3)),)),
+        S((_spd(make, (2, 3, 3)),), {"UPLO": "U"}),
+    ]
+
+
+def _linalg_eigh_error_samples(make):
+    return [
         *_sq_errors("linalg.eigh")(make),
-        E(S((_spd(make, (3, 3)), "X")), RuntimeError, "Expected UPLO argument to be 'L' or 'U', but got X"),
-    ],
-)  # fmt: skip
+        E(
+            S((_spd(make, (3, 3)), "X")),
+            RuntimeError,
+            "Expected UPLO argument to be 'L' or 'U', but got X",
+        ),
+    ]
+
+
+linalg_eigh_p = defop(
+    "linalg_eigh",
+    _eigh_kernel,
+    nin=1,
+    nout=2,
+    ndiff=2,
+    vjp=_eigh_vjp,
+    jvp=_eigh_jvp,
+    prepare=_float_only("linalg.eigh"),
+    batch_rule=stacked("linalg.eigh"),
+    api="linalg.eigh",
+    no_kernel=_no_eigh_kernel("linalg.eigh"),
+    # eigenvector signs; see tests/test_linalg_decomp.py
+    test={"no_oracle": True, "no_grad_test": True},
+    samples=_linalg_eigh_samples,
+    error_samples=_linalg_eigh_error_samples,
+)
 linalg_eigh = linalg_eigh_p.fn
 
 
@@ -183,14 +228,27 @@ def _eigvalsh_jvp(t, A, UPLO):
     return ((V.mT @ t) * V.mT).sum(-1)
 
 
+def _linalg_eigvalsh_samples(make):
+    return [
+        S((_spd(make, (3, 3)),)),
+        S((_spd(make, (2, 3, 3)),), {"UPLO": "U"}),
+    ]
+
+
 linalg_eigvalsh_p = defop(
-    "linalg_eigvalsh", _eigvalsh_kernel, nin=1, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp,
-    prepare=_float_only("linalg.eigvalsh"), batch_rule=stacked("linalg.eigh"),
+    "linalg_eigvalsh",
+    _eigvalsh_kernel,
+    nin=1,
+    vjp=_eigvalsh_vjp,
+    jvp=_eigvalsh_jvp,
+    prepare=_float_only("linalg.eigvalsh"),
+    batch_rule=stacked("linalg.eigh"),
     no_kernel=_no_eigh_kernel("linalg.eigvalsh"),
-    api="linalg.eigvalsh", out=True,
+    api="linalg.eigvalsh",
+    out=True,
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
-    samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 3, 3)),), {"UPLO": "U"})],
-)  # fmt: skip
+    samples=_linalg_eigvalsh_samples,
+)
 
 
 def _svd_kernel(xp, A, full_matrices=True, *, driver=None):
@@ -273,17 +331,29 @@ def _svd_jvp(t, A, result, full_matrices):
     return dU, dS, dV.mT
 
 
-linalg_svd_p = defop(
-    "linalg_svd", _svd_kernel, nin=1, nout=3, ndiff=3, vjp=_svd_vjp, jvp=_svd_jvp,
-    prepare=_float_only("linalg.svd"), batch_rule=stacked("linalg.svd"), api="linalg.svd",
-    test={"no_oracle": True},  # singular vector signs; see tests/test_linalg_decomp.py
-    samples=lambda make: [
+def _linalg_svd_samples(make):
+    return [
         S((make((4, 3)),), {"full_matrices": False}),
         S((make((2, 4)),), {"full_matrices": False}),
         S((make((3, 3)),)),
         S((make((2, 3, 2)),), {"full_matrices": False}),
-    ],
-)  # fmt: skip
+    ]
+
+
+linalg_svd_p = defop(
+    "linalg_svd",
+    _svd_kernel,
+    nin=1,
+    nout=3,
+    ndiff=3,
+    vjp=_svd_vjp,
+    jvp=_svd_jvp,
+    prepare=_float_only("linalg.svd"),
+    batch_rule=stacked("linalg.svd"),
+    api="linalg.svd",
+    test={"no_oracle": True},  # singular vector signs; see tests/test_linalg_decomp.py
+    samples=_linalg_svd_samples,
+)
 linalg_svd = linalg_svd_p.fn
 
 
@@ -304,9 +374,15 @@ def _svdvals_jvp(t, A):
 
 
 linalg_svdvals_p = defop(
-    "linalg_svdvals", _svdvals_kernel, vjp=_svdvals_vjp, jvp=_svdvals_jvp,
-    prepare=_float_only("linalg.svd"), batch_rule=stacked("linalg.svdvals"),
-    api="linalg.svdvals", out=True, node_name="LinalgSvdBackward0",
+    "linalg_svdvals",
+    _svdvals_kernel,
+    vjp=_svdvals_vjp,
+    jvp=_svdvals_jvp,
+    prepare=_float_only("linalg.svd"),
+    batch_rule=stacked("linalg.svdvals"),
+    api="linalg.svdvals",
+    out=True,
+    node_name="LinalgSvdBackward0",
     samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
-)  # fmt: skip
+)
 linalg_svdvals = linalg_svdvals_p.fn

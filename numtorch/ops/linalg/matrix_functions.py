@@ -25,10 +25,21 @@ def _expm(xp, A):
 
 # Higham's degree-13 Pade approximant of exp and the 1-norm bound it is accurate within
 _PADE13 = (
-    64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-    129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-    40840800.0, 960960.0, 16380.0, 182.0, 1.0,
-)  # fmt: skip
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
 _THETA13 = 5.371920351148152
 
 
@@ -62,12 +73,24 @@ def _block_exp(A, X):
     return linalg_matrix_exp(cat([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
 
 
+def _linalg_matrix_exp_samples(make):
+    return [
+        S((make((3, 3), -1, 1),)),
+        S((make((2, 2, 2), -1, 1),)),
+        S((make((1, 1)),)),
+    ]
+
+
 linalg_matrix_exp_p = defop(
-    "linalg_matrix_exp", _expm, vjp=lambda g, A: _block_exp(A.mT, g),
-    jvp=lambda t, A: _block_exp(A, t), prepare=_float_only("linalg.matrix_exp"),
+    "linalg_matrix_exp",
+    _expm,
+    vjp=lambda g, A: _block_exp(A.mT, g),
+    jvp=lambda t, A: _block_exp(A, t),
+    prepare=_float_only("linalg.matrix_exp"),
     batch_rule=stacked("linalg.matrix_exp"),
     api="linalg.matrix_exp",
-    samples=lambda make: [S((make((3, 3), -1, 1),)), S((make((2, 2, 2), -1, 1),)), S((make((1, 1)),))],
-    error_samples=_sq_errors("linalg.matrix_exp"), methods=("matrix_exp",),
-)  # fmt: skip
+    samples=_linalg_matrix_exp_samples,
+    error_samples=_sq_errors("linalg.matrix_exp"),
+    methods=("matrix_exp",),
+)
 linalg_matrix_exp = linalg_matrix_exp_p.fn

@@ -118,10 +118,18 @@ def _matmul_vjp_b(g, input, other):
 
 def _matmul_samples(make):
     for sa, sb in [
-        ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
-        ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (5, 3, 4)),
-        ((2, 1, 2, 3), (5, 3, 2)), ((3,), (5, 3, 4)), ((5, 2, 3), (3,)), ((0, 3), (3, 2)),
-    ]:  # fmt: skip
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 4)),
+        ((2, 3), (3, 4)),
+        ((5, 2, 3), (3, 4)),
+        ((2, 3), (5, 3, 4)),
+        ((5, 2, 3), (5, 3, 4)),
+        ((2, 1, 2, 3), (5, 3, 2)),
+        ((3,), (5, 3, 4)),
+        ((5, 2, 3), (3,)),
+        ((0, 3), (3, 2)),
+    ]:
         yield S((make(sa), make(sb)))
 
 
@@ -197,9 +205,12 @@ def _no_bool_product(kernel, check, inputs=None) -> NoKernel:
     """No bool kernel, after the shape ``check`` of the two factors (for the promoted dtype,
     or that of the factors at ``inputs``)."""
     return NoKernel(
-        "b", kernel, inputs=inputs, when=_nonempty_factors,
+        "b",
+        kernel,
+        inputs=inputs,
+        when=_nonempty_factors,
         first=lambda arrays, attrs: check(arrays[0].shape, arrays[1].shape),
-    )  # fmt: skip
+    )
 
 
 matmul_p = defop(
@@ -408,21 +419,48 @@ def _vec_dot(name):
         # vdot's check is dot's, text included
         return f"dot : expected both vectors to have same dtype, but found {_tname(arr[0])} and {_tname(arr[1])}"
 
-    return defop(
-        name, kernel, vjp=(lambda g, other: g * other, lambda g, input: g * input),
-        jvp=bilinear_jvp(lambda a, b: (a * b).sum(), "input", "other"),
-        prepare=_same_dtype(message), batch_rule=product(_dot_check), out=True, test=_INT,
-        no_kernel=NoKernel(
-            "b", "dot", first=lambda arrays, attrs: _dot_check(arrays[0].shape, arrays[1].shape)
-        ),
-        samples=lambda make: [S((make((3,)), make((3,)))), S((make((0,)), make((0,))))],
-        error_samples=lambda make: [
-            E(S((make((2, 2)), make((3,)))), RuntimeError, "1D tensors expected, but got 2D and 1D tensors"),
+    def samples(make):
+        return [
+            S((make((3,)), make((3,)))),
+            S((make((0,)), make((0,)))),
+        ]
+
+    def error_samples(make):
+        return [
+            E(
+                S((make((2, 2)), make((3,)))),
+                RuntimeError,
+                "1D tensors expected, but got 2D and 1D tensors",
+            ),
             E(S((make((2,)), make((3,)))), RuntimeError, "inconsistent tensor size"),
-            E(_mixed(make, (3,), (3,)), RuntimeError, "dot : expected both vectors to have same dtype"),
-        ],
+            E(
+                _mixed(make, (3,), (3,)),
+                RuntimeError,
+                "dot : expected both vectors to have same dtype",
+            ),
+        ]
+
+    return defop(
+        name,
+        kernel,
+        vjp=(
+            lambda g, other: g * other,
+            lambda g, input: g * input,
+        ),
+        jvp=bilinear_jvp(lambda a, b: (a * b).sum(), "input", "other"),
+        prepare=_same_dtype(message),
+        batch_rule=product(_dot_check),
+        out=True,
+        test=_INT,
+        no_kernel=NoKernel(
+            "b",
+            "dot",
+            first=lambda arrays, attrs: _dot_check(arrays[0].shape, arrays[1].shape),
+        ),
+        samples=samples,
+        error_samples=error_samples,
         methods=True,
-    )  # fmt: skip
+    )
 
 
 dot_p = _vec_dot("dot")

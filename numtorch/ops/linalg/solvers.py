@@ -99,23 +99,41 @@ def _solve_layout(out, inputs, attrs):
     return column_major(out) if attrs.get("left", True) else contiguous(out)
 
 
-linalg_solve_p = defop(
-    "linalg_solve", _solve, vjp=(_solve_vjp_A, _solve_vjp_B), jvp=_solve_jvp,
-    layout=_solve_layout,
-    prepare=_float_only("linalg.solve"), batch_rule=_solve_rule, api="linalg.solve", out=True,
-    samples=lambda make: [
+def _linalg_solve_samples(make):
+    return [
         S((_wc(make, (3, 3)), make((3, 2)))),
         S((_wc(make, (3, 3)), make((3,)))),
         S((_wc(make, (2, 3, 3)), make((2, 3)))),
         S((_wc(make, (2, 3, 3)), make((3, 1)))),
         S((_wc(make, (3, 3)), make((2, 3))), {"left": False}),
         S((_wc(make, (2, 1, 2, 2)), make((3, 2, 1)))),
-    ],
-    error_samples=lambda make: [
-        E(S((_wc(make, (3, 3)), make((4,)))), RuntimeError, r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(3x3 and 4x1\)"),
+    ]
+
+
+def _linalg_solve_error_samples(make):
+    return [
+        E(
+            S((_wc(make, (3, 3)), make((4,)))),
+            RuntimeError,
+            r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(3x3 and 4x1\)",
+        ),
         E(S((make((3, 2)), make((3,)))), RuntimeError, "must be batches of square matrices"),
-    ],
-)  # fmt: skip
+    ]
+
+
+linalg_solve_p = defop(
+    "linalg_solve",
+    _solve,
+    vjp=(_solve_vjp_A, _solve_vjp_B),
+    jvp=_solve_jvp,
+    layout=_solve_layout,
+    prepare=_float_only("linalg.solve"),
+    batch_rule=_solve_rule,
+    api="linalg.solve",
+    out=True,
+    samples=_linalg_solve_samples,
+    error_samples=_linalg_solve_error_samples,
+)
 linalg_solve = linalg_solve_p.fn
 
 
@@ -124,19 +142,41 @@ def _inv(xp, A):
     return _np_linalg("linalg.inv", lambda A: xp.linalg.inv(A), A, "inv")
 
 
-linalg_inv_p = defop(
-    "linalg_inv", _inv, vjp=lambda g, result: -(result.mT @ g @ result.mT),
-    layout=column_major,
-    jvp=lambda t, result: -(result @ t @ result), prepare=_float_only("linalg.inv"),
-    batch_rule=stacked("linalg.inv"),
-    api="linalg.inv", out=True, node_name="LinalgInvExBackward0",  # PyTorch's inv runs inv_ex
-    samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((_wc(make, (1, 1)),)), S((_wc(make, (0, 2, 2)),))],
-    error_samples=lambda make: [
+def _linalg_inv_samples(make):
+    return [
+        S((_wc(make, (3, 3)),)),
+        S((_wc(make, (2, 2, 2)),)),
+        S((_wc(make, (1, 1)),)),
+        S((_wc(make, (0, 2, 2)),)),
+    ]
+
+
+def _linalg_inv_error_samples(make):
+    return [
         *_sq_errors("linalg.inv")(make),
         E(S((np.zeros((3, 3), np.float32),)), LinAlgError, "singular"),
-        E(S((np.eye(3, dtype=np.int64),)), RuntimeError, "Expected a floating point or complex tensor as input. Got Long"),
-    ],
-)  # fmt: skip
+        E(
+            S((np.eye(3, dtype=np.int64),)),
+            RuntimeError,
+            "Expected a floating point or complex tensor as input. Got Long",
+        ),
+    ]
+
+
+linalg_inv_p = defop(
+    "linalg_inv",
+    _inv,
+    vjp=lambda g, result: -(result.mT @ g @ result.mT),
+    layout=column_major,
+    jvp=lambda t, result: -(result @ t @ result),
+    prepare=_float_only("linalg.inv"),
+    batch_rule=stacked("linalg.inv"),
+    api="linalg.inv",
+    out=True,
+    node_name="LinalgInvExBackward0",  # PyTorch's inv runs inv_ex
+    samples=_linalg_inv_samples,
+    error_samples=_linalg_inv_error_samples,
+)
 linalg_inv = linalg_inv_p.fn
 
 
@@ -178,14 +218,28 @@ def _cofactors(A, result):
         return sign * (U * _prod_of_others(S).unsqueeze(-2)) @ Vh
 
 
+def _linalg_det_samples(make):
+    return [
+        S((_wc(make, (3, 3)),)),
+        S((_wc(make, (2, 2, 2)),)),
+        S((make((1, 1), 0.5, 1.5),)),
+        S((_wc(make, (0, 2, 2)),)),
+    ]
+
+
 linalg_det_p = defop(
-    "linalg_det", _det, vjp=lambda g, A, result: _unsq2(g) * _cofactors(A, result),
-    jvp=lambda t, A, result: (_cofactors(A, result) * t).sum((-2, -1)), prepare=_float_only("linalg.det"),
+    "linalg_det",
+    _det,
+    vjp=lambda g, A, result: _unsq2(g) * _cofactors(A, result),
+    jvp=lambda t, A, result: (_cofactors(A, result) * t).sum((-2, -1)),
+    prepare=_float_only("linalg.det"),
     batch_rule=stacked("linalg.det"),
-    api="linalg.det", out=True,
-    samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),)), S((make((1, 1), 0.5, 1.5),)), S((_wc(make, (0, 2, 2)),))],
-    error_samples=_sq_errors("linalg.det"), methods=("det",),
-)  # fmt: skip
+    api="linalg.det",
+    out=True,
+    samples=_linalg_det_samples,
+    error_samples=_sq_errors("linalg.det"),
+    methods=("det",),
+)
 linalg_det = linalg_det_p.fn
 
 
@@ -198,13 +252,27 @@ def _slogdet_jvp(t, A, result):
     return (zeros_like(result[0]), _trace_of_solve(A, t))
 
 
+def _linalg_slogdet_samples(make):
+    return [
+        S((_wc(make, (3, 3)),)),
+        S((_wc(make, (2, 2, 2), -3.0),)),
+        S((_wc(make, (0, 2, 2)),)),
+    ]
+
+
 linalg_slogdet_p = defop(
-    "linalg_slogdet", _slogdet, nout=2, ndiff=2,
-    vjp=lambda g, A: _unsq2(g[1]) * linalg_inv(A).mT, jvp=_slogdet_jvp,
-    prepare=_float_only("linalg.slogdet"), batch_rule=stacked("linalg.slogdet"), api="linalg.slogdet",
-    samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2), -3.0),)), S((_wc(make, (0, 2, 2)),))],
+    "linalg_slogdet",
+    _slogdet,
+    nout=2,
+    ndiff=2,
+    vjp=lambda g, A: _unsq2(g[1]) * linalg_inv(A).mT,
+    jvp=_slogdet_jvp,
+    prepare=_float_only("linalg.slogdet"),
+    batch_rule=stacked("linalg.slogdet"),
+    api="linalg.slogdet",
+    samples=_linalg_slogdet_samples,
     error_samples=_sq_errors("linalg.slogdet"),
-)  # fmt: skip
+)
 _linalg_slogdet = linalg_slogdet_p.fn
 
 

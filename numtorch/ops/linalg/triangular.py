@@ -76,27 +76,49 @@ def _solve_tri_jvp(tA, tB, A, result, upper, left, unitriangular):
     return linalg_solve_triangular(A, rhs, upper=upper, left=left, unitriangular=unitriangular)
 
 
-linalg_solve_triangular_p = defop(
-    "linalg_solve_triangular", _solve_tri_kernel, nin=2,
-    layout=column_major,
-    vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B), jvp=_solve_tri_jvp,
-    prepare=_float_only("linalg.solve_triangular"), batch_rule=_solve_tri_rule,
-    no_kernel=NoKernel(
-        "bi", "triangular_solve_cpu", inputs=(0,),
-        first=lambda arrays, attrs: _min_rank("linalg.solve_triangular", arrays[0].shape),
-    ),
-    api="linalg.solve_triangular", out=True,
-    samples=lambda make: [
+def _linalg_solve_triangular_samples(make):
+    return [
         S((_wc(make, (3, 3)), make((3, 2))), {"upper": True}),
         S((_wc(make, (3, 3)), make((3, 2))), {"upper": False}),
         S((_wc(make, (2, 3, 3)), make((3, 1))), {"upper": True, "unitriangular": True}),
         S((_wc(make, (3, 3)), make((2, 3))), {"upper": False, "left": False}),
-        S((_wc(make, (2, 2, 2)), make((2, 2, 2))), {"upper": True, "left": False, "unitriangular": True}),
-    ],
-    error_samples=lambda make: [
-        E(S((_wc(make, (3, 3)), make((3,))), {"upper": True}), RuntimeError, "The input tensor B must have at least 2 dimensions."),
-    ],
-)  # fmt: skip
+        S(
+            (_wc(make, (2, 2, 2)), make((2, 2, 2))),
+            {"upper": True, "left": False, "unitriangular": True},
+        ),
+    ]
+
+
+def _linalg_solve_triangular_error_samples(make):
+    return [
+        E(
+            S((_wc(make, (3, 3)), make((3,))), {"upper": True}),
+            RuntimeError,
+            "The input tensor B must have at least 2 dimensions.",
+        ),
+    ]
+
+
+linalg_solve_triangular_p = defop(
+    "linalg_solve_triangular",
+    _solve_tri_kernel,
+    nin=2,
+    layout=column_major,
+    vjp=(_solve_tri_vjp_A, _solve_tri_vjp_B),
+    jvp=_solve_tri_jvp,
+    prepare=_float_only("linalg.solve_triangular"),
+    batch_rule=_solve_tri_rule,
+    no_kernel=NoKernel(
+        "bi",
+        "triangular_solve_cpu",
+        inputs=(0,),
+        first=lambda arrays, attrs: _min_rank("linalg.solve_triangular", arrays[0].shape),
+    ),
+    api="linalg.solve_triangular",
+    out=True,
+    samples=_linalg_solve_triangular_samples,
+    error_samples=_linalg_solve_triangular_error_samples,
+)
 linalg_solve_triangular = linalg_solve_triangular_p.fn
 
 
@@ -128,16 +150,32 @@ def _cholesky_jvp(t, result, upper):
     return tL.mT if upper else tL
 
 
-linalg_cholesky_p = defop(
-    "linalg_cholesky", _cholesky_kernel, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
-    layout=column_major,
-    prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky"),
-    api="linalg.cholesky", out=True,
-    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
-    samples=lambda make: [S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True})],
-    error_samples=lambda make: [
+def _linalg_cholesky_samples(make):
+    return [
+        S((_spd(make, (3, 3)),)),
+        S((_spd(make, (2, 2, 2)),), {"upper": True}),
+    ]
+
+
+def _linalg_cholesky_error_samples(make):
+    return [
         *_sq_errors("linalg.cholesky")(make),
         E(S((-np.eye(3, dtype=np.float32),)), LinAlgError, "not positive-definite"),
-    ],
-)  # fmt: skip
+    ]
+
+
+linalg_cholesky_p = defop(
+    "linalg_cholesky",
+    _cholesky_kernel,
+    vjp=_cholesky_vjp,
+    jvp=_cholesky_jvp,
+    layout=column_major,
+    prepare=_float_only("linalg.cholesky"),
+    batch_rule=stacked("linalg.cholesky"),
+    api="linalg.cholesky",
+    out=True,
+    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
+    samples=_linalg_cholesky_samples,
+    error_samples=_linalg_cholesky_error_samples,
+)
 linalg_cholesky = linalg_cholesky_p.fn

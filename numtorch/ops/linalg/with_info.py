@@ -45,40 +45,75 @@ def _cholesky_ex(xp, A, *, upper=False, check_errors=False):
     return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
 
 
+def _linalg_inv_ex_samples(make):
+    return [
+        S((_wc(make, (3, 3)),)),
+        S((_wc(make, (2, 2, 2)),), {"check_errors": True}),
+        S((_wc(make, (0, 2, 2)),)),
+    ]
+
+
+def _linalg_inv_ex_error_samples(make):
+    return [
+        *_sq_errors("linalg.inv")(make),
+        E(
+            S((_singular(make, (2, 3, 3)),), {"check_errors": True}),
+            LinAlgError,
+            r"linalg.inv_ex: \(Batch element 1\): The diagonal element 1 is zero",
+        ),
+    ]
+
+
 linalg_inv_ex_p = defop(
-    "linalg_inv_ex", _inv_ex, nout=2, ndiff=1,
+    "linalg_inv_ex",
+    _inv_ex,
+    nout=2,
+    ndiff=1,
     layout=column_major,
     vjp=lambda g, result: -(result[0].mT @ g @ result[0].mT),
-    jvp=lambda t, result: -(result[0] @ t @ result[0]), prepare=_float_only("linalg.inv"),
-    batch_rule=stacked("linalg.inv_ex"), api="linalg.inv_ex",
-    samples=lambda make: [
-        S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),), {"check_errors": True}),
-        S((_wc(make, (0, 2, 2)),)),
-    ],
-    error_samples=lambda make: [
-        *_sq_errors("linalg.inv")(make),
-        E(S((_singular(make, (2, 3, 3)),), {"check_errors": True}), LinAlgError,
-          r"linalg.inv_ex: \(Batch element 1\): The diagonal element 1 is zero"),
-    ],
-)  # fmt: skip
+    jvp=lambda t, result: -(result[0] @ t @ result[0]),
+    prepare=_float_only("linalg.inv"),
+    batch_rule=stacked("linalg.inv_ex"),
+    api="linalg.inv_ex",
+    samples=_linalg_inv_ex_samples,
+    error_samples=_linalg_inv_ex_error_samples,
+)
 linalg_inv_ex = linalg_inv_ex_p.fn
+
+
+def _linalg_cholesky_ex_samples(make):
+    return [
+        S((_spd(make, (3, 3)),)),
+        S((_spd(make, (2, 2, 2)),), {"upper": True, "check_errors": True}),
+    ]
+
+
+def _linalg_cholesky_ex_error_samples(make):
+    return [
+        *_sq_errors("linalg.cholesky")(make),
+        E(
+            S((_not_pd(make, (2, 3, 3)),), {"check_errors": True}),
+            LinAlgError,
+            r"linalg.cholesky_ex: \(Batch element 1\): The factorization could not be completed",
+        ),
+    ]
+
+
 linalg_cholesky_ex_p = defop(
-    "linalg_cholesky_ex", _cholesky_ex, nout=2, ndiff=1,
+    "linalg_cholesky_ex",
+    _cholesky_ex,
+    nout=2,
+    ndiff=1,
     layout=column_major,
     vjp=lambda g, result, upper: _cholesky_vjp(g, result[0], upper),
     jvp=lambda t, result, upper: _cholesky_jvp(t, result[0], upper),
-    prepare=_float_only("linalg.cholesky"), batch_rule=stacked("linalg.cholesky_ex"),
+    prepare=_float_only("linalg.cholesky"),
+    batch_rule=stacked("linalg.cholesky_ex"),
     api="linalg.cholesky_ex",
     test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
-    samples=lambda make: [
-        S((_spd(make, (3, 3)),)), S((_spd(make, (2, 2, 2)),), {"upper": True, "check_errors": True}),
-    ],
-    error_samples=lambda make: [
-        *_sq_errors("linalg.cholesky")(make),
-        E(S((_not_pd(make, (2, 3, 3)),), {"check_errors": True}), LinAlgError,
-          r"linalg.cholesky_ex: \(Batch element 1\): The factorization could not be completed"),
-    ],
-)  # fmt: skip
+    samples=_linalg_cholesky_ex_samples,
+    error_samples=_linalg_cholesky_ex_error_samples,
+)
 linalg_cholesky_ex = linalg_cholesky_ex_p.fn
 
 
@@ -90,9 +125,10 @@ def _solve_ex_samples(make):
 
 def _solve_ex_errors(make):
     yield E(
-        S((_singular(make, (2, 3, 3)), make((3,))), {"check_errors": True}), LinAlgError,
+        S((_singular(make, (2, 3, 3)), make((3,))), {"check_errors": True}),
+        LinAlgError,
         r"torch.linalg.solve_ex: \(Batch element 1\): The solver failed because the input matrix is singular",
-    )  # fmt: skip
+    )
     yield E(S((make((3, 2)), make((3,)))), RuntimeError, "must be batches of square matrices")
 
 
