@@ -78,17 +78,14 @@ from .ops.shape import (
     flipud,
     row_stack,
 )
+from .ops.splits import chunk, split, tensor_split, unbind
 from .ops.views import (
     adjoint,
     broadcast_shapes,
     broadcast_tensors,
-    chunk,
     moveaxis,
-    split,
     swapaxes,
     swapdims,
-    tensor_split,
-    unbind,
 )
 from .ops.reduction import (
     cummax,
@@ -529,7 +526,7 @@ sinc = _special_ops.sinc_p.fn
 addr = _linalg.addr_p.fn
 from .ops.linalg import dist
 from .ops.reduction import aminmax, nanmedian, renorm
-from .ops.views import dsplit, hsplit, vsplit
+from .ops.splits import dsplit, hsplit, vsplit
 from .ops.index_reduce import index_reduce
 from .ops.strided import as_strided, imag, real
 

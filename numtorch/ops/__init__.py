@@ -18,6 +18,7 @@ from . import (
     setops,
     shape,
     special,
+    splits,
     strided,
     unary,
     views,
