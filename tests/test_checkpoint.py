@@ -254,7 +254,13 @@ def test_dropout_replays_the_forward_mask(use_reentrant):
         w = T.tensor(arr(4, 4, seed=2), requires_grad=True)
         if checkpointed:
             y = ckpt(
-                T, _dropout_net, T, x, w, use_reentrant=use_reentrant, preserve_rng_state=preserve
+                T,
+                _dropout_net,
+                T,
+                x,
+                w,
+                use_reentrant=use_reentrant,
+                preserve_rng_state=preserve,
             )
         else:
             y = _dropout_net(T, x, w)
@@ -461,11 +467,19 @@ def test_more_tensors_saved_without_early_stop():
 
 ERRORS = {
     "bad_determinism_check": lambda T, x: ckpt(
-        T, T.sin, x, use_reentrant=False, determinism_check="shapes"
+        T,
+        T.sin,
+        x,
+        use_reentrant=False,
+        determinism_check="shapes",
     ),
     "reentrant_kwargs": lambda T, x: ckpt(T, T.sin, x, use_reentrant=True, foo=1, bar=2),
     "reentrant_context_fn": lambda T, x: ckpt(
-        T, T.sin, x, use_reentrant=True, context_fn=T.utils.checkpoint.noop_context_fn.__call__
+        T,
+        T.sin,
+        x,
+        use_reentrant=True,
+        context_fn=T.utils.checkpoint.noop_context_fn.__call__,
     ),
     "reentrant_debug": lambda T, x: ckpt(T, T.sin, x, use_reentrant=True, debug=True),
     "debug_with_context_fn": lambda T, x: ckpt(
@@ -477,7 +491,11 @@ ERRORS = {
         context_fn=lambda: T.utils.checkpoint.noop_context_fn(),
     ),
     "sequential_kwargs": lambda T, x: T.utils.checkpoint.checkpoint_sequential(
-        [T.sin], 1, x, use_reentrant=False, foo=1
+        [T.sin],
+        1,
+        x,
+        use_reentrant=False,
+        foo=1,
     ),
     "detach_variable_list": lambda T, x: T.utils.checkpoint.detach_variable([x]),
 }

@@ -22,7 +22,10 @@ def test_materialized_zeros_require_grad_under_create_graph(create_graph):
     def prog(T):
         x, y = _x(T), _x(T)
         gx, gy = T.autograd.grad(
-            (x**2).sum(), [x, y], materialize_grads=True, create_graph=create_graph
+            (x**2).sum(),
+            [x, y],
+            materialize_grads=True,
+            create_graph=create_graph,
         )
         return gx.detach(), gy.detach(), gx.requires_grad, gy.requires_grad, gy.grad_fn is None
 
@@ -222,6 +225,14 @@ def _bw(T, **kw):
     return T.autograd.backward(**{"tensors": [(x * 2).sum()], **kw(T, x)})
 
 
+def _grad_tensors_list(T):
+    return (lambda x: T.autograd.backward([x * 2], [[1.0, 2.0, 3.0]]))(_x(T))
+
+
+def _second_output_no_grad(T):
+    return (lambda x: T.autograd.grad([(x * 2).sum(), T.ones(2)], [x]))(_x(T))
+
+
 ERRORS = {
     "backward_inputs_empty_list": lambda T: (_x(T) * 2).sum().backward(inputs=[]),
     "backward_inputs_empty_tuple": lambda T: T.autograd.backward((_x(T) * 2).sum(), inputs=()),
@@ -256,15 +267,11 @@ ERRORS = {
         lambda x: T.autograd.grad([x * 2], [x], [T.ones(3, dtype=T.complex128)])
     )(_x(T)),
     "grad_tensors_float": lambda T: (lambda x: T.autograd.backward([x * 2], [3.0]))(_x(T)),
-    "grad_tensors_list": lambda T: (lambda x: T.autograd.backward([x * 2], [[1.0, 2.0, 3.0]]))(
-        _x(T)
-    ),
+    "grad_tensors_list": _grad_tensors_list,
     "output_not_a_tensor": lambda T: T.autograd.backward([3.0]),
     "grad_output_not_a_tensor": lambda T: T.autograd.grad([3.0], [_x(T)]),
     "output_no_grad": lambda T: T.autograd.backward([T.ones(3)]),
-    "second_output_no_grad": lambda T: (lambda x: T.autograd.grad([(x * 2).sum(), T.ones(2)], [x]))(
-        _x(T)
-    ),
+    "second_output_no_grad": _second_output_no_grad,
     "non_scalar_implicit": lambda T: (_x(T) * 2).backward(),
     "none_for_non_scalar": lambda T: (lambda x: T.autograd.backward([x * 2], [None]))(_x(T)),
     "complex_implicit": lambda T: (_x(T) * 1j).sum().backward(),
@@ -394,7 +401,12 @@ def test_batched_grads_materialize_unbatched_zeros_and_dict_inputs():
         y = T.tensor(arr(2), requires_grad=True)
         eye = T.eye(3, dtype=T.float64)
         a = T.autograd.grad(
-            x.exp(), [x, y], eye, is_grads_batched=True, materialize_grads=True, retain_graph=True
+            x.exp(),
+            [x, y],
+            eye,
+            is_grads_batched=True,
+            materialize_grads=True,
+            retain_graph=True,
         )
         b = T.autograd.grad(x.exp(), {"x": x}, eye, is_grads_batched=True)
         return a, b

@@ -109,21 +109,46 @@ CASES = {
     "cyclic": lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=4),
     "cyclic_tri2": lambda L, o: L.CyclicLR(o, [0.01, 0.02], [0.1, 0.3], 3, 5, mode="triangular2"),
     "cyclic_exp": lambda L, o: L.CyclicLR(
-        o, 0.01, 0.1, 4, mode="exp_range", gamma=0.9, base_momentum=0.7
+        o,
+        0.01,
+        0.1,
+        4,
+        mode="exp_range",
+        gamma=0.9,
+        base_momentum=0.7,
     ),
     "cyclic_custom": lambda L, o: L.CyclicLR(
-        o, 0.01, 0.1, 3, scale_fn=lambda x: 0.5**x, scale_mode="iterations"
+        o,
+        0.01,
+        0.1,
+        3,
+        scale_fn=lambda x: 0.5**x,
+        scale_mode="iterations",
     ),
     "cyclic_nomomentum": lambda L, o: L.CyclicLR(o, 0.01, 0.1, 5, cycle_momentum=False),
     "onecycle": lambda L, o: L.OneCycleLR(o, 1.0, total_steps=40),
     "onecycle_linear": lambda L, o: L.OneCycleLR(
-        o, [1.0, 2.0], epochs=4, steps_per_epoch=10, anneal_strategy="linear"
+        o,
+        [1.0, 2.0],
+        epochs=4,
+        steps_per_epoch=10,
+        anneal_strategy="linear",
     ),
     "onecycle_three": lambda L, o: L.OneCycleLR(
-        o, 0.5, 40, pct_start=0.25, three_phase=True, div_factor=10.0
+        o,
+        0.5,
+        40,
+        pct_start=0.25,
+        three_phase=True,
+        div_factor=10.0,
     ),
     "onecycle_momentum": lambda L, o: L.OneCycleLR(
-        o, 0.5, 40, base_momentum=[0.8, 0.7], max_momentum=0.99, final_div_factor=100.0
+        o,
+        0.5,
+        40,
+        base_momentum=[0.8, 0.7],
+        max_momentum=0.99,
+        final_div_factor=100.0,
     ),
     "onecycle_nomomentum": lambda L, o: L.OneCycleLR(o, 0.5, 40, cycle_momentum=False),
     "sequential": lambda L, o: L.SequentialLR(

@@ -30,7 +30,10 @@ def test_pack_pad_round_trip_with_gradients(batch_first, order):
         x.requires_grad_()
         p = R(lib).pack_padded_sequence(x, lengths, batch_first, order == "sorted")
         padded, lens = R(lib).pad_packed_sequence(
-            p, batch_first, padding_value=-1.5, total_length=5
+            p,
+            batch_first,
+            padding_value=-1.5,
+            total_length=5,
         )
         (padded * padded.cos()).sum().backward()
         return tuple(p), padded, lens, x.grad
