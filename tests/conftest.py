@@ -19,9 +19,11 @@ def no_fallback():
 
 def pytest_addoption(parser):
     parser.addoption(
-        "--fuzz-seconds", type=float, default=None,
+        "--fuzz-seconds",
+        type=float,
+        default=None,
         help="run tests/test_random_programs.py on fresh seeds for this long",
-    )  # fmt: skip
+    )
 
 
 def pytest_configure(config):

@@ -11,7 +11,7 @@ from twolibs import assert_same, assert_same_error, run_both
 import numtorch as nt
 
 NAN = float("nan")
-ENABLED = "Anomaly Detection has been enabled. This mode will increase the runtime and should only be enabled for debugging."  # fmt: skip
+ENABLED = "Anomaly Detection has been enabled. This mode will increase the runtime and should only be enabled for debugging."
 
 
 @pytest.fixture(autouse=True)
@@ -144,10 +144,17 @@ def _under_vmap_of_grad(T):
 
 @pytest.mark.parametrize(
     "prog",
-    [_sqrt_neg, _zero_by_zero, _nan_factor_0th, _nan_factor_1st, _grad_of_log_at_zero,
-     _double_backward, _under_vmap_of_grad],
+    [
+        _sqrt_neg,
+        _zero_by_zero,
+        _nan_factor_0th,
+        _nan_factor_1st,
+        _grad_of_log_at_zero,
+        _double_backward,
+        _under_vmap_of_grad,
+    ],
     ids=lambda f: f.__name__.strip("_"),
-)  # fmt: skip
+)
 def test_nan_in_backward_raises(prog):
     def anomalous(T):
         with T.autograd.detect_anomaly():
@@ -309,9 +316,14 @@ def test_parent_of_a_node_created_in_a_create_graph_backward():
             err, msgs = caught(lambda: T.autograd.grad(g, x, T.tensor([NAN, 1.0])))
         meta = node.metadata
         return (
-            node.name(), sorted(meta), meta["parent_"] is y.grad_fn, sorted(y.grad_fn.metadata),
-            meta["traceback_"], str(err), [m.partition(" (Triggered")[0] for m in msgs],
-        )  # fmt: skip
+            node.name(),
+            sorted(meta),
+            meta["parent_"] is y.grad_fn,
+            sorted(y.grad_fn.metadata),
+            meta["traceback_"],
+            str(err),
+            [m.partition(" (Triggered")[0] for m in msgs],
+        )
 
     ours, theirs = run_both(prog)
     name, keys, is_parent, parent_keys, last, err, msgs = ours

@@ -45,11 +45,30 @@ def test_every_promised_name_exists():
     assert missing == []
 
 
-BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
-          operator.mod, operator.pow, operator.lt, operator.le, operator.gt, operator.ge,
-          operator.eq, operator.ne]  # fmt: skip
-INPLACE = [operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
-           operator.imod, operator.ifloordiv]  # fmt: skip
+BINARY = [
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.eq,
+    operator.ne,
+]
+INPLACE = [
+    operator.iadd,
+    operator.isub,
+    operator.imul,
+    operator.itruediv,
+    operator.ipow,
+    operator.imod,
+    operator.ifloordiv,
+]
 BITWISE = [operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift]
 
 
@@ -97,9 +116,24 @@ def test_unary_and_matmul_operators():
 
 def test_views_share_memory_and_version_counter():
     x = nt.arange(24.0).reshape(2, 3, 4).clone()
-    views = [x[0], x[:, 1:3], x[..., ::2], x[None], x.view(6, 4), x.reshape(24), x.transpose(0, 2),
-             x.permute(2, 0, 1), x[:1].expand(5, 3, 4), x[:, :1].squeeze(1), x.unsqueeze(0),
-             x.narrow(2, 1, 2), x.diagonal(0, 1, 2), x.unbind(0)[1], x.split(1, 2)[3], x.mT]  # fmt: skip
+    views = [
+        x[0],
+        x[:, 1:3],
+        x[..., ::2],
+        x[None],
+        x.view(6, 4),
+        x.reshape(24),
+        x.transpose(0, 2),
+        x.permute(2, 0, 1),
+        x[:1].expand(5, 3, 4),
+        x[:, :1].squeeze(1),
+        x.unsqueeze(0),
+        x.narrow(2, 1, 2),
+        x.diagonal(0, 1, 2),
+        x.unbind(0)[1],
+        x.split(1, 2)[3],
+        x.mT,
+    ]
     for v in views:
         assert np.shares_memory(v.numpy(), x.numpy()) and v._base is x
     x.add_(1)
@@ -126,8 +160,10 @@ def _python_signature(fn) -> bool:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    return [p.kind for p in params.values()] != [inspect.Parameter.VAR_POSITIONAL,
-                                                 inspect.Parameter.VAR_KEYWORD]  # fmt: skip
+    return [p.kind for p in params.values()] != [
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.VAR_KEYWORD,
+    ]
 
 
 NN_FUNCTIONAL = sorted(

@@ -184,9 +184,15 @@ def test_vjp(name, create_graph, strict, requires_grad):
     arrays, fn = GENERAL[name]
     v_arrays, v_tuple = _output_arrays(fn, arrays)
     compare(
-        "vjp", fn, arrays, v_arrays, v_tuple, requires_grad,
-        create_graph=create_graph, strict=strict,
-    )  # fmt: skip
+        "vjp",
+        fn,
+        arrays,
+        v_arrays,
+        v_tuple,
+        requires_grad,
+        create_graph=create_graph,
+        strict=strict,
+    )
 
 
 @pytest.mark.parametrize("name", list(GENERAL))
@@ -196,9 +202,15 @@ def test_jvp(name, create_graph, strict, requires_grad):
     is_tuple, inputs = _spec(arrays)
     v_arrays = tuple(_randn(a.shape) for a in inputs)
     compare(
-        "jvp", fn, arrays, v_arrays, is_tuple, requires_grad,
-        create_graph=create_graph, strict=strict,
-    )  # fmt: skip
+        "jvp",
+        fn,
+        arrays,
+        v_arrays,
+        is_tuple,
+        requires_grad,
+        create_graph=create_graph,
+        strict=strict,
+    )
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
@@ -225,13 +237,24 @@ def test_vhp_hvp(api, name, create_graph, strict, requires_grad):
     is_tuple, inputs = _spec(arrays)
     v_arrays = tuple(_randn(a.shape) for a in inputs)
     compare(
-        api, fn, arrays, v_arrays, is_tuple, requires_grad,
-        create_graph=create_graph, strict=strict,
-    )  # fmt: skip
+        api,
+        fn,
+        arrays,
+        v_arrays,
+        is_tuple,
+        requires_grad,
+        create_graph=create_graph,
+        strict=strict,
+    )
 
 
 # ------------------------------------------------------------------ jacobian and hessian
-MODES = [(False, "reverse-mode"), (True, "reverse-mode"), (False, "forward-mode"), (True, "forward-mode")]  # fmt: skip
+MODES = [
+    (False, "reverse-mode"),
+    (True, "reverse-mode"),
+    (False, "forward-mode"),
+    (True, "forward-mode"),
+]
 MODE_IDS = ["rows", "vectorized", "forward-loop", "forward-vectorized"]
 
 
@@ -241,9 +264,15 @@ MODE_IDS = ["rows", "vectorized", "forward-loop", "forward-vectorized"]
 def test_jacobian(name, create_graph, strict, requires_grad, vectorize, strategy):
     arrays, fn = GENERAL[name]
     compare(
-        "jacobian", fn, arrays, requires_grad=requires_grad, create_graph=create_graph,
-        strict=strict, vectorize=vectorize, strategy=strategy,
-    )  # fmt: skip
+        "jacobian",
+        fn,
+        arrays,
+        requires_grad=requires_grad,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=strategy,
+    )
 
 
 @pytest.mark.parametrize(("vectorize", "strategy"), MODES, ids=MODE_IDS)
@@ -252,9 +281,15 @@ def test_jacobian(name, create_graph, strict, requires_grad, vectorize, strategy
 def test_hessian(name, create_graph, strict, requires_grad, vectorize, strategy):
     arrays, fn = SCALAR[name]
     compare(
-        "hessian", fn, arrays, requires_grad=requires_grad, create_graph=create_graph,
-        strict=strict, vectorize=vectorize, outer_jacobian_strategy=strategy,
-    )  # fmt: skip
+        "hessian",
+        fn,
+        arrays,
+        requires_grad=requires_grad,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        outer_jacobian_strategy=strategy,
+    )
 
 
 def test_the_sweep_reaches_values_and_errors():
@@ -275,7 +310,9 @@ def _bad_inputs(m):
 ERRORS = {
     "inputs_not_a_tensor": ("vjp", SCALAR["mixed_ops"][1], None, dict(inputs=_bad_inputs)),
     "tuple_entry_not_a_tensor": (
-        "jacobian", GENERAL["two_to_one"][1], None,
+        "jacobian",
+        GENERAL["two_to_one"][1],
+        None,
         dict(inputs=lambda m: (m.tensor(X), 3)),
     ),
     "output_not_a_tensor": ("vjp", lambda m, x: [x], None, {}),
@@ -286,40 +323,82 @@ ERRORS = {
     "v_none_vhp": ("vhp", SCALAR["mixed_ops"][1], None, {}),
     "v_none_hvp": ("hvp", SCALAR["mixed_ops"][1], None, {}),
     "v_wrong_length_tuple": (
-        "vjp", GENERAL["one_to_two"][1], lambda m: (m.ones(3, 2, dtype=m.float64),), {}
+        "vjp",
+        GENERAL["one_to_two"][1],
+        lambda m: (m.ones(3, 2, dtype=m.float64),),
+        {},
     ),
     "v_wrong_length_single": (
-        "jvp", GENERAL["mixed_ops"][1], lambda m: (m.ones(3, 2, dtype=m.float64),) * 2, {}
+        "jvp",
+        GENERAL["mixed_ops"][1],
+        lambda m: (m.ones(3, 2, dtype=m.float64),) * 2,
+        {},
     ),
     "v_wrong_size": ("vhp", SCALAR["mixed_ops"][1], lambda m: m.ones(2, 3, dtype=m.float64), {}),
     "v_wrong_size_entry": (
-        "hvp", SCALAR["two_inputs"][1],
+        "hvp",
+        SCALAR["two_inputs"][1],
         lambda m: (m.ones(3, 2, dtype=m.float64), m.ones(3, dtype=m.float64)),
         dict(inputs=lambda m: (m.tensor(X), m.tensor(Y))),
     ),
-    "vhp_tuple_output": ("vhp", GENERAL["one_to_two"][1], lambda m: m.ones(3, 2, dtype=m.float64), {}),
-    "hvp_many_elements": ("hvp", GENERAL["mixed_ops"][1], lambda m: m.ones(3, 2, dtype=m.float64), {}),
+    "vhp_tuple_output": (
+        "vhp",
+        GENERAL["one_to_two"][1],
+        lambda m: m.ones(3, 2, dtype=m.float64),
+        {},
+    ),
+    "hvp_many_elements": (
+        "hvp",
+        GENERAL["mixed_ops"][1],
+        lambda m: m.ones(3, 2, dtype=m.float64),
+        {},
+    ),
     "hessian_tuple_output": ("hessian", GENERAL["one_to_two"][1], None, {}),
     "hessian_many_elements": ("hessian", GENERAL["mixed_ops"][1], None, {}),
     "jacobian_bad_strategy": ("jacobian", GENERAL["mixed_ops"][1], None, dict(strategy="fwd")),
     "hessian_bad_strategy": (
-        "hessian", SCALAR["mixed_ops"][1], None, dict(outer_jacobian_strategy="fwd")
+        "hessian",
+        SCALAR["mixed_ops"][1],
+        None,
+        dict(outer_jacobian_strategy="fwd"),
     ),
     "forward_create_graph": (
-        "jacobian", GENERAL["mixed_ops"][1], None,
+        "jacobian",
+        GENERAL["mixed_ops"][1],
+        None,
         dict(strategy="forward-mode", vectorize=True, create_graph=True),
     ),
-    "forward_not_vectorized": ("jacobian", GENERAL["mixed_ops"][1], None, dict(strategy="forward-mode")),
+    "forward_not_vectorized": (
+        "jacobian",
+        GENERAL["mixed_ops"][1],
+        None,
+        dict(strategy="forward-mode"),
+    ),
     "forward_strict": (
-        "jacobian", GENERAL["mixed_ops"][1], None,
+        "jacobian",
+        GENERAL["mixed_ops"][1],
+        None,
         dict(strategy="forward-mode", vectorize=True, strict=True),
     ),
-    "vectorize_strict": ("jacobian", GENERAL["mixed_ops"][1], None, dict(vectorize=True, strict=True)),
-    "hessian_forward_not_vectorized": (
-        "hessian", SCALAR["mixed_ops"][1], None, dict(outer_jacobian_strategy="forward-mode")
+    "vectorize_strict": (
+        "jacobian",
+        GENERAL["mixed_ops"][1],
+        None,
+        dict(vectorize=True, strict=True),
     ),
-    "integer_input": ("jacobian", lambda m, x: x * 2, None, dict(inputs=lambda m: m.tensor([1, 2]))),
-}  # fmt: skip
+    "hessian_forward_not_vectorized": (
+        "hessian",
+        SCALAR["mixed_ops"][1],
+        None,
+        dict(outer_jacobian_strategy="forward-mode"),
+    ),
+    "integer_input": (
+        "jacobian",
+        lambda m, x: x * 2,
+        None,
+        dict(inputs=lambda m: m.tensor([1, 2])),
+    ),
+}
 
 
 @pytest.mark.parametrize("case", list(ERRORS))
@@ -357,8 +436,12 @@ def test_user_inputs_are_left_untouched():
     """Inputs are detached copies inside: the caller's tensors keep their flags and grads."""
     x = nt.tensor(X)
     NF.jacobian(partial(GENERAL["mixed_ops"][1], nt), x)
-    NF.hessian(partial(SCALAR["mixed_ops"][1], nt), x, vectorize=True,
-               outer_jacobian_strategy="forward-mode")  # fmt: skip
+    NF.hessian(
+        partial(SCALAR["mixed_ops"][1], nt),
+        x,
+        vectorize=True,
+        outer_jacobian_strategy="forward-mode",
+    )
     assert not x.requires_grad and x.grad is None
     xr = nt.tensor(X).requires_grad_(True)
     NF.vjp(partial(SCALAR["mixed_ops"][1], nt), xr)

@@ -143,9 +143,16 @@ def _hooks_inside_func_grad(T):
 
 @pytest.mark.parametrize(
     "prog",
-    [_unpack_not_tensor, _pack_inplace, _disabled, _freed, _disable_inside_hooks,
-     _func_grad_with_hooks, _hooks_inside_func_grad],
-)  # fmt: skip
+    [
+        _unpack_not_tensor,
+        _pack_inplace,
+        _disabled,
+        _freed,
+        _disable_inside_hooks,
+        _func_grad_with_hooks,
+        _hooks_inside_func_grad,
+    ],
+)
 def test_saved_tensors_hooks_errors(prog):
     assert_same_error(prog)
 
@@ -244,10 +251,20 @@ def _postacc_no_grad(T):
 
 @pytest.mark.parametrize(
     "prog",
-    [_leaf_hook_size, _nonleaf_hook_dtype, _hook_not_tensor, _prehook_count, _prehook_size,
-     _posthook_count, _posthook_size, _posthook_replaces_none, _postacc_returns,
-     _postacc_nonleaf, _postacc_no_grad],
-)  # fmt: skip
+    [
+        _leaf_hook_size,
+        _nonleaf_hook_dtype,
+        _hook_not_tensor,
+        _prehook_count,
+        _prehook_size,
+        _posthook_count,
+        _posthook_size,
+        _posthook_replaces_none,
+        _postacc_returns,
+        _postacc_nonleaf,
+        _postacc_no_grad,
+    ],
+)
 def test_hook_result_errors(prog):
     assert_same_error(prog)
 

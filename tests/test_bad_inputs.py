@@ -670,8 +670,20 @@ def test_every_listed_pattern_names_a_case(table):
 
 
 # ------------------------------------------------------------------ 5. Python numbers where a tensor is needed
-_TENSORS_ONLY = ["maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "logaddexp",
-                 "logaddexp2", "logical_and", "logical_or", "logical_xor", "isclose"]  # fmt: skip
+_TENSORS_ONLY = [
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "atan2",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "isclose",
+]
 _NUMBER_OTHER = ["fmod", "copysign", "clamp_min", "clamp_max", "eq", "ne", "lt", "le", "gt", "ge"]
 _NUMBERS = [2.0, 3, True]
 
@@ -687,9 +699,9 @@ def test_tensors_only_ops_refuse_numbers(name, number):
 
 
 @pytest.mark.parametrize(
-    "method", ["atan2_", "arctan2_", "arctan2", "hypot_", "logical_and_", "logical_or_",
-               "logical_xor_"],
-)  # fmt: skip
+    "method",
+    ["atan2_", "arctan2_", "arctan2", "hypot_", "logical_and_", "logical_or_", "logical_xor_"],
+)
 def test_tensors_only_methods_refuse_numbers(method):
     def prog(lib):
         x = lib.tensor([1.5, -2.0])
@@ -711,8 +723,9 @@ def test_number_input_refused_where_only_other_may_be_one(name, number):
 
 
 def test_numbers_refused_under_transforms():
-    assert_same_error(lambda lib: lib.func.grad(lambda y: lib.fmin(y, 0.5).sum())(
-        lib.tensor([1.0, 2.0])))  # fmt: skip
+    assert_same_error(
+        lambda lib: lib.func.grad(lambda y: lib.fmin(y, 0.5).sum())(lib.tensor([1.0, 2.0]))
+    )
     assert_same_error(lambda lib: lib.func.vmap(lambda y: y.maximum(0.5))(lib.ones(2, 3)))
 
 

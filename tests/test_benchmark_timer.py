@@ -118,12 +118,21 @@ def test_errors():
 # ------------------------------------------------------------------ printing, against torch
 SPECS = [
     {"stmt": "x + 1", "setup": "pass"},
-    {"stmt": "x + 1", "setup": "y = 2", "label": "add", "sub_label": "float",
-     "description": "n=10"},
-    {"stmt": "y = x * 2\nz = y + 1", "setup": "a = 1\nb = 2", "sub_label": "two lines",
-     "num_threads": 4},
+    {
+        "stmt": "x + 1",
+        "setup": "y = 2",
+        "label": "add",
+        "sub_label": "float",
+        "description": "n=10",
+    },
+    {
+        "stmt": "y = x * 2\nz = y + 1",
+        "setup": "a = 1\nb = 2",
+        "sub_label": "two lines",
+        "num_threads": 4,
+    },
     {"stmt": "f(x)", "setup": "pass", "sub_label": "s", "description": "long\ntext"},
-]  # fmt: skip
+]
 TIMES = {
     "one": [2.5e-4],
     "two": [1.2e-6, 1.3e-6],
@@ -177,8 +186,14 @@ def _table_measurements(lib):
         for sub in ("float", "int"):
             for desc in ("n=1", "n=10", "n=100"):
                 for threads in (1, 4):
-                    spec = {"stmt": "x + 1", "setup": "pass", "label": label, "sub_label": sub,
-                            "description": desc, "num_threads": threads}  # fmt: skip
+                    spec = {
+                        "stmt": "x + 1",
+                        "setup": "pass",
+                        "label": label,
+                        "sub_label": sub,
+                        "description": desc,
+                        "num_threads": threads,
+                    }
                     out.append(_pair(lib, 100, rng.uniform(1e-5, 3e-4, 5), spec))
     big = {"stmt": "g(x)", "setup": "pass", "label": "add", "description": "n=1"}
     out.append(_pair(lib, 10, [5e-3, 5e-3, 9e-3, 4e-3, 5.1e-3], big))
@@ -191,9 +206,15 @@ def _table_measurements(lib):
 
 @pytest.mark.parametrize(
     "options",
-    [(), ("trim_significant_figures",), ("highlight_warnings",), ("colorize",),
-     ("trim_significant_figures", "highlight_warnings", "colorize"), ("rowwise",)],
-)  # fmt: skip
+    [
+        (),
+        ("trim_significant_figures",),
+        ("highlight_warnings",),
+        ("colorize",),
+        ("trim_significant_figures", "highlight_warnings", "colorize"),
+        ("rowwise",),
+    ],
+)
 def test_compare_prints_as_pytorchs(options):
     tables = []
     for lib in (nb, tb):

@@ -24,8 +24,10 @@ def ckpt(T, fn, *args, **kw):
 
 
 def _mlp_params(T):
-    return [T.tensor(arr(*s, seed=i), requires_grad=True)
-            for i, s in enumerate([(4, 3), (4,), (2, 4), (2,)])]  # fmt: skip
+    return [
+        T.tensor(arr(*s, seed=i), requires_grad=True)
+        for i, s in enumerate([(4, 3), (4,), (2, 4), (2,)])
+    ]
 
 
 def _mlp(T, x, w1, b1, w2, b2, calls=None):
@@ -251,8 +253,15 @@ def test_dropout_replays_the_forward_mask(use_reentrant):
         x = T.tensor(arr(6, 4, seed=1), requires_grad=True)
         w = T.tensor(arr(4, 4, seed=2), requires_grad=True)
         if checkpointed:
-            y = ckpt(T, _dropout_net, T, x, w, use_reentrant=use_reentrant,
-                     preserve_rng_state=preserve)  # fmt: skip
+            y = ckpt(
+                T,
+                _dropout_net,
+                T,
+                x,
+                w,
+                use_reentrant=use_reentrant,
+                preserve_rng_state=preserve,
+            )
         else:
             y = _dropout_net(T, x, w)
         y.sum().backward()
@@ -349,8 +358,13 @@ def test_backward_inside_the_checkpointed_function():
 def test_checkpoint_sequential(segments, use_reentrant):
     def prog(T):
         T.manual_seed(0)
-        layers = [T.nn.Linear(3, 3), T.nn.Tanh(), T.nn.Linear(3, 3), T.nn.Sigmoid(),
-                  T.nn.Linear(3, 2)]  # fmt: skip
+        layers = [
+            T.nn.Linear(3, 3),
+            T.nn.Tanh(),
+            T.nn.Linear(3, 3),
+            T.nn.Sigmoid(),
+            T.nn.Linear(3, 2),
+        ]
         calls = []
         for i, m in enumerate(layers):
             m.register_forward_hook(lambda mod, inp, out, i=i: calls.append(i))
@@ -452,20 +466,39 @@ def test_more_tensors_saved_without_early_stop():
 
 
 ERRORS = {
-    "bad_determinism_check": lambda T, x: ckpt(T, T.sin, x, use_reentrant=False,
-                                               determinism_check="shapes"),
+    "bad_determinism_check": lambda T, x: ckpt(
+        T,
+        T.sin,
+        x,
+        use_reentrant=False,
+        determinism_check="shapes",
+    ),
     "reentrant_kwargs": lambda T, x: ckpt(T, T.sin, x, use_reentrant=True, foo=1, bar=2),
     "reentrant_context_fn": lambda T, x: ckpt(
-        T, T.sin, x, use_reentrant=True,
-        context_fn=T.utils.checkpoint.noop_context_fn.__call__),
+        T,
+        T.sin,
+        x,
+        use_reentrant=True,
+        context_fn=T.utils.checkpoint.noop_context_fn.__call__,
+    ),
     "reentrant_debug": lambda T, x: ckpt(T, T.sin, x, use_reentrant=True, debug=True),
     "debug_with_context_fn": lambda T, x: ckpt(
-        T, T.sin, x, use_reentrant=False, debug=True,
-        context_fn=lambda: T.utils.checkpoint.noop_context_fn()),
+        T,
+        T.sin,
+        x,
+        use_reentrant=False,
+        debug=True,
+        context_fn=lambda: T.utils.checkpoint.noop_context_fn(),
+    ),
     "sequential_kwargs": lambda T, x: T.utils.checkpoint.checkpoint_sequential(
-        [T.sin], 1, x, use_reentrant=False, foo=1),
+        [T.sin],
+        1,
+        x,
+        use_reentrant=False,
+        foo=1,
+    ),
     "detach_variable_list": lambda T, x: T.utils.checkpoint.detach_variable([x]),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
@@ -644,8 +677,14 @@ def test_debug_flag_runs_normally():
         y = ckpt(T, lambda t: t.sin().exp(), x, use_reentrant=False, debug=True)
         y.sum().backward()
         with T.utils.checkpoint.set_checkpoint_debug_enabled(False):
-            z = ckpt(T, lambda t: t.cos(), x, use_reentrant=False, debug=True,
-                     context_fn=T.utils.checkpoint.noop_context_fn)  # fmt: skip
+            z = ckpt(
+                T,
+                lambda t: t.cos(),
+                x,
+                use_reentrant=False,
+                debug=True,
+                context_fn=T.utils.checkpoint.noop_context_fn,
+            )
         return y, x.grad, z
 
     assert_same(prog)
@@ -705,10 +744,17 @@ def _params(fn):
 
 
 @pytest.mark.parametrize(
-    "name", ["checkpoint", "checkpoint_sequential", "noop_context_fn", "detach_variable",
-             "check_backward_validity", "set_checkpoint_early_stop",
-             "set_checkpoint_debug_enabled"],
-)  # fmt: skip
+    "name",
+    [
+        "checkpoint",
+        "checkpoint_sequential",
+        "noop_context_fn",
+        "detach_variable",
+        "check_backward_validity",
+        "set_checkpoint_early_stop",
+        "set_checkpoint_debug_enabled",
+    ],
+)
 def test_signatures_are_torchs(name):
     assert _params(getattr(nt.utils.checkpoint, name)) == _params(
         getattr(torch.utils.checkpoint, name)
@@ -735,8 +781,11 @@ def test_dropout_on_the_gpu_replays_the_device_random_state(use_reentrant):
         nt.manual_seed(3)
         x = nt.tensor(arr(6, 4, seed=1), device="cuda", requires_grad=True)
         w = nt.tensor(arr(4, 4, seed=2), device="cuda", requires_grad=True)
-        y = ckpt(nt, _dropout_net, nt, x, w, use_reentrant=use_reentrant) if checkpointed \
-            else _dropout_net(nt, x, w)  # fmt: skip
+        y = (
+            ckpt(nt, _dropout_net, nt, x, w, use_reentrant=use_reentrant)
+            if checkpointed
+            else _dropout_net(nt, x, w)
+        )
         y.sum().backward()
         after = nt.rand(3, device="cuda")
         return [t.detach().cpu().numpy() for t in (y, x.grad, w.grad, after)]

@@ -150,9 +150,12 @@ def test_a_compiled_module_replays_forward_and_backward_as_eager():
 def _train(compiled: bool, steps=4, device="cpu"):
     nt.manual_seed(0)
     model = nt.nn.Sequential(
-        nt.nn.Linear(4, 8), nt.nn.BatchNorm1d(8), nt.nn.ReLU(), nt.nn.Dropout(0.3),
+        nt.nn.Linear(4, 8),
+        nt.nn.BatchNorm1d(8),
+        nt.nn.ReLU(),
+        nt.nn.Dropout(0.3),
         nt.nn.Linear(8, 1),
-    ).to(device)  # fmt: skip
+    ).to(device)
     opt = nt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     loss_fn = lambda x, y: F.mse_loss(model(x), y)  # noqa: E731
     step_loss = nt.compile(loss_fn) if compiled else loss_fn
@@ -171,9 +174,14 @@ def _train(compiled: bool, steps=4, device="cpu"):
 
 @pytest.mark.parametrize(
     "device",
-    ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-        not nt.cuda.is_available(), reason="needs a GPU and CuPy"))],
-)  # fmt: skip
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy"),
+        ),
+    ],
+)
 def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(device):
     eager = _train(False, device=device)
     compiled = _train(True, device=device)

@@ -289,9 +289,12 @@ def test_arguments_written_in_place_at_every_size():
 def test_per_sample_gradients_of_a_module_at_every_batch_size():
     nt.manual_seed(0)
     model = nt.nn.Sequential(
-        nt.nn.Conv2d(1, 4, 3), nt.nn.ReLU(), nt.nn.MaxPool2d(2), nt.nn.Flatten(),
+        nt.nn.Conv2d(1, 4, 3),
+        nt.nn.ReLU(),
+        nt.nn.MaxPool2d(2),
+        nt.nn.Flatten(),
         nt.nn.Linear(4 * 3 * 3, 5),
-    )  # fmt: skip
+    )
     params = {k: v.detach() for k, v in model.named_parameters()}
 
     def loss(p, x, y):
@@ -409,9 +412,10 @@ def test_a_size_only_the_backward_compares_is_traced_anew_after_one_rerun(monkey
     reruns = []
     again = _forward.CompiledFunctionBackward._again
     monkeypatch.setattr(
-        _forward.CompiledFunctionBackward, "_again",
+        _forward.CompiledFunctionBackward,
+        "_again",
         lambda self, *a: reruns.append(1) or again(self, *a),
-    )  # fmt: skip
+    )
 
     def loss(x, b):
         y = nt.vmap(lambda x, b: nt.maximum(x[::2].mean(-2), b).erf(), in_dims=(None, 0))(x, b)

@@ -32,9 +32,9 @@ def test_no_gpu_is_reported():
 
 
 @pytest.mark.parametrize(
-    "name", ["current_device", "synchronize", "get_device_name", "get_device_capability",
-             "initial_seed"],
-)  # fmt: skip
+    "name",
+    ["current_device", "synchronize", "get_device_name", "get_device_capability", "initial_seed"],
+)
 def test_what_needs_a_gpu_raises(name):
     assert_same_error(lambda T: getattr(T.cuda, name)())
 
@@ -133,8 +133,13 @@ def test_what_the_default_device_does_not_touch():
         x = T.ones(2)
         T.set_default_device("cuda")
         try:
-            outs = [T.from_numpy(np.ones(2)), T.zeros_like(x), T.rand_like(x), x + 1,
-                    T.normal(0.0, 1.0, (2,))]  # fmt: skip
+            outs = [
+                T.from_numpy(np.ones(2)),
+                T.zeros_like(x),
+                T.rand_like(x),
+                x + 1,
+                T.normal(0.0, 1.0, (2,)),
+            ]
             return [str(o.device) for o in outs]
         finally:
             T.set_default_device(None)

@@ -137,10 +137,24 @@ def test_subset_concat_stack_and_chain():
         named = d.StackDataset(a=ds, b=list(range(7)))
         chain = _stream(lib, 3) + _stream(lib, 2)  # IterableDataset.__add__: a ChainDataset
         return (
-            len(sub), sub[1], sub[[0, 2]], sub.__getitems__([2, 1]),
-            type(cat).__name__, len(cat), cat[7], cat[9], cat[-1], cat[-10], cat.cumulative_sizes,
-            len(stack), stack[1], named[4], list(chain), len(chain), type(chain).__name__,
-        )  # fmt: skip
+            len(sub),
+            sub[1],
+            sub[[0, 2]],
+            sub.__getitems__([2, 1]),
+            type(cat).__name__,
+            len(cat),
+            cat[7],
+            cat[9],
+            cat[-1],
+            cat[-10],
+            cat.cumulative_sizes,
+            len(stack),
+            stack[1],
+            named[4],
+            list(chain),
+            len(chain),
+            type(chain).__name__,
+        )
 
     assert_same(prog)
 
@@ -170,7 +184,7 @@ def test_subset_concat_stack_and_chain():
         "abstract",
         "abstract_iter",
         "generic",
-    ],  # fmt: skip
+    ],
 )
 def test_dataset_errors_match_torch(prog):
     assert_same_error(prog)
@@ -273,7 +287,7 @@ def test_batch_sampler_matches_torch(n, size, drop_last):
         "w_nan",
         "w_inf",
         "w_too_many",
-    ],  # fmt: skip
+    ],
 )
 def test_sampler_errors_match_torch(prog):
     assert_same_error(prog)
@@ -363,7 +377,7 @@ def test_weighted_random_sampler_frequencies():
         "batch_sampler",
         "collate_fn",
         "pin_memory",
-    ],  # fmt: skip
+    ],
 )
 def test_loader_matches_torch(kwargs):
     def prog(lib):
@@ -455,7 +469,7 @@ def test_loader_shuffle_is_seeded_and_reshuffles():
         "neg_prefetch",
         "context",
         "bs0",
-    ],  # fmt: skip
+    ],
 )
 def test_loader_option_errors_match_torch(kwargs):
     assert_same_error(lambda lib: lib.utils.data.DataLoader(_data(lib), **kwargs))

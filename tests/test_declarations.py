@@ -19,17 +19,19 @@ def _kernel(xp, input, other):
 
 def _sin_mul(jvp_rule):
     return defop(
-        "sin_mul_test", _kernel,
+        "sin_mul_test",
+        _kernel,
         vjp=(lambda g, input, other: g * input.cos() * other, lambda g, input: g * input.sin()),
-        jvp=jvp_rule, register=False,
-    )  # fmt: skip
+        jvp=jvp_rule,
+        register=False,
+    )
 
 
 def test_elementwise_jvp_is_the_sum_of_the_vjp_formulas():
     derived = _sin_mul(ELEMENTWISE)
-    written = _sin_mul(lambda tinput, tother, input, other: (
-        tinput * input.cos() * other + tother * input.sin()
-    ))  # fmt: skip
+    written = _sin_mul(
+        lambda tinput, tother, input, other: tinput * input.cos() * other + tother * input.sin()
+    )
     assert derived.jvp_args[:2] == ("tinput", "tother")
     x, y = nt.tensor([0.3, -1.2, 2.0]), nt.tensor([1.5, 0.5, -2.0])
     tx, ty = nt.tensor([1.0, 2.0, -1.0]), nt.tensor([0.5, -0.5, 3.0])

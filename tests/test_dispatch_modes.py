@@ -180,10 +180,14 @@ def test_calling_aten_overloads_directly():
         a = lib.ops.aten
         x = lib.arange(6.0).reshape(2, 3)
         return (
-            a.mul.Tensor(x, 3), a.sum.dim_IntList(x, [1]), a.view.default(x, [6]),
-            a._softmax.default(x, 1, False), a.rsub.Scalar(x, 1), a.pow.Tensor_Scalar(x, 2),
+            a.mul.Tensor(x, 3),
+            a.sum.dim_IntList(x, [1]),
+            a.view.default(x, [6]),
+            a._softmax.default(x, 1, False),
+            a.rsub.Scalar(x, 1),
+            a.pow.Tensor_Scalar(x, 2),
             a.mm(x, x.t()),
-        )  # fmt: skip
+        )
 
     assert_same(prog, rtol=1e-6)
 

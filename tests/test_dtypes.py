@@ -103,10 +103,14 @@ def test_integer_result_of_a_tensor_that_requires_grad_is_refused(call, dtype):
 
 
 def test_integer_result_under_grad_transforms_is_refused():
-    assert_same_error(lambda lib: lib.func.grad(lambda y: y.sum(dtype=lib.int64).float())(
-        lib.tensor(arr(3))))  # fmt: skip
-    assert_same_error(lambda lib: lib.func.vmap(lib.func.grad(
-        lambda y: y.cumsum(0, dtype=lib.int32).sum().float()))(lib.tensor(arr(2, 3))))  # fmt: skip
+    assert_same_error(
+        lambda lib: lib.func.grad(lambda y: y.sum(dtype=lib.int64).float())(lib.tensor(arr(3)))
+    )
+    assert_same_error(
+        lambda lib: lib.func.vmap(
+            lib.func.grad(lambda y: y.cumsum(0, dtype=lib.int32).sum().float())
+        )(lib.tensor(arr(2, 3)))
+    )
 
 
 @pytest.mark.parametrize(
@@ -209,9 +213,14 @@ def test_values_of_another_dtype_pytorch_casts(call):
 
 
 @pytest.mark.parametrize(
-    "args", [("float64", "float32", "float32"), ("float32", "float32", "float64"),
-             ("float32", "float64", "float64"), ("float64", "float64", "float32")],
-)  # fmt: skip
+    "args",
+    [
+        ("float64", "float32", "float32"),
+        ("float32", "float32", "float64"),
+        ("float32", "float64", "float64"),
+        ("float64", "float64", "float32"),
+    ],
+)
 def test_addmm_names_the_mismatched_pair(args):
     def prog(lib):
         a, b, c = (getattr(lib, n) for n in args)

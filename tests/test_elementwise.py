@@ -286,9 +286,16 @@ POS = np.abs(arr(2, 3)) + 0.5
 
 # ------------------------------------------------------------------ elementwise special functions
 @pytest.mark.parametrize(
-    "name,args", [("sinc", ()), ("i0", ()), ("digamma", ()), ("lgamma", ()), ("polygamma", (2,)),
-                  ("mvlgamma", (2,))],
-)  # fmt: skip
+    "name,args",
+    [
+        ("sinc", ()),
+        ("i0", ()),
+        ("digamma", ()),
+        ("lgamma", ()),
+        ("polygamma", (2,)),
+        ("mvlgamma", (2,)),
+    ],
+)
 def test_inplace_methods_and_their_gradient(name, args):
     def prog(T, x):
         x = x.clone().requires_grad_()
@@ -306,10 +313,17 @@ def test_function_forms_and_out():
     def prog(T, x):
         o = T.empty(0)
         return (
-            T.sinc_(x.clone()), T.i0_(x.clone()), T.polygamma(1, x, out=o), o,
-            T.special.psi(x), T.special.gammaln(x), T.special.multigammaln(x + 1, 3),
-            T.special.polygamma(0, x), T.special.i0(x), T.special.sinc(x),
-        )  # fmt: skip
+            T.sinc_(x.clone()),
+            T.i0_(x.clone()),
+            T.polygamma(1, x, out=o),
+            o,
+            T.special.psi(x),
+            T.special.gammaln(x),
+            T.special.multigammaln(x + 1, 3),
+            T.special.polygamma(0, x),
+            T.special.i0(x),
+            T.special.sinc(x),
+        )
 
     assert_same(prog, POS)
 

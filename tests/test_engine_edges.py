@@ -21,8 +21,12 @@ def _x(T, n=3):
 def test_materialized_zeros_require_grad_under_create_graph(create_graph):
     def prog(T):
         x, y = _x(T), _x(T)
-        gx, gy = T.autograd.grad((x**2).sum(), [x, y], materialize_grads=True,
-                                 create_graph=create_graph)  # fmt: skip
+        gx, gy = T.autograd.grad(
+            (x**2).sum(),
+            [x, y],
+            materialize_grads=True,
+            create_graph=create_graph,
+        )
         return gx.detach(), gy.detach(), gx.requires_grad, gy.requires_grad, gy.grad_fn is None
 
     assert_same(prog)
@@ -221,54 +225,75 @@ def _bw(T, **kw):
     return T.autograd.backward(**{"tensors": [(x * 2).sum()], **kw(T, x)})
 
 
+def _grad_tensors_list(T):
+    return (lambda x: T.autograd.backward([x * 2], [[1.0, 2.0, 3.0]]))(_x(T))
+
+
+def _second_output_no_grad(T):
+    return (lambda x: T.autograd.grad([(x * 2).sum(), T.ones(2)], [x]))(_x(T))
+
+
 ERRORS = {
     "backward_inputs_empty_list": lambda T: (_x(T) * 2).sum().backward(inputs=[]),
     "backward_inputs_empty_tuple": lambda T: T.autograd.backward((_x(T) * 2).sum(), inputs=()),
     "grad_inputs_empty": lambda T: T.autograd.grad((_x(T) * 2).sum(), []),
     "grad_inputs_empty_dict": lambda T: T.autograd.grad((_x(T) * 2).sum(), {}),
-    "backward_inputs_mapping": lambda T: (lambda x: T.autograd.backward(
-        (x * 2).sum(), inputs=__import__("collections").OrderedDict(a=x)))(_x(T)),
-    "grad_inputs_mapping": lambda T: (lambda x: T.autograd.grad(
-        (x * 2).sum(), __import__("collections").OrderedDict(a=x)))(_x(T)),
-    "fewer_grad_tensors": lambda T: (lambda x: T.autograd.backward(
-        [(x * 2).sum(), (x * 3).sum()], [T.ones((), dtype=T.float64)]))(_x(T)),
-    "fewer_grad_outputs": lambda T: (lambda x: T.autograd.grad(
-        [(x * 2).sum(), (x * 3).sum()], [x], [T.ones((), dtype=T.float64)]))(_x(T)),
-    "grad_tensors_shape": lambda T: (lambda x: T.autograd.backward(
-        [x * 2], [T.ones(2, dtype=T.float64)]))(_x(T)),
-    "grad_tensors_0d_for_vector": lambda T: (lambda x: T.autograd.backward(
-        [x * 2], [T.tensor(1.0, dtype=T.float64)]))(_x(T)),
-    "grad_outputs_shape": lambda T: (lambda x: T.autograd.grad(
-        [x * 2], [x], [T.ones(2, dtype=T.float64)]))(_x(T)),
-    "grad_outputs_complex_for_real": lambda T: (lambda x: T.autograd.grad(
-        [x * 2], [x], [T.ones(3, dtype=T.complex128)]))(_x(T)),
+    "backward_inputs_mapping": lambda T: (
+        lambda x: T.autograd.backward(
+            (x * 2).sum(), inputs=__import__("collections").OrderedDict(a=x)
+        )
+    )(_x(T)),
+    "grad_inputs_mapping": lambda T: (
+        lambda x: T.autograd.grad((x * 2).sum(), __import__("collections").OrderedDict(a=x))
+    )(_x(T)),
+    "fewer_grad_tensors": lambda T: (
+        lambda x: T.autograd.backward([(x * 2).sum(), (x * 3).sum()], [T.ones((), dtype=T.float64)])
+    )(_x(T)),
+    "fewer_grad_outputs": lambda T: (
+        lambda x: T.autograd.grad(
+            [(x * 2).sum(), (x * 3).sum()], [x], [T.ones((), dtype=T.float64)]
+        )
+    )(_x(T)),
+    "grad_tensors_shape": lambda T: (
+        lambda x: T.autograd.backward([x * 2], [T.ones(2, dtype=T.float64)])
+    )(_x(T)),
+    "grad_tensors_0d_for_vector": lambda T: (
+        lambda x: T.autograd.backward([x * 2], [T.tensor(1.0, dtype=T.float64)])
+    )(_x(T)),
+    "grad_outputs_shape": lambda T: (
+        lambda x: T.autograd.grad([x * 2], [x], [T.ones(2, dtype=T.float64)])
+    )(_x(T)),
+    "grad_outputs_complex_for_real": lambda T: (
+        lambda x: T.autograd.grad([x * 2], [x], [T.ones(3, dtype=T.complex128)])
+    )(_x(T)),
     "grad_tensors_float": lambda T: (lambda x: T.autograd.backward([x * 2], [3.0]))(_x(T)),
-    "grad_tensors_list": lambda T: (lambda x: T.autograd.backward(
-        [x * 2], [[1.0, 2.0, 3.0]]))(_x(T)),
+    "grad_tensors_list": _grad_tensors_list,
     "output_not_a_tensor": lambda T: T.autograd.backward([3.0]),
     "grad_output_not_a_tensor": lambda T: T.autograd.grad([3.0], [_x(T)]),
     "output_no_grad": lambda T: T.autograd.backward([T.ones(3)]),
-    "second_output_no_grad": lambda T: (lambda x: T.autograd.grad(
-        [(x * 2).sum(), T.ones(2)], [x]))(_x(T)),
+    "second_output_no_grad": _second_output_no_grad,
     "non_scalar_implicit": lambda T: (_x(T) * 2).backward(),
     "none_for_non_scalar": lambda T: (lambda x: T.autograd.backward([x * 2], [None]))(_x(T)),
     "complex_implicit": lambda T: (_x(T) * 1j).sum().backward(),
     "backward_input_no_grad": lambda T: (_x(T) * 2).sum().backward(inputs=[T.ones(3)]),
-    "backward_input_non_leaf_no_grad": lambda T: (_x(T) * 2).sum().backward(
-        inputs=[T.ones(3) * 2]),
+    "backward_input_non_leaf_no_grad": lambda T: (_x(T) * 2).sum().backward(inputs=[T.ones(3) * 2]),
     "grad_input_no_grad": lambda T: T.autograd.grad((_x(T) * 2).sum(), [T.ones(3)]),
     "backward_input_float": lambda T: (_x(T) * 2).sum().backward(inputs=[3.0]),
     "grad_input_float": lambda T: T.autograd.grad((_x(T) * 2).sum(), [3.0]),
     "grad_unused": lambda T: T.autograd.grad((_x(T) * 2).sum(), [_x(T)]),
-    "materialize_with_allow_unused_false": lambda T: (lambda x: T.autograd.grad(
-        (x * 2).sum(), [x], allow_unused=False, materialize_grads=True))(_x(T)),
-    "grad_tensors_and_grad_variables": lambda T: (lambda x: T.autograd.backward(
-        [(x * 2).sum()], T.ones(()), grad_variables=[T.ones(())]))(_x(T)),
+    "materialize_with_allow_unused_false": lambda T: (
+        lambda x: T.autograd.grad((x * 2).sum(), [x], allow_unused=False, materialize_grads=True)
+    )(_x(T)),
+    "grad_tensors_and_grad_variables": lambda T: (
+        lambda x: T.autograd.backward([(x * 2).sum()], T.ones(()), grad_variables=[T.ones(())])
+    )(_x(T)),
     "backward_twice": lambda T: (lambda y: (y.backward(), y.backward()))(
-        (lambda x: (x * x).sum())(_x(T))),
-    "grad_twice": lambda T: (lambda x: (lambda y: (T.autograd.grad(y, x),
-                                                   T.autograd.grad(y, x)))((x * x).sum()))(_x(T)),
-}  # fmt: skip
+        (lambda x: (x * x).sum())(_x(T))
+    ),
+    "grad_twice": lambda T: (
+        lambda x: (lambda y: (T.autograd.grad(y, x), T.autograd.grad(y, x)))((x * x).sum())
+    )(_x(T)),
+}
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
@@ -355,10 +380,11 @@ EDGE_ERRORS = {
         T.autograd.graph.get_gradient_edge(x * 3), x, T.ones(4, dtype=T.complex128)
     ),
     "materialize": lambda T, x: T.autograd.grad(
-        (x * 3).sum(), [x, T.autograd.graph.get_gradient_edge(T.ones(2, requires_grad=True))],
+        (x * 3).sum(),
+        [x, T.autograd.graph.get_gradient_edge(T.ones(2, requires_grad=True))],
         materialize_grads=True,
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(EDGE_ERRORS))
@@ -374,8 +400,14 @@ def test_batched_grads_materialize_unbatched_zeros_and_dict_inputs():
         x = T.tensor(arr(3), requires_grad=True)
         y = T.tensor(arr(2), requires_grad=True)
         eye = T.eye(3, dtype=T.float64)
-        a = T.autograd.grad(x.exp(), [x, y], eye, is_grads_batched=True, materialize_grads=True,
-                            retain_graph=True)  # fmt: skip
+        a = T.autograd.grad(
+            x.exp(),
+            [x, y],
+            eye,
+            is_grads_batched=True,
+            materialize_grads=True,
+            retain_graph=True,
+        )
         b = T.autograd.grad(x.exp(), {"x": x}, eye, is_grads_batched=True)
         return a, b
 
@@ -388,7 +420,7 @@ def test_batched_grads_shape_mismatch():
             lambda x: T.autograd.grad(
                 x * 2, x, T.ones(2, 4, 5, dtype=T.float64), is_grads_batched=True
             )
-        )(_x(T))  # fmt: skip
+        )(_x(T))
     )
 
 
@@ -398,5 +430,5 @@ def test_batched_grads_unused_input():
             lambda x: T.autograd.grad(
                 x * 2, [x, _x(T, 2)], T.eye(3, dtype=T.float64), is_grads_batched=True
             )
-        )(_x(T))  # fmt: skip
+        )(_x(T))
     )

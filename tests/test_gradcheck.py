@@ -225,9 +225,12 @@ def test_nondeterministic_backward(nondet_tol):
     def prog(lib):
         inputs = (_leaf(lib, C),)
         return _outcome(
-            lib, lib.autograd.gradcheck, lambda c: _nondeterministic(c).exp(), inputs,
+            lib,
+            lib.autograd.gradcheck,
+            lambda c: _nondeterministic(c).exp(),
+            inputs,
             nondet_tol=nondet_tol,
-        )  # fmt: skip
+        )
 
     ours = assert_same(prog)
     assert ours is True if nondet_tol else ours[2].startswith("Backward is not reentrant")

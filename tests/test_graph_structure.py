@@ -16,14 +16,21 @@ import numtorch as nt
 
 _rng = np.random.default_rng(0)
 DATA = {
-    "x": _rng.standard_normal((3, 4)), "y": _rng.standard_normal((3, 4)),
-    "p": _rng.uniform(0.5, 2, (3, 4)), "u": _rng.uniform(-0.9, 0.9, (3, 4)),
-    "v": _rng.standard_normal(4), "w": _rng.standard_normal(4), "m": _rng.standard_normal((4, 5)),
-    "b": _rng.standard_normal((2, 3, 4)), "b2": _rng.standard_normal((2, 4, 5)),
-    "s": _rng.standard_normal(()), "q": _rng.standard_normal((4, 4)),
-    "img": _rng.standard_normal((2, 3, 6, 6)), "ker": _rng.standard_normal((4, 3, 3, 3)),
+    "x": _rng.standard_normal((3, 4)),
+    "y": _rng.standard_normal((3, 4)),
+    "p": _rng.uniform(0.5, 2, (3, 4)),
+    "u": _rng.uniform(-0.9, 0.9, (3, 4)),
+    "v": _rng.standard_normal(4),
+    "w": _rng.standard_normal(4),
+    "m": _rng.standard_normal((4, 5)),
+    "b": _rng.standard_normal((2, 3, 4)),
+    "b2": _rng.standard_normal((2, 4, 5)),
+    "s": _rng.standard_normal(()),
+    "q": _rng.standard_normal((4, 4)),
+    "img": _rng.standard_normal((2, 3, 6, 6)),
+    "ker": _rng.standard_normal((4, 3, 3, 3)),
     "big": _rng.uniform(1.5, 3, (3, 4)),
-}  # fmt: skip
+}
 
 
 def F(lib):
@@ -40,20 +47,78 @@ def _set(lib, t, write):
 # (label, call(lib, tensors)): every tensor in DATA is a leaf that requires grad.
 CALLS = [
     # unary
-    *[(f"{n}", (lambda n: lambda L, t: getattr(L, n)(t["x"]))(n)) for n in (
-        "abs", "neg", "exp", "exp2", "expm1", "sin", "cos", "tan", "atan", "sinh", "cosh",
-        "tanh", "asinh", "sigmoid", "relu", "erf", "erfc", "reciprocal", "sign", "sgn",
-        "floor", "ceil", "round", "trunc", "frac", "square", "deg2rad", "rad2deg",
-        "nan_to_num", "positive", "clone", "angle", "conj", "fix", "rsqrt")],
-    *[(f"{n}(p)", (lambda n: lambda L, t: getattr(L, n)(t["p"]))(n)) for n in (
-        "log", "log2", "log10", "log1p", "sqrt")],
-    *[(f"{n}(u)", (lambda n: lambda L, t: getattr(L, n)(t["u"]))(n)) for n in (
-        "asin", "acos", "atanh", "erfinv", "logit")],
+    *[
+        (f"{n}", (lambda n: lambda L, t: getattr(L, n)(t["x"]))(n))
+        for n in (
+            "abs",
+            "neg",
+            "exp",
+            "exp2",
+            "expm1",
+            "sin",
+            "cos",
+            "tan",
+            "atan",
+            "sinh",
+            "cosh",
+            "tanh",
+            "asinh",
+            "sigmoid",
+            "relu",
+            "erf",
+            "erfc",
+            "reciprocal",
+            "sign",
+            "sgn",
+            "floor",
+            "ceil",
+            "round",
+            "trunc",
+            "frac",
+            "square",
+            "deg2rad",
+            "rad2deg",
+            "nan_to_num",
+            "positive",
+            "clone",
+            "angle",
+            "conj",
+            "fix",
+            "rsqrt",
+        )
+    ],
+    *[
+        (f"{n}(p)", (lambda n: lambda L, t: getattr(L, n)(t["p"]))(n))
+        for n in ("log", "log2", "log10", "log1p", "sqrt")
+    ],
+    *[
+        (f"{n}(u)", (lambda n: lambda L, t: getattr(L, n)(t["u"]))(n))
+        for n in ("asin", "acos", "atanh", "erfinv", "logit")
+    ],
     ("acosh", lambda L, t: L.acosh(t["big"])),
     # binary tensor-tensor
-    *[(f"{n}(x,y)", (lambda n: lambda L, t: getattr(L, n)(t["x"], t["y"]))(n)) for n in (
-        "add", "sub", "mul", "div", "maximum", "minimum", "atan2", "fmod", "remainder",
-        "hypot", "copysign", "fmax", "fmin", "xlogy", "true_divide", "multiply", "subtract")],
+    *[
+        (f"{n}(x,y)", (lambda n: lambda L, t: getattr(L, n)(t["x"], t["y"]))(n))
+        for n in (
+            "add",
+            "sub",
+            "mul",
+            "div",
+            "maximum",
+            "minimum",
+            "atan2",
+            "fmod",
+            "remainder",
+            "hypot",
+            "copysign",
+            "fmax",
+            "fmin",
+            "xlogy",
+            "true_divide",
+            "multiply",
+            "subtract",
+        )
+    ],
     ("pow(p,y)", lambda L, t: L.pow(t["p"], t["y"])),
     ("x+y", lambda L, t: t["x"] + t["y"]),
     ("x-y", lambda L, t: t["x"] - t["y"]),
@@ -64,20 +129,27 @@ CALLS = [
     ("add alpha", lambda L, t: t["x"].add(t["y"], alpha=2)),
     ("sub alpha", lambda L, t: t["x"].sub(t["y"], alpha=2)),
     # tensor-scalar
-    ("x+2", lambda L, t: t["x"] + 2), ("x-2", lambda L, t: t["x"] - 2),
-    ("x*2", lambda L, t: t["x"] * 2), ("x/2", lambda L, t: t["x"] / 2),
-    ("x**2", lambda L, t: t["x"] ** 2), ("x**0.5 p", lambda L, t: t["p"] ** 0.5),
+    ("x+2", lambda L, t: t["x"] + 2),
+    ("x-2", lambda L, t: t["x"] - 2),
+    ("x*2", lambda L, t: t["x"] * 2),
+    ("x/2", lambda L, t: t["x"] / 2),
+    ("x**2", lambda L, t: t["x"] ** 2),
+    ("x**0.5 p", lambda L, t: t["p"] ** 0.5),
     ("x**y scalar tensor", lambda L, t: t["p"] ** t["s"]),
-    ("2+x", lambda L, t: 2 + t["x"]), ("2-x", lambda L, t: 2 - t["x"]),
-    ("2*x", lambda L, t: 2 * t["x"]), ("2/x", lambda L, t: 2 / t["x"]),
-    ("2**x", lambda L, t: 2 ** t["x"]), ("2.5**x", lambda L, t: 2.5 ** t["x"]),
+    ("2+x", lambda L, t: 2 + t["x"]),
+    ("2-x", lambda L, t: 2 - t["x"]),
+    ("2*x", lambda L, t: 2 * t["x"]),
+    ("2/x", lambda L, t: 2 / t["x"]),
+    ("2**x", lambda L, t: 2 ** t["x"]),
+    ("2.5**x", lambda L, t: 2.5 ** t["x"]),
     ("pow(2,x)", lambda L, t: L.pow(2, t["x"])),
     ("x.pow(2)", lambda L, t: t["x"].pow(2)),
     ("rsub(x,2)", lambda L, t: L.rsub(t["x"], 2)),
     ("rsub(x,y)", lambda L, t: L.rsub(t["x"], t["y"])),
     ("mul(x,2)", lambda L, t: L.mul(t["x"], 2)),
     ("add(x,2)", lambda L, t: L.add(t["x"], 2)),
-    ("x%2", lambda L, t: t["x"] % 2), ("x//2", lambda L, t: t["x"] // 2),
+    ("x%2", lambda L, t: t["x"] % 2),
+    ("x//2", lambda L, t: t["x"] // 2),
     ("fmod(x,2)", lambda L, t: L.fmod(t["x"], 2)),
     ("lerp", lambda L, t: L.lerp(t["x"], t["y"], 0.3)),
     ("lerp t", lambda L, t: L.lerp(t["x"], t["y"], t["p"])),
@@ -91,30 +163,42 @@ CALLS = [
     ("clamp_min", lambda L, t: t["x"].clamp_min(0.1)),
     ("clip", lambda L, t: L.clip(t["x"], -0.5, 0.5)),
     # reductions
-    ("sum", lambda L, t: t["x"].sum()), ("sum dim", lambda L, t: t["x"].sum(1)),
+    ("sum", lambda L, t: t["x"].sum()),
+    ("sum dim", lambda L, t: t["x"].sum(1)),
     ("sum dim keep", lambda L, t: t["x"].sum(0, keepdim=True)),
     ("sum dims", lambda L, t: t["b"].sum((0, 2))),
-    ("mean", lambda L, t: t["x"].mean()), ("mean dim", lambda L, t: t["x"].mean(1)),
-    ("prod", lambda L, t: t["x"].prod()), ("prod dim", lambda L, t: t["x"].prod(1)),
-    ("max", lambda L, t: t["x"].max()), ("max dim", lambda L, t: t["x"].max(1)[0]),
+    ("mean", lambda L, t: t["x"].mean()),
+    ("mean dim", lambda L, t: t["x"].mean(1)),
+    ("prod", lambda L, t: t["x"].prod()),
+    ("prod dim", lambda L, t: t["x"].prod(1)),
+    ("max", lambda L, t: t["x"].max()),
+    ("max dim", lambda L, t: t["x"].max(1)[0]),
     ("max dim idx", lambda L, t: t["x"].max(1)),
-    ("min", lambda L, t: t["x"].min()), ("min dim", lambda L, t: t["x"].min(0).values),
+    ("min", lambda L, t: t["x"].min()),
+    ("min dim", lambda L, t: t["x"].min(0).values),
     ("max(x,y)", lambda L, t: L.max(t["x"], t["y"])),
-    ("amax", lambda L, t: t["x"].amax(1)), ("amin", lambda L, t: t["x"].amin()),
-    ("std", lambda L, t: t["x"].std()), ("var", lambda L, t: t["x"].var()),
-    ("std dim", lambda L, t: t["x"].std(1)), ("var dim", lambda L, t: t["x"].var(0)),
+    ("amax", lambda L, t: t["x"].amax(1)),
+    ("amin", lambda L, t: t["x"].amin()),
+    ("std", lambda L, t: t["x"].std()),
+    ("var", lambda L, t: t["x"].var()),
+    ("std dim", lambda L, t: t["x"].std(1)),
+    ("var dim", lambda L, t: t["x"].var(0)),
     ("var_mean", lambda L, t: L.var_mean(t["x"], 1)),
-    ("norm", lambda L, t: t["x"].norm()), ("norm dim", lambda L, t: t["x"].norm(dim=1)),
+    ("norm", lambda L, t: t["x"].norm()),
+    ("norm dim", lambda L, t: t["x"].norm(dim=1)),
     ("norm p1", lambda L, t: t["x"].norm(p=1)),
     ("vector_norm", lambda L, t: L.linalg.vector_norm(t["x"])),
     ("linalg.norm", lambda L, t: L.linalg.norm(t["x"])),
     ("logsumexp", lambda L, t: L.logsumexp(t["x"], 1)),
-    ("cumsum", lambda L, t: t["x"].cumsum(1)), ("cumprod", lambda L, t: t["x"].cumprod(1)),
+    ("cumsum", lambda L, t: t["x"].cumsum(1)),
+    ("cumprod", lambda L, t: t["x"].cumprod(1)),
     ("softmax", lambda L, t: t["x"].softmax(1)),
     ("log_softmax", lambda L, t: t["x"].log_softmax(1)),
-    ("median", lambda L, t: t["x"].median()), ("median dim", lambda L, t: t["x"].median(1)),
+    ("median", lambda L, t: t["x"].median()),
+    ("median dim", lambda L, t: t["x"].median(1)),
     ("kthvalue", lambda L, t: t["x"].kthvalue(2, 1)),
-    ("topk", lambda L, t: t["x"].topk(2)), ("sort", lambda L, t: t["x"].sort(1)),
+    ("topk", lambda L, t: t["x"].topk(2)),
+    ("sort", lambda L, t: t["x"].sort(1)),
     ("cummax", lambda L, t: L.cummax(t["x"], 1)),
     # shape ops
     ("reshape", lambda L, t: t["x"].reshape(12)),
@@ -127,8 +211,10 @@ CALLS = [
     ("flatten 1d", lambda L, t: t["v"].flatten()),
     ("view_as", lambda L, t: t["x"].view_as(t["y"])),
     ("unflatten", lambda L, t: t["x"].unflatten(1, (2, 2))),
-    ("t", lambda L, t: t["x"].t()), ("T", lambda L, t: t["x"].T),
-    ("mT", lambda L, t: t["b"].mT), ("transpose", lambda L, t: t["b"].transpose(0, 2)),
+    ("t", lambda L, t: t["x"].t()),
+    ("T", lambda L, t: t["x"].T),
+    ("mT", lambda L, t: t["b"].mT),
+    ("transpose", lambda L, t: t["b"].transpose(0, 2)),
     ("swapaxes", lambda L, t: t["b"].swapaxes(0, 1)),
     ("permute", lambda L, t: t["b"].permute(2, 0, 1)),
     ("movedim", lambda L, t: t["b"].movedim(0, 2)),
@@ -138,14 +224,16 @@ CALLS = [
     ("expand", lambda L, t: t["v"].expand(3, 4)),
     ("expand_as", lambda L, t: t["v"].expand_as(t["x"])),
     ("broadcast_to", lambda L, t: L.broadcast_to(t["v"], (3, 4))),
-    ("flip", lambda L, t: t["x"].flip(0)), ("roll", lambda L, t: t["x"].roll(1, 1)),
+    ("flip", lambda L, t: t["x"].flip(0)),
+    ("roll", lambda L, t: t["x"].roll(1, 1)),
     ("narrow", lambda L, t: t["x"].narrow(1, 1, 2)),
     ("split", lambda L, t: t["x"].split(1)),
     ("split 2", lambda L, t: t["x"].split(2, 1)),
     ("split sizes", lambda L, t: t["x"].split([1, 3], 1)),
     ("chunk", lambda L, t: t["x"].chunk(2, 1)),
     ("chunk uneven", lambda L, t: t["x"].chunk(2)),
-    ("unbind", lambda L, t: t["x"].unbind()), ("unbind 1", lambda L, t: t["x"].unbind(1)),
+    ("unbind", lambda L, t: t["x"].unbind()),
+    ("unbind 1", lambda L, t: t["x"].unbind(1)),
     ("split used", lambda L, t: (lambda a, b, c: a + c * b)(*t["x"].split(1))),
     ("unbind used", lambda L, t: (lambda a, b, c: c - a)(*t["x"].unbind())),
     ("chunk used", lambda L, t: (lambda a, b: b.sum() * a.sum())(*t["x"].chunk(2, 1))),
@@ -158,18 +246,24 @@ CALLS = [
     ("hstack", lambda L, t: L.hstack([t["x"], t["y"]])),
     ("vstack", lambda L, t: L.vstack([t["x"], t["y"]])),
     ("contiguous", lambda L, t: t["x"].t().contiguous()),
-    ("diag", lambda L, t: L.diag(t["v"])), ("diag 2d", lambda L, t: L.diag(t["q"])),
-    ("diagonal", lambda L, t: t["q"].diagonal()), ("triu", lambda L, t: t["q"].triu()),
-    ("tril", lambda L, t: t["q"].tril(-1)), ("trace", lambda L, t: t["q"].trace()),
+    ("diag", lambda L, t: L.diag(t["v"])),
+    ("diag 2d", lambda L, t: L.diag(t["q"])),
+    ("diagonal", lambda L, t: t["q"].diagonal()),
+    ("triu", lambda L, t: t["q"].triu()),
+    ("tril", lambda L, t: t["q"].tril(-1)),
+    ("trace", lambda L, t: t["q"].trace()),
     ("gather", lambda L, t: t["x"].gather(1, L.tensor([[0], [1], [2]]))),
     ("index_select", lambda L, t: t["x"].index_select(1, L.tensor([0, 2]))),
     ("masked_fill", lambda L, t: t["x"].masked_fill(t["y"] > 0, 0.0)),
     ("masked_select", lambda L, t: t["x"].masked_select(t["y"] > 0)),
     ("take", lambda L, t: t["x"].take(L.tensor([0, 5]))),
-    ("x[0]", lambda L, t: t["x"][0]), ("x[:,1]", lambda L, t: t["x"][:, 1]),
-    ("x[0:2]", lambda L, t: t["x"][0:2]), ("x[1:]", lambda L, t: t["x"][1:]),
+    ("x[0]", lambda L, t: t["x"][0]),
+    ("x[:,1]", lambda L, t: t["x"][:, 1]),
+    ("x[0:2]", lambda L, t: t["x"][0:2]),
+    ("x[1:]", lambda L, t: t["x"][1:]),
     ("x[:,1:3]", lambda L, t: t["x"][:, 1:3]),
-    ("x[0,1]", lambda L, t: t["x"][0, 1]), ("x[...,None]", lambda L, t: t["x"][..., None]),
+    ("x[0,1]", lambda L, t: t["x"][0, 1]),
+    ("x[...,None]", lambda L, t: t["x"][..., None]),
     ("x[None]", lambda L, t: t["x"][None]),
     ("x[mask]", lambda L, t: t["x"][t["y"] > 0]),
     ("x[[0,2]]", lambda L, t: t["x"][[0, 2]]),
@@ -181,25 +275,51 @@ CALLS = [
     ("scatter", lambda L, t: t["x"].scatter(1, L.tensor([[0], [1], [2]]), t["y"])),
     ("scatter_add", lambda L, t: t["x"].scatter_add(1, L.tensor([[0], [1], [2]]), t["y"])),
     # matmul family
-    ("v@w", lambda L, t: t["v"] @ t["w"]), ("x@v", lambda L, t: t["x"] @ t["v"]),
-    ("v@m", lambda L, t: t["v"] @ t["m"]), ("x@m", lambda L, t: t["x"] @ t["m"]),
-    ("b@b2", lambda L, t: t["b"] @ t["b2"]), ("b@m", lambda L, t: t["b"] @ t["m"]),
+    ("v@w", lambda L, t: t["v"] @ t["w"]),
+    ("x@v", lambda L, t: t["x"] @ t["v"]),
+    ("v@m", lambda L, t: t["v"] @ t["m"]),
+    ("x@m", lambda L, t: t["x"] @ t["m"]),
+    ("b@b2", lambda L, t: t["b"] @ t["b2"]),
+    ("b@m", lambda L, t: t["b"] @ t["m"]),
     ("b@v", lambda L, t: t["b"] @ t["v"]),
     ("matmul", lambda L, t: L.matmul(t["x"], t["m"])),
-    ("mm", lambda L, t: L.mm(t["x"], t["m"])), ("mv", lambda L, t: L.mv(t["x"], t["v"])),
-    ("dot", lambda L, t: L.dot(t["v"], t["w"])), ("bmm", lambda L, t: L.bmm(t["b"], t["b2"])),
+    ("mm", lambda L, t: L.mm(t["x"], t["m"])),
+    ("mv", lambda L, t: L.mv(t["x"], t["v"])),
+    ("dot", lambda L, t: L.dot(t["v"], t["w"])),
+    ("bmm", lambda L, t: L.bmm(t["b"], t["b2"])),
     ("outer", lambda L, t: L.outer(t["v"], t["w"])),
     ("addmm", lambda L, t: L.addmm(t["y"][:, :1], t["x"], t["q"])),
     ("einsum", lambda L, t: L.einsum("ij,jk->ik", t["x"], t["m"])),
     ("tensordot", lambda L, t: L.tensordot(t["x"], t["m"], 1)),
     ("kron", lambda L, t: L.kron(t["v"], t["w"])),
     ("inner", lambda L, t: L.inner(t["v"], t["w"])),
-    ("inv", lambda L, t: L.linalg.inv(t["q"])), ("det", lambda L, t: L.det(t["q"])),
+    ("inv", lambda L, t: L.linalg.inv(t["q"])),
+    ("det", lambda L, t: L.det(t["q"])),
     # nn.functional
-    *[(f"F.{n}", (lambda n: lambda L, t: getattr(F(L), n)(t["x"]))(n)) for n in (
-        "relu", "gelu", "silu", "elu", "leaky_relu", "softplus", "hardtanh", "relu6",
-        "tanh", "sigmoid", "mish", "selu", "celu", "logsigmoid", "hardswish",
-        "hardsigmoid", "softsign", "tanhshrink", "normalize")],
+    *[
+        (f"F.{n}", (lambda n: lambda L, t: getattr(F(L), n)(t["x"]))(n))
+        for n in (
+            "relu",
+            "gelu",
+            "silu",
+            "elu",
+            "leaky_relu",
+            "softplus",
+            "hardtanh",
+            "relu6",
+            "tanh",
+            "sigmoid",
+            "mish",
+            "selu",
+            "celu",
+            "logsigmoid",
+            "hardswish",
+            "hardsigmoid",
+            "softsign",
+            "tanhshrink",
+            "normalize",
+        )
+    ],
     ("F.softmax", lambda L, t: F(L).softmax(t["x"], 1)),
     ("F.log_softmax", lambda L, t: F(L).log_softmax(t["x"], 1)),
     ("F.dropout eval", lambda L, t: F(L).dropout(t["x"], 0.5, False)),
@@ -228,7 +348,10 @@ CALLS = [
     ("pow_", lambda L, t: t["x"].clone().pow_(2)),
     ("clamp_", lambda L, t: t["x"].clone().clamp_(-1, 1)),
     ("setitem scalar", lambda L, t: _set(L, t, lambda x: x.__setitem__(0, 1.0))),
-    ("setitem tensor", lambda L, t: _set(L, t, lambda x: x.__setitem__((slice(None), 1), t["x"][:, 0]))),
+    (
+        "setitem tensor",
+        lambda L, t: _set(L, t, lambda x: x.__setitem__((slice(None), 1), t["x"][:, 0])),
+    ),
     ("setitem mask", lambda L, t: _set(L, t, lambda x: x.__setitem__(t["y"] > 0, 0.0))),
     ("view mul_", lambda L, t: _set(L, t, lambda x: x[1].mul_(t["v"]))),
     ("view add_ scalar", lambda L, t: _set(L, t, lambda x: x[:, 1:].add_(1))),
@@ -255,10 +378,11 @@ CALLS = [
     ("abs_", lambda L, t: t["x"].clone().abs_()),
     ("stack used", lambda L, t: L.stack([t["x"], t["y"]]).unbind()[1] * 2),
     # conversions
-    ("float", lambda L, t: t["x"].float()), ("double", lambda L, t: t["x"].double()),
+    ("float", lambda L, t: t["x"].float()),
+    ("double", lambda L, t: t["x"].double()),
     ("to f32", lambda L, t: t["x"].to(L.float32)),
     ("type", lambda L, t: t["x"].type(L.float32)),
-]  # fmt: skip
+]
 
 _COMPOSITE = "numtorch composes it of other ops than PyTorch's"
 _DECOMPOSED = "PyTorch records a chain of view/mm nodes around its kernel; numtorch one node"
@@ -269,21 +393,34 @@ KNOWN_DIFFERENT = {
     "reshape noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",
     "flatten noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",
     "x[0,1]": "PyTorch selects one index at a time (two nodes); numtorch one basic-index node",
-    "v@m": _DECOMPOSED, "b@b2": _DECOMPOSED, "b@m": _DECOMPOSED, "b@v": _DECOMPOSED,
-    "outer": "PyTorch's outer is a mul of a view", "einsum": _DECOMPOSED,
-    "tensordot": _DECOMPOSED, "kron": _DECOMPOSED, "inner": _DECOMPOSED,
+    "v@m": _DECOMPOSED,
+    "b@b2": _DECOMPOSED,
+    "b@m": _DECOMPOSED,
+    "b@v": _DECOMPOSED,
+    "outer": "PyTorch's outer is a mul of a view",
+    "einsum": _DECOMPOSED,
+    "tensordot": _DECOMPOSED,
+    "kron": _DECOMPOSED,
+    "inner": _DECOMPOSED,
     "F.celu": "numtorch's celu is its elu op",
-    "F.normalize": _COMPOSITE, "F.linear": "numtorch transposes the weight with transpose, not t",
+    "F.normalize": _COMPOSITE,
+    "F.linear": "numtorch transposes the weight with transpose, not t",
     "F.linear bias": "PyTorch fuses the bias into addmm",
-    "F.mse_loss": _COMPOSITE, "F.l1_loss": "numtorch broadcasts the operands first",
-    "F.smooth_l1": _COMPOSITE, "F.cross_entropy": _COMPOSITE, "F.nll_loss": _COMPOSITE,
-    "F.bce": _COMPOSITE, "F.bce_logits": _COMPOSITE, "F.layer_norm": _COMPOSITE,
-    "F.layer_norm w": _COMPOSITE, "F.cosine_similarity": _COMPOSITE,
+    "F.mse_loss": _COMPOSITE,
+    "F.l1_loss": "numtorch broadcasts the operands first",
+    "F.smooth_l1": _COMPOSITE,
+    "F.cross_entropy": _COMPOSITE,
+    "F.nll_loss": _COMPOSITE,
+    "F.bce": _COMPOSITE,
+    "F.bce_logits": _COMPOSITE,
+    "F.layer_norm": _COMPOSITE,
+    "F.layer_norm w": _COMPOSITE,
+    "F.cosine_similarity": _COMPOSITE,
     "F.pairwise_distance": _COMPOSITE,
     "F.conv2d": "PyTorch's convolution node has an edge for the (absent) bias",
     "clamp tmin": "PyTorch's clamp.Tensor has an edge (None) for an absent bound too",
     "sum dim none keep": "an explicit dim=None selects PyTorch's sum.dim_IntList overload",
-}  # fmt: skip
+}
 
 
 def describe(node, depth: int = 3):
@@ -349,10 +486,18 @@ def _saved(lib):
     y = lib.tensor([[2.0, 1.0, 0.5], [1.5, 0.5, 2.0]], requires_grad=True)
     m = lib.tensor([[1.0, 2.0], [0.5, 1.0], [2.0, 1.0]], requires_grad=True)
     cases = {
-        "exp": x.exp(), "mul": x * y, "pow": x**2, "sum": x.sum(), "sum dim": x.sum(1),
-        "softmax": x.softmax(1), "mm": x @ m, "amax": x.amax(1),
-        "unsqueeze": x.unsqueeze(1), "where": lib.where(x > 0, x, y), "add": x + y,
-    }  # fmt: skip
+        "exp": x.exp(),
+        "mul": x * y,
+        "pow": x**2,
+        "sum": x.sum(),
+        "sum dim": x.sum(1),
+        "softmax": x.softmax(1),
+        "mm": x @ m,
+        "amax": x.amax(1),
+        "unsqueeze": x.unsqueeze(1),
+        "where": lib.where(x > 0, x, y),
+        "add": x + y,
+    }
     out = {}
     for k, o in cases.items():
         fn = o.grad_fn
@@ -364,12 +509,18 @@ def _saved(lib):
 # PyTorch saves sizes where numtorch saves the tensor (its formulas use the values): the
 # PyTorch name is there too, derived; these extra names are numtorch's.
 _EXTRA_SAVED = {
-    "exp": set(), "mul": {"_saved_other_sym_sizes", "_saved_self_sym_sizes"},
+    "exp": set(),
+    "mul": {"_saved_other_sym_sizes", "_saved_self_sym_sizes"},
     "pow": {"_saved_exponent_sym_sizes", "_saved_result", "_saved_self_sym_sizes"},
-    "sum": {"_saved_dim", "_saved_keepdim"}, "sum dim": set(),
-    "softmax": set(), "mm": set(), "amax": {"_saved_self_sym_sizes"}, "unsqueeze": set(),
-    "where": {"_saved_condition_sym_sizes"}, "add": set(),
-}  # fmt: skip
+    "sum": {"_saved_dim", "_saved_keepdim"},
+    "sum dim": set(),
+    "softmax": set(),
+    "mm": set(),
+    "amax": {"_saved_self_sym_sizes"},
+    "unsqueeze": set(),
+    "where": {"_saved_condition_sym_sizes"},
+    "add": set(),
+}
 
 
 def test_saved_values_by_torch_names():
@@ -409,10 +560,19 @@ def test_raw_saved_and_freed_error():
 def test_reflected_scalar_ops_record_torchs_nodes():
     def graphs(lib):
         x = lib.tensor([1.0, 2.0], requires_grad=True)
-        return [describe(f(x).grad_fn) for f in (
-            lambda x: 2 * x, lambda x: 1 - x, lambda x: 2 / x, lambda x: 2**x, lambda x: 2 + x,
-            lambda x: x - 1, lambda x: x**2, lambda x: x % 2,
-        )]  # fmt: skip
+        return [
+            describe(f(x).grad_fn)
+            for f in (
+                lambda x: 2 * x,
+                lambda x: 1 - x,
+                lambda x: 2 / x,
+                lambda x: 2**x,
+                lambda x: 2 + x,
+                lambda x: x - 1,
+                lambda x: x**2,
+                lambda x: x % 2,
+            )
+        ]
 
     assert graphs(nt) == graphs(torch)
 

@@ -144,8 +144,11 @@ def test_scatter_add_accumulates_duplicates(dtype, dim):
         for reduce in ("sum", "prod", "mean", "amax"):
             assert_same(
                 lambda lib, x, i, s: x.scatter_reduce(dim, i, s, reduce),
-                x, index, src, rtol=tol,
-            )  # fmt: skip
+                x,
+                index,
+                src,
+                rtol=tol,
+            )
 
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)

@@ -226,8 +226,9 @@ def test_overlaps_pytorch_allows(write):
 
 
 def test_partial_overlap_under_transforms():
-    assert_same_error(lambda lib: lib.func.grad(lambda y: (lambda z: z.mul_(z.mT).sum())(y * 1))(
-        lib.ones(3, 3)))  # fmt: skip
+    assert_same_error(
+        lambda lib: lib.func.grad(lambda y: (lambda z: z.mul_(z.mT).sum())(y * 1))(lib.ones(3, 3))
+    )
     assert_same_error(
         lambda lib: lib.func.vmap(lambda y: y.mul_(y.mT))(_sq(lib).expand(2, 3, 3).clone())
     )
@@ -294,15 +295,21 @@ X = np.array([1.5, -2.0])
         # into repeated elements (the ones they change)
         lambda T, x: x.expand(3, 2).zero_(),
         lambda T, x: x.expand(3, 2).fill_(4.0),
-        lambda T, x: x.expand(3, 2).masked_fill_(T.tensor([[True, False], [False, False], [False, False]]), 7.0),
+        lambda T, x: x.expand(3, 2).masked_fill_(
+            T.tensor([[True, False], [False, False], [False, False]]), 7.0
+        ),
         lambda T, x: x.expand(3, 2).index_fill_(1, T.tensor([1]), 7.0),
-        lambda T, x: x.expand(3, 2).index_put_((T.tensor([1]),), T.tensor(7.0, dtype=x.dtype), accumulate=True),
+        lambda T, x: x.expand(3, 2).index_put_(
+            (T.tensor([1]),), T.tensor(7.0, dtype=x.dtype), accumulate=True
+        ),
         lambda T, x: x.expand(3, 2).tril_(),
         lambda T, x: x.expand(3, 2).triu_(1),
-        lambda T, x: x.expand(3, 2).__setitem__(T.tensor([[True, False], [False, False], [False, True]]), 7.0),
+        lambda T, x: x.expand(3, 2).__setitem__(
+            T.tensor([[True, False], [False, False], [False, True]]), 7.0
+        ),
         lambda T, x: x.expand(3, 2).__setitem__(0, T.tensor([5.0, 6.0])),
     ],
-)  # fmt: skip
+)
 def test_writes_without_internal_overlap_or_allowed_go_through(write):
     def prog(T, x):
         write(T, x)
@@ -328,9 +335,11 @@ def test_writes_without_internal_overlap_or_allowed_go_through(write):
         lambda T, x: x.expand(3, 2).mul_(T.ones(3, 2, dtype=T.complex64)),
         # ... and after the argument checks of sub and addcdiv
         lambda T, x: x.bool().expand(3, 2).sub_(True),
-        lambda T, x: x.expand(3, 2).addcdiv_(T.ones(3, 2, dtype=T.long), T.ones(3, 2, dtype=T.long)),
+        lambda T, x: x.expand(3, 2).addcdiv_(
+            T.ones(3, 2, dtype=T.long), T.ones(3, 2, dtype=T.long)
+        ),
     ],
-)  # fmt: skip
+)
 def test_writes_into_repeated_elements_raise(write):
     assert_same_error(lambda T, x: write(T, x), X.copy())
 
@@ -385,7 +394,7 @@ def test_version_error_under_grad_names_the_node(vmapped):
         lambda T, x, b: (x * 0.5).erfinv(),
         lambda T, x, b: T.var_mean(x, 0)[0],
     ],
-)  # fmt: skip
+)
 def test_writing_an_output_the_node_does_not_save_is_fine(make):
     def prog(T, x, b):
         x.requires_grad_()

@@ -293,8 +293,14 @@ NAN = math.nan
 # ------------------------------------------------------------------ dist, addr
 def test_dist_forms_and_errors():
     def prog(T, x, y):
-        return (T.dist(x, y), x.dist(y, 0), x.dist(y, 1.5), T.dist(x.float(), y),
-                T.dist(x, x), T.dist(T.tensor([1, 2]), T.tensor([1.0, 4.0])))  # fmt: skip
+        return (
+            T.dist(x, y),
+            x.dist(y, 0),
+            x.dist(y, 1.5),
+            T.dist(x.float(), y),
+            T.dist(x, x),
+            T.dist(T.tensor([1, 2]), T.tensor([1.0, 4.0])),
+        )
 
     assert_same(prog, arr(2, 3), arr(3, seed=1))
     assert_same_error(lambda T: T.dist(T.ones(3), 2.0))
@@ -309,8 +315,13 @@ def test_addr_inplace_promotion_and_errors():
         (g,) = T.autograd.grad(y.sum(), m)
         n = m.detach().clone()
         n[0, 0] = NAN
-        return (y, g, T.addr(m.detach(), a.long(), b), T.addr(n, a, b, beta=0),
-                T.addr(T.zeros(2, 3, dtype=T.long), a.long(), b.long(), beta=2, alpha=3))  # fmt: skip
+        return (
+            y,
+            g,
+            T.addr(m.detach(), a.long(), b),
+            T.addr(n, a, b, beta=0),
+            T.addr(T.zeros(2, 3, dtype=T.long), a.long(), b.long(), beta=2, alpha=3),
+        )
 
     assert_same(prog, arr(2, 3), arr(2, seed=1), arr(3, seed=2))
     assert_same_error(lambda T: T.addr(T.zeros(2, 3), T.ones(2, 1), T.ones(3)))

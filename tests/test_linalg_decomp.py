@@ -512,8 +512,14 @@ def test_inv_ex_reports_singular_matrices_instead_of_raising():
 
 
 def test_cholesky_ex_reports_the_failing_minor_instead_of_raising():
-    a = np.stack([np.eye(3), np.diag([4.0, -1, 1]), np.diag([1.0, 1, 0]),
-                  np.array([[1.0, 2, 0], [2, 1, 0], [0, 0, 1]])])  # fmt: skip
+    a = np.stack(
+        [
+            np.eye(3),
+            np.diag([4.0, -1, 1]),
+            np.diag([1.0, 1, 0]),
+            np.array([[1.0, 2, 0], [2, 1, 0], [0, 0, 1]]),
+        ]
+    )
 
     def prog(T, a):
         r = T.linalg.cholesky_ex(a)

@@ -108,15 +108,52 @@ CASES = {
     "warm_restarts_mult": lambda L, o: L.CosineAnnealingWarmRestarts(o, 3, T_mult=2, eta_min=0.001),
     "cyclic": lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=4),
     "cyclic_tri2": lambda L, o: L.CyclicLR(o, [0.01, 0.02], [0.1, 0.3], 3, 5, mode="triangular2"),
-    "cyclic_exp": lambda L, o: L.CyclicLR(o, 0.01, 0.1, 4, mode="exp_range", gamma=0.9, base_momentum=0.7),
-    "cyclic_custom": lambda L, o: L.CyclicLR(o, 0.01, 0.1, 3, scale_fn=lambda x: 0.5**x, scale_mode="iterations"),
+    "cyclic_exp": lambda L, o: L.CyclicLR(
+        o,
+        0.01,
+        0.1,
+        4,
+        mode="exp_range",
+        gamma=0.9,
+        base_momentum=0.7,
+    ),
+    "cyclic_custom": lambda L, o: L.CyclicLR(
+        o,
+        0.01,
+        0.1,
+        3,
+        scale_fn=lambda x: 0.5**x,
+        scale_mode="iterations",
+    ),
     "cyclic_nomomentum": lambda L, o: L.CyclicLR(o, 0.01, 0.1, 5, cycle_momentum=False),
     "onecycle": lambda L, o: L.OneCycleLR(o, 1.0, total_steps=40),
-    "onecycle_linear": lambda L, o: L.OneCycleLR(o, [1.0, 2.0], epochs=4, steps_per_epoch=10, anneal_strategy="linear"),
-    "onecycle_three": lambda L, o: L.OneCycleLR(o, 0.5, 40, pct_start=0.25, three_phase=True, div_factor=10.0),
-    "onecycle_momentum": lambda L, o: L.OneCycleLR(o, 0.5, 40, base_momentum=[0.8, 0.7], max_momentum=0.99, final_div_factor=100.0),
+    "onecycle_linear": lambda L, o: L.OneCycleLR(
+        o,
+        [1.0, 2.0],
+        epochs=4,
+        steps_per_epoch=10,
+        anneal_strategy="linear",
+    ),
+    "onecycle_three": lambda L, o: L.OneCycleLR(
+        o,
+        0.5,
+        40,
+        pct_start=0.25,
+        three_phase=True,
+        div_factor=10.0,
+    ),
+    "onecycle_momentum": lambda L, o: L.OneCycleLR(
+        o,
+        0.5,
+        40,
+        base_momentum=[0.8, 0.7],
+        max_momentum=0.99,
+        final_div_factor=100.0,
+    ),
     "onecycle_nomomentum": lambda L, o: L.OneCycleLR(o, 0.5, 40, cycle_momentum=False),
-    "sequential": lambda L, o: L.SequentialLR(o, [L.LinearLR(o, 0.1, total_iters=4), L.ExponentialLR(o, 0.9)], [5]),
+    "sequential": lambda L, o: L.SequentialLR(
+        o, [L.LinearLR(o, 0.1, total_iters=4), L.ExponentialLR(o, 0.9)], [5]
+    ),
     "sequential3": lambda L, o: L.SequentialLR(
         o, [L.ConstantLR(o, 0.5, 3), L.CosineAnnealingLR(o, 8), L.StepLR(o, 4)], milestones=[6, 20]
     ),
@@ -130,9 +167,19 @@ CASES = {
         [12, 20],
     ),
     "chained": lambda L, o: L.ChainedScheduler([L.ConstantLR(o, 0.5, 3), L.ExponentialLR(o, 0.9)]),
-    "chained_opt": lambda L, o: L.ChainedScheduler([L.LinearLR(o, 0.2), L.StepLR(o, 5), L.PolynomialLR(o, 30)], optimizer=o),
-}  # fmt: skip
-MOMENTUM = ("cyclic", "cyclic_tri2", "cyclic_exp", "cyclic_custom", "onecycle", "onecycle_three", "onecycle_momentum")  # fmt: skip
+    "chained_opt": lambda L, o: L.ChainedScheduler(
+        [L.LinearLR(o, 0.2), L.StepLR(o, 5), L.PolynomialLR(o, 30)], optimizer=o
+    ),
+}
+MOMENTUM = (
+    "cyclic",
+    "cyclic_tri2",
+    "cyclic_exp",
+    "cyclic_custom",
+    "onecycle",
+    "onecycle_three",
+    "onecycle_momentum",
+)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -160,17 +207,32 @@ PLATEAU_METRICS = [5, 4, 4, 4.2, 4, 4, 4, 3.9995, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 
         {"patience": 2},
         {"mode": "max", "patience": 1, "factor": 0.5},
         {"threshold_mode": "abs", "threshold": 0.1, "patience": 1, "cooldown": 2},
-        {"mode": "max", "threshold_mode": "abs", "patience": 0, "factor": 0.5, "min_lr": [0.02, 0.2]},
+        {
+            "mode": "max",
+            "threshold_mode": "abs",
+            "patience": 0,
+            "factor": 0.5,
+            "min_lr": [0.02, 0.2],
+        },
         {"patience": 0, "factor": 0.5, "min_lr": 0.01, "eps": 0.01},
     ],
-)  # fmt: skip
+)
 def test_plateau(kwargs):
     build = lambda L, o: L.ReduceLROnPlateau(o, **kwargs)  # noqa: E731
     assert_same_trajectory(build, steps=len(PLATEAU_METRICS), metrics=PLATEAU_METRICS)
 
 
 # ------------------------------------------------------------------ epoch argument (closed forms)
-CLOSED = ("step", "multistep", "constant_half", "linear_down", "exponential", "polynomial_power", "cosine_eta", "lambda")  # fmt: skip
+CLOSED = (
+    "step",
+    "multistep",
+    "constant_half",
+    "linear_down",
+    "exponential",
+    "polynomial_power",
+    "cosine_eta",
+    "lambda",
+)
 
 
 @with_warnings
@@ -200,8 +262,20 @@ def test_warm_restarts_epoch_argument(epochs):
 
 
 # ------------------------------------------------------------------ state dicts and resuming
-STATEFUL = ("step", "multistep", "linear", "cosine", "warm_restarts_mult", "cyclic_tri2", "onecycle",
-            "sequential3", "sequential_nested", "chained", "lambda", "multiplicative")  # fmt: skip
+STATEFUL = (
+    "step",
+    "multistep",
+    "linear",
+    "cosine",
+    "warm_restarts_mult",
+    "cyclic_tri2",
+    "onecycle",
+    "sequential3",
+    "sequential_nested",
+    "chained",
+    "lambda",
+    "multiplicative",
+)
 
 
 class Decay:
@@ -291,8 +365,20 @@ def test_plateau_state_dict():
     assert_close(ours, theirs, **EXACT)
 
 
-RESUMABLE = ("step", "multistep", "constant_half", "linear_down", "exponential", "polynomial_power",
-             "cosine", "cosine_eta", "warm_restarts", "warm_restarts_mult", "lambda", "multiplicative")  # fmt: skip
+RESUMABLE = (
+    "step",
+    "multistep",
+    "constant_half",
+    "linear_down",
+    "exponential",
+    "polynomial_power",
+    "cosine",
+    "cosine_eta",
+    "warm_restarts",
+    "warm_restarts_mult",
+    "lambda",
+    "multiplicative",
+)
 
 
 RESUME = {
@@ -310,7 +396,7 @@ RESUME = {
     "multiplicative": lambda L, o, e: L.MultiplicativeLR(o, lambda k: 0.97, e),
     "cyclic": lambda L, o, e: L.CyclicLR(o, 0.01, 0.1, 4, last_epoch=e),
     "onecycle": lambda L, o, e: L.OneCycleLR(o, 1.0, 40, last_epoch=e),
-}  # fmt: skip
+}
 
 
 @with_warnings
@@ -398,9 +484,14 @@ def _in_order(lib):
 
 @pytest.mark.parametrize(
     "prog, count",
-    [(_step_before_optimizer, 1), (_optimizer_step_overridden, 1), (_get_lr_outside_step, 1),
-     (_epoch_argument, 2), (_in_order, 0)],
-)  # fmt: skip
+    [
+        (_step_before_optimizer, 1),
+        (_optimizer_step_overridden, 1),
+        (_get_lr_outside_step, 1),
+        (_epoch_argument, 2),
+        (_in_order, 0),
+    ],
+)
 def test_warnings(prog, count):
     ours, theirs = run_both(with_warnings(prog))
     assert ours[1] == theirs[1]
@@ -429,7 +520,9 @@ def _plateau_new_group(L, o):
 
 
 def _other_optimizer(L, o):
-    return L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(type(o)(o.param_groups[0]["params"], lr=0.3), 2)], [3])  # fmt: skip
+    return L.SequentialLR(
+        o, [L.StepLR(o, 2), L.StepLR(type(o)(o.param_groups[0]["params"], lr=0.3), 2)], [3]
+    )
 
 
 def _run(sched, steps):
@@ -477,8 +570,12 @@ ERRORS = {
     "plateau_min_lrs": lambda L, o: L.ReduceLROnPlateau(o, min_lr=[0.1]),
     "plateau_new_group": _plateau_new_group,
     "sequential_empty": lambda L, o: L.SequentialLR(o, [], []),
-    "sequential_milestones": lambda L, o: L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(o, 3)], [1, 2]),
-    "sequential_plateau": lambda L, o: L.SequentialLR(o, [L.StepLR(o, 2), L.ReduceLROnPlateau(o)], [2]),
+    "sequential_milestones": lambda L, o: L.SequentialLR(
+        o, [L.StepLR(o, 2), L.StepLR(o, 3)], [1, 2]
+    ),
+    "sequential_plateau": lambda L, o: L.SequentialLR(
+        o, [L.StepLR(o, 2), L.ReduceLROnPlateau(o)], [2]
+    ),
     "sequential_not_scheduler": lambda L, o: L.SequentialLR(o, [L.StepLR(o, 2), 3], [2]),
     "sequential_other_optimizer": _other_optimizer,
     "sequential_get_lr": lambda L, o: L.SequentialLR(o, [L.StepLR(o, 2)], []).get_lr(),
@@ -488,7 +585,7 @@ ERRORS = {
     "chained_empty": lambda L, o: L.ChainedScheduler([]),
     "chained_plateau": lambda L, o: L.ChainedScheduler([L.StepLR(o, 2), L.ReduceLROnPlateau(o)]),
     "base_get_lr": lambda L, o: L.LRScheduler(o),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", ERRORS)

@@ -113,10 +113,16 @@ def test_integer_inputs_where_torch_accepts_them():
         y = x.clone()
         F.hardtanh_(y, -1.9, 2.5)
         return (
-            F.relu(x), F.relu6(x), F.hardtanh(x, -1.5, 2.5), F.threshold(x, -0.5, 7.9),
-            F.threshold(x, 1.5, -7.9), F.threshold(x, x[0, 2], x[1, 1]), y, F.softsign(x),
+            F.relu(x),
+            F.relu6(x),
+            F.hardtanh(x, -1.5, 2.5),
+            F.threshold(x, -0.5, 7.9),
+            F.threshold(x, 1.5, -7.9),
+            F.threshold(x, x[0, 2], x[1, 1]),
+            y,
+            F.softsign(x),
             F.tanhshrink(x),
-        )  # fmt: skip
+        )
 
     assert_same(prog, ints, rtol=1e-6)
 
@@ -146,10 +152,21 @@ def test_grad_fn_names_match_torch():
         F = lib.nn.functional
         x.requires_grad_(True)
         outs = (
-            F.elu(x), F.selu(x), F.gelu(x), F.silu(x), F.mish(x), F.hardtanh(x),
-            F.relu6(x), F.hardswish(x), F.hardshrink(x), F.softshrink(x), F.leaky_relu(x),
-            F.softplus(x), F.logsigmoid(x), F.threshold(x, 0.1, 2.0),
-        )  # fmt: skip
+            F.elu(x),
+            F.selu(x),
+            F.gelu(x),
+            F.silu(x),
+            F.mish(x),
+            F.hardtanh(x),
+            F.relu6(x),
+            F.hardswish(x),
+            F.hardshrink(x),
+            F.softshrink(x),
+            F.leaky_relu(x),
+            F.softplus(x),
+            F.logsigmoid(x),
+            F.threshold(x, 0.1, 2.0),
+        )
         return [o.grad_fn.name() for o in outs]
 
     assert_same(prog, X)

@@ -20,10 +20,12 @@ def _fn(lib):
 
 def _cnn_params():
     return {
-        "w1": arr(4, 1, 3, 3, seed=1) * 0.5, "b1": arr(4, seed=2) * 0.1,
-        "w2": arr(6, 2, 2, 2, seed=3) * 0.3, "b2": arr(6, seed=4) * 0.1,
+        "w1": arr(4, 1, 3, 3, seed=1) * 0.5,
+        "b1": arr(4, seed=2) * 0.1,
+        "w2": arr(6, 2, 2, 2, seed=3) * 0.3,
+        "b2": arr(6, seed=4) * 0.1,
         "fc": arr(6 * 4 * 3, 5, seed=5) * 0.2,
-    }  # fmt: skip
+    }
 
 
 def _cnn_loss(lib, p, x, y):
@@ -79,9 +81,14 @@ def test_double_backward_matches_torch(name, kwargs):
 
     cout = 2 * kwargs.get("groups", 1) if transposed else 4
     assert_same(
-        prog, arr(2, cin, *spatial, seed=1), arr(*wshape, seed=2), arr(cout, seed=3),
-        arr(*wshape, seed=4), rtol=1e-9, atol=1e-10,
-    )  # fmt: skip
+        prog,
+        arr(2, cin, *spatial, seed=1),
+        arr(*wshape, seed=2),
+        arr(cout, seed=3),
+        arr(*wshape, seed=4),
+        rtol=1e-9,
+        atol=1e-10,
+    )
 
 
 def test_forward_over_reverse_matches_torch(no_fallback):
@@ -95,8 +102,14 @@ def test_forward_over_reverse_matches_torch(no_fallback):
 
         return f.jvp(g, (x, w), (tx, tw))
 
-    assert_same(prog, arr(2, 2, 5, 5), arr(3, 2, 2, 2, seed=1), arr(2, 2, 5, 5, seed=2),
-                arr(3, 2, 2, 2, seed=3), **TOL)  # fmt: skip
+    assert_same(
+        prog,
+        arr(2, 2, 5, 5),
+        arr(3, 2, 2, 2, seed=1),
+        arr(2, 2, 5, 5, seed=2),
+        arr(3, 2, 2, 2, seed=3),
+        **TOL,
+    )
 
 
 @pytest.mark.parametrize("groups", [1, 2])
@@ -110,7 +123,9 @@ def test_vmap_over_weights_and_inputs_matches_torch(groups, no_fallback):
 
         return lib.func.vmap(f)(x, w, b)
 
-    assert_same(prog, arr(3, 2, 4, 4, 4), arr(3, 4, 4 // groups, 3, 3, seed=1), arr(3, 4, seed=2), **TOL)  # fmt: skip
+    assert_same(
+        prog, arr(3, 2, 4, 4, 4), arr(3, 4, 4 // groups, 3, 3, seed=1), arr(3, 4, seed=2), **TOL
+    )
 
 
 @pytest.mark.parametrize("padding", [1, (2,), "same"])
@@ -143,7 +158,14 @@ def test_grads_with_a_long_contraction_match_torch(groups):
         out = lib.nn.functional.conv2d(x, w, padding=1, groups=groups)
         return lib.autograd.grad(out, (x, w), g)
 
-    assert_same(prog, arr(4, 4, 32, 32), arr(4, 4 // groups, 3, 3, seed=1), arr(4, 4, 32, 32, seed=2), rtol=1e-9, atol=1e-9)  # fmt: skip
+    assert_same(
+        prog,
+        arr(4, 4, 32, 32),
+        arr(4, 4 // groups, 3, 3, seed=1),
+        arr(4, 4, 32, 32, seed=2),
+        rtol=1e-9,
+        atol=1e-9,
+    )
 
 
 @pytest.mark.parametrize(

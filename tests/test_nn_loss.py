@@ -151,7 +151,7 @@ CTC_CASES = {
         np.array([6, 5]),
         np.array([3, 2]),
         {"reduction": "none"},
-    ),  # fmt: skip
+    ),
     "concatenated, sum": (np.array([1, 2, 2, 3, 1]), [6, 4], [3, 2], {"reduction": "sum"}),
     "blank 2": (np.array([[1, 0, 3], [3, 1, 0]]), [6, 6], [3, 3], {"blank": 2}),
     "infinite": (np.array([[2, 2, 1], [1, 3, 0]]), [3, 6], [3, 0], {"reduction": "none"}),

@@ -435,9 +435,16 @@ def test_multi_head_shared_inputs_match_torch(same, need_weights):
         return out, weights, lib.autograd.grad(out.square().sum(), [x, kv, w, b])
 
     assert_same(
-        prog, arr(3, 2, 4), arr(3, 2, 4, seed=1), arr(12, 4, seed=2), arr(12, seed=3),
-        arr(4, 4, seed=4), arr(4, seed=5), rtol=1e-9, atol=1e-12,
-    )  # fmt: skip
+        prog,
+        arr(3, 2, 4),
+        arr(3, 2, 4, seed=1),
+        arr(12, 4, seed=2),
+        arr(12, seed=3),
+        arr(4, 4, seed=4),
+        arr(4, seed=5),
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("need_weights", [True, False])
@@ -448,9 +455,22 @@ def test_multi_head_every_key_padded(need_weights):
     def prog(lib, q, w, wo, m):
         F = lib.nn.functional
         return F.multi_head_attention_forward(
-            q, q, q, 4, 2, w, None, None, None, False, 0.0, wo, None,
-            key_padding_mask=m, need_weights=need_weights,
-        )  # fmt: skip
+            q,
+            q,
+            q,
+            4,
+            2,
+            w,
+            None,
+            None,
+            None,
+            False,
+            0.0,
+            wo,
+            None,
+            key_padding_mask=m,
+            need_weights=need_weights,
+        )
 
     m = np.array([[True, True, True], [False, True, False]])
     out = assert_same(prog, arr(3, 2, 4), arr(12, 4, seed=1), arr(4, 4, seed=2), m)
@@ -465,9 +485,23 @@ def test_multi_head_dropout_draws_one_mask_for_the_weights():
 
     def mha(p, need_weights=True, training=True):
         return F.multi_head_attention_forward(
-            q, q, q, 4, 2, w, None, None, None, False, p, wo, None, training=training,
-            need_weights=need_weights, average_attn_weights=False,
-        )  # fmt: skip
+            q,
+            q,
+            q,
+            4,
+            2,
+            w,
+            None,
+            None,
+            None,
+            False,
+            p,
+            wo,
+            None,
+            training=training,
+            need_weights=need_weights,
+            average_attn_weights=False,
+        )
 
     _, clean = mha(0.0)
     nt.manual_seed(3)
@@ -511,9 +545,12 @@ def test_multi_head_per_sample_gradients():
 
 def _mha_call(*args, **kwargs):
     return lambda lib, q, k, v: lib.nn.functional.multi_head_attention_forward(
-        q, k, v, *(lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args),
+        q,
+        k,
+        v,
+        *(lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args),
         **{n: lib.tensor(a) if isinstance(a, np.ndarray) else a for n, a in kwargs.items()},
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(
@@ -526,10 +563,14 @@ def _mha_call(*args, **kwargs):
         {"attn_mask": np.ones((3, 3), bool), "is_causal": True},
         {"attn_mask": np.ones((3, 2)), "is_causal": True, "key_padding_mask": np.ones((2, 1))},
         {"attn_mask": np.ones((3, 2), np.int64)},
-        {"use_separate_proj_weight": True, "q_proj_weight": arr(4, 4), "k_proj_weight": arr(4, 4),
-         "v_proj_weight": arr(4, 3)},
+        {
+            "use_separate_proj_weight": True,
+            "q_proj_weight": arr(4, 4),
+            "k_proj_weight": arr(4, 4),
+            "v_proj_weight": arr(4, 3),
+        },
     ],
-)  # fmt: skip
+)
 def test_multi_head_errors_match_torch(kw):
     """Exact type and text (the sample errors match a fragment)."""
     call = _mha_call(4, 2, arr(12, 4), None, None, None, False, 0.0, arr(4, 4), None, **kw)
@@ -537,8 +578,20 @@ def test_multi_head_errors_match_torch(kw):
 
 
 def test_multi_head_mismatched_mask_types_warn():
-    call = _mha_call(4, 2, arr(12, 4), None, None, None, False, 0.0, arr(4, 4), None,
-                     key_padding_mask=np.zeros((2, 2), bool), attn_mask=np.zeros((3, 2)))  # fmt: skip
+    call = _mha_call(
+        4,
+        2,
+        arr(12, 4),
+        None,
+        None,
+        None,
+        False,
+        0.0,
+        arr(4, 4),
+        None,
+        key_padding_mask=np.zeros((2, 2), bool),
+        attn_mask=np.zeros((3, 2)),
+    )
     for lib in (nt, torch):
         with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and attn"):
             call(lib, *(lib.tensor(arr(*s)) for s in [(3, 2, 4), (2, 2, 4), (2, 2, 4)]))

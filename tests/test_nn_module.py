@@ -139,9 +139,13 @@ def test_attribute_routing():
         m.a = None  # a parameter slot may hold None
         m.buf = nn.Buffer(lib.ones(3, dtype=lib.float64), persistent=False)
         out = (
-            list(m._parameters), list(m._buffers), list(m._modules), "b" in m.__dict__,
-            list(m.state_dict()), m.c,
-        )  # fmt: skip
+            list(m._parameters),
+            list(m._buffers),
+            list(m._modules),
+            "b" in m.__dict__,
+            list(m.state_dict()),
+            m.c,
+        )
         del m.d
         del m.c
         return out, list(m._modules), list(m._buffers), hasattr(m, "c")
@@ -209,10 +213,15 @@ def test_repr():
         pdict = nn.ParameterDict({"b": lib.ones(1), "a": nn.Parameter(lib.zeros(2, 2))})
         mlist = nn.ModuleList([Affine(), Affine(), Affine(2, 2), nn.Module(), nn.Module()])
         return [
-            repr(Net()), repr(plist), repr(pdict), repr(mlist), repr(nn.ModuleList()),
-            repr(nn.Sequential()), repr(nn.Parameter(lib.ones(2))),
+            repr(Net()),
+            repr(plist),
+            repr(pdict),
+            repr(mlist),
+            repr(nn.ModuleList()),
+            repr(nn.Sequential()),
+            repr(nn.Parameter(lib.ones(2))),
             repr(nn.Parameter(lib.ones(2), requires_grad=False)),
-        ]  # fmt: skip
+        ]
 
     ours, theirs = run_both(prog)
     assert ours == theirs
@@ -232,9 +241,15 @@ def test_load_state_dict_round_trip_and_assign():
         sd = {k: v.clone() + 1 for k, v in Affine(3, 2).state_dict().items()}
         c.load_state_dict(sd, assign=True)
         return (
-            repr(res), list(res), same_object, [p for p in b.parameters()],
-            type(c.weight).__name__, c.weight.requires_grad, c.weight, c.scale,
-        )  # fmt: skip
+            repr(res),
+            list(res),
+            same_object,
+            [p for p in b.parameters()],
+            type(c.weight).__name__,
+            c.weight.requires_grad,
+            c.weight,
+            c.scale,
+        )
 
     assert_same(prog)
 
@@ -355,9 +370,12 @@ def test_deepcopy():
         b = copy.deepcopy(a)
         b.first.weight.data.add_(1.0)
         return (
-            type(b.first.weight).__name__, b.tied is b.first, a.first.weight, b.first.weight,
+            type(b.first.weight).__name__,
+            b.tied is b.first,
+            a.first.weight,
+            b.first.weight,
             b.first.weight.requires_grad,
-        )  # fmt: skip
+        )
 
     assert_same(prog)
 
@@ -578,9 +596,13 @@ def test_parameter_list_and_dict():
         pl.extend([lib.full((1,), 2.0, dtype=lib.float64)])
         pl[0] = lib.full((2,), 5.0, dtype=lib.float64)
         out = [
-            len(pl), [type(p).__name__ for p in pl], [p.requires_grad for p in pl], list(pl),
-            [n for n, _ in pl.named_parameters()], len(pl[1:]),
-        ]  # fmt: skip
+            len(pl),
+            [type(p).__name__ for p in pl],
+            [p.requires_grad for p in pl],
+            list(pl),
+            [n for n, _ in pl.named_parameters()],
+            len(pl[1:]),
+        ]
         pd = nn.ParameterDict({"b": lib.ones(1, dtype=lib.float64), "a": lib.zeros(1)})
         pd.update(OrderedDict([("d", lib.ones(2)), ("c", lib.ones(2))]))
         pd["e"] = lib.ones(3)
@@ -605,9 +627,16 @@ def test_parameter_basics():
         q = nn.Parameter()
         y = p * 3
         return (
-            isinstance(p, lib.Tensor), p.requires_grad, p.is_leaf, type(y).__name__, base,
-            q.shape, str(q.dtype), p.grad_fn is None, type(copy.deepcopy(p)).__name__,
-        )  # fmt: skip
+            isinstance(p, lib.Tensor),
+            p.requires_grad,
+            p.is_leaf,
+            type(y).__name__,
+            base,
+            q.shape,
+            str(q.dtype),
+            p.grad_fn is None,
+            type(copy.deepcopy(p)).__name__,
+        )
 
     assert_same(prog)
 
@@ -654,9 +683,14 @@ def test_functional_call_tied_weights_and_strict():
     # of a tie keeps the swapped-in value after the call; numtorch restores the module.
     net = classes(nt)[1]()
     before = {k: v.clone() for k, v in net.state_dict().items()}
-    nt.func.functional_call(net, {"first.weight": nt.zeros(3, 4, dtype=nt.float64),
-                                  "first.scale": nt.tensor(9.0, dtype=nt.float64)},
-                            x_in(nt, False))  # fmt: skip
+    nt.func.functional_call(
+        net,
+        {
+            "first.weight": nt.zeros(3, 4, dtype=nt.float64),
+            "first.scale": nt.tensor(9.0, dtype=nt.float64),
+        },
+        x_in(nt, False),
+    )
     assert_close(dict(net.state_dict()), before)
 
     def both(lib):

@@ -70,12 +70,25 @@ def test_activation(name, args, kwargs):
 
 def test_activation_reprs():
     cases = [
-        ("ReLU", (True,)), ("Hardtanh", ()), ("Hardtanh", (-2, 2, True)), ("ReLU6", (True,)),
-        ("Threshold", (0.1, 20.0, True)), ("GELU", ("tanh",)), ("Softmax", (1,)),
-        ("Softmin", ()), ("Hardshrink", (0.3,)), ("RReLU", (0.1, 0.2, True)),
-        ("Hardsigmoid", (True,)), ("Hardswish", (True,)), ("SiLU", (True,)), ("SELU", (True,)),
-        ("ELU", (1.0, True)), ("LeakyReLU", (0.1, True)), ("PReLU", (3,)), ("Softmax2d", ()),
-    ]  # fmt: skip
+        ("ReLU", (True,)),
+        ("Hardtanh", ()),
+        ("Hardtanh", (-2, 2, True)),
+        ("ReLU6", (True,)),
+        ("Threshold", (0.1, 20.0, True)),
+        ("GELU", ("tanh",)),
+        ("Softmax", (1,)),
+        ("Softmin", ()),
+        ("Hardshrink", (0.3,)),
+        ("RReLU", (0.1, 0.2, True)),
+        ("Hardsigmoid", (True,)),
+        ("Hardswish", (True,)),
+        ("SiLU", (True,)),
+        ("SELU", (True,)),
+        ("ELU", (1.0, True)),
+        ("LeakyReLU", (0.1, True)),
+        ("PReLU", (3,)),
+        ("Softmax2d", ()),
+    ]
     for name, args in cases:
         assert repr(getattr(nt.nn, name)(*args)) == repr(getattr(torch.nn, name)(*args))
 
@@ -85,12 +98,43 @@ def _signature(cls) -> list:
 
 
 ALL = [
-    "Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU",
-    "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU",
-    "LogSigmoid", "Softplus", "Softshrink", "PReLU", "Softsign", "Tanhshrink", "Softmin",
-    "Softmax", "Softmax2d", "LogSoftmax", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-    "AlphaDropout", "FeatureAlphaDropout", "PairwiseDistance", "CosineSimilarity",
-]  # fmt: skip
+    "Threshold",
+    "ReLU",
+    "RReLU",
+    "Hardtanh",
+    "ReLU6",
+    "Sigmoid",
+    "Hardsigmoid",
+    "Tanh",
+    "SiLU",
+    "Mish",
+    "Hardswish",
+    "ELU",
+    "CELU",
+    "SELU",
+    "GLU",
+    "GELU",
+    "Hardshrink",
+    "LeakyReLU",
+    "LogSigmoid",
+    "Softplus",
+    "Softshrink",
+    "PReLU",
+    "Softsign",
+    "Tanhshrink",
+    "Softmin",
+    "Softmax",
+    "Softmax2d",
+    "LogSoftmax",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
+    "PairwiseDistance",
+    "CosineSimilarity",
+]
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -105,10 +149,20 @@ def test_signature(name):
 
 
 INPLACE = [
-    ("Threshold", (0.1, 20.0)), ("ReLU", ()), ("RReLU", ()), ("Hardtanh", (-0.5, 0.5)),
-    ("ReLU6", ()), ("Hardsigmoid", ()), ("SiLU", ()), ("Mish", ()), ("Hardswish", ()),
-    ("ELU", ()), ("CELU", (0.5,)), ("SELU", ()), ("LeakyReLU", (0.2,)),
-]  # fmt: skip
+    ("Threshold", (0.1, 20.0)),
+    ("ReLU", ()),
+    ("RReLU", ()),
+    ("Hardtanh", (-0.5, 0.5)),
+    ("ReLU6", ()),
+    ("Hardsigmoid", ()),
+    ("SiLU", ()),
+    ("Mish", ()),
+    ("Hardswish", ()),
+    ("ELU", ()),
+    ("CELU", (0.5,)),
+    ("SELU", ()),
+    ("LeakyReLU", (0.2,)),
+]
 
 
 @pytest.mark.parametrize("name,args", INPLACE, ids=lambda v: str(v))
@@ -293,9 +347,17 @@ def test_layers_pickle_and_deepcopy():
     import pickle
 
     x = nt.tensor(X)
-    layers = [nt.nn.ReLU(True), nt.nn.GELU("tanh"), nt.nn.Softmax(1), nt.nn.RReLU(0.1, 0.2),
-              nt.nn.Hardtanh(-2, 2), nt.nn.PReLU(4), nt.nn.Dropout2d(0.3), nt.nn.Softmax2d(),
-              nt.nn.PairwiseDistance(1.0)]  # fmt: skip
+    layers = [
+        nt.nn.ReLU(True),
+        nt.nn.GELU("tanh"),
+        nt.nn.Softmax(1),
+        nt.nn.RReLU(0.1, 0.2),
+        nt.nn.Hardtanh(-2, 2),
+        nt.nn.PReLU(4),
+        nt.nn.Dropout2d(0.3),
+        nt.nn.Softmax2d(),
+        nt.nn.PairwiseDistance(1.0),
+    ]
     for m in layers:
         m.double().eval()
         for clone in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):

@@ -45,43 +45,75 @@ CASES = [
     ("ChannelShuffle", (2,), {}, (arr(1, 4, 2, 2),)),
     ("Upsample", (), {"scale_factor": 2}, (arr(1, 2, 3),)),
     ("Upsample", ((4, 5),), {"mode": "bilinear"}, (arr(1, 2, 3, 3),)),
-    ("Upsample", (), {"scale_factor": (2, 1.5), "mode": "bicubic", "align_corners": True},
-     (arr(1, 1, 3, 4),)),
-    ("Upsample", (), {"scale_factor": 1.5, "mode": "trilinear", "recompute_scale_factor": True},
-     (arr(1, 1, 2, 3, 2),)),
+    (
+        "Upsample",
+        (),
+        {"scale_factor": (2, 1.5), "mode": "bicubic", "align_corners": True},
+        (arr(1, 1, 3, 4),),
+    ),
+    (
+        "Upsample",
+        (),
+        {"scale_factor": 1.5, "mode": "trilinear", "recompute_scale_factor": True},
+        (arr(1, 1, 2, 3, 2),),
+    ),
     ("Upsample", (3,), {"mode": "nearest-exact"}, (arr(1, 1, 5),)),
     ("Upsample", ((2, 3),), {"mode": "area"}, (arr(1, 2, 4, 5),)),
     ("UpsamplingNearest2d", (), {"scale_factor": 2}, (arr(1, 2, 2, 3),)),
     ("UpsamplingBilinear2d", ((5, 4),), {}, (arr(1, 1, 3, 2),)),
     # convolutions
     ("Conv1d", (2, 4, 3), {"stride": 2, "padding": 1}, (arr(2, 2, 7),)),
-    ("Conv1d", (4, 4, 3), {"padding": "same", "dilation": 2, "groups": 2, "bias": False,
-                           "padding_mode": "circular"}, (arr(1, 4, 6),)),
+    (
+        "Conv1d",
+        (4, 4, 3),
+        {"padding": "same", "dilation": 2, "groups": 2, "bias": False, "padding_mode": "circular"},
+        (arr(1, 4, 6),),
+    ),
     ("Conv2d", (2, 3, (2, 3)), {"padding": "valid"}, (arr(2, 2, 4, 5),)),
     ("Conv2d", (2, 4, 3), {"padding": 1, "padding_mode": "reflect"}, (arr(2, 4, 4),)),
-    ("Conv2d", (2, 2, 3), {"padding": (1, 2), "stride": (1, 2), "padding_mode": "replicate"},
-     (arr(1, 2, 4, 5),)),
-    ("Conv2d", (2, 2, (2, 3)), {"padding": "same", "padding_mode": "reflect"},
-     (arr(1, 2, 4, 5),)),
+    (
+        "Conv2d",
+        (2, 2, 3),
+        {"padding": (1, 2), "stride": (1, 2), "padding_mode": "replicate"},
+        (arr(1, 2, 4, 5),),
+    ),
+    ("Conv2d", (2, 2, (2, 3)), {"padding": "same", "padding_mode": "reflect"}, (arr(1, 2, 4, 5),)),
     ("Conv2d", (2, 2, (2, 4)), {"padding": "same", "dilation": (2, 1)}, (arr(1, 2, 4, 5),)),
     ("Conv3d", (2, 2, 2), {"padding": 1}, (arr(1, 2, 3, 3, 2),)),
-    ("Conv3d", (2, 4, (1, 2, 2)), {"groups": 2, "padding": "same", "padding_mode": "circular"},
-     (arr(1, 2, 2, 3, 3),)),
+    (
+        "Conv3d",
+        (2, 4, (1, 2, 2)),
+        {"groups": 2, "padding": "same", "padding_mode": "circular"},
+        (arr(1, 2, 2, 3, 3),),
+    ),
     ("ConvTranspose1d", (2, 4, 3), {"stride": 2, "output_padding": 1}, (arr(2, 2, 4),)),
-    ("ConvTranspose2d", (4, 2, 3), {"stride": 2, "padding": 1, "groups": 2, "dilation": 2},
-     (arr(1, 4, 3, 3),)),
-    ("ConvTranspose2d", (2, 3, 3), {"stride": 2, "padding": 1, "bias": False},
-     (arr(2, 3, 3),), {"output_size": [6, 6]}),
-    ("ConvTranspose2d", (2, 3, 2), {"stride": 3}, (arr(1, 2, 2, 2),),
-     {"output_size": [1, 3, 6, 5]}),
+    (
+        "ConvTranspose2d",
+        (4, 2, 3),
+        {"stride": 2, "padding": 1, "groups": 2, "dilation": 2},
+        (arr(1, 4, 3, 3),),
+    ),
+    (
+        "ConvTranspose2d",
+        (2, 3, 3),
+        {"stride": 2, "padding": 1, "bias": False},
+        (arr(2, 3, 3),),
+        {"output_size": [6, 6]},
+    ),
+    (
+        "ConvTranspose2d",
+        (2, 3, 2),
+        {"stride": 3},
+        (arr(1, 2, 2, 2),),
+        {"output_size": [1, 3, 6, 5]},
+    ),
     ("ConvTranspose3d", (2, 2, 2), {"stride": (2, 1, 1)}, (arr(1, 2, 2, 2, 2),)),
     # pools
     ("MaxPool1d", (2,), {}, (arr(2, 2, 5),)),
     ("MaxPool2d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}, (arr(1, 2, 5, 5),)),
     ("MaxPool2d", ((2, 1),), {"return_indices": True, "dilation": (1, 2)}, (arr(2, 4, 5),)),
     ("MaxPool3d", (2,), {"stride": 1}, (arr(1, 1, 3, 3, 3),)),
-    ("AvgPool1d", (3,), {"stride": 2, "padding": 1, "count_include_pad": False},
-     (arr(2, 2, 6),)),
+    ("AvgPool1d", (3,), {"stride": 2, "padding": 1, "count_include_pad": False}, (arr(2, 2, 6),)),
     ("AvgPool2d", (2,), {"ceil_mode": True, "divisor_override": 3}, (arr(1, 2, 5, 5),)),
     ("AvgPool2d", ((2, 3),), {"stride": 1, "padding": 1}, (arr(2, 3, 4),)),
     ("AvgPool3d", (2,), {"stride": (1, 2, 2)}, (arr(1, 1, 3, 4, 4),)),
@@ -110,7 +142,7 @@ CASES = [
     ("CircularPad1d", (2,), {}, (arr(1, 2, 3),)),
     ("CircularPad2d", ((1, 0, 2, 1),), {}, (arr(2, 3, 3),)),
     ("CircularPad3d", (1,), {}, (arr(1, 1, 2, 2, 2),)),
-]  # fmt: skip
+]
 
 
 def _case_id(case) -> str:
@@ -129,10 +161,19 @@ def test_public_names_and_signatures():
     import inspect
 
     for name in {c[0] for c in CASES} | {
-        "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-        "LazyConvTranspose2d", "LazyConvTranspose3d", "MaxUnpool1d", "MaxUnpool2d",
-        "MaxUnpool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
-    }:  # fmt: skip
+        "LazyLinear",
+        "LazyConv1d",
+        "LazyConv2d",
+        "LazyConv3d",
+        "LazyConvTranspose1d",
+        "LazyConvTranspose2d",
+        "LazyConvTranspose3d",
+        "MaxUnpool1d",
+        "MaxUnpool2d",
+        "MaxUnpool3d",
+        "FractionalMaxPool2d",
+        "FractionalMaxPool3d",
+    }:
         ours, theirs = getattr(nt.nn, name), getattr(torch.nn, name)
         assert ours.__name__ == name
         assert str(inspect.signature(ours.__init__).parameters.keys()) == str(
@@ -154,8 +195,13 @@ def test_max_unpool(nd):
     values, idx = (t.numpy() for t in pool(torch.tensor(arr(*even))))
     check_module(f"MaxUnpool{nd}d", (2,), {}, (values, idx))
     values, idx = (t.numpy() for t in pool(torch.tensor(arr(*odd))))
-    check_module(f"MaxUnpool{nd}d", (2,), {"stride": 2, "padding": 0}, (values, idx),
-                 forward_kwargs={"output_size": list(odd[1:])})  # fmt: skip
+    check_module(
+        f"MaxUnpool{nd}d",
+        (2,),
+        {"stride": 2, "padding": 0},
+        (values, idx),
+        forward_kwargs={"output_size": list(odd[1:])},
+    )
 
 
 @pytest.mark.parametrize("nd", [2, 3])
@@ -244,11 +290,15 @@ def test_factory_kwargs_and_reset_parameters():
         ("LazyConv2d", (4, 3), {"groups": 2, "bias": False}, arr(2, 4, 4)),
         ("LazyConv3d", (2, 2), {}, arr(1, 3, 2, 3, 3)),
         ("LazyConvTranspose1d", (2, 3), {"stride": 2}, arr(1, 3, 4)),
-        ("LazyConvTranspose2d", (4, 3), {"groups": 2, "output_padding": 1, "stride": 2},
-         arr(1, 2, 3, 3)),
+        (
+            "LazyConvTranspose2d",
+            (4, 3),
+            {"groups": 2, "output_padding": 1, "stride": 2},
+            arr(1, 2, 3, 3),
+        ),
         ("LazyConvTranspose3d", (2, 2), {}, arr(1, 1, 2, 2, 2)),
     ],
-)  # fmt: skip
+)
 def test_lazy_layer(name, args, kwargs, x):
     """Before the first call: repr, uninitialized parameters in the state dict; the first
     call infers the shapes, initializes as the eager layer does and becomes it; loading
@@ -296,8 +346,9 @@ def test_lazy_load_state_dict_materializes():
 
     def prog(lib):
         m = lib.nn.LazyLinear(3).double()
-        m.load_state_dict({"weight": lib.zeros(3, 4, dtype=lib.float64),
-                           "bias": lib.zeros(3, dtype=lib.float64)})  # fmt: skip
+        m.load_state_dict(
+            {"weight": lib.zeros(3, 4, dtype=lib.float64), "bias": lib.zeros(3, dtype=lib.float64)}
+        )
         return m(lib.zeros(2, 5, dtype=lib.float64))
 
     assert_same_error(prog)
@@ -320,8 +371,13 @@ def test_lazy_copies_are_independent():
 
 
 def test_generated_classes_pickle():
-    for m in (nt.nn.MaxPool2d(2), nt.nn.ZeroPad3d(1), nt.nn.ReflectionPad1d(2),
-              nt.nn.ConvTranspose2d(1, 2, 3), nt.nn.AdaptiveAvgPool3d(2)):  # fmt: skip
+    for m in (
+        nt.nn.MaxPool2d(2),
+        nt.nn.ZeroPad3d(1),
+        nt.nn.ReflectionPad1d(2),
+        nt.nn.ConvTranspose2d(1, 2, 3),
+        nt.nn.AdaptiveAvgPool3d(2),
+    ):
         c = pickle.loads(pickle.dumps(m))
         assert type(c) is type(m) and repr(c) == repr(m)
         assert type(m).__module__ + "." + type(m).__qualname__ == (
@@ -437,10 +493,13 @@ def test_vmap_over_a_model_of_these_layers():
     def model(lib):
         nn = lib.nn
         return nn.Sequential(
-            nn.Conv2d(1, 4, 3, padding=1, padding_mode="reflect"), nn.MaxPool2d(2),
-            nn.ZeroPad2d((1, 0, 0, 1)), nn.AvgPool2d(2, stride=1), nn.Flatten(0),
+            nn.Conv2d(1, 4, 3, padding=1, padding_mode="reflect"),
+            nn.MaxPool2d(2),
+            nn.ZeroPad2d((1, 0, 0, 1)),
+            nn.AvgPool2d(2, stride=1),
+            nn.Flatten(0),
             nn.Linear(16, 3),
-        ).double()  # fmt: skip
+        ).double()
 
     torch.manual_seed(0)
     t, n = model(torch), model(nt)

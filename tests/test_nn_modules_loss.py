@@ -94,9 +94,12 @@ LOSSES = [
         (A, B, C),
     ),
     ("CTCLoss", {}, (LOGP, CTC_TARGETS, np.array([6, 5]), np.array([3, 2]))),
-    ("CTCLoss", {"blank": 2, "zero_infinity": True},
-     (LOGP, np.array([[1, 3, 3], [0, 1, 0]]), np.array([6, 2]), np.array([3, 3]))),
-]  # fmt: skip
+    (
+        "CTCLoss",
+        {"blank": 2, "zero_infinity": True},
+        (LOGP, np.array([[1, 3, 3], [0, 1, 0]]), np.array([6, 2]), np.array([3, 3])),
+    ),
+]
 
 _NO_LEGACY = ("GaussianNLLLoss", "HuberLoss", "TripletMarginWithDistanceLoss", "CTCLoss")
 
@@ -138,12 +141,29 @@ def test_loss_batchmean_and_extras():
 
 
 _ALL = [
-    "L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
-    "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
-    "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss",
-    "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "CTCLoss",
-]  # fmt: skip
+    "L1Loss",
+    "NLLLoss",
+    "NLLLoss2d",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "KLDivLoss",
+    "MSELoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "HingeEmbeddingLoss",
+    "MultiLabelMarginLoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "SoftMarginLoss",
+    "CrossEntropyLoss",
+    "MultiLabelSoftMarginLoss",
+    "CosineEmbeddingLoss",
+    "MarginRankingLoss",
+    "MultiMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "CTCLoss",
+]
 
 
 def _signature(fn) -> list:
@@ -163,10 +183,15 @@ def test_signature_and_repr(name):
 
 
 @pytest.mark.parametrize("name", [n for n in _ALL if n not in _NO_LEGACY])
-@pytest.mark.parametrize("legacy", [
-    {"size_average": False}, {"reduce": False}, {"size_average": True, "reduce": True},
-    {"size_average": False, "reduce": True, "reduction": "none"},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "legacy",
+    [
+        {"size_average": False},
+        {"reduce": False},
+        {"size_average": True, "reduce": True},
+        {"size_average": False, "reduce": True, "reduction": "none"},
+    ],
+)
 def test_legacy_reduction_arguments(name, legacy):
     """size_average/reduce override reduction, with PyTorch's deprecation warning."""
     got = []
@@ -231,8 +256,12 @@ def test_weight_buffers_follow_the_module():
         assert list(clone.state_dict()) == ["weight", "pos_weight"]
         np.testing.assert_array_equal(clone.pos_weight.numpy(), W4)
     t = nt.tensor(PROB)
-    assert_close(m(nt.tensor(A), t), nt.nn.functional.binary_cross_entropy_with_logits(
-        nt.tensor(A), t, nt.ones(4, dtype=nt.float64), pos_weight=nt.tensor(W4)))  # fmt: skip
+    assert_close(
+        m(nt.tensor(A), t),
+        nt.nn.functional.binary_cross_entropy_with_logits(
+            nt.tensor(A), t, nt.ones(4, dtype=nt.float64), pos_weight=nt.tensor(W4)
+        ),
+    )
 
 
 def test_per_sample_grads_through_loss_modules():

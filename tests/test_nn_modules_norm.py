@@ -78,11 +78,26 @@ def test_layer_matches_torch(name, args, kwargs, inputs, train):
 
 
 CLASSES = [
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d",
-    "Embedding", "EmbeddingBag", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-]  # fmt: skip
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LayerNorm",
+    "GroupNorm",
+    "RMSNorm",
+    "LocalResponseNorm",
+    "CrossMapLRN2d",
+    "Embedding",
+    "EmbeddingBag",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+]
 
 
 @pytest.mark.parametrize("name", CLASSES)

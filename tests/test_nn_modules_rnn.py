@@ -90,8 +90,12 @@ def test_packed_sequence_in_and_out(name, args, kw, enforce_sorted, with_hx):
     assert_close(run(nt, nmod), run(torch, tmod), rtol=1e-9, atol=1e-12)
 
 
-CELLS = [("LSTMCell", (3, 4), {}), ("GRUCell", (3, 4), dict(bias=False)),
-         ("RNNCell", (3, 4), {}), ("RNNCell", (3, 4, True, "relu"), {})]  # fmt: skip
+CELLS = [
+    ("LSTMCell", (3, 4), {}),
+    ("GRUCell", (3, 4), dict(bias=False)),
+    ("RNNCell", (3, 4), {}),
+    ("RNNCell", (3, 4, True, "relu"), {}),
+]
 
 
 @pytest.mark.parametrize("name,args,kw", CELLS)
@@ -106,13 +110,16 @@ def test_cells_match_torch(name, args, kw):
 
 def test_reprs_and_state_dict_keys():
     for name, args, kw in [
-        ("LSTM", (2, 3, 2), dict(proj_size=1, dropout=0.5, bidirectional=True, batch_first=True,
-                                 bias=False)),
+        (
+            "LSTM",
+            (2, 3, 2),
+            dict(proj_size=1, dropout=0.5, bidirectional=True, batch_first=True, bias=False),
+        ),
         ("RNN", (2, 3), dict(nonlinearity="relu")),
         ("GRU", (2, 3), dict(bidirectional=True)),
         ("RNNCell", (2, 3), dict(bias=False, nonlinearity="relu")),
         ("LSTMCell", (2, 3), {}),
-    ]:  # fmt: skip
+    ]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tmod, nmod = pair(name, *args, **kw)
@@ -240,5 +247,9 @@ def test_vmap_over_packed_batches(no_fallback):
         return (f(x) ** 2).sum()
 
     assert_close(nt.func.vmap(f)(xs), nt.stack([f(x) for x in xs]), rtol=1e-12, atol=1e-14)
-    assert_close(nt.func.vmap(nt.func.grad(loss))(xs), nt.stack([nt.func.grad(loss)(x) for x in xs]),
-                 rtol=1e-12, atol=1e-14)  # fmt: skip
+    assert_close(
+        nt.func.vmap(nt.func.grad(loss))(xs),
+        nt.stack([nt.func.grad(loss)(x) for x in xs]),
+        rtol=1e-12,
+        atol=1e-14,
+    )

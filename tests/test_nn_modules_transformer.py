@@ -53,7 +53,7 @@ MHA_CASES = {
             "attn_mask": arr(3, 4, seed=5),
             "need_weights": False,
         },
-    ),  # fmt: skip
+    ),
     "causal hint": ({}, (Q, Q, Q), {"attn_mask": CAUSAL, "is_causal": True, "need_weights": False}),
     "unbatched": (
         {"kdim": 6},
@@ -136,11 +136,14 @@ def test_encoder_layer(norm_first, activation):
 @pytest.mark.parametrize(
     "kw, inputs, fkw",
     [
-        ({"batch_first": True, "bias": False, "layer_norm_eps": 1e-3},
-         (SRC.transpose(1, 0, 2),), {"src_mask": arr(5, 5), "is_causal": False}),
+        (
+            {"batch_first": True, "bias": False, "layer_norm_eps": 1e-3},
+            (SRC.transpose(1, 0, 2),),
+            {"src_mask": arr(5, 5), "is_causal": False},
+        ),
         ({"dropout": 0.3}, (SRC[:, 0],), {"src_key_padding_mask": SRC_KPM[1]}),
     ],
-)  # fmt: skip
+)
 def test_encoder_layer_options(kw, inputs, fkw):
     check_module("TransformerEncoderLayer", (E, H, FF), kw, inputs, forward_kwargs=fkw, train=False)
 
@@ -149,10 +152,12 @@ def test_encoder_layer_options(kw, inputs, fkw):
 def test_decoder_layer(norm_first):
     kw = {"dropout": 0.0, "norm_first": norm_first, "activation": "gelu", "batch_first": True}
     fkw = {
-        "tgt_mask": CAUSAL, "tgt_is_causal": True, "memory_mask": arr(3, 5),
+        "tgt_mask": CAUSAL,
+        "tgt_is_causal": True,
+        "memory_mask": arr(3, 5),
         "tgt_key_padding_mask": np.array([[False, False, True], [False] * 3]),
         "memory_key_padding_mask": SRC_KPM,
-    }  # fmt: skip
+    }
     inputs = (TGT.transpose(1, 0, 2), SRC.transpose(1, 0, 2))
     check_module("TransformerDecoderLayer", (E, H, FF), kw, inputs, forward_kwargs=fkw)
 
@@ -160,9 +165,12 @@ def test_decoder_layer(norm_first):
 def test_decoder_layer_unbatched_causal_hint():
     fkw = {"tgt_mask": CAUSAL, "tgt_is_causal": True}
     check_module(
-        "TransformerDecoderLayer", (E, H, FF), {"dropout": 0.0}, (TGT[:, 0], SRC[:, 0]),
+        "TransformerDecoderLayer",
+        (E, H, FF),
+        {"dropout": 0.0},
+        (TGT[:, 0], SRC[:, 0]),
         forward_kwargs=fkw,
-    )  # fmt: skip
+    )
 
 
 def test_callable_activation(monkeypatch):
@@ -187,9 +195,11 @@ def _decoder(lib, norm_first=False, norm=True):
 def test_encoder(monkeypatch, norm_first):
     mask = Transformer_mask(5)
     check_built(
-        monkeypatch, lambda lib: _encoder(lib, norm_first), (SRC,),
+        monkeypatch,
+        lambda lib: _encoder(lib, norm_first),
+        (SRC,),
         forward_kwargs={"mask": mask, "src_key_padding_mask": SRC_KPM},
-    )  # fmt: skip
+    )
     check_built(monkeypatch, lambda lib: _encoder(lib, norm=False), (SRC,))
 
 
@@ -233,8 +243,12 @@ def test_encoder_nested_tensor_warning():
             enc = lib.nn.TransformerEncoder(layer, 1)
         return [str(x.message) for x in w], enc.use_nested_tensor
 
-    for kw in ({}, {"batch_first": True}, {"batch_first": True, "norm_first": True},
-               {"batch_first": True, "activation": lambda x: x}):  # fmt: skip
+    for kw in (
+        {},
+        {"batch_first": True},
+        {"batch_first": True, "norm_first": True},
+        {"batch_first": True, "activation": lambda x: x},
+    ):
         assert notes(nt, **kw) == notes(torch, **kw)
 
 
@@ -262,15 +276,18 @@ def test_encoder_inference_zeroes_padding():
 # ------------------------------------------------------------------ Transformer
 def test_transformer_train(monkeypatch):
     fkw = {
-        "src_mask": Transformer_mask(5), "tgt_mask": Transformer_mask(3),
-        "src_key_padding_mask": SRC_KPM, "memory_key_padding_mask": SRC_KPM,
+        "src_mask": Transformer_mask(5),
+        "tgt_mask": Transformer_mask(3),
+        "src_key_padding_mask": SRC_KPM,
+        "memory_key_padding_mask": SRC_KPM,
         "tgt_is_causal": True,
-    }  # fmt: skip
+    }
     tmod, nmod = check_built(
         monkeypatch,
         lambda lib: lib.nn.Transformer(E, H, 1, 2, FF, dropout=0.0, activation="gelu"),
-        (SRC, TGT), forward_kwargs=fkw,
-    )  # fmt: skip
+        (SRC, TGT),
+        forward_kwargs=fkw,
+    )
     assert "decoder.layers.1.multihead_attn.in_proj_weight" in nmod.state_dict()
     assert (nmod.d_model, nmod.nhead, nmod.batch_first) == (E, H, False)
 

@@ -29,8 +29,12 @@ def test_pack_pad_round_trip_with_gradients(batch_first, order):
     def prog(lib, x):
         x.requires_grad_()
         p = R(lib).pack_padded_sequence(x, lengths, batch_first, order == "sorted")
-        padded, lens = R(lib).pad_packed_sequence(p, batch_first, padding_value=-1.5,
-                                                  total_length=5)  # fmt: skip
+        padded, lens = R(lib).pad_packed_sequence(
+            p,
+            batch_first,
+            padding_value=-1.5,
+            total_length=5,
+        )
         (padded * padded.cos()).sum().backward()
         return tuple(p), padded, lens, x.grad
 
@@ -68,8 +72,15 @@ def test_invert_permutation_and_packed_sequence_methods():
         perm = lib.tensor([2, 0, 3, 1])
         p = R(lib).pack_sequence([lib.ones(3, 2), lib.ones(1, 2)])
         d = p.double()
-        return (R(lib).invert_permutation(perm), R(lib).invert_permutation(None), d.data.dtype,
-                p.to(lib.float32) is p, p.is_cuda, p.is_pinned(), type(d).__name__)  # fmt: skip
+        return (
+            R(lib).invert_permutation(perm),
+            R(lib).invert_permutation(None),
+            d.data.dtype,
+            p.to(lib.float32) is p,
+            p.is_cuda,
+            p.is_pinned(),
+            type(d).__name__,
+        )
 
     got, ref = prog(nt), prog(torch)
     assert str(got[2]) == str(ref[2]) and got[3:] == ref[3:]
@@ -107,7 +118,7 @@ def test_vmap_over_padding_and_packing(no_fallback):
         lambda R, lib: R.pack_padded_sequence(lib.zeros(3, 0, 1), []),
         lambda R, lib: R.pad_packed_sequence(
             R.pack_sequence([lib.ones(3), lib.ones(1)]), total_length=2
-        ),  # fmt: skip
+        ),
         lambda R, lib: R.pad_sequence([]),
         lambda R, lib: R.pad_sequence(3),
         lambda R, lib: R.pad_sequence([lib.ones(2, 3)], padding_side="up"),
@@ -122,8 +133,12 @@ def test_errors(call):
 
 
 # ------------------------------------------------------------------ the packed recurrent cores
-MODULES = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "rnn_tanh": torch.nn.RNN,
-           "rnn_relu": torch.nn.RNN}  # fmt: skip
+MODULES = {
+    "lstm": torch.nn.LSTM,
+    "gru": torch.nn.GRU,
+    "rnn_tanh": torch.nn.RNN,
+    "rnn_relu": torch.nn.RNN,
+}
 CASES = [
     ("lstm", dict(num_layers=2, bidirectional=True), "unsorted"),
     ("lstm", dict(num_layers=1, bidirectional=True, proj_size=2), "unsorted"),
@@ -160,19 +175,33 @@ def test_packed_cores_match_torch_modules(cell, kw, order):
                     w.copy_(v)
             out, hn = module(p, hx)
             data, hn = out.data, hn if cell == "lstm" else (hn,)
-            grads = torch.autograd.grad((data.sin().sum() + sum((h**2).sum() for h in hn)),
-                                        [x, h0, c0, *module._flat_weights], allow_unused=True)  # fmt: skip
+            grads = torch.autograd.grad(
+                (data.sin().sum() + sum((h**2).sum() for h in hn)),
+                [x, h0, c0, *module._flat_weights],
+                allow_unused=True,
+            )
         else:
             perm = p.sorted_indices
             hs = [h if perm is None else h.index_select(1, perm) for h in (h0, c0)]
-            res = getattr(nt, cell)(p.data, p.batch_sizes, tuple(hs) if cell == "lstm" else hs[0],
-                                    list(weights), kw.get("bias", True), layers, 0.0, True,
-                                    dirs == 2)  # fmt: skip
+            res = getattr(nt, cell)(
+                p.data,
+                p.batch_sizes,
+                tuple(hs) if cell == "lstm" else hs[0],
+                list(weights),
+                kw.get("bias", True),
+                layers,
+                0.0,
+                True,
+                dirs == 2,
+            )
             data, hn = res[0], res[1:]
             if perm is not None:
                 hn = tuple(h.index_select(1, p.unsorted_indices) for h in hn)
-            grads = nt.autograd.grad((data.sin().sum() + sum((h**2).sum() for h in hn)),
-                                     [x, h0, c0, *weights], allow_unused=True)  # fmt: skip
+            grads = nt.autograd.grad(
+                (data.sin().sum() + sum((h**2).sum() for h in hn)),
+                [x, h0, c0, *weights],
+                allow_unused=True,
+            )
         return data, hn, grads
 
     assert_same(prog, x, h0, c0, *weights, rtol=1e-9, atol=1e-12)
@@ -205,8 +234,10 @@ def test_packed_core_per_sample_gradients_and_forward_mode(no_fallback):
     x0 = nt.tensor(xs[0])
     _, jv = nt.func.jvp(lambda *ws: loss(nt, ws, x0), tuple(ws), tuple(map(nt.tensor, tang)))
     eps = 1e-6
-    fd = [float(loss(nt, [nt.tensor(w + s * eps * t) for w, t in zip(weights, tang)], x0))
-          for s in (1, -1)]  # fmt: skip
+    fd = [
+        float(loss(nt, [nt.tensor(w + s * eps * t) for w, t in zip(weights, tang)], x0))
+        for s in (1, -1)
+    ]
     assert abs(float(jv) - (fd[0] - fd[1]) / (2 * eps)) < 1e-6 * max(1.0, abs(float(jv)))
 
 
@@ -225,8 +256,17 @@ def test_packed_cores_check_batch_sizes(data, bs, match):
     error, before any work."""
     h = nt.zeros(1, 2, 3)
     with pytest.raises(RuntimeError, match=match):
-        nt.lstm(nt.zeros(*data), nt.tensor(bs), (h, h), [nt.zeros(12, 2), nt.zeros(12, 3)],
-                False, 1, 0.0, False, False)  # fmt: skip
+        nt.lstm(
+            nt.zeros(*data),
+            nt.tensor(bs),
+            (h, h),
+            [nt.zeros(12, 2), nt.zeros(12, 3)],
+            False,
+            1,
+            0.0,
+            False,
+            False,
+        )
 
 
 # ==================================================================

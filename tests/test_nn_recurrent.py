@@ -36,8 +36,9 @@ def _per_sample_grads(lib, loss, ps, batched, shared):
     if lib is nt:
         dims = (None, *(0 for _ in batched), None)
         return nt.func.vmap(nt.func.grad(loss), in_dims=dims)(ps, *batched, shared)
-    grads = [torch.func.grad(loss)(ps, *(b[k] for b in batched), shared)
-             for k in range(len(batched[0]))]  # fmt: skip
+    grads = [
+        torch.func.grad(loss)(ps, *(b[k] for b in batched), shared) for k in range(len(batched[0]))
+    ]
     return [torch.stack(g) for g in zip(*grads)]
 
 
@@ -49,8 +50,9 @@ def test_a_long_sequence_runs_and_differentiates_without_recursion():
     def prog(lib):
         ps = [lib.tensor(p).requires_grad_() for p in params]
         xt = lib.tensor(x).requires_grad_()
-        out, h, c = lib.lstm(xt, tuple(lib.tensor(v) for v in hx), ps, True, 1, 0.0, True, False,
-                             False)  # fmt: skip
+        out, h, c = lib.lstm(
+            xt, tuple(lib.tensor(v) for v in hx), ps, True, 1, 0.0, True, False, False
+        )
         (out.sum() + h.sum() + c.sum()).backward()
         return out, xt.grad, [p.grad for p in ps]
 
@@ -77,8 +79,12 @@ def test_per_sample_gradients_of_an_lstm(no_fallback):
 
 @pytest.mark.parametrize("name,gates", [("gru", 3), ("rnn_tanh", 1), ("rnn_relu", 1)])
 def test_per_sample_gradients_of_the_other_cells(no_fallback, name, gates):
-    params = [arr(gates * 3, 2, seed=1), arr(gates * 3, 3, seed=2), arr(gates * 3, seed=3),
-              arr(gates * 3, seed=4)]  # fmt: skip
+    params = [
+        arr(gates * 3, 2, seed=1),
+        arr(gates * 3, 3, seed=2),
+        arr(gates * 3, seed=3),
+        arr(gates * 3, seed=4),
+    ]
     xs, h0 = arr(3, 1, 2, 2, seed=5), arr(1, 1, 3, seed=6)
 
     def grads(lib):
@@ -98,8 +104,11 @@ def test_dropout_between_layers():
     x, params = arr(3, 2, 3, seed=1), _lstm_params(3, layers=3)
     hx = (arr(3, 2, 4, seed=3), arr(3, 2, 4, seed=4))
     for train in (True, False):
-        assert_same(lambda lib: _run(lib, "lstm", x, hx, params, True, 3, 1.0, train, False, False),
-                    rtol=1e-10, atol=1e-12)  # fmt: skip
+        assert_same(
+            lambda lib: _run(lib, "lstm", x, hx, params, True, 3, 1.0, train, False, False),
+            rtol=1e-10,
+            atol=1e-12,
+        )
     out = _run(nt, "lstm", x, hx, params, True, 3, 0.5, True, False, False)[0]
     assert out.shape == (3, 2, 4)
 
@@ -107,8 +116,12 @@ def test_dropout_between_layers():
 @pytest.mark.parametrize("name", ["lstm", "gru", "rnn_tanh"])
 def test_forward_mode_against_torch_func(name):
     gates = {"lstm": 4, "gru": 3}.get(name, 1)
-    params = [arr(gates * 3, 2, seed=1), arr(gates * 3, 3, seed=2), arr(gates * 3, seed=3),
-              arr(gates * 3, seed=4)]  # fmt: skip
+    params = [
+        arr(gates * 3, 2, seed=1),
+        arr(gates * 3, 3, seed=2),
+        arr(gates * 3, seed=3),
+        arr(gates * 3, seed=4),
+    ]
     tangents = [arr(*p.shape, seed=10 + k) for k, p in enumerate(params)]
     x = arr(3, 2, 2, seed=5)
     hx = (arr(1, 2, 3, seed=6), arr(1, 2, 3, seed=7)) if name == "lstm" else arr(1, 2, 3, seed=6)
@@ -116,8 +129,9 @@ def test_forward_mode_against_torch_func(name):
     def prog(lib):
         def f(*ps):
             hxs = tuple(lib.tensor(h) for h in hx) if name == "lstm" else lib.tensor(hx)
-            return getattr(lib, name)(lib.tensor(x), hxs, list(ps), True, 1, 0.0, False, False,
-                                      False)  # fmt: skip
+            return getattr(lib, name)(
+                lib.tensor(x), hxs, list(ps), True, 1, 0.0, False, False, False
+            )
 
         ps = tuple(lib.tensor(p) for p in params)
         ts = tuple(lib.tensor(t) for t in tangents)
@@ -134,8 +148,9 @@ def test_gradgrad_through_the_scan_backward():
     def prog(lib):
         ps = [lib.tensor(p).requires_grad_() for p in params]
         xt = lib.tensor(x).requires_grad_()
-        out, h, c = lib.lstm(xt, tuple(lib.tensor(v) for v in hx), ps, True, 1, 0.0, True, False,
-                             False)  # fmt: skip
+        out, h, c = lib.lstm(
+            xt, tuple(lib.tensor(v) for v in hx), ps, True, 1, 0.0, True, False, False
+        )
         gx, gw = lib.autograd.grad(out.tanh().sum() + c.sum(), [xt, ps[1]], create_graph=True)
         return lib.autograd.grad((gx**2).sum() + (gw**3).sum(), [xt, *ps])
 
@@ -145,24 +160,40 @@ def test_gradgrad_through_the_scan_backward():
 def test_cells_match_the_layers_one_step():
     x, h, c = arr(2, 3, seed=1), arr(2, 4, seed=2), arr(2, 4, seed=3)
     w = [arr(16, 3, seed=4), arr(16, 4, seed=5), arr(16, seed=6), arr(16, seed=7)]
-    got = nt.lstm_cell(*(nt.tensor(v) for v in (x,)), (nt.tensor(h), nt.tensor(c)),
-                       *(nt.tensor(v) for v in w))  # fmt: skip
-    ref = torch.lstm_cell(torch.tensor(x), (torch.tensor(h), torch.tensor(c)),
-                          *(torch.tensor(v) for v in w))  # fmt: skip
+    got = nt.lstm_cell(
+        *(nt.tensor(v) for v in (x,)), (nt.tensor(h), nt.tensor(c)), *(nt.tensor(v) for v in w)
+    )
+    ref = torch.lstm_cell(
+        torch.tensor(x), (torch.tensor(h), torch.tensor(c)), *(torch.tensor(v) for v in w)
+    )
     assert_close(got, ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(
         got[0].numpy(),
-        nt.lstm(nt.tensor(x[None]), (nt.tensor(h[None]), nt.tensor(c[None])),
-                [nt.tensor(v) for v in w], True, 1, 0.0, False, False, False)[0][0].numpy(),
+        nt.lstm(
+            nt.tensor(x[None]),
+            (nt.tensor(h[None]), nt.tensor(c[None])),
+            [nt.tensor(v) for v in w],
+            True,
+            1,
+            0.0,
+            False,
+            False,
+            False,
+        )[0][0].numpy(),
         rtol=1e-12,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(
     "name,hx",
-    [("lstm", ((1, 3, 4), (1, 2, 4))), ("lstm", ((1, 2, 4), (1, 3, 4))), ("lstm", ((2, 2, 4), (2, 2, 4))),
-     ("gru", (1, 2, 5)), ("rnn_tanh", (1, 3, 4))],
-)  # fmt: skip
+    [
+        ("lstm", ((1, 3, 4), (1, 2, 4))),
+        ("lstm", ((1, 2, 4), (1, 3, 4))),
+        ("lstm", ((2, 2, 4), (2, 2, 4))),
+        ("gru", (1, 2, 5)),
+        ("rnn_tanh", (1, 3, 4)),
+    ],
+)
 def test_initial_state_shapes_raise_the_modules_errors(name, hx):
     """torch's functions read past a wrong hx; nn.LSTM / nn.GRU / nn.RNN check it first: the
     same check and text here. (A wrong hidden size of GRU and RNN fails in torch's function
@@ -173,11 +204,15 @@ def test_initial_state_shapes_raise_the_modules_errors(name, hx):
     states = tuple(arr(*s) for s in hx) if name == "lstm" else arr(*hx).astype(np.float32)
     with pytest.raises(RuntimeError) as ref:
         if name != "lstm" and hx[-1] != 4:
-            _run(torch, name, x.astype(np.float32), states, params, True, 1, 0.0, False, False,
-                 False)  # fmt: skip
-        module(torch.tensor(x, dtype=torch.float32),
-               tuple(torch.tensor(s, dtype=torch.float32) for s in states) if name == "lstm"
-               else torch.tensor(states, dtype=torch.float32))  # fmt: skip
+            _run(
+                torch, name, x.astype(np.float32), states, params, True, 1, 0.0, False, False, False
+            )
+        module(
+            torch.tensor(x, dtype=torch.float32),
+            tuple(torch.tensor(s, dtype=torch.float32) for s in states)
+            if name == "lstm"
+            else torch.tensor(states, dtype=torch.float32),
+        )
     with pytest.raises(RuntimeError) as got:
         _run(nt, name, x.astype(np.float32), states, params, True, 1, 0.0, False, False, False)
     assert str(got.value) == str(ref.value)

@@ -237,9 +237,12 @@ def _grid_cases():
             for padding_mode in ("zeros", "border", "reflection"):
                 for align_corners in (False, True):
                     yield pytest.param(
-                        k, mode, padding_mode, align_corners,
+                        k,
+                        mode,
+                        padding_mode,
+                        align_corners,
                         id=f"{k}d-{mode}-{padding_mode}-{align_corners}",
-                    )  # fmt: skip
+                    )
 
 
 @pytest.mark.parametrize("k,mode,padding_mode,align_corners", list(_grid_cases()))
@@ -285,17 +288,25 @@ def test_grid_sample_errors(xs, gs, kw):
 # ------------------------------------------------------------------ affine_grid, pixel shuffle
 @pytest.mark.parametrize(
     "tshape,size,ac",
-    [((2, 2, 3), (2, 3, 4, 5), False), ((2, 2, 3), (2, 1, 1, 3), True),
-     ((1, 3, 4), (1, 2, 2, 3, 4), False), ((1, 3, 4), (1, 1, 3, 1, 2), True)],
-)  # fmt: skip
+    [
+        ((2, 2, 3), (2, 3, 4, 5), False),
+        ((2, 2, 3), (2, 1, 1, 3), True),
+        ((1, 3, 4), (1, 2, 2, 3, 4), False),
+        ((1, 3, 4), (1, 1, 3, 1, 2), True),
+    ],
+)
 def test_affine_grid_and_sampling(tshape, size, ac):
     prog = _grad_prog(lambda lib: lambda t: _F(lib).affine_grid(t, size, align_corners=ac))
     assert_same(prog, arr(*tshape), rtol=1e-9, atol=1e-12)
 
 
 def test_affine_grid_errors():
-    for tshape, size in [((2, 2, 3), (2, 3, 4, 5, 5)), ((2, 2, 3), (2, 3, 5)),
-                         ((2, 2, 3), (2, 3, 0, 5)), ((2, 3, 4), (2, 3, 4, 5))]:  # fmt: skip
+    for tshape, size in [
+        ((2, 2, 3), (2, 3, 4, 5, 5)),
+        ((2, 2, 3), (2, 3, 5)),
+        ((2, 2, 3), (2, 3, 0, 5)),
+        ((2, 3, 4), (2, 3, 4, 5)),
+    ]:
         assert_same_error(
             lambda lib, t, size=size: _F(lib).affine_grid(t, size, align_corners=False),
             arr(*tshape),
@@ -307,9 +318,14 @@ def test_pixel_shuffle_roundtrip_and_errors():
     assert_same(lambda lib, x: _F(lib).pixel_unshuffle(_F(lib).pixel_shuffle(x, 2), 2), x)
     assert_same(lambda lib, x: _F(lib).pixel_shuffle(x, 2), x)
     assert_same(lambda lib, x: _F(lib).pixel_unshuffle(x, 2), x)
-    for fn, shape, r in [("pixel_shuffle", (5, 2, 3), 2), ("pixel_shuffle", (2, 3), 2),
-                         ("pixel_shuffle", (4, 2, 3), 0), ("pixel_unshuffle", (4, 3, 4), 2),
-                         ("pixel_unshuffle", (4, 4, 3), 2), ("pixel_unshuffle", (4, 2), 2)]:  # fmt: skip
+    for fn, shape, r in [
+        ("pixel_shuffle", (5, 2, 3), 2),
+        ("pixel_shuffle", (2, 3), 2),
+        ("pixel_shuffle", (4, 2, 3), 0),
+        ("pixel_unshuffle", (4, 3, 4), 2),
+        ("pixel_unshuffle", (4, 4, 3), 2),
+        ("pixel_unshuffle", (4, 2), 2),
+    ]:
         assert_same_error(lambda lib, x, fn=fn, r=r: getattr(_F(lib), fn)(x, r), arr(*shape))
 
 
@@ -335,8 +351,13 @@ def test_integer_inputs():
     x = np.arange(2 * 3 * 4).reshape(1, 2, 3, 4)
     for mode in ("nearest", "nearest-exact"):
         assert_same(lambda lib, x: _F(lib).interpolate(x.to(lib.uint8), size=(5, 2), mode=mode), x)
-    for mode, shape in [("bilinear", (1, 2, 3, 4)), ("linear", (1, 2, 3)), ("area", (1, 2, 3)),
-                        ("nearest", (1, 2, 3)), ("nearest", (1, 2, 3, 4))]:  # fmt: skip
+    for mode, shape in [
+        ("bilinear", (1, 2, 3, 4)),
+        ("linear", (1, 2, 3)),
+        ("area", (1, 2, 3)),
+        ("nearest", (1, 2, 3)),
+        ("nearest", (1, 2, 3, 4)),
+    ]:
         assert_same_error(
             lambda lib, x, mode=mode: _F(lib).interpolate(x.to(lib.int64), size=2, mode=mode),
             np.zeros(shape),

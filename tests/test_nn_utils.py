@@ -14,9 +14,14 @@ from twolibs import arr, assert_same, assert_same_error, run_both
 import numtorch as nt
 
 NAMES = [
-    "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-    "get_total_norm", "parameters_to_vector", "vector_to_parameters",
-]  # fmt: skip
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+    "parameters_to_vector",
+    "vector_to_parameters",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)

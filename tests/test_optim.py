@@ -309,8 +309,18 @@ def test_fused_foreach_and_tensor_lr(name, kwargs):
     assert_same(prog, **TOL)
 
 
-ALL = ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad", "Adadelta", "RMSprop",
-       "Rprop"]  # fmt: skip
+ALL = [
+    "SGD",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Adagrad",
+    "Adadelta",
+    "RMSprop",
+    "Rprop",
+]
 # two steps: those where PyTorch itself can backpropagate through a second step
 TWICE = ["SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adagrad", "Adadelta"]
 
@@ -321,8 +331,11 @@ TWICE = ["SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adagrad", "Adadelta"]
 def test_differentiable_step(name, steps):
     """differentiable=True: the update of a non-leaf parameter is recorded; the gradient
     through the steps and the parameters as PyTorch's."""
-    kwargs = {"SGD": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
-              "RMSprop": dict(centered=True, momentum=0.9), "Adam": dict(amsgrad=steps == 1)}  # fmt: skip
+    kwargs = {
+        "SGD": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+        "RMSprop": dict(centered=True, momentum=0.9),
+        "Adam": dict(amsgrad=steps == 1),
+    }
 
     def prog(lib):
         w = lib.tensor(arr(2, 3), requires_grad=True)
@@ -337,8 +350,9 @@ def test_differentiable_step(name, steps):
     assert_same(prog, **TOL)
 
 
-@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adadelta",
-                                  "RMSprop", "Rprop"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adadelta", "RMSprop", "Rprop"]
+)
 def test_capturable_needs_an_accelerator(name):
     def prog(lib):
         params = _params(lib)
@@ -362,8 +376,7 @@ def test_lbfgs_rosenbrock(line_search_fn):
 
     def prog(lib):
         x = lib.tensor(np.array([-1.2, 1.0, -0.5, 0.8]), requires_grad=True)
-        opt = lib.optim.LBFGS([x], lr=1, max_iter=10, history_size=3,
-                              line_search_fn=line_search_fn)  # fmt: skip
+        opt = lib.optim.LBFGS([x], lr=1, max_iter=10, history_size=3, line_search_fn=line_search_fn)
 
         def closure():
             opt.zero_grad()
@@ -400,7 +413,7 @@ ERRORS = [
         "RMSprop",
         "Rprop",
         "LBFGS",
-    )  # fmt: skip
+    )
 ] + [
     ("SGD", dict(momentum=-0.5)),
     ("SGD", dict(weight_decay=-0.1)),
@@ -532,12 +545,26 @@ def _bad_pre_hook(lib):
 
 @pytest.mark.parametrize(
     "prog",
-    [_tensor_lr_foreach, _params_tensor, _params_empty, _params_twice, _params_non_leaf,
-     _params_not_tensors, _params_set, _group_not_dict, _names_mixed, _names_groups_mixed,
-     _load_group_count, _load_group_size, _lbfgs_groups, _lbfgs_bad_line_search,
-     _missing_required, _bad_pre_hook],
+    [
+        _tensor_lr_foreach,
+        _params_tensor,
+        _params_empty,
+        _params_twice,
+        _params_non_leaf,
+        _params_not_tensors,
+        _params_set,
+        _group_not_dict,
+        _names_mixed,
+        _names_groups_mixed,
+        _load_group_count,
+        _load_group_size,
+        _lbfgs_groups,
+        _lbfgs_bad_line_search,
+        _missing_required,
+        _bad_pre_hook,
+    ],
     ids=lambda f: f.__name__,
-)  # fmt: skip
+)
 def test_errors(prog):
     assert_same_error(prog)
 

@@ -213,8 +213,9 @@ def test_randn_complex_unit_variance():
     _close_mean(np.abs(z) ** 2, 1.0, 1.0)  # |z|^2 ~ Exp(1): variance 1
 
 
-@pytest.mark.parametrize("low,high,dtype", [(0, 5, "int64"), (-3, 4, "int32"), (250, 256, "uint8"),
-                                            (0, 10, "float32")])  # fmt: skip
+@pytest.mark.parametrize(
+    "low,high,dtype", [(0, 5, "int64"), (-3, 4, "int32"), (250, 256, "uint8"), (0, 10, "float32")]
+)
 def test_randint_bounds_and_frequencies(low, high, dtype):
     nt.manual_seed(0)
     x = nt.randint(low, high, (N,), dtype=getattr(nt, dtype)).numpy()

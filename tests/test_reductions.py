@@ -524,8 +524,16 @@ def test_aminmax_forms():
         r = T.aminmax(x, dim=0, out=(mn, mx))
         n = x.clone()
         n[0, 1] = NAN
-        return (r.min, r.max, mn, mx, x.aminmax(keepdim=True), T.aminmax(n), T.aminmax(n, dim=1),
-                T.aminmax(T.tensor([True, False])))  # fmt: skip
+        return (
+            r.min,
+            r.max,
+            mn,
+            mx,
+            x.aminmax(keepdim=True),
+            T.aminmax(n),
+            T.aminmax(n, dim=1),
+            T.aminmax(T.tensor([True, False])),
+        )
 
     assert_same(prog, arr(3, 4))
     assert_same_error(lambda T: T.aminmax(T.zeros(0, 3)))

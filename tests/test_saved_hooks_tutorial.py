@@ -372,9 +372,10 @@ def test_step6_offload_selected_modules_only():
 
         T.manual_seed(0)
         model = T.nn.Sequential(
-            T.nn.Linear(4, 3), Offloaded(T.nn.Sequential(T.nn.Tanh(), T.nn.Linear(3, 5))),
+            T.nn.Linear(4, 3),
+            Offloaded(T.nn.Sequential(T.nn.Tanh(), T.nn.Linear(3, 5))),
             T.nn.Sigmoid(),
-        )  # fmt: skip
+        )
         with T.no_grad():
             for i, p in enumerate(model.parameters()):
                 p.copy_(T.tensor(arr(*p.shape, seed=i)))

@@ -165,10 +165,21 @@ def test_optimizer_state_dict_layout():
     built by hand: constructing a torch optimizer costs seconds of imports."""
 
     def state_dict(lib):
-        group = {"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-08, "weight_decay": 0,
-                 "amsgrad": False, "maximize": False, "foreach": None, "params": [0, 1]}  # fmt: skip
-        moments = {"step": lib.tensor(1.0), "exp_avg": lib.tensor(arr(3)),
-                   "exp_avg_sq": lib.tensor(arr(3) ** 2)}  # fmt: skip
+        group = {
+            "lr": 0.1,
+            "betas": (0.9, 0.999),
+            "eps": 1e-08,
+            "weight_decay": 0,
+            "amsgrad": False,
+            "maximize": False,
+            "foreach": None,
+            "params": [0, 1],
+        }
+        moments = {
+            "step": lib.tensor(1.0),
+            "exp_avg": lib.tensor(arr(3)),
+            "exp_avg_sq": lib.tensor(arr(3) ** 2),
+        }
         return {"state": {0: moments, 1: dict(moments)}, "param_groups": [group]}
 
     for writer in (nt, torch):
@@ -320,8 +331,10 @@ def test_training_checkpoint_round_trip(tmp_path):
     import numpy as np
 
     rng = np.random.default_rng(0)
-    data = [(nt.tensor(rng.standard_normal((4, 3))), nt.tensor(rng.standard_normal((4, 2))))
-            for _ in range(6)]  # fmt: skip
+    data = [
+        (nt.tensor(rng.standard_normal((4, 3))), nt.tensor(rng.standard_normal((4, 2))))
+        for _ in range(6)
+    ]
 
     def make():
         nt.manual_seed(0)

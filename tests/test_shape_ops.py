@@ -82,8 +82,13 @@ def _unflatten(L, x):
 # ------------------------------------------------------------------ splits, reshape_as
 def test_directional_splits():
     def prog(T, x):
-        return (T.hsplit(x, 2), x.vsplit([1, 3]), T.dsplit(x, (1,)), T.hsplit(x[0, 0], 3),
-                x.reshape_as(T.zeros(6, 4)))  # fmt: skip
+        return (
+            T.hsplit(x, 2),
+            x.vsplit([1, 3]),
+            T.dsplit(x, (1,)),
+            T.hsplit(x[0, 0], 3),
+            x.reshape_as(T.zeros(6, 4)),
+        )
 
     assert_same(prog, arr(4, 2, 3))
     for prog in (

@@ -44,12 +44,25 @@ def test_from_numpy_shares_memory_and_tensor_copies():
 def _factories(T):
     T.manual_seed(0)
     return [
-        T.zeros(2, 3), T.ones((2,)), T.empty(0, 2), T.full((2, 2), 7), T.full((2,), 1.5),
-        T.full((1,), True), T.zeros(2, dtype=T.int32), T.ones_like(T.ones(2, dtype=T.int64)),
-        T.zeros_like(T.ones(3)), T.full_like(T.ones(2), 3.0), T.arange(5), T.arange(1, 4, 0.5),
-        T.arange(0.0, 1.0, 0.25), T.arange(10, 0, -3), T.linspace(0, 1, 5),
-        T.linspace(-1, 1, steps=4, dtype=T.float64), T.eye(3), T.eye(2, 3, dtype=T.int64),
-    ]  # fmt: skip
+        T.zeros(2, 3),
+        T.ones((2,)),
+        T.empty(0, 2),
+        T.full((2, 2), 7),
+        T.full((2,), 1.5),
+        T.full((1,), True),
+        T.zeros(2, dtype=T.int32),
+        T.ones_like(T.ones(2, dtype=T.int64)),
+        T.zeros_like(T.ones(3)),
+        T.full_like(T.ones(2), 3.0),
+        T.arange(5),
+        T.arange(1, 4, 0.5),
+        T.arange(0.0, 1.0, 0.25),
+        T.arange(10, 0, -3),
+        T.linspace(0, 1, 5),
+        T.linspace(-1, 1, steps=4, dtype=T.float64),
+        T.eye(3),
+        T.eye(2, 3, dtype=T.int64),
+    ]
 
 
 def test_factories_match_torch():
@@ -59,16 +72,31 @@ def test_factories_match_torch():
 def test_random_factories_shapes_dtypes_and_seed():
     def draw():
         nt.manual_seed(123)
-        return [nt.rand(2, 3), nt.randn(4), nt.randint(0, 5, (3,)), nt.randint(3, (2,)),
-                nt.normal(0.0, 1.0, (2,)), nt.normal(nt.zeros(3), 2.0), nt.rand_like(nt.ones(2)),
-                nt.randn_like(nt.ones(2, dtype=nt.float64)), nt.randperm(5)]  # fmt: skip
+        return [
+            nt.rand(2, 3),
+            nt.randn(4),
+            nt.randint(0, 5, (3,)),
+            nt.randint(3, (2,)),
+            nt.normal(0.0, 1.0, (2,)),
+            nt.normal(nt.zeros(3), 2.0),
+            nt.rand_like(nt.ones(2)),
+            nt.randn_like(nt.ones(2, dtype=nt.float64)),
+            nt.randperm(5),
+        ]
 
     a, b = draw(), draw()
     torch.manual_seed(0)
-    ref = [torch.rand(2, 3), torch.randn(4), torch.randint(0, 5, (3,)), torch.randint(3, (2,)),
-           torch.normal(0.0, 1.0, (2,)), torch.normal(torch.zeros(3), 2.0),
-           torch.rand_like(torch.ones(2)), torch.randn_like(torch.ones(2, dtype=torch.float64)),
-           torch.randperm(5)]  # fmt: skip
+    ref = [
+        torch.rand(2, 3),
+        torch.randn(4),
+        torch.randint(0, 5, (3,)),
+        torch.randint(3, (2,)),
+        torch.normal(0.0, 1.0, (2,)),
+        torch.normal(torch.zeros(3), 2.0),
+        torch.rand_like(torch.ones(2)),
+        torch.randn_like(torch.ones(2, dtype=torch.float64)),
+        torch.randperm(5),
+    ]
     for x, y, r in zip(a, b, ref):
         np.testing.assert_array_equal(x.numpy(), y.numpy())
         assert str(x.dtype) == str(r.dtype) and tuple(x.shape) == tuple(r.shape)
@@ -80,14 +108,21 @@ def test_random_factories_shapes_dtypes_and_seed():
 
 # ------------------------------------------------------------------ type promotion
 OPERANDS = [
-    ("t_f32", lambda T: T.ones(2)), ("t_f64", lambda T: T.ones(2, dtype=T.float64)),
-    ("t_i32", lambda T: T.ones(2, dtype=T.int32)), ("t_i64", lambda T: T.ones(2, dtype=T.int64)),
-    ("t_u8", lambda T: T.ones(2, dtype=T.uint8)), ("t_i8", lambda T: T.ones(2, dtype=T.int8)),
-    ("t_bool", lambda T: T.ones(2, dtype=T.bool)), ("t_f16", lambda T: T.ones(2, dtype=T.float16)),
-    ("z_f64", lambda T: T.tensor(1.0, dtype=T.float64)), ("z_i64", lambda T: T.tensor(3)),
-    ("z_f32", lambda T: T.tensor(1.0)), ("s_int", lambda T: 2), ("s_float", lambda T: 2.5),
+    ("t_f32", lambda T: T.ones(2)),
+    ("t_f64", lambda T: T.ones(2, dtype=T.float64)),
+    ("t_i32", lambda T: T.ones(2, dtype=T.int32)),
+    ("t_i64", lambda T: T.ones(2, dtype=T.int64)),
+    ("t_u8", lambda T: T.ones(2, dtype=T.uint8)),
+    ("t_i8", lambda T: T.ones(2, dtype=T.int8)),
+    ("t_bool", lambda T: T.ones(2, dtype=T.bool)),
+    ("t_f16", lambda T: T.ones(2, dtype=T.float16)),
+    ("z_f64", lambda T: T.tensor(1.0, dtype=T.float64)),
+    ("z_i64", lambda T: T.tensor(3)),
+    ("z_f32", lambda T: T.tensor(1.0)),
+    ("s_int", lambda T: 2),
+    ("s_float", lambda T: 2.5),
     ("s_bool", lambda T: True),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("a", OPERANDS, ids=lambda p: p[0])
@@ -107,8 +142,11 @@ def test_type_promotion_of_add_and_mul(a, b):
 
 def test_promote_types_and_result_dtype_helpers():
     def prog(T):
-        return {(a, b): str(T.promote_types(getattr(T, a), getattr(T, b))) for a in DTYPES
-                for b in DTYPES}  # fmt: skip
+        return {
+            (a, b): str(T.promote_types(getattr(T, a), getattr(T, b)))
+            for a in DTYPES
+            for b in DTYPES
+        }
 
     assert_same(prog)
 
@@ -139,10 +177,25 @@ def test_python_conversions():
 def test_metadata_methods():
     def meta(T):
         x = T.zeros(2, 3, 4)
-        return [tuple(x.shape), tuple(x.size()), x.size(1), x.size(-1), x.dim(), x.ndim,
-                x.numel(), str(x.dtype), str(x.device), x.is_leaf, x.requires_grad,
-                x.is_floating_point(), x.element_size(), x.stride(), x.is_contiguous(),
-                str(x.shape), tuple(x.mT.shape)]  # fmt: skip
+        return [
+            tuple(x.shape),
+            tuple(x.size()),
+            x.size(1),
+            x.size(-1),
+            x.dim(),
+            x.ndim,
+            x.numel(),
+            str(x.dtype),
+            str(x.device),
+            x.is_leaf,
+            x.requires_grad,
+            x.is_floating_point(),
+            x.element_size(),
+            x.stride(),
+            x.is_contiguous(),
+            str(x.shape),
+            tuple(x.mT.shape),
+        ]
 
     assert_same(meta)
 
@@ -150,9 +203,20 @@ def test_metadata_methods():
 def test_to_and_casting_methods():
     def conv(T):
         x = T.tensor([1.7, -2.2])
-        outs = [x.to(T.float64), x.double(), x.long(), x.int(), x.bool(), x.half(), x.float(),
-                x.to(T.ones(1, dtype=T.int16)), x.type_as(T.ones(1, dtype=T.int8)),
-                x.to("cpu", T.float64), x.to(dtype=T.int64), x.cpu()]  # fmt: skip
+        outs = [
+            x.to(T.float64),
+            x.double(),
+            x.long(),
+            x.int(),
+            x.bool(),
+            x.half(),
+            x.float(),
+            x.to(T.ones(1, dtype=T.int16)),
+            x.type_as(T.ones(1, dtype=T.int8)),
+            x.to("cpu", T.float64),
+            x.to(dtype=T.int64),
+            x.cpu(),
+        ]
         return outs, x.to(T.float32) is x, x.type()
 
     assert_same(conv, rtol=1e-6, atol=0)
@@ -194,14 +258,20 @@ def test_deepcopy_and_pickle():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda T: T.tensor([1.0, 2.0, 3.0]), lambda T: T.tensor(1.5),
-        lambda T: T.tensor([[1, 2], [3, 4]]), lambda T: T.tensor([True, False]),
-        lambda T: T.tensor([1.0, 2.5], dtype=T.float64), lambda T: T.tensor([1, 2], dtype=T.int32),
-        lambda T: T.tensor([0.001, 1000.0]), lambda T: T.tensor([1.0], requires_grad=True),
+        lambda T: T.tensor([1.0, 2.0, 3.0]),
+        lambda T: T.tensor(1.5),
+        lambda T: T.tensor([[1, 2], [3, 4]]),
+        lambda T: T.tensor([True, False]),
+        lambda T: T.tensor([1.0, 2.5], dtype=T.float64),
+        lambda T: T.tensor([1, 2], dtype=T.int32),
+        lambda T: T.tensor([0.001, 1000.0]),
+        lambda T: T.tensor([1.0], requires_grad=True),
         lambda T: T.tensor([1.25, -2.5]) * T.tensor([1.0], requires_grad=True),
-        lambda T: T.zeros(0), lambda T: T.tensor([1e-5, 1.0]), lambda T: T.zeros(2, 0),
+        lambda T: T.zeros(0),
+        lambda T: T.tensor([1e-5, 1.0]),
+        lambda T: T.zeros(2, 0),
     ],
-)  # fmt: skip
+)
 def test_repr_matches_torch(make):
     assert_same(lambda T: repr(make(T)))
 
@@ -227,11 +297,17 @@ def test_new_factories():
             warnings.simplefilter("always")
             copied = x.new_tensor(x)
         made = [
-            x.new_zeros(2, 3), x.new_zeros((3,)), x.new_ones([2]), x.new_full((2,), 7),
-            x.new_empty(0).shape, x.new_tensor([1, 2]), x.new_zeros(2, dtype=lib.int64),
-            x.new_ones(2, requires_grad=True).requires_grad, copied,
+            x.new_zeros(2, 3),
+            x.new_zeros((3,)),
+            x.new_ones([2]),
+            x.new_full((2,), 7),
+            x.new_empty(0).shape,
+            x.new_tensor([1, 2]),
+            x.new_zeros(2, dtype=lib.int64),
+            x.new_ones(2, requires_grad=True).requires_grad,
+            copied,
             lib.vmap(lambda r: r.new_zeros(3) + r)(x),
-        ]  # fmt: skip
+        ]
         return made, [str(w.message) for w in caught]
 
     assert_same(prog, np.arange(6.0).reshape(2, 3))
@@ -242,9 +318,14 @@ def test_legacy_new():
         same = x.new(x)
         same[0, 0] = 9.0  # new(tensor) shares the tensor's memory
         return [
-            x.new([1, 2]), x.new((2, 3)), x.new(2, 3).shape, x.new(lib.Size([3, 1])).shape,
-            x.new().shape, x.new(5).shape, x,
-        ]  # fmt: skip
+            x.new([1, 2]),
+            x.new((2, 3)),
+            x.new(2, 3).shape,
+            x.new(lib.Size([3, 1])).shape,
+            x.new().shape,
+            x.new(5).shape,
+            x,
+        ]
 
     assert_same(prog, np.arange(6.0).reshape(2, 3))
     assert_same_error(lambda T: T.ones(2).new(2.5))

@@ -125,16 +125,28 @@ def test_errors_are_pytorchs(prog):
 @pytest.mark.parametrize(
     "call,aten,node",
     [
-        (lambda T, a: T.unique(a, return_inverse=True, return_counts=True), "_unique2",
-         "Unique2Backward0"),
-        (lambda T, a: T.unique(a, dim=0, return_inverse=True, return_counts=True), "unique_dim",
-         "UniqueDimBackward0"),
-        (lambda T, a: T.unique_consecutive(a, return_inverse=True, return_counts=True),
-         "unique_consecutive", "UniqueConsecutiveBackward0"),
-        (lambda T, a: T.unique_consecutive(a, dim=1, return_inverse=True, return_counts=True),
-         "unique_consecutive", "UniqueConsecutiveBackward0"),
+        (
+            lambda T, a: T.unique(a, return_inverse=True, return_counts=True),
+            "_unique2",
+            "Unique2Backward0",
+        ),
+        (
+            lambda T, a: T.unique(a, dim=0, return_inverse=True, return_counts=True),
+            "unique_dim",
+            "UniqueDimBackward0",
+        ),
+        (
+            lambda T, a: T.unique_consecutive(a, return_inverse=True, return_counts=True),
+            "unique_consecutive",
+            "UniqueConsecutiveBackward0",
+        ),
+        (
+            lambda T, a: T.unique_consecutive(a, dim=1, return_inverse=True, return_counts=True),
+            "unique_consecutive",
+            "UniqueConsecutiveBackward0",
+        ),
     ],
-)  # fmt: skip
+)
 def test_autograd_records_a_node_whose_backward_raises(call, aten, node):
     """As in PyTorch: the values require grad (the inverse and counts do not), and the
     error comes when the backward pass reaches the node, not before."""

@@ -106,13 +106,24 @@ def test_reshape_of_a_viewable_non_contiguous_tensor_is_an_alias():
         x = (x * 1).requires_grad_()
         s = L.stack([x, x], 0).split(1, -2)[0]
         w = (z * 1).requires_grad_().chunk(3, 1)[0]
-        views = [x.flatten(), x.reshape(-1), s.flatten(), s.reshape(-1), s.view(-1),
-                 w.flatten(), w.reshape(2), x.t().flatten()]  # fmt: skip
+        views = [
+            x.flatten(),
+            x.reshape(-1),
+            s.flatten(),
+            s.reshape(-1),
+            s.view(-1),
+            w.flatten(),
+            w.reshape(2),
+            x.t().flatten(),
+        ]
         return [v.grad_fn.name() for v in views]
 
     assert_same(prog, np.ones((2, 1)), np.ones((2, 3)))
-    assert_same_error(lambda L: L.stack([L.ones(2, 1, requires_grad=True) * 1] * 2, 0)
-                      .split(1, -2)[0].flatten().zero_())  # fmt: skip
+    assert_same_error(
+        lambda L: (
+            L.stack([L.ones(2, 1, requires_grad=True) * 1] * 2, 0).split(1, -2)[0].flatten().zero_()
+        )
+    )
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -341,7 +352,7 @@ def test_index_fill_into_a_piece_is_refused():
         lambda lib: _rg(lib).split(2)[0].data.mul_(2),
     ],
     ids=["no_grad_base", "tensor_split", "tensor_split_idx", "detach", "data"],
-)  # fmt: skip
+)
 def test_writes_pytorch_allows(prog):
     def full(lib):
         x = prog(lib)
@@ -407,11 +418,22 @@ def _modify_base(lib, use, how=lambda x: x.mul_(2), no_grad=False):
         lambda lib: _modify_base(lib, lambda p: p[0] * 2, how=lambda x: x[1].mul_(2)),
         lambda lib: _modify_base(lib, lambda p: p[0] * 2, no_grad=True),
         lambda lib: _modify_base(lib, lambda p: p[0] * 2, how=lambda x: x.detach().mul_(2)),
-        lambda lib: _modify_base(lib, lambda p: p[0] * 2, how=lambda x: x.unbind(0)[0].detach().mul_(2)),
+        lambda lib: _modify_base(
+            lib, lambda p: p[0] * 2, how=lambda x: x.unbind(0)[0].detach().mul_(2)
+        ),
     ],
-    ids=["sum", "grad_fn", "is_leaf", "stack", "view", "other_view", "no_grad", "detach",
-         "piece_detach"],
-)  # fmt: skip
+    ids=[
+        "sum",
+        "grad_fn",
+        "is_leaf",
+        "stack",
+        "view",
+        "other_view",
+        "no_grad",
+        "detach",
+        "piece_detach",
+    ],
+)
 def test_piece_used_after_its_base_was_written_is_refused(prog):
     assert_same_error(prog)
 
@@ -458,8 +480,11 @@ def test_write_into_a_piece_under_transforms(piece, transform):
 
 
 def test_write_into_a_piece_of_a_grad_input_and_of_a_constant():
-    assert_same_error(lambda lib: lib.func.grad(_h(lib, lambda y: y.unbind(0)[1], lambda v: v))(
-        lib.tensor(arr(4, 3))))  # fmt: skip
+    assert_same_error(
+        lambda lib: lib.func.grad(_h(lib, lambda y: y.unbind(0)[1], lambda v: v))(
+            lib.tensor(arr(4, 3))
+        )
+    )
 
     def const(lib):
         def h(v):
@@ -532,7 +557,7 @@ MODES = [_grad, _vmap_grad]
         lambda T, x: _write((x > 0.5) * -2.5, "chunk_setitem") + x,
         lambda T, x: _write(T.logical_xor(x, x.detach()) + -2.5, "split_neg") * x,
     ],
-)  # fmt: skip
+)
 def test_grad_level_ops_on_untracked_inputs_are_not_recorded(mode, f):
     assert_same(mode(f), X.copy())
 
@@ -633,7 +658,7 @@ def test_multi_output_view_error_names_the_node_with_its_overload(mode):
         (slice(None), None, slice(None)),
         (),
     ],
-)  # fmt: skip
+)
 @pytest.mark.parametrize("shape", [(2, 3), (3,), (1,)])
 def test_indexing_node_is_the_last_component_that_does_something(index, shape):
     def prog(T, x):

@@ -101,16 +101,24 @@ XSHAPE = (2, 3, 4, 5)
 KEYS = [
     ("i", lambda i: (i,), [((2,), 2)]),
     (":,i", lambda i: (slice(None), i), [((3,), 3)]),
-    (":,:,i,j adjacent after a slice", lambda i, j: (slice(None), slice(None), i, j), [((2,), 4), ((2,), 5)]),
+    (
+        ":,:,i,j adjacent after a slice",
+        lambda i, j: (slice(None), slice(None), i, j),
+        [((2,), 4), ((2,), 5)],
+    ),
     ("i,:,j apart", lambda i, j: (i, slice(None), j), [((2,), 2), ((2,), 4)]),
-    (":,i,:,j apart, broadcast", lambda i, j: (slice(None), i, slice(None), j), [((2, 1), 3), ((3,), 5)]),
+    (
+        ":,i,:,j apart, broadcast",
+        lambda i, j: (slice(None), i, slice(None), j),
+        [((2, 1), 3), ((3,), 5)],
+    ),
     ("...,i 2-d", lambda i: (Ellipsis, i), [((2, 2), 5)]),
     ("i,j broadcast", lambda i, j: (i, j), [((2, 1), 2), ((3,), 3)]),
     ("None,:,i", lambda i: (None, slice(None), i), [((2,), 3)]),
     ("1,:,i after an int", lambda i: (1, slice(None), i), [((2,), 4)]),
     (":,i 0-d,j", lambda i, j: (slice(None), i, j), [((), 3), ((2,), 4)]),
     ("i 0-d,j 0-d", lambda i, j: (i, slice(None), j), [((), 2), ((), 4)]),
-]  # fmt: skip
+]
 
 
 def _key_args(specs, dims, seed=1):
@@ -200,17 +208,29 @@ def _inplace_cases():
     mask = np.array([True, False, True, False])
     return [
         ("fill_", lambda lib, x, v: x.fill_(v), [(3, 4), ()]),
-        ("setitem slice", lambda lib, x, v: x.__setitem__((slice(None), slice(1, 3)), v) or x, [(3, 4), (3, 2)]),
+        (
+            "setitem slice",
+            lambda lib, x, v: x.__setitem__((slice(None), slice(1, 3)), v) or x,
+            [(3, 4), (3, 2)],
+        ),
         ("setitem int", lambda lib, x, v: x.__setitem__(1, v) or x, [(3, 4), (4,)]),
         ("index_put_", lambda lib, x, v: x.index_put_((lib.tensor(idx),), v), [(3, 4), (2, 4)]),
-        ("scatter_", lambda lib, x, v: x.scatter_(0, lib.tensor(np.array([[2, 0, 1, 1]])), v), [(3, 4), (1, 4)]),
+        (
+            "scatter_",
+            lambda lib, x, v: x.scatter_(0, lib.tensor(np.array([[2, 0, 1, 1]])), v),
+            [(3, 4), (1, 4)],
+        ),
         ("masked_fill_", lambda lib, x, v: x.masked_fill_(lib.tensor(mask), v), [(3, 4), ()]),
         ("copy_", lambda lib, x, v: x.copy_(v), [(3, 4), (4,)]),
         ("index_add_", lambda lib, x, v: x.index_add_(0, lib.tensor(idx), v), [(3, 4), (2, 4)]),
         ("index_copy_", lambda lib, x, v: x.index_copy_(0, lib.tensor(idx), v), [(3, 4), (2, 4)]),
-        ("masked_scatter_", lambda lib, x, v: x.masked_scatter_(lib.tensor(mask), v), [(3, 4), (8,)]),
+        (
+            "masked_scatter_",
+            lambda lib, x, v: x.masked_scatter_(lib.tensor(mask), v),
+            [(3, 4), (8,)],
+        ),
         ("put_", lambda lib, x, v: x.put_(lib.tensor(idx), v), [(3, 4), (2,)]),
-    ]  # fmt: skip
+    ]
 
 
 INPLACE = _inplace_cases()

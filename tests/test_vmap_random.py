@@ -136,8 +136,10 @@ def test_nested(name, outer, inner):
         (_all_equal if outer == "same" else _all_distinct)(column)
 
 
-@pytest.mark.parametrize("outer,inner", [("error", "same"), ("error", "different"),
-                                         ("same", "error"), ("different", "error")])  # fmt: skip
+@pytest.mark.parametrize(
+    "outer,inner",
+    [("error", "same"), ("error", "different"), ("same", "error"), ("different", "error")],
+)
 def test_nested_error_mode_anywhere_raises(outer, inner):
     f = nt.vmap(nt.vmap(CASES["normal_mean"], randomness=inner), randomness=outer)
     with pytest.raises(RuntimeError, match=re.escape(RANDOM_ERROR)):

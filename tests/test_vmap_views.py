@@ -161,8 +161,14 @@ def test_view_scatter_batched_base_and_src(name, dims):
     assert not np.array_equal(_np(got[0]), _np(got[1]))  # each element got its own write
 
 
-NESTED = [(bo, bi, so, si) for bo in (None, 0) for bi in (None, 0) for so in (None, 0)
-          for si in (None, 0) if (bo, so) != (None, None) and (bi, si) != (None, None)]  # fmt: skip
+NESTED = [
+    (bo, bi, so, si)
+    for bo in (None, 0)
+    for bi in (None, 0)
+    for so in (None, 0)
+    for si in (None, 0)
+    if (bo, so) != (None, None) and (bi, si) != (None, None)
+]
 
 
 @pytest.mark.parametrize("bo,bi,so,si", NESTED)

@@ -87,12 +87,16 @@ def check_module(
     tw = [p for p in (*_float_tensors(tin), *tmod.parameters()) if p.requires_grad]
     nw = [p for p in (*_float_tensors(nin), *nmod.parameters()) if p.requires_grad]
     tg = torch.autograd.grad(
-        touts, tw, [torch.tensor(c, dtype=o.dtype) for c, o in zip(cots, touts)],
+        touts,
+        tw,
+        [torch.tensor(c, dtype=o.dtype) for c, o in zip(cots, touts)],
         allow_unused=True,
-    )  # fmt: skip
+    )
     ng = nt.autograd.grad(
-        nouts, nw, [nt.tensor(c, dtype=o.dtype) for c, o in zip(cots, nouts)],
+        nouts,
+        nw,
+        [nt.tensor(c, dtype=o.dtype) for c, o in zip(cots, nouts)],
         allow_unused=True,
-    )  # fmt: skip
+    )
     assert_close(list(ng), list(tg), rtol=rtol, atol=atol)
     return tmod, nmod
