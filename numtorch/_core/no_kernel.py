@@ -98,10 +98,25 @@ def _screen(refusals: tuple[NoKernel, ...], n: int) -> Callable:
     cplx = {i for k in refusals if "c" in k.kinds for i in (k.inputs or range(n))}
     cplx = sorted(cplx - set(firsts))
 
+    if len(firsts) == 1 and not cplx:  # the common case, one look at one operand
+        (first,) = firsts
+
+        def may_refuse_one(inputs) -> bool:
+            a = inputs[first]
+            if type(a) is np.ndarray:
+                return a.dtype.kind in kinds
+            return _may_be(a, kinds)
+
+        return may_refuse_one
+
     def may_refuse(inputs) -> bool:
-        return any(_may_be(inputs[i], kinds) for i in firsts) or any(
-            _may_be(inputs[i], "c") for i in cplx
-        )
+        for i in firsts:
+            if _may_be(inputs[i], kinds):
+                return True
+        for i in cplx:
+            if _may_be(inputs[i], "c"):
+                return True
+        return False
 
     return may_refuse
 
@@ -113,8 +128,8 @@ def _may_be(a, kinds: str) -> bool:
         return a.dtype.kind in kinds
     if isinstance(a, (list, tuple)):
         a = a[0] if a else None
-    if isinstance(a, (bool, int)):
-        return True
+    if isinstance(a, (bool, int)):  # (a number promotes as a category: bool or integer)
+        return "b" in kinds or "i" in kinds
     if isinstance(a, complex):
         return "c" in kinds
     d = getattr(a, "dtype", None)

@@ -36,11 +36,11 @@ def by_matmul(a, b) -> bool:
     )
 
 
-def outer_product(a, b):
-    """``a * b``; a stack of outer products ``(..., m, 1) * (..., 1, n)`` goes through a
+def outer_product(xp, a, b):
+    """``a * b`` (a kernel: ``xp`` the array module); a stack of outer products ``(..., m, 1) * (..., 1, n)`` goes through a
     BLAS matmul where that is faster. The values are the same either way (each element is
     one product); only a zero product's sign may differ: the matmul's is always +0."""
-    if by_matmul(a, b):
+    if type(a) is np.ndarray and a.ndim >= 3 and by_matmul(a, b):  # (cheap tests first)
         # NumPy's matmul runs an inner dimension of 1 in a slow loop of its own; padded to 2
         # with zeros, the stack of outer products is one BLAS-backed matmul.
         a = np.concatenate([a, np.zeros_like(a)], -1)

@@ -119,10 +119,6 @@ sub_p = binary(
 )
 
 
-def _mul(xp, a, b):
-    return outer_product(a, b)  # a * b; a stack of outer products through a BLAS matmul
-
-
 def _term(tangent, term):
     """A jvp term; the zero of an operand without a tangent (see ``zero_term``)."""
     return zero_term(term) if tangent is None else term
@@ -133,7 +129,7 @@ def _term(tangent, term):
 # zero even where the primal is inf (``a * 0.5`` at a = -inf).
 mul_p = binary(
     "mul",
-    _mul,
+    outer_product,  # a * b; a stack of outer products through a BLAS matmul
     (lambda g, b: g * b, lambda g, a: g * a),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
     methods=("mul", "multiply"),

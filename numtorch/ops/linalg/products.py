@@ -181,7 +181,7 @@ def _matmul(xp, input, other):
     _matmul_check(input.shape, other.shape)
     if input.ndim >= 2 and other.ndim >= 2 and input.shape[-1] == 1:
         # Outer products (per-sample weight gradients): BLAS is slow at a contraction of 1.
-        return outer_product(input, other)
+        return outer_product(xp, input, other)
     return xp.matmul(input, other)
 
 
