@@ -206,6 +206,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if policy.cpp_cast:
             _check_number_bounds(self, args, attrs)
         check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
+    if state.stack:
+        check_sample_broadcast(self, args, op)
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
@@ -218,10 +220,6 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
             result = dispatch(op, (src, *args), attrs)
         else:  # bind defaults (and NumPy's keyword names) through the op's signature
             result = op.fn(src, *args, **attrs)
-    except RuntimeError as e:
-        if state.stack:
-            fallback_broadcast_error(self, args, op, e)
-        raise
     finally:
         if modes:
             state.inplace_op = None
@@ -431,17 +429,15 @@ def check_operands(self: Tensor, args: tuple, op) -> None:
         _check_batched_into_unbatched(self, args, op)
 
 
-def fallback_broadcast_error(self: Tensor, args: tuple, op, e: RuntimeError) -> None:
-    """Under vmap, an in-place op PyTorch runs through its fallback (one sample at a time)
-    reports a broadcast mismatch on each sample's shapes: raise that text instead of ``e``."""
-    if not str(e).startswith("The size of tensor a") or op is None:
-        return
-    if batched_write(op, args) is not BatchedWrite.FALLBACK:
+def check_sample_broadcast(self: Tensor, args: tuple, op) -> None:
+    """Under vmap, an elementwise in-place op that PyTorch runs through its fallback (one
+    sample at a time) reports operands that do not broadcast by each sample's shapes."""
+    if not op.broadcasts or batched_write(op, args) is not BatchedWrite.FALLBACK:
         return
     shapes = [tuple(a.shape) for a in (self, *args) if isinstance(a, Tensor)]
     msg = broadcast_mismatch(shapes)
     if msg is not None:
-        raise RuntimeError(msg) from None
+        raise RuntimeError(msg)
 
 
 # ------------------------------------------------------------------ in-place view ops

@@ -128,6 +128,7 @@ class Op:
     node_cls: type | None = None  # made by autograd on first record
     inplace_policy: InplacePolicy = COMMON  # how its in-place form writes
     out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
+    broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
     size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
     aten_dim_list: bool = False  # aten's ``dim`` is an int[]: an int dim shows as a list
@@ -175,6 +176,7 @@ def defop(
     layout: Callable | None = contiguous,
     inplace_policy: InplacePolicy = COMMON,
     out_overlap_check: bool = False,
+    broadcasts: bool = False,
     conversion: bool = False,
     size_attrs: Sequence[str] = (),
     aten_dim_list: bool = False,
@@ -212,6 +214,8 @@ def defop(
     ``inplace_policy``: how the in-place form writes, where PyTorch's checks differ from the
     common elementwise write (``numtorch._core.policy``).
     ``out_overlap_check``: an ``out=`` tensor partly overlapping an input is refused.
+    ``broadcasts``: an elementwise op, whose tensor operands broadcast together (vmap's
+    fallback checks each sample's shapes before an in-place form runs).
     ``conversion``: a non-float result leaves autograd instead of raising (``to``).
     ``size_attrs``: attributes that are sizes for compiled autograd, besides those named
     ``shape``, ``size``, ``sizes`` and ``output_size`` (conv's ``groups``, into which its
@@ -265,6 +269,7 @@ def defop(
         node_name=node_name or default_node_name(name),
         inplace_policy=inplace_policy,
         out_overlap_check=out_overlap_check,
+        broadcasts=broadcasts,
         conversion=conversion,
         size_attrs=tuple(p.name for p in params[nin:] if p.name in _SIZE_ATTRS) + tuple(size_attrs),
         aten_dim_list=aten_dim_list,

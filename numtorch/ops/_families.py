@@ -247,6 +247,7 @@ def elementwise_op(
         prepare=prepare,
         test={"dtypes": dtypes, **(test or {})},
         out_overlap_check=True,
+        broadcasts=True,
         **kw,
     )
     if numbers != "both":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.inplace import check_operands, check_overlap, check_write, fallback_broadcast_error
+from .._core.inplace import check_operands, check_overlap, check_sample_broadcast, check_write
 from .._core.methods import tensor_method, tensor_methods
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput
@@ -181,12 +181,9 @@ def _inplace_predicate(op, names: tuple) -> None:
             raise TypeError(f"{op.name}_() got an unexpected keyword argument 'out'")
         check_operands(self, args, op)
         check_overlap(op, self, args)
-        try:
-            result = op.fn(self, *args, **kwargs)
-        except RuntimeError as e:
-            if state.stack:
-                fallback_broadcast_error(self, args, op, e)
-            raise
+        if state.stack:
+            check_sample_broadcast(self, args, op)
+        result = op.fn(self, *args, **kwargs)
         check_write(self, result, op)
         return self.copy_(result)
 
