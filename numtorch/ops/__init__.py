@@ -13,6 +13,7 @@ from . import (
     indexing,
     linalg,
     operators,
+    polynomials,
     random,
     reduction,
     setops,
