@@ -270,7 +270,10 @@ def _both_numbers(name: str) -> str:
         f" * ({a} x, {b} n, *, Tensor out = None)\n"
         for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"))
     )
-    return f"{name}() received an invalid combination of arguments - got ({{}}, {{}}), but expected one of:\n{overloads}"  # noqa: E501
+    return (
+        f"{name}() received an invalid combination of arguments - got ({{}}, {{}}), but "
+        f"expected one of:\n{overloads}"
+    )
 
 
 def _numbers_and_half(op: Op, kernel: str) -> Callable:
@@ -311,7 +314,7 @@ def _samples(low: float, high: float, degrees: tuple[int, ...]):
     return samples
 
 
-def _half_errors(kernel: str):
+def _errors(kernel: str):
     """Error samples: a complex operand, a float16 result, two Python numbers."""
     text = f'"{kernel}" not implemented for '
 
@@ -354,7 +357,7 @@ def polynomial(
         methods=False,
         dtypes=FLOATS_INT,
         samples=_samples(low, high, degrees),
-        error_samples=_half_errors(kernel),
+        error_samples=_errors(kernel),
         no_kernel=NoKernel("c", kernel),
     )
     op.prepare = _numbers_and_half(op, kernel)
