@@ -48,6 +48,12 @@ modified_bessel_k1 = _bessel.special_modified_bessel_k1_p.fn
 scaled_modified_bessel_k0 = _bessel.special_scaled_modified_bessel_k0_p.fn
 scaled_modified_bessel_k1 = _bessel.special_scaled_modified_bessel_k1_p.fn
 spherical_bessel_j0 = _bessel.special_spherical_bessel_j0_p.fn
+entr = _special.special_entr_p.fn
+erfcx = _special.special_erfcx_p.fn
+log_ndtr = _special.special_log_ndtr_p.fn
+ndtri = _special.special_ndtri_p.fn
+xlog1py = _special.special_xlog1py_p.fn
+zeta = _special.special_zeta_p.fn
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 _numpy_keywords_in(globals(), "special")

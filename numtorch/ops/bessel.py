@@ -25,10 +25,10 @@ from .unary import _special
 _NUMBER = (bool, int, float, complex)
 
 
-def tensor_float(op_name: str, kernel: str) -> Callable:
-    """``prepare`` of a unary op with only float32 and float64 kernels in PyTorch: a Python
-    number is PyTorch's TypeError, float16 its NotImplementedError for ``kernel``, integer
-    and bool inputs compute in the default float dtype."""
+def tensor_float(op_name: str, kernel: str | None) -> Callable:
+    """``prepare`` of a unary op of torch.special: a Python number is PyTorch's TypeError,
+    float16 its NotImplementedError for ``kernel`` (None: PyTorch has a Half kernel),
+    integer and bool inputs compute in the default float dtype."""
 
     def prepare(arrays, attrs=None):
         a = arrays[0]
@@ -36,7 +36,7 @@ def tensor_float(op_name: str, kernel: str) -> Callable:
             raise TypeError(
                 f"{op_name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
             )
-        if a.dtype == np.float16:
+        if kernel is not None and a.dtype == np.float16:
             raise dt.not_implemented(kernel, a)
         return to_float(arrays, attrs)
 
