@@ -10,6 +10,7 @@ error naming PyTorch's CPU kernel (``"bessel_j0_cpu" not implemented for 'Half'`
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 
@@ -25,16 +26,16 @@ from .unary import _special
 _NUMBER = (bool, int, float, complex)
 
 
-def tensor_float(op_name: str, kernel: str | None) -> Callable:
-    """``prepare`` of a unary op of torch.special: a Python number is PyTorch's TypeError,
-    float16 its NotImplementedError for ``kernel`` (None: PyTorch has a Half kernel),
-    integer and bool inputs compute in the default float dtype."""
+def tensor_float(op_name: str, kernel: str | None, arg: str = "input") -> Callable:
+    """``prepare`` of a unary op of torch.special: a Python number is PyTorch's TypeError
+    (naming the parameter ``arg``), float16 its NotImplementedError for ``kernel`` (None:
+    PyTorch has a Half kernel), integer and bool inputs compute in the default float dtype."""
 
     def prepare(arrays, attrs=None):
         a = arrays[0]
         if isinstance(a, _NUMBER):
             raise TypeError(
-                f"{op_name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
+                f"{op_name}(): argument '{arg}' (position 1) must be Tensor, not {type(a).__name__}"
             )
         if kernel is not None and a.dtype == np.float16:
             raise dt.not_implemented(kernel, a)
@@ -57,36 +58,42 @@ def float_errors(kernel: str) -> Callable:
     return errors
 
 
-def _sp(fname: str) -> Callable:
-    """A kernel calling ``scipy.special.<fname>``, in the input's dtype."""
+def _sp(fname: str, arg: str = "input") -> Callable:
+    """A kernel calling ``scipy.special.<fname>``, in the input's dtype; its input parameter
+    is named ``arg``, PyTorch's name."""
 
     @silent
     def kernel(xp, input):
         return getattr(_special(xp), fname)(input).astype(input.dtype, copy=False)
 
     kernel.__name__ = fname
+    kernel.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("xp", arg)]
+    )
     return kernel
 
 
+# PyTorch names the input of spherical_bessel_j0, airy_ai and the scaled K ``x``.
 @silent
-def _spherical_j0(xp, input):
+def _spherical_j0(xp, x):
     """sin(x) / x: 1 at 0, and 0 at +-inf (sin's bound over an infinite x)."""
-    zero = input == 0
-    r = xp.sin(input) / xp.where(zero, 1, input)
+    zero = x == 0
+    r = xp.sin(x) / xp.where(zero, 1, x)
     r = xp.where(zero, 1, r)
-    return xp.where(xp.isinf(input), 0, r).astype(input.dtype, copy=False)
+    return xp.where(xp.isinf(x), 0, r).astype(x.dtype, copy=False)
 
 
 _SQRT_PI = math.sqrt(math.pi)
 
 
 @silent
-def _airy_ai(xp, input):
+def _airy_ai(xp, x):
     """Ai(x). Where scipy gives up (NaN) at a finite argument: 0 for a large positive x (Ai
     underflows there); for a large negative x, the oscillating asymptotic form
     Ai(-z) ~ (sin(w + pi/4) - cos(w + pi/4) * 5 / (72 w)) / (sqrt(pi) z^(1/4)),
     w = 2/3 z^(3/2), whose further terms are below double precision for such z."""
-    x = input.astype(np.float64, copy=False)
+    dtype = x.dtype
+    x = x.astype(np.float64, copy=False)
     r = _special(xp).airy(x)[0]
     lost = xp.isnan(r) & xp.isfinite(x)
     if lost.any():
@@ -96,13 +103,14 @@ def _airy_ai(xp, input):
         theta = w + math.pi / 4
         asym = (xp.sin(theta) - xp.cos(theta) * (5.0 / 72.0) / w) / (_SQRT_PI * xp.sqrt(s))
         r = xp.where(lost, xp.where(x > 0, 0.0, asym), r)
-    return r.astype(input.dtype, copy=False)
+    return r.astype(dtype, copy=False)
 
 
 def _bessel(name: str, kernel: Callable, low: float, high: float) -> Op:
     """``torch.special.<name>``: op ``special_<name>``, no derivative, no Tensor method."""
     op_name = f"special_{name}"
     cpu = f"{name}_cpu"
+    arg = list(inspect.signature(kernel).parameters)[1]
     return unary(
         op_name,
         kernel,
@@ -110,7 +118,7 @@ def _bessel(name: str, kernel: Callable, low: float, high: float) -> Op:
         methods=False,
         dtypes=FLOATS_INT,
         samples=unary_samples(low, high),
-        prepare=tensor_float(op_name, cpu),
+        prepare=tensor_float(op_name, cpu, arg),
         error_samples=float_errors(cpu),
         no_kernel=NoKernel("c", cpu),
     )
@@ -170,13 +178,13 @@ special_modified_bessel_k1_p = _bessel(
 )
 special_scaled_modified_bessel_k0_p = _bessel(
     "scaled_modified_bessel_k0",
-    _sp("k0e"),
+    _sp("k0e", "x"),
     0.1,
     4.0,
 )
 special_scaled_modified_bessel_k1_p = _bessel(
     "scaled_modified_bessel_k1",
-    _sp("k1e"),
+    _sp("k1e", "x"),
     0.1,
     4.0,
 )

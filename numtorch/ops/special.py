@@ -381,13 +381,14 @@ special_xlog1py = special_xlog1py_p.fn
 
 @silent
 def _zeta(xp, input, other):
-    """Hurwitz zeta(x, q); NaN at q = inf, as in PyTorch (scipy gives 0)."""
+    """Hurwitz zeta(x, q); at q = inf NaN, inf for x = 1, as in PyTorch (scipy gives 0)."""
     if not hasattr(other, "dtype"):
         other = xp.asarray(other, dtype=input.dtype)
     if not hasattr(input, "dtype"):
         input = xp.asarray(input, dtype=other.dtype)
     r = _special(xp).zeta(input, other)
-    return xp.where(other == xp.inf, xp.nan, r).astype(input.dtype, copy=False)
+    r = xp.where(other == xp.inf, xp.where(input == 1, xp.inf, xp.nan), r)
+    return r.astype(input.dtype, copy=False)
 
 
 def _zeta_dinput(g):
