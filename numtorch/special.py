@@ -2,6 +2,7 @@
 
 # ruff: noqa: F401
 from ._core.signature import numpy_keywords_in as _numpy_keywords_in
+from .ops import bessel as _bessel
 from .ops import polynomials as _polynomials
 from .ops import reduction as _reduction
 from .ops import special as _special
@@ -48,6 +49,26 @@ shifted_chebyshev_polynomial_t = _polynomials.special_shifted_chebyshev_polynomi
 shifted_chebyshev_polynomial_u = _polynomials.special_shifted_chebyshev_polynomial_u_p.fn
 shifted_chebyshev_polynomial_v = _polynomials.special_shifted_chebyshev_polynomial_v_p.fn
 shifted_chebyshev_polynomial_w = _polynomials.special_shifted_chebyshev_polynomial_w_p.fn
+
+# Bessel and Airy functions; erfcx, log_ndtr, ndtri, entr, xlog1py, zeta
+airy_ai = _bessel.special_airy_ai_p.fn
+bessel_j0 = _bessel.special_bessel_j0_p.fn
+bessel_j1 = _bessel.special_bessel_j1_p.fn
+bessel_y0 = _bessel.special_bessel_y0_p.fn
+bessel_y1 = _bessel.special_bessel_y1_p.fn
+modified_bessel_i0 = _bessel.special_modified_bessel_i0_p.fn
+modified_bessel_i1 = _bessel.special_modified_bessel_i1_p.fn
+modified_bessel_k0 = _bessel.special_modified_bessel_k0_p.fn
+modified_bessel_k1 = _bessel.special_modified_bessel_k1_p.fn
+scaled_modified_bessel_k0 = _bessel.special_scaled_modified_bessel_k0_p.fn
+scaled_modified_bessel_k1 = _bessel.special_scaled_modified_bessel_k1_p.fn
+spherical_bessel_j0 = _bessel.special_spherical_bessel_j0_p.fn
+entr = _special.special_entr_p.fn
+erfcx = _special.special_erfcx_p.fn
+log_ndtr = _special.special_log_ndtr_p.fn
+ndtri = _special.special_ndtri_p.fn
+xlog1py = _special.special_xlog1py_p.fn
+zeta = _special.special_zeta_p.fn
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 _numpy_keywords_in(globals(), "special")

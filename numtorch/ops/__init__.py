@@ -5,6 +5,7 @@ declares their Tensor methods."""
 
 from .._core.aten import aten  # torch.ops.aten: the OpOverloads dispatch modes see
 from . import (
+    bessel,
     binary,
     comparison,
     conversion,
