@@ -209,11 +209,14 @@ def _integral(a) -> bool:
 
 def _prep_ldexp(arrays, attrs=None):
     """The result's dtype is the operands' common one, integers promoted to the default
-    float. ``input`` computes in it; ``other`` keeps its dtype (an integer one scales
-    exactly, a floating one raises 2 in its own dtype, as PyTorch's pow(2, other))."""
+    float. ``input`` computes in it; ``other`` keeps its dtype (an integer one scales a
+    floating input exactly, a floating one raises 2 in its own dtype, as PyTorch's
+    pow(2, other)); with an integral input both take the result's dtype."""
     cast, odt = promote_float(arrays, attrs)
     input, other = arrays
     d = cast[0].dtype
+    if input.dtype.kind in "biu":  # both promote: 2**other is raised in the result's dtype
+        return [cast[0], other.astype(d)], d
     if input.dtype != d:
         input = input.astype(d)
     return [input, other], d
@@ -224,9 +227,9 @@ def _ldexp(xp, input, other):
     if _integral(other) and input.dtype.kind == "f":
         k = xp.clip(other, -_EXPONENT_BOUND, _EXPONENT_BOUND).astype(xp.int64, copy=False)
         return xp.ldexp(input, k)
-    if _integral(other):  # a complex input: 2**other exactly, in its real dtype
-        two = xp.ldexp(xp.ones((), input.real.dtype), xp.clip(other, -2000, 2000))
-        return input * two
+    if _integral(other):  # a complex input: times 2**other in double, as PyTorch's
+        two = xp.ldexp(1.0, xp.clip(other, -2000, 2000).astype(xp.int64, copy=False))
+        return (input * two).astype(input.dtype, copy=False)
     return input * xp.power(other.dtype.type(2), other)
 
 
