@@ -329,6 +329,17 @@ sub = _binary.sub_p.fn
 subtract = _binary.sub_p.fn
 xlogy = _binary.xlogy_p.fn
 
+# integer math and floating-point parts
+from .ops import float_parts as _float_parts, integer_math as _integer_math
+
+frexp = _float_parts.frexp
+gcd = _integer_math.gcd_p.fn
+heaviside = _float_parts.heaviside
+lcm = _integer_math.lcm_p.fn
+ldexp = _float_parts.ldexp
+nextafter = _float_parts.nextafter_p.fn
+gcd_, lcm_, ldexp_ = _unary.inplace_functions("gcd lcm ldexp")
+
 # shape
 cat = _shape.cat_p.fn
 diag = _shape.diag_p.fn

@@ -380,3 +380,207 @@ def test_shift_errors_name_torch_kernels():
         assert_same_error(
             lambda T, fn=fn: getattr(T, fn)(T.ones(2, dtype=T.bool), T.ones(2, dtype=T.bool))
         )
+
+
+# ==================================================================
+# gcd, lcm, heaviside, nextafter, ldexp, frexp at their edges.
+_INF, _NAN = math.inf, math.nan
+_SPECIALS = np.array([0.0, -0.0, 1.0, -1.5, 3e38, 1e-40, _INF, -_INF, _NAN], np.float32)
+
+
+def test_gcd_lcm_of_zeros_negatives_and_extremes():
+    a = np.array([12, -18, 0, 0, 7, -(2**63), 2**62, -4], np.int64)
+    b = np.array([8, 12, 5, 0, 0, 0, 3, 6], np.int64)
+    for name in ("gcd", "lcm"):
+        assert_same(lambda L, a, b: getattr(L, name)(a, b), a, b)
+        assert_same(lambda L, a, b: getattr(a.clone(), name + "_")(b), a, b)
+        assert_same(lambda L, a, b: getattr(L, name + "_")(a.clone(), b), a, b)
+        assert_same(lambda L, a, b: getattr(L, name)(a.to(L.int8), b.to(L.uint8)), a, b)
+        assert_same(lambda L, a, b: getattr(L, name)(a.to(L.uint8), b.to(L.uint8)), a, b)
+        assert_same(lambda L, a, b: getattr(L, name)(a, b, out=L.empty(8, dtype=L.int32)), a, b)
+        assert_same(lambda L, a, b: getattr(a.to(L.int32), name + "_")(b), a, b)
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+def test_gcd_lcm_refuse_what_pytorch_refuses(name):
+    i, f = ints(3), arr(3)
+    fn = lambda L: getattr(L, name)  # noqa: E731
+    assert_same_error(lambda L, a, b: fn(L)(a, b), f, f)
+    assert_same_error(lambda L, a, b: fn(L)(a, b), i, f)
+    assert_same_error(lambda L, a: fn(L)(a.bool(), a.bool()), i)
+    assert_same_error(lambda L, a: fn(L)(a.half(), a.half()), f)
+    assert_same_error(lambda L, a: fn(L)(a + 0j, a), f)
+    assert_same_error(lambda L, a: fn(L)(a, 3), i)
+    assert_same_error(lambda L, a: getattr(a, name)(3), i)
+    assert_same_error(lambda L, a: fn(L)(3, a), i)
+    assert_same_error(lambda L, a, b: fn(L)(a, b), i, arr(2))
+    assert_same_error(lambda L, a, b: getattr(a.float(), name + "_")(b), i, i)
+
+
+def test_heaviside_at_zero_nan_and_inf():
+    x = _SPECIALS.copy()
+    v = np.linspace(-1, 1, x.size).astype(np.float32)
+    assert_same(lambda L, x, v: L.heaviside(x, v), x, v)
+    assert_same(lambda L, x, v: x.heaviside(v[:1].reshape(())), x, v)
+    assert_same(lambda L, x, v: x.clone().heaviside_(v), x, v)
+    assert_same(lambda L, x, v: L.heaviside(x.long(), v.long()), x[:6], v[:6])
+    assert_same(lambda L, x, v: L.heaviside(x.bool(), v.bool()), x, v)
+    assert_same(lambda L, x, v: L.heaviside(x.half(), v.half()), x, v)
+
+
+def test_heaviside_errors():
+    x, v = arr(4).astype(np.float32), arr(4, seed=1).astype(np.float32)
+    assert_same_error(lambda L, x, v: L.heaviside(x, v.double()), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x, v.double()[0]), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x.long(), v), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x + 0j, v), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x + 0j, v + 0j), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x, v[:2]), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x, v[:2].double()), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x, v, out=L.empty(4, dtype=L.double)), x, v)
+    assert_same_error(lambda L, x, v: L.heaviside(x, v, out=L.empty(4, dtype=L.long)), x, v)
+    assert_same_error(lambda L, x: L.heaviside(x, 0.5), x)
+    assert_same_error(lambda L, x: x.heaviside(0.5), x)
+    assert_same_error(lambda L, x, v: x.clone().heaviside_(v.double()), x, v)
+    assert_same_error(lambda L, x, v: x.long().heaviside_(v), x, v)
+
+
+def test_heaviside_has_no_derivative():
+    """A node whose backward raises; forward mode refuses it (as in PyTorch)."""
+    x, v = arr(4), arr(4)
+
+    def backward(L, x, v):
+        x.requires_grad_(True)
+        r = L.heaviside(x, v)
+        assert r.requires_grad and type(r.grad_fn).__name__ == "NotImplemented"
+        r.sum().backward()
+
+    assert_same_error(backward, x, v)
+    assert_same_error(lambda L, x, v: L.func.vjp(lambda t: L.heaviside(t, v), x)[1](x), x, v)
+    assert_same_error(
+        lambda L, x, v: L.func.jvp(lambda t: L.heaviside(t, v), (x,), (L.ones_like(x),)), x, v
+    )
+    assert_same(lambda L, x, v: L.vmap(L.heaviside)(x.reshape(2, 2), v.reshape(2, 2)), x, v)
+
+
+def test_nextafter_at_signed_zeros_infinities_and_nan():
+    x = np.array([0.0, -0.0, 0.0, 1.0, -_INF, _INF, _NAN, 1.0, 3.4e38], np.float32)
+    y = np.array([1.0, -1.0, -0.0, _INF, 0.0, _INF, 0.0, _NAN, _INF], np.float32)
+    assert_same(lambda L, x, y: L.nextafter(x, y), x, y)
+    assert_same(lambda L, x, y: L.nextafter(x.double(), y.double()), x, y)
+    assert_same(lambda L, x, y: L.nextafter(x, y.double()), x, y)
+    assert_same(lambda L, x, y: L.nextafter(x, y.double()[0]), x, y)
+    assert_same(lambda L, x, y: L.nextafter(x.long(), y), x[:4], y[:4])
+    assert_same(lambda L, x, y: L.nextafter(x.half(), y.half()), x, y)
+    assert_same(lambda L, x, y: x.clone().nextafter_(y.double()), x, y)
+    assert_same_error(lambda L, x, y: x.long().nextafter_(y), x[:4], y[:4])
+    assert_same_error(lambda L, x, y: L.nextafter(x.long(), y.long()), x[:4], y[:4])
+    assert_same_error(lambda L, x: L.nextafter(x, 1.0), x)
+
+
+def test_nextafter_gradient_is_masked_at_ties():
+    """PyTorch's input gradient is 0 where the operands tie, other's is 0 everywhere."""
+    x = np.array([1.0, 2.0, _NAN, _INF, 0.0, 5.0])
+    y = np.array([1.0, 3.0, _NAN, _INF, -0.0, 4.0])
+    g = np.array([_INF, 0.4, 0.5, 1.0, _NAN, 2.0])
+
+    def grads(L, x, y, g):
+        x.requires_grad_(True)
+        y.requires_grad_(True)
+        L.nextafter(x, y).backward(g)
+        return x.grad, y.grad
+
+    assert_same(grads, x, y, g)
+    assert_same(lambda L, x, y: L.func.jvp(lambda t: L.nextafter(t, y), (x,), (y,)), x, y)
+    assert_same(lambda L, x, y: L.func.jvp(lambda t: L.nextafter(y, t), (x,), (y,)), x, y)
+
+
+def test_ldexp_promotes_and_scales_exactly_by_an_integer():
+    x = np.array([1e-30, 1.0, 3.0, -1.5, 0.0, -0.0, _INF, _NAN, 3e38], np.float32)
+    e = np.array([200, 128, -150, 1, 2, -2, 1, 1, 5])
+    assert_same(lambda L, x, e: L.ldexp(x, e), x, e)
+    assert_same(lambda L, x, e: L.ldexp(x, e.to(L.int32)), x, e)
+    assert_same(lambda L, x, e: L.ldexp(x, e.float()), x, e)  # 2**200 overflows in float
+    assert_same(lambda L, x, e: L.ldexp(x.double(), e.float()), x, e)
+    assert_same(lambda L, x, e: L.ldexp(x, e.double()), x, e)
+    assert_same(lambda L, x, e: L.ldexp(x.half(), e), x, e)
+    assert_same(lambda L, e: L.ldexp(e, e), e)  # both promote: 2**-150 underflows
+    assert_same(lambda L, e: L.ldexp(e.to(L.int16), e.to(L.int8)), e)
+    assert_same(lambda L, e: L.ldexp(e.bool(), e.bool()), e)
+    assert_same(lambda L, x, e: L.ldexp(x, e.float() / 3), x, e)
+    assert_same(lambda L, x, e: L.ldexp(x + 1j, e), x[3:], e[3:])  # (not subnormal)
+    assert_same(lambda L, x, e: x.clone().ldexp_(e), x, e)
+    assert_same(lambda L, x, e: L.ldexp_(x.clone(), e.double()), x, e)
+    assert_same(lambda L, x, e: L.ldexp(x, e, out=L.empty(9, dtype=L.float)), x, e)
+
+
+def test_ldexp_errors():
+    x, e = arr(3), ints(3)
+    assert_same_error(lambda L, x, e: L.ldexp(x, e, out=L.empty(3, dtype=L.long)), x, e)
+    assert_same_error(lambda L, e: L.ldexp(e, e, out=L.empty(3, dtype=L.long)), e)
+    assert_same_error(lambda L, e: e.clone().ldexp_(e), e)
+    assert_same_error(lambda L, x: L.ldexp(x, 2), x)
+    assert_same_error(lambda L, x: x.ldexp(2), x)
+    assert_same_error(lambda L, e: L.ldexp(2, e), e)
+    assert_same_error(lambda L, x, e: L.ldexp(x, e[:2]), x, e)
+
+
+def test_ldexp_gradients_as_pytorch_computes_them():
+    """d/dinput is 2**other, an integer power for an integer exponent (0 when negative,
+    wrapping past 62); d/dother is input * 2**other * ln 2."""
+    x = np.array([1.5, 2.0, 3.0, -1.0, 0.5])
+    e = np.array([-2, 63, 64, 3, 0])
+    assert_same(grad_prog(lambda L, x, e: L.ldexp(x, e).sum()), x, e)
+    assert_same(grad_prog(lambda L, x, e: L.ldexp(x.float(), e).sum()), x, e)
+    f = np.array([-2.5, 1.0, 40.0, 0.3, 0.0])
+    assert_same(grad_prog(lambda L, x, f: L.ldexp(x, f).sum()), x, f)
+    assert_same(grad_prog(lambda L, f, x: L.ldexp(x, f).sum()), f, x)
+    assert_same(grad_prog(lambda L, f, x: L.ldexp(x, f.float()).sum()), f, x)
+    assert_same(lambda L, x, f: L.func.jvp(lambda a, b: L.ldexp(a, b), (x, f), (f, x)), x, f)
+
+
+def test_frexp_parts_dtypes_and_return_type():
+    x = _SPECIALS
+    for prog in (
+        lambda L, x: L.frexp(x),
+        lambda L, x: x.frexp(),
+        lambda L, x: L.frexp(x.double()),
+        lambda L, x: L.frexp(x.half()),
+        lambda L, x: L.frexp(x[0]),
+        lambda L, x: L.frexp(x, out=(L.empty(0), L.empty(0, dtype=L.int32))),
+        lambda L, x: L.frexp(x, out=[L.empty(9), L.empty(9, dtype=L.int32)]),
+    ):
+        ours, theirs = run_both(prog, x)
+        assert repr(type(ours)) == repr(type(theirs))
+        assert ours._fields if hasattr(ours, "_fields") else True
+        assert_close(tuple(ours), tuple(theirs))
+        assert_close(ours.mantissa, theirs.mantissa)
+        assert_close(ours.exponent, theirs.exponent)
+    assert repr(nt.frexp(nt.tensor(3.0))) == repr(torch.frexp(torch.tensor(3.0)))
+
+
+def test_frexp_errors():
+    x = arr(3).astype(np.float32)
+    for prog in (
+        lambda L, x: L.frexp(x.long()),
+        lambda L, x: L.frexp(x.bool()),
+        lambda L, x: L.frexp(x + 0j),
+        lambda L, x: L.frexp(x.long(), out=(L.empty(3), L.empty(3, dtype=L.int32))),
+        lambda L, x: L.frexp(x, out=(L.empty(3, dtype=L.double), L.empty(3, dtype=L.int32))),
+        lambda L, x: L.frexp(x, out=(L.empty(3), L.empty(3, dtype=L.long))),
+        lambda L, x: L.frexp(x, out=(L.empty(3),)),
+        lambda L, x: L.frexp(x, out=L.empty(3)),
+    ):
+        assert_same_error(prog, x)
+
+
+def test_frexp_gradient_divides_by_a_float_power_of_two():
+    """g / exp2(exponent), exp2 in the default float: 0 or inf where that overflows."""
+    for x in (
+        np.array([3e38, 1e-40, 0.0, 5.0, -0.75], np.float32),
+        np.array([1e300, 1e-300, 1e-320, 3.0, -7.0]),
+    ):
+        assert_same(grad_prog(lambda L, x: L.frexp(x).mantissa.sum()), x)
+        assert_same(lambda L, x: L.func.jvp(lambda t: L.frexp(t)[0], (x,), (L.ones_like(x),)), x)
+        assert_same(lambda L, x: L.vmap(L.frexp)(x.reshape(1, -1)), x)
+    assert_same_error(grad_prog(lambda L, x: L.frexp(x).exponent.sum()), arr(3))
