@@ -550,3 +550,26 @@ def test_several_roots_and_backward_inputs_accumulate_as_eager():
         _same(e, r, "replay")
     assert eager[1] is None
     np.testing.assert_allclose(eager[0].numpy(), _two_roots(torch)[0].numpy(), rtol=1e-15)
+
+
+def test_a_graph_at_a_new_rank_is_captured_apart_from_its_generic_program():
+    """x * n for x of shapes (3,), (2, 3), (2, 1), then 0-d: the same graph, whose program
+    made alike at the earlier sizes reads sizes of a rank the 0-d call lacks. The call is
+    captured on its own and its gradients are eager's, bit for bit."""
+    rng = np.random.default_rng(0)
+    shapes = [((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3))]
+
+    def grad_of(xa, na, v):
+        x = nt.tensor(xa, requires_grad=True)
+        out = x * nt.tensor(na)
+        (out * nt.tensor(v)).sum().backward()
+        return x.grad
+
+    for sx, sn in shapes:
+        xa, na = rng.standard_normal(sx), rng.integers(0, 5, sn)
+        v = rng.standard_normal(np.broadcast_shapes(sx, sn))
+        want = grad_of(xa, na, v)
+        with ca._enable(_identity):
+            got = [grad_of(xa, na, v) for _ in range(3)]
+        for g in got:
+            _same(g, want, f"x {sx} * n {sn}")

@@ -80,7 +80,10 @@ class CapturedGraph:
                 if generic.layouts == w.layouts:
                     try:
                         out = self._replay(generic.fn, generic.frees, inputs, w)
-                    except Recheck:  # (before any call into eager code: guards_first)
+                    except (Recheck, IndexError):  # (before any call into eager code)
+                        # IndexError: the program reads a size of a rank the call's
+                        # metadata does not have (made at other ranks); the call is
+                        # captured on its own, where eager code raises any real error
                         continue
                     break
             else:  # a new size: captured with symbolic sizes, to serve others
