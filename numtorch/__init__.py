@@ -203,6 +203,7 @@ from .ops import (
     reduction as _reduction,
     indexing as _indexing,
     views as _views,
+    view_scatters as _view_scatters,
     linalg as _linalg,
     random as _random,
 )
@@ -403,6 +404,11 @@ transpose = _views.transpose_p.fn
 unflatten = _views.unflatten_p.fn
 unsqueeze = _views.unsqueeze_p.fn
 view_scatter = _views.view_scatter_p.fn
+
+# view scatters
+diagonal_scatter = _view_scatters.diagonal_scatter_p.fn
+select_scatter = _view_scatters.select_scatter_p.fn
+slice_scatter = _view_scatters.slice_scatter_p.fn
 
 # linalg
 addbmm = _linalg.addbmm_p.fn

@@ -963,3 +963,105 @@ def test_as_strided_views_the_storage():
     assert_same(prog, arr(8))
     for call in ("(3, 3), (1, 1), 5", "(3, 3), (1, 1), -1", "(3, 3), (-1, 1)", "(3,), (1, 1)"):
         assert_same_error(lambda T, call=call: eval(f"T.ones(8).as_strided({call})"))
+
+
+# ------------------------------------------------------------------ view scatters
+@pytest.mark.filterwarnings("ignore")
+def test_view_scatters_write_special_values_and_keep_input_dtype():
+    # src's inf/nan/large values land in the view; an integer input keeps its dtype
+    def prog(L, x, s):
+        xs = x * 1
+        i = L.tensor([[1, 2, 3], [4, 5, 6]])
+        return (
+            L.diagonal_scatter(xs, s[:2]),
+            L.select_scatter(xs, s[1:], 1, -1),
+            L.slice_scatter(xs, s[None], 0, -1),
+            L.slice_scatter(xs, s.reshape(1, 3), start=1),
+            i.diagonal_scatter(L.tensor([0.5, -7.9]), 1),
+            i.slice_scatter(L.tensor([[9], [-9]]), 1, 2, step=5),
+        )
+
+    s = np.array([0.0, -np.inf, np.nan])
+    assert_same(prog, np.array([[1.0, 2.0, 3.0], [-0.0, 1e308, -1e308]]), s)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_view_scatter_gradients_and_layouts():
+    # input's gradient is g with the view zeroed, src's the view of g; the result keeps
+    # a stepped input's strides
+    def prog(L, x, s):
+        x = x.requires_grad_()
+        s = s.requires_grad_()
+        w = L.arange(12.0).reshape(3, 4)
+        ys = [
+            L.diagonal_scatter(x, s, -1),
+            x.select_scatter(s.new_zeros(3).requires_grad_() + s.sum(), 1, 2),
+            x.slice_scatter(s.sum() * L.ones(1, 4), 0, 2, 3),
+        ]
+        gx, gs = L.autograd.grad(sum((y * w).sum() for y in ys), (x, s))
+        stepped = L.zeros(3, 8)[:, ::2].diagonal_scatter(L.ones(3))
+        return gx, gs, [y.stride() for y in ys], stepped.stride(), stepped
+
+    assert_same(prog, arr(3, 4), arr(2))
+
+
+def test_view_scatter_errors():
+    def wrong_src(L, x):
+        return L.select_scatter(x, L.zeros(3), 0, 0)
+
+    def bad_step(L, x):
+        return L.slice_scatter(x, x, 0, step=0)
+
+    def same_dims(L, x):
+        return L.diagonal_scatter(x, L.zeros(3), 0, 1, -1)
+
+    for prog in (wrong_src, bad_step, same_dims):
+        assert_same_error(prog, arr(3, 4))
+
+
+# ------------------------------------------------------------------ fill_diagonal_
+@pytest.mark.filterwarnings("ignore")
+def test_fill_diagonal_shapes_wrap_and_values():
+    def prog(L):
+        out = []
+        for shape, wrap in (((3, 4), False), ((7, 3), True), ((7, 3), False), ((8, 3), True)):
+            out.append(L.zeros(*shape).fill_diagonal_(2.5, wrap=wrap))
+        out.append(L.zeros(3, 3, 3).fill_diagonal_(float("nan")))
+        out.append(L.zeros(4, 4).t().fill_diagonal_(-float("inf")))
+        out.append(L.zeros(3, 3, dtype=L.int64).fill_diagonal_(7))
+        out.append(L.zeros(2, 3, dtype=L.bool).fill_diagonal_(True))
+        out.append(L.zeros(0, 0).fill_diagonal_(1))
+        out.append(L.zeros(3, 3).fill_diagonal_(L.tensor(4.0)))
+        return out
+
+    assert_same(prog)
+
+
+def test_fill_diagonal_errors_and_gradient():
+    def one_dim(L):
+        return L.zeros(3).fill_diagonal_(1)
+
+    def unequal(L):
+        return L.zeros(3, 3, 4).fill_diagonal_(1)
+
+    for prog in (one_dim, unequal):
+        assert_same_error(prog)
+
+    def grad(L, x):
+        x = x.requires_grad_()
+        y = x * 1
+        y.fill_diagonal_(3.0, wrap=True)
+        (y * y).sum().backward()
+        return y, x.grad
+
+    assert_same(grad, arr(5, 2))
+
+
+def test_fill_diagonal_under_vmap():
+    def prog(L, x):
+        def f(v):
+            return (v * 1).fill_diagonal_(0.5)
+
+        return L.func.vmap(f)(x)
+
+    assert_same(prog, arr(2, 3, 3))

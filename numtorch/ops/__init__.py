@@ -25,5 +25,6 @@ from . import (
     splits,
     strided,
     unary,
+    view_scatters,
     views,
 )
