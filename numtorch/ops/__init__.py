@@ -26,4 +26,5 @@ from . import (
     strided,
     unary,
     views,
+    windows,
 )
