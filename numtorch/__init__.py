@@ -64,6 +64,7 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
+from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
 from .ops.windows import (
     bartlett_window,
     blackman_window,
