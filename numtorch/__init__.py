@@ -64,6 +64,14 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
+from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
+from .ops.windows import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
 from .ops.comparison import allclose, equal, where
 from .ops.setops import unique, unique_consecutive
 from .ops.unary import conj, positive

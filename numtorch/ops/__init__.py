@@ -7,6 +7,7 @@ from .._core.aten import aten  # torch.ops.aten: the OpOverloads dispatch modes 
 from . import (
     bessel,
     binary,
+    calculus,
     comparison,
     conversion,
     creation,
@@ -27,4 +28,5 @@ from . import (
     unary,
     view_scatters,
     views,
+    windows,
 )
