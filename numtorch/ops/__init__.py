@@ -23,6 +23,7 @@ from . import (
     shape,
     special,
     splits,
+    statistics,
     strided,
     unary,
     views,
