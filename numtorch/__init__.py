@@ -74,6 +74,7 @@ from .ops.windows import (
 )
 from .ops.comparison import allclose, equal, where
 from .ops.setops import unique, unique_consecutive
+from .ops.statistics import bincount, corrcoef, cov, histc, isin
 from .ops.unary import conj, positive
 from .ops.binary import clamp, true_divide
 from .ops.shape import (

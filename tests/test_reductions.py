@@ -574,3 +574,107 @@ def test_median_family_refuses_bool():
         lambda T: T.nanmedian(T.tensor([True, False]), 0),
     ):
         assert_same_error(prog)
+
+
+# ------------------------------------------------------------------ bincount, histc, isin
+def test_bincount_weights_dtypes_and_minlength():
+    idx = np.array([0, 3, 3, 1])
+    for wd in (np.float32, np.float64, np.float16, np.int64, np.int32):
+        w = np.array([0.5, 1.0, 2.0, -1.0]).astype(wd)
+        assert_same(lambda L, i, w: L.bincount(i, w, minlength=6), idx, w)
+    assert_same(lambda L, i: L.bincount(i.to(L.uint8)), idx)
+    assert_same(lambda L: L.bincount(L.tensor([], dtype=L.int64), minlength=2))
+    assert_same_error(lambda L, i: L.bincount(i, minlength=1.5), idx)
+    assert_same_error(lambda L, i: L.bincount(i - 1), idx)
+
+
+def test_bincount_weights_require_grad_and_backward_raises():
+    def prog(L):
+        w = L.tensor([1.0, 2.0], requires_grad=True)
+        r = L.bincount(L.tensor([1, 3]), w)
+        assert r.requires_grad and type(r.grad_fn).__name__ == "NotImplemented"
+        r.sum().backward()
+
+    assert_same_error(prog)
+
+
+def test_histc_edges_nan_inf_and_degenerate_range():
+    x = np.array([1.0, 2.0, 1.0, np.nan, np.inf, -1.0, 3.0])
+    assert_same(lambda L, x: L.histc(x, bins=4, min=0, max=3), x)
+    assert_same(lambda L, x: L.histc(x.float(), bins=3, min=2.0, max=2.5), x)
+    assert_same(lambda L: L.histc(L.tensor([2.0, 2.0]), bins=4))
+    assert_same(lambda L: L.histc(L.tensor([1.0, 2.0]), bins=3, min=5, max=5))
+    assert_same(lambda L: L.histc(L.tensor([]), bins=4))
+    assert_same(lambda L: L.histc(L.tensor([-1e30, 1e30]), bins=5))
+    assert_same_error(lambda L: L.histc(L.tensor([1.0, np.nan]), bins=4))
+    assert_same_error(lambda L: L.histc(L.tensor([1.0, 2.0]), bins=4, min=np.nan))
+    assert_same_error(lambda L: L.histc(L.tensor([1.0]), bins=4.5))
+
+
+def test_histc_result_never_requires_grad():
+    def prog(L):
+        h = L.histc(L.tensor([1.0, 2.0], requires_grad=True), bins=3)
+        assert not h.requires_grad and h.grad_fn is None
+        h.sum().backward()
+
+    assert_same_error(prog)
+
+
+def test_histc_under_vmap_per_sample_ranges():
+    x = np.array([[0.0, 1.0, 5.0], [-2.0, -2.0, -2.0]])
+    assert_same(lambda L, x: L.vmap(lambda r: L.histc(r, bins=3))(x), x)
+
+
+def test_isin_numbers_nan_zeros_and_bool_refusals():
+    e = np.array([1.0, np.nan, -0.0, np.inf, 2.0])
+    t = np.array([np.nan, 0.0, np.inf])
+    assert_same(lambda L, e, t: L.isin(e, t), e, t)
+    assert_same(lambda L, e, t: L.isin(e, t, invert=True), e, t)
+    assert_same(lambda L: L.isin(L.tensor([1, 2, 3]), 2.5))
+    assert_same(lambda L: L.isin(2, L.tensor([1, 2, 3])))
+    assert_same(lambda L: L.isin(L.tensor([1, 2], dtype=L.uint8), L.tensor([-1, 2], dtype=L.int8)))
+    assert_same_error(lambda L: L.isin(True, L.tensor([1, 2])))
+    assert_same_error(lambda L: L.isin(L.tensor([1, 2]), 1j))
+    assert_same_error(lambda L: L.isin(2, 3))
+
+
+def test_isin_vmap_with_batched_test_elements():
+    e = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, np.nan]])
+    t = np.array([[2.0, 9.0], [np.nan, 4.0]])
+    assert_same(lambda L, e, t: L.vmap(L.isin)(e, t), e, t)
+    assert_same(lambda L, t: L.vmap(lambda s: L.isin(3, s))(t), t)
+
+
+# ------------------------------------------------------------------ cov, corrcoef
+def test_cov_weights_and_degrees_of_freedom():
+    x = arr(3, 5)
+    fw, aw = np.array([1, 2, 0, 3, 1]), np.array([0.5, 1.0, 2.0, 0.0, 1.5])
+    assert_same(lambda L, x, f, a: L.cov(x, fweights=f, aweights=a), x, fw, aw)
+    assert_same(lambda L, x, f, a: L.cov(x, correction=3, fweights=f, aweights=a), x, fw, aw)
+    assert_same(lambda L, x, a: L.cov(x.float(), aweights=a), x, aw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same(lambda L, x: L.cov(x, correction=5), x)
+        assert_same(lambda L, x: L.cov(x[:, :1]), x)
+        assert_same(lambda L: L.cov(L.tensor(1.0)))
+    assert_same_error(lambda L, x: L.cov(x, correction=1.5), x)
+    assert_same_error(lambda L, x: L.cov(x, correction=True), x)
+
+
+def test_cov_grad_through_aweights():
+    x, aw = arr(2, 4), np.array([0.5, 1.0, 2.0, 1.5])
+    assert_same(
+        grad_prog(
+            lambda L, a: L.cov(L.tensor([[1.0, 2, 4, 7], [0, 1, 1, 3]]).double(), aweights=a).sum()
+        ),
+        aw,
+    )
+    assert_same(grad_prog(lambda L, x: L.corrcoef(x).pow(2).sum()), x)
+
+
+def test_corrcoef_constant_rows_complex_and_integers():
+    assert_same(lambda L: L.corrcoef(L.ones(2, 3)))
+    assert_same(lambda L: L.corrcoef(L.tensor([[1.0, 2, 3], [3, 2, 1.0]])))
+    assert_same(lambda L: L.corrcoef(L.tensor([[1, 2, 3], [2, 5, 1]])))
+    assert_same(lambda L: L.corrcoef(L.tensor([[1j, 2], [1, 3]])))
+    assert_same(lambda L: L.corrcoef(L.tensor([1.0, 2.0])))

@@ -24,6 +24,7 @@ from . import (
     shape,
     special,
     splits,
+    statistics,
     strided,
     unary,
     view_scatters,
