@@ -237,7 +237,7 @@ def test_addmm_names_the_mismatched_pair(args):
 _DECLARED = sorted(
     n for n, op in REGISTRY.items() if getattr(op, "no_kernel", ()) and not op.test.no_oracle
 )
-_KIND_DTYPES = {"b": "bool", "i": "int64", "c": "complex128"}
+_KIND_DTYPES = {"b": "bool", "i": "int64", "f": "float64", "c": "complex128"}
 
 
 def _as(a, dtype: str):

@@ -4,7 +4,7 @@ operand could be refused.
 
 NumPy computes many ops in dtypes PyTorch refuses (a complex ``maximum``, a bool
 ``argmax``), or fails with its own TypeError. A refusal names the dtype kinds ("b" bool,
-"i" integer, "c" complex) and PyTorch's exception and text (``{}`` is the dtype's name,
+"i" integer, "f" float, "c" complex) and PyTorch's exception and text (``{}`` is the dtype's name,
 ``'ComplexDouble'``); ``defop`` checks it in front of the op's type promotion, so it runs
 before anything is computed or written, and only where an operand could be refused.
 """
@@ -25,7 +25,7 @@ from . import dtype as dt
 class NoKernel:
     """Dtypes an op has no kernel for, as in PyTorch (``defop(no_kernel=...)``): when the
     promoted dtype of the operands (those at ``inputs``, default all) is of a kind in
-    ``kinds`` ("b" bool, "i" integer, "c" complex), the call raises
+    ``kinds`` ("b" bool, "i" integer, "f" float, "c" complex), the call raises
     ``NotImplementedError: "<kernel>" not implemented for '<Dtype>'``, or ``error`` (an
     exception type and its text) instead. ``kernel`` may be a function of the arrays and
     attributes giving the name of the kernel PyTorch runs for that call (matmul's depends on
