@@ -80,6 +80,23 @@ CALLS = {
     "exponential_": lambda T: T.empty(3).exponential_(2.0),
     "random_": lambda T: T.empty(3).random_(5),
     "random_range": lambda T: T.empty(3, dtype=T.int32).random_(-3, 3),
+    "random_kw": lambda T: T.empty(3).random_(**{"from": 2, "to": 5}),
+    "random_to_kw": lambda T: T.empty(3, dtype=T.int16).random_(to=5),
+    "random_from_none": lambda T: T.empty(3, dtype=T.int32).random_(-5, None),
+    "random_i64_top": lambda T: T.empty(3, dtype=T.int64).random_(),
+    "random_u8": lambda T: T.empty(3, dtype=T.uint8).random_(),
+    "random_f16": lambda T: T.empty(3, dtype=T.float16).random_(),
+    "cauchy_": lambda T: T.empty(3).cauchy_(),
+    "cauchy_f64": lambda T: T.empty(2, 2, dtype=T.float64).cauchy_(1.0, 0.5),
+    "cauchy_f16": lambda T: T.empty(3, dtype=T.float16).cauchy_(median=-1, sigma=2),
+    "geometric_": lambda T: T.empty(3).geometric_(0.3),
+    "geometric_int": lambda T: T.empty(3, dtype=T.int64).geometric_(0.5),
+    "geometric_u8": lambda T: T.empty(3, dtype=T.uint8).geometric_(p=0.9),
+    "geometric_tensor_p": lambda T: T.empty(3).geometric_(T.tensor(0.5)),
+    "log_normal_": lambda T: T.empty(3).log_normal_(),
+    "log_normal_f64": lambda T: T.empty(3, dtype=T.float64).log_normal_(0.0, 0.25),
+    "log_normal_f16": lambda T: T.empty(3, dtype=T.float16).log_normal_(std=0.5),
+    "exponential_f64": lambda T: T.empty(0, dtype=T.float64).exponential_(),
     "dropout": lambda T: T.nn.functional.dropout(T.ones(2, 3), 0.5),
     "dropout_eval": lambda T: T.nn.functional.dropout(T.ones(2), 0.5, training=False),
     "torch_dropout": lambda T: T.dropout(T.ones(4), 0.2, True),
@@ -299,6 +316,144 @@ def test_dropout_statistics_and_inplace():
     assert out is z and z._version == 1 and set(np.unique(z.numpy())) == {0.0, 2.0}
 
 
+def test_cauchy_quantiles():
+    # Cauchy has no mean: compare the frequencies below the quartiles and the median.
+    nt.manual_seed(0)
+    for dtype in (nt.float32, nt.float64):
+        c = nt.empty(N, dtype=dtype).cauchy_(2.0, 0.5).numpy().astype(np.float64)
+        assert np.isfinite(c).all()
+        for q, x in [
+            (0.25, 1.5),
+            (0.5, 2.0),
+            (0.75, 2.5),
+            (0.99, 2.0 + 0.5 * np.tan(0.49 * np.pi)),
+        ]:
+            _close_mean(c < x, q, q * (1 - q))
+    h = nt.empty(N, dtype=nt.float16).cauchy_().numpy()
+    _close_mean(h < 0, 0.5, 0.25)
+
+
+def test_cauchy_infinite_sigma_and_nan_median_as_torch():
+    for lib in (nt, torch):
+        x = lib.empty(1000).cauchy_(0.0, float("inf")).numpy()
+        assert np.isinf(x).all() and (x > 0).any() and (x < 0).any()
+        assert np.isnan(lib.empty(10).cauchy_(float("nan"), 1.0).numpy()).all()
+
+
+@pytest.mark.parametrize("p", [1e-6, 0.05, 0.5, 0.999])
+def test_geometric_moments(p):
+    nt.manual_seed(0)
+    g = nt.empty(N, dtype=nt.float64).geometric_(p).numpy()
+    assert g.min() >= 1 and np.array_equal(g, np.round(g))
+    var = (1 - p) / p**2
+    _close_mean(g, 1 / p, var)
+    _close_mean(g == 1, p, p * (1 - p))
+    k = nt.empty(N, dtype=nt.int64).geometric_(p).numpy()
+    assert k.dtype == np.int64 and k.min() >= 1
+    _close_mean(k, 1 / p, var)
+
+
+def test_geometric_tiny_p_is_huge_like_torch():
+    for lib in (nt, torch):
+        x = lib.empty(100).geometric_(1e-30).numpy()
+        assert np.isfinite(x).all() and np.median(x) > 1e29
+
+
+@pytest.mark.parametrize("mean,std", [(1.0, 2.0), (0.0, 0.25), (-3.0, 1.0)])
+def test_log_normal_moments(mean, std):
+    nt.manual_seed(0)
+    x = nt.empty(N, dtype=nt.float64).log_normal_(mean, std).numpy()
+    assert x.min() > 0
+    z = np.log(x)  # normal: mean and variance of the log
+    _close_mean(z, mean, std**2)
+    _close_var(z, std**2, 3 * std**4)
+    if std <= 1:
+        m, v = np.exp(mean + std**2 / 2), (np.exp(std**2) - 1) * np.exp(2 * mean + std**2)
+        _close_mean(x, m, v)
+    f = nt.empty(N).log_normal_(mean, std).numpy()
+    assert f.dtype == np.float32 and f.min() >= 0
+    _close_mean(np.log(f[f > 0]), mean, std**2)
+
+
+def test_random_default_ranges_per_dtype():
+    nt.manual_seed(0)
+    tops = {"int8": 127, "uint8": 255, "int16": 2**15 - 1, "float16": 2**11, "float64": 2**53}
+    for name, top in tops.items():
+        x = nt.empty(N, dtype=getattr(nt, name)).random_().numpy().astype(np.float64)
+        assert x.min() >= 0 and x.max() <= top, name
+        _close_mean(x, top / 2, (top + 1) ** 2 / 12)
+    for name in ("int32", "int64"):
+        x = nt.empty(N, dtype=getattr(nt, name)).random_().numpy()
+        top = np.iinfo(name).max
+        assert x.min() >= 0 and x.max() > top // 2
+        _close_mean(x / top, 0.5, 1 / 12)
+    r = nt.empty(N, dtype=nt.int32).random_(-5, None).numpy()
+    assert r.min() >= -5 and r.max() > 2**30
+    r = nt.empty(N).random_(to=3).numpy()
+    np.testing.assert_array_equal(np.unique(r), [0, 1, 2])
+    r = nt.empty(N, dtype=nt.int8).random_(**{"from": -128, "to": 128}).numpy()
+    assert r.min() == -128 and r.max() == 127
+    r = nt.empty(N, dtype=nt.bool).random_(0, 2).numpy()
+    _close_mean(r, 0.5, 0.25)
+
+
+def test_random_float_precision_warning_like_torch():
+    for lib in (nt, torch):
+        with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]"):
+            x = lib.empty(100).random_(2**30)
+        assert x.numpy().max() > 2**24
+
+
+FILLS = {
+    "cauchy_": lambda t, g: t.cauchy_(0.5, 2.0, generator=g),
+    "exponential_": lambda t, g: t.exponential_(3.0, generator=g),
+    "geometric_": lambda t, g: t.geometric_(0.25, generator=g),
+    "log_normal_": lambda t, g: t.log_normal_(0.0, 1.0, generator=g),
+    "random_": lambda t, g: t.random_(-4, 9, generator=g),
+    "random_to": lambda t, g: t.random_(9, generator=g),
+    "random_default": lambda t, g: t.random_(generator=g),
+}
+
+
+@pytest.mark.parametrize("name", FILLS)
+def test_fill_generator_reproducible_and_inplace(name):
+    t = nt.zeros(50, dtype=nt.float64)
+    out = FILLS[name](t, nt.Generator().manual_seed(3))
+    assert out is t and t._version == 1
+    nt.manual_seed(0)
+    before = nt.get_rng_state()
+    u = FILLS[name](nt.zeros(50, dtype=nt.float64), nt.Generator().manual_seed(3))
+    np.testing.assert_array_equal(before.numpy(), nt.get_rng_state().numpy())
+    np.testing.assert_array_equal(t.numpy(), u.numpy())
+    v = FILLS[name](nt.zeros(50, dtype=nt.float64), nt.Generator().manual_seed(4))
+    assert not np.array_equal(t.numpy(), v.numpy())
+
+
+@pytest.mark.parametrize("name", FILLS)
+def test_fill_zero_gradient_like_torch(name):
+    for lib in (nt, torch):
+        x = lib.ones(4, dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        FILLS[name](y, None)
+        assert y.requires_grad
+        (g,) = lib.autograd.grad((y * 3).sum(), x)
+        np.testing.assert_array_equal(g.numpy(), np.zeros(4))
+
+
+@pytest.mark.parametrize("name", FILLS)
+def test_fill_vmap_randomness(name):
+    def f(t):
+        return FILLS[name](t.clone(), None)
+
+    x = nt.zeros(3, 40, dtype=nt.float64)
+    with pytest.raises(RuntimeError, match="randomness"):
+        nt.func.vmap(f)(x)
+    y = nt.func.vmap(f, randomness="different")(x).numpy()
+    assert not np.array_equal(y[0], y[1])
+    z = nt.func.vmap(f, randomness="same")(x).numpy()
+    np.testing.assert_array_equal(z[0], z[1])
+
+
 # ------------------------------------------------------------------ gradients
 def _check_grads(fn, arrays, seed=5):
     """Gradients of sum(w * fn(*tensors)) against finite differences with the same noise."""
@@ -410,6 +565,61 @@ SAME_TEXT = {
     "exponential_zero": lambda T: T.ones(2).exponential_(0),
     "exponential_int": lambda T: T.ones(2, dtype=T.int64).exponential_(),
     "random_range": lambda T: T.ones(2).random_(3, 1),
+    "random_equal": lambda T: T.ones(2).random_(3, 3),
+    "random_to_zero": lambda T: T.ones(2).random_(0),
+    "random_to_negative": lambda T: T.ones(2).random_(-1),
+    "random_u8_to": lambda T: T.ones(2, dtype=T.uint8).random_(300),
+    "random_u8_from": lambda T: T.ones(2, dtype=T.uint8).random_(-1, 3),
+    "random_bool_to": lambda T: T.ones(2, dtype=T.bool).random_(5),
+    "random_bool_from": lambda T: T.ones(2, dtype=T.bool).random_(-1, 1),
+    "random_f16_to": lambda T: T.ones(2, dtype=T.float16).random_(70000),
+    "random_f16_from": lambda T: T.ones(2, dtype=T.float16).random_(-70000, 1),
+    "random_complex": lambda T: T.ones(2, dtype=T.complex64).random_(),
+    "random_complex_to": lambda T: T.ones(2, dtype=T.complex64).random_(5),
+    "random_three": lambda T: T.ones(2).random_(1, 2, 3),
+    "random_overflow": lambda T: T.ones(2).random_(2**70),
+    "random_float": lambda T: T.ones(2).random_(2.5),
+    "random_bool_arg": lambda T: T.ones(2).random_(True),
+    "random_from_only": lambda T: T.ones(2).random_(**{"from": 2}),
+    "random_to_float_kw": lambda T: T.ones(2).random_(to=3.5),
+    "random_bad_generator": lambda T: T.ones(2).random_(generator=3),
+    "random_leaf": lambda T: T.ones(2, requires_grad=True).random_(),
+    "cauchy_sigma_zero": lambda T: T.ones(2).cauchy_(0, 0),
+    "cauchy_sigma_negative": lambda T: T.ones(2).cauchy_(0, -1),
+    "cauchy_sigma_nan": lambda T: T.ones(2).cauchy_(0, float("nan")),
+    "cauchy_int": lambda T: T.ones(2, dtype=T.int64).cauchy_(),
+    "cauchy_bool": lambda T: T.ones(2, dtype=T.bool).cauchy_(),
+    "cauchy_complex": lambda T: T.ones(2, dtype=T.complex64).cauchy_(),
+    "cauchy_int_bad_sigma": lambda T: T.ones(2, dtype=T.int64).cauchy_(1, -1),
+    "cauchy_str": lambda T: T.ones(2).cauchy_("a"),
+    "cauchy_tensor_median": lambda T: T.ones(2).cauchy_(T.tensor([1.0, 2.0])),
+    "cauchy_bad_generator": lambda T: T.ones(2).cauchy_(generator=3),
+    "cauchy_leaf": lambda T: T.ones(2, requires_grad=True).cauchy_(),
+    "geometric_zero": lambda T: T.ones(2).geometric_(0),
+    "geometric_one": lambda T: T.ones(2).geometric_(1),
+    "geometric_negative": lambda T: T.ones(2).geometric_(-0.5),
+    "geometric_high": lambda T: T.ones(2).geometric_(1.5),
+    "geometric_nan": lambda T: T.ones(2).geometric_(float("nan")),
+    "geometric_bool": lambda T: T.ones(2, dtype=T.bool).geometric_(0.5),
+    "geometric_complex": lambda T: T.ones(2, dtype=T.complex64).geometric_(0.5),
+    "geometric_bool_bad_p": lambda T: T.ones(2, dtype=T.bool).geometric_(2),
+    "geometric_str": lambda T: T.ones(2).geometric_("a"),
+    "geometric_leaf": lambda T: T.ones(2, requires_grad=True).geometric_(0.5),
+    "log_normal_std_zero": lambda T: T.ones(2).log_normal_(1, 0),
+    "log_normal_std_negative": lambda T: T.ones(2).log_normal_(1, -1),
+    "log_normal_std_nan": lambda T: T.ones(2).log_normal_(1, float("nan")),
+    "log_normal_int": lambda T: T.ones(2, dtype=T.int64).log_normal_(),
+    "log_normal_complex": lambda T: T.ones(2, dtype=T.complex64).log_normal_(),
+    "log_normal_int_bad_std": lambda T: T.ones(2, dtype=T.int64).log_normal_(1, -1),
+    "log_normal_str": lambda T: T.ones(2).log_normal_(1, "a"),
+    "log_normal_leaf": lambda T: T.ones(2, requires_grad=True).log_normal_(),
+    "exponential_nan": lambda T: T.ones(2).exponential_(float("nan")),
+    "exponential_complex": lambda T: T.ones(2, dtype=T.complex64).exponential_(),
+    "exponential_bool": lambda T: T.ones(2, dtype=T.bool).exponential_(),
+    "exponential_int_bad_lambda": lambda T: T.ones(2, dtype=T.int64).exponential_(-1),
+    "exponential_str": lambda T: T.ones(2).exponential_("a"),
+    "exponential_leaf": lambda T: T.ones(2, requires_grad=True).exponential_(),
+    "randint_bool_to": lambda T: T.randint(0, 5, (2,), dtype=T.bool),
     "dropout_p_high": lambda T: T.nn.functional.dropout(T.ones(2), 1.5),
     "dropout_p_low": lambda T: T.nn.functional.dropout(T.ones(2), -0.5),
     "dropout_int": lambda T: T.nn.functional.dropout(T.ones(2, dtype=T.int64), 0.5),
@@ -423,6 +633,7 @@ SAME_TYPE = {
     "normal_two_floats": lambda T: T.normal(0.0, 1.0),
     "normal_tensors_and_size": lambda T: T.normal(T.zeros(2), T.ones(2), (3,)),
     "rand_bad_generator": lambda T: T.rand(2, generator=3),
+    "random_float_to_kw": lambda T: T.ones(2).random_(2.5, to=3),
 }
 
 

@@ -10,7 +10,9 @@ modes and differentiates through those.
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -164,13 +166,36 @@ def _check_int_range(low: int, high: int, d: dt.dtype) -> None:
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
-    if d.is_floating_point or d.is_complex or d == dt.bool_ or d == dt.int64:
+    if d.is_complex:
+        raise RuntimeError(
+            "check_random_bounds handles only integral, floating-point and boolean types"
+        )
+    if d == dt.int64:
         return
-    info = np.iinfo(d.np)
-    if low < info.min:
+    if d == dt.bool_:
+        lo, hi = 0, 1
+    elif d.is_floating_point:
+        info = np.finfo(d.np)
+        lo, hi = float(info.min), float(info.max)
+    else:
+        info = np.iinfo(d.np)
+        lo, hi = int(info.min), int(info.max)
+    if low < lo:
         raise RuntimeError(f"from is out of bounds for {d.cpp_name}")
-    if high - 1 > info.max:
+    if high - 1 > hi:
         raise RuntimeError(f"to - 1 is out of bounds for {d.cpp_name}")
+    if d.is_floating_point:
+        digits = np.finfo(d.np).nmant + 1
+        for what, v in (("from", low), ("to - 1", high - 1)):
+            if abs(v) > 2**digits:
+                warnings.warn(
+                    f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {d.cpp_name} can support discrete uniform distribution only "
+                    "within this range. This warning will become an error in version 1.7 "
+                    "release, please fix the code in advance",
+                    UserWarning,
+                    stacklevel=4,
+                )
 
 
 def _finish(out, result: Tensor, requires_grad: bool) -> Tensor:
@@ -551,21 +576,96 @@ def _bernoulli(self, p=None, *, generator=None) -> Tensor:
     return bernoulli(self, p, generator=generator)
 
 
-def _exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
-    """Fill self with samples from the exponential distribution of rate lambd."""
-    d = self.dtype
+def _check_fill_generator(name: str, g) -> None:
+    if g is not None and not isinstance(g, (Generator, np.random.Generator)):
+        raise TypeError(
+            f"{name}(): argument 'generator' must be torch.Generator, not {type(g).__name__}"
+        )
+
+
+def _float_param(name: str, arg: str, pos: int, v) -> float:
+    """A float parameter as PyTorch's binding takes it (a number or a one-element tensor)."""
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return float(v.item())
+    if not isinstance(v, numbers.Real) or isinstance(v, Tensor):
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {pos}) must be float, not {type(v).__name__}"
+        )
+    return float(v)
+
+
+def _continuous(name: str, d: dt.dtype) -> None:
     if not d.is_floating_point:
         raise RuntimeError(
-            "Exponential distribution is a continuous probability distribution. dtype must be "
-            f"a floating point but you specified {d.scalar_name}"
+            f"{name} distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {d.scalar_name}"
         )
+
+
+def _exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
+    """Fill self with samples from the exponential distribution of rate lambd."""
+    _check_fill_generator("exponential_", generator)
+    lambd = _float_param("exponential_", "lambd", 1, lambd)
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    d = self.dtype
+    _continuous("Exponential", d)
     u = _uniform_draw(tuple(self.shape), d, generator, self.device)
     return _write(self, (-u).log1p() * (-1.0 / lambd))
 
 
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
+    """Fill self with samples from the Cauchy distribution
+    ``median + sigma * tan(pi * (u - 1/2))``."""
+    _check_fill_generator("cauchy_", generator)
+    median = _float_param("cauchy_", "median", 1, median)
+    sigma = _float_param("cauchy_", "sigma", 2, sigma)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+    d = self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {d.cpp_name}"
+        )
+    u = _uniform_draw(tuple(self.shape), dt.float64, generator, self.device)
+    return _write(self, (((u - 0.5) * math.pi).tan() * sigma + median).to(d))
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
+    """Fill self with ``exp(N(mean, std**2))`` samples."""
+    _check_fill_generator("log_normal_", generator)
+    mean = _float_param("log_normal_", "mean", 1, mean)
+    std = _float_param("log_normal_", "std", 2, std)
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    d = self.dtype
+    if not d.is_floating_point:
+        raise dt.not_implemented("log_normal_cpu", d)
+    z = _normal_draw(tuple(self.shape), dt.float64, generator, self.device)
+    return _write(self, (z * std + mean).exp().to(d))
+
+
+def _geometric_(self, p, *, generator=None) -> Tensor:
+    """Fill self with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    _check_fill_generator("geometric_", generator)
+    p = _float_param("geometric_", "p", 1, p)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+    d = self.dtype
+    if d == dt.bool_ or d.is_complex:
+        raise dt.not_implemented("geometric_cpu", d)
+    u = _uniform_draw(tuple(self.shape), dt.float64, generator, self.device)
+    # 1 - u lies in (0, 1]: log(1 - u) / log(1 - p) >= 0, and u = 0 gives one trial.
+    k = ((-u).log1p() / math.log1p(-p)).floor() + 1
+    return _write(self, k.to(d))
+
+
 _UNSET = object()
+_RANDOM_OVERLOADS = (
+    "but expected one of:\n * (*, torch.Generator generator = None)\n * (int from, int to, *, "
+    "torch.Generator generator = None)\n * (int to, *, torch.Generator generator = None)\n"
+)
 
 
 def _random_top(d: dt.dtype) -> int:
@@ -577,18 +677,56 @@ def _random_top(d: dt.dtype) -> int:
     return int(np.iinfo(d.np).max) + 1
 
 
-def _random_(self, *bounds, to=_UNSET, generator=None) -> Tensor:
+def _random_args_error(args, kwargs) -> TypeError:
+    pos = [type(a).__name__ for a in args]
+    kws = [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    got = ", ".join(pos + kws) if pos else "".join(k + ", " for k in kws)
+    return TypeError(
+        f"random_() received an invalid combination of arguments - got ({got}), "
+        + _RANDOM_OVERLOADS
+    )
+
+
+def _random_int(v):
+    if isinstance(v, Tensor) and not v.is_floating_point() and v.numel() == 1:
+        v = int(v.item())
+    if v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool)):
+        return v
+    return _UNSET
+
+
+def _random_(self, *args, generator=None, **kwargs) -> Tensor:
     """Fill self with integers: ``random_(to)`` from [0, to), ``random_(from, to)`` from
-    [from, to) (to=None: the top below), ``random_()`` the non-negative integers the dtype
-    holds exactly."""
-    if to is not _UNSET:
-        bounds = (*bounds, to)
-    if len(bounds) > 2:
-        raise TypeError(f"random_() takes at most 2 arguments ({len(bounds)} given)")
-    low, high = (0, None) if not bounds else (0, bounds[0]) if len(bounds) == 1 else bounds
+    [from, to) (to=None: up to the dtype's top), ``random_()`` the non-negative integers the
+    dtype holds exactly (``[0, 2**mantissa]`` for floating dtypes)."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
+    shown = dict(kwargs)
+    if generator is not None:
+        shown["generator"] = generator
+    if generator is not None and not isinstance(generator, (Generator, np.random.Generator)):
+        raise _random_args_error(args, shown)
+    if set(kwargs) - {"from", "to"}:
+        raise _random_args_error(args, shown)
+    bound = dict(zip(("from", "to") if len(args) == 2 or "to" in kwargs else ("to",), args))
+    if set(bound) & set(kwargs):
+        raise _random_args_error(args, shown)
+    bound.update(kwargs)
+    if "from" in bound and "to" not in bound:
+        raise _random_args_error(args, shown)
+    low, high = _random_int(bound.get("from", 0)), _random_int(bound.get("to"))
+    only_to = "to" in bound and "from" not in bound
+    if low is _UNSET or low is None or high is _UNSET or (high is None and only_to):
+        raise _random_args_error(args, shown)
+    for v in (low, high):
+        if v is not None and not -(2**63) <= v < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+    d = self.dtype
+    if not bound and d.is_complex:
+        raise dt.not_implemented("random_kernel_cpu", d)
     if high is None:
-        high = _random_top(self.dtype)
-    r = _int_draw(int(low), int(high), tuple(self.shape), self.dtype, generator, self.device)
+        high = _random_top(d)
+    r = _int_draw(low, high, tuple(self.shape), d, generator, self.device)
     return _write(self, r)
 
 
@@ -598,7 +736,10 @@ tensor_methods(
         "normal_": _normal_,
         "bernoulli": _bernoulli,
         "bernoulli_": _bernoulli_,
+        "cauchy_": _cauchy_,
         "exponential_": _exponential_,
+        "geometric_": _geometric_,
+        "log_normal_": _log_normal_,
         "random_": _random_,
     }
 )
