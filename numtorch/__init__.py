@@ -72,6 +72,15 @@ from .ops.windows import (
     hann_window,
     kaiser_window,
 )
+from .ops.combine import (
+    block_diag,
+    cartesian_prod,
+    chain_matmul,
+    column_stack,
+    combinations,
+    diagflat,
+    msort,
+)
 from .ops.comparison import allclose, equal, where
 from .ops.setops import unique, unique_consecutive
 from .ops.statistics import bincount, corrcoef, cov, histc, isin

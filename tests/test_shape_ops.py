@@ -100,3 +100,123 @@ def test_directional_splits():
         lambda T: T.dsplit(T.zeros(4, 3, 4), 3),
     ):
         assert_same_error(prog)
+
+
+# ==================================================================
+# The composites of ops/combine.py at edge values: inf/nan entries, empty and 0-d inputs,
+# mixed dtypes, gradients through the blocks, out= and the deprecation warning.
+_SPECIAL = np.array([0.0, -1.5, np.inf, -np.inf, np.nan, 1e30])
+
+
+def test_block_diag_promotes_and_places_special_values():
+    ints = np.array([[1, -2]], dtype=np.int64)
+    assert_same(lambda L, a, b, c: L.block_diag(a, b, c), _SPECIAL, ints, np.array(np.nan))
+    assert_same(lambda L, a, b: L.block_diag(a, b), np.ones(2, np.uint8), np.ones(1, np.int8))
+    assert_same(lambda L, a, b: L.block_diag(a, b), np.ones(2, np.float32), np.array(2.0))
+    assert_same(lambda L: L.block_diag())
+    assert_same(lambda L, a, b: L.block_diag(a, b), np.ones((0, 3)), np.ones((2, 0)))
+
+
+def test_block_diag_gradients():
+    def prog(L, a, b):
+        a, b = a.requires_grad_(), b.requires_grad_()
+        y = L.block_diag(a, b)
+        (y * L.arange(y.numel()).reshape(y.shape)).sum().backward()
+        return y, a.grad, b.grad
+
+    assert_same(prog, arr(2, 3), arr(3))
+
+
+@pytest.mark.parametrize("args", [(3,), (3, 2), (2, 0, 3), (1, 1, 1)])
+def test_cartesian_prod_shapes(args):
+    xs = [np.linspace(-np.inf, 5, n) if n else np.zeros(0) for n in args]
+
+    def prog(L, *ts):
+        ts = [t.requires_grad_() for t in ts]
+        y = L.cartesian_prod(*ts)
+        if y.numel():
+            (y * y.new_ones(y.shape).cumsum(0)).nan_to_num().sum().backward()
+        return y, [t.grad for t in ts]
+
+    assert_same(prog, *xs)
+
+
+def test_cartesian_prod_errors():
+    assert_same_error(lambda L: L.cartesian_prod())
+    assert_same_error(lambda L, a, b: L.cartesian_prod(a, b), arr(2), arr(2).astype(np.float32))
+    assert_same_error(lambda L, a: L.cartesian_prod(a), np.array(1.0))
+
+
+@pytest.mark.parametrize("r", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("with_replacement", [False, True])
+def test_combinations(r, with_replacement):
+    assert_same(lambda L, x: L.combinations(x, r, with_replacement), _SPECIAL[:4])
+    assert_same(lambda L, x: L.combinations(x, r=r), np.zeros(0))
+
+
+def test_combinations_gradient_and_errors():
+    def prog(L, x):
+        x = x.requires_grad_()
+        y = L.combinations(x, 2, with_replacement=True)
+        (y[:, 0] * y[:, 1]).sum().backward()
+        return y, x.grad
+
+    assert_same(prog, arr(4))
+    assert_same_error(lambda L, x: L.combinations(x, -1), arr(3))
+    assert_same_error(lambda L, x: L.combinations(x), arr(2, 2))
+    assert_same_error(lambda L: L.combinations([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("offset", [-3, -1, 0, 2])
+def test_diagflat(offset):
+    assert_same(lambda L, x: L.diagflat(x, offset), _SPECIAL.reshape(2, 3))
+    assert_same(lambda L, x: x.diagflat(offset=offset), np.array(np.inf))
+    assert_same(lambda L, x: L.diagflat(x, offset), np.array([True, False]))
+
+
+def test_column_stack():
+    assert_same(lambda L, a, b: L.column_stack([a, b]), _SPECIAL[:2], np.ones((2, 2), np.int64))
+    assert_same(lambda L, a, b: L.column_stack((a, b)), np.array(np.nan), np.array(-0.0))
+
+    def with_out(L, a, b):
+        out = L.empty(0, dtype=a.dtype)
+        r = L.column_stack([a, b], out=out)
+        return r, out
+
+    assert_same(with_out, arr(3), arr(3, 2))
+    assert_same_error(lambda L: L.column_stack([]))
+    assert_same_error(lambda L, a: L.column_stack(a), arr(3))
+
+
+def test_chain_matmul_warns_and_matches_multi_dot():
+    import warnings
+
+    def prog(L, a, b, c):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            y = L.chain_matmul(a, b, c)
+            one = L.chain_matmul(a)
+        text = str(w[0].message).split(" (Triggered")[0]
+        return y, one, one is a, w[0].category.__name__, text
+
+    ours = assert_same(prog, arr(2, 3), arr(3, 4), arr(4, 2))
+    assert ours[2] is False
+    assert_same_error(lambda L: L.chain_matmul())
+    assert_same_error(lambda L, a: L.chain_matmul(a), arr(3))
+    assert_same_error(lambda L, a, b: L.chain_matmul(a, b), arr(2, 3), arr(2, 2))
+    assert_same_error(lambda L, a, b: L.chain_matmul(a, b), arr(2, 3), arr(3, 2).astype(np.float32))
+
+
+def test_msort():
+    x = np.array([[np.nan, 1.0], [-np.inf, np.nan], [0.0, -0.0], [np.inf, -2.0]])
+    assert_same(lambda L, x: (L.msort(x), x.msort()), x)
+    assert_same(lambda L, x: L.msort(x), np.array(3.0))
+    assert_same(lambda L, x: L.msort(x), np.array([True, False, True]))
+
+    def with_out(L, x):
+        out = L.empty(0, dtype=x.dtype)
+        return L.msort(x, out=out), out
+
+    assert_same(with_out, x)
+    assert_same_error(lambda L, x: L.msort(x, out=L.empty(4, 2, dtype=L.int64)), x)
+    assert_same_error(lambda L, x: L.msort(x), np.ones(3, np.complex64))
