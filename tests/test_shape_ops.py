@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from twolibs import arr, assert_same, assert_same_error
 
 # ==================================================================
@@ -199,7 +200,14 @@ def test_chain_matmul_warns_and_matches_multi_dot():
         text = str(w[0].message).split(" (Triggered")[0]
         return y, one, one is a, w[0].category.__name__, text
 
-    ours = assert_same(prog, arr(2, 3), arr(3, 4), arr(4, 2))
+    # torch warns once per process unless told to warn always (another test may have
+    # called chain_matmul first)
+    before = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        ours = assert_same(prog, arr(2, 3), arr(3, 4), arr(4, 2))
+    finally:
+        torch.set_warn_always(before)
     assert ours[2] is False
     assert_same_error(lambda L: L.chain_matmul())
     assert_same_error(lambda L, a: L.chain_matmul(a), arr(3))
