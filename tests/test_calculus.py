@@ -5,8 +5,7 @@ import math
 
 import numpy as np
 import pytest
-
-from tests.twolibs import arr, assert_same, assert_same_error, grad_prog, ints
+from twolibs import arr, assert_same, assert_same_error, grad_prog, ints
 
 EDGE = np.array([[0.0, -1.5, math.inf, 2.0], [math.nan, 3.0, -math.inf, 1e300]])
 

@@ -3,9 +3,9 @@ kaiser) at every small length, both periodicities and the float dtypes, and thei
 
 import pytest
 import torch
+from twolibs import assert_same, assert_same_error, to_torch
 
 import numtorch as nt
-from tests.twolibs import assert_same, assert_same_error, to_torch
 
 WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
 TOL = {"float32": 1e-6, "float64": 1e-12, "float16": 2e-3}
