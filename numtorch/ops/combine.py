@@ -21,6 +21,8 @@ from .linalg.contractions import multi_dot
 from .shape import _check_tensor_list, cat, diag_p, hstack_p
 from .sorting import sort
 
+_diag, _hstack = diag_p.fn, hstack_p.fn
+
 
 def _check_tensors(tensors) -> None:
     """Variadic tensor arguments (PyTorch parses them as one tensor list)."""
@@ -174,7 +176,7 @@ def combinations(input, r: int = 2, with_replacement: bool = False):
 def diagflat(input, offset: int = 0):
     """A 2-d tensor with the flattened input on diagonal ``offset``."""
     _check_input(input, "diagflat")
-    return diag_p.fn(input.reshape(-1), offset)
+    return _diag(input.reshape(-1), offset)
 
 
 # ------------------------------------------------------------------ column_stack
@@ -207,7 +209,7 @@ def column_stack(tensors, *, out=None):
     if len(tensors) == 0:
         raise RuntimeError("column_stack expects a non-empty TensorList")
     cols = [t.reshape((t.numel(), 1)) if t.dim() <= 1 else t for t in tensors]
-    return hstack_p.fn(cols, out=out)
+    return _hstack(cols, out=out)
 
 
 # ------------------------------------------------------------------ chain_matmul

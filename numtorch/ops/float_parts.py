@@ -120,6 +120,7 @@ heaviside_p = binary(
     # the backward raises (PyTorch has no derivative): tests/test_elementwise.py checks it
     test={"no_grad_test": True},
 )
+_heaviside = heaviside_p.fn  # (the public heaviside checks out= first)
 
 
 def heaviside(input, values, *, out: Tensor | None = None) -> Tensor:
@@ -134,7 +135,7 @@ def heaviside(input, values, *, out: Tensor | None = None) -> Tensor:
         and out.dtype != input.dtype
     ):
         raise RuntimeError(_HEAVISIDE_DTYPES)
-    return heaviside_p.fn(input, values, out=out)
+    return _heaviside(input, values, out=out)
 
 
 # ------------------------------------------------------------------ nextafter
@@ -281,6 +282,7 @@ ldexp_p = binary(
     numbers="none",
     inplace_policy=InplacePolicy(cast_text=_LDEXP_CAST),
 )
+_ldexp = ldexp_p.fn  # (the public ldexp checks out= first)
 
 
 def ldexp(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -290,7 +292,7 @@ def ldexp(input, other, *, out: Tensor | None = None) -> Tensor:
         kind = 3 if input.is_complex() or other.is_complex() else 2
         if out.dtype._kind < kind:
             raise RuntimeError(_LDEXP_CAST.format(out.dtype.scalar_name))
-    return ldexp_p.fn(input, other, out=out)
+    return _ldexp(input, other, out=out)
 
 
 # ------------------------------------------------------------------ frexp
@@ -340,13 +342,14 @@ frexp_p = defop(
     error_samples=_frexp_errors,
     test={"dtypes": FLOATS},
 )
+_frexp = frexp_p.fn
 
 
 def frexp(input, *, out=None):
     """(mantissa, exponent) with ``input = mantissa * 2**exponent``, |mantissa| in [0.5, 1)
     (0, inf and NaN are their own mantissa, with exponent 0); the exponent is int32."""
     if out is None:
-        return frexp_rt(frexp_p.fn(input))
+        return frexp_rt(_frexp(input))
     if not isinstance(out, (tuple, list)):
         raise TypeError(
             f"frexp(): argument 'out' must be tuple of Tensors, not {type(out).__name__}"
@@ -367,7 +370,7 @@ def frexp(input, *, out=None):
                 "torch.frexp() expects exponent to have int dtype but got "
                 f"{exponent.dtype.cpp_name}"
             )
-    write_out(tuple(out), tuple(frexp_p.fn(input)))
+    write_out(tuple(out), tuple(_frexp(input)))
     return frexp_out_rt(out)
 
 
