@@ -228,3 +228,28 @@ def test_msort():
     assert_same(with_out, x)
     assert_same_error(lambda L, x: L.msort(x, out=L.empty(4, 2, dtype=L.int64)), x)
     assert_same_error(lambda L, x: L.msort(x), np.ones(3, np.complex64))
+
+
+def test_stack_saves_no_tensor_so_a_second_backward_runs():
+    """As PyTorch's StackBackward0, stack's node keeps only its dim: a second backward
+    through it (no retain_graph) runs, and the gradients add up."""
+
+    def prog(L, a, b):
+        a = a.requires_grad_()
+        b = b.requires_grad_()
+        y = L.stack([a, b * 2], -1).sum()
+        y.backward()
+        y2 = L.stack([a, b], 0)
+        saved = sorted(n for n in dir(y2.grad_fn) if n.startswith("_saved"))
+        return a.grad.clone(), b.grad.clone(), saved
+
+    assert_same(prog, arr(2, 3), arr(2, 3))
+
+    def twice(L, a):
+        a = a.requires_grad_()
+        y = L.stack([a, a], 1).sum()
+        y.backward()
+        y.backward()
+        return a.grad
+
+    assert_same(twice, arr(3))

@@ -309,7 +309,7 @@ stack_p = defop(
     out=True,
     batch_rule=_stack_rule,
     jvp=lambda t, tensors, dim: stack(_list_tangents(t, tensors), dim),
-    vjp=lambda g, tensors, dim: list(g.unbind(dim)),
+    vjp=lambda g, dim: list(g.unbind(dim)),  # (saves no tensor, as PyTorch's)
     samples=_stack_samples,
     error_samples=_stack_errors,
 )
