@@ -584,3 +584,9 @@ def test_frexp_gradient_divides_by_a_float_power_of_two():
         assert_same(lambda L, x: L.func.jvp(lambda t: L.frexp(t)[0], (x,), (L.ones_like(x),)), x)
         assert_same(lambda L, x: L.vmap(L.frexp)(x.reshape(1, -1)), x)
     assert_same_error(grad_prog(lambda L, x: L.frexp(x).exponent.sum()), arr(3))
+
+
+@pytest.mark.parametrize("name", ["erf", "sin", "exp", "abs", "neg", "sqrt", "floor", "lgamma"])
+@pytest.mark.parametrize("number", [2.0, 3])
+def test_unary_ops_refuse_a_python_number_as_pytorchs_parser(name, number):
+    assert_same_error(lambda L: getattr(L, name)(number))

@@ -333,16 +333,33 @@ def unary(
     Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``."""
     if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(name, 1))
-    kw.setdefault(
-        "prepare",
-        {
+    if "prepare" not in kw:
+        default = {
             Promotion.OWN: None,
             Promotion.FLOAT: to_float,
             Promotion.INTEGRAL: promote_integral(name),
-        }[promotion],
-    )
+        }[promotion]
+        kw["prepare"] = _tensor_input(name, default)
     kw.setdefault("samples", unary_samples(low, high, exclude_zero=exclude_zero))
     return elementwise_op(name, kernel, vjp, jvp, **kw)
+
+
+_NUMBERS = (bool, int, float, complex)
+
+
+def _tensor_input(name: str, prepare: Callable | None) -> Callable:
+    """``prepare`` after PyTorch's parser check: a unary op's input is a tensor, never a
+    Python number."""
+
+    def checked(arrays, attrs=None):
+        a = arrays[0]
+        if isinstance(a, _NUMBERS):
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
+            )
+        return (arrays, None) if prepare is None else prepare(arrays, attrs)
+
+    return checked
 
 
 def binary(
