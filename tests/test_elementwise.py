@@ -587,6 +587,6 @@ def test_frexp_gradient_divides_by_a_float_power_of_two():
 
 
 @pytest.mark.parametrize("name", ["erf", "sin", "exp", "abs", "neg", "sqrt", "floor", "lgamma"])
-@pytest.mark.parametrize("number", [2.0, 3])
+@pytest.mark.parametrize("number", [2.0, 3, True])
 def test_unary_ops_refuse_a_python_number_as_pytorchs_parser(name, number):
     assert_same_error(lambda L: getattr(L, name)(number))

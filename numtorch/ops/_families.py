@@ -250,10 +250,10 @@ def elementwise_op(
         broadcasts=True,
         **kw,
     )
-    if numbers != "both":
-        op.prepare = _refuse_numbers(op, op.prepare, numbers == "none")
+    if numbers != "both" or op.nin == 1:  # (a one-operand op's input is always a tensor)
+        op.prepare = _refuse_numbers(op, op.prepare, numbers == "none" or op.nin == 1)
         inplace = kw["inplace"]
-        if numbers == "none":
+        if numbers == "none" and op.nin > 1:
             tensor_only_methods(op, _names(methods, name) + _names(inplace, name + "_"))
     return op
 
@@ -269,13 +269,13 @@ def _refuse_numbers(op: Op, prepare: Callable | None, tensors_only: bool) -> Cal
     """``prepare`` after PyTorch's TypeError for a Python number where op's signatures take
     a tensor only: the input, or (``tensors_only``) either operand (the function's text:
     see ``tensor_only_methods`` for the methods')."""
-    a, b = op.inputs[:2]
+    a, b = (*op.inputs, None)[:2]
     overloads = "".join(
         f" * (Tensor {a}, {kind} {b}, *, Tensor out = None)\n" for kind in ("Tensor", "Number")
     )
 
     def check(arrays, attrs=None):
-        x, y = arrays[0], arrays[1]
+        x = arrays[0]
         if isinstance(x, _NUMBER):
             if tensors_only:
                 raise TypeError(
@@ -286,7 +286,7 @@ def _refuse_numbers(op: Op, prepare: Callable | None, tensors_only: bool) -> Cal
                 f"{op.name}() received an invalid combination of arguments - got "
                 f"({type(x).__name__}, Tensor), but expected one of:\n{overloads}"
             )
-        if tensors_only and isinstance(y, _NUMBER):
+        if tensors_only and b is not None and isinstance(y := arrays[1], _NUMBER):
             raise TypeError(
                 f"{op.name}(): argument '{b}' (position 2) must be Tensor, not {type(y).__name__}"
             )
@@ -333,33 +333,16 @@ def unary(
     Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``."""
     if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(name, 1))
-    if "prepare" not in kw:
-        default = {
+    kw.setdefault(
+        "prepare",
+        {
             Promotion.OWN: None,
             Promotion.FLOAT: to_float,
             Promotion.INTEGRAL: promote_integral(name),
-        }[promotion]
-        kw["prepare"] = _tensor_input(name, default)
+        }[promotion],
+    )
     kw.setdefault("samples", unary_samples(low, high, exclude_zero=exclude_zero))
     return elementwise_op(name, kernel, vjp, jvp, **kw)
-
-
-_NUMBERS = (bool, int, float, complex)
-
-
-def _tensor_input(name: str, prepare: Callable | None) -> Callable:
-    """``prepare`` after PyTorch's parser check: a unary op's input is a tensor, never a
-    Python number."""
-
-    def checked(arrays, attrs=None):
-        a = arrays[0]
-        if isinstance(a, _NUMBERS):
-            raise TypeError(
-                f"{name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
-            )
-        return (arrays, None) if prepare is None else prepare(arrays, attrs)
-
-    return checked
 
 
 def binary(

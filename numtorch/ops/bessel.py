@@ -23,20 +23,14 @@ from ..testing.samples import S
 from ._families import FLOATS_INT, silent, to_float, unary, unary_samples
 from .unary import _special
 
-_NUMBER = (bool, int, float, complex)
 
-
-def tensor_float(op_name: str, kernel: str | None, arg: str = "input") -> Callable:
-    """``prepare`` of a unary op of torch.special: a Python number is PyTorch's TypeError
-    (naming the parameter ``arg``), float16 its NotImplementedError for ``kernel`` (None:
-    PyTorch has a Half kernel), integer and bool inputs compute in the default float dtype."""
+def tensor_float(kernel: str | None) -> Callable:
+    """``prepare`` of a unary op of torch.special: float16 is PyTorch's NotImplementedError
+    for ``kernel`` (None: PyTorch has a Half kernel), integer and bool inputs compute in the
+    default float dtype. (A Python number is refused before, as for every one-operand op.)"""
 
     def prepare(arrays, attrs=None):
         a = arrays[0]
-        if isinstance(a, _NUMBER):
-            raise TypeError(
-                f"{op_name}(): argument '{arg}' (position 1) must be Tensor, not {type(a).__name__}"
-            )
         if kernel is not None and a.dtype == np.float16:
             raise dt.not_implemented(kernel, a)
         return to_float(arrays, attrs)
@@ -110,7 +104,6 @@ def _bessel(name: str, kernel: Callable, low: float, high: float) -> Op:
     """``torch.special.<name>``: op ``special_<name>``, no derivative, no Tensor method."""
     op_name = f"special_{name}"
     cpu = f"{name}_cpu"
-    arg = list(inspect.signature(kernel).parameters)[1]
     return unary(
         op_name,
         kernel,
@@ -118,7 +111,7 @@ def _bessel(name: str, kernel: Callable, low: float, high: float) -> Op:
         methods=False,
         dtypes=FLOATS_INT,
         samples=unary_samples(low, high),
-        prepare=tensor_float(op_name, cpu, arg),
+        prepare=tensor_float(cpu),
         error_samples=float_errors(cpu),
         no_kernel=NoKernel("c", cpu),
     )

@@ -278,7 +278,7 @@ def _special_unary(name: str, kernel, vjp, *, half: bool = False, **kw):
         api=f"special.{name}",
         methods=False,
         dtypes=FLOATS_INT,
-        prepare=tensor_float(op_name, None if half else cpu),
+        prepare=tensor_float(None if half else cpu),
         error_samples=None if half else float_errors(cpu),
         no_kernel=NoKernel("c", cpu),
         **kw,

@@ -504,16 +504,21 @@ def _frac(xp, input):
     return input - xp.trunc(input)
 
 
+def _rounding_refusals(name: str) -> tuple[NoKernel, ...]:
+    """PyTorch has no bool kernel of floor/ceil/trunc and refuses complex inputs."""
+    return (
+        NoKernel("b", f"{name}_vml_cpu"),
+        NoKernel("c", error=(NotImplementedError, f"{name} is not supported for complex inputs")),
+    )
+
+
 _ROUNDING = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT, "samples": _rounding_samples}
 floor_p = unary(
     "floor",
     _rounding("floor"),
     _zeros,
     ELEMENTWISE,
-    no_kernel=(
-        NoKernel("b", "floor_vml_cpu"),
-        NoKernel("c", error=(NotImplementedError, "floor is not supported for complex inputs")),
-    ),
+    no_kernel=_rounding_refusals("floor"),
     **_ROUNDING,
 )
 ceil_p = unary(
@@ -521,10 +526,7 @@ ceil_p = unary(
     _rounding("ceil"),
     _zeros,
     ELEMENTWISE,
-    no_kernel=(
-        NoKernel("b", "ceil_vml_cpu"),
-        NoKernel("c", error=(NotImplementedError, "ceil is not supported for complex inputs")),
-    ),
+    no_kernel=_rounding_refusals("ceil"),
     **_ROUNDING,
 )
 trunc_p = unary(
@@ -535,10 +537,7 @@ trunc_p = unary(
     **_ROUNDING,
     methods=("trunc", "fix"),
     error_samples=lambda make: [_err(make, "trunc_vml_cpu")],
-    no_kernel=(
-        NoKernel("b", "trunc_vml_cpu"),
-        NoKernel("c", error=(NotImplementedError, "trunc is not supported for complex inputs")),
-    ),
+    no_kernel=_rounding_refusals("trunc"),
 )
 
 
