@@ -424,8 +424,13 @@ def _new_contiguous(out: Tensor, args: tuple, kwargs: dict) -> Tensor:
     return out
 
 
+def _conj(t):
+    return t.conj() if isinstance(t, Tensor) and t.is_complex() else t
+
+
 def _elementwise_jvp(op: Op) -> Callable:
-    """jvp = sum over inputs of vjp_i with the tangent of input i in place of ``g``."""
+    """jvp = sum over inputs of conj(vjp_i(conj(t_i))): the vjps are conjugate Wirtinger
+    formulas ``g * conj(f'(x))``, so this is ``t_i * f'(x)`` (real tensors: vjp_i(t_i))."""
     tangent = ("t",) if op.nin == 1 else tuple("t" + n for n in op.inputs)
     names = [*tangent]
     for args in op.vjp_args:
@@ -439,7 +444,7 @@ def _elementwise_jvp(op: Op) -> Callable:
         for k, (t, f, args) in zip(absent, terms):
             if op.nin > 1 and not hasattr(env[t], "shape"):
                 continue  # a Python number operand: its tangent is the number 0
-            term = f(**{n: env[t] if n == "g" else env[n] for n in args})
+            term = _conj(f(**{n: _conj(env[t]) if n == "g" else env[n] for n in args}))
             if op.nin > 1 and env["tangents"][k] is None:
                 term = zero_term(term)
             out = term if out is None else out + term

@@ -164,8 +164,6 @@ class Tensor:
             return self
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if requires_grad and self.dtype.is_complex:
-            raise NotImplementedError("numtorch does not support autograd of complex tensors yet")
         self._rg = bool(requires_grad)
         return self
 

@@ -261,6 +261,8 @@ def _fit(g, meta):
 
         g = sum_to_size(g, shape)
     if gdtype != dtype:
+        if gdtype.kind == "c" and dtype.kind != "c":
+            g = g.real  # a real input's gradient is the real part (PyTorch's handle_r_to_c)
         g = g.to(from_np(dtype))
     return g
 

@@ -142,11 +142,11 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
 
 def _like(t, primal):
     """A tangent in its primal's dtype (an op's formula may compute it wider, e.g. the
-    input's dtype under ``dtype=``) and layout; a complex tangent of a real primal is left
-    to fail."""
+    input's dtype under ``dtype=``) and layout; a complex tangent of a real primal is its
+    real part, as a real input's gradient is in reverse mode."""
     if isinstance(t, Tensor) and t.dtype != primal.dtype:
         if t.dtype.is_complex and not primal.dtype.is_complex:
-            return t
+            t = t.real
         t = t.to(primal.dtype)
     return laid_out_as(t, primal)
 

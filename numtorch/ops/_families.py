@@ -29,6 +29,12 @@ def _arr(a) -> bool:
     return isinstance(a, _nd) or hasattr(a, "__cuda_array_interface__")
 
 
+def cj(x):
+    """The complex conjugate of a tensor or a Python number (a real one is itself): the
+    factor conjugate Wirtinger formulas take of a derivative."""
+    return x.conj() if isinstance(x, Tensor) else x.conjugate()
+
+
 # ------------------------------------------------------------------ type promotion
 def _operand(a):
     return (dt.from_np(a.dtype), a.ndim) if _arr(a) or hasattr(a, "dtype") else a
@@ -421,6 +427,7 @@ __all__ = [
     "ELEMENTWISE",
     "FLOATS",
     "FLOATS_INT",
+    "cj",
     "FLOATS_INT_BOOL",
     "LINEAR",
     "Promotion",

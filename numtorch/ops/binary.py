@@ -9,6 +9,7 @@ derives the jvp from them.
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -31,6 +32,7 @@ from ._families import (
     binary,
     binary_samples,
     broadcast_first,
+    cj,
     elementwise_op,
     promote,
     promote_float,
@@ -92,7 +94,7 @@ def _sub(xp, a, b, *, alpha=1):
 add_p = binary(
     "add",
     _add,
-    (lambda g: g, lambda g, alpha: g if alpha == 1 else g * alpha),
+    (lambda g: g, lambda g, alpha: g if alpha == 1 else g * cj(alpha)),
     LINEAR,
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
@@ -109,7 +111,7 @@ def _sub_errors(make):
 sub_p = binary(
     "sub",
     _sub,
-    (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -alpha),
+    (lambda g: g, lambda g, alpha: -g if alpha == 1 else g * -cj(alpha)),
     LINEAR,
     error_samples=_sub_errors,
     prepare=_prep_sub,
@@ -130,7 +132,7 @@ def _term(tangent, term):
 mul_p = binary(
     "mul",
     outer_product,  # a * b; a stack of outer products through a BLAS matmul
-    (lambda g, b: g * b, lambda g, a: g * a),
+    (lambda g, b: g * cj(b), lambda g, a: g * cj(a)),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
     methods=("mul", "multiply"),
     number_edges=True,
@@ -156,7 +158,7 @@ def _rsub_samples(make):
 rsub_p = binary(
     "rsub",
     _rsub,
-    (lambda g, alpha: -g if alpha == 1 else g * -alpha, lambda g: g),
+    (lambda g, alpha: -g if alpha == 1 else g * -cj(alpha), lambda g: g),
     LINEAR,
     prepare=_prep_sub,
     error_samples=_sub_errors,
@@ -232,12 +234,12 @@ def _bool_errors(kernel_name: str):
 
 
 def _div_dinput(g, other, rounding_mode):
-    return g / other if rounding_mode is None else g * 0
+    return g / cj(other) if rounding_mode is None else g * 0
 
 
 # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
 def _div_dother(g, input, other, rounding_mode):
-    return -g * (input / other / other) if rounding_mode is None else g * 0
+    return -g * cj(input / other / other) if rounding_mode is None else g * 0
 
 
 # not ELEMENTWISE: see mul
@@ -316,21 +318,30 @@ def _log(x):
     """log of a tensor or a Python number (for a scalar base)."""
     if isinstance(x, Tensor):
         return x.log()
+    if isinstance(x, complex):
+        return cmath.log(x) if x else complex(-math.inf, 0)
     return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
 
 
 def _pow_dbase(g, input, exponent):
     if not isinstance(exponent, Tensor):
-        return g * 0 if exponent == 0 else g * (exponent * input ** (exponent - 1))
-    return g * where(exponent == 0, 0, exponent * input ** (exponent - 1))
+        return g * 0 if exponent == 0 else g * cj(exponent * input ** (exponent - 1))
+    return g * where(exponent == 0, 0, exponent * input ** (exponent - 1)).conj()
+
+
+def _nonnegative(exponent):
+    """exponent >= 0; a complex exponent: real and >= 0."""
+    if isinstance(exponent, Tensor) and exponent.is_complex():
+        return (exponent.imag == 0) & (exponent.real >= 0)
+    return exponent >= 0
 
 
 def _pow_dexp(g, input, exponent, result):
     if isinstance(input, Tensor):
-        return g * where((input == 0) & (exponent >= 0), 0, result * input.log())
+        return g * where((input == 0) & _nonnegative(exponent), 0, result * input.log()).conj()
     if input == 0:
-        return g * where(exponent >= 0, 0, result * -math.inf)
-    return g * result * _log(input)
+        return g * where(_nonnegative(exponent), 0, result * -math.inf)
+    return g * (result * _log(input)).conj()
 
 
 def _pow_samples(make):
@@ -802,8 +813,8 @@ logaddexp_p = binary(
     "logaddexp",
     _logaddexp,
     (
-        lambda g, input, other: g / (1 + _diff(other, input, g).exp()),
-        lambda g, input, other: g / (1 + _diff(input, other, g).exp()),
+        lambda g, input, other: g / (1 + _diff(other, input, g).exp()).conj(),
+        lambda g, input, other: g / (1 + _diff(input, other, g).exp()).conj(),
     ),
     ELEMENTWISE,
     scalars=(),
@@ -888,9 +899,9 @@ lerp_p = elementwise_op(
     "lerp",
     _lerp,
     (
-        lambda g, weight: g * (1 - weight),
-        lambda g, weight: g * weight,
-        lambda g, input, end: g * (end - input),
+        lambda g, weight: g * cj(1 - weight),
+        lambda g, weight: g * cj(weight),
+        lambda g, input, end: g * (end - input).conj(),
     ),
     ELEMENTWISE,
     prepare=_prep_lerp,
@@ -947,8 +958,8 @@ addcmul_p = elementwise_op(
     _addcmul,
     (
         lambda g: g,
-        lambda g, tensor2, value: g * tensor2 * value,
-        lambda g, tensor1, value: g * tensor1 * value,
+        lambda g, tensor2, value: g * cj(tensor2 * value),
+        lambda g, tensor1, value: g * cj(tensor1 * value),
     ),
     ELEMENTWISE,
     samples=_addc_samples(False),
@@ -970,8 +981,8 @@ addcdiv_p = elementwise_op(
     _addcdiv,
     (
         lambda g: g,
-        lambda g, tensor2, value: g * value / tensor2,
-        lambda g, tensor1, tensor2, value: -g * value * tensor1 / (tensor2 * tensor2),
+        lambda g, tensor2, value: g * cj(value / tensor2),
+        lambda g, tensor1, tensor2, value: -g * cj(value * tensor1 / (tensor2 * tensor2)),
     ),
     ELEMENTWISE,
     samples=_addc_samples(True),

@@ -140,19 +140,19 @@ tensor_unfold = tensor_unfold_p.fn
 
 
 # ------------------------------------------------------------------ real and imaginary parts
-# Views of a complex tensor's parts (NumPy's real/imag are views). Complex tensors do not
-# require grad in numtorch, so the views have no vjp.
+# Views of a complex tensor's parts (NumPy's real/imag are views). The gradient of a complex
+# input is d/dRe + i d/dIm: g for the real part, g * 1j for the imaginary part.
 view_real_p, view_imag_p = (
     view_op(
         f"view_{part}",
         lambda xp, input, part=part: getattr(xp, part)(input),
-        None,
+        vjp,
         methods=False,
         node_name=f"{part.title()}Backward0",
         batch_rule=elementwise(),
         samples=None,
     )
-    for part in ("real", "imag")
+    for part, vjp in (("real", lambda g: g), ("imag", lambda g: g * 1j))
 )
 view_real = view_real_p.fn
 view_imag = view_imag_p.fn

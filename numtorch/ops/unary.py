@@ -168,7 +168,7 @@ neg_p = unary(
 abs_p = unary(
     "abs",
     _abs,
-    lambda g, input: g * input.sign(),
+    lambda g, input: g * input.sgn(),
     ELEMENTWISE,
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT,
@@ -192,11 +192,30 @@ sign_p = unary(
         ),
     ),
 )
+
+
+def _sgn_vjp(g, input, result):
+    """0 for real input; for complex z, (g - s Re(conj(g) s)) / |z| with s = z / |z|
+    (0 at z = 0)."""
+    if not input.is_complex():
+        return zeros_like(g)
+    r = input.abs()
+    return where(r == 0, 0, (g - result * (g.conj() * result).real) / where(r == 0, 1, r))
+
+
+def _sgn_jvp(t, input, result):
+    """0 for real input; for complex z, (t - s Re(conj(s) t)) / |z| (0 at z = 0)."""
+    if not input.is_complex():
+        return zeros_like(t)
+    r = input.abs()
+    return where(r == 0, 0, (t - result * (result.conj() * t).real) / where(r == 0, 1, r))
+
+
 sgn_p = unary(
     "sgn",
     _sign,
-    _zeros,
-    ELEMENTWISE,
+    _sgn_vjp,
+    _sgn_jvp,
     **_SIGN,
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )
@@ -225,7 +244,7 @@ relu = relu_p.fn
 square_p = unary(
     "square",
     _square,
-    lambda g, input: g * 2 * input,
+    lambda g, input: g * 2 * input.conj(),
     ELEMENTWISE,
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT_BOOL,
@@ -237,7 +256,7 @@ _LOG = {"dtypes": FLOATS_INT, "low": 0.1, "high": 3.0, "ieee": True}
 exp_p = unary(
     "exp",
     _ufunc("exp"),
-    lambda g, result: g * result,
+    lambda g, result: g * result.conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
     ieee=True,
@@ -245,7 +264,7 @@ exp_p = unary(
 exp2_p = unary(
     "exp2",
     _ufunc("exp2"),
-    lambda g, result: g * result * _LN2,
+    lambda g, result: g * result.conj() * _LN2,
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
     ieee=True,
@@ -253,36 +272,42 @@ exp2_p = unary(
 expm1_p = unary(
     "expm1",
     _ufunc("expm1"),
-    lambda g, result: g * (result + 1),
+    lambda g, result: g * (result.conj() + 1),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     ieee=True,
 )
-log_p = unary("log", _ufunc("log"), lambda g, input: g / input, ELEMENTWISE, **_LOG)
-log2_p = unary("log2", _ufunc("log2"), lambda g, input: g / (input * _LN2), ELEMENTWISE, **_LOG)
-log10_p = unary("log10", _ufunc("log10"), lambda g, input: g / (input * _LN10), ELEMENTWISE, **_LOG)
+log_p = unary("log", _ufunc("log"), lambda g, input: g / input.conj(), ELEMENTWISE, **_LOG)
+log2_p = unary(
+    "log2", _ufunc("log2"), lambda g, input: g / (input.conj() * _LN2), ELEMENTWISE, **_LOG
+)
+log10_p = unary(
+    "log10", _ufunc("log10"), lambda g, input: g / (input.conj() * _LN10), ELEMENTWISE, **_LOG
+)
 log1p_p = unary(
     "log1p",
     _ufunc("log1p"),
-    lambda g, input: g / (input + 1),
+    lambda g, input: g / (input.conj() + 1),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     low=-0.9,
     high=3.0,
     ieee=True,
 )
-sqrt_p = unary("sqrt", _ufunc("sqrt"), lambda g, result: g / (result * 2), ELEMENTWISE, **_LOG)
+sqrt_p = unary(
+    "sqrt", _ufunc("sqrt"), lambda g, result: g / (result.conj() * 2), ELEMENTWISE, **_LOG
+)
 rsqrt_p = unary(
     "rsqrt",
     lambda xp, input: xp.reciprocal(xp.sqrt(input)),
-    lambda g, result: g * result * result * result * -0.5,
+    lambda g, result: g * (result * result * result).conj() * -0.5,
     ELEMENTWISE,
     **_LOG,
 )
 reciprocal_p = unary(
     "reciprocal",
     _ufunc("reciprocal"),
-    lambda g, result: -g * (result * result),
+    lambda g, result: -g * (result * result).conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     exclude_zero=True,
@@ -293,15 +318,15 @@ reciprocal = reciprocal_p.fn
 # ------------------------------------------------------------------ trigonometric and hyperbolic
 _UNIT = {"dtypes": FLOATS_INT, "low": -0.9, "high": 0.9, "ieee": True}
 sin_p = unary(
-    "sin", _ufunc("sin"), lambda g, input: g * input.cos(), ELEMENTWISE, dtypes=FLOATS_INT
+    "sin", _ufunc("sin"), lambda g, input: g * input.cos().conj(), ELEMENTWISE, dtypes=FLOATS_INT
 )
 cos_p = unary(
-    "cos", _ufunc("cos"), lambda g, input: -g * input.sin(), ELEMENTWISE, dtypes=FLOATS_INT
+    "cos", _ufunc("cos"), lambda g, input: -g * input.sin().conj(), ELEMENTWISE, dtypes=FLOATS_INT
 )
 tan_p = unary(
     "tan",
     _ufunc("tan"),
-    lambda g, result: g * (result * result + 1),
+    lambda g, result: g * (result * result + 1).conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     low=-1.2,
@@ -310,7 +335,7 @@ tan_p = unary(
 asin_p = unary(
     "asin",
     _ufunc("arcsin"),
-    lambda g, input: g * (1 - input * input).rsqrt(),
+    lambda g, input: g * (1 - input * input).rsqrt().conj(),
     ELEMENTWISE,
     methods=("asin", "arcsin"),
     **_UNIT,
@@ -318,7 +343,7 @@ asin_p = unary(
 acos_p = unary(
     "acos",
     _ufunc("arccos"),
-    lambda g, input: -g * (1 - input * input).rsqrt(),
+    lambda g, input: -g * (1 - input * input).rsqrt().conj(),
     ELEMENTWISE,
     methods=("acos", "arccos"),
     **_UNIT,
@@ -326,7 +351,7 @@ acos_p = unary(
 atan_p = unary(
     "atan",
     _ufunc("arctan"),
-    lambda g, input: g / (input * input + 1),
+    lambda g, input: g / (input * input + 1).conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     methods=("atan", "arctan"),
@@ -334,7 +359,7 @@ atan_p = unary(
 sinh_p = unary(
     "sinh",
     _ufunc("sinh"),
-    lambda g, input: g * input.cosh(),
+    lambda g, input: g * input.cosh().conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     ieee=True,
@@ -342,7 +367,7 @@ sinh_p = unary(
 cosh_p = unary(
     "cosh",
     _ufunc("cosh"),
-    lambda g, input: g * input.sinh(),
+    lambda g, input: g * input.sinh().conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     ieee=True,
@@ -350,7 +375,7 @@ cosh_p = unary(
 tanh_p = unary(
     "tanh",
     _ufunc("tanh"),
-    lambda g, result: g * (1 - result * result),
+    lambda g, result: g * (1 - result * result).conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
 )
@@ -358,7 +383,7 @@ tanh = tanh_p.fn
 asinh_p = unary(
     "asinh",
     _ufunc("arcsinh"),
-    lambda g, input: g * (input * input + 1).rsqrt(),
+    lambda g, input: g * (input * input + 1).rsqrt().conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     methods=("asinh", "arcsinh"),
@@ -366,7 +391,7 @@ asinh_p = unary(
 acosh_p = unary(
     "acosh",
     _ufunc("arccosh"),
-    lambda g, input: g * (input * input - 1).rsqrt(),
+    lambda g, input: g * (input * input - 1).rsqrt().conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     low=1.1,
@@ -377,7 +402,7 @@ acosh_p = unary(
 atanh_p = unary(
     "atanh",
     _ufunc("arctanh"),
-    lambda g, input: g / (1 - input * input),
+    lambda g, input: g / (1 - input * input).conj(),
     ELEMENTWISE,
     methods=("atanh", "arctanh"),
     **_UNIT,
@@ -435,7 +460,7 @@ def _sigmoid(xp, input):
 sigmoid_p = unary(
     "sigmoid",
     _sigmoid,
-    lambda g, result: g * result * (1 - result),
+    lambda g, result: g * (result * (1 - result)).conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
 )

@@ -13,7 +13,7 @@ from ..._core.op import NoKernel, defop, named
 from ..._core.policy import COMMON, InplacePolicy
 from ...testing.samples import S
 from .._batching import rule_generator
-from .._families import promote
+from .._families import cj, promote
 from ._common import _check_dtypes, _same_dtype, _tname
 from .products import (
     _addmv_message,
@@ -141,9 +141,9 @@ def _addprod(
         name,
         kernel,
         vjp=(
-            lambda g, beta: g * beta if beta != 1 else g,
-            _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * alpha, ("g", m2n, "alpha")),
-            _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * alpha, ("g", m1n, "alpha")),
+            lambda g, beta: g * cj(beta) if beta != 1 else g,
+            _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * cj(alpha), ("g", m2n, "alpha")),
+            _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * cj(alpha), ("g", m1n, "alpha")),
         ),
         jvp=_named(jvp, ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha")),
         prepare=prepare or _same_dtype(message),
@@ -176,8 +176,8 @@ addmm_p = _addprod(
     ("mat1", "mat2"),
     _mm,
     mm,
-    lambda g, m2: mm(g, m2.mT),
-    lambda g, m1: mm(m1.mT, g),
+    lambda g, m2: mm(g, m2.mH),
+    lambda g, m1: mm(m1.mH, g),
     lambda m1, m2, t1, t2: mm(t1, m2) + mm(m1, t2),
     _addmm_samples,
     _addmm_message,
@@ -200,8 +200,8 @@ addmv_p = _addprod(
     ("mat", "vec"),
     _mv_kernel,
     mv,
-    lambda g, m2: g.unsqueeze(-1) * m2,
-    lambda g, m1: mv(m1.mT, g),
+    lambda g, m2: g.unsqueeze(-1) * m2.conj(),
+    lambda g, m1: mv(m1.mH, g),
     lambda m1, m2, t1, t2: mv(t1, m2) + mv(m1, t2),
     _addmv_samples,
     _addmv_message,
@@ -223,8 +223,8 @@ baddbmm_p = _addprod(
     ("batch1", "batch2"),
     _bmm,
     bmm,
-    lambda g, m2: bmm(g, m2.mT),
-    lambda g, m1: bmm(m1.mT, g),
+    lambda g, m2: bmm(g, m2.mH),
+    lambda g, m1: bmm(m1.mH, g),
     lambda m1, m2, t1, t2: bmm(t1, m2) + bmm(m1, t2),
     _baddbmm_samples,
     _baddbmm_message,
@@ -262,8 +262,8 @@ addbmm_p = _addprod(
     ("batch1", "batch2"),
     _sum_bmm,
     lambda m1, m2: bmm(m1, m2).sum(0),
-    lambda g, m2: g @ m2.mT,
-    lambda g, m1: m1.mT @ g,
+    lambda g, m2: g @ m2.mH,
+    lambda g, m1: m1.mH @ g,
     lambda m1, m2, t1, t2: (bmm(t1, m2) + bmm(m1, t2)).sum(0),
     _addbmm_samples,
     _addmm_message,
@@ -328,8 +328,8 @@ addr_p = _addprod(
     ("vec1", "vec2"),
     _addr_outer,
     outer,
-    lambda g, v2: mv(g, v2),
-    lambda g, v1: mv(g.mT, v1),
+    lambda g, v2: mv(g, v2.conj()),
+    lambda g, v1: mv(g.mT, v1.conj()),
     lambda v1, v2, t1, t2: outer(t1, v2) + outer(v1, t2),
     _addr_samples,
     None,

@@ -215,8 +215,8 @@ def svd_legacy(input, some: bool = True, compute_uv: bool = True, *, out=None):
     """torch.svd: (U, S, V) with V (not Vh); zero-filled U and V when compute_uv=False."""
     U, S_, Vh = linalg_svd(input, not some)
     if not compute_uv:
-        return svd_rt((zeros_like(U), S_, zeros_like(Vh).mT))
-    return _tuple_out(svd_rt((U, S_, Vh.mT)), out)
+        return svd_rt((zeros_like(U), S_, zeros_like(Vh).mH))
+    return _tuple_out(svd_rt((U, S_, Vh.mH)), out)
 
 
 def qr_legacy(input, some: bool = True, *, out=None):
@@ -297,9 +297,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
 
 def cholesky_solve(B, L, upper: bool = False, *, out=None):
     """Solve A X = B given the Cholesky factor of A (lower, or upper with ``upper``)."""
-    Lo = L.mT if upper else L
+    Lo = L.mH if upper else L
     Y = linalg_solve_triangular(Lo, B, upper=False)
-    res = linalg_solve_triangular(Lo.mT, Y, upper=True)
+    res = linalg_solve_triangular(Lo.mH, Y, upper=True)
     return res if out is None else _write(out, res)
 
 

@@ -147,7 +147,7 @@ def _einsum_vjp(g, operands, equation):
                 extra.append((c, ones(x.shape[t.index(c)], dtype=g.dtype, device=g.device)))
                 avail.add(c)
         parts = [out] + [tt for tt, _ in others] + [e for e, _ in extra]
-        ops = [g] + [o if o.dtype == g.dtype else o.to(g.dtype) for _, o in others]
+        ops = [g] + [(o if o.dtype == g.dtype else o.to(g.dtype)).conj() for _, o in others]
         ops += [e for _, e in extra]
         eq = ",".join(parts) + "->" + "".join(target)
         grads.append(_einsum(ops, eq))

@@ -69,8 +69,8 @@ linalg_cross_p = defop(
     "linalg_cross",
     _cross,
     vjp=(
-        lambda g, other, dim: linalg_cross(other, g, dim=dim),
-        lambda g, input, dim: linalg_cross(g, input, dim=dim),
+        lambda g, other, dim: linalg_cross(other.conj(), g, dim=dim),
+        lambda g, input, dim: linalg_cross(g, input.conj(), dim=dim),
     ),
     jvp=_linalg_cross_jvp,
     prepare=_same_dtype(_scalar_type),

@@ -47,7 +47,7 @@ def _qr_rule(vmap, args, bdims, attrs):
 
 def _copyltu(M):
     low = M * _tri(M.shape[-1], M, -1)
-    return low + low.mT + M * _eye(M.shape[-1], M)
+    return low + low.mH + M * _eye(M.shape[-1], M)
 
 
 def _qr_check(mode, m, n):
@@ -64,16 +64,16 @@ def _qr_check(mode, m, n):
 
 def _qr_tall_vjp(gQ, gR, Q, R):
     """A = QR with m >= n: gA = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^{-T}."""
-    M = R @ gR.mT - gQ.mT @ Q
+    M = R @ gR.mH - gQ.mH @ Q
     b = gQ + Q @ _copyltu(M)
-    return linalg_solve_triangular(R.mT, b, upper=False, left=False)
+    return linalg_solve_triangular(R.mH, b, upper=False, left=False)
 
 
 def _qr_tall_jvp(tA, Q, R):
     dAR = linalg_solve_triangular(R, tA, upper=True, left=False)
-    X = Q.mT @ dAR
+    X = Q.mH @ dAR
     low = X * _tri(X.shape[-1], X, -1)
-    upper_part = X - (low - low.mT)
+    upper_part = X - (low - low.mH)
     return dAR - Q @ upper_part, upper_part @ R
 
 
@@ -90,7 +90,7 @@ def _qr_vjp(g, A, result, mode):
         return _qr_tall_vjp(gQ, gR, Q, R)
     # A = [X Y], X = Q R1 square, R2 = Q^T Y.
     (_, Y), (R1, _), (gR1, gR2) = _split_wide(A, m, n), _split_wide(R, m, n), _split_wide(gR, m, n)
-    gX = _qr_tall_vjp(gQ + Y @ gR2.mT, gR1, Q, R1)
+    gX = _qr_tall_vjp(gQ + Y @ gR2.mH, gR1, Q, R1)
     return cat([gX, Q @ gR2], -1)
 
 
@@ -102,7 +102,7 @@ def _qr_jvp(t, A, result, mode):
         return _qr_tall_jvp(t, Q, R)
     (_, Y), (R1, _), (tX, tY) = _split_wide(A, m, n), _split_wide(R, m, n), _split_wide(t, m, n)
     dQ, dR1 = _qr_tall_jvp(tX, Q, R1)
-    return dQ, cat([dR1, dQ.mT @ Y + Q.mT @ tY], -1)
+    return dQ, cat([dR1, dQ.mH @ Y + Q.mH @ tY], -1)
 
 
 def _linalg_qr_samples(make):
@@ -164,14 +164,14 @@ def _times_gap(F, P):
 def _eigh_vjp(g, result):
     gL, gV = g
     L, V = result
-    inner = _times_gap(_gap_inverse(L), V.mT @ gV) + gL.unsqueeze(-1) * _eye(L.shape[-1], L)
-    gA = V @ inner @ V.mT
-    return (gA + gA.mT) * 0.5
+    inner = _times_gap(_gap_inverse(L), V.mH @ gV) + gL.unsqueeze(-1) * _eye(L.shape[-1], L)
+    gA = V @ inner @ V.mH
+    return (gA + gA.mH) * 0.5
 
 
 def _eigh_jvp(t, result):
     L, V = result
-    P = V.mT @ t @ V
+    P = V.mH @ t @ V
     eye = _eye(L.shape[-1], L)
     return (P * eye).sum(-1), V @ _times_gap(_gap_inverse(L), P)
 
@@ -220,12 +220,12 @@ def _eigvalsh_kernel(xp, A, UPLO="L"):
 
 def _eigvalsh_vjp(g, A, UPLO):
     V = linalg_eigh(A, UPLO)[1]
-    return (V * g.unsqueeze(-2)) @ V.mT
+    return (V * g.unsqueeze(-2)) @ V.mH
 
 
 def _eigvalsh_jvp(t, A, UPLO):
     V = linalg_eigh(A, UPLO)[1]
-    return ((V.mT @ t) * V.mT).sum(-1)
+    return ((V.mH @ t) * V.mT).sum(-1)
 
 
 def _linalg_eigvalsh_samples(make):
@@ -294,19 +294,21 @@ def _svd_vjp(g, result):
     if Vh.shape[-2] != k:
         Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
     F = _svd_gap(s)
-    UtgU = U.mT @ gU
-    VtgV = Vh @ gVh.mT
+    UtgU = U.mH @ gU
+    VtgV = Vh @ gVh.mH
     sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
     inner = (
-        _times_gap(F, UtgU - UtgU.mT) * sr
+        _times_gap(F, UtgU - UtgU.mH) * sr
         + gS.unsqueeze(-1) * _eye(k, s)
-        + sc * _times_gap(F, VtgV - VtgV.mT)
+        + sc * _times_gap(F, VtgV - VtgV.mH)
     )
+    if UtgU.is_complex():  # the phase of each singular pair: i Im(diag(U^H gU)) / s
+        inner = inner + (UtgU.diagonal(0, -2, -1).imag / s * 1j).diag_embed()
     gA = U @ inner @ Vh
     if m > k:
         gA = gA + ((gU - U @ UtgU) / sr) @ Vh
     if n > k:
-        gA = gA + (U / sr) @ (gVh - VtgV.mT @ Vh)
+        gA = gA + (U / sr) @ (gVh - VtgV.mH @ Vh)
     return gA
 
 
@@ -317,18 +319,18 @@ def _svd_jvp(t, A, result, full_matrices):
         raise NotImplementedError(
             "numtorch: forward-mode linalg.svd needs full_matrices=False for non-square inputs"
         )
-    V = Vh.mT
-    dP = U.mT @ t @ V
+    V = Vh.mH
+    dP = U.mH @ t @ V
     F = _svd_gap(s)
     sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
     dS = (dP * _eye(k, s)).sum(-1)
-    dU = U @ _times_gap(F, dP * sr + sc * dP.mT)
-    dV = V @ _times_gap(F, sc * dP + dP.mT * sr)
+    dU = U @ _times_gap(F, dP * sr + sc * dP.mH)
+    dV = V @ _times_gap(F, sc * dP + dP.mH * sr)
     if m > k:
         dU = dU + (t @ V - U @ dP) / sr
     if n > k:
-        dV = dV + (t.mT @ U - V @ dP.mT) / sr
-    return dU, dS, dV.mT
+        dV = dV + (t.mH @ U - V @ dP.mH) / sr
+    return dU, dS, dV.mH
 
 
 def _linalg_svd_samples(make):
@@ -370,7 +372,7 @@ def _svdvals_vjp(g, A):
 
 def _svdvals_jvp(t, A):
     U, _, Vh = linalg_svd(A, False)
-    return ((U.mT @ t) * Vh).sum(-1)
+    return ((U.mH @ t) * Vh.conj()).sum(-1)
 
 
 linalg_svdvals_p = defop(

@@ -84,7 +84,7 @@ def _linalg_matrix_exp_samples(make):
 linalg_matrix_exp_p = defop(
     "linalg_matrix_exp",
     _expm,
-    vjp=lambda g, A: _block_exp(A.mT, g),
+    vjp=lambda g, A: _block_exp(A.mH, g),
     jvp=lambda t, A: _block_exp(A, t),
     prepare=_float_only("linalg.matrix_exp"),
     batch_rule=stacked("linalg.matrix_exp"),

@@ -94,26 +94,26 @@ def _column_major(m) -> bool:
 
 def _matmul_vjp_a(g, input, other):
     if input.dim() == 1 and other.dim() == 1:
-        return g * other
+        return g * other.conj()
     if other.dim() == 1:
-        return g.unsqueeze(-1) * other
+        return g.unsqueeze(-1) * other.conj()
     if input.dim() == 1:
-        return (other @ g.unsqueeze(-1)).squeeze(-1)
+        return (other.conj() @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(input):
-        return (other @ g.mT).mT
-    return g @ other.mT
+        return (other.conj() @ g.mT).mT
+    return g @ other.mH
 
 
 def _matmul_vjp_b(g, input, other):
     if input.dim() == 1 and other.dim() == 1:
-        return g * input
+        return g * input.conj()
     if input.dim() == 1:
-        return input.unsqueeze(-1) * g.unsqueeze(-2)
+        return input.conj().unsqueeze(-1) * g.unsqueeze(-2)
     if other.dim() == 1:
-        return (input.mT @ g.unsqueeze(-1)).squeeze(-1)
+        return (input.mH @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(other):
-        return (g.mT @ input).mT
-    return input.mT @ g
+        return (g.mT @ input.conj()).mT
+    return input.mH @ g
 
 
 def _matmul_samples(make):
@@ -301,7 +301,7 @@ def _bmm(xp, input, mat2):
 mm_p = defop(
     "mm",
     _mm,
-    vjp=(lambda g, mat2: mm(g, mat2.mT), lambda g, input: mm(input.mT, g)),
+    vjp=(lambda g, mat2: mm(g, mat2.mH), lambda g, input: mm(input.mH, g)),
     jvp=bilinear_jvp(lambda a, b: mm(a, b), "input", "mat2"),
     prepare=_same_dtype(_m1m2),
     no_kernel=_no_bool_product("addmm_impl_cpu_", _mm_check),
@@ -332,7 +332,7 @@ mm = mm_p.fn
 bmm_p = defop(
     "bmm",
     _bmm,
-    vjp=(lambda g, mat2: bmm(g, mat2.mT), lambda g, input: bmm(input.mT, g)),
+    vjp=(lambda g, mat2: bmm(g, mat2.mH), lambda g, input: bmm(input.mH, g)),
     jvp=bilinear_jvp(lambda a, b: bmm(a, b), "input", "mat2"),
     prepare=_same_dtype(_scalar_type),
     no_kernel=_no_bool_product("bmm", _bmm_check, inputs=(0,)),  # bmm looks at self's dtype
@@ -379,7 +379,7 @@ def _addmv_message(arr):
 mv_p = defop(
     "mv",
     _mv_kernel,
-    vjp=(lambda g, vec: g.unsqueeze(-1) * vec, lambda g, input: mv(input.mT, g)),
+    vjp=(lambda g, vec: g.unsqueeze(-1) * vec.conj(), lambda g, input: mv(input.mH, g)),
     jvp=bilinear_jvp(lambda a, b: mv(a, b), "input", "vec"),
     prepare=_same_dtype(_addmv_message),
     no_kernel=_no_bool_product("addmv_impl_cpu", _mv_check),
@@ -410,10 +410,19 @@ def _dot_check(sa: tuple, sb: tuple) -> None:
         )
 
 
-def _vec_dot(name):
+def _vec_dot(name, conjugates: bool):
+    """dot, or vdot (its first operand conjugated)."""
+
     def kernel(xp, input, other):
         _dot_check(input.shape, other.shape)
-        return xp.dot(input, other)
+        return xp.vdot(input, other) if conjugates else xp.dot(input, other)
+
+    if conjugates:
+        vjp = (lambda g, other: g.conj() * other, lambda g, input: g * input)
+        pairs = lambda a, b: (a.conj() * b).sum()  # noqa: E731
+    else:
+        vjp = (lambda g, other: g * other.conj(), lambda g, input: g * input.conj())
+        pairs = lambda a, b: (a * b).sum()  # noqa: E731
 
     def message(arr):
         # vdot's check is dot's, text included
@@ -443,11 +452,8 @@ def _vec_dot(name):
     return defop(
         name,
         kernel,
-        vjp=(
-            lambda g, other: g * other,
-            lambda g, input: g * input,
-        ),
-        jvp=bilinear_jvp(lambda a, b: (a * b).sum(), "input", "other"),
+        vjp=vjp,
+        jvp=bilinear_jvp(pairs, "input", "other"),
         prepare=_same_dtype(message),
         batch_rule=product(_dot_check),
         out=True,
@@ -463,8 +469,8 @@ def _vec_dot(name):
     )
 
 
-dot_p = _vec_dot("dot")
-vdot_p = _vec_dot("vdot")  # real tensors only: no conjugation
+dot_p = _vec_dot("dot", conjugates=False)
+vdot_p = _vec_dot("vdot", conjugates=True)
 
 
 def _outer(xp, input, vec2):
@@ -488,8 +494,8 @@ outer_p = defop(
     _outer,
     # the operands may differ in dtype (the result is promoted): the GEMV runs in g's
     vjp=(
-        lambda g, vec2: mv(g, vec2.to(g.dtype)),
-        lambda g, input: mv(g.mT, input.to(g.dtype)),
+        lambda g, vec2: mv(g, vec2.to(g.dtype).conj()),
+        lambda g, input: mv(g.mT, input.to(g.dtype).conj()),
     ),
     jvp=bilinear_jvp(lambda a, b: outer(a, b), "input", "vec2"),
     prepare=promote,

@@ -59,14 +59,14 @@ def _solve(xp, A, B, *, left=True):
 
 
 def _solve_vjp_B(g, A, left):
-    return linalg_solve(A.mT, g, left=left)
+    return linalg_solve(A.mH, g, left=left)
 
 
 def _solve_vjp_A(g, A, B, result, left):
-    gB = linalg_solve(A.mT, g, left=left)
+    gB = linalg_solve(A.mH, g, left=left)
     if _is_vector_rhs(A, B):
         return -gB.unsqueeze(-1) * result.unsqueeze(-2)
-    return -(gB @ result.mT) if left else -(result.mT @ gB)
+    return -(gB @ result.mH) if left else -(result.mH @ gB)
 
 
 def _solve_jvp(tA, tB, A, B, result, left):
@@ -166,7 +166,7 @@ def _linalg_inv_error_samples(make):
 linalg_inv_p = defop(
     "linalg_inv",
     _inv,
-    vjp=lambda g, result: -(result.mT @ g @ result.mT),
+    vjp=lambda g, result: -(result.mH @ g @ result.mH),
     layout=column_major,
     jvp=lambda t, result: -(result @ t @ result),
     prepare=_float_only("linalg.inv"),
@@ -230,7 +230,7 @@ def _linalg_det_samples(make):
 linalg_det_p = defop(
     "linalg_det",
     _det,
-    vjp=lambda g, A, result: _unsq2(g) * _cofactors(A, result),
+    vjp=lambda g, A, result: _unsq2(g) * _cofactors(A, result).conj(),
     jvp=lambda t, A, result: (_cofactors(A, result) * t).sum((-2, -1)),
     prepare=_float_only("linalg.det"),
     batch_rule=stacked("linalg.det"),
@@ -249,7 +249,19 @@ def _slogdet(xp, A):
 
 
 def _slogdet_jvp(t, A, result):
-    return (zeros_like(result[0]), _trace_of_solve(A, t))
+    tau = _trace_of_solve(A, t)
+    if not A.is_complex():
+        return (zeros_like(result[0]), tau)
+    return (result[0] * tau.imag * 1j, tau.real)
+
+
+def _slogdet_vjp(g, A, result):
+    """(sign, logabsdet) = (e^{i arg}, Re log det): the cotangent of log det is
+    g_logabsdet + i Im(conj(sign) g_sign) (real A: g_logabsdet)."""
+    w = g[1]
+    if A.is_complex():
+        w = w + (result[0].conj() * g[0]).imag * 1j
+    return _unsq2(w) * linalg_inv(A).mH
 
 
 def _linalg_slogdet_samples(make):
@@ -265,7 +277,7 @@ linalg_slogdet_p = defop(
     _slogdet,
     nout=2,
     ndiff=2,
-    vjp=lambda g, A: _unsq2(g[1]) * linalg_inv(A).mT,
+    vjp=_slogdet_vjp,
     jvp=_slogdet_jvp,
     prepare=_float_only("linalg.slogdet"),
     batch_rule=stacked("linalg.slogdet"),
@@ -289,7 +301,7 @@ def _logdet(xp, A):
 logdet_p = defop(
     "logdet",
     _logdet,
-    vjp=lambda g, A: _unsq2(g) * linalg_inv(A).mT,
+    vjp=lambda g, A: _unsq2(g) * linalg_inv(A).mH,
     jvp=lambda t, A: _trace_of_solve(A, t),
     prepare=_float_only("logdet"),
     batch_rule=stacked("logdet"),

@@ -61,12 +61,12 @@ def _tri_part(x, upper, unitriangular):
 
 
 def _solve_tri_vjp_B(g, A, upper, left, unitriangular):
-    return linalg_solve_triangular(A.mT, g, upper=not upper, left=left, unitriangular=unitriangular)
+    return linalg_solve_triangular(A.mH, g, upper=not upper, left=left, unitriangular=unitriangular)
 
 
 def _solve_tri_vjp_A(g, A, result, upper, left, unitriangular):
     gB = _solve_tri_vjp_B(g, A, upper, left, unitriangular)
-    gA = -(gB @ result.mT) if left else -(result.mT @ gB)
+    gA = -(gB @ result.mH) if left else -(result.mH @ gB)
     return _tri_part(gA, upper, unitriangular)
 
 
@@ -135,19 +135,19 @@ def _cholesky_kernel(xp, A, *, upper=False):
 
 
 def _cholesky_vjp(g, result, upper):
-    L, gL = (result.mT, g.mT) if upper else (result, g)
-    P = _phi(L.mT @ gL)
-    X = linalg_solve_triangular(L.mT, P, upper=True)
+    L, gL = (result.mH, g.mH) if upper else (result, g)
+    P = _phi(L.mH @ gL)
+    X = linalg_solve_triangular(L.mH, P, upper=True)
     S_ = linalg_solve_triangular(L, X, upper=False, left=False)
-    return (S_ + S_.mT) * 0.5
+    return (S_ + S_.mH) * 0.5
 
 
 def _cholesky_jvp(t, result, upper):
-    L = result.mT if upper else result
+    L = result.mH if upper else result
     X = linalg_solve_triangular(L, t, upper=False)
-    X = linalg_solve_triangular(L.mT, X, upper=True, left=False)
+    X = linalg_solve_triangular(L.mH, X, upper=True, left=False)
     tL = L @ _phi(X)
-    return tL.mT if upper else tL
+    return tL.mH if upper else tL
 
 
 def _linalg_cholesky_samples(make):
