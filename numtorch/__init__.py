@@ -84,7 +84,17 @@ from .ops.combine import (
 from .ops.comparison import allclose, equal, where
 from .ops.setops import unique, unique_consecutive
 from .ops.statistics import bincount, corrcoef, cov, histc, isin
-from .ops.unary import conj, positive
+from .ops.complex import (
+    conj,
+    is_conj,
+    is_neg,
+    polar,
+    resolve_conj,
+    resolve_neg,
+    view_as_complex,
+    view_as_real,
+)
+from .ops.unary import positive
 from .ops.binary import clamp, true_divide
 from .ops.shape import (
     atleast_1d,
@@ -295,8 +305,6 @@ negative = _unary.neg_p.fn
 rad2deg = _unary.rad2deg_p.fn
 reciprocal = _unary.reciprocal_p.fn
 relu = _unary.relu_p.fn
-resolve_conj = _unary._identity
-resolve_neg = _unary._identity
 round = _unary.round_p.fn
 rsqrt = _unary.rsqrt_p.fn
 sgn = _unary.sgn_p.fn
@@ -570,6 +578,8 @@ _softmax_backward_data = _ops.reduction._softmax_backward_data_p.fn
 _log_softmax_backward_data = _ops.reduction._log_softmax_backward_data_p.fn
 
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")
+
+complex = _ops.complex.complex_p.fn  # (shadows the builtin from here on)
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 from ._core.signature import numpy_keywords_in as _numpy_keywords_in

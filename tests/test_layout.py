@@ -158,6 +158,8 @@ def _each(reason: str, ids: str) -> dict:
 
 # "op:variant" patterns (fnmatch) whose layouts still differ from PyTorch's, with the reason.
 DIFFERS: dict[str, str] = {
+    "conj:stepped": "PyTorch's conj is a view keeping a stepped input's strides; numtorch's "
+    "is a new tensor (NumPy has no conjugate view)",
     **_each(
         "the oracle is Tensor.copy_, which returns self itself (a stepped view's strides); "
         "numtorch's functional copy returns a new tensor laid out as empty_like(self)",
@@ -442,6 +444,7 @@ ALIASES_DIFFER = {
     "copy": "the oracle is Tensor.copy_, which returns self",
     "einsum": "PyTorch's einsum returns views of its operands where it multiplies nothing",
     "conj_physical": "PyTorch's conj_physical of a real tensor returns the input itself",
+    "conj": "PyTorch's conj is a lazy view (the conjugate bit); numtorch's is a new tensor",
 }
 
 

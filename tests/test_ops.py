@@ -15,7 +15,7 @@ from opdb import (
     samples,
     set_path,
 )
-from twolibs import as_numpy, assert_close, op_tol, tensor_leaves, to_nt, to_torch
+from twolibs import as_numpy, assert_close, normal, op_tol, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 from numtorch.func._jvp import apply_jvp
@@ -53,10 +53,12 @@ def test_forward_matches_torch(op, dtype):
         assert_close(out, ref, **op_tol(dtype), where=f"{op.name} {s}")
 
 
+def _inexact(t) -> bool:
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
 def _float_outputs(out):
-    return [
-        o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point and o.requires_grad
-    ]
+    return [o for o in tensor_leaves(out, nt.Tensor) if _inexact(o) and o.requires_grad]
 
 
 def _grad_setup(op, s):
@@ -73,7 +75,7 @@ def _nt_grads(op, s, cotangent_seed=1):
     out = _nt_fn(op)(*args, **to_nt(s.kwargs))
     outs = _float_outputs(out)
     rng = np.random.default_rng(cotangent_seed)
-    vs = [nt.tensor(rng.standard_normal(o.shape)) for o in outs]
+    vs = [nt.tensor(normal(rng, o.shape, o.dtype)) for o in outs]
     return ins, outs, vs
 
 
@@ -93,8 +95,10 @@ def test_vjp_matches_torch_and_finite_differences(op):
         def f(args):
             with nt.no_grad():
                 out = _call(_nt_fn(op), type(s)(args, s.kwargs), to_nt)[1]
-            fo = [o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point]
-            return sum(float((as_numpy(o) * as_numpy(v)).sum()) for o, v in zip(fo, vs))
+            fo = [o for o in tensor_leaves(out, nt.Tensor) if _inexact(o)]
+            return sum(
+                float(np.real(np.conj(as_numpy(v)) * as_numpy(o)).sum()) for o, v in zip(fo, vs)
+            )
 
         eps = 1e-6
         for p, g in zip(paths, grads):
@@ -125,10 +129,10 @@ def test_vjp_matches_torch_and_finite_differences(op):
             )
 
 
-def _jvp_through_trace(op, s, tangents_np):
+def _jvp_through_trace(op, s, tangents_np, paths=None):
     """Forward mode by replaying the traced op calls with each op's jvp rule."""
     args = to_nt(s.args)
-    paths = _grad_setup(op, s)
+    paths = _grad_setup(op, s) if paths is None else paths
     with TraceInterpreter() as T:
         wargs = args
         for p in paths:
@@ -153,7 +157,7 @@ def _jvp_through_trace(op, s, tangents_np):
             rs = r if isinstance(r, (tuple, list)) else (r,)
             for o, t in zip(cout, rs):
                 tan[id(o)] = t
-    fo = [o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point]
+    fo = [o for o in tensor_leaves(out, nt.Tensor) if _inexact(o)]
     return fo, [tan.get(id(o)) for o in fo]
 
 
@@ -173,7 +177,7 @@ def test_jvp_matches_finite_differences(op):
             for p, t in zip(paths, tangents):
                 args = set_path(args, p, np.asarray(get_path(s.args, p) + sign * eps * t))
             out = _call(_nt_fn(op), type(s)(args, s.kwargs), to_nt)[1]
-            return [as_numpy(o) for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point]
+            return [as_numpy(o) for o in tensor_leaves(out, nt.Tensor) if _inexact(o)]
 
         hi, lo = shifted(1), shifted(-1)
         for o, t, up, down in zip(outs, tans, hi, lo):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 from opdb import ops_with_samples, resolve, samples
-from twolibs import as_numpy, tensor_leaves, to_nt, to_torch
+from twolibs import as_numpy, normal, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 
@@ -68,10 +68,12 @@ def _variants(op, dtype, n):
         yield group
 
 
-def _combos(k):
+def _combos(k, last: bool = True):
     """Every in_dims combination of k tensors (some batched) up to MAX_COMBOS; beyond, the
     all-0, all--1 and one-unbatched ones plus a seeded draw of the rest (drawn, not listed:
-    3**k grows fast)."""
+    3**k grows fast). ``last``: whether a batch dim may be last (see OpTestFlags)."""
+    if not last:
+        return [c for c in itertools.product((0, None), repeat=k) if c != (None,) * k]
     if 3**k - 1 <= MAX_COMBOS:
         return [c for c in itertools.product((0, -1, None), repeat=k) if c != (None,) * k]
     keep = [(0,) * k, (-1,) * k] + [
@@ -147,7 +149,7 @@ def test_vmap_matches_loop_and_torch(op, no_fallback):
             fn = _fn(op, kwargs)
             paths = _paths(group[0].args)
             fixed = _fixed(op, paths)
-            for dims in _combos(len(paths)):
+            for dims in _combos(len(paths), op.test.vmap_last):
                 args, in_dims = _build(group, paths, dims, to_nt)
                 what = f"{op.name} B={B} in_dims={in_dims} {group[0]}"
                 if any(dims[k] is not None for k in fixed):
@@ -267,7 +269,7 @@ def test_vmap_over_backward_matches_loop(op, no_fallback):
         ins = [
             _get(args, p).requires_grad_(True)
             for p in _paths(s.args)
-            if _get(s.args, p).dtype.kind == "f" and (op.grad_args is None or p[0] in op.grad_args)
+            if _get(s.args, p).dtype.kind in "fc" and (op.grad_args is None or p[0] in op.grad_args)
         ]
         if not ins:
             continue
@@ -275,7 +277,7 @@ def test_vmap_over_backward_matches_loop(op, no_fallback):
         outs = [o for o in tensor_leaves(out, nt.Tensor) if o.requires_grad]
         if not outs:
             continue
-        vs = [nt.tensor(rng.standard_normal((3, *o.shape))) for o in outs]
+        vs = [nt.tensor(normal(rng, (3, *o.shape), o.dtype)) for o in outs]
         got = nt.autograd.grad(
             outs, ins, vs, retain_graph=True, allow_unused=True, is_grads_batched=True
         )
@@ -316,10 +318,14 @@ def test_to_device_under_vmap_keeps_the_batch(no_fallback):
     np.testing.assert_array_equal(out.numpy(), np.arange(6.0).reshape(2, 3).T * 2)
 
 
+def _inexact(t) -> bool:
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
 def _differentiable(a) -> bool:
     if isinstance(a, (list, tuple)):
         return any(_differentiable(x) for x in a)
-    return isinstance(a, nt.Tensor) and a.dtype.is_floating_point
+    return isinstance(a, nt.Tensor) and _inexact(a)
 
 
 def _run_vjps(op, args, attrs, result, g):
@@ -370,12 +376,12 @@ def test_vjp_formulas_run_on_batched_primals(op, no_fallback):
         outs = [c[3] for c in calls]
         shapes = {tuple(tuple(o.shape) for o in tensor_leaves(out, nt.Tensor)) for out in outs}
         diff = tensor_leaves(outs[0], nt.Tensor)[: op.ndiff or 1]
-        if len(shapes) > 1 or not diff or not all(o.dtype.is_floating_point for o in diff):
+        if len(shapes) > 1 or not diff or not all(_inexact(o) for o in diff):
             continue  # data-dependent output shapes are not stackable
         rng = np.random.default_rng(3)
         gs = [
             tuple(
-                nt.tensor(rng.standard_normal(o.shape))
+                nt.tensor(normal(rng, o.shape, o.dtype))
                 for o in tensor_leaves(out, nt.Tensor)[: op.ndiff]
             )
             for out in outs

@@ -81,6 +81,18 @@ def arr(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
 
 
+def normal(rng, shape, dtype=None) -> np.ndarray:
+    """Standard normal values of ``shape``: complex ones (independent real and imaginary
+    parts) when ``dtype`` (either library's, or NumPy's) is complex."""
+    z = rng.standard_normal(shape)
+    if dtype is None:
+        return z
+    cplx = dtype.is_complex if hasattr(dtype, "is_complex") else np.dtype(dtype).kind == "c"
+    if cplx:
+        z = z + 1j * rng.standard_normal(shape)
+    return z
+
+
 def ints(*shape) -> np.ndarray:
     """1, 2, 3, ... as int64 data of a shape."""
     return np.arange(1, 1 + int(np.prod(shape)), dtype=np.int64).reshape(shape)

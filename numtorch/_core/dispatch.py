@@ -129,6 +129,8 @@ def link_view(t: Tensor, src: Tensor, op, attrs, multi: bool = False) -> None:
         t._base = root
         t._view = (root, chain + ((op, attrs),))
     t._view_ver = src._ver.v
+    if getattr(src, "_conj", False):  # a view of a conjugate keeps the conjugate bit
+        t._conj = True
     if not state.grad_enabled:
         t._creation = NO_GRAD_MODE
     elif multi:

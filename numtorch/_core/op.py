@@ -81,6 +81,7 @@ class OpTestFlags:
     no_gradgrad: bool = False  # torch's second derivative can't be compared (say why)
     vmap: str = "rule"  # "dynamic": a data-dependent output shape, which vmap refuses
     vmap_unbatched: tuple[int, ...] = ()  # argument positions vmap can't batch
+    vmap_last: bool = True  # False: a last batch dim is refused, as by PyTorch's rule
 
 
 @dataclass
@@ -116,6 +117,7 @@ class Op:
     view: bool = False
     pieces: Callable | None = None  # a multi-output view's single-output views
     overlapping_view: bool = False  # a view whose elements may share memory (expand)
+    complex_grad: bool = True  # False: PyTorch refuses autograd of a complex result
     prepare: Callable | None = None  # type promotion (after the no_kernel checks)
     no_kernel: tuple = ()  # the dtypes PyTorch has no kernel for (NoKernel)
     layout: Callable | None = None  # the result's strides as PyTorch's kernel lays them out
@@ -182,6 +184,7 @@ def defop(
     aten_dim_list: bool = False,
     value_shaped: bool | Callable = False,
     overlapping_view: bool = False,
+    complex_grad: bool = True,
 ) -> Op:
     """Declare an operator.
 
@@ -224,6 +227,8 @@ def defop(
     ``value_shaped``: the result's shape depends on input values (True, or a function of the
     call's ``(args, attrs)``); implied by ``test={"vmap": "dynamic"}``.
     ``overlapping_view``: a view whose elements may share memory (expand).
+    ``complex_grad=False``: a complex result may not require grad (PyTorch's error for
+    ops it has no complex derivative for).
     """
     params = list(inspect.signature(kernel).parameters.values())[1:]
     if nin is None:
@@ -261,6 +266,7 @@ def defop(
         view=view,
         pieces=pieces,
         overlapping_view=overlapping_view,
+        complex_grad=complex_grad,
         prepare=refusing_prepare(prepare, refusals, nin) if refusals else prepare,
         no_kernel=refusals,
         layout=None if view else layout,
@@ -448,8 +454,12 @@ def _elementwise_jvp(op: Op) -> Callable:
             if op.nin > 1 and env["tangents"][k] is None:
                 term = zero_term(term)
             out = term if out is None else out + term
+        if out.is_complex() and not env["result"].is_complex():
+            out = out.real  # a real function of complex inputs (abs): Re of the term
         return out
 
+    if "result" not in names:
+        names.append("result")
     return named(jvp, [*names, "tangents"] if op.nin > 1 else names)
 
 

@@ -48,6 +48,11 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     if op.nout == 1:
         m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
         if m[1].kind in "fc":
+            if m[1].kind == "c" and not op.complex_grad:
+                raise RuntimeError(
+                    f"{op.name} does not support automatic differentiation for outputs with "
+                    "complex dtype."
+                )
             outputs._grad_fn = node
             outputs._rg = True
         elif not op.conversion and _any_requires_grad(args):

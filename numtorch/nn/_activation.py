@@ -267,7 +267,14 @@ def _mish_grad(g, input):
 
 
 _SMOOTH = _act_samples(kinks=(), low=-4.0, high=4.0)
-_silu_p = _act("silu", _silu, _silu_grad, kernel_name="silu_cpu", samples=_SMOOTH)
+_silu_p = _act(
+    "silu",
+    _silu,
+    _silu_grad,
+    kernel_name="silu_cpu",
+    samples=_SMOOTH,
+    complex_grad=False,
+)
 _mish_p = _act(
     "mish",
     _mish,
@@ -372,6 +379,7 @@ _hardsigmoid_p = _act(
     lambda g, input: where((input > -3) & (input < 3), g / 6, 0),
     kernel_name="hardsigmoid_cpu",
     samples=_HARD,
+    no_kernel=NoKernel("c", "hardsigmoid_cpu"),
     # torch's float64 backward multiplies by 1/6 rounded to float32 (a 3e-8 relative error):
     # finite differences decide; tests/test_nn_activation.py compares the forward with torch.
     test={"no_oracle": True},

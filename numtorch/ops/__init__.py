@@ -9,6 +9,7 @@ from . import (
     binary,
     calculus,
     comparison,
+    complex,
     conversion,
     creation,
     float_parts,

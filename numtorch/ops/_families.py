@@ -128,6 +128,13 @@ def promote_integral(name: str) -> Callable:
 FLOATS = ("float32", "float64")
 FLOATS_INT = (*FLOATS, "int64")
 FLOATS_INT_BOOL = (*FLOATS_INT, "bool")
+COMPLEX = ("complex64", "complex128")
+
+
+def _as_tuple(x) -> tuple:
+    return () if x is None else x if isinstance(x, tuple) else (x,)
+
+
 UNARY_SHAPES = ((), (5,), (2, 3), (0, 3), (2, 1, 3))
 BINARY_SHAPES = (
     ((3,), (3,)),
@@ -226,6 +233,7 @@ def elementwise_op(
     test: dict | None = None,
     ieee: bool = False,
     numbers: str = "both",
+    complex: bool | None = None,
     **kw,
 ) -> Op:
     """An elementwise op of any number of broadcasting operands, with the family's defaults:
@@ -236,7 +244,9 @@ def elementwise_op(
     the tangent from the vjp formulas. ``ieee``: the kernel makes inf/nan from finite
     inputs, silently (``silent``). ``numbers``: which of two operands may be a Python
     number, as PyTorch's signatures say: "both", "other" (not the input) or "none" (tensors
-    only)."""
+    only). ``complex``: whether PyTorch computes complex operands (the generic tests then
+    run in complex dtypes too); default: for an op on floats that no ``no_kernel`` refuses
+    complex operands."""
     if ieee:
         kernel = silent(kernel)
     kw.setdefault("out", True)
@@ -245,6 +255,11 @@ def elementwise_op(
     methods = kw.setdefault("methods", True)
     if kw.get("inplace", True) is True:
         kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else methods
+    if complex is None:
+        refused = any("c" in k.kinds for k in _as_tuple(kw.get("no_kernel")))
+        complex = not refused and any(d.startswith("float") for d in dtypes)
+    if complex:
+        dtypes = (*dtypes, *COMPLEX)  # PyTorch has a complex kernel: test it
     op = defop(
         name,
         kernel,
@@ -426,14 +441,15 @@ def view_op(
 __all__ = [
     "ELEMENTWISE",
     "FLOATS",
+    "COMPLEX",
     "FLOATS_INT",
-    "cj",
     "FLOATS_INT_BOOL",
     "LINEAR",
     "Promotion",
     "binary",
     "binary_samples",
     "broadcast_first",
+    "cj",
     "compare",
     "comparison",
     "comparison_samples",

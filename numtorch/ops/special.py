@@ -46,7 +46,7 @@ def _sinc_grad(g, input):
     x = where(zero, 1.0, input)
     px = x * _PI
     d = ((px).cos() - px.sin() / px) / x
-    return g * where(zero, input * (-_PI * _PI / 3), d)
+    return g * where(zero, input * (-_PI * _PI / 3), d).conj()
 
 
 sinc_p = unary(

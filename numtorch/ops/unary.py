@@ -103,6 +103,8 @@ def _with_specials(make, shape):
     if make.is_float and a.size:
         flat = a.reshape(-1)
         vals = [np.nan, np.inf, -np.inf, -0.0]
+        if make.dtype.kind == "c":  # special in both parts
+            vals = [complex(v, v) for v in vals]
         idx = make.rng.permutation(flat.size)[: len(vals)]
         flat[idx] = vals[: len(idx)]
     return a
@@ -217,6 +219,7 @@ sgn_p = unary(
     _sgn_vjp,
     _sgn_jvp,
     **_SIGN,
+    complex=False,  # (the oracle, sign, refuses complex: see tests/test_complex_autograd.py)
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
 )
 
@@ -606,7 +609,7 @@ def _nan_to_num_samples(make):
     yield S((_with_specials(make, (2, 3)),), {"posinf": 2.0, "neginf": -3.0})
     a = make((2, 3))
     if make.is_float:
-        a[0, 1] = a[1, 2] = np.nan
+        a[0, 1] = a[1, 2] = complex(np.nan, np.nan) if make.dtype.kind == "c" else np.nan
     yield S((a,))
     yield S((_with_specials(make, (6,)), 1.5, 4.0, -4.0))
     yield S((np.asarray(make(())),))
@@ -628,6 +631,7 @@ nan_to_num_p = unary(
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT_BOOL,
     samples=_nan_to_num_samples,
+    complex_grad=False,
 )
 
 
@@ -666,11 +670,6 @@ conj_physical_p = unary(
 conj_physical = conj_physical_p.fn
 
 
-def conj(input):
-    """The complex conjugate: the input itself for real tensors."""
-    return conj_physical(input) if input.is_complex() else input
-
-
 @composite(
     samples=lambda make: [S((make((2, 3)),)), S((make(()),))],
     error_samples=lambda make: [
@@ -684,14 +683,6 @@ def positive(input):
     if input.dtype.name == "bool":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-def _identity(self):
-    return self
-
-
-def _false(self) -> bool:
-    return False
 
 
 # ------------------------------------------------------------------ predicates (bool outputs, no gradient)
@@ -755,16 +746,7 @@ def _inplace_function(name: str):
     return fn
 
 
-tensor_methods(
-    {
-        "conj": conj,
-        "positive": positive,
-        "resolve_conj": _identity,
-        "resolve_neg": _identity,
-        "is_conj": _false,
-        "is_neg": _false,
-    }
-)
+tensor_methods({"positive": positive})
 
 __all__ = [
     "abs_p",
@@ -777,7 +759,6 @@ __all__ = [
     "atanh_p",
     "bitwise_not_p",
     "ceil_p",
-    "conj",
     "conj_physical",
     "conj_physical_p",
     "cos_p",

@@ -39,7 +39,7 @@ class Maker:
             return a.astype(d)
         a = self.rng.uniform(low, high, size=shape)
         if d.kind == "c":
-            a = a + 1j * self.rng.uniform(low, high, size=shape)
+            a = np.asarray(a + 1j * self.rng.uniform(low, high, size=shape))
         if exclude_zero:
             a[np.abs(a) < 0.1] = 0.5
         return a.astype(d)
