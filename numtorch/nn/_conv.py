@@ -380,11 +380,11 @@ def _no_bool_conv(transposed: bool) -> NoKernel:
 
 
 def _conv_vjp_input(g, w, shape, geo):
-    return _conv_in(g, w, shape[2:], geo)
+    return _conv_in(g, w.conj(), shape[2:], geo)
 
 
 def _conv_vjp_weight(g, x, shape, geo):
-    return _conv_w(x, g, shape[2:], geo)
+    return _conv_w(x.conj(), g, shape[2:], geo)
 
 
 def _conv_jvp(tx, tw, x, w, geo):
@@ -410,11 +410,11 @@ convolution = convolution_p.fn
 
 
 def _input_grad_vjp_grad_output(g, w, shape, geo):
-    return _fit(_conv(g, w, geo), shape[2:])
+    return _fit(_conv(g, w.conj(), geo), shape[2:])
 
 
 def _input_grad_vjp_weight(g, go, shape, geo):
-    return _conv_w(g, go, shape[2:], geo)
+    return _conv_w(g, go.conj(), shape[2:], geo)
 
 
 def _input_grad_jvp(tgo, tw, go, w, size, geo):
@@ -440,11 +440,11 @@ convolution_input_grad = convolution_input_grad_p.fn
 
 
 def _weight_grad_vjp_grad_output(g, go, shape, geo):
-    return _conv_in(go, g, shape[2:], geo)
+    return _conv_in(go.conj(), g, shape[2:], geo)
 
 
 def _weight_grad_vjp_input(g, x, shape, geo):
-    return _fit(_conv(x, g, geo), shape[2:])
+    return _fit(_conv(x.conj(), g, geo), shape[2:])
 
 
 def _weight_grad_jvp(tx, tgo, x, go, size, geo):

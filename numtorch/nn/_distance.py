@@ -60,14 +60,14 @@ def _diff_weight(diff, result, p):
     """d result / d diff for the elementwise path (0 where the distance or, for p < 1, the
     coordinate difference is 0)."""
     if p == 1:
-        return diff.sign()
+        return diff.sgn()
     r = result.unsqueeze(-1)
     if p == math.inf:
-        return diff.sign() * (diff.abs() == r)
+        return diff.sgn() * (diff.abs() == r)
     rs, zero = _safe(r)
     dz = diff == 0
     ad = where(dz, 1.0, diff.abs())
-    w = diff.sign() * (ad / rs) ** (p - 1)
+    w = diff.sgn() * (ad / rs) ** (p - 1)
     return where(zero | dz, 0.0, w)
 
 

@@ -201,7 +201,8 @@ def reduction(
     """A dim/keepdim reduction ``kernel(xp, x, dim, keepdim, *extra)``.
 
     ``partial(x, r, dim, **extra)`` is d result / d x (``r`` the result with reduced
-    dims kept), so vjp = g * partial and jvp = sum(t * partial) over the reduced dims.
+    dims kept; for complex x, conjugate Wirtinger: conj(f') of a holomorphic f), so vjp =
+    g * partial and jvp = sum(t * conj(partial)) over the reduced dims.
     A partial that names its second parameter ``_r`` does not read the result, and the
     vjp does not save it (an in-place write into the result is then no error).
     """
@@ -250,10 +251,12 @@ def _partial_jvp(partial, t, x, result, dim, keepdim, extra):
     p = partial(x, r, dim, **extra)
     if type(p) is tuple:
         p, zero = p
-        return _sum_dims(where(zero, 0.0, t * p), dim, keepdim)
-    if p.dtype is dt.bool_:  # a selection (nansum's): the others' tangents, NaN or not, drop
+        out = _sum_dims(where(zero, 0.0, t * p.conj()), dim, keepdim)
+    elif p.dtype is dt.bool_:  # a selection (nansum's): the others' tangents, NaN or not, drop
         return _sum_dims(where(p, t, 0.0), dim, keepdim)
-    return _sum_dims(t * p, dim, keepdim)
+    else:
+        out = _sum_dims(t * p.conj(), dim, keepdim)
+    return out.real if out.is_complex() and not result.is_complex() else out
 
 
 def _sum_dims(p, dim, keepdim):

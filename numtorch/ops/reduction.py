@@ -216,7 +216,7 @@ def _prod_partial(x, r, dim):
     if x.dim() == 0 or (x.numel() if dim is None else x.shape[dim1(dim, x.dim())]) == 1:
         return ones_like(x)  # the product of nothing else (not inf / inf)
     if not _has_zero(x):
-        return r / x
+        return (r / x).conj()
     y, d = (x.reshape(-1), 0) if dim is None else (x, dim1(dim, x.dim()))
     n = y.shape[d]
     if n == 0:
@@ -224,7 +224,7 @@ def _prod_partial(x, r, dim):
     one = ones_like(y.narrow(d, 0, 1))
     before = cat([one, y.narrow(d, 0, n - 1)], d).cumprod(d)
     after = cat([y.narrow(d, 1, n - 1), one], d).flip(d).cumprod(d).flip(d)
-    return (before * after).reshape(x.shape)
+    return (before * after).reshape(x.shape).conj()
 
 
 def _prod_samples(make):
@@ -576,14 +576,14 @@ def _norm_partial(x, r, dim, ord):
     if ord == 0:
         return x * 0
     if ord == 1:
-        return x.sign()
+        return x.sgn()
     if ord in (math.inf, -math.inf):
         p = _ties_partial(x.abs(), r, dim)
-        return x.sign() * (p[0] if type(p) is tuple else p)  # (PyTorch's: no zero fill)
+        return x.sgn() * (p[0] if type(p) is tuple else p)  # (PyTorch's: no zero fill)
     safe = where(r == 0, 1.0, r)
     if ord == 2:
         return where(r == 0, 0.0, x / safe)
-    return where(r == 0, 0.0, x.sign() * (x.abs() / safe) ** (ord - 1))
+    return where(r == 0, 0.0, x.sgn() * (x.abs() / safe) ** (ord - 1))
 
 
 def _norm_jvp(t, x, result, dim, keepdim, ord=2):
@@ -639,7 +639,7 @@ def _logsumexp(xp, x, dim, keepdim=False):
 logsumexp_p = reduction(
     "logsumexp",
     _logsumexp,
-    lambda x, r, dim: (x - r).exp(),
+    lambda x, r, dim: (x - r).exp().conj(),
     prepare=to_float,
     samples=dim_samples(all_dims=False),
     error_samples=_err_dim(),

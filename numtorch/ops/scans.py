@@ -123,9 +123,10 @@ def _cumprod_others(x, d: int):
 def _cumprod_vjp(g, x, result, dim):
     """Through result / x without zeros; exact O(n^2) products of the others with zeros."""
     if not _has_zero(x):
-        return _revcumsum(g * result, dim) / x
+        return _revcumsum(g * result.conj(), dim) / x.conj()
     d = dim1(dim, x.dim())
-    return (_cumprod_others(x, d) * g.movedim(d, -1).unsqueeze(-2)).sum(-1).movedim(-1, d)
+    others = _cumprod_others(x, d).conj()
+    return (others * g.movedim(d, -1).unsqueeze(-2)).sum(-1).movedim(-1, d)
 
 
 def _cumprod_jvp(t, x, result, dim):

@@ -419,5 +419,5 @@ def vecdot(x, y, *, dim: int = -1, out=None):
             "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
             f"{x.dtype.scalar_name} and y of type {y.dtype.scalar_name} instead"
         )
-    res = (x * y).sum(dim)
+    res = (x.conj() * y).sum(dim)
     return res if out is None else _write(out, res)

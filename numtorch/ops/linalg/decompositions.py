@@ -46,8 +46,10 @@ def _qr_rule(vmap, args, bdims, attrs):
 
 
 def _copyltu(M):
+    """The Hermitian matrix with M's strict lower triangle and the real part of its
+    diagonal."""
     low = M * _tri(M.shape[-1], M, -1)
-    return low + low.mH + M * _eye(M.shape[-1], M)
+    return low + low.mH + (M * _eye(M.shape[-1], M)).real
 
 
 def _qr_check(mode, m, n):
@@ -73,7 +75,9 @@ def _qr_tall_jvp(tA, Q, R):
     dAR = linalg_solve_triangular(R, tA, upper=True, left=False)
     X = Q.mH @ dAR
     low = X * _tri(X.shape[-1], X, -1)
-    upper_part = X - (low - low.mH)
+    upper_part = X - (low - low.mH)  # dR R^-1: X less Q^H dQ, which is skew-Hermitian
+    if X.is_complex():  # (whose diagonal is imaginary: dR's is real, as R's)
+        upper_part = upper_part - (X * _eye(X.shape[-1], X)).imag * 1j
     return dAR - Q @ upper_part, upper_part @ R
 
 

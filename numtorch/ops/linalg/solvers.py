@@ -65,7 +65,7 @@ def _solve_vjp_B(g, A, left):
 def _solve_vjp_A(g, A, B, result, left):
     gB = linalg_solve(A.mH, g, left=left)
     if _is_vector_rhs(A, B):
-        return -gB.unsqueeze(-1) * result.unsqueeze(-2)
+        return -gB.unsqueeze(-1) * result.conj().unsqueeze(-2)
     return -(gB @ result.mH) if left else -(result.mH @ gB)
 
 

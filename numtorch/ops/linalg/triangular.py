@@ -135,11 +135,14 @@ def _cholesky_kernel(xp, A, *, upper=False):
 
 
 def _cholesky_vjp(g, result, upper):
+    """L^-H H L^-1, H = (T + tril(T, -1)^H) / 2 for T = tril(L^H gL) (PyTorch's form: the
+    diagonal keeps its imaginary part)."""
     L, gL = (result.mH, g.mH) if upper else (result, g)
-    P = _phi(L.mH @ gL)
-    X = linalg_solve_triangular(L.mH, P, upper=True)
-    S_ = linalg_solve_triangular(L, X, upper=False, left=False)
-    return (S_ + S_.mH) * 0.5
+    M = L.mH @ gL
+    n = M.shape[-1]
+    H = (M * _tri(n, M, 0) + (M * _tri(n, M, -1)).mH) * 0.5
+    X = linalg_solve_triangular(L.mH, H, upper=True)
+    return linalg_solve_triangular(L, X, upper=False, left=False)
 
 
 def _cholesky_jvp(t, result, upper):
