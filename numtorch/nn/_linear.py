@@ -7,6 +7,7 @@ import math
 
 from .._core.op import composite
 from .._core.tensor import Tensor
+from ..ops._families import COMPLEX, FLOATS
 from ..ops.linalg import addmm, einsum
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -86,7 +87,12 @@ def _linear_errors(make):
     yield E(S((make(()), make((4, 5)))), RuntimeError, "both arguments to linear need to be")
 
 
-@composite(api="nn.functional.linear", samples=_linear_samples, error_samples=_linear_errors)
+@composite(
+    api="nn.functional.linear",
+    samples=_linear_samples,
+    error_samples=_linear_errors,
+    test={"dtypes": (*FLOATS, *COMPLEX)},
+)
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias over the last dim of input (any leading dims)."""
     _check(input, weight, bias)

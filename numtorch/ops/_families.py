@@ -422,6 +422,8 @@ def view_op(
     """A view op: one tensor in, a result sharing its memory out. Linear (the tangent is
     the op applied to the tangent) and a Tensor method of its name unless ``methods``
     says otherwise; ``sizes`` methods take ``*size`` as well as a sequence."""
+    kw.setdefault("test", {})
+    kw["test"] = {"dtypes": (*FLOATS, *COMPLEX), **kw["test"]}  # views take any dtype
     return defop(
         name,
         kernel,

@@ -26,7 +26,7 @@ from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, front, materialize
-from ._families import FLOATS_INT, FLOATS_INT_BOOL, to_float
+from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, to_float
 from ._reduce_common import (
     _DIMS,
     _FLAT,
@@ -55,6 +55,11 @@ from .shape import cat
 _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops below
 
 
+def _wider(make):
+    """The double dtype of a sample's kind (a complex input's dtype= is complex)."""
+    return dt.complex128 if make.dtype.kind == "c" else dt.float64
+
+
 # ------------------------------------------------------------------ sum, mean, prod
 def _sum(xp, x, dim=None, keepdim=False, *, dtype=None):
     x, acc = _acc(xp, x, dtype)
@@ -68,7 +73,7 @@ def _sum_samples(make):
     yield S((make((2, 3, 4)), (0, 2)), {"keepdim": True})
     yield S((make((2, 3)), -1))
     yield S((make((0, 3)), 0))
-    yield S((make((2, 3)),), {"dtype": dt.float64})
+    yield S((make((2, 3)),), {"dtype": _wider(make)})
     yield S((make((2, 3)), None, True))
 
 
@@ -79,7 +84,7 @@ sum_p = defop(
     vjp=lambda g, x_shape, dim, keepdim: unreduce(g, x_shape, dim, keepdim),
     jvp=LINEAR,
     samples=_sum_samples,
-    test={"dtypes": FLOATS_INT_BOOL},
+    test={"dtypes": (*FLOATS_INT_BOOL, *COMPLEX)},
     error_samples=_err_dim(),
     batch_rule=_DIMS,
     out=True,
@@ -127,6 +132,7 @@ sum_to_size_p = defop(
     batch_rule=_sum_to_size_rule,
     methods=False,
     error_samples=_sum_to_size_errors,
+    test={"dtypes": (*FLOATS, *COMPLEX)},
 )
 sum_to_size = sum_to_size_p.fn
 
@@ -189,6 +195,7 @@ mean_p = defop(
     methods=True,
     aten_dim_list=True,
     node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
+    test={"dtypes": (*FLOATS, *COMPLEX)},
 )
 mean = mean_p.fn
 
@@ -237,7 +244,7 @@ def _prod_samples(make):
         (make((), 0.5, 2), 0),
     ):
         yield S(a)
-    yield S((make((2, 3), 0.5, 2), 0), {"dtype": dt.float64})
+    yield S((make((2, 3), 0.5, 2), 0), {"dtype": _wider(make)})
     if make.is_float:
         z = make((3, 4), 0.5, 2)
         z[1, 2] = 0  # one zero in a row, two in a column
@@ -251,7 +258,7 @@ prod_p = reduction(
     _prod,
     _prod_partial,
     samples=_prod_samples,
-    dtypes=FLOATS_INT,
+    dtypes=(*FLOATS_INT, *COMPLEX),
     out=True,
     batch_rule=_FLAT,
     node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
@@ -399,6 +406,7 @@ var_p = reduction(
     methods=False,
     no_kernel=_floating_only("std and var"),
     aten_dim_list=True,
+    dtypes=(*FLOATS, *COMPLEX),
 )
 std_p = reduction(
     "std",
@@ -411,6 +419,7 @@ std_p = reduction(
     methods=False,
     no_kernel=_floating_only("std and var"),
     aten_dim_list=True,
+    dtypes=(*FLOATS, *COMPLEX),
 )
 
 
@@ -472,6 +481,7 @@ def _moments_op(
         error_samples=_var_errors(name),
         batch_rule=_DIMS,
         no_kernel=_floating_only(name),
+        test={"dtypes": (*FLOATS, *COMPLEX)},
         aten_dim_list=True,
     )
 
@@ -600,7 +610,7 @@ def _norm_samples(make):
     yield S((distinct(make, (3, 4)), math.inf, -1))
     yield S((make((3, 4)), 3, 0, True))
     yield S((make((0, 3)),))
-    yield S((make((3, 4)), 2, 1), {"dtype": dt.float64})
+    yield S((make((3, 4)), 2, 1), {"dtype": _wider(make)})
 
 
 def _norm_errors(make):
@@ -620,6 +630,7 @@ vector_norm_p = reduction(
     out=True,
     methods=False,
     node_name="LinalgVectorNormBackward0",
+    dtypes=(*FLOATS, *COMPLEX),
 )
 vector_norm = vector_norm_p.fn
 
@@ -644,7 +655,7 @@ logsumexp_p = reduction(
     samples=dim_samples(all_dims=False),
     error_samples=_err_dim(),
     out=True,
-    test={"dtypes": FLOATS_INT},
+    test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     aten_dim_list=True,
 )
 

@@ -6,16 +6,16 @@ import math
 
 import numpy as np
 
-from .._core import dtype as dt
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NoKernel
 from .._core.op import LINEAR
 from ..testing.samples import S
-from ._families import FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
+from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
 from ._reduce_common import _DIMS, _acc, _err_dim, _has_zero, _wrap, defop, dim1, distinct
 from .comparison import where
 from .creation import arange, zeros_like
 from .extrema import _indexed_op
+from .reduction import _wider
 from .shape import cat
 
 
@@ -78,7 +78,7 @@ def _scan_samples(low=-2.0, high=2.0):
         yield S((make((2, 3, 4), low, high), 0))
         yield S((np.asarray(make((), low, high)), 0))
         yield S((make((0, 3), low, high), 0))
-        yield S((make((3, 4), low, high), 1), {"dtype": dt.float64})
+        yield S((make((3, 4), low, high), 1), {"dtype": _wider(make)})
 
     return samples
 
@@ -106,7 +106,7 @@ cumsum_p = _scan_op(
     lambda g, dim: _revcumsum(g, dim),
     LINEAR,
     _scan_samples(),
-    dtypes=FLOATS_INT_BOOL,
+    dtypes=(*FLOATS_INT_BOOL, *COMPLEX),
     inplace=True,
 )
 
@@ -151,7 +151,7 @@ cumprod_p = _scan_op(
     _cumprod_vjp,
     _cumprod_jvp,
     _cumprod_samples,
-    dtypes=FLOATS_INT,
+    dtypes=(*FLOATS_INT, *COMPLEX),
     inplace=True,
 )
 

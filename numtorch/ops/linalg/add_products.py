@@ -14,7 +14,7 @@ from ..._core.policy import COMMON, InplacePolicy
 from ...testing.samples import S
 from .._batching import rule_generator
 from .._families import cj, promote
-from ._common import _check_dtypes, _same_dtype, _tname
+from ._common import _CX, _check_dtypes, _same_dtype, _tname
 from .products import (
     _addmv_message,
     _bmm,
@@ -148,6 +148,7 @@ def _addprod(
         jvp=_named(jvp, ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha")),
         prepare=prepare or _same_dtype(message),
         batch_rule=rule_generator(_addprod_rule)(prod_fn),
+        test=_CX,
         no_kernel=no_kernel,
         samples=samples,
         out=True,

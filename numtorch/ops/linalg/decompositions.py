@@ -13,7 +13,7 @@ from ...testing.samples import S
 from .._batching import front, lshape
 from ..comparison import where
 from ..shape import cat
-from ._common import LinAlgError, _eye, _float_only, _min_rank, _square, _tri, stacked
+from ._common import _CX, LinAlgError, _eye, _float_only, _min_rank, _square, _tri, stacked
 from ._samples import _spd, _sq_errors, _wc
 from .triangular import linalg_solve_triangular
 
@@ -139,6 +139,7 @@ linalg_qr_p = defop(
     api="linalg.qr",
     samples=_linalg_qr_samples,
     error_samples=_linalg_qr_error_samples,
+    test=_CX,
 )
 linalg_qr = linalg_qr_p.fn
 
@@ -229,7 +230,8 @@ def _eigvalsh_vjp(g, A, UPLO):
 
 def _eigvalsh_jvp(t, A, UPLO):
     V = linalg_eigh(A, UPLO)[1]
-    return ((V.mH @ t) * V.mT).sum(-1)
+    d = ((V.mH @ t) * V.mT).sum(-1)  # diag(V^H t V), real for a Hermitian t
+    return d.real if d.is_complex() else d
 
 
 def _linalg_eigvalsh_samples(make):
@@ -250,7 +252,7 @@ linalg_eigvalsh_p = defop(
     no_kernel=_no_eigh_kernel("linalg.eigvalsh"),
     api="linalg.eigvalsh",
     out=True,
-    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
+    test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_eigvalsh_samples,
 )
 
@@ -376,7 +378,8 @@ def _svdvals_vjp(g, A):
 
 def _svdvals_jvp(t, A):
     U, _, Vh = linalg_svd(A, False)
-    return ((U.mH @ t) * Vh.conj()).sum(-1)
+    d = ((U.mH @ t) * Vh.conj()).sum(-1)  # Re diag(U^H t V)
+    return d.real if d.is_complex() else d
 
 
 linalg_svdvals_p = defop(
@@ -390,5 +393,6 @@ linalg_svdvals_p = defop(
     out=True,
     node_name="LinalgSvdBackward0",
     samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
+    test=_CX,
 )
 linalg_svdvals = linalg_svdvals_p.fn

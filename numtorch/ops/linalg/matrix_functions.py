@@ -9,7 +9,7 @@ from ..._core.op import defop
 from ...testing.samples import S
 from ..creation import zeros_like
 from ..shape import cat
-from ._common import _float_only, _square, stacked
+from ._common import _CX, _float_only, _square, stacked
 from ._lapack import _scipy_linalg
 from ._samples import _sq_errors
 
@@ -92,5 +92,6 @@ linalg_matrix_exp_p = defop(
     samples=_linalg_matrix_exp_samples,
     error_samples=_sq_errors("linalg.matrix_exp"),
     methods=("matrix_exp",),
+    test=_CX,
 )
 linalg_matrix_exp = linalg_matrix_exp_p.fn

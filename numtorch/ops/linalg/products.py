@@ -12,7 +12,7 @@ from ..._core.op import NoKernel, bilinear_jvp, defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, pad_to, rule_generator
-from .._families import FLOATS_INT, promote
+from .._families import promote
 from .._outer import outer_product
 from ._common import _INT, _check_dtypes, _m1m2, _same_dtype, _scalar_type, _tname
 
@@ -230,7 +230,7 @@ matmul_p = defop(
     batch_rule=product(_matmul_check),
     samples=_matmul_samples,
     out=True,
-    test={"dtypes": FLOATS_INT},
+    test=_INT,
     # PyTorch's matmul is mm, mv or dot by rank (other ranks: a graph of views around them)
     node_name=lambda input, other: _MATMUL_NODES.get((len(input), len(other)), "MatmulBackward0"),
     error_samples=lambda make: [

@@ -13,7 +13,7 @@ from ...testing.samples import S
 from .._batching import front, lshape
 from ..creation import ones_like, zeros_like
 from ..shape import cat
-from ._common import LinAlgError, _align, _float_only, _min_rank, _mv, _square, stacked
+from ._common import _CX, LinAlgError, _align, _float_only, _min_rank, _mv, _square, stacked
 from ._lapack import _np_linalg
 from ._samples import _sq_errors, _wc
 
@@ -133,6 +133,7 @@ linalg_solve_p = defop(
     out=True,
     samples=_linalg_solve_samples,
     error_samples=_linalg_solve_error_samples,
+    test=_CX,
 )
 linalg_solve = linalg_solve_p.fn
 
@@ -176,6 +177,7 @@ linalg_inv_p = defop(
     node_name="LinalgInvExBackward0",  # PyTorch's inv runs inv_ex
     samples=_linalg_inv_samples,
     error_samples=_linalg_inv_error_samples,
+    test=_CX,
 )
 linalg_inv = linalg_inv_p.fn
 
@@ -239,6 +241,7 @@ linalg_det_p = defop(
     samples=_linalg_det_samples,
     error_samples=_sq_errors("linalg.det"),
     methods=("det",),
+    test=_CX,
 )
 linalg_det = linalg_det_p.fn
 
@@ -284,6 +287,7 @@ linalg_slogdet_p = defop(
     api="linalg.slogdet",
     samples=_linalg_slogdet_samples,
     error_samples=_sq_errors("linalg.slogdet"),
+    test=_CX,
 )
 _linalg_slogdet = linalg_slogdet_p.fn
 
@@ -307,5 +311,6 @@ logdet_p = defop(
     batch_rule=stacked("logdet"),
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),))],
     methods=True,
+    test=_CX,
 )
 logdet = logdet_p.fn

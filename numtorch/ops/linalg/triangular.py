@@ -10,7 +10,7 @@ from ..._core.op import NoKernel, defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
 from .._batching import lshape
-from ._common import LinAlgError, _align, _eye, _float_only, _min_rank, _square, _tri, stacked
+from ._common import _CX, LinAlgError, _align, _eye, _float_only, _min_rank, _square, _tri, stacked
 from ._lapack import _chol, _np_linalg, _scipy_linalg
 from ._samples import _spd, _sq_errors, _wc
 
@@ -118,6 +118,7 @@ linalg_solve_triangular_p = defop(
     out=True,
     samples=_linalg_solve_triangular_samples,
     error_samples=_linalg_solve_triangular_error_samples,
+    test=_CX,
 )
 linalg_solve_triangular = linalg_solve_triangular_p.fn
 

@@ -14,7 +14,7 @@ from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
 from ..comparison import where
 from ..creation import eye, zeros
-from ._common import LinAlgError, _float_only, _square, _tuple_out, linalg_solve_ex_rt, stacked
+from ._common import _CX, LinAlgError, _float_only, _square, _tuple_out, linalg_solve_ex_rt, stacked
 from ._lapack import _chol, _lu_info, _np_linalg, _or_nan, _pd_info
 from ._samples import _not_pd, _singular, _spd, _sq_errors, _wc
 from .solvers import _is_vector_rhs, linalg_solve
@@ -77,6 +77,7 @@ linalg_inv_ex_p = defop(
     api="linalg.inv_ex",
     samples=_linalg_inv_ex_samples,
     error_samples=_linalg_inv_ex_error_samples,
+    test=_CX,
 )
 linalg_inv_ex = linalg_inv_ex_p.fn
 
