@@ -32,7 +32,9 @@ def _arr(a) -> bool:
 def cj(x):
     """The complex conjugate of a tensor or a Python number (a real one is itself): the
     factor conjugate Wirtinger formulas take of a derivative."""
-    return x.conj() if isinstance(x, Tensor) else x.conjugate()
+    if isinstance(x, Tensor):
+        return x.conj()
+    return x.conjugate() if isinstance(x, complex) else x  # (a symbolic size stays one)
 
 
 # ------------------------------------------------------------------ type promotion

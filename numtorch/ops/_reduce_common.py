@@ -319,3 +319,8 @@ def _err_dim(fn_args=()):
         yield ErrorInput(S((make((2, 3)), 2, *fn_args)), IndexError, "Dimension out of range")
 
     return errors
+
+
+def _wider(make):
+    """The double dtype of a sample's kind (a complex input's dtype= is complex)."""
+    return dt.complex128 if make.dtype.kind == "c" else dt.float64

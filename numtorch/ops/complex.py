@@ -167,11 +167,13 @@ def _complex(xp, real, imag):
     return _assemble(xp, real, imag)
 
 
-def _parts_samples(make):
+def _parts_samples(make, low=-2.0):
+    """(real, imag) or (abs, angle) pairs; polar's abs is positive (``low``), where its
+    gradient (PyTorch's, through sgn(result)) is the derivative."""
     f = _real_of(make)
-    yield S((make((2, 3), dtype=f), make((2, 3), dtype=f)))
-    yield S((make((2, 3), dtype=f), make((3,), dtype=f)), name="broadcast")
-    yield S((np.asarray(make((), dtype=f)), np.asarray(make((), dtype=f))), name="0-d")
+    yield S((make((2, 3), low, dtype=f), make((2, 3), dtype=f)))
+    yield S((make((2, 3), low, dtype=f), make((3,), dtype=f)), name="broadcast")
+    yield S((np.asarray(make((), low, dtype=f)), np.asarray(make((), dtype=f))), name="0-d")
 
 
 def _parts_errors(make):
@@ -223,7 +225,7 @@ polar_p = defop(
     batch_rule=elementwise(),
     layout=follow_inputs,
     out=True,
-    samples=_parts_samples,
+    samples=lambda make: _parts_samples(make, low=0.1),
     error_samples=_parts_errors,
 )
 polar = polar_p.fn

@@ -38,6 +38,7 @@ from ._reduce_common import (
     _partial_vjp,
     _shares,
     _tensor,
+    _wider,
     _write_rt,
     count,
     defop,
@@ -53,11 +54,6 @@ from .creation import ones_like, zeros_like
 from .shape import cat
 
 _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops below
-
-
-def _wider(make):
-    """The double dtype of a sample's kind (a complex input's dtype= is complex)."""
-    return dt.complex128 if make.dtype.kind == "c" else dt.float64
 
 
 # ------------------------------------------------------------------ sum, mean, prod

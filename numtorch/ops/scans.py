@@ -11,11 +11,10 @@ from .._core.no_kernel import NoKernel
 from .._core.op import LINEAR
 from ..testing.samples import S
 from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
-from ._reduce_common import _DIMS, _acc, _err_dim, _has_zero, _wrap, defop, dim1, distinct
+from ._reduce_common import _DIMS, _acc, _err_dim, _has_zero, _wider, _wrap, defop, dim1, distinct
 from .comparison import where
 from .creation import arange, zeros_like
 from .extrema import _indexed_op
-from .reduction import _wider
 from .shape import cat
 
 
