@@ -431,6 +431,28 @@ unflatten = _views.unflatten_p.fn
 unsqueeze = _views.unsqueeze_p.fn
 view_scatter = _views.view_scatter_p.fn
 
+# view copies: the view, copied into a new tensor
+from .ops import view_copies as _view_copies
+
+alias_copy = _view_copies.alias_copy_p.fn
+as_strided_copy = _view_copies.as_strided_copy
+detach_copy = _view_copies.detach_copy_p.fn
+diagonal_copy = _view_copies.diagonal_copy_p.fn
+expand_copy = _view_copies.expand_copy_p.fn
+narrow_copy = _view_copies.narrow_copy_p.fn
+permute_copy = _view_copies.permute_copy_p.fn
+select_copy = _view_copies.select_copy_p.fn
+slice_copy = _view_copies.slice_copy_p.fn
+split_copy = _view_copies.split_copy_p.fn
+split_with_sizes_copy = _view_copies.split_with_sizes_copy_p.fn
+squeeze_copy = _view_copies.squeeze_copy_p.fn
+t_copy = _view_copies.t_copy_p.fn
+transpose_copy = _view_copies.transpose_copy_p.fn
+unbind_copy = _view_copies.unbind_copy_p.fn
+unfold_copy = _view_copies.unfold_copy_p.fn
+unsqueeze_copy = _view_copies.unsqueeze_copy_p.fn
+view_copy = _view_copies.view_copy_p.fn
+
 # view scatters
 diagonal_scatter = _view_scatters.diagonal_scatter_p.fn
 select_scatter = _view_scatters.select_scatter_p.fn

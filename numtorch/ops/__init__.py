@@ -28,6 +28,7 @@ from . import (
     statistics,
     strided,
     unary,
+    view_copies,
     view_scatters,
     views,
     windows,
