@@ -601,6 +601,69 @@ _log_softmax_backward_data = _ops.reduction._log_softmax_backward_data_p.fn
 
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")
 
+# splits, factories and queries of the torch namespace
+import math as _math
+
+from .ops.splits import split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes
+from .ops.creation import empty_permuted, empty_strided
+from .ops.indexing.positions import nonzero_static
+from .ops.tensor_extras import (
+    detach,
+    detach_,
+    get_device,
+    is_inference,
+    is_nonzero,
+    is_same_size,
+    is_signed,
+    typename,
+)
+from .nn._dropout import alpha_dropout_, feature_alpha_dropout_, feature_dropout, feature_dropout_
+from .nn._embedding import embedding_renorm_
+from ._core.layout import layout, strided
+
+# torch.<name>_(input, ...): the in-place method as a function
+(
+    addmv_,
+    as_strided_,
+    clamp_,
+    clamp_max_,
+    clamp_min_,
+    clip_,
+    conj_physical_,
+    resize_as_,
+) = _unary.inplace_functions(
+    "addmv as_strided clamp clamp_max clamp_min clip conj_physical resize_as"
+)
+
+e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan
+newaxis = None
+
+# settings
+from ._core.printing import set_printoptions
+from ._settings import (
+    are_deterministic_algorithms_enabled,
+    compiled_with_cxx11_abi,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    get_num_threads,
+    has_lapack,
+    has_mkl,
+    has_openmp,
+    has_spectral,
+    is_deterministic_algorithms_warn_only_enabled,
+    is_vulkan_available,
+    is_warn_always_enabled,
+    set_default_tensor_type,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    set_flush_denormal,
+    set_num_interop_threads,
+    set_num_threads,
+    set_warn_always,
+    use_deterministic_algorithms,
+)
+
 complex = _ops.complex.complex_p.fn  # (shadows the builtin from here on)
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them

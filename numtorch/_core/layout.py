@@ -163,3 +163,22 @@ def column_major(out, inputs=None, attrs=None):
     if t.flags.c_contiguous:
         return out
     return t.copy(order="C").swapaxes(-1, -2)
+
+
+# ------------------------------------------------------------------ torch.layout
+class layout:  # noqa: N801 - PyTorch's name
+    """A tensor's layout kind (``torch.layout``); numtorch's tensors are all strided."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")

@@ -6,9 +6,65 @@ import math
 
 import numpy as np
 
-LINEWIDTH = 80
-THRESHOLD = 1000
-EDGEITEMS = 3
+# PyTorch's print options (``set_printoptions``), and the profiles that set the first four
+OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_PROFILES = {
+    "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+    "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80},
+}
+
+
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+) -> None:
+    """How tensors print: digits after the point (``precision``), the element count above
+    which only ``edgeitems`` at each end of each dim show (``threshold``), the characters
+    per line (``linewidth``), a ``profile`` ("default", "short", "full") setting those four,
+    and ``sci_mode`` (True/False forces scientific notation on or off; None decides per
+    tensor, and every call without it goes back to None)."""
+    if profile is not None:
+        OPTIONS.update(_PROFILES.get(profile, {}))
+    for name, value in (
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ):
+        if value is not None:
+            OPTIONS[name] = value
+    OPTIONS["sci_mode"] = sci_mode
+
+
+def get_printoptions() -> dict:
+    """The current print options."""
+    return dict(OPTIONS)
+
+
+def _float_formatter(vals: np.ndarray):
+    """One float formatter for the values (PyTorch's rules): whole numbers print as
+    ``1.``, otherwise ``precision`` digits after the point; scientific notation for a
+    range over 1000, a largest value over 1e8 or (non-whole) a smallest under 1e-4, or as
+    ``sci_mode`` forces it once there is a finite nonzero value."""
+    precision, forced = OPTIONS["precision"], OPTIONS["sci_mode"]
+    finite = np.abs(vals[np.isfinite(vals)])
+    nonzero = finite[finite != 0]
+    whole = bool(np.all(nonzero == np.ceil(nonzero)))
+    sci = False
+    if nonzero.size:
+        lo, hi = nonzero.min(), nonzero.max()
+        sci = hi / lo > 1000 or hi > 1e8 or (not whole and lo < 1e-4)
+        if forced is not None:
+            sci = forced
+
+    def special(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+    if sci:
+        return lambda v: f"{v:.{precision}e}" if math.isfinite(v) else special(v)
+    if whole:
+        return lambda v: f"{v:.0f}." if math.isfinite(v) else special(v)
+    return lambda v: f"{v:.{precision}f}" if math.isfinite(v) else special(v)
 
 
 def _element_formatter(a: np.ndarray):
@@ -18,40 +74,42 @@ def _element_formatter(a: np.ndarray):
     if k in "iu":
         return str
     if k == "c":
-        re_f, im_f = _element_formatter(a.real.ravel()), _element_formatter(a.imag.ravel())
-        return lambda v: f"{re_f(v.real)}{'+' if v.imag >= 0 else '-'}{im_f(abs(v.imag))}j"
-    vals = a.astype(np.float64).ravel()
-    finite = np.abs(vals[np.isfinite(vals)])
-    nonzero = finite[finite != 0]
+        re_f = _element_formatter(a.real.ravel())
+        im_f = _element_formatter(a.imag.ravel())
+        re_w = max((len(re_f(v)) for v in a.real.ravel().tolist()), default=0)
+        im_w = max((len(im_f(v)) for v in a.imag.ravel().tolist()), default=0)
 
-    def special(v):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        def complex_fmt(v):
+            im = im_f(v.imag).rjust(im_w).lstrip() + "j"
+            return re_f(v.real).rjust(re_w) + (im if im[0] in "+-" else "+" + im)
 
-    if finite.size and np.all(finite == np.round(finite)):
-        if finite.max() > 1e8:
-            fmt = "{:.4e}"
-        else:
-            return lambda v: f"{v:.0f}." if math.isfinite(v) else special(v)
-    elif nonzero.size and (
-        nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8 or nonzero.min() < 1e-4
-    ):
-        fmt = "{:.4e}"
-    else:
-        fmt = "{:.4f}"
-    return lambda v: fmt.format(v) if math.isfinite(v) else special(v)
+        return complex_fmt
+    return _float_formatter(a.astype(np.float64).ravel())
+
+
+def _summarized(a: np.ndarray, edge: int) -> np.ndarray:
+    """The elements a summarized print shows (the formatter is chosen from them)."""
+    if a.ndim == 0:
+        return a
+    if a.shape[0] > 2 * edge:
+        a = np.concatenate([a[:edge], a[a.shape[0] - edge :]]) if edge else a[:0]
+    return np.stack([_summarized(x, edge) for x in a]) if a.ndim > 1 and len(a) else a
 
 
 def _fmt(a: np.ndarray, f, width: int, indent: int, summarize: bool) -> str:
+    edge = OPTIONS["edgeitems"]
     if a.ndim == 0:
         return f(a.item()).rjust(width)
     n = a.shape[0]
-    if summarize and n > 2 * EDGEITEMS:
-        idx = list(range(EDGEITEMS)) + [None] + list(range(n - EDGEITEMS, n))
+    if summarize and not edge:
+        return "[...]"
+    if summarize and n > 2 * edge:
+        idx = list(range(edge)) + [None] + list(range(n - edge, n))
     else:
         idx = list(range(n))
     if a.ndim == 1:
-        items = ["..." if i is None else f(a[i].item()).rjust(width) for i in idx]
-        per_line = max(1, (LINEWIDTH - indent) // (width + 2))
+        items = [" ..." if i is None else f(a[i].item()).rjust(width) for i in idx]
+        per_line = max(1, int((OPTIONS["linewidth"] - indent) // (width + 2)))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     sep = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
@@ -60,9 +118,10 @@ def _fmt(a: np.ndarray, f, width: int, indent: int, summarize: bool) -> str:
 
 
 def format_array(a: np.ndarray, indent: int) -> str:
-    summarize = a.size > THRESHOLD
-    f = _element_formatter(a)
-    width = max((len(f(v)) for v in a.ravel().tolist()), default=0)
+    summarize = a.size > OPTIONS["threshold"]
+    shown = _summarized(a, OPTIONS["edgeitems"]) if summarize else a
+    f = _element_formatter(shown)
+    width = max((len(f(v)) for v in shown.ravel().tolist()), default=0)
     return _fmt(a, f, width, indent, summarize)
 
 
@@ -77,6 +136,8 @@ def tensor_repr(t) -> str:
             extras.append(f"size={tuple(a.shape)}")
     else:
         body = format_array(a, len(prefix))
+        if not OPTIONS["edgeitems"]:
+            extras.append(f"size={tuple(a.shape)}")
     # an empty tensor names every dtype but the default float's (no values imply it)
     if name not in ("float32", "int64", "bool", "complex64") or (a.size == 0 and name != "float32"):
         extras.append(f"dtype=torch.{name}")

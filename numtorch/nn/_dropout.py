@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._core import dtype as dt
 from .._core.tensor import Tensor
-from ..ops.random import _bernoulli_draw, _check_dropout_p, _real
+from ..ops.random import _bernoulli_draw, _check_dropout_p, _num, _real
 
 # SELU's negative saturation value -scale * alpha, the value alpha dropout drops to.
 _ALPHA = 1.7580993408473766
@@ -93,3 +93,21 @@ def feature_alpha_dropout(
 
 
 __all__ = ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
+
+
+def _torch_form(name: str, keep: int, alpha: bool, inplace: bool):
+    """torch.<name>(input, p, train): the ATen form (RuntimeError for a bad p)."""
+
+    def fn(input: Tensor, p: float, train: bool) -> Tensor:
+        _check_dropout_p(p, RuntimeError, _num)
+        return _impl(input, p, train, inplace, keep, alpha)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}(input, p, train)``."
+    return fn
+
+
+alpha_dropout_ = _torch_form("alpha_dropout_", 0, True, True)
+feature_alpha_dropout_ = _torch_form("feature_alpha_dropout_", 2, True, True)
+feature_dropout = _torch_form("feature_dropout", 2, False, False)
+feature_dropout_ = _torch_form("feature_dropout_", 2, False, True)

@@ -466,3 +466,9 @@ def _segment_bags(rows, flat, offsets, include_last_offset, mode, padding_idx) -
         count = zeros(bags + 1, dtype=rows.dtype, device=rows.device).index_add(0, seg, one)
         out = out / count[:bags].clamp_min(1).unsqueeze(1)
     return out
+
+
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
+    """Scale, in place, the rows of ``input`` that ``indices`` name to norm <= max_norm."""
+    _renorm_(input, indices, max_norm, norm_type)
+    return input

@@ -27,6 +27,7 @@ from . import (
     splits,
     statistics,
     strided,
+    tensor_extras,
     unary,
     view_copies,
     view_scatters,

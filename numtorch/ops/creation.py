@@ -444,6 +444,107 @@ def eye(
     return _finish(arr, requires_grad, device)
 
 
+# ------------------------------------------------------------------ given strides
+def _sequence(v, name: str, what: str) -> tuple:
+    if not isinstance(v, (tuple, list)):
+        raise TypeError(
+            f"{name}(): argument '{what}' (position {1 + (what != 'size')}) must be tuple of "
+            f"ints, not {type(v).__name__}"
+        )
+    return tuple(int(s) for s in v)
+
+
+def _strided_array(xp, shape: tuple, strides: tuple, dtype: np.dtype):
+    """A zeroed array of ``shape`` with these (element) strides over a buffer just large
+    enough, as PyTorch's empty_strided allocates its storage."""
+    n = 0 if 0 in shape else 1 + sum((k - 1) * st for k, st in zip(shape, strides))
+    flat = _allocate(lambda: xp.zeros(n, dtype=dtype), (n,), dtype)
+    item = dtype.itemsize
+    return xp.lib.stride_tricks.as_strided(flat, shape, tuple(st * item for st in strides))
+
+
+@factory
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
+    """An uninitialized tensor (numtorch fills it with zeros) with the given strides."""
+    shape = _size((_sequence(size, "empty_strided", "size"),), "empty_strided")
+    strides = _sequence(stride, "empty_strided", "stride")
+    if len(shape) != len(strides):
+        raise RuntimeError(
+            f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+            f"({len(strides)})"
+        )
+    if any(st < 0 for st in strides):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shape)} and "
+            f"strides={list(strides)}"
+        )
+    arr = _strided_array(_xp(device), shape, strides, _dtype_or_default(dtype))
+    return _finish(arr, requires_grad)
+
+
+@factory
+def empty_permuted(
+    size,
+    physical_layout,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """An uninitialized tensor (zeros) whose dims lie in memory in ``physical_layout``'s
+    order, outermost first."""
+    shape = _size((_sequence(size, "empty_permuted", "size"),), "empty_permuted")
+    order = _sequence(physical_layout, "empty_permuted", "physical_layout")
+    n = len(shape)
+    if len(order) != n:
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; "
+            f"i.e. len(size) = {n} is not equal to len(physical_layout) = {len(order)}"
+        )
+    seen = set()
+    for i, d in enumerate(order):
+        if not 0 <= d < n:
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {n - 1}, but got {d} at "
+                f"index {i}).  NB: negative dims not currently supported; file an issue if you "
+                "want it."
+            )
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    strides, step = [0] * n, 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    arr = _strided_array(_xp(device), shape, tuple(strides), _dtype_or_default(dtype))
+    return _finish(arr, requires_grad)
+
+
+def _new_empty_strided(
+    self,
+    size,
+    stride,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """Tensor.new_empty_strided: empty_strided with self's dtype and device by default."""
+    return empty_strided(
+        size,
+        stride,
+        dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
+
+
 # ------------------------------------------------------------------ Tensor.new_*
 def _new_factory(make):
     """Tensor.new_<make>: ``make(size)`` with the tensor's dtype and device by default."""
@@ -552,6 +653,7 @@ tensor_methods(
         "new_zeros": _new_factory(zeros),
         "new_ones": _new_factory(ones),
         "new_empty": _new_factory(empty),
+        "new_empty_strided": _new_empty_strided,
         "new_full": _new_full,
         "new_tensor": _new_tensor,
     }
@@ -564,6 +666,8 @@ __all__ = [
     "as_tensor",
     "empty",
     "empty_like",
+    "empty_permuted",
+    "empty_strided",
     "eye",
     "from_numpy",
     "full",

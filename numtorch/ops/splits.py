@@ -44,8 +44,25 @@ def _narrows(sizes, d: int) -> list:
     return out
 
 
+def _check_split(shape, split_size: int, dim: int) -> int:
+    """PyTorch's checks of split(split_size, dim) (0-d input, the size's sign, a zero size of
+    a non-empty dim); the wrapped dim."""
+    if len(shape) == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, len(shape))
+    if split_size < 0:
+        raise RuntimeError(
+            f"split expects split_size be non-negative, but got split_size={split_size}"
+        )
+    if split_size == 0 and shape[d] != 0:
+        raise RuntimeError(
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {shape[d]}"
+        )
+    return d
+
+
 def _split_kernel(xp, input, split_size, dim=0):
-    d = wrap_dim(dim, input.ndim)
+    d = _check_split(input.shape, int(split_size), dim)
     return _pieces(input, _even_sizes(input.shape[d], split_size), d)
 
 
@@ -192,25 +209,43 @@ _unbind = unbind_p.fn
 unbind = _unbind
 
 
+# ------------------------------------------------------------------ unsafe splits
+def _unsafe(split_op, name: str):
+    """PyTorch's unsafe_* form of a split op: the same pieces, sharing the input's memory
+    but not views of it (no view tracking and their own version counters: writing into
+    both the input and a piece is the caller's risk, as PyTorch warns)."""
+    op = defop(
+        name,
+        split_op.kernel,
+        nin=1,
+        nout=VARIADIC,
+        layout=None,  # the pieces' own strides, as PyTorch's
+        vjp=split_op.vjps,
+        jvp=LINEAR,
+        batch_rule=_pieces_rule(lambda: op),
+        samples=split_op.samples,
+        error_samples=split_op.error_samples,
+        methods=True,
+    )
+    return op
+
+
+unsafe_split_p = _unsafe(split_p, "unsafe_split")
+unsafe_split = unsafe_split_p.fn
+unsafe_split_with_sizes_p = _unsafe(split_with_sizes_p, "unsafe_split_with_sizes")
+unsafe_split_with_sizes = unsafe_split_with_sizes_p.fn
+
+
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` in pieces of split_size (last may be smaller) or of the given sizes."""
-    if tensor.dim() == 0:
-        if is_vmapped(tensor):
-            raise vmap_zero_dim(dim)
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = wrap_dim(dim, tensor.dim())
-    size = tensor.shape[d]
+    if tensor.dim() == 0 and is_vmapped(tensor):
+        raise vmap_zero_dim(dim)
     if isinstance(split_size_or_sections, int) or hasattr(split_size_or_sections, "__index__"):
         step = int(split_size_or_sections)
-        if step < 0:
-            raise RuntimeError(
-                f"split expects split_size be non-negative, but got split_size={step}"
-            )
-        if step == 0 and size != 0:
-            raise RuntimeError(
-                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
-            )
+        _check_split(tuple(tensor.shape), step, dim)
         return _split(tensor, step, dim)
+    if tensor.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     return split_with_sizes(tensor, [int(s) for s in split_size_or_sections], dim)
 
 
@@ -218,19 +253,44 @@ def _split_method(self, split_size, dim: int = 0) -> tuple:
     return split(self, split_size, dim)
 
 
-@composite(samples=lambda make: [S((make((5, 3)), 2)), S((make((2, 6)), 4, 1)), S((make((3,)), 5))])
-def chunk(input, chunks: int, dim: int = 0) -> tuple:
-    """Up to `chunks` views of equal size (ceil) along dim."""
+def _chunk_sizes(input, chunks: int, dim: int) -> tuple[int, int]:
+    """chunk's checks; the wrapped dim and the pieces' size (0: an empty dim)."""
     if input.dim() == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = wrap_dim(dim, input.dim())
-    size = input.shape[d]
-    step = -(-size // chunks)
+    return d, -(-input.shape[d] // chunks)
+
+
+def _chunk_samples(make):
+    yield S((make((5, 3)), 2))
+    yield S((make((2, 6)), 4, 1))
+    yield S((make((3,)), 5))
+    yield S((make((0, 2)), 3))
+
+
+def _chunk_errors(make):
+    yield ErrorInput(S((make((5, 3)), 0)), RuntimeError, "`chunks` to be greater than 0, got: 0")
+    yield ErrorInput(S((make(()), 1)), RuntimeError, "chunk expects at least a 1-dimensional")
+
+
+@composite(samples=_chunk_samples, error_samples=_chunk_errors)
+def chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """Up to `chunks` views of equal size (ceil) along dim."""
+    d, step = _chunk_sizes(input, chunks, dim)
     if step == 0:  # an empty dim: `chunks` empty pieces, one op's views (as PyTorch)
         return split_with_sizes(input, [0] * chunks, d)
     return split(input, step, d)
+
+
+@composite(samples=_chunk_samples, error_samples=_chunk_errors, methods=True)
+def unsafe_chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """chunk's pieces, not views (unsafe_split's)."""
+    d, step = _chunk_sizes(input, chunks, dim)
+    if step == 0:
+        return unsafe_split_with_sizes(input, [0] * chunks, d)
+    return unsafe_split(input, step, d)
 
 
 def _section_bounds(size: int, sections: int) -> list:

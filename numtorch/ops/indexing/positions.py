@@ -85,6 +85,99 @@ argwhere_p = defop(
 )
 
 
+def _nonzero_rows(xp, mask, shape: tuple, size: int, fill_value: int):
+    """nonzero_static of each row of ``mask`` (a batch of flattened inputs of ``shape``):
+    the first ``size`` positions of each row's nonzero elements, rows of ``fill_value``
+    after them."""
+    rows = mask.shape[0]
+    out = xp.full((rows, size, len(shape)), fill_value, dtype=np.int64)
+    b, flat = xp.nonzero(mask)  # row by row, each in order
+    counts = mask.sum(axis=1)
+    rank = xp.arange(b.shape[0]) - (xp.cumsum(counts) - counts)[b]
+    keep = rank < size
+    if shape and b.size:
+        coords = xp.stack(xp.unravel_index(flat[keep], shape), axis=-1)
+        out[b[keep], rank[keep]] = coords
+    return out
+
+
+def _check_size(size) -> int:
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return int(size)
+
+
+def _nonzero_static(xp, input, *, size, fill_value=-1):
+    mask = (input != 0).reshape(1, -1)
+    return _nonzero_rows(xp, mask, input.shape, _check_size(size), fill_value)[0]
+
+
+def _nonzero_static_batched(xp, input, *, size, fill_value=-1):
+    mask = (input != 0).reshape(input.shape[0], -1)
+    return _nonzero_rows(xp, mask, input.shape[1:], _check_size(size), fill_value)
+
+
+def _nonzero_static_rule(vmap, args, bdims, attrs):
+    return nonzero_static_batched(front(args[0], bdims[0]), **attrs), 0
+
+
+def _nonzero_static_batched_rule(vmap, args, bdims, attrs):
+    x = front(args[0], bdims[0])  # two batch dims in front: one
+    n, m = x.shape[0], x.shape[1]
+    out = nonzero_static_batched(x.reshape((n * m, *x.shape[2:])), **attrs)
+    return out.reshape((n, m, *out.shape[1:])), 0
+
+
+def _nonzero_static_samples(make):
+    for shape in ((5,), (3, 4), (), (0, 3), (2, 3, 2)):
+        x = np.asarray(make(shape))
+        if x.ndim:
+            x.reshape(-1)[::2] = 0
+        for size in (0, 2, 8):
+            yield S((x,), {"size": size})
+    yield S((np.asarray(make((3, 4))),), {"size": 3, "fill_value": 7})
+    yield S((np.zeros((2, 2), dtype=make.dtype),), {"size": 2, "fill_value": -5})
+
+
+def _nonzero_static_errors(make):
+    yield ErrorInput(
+        S((make((3,)),), {"size": -1}),
+        RuntimeError,
+        "nonzero_static: 'size' must be an non-negative integer",
+    )
+
+
+nonzero_static_p = defop(
+    "nonzero_static",
+    _nonzero_static,
+    batch_rule=_nonzero_static_rule,
+    samples=_nonzero_static_samples,
+    error_samples=_nonzero_static_errors,
+    test={"dtypes": FLOATS_INT_BOOL},
+    out=True,
+    methods=True,
+)
+nonzero_static = nonzero_static_p.fn
+
+
+def _nonzero_static_batched_samples(make):
+    x = np.asarray(make((3, 4)))
+    x.reshape(-1)[::3] = 0
+    yield S((x,), {"size": 2})
+    yield S((x,), {"size": 5, "fill_value": 9})
+
+
+nonzero_static_batched_p = defop(
+    "nonzero_static_batched",
+    _nonzero_static_batched,
+    api="ops.indexing.positions.nonzero_static_batched",
+    batch_rule=_nonzero_static_batched_rule,
+    samples=_nonzero_static_batched_samples,
+    test={"dtypes": FLOATS_INT_BOOL, "no_oracle": True},
+)
+nonzero_static_batched = nonzero_static_batched_p.fn
+
+
 def _one_hot(xp, tensor, num_classes=-1):
     if tensor.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

@@ -1,0 +1,311 @@
+"""Tensor queries and utilities that are not ops: PyTorch's ``is_*`` predicates and
+properties (``itemsize``, ``nbytes``, ``layout``, the backend flags of a CPU tensor),
+memory facts (``storage_offset``, ``dim_order``, ``const_data_ptr``, pinning and
+sharing), element-wise Python callables (``apply_``, ``map_``, ``map2_``), the deprecated
+out-of-place ``resize``/``resize_as``, ``set_`` and ``as_subclass``; the ``torch.*`` forms of
+the predicates, and ``torch.typename``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.layout import strided
+from .._core.methods import tensor_methods
+from .._core.state import state
+from .._core.tensor import Tensor, bump_version
+from .strided import _address, _owner, as_strided
+
+
+# ------------------------------------------------------------------ predicates
+def is_nonzero(input: Tensor) -> bool:
+    """Whether the single value of ``input`` is not zero (NaN is not zero)."""
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether the two tensors have the same shape."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_signed(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is signed (floats and complex included; bool is not)."""
+    return input.dtype.is_signed
+
+
+def is_inference(input: Tensor) -> bool:
+    """Whether ``input`` was made in inference mode."""
+    return input.is_inference()
+
+
+def get_device(input: Tensor) -> int:
+    """The index of ``input``'s device (-1 for the CPU)."""
+    return input.get_device()
+
+
+def typename(obj) -> str:
+    """A tensor's legacy type name (``torch.FloatTensor``); otherwise the object's (or its
+    class's) module-qualified name, without ``builtins``."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    if hasattr(obj, "__qualname__"):
+        module, name = getattr(obj, "__module__", "") or "", obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        module, name = getattr(obj, "__module__", "") or "", obj.__name__
+    else:
+        module, name = type(obj).__module__, type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+# ------------------------------------------------------------------ memory
+def _storage_offset(self: Tensor) -> int:
+    """Where self's first element sits in its storage, in elements."""
+    data = self._data
+    if not data.size or not isinstance(data, np.ndarray):
+        return 0
+    owner = _owner(data)
+    return (_address(data) - _address(owner)) // max(data.itemsize, 1) if owner.size else 0
+
+
+def _dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:
+    """The dims from outermost to innermost in memory (a stable sort by stride: equal
+    strides keep their order); ``ambiguity_check`` refuses a layout two orders describe."""
+    if not isinstance(ambiguity_check, (bool, list)):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+    st = self.stride()
+    order = tuple(sorted(range(len(st)), key=lambda d: -st[d]))
+    if ambiguity_check is not False:
+        shape = self.shape
+        if any(n == 1 for n in shape) or len(set(st)) != len(st):
+            raise RuntimeError(
+                "The tensor does not have unique dim order, or cannot map to exact one of the "
+                "given memory formats."
+            )
+    return order
+
+
+def _is_pinned(self: Tensor, device=None) -> bool:
+    return False
+
+
+def _pin_memory(self: Tensor, device=None) -> Tensor:
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def _share_memory_(self: Tensor) -> Tensor:
+    """Moves the storage to shared memory; a NumPy buffer serves every process that
+    inherits it, so only the flag changes."""
+    self._shared = True
+    return self
+
+
+def _is_shared(self: Tensor) -> bool:
+    return getattr(self, "_shared", False)
+
+
+def _as_subclass(self: Tensor, cls) -> Tensor:
+    """A tensor of class ``cls`` sharing self's data (and its autograd history)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor (got {cls!r})")
+    out = self.view_as(self)
+    out.__class__ = cls
+    return out
+
+
+# ------------------------------------------------------------------ Python callables
+def _refuse_grad(self: Tensor, name: str) -> None:
+    if self.requires_grad:
+        raise RuntimeError(
+            f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+            "instead."
+        )
+
+
+def _write_each(self: Tensor, fn, others=()) -> Tensor:
+    data = self._data
+    if self.device.type != "cpu":
+        raise TypeError(f"{fn.__name__}_ is only implemented on CPU tensors")
+    cast = bool if data.dtype == np.bool_ else int if data.dtype.kind in "iu" else None
+    arrays = [np.broadcast_to(o._data, data.shape) for o in others]
+    for idx in np.ndindex(data.shape):
+        v = fn(data[idx].item(), *(a[idx].item() for a in arrays))
+        if cast is not bool and not isinstance(v, (bool, int, float, np.number)):
+            raise TypeError(f"must be real number, not {type(v).__name__}")
+        data[idx] = cast(v) if cast is not None else v
+    bump_version(self)
+    return self
+
+
+def _check_other(self: Tensor, other: Tensor, name: str, what: str) -> None:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument '{what}' must be Tensor, not {type(other).__name__}")
+    if other.dtype != self.dtype:
+        raise TypeError(f"{name}: expected {self.type()} for '{what}' (got {other.type()})")
+
+
+def _apply_(self: Tensor, callable) -> Tensor:
+    """Replace each element ``v`` with ``callable(v)`` (CPU tensors, no autograd)."""
+    _refuse_grad(self, "apply_")
+    return _write_each(self, callable)
+
+
+def _map_(self: Tensor, tensor: Tensor, callable) -> Tensor:
+    """Replace each element ``v`` with ``callable(v, w)``, ``w`` the element of ``tensor``
+    broadcast to self's shape."""
+    _refuse_grad(self, "map_")
+    _check_other(self, tensor, "map_", "other")
+    return _write_each(self, callable, (tensor,))
+
+
+def _map2_(self: Tensor, x: Tensor, y: Tensor, callable) -> Tensor:
+    """map_ with two tensors: ``callable(v, a, b)``."""
+    _refuse_grad(self, "map2_")
+    _check_other(self, x, "map2_", "x")
+    _check_other(self, y, "map2_", "y")
+    return _write_each(self, callable, (x, y))
+
+
+# ------------------------------------------------------------------ deprecated and set_
+def _resize(self: Tensor, *sizes) -> Tensor:
+    """The deprecated out-of-place resize: the same elements in a new shape."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = tuple(sizes[0])
+    return _reshaped(self, tuple(int(s) for s in sizes))
+
+
+def _resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """The deprecated out-of-place resize_as."""
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return _reshaped(self, tuple(tensor.shape))
+
+
+def _reshaped(self: Tensor, sizes: tuple) -> Tensor:
+    n = 1
+    for s in sizes:
+        n *= s
+    if n != self.numel():
+        shown = "x".join(str(s) for s in sizes)
+        have = "x".join(str(s) for s in self.shape)
+        raise RuntimeError(
+            f"requested resize to {shown} ({n} elements in total), but the given tensor has a "
+            f"size of {have} ({self.numel()} elements). autograd's resize can only change the "
+            "shape of a given tensor, while preserving the number of elements. "
+        )
+    return self.contiguous().view(sizes)
+
+
+def _set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+    """self takes ``source``'s memory (its shape and strides, or ``size``/``stride`` from
+    ``storage_offset`` on); with no source, an empty tensor."""
+    if self._rg and self.is_leaf and state.grad_enabled:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if source is None:
+        self._data = self._data[:0].reshape(0) if self._data.size else self._data.reshape(0)
+        bump_version(self)
+        return self
+    if not isinstance(source, Tensor):
+        raise TypeError(f"set_(): argument 'source' must be Tensor, not {type(source).__name__}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(
+            f"Could not set tensor of type {_c_name(source.dtype)} to a tensor of type "
+            f"{_c_name(self.dtype)}"
+        )
+    if size is None:
+        data = source._data
+    else:
+        stride = stride if stride is not None else _contiguous_strides(tuple(size))
+        data = as_strided(source.detach(), tuple(size), tuple(stride), storage_offset)._data
+    self._data = data
+    bump_version(self)
+    return self
+
+
+def _contiguous_strides(size: tuple) -> tuple:
+    out, step = [0] * len(size), 1
+    for i in range(len(size) - 1, -1, -1):
+        out[i] = step
+        step *= max(size[i], 1)
+    return tuple(out)
+
+
+_C_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _c_name(d: dt.dtype) -> str:
+    return _C_NAMES.get(str(d).removeprefix("torch."), str(d))
+
+
+# ------------------------------------------------------------------ CPU facts
+def _false(self: Tensor) -> bool:
+    return False
+
+
+def _device_flag(kind: str):
+    return property(lambda self: self.device.type == kind)
+
+
+_NOT_HERE = (
+    "is_meta is_sparse is_sparse_csr is_quantized is_mkldnn is_nested is_xla is_xpu is_mps "
+    "is_ipu is_maia is_mtia is_vulkan"
+).split()
+
+tensor_methods(
+    {
+        "itemsize": property(lambda self: self._data.itemsize),
+        "nbytes": property(lambda self: self._data.itemsize * self._data.size),
+        "is_cpu": _device_flag("cpu"),
+        **{name: property(_false) for name in _NOT_HERE},
+        "layout": property(lambda self: strided),
+        "name": property(lambda self: None),
+        "is_nonzero": is_nonzero,
+        "is_same_size": is_same_size,
+        "is_signed": is_signed,
+        "storage_offset": _storage_offset,
+        "dim_order": _dim_order,
+        "const_data_ptr": lambda self: self.data_ptr(),
+        "is_pinned": _is_pinned,
+        "pin_memory": _pin_memory,
+        "share_memory_": _share_memory_,
+        "is_shared": _is_shared,
+        "as_subclass": _as_subclass,
+        "apply_": _apply_,
+        "map_": _map_,
+        "map2_": _map2_,
+        "resize": _resize,
+        "resize_as": _resize_as,
+        "set_": _set_,
+    }
+)
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``."""
+    return input.detach()
+
+
+def detach_(input: Tensor) -> Tensor:
+    """``input.detach_()``."""
+    return input.detach_()
