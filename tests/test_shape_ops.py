@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_same, assert_same_error
+from twolibs import arr, assert_same, assert_same_error, assert_same_outcome
 
 # ==================================================================
 # Found by issue 14's sweep of crashes where PyTorch succeeds.
@@ -253,3 +253,59 @@ def test_stack_saves_no_tensor_so_a_second_backward_runs():
         return a.grad
 
     assert_same(twice, arr(3))
+
+
+# ==================================================================
+# split_with_sizes, the unsafe splits and split_copy: pieces, gradients and split's checks.
+_SPLITS = [
+    ("split_with_sizes", ([1, 3],), {}),
+    ("split_with_sizes", ([2, 0, 1],), {"dim": 1}),
+    ("unsafe_split", (3,), {}),
+    ("unsafe_split", (2, -1), {}),
+    ("unsafe_split_with_sizes", ([3, 1],), {}),
+    ("unsafe_chunk", (3,), {}),
+    ("unsafe_chunk", (5, 1), {}),
+    ("split_copy", (3,), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", _SPLITS, ids=lambda c: str(c))
+def test_splits_and_their_gradients(name, args, kwargs):
+    def prog(L, x):
+        x.requires_grad_(True)
+        pieces = getattr(L, name)(x, *args, **kwargs)
+        names = [type(p.grad_fn).__name__ for p in pieces]
+        loss = sum((p * (i + 1)).sum() for i, p in enumerate(pieces))
+        return pieces, [p.stride() for p in pieces], names, L.autograd.grad(loss, x)[0]
+
+    assert_same(prog, arr(4, 3))
+
+
+@pytest.mark.parametrize("method", ["unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"])
+def test_unsafe_split_methods(method):
+    arg = [1, 3] if method == "unsafe_split_with_sizes" else 2
+    assert_same(lambda L, x: getattr(x, method)(arg), arr(4, 3))
+
+
+def test_unsafe_split_pieces_are_no_views():
+    def prog(L, x):
+        pieces = L.unsafe_split(x, 2)
+        return [p._base is None for p in pieces], pieces[0].data_ptr() == x.data_ptr()
+
+    assert_same(prog, arr(4, 3))
+
+
+@pytest.mark.parametrize("name", ["split_copy", "unsafe_split", "split"])
+@pytest.mark.parametrize("args", [(-1,), (0,), (2, 2)])
+def test_split_checks(name, args):
+    assert_same_error(lambda L, x: getattr(L, name)(x, *args), arr(5, 3))
+
+
+@pytest.mark.parametrize("name", ["split_copy", "unsafe_split", "unsafe_chunk"])
+def test_split_of_a_zero_dim_tensor(name):
+    assert_same_error(lambda L, x: getattr(L, name)(x, 1), np.array(1.0))
+
+
+@pytest.mark.parametrize("args", [(0,), (3,)])
+def test_unsafe_chunk_checks_and_empty_dims(args):
+    assert_same_outcome(lambda L, x: L.unsafe_chunk(x, *args), np.zeros((0, 2)))

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import assert_same, assert_same_error
+from twolibs import arr, assert_same, assert_same_error
 
 import numtorch as nt
 
@@ -342,3 +342,285 @@ def test_an_empty_tensors_repr_names_its_dtype():
         return [repr(T.zeros(0, dtype=d)) for d in (T.int64, T.bool, T.float64, T.float32)]
 
     assert_same(prog)
+
+
+# ==================================================================
+# Printing options: numtorch's repr follows set_printoptions as PyTorch's does.
+_PRINTED = [
+    np.array([1.0, 2000.0]),
+    np.arange(2000.0),
+    np.array([1e-5, 1.0]),
+    np.array([1e9, 1.0]),
+    np.array([1.5, np.inf, -2.0, np.nan]),
+    np.array([0.0, -0.0]),
+    np.array([1.2345, 3.0]),
+    np.arange(10.0).reshape(5, 2) * 1.5,
+    np.ones((1, 30)),
+    np.arange(40.0).reshape(2, 4, 5) / 7,
+    np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+    np.array(2.5),
+]
+_OPTIONS = [
+    {},
+    {"precision": 2},
+    {"sci_mode": True},
+    {"sci_mode": False},
+    {"profile": "short"},
+    {"profile": "full", "precision": 6},
+    {"threshold": 5, "edgeitems": 1},
+    {"threshold": 5, "edgeitems": 0},
+    {"edgeitems": 0},
+    {"linewidth": 40},
+]
+
+
+@pytest.fixture
+def default_printing():
+    yield
+    nt.set_printoptions(profile="default")
+    torch.set_printoptions(profile="default")
+
+
+@pytest.mark.parametrize("options", _OPTIONS, ids=str)
+def test_print_options_change_repr_as_torch(options, default_printing):
+    for data in _PRINTED:
+        nt.set_printoptions(**options)
+        torch.set_printoptions(**options)
+        assert repr(nt.tensor(data)) == repr(torch.tensor(data)), (options, data)
+
+
+def test_print_options_reset_sci_mode_and_ignore_unknown_profiles(default_printing):
+    for lib in (nt, torch):
+        lib.set_printoptions(sci_mode=True)
+        lib.set_printoptions(precision=3)
+        lib.set_printoptions(profile="bogus")
+    assert repr(nt.tensor([1.5, 2.0])) == repr(torch.tensor([1.5, 2.0]))
+
+
+# ==================================================================
+# Settings of the torch namespace.
+def test_thread_counts():
+    n = nt.get_num_threads()
+    try:
+        nt.set_num_threads(1)
+        assert nt.get_num_threads() == 1
+    finally:
+        nt.set_num_threads(n)
+    for bad in (0, -1, "a"):
+        assert_same_error(lambda L: L.set_num_threads(bad))
+    assert_same_error(lambda L: L.set_num_interop_threads(0))
+    assert nt.get_num_interop_threads() >= 1
+
+
+def test_deterministic_modes():
+    def prog(L):
+        seen = []
+        for mode in ("default", "warn", "error", 0, 1, 2):
+            L.set_deterministic_debug_mode(mode)
+            seen.append(
+                (
+                    L.get_deterministic_debug_mode(),
+                    L.are_deterministic_algorithms_enabled(),
+                    L.is_deterministic_algorithms_warn_only_enabled(),
+                )
+            )
+        L.use_deterministic_algorithms(True, warn_only=True)
+        seen.append(L.get_deterministic_debug_mode())
+        L.use_deterministic_algorithms(False)
+        seen.append(L.get_deterministic_debug_mode())
+        return seen
+
+    assert_same(prog)
+    for bad in ("x", 3, 1.5, None):
+        assert_same_error(lambda L: L.set_deterministic_debug_mode(bad))
+    assert_same_error(lambda L: L.use_deterministic_algorithms("a"))
+
+
+def test_matmul_precision_and_warn_always():
+    def prog(L):
+        seen = [L.get_float32_matmul_precision()]
+        for p in ("high", "medium", "highest"):
+            L.set_float32_matmul_precision(p)
+            seen.append(L.get_float32_matmul_precision())
+        L.set_warn_always(True)
+        seen.append(L.is_warn_always_enabled())
+        L.set_warn_always(False)
+        return seen + [L.is_warn_always_enabled()]
+
+    assert_same(prog)
+    with pytest.warns(UserWarning, match="bogus is not one of 'highest', 'high', or 'medium'"):
+        nt.set_float32_matmul_precision("bogus")
+    assert nt.get_float32_matmul_precision() == "highest"
+
+
+def test_set_default_tensor_type_warns_and_sets_the_dtype():
+    try:
+        with pytest.warns(UserWarning, match="set_default_tensor_type\\(\\) is deprecated"):
+            nt.set_default_tensor_type("torch.DoubleTensor")
+        assert nt.get_default_dtype() == nt.float64
+    finally:
+        nt.set_default_dtype(nt.float32)
+
+
+def test_constants_and_build_facts():
+    for name in ("e", "pi", "inf", "newaxis", "has_lapack", "has_spectral", "has_openmp"):
+        assert getattr(nt, name) == getattr(torch, name), name
+    assert np.isnan(nt.nan)
+    assert nt.compiled_with_cxx11_abi() == torch.compiled_with_cxx11_abi()
+    assert nt.is_vulkan_available() is False
+    assert repr(nt.strided) == repr(torch.strided) and nt.tensor(1.0).layout is nt.strided
+
+
+# ==================================================================
+# Tensor queries and utilities.
+def test_size_and_memory_facts():
+    def prog(L, x):
+        views = (x, x[1], x[:, 1:], x.transpose(0, 2), x[:, ::2], x.permute(2, 0, 1))
+        return [
+            (v.itemsize, v.nbytes, v.storage_offset(), v.dim_order(), v.is_cpu, v.is_sparse)
+            for v in views
+        ]
+
+    assert_same(prog, arr(2, 3, 4))
+    assert_same(lambda L, x: (x.int().itemsize, x.bool().nbytes, x.name, x.is_pinned()), arr(2))
+    assert_same_error(lambda L, x: x.unsqueeze(0).dim_order(ambiguity_check=True), arr(2))
+    assert_same_error(lambda L, x: x.pin_memory(), arr(2))
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 1.0, np.nan, np.inf, -3.0])
+def test_is_nonzero(value):
+    assert_same(
+        lambda L, x: (L.is_nonzero(x), x.is_nonzero(), x.reshape(1).is_nonzero()), np.array(value)
+    )
+
+
+@pytest.mark.parametrize("data", [np.zeros(0), np.ones(2)])
+def test_is_nonzero_refuses_other_sizes(data):
+    assert_same_error(lambda L, x: L.is_nonzero(x), data)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["complex64"])
+def test_is_signed_and_same_size(dtype):
+    def prog(L, x):
+        x = x.to(getattr(L, dtype))
+        return L.is_signed(x), x.is_signed(), L.is_same_size(x, x.t()), x.is_same_size(x[:])
+
+    assert_same(prog, arr(2, 2))
+
+
+def test_typename_and_get_device():
+    for data, dtype in (([1.0], "float32"), ([1], "int64"), ([True], "bool"), ([1.0], "float64")):
+        x, y = (
+            nt.tensor(data, dtype=getattr(nt, dtype)),
+            torch.tensor(data, dtype=getattr(torch, dtype)),
+        )
+        assert nt.typename(x) == torch.typename(y)
+        assert nt.get_device(x) == torch.get_device(y)
+    assert nt.typename(3) == torch.typename(3) and nt.typename(len) == torch.typename(len)
+
+
+def test_apply_and_map():
+    def prog(L, x, i):
+        a = x.clone().apply_(lambda v: v * 2 + 1)
+        b = i.clone().map_(i * 10, lambda p, q: p + q)
+        c = x.clone().map2_(x, x[:1], lambda p, q, r: p - q * r)
+        d = i.clone().apply_(lambda v: v / 3)
+        return a, b, c, d
+
+    assert_same(prog, arr(2, 3), np.arange(6).reshape(2, 3))
+    assert_same_error(lambda L, x: x.requires_grad_().apply_(lambda v: v), arr(2))
+    assert_same_error(lambda L, x: x.apply_(lambda v: "a"), arr(2))
+    assert_same_error(lambda L, x: x.map_(x.long(), lambda p, q: p), arr(2))
+
+
+def test_set_and_deprecated_resizes():
+    def prog(L, x):
+        a = x.new_empty(0).set_(x)
+        b = x.new_empty(0).set_(x, 1, (2,), (2,))
+        c = x.new_empty(3).set_()
+        with pytest.warns(UserWarning, match="non-inplace resize"):
+            d = x.resize(3, 2)
+        with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+            e = x.resize_as(x.reshape(-1))
+        return a, a.data_ptr() == x.data_ptr(), b, c.shape, d, e
+
+    assert_same(prog, arr(2, 3))
+    assert_same_error(lambda L, x: x.set_(x.long()), arr(2))
+    assert_same_error(lambda L, x: x.requires_grad_().set_(x.detach()), arr(2))
+
+
+def test_as_subclass_share_memory_and_detach():
+    def prog(L, x):
+        class Sub(L.Tensor):
+            pass
+
+        s = x.as_subclass(Sub)
+        shared = x.share_memory_() is x and x.is_shared()
+        d = L.detach(x.requires_grad_())
+        return type(s).__name__, s.data_ptr() == x.data_ptr(), shared, d.requires_grad
+
+    assert_same(prog, arr(2))
+
+
+def test_empty_strided_and_permuted():
+    def prog(L):
+        return [
+            L.empty_strided((2, 3), (1, 2)).stride(),
+            L.empty_strided((0, 3), (5, 5)).stride(),
+            str(L.empty_strided((2, 2), (0, 0), dtype=L.int64).dtype),
+            L.empty_permuted((2, 3, 4), (2, 0, 1)).stride(),
+            L.ones(2, dtype=L.float64).new_empty_strided((3, 2), (1, 3)).stride(),
+        ]
+
+    assert_same(prog)
+    for bad in (((2, 3), (-1, 2)), ((2, 3), (1,)), ((2, -3), (1, 2)), (2, 3)):
+        assert_same_error(lambda L: L.empty_strided(*bad))
+    for bad in (((2, 3), (0, 0)), ((2, 3), (0,)), ((2, 3), (0, 2))):
+        assert_same_error(lambda L: L.empty_permuted(*bad))
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 8])
+def test_nonzero_static(size):
+    data = np.array([[0.0, 1.5, 0.0], [np.nan, 0.0, -2.0]])
+    assert_same(
+        lambda L, x: (L.nonzero_static(x, size=size), x.nonzero_static(size=size, fill_value=9)),
+        data,
+    )
+    assert_same(lambda L, x: L.nonzero_static(x, size=size), np.array(3.0))
+
+
+def test_inplace_function_forms():
+    def prog(L, x, v):
+        a = L.clamp_(x.clone(), -0.1, 0.1)
+        b = L.clamp_min_(x.clone(), 0.0)
+        c = L.clamp_max_(x.clone(), 0.0)
+        d = L.clip_(x.clone(), max=0.2)
+        e = L.addmv_(v.clone(), x, v[:3] if False else x[0], beta=0.5)
+        f = L.as_strided_(x.clone(), (2,), (2,))
+        g = L.resize_as_(x.clone(), v)
+        h = L.conj_physical_(x.clone())
+        return a, b, c, d, e, f, g.shape, h
+
+    assert_same(prog, arr(3, 3), arr(3))
+
+
+def test_aten_dropout_forms():
+    def prog(L, x):
+        return (
+            L.feature_dropout(x, 0.5, False),
+            L.alpha_dropout_(x.clone(), 0.5, False),
+            L.feature_alpha_dropout_(x.clone(), 0.0, True),
+            L.feature_dropout_(x.clone(), 1.0, True),
+        )
+
+    assert_same(prog, arr(2, 3, 4))
+    assert_same_error(lambda L, x: L.alpha_dropout_(x, 1.5, True), arr(2, 3))
+    assert_same_error(lambda L, x: L.feature_dropout(x, 0.5, True), arr(3))
+
+
+def test_embedding_renorm_():
+    def prog(L, w, i):
+        out = L.embedding_renorm_(w, i, 1.0, 2.0)
+        return out is w, w
+
+    assert_same(prog, arr(5, 3) * 5, np.array([0, 1, 1]))

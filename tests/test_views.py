@@ -1065,3 +1065,111 @@ def test_fill_diagonal_under_vmap():
         return L.func.vmap(f)(x)
 
     assert_same(prog, arr(2, 3, 3))
+
+
+# ==================================================================
+# The *_copy functions: the view op, then a copy into a new contiguous tensor.
+_COPIES = [
+    ("alias_copy", (), {}),
+    ("as_strided_copy", ((2, 2), (1, 2)), {}),
+    ("detach_copy", (), {}),
+    ("diagonal_copy", (0, 1, 2), {}),
+    ("expand_copy", ((2, 2, 3, 4),), {"implicit": True}),
+    ("narrow_copy", (2, 1, 2), {}),
+    ("permute_copy", ((2, 0, 1),), {}),
+    ("select_copy", (1, -1), {}),
+    ("slice_copy", (2, -3, 100, 2), {}),
+    ("split_copy", (2, 1), {}),
+    ("split_with_sizes_copy", ([1, 2], 1), {}),
+    ("squeeze_copy", (), {}),
+    ("t_copy", (), {}),
+    ("transpose_copy", (0, 2), {}),
+    ("unbind_copy", (1,), {}),
+    ("unfold_copy", (2, 2, 1), {}),
+    ("unsqueeze_copy", (1,), {}),
+    ("view_copy", ((-1,),), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", _COPIES, ids=[c[0] for c in _COPIES])
+def test_copy_is_a_new_contiguous_tensor(name, args, kwargs):
+    def prog(L, x):
+        if name == "t_copy":
+            x = x[0]
+        elif name == "squeeze_copy":
+            x = x[:1]
+        if name != "as_strided_copy":  # (as_strided reads the storage of x's base)
+            x = x.transpose(-1, -2).contiguous().transpose(-1, -2)  # a strided input
+        x.requires_grad_(name != "detach_copy")
+        out = getattr(L, name)(x, *args, **kwargs)
+        pieces = out if isinstance(out, tuple) else (out,)
+        facts = [(p.stride(), p.is_contiguous(), p._base is None) for p in pieces]
+        # (as_strided_copy is a composite: its node is the copy's, CloneBackward0)
+        names = [type(p.grad_fn).__name__ for p in pieces if name != "as_strided_copy"]
+        with L.no_grad():
+            x.add_(100)  # the copies keep their values
+        return pieces, facts, names
+
+    assert_same(prog, arr(2, 3, 4))
+
+
+@pytest.mark.parametrize("name, args, kwargs", _COPIES[:2] + _COPIES[3:], ids=lambda c: str(c))
+def test_copy_gradient(name, args, kwargs):
+    def prog(L, x):
+        x.requires_grad_(True)
+        y = x[0] if name == "t_copy" else x[:1] if name == "squeeze_copy" else x
+        out = getattr(L, name)(y, *args, **kwargs)
+        pieces = out if isinstance(out, tuple) else (out,)
+        w = L.arange(1.0, 200.0)
+        loss = sum((p * w[: p.numel()].reshape(p.shape)).sum() for p in pieces)
+        return L.autograd.grad(loss, x)[0]
+
+    assert_same(prog, arr(2, 3, 4))
+
+
+def test_copy_out():
+    def prog(L, x):
+        out = x.new_empty(0)
+        r = L.permute_copy(x, (1, 0), out=out)
+        return r is out, out, out.stride()
+
+    assert_same(prog, arr(2, 3))
+
+
+def test_detach_copy_has_no_derivative():
+    def backward(L, x):
+        L.detach_copy(x.requires_grad_()).sum().backward()
+
+    assert_same_error(backward, arr(3))
+    assert_same(lambda L, x: L.detach_copy(x.requires_grad_()).requires_grad, arr(3))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(0, 1, 5), (1, 0, -1), (2, 0, 1), (-3, 0, 1), (0, 3, 0), (0, -3, 1), (0, -1, 1), (1, 3, 0)],
+)
+def test_narrow_copy_checks(args):
+    assert_same_outcome(lambda L, x: (L.narrow_copy(x, *args), x.narrow_copy(*args)), arr(2, 3))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        (0, None, None, 3),
+        (1, -100, 100),
+        (1, 2, 1),
+        (1, -1, None),
+        (0, 0, 2, 0),
+        (2,),
+        (-1, 1, -1, 2),
+    ],
+)
+def test_slice_copy_bounds(args):
+    assert_same_outcome(lambda L, x: L.slice_copy(x, *args), arr(4, 5))
+
+
+def test_view_copy_of_a_non_viewable_input():
+    # view would refuse it; view_copy's kernel copies, so any layout works
+    assert_same(lambda L, x: L.view_copy(x.t(), (6,)), arr(2, 3))
+    assert_same_error(lambda L, x: L.view_copy(x, (4,)), arr(2, 3))

@@ -42,49 +42,57 @@ def get_printoptions() -> dict:
 
 
 def _float_formatter(vals: np.ndarray):
-    """One float formatter for the values (PyTorch's rules): whole numbers print as
-    ``1.``, otherwise ``precision`` digits after the point; scientific notation for a
-    range over 1000, a largest value over 1e8 or (non-whole) a smallest under 1e-4, or as
-    ``sci_mode`` forces it once there is a finite nonzero value."""
+    """One float formatter for the values and its width (PyTorch's rules): whole numbers
+    print as ``1.``, otherwise ``precision`` digits after the point; scientific notation
+    for a range over 1000, a largest value over 1e8 or (non-whole) a smallest under 1e-4, or
+    as ``sci_mode`` forces it once there is a finite nonzero value. The width is that of
+    the finite nonzero values (zeros, inf and nan may stick out)."""
     precision, forced = OPTIONS["precision"], OPTIONS["sci_mode"]
-    finite = np.abs(vals[np.isfinite(vals)])
+    finite = vals[np.isfinite(vals)]
     nonzero = finite[finite != 0]
+    magnitude = np.abs(nonzero)
     whole = bool(np.all(nonzero == np.ceil(nonzero)))
     sci = False
     if nonzero.size:
-        lo, hi = nonzero.min(), nonzero.max()
+        lo, hi = magnitude.min(), magnitude.max()
         sci = hi / lo > 1000 or hi > 1e8 or (not whole and lo < 1e-4)
         if forced is not None:
             sci = forced
+    if sci:
+        fmt = _FLOAT_FORMATS["sci"].format(precision)
+    else:
+        fmt = _FLOAT_FORMATS["whole" if whole else "fixed"].format(precision)
 
-    def special(v):
+    def f(v):
+        if math.isfinite(v):
+            return fmt.format(v)
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
-    if sci:
-        return lambda v: f"{v:.{precision}e}" if math.isfinite(v) else special(v)
-    if whole:
-        return lambda v: f"{v:.0f}." if math.isfinite(v) else special(v)
-    return lambda v: f"{v:.{precision}f}" if math.isfinite(v) else special(v)
+    return f, max((len(f(v)) for v in nonzero.tolist()), default=1)
+
+
+_FLOAT_FORMATS = {"sci": "{{:.{}e}}", "whole": "{{:.0f}}.", "fixed": "{{:.{}f}}"}
 
 
 def _element_formatter(a: np.ndarray):
+    """(format of one element, the width it is padded to, the width a line counts per
+    element)."""
     k = a.dtype.kind
-    if k == "b":
-        return lambda v: "True" if v else "False"
-    if k in "iu":
-        return str
+    if k in "biu":
+        f = (lambda v: "True" if v else "False") if k == "b" else str
+        width = max((len(f(v)) for v in a.ravel().tolist()), default=1)
+        return f, width, width
     if k == "c":
-        re_f = _element_formatter(a.real.ravel())
-        im_f = _element_formatter(a.imag.ravel())
-        re_w = max((len(re_f(v)) for v in a.real.ravel().tolist()), default=0)
-        im_w = max((len(im_f(v)) for v in a.imag.ravel().tolist()), default=0)
+        re_f, re_w = _float_formatter(a.real.astype(np.float64).ravel())
+        im_f, im_w = _float_formatter(a.imag.astype(np.float64).ravel())
 
         def complex_fmt(v):
             im = im_f(v.imag).rjust(im_w).lstrip() + "j"
             return re_f(v.real).rjust(re_w) + (im if im[0] in "+-" else "+" + im)
 
-        return complex_fmt
-    return _float_formatter(a.astype(np.float64).ravel())
+        return complex_fmt, 0, re_w + im_w + 1
+    f, width = _float_formatter(a.astype(np.float64).ravel())
+    return f, width, width
 
 
 def _summarized(a: np.ndarray, edge: int) -> np.ndarray:
@@ -96,7 +104,7 @@ def _summarized(a: np.ndarray, edge: int) -> np.ndarray:
     return np.stack([_summarized(x, edge) for x in a]) if a.ndim > 1 and len(a) else a
 
 
-def _fmt(a: np.ndarray, f, width: int, indent: int, summarize: bool) -> str:
+def _fmt(a: np.ndarray, f, width: int, line_width: int, indent: int, summarize: bool) -> str:
     edge = OPTIONS["edgeitems"]
     if a.ndim == 0:
         return f(a.item()).rjust(width)
@@ -109,20 +117,36 @@ def _fmt(a: np.ndarray, f, width: int, indent: int, summarize: bool) -> str:
         idx = list(range(n))
     if a.ndim == 1:
         items = [" ..." if i is None else f(a[i].item()).rjust(width) for i in idx]
-        per_line = max(1, int((OPTIONS["linewidth"] - indent) // (width + 2)))
+        per_line = max(1, int((OPTIONS["linewidth"] - indent) // (line_width + 2)))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     sep = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
-    parts = ["..." if i is None else _fmt(a[i], f, width, indent + 1, summarize) for i in idx]
+    parts = [
+        "..." if i is None else _fmt(a[i], f, width, line_width, indent + 1, summarize) for i in idx
+    ]
     return "[" + sep.join(parts) + "]"
 
 
 def format_array(a: np.ndarray, indent: int) -> str:
     summarize = a.size > OPTIONS["threshold"]
     shown = _summarized(a, OPTIONS["edgeitems"]) if summarize else a
-    f = _element_formatter(shown)
-    width = max((len(f(v)) for v in shown.ravel().tolist()), default=0)
-    return _fmt(a, f, width, indent, summarize)
+    f, width, line_width = _element_formatter(shown)
+    return _fmt(a, f, width, line_width, indent, summarize)
+
+
+def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """``text`` and its suffixes (``dtype=...``), each on a new line where it would pass
+    the line width (PyTorch's rule)."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > OPTIONS["linewidth"]:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"
 
 
 def tensor_repr(t) -> str:
@@ -148,4 +172,4 @@ def tensor_repr(t) -> str:
         extras.append(f"grad_fn=<{fn.name()}>")
     elif t._rg:
         extras.append("requires_grad=True")
-    return prefix + ", ".join([body, *extras]) + ")"
+    return _with_suffixes(prefix + body, extras, len(prefix))
