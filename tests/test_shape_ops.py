@@ -270,12 +270,15 @@ _SPLITS = [
 
 
 @pytest.mark.parametrize("name, args, kwargs", _SPLITS, ids=lambda c: str(c))
-def test_splits_and_their_gradients(name, args, kwargs):
+@pytest.mark.parametrize("complex_input", [False, True], ids=["real", "complex"])
+def test_splits_and_their_gradients(name, args, kwargs, complex_input):
     def prog(L, x):
+        if complex_input:
+            x = (x + x.flip(0) * 1j).detach()
         x.requires_grad_(True)
         pieces = getattr(L, name)(x, *args, **kwargs)
         names = [type(p.grad_fn).__name__ for p in pieces]
-        loss = sum((p * (i + 1)).sum() for i, p in enumerate(pieces))
+        loss = sum((p * (i + 1 - 2j * complex_input)).real.sum() for i, p in enumerate(pieces))
         return pieces, [p.stride() for p in pieces], names, L.autograd.grad(loss, x)[0]
 
     assert_same(prog, arr(4, 3))

@@ -1113,18 +1113,22 @@ def test_copy_is_a_new_contiguous_tensor(name, args, kwargs):
     assert_same(prog, arr(2, 3, 4))
 
 
+@pytest.mark.parametrize("complex_input", [False, True], ids=["real", "complex"])
 @pytest.mark.parametrize("name, args, kwargs", _COPIES[:2] + _COPIES[3:], ids=lambda c: str(c))
-def test_copy_gradient(name, args, kwargs):
+def test_copy_gradient(name, args, kwargs, complex_input):
     def prog(L, x):
+        if complex_input:
+            x = (x + x.flip(0) * 1j).detach()
         x.requires_grad_(True)
         y = x[0] if name == "t_copy" else x[:1] if name == "squeeze_copy" else x
         out = getattr(L, name)(y, *args, **kwargs)
         pieces = out if isinstance(out, tuple) else (out,)
-        w = L.arange(1.0, 200.0)
-        loss = sum((p * w[: p.numel()].reshape(p.shape)).sum() for p in pieces)
+        w = L.arange(1.0, 200.0) * (1 - 0.5j if complex_input else 1)
+        loss = sum((p * w[: p.numel()].reshape(p.shape)).real.sum() for p in pieces)
         return L.autograd.grad(loss, x)[0]
 
-    assert_same(prog, arr(2, 3, 4))
+    # (PyTorch refuses complex autograd through select_copy and slice_copy)
+    assert_same_outcome(prog, arr(2, 3, 4))
 
 
 def test_copy_out():

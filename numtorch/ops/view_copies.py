@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.out import write_out
+from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front
@@ -107,10 +108,33 @@ def copy_of(
     )
 
 
+def _real_autograd(op: Op) -> Callable:
+    """op's public function, refusing a complex input that requires grad in grad mode:
+    PyTorch has no complex derivative for select_copy and slice_copy."""
+    fn = op.fn
+
+    @functools.wraps(fn)
+    def refusing(input, *args, **kwargs):
+        if (
+            state.grad_enabled
+            and isinstance(input, Tensor)
+            and input.requires_grad
+            and input.is_complex()
+        ):
+            raise RuntimeError(
+                f"{op.name} does not support automatic differentiation for outputs with "
+                "complex dtype."
+            )
+        return fn(input, *args, **kwargs)
+
+    return refusing
+
+
 # ------------------------------------------------------------------ one per view op
 diagonal_copy_p = copy_of(diagonal_p)
 permute_copy_p = copy_of(permute_p)
 select_copy_p = copy_of(select_p)
+select_copy = _real_autograd(select_copy_p)
 squeeze_copy_p = copy_of(squeeze_p)
 t_copy_p = copy_of(t_p)
 transpose_copy_p = copy_of(transpose_p)
@@ -268,7 +292,7 @@ def _slice_copy_rule(vmap, args, bdims, attrs):
     if x.dim() == 1:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(attrs["dim"], x.dim() - 1) + 1
-    return slice_copy(x, d, attrs["start"], attrs["end"], attrs["step"]), 0
+    return slice_copy_p.fn(x, d, attrs["start"], attrs["end"], attrs["step"]), 0
 
 
 def _slice_copy_samples(make):
@@ -295,7 +319,7 @@ slice_copy_p = defop(
     error_samples=_slice_copy_errors,
     out=True,
 )
-slice_copy = slice_copy_p.fn
+slice_copy = _real_autograd(slice_copy_p)
 
 
 # ------------------------------------------------------------------ as_strided_copy
