@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.out import write_out
-from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front
@@ -88,6 +87,7 @@ def copy_of(
     samples: Callable | None = None,
     error_samples: Callable | None = None,
     batch_rule: Callable | None = None,
+    complex_grad: bool = True,
 ) -> Op:
     """The ``*_copy`` op of a view op (``name``: the view's name + ``_copy``); ``kernel``:
     the view kernel to copy from, where the copy's signature is not the view's (with its
@@ -105,36 +105,14 @@ def copy_of(
         error_samples=error_samples if error_samples is not None else view.error_samples,
         out=True,
         methods=methods,
+        complex_grad=complex_grad,
     )
-
-
-def _real_autograd(op: Op) -> Callable:
-    """op's public function, refusing a complex input that requires grad in grad mode:
-    PyTorch has no complex derivative for select_copy and slice_copy."""
-    fn = op.fn
-
-    @functools.wraps(fn)
-    def refusing(input, *args, **kwargs):
-        if (
-            state.grad_enabled
-            and isinstance(input, Tensor)
-            and input.requires_grad
-            and input.is_complex()
-        ):
-            raise RuntimeError(
-                f"{op.name} does not support automatic differentiation for outputs with "
-                "complex dtype."
-            )
-        return fn(input, *args, **kwargs)
-
-    return refusing
 
 
 # ------------------------------------------------------------------ one per view op
 diagonal_copy_p = copy_of(diagonal_p)
 permute_copy_p = copy_of(permute_p)
-select_copy_p = copy_of(select_p)
-select_copy = _real_autograd(select_copy_p)
+select_copy_p = copy_of(select_p, complex_grad=False)  # (no complex derivative in PyTorch)
 squeeze_copy_p = copy_of(squeeze_p)
 t_copy_p = copy_of(t_p)
 transpose_copy_p = copy_of(transpose_p)
@@ -292,7 +270,7 @@ def _slice_copy_rule(vmap, args, bdims, attrs):
     if x.dim() == 1:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(attrs["dim"], x.dim() - 1) + 1
-    return slice_copy_p.fn(x, d, attrs["start"], attrs["end"], attrs["step"]), 0
+    return slice_copy(x, d, attrs["start"], attrs["end"], attrs["step"]), 0
 
 
 def _slice_copy_samples(make):
@@ -318,8 +296,9 @@ slice_copy_p = defop(
     samples=_slice_copy_samples,
     error_samples=_slice_copy_errors,
     out=True,
+    complex_grad=False,
 )
-slice_copy = _real_autograd(slice_copy_p)
+slice_copy = slice_copy_p.fn
 
 
 # ------------------------------------------------------------------ as_strided_copy
