@@ -144,12 +144,23 @@ def run_kernel(op, arrays: list, attrs: dict):
     xp = np
     if _cuda_used[0]:
         xp = _backend(arrays)
+    if not op.view and (
+        any(dt.is_reduced(a) for a in arrays[: op.nin])
+        or getattr(attrs.get("dtype"), "np", None) in dt.REDUCED_NP
+    ):
+        return _run_reduced(op, arrays, attrs)
     odt = None
     inputs = arrays
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
     if xp is not np:
         arrays = _on_gpu(xp, arrays)
+    return _run(op, xp, arrays, attrs, odt, inputs)
+
+
+def _run(op, xp, arrays: list, attrs: dict, odt, inputs: list):
+    """The kernel on prepared arrays, its result in dtype ``odt`` (if given) and laid out
+    by the op's layout rule (which sees the unprepared ``inputs``)."""
     try:
         out = op.kernel(xp, *arrays, **attrs)
     except (ValueError, MemoryError) as e:
@@ -184,6 +195,74 @@ def run_kernel(op, arrays: list, attrs: dict):
             o = lay(o, inputs, attrs)
         outs.append(o)
     return tuple(outs)
+
+
+def _run_reduced(op, arrays: list, attrs: dict):
+    """A kernel on bfloat16 or float8 operands, or asked for such a result (``dtype=``), run
+    as PyTorch's CPU kernels run: in float32, each float32 result rounded once to the reduced
+    dtype (``dt.cast``), unless ``dtype=`` asked for another. Where no operand has another
+    float dtype, the reduced operands are widened before type promotion (an elementwise op's
+    integer and bool operands are first rounded to the reduced dtype, as PyTorch casts them
+    to the common dtype); otherwise promotion goes first and decides (bfloat16 and float16
+    make float32). float8 operands are refused by ops whose PyTorch kernel takes none
+    (``Op.float8``)."""
+    reduced = _reduced_dtype(arrays[: op.nin])
+    inputs = arrays
+    asked = attrs.get("dtype")
+    if asked is not None and getattr(asked, "np", None) in dt.REDUCED_NP:
+        reduced = asked.np
+        attrs = {**attrs, "dtype": dt.float32}
+    elif asked is not None:
+        reduced = None  # an explicit result dtype: the kernel's own
+    if reduced is not None and reduced in dt.FLOAT8_NP and not op.float8:
+        raise dt.not_implemented(f"{op.name}_cpu", reduced)
+    mixed = any(_other_float(a) for a in arrays[: op.nin])
+    if not mixed:
+        if op.broadcasts and reduced is not None:
+            arrays = [_round_to(a, reduced) for a in arrays]
+        arrays = [dt.widen(a) for a in arrays]
+    odt = None
+    if op.prepare is not None:
+        arrays, odt = op.prepare(arrays, attrs)
+    if odt is not None and odt in dt.REDUCED_NP:
+        reduced, odt = odt, dt.F32
+    elif mixed and asked is None:  # promotion decided: reduced only if operands still are
+        reduced = _reduced_dtype(arrays[: op.nin])
+    arrays = [dt.widen(a) for a in arrays]
+    out = _run(op, np, arrays, attrs, odt, inputs)
+    if reduced is None:
+        return out
+    if op.nout == 1:
+        return dt.cast(out, reduced) if out.dtype == dt.F32 else out
+    return tuple(dt.cast(o, reduced) if o.dtype == dt.F32 else o for o in out)
+
+
+def _reduced_dtype(arrays):
+    """The NumPy dtype of the first reduced-float array among operands (or in a list), or
+    None."""
+    for a in arrays:
+        if isinstance(a, list | tuple):
+            a = next((x for x in a if dt.is_reduced(x)), None)
+        if a is not None and dt.is_reduced(a):
+            return a.dtype
+    return None
+
+
+def _other_float(a) -> bool:
+    """Whether an operand (or a list's) is an array of a float or complex dtype other than
+    a reduced float's."""
+    if isinstance(a, list | tuple):
+        return any(_other_float(x) for x in a)
+    d = getattr(a, "dtype", None)
+    return d is not None and d.kind in "fc" and d not in dt.REDUCED_NP
+
+
+def _round_to(a, reduced):
+    """An integer or bool array operand of an elementwise op as the reduced dtype it is cast
+    to before the kernel (PyTorch's common dtype)."""
+    if getattr(a, "dtype", None) is not None and a.dtype.kind in "biu" and a.ndim:
+        return dt.cast(a, reduced)
+    return a
 
 
 def _backend(arrays):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import ml_dtypes
 import numpy as np
 
 
@@ -20,7 +23,9 @@ class dtype:
         "cpp_name",
     )
 
-    def __init__(self, name: str, np_dtype, kind: int, scalar_name: str, cpp_name: str):
+    def __init__(
+        self, name: str, np_dtype, kind: int, scalar_name: str, cpp_name: str, signed: bool = True
+    ):
         self.name = name
         self.scalar_name = scalar_name  # PyTorch's ScalarType name in messages: "Float"
         self.cpp_name = cpp_name  # the C++ type in PyTorch's messages: "float", "long int"
@@ -28,7 +33,7 @@ class dtype:
         self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = kind == 2
         self.is_complex = kind == 3
-        self.is_signed = self.np.kind != "u" and kind != 0
+        self.is_signed = signed and self.np.kind != "u" and kind != 0
         self.itemsize = self.np.itemsize
 
     def __repr__(self) -> str:
@@ -46,7 +51,14 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        if self in FLOAT8:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_name}")
+        return {
+            float32: complex64,
+            float64: complex128,
+            float16: complex64,
+            bfloat16: complex64,
+        }.get(self, self)
 
 
 bool_ = dtype("bool", np.bool_, 0, "Bool", "bool")
@@ -58,10 +70,51 @@ int64 = dtype("int64", np.int64, 1, "Long", "long int")
 float16 = dtype("float16", np.float16, 2, "Half", "c10::Half")
 float32 = dtype("float32", np.float32, 2, "Float", "float")
 float64 = dtype("float64", np.float64, 2, "Double", "double")
+# The reduced floats of ml_dtypes. PyTorch's CPU kernels compute bfloat16 in float32 and round
+# the result once; float8 dtypes are for storage (casts, copies, views), not arithmetic.
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, "BFloat16", "c10::BFloat16")
+float8_e4m3fn = dtype(
+    "float8_e4m3fn", ml_dtypes.float8_e4m3fn, 2, "Float8_e4m3fn", "c10::Float8_e4m3fn"
+)
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, 2, "Float8_e5m2", "c10::Float8_e5m2")
+float8_e4m3fnuz = dtype(
+    "float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, 2, "Float8_e4m3fnuz", "c10::Float8_e4m3fnuz"
+)
+float8_e5m2fnuz = dtype(
+    "float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, 2, "Float8_e5m2fnuz", "c10::Float8_e5m2fnuz"
+)
+float8_e8m0fnu = dtype(
+    "float8_e8m0fnu",
+    ml_dtypes.float8_e8m0fnu,
+    2,
+    "Float8_e8m0fnu",
+    "c10::Float8_e8m0fnu",
+    signed=False,
+)
 complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat", "c10::complex<float>")
 complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble", "c10::complex<double>")
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+ALL = (
+    bool_,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+    bfloat16,
+    *FLOAT8,
+)
+# NumPy dtypes of the reduced floats: their arrays compute in float32 (``widen``/``narrow``)
+BF16 = bfloat16.np
+F32 = np.dtype(np.float32)
+FLOAT8_NP = frozenset(d.np for d in FLOAT8)
+REDUCED_NP = frozenset((BF16, *FLOAT8_NP))
 _FROM_NP = {d.np: d for d in ALL}
 _NAMES = {d.name: d for d in ALL}
 _TENSOR_TYPES = {d.tensor_type: d for d in ALL}
@@ -106,7 +159,7 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    if d not in (float32, float64, float16):
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
@@ -134,6 +187,13 @@ def _join(a: dtype, b: dtype) -> dtype:
     """The smallest dtype holding both (torch.promote_types)."""
     if a is b:
         return a
+    if a in FLOAT8 or b in FLOAT8:
+        raise RuntimeError(
+            "Promotion for Float8 Types is not supported, attempted to promote "
+            f"{a.scalar_name} and {b.scalar_name}"
+        )
+    if {a, b} == {float16, bfloat16}:
+        return float32
     if a._kind != b._kind:
         hi, lo = (a, b) if a._kind > b._kind else (b, a)
         if hi._kind == 3 and lo._kind == 2 and lo.itemsize > hi.itemsize // 2:
@@ -196,9 +256,62 @@ def result_type(*operands) -> dtype:
     return res
 
 
+# ------------------------------------------------------------------ reduced floats
+_E4M3FN_MAX = 448.0
+
+
+def cast(a, npd):
+    """Array ``a`` as NumPy dtype ``npd``, converted as PyTorch converts. To a reduced float
+    (bfloat16, float8) PyTorch goes through float32 (so a float64 or int64 value rounds
+    twice), float8_e4m3fn saturates at its largest finite value (inf too), float8_e5m2's
+    nan is 0x7F, and float8_e8m0fnu takes the magnitude (zero is its smallest code)."""
+    npd = np.dtype(npd)
+    if a.dtype == npd or npd not in REDUCED_NP:
+        return a.astype(npd)
+    if a.dtype != F32:
+        a = (a.real if a.dtype.kind == "c" else a).astype(F32)
+    if npd == float8_e4m3fn.np:
+        return np.clip(a, -_E4M3FN_MAX, _E4M3FN_MAX).astype(npd)
+    if npd == float8_e5m2.np:
+        out = a.astype(npd)
+        out.view(np.uint8)[np.isnan(a)] = 0x7F
+        return out
+    if npd == float8_e8m0fnu.np:
+        out = np.abs(a).astype(npd)
+        out.view(np.uint8)[a == 0] = 0
+        return out
+    return a.astype(npd)
+
+
+def is_reduced(a) -> bool:
+    """Whether an array (or a list of them) holds a reduced float (bfloat16, float8)."""
+    if isinstance(a, (list, tuple)):
+        return any(is_reduced(x) for x in a)
+    d = getattr(a, "dtype", None)
+    return d is not None and d in REDUCED_NP
+
+
+def inexact(npd) -> bool:
+    """Whether a NumPy dtype is floating or complex (a reduced float's too), as autograd
+    asks of a result: can it have a gradient."""
+    return npd.kind in "fc" or npd in REDUCED_NP
+
+
+def widen(a):
+    """Reduced-float arrays (also in lists) as float32, anything else as it is: the dtype
+    PyTorch's CPU kernels compute bfloat16 in."""
+    if isinstance(a, (list, tuple)):
+        return type(a)(widen(x) for x in a)
+    d = getattr(a, "dtype", None)
+    return a.astype(F32) if d is not None and d in REDUCED_NP else a
+
+
 def can_cast(frm: dtype, to: dtype) -> bool:
     """torch.can_cast: no cast to a lower category."""
     return frm._kind <= to._kind
+
+
+_EPS = {"float8_e5m2fnuz": 0.125}  # PyTorch's numeric_limits epsilon differs from ml_dtypes'
 
 
 class finfo:
@@ -206,13 +319,19 @@ class finfo:
 
     def __init__(self, type: dtype | None = None):
         d = type if type is not None else get_default_dtype()
-        fi = np.finfo(d.np)
+        if d.np in REDUCED_NP:
+            fi = ml_dtypes.finfo(d.np)
+            eps = _EPS.get(d.name, float(fi.eps))
+            resolution = 10.0 ** -math.floor(-math.log10(eps))  # (c10's digits10)
+        else:
+            fi = np.finfo(d.np)
+            eps, resolution = float(fi.eps), float(fi.resolution)
         self.bits = fi.bits
-        self.eps = float(fi.eps)
+        self.eps = eps
         self.max = float(fi.max)
         self.min = float(fi.min)
         self.tiny = self.smallest_normal = float(fi.tiny)
-        self.resolution = float(fi.resolution)
+        self.resolution = resolution
         self.dtype = d.name
 
 

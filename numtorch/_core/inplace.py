@@ -314,11 +314,14 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     if rd != sd and rd._kind > sd._kind:
         raise RuntimeError(cast_error(rd, sd))
     data = self._data
+    value = result._data
+    if rd != sd and data.dtype in dt.REDUCED_NP:  # (PyTorch's conversion, through float32)
+        value = dt.cast(value, data.dtype)
     if shared:  # an allowed write into shared elements: the ones it changes
-        xp_of(data).copyto(data, result._data, where=result._data != data)
+        xp_of(data).copyto(data, value, where=value != data)
     else:
         try:
-            data[...] = result._data
+            data[...] = value
         except ValueError as e:  # a read-only array: NumPy's own shared-memory views
             if "read-only" in str(e):
                 raise RuntimeError(INTERNAL_OVERLAP) from None

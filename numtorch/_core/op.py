@@ -132,6 +132,7 @@ class Op:
     out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
     broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
+    float8: bool = False  # PyTorch's CPU kernel takes float8 operands (casts, copies)
     size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
     aten_dim_list: bool = False  # aten's ``dim`` is an int[]: an int dim shows as a list
     value_shaped: bool | Callable = False  # result shape depends on input values (args, attrs)
@@ -180,6 +181,7 @@ def defop(
     out_overlap_check: bool = False,
     broadcasts: bool = False,
     conversion: bool = False,
+    float8: bool = False,
     size_attrs: Sequence[str] = (),
     aten_dim_list: bool = False,
     value_shaped: bool | Callable = False,
@@ -220,6 +222,8 @@ def defop(
     ``broadcasts``: an elementwise op, whose tensor operands broadcast together (vmap's
     fallback checks each sample's shapes before an in-place form runs).
     ``conversion``: a non-float result leaves autograd instead of raising (``to``).
+    ``float8``: PyTorch's CPU kernel takes float8 operands (a cast or a copy); other ops
+    refuse them (``_core/dispatch.py``'s ``_run_reduced``).
     ``size_attrs``: attributes that are sizes for compiled autograd, besides those named
     ``shape``, ``size``, ``sizes`` and ``output_size`` (conv's ``groups``, into which its
     batch rule folds a vmapped batch).
@@ -277,6 +281,7 @@ def defop(
         out_overlap_check=out_overlap_check,
         broadcasts=broadcasts,
         conversion=conversion,
+        float8=float8,
         size_attrs=tuple(p.name for p in params[nin:] if p.name in _SIZE_ATTRS) + tuple(size_attrs),
         aten_dim_list=aten_dim_list,
         value_shaped=value_shaped or test_flags.vmap == "dynamic",

@@ -488,7 +488,7 @@ def _attach(ctx, layout, args, needs, outs: tuple, raw: tuple, non_diff: set, le
     ctx._nt_layout = layout
     diff = []
     for k, (o, r) in enumerate(zip(outs, raw)):
-        if id(r) in non_diff or o.dtype.np.kind not in "fc":
+        if id(r) in non_diff or not (o.dtype.is_floating_point or o.dtype.is_complex):
             continue
         o._grad_fn = ctx
         o._rg = True

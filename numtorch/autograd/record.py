@@ -4,7 +4,7 @@ the inputs' metadata, and the values its formulas need, saved."""
 from __future__ import annotations
 
 from .._core import upcalls
-from .._core.dtype import from_np
+from .._core.dtype import from_np, inexact
 from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode
@@ -47,7 +47,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         names = (_LEVEL_LINKERS.get(op) or _make_linker(op, True))(node, args, inner[0])
     if op.nout == 1:
         m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
-        if m[1].kind in "fc":
+        if inexact(m[1]):
             if m[1].kind == "c" and not op.complex_grad:
                 raise RuntimeError(
                     f"{op.name} does not support automatic differentiation for outputs with "
@@ -65,7 +65,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         for k, o in enumerate(outputs[: op.ndiff]):
             m = (o._data.shape, o._data.dtype) if not o._level else _meta(o)
             out_meta.append(m)
-            if m[1].kind in "fc":
+            if inexact(m[1]):
                 o._grad_fn = node
                 o._rg = True
                 if k:

@@ -4,7 +4,7 @@ saved-tensor hooks that pack and unpack them (torch.autograd.graph.saved_tensors
 
 from __future__ import annotations
 
-from .._core.dtype import from_np
+from .._core.dtype import from_np, inexact
 from .._core.inplace import short_name
 from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
@@ -61,7 +61,7 @@ class Saved:
             view_fn = view_fn and view_fn()  # node after the write, while it lives (PyTorch's)
             if view_fn is not None:
                 fn, nr = view_fn, 0
-            if data.dtype.kind not in "fc":
+            if not inexact(data.dtype):
                 fn = None
             typ, shape = from_np(data.dtype).scalar_name, data.shape
         else:  # a transform's saved inner tensor: src is its wrapper's history

@@ -101,6 +101,7 @@ constant_pad_nd_p = defop(
             S((make((2, 3)), (-5, 3))), RuntimeError, r"narrow\(\): length must be non-negative"
         ),
     ],
+    float8=True,  # (PyTorch copies float8)
 )
 constant_pad_nd = constant_pad_nd_p.fn
 

@@ -65,13 +65,13 @@ def promote(arrays, attrs=None):
         npd = _RESULT_TYPES[key] = dt.result_type(
             *(_operand(a) for a in arrays if a is not None)
         ).np
-    out = [a.astype(npd) if _arr(a) and a.dtype != npd else a for a in arrays]
+    out = [dt.cast(a, npd) if _arr(a) and a.dtype != npd else a for a in arrays]
     if not _arr(out[0]):
         # A scalar first operand: make it an array so the kernel sees the result dtype (on
-        # the device of the array operands).
+        # the device of the array operands; a reduced float's, float32, which it computes in).
         gpu = next((a for a in out if _arr(a) and type(a) is not _nd), None)
         xp = np if gpu is None else xp_of(gpu)
-        out[0] = xp.asarray(out[0], dtype=npd)
+        out[0] = xp.asarray(out[0], dtype=dt.F32 if npd in dt.REDUCED_NP else npd)
     return out, npd
 
 

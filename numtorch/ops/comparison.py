@@ -145,6 +145,7 @@ where_p = elementwise_op(
     # ``where`` below; Tensor.where(condition, y) takes self second
     methods=False,
     inplace=False,
+    float8=True,  # (PyTorch copies float8)
 )
 _raw_where = where_p.fn
 
@@ -204,10 +205,19 @@ def _predicate(name: str, kernel, make=comparison, **kw):
 
 # ------------------------------------------------------------------ comparisons
 _OTHER = {"numbers": "other"}  # (PyTorch's comparisons take a number as other only)
-eq_p = _predicate("eq", lambda xp, input, other: input == other, **_OTHER)
+eq_p = _predicate(
+    "eq",
+    lambda xp, input, other: input == other,
+    float8=True,  # (PyTorch compares float8 for equality)
+    **_OTHER,
+)
 eq = eq_p.fn
 ne_p = _predicate(
-    "ne", lambda xp, input, other: input != other, methods=("ne", "not_equal"), **_OTHER
+    "ne",
+    lambda xp, input, other: input != other,
+    methods=("ne", "not_equal"),
+    float8=True,
+    **_OTHER,
 )
 gt_p = _predicate(
     "gt",

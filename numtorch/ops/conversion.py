@@ -23,7 +23,7 @@ def _to_dtype_samples(make):
 
 to_dtype_p = defop(
     "to_dtype",
-    lambda xp, x, dtype: x.astype(dtype.np),
+    lambda xp, x, dtype: dt.cast(x, dtype.np),
     nin=1,
     vjp=lambda g: g,
     jvp=LINEAR,
@@ -34,6 +34,7 @@ to_dtype_p = defop(
     test={"dtypes": FLOATS_INT},
     batch_rule=elementwise(),
     conversion=True,  # a non-float result leaves autograd
+    float8=True,  # (PyTorch copies float8)
 )
 to_dtype = to_dtype_p.fn
 
@@ -71,6 +72,7 @@ clone_p = defop(
     batch_rule=_clone_rule,
     methods=True,
     layout=None,
+    float8=True,  # (PyTorch copies float8)
 )
 clone = clone_p.fn
 
@@ -94,6 +96,7 @@ to_device_p = defop(
     api="Tensor.to",
     node_name="ToCopyBackward0",
     batch_rule=elementwise(),
+    float8=True,  # (PyTorch copies float8)
 )
 to_device = to_device_p.fn
 
@@ -168,6 +171,7 @@ tensor_methods(
                 ("float", dt.float32),
                 ("double", dt.float64),
                 ("half", dt.float16),
+                ("bfloat16", dt.bfloat16),
                 ("long", dt.int64),
                 ("int", dt.int32),
                 ("short", dt.int16),

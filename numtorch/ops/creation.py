@@ -174,17 +174,20 @@ def tensor(
     if isinstance(data, Tensor):
         arr = _copy_like(data.numpy(force=True), None)
         if dtype is not None:
-            arr = arr.astype(dt.to_dtype(dtype).np)
+            arr = dt.cast(arr, dt.to_dtype(dtype).np)
         return _finish(arr, requires_grad, device)
     if isinstance(data, np.generic):
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
         npd = dt.to_dtype(dtype).np if dtype is not None else data.dtype
-        arr = _copy_like(data, npd)
+        arr = _copy_like(data, npd) if npd not in dt.REDUCED_NP else dt.cast(data, npd)
     else:
         data = _from_nested(data)
         npd = dt.to_dtype(dtype).np if dtype is not None else _infer_np_dtype(data)
-        arr = np.array(data, dtype=npd)
+        if npd in dt.REDUCED_NP:  # (PyTorch converts Python numbers through float32)
+            arr = dt.cast(np.array(data, dtype=np.float32), npd)
+        else:
+            arr = np.array(data, dtype=npd)
     if arr.dtype not in dt._FROM_NP:
         raise TypeError(f"can't convert np.ndarray of type {arr.dtype}")
     return _finish(arr, requires_grad, device)
@@ -258,6 +261,8 @@ def _allocate(make, shape: tuple, dtype: np.dtype):
 
 
 def _full(xp, shape: tuple, value, dtype: np.dtype):
+    if dtype in dt.REDUCED_NP:  # (PyTorch converts the number through float32)
+        return _allocate(lambda: dt.cast(np.full(shape, value, np.float32), dtype), shape, dtype)
     return _allocate(lambda: xp.full(shape, value, dtype=dtype), shape, dtype)
 
 
@@ -320,6 +325,7 @@ full_like_p = defop(
     batch_rule=rule_generator(_keep_batch)(),
     samples=_full_like_samples,
     layout=preserve,
+    float8=True,  # (PyTorch copies float8)
 )
 
 
@@ -395,7 +401,7 @@ def arange(
         )
     except MemoryError:
         raise RuntimeError(alloc_failed(n * itemsize)) from None
-    return _finish(np.asarray(arr).astype(dt.to_dtype(dtype).np), requires_grad, device)
+    return _finish(dt.cast(np.asarray(arr), dt.to_dtype(dtype).np), requires_grad, device)
 
 
 def _check_steps(steps) -> None:
@@ -410,7 +416,7 @@ def linspace(
     _check_steps(steps)
     d = _dtype_or_default(dtype)
     arr = _allocate(
-        lambda: np.linspace(float(start), float(end), int(steps)).astype(d), (int(steps),), d
+        lambda: dt.cast(np.linspace(float(start), float(end), int(steps)), d), (int(steps),), d
     )
     return _finish(arr, requires_grad, device)
 

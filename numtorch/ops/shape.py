@@ -223,6 +223,7 @@ cat_p = defop(
     samples=_cat_samples,
     error_samples=_cat_errors,
     out_overlap_check=True,
+    float8=True,  # (PyTorch copies float8)
 )
 cat = cat_p.fn
 
@@ -312,6 +313,7 @@ stack_p = defop(
     vjp=lambda g, dim: list(g.unbind(dim)),  # (saves no tensor, as PyTorch's)
     samples=_stack_samples,
     error_samples=_stack_errors,
+    float8=True,  # (PyTorch copies float8)
 )
 stack = stack_p.fn
 
@@ -463,6 +465,7 @@ flip_p = defop(
         ErrorInput(S((make((2, 3)), (2,))), IndexError, r"\[-2, 1\], but got 2"),
     ],
     methods=True,
+    float8=True,  # (PyTorch copies float8)
 )
 flip = flip_p.fn
 

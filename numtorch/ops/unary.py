@@ -704,7 +704,7 @@ signbit_p = unary(
         "c", error=(NotImplementedError, "signbit is not implemented for complex tensors.")
     ),
 )
-isnan_p = unary("isnan", _ufunc("isnan"), out=False, **_PREDICATE)
+isnan_p = unary("isnan", _ufunc("isnan"), out=False, float8=True, **_PREDICATE)
 isinf_p = unary("isinf", _ufunc("isinf"), out=False, **_PREDICATE)
 isfinite_p = unary("isfinite", _ufunc("isfinite"), out=False, **_PREDICATE)
 isposinf_p = unary(

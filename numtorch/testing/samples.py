@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.op import ErrorInput, SampleInput
 
 __all__ = ["ErrorInput", "Maker", "SampleInput", "S"]
@@ -20,7 +21,7 @@ class Maker:
 
     @property
     def is_float(self) -> bool:
-        return self.dtype.kind in "fc"
+        return self.dtype.kind in "fc" or self.dtype in dt.REDUCED_NP
 
     def __call__(
         self, shape=(), low: float = -2.0, high: float = 2.0, *, dtype=None, exclude_zero=False

@@ -129,5 +129,6 @@ getitem_p = defop(
     error_samples=_basic_errors,
     node_name=lambda index, shape: _basic_node_name(index, shape),
     batch_rule=_getitem_rule,
+    float8=True,  # (PyTorch copies float8)
 )
 getitem = getitem_p.fn

@@ -65,6 +65,7 @@ copy_p = defop(
     layout=preserve,
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC, untracked_integer_target=True),
     conversion=True,  # a copy_ into an integer tensor leaves autograd
+    float8=True,  # (PyTorch copies float8)
 )
 copy = copy_p.fn
 
@@ -112,6 +113,7 @@ fill_p = defop(
         operand_overlap_ok=True,
         batched=BatchedWrite.PLAIN,
     ),
+    float8=True,  # (PyTorch copies float8)
 )
 fill = fill_p.fn
 

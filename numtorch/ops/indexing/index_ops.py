@@ -138,6 +138,7 @@ index_select_p = defop(
             r"index_select\(\): Expected dtype int32 or int64 for index",
         ),
     ],
+    float8=True,  # (PyTorch copies float8)
 )
 _raw_index_select = index_select_p.fn
 
