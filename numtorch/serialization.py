@@ -83,6 +83,7 @@ _G = {
     p: _Global(p)
     for p in (
         "torch._utils._rebuild_tensor_v2",
+        "torch._utils._rebuild_tensor_v3",
         "torch._utils._rebuild_parameter",
         "collections.OrderedDict",
         "torch.device",
@@ -105,8 +106,12 @@ class _Storage:
         self.array = array
 
 
+# (float8 dtypes have no typed storage: PyTorch saves them in an UntypedStorage, whose
+# rebuild (_rebuild_tensor_v3) names the dtype)
 _STORAGE_TYPES = {
-    f"{d.scalar_name}Storage": _StorageType(f"{d.scalar_name}Storage", d) for d in dt.ALL
+    f"{d.scalar_name}Storage": _StorageType(f"{d.scalar_name}Storage", d)
+    for d in dt.ALL
+    if d not in dt.FLOAT8
 }
 _STORAGE_TYPES["UntypedStorage"] = _StorageType("UntypedStorage", dt.uint8)
 
@@ -142,7 +147,11 @@ def _strided(storage, offset, size, stride, dtype: dt.dtype | None = None):
         )
     xp = xp_of(arr)
     step = arr.itemsize
-    return xp.lib.stride_tricks.as_strided(arr[offset:], size, tuple(s * step for s in stride))
+    strides = tuple(s * step for s in stride)
+    if arr.dtype in dt.FLOAT8_NP:  # (NumPy's as_strided can't name float8_e5m2's type)
+        raw = xp.lib.stride_tricks.as_strided(arr[offset:].view(np.uint8), size, strides)
+        return raw.view(arr.dtype)
+    return xp.lib.stride_tricks.as_strided(arr[offset:], size, strides)
 
 
 def _rebuild_tensor_v2(
@@ -256,8 +265,8 @@ _UNSUPPORTED = {
     },
     **{
         f"torch.{n}": f"dtype or storage {n}"
-        for n in """bfloat16 BFloat16Storage uint16 uint32 uint64 complex32 ComplexHalfStorage
-        float8_e4m3fn float8_e5m2 QInt8Storage QUInt8Storage QInt32Storage""".split()
+        for n in """uint16 uint32 uint64 complex32 ComplexHalfStorage QInt8Storage QUInt8Storage
+        QInt32Storage""".split()
     },
 }
 
@@ -638,7 +647,11 @@ class _Storages:
     def _add(self, flat: np.ndarray, location: str) -> tuple:
         key = str(len(self.records))
         self.records[key] = flat
-        stype = _Global(f"torch.{dt.from_np(flat.dtype).scalar_name}Storage")
+        d = dt.from_np(flat.dtype)
+        if d in dt.FLOAT8:  # an UntypedStorage counts bytes (a float8 element is one)
+            stype = _Global("torch.storage.UntypedStorage")
+        else:
+            stype = _Global(f"torch.{d.scalar_name}Storage")
         return ("storage", stype, key, location, flat.size)
 
 
@@ -685,6 +698,9 @@ class _Pickler(pickle._Pickler):
             return _G["torch._utils._rebuild_parameter"], (_make(t._data), t.requires_grad, hooks)
         pid, offset, stride = self._storages.tensor(t)
         args = (_PersistentStorage(pid), offset, tuple(t.shape), stride, t.requires_grad)
+        if t.dtype in dt.FLOAT8:
+            hooks = collections.OrderedDict()
+            return _G["torch._utils._rebuild_tensor_v3"], (*args, hooks, t.dtype)
         return _G["torch._utils._rebuild_tensor_v2"], (*args, collections.OrderedDict())
 
 

@@ -16,11 +16,14 @@ import torch.autograd.forward_ad as fwAD
 from opdb import resolve, samples
 from twolibs import (
     arr,
+    as_numpy,
     assert_same,
     assert_same_error,
     assert_same_outcome,
     fd_grad,
+    grad_prog,
     lib_of,
+    run_both,
     to_nt,
     to_torch,
 )
@@ -647,3 +650,218 @@ def test_vmap_subtraction_of_a_bool_is_refused():
         nt.func.vmap(lambda r: r.any(-1) - -2.5)(nt.tensor(xb))
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
         torch.tensor(xb[0]).any(-1) - -2.5
+
+
+# ==================================================================
+# bfloat16 and float8 (ml_dtypes arrays): PyTorch's promotion, conversions and rounding.
+
+_REDUCED = ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
+_REDUCED += ["float8_e8m0fnu"]
+_OTHERS = ["bool", "uint8", "int8", "int64", "float16", "float32", "float64", "complex64"]
+
+
+@pytest.mark.parametrize("a", _REDUCED)
+@pytest.mark.parametrize("b", _REDUCED[:3] + _OTHERS)
+def test_promote_types_of_reduced_floats(a, b):
+    for x, y in ((a, b), (b, a)):
+        assert_same_outcome(lambda L, x=x, y=y: str(L.promote_types(getattr(L, x), getattr(L, y))))
+
+
+@pytest.mark.parametrize("name", _REDUCED)
+def test_reduced_dtype_attributes(name):
+    def prog(L):
+        d = getattr(L, name)
+        f = L.finfo(d)
+        flags = (d.is_floating_point, d.is_complex, d.is_signed, d.itemsize, str(d))
+        return flags, (f.bits, f.eps, f.max, f.min, f.tiny, f.smallest_normal, f.resolution)
+
+    assert_same(prog)
+
+
+# Tricky values: signed zeros, ties of bfloat16's rounding, subnormals, the largest finite
+# value and beyond, inf, nan.
+_EDGES = np.array(
+    [0.0, -0.0, 1.0, -1.5, 1 + 2**-8, 1 + 3 * 2**-8, 3e-39, 1e-3, 0.1, 3.3e38, 1e39]
+    + [-1e39, np.inf, -np.inf, np.nan, 65504.0, 2.5, -7.25]
+)
+_BF16 = _EDGES.astype(np.float32).astype(nt.bfloat16.np)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: x + x.flip(0),
+        lambda L, x: x - 0.1,
+        lambda L, x: x * 3.3,
+        lambda L, x: x / x.flip(0),
+        lambda L, x: 2.5 / x,
+        lambda L, x: x.exp(),
+        lambda L, x: x.log(),
+        lambda L, x: x.sqrt(),
+        lambda L, x: x.sigmoid(),
+        lambda L, x: x.tanh(),
+        lambda L, x: x.pow(2),
+        lambda L, x: x.abs().neg(),
+        lambda L, x: x.clamp(-1, 1),
+        lambda L, x: x.maximum(x.flip(0)),
+        lambda L, x: x.round(),
+        lambda L, x: x > 0.1,
+        lambda L, x: x[:10].sum(),
+        lambda L, x: x[:10].mean(),
+        lambda L, x: x[:10].prod(),
+        lambda L, x: x[:10].max(),
+        lambda L, x: x[:10].cumsum(0),
+        lambda L, x: x[2:8].softmax(0),
+        lambda L, x: x[2:8].log_softmax(0),
+        lambda L, x: x[2:8] @ x[2:8],
+        lambda L, x: x[2:8].reshape(2, 3) @ x[2:5],
+        lambda L, x: x[2:8].sum(dtype=L.float32),
+        lambda L, x: x + L.tensor([1, 2, 3, 257, -5, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+        lambda L, x: x + L.tensor(0.1, dtype=L.float16).expand(18),
+        lambda L, x: x * L.tensor(0.3),  # a float32 0-d tensor: the result stays bfloat16
+        lambda L, x: str((x + L.tensor(np.linspace(-2, 2, 18), dtype=L.float32)).dtype),
+        lambda L, x: x.float() + 0.1,
+        lambda L, x: x.double().bfloat16(),
+        lambda L, x: x.clone().add_(1e-2),
+        lambda L, x: x.clone().mul_(L.tensor([0.3] * 18)),
+        lambda L, x: L.where(x > 0, x, 0.1),
+        lambda L, x: L.cat([x, x]).reshape(2, 18).t().contiguous(),
+    ],
+)
+def test_bfloat16_results_are_bit_identical(prog):
+    """PyTorch's CPU kernels compute bfloat16 in float32 and round once: so does numtorch,
+    for the common ops, bit for bit."""
+    assert_same(prog, _BF16, rtol=0, atol=0)
+
+
+def test_bfloat16_linear_layer_and_normalization_are_bit_identical():
+    w = (arr(4, 6) * 0.5).astype(np.float32).astype(nt.bfloat16.np)
+    x = arr(3, 6, seed=1).astype(np.float32).astype(nt.bfloat16.np)
+    assert_same(lambda L, w, x: L.nn.functional.linear(x, w).relu(), w, x, rtol=0, atol=0)
+    assert_same(lambda L, w, x: L.nn.functional.layer_norm(x, (6,)), w, x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: L.tensor(x.tolist(), dtype=L.bfloat16),
+        lambda L, x: L.tensor(x).to(L.bfloat16),
+        lambda L, x: L.tensor(x, dtype=L.bfloat16),
+        lambda L, x: L.full((2,), x[4].item(), dtype=L.bfloat16),
+        lambda L, x: L.tensor(x).float().bfloat16(),
+        lambda L, x: L.tensor(x).type(L.bfloat16).float(),
+    ],
+)
+def test_conversions_to_bfloat16_round_through_float32(prog):
+    """PyTorch converts a double or an integer to bfloat16 through float32 (two roundings,
+    where ml_dtypes rounds once): 1 + 2^-8 + 2^-30 is 1, and 2^32 + 2^24 + 1 is 2^32."""
+    x = np.concatenate([_EDGES, [1 + 2**-8 + 2**-30, 2.0**32 + 2**24 + 1, -(1 + 2**-8 + 2**-30)]])
+    assert_same(prog, x, rtol=0, atol=0)
+    assert_same(lambda L: L.tensor([2**32 + 2**24 + 1]).to(L.bfloat16), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", _REDUCED)
+def test_conversions_to_float8_match_torch_bit_for_bit(name):
+    """float8_e4m3fn saturates (inf too), e5m2's nan is 0x7F, e8m0fnu takes the magnitude;
+    the others as ml_dtypes converts."""
+    x = np.concatenate([_EDGES, [464.0, 470.0, 480.0, 1.25, 1.75, 3.0, 0.75, 1e-6, -2e-3]])
+
+    def prog(L, x):
+        d = getattr(L, name)
+        return x.to(d), x.float().to(d), L.tensor(x.tolist(), dtype=d)
+
+    bits = np.uint16 if name == "bfloat16" else np.uint8
+    for ours, theirs in zip(*run_both(prog, x)):
+        assert ours.dtype is getattr(nt, name) and theirs.dtype == getattr(torch, name)
+        a, b = as_numpy(ours), as_numpy(theirs)
+        nan = np.isnan(b.astype(np.float32))
+        np.testing.assert_array_equal(np.isnan(a.astype(np.float32)), nan)
+        if name != "bfloat16":  # (a float64 nan's bfloat16 bits vary with torch's path)
+            nan[:] = False
+        np.testing.assert_array_equal(a.view(bits)[~nan], b.view(bits)[~nan])
+
+
+def test_bfloat16_and_its_python_and_numpy_faces():
+    x = nt.tensor([1.5, -2.25, 0.1], dtype=nt.bfloat16)
+    t = torch.tensor([1.5, -2.25, 0.1], dtype=torch.bfloat16)
+    assert repr(x) == repr(t)
+    assert repr(x.reshape(3, 1) * 1e6) == repr(t.reshape(3, 1) * 1e6)
+    assert repr(nt.tensor([], dtype=nt.bfloat16)) == repr(torch.tensor([], dtype=torch.bfloat16))
+    assert x.tolist() == t.tolist() and x[2].item() == t[2].item()
+    assert x.is_floating_point() and x.type() == t.type() == "torch.BFloat16Tensor"
+    assert x.dtype.to_complex() is nt.complex64 and x.element_size() == 2
+    # NumPy: an ml_dtypes array both ways (torch.from_numpy takes none)
+    a = x.numpy()
+    assert a.dtype == nt.bfloat16.np and nt.from_numpy(a).dtype is nt.bfloat16
+    assert nt.tensor(a).dtype is nt.bfloat16 and nt.as_tensor(a).dtype is nt.bfloat16
+
+
+def test_default_dtype_bfloat16():
+    def prog(L):
+        old = L.get_default_dtype()
+        L.set_default_dtype(L.bfloat16)
+        try:
+            return L.tensor([1.1, 2.0]), L.ones(2) * 0.1, str(L.get_default_dtype())
+        finally:
+            L.set_default_dtype(old)
+
+    assert_same(prog, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda L, x: (x * x).sum(),
+        lambda L, x: (x * 3).exp().sum(),
+        lambda L, x: (x / 7 + x.float().pow(2).bfloat16()).mean(),
+        lambda L, x: (x.reshape(2, 2) @ x.reshape(2, 2)).sum(),
+    ],
+)
+def test_gradients_of_bfloat16_leaves_are_bfloat16(f):
+    x = np.array([0.5, 1.5, -2.5, 3.25]).astype(nt.bfloat16.np)
+    assert_same(grad_prog(f), x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: x + x,
+        lambda L, x: -x,
+        lambda L, x: x.sum(),
+        lambda L, x: x < x,
+        lambda L, x: x + L.tensor([1.0, 2.0]),
+        lambda L, x: L.tensor([1, 2]) * x,
+        lambda L, x: x.to(L.bfloat16) + x,
+    ],
+)
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"])
+def test_float8_arithmetic_is_refused(prog, name):
+    """float8 promotes with no other dtype, and has no arithmetic kernel but a few."""
+    x = np.array([1.0, 2.0]).astype(getattr(nt, name).np)
+    assert_same_error(prog, x)
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"])
+def test_float8_copies_casts_and_views(name):
+    x = np.array([[1.0, 2.0], [0.5, 4.0]]).astype(getattr(nt, name).np)
+
+    def prog(L, x):
+        y = L.cat([x, x.flip(0)]).t().contiguous()[:, 1:]
+        z = L.zeros(2, 2, dtype=x.dtype).copy_(x)
+        return y.float(), z.float(), (x == x.clone()), (x * x).float(), L.stack([x, x]).float()
+
+    assert_same(prog, x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", _REDUCED)
+def test_save_and_load_reduced_floats_both_ways(name, tmp_path):
+    """bfloat16 in a BFloat16Storage, float8 in an UntypedStorage (_rebuild_tensor_v3)."""
+    src = torch.tensor([[1.5, -2.25], [0.125, 3.0]]).to(getattr(torch, name))
+    torch.save({"w": src, "col": src[:, 1]}, tmp_path / "t.pt")
+    got = nt.load(tmp_path / "t.pt")
+    assert got["w"].dtype is getattr(nt, name)
+    np.testing.assert_array_equal(got["w"].float().numpy(), src.float().numpy())
+    nt.save(got, tmp_path / "n.pt")
+    back = torch.load(tmp_path / "n.pt")
+    assert back["w"].dtype == src.dtype and torch.equal(back["w"].float(), src.float())
+    assert torch.equal(back["col"].float(), src[:, 1].float())

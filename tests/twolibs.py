@@ -58,6 +58,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 import torch
 
@@ -65,7 +66,12 @@ import numtorch as nt
 
 RTOL, ATOL = 1e-10, 0.0
 LAYER_RTOL, LAYER_ATOL = 1e-7, 1e-9
-OP_TOL = {"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+OP_TOL = {
+    "bfloat16": (1e-2, 1e-2),  # (times 10: 1e-1, about 13 ulps; most results are bit-equal)
+    "float16": (1e-2, 1e-2),
+    "float32": (1e-4, 1e-5),
+    "float64": (1e-7, 1e-9),
+}
 TENSORS = (nt.Tensor, torch.Tensor)
 
 
@@ -99,13 +105,42 @@ def ints(*shape) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ converting
+# ml_dtypes' reduced floats by their torch dtype and the unsigned type of their bits: torch
+# takes (torch.from_numpy) and gives (Tensor.numpy) no such array, so they travel as bits.
+_BITS = {
+    np.dtype(getattr(ml_dtypes, name)): (getattr(torch, name), np.uint16 if size == 2 else np.uint8)
+    for name, size in (
+        ("bfloat16", 2),
+        ("float8_e4m3fn", 1),
+        ("float8_e5m2", 1),
+        ("float8_e4m3fnuz", 1),
+        ("float8_e5m2fnuz", 1),
+        ("float8_e8m0fnu", 1),
+    )
+}
+_FROM_TORCH = {t: (np_dtype, bits) for np_dtype, (t, bits) in _BITS.items()}
+_TORCH_BITS = {np.uint16: torch.uint16, np.uint8: torch.uint8}
+
+
+def torch_tensor(x: np.ndarray) -> torch.Tensor:
+    """``torch.tensor(x)``, also for an ml_dtypes array (bfloat16, float8): its bits."""
+    if x.dtype in _BITS:
+        dtype, bits = _BITS[x.dtype]
+        return torch.tensor(x.copy(order="C").view(bits)).view(dtype)
+    return torch.tensor(x)
+
+
+def _is_float(x: np.ndarray) -> bool:
+    return x.dtype.kind == "f" or x.dtype in _BITS
+
+
 def to_lib(lib, x, requires_grad: bool = False):
     """NumPy arrays in ``x`` (itself one, or nested in lists, tuples and dicts) as tensors of
     ``lib``; float ones require grad when ``requires_grad``. For torch, a numtorch dtype
     becomes torch's. Anything else is kept."""
     if isinstance(x, np.ndarray):
-        t = lib.tensor(x)
-        if requires_grad and x.dtype.kind == "f":
+        t = torch_tensor(x) if lib is torch else lib.tensor(x)
+        if requires_grad and _is_float(x):
             t.requires_grad_(True)
         return t
     if isinstance(x, list):
@@ -133,7 +168,11 @@ def as_numpy(t) -> np.ndarray:
     """A tensor of either library (detached, conjugation and negation resolved) or anything
     else as a NumPy array."""
     if isinstance(t, torch.Tensor):
-        return t.detach().resolve_conj().resolve_neg().cpu().numpy()
+        t = t.detach().resolve_conj().resolve_neg().cpu()
+        if t.dtype in _FROM_TORCH:
+            np_dtype, bits = _FROM_TORCH[t.dtype]
+            return t.contiguous().view(_TORCH_BITS[bits]).numpy().view(np_dtype)
+        return t.numpy()
     if isinstance(t, nt.Tensor):
         return np.asarray(t.detach().cpu().numpy())
     return np.asarray(t)
@@ -142,7 +181,9 @@ def as_numpy(t) -> np.ndarray:
 # ------------------------------------------------------------------ running
 def lib_arg(lib, x):
     """``lib.tensor(x)`` for a NumPy array, ``x`` itself for anything else."""
-    return lib.tensor(x) if isinstance(x, np.ndarray) else x
+    if not isinstance(x, np.ndarray):
+        return x
+    return torch_tensor(x) if lib is torch else lib.tensor(x)
 
 
 def run(prog, lib, *args):

@@ -205,7 +205,8 @@ def _run_reduced(op, arrays: list, attrs: dict):
     integer and bool operands are first rounded to the reduced dtype, as PyTorch casts them
     to the common dtype); otherwise promotion goes first and decides (bfloat16 and float16
     make float32). float8 operands are refused by ops whose PyTorch kernel takes none
-    (``Op.float8``)."""
+    (``Op.float8``), a bfloat16 result by ops whose kernel has no BFloat16 version
+    (``Op.no_bfloat16``)."""
     reduced = _reduced_dtype(arrays[: op.nin])
     inputs = arrays
     asked = attrs.get("dtype")
@@ -214,12 +215,19 @@ def _run_reduced(op, arrays: list, attrs: dict):
         attrs = {**attrs, "dtype": dt.float32}
     elif asked is not None:
         reduced = None  # an explicit result dtype: the kernel's own
-    if reduced is not None and reduced in dt.FLOAT8_NP and not op.float8:
-        raise dt.not_implemented(f"{op.name}_cpu", reduced)
+    f8 = _float8_dtype(arrays[: op.nin])
+    if f8 is not None:
+        if op.broadcasts:  # PyTorch's promotion error first (float8 promotes with nothing)
+            dt.result_type(*(_operand(a) for a in arrays[: op.nin] if a is not None))
+        if op.float8 is not True:
+            raise dt.not_implemented(op.float8 or f"{op.name}_cpu", f8)
+    if op.number_opmath and op.nin == 2 and _cpu_scalar(arrays[1]) and np.ndim(arrays[0]):
+        arrays = [arrays[0], float(arrays[1]), *arrays[2:]]  # (PyTorch's opmath scalar)
     mixed = any(_other_float(a) for a in arrays[: op.nin])
     if not mixed:
         if op.broadcasts and reduced is not None:
-            arrays = [_round_to(a, reduced) for a in arrays]
+            numbers = not op.number_opmath
+            arrays = [_round_to(a, reduced, numbers) for a in arrays[: op.nin]] + arrays[op.nin :]
         arrays = [dt.widen(a) for a in arrays]
     odt = None
     if op.prepare is not None:
@@ -228,6 +236,8 @@ def _run_reduced(op, arrays: list, attrs: dict):
         reduced, odt = odt, dt.F32
     elif mixed and asked is None:  # promotion decided: reduced only if operands still are
         reduced = _reduced_dtype(arrays[: op.nin])
+    if reduced == dt.BF16 and op.no_bfloat16:
+        raise dt.not_implemented(op.no_bfloat16, dt.bfloat16)
     arrays = [dt.widen(a) for a in arrays]
     out = _run(op, np, arrays, attrs, odt, inputs)
     if reduced is None:
@@ -235,6 +245,27 @@ def _run_reduced(op, arrays: list, attrs: dict):
     if op.nout == 1:
         return dt.cast(out, reduced) if out.dtype == dt.F32 else out
     return tuple(dt.cast(o, reduced) if o.dtype == dt.F32 else o for o in out)
+
+
+def _operand(a):
+    """An operand as ``dt.result_type`` takes it: (dtype, ndim) for an array, else itself."""
+    return (dt.from_np(a.dtype), a.ndim) if hasattr(a, "dtype") else a
+
+
+def _float8_dtype(arrays):
+    """The NumPy dtype of the first float8 array among operands (or in a list), or None."""
+    for a in arrays:
+        for x in a if isinstance(a, list | tuple) else (a,):
+            d = getattr(x, "dtype", None)
+            if d is not None and d in dt.FLOAT8_NP:
+                return d
+    return None
+
+
+def _cpu_scalar(a) -> bool:
+    """Whether an operand is a 0-d array of a float dtype other than a reduced float's,
+    which PyTorch's mul and div take as a number (``iter.is_cpu_scalar``)."""
+    return isinstance(a, np.ndarray) and a.ndim == 0 and _other_float(a)
 
 
 def _reduced_dtype(arrays):
@@ -257,10 +288,12 @@ def _other_float(a) -> bool:
     return d is not None and d.kind in "fc" and d not in dt.REDUCED_NP
 
 
-def _round_to(a, reduced):
-    """An integer or bool array operand of an elementwise op as the reduced dtype it is cast
-    to before the kernel (PyTorch's common dtype)."""
-    if getattr(a, "dtype", None) is not None and a.dtype.kind in "biu" and a.ndim:
+def _round_to(a, reduced, numbers: bool):
+    """An integer array operand of an elementwise op, or (``numbers``) a Python float, as the
+    reduced dtype it is cast to before the kernel (PyTorch's common dtype)."""
+    if type(a) is float:
+        return float(dt.cast(np.array(a), reduced)) if numbers else a
+    if getattr(a, "dtype", None) is not None and a.dtype.kind in "iu" and a.ndim:
         return dt.cast(a, reduced)
     return a
 

@@ -132,7 +132,9 @@ class Op:
     out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
     broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
-    float8: bool = False  # PyTorch's CPU kernel takes float8 operands (casts, copies)
+    float8: bool | str = False  # PyTorch's CPU kernel takes float8 (or: its name, refusing)
+    no_bfloat16: str = ""  # PyTorch's CPU kernel, which has no BFloat16 version
+    number_opmath: bool = False  # a number operand enters a bfloat16 kernel unrounded
     size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
     aten_dim_list: bool = False  # aten's ``dim`` is an int[]: an int dim shows as a list
     value_shaped: bool | Callable = False  # result shape depends on input values (args, attrs)
@@ -181,7 +183,9 @@ def defop(
     out_overlap_check: bool = False,
     broadcasts: bool = False,
     conversion: bool = False,
-    float8: bool = False,
+    float8: bool | str = False,
+    no_bfloat16: str = "",
+    number_opmath: bool = False,
     size_attrs: Sequence[str] = (),
     aten_dim_list: bool = False,
     value_shaped: bool | Callable = False,
@@ -223,7 +227,13 @@ def defop(
     fallback checks each sample's shapes before an in-place form runs).
     ``conversion``: a non-float result leaves autograd instead of raising (``to``).
     ``float8``: PyTorch's CPU kernel takes float8 operands (a cast or a copy); other ops
-    refuse them (``_core/dispatch.py``'s ``_run_reduced``).
+    refuse them (``_core/dispatch.py``'s ``_run_reduced``), naming ``<name>_cpu`` or the
+    kernel ``float8`` names (``"add_stub"``).
+    ``no_bfloat16``: the name of PyTorch's CPU kernel, which has no BFloat16 version: a
+    bfloat16 result dtype is refused naming it.
+    ``number_opmath``: PyTorch's reduced-float kernel takes a Python number operand as it is
+    (in float32, mul's and div's); other elementwise ops round it to bfloat16 first (their
+    common dtype).
     ``size_attrs``: attributes that are sizes for compiled autograd, besides those named
     ``shape``, ``size``, ``sizes`` and ``output_size`` (conv's ``groups``, into which its
     batch rule folds a vmapped batch).
@@ -282,6 +292,8 @@ def defop(
         broadcasts=broadcasts,
         conversion=conversion,
         float8=float8,
+        no_bfloat16=no_bfloat16,
+        number_opmath=number_opmath,
         size_attrs=tuple(p.name for p in params[nin:] if p.name in _SIZE_ATTRS) + tuple(size_attrs),
         aten_dim_list=aten_dim_list,
         value_shaped=value_shaped or test_flags.vmap == "dynamic",

@@ -137,6 +137,17 @@ def _as_tuple(x) -> tuple:
     return () if x is None else x if isinstance(x, tuple) else (x,)
 
 
+def _with_bfloat16(kw: dict) -> None:
+    """A unary or binary op's test dtypes take bfloat16 too where they take float32 (its
+    PyTorch CPU kernel has a BFloat16 version), unless ``bfloat16=False`` or ``no_bfloat16``
+    says otherwise."""
+    dtypes = kw.get("dtypes", FLOATS)
+    if kw.get("no_bfloat16"):
+        return
+    if kw.pop("bfloat16", True) and "float32" in dtypes and "bfloat16" not in dtypes:
+        kw["dtypes"] = (*dtypes, "bfloat16")
+
+
 UNARY_SHAPES = ((), (5,), (2, 3), (0, 3), (2, 1, 3))
 BINARY_SHAPES = (
     ((3,), (3,)),
@@ -353,7 +364,9 @@ def unary(
     **kw,
 ) -> Op:
     """An elementwise op of one tensor, computing in the dtype ``promotion`` says.
-    Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``."""
+    Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``.
+    ``bfloat16=False``: not tested in bfloat16 (``no_bfloat16=<kernel>``: refused in it)."""
+    _with_bfloat16(kw)
     if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(name, 1))
     kw.setdefault(
@@ -384,7 +397,9 @@ def binary(
     """An elementwise op of two broadcasting operands (tensors or Python numbers), promoted
     to a common dtype, computing in the dtype ``promotion`` says (an INTEGRAL op's error
     names PyTorch's CPU kernel ``<kernel_name>_cpu``, default: the op's name). Default
-    samples: BINARY_SHAPES in [low, high], then each of ``scalars`` as ``other``."""
+    samples: BINARY_SHAPES in [low, high], then each of ``scalars`` as ``other``.
+    ``bfloat16=False``: not tested in bfloat16 (``no_bfloat16=<kernel>``: refused in it)."""
+    _with_bfloat16(kw)
     kernel_name = kernel_name or name
     if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(kernel_name, 2))

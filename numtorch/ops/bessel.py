@@ -39,10 +39,14 @@ def tensor_float(kernel: str | None) -> Callable:
 
 
 def float_errors(kernel: str) -> Callable:
-    """Error samples: float16 and complex inputs, refused with ``kernel`` named."""
+    """Error samples: float16, bfloat16 and complex inputs, refused with ``kernel`` named."""
 
     def errors(make):
-        for d, name in ((np.float16, "Half"), (np.complex128, "ComplexDouble")):
+        for d, name in (
+            (np.float16, "Half"),
+            (dt.bfloat16.np, "BFloat16"),
+            (np.complex128, "ComplexDouble"),
+        ):
             yield ErrorInput(
                 S((make((3,), dtype=d),)),
                 NotImplementedError,
@@ -114,6 +118,7 @@ def _bessel(name: str, kernel: Callable, low: float, high: float) -> Op:
         prepare=tensor_float(cpu),
         error_samples=float_errors(cpu),
         no_kernel=NoKernel("c", cpu),
+        no_bfloat16=cpu,
     )
 
 

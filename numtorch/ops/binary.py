@@ -98,6 +98,7 @@ add_p = binary(
     LINEAR,
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
+    float8="add_stub",  # (PyTorch's refusal of float8 names it)
 )
 
 
@@ -118,6 +119,7 @@ sub_p = binary(
     methods=("sub", "subtract"),
     number_edges=True,
     inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.ARITHMETIC),
+    float8="add_stub",  # (PyTorch's refusal of float8 names it)
 )
 
 
@@ -137,6 +139,8 @@ mul_p = binary(
     methods=("mul", "multiply"),
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
+    float8=True,  # (PyTorch multiplies float8 in float32)
+    number_opmath=True,  # (PyTorch's reduced-float kernel takes a number unrounded)
 )
 
 
@@ -267,6 +271,7 @@ div_p = binary(
     methods=("div", "divide", "true_divide"),
     ieee=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
+    number_opmath=True,  # (PyTorch's reduced-float kernel takes a number unrounded)
 )
 div = div_p.fn
 
@@ -299,6 +304,7 @@ floor_divide_p = binary(
         NoKernel("b", "div_floor_cpu", first=broadcast_first),
         NoKernel("c", "div_floor_cpu"),
     ),
+    number_opmath=True,  # (PyTorch's reduced-float kernel takes a number unrounded)
 )
 
 
@@ -394,6 +400,7 @@ pow_p = binary(
         first=broadcast_first,
     ),
     node_name=_pow_node_name,
+    number_opmath=True,  # (PyTorch's reduced-float kernel takes a number unrounded)
 )
 
 

@@ -326,6 +326,8 @@ def _errors(kernel: str):
         yield ErrorInput(S((x, 2 + 1j)), NotImplementedError, text + "'ComplexFloat'")
         yield ErrorInput(S((x.astype(np.float16), 2)), NotImplementedError, text + "'Half'")
         yield ErrorInput(S((x.astype(np.float16), 2.5)), NotImplementedError, text + "'Half'")
+        bf16 = x.astype(dt.bfloat16.np)
+        yield ErrorInput(S((bf16, 2)), NotImplementedError, text + "'BFloat16'")
         yield ErrorInput(
             S((2.0, 3)),
             TypeError,
@@ -359,6 +361,7 @@ def polynomial(
         samples=_samples(low, high, degrees),
         error_samples=_errors(kernel),
         no_kernel=NoKernel("c", kernel),
+        no_bfloat16=kernel,
     )
     op.prepare = _numbers_and_half(op, kernel)
     return op

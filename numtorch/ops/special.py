@@ -280,6 +280,7 @@ def _special_unary(name: str, kernel, vjp, *, half: bool = False, **kw):
         dtypes=FLOATS_INT,
         prepare=tensor_float(None if half else cpu),
         error_samples=None if half else float_errors(cpu),
+        no_bfloat16="" if half else cpu,
         no_kernel=NoKernel("c", cpu),
         **kw,
     )
@@ -419,6 +420,11 @@ def _zeta_errors(make):
         NotImplementedError,
         "\"zeta_cpu\" not implemented for 'Half'",
     )
+    yield ErrorInput(
+        S((make((3,), dtype=dt.bfloat16.np), make((3,), dtype=dt.bfloat16.np))),
+        NotImplementedError,
+        "\"zeta_cpu\" not implemented for 'BFloat16'",
+    )
 
 
 special_zeta_p = binary(
@@ -439,6 +445,7 @@ special_zeta_p = binary(
     node_name=_scalar_node_name("SpecialZeta"),
     prepare=_zeta_prepare,
     no_kernel=NoKernel("c", "zeta_cpu"),
+    no_bfloat16="zeta_cpu",
 )
 special_zeta = special_zeta_p.fn
 
