@@ -31,7 +31,7 @@ from ._core.state import (
 )
 from ._core.tensor import Size, Tensor
 from . import ops as _ops  # registers every op and declares the Tensor methods
-from . import autograd, func, linalg, nn, special
+from . import autograd, fft, func, linalg, nn, special
 from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
 from . import optim  # torch.optim
 from . import _C  # torch._C: the engine's private entry points
@@ -602,6 +602,11 @@ from .ops.strided import as_strided, imag, real
 # torch's private gradients of softmax and log_softmax
 _softmax_backward_data = _ops.reduction._softmax_backward_data_p.fn
 _log_softmax_backward_data = _ops.reduction._log_softmax_backward_data_p.fn
+
+# torch's private transforms under torch.fft
+_fft_c2c = _ops.fft.fft_c2c_p.fn
+_fft_r2c = _ops.fft.fft_r2c_p.fn
+_fft_c2r = _ops.fft.fft_c2r_p.fn
 
 i0_, sinc_ = _unary.inplace_functions("i0 sinc")
 

@@ -12,6 +12,7 @@ from . import (
     complex,
     conversion,
     creation,
+    fft,
     float_parts,
     index_reduce,
     indexing,
