@@ -31,7 +31,7 @@ from ._core.state import (
 )
 from ._core.tensor import Size, Tensor
 from . import ops as _ops  # registers every op and declares the Tensor methods
-from . import autograd, fft, func, linalg, nn, special
+from . import autograd, fft, func, linalg, nn, signal, special
 from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
 from . import optim  # torch.optim
 from . import _C  # torch._C: the engine's private entry points
@@ -64,6 +64,7 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
+from .ops.spectral import istft, stft
 from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
 from .ops.windows import (
     bartlett_window,

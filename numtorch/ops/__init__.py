@@ -25,6 +25,7 @@ from . import (
     setops,
     shape,
     special,
+    spectral,
     splits,
     statistics,
     strided,

@@ -204,7 +204,185 @@ def kaiser_window(
     )
 
 
+# ------------------------------------------------------------------ torch.signal.windows
+def _signal_window(name, values, M, sym, dtype, layout, device, requires_grad) -> Tensor:
+    """A window of ``M`` points from ``values(n, m)`` (float64 sample indices of a symmetric
+    window of ``m`` points); ``sym=False`` takes the first M of M + 1 (periodic)."""
+    if M < 0:
+        raise ValueError(f"{name} requires non-negative window length, got M={M}")
+    kind = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+    if kind not in (dt.float32, dt.float64):
+        raise ValueError(f"{name} expects float32 or float64 dtypes, got: {kind}")
+    if layout is not None and str(layout) != "torch.strided":
+        raise ValueError(f"{name} is implemented for strided tensors only, got: {layout}")
+    d = kind.np
+
+    def make():
+        if M <= 1:
+            return np.ones((M,), dtype=d)
+        m = M if sym else M + 1
+        return np.asarray(values(np.arange(m, dtype=np.float64), m)[:M], dtype=d)
+
+    return _finish(_allocate(make, (M,), d), requires_grad, device)
+
+
+def _general_cosine_values(a):
+    def values(n, m):
+        x = 2 * np.pi * n / (m - 1)
+        return sum((-1) ** k * c * np.cos(k * x) for k, c in enumerate(a))
+
+    return values
+
+
+def _coefficients(a):
+    if not isinstance(a, (list, tuple)):
+        raise TypeError("Coefficients must be a list/tuple")
+    if not a:
+        raise ValueError("Coefficients cannot be empty")
+    return [float(c) for c in a]
+
+
+@factory
+def general_cosine(
+    M, *, a, sym=True, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
+    """sum_k (-1)^k a_k cos(2 pi k n / (M - 1))."""
+    v = _general_cosine_values(_coefficients(a))
+    return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
+
+
+@factory
+def general_hamming(
+    M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
+    """The generalized Hamming window: general_cosine with (alpha, 1 - alpha)."""
+    v = _general_cosine_values([alpha, 1.0 - alpha])
+    return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
+
+
+@factory
+def hamming(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """The Hamming window (general_hamming with alpha = 0.54)."""
+    return general_hamming(
+        M,
+        alpha=0.54,
+        sym=sym,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        requires_grad=requires_grad,
+    )
+
+
+@factory
+def hann(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """The Hann window (general_hamming with alpha = 0.5)."""
+    v = _general_cosine_values([0.5, 0.5])
+    return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
+
+
+_NUTTALL = [0.3635819, 0.4891775, 0.1365995, 0.0106411]
+
+
+@factory
+def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """The minimum 4-term Blackman-Harris window of Nuttall."""
+    v = _general_cosine_values(_NUTTALL)
+    return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
+
+
+@factory
+def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """The Blackman window: 0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))."""
+    v = _general_cosine_values([0.42, 0.5, 0.08])
+    return _signal_window("blackman", v, M, sym, dtype, layout, device, requires_grad)
+
+
+def _bartlett_values(n, m):
+    return 1 - np.abs(2 * n / (m - 1) - 1)
+
+
+@factory
+def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """The triangular window with zeros at both ends."""
+    return _signal_window(
+        "bartlett", _bartlett_values, M, sym, dtype, layout, device, requires_grad
+    )
+
+
+def _cosine_values(n, m):
+    return np.sin(np.pi * (n + 0.5) / m)
+
+
+@factory
+def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """The cosine (sine) window: sin(pi (n + 1/2) / M)."""
+    return _signal_window("cosine", _cosine_values, M, sym, dtype, layout, device, requires_grad)
+
+
+@factory
+def exponential(
+    M,
+    *,
+    center=None,
+    tau=1.0,
+    sym=True,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
+    """exp(-|n - center| / tau), centred by default."""
+    if sym and center is not None:
+        raise ValueError("Center must be None for symmetric windows")
+    if tau <= 0:
+        raise ValueError(f"Tau must be positive, got: {tau} instead.")
+
+    def values(n, m):
+        c = (m - 1) / 2 if center is None else center
+        return np.exp(-np.abs(n - c) / tau)
+
+    return _signal_window("exponential", values, M, sym, dtype, layout, device, requires_grad)
+
+
+@factory
+def gaussian(
+    M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
+    """exp(-((n - (M - 1) / 2) / std)^2 / 2)."""
+    if std <= 0:
+        raise ValueError(f"Standard deviation must be positive, got: {std} instead.")
+
+    def values(n, m):
+        return np.exp(-(((n - (m - 1) / 2) / std) ** 2) / 2)
+
+    return _signal_window("gaussian", values, M, sym, dtype, layout, device, requires_grad)
+
+
+@factory
+def kaiser(
+    M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
+    """I0(beta sqrt(1 - r^2)) / I0(beta), r running from -1 to 1 across the window."""
+    if beta < 0:
+        raise ValueError(f"beta must be non-negative, got: {beta} instead.")
+    return _signal_window(
+        "kaiser", _kaiser(float(beta)), M, sym, dtype, layout, device, requires_grad
+    )
+
+
 __all__ = [
+    "bartlett",
+    "blackman",
+    "cosine",
+    "exponential",
+    "gaussian",
+    "general_cosine",
+    "general_hamming",
+    "hamming",
+    "hann",
+    "kaiser",
+    "nuttall",
     "bartlett_window",
     "blackman_window",
     "hamming_window",

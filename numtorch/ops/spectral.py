@@ -1,0 +1,439 @@
+"""torch.stft and torch.istft, composites over numtorch's ops: the signal padded at both ends
+(``pad_mode``), framed with ``Tensor.unfold``, windowed, and transformed by the fft
+primitives; istft inverts each frame and overlap-adds them with ``index_add``, divided by the
+window's squared envelope (PyTorch's NOLA check).
+
+The padding is written here with cat/flip/narrow (``nn.functional.pad`` is a higher layer),
+with F.pad's texts for the cases stft reaches."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._core.op import ErrorInput, composite
+from .._core.tensor import Tensor
+from ..testing.samples import S
+from .creation import arange, ones, zeros
+from .fft import _BY_N, _NONE, _ROOT_N, fft_c2c, fft_c2r, fft_r2c
+from .shape import cat, stack
+
+_RETURN_COMPLEX_FALSE = (
+    "stft with return_complex=False is deprecated. In a future pytorch release, stft will "
+    "return complex tensors for all inputs, and return_complex=False will raise an error.\n"
+    "Note: you can still call torch.view_as_real on the complex output to recover the old "
+    "return format."
+)
+
+
+def _shape(x) -> str:
+    return "[" + ", ".join(str(n) for n in x.shape) + "]"
+
+
+def _window_str(window) -> str:
+    return "None" if window is None else f"{window.type()}{{{_shape(window)}}}"
+
+
+def _opt(v) -> str:
+    return "None" if v is None else str(int(v))
+
+
+# ------------------------------------------------------------------ padding
+def _pad_last(x: Tensor, pad: int, mode: str) -> Tensor:
+    """x padded by ``pad`` at both ends of its last dim, as F.pad(x, [pad, pad], mode)."""
+    n = x.shape[-1]
+    if mode == "reflect":
+        if x.dtype.name == "bool":
+            raise NotImplementedError("\"reflection_pad1d\" not implemented for 'Bool'")
+        if pad >= n:
+            raise RuntimeError(
+                "Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({pad}, {pad}) at dimension {x.dim() - 1} of "
+                f"input {_shape(x)}"
+            )
+        left = x.narrow(-1, 1, pad).flip(-1)
+        right = x.narrow(-1, n - 1 - pad, pad).flip(-1)
+    elif mode == "replicate":
+        left = x.narrow(-1, 0, 1).expand(*x.shape[:-1], pad)
+        right = x.narrow(-1, n - 1, 1).expand(*x.shape[:-1], pad)
+    elif mode == "circular":
+        left = x.narrow(-1, n - pad, pad)
+        right = x.narrow(-1, 0, pad)
+    elif mode == "constant":
+        left = right = x.new_zeros((*x.shape[:-1], pad))
+    else:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    return cat((left, x, right), -1)
+
+
+def _full_window(window, win_length: int, n_fft: int, like: Tensor):
+    """The window padded with zeros on both sides to n_fft points (ones when None)."""
+    if window is None:
+        window = ones(win_length, dtype=like.dtype.to_real(), device=like.device)
+    left = (n_fft - win_length) // 2
+    if left == 0 and win_length == n_fft:
+        return window
+    right = n_fft - win_length - left
+    z = window.new_zeros
+    return cat((z(left), window, z(right)))
+
+
+# ------------------------------------------------------------------ stft
+def _stft_samples(make):
+    w = make((16,), 0.5, 1.0)
+    yield S((make((100,)), 16), {"window": w, "return_complex": True})
+    yield S(
+        (make((2, 64)), 16),
+        {"hop_length": 6, "win_length": 12, "window": make((12,), 0.5, 1.0)},
+        name="batched",
+    )
+    yield S((make((2, 64)), 16), {"hop_length": 6, "win_length": 12, "window": None})
+    yield S((make((40,)), 8), {"center": False, "normalized": True})
+    yield S((make((40,)), 8), {"pad_mode": "constant", "onesided": False})
+    yield S((make((40,)), 8), {"pad_mode": "replicate", "return_complex": False})
+    yield S((make((40,)), 8), {"pad_mode": "circular", "hop_length": 3})
+
+
+def _stft_call_samples(make):
+    for s in _stft_samples(make):
+        kw = dict(s.kwargs)
+        kw.setdefault("return_complex", True)
+        yield S(s.args, kw)
+    c = np.result_type(make.dtype, np.complex64)
+    yield S((make((40,), dtype=c), 8), {"window": make((8,), 0.5, 1.0), "return_complex": True})
+
+
+def _stft_errors(make):
+    x = make((100,))
+    yield ErrorInput(
+        S((x, 16)),
+        RuntimeError,
+        "stft requires the return_complex parameter be given for real inputs",
+    )
+    yield ErrorInput(
+        S((make((2, 3, 100)), 16), {"return_complex": True}),
+        RuntimeError,
+        r"expected a 1D or 2D tensor",
+    )
+    yield ErrorInput(
+        S((x, 16), {"hop_length": 0, "return_complex": True}),
+        RuntimeError,
+        r"expected hop_length > 0, but got hop_length=0",
+    )
+    yield ErrorInput(
+        S((x, 200), {"center": False, "return_complex": True}),
+        RuntimeError,
+        r"expected 0 < n_fft < 100, but got n_fft=200",
+    )
+    yield ErrorInput(
+        S((x, 16), {"win_length": 20, "return_complex": True}),
+        RuntimeError,
+        r"expected 0 < win_length <= n_fft, but got win_length=20",
+    )
+    yield ErrorInput(
+        S((x, 16), {"window": make((10,)), "return_complex": True}),
+        RuntimeError,
+        r"expected a 1D window tensor of size equal to win_length=16, but got window with "
+        r"size \[10\]",
+    )
+    yield ErrorInput(
+        S((make((5,)), 16), {"return_complex": True}),
+        RuntimeError,
+        r"Padding size should be less than the corresponding input dimension, but got: "
+        r"padding \(8, 8\) at dimension 2 of input \[1, 1, 5\]",
+    )
+    yield ErrorInput(
+        S((x, 16), {"align_to_window": True, "return_complex": True}),
+        RuntimeError,
+        "stft align_to_window should only be set when center = false",
+    )
+    yield ErrorInput(
+        S((x.astype(np.complex64), 16), {"onesided": True, "return_complex": True}),
+        RuntimeError,
+        "Cannot have onesided output if window or input is complex",
+    )
+    yield ErrorInput(
+        S((x, 16), {"pad_mode": "bad", "return_complex": True}),
+        NotImplementedError,
+        "Unrecognised padding mode bad",
+    )
+
+
+@composite(
+    samples=_stft_call_samples,
+    error_samples=_stft_errors,
+    methods=True,
+)
+def stft(
+    input,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window=None,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    normalized: bool = False,
+    onesided: bool | None = None,
+    return_complex: bool | None = None,
+    align_to_window: bool | None = None,
+):
+    """The short-time Fourier transform: (freq, frames), batched by a leading dim."""
+    if center:
+        if align_to_window is not None:
+            raise RuntimeError("stft align_to_window should only be set when center = false")
+        dims = input.dim()
+        extended = input.reshape((1,) * (3 - dims) + tuple(input.shape))
+        input = _pad_last(extended, n_fft // 2, pad_mode)
+        input = input.reshape(tuple(input.shape[-dims:]) if dims else ())
+    complex_fft = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
+    if return_complex is None:
+        if not complex_fft:
+            raise RuntimeError(
+                "stft requires the return_complex parameter be given for real inputs, and will "
+                "further require that return_complex=True in a future PyTorch release."
+            )
+        return_complex = True
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    where = (
+        f"stft({input.type()}{_shape(input)}, n_fft={n_fft}, hop_length={hop}, "
+        f"win_length={win}, window={_window_str(window)}, normalized={int(normalized)}, "
+        f"onesided={_opt(onesided)}, return_complex={int(return_complex)}, "
+        f"align_to_window={_opt(align_to_window)}) : "
+    )
+    if not return_complex:
+        warnings.warn(_RETURN_COMPLEX_FALSE, UserWarning, stacklevel=2)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(where + "expected a tensor of floating point or complex values")
+    if input.dim() not in (1, 2):
+        raise RuntimeError(where + "expected a 1D or 2D tensor")
+    length = input.shape[-1]
+    if n_fft <= 0 or n_fft > length:
+        raise RuntimeError(where + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(where + f"expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(where + f"expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is not None and (window.dim() != 1 or window.shape[0] != win):
+        raise RuntimeError(
+            where + f"expected a 1D window tensor of size equal to win_length={win}, but got "
+            f"window with size {_shape(window)}"
+        )
+    if onesided is None:
+        onesided = not complex_fft
+    elif onesided and complex_fft:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    batched = input.dim() == 2
+    x = input if batched else input.unsqueeze(0)
+    if align_to_window and win < n_fft:  # frames start where their window does
+        left = (n_fft - win) // 2
+        z = x.new_zeros
+        x = cat((z((x.shape[0], left)), x, z((x.shape[0], n_fft - win - left))), -1)
+    frames = x.unfold(-1, n_fft, hop)
+    if window is not None or win != n_fft:
+        frames = frames * _full_window(window, win, n_fft, input)
+    norm = _ROOT_N if normalized else _NONE
+    if frames.dtype.is_complex:
+        out = fft_c2c(frames, (2,), norm, True)
+    else:
+        out = fft_r2c(frames, (2,), norm, onesided)
+    if not return_complex:  # view_as_real's layout: (re, im) innermost
+        out = stack((out.real, out.imag), -1)
+    out = out.transpose(1, 2)
+    return out if batched else out.squeeze(0)
+
+
+# ------------------------------------------------------------------ istft
+def _istft_samples(make):
+    x = make((100,))
+    w = make((16,), 0.5, 1.0)
+    c = np.result_type(make.dtype, np.complex64)
+    from numpy.fft import rfft
+
+    def spectrum(sig, n_fft, hop, window, center=True):
+        if center:
+            sig = np.pad(sig, [(0, 0)] * (sig.ndim - 1) + [(n_fft // 2, n_fft // 2)], "reflect")
+        idx = np.arange(0, sig.shape[-1] - n_fft + 1, hop)[:, None] + np.arange(n_fft)
+        return np.swapaxes(rfft(sig[..., idx] * window, axis=-1), -1, -2).astype(c)
+
+    yield S((spectrum(x, 16, 4, w), 16), {"window": w})
+    yield S((spectrum(x, 16, 4, w), 16), {"window": w, "length": 90, "normalized": True})
+    yield S((spectrum(make((2, 60)), 16, 4, w), 16), {"window": w, "length": 70})
+    win = make((12,), 0.5, 1.0)
+    padded = np.pad(win, (2, 2))
+    yield S(
+        (spectrum(x, 16, 6, padded), 16),
+        {"hop_length": 6, "win_length": 12, "window": win, "center": True},
+    )
+    yield S((spectrum(x, 16, 4, w, False), 16), {"window": w, "center": False})
+
+
+def _istft_errors(make):
+    spec = make((9, 26), dtype=np.complex64)
+    w = make((16,), 0.5, 1.0)
+    yield ErrorInput(
+        S((make((9, 26, 2)), 16), {"window": w}),
+        RuntimeError,
+        "istft requires a complex-valued input tensor matching the output from stft with "
+        r"return_complex=True\.",
+    )
+    yield ErrorInput(
+        S((spec, 16), {"window": w, "hop_length": 0}),
+        RuntimeError,
+        r"expected 0 < hop_length <= win_length",
+    )
+    yield ErrorInput(
+        S((spec, 16), {"window": w, "win_length": 20}),
+        RuntimeError,
+        r"expected 0 < win_length <= n_fft",
+    )
+    yield ErrorInput(
+        S((spec, 16), {"window": make((8,))}),
+        RuntimeError,
+        "Invalid window shape. window has to be 1D and length of `win_length`",
+    )
+    yield ErrorInput(
+        S((spec, 32), {"window": make((32,))}),
+        RuntimeError,
+        r"expected the frequency dimension \(3rd to the last\) of the input tensor to match "
+        r"n_fft / 2 \+ 1 when onesided=True, but got 9",
+    )
+    yield ErrorInput(
+        S((spec, 16), {"window": w, "onesided": False}),
+        RuntimeError,
+        r"to match n_fft when onesided=False, but got 9",
+    )
+    yield ErrorInput(
+        S((spec, 16), {"window": np.zeros(16, make.dtype)}),
+        RuntimeError,
+        r"window overlap add min: 1",
+    )
+    yield ErrorInput(
+        S((spec, 16), {"window": w, "return_complex": True}),
+        RuntimeError,
+        "Cannot have onesided output if window or input is complex",
+    )
+
+
+def _istft_where(input, n_fft, hop, win, window, center, normalized, onesided, length, rc):
+    kind = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
+        input.dtype.name, input.dtype.scalar_name
+    )
+    return (
+        f"istft(CPU{kind}Type{_shape(input)}, n_fft={n_fft}, hop_length={hop}, "
+        f"win_length={win}, window={_window_str(window)}, center={int(center)}, "
+        f"normalized={int(normalized)}, onesided={_opt(onesided)}, "
+        f"length={_opt(length)}, return_complex={int(rc)}) "
+    )
+
+
+def _overlap_add(frames: Tensor, hop: int, total: int) -> Tensor:
+    """Frames (B, n_frames, n_fft) summed into a (B, total) signal, frame i at i * hop."""
+    b, count, n_fft = frames.shape
+    idx = (arange(count, device=frames.device) * hop).unsqueeze(1) + arange(
+        n_fft, device=frames.device
+    )
+    out = zeros((b, total), dtype=frames.dtype, device=frames.device)
+    return out.index_add(1, idx.reshape(-1), frames.reshape(b, count * n_fft))
+
+
+@composite(
+    samples=_istft_samples,
+    error_samples=_istft_errors,
+    methods=True,
+)
+def istft(
+    input,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window=None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+):
+    """The inverse of ``stft``: the frames inverted, windowed and overlap-added."""
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if not input.dtype.is_complex:
+        raise RuntimeError(
+            "istft requires a complex-valued input tensor matching the output from stft with "
+            "return_complex=True."
+        )
+    where = _istft_where(
+        input, n_fft, hop, win, window, center, normalized, onesided, length, return_complex
+    )
+    dims = input.dim() + 1  # PyTorch counts the dims of the real view
+    if dims not in (3, 4):
+        if dims < 3:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-{dims}, {dims - 1}], "
+                "but got -3)"
+            )
+        raise RuntimeError(where + f": expected a tensor with 3 or 4 dimensions, but got {dims}")
+    batched = input.dim() == 3
+    x = input if batched else input.unsqueeze(0)
+    x = x.transpose(1, 2)  # (B, frames, freq)
+    count, freq = x.shape[1], x.shape[2]
+    if onesided is None:
+        onesided = freq != n_fft
+    if onesided:
+        if n_fft // 2 + 1 != freq:
+            raise RuntimeError(
+                where + ": expected the frequency dimension (3rd to the last) of the input "
+                f"tensor to match n_fft / 2 + 1 when onesided=True, but got {freq}"
+            )
+    elif n_fft != freq:
+        raise RuntimeError(
+            where + ": expected the frequency dimension (3rd to the last) of the input tensor "
+            f"to match n_fft when onesided=False, but got {freq}"
+        )
+    if not 0 < hop <= win:
+        raise RuntimeError(where + ": expected 0 < hop_length <= win_length")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(where + ": expected 0 < win_length <= n_fft")
+    if window is not None and (window.dim() != 1 or window.shape[0] != win):
+        raise RuntimeError(
+            where + ": Invalid window shape. window has to be 1D and length of `win_length`"
+        )
+    full = _full_window(window, win, n_fft, x)
+    norm = _ROOT_N if normalized else _BY_N
+    if return_complex:
+        if onesided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        frames = fft_c2c(x, (2,), norm, False)
+    else:
+        if not onesided:
+            x = x.narrow(2, 0, n_fft // 2 + 1)
+        frames = fft_c2r(x, (2,), norm, n_fft)
+    frames = frames * full
+    total = n_fft + hop * (count - 1)
+    y = _overlap_add(frames, hop, total)
+    envelope = _overlap_add((full * full).expand(1, count, n_fft), hop, total)
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    elif center:
+        end = total - n_fft // 2
+    else:
+        end = total
+    stop = min(end, total)
+    y = y.narrow(1, start, max(stop - start, 0))
+    envelope = envelope.narrow(1, start, max(stop - start, 0))
+    if bool((envelope.abs().min() < 1e-11).item()):
+        raise RuntimeError(where + "window overlap add min: 1")
+    y = y / envelope
+    if not batched:
+        y = y.squeeze(0)
+    if end > total:
+        warnings.warn(
+            "The length of signal is shorter than the length parameter. Result is being padded "
+            "with zeros in the tail. Please check your center and hop_length settings.",
+            UserWarning,
+            stacklevel=2,
+        )
+        y = cat((y, y.new_zeros((*y.shape[:-1], end - total))), -1)
+    return y

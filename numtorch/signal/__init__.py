@@ -1,0 +1,4 @@
+"""torch.signal: its subpackage ``windows``."""
+
+# ruff: noqa: F401
+from . import windows
