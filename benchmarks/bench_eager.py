@@ -1,6 +1,6 @@
 """Eager-mode overheads, numtorch beside PyTorch, measured in one run.
 
-python benchmarks/bench_eager.py
+python benchmarks/bench_eager.py [substring of the rows to run]
 """
 
 from __future__ import annotations
@@ -85,6 +85,24 @@ def stacked_outer(T, op: str):
     return lambda: best_of(lambda: fn(a, b), repeat=20, number=20)
 
 
+def rfft_round_trip(T):
+    """rfft then irfft of a (64, 4096) float32 signal along its last dim."""
+    T.manual_seed(0)
+    x = T.randn(64, 4096)
+    return lambda: best_of(lambda: T.fft.irfft(T.fft.rfft(x), n=4096), repeat=20, number=10)
+
+
+def stft_16k(T):
+    """stft of one second at 16 kHz: n_fft 512, hop 128, a Hann window, complex result."""
+    T.manual_seed(0)
+    x, w = T.randn(16000), T.hann_window(512)
+
+    def run():
+        T.stft(x, 512, hop_length=128, window=w, return_complex=True)
+
+    return lambda: best_of(run, repeat=20, number=10)
+
+
 CASES = [
     ("a + b, 1 element, no grad (us/op)", add_no_grad, 1e6),
     ("a + b chain of 10k, record + backward (us/op)", add_chain_backward, 1e6),
@@ -92,14 +110,18 @@ CASES = [
     ("MLP 3x512, batch 256, fwd+bwd (ms/iter)", lambda T: mlp(T, 512, 256, 5), 1e3),
     ("outer products 64 x 128 x 256, mul (us/op)", lambda T: stacked_outer(T, "mul"), 1e6),
     ("outer products 64 x 128 x 256, matmul (us/op)", lambda T: stacked_outer(T, "matmul"), 1e6),
+    ("rfft + irfft, 64 x 4096 float32 (us/iter)", rfft_round_trip, 1e6),
+    ("stft 1 s at 16 kHz, n_fft 512, hop 128 (us/op)", stft_16k, 1e6),
 ]
 
 
-def main() -> None:
+def main(only: str | None = None) -> None:
     if torch is not None:
         torch.set_num_threads(max(1, torch.get_num_threads()))
     rows = []
     for name, case, scale in CASES:
+        if only is not None and only not in name:
+            continue
         ours = case(nt)() * scale
         theirs = case(torch)() * scale if torch is not None else float("nan")
         rows.append((name, ours, theirs, ours / theirs if torch is not None else float("nan")))
@@ -110,4 +132,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -82,3 +82,59 @@ def test_window_result_is_fresh_and_writable():
     w = nt.hann_window(4)
     w.add_(1)
     assert to_torch(w.numpy()).tolist() == (torch.hann_window(4) + 1).tolist()
+
+
+# ------------------------------------------------------------------ torch.signal.windows
+SIGNAL_WINDOWS = {
+    "bartlett": {},
+    "blackman": {},
+    "cosine": {},
+    "exponential": {"tau": 2.5},
+    "gaussian": {"std": 0.7},
+    "general_cosine": {"a": [0.46, 0.23, 0.31]},
+    "general_hamming": {"alpha": 0.6},
+    "hamming": {},
+    "hann": {},
+    "kaiser": {"beta": 5.0},
+    "nuttall": {},
+}
+
+
+@pytest.mark.parametrize("name", list(SIGNAL_WINDOWS))
+@pytest.mark.parametrize("sym", [True, False])
+def test_signal_windows_match_torch(name, sym):
+    kw = SIGNAL_WINDOWS[name]
+    for m in (0, 1, 2, 5, 8):
+
+        def prog(L):
+            fn = getattr(L.signal.windows, name)
+            return fn(m, sym=sym, dtype=L.float64, **kw), fn(m, sym=sym, **kw)
+
+        assert_same(prog, rtol=1e-6, atol=1e-7)
+    w = getattr(nt.signal.windows, name)(4, sym=sym, requires_grad=True, **kw)
+    assert w.requires_grad and w.is_leaf and w.dtype == nt.float32
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L: L.signal.windows.hann(-1),
+        lambda L: L.signal.windows.bartlett(-1),
+        lambda L: L.signal.windows.kaiser(5, dtype=L.int64),
+        lambda L: L.signal.windows.cosine(5, dtype=L.float16),
+        lambda L: L.signal.windows.gaussian(5, std=0),
+        lambda L: L.signal.windows.exponential(5, tau=0),
+        lambda L: L.signal.windows.exponential(5, center=1.0),
+        lambda L: L.signal.windows.kaiser(5, beta=-1),
+        lambda L: L.signal.windows.general_cosine(5, a=3),
+        lambda L: L.signal.windows.general_cosine(5, a=[]),
+    ],
+)
+def test_signal_window_errors_match_torch(prog):
+    assert_same_error(prog)
+
+
+def test_exponential_center_of_a_periodic_window():
+    assert_same(
+        lambda L: L.signal.windows.exponential(6, sym=False, center=2.0, tau=1.5), rtol=1e-6
+    )

@@ -162,6 +162,9 @@ def _fft_r2c(xp, input, dim, normalization, onesided):
         if onesided and shape:
             shape[dim[-1]] = shape[dim[-1]] // 2 + 1
         return xp.zeros(shape, _complex_of(input.dtype))
+    if len(dim) == 1:  # the 1-D entry points skip scipy's n-D argument handling
+        f = mod.rfft if onesided else mod.fft
+        return f(input, axis=dim[0], norm=norm)
     if onesided:
         return mod.rfftn(input, axes=dim, norm=norm)
     return mod.fftn(input, axes=dim, norm=norm)
@@ -214,7 +217,10 @@ def _fft_c2r(xp, input, dim, normalization, last_dim_size):
         out[dim[-1]] = last_dim_size
         return xp.zeros(out, real)
     mod = _fftmod(xp)
-    return mod.irfftn(input, s=shape, axes=dim, norm=_SCIPY_NORM[normalization, False])
+    norm = _SCIPY_NORM[normalization, False]
+    if len(dim) == 1:
+        return mod.irfft(input, n=last_dim_size, axis=dim[0], norm=norm)
+    return mod.irfftn(input, s=shape, axes=dim, norm=norm)
 
 
 def _c2r_vjp(g, dim, normalization, last_dim_size):

@@ -424,7 +424,7 @@ def istft(
     y = y.narrow(1, start, max(stop - start, 0))
     envelope = envelope.narrow(1, start, max(stop - start, 0))
     if bool((envelope.abs().min() < 1e-11).item()):
-        raise RuntimeError(where + "window overlap add min: 1")
+        raise RuntimeError(where + "window overlap add min: 1\n[ CPUBoolType{} ]")
     y = y / envelope
     if not batched:
         y = y.squeeze(0)
