@@ -15,9 +15,10 @@ import numpy as np
 from .._core.op import ErrorInput, composite
 from .._core.tensor import Tensor
 from ..testing.samples import S
+from .complex import view_as_real
 from .creation import arange, ones, zeros
 from .fft import _BY_N, _NONE, _ROOT_N, fft_c2c, fft_c2r, fft_r2c
-from .shape import cat, stack
+from .shape import cat
 
 _RETURN_COMPLEX_FALSE = (
     "stft with return_complex=False is deprecated. In a future pytorch release, stft will "
@@ -238,8 +239,8 @@ def stft(
         out = fft_c2c(frames, (2,), norm, True)
     else:
         out = fft_r2c(frames, (2,), norm, onesided)
-    if not return_complex:  # view_as_real's layout: (re, im) innermost
-        out = stack((out.real, out.imag), -1)
+    if not return_complex:
+        out = view_as_real(out)
     out = out.transpose(1, 2)
     return out if batched else out.squeeze(0)
 
