@@ -445,6 +445,8 @@ permute_copy = _view_copies.permute_copy_p.fn
 select_copy = _view_copies.select_copy_p.fn
 slice_copy = _view_copies.slice_copy_p.fn
 split_copy = _view_copies.split_copy_p.fn
+view_as_real_copy = _view_copies.view_as_real_copy_p.fn
+view_as_complex_copy = _view_copies.view_as_complex_copy_p.fn
 split_with_sizes_copy = _view_copies.split_with_sizes_copy_p.fn
 squeeze_copy = _view_copies.squeeze_copy_p.fn
 t_copy = _view_copies.t_copy_p.fn
@@ -456,6 +458,7 @@ view_copy = _view_copies.view_copy_p.fn
 
 # view scatters
 diagonal_scatter = _view_scatters.diagonal_scatter_p.fn
+as_strided_scatter = _view_scatters.as_strided_scatter
 select_scatter = _view_scatters.select_scatter_p.fn
 slice_scatter = _view_scatters.slice_scatter_p.fn
 

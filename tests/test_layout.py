@@ -158,6 +158,11 @@ def _each(reason: str, ids: str) -> dict:
 
 # "op:variant" patterns (fnmatch) whose layouts still differ from PyTorch's, with the reason.
 DIFFERS: dict[str, str] = {
+    **_each(
+        "numtorch's as_strided_scatter refuses a non-contiguous input (PyTorch's window is on "
+        "its memory order, which numtorch does not reproduce)",
+        "as_strided_scatter:transposed as_strided_scatter:stepped as_strided_scatter:expanded",
+    ),
     "conj:stepped": "PyTorch's conj is a view keeping a stepped input's strides; numtorch's "
     "is a new tensor (NumPy has no conjugate view)",
     **_each(

@@ -28,6 +28,7 @@ from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front
+from ._families import COMPLEX, FLOATS
 from .creation import arange
 from .shape import cat
 
@@ -543,6 +544,12 @@ _KINDS = {
 }
 
 
+def _dtypes(kind: str) -> dict:
+    """The op database's dtypes: complex too for the transforms that take complex input."""
+    takes_complex = kind in ("fft", "ifft", "irfft", "hfft")
+    return {"dtypes": (*FLOATS, *COMPLEX) if takes_complex else FLOATS}
+
+
 def _run(kind, fname, input, s, dim, norm, out, nd):
     impl, forward, complex_result = _KINDS[kind]
     if impl is _rfft_kind:
@@ -564,6 +571,7 @@ def _one_d(kind: str):
         api=f"fft.{kind}",
         samples=_one_d_samples(kind),
         error_samples=_one_d_errors(kind),
+        test=_dtypes(kind),
     )
 
 
@@ -579,6 +587,7 @@ def _two_d(kind: str):
         api=f"fft.{kind}2",
         samples=_n_d_samples(kind, True),
         error_samples=_n_d_errors(kind, True),
+        test=_dtypes(kind),
     )
 
 
@@ -594,6 +603,7 @@ def _n_d(kind: str):
         api=f"fft.{kind}n",
         samples=_n_d_samples(kind, False),
         error_samples=_n_d_errors(kind, False),
+        test=_dtypes(kind),
     )
 
 

@@ -14,6 +14,7 @@ from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front
+from .complex import view_as_complex_p, view_as_real_p
 from .conversion import _C_ORDER
 from .splits import split_p, split_with_sizes_p, unbind_p
 from .strided import as_strided, tensor_unfold_p
@@ -88,6 +89,7 @@ def copy_of(
     error_samples: Callable | None = None,
     batch_rule: Callable | None = None,
     complex_grad: bool = True,
+    test: dict | None = None,
 ) -> Op:
     """The ``*_copy`` op of a view op (``name``: the view's name + ``_copy``); ``kernel``:
     the view kernel to copy from, where the copy's signature is not the view's (with its
@@ -106,6 +108,7 @@ def copy_of(
         out=True,
         methods=methods,
         complex_grad=complex_grad,
+        test=test,
     )
 
 
@@ -121,6 +124,12 @@ unfold_copy_p = copy_of(tensor_unfold_p, "unfold_copy")
 split_copy_p = copy_of(split_p)
 split_with_sizes_copy_p = copy_of(split_with_sizes_p)
 unbind_copy_p = copy_of(unbind_p)
+view_as_real_copy_p = copy_of(view_as_real_p)
+view_as_complex_copy_p = copy_of(
+    view_as_complex_p,
+    complex_grad=False,  # (PyTorch's refuses to differentiate its complex result)
+    test={"no_grad_test": True, "vmap_last": False},
+)
 
 
 def _narrow_copy(xp, input, dim, start, length):

@@ -4,13 +4,16 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.methods import tensor_methods
-from .._core.op import LINEAR, ErrorInput, defop
+from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import materialize, pdim, rule_generator
-from .creation import zeros_like
+from .creation import tensor, zeros_like
 from .views import _select_args, diagonal_view
 
 
@@ -236,6 +239,74 @@ slice_scatter_p = defop(
 slice_scatter = slice_scatter_p.fn
 
 
+# ------------------------------------------------------------------ as_strided_scatter
+def _window(input: Tensor, size, stride, storage_offset) -> Tensor:
+    """The flat indices of the window (size, stride, storage_offset) on a contiguous
+    input's elements, checked against them as PyTorch checks a storage."""
+    size, stride, offset = tuple(size), tuple(stride), storage_offset or 0
+    if any(n < 0 for n in size):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(size)} and strides="
+            f"{list(stride)}"
+        )
+    pos = np.full(size, offset, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        pos += np.arange(n, dtype=np.int64).reshape((n,) + (1,) * (len(size) - d - 1)) * st
+    item, n = input.dtype.itemsize, input.numel()
+    need = int(pos.max()) + 1 if pos.size else 0
+    if need > n:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            f"and itemsize {item} requiring a storage size of {need * item} are out of bounds "
+            f"for storage of size {n * item}"
+        )
+    return tensor(pos, dtype=dt.int64, device=input.device)
+
+
+def _as_strided_scatter_samples(make):
+    yield S((make((3, 3)), make((3,)), (3,), (4,)))
+    yield S((make((2, 4)), make((2, 2)), (2, 2), (4, 1), 1))
+    yield S((make((4,)), make((2, 2)), (2, 2), (1, 2)))
+
+
+def _as_strided_scatter_errors(make):
+    yield ErrorInput(
+        S((make((3, 3)), make((2,)), (3,), (4,))),
+        RuntimeError,
+        r"expected src to have a size equal to the slice of self\. src size = \[2\], "
+        r"slice size = \[3\]",
+    )
+    yield ErrorInput(S((make((3, 3)), make((3,)), (3,), (5,))), RuntimeError, "out of bounds")
+
+
+@composite(
+    samples=_as_strided_scatter_samples,
+    error_samples=_as_strided_scatter_errors,
+    # PyTorch's input gradient is the complement of the true one (its formula is known
+    # wrong): finite differences decide; tests/test_views.py checks the src gradient
+    # (a batch dim last makes each sample non-contiguous, which numtorch refuses)
+    test={"no_grad_test": True, "vmap_last": False},
+)
+def as_strided_scatter(
+    input: Tensor, src: Tensor, size, stride, storage_offset: int | None = None
+) -> Tensor:
+    """A copy of input with src written into its window ``as_strided(size, stride,
+    storage_offset)`` (over its elements in order: input must be contiguous)."""
+    if input._level == 0 and not input.is_contiguous():  # (a transform's: its logical)
+        raise NotImplementedError(
+            "numtorch: as_strided_scatter of a non-contiguous input (PyTorch's window is on "
+            "its memory order): call .contiguous() first"
+        )
+    idx = _window(input, size, stride, storage_offset)
+    if tuple(src.shape) != tuple(idx.shape):
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. "
+            f"src size = {list(src.shape)}, slice size = {list(idx.shape)}"
+        )
+    flat = input.reshape(-1).index_put((idx.reshape(-1),), src.reshape(-1).to(input.dtype))
+    return flat.reshape(input.shape)
+
+
 # ------------------------------------------------------------------ fill_diagonal_
 def fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
     """Fill the main diagonal of self (all dims of one length, or a matrix) in place; with
@@ -256,4 +327,4 @@ def fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
     return self
 
 
-tensor_methods({"fill_diagonal_": fill_diagonal_})
+tensor_methods({"fill_diagonal_": fill_diagonal_, "as_strided_scatter": as_strided_scatter})
