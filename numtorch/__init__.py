@@ -679,6 +679,13 @@ from ._settings import (
 
 complex = _ops.complex.complex_p.fn  # (shadows the builtin from here on)
 
+# incomplete gamma functions
+from .ops import gamma as _gamma
+
+igamma = _gamma.igamma_p.fn
+igammac = _gamma.igammac_p.fn
+xlogy_ = _unary.inplace_functions("xlogy")[0]
+
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 from ._core.signature import numpy_keywords_in as _numpy_keywords_in
 

@@ -3,6 +3,8 @@
 # ruff: noqa: F401
 from ._core.signature import numpy_keywords_in as _numpy_keywords_in
 from .ops import bessel as _bessel
+from .ops import binary as _binary
+from .ops import gamma as _gamma
 from .ops import polynomials as _polynomials
 from .ops import reduction as _reduction
 from .ops import special as _special
@@ -69,6 +71,12 @@ log_ndtr = _special.special_log_ndtr_p.fn
 ndtri = _special.special_ndtri_p.fn
 xlog1py = _special.special_xlog1py_p.fn
 zeta = _special.special_zeta_p.fn
+
+# incomplete gamma functions, ndtr, xlogy
+gammainc = _gamma.special_gammainc_p.fn
+gammaincc = _gamma.special_gammaincc_p.fn
+ndtr = _gamma.ndtr
+xlogy = _binary.xlogy_p.fn
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 _numpy_keywords_in(globals(), "special")

@@ -195,3 +195,118 @@ def test_zeta_derivatives():
         lambda L, x, q: L.func.jvp(lambda q: L.special.zeta(x, q), (q,), (L.ones_like(q),)), x, q
     )
     assert_same_error(tangent_prog(lambda L, x: L.special.zeta(x, 2.0)), x)
+
+
+# ------------------------------------------------------------------ incomplete gamma, ndtr
+IGAMMA = ("igamma", "igammac", "special.gammainc", "special.gammaincc")
+
+
+def _igamma(name):
+    def f(L, a, x):
+        mod = L.special if name.startswith("special.") else L
+        return getattr(mod, name.split(".")[-1])(a, x)
+
+    return f
+
+
+@pytest.mark.parametrize("name", IGAMMA)
+def test_incomplete_gamma_at_edges(name):
+    """0, negative, inf and NaN in either argument: PyTorch's early returns."""
+    v = [-1.0, 0.0, 1e-3, 0.5, 1.0, 2.5, 10.0, 100.0, 1e4, INF, NAN, -INF]
+    a, x = np.meshgrid(v, v)
+    assert_same(_igamma(name), a, x, rtol=1e-8, atol=1e-300)  # torch: 4e-10 at 100
+    a32, x32 = a.astype(np.float32), x.astype(np.float32)
+    keep = (a32 > 0.1) | ~np.isfinite(a32) | (a32 <= 0)  # PyTorch's float32 series: 5e-5 off
+    assert_same(_igamma(name), a32[keep], x32[keep], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", IGAMMA)
+def test_incomplete_gamma_dtypes(name):
+    """Integer operands promote with a float one; all-integer or bool ones and complex ones
+    are refused; float16 computes; a Python number is refused."""
+    f = _igamma(name)
+    assert_same(f, np.array([1, 2]), np.array([0.5, 3.0], dtype=np.float32), rtol=1e-6, atol=0)
+    assert_same(f, np.array([1.0, 2.0]), np.array([0.5, 3.0], dtype=np.float32), rtol=1e-6, atol=0)
+    h = np.array([0.5, 2.0], dtype=np.float16)
+    assert_same(f, h, h, rtol=1e-3, atol=1e-3)
+    for d in (np.int64, np.bool_, np.complex64):
+        assert_same_error(f, np.array([1, 2], dtype=d), np.array([1, 2], dtype=d))
+    assert_same_error(lambda L, a: f(L, a, 2.0), np.array([1.0, 2.0]))
+    assert_same_error(lambda L, x: f(L, 2.0, x), np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("name", IGAMMA)
+def test_incomplete_gamma_derivatives(name):
+    """Only in x (the gamma density, negated for the upper one); backward in a raises its
+    error, and forward mode raises for either argument."""
+    a, x = np.array([0.5, 2.0, 7.5]), np.array([0.3, 3.0, 6.0])
+    f = _igamma(name)
+
+    def dx(L, a, x):
+        x.requires_grad_(True)
+        out = f(L, a, x)
+        return out.grad_fn.name(), L.autograd.grad(out.sum(), x)
+
+    assert_same(dx, a, x, rtol=1e-9, atol=0)
+    assert_same(lambda L, a, x: L.func.grad(lambda x: f(L, a, x).sum())(x), a, x)
+    assert_same(lambda L, a, x: L.func.vmap(lambda x: f(L, a, x))(x.reshape(3, 1)), a, x)
+    assert_same_error(grad_prog(lambda L, a, x: f(L, a, x).sum()), a, x)
+    assert_same_error(
+        lambda L, a, x: L.func.jvp(lambda x: f(L, a, x), (x,), (L.ones_like(x),)), a, x
+    )
+    assert_same_error(tangent_prog(lambda L, a: f(L, a, L.ones_like(a))), a)
+
+
+def test_igamma_methods_and_out():
+    a, x = np.array([0.5, 2.0]), np.array([1.0, 3.0])
+    for name in ("igamma", "igammac"):
+        assert_same(lambda L, a, x: getattr(a, name)(x), a, x)
+        assert_same(lambda L, a, x: (getattr(a, name + "_")(x), a), a, x)
+
+        def out(L, a, x):
+            o = L.empty(2, dtype=L.float64)
+            return getattr(L, name)(a, x, out=o) is o, o
+
+        assert_same(out, a, x)
+    assert_same_error(lambda L, a, x: a.igamma_(x), np.array([1, 2]), x)  # Double into Long
+    assert_same_error(lambda L, a: a.igamma(2.0), a)
+
+
+def test_ndtr_at_edges_and_dtypes():
+    x = np.array([-40.0, -10.0, -1.0, 0.0, -0.0, 1e-300, 1.0, 10.0, 40.0, INF, -INF, NAN])
+    assert_same(_special("ndtr"), x, rtol=1e-12, atol=0)
+    assert_same(_special("ndtr"), x.astype(np.float32), rtol=1e-6, atol=0)
+    assert_same(_special("ndtr"), x.astype(np.float16), rtol=1e-3, atol=0)
+    assert_same(_special("ndtr"), np.array([-2, 0, 3]), rtol=1e-6, atol=0)
+    assert_same(_special("ndtr"), np.array([True, False]), rtol=1e-6, atol=0)
+    assert_same_error(_special("ndtr"), np.array([1j]))
+    assert_same_error(_special("ndtr"), 2.0)
+    assert_same(grad_prog(lambda L, x: L.special.ndtr(x).sum()), x, rtol=1e-12, atol=0)
+    assert_same(jvp_prog(_special("ndtr")), x[np.isfinite(x)], rtol=1e-12, atol=0)
+
+    def out(L, x):
+        o = L.empty(len(x), dtype=L.float64)
+        return L.special.ndtr(x, out=o) is o, o
+
+    assert_same(out, x)
+
+
+def test_special_xlogy_and_inplace_function():
+    """torch.special.xlogy is torch.xlogy: Python numbers either side; torch.xlogy_ writes
+    into its input (and refuses a Float result in a Long one)."""
+    x, y = np.meshgrid([-3.0, 0.0, 0.5, INF, NAN], [-1.0, 0.0, 2.0, INF, NAN])
+    assert_same(lambda L, x, y: L.special.xlogy(x, y), x, y)
+    assert_same(lambda L, y: L.special.xlogy(2.0, y), y[:, 0])
+    assert_same(lambda L, x: L.special.xlogy(x, 3), x[0])
+    assert_same(lambda L, x, y: (L.xlogy_(x, y), x), x, y)
+    assert_same(lambda L, x: L.xlogy_(x, 3.0), x[0])
+    assert_same_error(lambda L, x, y: L.xlogy_(x, y), np.array([1, 2]), np.array([1.0, 2.0]))
+    assert_same_error(lambda L, x: L.special.xlogy(x, x), np.array([1j]))
+
+    def grads(L, x, y):
+        x.requires_grad_(True)
+        y.requires_grad_(True)
+        out = L.special.xlogy(x, y)
+        return (out.grad_fn.name(), *L.autograd.grad(out.sum(), (x, y)))
+
+    assert_same(grads, np.array([0.0, 2.0, 0.0]), np.array([0.0, 3.0, 2.0]))

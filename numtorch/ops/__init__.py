@@ -14,6 +14,7 @@ from . import (
     creation,
     fft,
     float_parts,
+    gamma,
     index_reduce,
     indexing,
     integer_math,

@@ -480,7 +480,7 @@ logit_p = unary(
 )
 erf_p = unary(
     "erf",
-    lambda xp, input: _special(xp).erf(input),
+    lambda xp, input: _special(xp).erf(input).astype(input.dtype, copy=False),
     lambda g, input: g * (-input * input).exp() * _2_SQRTPI,
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
@@ -488,7 +488,7 @@ erf_p = unary(
 )
 erfc_p = unary(
     "erfc",
-    lambda xp, input: _special(xp).erfc(input),
+    lambda xp, input: _special(xp).erfc(input).astype(input.dtype, copy=False),
     lambda g, input: g * (-input * input).exp() * -_2_SQRTPI,
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
@@ -496,7 +496,7 @@ erfc_p = unary(
 )
 erfinv_p = unary(
     "erfinv",
-    lambda xp, input: _special(xp).erfinv(input),
+    lambda xp, input: _special(xp).erfinv(input).astype(input.dtype, copy=False),
     # PyTorch's formula reads (saves) the input, not the result
     lambda g, input: g * input.erfinv().square().exp() * _SQRTPI_2,
     ELEMENTWISE,
