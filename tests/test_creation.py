@@ -1,9 +1,12 @@
 """Creation ops against PyTorch: the window functions (hann, hamming, blackman, bartlett,
 kaiser) at every small length, both periodicities and the float dtypes, and their errors."""
 
+import array
+
+import numpy as np
 import pytest
 import torch
-from twolibs import assert_same, assert_same_error, to_torch
+from twolibs import assert_same, assert_same_error, grad_prog, run, to_torch
 
 import numtorch as nt
 
@@ -138,3 +141,153 @@ def test_exponential_center_of_a_periodic_window():
     assert_same(
         lambda L: L.signal.windows.exponential(6, sym=False, center=2.0, tau=1.5), rtol=1e-6
     )
+
+
+# ------------------------------------------------------------------ grids and index factories
+def _warnings_of(prog, lib, *args):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        run(prog, lib, *args)
+    return [(x.category, str(x.message).split(" (Triggered internally")[0]) for x in w]
+
+
+def test_meshgrid_indexing_and_warning():
+    a, b, c = np.array([1, 2]), np.array([3, 4, 5]), np.array([6.0])
+    assert_same(lambda L, a, b: L.meshgrid(a, b, indexing="xy"), a, b)
+    assert_same(lambda L, a, b: L.meshgrid([a, b], indexing="ij"), a, b)
+    assert_same(lambda L, a, b: [t.stride() for t in L.meshgrid((a, b, b), indexing="xy")], a, b)
+    assert_same(lambda L, c: L.meshgrid(c, indexing="xy"), c)
+    prog = lambda L, a, b: L.meshgrid(a, b)  # noqa: E731
+    assert _warnings_of(prog, nt, a, b) == _warnings_of(prog, torch, a, b)
+    assert_same(prog, a, b)
+    assert_same_error(lambda L, a, c: L.meshgrid(a, c, indexing="ij"), a, c)
+    assert_same_error(lambda L, a: L.meshgrid(a, a, indexing="yx"), a)
+    assert_same_error(lambda L: L.meshgrid(indexing="ij"))
+    x = np.array([1.0, 2.0])
+
+    def grads(L, x):
+        x.requires_grad_(True)
+        g0, g1 = L.meshgrid(x, x * 2, indexing="xy")
+        return L.autograd.grad((g0 * g1.square()).sum(), x)
+
+    assert_same(grads, x)
+
+
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+def test_triangle_indices(name):
+    for row, col in [(0, 0), (1, 1), (3, 4), (4, 3), (5, 5)]:
+        for offset in (-6, -2, -1, 0, 1, 3, 10):
+            assert_same(lambda L: getattr(L, name)(row, col, offset))
+    assert_same(lambda L: getattr(L, name)(3, 4, dtype=L.int32))
+    assert_same_error(lambda L: getattr(L, name)(3, 4, offset=1, dtype=L.int16))
+    assert_same_error(lambda L: getattr(L, name)(-1, 4))
+    assert_same_error(lambda L: getattr(L, name)(3, -1))
+    assert_same_error(lambda L: getattr(L, name)(3, 4, dtype=L.float32))
+    assert_same_error(lambda L: getattr(L, name)(3, 4, dtype=L.bool))
+    assert_same_error(lambda L: getattr(L, name)(3.0, 4))
+
+
+def test_vander_values_and_gradient():
+    x = np.array([2.0, 0.0, -1.5, 3.0])
+    for n in (None, 0, 1, 2, 5):
+        for inc in (False, True):
+            assert_same(lambda L, x: L.vander(x, n, inc), x)
+    assert_same(lambda L, x: L.vander(x), np.array([2, -3, 0]))
+    assert_same(lambda L, x: L.vander(x, 3), np.array([True, False]))
+    assert_same(lambda L, x: L.vander(x, 3), np.array([1j, 2 - 1j]))
+    assert_same_error(grad_prog(lambda L, x: L.vander(x, 1).sum()), x)  # ones: no grad_fn
+    # from N = 2 on PyTorch's backward raises (its cumprod's saved input is overwritten);
+    # ours is the analytic gradient
+    for n, dx in ((2, np.ones_like(x)), (4, 1 + 2 * x + 3 * x * x)):
+        g = nt.tensor(x, requires_grad=True)
+        nt.vander(g, n).sum().backward()
+        np.testing.assert_allclose(g.grad.numpy(), dx, rtol=1e-12)
+    assert_same_error(lambda L, x: L.vander(x.reshape(2, 2)), x)
+    assert_same_error(lambda L, x: L.vander(x, -1), x)
+
+
+def test_unravel_index():
+    idx = np.array([[0, 5, 23], [7, -1, 30]])
+    assert_same(lambda L, i: L.unravel_index(i, (2, 3, 4)), idx)
+    assert_same(lambda L, i: L.unravel_index(i, 6), idx)
+    assert_same(lambda L, i: L.unravel_index(i, [4, 6]), idx.astype(np.int32))
+    assert_same(lambda L, i: L.unravel_index(i, ()), idx)
+    assert_same(lambda L, i: L.unravel_index(i[0, 1], (2, 3)), idx)
+    assert_same_error(lambda L, i: L.unravel_index(i, (2, 3)), idx.astype(np.float32))
+    assert_same_error(lambda L, i: L.unravel_index(i, (2, 3)), idx.astype(bool))
+    assert_same_error(lambda L, i: L.unravel_index(i, (2, -3)), idx)
+
+
+# ------------------------------------------------------------------ range, scalar_tensor, ...
+def test_range_is_inclusive_and_deprecated():
+    for args in [(1, 4), (1, 4, 0.5), (0, 1, 0.3), (4, 1, -1), (1.5, 4), (0, 0), (-2, 3, 2)]:
+        assert_same(lambda L: L.range(*args))
+    assert_same(lambda L: L.range(1, 4, dtype=L.int64))
+    assert_same(lambda L: L.range(1, 4, dtype=L.float64))
+    assert _warnings_of(lambda L: L.range(1, 4), nt) == _warnings_of(lambda L: L.range(1, 4), torch)
+    assert_same_error(lambda L: L.range(4, 1))
+    assert_same_error(lambda L: L.range(1, 4, 0))
+
+
+def test_scalar_tensor_and_result_type():
+    for s in (2, 2.5, True, -0.0):
+        assert_same(lambda L: L.scalar_tensor(s))
+        assert_same(lambda L: L.scalar_tensor(s, dtype=L.float64))
+    assert_same(lambda L: L.scalar_tensor(3, dtype=L.int64))
+    assert_same(lambda L: L.scalar_tensor(2.0, requires_grad=True).requires_grad)
+    assert_same_error(lambda L: L.scalar_tensor(1j))
+    i, f, h = np.array([1]), np.array([1.0], dtype=np.float32), np.array([1], dtype=np.float16)
+    cases = [
+        lambda L, i, f, h: L.result_type(i, 2.0),
+        lambda L, i, f, h: L.result_type(2, h),
+        lambda L, i, f, h: L.result_type(2, 3.0),
+        lambda L, i, f, h: L.result_type(2, True),
+        lambda L, i, f, h: L.result_type(i, f),
+        lambda L, i, f, h: L.result_type(f[0].double(), i),
+        lambda L, i, f, h: L.result_type(f, 1j),
+        lambda L, i, f, h: L.result_type(i.bool(), i.to(L.uint8)),
+    ]
+    for prog in cases:
+        assert run(prog, nt, i, f, h).__repr__() == run(prog, torch, i, f, h).__repr__()
+
+
+def test_asarray_shares_or_copies():
+    def shares(L, copy):
+        a = np.array([1.0, 2.0])
+        t = L.asarray(a, copy=copy)
+        t[0] = 5
+        return a[0], t
+
+    for copy in (None, True, False):
+        assert_same(lambda L: shares(L, copy))
+    for obj in ([1, 2.5], [[1, 2], [3, 4]], 3, 3.5, True, np.float32(2.0)):
+        assert_same(lambda L: L.asarray(obj))
+        assert_same(lambda L: L.asarray(obj, dtype=L.float64))
+    assert_same_error(lambda L: L.asarray([1, 2], copy=False))
+    x = np.array([1.0, 2.0], dtype=np.float32)
+    assert_same(lambda L, x: L.asarray(x) is x, x)
+    assert_same(lambda L, x: L.asarray(x, dtype=L.float64), x)
+    assert_same_error(lambda L, x: L.asarray(x, dtype=L.float64, copy=False), x)
+    assert_same(lambda L, x: (L.asarray(x, copy=True) is x, L.asarray(x, copy=True)), x)
+    assert_same(lambda L: L.asarray([1.0, 2.0], requires_grad=True).requires_grad)
+
+
+def test_frombuffer():
+    def prog(L, **kw):
+        b = bytearray(b"\x01\x00\x00\x00\x02\x00\x00\x00")
+        t = L.frombuffer(b, **kw)
+        t[0] = 9
+        return t, bytes(b)
+
+    assert_same(lambda L: prog(L, dtype=L.int32))
+    assert_same(lambda L: prog(L, dtype=L.int32, count=1, offset=4))
+    assert_same(lambda L: prog(L, dtype=L.uint8, offset=3))
+    assert_same(lambda L: prog(L, dtype=L.int16, count=2))
+    assert_same(lambda L: L.frombuffer(array.array("f", [1.0, 2.0]), dtype=L.float32))
+    for kw in ({"count": 3}, {"offset": 1, "dtype": "int64"}, {"offset": 9}, {"count": 0}):
+        kw = dict(kw)
+        name = kw.pop("dtype", "int32")
+        assert_same_error(lambda L: prog(L, dtype=getattr(L, name), **kw))
+    assert_same_error(lambda L: L.frombuffer(b"", dtype=L.int32))
