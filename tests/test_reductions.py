@@ -678,3 +678,79 @@ def test_corrcoef_constant_rows_complex_and_integers():
     assert_same(lambda L: L.corrcoef(L.tensor([[1, 2, 3], [2, 5, 1]])))
     assert_same(lambda L: L.corrcoef(L.tensor([[1j, 2], [1, 3]])))
     assert_same(lambda L: L.corrcoef(L.tensor([1.0, 2.0])))
+
+
+# ------------------------------------------------------------------ quantile, nanquantile
+QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("mode", QUANTILE_MODES)
+def test_quantile_modes_ties_and_edges(name, mode):
+    """Ranks that fall on .5 (nearest rounds half to even), q at 0 and 1, ties, inf."""
+    x = np.array([[3.0, 1.0, 2.0, 2.0, -np.inf], [0.0, -0.0, 5.0, np.inf, 1.0]])
+    q = np.array([0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.875, 1.0])
+
+    def prog(L, x, q):
+        f = getattr(L, name)
+        return (
+            f(x, q, dim=1, interpolation=mode),
+            f(x, q, interpolation=mode),
+            f(x, 0.375, dim=0, keepdim=True, interpolation=mode),
+            getattr(x, name)(q[:2], 1, True, interpolation=mode),
+        )
+
+    assert_same(prog, x, q)
+    assert_same(prog, x.astype(np.float32), q.astype(np.float32))
+
+
+@pytest.mark.parametrize("mode", QUANTILE_MODES)
+def test_quantile_and_nanquantile_with_nan(mode):
+    x = np.array([[np.nan, 1.0, 2.0, 4.0], [np.nan] * 4, [1.0, 3.0, 2.0, 0.0]])
+    q = np.array([0.1, 0.5, 0.9])
+    for name in ("quantile", "nanquantile"):
+        assert_same(lambda L, x, q: getattr(L, name)(x, q, dim=1, interpolation=mode), x, q)
+        assert_same(lambda L, x: getattr(L, name)(x, 0.5, interpolation=mode), x)
+
+
+def test_quantile_gradients_and_out():
+    x = np.array([[0.3, -1.2, 2.5, 0.7], [1.1, 0.2, -0.4, 3.0]])
+    q = np.array([0.2, 0.5, 0.9])
+
+    def grads(L, x, q):
+        x.requires_grad_(True)
+        q.requires_grad_(True)
+        out = L.quantile(x, q, dim=1, keepdim=True)
+        w = L.arange(out.numel(), dtype=out.dtype).reshape(out.shape)
+        return L.autograd.grad((out * w).sum(), (x, q))
+
+    assert_same(grads, x, q)
+    for mode in QUANTILE_MODES:
+        assert_same(
+            grad_prog(lambda L, x: (L.nanquantile(x, 0.4, interpolation=mode) * 3).sum()), x
+        )
+
+    def out(L, x):
+        o = L.empty(3, dtype=L.float64)
+        return L.quantile(x, L.tensor([0.2, 0.5, 0.9], dtype=L.float64), out=o) is o, o
+
+    assert_same(out, x)
+
+
+def test_quantile_errors():
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    for name in ("quantile", "nanquantile"):
+        for prog in (
+            lambda L, x: getattr(L, name)(x, 1.5),
+            lambda L, x: getattr(L, name)(x, -1e-9),
+            lambda L, x: getattr(L, name)(x, 2),
+            lambda L, x: getattr(L, name)(x, L.tensor([0.1, 1.5])),
+            lambda L, x: getattr(L, name)(x, L.tensor([[0.1]])),
+            lambda L, x: getattr(L, name)(x, L.tensor([0.1], dtype=L.float64)),
+            lambda L, x: getattr(L, name)(x.long(), 0.5),
+            lambda L, x: getattr(L, name)(x.half(), 0.5),
+            lambda L, x: getattr(L, name)(x[:0], 0.5),
+            lambda L, x: getattr(L, name)(x, 0.5, interpolation="foo"),
+            lambda L, x: getattr(L, name)(x, 0.5, dim=2),
+        ):
+            assert_same_error(prog, x)

@@ -23,6 +23,7 @@ from . import (
     linalg,
     operators,
     polynomials,
+    quantile,
     random,
     reduction,
     setops,
