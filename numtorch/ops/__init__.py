@@ -7,6 +7,7 @@ from .._core.aten import aten  # torch.ops.aten: the OpOverloads dispatch modes 
 from . import (
     bessel,
     binary,
+    bins,
     calculus,
     comparison,
     complex,
