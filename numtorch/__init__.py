@@ -65,7 +65,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.spectral import istft, stft
-from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
+from .ops.calculus import cumulative_trapezoid, diff, gradient, trapezoid, trapz
 from .ops.windows import (
     bartlett_window,
     blackman_window,

@@ -85,3 +85,64 @@ def test_gradients(prog):
 )
 def test_errors(prog):
     assert_same_error(prog, arr(4, 3))
+
+
+# ------------------------------------------------------------------ gradient
+GRID = np.array(
+    [[0.0, 1.0, 4.0, 9.0, 16.0], [1.0, -2.0, math.inf, 3.0, math.nan], [2.0, 2.0, 2.0, 2.0, 2.0]]
+)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_spacings(edge_order):
+    coords = (np.array([0.0, 0.5, 2.0]), np.array([-1.0, 0.0, 0.5, 3.0, 3.5]))
+
+    def progs(L, y, cx, cy):
+        g = L.gradient
+        return (
+            g(y, edge_order=edge_order),
+            g(y, spacing=2.5, edge_order=edge_order),
+            g(y, spacing=[0.5, -2.0], edge_order=edge_order),
+            g(y, spacing=(3,), dim=1, edge_order=edge_order),
+            g(y, spacing=4, dim=-1, edge_order=edge_order),
+            g(y, dim=(1, 0), edge_order=edge_order),
+            g(y, spacing=[cx, cy], edge_order=edge_order),
+            g(y, spacing=(cy,), dim=1, edge_order=edge_order),
+        )
+
+    assert_same(progs, GRID, *coords)
+    assert_same(progs, GRID.astype(np.float32), *(c.astype(np.float32) for c in coords))
+    assert_same(lambda L, y: L.gradient(y, edge_order=edge_order), ints(3, 4))
+    assert_same(lambda L, y: L.gradient(y, spacing=2, edge_order=edge_order), ints(3, 4))
+    assert_same(lambda L, y: L.gradient(y), np.array(2.0))
+
+
+def test_gradient_derivatives():
+    y = arr(4, 5)
+    cx = np.array([0.0, 0.3, 1.0, 2.5])
+
+    def grads(L, y, cx):
+        y.requires_grad_(True)
+        cx.requires_grad_(True)
+        gx, gy = L.gradient(y, spacing=[cx, L.arange(5.0, dtype=y.dtype) ** 2], edge_order=2)
+        return L.autograd.grad((gx * gx).sum() + (gy * y).sum(), (y, cx))
+
+    assert_same(grads, y, cx)
+    assert_same(grad_prog(lambda L, y: L.gradient(y, spacing=0.5)[1].square().sum()), y)
+
+
+def test_gradient_errors():
+    y = arr(3, 4)
+    for prog in (
+        lambda L, y: L.gradient(y, spacing=[1.0, 2.0, 3.0]),
+        lambda L, y: L.gradient(y, spacing=[1.0, 2.0], dim=1),
+        lambda L, y: L.gradient(y, edge_order=3),
+        lambda L, y: L.gradient(y[:1]),
+        lambda L, y: L.gradient(y[:, :2], dim=1, edge_order=2),
+        lambda L, y: L.gradient(y, spacing=[L.ones(3), L.ones(1, 4)]),
+        lambda L, y: L.gradient(y, spacing=[L.ones(3), 2.0]),
+        lambda L, y: L.gradient(y.to(L.uint8)),
+        lambda L, y: L.gradient(y, dim=2),
+        lambda L, y: L.gradient(y, dim=(0, 0)),
+    ):
+        assert_same_error(prog, y)

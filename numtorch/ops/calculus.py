@@ -1,13 +1,15 @@
-"""Finite differences and the trapezoidal rule: ``diff``, ``trapezoid``/``trapz`` and
-``cumulative_trapezoid``, composites of public ops (their gradients, jvp and vmap come from
+"""Finite differences and the trapezoidal rule: ``diff``, ``gradient``, ``trapezoid``/``trapz``
+and ``cumulative_trapezoid``, composites of public ops (their gradients, jvp and vmap come from
 the ops they use)."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from .._core.dtype import bool_
-from .._core.op import ErrorInput, composite
+from .._core.dtype import bool_, uint8
+from .._core.op import VARIADIC, ErrorInput, composite
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from .shape import cat
@@ -240,4 +242,156 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return (pairs * (1 if dx is None else dx) / 2).cumsum(d)
 
 
-__all__ = ["cumulative_trapezoid", "diff", "trapezoid", "trapz"]
+# ------------------------------------------------------------------ gradient
+_GRAD = "torch.gradient "
+
+
+def _gradient_dims(input: Tensor, dim) -> list:
+    if dim is None:
+        return list(range(input.dim()))
+    dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+    wrapped = [wrap_dim(d, input.dim()) for d in dims]
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
+def _gradient_checks(input: Tensor, spacing, dim, dims: list, edge_order: int) -> None:
+    """PyTorch's pre-checks, in its order."""
+    if input.dtype == uint8:
+        raise RuntimeError(_GRAD + "does not support uint8 input.")
+    size = len(spacing) if isinstance(spacing, (list, tuple)) else None
+    if size is not None and dim is None and size != input.dim():
+        raise RuntimeError(
+            _GRAD + "expected spacing to be unspecified, a scalar, or a list of length equal to "
+            f"'self.dim() = {input.dim()}', since dim argument was not given, but got a list of "
+            f"length {size}"
+        )
+    if size is not None and dim is not None and size != len(dims):
+        raise RuntimeError(
+            _GRAD + "expected spacing to be unspecified, a scalar or it's spacing and dim "
+            f"arguments to have the same length, but got a spacing argument of length {size} "
+            f"and a dim argument of length {len(dims)}."
+        )
+    if edge_order not in (1, 2):
+        raise RuntimeError(_GRAD + "only supports edge_order=1 and edge_order=2.")
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError(_GRAD + "expected each dimension size to be at least edge_order+1")
+
+
+def _sl(x: Tensor, d: int, start: int, stop: int | None = None) -> Tensor:
+    """x[start:stop] along d (negative bounds from the end)."""
+    n = x.shape[d]
+    a = start + n if start < 0 else start
+    b = n if stop is None else (stop + n if stop < 0 else stop)
+    return narrow(x, d, a, b - a)
+
+
+def _gradient_uniform(x: Tensor, d: int, h, edge_order: int) -> Tensor:
+    center = (_sl(x, d, 2) - _sl(x, d, 0, -2)) / h
+    if edge_order == 1:
+        first = (_sl(x, d, 1, 2) - _sl(x, d, 0, 1)) / h
+        last = (_sl(x, d, -1) - _sl(x, d, -2, -1)) / h
+    else:
+        first = (_sl(x, d, 0, 1) * -1.5 + _sl(x, d, 1, 2) * 2 - _sl(x, d, 2, 3) * 0.5) / h
+        last = (_sl(x, d, -3, -2) * 0.5 + _sl(x, d, -2, -1) * -2 + _sl(x, d, -1) * 1.5) / h
+    return cat([first, center / 2, last], d)
+
+
+def _gradient_coordinates(x: Tensor, d: int, coords: Tensor, edge_order: int) -> Tensor:
+    if coords.dim() != 1:
+        raise RuntimeError(
+            _GRAD + "expected each element of spacing to have one dimension, but got an "
+            f"element with {coords.dim()} dimensions!"
+        )
+    shape = [1] * x.dim()
+    shape[d] = -1
+    h = coords.diff(1, 0)
+    h1, h2 = h[:-1], h[1:]
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    center = a * _sl(x, d, 0, -2) + b * _sl(x, d, 1, -1) + c * _sl(x, d, 2)
+    if edge_order == 1:
+        first = (_sl(x, d, 1, 2) - _sl(x, d, 0, 1)) / h[0]
+        last = (_sl(x, d, -1) - _sl(x, d, -2, -1)) / h[-1]
+    else:
+        a = -(2.0 * h[0] + h[1]) / (h[0] * (h[0] + h[1]))
+        b = (h[0] + h[1]) / (h[0] * h[1])
+        c = (-h[0]) / (h[1] * (h[0] + h[1]))
+        first = a * _sl(x, d, 0, 1) + b * _sl(x, d, 1, 2) + c * _sl(x, d, 2, 3)
+        a = (h[-1]) / (h[-2] * (h[-1] + h[-2]))
+        b = -(h[-1] + h[-2]) / (h[-1] * h[-2])
+        c = (2 * h[-1] + h[-2]) / (h[-1] * (h[-1] + h[-2]))
+        last = a * _sl(x, d, -3, -2) + b * _sl(x, d, -2, -1) + c * _sl(x, d, -1)
+    return cat([first, center, last], d)
+
+
+def _gradient_samples(make):
+    x = make((4, 5))
+    yield S((x,))
+    yield S((x,), {"spacing": 2.0, "dim": 1, "edge_order": 2})
+    yield S((x,), {"spacing": [0.5, 3.0]})
+    yield S((make((3, 4, 5)),), {"dim": (0, 2), "edge_order": 2})
+    coords = (np.array([0.0, 0.5, 1.5, 3.0], dtype=make.dtype),)
+    yield S((x,), {"spacing": coords, "dim": 0})
+    yield S((x,), {"spacing": coords, "dim": 0, "edge_order": 2})
+    yield S((make((6,)),), {"spacing": (np.array([0.0, 1, 1.5, 2.5, 4, 4.2]),), "edge_order": 2})
+    yield S((make((3,)),), {"spacing": -1, "edge_order": 2})
+
+
+def _gradient_errors(make):
+    x = make((3, 4))
+    yield ErrorInput(S((x,), {"edge_order": 3}), RuntimeError, "only supports edge_order=1 and")
+    yield ErrorInput(
+        S((x,), {"spacing": [1.0, 2.0, 3.0]}),
+        RuntimeError,
+        "expected spacing to be unspecified, a scalar, or a list of length equal to",
+    )
+    yield ErrorInput(
+        S((x,), {"spacing": [1.0, 2.0], "dim": 1}),
+        RuntimeError,
+        "spacing argument of length 2 and a dim argument of length 1",
+    )
+    yield ErrorInput(
+        S(
+            (x[:1],),
+        ),
+        RuntimeError,
+        r"expected each dimension size to be at least edge_order\+1",
+    )
+    yield ErrorInput(S((x,), {"dim": (0, 0)}), RuntimeError, "dim 0 appears multiple times")
+
+
+@composite(
+    samples=_gradient_samples,
+    error_samples=_gradient_errors,
+    test={"dtypes": ("float32", "float64", "int64")},
+    nout=VARIADIC,
+)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The derivative of ``input`` estimated along each of ``dim`` (default: all) by
+    second-order central differences (one-sided at the edges, of ``edge_order``), with
+    unit sizes ``spacing`` (a number, one per dim) or sample coordinates (a 1-d tensor per
+    dim). A tuple, one tensor per dim."""
+    dims = _gradient_dims(input, dim)
+    _gradient_checks(input, spacing, dim, dims, edge_order)
+    if isinstance(spacing, (list, tuple)):
+        spacing = list(spacing)
+        if any(isinstance(s, Tensor) for s in spacing):
+            for i, s in enumerate(spacing):
+                if not isinstance(s, Tensor):
+                    raise TypeError(
+                        f"expected Tensor as element {i} in argument 1, but got {type(s).__name__}"
+                    )
+            return tuple(
+                _gradient_coordinates(input, d, s, edge_order) for d, s in zip(dims, spacing)
+            )
+    else:
+        spacing = [spacing] * len(dims)
+    return tuple(_gradient_uniform(input, d, h, edge_order) for d, h in zip(dims, spacing))
+
+
+__all__ = ["cumulative_trapezoid", "diff", "gradient", "trapezoid", "trapz"]
