@@ -691,6 +691,7 @@ from .ops.grids import meshgrid, tril_indices, triu_indices, unravel_index, vand
 from .ops.from_data import asarray, frombuffer, range, result_type, scalar_tensor
 from .ops.quantile import nanquantile, quantile
 from .ops.bins import bucketize, histogram, histogramdd, searchsorted
+from .ops.random_counts import binomial, multinomial, poisson
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 from ._core.signature import numpy_keywords_in as _numpy_keywords_in

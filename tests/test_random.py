@@ -647,3 +647,138 @@ def test_errors_match_torch_type(name):
     got, want = error_of(SAME_TYPE[name], nt), error_of(SAME_TYPE[name], torch)
     assert want is not None and got is not None and got.type is want.type, (got, want)
     assert got.text.split(" ")[0] == want.text.split(" ")[0]
+
+
+# ------------------------------------------------------------------ poisson, binomial, multinomial
+# Statistical checks with fixed seeds: sample means within 6 standard errors (from the
+# distribution's variance), never a comparison with PyTorch's random stream.
+N_DRAWS = 20000
+
+
+def _within(sample: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
+    se = np.sqrt(var / sample.shape[0])
+    got = sample.mean(0)
+    assert np.all(np.abs(got - mean) <= 6 * se + 1e-12), (got, mean, se)
+
+
+def test_poisson_moments():
+    nt.manual_seed(0)
+    rates = np.array([0.0, 0.5, 3.0, 50.0, 1e4])
+    draws = nt.poisson(nt.tensor(rates).expand(N_DRAWS, 5)).numpy()
+    assert np.all(draws == np.round(draws)) and np.all(draws >= 0)
+    _within(draws, rates, rates)
+    centred = (draws - rates) ** 2  # the variance: mean of squared deviations
+    _within(centred, rates, 2 * rates**2 + rates * (1 + 0 * rates))
+    assert np.all(draws[:, 0] == 0)
+
+
+def test_binomial_moments():
+    nt.manual_seed(1)
+    n = np.array([0.0, 1.0, 10.0, 100.0, 1e5])
+    p = np.array([0.3, 0.5, 0.05, 0.9, 0.4])
+    draws = nt.binomial(nt.tensor(n).expand(N_DRAWS, 5), nt.tensor(p)).numpy()
+    assert np.all((draws >= 0) & (draws <= n)) and np.all(draws == np.round(draws))
+    _within(draws, n * p, n * p * (1 - p))
+    assert_same(lambda L: L.binomial(L.tensor([5.0, 7.0]), L.tensor([0.0, 1.0])))
+
+
+def test_multinomial_frequencies():
+    nt.manual_seed(2)
+    w = np.array([[1.0, 0.0, 3.0, 6.0], [0.25, 0.25, 0.25, 0.25]])
+    p = w / w.sum(1, keepdims=True)
+    draws = nt.multinomial(nt.tensor(w), N_DRAWS, replacement=True).numpy()
+    for r in range(2):
+        freq = (draws[r][:, None] == np.arange(4)).astype(float)
+        _within(freq, p[r], p[r] * (1 - p[r]))
+    first = np.stack([nt.multinomial(nt.tensor(w[0]), 1).numpy() for _ in range(4000)])
+    freq = (first == np.arange(4)).astype(float)
+    _within(freq, p[0], p[0] * (1 - p[0]))
+    rows = nt.multinomial(nt.tensor(w).expand(500, 2, 4).reshape(1000, 4), 4).numpy()
+    assert np.all(np.sort(rows, 1) == np.arange(4))  # without replacement: a permutation
+    two = nt.multinomial(nt.tensor([0.0, 1.0, 0.0]), 2).numpy()
+    assert two[0] == 1 and two[1] in (0, 2)  # zero weights come after
+
+
+def test_random_counts_generator_and_seed():
+    g = nt.Generator().manual_seed(7)
+    a = nt.poisson(nt.full((50,), 4.0), generator=g)
+    b = nt.multinomial(nt.ones(6), 3, generator=g)
+    g.manual_seed(7)
+    assert nt.equal(a, nt.poisson(nt.full((50,), 4.0), generator=g))
+    assert nt.equal(b, nt.multinomial(nt.ones(6), 3, generator=g))
+
+
+def test_random_counts_dtypes_shapes_and_grads():
+    def shapes(L):
+        r = L.tensor([1.0, 5.0], requires_grad=True)
+        x = L.poisson(r)
+        (g,) = L.autograd.grad(x.sum(), r)
+        m = L.multinomial(L.tensor([[0.1, 0.9], [0.5, 0.5]]), 3, True)
+        return (
+            type(x.grad_fn).__name__,
+            g,
+            str(L.poisson(L.ones(3, dtype=L.float16)).dtype),
+            L.poisson(L.ones(2, 3, dtype=L.float64)).shape,
+            L.binomial(L.ones(2, 1) * 4, L.full((3,), 0.5)).shape,
+            str(m.dtype),
+            m.shape,
+            L.multinomial(L.ones(0, 3), 2).shape,
+            L.ones(3).multinomial(2).shape,
+            L.multinomial(L.ones(3), 2, out=L.empty(0, dtype=L.long)).shape,
+        )
+
+    assert_same(shapes)
+
+    def binomial_backward(L):
+        c = L.tensor([10.0, 5.0], requires_grad=True)
+        x = L.binomial(c, L.tensor([0.5, 0.2]))
+        return type(x.grad_fn).__name__, x.sum().backward()
+
+    assert_same_error(binomial_backward)
+
+
+def test_random_counts_errors():
+    for prog in (
+        lambda L: L.poisson(L.tensor([1, 2])),
+        lambda L: L.poisson(L.tensor([-1.0])),
+        lambda L: L.poisson(L.tensor([float("nan")])),
+        lambda L: L.poisson(L.tensor([1j])),
+        lambda L: L.poisson(1.0),
+        lambda L: L.binomial(L.tensor([10, 5]), L.tensor([0.5, 0.2])),
+        lambda L: L.binomial(L.tensor([10.0, 5]), L.tensor([0.5, 0.2], dtype=L.float64)),
+        lambda L: L.binomial(L.tensor([10.0, 5]).half(), L.tensor([0.5, 0.2]).half()),
+        lambda L: L.multinomial(L.tensor([0.1, 0.9]), 3),
+        lambda L: L.multinomial(L.tensor([0.1, 0.9]), 0),
+        lambda L: L.multinomial(L.tensor([0.1, 0.9]), -1, True),
+        lambda L: L.multinomial(L.ones(1, 1, 2), 1),
+        lambda L: L.multinomial(L.tensor(1.0), 1),
+        lambda L: L.multinomial(L.tensor([-0.1, 1.0]), 1),
+        lambda L: L.multinomial(L.tensor([float("inf"), 1.0]), 1),
+        lambda L: L.multinomial(L.tensor([float("nan"), 1.0]), 1),
+        lambda L: L.multinomial(L.tensor([0.0, 0.0]), 1),
+        lambda L: L.multinomial(L.tensor([1, 2]), 1),
+        lambda L: L.multinomial(L.tensor([0.5, 0.5]), 2.0),
+        lambda L: L.multinomial(L.ones(2), 1, out=L.empty(0, dtype=L.int32)),
+        lambda L: L.multinomial(L.ones(2, 0), 1),
+    ):
+        assert_same_error(prog)
+
+
+def test_random_counts_under_vmap():
+    rates = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+    def modes(L, r):
+        return L.func.vmap(L.poisson, randomness="error")(r)
+
+    assert_same_error(modes, rates)
+    nt.manual_seed(3)
+    r = nt.tensor([3.0]).expand(200, 1)
+    d = nt.func.vmap(nt.poisson, randomness="different")(r).numpy()
+    assert len(np.unique(d)) > 3
+    w = nt.ones(64, 5)
+    m = nt.func.vmap(lambda p: nt.multinomial(p, 5), randomness="different")(w).numpy()
+    assert np.all(np.sort(m, 1) == np.arange(5)) and len({tuple(x) for x in m}) > 10
+    c = nt.func.vmap(lambda n: nt.binomial(n, nt.tensor([0.5])), randomness="different")(
+        nt.full((100, 1), 20.0)
+    ).numpy()
+    assert len(np.unique(c)) > 3 and np.all((c >= 0) & (c <= 20))

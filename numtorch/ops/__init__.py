@@ -26,6 +26,7 @@ from . import (
     polynomials,
     quantile,
     random,
+    random_counts,
     reduction,
     setops,
     shape,
