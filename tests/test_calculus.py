@@ -146,3 +146,21 @@ def test_gradient_errors():
         lambda L, y: L.gradient(y, dim=(0, 0)),
     ):
         assert_same_error(prog, y)
+
+
+def test_gradient_complex_and_its_derivatives():
+    """Complex input: values and conjugate Wirtinger gradients as PyTorch's."""
+    z = np.array([1 + 2j, -0.5 + 1j, 3 - 1j, 0.25 + 0.5j])
+
+    def uniform(L, z):
+        z.requires_grad_(True)
+        (d,) = L.gradient(z, spacing=0.5, edge_order=2)
+        return d, L.autograd.grad((d * d.conj()).real.sum(), z)
+
+    def coordinates(L, z, c):
+        z.requires_grad_(True)
+        (d,) = L.gradient(z, spacing=(c,))
+        return d, L.autograd.grad(d.abs().sum(), z)
+
+    assert_same(uniform, z)
+    assert_same(coordinates, z, np.array([0.0, 1.0, 1.5, 3.0]))

@@ -291,3 +291,15 @@ def test_frombuffer():
         name = kw.pop("dtype", "int32")
         assert_same_error(lambda L: prog(L, dtype=getattr(L, name), **kw))
     assert_same_error(lambda L: L.frombuffer(b"", dtype=L.int32))
+
+
+def test_meshgrid_and_vander_complex():
+    z = np.array([1 + 2j, -0.5 + 1j, 3 - 1j])
+
+    def grads(L, z):
+        z.requires_grad_(True)
+        a, b = L.meshgrid(z, z * 2, indexing="xy")
+        return a, b, L.autograd.grad((a * b.conj()).abs().sum(), z)
+
+    assert_same(grads, z)
+    assert_same(lambda L, z: (L.vander(z), L.vander(z, 2, True)), z)
