@@ -623,8 +623,12 @@ from .ops.indexing.positions import nonzero_static
 from .ops.tensor_extras import (
     detach,
     detach_,
+    from_dlpack,
     get_device,
+    init_num_threads,
     is_inference,
+    is_storage,
+    to_dlpack,
     is_nonzero,
     is_same_size,
     is_signed,

@@ -624,3 +624,40 @@ def test_embedding_renorm_():
         return out is w, w
 
     assert_same(prog, arr(5, 3) * 5, np.array([0, 1, 1]))
+
+
+def test_dlpack_shares_memory_both_ways_and_refuses_grad_as_pytorch():
+    x = nt.arange(4.0)
+    y = nt.from_dlpack(x)
+    y[0] = 9.0
+    t = torch.from_dlpack(x)  # PyTorch reads numtorch's capsule
+    z = nt.from_dlpack(torch.arange(3.0))
+    assert x.tolist() == t.tolist() == [9.0, 1.0, 2.0, 3.0]
+    assert z.tolist() == [0.0, 1.0, 2.0]
+    assert torch.from_dlpack(nt.to_dlpack(nt.arange(2.0))).tolist() == [0.0, 1.0]
+    for lib in (nt, torch):
+        with pytest.raises(BufferError, match="Can't export tensors that require gradient"):
+            lib.ones(2, requires_grad=True).__dlpack__()
+
+
+def test_small_tensor_facts_match_pytorch():
+    def prog(L):
+        x = L.arange(4.0)
+        m = L.zeros(2)
+        loaded = m.module_load(L.ones(2))
+        return (
+            x.is_set_to(x),
+            x.is_set_to(x[:2]),
+            x.to_dense() is x,
+            loaded,
+            m,
+            m.module_load(L.full((2,), 3.0), assign=True),
+            L.is_storage(x),
+        )
+
+    assert_same(prog)
+    for lib in (nt, torch):
+        with pytest.raises(RuntimeError, match="reinforce\\(\\) was removed"):
+            lib.ones(2).reinforce(1.0)
+        with pytest.warns(UserWarning, match="volatile was removed"):
+            assert lib.ones(2).volatile is False

@@ -267,6 +267,63 @@ def _device_flag(kind: str):
     return property(lambda self: self.device.type == kind)
 
 
+def _is_set_to(self: Tensor, tensor: Tensor) -> bool:
+    """Whether self views the same memory as ``tensor`` with the same shape and strides."""
+    a, b = self._data, tensor._data
+    return (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+    )
+
+
+def _module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
+    """How ``load_state_dict`` (swapping tensors) turns ``other`` into the new value of self:
+    ``other.detach()`` when assigning, else ``self.copy_(other).detach()``."""
+    return other.detach() if assign else self.copy_(other).detach()
+
+
+_REINFORCE = """reinforce() was removed.
+Use torch.distributions instead.
+See https://pytorch.org/docs/main/distributions.html
+
+Instead of:
+
+probs = policy_network(state)
+action = probs.multinomial()
+next_state, reward = env.step(action)
+action.reinforce(reward)
+action.backward()
+
+Use:
+
+probs = policy_network(state)
+# NOTE: categorical is equivalent to what used to be called multinomial
+m = torch.distributions.Categorical(probs)
+action = m.sample()
+next_state, reward = env.step(action)
+loss = -m.log_prob(action) * reward
+loss.backward()
+"""
+
+
+def _dlpack(self: Tensor, **kwargs):
+    """The DLPack capsule of self's memory (``np.from_dlpack``/``torch.from_dlpack`` read it)."""
+    if self.requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    return self._data.__dlpack__(**kwargs)
+
+
+def _reinforce(self: Tensor, reward) -> None:
+    raise RuntimeError(_REINFORCE)
+
+
+def _volatile(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
+    return False
+
+
 _NOT_HERE = (
     "is_meta is_sparse is_sparse_csr is_quantized is_mkldnn is_nested is_xla is_xpu is_mps "
     "is_ipu is_maia is_mtia is_vulkan"
@@ -297,6 +354,15 @@ tensor_methods(
         "resize": _resize,
         "resize_as": _resize_as,
         "set_": _set_,
+        "is_set_to": _is_set_to,
+        "module_load": _module_load,
+        "to_dense": lambda self, dtype=None, *, masked_grad=None: (
+            self if dtype is None else self.to(dtype)
+        ),
+        "reinforce": _reinforce,
+        "volatile": property(_volatile),
+        "__dlpack__": _dlpack,
+        "__dlpack_device__": lambda self: self._data.__dlpack_device__(),
     }
 )
 
@@ -309,3 +375,24 @@ def detach(input: Tensor) -> Tensor:
 def detach_(input: Tensor) -> Tensor:
     """``input.detach_()``."""
     return input.detach_()
+
+
+def from_dlpack(ext_tensor) -> Tensor:
+    """A tensor sharing the memory of an object that exports DLPack (``__dlpack__``)."""
+    from .creation import from_numpy
+
+    return from_numpy(np.from_dlpack(ext_tensor))
+
+
+def to_dlpack(tensor: Tensor):
+    """A DLPack capsule of ``tensor``'s memory."""
+    return _dlpack(tensor)
+
+
+def is_storage(obj) -> bool:
+    """Whether obj is a storage object: numtorch has none (tensors hold NumPy arrays)."""
+    return False
+
+
+def init_num_threads() -> None:
+    """Initialises the thread pools of the calling thread: NumPy's need nothing."""
