@@ -73,6 +73,12 @@ CASES = [
     ("RMSprop", dict(momentum=0.9, centered=True, weight_decay=0.1, maximize=True)),
     ("Rprop", {}),
     ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(1e-3, 0.15), maximize=True)),
+    ("ASGD", {}),
+    ("ASGD", dict(lr=0.1, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1, maximize=True)),
+    ("ASGD", dict(lr=0.05, t0=0, foreach=False)),
+    ("Adafactor", {}),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-3, 1e-2), d=1.5, weight_decay=0.1)),
+    ("Adafactor", dict(maximize=True, eps=(None, 0.5))),
 ]
 
 
@@ -413,6 +419,10 @@ ERRORS = [
         "RMSprop",
         "Rprop",
         "LBFGS",
+        "ASGD",
+        "Adafactor",
+        "Muon",
+        "SparseAdam",
     )
 ] + [
     ("SGD", dict(momentum=-0.5)),
@@ -440,11 +450,39 @@ ERRORS = [
     ("RMSprop", dict(momentum=-0.5)),
     ("Rprop", dict(etas=(1.5, 1.2))),
     ("Rprop", dict(etas=(0.5, 0.9))),
+    ("ASGD", dict(weight_decay=-0.1)),
+    ("ASGD", dict(lr=Ellipsis)),
+    ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(eps=(-1.0, 1e-3))),
+    ("Adafactor", dict(eps=(None, -1.0))),
+    ("Adafactor", dict(d=0.5)),
+    ("Adafactor", dict(weight_decay=-1.0)),
+    ("Muon", dict(momentum=-1.0)),
+    ("Muon", dict(weight_decay=-1.0)),
+    ("Muon", dict(adjust_lr_fn="other")),
+    ("SparseAdam", dict(lr=0.0)),
+    ("SparseAdam", dict(eps=0.0)),
+    ("SparseAdam", dict(betas=(1.0, 0.9))),
+    ("SparseAdam", dict(betas=(0.9, -0.5))),
 ]
 
 
 @pytest.mark.parametrize("name,kwargs", ERRORS, ids=lambda c: str(c))
 def test_constructor_errors(name, kwargs):
+    if kwargs.get("lr") is Ellipsis:  # a tensor lr of several elements
+
+        def prog(lib):
+            return getattr(lib.optim, name)(_params(lib), lr=lib.ones(2))
+
+        assert_same_error(prog)
+        return
+    if name == "Muon" and "lr" not in kwargs:  # Muon refuses the 1-D bias first
+
+        def prog(lib):
+            return lib.optim.Muon(_params(lib, "W"), **kwargs)
+
+        assert_same_error(prog)
+        return
     assert_same_error(_make(name, **kwargs))
 
 
@@ -617,3 +655,271 @@ def test_sgd_direct_updates_equal_the_ops_bit_for_bit(kwargs):
     assert ops_versions == versions
     for a, b in zip(ops, direct, strict=True):
         assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+# ------------------------------------------------------------------ ASGD, Adafactor, Muon,
+# SparseAdam, swa_utils
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("ASGD", dict(t0=1, lambd=0.1)),
+        ("Adafactor", dict(weight_decay=0.1)),
+        ("Muon", dict(lr=0.05)),
+    ],
+    ids=lambda c: str(c),
+)
+def test_newer_optimizers_state_dict_round_trip(name, kwargs):
+    """Saved after three steps, loaded into a fresh optimizer over copies: the fresh one
+    continues as PyTorch's, and as the original."""
+    tol = dict(rtol=1e-2, atol=2e-3) if name == "Muon" else TOL
+
+    def train(opt, params, lib, steps):
+        for _ in range(steps):
+            opt.zero_grad()
+            (_muon_loss if name == "Muon" else _loss)(lib, *params).backward()
+            opt.step()
+
+    def prog(lib):
+        if name == "Muon":
+            params = [lib.tensor(arr(3, 4, seed=3)), lib.tensor(arr(4, 2, seed=4))]
+            params = [p.requires_grad_(True) for p in params]
+        else:
+            params = _params(lib)
+        opt = getattr(lib.optim, name)(params, **kwargs)
+        train(opt, params, lib, 3)
+        fresh = [p.detach().clone().requires_grad_(True) for p in params]
+        opt2 = getattr(lib.optim, name)(fresh, **kwargs)
+        opt2.load_state_dict(copy.deepcopy(opt.state_dict()))
+        train(opt2, fresh, lib, 3)
+        train(opt, params, lib, 3)
+        return _snapshot(opt2, fresh), _snapshot(opt, params)
+
+    (ours, ours_cont), (theirs, _) = run_both(prog)
+    assert_close(ours, theirs, **tol)
+    # the parameters only: loading casts ASGD's float32 'eta' and 'mu' to float64
+    assert_close(ours[0], ours_cont[0], rtol=0, atol=0)
+
+
+def _muon_loss(lib, W, V):
+    h = (lib.tensor(X) @ W).tanh() @ V
+    return (h**2).sum() + 0.1 * (W**2).sum()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        dict(lr=0.05, nesterov=False, momentum=0.5, weight_decay=0.0),
+        dict(lr=0.02, adjust_lr_fn="match_rms_adamw", ns_steps=3, eps=1e-3),
+        dict(lr=0.02, adjust_lr_fn="original", ns_coefficients=(2.0, -1.5, 0.5)),
+    ],
+    ids=str,
+)
+def test_muon_trajectory(kwargs):
+    """Muon on a tall and a wide matrix, five steps. PyTorch orthogonalizes in bfloat16;
+    numtorch rounds each operation of the iteration to bfloat16 as well, so the
+    trajectories agree to bfloat16's precision."""
+
+    def prog(lib):
+        W = lib.tensor(arr(3, 4, seed=3), requires_grad=True)
+        V = lib.tensor(arr(4, 2, seed=4), requires_grad=True)
+        opt = lib.optim.Muon([W, V], **kwargs)
+        for _ in range(5):
+            opt.zero_grad()
+            _muon_loss(lib, W, V).backward()
+            opt.step()
+        return _snapshot(opt, (W, V))
+
+    assert_same(prog, rtol=1e-2, atol=2e-3)
+
+
+def _muon_vector(lib):
+    return lib.optim.Muon([lib.zeros(3, requires_grad=True)])
+
+
+def _muon_complex(lib):
+    p = lib.zeros(2, 2, dtype=lib.complex128, requires_grad=False)
+    p.grad = lib.ones(2, 2, dtype=lib.complex128)
+    lib.optim.Muon([p]).step()
+
+
+def _muon_many_steps(lib):
+    p = lib.zeros(2, 2, requires_grad=True)
+    p.grad = lib.ones(2, 2)
+    lib.optim.Muon([p], ns_steps=100).step()
+
+
+def _sparse_adam_dense_grad(lib):
+    p = lib.zeros(3, requires_grad=True)
+    opt = lib.optim.SparseAdam([p])
+    p.grad = lib.ones(3)
+    opt.step()
+
+
+def _sparse_adam_complex(lib):
+    return lib.optim.SparseAdam([lib.zeros(3), lib.zeros(3, dtype=lib.complex64)])
+
+
+def _adafactor_complex(lib):
+    p = lib.zeros(3, dtype=lib.complex64)
+    p.grad = lib.ones(3, dtype=lib.complex64)
+    lib.optim.Adafactor([p]).step()
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        _muon_vector,
+        _muon_complex,
+        _muon_many_steps,
+        _sparse_adam_dense_grad,
+        _sparse_adam_complex,
+        _adafactor_complex,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_newer_optimizer_errors(prog):
+    assert_same_error(prog)
+
+
+def test_sparse_adam_defaults_and_closure():
+    """SparseAdam's groups as PyTorch's; a step without gradients runs the closure."""
+
+    def prog(lib):
+        p = lib.zeros(3, requires_grad=True)
+        opt = lib.optim.SparseAdam([p], lr=0.01, betas=(0.8, 0.9), maximize=True)
+        return opt.step(lambda: 3.0), opt.state_dict(), repr(opt)
+
+    assert_same(prog)
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_asgd_differentiable_step(steps):
+    def prog(lib):
+        w = lib.tensor(arr(2, 3), requires_grad=True)
+        p = w.clone()
+        opt = lib.optim.ASGD([p], differentiable=True, t0=0, weight_decay=0.1)
+        for i in range(steps):
+            p.grad = lib.tensor(np.full((2, 3), 0.3 + i)) * w
+            opt.step()
+        (p**2).sum().backward()
+        return p, w.grad
+
+    assert_same(prog, **TOL)
+
+
+@pytest.mark.parametrize("name", ["ASGD", "Adafactor"])
+def test_newer_optimizers_tensor_lr_and_capturable(name):
+    def prog(lib):
+        params = _params(lib)
+        # float64: float32's pow rounds a tie differently in NumPy and in PyTorch
+        lr = lib.tensor(0.05, dtype=lib.float64 if name == "ASGD" else lib.float32)
+        opt = getattr(lib.optim, name)(params, lr=lr)
+        _train(opt, params, lib, 4)
+        return _snapshot(opt, params)
+
+    assert_same(prog, **TOL)
+    if name == "ASGD":
+
+        def capturable(lib):
+            params = _params(lib)
+            _train(lib.optim.ASGD(params, capturable=True), params, lib, 1)
+
+        assert_same_error(capturable)
+
+
+class _Net:
+    """A small model with BatchNorm, built in either library."""
+
+    @staticmethod
+    def make(lib):
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(
+            lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.BatchNorm1d(4), lib.nn.Linear(4, 2)
+        ).double()
+        for i, p in enumerate(net.parameters()):
+            p.data.copy_(lib.tensor(arr(*p.shape, seed=10 + i)))
+        return net
+
+
+@pytest.mark.parametrize(
+    "how", ["swa", "swa_multi", "ema", "ema_multi", "buffers", "custom"], ids=str
+)
+def test_averaged_model(how):
+    """AveragedModel over four SGD steps: the averaged parameters, buffers and n_averaged,
+    its forward and state dict keys as PyTorch's."""
+
+    def prog(lib):
+        su = lib.optim.swa_utils
+        net = _Net.make(lib)
+        kwargs = {
+            "swa_multi": dict(multi_avg_fn=su.get_swa_multi_avg_fn()),
+            "ema": dict(avg_fn=su.get_ema_avg_fn(0.9)),
+            "ema_multi": dict(multi_avg_fn=su.get_ema_multi_avg_fn(0.8)),
+            "buffers": dict(use_buffers=True),
+            "custom": dict(avg_fn=lambda a, c, n: a * 0.5 + c * 0.5 + n),
+        }.get(how, {})
+        avg = su.AveragedModel(net, **kwargs)
+        opt = lib.optim.SGD(net.parameters(), lr=0.05)
+        x = lib.tensor(arr(6, 3, seed=7))
+        for _ in range(4):
+            opt.zero_grad()
+            net(x).tanh().pow(2).sum().backward()
+            opt.step()
+            avg.update_parameters(net)
+        out = avg(x)
+        return list(avg.state_dict().items()), out
+
+    assert_same(prog, **TOL)
+
+
+def test_update_bn_and_swalr():
+    """update_bn recomputes BatchNorm statistics over a loader (tensors and (x, y) pairs);
+    SWALR anneals each group's lr (cos and linear), and its state dict round-trips."""
+
+    def prog(lib):
+        su = lib.optim.swa_utils
+        net = _Net.make(lib)
+        net.eval()
+        loader = [lib.tensor(arr(5, 3, seed=s)) for s in range(3)]
+        loader.append((lib.tensor(arr(4, 3, seed=9)), lib.zeros(4)))
+        su.update_bn(loader, net)
+        buffers = [b.clone() for b in net.buffers()]
+        opt = lib.optim.SGD(
+            [{"params": net[0].parameters()}, {"params": net[3].parameters(), "lr": 0.5}], lr=0.2
+        )
+        lrs = []
+        for strategy, swa_lr in (("cos", 0.05), ("linear", [0.01, 0.02])):
+            sched = su.SWALR(opt, swa_lr=swa_lr, anneal_epochs=3, anneal_strategy=strategy)
+            for _ in range(5):
+                opt.step()
+                sched.step()
+                lrs.append(sched.get_last_lr())
+            state = sched.state_dict()
+        sched.load_state_dict(state)
+        return buffers, net.training, lrs, sorted(state), sched.anneal_func(0.5)
+
+    assert_same(prog, **TOL)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib: lib.optim.swa_utils.get_ema_avg_fn(1.5),
+        lambda lib: lib.optim.swa_utils.get_ema_multi_avg_fn(-0.1),
+        lambda lib: lib.optim.swa_utils.AveragedModel(
+            lib.nn.Linear(2, 2), avg_fn=lambda *a: 0, multi_avg_fn=lambda *a: 0
+        ),
+        lambda lib: lib.optim.swa_utils.SWALR(
+            lib.optim.SGD([lib.zeros(2, requires_grad=True)]), 0.1, anneal_strategy="exp"
+        ),
+        lambda lib: lib.optim.swa_utils.SWALR(
+            lib.optim.SGD([lib.zeros(2, requires_grad=True)]), 0.1, anneal_epochs=-1
+        ),
+        lambda lib: lib.optim.swa_utils.SWALR(
+            lib.optim.SGD([lib.zeros(2, requires_grad=True)]), [0.1, 0.2]
+        ),
+    ],
+)
+def test_swa_errors(prog):
+    assert_same_error(prog)

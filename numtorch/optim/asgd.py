@@ -1,0 +1,82 @@
+"""torch.optim.ASGD: averaged stochastic gradient descent (Polyak and Juditsky)."""
+
+from __future__ import annotations
+
+from .._core.tensor import Tensor
+from ..ops.creation import full, ones, tensor, zeros_like
+from .optimizer import ParamsT, _check, _count, _l2, _new_step, _num, _PerParameter, _scalar_dtype
+
+__all__ = ["ASGD"]
+
+
+class ASGD(_PerParameter):
+    """ASGD, as torch.optim.ASGD: ``eta`` and ``mu`` are scalar tensors of the state, ``ax``
+    the running average of the parameter."""
+
+    _capturable_what = "params, mus, etas, and state_steps"
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        _check(lr, weight_decay=weight_decay)
+        defaults = dict(
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        scalar = _scalar_dtype()
+        for group in self.param_groups:
+            for p in group["params"]:
+                st = self.state.get(p, {})
+                for key in ("eta", "mu"):
+                    if key in st and not isinstance(st[key], Tensor):
+                        st[key] = full((), float(st[key]), dtype=scalar)
+
+    def _init_state(self, p: Tensor, group: dict) -> dict:
+        scalar = _scalar_dtype()
+        return {
+            "step": _new_step(),
+            "eta": full((), _num(group["lr"]), dtype=scalar),
+            "mu": ones((), dtype=scalar),
+            "ax": zeros_like(p),
+        }
+
+    def _update(self, p, grad, state, group, lr):
+        step = _count(state)
+        grad = _l2(p, grad, group["weight_decay"])
+        eta = state["eta"].item()
+        lambd = group["lambd"]
+        p.mul_(1 - lambd * eta)
+        p.add_(grad, alpha=-eta)
+        ax, mu = state["ax"], state["mu"]
+        if mu.item() != 1:
+            ax.add_(p.sub(ax).mul_(mu))
+        else:
+            ax.copy_(p)
+        # PyTorch makes each new value a tensor of the default dtype (or the lr's), then
+        # copies it in
+        if isinstance(lr, Tensor):
+            lr = lr.reshape(())
+        eta = lr / (1 + lambd * lr * step) ** group["alpha"]
+        state["eta"].copy_(eta if isinstance(eta, Tensor) else tensor(eta))
+        state["mu"].copy_(tensor(1 / max(1, step - group["t0"])))
