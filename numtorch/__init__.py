@@ -174,6 +174,21 @@ from .nn._activation import (
     threshold,
     threshold_,
 )
+from .nn._aten_norm import (
+    batch_norm_backward_elemt,
+    batch_norm_backward_reduce,
+    batch_norm_elemt,
+    batch_norm_gather_stats,
+    batch_norm_gather_stats_with_counts,
+    batch_norm_stats,
+    batch_norm_update_stats,
+    native_batch_norm,
+    native_dropout,
+    native_group_norm,
+    native_layer_norm,
+    native_norm,
+    norm_except_dim,
+)
 from .nn._conv import (
     conv1d,
     conv2d,

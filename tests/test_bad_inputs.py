@@ -639,7 +639,18 @@ DIFFERS: dict[str, str] = {
         "multi_head_attention_forward:backward-twice conv1d:backward-twice "
         "conv2d:backward-twice conv3d:backward-twice conv_transpose1d:backward-twice "
         "conv_transpose2d:backward-twice conv_transpose3d:backward-twice "
-        "batch_norm:backward-twice layer_norm:backward-twice group_norm:backward-twice",
+        "batch_norm:backward-twice layer_norm:backward-twice group_norm:backward-twice "
+        "native_batch_norm:backward-twice native_layer_norm:backward-twice",
+    ),
+    **_each(
+        "PyTorch's CPU native_batch_norm reads weight and bias unchecked (a weight of 5 "
+        "elements for 3 channels runs); numtorch checks their sizes as F.batch_norm does",
+        "native_batch_norm:broadcast",
+    ),
+    **_each(
+        "PyTorch's group statistics are a running (Welford) mean, which turns a group holding "
+        "inf and a later finite value into nan; numtorch's mean is inf there",
+        "native_group_norm:nan-inf",
     ),
 }
 

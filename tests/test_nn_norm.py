@@ -407,3 +407,204 @@ def test_vmap_instance_norm_running_stats_like_torch():
     x = arr(5, 2, 3, 4)
     assert_same(prog, x, arr(5, 3, seed=1), arr(5, 3, seed=2) ** 2, (0, 0, 0), rtol=1e-12)
     assert_same_error(prog, x, arr(3, seed=1), arr(3, seed=2) ** 2, (0, None, None))
+
+
+# ------------------------------------------------------------------ torch.native_* norms
+def _native(name):
+    """The three outputs of a torch.native_* norm, with the gradients of x, weight and bias
+    through all three (cotangents of every output that requires grad), and requires_grad."""
+    calls = {
+        "batch_norm": lambda T, x, w, b: T.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5),
+        "batch_norm_eval": lambda T, x, w, b: T.native_batch_norm(
+            x, w, b, T.zeros(3, dtype=T.float64), T.ones(3, dtype=T.float64), False, 0.1, 1e-5
+        ),
+        "layer_norm": lambda T, x, w, b: T.native_layer_norm(x, [4, 5], None, None, 1e-3),
+        "group_norm": lambda T, x, w, b: T.native_group_norm(x, w, b, 2, 3, 20, 3, 1e-5),
+    }
+
+    def prog(T, x, w, b):
+        for t in (x, w, b):
+            t.requires_grad_(True)
+        outs = calls[name](T, x, w, b)
+        live = [o for o in outs if o.requires_grad]
+        cot = [T.tensor(arr(*o.shape, seed=9 + i)) for i, o in enumerate(live)]
+        grads = T.autograd.grad(live, (x, w, b), cot, allow_unused=True)
+        return outs, [o.requires_grad for o in outs], grads
+
+    return prog
+
+
+@pytest.mark.parametrize("name", ["batch_norm", "batch_norm_eval", "layer_norm", "group_norm"])
+def test_native_norms_outputs_and_gradients(name):
+    """native_batch_norm/layer_norm's statistics require no grad; native_group_norm's do,
+    and their gradients add to the output's, as PyTorch's."""
+    args = (arr(2, 3, 4, 5), arr(3, seed=1), arr(3, seed=2))
+    assert_same(_native(name), *args, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["batch_norm", "layer_norm", "group_norm"])
+def test_native_norms_tangents(name):
+    """Forward mode: the output's tangent; native_group_norm's statistics carry tangents,
+    the others' none (as PyTorch's)."""
+    calls = {
+        "batch_norm": lambda T, x: T.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5),
+        "layer_norm": lambda T, x: T.native_layer_norm(x, [5], None, None, 1e-5),
+        "group_norm": lambda T, x: T.native_group_norm(x, None, None, 2, 6, 4, 3, 1e-5),
+    }
+
+    def prog(T, x, t):
+        fwAD = T.autograd.forward_ad
+        with fwAD.dual_level():
+            outs = calls[name](T, fwAD.make_dual(x, t))
+            return [fwAD.unpack_dual(o).tangent for o in outs[:1]], [
+                fwAD.unpack_dual(o).tangent is None for o in outs
+            ]
+
+    x = arr(2, 6, 4) if name == "group_norm" else arr(2, 3, 5)
+    assert_same(prog, x, arr(*x.shape, seed=5), rtol=1e-10, atol=1e-12)
+
+
+def test_native_dropout():
+    """Not training (False): a copy and an all-True mask; p=0 and p=1; an empty input; the
+    errors. Training: the output is input * mask / (1 - p) with a Bernoulli mask, and the
+    gradient is the mask's."""
+
+    def prog(T, x):
+        return (
+            T.native_dropout(x, 0.3, False),
+            T.native_dropout(x, 0.0, True),
+            T.native_dropout(x, 1.0, True),
+            T.native_dropout(x[:0], 0.5, True),
+            T.native_dropout(T.ones(3, dtype=T.int64), 0.5, False),
+        )
+
+    assert_same(prog, arr(4, 5))
+    for bad in (lambda T: T.native_dropout(T.ones(3, dtype=T.int64), 0.5, True),):
+        assert_same_error(bad)
+    x = nt.tensor(arr(200, 50), requires_grad=True)
+    out, mask = nt.native_dropout(x, 0.25, True)
+    assert mask.dtype == nt.bool and 0.7 < mask.float().mean().item() < 0.8
+    np.testing.assert_allclose(out.detach().numpy(), (x * mask / 0.75).detach().numpy())
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), mask.numpy() / 0.75)
+
+
+def test_batch_norm_update_stats():
+    """The batch mean and biased variance; the running statistics updated with the
+    unbiased one; results that require grad, whose backward and forward mode raise."""
+
+    def prog(T, x, rm, rv):
+        return (
+            T.batch_norm_update_stats(x, rm, rv, 0.2),
+            rm,
+            rv,
+            T.batch_norm_update_stats(x, None, None, 0.1),
+        )
+
+    assert_same(prog, arr(4, 3, 5), arr(3, seed=1), arr(3, seed=2) ** 2, rtol=1e-12, atol=1e-14)
+
+    def backward(T):
+        x = T.tensor(arr(4, 3), requires_grad=True)
+        mean, var = T.batch_norm_update_stats(x, None, None, 0.1)
+        assert mean.requires_grad and var.requires_grad
+        mean.sum().backward()
+
+    def forward(T):
+        with T.autograd.forward_ad.dual_level():
+            x = T.autograd.forward_ad.make_dual(T.tensor(arr(4, 3)), T.ones(4, 3))
+            T.batch_norm_update_stats(x, None, None, 0.1)
+
+    assert_same_error(backward)
+    assert_same_error(forward)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T, x: T.native_norm(x),
+        lambda T, x: T.native_norm(x, 3, [1], True, T.float64),
+        lambda T, x: T.batch_norm_stats(x, 1e-5),
+        lambda T, x: T.batch_norm_elemt(x, None, None, x[0, :, 0], x[0, :, 0], 1e-5),
+        lambda T, x: T.batch_norm_gather_stats(x, x[:, :, 0], x[:, :, 0], None, None, 0.1, 1e-5, 3),
+        lambda T, x: T.batch_norm_gather_stats_with_counts(
+            x, x[:, :, 0], x[:, :, 0], None, None, 0.1, 1e-5, x[:, 0, 0]
+        ),
+        lambda T, x: T.batch_norm_backward_reduce(
+            x, x, x[0, :, 0], x[0, :, 0], None, True, True, True
+        ),
+        lambda T, x: T.batch_norm_backward_elemt(
+            x, x, x[0, :, 0], x[0, :, 0], None, x[0, :, 0], x[0, :, 0], x[:, 0, 0]
+        ),
+    ],
+)
+def test_cuda_only_batch_norm_pieces_refuse_cpu(call):
+    """PyTorch's CPU build has no kernel for these: its dispatcher's error, word for word
+    up to the list of backends."""
+    got = None
+    try:
+        call(nt, nt.tensor(arr(2, 3, 4)))
+    except NotImplementedError as e:
+        got = str(e)
+    with pytest.raises(NotImplementedError) as ref:
+        call(torch, torch.tensor(arr(2, 3, 4)))
+    head = str(ref.value).split("[")[0]
+    assert got is not None and got.startswith(head)
+
+
+def test_distributed_batch_norm_pieces_compute_batch_norm(monkeypatch):
+    """The distributed pieces (CUDA kernels in PyTorch, so checked here with the CPU refusal
+    lifted) recombine into training batch norm: stats from two halves, gathered, then the
+    elementwise forward and the backward reduce/elemt match F.batch_norm's output and
+    gradients."""
+    import numtorch.nn._aten_norm as aten
+
+    monkeypatch.setattr(aten, "_no_cpu_kernel", lambda name, input: None)
+    x = nt.tensor(arr(6, 3, 4), requires_grad=True)
+    w, b = nt.tensor(arr(3, seed=1)), nt.tensor(arr(3, seed=2))
+    go = nt.tensor(arr(6, 3, 4, seed=3))
+    ref = nt.nn.functional.batch_norm(x, None, None, w, b, training=True, eps=1e-5)
+    (ref_grad,) = nt.autograd.grad(ref, x, go)
+    xd = x.detach()
+    parts = [aten.batch_norm_stats(xd[:2], 1e-5), aten.batch_norm_stats(xd[2:], 1e-5)]
+    means = nt.stack([p[0] for p in parts])
+    invstds = nt.stack([p[1] for p in parts])
+    rm, rv = nt.zeros(3, dtype=nt.float64), nt.ones(3, dtype=nt.float64)
+    counts = nt.tensor([8.0, 16.0], dtype=nt.float64)
+    mean, invstd = aten.batch_norm_gather_stats_with_counts(
+        xd, means, invstds, rm, rv, 0.1, 1e-5, counts
+    )
+    out = aten.batch_norm_elemt(xd, w, b, mean, invstd, 1e-5)
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-10, atol=1e-12)
+    sum_dy, sum_dy_xmu, gw, gb = aten.batch_norm_backward_reduce(
+        go, xd, mean, invstd, w, True, True, True
+    )
+    count = nt.tensor([24], dtype=nt.int32)
+    grad = aten.batch_norm_backward_elemt(go, xd, mean, invstd, w, sum_dy, sum_dy_xmu, count)
+    np.testing.assert_allclose(grad.numpy(), ref_grad.numpy(), rtol=1e-10, atol=1e-12)
+    theirs = torch.nn.functional.batch_norm(
+        t := torch.tensor(arr(6, 3, 4), requires_grad=True),
+        rmt := torch.zeros(3, dtype=torch.float64),
+        rvt := torch.ones(3, dtype=torch.float64),
+        torch.tensor(arr(3, seed=1), requires_grad=True),
+        torch.tensor(arr(3, seed=2)),
+        training=True,
+        eps=1e-5,
+    )
+    theirs.backward(torch.tensor(arr(6, 3, 4, seed=3)))
+    np.testing.assert_allclose(rm.numpy(), rmt.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(rv.numpy(), rvt.numpy(), rtol=1e-10)
+    assert t.grad is not None
+    np.testing.assert_allclose(gb.numpy(), go.sum((0, 2)).numpy(), rtol=1e-10)
+    gathered = aten.batch_norm_gather_stats(xd, means[:1], invstds[:1], None, None, 0.1, 1e-5, 8)
+    np.testing.assert_allclose(gathered[0].numpy(), means[0].numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("pw,dim", [(2, 0), (3, 1), (2, 2), (1, -1), (2, -2)])
+def test_norm_except_dim(pw, dim):
+    def prog(T, v):
+        v.requires_grad_(True)
+        out = T.norm_except_dim(v, pw, dim)
+        (g,) = T.autograd.grad(out.sum(), v)
+        return out, g
+
+    assert_same(prog, arr(3, 4, 2), rtol=1e-12, atol=1e-14)
