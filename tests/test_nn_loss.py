@@ -350,3 +350,80 @@ def test_margin_losses_skip_nan_terms():
         return out, g
 
     assert_same(prog, x)
+
+
+# ------------------------------------------------------------------ linear_cross_entropy
+@pytest.mark.parametrize(
+    "shapes,kwargs",
+    [
+        (((3, 4), (5, 4), (3,)), dict(reduction="sum")),
+        (((3, 4), (5, 4), (3,)), dict(ignore_index=2, label_smoothing=0.2)),
+        (((4,), (5, 4), ()), dict(reduction="none")),
+        (((2, 4), (3, 2, 4), (2, 2)), dict(reduction="none", label_smoothing=0.1)),
+        (((3, 4), (5, 4), (3, 5)), dict(reduction="mean")),
+    ],
+    ids=str,
+)
+def test_linear_cross_entropy_gradients_with_bias_and_weight(shapes, kwargs):
+    """The loss and the gradients of input, linear_weight and linear_bias (keyword-only,
+    so outside the op database's gradient checks), class weights, K-dimensional logits."""
+    xs, ws, ts = shapes
+    probs = len(ts) == 2 and ts[1] == ws[0]
+
+    def prog(T, x, w, b, cw, t):
+        for v in (x, w, b):
+            v.requires_grad_(True)
+        if probs:
+            t = t.softmax(-1)
+        loss = T.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b, weight=cw, **kwargs)
+        return loss, T.autograd.grad(loss.sum(), (x, w, b))
+
+    target = arr(*ts, seed=5) if probs else _targets(*ts, high=ws[0], seed=5)
+    args = (arr(*xs), arr(*ws, seed=1), arr(*ws[:-1], seed=2), arr(ws[0], seed=3) ** 2, target)
+    assert_same(prog, *args, rtol=1e-10, atol=1e-12)
+
+
+def test_linear_cross_entropy_options_warn_and_compute_the_same_loss():
+    """options=LinearCrossEntropyOptions(...): the chunked path's loss (here the reference
+    path's), and PyTorch's warning where the chunked path does not apply."""
+
+    def prog(T, x, w, t):
+        opts = T.nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+        plain = T.nn.functional.linear_cross_entropy(x, w, t, options=opts)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            smooth = T.nn.functional.linear_cross_entropy(
+                x, w, t, label_smoothing=0.1, options=opts
+            )
+        return plain, smooth, [str(c.message) for c in caught], repr(opts)
+
+    assert_same(prog, arr(6, 4), arr(5, 4, seed=1), _targets(6, high=5), rtol=1e-10, atol=1e-12)
+    for bad in (
+        dict(acc_policy="fast"),
+        dict(chunking_method="rows"),
+        dict(chunking_method="aspect_ratio:0"),
+        dict(batch_chunk_size=0),
+    ):
+        assert_same_error(lambda T, kw=bad: T.nn.LinearCrossEntropyOptions(**kw))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(),
+        dict(out_features=(2, 3), bias=True, reduction="sum"),
+        dict(bias=True, ignore_index=1, label_smoothing=0.1, reduction="none"),
+    ],
+    ids=str,
+)
+def test_linear_cross_entropy_loss_module(kwargs):
+    from twomods import check_module
+
+    out = kwargs.get("out_features", ())
+    target = _targets(3, *out, high=4, seed=2)
+    check_module("LinearCrossEntropyLoss", (5, 4), kwargs, (arr(3, 5), target))
+
+
+def test_linear_cross_entropy_loss_errors():
+    assert_same_error(lambda T: T.nn.LinearCrossEntropyLoss(5, 4, weight=T.ones(3)))
+    assert_same_error(lambda T: T.nn.LinearCrossEntropyLoss(5, 4, label_smoothing=1.5))

@@ -82,6 +82,7 @@ from .modules.instancenorm import (
     LazyInstanceNorm3d,
 )
 from .modules.linear import Bilinear, Identity, LazyLinear, Linear
+from .modules.linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from .modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,

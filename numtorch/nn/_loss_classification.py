@@ -9,6 +9,7 @@ dim, its vjp one scatter-add).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -357,3 +358,134 @@ def cross_entropy(
     else:
         out = _nll(logp, target, weight, ignore_index, reduction)
     return out.reshape(()) if input.dim() == 1 and reduction == "none" else out
+
+
+# ------------------------------------------------------------------ linear_cross_entropy
+def _check_linear_ce(input, linear_weight, target, linear_bias, ignore_index) -> tuple:
+    """PyTorch's checks; returns (logits shape, out_features)."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}"
+        )
+    batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), got "
+            f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(
+            f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}"
+        )
+    if out_features and not batches:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    return logits_shape, out_features
+
+
+def _lce_samples(make):
+    yield S((make((3, 4)), make((5, 4)), make.index(3, 5)))
+    w = make((5,), 0.5, 2.0)
+    yield S(
+        (make((3, 4)), make((5, 4)), _with_ignored(make.index(3, 5), 2)),
+        {"linear_bias": make((5,)), "weight": w, "ignore_index": 2, "reduction": "sum"},
+    )
+    yield S((make((4,)), make((5, 4)), make.index((), 5)), {"label_smoothing": 0.1})
+    yield S(
+        (make((2, 4)), make((3, 2, 4)), make.index((2, 2), 3)),
+        {"linear_bias": make((3, 2)), "reduction": "none"},
+        name="K-dimensional",
+    )
+    yield S((make((3, 4)), make((5, 4)), _norm_probs(make, (3, 5))), name="probabilities")
+
+
+def _lce_errors(make):
+    x, w, t = make((3, 4)), make((5, 4)), make.index(3, 5)
+    yield E(S((make((2, 3, 4)), w, t)), RuntimeError, "expected input with dimensionality 1 or 2")
+    yield E(S((x, make((4,)), t)), RuntimeError, "expected linear_weight with dimensionality")
+    yield E(S((x, make((5, 3)), t)), RuntimeError, "expected equal input and linear_weight last")
+    yield E(
+        S((x, w, t), {"linear_bias": make((4,))}),
+        RuntimeError,
+        r"expected linear_bias shape \(5,\), got \(4,\)",
+    )
+    yield E(
+        S((make((4,)), make((5, 2, 4)), make.index((2,), 5))),
+        RuntimeError,
+        "K-dimensional loss defined by linear_weight shape",
+    )
+    yield E(
+        S((x, w, _norm_probs(make, (3, 5))), {"ignore_index": 1}),
+        RuntimeError,
+        "ignore_index cannot be specified when target contains probabilities",
+    )
+
+
+@composite(
+    samples=_lce_samples,
+    error_samples=_lce_errors,
+    api="nn.functional.linear_cross_entropy",
+    grad_args=(0, 1, 2),
+)
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options=None,
+) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target)``; a
+    ``linear_weight`` of shape (C, d_1, ..., d_K, in_features) gives K-dimensional logits.
+    ``options`` (PyTorch's chunked path) computes the same loss: numtorch always takes the
+    reference path."""
+    logits_shape, out_features = _check_linear_ce(
+        input, linear_weight, target, linear_bias, ignore_index
+    )
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None and (
+        out_features
+        or reduction not in {"mean", "sum", "none"}
+        or label_smoothing != 0.0
+        or target.dtype != dt.int64
+    ):
+        warnings.warn(
+            "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+            "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features "
+            f"== (). Got reduction={reduction!r}, label_smoothing={label_smoothing}, "
+            f"target.dtype={target.dtype}, out_features={out_features}, tracing=False, "
+            "linear_bias.shape="
+            f"{tuple(linear_bias.shape) if linear_bias is not None else None}.",
+            stacklevel=2,
+        )
+    if out_features:
+        rows = math.prod(linear_weight.shape[:-1])
+        linear_weight = linear_weight.reshape(rows, input.shape[-1])
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = input @ linear_weight.mT
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    return cross_entropy(
+        logits.reshape(logits_shape),
+        target,
+        weight,
+        ignore_index=ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
