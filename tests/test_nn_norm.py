@@ -479,8 +479,12 @@ def test_native_dropout():
         )
 
     assert_same(prog, arr(4, 5))
-    for bad in (lambda T: T.native_dropout(T.ones(3, dtype=T.int64), 0.5, True),):
+    for bad in (
+        lambda T: T.native_dropout(T.ones(3, dtype=T.int64), 0.5, True),
+        lambda T: T.native_dropout(T.ones(3, dtype=T.complex128, requires_grad=True), 0.5, True),
+    ):
         assert_same_error(bad)
+    assert_same(lambda T: T.native_dropout(T.ones(3, dtype=T.complex128), 0.0, True))
     x = nt.tensor(arr(200, 50), requires_grad=True)
     out, mask = nt.native_dropout(x, 0.25, True)
     assert mask.dtype == nt.bool and 0.7 < mask.float().mean().item() < 0.8

@@ -808,6 +808,21 @@ def test_asgd_differentiable_step(steps):
     assert_same(prog, **TOL)
 
 
+def test_asgd_complex_parameters():
+    """ASGD steps a complex parameter as PyTorch's (through its real view)."""
+
+    def prog(lib):
+        z = lib.tensor(arr(3, 2, seed=4) + 1j * arr(3, 2, seed=5), requires_grad=True)
+        opt = lib.optim.ASGD([z], lr=0.1, t0=1, weight_decay=0.1)
+        for _ in range(4):
+            opt.zero_grad()
+            (z * z.conj() * lib.tensor(arr(3, 2, seed=6))).real.sum().backward()
+            opt.step()
+        return _snapshot(opt, [z])
+
+    assert_same(prog, **TOL)
+
+
 @pytest.mark.parametrize("name", ["ASGD", "Adafactor"])
 def test_newer_optimizers_tensor_lr_and_capturable(name):
     def prog(lib):

@@ -19,13 +19,23 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.op import composite, defop
+from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops._batching import along_dims
 from ..ops.creation import empty, ones_like
 from ..ops.random import _bernoulli_draw, _real
 from ..testing.samples import ErrorInput, S
-from ._norm import _normalized_shape, _size, _write_running, batch_norm, group_norm, layer_norm
+from ._norm import (
+    _BN_NO_KERNEL,
+    _normalized_shape,
+    _param_dtypes_first,
+    _size,
+    _write_running,
+    batch_norm,
+    group_norm,
+    layer_norm,
+)
 
 _BACKENDS = (
     "Meta, BackendSelect, Python, FuncTorchDynamicLayerBackMode, Functionalize, Conjugate, "
@@ -139,6 +149,7 @@ def _nbn_samples(make):
 
 native_batch_norm = composite(
     native_batch_norm,
+    no_kernel=_BN_NO_KERNEL,
     # the statistics have no tangent in PyTorch, so finite differences of all three outputs
     # disagree: tests/test_nn_norm.py compares the gradients and tangents with PyTorch's
     test={"no_grad_test": True},
@@ -178,6 +189,7 @@ def _nln_errors(make):
 
 native_layer_norm = composite(
     native_layer_norm,
+    no_kernel=NoKernel("bic", "LayerNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
     # the statistics have no tangent in PyTorch, so finite differences of all three outputs
     # disagree: tests/test_nn_norm.py compares the gradients and tangents with PyTorch's
     test={"no_grad_test": True},
@@ -236,6 +248,7 @@ def _ngn_errors(make):
 
 native_group_norm = composite(
     native_group_norm,
+    no_kernel=NoKernel("bic", "GroupNormKernelImpl", inputs=(0,), first=_param_dtypes_first),
     samples=_ngn_samples,
     error_samples=_ngn_errors,
     nout=3,
@@ -247,6 +260,11 @@ native_group_norm = composite(
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
     """Dropout returning ``(output, mask)``: the mask (bool) marks the kept elements. Not
     training (``train=False``), the output is a copy and the mask all True."""
+    if input.is_complex() and input.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            "native_dropout does not support automatic differentiation for outputs with "
+            "complex dtype."
+        )
     if input.numel() == 0:
         return input.clone(), empty(input.shape, dtype=input.dtype, device=input.device)
     if train is None or train:
@@ -294,7 +312,11 @@ def _ned_samples(make):
     yield S((make((5,)), 2, 0))
 
 
-norm_except_dim = composite(norm_except_dim, samples=_ned_samples)
+norm_except_dim = composite(
+    norm_except_dim,
+    samples=_ned_samples,
+    test={"dtypes": ("float32", "float64", "complex128")},
+)
 
 
 # ------------------------------------------------------------------ batch_norm_update_stats
@@ -330,6 +352,7 @@ _update_stats_p = defop(
     jvp=_update_stats_jvp,
     node_name="NotImplemented",
     batch_rule=along_dims(names=("dims",)),
+    no_kernel=NoKernel("bic", "batch_norm_update_stats_cpu"),
     samples=_update_stats_samples,
     api="nn._aten_norm._update_stats",
     test={"no_oracle": True, "no_grad_test": True},
