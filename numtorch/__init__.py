@@ -174,6 +174,15 @@ from .nn._activation import (
     threshold,
     threshold_,
 )
+from .nn._aten_nn import (
+    affine_grid_generator,
+    conv_tbc,
+    convolution,
+    embedding_bag,
+    grid_sampler,
+    grid_sampler_2d,
+    grid_sampler_3d,
+)
 from .nn._aten_norm import (
     batch_norm_backward_elemt,
     batch_norm_backward_reduce,

@@ -631,7 +631,7 @@ DIFFERS: dict[str, str] = {
         "affine_grid is a product of a constant base grid with theta: its node saves the base "
         "(theta's gradient reads it), where PyTorch's affine_grid_generator saves only sizes, "
         "so a second backward raises here only",
-        "affine_grid:backward-twice",
+        "affine_grid:backward-twice affine_grid_generator:backward-twice",
     ),
     **_each(
         "composite in numtorch: a node without saved tensors (the bias add) runs and "
@@ -640,7 +640,13 @@ DIFFERS: dict[str, str] = {
         "conv2d:backward-twice conv3d:backward-twice conv_transpose1d:backward-twice "
         "conv_transpose2d:backward-twice conv_transpose3d:backward-twice "
         "batch_norm:backward-twice layer_norm:backward-twice group_norm:backward-twice "
-        "native_batch_norm:backward-twice native_layer_norm:backward-twice",
+        "native_batch_norm:backward-twice native_layer_norm:backward-twice "
+        "torch_convolution:backward-twice",
+    ),
+    **_each(
+        "PyTorch's affine_grid_generator makes an integer theta's grid from an integer "
+        "linspace; numtorch refuses a non-float, non-complex theta as F.affine_grid does",
+        "affine_grid_generator:dtype-int64",
     ),
     **_each(
         "PyTorch's CPU native_batch_norm reads weight and bias unchecked (a weight of 5 "

@@ -312,3 +312,73 @@ def test_unfold_and_fold_results_own_their_memory():
         return x, u, p, f, c, u.stride(), p.stride(), f.stride(), c.stride()
 
     assert_same(prog)
+
+
+# ------------------------------------------------------------------ conv_tbc, torch.convolution
+@pytest.mark.parametrize("pad", [0, 1, 3, -1])
+def test_conv_tbc_values_and_gradients(pad):
+    """conv_tbc (torch's and F's) at several paddings, a negative one included: values and
+    the gradients of input, weight and bias."""
+
+    def prog(T, x, w, b):
+        for t in (x, w, b):
+            t.requires_grad_(True)
+        out = T.conv_tbc(x, w, b, pad)
+        same = T.nn.functional.conv_tbc(x, w, b, pad)
+        return out, same, T.autograd.grad((out * out).sum(), (x, w, b))
+
+    assert_same(prog, arr(6, 2, 3), arr(3, 3, 4, seed=1), arr(4, seed=2), **TOL)
+
+
+def test_conv_tbc_integers_and_complex():
+    """Integer operands convolve exactly; complex ones too, but refuse autograd."""
+
+    def prog(T):
+        x = T.arange(30).reshape(5, 2, 3)
+        w = T.arange(36).reshape(3, 3, 4) - 10
+        z = T.ones(4, 1, 2, dtype=T.complex128) * (1 + 2j)
+        zw = T.ones(2, 2, 3, dtype=T.complex128) * (2 - 1j)
+        return T.conv_tbc(x, w, T.arange(4), 1), T.conv_tbc(z, zw, T.zeros(3, dtype=T.complex128))
+
+    assert_same(prog)
+
+    def complex_grad(T):
+        z = T.ones(4, 1, 2, dtype=T.complex128, requires_grad=True)
+        T.conv_tbc(z, T.ones(2, 2, 3, dtype=T.complex128), T.zeros(3, dtype=T.complex128))
+
+    assert_same_error(complex_grad)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ((2, 3, 6), (4, 3, 3), True, [2], [1], [2], False, [0], 1),
+        ((1, 4, 5, 4), (4, 1, 3, 2), False, [1, 2], [1, 1], [1, 1], False, [0, 0], 4),
+        ((1, 4, 5), (4, 2, 3), True, [2], [1], [1], True, [1], 2),
+        (
+            (1, 2, 3, 4, 3),
+            (2, 3, 2, 2, 2),
+            False,
+            [2, 1, 1],
+            [0, 1, 0],
+            [1, 1, 1],
+            True,
+            [1, 0, 0],
+            1,
+        ),
+    ],
+    ids=str,
+)
+def test_torch_convolution_against_the_functional_forms(args):
+    """torch.convolution, plain and transposed, grouped, strided, dilated, with
+    output_padding: values and gradients as PyTorch's."""
+    xs, ws, has_bias, *geo = args
+    out_channels = ws[1] * geo[5] if geo[3] else ws[0]
+
+    def prog(T, x, w, b):
+        for t in (x, w, b):
+            t.requires_grad_(True)
+        out = T.convolution(x, w, b if has_bias else None, *geo)
+        return out, T.autograd.grad((out * out).sum(), (x, w, b), allow_unused=True)
+
+    assert_same(prog, arr(*xs), arr(*ws, seed=1), arr(out_channels, seed=2), **TOL)

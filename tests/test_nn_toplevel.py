@@ -84,3 +84,82 @@ def test_top_level_form_matches_torch(name):
         return out, grad
 
     assert_same(prog, *args, rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ grid_sampler, embedding_bag
+@pytest.mark.parametrize(
+    "name,mode,padding,align",
+    [
+        ("grid_sampler", 0, 0, False),
+        ("grid_sampler", 1, 1, True),
+        ("grid_sampler", 2, 2, False),
+        ("grid_sampler_2d", 2, 1, True),
+        ("grid_sampler_3d", 1, 2, False),
+        ("grid_sampler_3d", 0, 1, True),
+    ],
+)
+def test_grid_samplers(name, mode, padding, align):
+    """ATen's grid samplers with integer modes: values and the gradients of input and
+    grid (outside the grid's edges too)."""
+    three = name.endswith("3d")
+    xs, gs = ((1, 2, 3, 3, 3), (1, 2, 2, 2, 3)) if three else ((2, 2, 4, 4), (2, 3, 3, 2))
+
+    def prog(T, x, g):
+        x.requires_grad_(True)
+        g.requires_grad_(True)
+        out = getattr(T, name)(x, g, mode, padding, align)
+        return out, T.autograd.grad((out * out).sum(), (x, g))
+
+    assert_same(prog, arr(*xs), 1.2 * np.tanh(arr(*gs, seed=1)), rtol=1e-9, atol=1e-11)
+
+
+def test_affine_grid_generator():
+    def prog(T, theta, theta3):
+        theta.requires_grad_(True)
+        out = T.affine_grid_generator(theta, [2, 3, 4, 5], False)
+        out3 = T.affine_grid_generator(theta3, [1, 1, 2, 3, 2], True)
+        z = T.affine_grid_generator(theta.detach() * (1 + 1j), [2, 1, 2, 2], False)
+        return out, out3, z, T.autograd.grad(out.sum(), theta)
+
+    assert_same(prog, arr(2, 2, 3), arr(1, 3, 4, seed=1), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"include_last_offset": True}, {"padding_idx": 4}, {"per_sample_weights": True}],
+    ids=str,
+)
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_torch_embedding_bag_returns_pytorch_bookkeeping(mode, kwargs, requires_grad):
+    """torch.embedding_bag: the output and PyTorch's offset2bag, bag_size and max_indices,
+    an empty bag among them; the weight's gradient."""
+    if kwargs.get("per_sample_weights") and mode != 0:
+        return
+    idx = np.array([1, 2, 4, 5, 4, 3, 2, 9])
+    offsets = np.array([0, 3, 3, 5, 8] if kwargs.get("include_last_offset") else [0, 3, 3, 5])
+
+    def prog(T, w, psw):
+        w.requires_grad_(requires_grad)
+        kw = dict(kwargs)
+        if kw.pop("per_sample_weights", False):
+            kw["per_sample_weights"] = psw
+        pad = kw.pop("padding_idx", None)
+        last = kw.pop("include_last_offset", False)
+        out = T.embedding_bag(
+            w,
+            T.tensor(idx),
+            T.tensor(offsets),
+            False,
+            mode,
+            False,
+            kw.get("per_sample_weights"),
+            last,
+            pad,
+        )
+        grad = T.autograd.grad(out[0].sum(), w) if requires_grad else None
+        return out, grad
+
+    assert_same(prog, arr(10, 3), arr(8, seed=1), rtol=1e-12, atol=1e-14)
+    as32 = (arr(10, 3).astype(np.float32), arr(8, seed=1).astype(np.float32))
+    assert_same(prog, *as32, rtol=1e-6, atol=1e-6)  # float32: PyTorch's fast sum path

@@ -40,6 +40,7 @@ from ._activation import (
     threshold,
     threshold_,
 )
+from ._aten_nn import conv_tbc
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 
 # convolution
