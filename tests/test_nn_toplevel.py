@@ -163,3 +163,95 @@ def test_torch_embedding_bag_returns_pytorch_bookkeeping(mode, kwargs, requires_
     assert_same(prog, arr(10, 3), arr(8, seed=1), rtol=1e-12, atol=1e-14)
     as32 = (arr(10, 3).astype(np.float32), arr(8, seed=1).astype(np.float32))
     assert_same(prog, *as32, rtol=1e-6, atol=1e-6)  # float32: PyTorch's fast sum path
+
+
+def test_deprecated_container():
+    """nn.Container: PyTorch's FutureWarning, and its keyword modules registered in order."""
+    import warnings
+
+    def prog(T):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            c = T.nn.Container(a=T.nn.Linear(2, 3), b=T.nn.ReLU())
+        return (
+            repr(c),
+            [n for n, _ in c.named_modules()],
+            [(w.category.__name__, str(w.message)) for w in caught],
+        )
+
+    assert_same(prog)
+
+
+# ------------------------------------------------------------------ grouped and scaled mm
+@pytest.mark.parametrize(
+    "sa,sb,offs",
+    [
+        ((2, 4, 8), (2, 8, 4), None),
+        ((8, 8), (2, 8, 4), [3, 8]),
+        ((2, 4, 8), (8, 8), [4, 8]),
+        ((4, 12), (12, 4), [4, 8, 12]),
+        ((4, 8), (8, 8), [0, 8]),
+    ],
+    ids=str,
+)
+def test_grouped_mm_values_and_gradients(sa, sb, offs):
+    """F.grouped_mm in float32 (PyTorch's CPU kernel): values and the gradients of both
+    operands, an empty group included."""
+
+    def prog(T, a, b):
+        a = a.float().requires_grad_(True)
+        b = b.float().requires_grad_(True)
+        o = None if offs is None else T.tensor(offs, dtype=T.int32)
+        out = T.nn.functional.grouped_mm(a, b, offs=o)
+        return out, T.autograd.grad((out * out).sum(), (a, b))
+
+    assert_same(prog, arr(*sa), arr(*sb, seed=1), rtol=1e-5, atol=1e-5)
+
+
+def test_scaled_mm_and_scaled_grouped_mm_refuse_non_float8():
+    """numtorch has no float8 dtype: scaled_mm refuses its operands with PyTorch's text;
+    scaled_grouped_mm has no CPU kernel in PyTorch."""
+    import torch
+    from twolibs import assert_same_error
+
+    def scaled(T, rows):
+        S = T.nn.functional.ScalingType
+        scale_a = T.ones(4, 1) if rows else T.ones(())
+        scale_b = T.ones(1, 3) if rows else T.ones(())
+        recipe = S.RowWise if rows else S.TensorWise
+        return T.nn.functional.scaled_mm(
+            T.ones(4, 8), T.ones(8, 3), scale_a, recipe, scale_b, recipe
+        )
+
+    assert_same_error(lambda T: scaled(T, False))
+    assert_same_error(lambda T: scaled(T, True))
+    assert_same_error(
+        lambda T: T.nn.functional.scaled_mm(
+            T.ones(2, 4, 8),
+            T.ones(8, 3),
+            T.ones(()),
+            T.nn.functional.ScalingType.TensorWise,
+            T.ones(()),
+            T.nn.functional.ScalingType.TensorWise,
+        )
+    )
+    import numtorch as nt
+
+    S = nt.nn.functional.ScalingType
+    with pytest.raises(NotImplementedError) as ours:
+        nt.nn.functional.scaled_grouped_mm(
+            nt.ones(2, 4, 8), nt.ones(2, 8, 4), nt.ones(()), S.TensorWise, nt.ones(()), S.RowWise
+        )
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.nn.functional.scaled_grouped_mm(
+            torch.ones(2, 4, 8),
+            torch.ones(2, 8, 4),
+            torch.ones(()),
+            torch.nn.functional.ScalingType.TensorWise,
+            torch.ones(()),
+            torch.nn.functional.ScalingType.TensorWise,
+        )
+    assert str(ours.value).startswith(str(theirs.value).split("[")[0])
+    assert [(m.name, int(m)) for m in S] == [
+        (k, int(v)) for k, v in torch.nn.functional.ScalingType.__members__.items()
+    ]

@@ -47,7 +47,14 @@ from .modules.batchnorm import (
     SyncBatchNorm,
 )
 from .modules.channelshuffle import ChannelShuffle
-from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .modules.container import (
+    Container,
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from .modules.conv import (
     Conv1d,
     Conv2d,

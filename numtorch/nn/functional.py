@@ -57,6 +57,7 @@ from ._conv import (
 from ._distance import cosine_similarity, pairwise_distance, pdist
 from ._dropout import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._embedding import embedding, embedding_bag
+from ._grouped_mm import ScalingType, SwizzleType, grouped_mm, scaled_grouped_mm, scaled_mm
 from ._linear import bilinear, linear
 from ._loss_classification import cross_entropy, linear_cross_entropy, nll_loss
 from ._loss_ctc import ctc_loss

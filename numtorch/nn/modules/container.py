@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
@@ -73,6 +74,22 @@ class _Indexed(Module):
         v = self[key]
         del self[key]
         return v
+
+
+class Container(Module):
+    """Deprecated (as in PyTorch): a Module holding the modules given as keyword
+    arguments."""
+
+    def __init__(self, **kwargs) -> None:
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(_Indexed):
