@@ -39,6 +39,26 @@ class SwizzleType(enum.IntEnum):
 
 ScalingType.__module__ = SwizzleType.__module__ = "torch.nn.functional"
 
+
+class _MissingDtype:
+    """A dtype numtorch does not have, named as PyTorch names it: scaled_mm's default
+    output dtype (bfloat16), which no numtorch call reaches (they all refuse)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __eq__(self, other) -> bool:
+        return repr(other) == repr(self)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
+_BFLOAT16 = _MissingDtype("bfloat16")
+
 _GROUPED_DTYPES = (dt.float32, dt.float16)
 
 
@@ -190,7 +210,7 @@ def scaled_mm(
     swizzle_a=None,
     swizzle_b=None,
     bias: Tensor | None = None,
-    output_dtype=None,
+    output_dtype=_BFLOAT16,
     contraction_dim=(),
     use_fast_accum: bool = False,
 ) -> Tensor:
@@ -226,7 +246,7 @@ def scaled_grouped_mm(
     swizzle_b=None,
     bias: Tensor | None = None,
     offs: Tensor | None = None,
-    output_dtype=None,
+    output_dtype=_BFLOAT16,
     contraction_dim=(),
     use_fast_accum: bool = False,
 ) -> Tensor:
