@@ -640,7 +640,6 @@ DIFFERS: dict[str, str] = {
         "conv2d:backward-twice conv3d:backward-twice conv_transpose1d:backward-twice "
         "conv_transpose2d:backward-twice conv_transpose3d:backward-twice "
         "batch_norm:backward-twice layer_norm:backward-twice group_norm:backward-twice "
-        "native_batch_norm:backward-twice native_layer_norm:backward-twice "
         "torch_convolution:backward-twice",
     ),
     **_each(
