@@ -382,3 +382,15 @@ def test_torch_convolution_against_the_functional_forms(args):
         return out, T.autograd.grad((out * out).sum(), (x, w, b), allow_unused=True)
 
     assert_same(prog, arr(*xs), arr(*ws, seed=1), arr(out_channels, seed=2), **TOL)
+
+
+def test_torch_convolution_refuses_complex():
+    """ATen's CPU convolution has no complex kernel (F.conv1d computes one from real parts)."""
+
+    def prog(T, transposed):
+        x = T.ones(1, 3, 5, dtype=T.complex128)
+        w = T.ones(3, 3, 2, dtype=T.complex128)
+        return T.convolution(x, w, None, [1], [0], [1], transposed, [0], 1)
+
+    assert_same_error(prog, False)
+    assert_same_error(prog, True)

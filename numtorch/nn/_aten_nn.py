@@ -77,19 +77,18 @@ def _convolution_errors(make):
 
 
 def _check_mixed(input: Tensor, weight: Tensor, d: int, transposed: bool) -> None:
-    """ATen's refusal of an input of another dtype than the weight: its kernel's name for a
-    bool or complex input, the scalar type check otherwise."""
-    if input.dtype == weight.dtype:
-        return
+    """ATen's CPU convolution kernels: none for a bool or complex input (F.conv* computes
+    complex ones from real parts, ATen's does not), and a weight of the input's dtype."""
     if input.dtype == dt.bool_ or input.dtype.is_complex:
         if transposed:
             kernel = "slow_conv_transpose3d_out_cpu" if d == 3 else "slow_conv_transpose2d_out_cpu"
         else:
             kernel = "compute_columns3d" if d == 3 else "slow_conv2d_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_name}'")
-    raise RuntimeError(
-        f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
-    )
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
+        )
 
 
 convolution = composite(
