@@ -208,8 +208,30 @@ def test_grouped_mm_values_and_gradients(sa, sb, offs):
     assert_same(prog, arr(*sa), arr(*sb, seed=1), rtol=1e-5, atol=1e-5)
 
 
-def test_scaled_mm_and_scaled_grouped_mm_refuse_non_float8():
-    """numtorch has no float8 dtype: scaled_mm refuses its operands with PyTorch's text;
+@pytest.mark.parametrize("rows", [False, True])
+@pytest.mark.parametrize("kind", ["float8_e4m3fn", "float8_e5m2"])
+def test_scaled_mm_float8(rows, kind):
+    """scaled_mm of float8 matrices (PyTorch's CPU kernel): tensor-wise and row-wise
+    scales, a bias, the default bfloat16 and a float32 output."""
+
+    def prog(T, a, b, sa, sb):
+        S = T.nn.functional.ScalingType
+        f8 = getattr(T, kind)
+        recipe = S.RowWise if rows else S.TensorWise
+        sa, sb = (sa.float(), sb.float()) if rows else (T.tensor(0.5), T.tensor(3.0))
+        a8, b8 = a.to(f8), b.to(f8)
+        plain = T.nn.functional.scaled_mm(a8, b8, sa, recipe, sb, recipe)
+        biased = T.nn.functional.scaled_mm(
+            a8, b8, sa, recipe, sb, recipe, bias=T.ones(16), output_dtype=T.float32
+        )
+        return plain.float(), biased
+
+    args = (arr(16, 32), arr(32, 16, seed=1), np.abs(arr(16, 1, seed=2)), np.abs(arr(1, 16)))
+    assert_same(prog, *args, rtol=1e-5, atol=1e-5)
+
+
+def test_scaled_mm_refusals_and_scaled_grouped_mm():
+    """scaled_mm's refusal of non-float8 operands or misshapen scales, PyTorch's text;
     scaled_grouped_mm has no CPU kernel in PyTorch."""
     import torch
     from twolibs import assert_same_error
@@ -223,6 +245,12 @@ def test_scaled_mm_and_scaled_grouped_mm_refuse_non_float8():
             T.ones(4, 8), T.ones(8, 3), scale_a, recipe, scale_b, recipe
         )
 
+    def misshapen(T):
+        S = T.nn.functional.ScalingType
+        a, b = T.ones(4, 8).to(T.float8_e4m3fn), T.ones(8, 3).to(T.float8_e4m3fn)
+        return T.nn.functional.scaled_mm(a, b, T.ones(4, 2), S.RowWise, T.ones(2, 3), S.RowWise)
+
+    assert_same_error(misshapen)
     assert_same_error(lambda T: scaled(T, False))
     assert_same_error(lambda T: scaled(T, True))
     assert_same_error(
@@ -255,3 +283,17 @@ def test_scaled_mm_and_scaled_grouped_mm_refuse_non_float8():
     assert [(m.name, int(m)) for m in S] == [
         (k, int(v)) for k, v in torch.nn.functional.ScalingType.__members__.items()
     ]
+
+
+def test_grouped_mm_bfloat16():
+    """bfloat16 operands (PyTorch computes in float32 and rounds once)."""
+
+    def prog(T, a, b):
+        a, b = a.to(T.bfloat16), b.to(T.bfloat16)
+        offs = T.tensor([3, 8], dtype=T.int32)
+        return (
+            T.nn.functional.grouped_mm(a.reshape(2, 4, 8), b).float(),
+            T.nn.functional.grouped_mm(a, b, offs=offs).float(),
+        )
+
+    assert_same(prog, arr(8, 8), arr(2, 8, 8, seed=1), rtol=1e-2, atol=1e-2)

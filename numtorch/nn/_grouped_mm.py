@@ -1,8 +1,8 @@
 """Grouped and scaled matrix products of ``nn.functional``: ``grouped_mm`` (PyTorch's
 mixture-of-experts GEMM, which runs on CPU for float32, bfloat16 and float16 operands),
-``scaled_mm`` and ``scaled_grouped_mm`` (float8 GEMMs: numtorch has no float8 dtype, so
-every call fails as PyTorch's CPU build fails on non-float8 operands), and the
-``ScalingType``/``SwizzleType`` enums they take."""
+``scaled_mm`` (float8 operands with tensor-wise or row-wise decoding scales, accumulated in
+float32 as PyTorch's CPU kernel does), ``scaled_grouped_mm`` (no CPU kernel in PyTorch),
+and the ``ScalingType``/``SwizzleType`` enums they take."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ class SwizzleType(enum.IntEnum):
 ScalingType.__module__ = SwizzleType.__module__ = "torch.nn.functional"
 
 
-class _MissingDtype:
-    """A dtype numtorch does not have, named as PyTorch names it: scaled_mm's default
-    output dtype (bfloat16), which no numtorch call reaches (they all refuse)."""
+class _DefaultDtype:
+    """scaled_mm's default output dtype (bfloat16), comparing equal to any dtype that
+    prints as it does (numtorch's and PyTorch's), so the signature reads as PyTorch's."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -57,9 +57,9 @@ class _MissingDtype:
         return hash(repr(self))
 
 
-_BFLOAT16 = _MissingDtype("bfloat16")
+_BFLOAT16 = _DefaultDtype("bfloat16")
 
-_GROUPED_DTYPES = (dt.float32, dt.float16)
+_GROUPED_DTYPES = (dt.float32, dt.bfloat16, dt.float16)
 
 
 # ------------------------------------------------------------------ grouped_mm
@@ -200,6 +200,25 @@ def _strides(t: Tensor) -> str:
     return "[" + ", ".join(str(v) for v in t.stride()) + "]"
 
 
+def _first(v):
+    return v[0] if isinstance(v, (list, tuple)) else v
+
+
+def _scales_fit(mat_a, mat_b, sa, sb, recipe_a, recipe_b) -> bool:
+    """PyTorch's accepted configurations: float8 operands, float32 scales, tensor-wise
+    (one value each) or row-wise ((M, 1) and (1, N), contiguous)."""
+    if mat_a.dtype not in dt.FLOAT8 or mat_b.dtype not in dt.FLOAT8:
+        return False
+    if sa.dtype != dt.float32 or sb.dtype != dt.float32:
+        return False
+    if recipe_a == ScalingType.TensorWise and recipe_b == ScalingType.TensorWise:
+        return sa.numel() == 1 and sb.numel() == 1
+    if recipe_a == ScalingType.RowWise and recipe_b == ScalingType.RowWise:
+        shapes = tuple(sa.shape) == (mat_a.shape[0], 1) and tuple(sb.shape) == (1, mat_b.shape[1])
+        return shapes and sa.is_contiguous() and sb.is_contiguous()
+    return False
+
+
 def scaled_mm(
     mat_a: Tensor,
     mat_b: Tensor,
@@ -214,25 +233,40 @@ def scaled_mm(
     contraction_dim=(),
     use_fast_accum: bool = False,
 ) -> Tensor:
-    """A float8 matrix product with decoding scales. numtorch has no float8 dtype: every
-    call is refused as PyTorch refuses non-float8 operands."""
+    """``(mat_a @ mat_b) * scale_a * scale_b (+ bias)`` of float8 matrices, accumulated in
+    float32 and cast to ``output_dtype``: scales per tensor or per row of mat_a and column of
+    mat_b."""
     for name, t in (("mat_a", mat_a), ("mat_b", mat_b)):
         if t.dim() != 2:
             raise ValueError(f"{name} must be a matrix")
-    sa = scale_a[0] if isinstance(scale_a, (list, tuple)) else scale_a
-    sb = scale_b[0] if isinstance(scale_b, (list, tuple)) else scale_b
-    raise ValueError(
-        "Invalid scaling configuration.\n"
-        "- For TensorWise scaling, a and b should be float8, scales should be float and "
-        "singletons.\n"
-        "- For RowWise scaling, a and b should be float8, scales should be float, scale_a "
-        f"should be ({mat_a.shape[0]}, 1) and scale_b should be (1, {mat_b.shape[1]}), and "
-        "both should be contiguous.\n"
-        f"Got mat_a.dtype()={mat_a.dtype.scalar_name}, scale_a.dtype()={sa.dtype.scalar_name}, "
-        f"scale_a.size()={_dims(sa)}, scale_a.stride()={_strides(sa)}, "
-        f"mat_b.dtype()={mat_b.dtype.scalar_name}, scale_b.dtype()={sb.dtype.scalar_name}, "
-        f"scale_b.size()={_dims(sb)} and scale_b.stride()={_strides(sb)}"
-    )
+    sa, sb = _first(scale_a), _first(scale_b)
+    fp8 = mat_a.dtype in dt.FLOAT8 and mat_b.dtype in dt.FLOAT8
+    if fp8 and ScalingType.RowWise in (_first(scale_recipe_a), _first(scale_recipe_b)):
+        for name, scale, want in (
+            ("scale_a", sa, [mat_a.shape[0], 1]),
+            ("scale_b", sb, [1, mat_b.shape[1]]),
+        ):
+            if list(scale.shape) != want:
+                raise ValueError(f"{name} must have shape {want}, got [{list(scale.shape)}]")
+    if not _scales_fit(mat_a, mat_b, sa, sb, _first(scale_recipe_a), _first(scale_recipe_b)):
+        raise ValueError(
+            "Invalid scaling configuration.\n"
+            "- For TensorWise scaling, a and b should be float8, scales should be float and "
+            "singletons.\n"
+            "- For RowWise scaling, a and b should be float8, scales should be float, scale_a "
+            f"should be ({mat_a.shape[0]}, 1) and scale_b should be (1, {mat_b.shape[1]}), "
+            "and both should be contiguous.\n"
+            f"Got mat_a.dtype()={mat_a.dtype.scalar_name}, "
+            f"scale_a.dtype()={sa.dtype.scalar_name}, scale_a.size()={_dims(sa)}, "
+            f"scale_a.stride()={_strides(sa)}, mat_b.dtype()={mat_b.dtype.scalar_name}, "
+            f"scale_b.dtype()={sb.dtype.scalar_name}, scale_b.size()={_dims(sb)} and "
+            f"scale_b.stride()={_strides(sb)}"
+        )
+    out = (mat_a.to(dt.float32) @ mat_b.to(dt.float32)) * sa.reshape(sa.shape or (1,)) * sb
+    if bias is not None:
+        out = out + bias.to(dt.float32)
+    target = dt.bfloat16 if output_dtype is None or output_dtype == _BFLOAT16 else output_dtype
+    return out.to(target)
 
 
 def scaled_grouped_mm(
@@ -250,10 +284,10 @@ def scaled_grouped_mm(
     contraction_dim=(),
     use_fast_accum: bool = False,
 ) -> Tensor:
-    """A grouped float8 matrix product. PyTorch has no CPU kernel for it, and numtorch no
-    float8 dtype."""
+    """A grouped float8 matrix product. PyTorch has no CPU kernel for it (CUDA only), nor
+    has numtorch a CUDA one."""
     _no_cpu_kernel("_scaled_grouped_mm_v2", mat_a)
-    raise NotImplementedError("numtorch: scaled_grouped_mm needs float8 tensors")
+    raise NotImplementedError("numtorch: scaled_grouped_mm has no kernel for this device")
 
 
 __all__ = [

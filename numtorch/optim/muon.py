@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import numpy as np
-
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import from_numpy, zeros_like
+from ..ops.creation import zeros_like
+from ..ops.linalg import addmm
 from .optimizer import Optimizer, ParamsT, _num, _run_closure
 
 __all__ = ["Muon"]
@@ -22,22 +21,11 @@ DEFAULT_C = 2.0315
 DEFAULT_NS_STEPS = 5
 
 
-def _bf16(a: np.ndarray) -> np.ndarray:
-    """``a`` rounded to bfloat16 (to nearest, ties to even), kept as float32: PyTorch runs
-    the iteration in bfloat16, which numtorch has no dtype for."""
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    bits = a.view(np.uint32)
-    lsb = (bits >> np.uint32(16)) & np.uint32(1)
-    out = (bits + np.uint32(0x7FFF) + lsb) & np.uint32(0xFFFF0000)
-    out = np.where(np.isnan(a), np.float32(np.nan).view(np.uint32), out)
-    return out.astype(np.uint32).view(np.float32)
-
-
 def _zeropower_via_newtonschulz(
     grad: Tensor, ns_coefficients: tuple[float, float, float], ns_steps: int, eps: float
 ) -> Tensor:
-    """The Newton-Schulz iteration towards ``grad``'s orthogonal factor, each operation
-    rounded to bfloat16 as PyTorch's (computed in float32, rounded once per operation)."""
+    """The Newton-Schulz iteration towards ``grad``'s orthogonal factor, in bfloat16 as
+    PyTorch's."""
     if ns_steps >= 100:
         raise ValueError("Number of steps must be less than 100 for computational efficiency")
     if len(grad.shape) != 2:
@@ -45,19 +33,16 @@ def _zeropower_via_newtonschulz(
     if len(ns_coefficients) != 3:
         raise ValueError("Coefficients must be a tuple of exactly 3 values")
     a, b, c = ns_coefficients
-    x = _bf16(grad.detach().cpu().numpy())
+    x = grad.bfloat16()
     tall = grad.size(0) > grad.size(1)
     if tall:
         x = x.T
-    norm = _bf16(np.sqrt(np.sum(x * x, dtype=np.float32)))
-    x = _bf16(x / np.maximum(norm, _bf16(np.float32(eps))))
+    x.div_(x.norm().clamp(min=eps))
     for _ in range(ns_steps):
-        gram = _bf16(x @ x.T)
-        update = _bf16(np.float32(b) * gram + np.float32(c) * (gram @ gram))
-        x = _bf16(np.float32(a) * x + update @ x)
-    if tall:
-        x = x.T
-    return from_numpy(np.ascontiguousarray(x)).to(device=grad.device)
+        gram = x @ x.T
+        update = addmm(gram, gram, gram, beta=b, alpha=c)
+        x = addmm(x, update, x, beta=a)
+    return x.T if tall else x
 
 
 def _adjust_lr(lr: float, adjust_lr_fn: str | None, param_shape) -> float:
@@ -72,8 +57,8 @@ def _adjust_lr(lr: float, adjust_lr_fn: str | None, param_shape) -> float:
 
 
 class Muon(Optimizer):
-    """Muon, as torch.optim.Muon. Its orthogonalization runs in (emulated) bfloat16, as
-    PyTorch's, so its trajectory agrees with PyTorch's to bfloat16's precision."""
+    """Muon, as torch.optim.Muon. Its orthogonalization runs in bfloat16, as PyTorch's
+    (each operation computed in float32 and rounded once)."""
 
     def __init__(
         self,
