@@ -174,6 +174,7 @@ from .nn._activation import (
     threshold,
     threshold_,
 )
+from .ops.segment import segment_reduce
 from .nn._aten_nn import (
     affine_grid_generator,
     conv_tbc,

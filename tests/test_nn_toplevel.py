@@ -297,3 +297,36 @@ def test_grouped_mm_bfloat16():
         )
 
     assert_same(prog, arr(8, 8), arr(2, 8, 8, seed=1), rtol=1e-2, atol=1e-2)
+
+
+# ------------------------------------------------------------------ segment_reduce
+SEG = np.array([[1.0, 2.0], [3.0, 2.0], [3.0, 0.0], [0.0, 5.0], [2.0, 2.0], [1.0, 1.0]])
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod", "amax"])
+@pytest.mark.parametrize("initial", [None, 1.0, 4.0])
+def test_segment_reduce_ties_zeros_and_initial(reduce, initial):
+    """An empty segment, ties (the gradient split among tied elements; a tie with
+    ``initial`` sends it to the element), a zero in a product: values and gradients as
+    PyTorch's."""
+
+    def prog(T, x):
+        x.requires_grad_(True)
+        out = T.segment_reduce(x, reduce, lengths=T.tensor([2, 0, 4]), initial=initial)
+        live = out.nan_to_num(0.0, 0.0, 0.0)
+        return out, T.autograd.grad(live.sum(), x)
+
+    assert_same(prog, SEG, rtol=1e-12, atol=1e-14)
+
+
+def test_segment_reduce_dtype_refusals():
+    from twolibs import assert_same_error
+
+    assert_same_error(
+        lambda T: T.segment_reduce(T.ones(4, dtype=T.int64), "sum", lengths=T.tensor([4]))
+    )
+    assert_same_error(
+        lambda T: T.segment_reduce(T.ones(4, dtype=T.complex128), "sum", lengths=T.tensor([4]))
+    )
+    assert_same_error(lambda T: T.segment_reduce(T.ones(4), "sum", lengths=T.tensor([4.0])))
+    assert_same_error(lambda T: T.segment_reduce(T.ones(4), "sum", indices=T.tensor([0, 0, 1, 1])))

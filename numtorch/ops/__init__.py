@@ -28,6 +28,7 @@ from . import (
     random,
     random_counts,
     reduction,
+    segment,
     setops,
     shape,
     special,
