@@ -298,6 +298,11 @@ OPTIONS = [
     ("RAdam", dict(lr="tensor", weight_decay=0.1, decoupled_weight_decay=True)),
     ("Adagrad", dict(lr="tensor", lr_decay=0.1)),
     ("Adadelta", dict(lr="tensor")),
+    # lambd * lr a power of two: float32's pow (eta's update) then rounds no tie, where NumPy
+    # and PyTorch may round differently
+    ("ASGD", dict(foreach=True, lr=0.0625, lambd=2**-10, t0=2, weight_decay=0.1)),
+    ("ASGD", dict(foreach=True, lr=0.0625, lambd=2**-10, maximize=True)),
+    ("Adafactor", dict(foreach=True, weight_decay=0.1)),
 ]
 
 
@@ -759,6 +764,12 @@ def _sparse_adam_complex(lib):
     return lib.optim.SparseAdam([lib.zeros(3), lib.zeros(3, dtype=lib.complex64)])
 
 
+def _asgd_foreach_differentiable(lib):
+    p = lib.ones(3, dtype=lib.float64, requires_grad=True).clone()
+    p.grad = lib.ones(3, dtype=lib.float64)
+    lib.optim.ASGD([p], foreach=True, differentiable=True).step()
+
+
 def _adafactor_complex(lib):
     p = lib.zeros(3, dtype=lib.complex64)
     p.grad = lib.ones(3, dtype=lib.complex64)
@@ -774,6 +785,7 @@ def _adafactor_complex(lib):
         _sparse_adam_dense_grad,
         _sparse_adam_complex,
         _adafactor_complex,
+        _asgd_foreach_differentiable,
     ],
     ids=lambda f: f.__name__,
 )

@@ -62,6 +62,8 @@ class ASGD(_PerParameter):
         }
 
     def _update(self, p, grad, state, group, lr):
+        if group["foreach"]:
+            return self._update_foreach(p, grad, state, group, lr)
         step = _count(state)
         grad = _l2(p, grad, group["weight_decay"])
         eta = state["eta"].item()
@@ -80,3 +82,27 @@ class ASGD(_PerParameter):
         eta = lr / (1 + lambd * lr * step) ** group["alpha"]
         state["eta"].copy_(eta if isinstance(eta, Tensor) else tensor(eta))
         state["mu"].copy_(tensor(1 / max(1, step - group["t0"])))
+
+    @staticmethod
+    def _update_foreach(p, grad, state, group, lr) -> None:
+        """PyTorch's foreach (multi-tensor) step, whose arithmetic differs from the
+        single-tensor one: the decay folds into the gradient, and the new eta is computed
+        from the float 'step' tensor."""
+        if group["differentiable"]:
+            raise AssertionError("_foreach ops don't support autograd")
+        step_t = state["step"]
+        step_t.add_(1)
+        lambd, wd = group["lambd"], group["weight_decay"]
+        if wd != 0:
+            inter = grad.add(p, alpha=wd)
+            inter.add_(p, alpha=lambd)
+        else:
+            inter = grad.add(p, alpha=lambd)
+        p.addcmul_(inter, state["eta"], value=-1)
+        ax = state["ax"]
+        ax.addcmul_(p.sub(ax), state["mu"])
+        if isinstance(lr, Tensor):
+            lr = lr.reshape(())
+        eta = lr / ((1 + lambd * lr * step_t) ** group["alpha"])
+        state["eta"].copy_(eta)
+        state["mu"].copy_(tensor(1 / max(1, step_t.item() - group["t0"])))
