@@ -706,6 +706,15 @@ from ._settings import (
     use_deterministic_algorithms,
 )
 
+from .signal import windows  # (torch.windows is torch.signal.windows)
+
+
+def thread_safe_generator():
+    """The generator of the current DataLoader thread worker: None outside one (numtorch's
+    workers are processes), so the default generator serves."""
+    return None
+
+
 complex = _ops.complex.complex_p.fn  # (shadows the builtin from here on)
 
 # incomplete gamma functions

@@ -188,3 +188,198 @@ def test_nn_functional_signatures_match_torch(name):
 def test_no_tensor_method_that_torch_lacks():
     extra = [n for n in dir(nt.Tensor) if not n.startswith("_") and not hasattr(torch.Tensor, n)]
     assert extra == []
+
+
+# ------------------------------------------------------------------ every public name of PyTorch
+def _each(reason: str, names: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), reason)
+
+
+_PYTHON = "a module or name PyTorch imports for its own use, not API"
+_ISSUE_31 = "torch.distributions: issue 31"
+_ISSUE_32 = "torch.distributed: issue 32"
+_ISSUE_33 = "the program shell around the math (jit, autocast, profiler, backends, ...): issue 33"
+_SPARSE = "sparse tensors and layouts: out of scope (dense NumPy arrays only)"
+_QUANTIZED = "quantized tensors and dtypes: out of scope"
+_ACCELERATOR = "an accelerator or its vendor library (CUDA, cuDNN, MIOpen, oneDNN, MPS, XPU, MTIA)"
+_SUBBYTE = (
+    "sub-byte and packed dtypes, and the wide unsigned ones: PyTorch has almost no kernel for them"
+)
+_JIT = "TorchScript's IR, types and runtime (jit): issue 33"
+_SYMBOLIC = "torch.compile's symbolic shapes and control-flow operators: issue 33"
+
+EXCLUDED: dict[str, dict[str, str]] = {
+    "torch": {
+        **_each(
+            _PYTHON,
+            "builtins ctypes functools glob importlib inspect math os platform sys textwrap "
+            "threading types warnings TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
+            "classproperty torch get_file_path prepare_multiprocessing_environment "
+            "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 PRIVATE_OPS",
+        ),
+        **_each(
+            _JIT,
+            "AliasDb AnyType Argument ArgumentSpec AwaitType Block BoolType BufferDict CallStack "
+            "Capsule ClassType Code CompilationUnit CompleteArgumentSpec ComplexType "
+            "ConcreteModuleType ConcreteModuleTypeBuilder DeepCopyMemoTable "
+            "DeserializationStorageContext DeviceObjType DictType EnumType ErrorReport "
+            "ExecutionPlan FatalError FileCheck FloatType FunctionSchema Future FutureType "
+            "Gradient Graph GraphExecutorState IODescriptor InferredType IntType InterfaceType "
+            "JITException ListType LiteScriptModule LockingLogger LoggerBase ModuleDict Node "
+            "NoneType NoopLogger NumberType OperatorInfo OptionalType ParameterDict PyObjectType "
+            "PyTorchFileReader PyTorchFileWriter RRefType ScriptClass ScriptClassFunction "
+            "ScriptDict ScriptDictIterator ScriptDictKeyIterator ScriptFunction ScriptList "
+            "ScriptListIterator ScriptMethod ScriptModule ScriptModuleSerializer ScriptObject "
+            "ScriptObjectProperty SerializationStorageContext StaticModule StreamObjType "
+            "StringType SymBoolType SymIntType TensorType ThroughputBenchmark BenchmarkConfig "
+            "BenchmarkExecutionStats TracingState TupleType Type UnionType Use Value "
+            "AggregationType AVG SUM Tag DispatchKey DispatchKeySet ExcludeDispatchKeyGuard "
+            "DisableTorchFunction DisableTorchFunctionSubclass import_ir_module "
+            "import_ir_module_from_buffer merge_type_from_type_comment parse_ir parse_schema "
+            "parse_type_comment unify_type_list fork wait jit classes cpp library overrides",
+        ),
+        **_each(
+            _ISSUE_33,
+            "autocast autocast_decrement_nesting autocast_increment_nesting "
+            "clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype "
+            "get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype "
+            "is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled "
+            "is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_cache_enabled "
+            "set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype "
+            "set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype "
+            "set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled amp "
+            "GradScaler backends profiler export fx compiler hub package multiprocessing monitor "
+            "random futures version torch_version return_types masked nested jagged "
+            "contiguous_format channels_last channels_last_3d preserve_format "
+            "legacy_contiguous_format memory_format BFloat16Storage BFloat16Tensor BoolStorage "
+            "BoolTensor ByteStorage ByteTensor CharStorage CharTensor ComplexDoubleStorage "
+            "ComplexFloatStorage DoubleStorage DoubleTensor FloatStorage FloatTensor HalfStorage "
+            "HalfTensor IntStorage IntTensor LongStorage LongTensor ShortStorage ShortTensor "
+            "Storage StorageBase TypedStorage UntypedStorage storage from_file quasirandom "
+            "hash_tensor slice_inverse",
+        ),
+        **_each(
+            _SYMBOLIC,
+            "SymBool SymFloat SymInt sym_constrain_range sym_constrain_range_for_size sym_float "
+            "sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum cond "
+            "while_loop",
+        ),
+        "distributions": _ISSUE_31,
+        "distributed": _ISSUE_32,
+        "is_distributed": _ISSUE_32,
+        **_each(
+            _SPARSE,
+            "sparse sparse_bsc sparse_bsc_tensor sparse_bsr sparse_bsr_tensor "
+            "sparse_compressed_tensor sparse_coo sparse_coo_tensor sparse_csc sparse_csc_tensor "
+            "sparse_csr sparse_csr_tensor dsmm hsmm hspmm saddmm smm spmm sspaddmm "
+            "resize_as_sparse_ ccol_indices_copy col_indices_copy crow_indices_copy "
+            "indices_copy row_indices_copy values_copy",
+        ),
+        **_each(
+            _QUANTIZED,
+            "QInt32Storage QInt8Storage QUInt2x4Storage QUInt4x2Storage QUInt8Storage ao "
+            "choose_qparams_optimized dequantize empty_quantized fake_quantize_per_channel_affine "
+            "fake_quantize_per_tensor_affine fbgemm_linear_fp16_weight "
+            "fbgemm_linear_fp16_weight_fp32_activation fbgemm_linear_int8_weight "
+            "fbgemm_linear_int8_weight_fp32_activation fbgemm_linear_quantize_weight "
+            "fbgemm_pack_gemm_matrix_fp16 fbgemm_pack_quantized_matrix "
+            "fused_moving_avg_obs_fake_quant int_repr per_channel_affine "
+            "per_channel_affine_float_qparams per_channel_symmetric per_tensor_affine "
+            "per_tensor_symmetric q_per_channel_axis q_per_channel_scales "
+            "q_per_channel_zero_points q_scale q_zero_point qint32 qint8 qscheme quantization "
+            "quantize_per_channel quantize_per_tensor quantize_per_tensor_dynamic "
+            "quantized_batch_norm quantized_gru quantized_gru_cell quantized_lstm "
+            "quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d quantized_max_pool3d "
+            "quantized_rnn_relu_cell quantized_rnn_tanh_cell quint2x4 quint4x2 quint8",
+        ),
+        **_each(
+            _ACCELERATOR,
+            "AcceleratorError OutOfMemoryError Stream Event accelerator cpu mps mtia xpu "
+            "get_device_module cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution "
+            "cudnn_convolution_add_relu cudnn_convolution_relu cudnn_convolution_transpose "
+            "cudnn_grid_sampler cudnn_is_acceptable miopen_batch_norm miopen_convolution "
+            "miopen_convolution_add_relu miopen_convolution_relu miopen_convolution_transpose "
+            "miopen_ctc_loss miopen_depthwise_convolution miopen_rnn mkldnn_adaptive_avg_pool2d "
+            "mkldnn_convolution mkldnn_linear_backward_weights mkldnn_max_pool2d "
+            "mkldnn_max_pool3d mkldnn_rnn_layer",
+        ),
+        **_each(
+            _SUBBYTE,
+            "bit bits16 bits1x8 bits2x4 bits4x2 bits8 int1 int2 int3 int4 int5 int6 int7 uint1 "
+            "uint2 uint3 uint4 uint5 uint6 uint7 uint16 uint32 uint64 float4_e2m1fn_x2",
+        ),
+        **_each("complex32 (chalf): NumPy has no complex half", "complex32 chalf"),
+    },
+    "Tensor": {
+        **_each(
+            _SPARSE,
+            "ccol_indices coalesce col_indices crow_indices dense_dim indices is_coalesced "
+            "resize_as_sparse_ row_indices smm sparse_dim sparse_mask sparse_resize_ "
+            "sparse_resize_and_clear_ sspaddmm to_sparse to_sparse_bsc to_sparse_bsr "
+            "to_sparse_coo to_sparse_csc to_sparse_csr values",
+        ),
+        **_each(
+            _QUANTIZED,
+            "dequantize int_repr q_per_channel_axis q_per_channel_scales "
+            "q_per_channel_zero_points q_scale q_zero_point qscheme",
+        ),
+        **_each(_ACCELERATOR, "ipu mtia xpu record_stream to_mkldnn"),
+        "is_distributed": _ISSUE_32,
+        **_each(_ISSUE_33, "storage storage_type untyped_storage slice_inverse hash_tensor"),
+        "to_padded_tensor": "nested tensors: issue 33",
+        "chalf": "complex32 (chalf): NumPy has no complex half",
+        "index": "functorch's first-class dimensions (functorch.dim): not a tensor operation",
+        "grad_dtype": "not built yet: a per-leaf dtype AccumulateGrad would cast gradients to",
+    },
+    "fft": _each(_PYTHON, "Tensor torch common_args factory_common_args"),
+    "linalg": _each(_PYTHON, "common_notes"),
+    "special": _each(_PYTHON, "Tensor torch common_args multi_dim_common"),
+    "nn": {
+        **_each(_PYTHON, "common_types factory_kwargs grad"),
+        **_each(_QUANTIZED, "intrinsic qat quantizable quantized"),
+        **_each(_ISSUE_33, "DataParallel parallel attention"),
+    },
+    "nn.functional": _each(
+        _PYTHON,
+        "BroadcastingList1 BroadcastingList2 BroadcastingList3 Callable DType Optional "
+        "TYPE_CHECKING Tensor assert_int_or_pair boolean_dispatch dataclasses grad "
+        "handle_torch_function has_torch_function has_torch_function_unary "
+        "has_torch_function_variadic importlib math np reproducibility_notes "
+        "sparse_support_notes tf32_notes torch warnings GRID_SAMPLE_INTERPOLATION_MODES "
+        "GRID_SAMPLE_PADDING_MODES",
+    ),
+    "optim": {
+        "swap_in_optimizer_params_and_state": (
+            "swaps parameters for torch.compile's optimizer capture: issue 33"
+        ),
+    },
+}
+
+
+def _namespaces():
+    import torch.fft
+    import torch.nn.functional
+
+    import numtorch.fft
+    import numtorch.nn.functional
+
+    return {
+        "torch": (torch, nt),
+        "Tensor": (torch.Tensor, nt.Tensor),
+        "fft": (torch.fft, numtorch.fft),
+        "linalg": (torch.linalg, nt.linalg),
+        "special": (torch.special, nt.special),
+        "nn": (torch.nn, nt.nn),
+        "nn.functional": (torch.nn.functional, numtorch.nn.functional),
+        "optim": (torch.optim, nt.optim),
+    }
+
+
+@pytest.mark.parametrize("name", list(EXCLUDED))
+def test_every_public_name_of_pytorch_exists_or_is_excluded_with_a_reason(name):
+    theirs, ours = _namespaces()[name]
+    public = {n for n in dir(theirs) if not n.startswith("_")}
+    missing = sorted(n for n in public if not hasattr(ours, n) and n not in EXCLUDED[name])
+    assert missing == [], f"torch.{name}: missing names"
+    stale = sorted(n for n in EXCLUDED[name] if n not in public or hasattr(ours, n))
+    assert stale == [], f"torch.{name}: exclusions that exist now or are not PyTorch's"
