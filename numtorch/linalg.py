@@ -9,6 +9,9 @@ from .ops.linalg import (
     cholesky_ex,
     eigh,
     inv_ex,
+    lu,
+    lu_factor,
+    lu_factor_ex,
     matrix_norm,
     matrix_power,
     multi_dot,
@@ -29,6 +32,7 @@ cross = _linalg.linalg_cross_p.fn
 det = _linalg.linalg_det_p.fn
 eigvalsh = _linalg.linalg_eigvalsh_p.fn
 inv = _linalg.linalg_inv_p.fn
+lu_solve = _linalg.linalg_lu_solve_p.fn
 matrix_exp = _linalg.linalg_matrix_exp_p.fn
 slogdet = _linalg.linalg_slogdet
 solve = _linalg.linalg_solve_p.fn

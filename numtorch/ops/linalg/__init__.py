@@ -42,6 +42,18 @@ from .decompositions import (
     linalg_svdvals_p,
 )
 from .matrix_functions import linalg_matrix_exp_p
+from .lu import (
+    linalg_lu_factor_ex_p,
+    linalg_lu_factor_p,
+    linalg_lu_solve_p,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_unpack,
+    lu_unpack_p,
+    torch_lu,
+    torch_lu_solve,
+)
 from .composites import (
     cholesky,
     cholesky_ex,
@@ -67,4 +79,5 @@ from .composites import (
     svd_legacy,
     torch_norm,
 )
+from . import removed
 # isort: on
