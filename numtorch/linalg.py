@@ -7,8 +7,10 @@ from .ops import reduction as _reduction
 from .ops.linalg import (
     LinAlgError,
     cholesky_ex,
+    eig,
     eigh,
     inv_ex,
+    lstsq,
     lu,
     lu_factor,
     lu_factor_ex,
@@ -30,6 +32,7 @@ vector_norm = _reduction.vector_norm_p.fn
 cholesky = _linalg.linalg_cholesky_p.fn
 cross = _linalg.linalg_cross_p.fn
 det = _linalg.linalg_det_p.fn
+eigvals = _linalg.linalg_eigvals_p.fn
 eigvalsh = _linalg.linalg_eigvalsh_p.fn
 inv = _linalg.linalg_inv_p.fn
 lu_solve = _linalg.linalg_lu_solve_p.fn

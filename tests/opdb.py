@@ -74,7 +74,23 @@ def float_paths(op, args):
     return [p for p in float_arg_positions(args) if op.grad_args is None or p[0] in op.grad_args]
 
 
-def float_leaves(out):
+def autograd_outputs(out, op=None):
+    """The outputs autograd sees: a primitive's first ``ndiff`` (lstsq's singular values vary
+    but have no derivative); the whole result otherwise."""
+    if (
+        op is not None
+        and op.kernel is not None
+        and 0 < op.ndiff < op.nout
+        and isinstance(out, tuple)
+        and len(out) == op.nout
+    ):
+        return out[: op.ndiff]
+    return out
+
+
+def float_leaves(out, op=None):
+    """The float tensors of a result (with ``op``, among the outputs autograd sees)."""
+    out = autograd_outputs(out, op)
     return [o for o in tensor_leaves(out, nt.Tensor) if o.dtype.is_floating_point]
 
 

@@ -550,6 +550,22 @@ def _each(why: str, ids: str) -> dict[str, str]:
 
 DIFFERS: dict[str, str] = {
     **_each(
+        "PyTorch's CPU linalg.eigvals hands NaN and inf to MKL's geev, whose result is "
+        "unspecified (MKL reports a DGEBAL parameter error and returns what balancing left); "
+        "numtorch returns NaN for such a matrix",
+        "linalg_eigvals:nan-inf",
+    ),
+    **_each(
+        "PyTorch's CPU linalg.lstsq (gelsy in MKL) stops on NaN or inf with an internal "
+        "assert (an illegal argument of the LAPACK call); numtorch returns a NaN solution",
+        "linalg_lstsq:nan-inf",
+    ),
+    **_each(
+        "MKL's zgeev (PyTorch's CPU build) and the LAPACK SciPy ships may return the "
+        "eigenvalues of this complex sample in another order; each set is the same",
+        "linalg_eigvals:dtype-complex128",
+    ),
+    **_each(
         "PyTorch's CPU mode sorts each slice by `<`, which leaves NaN's place unspecified "
         "(mode([nan, 1, nan]) is nan at index 0); numtorch sorts NaN last, each NaN a run of "
         "its own (1 at index 1)",

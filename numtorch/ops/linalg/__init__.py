@@ -79,5 +79,7 @@ from .composites import (
     svd_legacy,
     torch_norm,
 )
+from .eig import eig, linalg_eig_p, linalg_eigvals_p
+from .least_squares import linalg_lstsq_p, lstsq
 from . import removed
 # isort: on
