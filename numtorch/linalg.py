@@ -7,6 +7,8 @@ from .ops import reduction as _reduction
 from .ops.linalg import (
     LinAlgError,
     cholesky_ex,
+    cond,
+    diagonal,
     eig,
     eigh,
     inv_ex,
@@ -16,12 +18,15 @@ from .ops.linalg import (
     lu_factor_ex,
     matrix_norm,
     matrix_power,
+    matrix_rank,
     multi_dot,
     norm,
     pinv,
     qr,
     solve_ex,
     svd,
+    tensorinv,
+    tensorsolve,
     vecdot,
 )
 
@@ -35,6 +40,8 @@ det = _linalg.linalg_det_p.fn
 eigvals = _linalg.linalg_eigvals_p.fn
 eigvalsh = _linalg.linalg_eigvalsh_p.fn
 inv = _linalg.linalg_inv_p.fn
+matmul = _linalg.matmul_p.fn
+vander = _linalg.linalg_vander
 lu_solve = _linalg.linalg_lu_solve_p.fn
 matrix_exp = _linalg.linalg_matrix_exp_p.fn
 slogdet = _linalg.linalg_slogdet

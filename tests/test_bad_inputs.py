@@ -561,6 +561,12 @@ DIFFERS: dict[str, str] = {
         "linalg_lstsq:nan-inf",
     ),
     **_each(
+        "PyTorch's LU (MKL's getrf/getrs/getri) spreads a NaN or inf of A over the whole "
+        "solution or inverse; numtorch's solve and inverse (NumPy's LAPACK) leave the entries "
+        "it does not reach finite, as linalg.solve and linalg.inv themselves do",
+        "linalg_tensorinv:nan-inf linalg_tensorsolve:nan-inf",
+    ),
+    **_each(
         "MKL's zgeev (PyTorch's CPU build) and the LAPACK SciPy ships may return the "
         "eigenvalues of this complex sample in another order; each set is the same",
         "linalg_eigvals:dtype-complex128",
