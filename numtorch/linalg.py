@@ -11,6 +11,7 @@ from .ops.linalg import (
     diagonal,
     eig,
     eigh,
+    householder_product,
     inv_ex,
     lstsq,
     lu,

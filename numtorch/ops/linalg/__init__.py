@@ -83,5 +83,6 @@ from .eig import eig, linalg_eig_p, linalg_eigvals_p
 from .least_squares import linalg_lstsq_p, lstsq
 from .conditioning import cond, frobenius_norm, matrix_rank, nuclear_norm
 from .tensor_solve import diagonal, linalg_vander, tensorinv, tensorsolve, vander
+from .householder import geqrf, geqrf_p, householder_product, orgqr, ormqr
 from . import removed
 # isort: on
