@@ -13,6 +13,8 @@ from .ops.linalg import (
     eigh,
     householder_product,
     inv_ex,
+    ldl_factor,
+    ldl_factor_ex,
     lstsq,
     lu,
     lu_factor,
@@ -41,6 +43,7 @@ det = _linalg.linalg_det_p.fn
 eigvals = _linalg.linalg_eigvals_p.fn
 eigvalsh = _linalg.linalg_eigvalsh_p.fn
 inv = _linalg.linalg_inv_p.fn
+ldl_solve = _linalg.linalg_ldl_solve_p.fn
 matmul = _linalg.matmul_p.fn
 vander = _linalg.linalg_vander
 lu_solve = _linalg.linalg_lu_solve_p.fn

@@ -43,7 +43,7 @@ def _geqrf_kernel(xp, input):
     if k:
         geqrf = scipy.linalg.get_lapack_funcs("geqrf", (A,))
         for idx in np.ndindex(A.shape[:-2]):
-            qr, t, _, _ = geqrf(A[idx])
+            qr, t, _, _ = geqrf(np.asfortranarray(A[idx]))
             a[idx], tau[idx] = qr, t[:k]
     # a column by column, as LAPACK leaves it
     a = np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2)

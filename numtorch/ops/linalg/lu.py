@@ -65,7 +65,7 @@ def _getrf(xp, A):
         getrf = _lapack("getrf", host)
         for idx in np.ndindex(batch):
             if np.isfinite(host[idx]).all():
-                lu, p, inf = getrf(host[idx])
+                lu, p, inf = getrf(np.asfortranarray(host[idx]))
             else:
                 lu, p, inf = _getrf_nonfinite(host[idx])
             LU[idx], piv[idx], info[idx] = lu, p + 1, max(inf, 0)
@@ -562,7 +562,9 @@ def _lu_solve_kernel(xp, LU, pivots, B, *, left=True, adjoint=False):
     if X.size:
         getrs = _lapack("getrs", LUh)
         for idx in np.ndindex(batch):
-            X[idx] = getrs(LUh[idx], ph[idx] - 1, Bh[idx], trans=trans)[0]
+            X[idx] = getrs(
+                np.asfortranarray(LUh[idx]), ph[idx] - 1, np.asfortranarray(Bh[idx]), trans=trans
+            )[0]
     if not left:
         X = np.swapaxes(X.conj() if adjoint else X, -1, -2)
     return xp.asarray(X)
