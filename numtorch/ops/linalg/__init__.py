@@ -85,5 +85,6 @@ from .conditioning import cond, frobenius_norm, matrix_rank, nuclear_norm
 from .tensor_solve import diagonal, linalg_vander, tensorinv, tensorsolve, vander
 from .householder import geqrf, geqrf_p, householder_product, orgqr, ormqr
 from .ldl import ldl_factor, ldl_factor_ex, linalg_ldl_solve_p
+from .legacy import triangular_solve
 from . import removed
 # isort: on
