@@ -5,6 +5,8 @@ functions (norms, matrix_power, tensordot, kron, ...) that are not single ops.""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -567,3 +569,249 @@ def test_solve_ex_reports_singular_matrices_instead_of_raising():
     assert_same_error(lambda T: T.linalg.solve_ex(T.zeros(3, 3), T.ones(3), check_errors=True))
     assert_same_error(lambda T: T.linalg.solve_ex(T.eye(3), T.ones(2, 3, 2), left=False))
     assert_same_error(lambda T: T.linalg.solve(T.eye(3), T.ones(2, 3, 2), left=False))
+
+
+# ------------------------------------------------------------------ LU, eig, QR reflectors, LDL
+def cplx(*shape, seed=0):
+    r = np.random.default_rng(seed)
+    return r.standard_normal(shape) + 1j * r.standard_normal(shape)
+
+
+def complex_grads(f, *args, seed=1):
+    """Each library's outputs of ``f`` and the gradients of its complex (or real) arguments,
+    pulled back from fixed complex cotangents (real ones for real outputs)."""
+    res = []
+    for lib in (nt, torch):
+        xs = [lib.tensor(a, requires_grad=a.dtype.kind in "fc") for a in args]
+        outs = [o for o in f(lib, *xs) if o.requires_grad]
+        r = np.random.default_rng(seed)
+        vs = [
+            lib.tensor(r.standard_normal(o.shape) + 1j * r.standard_normal(o.shape))
+            if o.is_complex()
+            else lib.tensor(r.standard_normal(o.shape))
+            for o in outs
+        ]
+        ins = [x for x in xs if x.requires_grad]
+        gs = lib.autograd.grad(outs, ins, vs)
+        res.append(
+            [o.detach().resolve_conj().numpy() for o in outs]
+            + [g.resolve_conj().numpy() for g in gs]
+        )
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (3, 5), (5, 3), (2, 3, 3)])
+def test_lu_complex_gradients_match_torch(shape):
+    A = cplx(*shape)
+    complex_grads(lambda T, a: T.linalg.lu(a)[1:], A)
+    complex_grads(lambda T, a: T.linalg.lu_factor(a)[:1], A)
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"adjoint": True}, {"left": False}, {"left": False, "adjoint": True}]
+)
+def test_lu_solve_complex_gradients_match_torch(kw):
+    LU, piv = (t.numpy() for t in torch.linalg.lu_factor(torch.tensor(cplx(3, 3) + 3 * np.eye(3))))
+    B = cplx(3, 2) if kw.get("left", True) else cplx(2, 3)
+
+    def f(T, lu, b):
+        return (T.linalg.lu_solve(lu, T.tensor(piv), b, **kw),)
+
+    complex_grads(f, LU, B)
+
+
+def test_lu_edge_values_match_torch():
+    A = arr(3, 3)
+    singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])
+    nan_first = A.copy()
+    nan_first[0, 0] = np.nan
+    inf_in = A.copy()
+    inf_in[1, 2] = np.inf
+    for M in (singular, np.zeros((2, 3, 3)), nan_first, inf_in, np.zeros((0, 0))):
+        assert_same(lambda T, a: T.linalg.lu_factor_ex(a), M)
+        assert_same(lambda T, a: T.linalg.lu(a), M)
+    assert_same_error(lambda T, a: T.linalg.lu_factor(a), np.zeros((2, 3, 3)))
+    assert_same_error(lambda T, a: T.linalg.lu_factor_ex(a, check_errors=True), singular)
+    assert_same_error(lambda T, a: T.linalg.lu_factor(a.long()), A)
+
+
+def test_lu_unpack_without_data_backward_raises_as_torch():
+    LU, piv = (t.numpy() for t in torch.linalg.lu_factor(torch.tensor(arr(3, 3))))
+
+    def prog(T, lu):
+        lu.requires_grad_(True)
+        P, L, U = T.lu_unpack(lu, T.tensor(piv), unpack_data=False)
+        return T.autograd.grad(L.sum() + U.sum(), lu)
+
+    assert_same_error(prog, LU)
+
+
+def test_torch_lu_and_lu_solve_spellings():
+    A = arr(3, 3) + 3 * np.eye(3)
+    B = arr(3, 2, seed=1)
+
+    def prog(T, a, b):
+        LU, piv, info = T.lu(a, get_infos=True)
+        return T.lu(a), info, T.lu_solve(b, LU, piv), a.lu_solve(LU, piv), a.lu()
+
+    assert_same(prog, A, B, atol=1e-12)
+
+
+def _phase_free(V):
+    """Eigenvectors up to a unit phase per column: each scaled so its largest entry is real
+    and positive."""
+    idx = np.abs(V).argmax(-2)
+    ph = np.take_along_axis(V, idx[..., None, :], -2)
+    return V * (np.abs(ph) / ph)
+
+
+@pytest.mark.parametrize(
+    "A", [arr(4, 4), cplx(3, 3), arr(2, 3, 3), np.array([[1.0, 2.0], [-3.0, 1.0]])]
+)
+def test_eig_values_and_vectors_up_to_phase_match_torch(A):
+    w, V = (t.numpy() for t in nt.linalg.eig(nt.tensor(A)))
+    tw, tV = (t.numpy() for t in torch.linalg.eig(torch.tensor(A)))
+    np.testing.assert_allclose(w, tw, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_phase_free(V), _phase_free(tV), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(nt.linalg.eigvals(nt.tensor(A)).numpy(), tw, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("A", [arr(4, 4), cplx(3, 3)])
+def test_eig_gradients_of_phase_invariant_losses_match_torch(A):
+    W = np.random.default_rng(2).standard_normal(A.shape)
+
+    def loss(T, a):
+        w, V = T.linalg.eig(a)
+        return w.real.sum() + 2 * w.imag.sum() + (V.abs() ** 2 * T.tensor(W)).sum()
+
+    assert_same(grad_prog(loss), A, rtol=1e-8, atol=1e-10)
+    assert_same(grad_prog(lambda T, a: T.linalg.eigvals(a).abs().sum()), A, rtol=1e-8, atol=1e-10)
+    complex_grads(lambda T, a: (T.linalg.eigvals(a),), A)
+
+
+def test_eig_forward_mode_matches_torch_on_values():
+    A = arr(3, 3)
+    T0 = arr(3, 3, seed=4)
+    ours = nt.func.jvp(lambda a: nt.linalg.eigvals(a), (nt.tensor(A),), (nt.tensor(T0),))[1]
+    theirs = torch.func.jvp(
+        lambda a: torch.linalg.eigvals(a), (torch.tensor(A),), (torch.tensor(T0),)
+    )[1]
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_eig_errors_match_torch():
+    assert_same_error(lambda T: T.linalg.eig(T.tensor([[1.0, math.nan], [0.0, 1.0]])))
+    assert_same_error(lambda T: T.linalg.eig(T.eye(2, dtype=T.long)))
+    assert_same_error(lambda T: T.linalg.eigvals(T.ones(3)))
+    assert_same_error(lambda T: T.linalg.eig(T.ones(3, 2)))
+
+
+def test_eigh_and_eigvalsh_take_complex_hermitian_input():
+    H = cplx(4, 4)
+    H = H + H.conj().T
+    assert_same(lambda T, h: T.linalg.eigvalsh(h), H)
+    assert_same(lambda T, h: T.linalg.eigvalsh(h, UPLO="U"), H)
+    w, V = (t.numpy() for t in nt.linalg.eigh(nt.tensor(H)))
+    tw, tV = (t.numpy() for t in torch.linalg.eigh(torch.tensor(H)))
+    np.testing.assert_allclose(w, tw, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_phase_free(V), _phase_free(tV), rtol=1e-8, atol=1e-10)
+
+
+def test_geqrf_matches_torch_and_has_no_derivative():
+    A = arr(5, 3)
+    assert_same(lambda T, a: T.geqrf(a), A)
+    assert_same(lambda T, a: a.geqrf(), cplx(3, 4))
+
+    def prog(T, a):
+        a.requires_grad_(True)
+        return T.autograd.grad(T.geqrf(a)[0].sum(), a)
+
+    assert_same_error(prog, A)
+
+
+def test_householder_product_and_ormqr_complex_gradients_match_torch():
+    a, tau = (t.numpy() for t in torch.geqrf(torch.tensor(cplx(5, 3))))
+    complex_grads(lambda T, x, t: (T.linalg.householder_product(x, t),), a, tau)
+    complex_grads(lambda T, x, t: (T.orgqr(x, t), x.orgqr(t)), a, tau)
+    for kw, C in (
+        ({}, cplx(5, 2)),
+        ({"transpose": True}, cplx(5, 2)),
+        ({"left": False}, cplx(2, 5)),
+    ):
+        complex_grads(lambda T, x, t, c, kw=kw: (T.ormqr(x, t, c, **kw),), a, tau, C)
+
+
+def test_householder_product_reads_only_below_the_diagonal():
+    a, tau = (t.numpy() for t in torch.geqrf(torch.tensor(arr(4, 3))))
+    a = a.copy()
+    a[0, 2] = np.nan  # R's part: never read
+    assert_same(lambda T, x, t: T.linalg.householder_product(x, t), a, tau)
+
+
+def test_ldl_matches_torch_and_has_no_derivative():
+    S_ = sym(4)
+    H = cplx(3, 3)
+    H = H + H.conj().T
+    B = arr(4, 2, seed=3)
+    assert_same(lambda T, a: T.linalg.ldl_factor(a), S_)
+    assert_same(lambda T, a: T.linalg.ldl_factor_ex(a, hermitian=True), H)
+
+    def solve(T, a, b, herm):
+        LD, piv = T.linalg.ldl_factor(a, hermitian=herm)
+        return T.linalg.ldl_solve(LD, piv, b, hermitian=herm)
+
+    assert_same(lambda T, a, b: solve(T, a, b, False), S_, B)
+    assert_same(lambda T, a, b: solve(T, a, b, True), H, cplx(3, 2))
+
+    def back(T, a):
+        a.requires_grad_(True)
+        return T.autograd.grad(T.linalg.ldl_factor(a)[0].sum(), a)
+
+    assert_same_error(back, S_)
+
+    def back_solve(T, a, b):
+        LD, piv = T.linalg.ldl_factor(a)
+        b.requires_grad_(True)
+        return T.autograd.grad(T.linalg.ldl_solve(LD, piv, b).sum(), b)
+
+    assert_same_error(back_solve, S_, B)
+    assert_same_error(lambda T, a: T.linalg.ldl_factor(a), np.zeros((2, 3, 3)))
+    assert_same_error(lambda T, a, b: T.linalg.ldl_solve(*T.linalg.ldl_factor(a), b[:, 0]), S_, B)
+
+
+@pytest.mark.parametrize("name", ["svd_lowrank", "pca_lowrank"])
+@pytest.mark.parametrize("shape", [(6, 5), (5, 6)])
+def test_lowrank_on_a_low_rank_matrix_matches_torch(name, shape):
+    r = np.random.default_rng(3)
+    A = r.standard_normal((shape[0], 2)) @ r.standard_normal((2, shape[1]))
+    U, S_, V = getattr(nt, name)(nt.tensor(A))
+    tU, tS, tV = getattr(torch, name)(torch.tensor(A))
+    assert tuple(U.shape) == tuple(tU.shape) and tuple(V.shape) == tuple(tV.shape)
+    np.testing.assert_allclose(S_.numpy(), tS.numpy(), rtol=1e-8, atol=1e-10)
+    if name == "svd_lowrank":
+        np.testing.assert_allclose((U * S_) @ V.mT, A, rtol=1e-8, atol=1e-10)
+
+
+def test_lowrank_errors_match_torch():
+    assert_same_error(lambda T, a: T.pca_lowrank(a, q=7), arr(5, 4))
+    assert_same_error(lambda T, a: T.pca_lowrank(a, niter=-1), arr(5, 4))
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda T, a: T.eig(a),
+        lambda T, a: T.eig(a, True),
+        lambda T, a: a.eig(),
+        lambda T, a: T.symeig(a),
+        lambda T, a: a.symeig(True),
+        lambda T, a: T.lstsq(a, a),
+        lambda T, a: a.lstsq(a),
+        lambda T, a: T.solve(a, a),
+        lambda T, a: a.solve(a),
+        lambda T, a: T.matrix_rank(a),
+    ],
+)
+def test_removed_functions_raise_as_torch(prog):
+    assert_same_error(prog, arr(3, 3))

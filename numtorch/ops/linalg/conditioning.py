@@ -83,6 +83,9 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None, o
     S_ = S_.detach()
     real = S_.dtype
     atol, rtol = _as_tol(atol, S_), _as_tol(rtol, S_)
+    # tolerances broadcast against the batch of matrices: a trailing dim for the values
+    atol = None if atol is None else atol.to(real).unsqueeze(-1)
+    rtol = None if rtol is None else rtol.to(real).unsqueeze(-1)
     default = _real_eps(S_) * max(A.shape[-2], A.shape[-1])
     if rtol is None:
         rtol = (
@@ -95,8 +98,7 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None, o
     else:
         cut = rtol * S_.amax(-1, keepdim=True)
         if atol is not None:
-            atol = atol.unsqueeze(-1) if atol.dim() else atol
-            cut = where(cut > atol, cut, atol.to(real))
+            cut = where(cut > atol, cut, atol)
         res = (S_ > cut).sum(-1)
     return res if out is None else _write(out, res)
 
