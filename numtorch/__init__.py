@@ -624,7 +624,15 @@ sinc = _special_ops.sinc_p.fn
 addr = _linalg.addr_p.fn
 from .ops.linalg import dist
 from .ops.linalg import frobenius_norm, lu_unpack, nuclear_norm, vander
-from .ops.linalg import geqrf, orgqr, ormqr, pca_lowrank, svd_lowrank, triangular_solve
+from .ops.linalg import (
+    geqrf,
+    lobpcg,
+    orgqr,
+    ormqr,
+    pca_lowrank,
+    svd_lowrank,
+    triangular_solve,
+)
 from .ops.linalg import torch_lu as lu
 from .ops.linalg import torch_lu_solve as lu_solve
 from .ops.linalg.removed import eig, lstsq, matrix_rank, solve, symeig

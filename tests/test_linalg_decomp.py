@@ -815,3 +815,25 @@ def test_lowrank_errors_match_torch():
 )
 def test_removed_functions_raise_as_torch(prog):
     assert_same_error(prog, arr(3, 3))
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg_pairs_and_gradient_match_torch(largest):
+    r = np.random.default_rng(5)
+    a = r.standard_normal((9, 9))
+    A = a @ a.T + np.eye(9)
+    E, X = nt.lobpcg(nt.tensor(A), k=2, largest=largest)
+    tE, tX = torch.lobpcg(torch.tensor(A), k=2, largest=largest)
+    np.testing.assert_allclose(E.numpy(), tE.numpy(), rtol=1e-8)
+    np.testing.assert_allclose(np.abs(X.numpy()), np.abs(tX.numpy()), rtol=1e-6, atol=1e-8)
+    # PyTorch stops its iteration at tol = sqrt(eps): its pairs are exact to about 1e-8
+    assert_same(
+        grad_prog(lambda T, a: T.lobpcg(a, k=2, largest=largest)[0].sum()), A, rtol=1e-5, atol=1e-6
+    )
+    B = np.diag(np.arange(1.0, 10.0))
+    E, X = nt.lobpcg(nt.tensor(A), k=2, B=nt.tensor(B), largest=largest)
+    tE, _ = torch.lobpcg(torch.tensor(A), k=2, B=torch.tensor(B), largest=largest)
+    np.testing.assert_allclose(E.numpy(), tE.numpy(), rtol=1e-6)
+    np.testing.assert_allclose((X.mT @ nt.tensor(B) @ X).numpy(), np.eye(2), atol=1e-10)
+    assert_same_error(lambda T, a: T.lobpcg(a[:5, :5], k=2), A)
+    assert_same_error(lambda T, a: T.lobpcg(a[:5, :4], k=1), A)

@@ -86,6 +86,6 @@ from .tensor_solve import diagonal, linalg_vander, tensorinv, tensorsolve, vande
 from .householder import geqrf, geqrf_p, householder_product, orgqr, ormqr
 from .ldl import ldl_factor, ldl_factor_ex, linalg_ldl_solve_p
 from .legacy import triangular_solve
-from .lowrank import pca_lowrank, svd_lowrank
+from .lowrank import lobpcg, pca_lowrank, svd_lowrank
 from . import removed
 # isort: on

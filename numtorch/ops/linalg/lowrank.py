@@ -1,13 +1,15 @@
-"""Randomized low-rank approximations: torch.svd_lowrank and torch.pca_lowrank (Halko,
+"""Randomized low-rank approximations and extreme eigenpairs: torch.svd_lowrank,
+torch.pca_lowrank (Halko,
 Martinsson and Tropp's range finder with ``niter`` subspace iterations), written with
 numtorch ops, so they differentiate and batch like them. The random test matrix comes from
 numtorch's generator, so the result matches PyTorch's exactly only where q covers the rank
-of A."""
+of A. torch.lobpcg's pairs come from a dense eigensolver (see lobpcg)."""
 
 from __future__ import annotations
 
 from ..random import randn
-from .decompositions import linalg_qr, linalg_svd
+from .decompositions import linalg_eigh, linalg_qr, linalg_svd
+from .triangular import linalg_cholesky, linalg_solve_triangular
 
 
 def _basis(A, q: int, niter: int):
@@ -50,3 +52,54 @@ def pca_lowrank(A, q=None, center: bool = True, niter: int = 2):
     if center:
         A = A - A.mean(-2, keepdim=True)
     return _lowrank(A, q, niter)
+
+
+def lobpcg(
+    A,
+    k=None,
+    B=None,
+    X=None,
+    n=None,
+    iK=None,
+    niter=None,
+    tol=None,
+    largest=None,
+    method=None,
+    tracker=None,
+    ortho_iparams=None,
+    ortho_fparams=None,
+    ortho_bparams=None,
+):
+    """(E, X): the k largest (or smallest) eigenpairs of A x = E B x for symmetric A and
+    positive-definite B, E ordered from the extreme inwards and X^T B X = I.
+
+    LOBPCG converges to these pairs; numtorch computes them with a dense symmetric
+    eigensolver (after B's Cholesky factor), so the iteration's own parameters (X, n, iK,
+    niter, tol, method, tracker, ortho_*) only enter the checks, and the gradients are
+    those of the exact pairs (PyTorch's LOBPCG backward, for B None)."""
+    if A.shape[-2] != A.shape[-1]:
+        raise AssertionError(f"A must be square, got shape {A.shape}")
+    if B is not None and tuple(A.shape) != tuple(B.shape):
+        raise AssertionError(f"A and B must have same shape, got {A.shape} vs {B.shape}")
+    m = A.shape[-1]
+    k = (1 if X is None else X.shape[-1]) if k is None else k
+    n = (k if n is None else n) if X is None else X.shape[-1]
+    if m < 3 * n:
+        raise ValueError(
+            f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller "
+            f"than 3 x the number of requested eigenpairs (={n})"
+        )
+    largest = True if largest is None else largest
+    if B is None:
+        E, V = linalg_eigh(A)
+    else:
+        L = linalg_cholesky(B)
+        C = linalg_solve_triangular(L, A, upper=False)
+        C = linalg_solve_triangular(L, C.mH, upper=False).mH
+        E, V = linalg_eigh(C)
+        V = linalg_solve_triangular(L.mH, V, upper=True)
+    if largest:
+        E, V = E.narrow(-1, m - k, k).flip(-1), V.narrow(-1, m - k, k).flip(-1)
+    else:
+        E, V = E.narrow(-1, 0, k), V.narrow(-1, 0, k)
+    return E, V
