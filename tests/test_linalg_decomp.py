@@ -716,6 +716,8 @@ def test_eigh_and_eigvalsh_take_complex_hermitian_input():
     tw, tV = (t.numpy() for t in torch.linalg.eigh(torch.tensor(H)))
     np.testing.assert_allclose(w, tw, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(_phase_free(V), _phase_free(tV), rtol=1e-8, atol=1e-10)
+    complex_grads(lambda T, h: (T.linalg.eigvalsh(h),), H)
+    complex_grads(lambda T, h: (T.linalg.eigh(h)[0], T.linalg.eigh(h)[1].abs() ** 2), H)
 
 
 def test_geqrf_matches_torch_and_has_no_derivative():
