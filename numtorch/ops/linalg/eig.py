@@ -15,7 +15,6 @@ from ..._core.layout import column_major, contiguous
 from ..._core.op import defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
-from ..unary import conj
 from ._common import _eye, _square, _tuple_out, return_type, stacked
 from ._samples import _wc
 from .solvers import linalg_solve
@@ -84,7 +83,7 @@ def _eig_vjp_from(gL, gV, L, V):
         VhgV = V.mH @ gV
         re = (VhgV * eye).sum(-1).real
         VhgV = VhgV - V.mH @ (V * re.unsqueeze(-2).to(V.dtype))
-        inner = VhgV * (1 - eye) / conj(_offdiag_gap(L))
+        inner = VhgV * (1 - eye) / _offdiag_gap(L).conj()
     if gL is not None:
         inner = inner + _diag(gL)
     return linalg_solve(V.mH, inner @ V.mH)
