@@ -187,9 +187,6 @@ linalg_eigvals_p = defop(
     api="linalg.eigvals",
     out=True,
     node_name="LinalgEigBackward0",
-    # a complex result: the generic tests' real cotangents do not fit it (PyTorch refuses
-    # them); tests/test_linalg_decomp.py compares its gradients with complex cotangents
-    test={"no_grad_test": True},
     samples=_eig_samples,
     error_samples=lambda make: _shape_errors("linalg.eigvals", make),
 )
