@@ -111,7 +111,8 @@ def _eig_jvp(t, result):
 def _eig_samples(make):
     yield S((_wc(make, (3, 3)),))
     yield S((_wc(make, (2, 3, 3)),))
-    yield S((np.array([[1.0, 2.0], [-3.0, 1.0]], make.dtype),))  # complex eigenvalues
+    if make.dtype.kind == "f":  # a conjugate pair (as complex input, its order is not smooth)
+        yield S((np.array([[1.0, 2.0], [-3.0, 1.0]], make.dtype),))
     yield S((make((0, 2, 2)),))
 
 
@@ -187,6 +188,7 @@ linalg_eigvals_p = defop(
     api="linalg.eigvals",
     out=True,
     node_name="LinalgEigBackward0",
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_eig_samples,
     error_samples=lambda make: _shape_errors("linalg.eigvals", make),
 )

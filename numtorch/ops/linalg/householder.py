@@ -207,6 +207,7 @@ def _hp_errors(make):
     name="linalg_householder_product",
     api="linalg.householder_product",
     no_kernel=NoKernel("bi", "orgqr_cpu"),
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_hp_samples,
     error_samples=_hp_errors,
 )
@@ -299,6 +300,7 @@ def _ormqr_errors(make):
 
 @composite(
     no_kernel=NoKernel("bi", "ormqr_cpu"),
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_ormqr_samples,
     error_samples=_ormqr_errors,
     methods=True,

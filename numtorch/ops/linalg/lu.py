@@ -439,6 +439,7 @@ linalg_lu_factor_ex_p = defop(
     batch_rule=_stacked(),
     api="linalg.lu_factor_ex",
     node_name="LinalgLuFactorExBackward0",
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_lu_samples,
     error_samples=_lu_factor_errors("torch.linalg.lu_factor_ex"),
 )
@@ -457,6 +458,7 @@ linalg_lu_factor_p = defop(
     batch_rule=_stacked(),
     api="linalg.lu_factor",
     node_name="LinalgLuFactorExBackward0",
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_lu_samples,
     error_samples=_lu_factor_errors("torch.linalg.lu_factor"),
 )
@@ -693,6 +695,7 @@ linalg_lu_solve_p = defop(
     batch_rule=_lu_solve_rule,
     api="linalg.lu_solve",
     out=True,
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_lu_solve_samples,
     error_samples=_lu_solve_errors,
 )

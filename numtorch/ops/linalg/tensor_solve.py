@@ -45,6 +45,7 @@ def _tensorinv_errors(make):
 @composite(
     name="linalg_tensorinv",
     api="linalg.tensorinv",
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_tensorinv_samples,
     error_samples=_tensorinv_errors,
 )
@@ -84,6 +85,7 @@ def _tensorsolve_errors(make):
 @composite(
     name="linalg_tensorsolve",
     api="linalg.tensorsolve",
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_tensorsolve_samples,
     error_samples=_tensorsolve_errors,
 )
@@ -135,6 +137,7 @@ def _linalg_vander_errors(make):
 @composite(
     name="linalg_vander",
     api="linalg.vander",
+    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
     samples=_linalg_vander_samples,
     error_samples=_linalg_vander_errors,
 )
