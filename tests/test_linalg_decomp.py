@@ -606,6 +606,8 @@ def test_lu_complex_gradients_match_torch(shape):
     A = cplx(*shape)
     complex_grads(lambda T, a: T.linalg.lu(a)[1:], A)
     complex_grads(lambda T, a: T.linalg.lu_factor(a)[:1], A)
+    piv = torch.linalg.lu_factor(torch.tensor(A))[1]
+    complex_grads(lambda T, a: T.lu_unpack(a, T.tensor(piv.numpy()))[1:], A)
 
 
 @pytest.mark.parametrize(
