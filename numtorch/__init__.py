@@ -738,7 +738,7 @@ igammac = _gamma.igammac_p.fn
 xlogy_ = _unary.inplace_functions("xlogy")[0]
 
 # grids, index arithmetic, factories from data
-from .ops.grids import meshgrid, tril_indices, triu_indices, unravel_index, vander
+from .ops.grids import meshgrid, tril_indices, triu_indices, unravel_index
 from .ops.from_data import asarray, frombuffer, range, result_type, scalar_tensor
 from .ops.quantile import nanquantile, quantile
 from .ops.bins import bucketize, histogram, histogramdd, searchsorted

@@ -1,7 +1,7 @@
-"""Grids and index arithmetic: ``meshgrid``, ``tril_indices``/``triu_indices``, ``vander``
+"""Grids and index arithmetic: ``meshgrid``, ``tril_indices``/``triu_indices``
 and ``unravel_index``.
 
-``meshgrid``, ``vander`` and ``unravel_index`` are composites of views and elementwise ops,
+``meshgrid`` and ``unravel_index`` are composites of views and elementwise ops,
 so they differentiate and batch through those; the index factories make integer tensors.
 """
 
@@ -19,8 +19,8 @@ from .._core.interpreter import factory
 from .._core.op import VARIADIC, ErrorInput, composite
 from .._core.tensor import Tensor
 from ..testing.samples import S
-from .creation import _finish, ones, tensor
-from .shape import _check_tensor_list, cat, flip
+from .creation import _finish, tensor
+from .shape import _check_tensor_list
 
 # ------------------------------------------------------------------ meshgrid
 _MESHGRID_INDEXING = (
@@ -134,46 +134,6 @@ tril_indices = _index_factory("tril_indices", True)
 triu_indices = _index_factory("triu_indices", False)
 
 
-# ------------------------------------------------------------------ vander
-def _vander_samples(make):
-    yield S((make((3,)),))
-    yield S((make((4,)), 2))
-    yield S((make((3,)),), {"N": 4, "increasing": True})
-    yield S((make((3,)), 1))
-    yield S((make((3,)), 0))
-    yield S((make((0,)),))
-
-
-def _vander_errors(make):
-    yield ErrorInput(S((make((2, 2)),)), RuntimeError, "x must be a one-dimensional tensor.")
-    yield ErrorInput(S((make((2,)), -1)), RuntimeError, "N must be non-negative.")
-
-
-@composite(
-    samples=_vander_samples,
-    error_samples=_vander_errors,
-    # PyTorch's backward raises for N >= 2 (its cumprod saves a slice of the result that it
-    # then overwrites): tests/test_creation.py checks ours against the analytic gradient
-    test={"dtypes": ("float32", "float64", "int64"), "no_grad_test": True},
-)
-def vander(x, N=None, increasing=False):
-    """The Vandermonde matrix: columns x^(N-1), ..., x, 1 (ascending if ``increasing``),
-    PyTorch's cumulative product of x in the dtype promoted with int64."""
-    if x.dim() != 1:
-        raise RuntimeError("x must be a one-dimensional tensor.")
-    n = x.shape[0] if N is None else N
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    d = dt.promote_types(x.dtype, dt.int64)
-    first = ones((x.shape[0], min(n, 1)), dtype=d, device=x.device)
-    if n > 1:
-        powers = x.to(d).unsqueeze(1).expand(x.shape[0], n - 1).cumprod(1)
-        result = cat([first, powers], 1)
-    else:
-        result = first
-    return result if increasing else flip(result, (1,))
-
-
 # ------------------------------------------------------------------ unravel_index
 def _unravel_samples(make):
     yield S((make.index((5,), 24), (2, 3, 4)))
@@ -229,4 +189,4 @@ def unravel_index(indices, shape):
     return tuple(flat.unbind(-1))
 
 
-__all__ = ["meshgrid", "tril_indices", "triu_indices", "unravel_index", "vander"]
+__all__ = ["meshgrid", "tril_indices", "triu_indices", "unravel_index"]
