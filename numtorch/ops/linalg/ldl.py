@@ -140,37 +140,28 @@ def _ldl_ex_errors(make):
     )
 
 
-linalg_ldl_factor_ex_p = defop(
-    "linalg_ldl_factor_ex",
-    _ldl_factor_ex_kernel,
-    nout=3,
-    ndiff=1,
-    vjp=_no_derivative("linalg_ldl_factor_ex"),
-    jvp=_no_forward("linalg_ldl_factor_ex"),
-    layout=_factor_layout,
-    batch_rule=stacked("torch.linalg.ldl_factor_ex"),
-    api="linalg.ldl_factor_ex",
-    node_name="NotImplemented",
-    test={"no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
-    samples=_ldl_samples,
-    error_samples=_ldl_ex_errors,
-)
+def _ldl_factor_op(name: str, kernel, nout: int, error_samples):
+    """linalg.ldl_factor or linalg.ldl_factor_ex (which adds the info output): no
+    derivative, as in PyTorch."""
+    return defop(
+        f"linalg_{name}",
+        kernel,
+        nout=nout,
+        ndiff=1,
+        vjp=_no_derivative("linalg_ldl_factor_ex"),
+        jvp=_no_forward("linalg_ldl_factor_ex"),
+        layout=_factor_layout,
+        batch_rule=stacked(f"torch.linalg.{name}"),
+        api=f"linalg.{name}",
+        node_name="NotImplemented",
+        test={"no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
+        samples=_ldl_samples,
+        error_samples=error_samples,
+    )
 
-linalg_ldl_factor_p = defop(
-    "linalg_ldl_factor",
-    _ldl_factor_kernel,
-    nout=2,
-    ndiff=1,
-    vjp=_no_derivative("linalg_ldl_factor_ex"),
-    jvp=_no_forward("linalg_ldl_factor_ex"),
-    layout=_factor_layout,
-    batch_rule=stacked("torch.linalg.ldl_factor"),
-    api="linalg.ldl_factor",
-    node_name="NotImplemented",
-    test={"no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
-    samples=_ldl_samples,
-    error_samples=_ldl_errors,
-)
+
+linalg_ldl_factor_ex_p = _ldl_factor_op("ldl_factor_ex", _ldl_factor_ex_kernel, 3, _ldl_ex_errors)
+linalg_ldl_factor_p = _ldl_factor_op("ldl_factor", _ldl_factor_kernel, 2, _ldl_errors)
 
 
 def ldl_factor(A, *, hermitian: bool = False, out=None):

@@ -427,41 +427,30 @@ def _first_rank(arrays, attrs):
 
 _LU_NO_KERNEL = NoKernel("bi", "lu_cpu", first=_first_rank)
 
-linalg_lu_factor_ex_p = defop(
-    "linalg_lu_factor_ex",
-    _lu_factor_ex_kernel,
-    nout=3,
-    ndiff=1,
-    vjp=_lu_factor_vjp,
-    jvp=_lu_factor_jvp,
-    layout=_factor_layout,
-    no_kernel=_LU_NO_KERNEL,
-    batch_rule=_stacked(),
-    api="linalg.lu_factor_ex",
-    node_name="LinalgLuFactorExBackward0",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
-    samples=_lu_samples,
-    error_samples=_lu_factor_errors("torch.linalg.lu_factor_ex"),
-)
+
+def _lu_factor_op(name: str, kernel, nout: int):
+    """linalg.lu_factor or linalg.lu_factor_ex (which adds the info output): one node."""
+    return defop(
+        f"linalg_{name}",
+        kernel,
+        nout=nout,
+        ndiff=1,
+        vjp=_lu_factor_vjp,
+        jvp=_lu_factor_jvp,
+        layout=_factor_layout,
+        no_kernel=_LU_NO_KERNEL,
+        batch_rule=_stacked(),
+        api=f"linalg.{name}",
+        node_name="LinalgLuFactorExBackward0",
+        test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+        samples=_lu_samples,
+        error_samples=_lu_factor_errors(f"torch.linalg.{name}"),
+    )
+
+
+linalg_lu_factor_ex_p = _lu_factor_op("lu_factor_ex", _lu_factor_ex_kernel, 3)
 linalg_lu_factor_ex = linalg_lu_factor_ex_p.fn
-
-
-linalg_lu_factor_p = defop(
-    "linalg_lu_factor",
-    _lu_factor_kernel,
-    nout=2,
-    ndiff=1,
-    vjp=_lu_factor_vjp,
-    jvp=_lu_factor_jvp,
-    layout=_factor_layout,
-    no_kernel=_LU_NO_KERNEL,
-    batch_rule=_stacked(),
-    api="linalg.lu_factor",
-    node_name="LinalgLuFactorExBackward0",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
-    samples=_lu_samples,
-    error_samples=_lu_factor_errors("torch.linalg.lu_factor"),
-)
+linalg_lu_factor_p = _lu_factor_op("lu_factor", _lu_factor_kernel, 2)
 linalg_lu_factor = linalg_lu_factor_p.fn
 
 
