@@ -832,7 +832,7 @@ def test_lobpcg_pairs_and_gradient_match_torch(largest):
     np.testing.assert_allclose(np.abs(X.numpy()), np.abs(tX.numpy()), rtol=1e-6, atol=1e-8)
     # PyTorch stops its iteration at tol = sqrt(eps): its pairs are exact to about 1e-8
     assert_same(
-        grad_prog(lambda T, a: T.lobpcg(a, k=2, largest=largest)[0].sum()), A, rtol=1e-5, atol=1e-6
+        grad_prog(lambda T, a: T.lobpcg(a, k=2, largest=largest)[0].sum()), A, rtol=1e-4, atol=1e-6
     )
     B = np.diag(np.arange(1.0, 10.0))
     E, X = nt.lobpcg(nt.tensor(A), k=2, B=nt.tensor(B), largest=largest)
