@@ -429,7 +429,14 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         return seqs[0] if n_state == 1 else tuple(seqs)
 
     def backward_kernel(xp, ins, outs, gouts, batch_sizes=None):
+        # the cells are holomorphic (tanh, sigmoid, products): a complex scan's conjugate
+        # Wirtinger gradient is conj of the real formula applied to conj(gouts)
+        cplx = ins[0].dtype.kind == "c"
+        if cplx:
+            gouts = [xp.conj(g) for g in gouts]
         grads = backward(xp, ins, outs, gouts, batch_sizes)
+        if cplx:
+            grads = [None if g is None else xp.conj(g) for g in grads]
         return _full(xp, grads, cores_in, [*ins, *outs, *gouts], cores_in + cores_out * 2)
 
     def scan_vjp(g, ins, result, batch_sizes):
@@ -1045,6 +1052,8 @@ def _cell(cell: str, gates: int, doc: str) -> Callable:
         samples=_cell_samples(cell, gates),
         error_samples=_cell_errors(cell, gates),
         nout=2 if cell == "lstm" else 1,
+        # PyTorch's complex cells (relu has no complex kernel)
+        test={"dtypes": ("float32", "float64", "complex128")} if cell != "rnn_relu" else None,
     )
 
 
