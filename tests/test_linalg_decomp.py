@@ -827,9 +827,11 @@ def test_lobpcg_pairs_and_gradient_match_torch(largest):
     a = r.standard_normal((9, 9))
     A = a @ a.T + np.eye(9)
     E, X = nt.lobpcg(nt.tensor(A), k=2, largest=largest)
+    torch.manual_seed(0)  # PyTorch's iteration starts from a random basis
     tE, tX = torch.lobpcg(torch.tensor(A), k=2, largest=largest)
     np.testing.assert_allclose(E.numpy(), tE.numpy(), rtol=1e-8)
-    np.testing.assert_allclose(np.abs(X.numpy()), np.abs(tX.numpy()), rtol=1e-6, atol=1e-8)
+    # its vectors are as exact as its tolerance (about 1e-8 on the values) allows
+    np.testing.assert_allclose(np.abs(X.numpy()), np.abs(tX.numpy()), rtol=1e-4, atol=1e-6)
     # PyTorch stops its iteration at tol = sqrt(eps): its pairs are exact to about 1e-8
     assert_same(
         grad_prog(lambda T, a: T.lobpcg(a, k=2, largest=largest)[0].sum()), A, rtol=1e-4, atol=1e-6
