@@ -50,6 +50,15 @@ def _fftmod(xp):
     return scipy.fft if xp is np else xp.fft
 
 
+_PARALLEL = 1 << 17  # elements from which SciPy's transforms run on every core
+
+
+def _workers(xp, a) -> dict:
+    """SciPy's ``workers=`` for a transform of a: all cores for large batches (PyTorch's
+    transforms are threaded too), one for small ones, where threads cost more than they save."""
+    return {"workers": -1} if xp is np and a.size >= _PARALLEL else {}
+
+
 def _complex_of(d) -> np.dtype:
     return np.result_type(d, np.complex64)
 
@@ -123,7 +132,7 @@ def _fft_c2c(xp, input, dim, normalization, forward):
     if input.size == 0:
         return xp.zeros(input.shape, _complex_of(input.dtype))
     f = _fftmod(xp).fftn if forward else _fftmod(xp).ifftn
-    return f(input, axes=dim, norm=_SCIPY_NORM[normalization, bool(forward)])
+    return f(input, axes=dim, norm=_SCIPY_NORM[normalization, bool(forward)], **_workers(xp, input))
 
 
 def _c2c_vjp(g, dim, normalization, forward):
@@ -165,10 +174,10 @@ def _fft_r2c(xp, input, dim, normalization, onesided):
         return xp.zeros(shape, _complex_of(input.dtype))
     if len(dim) == 1:  # the 1-D entry points skip scipy's n-D argument handling
         f = mod.rfft if onesided else mod.fft
-        return f(input, axis=dim[0], norm=norm)
+        return f(input, axis=dim[0], norm=norm, **_workers(xp, input))
     if onesided:
-        return mod.rfftn(input, axes=dim, norm=norm)
-    return mod.fftn(input, axes=dim, norm=norm)
+        return mod.rfftn(input, axes=dim, norm=norm, **_workers(xp, input))
+    return mod.fftn(input, axes=dim, norm=norm, **_workers(xp, input))
 
 
 def _r2c_vjp(g, input_shape, dim, normalization, onesided):
@@ -220,8 +229,8 @@ def _fft_c2r(xp, input, dim, normalization, last_dim_size):
     mod = _fftmod(xp)
     norm = _SCIPY_NORM[normalization, False]
     if len(dim) == 1:
-        return mod.irfft(input, n=last_dim_size, axis=dim[0], norm=norm)
-    return mod.irfftn(input, s=shape, axes=dim, norm=norm)
+        return mod.irfft(input, n=last_dim_size, axis=dim[0], norm=norm, **_workers(xp, input))
+    return mod.irfftn(input, s=shape, axes=dim, norm=norm, **_workers(xp, input))
 
 
 def _c2r_vjp(g, dim, normalization, last_dim_size):
