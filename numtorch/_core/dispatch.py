@@ -144,11 +144,9 @@ def run_kernel(op, arrays: list, attrs: dict):
     xp = np
     if _cuda_used[0]:
         xp = _backend(arrays)
-    if not op.view and (
-        any(dt.is_reduced(a) for a in arrays[: op.nin])
-        or getattr(attrs.get("dtype"), "np", None) in dt.REDUCED_NP
-    ):
-        return _run_reduced(op, arrays, attrs)
+    if not op.view and (_custom_dtypes(arrays) or attrs and "dtype" in attrs):
+        if _reduced_call(arrays, op.nin, attrs):
+            return _run_reduced(op, arrays, attrs)
     odt = None
     inputs = arrays
     if op.prepare is not None:
@@ -195,6 +193,36 @@ def _run(op, xp, arrays: list, attrs: dict, odt, inputs: list):
             o = lay(o, inputs, attrs)
         outs.append(o)
     return tuple(outs)
+
+
+def _custom_dtypes(arrays: list) -> bool:
+    """Whether an operand may hold a dtype NumPy does not define (ml_dtypes' reduced floats
+    are numbered from 256): anything but a NumPy array of NumPy's own dtypes or a number."""
+    for a in arrays:
+        if type(a) is _ndarray:
+            if a.dtype.num >= 256:
+                return True
+        elif type(a) not in _NUMBERS and a is not None:
+            return True
+    return False
+
+
+_NUMBERS = frozenset((int, float, bool, complex))
+
+
+def _reduced_call(arrays: list, nin: int, attrs: dict) -> bool:
+    """Whether an operand holds a reduced float (bfloat16, float8: NumPy dtypes of
+    ml_dtypes, numbered from 256) or ``dtype=`` asks for one. The common call, NumPy arrays
+    of NumPy's own dtypes, costs one comparison per operand."""
+    for a in arrays[:nin]:
+        if type(a) is _ndarray:
+            if a.dtype.num >= 256 and a.dtype in dt.REDUCED_NP:
+                return True
+        elif isinstance(a, (list, tuple)) or hasattr(a, "dtype"):
+            if dt.is_reduced(a):
+                return True
+    d = attrs.get("dtype") if attrs else None
+    return d is not None and getattr(d, "np", None) in dt.REDUCED_NP
 
 
 def _run_reduced(op, arrays: list, attrs: dict):

@@ -47,7 +47,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         names = (_LEVEL_LINKERS.get(op) or _make_linker(op, True))(node, args, inner[0])
     if op.nout == 1:
         m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
-        if inexact(m[1]):
+        if m[1].kind in "fc" or inexact(m[1]):
             if m[1].kind == "c" and not op.complex_grad:
                 raise RuntimeError(
                     f"{op.name} does not support automatic differentiation for outputs with "
@@ -65,7 +65,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         for k, o in enumerate(outputs[: op.ndiff]):
             m = (o._data.shape, o._data.dtype) if not o._level else _meta(o)
             out_meta.append(m)
-            if inexact(m[1]):
+            if m[1].kind in "fc" or inexact(m[1]):
                 o._grad_fn = node
                 o._rg = True
                 if k:
