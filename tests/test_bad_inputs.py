@@ -605,12 +605,6 @@ DIFFERS: dict[str, str] = {
         "logical_not:logical_not_:leaf logical_not:logical_not_:leaf-view",
     ),
     **_each(
-        "PyTorch's complex logcumsumexp is a sequential scan of its complex logaddexp, whose "
-        "imaginary part depends on the order of the steps (the log's branch); numtorch has "
-        "no complex scan (its scans are whole-array steps)",
-        "logcumsumexp:dtype-complex128",
-    ),
-    **_each(
         "PyTorch's solve_triangular casts B to A's dtype (a complex B into a real A loses its "
         "imaginary part, with a warning); numtorch refuses mixed dtypes, as linalg.solve",
         "linalg_solve_triangular:dtype-complex128",

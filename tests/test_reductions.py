@@ -754,3 +754,12 @@ def test_quantile_errors():
             lambda L, x: getattr(L, name)(x, 0.5, dim=2),
         ):
             assert_same_error(prog, x)
+
+
+def test_complex_logcumsumexp_follows_pytorchs_branch_and_gradient():
+    # the imaginary part of a step's log is on the principal branch: the running value
+    # wraps as PyTorch's sequential scan does
+    rng = np.random.default_rng(4)
+    z = rng.standard_normal((3, 12)) * 2 + 1j * rng.uniform(-6, 6, (3, 12))
+    assert_same(lambda L, z: L.logcumsumexp(z, 1), z)
+    assert_same(grad_prog(lambda L, z: L.logcumsumexp(z, 0).abs().sum()), z)

@@ -12,6 +12,7 @@ from .._core.op import LINEAR
 from ..testing.samples import S
 from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
 from ._reduce_common import _DIMS, _acc, _err_dim, _has_zero, _wider, _wrap, defop, dim1, distinct
+from .binary import _logaddexp
 from .comparison import where
 from .creation import arange, zeros_like
 from .extrema import _indexed_op
@@ -57,6 +58,11 @@ def _accumulate(xp, ufunc: str, x, axis: int):
     f = getattr(xp, ufunc)
     if xp is np:
         return f.accumulate(x, axis=axis)
+    return _doubling_scan(xp, f, x, axis)
+
+
+def _doubling_scan(xp, f, x, axis: int):
+    """The inclusive scan of an associative f along ``axis`` in log2(n) whole-array steps."""
     y = xp.moveaxis(x, axis, -1).copy()
     k = 1
     while k < y.shape[-1]:
@@ -67,7 +73,16 @@ def _accumulate(xp, ufunc: str, x, axis: int):
 
 def _logcumsumexp(xp, x, dim):
     d = dim1(dim, x.ndim)
-    return x.copy() if x.ndim == 0 else _plus_zero(_accumulate(xp, "logaddexp", x, d))
+    if x.ndim == 0:
+        return x.copy()
+    if x.dtype.kind == "c":
+        # NumPy's logaddexp has no complex loop: binary's, step by step in PyTorch's order
+        # (the imaginary part's branch depends on the order of the steps)
+        y = xp.moveaxis(x, d, -1).copy()
+        for i in range(1, y.shape[-1]):
+            y[..., i] = _logaddexp(xp, y[..., i - 1], y[..., i])
+        return xp.moveaxis(y, -1, d)
+    return _plus_zero(_accumulate(xp, "logaddexp", x, d))
 
 
 def _scan_samples(low=-2.0, high=2.0):
@@ -173,7 +188,7 @@ def _lcse_weights(x, d: int):
     a_i = exp(M_{i-1} - M_i) and D_i = sum_{j <= i} exp(x_j - M_i), the weight is
     e_j a_{j+1} ... a_i / D_i. Also: where r_i = -inf (every x_j = -inf, D_i = 0) and where
     r_i = +inf (from the first +inf on: the scan stops, e = 0, a = 1)."""
-    m = x.cummax(d).values
+    m = (x.real if x.is_complex() else x).cummax(d).values  # complex: the real parts' max
     top = m == math.inf
     low = m == -math.inf
     mg = where(low | top, 0.0, m)
@@ -192,10 +207,12 @@ def _logcumsumexp_vjp(g, x, result, dim):
         return g
     d = dim1(dim, x.dim())
     e, a, den, low, top = _lcse_weights(x, d)
-    c = where(top, 0.0, where(low, math.nan, g / where(low, 1.0, den)))
+    cx = x.is_complex()  # holomorphic: the weights conjugated, i.e. conj(formula(conj(g)))
+    c = where(top, 0.0, where(low, math.nan, (g.conj() if cx else g) / where(low, 1.0, den)))
     nxt = cat([a.narrow(d, 1, x.shape[d] - 1), zeros_like(a.narrow(d, 0, 1))], d)
     out = e * _linear_scan(nxt.flip(d), c.flip(d), d).flip(d)
-    return where(x == math.inf, math.nan, out)
+    out = where(x == math.inf, math.nan, out)
+    return out.conj() if cx else out
 
 
 def _logcumsumexp_jvp(t, x, result, dim):
@@ -215,6 +232,7 @@ logcumsumexp_p = _scan_op(
     _logcumsumexp_vjp,
     _logcumsumexp_jvp,
     lambda make: (s for s in _scan_samples()(make) if "dtype" not in s.kwargs),
+    dtypes=(*FLOATS, *COMPLEX),
     no_kernel=NoKernel(
         "bi",
         "logcumsumexp_out_cpu",
