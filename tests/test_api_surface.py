@@ -330,7 +330,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         "to_padded_tensor": "nested tensors: issue 33",
         "chalf": "complex32 (chalf): NumPy has no complex half",
         "index": "functorch's first-class dimensions (functorch.dim): not a tensor operation",
-        "grad_dtype": "not built yet: a per-leaf dtype AccumulateGrad would cast gradients to",
     },
     "fft": _each(_PYTHON, "Tensor torch common_args factory_common_args"),
     "linalg": _each(_PYTHON, "common_notes"),

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+import torch
 from twolibs import assert_close, assert_same, assert_same_error, run_both
 
 import numtorch as nt
@@ -512,3 +513,29 @@ def test_setitem_and_inplace_through_views_match_torch(name):
         return [out, gx, gw]
 
     assert_same(prog, **F32)
+
+
+def test_grad_dtype_sets_the_dtype_leaves_accumulate_in_as_pytorch():
+    def prog(L):
+        x = L.ones(2, requires_grad=True)
+        before = x.grad_dtype
+        x.grad_dtype = L.float64
+        (x * 2).sum().backward()
+        (x * 3).sum().backward()
+        w = L.ones(2, requires_grad=True)
+        w.grad_dtype = None
+        w.grad = L.ones(2, dtype=L.float64)
+        return str(before), str(x.grad_dtype), x.grad, str(w.grad_dtype), w.grad
+
+    assert_same(prog)
+    for lib in (nt, torch):
+        x = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="grad_dtype can only be set on leaf tensors"):
+            (x * 2).grad_dtype = lib.float64
+        with pytest.raises(RuntimeError, match="grad_dtype can only be accessed on leaf"):
+            _ = (x * 2).grad_dtype
+        with pytest.raises(RuntimeError, match="must be a torch.dtype or None, but got str"):
+            x.grad_dtype = "a"
+        x.grad_dtype = lib.float64
+        with pytest.raises(RuntimeError, match="to a tensor with grad_dtype 'Double'"):
+            x.grad = lib.ones(2)

@@ -178,6 +178,23 @@ class Tensor:
     def grad(self):
         return self._grad
 
+    @property
+    def grad_dtype(self):
+        """The dtype .grad accumulates in (default: the tensor's; None: any). Leaves only."""
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, type(self.dtype)):
+            raise RuntimeError(
+                f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}"
+            )
+        self.__dict__["_grad_dtype"] = value
+
     @grad.setter
     def grad(self, value) -> None:
         if value is not None:
@@ -188,11 +205,12 @@ class Tensor:
                 )
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
-            if value.dtype != self.dtype:
+            want = self.__dict__.get("_grad_dtype", self.dtype)
+            if want is not None and value.dtype != want:
                 raise RuntimeError(
                     "attempting to assign a gradient with dtype "
                     f"'{value.dtype.cpp_name}' to a tensor with grad_dtype "
-                    f"'{self.dtype.scalar_name}'. The gradient must match the tensor's "
+                    f"'{want.scalar_name}'. The gradient must match the tensor's "
                     "grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
                     "grad_dtype attribute with a specific dtype, or None to allow any dtype. "
                     "Set grad_dtype with caution. Diverging the dtypes of a tensor and its "

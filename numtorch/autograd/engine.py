@@ -387,6 +387,9 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
             "numtorch: backward() inside a transform cannot accumulate a batched or "
             "transformed gradient into .grad; use autograd.grad instead"
         )
+    want = var.__dict__.get("_grad_dtype", var.dtype)  # Tensor.grad_dtype
+    if want is not None and g.dtype != want:
+        g = g.to(want)
     if var._grad is None:
         if create_graph:  # grad mode is on: a copy that is part of the graph
             var._grad = g.clone()
