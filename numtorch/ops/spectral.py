@@ -8,6 +8,7 @@ with F.pad's texts for the cases stft reaches."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -197,28 +198,31 @@ def stft(
         return_complex = True
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
-    where = (
-        f"stft({input.type()}{_shape(input)}, n_fft={n_fft}, hop_length={hop}, "
-        f"win_length={win}, window={_window_str(window)}, normalized={int(normalized)}, "
-        f"onesided={_opt(onesided)}, return_complex={int(return_complex)}, "
-        f"align_to_window={_opt(align_to_window)}) : "
-    )
+
+    def where() -> str:  # PyTorch's error prefix, made only for an error
+        return (
+            f"stft({input.type()}{_shape(input)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, window={_window_str(window)}, normalized={int(normalized)}, "
+            f"onesided={_opt(onesided)}, return_complex={int(return_complex)}, "
+            f"align_to_window={_opt(align_to_window)}) : "
+        )
+
     if not return_complex:
         warnings.warn(_RETURN_COMPLEX_FALSE, UserWarning, stacklevel=2)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise RuntimeError(where + "expected a tensor of floating point or complex values")
+        raise RuntimeError(where() + "expected a tensor of floating point or complex values")
     if input.dim() not in (1, 2):
-        raise RuntimeError(where + "expected a 1D or 2D tensor")
+        raise RuntimeError(where() + "expected a 1D or 2D tensor")
     length = input.shape[-1]
     if n_fft <= 0 or n_fft > length:
-        raise RuntimeError(where + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+        raise RuntimeError(where() + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
     if hop <= 0:
-        raise RuntimeError(where + f"expected hop_length > 0, but got hop_length={hop}")
+        raise RuntimeError(where() + f"expected hop_length > 0, but got hop_length={hop}")
     if win <= 0 or win > n_fft:
-        raise RuntimeError(where + f"expected 0 < win_length <= n_fft, but got win_length={win}")
+        raise RuntimeError(where() + f"expected 0 < win_length <= n_fft, but got win_length={win}")
     if window is not None and (window.dim() != 1 or window.shape[0] != win):
         raise RuntimeError(
-            where + f"expected a 1D window tensor of size equal to win_length={win}, but got "
+            where() + f"expected a 1D window tensor of size equal to win_length={win}, but got "
             f"window with size {_shape(window)}"
         )
     if onesided is None:
@@ -364,8 +368,19 @@ def istft(
             "istft requires a complex-valued input tensor matching the output from stft with "
             "return_complex=True."
         )
-    where = _istft_where(
-        input, n_fft, hop, win, window, center, normalized, onesided, length, return_complex
+
+    where = functools.partial(  # PyTorch's error prefix, made only for an error
+        _istft_where,
+        input,
+        n_fft,
+        hop,
+        win,
+        window,
+        center,
+        normalized,
+        onesided,
+        length,
+        return_complex,
     )
     dims = input.dim() + 1  # PyTorch counts the dims of the real view
     if dims not in (3, 4):
@@ -374,7 +389,7 @@ def istft(
                 f"Dimension out of range (expected to be in range of [-{dims}, {dims - 1}], "
                 "but got -3)"
             )
-        raise RuntimeError(where + f": expected a tensor with 3 or 4 dimensions, but got {dims}")
+        raise RuntimeError(where() + f": expected a tensor with 3 or 4 dimensions, but got {dims}")
     batched = input.dim() == 3
     x = input if batched else input.unsqueeze(0)
     x = x.transpose(1, 2)  # (B, frames, freq)
@@ -384,21 +399,21 @@ def istft(
     if onesided:
         if n_fft // 2 + 1 != freq:
             raise RuntimeError(
-                where + ": expected the frequency dimension (3rd to the last) of the input "
+                where() + ": expected the frequency dimension (3rd to the last) of the input "
                 f"tensor to match n_fft / 2 + 1 when onesided=True, but got {freq}"
             )
     elif n_fft != freq:
         raise RuntimeError(
-            where + ": expected the frequency dimension (3rd to the last) of the input tensor "
+            where() + ": expected the frequency dimension (3rd to the last) of the input tensor "
             f"to match n_fft when onesided=False, but got {freq}"
         )
     if not 0 < hop <= win:
-        raise RuntimeError(where + ": expected 0 < hop_length <= win_length")
+        raise RuntimeError(where() + ": expected 0 < hop_length <= win_length")
     if not 0 < win <= n_fft:
-        raise RuntimeError(where + ": expected 0 < win_length <= n_fft")
+        raise RuntimeError(where() + ": expected 0 < win_length <= n_fft")
     if window is not None and (window.dim() != 1 or window.shape[0] != win):
         raise RuntimeError(
-            where + ": Invalid window shape. window has to be 1D and length of `win_length`"
+            where() + ": Invalid window shape. window has to be 1D and length of `win_length`"
         )
     full = _full_window(window, win, n_fft, x)
     norm = _ROOT_N if normalized else _BY_N
@@ -425,7 +440,7 @@ def istft(
     y = y.narrow(1, start, max(stop - start, 0))
     envelope = envelope.narrow(1, start, max(stop - start, 0))
     if bool((envelope.abs().min() < 1e-11).item()):
-        raise RuntimeError(where + "window overlap add min: 1\n[ CPUBoolType{} ]")
+        raise RuntimeError(where() + "window overlap add min: 1\n[ CPUBoolType{} ]")
     y = y / envelope
     if not batched:
         y = y.squeeze(0)
