@@ -18,7 +18,6 @@ and PyTorch's error texts.
 from __future__ import annotations
 
 import numpy as np
-import scipy.fft
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
@@ -47,7 +46,11 @@ _SCIPY_NORM = {
 
 
 def _fftmod(xp):
-    return scipy.fft if xp is np else xp.fft
+    if xp is not np:
+        return xp.fft
+    import scipy.fft  # on first use: its import costs a tenth of numtorch's
+
+    return scipy.fft
 
 
 _PARALLEL = 1 << 17  # elements from which SciPy's transforms run on every core
