@@ -103,6 +103,17 @@ def stft_16k(T):
     return lambda: best_of(run, repeat=20, number=10)
 
 
+def import_time(T):
+    """``import <library>`` in a fresh interpreter (best of 3, process start included)."""
+    import subprocess
+    import sys
+
+    def run():
+        subprocess.run([sys.executable, "-c", f"import {T.__name__}"], check=True, timeout=120)
+
+    return lambda: best_of(run, repeat=3)
+
+
 CASES = [
     ("a + b, 1 element, no grad (us/op)", add_no_grad, 1e6),
     ("a + b chain of 10k, record + backward (us/op)", add_chain_backward, 1e6),
@@ -112,6 +123,7 @@ CASES = [
     ("outer products 64 x 128 x 256, matmul (us/op)", lambda T: stacked_outer(T, "matmul"), 1e6),
     ("rfft + irfft, 64 x 4096 float32 (us/iter)", rfft_round_trip, 1e6),
     ("stft 1 s at 16 kHz, n_fft 512, hop 128 (us/op)", stft_16k, 1e6),
+    ("import, a fresh interpreter (ms)", import_time, 1e3),
 ]
 
 
