@@ -131,6 +131,7 @@ FLOATS = ("float32", "float64")
 FLOATS_INT = (*FLOATS, "int64")
 FLOATS_INT_BOOL = (*FLOATS_INT, "bool")
 COMPLEX = ("complex64", "complex128")
+COMPLEX_TOO = {"dtypes": (*FLOATS, *COMPLEX)}  # test flags of an op PyTorch runs on complex
 
 
 def _as_tuple(x) -> tuple:
@@ -461,6 +462,7 @@ __all__ = [
     "ELEMENTWISE",
     "FLOATS",
     "COMPLEX",
+    "COMPLEX_TOO",
     "FLOATS_INT",
     "FLOATS_INT_BOOL",
     "LINEAR",

@@ -29,7 +29,7 @@ from ._batching import (
     pdim,
     rule_generator,
 )
-from ._families import FLOATS_INT, FLOATS_INT_BOOL
+from ._families import COMPLEX_TOO, FLOATS_INT, FLOATS_INT_BOOL
 from .creation import arange, zeros_like
 from .views import diagonal, diagonal_backward, diagonal_view, reshape
 
@@ -224,6 +224,7 @@ cat_p = defop(
     error_samples=_cat_errors,
     out_overlap_check=True,
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 cat = cat_p.fn
 
@@ -314,6 +315,7 @@ stack_p = defop(
     samples=_stack_samples,
     error_samples=_stack_errors,
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 stack = stack_p.fn
 
@@ -466,6 +468,7 @@ flip_p = defop(
     ],
     methods=True,
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 flip = flip_p.fn
 
@@ -558,6 +561,7 @@ roll_p = defop(
         )
     ],
     methods=True,
+    test=COMPLEX_TOO,
 )
 
 
@@ -619,6 +623,7 @@ rot90_p = defop(
         ),
     ],
     methods=True,
+    test=COMPLEX_TOO,
 )
 rot90 = rot90_p.fn
 
@@ -716,6 +721,7 @@ diag_embed_p = defop(
         )
     ],
     methods=True,
+    test=COMPLEX_TOO,
 )
 diag_embed = diag_embed_p.fn
 
@@ -773,6 +779,7 @@ diag_p = defop(
         )
     ],
     methods=True,
+    test=COMPLEX_TOO,
 )
 
 
@@ -840,6 +847,7 @@ repeat_p = defop(
     sizes=True,
     samples=_repeat_samples,
     error_samples=_repeat_errors,
+    test=COMPLEX_TOO,
 )
 repeat = repeat_p.fn
 
@@ -877,6 +885,7 @@ tile_p = defop(
     ],
     methods=True,
     sizes=True,
+    test=COMPLEX_TOO,
 )
 
 

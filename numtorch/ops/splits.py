@@ -15,6 +15,7 @@ from ._batching import (
     front,
     is_vmapped,
 )
+from ._families import COMPLEX_TOO
 from .views import narrow, narrow_p, select_p, vmap_zero_dim
 
 
@@ -131,6 +132,7 @@ split_p = defop(
     pieces=_split_pieces,
     batch_rule=_pieces_rule(lambda: split_p),
     samples=_split_samples,
+    test=COMPLEX_TOO,
 )
 _split = split_p.fn
 
@@ -168,6 +170,7 @@ split_with_sizes_p = defop(
     batch_rule=_pieces_rule(lambda: split_with_sizes_p),
     samples=_split_with_sizes_samples,
     error_samples=_split_with_sizes_errors,
+    test=COMPLEX_TOO,
 )
 split_with_sizes = split_with_sizes_p.fn
 
@@ -204,6 +207,7 @@ unbind_p = defop(
     batch_rule=_pieces_rule(lambda: unbind_p),
     samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)), 1)), S((make((3,)), -1))],
     error_samples=_unbind_errors,
+    test=COMPLEX_TOO,
 )
 _unbind = unbind_p.fn
 unbind = _unbind

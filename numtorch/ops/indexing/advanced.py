@@ -15,6 +15,7 @@ from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to
+from .._families import COMPLEX_TOO
 from ..comparison import where
 from ..creation import tensor, zeros
 from ._common import _INT_KINDS, _add_rows, _batch_arange, _method, _numel, _tname
@@ -458,6 +459,7 @@ index_p = defop(
     batch_rule=_index_rule,
     layout=_index_layout,
     value_shaped=_selects_by_mask,
+    test=COMPLEX_TOO,
 )
 index = index_p.fn
 
@@ -504,6 +506,7 @@ index_put_p = defop(
     batch_rule=_index_put_rule,
     layout=preserve,
     inplace_policy=InplacePolicy(shared_ok=True, batched=BatchedWrite.PLAIN),
+    test=COMPLEX_TOO,
 )
 _raw_index_put = index_put_p.fn
 

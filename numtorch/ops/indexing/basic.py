@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..._core.op import LINEAR, ErrorInput, defop
 from ...testing.samples import S
 from .._batching import front
+from .._families import COMPLEX_TOO
 
 
 def _getitem(xp, x, index, shape=()):
@@ -130,5 +131,6 @@ getitem_p = defop(
     node_name=lambda index, shape: _basic_node_name(index, shape),
     batch_rule=_getitem_rule,
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 getitem = getitem_p.fn

@@ -12,6 +12,7 @@ from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
 from ...testing.samples import S
 from .._batching import front, lrank, materialize, pad_to
+from .._families import COMPLEX_TOO
 from ..creation import zeros_like
 
 
@@ -114,6 +115,7 @@ fill_p = defop(
         batched=BatchedWrite.PLAIN,
     ),
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 fill = fill_p.fn
 

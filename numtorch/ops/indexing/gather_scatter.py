@@ -15,6 +15,7 @@ from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
 from .._batching import lrank, lshape, materialize, pdim, rule_generator
+from .._families import COMPLEX_TOO
 from ..comparison import where
 from ..creation import zeros_like
 from ._common import _bounds, _dim_api, _method, _same_dtype, check_index_dtype
@@ -211,6 +212,7 @@ gather_p = defop(
     error_samples=_gather_errors,
     batch_rule=dim_family(like=(1,)),
     out_overlap_check=True,
+    test=COMPLEX_TOO,
 )
 
 
@@ -296,6 +298,7 @@ scatter_p = defop(
     samples=_scatter_samples,
     error_samples=_scatter_errors,
     batch_rule=dim_family(),
+    test=COMPLEX_TOO,
 )
 _scatter = scatter_p.fn
 
@@ -371,6 +374,7 @@ scatter_add_p = defop(
     out=True,
     batch_rule=dim_family(),
     error_samples=_scatter_add_errors,
+    test=COMPLEX_TOO,
 )
 _scatter_add = scatter_add_p.fn
 

@@ -14,6 +14,7 @@ from ..._core.policy import InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
+from .._families import COMPLEX_TOO
 from ..creation import zeros_like
 from ._common import (
     _INDEX_DTYPES,
@@ -139,6 +140,7 @@ index_select_p = defop(
         ),
     ],
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 _raw_index_select = index_select_p.fn
 
@@ -319,6 +321,7 @@ index_add_p = defop(
     samples=_index_add_samples,
     error_samples=_index_add_errors,
     inplace_policy=InplacePolicy(checks_first=True),
+    test=COMPLEX_TOO,
 )
 _raw_index_add = index_add_p.fn
 
@@ -373,6 +376,7 @@ index_fill_p = defop(
     samples=_index_fill_samples,
     error_samples=_index_fill_errors,
     inplace_policy=InplacePolicy(shared_ok=True, operand_overlap_ok=True),
+    test=COMPLEX_TOO,
 )
 _raw_index_fill = index_fill_p.fn
 
@@ -416,6 +420,7 @@ index_copy_p = defop(
     jvp=LINEAR,
     samples=_index_copy_samples,
     error_samples=_index_copy_errors,
+    test=COMPLEX_TOO,
 )
 
 

@@ -10,6 +10,7 @@ from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to
+from .._families import COMPLEX_TOO
 from ..comparison import where
 from ..creation import zeros
 from ._common import _OOB, _same_dtype, _tname
@@ -116,6 +117,7 @@ masked_fill_p = defop(
         batched=BatchedWrite.ARITHMETIC,
         batched_tensor_value=BatchedWrite.FALLBACK,
     ),
+    test=COMPLEX_TOO,
 )
 masked_fill = masked_fill_p.fn
 
@@ -207,6 +209,7 @@ masked_scatter_p = defop(
         operand_overlap_ok=True,
         shape_error=lambda self, args: expand_error(list(args[0].shape), list(self.shape)),
     ),
+    test=COMPLEX_TOO,
 )
 masked_scatter = masked_scatter_p.fn
 

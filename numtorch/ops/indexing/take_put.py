@@ -12,6 +12,7 @@ from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
 from .._batching import front, lrank, lshape, materialize, pdim
+from .._families import COMPLEX_TOO
 from ..creation import zeros, zeros_like
 from ._common import _OOB, _batch_arange, _numel, _same_dtype, check_index_dtype
 from .advanced import _raw_index_put
@@ -102,6 +103,7 @@ take_p = defop(
         ),
     ],
     methods=True,
+    test=COMPLEX_TOO,
 )
 take = take_p.fn
 
@@ -189,6 +191,7 @@ put_p = defop(
     error_samples=_put_errors,
     methods=True,
     inplace=True,
+    test=COMPLEX_TOO,
 )
 put = put_p.fn
 
@@ -283,5 +286,6 @@ take_along_dim_p = defop(
         )
     ],
     methods=True,
+    test=COMPLEX_TOO,
 )
 take_along_dim = take_along_dim_p.fn
