@@ -31,7 +31,7 @@ from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop, named
 from .._core.tensor import Tensor
 from ..ops._batching import front, rule_generator
-from ..ops._families import COMPLEX, FLOATS
+from ..ops._families import COMPLEX_TOO
 from ..testing.samples import S
 from ._windows import sliding
 
@@ -362,7 +362,6 @@ def _prim_samples(kind):
 
 # internal ops; vmap folds a batch into their groups, a size for compiled autograd
 _PRIM = dict(nin=2, test={"no_oracle": True}, size_attrs=("groups",))
-_CX = {"dtypes": (*FLOATS, *COMPLEX)}  # PyTorch's convolutions take complex tensors
 
 
 def _no_bool_conv(transposed: bool) -> NoKernel:
@@ -896,7 +895,7 @@ def _make_conv(d: int):
         samples=_conv_samples(d),
         error_samples=_conv_errors(fname, d, False),
         api=f"nn.functional.{fname}",
-        test=_CX,
+        test=COMPLEX_TOO,  # (PyTorch's convolutions take complex tensors)
     )
 
 
@@ -927,7 +926,7 @@ def _make_conv_transpose(d: int):
         samples=_conv_transpose_samples(d),
         error_samples=_conv_errors(fname, d, True),
         api=f"nn.functional.{fname}",
-        test=_CX,
+        test=COMPLEX_TOO,  # (PyTorch's convolutions take complex tensors)
     )
 
 

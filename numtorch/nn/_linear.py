@@ -7,7 +7,7 @@ import math
 
 from .._core.op import composite
 from .._core.tensor import Tensor
-from ..ops._families import COMPLEX, FLOATS
+from ..ops._families import COMPLEX_TOO
 from ..ops.linalg import addmm, einsum
 from ..testing.samples import ErrorInput as E
 from ..testing.samples import S
@@ -91,7 +91,7 @@ def _linear_errors(make):
     api="nn.functional.linear",
     samples=_linear_samples,
     error_samples=_linear_errors,
-    test={"dtypes": (*FLOATS, *COMPLEX)},
+    test=COMPLEX_TOO,
 )
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias over the last dim of input (any leading dims)."""

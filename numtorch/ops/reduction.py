@@ -26,7 +26,7 @@ from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
 from ..testing.samples import ErrorInput, S
 from ._batching import Bind, front, materialize
-from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, to_float
+from ._families import COMPLEX, COMPLEX_TOO, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, to_float
 from ._reduce_common import (
     _DIMS,
     _FLAT,
@@ -128,7 +128,7 @@ sum_to_size_p = defop(
     batch_rule=_sum_to_size_rule,
     methods=False,
     error_samples=_sum_to_size_errors,
-    test={"dtypes": (*FLOATS, *COMPLEX)},
+    test=COMPLEX_TOO,
 )
 sum_to_size = sum_to_size_p.fn
 
@@ -191,7 +191,7 @@ mean_p = defop(
     methods=True,
     aten_dim_list=True,
     node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
-    test={"dtypes": (*FLOATS, *COMPLEX)},
+    test=COMPLEX_TOO,
 )
 mean = mean_p.fn
 
@@ -477,7 +477,7 @@ def _moments_op(
         error_samples=_var_errors(name),
         batch_rule=_DIMS,
         no_kernel=_floating_only(name),
-        test={"dtypes": (*FLOATS, *COMPLEX)},
+        test=COMPLEX_TOO,
         aten_dim_list=True,
     )
 

@@ -11,7 +11,7 @@ from ..._core.dispatch import dispatch
 from ..._core.out import write_out
 from ..._core.tensor import Tensor
 from .._batching import front, lrank, lshape, pad_to, rule_generator
-from .._families import COMPLEX, FLOATS, FLOATS_INT
+from .._families import COMPLEX, COMPLEX_TOO, FLOATS_INT
 from ..creation import eye, tensor
 
 
@@ -21,7 +21,7 @@ class LinAlgError(RuntimeError):
 
 # ------------------------------------------------------------------ dtype checks
 _INT = {"dtypes": (*FLOATS_INT, *COMPLEX)}  # integer dtypes tested too
-_CX = {"dtypes": (*FLOATS, *COMPLEX)}  # the op database's dtypes of a complex-capable op
+_CX = COMPLEX_TOO  # the op database's dtypes of a complex-capable op
 
 
 def _tname(a) -> str:

@@ -18,7 +18,7 @@ from ..comparison import where
 from ..creation import tensor, zeros
 from ..reduction import vector_norm
 from ..unary import nan_to_num_p
-from ._common import _write
+from ._common import _CX, _write
 from ._samples import _spd, _wc, _well_conditioned
 from .composites import matrix_norm
 from .decompositions import linalg_eigvalsh_p, linalg_svdvals
@@ -135,7 +135,7 @@ def _cond_errors(make):
 @composite(
     name="linalg_cond",
     api="linalg.cond",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_cond_samples,
     error_samples=_cond_errors,
 )

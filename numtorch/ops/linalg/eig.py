@@ -15,7 +15,7 @@ from ..._core.layout import column_major, contiguous
 from ..._core.op import defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
-from ._common import _eye, _square, _tuple_out, return_type, stacked
+from ._common import _CX, _eye, _square, _tuple_out, return_type, stacked
 from ._samples import _wc
 from .solvers import linalg_solve
 
@@ -188,7 +188,7 @@ linalg_eigvals_p = defop(
     api="linalg.eigvals",
     out=True,
     node_name="LinalgEigBackward0",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_eig_samples,
     error_samples=lambda make: _shape_errors("linalg.eigvals", make),
 )

@@ -20,7 +20,7 @@ from ...testing.samples import S
 from ..comparison import where
 from ..creation import eye, tensor
 from ..shape import cat
-from ._common import _tuple_out, return_type, stacked
+from ._common import _CX, _tuple_out, return_type, stacked
 
 geqrf_rt = return_type("geqrf", ("a", "tau"))
 
@@ -207,7 +207,7 @@ def _hp_errors(make):
     name="linalg_householder_product",
     api="linalg.householder_product",
     no_kernel=NoKernel("bi", "orgqr_cpu"),
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_hp_samples,
     error_samples=_hp_errors,
 )
@@ -300,7 +300,7 @@ def _ormqr_errors(make):
 
 @composite(
     no_kernel=NoKernel("bi", "ormqr_cpu"),
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_ormqr_samples,
     error_samples=_ormqr_errors,
     methods=True,

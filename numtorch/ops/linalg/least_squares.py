@@ -17,7 +17,7 @@ from ..._core.op import defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
 from .._batching import front, lshape
-from ._common import _align, _eye, _tuple_out, return_type
+from ._common import _CX, _align, _eye, _tuple_out, return_type
 from ._samples import _well_conditioned
 from .composites import pinv
 
@@ -234,7 +234,7 @@ linalg_lstsq_p = defop(
     layout=None,
     batch_rule=_lstsq_rule,
     api="linalg.lstsq",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_lstsq_samples,
     error_samples=_lstsq_errors,
 )

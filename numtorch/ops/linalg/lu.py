@@ -23,7 +23,7 @@ from ...testing.samples import S
 from .._batching import front, lshape, rule_generator
 from ..creation import tensor, zeros
 from ..shape import cat
-from ._common import _align, _min_rank, _tuple_out, return_type
+from ._common import _CX, _align, _min_rank, _tuple_out, return_type
 from ._samples import _singular, _wc
 from .triangular import linalg_solve_triangular
 
@@ -442,7 +442,7 @@ def _lu_factor_op(name: str, kernel, nout: int):
         batch_rule=_stacked(),
         api=f"linalg.{name}",
         node_name="LinalgLuFactorExBackward0",
-        test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+        test=_CX,
         samples=_lu_samples,
         error_samples=_lu_factor_errors(f"torch.linalg.{name}"),
     )
@@ -684,7 +684,7 @@ linalg_lu_solve_p = defop(
     batch_rule=_lu_solve_rule,
     api="linalg.lu_solve",
     out=True,
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_lu_solve_samples,
     error_samples=_lu_solve_errors,
 )

@@ -16,7 +16,7 @@ from ...testing.samples import S
 from ..creation import ones
 from ..shape import cat
 from ..views import diagonal as _diagonal
-from ._common import _write
+from ._common import _CX, _write
 from ._samples import _wc
 from .solvers import linalg_inv, linalg_solve
 
@@ -45,7 +45,7 @@ def _tensorinv_errors(make):
 @composite(
     name="linalg_tensorinv",
     api="linalg.tensorinv",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_tensorinv_samples,
     error_samples=_tensorinv_errors,
 )
@@ -85,7 +85,7 @@ def _tensorsolve_errors(make):
 @composite(
     name="linalg_tensorsolve",
     api="linalg.tensorsolve",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_tensorsolve_samples,
     error_samples=_tensorsolve_errors,
 )
@@ -137,7 +137,7 @@ def _linalg_vander_errors(make):
 @composite(
     name="linalg_vander",
     api="linalg.vander",
-    test={"dtypes": ("float32", "float64", "complex64", "complex128")},
+    test=_CX,
     samples=_linalg_vander_samples,
     error_samples=_linalg_vander_errors,
 )
