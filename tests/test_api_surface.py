@@ -352,11 +352,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         "sparse_support_notes tf32_notes torch warnings GRID_SAMPLE_INTERPOLATION_MODES "
         "GRID_SAMPLE_PADDING_MODES",
     ),
-    "optim": {
-        "swap_in_optimizer_params_and_state": (
-            "swaps parameters for torch.compile's optimizer capture: issue 33"
-        ),
-    },
+    "optim": {},
 }
 
 

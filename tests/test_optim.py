@@ -949,3 +949,36 @@ def test_update_bn_and_swalr():
 )
 def test_swa_errors(prog):
     assert_same_error(prog)
+
+
+def test_swap_in_optimizer_params_and_state_steps_other_params_then_restores():
+    def prog(L):
+        L.manual_seed(0)
+        w = L.nn.Parameter(L.ones(3))
+        b = L.nn.Parameter(L.zeros(2))
+        opt = L.optim.Adam([w, b], lr=0.1)
+        (w.sum() + b.sum()).backward()
+        opt.step()
+        sd = opt.state_dict()
+        other = {n: L.nn.Parameter(p.detach().clone() * 2) for n, p in (("w", w), ("b", b))}
+        for p in other.values():
+            p.grad = L.ones_like(p)
+        swap_state = {
+            "state": {
+                k: {n: (v.clone() if isinstance(v, L.Tensor) else v) for n, v in d.items()}
+                for k, d in sd["state"].items()
+            },
+            "param_groups": [dict(g, lr=0.5) for g in sd["param_groups"]],
+        }
+        with L.optim.swap_in_optimizer_params_and_state(opt, other, swap_state):
+            inside = (opt.param_groups[0]["lr"], opt.param_groups[0]["params"][0] is other["w"])
+            opt.step()
+        after = (opt.param_groups[0]["lr"], opt.param_groups[0]["params"][0] is w)
+        return inside, after, other["w"].detach(), w.detach(), swap_state["state"][0]["exp_avg"]
+
+    assert_same(prog)
+    for lib in (nt, torch):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1)
+        with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
+            with lib.optim.swap_in_optimizer_params_and_state(opt, {}, {}):
+                pass

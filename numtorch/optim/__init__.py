@@ -18,3 +18,4 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
+from .swap import swap_in_optimizer_params_and_state
