@@ -30,15 +30,16 @@ def dtypes_of(op):
     return op.test.dtypes
 
 
-def float_arg_positions(args):
-    """Paths to floating ndarray args (index into args, index into list or None)."""
+def float_arg_positions(args, kinds: str = "f"):
+    """Paths to the ndarray args of dtype kinds ``kinds`` (floating; "fc": complex too):
+    (index into args, index into list or None)."""
     paths = []
     for i, a in enumerate(args):
-        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        if isinstance(a, np.ndarray) and a.dtype.kind in kinds:
             paths.append((i, None))
         elif isinstance(a, (list, tuple)):
             for j, v in enumerate(a):
-                if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                if isinstance(v, np.ndarray) and v.dtype.kind in kinds:
                     paths.append((i, j))
     return paths
 

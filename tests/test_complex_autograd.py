@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from opdb import get_path, ops_with_samples, resolve, samples, set_path
+from opdb import float_arg_positions, get_path, ops_with_samples, resolve, samples, set_path
 from test_ops import _jvp_through_trace
-from twolibs import as_numpy, assert_close, normal, tensor_leaves, to_nt, to_torch
+from twolibs import as_numpy, assert_close, inexact, normal, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 
@@ -30,25 +30,10 @@ REFUSED = [
 ]
 
 
-def _inexact(t) -> bool:
-    return t.dtype.is_floating_point or t.dtype.is_complex
-
-
 def _paths(op, args) -> list:
     """Positions of the float and complex arrays among a sample's differentiable args."""
-    paths = []
-    for i, a in enumerate(args):
-        if op.grad_args is not None and i not in op.grad_args:
-            continue
-        if isinstance(a, np.ndarray) and a.dtype.kind in "fc":
-            paths.append((i, None))
-        elif isinstance(a, (list, tuple)):
-            paths += [
-                (i, j)
-                for j, v in enumerate(a)
-                if isinstance(v, np.ndarray) and v.dtype.kind in "fc"
-            ]
-    return paths
+    paths = float_arg_positions(args, "fc")
+    return [p for p in paths if op.grad_args is None or p[0] in op.grad_args]
 
 
 def _complex_samples(op):
@@ -59,7 +44,7 @@ def _loss(op, s, args, vs) -> float:
     """sum(Re(conj(v) * out)) over the inexact outputs of op at args."""
     with nt.no_grad():
         out = resolve(nt, op.api)(*to_nt(args), **to_nt(s.kwargs))
-    outs = [o for o in tensor_leaves(out, nt.Tensor) if _inexact(o)]
+    outs = [o for o in tensor_leaves(out, nt.Tensor) if inexact(o)]
     return sum(float(np.real(np.conj(v) * as_numpy(o)).sum()) for o, v in zip(outs, vs))
 
 
@@ -127,7 +112,7 @@ def test_complex_jvp_matches_finite_differences(op):
             for p, t in zip(paths, tangents):
                 args = set_path(args, p, np.asarray(get_path(s.args, p) + sign * eps * t))
             out = resolve(nt, op.api)(*to_nt(args), **to_nt(s.kwargs))
-            return [as_numpy(o) for o in tensor_leaves(out, nt.Tensor) if _inexact(o)]
+            return [as_numpy(o) for o in tensor_leaves(out, nt.Tensor) if inexact(o)]
 
         for o, t, up, down in zip(outs, tans, shifted(1), shifted(-1)):
             got = np.zeros(o.shape) if t is None else as_numpy(t)

@@ -16,7 +16,7 @@ from opdb import (
     samples,
     set_path,
 )
-from twolibs import as_numpy, assert_close, normal, op_tol, tensor_leaves, to_nt, to_torch
+from twolibs import as_numpy, assert_close, inexact, normal, op_tol, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 from numtorch.func._jvp import apply_jvp
@@ -54,12 +54,8 @@ def test_forward_matches_torch(op, dtype):
         assert_close(out, ref, **op_tol(dtype), where=f"{op.name} {s}")
 
 
-def _inexact(t) -> bool:
-    return t.dtype.is_floating_point or t.dtype.is_complex
-
-
 def _float_outputs(out):
-    return [o for o in tensor_leaves(out, nt.Tensor) if _inexact(o) and o.requires_grad]
+    return [o for o in tensor_leaves(out, nt.Tensor) if inexact(o) and o.requires_grad]
 
 
 def _grad_setup(op, s):
@@ -160,7 +156,7 @@ def _jvp_through_trace(op, s, tangents_np, paths=None):
             rs = r if isinstance(r, (tuple, list)) else (r,)
             for o, t in zip(cout, rs):
                 tan[id(o)] = t
-    fo = [o for o in tensor_leaves(autograd_outputs(out, op), nt.Tensor) if _inexact(o)]
+    fo = [o for o in tensor_leaves(autograd_outputs(out, op), nt.Tensor) if inexact(o)]
     return fo, [tan.get(id(o)) for o in fo]
 
 
@@ -181,7 +177,7 @@ def test_jvp_matches_finite_differences(op):
                 args = set_path(args, p, np.asarray(get_path(s.args, p) + sign * eps * t))
             out = _call(_nt_fn(op), type(s)(args, s.kwargs), to_nt)[1]
             leaves = tensor_leaves(autograd_outputs(out, op), nt.Tensor)
-            return [as_numpy(o) for o in leaves if _inexact(o)]
+            return [as_numpy(o) for o in leaves if inexact(o)]
 
         hi, lo = shifted(1), shifted(-1)
         for o, t, up, down in zip(outs, tans, hi, lo):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 from opdb import ops_with_samples, resolve, samples
-from twolibs import as_numpy, normal, tensor_leaves, to_nt, to_torch
+from twolibs import as_numpy, inexact, normal, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 
@@ -318,14 +318,10 @@ def test_to_device_under_vmap_keeps_the_batch(no_fallback):
     np.testing.assert_array_equal(out.numpy(), np.arange(6.0).reshape(2, 3).T * 2)
 
 
-def _inexact(t) -> bool:
-    return t.dtype.is_floating_point or t.dtype.is_complex
-
-
 def _differentiable(a) -> bool:
     if isinstance(a, (list, tuple)):
         return any(_differentiable(x) for x in a)
-    return isinstance(a, nt.Tensor) and _inexact(a)
+    return isinstance(a, nt.Tensor) and inexact(a)
 
 
 def _run_vjps(op, args, attrs, result, g):
@@ -376,7 +372,7 @@ def test_vjp_formulas_run_on_batched_primals(op, no_fallback):
         outs = [c[3] for c in calls]
         shapes = {tuple(tuple(o.shape) for o in tensor_leaves(out, nt.Tensor)) for out in outs}
         diff = tensor_leaves(outs[0], nt.Tensor)[: op.ndiff or 1]
-        if len(shapes) > 1 or not diff or not all(_inexact(o) for o in diff):
+        if len(shapes) > 1 or not diff or not all(inexact(o) for o in diff):
             continue  # data-dependent output shapes are not stackable
         rng = np.random.default_rng(3)
         gs = [

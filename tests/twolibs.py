@@ -87,6 +87,11 @@ def arr(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
 
 
+def inexact(t) -> bool:
+    """Whether a tensor of either library is floating or complex (differentiable)."""
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
 def normal(rng, shape, dtype=None) -> np.ndarray:
     """Standard normal values of ``shape``: complex ones (independent real and imaginary
     parts) when ``dtype`` (either library's, or NumPy's) is complex."""

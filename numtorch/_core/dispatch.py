@@ -129,7 +129,7 @@ def link_view(t: Tensor, src: Tensor, op, attrs, multi: bool = False) -> None:
         t._base = root
         t._view = (root, chain + ((op, attrs),))
     t._view_ver = src._ver.v
-    if getattr(src, "_conj", False):  # a view of a conjugate keeps the conjugate bit
+    if src._conj:  # a view of a conjugate keeps the conjugate bit
         t._conj = True
     if not state.grad_enabled:
         t._creation = NO_GRAD_MODE
@@ -199,10 +199,14 @@ def _custom_dtypes(arrays: list) -> bool:
     """Whether an operand may hold a dtype NumPy does not define (ml_dtypes' reduced floats
     are numbered from 256): anything but a NumPy array of NumPy's own dtypes or a number."""
     for a in arrays:
-        if type(a) is _ndarray:
+        t = type(a)
+        if t is _ndarray:
             if a.dtype.num >= 256:
                 return True
-        elif type(a) not in _NUMBERS and a is not None:
+        elif t is list or t is tuple:  # (cat's and stack's operands)
+            if _custom_dtypes(a):
+                return True
+        elif t not in _NUMBERS and a is not None:
             return True
     return False
 

@@ -471,7 +471,7 @@ def _elementwise_jvp(op: Op) -> Callable:
             if op.nin > 1 and env["tangents"][k] is None:
                 term = zero_term(term)
             out = term if out is None else out + term
-        if out.is_complex() and not env["result"].is_complex():
+        if out is not None and out.is_complex() and not env["result"].is_complex():
             out = out.real  # a real function of complex inputs (abs): Re of the term
         return out
 

@@ -60,6 +60,7 @@ class Tensor:
     _out_nr = 0
     _hooks = None
     _inplace_error = None  # why an in-place write into this tensor is refused
+    _conj = False  # the conjugate bit (ops/complex.py)
     _retains_grad = False
     _accum = None  # weakref to this leaf's AccumulateGrad node
     _view = None  # (root base, chain of (op, attrs)) for views

@@ -19,6 +19,7 @@ from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise, front
 from ._families import view_op
+from .strided import array_offset
 
 
 def _complex_of(make):
@@ -27,14 +28,6 @@ def _complex_of(make):
 
 def _real_of(make):
     return np.float32 if make.dtype == np.float32 else np.float64
-
-
-def _storage_offset(a) -> int:
-    """a's offset, in elements, from the start of the memory it views."""
-    root = a
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    return (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
 
 
 # ------------------------------------------------------------------ view_as_real
@@ -97,7 +90,7 @@ def _view_as_complex(xp, input):
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(s % (2 * input.itemsize) for s, n in zip(input.strides[:-1], input.shape) if n > 1):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    if _storage_offset(input) % 2:
+    if array_offset(input) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     if input.dtype == np.float16:
         raise NotImplementedError("numtorch has no complex32 dtype (NumPy has no complex half)")
@@ -235,7 +228,7 @@ polar = polar_p.fn
 def is_conj(input: Tensor) -> bool:
     """Whether input carries the conjugate bit (the result of ``conj`` of a complex tensor,
     and views of it)."""
-    return bool(getattr(input, "_conj", False))
+    return bool(input._conj)
 
 
 def is_neg(input: Tensor) -> bool:

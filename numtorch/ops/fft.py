@@ -125,6 +125,23 @@ class _Rule:
 _PRIVATE = {"no_oracle": True}
 
 
+def _transform(name: str, kernel, vjp, layout, samples):
+    """One of the three transform primitives: linear (the jvp is the transform of the
+    tangent), over a dims attribute the batch rule shifts, private as PyTorch's _fft_*."""
+    return defop(
+        name,
+        kernel,
+        nin=1,
+        vjp=vjp,
+        jvp=LINEAR,
+        batch_rule=_Rule(),
+        layout=layout,
+        samples=samples,
+        api="_" + name,
+        test=_PRIVATE,
+    )
+
+
 def _dims(dim, ndim: int) -> tuple:
     return tuple(wrap_dim(d, ndim) for d in dim)
 
@@ -150,18 +167,7 @@ def _complex_samples(make):
     yield S((make((4, 3), dtype=c), (1, 0), 0, False))
 
 
-fft_c2c_p = defop(
-    "fft_c2c",
-    _fft_c2c,
-    nin=1,
-    vjp=_c2c_vjp,
-    jvp=LINEAR,
-    batch_rule=_Rule(),
-    layout=_c2c_layout,
-    samples=_complex_samples,
-    api="_fft_c2c",
-    test=_PRIVATE,
-)
+fft_c2c_p = _transform("fft_c2c", _fft_c2c, _c2c_vjp, _c2c_layout, _complex_samples)
 fft_c2c = fft_c2c_p.fn
 
 
@@ -204,18 +210,7 @@ def _real_samples(make):
     yield S((make((4, 3)), (1, 0), 1, False))
 
 
-fft_r2c_p = defop(
-    "fft_r2c",
-    _fft_r2c,
-    nin=1,
-    vjp=_r2c_vjp,
-    jvp=LINEAR,
-    batch_rule=_Rule(),
-    layout=_fft_layout,
-    samples=_real_samples,
-    api="_fft_r2c",
-    test=_PRIVATE,
-)
+fft_r2c_p = _transform("fft_r2c", _fft_r2c, _r2c_vjp, _fft_layout, _real_samples)
 fft_r2c = fft_r2c_p.fn
 
 
@@ -259,18 +254,7 @@ def _c2r_samples(make):
     yield S((make((2, 3), dtype=c), (1, 0), 0, 3))
 
 
-fft_c2r_p = defop(
-    "fft_c2r",
-    _fft_c2r,
-    nin=1,
-    vjp=_c2r_vjp,
-    jvp=LINEAR,
-    batch_rule=_Rule(),
-    layout=_fft_layout,
-    samples=_c2r_samples,
-    api="_fft_c2r",
-    test=_PRIVATE,
-)
+fft_c2r_p = _transform("fft_c2r", _fft_c2r, _c2r_vjp, _fft_layout, _c2r_samples)
 fft_c2r = fft_c2r_p.fn
 
 

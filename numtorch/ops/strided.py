@@ -380,6 +380,14 @@ tensor_method(inplace_view(as_strided, "as_strided_"))
 
 
 # ------------------------------------------------------------------ resize_
+def array_offset(a) -> int:
+    """Where array a's first element sits in the memory its owner holds, in elements."""
+    if not a.size or not isinstance(a, np.ndarray):
+        return 0
+    owner = _owner(a)
+    return (_address(a) - _address(owner)) // max(a.itemsize, 1) if owner.size else 0
+
+
 def _owner(a):
     """The array that owns a's memory: NumPy's chain of bases (through as_strided's
     holders of the array interface) to its first array."""

@@ -16,7 +16,7 @@ from .._core.layout import strided
 from .._core.methods import tensor_methods
 from .._core.state import state
 from .._core.tensor import Tensor, bump_version
-from .strided import _address, _owner, as_strided
+from .strided import array_offset, as_strided
 
 
 # ------------------------------------------------------------------ predicates
@@ -67,11 +67,7 @@ def typename(obj) -> str:
 # ------------------------------------------------------------------ memory
 def _storage_offset(self: Tensor) -> int:
     """Where self's first element sits in its storage, in elements."""
-    data = self._data
-    if not data.size or not isinstance(data, np.ndarray):
-        return 0
-    owner = _owner(data)
-    return (_address(data) - _address(owner)) // max(data.itemsize, 1) if owner.size else 0
+    return array_offset(self._data)
 
 
 def _dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:

@@ -226,14 +226,6 @@ def _signal_window(name, values, M, sym, dtype, layout, device, requires_grad) -
     return _finish(_allocate(make, (M,), d), requires_grad, device)
 
 
-def _general_cosine_values(a):
-    def values(n, m):
-        x = 2 * np.pi * n / (m - 1)
-        return sum((-1) ** k * c * np.cos(k * x) for k, c in enumerate(a))
-
-    return values
-
-
 def _coefficients(a):
     if not isinstance(a, (list, tuple)):
         raise TypeError("Coefficients must be a list/tuple")
@@ -247,7 +239,7 @@ def general_cosine(
     M, *, a, sym=True, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     """sum_k (-1)^k a_k cos(2 pi k n / (M - 1))."""
-    v = _general_cosine_values(_coefficients(a))
+    v = _cosine_sum(*_coefficients(a))
     return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
 
 
@@ -256,7 +248,7 @@ def general_hamming(
     M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     """The generalized Hamming window: general_cosine with (alpha, 1 - alpha)."""
-    v = _general_cosine_values([alpha, 1.0 - alpha])
+    v = _cosine_sum(alpha, 1.0 - alpha)
     return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
 
 
@@ -277,7 +269,7 @@ def hamming(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=
 @factory
 def hann(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """The Hann window (general_hamming with alpha = 0.5)."""
-    v = _general_cosine_values([0.5, 0.5])
+    v = _cosine_sum(0.5, 0.5)
     return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
 
 
@@ -287,14 +279,14 @@ _NUTTALL = [0.3635819, 0.4891775, 0.1365995, 0.0106411]
 @factory
 def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """The minimum 4-term Blackman-Harris window of Nuttall."""
-    v = _general_cosine_values(_NUTTALL)
+    v = _cosine_sum(*_NUTTALL)
     return _signal_window("general_cosine", v, M, sym, dtype, layout, device, requires_grad)
 
 
 @factory
 def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """The Blackman window: 0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))."""
-    v = _general_cosine_values([0.42, 0.5, 0.08])
+    v = _cosine_sum(0.42, 0.5, 0.08)
     return _signal_window("blackman", v, M, sym, dtype, layout, device, requires_grad)
 
 
