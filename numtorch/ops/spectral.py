@@ -1,10 +1,9 @@
-"""torch.stft and torch.istft, composites over numtorch's ops: the signal padded at both ends
-(``pad_mode``), framed with ``Tensor.unfold``, windowed, and transformed by the fft
-primitives; istft inverts each frame and overlap-adds them with ``index_add``, divided by the
-window's squared envelope (PyTorch's NOLA check).
+"""torch.stft and torch.istft. stft is a composite of two primitives: ``stft_frames`` (the
+signal padded at both ends by ``pad_mode``, cut into frames, windowed: one pass) and the fft
+r2c/c2c transform; istft inverts each frame and overlap-adds them with ``index_add``, divided
+by the window's squared envelope (PyTorch's NOLA check).
 
-The padding is written here with cat/flip/narrow (``nn.functional.pad`` is a higher layer),
-with F.pad's texts for the cases stft reaches."""
+F.pad is a higher layer, so its texts for the cases stft reaches are written here."""
 
 from __future__ import annotations
 
@@ -13,11 +12,14 @@ import warnings
 
 import numpy as np
 
-from .._core.op import ErrorInput, composite
+from .._core.dispatch import dispatch
+from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
+from ._batching import front
+from ._families import COMPLEX_TOO, cj
 from .complex import view_as_real
-from .creation import arange, ones, zeros
+from .creation import arange, as_tensor, ones, ones_like, zeros
 from .fft import _BY_N, _NONE, _ROOT_N, fft_c2c, fft_c2r, fft_r2c
 from .shape import cat
 
@@ -41,32 +43,120 @@ def _opt(v) -> str:
     return "None" if v is None else str(int(v))
 
 
-# ------------------------------------------------------------------ padding
-def _pad_last(x: Tensor, pad: int, mode: str) -> Tensor:
-    """x padded by ``pad`` at both ends of its last dim, as F.pad(x, [pad, pad], mode)."""
-    n = x.shape[-1]
+# ------------------------------------------------------------------ framing
+_NUMPY_MODE = {
+    "reflect": "reflect",
+    "replicate": "edge",
+    "circular": "wrap",
+    "constant": "constant",
+}
+
+
+def _check_pad(x: Tensor, pad: int, mode: str) -> None:
+    """F.pad's refusals for a (1, 1, L) signal padded by ``pad`` at both ends."""
+    if mode not in _NUMPY_MODE:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "reflect":
         if x.dtype.name == "bool":
             raise NotImplementedError("\"reflection_pad1d\" not implemented for 'Bool'")
-        if pad >= n:
+        if pad >= x.shape[-1]:
             raise RuntimeError(
                 "Argument #4: Padding size should be less than the corresponding input "
                 f"dimension, but got: padding ({pad}, {pad}) at dimension {x.dim() - 1} of "
                 f"input {_shape(x)}"
             )
-        left = x.narrow(-1, 1, pad).flip(-1)
-        right = x.narrow(-1, n - 1 - pad, pad).flip(-1)
+
+
+def _stft_frames(xp, input, window, n_fft, hop, pad, pad_mode):
+    """(B, L) signals padded by ``pad`` at both ends, cut into frames of n_fft every hop
+    samples, times the window: (B, n_frames, n_fft)."""
+    if pad:
+        input = xp.pad(input, ((0, 0), (pad, pad)), mode=_NUMPY_MODE[pad_mode])
+    b, length = input.shape
+    count = (length - n_fft) // hop + 1
+    s0, s1 = input.strides
+    frames = xp.lib.stride_tricks.as_strided(input, (b, count, n_fft), (s0, hop * s1, s1))
+    return frames * window
+
+
+@functools.lru_cache(maxsize=64)
+def _sources(length: int, n_fft: int, hop: int, pad: int, mode: str) -> np.ndarray:
+    """For each frame element, flattened, the signal position it reads (``length`` for
+    constant padding)."""
+    q = np.arange(-pad, length + pad)
+    if mode == "reflect":
+        q = np.abs(q)
+        q = np.where(q >= length, 2 * (length - 1) - q, q)
     elif mode == "replicate":
-        left = x.narrow(-1, 0, 1).expand(*x.shape[:-1], pad)
-        right = x.narrow(-1, n - 1, 1).expand(*x.shape[:-1], pad)
+        q = np.clip(q, 0, length - 1)
     elif mode == "circular":
-        left = x.narrow(-1, n - pad, pad)
-        right = x.narrow(-1, 0, pad)
-    elif mode == "constant":
-        left = right = x.new_zeros((*x.shape[:-1], pad))
+        q = q % length
     else:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    return cat((left, x, right), -1)
+        q = np.where((q < 0) | (q >= length), length, q)
+    count = (length + 2 * pad - n_fft) // hop + 1
+    return q[(np.arange(count) * hop)[:, None] + np.arange(n_fft)].reshape(-1)
+
+
+def _frames_input_vjp(g, input_shape, window, n_fft, hop, pad, pad_mode):
+    """Each frame's gradient, times the conjugate window, added back where it was read."""
+    b, length = input_shape
+    src = as_tensor(_sources(length, n_fft, hop, pad, pad_mode), device=g.device)
+    gw = (g * cj(window)).reshape(b, -1)
+    out = zeros((b, length + 1), dtype=gw.dtype, device=g.device)  # [length]: constant pad
+    return out.index_add(1, src, gw).narrow(1, 0, length)
+
+
+def _frames_window_vjp(g, input, window, n_fft, hop, pad, pad_mode):
+    plain = stft_frames(input, ones_like(window), n_fft, hop, pad, pad_mode)
+    return (g * cj(plain)).sum((0, 1))
+
+
+def _frames_jvp(tinput, twindow, input, window, n_fft, hop, pad, pad_mode):
+    return stft_frames(tinput, window, n_fft, hop, pad, pad_mode) + stft_frames(
+        input, twindow, n_fft, hop, pad, pad_mode
+    )
+
+
+def _frames_rule(vmap, args, bdims, attrs):
+    """Batched signals fold into the signal batch; a batched window multiplies plain frames."""
+    (x, w), (xb, wb) = args, bdims
+    if xb is not None:
+        x = front(x, xb)
+        v, b, length = x.shape
+        x = x.reshape(v * b, length)
+    ones_w = w if wb is None else ones_like(w.select(wb, 0))
+    out = dispatch(stft_frames_p, (x, ones_w), attrs)
+    if xb is not None:
+        out = out.reshape(v, b, *out.shape[1:])
+    if wb is None:
+        return out, 0 if xb is not None else None
+    w = front(w, wb)
+    if xb is None:
+        return out * w[:, None, None, :], 0
+    return out * w[:, None, None, :], 0
+
+
+def _frames_samples(make):
+    yield S((make((2, 20)), make((8,), 0.5, 1.0), 8, 3, 4, "reflect"))
+    yield S((make((1, 12)), make((4,)), 4, 4, 0, "constant"), name="unpadded")
+    yield S((make((3, 10)), make((6,)), 6, 2, 3, "constant"))
+    yield S((make((2, 9)), make((5,)), 5, 1, 2, "replicate"))
+    yield S((make((2, 9)), make((5,)), 5, 2, 4, "circular"))
+    yield S((make((2, 16))[:, ::2], make((4,)), 4, 2, 2, "reflect"), name="strided")
+
+
+stft_frames_p = defop(
+    "stft_frames",
+    _stft_frames,
+    nin=2,
+    vjp=(_frames_input_vjp, _frames_window_vjp),
+    jvp=_frames_jvp,
+    batch_rule=_frames_rule,
+    samples=_frames_samples,
+    api="ops.spectral.stft_frames",
+    test={**COMPLEX_TOO, "no_oracle": True},  # internal to stft, which is checked against PyTorch
+)
+stft_frames = stft_frames_p.fn
 
 
 def _full_window(window, win_length: int, n_fft: int, like: Tensor):
@@ -181,13 +271,12 @@ def stft(
     align_to_window: bool | None = None,
 ):
     """The short-time Fourier transform: (freq, frames), batched by a leading dim."""
+    pad = 0
     if center:
         if align_to_window is not None:
             raise RuntimeError("stft align_to_window should only be set when center = false")
-        dims = input.dim()
-        extended = input.reshape((1,) * (3 - dims) + tuple(input.shape))
-        input = _pad_last(extended, n_fft // 2, pad_mode)
-        input = input.reshape(tuple(input.shape[-dims:]) if dims else ())
+        pad = n_fft // 2
+        _check_pad(input.reshape((1,) * (3 - input.dim()) + tuple(input.shape)), pad, pad_mode)
     complex_fft = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_fft:
@@ -197,11 +286,13 @@ def stft(
             )
         return_complex = True
     hop = n_fft // 4 if hop_length is None else hop_length
+    length = (input.shape[-1] if input.dim() else 1) + 2 * pad
     win = n_fft if win_length is None else win_length
 
-    def where() -> str:  # PyTorch's error prefix, made only for an error
+    def where() -> str:  # PyTorch's error prefix (of the padded input), made only for an error
+        shown = "[" + ", ".join(str(n) for n in (*input.shape[:-1], length)) + "]"
         return (
-            f"stft({input.type()}{_shape(input)}, n_fft={n_fft}, hop_length={hop}, "
+            f"stft({input.type()}{shown}, n_fft={n_fft}, hop_length={hop}, "
             f"win_length={win}, window={_window_str(window)}, normalized={int(normalized)}, "
             f"onesided={_opt(onesided)}, return_complex={int(return_complex)}, "
             f"align_to_window={_opt(align_to_window)}) : "
@@ -213,7 +304,6 @@ def stft(
         raise RuntimeError(where() + "expected a tensor of floating point or complex values")
     if input.dim() not in (1, 2):
         raise RuntimeError(where() + "expected a 1D or 2D tensor")
-    length = input.shape[-1]
     if n_fft <= 0 or n_fft > length:
         raise RuntimeError(where() + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
     if hop <= 0:
@@ -235,9 +325,7 @@ def stft(
         left = (n_fft - win) // 2
         z = x.new_zeros
         x = cat((z((x.shape[0], left)), x, z((x.shape[0], n_fft - win - left))), -1)
-    frames = x.unfold(-1, n_fft, hop)
-    if window is not None or win != n_fft:
-        frames = frames * _full_window(window, win, n_fft, input)
+    frames = stft_frames(x, _full_window(window, win, n_fft, input), n_fft, hop, pad, pad_mode)
     norm = _ROOT_N if normalized else _NONE
     if frames.dtype.is_complex:
         out = fft_c2c(frames, (2,), norm, True)
