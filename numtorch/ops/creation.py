@@ -21,6 +21,7 @@ from .._core.op import defop
 from .._core.tensor import Size, Tensor, _make
 from ..testing.samples import S
 from ._batching import rule_generator
+from ._families import COMPLEX_TOO
 
 # ------------------------------------------------------------------ generators
 _DEFAULT_SEED = 67280421310721  # PyTorch's initial seed: unseeded runs are reproducible too
@@ -315,6 +316,9 @@ def _full_like_samples(make):
     yield S((make((0, 3)), 1.0))
     yield S((make((2, 3)), 3), {"dtype": dt.int64})
     yield S((make((3,)), True), {"dtype": dt.bool_})
+    if make.dtype.kind == "c":
+        yield S((make((2, 3)), 1.5 - 2j), name="complex fill")
+        yield S((make((2,), dtype="float64"), 1j), {"dtype": dt.complex64}, name="complex dtype")
 
 
 full_like_p = defop(
@@ -326,6 +330,7 @@ full_like_p = defop(
     samples=_full_like_samples,
     layout=preserve,
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 
 

@@ -14,6 +14,7 @@ from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front
+from ._families import COMPLEX_TOO
 from .complex import view_as_complex_p, view_as_real_p
 from .conversion import _C_ORDER
 from .splits import split_p, split_with_sizes_p, unbind_p
@@ -93,7 +94,8 @@ def copy_of(
 ) -> Op:
     """The ``*_copy`` op of a view op (``name``: the view's name + ``_copy``); ``kernel``:
     the view kernel to copy from, where the copy's signature is not the view's (with its
-    ``batch_rule``, where the view's does not fit it)."""
+    ``batch_rule``, where the view's does not fit it). It is tested in the view's dtypes
+    (complex too, as PyTorch's copies run on every dtype its views take)."""
     return defop(
         name or f"{view.name}_copy",
         _copying_kernel(kernel or view.kernel),
@@ -108,7 +110,7 @@ def copy_of(
         out=True,
         methods=methods,
         complex_grad=complex_grad,
-        test=test,
+        test={"dtypes": view.test.dtypes, **(test or {})},
     )
 
 
@@ -228,6 +230,7 @@ alias_copy_p = defop(
     batch_rule=lambda vmap, args, bdims, attrs: (args[0].clone(), bdims[0]),
     samples=_alias_copy_samples,
     out=True,
+    test=COMPLEX_TOO,
 )
 
 
@@ -251,7 +254,7 @@ detach_copy_p = defop(
     samples=_alias_copy_samples,
     out=True,
     # the backward raises, as PyTorch's (tests/test_views.py checks it)
-    test={"no_grad_test": True},
+    test={**COMPLEX_TOO, "no_grad_test": True},
 )
 
 
@@ -306,6 +309,7 @@ slice_copy_p = defop(
     error_samples=_slice_copy_errors,
     out=True,
     complex_grad=False,
+    test=COMPLEX_TOO,
 )
 slice_copy = slice_copy_p.fn
 
@@ -324,7 +328,11 @@ def _as_strided_copy_errors(make):
     )
 
 
-@composite(samples=_as_strided_copy_samples, error_samples=_as_strided_copy_errors)
+@composite(
+    samples=_as_strided_copy_samples,
+    error_samples=_as_strided_copy_errors,
+    test=COMPLEX_TOO,
+)
 def as_strided_copy(
     input: Tensor, size, stride, storage_offset: int | None = None, *, out=None
 ) -> Tensor:

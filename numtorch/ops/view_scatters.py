@@ -13,6 +13,7 @@ from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import materialize, pdim, rule_generator
+from ._families import COMPLEX_TOO
 from .creation import tensor, zeros_like
 from .views import _select_args, diagonal_view
 
@@ -112,6 +113,7 @@ diagonal_scatter_p = defop(
     error_samples=_diagonal_scatter_errors,
     layout=None,
     methods=True,
+    test=COMPLEX_TOO,
 )
 diagonal_scatter = diagonal_scatter_p.fn
 
@@ -170,6 +172,8 @@ select_scatter_p = defop(
     error_samples=_select_scatter_errors,
     layout=None,
     methods=True,
+    complex_grad=False,  # (PyTorch refuses autograd of its complex result)
+    test=COMPLEX_TOO,
 )
 select_scatter = select_scatter_p.fn
 
@@ -235,6 +239,8 @@ slice_scatter_p = defop(
     layout=None,
     out=True,
     methods=True,
+    complex_grad=False,  # (PyTorch refuses autograd of its complex result)
+    test=COMPLEX_TOO,
 )
 slice_scatter = slice_scatter_p.fn
 
@@ -285,7 +291,7 @@ def _as_strided_scatter_errors(make):
     # PyTorch's input gradient is the complement of the true one (its formula is known
     # wrong): finite differences decide; tests/test_views.py checks the src gradient
     # (a batch dim last makes each sample non-contiguous, which numtorch refuses)
-    test={"no_grad_test": True, "vmap_last": False},
+    test={**COMPLEX_TOO, "no_grad_test": True, "vmap_last": False},
 )
 def as_strided_scatter(
     input: Tensor, src: Tensor, size, stride, storage_offset: int | None = None

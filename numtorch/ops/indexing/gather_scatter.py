@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.methods import tensor_methods
@@ -380,6 +381,7 @@ _scatter_add = scatter_add_p.fn
 
 
 _REDUCE_AT = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
+_REDUCES = tuple(_REDUCE_AT)
 
 
 def _reduce_identity(reduce: str, dtype):
@@ -409,6 +411,8 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
     check_index_dtype(index, "scatter")
     _same_dtype("scatter", input, src)
     _check_dims("scatter_reduce", input, index, src, dim)
+    if input.dtype.kind == "c" and reduce in ("amax", "amin"):
+        raise dt.not_implemented(f"scatter_gather_tensor_cpu_reduce_{reduce}", input)
     _bounds(index, input.shape[dim], dim)
     key = _scatter_key(xp, index, dim)
     vals = _region(src, index.shape)
@@ -530,7 +534,9 @@ def _region_t(src, shape):
 
 
 def _scatter_reduce_samples(make):
-    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+    # (PyTorch has no complex amax/amin: error samples)
+    reduces = ("sum", "prod", "mean") if make.dtype.kind == "c" else _REDUCES
+    for reduce in reduces:
         lo = 0.5 if reduce == "prod" else -2
         for inc in (True, False):
             yield S(
@@ -552,6 +558,15 @@ def _scatter_reduce_errors(make):
         RuntimeError,
         "reduce argument must be either sum, prod, mean, amax or amin, got foo",
     )
+    for reduce, cdt, name in (
+        ("amax", "complex128", "ComplexDouble"),
+        ("amin", "complex64", "ComplexFloat"),
+    ):
+        yield ErrorInput(  # (before the bounds check, as PyTorch's)
+            S((make((3, 4), dtype=cdt), 0, np.array([[5]]), make((1, 1), dtype=cdt), reduce)),
+            NotImplementedError,
+            f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for '{name}'",
+        )
     yield ErrorInput(
         S((make((3, 4)), 0, np.array([[5]]), make((1, 1)), "sum")),
         RuntimeError,
@@ -568,6 +583,8 @@ scatter_reduce_p = defop(
     samples=_scatter_reduce_samples,
     batch_rule=dim_family(),
     error_samples=_scatter_reduce_errors,
+    complex_grad=False,  # (PyTorch refuses autograd of its complex result)
+    test=COMPLEX_TOO,
 )
 _raw_scatter_reduce = scatter_reduce_p.fn
 

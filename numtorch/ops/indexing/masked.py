@@ -249,7 +249,7 @@ masked_select_p = defop(
     vjp=(_masked_select_vjp, None),
     jvp=LINEAR,
     batch_rule=_masked_select_rule,
-    test={"vmap_unbatched": (1,)},
+    test={**COMPLEX_TOO, "vmap_unbatched": (1,)},
     samples=lambda make: [
         S((make((3, 4)), make.rng.random((3, 4)) < 0.5)),
         S((make((3, 4)), make.rng.random((4,)) < 0.5)),

@@ -14,7 +14,7 @@ from ..._core.op import ErrorInput, defop
 from ..._core.tensor import Tensor
 from ...testing.samples import S
 from .._batching import front, rule_generator
-from .._families import FLOATS_INT_BOOL
+from .._families import COMPLEX, FLOATS_INT_BOOL
 from ..creation import zeros
 from ._common import _method
 
@@ -35,6 +35,14 @@ def _dynamic_shape(op):
 dynamic_shape = rule_generator(_dynamic_shape)
 
 
+_ANY_DTYPE = (*FLOATS_INT_BOOL, *COMPLEX)  # (a complex element is nonzero by either part)
+
+
+def _imaginary_only(make):
+    """A complex sample whose nonzero elements include purely imaginary ones."""
+    return np.array([[0, 1j, 2, 0], [-3j, 0, 1 + 1j, 0]], dtype=make.dtype)
+
+
 def _argwhere(xp, input):
     return xp.argwhere(input).astype(xp.int64)
 
@@ -48,6 +56,8 @@ def _nonzero_samples(make):
     yield S((make((3, 4)),), {"as_tuple": True})
     yield S((np.asarray(make(())),), {"as_tuple": True})
     yield S((np.zeros((), dtype=make.dtype),), {"as_tuple": True})
+    if make.dtype.kind == "c":
+        yield S((_imaginary_only(make),))
 
 
 nonzero_p = defop(
@@ -55,7 +65,7 @@ nonzero_p = defop(
     _argwhere,
     samples=_nonzero_samples,
     batch_rule=dynamic_shape(),
-    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"},
+    test={"dtypes": _ANY_DTYPE, "vmap": "dynamic"},
     layout=column_major,
 )
 
@@ -79,7 +89,7 @@ argwhere_p = defop(
     _argwhere,
     samples=lambda make: [s for s in _nonzero_samples(make) if not s.kwargs],
     batch_rule=dynamic_shape(),
-    test={"dtypes": FLOATS_INT_BOOL, "vmap": "dynamic"},
+    test={"dtypes": _ANY_DTYPE, "vmap": "dynamic"},
     methods=True,
     layout=column_major,
 )
@@ -137,6 +147,8 @@ def _nonzero_static_samples(make):
             yield S((x,), {"size": size})
     yield S((np.asarray(make((3, 4))),), {"size": 3, "fill_value": 7})
     yield S((np.zeros((2, 2), dtype=make.dtype),), {"size": 2, "fill_value": -5})
+    if make.dtype.kind == "c":
+        yield S((_imaginary_only(make),), {"size": 3})
 
 
 def _nonzero_static_errors(make):
@@ -153,7 +165,7 @@ nonzero_static_p = defop(
     batch_rule=_nonzero_static_rule,
     samples=_nonzero_static_samples,
     error_samples=_nonzero_static_errors,
-    test={"dtypes": FLOATS_INT_BOOL},
+    test={"dtypes": _ANY_DTYPE},
     out=True,
     methods=True,
 )
