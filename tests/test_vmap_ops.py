@@ -175,6 +175,27 @@ def test_vmap_matches_loop_and_torch(op, no_fallback):
                 assert not _close(ref, tloop), what + ": differs from torch.func.vmap"
 
 
+COMPLEX_SWEEP = [op for op in SWEEP if "complex128" in op.test.dtypes]
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in COMPLEX_SWEEP])
+def test_complex_vmap_matches_loop(op, no_fallback):
+    """The batch rules on complex samples: every argument batched at dim 0, then at the
+    last dim where allowed, then each one left unbatched, against a Python loop."""
+    for group in _variants(op, "complex128", 2):
+        kwargs = to_nt(group[0].kwargs)
+        fn = _fn(op, kwargs)
+        paths = _paths(group[0].args)
+        fixed = _fixed(op, paths)
+        for dims in _combos(len(paths), op.test.vmap_last)[:4]:
+            if any(dims[k] is not None for k in fixed):
+                continue
+            args, in_dims = _build(group, paths, dims, to_nt)
+            got = nt.vmap(fn, in_dims=in_dims)(*args)
+            want = _stack([fn(*_slice(args, in_dims, b)) for b in range(2)])
+            _check(got, want, f"{op.name} in_dims={in_dims} {group[0]}", "complex128")
+
+
 def _close(a, b) -> bool:
     xs = tensor_leaves(a, (nt.Tensor, torch.Tensor))
     ys = tensor_leaves(b, (nt.Tensor, torch.Tensor))

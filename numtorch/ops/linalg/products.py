@@ -70,14 +70,15 @@ def _matmul_batched(a, ba, b, bb):
     return out
 
 
-def _product(op, check):
-    """matmul, mm, bmm, mv, dot: check logical shapes, then one broadcasting matmul."""
+def _product(op, check, conj_first: bool = False):
+    """matmul, mm, bmm, mv, dot: check logical shapes, then one broadcasting matmul (vdot:
+    of the first operand's conjugate)."""
 
     def rule(vmap, args, bdims, attrs):
         _check_dtypes(op, args, bdims, attrs)
         (a, b), (ba, bb) = args, bdims
         check(lshape(a, ba), lshape(b, bb))
-        return _matmul_batched(a, ba, b, bb), 0
+        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb), 0
 
     return rule
 
@@ -455,7 +456,7 @@ def _vec_dot(name, conjugates: bool):
         vjp=vjp,
         jvp=bilinear_jvp(pairs, "input", "other"),
         prepare=_same_dtype(message),
-        batch_rule=product(_dot_check),
+        batch_rule=product(_dot_check, conj_first=conjugates),
         out=True,
         test=_INT,
         no_kernel=NoKernel(
