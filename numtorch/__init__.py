@@ -570,14 +570,14 @@ default_generator = _creation._generators["cpu"]
 bool = _dt.bool_
 uint8, int8, int16, int32, int64 = _dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64
 float16, float32, float64 = _dt.float16, _dt.float32, _dt.float64
-complex64, complex128 = _dt.complex64, _dt.complex128
+complex32, complex64, complex128 = _dt.complex32, _dt.complex64, _dt.complex128
 bfloat16 = _dt.bfloat16
 float8_e4m3fn, float8_e5m2 = _dt.float8_e4m3fn, _dt.float8_e5m2
 float8_e4m3fnuz, float8_e5m2fnuz = _dt.float8_e4m3fnuz, _dt.float8_e5m2fnuz
 float8_e8m0fnu = _dt.float8_e8m0fnu
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
-cfloat, cdouble = complex64, complex128
+chalf, cfloat, cdouble = complex32, complex64, complex128
 dtype = _dt.dtype
 
 

@@ -149,9 +149,9 @@ def _strided(storage, offset, size, stride, dtype: dt.dtype | None = None):
     step = arr.itemsize
     strides = tuple(s * step for s in stride)
     if arr.dtype in dt.FLOAT8_NP:  # (NumPy's as_strided can't name float8_e5m2's type)
-        raw = xp.lib.stride_tricks.as_strided(arr[offset:].view(np.uint8), size, strides)
+        raw = dt.as_strided(xp, arr[offset:].view(np.uint8), size, strides)
         return raw.view(arr.dtype)
-    return xp.lib.stride_tricks.as_strided(arr[offset:], size, strides)
+    return dt.as_strided(xp, arr[offset:], size, strides)
 
 
 def _rebuild_tensor_v2(
@@ -265,7 +265,7 @@ _UNSUPPORTED = {
     },
     **{
         f"torch.{n}": f"dtype or storage {n}"
-        for n in """uint16 uint32 uint64 complex32 ComplexHalfStorage QInt8Storage QUInt8Storage
+        for n in """uint16 uint32 uint64 QInt8Storage QUInt8Storage
         QInt32Storage""".split()
     },
 }

@@ -208,10 +208,6 @@ _SUBBYTE = (
 )
 _JIT = "TorchScript's IR, types and runtime (jit): issue 33"
 _SYMBOLIC = "torch.compile's symbolic shapes and control-flow operators: issue 33"
-_CHALF = (
-    "complex32 (chalf): not built yet; PyTorch's CPU kernels for it are conversions and "
-    "copies, ml_dtypes' complex32 could hold it"
-)
 
 EXCLUDED: dict[str, dict[str, str]] = {
     "torch": {
@@ -313,7 +309,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             "bit bits16 bits1x8 bits2x4 bits4x2 bits8 int1 int2 int3 int4 int5 int6 int7 uint1 "
             "uint2 uint3 uint4 uint5 uint6 uint7 uint16 uint32 uint64 float4_e2m1fn_x2",
         ),
-        **_each(_CHALF, "complex32 chalf"),
     },
     "Tensor": {
         **_each(
@@ -332,7 +327,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         "is_distributed": _ISSUE_32,
         **_each(_ISSUE_33, "storage storage_type untyped_storage slice_inverse hash_tensor"),
         "to_padded_tensor": "nested tensors: issue 33",
-        "chalf": _CHALF,
         "index": "functorch's first-class dimensions (functorch.dim): not a tensor operation",
     },
     "fft": _each(_PYTHON, "Tensor torch common_args factory_common_args"),

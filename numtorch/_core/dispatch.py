@@ -230,21 +230,23 @@ def _reduced_call(arrays: list, nin: int, attrs: dict) -> bool:
 
 
 def _run_reduced(op, arrays: list, attrs: dict):
-    """A kernel on bfloat16 or float8 operands, or asked for such a result (``dtype=``), run
-    as PyTorch's CPU kernels run: in float32, each float32 result rounded once to the reduced
-    dtype (``dt.cast``), unless ``dtype=`` asked for another. Where no operand has another
+    """A kernel on bfloat16, float8 or complex32 operands, or asked for such a result
+    (``dtype=``), run as PyTorch's CPU kernels run: in float32 (complex32 in complex64), each
+    such result rounded once to the reduced dtype (``dt.cast``; a complex32 kernel's real
+    result to float16), unless ``dtype=`` asked for another. Where no operand has another
     float dtype, the reduced operands are widened before type promotion (an elementwise op's
     integer and bool operands are first rounded to the reduced dtype, as PyTorch casts them
-    to the common dtype); otherwise promotion goes first and decides (bfloat16 and float16
-    make float32). float8 operands are refused by ops whose PyTorch kernel takes none
-    (``Op.float8``), a bfloat16 result by ops whose kernel has no BFloat16 version
-    (``Op.no_bfloat16``)."""
+    to the common dtype; for complex32 every operand, numbers too); otherwise promotion goes
+    first and decides (bfloat16 and float16 make float32). float8 operands are refused by ops
+    whose PyTorch kernel takes none (``Op.float8``), complex32 ones by ops whose kernel has
+    no ComplexHalf version (``Op.complex32``), a bfloat16 result by ops whose kernel has no
+    BFloat16 version (``Op.no_bfloat16``)."""
     reduced = _reduced_dtype(arrays[: op.nin])
     inputs = arrays
     asked = attrs.get("dtype")
     if asked is not None and getattr(asked, "np", None) in dt.REDUCED_NP:
         reduced = asked.np
-        attrs = {**attrs, "dtype": dt.float32}
+        attrs = {**attrs, "dtype": dt.from_np(dt.WIDE[reduced])}
     elif asked is not None:
         reduced = None  # an explicit result dtype: the kernel's own
     f8 = _float8_dtype(arrays[: op.nin])
@@ -253,10 +255,14 @@ def _run_reduced(op, arrays: list, attrs: dict):
             dt.result_type(*(_operand(a) for a in arrays[: op.nin] if a is not None))
         if op.float8 is not True:
             raise dt.not_implemented(op.float8 or f"{op.name}_cpu", f8)
+    c32 = reduced == dt.C32
     if op.number_opmath and op.nin == 2 and _cpu_scalar(arrays[1]) and np.ndim(arrays[0]):
-        arrays = [arrays[0], float(arrays[1]), *arrays[2:]]  # (PyTorch's opmath scalar)
-    mixed = any(_other_float(a) for a in arrays[: op.nin])
+        if not c32:
+            arrays = [arrays[0], float(arrays[1]), *arrays[2:]]  # (PyTorch's opmath scalar)
+    mixed = any(_other_float(a) for a in arrays[: op.nin]) or _two_reduced(arrays[: op.nin])
     if not mixed:
+        if c32 and op.complex32 is not True:
+            _refuse_complex32(op, arrays, attrs)
         if op.broadcasts and reduced is not None:
             numbers = not op.number_opmath
             arrays = [_round_to(a, reduced, numbers) for a in arrays[: op.nin]] + arrays[op.nin :]
@@ -265,9 +271,14 @@ def _run_reduced(op, arrays: list, attrs: dict):
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
     if odt is not None and odt in dt.REDUCED_NP:
-        reduced, odt = odt, dt.F32
+        reduced, odt = odt, dt.WIDE[odt]
     elif mixed and asked is None:  # promotion decided: reduced only if operands still are
         reduced = _reduced_dtype(arrays[: op.nin])
+    if mixed and reduced == dt.C32:
+        if op.complex32 is not True:
+            _refuse_complex32(op, inputs, attrs)
+        if op.broadcasts:
+            arrays = [_round_to(a, reduced, True) for a in arrays[: op.nin]] + arrays[op.nin :]
     if reduced == dt.BF16 and op.no_bfloat16:
         raise dt.not_implemented(op.no_bfloat16, dt.bfloat16)
     arrays = [dt.widen(a) for a in arrays]
@@ -275,8 +286,40 @@ def _run_reduced(op, arrays: list, attrs: dict):
     if reduced is None:
         return out
     if op.nout == 1:
-        return dt.cast(out, reduced) if out.dtype == dt.F32 else out
-    return tuple(dt.cast(o, reduced) if o.dtype == dt.F32 else o for o in out)
+        return _narrow(out, reduced)
+    return tuple(_narrow(o, reduced) for o in out)
+
+
+def _narrow(out, reduced):
+    """A kernel's result as the reduced dtype it computed in float32 (complex64) for; a
+    complex32 kernel's float32 result (abs) is float16's."""
+    if out.dtype == dt.F32:
+        return dt.cast(out, np.float16 if reduced == dt.C32 else reduced)
+    if out.dtype == dt.C64 and reduced == dt.C32:
+        return dt.cast(out, reduced)
+    return out
+
+
+def _refuse_complex32(op, arrays, attrs):
+    """PyTorch's refusal of complex32 by an op whose CPU kernel has no ComplexHalf version:
+    the op's own ``no_kernel`` text where it refuses complex dtypes, else the kernel's name
+    (``Op.complex32``, default ``<name>_cpu``)."""
+    for nk in op.no_kernel:
+        nk.check(arrays, attrs)
+    raise dt.not_implemented(op.complex32 or f"{op.name}_cpu", dt.complex32)
+
+
+def _two_reduced(arrays) -> bool:
+    """Whether operands hold reduced floats of two dtypes (complex32 and bfloat16)."""
+    seen = None
+    for a in arrays:
+        for x in a if isinstance(a, list | tuple) else (a,):
+            d = getattr(x, "dtype", None)
+            if d is not None and d in dt.REDUCED_NP:
+                if seen is not None and d != seen:
+                    return True
+                seen = d
+    return False
 
 
 def _operand(a):
@@ -322,7 +365,14 @@ def _other_float(a) -> bool:
 
 def _round_to(a, reduced, numbers: bool):
     """An integer array operand of an elementwise op, or (``numbers``) a Python float, as the
-    reduced dtype it is cast to before the kernel (PyTorch's common dtype)."""
+    reduced dtype it is cast to before the kernel (PyTorch's common dtype). To complex32
+    PyTorch casts every operand: numbers and arrays of any dtype."""
+    if reduced == dt.C32:
+        if type(a) in _NUMBERS:
+            return complex(dt.cast(np.array(a, np.complex128), reduced).astype(dt.C64)[()])
+        if getattr(a, "dtype", None) is not None and a.dtype not in (reduced, np.bool_):
+            return dt.cast(a, reduced)  # (a bool operand is where's condition, or promotes)
+        return a
     if type(a) is float:
         return float(dt.cast(np.array(a), reduced)) if numbers else a
     if getattr(a, "dtype", None) is not None and a.dtype.kind in "iu" and a.ndim:

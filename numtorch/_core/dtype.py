@@ -48,7 +48,7 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self) -> dtype:
-        return {complex64: float32, complex128: float64}.get(self, self)
+        return {complex32: float16, complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
         if self in FLOAT8:
@@ -56,7 +56,7 @@ class dtype:
         return {
             float32: complex64,
             float64: complex128,
-            float16: complex64,
+            float16: complex32,
             bfloat16: complex64,
         }.get(self, self)
 
@@ -93,6 +93,9 @@ float8_e8m0fnu = dtype(
 )
 complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat", "c10::complex<float>")
 complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble", "c10::complex<double>")
+# ml_dtypes' complex32 (two float16s): PyTorch's CPU kernels compute it in complex64 and round
+# the result once, as they do bfloat16 in float32; most of them refuse it.
+complex32 = dtype("complex32", ml_dtypes.complex32, 3, "ComplexHalf", "c10::complex<c10::Half>")
 
 FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 ALL = (
@@ -109,12 +112,17 @@ ALL = (
     complex128,
     bfloat16,
     *FLOAT8,
+    complex32,
 )
-# NumPy dtypes of the reduced floats: their arrays compute in float32 (``widen``/``narrow``)
+# NumPy dtypes of the reduced floats: their arrays compute in float32 (complex32's in complex64:
+# ``widen``, ``WIDE``)
 BF16 = bfloat16.np
 F32 = np.dtype(np.float32)
+C32 = complex32.np
+C64 = np.dtype(np.complex64)
 FLOAT8_NP = frozenset(d.np for d in FLOAT8)
-REDUCED_NP = frozenset((BF16, *FLOAT8_NP))
+REDUCED_NP = frozenset((BF16, *FLOAT8_NP, C32))
+WIDE = {d: F32 for d in REDUCED_NP} | {C32: C64}  # the NumPy dtype each computes in
 _FROM_NP = {d.np: d for d in ALL}
 _NAMES = {d.name: d for d in ALL}
 _TENSOR_TYPES = {d.tensor_type: d for d in ALL}
@@ -196,8 +204,8 @@ def _join(a: dtype, b: dtype) -> dtype:
         return float32
     if a._kind != b._kind:
         hi, lo = (a, b) if a._kind > b._kind else (b, a)
-        if hi._kind == 3 and lo._kind == 2 and lo.itemsize > hi.itemsize // 2:
-            return complex128
+        if hi._kind == 3 and lo._kind == 2:  # the complex of the floats' join
+            return _join(hi.to_real(), lo).to_complex()
         if hi is float16 and lo._kind == 1 and lo.itemsize > 1:
             return float16
         return hi
@@ -242,11 +250,16 @@ def result_type(*operands) -> dtype:
             scalar_kind = max(scalar_kind, _scalar_kind(op))
     res = dim_t
     if zero_t is not None and (res is None or zero_t._kind > res._kind):
-        res = zero_t
+        # (a complex one keeps a dimensioned float's precision: PyTorch's combine_categories)
+        res = (
+            res.to_complex() if zero_t._kind == 3 and res is not None and res._kind == 2 else zero_t
+        )
     if scalar_kind >= 0 and (res is None or scalar_kind > res._kind):
         if scalar_kind == 3:
             if res is not None and res is float64:
                 return complex128
+            if res is float16:
+                return complex32
             return default_complex()
         if scalar_kind == 2:
             return get_default_dtype()
@@ -262,12 +275,19 @@ _E4M3FN_MAX = 448.0
 
 def cast(a, npd):
     """Array ``a`` as NumPy dtype ``npd``, converted as PyTorch converts. To a reduced float
-    (bfloat16, float8) PyTorch goes through float32 (so a float64 or int64 value rounds
-    twice), float8_e4m3fn saturates at its largest finite value (inf too), float8_e5m2's
-    nan is 0x7F, and float8_e8m0fnu takes the magnitude (zero is its smallest code)."""
+    (bfloat16, float8, complex32) PyTorch goes through float32 (complex64: so a float64 or
+    int64 value rounds twice), float8_e4m3fn saturates at its largest finite value (inf too),
+    float8_e5m2's nan is 0x7F, and float8_e8m0fnu takes the magnitude (zero is its smallest
+    code). From complex32 it converts the complex64 value."""
     npd = np.dtype(npd)
-    if a.dtype == npd or npd not in REDUCED_NP:
+    if a.dtype == npd:
         return a.astype(npd)
+    if a.dtype == C32:
+        a = a.astype(C64)
+    if npd not in REDUCED_NP:
+        return a.astype(npd)
+    if npd == C32:
+        return (a if a.dtype == C64 else a.astype(np.complex128).astype(C64)).astype(C32)
     if a.dtype != F32:
         a = (a.real if a.dtype.kind == "c" else a).astype(F32)
     if npd == float8_e4m3fn.np:
@@ -281,6 +301,26 @@ def cast(a, npd):
         out.view(np.uint8)[a == 0] = 0
         return out
     return a.astype(npd)
+
+
+def is_complex_np(npd) -> bool:
+    """Whether a NumPy dtype is complex (complex32's too, which NumPy counts as kind "W")."""
+    return npd.kind == "c" or npd == C32
+
+
+def part(xp, a, imag: bool = False):
+    """The real (or imaginary) part of a complex array as a view (complex32's as float16)."""
+    if a.dtype == C32:
+        return a[..., None].view(np.float16)[..., int(imag)]
+    return xp.imag(a) if imag else xp.real(a)
+
+
+def as_strided(xp, a, shape, strides, **kw):
+    """``xp.lib.stride_tricks.as_strided``, also for complex32 (whose array interface NumPy
+    cannot read back: strided as int32 bits)."""
+    if a.dtype == C32:
+        return xp.lib.stride_tricks.as_strided(a.view(np.int32), shape, strides, **kw).view(C32)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides, **kw)
 
 
 def is_reduced(a) -> bool:
@@ -298,12 +338,12 @@ def inexact(npd) -> bool:
 
 
 def widen(a):
-    """Reduced-float arrays (also in lists) as float32, anything else as it is: the dtype
-    PyTorch's CPU kernels compute bfloat16 in."""
+    """Reduced-float arrays (also in lists) as float32 (complex32's as complex64), anything
+    else as it is: the dtype PyTorch's CPU kernels compute bfloat16 in."""
     if isinstance(a, (list, tuple)):
         return type(a)(widen(x) for x in a)
     d = getattr(a, "dtype", None)
-    return a.astype(F32) if d is not None and d in REDUCED_NP else a
+    return a.astype(WIDE[d]) if d is not None and d in REDUCED_NP else a
 
 
 def can_cast(frm: dtype, to: dtype) -> bool:
@@ -318,7 +358,7 @@ class finfo:
     """Machine limits of a floating dtype (torch.finfo)."""
 
     def __init__(self, type: dtype | None = None):
-        d = type if type is not None else get_default_dtype()
+        d = (type if type is not None else get_default_dtype()).to_real()
         if d.np in REDUCED_NP:
             fi = ml_dtypes.finfo(d.np)
             eps = _EPS.get(d.name, float(fi.eps))

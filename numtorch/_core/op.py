@@ -133,6 +133,7 @@ class Op:
     broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
     float8: bool | str = False  # PyTorch's CPU kernel takes float8 (or: its name, refusing)
+    complex32: bool | str = False  # ... takes complex32 (or: its name, refusing)
     no_bfloat16: str = ""  # PyTorch's CPU kernel, which has no BFloat16 version
     number_opmath: bool = False  # a number operand enters a bfloat16 kernel unrounded
     size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
@@ -184,6 +185,7 @@ def defop(
     broadcasts: bool = False,
     conversion: bool = False,
     float8: bool | str = False,
+    complex32: bool | str = False,
     no_bfloat16: str = "",
     number_opmath: bool = False,
     size_attrs: Sequence[str] = (),
@@ -229,6 +231,9 @@ def defop(
     ``float8``: PyTorch's CPU kernel takes float8 operands (a cast or a copy); other ops
     refuse them (``_core/dispatch.py``'s ``_run_reduced``), naming ``<name>_cpu`` or the
     kernel ``float8`` names (``"add_stub"``).
+    ``complex32``: the same for complex32 (computed in complex64 and rounded): True where
+    PyTorch's CPU kernel takes ComplexHalf, else the name of the kernel that refuses it
+    (default ``<name>_cpu``; a ``no_kernel`` refusal of complex dtypes comes first).
     ``no_bfloat16``: the name of PyTorch's CPU kernel, which has no BFloat16 version: a
     bfloat16 result dtype is refused naming it.
     ``number_opmath``: PyTorch's reduced-float kernel takes a Python number operand as it is
@@ -292,6 +297,7 @@ def defop(
         broadcasts=broadcasts,
         conversion=conversion,
         float8=float8,
+        complex32=complex32,
         no_bfloat16=no_bfloat16,
         number_opmath=number_opmath,
         size_attrs=tuple(p.name for p in params[nin:] if p.name in _SIZE_ATTRS) + tuple(size_attrs),

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from . import dtype as dt
+
 # PyTorch's print options (``set_printoptions``), and the profiles that set the first four
 OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
 _PROFILES = {
@@ -128,6 +130,8 @@ def _fmt(a: np.ndarray, f, width: int, line_width: int, indent: int, summarize: 
 
 
 def format_array(a: np.ndarray, indent: int) -> str:
+    if a.dtype == dt.C32:  # (printed as its complex64 values)
+        a = a.astype(dt.C64)
     summarize = a.size > OPTIONS["threshold"]
     shown = _summarized(a, OPTIONS["edgeitems"]) if summarize else a
     f, width, line_width = _element_formatter(shown)

@@ -294,10 +294,10 @@ class Tensor:
 
     def item(self):
         self._check_single("item")
-        return self._data.reshape(()).item()
+        return dt.widen(self._data.reshape(())).item()
 
     def tolist(self):
-        return np.asarray(self.numpy(force=True)).tolist()
+        return dt.widen(np.asarray(self.numpy(force=True))).tolist()
 
     def __float__(self) -> float:
         self._check_single("float")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtype as dt
+
 
 def sliding(xp, x, kernel, stride, dilation, out, *, kernel_first: bool = False):
     """A read-only view of the windows over x's trailing ``len(kernel)`` dims, of shape
@@ -17,5 +19,5 @@ def sliding(xp, x, kernel, stride, dilation, out, *, kernel_first: bool = False)
     shape = x.shape[:-nd] + first[0] + second[0]
     strides = x.strides[:-nd] + first[1] + second[1]
     if xp is not np:  # CuPy's as_strided has no writeable flag
-        return xp.lib.stride_tricks.as_strided(x, shape, strides)
-    return xp.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+        return dt.as_strided(xp, x, shape, strides)
+    return dt.as_strided(xp, x, shape, strides, writeable=False)

@@ -71,7 +71,7 @@ def promote(arrays, attrs=None):
         # the device of the array operands; a reduced float's, float32, which it computes in).
         gpu = next((a for a in out if _arr(a) and type(a) is not _nd), None)
         xp = np if gpu is None else xp_of(gpu)
-        out[0] = xp.asarray(out[0], dtype=dt.F32 if npd in dt.REDUCED_NP else npd)
+        out[0] = xp.asarray(out[0], dtype=dt.WIDE.get(npd, npd))
     return out, npd
 
 

@@ -99,6 +99,7 @@ add_p = binary(
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
     float8="add_stub",  # (PyTorch's refusal of float8 names it)
+    complex32=True,
 )
 
 
@@ -120,6 +121,7 @@ sub_p = binary(
     number_edges=True,
     inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.ARITHMETIC),
     float8="add_stub",  # (PyTorch's refusal of float8 names it)
+    complex32=True,
 )
 
 
@@ -141,6 +143,7 @@ mul_p = binary(
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC),
     float8=True,  # (PyTorch multiplies float8 in float32)
     number_opmath=True,  # (PyTorch's reduced-float kernel takes a number unrounded)
+    complex32=True,
 )
 
 
@@ -173,6 +176,7 @@ rsub_p = binary(
     dtypes=FLOATS_INT,
     node_name=lambda other: "RsubBackward1" if other is None else "RsubBackward0",
     inplace_policy=InplacePolicy(checks_first=True),
+    complex32=True,
 )
 
 
@@ -401,6 +405,7 @@ pow_p = binary(
     ),
     node_name=_pow_node_name,
     number_opmath=True,  # (PyTorch's reduced-float kernel takes a number unrounded)
+    complex32="pow",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 
@@ -436,6 +441,7 @@ float_power_p = binary(
     node_name="PowBackward1",
     ieee=True,
     layout=number_first_contiguous,
+    complex32=True,
 )
 
 
@@ -918,6 +924,7 @@ lerp_p = elementwise_op(
     error_samples=_lerp_errors,
     node_name=lambda weight: "LerpBackward0" if weight is None else "LerpBackward1",
     inplace_policy=InplacePolicy(checks_first=True),
+    complex32="lerp_kernel_scalar",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 
@@ -974,6 +981,7 @@ addcmul_p = elementwise_op(
     samples=_addc_samples(False),
     dtypes=FLOATS_INT,
     no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
+    complex32=True,
 )
 
 
@@ -1000,6 +1008,7 @@ addcdiv_p = elementwise_op(
     no_kernel=NoKernel("bi", error=(RuntimeError, _ADDCDIV_INT), inputs=(1, 2)),
     error_samples=_addcdiv_errors,
     inplace_policy=InplacePolicy(checks_first=True),
+    complex32="addcdiv_cpu_out",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 

@@ -146,6 +146,7 @@ where_p = elementwise_op(
     methods=False,
     inplace=False,
     float8=True,  # (PyTorch copies float8)
+    complex32=True,
 )
 _raw_where = where_p.fn
 
@@ -210,6 +211,7 @@ eq_p = _predicate(
     lambda xp, input, other: input == other,
     float8=True,  # (PyTorch compares float8 for equality)
     **_OTHER,
+    complex32=True,
 )
 eq = eq_p.fn
 ne_p = _predicate(
@@ -218,6 +220,7 @@ ne_p = _predicate(
     methods=("ne", "not_equal"),
     float8=True,
     **_OTHER,
+    complex32=True,
 )
 gt_p = _predicate(
     "gt",
@@ -351,6 +354,7 @@ isclose_p = comparison(
     out=False,
     inplace=False,
     numbers="none",
+    complex32=True,
 )
 isclose = isclose_p.fn
 

@@ -32,9 +32,9 @@ def _real_of(make):
 
 # ------------------------------------------------------------------ view_as_real
 def _view_as_real(xp, input):
-    if input.dtype.kind != "c":
+    if not dt.is_complex_np(input.dtype):
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return input[..., None].view(input.real.dtype)
+    return input[..., None].view(dt.part(xp, input).dtype)
 
 
 def _view_as_real_rule(vmap, args, bdims, attrs):
@@ -92,9 +92,7 @@ def _view_as_complex(xp, input):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if array_offset(input) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    if input.dtype == np.float16:
-        raise NotImplementedError("numtorch has no complex32 dtype (NumPy has no complex half)")
-    return input.view(np.complex64 if input.dtype == np.float32 else np.complex128)[..., 0]
+    return input.view(dt.from_np(input.dtype).to_complex().np)[..., 0]
 
 
 def _view_as_complex_rule(vmap, args, bdims, attrs):

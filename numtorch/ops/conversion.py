@@ -35,6 +35,7 @@ to_dtype_p = defop(
     batch_rule=elementwise(),
     conversion=True,  # a non-float result leaves autograd
     float8=True,  # (PyTorch copies float8)
+    complex32=True,
 )
 to_dtype = to_dtype_p.fn
 
@@ -73,6 +74,7 @@ clone_p = defop(
     methods=True,
     layout=None,
     float8=True,  # (PyTorch copies float8)
+    complex32=True,
 )
 clone = clone_p.fn
 
@@ -178,6 +180,7 @@ tensor_methods(
                 ("char", dt.int8),
                 ("byte", dt.uint8),
                 ("bool", dt.bool_),
+                ("chalf", dt.complex32),
                 ("cfloat", dt.complex64),
                 ("cdouble", dt.complex128),
             ]

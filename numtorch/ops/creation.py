@@ -186,7 +186,7 @@ def tensor(
         data = _from_nested(data)
         npd = dt.to_dtype(dtype).np if dtype is not None else _infer_np_dtype(data)
         if npd in dt.REDUCED_NP:  # (PyTorch converts Python numbers through float32)
-            arr = dt.cast(np.array(data, dtype=np.float32), npd)
+            arr = dt.cast(np.array(data, dtype=dt.WIDE[npd]), npd)
         else:
             arr = np.array(data, dtype=npd)
     if arr.dtype not in dt._FROM_NP:
@@ -263,7 +263,9 @@ def _allocate(make, shape: tuple, dtype: np.dtype):
 
 def _full(xp, shape: tuple, value, dtype: np.dtype):
     if dtype in dt.REDUCED_NP:  # (PyTorch converts the number through float32)
-        return _allocate(lambda: dt.cast(np.full(shape, value, np.float32), dtype), shape, dtype)
+        return _allocate(
+            lambda: dt.cast(np.full(shape, value, dt.WIDE[dtype]), dtype), shape, dtype
+        )
     return _allocate(lambda: xp.full(shape, value, dtype=dtype), shape, dtype)
 
 
@@ -471,7 +473,7 @@ def _strided_array(xp, shape: tuple, strides: tuple, dtype: np.dtype):
     n = 0 if 0 in shape else 1 + sum((k - 1) * st for k, st in zip(shape, strides))
     flat = _allocate(lambda: xp.zeros(n, dtype=dtype), (n,), dtype)
     item = dtype.itemsize
-    return xp.lib.stride_tricks.as_strided(flat, shape, tuple(st * item for st in strides))
+    return dt.as_strided(xp, flat, shape, tuple(st * item for st in strides))
 
 
 @factory

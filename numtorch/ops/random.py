@@ -98,15 +98,21 @@ def _randperm_kernel(xp, n=0, batch=(), dtype=None, generator=None, device=None)
     return _placed(arr.astype(dtype.np), device)
 
 
-def _draw_op(name: str, kernel, size: str = "size"):
+def _draw_op(name: str, kernel, size: str = "size", complex32: bool = False):
     """A primitive draw (no tensor inputs); under vmap the batch goes in front of ``size``."""
     return defop(
-        name, kernel, nin=0, random=True, batch_rule=random_factory(size=size), samples=None
+        name,
+        kernel,
+        nin=0,
+        random=True,
+        batch_rule=random_factory(size=size),
+        samples=None,
+        complex32=complex32,
     )
 
 
-rand_p = _draw_op("rand", _rand_kernel)
-randn_p = _draw_op("randn", _randn_kernel)
+rand_p = _draw_op("rand", _rand_kernel, complex32=True)
+randn_p = _draw_op("randn", _randn_kernel, complex32=True)
 randint_p = _draw_op("randint", _randint_kernel)
 randperm_p = _draw_op("randperm", _randperm_kernel, size="batch")
 

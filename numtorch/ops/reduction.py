@@ -192,6 +192,7 @@ mean_p = defop(
     aten_dim_list=True,
     node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
     test=COMPLEX_TOO,
+    complex32="sum_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 mean = mean_p.fn
 
@@ -258,6 +259,7 @@ prod_p = reduction(
     out=True,
     batch_rule=_FLAT,
     node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
+    complex32="prod_out_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 
@@ -403,6 +405,7 @@ var_p = reduction(
     no_kernel=_floating_only("std and var"),
     aten_dim_list=True,
     dtypes=(*FLOATS, *COMPLEX),
+    complex32=True,
 )
 std_p = reduction(
     "std",
@@ -416,6 +419,7 @@ std_p = reduction(
     no_kernel=_floating_only("std and var"),
     aten_dim_list=True,
     dtypes=(*FLOATS, *COMPLEX),
+    complex32=True,
 )
 
 
@@ -627,6 +631,7 @@ vector_norm_p = reduction(
     methods=False,
     node_name="LinalgVectorNormBackward0",
     dtypes=(*FLOATS, *COMPLEX),
+    complex32=True,
 )
 vector_norm = vector_norm_p.fn
 

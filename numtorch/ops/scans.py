@@ -122,6 +122,7 @@ cumsum_p = _scan_op(
     _scan_samples(),
     dtypes=(*FLOATS_INT_BOOL, *COMPLEX),
     inplace=True,
+    complex32="cumsum_out_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 

@@ -225,6 +225,7 @@ cat_p = defop(
     out_overlap_check=True,
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 cat = cat_p.fn
 
@@ -316,6 +317,7 @@ stack_p = defop(
     error_samples=_stack_errors,
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 stack = stack_p.fn
 
@@ -562,6 +564,7 @@ roll_p = defop(
     ],
     methods=True,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 
 
@@ -722,6 +725,7 @@ diag_embed_p = defop(
     ],
     methods=True,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 diag_embed = diag_embed_p.fn
 
@@ -780,6 +784,7 @@ diag_p = defop(
     ],
     methods=True,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 
 
@@ -848,6 +853,7 @@ repeat_p = defop(
     samples=_repeat_samples,
     error_samples=_repeat_errors,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 repeat = repeat_p.fn
 
@@ -886,6 +892,7 @@ tile_p = defop(
     methods=True,
     sizes=True,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 
 

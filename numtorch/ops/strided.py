@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.device import xp_of
 from .._core.dispatch import dispatch
 from .._core.inplace import inplace_view
@@ -40,7 +41,7 @@ def _unfold(xp, input, dimension, size, step):
     st = input.strides
     shape = (*input.shape[:d], count, *input.shape[d + 1 :], size)
     strides = (*st[:d], st[d] * step, *st[d + 1 :], st[d])
-    return xp.lib.stride_tricks.as_strided(input, shape, strides)
+    return dt.as_strided(xp, input, shape, strides)
 
 
 def _unfold_backward(xp, grad, shape, dim, size, step):
@@ -145,7 +146,7 @@ tensor_unfold = tensor_unfold_p.fn
 view_real_p, view_imag_p = (
     view_op(
         f"view_{part}",
-        lambda xp, input, part=part: getattr(xp, part)(input),
+        lambda xp, input, part=part: dt.part(xp, input, part == "imag"),
         vjp,
         methods=False,
         node_name=f"{part.title()}Backward0",
@@ -237,8 +238,8 @@ def _strided_gather(xp, input, size, stride, offset):
     _check_window(size, stride, int(offset), input.shape[-1], input.itemsize)
     step = input.strides[-1]
     base = input[..., int(offset) :] if input.shape[-1] else input
-    return xp.lib.stride_tricks.as_strided(
-        base, (*input.shape[:-1], *size), (*input.strides[:-1], *(s * step for s in stride))
+    return dt.as_strided(
+        xp, base, (*input.shape[:-1], *size), (*input.strides[:-1], *(s * step for s in stride))
     )
 
 
@@ -440,12 +441,12 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
         strides = [item] * len(size)
         for k in range(len(size) - 2, -1, -1):
             strides[k] = strides[k + 1] * max(size[k + 1], 1)
-        flat = xp.lib.stride_tricks.as_strided(data, (held,), (item,))
-        self._data = xp.lib.stride_tricks.as_strided(flat, size, tuple(strides))
+        flat = dt.as_strided(xp, data, (held,), (item,))
+        self._data = dt.as_strided(xp, flat, size, tuple(strides))
     else:
         new = xp.empty(n, data.dtype)
         if held:
-            new[:held] = xp.lib.stride_tricks.as_strided(data, (held,), (item,))
+            new[:held] = dt.as_strided(xp, data, (held,), (item,))
         self._data = new.reshape(size)
     bump_version(self)
     return self

@@ -166,6 +166,7 @@ neg_p = unary(
     methods=("neg", "negative"),
     error_samples=_neg_errors,
     inplace_policy=InplacePolicy(checks_first=True),
+    complex32=True,
 )
 abs_p = unary(
     "abs",
@@ -178,6 +179,7 @@ abs_p = unary(
     methods=("abs", "absolute"),
     error_samples=lambda make: [_err(make, "abs_cpu")],
     test={"no_gradgrad": True},  # torch's second derivative is a ZeroTensor the harness can't read
+    complex32=True,
 )
 _SIGN = {"promotion": Promotion.OWN, "dtypes": FLOATS_INT_BOOL, "exclude_zero": True}
 sign_p = unary(
@@ -221,6 +223,7 @@ sgn_p = unary(
     **_SIGN,
     complex=False,  # (the oracle, sign, refuses complex: see tests/test_complex_autograd.py)
     oracle="sign",  # torch's sgn backward is a ZeroTensor the harness can't read
+    complex32=True,
 )
 
 
@@ -252,6 +255,7 @@ square_p = unary(
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT_BOOL,
     node_name="PowBackward0",  # PyTorch's square is pow(input, 2)
+    complex32="pow",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 # ------------------------------------------------------------------ exponentials and logarithms
@@ -263,6 +267,7 @@ exp_p = unary(
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
     ieee=True,
+    complex32="exp_vml_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 exp2_p = unary(
     "exp2",
@@ -280,7 +285,14 @@ expm1_p = unary(
     dtypes=FLOATS_INT,
     ieee=True,
 )
-log_p = unary("log", _ufunc("log"), lambda g, input: g / input.conj(), ELEMENTWISE, **_LOG)
+log_p = unary(
+    "log",
+    _ufunc("log"),
+    lambda g, input: g / input.conj(),
+    ELEMENTWISE,
+    complex32="log_vml_cpu",
+    **_LOG,
+)
 log2_p = unary(
     "log2", _ufunc("log2"), lambda g, input: g / (input.conj() * _LN2), ELEMENTWISE, **_LOG
 )
@@ -298,7 +310,12 @@ log1p_p = unary(
     ieee=True,
 )
 sqrt_p = unary(
-    "sqrt", _ufunc("sqrt"), lambda g, result: g / (result.conj() * 2), ELEMENTWISE, **_LOG
+    "sqrt",
+    _ufunc("sqrt"),
+    lambda g, result: g / (result.conj() * 2),
+    ELEMENTWISE,
+    complex32="sqrt_vml_cpu",
+    **_LOG,
 )
 rsqrt_p = unary(
     "rsqrt",
@@ -632,6 +649,7 @@ nan_to_num_p = unary(
     dtypes=FLOATS_INT_BOOL,
     samples=_nan_to_num_samples,
     complex_grad=False,
+    complex32="nan_to_num",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 
@@ -666,6 +684,7 @@ conj_physical_p = unary(
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT_BOOL,
     inplace_policy=InplacePolicy(shared_ok=True),
+    complex32=True,
 )
 conj_physical = conj_physical_p.fn
 
@@ -704,9 +723,9 @@ signbit_p = unary(
         "c", error=(NotImplementedError, "signbit is not implemented for complex tensors.")
     ),
 )
-isnan_p = unary("isnan", _ufunc("isnan"), out=False, float8=True, **_PREDICATE)
-isinf_p = unary("isinf", _ufunc("isinf"), out=False, **_PREDICATE)
-isfinite_p = unary("isfinite", _ufunc("isfinite"), out=False, **_PREDICATE)
+isnan_p = unary("isnan", _ufunc("isnan"), out=False, float8=True, complex32=True, **_PREDICATE)
+isinf_p = unary("isinf", _ufunc("isinf"), out=False, complex32=True, **_PREDICATE)
+isfinite_p = unary("isfinite", _ufunc("isfinite"), out=False, complex32=True, **_PREDICATE)
 isposinf_p = unary(
     "isposinf",
     _ufunc("isposinf"),
@@ -719,7 +738,7 @@ isneginf_p = unary(
     **_PREDICATE,
     no_kernel=NoKernel("c", error=(RuntimeError, "isneginf does not support complex inputs.")),
 )
-isreal_p = unary("isreal", _isreal, out=False, **_PREDICATE)
+isreal_p = unary("isreal", _isreal, out=False, complex32=True, **_PREDICATE)
 
 # ------------------------------------------------------------------ bitwise
 bitwise_not_p = unary(

@@ -32,7 +32,7 @@ def clone_preserve_strides(xp, a):
     if a.size == 0 or any(n > 1 and s <= 0 for n, s in zip(a.shape, a.strides)):
         return a.copy()
     extent = 1 + sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize
-    out = xp.lib.stride_tricks.as_strided(xp.zeros(extent, dtype=a.dtype), a.shape, a.strides)
+    out = dt.as_strided(xp, xp.zeros(extent, dtype=a.dtype), a.shape, a.strides)
     out[...] = a
     return out
 

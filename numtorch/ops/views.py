@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.dtype import from_np
 from .._core.inplace import inplace_view
 from .._core.methods import tensor_method, tensor_methods
@@ -993,7 +994,7 @@ def _strided(xp, input, shape: tuple, strides: tuple):
     if xp is np and (input.flags.c_contiguous or input.flags.f_contiguous):
         # the same view over input's buffer, made directly (as_strided is eight times slower)
         return np.ndarray(shape, input.dtype, input, 0, strides)
-    return xp.lib.stride_tricks.as_strided(input, shape, strides)
+    return dt.as_strided(xp, input, shape, strides)
 
 
 def _expand_rule(op):

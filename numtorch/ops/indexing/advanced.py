@@ -460,6 +460,7 @@ index_p = defop(
     layout=_index_layout,
     value_shaped=_selects_by_mask,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 index = index_p.fn
 
@@ -507,6 +508,7 @@ index_put_p = defop(
     layout=preserve,
     inplace_policy=InplacePolicy(shared_ok=True, batched=BatchedWrite.PLAIN),
     test=COMPLEX_TOO,
+    complex32=True,
 )
 _raw_index_put = index_put_p.fn
 

@@ -3,6 +3,7 @@ backward ``getitem_backward``."""
 
 from __future__ import annotations
 
+from ..._core import dtype as dt
 from ..._core.op import LINEAR, ErrorInput, defop
 from ...testing.samples import S
 from .._batching import front
@@ -31,7 +32,7 @@ def _unsqueeze_strides(xp, x, index, out):
             src, pos = src + ell, pos + ell
         else:
             src, pos = src + 1, pos + (not isinstance(i, int))
-    return xp.lib.stride_tricks.as_strided(out, out.shape, strides)
+    return dt.as_strided(xp, out, out.shape, strides)
 
 
 def _getitem_backward(xp, grad, shape, index):

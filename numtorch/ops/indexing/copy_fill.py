@@ -67,6 +67,7 @@ copy_p = defop(
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC, untracked_integer_target=True),
     conversion=True,  # a copy_ into an integer tensor leaves autograd
     float8=True,  # (PyTorch copies float8)
+    complex32=True,
 )
 copy = copy_p.fn
 
@@ -116,6 +117,7 @@ fill_p = defop(
     ),
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 fill = fill_p.fn
 

@@ -214,6 +214,7 @@ gather_p = defop(
     batch_rule=dim_family(like=(1,)),
     out_overlap_check=True,
     test=COMPLEX_TOO,
+    complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 
@@ -300,6 +301,7 @@ scatter_p = defop(
     error_samples=_scatter_errors,
     batch_rule=dim_family(),
     test=COMPLEX_TOO,
+    complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 _scatter = scatter_p.fn
 
@@ -376,6 +378,7 @@ scatter_add_p = defop(
     batch_rule=dim_family(),
     error_samples=_scatter_add_errors,
     test=COMPLEX_TOO,
+    complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 _scatter_add = scatter_add_p.fn
 

@@ -141,6 +141,7 @@ index_select_p = defop(
     ],
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 _raw_index_select = index_select_p.fn
 
@@ -322,6 +323,7 @@ index_add_p = defop(
     error_samples=_index_add_errors,
     inplace_policy=InplacePolicy(checks_first=True),
     test=COMPLEX_TOO,
+    complex32=True,
 )
 _raw_index_add = index_add_p.fn
 
@@ -377,6 +379,7 @@ index_fill_p = defop(
     error_samples=_index_fill_errors,
     inplace_policy=InplacePolicy(shared_ok=True, operand_overlap_ok=True),
     test=COMPLEX_TOO,
+    complex32=True,
 )
 _raw_index_fill = index_fill_p.fn
 
@@ -421,6 +424,7 @@ index_copy_p = defop(
     samples=_index_copy_samples,
     error_samples=_index_copy_errors,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 
 

@@ -118,6 +118,7 @@ masked_fill_p = defop(
         batched_tensor_value=BatchedWrite.FALLBACK,
     ),
     test=COMPLEX_TOO,
+    complex32=True,
 )
 masked_fill = masked_fill_p.fn
 
@@ -210,6 +211,7 @@ masked_scatter_p = defop(
         shape_error=lambda self, args: expand_error(list(args[0].shape), list(self.shape)),
     ),
     test=COMPLEX_TOO,
+    complex32="masked_scatter",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 masked_scatter = masked_scatter_p.fn
 
@@ -264,6 +266,7 @@ masked_select_p = defop(
         )
     ],
     methods=True,
+    complex32=True,
 )
 masked_select = masked_select_p.fn
 

@@ -192,6 +192,7 @@ put_p = defop(
     methods=True,
     inplace=True,
     test=COMPLEX_TOO,
+    complex32="take_put_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 put = put_p.fn
 
@@ -287,5 +288,6 @@ take_along_dim_p = defop(
     ],
     methods=True,
     test=COMPLEX_TOO,
+    complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 take_along_dim = take_along_dim_p.fn

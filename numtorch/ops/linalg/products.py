@@ -328,6 +328,7 @@ mm_p = defop(
         ),
     ],
     methods=True,
+    complex32="addmm_impl_cpu_",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 mm = mm_p.fn
 bmm_p = defop(
@@ -353,6 +354,7 @@ bmm_p = defop(
         ),
     ],
     methods=True,
+    complex32="bmm",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 bmm = bmm_p.fn
 
@@ -467,6 +469,7 @@ def _vec_dot(name, conjugates: bool):
         samples=samples,
         error_samples=error_samples,
         methods=True,
+        complex32=name,  # (PyTorch's kernel that refuses ComplexHalf)
     )
 
 
@@ -510,5 +513,6 @@ outer_p = defop(
     ],
     methods=("outer", "ger"),
     node_name="MulBackward0",  # PyTorch's outer is a broadcast product
+    complex32=True,
 )
 outer = outer_p.fn
