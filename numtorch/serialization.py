@@ -106,8 +106,9 @@ class _Storage:
         self.array = array
 
 
-# (float8 dtypes have no typed storage: PyTorch saves them in an UntypedStorage, whose
-# rebuild (_rebuild_tensor_v3) names the dtype)
+# (float8 dtypes and complex32 have no typed storage PyTorch's weights-only loader takes: it
+# saves them in an UntypedStorage, whose rebuild (_rebuild_tensor_v3) names the dtype)
+_UNTYPED = (*dt.FLOAT8, dt.complex32)
 _STORAGE_TYPES = {
     f"{d.scalar_name}Storage": _StorageType(f"{d.scalar_name}Storage", d)
     for d in dt.ALL
@@ -648,10 +649,9 @@ class _Storages:
         key = str(len(self.records))
         self.records[key] = flat
         d = dt.from_np(flat.dtype)
-        if d in dt.FLOAT8:  # an UntypedStorage counts bytes (a float8 element is one)
-            stype = _Global("torch.storage.UntypedStorage")
-        else:
-            stype = _Global(f"torch.{d.scalar_name}Storage")
+        if d in _UNTYPED:  # an UntypedStorage counts bytes
+            return ("storage", _Global("torch.storage.UntypedStorage"), key, location, flat.nbytes)
+        stype = _Global(f"torch.{d.scalar_name}Storage")
         return ("storage", stype, key, location, flat.size)
 
 
@@ -698,7 +698,7 @@ class _Pickler(pickle._Pickler):
             return _G["torch._utils._rebuild_parameter"], (_make(t._data), t.requires_grad, hooks)
         pid, offset, stride = self._storages.tensor(t)
         args = (_PersistentStorage(pid), offset, tuple(t.shape), stride, t.requires_grad)
-        if t.dtype in dt.FLOAT8:
+        if t.dtype in _UNTYPED:
             hooks = collections.OrderedDict()
             return _G["torch._utils._rebuild_tensor_v3"], (*args, hooks, t.dtype)
         return _G["torch._utils._rebuild_tensor_v2"], (*args, collections.OrderedDict())

@@ -9,6 +9,8 @@ keeps an answer other than torch.func's (eager PyTorch agrees with us)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -867,3 +869,345 @@ def test_save_and_load_reduced_floats_both_ways(name, tmp_path):
     back = torch.load(tmp_path / "n.pt")
     assert back["w"].dtype == src.dtype and torch.equal(back["w"].float(), src.float())
     assert torch.equal(back["col"].float(), src[:, 1].float())
+
+
+# ==================================================================
+# complex32 (chalf): ml_dtypes' complex32, computed in complex64 and rounded once, as PyTorch's
+# CPU kernels do; most kernels refuse it.
+
+_C32 = nt.complex32.np
+_CH = np.array([1 + 2j, 3.3 - 1j, -0.5 + 0.25j, 6e4 + 1e-9j, complex(1 + 2**-11 + 2**-40, 0.5)])
+
+
+def _chalf_bits(t) -> np.ndarray:
+    """The complex32 values of a tensor of either library, as int32 bits; another dtype's
+    tensor as its NumPy values."""
+    if isinstance(t, torch.Tensor):
+        t = t.detach().resolve_conj()
+        if t.dtype == torch.chalf:
+            return t.contiguous().view(torch.int32).numpy()
+        return t.numpy()
+    if t.dtype is nt.complex32:
+        return np.ascontiguousarray(t.detach().numpy()).view(np.int32)
+    return t.detach().numpy()
+
+
+def _chalf_same(prog, *args):
+    """``prog(L, *args)`` (complex arrays as complex32 tensors) gives the same dtypes and bits in
+    both libraries."""
+
+    def lib_args(L):
+        return [
+            L.tensor(a.astype(np.complex64)).to(L.chalf) if a.dtype.kind == "c" else L.tensor(a)
+            for a in args
+        ]
+
+    got, ref = prog(nt, *lib_args(nt)), prog(torch, *lib_args(torch))
+    got, ref = (got, ref) if isinstance(ref, tuple) else ((got,), (ref,))
+    for g, r in zip(got, ref, strict=True):
+        assert str(g.dtype) == str(r.dtype)
+        np.testing.assert_array_equal(_chalf_bits(g), _chalf_bits(r))
+
+
+def test_complex32_dtype_facts():
+    c = nt.complex32
+    assert nt.chalf is c and repr(c) == "torch.complex32"
+    assert (c.is_complex, c.is_floating_point, c.itemsize) == (True, False, 4)
+    assert c.to_real() is nt.float16 and c.to_complex() is c
+    assert nt.float16.to_complex() is c and nt.bfloat16.to_complex() is nt.complex64
+    fi, ref = nt.finfo(c), torch.finfo(torch.chalf)
+    for attr in ("bits", "eps", "max", "min", "tiny", "resolution", "dtype"):
+        assert getattr(fi, attr) == getattr(ref, attr), attr
+    assert nt.finfo(nt.complex64).dtype == torch.finfo(torch.complex64).dtype
+    assert nt.can_cast(c, nt.float16) == torch.can_cast(torch.chalf, torch.float16)
+    assert nt.can_cast(nt.float16, c) == torch.can_cast(torch.float16, torch.chalf)
+    assert nt.tensor([1j], dtype=c).type() == "torch.ComplexHalfTensor"
+
+
+_ALL_NAMES = [d.name for d in nt._core.dtype.ALL if d.name != "bool"] + ["bool"]
+
+
+@pytest.mark.parametrize("name", _ALL_NAMES)
+def test_complex32_promote_types(name):
+    tname = "bool" if name == "bool" else name
+    ours = outcome_of(lambda: nt.promote_types(nt.chalf, getattr(nt, name)))
+    theirs = outcome_of(lambda: torch.promote_types(torch.chalf, getattr(torch, tname)))
+    assert ours == theirs
+
+
+def outcome_of(f):
+    try:
+        return repr(f())
+    except Exception as e:  # noqa: BLE001 - the type and text are compared
+        return (type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "int64"])
+@pytest.mark.parametrize("zero", ["complex32", "complex64", "complex128"])
+def test_complex_zero_dim_keeps_a_float_tensors_precision(name, zero):
+    """PyTorch's combine_categories: a 0-dim complex with a dimensioned float is the complex of
+    the float (float16 and a 0-dim complex128 make complex32)."""
+
+    def prog(L):
+        return L.result_type(
+            L.ones(2, dtype=getattr(L, name)), L.tensor(1j, dtype=getattr(L, zero))
+        )
+
+    assert repr(prog(nt)) == repr(prog(torch))
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        np.array([0.1, 2.5, -3.3, 1e-3, 7000.0], dtype=np.float16),
+        np.array([0.1, 2.5, -3.3, 1e-3, 7.0], dtype=np.float32),
+        np.array([1, 2, -3, 4, 7000]),
+        np.array([True, False, True, True, False]),
+        np.array(0.1, dtype=np.float32),
+        np.array(0.1, dtype=np.float64),
+        np.array(0.1 + 0.2j, dtype=np.complex64),
+        np.array([0.1 + 0.3j, 2, -3, 1e-3, 7]),
+    ],
+    ids=["f16", "f32", "i64", "bool", "0d-f32", "0d-f64", "0d-c64", "c32"],
+)
+def test_complex32_arithmetic_bitwise(other):
+    """Each operand cast to the common dtype (numbers and 0-dim tensors too), computed in
+    complex64, rounded once."""
+    o = other if other.dtype.kind != "c" or other.ndim == 0 else other
+
+    def prog(L, x, y):
+        if y.dtype == L.bool:  # (PyTorch refuses subtracting a bool tensor)
+            return x + y, x * y
+        return x + y, x - y, x * y, L.add(x, y, alpha=2), y - x
+
+    x = _CH
+    if o.dtype.kind == "c" and o.ndim == 0:  # a 0-dim complex64 tensor, not complex32
+
+        def prog0(L, x):
+            y = L.tensor(o)
+            return x + y, x * y, x - y
+
+        _chalf_same(prog0, x)
+    else:
+        _chalf_same(prog, x, o)
+
+
+@pytest.mark.parametrize("number", [0.1, 3, 7000.0])
+def test_complex32_with_python_numbers_bitwise(number):
+    def prog(L, x):
+        return x + number, x * number, x - number, number - x, L.add(x, x, alpha=number)
+
+    _chalf_same(prog, _CH)
+
+
+def test_complex32_unary_and_predicates_bitwise():
+    x = np.concatenate([_CH, [0j]])
+
+    def prog(L, x):
+        return (
+            -x,
+            x.abs(),
+            x.sgn(),
+            x.conj(),
+            x.conj_physical(),
+            x.real,
+            x.imag,
+            L.view_as_real(x),
+            x.isnan(),
+            x.isinf(),
+            x.isfinite(),
+            x == x,
+            x != x.conj(),
+            L.isclose(x, x),
+        )
+
+    _chalf_same(prog, x)
+    # (PyTorch's addcmul rounds differently in the last bit now and then)
+    got, ref = (
+        nt.addcmul(*[nt.tensor(x).chalf()] * 3),
+        torch.addcmul(*[torch.tensor(x).chalf()] * 3),
+    )
+    np.testing.assert_allclose(got.cfloat().numpy(), ref.cfloat().numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["float16", "float32", "float64", "bfloat16", "complex64", "complex128", "int32", "bool"],
+)
+def test_complex32_casts_bitwise(target):
+    """From complex32 the complex64 value converts; to it, through complex64 (a float64's
+    1 + 2**-11 + 2**-40 rounds twice, to 1)."""
+    src = np.array([1 + 2**-11 + 2**-40, 0.1, -3.3, 70000.0, 65519.0, 1e-8])
+
+    def prog(L, x):
+        t = getattr(L, target)
+        y = x.to(t) if target != "bfloat16" else x.to(t).float()
+        back = L.tensor(src).to(t)
+        return y, back.to(L.chalf), L.tensor(src * (1 + 1j)).to(L.chalf)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (casting complex values to real discards ...)
+        _chalf_same(prog, src.astype(np.complex64))
+
+
+def test_complex32_creation_and_methods():
+    def prog(L):
+        c = L.chalf
+        x = L.tensor([1.1 + 2.2j, 3, -0.1j], dtype=c)
+        return (
+            L.zeros(2, 3, dtype=c),
+            L.ones(2, dtype=c),
+            L.full((2,), 0.1 + 1j, dtype=c),
+            L.full((2,), 0.1, dtype=c),
+            L.zeros_like(x),
+            L.ones_like(x),
+            L.full_like(x, 2 - 1j),
+            x,
+            L.tensor([0.1, 70000.0], dtype=c),
+            L.tensor([0.1 + 0.1j]).chalf(),
+            x.cfloat().chalf(),
+            L.view_as_complex(L.tensor([[1.1, 2.2], [3.0, -4.0]], dtype=L.half)),
+        )
+
+    _chalf_same(prog)
+    assert nt.randn(2, 3, dtype=nt.chalf).dtype is nt.chalf
+    assert nt.rand(4, dtype=nt.chalf).dtype is nt.chalf
+    assert nt.empty(2, dtype=nt.chalf).dtype is nt.chalf
+
+
+def test_complex32_copies_shapes_and_indexing_bitwise():
+    x = np.stack([_CH, _CH[::-1] * 1j])
+
+    def prog(L, x):
+        y = L.zeros(2, 5, dtype=L.chalf)
+        y.copy_(x)
+        z = x.clone()
+        z[0, 1] = 7 + 1j
+        z[1, :2] = x[0, 3:]
+        w = L.zeros(2, 5, dtype=L.chalf).copy_(L.tensor([0.1, 0.2, 0.3, 0.4, 0.5]))
+        return (
+            y,
+            z,
+            w,
+            L.cat([x, x[:1]]),
+            L.stack([x, x]),
+            x.reshape(5, 2),
+            x.t().contiguous(),
+            x.permute(1, 0),
+            x[:, 1:],
+            x[:, L.tensor([2, 0])],
+            x[x.real > 0],
+            x.roll(1, 1),
+            x.repeat(2, 1),
+            x.diagonal(),
+            x.index_select(1, L.tensor([1, 1])),
+            x.masked_fill(x.real > 0, 0.5j),
+            L.where(x.real > 0, x, 0.0),
+            x.masked_select(x.real > 0),
+            x.index_put((L.tensor([0]), L.tensor([1])), L.tensor([5 + 5j], dtype=L.chalf)),
+            x.tril(),
+            x.unbind(0)[1],
+            x.split(2, 1)[2],
+            x.expand(3, 2, 5),
+            x.flatten(),
+            x.view(10),
+            x.nonzero(),
+            x.any(),
+            x.count_nonzero(),
+        )
+
+    _chalf_same(prog, x)
+
+
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, x: x.sum(),
+        lambda L, x: x.mean(),
+        lambda L, x: x.prod(),
+        lambda L, x: x.cumsum(0),
+        lambda L, x: x.exp(),
+        lambda L, x: x.log(),
+        lambda L, x: x.sqrt(),
+        lambda L, x: x**2,
+        lambda L, x: x.square(),
+        lambda L, x: x / x,
+        lambda L, x: x.angle(),
+        lambda L, x: x.flip(0),
+        lambda L, x: x < x,
+        lambda L, x: x.gather(0, L.tensor([0])),
+        lambda L, x: L.dot(x, x),
+        lambda L, x: L.vdot(x, x),
+        lambda L, x: L.mm(x[None], x[:, None]),
+        lambda L, x: x.trace() if x.dim() == 2 else x[None].trace(),
+        lambda L, x: x.lerp(x, 0.5),
+        lambda L, x: x.clamp(0, 1),
+    ],
+)
+def test_complex32_refusals(prog):
+    """PyTorch's CPU kernels have no ComplexHalf version: its words, naming the kernel."""
+
+    def run(L):
+        return prog(L, L.tensor([1 + 2j, 3 - 1j], dtype=L.chalf))
+
+    ours, theirs = outcome_of(lambda: run(nt)), outcome_of(lambda: run(torch))
+    assert isinstance(theirs, tuple) and ours == theirs
+
+
+def test_complex32_repr_matches_torch():
+    def reprs(L):
+        c = L.chalf
+        x = L.tensor([1 + 2j, 3.3 - 1j, -0.5 + 0.25j], dtype=c)
+        return [
+            repr(x),
+            repr(x[0]),
+            repr(L.zeros(2, 2, dtype=c)),
+            repr(L.tensor([1e5 + 1j, float("nan")], dtype=c)),
+            str(x.real),
+            x.tolist(),
+            x[1].item(),
+        ]
+
+    assert reprs(nt) == reprs(torch)
+
+
+def test_complex32_autograd():
+    """Gradients flow through the ops PyTorch differentiates on complex32; each grad is
+    computed in complex32 as PyTorch's formulas are."""
+
+    def prog(L, x, y):
+        a = (x * y + x).cfloat()
+        b = L.cat([x, y])[1:].cfloat()
+        c = x.abs().float()
+        d = L.view_as_real(y).float()
+        return (a * a.conj()).real.sum() + b.real.sum() + c.sum() + d.sum()
+
+    def grads(L):
+        x = L.tensor(_CH[:3].astype(np.complex64)).to(L.chalf).requires_grad_()
+        y = L.tensor(_CH[:3].astype(np.complex64)[::-1].copy()).to(L.chalf).requires_grad_()
+        prog(L, x, y).backward()
+        return x.grad, y.grad
+
+    (gx, gy), (rx, ry) = grads(nt), grads(torch)
+    assert gx.dtype is nt.chalf and gy.dtype is nt.chalf
+    np.testing.assert_allclose(gx.cfloat().numpy(), rx.cfloat().numpy(), rtol=2e-3, atol=1e-3)
+    np.testing.assert_allclose(gy.cfloat().numpy(), ry.cfloat().numpy(), rtol=2e-3, atol=1e-3)
+
+    def refused(L):
+        x = L.tensor([1 + 1j, 2], dtype=L.chalf, requires_grad=True)
+        (x * x).sum()
+
+    assert outcome_of(lambda: refused(nt)) == outcome_of(lambda: refused(torch))
+
+
+def test_save_and_load_complex32_both_ways(tmp_path):
+    src = torch.tensor([[1.5 - 1j, -2.25], [0.125j, 3.3]], dtype=torch.chalf)
+    torch.save({"w": src, "col": src[:, 1]}, tmp_path / "t.pt")
+    got = nt.load(tmp_path / "t.pt")
+    assert got["w"].dtype is nt.chalf
+    np.testing.assert_array_equal(_chalf_bits(got["w"]), _chalf_bits(src))
+    np.testing.assert_array_equal(_chalf_bits(got["col"]), _chalf_bits(src[:, 1]))
+    nt.save(got, tmp_path / "n.pt")
+    back = torch.load(tmp_path / "n.pt")
+    assert back["w"].dtype == torch.chalf and torch.equal(back["w"].cfloat(), src.cfloat())
+    assert torch.equal(back["col"].cfloat(), src[:, 1].cfloat())

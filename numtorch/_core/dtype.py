@@ -120,6 +120,7 @@ BF16 = bfloat16.np
 F32 = np.dtype(np.float32)
 C32 = complex32.np
 C64 = np.dtype(np.complex64)
+F16 = np.dtype(np.float16)
 FLOAT8_NP = frozenset(d.np for d in FLOAT8)
 REDUCED_NP = frozenset((BF16, *FLOAT8_NP, C32))
 WIDE = {d: F32 for d in REDUCED_NP} | {C32: C64}  # the NumPy dtype each computes in
@@ -284,6 +285,8 @@ def cast(a, npd):
         return a.astype(npd)
     if a.dtype == C32:
         a = a.astype(C64)
+    if npd == F16 and a.dtype.itemsize > 4:  # (float64 to c10::Half goes through float)
+        a = a.astype(C64 if a.dtype.kind == "c" else F32)
     if npd not in REDUCED_NP:
         return a.astype(npd)
     if npd == C32:
@@ -359,13 +362,9 @@ class finfo:
 
     def __init__(self, type: dtype | None = None):
         d = (type if type is not None else get_default_dtype()).to_real()
-        if d.np in REDUCED_NP:
-            fi = ml_dtypes.finfo(d.np)
-            eps = _EPS.get(d.name, float(fi.eps))
-            resolution = 10.0 ** -math.floor(-math.log10(eps))  # (c10's digits10)
-        else:
-            fi = np.finfo(d.np)
-            eps, resolution = float(fi.eps), float(fi.resolution)
+        fi = ml_dtypes.finfo(d.np) if d.np in REDUCED_NP else np.finfo(d.np)
+        eps = _EPS.get(d.name, float(fi.eps))
+        resolution = 10.0 ** -math.floor(-math.log10(eps))  # (c10's digits10, as a double)
         self.bits = fi.bits
         self.eps = eps
         self.max = float(fi.max)

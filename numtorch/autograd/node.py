@@ -9,7 +9,7 @@ import weakref
 from typing import NamedTuple
 
 from .._core.device import CPU, _cuda_used, device_of
-from .._core.dtype import from_np
+from .._core.dtype import from_np, is_complex_np
 from .._core.inplace import _array
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.state import anomaly
@@ -261,7 +261,7 @@ def _fit(g, meta):
 
         g = sum_to_size(g, shape)
     if gdtype != dtype:
-        if gdtype.kind == "c" and dtype.kind != "c":
+        if is_complex_np(gdtype) and not is_complex_np(dtype):
             g = g.real  # a real input's gradient is the real part (PyTorch's handle_r_to_c)
         g = g.to(from_np(dtype))
     return g

@@ -4,7 +4,7 @@ the inputs' metadata, and the values its formulas need, saved."""
 from __future__ import annotations
 
 from .._core import upcalls
-from .._core.dtype import from_np, inexact
+from .._core.dtype import from_np, inexact, is_complex_np
 from .._core.state import anomaly
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode
@@ -48,7 +48,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     if op.nout == 1:
         m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
         if m[1].kind in "fc" or inexact(m[1]):
-            if m[1].kind == "c" and not op.complex_grad:
+            if is_complex_np(m[1]) and not op.complex_grad:
                 raise RuntimeError(
                     f"{op.name} does not support automatic differentiation for outputs with "
                     "complex dtype."

@@ -333,6 +333,7 @@ full_like_p = defop(
     layout=preserve,
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 
 

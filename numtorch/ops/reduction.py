@@ -712,6 +712,7 @@ def _logical_reduction(name: str):
         batch_rule=Bind(_logical_rule),
         out=True,
         methods=True,
+        complex32=True,
     )
 
 
@@ -747,6 +748,7 @@ count_nonzero_p = defop(
     batch_rule=_DIMS,
     samples=lambda make: (s for s in _logical_samples(make) if not s.kwargs and len(s.args) < 3),
     methods=True,
+    complex32=True,
 )
 
 

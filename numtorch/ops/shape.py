@@ -672,6 +672,7 @@ def _tri(name: str):
         batch_rule=min_rank(2, batch_too_few_dims),
         error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, message)],
         inplace_policy=InplacePolicy(shared_ok=True),
+        complex32=True,
     )
 
 

@@ -71,6 +71,7 @@ getitem_backward_p = defop(
     test={"no_oracle": True},
     batch_rule=_getitem_backward_rule,
     samples=_getitem_backward_samples,
+    complex32=True,
 )
 getitem_backward = getitem_backward_p.fn
 

@@ -67,6 +67,7 @@ nonzero_p = defop(
     batch_rule=dynamic_shape(),
     test={"dtypes": _ANY_DTYPE, "vmap": "dynamic"},
     layout=column_major,
+    complex32=True,
 )
 
 
