@@ -16,6 +16,7 @@ from .._core.op import ErrorInput, composite
 from .._core.out import write_out
 from .._core.tensor import Tensor
 from ..testing.samples import S
+from ._families import COMPLEX_TOO
 from .creation import tensor, zeros
 from .linalg.contractions import multi_dot
 from .shape import _check_tensor_list, cat, diag_p, hstack_p
@@ -52,7 +53,7 @@ def _block_diag_errors(make):
     )
 
 
-@composite(samples=_block_diag_samples, error_samples=_block_diag_errors)
+@composite(samples=_block_diag_samples, error_samples=_block_diag_errors, test=COMPLEX_TOO)
 def block_diag(*tensors):
     """A block diagonal matrix of the tensors (0-d and 1-d ones as one row)."""
     _check_tensors(tensors)
@@ -104,7 +105,7 @@ def _cartesian_errors(make):
     )
 
 
-@composite(samples=_cartesian_samples, error_samples=_cartesian_errors)
+@composite(samples=_cartesian_samples, error_samples=_cartesian_errors, test=COMPLEX_TOO)
 def cartesian_prod(*tensors):
     """The cartesian product of 1-d tensors: one row per combination, the last varying fastest."""
     _check_tensors(tensors)
@@ -148,7 +149,7 @@ def _combinations_errors(make):
     yield ErrorInput(S((make((4,)), -1)), RuntimeError, "Expect a non-negative number, but got -1")
 
 
-@composite(samples=_combinations_samples, error_samples=_combinations_errors)
+@composite(samples=_combinations_samples, error_samples=_combinations_errors, test=COMPLEX_TOO)
 def combinations(input, r: int = 2, with_replacement: bool = False):
     """The length-``r`` combinations of a 1-d tensor's elements, one per row (in order)."""
     _check_input(input, "combinations")
@@ -172,6 +173,7 @@ def combinations(input, r: int = 2, with_replacement: bool = False):
         S((make((0,)),)),
     ],
     methods=True,
+    test=COMPLEX_TOO,
 )
 def diagflat(input, offset: int = 0):
     """A 2-d tensor with the flattened input on diagonal ``offset``."""
@@ -202,7 +204,7 @@ def _column_stack_errors(make):
     )
 
 
-@composite(samples=_column_stack_samples, error_samples=_column_stack_errors)
+@composite(samples=_column_stack_samples, error_samples=_column_stack_errors, test=COMPLEX_TOO)
 def column_stack(tensors, *, out=None):
     """Stack the tensors as columns: 0-d and 1-d ones become columns, then hstack."""
     _check_tensor_list(tensors, "column_stack")

@@ -18,7 +18,7 @@ from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise, front
-from ._families import view_op
+from ._families import COMPLEX_TOO, view_op
 from .strided import array_offset
 
 
@@ -247,7 +247,8 @@ def resolve_neg(input: Tensor) -> Tensor:
     samples=lambda make: [
         S((make((2, 3), dtype=_complex_of(make)),)),
         S((make((2, 3)),), name="real"),
-    ]
+    ],
+    test=COMPLEX_TOO,
 )
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate, with the conjugate bit set; a real tensor is returned as is."""

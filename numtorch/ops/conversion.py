@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 from .._core import dtype as dt
 from .._core.device import device as Device
@@ -12,18 +13,35 @@ from .._core.op import LINEAR, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import elementwise, front
-from ._families import FLOATS_INT
+from ._families import COMPLEX, COMPLEX_TOO, FLOATS_INT
 
 
 def _to_dtype_samples(make):
     yield S((make((2,)), dt.int64))
     yield S((make((2, 3)), dt.float64))
     yield S((make(()), dt.float64))
+    yield S((make((2, 3)), dt.complex128), name="to complex")
+    yield S((make((2,)), dt.bool_), name="to bool")
+
+
+_DISCARDS_IMAG = "Casting complex values to real discards the imaginary part"
+_warned_discard = []
+
+
+def _to_dtype(xp, x, dtype):
+    """x cast to ``dtype``; complex to a real non-bool dtype keeps the real part and warns once
+    per process, as PyTorch's copy (complex to bool: nonzero, either part)."""
+    if x.dtype.kind == "c" and dtype.np.kind not in "cb":
+        if not _warned_discard:
+            _warned_discard.append(True)
+            warnings.warn(_DISCARDS_IMAG, UserWarning, stacklevel=2)
+        x = x.real
+    return dt.cast(x, dtype.np)
 
 
 to_dtype_p = defop(
     "to_dtype",
-    lambda xp, x, dtype: dt.cast(x, dtype.np),
+    _to_dtype,
     nin=1,
     vjp=lambda g: g,
     jvp=LINEAR,
@@ -31,7 +49,7 @@ to_dtype_p = defop(
     node_name="ToCopyBackward0",
     layout=preserve,  # (_to_copy's empty_like)
     samples=_to_dtype_samples,
-    test={"dtypes": FLOATS_INT},
+    test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     batch_rule=elementwise(),
     conversion=True,  # a non-float result leaves autograd
     float8=True,  # (PyTorch copies float8)
@@ -72,6 +90,7 @@ clone_p = defop(
     ],
     batch_rule=_clone_rule,
     methods=True,
+    test=COMPLEX_TOO,
     layout=None,
     float8=True,  # (PyTorch copies float8)
     complex32=True,

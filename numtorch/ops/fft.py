@@ -27,7 +27,7 @@ from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
 from ._batching import front
-from ._families import FLOATS
+from ._families import COMPLEX_TOO, FLOATS
 from .creation import arange
 from .shape import cat
 
@@ -643,13 +643,23 @@ def _shift(input, dim, inverse: bool):
     return input.roll(shifts, dims)
 
 
-@composite(samples=_shift_samples, name="fft_fftshift", api="fft.fftshift")
+@composite(
+    samples=_shift_samples,
+    name="fft_fftshift",
+    api="fft.fftshift",
+    test=COMPLEX_TOO,
+)
 def fftshift(input, dim=None):
     """The zero-frequency term moved to the middle of each of ``dim``."""
     return _shift(input, dim, False)
 
 
-@composite(samples=_shift_samples, name="fft_ifftshift", api="fft.ifftshift")
+@composite(
+    samples=_shift_samples,
+    name="fft_ifftshift",
+    api="fft.ifftshift",
+    test=COMPLEX_TOO,
+)
 def ifftshift(input, dim=None):
     """The inverse of ``fftshift``."""
     return _shift(input, dim, True)

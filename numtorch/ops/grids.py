@@ -19,6 +19,7 @@ from .._core.interpreter import factory
 from .._core.op import VARIADIC, ErrorInput, composite
 from .._core.tensor import Tensor
 from ..testing.samples import S
+from ._families import COMPLEX_TOO
 from .creation import _finish, tensor
 from .shape import _check_tensor_list
 
@@ -60,6 +61,7 @@ def _meshgrid_errors(make):
     samples=_meshgrid_samples,
     error_samples=_meshgrid_errors,
     nout=VARIADIC,
+    test=COMPLEX_TOO,
 )
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids of 0-d or 1-d tensors: each expanded along the others' dims

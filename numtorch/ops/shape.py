@@ -29,7 +29,7 @@ from ._batching import (
     pdim,
     rule_generator,
 )
-from ._families import COMPLEX_TOO, FLOATS_INT, FLOATS_INT_BOOL
+from ._families import COMPLEX, COMPLEX_TOO, FLOATS_INT, FLOATS_INT_BOOL
 from .creation import arange, zeros_like
 from .views import diagonal, diagonal_backward, diagonal_view, reshape
 
@@ -247,14 +247,14 @@ def _join_dim(name: str, first: str, dim, alias) -> int:
     return alias
 
 
-@composite(samples=_join_samples("axis"))
+@composite(samples=_join_samples("axis"), test=COMPLEX_TOO)
 def concatenate(tensors, axis: int | None = None, out=None, *, dim: int | None = None):
     """Alias of cat."""
     _check_tensor_list(tensors, "concatenate")
     return cat(tensors, _join_dim("concatenate", "dim", axis, dim), out=out)
 
 
-@composite(samples=_join_samples("dim"))
+@composite(samples=_join_samples("dim"), test=COMPLEX_TOO)
 def concat(tensors, dim: int | None = None, *, out=None, axis: int | None = None):
     """Alias of cat."""
     _check_tensor_list(tensors, "concat")
@@ -388,6 +388,7 @@ def _joiner(name: str):
         samples=samples,
         batch_rule=decompose(as_cat),
         node_name="CatBackward0",
+        test=COMPLEX_TOO,
     )
     return op
 
@@ -435,7 +436,7 @@ def _atleast_samples(make):
 
 atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 for _fn in (atleast_1d, atleast_2d, atleast_3d):
-    composite(_fn, samples=_atleast_samples)
+    composite(_fn, samples=_atleast_samples, test=COMPLEX_TOO)
 
 
 # ------------------------------------------------------------------ reorderings
@@ -485,7 +486,7 @@ def _flip_errors(ndim: int):
     ]
 
 
-@composite(samples=_flip_samples, error_samples=_flip_errors(2))
+@composite(samples=_flip_samples, error_samples=_flip_errors(2), test=COMPLEX_TOO)
 def fliplr(input):
     """Flip the columns (dim 1)."""
     if input.dim() < 2:
@@ -493,7 +494,7 @@ def fliplr(input):
     return flip(input, (1,))
 
 
-@composite(samples=_flip_samples, error_samples=_flip_errors(1))
+@composite(samples=_flip_samples, error_samples=_flip_errors(1), test=COMPLEX_TOO)
 def flipud(input):
     """Flip the rows (dim 0)."""
     if input.dim() < 1:
@@ -666,7 +667,7 @@ def _tri(name: str):
         methods=True,
         inplace=True,
         samples=_tri_samples,
-        test={"dtypes": FLOATS_INT_BOOL},
+        test={"dtypes": (*FLOATS_INT_BOOL, *COMPLEX)},
         # PyTorch's batch rule has its own text for a logical 0-d (and passes a logical 1-d:
         # torch.func diverges from eager there)
         batch_rule=min_rank(2, batch_too_few_dims),
@@ -1054,7 +1055,7 @@ repeat_interleave_p = defop(
     jvp=LINEAR,
     samples=_repeat_interleave_samples,
     batch_rule=_repeat_interleave_rule,
-    test={"dtypes": FLOATS_INT},
+    test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     error_samples=_repeat_interleave_errors,
 )
 repeat_interleave = repeat_interleave_p.fn

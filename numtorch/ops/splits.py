@@ -230,6 +230,7 @@ def _unsafe(split_op, name: str):
         samples=split_op.samples,
         error_samples=split_op.error_samples,
         methods=True,
+        test=COMPLEX_TOO,
     )
     return op
 
@@ -279,7 +280,7 @@ def _chunk_errors(make):
     yield ErrorInput(S((make(()), 1)), RuntimeError, "chunk expects at least a 1-dimensional")
 
 
-@composite(samples=_chunk_samples, error_samples=_chunk_errors)
+@composite(samples=_chunk_samples, error_samples=_chunk_errors, test=COMPLEX_TOO)
 def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """Up to `chunks` views of equal size (ceil) along dim."""
     d, step = _chunk_sizes(input, chunks, dim)
@@ -288,7 +289,12 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return split(input, step, d)
 
 
-@composite(samples=_chunk_samples, error_samples=_chunk_errors, methods=True)
+@composite(
+    samples=_chunk_samples,
+    error_samples=_chunk_errors,
+    methods=True,
+    test=COMPLEX_TOO,
+)
 def unsafe_chunk(input, chunks: int, dim: int = 0) -> tuple:
     """chunk's pieces, not views (unsafe_split's)."""
     d, step = _chunk_sizes(input, chunks, dim)
@@ -307,9 +313,11 @@ def _section_bounds(size: int, sections: int) -> list:
     return bounds
 
 
-@composite(
-    samples=lambda make: [S((make((5, 3)), 2)), S((make((2, 7)), [1, 4], 1)), S((make((4,)), 3))]
-)
+def _tensor_split_samples(make):
+    return [S((make((5, 3)), 2)), S((make((2, 7)), [1, 4], 1)), S((make((4,)), 3))]
+
+
+@composite(samples=_tensor_split_samples, test=COMPLEX_TOO)
 def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     """Views of `input` split into sections (as equal as possible) or at the given indices."""
     if input.dim() == 0:
@@ -376,6 +384,7 @@ def _directional_split(name: str, min_dims: int, dim: Callable):
         methods=True,
         samples=samples,
         error_samples=error_samples,
+        test=COMPLEX_TOO,
     )
 
 

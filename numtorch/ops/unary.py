@@ -21,6 +21,7 @@ from .._core.op import ErrorInput, composite
 from .._core.policy import InplacePolicy
 from ..testing.samples import S
 from ._families import (
+    COMPLEX_TOO,
     ELEMENTWISE,
     FLOATS_INT,
     FLOATS_INT_BOOL,
@@ -696,6 +697,7 @@ conj_physical = conj_physical_p.fn
             S((make((3,), dtype=np.bool_),)), RuntimeError, "on a bool tensor is not supported"
         )
     ],
+    test=COMPLEX_TOO,
 )
 def positive(input):
     """The input itself (``+input``); an error for bool tensors."""

@@ -27,7 +27,7 @@ from ._batching import (
     pdim,
     rule_generator,
 )
-from ._families import view_op
+from ._families import COMPLEX_TOO, view_op
 
 
 # ------------------------------------------------------------------ shared rules and helpers
@@ -433,13 +433,13 @@ def _swap_samples(make):
     return [S((make((2, 3, 4)), 0, 2)), S((make((2, 3)), -1, 0)), S((make(()), 0, -1))]
 
 
-@composite(samples=_swap_samples)
+@composite(samples=_swap_samples, test=COMPLEX_TOO)
 def swapaxes(input, axis0: int, axis1: int):
     """Alias of transpose."""
     return transpose(input, axis0, axis1)
 
 
-@composite(samples=_swap_samples)
+@composite(samples=_swap_samples, test=COMPLEX_TOO)
 def swapdims(input, dim0: int, dim1: int):
     """Alias of transpose."""
     return transpose(input, dim0, dim1)
@@ -550,7 +550,11 @@ movedim_p = view_op(
 movedim = movedim_p.fn
 
 
-@composite(samples=lambda make: [S((make((2, 3, 4)), 0, -1)), S((make((2, 3, 4)), (0, 1), (2, 0)))])
+def _moveaxis_samples(make):
+    return [S((make((2, 3, 4)), 0, -1)), S((make((2, 3, 4)), (0, 1), (2, 0)))]
+
+
+@composite(samples=_moveaxis_samples, test=COMPLEX_TOO)
 def moveaxis(input, source, destination):
     """Alias of movedim."""
     return movedim(input, source, destination)
@@ -655,7 +659,12 @@ def _matrix_transpose(name: str, what: str, conj: bool = False):
 _mT, _mH = _matrix_transpose("_mT", "mT"), _matrix_transpose("_mH", "mH", conj=True)
 adjoint = _matrix_transpose("adjoint", "adjoint()", conj=True)
 adjoint.__doc__ = "The conjugate transpose of the last two dims (real tensors: transpose)."
-composite(adjoint, name="adjoint", samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)),))])
+composite(
+    adjoint,
+    name="adjoint",
+    samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)),))],
+    test=COMPLEX_TOO,
+)
 
 
 # ------------------------------------------------------------------ slicing views
@@ -835,6 +844,7 @@ select_p = view_op(
     name="reshape_as",
     api="Tensor.reshape_as",
     methods=True,
+    test=COMPLEX_TOO,
 )
 def reshape_as(self, other):
     """self.reshape(other.shape)."""
@@ -1111,7 +1121,7 @@ def _broadcast_tensors_samples(make):
     yield S((make(()), make((2, 3)), make((1, 3))))
 
 
-@composite(samples=_broadcast_tensors_samples)
+@composite(samples=_broadcast_tensors_samples, test=COMPLEX_TOO)
 def broadcast_tensors(*tensors) -> tuple:
     """Views of the tensors expanded to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
