@@ -4,10 +4,26 @@ gradients and error texts."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_same, assert_same_error, assert_same_outcome
+from opdb import float_arg_positions, get_path, resolve, samples, set_path
+from twolibs import (
+    arr,
+    assert_same,
+    assert_same_error,
+    assert_same_outcome,
+    inexact,
+    normal,
+    op_tol,
+    tensor_leaves,
+    to_lib,
+)
+
+import numtorch as nt
+from numtorch._core.op import REGISTRY
 
 # ==================================================================
 # Found by issue 14's sweep of crashes where PyTorch succeeds.
@@ -312,3 +328,147 @@ def test_split_of_a_zero_dim_tensor(name):
 @pytest.mark.parametrize("args", [(0,), (3,)])
 def test_unsafe_chunk_checks_and_empty_dims(args):
     assert_same_outcome(lambda L, x: L.unsafe_chunk(x, *args), np.zeros((0, 2)))
+
+
+# ==================================================================
+# Issue 30: the complex samples of the shape, split, view and conversion ops under vmap,
+# forward AD and second order, against PyTorch (the generic sweeps run those on float64;
+# tests/test_ops.py and tests/test_complex_autograd.py run the complex forward, vjp and jvp).
+_COMPLEX_OPS = """
+    adjoint as_strided atleast_1d atleast_2d atleast_3d block_diag broadcast_tensors
+    cartesian_prod chunk clone column_stack combinations concat concatenate conj diagflat
+    dsplit dstack fft_fftshift fft_ifftshift fliplr flipud hsplit hstack meshgrid moveaxis
+    positive real repeat_interleave reshape_as swapaxes swapdims tensor_split tril triu
+    unsafe_chunk unsafe_split unsafe_split_with_sizes vsplit vstack to_dtype
+""".split()
+_TOL = op_tol("complex128")
+
+
+def _complex_cases():
+    for name in _COMPLEX_OPS:
+        for k, s in enumerate(samples(REGISTRY[name], "complex128")):
+            if float_arg_positions(s.args, "c"):
+                yield pytest.param(REGISTRY[name], k, id=f"{name}-{k}")
+
+
+def _call(L, op, args, kwargs):
+    fn = resolve(L, (op.oracle or op.api) if L is torch else op.api)
+    return fn(*to_lib(L, args), **to_lib(L, kwargs))
+
+
+def _outputs(out) -> list:
+    return [o for o in tensor_leaves(out) if inexact(o)]
+
+
+@pytest.mark.parametrize(("op", "k"), list(_complex_cases()))
+def test_complex_sample_under_vmap(op, k, no_fallback):
+    group = [samples(op, "complex128", seed=seed)[k] for seed in range(3)]
+    paths = float_arg_positions(group[0].args, "c")
+    batched = [np.stack([get_path(s.args, p) for s in group]) for p in paths]
+
+    def prog(L, *xs):
+        def f(*ys):
+            args = group[0].args
+            for p, y in zip(paths, ys):
+                args = set_path(args, p, y)
+            return _call(L, op, args, group[0].kwargs)
+
+        if L is torch:  # (torch.func.vmap has no rule for some: its loop is the reference)
+            return _stack_tree(L, [f(*(x[b] for x in xs)) for b in range(len(group))])
+        return L.func.vmap(f)(*xs)
+
+    assert_same(prog, *batched, **_TOL)
+
+
+def _stack_tree(L, outs):
+    if isinstance(outs[0], (tuple, list)):
+        return tuple(_stack_tree(L, [o[i] for o in outs]) for i in range(len(outs[0])))
+    return L.stack(outs)
+
+
+@pytest.mark.parametrize(("op", "k"), list(_complex_cases()))
+def test_complex_sample_forward_ad(op, k):
+    s = samples(op, "complex128")[k]
+    paths = float_arg_positions(s.args, "c")
+    rng = np.random.default_rng(1)
+    tangents = [np.asarray(normal(rng, get_path(s.args, p).shape, np.complex128)) for p in paths]
+
+    def prog(L, *ts):
+        fwd = L.autograd.forward_ad
+        with fwd.dual_level():
+            args = to_lib(L, s.args)
+            for p, t in zip(paths, ts):
+                args = set_path(args, p, fwd.make_dual(get_path(args, p), t))
+            out = _call(L, op, args, s.kwargs)
+            return [fwd.unpack_dual(o).tangent for o in _outputs(out)]
+
+    assert_same(prog, *tangents, **_TOL)
+
+
+@pytest.mark.parametrize(("op", "k"), list(_complex_cases()))
+def test_complex_sample_second_order(op, k):
+    """The gradient of a function of the vjp, with respect to the inputs and the cotangents."""
+    s = samples(op, "complex128")[k]
+    paths = float_arg_positions(s.args, "c")
+
+    def prog(L):
+        rng = np.random.default_rng(2)
+        args = to_lib(L, s.args)
+        ins = [get_path(args, p).requires_grad_() for p in paths]
+        for p, x in zip(paths, ins):
+            args = set_path(args, p, x)
+        outs = _outputs(_call(L, op, args, s.kwargs))
+        if not outs:
+            return []
+        vs = [L.tensor(normal(rng, o.shape, _np_dtype(o))).requires_grad_() for o in outs]
+        gs = L.autograd.grad(outs, ins, vs, create_graph=True, materialize_grads=True)
+        ws = [L.tensor(normal(rng, g.shape, _np_dtype(g))) for g in gs]
+        loss = sum((w.conj() * g).real.sum() for w, g in zip(ws, gs))
+        return L.autograd.grad(loss, ins + vs, allow_unused=True, materialize_grads=True)
+
+    assert_same_outcome(prog, **_TOL)  # (an empty window's gradient is off the graph)
+
+
+def _np_dtype(t):
+    return np.dtype(str(t.dtype).rsplit(".", 1)[-1])
+
+
+def _cast_warnings(L, x, dtypes) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for d in dtypes:
+            x.to(getattr(L, d))
+    return [(w.category, str(w.message).split(" (Triggered")[0]) for w in caught]
+
+
+def test_complex_to_real_cast_warns_once_as_torch():
+    from numtorch.ops import conversion
+
+    z = np.array([1 + 2j, -0.5j])
+    conversion._warned_discard.clear()  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+    ours = _cast_warnings(nt, nt.tensor(z), ["bool", "float64", "int64", "complex64"])
+    torch.set_warn_always(True)  # (torch has warned already in this process)
+    try:
+        theirs = _cast_warnings(torch, torch.tensor(z), ["bool", "float64"])
+    finally:
+        torch.set_warn_always(False)
+    assert ours == theirs == [(UserWarning, conversion._DISCARDS_IMAG)]
+
+
+@pytest.mark.parametrize("how", ["to", "type", "float", "double"])
+def test_complex_to_real_cast_backward(how):
+    def prog(L, z):
+        z.requires_grad_()
+        cast = {
+            "to": lambda: z.to(L.float64),
+            "type": lambda: z.type(L.float32),
+            "float": z.float,
+            "double": z.double,
+        }[how]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = cast()
+        (y * L.arange(2.0, dtype=y.dtype)).sum().backward()
+        return y, z.grad
+
+    assert_same(prog, np.array([1 + 2j, -0.5j]))

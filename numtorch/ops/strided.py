@@ -278,6 +278,8 @@ def _gather_samples(make):
 
 
 def _strided_gather_vjp(g, input_shape, size, stride, offset):
+    if 0 in tuple(size):  # an empty window's gradient is zeros off the graph, as PyTorch's
+        g = g.detach()
     return strided_scatter(g, input_shape[-1], size, stride, offset)
 
 
