@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -272,6 +273,22 @@ def result_type(*operands) -> dtype:
 
 # ------------------------------------------------------------------ reduced floats
 _E4M3FN_MAX = 448.0
+
+
+_DISCARDS_IMAG = "Casting complex values to real discards the imaginary part"
+_warned_discard: list = []
+
+
+def real_for(a, npd):
+    """Array ``a`` ready to be cast to ``npd`` by a copy: a complex value going to a real
+    non-bool dtype keeps its real part, with PyTorch's warning (once per process, as its
+    TORCH_WARN_ONCE)."""
+    if a.dtype.kind != "c" or np.dtype(npd).kind in "cbW":
+        return a
+    if not _warned_discard:
+        _warned_discard.append(True)
+        warnings.warn(_DISCARDS_IMAG, UserWarning, stacklevel=4)
+    return a.real
 
 
 def cast(a, npd):

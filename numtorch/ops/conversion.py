@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import warnings
 
 from .._core import dtype as dt
 from .._core.device import device as Device
@@ -24,19 +23,9 @@ def _to_dtype_samples(make):
     yield S((make((2,)), dt.bool_), name="to bool")
 
 
-_DISCARDS_IMAG = "Casting complex values to real discards the imaginary part"
-_warned_discard = []
-
-
 def _to_dtype(xp, x, dtype):
-    """x cast to ``dtype``; complex to a real non-bool dtype keeps the real part and warns once
-    per process, as PyTorch's copy (complex to bool: nonzero, either part)."""
-    if x.dtype.kind == "c" and dtype.np.kind not in "cb":
-        if not _warned_discard:
-            _warned_discard.append(True)
-            warnings.warn(_DISCARDS_IMAG, UserWarning, stacklevel=2)
-        x = x.real
-    return dt.cast(x, dtype.np)
+    """x cast to ``dtype`` (complex to bool: nonzero, either part)."""
+    return dt.cast(dt.real_for(x, dtype.np), dtype.np)
 
 
 to_dtype_p = defop(

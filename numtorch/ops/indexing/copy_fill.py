@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import preserve
@@ -29,7 +30,8 @@ def _copy(xp, self, src, non_blocking=False):
                 )
         if msg is not None:
             raise RuntimeError(msg)
-    return xp.array(xp.broadcast_to(xp.asarray(src), self.shape), dtype=self.dtype)
+    src = dt.real_for(xp.asarray(src), self.dtype)
+    return xp.array(xp.broadcast_to(src, self.shape), dtype=self.dtype)
 
 
 def _copy_rule(vmap, args, bdims, attrs):
