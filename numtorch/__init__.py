@@ -743,6 +743,12 @@ from .ops.from_data import asarray, frombuffer, range, result_type, scalar_tenso
 from .ops.quantile import nanquantile, quantile
 from .ops.bins import bucketize, histogram, histogramdd, searchsorted
 from .ops.random_counts import binomial, multinomial, poisson
+from .ops.random_gamma import (
+    _dirichlet_grad,
+    _sample_dirichlet,
+    _standard_gamma,
+    _standard_gamma_grad,
+)
 
 # NumPy's axis=/keepdims= for dim=/keepdim=, as PyTorch's argument parser takes them
 from ._core.signature import numpy_keywords_in as _numpy_keywords_in

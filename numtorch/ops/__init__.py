@@ -27,6 +27,7 @@ from . import (
     quantile,
     random,
     random_counts,
+    random_gamma,
     reduction,
     segment,
     setops,
