@@ -782,3 +782,227 @@ def test_random_counts_under_vmap():
         nt.full((100, 1), 20.0)
     ).numpy()
     assert len(np.unique(c)) > 3 and np.all((c >= 0) & (c <= 20))
+
+
+# ------------------------------------------------------------------ gamma and dirichlet
+# Statistical checks with fixed seeds, as above; the implicit gradients against finite
+# differences of scipy's regularized incomplete gamma and beta functions, and (loosely:
+# PyTorch's are approximations, off by up to 2% for tiny alpha) against PyTorch's values.
+def _gamma_fd(a, x, h=1e-6):
+    """-(dP/da) / (dP/dx) at (a, x), by central differences of scipy.special.gammainc."""
+    from scipy.special import gammainc, gammaln
+
+    da = (gammainc(a * (1 + h), x) - gammainc(a * (1 - h), x)) / (2 * a * h)
+    density = np.exp((a - 1) * np.log(x) - x - gammaln(a))
+    return -da / density
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("alpha", [1e-3, 0.5, 3.0, 1e4])
+def test_standard_gamma_moments(alpha, dtype):
+    nt.manual_seed(11)
+    a = nt.full((N_DRAWS, 2), alpha, dtype=getattr(nt, dtype))
+    x = nt._standard_gamma(a)
+    assert x.dtype == a.dtype and x.shape == a.shape and x.device == a.device
+    v = _np(x)
+    assert np.all(v > 0)
+    _close_mean(v, alpha, alpha)
+    _close_var(v, alpha, 3 * alpha**2 + 6 * alpha)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sample_dirichlet_moments(dtype):
+    nt.manual_seed(12)
+    alpha = np.array([0.5, 2.0, 7.0])
+    a0 = alpha.sum()
+    x = nt._sample_dirichlet(nt.tensor(alpha, dtype=getattr(nt, dtype)).expand(N_DRAWS, 3))
+    assert x.dtype == getattr(nt, dtype) and x.shape == (N_DRAWS, 3)
+    v = _np(x)
+    np.testing.assert_allclose(v.sum(-1), 1, rtol=1e-5)
+    mean = alpha / a0
+    _within(v, mean, mean * (1 - mean) / (a0 + 1))
+
+
+def test_gamma_dirichlet_special_values_as_torch():
+    def prog(L):
+        a = L.tensor([-1.0, 0.0, float("nan"), float("inf")])
+        return (
+            L._standard_gamma(a),
+            L._sample_dirichlet(L.tensor([[-1.0, 1.0], [float("inf"), 1.0]])),
+            L._standard_gamma(L.ones(0, 3)).shape,
+            L._sample_dirichlet(L.tensor(2.0, dtype=L.float64)),
+            L._standard_gamma_grad(L.tensor([1.0, 1.0, 1.0]), L.tensor([0.0, float("inf"), -1.0])),
+        )
+
+    assert_same(prog)
+
+
+def test_gamma_reproducible_with_seeds_and_generators():
+    a = nt.tensor([0.3, 2.0, 50.0])
+    nt.manual_seed(5)
+    first = nt._standard_gamma(a)
+    nt.manual_seed(5)
+    assert nt.equal(first, nt._standard_gamma(a))
+    g = nt.Generator().manual_seed(7)
+    x = nt._sample_dirichlet(a, g)
+    assert nt.equal(x, nt._sample_dirichlet(a, generator=nt.Generator().manual_seed(7)))
+    assert not nt.equal(x, nt._sample_dirichlet(a, generator=g))
+
+
+@pytest.mark.parametrize("alpha", [1e-3, 0.5, 3.0, 1e4])
+def test_standard_gamma_gradient_is_implicit(alpha):
+    nt.manual_seed(13)
+    a = nt.full((N_DRAWS,), alpha, dtype=nt.float64, requires_grad=True)
+    x = nt._standard_gamma(a)
+    assert type(x.grad_fn).__name__ == "StandardGammaBackward0"
+    (grad,) = nt.autograd.grad(x.sum(), a)
+    g = _np(grad)
+    # d E[x] / d alpha = 1 is the mean of the per-sample gradients
+    assert abs(g.mean() - 1) < Z * g.std() / np.sqrt(g.size)
+    # each per-sample gradient is -(dF/dalpha) / (dF/dx) at its sample
+    xs = _np(x)
+    pick = (xs > 1e-250) & (xs < 1e300)
+    pick[np.nonzero(pick)[0][200:]] = False
+    np.testing.assert_allclose(g[pick], _gamma_fd(alpha, xs[pick]), rtol=2e-6)
+
+
+def test_standard_gamma_grad_against_finite_differences_and_torch():
+    from scipy.special import gammaincinv
+
+    a = np.repeat([1e-3, 0.01, 0.5, 1.0, 3.0, 20.0, 1e3, 1e4], 5)
+    q = np.tile([0.001, 0.2, 0.5, 0.8, 0.999], 8)
+    x = gammaincinv(a, q)
+    ok = x > 1e-250
+    a, x = a[ok], x[ok]
+    ours = nt._standard_gamma_grad(nt.tensor(a), nt.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, _gamma_fd(a, x), rtol=2e-6)
+    theirs = torch._standard_gamma_grad(torch.tensor(a), torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=3e-2)
+    f32 = nt._standard_gamma_grad(nt.tensor(a, dtype=nt.float32), nt.tensor(x, dtype=nt.float32))
+    assert f32.dtype == nt.float32
+    held = (x > 1e-30) & (ours > 1e-30)  # (float32 holds these)
+    np.testing.assert_allclose(f32.numpy()[held], ours[held], rtol=1e-5)
+
+
+def _beta_fd(x, a, total, h=1e-6):
+    """-(dI/dalpha at fixed total) / density for x ~ Beta(alpha, total - alpha)."""
+    from scipy.special import betainc, betaln
+
+    da = (
+        betainc(a * (1 + h), total - a * (1 + h), x) - betainc(a * (1 - h), total - a * (1 - h), x)
+    ) / (2 * a * h)
+    b = total - a
+    density = np.exp((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - betaln(a, b))
+    return -da / density
+
+
+def test_dirichlet_grad_against_finite_differences_and_torch():
+    from scipy.special import betaincinv
+
+    ab = np.array([(0.05, 0.5), (0.5, 0.5), (1.0, 1.0), (2.0, 3.0), (5.0, 0.2), (30.0, 50.0)])
+    a = np.repeat(ab[:, 0], 5)
+    b = np.repeat(ab[:, 1], 5)
+    x = betaincinv(a, b, np.tile([0.01, 0.2, 0.5, 0.8, 0.99], len(ab)))
+    ok = (x > 1e-200) & (x < 1 - 1e-12)
+    x, a, total = x[ok], a[ok], (a + b)[ok]
+    ours = nt._dirichlet_grad(nt.tensor(x), nt.tensor(a), nt.tensor(total)).numpy()
+    np.testing.assert_allclose(ours, _beta_fd(x, a, total), rtol=1e-5)
+    # PyTorch's approximation is close near the mean only
+    args = [np.array([0.385728]), np.array([2.0]), np.array([5.0])]
+    assert_same(lambda L, *t: L._dirichlet_grad(*t), *args, rtol=1e-2)
+    half = nt._dirichlet_grad(*(nt.tensor(v, dtype=nt.float32) for v in (x, a, total)))
+    assert half.dtype == nt.float32
+
+
+def test_sample_dirichlet_gradient_through_dirichlet_grad_mean():
+    """d E[x_0] / d alpha_0 at fixed total = 1 / total, the mean of the implicit gradients of
+    the Beta(alpha_0, total - alpha_0) marginal."""
+    nt.manual_seed(14)
+    alpha = nt.tensor([2.0, 3.0, 1.5], dtype=nt.float64)
+    x = nt._sample_dirichlet(alpha.expand(N_DRAWS, 3))
+    total = alpha.sum().expand(N_DRAWS)
+    g = _np(nt._dirichlet_grad(x[:, 0], alpha[0].expand(N_DRAWS), total))
+    total_v = 6.5
+    assert abs(g.mean() - 1 / total_v) < Z * g.std() / np.sqrt(g.size)
+
+
+def test_gamma_dirichlet_errors_as_torch():
+    for prog in (
+        lambda L: L._standard_gamma(L.tensor([1, 2])),
+        lambda L: L._standard_gamma(L.ones(2, dtype=L.float16)),
+        lambda L: L._standard_gamma(L.ones(2, dtype=L.complex64)),
+        lambda L: L._standard_gamma(1.0),
+        lambda L: L._standard_gamma(L.ones(2), generator=3),
+        lambda L: L._sample_dirichlet(L.tensor([1, 2])),
+        lambda L: L._sample_dirichlet(L.ones(2, dtype=L.bfloat16)),
+        lambda L: L._standard_gamma_grad(L.ones(2), L.ones(2, dtype=L.float64)),
+        lambda L: L._standard_gamma_grad(L.tensor([1, 2]), L.tensor([1, 2])),
+        lambda L: L._standard_gamma_grad(L.ones(2), 1.0),
+        lambda L: L._standard_gamma_grad(L.ones(2, 3), L.ones(4, 3)),
+        lambda L: L._dirichlet_grad(L.ones(2), L.ones(2, dtype=L.float64), L.ones(2)),
+        lambda L: L._dirichlet_grad(L.tensor([1, 2]), L.tensor([1, 2]), L.tensor([1, 2])),
+        lambda L: L._dirichlet_grad(L.ones(2), L.ones(2), 1.0),
+    ):
+        assert_same_error(prog)
+
+
+def test_gamma_dirichlet_autograd_as_torch():
+    def gamma_grad_backward(L):
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        L._standard_gamma_grad(a, L.tensor([0.5, 1.0])).sum().backward()
+
+    def dirichlet_backward(L):
+        L._sample_dirichlet(L.tensor([1.0, 2.0], requires_grad=True)).sum().backward()
+
+    def dirichlet_grad_backward(L):
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        L._dirichlet_grad(L.tensor([0.3, 0.5]), a, L.tensor([3.0, 3.0])).sum().backward()
+
+    def forward_ad(fn):
+        def prog(L):
+            fwd = L.autograd.forward_ad
+            with fwd.dual_level():
+                a = fwd.make_dual(L.tensor([1.0, 2.0]), L.ones(2))
+                fn(L, a)
+
+        return prog
+
+    for prog in (
+        gamma_grad_backward,
+        dirichlet_backward,
+        dirichlet_grad_backward,
+        forward_ad(lambda L, a: L._standard_gamma(a)),
+        forward_ad(lambda L, a: L._sample_dirichlet(a)),
+        forward_ad(lambda L, a: L._standard_gamma_grad(a, L.ones(2))),
+        forward_ad(lambda L, a: L._dirichlet_grad(L.full((2,), 0.3), a, L.full((2,), 3.0))),
+    ):
+        assert_same_error(prog)
+    requires = assert_same(
+        lambda L: L._dirichlet_grad(L.ones(2), L.ones(2), L.ones(2).requires_grad_()).requires_grad
+    )
+    assert requires is True
+
+
+def test_gamma_dirichlet_under_vmap():
+    alpha = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for op in ("_standard_gamma", "_sample_dirichlet"):
+        assert_same_error(lambda L, a: L.func.vmap(getattr(L, op))(a), alpha)
+        assert_same_error(lambda L, a: L.func.vmap(getattr(L, op), randomness="same")(a), alpha)
+        fixed = nt.tensor([1.0, 2.0, 3.0])
+        same = nt.func.vmap(lambda _: getattr(nt, op)(fixed), randomness="same")(nt.ones(4))
+        assert same.shape == (4, 3) and all(nt.equal(same[0], row) for row in same)
+        diff = nt.func.vmap(lambda _: getattr(nt, op)(fixed), randomness="different")(nt.ones(4))
+        assert diff.shape == (4, 3) and not nt.equal(diff[0], diff[1])
+    nt.manual_seed(15)
+    big = nt.full((N_DRAWS,), 4.0)
+    _close_mean(nt.func.vmap(nt._standard_gamma, randomness="different")(big).numpy(), 4.0, 4.0)
+    # a logical 0-d alpha is a Dirichlet of one category: 1 (PyTorch's value below 1)
+    ones = nt.func.vmap(nt._sample_dirichlet, randomness="different")(nt.full((3,), 2.0))
+    assert nt.equal(ones, nt._sample_dirichlet(nt.tensor([2.0])).expand(3))
+    # the gradient batches: grad of the draws under vmap is _standard_gamma_grad at them
+    a = nt.tensor([[0.5, 2.0], [3.0, 9.0]], dtype=nt.float64)
+    nt.manual_seed(16)
+    g = nt.func.vmap(nt.func.grad(lambda v: nt._standard_gamma(v).sum()), randomness="different")(a)
+    nt.manual_seed(16)
+    x = nt.func.vmap(nt._standard_gamma, randomness="different")(a)
+    np.testing.assert_allclose(g.numpy(), nt._standard_gamma_grad(a, x).numpy(), rtol=1e-12)

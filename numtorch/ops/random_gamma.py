@@ -253,20 +253,30 @@ def _random_pointwise(op, along_last: bool = False):
 
 
 # ------------------------------------------------------------------ derivatives
-def _no_forward(aten: str, *, prefixed: bool):
+def _forward_error(aten: str, *, prefixed: bool) -> NotImplementedError:
     """Forward mode's error: PyTorch's text for an op with a derivative but no forward
     formula (``prefixed=False``), or for one without any (``aten::`` names)."""
-    text = (
-        f"Trying to use forward AD with aten::{aten} that does not support it."
-        if prefixed
-        else _FORWARD_AD.format(aten)
-    )
+    if prefixed:
+        return NotImplementedError(
+            f"Trying to use forward AD with aten::{aten} that does not support it."
+        )
+    return NotImplementedError(_FORWARD_AD.format(aten))
 
-    def jvp(*tangents):
-        raise NotImplementedError(text)
 
-    jvp.__name__ = f"_{aten}_jvp"
-    return jvp
+def _standard_gamma_jvp(t):
+    raise _forward_error("_standard_gamma", prefixed=False)
+
+
+def _sample_dirichlet_jvp(t):
+    raise _forward_error("_sample_dirichlet", prefixed=True)
+
+
+def _standard_gamma_grad_jvp(tinput, toutput):
+    raise _forward_error("_standard_gamma_grad", prefixed=False)
+
+
+def _dirichlet_grad_jvp(tx, talpha, ttotal):
+    raise _forward_error("_dirichlet_grad", prefixed=True)
 
 
 def _no_backward(aten: str):
@@ -323,7 +333,7 @@ _standard_gamma_grad_p = elementwise_op(
     "_standard_gamma_grad",
     _gamma_grad_kernel,
     (_standard_gamma_grad_vjp, None),
-    _no_forward("_standard_gamma_grad", prefixed=False),
+    _standard_gamma_grad_jvp,
     prepare=_checks("_standard_gamma_grad", "_standard_gamma_grad_cpu", ("input", "output")),
     dtypes=FLOATS,
     complex=False,
@@ -344,7 +354,7 @@ _dirichlet_grad_p = elementwise_op(
     "_dirichlet_grad",
     _dirichlet_grad_kernel,
     (_no_backward("_dirichlet_grad"),) * 3,
-    _no_forward("_dirichlet_grad", prefixed=True),
+    _dirichlet_grad_jvp,
     prepare=_checks("_dirichlet_grad", "_dirichlet_grad_cpu", ("x", "alpha", "total")),
     dtypes=FLOATS,
     complex=False,
@@ -367,7 +377,7 @@ _standard_gamma_p = defop(
     nin=1,
     random=True,
     vjp=_standard_gamma_vjp,
-    jvp=_no_forward("_standard_gamma", prefixed=False),
+    jvp=_standard_gamma_jvp,
     prepare=_checks("_standard_gamma", "gamma_cpu", ("input",)),
     batch_rule=_random_pointwise(),
     node_name="StandardGammaBackward0",
@@ -383,7 +393,7 @@ _sample_dirichlet_p = defop(
     nin=1,
     random=True,
     vjp=_no_backward("_sample_dirichlet"),
-    jvp=_no_forward("_sample_dirichlet", prefixed=True),
+    jvp=_sample_dirichlet_jvp,
     prepare=_checks("_sample_dirichlet", "dirichlet", ("input",)),
     batch_rule=_random_pointwise(along_last=True),
     node_name="NotImplemented",
