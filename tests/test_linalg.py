@@ -468,6 +468,31 @@ def nt_grad_of(f, x):
     return g.numpy()
 
 
+def test_vander_of_complex_input_has_the_gradient_pytorch_fails_to_give():
+    x = np.array([0.5 + 1j, -1 + 0.3j, 2 - 1j, 0.2j])
+    assert_same(lambda T, x: T.vander(x), x)
+    assert_same(lambda T, x: T.vander(x, 3, True), x)
+    assert_same(lambda T, x: T.linalg.vander(x, N=5), x)
+    c = np.random.default_rng(3).standard_normal((4, 4, 2)) @ np.array([1, 1j])
+
+    def loss(v, cv):
+        return ((cv.conj() * v).real + abs(v) ** 2).sum()
+
+    def real_loss(z):
+        return float(loss(np.vander(z, 4), c))
+
+    # DIFFERS: torch.vander's backward fails on complex input as on real (an in-place
+    # cumprod_ on a saved view); numtorch's gradient is d/dRe + i d/dIm, by finite differences
+    t = torch.tensor(x, requires_grad=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss(torch.vander(t, 4), torch.tensor(c)).backward()
+    g = nt_grad_of(lambda z: loss(nt.vander(z, 4), nt.tensor(c)), x)
+    fd = fd_grad(lambda r: real_loss(r + 1j * x.imag), x.real) + 1j * fd_grad(
+        lambda i: real_loss(x.real + 1j * i), x.imag
+    )
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
 def test_tensorinv_and_tensorsolve_match_torch():
     A = (arr(6, 6) + 4 * np.eye(6)).reshape(2, 3, 6)
     assert_same(lambda T, a: T.linalg.tensorinv(a, ind=1), A.reshape(6, 2, 3), rtol=1e-8)

@@ -722,6 +722,34 @@ def test_eigh_and_eigvalsh_take_complex_hermitian_input():
     complex_grads(lambda T, h: (T.linalg.eigh(h)[0], T.linalg.eigh(h)[1].abs() ** 2), H)
 
 
+def _svd_phase_free(T, a, full):
+    """Outputs of a complex svd that do not depend on the phase of its singular pairs:
+    S, U diag(c) Vh and |U|^2, |Vh|^2."""
+    U, S_, Vh = T.linalg.svd(a, full_matrices=full)
+    k = S_.shape[-1]
+    c = T.arange(1.0, k + 1, dtype=T.float64)
+    Uk, Vk = U[..., :k], Vh[..., :k, :]
+    return S_, (Uk * c) @ Vk, U.abs() ** 2, Vh.abs() ** 2
+
+
+@pytest.mark.parametrize(
+    "shape,full", [((4, 3), False), ((3, 4), False), ((3, 3), True), ((2, 3, 3), False)]
+)
+def test_svd_of_complex_input_matches_torch(shape, full):
+    # the generic sweeps leave linalg.svd real: a random cotangent of U or Vh depends on the
+    # phase of each singular pair (PyTorch raises on it), and so does a finite difference
+    A, tA = cplx(*shape, seed=4), cplx(*shape, seed=5)
+    assert_same(lambda T, a: T.linalg.svd(a, full_matrices=full), A)
+    complex_grads(lambda T, a: _svd_phase_free(T, a, full), A)
+    if full and shape[-1] != shape[-2]:
+        return
+
+    def jvp(T, a, t):  # the phase of each pair split between U and V, as PyTorch's
+        return T.func.jvp(lambda x: T.linalg.svd(x, full_matrices=full), (a,), (t,))
+
+    assert_same(jvp, A, tA)
+
+
 def test_geqrf_matches_torch_and_has_no_derivative():
     A = arr(5, 3)
     assert_same(lambda T, a: T.geqrf(a), A)

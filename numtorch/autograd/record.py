@@ -66,6 +66,11 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
             m = (o._data.shape, o._data.dtype) if not o._level else _meta(o)
             out_meta.append(m)
             if m[1].kind in "fc" or inexact(m[1]):
+                if m[1].kind == "c" and not op.complex_grad:
+                    raise RuntimeError(
+                        f"{op.name} does not support automatic differentiation for outputs "
+                        "with complex dtype."
+                    )
                 o._grad_fn = node
                 o._rg = True
                 if k:

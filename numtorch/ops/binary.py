@@ -25,6 +25,7 @@ from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._families import (
     BINARY_SHAPES,
+    COMPLEX_TOO,
     ELEMENTWISE,
     FLOATS_INT,
     LINEAR,
@@ -285,7 +286,8 @@ div = div_p.fn
         S((make((2, 3)), make((3,), 0.5, 2))),
         S((make((2, 3)), 2.5)),
         S((make(()), make((2, 3), 0.5, 2))),
-    ]
+    ],
+    test=COMPLEX_TOO,
 )
 def true_divide(dividend, divisor, *, out: Tensor | None = None) -> Tensor:
     """Alias for ``div`` with ``rounding_mode=None``."""

@@ -12,6 +12,7 @@ from .._core.dtype import bool_, uint8
 from .._core.op import VARIADIC, ErrorInput, composite
 from .._core.tensor import Tensor, wrap_dim
 from ..testing.samples import S
+from ._families import COMPLEX, COMPLEX_TOO, FLOATS_INT
 from .shape import cat
 from .views import narrow
 
@@ -72,6 +73,7 @@ def _diff_errors(make):
     samples=_diff_samples,
     error_samples=_diff_errors,
     methods=True,
+    test=COMPLEX_TOO,
 )
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along ``dim``, after joining ``prepend`` and ``append``."""
@@ -183,6 +185,7 @@ def _trapezoid_errors(name: str):
 @composite(
     samples=_trapezoid_samples,
     error_samples=_trapezoid_errors("trapezoid"),
+    test=COMPLEX_TOO,
 )
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: over the points ``x``, or spaced ``dx`` apart."""
@@ -198,6 +201,7 @@ def _trapz_samples(make):
 @composite(
     samples=_trapz_samples,
     error_samples=_trapezoid_errors("trapezoid"),
+    test=COMPLEX_TOO,
 )
 def trapz(y, x=None, *, dx=None, dim=-1):
     """Alias of trapezoid."""
@@ -228,6 +232,7 @@ def _cumulative_errors(make):
 @composite(
     samples=_cumulative_samples,
     error_samples=_cumulative_errors,
+    test=COMPLEX_TOO,
 )
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal rule along ``dim`` (one value fewer than points)."""
@@ -368,7 +373,7 @@ def _gradient_errors(make):
 @composite(
     samples=_gradient_samples,
     error_samples=_gradient_errors,
-    test={"dtypes": ("float32", "float64", "int64")},
+    test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     nout=VARIADIC,
 )
 def gradient(input, *, spacing=1, dim=None, edge_order=1):

@@ -240,7 +240,11 @@ def _chain_matmul_errors(make):
     )
 
 
-@composite(samples=_chain_matmul_samples, error_samples=_chain_matmul_errors)
+@composite(
+    samples=_chain_matmul_samples,
+    error_samples=_chain_matmul_errors,
+    test=COMPLEX_TOO,
+)
 def chain_matmul(*matrices, out=None):
     """Deprecated: the product of 2-d matrices (``linalg.multi_dot`` of them)."""
     warnings.warn(_CHAIN_MATMUL_DEPRECATED, UserWarning, stacklevel=2)

@@ -884,7 +884,11 @@ def _renorm_errors(make):
 
 
 @_op.composite(
-    samples=_renorm_samples, error_samples=_renorm_errors, methods=True, layout=contiguous
+    samples=_renorm_samples,
+    error_samples=_renorm_errors,
+    methods=True,
+    layout=contiguous,
+    test=COMPLEX_TOO,
 )
 def renorm(input, p, dim: int, maxnorm, *, out=None):
     """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to that norm."""

@@ -22,7 +22,7 @@ from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import front, lshape, materialize, rule_generator
-from ._families import FLOATS, FLOATS_INT, promote
+from ._families import COMPLEX, FLOATS, FLOATS_INT, promote
 from .indexing.positions import dynamic_shape
 
 # ------------------------------------------------------------------ bincount
@@ -454,10 +454,11 @@ def _cov_samples(make):
     fw = np.array([1, 2, 1, 3, 1], dtype=np.int64)
     yield S((make((3, 5)),), {"fweights": fw})
     if make.is_float:
-        aw = make((5,), 0.5, 2)
+        real = np.finfo(make.dtype).dtype  # aweights are real for a complex input too
+        aw = make((5,), 0.5, 2, dtype=real)
         yield S((make((3, 5)),), {"aweights": aw})
         yield S((make((3, 5)),), {"fweights": fw, "aweights": aw, "correction": 0})
-        yield S((make((2, 5)),), {"fweights": fw, "aweights": make((5,), 0.5, 2)})
+        yield S((make((2, 5)),), {"fweights": fw, "aweights": make((5,), 0.5, 2, dtype=real)})
 
 
 def _cov_errors(make):
@@ -516,7 +517,7 @@ def _check_input(input: Tensor, name: str) -> None:
 @composite(
     samples=_cov_samples,
     error_samples=_cov_errors,
-    test={"dtypes": FLOATS_INT},
+    test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     methods=True,
 )
 def cov(
@@ -583,7 +584,7 @@ def _corrcoef_samples(make):
             "with 3 dimensions",
         )
     ],
-    test={"dtypes": FLOATS_INT},
+    test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     methods=True,
 )
 def corrcoef(input: Tensor) -> Tensor:

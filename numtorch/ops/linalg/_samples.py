@@ -17,11 +17,11 @@ def _wc(make, shape, shift=None):
 
 
 def _spd(make, shape):
-    """A symmetric positive-definite batch with well separated eigenvalues."""
+    """A symmetric (Hermitian) positive-definite batch with well separated eigenvalues."""
     n = shape[-1]
     b = make(shape, -1.0, 1.0)
     spread = np.diag(np.arange(1.0, n + 1) * 2.0)
-    return (b @ np.swapaxes(b, -1, -2) * 0.3 + spread + np.eye(n)).astype(make.dtype)
+    return (b @ np.swapaxes(b, -1, -2).conj() * 0.3 + spread + np.eye(n)).astype(make.dtype)
 
 
 def _sq_errors(name):

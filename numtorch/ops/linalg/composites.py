@@ -18,6 +18,7 @@ from ..comparison import where
 from ..creation import zeros_like
 from ..reduction import vector_norm
 from ._common import (
+    _CX,
     _eye,
     _tuple_out,
     _write,
@@ -107,6 +108,7 @@ def _matrix_norm_samples(make):
     name="linalg_matrix_norm",
     api="linalg.matrix_norm",
     samples=_matrix_norm_samples,
+    test=_CX,
 )
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None):
     """Frobenius, nuclear, spectral (2, -2) and induced 1 / inf norms of matrices."""
@@ -147,6 +149,7 @@ def _norm_samples(make):
     name="linalg_norm",
     api="linalg.norm",
     samples=_norm_samples,
+    test=_CX,
 )
 def norm(input, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None):
     A = input
@@ -248,7 +251,8 @@ def logdet(input):
     samples=lambda make: [
         S((_well_conditioned(make, (3, 3)),)),
         S((_well_conditioned(make, (2, 2, 2)),)),
-    ]
+    ],
+    test=_CX,
 )
 def inverse(input, *, out=None):
     """torch.inverse: the matrix inverse."""
@@ -272,6 +276,7 @@ def _pinv_samples(make):
     name="linalg_pinv",
     api="linalg.pinv",
     samples=_pinv_samples,
+    test=_CX,
 )
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
@@ -321,6 +326,7 @@ def _torch_norm_samples(make):
 @composite(
     name="norm",
     samples=_torch_norm_samples,
+    test=_CX,
 )
 def torch_norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
     """torch.norm: 'fro' and numbers are vector norms over ``dim``; 'nuc' is a matrix norm."""
@@ -362,6 +368,7 @@ def _dist_samples(make):
     samples=_dist_samples,
     error_samples=_dist_errors,
     methods=True,
+    test=_CX,
 )
 def dist(input, other, p=2):
     """The p-norm of ``input - other``."""
@@ -386,7 +393,8 @@ def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     samples=lambda make: [
         S((_well_conditioned(make, (4, 3)),)),
         S((_well_conditioned(make, (2, 3)),), {"rcond": 1e-10}),
-    ]
+    ],
+    test=_CX,
 )
 def pinverse(input, rcond: float = 1e-15):
     """torch.pinverse: ``linalg.pinv`` with a relative cutoff."""

@@ -67,6 +67,7 @@ def _matrix_rank_errors(make):
     differentiable=False,
     samples=_matrix_rank_samples,
     error_samples=_matrix_rank_errors,
+    test=_CX,
 )
 def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None):
     """The number of singular values (|eigenvalues| if ``hermitian``) above
@@ -193,7 +194,10 @@ def _nuclear_samples(make):
     yield S((make((2, 3, 4)), (2, 1), True))
 
 
-@composite(samples=_nuclear_samples)
+@composite(
+    samples=_nuclear_samples,
+    test=_CX,
+)
 def nuclear_norm(input, dim=None, keepdim: bool = False, *, out=None):
     """torch.nuclear_norm: linalg.matrix_norm(input, 'nuc', dim, keepdim)."""
     _warn_once(
@@ -221,7 +225,11 @@ def _frobenius_errors(make):
     )
 
 
-@composite(samples=_frobenius_samples, error_samples=_frobenius_errors)
+@composite(
+    samples=_frobenius_samples,
+    error_samples=_frobenius_errors,
+    test=_CX,
+)
 def frobenius_norm(input, dim, keepdim: bool = False, *, out=None):
     """torch.frobenius_norm: linalg.vector_norm(input, 2, dim, keepdim)."""
     _warn_once(

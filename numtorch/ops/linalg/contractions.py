@@ -14,7 +14,7 @@ from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
 from .._batching import front, lshape
 from ..creation import ones, tensor
-from ._common import _INT, _eye, _fresh, _scalar_type, _write
+from ._common import _CX, _INT, _eye, _fresh, _scalar_type, _write
 
 
 # ------------------------------------------------------------------ einsum
@@ -292,6 +292,7 @@ def einsum(equation: str, *operands):
         S((make((2, 3, 4)), make((4, 2, 3))), {"dims": ([1, 2], [2, 0])}),
         S((make((2, 3)), make((4,))), {"dims": 0}),
     ],
+    test=_CX,
 )
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` trailing dims of a with leading dims of b (or two lists of dims)."""
@@ -337,6 +338,7 @@ def tensordot(a, b, dims=2, out=None):
         S((make((3,)), make((3,)))),
         S((make(()), make((2, 3)))),
     ],
+    test=_CX,
 )
 def inner(input, other, *, out=None):
     """Sum product over the last dims (a product when either is a scalar)."""
@@ -358,6 +360,7 @@ def inner(input, other, *, out=None):
         S((make((2,)), make((3,)))),
         S((make((2, 1, 2)), make((2, 2)))),
     ],
+    test=_CX,
 )
 def kron(input, other, *, out=None):
     """Kronecker product."""
@@ -382,6 +385,7 @@ def kron(input, other, *, out=None):
     error_samples=lambda make: [
         E(S(([make((2, 2))],)), RuntimeError, "multi_dot\\(\\): expected at least 2 tensors")
     ],
+    test=_CX,
 )
 def multi_dot(tensors, *, out=None):
     """Chained matrix product; the first and last may be vectors."""
@@ -406,6 +410,7 @@ def multi_dot(tensors, *, out=None):
         S((make((2, 3)), make((3,)))),
         S((make((3, 2)), make((3, 2))), {"dim": 0}),
     ],
+    test=_CX,
 )
 def vecdot(x, y, *, dim: int = -1, out=None):
     """Dot product of vectors along ``dim`` (with broadcasting)."""

@@ -79,7 +79,8 @@ geqrf_p = defop(
     no_kernel=NoKernel("bi", "geqrf_cpu"),
     batch_rule=stacked("torch.geqrf"),
     node_name="GeqrfBackward0",
-    test={"no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
+    complex_grad=False,
+    test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
     samples=_geqrf_samples,
     error_samples=_geqrf_errors,
 )

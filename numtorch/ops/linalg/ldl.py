@@ -14,7 +14,7 @@ from ..._core.op import defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
 from .._batching import front, lshape
-from ._common import _align, _min_rank, _tuple_out, return_type, stacked
+from ._common import _CX, _align, _min_rank, _tuple_out, return_type, stacked
 
 linalg_ldl_factor_rt = return_type("linalg_ldl_factor", ("LD", "pivots"))
 linalg_ldl_factor_ex_rt = return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
@@ -106,14 +106,17 @@ def _factor_layout(out, inputs=None, attrs=None):
     return column_major(out) if out.dtype.kind in "fc" else contiguous(out)
 
 
-def _sym(make, shape):
+def _sym(make, shape, hermitian=False):
+    """Symmetric matrices (Hermitian ones with ``hermitian``: complex symmetric ones are
+    what sytrf factors)."""
     a = make(shape, -1, 1)
-    return (a + np.swapaxes(a, -1, -2)).astype(make.dtype)
+    at = np.swapaxes(a, -1, -2)
+    return (a + (at.conj() if hermitian else at)).astype(make.dtype)
 
 
 def _ldl_samples(make):
     yield S((_sym(make, (4, 4)),))
-    yield S((_sym(make, (2, 3, 3)),), {"hermitian": True})
+    yield S((_sym(make, (2, 3, 3), True),), {"hermitian": True})
     yield S((np.array([[0.0, 1.0], [1.0, 0.0]], make.dtype),))  # a 2 x 2 pivot block
     yield S((make((0, 0)),))
 
@@ -154,7 +157,7 @@ def _ldl_factor_op(name: str, kernel, nout: int, error_samples):
         batch_rule=stacked(f"torch.linalg.{name}"),
         api=f"linalg.{name}",
         node_name="NotImplemented",
-        test={"no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
+        test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
         samples=_ldl_samples,
         error_samples=error_samples,
     )
@@ -317,7 +320,7 @@ linalg_ldl_solve_p = defop(
     api="linalg.ldl_solve",
     out=True,
     node_name="NotImplemented",
-    test={"no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
+    test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
     samples=_ldl_solve_samples,
     error_samples=_ldl_solve_errors,
 )

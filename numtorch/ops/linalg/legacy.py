@@ -12,7 +12,7 @@ from ..._core.methods import tensor_methods
 from ..._core.op import NoKernel, composite
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
-from ._common import _tuple_out, return_type
+from ._common import _CX, _tuple_out, return_type
 from ._samples import _wc
 from .triangular import linalg_solve_triangular
 
@@ -100,7 +100,7 @@ def _errors(make):
     # PyTorch's forward-mode formula lets the whole tangent of A in (its backward, and the
     # finite differences, only the triangle the solve reads): numtorch follows the latter,
     # and tests/test_linalg.py compares the rest with PyTorch
-    test={"no_oracle": True},
+    test={**_CX, "no_oracle": True},
     samples=_samples,
     error_samples=_errors,
 )

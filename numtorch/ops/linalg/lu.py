@@ -713,6 +713,7 @@ def _linalg_lu_samples(make):
     nout=3,
     samples=_linalg_lu_samples,
     error_samples=_lu_factor_errors(""),
+    test=_CX,
 )
 def lu(A, *, pivot: bool = True, out=None):
     """(P, L, U) with A = P L U."""
@@ -747,6 +748,7 @@ def _lu_unpack_errors(make):
     nout=3,
     samples=_lu_unpack_samples,
     error_samples=_lu_unpack_errors,
+    test=_CX,
 )
 def lu_unpack(
     LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True, *, out=None

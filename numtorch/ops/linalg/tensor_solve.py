@@ -171,7 +171,7 @@ def _vander_errors(make):
     error_samples=_vander_errors,
     # PyTorch's own backward fails (an in-place cumprod_ on a saved view) whenever N > 1:
     # the gradient is checked against finite differences in tests/test_linalg.py
-    test={"no_grad_test": True},
+    test={**_CX, "no_grad_test": True},
 )
 def vander(x, N=None, increasing: bool = False):
     """torch.vander: decreasing powers of a vector x (increasing with ``increasing``)."""
@@ -191,7 +191,12 @@ def _diagonal_samples(make):
     yield S((make((2, 3, 4)),), {"offset": -1, "dim1": 0, "dim2": 2})
 
 
-@composite(name="linalg_diagonal", api="linalg.diagonal", samples=_diagonal_samples)
+@composite(
+    name="linalg_diagonal",
+    api="linalg.diagonal",
+    samples=_diagonal_samples,
+    test=_CX,
+)
 def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
     """linalg.diagonal: torch.diagonal with the matrix dims last by default."""
     return _diagonal(A, offset, dim1, dim2)

@@ -42,7 +42,7 @@ def _cholesky_ex(xp, A, *, upper=False, check_errors=False):
             _np_linalg("linalg.cholesky_ex", lambda A: _chol(xp, A), A, "pd")
         info = _pd_info(xp, A)
         L = _or_nan(xp, lambda M: _chol(xp, M), A, info)
-    return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
+    return (xp.swapaxes(L, -1, -2).conj() if upper else L), info
 
 
 def _linalg_inv_ex_samples(make):
@@ -111,7 +111,7 @@ linalg_cholesky_ex_p = defop(
     prepare=_float_only("linalg.cholesky"),
     batch_rule=stacked("linalg.cholesky_ex"),
     api="linalg.cholesky_ex",
-    test={"no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
+    test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_cholesky_ex_samples,
     error_samples=_linalg_cholesky_ex_error_samples,
 )
@@ -133,7 +133,13 @@ def _solve_ex_errors(make):
     yield E(S((make((3, 2)), make((3,)))), RuntimeError, "must be batches of square matrices")
 
 
-@composite(samples=_solve_ex_samples, error_samples=_solve_ex_errors, nout=2, api="linalg.solve_ex")
+@composite(
+    samples=_solve_ex_samples,
+    error_samples=_solve_ex_errors,
+    nout=2,
+    api="linalg.solve_ex",
+    test=_CX,
+)
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info): info > 0 marks a singular matrix of A (its result is NaN) instead of
     an error, unless ``check_errors``."""
