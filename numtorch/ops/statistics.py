@@ -500,6 +500,12 @@ def _cov_errors(make):
         r"cov\(\): expected aweights to have floating point dtype but got aweights with Long ",
     )
     yield ErrorInput(
+        S((x.astype(np.complex64),), {"aweights": np.ones(5, dtype=np.complex64)}),
+        RuntimeError,
+        r"cov\(\): expected aweights to have floating point dtype but got aweights with "
+        "ComplexFloat ",
+    )
+    yield ErrorInput(
         S((x,), {"aweights": -np.ones(5, dtype=np.float32)}),
         RuntimeError,
         r"cov\(\): aweights cannot be negative",
