@@ -41,12 +41,7 @@ def _bincount(xp, input, weights=None, minlength=0):
     if weights.ndim != 1 or weights.shape[0] != input.shape[0]:
         raise RuntimeError(_BINCOUNT_WEIGHTS)
     out_dtype = np.float32 if weights.dtype == np.float32 else np.float64
-    if weights.dtype.kind == "c":
-        warnings.warn(
-            "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2
-        )
-        weights = weights.real
-    w = weights.astype(np.float64)
+    w = dt.real_for(weights, np.float64).astype(np.float64)
     return xp.bincount(input, weights=w, minlength=minlength).astype(out_dtype)
 
 
