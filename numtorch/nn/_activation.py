@@ -23,7 +23,7 @@ from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ELEMENTWISE, ErrorInput, Op, composite
 from .._core.tensor import Tensor, wrap_dim
 from ..ops import unary as _unary
-from ..ops._families import FLOATS_INT, UNARY_SHAPES, unary
+from ..ops._families import COMPLEX_TOO, FLOATS_INT, UNARY_SHAPES, unary
 from ..ops.comparison import where
 from ..ops.creation import zeros_like
 from ..ops.random import rand_like
@@ -471,13 +471,13 @@ softshrink = _act(
 ).fn
 
 
-@composite(samples=_act_samples(kinks=()), api="nn.functional.tanhshrink")
+@composite(samples=_act_samples(kinks=()), api="nn.functional.tanhshrink", test=COMPLEX_TOO)
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x)."""
     return input - input.tanh()
 
 
-@composite(samples=_act_samples(), api="nn.functional.softsign")
+@composite(samples=_act_samples(), api="nn.functional.softsign", test=COMPLEX_TOO)
 def softsign(input: Tensor) -> Tensor:
     """x / (1 + |x|)."""
     return input / (input.abs() + 1)

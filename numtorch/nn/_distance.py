@@ -13,6 +13,7 @@ from .._core.messages import broadcast_mismatch
 from .._core.op import composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import front, lrank, pad_to
+from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import tensor
 from ..ops.reduction import vector_norm
@@ -246,6 +247,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
 
 @composite(
     api="nn.functional.pairwise_distance",
+    test=COMPLEX_TOO,
     samples=lambda make: [
         S((make((2, 3)), make((2, 3)))),
         S((make((3,)), make((2, 3))), {"p": 1.0, "keepdim": True}),

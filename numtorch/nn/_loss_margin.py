@@ -13,6 +13,7 @@ from .._core import dtype as dt
 from .._core.inplace import cast_error
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
+from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import arange, full_like, zeros_like
 from ..testing.samples import ErrorInput as E
@@ -286,6 +287,7 @@ def _triplet_loss(anchor, positive, negative, dist: Callable, margin, swap, redu
     samples=_triplet_samples,
     error_samples=_triplet_errors,
     api="nn.functional.triplet_margin_loss",
+    test=COMPLEX_TOO,
 )
 def triplet_margin_loss(
     anchor: Tensor,
@@ -332,6 +334,7 @@ def _twd_errors(make):
     samples=_twd_samples,
     error_samples=_twd_errors,
     api="nn.functional.triplet_margin_with_distance_loss",
+    test=COMPLEX_TOO,
 )
 def triplet_margin_with_distance_loss(
     anchor: Tensor,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from .._core import dtype as dt
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
+from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.views import broadcast_tensors
 from ..testing.samples import ErrorInput as E
@@ -113,6 +114,7 @@ def mse_loss(
     error_samples=_regression_errors(True),
     api="nn.functional.l1_loss",
     grad_args=(0, 1),
+    test=COMPLEX_TOO,
 )
 def l1_loss(
     input: Tensor,

@@ -25,6 +25,7 @@ from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor, bump_version
 from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
+from ..ops._families import COMPLEX_TOO
 from ..testing.samples import ErrorInput, S
 from ._padding import pad
 from ._pool_avg import avg_pool1d
@@ -525,6 +526,7 @@ rms_norm = composite(
     api="nn.functional.rms_norm",
     no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)),
     layout=contiguous,
+    test=COMPLEX_TOO,
 )
 
 
@@ -689,6 +691,7 @@ composite(
     samples=_normalize_samples,
     error_samples=_normalize_errors,
     api="nn.functional.normalize",
+    test=COMPLEX_TOO,
 )
 
 
