@@ -256,6 +256,7 @@ def _stft_errors(make):
     samples=_stft_call_samples,
     error_samples=_stft_errors,
     methods=True,
+    test=COMPLEX_TOO,
 )
 def stft(
     input,
