@@ -370,6 +370,7 @@ def composite(
     methods: Sequence[str] | bool = (),
     no_kernel: NoKernel | Sequence[NoKernel] = (),
     layout: Callable | None = None,
+    complex_grad: bool | str = True,
 ) -> Callable:
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
@@ -379,7 +380,10 @@ def composite(
     ``no_kernel``: the dtypes PyTorch's own kernel for the function refuses (``NoKernel``,
     over the required positional arguments); the function returned then checks them first.
     ``layout=contiguous`` (``numtorch._core.layout``): PyTorch's kernel for the function
-    allocates a contiguous result, so a result laid out otherwise is made contiguous."""
+    allocates a contiguous result, so a result laid out otherwise is made contiguous.
+    ``complex_grad``: False, or the name of the PyTorch function that refuses (default: the
+    composite's): a complex result that requires grad raises PyTorch's error for functions
+    it has no complex derivative for."""
 
     def declare(fn: Callable) -> Callable:
         op_name = name or fn.__name__
@@ -393,6 +397,8 @@ def composite(
             if layout is not contiguous:
                 raise ValueError(f"{op_name}: a composite's layout can only be contiguous")
             fn = _contiguous_fn(fn)
+        if complex_grad is not True:
+            fn = _complex_grad_refusing_fn(fn, complex_grad or op_name)
         nin = len(required)
         op = Op(
             name=op_name,
@@ -414,6 +420,7 @@ def composite(
             oracle=oracle,
             grad_args=grad_args,
             test=_test_flags(op_name, test),
+            complex_grad=complex_grad is True,
         )
         _register(op)
         if methods:
@@ -440,6 +447,23 @@ def _contiguous_fn(fn: Callable) -> Callable:
         return out
 
     return laid_out
+
+
+def _complex_grad_refusing_fn(fn: Callable, refuser: str) -> Callable:
+    """``fn`` raising PyTorch's error where a complex result of it requires grad."""
+
+    @functools.wraps(fn)
+    def refusing(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        for o in out if isinstance(out, tuple) else (out,):
+            if isinstance(o, Tensor) and o.dtype.is_complex and o.requires_grad:
+                raise RuntimeError(
+                    f"{refuser} does not support automatic differentiation for outputs with "
+                    "complex dtype."
+                )
+        return out
+
+    return refusing
 
 
 def _new_contiguous(out: Tensor, args: tuple, kwargs: dict) -> Tensor:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from .._core import dtype as dt
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import no_grad
+from ..ops._families import COMPLEX, COMPLEX_TOO
 from ..ops.complex import complex_p
 from ..ops.creation import empty, tensor, zeros
 from ..testing.samples import ErrorInput, S
@@ -124,14 +125,6 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
             "self and mat2 must have the same dtype, but got "
             f"{input.dtype.scalar_name} and {weight.dtype.scalar_name}"
         )
-    if (
-        input.is_complex()
-        and is_grad_enabled()
-        and (input.requires_grad or weight.requires_grad or bias.requires_grad)
-    ):
-        raise RuntimeError(
-            "conv_tbc does not support automatic differentiation for outputs with complex dtype."
-        )
     width = weight.shape[0]
     steps = input.shape[0] + 2 * pad - width + 1
     if steps < 0:
@@ -172,7 +165,8 @@ conv_tbc = composite(
     conv_tbc,
     samples=_tbc_samples,
     error_samples=_tbc_errors,
-    test={"dtypes": ("float32", "float64", "int64")},
+    test={"dtypes": ("float32", "float64", "int64", *COMPLEX)},
+    complex_grad=False,
 )
 
 
@@ -293,6 +287,8 @@ affine_grid_generator = composite(
     affine_grid_generator,
     samples=_agg_samples,
     error_samples=_agg_errors,
+    test=COMPLEX_TOO,
+    complex_grad=False,
 )
 
 

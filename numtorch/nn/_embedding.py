@@ -18,6 +18,7 @@ from .._core.op import LINEAR, composite, defop
 from .._core.tensor import Tensor
 from ..autograd import no_grad
 from ..ops._batching import front, materialize
+from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import ones, zeros
 from ..ops.reduction import vector_norm
@@ -88,6 +89,8 @@ embedding_p = defop(
     api="nn.functional.embedding",
     samples=_embedding_samples,
     error_samples=_embedding_errors,
+    test=COMPLEX_TOO,
+    complex_grad=False,
 )
 _raw_embedding = embedding_p.fn
 

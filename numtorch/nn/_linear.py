@@ -135,7 +135,13 @@ def _bilinear_errors(make):
     )
 
 
-@composite(api="nn.functional.bilinear", samples=_bilinear_samples, error_samples=_bilinear_errors)
+@composite(
+    api="nn.functional.bilinear",
+    samples=_bilinear_samples,
+    error_samples=_bilinear_errors,
+    test=COMPLEX_TOO,
+    complex_grad="_trilinear",  # PyTorch's bilinear calls _trilinear, which refuses
+)
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
     named = [("input1", input1), ("input2", input2), ("weight", weight), ("bias", bias)]

@@ -30,7 +30,7 @@ _NEG_BOOL = (
 
 def _signs(make, shape):
     """Targets of +1 and -1 in the sample dtype."""
-    return np.where(make(shape) > 0, 1.0, -1.0).astype(make.dtype)
+    return np.where(make(shape).real > 0, 1.0, -1.0).astype(make.dtype)
 
 
 def _reduction_errors(*args):
@@ -51,6 +51,8 @@ def _soft_margin_samples(make):
     error_samples=lambda make: _reduction_errors(make((2, 3)), make((2, 3))),
     api="nn.functional.soft_margin_loss",
     grad_args=(0,),  # PyTorch's is not differentiable in the target
+    test=COMPLEX_TOO,
+    complex_grad=False,
 )
 def soft_margin_loss(
     input: Tensor,

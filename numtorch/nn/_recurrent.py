@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._core.dispatch import dispatch
+from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
 from ..func import jvp as _func_jvp
@@ -464,6 +465,8 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         api=api + ".fwd.fn",
         samples=_scan_samples(name, n_state, n_in),
         test={"no_oracle": True},
+        # relu's clamp has no complex kernel (after the input projection's dtype checks)
+        no_kernel=NoKernel("c", error=CLAMP_COMPLEX) if name == "rnn_relu" else (),
     )
 
     # The scan's gradient as a function of ``ins`` and ``gouts`` alone: ``outs`` are the
@@ -863,6 +866,7 @@ def _layer_errors(cell: str, gates: int) -> Callable:
             if cell == "lstm"
             else "got an incorrect number of RNN parameters",
         )
+        yield from _complex_refusal(cell, (make((3, 2, 2)), hx, p, False, *args[1:]))
         if cell == "lstm":  # (torch runs the other cells on a 2-d input, to no meaning)
             yield ErrorInput(
                 S((make((3, 2)), hx, p, False, *args[1:])),
@@ -887,6 +891,20 @@ def _states(cell: str, hx) -> list:
 def _dtypes(cell: str) -> dict:
     """Test flags: PyTorch runs every cell but relu on complex (clamp has no complex kernel)."""
     return {} if cell == "rnn_relu" else COMPLEX_TOO
+
+
+def _complex(a):
+    """A sample argument with its float arrays (in lists and tuples too) made complex."""
+    if isinstance(a, (list, tuple)):
+        return type(a)(_complex(v) for v in a)
+    return a.astype(np.complex128) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+
+
+def _complex_refusal(cell: str, args: tuple) -> list:
+    """rnn_relu's refusal of the call ``args`` made complex (none for the other cells)."""
+    if cell != "rnn_relu":
+        return []
+    return [ErrorInput(S(_complex(args)), *CLAMP_COMPLEX)]
 
 
 def _layers(cell: str, gates: int, doc: str) -> Callable:
@@ -1034,6 +1052,7 @@ def _cell_errors(cell: str, gates: int) -> Callable:
             RuntimeError,
             "hidden0 has inconsistent hidden_size: got 2, expected 3",
         )
+        yield from _complex_refusal(cell, (make((2, 2)), hx(2), *w))
         if cell == "lstm":
             yield ErrorInput(
                 S((make((2, 2)), hx(2)[:1], *w)),
