@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same_error
-from twomods import check_module, pair
+from twolibs import arr, assert_close, assert_same_error, normal
+from twomods import check_module, copy_weights, pair
 
 import numtorch as nt
 
@@ -106,6 +106,39 @@ def test_cells_match_torch(name, args, kw):
         h = arr(*batch, 4, seed=2)
         check_module(name, args, kw, (x,))
         check_module(name, args, kw, (x, (h, arr(*batch, 4, seed=3)) if lstm else h))
+
+
+@pytest.mark.parametrize(
+    "name,args,kw",
+    [
+        ("Linear", (3, 4), {}),
+        ("LSTM", (3, 4), dict(proj_size=2)),
+        ("GRU", (3, 4, 2), dict(bidirectional=True)),
+        ("RNN", (3, 4), dict(batch_first=True)),
+        ("LSTMCell", (3, 4), {}),
+    ],
+)
+def test_complex_layers_match_torch(name, args, kw):
+    """Layers built with dtype=cfloat: PyTorch's init runs on complex, and the outputs and
+    the gradients of the input and every parameter are PyTorch's."""
+    torch.manual_seed(0)
+    tmod = getattr(torch.nn, name)(*args, **kw, dtype=torch.cfloat)
+    nmod = getattr(nt.nn, name)(*args, **kw, dtype=nt.cfloat)
+    assert all(p.dtype == nt.complex64 for p in nmod.parameters())
+    copy_weights(tmod, nmod)
+    rng = np.random.default_rng(1)
+    shape = (2, 3) if name.endswith("Cell") else (5, 2, 3)
+    x0 = (normal(rng, shape, np.complex64) * 0.5).astype(np.complex64)
+    outs = []
+    for lib, mod in ((torch, tmod), (nt, nmod)):
+        x = lib.tensor(x0, requires_grad=True)
+        out = mod(x)
+        first = out[0] if isinstance(out, tuple) else out
+        cot = normal(np.random.default_rng(2), tuple(first.shape), np.complex64)
+        cot = lib.tensor(cot.astype(np.complex64))
+        grads = lib.autograd.grad(first, [x, *mod.parameters()], cot)
+        outs.append((out, grads))
+    assert_close(outs[1], outs[0], rtol=1e-5, atol=1e-6)
 
 
 def test_reprs_and_state_dict_keys():
