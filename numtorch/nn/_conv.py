@@ -1102,6 +1102,7 @@ unfold = composite(
     error_samples=_unfold_errors,
     api="nn.functional.unfold",
     no_kernel=NoKernel("i", "im2col_out_cpu", inputs=(0,)),  # bool has a kernel, integers not
+    test=COMPLEX_TOO,
 )
 fold = composite(
     fold,
@@ -1109,6 +1110,7 @@ fold = composite(
     error_samples=_fold_errors,
     api="nn.functional.fold",
     no_kernel=NoKernel("i", "col2im_out_cpu", inputs=(0,)),
+    test=COMPLEX_TOO,
 )
 
 __all__ = [

@@ -17,6 +17,7 @@ from .._core import dtype as dt
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import batch_first
+from ..ops._families import COMPLEX_TOO
 from ..testing.samples import S
 from ._resample import resample_axis
 
@@ -102,6 +103,7 @@ constant_pad_nd_p = defop(
         ),
     ],
     float8=True,  # (PyTorch copies float8)
+    test=COMPLEX_TOO,
 )
 constant_pad_nd = constant_pad_nd_p.fn
 
@@ -205,7 +207,12 @@ def _pad_errors(make):
     )
 
 
-@composite(samples=_pad_samples, error_samples=_pad_errors, api="nn.functional.pad")
+@composite(
+    samples=_pad_samples,
+    error_samples=_pad_errors,
+    api="nn.functional.pad",
+    test=COMPLEX_TOO,
+)
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:

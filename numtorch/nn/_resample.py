@@ -29,6 +29,7 @@ from .._core.layout import contiguous
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import along_dims, front, lshape, materialize
+from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import tensor
 from ..ops.shape import stack as _stack
@@ -931,6 +932,7 @@ def _shuffle_factor(input: Tensor, r: int, name: str, what: str) -> int:
     error_samples=_shuffle_errors("pixel_shuffle", "upscale_factor"),
     api="nn.functional.pixel_shuffle",
     layout=contiguous,
+    test=COMPLEX_TOO,
 )
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) to (*, C, H r, W r)."""
@@ -952,6 +954,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     error_samples=_shuffle_errors("pixel_unshuffle", "downscale_factor"),
     api="nn.functional.pixel_unshuffle",
     layout=contiguous,
+    test=COMPLEX_TOO,
 )
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) to (*, C r^2, H, W)."""
@@ -1007,6 +1010,7 @@ def _channel_shuffle_errors(make):
     error_samples=_channel_shuffle_errors,
     api="nn.functional.channel_shuffle",
     layout=contiguous,
+    test=COMPLEX_TOO,
 )
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Dim 1's C channels as (groups, C / groups) read out transposed: each group's k-th
