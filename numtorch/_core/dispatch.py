@@ -303,10 +303,17 @@ def _narrow(out, reduced):
 def _refuse_complex32(op, arrays, attrs):
     """PyTorch's refusal of complex32 by an op whose CPU kernel has no ComplexHalf version:
     the op's own ``no_kernel`` text where it refuses complex dtypes, else the kernel's name
-    (``Op.complex32``, default ``<name>_cpu``)."""
+    (``Op.complex32``, default ``<name>_cpu``). A function there names the kernel for the
+    call, raises PyTorch's own error, or gives True where the call runs (an empty product,
+    a power of 0 or 1)."""
     for nk in op.no_kernel:
         nk.check(arrays, attrs)
-    raise dt.not_implemented(op.complex32 or f"{op.name}_cpu", dt.complex32)
+    fact = op.complex32
+    if callable(fact):
+        fact = fact(arrays, attrs)
+        if fact is True:
+            return
+    raise dt.not_implemented(fact or f"{op.name}_cpu", dt.complex32)
 
 
 def _two_reduced(arrays) -> bool:

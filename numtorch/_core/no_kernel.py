@@ -66,6 +66,15 @@ class NoKernel:
         name = self.kernel(arrays, attrs) if callable(self.kernel) else self.kernel
         raise dt.not_implemented(name, d)
 
+    def kernel_for(self, arrays: list, attrs: dict) -> str | bool:
+        """The kernel PyTorch runs for this call, after the checks it makes first; True where
+        it runs none. As an op's ``complex32`` fact: complex32 refused as these kinds are."""
+        if self.first is not None:
+            self.first(arrays, attrs)
+        if self.when is not None and not self.when(arrays, attrs):
+            return True
+        return self.kernel(arrays, attrs) if callable(self.kernel) else self.kernel
+
 
 def _operands(inputs) -> list:
     """The tensors (arrays) and numbers among inputs, with lists of tensors spliced in."""

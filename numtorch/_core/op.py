@@ -133,7 +133,7 @@ class Op:
     broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
     float8: bool | str = False  # PyTorch's CPU kernel takes float8 (or: its name, refusing)
-    complex32: bool | str = False  # ... takes complex32 (or: its name, refusing)
+    complex32: bool | str | Callable = False  # ... takes complex32 (or: its name, refusing)
     no_bfloat16: str = ""  # PyTorch's CPU kernel, which has no BFloat16 version
     number_opmath: bool = False  # a number operand enters a bfloat16 kernel unrounded
     size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
@@ -185,7 +185,7 @@ def defop(
     broadcasts: bool = False,
     conversion: bool = False,
     float8: bool | str = False,
-    complex32: bool | str = False,
+    complex32: bool | str | Callable = False,
     no_bfloat16: str = "",
     number_opmath: bool = False,
     size_attrs: Sequence[str] = (),
@@ -233,7 +233,9 @@ def defop(
     kernel ``float8`` names (``"add_stub"``).
     ``complex32``: the same for complex32 (computed in complex64 and rounded): True where
     PyTorch's CPU kernel takes ComplexHalf, else the name of the kernel that refuses it
-    (default ``<name>_cpu``; a ``no_kernel`` refusal of complex dtypes comes first).
+    (default ``<name>_cpu``; a ``no_kernel`` refusal of complex dtypes comes first), or a
+    function of the arrays and attributes that gives either for the call (matmul's kernel
+    depends on the ranks) or raises PyTorch's own error (linalg's, fft's).
     ``no_bfloat16``: the name of PyTorch's CPU kernel, which has no BFloat16 version: a
     bfloat16 result dtype is refused naming it.
     ``number_opmath``: PyTorch's reduced-float kernel takes a Python number operand as it is

@@ -361,7 +361,7 @@ def _prim_samples(kind):
 
 
 # internal ops; vmap folds a batch into their groups, a size for compiled autograd
-_PRIM = dict(nin=2, test={"no_oracle": True}, size_attrs=("groups",))
+_PRIM = dict(nin=2, test={"no_oracle": True}, size_attrs=("groups",), complex32=True)
 
 
 def _no_bool_conv(transposed: bool) -> NoKernel:

@@ -362,12 +362,17 @@ def unary(
     low: float = -2.0,
     high: float = 2.0,
     exclude_zero: bool = False,
+    vml: bool = False,
     **kw,
 ) -> Op:
     """An elementwise op of one tensor, computing in the dtype ``promotion`` says.
     Default samples: UNARY_SHAPES in [low, high], nonzero if ``exclude_zero``.
-    ``bfloat16=False``: not tested in bfloat16 (``no_bfloat16=<kernel>``: refused in it)."""
+    ``bfloat16=False``: not tested in bfloat16 (``no_bfloat16=<kernel>``: refused in it).
+    ``vml``: PyTorch's CPU kernel is its VML one (exp, log, sin, ...), whose refusal of
+    complex32 names ``<name>_vml_cpu``."""
     _with_bfloat16(kw)
+    if vml:
+        kw.setdefault("complex32", f"{name}_vml_cpu")
     if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(name, 1))
     kw.setdefault(

@@ -388,6 +388,18 @@ def _pow_node_name(input, exponent):
     )
 
 
+_POW_KERNELS = {0.5: "sqrt_vml_cpu", -0.5: "rsqrt_cpu", -1: "reciprocal_cpu"}
+
+
+def _pow_complex32(arrays, attrs):
+    """PyTorch's pow of complex32 by a number: 0 and 1 run (ones, a copy), 0.5, -0.5 and -1
+    go to the sqrt, rsqrt and reciprocal kernels, which refuse it; any other to pow's."""
+    e = arrays[1]
+    if type(e) in (int, float) and hasattr(arrays[0], "dtype"):
+        return e in (0, 1) or _POW_KERNELS.get(e, "pow")
+    return "pow"
+
+
 pow_p = binary(
     "pow",
     _pow,
@@ -407,7 +419,7 @@ pow_p = binary(
     ),
     node_name=_pow_node_name,
     number_opmath=True,  # (PyTorch's reduced-float kernel takes a number unrounded)
-    complex32="pow",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=_pow_complex32,
 )
 
 
@@ -912,6 +924,11 @@ def _lerp_errors(make):
     )
 
 
+def _lerp_complex32(arrays, attrs):
+    """PyTorch's lerp kernel refusing complex32: the one for a number weight or a tensor's."""
+    return "lerp_kernel_tensor" if hasattr(arrays[2], "dtype") else "lerp_kernel_scalar"
+
+
 lerp_p = elementwise_op(
     "lerp",
     _lerp,
@@ -926,7 +943,7 @@ lerp_p = elementwise_op(
     error_samples=_lerp_errors,
     node_name=lambda weight: "LerpBackward0" if weight is None else "LerpBackward1",
     inplace_policy=InplacePolicy(checks_first=True),
-    complex32="lerp_kernel_scalar",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=_lerp_complex32,
 )
 
 

@@ -125,6 +125,10 @@ class _Rule:
 _PRIVATE = {"no_oracle": True}
 
 
+def _no_half_fft(arrays, attrs):
+    raise RuntimeError("MKL FFT doesn't support tensors of type: Half")
+
+
 def _transform(name: str, kernel, vjp, layout, samples):
     """One of the three transform primitives: linear (the jvp is the transform of the
     tangent), over a dims attribute the batch rule shifts, private as PyTorch's _fft_*."""
@@ -139,6 +143,7 @@ def _transform(name: str, kernel, vjp, layout, samples):
         samples=samples,
         api="_" + name,
         test=_PRIVATE,
+        complex32=_no_half_fft,  # (PyTorch's MKL transforms refuse complex32)
     )
 
 

@@ -106,6 +106,10 @@ def _heaviside_errors(make):
     )
 
 
+def _heaviside_complex32(arrays, attrs):
+    raise RuntimeError(_HEAVISIDE_COMPLEX)
+
+
 heaviside_p = binary(
     "heaviside",
     _heaviside,
@@ -118,6 +122,7 @@ heaviside_p = binary(
     complex=False,
     numbers="none",
     node_name="NotImplemented",
+    complex32=_heaviside_complex32,
     # the backward raises (PyTorch has no derivative): tests/test_elementwise.py checks it
     test={"no_grad_test": True},
 )
@@ -283,6 +288,7 @@ ldexp_p = binary(
     dtypes=FLOATS_INT,
     numbers="none",
     inplace_policy=InplacePolicy(cast_text=_LDEXP_CAST),
+    complex32="pow",  # (PyTorch's kernel that refuses ComplexHalf: ldexp's 2**other)
 )
 _ldexp = ldexp_p.fn  # (the public ldexp checks out= first)
 

@@ -483,6 +483,7 @@ def _moments_op(
         no_kernel=_floating_only(name),
         test=COMPLEX_TOO,
         aten_dim_list=True,
+        complex32=True,
     )
 
 

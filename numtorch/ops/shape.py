@@ -389,6 +389,7 @@ def _joiner(name: str):
         batch_rule=decompose(as_cat),
         node_name="CatBackward0",
         test=COMPLEX_TOO,
+        complex32=True,
     )
     return op
 
@@ -446,10 +447,22 @@ def _flip(xp, input, dims):
     return xp.flip(input, axes).copy() if input.ndim and axes else input.copy()
 
 
+def _flip_complex32(x, axes) -> bool | str:
+    """PyTorch flips complex32 by whole rows; its kernel that reverses the innermost (unit
+    stride) dim refuses it."""
+    inner = x.ndim and any(x.shape[d] > 1 and x.strides[d] == x.itemsize for d in axes)
+    return x.size == 0 or not inner or "flip_cpu"
+
+
+def _flip_c32(arrays, attrs):
+    return _flip_complex32(arrays[0], wrap_dims(attrs["dims"], arrays[0].ndim))
+
+
 flip_p = defop(
     "flip",
     _flip,
     nin=1,
+    complex32=_flip_c32,
     layout=preserve,
     vjp=lambda g, dims: g.flip(dims),
     jvp=LINEAR,
@@ -601,6 +614,13 @@ def _rot90_rule(vmap, args, bdims, attrs):
     return rot90(x, attrs["k"], (d0 + 1, d1 + 1)), 0
 
 
+def _rot90_c32(arrays, attrs):
+    """rot90 flips one dim (k = 1, 3) or both (k = 2) of ``dims``."""
+    d0, d1 = _rot90_dims(attrs["dims"], arrays[0].ndim)
+    k = attrs["k"] % 4
+    return k == 0 or _flip_complex32(arrays[0], {1: (d1,), 2: (d0, d1), 3: (d0,)}[k])
+
+
 rot90_p = defop(
     "rot90",
     _rot90,
@@ -608,6 +628,7 @@ rot90_p = defop(
     vjp=lambda g, k, dims: g.rot90(-k, dims),
     jvp=LINEAR,
     batch_rule=_rot90_rule,
+    complex32=_rot90_c32,
     layout=None,
     samples=lambda make: [
         S((make((2, 3)),)),

@@ -268,7 +268,7 @@ exp_p = unary(
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
     ieee=True,
-    complex32="exp_vml_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    vml=True,
 )
 exp2_p = unary(
     "exp2",
@@ -277,6 +277,7 @@ exp2_p = unary(
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
     ieee=True,
+    complex32="exp2",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 expm1_p = unary(
     "expm1",
@@ -285,20 +286,31 @@ expm1_p = unary(
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     ieee=True,
+    vml=True,
 )
 log_p = unary(
     "log",
     _ufunc("log"),
     lambda g, input: g / input.conj(),
     ELEMENTWISE,
-    complex32="log_vml_cpu",
+    vml=True,
     **_LOG,
 )
 log2_p = unary(
-    "log2", _ufunc("log2"), lambda g, input: g / (input.conj() * _LN2), ELEMENTWISE, **_LOG
+    "log2",
+    _ufunc("log2"),
+    lambda g, input: g / (input.conj() * _LN2),
+    ELEMENTWISE,
+    vml=True,
+    **_LOG,
 )
 log10_p = unary(
-    "log10", _ufunc("log10"), lambda g, input: g / (input.conj() * _LN10), ELEMENTWISE, **_LOG
+    "log10",
+    _ufunc("log10"),
+    lambda g, input: g / (input.conj() * _LN10),
+    ELEMENTWISE,
+    vml=True,
+    **_LOG,
 )
 log1p_p = unary(
     "log1p",
@@ -309,13 +321,14 @@ log1p_p = unary(
     low=-0.9,
     high=3.0,
     ieee=True,
+    vml=True,
 )
 sqrt_p = unary(
     "sqrt",
     _ufunc("sqrt"),
     lambda g, result: g / (result.conj() * 2),
     ELEMENTWISE,
-    complex32="sqrt_vml_cpu",
+    vml=True,
     **_LOG,
 )
 rsqrt_p = unary(
@@ -339,10 +352,20 @@ reciprocal = reciprocal_p.fn
 # ------------------------------------------------------------------ trigonometric and hyperbolic
 _UNIT = {"dtypes": FLOATS_INT, "low": -0.9, "high": 0.9, "ieee": True}
 sin_p = unary(
-    "sin", _ufunc("sin"), lambda g, input: g * input.cos().conj(), ELEMENTWISE, dtypes=FLOATS_INT
+    "sin",
+    _ufunc("sin"),
+    lambda g, input: g * input.cos().conj(),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    vml=True,
 )
 cos_p = unary(
-    "cos", _ufunc("cos"), lambda g, input: -g * input.sin().conj(), ELEMENTWISE, dtypes=FLOATS_INT
+    "cos",
+    _ufunc("cos"),
+    lambda g, input: -g * input.sin().conj(),
+    ELEMENTWISE,
+    dtypes=FLOATS_INT,
+    vml=True,
 )
 tan_p = unary(
     "tan",
@@ -352,6 +375,7 @@ tan_p = unary(
     dtypes=FLOATS_INT,
     low=-1.2,
     high=1.2,
+    vml=True,
 )
 asin_p = unary(
     "asin",
@@ -360,6 +384,7 @@ asin_p = unary(
     ELEMENTWISE,
     methods=("asin", "arcsin"),
     **_UNIT,
+    vml=True,
 )
 acos_p = unary(
     "acos",
@@ -368,6 +393,7 @@ acos_p = unary(
     ELEMENTWISE,
     methods=("acos", "arccos"),
     **_UNIT,
+    vml=True,
 )
 atan_p = unary(
     "atan",
@@ -376,6 +402,7 @@ atan_p = unary(
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     methods=("atan", "arctan"),
+    vml=True,
 )
 sinh_p = unary(
     "sinh",
@@ -399,6 +426,7 @@ tanh_p = unary(
     lambda g, result: g * (1 - result * result).conj(),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
+    vml=True,
 )
 tanh = tanh_p.fn
 asinh_p = unary(
@@ -592,6 +620,11 @@ def _round_errors(make):
     yield _err(make, "round_vml_cpu")
 
 
+def _round_kernel(arrays, attrs):
+    """PyTorch's round kernel: the VML one, or with decimals its own."""
+    return "round_cpu" if attrs.get("decimals") else "round_vml_cpu"
+
+
 round_p = unary(
     "round",
     _round,
@@ -601,7 +634,7 @@ round_p = unary(
     dtypes=FLOATS_INT,
     samples=_round_samples,
     error_samples=_round_errors,
-    no_kernel=(*_ROUND_NO_KERNEL, NoKernel("c", "round_vml_cpu")),
+    no_kernel=(*_ROUND_NO_KERNEL, NoKernel("c", _round_kernel)),
     node_name=lambda decimals: f"RoundBackward{int(bool(decimals))}",
 )
 frac_p = unary(

@@ -108,6 +108,7 @@ def copy_of(
         samples=samples or view.samples,
         error_samples=error_samples if error_samples is not None else view.error_samples,
         out=True,
+        complex32=True,
         methods=methods,
         complex_grad=complex_grad,
         test={"dtypes": view.test.dtypes, **(test or {})},

@@ -156,6 +156,7 @@ def _addprod(
         inplace=inplace,
         layout=layout,
         inplace_policy=inplace_policy,
+        complex32=no_kernel.kernel_for if no_kernel else False,  # (addr: its own name)
     )
 
 

@@ -214,6 +214,14 @@ def _no_bool_product(kernel, check, inputs=None) -> NoKernel:
     )
 
 
+def _matmul_kernel_for(arrays, attrs):
+    """The kernel PyTorch's matmul runs (refusing complex32); True for an empty product."""
+    _matmul_check(arrays[0].shape, arrays[1].shape)
+    if arrays[0].ndim == arrays[1].ndim == 1 or _nonempty_factors(arrays, attrs):
+        return _product_kernel(arrays, attrs)
+    return True
+
+
 matmul_p = defop(
     "matmul",
     _matmul,
@@ -229,6 +237,7 @@ matmul_p = defop(
         first=lambda arrays, attrs: _matmul_check(arrays[0].shape, arrays[1].shape),
     ),
     batch_rule=product(_matmul_check),
+    complex32=_matmul_kernel_for,
     samples=_matmul_samples,
     out=True,
     test=_INT,
@@ -328,7 +337,7 @@ mm_p = defop(
         ),
     ],
     methods=True,
-    complex32="addmm_impl_cpu_",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=_no_bool_product("addmm_impl_cpu_", _mm_check).kernel_for,
 )
 mm = mm_p.fn
 bmm_p = defop(
@@ -354,7 +363,7 @@ bmm_p = defop(
         ),
     ],
     methods=True,
-    complex32="bmm",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=_no_bool_product("bmm", _bmm_check).kernel_for,
 )
 bmm = bmm_p.fn
 
@@ -386,6 +395,7 @@ mv_p = defop(
     jvp=bilinear_jvp(lambda a, b: mv(a, b), "input", "vec"),
     prepare=_same_dtype(_addmv_message),
     no_kernel=_no_bool_product("addmv_impl_cpu", _mv_check),
+    complex32=_no_bool_product("addmv_impl_cpu", _mv_check).kernel_for,
     batch_rule=product(_mv_check),
     out=True,
     test=_INT,
