@@ -26,6 +26,7 @@ from twolibs import (
     grad_prog,
     lib_of,
     run_both,
+    tensor_leaves,
     to_nt,
     to_torch,
 )
@@ -1211,3 +1212,69 @@ def test_save_and_load_complex32_both_ways(tmp_path):
     back = torch.load(tmp_path / "n.pt")
     assert back["w"].dtype == torch.chalf and torch.equal(back["w"].cfloat(), src.cfloat())
     assert torch.equal(back["col"].cfloat(), src[:, 1].cfloat())
+
+
+# The sweep: every op that declares a complex32 fact, and every elementwise op, on its
+# samples with the float (complex) arrays as complex32 tensors, against PyTorch.
+def _c32_lib(lib, x, kinds: str):
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in kinds:
+            return lib.tensor(x.astype(np.complex64)).to(lib.chalf)
+        return lib.tensor(x)
+    if isinstance(x, list | tuple):
+        return type(x)(_c32_lib(lib, v, kinds) for v in x)
+    if isinstance(x, dict):
+        return {k: _c32_lib(lib, v, kinds) for k, v in x.items()}
+    if lib is torch and isinstance(x, nt.dtype):
+        return getattr(torch, x.name)
+    return x
+
+
+def _c32_values(t):
+    if t.dtype in (nt.chalf, torch.chalf):
+        t = t.cfloat()
+    elif t.dtype in (nt.bfloat16, torch.bfloat16):
+        t = t.float()
+    return np.asarray(t.detach().resolve_conj().numpy())
+
+
+def _c32_sweep_ops():
+    return [
+        pytest.param(op, id=op.name)
+        for op in REGISTRY.values()
+        if op.samples is not None
+        and not op.test.no_oracle
+        and not op.random
+        and (op.complex32 is not False or op.broadcasts)
+    ]
+
+
+@pytest.mark.parametrize("op", _c32_sweep_ops())
+def test_complex32_sweep_matches_torch(op):
+    """Each sample gives PyTorch's complex32 result (dtype, shape, values to complex32's
+    precision) or raises its error type and text."""
+    complex_op = any(d.startswith("complex") for d in op.test.dtypes)
+    kinds = "c" if complex_op else "f"
+    dtype = "complex64" if complex_op else "float32"
+    theirs_fn = getattr(torch, op.api, None) or resolve(torch, op.oracle or op.api)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in samples(op, dtype):
+
+            def run(L, fn, s=s):
+                return fn(*_c32_lib(L, s.args, kinds), **_c32_lib(L, s.kwargs, kinds))
+
+            ours = outcome_of(lambda: run(nt, resolve(nt, op.api)))
+            theirs = outcome_of(lambda: run(torch, theirs_fn))
+            assert isinstance(ours, tuple) == isinstance(theirs, tuple), (s, ours, theirs)
+            if isinstance(theirs, tuple):
+                assert ours == theirs, s
+                continue
+            got = tensor_leaves(run(nt, resolve(nt, op.api)), nt.Tensor)
+            ref = tensor_leaves(run(torch, theirs_fn), torch.Tensor)
+            assert len(got) == len(ref)
+            for g, r in zip(got, ref, strict=True):
+                assert str(g.dtype) == str(r.dtype), s
+                np.testing.assert_allclose(
+                    _c32_values(g), _c32_values(r), rtol=2e-3, atol=2e-3, err_msg=str(s)
+                )

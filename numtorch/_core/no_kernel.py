@@ -76,6 +76,18 @@ class NoKernel:
         return self.kernel(arrays, attrs) if callable(self.kernel) else self.kernel
 
 
+def unless_empty(kernel: str, at: int = 0, scalar: bool = False, empty: bool | str = True):
+    """An op's ``complex32`` fact: PyTorch's ``kernel`` refuses complex32 but is not run
+    where the operand at ``at`` is empty (or, with ``scalar``, 0-dim): there the call runs
+    (``empty`` True) or reaches another kernel (its name: an empty mean's division)."""
+
+    def fact(arrays, attrs):
+        a = arrays[at]
+        return empty if a.size == 0 or (scalar and a.ndim == 0) else kernel
+
+    return fact
+
+
 def _operands(inputs) -> list:
     """The tensors (arrays) and numbers among inputs, with lists of tensors spliced in."""
     out = []

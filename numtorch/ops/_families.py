@@ -402,13 +402,15 @@ def binary(
 ) -> Op:
     """An elementwise op of two broadcasting operands (tensors or Python numbers), promoted
     to a common dtype, computing in the dtype ``promotion`` says (an INTEGRAL op's error
-    names PyTorch's CPU kernel ``<kernel_name>_cpu``, default: the op's name). Default
+    names PyTorch's CPU kernel ``<kernel_name>_cpu``, default: the op's name, as does its
+    refusal of complex32). Default
     samples: BINARY_SHAPES in [low, high], then each of ``scalars`` as ``other``.
     ``bfloat16=False``: not tested in bfloat16 (``no_bfloat16=<kernel>``: refused in it)."""
     _with_bfloat16(kw)
     kernel_name = kernel_name or name
     if promotion is Promotion.INTEGRAL:
         kw.setdefault("error_samples", integral_errors(kernel_name, 2))
+        kw.setdefault("complex32", f"{kernel_name}_cpu")
     kw.setdefault(
         "prepare",
         {

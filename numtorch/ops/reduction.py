@@ -20,7 +20,7 @@ from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.methods import tensor_methods
-from .._core.no_kernel import NoKernel
+from .._core.no_kernel import NoKernel, unless_empty
 from .._core.op import LINEAR, Op, undefined_grads
 from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
@@ -192,7 +192,7 @@ mean_p = defop(
     aten_dim_list=True,
     node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
     test=COMPLEX_TOO,
-    complex32="sum_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=unless_empty("sum_cpu", empty="div_cpu"),  # (PyTorch's refusing kernels)
 )
 mean = mean_p.fn
 
@@ -259,7 +259,7 @@ prod_p = reduction(
     out=True,
     batch_rule=_FLAT,
     node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
-    complex32="prod_out_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=unless_empty("prod_out_cpu"),  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 

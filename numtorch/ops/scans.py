@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._core.methods import tensor_methods
-from .._core.no_kernel import NoKernel
+from .._core.no_kernel import NoKernel, unless_empty
 from .._core.op import LINEAR
 from ..testing.samples import S
 from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
@@ -122,7 +122,7 @@ cumsum_p = _scan_op(
     _scan_samples(),
     dtypes=(*FLOATS_INT_BOOL, *COMPLEX),
     inplace=True,
-    complex32="cumsum_out_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=unless_empty("cumsum_out_cpu", scalar=True),  # (PyTorch's refusing kernel)
 )
 
 

@@ -12,6 +12,7 @@ from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.methods import tensor_methods
+from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
@@ -214,7 +215,7 @@ gather_p = defop(
     batch_rule=dim_family(like=(1,)),
     out_overlap_check=True,
     test=COMPLEX_TOO,
-    complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=unless_empty("scatter_gather_tensor_cpu", at=1),  # (an empty index: none)
 )
 
 
@@ -236,6 +237,13 @@ def _scatter_core(xp, input, index, src, *, dim, reduce=None, name="scatter"):
     else:
         raise RuntimeError("reduce argument must be either add or multiply.")
     return out
+
+
+def _scatter_complex32(arrays, attrs):
+    """PyTorch's scatter kernel refusing complex32: a value's or a source's."""
+    if not hasattr(arrays[2], "shape"):
+        return "scatter_gather_scalar_cpu"
+    return "scatter_gather_tensor_cpu"
 
 
 def _scatter_k(xp, input, index, src, dim, reduce=None):
@@ -301,7 +309,7 @@ scatter_p = defop(
     error_samples=_scatter_errors,
     batch_rule=dim_family(),
     test=COMPLEX_TOO,
-    complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    complex32=_scatter_complex32,
 )
 _scatter = scatter_p.fn
 
