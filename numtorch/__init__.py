@@ -34,6 +34,7 @@ from . import ops as _ops  # registers every op and declares the Tensor methods
 from . import autograd, fft, func, linalg, nn, signal, special
 from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
 from . import optim  # torch.optim
+from . import distributions  # torch.distributions
 from . import _C  # torch._C: the engine's private entry points
 from . import _dynamo  # compiled autograd
 from ._compile import compile  # torch.compile

@@ -1,0 +1,49 @@
+"""torch.distributions over numtorch: probability distributions, transforms between
+constrained spaces, constraints and KL divergences.
+
+Layout (PyTorch's module names): ``distribution.py`` (the base class), ``exp_family.py``,
+``constraints.py``, ``transforms.py``, ``constraint_registry.py`` (``biject_to``,
+``transform_to``), ``kl.py``, ``utils.py``, and one module per distribution. A
+distribution is a composition of numtorch ops, so it differentiates, vmaps and compiles
+as they do. ``docs/architecture.md`` ("How to add a distribution") has the recipe.
+"""
+
+# ruff: noqa: F401
+from __future__ import annotations
+
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .constraint_registry import biject_to, transform_to
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
+from .uniform import Uniform

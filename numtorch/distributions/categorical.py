@@ -1,0 +1,109 @@
+"""torch.distributions.categorical: ``Categorical(probs=None, logits=None)`` over
+``0 .. K-1``, with the categories along the last dim of the parameter."""
+
+from __future__ import annotations
+
+from . import constraints
+from ._api import EMPTY, Size, arange, broadcast_tensors, finfo, full, int64, multinomial
+from .distribution import Distribution
+from .utils import lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Categorical"]
+
+_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
+
+
+class Categorical(Distribution):
+    """``probs`` are normalised along the last dim, ``logits`` shifted to log
+    probabilities; the batch shape is the parameter's shape without its last dim."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError(_ONE_OF)
+        if probs is not None:
+            if probs.dim() < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            self.probs = probs / probs.sum(-1, keepdim=True)
+            self._param = self.probs
+        else:
+            if logits.dim() < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+            self._param = self.logits
+        self._num_events = self._param.size()[-1]
+        batch_shape = self._param.size()[:-1] if self._param.ndimension() > 1 else Size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Categorical, _instance)
+        batch_shape = Size(batch_shape)
+        param_shape = batch_shape + Size((self._num_events,))
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(param_shape))
+                new._param = getattr(new, name)
+        new._num_events = self._num_events
+        super(Categorical, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _nan_of_batch_shape(self):
+        return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def mean(self):
+        return self._nan_of_batch_shape()
+
+    @property
+    def mode(self):
+        return self.probs.argmax(dim=-1)
+
+    @property
+    def variance(self):
+        return self._nan_of_batch_shape()
+
+    def sample(self, sample_shape=EMPTY):
+        sample_shape = Size(sample_shape)
+        probs_2d = self.probs.reshape(-1, self._num_events)
+        draws = multinomial(probs_2d, sample_shape.numel(), True).T
+        return draws.reshape(self._extended_shape(sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = value.long().unsqueeze(-1)
+        value, log_pmf = broadcast_tensors(value, self.logits)
+        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+
+    def entropy(self):
+        logits = self.logits.clamp(min=finfo(self.logits.dtype).min)
+        return -(logits * self.probs).sum(-1)
+
+    def enumerate_support(self, expand=True):
+        values = arange(self._num_events, dtype=int64, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values

@@ -1,0 +1,268 @@
+"""torch.distributions.kl: ``kl_divergence(p, q)`` and ``register_kl``.
+
+Implementations are registered per pair of distribution classes. A call dispatches on the
+most specific registered pair for ``(type(p), type(q))`` (ordered first by p's class, then
+by q's); when ordering by q first would pick another implementation, the pair is ambiguous
+and a RuntimeWarning says which pair to register. Results are memoized per type pair.
+
+To add a pair: write ``_kl_<p>_<q>(p, q)`` below, decorated with
+``@register_kl(P, Q)``; a pair whose divergence is infinite (q's support does not
+cover p's) goes in ``_INFINITE``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+
+from ..nn import functional as F
+from ._api import erf, exp, full_like, grad, log, where
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .independent import Independent
+from .laplace import Laplace
+from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .uniform import Uniform
+from .utils import _sum_rightmost
+
+__all__ = ["register_kl", "kl_divergence"]
+
+_KL_REGISTRY = {}  # (type_p, type_q) -> fn(p, q)
+_KL_MEMOIZE = {}  # (type(p), type(q)) -> the dispatched fn, or NotImplemented
+
+
+def register_kl(type_p, type_q):
+    """A decorator registering ``fn(p, q)`` as KL(p || q) for these two classes."""
+    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+
+    def decorator(fun):
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()
+        return fun
+
+    return decorator
+
+
+@functools.total_ordering
+class _Match:
+    """A registered pair, ordered lexicographically by subclass relation: a pair is
+    smaller (more specific) when its first differing type is a subclass of the other's."""
+
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+
+def _dispatch_kl(type_p, type_q):
+    matches = [(p, q) for p, q in _KL_REGISTRY if issubclass(type_p, p) and issubclass(type_q, q)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun = _KL_REGISTRY[left_p, left_q]
+    if left_fun is not _KL_REGISTRY[right_p, right_q]:
+        warnings.warn(
+            f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+            f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return left_fun
+
+
+def kl_divergence(p, q):
+    """KL(p || q), batched over the batch shape."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _dispatch_kl(type(p), type(q))
+        _KL_MEMOIZE[type(p), type(q)] = fun
+    if fun is NotImplemented:
+        raise NotImplementedError(
+            f"No KL(p || q) is implemented for p type {p.__class__.__name__} and "
+            f"q type {q.__class__.__name__}"
+        )
+    return fun(p, q)
+
+
+def _infinite_like(tensor):
+    return full_like(tensor, math.inf)
+
+
+def _inf_where(condition, value):
+    return where(condition, math.inf, value)
+
+
+# Same-family pairs
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+    t1 = where(p.probs == 0, 0.0, _inf_where(q.probs == 0, t1))
+    t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
+    t2 = where(p.probs == 1, 0.0, _inf_where(q.probs == 1, t2))
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = _inf_where((q.probs == 0).expand_as(t), t)
+    t = where((p.probs == 0).expand_as(t), 0.0, t)
+    return t.sum(-1)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log normalizer between the natural parameters."""
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families cannot "
+            "                            be computed using Bregman divergences"
+        )
+    p_thetas = [theta.detach().requires_grad_() for theta in p._natural_params]
+    q_thetas = q._natural_params
+    p_norm = p._log_normalizer(*p_thetas)
+    slopes = grad(p_norm.sum(), p_thetas, create_graph=True)
+    result = q._log_normalizer(*q_thetas) - p_norm
+    for p_theta, q_theta, slope in zip(p_thetas, q_thetas, slopes):
+        result = result - _sum_rightmost((q_theta - p_theta) * slope, len(q.event_shape))
+    return result
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_gap = (p.loc - q.loc).abs()
+    return -scale_ratio.log() + loc_gap / q.scale + scale_ratio * exp(-loc_gap / p.scale) - 1
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return _inf_where((q.low > p.low) | (q.high < p.high), result)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    result = kl_divergence(p.base_dist, q.base_dist)
+    return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+# Cross-family pairs
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * log(rate_sqr * var_normal * 2 * math.pi)
+    t2 = rate_sqr.reciprocal()
+    t3 = q.loc / p.rate
+    t4 = q.loc.pow(2) * 0.5
+    return t1 - 1 + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    var_normal = q.scale.pow(2)
+    scale_sqr_var_ratio = p.scale.pow(2) / var_normal
+    t1 = 0.5 * log(2 * scale_sqr_var_ratio / math.pi)
+    t2 = 0.5 * p.loc.pow(2)
+    t3 = p.loc * q.loc
+    t4 = 0.5 * q.loc.pow(2)
+    return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    loc_diff = p.loc - q.loc
+    scale_ratio = p.scale / q.scale
+    z = loc_diff / p.scale
+    t1 = log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * exp(-0.5 * z.pow(2))
+    t3 = loc_diff * erf(math.sqrt(0.5) * z)
+    return -t1 + (t2 + t3) / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return _inf_where(p.low < q.support.lower_bound, result)
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    width = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / width).log()
+    t2 = width.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+# Pairs where q's support misses part of p's: KL is infinite. The parameter named is
+# the one whose shape the result takes.
+_INFINITE = {
+    (Exponential, Uniform): "rate",
+    (Laplace, Exponential): "loc",
+    (Laplace, Uniform): "loc",
+    (Normal, Exponential): "loc",
+    (Normal, Uniform): "loc",
+}
+
+
+def _register_infinite(type_p, type_q, param):
+    def _kl_infinity(p, q):
+        return _infinite_like(getattr(p, param))
+
+    _kl_infinity.__name__ = f"_kl_{type_p.__name__.lower()}_infinity"
+    register_kl(type_p, type_q)(_kl_infinity)
+
+
+for (_p, _q), _param in _INFINITE.items():
+    _register_infinite(_p, _q, _param)

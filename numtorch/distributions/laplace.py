@@ -1,0 +1,74 @@
+"""torch.distributions.laplace: ``Laplace(loc, scale)``."""
+
+from __future__ import annotations
+
+from . import constraints
+from ._api import EMPTY, Size, empty, finfo, log
+from .distribution import Distribution
+from .utils import _is_number, broadcast_all
+
+__all__ = ["Laplace"]
+
+
+class Laplace(Distribution):
+    """The Laplace (double exponential) distribution around ``loc`` with ``scale``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        scalar = _is_number(loc) and _is_number(scale)
+        batch_shape = Size() if scalar else self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Laplace, _instance)
+        batch_shape = Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        super(Laplace, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return 2 * self.scale.pow(2)
+
+    @property
+    def stddev(self):
+        return 2**0.5 * self.scale
+
+    def rsample(self, sample_shape=EMPTY):
+        shape = self._extended_shape(sample_shape)
+        eps = finfo(self.loc.dtype).eps
+        # u uniform on (-1, 1), never -1, so the log stays finite
+        u = empty(shape, dtype=self.loc.dtype, device=self.loc.device).uniform_(eps - 1, 1)
+        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -log(2 * self.scale) - (value - self.loc).abs() / self.scale
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = value - self.loc
+        return 0.5 - 0.5 * z.sign() * (-z.abs() / self.scale).expm1()
+
+    def icdf(self, value):
+        term = value - 0.5
+        return self.loc - self.scale * term.sign() * (-2 * term.abs()).log1p()
+
+    def entropy(self):
+        return 1 + log(2 * self.scale)

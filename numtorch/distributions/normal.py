@@ -1,0 +1,92 @@
+"""torch.distributions.normal: ``Normal(loc, scale)``.
+
+The reference for a location-scale family: parameters broadcast by ``broadcast_all``,
+``expand`` through ``_get_checked_instance``, ``rsample`` as ``loc + eps * scale`` with
+``eps`` from numtorch's generator, and the natural parameters for ``ExponentialFamily``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import constraints
+from ._api import EMPTY, Size, erf, erfinv, log, no_grad, normal
+from .exp_family import ExponentialFamily
+from .utils import _is_number, _standard_normal, broadcast_all
+
+__all__ = ["Normal"]
+
+
+class Normal(ExponentialFamily):
+    """The normal distribution with mean ``loc`` and standard deviation ``scale``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        scalar = _is_number(loc) and _is_number(scale)
+        batch_shape = Size() if scalar else self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Normal, _instance)
+        batch_shape = Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        super(Normal, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def sample(self, sample_shape=EMPTY):
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return normal(self.loc.expand(shape), self.scale.expand(shape))
+
+    def rsample(self, sample_shape=EMPTY):
+        shape = self._extended_shape(sample_shape)
+        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        var = self.scale**2
+        log_scale = math.log(self.scale) if _is_number(self.scale) else self.scale.log()
+        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value):
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * log(-math.pi / y)

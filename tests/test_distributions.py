@@ -1,0 +1,917 @@
+"""torch.distributions against PyTorch, organised by concept.
+
+Adding a distribution means adding a ``Case`` to ``CASES`` (its constructor as a program
+over either library's ``distributions``, its parameters as NumPy arrays, a batch of values
+in its support, and the bad parameters and values that validation refuses), and its KL
+pairs to ``KL_PAIRS``. Every generic check below then runs on it:
+
+- the methods (log_prob, cdf, icdf, entropy, mean, variance, mode, stddev, perplexity,
+  enumerate_support) and their gradients with respect to every parameter, against torch;
+- sample/rsample shapes for sample_shape x batch x event, sample moments (mean and
+  variance, or the frequencies of a discrete support) within tolerances derived from the
+  variance, reparameterized gradients;
+- validate_args errors, expand, repr;
+- vmap(grad(log_prob)) per-example gradients against a loop, jacrev and hessian of the
+  log-density against torch.func.
+
+Transforms, constraints and the constraint registry have their own tables below.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+import torch
+from twolibs import (
+    Raised,
+    as_numpy,
+    assert_close,
+    assert_same,
+    assert_same_error,
+    outcome,
+    run,
+    run_both,
+)
+
+import numtorch as nt
+
+# float64 throughout; special functions (erf, erfinv) differ from PyTorch's in the last bits
+TOL = {"rtol": 1e-9, "atol": 1e-12}
+SIGMAS = 5  # a sample statistic may lie this many standard errors from its expectation
+DRAWS = 20000
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def real(*shape, seed=0):
+    return _rng(seed).standard_normal(shape)
+
+
+def positive(*shape, seed=0):
+    return _rng(seed).uniform(0.5, 2.0, shape)
+
+
+def unit(*shape, seed=0):
+    return _rng(seed).uniform(0.1, 0.9, shape)
+
+
+def simplex(*shape, seed=0):
+    p = _rng(seed).uniform(0.2, 1.0, shape)
+    return p / p.sum(-1, keepdims=True)
+
+
+def ints(high, *shape, seed=0):
+    return _rng(seed).integers(0, high, shape).astype(np.float64)
+
+
+@dataclass
+class Case:
+    """One distribution on one parameter set.
+
+    ``make(D, *params, **kw)`` builds it from a library's ``distributions`` (``kw`` is
+    ``validate_args``); ``params`` are NumPy arrays (float ones are differentiated) or
+    numbers; ``values`` is a batch (leading dim) of points of the support, each shaped
+    like one draw; ``probs`` (for icdf) lie in (0, 1). ``bad_params`` are parameter sets
+    that validation refuses, ``bad_values`` values outside the support."""
+
+    id: str
+    make: Callable
+    params: tuple
+    values: np.ndarray
+    probs: np.ndarray | None = None
+    bad_params: list = field(default_factory=list)
+    bad_values: list = field(default_factory=list)
+
+    def build(self, L, *params, **kw):
+        return self.make(L.distributions, *params, **kw)
+
+
+def _normal(D, loc, scale, **kw):
+    return D.Normal(loc, scale, **kw)
+
+
+def _uniform(D, low, high, **kw):
+    return D.Uniform(low, high, **kw)
+
+
+def _exponential(D, rate, **kw):
+    return D.Exponential(rate, **kw)
+
+
+def _laplace(D, loc, scale, **kw):
+    return D.Laplace(loc, scale, **kw)
+
+
+def _log_normal(D, loc, scale, **kw):
+    return D.LogNormal(loc, scale, **kw)
+
+
+def _bernoulli_probs(D, probs, **kw):
+    return D.Bernoulli(probs=probs, **kw)
+
+
+def _bernoulli_logits(D, logits, **kw):
+    return D.Bernoulli(logits=logits, **kw)
+
+
+def _categorical_probs(D, probs, **kw):
+    return D.Categorical(probs=probs, **kw)
+
+
+def _categorical_logits(D, logits, **kw):
+    return D.Categorical(logits=logits, **kw)
+
+
+def _independent_normal(D, loc, scale, **kw):
+    return D.Independent(D.Normal(loc, scale, **kw), 1, **kw)
+
+
+def _sigmoid_normal(D, loc, scale, **kw):
+    """A TransformedDistribution through two transforms (decreasing overall)."""
+    chain = [D.transforms.SigmoidTransform(), D.transforms.AffineTransform(1.0, -2.0)]
+    return D.TransformedDistribution(D.Normal(loc, scale, **kw), chain, **kw)
+
+
+def _batched_values(shape, maker, n=4):
+    return np.stack([maker(*shape, seed=10 + i) for i in range(n)])
+
+
+CASES = [
+    Case(
+        "Normal",
+        _normal,
+        (real(3), positive(3)),
+        _batched_values((3,), real),
+        unit(3),
+        bad_params=[(real(3), -positive(3))],
+        bad_values=[np.array([np.nan, 0.0, 1.0])],
+    ),
+    Case("Normal-broadcast", _normal, (real(2, 1), positive(3)), _batched_values((2, 3), real)),
+    Case("Normal-scalar", _normal, (0.5, 2.0), _batched_values((), real)),
+    Case(
+        "Uniform",
+        _uniform,
+        (-positive(3), positive(3)),
+        _batched_values((3,), lambda *s, seed: _rng(seed).uniform(-0.4, 0.4, s)),
+        unit(3),
+        bad_params=[(positive(3), -positive(3))],
+        bad_values=[np.array([0.0, 5.0, 0.0])],
+    ),
+    Case(
+        "Exponential",
+        _exponential,
+        (positive(2, 3),),
+        _batched_values((2, 3), positive),
+        unit(2, 3),
+        bad_params=[(-positive(2, 3),)],
+        bad_values=[-positive(2, 3)],
+    ),
+    Case(
+        "Laplace",
+        _laplace,
+        (real(3), positive(3)),
+        _batched_values((3,), real),
+        unit(3),
+        bad_params=[(real(3), np.zeros(3))],
+    ),
+    Case(
+        "LogNormal",
+        _log_normal,
+        (real(3), positive(3)),
+        _batched_values((3,), positive),
+        unit(3),
+        bad_params=[(real(3), -positive(3))],
+        bad_values=[-positive(3)],
+    ),
+    Case(
+        "Bernoulli-probs",
+        _bernoulli_probs,
+        (unit(4),),
+        _batched_values((4,), lambda *s, seed: ints(2, *s, seed=seed)),
+        bad_params=[(positive(4) + 1,)],
+        bad_values=[np.array([0.0, 1.0, 0.5, 1.0])],
+    ),
+    Case(
+        "Bernoulli-logits",
+        _bernoulli_logits,
+        (real(2, 3),),
+        _batched_values((2, 3), lambda *s, seed: ints(2, *s, seed=seed)),
+    ),
+    Case(
+        "Categorical-probs",
+        _categorical_probs,
+        (simplex(2, 4),),
+        _batched_values((2,), lambda *s, seed: ints(4, *s, seed=seed)),
+        bad_params=[(simplex(2, 4) - np.array([0.5, 0.0, 0.0, 0.0]),)],
+        bad_values=[np.array([0.0, 4.0])],
+    ),
+    Case(
+        "Categorical-logits",
+        _categorical_logits,
+        (real(3),),
+        _batched_values((), lambda *s, seed: ints(3, *s, seed=seed)),
+    ),
+    Case(
+        "Independent",
+        _independent_normal,
+        (real(2, 3), positive(2, 3)),
+        _batched_values((2, 3), real),
+        bad_values=[np.full((2, 3), np.nan)],
+    ),
+    Case(
+        "TransformedDistribution",
+        _sigmoid_normal,
+        (real(3), positive(3)),
+        _batched_values((3,), lambda *s, seed: _rng(seed).uniform(-0.9, 0.9, s)),
+        unit(3),
+        bad_values=[np.array([0.0, np.nan, 0.0])],
+    ),
+]
+CASE_IDS = [c.id for c in CASES]
+
+
+def _floats(params):
+    return [i for i, p in enumerate(params) if isinstance(p, np.ndarray)]
+
+
+# ------------------------------------------------------------------ the methods
+def _call(d, method, case, L):
+    if method == "log_prob":
+        return d.log_prob(L.tensor(case.values[0]))
+    if method == "log_prob_batch":
+        return d.log_prob(L.tensor(case.values))
+    if method == "cdf":
+        return d.cdf(L.tensor(case.values[0]))
+    if method == "icdf":
+        return d.icdf(L.tensor(case.probs))
+    if method in ("entropy", "perplexity", "enumerate_support"):
+        return getattr(d, method)()
+    return getattr(d, method)
+
+
+METHODS = [
+    "log_prob",
+    "log_prob_batch",
+    "cdf",
+    "icdf",
+    "entropy",
+    "perplexity",
+    "mean",
+    "variance",
+    "stddev",
+    "mode",
+    "enumerate_support",
+]
+
+
+def _method_prog(case, method):
+    def prog(L, *params):
+        return _call(case.build(L, *params), method, case, L)
+
+    return prog
+
+
+def _skip_if_torch_lacks(case, method):
+    """Where torch raises (no such method, or icdf without probabilities), numtorch raises
+    the same exception type; the test then has nothing more to compare."""
+    if method == "icdf" and case.probs is None:
+        return True
+    prog = _method_prog(case, method)
+    theirs = outcome(prog, torch, *case.params)
+    if isinstance(theirs, Raised):
+        ours = outcome(prog, nt, *case.params)
+        assert isinstance(ours, Raised) and ours.type is theirs.type, (ours, theirs)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_method_matches_torch(case, method):
+    if _skip_if_torch_lacks(case, method):
+        return
+    ours, theirs = run_both(_method_prog(case, method), *case.params)
+    assert ours.dtype == getattr(nt, str(theirs.dtype).removeprefix("torch."))
+    assert_close(ours, theirs, **TOL)
+
+
+def _grad_prog(case, method):
+    def prog(L, *params):
+        params = [
+            L.tensor(p, requires_grad=True) if isinstance(p, np.ndarray) else p for p in params
+        ]
+        wanted = [params[i] for i in _floats(case.params)]
+        out = _call(case.build(L, *params), method, case, L)
+        if not out.requires_grad:
+            return None
+        return L.autograd.grad(out.sum(), wanted, allow_unused=True)
+
+    return prog
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "enumerate_support"])
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_method_gradients_match_torch(case, method):
+    if not _floats(case.params) or _skip_if_torch_lacks(case, method):
+        return
+    ours, theirs = run_both(_grad_prog(case, method), *case.params)
+    if theirs is None:
+        assert ours is None
+        return
+    assert len(ours) == len(theirs)
+    assert_close(list(ours), list(theirs), **TOL)
+
+
+# ------------------------------------------------------------------ sampling
+SAMPLE_SHAPES = [(), (2,), (2, 3)]
+
+
+@pytest.mark.parametrize("sample_shape", SAMPLE_SHAPES, ids=str)
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_sample_and_rsample_shapes(case, sample_shape):
+    ours, theirs = case.build(nt, *nt_params(case)), case.build(torch, *torch_params(case))
+    assert ours.batch_shape == theirs.batch_shape and ours.event_shape == theirs.event_shape
+    assert ours.has_rsample == theirs.has_rsample
+    assert ours.has_enumerate_support == theirs.has_enumerate_support
+    drawn = ours.sample(sample_shape)
+    assert tuple(drawn.shape) == tuple(theirs.sample(sample_shape).shape)
+    assert str(drawn.dtype) == str(theirs.sample(sample_shape).dtype)
+    assert not drawn.requires_grad
+    if theirs.has_rsample:
+        assert tuple(ours.rsample(sample_shape).shape) == tuple(theirs.rsample(sample_shape).shape)
+    else:
+        with pytest.raises(NotImplementedError):
+            ours.rsample(sample_shape)
+
+
+def nt_params(case, requires_grad=False):
+    return [
+        nt.tensor(p, requires_grad=requires_grad) if isinstance(p, np.ndarray) else p
+        for p in case.params
+    ]
+
+
+def torch_params(case):
+    return [torch.tensor(p) if isinstance(p, np.ndarray) else p for p in case.params]
+
+
+def _draws(d, n=DRAWS, seed=0):
+    nt.manual_seed(seed)
+    return as_numpy(d.sample((n,)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_sample_moments(case):
+    """The sample mean lies within SIGMAS standard errors (sqrt(variance / n)) of the mean,
+    and the sample variance within SIGMAS standard errors of the variance (its standard
+    error estimated from the draws' fourth central moment). A distribution without a mean
+    (Categorical) is checked by the frequencies of its support instead."""
+    d = case.build(nt, *nt_params(case))
+    x = _draws(d)
+    try:
+        mean, var = as_numpy(d.mean), as_numpy(d.variance)
+    except NotImplementedError:  # no moments: the empirical CDF at the test values
+        for value in case.values:
+            p = as_numpy(d.cdf(nt.tensor(value)))
+            freq = (x <= value).mean(0)
+            assert np.all(np.abs(freq - p) <= SIGMAS * np.sqrt(p * (1 - p) / len(x)))
+        return
+    if np.isnan(mean).any():
+        support = as_numpy(d.enumerate_support())
+        for k, value in enumerate(support):
+            p = np.exp(as_numpy(d.log_prob(nt.tensor(value))))
+            freq = (x == value).mean(0)
+            assert np.all(np.abs(freq - p) <= SIGMAS * np.sqrt(p * (1 - p) / len(x))), k
+        return
+    assert np.all(np.abs(x.mean(0) - mean) <= SIGMAS * np.sqrt(var / len(x)))
+    centred = (x - mean) ** 2
+    se = centred.std(0) / np.sqrt(len(x))
+    assert np.all(np.abs(centred.mean(0) - var) <= SIGMAS * se + 1e-12)
+
+
+def test_sampling_follows_manual_seed():
+    d = nt.distributions.Normal(nt.zeros(3), nt.ones(3))
+    nt.manual_seed(3)
+    a = d.sample((4,))
+    nt.manual_seed(3)
+    assert (a == d.sample((4,))).all()
+    assert not (a == d.sample((4,))).all()
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.id in ("Normal", "Laplace", "Uniform")], ids=lambda c: c.id
+)
+def test_rsample_mean_gradient_with_respect_to_location(case):
+    """d mean(rsample) / d loc = 1 exactly for a location family; d/d scale is the mean of
+    the standard noise (the draw minus loc, over scale)."""
+    params = nt_params(case, requires_grad=True)
+    nt.manual_seed(0)
+    x = case.build(nt, *params).rsample((100,))
+    grads = nt.autograd.grad(x.mean(0).sum(), params)
+    if case.id == "Uniform":  # low + u (high - low)
+        u = (x - params[0]) / (params[1] - params[0])
+        expected = [(1 - u).mean(0), u.mean(0)]
+    else:
+        expected = [nt.ones(3, dtype=nt.float64), ((x - params[0]) / params[1]).mean(0)]
+    assert_close(list(grads), [e.detach() for e in expected], **TOL)
+
+
+# ------------------------------------------------------------------ validation, expand, repr
+def _bad_param_prog(case):
+    def prog(L, *params):
+        case.build(L, *params, validate_args=True)
+
+    return prog
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.bad_params], ids=lambda c: c.id)
+def test_bad_parameters_raise_torchs_value_error(case):
+    for params in case.bad_params:
+        assert assert_same_error(_bad_param_prog(case), *params).type is ValueError
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.bad_values], ids=lambda c: c.id)
+def test_values_outside_the_support_raise_torchs_value_error(case):
+    def prog(L, value, *params):
+        return case.build(L, *params, validate_args=True).log_prob(value)
+
+    for value in case.bad_values:
+        assert_same_error(prog, value, *case.params)
+
+
+@pytest.mark.parametrize("case", CASES[:1], ids=lambda c: c.id)
+def test_values_of_the_wrong_shape_raise_torchs_value_error(case):
+    def prog(L, value, *params):
+        return case.build(L, *params, validate_args=True).log_prob(value)
+
+    assert_same_error(prog, real(4), *case.params)
+    assert_same_error(prog, 1.0, *case.params)
+
+
+def test_missing_and_double_parametrisations_raise():
+    for make in (
+        lambda L: L.distributions.Bernoulli(),
+        lambda L: L.distributions.Categorical(probs=L.ones(2), logits=L.ones(2)),
+        lambda L: L.distributions.Categorical(probs=L.tensor(0.5)),
+        lambda L: L.distributions.Independent(L.distributions.Normal(0.0, 1.0), 1),
+    ):
+        assert_same_error(make)
+
+
+def test_set_default_validate_args():
+    D = nt.distributions
+    try:
+        D.Distribution.set_default_validate_args(False)
+        D.Normal(0.0, -1.0)  # no longer checked
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Normal(0.0, -1.0)
+    with pytest.raises(ValueError):
+        D.Distribution.set_default_validate_args(3)
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_expand(case):
+    def prog(L, *params):
+        d = case.build(L, *params)
+        e = d.expand((5,) + tuple(d.batch_shape))
+        value = L.tensor(case.values[0]).expand(e.batch_shape + e.event_shape)
+        return tuple(e.batch_shape), tuple(e.event_shape), e.log_prob(value), e.sample().shape
+
+    ours, theirs = run_both(prog, *case.params)
+    assert ours[:2] == theirs[:2] and tuple(ours[3]) == tuple(theirs[3])
+    assert_close(ours[2], theirs[2], **TOL)
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_repr(case):
+    ours, theirs = run_both(lambda L, *p: repr(case.build(L, *p)), *case.params)
+    assert ours == theirs
+
+
+def test_repr_and_support_of_constraints_on_distributions():
+    def prog(L):
+        D = L.distributions
+        u = D.Uniform(L.zeros(2), L.ones(2))
+        return repr(u.support), repr(D.Categorical(L.ones(3)).support), repr(D.Normal.support)
+
+    assert_same(prog)
+
+
+def test_sample_n_warns_and_draws():
+    d = nt.distributions.Normal(nt.zeros(2), nt.ones(2))
+    with pytest.warns(FutureWarning, match="sample_n"):
+        assert tuple(d.sample_n(3).shape) == (3, 2)
+
+
+def test_custom_init_needs_custom_expand():
+    def prog(L):
+        class Shifted(L.distributions.Normal):
+            def __init__(self, loc):
+                super().__init__(loc, 1.0)
+
+        return Shifted(L.zeros(2)).expand((3, 2))
+
+    assert_same_error(prog)
+
+
+def test_exponential_family_entropy_is_the_bregman_one():
+    def prog(L, loc, scale):
+        D = L.distributions
+        d = D.Normal(loc, scale)
+        return D.ExponentialFamily.entropy(d), d.entropy()
+
+    ours, _ = run_both(prog, real(3), positive(3))
+    assert_close(ours[0], ours[1], **TOL)
+    assert_same(prog, real(3), positive(3), **TOL)
+
+
+# ------------------------------------------------------------------ transforms of the functions
+def _per_example_prog(case):
+    """vmap(grad(log_prob)) over the values, with respect to the first parameter."""
+
+    def log_density(L, first, value, rest):
+        return case.build(L, first, *rest, validate_args=False).log_prob(value).sum()
+
+    def prog(L, values, first, *rest):
+        g = L.func.grad(lambda p, v: log_density(L, p, v, rest))
+        return L.func.vmap(g, in_dims=(None, 0))(first, values)
+
+    def loop(L, values, first, *rest):
+        g = L.func.grad(lambda p, v: log_density(L, p, v, rest))
+        return L.stack([g(first, v) for v in values])
+
+    return prog, loop
+
+
+DIFFERENTIABLE = [c for c in CASES if isinstance(c.params[0], np.ndarray)]
+
+
+@pytest.mark.parametrize("case", DIFFERENTIABLE, ids=[c.id for c in DIFFERENTIABLE])
+def test_vmap_grad_log_prob_equals_a_loop(case, no_fallback):
+    prog, loop = _per_example_prog(case)
+    ours = run(prog, nt, case.values, *case.params)
+    assert_close(ours, run(loop, nt, case.values, *case.params), **TOL)
+    assert_close(ours, run(prog, torch, case.values, *case.params), **TOL)
+
+
+@pytest.mark.parametrize("case", DIFFERENTIABLE, ids=[c.id for c in DIFFERENTIABLE])
+def test_jacrev_and_hessian_of_the_log_density(case):
+    def prog(L, value, first, *rest):
+        def f(p):
+            return case.build(L, p, *rest, validate_args=False).log_prob(value).sum()
+
+        return L.func.jacrev(f)(first), L.func.hessian(f)(first)
+
+    assert_same(prog, np.asarray(case.values[0]), *case.params, **TOL)
+
+
+# ------------------------------------------------------------------ KL divergence
+KL_PAIRS = [
+    ("Normal", "Normal"),
+    ("Uniform", "Uniform"),
+    ("Exponential", "Exponential"),
+    ("Laplace", "Laplace"),
+    ("Bernoulli-probs", "Bernoulli-logits"),
+    ("Categorical-probs", "Categorical-probs"),
+    ("Independent", "Independent"),
+    ("LogNormal", "LogNormal"),
+    ("Exponential", "Normal"),
+    ("Laplace", "Normal"),
+    ("Normal", "Laplace"),
+    ("Uniform", "Normal"),
+    ("Uniform", "Exponential"),
+    ("Normal", "Uniform"),
+    ("Normal", "Exponential"),
+    ("Laplace", "Uniform"),
+    ("Laplace", "Exponential"),
+    ("Exponential", "Uniform"),
+]
+_BY_ID = {c.id: c for c in CASES}
+
+
+def _kl_case(p_id, q_id, seed):
+    """q's parameters drawn afresh (another seed) in the shape of p's first parameter, each
+    of the kind (real, positive, unit, simplex) of the case's own."""
+    p, q = _BY_ID[p_id], _BY_ID[q_id]
+    batch = np.shape(p.params[0])
+    params = []
+    for x in q.params:
+        if q_id.startswith("Categorical"):
+            params.append(simplex(*batch, seed=seed))
+        elif (x > 0).all() and (x < 1).all():
+            params.append(unit(*batch, seed=seed))
+        elif (x > 0).all():
+            params.append(positive(*batch, seed=seed))
+        elif (x < 0).all():
+            params.append(-positive(*batch, seed=seed) - 1)
+        else:
+            params.append(real(*batch, seed=seed))
+    return q, tuple(params)
+
+
+@pytest.mark.parametrize("pair", KL_PAIRS, ids=lambda p: f"{p[0]}||{p[1]}")
+def test_kl_divergence_and_its_gradients_match_torch(pair):
+    p, (q, q_params) = _BY_ID[pair[0]], _kl_case(*pair, seed=1)
+    n = len(p.params)
+
+    def prog(L, *params):
+        params = [
+            L.tensor(x, requires_grad=True) if isinstance(x, np.ndarray) else x for x in params
+        ]
+        kl = L.distributions.kl_divergence(p.build(L, *params[:n]), q.build(L, *params[n:]))
+        if not kl.requires_grad:
+            return kl, None
+        grads = L.autograd.grad(
+            kl.sum(), [x for x in params if isinstance(x, L.Tensor)], allow_unused=True
+        )
+        return kl, grads
+
+    ours, theirs = run_both(prog, *p.params, *q_params)
+    assert_close(ours[0], theirs[0], **TOL)
+    if theirs[1] is not None:
+        assert_close(list(ours[1]), list(theirs[1]), **TOL)
+
+
+def test_kl_of_an_unregistered_pair_raises_torchs_error():
+    def prog(L):
+        D = L.distributions
+        return D.kl_divergence(D.Bernoulli(0.3), D.Normal(0.0, 1.0))
+
+    assert_same_error(prog)
+
+
+def test_kl_dispatch_picks_the_most_specific_pair_and_warns_when_ambiguous():
+    def prog(L):
+        D = L.distributions
+
+        class P(D.Normal):
+            pass
+
+        class Q(D.Normal):
+            pass
+
+        D.register_kl(P, D.Normal)(lambda p, q: L.tensor(1.0))
+        D.register_kl(D.Normal, Q)(lambda p, q: L.tensor(2.0))
+        specific = D.kl_divergence(P(0.0, 1.0), D.Normal(0.0, 1.0))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ambiguous = D.kl_divergence(P(0.0, 1.0), Q(0.0, 1.0))
+        texts = [str(w.message) for w in caught if w.category is RuntimeWarning]
+        return specific, ambiguous, texts
+
+    assert_same(prog)
+
+
+# ------------------------------------------------------------------ transforms
+def _affine(T, L):
+    return T.AffineTransform(L.tensor(real(3, seed=5)), L.tensor(-positive(3, seed=6)))
+
+
+TRANSFORMS = [
+    ("Exp", lambda T, L: T.ExpTransform(), real(2, 3)),
+    ("Power", lambda T, L: T.PowerTransform(L.tensor(1.5, dtype=L.float64)), positive(2, 3)),
+    ("Sigmoid", lambda T, L: T.SigmoidTransform(), real(2, 3)),
+    ("Tanh", lambda T, L: T.TanhTransform(), real(2, 3)),
+    ("Softplus", lambda T, L: T.SoftplusTransform(), real(2, 3)),
+    ("Abs", lambda T, L: T.AbsTransform(), real(2, 3)),
+    ("Affine", _affine, real(2, 3)),
+    ("Affine-number", lambda T, L: T.AffineTransform(1.0, -2.0), real(2, 3)),
+    (
+        "Affine-event",
+        lambda T, L: T.AffineTransform(0.5, L.tensor(positive(3)), event_dim=1),
+        real(2, 3),
+    ),
+    ("Softmax", lambda T, L: T.SoftmaxTransform(), real(2, 3)),
+    ("StickBreaking", lambda T, L: T.StickBreakingTransform(), real(2, 3)),
+    ("LowerCholesky", lambda T, L: T.LowerCholeskyTransform(), real(2, 3, 3)),
+    ("PositiveDefinite", lambda T, L: T.PositiveDefiniteTransform(), real(2, 3, 3)),
+    ("CorrCholesky", lambda T, L: T.CorrCholeskyTransform(), real(2, 6)),
+    ("Compose", lambda T, L: T.ComposeTransform([T.ExpTransform(), _affine(T, L)]), real(2, 3)),
+    ("Identity", lambda T, L: T.identity_transform, real(2, 3)),
+    ("Independent", lambda T, L: T.IndependentTransform(T.ExpTransform(), 1), real(2, 3)),
+    ("Reshape", lambda T, L: T.ReshapeTransform((3,), (3, 1)), real(2, 3)),
+    (
+        "Cat",
+        lambda T, L: T.CatTransform(
+            [T.ExpTransform(), T.SigmoidTransform()], dim=-1, lengths=[1, 2]
+        ),
+        real(2, 3),
+    ),
+    (
+        "Stack",
+        lambda T, L: T.StackTransform([T.ExpTransform(), T.TanhTransform()], dim=0),
+        real(2, 3),
+    ),
+    (
+        "CumulativeDistribution",
+        lambda T, L: T.CumulativeDistributionTransform(L.distributions.Normal(0.0, 2.0)),
+        real(2, 3),
+    ),
+    ("Inverse", lambda T, L: T.SigmoidTransform().inv, unit(2, 3)),
+]
+TRANSFORM_IDS = [t[0] for t in TRANSFORMS]
+
+
+@pytest.mark.parametrize("name, make, x", TRANSFORMS, ids=TRANSFORM_IDS)
+def test_transform_matches_torch(name, make, x):
+    def prog(L, x):
+        t = make(L.distributions.transforms, L)
+        y = t(x)
+        facts = (repr(t), t.bijective, repr(t.domain), repr(t.codomain), t.domain.event_dim)
+        shapes = (tuple(t.forward_shape(x.shape)), tuple(t.inverse_shape(y.shape)))
+        ladj = t.log_abs_det_jacobian(x, y) if not isinstance(t, type(t.inv)) or True else None
+        return y, t.inv(y), shapes, facts, _maybe(lambda: ladj), _maybe(lambda: t.sign)
+
+    assert_same(prog, x, **TOL)
+
+
+def _maybe(f):
+    try:
+        value = f()
+    except NotImplementedError:
+        return "NotImplementedError"
+    return value
+
+
+@pytest.mark.parametrize("name, make, x", TRANSFORMS, ids=TRANSFORM_IDS)
+def test_transform_gradients_match_torch(name, make, x):
+    def prog(L, x):
+        x.requires_grad_(True)
+        t = make(L.distributions.transforms, L)
+        y = t(x)
+        out = y.sum() + _maybe_ladj(t, x, y)
+        return L.autograd.grad(out, x)
+
+    assert_same(prog, x, **TOL)
+
+
+def _maybe_ladj(t, x, y):
+    try:
+        return t.log_abs_det_jacobian(x, y).sum()
+    except NotImplementedError:
+        return 0.0
+
+
+def test_transform_cache_returns_the_same_object():
+    T = nt.distributions.transforms
+    t = T.ExpTransform(cache_size=1)
+    x = nt.randn(3)
+    y = t(x)
+    assert t(x) is y and t.inv(y) is x
+    assert T.ExpTransform().with_cache(1)._cache_size == 1
+    with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+        T.ExpTransform(cache_size=2)
+
+
+def test_transform_equality_and_inverse_identity():
+    T = nt.distributions.transforms
+    e = T.ExpTransform()
+    assert e == T.ExpTransform() and e.inv.inv is e and e.inv == T.ExpTransform().inv
+    c = T.ComposeTransform([e, T.AffineTransform(1.0, 2.0)])
+    assert c.inv.inv is c and c == T.ComposeTransform([e, T.AffineTransform(1.0, 2.0)])
+
+
+def test_transform_errors_match_torch():
+    for make in (
+        lambda L: L.distributions.transforms.ReshapeTransform((2,), (3,)),
+        lambda L: (
+            L.distributions.transforms.ExpTransform().event_dim
+            and L.distributions.transforms.SoftmaxTransform().forward_shape(())
+        ),
+        lambda L: L.distributions.transforms.CorrCholeskyTransform().forward_shape((4,)),
+        lambda L: L.distributions.utils.vec_to_tril_matrix(L.ones(4)),
+        lambda L: L.distributions.utils.tril_matrix_to_vec(L.ones(3, 3), diag=3),
+        lambda L: L.distributions.TransformedDistribution(L.distributions.Normal(0.0, 1.0), 3),
+    ):
+        assert_same_error(make)
+
+
+# ------------------------------------------------------------------ constraints and the registry
+def _c(name, *args):
+    return lambda C, L: getattr(C, name)(*args) if args else getattr(C, name)
+
+
+CONSTRAINTS = [
+    ("real", _c("real"), real(2, 3)),
+    ("positive", _c("positive"), real(2, 3)),
+    ("nonnegative", _c("nonnegative"), real(2, 3)),
+    ("unit_interval", _c("unit_interval"), real(2, 3)),
+    ("boolean", _c("boolean"), ints(3, 2, 3)),
+    ("nonnegative_integer", _c("nonnegative_integer"), ints(3, 2, 3) - 1),
+    ("positive_integer", _c("positive_integer"), ints(3, 2, 3)),
+    ("integer_interval", _c("integer_interval", 0, 1), ints(3, 2, 3)),
+    ("greater_than", _c("greater_than", 0.5), real(2, 3)),
+    ("greater_than_eq", _c("greater_than_eq", -0.5), real(2, 3)),
+    ("less_than", _c("less_than", 0.5), real(2, 3)),
+    ("interval", _c("interval", -1.0, 2.0), real(2, 3)),
+    ("half_open_interval", _c("half_open_interval", -1.0, 2.0), real(2, 3)),
+    ("simplex", _c("simplex"), np.abs(simplex(2, 3))),
+    ("real_vector", _c("real_vector"), real(2, 3)),
+    ("one_hot", _c("one_hot"), np.eye(3)[[0, 2]]),
+    ("multinomial", _c("multinomial", 3), ints(3, 2, 3)),
+    ("lower_triangular", _c("lower_triangular"), np.tril(real(2, 3, 3))),
+    ("lower_cholesky", _c("lower_cholesky"), np.tril(positive(2, 3, 3))),
+    ("corr_cholesky", _c("corr_cholesky"), np.stack([np.eye(3), np.tril(real(3, 3))])),
+    ("square", _c("square"), real(2, 3, 3)),
+    ("symmetric", _c("symmetric"), real(2, 3, 3) + real(2, 3, 3).transpose(0, 2, 1)),
+    ("positive_definite", _c("positive_definite"), np.stack([np.eye(3), -np.eye(3)])),
+    ("positive_semidefinite", _c("positive_semidefinite"), np.stack([np.eye(3), -np.eye(3)])),
+    ("independent", lambda C, L: C.independent(C.positive, 1), real(2, 3)),
+    ("cat", lambda C, L: C.cat([C.positive, C.real], dim=-1, lengths=[1, 2]), real(2, 3)),
+    ("stack", lambda C, L: C.stack([C.positive, C.real, C.unit_interval], dim=-1), real(2, 3)),
+    ("mixture", lambda C, L: C.MixtureSameFamilyConstraint(C.positive), real(2, 3)),
+]
+CONSTRAINT_IDS = [c[0] for c in CONSTRAINTS]
+
+
+@pytest.mark.parametrize("name, make, value", CONSTRAINTS, ids=CONSTRAINT_IDS)
+def test_constraint_check_matches_torch(name, make, value):
+    def prog(L, value):
+        c = make(L.distributions.constraints, L)
+        return c.check(value), repr(c), c.event_dim, c.is_discrete
+
+    assert_same(prog, value)
+
+
+REGISTRY = [
+    c for c in CONSTRAINTS if c[0] not in ("boolean", "one_hot", "square", "symmetric", "mixture")
+]
+REGISTRY = [
+    c for c in REGISTRY if "integer" not in c[0] and c[0] not in ("multinomial", "lower_triangular")
+]
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("name, make, value", REGISTRY, ids=[c[0] for c in REGISTRY])
+def test_biject_to_and_transform_to(registry, name, make, value):
+    """Each registry's transform for the constraint (its outcome matches torch's: a
+    transform of the same repr, or the same NotImplementedError), applied to unconstrained
+    values, lands in the constraint."""
+
+    def prog(L, x):
+        D = L.distributions
+        c = make(D.constraints, L)
+        t = getattr(D, registry)(c)
+        x = x[..., :6] if name == "corr_cholesky" else x
+        y = t(x)
+        return repr(t), y, c.check(y).all()
+
+    def unconstrained(L, x):
+        return prog(L, x)
+
+    got, want = (
+        outcome(unconstrained, nt, real(2, 3, 3)),
+        outcome(unconstrained, torch, real(2, 3, 3)),
+    )
+    if isinstance(want, Raised):
+        assert got == want
+        return
+    assert got[0] == want[0] and bool(got[2]) and bool(want[2])
+    assert_close(got[1], want[1], **TOL)
+
+
+def test_dependent_constraints():
+    C = nt.distributions.constraints
+    assert C.is_dependent(C.dependent) and not C.is_dependent(C.real)
+    with pytest.raises(ValueError, match="Cannot determine validity of dependent constraint"):
+        C.dependent.check(nt.ones(1))
+    with pytest.raises(NotImplementedError, match="cannot be determined statically"):
+        _ = C.dependent.event_dim
+    assert C.dependent(event_dim=1).event_dim == 1
+    assert C.is_dependent(nt.distributions.Uniform.support)
+
+
+def test_registry_refuses_what_is_not_a_constraint():
+    def prog(L):
+        return L.distributions.constraint_registry.ConstraintRegistry().register(int, lambda c: c)
+
+    assert_same_error(prog)
+
+
+# ------------------------------------------------------------------ utils
+def test_utils_match_torch():
+    def prog(L, probs, logits, vec):
+        U = L.distributions.utils
+        mat = U.vec_to_tril_matrix(vec)
+        return (
+            U.broadcast_all(probs, 1.5),
+            U.probs_to_logits(probs),
+            U.probs_to_logits(probs, is_binary=True),
+            U.logits_to_probs(logits),
+            U.logits_to_probs(logits, is_binary=True),
+            U.clamp_probs(L.tensor([0.0, 1.0], dtype=L.float64)),
+            mat,
+            U.tril_matrix_to_vec(mat),
+            U.vec_to_tril_matrix(vec[..., :3], diag=-1),
+        )
+
+    assert_same(prog, unit(2, 3), real(2, 3), real(2, 6), **TOL)
+    assert_same_error(lambda L: L.distributions.utils.broadcast_all("a"))
