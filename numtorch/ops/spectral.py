@@ -44,17 +44,12 @@ def _opt(v) -> str:
 
 
 # ------------------------------------------------------------------ framing
-_NUMPY_MODE = {
-    "reflect": "reflect",
-    "replicate": "edge",
-    "circular": "wrap",
-    "constant": "constant",
-}
+_PAD_MODES = ("reflect", "replicate", "circular", "constant")
 
 
 def _check_pad(x: Tensor, pad: int, mode: str) -> None:
     """F.pad's refusals for a (1, 1, L) signal padded by ``pad`` at both ends."""
-    if mode not in _NUMPY_MODE:
+    if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "reflect":
         if x.dtype.name == "bool":
@@ -67,11 +62,32 @@ def _check_pad(x: Tensor, pad: int, mode: str) -> None:
             )
 
 
+def _padded(xp, x, pad: int, mode: str):
+    """(B, L) signals padded by ``pad`` at both ends (xp.pad's Python costs more than this)."""
+    length = x.shape[1]
+    out = xp.empty((x.shape[0], length + 2 * pad), x.dtype)
+    out[:, pad : pad + length] = x
+    left, right = out[:, :pad], out[:, pad + length :]
+    if mode == "reflect":
+        left[...] = x[:, 1 : pad + 1][:, ::-1]
+        right[...] = x[:, length - 1 - pad : length - 1][:, ::-1]
+    elif mode == "replicate":
+        left[...] = x[:, :1]
+        right[...] = x[:, length - 1 :]
+    elif mode == "circular":
+        left[...] = x[:, length - pad :]
+        right[...] = x[:, :pad]
+    else:
+        left[...] = 0
+        right[...] = 0
+    return out
+
+
 def _stft_frames(xp, input, window, n_fft, hop, pad, pad_mode):
     """(B, L) signals padded by ``pad`` at both ends, cut into frames of n_fft every hop
     samples, times the window: (B, n_frames, n_fft)."""
     if pad:
-        input = xp.pad(input, ((0, 0), (pad, pad)), mode=_NUMPY_MODE[pad_mode])
+        input = _padded(xp, input, pad, pad_mode)
     b, length = input.shape
     count = (length - n_fft) // hop + 1
     s0, s1 = input.strides
