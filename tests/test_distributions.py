@@ -138,6 +138,59 @@ def _sigmoid_normal(D, loc, scale, **kw):
     return D.TransformedDistribution(D.Normal(loc, scale, **kw), chain, **kw)
 
 
+# issue 31: Cauchy, ContinuousBernoulli and the heavy-tailed/extreme-value family
+def _cauchy(D, loc, scale, **kw):
+    return D.Cauchy(loc, scale, **kw)
+
+
+def _half_cauchy(D, scale, **kw):
+    return D.HalfCauchy(scale, **kw)
+
+
+def _half_normal(D, scale, **kw):
+    return D.HalfNormal(scale, **kw)
+
+
+def _gumbel(D, loc, scale, **kw):
+    return D.Gumbel(loc, scale, **kw)
+
+
+def _weibull(D, scale, concentration, **kw):
+    return D.Weibull(scale, concentration, **kw)
+
+
+def _pareto(D, scale, alpha, **kw):
+    return D.Pareto(scale, alpha, **kw)
+
+
+def _generalized_pareto(D, loc, scale, concentration, **kw):
+    return D.GeneralizedPareto(loc, scale, concentration, **kw)
+
+
+def _kumaraswamy(D, concentration1, concentration0, **kw):
+    return D.Kumaraswamy(concentration1, concentration0, **kw)
+
+
+def _continuous_bernoulli_probs(D, probs, **kw):
+    return D.ContinuousBernoulli(probs=probs, **kw)
+
+
+def _continuous_bernoulli_logits(D, logits, **kw):
+    return D.ContinuousBernoulli(logits=logits, **kw)
+
+
+def _above(low, high):
+    """A value maker for supports bounded below: uniform on (low, high)."""
+    return lambda *s, seed: _rng(seed).uniform(low, high, s)
+
+
+_GP_LOC = real(3, seed=3)
+# probs and logits on both sides of one half and inside ContinuousBernoulli's lims, where
+# the normalizer and moments switch to their Taylor expansions
+_CB_PROBS = np.array([[0.2, 0.4995, 0.8], [0.5, 0.5008, 0.05]])
+_CB_LOGITS = np.array([-1.3, 0.0, 0.001, 2.5])
+
+
 def _batched_values(shape, maker, n=4):
     return np.stack([maker(*shape, seed=10 + i) for i in range(n)])
 
@@ -231,6 +284,102 @@ CASES = [
         _batched_values((3,), lambda *s, seed: _rng(seed).uniform(-0.9, 0.9, s)),
         unit(3),
         bad_values=[np.array([0.0, np.nan, 0.0])],
+    ),
+    Case(
+        "Cauchy",
+        _cauchy,
+        (real(3), positive(3)),
+        _batched_values((3,), real),
+        unit(3),
+        bad_params=[(real(3), -positive(3))],
+        bad_values=[np.array([np.nan, 0.0, 1.0])],
+    ),
+    Case("Cauchy-broadcast", _cauchy, (real(2, 1), positive(3)), _batched_values((2, 3), real)),
+    Case(
+        "HalfCauchy",
+        _half_cauchy,
+        (positive(3),),
+        _batched_values((3,), positive),
+        unit(3),
+        bad_params=[(-positive(3),)],
+        bad_values=[-positive(3)],
+    ),
+    Case(
+        "HalfNormal",
+        _half_normal,
+        (positive(2, 3),),
+        _batched_values((2, 3), positive),
+        unit(2, 3),
+        bad_params=[(np.zeros((2, 3)),)],
+        bad_values=[-positive(2, 3)],
+    ),
+    Case(
+        "Gumbel",
+        _gumbel,
+        (real(3), positive(3)),
+        _batched_values((3,), real),
+        unit(3),
+        bad_params=[(real(3), -positive(3))],
+        bad_values=[np.array([0.0, np.nan, 0.0])],
+    ),
+    Case("Gumbel-scalar", _gumbel, (0.5, 2.0), _batched_values((), real), unit()),
+    Case(
+        "Weibull",
+        _weibull,
+        (positive(3), positive(3, seed=1)),
+        _batched_values((3,), positive),
+        unit(3),
+        bad_params=[(positive(3), -positive(3))],
+        bad_values=[-positive(3)],
+    ),
+    Case(
+        "Weibull-broadcast",
+        _weibull,
+        (positive(2, 1), positive(3, seed=1)),
+        _batched_values((2, 3), positive),
+    ),
+    Case(
+        "Pareto",
+        _pareto,
+        (positive(3), positive(3, seed=1) + 1.5),
+        _batched_values((3,), _above(2.0, 5.0)),
+        unit(3),
+        bad_params=[(positive(3), -positive(3))],
+        bad_values=[np.array([3.0, 0.1, 3.0])],
+    ),
+    Case(
+        "GeneralizedPareto",
+        _generalized_pareto,
+        (_GP_LOC, positive(3), np.array([0.3, -0.2, 0.0])),
+        _GP_LOC + _batched_values((3,), _above(0.05, 2.0)),
+        unit(3),
+        bad_params=[(_GP_LOC, -positive(3), np.zeros(3))],
+        bad_values=[_GP_LOC - 1.0],
+    ),
+    Case(
+        "Kumaraswamy",
+        _kumaraswamy,
+        (positive(2, 3), positive(2, 3, seed=1)),
+        _batched_values((2, 3), unit),
+        unit(2, 3),
+        bad_params=[(positive(2, 3), -positive(2, 3))],
+        bad_values=[positive(2, 3) + 1.0],
+    ),
+    Case(
+        "ContinuousBernoulli-probs",
+        _continuous_bernoulli_probs,
+        (_CB_PROBS,),
+        _batched_values((2, 3), unit),
+        unit(2, 3),
+        bad_params=[(_CB_PROBS + 1.0,)],
+        bad_values=[np.full((2, 3), 1.5)],
+    ),
+    Case(
+        "ContinuousBernoulli-logits",
+        _continuous_bernoulli_logits,
+        (_CB_LOGITS,),
+        _batched_values((4,), unit),
+        unit(4),
     ),
 ]
 CASE_IDS = [c.id for c in CASES]
@@ -376,6 +525,8 @@ def test_sample_moments(case):
     x = _draws(d)
     try:
         mean, var = as_numpy(d.mean), as_numpy(d.variance)
+        if not d.has_enumerate_support and not np.isfinite(mean + var).all():
+            raise NotImplementedError  # heavy tails: moments undefined or infinite
     except NotImplementedError:  # no moments: the empirical CDF at the test values
         for value in case.values:
             p = as_numpy(d.cdf(nt.tensor(value)))
@@ -593,6 +744,37 @@ KL_PAIRS = [
     ("Laplace", "Uniform"),
     ("Laplace", "Exponential"),
     ("Exponential", "Uniform"),
+    # issue 31
+    ("Cauchy", "Cauchy"),
+    ("ContinuousBernoulli-probs", "ContinuousBernoulli-probs"),
+    ("ContinuousBernoulli-logits", "ContinuousBernoulli-probs"),
+    ("Gumbel", "Gumbel"),
+    ("HalfNormal", "HalfNormal"),
+    ("Pareto", "Pareto"),
+    ("ContinuousBernoulli-logits", "Exponential"),
+    ("ContinuousBernoulli-logits", "Normal"),
+    ("ContinuousBernoulli-logits", "Uniform"),
+    ("Exponential", "Gumbel"),
+    ("Gumbel", "Normal"),
+    ("Normal", "Gumbel"),
+    ("Pareto", "Exponential"),
+    ("Pareto", "Normal"),
+    ("Uniform", "ContinuousBernoulli-logits"),
+    ("Uniform", "Gumbel"),
+    ("Uniform", "Pareto"),
+    ("ContinuousBernoulli-logits", "Pareto"),
+    ("Exponential", "ContinuousBernoulli-probs"),
+    ("Exponential", "Pareto"),
+    ("Gumbel", "ContinuousBernoulli-logits"),
+    ("Gumbel", "Exponential"),
+    ("Gumbel", "Pareto"),
+    ("Gumbel", "Uniform"),
+    ("Laplace", "ContinuousBernoulli-logits"),
+    ("Laplace", "Pareto"),
+    ("Normal", "ContinuousBernoulli-logits"),
+    ("Normal", "Pareto"),
+    ("Pareto", "ContinuousBernoulli-logits"),
+    ("Pareto", "Uniform"),
 ]
 _BY_ID = {c.id: c for c in CASES}
 
@@ -939,3 +1121,235 @@ def test_draws_under_vmap_follow_randomness_as_torch(case, method, randomness, n
         assert isinstance(got, Raised) and got.type is NotImplementedError
     else:
         assert got == want
+
+
+# ------------------------------------------------------------------ issue 31: focused tests
+@pytest.fixture(autouse=True)
+def _float64_default_for_generalized_pareto(request):
+    """GeneralizedPareto compares its concentration with ``tensor(0.0)`` (as PyTorch does),
+    which raises on float64 parameters unless float64 is the default dtype: its table
+    cases run under that default in both libraries (the float32 default is tested below)."""
+    if "GeneralizedPareto" not in request.node.name:
+        yield
+        return
+    saved = torch.get_default_dtype(), nt.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    nt.set_default_dtype(nt.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(saved[0])
+        nt.set_default_dtype(saved[1])
+
+
+def test_generalized_pareto_mirrors_torchs_dtype_error_under_a_float32_default():
+    case = _BY_ID["GeneralizedPareto"]
+    for method in ("log_prob", "cdf"):
+        assert assert_same_error(_method_prog(case, method), *case.params).type is RuntimeError
+    assert_same(_method_prog(case, "icdf"), *case.params, **TOL)
+
+
+def _gp_float32(L, loc, scale, concentration, value):
+    d = L.distributions.GeneralizedPareto(loc, scale, concentration)
+    return d.log_prob(value), d.cdf(value), d.log_survival_function(value), d.log_cdf(value)
+
+
+def test_generalized_pareto_in_float32():
+    loc, scale = _GP_LOC.astype(np.float32), positive(3).astype(np.float32)
+    concentration = np.array([0.3, -0.2, 0.0], dtype=np.float32)
+    value = (_GP_LOC + 0.7).astype(np.float32)
+    assert_same(_gp_float32, loc, scale, concentration, value, rtol=1e-5, atol=1e-6)
+
+
+# (case id, parameter index) -> the draws' derivative by the implicit function theorem,
+# -dF(x; theta)/dtheta / p(x; theta), with dF/dtheta from central finite differences.
+REPARAMETERIZED = [
+    c
+    for c in CASES
+    if c.id
+    in (
+        "Cauchy",
+        "HalfCauchy",
+        "HalfNormal",
+        "Gumbel",
+        "Weibull",
+        "Pareto",
+        "GeneralizedPareto",
+        "Kumaraswamy",
+        "ContinuousBernoulli-probs",
+    )
+]
+
+
+@pytest.mark.parametrize("case", REPARAMETERIZED, ids=lambda c: c.id)
+def test_rsample_gradients_match_finite_differences_of_the_cdf(case):
+    """The gradient of each draw with respect to each parameter is the implicit
+    reparameterization one: x(theta) keeps F(x; theta) = u fixed."""
+    params = nt_params(case, requires_grad=True)
+    nt.manual_seed(0)
+    x = case.build(nt, *params).rsample((50,))
+    d_x = nt.autograd.grad(x.sum(), params)
+    x = as_numpy(x)
+    density = np.exp(as_numpy(case.build(nt, *nt_params(case)).log_prob(nt.tensor(x))))
+    for i, got in enumerate(d_x):
+        h = 1e-6
+        up, down = list(case.params), list(case.params)
+        up[i], down[i] = up[i] + h, up[i] - h
+        dF = (
+            as_numpy(
+                case.build(nt, *[nt.tensor(p) for p in up], validate_args=False).cdf(nt.tensor(x))
+            )
+            - as_numpy(
+                case.build(nt, *[nt.tensor(p) for p in down], validate_args=False).cdf(nt.tensor(x))
+            )
+        ) / (2 * h)
+        want = (-dF / density).sum(0)
+        if case.id == "GeneralizedPareto" and i == 2:
+            # at a concentration of exactly 0 PyTorch's sampler takes the exponential
+            # branch, whose draw does not depend on the concentration: no gradient there
+            want = np.where(case.params[2] == 0, 0.0, want)
+        np.testing.assert_allclose(as_numpy(got), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", REPARAMETERIZED, ids=lambda c: c.id)
+def test_rsample_gradient_statistics_match_torch(case):
+    """The generators differ, so torch's and numtorch's rsample gradients agree in
+    distribution: the means over many draws of d x / d theta lie within SIGMAS standard
+    errors of each other."""
+    per_draw = []
+    for L in (nt, torch):
+        L.manual_seed(0)
+        params = [L.tensor(p, requires_grad=True) for p in case.params]
+        draws = []
+        for _ in range(300):
+            grads = L.autograd.grad(case.build(L, *params).rsample().sum(), params)
+            draws.append(np.stack([as_numpy(g) for g in grads]))
+        per_draw.append(np.stack(draws))
+    ours, theirs = per_draw
+    se = np.sqrt(ours.var(0) / len(ours) + theirs.var(0) / len(theirs))
+    assert np.all(np.abs(ours.mean(0) - theirs.mean(0)) <= SIGMAS * se + 1e-9)
+
+
+TRANSFORMED_31 = [
+    c
+    for c in CASES
+    if c.id in ("HalfCauchy", "HalfNormal", "Gumbel", "Weibull", "Pareto", "Kumaraswamy")
+]
+
+
+@pytest.mark.parametrize("case", TRANSFORMED_31, ids=lambda c: c.id)
+def test_transformed_builds_match_torchs(case):
+    """The TransformedDistribution-based ones are built as PyTorch builds them: the same
+    base distribution and transforms, with the same parameters."""
+
+    def prog(L, *params):
+        d = case.build(L, *params)
+        base = d.base_dist
+        params_of = [
+            getattr(t, name)
+            for t in d.transforms
+            for name in ("exponent", "loc", "scale")
+            if hasattr(t, name)
+        ]
+        return (
+            type(base).__name__,
+            repr(base),
+            [repr(t) for t in d.transforms],
+            params_of,
+            repr(d.support),
+        )
+
+    assert_same(prog, *case.params, **TOL)
+
+
+def test_continuous_bernoulli_lims_and_validation_match_torch():
+    def with_lims(L, probs, value):
+        d = L.distributions.ContinuousBernoulli(probs, lims=(0.3, 0.7))
+        return d.log_prob(value), d.cdf(value), d.icdf(value), d.mean, d.variance, d.entropy()
+
+    assert_same(with_lims, np.array([0.1, 0.35, 0.5, 0.69, 0.9]), unit(5), **TOL)
+
+    def invalid(L, probs):
+        return L.distributions.ContinuousBernoulli(probs, validate_args=False)
+
+    assert_same_error(invalid, np.array([0.5, 1.5]))
+    assert_same_error(
+        lambda L: L.distributions.ContinuousBernoulli(),
+    )
+
+
+def test_continuous_bernoulli_bregman_normalizer_matches_torch():
+    def prog(L, logits):
+        d = L.distributions.ContinuousBernoulli(logits=logits)
+        return d._log_normalizer(*d._natural_params), L.distributions.ExponentialFamily.entropy(d)
+
+    assert_same(prog, np.array([-1.3, -0.0005, 0.0, 0.0007, 2.5]), **TOL)
+
+
+def _kl_prog(p_make, q_make):
+    def prog(L, n_p, *params):
+        params = [x.requires_grad_() for x in params]
+        D = L.distributions
+        kl = D.kl_divergence(p_make(D, *params[:n_p]), q_make(D, *params[n_p:]))
+        finite = L.where(kl.isinf(), 0.0, kl)
+        return kl, L.autograd.grad(finite.sum(), params, allow_unused=True)
+
+    return prog
+
+
+# pairs whose support conditions make the table's random parameters all infinite:
+# parameters chosen to give finite and infinite entries
+KL_FINITE_31 = [
+    (
+        "Uniform||Pareto",
+        _uniform,
+        _pareto,
+        (np.array([1.2, 0.5, 2.0]), np.array([2.0, 3.0, 2.5])),
+        (np.array([1.0, 0.8, 1.5]), np.array([0.7, 2.5, 3.0])),
+    ),
+    (
+        "Uniform||ContinuousBernoulli",
+        _uniform,
+        _continuous_bernoulli_probs,
+        (np.array([0.1, 0.3, 0.0, 0.2]), np.array([0.9, 0.5, 0.5, 1.0])),
+        (np.array([0.2, 0.4995, 0.7, 0.6]),),
+    ),
+    (
+        "ContinuousBernoulli||Uniform",
+        _continuous_bernoulli_probs,
+        _uniform,
+        (np.array([0.2, 0.4995, 0.7]),),
+        (np.array([-0.5, 0.0, -1.0]), np.array([1.5, 2.0, 1.0])),
+    ),
+    (
+        "Pareto||Exponential",
+        _pareto,
+        _exponential,
+        (np.array([0.5, 1.0, 2.0]), np.array([0.7, 1.0, 3.0])),
+        (np.array([1.5, 0.5, 2.0]),),
+    ),
+    (
+        "Pareto||Normal",
+        _pareto,
+        _normal,
+        (np.array([0.5, 1.0, 2.0]), np.array([1.5, 2.0, 3.0])),
+        (np.array([0.0, 1.0, -1.0]), np.array([1.0, 2.0, 0.5])),
+    ),
+    (
+        "Pareto||Pareto",
+        _pareto,
+        _pareto,
+        (np.array([0.5, 1.0, 2.0]), np.array([1.5, 2.0, 3.0])),
+        (np.array([1.0, 0.5, 2.0]), np.array([2.0, 0.5, 3.0])),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, p_make, q_make, p_params, q_params", KL_FINITE_31, ids=[k[0] for k in KL_FINITE_31]
+)
+def test_kl_with_support_conditions_matches_torch(name, p_make, q_make, p_params, q_params):
+    prog = _kl_prog(p_make, q_make)
+    ours = assert_same(prog, len(p_params), *p_params, *q_params, **TOL)
+    kl = as_numpy(ours[0])
+    assert np.isfinite(kl).any() and np.isinf(kl).any()

@@ -166,8 +166,11 @@ def tensor_repr(t) -> str:
         body = format_array(a, len(prefix))
         if not OPTIONS["edgeitems"]:
             extras.append(f"size={tuple(a.shape)}")
-    # an empty tensor names every dtype but the default float's (no values imply it)
-    if name not in ("float32", "int64", "bool", "complex64") or (a.size == 0 and name != "float32"):
+    # the default float dtype, its complex (complex128 only for a float64 default), int64
+    # and bool go unnamed; an empty tensor names every dtype but the default float's
+    default = dt.get_default_dtype().name
+    implied = (default, "complex128" if default == "float64" else "complex64", "int64", "bool")
+    if name not in implied or (a.size == 0 and name != default):
         extras.append(f"dtype=torch.{name}")
     if t.device.type != "cpu":
         extras.insert(0, f"device='{t.device}'")

@@ -14,15 +14,23 @@ from __future__ import annotations
 from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .generalized_pareto import GeneralizedPareto
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .normal import Normal
+from .pareto import Pareto
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
@@ -47,3 +55,4 @@ from .transforms import (
     identity_transform,
 )
 from .uniform import Uniform
+from .weibull import Weibull

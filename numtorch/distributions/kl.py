@@ -266,3 +266,162 @@ def _register_infinite(type_p, type_q, param):
 
 for (_p, _q), _param in _INFINITE.items():
     _register_infinite(_p, _q, _param)
+
+
+# ------------------------------------------------------------------ issue 31: Cauchy,
+# ContinuousBernoulli, Gumbel, HalfNormal and Pareto (their own block, for easy merges)
+from .cauchy import Cauchy  # noqa: E402
+from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
+from .gumbel import Gumbel  # noqa: E402
+from .half_normal import HalfNormal  # noqa: E402
+from .pareto import Pareto  # noqa: E402
+from .utils import euler_constant  # noqa: E402
+
+
+def _x_log_x(x):
+    return x * x.log()
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    spread = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return spread.log() - (4 * p.scale * q.scale).log()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    scale_ratio = p.scale / q.scale
+    q_loc, p_loc = q.loc / q.scale, p.loc / q.scale
+    t1 = -scale_ratio.log() - q_loc + p_loc
+    t2 = scale_ratio * euler_constant
+    t3 = exp(q_loc + (1 + scale_ratio).lgamma() - p_loc)
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - alpha_ratio.log() + alpha_ratio - 1
+    return _inf_where(p.support.lower_bound < q.support.lower_bound, result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    support = p.support
+    return _inf_where((q.low >= support.lower_bound) | (q.high <= support.upper_bound), result)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    scale_rate = p.rate * q.scale
+    loc_ratio = q.loc / q.scale
+    t1 = scale_rate.log() - 1
+    t2 = exp(loc_ratio) * scale_rate / (scale_rate + 1)
+    return t1 - loc_ratio + t2 + scale_rate.reciprocal()
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    scale_ratio = p.scale / q.scale
+    t1 = (scale_ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * scale_ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (euler_constant + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    mean_ratio = p.loc / q.scale
+    var_ratio = (p.scale / q.scale).pow(2)
+    loc_ratio = q.loc / q.scale
+    t1 = var_ratio.log() * 0.5
+    t3 = exp(-mean_ratio + 0.5 * var_ratio + loc_ratio)
+    return -t1 + (mean_ratio - loc_ratio) + t3 - 0.5 * (1 + math.log(2 * math.pi))
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate = p.scale * q.rate
+    t1 = (p.alpha / scale_rate).log()
+    t3 = p.alpha * scale_rate / (p.alpha - 1)
+    return _inf_where(p.alpha <= 1, t1 - p.alpha.reciprocal() + t3 - 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    two_var = 2 * q.scale.pow(2)
+    spread = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t3 = p.alpha * spread.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * spread - q.loc).pow(2)
+    return _inf_where(p.alpha <= 2, t1 - p.alpha.reciprocal() + (t3 + t4) / two_var - 1)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+    support = q.support
+    return _inf_where((p.high >= support.upper_bound) | (p.low <= support.lower_bound), result)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    ratio = q.scale / (p.high - p.low)
+    high = (p.high - q.loc) / q.scale
+    low = (p.low - q.loc) / q.scale
+    t1 = ratio.log() + 0.5 * (high + low)
+    return t1 - ratio * (exp(-high) - exp(-low))
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    return _inf_where(p.low < q.support.lower_bound, t2 * (q.alpha + 1) - t1)
+
+
+_INFINITE_31 = {
+    (ContinuousBernoulli, Pareto): "probs",
+    (Exponential, ContinuousBernoulli): "rate",
+    (Exponential, Pareto): "rate",
+    (Gumbel, ContinuousBernoulli): "loc",
+    (Gumbel, Exponential): "loc",
+    (Gumbel, Pareto): "loc",
+    (Gumbel, Uniform): "loc",
+    (Laplace, ContinuousBernoulli): "loc",
+    (Laplace, Pareto): "loc",
+    (Normal, ContinuousBernoulli): "loc",
+    (Normal, Pareto): "loc",
+    (Pareto, ContinuousBernoulli): "scale",
+    (Pareto, Uniform): "scale",
+}
+for (_p, _q), _param in _INFINITE_31.items():
+    _register_infinite(_p, _q, _param)
