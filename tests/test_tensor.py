@@ -344,6 +344,20 @@ def test_an_empty_tensors_repr_names_its_dtype():
     assert_same(prog)
 
 
+@pytest.mark.parametrize("default", ["float64", "float16"])
+def test_repr_leaves_out_the_dtypes_the_default_dtype_implies(default):
+    def prog(T):
+        saved = T.get_default_dtype()
+        T.set_default_dtype(getattr(T, default))
+        try:
+            dtypes = (T.float64, T.float32, T.complex128, T.complex64, T.int64)
+            return [repr(T.ones(2, dtype=d)) for d in dtypes] + [repr(T.zeros(0, dtype=T.float64))]
+        finally:
+            T.set_default_dtype(saved)
+
+    assert_same(prog)
+
+
 # ==================================================================
 # Printing options: numtorch's repr follows set_printoptions as PyTorch's does.
 _PRINTED = [
