@@ -1,6 +1,8 @@
 """torch.fft: the public functions of this namespace, listed here."""
 
 # ruff: noqa: F401
+# NumPy's names (x= for input=, axis= for dim=, ...), as PyTorch's argument parser takes them
+from ._core.signature import numpy_keywords_in as _numpy_keywords_in
 from .ops.fft import (
     fft,
     fft2,
@@ -25,3 +27,5 @@ from .ops.fft import (
     rfftfreq,
     rfftn,
 )
+
+_numpy_keywords_in(globals(), "fft")

@@ -675,3 +675,70 @@ def test_small_tensor_facts_match_pytorch():
             lib.ones(2).reinforce(1.0)
         with pytest.warns(UserWarning, match="volatile was removed"):
             assert lib.ones(2).volatile is False
+
+
+# ------------------------------------------------------------------ NumPy's keyword names
+# PyTorch's argument parser takes x=/a=/x1= for input=, x2= for other=, axis= for dim= and
+# keepdims= for keepdim=, in every function and method it parses.
+NUMPY_NAME_CALLS = {
+    "sin_x": lambda T, x, y: T.sin(x=x),
+    "sin_a": lambda T, x, y: T.sin(a=x),
+    "sin_x1": lambda T, x, y: T.sin(x1=x),
+    "add_x1_x2": lambda T, x, y: T.add(x1=x, x2=y, alpha=2),
+    "add_x_other": lambda T, x, y: T.add(x=x, other=y),
+    "add_input_other": lambda T, x, y: T.sub(input=x, other=y),
+    "maximum": lambda T, x, y: T.maximum(x1=x, x2=y),
+    "atan2": lambda T, x, y: T.atan2(x1=x, x2=y),
+    "sum_a": lambda T, x, y: T.sum(a=x),
+    "sum_all": lambda T, x, y: T.sum(a=x, axis=1, keepdims=True),
+    "mean_input": lambda T, x, y: T.mean(input=x, dim=0),
+    "method_x2": lambda T, x, y: x.mul(x2=y),
+    "inplace_other": lambda T, x, y: (x * 1).add_(other=y, alpha=3),
+    "inplace_x2": lambda T, x, y: (x * 1).mul_(x2=y),
+    "where": lambda T, x, y: T.where(x > 0, input=x, x2=y),
+    "matmul": lambda T, x, y: T.matmul(x1=x, x2=y.T),
+    "transpose": lambda T, x, y: T.transpose(a=x, dim0=0, dim1=1),
+    "clamp": lambda T, x, y: T.clamp(x=x, min=0),
+    "linalg_norm": lambda T, x, y: T.linalg.vector_norm(x=x, axis=1),
+    "special_erf": lambda T, x, y: T.special.erf(x=x),
+    "fft": lambda T, x, y: T.fft.fft(x=x, axis=0),
+    "F_linear": lambda T, x, y: T.nn.functional.linear(x=x, weight=y),
+    "F_cosine": lambda T, x, y: T.nn.functional.cosine_similarity(x, y, axis=0),
+    "F_gelu": lambda T, x, y: T.nn.functional.gelu(x=x),
+}
+
+
+@pytest.mark.parametrize("call", list(NUMPY_NAME_CALLS.values()), ids=list(NUMPY_NAME_CALLS))
+def test_numpy_names_for_input_and_other(call):
+    assert_same(lambda lib, x, y: call(lib, x, y), arr(2, 3), arr(2, 3, seed=1))
+
+
+NUMPY_NAME_ERRORS = {  # the first keyword the function does not know by its own name
+    "both": lambda T, x, y: T.sin(input=x, x=x),
+    "two_aliases": lambda T, x, y: T.sin(x=x, a=x),
+    "two_aliases_other_order": lambda T, x, y: T.sin(a=x, x=x),
+    "positional_and_alias": lambda T, x, y: T.sin(x, x=x),
+    "other_and_x2": lambda T, x, y: T.add(x, other=y, x2=y),
+    "positional_and_x2": lambda T, x, y: T.add(x, y, x2=y),
+    "alias_before_unknown": lambda T, x, y: T.add(x1=x, foo=1, x2=y),
+    "method_both": lambda T, x, y: x.add(other=y, x2=y),
+    "inplace_both": lambda T, x, y: (x * 1).add_(y, x2=y),
+    "sum_dim_axis": lambda T, x, y: T.sum(x, dim=1, axis=0),
+    "multiple_values": lambda T, x, y: T.sin(x, input=x),
+    "F_relu_python": lambda T, x, y: T.nn.functional.relu(x=x),  # Python in PyTorch
+    "split_python": lambda T, x, y: T.split(x=x, split_size_or_sections=1),
+}
+
+
+@pytest.mark.parametrize("call", list(NUMPY_NAME_ERRORS.values()), ids=list(NUMPY_NAME_ERRORS))
+def test_numpy_names_refused_as_pytorch(call):
+    assert_same_error(lambda lib, x, y: call(lib, x, y), arr(2, 3), arr(2, 3, seed=1))
+
+
+def test_numpy_names_leave_signatures_alone():
+    import inspect
+
+    for name in ("add", "sum", "sin", "maximum"):
+        ours = inspect.signature(getattr(nt, name)).parameters
+        assert list(ours)[:2] in (["input", "other"], ["input", "dim"], ["input", "out"]), name
+        assert not {"x", "a", "x1", "x2", "_kw"} & set(ours), name

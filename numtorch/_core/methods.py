@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from .inplace import run_inplace
-from .signature import numpy_keywords
+from .signature import input_aliases, numpy_keywords
 from .tensor import Tensor
 
 _DECLARED: set[str] = set()
@@ -25,12 +25,18 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
 
 
 def inplace_method(op) -> Callable:
+    by_keyword = _inputs_by_keyword(op)
+
     def method(self, *args, **kwargs):
+        if kwargs and len(args) < op.nin - 1:
+            args = by_keyword(args, kwargs)
         return run_inplace(op, self, args, kwargs)
 
     if any(a[0] == "dtype" for a in op.attrs):  # cumsum_: the kernel runs in self's dtype
 
         def method(self, *args, **kwargs):
+            if kwargs and len(args) < op.nin - 1:
+                args = by_keyword(args, kwargs)
             d = kwargs.get("dtype")
             if d is None:
                 kwargs["dtype"] = self.dtype
@@ -44,6 +50,23 @@ def inplace_method(op) -> Callable:
     method.__name__ = op.name + "_"
     method.inplace_of = op
     return method
+
+
+def _inputs_by_keyword(op) -> Callable:
+    """A function putting the inputs after self that an in-place call gives by keyword
+    (by its public or NumPy name, popped from its keywords) after its positional ones."""
+    names = input_aliases(op)
+
+    def by_keyword(args: tuple, kwargs: dict) -> tuple:
+        args = list(args)
+        for want in op.inputs[len(args) + 1 :]:
+            key = next((k for k in kwargs if names.get(k) == want), None)
+            if key is None:
+                break
+            args.append(kwargs.pop(key))
+        return tuple(args)
+
+    return by_keyword
 
 
 def sizes_method(op) -> Callable:

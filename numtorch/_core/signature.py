@@ -1,6 +1,6 @@
 """The public function of an op, generated from its declaration (inputs, attributes and
-their defaults, ``out=``), and NumPy's keyword names (``axis=``, ``keepdims=``) that
-PyTorch's argument parser takes for ``dim``/``keepdim``."""
+their defaults, ``out=``), and NumPy's keyword names (``axis=``, ``keepdims=``, ``x=``,
+``x2=``, ...) that PyTorch's argument parser takes for its own."""
 
 from __future__ import annotations
 
@@ -15,9 +15,17 @@ def make_fn(op, out: bool) -> Callable:
     from .dispatch import dispatch
     from .out import write_out
 
+    owner, _, public = op.api.rpartition(".")
+    inputs = public_inputs(op)
+    names = [*inputs, *(n for n, _, _ in op.attrs)]
+    aliases = numpy_names_of(names, public, owner or "torch")
+    # A required input with a NumPy name may come by it: it and the inputs after it take
+    # the default _NO, and are looked for among the unknown keywords (``**_kw``).
+    first = min((inputs.index(n) for n in aliases if n in inputs), default=len(inputs))
+    late = inputs[first:]
     parts, kwonly = [], False
-    for n in op.inputs:
-        parts.append(n)
+    for n in inputs:
+        parts.append(f"{n}=_NO" if n in late else n)
     for n, _, kind in op.attrs:
         if kind == inspect.Parameter.KEYWORD_ONLY and not kwonly:
             parts.append("*")
@@ -25,7 +33,7 @@ def make_fn(op, out: bool) -> Callable:
         parts.append(f"{n}=_d_{n}")
     if out:
         parts.append("out=None" if kwonly else "*, out=None")
-    ins = "".join(f"{n}, " for n in op.inputs)
+    ins = "".join(f"{n}, " for n in inputs)
     attrs = ", ".join(f"'{n}': {n}" for n, _, _ in op.attrs)
     call = f"_dispatch(_op, ({ins}), {{{attrs}}})"
     body = (
@@ -33,15 +41,13 @@ def make_fn(op, out: bool) -> Callable:
         if out
         else f"    return {call}\n"
     )
-    owner, _, public = op.api.rpartition(".")
-    aliases = _alias_code([n for n, _, _ in op.attrs], public, owner or "torch")
-    if aliases:
-        parts += [a[0] for a in aliases] if kwonly or out else ["*", *(a[0] for a in aliases)]
-        body = "".join(a[1] for a in aliases) + body
-    src = f"def {op.name}({', '.join(parts)}):\n{body}"
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     env.update({f"_d_{n}": d for n, d, _ in op.attrs})
-    env.update(_NO=_NO, _numpy_name=_numpy_name)
+    if aliases:
+        parts.append("**_kw")
+        defaults = {n: _NO for n in late} | {f"{n}": d for n, d, _ in op.attrs}
+        body = _resolve_code(names, aliases, late, defaults, public, "_kw", True, env) + body
+    src = f"def {op.name}({', '.join(parts)}):\n{body}"
     exec(src, env)
     fn = env[op.name]
     fn.__qualname__ = op.name
@@ -51,64 +57,192 @@ def make_fn(op, out: bool) -> Callable:
     return fn
 
 
-# PyTorch's argument parser takes NumPy's name for two of its own in every function it
-# parses: ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=`` (not the other way
-# round, and not for the functions PyTorch writes in Python: those are listed here).
-NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+# The kernels of torch's namespace call PyTorch's ``input`` ``x`` (and add, sub and mul's
+# ``input``, ``other`` ``a``, ``b``): the public function takes PyTorch's names.
+KERNEL_NAMES = {("x",): ("input",), ("a", "b"): ("input", "other")}
+
+
+def public_inputs(op) -> tuple:
+    """The names of op's inputs in its public function (PyTorch's)."""
+    if "." in op.api:
+        return op.inputs
+    return KERNEL_NAMES.get(op.inputs, op.inputs)
+
+
+# PyTorch's argument parser takes NumPy's names for four of its own in every function it
+# parses: ``axis=`` for ``dim=``, ``keepdims=`` for ``keepdim=``, ``x=``, ``a=`` or ``x1=``
+# for ``input=`` and ``x2=`` for ``other=`` (looked for in this order, only where the
+# parameter itself was not given; not the other way round, and not in the functions
+# PyTorch writes in Python: those are listed here).
+NUMPY_NAMES = {
+    "dim": ("axis",),
+    "keepdim": ("keepdims",),
+    "input": ("x", "a", "x1"),
+    "other": ("x2",),
+}
 
 
 PYTHON_IN_TORCH = frozenset(
     f"{owner}.{name}"
     for owner in ("torch", "Tensor")
-    for name in ("norm", "split", "unique", "unique_consecutive", "unflatten")
+    for name in (
+        "lstsq",
+        "matrix_rank",
+        "module_load",
+        "norm",
+        "solve",
+        "split",
+        "stft",
+        "symeig",
+        "unique",
+        "unique_consecutive",
+        "unflatten",
+    )
 ) - {"torch.unflatten"}
 
+# torch.nn.functional is Python but for these, which are PyTorch's parsed builtins.
+PARSED_IN_NN = frozenset(
+    (
+        "adaptive_avg_pool1d",
+        "avg_pool1d",
+        "avg_pool2d",
+        "avg_pool3d",
+        "bilinear",
+        "celu_",
+        "channel_shuffle",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_tbc",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "cosine_similarity",
+        "elu_",
+        "gelu",
+        "hardshrink",
+        "hardtanh_",
+        "leaky_relu_",
+        "linear",
+        "logsigmoid",
+        "native_channel_shuffle",
+        "one_hot",
+        "pairwise_distance",
+        "pdist",
+        "pixel_shuffle",
+        "pixel_unshuffle",
+        "prelu",
+        "relu_",
+        "rrelu_",
+        "scaled_dot_product_attention",
+        "selu_",
+        "softplus",
+        "softshrink",
+        "threshold_",
+    )
+)
 
-_NO = object()  # an alias not given
+
+_NO = object()  # an argument not given
 
 
-def _alias_code(params: Sequence[str], public: str, owner: str) -> list[tuple[str, str]]:
-    """(parameter, body line) for the aliases of ``params`` of ``owner.public`` (owner:
-    ``torch``, ``Tensor``, ``linalg``, ...): a keyword-only parameter that costs one
-    identity test per call when not given."""
-    if f"{owner}.{public}" in PYTHON_IN_TORCH or owner.startswith("nn"):
-        return []
-    return [
-        (
-            f"{alias}=_NO",
-            f"    if {alias} is not _NO:\n        {n} = _numpy_name('{public}', {n}, _d_{n}, {alias}, '{alias}')\n",
-        )
-        for n, alias in NUMPY_NAMES.items()
-        if n in params and alias not in params
-    ]
+def _parsed(public: str, owner: str) -> bool:
+    """Whether PyTorch's ``owner.public`` goes through its argument parser."""
+    if owner.startswith("nn"):
+        return public in PARSED_IN_NN
+    return f"{owner}.{public}" not in PYTHON_IN_TORCH
+
+
+def numpy_names_of(params: Sequence[str], public: str, owner: str) -> dict[str, tuple]:
+    """{parameter: its NumPy names} for ``owner.public`` (owner: ``torch``, ``Tensor``,
+    ``linalg``, ``nn.functional``, ...) with parameters ``params``."""
+    if not _parsed(public, owner):
+        return {}
+    out = {}
+    for n in params:
+        names = tuple(a for a in NUMPY_NAMES.get(n, ()) if a not in params)
+        if names:
+            out[n] = names
+    return out
 
 
 def numpy_aliases(op) -> dict[str, str]:
     """{NumPy's name: the attribute it stands for} that op's function takes."""
     owner, _, public = op.api.rpartition(".")
-    owner = owner or "torch"
-    params = [n for n, _, _ in op.attrs]
-    if f"{owner}.{public}" in PYTHON_IN_TORCH or owner.startswith("nn"):
-        return {}
-    return {a: n for n, a in NUMPY_NAMES.items() if n in params and a not in params}
+    inputs = public_inputs(op)
+    aliases = numpy_names_of([*inputs, *(n for n, _, _ in op.attrs)], public, owner or "torch")
+    return {a: n for n, names in aliases.items() if n not in inputs for a in names}
 
 
-def _numpy_name(public: str, value, default, alias_value, alias: str):
-    """The value of a parameter given by its NumPy name; given by both names, PyTorch's
-    parser knows the NumPy one no more."""
-    if value is not default:
-        raise TypeError(f"{public}() got an unexpected keyword argument '{alias}'")
-    return alias_value
+def input_aliases(op) -> dict[str, str]:
+    """{name: input} for op's inputs (by kernel name) under their public names and NumPy
+    names."""
+    owner, _, public = op.api.rpartition(".")
+    inputs = public_inputs(op)
+    aliases = numpy_names_of([*inputs, *(n for n, _, _ in op.attrs)], public, owner or "torch")
+    by = dict(zip(inputs, op.inputs))
+    by.update({a: k for n, k in zip(inputs, op.inputs) for a in aliases.get(n, ())})
+    return by
+
+
+def _resolve_code(
+    params: Sequence[str],
+    aliases: dict,
+    late: Sequence[str],
+    defaults: dict,
+    public: str,
+    kw: str,
+    strict: bool,
+    env: dict,
+) -> str:
+    """The body lines that take the parameters not given from their NumPy names in the
+    keywords ``kw``: run only when there is a keyword the signature does not know (or a
+    required parameter is missing)."""
+    slots = [n for n in params if n in aliases or n in late]
+    spec = (
+        public,
+        tuple(slots),
+        tuple(aliases.get(n, ()) for n in slots),
+        tuple(defaults[n] for n in slots),
+        strict,
+    )
+    env.update(_NO=_NO, _numpy_names=_numpy_names, _spec=spec)
+    test = " or ".join([kw, *(f"{n} is _NO" for n in late)])
+    lhs = "".join(f"{n}, " for n in slots)
+    return f"    if {test}:\n        {lhs}= _numpy_names(_spec, {kw}, ({lhs}))\n"
+
+
+def _numpy_names(spec: tuple, kw: dict, values: tuple) -> tuple:
+    """The values of the slots, each one not given taken from the first of its NumPy names
+    in ``kw`` (popped). PyTorch's errors: a keyword left over names the first keyword
+    the function does not know by its own name (an alias given beside its parameter
+    too); a required parameter given by neither name, Python's missing-argument error."""
+    public, slots, aliases, defaults, strict = spec
+    first = next(iter(kw), None)  # (a function with its own **kwargs: the first alias left)
+    out = list(values)
+    for i, names in enumerate(aliases):
+        if out[i] is defaults[i]:
+            for a in names:
+                if a in kw:
+                    out[i] = kw.pop(a)
+                    break
+    if kw and not strict:
+        first = next((k for k in kw if any(k in names for names in aliases)), None)
+    if kw and first is not None:
+        raise TypeError(f"{public}() got an unexpected keyword argument '{first}'")
+    if any(v is _NO for v in out):
+        _missing(public, tuple(out), slots)
+    return tuple(out)
 
 
 def _hide_aliases(fn: Callable) -> None:
-    """The signature without the alias parameters (PyTorch's, as ``inspect`` shows it)."""
+    """The signature without the catch-all for NumPy's names and with the required
+    parameters required (PyTorch's, as ``inspect`` shows it)."""
     sig = inspect.signature(fn)
-    hidden = set(NUMPY_NAMES.values())
     params = [
         p.replace(default=p.empty) if p.default is _NO else p
         for p in sig.parameters.values()
-        if not (p.name in hidden and p.default is _NO)
+        if not (p.kind == p.VAR_KEYWORD and p.name == "_kw")
     ]
     fn.__signature__ = sig.replace(parameters=params)
 
@@ -122,26 +256,32 @@ def _missing(public: str, values: tuple, names: tuple) -> None:
 
 
 def numpy_keywords(fn: Callable, public: str | None = None, owner: str = "torch") -> Callable:
-    """``fn`` (a public function written in Python) taking NumPy's ``axis=``/``keepdims=``
-    for its ``dim``/``keepdim`` as PyTorch's parser does: a wrapper with the same
-    signature, or ``fn`` itself where it has neither or is PyTorch's Python too."""
+    """``fn`` (a public function written in Python) taking NumPy's names for its
+    ``input``/``other``/``dim``/``keepdim`` as PyTorch's parser does: a wrapper with the
+    same signature, or ``fn`` itself where it has none of them or is PyTorch's Python too."""
     public = public or fn.__name__
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return fn
-    aliases = _alias_code(list(sig.parameters), public, owner)
+    params = list(sig.parameters)
+    aliases = numpy_names_of(params, public, owner)
     if not aliases or getattr(fn, "__signature__", None) is not None:
         return fn
     parts, call, star, kwargs = [], [], False, None
-    env: dict[str, Any] = {"_fn": fn, "_NO": _NO, "_numpy_name": _numpy_name}
+    env: dict[str, Any] = {"_fn": fn}
     # A required parameter with an alias may come by its alias: it and the positional ones
     # after it take the default _NO, and are checked for once the aliases are resolved.
-    required = [p.name for p in sig.parameters.values() if p.default is p.empty]
-    first = min((required.index(n) for n in NUMPY_NAMES if n in required), default=None)
+    required = [
+        p.name
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind == p.POSITIONAL_OR_KEYWORD
+    ]
+    first = min((required.index(n) for n in aliases if n in required), default=None)
     late = [] if first is None else required[first:]
+    defaults = {}
     for p in sig.parameters.values():
-        env[f"_d_{p.name}"] = _NO if p.name in late else p.default
+        env[f"_d_{p.name}"] = defaults[p.name] = _NO if p.name in late else p.default
         if p.kind == p.VAR_POSITIONAL:
             parts.append(f"*{p.name}")
             call.append(f"*{p.name}")
@@ -152,22 +292,19 @@ def numpy_keywords(fn: Callable, public: str | None = None, owner: str = "torch"
             if not star:
                 parts.append("*")
                 star = True
-            parts.append(f"{p.name}=_d_{p.name}")
+            parts.append(p.name if p.default is p.empty else f"{p.name}=_d_{p.name}")
             call.append(f"{p.name}={p.name}")
         else:
             parts.append(
                 f"{p.name}=_d_{p.name}" if p.name in late or p.default is not p.empty else p.name
             )
             call.append(p.name if not star else f"{p.name}={p.name}")
-    parts += [a[0] for a in aliases] if star else ["*", *(a[0] for a in aliases)]
-    if kwargs:
-        parts.append(f"**{kwargs}")
+    strict = kwargs is None
+    kwargs = kwargs or "_kw"
+    parts.append(f"**{kwargs}")
+    if not strict:
         call.append(f"**{kwargs}")
-    body = "".join(a[1] for a in aliases)
-    if late:
-        names = ", ".join(late)
-        body += f"    if _NO in ({names},):\n        _missing('{public}', ({names},), {tuple(late)!r})\n"
-        env["_missing"] = _missing
+    body = _resolve_code(params, aliases, late, defaults, public, kwargs, strict, env)
     body += f"    return _fn({', '.join(call)})\n"
     name = fn.__name__ if fn.__name__.isidentifier() else "fn"
     exec(f"def {name}({', '.join(parts)}):\n{body}", env)
@@ -179,7 +316,7 @@ def numpy_keywords(fn: Callable, public: str | None = None, owner: str = "torch"
 
 def numpy_keywords_in(namespace: dict, owner: str) -> None:
     """``numpy_keywords`` for every public function of a module's namespace (the package
-    face's ``torch``, ``linalg`` and ``special``)."""
+    face's ``torch``, ``linalg``, ``special`` and ``nn.functional``)."""
     for name, fn in list(namespace.items()):
         if not name.startswith("_") and inspect.isfunction(fn):
             namespace[name] = numpy_keywords(fn, name, owner)

@@ -142,3 +142,8 @@ softmax = _reduction.nn_softmax
 
 # indexing
 one_hot = _indexing.one_hot_p.fn
+
+# NumPy's names (x= for input=, axis= for dim=, ...) in the functions PyTorch parses
+from .._core.signature import numpy_keywords_in as _numpy_keywords_in  # noqa: E402
+
+_numpy_keywords_in(globals(), "nn.functional")
