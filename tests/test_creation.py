@@ -6,7 +6,7 @@ import array
 import numpy as np
 import pytest
 import torch
-from twolibs import assert_same, assert_same_error, grad_prog, run, to_torch
+from twolibs import assert_same, assert_same_error, assert_same_outcome, grad_prog, run, to_torch
 
 import numtorch as nt
 
@@ -303,3 +303,43 @@ def test_meshgrid_and_vander_complex():
 
     assert_same(grads, z)
     assert_same(lambda L, z: (L.vander(z), L.vander(z, 2, True)), z)
+
+
+# ------------------------------------------------------------------ integer overflow
+# A Python int is PyTorch's Scalar first (int64, or uint64: beyond, its OverflowError);
+# fill values, clamp bounds and alpha are converted with an overflow check (RuntimeError
+# naming the C++ type; unsigned types take negatives down to -max, wrapped), arithmetic
+# and comparison operands wrap into the tensor's dtype.
+OVERFLOW_CALLS = {
+    "fill_": lambda T, d, v: T.zeros(3, dtype=d).fill_(v),
+    "full": lambda T, d, v: T.full((2,), v, dtype=d),
+    "full_like": lambda T, d, v: T.full_like(T.zeros(2, dtype=d), v),
+    "new_full": lambda T, d, v: T.zeros(2, dtype=d).new_full((2,), v),
+    "masked_fill": lambda T, d, v: T.zeros(2, dtype=d).masked_fill(T.tensor([True, False]), v),
+    "index_fill": lambda T, d, v: T.zeros(2, dtype=d).index_fill(0, T.tensor([0]), v),
+    "clamp_min": lambda T, d, v: T.zeros(2, dtype=d).clamp(min=v),
+    "clamp_max": lambda T, d, v: T.zeros(2, dtype=d).clamp(max=v),
+    "tensor": lambda T, d, v: T.tensor([v, 1], dtype=d),
+    "add_alpha": lambda T, d, v: T.add(T.ones(2, dtype=d), T.ones(2, dtype=d), alpha=v),
+    "sub_alpha": lambda T, d, v: T.sub(T.ones(2, dtype=d), T.ones(2, dtype=d), alpha=v),
+    "rsub_alpha": lambda T, d, v: T.rsub(T.ones(2, dtype=d), T.ones(2, dtype=d), alpha=v),
+    "plus": lambda T, d, v: T.ones(2, dtype=d) + v,
+    "times": lambda T, d, v: T.ones(2, dtype=d) * v,
+    "add_": lambda T, d, v: T.ones(2, dtype=d).add_(v),
+    "lt": lambda T, d, v: T.ones(2, dtype=d) < v,
+    "eq": lambda T, d, v: T.zeros(2, dtype=d) == v,
+}
+OVERFLOW_VALUES = [1000, -1, -255, -256, 100000, 2**31, 2**63, -(2**63) - 1, 2**64]
+
+
+@pytest.mark.parametrize("value", OVERFLOW_VALUES)
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("call", list(OVERFLOW_CALLS.values()), ids=list(OVERFLOW_CALLS))
+def test_integer_overflow_of_python_ints(call, dtype, value):
+    assert_same_outcome(lambda lib, v: call(lib, getattr(lib, dtype), v), value)
+
+
+@pytest.mark.parametrize("value", [1000, -1, -(2**63) - 1, 2**64])
+@pytest.mark.parametrize("call", ["fill_", "full", "full_like", "tensor", "lt"])
+def test_integer_overflow_into_bool(call, value):
+    assert_same_outcome(lambda lib, v: OVERFLOW_CALLS[call](lib, lib.bool, v), value)

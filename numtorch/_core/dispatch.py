@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as dt
-from . import upcalls
+from . import scalars, upcalls
 from .device import _cuda_used
 from .interpreter import Kind, raise_escaped
 from .messages import alloc_message, broadcast_message, result_shape
@@ -161,6 +161,12 @@ def _run(op, xp, arrays: list, attrs: dict, odt, inputs: list):
     by the op's layout rule (which sees the unprepared ``inputs``)."""
     try:
         out = op.kernel(xp, *arrays, **attrs)
+    except OverflowError:
+        # NumPy refused a Python int: PyTorch's conversion (checked or wrapped), then again
+        converted = scalars.on_overflow(op, arrays, attrs)
+        if converted is None:
+            raise
+        out = op.kernel(xp, *converted[0], **converted[1])
     except (ValueError, MemoryError) as e:
         msg = broadcast_message(arrays[: op.nin], e) or alloc_message(
             e, result_shape(arrays[: op.nin], attrs)

@@ -129,6 +129,9 @@ class Op:
     node_name: str | Callable | None = None  # PyTorch's name of the backward node
     node_cls: type | None = None  # made by autograd on first record
     inplace_policy: InplacePolicy = COMMON  # how its in-place form writes
+    # the inputs/attributes whose Python int PyTorch converts with its overflow check
+    # (fill's value, clamp's bounds, alpha); other Python int inputs wrap (_core/scalars.py)
+    checked_scalars: tuple[str, ...] = ()
     out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
     broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
@@ -193,6 +196,7 @@ def defop(
     value_shaped: bool | Callable = False,
     overlapping_view: bool = False,
     complex_grad: bool = True,
+    checked_scalars: Sequence[str] = (),
 ) -> Op:
     """Declare an operator.
 
@@ -250,6 +254,8 @@ def defop(
     ``overlapping_view``: a view whose elements may share memory (expand).
     ``complex_grad=False``: a complex result may not require grad (PyTorch's error for
     ops it has no complex derivative for).
+    ``checked_scalars``: the inputs and attributes whose Python int PyTorch converts into
+    the integer dtype with its overflow check (``_core/scalars.py``); others wrap.
     """
     params = list(inspect.signature(kernel).parameters.values())[1:]
     if nin is None:
@@ -288,6 +294,7 @@ def defop(
         pieces=pieces,
         overlapping_view=overlapping_view,
         complex_grad=complex_grad,
+        checked_scalars=tuple(checked_scalars),
         prepare=refusing_prepare(prepare, refusals, nin) if refusals else prepare,
         no_kernel=refusals,
         layout=None if view else layout,

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import scalars
 from .._core.device import xp_of
 from .._core.layout import follow_inputs
 from .._core.messages import broadcast_mismatch
@@ -105,8 +106,11 @@ def to_float(arrays, attrs=None):
 
 
 def compare(arrays, attrs=None):
-    """Comparisons: operands promote together, the result is bool."""
+    """Comparisons: operands promote together, the result is bool. A Python int wraps into
+    an integer operand's dtype, as PyTorch converts it (``int8 < 1000`` compares with -24)."""
     arrays, _ = promote(arrays, attrs)
+    if type(arrays[1]) is int or type(arrays[0]) is int:
+        arrays = scalars.wrapped_operands(arrays)
     return arrays, np.dtype(np.bool_)
 
 

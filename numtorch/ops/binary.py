@@ -99,6 +99,7 @@ add_p = binary(
     LINEAR,
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
+    checked_scalars=("alpha",),
     float8="add_stub",  # (PyTorch's refusal of float8 names it)
     complex32=True,
 )
@@ -121,6 +122,7 @@ sub_p = binary(
     methods=("sub", "subtract"),
     number_edges=True,
     inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.ARITHMETIC),
+    checked_scalars=("-alpha",),  # (PyTorch adds -alpha)
     float8="add_stub",  # (PyTorch's refusal of float8 names it)
     complex32=True,
 )
@@ -178,6 +180,7 @@ rsub_p = binary(
     node_name=lambda other: "RsubBackward1" if other is None else "RsubBackward0",
     inplace_policy=InplacePolicy(checks_first=True),
     complex32=True,
+    checked_scalars=("-alpha",),  # (PyTorch adds -alpha)
 )
 
 
@@ -605,6 +608,7 @@ clamp_p = elementwise_op(
     error_samples=_clamp_errors,
     dtypes=FLOATS_INT,
     node_name=_clamp_node_name,
+    checked_scalars=("min", "max"),
     # ``clamp`` below: min and max default to None
     out=False,
     methods=False,
@@ -656,6 +660,7 @@ clamp_min_p = binary(
     dtypes=FLOATS_INT,
     numbers="other",
     node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
+    checked_scalars=("min",),
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
     no_kernel=_clamp_bound_refusals("maximum"),
 )
@@ -671,6 +676,7 @@ clamp_max_p = binary(
     dtypes=FLOATS_INT,
     numbers="other",
     node_name=lambda max: "ClampMaxBackward0" if max is None else "ClampMaxBackward1",
+    checked_scalars=("max",),
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
     no_kernel=_clamp_bound_refusals("minimum"),
 )

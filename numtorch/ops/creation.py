@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import scalars
 from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import dispatch
@@ -188,7 +189,10 @@ def tensor(
         if npd in dt.REDUCED_NP:  # (PyTorch converts Python numbers through float32)
             arr = dt.cast(np.array(data, dtype=dt.WIDE[npd]), npd)
         else:
-            arr = np.array(data, dtype=npd)
+            try:
+                arr = np.array(data, dtype=npd)
+            except OverflowError:
+                arr = np.array(scalars.tensor_data(data, npd), dtype=npd)
     if arr.dtype not in dt._FROM_NP:
         raise TypeError(f"can't convert np.ndarray of type {arr.dtype}")
     return _finish(arr, requires_grad, device)
@@ -266,6 +270,10 @@ def _full(xp, shape: tuple, value, dtype: np.dtype):
         return _allocate(
             lambda: dt.cast(np.full(shape, value, dt.WIDE[dtype]), dtype), shape, dtype
         )
+    if type(value) is int:  # (PyTorch's Scalar, then its checked conversion)
+        value = scalars.scalar(value)
+        if dtype.kind in "biu":
+            value = scalars.checked(value, dtype)
     return _allocate(lambda: xp.full(shape, value, dtype=dtype), shape, dtype)
 
 
@@ -334,6 +342,7 @@ full_like_p = defop(
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
     complex32=True,
+    checked_scalars=("fill_value",),
 )
 
 

@@ -118,6 +118,7 @@ fill_p = defop(
         batched=BatchedWrite.PLAIN,
     ),
     float8=True,  # (PyTorch copies float8)
+    checked_scalars=("value",),
     test=COMPLEX_TOO,
     complex32=True,
 )

@@ -369,6 +369,7 @@ index_fill_p = defop(
     batch_rule=index_update_rule("fill"),
     layout=preserve,
     node_name=lambda value: "IndexFillBackward0" if value is None else "IndexFillBackward1",
+    checked_scalars=("value",),
     vjp=(
         lambda g, index, dim: _raw_index_fill(g, index, 0.0, dim=dim),
         None,

@@ -107,6 +107,7 @@ masked_fill_p = defop(
     jvp=LINEAR,
     batch_rule=_masked_fill_rule,
     node_name=lambda value: "MaskedFillBackward0" if value is None else "MaskedFillBackward1",
+    checked_scalars=("value",),
     samples=_masked_fill_samples,
     error_samples=_masked_fill_errors,
     methods=True,
