@@ -17,7 +17,15 @@ import numpy as np
 import pytest
 import torch
 from opdb import ops_with_samples, resolve, samples
-from twolibs import as_numpy, inexact, normal, tensor_leaves, to_nt, to_torch
+from twolibs import (
+    as_numpy,
+    assert_same_outcome,
+    inexact,
+    normal,
+    tensor_leaves,
+    to_nt,
+    to_torch,
+)
 
 import numtorch as nt
 
@@ -447,3 +455,39 @@ def test_repeat_interleave_vjp_with_batched_repeats_raises(no_fallback):
     reps = nt.tensor([[1, 2], [2, 1]])
     with pytest.raises(RuntimeError, match="^vmap: repeat_interleave's gradient needs"):
         nt.vmap(lambda r: vjp(g=nt.ones(3), input_shape=(2,), repeats=r, dim=0))(reps)
+
+
+# bincount under vmap: PyTorch's loop stacks each sample's bincount, so it gives a result
+# where every sample's length is the same (minlength, or equal maxima) and its stack error
+# where not; numtorch's rule is one bincount over offset values.
+BINCOUNT_VMAP = {
+    "equal_maxima": lambda T, x, w: T.vmap(T.bincount)(x[:, :2] * 0 + x[:, :1]),
+    "minlength": lambda T, x, w: T.vmap(lambda a: T.bincount(a, minlength=6))(x),
+    "weights": lambda T, x, w: T.vmap(lambda a, b: T.bincount(a, b, minlength=6))(x, w),
+    "weights_float32": lambda T, x, w: T.vmap(lambda a, b: T.bincount(a, b, minlength=6))(
+        x, w.float()
+    ),
+    "weights_unbatched": lambda T, x, w: T.vmap(
+        lambda a, b: T.bincount(a, b, minlength=6), in_dims=(0, None)
+    )(x, w[0]),
+    "input_unbatched": lambda T, x, w: T.vmap(T.bincount, in_dims=(None, 0))(x[0], w),
+    "last_dim": lambda T, x, w: T.vmap(lambda a: T.bincount(a, minlength=6), in_dims=1)(x.T),
+    "nested": lambda T, x, w: T.vmap(T.vmap(lambda a: T.bincount(a, minlength=6)))(
+        x[None].expand(2, 3, 4)
+    ),
+    "empty": lambda T, x, w: T.vmap(lambda a: T.bincount(a, minlength=2))(x[:, :0]),
+    "lengths_differ": lambda T, x, w: T.vmap(T.bincount)(x),
+    "lengths_differ_nested": lambda T, x, w: T.vmap(T.vmap(T.bincount))(x[None]),
+    "negative": lambda T, x, w: T.vmap(lambda a: T.bincount(a, minlength=9))(x - 3),
+    "two_dims": lambda T, x, w: T.vmap(T.bincount)(x[:, None]),
+    "bad_minlength": lambda T, x, w: T.vmap(lambda a: T.bincount(a, minlength=-1))(x),
+    "bad_weights": lambda T, x, w: T.vmap(T.bincount)(x, w[:, :2]),
+    "float_input": lambda T, x, w: T.vmap(T.bincount)(x.double()),
+}
+
+
+@pytest.mark.parametrize("prog", list(BINCOUNT_VMAP.values()), ids=list(BINCOUNT_VMAP))
+def test_bincount_under_vmap(prog, no_fallback):
+    x = np.array([[1, 3, 3, 0], [0, 5, 2, 2], [4, 1, 1, 1]])
+    w = np.arange(12.0).reshape(3, 4) - 4
+    assert_same_outcome(prog, x, w)

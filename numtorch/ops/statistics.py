@@ -3,7 +3,7 @@
 bincount, histc and isin are primitives with no derivative, as in PyTorch: histc and isin
 give results that never require grad; bincount's result requires grad when its weights
 do, and its backward raises (forward mode too). bincount's result length depends on the
-data, so vmap refuses it. cov and corrcoef are composites of public ops, so their
+data: under vmap every sample's must be the same (PyTorch's loop stacks them). cov and corrcoef are composites of public ops, so their
 gradients and batching follow from those ops.
 """
 
@@ -23,7 +23,7 @@ from .._core.tensor import Tensor
 from ..testing.samples import S
 from ._batching import front, lshape, materialize, rule_generator
 from ._families import COMPLEX, FLOATS, FLOATS_INT, promote
-from .indexing.positions import dynamic_shape
+from .creation import arange
 
 # ------------------------------------------------------------------ bincount
 _BINCOUNT_INPUT = "bincount only supports 1-d non-negative integral inputs."
@@ -91,6 +91,69 @@ def _bincount_errors(make):
     )
 
 
+def _bincount_rule(vmap, args, bdims, attrs):
+    """One bincount of every sample's values offset by its index times the common length,
+    as PyTorch's loop over the samples gives it; its errors where the lengths differ."""
+    input, weights = args
+    bi, bw = bdims
+    minlength = attrs["minlength"]
+    x = materialize(vmap, input, bi)
+    w = None if weights is None else materialize(vmap, weights, bw)
+    k = x.shape[-1] if x.dim() else 0
+    regular = (
+        minlength >= 0
+        and x.dim() == 2
+        and x.dtype.np.kind in "iu"
+        and (w is None or (w.dim() == 2 and w.shape[1] == k))
+    )
+    if not regular or not vmap.size:  # the first sample's error (or empty result)
+        out = dispatch(bincount_p, (x[0], None if w is None else w[0]), attrs)
+        return out.unsqueeze(0).expand(vmap.size, *out.shape).contiguous(), 0
+    if k and _values(x.amin()).min() < 0:
+        raise RuntimeError(_BINCOUNT_INPUT)
+    # (outer vmaps' samples first, this vmap's last: what PyTorch's nested loops see)
+    lens = _values(x.amax(-1)) + 1 if k else np.zeros(vmap.size, np.int64)
+    lens = np.maximum(lens, minlength)
+    outer = lens.shape[:-1]
+    for b in range(vmap.size):  # each sample's own (outer) loop first
+        _same_sizes(lens[..., b].reshape(-1), ())
+    _same_sizes(lens.reshape(-1, vmap.size)[0], outer)
+    n = int(lens.flat[0])
+    offsets = arange(vmap.size, dtype=dt.int64).unsqueeze(1) * n
+    flat = (x + offsets).reshape(-1)
+    out = dispatch(
+        bincount_p,
+        (flat, None if w is None else w.reshape(-1)),
+        {"minlength": vmap.size * n},
+    )
+    return out.reshape(vmap.size, n), 0
+
+
+def _same_sizes(lens: np.ndarray, outer: tuple) -> None:
+    """PyTorch's error for stacking its loop's results of lengths ``lens`` (each of shape
+    ``(*outer, len)``) where they differ."""
+    if lens.size and (lens != lens[0]).any():
+        b = int(np.argmax(lens != lens[0]))
+        first, other = [*outer, int(lens[0])], [*outer, int(lens[b])]
+        raise RuntimeError(
+            f"stack expects each tensor to be equal size, but got {first} at entry 0 "
+            f"and {other} at entry {b}"
+        )
+
+
+def _values(t: Tensor) -> np.ndarray:
+    """The values of an inner value at every outer vmap's sample: an array of shape
+    (*outer batch sizes, outermost first, *t.shape)."""
+    if not isinstance(t, WrapperTensor):
+        return np.asarray(t._data)
+    a = _values(t._inner)
+    bd = getattr(t, "_bdim", None)
+    if bd is None:
+        return a
+    nb = a.ndim - t._inner.dim()
+    return np.moveaxis(a, nb + bd, nb)
+
+
 bincount_p = defop(
     "bincount",
     _bincount,
@@ -98,12 +161,13 @@ bincount_p = defop(
     vjp=(None, _bincount_vjp),
     jvp=_bincount_jvp,
     node_name="NotImplemented",
-    batch_rule=dynamic_shape(),
+    batch_rule=_bincount_rule,
     samples=_bincount_samples,
     error_samples=_bincount_errors,
     no_kernel=NoKernel("bfc", "bincount_cpu", inputs=(0,)),
+    value_shaped=True,
     # the backward raises (PyTorch has no derivative): tests/test_reductions.py checks it
-    test={"dtypes": ("int64",), "vmap": "dynamic", "no_grad_test": True},
+    test={"dtypes": ("int64",), "no_grad_test": True},
 )
 
 
