@@ -10,6 +10,7 @@ from twolibs import (
     arr,
     assert_same,
     assert_same_error,
+    assert_same_outcome,
 )
 
 import numtorch as nt
@@ -413,7 +414,9 @@ def test_index_reduce_forward_inplace_and_errors():
         assert_same_error(lambda T, call=call: eval(call))
 
 
-# ==================================================================
+# ===========================================================
+
+
 # Issue 30: the view copies, view scatters and index ops on complex (the generic sweeps
 # cover forward values and the vjps; these cover what they leave out).
 
@@ -500,3 +503,62 @@ def test_complex_scatter_reduce_prod_jvp_is_its_derivative():
     np.testing.assert_allclose(tangent.numpy(), fd.numpy(), rtol=1e-6, atol=1e-8)
     with pytest.raises(RuntimeError, match="scatter_reduce does not support automatic diff"):
         f(x.requires_grad_(), s)
+=======
+# Errors and results of the indexing batch rules where PyTorch's rule, not the op, decides.
+VMAP_RULES = {
+    "fill_batched_value_broadcast": lambda T, x: T.func.vmap(lambda a, v: a.clone().fill_(v))(x, x),
+    "fill_batched_value_shape": lambda T, x: T.func.vmap(lambda a, v: a.clone().fill_(v))(
+        x[:, :2], x[:, :3]
+    ),
+    "fill_batched_value_rank": lambda T, x: T.func.vmap(lambda a, v: a.clone().fill_(v))(
+        x[:, :2], x[:, None, :2].expand(3, 3, 2)
+    ),
+    "index_select_scalar_two_values": lambda T, x: T.func.vmap(
+        lambda a: a.index_select(0, T.tensor([0, 0]))
+    )(x[:, 0]),
+    "index_select_scalar_out_of_bounds": lambda T, x: T.func.vmap(
+        lambda a: a.index_select(0, T.tensor([0, 1]))
+    )(x[:, 0]),
+    "index_select_float_index": lambda T, x: T.func.vmap(
+        lambda a: a.index_select(0, T.tensor([0.0]))
+    )(x),
+    "index_select_int16_index": lambda T, x: T.func.vmap(
+        lambda a: a.index_select(0, T.tensor([0], dtype=T.int16))
+    )(x),
+    "index_add_out_of_bounds": lambda T, x: T.func.vmap(
+        lambda a: a.index_add(0, T.tensor([1, -7, 9]), T.ones(3, dtype=a.dtype))
+    )(x),
+    "index_copy_out_of_bounds": lambda T, x: T.func.vmap(
+        lambda a: a.index_copy(0, T.tensor([1, 9, -7]), T.ones(3, dtype=a.dtype))
+    )(x),
+    "index_fill_out_of_bounds": lambda T, x: T.func.vmap(
+        lambda a: a.index_fill(0, T.tensor([-9]), 1.0)
+    )(x),
+    "masked_fill_int_mask": lambda T, x: T.func.vmap(lambda a, m, v: a.masked_fill(m, v))(
+        x, (x > 3).int(), x[:, 0]
+    ),
+    "masked_fill_long_mask": lambda T, x: T.func.vmap(lambda a, m, v: a.masked_fill(m, v))(
+        x, (x > 3).long(), x[:, 0]
+    ),
+}
+
+
+@pytest.mark.parametrize("prog", list(VMAP_RULES.values()), ids=list(VMAP_RULES))
+def test_indexing_batch_rules_as_pytorchs(prog):
+    assert_same_outcome(prog, np.arange(12.0).reshape(3, 4))
+
+
+INDEX_ADD_BOUNDS = {  # PyTorch's index_add rule: a scatter's error at the last dim only
+    "last_dim": lambda T, x: T.func.vmap(lambda t: t.index_add(1, T.tensor([5]), t[:, :1]))(x),
+    "inner_dim": lambda T, x: T.func.vmap(lambda t: t.index_add(0, T.tensor([5]), t[:1]))(x),
+    "negative_inner": lambda T, x: T.func.vmap(lambda t: t.index_add(0, T.tensor([-5]), t[:1]))(x),
+    "one_dim": lambda T, x: T.func.vmap(lambda t: t.index_add(0, T.tensor([5]), t[0, :1]))(
+        x[:, :, 0]
+    ),
+    "copy_inner_dim": lambda T, x: T.func.vmap(lambda t: t.index_copy(0, T.tensor([5]), t[:1]))(x),
+}
+
+
+@pytest.mark.parametrize("prog", list(INDEX_ADD_BOUNDS.values()), ids=list(INDEX_ADD_BOUNDS))
+def test_index_add_bounds_under_vmap(prog):
+    assert_same_outcome(prog, np.zeros((2, 3, 1)))

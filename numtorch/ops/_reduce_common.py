@@ -157,8 +157,8 @@ RT["aminmax"] = _rt("aminmax", ("min", "max"))
 def _wrap(rt: str, op: Op, *names: str):
     """A public function returning torch.return_types-style (values, indices)."""
 
-    def fn(input, *args, out=None, **kwargs):
-        res = rt_type(*op.fn(input, *args, **kwargs))
+    def fn(*args, out=None, **kwargs):  # (op.fn binds input, by its NumPy names too)
+        res = rt_type(*op.fn(*args, **kwargs))
         if out is not None:
             from .._core.out import write_out
 

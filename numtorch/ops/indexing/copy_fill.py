@@ -83,17 +83,14 @@ def _fill(xp, input, value):
 
 
 def _fill_rule(vmap, args, bdims, attrs):
-    """A batched value fills each batch element with its own value (a broadcast copy)."""
+    """A batched value fills each batch element with its own value: a broadcast copy, as
+    PyTorch's rule (which checks no rank: a value of each element's shape is copied)."""
     (x, value), (xb, vb) = args, bdims
     if vb is None:
         return fill(front(x, xb), value), 0
-    n = lrank(value, vb)
-    if n:
-        raise RuntimeError(
-            f"fill_ only supports 0-dimension value tensor but got tensor with {n} dimensions."
-        )
-    out = materialize(vmap, x, xb)
-    return copy(out, front(value, vb).reshape(vmap.size, *((1,) * (out.dim() - 1)))), 0
+    rank = max(lrank(x, xb), lrank(value, vb))  # (both padded to one rank, as PyTorch's)
+    out = pad_to(materialize(vmap, x, xb), rank)
+    return copy(out, pad_to(front(value, vb), rank)), 0
 
 
 def _fill_errors(make):

@@ -82,19 +82,19 @@ def _spread(vmap, index, ib, shape: tuple, p: int):
 
 def _index_select_rule(vmap, args, bdims, attrs):
     (x, index), (xb, ib) = args, bdims
+    if isinstance(index, Tensor) and index.dtype.np not in (np.int32, np.int64):
+        # (PyTorch's rule gathers: a gather's dtype error)
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     _vector_index(
         index, ib, "index_select", "index_select(): Expected dtype int32 or int64 for index"
     )
     n, dim, k = lrank(x, xb), attrs["dim"], _numel(lshape(index, ib))
     if n == 0:  # one value per batch element: a gather of (B, 1)
         wrap_dim(dim, 0)
-        if k != 1:
-            raise RuntimeError(
-                f"index_select(): Index to scalar can have only 1 value, got {k} value(s)"
-            )
         xf = materialize(vmap, x, xb).unsqueeze(1)
-        i = materialize(vmap, index, ib).reshape(vmap.size, 1)
-        return xf.gather(1, i).reshape(vmap.size), 0
+        i = materialize(vmap, index, ib).reshape(vmap.size, k)
+        out = xf.gather(1, i)  # (PyTorch's rule: any count of values, a gather's errors)
+        return (out.reshape(vmap.size) if k == 1 else out), 0
     if ib is None:
         xf, p = front(x, xb), pdim(dim, n)
         if not values_hidden(index):  # PyTorch's batch rule gathers: a gather's bounds error
@@ -236,10 +236,15 @@ def _index_update_rule(op, mode):
             else:
                 d = dim
             _check_index_source(name, shape, _numel(lshape(index, ib)), sshape, d)
-            if mode == "add" and ib is None and not values_hidden(index) and n:
-                size = shape[d]
-                if index.numel() and bool(((index < 0) | (index >= size)).any()):
-                    raise IndexError("index out of range in self")
+            if ib is None and not values_hidden(index) and n:
+                # PyTorch's rules: index_add_ into a dim before the last runs the kernel's
+                # slice loop (its IndexError), else a scatter's bounds error at the shifted dim
+                p = pdim(dim, n)
+                if mode == "add" and p < n:
+                    if index.numel() and bool(((index < 0) | (index >= xf.shape[p])).any()):
+                        raise IndexError("index out of range in self")
+                else:
+                    _bounds(index._data, xf.shape[p], p)
             val = materialize(vmap, src, sb)
         if n == 0:
             wrap_dim(dim, 0)

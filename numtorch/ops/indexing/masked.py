@@ -72,7 +72,7 @@ def _masked_fill_rule(vmap, args, bdims, attrs):
     if mask.dtype.name != "bool":
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{mask.dtype.scalar_name.lower()}"
+            f"{mask.dtype.cpp_name}"
         )
     v = front(value, vb).to(x.dtype).reshape(vmap.size, *((1,) * rank))
     return where(mf, v, xf), 0
