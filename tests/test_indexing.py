@@ -414,9 +414,7 @@ def test_index_reduce_forward_inplace_and_errors():
         assert_same_error(lambda T, call=call: eval(call))
 
 
-# ===========================================================
-
-
+# ==================================================================
 # Issue 30: the view copies, view scatters and index ops on complex (the generic sweeps
 # cover forward values and the vjps; these cover what they leave out).
 
@@ -503,7 +501,8 @@ def test_complex_scatter_reduce_prod_jvp_is_its_derivative():
     np.testing.assert_allclose(tangent.numpy(), fd.numpy(), rtol=1e-6, atol=1e-8)
     with pytest.raises(RuntimeError, match="scatter_reduce does not support automatic diff"):
         f(x.requires_grad_(), s)
-=======
+
+
 # Errors and results of the indexing batch rules where PyTorch's rule, not the op, decides.
 VMAP_RULES = {
     "fill_batched_value_broadcast": lambda T, x: T.func.vmap(lambda a, v: a.clone().fill_(v))(x, x),
