@@ -13,24 +13,31 @@ from __future__ import annotations
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
 from .generalized_pareto import GeneralizedPareto
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .normal import Normal
 from .pareto import Pareto
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
@@ -55,4 +62,5 @@ from .transforms import (
     identity_transform,
 )
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull

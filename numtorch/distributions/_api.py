@@ -34,3 +34,22 @@ sigmoid = _unary.sigmoid_p.fn
 xlogy = _binary.xlogy_p.fn
 
 EMPTY = Size()  # the default sample_shape / batch_shape / event_shape
+
+# Gamma, Beta, Dirichlet and friends (issue 31, the gamma family)
+from .._core.dtype import float64  # noqa: E402
+from ..autograd.function import Function, once_differentiable  # noqa: E402
+from ..ops import gamma as _gamma_ops  # noqa: E402
+from ..ops import random_gamma as _random_gamma  # noqa: E402
+from ..ops import special as _special_ops  # noqa: E402
+from ..ops.creation import as_tensor  # noqa: E402
+
+_dirichlet_grad = _random_gamma._dirichlet_grad
+_sample_dirichlet = _random_gamma._sample_dirichlet
+_standard_gamma = _random_gamma._standard_gamma
+cos = _unary.cos_p.fn
+digamma = _special_ops.digamma_p.fn
+gammainc = _gamma_ops.special_gammainc_p.fn
+i0e = _special_ops.special_i0e_p.fn
+i1e = _special_ops.special_i1e_p.fn
+lgamma = _special_ops.lgamma_p.fn
+rsqrt = _unary.rsqrt_p.fn

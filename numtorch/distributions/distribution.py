@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from .._core.interpreter import WrapperTensor
 from . import constraints
 from ._api import EMPTY, Size, Tensor, exp, no_grad
 from .utils import lazy_property
@@ -12,6 +13,11 @@ __all__ = ["Distribution"]
 
 
 def _all_true(valid):
+    """Whether every value is valid, as ``torch._is_all_true``: under vmap over the whole
+    batch (a check is not data-dependent control flow), so the value is read through the
+    transforms' wrappers."""
+    while isinstance(valid, WrapperTensor):
+        valid = valid._inner
     return bool(valid.all())
 
 

@@ -268,6 +268,162 @@ for (_p, _q), _param in _INFINITE.items():
     _register_infinite(_p, _q, _param)
 
 
+# ------------------------------------------------------------------ the gamma family
+# Gamma (and Chi2, a Gamma), Beta and Dirichlet. InverseGamma pairs dispatch through
+# (TransformedDistribution, TransformedDistribution) to the Gamma pair.
+from ._api import digamma, lgamma, xlogy  # noqa: E402
+from .beta import Beta  # noqa: E402
+from .dirichlet import Dirichlet  # noqa: E402
+from .gamma import Gamma  # noqa: E402
+from .utils import euler_constant  # noqa: E402
+
+
+def _x_log_x(x):
+    """x log x, 0 at x = 0."""
+    return xlogy(x, x)
+
+
+def _beta_mean(p):
+    return p.concentration1 / (p.concentration1 + p.concentration0)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    total_p = p.concentration1 + p.concentration0
+    total_q = q.concentration1 + q.concentration0
+    log_norm_q = lgamma(q.concentration1) + lgamma(q.concentration0) + lgamma(total_p)
+    log_norm_p = lgamma(p.concentration1) + lgamma(p.concentration0) + lgamma(total_q)
+    t1 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+    t0 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+    t_total = (total_q - total_p) * digamma(total_p)
+    return log_norm_q - log_norm_p + t1 + t0 + t_total
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    total_p = p.concentration.sum(-1)
+    total_q = q.concentration.sum(-1)
+    t1 = lgamma(total_p) - lgamma(total_q)
+    t2 = (lgamma(p.concentration) - lgamma(q.concentration)).sum(-1)
+    gap = p.concentration - q.concentration
+    expected_log = digamma(p.concentration) - digamma(total_p).unsqueeze(-1)
+    return t1 - t2 + (gap * expected_log).sum(-1)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = lgamma(q.concentration) - lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * _beta_mean(p)
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    t1 = -p.entropy()
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    expected_log = digamma(p.concentration1) - digamma(p.concentration1 + p.concentration0)
+    t3 = (q.concentration - 1) * expected_log
+    t4 = q.rate * _beta_mean(p)
+    return t1 + t2 - t3 + t4
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    mean = _beta_mean(p)
+    var_normal = q.scale.pow(2)
+    t1 = -p.entropy()
+    t2 = 0.5 * (var_normal * 2 * math.pi).log()
+    second_moment = mean * (1 - mean) / (p.concentration1 + p.concentration0 + 1) + mean.pow(2)
+    t3 = second_moment * 0.5
+    t4 = q.loc * mean
+    t5 = q.loc.pow(2) * 0.5
+    return t1 + t2 + (t3 - t4 + t5) / var_normal
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    support = p.support
+    return _inf_where((q.low > support.lower_bound) | (q.high < support.upper_bound), result)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * log(ratio)
+    return (
+        t1
+        + ratio
+        + lgamma(q.concentration)
+        + q.concentration * euler_constant
+        - (1 + euler_constant)
+    )
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    alpha = p.concentration
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * log(rate_sqr * var_normal * 2 * math.pi) - alpha - lgamma(alpha)
+    t2 = 0.5 * (alpha.pow(2) + alpha) / rate_sqr
+    t3 = q.loc * alpha / p.rate
+    t4 = 0.5 * q.loc.pow(2)
+    return t1 + (alpha - 1) * digamma(alpha) + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    width = p.high - p.low
+    t1 = log(width)
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + width) / width
+    t4 = (
+        lgamma(q.concentration1)
+        + lgamma(q.concentration0)
+        - lgamma(q.concentration1 + q.concentration0)
+    )
+    result = t3 + t4 - t1 - t2
+    support = q.support
+    return _inf_where((p.high > support.upper_bound) | (p.low < support.lower_bound), result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    width = p.high - p.low
+    t1 = width.log()
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    t4 = q.rate * (p.high + p.low) / 2
+    result = -t1 + t2 + t3 + t4
+    return _inf_where(p.low < q.support.lower_bound, result)
+
+
+_GAMMA_FAMILY_INFINITE = {
+    (Exponential, Beta): "rate",
+    (Gamma, Beta): "concentration",
+    (Gamma, Uniform): "concentration",
+    (Laplace, Beta): "loc",
+    (Laplace, Gamma): "loc",
+    (Normal, Beta): "loc",
+    (Normal, Gamma): "loc",
+}
+for (_p, _q), _param in _GAMMA_FAMILY_INFINITE.items():
+    _register_infinite(_p, _q, _param)
+
+
 # ------------------------------------------------------------------ issue 31: Cauchy,
 # ContinuousBernoulli, Gumbel, HalfNormal and Pareto (their own block, for easy merges)
 from .cauchy import Cauchy  # noqa: E402
@@ -275,11 +431,6 @@ from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
 from .gumbel import Gumbel  # noqa: E402
 from .half_normal import HalfNormal  # noqa: E402
 from .pareto import Pareto  # noqa: E402
-from .utils import euler_constant  # noqa: E402
-
-
-def _x_log_x(x):
-    return x * x.log()
 
 
 @register_kl(Cauchy, Cauchy)
