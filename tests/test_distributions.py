@@ -1637,3 +1637,199 @@ def test_dependent_supports_match_torch():
         return repr(gp.support), repr(pareto.support), checks, dependent
 
     assert_same(prog, real(3), positive(3))
+
+
+# ------------------------------------------------------------------ the gamma family
+def _fd(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def _implicit_grad_cases():
+    """(distribution, the parameter moved, x -> cdf at the parameter value p)."""
+    from scipy import special
+
+    alpha, rate = np.array([0.3, 1.0, 4.0, 30.0]), np.array([0.7, 1.0, 2.0, 0.5])
+    return [
+        (
+            "Gamma",
+            lambda p: nt.distributions.Gamma(p, nt.tensor(rate)),
+            alpha,
+            lambda x, p: special.gammainc(p, rate * x),
+        ),
+        (
+            "Chi2",
+            lambda p: nt.distributions.Chi2(p),
+            2 * alpha,
+            lambda x, p: special.gammainc(p / 2, x / 2),
+        ),
+        (
+            "InverseGamma",
+            lambda p: nt.distributions.InverseGamma(p, nt.tensor(rate)),
+            alpha,
+            lambda x, p: special.gammaincc(p, rate / x),
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "name, make, param, cdf", _implicit_grad_cases(), ids=[c[0] for c in _implicit_grad_cases()]
+)
+def test_implicit_reparameterized_gradient_is_minus_dcdf_dparam_over_the_density(
+    name, make, param, cdf
+):
+    """A draw x = F^-1(u; p) at fixed u moves as dx/dp = -(dF/dp) / (dF/dx): the rsample
+    gradient against both finite differences of scipy's cdf, at every draw."""
+    p = nt.tensor(param, requires_grad=True)
+    nt.manual_seed(1)
+    x = make(p).rsample((5,))
+    (g,) = nt.autograd.grad(x, p, nt.ones_like(x), is_grads_batched=False)
+    xs = as_numpy(x)
+    dcdf_dp = _fd(lambda q: cdf(xs, q), param)
+    dcdf_dx = _fd(lambda y: cdf(y, param), xs, h=1e-7 * np.maximum(xs, 1e-3))
+    expected = (-dcdf_dp / dcdf_dx).sum(0)
+    np.testing.assert_allclose(as_numpy(g), expected, rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("alpha", [[0.5, 1.5, 3.0], [0.05, 2.0, 40.0]], ids=str)
+def test_dirichlet_rsample_gradient_is_pytorchs_implicit_one(alpha):
+    """PyTorch's scheme: d x_i / d alpha_j = d_j (delta_ij - x_i), where d_j is the implicit
+    gradient of x_j ~ Beta(alpha_j, total - alpha_j) in alpha_j at a fixed total, i.e.
+    -(dF/da) / (dF/dx) of the incomplete beta function (finite differences of scipy's);
+    the draw stays on the simplex (columns sum to zero). Beta is the 2-dim case."""
+    from scipy import special
+
+    alpha = np.array(alpha)
+    a = nt.tensor(alpha, requires_grad=True)
+    nt.manual_seed(2)
+    x = nt.distributions.Dirichlet(a).rsample()
+    jac = np.stack([as_numpy(nt.autograd.grad(x[i], a, retain_graph=True)[0]) for i in range(3)])
+    xs, total = as_numpy(x.detach()), alpha.sum()
+    d = np.array(
+        [
+            -_fd(lambda q, j=j: special.betainc(q, total - q, xs[j]), alpha[j])
+            / _fd(
+                lambda y, j=j: special.betainc(alpha[j], total - alpha[j], y),
+                xs[j],
+                h=1e-6 * min(xs[j], 1 - xs[j]),
+            )
+            for j in range(3)
+        ]
+    )
+    expected = d[None, :] * (np.eye(3) - xs[:, None])
+    np.testing.assert_allclose(jac, expected, rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(jac.sum(0), 0.0, atol=1e-12)
+
+
+def test_beta_rsample_gradient_is_its_dirichlets():
+    a1, a0 = nt.tensor([0.7, 2.0], requires_grad=True), nt.tensor([1.5, 0.4], requires_grad=True)
+    nt.manual_seed(4)
+    x = nt.distributions.Beta(a1, a0).rsample()
+    g1, g0 = nt.autograd.grad(x.sum(), (a1, a0))
+    nt.manual_seed(4)
+    y = nt.distributions.Dirichlet(nt.stack([a1, a0], -1)).rsample()[..., 0]
+    h1, h0 = nt.autograd.grad(y.sum(), (a1, a0))
+    assert_close([x, g1, g0], [y, h1, h0], **TOL)
+
+
+RSAMPLE_GRADIENTS = [
+    ("Gamma", lambda D, a, b: D.Gamma(a, b), (positive(3), positive(3, seed=1))),
+    ("Beta", lambda D, a, b: D.Beta(a, b), (positive(3), positive(3, seed=1))),
+    ("Dirichlet", lambda D, a: D.Dirichlet(a), (positive(2, 3),)),
+    ("InverseGamma", lambda D, a, b: D.InverseGamma(a, b), (between(6.0, 9.0)(3), positive(3))),
+    (
+        "StudentT",
+        lambda D, df, loc, scale: D.StudentT(df, loc, scale),
+        (between(6.0, 9.0)(3), real(3), positive(3)),
+    ),
+    (
+        "FisherSnedecor",
+        lambda D, a, b: D.FisherSnedecor(a, b),
+        (between(4.0, 8.0)(3), between(12.0, 20.0)(3)),
+    ),
+]
+
+
+def _per_draw_grads(L, make, params, n):
+    """d (sum over the batch of each draw) / d params, one row per draw."""
+    ps = [L.tensor(p, requires_grad=True) for p in params]
+    x = make(L.distributions, *ps).rsample((n,))
+    flat = x.reshape(n, -1).sum(-1)
+    rows = [L.autograd.grad(flat[i], ps, retain_graph=True) for i in range(n)]
+    return [np.stack([as_numpy(r[k]) for r in rows]) for k in range(len(ps))]
+
+
+@pytest.mark.parametrize(
+    "name, make, params", RSAMPLE_GRADIENTS, ids=[c[0] for c in RSAMPLE_GRADIENTS]
+)
+def test_rsample_gradients_agree_with_torch_in_distribution(name, make, params):
+    """The generators differ, so the per-draw gradients are compared as samples: their
+    means agree within SIGMAS standard errors of the difference of two means."""
+    n = 400
+    nt.manual_seed(0)
+    torch.manual_seed(0)
+    ours = _per_draw_grads(nt, make, params, n)
+    theirs = _per_draw_grads(torch, make, params, n)
+    for g, t in zip(ours, theirs):
+        se = np.sqrt((g.var(0) + t.var(0)) / n)
+        assert np.all(np.abs(g.mean(0) - t.mean(0)) <= SIGMAS * se + 1e-12)
+
+
+HEAVY = [
+    ("StudentT", lambda D: D.StudentT(nt.tensor([0.8, 1.5, 3.0]), 0.5, 2.0), "t", (0.8, 1.5, 3.0)),
+    (
+        "FisherSnedecor",
+        lambda D: D.FisherSnedecor(nt.tensor([1.0, 3.0, 1.5]), nt.tensor([1.5, 3.0, 4.0])),
+        "f",
+        None,
+    ),
+]
+
+
+def test_heavy_tailed_draws_follow_scipys_cdf():
+    """StudentT and FisherSnedecor have no cdf (nor finite moments for these parameters):
+    the draws' frequencies below a few quantiles against scipy.stats' cdf."""
+    from scipy import stats
+
+    nt.manual_seed(3)
+    t = as_numpy(nt.distributions.StudentT(nt.tensor([0.8, 1.5, 3.0]), 0.5, 2.0).sample((DRAWS,)))
+    f = as_numpy(
+        nt.distributions.FisherSnedecor(
+            nt.tensor([1.0, 3.0, 1.5]), nt.tensor([1.5, 3.0, 4.0])
+        ).sample((DRAWS,))
+    )
+    for value in (-3.0, 0.0, 0.7, 4.0):
+        p = stats.t.cdf(value, np.array([0.8, 1.5, 3.0]), loc=0.5, scale=2.0)
+        freq = (t <= value).mean(0)
+        assert np.all(np.abs(freq - p) <= SIGMAS * np.sqrt(p * (1 - p) / DRAWS))
+    for value in (0.2, 1.0, 5.0):
+        p = stats.f.cdf(value, np.array([1.0, 3.0, 1.5]), np.array([1.5, 3.0, 4.0]))
+        freq = (f <= value).mean(0)
+        assert np.all(np.abs(freq - p) <= SIGMAS * np.sqrt(p * (1 - p) / DRAWS))
+
+
+def test_von_mises_is_exact_where_torch_approximates():
+    """log I0 and I1 / I0 from i0e and i1e: the log-density and circular variance at
+    float64's rounding against scipy, across the small and large concentration ranges."""
+    from scipy import special, stats
+
+    kappa = np.array([1e-3, 0.3, 3.7, 3.8, 50.0, 1e4])
+    loc, x = real(6), real(6, seed=1)
+    d = nt.distributions.VonMises(nt.tensor(loc), nt.tensor(kappa))
+    np.testing.assert_allclose(
+        as_numpy(d.log_prob(nt.tensor(x))), stats.vonmises.logpdf(x, kappa, loc=loc), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        as_numpy(d.variance), 1 - special.i1e(kappa) / special.i0e(kappa), rtol=1e-13
+    )
+
+
+def test_von_mises_draws_wrap_into_minus_pi_pi_and_refuse_rsample():
+    f64 = {"dtype": nt.float64}
+    d = nt.distributions.VonMises(nt.tensor([3.0, -3.0], **f64), nt.tensor([1e-6, 40.0], **f64))
+    nt.manual_seed(0)
+    x = as_numpy(d.sample((2000,)))
+    assert x.dtype == np.float64 and (x >= -np.pi).all() and (x < np.pi).all()
+    with pytest.raises(NotImplementedError):
+        d.rsample()
+    f32 = nt.distributions.VonMises(nt.tensor([0.0]), nt.tensor([2.0]))
+    assert f32.sample((3,)).dtype == nt.float32
