@@ -14,6 +14,7 @@ from ..._core.inplace import run_inplace
 from ..._core.methods import tensor_methods
 from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
+from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
 from .._batching import lrank, lshape, materialize, pdim, rule_generator
@@ -387,6 +388,7 @@ scatter_add_p = defop(
     error_samples=_scatter_add_errors,
     test=COMPLEX_TOO,
     complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    inplace_policy=InplacePolicy(batched=BatchedWrite.PLAIN),
 )
 _scatter_add = scatter_add_p.fn
 
