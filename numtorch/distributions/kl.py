@@ -576,3 +576,46 @@ _INFINITE_31 = {
 }
 for (_p, _q), _param in _INFINITE_31.items():
     _register_infinite(_p, _q, _param)
+
+
+# Counts, one-hot and relaxed distributions (binomial.py, geometric.py, poisson.py,
+# one_hot_categorical.py)
+from .binomial import Binomial  # noqa: E402
+from .geometric import Geometric  # noqa: E402
+from .one_hot_categorical import OneHotCategorical  # noqa: E402
+from .poisson import Poisson  # noqa: E402
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    """Defined only when q's trials cover p's; infinite where p has more trials."""
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    per_trial = p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p()
+    return _inf_where(p.total_count > q.total_count, p.total_count * per_trial)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+for _p, _q in ((Poisson, Bernoulli), (Poisson, Binomial)):
+    _register_infinite(_p, _q, "rate")

@@ -1,0 +1,121 @@
+"""torch.distributions.binomial: ``Binomial(total_count=1, probs=None, logits=None)``,
+the number of successes in ``total_count`` Bernoulli trials."""
+
+from __future__ import annotations
+
+from ..ops.random_counts import binomial
+from . import constraints
+from ._api import EMPTY, Size, arange, log1p, no_grad
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Binomial"]
+
+_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
+
+
+def _softplus(x):
+    """``log(1 + exp(x))`` written as ``max(x, 0) + log1p(exp(-|x|))``, with the maximum
+    as ``(x + |x|) / 2`` so that its derivative at 0 is one half, as softplus's is."""
+    return (x + x.abs()) / 2 + log1p((-x.abs()).exp())
+
+
+def _homogeneous_count(d, method):
+    """The one ``total_count`` of every batch member, or PyTorch's NotImplementedError."""
+    count = int(d.total_count.max())
+    if not d.total_count.min() == count:
+        raise NotImplementedError(f"Inhomogeneous total count not supported by `{method}`.")
+    return count
+
+
+class Binomial(Distribution):
+    """``total_count`` broadcasts with ``probs``/``logits`` and takes their dtype; the
+    support ``0 .. total_count`` depends on it."""
+
+    arg_constraints = {
+        "total_count": constraints.nonnegative_integer,
+        "probs": constraints.unit_interval,
+        "logits": constraints.real,
+    }
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError(_ONE_OF)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self._param = self.probs
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self._param = self.logits
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Binomial, _instance)
+        batch_shape = Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(batch_shape))
+                new._param = getattr(new, name)
+        super(Binomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def sample(self, sample_shape=EMPTY):
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return binomial(self.total_count.expand(shape), self.probs.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        n = self.total_count
+        # log C(n, k) + k * logits - n * log(1 + exp(logits))
+        log_choose = (n + 1).lgamma() - (value + 1).lgamma() - (n - value + 1).lgamma()
+        return log_choose + value * self.logits - n * _softplus(self.logits)
+
+    def entropy(self):
+        _homogeneous_count(self, "entropy")
+        log_pmf = self.log_prob(self.enumerate_support(False))
+        return -(log_pmf.exp() * log_pmf).sum(0)
+
+    def enumerate_support(self, expand=True):
+        count = _homogeneous_count(self, "enumerate_support")
+        values = arange(1 + count, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values

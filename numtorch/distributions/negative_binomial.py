@@ -1,0 +1,100 @@
+"""torch.distributions.negative_binomial: ``NegativeBinomial(total_count, probs=None,
+logits=None)``, the number of successes before ``total_count`` failures."""
+
+from __future__ import annotations
+
+from ..nn import functional as F
+from ..ops.random_counts import poisson
+from ..ops.random_gamma import _standard_gamma
+from . import constraints
+from ._api import EMPTY, Size, finfo, no_grad, sigmoid, where
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["NegativeBinomial"]
+
+_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
+
+
+class NegativeBinomial(Distribution):
+    """``total_count`` may be any nonnegative real. Draws are a Gamma-Poisson mixture:
+    a Poisson whose rate is Gamma(total_count, rate=exp(-logits))."""
+
+    arg_constraints = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError(_ONE_OF)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self._param = self.probs
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self._param = self.logits
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        batch_shape = Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(batch_shape))
+                new._param = getattr(new, name)
+        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @property
+    def mean(self):
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / sigmoid(-self.logits)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _gamma_rates(self, sample_shape):
+        """Gamma(total_count, rate=exp(-logits)) draws: standard gammas times
+        exp(logits), kept at least the dtype's tiny."""
+        shape = self._extended_shape(sample_shape)
+        draws = _standard_gamma(self.total_count.expand(shape)) * self.logits.exp().expand(shape)
+        return draws.clamp(min=finfo(draws.dtype).tiny)
+
+    def sample(self, sample_shape=EMPTY):
+        with no_grad():
+            return poisson(self._gamma_rates(sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        n = self.total_count
+        log_unnormalized = n * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        # log of 1 / C(n + k - 1, k) as gammas; 0 where n + k is 0 (the certain k = 0)
+        log_normalization = -(n + value).lgamma() + (1.0 + value).lgamma() + n.lgamma()
+        log_normalization = where(n + value == 0.0, 0.0, log_normalization)
+        return log_unnormalized - log_normalization
