@@ -2096,8 +2096,8 @@ def test_parameters_shapes_and_support_match_torch(case):
 def test_binomial_kl_is_infinite_with_more_trials_and_refused_with_fewer():
     def prog(L, p_count, q_count):
         D = L.distributions
-        p = D.Binomial(L.tensor(p_count), L.tensor([0.3, 0.6, 0.5]))
-        q = D.Binomial(L.tensor(q_count), L.tensor([0.4, 0.2, 0.5]))
+        p = D.Binomial(p_count, L.tensor([0.3, 0.6, 0.5]))
+        q = D.Binomial(q_count, L.tensor([0.4, 0.2, 0.5]))
         return D.kl_divergence(p, q)
 
     assert_same(prog, np.array([5.0, 6.0, 7.0]), np.array([5.0, 5.0, 5.0]), **TOL)
