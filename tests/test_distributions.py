@@ -764,6 +764,78 @@ CASES += [
     ),
 ]
 
+
+# ------------------------------------------------------------------ multivariate normals
+def lower_cholesky(*shape, seed=0):
+    """Lower triangular matrices (the last two dims of ``shape``) with a positive diagonal."""
+    n = shape[-1]
+    a = np.tril(_rng(seed).standard_normal(shape), -1) * 0.5
+    return a + np.eye(n) * _rng(seed + 1).uniform(0.5, 1.5, shape[:-1] + (1,))
+
+
+def spd(*shape, seed=0):
+    """Symmetric positive definite matrices (the last two dims of ``shape``)."""
+    factor = lower_cholesky(*shape, seed=seed)
+    return factor @ np.swapaxes(factor, -1, -2)
+
+
+def _mvn(kind):
+    def make(D, loc, matrix, **kw):
+        return D.MultivariateNormal(loc, **{kind: matrix}, **kw)
+
+    make.__name__ = f"_mvn_{kind}"
+    return make
+
+
+def _lowrank_mvn(D, loc, cov_factor, cov_diag, **kw):
+    return D.LowRankMultivariateNormal(loc, cov_factor, cov_diag, **kw)
+
+
+_NOT_PD = -np.eye(3)
+CASES += [
+    Case(
+        "MultivariateNormal-scale_tril",
+        _mvn("scale_tril"),
+        (real(2, 3), lower_cholesky(3, 3)),
+        _batched_values((2, 3), real),
+        bad_params=[(real(2, 3), -lower_cholesky(3, 3))],
+        bad_values=[np.array([[0.0, np.nan, 0.0], [0.0, 0.0, 0.0]])],
+    ),
+    Case(
+        "MultivariateNormal-covariance_matrix",
+        _mvn("covariance_matrix"),
+        (real(3), spd(2, 3, 3)),
+        _batched_values((2, 3), real),
+        bad_params=[(real(3), _NOT_PD), (real(3), real(3, 3))],
+    ),
+    Case(
+        "MultivariateNormal-precision_matrix",
+        _mvn("precision_matrix"),
+        (real(4, 1, 2), spd(3, 2, 2)),
+        _batched_values((4, 3, 2), real),
+        bad_params=[(real(2), -spd(2, 2))],
+    ),
+    Case(
+        "MultivariateNormal-vector",
+        _mvn("scale_tril"),
+        (real(3), lower_cholesky(3, 3)),
+        _batched_values((3,), real),
+    ),
+    Case(
+        "LowRankMultivariateNormal",
+        _lowrank_mvn,
+        (real(2, 3), real(3, 2), positive(3)),
+        _batched_values((2, 3), real),
+        bad_params=[(real(3), np.zeros((3, 2)), -positive(3))],
+        bad_values=[np.array([[0.0, np.nan, 0.0], [0.0, 0.0, 0.0]])],
+    ),
+    Case(
+        "LowRankMultivariateNormal-rank1",
+        _lowrank_mvn,
+        (real(3), real(2, 3, 1), positive(2, 3)),
+        _batched_values((2, 3), real),
+    ),
+]
 CASE_IDS = [c.id for c in CASES]
 
 
@@ -1246,6 +1318,34 @@ KL_PAIRS += [
     ("Poisson", "Bernoulli-probs"),
     ("Poisson", "Binomial-probs"),
 ]
+KL_PAIRS += [
+    ("MultivariateNormal-scale_tril", "MultivariateNormal-scale_tril"),
+    ("MultivariateNormal-scale_tril", "MultivariateNormal-covariance_matrix"),
+    ("MultivariateNormal-scale_tril", "LowRankMultivariateNormal"),
+    ("LowRankMultivariateNormal", "MultivariateNormal-scale_tril"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal-rank1"),
+]
+# q's parameters for the cases whose parameters are not elementwise of one kind
+KL_Q_PARAMS = {
+    "MultivariateNormal-scale_tril": lambda seed: (
+        real(2, 3, seed=seed),
+        lower_cholesky(3, 3, seed=seed),
+    ),
+    "MultivariateNormal-covariance_matrix": lambda seed: (
+        real(3, seed=seed),
+        spd(2, 3, 3, seed=seed),
+    ),
+    "LowRankMultivariateNormal": lambda seed: (
+        real(2, 3, seed=seed),
+        real(3, 2, seed=seed),
+        positive(3, seed=seed),
+    ),
+    "LowRankMultivariateNormal-rank1": lambda seed: (
+        real(3, seed=seed),
+        real(2, 3, 1, seed=seed),
+        positive(2, 3, seed=seed),
+    ),
+}
 _BY_ID = {c.id: c for c in CASES}
 
 
@@ -1253,6 +1353,8 @@ def _kl_case(p_id, q_id, seed):
     """q's parameters drawn afresh (another seed) in the shape of p's first parameter, each
     of the kind (real, positive, unit, simplex) of the case's own."""
     p, q = _BY_ID[p_id], _BY_ID[q_id]
+    if q_id in KL_Q_PARAMS:
+        return q, KL_Q_PARAMS[q_id](seed)
     batch = np.shape(p.params[0])
     params = []
     for x in q.params:
@@ -2228,3 +2330,80 @@ def test_relaxed_rsample_gradients_agree_with_torch_in_expectation(case):
     ours, theirs = group_grads(nt), group_grads(torch)
     se = np.sqrt((ours.var(0) + theirs.var(0)) / groups)
     assert np.all(np.abs(ours.mean(0) - theirs.mean(0)) <= SIGMAS * se + 1e-12)
+
+
+# ------------------------------------------------------------------ multivariate normals: focused
+def test_multivariate_normal_constructor_errors_match_torch():
+    for make in (
+        lambda L: L.distributions.MultivariateNormal(L.tensor(0.0), L.eye(2)),
+        lambda L: L.distributions.MultivariateNormal(L.zeros(2)),
+        lambda L: L.distributions.MultivariateNormal(L.zeros(2), L.eye(2), scale_tril=L.eye(2)),
+        lambda L: L.distributions.MultivariateNormal(L.zeros(2), L.ones(2)),
+        lambda L: L.distributions.MultivariateNormal(L.zeros(2), precision_matrix=L.ones(2)),
+        lambda L: L.distributions.MultivariateNormal(L.zeros(2), scale_tril=L.ones(2)),
+        lambda L: L.distributions.MultivariateNormal(
+            L.zeros(3, 2), scale_tril=L.eye(2).expand(2, 2, 2)
+        ),
+        lambda L: L.distributions.LowRankMultivariateNormal(L.tensor(0.0), L.ones(1, 1), L.ones(1)),
+        lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(2), L.ones(2), L.ones(2)),
+        lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(2), L.ones(3, 1), L.ones(2)),
+        lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(2), L.ones(2, 1), L.ones(3)),
+        lambda L: L.distributions.LowRankMultivariateNormal(
+            L.zeros(3, 2), L.ones(2, 2, 1), L.ones(2)
+        ),
+    ):
+        assert_same_error(make)
+
+
+def test_kl_of_multivariate_normals_with_other_event_shapes_raises_torchs_error():
+    def prog(L, make_p, make_q):
+        D = L.distributions
+        mvn = {
+            "full": lambda n: D.MultivariateNormal(L.zeros(n), L.eye(n)),
+            "lowrank": lambda n: D.LowRankMultivariateNormal(L.zeros(n), L.ones(n, 1), L.ones(n)),
+        }
+        return D.kl_divergence(mvn[make_p](2), mvn[make_q](3))
+
+    for p in ("full", "lowrank"):
+        for q in ("full", "lowrank"):
+            assert_same_error(lambda L, p=p, q=q: prog(L, p, q))
+
+
+def test_multivariate_normal_derived_matrices_match_torch():
+    """Each parametrisation derives the other two (and the low-rank one all three)."""
+
+    def prog(L, loc, cov, factor, diag):
+        D = L.distributions
+        out = []
+        for kind in ("covariance_matrix", "precision_matrix", "scale_tril"):
+            matrix = L.linalg.cholesky(cov) if kind == "scale_tril" else cov
+            d = D.MultivariateNormal(loc, **{kind: matrix})
+            out += [d.covariance_matrix, d.precision_matrix, d.scale_tril, d.variance]
+        lr = D.LowRankMultivariateNormal(loc, factor, diag)
+        out += [lr.covariance_matrix, lr.precision_matrix, lr.scale_tril, lr.variance]
+        return out
+
+    assert_same(prog, real(2, 3), spd(3, 3), real(2, 3, 2), positive(3), **TOL)
+
+
+@pytest.mark.parametrize("case_id", ["MultivariateNormal-scale_tril", "LowRankMultivariateNormal"])
+def test_multivariate_normal_rsample_gradients(case_id):
+    """rsample is loc + L eps (or loc + W eps_W + sqrt(D) eps_D): the gradient of a sum
+    of draws is the number of draws for loc, and the sum of eps (eps_W) outer rows for the
+    factor, recovered from the draws by solving with the same noise."""
+    case = _BY_ID[case_id]
+    params = nt_params(case, requires_grad=True)
+    d = case.build(nt, *params)
+    nt.manual_seed(0)
+    x = d.rsample((50,))
+    grads = nt.autograd.grad(x.sum(), params)
+    assert_close(grads[0], nt.full(d.batch_shape + d.event_shape, 50.0, dtype=nt.float64), **TOL)
+    nt.manual_seed(0)
+    if case_id.startswith("Multivariate"):
+        eps = nt.randn(x.shape, dtype=nt.float64)
+        assert_close(grads[1], eps.sum((0, 1)).expand(3, 3), **TOL)
+    else:
+        eps_w = nt.randn((50, 2, 2), dtype=nt.float64)
+        eps_d = nt.randn(x.shape, dtype=nt.float64)
+        assert_close(grads[1], eps_w.sum((0, 1)).expand(3, 2), **TOL)
+        assert_close(grads[2], (0.5 * eps_d / params[2].sqrt()).sum((0, 1)).detach(), **TOL)

@@ -619,3 +619,115 @@ def _kl_bernoulli_poisson(p, q):
 
 for _p, _q in ((Poisson, Bernoulli), (Poisson, Binomial)):
     _register_infinite(_p, _q, "rate")
+
+
+# Multivariate normals (full and low-rank covariance)
+from .. import linalg  # noqa: E402
+from ._api import Size, broadcast_shapes  # noqa: E402
+from .lowrank_multivariate_normal import (  # noqa: E402
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis  # noqa: E402
+
+
+def _batch_trace_XXT(bmat):
+    """``trace(X X^T)`` over the batch: the sum of the squared entries."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+def _same_event_shape(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            f"KL-divergence between two {what} with"
+            "                          different event shapes cannot be computed"
+        )
+
+
+def _lowrank_parts(d):
+    return d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril
+
+
+def _woodbury_factor(q):
+    """``A`` with ``inv(W W^T + D) = inv(D) - A^T A``, for q's low-rank covariance."""
+    W, D, C = _lowrank_parts(q)
+    return linalg.solve_triangular(C, W.mT / D.unsqueeze(-2), upper=False)
+
+
+def _lowrank_logdet(d):
+    return _batch_lowrank_logdet(*_lowrank_parts(d))
+
+
+def _log_det_tril(L):
+    return 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
+def _lowrank_gap(p, q):
+    W, D, C = _lowrank_parts(q)
+    return _batch_lowrank_mahalanobis(W, D, q.loc - p.loc, C)
+
+
+def _common_batch(*tensors):
+    return Size(broadcast_shapes(*[t.shape[:-2] for t in tensors]))
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _same_event_shape(p, q, "Low Rank Multivariate Normals")
+    pW, pD, _ = _lowrank_parts(p)
+    A = _woodbury_factor(q)
+    # trace(inv(qcov) pcov) with inv(qcov) = inv(qD) - A^T A and pcov = pD + pW pW^T
+    trace = (
+        (pD / q._unbroadcasted_cov_diag).sum(-1)
+        + _batch_trace_XXT(pW * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+        - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+        - _batch_trace_XXT(A.matmul(pW))
+    )
+    log_det_ratio = _lowrank_logdet(q) - _lowrank_logdet(p)
+    return 0.5 * (log_det_ratio + trace + _lowrank_gap(p, q) - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    pL = p._unbroadcasted_scale_tril
+    A = _woodbury_factor(q)
+    trace = _batch_trace_XXT(
+        pL * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1)
+    ) - _batch_trace_XXT(A.matmul(pL))
+    log_det_ratio = _lowrank_logdet(q) - _log_det_tril(pL)
+    return 0.5 * (log_det_ratio + trace + _lowrank_gap(p, q) - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    qL = q._unbroadcasted_scale_tril
+    pW, pD, _ = _lowrank_parts(p)
+    n = p.event_shape[0]
+    batch = _common_batch(qL, pW)
+    qL = qL.expand(batch + (n, n))
+    # trace(inv(qL qL^T) (pW pW^T + pD)) = |qL^{-1} pW|^2 + |qL^{-1} pD^{1/2}|^2
+    trace = _batch_trace_XXT(
+        linalg.solve_triangular(qL, pW.expand(batch + pW.shape[-2:]), upper=False)
+    ) + _batch_trace_XXT(
+        linalg.solve_triangular(qL, pD.sqrt().diag_embed().expand(batch + (n, n)), upper=False)
+    )
+    log_det_ratio = _log_det_tril(q._unbroadcasted_scale_tril) - _lowrank_logdet(p)
+    gap = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    return 0.5 * (log_det_ratio + trace + gap - n)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    _same_event_shape(p, q, "Multivariate Normals")
+    pL, qL = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    n = p.event_shape[0]
+    batch = _common_batch(pL, qL)
+    solved = linalg.solve_triangular(
+        qL.expand(batch + (n, n)), pL.expand(batch + (n, n)), upper=False
+    )
+    half_log_det_ratio = 0.5 * (_log_det_tril(qL) - _log_det_tril(pL))
+    gap = _batch_mahalanobis(qL, q.loc - p.loc)
+    return half_log_det_ratio + 0.5 * (_batch_trace_XXT(solved) + gap - n)

@@ -1103,13 +1103,14 @@ def _broadcast(shapes, mismatch) -> list[int]:
 
 def broadcast_shapes(*shapes):
     """The shape that all of `shapes` broadcast to."""
-    shapes = tuple((s,) if isinstance(s, int) else tuple(s) for s in shapes)
+    given = tuple((s,) if isinstance(s, int) else s for s in shapes)  # as the error shows it
+    shapes = tuple(tuple(s) for s in given)
     return Size(
         _broadcast(
             shapes,
             lambda out, got, j, k: RuntimeError(
                 f"Attempting to broadcast a dimension of length {got} at {j - len(out)}! "
-                f"Mismatching argument at index {k} had {shapes[k]}; but expected shape should "
+                f"Mismatching argument at index {k} had {given[k]}; but expected shape should "
                 f"be broadcastable to {out}"
             ),
         )
