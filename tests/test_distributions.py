@@ -836,6 +836,40 @@ CASES += [
         _batched_values((2, 3), real),
     ),
 ]
+
+
+# ------------------------------------------------------------------ Wishart
+def _wishart(kind):
+    def make(D, df, matrix, **kw):
+        return D.Wishart(df, **{kind: matrix}, **kw)
+
+    make.__name__ = f"_wishart_{kind}"
+    return make
+
+
+CASES += [
+    Case(
+        "Wishart-scale_tril",
+        _wishart("scale_tril"),
+        (positive(2) + 3, lower_cholesky(3, 3)),
+        _batched_values((2, 3, 3), spd),
+        bad_params=[(positive(2) + 3, -lower_cholesky(3, 3)), (np.array([1.5, 4.0]), np.eye(3))],
+        bad_values=[np.stack([np.eye(3), -np.eye(3)])],
+    ),
+    Case(
+        "Wishart-covariance_matrix",
+        _wishart("covariance_matrix"),
+        (positive(2, 1) + 2, spd(3, 2, 2)),
+        _batched_values((2, 3, 2, 2), spd),
+        bad_params=[(positive(2, 1) + 2, real(3, 2, 2))],
+    ),
+    Case(
+        "Wishart-precision_matrix",
+        _wishart("precision_matrix"),
+        (4.5, spd(2, 2)),
+        _batched_values((2, 2), spd),
+    ),
+]
 CASE_IDS = [c.id for c in CASES]
 
 
@@ -904,11 +938,16 @@ def test_method_matches_torch(case, method):
     assert_close(ours, theirs, **case.tol)
 
 
+def _leaf(L, x):
+    """A parameter to differentiate: ``run`` hands the arrays over as plain tensors."""
+    if isinstance(x, L.Tensor) and x.is_floating_point():
+        return x.detach().requires_grad_()
+    return x
+
+
 def _grad_prog(case, method):
     def prog(L, *params):
-        params = [
-            L.tensor(p, requires_grad=True) if isinstance(p, np.ndarray) else p for p in params
-        ]
+        params = [_leaf(L, p) for p in params]
         wanted = [params[i] for i in _floats(case.params)]
         out = _call(case.build(L, *params), method, case, L)
         if not out.requires_grad:
@@ -1324,9 +1363,14 @@ KL_PAIRS += [
     ("MultivariateNormal-scale_tril", "LowRankMultivariateNormal"),
     ("LowRankMultivariateNormal", "MultivariateNormal-scale_tril"),
     ("LowRankMultivariateNormal", "LowRankMultivariateNormal-rank1"),
+    ("Wishart-scale_tril", "Wishart-scale_tril"),  # the Bregman divergence
 ]
 # q's parameters for the cases whose parameters are not elementwise of one kind
 KL_Q_PARAMS = {
+    "Wishart-scale_tril": lambda seed: (
+        positive(2, seed=seed) + 3,
+        lower_cholesky(3, 3, seed=seed),
+    ),
     "MultivariateNormal-scale_tril": lambda seed: (
         real(2, 3, seed=seed),
         lower_cholesky(3, 3, seed=seed),
@@ -1377,9 +1421,7 @@ def test_kl_divergence_and_its_gradients_match_torch(pair):
     n = len(p.params)
 
     def prog(L, *params):
-        params = [
-            L.tensor(x, requires_grad=True) if isinstance(x, np.ndarray) else x for x in params
-        ]
+        params = [_leaf(L, x) for x in params]
         kl = L.distributions.kl_divergence(p.build(L, *params[:n]), q.build(L, *params[n:]))
         if not kl.requires_grad:
             return kl, None
@@ -2407,3 +2449,65 @@ def test_multivariate_normal_rsample_gradients(case_id):
         eps_d = nt.randn(x.shape, dtype=nt.float64)
         assert_close(grads[1], eps_w.sum((0, 1)).expand(3, 2), **TOL)
         assert_close(grads[2], (0.5 * eps_d / params[2].sqrt()).sum((0, 1)).detach(), **TOL)
+
+
+# ------------------------------------------------------------------ Wishart: focused
+def test_wishart_constructor_errors_and_warnings_match_torch():
+    for make in (
+        lambda L: L.distributions.Wishart(3.0),
+        lambda L: L.distributions.Wishart(3.0, L.eye(2), scale_tril=L.eye(2)),
+        lambda L: L.distributions.Wishart(3.0, L.ones(2)),
+        lambda L: L.distributions.Wishart(1.0, L.eye(3)),
+        lambda L: L.distributions.Wishart(L.tensor([1.0, 5.0]), L.eye(3)),
+        lambda L: L.distributions.Wishart(L.ones(3), L.eye(2).expand(2, 2, 2)),
+    ):
+        assert_same_error(make)
+
+    def low_df(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            L.distributions.Wishart(L.tensor([2.5, 4.0]), L.eye(3))
+        return [(w.category, str(w.message)) for w in caught]
+
+    assert_same(low_df)
+
+
+def test_wishart_rsample_warns_and_redraws_as_torch():
+    """PyTorch flags the draws that pass the positive definite check, so every rsample
+    warns "Singular sample detected." and redraws once; the draws stay positive definite."""
+
+    def prog(L, df, tril):
+        d = L.distributions.Wishart(df, scale_tril=tril)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = d.rsample((4,))
+            y = d.rsample((3,), max_try_correction=0)
+        messages = [str(w.message) for w in caught]
+        return tuple(x.shape), tuple(y.shape), bool(d.support.check(x).all()), messages
+
+    assert_same(prog, positive(2) + 3, lower_cholesky(3, 3))
+
+
+def test_wishart_mode_is_nan_where_df_is_small():
+    def prog(L, df, cov):
+        return L.distributions.Wishart(df, cov).mode
+
+    assert_same(prog, np.array([3.5, 7.0]), spd(3, 3), **TOL)
+
+
+@pytest.mark.parametrize("lib", [nt, torch], ids=["numtorch", "torch"])
+def test_wishart_reparameterized_gradient_in_df(lib):
+    """E[W] = df * Sigma, so d E[trace W] / d df = trace(Sigma): the per-draw gradients of
+    trace(W) with respect to df (the implicit Gamma gradient through the Bartlett diagonal)
+    average to it within SIGMAS standard errors."""
+    n = 4000
+    cov = spd(3, 3)
+    lib.manual_seed(0)
+    df = lib.full((n,), 4.5, dtype=lib.float64, requires_grad=True)
+    d = lib.distributions.Wishart(df, covariance_matrix=lib.tensor(cov))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        draws = d.rsample()
+    (g,) = lib.autograd.grad(draws.diagonal(dim1=-2, dim2=-1).sum(), df)
+    g = as_numpy(g)
+    assert abs(g.mean() - np.trace(cov)) <= SIGMAS * g.std() / np.sqrt(n)

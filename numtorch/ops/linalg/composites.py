@@ -301,11 +301,23 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
 
 
 def cholesky_solve(B, L, upper: bool = False, *, out=None):
-    """Solve A X = B given the Cholesky factor of A (lower, or upper with ``upper``)."""
+    """Solve A X = B given the Cholesky factor of A (lower, or upper with ``upper``).
+
+    As PyTorch's, the derivative in the factor is that of ``(L L^H)^{-1} B`` for the whole
+    matrix ``L`` (so its other triangle gets one too): the solves run on the detached
+    factor, and a term of value zero, ``-(L L^H - L' L'^H) X`` solved again (``L'`` the
+    detached factor), carries the factor's derivative."""
     Lo = L.mH if upper else L
-    Y = linalg_solve_triangular(Lo, B, upper=False)
-    res = linalg_solve_triangular(Lo.mH, Y, upper=True)
+    fixed = Lo.detach()
+    res = _triangular_pair_solve(fixed, B)
+    shift = Lo @ Lo.mH - fixed @ fixed.mH  # zero, with the derivative of L L^H
+    res = res - _triangular_pair_solve(fixed, shift @ res.detach())
     return res if out is None else _write(out, res)
+
+
+def _triangular_pair_solve(Lo, B):
+    Y = linalg_solve_triangular(Lo, B, upper=False)
+    return linalg_solve_triangular(Lo.mH, Y, upper=True)
 
 
 def cholesky_inverse(L, upper: bool = False, *, out=None):
