@@ -389,13 +389,9 @@ def test_every_public_name_of_pytorch_exists_or_is_excluded_with_a_reason(name):
 
 
 # torch.distributions: the names each namespace promises (its __all__ and, for the package,
-# its submodules), and the ones numtorch has not built yet. Whoever builds one removes it.
-_NOT_BUILT = "issue 31: not built yet"
-_NOT_BUILT_DISTRIBUTIONS = (
-    "LKJCholesky LogisticNormal MixtureSameFamily lkj_cholesky logistic_normal mixture_same_family"
-)
+# its submodules), and the ones numtorch leaves out (none).
 DISTRIBUTIONS_EXCLUDED: dict[str, dict[str, str]] = {
-    "distributions": _each(_NOT_BUILT, _NOT_BUILT_DISTRIBUTIONS),
+    "distributions": {},
     "distributions.transforms": {},
     "distributions.constraints": {},
     "distributions.kl": {},
