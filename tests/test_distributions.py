@@ -2623,3 +2623,68 @@ def test_wishart_reparameterized_gradient_in_df(lib):
     (g,) = lib.autograd.grad(draws.diagonal(dim1=-2, dim2=-1).sum(), df)
     g = as_numpy(g)
     assert abs(g.mean() - np.trace(cov)) <= SIGMAS * g.std() / np.sqrt(n)
+
+
+# ------------------------------------------------------------------ LKJ, mixtures: focused
+def test_lkj_and_mixture_constructor_errors_match_torch():
+    def normals(L, *shape):
+        return L.distributions.Normal(L.zeros(*shape), L.ones(*shape))
+
+    for make in (
+        lambda L: L.distributions.LKJCholesky(1, 1.0),
+        lambda L: L.distributions.LKJCholesky(3, L.tensor([-1.0, 2.0])),
+        lambda L: L.distributions.MixtureSameFamily(normals(L, 3), normals(L, 3)),
+        lambda L: L.distributions.MixtureSameFamily(L.distributions.Categorical(L.ones(3)), 3),
+        lambda L: L.distributions.MixtureSameFamily(
+            L.distributions.Categorical(L.ones(2, 3)), normals(L, 4, 3)
+        ),
+        lambda L: L.distributions.MixtureSameFamily(
+            L.distributions.Categorical(L.ones(3)), normals(L, 2, 4)
+        ),
+    ):
+        assert_same_error(make)
+
+
+def test_mixture_same_family_facts_match_torch():
+    """The support constraint (which puts the component dim back), repr, cdf, and draws'
+    shapes for a mixture whose Categorical has fewer batch dims than the components."""
+
+    def prog(L, logits, loc, scale, x):
+        D = L.distributions
+        m = D.MixtureSameFamily(D.Categorical(logits=logits), D.Normal(loc, scale))
+        e = m.expand((5, 2))
+        return (
+            repr(m),
+            repr(m.support),
+            m.support.check(x),
+            m.cdf(x),
+            m.mean,
+            m.variance,
+            m.log_prob(x),
+            tuple(e.sample((3,)).shape),
+            m.component_distribution.batch_shape,
+            m.mixture_distribution.batch_shape,
+        )
+
+    assert_same(prog, real(4), real(2, 4), positive(2, 4), real(6, 2), **TOL)
+
+    def unexpanded_draw(L, logits, loc, scale):  # PyTorch's gather refuses it
+        D = L.distributions
+        return D.MixtureSameFamily(D.Categorical(logits=logits), D.Normal(loc, scale)).sample()
+
+    assert_same_error(unexpanded_draw, real(4), real(2, 4), positive(2, 4))
+
+
+def test_mixture_same_family_draws_come_from_the_chosen_components():
+    """Components far apart: each draw lies near exactly one component's location, with
+    the frequencies of the mixture's weights."""
+    D = nt.distributions
+    probs = nt.tensor([0.2, 0.5, 0.3], dtype=nt.float64)
+    loc = nt.tensor([-100.0, 0.0, 100.0], dtype=nt.float64)
+    m = D.MixtureSameFamily(D.Categorical(probs), D.Normal(loc, nt.ones(3, dtype=nt.float64)))
+    x = _draws(m)
+    which = np.argmin(np.abs(x[:, None] - as_numpy(loc)), -1)
+    p = as_numpy(probs)
+    freq = np.bincount(which, minlength=3) / len(x)
+    assert np.all(np.abs(freq - p) <= SIGMAS * np.sqrt(p * (1 - p) / len(x)))
+    assert np.abs(x - as_numpy(loc)[which]).max() < 10
