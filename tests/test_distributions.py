@@ -1843,6 +1843,8 @@ def _vmapped_draw_prog(case, method, randomness):
 @pytest.mark.parametrize("case", DIFFERENTIABLE, ids=[c.id for c in DIFFERENTIABLE])
 def test_draws_under_vmap_follow_randomness_as_torch(case, method, randomness, no_fallback):
     prog = _vmapped_draw_prog(case, method, randomness)
+    nt.manual_seed(0)  # a discrete draw repeats across the batch by chance: fix the seeds
+    torch.manual_seed(0)
     got, want = outcome(prog, nt, *case.params), outcome(prog, torch, *case.params)
     if isinstance(want, Raised) and want.type is NotImplementedError:
         assert isinstance(got, Raised) and got.type is NotImplementedError
