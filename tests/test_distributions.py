@@ -1502,6 +1502,17 @@ KL_Q_PARAMS = {
         positive(2, 3, seed=seed),
     ),
 }
+KL_PAIRS += [
+    ("Beta", "ContinuousBernoulli-logits"),
+    ("Beta", "Pareto"),
+    ("Gamma", "ContinuousBernoulli-probs"),
+    ("Gamma", "Gumbel"),
+    ("Gamma", "Pareto"),
+    ("Gumbel", "Beta"),
+    ("Gumbel", "Gamma"),
+    ("Pareto", "Beta"),
+    ("Pareto", "Gamma"),
+]
 _BY_ID = {c.id: c for c in CASES}
 
 
@@ -1576,6 +1587,72 @@ def test_kl_dispatch_picks_the_most_specific_pair_and_warns_when_ambiguous():
         return specific, ambiguous, texts
 
     assert_same(prog)
+
+
+def _registered_pairs(lib):
+    """The class-name pairs a library's KL registry holds for its own distributions (tests
+    register pairs of local subclasses too; those are not the library's)."""
+    registry = lib.distributions.kl._KL_REGISTRY
+    return {(p.__name__, q.__name__) for p, q in registry if _own(lib, p) and _own(lib, q)}
+
+
+def _own(lib, cls):
+    return cls.__module__.startswith(lib.distributions.__name__)
+
+
+def test_every_kl_pair_pytorch_registers_is_registered():
+    ours, theirs = _registered_pairs(nt), _registered_pairs(torch)
+    assert sorted(theirs - ours) == [], "pairs torch registers, numtorch not"
+    assert sorted(ours - theirs) == [], "pairs numtorch registers and torch does not"
+
+
+def _dispatched(pairs):
+    """The registered KL functions the (p case, q case) pairs of the tables reach."""
+    reached = set()
+    for p_id, q_id in pairs:
+        p, (q, q_params) = _BY_ID[p_id], _kl_case(p_id, q_id, seed=1)
+        p_dist = p.build(nt, *[nt.tensor(x) for x in p.params])
+        q_dist = q.build(nt, *[nt.tensor(x) for x in q_params])
+        reached.add(nt.distributions.kl._dispatch_kl(type(p_dist), type(q_dist)))
+    return reached
+
+
+def test_the_kl_table_reaches_every_registered_pair():
+    """Each function in the registry is compared with torch by the KL table (the
+    exponential-family one, Bregman's, by its own test below)."""
+    kl = nt.distributions.kl
+    reached = _dispatched(KL_PAIRS) | {kl._kl_expfamily_expfamily}
+    unreached = sorted(
+        f"{p.__name__}||{q.__name__}"
+        for (p, q), fn in kl._KL_REGISTRY.items()
+        if _own(nt, p) and _own(nt, q) and fn not in reached
+    )
+    assert unreached == []
+
+
+def test_kl_of_exponential_families_is_the_bregman_divergence_as_torchs():
+    """The (ExponentialFamily, ExponentialFamily) pair (Wishart's, among PyTorch's own) is
+    the Bregman divergence of the log normalizer: called on Normals and Gammas it gives
+    their closed forms and torch's values and gradients, and it refuses two families."""
+
+    def prog(L, loc, scale, concentration, rate):
+        D, bregman = L.distributions, L.distributions.kl._kl_expfamily_expfamily
+        params = [x.requires_grad_() for x in (loc, scale, concentration, rate)]
+        normals = D.Normal(params[0], params[1]), D.Normal(params[0].flip(0), params[1] + 1)
+        gammas = D.Gamma(params[2], params[3]), D.Gamma(params[3], params[2])
+        values = [bregman(*normals), bregman(*gammas)]
+        closed = [D.kl_divergence(*normals), D.kl_divergence(*gammas)]
+        grads = L.autograd.grad(sum(v.sum() for v in values), params)
+        return values, closed, grads
+
+    ours = assert_same(prog, real(3), positive(3), positive(3, seed=1), positive(3, seed=2))
+    assert_close(ours[0], ours[1], **TOL)
+
+    def refused(L):
+        D = L.distributions
+        return D.kl._kl_expfamily_expfamily(D.Normal(0.0, 1.0), D.Gamma(1.0, 1.0))
+
+    assert_same_error(refused)
 
 
 # ------------------------------------------------------------------ transforms
@@ -2063,6 +2140,13 @@ KL_FINITE_31 = [
         _normal,
         (np.array([0.5, 1.0, 2.0]), np.array([1.5, 2.0, 3.0])),
         (np.array([0.0, 1.0, -1.0]), np.array([1.0, 2.0, 0.5])),
+    ),
+    (
+        "Pareto||Gamma",
+        _pareto,
+        _gamma,
+        (np.array([0.5, 1.0, 2.0, 1.5]), np.array([0.5, 1.0, 2.5, 1.2])),
+        (np.array([1.0, 0.5, 2.0, 3.0]), np.array([2.0, 0.5, 3.0, 1.0])),
     ),
     (
         "Pareto||Pareto",

@@ -731,3 +731,44 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     half_log_det_ratio = 0.5 * (_log_det_tril(qL) - _log_det_tril(pL))
     gap = _batch_mahalanobis(qL, q.loc - p.loc)
     return half_log_det_ratio + 0.5 * (_batch_trace_XXT(solved) + gap - n)
+
+
+# The gamma family against ContinuousBernoulli, Gumbel and Pareto
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    """E_p[(x - loc)/scale + exp(-(x - loc)/scale)] uses Gamma's Laplace transform."""
+    alpha = p.concentration
+    rate_scale = p.rate * q.scale
+    loc_ratio = q.loc / q.scale
+    t1 = (alpha - 1) * digamma(alpha) - lgamma(alpha) - alpha
+    t2 = rate_scale.log() + alpha / rate_scale
+    t3 = exp(loc_ratio) * (1 + rate_scale.reciprocal()).pow(-alpha) - loc_ratio
+    return t1 + t2 + t3
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    """Finite only where Pareto's mean exists (alpha > 1)."""
+    expected_log = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - expected_log
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * expected_log
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return _inf_where(p.alpha <= 1, t1 + t2 + t3 + t4 - 1)
+
+
+_GAMMA_FAMILY_INFINITE_31 = {
+    (Beta, Pareto): "concentration1",
+    (Gamma, ContinuousBernoulli): "concentration",
+    (Gamma, Pareto): "concentration",
+    (Gumbel, Beta): "loc",
+    (Gumbel, Gamma): "loc",
+    (Pareto, Beta): "scale",
+}
+for (_p, _q), _param in _GAMMA_FAMILY_INFINITE_31.items():
+    _register_infinite(_p, _q, _param)
