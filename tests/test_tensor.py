@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_same, assert_same_error
+from twolibs import arr, assert_same, assert_same_error, assert_same_outcome
 
 import numtorch as nt
 
@@ -742,3 +742,149 @@ def test_numpy_names_leave_signatures_alone():
         ours = inspect.signature(getattr(nt, name)).parameters
         assert list(ours)[:2] in (["input", "other"], ["input", "dim"], ["input", "out"]), name
         assert not {"x", "a", "x1", "x2", "_kw"} & set(ours), name
+
+
+# ------------------------------------------------------------------ torch.Size
+class _Reflects:
+    """An operand with reflected + and *: Size leaves the operation to it."""
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmul__(self, other):
+        return "rmul"
+
+
+_SIZE_EXPRESSIONS = {
+    "size + tuple": lambda s, L: s + (4,),
+    "size + size": lambda s, L: s + L.Size([1]),
+    "tuple + size": lambda s, L: (4, 5) + s,
+    "empty + size": lambda s, L: () + s,
+    "size + bools and indexes": lambda s, L: s + (True, np.int64(3), L.tensor(7)),
+    "size * int": lambda s, L: s * 2,
+    "int * size": lambda s, L: 3 * s,
+    "size * 0": lambda s, L: s * 0,
+    "size * -1": lambda s, L: s * -1,
+    "size * True": lambda s, L: s * True,
+    "size * int tensor": lambda s, L: s * L.tensor(2),
+    "size * numpy int": lambda s, L: s * np.int64(2),
+    "size * 0-dim array": lambda s, L: s * np.array(2),
+    "size + numpy float": lambda s, L: s + np.float64(2),
+    "size + reflecting": lambda s, L: s + _Reflects(),
+    "size * reflecting": lambda s, L: s * _Reflects(),
+    "slice": lambda s, L: s[1:],
+    "reversed slice": lambda s, L: s[::-1],
+    "empty slice": lambda s, L: s[5:],
+    "item": lambda s, L: s[-1],
+    "bool index": lambda s, L: s[True],
+    "hash": lambda s, L: hash(s) == hash((2, 3)),
+    "equal tuple": lambda s, L: (s == (2, 3), (2, 3) == s, s != (2, 3), s == [2, 3]),
+    "order": lambda s, L: (s < (3,), s <= s, s > (2,)),
+    "dict key": lambda s, L: {(2, 3): "tuple"}[s],
+    "repr": lambda s, L: repr(s),
+    "str": lambda s, L: str(s),
+    "format": lambda s, L: f"{s}",
+    "empty repr": lambda s, L: repr(L.Size()),
+    "numel, count, index": lambda s, L: (s.numel(), s.count(2), s.index(3), L.Size().numel()),
+    "pickle": lambda s, L: pickle.loads(pickle.dumps(s)),
+    "reduce": lambda s, L: s.__reduce__()[1],
+    "copy": lambda s, L: (copy.copy(s), copy.deepcopy(s)),
+    # refused, with PyTorch's texts
+    "size + float": lambda s, L: s + (1.5,),
+    "str + size": lambda s, L: ("a",) + s,
+    "size + list": lambda s, L: s + [4],
+    "size + int": lambda s, L: s + 1,
+    "size + tensor": lambda s, L: s + L.tensor([1]),
+    "size * float": lambda s, L: s * 2.0,
+    "size * str": lambda s, L: s * "a",
+    "size * list": lambda s, L: s * [1],
+    "size * None": lambda s, L: s * None,
+    "size * numpy bool": lambda s, L: s * np.bool_(True),
+    "object * size": lambda s, L: object() * s,
+    "index out of range": lambda s, L: s[5],
+    "str index": lambda s, L: s["a"],
+}
+
+
+@pytest.mark.parametrize("name", list(_SIZE_EXPRESSIONS))
+def test_size_operators_as_torch(name):
+    """Each operator of torch.Size gives a Size (or the same number, text or error) as
+    PyTorch's: a tuple on either side concatenates, ints repeat, slices stay Sizes."""
+    expr = _SIZE_EXPRESSIONS[name]
+
+    def prog(L):
+        r = expr(L.Size([2, 3]), L)
+        kinds = [type(v).__name__ for v in (r if isinstance(r, tuple) else (r,))]
+        return type(r).__name__, kinds, r
+
+    assert_same_outcome(prog)
+
+
+# ------------------------------------------------------------------ format()
+_FORMATS = {
+    "float": (lambda L: L.tensor(0.5), ["", ".3f", ">8", "e"]),
+    "float32 number": (lambda L: L.tensor(0.1), ["", ".2f"]),
+    "float16": (lambda L: L.tensor(0.1, dtype=L.float16), ["", ".4f"]),
+    "bfloat16": (lambda L: L.tensor(0.5, dtype=L.bfloat16), [""]),
+    "int": (lambda L: L.tensor(3), ["", "5d", ".2f", "x"]),
+    "uint8": (lambda L: L.tensor(5, dtype=L.uint8), ["", "03d"]),
+    "bool": (lambda L: L.tensor(True), ["", ">6"]),
+    "complex": (lambda L: L.tensor(1 + 2j), ["", ".2f"]),
+    "requires grad": (lambda L: L.tensor(0.5, requires_grad=True) * 2, ["", ".2f"]),
+    "view": (lambda L: L.arange(3.0)[1], ["", ".1f"]),
+    "vector": (lambda L: L.tensor([0.5, 1.0]), ["", ".3f", ">40"]),
+    "vector view": (lambda L: L.arange(3.0)[1:], ["", ".1f"]),
+    "empty": (lambda L: L.tensor([]), ["", "d"]),
+    "parameter": (lambda L: L.nn.Parameter(L.tensor(2.0)), ["", ".2f"]),
+}
+
+
+@pytest.mark.parametrize("name", list(_FORMATS))
+def test_format_as_torch(name):
+    """format()/f-strings: a 0-dim tensor formats as its Python number; any other tensor
+    (and a subclass such as Parameter) as object does: its str, a TypeError for a spec."""
+    make, specs = _FORMATS[name]
+    for spec in specs:
+        assert_same_outcome(lambda L: format(make(L), spec))
+
+
+def test_format_under_transforms_as_torch():
+    def under_grad(L):
+        shown = []
+
+        def f(x):
+            shown.append(f"{x.sum():.3f}|{x[0]}|{x[1]:e}")
+            return x.sin().sum()
+
+        L.func.grad(f)(L.tensor([0.5, 2.0]))
+        return shown
+
+    assert_same(under_grad)
+    assert_same_error(lambda L: L.func.vmap(lambda x: f"{x}")(L.ones(2)))
+
+
+# ------------------------------------------------------------------ the class of views
+def test_a_view_shows_the_class_name_tensor():
+    """numtorch's views are a subclass kept for their autograd bookkeeping; as in PyTorch,
+    where every tensor is a Tensor, its name reads Tensor everywhere it shows, and the
+    class still pickles as itself."""
+
+    def prog(L):
+        v = L.arange(3.0)[1:]
+        cls = type(v)
+        return (
+            cls.__name__,
+            cls.__qualname__,
+            isinstance(v, L.Tensor),
+            issubclass(cls, L.Tensor),
+            L.typename(v),
+            pickle.loads(pickle.dumps(v)),
+            copy.deepcopy(v),
+        )
+
+    assert_same(prog)
+    assert_same_error(lambda L: format(L.arange(3.0)[1:], ".2f"))
+    view = type(nt.arange(3.0)[1:])
+    assert pickle.loads(pickle.dumps(view)) is view
+    assert copy.deepcopy(view) is view
+    assert pickle.loads(pickle.dumps(nt.Tensor)) is nt.Tensor

@@ -72,7 +72,7 @@ _VMAP_READ = (
 )
 
 
-class WrapperTensor(Tensor):
+class WrapperTensor(Tensor, internal=True):
     """A tensor belonging to a transform level; shows the logical tensor."""
 
     __slots__ = ("_inner", "_interp")

@@ -6,6 +6,10 @@ this module holds what is about the tensor object itself.
 
 from __future__ import annotations
 
+import copyreg
+import importlib
+import operator
+
 import numpy as np
 
 from . import dtype as dt
@@ -28,9 +32,92 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
+    __str__ = __repr__
+
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
         return Size(r) if isinstance(i, slice) else r
+
+    # As torch.Size, whose C type has sequence slots only: a tuple on either side
+    # concatenates and an int repeats, giving a Size (of ints); anything else goes to the
+    # other operand's reflected method, then fails with the sequence slots' texts. The
+    # texts are PyTorch's; its Tensor's reflected methods decline a Size (numtorch's do
+    # not know tuples), so a Tensor goes straight to them.
+    def __add__(self, other):
+        if isinstance(other, tuple):
+            return _sized(tuple.__add__(self, other))
+        out = _reflected(other, "__radd__", self)
+        if out is NotImplemented:
+            raise TypeError(f"can only concatenate tuple (not {_type_name(other)}) to torch.Size")
+        return out
+
+    def __radd__(self, other):
+        if isinstance(other, tuple):
+            return _sized(tuple.__add__(other, self))
+        return NotImplemented
+
+    def __mul__(self, n):
+        if type(n) is not int:
+            out = _reflected(n, "__rmul__", self)
+            if out is not NotImplemented:
+                return out
+            n = _repeats(n)
+        return Size(tuple.__mul__(self, n))
+
+    def __rmul__(self, n):
+        if type(n) is not int:
+            if isinstance(n, _SEQUENCES):
+                return NotImplemented  # Python repeats n, which refuses a Size
+            n = _repeats(n)
+        return Size(tuple.__mul__(self, n))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+_SEQUENCES = (str, bytes, bytearray, list, tuple)
+
+
+def _reflected(other, name: str, size: Size):
+    """``other``'s reflected operator on a Size, where it has a numeric one."""
+    method = getattr(type(other), name, None)
+    if method is None or isinstance(other, (Tensor, *_SEQUENCES)):
+        return NotImplemented
+    if name == "__rmul__" and isinstance(other, np.generic):
+        return NotImplemented  # a NumPy scalar repeats a sequence
+    return method(other, size)
+
+
+def _type_name(obj) -> str:
+    """The name CPython's own messages give a type (its ``tp_name``: ``numpy.bool``)."""
+    t = type(obj)
+    if t.__flags__ & _HEAPTYPE or t.__module__ == "builtins":
+        return t.__name__
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+_HEAPTYPE = 1 << 9
+
+
+def _repeats(n) -> int:
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(f"can't multiply sequence by non-int of type '{_type_name(n)}'") from None
+
+
+def _sized(items: tuple) -> Size:
+    """``torch.Size(items)`` with its check that each element is an int."""
+    for i, v in enumerate(items):
+        if type(v) is not int and not isinstance(v, np.integer):  # (PyTorch keeps those)
+            try:
+                v = operator.index(v)
+            except TypeError:
+                raise TypeError(
+                    f"torch.Size() takes an iterable of 'int' (item {i} is '{type(v).__name__}')"
+                ) from None
+            items = items[:i] + (v,) + items[i + 1 :]
+    return Size(items)
 
 
 class VersionCounter:
@@ -68,6 +155,7 @@ class Tensor:
     _view_ver = 0
     _grad = None
     _is_param = False
+    _internal = True  # see __init_subclass__
     __array_priority__ = 1000
 
     def __init__(self, *args, device=None):
@@ -349,9 +437,22 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self.dim() == 0 and spec:
-            return format(self.item(), spec)
-        return repr(self)
+        # As PyTorch's: a 0-dim tensor of PyTorch's own class formats as its number (a
+        # subclass such as Parameter, and any other tensor, as object does: str, and a
+        # TypeError for a non-empty spec).
+        if self._internal and self.dim() == 0:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __init_subclass__(cls, internal: bool = False, **kwargs):
+        """``internal``: a class numtorch uses where PyTorch has a plain Tensor (views,
+        transform wrappers); their subclasses are too. A class deriving from Tensor
+        directly without it (Parameter, a user's subclass) is a subclass to PyTorch."""
+        super().__init_subclass__(**kwargs)
+        cls._internal = internal or (
+            Tensor not in cls.__bases__
+            and all(b._internal for b in cls.__bases__ if issubclass(b, Tensor))
+        )
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -413,7 +514,27 @@ class Tensor:
 _rg_slot = Tensor._rg
 
 
-class ViewTensor(Tensor):
+class Renamed(type):
+    """The class of an internal tensor class that shows PyTorch's name (``type(view)`` is
+    ``torch.Tensor`` there, so its name must read ``Tensor``). Pickling such a class
+    finds it by its own name: by the shown one it would find another class."""
+
+
+def named_as(cls: Renamed, name: str) -> Renamed:
+    """Show ``cls`` as ``name`` (``__name__``, ``__qualname__``, ``object``'s texts)."""
+    cls._own_name = cls.__qualname__
+    cls.__name__ = cls.__qualname__ = name
+    return cls
+
+
+def _class_named(module: str, name: str) -> type:
+    return getattr(importlib.import_module(module), name)
+
+
+copyreg.pickle(Renamed, lambda cls: (_class_named, (cls.__module__, cls._own_name)))
+
+
+class ViewTensor(Tensor, metaclass=Renamed, internal=True):
     """A view: after an in-place write anywhere on its base, its autograd state is
     regenerated from the base's history before it is used again."""
 
@@ -450,6 +571,8 @@ class ViewTensor(Tensor):
     def requires_grad(self, value: bool) -> None:
         self.requires_grad_(value)
 
+
+named_as(ViewTensor, "Tensor")
 
 _new = object.__new__
 

@@ -18,7 +18,7 @@ from .._core.interpreter import Interpreter, WrapperTensor
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
-from .._core.tensor import Tensor, ViewTensor
+from .._core.tensor import Tensor, ViewTensor, named_as
 from ..autograd.engine import run_backward
 from ..autograd.rebase import rehistory
 from ..autograd.record import record
@@ -48,6 +48,9 @@ class GradTrackingView(GradTrackingTensor, ViewTensor):
     regenerated from the base's (as for views at level 0)."""
 
     __slots__ = ()
+
+
+named_as(GradTrackingView, "GradTrackingTensor")
 
 
 _NO_SAVED_HOOKS = disable_saved_tensors_hooks(
