@@ -7,10 +7,12 @@ gradients by finite differences with the noise fixed by the seed.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
-from twolibs import assert_same, assert_same_error, error_of, fd_grad, run_both
+from twolibs import assert_same, assert_same_error, assert_same_outcome, error_of, fd_grad, run_both
 
 import numtorch as nt
 
@@ -1005,3 +1007,109 @@ def test_gamma_dirichlet_under_vmap():
     nt.manual_seed(16)
     x = nt.func.vmap(nt._standard_gamma, randomness="different")(a)
     np.testing.assert_allclose(g.numpy(), nt._standard_gamma_grad(a, x).numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ vmap's randomness refusals
+# Programs of a batched x (3, 4) and of an unbatched batch-free p; each runs under vmap in
+# every randomness mode, on both libraries: the same result shape, or the same error.
+_RANDOM_UNDER_VMAP = {
+    "bernoulli": lambda L, t: L.bernoulli(t),
+    "bernoulli p": lambda L, t: L.bernoulli(t, 0.5),
+    "Tensor.bernoulli": lambda L, t: t.bernoulli(),
+    "Tensor.bernoulli p": lambda L, t: t.bernoulli(p=0.3),
+    "bernoulli bad p": lambda L, t: L.bernoulli(t, 2.0),
+    "bernoulli of unbatched": lambda L, t: L.bernoulli(L.full((4,), 0.5)) + t,
+    "bernoulli_ float p": lambda L, t: t.clone().bernoulli_(0.5),
+    "bernoulli_ batched p": lambda L, t: t.clone().bernoulli_(t),
+    "bernoulli_ unbatched p": lambda L, t: t.clone().bernoulli_(L.full((4,), 0.5)),
+    "unbatched bernoulli_ batched p": lambda L, t: L.zeros(4).bernoulli_(t),
+    "unbatched bernoulli_ unbatched p": lambda L, t: L.zeros(4).bernoulli_(L.full((4,), 0.5)),
+    "normal mean": lambda L, t: L.normal(t, 1.0),
+    "normal std": lambda L, t: L.normal(0.0, t),
+    "normal both": lambda L, t: L.normal(t, t),
+    "normal bad std": lambda L, t: L.normal(t, -1.0),
+    "normal of unbatched": lambda L, t: L.normal(L.zeros(4), 1.0) + t,
+    "multinomial": lambda L, t: L.multinomial(t, 2),
+    "multinomial replacement": lambda L, t: L.multinomial(t, 5, replacement=True),
+    "multinomial too many": lambda L, t: L.multinomial(t, 9),
+    "poisson": lambda L, t: L.poisson(t),
+    "poisson int": lambda L, t: L.poisson(t.long()),
+    "binomial count": lambda L, t: L.binomial(t * 10, L.full((4,), 0.5)),
+    "binomial prob": lambda L, t: L.binomial(L.full((4,), 10.0), t),
+    "binomial int": lambda L, t: L.binomial(t.long(), t),
+    "_standard_gamma": lambda L, t: L._standard_gamma(t),
+    "_sample_dirichlet": lambda L, t: L._sample_dirichlet(t),
+    # drawn with no batched input: one draw for the batch under 'same'
+    "rand_like": lambda L, t: L.rand_like(t),
+    "randn_like": lambda L, t: L.randn_like(t),
+    "randint_like": lambda L, t: L.randint_like(t, 1, 5),
+    "dropout": lambda L, t: L.nn.functional.dropout(t, 0.5),
+    "alpha_dropout": lambda L, t: L.nn.functional.alpha_dropout(t, 0.5, training=True),
+    "uniform_": lambda L, t: t.clone().uniform_(),
+    "rand": lambda L, t: L.rand(4) + t,
+    # out= forms
+    "rand out": lambda L, t: L.rand(4, out=L.empty(4)),
+    "randn out": lambda L, t: L.randn(4, out=L.empty(4)),
+    "randint out": lambda L, t: L.randint(3, (4,), out=L.empty(4, dtype=L.int64)),
+    "randperm out": lambda L, t: L.randperm(4, out=L.empty(4, dtype=L.int64)),
+    "bernoulli out": lambda L, t: L.bernoulli(L.ones(4), out=L.empty(4)),
+    "multinomial out": lambda L, t: L.multinomial(L.ones(4), 2, out=L.empty(2, dtype=L.int64)),
+    "normal out": lambda L, t: L.normal(L.ones(4), L.ones(4), out=L.empty(4)),
+    "normal float std out": lambda L, t: L.normal(1.0, L.ones(4), out=L.empty(4)),
+    "normal sized out": lambda L, t: L.normal(1.0, 1.0, (4,), out=L.empty(4)),
+    "normal batched mean out": lambda L, t: L.normal(t, 1.0, out=L.empty(4)),
+}
+
+
+@pytest.mark.parametrize("mode", ["same", "different", "error"])
+@pytest.mark.parametrize("name", list(_RANDOM_UNDER_VMAP))
+def test_random_ops_under_vmap_refuse_as_torch(name, mode):
+    """'same' randomness refuses a random op with a batched tensor input (PyTorch would
+    need one draw per sample), before the op's own checks; 'error' refuses every random op;
+    out= forms are refused in every mode."""
+    f = _RANDOM_UNDER_VMAP[name]
+
+    def prog(L, x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return tuple(L.func.vmap(lambda t: f(L, t), randomness=mode)(x).shape)
+
+    assert_same_outcome(prog, np.random.default_rng(0).uniform(0.1, 0.9, (3, 4)))
+
+
+_NESTED = {
+    "outer same batched, inner different": (
+        "same",
+        "different",
+        lambda L, a, b: L.bernoulli(a) + b,
+    ),
+    "outer same batched, inner error": ("same", "error", lambda L, a, b: L.bernoulli(a) + b),
+    "outer different, inner same batched": ("different", "same", lambda L, a, b: L.poisson(b) + a),
+    "both same, batched outside only": ("same", "same", lambda L, a, b: L.normal(a, 1.0) + b),
+    "both same, unbatched": ("same", "same", lambda L, a, b: L.rand_like(b) + a),
+}
+
+
+@pytest.mark.parametrize("name", list(_NESTED))
+def test_random_ops_under_nested_vmaps_refuse_as_torch(name):
+    """Each vmap an op passes checks it, innermost first."""
+    outer, inner, f = _NESTED[name]
+
+    def prog(L, x, y):
+        def at_a(a):
+            return L.func.vmap(lambda b: f(L, a, b), randomness=inner)(y)
+
+        return tuple(L.func.vmap(at_a, randomness=outer)(x).shape)
+
+    rng = np.random.default_rng(1)
+    assert_same_outcome(prog, rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0.1, 0.9, (2, 4)))
+
+
+def test_same_randomness_refuses_batched_inputs_under_grad():
+    def prog(L, x):
+        def per_sample(a):
+            return L.func.grad(lambda y: L.normal(y, 1.0).sum())(a)
+
+        return L.func.vmap(per_sample, randomness="same")(x)
+
+    assert_same_error(prog, np.ones((3, 4)))

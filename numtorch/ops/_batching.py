@@ -16,12 +16,21 @@ import numpy as np
 from .._core.dispatch import dispatch
 from .._core.interpreter import Kind, WrapperTensor
 from .._core.messages import broadcast_mismatch
+from .._core.state import state
 from .._core.tensor import Tensor, wrap_dim
 
 RANDOM_ERROR = (
     "vmap: called random operation while in randomness error mode. Please either use the "
     "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
     "of vmap"
+)
+RANDOM_OUT = (
+    "vmap: We do not support calling out variants of random operations inside of vmap. "
+    "Please use non-out variants as a workaround"
+)
+SAME_BATCHED = (
+    "Vmap does not currently support same randomness with a batched tensor input. Please "
+    "file an issue with functorch"
 )
 
 
@@ -42,6 +51,39 @@ def is_vmapped(x) -> bool:
             return True
         x = x._inner
     return False
+
+
+def vmaps_of(x) -> list:
+    """The vmap interpreters that batch the tensor ``x``, innermost first."""
+    out = []
+    while isinstance(x, WrapperTensor):
+        if x._interp.kind is Kind.VMAP:
+            out.append(x._interp)
+        x = x._inner
+    return out
+
+
+def check_random_inputs(*inputs) -> None:
+    """The refusals a random op with tensor ``inputs`` meets under vmap, before any check of
+    its own, visiting the vmaps innermost first as the op passes them: 'error' refuses any
+    random op, 'same' one with an input batched at that vmap (PyTorch would have to draw
+    per sample there). Called by the random functions written with other ops, whose draws
+    (``rand``...) take no tensor and so cannot see the batching of their inputs."""
+    if not state.stack:
+        return
+    batched = [interp for x in inputs for interp in vmaps_of(x)]
+    for interp in reversed(state.stack):
+        if interp.kind is Kind.VMAP:
+            if interp.randomness == "error":
+                raise RuntimeError(RANDOM_ERROR)
+            if interp.randomness == "same" and any(b is interp for b in batched):
+                raise RuntimeError(SAME_BATCHED)
+
+
+def check_random_out(out) -> None:
+    """vmap's refusal of a random function's ``out=`` form, in any randomness mode."""
+    if out is not None and any(interp.kind is Kind.VMAP for interp in state.stack):
+        raise RuntimeError(RANDOM_OUT)
 
 
 def vmap_sizes(x) -> tuple:
@@ -301,9 +343,13 @@ random_factory = rule_generator(_random_factory)
 
 __all__ = [
     "RANDOM_ERROR",
+    "RANDOM_OUT",
+    "SAME_BATCHED",
     "along_dims",
     "any_batched",
     "batch_first",
+    "check_random_inputs",
+    "check_random_out",
     "decompose",
     "elementwise",
     "front",
@@ -318,4 +364,5 @@ __all__ = [
     "rule_generator",
     "vmap_depth",
     "vmap_sizes",
+    "vmaps_of",
 ]

@@ -26,7 +26,14 @@ from .._core.op import defop
 from .._core.out import write_out
 from .._core.state import state
 from .._core.tensor import Tensor
-from ._batching import RANDOM_ERROR, random_factory, rule_generator
+from ._batching import (
+    RANDOM_ERROR,
+    check_random_inputs,
+    check_random_out,
+    random_factory,
+    rule_generator,
+    vmaps_of,
+)
 from .comparison import where
 from .creation import Generator, _size, require_grad, rng, zeros_like
 from .views import broadcast_tensors
@@ -35,6 +42,13 @@ _INPLACE_DIFFERENT = (
     "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
     "appear like same randomness. If this is necessary for your usage, please file an issue "
     "with functorch."
+)
+_INPLACE_BERNOULLI = (
+    "vmap: inplace bernoulli(self, *extra_args) is not possible because there exists a "
+    "Tensor `other` in extra_args that has more elements than `self`. This happened due to "
+    "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try to "
+    "use out-of-place operators instead of inplace bernoulli. If said operator is being "
+    "called inside the PyTorch framework, please file a bug report instead."
 )
 _P_RANGE = (
     "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
@@ -261,6 +275,7 @@ def _draw_factory(name: str, draw, doc: str):
         pin_memory=False,
     ) -> Tensor:
         _check_generator(name, generator)
+        check_random_out(out)
         r = draw(_size(size, name), _float_dtype(dtype), generator, _device(device))
         return _finish(out, r, requires_grad)
 
@@ -309,6 +324,7 @@ def randint(
     high = _int_arg("randint", "high", pos - 1, high)
     low = _int_arg("randint", "low", 1, low)
     d = dt.int64 if dtype is None else dt.to_dtype(dtype)
+    check_random_out(out)
     r = _int_draw(low, high, _size((size,), "randint"), d, generator, _device(device))
     return _finish(out, r, requires_grad)
 
@@ -327,6 +343,7 @@ def randperm(
     """A random permutation of ``0 .. n-1``."""
     _check_generator("randperm", generator)
     n = _int_arg("randperm", "n", 1, n)
+    check_random_out(out)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dt.int64 if dtype is None else dt.to_dtype(dtype)
@@ -421,6 +438,10 @@ def normal(
     gradients (it is a sample, not a reparameterization)."""
     _check_generator("normal", generator)
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if out is not None and tm and not ts:
+        _check_mean_out(mean)
+    else:
+        check_random_out(out)
     if not tm and not ts:
         if size is None:
             raise TypeError(
@@ -448,6 +469,7 @@ def normal(
             "None, Tensor out = None)\n * (Tensor mean, float std = 1, *, torch.Generator "
             "generator = None, Tensor out = None)"
         )
+    check_random_inputs(*(a for a in (mean, std) if isinstance(a, Tensor)))
     _std_check(std)
     d = mean.dtype if tm else std.dtype
     if not (d.is_floating_point or d.is_complex):
@@ -460,6 +482,16 @@ def normal(
     if r.dtype != d:
         r = r.to(d)
     return _finish(out, _zero_grads(r, mean, std), False)
+
+
+def _check_mean_out(mean: Tensor) -> None:
+    """normal(Tensor, float, out=) has no random batch rule in PyTorch: a batched mean meets
+    the fallback's refusal of out= forms."""
+    if vmaps_of(mean):
+        raise RuntimeError(
+            "Batching rule not implemented for aten::normal.Tensor_float_out; the fallback "
+            "path doesn't work on out= or view ops."
+        )
 
 
 def _zero_grads(r: Tensor, *params) -> Tensor:
@@ -494,6 +526,8 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     """0/1 samples: 1 with probability ``input`` (or ``p`` for every element), in input's
     dtype."""
     _check_generator("bernoulli", generator)
+    check_random_out(out)
+    check_random_inputs(input)
     if p is None:
         if not (input.is_floating_point()):
             raise dt.not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
@@ -574,8 +608,19 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
 
 def _bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
     """Fill self with 0/1 samples, 1 with probability p (a float or a tensor)."""
+    if isinstance(p, Tensor):
+        check_random_inputs(p)
+        _check_batched_p(self, p)
     _check_p(p)
     return _write(self, _bernoulli_draw(tuple(self.shape), p, self.dtype, generator, self.device))
+
+
+def _check_batched_p(self: Tensor, p: Tensor) -> None:
+    """vmap's refusal of a tensor p batched where self is not: one p per sample, one self."""
+    if state.stack:
+        own = vmaps_of(self)
+        if any(all(i is not v for i in own) for v in vmaps_of(p)):
+            raise RuntimeError(_INPLACE_BERNOULLI)
 
 
 def _bernoulli(self, p=None, *, generator=None) -> Tensor:

@@ -19,6 +19,7 @@ from .._core.interpreter import WrapperTensor
 from .._core.methods import tensor_methods
 from .._core.out import write_out
 from .._core.tensor import Tensor
+from ._batching import check_random_inputs, check_random_out
 from ._families import elementwise_op, silent
 from .bins import searchsorted
 from .creation import zeros_like
@@ -122,6 +123,7 @@ def poisson(input, generator=None):
     """A Poisson count for each rate of ``input``, in its dtype."""
     _tensor_arg("poisson", "input", 1, input)
     _check_generator("poisson", generator)
+    check_random_inputs(input)
     if not input.is_floating_point():
         raise dt.not_implemented("poisson_cpu", input.dtype)
     u = _uniform_draw(tuple(input.shape), dt.float64, generator, input.device)
@@ -133,6 +135,7 @@ def binomial(count, prob, generator=None):
     _tensor_arg("binomial", "count", 1, count)
     _tensor_arg("binomial", "prob", 2, prob)
     _check_generator("binomial", generator)
+    check_random_inputs(count, prob)
     if not count.is_floating_point():
         raise ValueError(
             f"binomial only supports floating-point dtypes for count, got: "
@@ -193,6 +196,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     normalized), drawn with or without ``replacement``."""
     _tensor_arg("multinomial", "input", 1, input)
     _check_generator("multinomial", generator)
+    check_random_out(out)
+    check_random_inputs(input)
     _multinomial_checks(input, num_samples, replacement)
     if out is not None and out.dtype != dt.int64:
         raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype.scalar_name}")

@@ -33,16 +33,12 @@ from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import ErrorInput, defop
 from ..testing.samples import S
-from ._batching import RANDOM_ERROR, materialize, rule_generator
+from ._batching import RANDOM_ERROR, SAME_BATCHED, materialize, rule_generator
 from ._families import FLOATS, elementwise_op, silent
 from .creation import Generator, rng
 from .setops import _FORWARD_AD
 from .unary import _special
 
-_SAME_BATCHED = (
-    "Vmap does not currently support same randomness with a batched tensor input. Please "
-    "file an issue with functorch"
-)
 _MAX_TERMS = 1_000_000  # (a series of alpha ~ 1e10 terms: the loop stops there regardless)
 
 
@@ -266,7 +262,7 @@ def _random_pointwise(op, along_last: bool = False):
         (x,), (bd,) = args, bdims
         if vmap.randomness == "same":
             if bd is not None:
-                raise RuntimeError(_SAME_BATCHED)
+                raise RuntimeError(SAME_BATCHED)
             return dispatch(op, (x,), attrs), None
         x = materialize(vmap, x, bd)
         if along_last and x.dim() == 1:
