@@ -539,3 +539,66 @@ def test_grad_dtype_sets_the_dtype_leaves_accumulate_in_as_pytorch():
         x.grad_dtype = lib.float64
         with pytest.raises(RuntimeError, match="to a tensor with grad_dtype 'Double'"):
             x.grad = lib.ones(2)
+
+
+# ------------------------------------------------------------------ non-differentiable inputs
+def _gamma_grad(L, alpha, out, which):
+    """_standard_gamma_grad with ``which`` of its inputs requiring grad."""
+    alpha = alpha.requires_grad_() if "alpha" in which else alpha
+    out = out.requires_grad_() if "out" in which else out
+    return L._standard_gamma_grad(alpha, out)
+
+
+@pytest.mark.parametrize("which", [("out",), ("alpha",), ("alpha", "out")])
+def test_a_non_differentiable_input_alone_does_not_make_the_result_require_grad(which):
+    """As in PyTorch: a result requires grad when an input with a derivative formula does
+    (a not_implemented one included), never because of a non_differentiable input alone
+    (_standard_gamma_grad's ``output``)."""
+    alpha, out = np.array([1.5, 2.0, 3.0]), np.array([0.7, 1.9, 2.5])
+
+    def prog(L, alpha, out):
+        r = _gamma_grad(L, alpha, out, which)
+        return r.requires_grad, r.is_leaf, type(r.grad_fn).__name__, r.detach()
+
+    assert_same(prog, alpha, out, rtol=1e-3)  # (PyTorch's values are approximations)
+    assert_same_error(lambda L, a, o: _gamma_grad(L, a, o, which).sum().backward(), alpha, out)
+
+
+def test_a_non_differentiable_input_under_the_transforms():
+    alpha, out = np.array([1.5, 2.0]), np.array([0.7, 1.9])
+
+    def under_grad(L, a, o):
+        return L.func.grad(lambda y: L._standard_gamma_grad(a, y).sum())(o)
+
+    def under_vmap_grad(L, a, o):
+        f = L.func.grad(lambda y: L._standard_gamma_grad(a, y).sum())
+        return L.func.vmap(f)(o.expand(3, 2))
+
+    def in_grad_mode(L, a, o):
+        with L.enable_grad():
+            r = L._standard_gamma_grad(a, o.requires_grad_())
+        return r.requires_grad
+
+    for prog in (under_grad, under_vmap_grad, in_grad_mode):
+        assert_same(prog, alpha, out)
+
+
+def test_not_implemented_derivatives_still_require_grad():
+    """histogram's bins have no derivative in PyTorch, but a not_implemented one: the
+    result requires grad and backward raises."""
+    x = np.linspace(-1.0, 1.0, 7)
+    bins = np.array([-1.0, 0.0, 0.5, 1.0])
+
+    def hist(L, x, bins):
+        return L.histogram(x, bins.requires_grad_())
+
+    def hist_dd(L, x, bins):
+        return L.histogramdd(x.reshape(7, 1), [bins.requires_grad_()])
+
+    def flags(r):
+        edges = r.bin_edges if isinstance(r.bin_edges, (list, tuple)) else [r.bin_edges]
+        return r.hist.requires_grad, [e.requires_grad for e in edges]
+
+    for f in (hist, hist_dd):
+        assert_same(lambda L, x, b: flags(f(L, x, b)), x, bins)
+        assert_same_error(lambda L, x, b: f(L, x, b).hist.sum().backward(), x, bins)

@@ -41,10 +41,13 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     node._seq = next(_seq)
     node.op = op
     node.attrs = attrs
-    if inner is None:
-        names = (_LINKERS.get(op) or _make_linker(op, False))(node, args)
-    else:
-        names = (_LEVEL_LINKERS.get(op) or _make_linker(op, True))(node, args, inner[0])
+    try:  # (free in Python 3.11+ where nothing raises)
+        if inner is None:
+            names = (_LINKERS.get(op) or _make_linker(op, False))(node, args)
+        else:
+            names = (_LEVEL_LINKERS.get(op) or _make_linker(op, True))(node, args, inner[0])
+    except _Untracked:
+        return
     if op.nout == 1:
         m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
         if m[1].kind in "fc" or inexact(m[1]):
@@ -88,6 +91,13 @@ def _any_requires_grad(args) -> bool:
     )
 
 
+class _Untracked(Exception):
+    """Raised by the linker of an op with a non-differentiable input when only such inputs
+    require grad: as in PyTorch, whose result then has no node and does not require grad
+    (an input without a formula here is ``non_differentiable`` in derivatives.yaml;
+    PyTorch's ``not_implemented`` ones have a formula that raises)."""
+
+
 _LINKERS: dict = {}  # op -> its linker at level 0
 _LEVEL_LINKERS: dict = {}  # op -> its linker on a grad level
 _SKIP = object()  # an input with no edge (a number, where PyTorch has no wrapped tensor)
@@ -115,7 +125,15 @@ def _make_linker(op, level: bool):
         lines.append(f"    {''.join(f'b{i}, ' for i in range(n))}= own")
     lines.append("    names = None\n    skipped = False")
     edges = []
+    live = []  # per input with a formula, whether it has an edge
+    checked = any(f is None for f in op.vjps)
     for i, (f, save) in enumerate(zip(op.vjps, op.saves)):
+        if checked and f is not None:
+            live.append(
+                f"any(e is not _NO_EDGE for e in e{i})"
+                if i in op.list_inputs
+                else f"(e{i} is not _NO_EDGE and e{i} is not _SKIP)"
+            )
         a = f"a{i}"
         if i in op.list_inputs:
             lines.append(f"    m{i} = [_meta(t) for t in {a}]")
@@ -161,6 +179,8 @@ def _make_linker(op, level: bool):
                 lines.append(f"        e{i} = _NO_EDGE")
             else:
                 lines += [f"        e{i} = _SKIP", "        skipped = True"]
+    if live:  # (only where an input has no formula: the others need no check)
+        lines += [f"    if not ({' or '.join(live)}):", "        raise _Untracked"]
     lines += [
         f"    edges = ({''.join(edges)})",
         "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)",
@@ -175,6 +195,7 @@ def _make_linker(op, level: bool):
         "_add_names": _add_names,
         "_NO_EDGE": _NO_EDGE,
         "_SKIP": _SKIP,
+        "_Untracked": _Untracked,
     }
     exec("\n".join(lines), env)
     link = env["link"]

@@ -486,7 +486,7 @@ def _histogram_op(name: str, kernel, aten: str | None, samples, errors, layout):
         nin=3,
         list_inputs=(2,),
         nout=VARIADIC,
-        vjp=(vjp, vjp, None),
+        vjp=(vjp, vjp, vjp),  # (bins too: PyTorch has not_implemented for each)
         jvp=jvp,
         node_name="NotImplemented",
         batch_rule=_histogram_rule(),
