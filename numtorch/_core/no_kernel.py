@@ -76,16 +76,72 @@ class NoKernel:
         return self.kernel(arrays, attrs) if callable(self.kernel) else self.kernel
 
 
-def unless_empty(kernel: str, at: int = 0, scalar: bool = False, empty: bool | str = True):
+def unless_empty(kernel, at: int = 0, scalar: bool = False, empty: bool | str = True):
     """An op's ``complex32`` fact: PyTorch's ``kernel`` refuses complex32 but is not run
     where the operand at ``at`` is empty (or, with ``scalar``, 0-dim): there the call runs
-    (``empty`` True) or reaches another kernel (its name: an empty mean's division)."""
+    (``empty`` True) or reaches another kernel (its name: an empty mean's division).
+    ``kernel`` may itself be a fact (a function of the call), asked only where nonempty.
+    The operands are arrays (an op's) or tensors (a composite's)."""
 
     def fact(arrays, attrs):
-        a = arrays[at]
-        return empty if a.size == 0 or (scalar and a.ndim == 0) else kernel
+        shape = arrays[at].shape
+        if 0 in shape or (scalar and not shape):
+            return empty
+        return kernel(arrays, attrs) if callable(kernel) else kernel
 
     return fact
+
+
+def low_precision(name: str) -> Callable:
+    """An op's ``complex32`` fact: linalg's check ``name: Low precision dtypes not
+    supported`` refuses it before any kernel."""
+
+    def fact(arrays, attrs):
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got ComplexHalf")
+
+    return fact
+
+
+def raises(error: type, text: str) -> Callable:
+    """An op's ``complex32`` fact: PyTorch refuses complex32 with its own error and text
+    (no kernel name)."""
+
+    def fact(arrays, attrs):
+        raise error(text)
+
+    return fact
+
+
+def _has_complex32(args) -> bool:
+    for a in args:
+        if type(a) is list or type(a) is tuple:
+            if _has_complex32(a):
+                return True
+        elif getattr(a, "dtype", None) is dt.complex32:
+            return True
+    return False
+
+
+def complex32_refusing_fn(fn: Callable, fact, names: tuple[str, ...]) -> Callable:
+    """A composite's public function ``fn`` refusing complex32 arguments as PyTorch's own
+    kernel for it does: ``fact`` is that kernel's name, or a function of the tensor
+    arguments ``names`` and every argument by name (see ``Op.complex32``)."""
+    n, sig = len(names), inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if _has_complex32(args) or _has_complex32(kwargs.values()):
+            name = fact
+            if callable(fact):
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                inputs = [bound.arguments[k] for k in names[:n]]
+                name = fact(inputs, bound.arguments)
+            if name is not True:
+                raise dt.not_implemented(name, dt.complex32)
+        return fn(*args, **kwargs)
+
+    return checked
 
 
 def _operands(inputs) -> list:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .layout import contiguous
 from .methods import inplace_method, method_names, sizes_method, tensor_method
-from .no_kernel import NoKernel, refusing_fn, refusing_prepare
+from .no_kernel import NoKernel, complex32_refusing_fn, refusing_fn, refusing_prepare
 from .policy import COMMON, InplacePolicy
 from .signature import make_fn
 from .tensor import Tensor
@@ -380,6 +380,7 @@ def composite(
     no_kernel: NoKernel | Sequence[NoKernel] = (),
     layout: Callable | None = None,
     complex_grad: bool | str = True,
+    complex32: bool | str | Callable = False,
 ) -> Callable:
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
@@ -392,7 +393,12 @@ def composite(
     allocates a contiguous result, so a result laid out otherwise is made contiguous.
     ``complex_grad``: False, or the name of the PyTorch function that refuses (default: the
     composite's): a complex result that requires grad raises PyTorch's error for functions
-    it has no complex derivative for."""
+    it has no complex derivative for.
+    ``complex32``: PyTorch's own kernel for the function refuses complex32 arguments: the
+    name of that kernel, or a function of the tensor arguments and every argument by name
+    that names it, raises PyTorch's own error, or gives True where the call runs (checked
+    after ``no_kernel``). True: PyTorch runs it (as the ops it is written with do); False:
+    no fact, the ops it is written with decide."""
 
     def declare(fn: Callable) -> Callable:
         op_name = name or fn.__name__
@@ -400,6 +406,8 @@ def composite(
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         required = [p for p in params if p.kind in positional and p.default is p.empty]
         refusals = (no_kernel,) if isinstance(no_kernel, NoKernel) else tuple(no_kernel)
+        if complex32 is not True and complex32 is not False:
+            fn = complex32_refusing_fn(fn, complex32, tuple(p.name for p in required))
         if refusals:
             fn = refusing_fn(fn, refusals, tuple(p.name for p in required))
         if layout is not None:
@@ -430,6 +438,7 @@ def composite(
             grad_args=grad_args,
             test=_test_flags(op_name, test),
             complex_grad=complex_grad is True,
+            complex32=complex32,
         )
         _register(op)
         if methods:

@@ -87,6 +87,7 @@ sum_p = defop(
     methods=True,
     aten_dim_list=True,
     node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1",  # sum, sum.dim_IntList
+    complex32=unless_empty("sum_cpu"),  # (PyTorch runs an empty sum),
 )
 
 
@@ -117,6 +118,12 @@ def _sum_to_size_errors(make):
     )
 
 
+def _sum_to_size_complex32(arrays, attrs):
+    """PyTorch's sum_to_size of complex32: sum's kernel refuses it where a dim is summed."""
+    x, size = arrays[0], tuple(attrs["size"])
+    return x.shape == size or "sum_cpu"
+
+
 sum_to_size_p = defop(
     "sum_to_size",
     _sum_to_size,
@@ -129,6 +136,7 @@ sum_to_size_p = defop(
     methods=False,
     error_samples=_sum_to_size_errors,
     test=COMPLEX_TOO,
+    complex32=_sum_to_size_complex32,
 )
 sum_to_size = sum_to_size_p.fn
 
@@ -659,6 +667,7 @@ logsumexp_p = reduction(
     out=True,
     test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     aten_dim_list=True,
+    complex32="exp_vml_cpu",  # (PyTorch's kernel that refuses ComplexHalf),
 )
 
 

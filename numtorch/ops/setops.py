@@ -196,6 +196,7 @@ unique2_p = defop(
     error_samples=lambda make: _dim_errors(make, "unique_dim", r" \(position 2\)"),
     test=_TEST,
     **_no_derivative("_unique2"),
+    complex32="unique",  # (PyTorch's kernel that refuses ComplexHalf),
 )
 unique_dim_p = defop(
     "unique_dim",
@@ -208,7 +209,15 @@ unique_dim_p = defop(
     samples=_dim_samples,
     test=_TEST,
     **_no_derivative("unique_dim"),
+    complex32="unique_dim",  # (PyTorch's kernel that refuses ComplexHalf),
 )
+
+
+def _unique_consecutive_complex32(arrays, attrs):
+    """PyTorch's kernel refusing complex32: unique's, or unique_dim's along a dim."""
+    return "unique" if attrs.get("dim") is None else "unique_dim"
+
+
 unique_consecutive_p = defop(
     "unique_consecutive",
     _unique_consecutive,
@@ -220,6 +229,7 @@ unique_consecutive_p = defop(
     error_samples=lambda make: _dim_errors(make, "unique_consecutive", ""),
     test=_TEST,
     **_no_derivative("unique_consecutive"),
+    complex32=_unique_consecutive_complex32,
 )
 
 

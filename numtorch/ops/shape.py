@@ -1078,6 +1078,7 @@ repeat_interleave_p = defop(
     batch_rule=_repeat_interleave_rule,
     test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     error_samples=_repeat_interleave_errors,
+    complex32=True,
 )
 repeat_interleave = repeat_interleave_p.fn
 

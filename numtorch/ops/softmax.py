@@ -74,6 +74,20 @@ def _sm_errors(make):
     )
 
 
+def _sm_complex32(name: str, at: int = 0):
+    """PyTorch's softmax kernel refusing complex32 (``<name>[_lastdim]_kernel_impl``, as
+    for integers); an empty input reaches none."""
+
+    def fact(arrays, attrs):
+        x = arrays[at]
+        if x.size == 0:
+            return True
+        impl = "_lastdim" if dim1(attrs["dim"], x.ndim) == max(x.ndim - 1, 0) else ""
+        return f"{name}{impl}_kernel_impl"
+
+    return fact
+
+
 def _sm_op(name, kernel, vjp, jvp):
     return defop(
         name,
@@ -84,6 +98,7 @@ def _sm_op(name, kernel, vjp, jvp):
         samples=_sm_samples,
         error_samples=_sm_errors,
         batch_rule=_DIMS,
+        complex32=_sm_complex32(name),
     )
 
 
@@ -102,6 +117,8 @@ def _sm_backward_kernel(log: bool):
                 f"{list(output.shape)} (while checking arguments for softmax_backward)"
             )
         d = dim1(dim, output.ndim)
+        if grad_output.size == 0 and grad_output.dtype == output.dtype:  # (no kernel runs)
+            return grad_output.copy()
         if grad_output.dtype.kind != "f":
             impl = "_lastdim" if d == max(output.ndim - 1, 0) else ""
             raise dt.not_implemented(f"{name}{impl}_kernel_impl", grad_output)
@@ -151,6 +168,7 @@ def _sm_backward_op(name: str, log: bool, vjp: tuple, jvp) -> Op:
         samples=_sm_backward_samples,
         batch_rule=rule_generator(_sm_backward_rule)(),
         methods=False,
+        complex32=_sm_complex32(name.strip("_").removesuffix("_data"), at=1),
     )
 
 

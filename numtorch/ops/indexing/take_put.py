@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..._core.layout import preserve
+from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
 from ...testing.samples import S
@@ -104,6 +105,7 @@ take_p = defop(
     ],
     methods=True,
     test=COMPLEX_TOO,
+    complex32=unless_empty("take_cpu", at=1),  # (an empty index: no kernel),
 )
 take = take_p.fn
 
