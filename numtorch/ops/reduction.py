@@ -87,7 +87,7 @@ sum_p = defop(
     methods=True,
     aten_dim_list=True,
     node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1",  # sum, sum.dim_IntList
-    complex32=unless_empty("sum_cpu"),  # (PyTorch runs an empty sum),
+    complex32=unless_empty("sum_cpu"),  # (PyTorch runs an empty sum)
 )
 
 
@@ -667,7 +667,7 @@ logsumexp_p = reduction(
     out=True,
     test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     aten_dim_list=True,
-    complex32="exp_vml_cpu",  # (PyTorch's kernel that refuses ComplexHalf),
+    complex32="exp_vml_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 

@@ -168,7 +168,7 @@ cumprod_p = _scan_op(
     _cumprod_samples,
     dtypes=(*FLOATS_INT, *COMPLEX),
     inplace=True,
-    complex32=unless_empty("cumprod_out_cpu", scalar=True),  # (else no kernel),
+    complex32=unless_empty("cumprod_out_cpu", scalar=True),  # (else no kernel)
 )
 
 
@@ -240,7 +240,7 @@ logcumsumexp_p = _scan_op(
         "logcumsumexp_out_cpu",
         first=lambda arrays, attrs: dim1(attrs["dim"], arrays[0].ndim),
     ),
-    complex32="logcumsumexp_out_cpu",  # (PyTorch's kernel that refuses it),
+    complex32="logcumsumexp_out_cpu",  # (PyTorch's kernel that refuses it)
 )
 
 

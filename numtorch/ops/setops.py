@@ -196,7 +196,7 @@ unique2_p = defop(
     error_samples=lambda make: _dim_errors(make, "unique_dim", r" \(position 2\)"),
     test=_TEST,
     **_no_derivative("_unique2"),
-    complex32="unique",  # (PyTorch's kernel that refuses ComplexHalf),
+    complex32="unique",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 unique_dim_p = defop(
     "unique_dim",
@@ -209,7 +209,7 @@ unique_dim_p = defop(
     samples=_dim_samples,
     test=_TEST,
     **_no_derivative("unique_dim"),
-    complex32="unique_dim",  # (PyTorch's kernel that refuses ComplexHalf),
+    complex32="unique_dim",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 

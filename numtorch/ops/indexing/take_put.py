@@ -105,7 +105,7 @@ take_p = defop(
     ],
     methods=True,
     test=COMPLEX_TOO,
-    complex32=unless_empty("take_cpu", at=1),  # (an empty index: no kernel),
+    complex32=unless_empty("take_cpu", at=1),  # (an empty index: no kernel)
 )
 take = take_p.fn
 

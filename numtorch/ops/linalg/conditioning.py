@@ -22,6 +22,7 @@ from ._common import _CX, _write
 from ._samples import _spd, _wc, _well_conditioned
 from .composites import matrix_norm
 from .decompositions import linalg_eigvalsh_p, linalg_svdvals
+from .least_squares import FLOAT_AND_DOUBLE
 from .with_info import linalg_inv_ex
 
 
@@ -61,6 +62,14 @@ def _matrix_rank_errors(make):
     )
 
 
+def _matrix_rank_complex32(inputs, args):
+    """PyTorch's matrix_rank of complex32: its default tolerance (from the dtype's eps)
+    refuses it, else the decomposition's kernel does."""
+    if args["tol"] is None and args["atol"] is None and args["rtol"] is None:
+        raise RuntimeError(FLOAT_AND_DOUBLE)
+    return "linalg_eigh_cpu" if args["hermitian"] else "linalg_svd_cpu"
+
+
 @composite(
     name="linalg_matrix_rank",
     api="linalg.matrix_rank",
@@ -68,6 +77,7 @@ def _matrix_rank_errors(make):
     samples=_matrix_rank_samples,
     error_samples=_matrix_rank_errors,
     test=_CX,
+    complex32=_matrix_rank_complex32,
 )
 def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None):
     """The number of singular values (|eigenvalues| if ``hermitian``) above
@@ -139,6 +149,7 @@ def _cond_errors(make):
     test=_CX,
     samples=_cond_samples,
     error_samples=_cond_errors,
+    complex32="linalg_svd_cpu",  # (PyTorch's kernel)
 )
 def cond(A, p=None, *, out=None):
     """The condition number of A in norm p: s_max / s_min for p None or 2 (-2: inverted),

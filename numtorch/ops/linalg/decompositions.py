@@ -7,6 +7,7 @@ import numpy as np
 
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
+from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
@@ -140,6 +141,7 @@ linalg_qr_p = defop(
     samples=_linalg_qr_samples,
     error_samples=_linalg_qr_error_samples,
     test=_CX,
+    complex32=unless_empty("geqrf_cpu"),  # (PyTorch's kernel)
 )
 linalg_qr = linalg_qr_p.fn
 
@@ -215,6 +217,7 @@ linalg_eigh_p = defop(
     test={**_CX, "no_oracle": True, "no_grad_test": True},
     samples=_linalg_eigh_samples,
     error_samples=_linalg_eigh_error_samples,
+    complex32=unless_empty("linalg_eigh_cpu"),  # (PyTorch's kernel)
 )
 linalg_eigh = linalg_eigh_p.fn
 
@@ -254,6 +257,7 @@ linalg_eigvalsh_p = defop(
     out=True,
     test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_eigvalsh_samples,
+    complex32=unless_empty("linalg_eigh_cpu"),  # (eigh's kernel)
 )
 
 
@@ -369,6 +373,7 @@ linalg_svd_p = defop(
     # complex inputs with phase-invariant losses and the jvp against PyTorch's
     test={"no_oracle": True},
     samples=_linalg_svd_samples,
+    complex32=unless_empty("linalg_svd_cpu"),  # (PyTorch's kernel)
 )
 linalg_svd = linalg_svd_p.fn
 
@@ -402,5 +407,6 @@ linalg_svdvals_p = defop(
     node_name="LinalgSvdBackward0",
     samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
     test=_CX,
+    complex32=unless_empty("linalg_svd_cpu"),  # (svd's kernel)
 )
 linalg_svdvals = linalg_svdvals_p.fn

@@ -10,6 +10,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
+from ..._core.no_kernel import unless_empty
 from ..._core.op import defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
@@ -160,6 +161,7 @@ def _ldl_factor_op(name: str, kernel, nout: int, error_samples):
         test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
         samples=_ldl_samples,
         error_samples=error_samples,
+        complex32=unless_empty("ldl_factor_kernel_cpu"),  # (PyTorch's kernel)
     )
 
 
@@ -323,4 +325,5 @@ linalg_ldl_solve_p = defop(
     test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
     samples=_ldl_solve_samples,
     error_samples=_ldl_solve_errors,
+    complex32="ldl_solve_kernel_cpu",  # (PyTorch's kernel)
 )

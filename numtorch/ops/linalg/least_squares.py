@@ -13,6 +13,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
+from ..._core.no_kernel import raises
 from ..._core.op import defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
@@ -223,6 +224,9 @@ def _lstsq_errors(make):
     )
 
 
+FLOAT_AND_DOUBLE = "This function doesn't handle types other than float and double"
+
+
 linalg_lstsq_p = defop(
     "linalg_lstsq",
     _lstsq_kernel,
@@ -237,6 +241,7 @@ linalg_lstsq_p = defop(
     test=_CX,
     samples=_lstsq_samples,
     error_samples=_lstsq_errors,
+    complex32=raises(RuntimeError, FLOAT_AND_DOUBLE),
 )
 linalg_lstsq = linalg_lstsq_p.fn
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
 from ..._core.methods import tensor_methods
+from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, composite, defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
@@ -445,6 +446,7 @@ def _lu_factor_op(name: str, kernel, nout: int):
         test=_CX,
         samples=_lu_samples,
         error_samples=_lu_factor_errors(f"torch.linalg.{name}"),
+        complex32=unless_empty("lu_cpu"),  # (PyTorch's kernel that refuses ComplexHalf)
     )
 
 
@@ -458,6 +460,12 @@ def _lu_unpack_p_vjp(g, LU_data_shape, unpack_data):
     return _lu_unpack_vjp(g, LU_data_shape, unpack_data)
 
 
+def _lu_unpack_complex32(arrays, attrs):
+    """PyTorch unpacks complex32 pivots with a scatter that refuses it; the rest runs."""
+    unpacks = arrays[0].size and attrs.get("unpack_pivots", True)
+    return not unpacks or "scatter_gather_scalar_cpu"
+
+
 lu_unpack_p = defop(
     "_lu_unpack",
     _lu_unpack_kernel,
@@ -468,6 +476,7 @@ lu_unpack_p = defop(
     jvp=_lu_unpack_jvp,
     batch_rule=_lu_unpack_rule,
     node_name="LuUnpackBackward0",
+    complex32=_lu_unpack_complex32,
 )
 _lu_unpack = lu_unpack_p.fn
 
@@ -491,6 +500,7 @@ linalg_lu_p = defop(
     no_kernel=_LU_NO_KERNEL,
     batch_rule=_stacked(),
     node_name="LinalgLuBackward0",
+    complex32=unless_empty("lu_cpu"),  # (PyTorch's kernel that refuses ComplexHalf)
 )
 
 
@@ -687,6 +697,7 @@ linalg_lu_solve_p = defop(
     test=_CX,
     samples=_lu_solve_samples,
     error_samples=_lu_solve_errors,
+    complex32="linalg.lu_solve_cpu",  # (PyTorch's kernel, so named)
 )
 linalg_lu_solve = linalg_lu_solve_p.fn
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
+from ..._core.no_kernel import low_precision, unless_empty
 from ..._core.op import defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
@@ -134,6 +135,7 @@ linalg_solve_p = defop(
     samples=_linalg_solve_samples,
     error_samples=_linalg_solve_error_samples,
     test=_CX,
+    complex32=unless_empty("lu_cpu"),  # (PyTorch's LU refuses ComplexHalf)
 )
 linalg_solve = linalg_solve_p.fn
 
@@ -178,6 +180,7 @@ linalg_inv_p = defop(
     samples=_linalg_inv_samples,
     error_samples=_linalg_inv_error_samples,
     test=_CX,
+    complex32=low_precision("linalg.inv"),
 )
 linalg_inv = linalg_inv_p.fn
 
@@ -242,6 +245,7 @@ linalg_det_p = defop(
     error_samples=_sq_errors("linalg.det"),
     methods=("det",),
     test=_CX,
+    complex32=unless_empty("lu_cpu"),  # (PyTorch's LU refuses ComplexHalf)
 )
 linalg_det = linalg_det_p.fn
 
@@ -288,6 +292,7 @@ linalg_slogdet_p = defop(
     samples=_linalg_slogdet_samples,
     error_samples=_sq_errors("linalg.slogdet"),
     test=_CX,
+    complex32=low_precision("linalg.slogdet"),
 )
 _linalg_slogdet = linalg_slogdet_p.fn
 
@@ -312,5 +317,6 @@ logdet_p = defop(
     samples=lambda make: [S((_wc(make, (3, 3)),)), S((_wc(make, (2, 2, 2)),))],
     methods=True,
     test=_CX,
+    complex32=low_precision("logdet"),
 )
 logdet = logdet_p.fn

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.no_kernel import low_precision, raises
 from ..._core.op import composite
 from ..._core.tensor import wrap_dims
 from ...testing.samples import ErrorInput as E
@@ -48,6 +49,7 @@ def _tensorinv_errors(make):
     test=_CX,
     samples=_tensorinv_samples,
     error_samples=_tensorinv_errors,
+    complex32=low_precision("linalg.inv"),
 )
 def tensorinv(A, ind: int = 2, *, out=None):
     """The inverse of A for tensordot(., ., ind): A reshaped to a square matrix, inverted and
@@ -88,6 +90,7 @@ def _tensorsolve_errors(make):
     test=_CX,
     samples=_tensorsolve_samples,
     error_samples=_tensorsolve_errors,
+    complex32="lu_cpu",  # (PyTorch's kernel)
 )
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B; ``dims`` of A are moved to the end first."""
@@ -134,12 +137,18 @@ def _linalg_vander_errors(make):
     )
 
 
+_VANDER_COMPLEX32 = (
+    "linalg.vander supports floating point, complex, and integer tensors, but got ComplexHalf"
+)
+
+
 @composite(
     name="linalg_vander",
     api="linalg.vander",
     test=_CX,
     samples=_linalg_vander_samples,
     error_samples=_linalg_vander_errors,
+    complex32=raises(RuntimeError, _VANDER_COMPLEX32),
 )
 def linalg_vander(x, *, N=None):
     """The Vandermonde matrices of the last dim of x, in increasing powers."""

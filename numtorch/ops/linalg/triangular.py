@@ -6,6 +6,7 @@ import numpy as np
 
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
+from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
@@ -119,6 +120,7 @@ linalg_solve_triangular_p = defop(
     samples=_linalg_solve_triangular_samples,
     error_samples=_linalg_solve_triangular_error_samples,
     test=_CX,
+    complex32="triangular_solve_cpu",  # (PyTorch's kernel)
 )
 linalg_solve_triangular = linalg_solve_triangular_p.fn
 
@@ -181,5 +183,6 @@ linalg_cholesky_p = defop(
     test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_cholesky_samples,
     error_samples=_linalg_cholesky_error_samples,
+    complex32=unless_empty("cholesky_cpu"),  # (PyTorch's kernel)
 )
 linalg_cholesky = linalg_cholesky_p.fn

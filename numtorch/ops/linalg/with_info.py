@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._core.layout import column_major
+from ..._core.no_kernel import low_precision, unless_empty
 from ..._core.op import composite, defop
 from ...testing.samples import ErrorInput as E
 from ...testing.samples import S
@@ -78,6 +79,7 @@ linalg_inv_ex_p = defop(
     samples=_linalg_inv_ex_samples,
     error_samples=_linalg_inv_ex_error_samples,
     test=_CX,
+    complex32=low_precision("linalg.inv"),
 )
 linalg_inv_ex = linalg_inv_ex_p.fn
 
@@ -114,6 +116,7 @@ linalg_cholesky_ex_p = defop(
     test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_cholesky_ex_samples,
     error_samples=_linalg_cholesky_ex_error_samples,
+    complex32=unless_empty("cholesky_cpu"),  # (PyTorch's kernel)
 )
 linalg_cholesky_ex = linalg_cholesky_ex_p.fn
 
@@ -139,6 +142,7 @@ def _solve_ex_errors(make):
     nout=2,
     api="linalg.solve_ex",
     test=_CX,
+    complex32=unless_empty("lu_cpu"),  # (PyTorch's LU refuses ComplexHalf)
 )
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info): info > 0 marks a singular matrix of A (its result is NaN) instead of
