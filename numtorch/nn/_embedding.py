@@ -91,6 +91,7 @@ embedding_p = defop(
     error_samples=_embedding_errors,
     test=COMPLEX_TOO,
     complex_grad=False,
+    complex32=True,
 )
 _raw_embedding = embedding_p.fn
 

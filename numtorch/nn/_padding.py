@@ -104,6 +104,7 @@ constant_pad_nd_p = defop(
     ],
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 constant_pad_nd = constant_pad_nd_p.fn
 
@@ -207,11 +208,26 @@ def _pad_errors(make):
     )
 
 
+_PAD_KERNELS = {"reflect": "reflection_pad", "replicate": "replication_pad"}
+
+
+def _pad_complex32(inputs, args):
+    """PyTorch's reflection and replication kernels refuse complex32 (after their checks);
+    constant and circular padding run it."""
+    mode, input = args["mode"], inputs[0]
+    if mode not in _PAD_KERNELS:
+        return True
+    pad = _check_pad(args["pad"], input.dim())
+    _check_modes(input, pad, mode)
+    return f"{_PAD_KERNELS[mode]}{len(pad) // 2}d"
+
+
 @composite(
     samples=_pad_samples,
     error_samples=_pad_errors,
     api="nn.functional.pad",
     test=COMPLEX_TOO,
+    complex32=_pad_complex32,
 )
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None

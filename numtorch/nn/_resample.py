@@ -26,6 +26,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import contiguous
+from .._core.no_kernel import unless_empty
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import along_dims, front, lshape, materialize
@@ -237,6 +238,7 @@ resample_axis_p = defop(
         S((make((2, 6, 2)), 1, ("area", 6, 4, str(make.dtype)))),
         S((make((3, 4)), 1, ("pad", "reflect", 3, 2, -1), True)),
     ],
+    complex32=True,  # (circular pad runs complex32; reflect and replicate refuse first),
 )
 resample_axis = resample_axis_p.fn
 
@@ -933,6 +935,7 @@ def _shuffle_factor(input: Tensor, r: int, name: str, what: str) -> int:
     api="nn.functional.pixel_shuffle",
     layout=contiguous,
     test=COMPLEX_TOO,
+    complex32="pixel_shuffle",  # (PyTorch's kernel that refuses ComplexHalf)
 )
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) to (*, C, H r, W r)."""
@@ -955,6 +958,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     api="nn.functional.pixel_unshuffle",
     layout=contiguous,
     test=COMPLEX_TOO,
+    complex32="pixel_unshuffle",  # (PyTorch's kernel)
 )
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) to (*, C r^2, H, W)."""
@@ -1011,6 +1015,7 @@ def _channel_shuffle_errors(make):
     api="nn.functional.channel_shuffle",
     layout=contiguous,
     test=COMPLEX_TOO,
+    complex32=unless_empty("channel_shuffle"),  # (PyTorch's kernel; none when empty)
 )
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Dim 1's C channels as (groups, C / groups) read out transposed: each group's k-th

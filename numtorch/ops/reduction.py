@@ -20,7 +20,7 @@ from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.methods import tensor_methods
-from .._core.no_kernel import NoKernel, unless_empty
+from .._core.no_kernel import NoKernel, raises, unless_empty
 from .._core.op import LINEAR, Op, undefined_grads
 from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
@@ -893,12 +893,20 @@ def _renorm_errors(make):
     yield ErrorInput(S((make((2, 3)), 2, 2, 1.0)), IndexError, "Dimension out of range")
 
 
+# PyTorch's renorm has no accumulate type for complex32 (an internal assert)
+_NO_ACCUMULATE_TYPE = (
+    'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/AccumulateType.cpp":23, '
+    "please report a bug to PyTorch. Unrecognized ScalarType: ComplexHalf"
+)
+
+
 @_op.composite(
     samples=_renorm_samples,
     error_samples=_renorm_errors,
     methods=True,
     layout=contiguous,
     test=COMPLEX_TOO,
+    complex32=raises(RuntimeError, _NO_ACCUMULATE_TYPE),
 )
 def renorm(input, p, dim: int, maxnorm, *, out=None):
     """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to that norm."""

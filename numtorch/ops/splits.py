@@ -231,6 +231,7 @@ def _unsafe(split_op, name: str):
         error_samples=split_op.error_samples,
         methods=True,
         test=COMPLEX_TOO,
+        complex32=True,
     )
     return op
 

@@ -232,6 +232,7 @@ alias_copy_p = defop(
     samples=_alias_copy_samples,
     out=True,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 
 
@@ -256,6 +257,7 @@ detach_copy_p = defop(
     out=True,
     # the backward raises, as PyTorch's (tests/test_views.py checks it)
     test={**COMPLEX_TOO, "no_grad_test": True},
+    complex32=True,
 )
 
 
@@ -311,6 +313,7 @@ slice_copy_p = defop(
     out=True,
     complex_grad=False,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 slice_copy = slice_copy_p.fn
 

@@ -114,6 +114,7 @@ diagonal_scatter_p = defop(
     layout=None,
     methods=True,
     test=COMPLEX_TOO,
+    complex32=True,
 )
 diagonal_scatter = diagonal_scatter_p.fn
 
@@ -174,6 +175,7 @@ select_scatter_p = defop(
     methods=True,
     complex_grad=False,  # (PyTorch refuses autograd of its complex result)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 select_scatter = select_scatter_p.fn
 
@@ -241,6 +243,7 @@ slice_scatter_p = defop(
     methods=True,
     complex_grad=False,  # (PyTorch refuses autograd of its complex result)
     test=COMPLEX_TOO,
+    complex32=True,
 )
 slice_scatter = slice_scatter_p.fn
 

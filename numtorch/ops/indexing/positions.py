@@ -93,6 +93,7 @@ argwhere_p = defop(
     test={"dtypes": _ANY_DTYPE, "vmap": "dynamic"},
     methods=True,
     layout=column_major,
+    complex32=True,
 )
 
 
@@ -169,6 +170,7 @@ nonzero_static_p = defop(
     test={"dtypes": _ANY_DTYPE},
     out=True,
     methods=True,
+    complex32=True,
 )
 nonzero_static = nonzero_static_p.fn
 
