@@ -311,10 +311,13 @@ def _refuse_complex32(op, arrays, attrs):
     the op's own ``no_kernel`` text where it refuses complex dtypes, else the kernel's name
     (``Op.complex32``, default ``<name>_cpu``). A function there names the kernel for the
     call, raises PyTorch's own error, or gives True where the call runs (an empty product,
-    a power of 0 or 1)."""
+    a power of 0 or 1). Without a fact, an op whose ``no_kernel`` refuses complex dtypes
+    only where PyTorch reaches the kernel (``NoKernel.when``) runs where it reaches none."""
     for nk in op.no_kernel:
         nk.check(arrays, attrs)
     fact = op.complex32
+    if fact is False and any("c" in nk.kinds and nk.inputs is None for nk in op.no_kernel):
+        return  # (the complex refusal passed: no kernel is reached, an empty amax)
     if callable(fact):
         fact = fact(arrays, attrs)
         if fact is True:

@@ -92,6 +92,25 @@ def unless_empty(kernel, at: int = 0, scalar: bool = False, empty: bool | str = 
     return fact
 
 
+def nonempty(arrays, attrs) -> bool:
+    """A ``NoKernel.when``: PyTorch reaches the kernel only where the first operand (an
+    array or a tensor) has elements (an empty reduction, pool or unpool runs none)."""
+    return 0 not in arrays[0].shape
+
+
+def dimensioned(arrays, attrs) -> bool:
+    """A ``NoKernel.when``: PyTorch reaches the kernel only where the first operand has
+    dims (a 0-dim one is copied)."""
+    return len(arrays[0].shape) > 0
+
+
+def dimensioned_nonempty(arrays, attrs) -> bool:
+    """A ``NoKernel.when``: PyTorch reaches the kernel only where the first operand has
+    dims and elements (a 0-dim one is copied, an empty one gives an empty result)."""
+    shape = arrays[0].shape
+    return len(shape) > 0 and 0 not in shape
+
+
 def low_precision(name: str) -> Callable:
     """An op's ``complex32`` fact: linalg's check ``name: Low precision dtypes not
     supported`` refuses it before any kernel."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._core.no_kernel import unless_empty
 from .._core.op import ErrorInput, Op, defop
 from .._core.tensor import Tensor
 from ..ops.random import rand
@@ -160,7 +161,7 @@ def _fractional_fn(op: Op, nd: int, always_indices: bool) -> Callable:
                 "'random_samples'. This input cannot have requires_grad True."
             )
         _check_fractional(input, u, nd, k, out)
-        _check_dtype(input, f"{name}_out_frame")
+        _check_dtype(input, f"{name}_out_frame", empty_runs=True)
         if input.dim() == nd + 1:
             u = u[0]
         elif u.shape[0] != input.shape[0]:
@@ -257,6 +258,7 @@ def _fractional_op(nd: int) -> Op:
         error_samples=_fractional_errors(nd),
         api=f"nn.functional.fractional_max_pool{nd}d",
         grad_args=(0,),
+        complex32=unless_empty(f"fractional_max_pool{nd}d_out_frame"),  # (its refusing kernel)
     )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core.dispatch import dispatch
+from .._core.no_kernel import unless_empty
 from .._core.op import LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
 from ..ops._batching import batch_first, front, rule_generator
@@ -385,7 +386,7 @@ def _max_unpool_fn(op: Op, nd: int) -> Callable:
                 f"Input to max_unpooling{inner}d should be a {inner + 1}d or {inner + 2}d Tensor, "
                 f"but got a tensor with {r} dimensions."
             )
-        _check_dtype(input, f"max_unpool{max(nd, 2)}d")
+        _check_dtype(input, f"max_unpool{max(nd, 2)}d", empty_runs=True)
         return op.fn(input, indices, out)
 
     fn.__name__ = fn.__qualname__ = name
@@ -458,6 +459,7 @@ def _max_unpool_op(nd: int) -> Op:
         samples=_unpool_samples(nd),
         error_samples=_unpool_errors(nd),
         api=f"nn.functional.max_unpool{nd}d",
+        complex32=unless_empty(f"max_unpool{max(nd, 2)}d"),  # (PyTorch's refusing kernel)
     )
 
 

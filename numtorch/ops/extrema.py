@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.no_kernel import NoKernel
+from .._core.no_kernel import NoKernel, nonempty
 from .._core.op import LINEAR, Op
 from .._core.tensor import wrap_dim
 from ..testing.samples import ErrorInput, S
@@ -113,7 +113,7 @@ amax_p = reduction(
     error_samples=_extrema_errors("amax"),
     out=True,
     aten_dim_list=True,
-    no_kernel=NoKernel("c", _all_or_values("max")),
+    no_kernel=NoKernel("c", _all_or_values("max"), when=nonempty),  # (empty: no kernel)
     # max() reduces everything with dim=None: PyTorch's MaxBackward1
     node_name=lambda dim: "MaxBackward1" if dim is None else "AmaxBackward0",
 )
@@ -127,7 +127,7 @@ amin_p = reduction(
     error_samples=_extrema_errors("amin"),
     out=True,
     aten_dim_list=True,
-    no_kernel=NoKernel("c", _all_or_values("min")),
+    no_kernel=NoKernel("c", _all_or_values("min"), when=nonempty),  # (empty: no kernel)
     # min() reduces everything with dim=None: PyTorch's MinBackward1
     node_name=lambda dim: "MinBackward1" if dim is None else "AminBackward0",
 )

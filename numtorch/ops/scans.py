@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._core.methods import tensor_methods
-from .._core.no_kernel import NoKernel, unless_empty
+from .._core.no_kernel import NoKernel, dimensioned_nonempty, unless_empty
 from .._core.op import LINEAR
 from ..testing.samples import S
 from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
@@ -279,8 +279,12 @@ def _cumext(name: str, ufunc: str, **kw):
     )
 
 
-cummax_p = _cumext("cummax", "maximum", no_kernel=NoKernel("c", "cummax_cpu"))
-cummin_p = _cumext("cummin", "minimum", no_kernel=NoKernel("c", "cummin_cpu"))
+cummax_p = _cumext(
+    "cummax", "maximum", no_kernel=NoKernel("c", "cummax_cpu", when=dimensioned_nonempty)
+)
+cummin_p = _cumext(
+    "cummin", "minimum", no_kernel=NoKernel("c", "cummin_cpu", when=dimensioned_nonempty)
+)
 
 
 cummax = _wrap("cummax", cummax_p)

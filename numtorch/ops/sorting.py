@@ -10,7 +10,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.layout import preserve
 from .._core.methods import tensor_methods
-from .._core.no_kernel import NoKernel
+from .._core.no_kernel import NoKernel, dimensioned, dimensioned_nonempty
 from ..testing.samples import ErrorInput, S
 from ._batching import materialize, vmap_depth
 from ._families import FLOATS_INT, FLOATS_INT_BOOL
@@ -175,7 +175,7 @@ kthvalue_p = _indexed_op(
     test={"dtypes": FLOATS_INT},
     no_kernel=(
         NoKernel("b", "kthvalue_cpu", when=lambda arrays, attrs: _dim_size(arrays, attrs)),
-        NoKernel("c", "kthvalue_cpu"),
+        NoKernel("c", "kthvalue_cpu", when=dimensioned),  # (0-dim: a copy)
     ),
 )
 _raw_kthvalue = kthvalue_p.fn
@@ -224,7 +224,7 @@ mode_p = _indexed_op(
     samples=_mode_samples,
     error_samples=_mode_errors,
     test={"dtypes": FLOATS_INT_BOOL},
-    no_kernel=NoKernel("c", "mode_cpu"),
+    no_kernel=NoKernel("c", "mode_cpu", when=dimensioned_nonempty),
 )
 
 
