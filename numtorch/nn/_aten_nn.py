@@ -39,7 +39,7 @@ def _convolution(
             f"but got {input.dim()}-dimensional input of size {list(input.shape)} instead"
         )
     d = k - 2
-    _check_mixed(input, weight, d, transposed)
+    _check_mixed(input, weight, d, transposed, dilation)
     if transposed:
         return _TRANSPOSED[d](
             input, weight, bias, stride, padding, output_padding, groups, dilation
@@ -77,12 +77,15 @@ def _convolution_errors(make):
     )
 
 
-def _check_mixed(input: Tensor, weight: Tensor, d: int, transposed: bool) -> None:
+def _check_mixed(input: Tensor, weight: Tensor, d: int, transposed: bool, dilation) -> None:
     """ATen's CPU convolution kernels: none for a bool or complex input (F.conv* computes
-    complex ones from real parts, ATen's does not), and a weight of the input's dtype."""
+    complex ones from real parts, ATen's does not; a dilated one is slow_conv_dilated's),
+    and a weight of the input's dtype."""
     if input.dtype == dt.bool_ or input.dtype.is_complex:
         if transposed:
             kernel = "slow_conv_transpose3d_out_cpu" if d == 3 else "slow_conv_transpose2d_out_cpu"
+        elif any(v != 1 for v in dilation):
+            kernel = "slow_conv_dilated<>"
         else:
             kernel = "compute_columns3d" if d == 3 else "slow_conv2d_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_name}'")

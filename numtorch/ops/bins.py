@@ -17,7 +17,7 @@ from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.methods import tensor_method
-from .._core.no_kernel import NoKernel
+from .._core.no_kernel import NoKernel, unless_empty
 from .._core.op import VARIADIC, ErrorInput, defop
 from .._core.out import write_out
 from .._core.tensor import Tensor
@@ -194,6 +194,10 @@ def _searchsorted_errors(make):
     )
 
 
+def _has_values(arrays, attrs) -> bool:
+    return getattr(arrays[1], "size", 1) > 0
+
+
 searchsorted_p = defop(
     "searchsorted",
     _searchsorted,
@@ -203,7 +207,9 @@ searchsorted_p = defop(
     samples=_searchsorted_samples,
     error_samples=_searchsorted_errors,
     test={"dtypes": ("float32", "float64", "int64")},
-    no_kernel=NoKernel("bc", "searchsorted_out_cpu", inputs=(0, 1)),
+    # (PyTorch reaches no kernel for empty values)
+    no_kernel=NoKernel("bc", "searchsorted_out_cpu", inputs=(0, 1), when=_has_values),
+    complex32=unless_empty("searchsorted_out_cpu", at=1),
 )
 
 
@@ -478,6 +484,16 @@ def _histogramdd_errors(make):
     )
 
 
+def _complex_kernel(arrays, attrs) -> str:
+    """PyTorch's kernel refusing a complex histogram: histogramdd's (its aminmax) for bin
+    counts over the values' range, else the histogram's (complex32's edges' linspace)."""
+    if attrs["bin_ct"] is None:
+        return "histogram_cpu"
+    if attrs["range"] is None and arrays[0].size:
+        return "histogramdd"
+    return "linspace_cpu" if arrays[0].dtype == dt.C32 else "histogram_cpu"
+
+
 def _histogram_op(name: str, kernel, aten: str | None, samples, errors, layout):
     vjp, jvp = _no_derivative(aten)
     return defop(
@@ -493,7 +509,8 @@ def _histogram_op(name: str, kernel, aten: str | None, samples, errors, layout):
         layout=layout,
         samples=samples,
         error_samples=errors,
-        no_kernel=NoKernel("bic", "histogramdd", inputs=(0,)),
+        no_kernel=(NoKernel("bi", "histogramdd", inputs=(0,)), NoKernel("c", _complex_kernel)),
+        complex32=_complex_kernel,
         # the backward raises (PyTorch has no derivative): tests/test_histogram.py checks it
         test={"no_grad_test": True},
     )

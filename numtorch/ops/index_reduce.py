@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.interpreter import values_hidden
 from .._core.methods import tensor_method
 from .._core.op import ErrorInput, composite
@@ -118,7 +119,21 @@ def _errors(make):
     yield ErrorInput(S((x, 2, i, s, "amin")), IndexError, r"\[-2, 1\], but got 2")
 
 
-@composite(samples=_samples, error_samples=_errors, methods=True)
+_C32_KERNELS = {"mean": "div_cpu", "amax": "maximum_cpu", "amin": "minimum_cpu"}
+
+
+def _complex32(inputs, attrs) -> bool | str:
+    """PyTorch's kernel refusing a complex32 index_reduce: the excluding init's, or the one
+    that combines the slices (a product runs)."""
+    reduce = attrs["reduce"]
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        return True  # (the reduce check's error first)
+    if not attrs["include_self"]:
+        return "index_reduce_func_exclude_input_init"
+    return _C32_KERNELS.get(reduce, True)
+
+
+@composite(samples=_samples, error_samples=_errors, methods=True, complex32=_complex32)
 def index_reduce(
     input: Tensor,
     dim: int,
@@ -131,6 +146,9 @@ def index_reduce(
     """``input`` with ``source``'s slices along ``dim`` reduced ('prod', 'mean', 'amax',
     'amin') into the slices ``index`` names (with input's own values if ``include_self``)."""
     d, idx = _scatter_index("index_reduce", input, dim, index, source, reduce, include_self)
+    if input.dtype is dt.complex32:  # PyTorch's product runs (in complex64 here, rounded)
+        c64 = scatter_reduce(input.cfloat(), d, idx, source.cfloat(), reduce)
+        return c64.to(dt.complex32)
     return scatter_reduce(input, d, idx, source, reduce, include_self=include_self)
 
 

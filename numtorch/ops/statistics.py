@@ -277,10 +277,14 @@ def _histc_rule(op):
 
 
 def _histc_kernel_name(arrays, attrs) -> str:
-    kind = arrays[0].dtype.kind
-    if kind == "b":
+    """PyTorch's kernel refusing histc's dtype: a complex one's aminmax where the range is
+    the values' (a nonempty input), else the histogram's (complex32's edges' linspace)."""
+    x = arrays[0]
+    if x.dtype.kind == "b" or x.dtype == dt.C32:
+        if x.dtype.kind != "b" and x.size and attrs.get("min", 0) == attrs.get("max", 0):
+            return "aminmax_cpu"
         return "linspace_cpu"
-    if kind == "c" and attrs.get("min", 0) == attrs.get("max", 0):
+    if x.dtype.kind == "c" and x.size and attrs.get("min", 0) == attrs.get("max", 0):
         return "aminmax_cpu"
     return "histogram_cpu"
 
@@ -346,6 +350,7 @@ histc_p = defop(
     samples=_histc_samples,
     error_samples=_histc_errors,
     no_kernel=NoKernel("bic", _histc_kernel_name),
+    complex32=_histc_kernel_name,
     test={"dtypes": FLOATS},
     out=True,
     methods=True,
@@ -457,6 +462,19 @@ def _isin_errors(make):
     yield ErrorInput(S((ints, np.array([True]))), RuntimeError, "isin\\(\\): Bool")
 
 
+def _isin_complex32(arrays, attrs) -> str:
+    """PyTorch's kernel refusing a complex32 isin, which its size heuristic picks: the
+    default one for few test elements, else the sorting one's unique (or sort's error)
+    (a number's test elements and an empty tensor of elements run: ``isin`` computes
+    those itself)."""
+    n = int(np.size(arrays[0]))
+    if np.size(arrays[1]) < int(np.float32(10.0) * np.float32(n**0.145)):
+        return "isin_default_cpu"
+    if attrs["assume_unique"]:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+    return "unique"
+
+
 isin_p = defop(
     "isin",
     _isin,
@@ -465,8 +483,20 @@ isin_p = defop(
     error_samples=_isin_errors,
     test={"dtypes": FLOATS_INT},
     out=True,
+    complex32=_isin_complex32,
 )
-isin = isin_p.fn
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False, out=None):
+    """Whether each of ``elements`` is among ``test_elements`` (not, with ``invert``)."""
+    if isinstance(elements, Tensor) and elements.dtype is dt.complex32:
+        if not isinstance(test_elements, Tensor):  # PyTorch compares (eq), as a ComplexHalf
+            res = elements != test_elements if invert else elements == test_elements
+            return res if out is None else out.copy_(res)
+        if elements.numel() == 0:  # (no kernel)
+            res = elements.real.to(dt.bool_)
+            return res if out is None else out.copy_(res)
+    return isin_p.fn(elements, test_elements, assume_unique=assume_unique, invert=invert, out=out)
 
 
 # ------------------------------------------------------------------ cov, corrcoef

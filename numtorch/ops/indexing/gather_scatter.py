@@ -587,6 +587,19 @@ def _scatter_reduce_errors(make):
     )
 
 
+def _scatter_reduce_complex32(arrays, attrs) -> bool | str:
+    """PyTorch's scatter_reduce kernel refusing complex32; an empty index reaches none (a
+    mean still divides by the counts)."""
+    reduce = attrs["reduce"]
+    if arrays[1].size == 0:
+        return "div_cpu" if reduce == "mean" else True
+    if not attrs["include_self"]:
+        return "scatter_reduce_exclude_input_init"
+    if reduce in ("sum", "prod"):
+        return "scatter_gather_tensor_cpu"
+    return f"scatter_gather_tensor_cpu_reduce_{reduce}"
+
+
 scatter_reduce_p = defop(
     "scatter_reduce",
     _scatter_reduce,
@@ -597,6 +610,7 @@ scatter_reduce_p = defop(
     batch_rule=dim_family(),
     error_samples=_scatter_reduce_errors,
     complex_grad=False,  # (PyTorch refuses autograd of its complex result)
+    complex32=_scatter_reduce_complex32,
     test=COMPLEX_TOO,
 )
 _raw_scatter_reduce = scatter_reduce_p.fn

@@ -208,6 +208,24 @@ def _einsum_contracts(arrays, attrs) -> bool:
     return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
 
 
+def _einsum_complex32(arrays, attrs) -> bool | str:
+    """PyTorch's einsum kernel refusing complex32: sum's where a subscript is summed within
+    one operand (or where another holds it broadcast), else bmm's where one is summed
+    between two; a product alone, a permutation or a diagonal runs (so does any empty
+    operand)."""
+    ops, (lhs, _, out) = arrays[0], attrs["equation"].replace(" ", "").partition("->")
+    if any(o.size == 0 for o in ops):
+        return True
+    live = [
+        {c for c, n, st in zip(t, o.shape, o.strides, strict=False) if n > 1 and st}
+        for t, o in zip(lhs.split(","), ops, strict=False)
+    ]
+    summed = set(lhs) - set(out) - {","}
+    if any(sum(c in t for t in live) == 1 for c in summed):
+        return "sum_cpu"
+    return "bmm" if any(sum(c in t for t in live) > 1 for c in summed) else True
+
+
 def _einsum_samples(make):
     return [
         S(("ij,jk->ik", make((2, 3)), make((3, 4)))),
@@ -262,6 +280,7 @@ einsum_p = defop(
     batch_rule=_einsum_rule,
     node_name="EinsumBackward0",
     no_kernel=NoKernel("b", "bmm", when=_einsum_contracts),
+    complex32=_einsum_complex32,
     test=_INT,
     samples=_einsum_samples,
     error_samples=_einsum_error_samples,
@@ -326,7 +345,7 @@ def tensordot(a, b, dims=2, out=None):
     rhs = [c for k, c in enumerate(ta) if k not in da] + [
         c for k, c in enumerate(tb) if k not in db
     ]
-    if a.dtype is dt.bool_ and a.numel() and b.numel():  # PyTorch contracts with dot or mm
+    if a.dtype in (dt.bool_, dt.complex32) and a.numel() and b.numel():  # (dot or mm)
         raise dt.not_implemented("addmm_impl_cpu_" if rhs else "dot", a)
     res = einsum("".join(ta) + "," + "".join(tb) + "->" + "".join(rhs), a, b)
     return res if out is None else _write(out, res)
