@@ -111,6 +111,12 @@ def dimensioned_nonempty(arrays, attrs) -> bool:
     return len(shape) > 0 and 0 not in shape
 
 
+NO_ACCUMULATE_TYPE = (
+    'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/AccumulateType.cpp":23, '
+    "please report a bug to PyTorch. Unrecognized ScalarType: ComplexHalf"
+)
+
+
 def low_precision(name: str) -> Callable:
     """An op's ``complex32`` fact: linalg's check ``name: Low precision dtypes not
     supported`` refuses it before any kernel."""
@@ -231,7 +237,8 @@ def _may_be(a, kinds: str) -> bool:
     d = getattr(a, "dtype", None)
     if d is None:
         return False
-    return (d if isinstance(d, np.dtype) else d.np).kind in kinds
+    d = d if isinstance(d, np.dtype) else d.np
+    return ("c" if d == dt.C32 else d.kind) in kinds  # (complex32's NumPy kind is not "c")
 
 
 def refusing_prepare(prepare: Callable | None, refusals: tuple[NoKernel, ...], nin: int):

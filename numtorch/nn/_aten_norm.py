@@ -27,6 +27,7 @@ from ..ops.creation import empty, ones_like
 from ..ops.random import _bernoulli_draw, _real
 from ..testing.samples import ErrorInput, S
 from ._norm import (
+    _BN_COMPLEX32,
     _BN_NO_KERNEL,
     _normalized_shape,
     _param_dtypes_first,
@@ -150,6 +151,7 @@ def _nbn_samples(make):
 native_batch_norm = composite(
     native_batch_norm,
     no_kernel=_BN_NO_KERNEL,
+    complex32=_BN_COMPLEX32,
     # the statistics have no tangent in PyTorch, so finite differences of all three outputs
     # disagree: tests/test_nn_norm.py compares the gradients and tangents with PyTorch's
     test={"no_grad_test": True},

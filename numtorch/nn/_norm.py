@@ -21,6 +21,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
+from .._core.no_kernel import NO_ACCUMULATE_TYPE, raises, unless_empty
 from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor, bump_version
 from ..autograd.grad_mode import no_grad
@@ -265,6 +266,8 @@ def _bn_errors(make):
 
 
 _BN_NO_KERNEL = NoKernel("bic", "batch_norm", inputs=(0,), when=lambda ins, at: ins[0].numel())
+# an empty complex32 batch_norm reaches PyTorch's accumulate type, which has none for it
+_BN_COMPLEX32 = raises(RuntimeError, NO_ACCUMULATE_TYPE)
 batch_norm = composite(
     batch_norm,
     samples=_bn_samples,
@@ -272,6 +275,7 @@ batch_norm = composite(
     api="nn.functional.batch_norm",
     grad_args=(0, 3, 4),
     no_kernel=_BN_NO_KERNEL,
+    complex32=_BN_COMPLEX32,
     layout=contiguous,
 )
 
@@ -364,6 +368,7 @@ instance_norm = composite(
     api="nn.functional.instance_norm",
     grad_args=(0, 3, 4),
     no_kernel=_BN_NO_KERNEL,
+    complex32=_BN_COMPLEX32,
     layout=contiguous,
 )
 
@@ -525,6 +530,7 @@ rms_norm = composite(
     error_samples=_rms_errors,
     api="nn.functional.rms_norm",
     no_kernel=NoKernel("bi", "rms_norm", inputs=(0,)),
+    complex32="rms_norm",
     layout=contiguous,
     test=COMPLEX_TOO,
 )
@@ -650,17 +656,18 @@ def _lrn_errors(make):
     yield ErrorInput(S((make((2, 3)), 2)), ValueError, "Expected 3D or higher dimensionality")
 
 
+def _lrn_kernel(inputs, attrs) -> str:
+    return "avg_pool2d" if inputs[0].dim() == 3 else "avg_pool3d_out_frame"
+
+
 local_response_norm = composite(
     local_response_norm,
     samples=_lrn_samples,
     error_samples=_lrn_errors,
     api="nn.functional.local_response_norm",
     # PyTorch averages the squares with avg_pool2d (3-d input) or avg_pool3d
-    no_kernel=NoKernel(
-        "b",
-        lambda ins, at: "avg_pool2d" if ins[0].dim() == 3 else "avg_pool3d_out_frame",
-        inputs=(0,),
-    ),
+    no_kernel=NoKernel("b", _lrn_kernel, inputs=(0,)),
+    complex32=unless_empty(_lrn_kernel),
 )
 
 

@@ -20,7 +20,7 @@ from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.methods import tensor_methods
-from .._core.no_kernel import NoKernel, raises, unless_empty
+from .._core.no_kernel import NO_ACCUMULATE_TYPE, NoKernel, raises, unless_empty
 from .._core.op import LINEAR, Op, undefined_grads
 from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
@@ -904,10 +904,7 @@ def _renorm_errors(make):
 
 
 # PyTorch's renorm has no accumulate type for complex32 (an internal assert)
-_NO_ACCUMULATE_TYPE = (
-    'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/AccumulateType.cpp":23, '
-    "please report a bug to PyTorch. Unrecognized ScalarType: ComplexHalf"
-)
+_NO_ACCUMULATE_TYPE = NO_ACCUMULATE_TYPE
 
 
 @_op.composite(
