@@ -1102,6 +1102,7 @@ unfold = composite(
     error_samples=_unfold_errors,
     api="nn.functional.unfold",
     no_kernel=NoKernel("i", "im2col_out_cpu", inputs=(0,)),  # bool has a kernel, integers not
+    complex32="im2col_out_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
     test=COMPLEX_TOO,
 )
 fold = composite(
@@ -1110,6 +1111,7 @@ fold = composite(
     error_samples=_fold_errors,
     api="nn.functional.fold",
     no_kernel=NoKernel("i", "col2im_out_cpu", inputs=(0,)),
+    complex32="col2im_out_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
     test=COMPLEX_TOO,
 )
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.inplace import cast_error
+from .._core.no_kernel import nonempty
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
 from ..ops._families import COMPLEX_TOO
@@ -417,7 +418,7 @@ def _mm_errors(make):
     # PyTorch has no second derivative (multi_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
-    no_kernel=NoKernel("bic", "multi_margin_loss_cpu_kernel", inputs=(0,)),
+    no_kernel=NoKernel("bic", "multi_margin_loss_cpu_kernel", inputs=(0,), when=nonempty),
 )
 def multi_margin_loss(
     input: Tensor,
@@ -507,7 +508,9 @@ def _mlm_errors(make):
     # PyTorch has no second derivative (multilabel_margin_loss_backward is not differentiable);
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
-    no_kernel=NoKernel("bic", "multilabel_margin_loss_forward_out_frame", inputs=(0,)),
+    no_kernel=NoKernel(
+        "bic", "multilabel_margin_loss_forward_out_frame", inputs=(0,), when=nonempty
+    ),
 )
 def multilabel_margin_loss(
     input: Tensor,

@@ -144,7 +144,11 @@ def _smooth(z, beta: float, scale_linear: bool):
     ),
     api="nn.functional.smooth_l1_loss",
     grad_args=(0, 1),
-    no_kernel=NoKernel("bic", "smooth_l1_cpu", inputs=(0, 1)),
+    no_kernel=(
+        NoKernel("bi", "smooth_l1_cpu", inputs=(0, 1)),
+        # a complex one with beta 0 is l1_loss (PyTorch's kernel is not reached)
+        NoKernel("c", "smooth_l1_cpu", inputs=(0, 1), when=lambda ins, attrs: attrs["beta"]),
+    ),
 )
 def smooth_l1_loss(
     input: Tensor,

@@ -779,6 +779,7 @@ def _grid_errors(make):
         ),
         inputs=(0,),
         first=lambda ins, a: _check_grid(ins[0], ins[1], a["mode"], a["padding_mode"], False),
+        when=lambda ins, attrs: ins[0].dim() != 4 or ins[0].numel(),  # (an empty 2-d: none)
     ),
 )
 def grid_sample(
