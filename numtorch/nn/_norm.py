@@ -265,7 +265,16 @@ def _bn_errors(make):
     )
 
 
-_BN_NO_KERNEL = NoKernel("bic", "batch_norm", inputs=(0,), when=lambda ins, at: ins[0].numel())
+def _bn_kernel(inputs, attrs) -> str:
+    """PyTorch's kernel refusing batch_norm's dtype: a non-contiguous complex32 input in
+    training reaches its statistics' sum first."""
+    x = inputs[0]
+    if x.dtype is dt.complex32 and attrs.get("training") and not x.is_contiguous():
+        return "sum_cpu"
+    return "batch_norm"
+
+
+_BN_NO_KERNEL = NoKernel("bic", _bn_kernel, inputs=(0,), when=lambda ins, at: ins[0].numel())
 # an empty complex32 batch_norm reaches PyTorch's accumulate type, which has none for it
 _BN_COMPLEX32 = raises(RuntimeError, NO_ACCUMULATE_TYPE)
 batch_norm = composite(
