@@ -35,6 +35,7 @@ from . import autograd, fft, func, linalg, nn, signal, special
 from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
 from . import optim  # torch.optim
 from . import distributions  # torch.distributions
+from . import distributed  # torch.distributed on MPI (mpi4py loads on first use)
 from . import _C  # torch._C: the engine's private entry points
 from . import _dynamo  # compiled autograd
 from ._compile import compile  # torch.compile

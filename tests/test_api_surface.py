@@ -264,7 +264,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             "sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum cond "
             "while_loop",
         ),
-        "distributed": _ISSUE_32,
         "is_distributed": _ISSUE_32,
         **_each(
             _SPARSE,

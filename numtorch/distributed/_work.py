@@ -1,0 +1,126 @@
+"""Work: a pending operation on MPI's non-blocking requests, waited on under a timeout.
+
+MPI has no timeout of its own, so every wait polls ``Testall`` until the process group's
+deadline; a peer that died or never arrives makes the wait raise instead of hang.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from . import _mpi
+from ._types import DistBackendError
+
+
+def poll(requests, seconds: float, what: str, statuses=None) -> None:
+    """Drive MPI's progress on ``requests`` until all complete or ``seconds`` pass."""
+    MPI = _mpi.MPI()
+    if not requests:
+        return
+    deadline = time.monotonic() + seconds
+    spins = 0
+    while not MPI.Request.Testall(requests, statuses):
+        spins += 1
+        if spins > 200:  # a short spin for fast partners, then sleep a little
+            if time.monotonic() > deadline:
+                ms = int(seconds * 1000)
+                raise DistBackendError(
+                    f"Timed out waiting {ms}ms for {what} to complete (rank "
+                    f"{MPI.COMM_WORLD.Get_rank()}): a peer rank died, hung or never called it"
+                )
+            time.sleep(min(1e-3, 1e-6 * spins))
+
+
+def _seconds(timeout) -> float:
+    return timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+
+
+class Future:
+    """The value of a finished Work (PyTorch's torch.futures.Future, the parts it uses)."""
+
+    def __init__(self, work: Work) -> None:
+        self._work = work
+
+    def wait(self):
+        self._work.wait()
+        return self._work.result()
+
+    value = wait
+
+    def done(self) -> bool:
+        return self._work.is_completed()
+
+    def then(self, callback):
+        self.wait()
+        done = Future(_Done(callback(self)))
+        return done
+
+
+class Work:
+    """A collective or point-to-point operation started with ``async_op=True``."""
+
+    _source = -1
+
+    def __init__(self, requests, *, timeout, what: str, finish=None, result=None) -> None:
+        self._requests = list(requests)
+        self._timeout = timeout
+        self._what = what
+        self._finish = finish
+        self._result = [] if result is None else result
+        self._done = False
+        self._exception = None
+        MPI = _mpi.MPI()
+        self._statuses = [MPI.Status() for _ in self._requests]
+
+    def _complete(self) -> None:
+        self._done = True
+        if self._finish is not None:
+            self._finish()
+            self._finish = None
+
+    def wait(self, timeout=None) -> bool:
+        if not self._done:
+            seconds = _seconds(self._timeout if timeout is None else timeout)
+            try:
+                poll(self._requests, seconds, self._what, self._statuses)
+            except DistBackendError as e:
+                self._exception = e
+                raise
+            self._complete()
+        return True
+
+    synchronize = wait
+
+    def is_completed(self) -> bool:
+        if not self._done and _mpi.MPI().Request.Testall(self._requests, self._statuses):
+            self._complete()
+        return self._done
+
+    def is_success(self) -> bool:
+        return self.is_completed() and self._exception is None
+
+    def exception(self):
+        return self._exception
+
+    def result(self) -> list:
+        self.wait()
+        return self._result
+
+    def source_rank(self) -> int:
+        self.wait()
+        return self._source
+
+    def get_future(self) -> Future:
+        return Future(self)
+
+    def block_current_stream(self) -> None:
+        self.wait()
+
+
+class _Done(Work):
+    """A finished Work holding a value."""
+
+    def __init__(self, value) -> None:
+        super().__init__((), timeout=0, what="", result=value)
+        self._done = True
