@@ -5,6 +5,7 @@ Ranks come from MPI: start them with ``numtorchrun --nproc-per-node N script.py`
 "mpi" backends both run on MPI's communicators; every wait has the process group's timeout.
 """
 
+# ruff: noqa: F401
 from . import _mpi
 from ._collectives import (
     all_gather,
@@ -72,7 +73,7 @@ def is_mpi_available() -> bool:
 
 
 def is_gloo_available() -> bool:
-    """"gloo" runs on the MPI transport."""
+    """ "gloo" runs on the MPI transport."""
     return _mpi.available()
 
 

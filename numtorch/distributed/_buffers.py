@@ -37,8 +37,7 @@ def array(t: Tensor, aten: str) -> np.ndarray:
     while isinstance(t, WrapperTensor):
         if isinstance(t, BatchedTensor):
             raise RuntimeError(
-                f"Batching rule not implemented for c10d::{aten}. We could not generate a "
-                "fallback."
+                f"Batching rule not implemented for c10d::{aten}. We could not generate a fallback."
             )
         t = t._inner
     data = t._data

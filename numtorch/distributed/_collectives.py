@@ -144,7 +144,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         )
     buf = contiguous(out)
     req = pg._comm.Iallgather(as_bytes(a), as_bytes(buf))
-    return start(pg, [req], "all_gather_into_tensor", lambda: write(out, buf), async_op, [output_tensor])
+    return start(
+        pg, [req], "all_gather_into_tensor", lambda: write(out, buf), async_op, [output_tensor]
+    )
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = False, group_dst=None):
@@ -175,7 +177,9 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = Fals
     return start(pg, [req], "gather", finish, async_op, gather_list)
 
 
-def scatter(tensor, scatter_list=None, src=None, group=None, async_op: bool = False, group_src=None):
+def scatter(
+    tensor, scatter_list=None, src=None, group=None, async_op: bool = False, group_src=None
+):
     check_tensor(tensor, "tensor")
     if scatter_list:
         check_tensor_list(scatter_list, "scatter_list")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 import warnings
 from datetime import timedelta
 
@@ -13,8 +12,7 @@ from ._types import Backend, default_pg_timeout
 from ._work import poll
 
 NOT_INITIALIZED = (
-    "Default process group has not been initialized, please make sure to call "
-    "init_process_group."
+    "Default process group has not been initialized, please make sure to call init_process_group."
 )
 
 
@@ -107,10 +105,15 @@ def _world_from_env(name: str, given: int) -> int:
 
 
 def _abort_on_uncaught(exc_type, exc, tb) -> None:
-    """An uncaught exception on one rank prints its traceback and ends the whole job."""
+    """An uncaught exception on one rank prints its traceback and ends the whole job: the
+    rank leaves without MPI_Finalize, so mpiexec ends the other ranks (MPI_Abort would cut
+    the traceback off before mpiexec forwards it)."""
+    import traceback
+
     traceback.print_exception(exc_type, exc, tb)
+    sys.stdout.flush()
     sys.stderr.flush()
-    _mpi.MPI().COMM_WORLD.Abort(1)
+    os._exit(1)
 
 
 def init_process_group(
@@ -136,7 +139,9 @@ def init_process_group(
     if timeout is None:
         timeout = default_pg_timeout
     if not isinstance(timeout, timedelta):
-        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
+        raise TypeError(
+            f"Expected timeout argument to be of type datetime.timedelta, got {timeout}"
+        )
     MPI = _mpi.MPI()
     world = MPI.COMM_WORLD
     size, me = world.Get_size(), world.Get_rank()
@@ -214,7 +219,9 @@ def new_group(
     return pg
 
 
-def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None, group_desc=None):
+def new_subgroups_by_enumeration(
+    ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None, group_desc=None
+):
     """One group per list of ranks; returns (the group holding this rank, all groups)."""
     me = get_rank()
     cur, groups = None, []
@@ -226,7 +233,9 @@ def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=
     return cur, groups
 
 
-def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None):
+def new_subgroups(
+    group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None
+):
     """Consecutive groups of ``group_size`` ranks."""
     size = get_world_size()
     if group_size is None:

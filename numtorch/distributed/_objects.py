@@ -100,7 +100,9 @@ def scatter_object_list(
     scatter_object_output_list, scatter_object_input_list=None, src=None, group=None, group_src=None
 ) -> None:
     if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
-        raise ValueError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+        raise ValueError(
+            "Expected argument scatter_object_output_list to be a list of size at least 1."
+        )
     pg = resolve(group)
     if pg is None:
         return warn_not_member("scatter_object_list")
@@ -119,7 +121,9 @@ def scatter_object_list(
     return None
 
 
-def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None, use_batch=False):
+def send_object_list(
+    object_list, dst=None, group=None, device=None, group_dst=None, use_batch=False
+):
     pg = resolve(group)
     if pg is None:
         return warn_not_member("send_object_list")
@@ -131,7 +135,9 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     return None
 
 
-def recv_object_list(object_list, src=None, group=None, device=None, group_src=None, use_batch=False):
+def recv_object_list(
+    object_list, src=None, group=None, device=None, group_src=None, use_batch=False
+):
     """Receive the list ``send_object_list`` sent into ``object_list``; returns the sender's
     rank."""
     MPI = _mpi.MPI()

@@ -147,4 +147,3 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) ->
         raise DistBackendError(f"Rank {missing[0]} failed to pass monitoredBarrier in {ms} ms")
     poll([ctl.Isend(b"\x00", r, tag) for r in range(1, pg.size())], seconds, "monitored_barrier")
     return None
-

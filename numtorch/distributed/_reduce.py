@@ -68,5 +68,7 @@ def plan(dtype: np.dtype, op, what: str = "all_reduce") -> Plan:
     MPI = _mpi.MPI()
     if kind == "b":
         return Plan(dtype, getattr(MPI, _BOOL_OPS[op]), False)
-    work = dtype if dtype.char in _MPI_NATIVE else np.dtype("complex64" if kind == "c" else "float32")
+    work = (
+        dtype if dtype.char in _MPI_NATIVE else np.dtype("complex64" if kind == "c" else "float32")
+    )
     return Plan(work, getattr(MPI, _OPS[op]), op == ReduceOp.AVG)
