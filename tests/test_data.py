@@ -610,3 +610,151 @@ def test_persistent_workers_and_abandoned_iterators():
     next(it)
     del it  # an abandoned iterator stops its workers
     assert _settled_workers() == 0
+
+
+# ------------------------------------------------------------------ DistributedSampler
+# (dataset length, replicas): even and uneven splits, padding longer than the dataset, one
+# replica, an empty dataset
+SPLITS = [(n, r) for n in (0, 1, 2, 5, 7, 10, 12, 23) for r in (1, 2, 3, 4, 5, 8)]
+
+
+def _all_ranks(lib, n, replicas, **kw):
+    d = lib.utils.data.distributed
+    samplers = [d.DistributedSampler(range(n), replicas, r, **kw) for r in range(replicas)]
+    return [(list(s), len(s), s.num_samples, s.total_size) for s in samplers]
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_in_order_matches_torch(drop_last):
+    def prog(lib):
+        return [_all_ranks(lib, n, r, shuffle=False, drop_last=drop_last) for n, r in SPLITS]
+
+    assert_same(prog)
+
+
+def test_distributed_sampler_is_exported_where_torch_exports_it():
+    import torch
+
+    assert nt.utils.data.DistributedSampler is nt.utils.data.distributed.DistributedSampler
+    assert torch.utils.data.DistributedSampler is torch.utils.data.distributed.DistributedSampler
+    attrs = ["dataset", "num_replicas", "rank", "epoch", "drop_last", "num_samples"]
+    attrs += ["total_size", "shuffle", "seed"]
+
+    def prog(lib):
+        s = lib.utils.data.DistributedSampler(range(10), 3, 1, seed=4, drop_last=True)
+        return sorted(vars(s)), [getattr(s, a) for a in attrs]
+
+    assert_same(prog)
+
+
+def test_numtorch_randperm_does_not_reproduce_torchs_sequence():
+    """Why the shuffled split is tested by its properties: numtorch's Generator draws from
+    NumPy's stream, not PyTorch's Mersenne Twister, so the same seed gives another order."""
+    import torch
+
+    g, tg = nt.Generator(), torch.Generator()
+    g.manual_seed(0)
+    tg.manual_seed(0)
+    assert nt.randperm(10, generator=g).tolist() != torch.randperm(10, generator=tg).tolist()
+
+
+def _reassemble(ranks: list) -> list:
+    """The padded index list every replica strides through, rebuilt from their shares."""
+    replicas = len(ranks)
+    out = [None] * (len(ranks[0]) * replicas)
+    for r, share in enumerate(ranks):
+        out[r::replicas] = share
+    return out
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_shuffle_is_a_disjoint_padded_cover(drop_last):
+    for n, replicas in SPLITS:
+        ours = _all_ranks(nt, n, replicas, seed=3, drop_last=drop_last)
+        theirs = run_both(lambda lib: _all_ranks(lib, n, replicas, drop_last=drop_last))[1]
+        # the same share sizes as PyTorch's
+        assert [o[1:] for o in ours] == [t[1:] for t in theirs]
+        assert all(len(o[0]) == o[1] for o in ours)
+        full = _reassemble([o[0] for o in ours])
+        g = nt.Generator()
+        g.manual_seed(3)
+        perm = nt.randperm(n, generator=g).tolist()  # PyTorch's: randperm seeded seed + epoch
+        if drop_last:  # disjoint: the permutation's first total_size indices
+            assert full == perm[: len(full)]
+            assert len(set(full)) == len(full)
+        else:  # every index once, then the permutation's first ones again as padding
+            assert full[:n] == perm
+            assert sorted(full[:n]) == list(range(n))
+            pad = len(full) - n
+            assert full[n:] == (perm * (pad // max(n, 1) + 1))[:pad]
+
+
+def test_distributed_sampler_set_epoch_reshuffles_reproducibly():
+    import torch
+
+    s = nt.utils.data.DistributedSampler(range(40), num_replicas=2, rank=1, seed=5)
+    first = list(s)
+    assert list(s) == first  # same epoch, same order
+    s.set_epoch(1)
+    second = list(s)
+    assert second != first and s.epoch == 1
+    s.set_epoch(0)
+    assert list(s) == first
+    # the generator is seeded with seed + epoch, in both libraries
+    for lib in (nt, torch):
+        a = lib.utils.data.DistributedSampler(range(40), 2, 0, seed=2)
+        a.set_epoch(3)
+        b = lib.utils.data.DistributedSampler(range(40), 2, 0, seed=5)
+        assert list(a) == list(b)
+        c = lib.utils.data.DistributedSampler(range(40), 2, 0, seed=6)
+        assert list(c) != list(b)
+
+
+@pytest.mark.parametrize(
+    "replicas, rank",
+    [(2, 2), (2, -1), (0, 0), (3, 7)],
+)
+def test_distributed_sampler_rank_errors_match_torch(replicas, rank):
+    assert_same_error(lambda lib: lib.utils.data.DistributedSampler(range(5), replicas, rank))
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"num_replicas": 2}, {"rank": 0}], ids=["neither", "no_rank", "no_replicas"]
+)
+def test_distributed_sampler_asks_the_default_process_group(kwargs):
+    import importlib.util
+
+    def prog(lib):
+        return lib.utils.data.DistributedSampler(range(5), **kwargs)
+
+    available = importlib.util.find_spec("numtorch.distributed") is not None
+    if available:
+        import numtorch.distributed
+
+        available = numtorch.distributed.is_available()
+    if available:  # as PyTorch here: no process group initialized
+        assert_same_error(prog)
+    else:
+        with pytest.raises(RuntimeError) as info:
+            prog(nt)
+        assert str(info.value) == "Requires distributed package to be available"
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_distributed_sampler_drives_a_data_loader(shuffle):
+    def batches(lib, rank):
+        data = _data(lib)
+        sampler = lib.utils.data.DistributedSampler(data, 2, rank, shuffle=shuffle)
+        loader = lib.utils.data.DataLoader(data, batch_size=2, sampler=sampler)
+        return [(x.tolist(), y.tolist()) for x, y in loader]
+
+    def prog(lib):
+        return [batches(lib, r) for r in range(2)]
+
+    if not shuffle:
+        assert_same(prog)
+        return
+    ours = prog(nt)
+    rows = [row for rank in ours for x, _ in rank for row in x]
+    assert len(rows) == 8  # 7 samples padded to 8
+    assert sorted({tuple(r) for r in rows}) == [(2.0 * i, 2.0 * i + 1) for i in range(7)]
