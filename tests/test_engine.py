@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -602,3 +603,251 @@ def test_not_implemented_derivatives_still_require_grad():
     for f in (hist, hist_dd):
         assert_same(lambda L, x, b: flags(f(L, x, b)), x, bins)
         assert_same_error(lambda L, x, b: f(L, x, b).hist.sum().backward(), x, bins)
+
+
+# ------------------------------------------------------------------ end-of-backward callbacks
+def _engine(L):
+    return L.autograd.Variable._execution_engine
+
+
+class _Log(list):
+    """What the hooks and callbacks saw, with graph task ids numbered from 0 in order of
+    appearance (the two libraries count tasks from different starts)."""
+
+    def __init__(self, L):
+        super().__init__()
+        self.L, self.ids = L, {}
+
+    def task(self):
+        return self.ids.setdefault(self.L._C._current_graph_task_id(), len(self.ids))
+
+    def callback(self, name, *tensors):
+        L = self.L
+
+        def run():
+            grads = [None if t.grad is None else t.grad.tolist() for t in tensors]
+            node = L._C._current_autograd_node()
+            self.append((name, self.task(), L.is_grad_enabled(), node is None, grads))
+
+        return run
+
+
+def _ddp_like(L, passes, **backward_kw):
+    """DDP's pattern: post-accumulate-grad hooks queue one callback per pass; a callback
+    queues another; they run after every gradient is in .grad."""
+    log = _Log(L)
+    w = L.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)
+    b = L.tensor([0.5, -0.5], requires_grad=True)
+    queued = []
+
+    def finish():
+        log.callback("finish", w, b)()
+        _engine(L).queue_callback(log.callback("after finish", w, b))
+
+    def post(t):
+        log.append(("post", t.shape[0] if t.dim() == 1 else "w", log.task()))
+        if not queued:
+            queued.append(True)
+            _engine(L).queue_callback(finish)
+
+    for p in (w, b):
+        p.register_post_accumulate_grad_hook(post)
+    x = L.tensor([[1.0, -1.0], [2.0, 0.5]])
+    y = L.tanh(x @ w + b).pow(2).sum()
+    y.register_hook(lambda g: log.append(("y hook", log.task())))
+    for _ in range(passes):
+        queued.clear()
+        y.backward(**backward_kw)
+    return list(log), w.grad, b.grad
+
+
+def test_callbacks_run_after_every_hook_in_order():
+    assert_same(lambda L: _ddp_like(L, 1), **F32)
+
+
+def test_callbacks_run_once_per_pass_with_retain_graph():
+    assert_same(lambda L: _ddp_like(L, 3, retain_graph=True), **F32)
+
+
+def test_callbacks_run_under_the_pass_grad_mode():
+    with warnings.catch_warnings():  # (create_graph=True with backward(): a cycle warning)
+        warnings.simplefilter("ignore")
+        torch_result = _ddp_like(torch, 1, create_graph=True)
+        ours = _ddp_like(nt, 1, create_graph=True)
+    assert [e[:4] for e in ours[0]] == [e[:4] for e in torch_result[0]]
+    assert ours[0][-1][2] is True  # grad mode on in the callbacks
+
+
+def test_callbacks_run_for_autograd_grad_too():
+    def prog(L):
+        log = _Log(L)
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        y.register_hook(lambda g: _engine(L).queue_callback(log.callback("cb", x)))
+        (g,) = L.autograd.grad(y, x)
+        return list(log), g
+
+    assert_same(prog)
+
+
+def test_queue_callback_outside_a_backward_pass_raises():
+    assert_same_error(lambda L: _engine(L).queue_callback(lambda: None))
+
+
+@pytest.mark.parametrize("args", [(), (1, 2)], ids=["none", "two"])
+def test_queue_callback_takes_one_argument(args):
+    assert_same_error(lambda L: _engine(L).queue_callback(*args))
+
+
+def _hook_then_callbacks(L, what):
+    log = _Log(L)
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+
+    def fail():
+        raise ValueError("callback failed")
+
+    def hook(g):
+        E = _engine(L)
+        E.queue_callback(log.callback("first", x))
+        if what == "callback":
+            E.queue_callback(fail)
+        E.queue_callback(log.callback("never" if what != "none" else "last", x))
+        if what == "hook":
+            raise KeyError("hook failed")
+        if what == "not callable":
+            E.queue_callback(3)  # accepted; calling it fails
+
+    y = (x * 3).sum()
+    y.register_hook(hook)
+    try:
+        y.backward()
+    except Exception as e:
+        log.append((type(e).__name__, str(e)))
+    (x * 2).sum().backward()  # a failed pass leaves nothing queued for the next one
+    return list(log), x.grad
+
+
+@pytest.mark.parametrize("what", ["none", "callback", "hook", "not callable"])
+def test_a_failure_ends_the_callbacks(what):
+    assert_same(lambda L: _hook_then_callbacks(L, what))
+
+
+def test_callbacks_belong_to_the_innermost_pass():
+    def prog(L):
+        log = _Log(L)
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        z = L.tensor([3.0], requires_grad=True)
+
+        def outer_hook(g):
+            _engine(L).queue_callback(log.callback("outer", x, z))
+            with L.enable_grad():
+                w = (z * z).sum()
+            w.register_hook(lambda g: _engine(L).queue_callback(log.callback("inner", x, z)))
+            w.backward()
+            log.append(("inner pass returned", log.task()))
+
+        y = (x * 2).sum()
+        y.register_hook(outer_hook)
+        y.backward()
+        return list(log)  # (the inner callbacks see the outer pass's node as current)
+
+    assert_same(prog)
+
+
+def test_a_callback_may_run_another_backward_pass():
+    def prog(L):
+        log = _Log(L)
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        z = L.tensor([3.0], requires_grad=True)
+
+        def again():
+            with L.enable_grad():
+                w = (z * z).sum()
+            w.register_hook(lambda g: _engine(L).queue_callback(log.callback("nested", z)))
+            w.backward()
+            log.callback("again done", x, z)()
+
+        y = (x * 2).sum()
+        y.register_hook(lambda g: _engine(L).queue_callback(again))
+        y.backward()
+        return list(log)
+
+    assert_same(prog)
+
+
+def test_callbacks_run_in_the_thread_that_ran_the_pass():
+    def prog(L):
+        log = []
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+
+        def elsewhere():  # another thread is not inside the pass
+            try:
+                _engine(L).queue_callback(lambda: None)
+            except RuntimeError as e:
+                log.append(str(e))
+
+        def hook(g):
+            _engine(L).queue_callback(lambda: log.append(threading.current_thread().name))
+            t = threading.Thread(target=elsewhere)
+            t.start()
+            t.join()
+
+        y = (x * 2).sum()
+        y.register_hook(hook)
+        runner = threading.Thread(target=y.backward, name="runner")
+        runner.start()
+        runner.join()
+        return log
+
+    assert_same(prog)
+
+
+def test_callbacks_run_under_compiled_autograd():
+    from numtorch._dynamo import compiled_autograd as ca
+    from numtorch._dynamo.utils import counters
+
+    def prog(L, compiled):
+        log = _Log(L)
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        x.register_post_accumulate_grad_hook(
+            lambda t: _engine(L).queue_callback(log.callback("cb", t))
+        )
+        y = (x * x).sum()
+        if compiled:
+            ca.reset()  # (a fresh cache: this pass is captured)
+            before = counters["compiled_autograd"]["captures"]
+            with ca._enable(lambda graph: graph):
+                y.backward()
+            assert counters["compiled_autograd"]["captures"] == before + 1
+            ca.reset()
+        else:
+            y.backward()
+        return list(log), x.grad
+
+    assert_close(prog(nt, True), prog(nt, False))
+    assert_close(prog(nt, True), prog(torch, False))
+
+
+def test_variable_is_every_tensor():
+    def prog(L):
+        V = L.autograd.Variable
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        h = a * 2
+        v = V(h)
+        w = V(h, requires_grad=True)
+        v.add_(1)  # shares h's data
+        return (
+            isinstance(a, V),
+            isinstance(3, V),
+            issubclass(L.Tensor, V),
+            v.requires_grad,
+            v.grad_fn is None,
+            w.requires_grad and w.is_leaf,
+            h.tolist(),
+            V().tolist(),
+            _engine(L).is_checkpoint_valid(),
+        )
+
+    assert_same(prog)
+    assert_same_error(lambda L: L.autograd.Variable(3))
+    assert_same_error(lambda L: L.autograd.Variable([1.0]))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -48,6 +49,36 @@ class GraphTask:
         self.exec_info: set | None = None
         self.captures: dict = {}
         self.targets: set = set()
+
+
+class _FinalCallbacks(threading.local):
+    """Per thread: the callbacks queued for each backward pass now running, innermost last."""
+
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_final = _FinalCallbacks()
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the innermost backward pass running on this thread has
+    finished (``Variable._execution_engine.queue_callback``)."""
+    if not _final.stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _final.stack[-1].append(callback)
+
+
+def _run_final_callbacks(callbacks: list, task: GraphTask) -> None:
+    """A graph task's last step, with the task still current: its queued callbacks, in
+    order, those they queue included; under the task's grad mode. The node PyTorch reports
+    as current is the one the enclosing pass was running (None at the top)."""
+    task.current = _running[-2][0].current if len(_running) > 1 else None
+    with set_grad_enabled(task.create_graph):
+        i = 0
+        while i < len(callbacks):  # (a callback may queue more)
+            callbacks[i]()
+            i += 1
 
 
 def _compute_dependencies(task: GraphTask, roots) -> None:
@@ -346,7 +377,7 @@ def _one_step(node) -> bool:
     return True
 
 
-def _run_one_step(root, grad, keep_graph: bool, create_graph: bool) -> None:
+def _run_one_step(root, grad, keep_graph: bool, create_graph: bool, callbacks: list) -> None:
     """execute for a graph that ``_one_step`` accepts: the node's step, then its leaves'
     accumulation, without the task's buffers and queue."""
     node, nr = root
@@ -361,6 +392,8 @@ def _run_one_step(root, grad, keep_graph: bool, create_graph: bool) -> None:
         for (nxt, _), g in zip(node.next_functions, outs):
             if nxt is not None and g is not None:
                 accumulate_grad(nxt.variable, g, create_graph)
+        if callbacks:
+            _run_final_callbacks(callbacks, task)
     finally:
         state.grad_enabled = enabled
         _running.pop()
@@ -537,15 +570,32 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
     roots = _roots(outputs)
     if inputs is not None:
         _check_inputs(inputs, accumulate)
+    callbacks: list = []  # queue_callback's, for this pass
+    _final.stack.append(callbacks)
+    try:
+        return _run_task(roots, grads, inputs, keep_graph, create_graph, accumulate, callbacks)
+    finally:
+        _final.stack.pop()
+
+
+def _run_task(roots, grads, inputs, keep_graph, create_graph, accumulate, callbacks: list):
+    """The pass itself: compiled, one step, or the engine's queue; then its callbacks."""
     compiler = state.compiler
     if compiler is None and compiled_nodes:  # the graph may hold numtorch.compile's outputs
         compiler = compiled_nodes
     if compiler is not None and not create_graph:
         slots = upcalls.compiled_backward(compiler, roots, grads, inputs, keep_graph, accumulate)
         if slots is not NotImplemented:
+            if callbacks:  # (the compiled pass's own task has ended: one for the callbacks)
+                task = GraphTask(keep_graph, False, accumulate)
+                _running.append((task, roots, next(_task_ids)))
+                try:
+                    _run_final_callbacks(callbacks, task)
+                finally:
+                    _running.pop()
             return slots
     elif inputs is None and accumulate and len(roots) == 1 and _one_step(roots[0][0]):
-        _run_one_step(roots[0], grads[0], keep_graph, create_graph)
+        _run_one_step(roots[0], grads[0], keep_graph, create_graph, callbacks)
         return None
     task, slots = plan_task(roots, inputs, keep_graph, create_graph, accumulate)
     _running.append((task, roots, next(_task_ids)))
@@ -554,6 +604,8 @@ def run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs=None, a
             anomaly_mode.run(execute, task, roots, grads)
         else:
             execute(task, roots, grads)
+        if callbacks:
+            _run_final_callbacks(callbacks, task)
     finally:
         _running.pop()
     return slots

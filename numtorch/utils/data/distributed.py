@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Iterator
 
@@ -15,8 +16,8 @@ __all__ = ["DistributedSampler"]
 
 def _default_group(what: str) -> int:
     """The default process group's world size or rank, as PyTorch asks torch.distributed."""
-    try:
-        from ... import distributed as dist  # (built on MPI: may be missing)
+    try:  # (by name: the package is built on MPI and may be missing from an install)
+        dist = importlib.import_module("numtorch.distributed")
     except ImportError:
         dist = None
     if dist is None or not dist.is_available():
