@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -319,4 +320,15 @@ def numpy_keywords_in(namespace: dict, owner: str) -> None:
     face's ``torch``, ``linalg``, ``special`` and ``nn.functional``)."""
     for name, fn in list(namespace.items()):
         if not name.startswith("_") and inspect.isfunction(fn):
-            namespace[name] = numpy_keywords(fn, name, owner)
+            fn = namespace[name] = numpy_keywords(fn, name, owner)
+            if not _found_by_name(fn):  # (generated, or a wrapper): pickled as this name
+                fn.__module__, fn.__qualname__ = namespace["__name__"], name
+
+
+def _found_by_name(fn) -> bool:
+    """Whether ``fn.__module__`` and ``fn.__qualname__`` lead back to ``fn`` (how pickle
+    finds a function)."""
+    obj = sys.modules.get(fn.__module__ or "")
+    for part in fn.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    return obj is fn
