@@ -9,6 +9,7 @@ process group is killed afterwards, so no worker outlives the test."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import pickle
 import signal
@@ -125,6 +126,33 @@ def main(out_path: str) -> None:
         results = run_jobs(on_cluster)
     with open(out_path, "wb") as f:
         pickle.dump({"results": results, "worker_pids": pids, "pid": os.getpid()}, f)
+
+
+@pytest.mark.parametrize(
+    "namespace", [nt, nt.linalg, nt.special, nt.fft, nn.functional], ids=lambda m: m.__name__
+)
+def test_public_functions_pickle_by_reference(namespace):
+    """A job may name any public function (``client.map(numtorch.linalg.det, ...)``): each
+    pickles as a reference to itself."""
+    names = [
+        n
+        for n in dir(namespace)
+        if not n.startswith("_") and inspect.isfunction(getattr(namespace, n))
+    ]
+    assert len(names) > 10
+    for n in names:
+        fn = getattr(namespace, n)
+        assert pickle.loads(pickle.dumps(fn)) is fn, n
+        assert len(pickle.dumps(fn)) < 100, n  # by reference, not by value
+
+
+def test_transforms_of_module_level_functions_pickle():
+    cloudpickle = pytest.importorskip("cloudpickle")  # (what Dask serializes functions with)
+    p = points()[0]
+    for transform in (func.grad, func.jacrev, func.jacfwd, func.hessian, func.vmap):
+        fn = pickle.loads(cloudpickle.dumps(transform(energy)))
+        arg = nt.stack([p, p]) if transform is func.vmap else p
+        assert nt.equal(fn(arg), transform(energy)(arg))
 
 
 def _alive(pid: int) -> bool:
