@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from ..ops.random_counts import binomial
 from . import constraints
-from ._api import EMPTY, Size, arange, log1p, no_grad
-from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._api import EMPTY, arange, log1p, no_grad
+from ._probs_logits import BinaryProbsLogits, GivenParam, store_probs_or_logits
+from .distribution import Distribution, _expand_params
 
 __all__ = ["Binomial"]
-
-_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
 
 def _softplus(x):
@@ -28,7 +26,7 @@ def _homogeneous_count(d, method):
     return count
 
 
-class Binomial(Distribution):
+class Binomial(GivenParam, BinaryProbsLogits, Distribution):
     """``total_count`` broadcasts with ``probs``/``logits`` and takes their dtype; the
     support ``0 .. total_count`` depends on it."""
 
@@ -40,31 +38,13 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_ONE_OF)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self._param = self.logits
-        self.total_count = self.total_count.type_as(self._param)
+        (total_count,) = store_probs_or_logits(self, probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(batch_shape))
-                new._param = getattr(new, name)
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        names = ("total_count", "probs", "logits", "_param")
+        return _expand_params(self, Binomial, batch_shape, _instance, *names)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -81,18 +61,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=EMPTY):
         shape = self._extended_shape(sample_shape)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from . import constraints
 from ._api import EMPTY, Size, arange, broadcast_tensors, finfo, full, int64, multinomial
-from .distribution import Distribution
+from ._probs_logits import GivenParam, one_of
+from .distribution import Distribution, _expand_params
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
-_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
-
-class Categorical(Distribution):
+class Categorical(GivenParam, Distribution):
     """``probs`` are normalised along the last dim, ``logits`` shifted to log
     probabilities; the batch shape is the parameter's shape without its last dim."""
 
@@ -21,37 +20,22 @@ class Categorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_ONE_OF)
+        name, value = one_of(probs, logits)
+        if value.dim() < 1:
+            raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
         if probs is not None:
-            if probs.dim() < 1:
-                raise ValueError("`probs` parameter must be at least one-dimensional.")
-            self.probs = probs / probs.sum(-1, keepdim=True)
-            self._param = self.probs
+            self.probs = self._param = probs / probs.sum(-1, keepdim=True)
         else:
-            if logits.dim() < 1:
-                raise ValueError("`logits` parameter must be at least one-dimensional.")
-            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-            self._param = self.logits
+            self.logits = self._param = logits - logits.logsumexp(dim=-1, keepdim=True)
         self._num_events = self._param.size()[-1]
         batch_shape = self._param.size()[:-1] if self._param.ndimension() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = Size(batch_shape)
-        param_shape = batch_shape + Size((self._num_events,))
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(param_shape))
-                new._param = getattr(new, name)
-        new._num_events = self._num_events
-        super(Categorical, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        names = ("probs", "logits", "_param")
+        return _expand_params(
+            self, Categorical, batch_shape, _instance, *names, shared=("_num_events",)
+        )
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -64,10 +48,6 @@ class Categorical(Distribution):
     @lazy_property
     def probs(self):
         return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def _nan_of_batch_shape(self):
         return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)

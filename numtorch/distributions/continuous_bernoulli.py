@@ -12,64 +12,44 @@ import math
 
 from ..nn import functional as F
 from . import constraints
-from ._api import EMPTY, Size, full_like, no_grad, rand, where
+from ._api import EMPTY, full_like, no_grad, rand, where
+from ._probs_logits import BinaryProbsLogits, GivenParam, store_probs_or_logits
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
 from .utils import (
-    _is_number,
     broadcast_all,
     clamp_probs,
     lazy_property,
     logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["ContinuousBernoulli"]
 
-_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
-
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(GivenParam, BinaryProbsLogits, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     _mean_carrier_measure = 0
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_ONE_OF)
+        store_probs_or_logits(self, probs, logits)
         if probs is not None:
-            scalar = _is_number(probs)
-            (self.probs,) = broadcast_all(probs)
             # PyTorch checks probs whenever validate_args is given, True or False
             if (
                 validate_args is not None
                 and not self.arg_constraints["probs"].check(self.probs).all()
             ):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-            self._param = self.probs
-        else:
-            scalar = _is_number(logits)
-            (self.logits,) = broadcast_all(logits)
-            self._param = self.logits
-        batch_shape = Size() if scalar else self._param.size()
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        new._lims = self._lims
-        batch_shape = Size(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(batch_shape))
-                new._param = getattr(new, name)
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        names = ("probs", "logits", "_param")
+        return _expand_params(
+            self, ContinuousBernoulli, batch_shape, _instance, *names, shared=("_lims",)
+        )
 
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
@@ -115,16 +95,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return where(self._outside_unstable_region(), closed, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=EMPTY):
         shape = self._extended_shape(sample_shape)

@@ -222,5 +222,32 @@ class Distribution:
         return f"{type(self).__name__}({args})"
 
 
+def _expand_params(dist, cls, batch_shape, _instance, *names, shared=()):
+    """PyTorch's ``expand`` of a ``cls`` whose constructor only stores parameters: a bare
+    instance (``_get_checked_instance``) holding each named attribute ``dist`` has,
+    expanded to ``batch_shape`` followed by its own non-batch dims (a distribution
+    attribute by its own ``expand``), the ``shared`` attributes as they are, and
+    ``dist``'s validation setting. Attributes that are one tensor stay one tensor."""
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    batch_dims = len(dist._batch_shape)
+    expanded = {}
+    for name in names:
+        if name not in dist.__dict__:
+            continue  # the other parametrisation, derived lazily
+        value = dist.__dict__[name]
+        if id(value) not in expanded:
+            if isinstance(value, Distribution):
+                expanded[id(value)] = value.expand(batch_shape)
+            else:
+                expanded[id(value)] = value.expand(batch_shape + value.shape[batch_dims:])
+        setattr(new, name, expanded[id(value)])
+    for name in shared:
+        setattr(new, name, getattr(dist, name))
+    super(cls, new).__init__(batch_shape, dist._event_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
 def _short(value):
     return _text(value) if value.numel() == 1 else value.size()

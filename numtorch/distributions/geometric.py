@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from ..nn import functional as F
 from . import constraints
-from ._api import EMPTY, Size, empty, finfo, no_grad, where, zeros_like
-from .distribution import Distribution, _kind
-from .utils import _is_number, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._api import EMPTY, empty, finfo, no_grad, where, zeros_like
+from ._probs_logits import BinaryProbsLogits, one_of
+from .distribution import Distribution, _expand_params, _kind
+from .utils import broadcast_all
 
 __all__ = ["Geometric"]
 
-_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
-
-class Geometric(Distribution):
+class Geometric(BinaryProbsLogits, Distribution):
     """``P(k) = (1 - p)**k p``. ``probs`` must lie in (0, 1]: validation refuses 0 with
     its own message after the generic constraint check."""
 
@@ -22,15 +21,10 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_ONE_OF)
-        given = probs if probs is not None else logits
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        batch_shape = Size() if _is_number(given) else given.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        name, value = one_of(probs, logits)
+        (value,) = broadcast_all(value)
+        setattr(self, name, value)
+        super().__init__(value.size(), validate_args=validate_args)
         if self._validate_args and probs is not None:
             self._check_positive_probs()
 
@@ -46,14 +40,7 @@ class Geometric(Distribution):
             )
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = Size(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(batch_shape))
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Geometric, batch_shape, _instance, "probs", "logits")
 
     @property
     def mean(self):
@@ -66,14 +53,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=EMPTY):
         """By inversion: ``floor(log u / log(1 - p))`` for ``u`` uniform on (tiny, 1)."""

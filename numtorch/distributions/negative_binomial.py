@@ -7,16 +7,14 @@ from ..nn import functional as F
 from ..ops.random_counts import poisson
 from ..ops.random_gamma import _standard_gamma
 from . import constraints
-from ._api import EMPTY, Size, finfo, no_grad, sigmoid, where
-from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._api import EMPTY, finfo, no_grad, sigmoid, where
+from ._probs_logits import BinaryProbsLogits, GivenParam, store_probs_or_logits
+from .distribution import Distribution, _expand_params
 
 __all__ = ["NegativeBinomial"]
 
-_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
-
-class NegativeBinomial(Distribution):
+class NegativeBinomial(GivenParam, BinaryProbsLogits, Distribution):
     """``total_count`` may be any nonnegative real. Draws are a Gamma-Poisson mixture:
     a Poisson whose rate is Gamma(total_count, rate=exp(-logits))."""
 
@@ -28,31 +26,13 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_ONE_OF)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self._param = self.logits
-        self.total_count = self.total_count.type_as(self._param)
+        (total_count,) = store_probs_or_logits(self, probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(batch_shape))
-                new._param = getattr(new, name)
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        names = ("total_count", "probs", "logits", "_param")
+        return _expand_params(self, NegativeBinomial, batch_shape, _instance, *names)
 
     @property
     def mean(self):
@@ -65,18 +45,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def _gamma_rates(self, sample_shape):
         """Gamma(total_count, rate=exp(-logits)) draws: standard gammas times

@@ -5,29 +5,24 @@ variable itself on (0, 1) (the sigmoid of the former)."""
 from __future__ import annotations
 
 from . import constraints
-from ._api import EMPTY, Size, log1p, rand
-from .distribution import Distribution
+from ._api import EMPTY, log1p, rand
+from ._probs_logits import BinaryProbsLogits, GivenParam, store_probs_or_logits
+from .distribution import Distribution, _expand_params
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
-    _is_number,
     broadcast_all,
     clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
-
-_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
 
 def _logit(p):
     return p.log() - log1p(-p)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(GivenParam, BinaryProbsLogits, Distribution):
     """Draws ``(logit(u) + logit(p)) / temperature`` for ``u`` uniform: the logistic
     noise relaxation of a Bernoulli. ``temperature`` is kept as given (not broadcast,
     not validated)."""
@@ -37,45 +32,14 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError(_ONE_OF)
-        if probs is not None:
-            scalar = _is_number(probs)
-            (self.probs,) = broadcast_all(probs)
-            self._param = self.probs
-        else:
-            scalar = _is_number(logits)
-            (self.logits,) = broadcast_all(logits)
-            self._param = self.logits
-        batch_shape = Size() if scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        store_probs_or_logits(self, probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = Size(batch_shape)
-        new.temperature = self.temperature
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(batch_shape))
-                new._param = getattr(new, name)
-        super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        names = ("probs", "logits", "_param")
+        return _expand_params(
+            self, LogitRelaxedBernoulli, batch_shape, _instance, *names, shared=("temperature",)
+        )
 
     def rsample(self, sample_shape=EMPTY):
         shape = self._extended_shape(sample_shape)
