@@ -4,8 +4,9 @@ coordinate of a two-dimensional Dirichlet (whose sampler and gradients it uses).
 from __future__ import annotations
 
 from . import constraints
-from ._api import EMPTY, Size, lgamma, stack, tensor
+from ._api import EMPTY, lgamma, stack, tensor
 from .dirichlet import Dirichlet
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
 from .utils import _is_number, broadcast_all
 
@@ -33,12 +34,7 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = Size(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        super(Beta, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Beta, batch_shape, _instance, "_dirichlet")
 
     @property
     def mean(self):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 from . import constraints
-from ._api import EMPTY, Size, empty, full
-from .distribution import Distribution
-from .utils import _is_number, broadcast_all
+from ._api import EMPTY, empty, full
+from .distribution import Distribution, _expand_params
+from .utils import broadcast_all
 
 __all__ = ["Cauchy"]
 
@@ -22,18 +22,10 @@ class Cauchy(Distribution):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = _is_number(loc) and _is_number(scale)
-        batch_shape = Size() if scalar else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Cauchy, batch_shape, _instance, "loc", "scale")
 
     def _filled(self, value):
         return full(self._extended_shape(), value, dtype=self.loc.dtype, device=self.loc.device)

@@ -13,7 +13,6 @@ from . import constraints
 from ._api import (
     EMPTY,
     Function,
-    Size,
     _dirichlet_grad,
     _sample_dirichlet,
     digamma,
@@ -22,6 +21,7 @@ from ._api import (
     where,
     xlogy,
 )
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
@@ -64,12 +64,7 @@ class Dirichlet(ExponentialFamily):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Dirichlet, batch_shape, _instance, "concentration")
 
     def rsample(self, sample_shape=EMPTY):
         shape = self._extended_shape(sample_shape)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from . import constraints
-from ._api import EMPTY, Size, empty, exp, log, log1p, zeros_like
+from ._api import EMPTY, empty, exp, log, log1p, zeros_like
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
-from .utils import _is_number, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -20,16 +21,10 @@ class Exponential(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if _is_number(rate) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.rate.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Exponential, batch_shape, _instance, "rate")
 
     @property
     def mean(self):

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 
 from . import constraints
-from ._api import EMPTY, Size, finfo, log, log1p, where
-from .distribution import Distribution
+from ._api import EMPTY, finfo, log, log1p, where
+from .distribution import Distribution, _expand_params
 from .gamma import Gamma
-from .utils import _is_number, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["FisherSnedecor"]
 
@@ -28,20 +28,12 @@ class FisherSnedecor(Distribution):
         self.df1, self.df2 = broadcast_all(df1, df2)
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-        scalar = _is_number(df1) and _is_number(df2)
-        batch_shape = Size() if scalar else self.df1.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.df1.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(FisherSnedecor, _instance)
-        batch_shape = Size(batch_shape)
-        new.df1 = self.df1.expand(batch_shape)
-        new.df2 = self.df2.expand(batch_shape)
-        new._gamma1 = self._gamma1.expand(batch_shape)
-        new._gamma2 = self._gamma2.expand(batch_shape)
-        super(FisherSnedecor, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(
+            self, FisherSnedecor, batch_shape, _instance, "df1", "df2", "_gamma1", "_gamma2"
+        )
 
     @property
     def mean(self):

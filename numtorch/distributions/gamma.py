@@ -10,7 +10,6 @@ from __future__ import annotations
 from . import constraints
 from ._api import (
     EMPTY,
-    Size,
     _standard_gamma,
     as_tensor,
     digamma,
@@ -20,8 +19,9 @@ from ._api import (
     log,
     xlogy,
 )
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
-from .utils import _is_number, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Gamma"]
 
@@ -46,18 +46,10 @@ class Gamma(ExponentialFamily):
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
-        scalar = _is_number(concentration) and _is_number(rate)
-        batch_shape = Size() if scalar else self.concentration.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.concentration.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Gamma, batch_shape, _instance, "concentration", "rate")
 
     @property
     def mean(self):

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 
 from . import constraints
-from ._api import EMPTY, Size, full_like, rand, tensor, where, zeros_like
-from .distribution import Distribution
-from .utils import _is_number, broadcast_all
+from ._api import EMPTY, full_like, rand, tensor, where, zeros_like
+from .distribution import Distribution, _expand_params
+from .utils import broadcast_all
 
 __all__ = ["GeneralizedPareto"]
 
@@ -35,19 +35,12 @@ class GeneralizedPareto(Distribution):
 
     def __init__(self, loc, scale, concentration, validate_args=None):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        scalar = _is_number(loc) and _is_number(scale) and _is_number(concentration)
-        batch_shape = Size() if scalar else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(GeneralizedPareto, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(
+            self, GeneralizedPareto, batch_shape, _instance, "loc", "scale", "concentration"
+        )
 
     def rsample(self, sample_shape=EMPTY):
         shape = self._extended_shape(sample_shape)

@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..ops.random_gamma import _dirichlet_grad, _sample_dirichlet
 from . import constraints
 from ._api import EMPTY, Size, arange, cat, finfo, no_grad, stack, where
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["LKJCholesky"]
@@ -95,15 +95,15 @@ class LKJCholesky(Distribution):
         _check_dirichlet_concentration(stack([conc1, conc0], -1))
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LKJCholesky, _instance)
-        batch_shape = Size(batch_shape)
-        new.dim = self.dim
-        new.concentration = self.concentration.expand(batch_shape)
-        new._beta_conc1 = self._beta_conc1
-        new._beta_conc0 = self._beta_conc0.expand(batch_shape + (self.dim,))
-        super(LKJCholesky, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(
+            self,
+            LKJCholesky,
+            batch_shape,
+            _instance,
+            "concentration",
+            "_beta_conc0",
+            shared=("dim", "_beta_conc1"),
+        )
 
     def sample(self, sample_shape=EMPTY):
         with no_grad():

@@ -13,8 +13,8 @@ import math
 
 from .. import linalg
 from . import constraints
-from ._api import EMPTY, Size, broadcast_tensors, eye
-from .distribution import Distribution
+from ._api import EMPTY, broadcast_tensors, eye
+from .distribution import Distribution, _expand_params
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import _standard_normal, lazy_property
 
@@ -87,20 +87,16 @@ class LowRankMultivariateNormal(Distribution):
         super().__init__(self.loc.shape[:-1], event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new.cov_diag = self.cov_diag.expand(loc_shape)
-        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(
-            batch_shape, self.event_shape, validate_args=False
+        return _expand_params(
+            self,
+            LowRankMultivariateNormal,
+            batch_shape,
+            _instance,
+            "loc",
+            "cov_diag",
+            "cov_factor",
+            shared=("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance_tril"),
         )
-        new._validate_args = self._validate_args
-        return new
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape

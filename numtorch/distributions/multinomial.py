@@ -9,7 +9,7 @@ from . import constraints
 from ._api import EMPTY, Size, tensor, where
 from .binomial import Binomial
 from .categorical import Categorical
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
@@ -33,13 +33,9 @@ class Multinomial(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(
+            self, Multinomial, batch_shape, _instance, "_categorical", shared=("total_count",)
+        )
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)

@@ -15,7 +15,7 @@ import math
 from .. import linalg
 from . import constraints
 from ._api import EMPTY, Size, broadcast_shapes, eye
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
@@ -118,17 +118,17 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = Size(batch_shape)
-        matrix_shape = batch_shape + self.event_shape + self.event_shape
-        new.loc = self.loc.expand(batch_shape + self.event_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(matrix_shape))
-        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(
+            self,
+            MultivariateNormal,
+            batch_shape,
+            _instance,
+            "loc",
+            "covariance_matrix",
+            "scale_tril",
+            "precision_matrix",
+            shared=("_unbroadcasted_scale_tril",),
+        )
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape

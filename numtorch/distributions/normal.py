@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 
 from . import constraints
-from ._api import EMPTY, Size, erf, erfinv, log, no_grad, normal
+from ._api import EMPTY, erf, erfinv, log, no_grad, normal
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
-from .utils import _is_number, _standard_normal, broadcast_all
+from .utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
@@ -27,18 +28,10 @@ class Normal(ExponentialFamily):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = _is_number(loc) and _is_number(scale)
-        batch_shape = Size() if scalar else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Normal, batch_shape, _instance, "loc", "scale")
 
     @property
     def mean(self):
@@ -70,8 +63,11 @@ class Normal(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         var = self.scale**2
-        log_scale = math.log(self.scale) if _is_number(self.scale) else self.scale.log()
-        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+        return (
+            -((value - self.loc) ** 2) / (2 * var)
+            - self.scale.log()
+            - math.log(math.sqrt(2 * math.pi))
+        )
 
     def cdf(self, value):
         if self._validate_args:

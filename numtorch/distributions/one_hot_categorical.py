@@ -8,7 +8,7 @@ from ..nn import functional as F
 from . import constraints
 from ._api import EMPTY, Size, eye
 from .categorical import Categorical
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
@@ -28,12 +28,7 @@ class OneHotCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, OneHotCategorical, batch_shape, _instance, "_categorical")
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)

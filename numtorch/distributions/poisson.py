@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ..ops.random_counts import poisson
 from . import constraints
-from ._api import EMPTY, Size, no_grad
+from ._api import EMPTY, no_grad
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
-from .utils import _is_number, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
@@ -20,16 +21,10 @@ class Poisson(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if _is_number(rate) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.rate.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Poisson, batch_shape, _instance, "rate")
 
     @property
     def mean(self):

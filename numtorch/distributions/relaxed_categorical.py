@@ -5,9 +5,9 @@ and ``RelaxedOneHotCategorical``, the point itself (the exp of the former)."""
 from __future__ import annotations
 
 from . import constraints
-from ._api import EMPTY, Size, full_like, rand
+from ._api import EMPTY, full_like, rand
 from .categorical import Categorical
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
@@ -35,15 +35,14 @@ class ExpRelaxedCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = Size(batch_shape)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(
-            batch_shape, self.event_shape, validate_args=False
+        return _expand_params(
+            self,
+            ExpRelaxedCategorical,
+            batch_shape,
+            _instance,
+            "_categorical",
+            shared=("temperature",),
         )
-        new._validate_args = self._validate_args
-        return new
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 from . import constraints
-from ._api import EMPTY, Size, digamma, lgamma, log1p, rsqrt, where
+from ._api import EMPTY, digamma, lgamma, log1p, rsqrt, where
 from .chi2 import Chi2
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["StudentT"]
@@ -35,15 +35,7 @@ class StudentT(Distribution):
         super().__init__(self.df.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = Size(batch_shape)
-        new.df = self.df.expand(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new._chi2 = self._chi2.expand(batch_shape)
-        super(StudentT, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, StudentT, batch_shape, _instance, "df", "loc", "scale", "_chi2")
 
     @property
     def mean(self):

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import operator
 
 from .. import linalg
 from ..nn import functional as F
 from . import constraints
-from ._api import Size, Tensor, atanh, broadcast_shapes, cat, eye, finfo, full_like, stack
+from ._api import Size, atanh, broadcast_shapes, cat, eye, finfo, full_like, stack
 from .utils import (
+    _is_number,
     _sum_rightmost,
     broadcast_all,
     lazy_property,
@@ -49,10 +49,6 @@ __all__ = [
     "Transform",
     "identity_transform",
 ]
-
-
-def _is_number(value):
-    return isinstance(value, numbers.Number) and not isinstance(value, Tensor)
 
 
 class Transform:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from . import constraints
-from ._api import EMPTY, Size, log, rand
-from .distribution import Distribution
-from .utils import _is_number, broadcast_all
+from ._api import EMPTY, log, rand
+from .distribution import Distribution, _expand_params
+from .utils import broadcast_all
 
 __all__ = ["Uniform"]
 
@@ -25,18 +25,10 @@ class Uniform(Distribution):
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
-        scalar = _is_number(low) and _is_number(high)
-        batch_shape = Size() if scalar else self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.low.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Uniform, batch_shape, _instance, "low", "high")
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
