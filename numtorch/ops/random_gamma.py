@@ -348,46 +348,55 @@ def _dirichlet_grad_samples(make):
     yield S((make((0,), 0.1, 0.9), make((0,), 1.0, 2.0), make((0,), 3.0, 4.0)), name="empty")
 
 
+def _approximated_grad_op(name, kernel, vjps, jvp, arg_names, node_name, samples):
+    """A reparameterisation gradient: a float-only elementwise function (no method, no
+    ``out=``) whose values PyTorch only approximates and whose backward and forward mode
+    PyTorch refuses, so tests/test_random.py checks it against scipy instead of torch."""
+    cpu_kernel = f"{name}_cpu"
+    return elementwise_op(
+        name,
+        kernel,
+        vjps,
+        jvp,
+        prepare=_checks(name, cpu_kernel, arg_names),
+        dtypes=FLOATS,
+        complex=False,
+        methods=False,
+        out=False,
+        node_name=node_name,
+        no_bfloat16=cpu_kernel,
+        samples=samples,
+        error_samples=_dtype_errors(name, cpu_kernel, len(arg_names)),
+        test={"no_oracle": True, "no_grad_test": True},
+    )
+
+
 # ------------------------------------------------------------------ the ops
-_standard_gamma_grad_p = elementwise_op(
+# PyTorch's values are a rough approximation (errors up to 2% for alpha near 1e-3):
+# tests/test_random.py compares them with finite differences of scipy's gammainc, and
+# loosely with PyTorch's
+_standard_gamma_grad_p = _approximated_grad_op(
     "_standard_gamma_grad",
     _gamma_grad_kernel,
     (_standard_gamma_grad_vjp, None),
     _standard_gamma_grad_jvp,
-    prepare=_checks("_standard_gamma_grad", "_standard_gamma_grad_cpu", ("input", "output")),
-    dtypes=FLOATS,
-    complex=False,
-    methods=False,
-    out=False,
+    ("input", "output"),
     node_name="StandardGammaGradBackward0",
-    no_bfloat16="_standard_gamma_grad_cpu",
     samples=_grad_samples,
-    error_samples=_dtype_errors("_standard_gamma_grad", "_standard_gamma_grad_cpu", 2),
-    # PyTorch's values are a rough approximation (errors up to 2% for alpha near 1e-3), and
-    # its backward and forward mode raise: tests/test_random.py compares the values with
-    # finite differences of scipy's gammainc, loosely with PyTorch's, and the errors
-    test={"no_oracle": True, "no_grad_test": True},
 )
 _standard_gamma_grad = _standard_gamma_grad_p.fn
 
-_dirichlet_grad_p = elementwise_op(
+# PyTorch's values are an approximation (off by up to 1e-3 relative near the mean):
+# tests/test_random.py compares them with finite differences of scipy's betainc, and with
+# PyTorch's to 1e-3
+_dirichlet_grad_p = _approximated_grad_op(
     "_dirichlet_grad",
     _dirichlet_grad_kernel,
     (_no_backward("_dirichlet_grad"),) * 3,
     _dirichlet_grad_jvp,
-    prepare=_checks("_dirichlet_grad", "_dirichlet_grad_cpu", ("x", "alpha", "total")),
-    dtypes=FLOATS,
-    complex=False,
-    methods=False,
-    out=False,
+    ("x", "alpha", "total"),
     node_name="NotImplemented",
-    no_bfloat16="_dirichlet_grad_cpu",
     samples=_dirichlet_grad_samples,
-    error_samples=_dtype_errors("_dirichlet_grad", "_dirichlet_grad_cpu", 3),
-    # PyTorch's values are an approximation (off by up to 1e-3 relative near the mean), and
-    # its backward and forward mode raise: tests/test_random.py compares the values with
-    # finite differences of scipy's betainc, and with PyTorch's to 1e-3
-    test={"no_oracle": True, "no_grad_test": True},
 )
 _dirichlet_grad = _dirichlet_grad_p.fn
 
