@@ -3,9 +3,8 @@ the number of successes in ``total_count`` Bernoulli trials."""
 
 from __future__ import annotations
 
-from ..ops.random_counts import binomial
 from . import constraints
-from ._api import EMPTY, arange, log1p, no_grad
+from ._api import EMPTY, arange, binomial, log1p, no_grad
 from ._probs_logits import BinaryProbsLogits, GivenParam, store_probs_or_logits
 from .distribution import Distribution, _expand_params
 

@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
-from ..ops.random_gamma import _dirichlet_grad, _sample_dirichlet
 from . import constraints
-from ._api import EMPTY, Size, arange, cat, finfo, no_grad, stack, where
+from ._api import (
+    EMPTY,
+    Function,
+    Size,
+    _dirichlet_grad,
+    _sample_dirichlet,
+    arange,
+    cat,
+    finfo,
+    no_grad,
+    stack,
+    where,
+)
 from .distribution import Distribution, _expand_params
 from .utils import _standard_normal, broadcast_all
 

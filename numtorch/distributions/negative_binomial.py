@@ -4,10 +4,8 @@ logits=None)``, the number of successes before ``total_count`` failures."""
 from __future__ import annotations
 
 from ..nn import functional as F
-from ..ops.random_counts import poisson
-from ..ops.random_gamma import _standard_gamma
 from . import constraints
-from ._api import EMPTY, finfo, no_grad, sigmoid, where
+from ._api import EMPTY, _standard_gamma, finfo, no_grad, poisson, sigmoid, where
 from ._probs_logits import BinaryProbsLogits, GivenParam, store_probs_or_logits
 from .distribution import Distribution, _expand_params
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..ops.random_counts import poisson
 from . import constraints
-from ._api import EMPTY, no_grad
+from ._api import EMPTY, no_grad, poisson
 from .distribution import _expand_params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all

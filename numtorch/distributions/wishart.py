@@ -16,9 +16,19 @@ import numbers
 import warnings
 
 from .. import linalg
-from ..ops.random_gamma import _standard_gamma
 from . import constraints
-from ._api import EMPTY, Size, Tensor, arange, broadcast_shapes, eye, finfo, tensor, where
+from ._api import (
+    EMPTY,
+    Size,
+    Tensor,
+    _standard_gamma,
+    arange,
+    broadcast_shapes,
+    eye,
+    finfo,
+    tensor,
+    where,
+)
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import _standard_normal, lazy_property
