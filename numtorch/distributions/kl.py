@@ -16,19 +16,50 @@ import functools
 import math
 import warnings
 
+from .. import linalg
 from ..nn import functional as F
-from ._api import erf, exp, full_like, grad, log, where
+from ._api import (
+    Size,
+    broadcast_shapes,
+    digamma,
+    erf,
+    exp,
+    full_like,
+    grad,
+    lgamma,
+    log,
+    where,
+    xlogy,
+)
 from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
+from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -245,37 +276,8 @@ def _kl_uniform_normal(p, q):
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
 
 
-# Pairs where q's support misses part of p's: KL is infinite. The parameter named is
-# the one whose shape the result takes.
-_INFINITE = {
-    (Exponential, Uniform): "rate",
-    (Laplace, Exponential): "loc",
-    (Laplace, Uniform): "loc",
-    (Normal, Exponential): "loc",
-    (Normal, Uniform): "loc",
-}
-
-
-def _register_infinite(type_p, type_q, param):
-    def _kl_infinity(p, q):
-        return _infinite_like(getattr(p, param))
-
-    _kl_infinity.__name__ = f"_kl_{type_p.__name__.lower()}_infinity"
-    register_kl(type_p, type_q)(_kl_infinity)
-
-
-for (_p, _q), _param in _INFINITE.items():
-    _register_infinite(_p, _q, _param)
-
-
-# ------------------------------------------------------------------ the gamma family
-# Gamma (and Chi2, a Gamma), Beta and Dirichlet. InverseGamma pairs dispatch through
+# The gamma family: Gamma (and Chi2, a Gamma), Beta and Dirichlet. InverseGamma pairs dispatch through
 # (TransformedDistribution, TransformedDistribution) to the Gamma pair.
-from ._api import digamma, lgamma, xlogy  # noqa: E402
-from .beta import Beta  # noqa: E402
-from .dirichlet import Dirichlet  # noqa: E402
-from .gamma import Gamma  # noqa: E402
-from .utils import euler_constant  # noqa: E402
 
 
 def _x_log_x(x):
@@ -411,26 +413,7 @@ def _kl_uniform_gamma(p, q):
     return _inf_where(p.low < q.support.lower_bound, result)
 
 
-_GAMMA_FAMILY_INFINITE = {
-    (Exponential, Beta): "rate",
-    (Gamma, Beta): "concentration",
-    (Gamma, Uniform): "concentration",
-    (Laplace, Beta): "loc",
-    (Laplace, Gamma): "loc",
-    (Normal, Beta): "loc",
-    (Normal, Gamma): "loc",
-}
-for (_p, _q), _param in _GAMMA_FAMILY_INFINITE.items():
-    _register_infinite(_p, _q, _param)
-
-
-# ------------------------------------------------------------------ issue 31: Cauchy,
-# ContinuousBernoulli, Gumbel, HalfNormal and Pareto (their own block, for easy merges)
-from .cauchy import Cauchy  # noqa: E402
-from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
-from .gumbel import Gumbel  # noqa: E402
-from .half_normal import HalfNormal  # noqa: E402
-from .pareto import Pareto  # noqa: E402
+# Cauchy, ContinuousBernoulli, Gumbel, HalfNormal and Pareto
 
 
 @register_kl(Cauchy, Cauchy)
@@ -559,31 +542,7 @@ def _kl_uniform_pareto(p, q):
     return _inf_where(p.low < q.support.lower_bound, t2 * (q.alpha + 1) - t1)
 
 
-_INFINITE_31 = {
-    (ContinuousBernoulli, Pareto): "probs",
-    (Exponential, ContinuousBernoulli): "rate",
-    (Exponential, Pareto): "rate",
-    (Gumbel, ContinuousBernoulli): "loc",
-    (Gumbel, Exponential): "loc",
-    (Gumbel, Pareto): "loc",
-    (Gumbel, Uniform): "loc",
-    (Laplace, ContinuousBernoulli): "loc",
-    (Laplace, Pareto): "loc",
-    (Normal, ContinuousBernoulli): "loc",
-    (Normal, Pareto): "loc",
-    (Pareto, ContinuousBernoulli): "scale",
-    (Pareto, Uniform): "scale",
-}
-for (_p, _q), _param in _INFINITE_31.items():
-    _register_infinite(_p, _q, _param)
-
-
-# Counts, one-hot and relaxed distributions (binomial.py, geometric.py, poisson.py,
-# one_hot_categorical.py)
-from .binomial import Binomial  # noqa: E402
-from .geometric import Geometric  # noqa: E402
-from .one_hot_categorical import OneHotCategorical  # noqa: E402
-from .poisson import Poisson  # noqa: E402
+# Counts and one-hot categoricals
 
 
 @register_kl(Binomial, Binomial)
@@ -617,19 +576,7 @@ def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
-for _p, _q in ((Poisson, Bernoulli), (Poisson, Binomial)):
-    _register_infinite(_p, _q, "rate")
-
-
 # Multivariate normals (full and low-rank covariance)
-from .. import linalg  # noqa: E402
-from ._api import Size, broadcast_shapes  # noqa: E402
-from .lowrank_multivariate_normal import (  # noqa: E402
-    LowRankMultivariateNormal,
-    _batch_lowrank_logdet,
-    _batch_lowrank_mahalanobis,
-)
-from .multivariate_normal import MultivariateNormal, _batch_mahalanobis  # noqa: E402
 
 
 def _batch_trace_XXT(bmat):
@@ -762,13 +709,52 @@ def _kl_pareto_gamma(p, q):
     return _inf_where(p.alpha <= 1, t1 + t2 + t3 + t4 - 1)
 
 
-_GAMMA_FAMILY_INFINITE_31 = {
+# Pairs where q's support misses part of p's: KL is infinite. The parameter named is
+# the one whose shape the result takes.
+_INFINITE = {
     (Beta, Pareto): "concentration1",
+    (ContinuousBernoulli, Pareto): "probs",
+    (Exponential, Beta): "rate",
+    (Exponential, ContinuousBernoulli): "rate",
+    (Exponential, Pareto): "rate",
+    (Exponential, Uniform): "rate",
+    (Gamma, Beta): "concentration",
     (Gamma, ContinuousBernoulli): "concentration",
     (Gamma, Pareto): "concentration",
+    (Gamma, Uniform): "concentration",
     (Gumbel, Beta): "loc",
+    (Gumbel, ContinuousBernoulli): "loc",
+    (Gumbel, Exponential): "loc",
     (Gumbel, Gamma): "loc",
+    (Gumbel, Pareto): "loc",
+    (Gumbel, Uniform): "loc",
+    (Laplace, Beta): "loc",
+    (Laplace, ContinuousBernoulli): "loc",
+    (Laplace, Exponential): "loc",
+    (Laplace, Gamma): "loc",
+    (Laplace, Pareto): "loc",
+    (Laplace, Uniform): "loc",
+    (Normal, Beta): "loc",
+    (Normal, ContinuousBernoulli): "loc",
+    (Normal, Exponential): "loc",
+    (Normal, Gamma): "loc",
+    (Normal, Pareto): "loc",
+    (Normal, Uniform): "loc",
     (Pareto, Beta): "scale",
+    (Pareto, ContinuousBernoulli): "scale",
+    (Pareto, Uniform): "scale",
+    (Poisson, Bernoulli): "rate",
+    (Poisson, Binomial): "rate",
 }
-for (_p, _q), _param in _GAMMA_FAMILY_INFINITE_31.items():
+
+
+def _register_infinite(type_p, type_q, param):
+    def _kl_infinity(p, q):
+        return _infinite_like(getattr(p, param))
+
+    _kl_infinity.__name__ = f"_kl_{type_p.__name__.lower()}_infinity"
+    register_kl(type_p, type_q)(_kl_infinity)
+
+
+for (_p, _q), _param in _INFINITE.items():
     _register_infinite(_p, _q, _param)
