@@ -7,19 +7,12 @@ from __future__ import annotations
 import math
 
 from . import constraints
-from ._api import Tensor, full, tensor, where, zeros_like
+from ._api import as_tensor, full, where, zeros_like
 from .cauchy import Cauchy
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
 __all__ = ["HalfCauchy"]
-
-
-def _as_tensor_like(value, like):
-    """``value`` as a tensor of ``like``'s dtype and device (as ``torch.as_tensor``)."""
-    if isinstance(value, Tensor):
-        return value.to(dtype=like.dtype, device=like.device)
-    return tensor(value, dtype=like.dtype, device=like.device)
 
 
 class HalfCauchy(TransformedDistribution):
@@ -55,7 +48,8 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = _as_tensor_like(value, self.base_dist.scale)
+        scale = self.base_dist.scale
+        value = as_tensor(value, dtype=scale.dtype, device=scale.device)
         folded = self.base_dist.log_prob(value) + math.log(2)
         return where(value >= 0, folded, -math.inf)
 

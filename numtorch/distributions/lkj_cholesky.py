@@ -15,10 +15,7 @@ import math
 from . import constraints
 from ._api import (
     EMPTY,
-    Function,
     Size,
-    _dirichlet_grad,
-    _sample_dirichlet,
     arange,
     cat,
     finfo,
@@ -26,29 +23,11 @@ from ._api import (
     stack,
     where,
 )
+from .dirichlet import _Dirichlet
 from .distribution import Distribution, _expand_params
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["LKJCholesky"]
-
-
-class _DirichletDraw(Function):
-    """A Dirichlet draw with its implicit reparameterization gradient, as PyTorch's Beta
-    draws it: an autograd Function without ``setup_context``, so that functorch
-    transforms refuse it with PyTorch's error."""
-
-    @staticmethod
-    def forward(ctx, concentration):
-        x = _sample_dirichlet(concentration)
-        ctx.save_for_backward(x, concentration)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, concentration = ctx.saved_tensors
-        total = concentration.sum(-1, True).expand_as(concentration)
-        slope = _dirichlet_grad(x, concentration, total)
-        return slope * (grad_output - (x * grad_output).sum(-1, True))
 
 
 def _known_true(flag):
@@ -74,7 +53,7 @@ def _check_dirichlet_concentration(alpha):
 def _beta_sample(conc1, conc0, shape):
     """Beta(conc1, conc0) draws: the first coordinate of a Dirichlet draw."""
     alpha = stack([conc1.expand(shape), conc0.expand(shape)], -1)
-    return _DirichletDraw.apply(alpha)[..., 0]
+    return _Dirichlet.apply(alpha)[..., 0]
 
 
 class LKJCholesky(Distribution):
