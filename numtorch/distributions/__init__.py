@@ -3,9 +3,10 @@ constrained spaces, constraints and KL divergences.
 
 Layout (PyTorch's module names): ``distribution.py`` (the base class), ``exp_family.py``,
 ``constraints.py``, ``transforms.py``, ``constraint_registry.py`` (``biject_to``,
-``transform_to``), ``kl.py``, ``utils.py``, and one module per distribution. A
-distribution is a composition of numtorch ops, so it differentiates, vmaps and compiles
-as they do. ``docs/architecture.md`` ("How to add a distribution") has the recipe.
+``transform_to``), ``kl.py``, ``utils.py``, ``_probs_logits.py`` (the probs/logits
+parametrisation), ``_api.py`` (the numtorch functions used), and one module per
+distribution. A distribution is a composition of numtorch ops, so it differentiates,
+vmaps and compiles as they do. ``docs/architecture.md`` ("How to add a distribution") has the recipe.
 """
 
 # ruff: noqa: F401

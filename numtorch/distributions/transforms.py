@@ -106,21 +106,17 @@ class Transform:
         if self._cache_size == 0:
             return self._call(x)
         x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = (x, y)
-        return y
+        if x is not x_old:
+            self._cached_x_y = (x, self._call(x))
+        return self._cached_x_y[1]
 
     def _inv_call(self, y):
         if self._cache_size == 0:
             return self._inverse(y)
         x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = (x, y)
-        return x
+        if y is not y_old:
+            self._cached_x_y = (self._inverse(y), y)
+        return self._cached_x_y[0]
 
     def _call(self, x):
         raise NotImplementedError
