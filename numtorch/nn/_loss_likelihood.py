@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import follow_inputs
+from .._core.no_kernel import CLAMP_COMPLEX
 from .._core.op import ELEMENTWISE, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import elementwise
@@ -337,11 +338,20 @@ clamp_passthrough_p = defop(
 clamp_passthrough = clamp_passthrough_p.fn
 
 
+def _gauss_complex32(inputs, args):
+    """gaussian_nll_loss's refusal of complex32: a tensor var's sign check (``var < 0``), else
+    the clamp's complex refusal."""
+    if isinstance(args["var"], float):
+        raise NotImplementedError(CLAMP_COMPLEX[1])
+    return "lt_cpu"
+
+
 @composite(
     samples=_gauss_samples,
     error_samples=_gauss_errors,
     api="nn.functional.gaussian_nll_loss",
     grad_args=(0, 1, 2),
+    complex32=_gauss_complex32,
 )
 def gaussian_nll_loss(
     input: Tensor,

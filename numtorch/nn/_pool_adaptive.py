@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._core import dtype as dt
 from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import batch_first
@@ -205,12 +206,29 @@ def _window_mean(x: Tensor, axis: int, i: int, o: int) -> Tensor:
     return where(mask, g, 0.0).sum(axis) / count
 
 
+def _refuse_complex32_avg(x, nd: int, out: tuple) -> None:
+    """PyTorch's kernel that refuses a complex32 adaptive average pool: a pool to one element
+    is a mean (``sum_cpu``; an empty one divides, ``div_cpu``); the 1-d and 2-d kernels
+    run on an empty batch, the 3-d one refuses it."""
+    if all(o == 1 for o in out):
+        raise dt.not_implemented("div_cpu" if 0 in x.shape else "sum_cpu", x)
+    if nd == 3:
+        raise dt.not_implemented("adaptive_avg_pool3d_cpu", x)
+    if 0 not in x.shape:
+        raise dt.not_implemented("adaptive_avg_pool2d", x)
+
+
 def _adaptive_avg_fn(nd: int) -> Callable:
     name = f"adaptive_avg_pool{nd}d"
 
     def fn(input: Tensor, output_size) -> Tensor:
         out = _adaptive_size(input, nd, output_size, name, "avg")
-        _check_dtype(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d")
+        if input.dtype is dt.complex32:
+            _refuse_complex32_avg(input, nd, out)
+            if 0 in input.shape:  # (runs on no element: no division by a count)
+                return input.new_zeros((*input.shape[:-nd], *out))
+        else:
+            _check_dtype(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d")
         size = tuple(input.shape[-nd:])
         x = input
         # Averaging is separable: the windows of one pooled dim at a time.

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._core.dispatch import dispatch
-from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
+from .._core.no_kernel import CLAMP_COMPLEX, NoKernel, raises
 from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
 from ..func import jvp as _func_jvp
@@ -396,6 +396,35 @@ def _scan_samples(name: str, n_state: int, n_in: int, backward: bool = False) ->
     return samples
 
 
+# The kernel of PyTorch's first activation in a step, which refuses complex32 (reached where
+# the input projection ran: on an empty batch).
+_ACTIVATION_KERNEL = {
+    "rnn_tanh": "tanh_vml_cpu",
+    "rnn_relu": raises(*CLAMP_COMPLEX),  # (relu's clamp: its complex refusal)
+    "lstm": "sigmoid_cpu",
+    "lstm_proj": "sigmoid_cpu",
+    "gru": "sigmoid_cpu",
+}
+
+
+def _layers_complex32(cell: str) -> Callable:
+    """A stacked RNN's ``complex32`` fact: the input projection is PyTorch's ``linear``,
+    an ``addmm`` where the (time, batch) dims fold into one (a contiguous input), else a
+    ``bmm`` (a batch_first input of several steps and sequences); on an empty batch it runs
+    and the activation's kernel refuses."""
+
+    def fact(inputs, args):
+        x = inputs[0]
+        if 0 in x.shape:
+            act = _ACTIVATION_KERNEL[cell]
+            return act(inputs, args) if callable(act) else act
+        if args["batch_first"] and x.dim() == 3 and x.shape[0] > 1 and x.shape[1] > 1:
+            return "bmm"
+        return "addmm_impl_cpu_"
+
+    return fact
+
+
 def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in: int) -> _Scan:
     """The forward and backward scan primitives of one cell type.
 
@@ -467,6 +496,7 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         test={"no_oracle": True},
         # relu's clamp has no complex kernel (after the input projection's dtype checks)
         no_kernel=NoKernel("c", error=CLAMP_COMPLEX) if name == "rnn_relu" else (),
+        complex32=_ACTIVATION_KERNEL[name],
     )
 
     # The scan's gradient as a function of ``ins`` and ``gouts`` alone: ``outs`` are the
@@ -977,6 +1007,7 @@ def _layers(cell: str, gates: int, doc: str) -> Callable:
         error_samples=_layer_errors(cell, gates),
         nout=nout,
         test=_dtypes(cell),
+        complex32=_layers_complex32(cell),
     )
 
 

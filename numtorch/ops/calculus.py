@@ -244,7 +244,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     pairs = _pairs(y, d)
     if x is not None:
         return (pairs * _spacing(name, y, x, d)).cumsum(d) / 2
-    return (pairs * (1 if dx is None else dx) / 2).cumsum(d)
+    return (pairs * ((1 if dx is None else dx) / 2)).cumsum(d)  # (PyTorch's dx / 2 first)
 
 
 # ------------------------------------------------------------------ gradient
