@@ -68,6 +68,11 @@ def _nll_pick_samples(make):
     yield S((make((2, 3, 4)), make.index((2, 4), 3)), {"ignore_index": 1})
 
 
+def _nll_kernel(inputs, attrs) -> str:
+    """PyTorch's nll_loss kernel: an input of 3 or more dims is reshaped for the 2-d one."""
+    return "nll_loss2d_forward_out_frame" if len(inputs[0].shape) >= 3 else "nll_loss_out_frame"
+
+
 nll_pick_p = defop(
     "_nll_pick",
     _nll_pick,
@@ -79,6 +84,7 @@ nll_pick_p = defop(
     api="nn._loss_classification.nll_pick",
     # An internal piece of nll_loss (whose reduced form is checked against torch).
     test={"no_oracle": True},
+    complex32=_nll_kernel,  # (reached by cross_entropy on an empty batch)
 )
 nll_pick = nll_pick_p.fn
 
@@ -213,7 +219,7 @@ def _nll_errors(make, fn="nll_loss"):
     error_samples=_nll_errors,
     api="nn.functional.nll_loss",
     grad_args=(0,),  # PyTorch's nll_loss is not differentiable in its weight
-    no_kernel=NoKernel("bic", "nll_loss_out_frame", inputs=(0,)),
+    no_kernel=NoKernel("bic", _nll_kernel, inputs=(0,)),
 )
 def nll_loss(
     input: Tensor,

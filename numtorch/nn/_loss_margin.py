@@ -11,7 +11,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.inplace import cast_error
-from .._core.no_kernel import nonempty
+from .._core.no_kernel import empty_complex_runs, nonempty
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
 from ..ops._families import COMPLEX_TOO
@@ -420,6 +420,7 @@ def _mm_errors(make):
     test={"no_gradgrad": True},
     no_kernel=NoKernel("bic", "multi_margin_loss_cpu_kernel", inputs=(0,), when=nonempty),
 )
+@empty_complex_runs
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -512,6 +513,7 @@ def _mlm_errors(make):
         "bic", "multilabel_margin_loss_forward_out_frame", inputs=(0,), when=nonempty
     ),
 )
+@empty_complex_runs
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,

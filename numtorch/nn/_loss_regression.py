@@ -89,12 +89,27 @@ def _regression_errors(weighted: bool = False, **kw):
     return errors
 
 
+def _unweighted(inputs, args) -> bool:
+    """A ``NoKernel.when``: PyTorch's loss kernel runs only without a weight (a weighted
+    loss is computed with public ops, which take complex)."""
+    return args.get("weight") is None
+
+
+def _mse_complex32(inputs, args) -> str:
+    """mse_loss's kernel refusing complex32: a weighted loss squares with ``pow``."""
+    return "mse_cpu" if _unweighted(inputs, args) else "pow"
+
+
 @composite(
     samples=_regression_samples(weighted=True),
     error_samples=_regression_errors(True),
     api="nn.functional.mse_loss",
     grad_args=(0, 1),
-    no_kernel=NoKernel("bic", "mse_cpu", inputs=(0, 1)),
+    no_kernel=(
+        NoKernel("bi", "mse_cpu", inputs=(0, 1)),
+        NoKernel("c", "mse_cpu", inputs=(0, 1), when=_unweighted),
+    ),
+    complex32=_mse_complex32,
 )
 def mse_loss(
     input: Tensor,

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import contiguous
-from .._core.no_kernel import unless_empty
+from .._core.no_kernel import empty_complex_runs, unless_empty
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from ..ops._batching import along_dims, front, lshape, materialize
@@ -782,6 +782,7 @@ def _grid_errors(make):
         when=lambda ins, attrs: ins[0].dim() != 4 or ins[0].numel(),  # (an empty 2-d: none)
     ),
 )
+@empty_complex_runs
 def grid_sample(
     input: Tensor,
     grid: Tensor,
