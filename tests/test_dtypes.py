@@ -1278,3 +1278,88 @@ def test_complex32_sweep_matches_torch(op):
                 np.testing.assert_allclose(
                     _c32_values(g), _c32_values(r), rtol=2e-3, atol=2e-3, err_msg=str(s)
                 )
+
+
+_C32_CALLS = {
+    "arange": lambda L: L.arange(3, dtype=L.chalf),
+    "arange_empty": lambda L: L.arange(0, dtype=L.chalf),
+    "range": lambda L: L.range(0, 2, dtype=L.chalf),
+    "linspace": lambda L: L.linspace(0, 1, 3, dtype=L.chalf),
+    "linspace_one": lambda L: L.linspace(0, 1, 1, dtype=L.chalf),
+    "logspace": lambda L: L.logspace(0, 1, 3, dtype=L.chalf),
+    "logspace_empty": lambda L: L.logspace(0, 1, 0, dtype=L.chalf),
+    "eye": lambda L: L.eye(2, dtype=L.chalf),
+    "eye_empty": lambda L: L.eye(0, dtype=L.chalf),
+    "complex_half": lambda L: L.complex(L.ones(2).half(), L.full((2,), -0.5).half()),
+    "polar_half": lambda L: L.polar(L.ones(2).half(), L.ones(2).half()),
+    "polar_half_empty": lambda L: L.polar(L.ones(0).half(), L.ones(0).half()),
+    "add_alpha": lambda L: L.add(L.ones(2, dtype=L.chalf), L.ones(2, dtype=L.chalf), alpha=1e6),
+    "add_alpha_max": lambda L: L.add(
+        L.ones(2, dtype=L.chalf), L.ones(2, dtype=L.chalf), alpha=65504
+    ),
+    "sub_alpha": lambda L: L.sub(L.ones(2, dtype=L.chalf), L.ones(2, dtype=L.chalf), alpha=7e4),
+    "where": lambda L: L.where(L.ones(2).bool(), L.ones(2, dtype=L.chalf), 1e6),
+    "where_imag": lambda L: L.where(L.ones(2).bool(), 1e6j, L.ones(2, dtype=L.chalf)),
+    "where_inf": lambda L: L.where(L.ones(2).bool(), L.ones(2, dtype=L.chalf), float("inf")),
+    "masked_fill": lambda L: L.ones(2, dtype=L.chalf).masked_fill(L.ones(2).bool(), 1e6),
+    "masked_fill_int": lambda L: L.ones(2, dtype=L.chalf).masked_fill(L.ones(2).bool(), 70000),
+    "index_fill": lambda L: L.ones(2, dtype=L.chalf).index_fill(0, L.tensor([0]), 65520.0),
+    "scalar_tensor": lambda L: L.scalar_tensor(1e6, dtype=L.chalf),
+    "scalar_tensor_ok": lambda L: L.scalar_tensor(65504, dtype=L.chalf),
+    "addcmul": lambda L: L.addcmul(*[L.ones(2, dtype=L.chalf)] * 3, value=1e6),
+    "full_unchecked": lambda L: L.full((2,), 1e6, dtype=L.chalf),
+    "fill_unchecked": lambda L: L.ones(2, dtype=L.chalf).fill_(1e6),
+    "add_big_number": lambda L: L.ones(2, dtype=L.chalf) + (1e6 + 1j),
+    "add_inf_tensor": lambda L: L.ones(2, dtype=L.chalf) + L.full((2,), float("inf")).chalf(),
+    "sub_inf_complex64": lambda L: L.ones(2, dtype=L.cfloat) - L.full((2,), float("inf")).cfloat(),
+    "add_inf_number_complex64": lambda L: L.ones(2, dtype=L.cfloat) + float("inf"),
+}
+
+
+@pytest.mark.parametrize("name", list(_C32_CALLS))
+def test_complex32_factories_parts_and_overflow_match_torch(name):
+    """Factories refusing ComplexHalf, complex/polar of half parts, the overflow check of the
+    numbers converted into complex32, add's complex product (inf + nanj) against torch."""
+    f = _C32_CALLS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = outcome_of(lambda: f(nt)), outcome_of(lambda: f(torch))
+        assert isinstance(ours, tuple) == isinstance(theirs, tuple), (ours, theirs)
+        if isinstance(theirs, tuple):
+            assert ours == theirs
+            return
+        got, ref = f(nt), f(torch)
+    assert str(got.dtype) == str(ref.dtype)
+    np.testing.assert_array_equal(_c32_values(got), _c32_values(ref))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda L: L.zeros(2, dtype=L.chalf),
+        lambda L: L.ones(2).to(L.chalf),
+        lambda L: L.complex(L.ones(1).half(), L.ones(1).half()),
+    ],
+)
+def test_complex32_experimental_warning_once_as_torch(make):
+    """PyTorch warns where it allocates a complex32 tensor, once per process."""
+    from numtorch._core import dtype as conversion
+
+    def caught(L):
+        with warnings.catch_warnings(record=True) as c:
+            warnings.simplefilter("always")
+            make(L)
+            make(L)
+        return [(w.category, str(w.message).split(" (Triggered")[0]) for w in c]
+
+    conversion._warned_complex32.clear()  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+    ours = caught(nt)
+    torch.set_warn_always(True)  # (torch has warned already in this process)
+    try:
+        theirs = caught(torch)
+    finally:
+        torch.set_warn_always(False)
+    assert ours == [(UserWarning, conversion._COMPLEX32_EXPERIMENTAL)]
+    assert theirs[0] == ours[0]
+    conversion._warned_complex32.clear()
+    assert caught(nt) == ours  # (warned again only after the reset)

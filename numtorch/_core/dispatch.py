@@ -266,6 +266,8 @@ def _run_reduced(op, arrays: list, attrs: dict):
         if not c32:
             arrays = [arrays[0], float(arrays[1]), *arrays[2:]]  # (PyTorch's opmath scalar)
     mixed = any(_other_float(a) for a in arrays[: op.nin]) or _two_reduced(arrays[: op.nin])
+    if c32 and op.checked_scalars and not op.complex32_unchecked:
+        scalars.checked_complex32(op, arrays, attrs)
     if not mixed:
         if c32 and op.complex32 is not True:
             _refuse_complex32(op, arrays, attrs)

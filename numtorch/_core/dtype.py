@@ -291,6 +291,20 @@ def real_for(a, npd):
     return a.real
 
 
+_COMPLEX32_EXPERIMENTAL = (
+    "ComplexHalf support is experimental and many operators don't support it yet."
+)
+_warned_complex32: list = []
+
+
+def warn_complex32() -> None:
+    """PyTorch's warning where a complex32 tensor is allocated (once per process, as its
+    TORCH_WARN_ONCE)."""
+    if not _warned_complex32:
+        _warned_complex32.append(True)
+        warnings.warn(_COMPLEX32_EXPERIMENTAL, UserWarning, stacklevel=4)
+
+
 def cast(a, npd):
     """Array ``a`` as NumPy dtype ``npd``, converted as PyTorch converts. To a reduced float
     (bfloat16, float8, complex32) PyTorch goes through float32 (complex64: so a float64 or
@@ -298,6 +312,8 @@ def cast(a, npd):
     float8_e5m2's nan is 0x7F, and float8_e8m0fnu takes the magnitude (zero is its smallest
     code). From complex32 it converts the complex64 value."""
     npd = np.dtype(npd)
+    if npd == C32:
+        warn_complex32()
     if a.dtype == npd:
         return a.astype(npd)
     if a.dtype == C32:

@@ -132,6 +132,8 @@ class Op:
     # the inputs/attributes whose Python int PyTorch converts with its overflow check
     # (fill's value, clamp's bounds, alpha); other Python int inputs wrap (_core/scalars.py)
     checked_scalars: tuple[str, ...] = ()
+    # its checked_scalars go into complex32 unchecked (fill's value: inf where beyond range)
+    complex32_unchecked: bool = False
     out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
     broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
@@ -197,6 +199,7 @@ def defop(
     overlapping_view: bool = False,
     complex_grad: bool = True,
     checked_scalars: Sequence[str] = (),
+    complex32_unchecked: bool = False,
 ) -> Op:
     """Declare an operator.
 
@@ -255,7 +258,9 @@ def defop(
     ``complex_grad=False``: a complex result may not require grad (PyTorch's error for
     ops it has no complex derivative for).
     ``checked_scalars``: the inputs and attributes whose Python int PyTorch converts into
-    the integer dtype with its overflow check (``_core/scalars.py``); others wrap.
+    the integer dtype with its overflow check (``_core/scalars.py``); others wrap. Into
+    complex32 they are checked against float16's range too, unless ``complex32_unchecked``
+    (fill's value, which becomes inf).
     """
     params = list(inspect.signature(kernel).parameters.values())[1:]
     if nin is None:
@@ -295,6 +300,7 @@ def defop(
         overlapping_view=overlapping_view,
         complex_grad=complex_grad,
         checked_scalars=tuple(checked_scalars),
+        complex32_unchecked=complex32_unchecked,
         prepare=refusing_prepare(prepare, refusals, nin) if refusals else prepare,
         no_kernel=refusals,
         layout=None if view else layout,

@@ -124,3 +124,27 @@ def tensor_data(data, npd: np.dtype):
         return checked(d, npd, npd.name) if npd.kind in "biu" else d
 
     return convert(data)
+
+
+_HALF_MAX = 65504.0  # float16's largest finite value
+
+
+def check_complex32(v, name: str = "c10::complex<c10::Half>") -> None:
+    """PyTorch's overflow check converting the number ``v`` into complex32 (``name``: the
+    C++ type its text names): a finite part beyond float16's range (inf and nan pass)."""
+    if not isinstance(v, (int, float, complex)):
+        return
+    for part in (v.real, v.imag) if isinstance(v, complex) else (v,):
+        if abs(part) > _HALF_MAX and part - part == 0:  # (finite)
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def checked_complex32(op, arrays: list, attrs: dict) -> None:
+    """The numbers an op converts with its overflow check (``Op.checked_scalars``: inputs
+    by name and attributes; ``-alpha`` is alpha's), checked against complex32's range."""
+    for name in op.checked_scalars:
+        name = name.lstrip("-")
+        if name in attrs:
+            check_complex32(attrs[name])
+        elif name in op.inputs:
+            check_complex32(arrays[op.inputs.index(name)])

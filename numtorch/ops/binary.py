@@ -65,7 +65,12 @@ def _check_int_zero(a, b) -> None:
 
 # ------------------------------------------------------------------ add, sub, mul, rsub
 def _add(xp, a, b, *, alpha=1):
-    return a + b if alpha == 1 else a + alpha * b
+    out = a + b if alpha == 1 else a + alpha * b
+    if out.dtype.kind == "c":
+        # PyTorch's kernel computes a + alpha * b, a complex product even for alpha 1: an
+        # infinite part of b gives a nan (inf * 0j)
+        return a + complex(alpha) * b
+    return out
 
 
 def _is_bool(a) -> bool:
@@ -89,7 +94,10 @@ def _prep_sub(arrays, attrs=None):
 
 
 def _sub(xp, a, b, *, alpha=1):
-    return a - b if alpha == 1 else a - alpha * b
+    out = a - b if alpha == 1 else a - alpha * b
+    if out.dtype.kind == "c":
+        return a - complex(alpha) * b  # (as add's)
+    return out
 
 
 add_p = binary(
@@ -1007,6 +1015,7 @@ addcmul_p = elementwise_op(
     dtypes=FLOATS_INT,
     no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
     complex32=True,
+    checked_scalars=("value",),
 )
 
 

@@ -147,6 +147,7 @@ where_p = elementwise_op(
     inplace=False,
     float8=True,  # (PyTorch copies float8)
     complex32=True,
+    checked_scalars=("input", "other"),
 )
 _raw_where = where_p.fn
 

@@ -148,9 +148,18 @@ def _check_parts(real, imag, floats: str) -> None:
 
 def _assemble(xp, re, im):
     re, im = xp.broadcast_arrays(re, im)
-    out = xp.empty(re.shape, dtype=np.complex64 if re.dtype == np.float32 else np.complex128)
+    half = re.dtype == np.float16  # (complex32: assembled in complex64, then exact)
+    wide = np.complex64 if half or re.dtype == np.float32 else np.complex128
+    out = xp.empty(re.shape, dtype=wide)
     out.real, out.imag = re, im
-    return out
+    return dt.cast(out, dt.C32) if half else out
+
+
+def _parts_complex32(arrays, attrs) -> bool:
+    """complex and polar take complex32 parts as they take other complex ones: refused by
+    their dtype check."""
+    _check_parts(*arrays[:2], "Half, Float or Double")
+    return True
 
 
 def _complex(xp, real, imag):
@@ -192,11 +201,14 @@ complex_p = defop(
     out=True,
     samples=_parts_samples,
     error_samples=_parts_errors,
+    complex32=_parts_complex32,
 )
 
 
 def _polar(xp, abs, angle):
     _check_parts(abs, angle, "Half, Float or Double")
+    if abs.dtype == np.float16:
+        raise dt.not_implemented("polar_cpu", dt.float16)  # (complex's kernel takes Half)
     return _assemble(xp, abs * xp.cos(angle), abs * xp.sin(angle))
 
 
@@ -218,6 +230,7 @@ polar_p = defop(
     out=True,
     samples=lambda make: _parts_samples(make, low=0.1),
     error_samples=_parts_errors,
+    complex32=_parts_complex32,
 )
 polar = polar_p.fn
 

@@ -124,6 +124,8 @@ def _xp(device):
 
 def _finish(arr, requires_grad: bool, device=None) -> Tensor:
     device = placement(device)
+    if arr.dtype == dt.C32:
+        dt.warn_complex32()  # (a factory's complex32 allocation)
     if device is not None and Device(device).type != "cpu" and type(arr) is np.ndarray:
         arr = backend(Device(device)).asarray(arr)
     t = _make(arr)
@@ -343,6 +345,7 @@ full_like_p = defop(
     test=COMPLEX_TOO,
     complex32=True,
     checked_scalars=("fill_value",),
+    complex32_unchecked=True,
 )
 
 
@@ -393,6 +396,13 @@ def full_like(
     return _like(input, fill_value, dtype, device, requires_grad)
 
 
+def _no_complex32(dtype, kernel: str, reached: bool = True) -> None:
+    """A factory's kernel that has no ComplexHalf version refuses complex32 (``reached``:
+    where PyTorch runs it; a linspace of 0 or 1 steps fills without it)."""
+    if reached and dtype is not None and dt.to_dtype(dtype) is dt.complex32:
+        raise dt.not_implemented(kernel, dt.complex32)
+
+
 @factory
 def arange(
     start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
@@ -401,6 +411,7 @@ def arange(
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
+    _no_complex32(dtype, "arange_cpu")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
@@ -432,6 +443,7 @@ def linspace(
 ) -> Tensor:
     _check_steps(steps)
     d = _dtype_or_default(dtype)
+    _no_complex32(dtype, "linspace_cpu", steps > 1)
     arr = _allocate(
         lambda: dt.cast(np.linspace(float(start), float(end), int(steps)), d), (int(steps),), d
     )
@@ -444,6 +456,7 @@ def logspace(
 ) -> Tensor:
     _check_steps(steps)
     d = _dtype_or_default(dtype)
+    _no_complex32(dtype, "logspace_cpu", steps > 1)
     arr = _allocate(
         lambda: np.logspace(float(start), float(end), int(steps), base=base).astype(d),
         (int(steps),),
@@ -462,6 +475,7 @@ def eye(
     for name, v in (("n", n), ("m", m)):
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    _no_complex32(dtype, "eye")
     d = _dtype_or_default(dtype)
     arr = _allocate(lambda: np.eye(int(n), int(m), dtype=d), (int(n), int(m)), d)
     return _finish(arr, requires_grad, device)

@@ -10,10 +10,11 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import scalars
 from .._core.interpreter import factory
 from .._core.messages import alloc_failed, check_alloc
 from .._core.tensor import Tensor
-from .creation import _finish, as_tensor, require_grad, tensor
+from .creation import _finish, _no_complex32, as_tensor, require_grad, tensor
 
 # ------------------------------------------------------------------ asarray
 _ASARRAY_GRAD = (
@@ -135,6 +136,8 @@ def scalar_tensor(
     d = dt.get_default_dtype() if dtype is None else dt.to_dtype(dtype)
     if isinstance(s, complex) and not d.is_complex:
         raise RuntimeError(f"value cannot be converted to type {d.cpp_name} without overflow")
+    if d is dt.complex32:
+        scalars.check_complex32(s)
     return _finish(np.asarray(s).astype(d.np), requires_grad, device)
 
 
@@ -161,6 +164,7 @@ def range(  # noqa: A001 (PyTorch's name)
     warnings.warn(_RANGE_DEPRECATED, UserWarning, stacklevel=3)
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
+    _no_complex32(dtype, "range_cpu")
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")

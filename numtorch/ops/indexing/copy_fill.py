@@ -116,6 +116,7 @@ fill_p = defop(
     ),
     float8=True,  # (PyTorch copies float8)
     checked_scalars=("value",),
+    complex32_unchecked=True,
     test=COMPLEX_TOO,
     complex32=True,
 )
