@@ -82,6 +82,8 @@ class OpTestFlags:
     vmap: str = "rule"  # "dynamic": a data-dependent output shape, which vmap refuses
     vmap_unbatched: tuple[int, ...] = ()  # argument positions vmap can't batch
     vmap_last: bool = True  # False: a last batch dim is refused, as by PyTorch's rule
+    no_complex32: str = ""  # why the complex32 sweep can't compare the op with torch
+    complex32_tol: float = 2e-3  # the sweep's tolerance (wider: say why at the op)
 
 
 @dataclass

@@ -286,12 +286,19 @@ def _agg_errors(make):
     )
 
 
+def _agg_complex32(inputs, args):
+    """The base grid is a linspace in theta's dtype: its kernel refuses complex32 beyond one
+    step."""
+    return "linspace_cpu" if any(n > 1 for n in list(args["size"])[2:]) else True
+
+
 affine_grid_generator = composite(
     affine_grid_generator,
     samples=_agg_samples,
     error_samples=_agg_errors,
     test=COMPLEX_TOO,
     complex_grad=False,
+    complex32=_agg_complex32,
 )
 
 

@@ -895,7 +895,10 @@ def _make_conv(d: int):
         samples=_conv_samples(d),
         error_samples=_conv_errors(fname, d, False),
         api=f"nn.functional.{fname}",
-        test=COMPLEX_TOO,  # (PyTorch's convolutions take complex tensors)
+        # (PyTorch's convolutions take complex tensors; on complex32 its values differ from
+        # one rounding of the complex64 result by up to ~1e-2: its accumulation order and
+        # intermediate ComplexHalf roundings are not mirrored)
+        test={**COMPLEX_TOO, "complex32_tol": 2e-2},
     )
 
 
@@ -926,7 +929,10 @@ def _make_conv_transpose(d: int):
         samples=_conv_transpose_samples(d),
         error_samples=_conv_errors(fname, d, True),
         api=f"nn.functional.{fname}",
-        test=COMPLEX_TOO,  # (PyTorch's convolutions take complex tensors)
+        # (PyTorch's convolutions take complex tensors; on complex32 its values differ from
+        # one rounding of the complex64 result by up to ~1e-2: its accumulation order and
+        # intermediate ComplexHalf roundings are not mirrored)
+        test={**COMPLEX_TOO, "complex32_tol": 2e-2},
     )
 
 
