@@ -279,3 +279,117 @@ def test_collectives_under_transforms(world_of_one):
 
     assert_same_outcome(under_vmap)
     assert_same_outcome(under_grad)
+
+
+# ------------------------------------------------------------------ DistributedDataParallel
+def test_ddp_training_no_sync_buffers_join_unused_and_hooks_on_2_ranks():
+    assert _checks(_ok(mpiexec("ddp.py", 2)), 2) == [40, 40]
+
+
+# PyTorch's DDP tutorial program (its torchrun form, ``elastic_ddp.py``, on the CPU with
+# "gloo"), unchanged but for the import lines, which name numtorch.
+TOY = """import numtorch as torch
+import numtorch.distributed as dist
+import numtorch.nn as nn
+import numtorch.optim as optim
+
+from numtorch.nn.parallel import DistributedDataParallel as DDP
+
+
+class ToyModel(nn.Module):
+    def __init__(self):
+        super(ToyModel, self).__init__()
+        self.net1 = nn.Linear(10, 10)
+        self.relu = nn.ReLU()
+        self.net2 = nn.Linear(10, 5)
+
+    def forward(self, x):
+        return self.net2(self.relu(self.net1(x)))
+
+
+def demo_basic():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    print(f"Start running basic DDP example on rank {rank}.")
+
+    # create model
+    model = ToyModel()
+    ddp_model = DDP(model)
+
+    loss_fn = nn.MSELoss()
+    optimizer = optim.SGD(ddp_model.parameters(), lr=0.001)
+
+    optimizer.zero_grad()
+    outputs = ddp_model(torch.randn(20, 10))
+    labels = torch.randn(20, 5)
+    loss_fn(outputs, labels).backward()
+    optimizer.step()
+    dist.destroy_process_group()
+    print(f"Finished running basic DDP example on rank {rank}.")
+
+
+if __name__ == "__main__":
+    demo_basic()
+"""
+
+
+def test_pytorch_ddp_tutorial_toy_model_runs_with_the_launcher(tmp_path):
+    prog = tmp_path / "elastic_ddp.py"
+    prog.write_text(TOY)
+    cmd = [sys.executable, "-m", "numtorch.distributed.run", "--nproc-per-node", "2", str(prog)]
+    out = _ok(launch(cmd))
+    for r in range(2):
+        assert f"Start running basic DDP example on rank {r}." in out
+        assert f"Finished running basic DDP example on rank {r}." in out
+
+
+def _ddp_misuse(T):
+    from_nn = T.nn.parallel.DistributedDataParallel
+    out = []
+    frozen = T.nn.Linear(2, 2).requires_grad_(False)
+    for call in [
+        lambda: from_nn(T.nn.Linear(2, 2), device_ids=[0, 1]),
+        lambda: from_nn(T.nn.Linear(2, 2), device_ids=[0]),
+        lambda: from_nn(frozen),
+    ]:
+        try:
+            call()
+            out.append(None)
+        except Exception as e:
+            out.append((type(e).__name__, str(e)))
+
+    class Two(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = T.nn.Linear(2, 2), T.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.a(x)
+
+    T.manual_seed(0)
+    m = from_nn(Two().double())
+    x = T.ones(1, 2, dtype=T.float64)
+    m(x).sum().backward()
+    out.append(m.module.b.weight.grad)
+    try:
+        m(x)
+    except RuntimeError as e:
+        out.append(str(e))
+    m = from_nn(Two().double(), find_unused_parameters=True)
+    m(x).sum().backward()
+    out += [m.module.b.weight.grad, m.module.a.weight.grad.tolist()]
+    return out
+
+
+def test_ddp_errors_and_unused_parameters_match_torch(world_of_one):
+    assert_same_outcome(lambda T: T.nn.parallel.DistributedDataParallel.__name__)
+    assert _ddp_misuse(nt) == _ddp_misuse(torch)
+    with pytest.raises(TypeError, match="must be callable"):
+        nt.nn.parallel.DistributedDataParallel(nt.nn.Linear(2, 2)).register_comm_hook(None, 3)
+
+
+def test_ddp_before_init_matches_torch():
+    def before(T):
+        return T.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2))
+
+    assert_same_outcome(before)

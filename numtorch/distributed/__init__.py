@@ -20,6 +20,7 @@ from ._collectives import (
     reduce_scatter_tensor,
     scatter,
 )
+from ._grad_bucket import GradBucket
 from ._groups import (
     GroupMember,
     ProcessGroup,

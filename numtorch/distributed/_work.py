@@ -37,7 +37,9 @@ def _seconds(timeout) -> float:
 
 
 class Future:
-    """The value of a finished Work (PyTorch's torch.futures.Future, the parts it uses)."""
+    """The value of a Work (PyTorch's torch.futures.Future, the parts DDP's hooks use).
+    ``then`` chains lazily: the callback runs when the chained future is waited on or seen
+    completed, so a communication hook's Work keeps running meanwhile."""
 
     def __init__(self, work: Work) -> None:
         self._work = work
@@ -51,10 +53,8 @@ class Future:
     def done(self) -> bool:
         return self._work.is_completed()
 
-    def then(self, callback):
-        self.wait()
-        done = Future(_Done(callback(self)))
-        return done
+    def then(self, callback) -> Future:
+        return Future(_Then(self, callback))
 
 
 class Work:
@@ -124,3 +124,26 @@ class _Done(Work):
     def __init__(self, value) -> None:
         super().__init__((), timeout=0, what="", result=value)
         self._done = True
+
+
+class _Then(Work):
+    """``callback(parent)`` once the parent future has completed."""
+
+    def __init__(self, parent: Future, callback) -> None:
+        super().__init__((), timeout=0, what="then")
+        self._parent, self._callback = parent, callback
+
+    def _run(self) -> None:
+        self._result = self._callback(self._parent)
+        self._done = True
+
+    def wait(self, timeout=None) -> bool:
+        if not self._done:
+            self._parent.wait()
+            self._run()
+        return True
+
+    def is_completed(self) -> bool:
+        if not self._done and self._parent.done():
+            self._run()
+        return self._done

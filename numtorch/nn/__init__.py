@@ -167,3 +167,13 @@ from .modules.transformer import (
 )
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
+
+
+def __getattr__(name: str):
+    """``nn.parallel`` on first use (it needs numtorch.distributed, which needs all of
+    numtorch)."""
+    if name == "parallel":
+        import importlib
+
+        return importlib.import_module(".parallel", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
