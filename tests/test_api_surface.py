@@ -332,7 +332,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "nn": {
         **_each(_PYTHON, "common_types factory_kwargs grad"),
         **_each(_QUANTIZED, "intrinsic qat quantizable quantized"),
-        **_each(_ISSUE_33, "DataParallel parallel attention"),
+        **_each(_ISSUE_33, "DataParallel attention"),
     },
     "nn.functional": _each(
         _PYTHON,

@@ -393,3 +393,7 @@ def test_ddp_before_init_matches_torch():
         return T.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2))
 
     assert_same_outcome(before)
+
+
+def test_differentiable_collectives_gradients_on_2_ranks():
+    assert _checks(_ok(mpiexec("dnn.py", 2)), 2) == [14, 14]
