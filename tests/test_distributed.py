@@ -397,3 +397,7 @@ def test_ddp_before_init_matches_torch():
 
 def test_differentiable_collectives_gradients_on_2_ranks():
     assert _checks(_ok(mpiexec("dnn.py", 2)), 2) == [14, 14]
+
+
+def test_dp_sgd_split_over_2_ranks_equals_one_process_with_the_same_noise():
+    assert _checks(_ok(mpiexec("dp_ranks.py", 2)), 2) == [6, 6]
