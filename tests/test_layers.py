@@ -26,6 +26,8 @@ LAYERS = {
     "numtorch._dynamo": 4,  # compiled autograd: the engine's passes as generated code
     "numtorch.nn": 5,
     "numtorch.optim": 6,
+    "numtorch.distributed": 7,  # process groups and collectives on MPI
+    "numtorch.nn.parallel": 7,  # DistributedDataParallel sits above nn, beside distributed
     "numtorch": 7,  # the package face: numtorch/__init__.py, linalg, special
     "numtorch.utils": 7,
 }
