@@ -249,5 +249,12 @@ def _expand_params(dist, cls, batch_shape, _instance, *names, shared=()):
     return new
 
 
+def _family_of(dist, base):
+    """The class directly below the private ``base`` in ``dist``'s type: the public family
+    (``Normal``, ``HalfNormal``) that a shared ``expand`` checks ``dist`` against, so that
+    PyTorch's "Subclass X of Family" error names the family."""
+    return next(cls for cls in type(dist).__mro__ if base in cls.__bases__)
+
+
 def _short(value):
     return _text(value) if value.numel() == 1 else value.size()
