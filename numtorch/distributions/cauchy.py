@@ -5,27 +5,14 @@ from __future__ import annotations
 
 import math
 
-from . import constraints
 from ._api import EMPTY, empty, full
-from .distribution import Distribution, _expand_params
-from .utils import broadcast_all
+from ._location_scale import _LocationScale
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocationScale):
     """The Cauchy (Lorentz) distribution with median ``loc`` and half width ``scale``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Cauchy, batch_shape, _instance, "loc", "scale")
 
     def _filled(self, value):
         return full(self._extended_shape(), value, dtype=self.loc.dtype, device=self.loc.device)
@@ -33,10 +20,6 @@ class Cauchy(Distribution):
     @property
     def mean(self):
         return self._filled(math.nan)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -244,9 +244,21 @@ def _expand_params(dist, cls, batch_shape, _instance, *names, shared=()):
         setattr(new, name, expanded[id(value)])
     for name in shared:
         setattr(new, name, getattr(dist, name))
-    super(cls, new).__init__(batch_shape, dist._event_shape, validate_args=False)
+    Distribution.__init__(new, batch_shape, dist._event_shape, validate_args=False)
     new._validate_args = dist._validate_args
     return new
+
+
+class _CenteredAtLoc:
+    """``mean`` and ``mode`` both ``loc``: a distribution symmetric and unimodal about it."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
 
 
 def _family_of(dist, base):

@@ -14,7 +14,7 @@ import math
 from .. import linalg
 from . import constraints
 from ._api import EMPTY, broadcast_tensors, eye
-from .distribution import Distribution, _expand_params
+from .distribution import Distribution, _CenteredAtLoc, _expand_params
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import _standard_normal, lazy_property
 
@@ -43,7 +43,7 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     return (x.pow(2) / D).sum(-1) - through_capacitance
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_CenteredAtLoc, Distribution):
     """The multivariate normal with covariance ``cov_factor @ cov_factor.T +
     diag(cov_diag)``."""
 
@@ -100,14 +100,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):

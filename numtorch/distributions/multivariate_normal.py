@@ -15,7 +15,7 @@ import math
 from .. import linalg
 from . import constraints
 from ._api import EMPTY, Size, broadcast_shapes, eye
-from .distribution import Distribution, _expand_params
+from .distribution import Distribution, _CenteredAtLoc, _expand_params
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
@@ -74,7 +74,7 @@ def _matrix_param(name, value, loc):
     return Size(broadcast_shapes(value.shape[:-2], loc.shape[:-1]))
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_CenteredAtLoc, Distribution):
     """The multivariate normal with mean ``loc`` and one of a covariance matrix, a
     precision matrix or the lower Cholesky factor of the covariance."""
 
@@ -145,14 +145,6 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self):
         return self._unbroadcasted_scale_tril.cholesky_inverse().expand(self._matrix_shape())
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -1,7 +1,7 @@
 """torch.distributions.normal: ``Normal(loc, scale)``.
 
-The reference for a location-scale family: parameters broadcast by ``broadcast_all``,
-``expand`` through ``_get_checked_instance``, ``rsample`` as ``loc + eps * scale`` with
+The reference for a location-scale family (the constructor and ``expand`` in
+``_location_scale.py``): ``rsample`` as ``loc + eps * scale`` with
 ``eps`` from numtorch's generator, and the natural parameters for ``ExponentialFamily``.
 """
 
@@ -9,37 +9,18 @@ from __future__ import annotations
 
 import math
 
-from . import constraints
 from ._api import EMPTY, erf, erfinv, log, no_grad, normal
-from .distribution import _expand_params
+from ._location_scale import _LocationScale
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(_LocationScale, ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _mean_carrier_measure = 0
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Normal, batch_shape, _instance, "loc", "scale")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

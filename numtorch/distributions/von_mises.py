@@ -14,7 +14,7 @@ import math
 from . import constraints
 from ._api import EMPTY, cos, empty, float64, i0e, i1e, log, no_grad, rand, where, zeros
 from ._api import bool_ as _bool
-from .distribution import Distribution
+from .distribution import Distribution, _CenteredAtLoc
 from .utils import broadcast_all, lazy_property
 
 __all__ = ["VonMises"]
@@ -48,9 +48,9 @@ def _rejection_sample(loc, concentration, proposal_r, x):
     return _wrap(x + loc)
 
 
-class VonMises(Distribution):
-    """The von Mises distribution on the circle with mean angle ``loc`` and
-    ``concentration``."""
+class VonMises(_CenteredAtLoc, Distribution):
+    """The von Mises distribution on the circle with mean angle ``loc`` (its circular
+    mean and its mode) and ``concentration``."""
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real
@@ -97,15 +97,6 @@ class VonMises(Distribution):
             loc = self.loc.expand(batch_shape)
             concentration = self.concentration.expand(batch_shape)
             return type(self)(loc, concentration, validate_args=validate_args)
-
-    @property
-    def mean(self):
-        """The circular mean."""
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):
