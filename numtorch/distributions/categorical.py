@@ -87,3 +87,30 @@ class Categorical(GivenParam, Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+
+class _OverCategorical:
+    """A distribution built on the Categorical ``_categorical`` of its ``probs`` or
+    ``logits`` (OneHotCategorical, Multinomial, ExpRelaxedCategorical): the parameters,
+    ``param_shape`` and ``_new`` are read off it."""
+
+    def _store_categorical(self, probs, logits):
+        """Build ``_categorical``; return its batch shape and the event shape (the number
+        of categories)."""
+        self._categorical = Categorical(probs, logits)
+        return self._categorical.batch_shape, self._categorical.param_shape[-1:]
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs

@@ -8,14 +8,14 @@ import math
 from . import constraints
 from ._api import EMPTY, Size, tensor, where
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import _OverCategorical
 from .distribution import Distribution, _expand_params
 from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategorical, Distribution):
     """``total_count`` is one int shared by the whole batch (``sample`` needs it;
     ``log_prob`` reads the count off each value). ``probs`` and ``logits`` are
     normalised along the last dim, as ``Categorical``'s."""
@@ -26,10 +26,8 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
+        batch_shape, event_shape = self._store_categorical(probs, logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -37,24 +35,9 @@ class Multinomial(Distribution):
             self, Multinomial, batch_shape, _instance, "_categorical", shared=("total_count",)
         )
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     @property
     def mean(self):

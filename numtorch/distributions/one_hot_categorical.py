@@ -7,13 +7,13 @@ from __future__ import annotations
 from ..nn import functional as F
 from . import constraints
 from ._api import EMPTY, Size, eye
-from .categorical import Categorical
+from .categorical import _OverCategorical
 from .distribution import Distribution, _expand_params
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_OverCategorical, Distribution):
     """A ``Categorical`` (kept as ``_categorical``) whose event is the one-hot vector of
     its category: the event shape is the number of categories."""
 
@@ -22,28 +22,15 @@ class OneHotCategorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
+        batch_shape, event_shape = self._store_categorical(probs, logits)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return _expand_params(self, OneHotCategorical, batch_shape, _instance, "_categorical")
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @property
     def _param(self):
         return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
 
     @property
     def mean(self):
@@ -58,10 +45,6 @@ class OneHotCategorical(Distribution):
     def variance(self):
         probs = self._categorical.probs
         return probs * (1 - probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=EMPTY):
         indices = self._categorical.sample(Size(sample_shape))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import constraints
 from ._api import EMPTY, log1p, rand
 from ._probs_logits import BinaryProbsLogits, GivenParam, store_probs_or_logits
-from .distribution import Distribution, _expand_params
+from .distribution import Distribution, _expand_params, _family_of
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
@@ -55,19 +55,13 @@ class LogitRelaxedBernoulli(GivenParam, BinaryProbsLogits, Distribution):
         return self.temperature.log() + diff - 2 * log1p(diff.exp())
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """``sigmoid`` of a ``LogitRelaxedBernoulli``: reparameterized draws on (0, 1)."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+class _Relaxed(TransformedDistribution):
+    """A relaxed (Concrete) distribution as PyTorch builds it: a transform of the base
+    draw on the logit or log scale, whose ``temperature``, ``logits`` and ``probs`` are
+    read through from that base."""
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
+        new = self._get_checked_instance(_family_of(self, _Relaxed), _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
@@ -81,3 +75,15 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed):
+    """``sigmoid`` of a ``LogitRelaxedBernoulli``: reparameterized draws on (0, 1)."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from . import constraints
 from ._api import EMPTY, full_like, rand
-from .categorical import Categorical
+from .categorical import _OverCategorical
 from .distribution import Distribution, _expand_params
-from .transformed_distribution import TransformedDistribution
+from .relaxed_bernoulli import _Relaxed
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
 
@@ -19,7 +19,7 @@ def _log_softmax(scores):
     return scores - scores.logsumexp(dim=-1, keepdim=True)
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical, Distribution):
     """Draws ``log_softmax((logits + g) / temperature)`` with ``g`` standard Gumbel noise.
     The support is written as all real vectors (the draws lie on a submanifold)."""
 
@@ -28,10 +28,8 @@ class ExpRelaxedCategorical(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
+        batch_shape, event_shape = self._store_categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -43,21 +41,6 @@ class ExpRelaxedCategorical(Distribution):
             "_categorical",
             shared=("temperature",),
         )
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=EMPTY):
         shape = self._extended_shape(sample_shape)
@@ -78,7 +61,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """``exp`` of an ``ExpRelaxedCategorical``: reparameterized draws on the simplex."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -88,19 +71,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
