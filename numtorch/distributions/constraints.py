@@ -124,11 +124,24 @@ def _all_rightmost(result, keep):
     return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
 
 
-class _IndependentConstraint(Constraint):
+class _OnBase(Constraint):
+    """A constraint made from ``base_constraint``: discrete when it is."""
+
+    def __init__(self, base_constraint):
+        _require_constraint(base_constraint)
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+
+class _IndependentConstraint(_OnBase):
     """``base_constraint`` with ``reinterpreted_batch_ndims`` batch dims made event dims."""
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
-        _require_constraint(base_constraint)
+        _require_constraint(base_constraint)  # refused before the ndims, as PyTorch does
         if not isinstance(reinterpreted_batch_ndims, int):
             raise AssertionError(
                 "reinterpreted_batch_ndims must be an int, got "
@@ -138,13 +151,8 @@ class _IndependentConstraint(Constraint):
             raise AssertionError(
                 f"reinterpreted_batch_ndims must be >= 0, got {reinterpreted_batch_ndims}"
             )
-        self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
+        super().__init__(base_constraint)
 
     @property
     def event_dim(self):
@@ -163,17 +171,8 @@ class _IndependentConstraint(Constraint):
         )
 
 
-class MixtureSameFamilyConstraint(Constraint):
+class MixtureSameFamilyConstraint(_OnBase):
     """The support of a MixtureSameFamily: ``base_constraint`` checked on each component."""
-
-    def __init__(self, base_constraint):
-        _require_constraint(base_constraint)
-        self.base_constraint = base_constraint
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
 
     @property
     def event_dim(self):
