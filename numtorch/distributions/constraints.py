@@ -382,24 +382,31 @@ def _check_dim(dim, value):
         raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
 
 
-class _Cat(Constraint):
-    """Constraints ``cseq`` applied to consecutive pieces (``lengths``) along ``dim``."""
+class _OnSeq(Constraint):
+    """Constraints ``cseq`` applied to pieces along ``dim``: discrete when any is."""
 
-    def __init__(self, cseq, dim=0, lengths=None):
+    def __init__(self, cseq, dim=0):
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(
-                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
-            )
         self.dim = dim
         super().__init__()
 
     @property
     def is_discrete(self):
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_OnSeq):
+    """Constraints ``cseq`` applied to consecutive pieces (``lengths``) along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
+            )
 
     @property
     def event_dim(self):
@@ -414,19 +421,8 @@ class _Cat(Constraint):
         return _cat(checks, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_OnSeq):
     """Constraint ``cseq[i]`` applied to slice ``i`` along ``dim``."""
-
-    def __init__(self, cseq, dim=0):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self):
