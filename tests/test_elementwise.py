@@ -15,6 +15,7 @@ from twolibs import (
     assert_close,
     assert_same,
     assert_same_error,
+    assert_same_outcome,
     grad_prog,
     ints,
     run,
@@ -135,6 +136,18 @@ def test_where_on_large_arrays_selects_the_exact_bits(dtype, values):
         return out.dtype, out.shape, out.tobytes()
 
     assert bits(nt) == bits(torch)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "bool"])
+@pytest.mark.parametrize("number", [100, 1000, -1, -300, 2**40, 2**70, True])
+@pytest.mark.parametrize("side", ["input", "other"])
+def test_where_converts_a_python_int_with_pytorchs_overflow_check(dtype, number, side):
+    def prog(L):
+        x = L.tensor([1, 0, 1], dtype=getattr(L, dtype))
+        c = L.tensor([True, False, True])
+        return L.where(c, x, number) if side == "other" else L.where(c, number, x)
+
+    assert_same_outcome(prog)
 
 
 # ==================================================================

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import scalars
 from .._core.inplace import check_operands, check_overlap, check_sample_broadcast, check_write
 from .._core.methods import tensor_method, tensor_methods
 from .._core.no_kernel import NoKernel
@@ -40,7 +41,18 @@ def _promote_where(arrays, attrs=None):
             "where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{_dtype_name(cond)}"
         )
-    vals, odt = promote(list(arrays[1:]), attrs)
+    operands = list(arrays[1:])
+    try:
+        vals, odt = promote(operands, attrs)
+    except OverflowError:  # (NumPy's refusal of a Python int: PyTorch's check below)
+        vals, odt = None, next(a.dtype for a in operands if hasattr(a, "dtype"))
+    if np.dtype(odt).kind in "biu":  # a Python int converts with PyTorch's overflow check
+        target = np.dtype(odt)
+        checked = [
+            scalars.checked(scalars.scalar(v), target) if type(v) is int else v for v in operands
+        ]
+        if vals is None:
+            vals, odt = promote(checked, attrs)
     return [cond, *vals], odt
 
 
