@@ -150,6 +150,18 @@ def test_where_converts_a_python_int_with_pytorchs_overflow_check(dtype, number,
     assert_same_outcome(prog)
 
 
+@pytest.mark.parametrize(
+    "condition, input, other",
+    [(True, "x", 0.0), (1, "x", "x"), (None, 0.5, 1), ([1], "x", 0), ((1, 2.0), "x", "x")],
+)
+def test_where_with_a_condition_that_is_no_tensor_raises_the_parsers_error(condition, input, other):
+    def prog(L):
+        x = L.tensor([1.0, 2.0])
+        return L.where(condition, *(x if v == "x" else v for v in (input, other)))
+
+    assert_same_error(prog)
+
+
 # ==================================================================
 # Causes behind the fourth fuzz round's failures (tests/progfuzz.py).
 
