@@ -805,3 +805,27 @@ def test_exports():
     ours, theirs = run_both(lambda lib, a: type(fn(lib).Exp.apply(a).grad_fn).__module__, arr(3))
     assert ours.replace("numtorch", "torch") == theirs
     assert np.isfinite(x.detach().numpy()).all()
+
+
+def test_ctx_takes_any_attribute_name_the_engine_uses_none_of_them():
+    """PyTorch's node keeps its fields in C++, so a Function may name ctx attributes
+    freely (``op``, ``next_op``, ``sizes``...): the engine's own fields must not collide."""
+
+    def prog(lib, a):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.op, ctx.factor, ctx.kind = "scale", 3.0, "linear"
+                return x * ctx.factor
+
+            @staticmethod
+            def backward(ctx, g):
+                assert (ctx.op, ctx.kind) == ("scale", "linear")
+                return g * ctx.factor
+
+        x = a.requires_grad_()
+        y = Scale.apply(x).sin().sum()
+        (g,) = lib.autograd.grad(y, x)
+        return y, g
+
+    assert_same(prog, arr(4))

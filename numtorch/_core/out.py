@@ -92,4 +92,4 @@ def _dense(a) -> bool:
 
 def _op_label(t) -> str:
     fn = t._grad_fn
-    return fn.op.name if fn is not None and hasattr(fn, "op") else "op"
+    return fn._op.name if fn is not None and hasattr(fn, "_op") else "op"

@@ -283,7 +283,7 @@ class _Capture:
         if symbolic:  # (plain values: a node recorded above the tracer keeps symbolic ones)
             at = self.w.at[k]
             attrs = concrete(node.attrs)
-            sized = node.op.size_attrs
+            sized = node._op.size_attrs
             if sized:
                 attrs = dict(attrs)
                 for j, n in enumerate(sized):
@@ -383,7 +383,7 @@ def _stand_in(node: Node, saved: dict, metas: NodeSizes | None) -> Node:
     """A node like ``node`` whose saved values are the traced ones (the functional form
     of its formulas: Node.apply on it), and its sizes the symbolic ones where given."""
     stand = Node.__new__(Node)
-    stand.op = node.op
+    stand._op = node._op
     if metas is None:
         stand.attrs, stand.in_meta, stand._out_meta = node.attrs, node.in_meta, node._out_meta
     else:

@@ -116,7 +116,7 @@ class ForwardTracer(Tracer):
         backward (the node itself holds the plain values its kernel ran on)."""
         outs = out if isinstance(out, tuple) else (out,)
         node = next((o._inner._grad_fn for o in outs if o._inner._grad_fn is not None), None)
-        if node is None or getattr(node, "op", None) is not op or node in self.sizes:
+        if node is None or getattr(node, "_op", None) is not op or node in self.sizes:
             return
         in_meta = [_sym_meta(m, a) for m, a in zip(node.in_meta, args)]
         out_meta = node._out_meta

@@ -172,14 +172,14 @@ def _keys(w: _Walk) -> list:
         if cls is CopySlices:
             kinds(_OPAQUE)
             metas.append((node._out_meta, node.fn.in_meta))
-            add((_OPAQUE, node.fn.op, _freeze(node.attrs), hooks, *edges))
+            add((_OPAQUE, node.fn._op, _freeze(node.attrs), hooks, *edges))
             continue
         if node._opaque:
             kinds(_OPAQUE)
             metas.append(node._out_meta)
             add((_OPAQUE, _Same(node.program), hooks, *edges))
             continue
-        op = node.op if cls is not Node else None
+        op = node._op if cls is not Node else None
         if op is None or op.recorder is not None:
             # a user-defined Function: its backward may read values
             raise _Break("the graph has a custom autograd.Function")

@@ -345,7 +345,7 @@ def _new_ctx(cls) -> BackwardCFunction:
     ctx = _new(cls._backward_cls)
     ctx._seq = next(_seq)
     ctx.saved = _SavedDict()
-    ctx.op = _op_of(cls)
+    ctx._op = _op_of(cls)
     ctx.attrs = {}
     ctx.next_functions = ()
     ctx.in_meta = [[]]

@@ -29,7 +29,7 @@ class Node:
     """A backward function (torch.autograd.graph.Node)."""
 
     __slots__ = (
-        "op",
+        "_op",
         "attrs",
         "saved",
         "next_functions",
@@ -66,7 +66,7 @@ class Node:
         if attr.startswith("_saved_"):
             return _saved_value(self, attr[7:])
         if attr.startswith("_raw_saved_"):
-            op = getattr(self, "op", None)  # (none on an AccumulateGrad)
+            op = getattr(self, "_op", None)  # (none on an AccumulateGrad)
             key = None if op is None else _saved_names(op).get(attr[11:])
             if key is not None and key in _tensor_keys(self):
                 return SavedTensor(self, key)
@@ -74,8 +74,8 @@ class Node:
 
     def __dir__(self):
         names = list(super().__dir__())
-        if getattr(self, "op", None) is not None:
-            table = _saved_names(self.op)
+        if getattr(self, "_op", None) is not None:
+            table = _saved_names(self._op)
             names += ["_saved_" + n for n in table]
             tensors = _tensor_keys(self)
             names += ["_raw_saved_" + n for n, k in table.items() if k in tensors]
@@ -125,7 +125,7 @@ class Node:
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened, one per edge) from output gradients, each summed to
         its input's shape and cast to its dtype; computes only the ``wanted`` ones."""
-        op = self.op
+        op = self._op
         if op.ndiff == 1:
             g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
         elif op.undefined_grads:
@@ -183,7 +183,7 @@ class Node:
 
     def _edge_meta(self) -> list:
         """(shape, dtype) of the input behind each edge, in ``next_functions`` order."""
-        op = self.op
+        op = self._op
         meta = self.in_meta
         if op.recorder is not None:  # the op built its node: an edge per input, lists flattened
             return [m for i, x in enumerate(meta) for m in (x if i in op.list_inputs else (x,))]
@@ -371,7 +371,7 @@ def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
     writing into ``root`` through the view ``chain``."""
     node = _new(CopySlices)
     node._seq = next(_seq)
-    node.op = fn.op
+    node._op = fn._op
     node.attrs = {"chain": chain}
     node.fn = fn
     node.chain = chain

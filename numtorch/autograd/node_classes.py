@@ -36,7 +36,7 @@ def _node_cls(op) -> type:
 def _resolve_name(self: Node) -> str:
     """A call-dependent name: op.node_name applied to the call (see ``_name_env``); the node
     then becomes an instance of that name's class."""
-    fn = self.op.node_name
+    fn = self._op.node_name
     name = fn(**_name_env(self, fn))
     self.__class__ = node_class(name)
     return name
@@ -56,7 +56,7 @@ def _name_env(node: Node, fn) -> dict:
     tensor input as its shape, a list input as a list of shapes, a number as None), and
     ``<input>_contiguous``: whether it was C-contiguous."""
     params = _name_params(fn)
-    op = node.op
+    op = node._op
     defaults = {n: d for n, d, _ in op.attrs}
     env = {}
     for n in params:

@@ -91,10 +91,10 @@ def _wraps(fn, result: Tensor) -> bool:
     return (
         fn is not None
         and type(fn) is not CopySlices
-        and getattr(fn, "op", None) is not None
-        and fn.op.nout == 1
-        and fn.op.vjps[0] is not None
-        and not fn.op.list_inputs
+        and getattr(fn, "_op", None) is not None
+        and fn._op.nout == 1
+        and fn._op.vjps[0] is not None
+        and not fn._op.list_inputs
         and fn.in_meta[0] is not None
     )
 

@@ -39,7 +39,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         return op.recorder(args, attrs, outputs, inner)
     node = _new(op.node_cls or _node_cls(op))
     node._seq = next(_seq)
-    node.op = op
+    node._op = op
     node.attrs = attrs
     try:  # (free in Python 3.11+ where nothing raises)
         if inner is None:

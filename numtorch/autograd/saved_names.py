@@ -58,7 +58,7 @@ def _tensor_keys(node) -> set:
 
 
 def _saved_value(node, torch_name: str):
-    op = getattr(node, "op", None)
+    op = getattr(node, "_op", None)
     key = None if op is None else _saved_names(op).get(torch_name)
     if key is None:
         raise AttributeError(
