@@ -6,30 +6,48 @@ deadline; a peer that died or never arrives makes the wait raise instead of hang
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import timedelta
 
 from . import _mpi
 from ._types import DistBackendError
 
+_SPIN_SECONDS = 2e-3  # yielding spin before backing off into sleeps
+_BACKOFF = 0.05  # a sleep is at most this share of the time waited so far
+_MAX_SLEEP = 2e-3
+
 
 def poll(requests, seconds: float, what: str, statuses=None) -> None:
-    """Drive MPI's progress on ``requests`` until all complete or ``seconds`` pass."""
+    """Drive MPI's progress on ``requests`` until all complete or ``seconds`` pass.
+
+    For the first milliseconds it tests in a loop that yields the core after every test
+    (``sched_yield``): a partner on its own core is answered within microseconds, and a
+    partner that shares this core (more ranks than cores, or other work on the machine)
+    gets the core instead of losing it to a hot spin. A longer wait sleeps between tests,
+    each sleep a small share of the time waited so far, so a late partner costs at most
+    that share in latency and the waiting rank takes no CPU meanwhile."""
     MPI = _mpi.MPI()
     if not requests:
         return
-    deadline = time.monotonic() + seconds
-    spins = 0
-    while not MPI.Request.Testall(requests, statuses):
-        spins += 1
-        if spins > 200:  # a short spin for fast partners, then sleep a little
-            if time.monotonic() > deadline:
-                ms = int(seconds * 1000)
-                raise DistBackendError(
-                    f"Timed out waiting {ms}ms for {what} to complete (rank "
-                    f"{MPI.COMM_WORLD.Get_rank()}): a peer rank died, hung or never called it"
-                )
-            time.sleep(min(1e-3, 1e-6 * spins))
+    test = MPI.Request.Testall
+    if test(requests, statuses):
+        return
+    start = time.monotonic()
+    deadline = start + seconds
+    while not test(requests, statuses):
+        now = time.monotonic()
+        if now > deadline:
+            ms = int(seconds * 1000)
+            raise DistBackendError(
+                f"Timed out waiting {ms}ms for {what} to complete (rank "
+                f"{MPI.COMM_WORLD.Get_rank()}): a peer rank died, hung or never called it"
+            )
+        waited = now - start
+        if waited < _SPIN_SECONDS:
+            os.sched_yield()
+        else:
+            time.sleep(min(_MAX_SLEEP, _BACKOFF * waited))
 
 
 def _seconds(timeout) -> float:
