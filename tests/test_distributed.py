@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 import tomllib
@@ -98,6 +99,16 @@ def test_a_failing_rank_ends_the_job_with_its_traceback():
     assert "ValueError: rank 1 gives up" in res.stderr
     assert 'fails.py", line 9' in res.stderr
     assert "rank 0 passed" not in res.stdout
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("code", [3, 0])
+def test_a_rank_calling_sys_exit_ends_the_job_with_its_status(code):
+    start = time.monotonic()
+    res = mpiexec("exits.py", 2, str(code))
+    assert res.returncode == code, res.stdout + res.stderr
+    assert ("rank 0 passed" in res.stdout) is False
+    assert ("rank 0 finished" in res.stdout) is (code == 0)
     assert time.monotonic() - start < 30
 
 
@@ -201,8 +212,10 @@ def test_backend_and_reduce_op_names_match_torch():
 
 
 @pytest.fixture
-def world_of_one():
+def world_of_one(monkeypatch):
     """numtorch on MPI's singleton world and torch on gloo with a HashStore, both of size 1."""
+    for name, value in _ENV_OF_ONE.items():
+        monkeypatch.setenv(name, value)
     dist.init_process_group("gloo")
     tdist.init_process_group("gloo", store=tdist.HashStore(), rank=0, world_size=1)
     try:
@@ -210,6 +223,37 @@ def world_of_one():
     finally:
         dist.destroy_process_group()
         tdist.destroy_process_group()
+
+
+_ENV_OF_ONE = {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29533"}
+_MPI_LAUNCH = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
+
+
+_ENVIRONMENTS = [  # the env:// variables set, init_process_group's keywords
+    ((), {}),
+    (("RANK",), {}),
+    (("WORLD_SIZE",), {}),
+    (("RANK", "WORLD_SIZE"), {}),
+    (("RANK", "WORLD_SIZE", "MASTER_ADDR"), {}),
+    ((), {"rank": 0, "world_size": 1}),
+    (("MASTER_ADDR",), {"rank": 0, "world_size": 1}),
+]
+
+
+@pytest.mark.parametrize("names, kwargs", _ENVIRONMENTS)
+def test_a_process_not_started_by_mpiexec_needs_torchs_env_rendezvous(monkeypatch, names, kwargs):
+    """Without mpiexec, init_process_group("gloo") wants env://'s variables as PyTorch does;
+    with them all (the fixture world_of_one) it runs on MPI's singleton world."""
+    for name in [*_ENV_OF_ONE, *_MPI_LAUNCH]:
+        monkeypatch.delenv(name, raising=False)
+    for name in names:
+        monkeypatch.setenv(name, _ENV_OF_ONE[name])
+
+    def init(T):
+        T.distributed.init_process_group("gloo", **kwargs)
+
+    assert_same_outcome(init)
+    assert not dist.is_initialized()
 
 
 def _reductions(T):
@@ -222,6 +266,26 @@ def _reductions(T):
                 out.append(t)
             except Exception as e:
                 out.append((type(e).__name__, str(e)))
+    return out
+
+
+def _premul_sum(T):
+    """PREMUL_SUM off NCCL, each reducing collective; object addresses masked."""
+    d, out = T.distributed, []
+    calls = [
+        lambda: d.all_reduce(T.ones(2), op=d.ReduceOp.PREMUL_SUM),
+        lambda: d.reduce(T.ones(2), 0, op=d.ReduceOp.PREMUL_SUM),
+        lambda: d.reduce_scatter([T.ones(1)], [T.ones(1)], op=d.ReduceOp.PREMUL_SUM),
+        lambda: d.reduce_scatter_tensor(T.ones(1), T.ones(1), op=d.ReduceOp.PREMUL_SUM),
+        lambda: d.all_reduce(T.ones(2), op=d.ReduceOp(d.ReduceOp.PREMUL_SUM)),
+        lambda: d.all_reduce(T.ones(2), op=d._make_nccl_premul_sum(2.0)),
+    ]
+    for call in calls:
+        try:
+            call()
+            out.append(None)
+        except Exception as e:
+            out.append((type(e).__name__, re.sub("0x[0-9a-f]+", "0x?", str(e))))
     return out
 
 
@@ -254,6 +318,9 @@ def _queries(T):
 def test_one_rank_reductions_errors_and_queries_match_torch(world_of_one):
     assert_same_outcome(_reductions)
     assert _misuse(nt) == _misuse(torch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch's reduce_scatter_tensor
+        assert _premul_sum(nt) == _premul_sum(torch)
     assert _queries(nt) == _queries(torch)
     w = dist.all_reduce(nt.ones(2), async_op=True)
     assert w.wait() and w.is_completed() and w.get_future().wait()[0].tolist() == [1.0, 1.0]

@@ -58,6 +58,7 @@ from ._types import (
     DistStoreError,
     QueueEmptyError,
     ReduceOp,
+    _make_nccl_premul_sum,
     default_pg_timeout,
     reduce_op,
 )

@@ -116,6 +116,79 @@ def _abort_on_uncaught(exc_type, exc, tb) -> None:
     os._exit(1)
 
 
+_MPI_LAUNCH_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
+_ENV_ERROR = (
+    "Error initializing torch.distributed using env:// rendezvous: environment variable "
+    "{} expected, but not set"
+)
+
+
+def _launched_by_mpi() -> bool:
+    """Whether mpiexec (MPICH's Hydra, Open MPI, PMIx) started this process."""
+    return any(name in os.environ for name in _MPI_LAUNCH_VARIABLES)
+
+
+def _env_rendezvous(init_method, rank: int, world_size: int) -> None:
+    """A process that no mpiexec started rendezvouses as PyTorch's ``env://`` does: the
+    rank, the world size and rank 0's address must be given, else PyTorch's error."""
+    if init_method not in (None, "env://"):
+        return
+    needed = [
+        ("RANK", rank == -1),
+        ("WORLD_SIZE", world_size == -1),
+        ("MASTER_ADDR", True),
+        ("MASTER_PORT", True),
+    ]
+    for name, from_env in needed:
+        if from_env and name not in os.environ:
+            raise ValueError(_ENV_ERROR.format(name))
+
+
+class _ExitGuard:
+    """``sys.exit(n)`` with n != 0 on one rank ends the whole job, as an uncaught exception
+    does: the rank leaves without MPI_Finalize (which would let the other ranks wait on it
+    until their timeout), so mpiexec ends them. ``sys.exit(0)`` and a normal end finalize."""
+
+    def __init__(self) -> None:
+        self.code = None
+        self.exit = None
+
+    def install(self) -> None:
+        import atexit
+
+        if self.exit is None:
+            self.exit = sys.exit
+            sys.exit = self.record
+            # mpi4py registered its MPI_Finalize at import; handlers run last-in first-out
+            atexit.register(self.leave)
+
+    def remove(self) -> None:
+        import atexit
+
+        if self.exit is not None:
+            if sys.exit is self.record:
+                sys.exit = self.exit
+            self.exit = None
+            atexit.unregister(self.leave)
+
+    def record(self, status=None):
+        self.code = status
+        self.exit(status)
+
+    def leave(self) -> None:
+        code = self.code
+        if code is None or code == 0:
+            return
+        if not isinstance(code, int):  # sys.exit("message") prints it and exits with 1
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+_exit_guard = _ExitGuard()
+
+
 def init_process_group(
     backend: str | None = None,
     init_method: str | None = None,
@@ -142,6 +215,8 @@ def init_process_group(
         raise TypeError(
             f"Expected timeout argument to be of type datetime.timedelta, got {timeout}"
         )
+    if backend != Backend.MPI and not _launched_by_mpi():
+        _env_rendezvous(init_method, rank, world_size)
     MPI = _mpi.MPI()
     world = MPI.COMM_WORLD
     size, me = world.Get_size(), world.Get_rank()
@@ -158,6 +233,7 @@ def init_process_group(
     _state.groups = [_state.world]
     _state.count = 1
     sys.excepthook = _abort_on_uncaught
+    _exit_guard.install()
 
 
 def destroy_process_group(group=None) -> None:
@@ -169,6 +245,7 @@ def destroy_process_group(group=None) -> None:
         _state.world, _state.groups, _state.count = None, [], 0
         if sys.excepthook is _abort_on_uncaught:
             sys.excepthook = sys.__excepthook__
+        _exit_guard.remove()
         return
     if group is GroupMember.NON_GROUP_MEMBER:
         return

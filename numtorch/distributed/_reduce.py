@@ -50,13 +50,33 @@ class Plan:
         return values.astype(dtype, copy=False)
 
 
+_OPTIONS = {
+    "all_reduce": "AllreduceOptions",
+    "reduce": "ReduceOptions",
+    "reduce_scatter": "ReduceScatterOptions",
+    "reduce_scatter_tensor": "ReduceScatterOptions",
+}
+
+
+def _premul_sum(op, what: str) -> Exception:
+    """PyTorch's errors for PREMUL_SUM off NCCL: the bare enum member does not convert to a
+    c10d ReduceOp (a TypeError from its bindings), a ReduceOp holding it fails in gloo."""
+    if isinstance(op, ReduceOp):
+        return RuntimeError("Cannot use ReduceOp.PREMUL_SUM with Gloo")
+    options = _OPTIONS[what]
+    return TypeError(
+        "(): incompatible function arguments. The following argument types are supported:\n"
+        f"    1. (self: torch._C._distributed_c10d.{options}, arg0: "
+        "torch._C._distributed_c10d.ReduceOp) -> None\n\n"
+        f"Invoked with: <torch.distributed.distributed_c10d.{options} object at "
+        f"{id(op):#x}>, <RedOpType.PREMUL_SUM: 8>"
+    )
+
+
 def plan(dtype: np.dtype, op, what: str = "all_reduce") -> Plan:
-    op = red_op_type(op)
+    given, op = op, red_op_type(op)
     if op == ReduceOp.PREMUL_SUM:
-        raise TypeError(
-            "ReduceOp.PREMUL_SUM takes a factor (PyTorch's _make_nccl_premul_sum) and runs on "
-            "NCCL only; scale the tensor and use ReduceOp.SUM"
-        )
+        raise _premul_sum(given, what)
     kind = dtype.kind
     if kind == "c" and op in _NO_COMPLEX:
         raise ValueError(f"{what} does not support {op} on complex tensors")

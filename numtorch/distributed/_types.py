@@ -91,7 +91,11 @@ class ReduceOp:
     PREMUL_SUM = RedOpType.PREMUL_SUM
 
     def __init__(self, op: RedOpType) -> None:
-        self.op = ReduceOp.RedOpType(op)
+        op = ReduceOp.RedOpType(op)
+        if op == ReduceOp.PREMUL_SUM:
+            raise RuntimeError(_PREMUL_SUM_ASSERT)
+        self.op = op
+        self.factor = None
 
     def __eq__(self, other) -> bool:
         other = other.op if isinstance(other, ReduceOp) else other
@@ -99,6 +103,21 @@ class ReduceOp:
 
     def __hash__(self) -> int:
         return hash(self.op)
+
+
+_PREMUL_SUM_ASSERT = (
+    'op_ != PREMUL_SUM INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/csrc/'
+    'distributed/c10d/Types.hpp":54, please report a bug to PyTorch. Use '
+    "`torch.distributed._make_nccl_premul_sum` to create an instance of ReduceOp with "
+    "PREMUL_SUM"
+)
+
+
+def _make_nccl_premul_sum(factor) -> ReduceOp:
+    """A PREMUL_SUM ReduceOp multiplying by ``factor`` before the sum (NCCL only)."""
+    op = ReduceOp.__new__(ReduceOp)
+    op.op, op.factor = ReduceOp.PREMUL_SUM, factor
+    return op
 
 
 def red_op_type(op) -> ReduceOp.RedOpType:
