@@ -60,12 +60,16 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     a = array(tensor, "allreduce_")
     p = plan(a.dtype, op, "all_reduce")
     send = p.send(a)
-    recv = np.empty_like(send)
+    if send is a:  # the tensor's own memory: reduce in place, no buffer, no copy back
+        recv = a
+        req = pg._comm.Iallreduce(_mpi.MPI().IN_PLACE, a, p.op)
+    else:
+        recv = np.empty_like(send)
+        req = pg._comm.Iallreduce(send, recv, p.op)
 
     def finish():
         write(a, p.result(recv, pg.size(), a.dtype))
 
-    req = pg._comm.Iallreduce(send, recv, p.op)
     return start(pg, [req], "all_reduce", finish, async_op, [tensor])
 
 

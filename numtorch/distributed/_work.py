@@ -13,9 +13,9 @@ from datetime import timedelta
 from . import _mpi
 from ._types import DistBackendError
 
-_SPIN_SECONDS = 2e-3  # yielding spin before backing off into sleeps
-_BACKOFF = 0.05  # a sleep is at most this share of the time waited so far
-_MAX_SLEEP = 2e-3
+_SPIN_SECONDS = 0.05  # yielding spin before backing off into sleeps
+_BACKOFF = 0.02  # a sleep is at most this share of the time waited so far
+_MAX_SLEEP = 1e-3
 
 
 def poll(requests, seconds: float, what: str, statuses=None) -> None:
