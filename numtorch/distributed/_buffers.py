@@ -87,3 +87,32 @@ def not_self(pg, r: int, kind: str) -> None:
             f"Invalid {kind} rank: {kind} rank should not be the same as the rank of the "
             "current process."
         )
+
+
+def root_of(pg, rank, group_rank_) -> int:
+    """The root a gather or scatter names (group rank 0 where neither rank is given)."""
+    if rank is None and group_rank_ is None:
+        return 0
+    return group_rank(pg, rank, group_rank_, "root")
+
+
+def check_root_list(mine: bool, given: bool, name: str, role: str) -> None:
+    """PyTorch's checks of the list that only the root of a gather or scatter passes."""
+    if mine and not given:
+        raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+    if not mine and given:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+
+
+def peer(pg, rank, group_rank_, kind: str) -> int:
+    """The group rank of a point-to-point partner (``kind``: destination or source)."""
+    r = group_rank(pg, rank, group_rank_, kind)
+    not_self(pg, r, kind)
+    return r
+
+
+def source(pg, rank, group_rank_, any_source) -> int:
+    """The sender a receive names, ``any_source`` where neither rank is given."""
+    if rank is None and group_rank_ is None:
+        return any_source
+    return peer(pg, rank, group_rank_, "source")

@@ -8,13 +8,15 @@ from . import _mpi
 from ._buffers import (
     array,
     as_bytes,
+    check_root_list,
     check_tensor,
     check_tensor_list,
     contiguous,
     group_rank,
+    root_of,
     write,
 )
-from ._groups import resolve, warn_not_member
+from ._groups import member, resolve, warn_not_member
 from ._reduce import plan
 from ._types import ReduceOp
 from ._work import Work
@@ -35,6 +37,49 @@ def start(pg, requests, what: str, finish=None, async_op: bool = False, result=N
     return None
 
 
+def enter(what: str, group, stacklevel: int = 5, **arguments):
+    """PyTorch's checks of a collective's tensor arguments, in the order given (a name that
+    ends in ``list`` names a list of tensors), then its group: None, after PyTorch's
+    warning (at the user's line: ``stacklevel``), where this rank is not in it."""
+    for name, value in arguments.items():
+        (check_tensor_list if name.endswith("list") else check_tensor)(value, name)
+    return member(group, what, stacklevel=stacklevel)
+
+
+def _from_root(tensor, rank, group_rank_, group, what: str):
+    """A broadcast's or reduce's group and root (either rank must be given; PyTorch checks
+    it before the tensor); (None, 0), after PyTorch's warning, outside the group."""
+    pg = resolve(group)
+    root = group_rank(pg, rank, group_rank_, "root") if pg is not None else 0
+    check_tensor(tensor, "tensor")
+    if pg is None:
+        warn_not_member(what, stacklevel=4)
+    return pg, root
+
+
+def _reduced(a: np.ndarray, recv: np.ndarray, p, pg):
+    """Writes a reduction's result (``recv``, in the plan's dtype) into ``a``."""
+
+    def finish():
+        write(a, p.result(recv, pg.size(), a.dtype))
+
+    return finish
+
+
+def _optional_list(tensors, name: str) -> list:
+    """A tensor list only the root passes (None or empty elsewhere)."""
+    if tensors:
+        check_tensor_list(tensors, name)
+        return tensors
+    return []
+
+
+def _per_rank(tensors, pg, aten: str, what: str) -> list[np.ndarray]:
+    """The arrays of a list with one tensor a rank of ``pg`` (PyTorch's length check)."""
+    _list_length(tensors, pg.size(), what)
+    return [array(t, aten) for t in tensors]
+
+
 def _same(arrays, like: np.ndarray, what: str) -> None:
     for i, a in enumerate(arrays):
         if a.size != like.size or a.dtype != like.dtype:
@@ -53,10 +98,9 @@ def _list_length(tensors, size: int, what: str) -> None:
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    check_tensor(tensor, "tensor")
-    pg = resolve(group)
+    pg = enter("all_reduce", group, tensor=tensor)
     if pg is None:
-        return warn_not_member("all_reduce")
+        return None
     a = array(tensor, "allreduce_")
     p = plan(a.dtype, op, "all_reduce")
     send = p.send(a)
@@ -66,19 +110,13 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     else:
         recv = np.empty_like(send)
         req = pg._comm.Iallreduce(send, recv, p.op)
-
-    def finish():
-        write(a, p.result(recv, pg.size(), a.dtype))
-
-    return start(pg, [req], "all_reduce", finish, async_op, [tensor])
+    return start(pg, [req], "all_reduce", _reduced(a, recv, p, pg), async_op, [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=None):
-    pg = resolve(group)
-    root = group_rank(pg, src, group_src, "root") if pg is not None else 0
-    check_tensor(tensor, "tensor")
+    pg, root = _from_root(tensor, src, group_src, group, "broadcast")
     if pg is None:
-        return warn_not_member("broadcast")
+        return None
     a = array(tensor, "broadcast_")
     buf = contiguous(a)
     req = pg._comm.Ibcast(as_bytes(buf), root)
@@ -86,21 +124,15 @@ def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=No
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False, group_dst=None):
-    pg = resolve(group)
-    root = group_rank(pg, dst, group_dst, "root") if pg is not None else 0
-    check_tensor(tensor, "tensor")
+    pg, root = _from_root(tensor, dst, group_dst, group, "reduce")
     if pg is None:
-        return warn_not_member("reduce")
+        return None
     a = array(tensor, "reduce_")
     p = plan(a.dtype, op, "reduce")
     send = p.send(a)
     mine = pg.rank() == root
     recv = np.empty_like(send) if mine else None
-
-    def finish():
-        if mine:
-            write(a, p.result(recv, pg.size(), a.dtype))
-
+    finish = _reduced(a, recv, p, pg) if mine else None
     req = pg._comm.Ireduce(send, recv, p.op, root)
     return start(pg, [req], "reduce", finish, async_op, [tensor])
 
@@ -117,14 +149,11 @@ def _gathered(pieces, recv: np.ndarray):
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
-    check_tensor_list(tensor_list, "tensor_list")
-    check_tensor(tensor, "tensor")
-    pg = resolve(group)
+    pg = enter("all_gather", group, tensor_list=tensor_list, tensor=tensor)
     if pg is None:
-        return warn_not_member("all_gather")
+        return None
     a = array(tensor, "allgather_")
-    _list_length(tensor_list, pg.size(), "allgather")
-    outs = [array(t, "allgather_") for t in tensor_list]
+    outs = _per_rank(tensor_list, pg, "allgather_", "allgather")
     _same(outs, a, "ProcessGroupGloo::allgather")
     send = as_bytes(a)
     recv = np.empty(send.size * pg.size(), np.uint8)
@@ -133,11 +162,11 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    check_tensor(input_tensor, "input_tensor")
-    check_tensor(output_tensor, "output_tensor")
-    pg = resolve(group)
+    pg = enter(
+        "all_gather_into_tensor", group, input_tensor=input_tensor, output_tensor=output_tensor
+    )
     if pg is None:
-        return warn_not_member("all_gather_into_tensor")
+        return None
     a = array(input_tensor, "_allgather_base_")
     out = array(output_tensor, "_allgather_base_")
     if out.size != a.size * pg.size() or out.dtype != a.dtype:
@@ -153,30 +182,35 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     )
 
 
-def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = False, group_dst=None):
+def _rooted(tensor, tensors, name: str, rank, group_rank_, group, what: str, role: str):
+    """What gather and scatter share: PyTorch's checks, the group, the root and, on the root,
+    the arrays of the list (one a rank). None where this rank is not in the group."""
     check_tensor(tensor, "tensor")
-    if gather_list:
-        check_tensor_list(gather_list, "gather_list")
-    else:
-        gather_list = []
-    pg = resolve(group)
+    tensors = _optional_list(tensors, name)
+    pg = member(group, what, stacklevel=5)
     if pg is None:
-        return warn_not_member("gather")
-    root = group_rank(pg, dst, group_dst, "root") if dst is not None or group_dst is not None else 0
+        return None
+    root = root_of(pg, rank, group_rank_)
     mine = pg.rank() == root
-    if mine and not gather_list:
-        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if not mine and gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    a = array(tensor, "gather_")
-    send = as_bytes(a)
-    outs, recv, finish = [], None, None
+    check_root_list(mine, bool(tensors), name, role)
+    a = array(tensor, f"{what}_")
+    arrays = []
     if mine:
-        _list_length(gather_list, pg.size(), "gather")
-        outs = [array(t, "gather_") for t in gather_list]
-        _same(outs, a, "ProcessGroupGloo::gather")
-        recv = np.empty(send.size * pg.size(), np.uint8)
-        finish = _gathered(outs, recv)
+        arrays = _per_rank(tensors, pg, f"{what}_", what)
+        _same(arrays, a, f"ProcessGroupGloo::{what}")
+    return pg, root, mine, a, arrays, tensors
+
+
+def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = False, group_dst=None):
+    got = _rooted(
+        tensor, gather_list, "gather_list", dst, group_dst, group, "gather", "destination"
+    )
+    if got is None:
+        return None
+    pg, root, mine, a, outs, gather_list = got
+    send = as_bytes(a)
+    recv = np.empty(send.size * pg.size(), np.uint8) if mine else None
+    finish = _gathered(outs, recv) if mine else None
     req = pg._comm.Igather(send, recv, root)
     return start(pg, [req], "gather", finish, async_op, gather_list)
 
@@ -184,61 +218,37 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = Fals
 def scatter(
     tensor, scatter_list=None, src=None, group=None, async_op: bool = False, group_src=None
 ):
-    check_tensor(tensor, "tensor")
-    if scatter_list:
-        check_tensor_list(scatter_list, "scatter_list")
-    else:
-        scatter_list = []
-    pg = resolve(group)
-    if pg is None:
-        return warn_not_member("scatter")
-    root = group_rank(pg, src, group_src, "root") if src is not None or group_src is not None else 0
-    mine = pg.rank() == root
-    if mine and not scatter_list:
-        raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-    if not mine and scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    a = array(tensor, "scatter_")
-    send = None
-    if mine:
-        _list_length(scatter_list, pg.size(), "scatter")
-        ins = [array(t, "scatter_") for t in scatter_list]
-        _same(ins, a, "ProcessGroupGloo::scatter")
-        send = np.concatenate([as_bytes(x) for x in ins])
+    got = _rooted(tensor, scatter_list, "scatter_list", src, group_src, group, "scatter", "source")
+    if got is None:
+        return None
+    pg, root, mine, a, ins, _ = got
+    send = np.concatenate([as_bytes(x) for x in ins]) if mine else None
     buf = contiguous(a)
     req = pg._comm.Iscatter(send, as_bytes(buf), root)
     return start(pg, [req], "scatter", lambda: write(a, buf), async_op, [tensor])
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    check_tensor(output, "output")
-    check_tensor_list(input_list, "input_list")
-    pg = resolve(group)
+    pg = enter("reduce_scatter", group, output=output, input_list=input_list)
     if pg is None:
-        return warn_not_member("reduce_scatter")
+        return None
     out = array(output, "reduce_scatter_")
-    _list_length(input_list, pg.size(), "reduce_scatter")
-    ins = [array(t, "reduce_scatter_") for t in input_list]
+    ins = _per_rank(input_list, pg, "reduce_scatter_", "reduce_scatter")
     p = plan(out.dtype, op, "reduce_scatter")
     counts = [x.size for x in ins]
     if counts[pg.rank()] != out.size:
         raise RuntimeError("reduce_scatter: output tensor size must match this rank's input")
     send = np.concatenate([p.send(x).reshape(-1) for x in ins]) if ins else p.send(out)
     recv = np.empty(out.size, p.dtype)
-
-    def finish():
-        write(out, p.result(recv, pg.size(), out.dtype))
-
+    finish = _reduced(out, recv, p, pg)
     req = pg._comm.Ireduce_scatter(send, recv, counts, p.op)
     return start(pg, [req], "reduce_scatter", finish, async_op, [output])
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    check_tensor(output, "output")
-    check_tensor(input, "input")
-    pg = resolve(group)
+    pg = enter("reduce_scatter_tensor", group, output=output, input=input)
     if pg is None:
-        return warn_not_member("reduce_scatter_tensor")
+        return None
     out = array(output, "_reduce_scatter_base_")
     a = array(input, "_reduce_scatter_base_")
     if a.size != out.size * pg.size():
@@ -246,10 +256,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     p = plan(out.dtype, op, "reduce_scatter_tensor")
     send = p.send(a)
     recv = np.empty(out.size, p.dtype)
-
-    def finish():
-        write(out, p.result(recv, pg.size(), out.dtype))
-
+    finish = _reduced(out, recv, p, pg)
     req = pg._comm.Ireduce_scatter_block(send, recv, p.op)
     return start(pg, [req], "reduce_scatter_tensor", finish, async_op, [output])
 
@@ -280,15 +287,16 @@ def _alltoallv(pg, send_parts, recv_parts, what, async_op, result):
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):
-    check_tensor_list(output_tensor_list, "output_tensor_list")
-    check_tensor_list(input_tensor_list, "input_tensor_list")
-    pg = resolve(group)
+    pg = enter(
+        "all_to_all",
+        group,
+        output_tensor_list=output_tensor_list,
+        input_tensor_list=input_tensor_list,
+    )
     if pg is None:
-        return warn_not_member("all_to_all")
-    _list_length(output_tensor_list, pg.size(), "alltoall")
-    _list_length(input_tensor_list, pg.size(), "alltoall")
-    ins = [as_bytes(array(t, "alltoall_")) for t in input_tensor_list]
-    outs = [array(t, "alltoall_") for t in output_tensor_list]
+        return None
+    outs = _per_rank(output_tensor_list, pg, "alltoall_", "alltoall")
+    ins = [as_bytes(x) for x in _per_rank(input_tensor_list, pg, "alltoall_", "alltoall")]
     return _alltoallv(pg, ins, outs, "all_to_all", async_op, output_tensor_list)
 
 
@@ -312,11 +320,9 @@ def all_to_all_single(
     group=None,
     async_op: bool = False,
 ):
-    check_tensor(output, "output")
-    check_tensor(input, "input")
-    pg = resolve(group)
+    pg = enter("all_to_all_single", group, output=output, input=input)
     if pg is None:
-        return warn_not_member("all_to_all_single")
+        return None
     a = array(input, "alltoall_base_")
     out = array(output, "alltoall_base_")
     ins = [as_bytes(x) for x in _split(a, input_split_sizes, pg.size(), "input")]

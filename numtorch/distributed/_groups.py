@@ -380,8 +380,17 @@ def is_torchelastic_launched() -> bool:
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
-def warn_not_member(what: str) -> None:
+def warn_not_member(what: str, stacklevel: int = 3) -> None:
     warnings.warn(
         f"Running {what} on global rank {get_rank()} which does not belong to the given group.",
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
+
+
+def member(group, what: str, stacklevel: int = 4) -> ProcessGroup | None:
+    """The process group ``group`` names; None, after PyTorch's warning, where this rank is
+    not in it (the caller, a collective named ``what``, then returns without a message)."""
+    pg = resolve(group)
+    if pg is None:
+        warn_not_member(what, stacklevel=stacklevel)
+    return pg

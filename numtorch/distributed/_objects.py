@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 
 from . import _mpi
-from ._buffers import group_rank, not_self
-from ._groups import resolve, warn_not_member
+from ._buffers import check_root_list, peer, root_of, source
+from ._groups import member
 from ._work import poll
 
 
@@ -31,16 +31,10 @@ def _offsets(sizes) -> list[int]:
     return [int(o) for o in np.concatenate([[0], np.cumsum(sizes)[:-1]])]
 
 
-def _root(pg, rank, group_rank_, name):
-    if rank is None and group_rank_ is None:
-        return 0
-    return group_rank(pg, rank, group_rank_, name)
-
-
 def all_gather_object(object_list, obj, group=None) -> None:
-    pg = resolve(group)
+    pg = member(group, "all_gather_object")
     if pg is None:
-        return warn_not_member("all_gather_object")
+        return None
     data = _dumps(obj)
     sizes = np.empty(pg.size(), np.int64)
     _wait(pg, [pg._ctl.Iallgather(np.array([data.size], np.int64), sizes)], "all_gather_object")
@@ -52,20 +46,24 @@ def all_gather_object(object_list, obj, group=None) -> None:
     return None
 
 
+def _rooted(group, rank, group_rank_, what: str):
+    """The group, the root and whether this rank is it; (None, 0, False) outside the group."""
+    pg = member(group, what, stacklevel=5)
+    if pg is None:
+        return None, 0, False
+    root = root_of(pg, rank, group_rank_)
+    return pg, root, pg.rank() == root
+
+
 def _byte():
     return _mpi.MPI().BYTE
 
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None) -> None:
-    pg = resolve(group)
+    pg, root, mine = _rooted(group, dst, group_dst, "gather_object")
     if pg is None:
-        return warn_not_member("gather_object")
-    root = _root(pg, dst, group_dst, "root")
-    mine = pg.rank() == root
-    if mine and object_gather_list is None:
-        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if not mine and object_gather_list is not None:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+        return None
+    check_root_list(mine, object_gather_list is not None, "gather_list", "destination")
     data = _dumps(obj)
     sizes = np.empty(pg.size(), np.int64) if mine else None
     _wait(pg, [pg._ctl.Igather(np.array([data.size], np.int64), sizes, root)], "gather_object")
@@ -81,11 +79,9 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None) -> None:
-    pg = resolve(group)
+    pg, root, mine = _rooted(group, src, group_src, "broadcast_object_list")
     if pg is None:
-        return warn_not_member("broadcast_object_list")
-    root = _root(pg, src, group_src, "root")
-    mine = pg.rank() == root
+        return None
     data = _dumps(list(object_list)) if mine else None
     size = np.array([data.size if mine else 0], np.int64)
     _wait(pg, [pg._ctl.Ibcast(size, root)], "broadcast_object_list")
@@ -103,11 +99,9 @@ def scatter_object_list(
         raise ValueError(
             "Expected argument scatter_object_output_list to be a list of size at least 1."
         )
-    pg = resolve(group)
+    pg, root, mine = _rooted(group, src, group_src, "scatter_object_list")
     if pg is None:
-        return warn_not_member("scatter_object_list")
-    root = _root(pg, src, group_src, "root")
-    mine = pg.rank() == root
+        return None
     sizes, send = None, None
     if mine:
         pieces = [_dumps(o) for o in scatter_object_input_list]
@@ -124,14 +118,13 @@ def scatter_object_list(
 def send_object_list(
     object_list, dst=None, group=None, device=None, group_dst=None, use_batch=False
 ):
-    pg = resolve(group)
+    pg = member(group, "send_object_list")
     if pg is None:
-        return warn_not_member("send_object_list")
-    peer = group_rank(pg, dst, group_dst, "destination")
-    not_self(pg, peer, "destination")
+        return None
+    to = peer(pg, dst, group_dst, "destination")
     data = _dumps(list(object_list))
-    _wait(pg, [pg._ctl.Isend(np.array([data.size], np.int64), peer, 11)], "send_object_list")
-    _wait(pg, [pg._ctl.Isend(data, peer, 12)], "send_object_list")
+    _wait(pg, [pg._ctl.Isend(np.array([data.size], np.int64), to, 11)], "send_object_list")
+    _wait(pg, [pg._ctl.Isend(data, to, 12)], "send_object_list")
     return None
 
 
@@ -141,18 +134,12 @@ def recv_object_list(
     """Receive the list ``send_object_list`` sent into ``object_list``; returns the sender's
     rank."""
     MPI = _mpi.MPI()
-    pg = resolve(group)
+    pg = member(group, "recv_object_list")
     if pg is None:
-        warn_not_member("recv_object_list")
         return -1
-    if src is None and group_src is None:
-        peer = MPI.ANY_SOURCE
-    else:
-        peer = group_rank(pg, src, group_src, "source")
-        not_self(pg, peer, "source")
     size = np.empty(1, np.int64)
     status = MPI.Status()
-    req = pg._ctl.Irecv(size, peer, 11)
+    req = pg._ctl.Irecv(size, source(pg, src, group_src, MPI.ANY_SOURCE), 11)
     poll([req], pg._timeout.total_seconds(), "recv_object_list", [status])
     sender = status.Get_source()
     buf = np.empty(int(size[0]), np.uint8)

@@ -5,45 +5,31 @@ from __future__ import annotations
 import time
 
 from . import _mpi
-from ._buffers import array, as_bytes, check_tensor, contiguous, group_rank, not_self, write
-from ._collectives import start
-from ._groups import resolve, warn_not_member
+from ._buffers import array, as_bytes, check_tensor, contiguous, peer, source, write
+from ._collectives import enter, start
+from ._groups import member
 from ._types import DistBackendError
 from ._work import Work, _seconds, poll
 
 
-def _peer(pg, rank, group_rank_, kind: str) -> int:
-    r = group_rank(pg, rank, group_rank_, kind)
-    not_self(pg, r, kind)
-    return r
-
-
 def _isend(tensor, dst, group, tag, group_dst):
-    check_tensor(tensor, "tensor")
-    pg = resolve(group)
+    pg = enter("send", group, 6, tensor=tensor)  # under send/isend
     if pg is None:
-        warn_not_member("send")
         return None
-    peer = _peer(pg, dst, group_dst, "destination")
+    to = peer(pg, dst, group_dst, "destination")
     data = as_bytes(array(tensor, "send"))
-    req = pg._comm.Isend(data, peer, tag)
+    req = pg._comm.Isend(data, to, tag)
     return Work([req], timeout=pg._timeout, what="send", finish=lambda: data, result=[tensor])
 
 
 def _irecv(tensor, src, group, tag, group_src):
-    check_tensor(tensor, "tensor")
-    pg = resolve(group)
+    pg = enter("recv", group, 6, tensor=tensor)  # under recv/irecv
     if pg is None:
-        warn_not_member("recv")
         return None
-    MPI = _mpi.MPI()
-    if src is None and group_src is None:
-        peer = MPI.ANY_SOURCE
-    else:
-        peer = _peer(pg, src, group_src, "source")
+    sender = source(pg, src, group_src, _mpi.MPI().ANY_SOURCE)
     a = array(tensor, "recv_")
     buf = contiguous(a)
-    req = pg._comm.Irecv(as_bytes(buf), peer, tag)
+    req = pg._comm.Irecv(as_bytes(buf), sender, tag)
     work = Work([req], timeout=pg._timeout, what="recv", result=[tensor])
 
     def finish():
@@ -113,18 +99,18 @@ def batch_isend_irecv(p2p_op_list) -> list:
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
-    pg = resolve(group)
+    pg = member(group, "barrier")
     if pg is None:
-        return warn_not_member("barrier")
+        return None
     return start(pg, [pg._comm.Ibarrier()], "barrier", None, async_op, [], timeout)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) -> None:
     """A barrier in which rank 0 hears from every other rank under ``timeout`` and names the
     ranks that did not arrive; the others then wait for rank 0's release."""
-    pg = resolve(group)
+    pg = member(group, "monitored_barrier")
     if pg is None:
-        return warn_not_member("monitored_barrier")
+        return None
     seconds = _seconds(pg._timeout if timeout is None else timeout)
     ctl, me, tag = pg._ctl, pg.rank(), 7
     if me != 0:

@@ -149,6 +149,25 @@ if R == 1:
         assert dist.all_reduce(t, group=g) is None
     assert "does not belong to the given group" in str(caught[0].message)
     check(t, np.ones(2, np.float32))
+    outside = {  # every family of call, each warning at this line's caller (here)
+        "broadcast": lambda: dist.broadcast(t, 0, group=g),
+        "reduce": lambda: dist.reduce(t, 0, group=g),
+        "all_gather": lambda: dist.all_gather([t, t], t, group=g),
+        "gather": lambda: dist.gather(t, group=g),
+        "scatter": lambda: dist.scatter(t, group=g),
+        "send": lambda: dist.send(t, 0, group=g),
+        "recv": lambda: dist.recv(t, 0, group=g),
+        "gather_object": lambda: dist.gather_object(1, group=g),
+        "broadcast_object_list": lambda: dist.broadcast_object_list([1], 0, group=g),
+        "barrier": lambda: dist.barrier(group=g),
+    }
+    for what, call in outside.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert call() == (-1 if what == "recv" else None)
+        assert len(caught) == 1 and f"Running {what} on global rank 1" in str(caught[0].message)
+        assert caught[0].filename == __file__, (what, caught[0].filename)
+        checks += 1
 else:
     assert dist.get_world_size(g) == 2 and dist.get_rank(g) == R // 2
     assert dist.get_process_group_ranks(g) == [0, 2] and dist.get_global_rank(g, 1) == 2

@@ -134,19 +134,26 @@ check(m.module.a.weight.grad.numpy(), np.full((2, 2), 1.5))
 check(m.module.b.weight.grad.numpy(), np.full((2, 2), 1.0))
 assert m.module.c.weight.grad is None
 
+
 # 6. comm hooks: allreduce_hook equals the default; fp16 and bf16 to their precision; a
 # custom hook sees every bucket with its parameters
+def hooked(hook, seed: int):
+    """(DDP's gradient, one process's gradient on the whole batch) per parameter, with
+    ``hook`` as DDP's communication hook and small buckets."""
+    ref, model = make(0), DDP(make(0), bucket_cap_mb=0.0005)
+    model.register_comm_hook(None, hook)
+    x, y = data(seed)
+    F.cross_entropy(ref(x), y).backward()
+    F.cross_entropy(model(x[4 * R : 4 * R + 4]), y[4 * R : 4 * R + 4]).backward()
+    return zip(model.module.parameters(), ref.parameters())
+
+
 for hook, tol in [
     (default_hooks.allreduce_hook, 1e-12),
     (default_hooks.fp16_compress_hook, 1e-3),
     (default_hooks.bf16_compress_hook, 1e-2),
 ]:
-    ref, model = make(0), DDP(make(0), bucket_cap_mb=0.0005)
-    model.register_comm_hook(None, hook)
-    x, y = data(20)
-    F.cross_entropy(ref(x), y).backward()
-    F.cross_entropy(model(x[4 * R : 4 * R + 4]), y[4 * R : 4 * R + 4]).backward()
-    for p, q in zip(model.module.parameters(), ref.parameters()):
+    for p, q in hooked(hook, 20):
         check(p.grad.numpy(), q.grad.numpy(), tol)
 seen = []
 
@@ -157,12 +164,7 @@ def summing(state, bucket):
     return dist.all_reduce(bucket.buffer(), async_op=True).get_future()
 
 
-ref, model = make(0), DDP(make(0), bucket_cap_mb=0.0005)
-model.register_comm_hook(None, summing)
-x, y = data(21)
-F.cross_entropy(ref(x), y).backward()
-F.cross_entropy(model(x[4 * R : 4 * R + 4]), y[4 * R : 4 * R + 4]).backward()
-for p, q in zip(model.module.parameters(), ref.parameters()):
+for p, q in hooked(summing, 21):
     check(p.grad.numpy(), 2 * q.grad.numpy())
 assert [s[0] for s in seen] == list(range(len(seen))) and seen[-1][1]
 assert sum(s[2] for s in seen) == 4
