@@ -1,5 +1,8 @@
 """Run on 2 ranks: DistributedDataParallel against single-process training on the
-concatenated batch (float64), no_sync, buffers, join, unused parameters and comm hooks."""
+concatenated batch (float64), no_sync, buffers, join,
+unused parameters, comm hooks and the bucket rebuild."""
+
+import copy
 
 import numpy as np
 
@@ -61,6 +64,38 @@ for kwargs in [{}, {"bucket_cap_mb": 0.0005}, {"gradient_as_bucket_view": True}]
     for p, q in zip(model.module.parameters(), ref.parameters()):
         check(p.detach().numpy(), q.detach().numpy())
 assert len(DDP(make(0), bucket_cap_mb=0.0005).reducer.buckets) > 1
+
+
+# 1b. after the first iteration the buckets follow the order the gradients became ready
+# (PyTorch's rebuild): here fc is registered first but used last, so its gradients come
+# first; training still equals one process, with gradients as bucket views too
+class Swapped(CNN):
+    def __init__(self):
+        nn.Module.__init__(self)
+        self.fc = nn.Linear(4 * 4 * 4, 3)
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+
+
+for kwargs in [{}, {"gradient_as_bucket_view": True}]:
+    torch.manual_seed(0)
+    ref = Swapped().double()
+    model = DDP(copy.deepcopy(ref), bucket_cap_mb=0.0002, **kwargs)
+    before = [b.indices for b in model.reducer.buckets]
+    assert before[0] == [3, 2]  # reverse registration order: conv's bias and weight
+    opt_ref = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for step in range(3):
+        x, y = data(step)
+        opt_ref.zero_grad()
+        F.cross_entropy(ref(x), y).backward()
+        opt_ref.step()
+        opt.zero_grad()
+        F.cross_entropy(model(x[4 * R : 4 * R + 4]), y[4 * R : 4 * R + 4]).backward()
+        opt.step()
+    after = [b.indices for b in model.reducer.buckets]
+    assert after != before and set(after[0]) <= {0, 1}, after  # fc's weight and bias
+    for p, q in zip(model.module.parameters(), ref.parameters()):
+        check(p.detach().numpy(), q.detach().numpy())
 
 # 2. no_sync: two local backward passes, then a synced one, equal the whole sum
 ref, model = make(0), DDP(make(0))

@@ -8,6 +8,8 @@ post-accumulate-grad hook copies its gradient into its bucket; a full bucket (an
 bucket after it, in order) is handed to the communication hook, whose asynchronous
 all-reduce runs while backward goes on. The first hook of a pass queues an end-of-backward
 callback on the engine that waits for every bucket and writes the averaged gradients back.
+At the second forward the buckets are laid out again, once, in the order the first backward
+made the gradients ready (rank 0's order), as PyTorch's reducer rebuilds them.
 """
 
 from __future__ import annotations
@@ -49,13 +51,14 @@ _UNFINISHED = (
 )
 
 
-def bucket_assignment(params, limits) -> list[list[int]]:
-    """Parameter indices per bucket: reverse parameter order, one open bucket per dtype that
-    closes once its bytes reach the current limit (``limits[k]`` for its k-th bucket, the
-    last limit repeating); the buckets still open at the end follow, in dtype order."""
+def bucket_assignment(params, limits, order=None) -> list[list[int]]:
+    """Parameter indices per bucket: in ``order`` (by default reverse parameter order), one
+    open bucket per dtype that closes once its bytes reach the current limit (``limits[k]``
+    for its k-th bucket, the last limit repeating); the buckets still open at the end
+    follow, in dtype order."""
     open_: dict = {}
     closed = []
-    for i in reversed(range(len(params))):
+    for i in reversed(range(len(params))) if order is None else order:
         p = params[i]
         indices, size, k = open_.get(p.dtype, ([], 0, 0))
         indices.append(i)
@@ -106,14 +109,13 @@ class _Bucket:
 class _Reducer:
     """The bucketed, overlapped gradient all-reduce of one DDP module."""
 
-    def __init__(self, ddp, params, buckets) -> None:
+    def __init__(self, ddp, params, limits) -> None:
         self.ddp = ddp
         self.params = params
-        self.buckets = [_Bucket(b, params, idx) for b, idx in enumerate(buckets)]
-        self.where = {}
-        for bucket in self.buckets:
-            for j, i in enumerate(bucket.indices):
-                self.where[i] = (bucket, j)
+        self.limits = limits
+        self.place(bucket_assignment(params, limits))
+        self.ready_order: list[int] = []
+        self.rebuilt = False
         self.expect = False
         self.queued = False
         self.unfinished: list[int] | None = None
@@ -124,6 +126,43 @@ class _Reducer:
             for i, p in enumerate(params)
             if p.requires_grad
         ]
+
+    def place(self, assignment) -> None:
+        """Lay the buckets out (parameter indices per bucket)."""
+        self.buckets = [_Bucket(b, self.params, idx) for b, idx in enumerate(assignment)]
+        self.where = {}
+        for bucket in self.buckets:
+            for j, i in enumerate(bucket.indices):
+                self.where[i] = (bucket, j)
+
+    def should_rebuild(self) -> bool:
+        """PyTorch rebuilds the buckets once, in the order the first synced backward made
+        the gradients ready, unless unused parameters are searched for each iteration."""
+        detecting = self.ddp.find_unused_parameters and not self.ddp.static_graph
+        return not self.rebuilt and bool(self.ready_order) and not detecting
+
+    def rebuild(self) -> None:
+        """Buckets in rank 0's gradient-ready order (every rank must agree on the layout);
+        gradients that are views of the old buckets move into the new ones."""
+        self.rebuilt = True
+        seen = set(self.ready_order)
+        rest = [i for i in reversed(range(len(self.params))) if i not in seen]
+        order = _from_numpy(np.array(self.ready_order + rest, np.int64))
+        dist.broadcast(order, 0, group=self.ddp.process_group)
+        assignment = bucket_assignment(self.params, self.limits, order.numpy().tolist())
+        if assignment == [b.indices for b in self.buckets]:
+            return
+        old = self.where
+        self.place(assignment)
+        if self.ddp.gradient_as_bucket_view:
+            for i, p in enumerate(self.params):
+                bucket, j = old[i]
+                if p.grad is not None and p.grad.data_ptr() == bucket.view(j).data_ptr():
+                    new, k = self.where[i]
+                    view = new.view(k)
+                    view.copy_(p.grad)
+                    p.grad = view
+        self.reset()
 
     def reset(self) -> None:
         self.ready = np.zeros(len(self.params), bool)
@@ -145,6 +184,8 @@ class _Reducer:
         if not self.queued:
             _engine.queue_callback(self.finalize)
             self.queued = True
+        if not self.rebuilt:
+            self.ready_order.append(i)
         p = self.params[i]
         bucket, j = self.where[i]
         off = bucket.offsets[j]
@@ -254,6 +295,7 @@ class _DDPJoinHook(JoinHook):
 
     def main_hook(self) -> None:
         ddp = self.ddp
+        ddp.reducer.rebuilt = True
         syncing = ddp._count_syncing(False)
         if ddp._will_sync_buffers():
             ddp._sync_buffers()
@@ -344,8 +386,7 @@ class DistributedDataParallel(Module, Joinable):
             self._sync_params_and_buffers(0)
         params = [p for p in self._module_parameters if p.requires_grad]
         first = _FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
-        limits = [first, self.bucket_bytes_cap]
-        self.reducer = _Reducer(self, params, bucket_assignment(params, limits))
+        self.reducer = _Reducer(self, params, [first, self.bucket_bytes_cap])
 
     # -- state sync
     def _sync_params_and_buffers(self, src: int) -> None:
@@ -389,6 +430,7 @@ class DistributedDataParallel(Module, Joinable):
         sync = is_grad_enabled() and self.require_backward_grad_sync
         reducer.divisor = None
         if self._join_config.enable:
+            reducer.rebuilt = True  # a joined rank could not take part in a rebuild
             work = Join.notify_join_context(self)
             if work is not None:
                 work.wait()
@@ -397,6 +439,9 @@ class DistributedDataParallel(Module, Joinable):
             self._count_syncing(sync)
         if self._will_sync_buffers():
             self._sync_buffers()
+        if sync and reducer.should_rebuild():
+            with no_grad():
+                reducer.rebuild()
         reducer.prepare(sync)
         return self.module(*inputs, **kwargs)
 
