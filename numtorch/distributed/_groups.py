@@ -172,7 +172,10 @@ class _ExitGuard:
             atexit.unregister(self.leave)
 
     def record(self, status=None):
-        self.code = status
+        import threading
+
+        if threading.current_thread() is threading.main_thread():  # elsewhere: ends a thread
+            self.code = status
         self.exit(status)
 
     def leave(self) -> None:
