@@ -36,6 +36,7 @@ from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
 from . import optim  # torch.optim
 from . import distributions  # torch.distributions
 from . import distributed  # torch.distributed on MPI (mpi4py loads on first use)
+from . import random  # torch.random: seeds, states, fork_rng
 from . import _C  # torch._C: the engine's private entry points
 from . import _dynamo  # compiled autograd
 from ._compile import compile  # torch.compile

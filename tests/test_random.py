@@ -1113,3 +1113,254 @@ def test_same_randomness_refuses_batched_inputs_under_grad():
         return L.func.vmap(per_sample, randomness="same")(x)
 
     assert_same_error(prog, np.ones((3, 4)))
+
+
+# ------------------------------------------------------------------ random state
+# A state saved with get_rng_state (or Generator.get_state) and restored reproduces every
+# random function's next draws exactly: on the default generator, across Generator objects,
+# inside fork_rng, and after a round trip through numtorch.save/load.
+def _p(lib):
+    return lib.full((64,), 0.3)
+
+
+STATE_DRAWS = {
+    "rand": lambda lib, g: lib.rand(5, 3, generator=g),
+    "rand_float16": lambda lib, g: lib.rand(7, dtype=lib.float16, generator=g),
+    "randn": lambda lib, g: lib.randn(4, 4, generator=g),
+    "randn_complex": lambda lib, g: lib.randn(5, dtype=lib.complex64, generator=g),
+    "randint_int32": lambda lib, g: lib.randint(0, 1000, (9,), dtype=lib.int32, generator=g),
+    "randint": lambda lib, g: lib.randint(-5, 2**40, (9,), generator=g),
+    "randperm": lambda lib, g: lib.randperm(50, generator=g),
+    "normal": lambda lib, g: lib.normal(lib.zeros(6), lib.ones(6), generator=g),
+    "normal_floats": lambda lib, g: lib.normal(2.0, 3.0, (6,), generator=g),
+    "bernoulli": lambda lib, g: lib.bernoulli(_p(lib), generator=g),
+    "bernoulli_p": lambda lib, g: lib.bernoulli(_p(lib), 0.7, generator=g),
+    "multinomial": lambda lib, g: lib.multinomial(
+        lib.arange(1.0, 19.0).reshape(3, 6), 4, generator=g
+    ),
+    "multinomial_replacement": lambda lib, g: lib.multinomial(
+        lib.ones(2, 5), 20, replacement=True, generator=g
+    ),
+    "poisson": lambda lib, g: lib.poisson(lib.full((30,), 4.0), generator=g),
+    "binomial": lambda lib, g: lib.binomial(lib.full((9,), 10.0), _p(lib)[:9], generator=g),
+    "standard_gamma": lambda lib, g: lib._standard_gamma(lib.full((9,), 0.7)),
+    "sample_dirichlet": lambda lib, g: lib._sample_dirichlet(lib.full((4, 3), 1.5)),
+    "uniform_": lambda lib, g: lib.empty(8).uniform_(-2, 3, generator=g),
+    "normal_": lambda lib, g: lib.empty(8).normal_(1, 2, generator=g),
+    "exponential_": lambda lib, g: lib.empty(8).exponential_(2.0, generator=g),
+    "geometric_": lambda lib, g: lib.empty(8).geometric_(0.3, generator=g),
+    "log_normal_": lambda lib, g: lib.empty(8).log_normal_(generator=g),
+    "cauchy_": lambda lib, g: lib.empty(8).cauchy_(generator=g),
+    "random_": lambda lib, g: lib.empty(8, dtype=lib.int64).random_(generator=g),
+    "random_to": lambda lib, g: lib.empty(8).random_(3, 17, generator=g),
+    "bernoulli_": lambda lib, g: lib.empty(8).bernoulli_(0.4, generator=g),
+    "rand_like": lambda lib, g: lib.rand_like(lib.ones(2, 3), generator=g),
+    "randn_like": lambda lib, g: lib.randn_like(lib.ones(2, 3), generator=g),
+    "randint_like": lambda lib, g: lib.randint_like(lib.ones(2, 3), 10, generator=g),
+}
+# Those without a generator argument draw from the default generator only.
+DEFAULT_ONLY = {
+    "dropout": lambda lib: lib.nn.functional.dropout(lib.ones(40), 0.5),
+    "dropout_inplace": lambda lib: lib.nn.functional.dropout(lib.ones(40), 0.3, inplace=True),
+    "dropout2d": lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 6, 3, 3), 0.5),
+    "alpha_dropout": lambda lib: lib.nn.functional.alpha_dropout(lib.ones(40), 0.5, True),
+    "feature_alpha_dropout": lambda lib: lib.nn.functional.feature_alpha_dropout(
+        lib.ones(2, 8, 3), 0.5, True
+    ),
+    "rrelu": lambda lib: lib.nn.functional.rrelu(-lib.ones(20), training=True),
+    "standard_gamma": lambda lib: lib._standard_gamma(lib.full((9,), 0.7)),
+    "kaiming_uniform_": lambda lib: lib.nn.init.kaiming_uniform_(lib.empty(4, 5)),
+    "Linear": lambda lib: lib.nn.Linear(3, 2).weight.detach(),
+}
+ALL_DEFAULT = {**{n: (lambda f: lambda lib: f(lib, None))(f) for n, f in STATE_DRAWS.items()}}
+ALL_DEFAULT.update(DEFAULT_ONLY)
+
+
+def _draw_twice(fn, lib=nt):
+    return np.concatenate([_np(fn(lib)).ravel().astype(np.complex128) for _ in range(2)])
+
+
+@pytest.mark.parametrize("name", sorted(ALL_DEFAULT))
+def test_rng_state_restores_each_draw(name):
+    fn = ALL_DEFAULT[name]
+    nt.manual_seed(11)
+    nt.rand(3)  # a state mid-stream, not a fresh seed
+    state = nt.get_rng_state()
+    first = _draw_twice(fn)
+    nt.manual_seed(99)
+    nt.set_rng_state(state)
+    np.testing.assert_array_equal(_draw_twice(fn), first)
+    nt.random.set_rng_state(state)  # the module's functions are the same ones
+    np.testing.assert_array_equal(_draw_twice(fn), first)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in STATE_DRAWS if "gamma" not in n and "dir" not in n)
+)
+def test_generator_state_restores_and_moves_across_generators(name):
+    fn = STATE_DRAWS[name]
+    g = nt.Generator().manual_seed(5)
+    fn(nt, g)
+    state = g.get_state()
+    first = _np(fn(nt, g))
+    default_before = nt.get_rng_state()
+    h = nt.Generator().manual_seed(123)
+    assert h.set_state(state) is h and h.initial_seed() == 5
+    np.testing.assert_array_equal(_np(fn(nt, h)), first)
+    clone = g.set_state(state).clone_state()
+    assert clone is not g and clone.initial_seed() == 5
+    np.testing.assert_array_equal(_np(fn(nt, clone)), first)
+    np.testing.assert_array_equal(_np(fn(nt, g)), first)
+    # The default generator's state went to no one.
+    np.testing.assert_array_equal(nt.get_rng_state().numpy(), default_before.numpy())
+    nt.set_rng_state(state)  # a Generator's state fits the default generator too
+    np.testing.assert_array_equal(_np(fn(nt, None)), first)
+
+
+def test_rng_state_format_and_initial_seed_restored():
+    for lib in (nt, torch):
+        lib.manual_seed(5)
+        state = lib.get_rng_state()
+        lib.manual_seed(7)
+        lib.set_rng_state(state)
+        assert lib.initial_seed() == 5
+        assert state.dtype == lib.uint8 and state.dim() == 1 and state.is_contiguous()
+        assert lib.get_rng_state() is not lib.get_rng_state()  # a copy, not a view
+        a = lib.rand(3)
+        lib.Generator().set_state(state)
+        lib.set_rng_state(state.reshape(2, -1))  # only the number of bytes counts
+        assert lib.equal(lib.rand(3), a)
+    # Negative seeds wrap modulo 2**64, as in PyTorch.
+    assert nt.manual_seed(-1).initial_seed() == torch.manual_seed(-1).initial_seed()
+    assert nt.Generator().manual_seed(-(2**63)).initial_seed() == 2**63
+    nt.manual_seed(0)
+
+
+def test_rng_state_survives_save_and_load(tmp_path):
+    nt.manual_seed(3)
+    nt.randn(4)
+    g = nt.Generator().manual_seed(8)
+    path = tmp_path / "state.pt"
+    nt.save({"cpu": nt.get_rng_state(), "g": g.get_state()}, path)
+    a, b = nt.randn(10), nt.randint(0, 50, (10,), generator=g)
+    loaded = nt.load(path)
+    nt.manual_seed(1)
+    nt.set_rng_state(loaded["cpu"])
+    np.testing.assert_array_equal(nt.randn(10).numpy(), a.numpy())
+    h = nt.Generator()
+    h.set_state(loaded["g"])
+    np.testing.assert_array_equal(nt.randint(0, 50, (10,), generator=h).numpy(), b.numpy())
+
+
+def test_fork_rng_restores_on_exit_and_on_exception():
+    nt.manual_seed(4)
+    expected = _np(nt.rand(6))
+    nt.manual_seed(4)
+    with nt.random.fork_rng() as inside:
+        assert inside is None
+        nt.manual_seed(100)
+        nt.randn(50)
+    np.testing.assert_array_equal(_np(nt.rand(6)), expected)
+    assert nt.initial_seed() == 4
+    nt.manual_seed(4)
+    with pytest.raises(KeyError), nt.random.fork_rng(devices=[]):
+        nt.rand(9)
+        raise KeyError
+    np.testing.assert_array_equal(_np(nt.rand(6)), expected)
+    nt.manual_seed(4)
+    with nt.random.fork_rng(enabled=False):  # not forked: the draw moves the state on
+        nt.rand(6)
+    assert not np.array_equal(_np(nt.rand(6)), expected)
+    nt.manual_seed(4)
+    with nt.random.fork_rng(device_type="meta"):
+        nt.rand(6)
+    assert not np.array_equal(_np(nt.rand(6)), expected)
+    nt.manual_seed(4)
+    with nt.random.fork_rng(devices=(d for d in [])):  # any iterable, generators too
+        with nt.random.fork_rng():  # nested
+            nt.rand(3)
+        nt.rand(6)
+    np.testing.assert_array_equal(_np(nt.rand(6)), expected)
+
+
+def test_fork_rng_refusals_as_torch():
+    def enter(lib, **kw):
+        with lib.random.fork_rng(**kw):
+            pass
+
+    if not nt.cuda.is_available():
+        assert_same_error(lambda lib: enter(lib, devices=[0]))
+    assert_same_error(lambda lib: enter(lib, device_type="cpu"))
+    # Each library lists its own device types in the text.
+    unknown = [error_of(lambda lib: enter(lib, device_type="foo"), lib) for lib in (nt, torch)]
+    assert unknown[0].type is unknown[1].type is RuntimeError
+
+
+def test_random_module_surface_as_torch():
+    assert sorted(nt.random.__all__) == sorted(torch.random.__all__)
+    for name in torch.random.__all__:
+        assert callable(getattr(nt.random, name))
+    for name in ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state"]:
+        assert getattr(nt.random, name) is getattr(nt, name)
+    assert nt.random.default_generator is nt.default_generator
+    assert nt.random.Generator is nt.Generator
+    assert nt.random.thread_safe_generator() is None  # outside a thread worker
+    s = nt.random.seed()
+    assert nt.initial_seed() == s and 0 <= s < 2**64
+    assert nt.random.manual_seed(6) is nt.default_generator and nt.random.initial_seed() == 6
+
+
+def _bad_states(lib):
+    good = lib.get_rng_state()
+    return {
+        "list": [1, 2],
+        "none": None,
+        "float": good.float(),
+        "int8": good.to(lib.int8),
+        "short": good[:10],
+        "scalar": good[0],
+        "strided": lib.cat([good, good])[::2],
+        "strided_short": lib.cat([good, good])[::3],
+    }
+
+
+@pytest.mark.parametrize("bad", list(_bad_states(torch)))
+@pytest.mark.parametrize("setter", ["set_rng_state", "random.set_rng_state", "Generator.set_state"])
+def test_bad_rng_state_refused_as_torch(bad, setter):
+    def call(lib):
+        state = _bad_states(lib)[bad]
+        if setter == "Generator.set_state":
+            return lib.Generator().set_state(state)
+        fn = lib.random.set_rng_state if setter.startswith("random") else lib.set_rng_state
+        return fn(state)
+
+    if bad.startswith(("short", "scalar")):  # the size in the text is each library's own
+        te, tt = error_of(call, torch), error_of(call, nt)
+        assert te.type is tt.type is RuntimeError
+        n = 1 if bad == "scalar" else 10
+        assert tt.text == (
+            f"Expected a CPUGeneratorImplState of size {nt.get_rng_state().numel()} but found "
+            f"the input RNG state size to be {n}"
+        )
+        assert te.text.endswith(f"but found the input RNG state size to be {n}")
+    else:
+        assert_same_error(call)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.manual_seed(2**64),
+        lambda lib: lib.manual_seed(-(2**63) - 1),
+        lambda lib: lib.manual_seed("a"),
+        lambda lib: lib.Generator().manual_seed(2**64),
+        lambda lib: lib.Generator().graphsafe_get_state(),
+        lambda lib: lib.Generator().graphsafe_set_state(lib.Generator()),
+        lambda lib: lib.Generator().graphsafe_set_state(1),
+        lambda lib: lib.Generator().get_offset(),
+        lambda lib: lib.Generator().set_offset(3),
+    ],
+)
+def test_generator_refusals_as_torch(call):
+    assert_same_error(call)
+    nt.manual_seed(0)

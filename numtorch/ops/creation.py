@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import warnings
@@ -28,6 +27,52 @@ from ._families import COMPLEX_TOO
 _DEFAULT_SEED = 67280421310721  # PyTorch's initial seed: unseeded runs are reproducible too
 
 
+# A generator's state as a uint8 tensor: numtorch's own fixed-size layout (PyTorch's is its
+# Mersenne Twister's): the PCG64 state and increment (16 bytes each, little-endian), the
+# cached 32-bit half-draw (flag, value: 4 bytes each) and the initial seed (8 bytes).
+_STATE_LAYOUT = np.dtype(
+    [
+        ("state", "<u8", 2),
+        ("inc", "<u8", 2),
+        ("has_uint32", "<u4"),
+        ("uinteger", "<u4"),
+        ("seed", "<u8"),
+    ]
+)
+_STATE_SIZE = _STATE_LAYOUT.itemsize
+_SEED_MIN, _SEED_END = -(2**63), 2**64
+
+
+def _seed_value(seed) -> int:
+    """A seed as PyTorch reads one: int() of it, within a signed or unsigned 64-bit range
+    (negative seeds wrap modulo 2**64)."""
+    seed = int(seed)
+    if not _SEED_MIN <= seed < _SEED_END:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % _SEED_END
+
+
+def _split128(v: int) -> list[int]:
+    return [v & (2**64 - 1), v >> 64]
+
+
+def _check_state(new_state) -> np.ndarray:
+    """The bytes of a state tensor, refused as PyTorch refuses it (type, then contiguity,
+    then size)."""
+    if not isinstance(new_state, Tensor):
+        raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+    if new_state.dtype != dt.uint8:
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    if not new_state.is_contiguous():
+        raise RuntimeError("RNG state must be contiguous")
+    if new_state.numel() != _STATE_SIZE:
+        raise RuntimeError(
+            f"Expected a CPUGeneratorImplState of size {_STATE_SIZE} but found the input RNG "
+            f"state size to be {new_state.numel()}"
+        )
+    return np.ascontiguousarray(new_state.numpy(force=True)).reshape(-1)  # any shape
+
+
 class Generator:
     """A source of random numbers (torch.Generator): seeded, with a savable state."""
 
@@ -37,9 +82,9 @@ class Generator:
 
     def manual_seed(self, seed) -> Generator:
         side_effect("a generator seeded")
-        seed = int(seed)
+        seed = _seed_value(seed)
         self._seed = seed
-        self._rng = np.random.default_rng(seed % 2**64)
+        self._rng = np.random.default_rng(seed)
         return self
 
     def seed(self) -> int:
@@ -52,14 +97,46 @@ class Generator:
 
     def get_state(self) -> Tensor:
         """The generator's state as a uint8 tensor (for ``set_state``)."""
-        raw = json.dumps(self._rng.bit_generator.state).encode()
-        return _make(np.frombuffer(raw, np.uint8).copy())
+        bits = self._rng.bit_generator.state
+        rec = np.zeros((), _STATE_LAYOUT)
+        rec["state"] = _split128(bits["state"]["state"])
+        rec["inc"] = _split128(bits["state"]["inc"])
+        rec["has_uint32"] = bits["has_uint32"]
+        rec["uinteger"] = bits["uinteger"]
+        rec["seed"] = self._seed
+        return _make(np.frombuffer(rec.tobytes(), np.uint8).copy())
 
     def set_state(self, new_state: Tensor) -> Generator:
         side_effect("a generator's state set")
-        state = json.loads(bytes(new_state.numpy(force=True).astype(np.uint8)).decode())
-        self._rng.bit_generator.state = state
+        rec = np.frombuffer(_check_state(new_state).tobytes(), _STATE_LAYOUT)[0]
+        state, inc = (int(v[0]) | int(v[1]) << 64 for v in (rec["state"], rec["inc"]))
+        self._rng.bit_generator.state = {  # in place: holders of the NumPy generator follow
+            "bit_generator": "PCG64",
+            "state": {"state": state, "inc": inc | 1},
+            "has_uint32": int(rec["has_uint32"] != 0),
+            "uinteger": int(rec["uinteger"]),
+        }
+        self._seed = int(rec["seed"])
         return self
+
+    def clone_state(self) -> Generator:
+        """A new generator on the same device in this one's state."""
+        g = Generator(self.device)
+        return g.set_state(self.get_state())
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state) -> None:
+        if not isinstance(state, Generator):
+            raise TypeError(f"expected a Generator, but got {type(state).__name__}")
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset) -> Generator:
+        raise RuntimeError("CPU Generator does not use offset")
 
     def __repr__(self) -> str:
         return f"<numtorch.Generator object on {self.device}>"
