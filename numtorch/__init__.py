@@ -32,7 +32,7 @@ from ._core.state import (
 from ._core.tensor import Size, Tensor
 from . import ops as _ops  # registers every op and declares the Tensor methods
 from . import autograd, fft, func, linalg, nn, signal, special
-from . import cuda, utils  # torch.cuda; torch.utils (benchmark)
+from . import backends, cuda, utils  # torch.backends; torch.cuda; torch.utils (benchmark)
 from . import optim  # torch.optim
 from . import distributions  # torch.distributions
 from . import distributed  # torch.distributed on MPI (mpi4py loads on first use)
