@@ -93,7 +93,12 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
             "_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
             f"{type(mode).__name__}"
         )
-    _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
+    if not isinstance(warn_only, bool):
+        raise TypeError(
+            "_set_deterministic_algorithms(): argument 'warn_only' must be bool, not "
+            f"{type(warn_only).__name__}"
+        )
+    _state["deterministic"], _state["warn_only"] = mode, warn_only
 
 
 def are_deterministic_algorithms_enabled() -> bool:
@@ -141,6 +146,10 @@ def get_float32_matmul_precision() -> str:
 
 def set_float32_matmul_precision(precision: str) -> None:
     """Record the float32 matmul precision; an unknown name warns and changes nothing."""
+    if not isinstance(precision, str):
+        raise RuntimeError(
+            f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}"
+        )
     if precision in ("highest", "high", "medium"):
         _state["matmul_precision"] = precision
         return

@@ -182,3 +182,31 @@ def test_matmul_allow_tf32_checks_a_bool_and_unknown_names_are_refused(value):
     _same(set_tf32)
     _same(lambda lib: setattr(lib.backends.cuda.matmul, "allow_fp8", True))
     _same(lambda lib: lib.backends.cuda.matmul.allow_fp8)
+
+
+def _settings_prog(call):
+    def prog(lib):
+        try:
+            return call(lib)
+        finally:
+            lib.use_deterministic_algorithms(False)
+
+    return prog
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.use_deterministic_algorithms(True, warn_only=1),
+        lambda lib: lib.use_deterministic_algorithms(1),
+        lambda lib: (
+            lib.use_deterministic_algorithms(True, warn_only=True),
+            lib.get_deterministic_debug_mode(),
+        ),
+        lambda lib: lib.set_float32_matmul_precision(3),
+        lambda lib: lib.set_num_threads(0),
+    ],
+)
+def test_settings_check_their_arguments_as_pytorch(call):
+    _same(_settings_prog(call))
+    assert nt.are_deterministic_algorithms_enabled() is False
