@@ -17,7 +17,8 @@ ROOT = pathlib.Path(numtorch.__file__).parent
 # (module name or package prefix, layer); the longest matching prefix wins.
 LAYERS = {
     "numtorch._core": 0,
-    "numtorch.testing": 0,
+    "numtorch.testing.samples": 0,  # the op database's sample makers (issue 33 moves them)
+    "numtorch.testing.trace": 0,
     "numtorch.ops": 1,
     "numtorch.autograd": 2,  # the engine, the tape, grad modes, hooks, in-place history
     "numtorch.func": 3,  # the transforms' interpreters
@@ -30,6 +31,7 @@ LAYERS = {
     "numtorch.nn.parallel": 7,  # DistributedDataParallel sits above nn, beside distributed
     "numtorch": 7,  # the package face: numtorch/__init__.py, linalg, special
     "numtorch.utils": 7,
+    "numtorch.testing": 7,  # torch.testing: assert_close, make_tensor
 }
 
 

@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from twolibs import assert_same_error, outcome
 
 import numtorch as nt
-from tests.twolibs import assert_same_error, outcome
 
 NAN, INF = float("nan"), float("inf")
 

@@ -3,7 +3,7 @@ flags keep PyTorch's defaults and can be set."""
 
 from __future__ import annotations
 
-from . import _as_flag_module, _flags_context
+from ._flags import _as_flag_module, _flags_context
 
 enabled = True
 deterministic = False
