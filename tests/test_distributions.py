@@ -57,6 +57,15 @@ SIGMAS = 5  # a sample statistic may lie this many standard errors from its expe
 DRAWS = 20000
 
 
+@pytest.fixture(autouse=True)
+def _validation_on_by_default():
+    """Both libraries validate by default, as in a fresh process: torch.compile's first use
+    turns torch's default off for the rest of the process (torch._dynamo's setup calls
+    Distribution.set_default_validate_args(False)), and other test files compile."""
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
