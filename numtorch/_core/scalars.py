@@ -69,6 +69,15 @@ def wrapped_operands(arrays: list) -> list:
     return [wrap(scalar(a), target) if _is_int(a) else a for a in arrays]
 
 
+def checked_operands(arrays: list, target) -> list:
+    """Operands with their Python ints converted into the integer dtype ``target`` with
+    PyTorch's overflow check (a Scalar argument, as ``where``'s); others as they are."""
+    target = np.dtype(target)
+    if target.kind not in "biu":
+        return arrays
+    return [checked(scalar(a), target) if _is_int(a) else a for a in arrays]
+
+
 def on_overflow(op, arrays: list, attrs: dict, target: np.dtype | None = None):
     """(arrays, attrs) with the Python ints converted as PyTorch converts them into
     ``target`` (the dtype the kernel writes: its first array operand's, else its

@@ -46,11 +46,8 @@ def _promote_where(arrays, attrs=None):
         vals, odt = promote(operands, attrs)
     except OverflowError:  # (NumPy's refusal of a Python int: PyTorch's check below)
         vals, odt = None, next(a.dtype for a in operands if hasattr(a, "dtype"))
-    if np.dtype(odt).kind in "biu":  # a Python int converts with PyTorch's overflow check
-        target = np.dtype(odt)
-        checked = [
-            scalars.checked(scalars.scalar(v), target) if type(v) is int else v for v in operands
-        ]
+    if type(operands[0]) is int or type(operands[1]) is int:  # (PyTorch's Scalar arguments)
+        checked = scalars.checked_operands(operands, odt)
         if vals is None:
             vals, odt = promote(checked, attrs)
     return [cond, *vals], odt

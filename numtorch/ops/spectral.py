@@ -48,17 +48,19 @@ _PAD_MODES = ("reflect", "replicate", "circular", "constant")
 
 
 def _check_pad(x: Tensor, pad: int, mode: str) -> None:
-    """F.pad's refusals for a (1, 1, L) signal padded by ``pad`` at both ends."""
+    """F.pad's refusals for x padded by ``pad`` at both ends of its last dim, x seen as
+    PyTorch's stft pads it: with leading dims of 1 up to three dims."""
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "reflect":
         if x.dtype.name == "bool":
             raise NotImplementedError("\"reflection_pad1d\" not implemented for 'Bool'")
-        if pad >= x.shape[-1]:
+        shape = (1,) * (3 - x.dim()) + tuple(x.shape)
+        if pad >= shape[-1]:
             raise RuntimeError(
                 "Argument #4: Padding size should be less than the corresponding input "
-                f"dimension, but got: padding ({pad}, {pad}) at dimension {x.dim() - 1} of "
-                f"input {_shape(x)}"
+                f"dimension, but got: padding ({pad}, {pad}) at dimension {len(shape) - 1} of "
+                f"input [{', '.join(map(str, shape))}]"
             )
 
 
@@ -146,10 +148,7 @@ def _frames_rule(vmap, args, bdims, attrs):
         out = out.reshape(v, b, *out.shape[1:])
     if wb is None:
         return out, 0 if xb is not None else None
-    w = front(w, wb)
-    if xb is None:
-        return out * w[:, None, None, :], 0
-    return out * w[:, None, None, :], 0
+    return out * front(w, wb)[:, None, None, :], 0  # (V, n): over (V, B, T, n) or (B, T, n)
 
 
 def _frames_samples(make):
@@ -295,7 +294,7 @@ def stft(
         if align_to_window is not None:
             raise RuntimeError("stft align_to_window should only be set when center = false")
         pad = n_fft // 2
-        _check_pad(input.reshape((1,) * (3 - input.dim()) + tuple(input.shape)), pad, pad_mode)
+        _check_pad(input, pad, pad_mode)
     complex_fft = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_fft:
