@@ -757,3 +757,14 @@ from .ops.random_gamma import (
 from ._core.signature import numpy_keywords_in as _numpy_keywords_in
 
 _numpy_keywords_in(globals(), "torch")
+
+# Submodules that use the package face itself load on first touch (PEP 562), as no cycle.
+_LAZY_SUBMODULES = frozenset({"testing"})
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

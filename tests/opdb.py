@@ -8,7 +8,7 @@ from twolibs import tensor_leaves, to_nt
 
 import numtorch as nt
 from numtorch._core.op import REGISTRY
-from numtorch.testing.samples import Maker
+from numtorch._opdb.samples import Maker
 
 
 def ops_with_samples():

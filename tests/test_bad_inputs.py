@@ -31,7 +31,7 @@ from twolibs import (
 )
 
 import numtorch as nt
-from numtorch.testing.samples import Maker
+from numtorch._opdb.samples import Maker
 
 DIM_NAMES = ("dim", "dim0", "dim1", "dims", "start_dim", "end_dim", "source", "destination")
 DIM_NAMES += ("axis", "axis0", "axis1", "dimension")

@@ -9,7 +9,7 @@ from opdb import resolve
 
 import numtorch as nt
 from numtorch._core.op import REGISTRY
-from numtorch.testing.samples import Maker
+from numtorch._opdb.samples import Maker
 
 pytestmark = pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy")
 

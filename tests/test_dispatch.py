@@ -7,7 +7,7 @@ import pytest
 
 import numtorch as nt
 from numtorch._core.state import state
-from numtorch.testing.trace import TraceInterpreter, TraceTensor
+from numtorch._opdb.trace import TraceInterpreter, TraceTensor
 
 
 def test_ops_on_wrappers_reach_their_interpreter_with_inner_values():

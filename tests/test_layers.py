@@ -17,8 +17,7 @@ ROOT = pathlib.Path(numtorch.__file__).parent
 # (module name or package prefix, layer); the longest matching prefix wins.
 LAYERS = {
     "numtorch._core": 0,
-    "numtorch.testing.samples": 0,  # the op database's sample makers (issue 33 moves them)
-    "numtorch.testing.trace": 0,
+    "numtorch._opdb": 0,  # the op database's sample makers and its test transform
     "numtorch.ops": 1,
     "numtorch.autograd": 2,  # the engine, the tape, grad modes, hooks, in-place history
     "numtorch.func": 3,  # the transforms' interpreters

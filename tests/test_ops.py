@@ -19,8 +19,8 @@ from opdb import (
 from twolibs import as_numpy, assert_close, inexact, normal, op_tol, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
+from numtorch._opdb.trace import TraceInterpreter
 from numtorch.func._jvp import apply_jvp
-from numtorch.testing.trace import TraceInterpreter
 
 OPS = ops_with_samples()
 # Ops with no PyTorch counterpart (internal backward ops; sign-ambiguous decompositions, whose
@@ -241,7 +241,7 @@ ERR = [pytest.param(op, id=op.name) for op in OPS if op.error_samples is not Non
 
 @pytest.mark.parametrize("op", ERR)
 def test_error_inputs_raise(op):
-    from numtorch.testing.samples import Maker
+    from numtorch._opdb.samples import Maker
 
     for e in op.error_samples(Maker("float32")):
         with pytest.raises(e.error, match=e.match) as ours:

@@ -379,7 +379,7 @@ def _wrap_all(T, x):
 def test_vjp_formulas_run_on_batched_primals(op, no_fallback):
     """Every vjp formula with batched inputs, results and cotangents (what vmap over a
     gradient transform runs): no data-dependent control flow, no fallback, loop's values."""
-    from numtorch.testing.trace import TraceInterpreter
+    from numtorch._opdb.trace import TraceInterpreter
 
     B = 2
     for group in _variants(op, "float64", B):

@@ -22,6 +22,7 @@ from .._core.layout import contiguous
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ELEMENTWISE, ErrorInput, Op, composite
 from .._core.tensor import Tensor, wrap_dim
+from .._opdb.samples import S
 from ..ops import unary as _unary
 from ..ops._families import COMPLEX_TOO, FLOATS_INT, UNARY_SHAPES, unary
 from ..ops.comparison import where
@@ -29,7 +30,6 @@ from ..ops.creation import zeros_like
 from ..ops.random import rand_like
 from ..ops.reduction import _softmax, softmax_dim
 from ..ops.unary import _sigmoid, _special
-from ..testing.samples import S
 
 _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

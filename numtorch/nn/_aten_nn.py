@@ -12,11 +12,11 @@ from __future__ import annotations
 from .._core import dtype as dt
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput, S
 from ..autograd.grad_mode import no_grad
 from ..ops._families import COMPLEX, COMPLEX_TOO
 from ..ops.complex import complex_p
 from ..ops.creation import empty, tensor, zeros
-from ..testing.samples import ErrorInput, S
 from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._embedding import embedding_bag as _embedding_bag
 from ._padding import pad as _pad

@@ -21,11 +21,11 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput, S
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops._batching import along_dims
 from ..ops.creation import empty, ones_like
 from ..ops.random import _bernoulli_draw, _real
-from ..testing.samples import ErrorInput, S
 from ._norm import (
     _BN_COMPLEX32,
     _BN_NO_KERNEL,

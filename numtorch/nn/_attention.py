@@ -11,13 +11,13 @@ import numpy as np
 
 from .._core.op import composite
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops.comparison import where
 from ..ops.creation import tensor, zeros_like
 from ..ops.random import dropout
 from ..ops.reduction import softmax
 from ..ops.shape import cat
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 from ._linear import linear
 from ._padding import pad
 

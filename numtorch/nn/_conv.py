@@ -30,9 +30,9 @@ from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop, named
 from .._core.tensor import Tensor
+from .._opdb.samples import S
 from ..ops._batching import front, rule_generator
 from ..ops._families import COMPLEX_TOO
-from ..testing.samples import S
 from ._windows import sliding
 
 

@@ -12,14 +12,14 @@ from .._core.dispatch import dispatch
 from .._core.messages import broadcast_mismatch
 from .._core.op import composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops._batching import front, lrank, pad_to
 from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import tensor
 from ..ops.reduction import vector_norm
 from ..ops.views import broadcast_tensors
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 
 _MODES = {
     "use_mm_for_euclid_dist_if_necessary": 0,

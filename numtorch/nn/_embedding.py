@@ -16,14 +16,14 @@ from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..autograd import no_grad
 from ..ops._batching import front, materialize
 from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import ones, zeros
 from ..ops.reduction import vector_norm
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 from ._checks import concrete
 
 

@@ -13,9 +13,9 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import composite
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput, S
 from ..ops.creation import zeros
 from ..ops.shape import cat, stack
-from ..testing.samples import ErrorInput, S
 from ._aten_norm import _no_cpu_kernel
 
 

@@ -7,10 +7,10 @@ import math
 
 from .._core.op import composite
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops._families import COMPLEX_TOO
 from ..ops.linalg import addmm, einsum
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 
 
 def _check(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:

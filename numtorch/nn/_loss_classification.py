@@ -17,11 +17,11 @@ from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import LINEAR, NoKernel, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops._batching import front
 from ..ops.comparison import where
 from ..ops.reduction import log_softmax, scatter_add_dim
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 from ._loss_common import _norm_probs, _reduce, _reduction
 
 

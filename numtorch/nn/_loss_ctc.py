@@ -12,12 +12,12 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops.comparison import where
 from ..ops.creation import arange, as_tensor, zeros_like
 from ..ops.shape import cat as _cat
 from ..ops.shape import stack as _stack
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 from ._checks import concrete
 from ._loss_common import _reduction
 

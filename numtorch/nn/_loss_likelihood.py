@@ -18,11 +18,11 @@ from .._core.layout import follow_inputs
 from .._core.no_kernel import CLAMP_COMPLEX
 from .._core.op import ELEMENTWISE, NoKernel, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops._batching import elementwise
 from ..ops.comparison import where
 from ..ops.creation import ones_like
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 from ._checks import concrete
 from ._loss_common import (
     _REDUCTIONS,

@@ -14,11 +14,11 @@ from .._core.inplace import cast_error
 from .._core.no_kernel import empty_complex_runs, nonempty
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import arange, full_like, zeros_like
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 from ._checks import concrete
 from ._distance import pairwise_distance
 from ._loss_common import _REDUCTIONS, _into, _reduce, _reduction, _softplus_neg, _tsize

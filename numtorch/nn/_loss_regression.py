@@ -9,11 +9,11 @@ from collections.abc import Callable
 from .._core import dtype as dt
 from .._core.op import NoKernel, composite
 from .._core.tensor import Tensor
+from .._opdb.samples import ErrorInput as E
+from .._opdb.samples import S
 from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.views import broadcast_tensors
-from ..testing.samples import ErrorInput as E
-from ..testing.samples import S
 from ._loss_common import _pair, _reduce, _reduction, _size_warning
 
 _INVALID_MODE = "Invalid reduction mode: {}. Expected one of 'none', 'mean', 'sum'."

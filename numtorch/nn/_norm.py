@@ -24,10 +24,10 @@ from .._core.layout import contiguous
 from .._core.no_kernel import NO_ACCUMULATE_TYPE, raises, unless_empty
 from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor, bump_version
+from .._opdb.samples import ErrorInput, S
 from ..autograd.grad_mode import no_grad
 from ..ops._batching import along_dims, front, rule_generator
 from ..ops._families import COMPLEX_TOO
-from ..testing.samples import ErrorInput, S
 from ._padding import pad
 from ._pool_avg import avg_pool1d
 

@@ -16,9 +16,9 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import S
 from ..ops._batching import batch_first
 from ..ops._families import COMPLEX_TOO
-from ..testing.samples import S
 from ._resample import resample_axis
 
 _MODES = ("constant", "reflect", "replicate", "circular")

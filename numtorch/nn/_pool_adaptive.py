@@ -14,11 +14,11 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import S
 from ..ops._batching import batch_first
 from ..ops.comparison import where
 from ..ops.creation import tensor as _tensor
 from ..ops.reduction import distinct
-from ..testing.samples import S
 from ._pool_geometry import _check_dtype, _shape
 from ._pool_max import _first_max, _max_public, max_pool_backward, max_pool_gather
 

@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor, wrap_dim
+from .._opdb.samples import S
 from ..ops._batching import batch_first
 from ..ops.comparison import where
 from ..ops.reduction import distinct
-from ..testing.samples import S
 from ._pool_geometry import (
     _along,
     _check_dtype,

@@ -13,9 +13,9 @@ import numpy as np
 from .._core.no_kernel import unless_empty
 from .._core.op import ErrorInput, Op, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import S
 from ..ops.random import rand
 from ..ops.reduction import distinct
-from ..testing.samples import S
 from ._pool_geometry import _check_dtype, _shape
 from ._pool_max import _first_max, _max_pool_vjp, _max_public, max_pool_gather, planes
 

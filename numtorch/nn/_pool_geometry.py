@@ -12,7 +12,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.op import ErrorInput
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._windows import sliding
 
 _WORDS = {1: "one", 2: "two", 3: "three"}

@@ -19,9 +19,9 @@ from .._core.dispatch import dispatch
 from .._core.no_kernel import unless_empty
 from .._core.op import LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import S
 from ..ops._batching import batch_first, front, rule_generator
 from ..ops.reduction import distinct
-from ..testing.samples import S
 from ._pool_geometry import (
     _along,
     _check_dtype,

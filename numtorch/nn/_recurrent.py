@@ -30,6 +30,7 @@ from .._core.dispatch import dispatch
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel, raises
 from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import S
 from ..func import jvp as _func_jvp
 from ..func import vjp as _func_vjp
 from ..ops._batching import rule_generator
@@ -41,7 +42,6 @@ from ..ops.shape import cat, stack
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid as _sigmoid
 from ..ops.unary import tanh as _tanh
-from ..testing.samples import S
 
 
 # ------------------------------------------------------------------ the cell steps

@@ -29,12 +29,12 @@ from .._core.layout import contiguous
 from .._core.no_kernel import empty_complex_runs, unless_empty
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
 from .._core.tensor import Tensor
+from .._opdb.samples import S
 from ..ops._batching import along_dims, front, lshape, materialize
 from ..ops._families import COMPLEX_TOO
 from ..ops.comparison import where
 from ..ops.creation import tensor
 from ..ops.shape import stack as _stack
-from ..testing.samples import S
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
 _RANK = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}

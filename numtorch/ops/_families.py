@@ -19,7 +19,7 @@ from .._core.layout import follow_inputs
 from .._core.messages import broadcast_mismatch
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import elementwise
 
 _nd = np.ndarray

@@ -16,7 +16,7 @@ from .._core import op as _op
 from .._core.interpreter import values_hidden
 from .._core.op import Op, named
 from .._core.tensor import check_unique_dims
-from ..testing.samples import ErrorInput, S
+from .._opdb.samples import ErrorInput, S
 from ._batching import along_dims
 from ._families import FLOATS
 from .comparison import where

@@ -19,7 +19,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, Op
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import FLOATS_INT, silent, to_float, unary, unary_samples
 from .unary import _special
 

@@ -22,7 +22,7 @@ from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput, composite, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import (
     BINARY_SHAPES,
     COMPLEX_TOO,

@@ -21,7 +21,7 @@ from .._core.no_kernel import NoKernel, unless_empty
 from .._core.op import VARIADIC, ErrorInput, defop
 from .._core.out import write_out
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import front, lshape, materialize, rule_generator
 from ._families import promote
 from .linalg._common import return_type

@@ -11,7 +11,7 @@ import numpy as np
 from .._core.dtype import bool_, uint8
 from .._core.op import VARIADIC, ErrorInput, composite
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import COMPLEX, COMPLEX_TOO, FLOATS_INT
 from .shape import cat
 from .views import narrow

@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.op import ErrorInput, composite
 from .._core.out import write_out
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import COMPLEX_TOO
 from .creation import tensor, zeros
 from .linalg.contractions import multi_dot

@@ -14,7 +14,7 @@ from .._core.op import ErrorInput
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.state import state
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import (
     BINARY_SHAPES,
     FLOATS_INT,

@@ -16,7 +16,7 @@ from .._core.layout import follow_inputs
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import elementwise, front
 from ._families import COMPLEX_TOO, view_op
 from .strided import array_offset

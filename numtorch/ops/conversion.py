@@ -10,7 +10,7 @@ from .._core.layout import preserve
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, defop
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import elementwise, front
 from ._families import COMPLEX, COMPLEX_TOO, FLOATS_INT
 

@@ -19,7 +19,7 @@ from .._core.messages import alloc_failed, check_alloc
 from .._core.methods import tensor_methods
 from .._core.op import defop
 from .._core.tensor import Size, Tensor, _make
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import rule_generator
 from ._families import COMPLEX_TOO
 

@@ -13,7 +13,7 @@ import numpy as np
 from .._core.no_kernel import NoKernel, nonempty
 from .._core.op import LINEAR, Op
 from .._core.tensor import wrap_dim
-from ..testing.samples import ErrorInput, S
+from .._opdb.samples import ErrorInput, S
 from ._batching import front, lrank, materialize, pad_to, pdim, vmap_depth
 from ._families import FLOATS_INT
 from ._reduce_common import (

@@ -25,7 +25,7 @@ from .._core.interpreter import factory
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import front
 from ._families import COMPLEX_TOO, FLOATS
 from .creation import arange

@@ -30,7 +30,7 @@ from .._core.op import ErrorInput, defop
 from .._core.out import write_out
 from .._core.policy import InplacePolicy
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import elementwise
 from ._families import (
     BINARY_SHAPES,

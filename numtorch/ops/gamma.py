@@ -17,7 +17,7 @@ from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, composite
 from .._core.out import write_out
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import FLOATS, binary, binary_samples, silent
 from .setops import _FORWARD_AD
 from .unary import _special, erf_p

@@ -18,7 +18,7 @@ from .._core import dtype as dt
 from .._core.interpreter import factory
 from .._core.op import VARIADIC, ErrorInput, composite
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import COMPLEX_TOO
 from .creation import _finish, tensor
 from .shape import _check_tensor_list

@@ -11,7 +11,7 @@ from .._core.interpreter import values_hidden
 from .._core.methods import tensor_method
 from .._core.op import ErrorInput, composite
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from .indexing.gather_scatter import scatter_reduce, scatter_reduce_
 
 _REDUCES = ("prod", "mean", "amax", "amin")

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.op import ErrorInput
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import BINARY_SHAPES, binary, broadcast_first, promote
 
 

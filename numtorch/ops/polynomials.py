@@ -24,7 +24,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, Op
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import FLOATS_INT, Promotion, binary, silent
 
 _NUMBER = (bool, int, float, complex)

@@ -12,7 +12,7 @@ from .._core.interpreter import WrapperTensor
 from .._core.op import ErrorInput, composite
 from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from .comparison import where
 from .creation import tensor
 from .sorting import sort

@@ -32,7 +32,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.op import ErrorInput, defop
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import RANDOM_ERROR, SAME_BATCHED, materialize, rule_generator
 from ._families import FLOATS, elementwise_op, silent
 from .creation import Generator, rng

@@ -24,7 +24,7 @@ from .._core.no_kernel import NO_ACCUMULATE_TYPE, NoKernel, raises, unless_empty
 from .._core.op import LINEAR, Op, undefined_grads
 from .._core.symbolic import reciprocal
 from .._core.tensor import wrap_dim
-from ..testing.samples import ErrorInput, S
+from .._opdb.samples import ErrorInput, S
 from ._batching import Bind, front, materialize
 from ._families import COMPLEX, COMPLEX_TOO, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, to_float
 from ._reduce_common import (

@@ -9,7 +9,7 @@ import numpy as np
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NoKernel, dimensioned_nonempty, unless_empty
 from .._core.op import LINEAR
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import COMPLEX, FLOATS, FLOATS_INT, FLOATS_INT_BOOL, silent
 from ._reduce_common import _DIMS, _acc, _err_dim, _has_zero, _wider, _wrap, defop, dim1, distinct
 from .binary import _logaddexp

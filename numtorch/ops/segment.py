@@ -13,7 +13,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.op import ErrorInput, composite
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from .comparison import where
 from .creation import full
 from .shape import stack

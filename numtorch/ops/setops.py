@@ -18,7 +18,7 @@ from .._core.dispatch import dispatch
 from .._core.methods import tensor_method
 from .._core.op import ErrorInput, defop
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import FLOATS_INT_BOOL
 from .indexing.positions import dynamic_shape
 

@@ -16,7 +16,7 @@ from .._core.methods import tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.policy import InplacePolicy
 from .._core.tensor import check_unique_dims, wrap_dim, wrap_dims
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import (
     along_dims,
     decompose,

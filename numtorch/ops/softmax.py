@@ -10,7 +10,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.methods import tensor_methods
 from .._core.op import Op
-from ..testing.samples import ErrorInput, S
+from .._opdb.samples import ErrorInput, S
 from ._batching import materialize, pdim, rule_generator
 from ._families import silent
 from ._reduce_common import _DIMS, _sum_dims, defop, dim1

@@ -11,7 +11,7 @@ from .._core import dtype as dt
 from .._core.layout import preserve
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NoKernel, dimensioned, dimensioned_nonempty
-from ..testing.samples import ErrorInput, S
+from .._opdb.samples import ErrorInput, S
 from ._batching import materialize, vmap_depth
 from ._families import FLOATS_INT, FLOATS_INT_BOOL
 from ._reduce_common import (

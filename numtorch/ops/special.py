@@ -18,7 +18,7 @@ from .._core.layout import contiguous
 from .._core.no_kernel import NoKernel
 from .._core.op import ELEMENTWISE, ErrorInput
 from .._core.policy import InplacePolicy
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import (
     FLOATS_INT,
     Promotion,

@@ -15,7 +15,7 @@ import numpy as np
 from .._core.dispatch import dispatch
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import front
 from ._families import COMPLEX_TOO, cj
 from .complex import view_as_real

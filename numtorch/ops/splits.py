@@ -10,7 +10,7 @@ from .._core.dispatch import dispatch
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, REGISTRY, VARIADIC, ErrorInput, composite, defop
 from .._core.tensor import wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import (
     front,
     is_vmapped,

@@ -20,7 +20,7 @@ from .._core.methods import tensor_method
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import front, lshape, materialize, rule_generator
 from ._families import COMPLEX, FLOATS, FLOATS_INT, promote
 from .creation import arange

@@ -14,7 +14,7 @@ from .._core.interpreter import Kind
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor, bump_version, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import elementwise, front, pdim, rule_generator
 from ._families import COMPLEX_TOO, view_op
 

@@ -19,7 +19,7 @@ from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput, composite
 from .._core.policy import InplacePolicy
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._families import (
     COMPLEX_TOO,
     ELEMENTWISE,

@@ -10,7 +10,7 @@ from .._core.dispatch import dispatch, run_kernel
 from .._core.op import REGISTRY, defop
 from .._core.out import INTERNAL_OVERLAP
 from .._core.tensor import Tensor
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import materialize
 from .creation import arange, zeros_like
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import front
 from ._families import COMPLEX_TOO
 from .complex import view_as_complex_p, view_as_real_p

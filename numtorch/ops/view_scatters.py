@@ -11,7 +11,7 @@ from .._core.dispatch import dispatch
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor, wrap_dim
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import materialize, pdim, rule_generator
 from ._families import COMPLEX_TOO
 from .creation import tensor, zeros_like

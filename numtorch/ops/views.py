@@ -18,7 +18,7 @@ from .._core.inplace import inplace_view
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Size, Tensor, check_unique_dims, wrap_dim, wrap_dims
-from ..testing.samples import S
+from .._opdb.samples import S
 from ._batching import (
     along_dims,
     decompose,

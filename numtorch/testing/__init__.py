@@ -1,4 +1,4 @@
-"""Helpers for the op test database (no oracle imports here)."""
+"""torch.testing: comparing tensors and making test inputs."""
 
 from numtorch.testing._comparison import assert_allclose, assert_close
 from numtorch.testing._creation import make_tensor

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..._core import dtype as dt
 from ..._core.op import LINEAR, ErrorInput, defop
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import front
 from .._families import COMPLEX_TOO
 

@@ -11,7 +11,7 @@ from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import front, lrank, materialize, pad_to
 from .._families import COMPLEX_TOO
 from ..creation import zeros_like

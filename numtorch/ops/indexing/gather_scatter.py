@@ -16,7 +16,7 @@ from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import lrank, lshape, materialize, pdim, rule_generator
 from .._families import COMPLEX_TOO
 from ..comparison import where

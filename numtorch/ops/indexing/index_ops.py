@@ -12,7 +12,7 @@ from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
 from .._families import COMPLEX_TOO
 from ..creation import zeros_like

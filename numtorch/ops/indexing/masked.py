@@ -8,7 +8,7 @@ from ..._core.inplace import expand_error
 from ..._core.messages import broadcast_mismatch
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to
 from .._families import COMPLEX_TOO
 from ..comparison import where

@@ -12,7 +12,7 @@ from ..._core.layout import column_major
 from ..._core.methods import tensor_methods
 from ..._core.op import ErrorInput, defop
 from ..._core.tensor import Tensor
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import front, rule_generator
 from .._families import COMPLEX, FLOATS_INT_BOOL
 from ..creation import zeros

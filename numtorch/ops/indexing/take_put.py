@@ -11,7 +11,7 @@ from ..._core.layout import preserve
 from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, materialize, pdim
 from .._families import COMPLEX_TOO
 from ..creation import zeros, zeros_like

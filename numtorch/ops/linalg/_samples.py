@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 
 
 def _wc(make, shape, shift=None):

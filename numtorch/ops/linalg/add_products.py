@@ -11,7 +11,7 @@ from ..._core.layout import contiguous, preserve
 from ..._core.methods import tensor_methods
 from ..._core.op import NoKernel, defop, named
 from ..._core.policy import COMMON, InplacePolicy
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._batching import rule_generator
 from .._families import cj, promote
 from ._common import _CX, _check_dtypes, _same_dtype, _tname

@@ -12,8 +12,8 @@ from ..._core.methods import tensor_methods
 from ..._core.no_kernel import low_precision
 from ..._core.op import composite
 from ..._core.tensor import Tensor, wrap_dims
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from ..binary import clamp
 from ..comparison import where
 from ..creation import zeros_like

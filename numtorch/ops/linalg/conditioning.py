@@ -12,8 +12,8 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.op import composite
 from ..._core.tensor import Tensor
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from ..comparison import where
 from ..creation import tensor, zeros
 from ..reduction import vector_norm

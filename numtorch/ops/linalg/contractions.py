@@ -10,8 +10,8 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.op import NoKernel, composite, defop
 from ..._core.tensor import Tensor, wrap_dim
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lshape
 from ..creation import ones, tensor
 from ._common import _CX, _INT, _eye, _fresh, _scalar_type, _write

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..._core.dispatch import dispatch
 from ..._core.op import LINEAR, NoKernel, defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, pdim
 from ..creation import eye
 from ..views import broadcast_shapes

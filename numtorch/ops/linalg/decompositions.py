@@ -9,8 +9,8 @@ from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
 from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lshape
 from ..comparison import where
 from ..shape import cat

@@ -13,8 +13,8 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import column_major, contiguous
 from ..._core.op import defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from ._common import _CX, _eye, _square, _tuple_out, return_type, stacked
 from ._samples import _wc
 from .solvers import linalg_solve

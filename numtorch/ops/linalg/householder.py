@@ -15,8 +15,8 @@ import numpy as np
 
 from ..._core.methods import tensor_methods
 from ..._core.op import NoKernel, composite, defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from ..comparison import where
 from ..creation import eye, tensor
 from ..shape import cat

@@ -12,8 +12,8 @@ from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
 from ..._core.no_kernel import unless_empty
 from ..._core.op import defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lshape
 from ._common import _CX, _align, _min_rank, _tuple_out, return_type, stacked
 

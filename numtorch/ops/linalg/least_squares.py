@@ -15,8 +15,8 @@ from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.no_kernel import raises
 from ..._core.op import defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lshape
 from ._common import _CX, _align, _eye, _tuple_out, return_type
 from ._samples import _well_conditioned

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..._core.methods import tensor_methods
 from ..._core.op import NoKernel, composite
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from ._common import _CX, _tuple_out, return_type
 from ._samples import _wc
 from .triangular import linalg_solve_triangular

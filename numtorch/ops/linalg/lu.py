@@ -19,8 +19,8 @@ from ..._core.layout import column_major, contiguous
 from ..._core.methods import tensor_methods
 from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, composite, defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lshape, rule_generator
 from ..creation import tensor, zeros
 from ..shape import cat

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core.op import defop
-from ...testing.samples import S
+from ..._opdb.samples import S
 from ..creation import zeros_like
 from ..shape import cat
 from ._common import _CX, _float_only, _square, stacked

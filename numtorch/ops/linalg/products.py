@@ -9,8 +9,8 @@ import numpy as np
 
 from ..._core.messages import broadcast_mismatch
 from ..._core.op import NoKernel, bilinear_jvp, defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, pad_to, rule_generator
 from .._families import promote
 from .._outer import outer_product

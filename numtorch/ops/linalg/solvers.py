@@ -9,8 +9,8 @@ from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
 from ..._core.no_kernel import low_precision, unless_empty
 from ..._core.op import defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import front, lshape
 from ..creation import ones_like, zeros_like
 from ..shape import cat

@@ -12,8 +12,8 @@ from ..._core import dtype as dt
 from ..._core.no_kernel import low_precision, raises
 from ..._core.op import composite
 from ..._core.tensor import wrap_dims
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from ..creation import ones
 from ..shape import cat
 from ..views import diagonal as _diagonal

@@ -8,8 +8,8 @@ from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
 from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from .._batching import lshape
 from ._common import _CX, LinAlgError, _align, _eye, _float_only, _min_rank, _square, _tri, stacked
 from ._lapack import _chol, _np_linalg, _scipy_linalg

@@ -11,8 +11,8 @@ from ..._core import dtype as dt
 from ..._core.layout import column_major
 from ..._core.no_kernel import low_precision, unless_empty
 from ..._core.op import composite, defop
-from ...testing.samples import ErrorInput as E
-from ...testing.samples import S
+from ..._opdb.samples import ErrorInput as E
+from ..._opdb.samples import S
 from ..comparison import where
 from ..creation import eye, zeros
 from ._common import _CX, LinAlgError, _float_only, _square, _tuple_out, linalg_solve_ex_rt, stacked
