@@ -758,6 +758,11 @@ from ._core.signature import numpy_keywords_in as _numpy_keywords_in
 
 _numpy_keywords_in(globals(), "torch")
 
+# torch.__version__, torch.version, torch.torch_version; standing in for torch (issue 33)
+from . import torch_version, version
+from ._install import install_as_torch
+from .torch_version import __version__
+
 # Submodules that use the package face itself load on first touch (PEP 562), as no cycle.
 _LAZY_SUBMODULES = frozenset({"testing"})
 
@@ -768,3 +773,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_SUBMODULES)
