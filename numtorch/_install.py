@@ -105,11 +105,10 @@ class StandInFinder(importlib.metadata.DistributionFinder):
 
 def _foreign_import(alias: str, target: str) -> str | None:
     """The name of an ``alias`` module already imported from somewhere other than numtorch."""
-    for name, module in list(sys.modules.items()):
-        if name == alias or name.startswith(alias + "."):
-            own = getattr(module, "__name__", None)
-            if own != target + name[len(alias) :]:
-                return name
+    names = [n for n in list(sys.modules) if n == alias or n.startswith(alias + ".")]
+    for name in sorted(names):  # the package itself first
+        if getattr(sys.modules[name], "__name__", None) != target + name[len(alias) :]:
+            return name
     return None
 
 
