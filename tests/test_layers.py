@@ -31,6 +31,7 @@ LAYERS = {
     "numtorch": 7,  # the package face: numtorch/__init__.py, linalg, special
     "numtorch.utils": 7,
     "numtorch.testing": 7,  # torch.testing: assert_close, make_tensor
+    "numtorch.profiler": 7,  # torch.profiler: schedules and steps over autograd.profiler
 }
 
 

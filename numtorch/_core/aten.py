@@ -392,6 +392,13 @@ def _resolve(op, args: tuple, attrs: dict) -> tuple[OpOverload, tuple, dict]:
     return aten.packet(packet or op.name)._get(overload, op), args, attrs
 
 
+def aten_call(op, args: tuple, attrs: dict) -> tuple[OpOverload, tuple, dict]:
+    """A call of ``op`` as aten sees it: its overload and the (args, kwargs) a handler
+    gets (the profiler names and measures calls this way)."""
+    func, args, attrs = _resolve(op, args, attrs)
+    return (func, *to_aten(func._op, args, attrs, func._opname))
+
+
 def to_aten(op, args: tuple, attrs: dict, packet: str = "") -> tuple[tuple, dict]:
     """The (args, kwargs) a handler sees for a call of ``op`` (see the module doc): sizes
     and dims (tuples here) are lists, as aten's int[] arguments are."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import anomaly_mode, function, graph, hooks, rebase, record, variable  # noqa: F401
+from . import anomaly_mode, function, graph, hooks, profiler, rebase, record, variable  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function
