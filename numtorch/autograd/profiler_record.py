@@ -12,8 +12,8 @@ dispatcher's fast path has no check of its own for the profiler.
 from __future__ import annotations
 
 import os
+import sys
 import threading
-import traceback
 from time import perf_counter_ns
 
 from .._core import upcalls
@@ -110,14 +110,19 @@ def close_range(r: Range) -> None:
 
 
 def _user_stack() -> list[str]:
-    """The calling Python frames outside numtorch, innermost first, as PyTorch writes
-    them (``file.py(12): function``)."""
-    frames = traceback.extract_stack()[:-3]
-    return [
-        f"{f.filename}({f.lineno}): {f.name}"
-        for f in reversed(frames)
-        if not f.filename.startswith(_PACKAGE)
-    ]
+    """The calling Python frames outside numtorch (its files and the generated op
+    functions), innermost first, as PyTorch writes them (``file.py(12): function``)."""
+    out = []
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        if (
+            not code.co_filename.startswith(_PACKAGE)
+            and f.f_globals.get("_dispatch") is not dispatch
+        ):
+            out.append(f"{code.co_filename}({f.f_lineno}): {code.co_name}")
+        f = f.f_back
+    return out
 
 
 class _ProfiledModes(list):
