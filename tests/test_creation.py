@@ -343,3 +343,29 @@ def test_integer_overflow_of_python_ints(call, dtype, value):
 @pytest.mark.parametrize("call", ["fill_", "full", "full_like", "tensor", "lt"])
 def test_integer_overflow_into_bool(call, value):
     assert_same_outcome(lambda lib, v: OVERFLOW_CALLS[call](lib, lib.bool, v), value)
+
+
+# Every factory and Tensor.new_* method takes its arguments by PyTorch's keyword names.
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T: T.zeros(size=(2, 3)),
+        lambda T: T.ones(size=[2, 3], dtype=T.float64),
+        lambda T: T.empty(size=(2, 3)).shape,
+        lambda T: T.full(size=(2, 3), fill_value=1.5),
+        lambda T: T.ones(2).new_zeros(size=(2, 3)),
+        lambda T: T.ones(2).new_ones(size=(2, 3)),
+        lambda T: T.ones(2).new_empty(size=(2, 3)).shape,
+        lambda T: T.ones(2).new_full(size=(2, 3), fill_value=2),
+        lambda T: T.arange(end=3),
+        lambda T: T.arange(start=1, end=7, step=2),
+        lambda T: T.zeros(2, size=(2,)),
+        lambda T: T.ones(2).new_zeros(2, size=(2,)),
+        lambda T: T.zeros(),
+        lambda T: T.ones(2).new_ones(),
+        lambda T: T.zeros(size=2),
+        lambda T: T.arange(),
+    ],
+)
+def test_factory_keywords(call):
+    assert_same_outcome(call)

@@ -561,3 +561,25 @@ INDEX_ADD_BOUNDS = {  # PyTorch's index_add rule: a scatter's error at the last 
 @pytest.mark.parametrize("prog", list(INDEX_ADD_BOUNDS.values()), ids=list(INDEX_ADD_BOUNDS))
 def test_index_add_bounds_under_vmap(prog):
     assert_same_outcome(prog, np.zeros((2, 3, 1)))
+
+
+# Tuples inside an index are index sequences, as lists are.
+@pytest.mark.parametrize(
+    "key",
+    [
+        (slice(None), (0, 2), (1, 3)),
+        ((0, 1),),
+        ([0, 1], (1, 2)),
+        ((0, 1), Ellipsis),
+        (0, ((0, 1), (1, 2))),
+        ((1,), (2, 0), slice(1, None)),
+    ],
+)
+def test_tuple_inside_index(key):
+    assert_same(lambda T, x: x[key], np.arange(24.0).reshape(2, 3, 4))
+
+    def put(T, x):
+        x[key] = -1.0
+        return x
+
+    assert_same(put, np.arange(24.0).reshape(2, 3, 4))

@@ -527,3 +527,26 @@ def test_inplace_predicate_tangent_is_zero_in_self_dtype():
         return lib.func.jvp(lambda a: (a * 1).lt_(0), (x,), (lib.ones_like(x),))
 
     assert_same(prog, arr(2, 3))
+
+
+# Size-1 dims never make two layouts of the same element differ (PyTorch's overlap checks).
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x[:1].__iadd__(1),
+        lambda x: x.__setitem__(slice(0, 1), x[:1] + 1),
+        lambda x: x.view(3, 1)[1:2, :1].mul_(3),
+        lambda x: x.__setitem__((slice(1, 2),), x[1:2] * 2),
+    ],
+)
+def test_size_one_slices_are_no_overlap(write):
+    def prog(T, x):
+        write(x)
+        x[:1] += 1
+        return x
+
+    assert_same(prog, arr(3))
+
+
+def test_partial_overlap_still_refused():
+    assert_same_error(lambda T, x: x[:2].add_(x[1:]), arr(3))

@@ -1364,3 +1364,30 @@ def test_bad_rng_state_refused_as_torch(bad, setter):
 def test_generator_refusals_as_torch(call):
     assert_same_error(call)
     nt.manual_seed(0)
+
+
+# The random factories take PyTorch's keyword names (shapes and dtypes compared; values
+# come from different generators).
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T: T.randn(size=(2, 3)),
+        lambda T: T.rand(size=(2, 3), dtype=T.float64),
+        lambda T: T.randn(2, 3, generator=T.Generator().manual_seed(0)),
+        lambda T: T.rand(size=(2,), generator=T.Generator().manual_seed(0)),
+        lambda T: T.randint(high=5, size=(3,)),
+        lambda T: T.randint(low=2, high=5, size=(3,)),
+        lambda T: T.randint(5, size=(3,)),
+        lambda T: T.randperm(n=5),
+        lambda T: T.normal(mean=0.0, std=1.0, size=(2,)),
+        lambda T: T.normal(mean=T.zeros(2), std=1.0),
+    ],
+)
+def test_random_factory_keywords(call):
+    ours, theirs = call(nt), call(torch)
+    assert (ours.shape, str(ours.dtype)) == (tuple(theirs.shape), str(theirs.dtype))
+
+
+def test_random_factory_keyword_errors():
+    assert_same_error(lambda T: T.zeros(2).new_zeros(2, size=(2,)))
+    assert error_of(lambda T: T.randint(size=(3,)), nt).type is TypeError

@@ -888,3 +888,33 @@ def test_a_view_shows_the_class_name_tensor():
     assert pickle.loads(pickle.dumps(view)) is view
     assert copy.deepcopy(view) is view
     assert pickle.loads(pickle.dumps(nt.Tensor)) is nt.Tensor
+
+
+# .data shares memory but has a version counter of its own; detach shares the counter.
+def _versions(T):
+    x = T.zeros(3)
+    d = x.data
+    d[0] = 1
+    seen = [x._version]
+    d.add_(1)
+    seen.append(x._version)
+    d.copy_(T.ones(3))
+    seen.append(x._version)
+    x.detach().add_(1)
+    return seen + [x._version, d._version, x]
+
+
+def test_data_writes_leave_version_detach_shares_it():
+    assert_same(_versions)
+
+
+def test_saved_tensor_check_ignores_writes_through_data():
+    def prog(T, w, via_data):
+        w.requires_grad_()
+        y = w.exp()
+        (y.data if via_data else y.detach())[0] = 5
+        y.sum().backward()
+        return w.grad
+
+    assert_same(prog, arr(3), True)
+    assert_same_error(prog, arr(3), False)  # detach shares the counter: the check fires

@@ -1221,3 +1221,28 @@ def test_view_as_real_and_complex_copies_match_pytorch():
     for lib in (nt, torch):
         with pytest.raises(RuntimeError, match="does not support automatic differentiation"):
             lib.view_as_complex_copy(lib.zeros(2, 2, requires_grad=True))
+
+
+# A detached tensor keeps its source's storage: as_strided windows on it, offsets counted
+# from the storage's start, and writes through the window reach the source.
+@pytest.mark.parametrize(
+    "make, size, stride, offset",
+    [
+        (lambda x: x.t().detach(), (2, 2), (1, 4), None),
+        (lambda x: x.t().detach(), (2, 2), (1, 4), 1),
+        (lambda x: x.t().detach(), (3,), (5,), 2),
+        (lambda x: x[1:].t().detach(), (2, 2), (1, 4), 3),
+        (lambda x: x[1:].t().detach(), (2, 2), (1, 4), None),
+        (lambda x: x.reshape(-1)[4:].detach(), (2,), (1,), 0),
+        (lambda x: x.t().data, (2, 3), (4, 1), 1),
+    ],
+)
+def test_as_strided_on_detached_views(make, size, stride, offset):
+    def prog(T, x):
+        y = make(x)
+        w = y.as_strided(size, stride) if offset is None else y.as_strided(size, stride, offset)
+        got = w.clone()
+        w.mul_(10)
+        return got, x
+
+    assert_same(prog, np.arange(16.0).reshape(4, 4))

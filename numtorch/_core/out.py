@@ -74,8 +74,14 @@ def partial_overlap(a, b) -> bool:
     a0, b0 = a.ctypes.data, b.ctypes.data
     a1, b1 = a0 + a.nbytes, b0 + b.nbytes
     if a0 == b0 and a1 == b1:
-        return a.strides != b.strides
+        return _layout(a) != _layout(b)
     return a0 < b1 and b0 < a1
+
+
+def _layout(a) -> tuple:
+    """a's (size, stride) pairs without its dims of size 1 (whose strides never move to
+    another element), so a (1,)-shaped and a 0-dim array of one element lie alike."""
+    return tuple((n, s) for n, s in zip(a.shape, a.strides) if n != 1)
 
 
 def _dense(a) -> bool:

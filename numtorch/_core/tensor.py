@@ -336,7 +336,9 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        return _wrap_view_of(self, self._data)
+        # As PyTorch's variable_data: the memory is shared, the version counter is not, so
+        # writes through .data stay invisible to autograd's saved-tensor checks.
+        return _make(self._data)
 
     @data.setter
     def data(self, value: Tensor) -> None:

@@ -330,6 +330,21 @@ def _size(size, name: str = "empty") -> tuple:
     return tuple(out)
 
 
+def given_size(sizes: tuple, size, name: str) -> tuple:
+    """The shape of a ``*size`` function, given as positional sizes or as ``size=``."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if not isinstance(size, (tuple, list, Tensor)):
+            raise TypeError(
+                f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}"
+            )
+        return _size((size,), name)
+    if not sizes:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    return _size(sizes, name)
+
+
 def _dtype_or_default(dtype) -> np.dtype:
     return dt.to_dtype(dtype).np if dtype is not None else dt.get_default_dtype().np
 
@@ -358,9 +373,17 @@ def _full(xp, shape: tuple, value, dtype: np.dtype):
 
 def _fill(name, value):
     def make(
-        *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+        *sizes,
+        size=None,
+        out=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
     ):
-        arr = _full(_xp(device), _size(size, name), value, _dtype_or_default(dtype))
+        shape = given_size(sizes, size, name)
+        arr = _full(_xp(device), shape, value, _dtype_or_default(dtype))
         return _finish(arr, requires_grad)
 
     make.__name__ = make.__qualname__ = name
@@ -480,12 +503,36 @@ def _no_complex32(dtype, kernel: str, reached: bool = True) -> None:
         raise dt.not_implemented(kernel, dt.complex32)
 
 
+_ARANGE_SIGNATURES = (
+    "arange() received an invalid combination of arguments - got (), but expected one of:\n"
+    " * (Number end, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = "
+    "None, torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+    " * (Number start, Number end, *, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+    " * (Number start, Number end, Number step = 1, *, Tensor out = None, torch.dtype dtype = "
+    "None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+    "bool requires_grad = False)\n"
+)
+
+
 @factory
 def arange(
-    start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+    start=None,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
 ) -> Tensor:
     if end is None:
+        if start is None:
+            raise TypeError(_ARANGE_SIGNATURES)
         start, end = 0, start
+    elif start is None:  # arange(end=n)
+        start = 0
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     _no_complex32(dtype, "arange_cpu")
@@ -667,7 +714,8 @@ def _new_factory(make):
 
     def method(
         self,
-        *size,
+        *sizes,
+        size=None,
         dtype=None,
         device=None,
         requires_grad=False,
@@ -675,7 +723,7 @@ def _new_factory(make):
         pin_memory=False,
     ) -> Tensor:
         return make(
-            _size(size, name),  # checked under the method's name, as PyTorch's texts say
+            given_size(sizes, size, name),  # checked under the method's name, as PyTorch's
             dtype=self.dtype if dtype is None else dtype,
             device=self.device if device is None else device,
             requires_grad=requires_grad,

@@ -35,7 +35,7 @@ from ._batching import (
     vmaps_of,
 )
 from .comparison import where
-from .creation import Generator, _size, require_grad, rng, zeros_like
+from .creation import Generator, _size, given_size, require_grad, rng, zeros_like
 from .views import broadcast_tensors
 
 _INPLACE_DIFFERENT = (
@@ -265,7 +265,8 @@ def _int_draw(low: int, high: int, shape: tuple, d: dt.dtype, generator, device)
 
 def _draw_factory(name: str, draw, doc: str):
     def factory(
-        *size,
+        *sizes,
+        size=None,
         generator=None,
         out=None,
         dtype=None,
@@ -276,7 +277,7 @@ def _draw_factory(name: str, draw, doc: str):
     ) -> Tensor:
         _check_generator(name, generator)
         check_random_out(out)
-        r = draw(_size(size, name), _float_dtype(dtype), generator, _device(device))
+        r = draw(given_size(sizes, size, name), _float_dtype(dtype), generator, _device(device))
         return _finish(out, r, requires_grad)
 
     factory.__name__ = factory.__qualname__ = name
@@ -289,7 +290,7 @@ randn = _draw_factory("randn", _normal_draw, "Samples from the standard normal d
 
 
 def randint(
-    low,
+    low=None,
     high=None,
     size=None,
     *,
@@ -303,6 +304,14 @@ def randint(
     """Integers drawn uniformly from [low, high) (``randint(high, size)`` or
     ``randint(low, high, size)``)."""
     _check_generator("randint", generator)
+    if low is None and high is not None and size is not None:  # randint(high=, size=)
+        low = 0
+    if low is None:
+        raise TypeError(
+            "randint() received an invalid combination of arguments - got (), but expected "
+            "one of:\n * (int high, tuple of ints size, *, torch.Generator generator, ...)\n"
+            " * (int low, int high, tuple of ints size, *, torch.Generator generator, ...)"
+        )
     if size is None:
         if high is None:
             raise TypeError(

@@ -13,7 +13,7 @@ from .._core.inplace import inplace_view
 from .._core.interpreter import Kind
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
-from .._core.tensor import Tensor, bump_version, wrap_dim
+from .._core.tensor import Tensor, _wrap_view_of, bump_version, wrap_dim
 from .._opdb.samples import S
 from ._batching import elementwise, front, pdim, rule_generator
 from ._families import COMPLEX_TOO, view_op
@@ -330,6 +330,14 @@ def _storage(input: Tensor) -> tuple[Tensor, int]:
     if root._view is not None:  # a root laid out anew in place (t_): its old layout's holder
         root = root._view[0]
     data = root._data
+    owner = _owner(data) if data.base is not None and not root._rg else data
+    if owner is not data and owner.flags.c_contiguous:
+        # memory shared outside the view chain (detach, .data): the storage is its owner's,
+        # as PyTorch's detached tensor keeps its source's storage
+        start = _address(owner) if owner.size else 0
+        here = _address(input._data) if input._data.size else start
+        vector = _wrap_view_of(root, owner.reshape(-1))
+        return vector, (here - start) // max(data.itemsize, 1)
     if not data.flags.c_contiguous:
         raise NotImplementedError(
             "numtorch: as_strided of a tensor whose base is not contiguous is not supported "

@@ -59,7 +59,7 @@ def _parse(x: Tensor, idx):
                 v = bool(v)
             elif state.stack[-1].kind is not Kind.VMAP:
                 raise RuntimeError(_VMAP_READ)
-        elif isinstance(v, (list, np.ndarray)) and not isinstance(v, bool):
+        elif isinstance(v, (list, tuple, np.ndarray)) and not isinstance(v, bool):
             v = _to_index_tensor(v.tolist() if isinstance(v, np.ndarray) else v)
         items.append(v)
     consumed = 0
