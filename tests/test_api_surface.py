@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -418,3 +419,71 @@ def test_every_public_name_of_torch_distributions_exists_or_is_excluded(name):
     assert missing == [], f"torch.{name}: missing names"
     stale = sorted(n for n in excluded if n not in public or hasattr(ours, n))
     assert stale == [], f"torch.{name}: exclusions that exist now or are not PyTorch's"
+
+
+# Operators with foreign operands: NotImplemented, so Python tries the other side (a NumPy
+# scalar is a Python number, a sequence may repeat by a one-element integer tensor).
+class _Reflects:
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmul__(self, other):
+        return "rmul"
+
+    def __rsub__(self, other):
+        return "rsub"
+
+    def __gt__(self, other):
+        return "gt"
+
+
+_FOREIGN = {
+    "list": lambda: [1],
+    "tuple": lambda: (0,),
+    "str": lambda: "a",
+    "None": lambda: None,
+    "object": object,
+    "array": lambda: np.array([1, 2]),
+    "float32": lambda: np.float32(3),
+    "float64": lambda: np.float64(3),
+    "int64": lambda: np.int64(3),
+    "npbool": lambda: np.bool_(True),
+    "reflects": _Reflects,
+}
+_BINARY = ["+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "<<", "<", "<=", ">", ">=", "!="]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("kind", list(_FOREIGN))
+@pytest.mark.parametrize("op", _BINARY)
+def test_operators_with_foreign_operands(op, kind, dtype):
+    def run(left):
+        def prog(T):
+            t = T.tensor([1, 2], dtype=getattr(T, dtype))
+            a, b = (t, _FOREIGN[kind]()) if left else (_FOREIGN[kind](), t)
+            return eval(f"a {op} b")
+
+        return prog
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_outcome(run(True))
+        assert_same_outcome(run(False))
+
+
+@pytest.mark.parametrize("kind", list(_FOREIGN))
+@pytest.mark.parametrize("name", ["__iadd__", "__imul__", "__itruediv__", "__isub__", "__eq__"])
+def test_inplace_and_eq_dunders_with_foreign_operands(name, kind):
+    if kind == "array" and name == "__eq__":  # (PyTorch's __eq__ alone takes an array)
+        return
+
+    def prog(T):
+        r = getattr(T.tensor([1, 2]), name)(_FOREIGN[kind]())
+        return "NotImplemented" if r is NotImplemented else r
+
+    assert_same_outcome(prog)
+
+
+def test_sequence_repeats_by_integer_tensor():
+    assert_same_outcome(lambda T: ([1] * T.tensor(2), (0,) * T.tensor(2), T.tensor(3) * "ab"))
+    assert_same_outcome(lambda T: [1] * T.tensor(2.0))

@@ -373,6 +373,13 @@ class Tensor:
         a = self.numpy(force=True)
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # NumPy's result of a ufunc on a tensor comes back a tensor, as in PyTorch (whose
+        # bool results come back uint8)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return _make(array)
+
     def _check_single(self, what: str) -> None:
         if self._data.size != 1:
             if what == "item":

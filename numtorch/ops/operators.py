@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from .._core.dispatch import dispatch
 from .._core.inplace import run_inplace
 from .._core.methods import tensor_method, tensor_methods
@@ -13,24 +15,46 @@ from . import binary, comparison, linalg, unary
 
 _ALPHA = {"alpha": 1}
 _NUMBER = (Tensor, int, float, complex, bool)
+_PLAIN = frozenset(_NUMBER)  # operand types taken as they are, with one set lookup
 
 
-def _forward(op: Op) -> Callable:
-    fn = op.fn
-    return lambda self, other: fn(self, other)
+def _operand(other, tensors_only: bool):
+    """``other`` as PyTorch's operators read it: a tensor or a Python number, a NumPy
+    scalar as its Python number; NotImplemented for anything else (a list, a string, an
+    array, an object of another library; ``tensors_only``: anything but a tensor)."""
+    if isinstance(other, Tensor):
+        return other
+    if tensors_only:
+        return NotImplemented
+    if isinstance(other, np.generic):
+        if isinstance(other, np.integer):
+            return int(other)
+        if isinstance(other, (np.number, np.bool_)):
+            # PyTorch reads a NumPy bool as a float too, and a complex as its real part
+            # (with NumPy's ComplexWarning)
+            return float(other)
+        return NotImplemented
+    return other if isinstance(other, _NUMBER) else NotImplemented
 
 
-def _checked(op: Op, reflected: bool) -> Callable:
-    """``op(self, other)`` (``op(other, self)`` if reflected), or NotImplemented for an
-    ``other`` that is no tensor or number, so that Python tries the other operand."""
-    fn = op.fn
+def _operator(call: Callable, tensors_only: bool = False) -> Callable:
+    """``call(self, other)``, or NotImplemented for an operand PyTorch's operators do not
+    take, so that Python tries the other operand's reflected method and then raises its
+    own TypeError."""
 
     def operator(self, other):
-        if not isinstance(other, _NUMBER):
-            return NotImplemented
-        return fn(other, self) if reflected else fn(self, other)
+        if type(other) not in _PLAIN or tensors_only:
+            other = _operand(other, tensors_only)
+            if other is NotImplemented:
+                return NotImplemented
+        return call(self, other)
 
     return operator
+
+
+def _reflected(op: Op) -> Callable:
+    fn = op.fn
+    return lambda self, other: fn(other, self)
 
 
 def _inplace(op: Op, attrs: dict) -> Callable:
@@ -42,17 +66,17 @@ def _inplace(op: Op, attrs: dict) -> Callable:
 add_p, sub_p, mul_p, rsub_p = binary.add_p, binary.sub_p, binary.mul_p, binary.rsub_p
 tensor_methods(
     {
-        "__add__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
-        "__radd__": lambda self, other: dispatch(add_p, (self, other), _ALPHA),
-        "__sub__": lambda self, other: dispatch(sub_p, (self, other), _ALPHA),
-        "__rsub__": lambda self, other: dispatch(rsub_p, (self, other), _ALPHA),
-        "__mul__": lambda self, other: dispatch(mul_p, (self, other), {}),
-        "__rmul__": lambda self, other: dispatch(mul_p, (self, other), {}),
+        "__add__": _operator(lambda self, other: dispatch(add_p, (self, other), _ALPHA)),
+        "__radd__": _operator(lambda self, other: dispatch(add_p, (self, other), _ALPHA)),
+        "__sub__": _operator(lambda self, other: dispatch(sub_p, (self, other), _ALPHA)),
+        "__rsub__": _operator(lambda self, other: dispatch(rsub_p, (self, other), _ALPHA)),
+        "__mul__": _operator(lambda self, other: dispatch(mul_p, (self, other), {})),
+        "__rmul__": _operator(lambda self, other: dispatch(mul_p, (self, other), {})),
         "__neg__": lambda self: dispatch(unary.neg_p, (self,), {}),
         "__pos__": lambda self: self,
-        "__iadd__": _inplace(add_p, _ALPHA),
-        "__isub__": _inplace(sub_p, _ALPHA),
-        "__imul__": _inplace(mul_p, {}),
+        "__iadd__": _operator(_inplace(add_p, _ALPHA)),
+        "__isub__": _operator(_inplace(sub_p, _ALPHA)),
+        "__imul__": _operator(_inplace(mul_p, {})),
     }
 )
 
@@ -69,24 +93,31 @@ for _dunder, (_op, _has_inplace) in {
     "lshift": (binary.bitwise_left_shift_p, True),
     "rshift": (binary.bitwise_right_shift_p, True),
 }.items():
-    tensor_method(_forward(_op), f"__{_dunder}__")
+    _matmul = _dunder == "matmul"
+    _fn = _op.fn
+    tensor_method(_operator(lambda self, other, fn=_fn: fn(self, other), _matmul), f"__{_dunder}__")
     if _dunder != "truediv":  # see _rtruediv
-        tensor_method(_checked(_op, reflected=True), f"__r{_dunder}__")
+        tensor_method(_operator(_reflected(_op), _matmul), f"__r{_dunder}__")
     if _has_inplace:
-        tensor_method(getattr(Tensor, _op.name + "_"), f"__i{_dunder}__")
+        tensor_method(_operator(getattr(Tensor, _op.name + "_")), f"__i{_dunder}__")
 
 
 def _rtruediv(self, other):
-    """``number / tensor`` as PyTorch evaluates it: ``reciprocal(tensor) * number`` (so its
-    rounding and its graph, MulBackward0, are PyTorch's)."""
-    if not isinstance(other, _NUMBER):
-        return NotImplemented
+    """``other / tensor`` as PyTorch evaluates it: ``reciprocal(tensor) * other`` (so its
+    rounding and its graph, MulBackward0, are PyTorch's; any other operand meets Python's
+    ``*``, and a TypeError there is NotImplemented)."""
     if isinstance(other, Tensor):
         return binary.div(other, self)
-    return dispatch(mul_p, (unary.reciprocal(self), other), {})
+    if isinstance(other, _NUMBER):
+        return dispatch(mul_p, (unary.reciprocal(self), other), {})
+    try:
+        return unary.reciprocal(self) * other
+    except TypeError:
+        return NotImplemented
 
 
 tensor_method(_rtruediv, "__rtruediv__")
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    tensor_method(_checked(getattr(comparison, _name + "_p"), reflected=False), f"__{_name}__")
+    _fn = getattr(comparison, _name + "_p").fn
+    tensor_method(_operator(lambda self, other, fn=_fn: fn(self, other)), f"__{_name}__")
 tensor_methods({"__abs__": unary.abs_p.fn, "__invert__": unary.bitwise_not_p.fn})
