@@ -203,6 +203,7 @@ from .nn._aten_norm import (
     native_norm,
     norm_except_dim,
 )
+from .nn.utils.weight_norm import _weight_norm  # torch._weight_norm
 from .nn._conv import (
     conv1d,
     conv2d,
