@@ -228,11 +228,10 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
         module._state_dict_hooks,
         lambda h: isinstance(h, SpectralNormStateDictHook) and h.fn.name == name,
     )
+    # as in PyTorch, this finds nothing: the load hook is registered wrapped, so it stays
+    # (and a later strict load asks for the removed keys)
     _drop_first(
         module._load_state_dict_pre_hooks,
-        lambda h: (
-            isinstance(getattr(h, "hook", None), SpectralNormLoadStateDictPreHook)
-            and h.hook.fn.name == name
-        ),
+        lambda h: isinstance(h, SpectralNormLoadStateDictPreHook) and h.fn.name == name,
     )
     return module
