@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, TypeVar
 
+from ..._core.layout import contiguous
 from ..._core.op import composite
 from ..._core.tensor import Tensor
 from ...testing.samples import S
@@ -22,15 +23,19 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
 
 
 def _weight_norm_samples(make):
-    yield S((make((3, 4)), make((3, 1), 0.5, 2.0)))
-    yield S((make((3, 4, 2)), make((1, 1, 2), 0.5, 2.0), 2))
+    # dims other than the first and last come first: there PyTorch runs this same formula,
+    # while its fused kernel for the first and last dims has a wrong second derivative
+    # (gradgradcheck fails on it), so the second-order tests compare the first two only
     yield S((make((3, 4, 2)), make((1, 4, 1), 0.5, 2.0), 1))
     yield S((make((3, 4)), make((), 0.5, 2.0), -1))
+    yield S((make((3, 4)), make((3, 1), 0.5, 2.0)))
+    yield S((make((3, 4, 2)), make((1, 1, 2), 0.5, 2.0), 2))
 
 
 _weight_norm = composite(
     _weight_norm,
     samples=_weight_norm_samples,
+    layout=contiguous,
     test={"dtypes": ("float32", "float64")},
 )
 
