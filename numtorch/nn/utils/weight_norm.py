@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from ..._core.layout import contiguous
 from ..._core.op import composite
 from ..._core.tensor import Tensor
-from ...testing.samples import S
+from ..._opdb.samples import S
 from .._aten_norm import norm_except_dim
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter
