@@ -32,6 +32,8 @@ LAYERS = {
     "numtorch.utils": 7,
     "numtorch.testing": 7,  # torch.testing: assert_close, make_tensor
     "numtorch.profiler": 7,  # torch.profiler: schedules and steps over autograd.profiler
+    "numtorch.func._make_functional": 7,  # make_functional: FunctionalModule is an nn.Module
+    "numtorch.functorch": 7,  # the functorch package: torch.func's old names, make_functional
 }
 
 

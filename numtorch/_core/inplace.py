@@ -91,6 +91,8 @@ def check_inplace(self: Tensor, args: tuple = ()) -> None:
         return
     if self._level and self._interp.kind is Kind.TRACE:  # a tracer's value: the real tensor's
         self, args = self._inner, tuple(a._inner if _traced(a) else a for a in args)
+    if self._level and self._interp.kind is Kind.FUNCTIONALIZE:  # its value's own checks
+        return check_inplace(self._inner, args)
     if self._inplace_error is not None:  # a view an autograd.Function returned
         raise RuntimeError(self._inplace_error)
     if self._view is not None:
@@ -413,8 +415,18 @@ def _check_batched_into_unbatched(self: Tensor, args: tuple, op) -> None:
             if sl is None:
                 sl = _vmap_levels(self)
             missing = [lv for lv in _vmap_levels(a) if lv not in sl]
-            if missing:
+            if missing and not _rebinds(self, max(missing)):
                 raise vmap_inplace_error(op, max(missing), args)
+
+
+def _rebinds(t, level: int) -> bool:
+    """Whether a functionalize level above ``level`` holds t: its write may rebind t to the
+    out-of-place result instead (numtorch.func.functionalize)."""
+    while isinstance(t, WrapperTensor):
+        if t._interp.kind is Kind.FUNCTIONALIZE and t._level > level:
+            return True
+        t = t._inner
+    return False
 
 
 def check_write(self: Tensor, result: Tensor, op) -> None:

@@ -19,6 +19,7 @@ class Kind(enum.Enum):
     JVP = "jvp"  # forward mode (jvp, jacfwd)
     DUAL = "dual"  # forward_ad's dual level: forward mode, but not a torch.func transform
     TRACE = "trace"  # a tracer (compile): its tensors' autograd state is their inner ones'
+    FUNCTIONALIZE = "functionalize"  # in-place writes a transform refuses become rebinds
 
 
 FORWARD = frozenset((Kind.JVP, Kind.DUAL))  # levels of dual tensors
@@ -212,13 +213,20 @@ def side_effect(what: str) -> None:
         st[0].side_effect(what)
 
 
+# Interpreters that own the tensors factories create (functionalize's), innermost last.
+owners: list[Interpreter] = []
+
+
 def factory(fn):
     """A factory function a tracer records as one call (its arguments are Python values)."""
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if state.stack and state.stack[0].sees_all:
-            return state.stack[0].factory(fn, args, kwargs)
+        if state.stack:
+            if state.stack[0].sees_all:
+                return state.stack[0].factory(fn, args, kwargs)
+            if owners:
+                return owners[-1].factory(fn, args, kwargs)
         return fn(*args, **kwargs)
 
     return call

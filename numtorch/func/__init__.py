@@ -6,6 +6,7 @@ from ._batched import (
     _set_vmap_fallback_enabled,
     _set_vmap_fallback_warning_enabled,
 )
+from ._functionalize import debug_unwrap, functionalize
 from ._grad import GradTrackingTensor, grad, grad_and_value, vjp
 from ._jacobian import hessian, jacfwd, jacrev, linearize
 from ._jvp import jvp
@@ -18,7 +19,9 @@ __all__ = [
     "_is_vmap_fallback_enabled",
     "_set_vmap_fallback_enabled",
     "_set_vmap_fallback_warning_enabled",
+    "debug_unwrap",
     "functional_call",
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
