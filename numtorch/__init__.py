@@ -40,6 +40,7 @@ from . import random  # torch.random: seeds, states, fork_rng
 from . import _C  # torch._C: the engine's private entry points
 from . import _dynamo  # compiled autograd
 from . import profiler  # torch.profiler: op and backward-node timing
+from . import hub  # torch.hub: hubconf entry points and cached checkpoints
 from ._compile import compile  # torch.compile
 from .autograd import forward_ad, functional  # torch.autograd.functional, .forward_ad
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled

@@ -249,7 +249,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             "set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype "
             "set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype "
             "set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled amp "
-            "GradScaler export fx compiler hub package multiprocessing monitor "
+            "GradScaler export fx compiler package multiprocessing monitor "
             "futures return_types masked nested jagged onnx "
             "contiguous_format channels_last channels_last_3d preserve_format "
             "legacy_contiguous_format memory_format BFloat16Storage BFloat16Tensor BoolStorage "
