@@ -34,6 +34,7 @@ LAYERS = {
     "numtorch.profiler": 7,  # torch.profiler: schedules and steps over autograd.profiler
     "numtorch.func._make_functional": 7,  # make_functional: FunctionalModule is an nn.Module
     "numtorch.functorch": 7,  # the functorch package: torch.func's old names, make_functional
+    "numtorch.amp": 7,  # mixed precision: autocast regions, GradScaler (casting is _core's)
 }
 
 

@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from .autocast_state import POLICIES, casting_fn
 from .layout import contiguous
 from .methods import inplace_method, method_names, sizes_method, tensor_method
 from .no_kernel import NoKernel, complex32_refusing_fn, refusing_fn, refusing_prepare
@@ -120,6 +121,7 @@ class Op:
     pieces: Callable | None = None  # a multi-output view's single-output views
     overlapping_view: bool = False  # a view whose elements may share memory (expand)
     complex_grad: bool = True  # False: PyTorch refuses autograd of a complex result
+    autocast: str | None = None  # how autocast casts its inputs (_core/autocast_state.py)
     prepare: Callable | None = None  # type promotion (after the no_kernel checks)
     no_kernel: tuple = ()  # the dtypes PyTorch has no kernel for (NoKernel)
     layout: Callable | None = None  # the result's strides as PyTorch's kernel lays them out
@@ -202,6 +204,7 @@ def defop(
     complex_grad: bool = True,
     checked_scalars: Sequence[str] = (),
     complex32_unchecked: bool = False,
+    autocast: str | None = None,
 ) -> Op:
     """Declare an operator.
 
@@ -263,7 +266,10 @@ def defop(
     the integer dtype with its overflow check (``_core/scalars.py``); others wrap. Into
     complex32 they are checked against float16's range too, unless ``complex32_unchecked``
     (fill's value, which becomes inf).
+    ``autocast``: how autocast casts its floating inputs (PyTorch's CPU lists): ``"lower"``
+    to the region's dtype, ``"fp32"`` to float32, ``"promote"`` to the widest among them.
     """
+    _check_policy(name, autocast)
     params = list(inspect.signature(kernel).parameters.values())[1:]
     if nin is None:
         nin = sum(
@@ -303,6 +309,7 @@ def defop(
         complex_grad=complex_grad,
         checked_scalars=tuple(checked_scalars),
         complex32_unchecked=complex32_unchecked,
+        autocast=autocast,
         prepare=refusing_prepare(prepare, refusals, nin) if refusals else prepare,
         no_kernel=refusals,
         layout=None if view else layout,
@@ -349,6 +356,11 @@ def defop(
 _SIZE_ATTRS = frozenset(("shape", "size", "sizes", "output_size"))
 
 
+def _check_policy(name: str, autocast: str | None) -> None:
+    if autocast is not None and autocast not in POLICIES:
+        raise ValueError(f"{name}: autocast must be one of {POLICIES}, not {autocast!r}")
+
+
 def _test_flags(name: str, test: dict | None) -> OpTestFlags:
     try:
         return OpTestFlags(**(test or {}))
@@ -389,6 +401,7 @@ def composite(
     layout: Callable | None = None,
     complex_grad: bool | str = True,
     complex32: bool | str | Callable = False,
+    autocast: str | None = None,
 ) -> Callable:
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,
@@ -406,10 +419,13 @@ def composite(
     name of that kernel, or a function of the tensor arguments and every argument by name
     that names it, raises PyTorch's own error, or gives True where the call runs (checked
     after ``no_kernel``). True: PyTorch runs it (as the ops it is written with do); False:
-    no fact, the ops it is written with decide."""
+    no fact, the ops it is written with decide.
+    ``autocast``: how autocast casts its tensor arguments (as ``defop``'s), where the ops it
+    is written with would not give PyTorch's dtype; it then runs with autocast off."""
 
     def declare(fn: Callable) -> Callable:
         op_name = name or fn.__name__
+        _check_policy(op_name, autocast)
         params = list(inspect.signature(fn).parameters.values())
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         required = [p for p in params if p.kind in positional and p.default is p.empty]
@@ -424,6 +440,8 @@ def composite(
             fn = _contiguous_fn(fn)
         if complex_grad is not True:
             fn = _complex_grad_refusing_fn(fn, complex_grad or op_name)
+        if autocast is not None:
+            fn = casting_fn(fn, autocast)
         nin = len(required)
         op = Op(
             name=op_name,
@@ -447,6 +465,7 @@ def composite(
             test=_test_flags(op_name, test),
             complex_grad=complex_grad is True,
             complex32=complex32,
+            autocast=autocast,
         )
         _register(op)
         if methods:

@@ -742,7 +742,11 @@ def _prelu_errors(make):
 
 
 @composite(
-    samples=_prelu_samples, error_samples=_prelu_errors, api="nn.functional.prelu", methods=True
+    samples=_prelu_samples,
+    error_samples=_prelu_errors,
+    api="nn.functional.prelu",
+    methods=True,
+    autocast="lower",
 )
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, x) + weight * min(0, x): one weight, or one per channel (dim 1)."""

@@ -170,6 +170,7 @@ conv_tbc = composite(
     error_samples=_tbc_errors,
     test={"dtypes": ("float32", "float64", "int64", *COMPLEX)},
     complex_grad=False,
+    autocast="lower",
 )
 
 
@@ -245,6 +246,7 @@ grid_sampler, grid_sampler_2d, grid_sampler_3d = (
         samples=_grid_samples(rank),
         error_samples=_grid_errors(rank),
         no_kernel=_grid_no_kernel("grid_sampler_2d_cpu_kernel_impl"),
+        autocast="fp32",
     )
     for name, rank in (("grid_sampler", None), ("grid_sampler_2d", 4), ("grid_sampler_3d", 5))
 )

@@ -483,6 +483,7 @@ def _mha_errors(make):
     api="nn.functional.multi_head_attention_forward",
     samples=_mha_samples,
     error_samples=_mha_errors,
+    autocast="lower",
 )
 def multi_head_attention_forward(
     query: Tensor,

@@ -406,6 +406,7 @@ convolution_p = defop(
         _formula(_conv_vjp_weight, "g", "input", "weight_shape"),
     ),
     jvp=_formula(_conv_jvp, "tinput", "tweight", "input", "weight"),
+    autocast="lower",
 )
 convolution = convolution_p.fn
 
@@ -933,6 +934,7 @@ def _make_conv_transpose(d: int):
         # one rounding of the complex64 result by up to ~1e-2: its accumulation order and
         # intermediate ComplexHalf roundings are not mirrored)
         test={**COMPLEX_TOO, "complex32_tol": 2e-2},
+        autocast="lower",
     )
 
 

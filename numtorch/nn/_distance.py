@@ -161,6 +161,7 @@ cdist_p = defop(
     # torch has no derivative for _cdist_backward: finite differences check our second order
     # (test_func_ops' grad-of-grad and jvp-of-vjp run the formulas).
     test={"no_gradgrad": True},
+    autocast="fp32",
 )
 _raw_cdist = cdist_p.fn
 

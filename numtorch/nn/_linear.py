@@ -92,6 +92,7 @@ def _linear_errors(make):
     samples=_linear_samples,
     error_samples=_linear_errors,
     test=COMPLEX_TOO,
+    autocast="lower",
 )
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias over the last dim of input (any leading dims)."""

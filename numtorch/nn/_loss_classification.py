@@ -220,6 +220,7 @@ def _nll_errors(make, fn="nll_loss"):
     api="nn.functional.nll_loss",
     grad_args=(0,),  # PyTorch's nll_loss is not differentiable in its weight
     no_kernel=NoKernel("bic", _nll_kernel, inputs=(0,)),
+    autocast="fp32",
 )
 def nll_loss(
     input: Tensor,
@@ -321,7 +322,8 @@ def _ce_errors(make):
     samples=_ce_samples,
     error_samples=_ce_errors,
     api="nn.functional.cross_entropy",
-    grad_args=(0, 1),  # not the weight: PyTorch's nll_loss is not differentiable in it
+    grad_args=(0, 1),  # not the weight: PyTorch's nll_loss is not differentiable in it,
+    autocast="fp32",
 )
 def cross_entropy(
     input: Tensor,

@@ -87,7 +87,8 @@ bce_pointwise = bce_pointwise_p.fn
     samples=_bce_samples,
     error_samples=_bce_errors,
     api="nn.functional.binary_cross_entropy",
-    grad_args=(0, 1),  # PyTorch's binary_cross_entropy is not differentiable in its weight
+    grad_args=(0, 1),  # PyTorch's binary_cross_entropy is not differentiable in its weight,
+    autocast="fp32",
 )
 def binary_cross_entropy(
     input: Tensor,
@@ -156,7 +157,8 @@ def _bcel_errors(make):
     error_samples=_bcel_errors,
     api="nn.functional.binary_cross_entropy_with_logits",
     grad_args=(0, 1),  # PyTorch's is not differentiable in weight and pos_weight
-    no_kernel=NoKernel("bic", "log_sigmoid_cpu", inputs=(0,)),  # log_sigmoid(input) first
+    no_kernel=NoKernel("bic", "log_sigmoid_cpu", inputs=(0,)),  # log_sigmoid(input) first,
+    autocast="fp32",
 )
 def binary_cross_entropy_with_logits(
     input: Tensor,
@@ -222,6 +224,7 @@ def _kl_errors(make):
     api="nn.functional.kl_div",
     grad_args=(0, 1),
     no_kernel=_KL_INTEGRAL,
+    autocast="fp32",
 )
 def kl_div(
     input: Tensor,
@@ -278,6 +281,7 @@ def _poisson_errors(make):
     error_samples=_poisson_errors,
     api="nn.functional.poisson_nll_loss",
     grad_args=(0, 1),
+    autocast="fp32",
 )
 def poisson_nll_loss(
     input: Tensor,

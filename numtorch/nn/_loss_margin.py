@@ -54,6 +54,7 @@ def _soft_margin_samples(make):
     grad_args=(0,),  # PyTorch's is not differentiable in the target
     test=COMPLEX_TOO,
     complex_grad=False,
+    autocast="fp32",
 )
 def soft_margin_loss(
     input: Tensor,
@@ -134,7 +135,12 @@ def _mr_errors(make):
     )
 
 
-@composite(samples=_mr_samples, error_samples=_mr_errors, api="nn.functional.margin_ranking_loss")
+@composite(
+    samples=_mr_samples,
+    error_samples=_mr_errors,
+    api="nn.functional.margin_ranking_loss",
+    autocast="fp32",
+)
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -167,7 +173,8 @@ def _hinge_samples(make):
     samples=_hinge_samples,
     error_samples=lambda make: _reduction_errors(make((2, 3)), make((2, 3))),
     api="nn.functional.hinge_embedding_loss",
-    grad_args=(0,),  # the target (+1 or -1) only selects a branch
+    grad_args=(0,),  # the target (+1 or -1) only selects a branch,
+    autocast="fp32",
 )
 def hinge_embedding_loss(
     input: Tensor,
@@ -220,7 +227,8 @@ def _cos_errors(make):
     samples=_cos_samples,
     error_samples=_cos_errors,
     api="nn.functional.cosine_embedding_loss",
-    grad_args=(0, 1),  # the target (+1 or -1) only selects a branch
+    grad_args=(0, 1),  # the target (+1 or -1) only selects a branch,
+    autocast="fp32",
 )
 def cosine_embedding_loss(
     input1: Tensor,
@@ -291,6 +299,7 @@ def _triplet_loss(anchor, positive, negative, dist: Callable, margin, swap, redu
     error_samples=_triplet_errors,
     api="nn.functional.triplet_margin_loss",
     test=COMPLEX_TOO,
+    autocast="fp32",
 )
 def triplet_margin_loss(
     anchor: Tensor,
@@ -419,6 +428,7 @@ def _mm_errors(make):
     # ours is the composite's, checked against finite differences in test_func_ops.
     test={"no_gradgrad": True},
     no_kernel=NoKernel("bic", "multi_margin_loss_cpu_kernel", inputs=(0,), when=nonempty),
+    autocast="fp32",
 )
 @empty_complex_runs
 def multi_margin_loss(
@@ -512,6 +522,7 @@ def _mlm_errors(make):
     no_kernel=NoKernel(
         "bic", "multilabel_margin_loss_forward_out_frame", inputs=(0,), when=nonempty
     ),
+    autocast="fp32",
 )
 @empty_complex_runs
 def multilabel_margin_loss(

@@ -110,6 +110,7 @@ def _mse_complex32(inputs, args) -> str:
         NoKernel("c", "mse_cpu", inputs=(0, 1), when=_unweighted),
     ),
     complex32=_mse_complex32,
+    autocast="fp32",
 )
 def mse_loss(
     input: Tensor,
@@ -130,6 +131,7 @@ def mse_loss(
     api="nn.functional.l1_loss",
     grad_args=(0, 1),
     test=COMPLEX_TOO,
+    autocast="fp32",
 )
 def l1_loss(
     input: Tensor,
@@ -164,6 +166,7 @@ def _smooth(z, beta: float, scale_linear: bool):
         # a complex one with beta 0 is l1_loss (PyTorch's kernel is not reached)
         NoKernel("c", "smooth_l1_cpu", inputs=(0, 1), when=lambda ins, attrs: attrs["beta"]),
     ),
+    autocast="fp32",
 )
 def smooth_l1_loss(
     input: Tensor,
@@ -190,7 +193,8 @@ def smooth_l1_loss(
     ),
     api="nn.functional.huber_loss",
     grad_args=(0, 1),
-    no_kernel=NoKernel("bic", "huber_cpu", inputs=(0, 1), out=0),  # into input's dtype
+    no_kernel=NoKernel("bic", "huber_cpu", inputs=(0, 1), out=0),  # into input's dtype,
+    autocast="fp32",
 )
 def huber_loss(
     input: Tensor,

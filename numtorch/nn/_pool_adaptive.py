@@ -158,6 +158,7 @@ def _adaptive_max_op(nd: int) -> Op:
         samples=_adaptive_max_samples(nd),
         error_samples=_adaptive_errors(nd, "max"),
         api=f"nn.functional.adaptive_max_pool{nd}d",
+        autocast="fp32" if nd == 3 else None,  # (PyTorch casts the 3-d pools only)
     )
 
 
@@ -262,6 +263,7 @@ adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d = (
         samples=_adaptive_avg_samples(nd),
         error_samples=_adaptive_errors(nd, "avg"),
         api=f"nn.functional.adaptive_avg_pool{nd}d",
+        autocast="fp32" if nd == 3 else None,  # (PyTorch casts the 3-d pools only)
     )
     for nd in (1, 2, 3)
 )

@@ -168,6 +168,7 @@ def _avg_pool_op(nd: int) -> Op:
         samples=_avg_pool_samples(nd),
         error_samples=_avg_errors(nd),
         api=f"nn.functional.avg_pool{nd}d",
+        autocast="fp32" if nd == 3 else None,  # (PyTorch casts the 3-d pools only)
     )
 
 

@@ -259,6 +259,7 @@ def _fractional_op(nd: int) -> Op:
         api=f"nn.functional.fractional_max_pool{nd}d",
         grad_args=(0,),
         complex32=unless_empty(f"fractional_max_pool{nd}d_out_frame"),  # (its refusing kernel)
+        autocast="fp32",
     )
 
 

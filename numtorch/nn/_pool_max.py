@@ -272,6 +272,7 @@ def _max_pool_op(nd: int) -> Op:
         samples=_max_pool_samples(nd),
         error_samples=_pool_errors(nd, True),
         api=f"nn.functional.max_pool{nd}d",
+        autocast="fp32" if nd == 3 else None,  # (PyTorch casts the 3-d pools only)
     )
 
 
@@ -460,6 +461,7 @@ def _max_unpool_op(nd: int) -> Op:
         error_samples=_unpool_errors(nd),
         api=f"nn.functional.max_unpool{nd}d",
         complex32=unless_empty(f"max_unpool{max(nd, 2)}d"),  # (PyTorch's refusing kernel)
+        autocast="fp32",  # (the 1-d one is PyTorch's 2-d one)
     )
 
 

@@ -788,6 +788,7 @@ def _grid_errors(make):
         first=lambda ins, a: _check_grid(ins[0], ins[1], a["mode"], a["padding_mode"], False),
         when=lambda ins, attrs: ins[0].dim() != 4 or ins[0].numel(),  # (an empty 2-d: none)
     ),
+    autocast="fp32",
 )
 @empty_complex_runs
 def grid_sample(

@@ -127,6 +127,7 @@ view_as_complex_p = view_op(
     test={"vmap_last": False},
     samples=_view_as_complex_samples,
     error_samples=_view_as_complex_errors,
+    autocast="fp32",
 )
 view_as_complex = view_as_complex_p.fn
 
@@ -231,6 +232,7 @@ polar_p = defop(
     samples=lambda make: _parts_samples(make, low=0.1),
     error_samples=_parts_errors,
     complex32=_parts_complex32,
+    autocast="fp32",
 )
 polar = polar_p.fn
 

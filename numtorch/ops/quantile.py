@@ -157,6 +157,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan, out):
     samples=_quantile_samples,
     error_samples=_quantile_errors("quantile"),
     methods=True,
+    autocast="fp32",
 )
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles of ``input`` (all of it, or along ``dim``), interpolated between
@@ -169,6 +170,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     samples=_nanquantile_samples,
     error_samples=_quantile_errors("nanquantile"),
     methods=True,
+    autocast="fp32",
 )
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """``quantile`` of the values that are not NaN (NaN where all are)."""

@@ -268,6 +268,7 @@ prod_p = reduction(
     batch_rule=_FLAT,
     node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1",
     complex32=unless_empty("prod_out_cpu"),  # (PyTorch's kernel that refuses ComplexHalf)
+    autocast="fp32",
 )
 
 

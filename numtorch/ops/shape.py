@@ -226,6 +226,7 @@ cat_p = defop(
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
     complex32=True,
+    autocast="promote",
 )
 cat = cat_p.fn
 
@@ -318,6 +319,7 @@ stack_p = defop(
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
     complex32=True,
+    autocast="promote",
 )
 stack = stack_p.fn
 

@@ -431,6 +431,7 @@ index_copy_p = defop(
     error_samples=_index_copy_errors,
     test=COMPLEX_TOO,
     complex32=True,
+    autocast="promote",
 )
 
 

@@ -92,13 +92,14 @@ def _addprod(
     inplace=True,
     layout=contiguous,
     inplace_policy=COMMON,
+    autocast=None,
 ):
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
     ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
     the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes;
-    ``layout`` the result's (``numtorch._core.layout``).
+    ``layout`` the result's (``numtorch._core.layout``); ``autocast`` the op's policy.
     """
     m1n, m2n = names
 
@@ -157,6 +158,7 @@ def _addprod(
         layout=layout,
         inplace_policy=inplace_policy,
         complex32=no_kernel.kernel_for if no_kernel else False,  # (addr: its own name)
+        autocast=autocast,
     )
 
 
@@ -186,6 +188,7 @@ addmm_p = _addprod(
     "addmm_impl_cpu_",
     _mm_check,
     inplace_policy=_FRESH,
+    autocast="lower",
 )
 addmm = addmm_p.fn
 
@@ -233,6 +236,7 @@ baddbmm_p = _addprod(
     "baddbmm",
     _bmm_check,
     inplace_policy=_FRESH,
+    autocast="lower",
 )
 
 
@@ -272,6 +276,7 @@ addbmm_p = _addprod(
     "addmm_impl_cpu_",
     _bmm_check,
     inplace_policy=InplacePolicy(operand_overlap_ok=True),
+    autocast="lower",
 )
 
 

@@ -417,6 +417,7 @@ def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         S((_well_conditioned(make, (2, 3)),), {"rcond": 1e-10}),
     ],
     test=_CX,
+    autocast="fp32",
 )
 def pinverse(input, rcond: float = 1e-15):
     """torch.pinverse: ``linalg.pinv`` with a relative cutoff."""

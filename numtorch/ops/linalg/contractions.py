@@ -284,6 +284,7 @@ einsum_p = defop(
     test=_INT,
     samples=_einsum_samples,
     error_samples=_einsum_error_samples,
+    autocast="lower",
 )
 _einsum = einsum_p.fn
 
@@ -430,6 +431,7 @@ def multi_dot(tensors, *, out=None):
         S((make((3, 2)), make((3, 2))), {"dim": 0}),
     ],
     test=_CX,
+    autocast="lower",
 )
 def vecdot(x, y, *, dim: int = -1, out=None):
     """Dot product of vectors along ``dim`` (with broadcasting)."""

@@ -146,4 +146,5 @@ trace_p = defop(
     ],
     methods=True,
     complex32="trace",  # (PyTorch's kernel that refuses ComplexHalf)
+    autocast="fp32",
 )

@@ -142,6 +142,7 @@ linalg_qr_p = defop(
     error_samples=_linalg_qr_error_samples,
     test=_CX,
     complex32=unless_empty("geqrf_cpu"),  # (PyTorch's kernel)
+    autocast="fp32",
 )
 linalg_qr = linalg_qr_p.fn
 
@@ -258,6 +259,7 @@ linalg_eigvalsh_p = defop(
     test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_eigvalsh_samples,
     complex32=unless_empty("linalg_eigh_cpu"),  # (eigh's kernel)
+    autocast="fp32",
 )
 
 
@@ -408,5 +410,6 @@ linalg_svdvals_p = defop(
     samples=lambda make: [S((make((4, 3)),)), S((make((2, 4)),)), S((make((2, 3, 3)),))],
     test=_CX,
     complex32=unless_empty("linalg_svd_cpu"),  # (svd's kernel)
+    autocast="fp32",
 )
 linalg_svdvals = linalg_svdvals_p.fn

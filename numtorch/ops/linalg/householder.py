@@ -83,6 +83,7 @@ geqrf_p = defop(
     test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
     samples=_geqrf_samples,
     error_samples=_geqrf_errors,
+    autocast="fp32",
 )
 
 
@@ -211,7 +212,8 @@ def _hp_errors(make):
     test=_CX,
     samples=_hp_samples,
     error_samples=_hp_errors,
-    complex32="orgqr_cpu",  # (PyTorch's kernel)
+    complex32="orgqr_cpu",  # (PyTorch's kernel),
+    autocast="fp32",
 )
 def householder_product(A, tau, *, out=None):
     """The first n columns of H_0 H_1 ... H_{k-1} (LAPACK's orgqr / ungqr)."""
@@ -306,7 +308,8 @@ def _ormqr_errors(make):
     samples=_ormqr_samples,
     error_samples=_ormqr_errors,
     methods=True,
-    complex32="ormqr_cpu",  # (PyTorch's kernel)
+    complex32="ormqr_cpu",  # (PyTorch's kernel),
+    autocast="fp32",
 )
 def ormqr(input, tau, other, left: bool = True, transpose: bool = False, *, out=None):
     """Q other, other Q, or with Q^H (``transpose``), Q given by geqrf's reflectors."""

@@ -242,6 +242,7 @@ linalg_lstsq_p = defop(
     samples=_lstsq_samples,
     error_samples=_lstsq_errors,
     complex32=raises(RuntimeError, FLOAT_AND_DOUBLE),
+    autocast="fp32",
 )
 linalg_lstsq = linalg_lstsq_p.fn
 

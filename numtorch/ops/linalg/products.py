@@ -271,6 +271,7 @@ matmul_p = defop(
         ),
     ],
     methods=True,
+    autocast="lower",
 )
 matmul = matmul_p.fn
 
@@ -338,6 +339,7 @@ mm_p = defop(
     ],
     methods=True,
     complex32=_no_bool_product("addmm_impl_cpu_", _mm_check).kernel_for,
+    autocast="lower",
 )
 mm = mm_p.fn
 bmm_p = defop(
@@ -364,6 +366,7 @@ bmm_p = defop(
     ],
     methods=True,
     complex32=_no_bool_product("bmm", _bmm_check).kernel_for,
+    autocast="lower",
 )
 bmm = bmm_p.fn
 

@@ -136,6 +136,7 @@ linalg_solve_p = defop(
     error_samples=_linalg_solve_error_samples,
     test=_CX,
     complex32=unless_empty("lu_cpu"),  # (PyTorch's LU refuses ComplexHalf)
+    autocast="fp32",
 )
 linalg_solve = linalg_solve_p.fn
 
@@ -181,6 +182,7 @@ linalg_inv_p = defop(
     error_samples=_linalg_inv_error_samples,
     test=_CX,
     complex32=low_precision("linalg.inv"),
+    autocast="fp32",
 )
 linalg_inv = linalg_inv_p.fn
 

@@ -184,5 +184,6 @@ linalg_cholesky_p = defop(
     samples=_linalg_cholesky_samples,
     error_samples=_linalg_cholesky_error_samples,
     complex32=unless_empty("cholesky_cpu"),  # (PyTorch's kernel)
+    autocast="fp32",
 )
 linalg_cholesky = linalg_cholesky_p.fn

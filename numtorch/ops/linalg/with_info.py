@@ -80,6 +80,7 @@ linalg_inv_ex_p = defop(
     error_samples=_linalg_inv_ex_error_samples,
     test=_CX,
     complex32=low_precision("linalg.inv"),
+    autocast="fp32",
 )
 linalg_inv_ex = linalg_inv_ex_p.fn
 
@@ -117,6 +118,7 @@ linalg_cholesky_ex_p = defop(
     samples=_linalg_cholesky_ex_samples,
     error_samples=_linalg_cholesky_ex_error_samples,
     complex32=unless_empty("cholesky_cpu"),  # (PyTorch's kernel)
+    autocast="fp32",
 )
 linalg_cholesky_ex = linalg_cholesky_ex_p.fn
 
