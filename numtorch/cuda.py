@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._core.device import _cuda_used, cuda_device_count, require_cuda
 from ._core.device import device as _device
 from ._core.device import is_cuda_available as is_available
+from .amp._deprecated import cuda_amp as amp  # noqa: F401 (torch.cuda.amp, deprecated)
 from .ops import creation as _creation
 
 __all__ = [

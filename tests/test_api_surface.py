@@ -241,15 +241,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         ),
         **_each(
             _ISSUE_33,
-            "autocast autocast_decrement_nesting autocast_increment_nesting "
-            "clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype "
-            "get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype "
-            "is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled "
-            "is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_cache_enabled "
-            "set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype "
-            "set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype "
-            "set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled amp "
-            "GradScaler export fx compiler package multiprocessing monitor "
+            "export fx compiler package multiprocessing monitor "
             "futures return_types masked nested jagged onnx "
             "contiguous_format channels_last channels_last_3d preserve_format "
             "legacy_contiguous_format memory_format BFloat16Storage BFloat16Tensor BoolStorage "
@@ -293,7 +285,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         ),
         **_each(
             _ACCELERATOR,
-            "AcceleratorError OutOfMemoryError Stream Event accelerator cpu mps mtia xpu "
+            "AcceleratorError OutOfMemoryError Stream Event accelerator mps mtia xpu "
             "get_device_module cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution "
             "cudnn_convolution_add_relu cudnn_convolution_relu cudnn_convolution_transpose "
             "cudnn_grid_sampler cudnn_is_acceptable miopen_batch_norm miopen_convolution "

@@ -207,3 +207,12 @@ def casting_fn(fn: Callable, policy: str) -> Callable:
             tls.enabled[device] = True
 
     return run
+
+
+def cast_above(op, args: tuple) -> tuple:
+    """An op's arguments cast by its policy before the transform levels see them (so each
+    level records or batches the casts), where autocast is on for their device."""
+    device = device_of(args)
+    if device is None or not tls.enabled.get(device):
+        return args
+    return cast_args(op.autocast, args, device)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import autocast_state, scalars, upcalls
 from . import dtype as dt
-from . import scalars, upcalls
 from .device import _cuda_used
 from .interpreter import Kind, raise_escaped
 from .messages import alloc_message, broadcast_message, result_shape
@@ -45,6 +45,8 @@ def _max_level(args) -> int:
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
     if state.stack:
+        if op.autocast is not None and autocast_state.ACTIVE[0]:  # (casts seen by the levels)
+            args = autocast_state.cast_above(op, args)
         lvl = _max_level(args)
         if op.random:
             ceiling = state.random_ceiling
