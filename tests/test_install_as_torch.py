@@ -94,7 +94,7 @@ def test_names_numtorch_lacks_are_clear_errors_never_a_real_torch():
         numtorch.install_as_torch()
         import torch
         errors = {}
-        for stmt in ["import torch.foo", "import torch.nn.foo", "import functorch",
+        for stmt in ["import torch.foo", "import torch.nn.foo", "import functorch.foo",
                      "from torch import foo", "torch.foo"]:
             try:
                 exec(stmt)
@@ -114,9 +114,10 @@ def test_names_numtorch_lacks_are_clear_errors_never_a_real_torch():
             "ModuleNotFoundError",
             "No module named 'torch.nn.foo' " + stand_in.format("torch", "numtorch.nn.foo"),
         ],
-        "import functorch": [
+        "import functorch.foo": [
             "ModuleNotFoundError",
-            "No module named 'functorch' " + stand_in.format("functorch", "numtorch.functorch"),
+            "No module named 'functorch.foo' "
+            + stand_in.format("functorch", "numtorch.functorch.foo"),
         ],
         "from torch import foo": [
             "ImportError",
