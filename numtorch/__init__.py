@@ -780,6 +780,8 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | _LAZY_SUBMODULES)
+
+
 # automatic mixed precision: torch.amp, autocast regions and their state
 from . import amp
 from .amp import GradScaler, autocast
@@ -809,3 +811,6 @@ from .amp.autocast_mode import (
     set_autocast_xla_enabled,
 )
 from . import cpu  # torch.cpu (its deprecated amp spellings)
+
+# issue 33 (jit, legacy types): torch.jit; torch.functional's names
+from . import jit  # torch.jit: script and trace over numtorch.compile

@@ -35,6 +35,7 @@ LAYERS = {
     "numtorch.func._make_functional": 7,  # make_functional: FunctionalModule is an nn.Module
     "numtorch.functorch": 7,  # the functorch package: torch.func's old names, make_functional
     "numtorch.amp": 7,  # mixed precision: autocast regions, GradScaler (casting is _core's)
+    "numtorch.jit": 7,  # torch.jit: script and trace over numtorch.compile
 }
 
 
