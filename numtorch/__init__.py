@@ -814,3 +814,21 @@ from . import cpu  # torch.cpu (its deprecated amp spellings)
 
 # issue 33 (jit, legacy types): torch.jit; torch.functional's names
 from . import jit  # torch.jit: script and trace over numtorch.compile
+from . import functional  # noqa: F811 - torch.functional, not the autograd one imported above
+from ._tensor_types import (  # the legacy tensor types, as constructors and isinstance targets
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    cuda_types as _cuda_types,
+)
+
+for _name, _type in _cuda_types().items():
+    setattr(cuda, _name, _type)  # torch.cuda.FloatTensor and its kin
+del _name, _type

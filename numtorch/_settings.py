@@ -172,28 +172,34 @@ def is_warn_always_enabled() -> bool:
 
 
 # ------------------------------------------------------------------ default tensor type
-_TENSOR_TYPES = {
-    "torch.FloatTensor": dt.float32,
-    "torch.DoubleTensor": dt.float64,
-    "torch.HalfTensor": dt.float16,
-}
+_ONLY_FLOATING = "only floating-point types are supported as the default type"
 
 
 def set_default_tensor_type(t, /) -> None:
-    """Deprecated: the default floating dtype from a tensor type or its name."""
+    """Deprecated: the default floating dtype from a legacy tensor type or its name."""
     warnings.warn(
         "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
         "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
         UserWarning,
         stacklevel=2,
     )
-    name = (
-        t if isinstance(t, str) else f"{getattr(t, '__module__', '')}.{getattr(t, '__name__', t)}"
-    )
-    name = name.replace("numtorch.", "torch.")
-    if name not in _TENSOR_TYPES:
-        raise TypeError(f"invalid type: '{name}'")
-    set_default_dtype(_TENSOR_TYPES[name])
+    if isinstance(t, str):
+        name = t
+        try:
+            d = dt.from_tensor_type(name.replace("torch.cuda.", "torch."))
+        except KeyError:
+            raise AttributeError(
+                f"module 'torch' has no attribute '{name.rpartition('.')[2]}'"
+            ) from None
+    elif isinstance(getattr(t, "dtype", None), dt.dtype) and isinstance(t, type):
+        name, d = repr(t)[8:-2], t.dtype
+    else:
+        raise TypeError(f"invalid type object: {_ONLY_FLOATING}")
+    if name.startswith("torch.cuda."):
+        raise TypeError(f"type {name} not available. Torch not compiled with CUDA enabled.")
+    if not d.is_floating_point:
+        raise TypeError(_ONLY_FLOATING)
+    set_default_dtype(d)
 
 
 # ------------------------------------------------------------------ build facts

@@ -237,17 +237,17 @@ EXCLUDED: dict[str, dict[str, str]] = {
             "AggregationType AVG SUM Tag DispatchKey DispatchKeySet ExcludeDispatchKeyGuard "
             "DisableTorchFunction DisableTorchFunctionSubclass import_ir_module "
             "import_ir_module_from_buffer merge_type_from_type_comment parse_ir parse_schema "
-            "parse_type_comment unify_type_list fork wait jit classes cpp library overrides",
+            "parse_type_comment unify_type_list fork wait classes cpp library overrides",
         ),
         **_each(
             _ISSUE_33,
             "export fx compiler package multiprocessing monitor "
             "futures return_types masked nested jagged onnx "
             "contiguous_format channels_last channels_last_3d preserve_format "
-            "legacy_contiguous_format memory_format BFloat16Storage BFloat16Tensor BoolStorage "
-            "BoolTensor ByteStorage ByteTensor CharStorage CharTensor ComplexDoubleStorage "
-            "ComplexFloatStorage DoubleStorage DoubleTensor FloatStorage FloatTensor HalfStorage "
-            "HalfTensor IntStorage IntTensor LongStorage LongTensor ShortStorage ShortTensor "
+            "legacy_contiguous_format memory_format BFloat16Storage BoolStorage "
+            "ByteStorage CharStorage ComplexDoubleStorage "
+            "ComplexFloatStorage DoubleStorage FloatStorage HalfStorage "
+            "IntStorage LongStorage ShortStorage "
             "Storage StorageBase TypedStorage UntypedStorage storage from_file quasirandom "
             "hash_tensor slice_inverse",
         ),
@@ -325,7 +325,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "nn": {
         **_each(_PYTHON, "common_types factory_kwargs grad"),
         **_each(_QUANTIZED, "intrinsic qat quantizable quantized"),
-        **_each(_ISSUE_33, "DataParallel attention"),
+        **_each(_ISSUE_33, "attention"),
     },
     "nn.functional": _each(
         _PYTHON,

@@ -390,11 +390,42 @@ def can_cast(frm: dtype, to: dtype) -> bool:
 _EPS = {"float8_e5m2fnuz": 0.125}  # PyTorch's numeric_limits epsilon differs from ml_dtypes'
 
 
-class finfo:
-    """Machine limits of a floating dtype (torch.finfo)."""
+def _info_dtype(cls: str, args: tuple, kwargs: dict, default=None) -> dtype:
+    """The dtype argument of finfo/iinfo, checked as PyTorch's argument parser does."""
+    if len(args) + len(kwargs) > 1:
+        raise TypeError(f"{cls}() takes at most 1 argument ({len(args) + len(kwargs)} given)")
+    t = args[0] if args else kwargs.get("type", default)
+    if t is None or set(kwargs) - {"type"}:
+        raise TypeError(f'{cls}() missing 1 required positional arguments: "type"')
+    if not isinstance(t, dtype):
+        raise TypeError(
+            f"{cls}(): argument 'type' (position 1) must be torch.dtype, not {type(t).__name__}"
+        )
+    return t
 
-    def __init__(self, type: dtype | None = None):
-        d = (type if type is not None else get_default_dtype()).to_real()
+
+def _g(v) -> str:
+    return f"{v:g}"  # (C++'s stream format of a double, as PyTorch's repr shows it)
+
+
+class _Info:
+    __hash__ = None  # PyTorch's are unhashable
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.__dict__ == self.__dict__
+
+
+class finfo(_Info):
+    """Machine limits of a floating dtype (torch.finfo); no dtype: the default one."""
+
+    def __init__(self, *args, **kwargs):
+        d = _info_dtype("finfo", args, kwargs, get_default_dtype())
+        if d._kind < 2:
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                "handle 'torch.finfo'"
+            )
+        d = d.to_real()
         fi = ml_dtypes.finfo(d.np) if d.np in REDUCED_NP else np.finfo(d.np)
         eps = _EPS.get(d.name, float(fi.eps))
         resolution = 10.0 ** -math.floor(-math.log10(eps))  # (c10's digits10, as a double)
@@ -406,13 +437,31 @@ class finfo:
         self.resolution = resolution
         self.dtype = d.name
 
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={_g(self.resolution)}, min={_g(self.min)}, max={_g(self.max)}, "
+            f"eps={_g(self.eps)}, smallest_normal={_g(self.smallest_normal)}, "
+            f"tiny={_g(self.tiny)}, dtype={self.dtype})"
+        )
 
-class iinfo:
+
+class iinfo(_Info):
     """Machine limits of an integer dtype (torch.iinfo)."""
 
-    def __init__(self, type: dtype):
-        ii = np.iinfo(type.np)
+    def __init__(self, *args, **kwargs):
+        d = _info_dtype("iinfo", args, kwargs)
+        if d is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d._kind != 1:
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                "'torch.iinfo'"
+            )
+        ii = np.iinfo(d.np)
         self.bits = ii.bits
         self.max = int(ii.max)
         self.min = int(ii.min)
-        self.dtype = type.name
+        self.dtype = d.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={_g(self.min)}, max={_g(self.max)}, dtype={self.dtype})"

@@ -19,9 +19,16 @@ from .layout import empty_strides
 
 
 class Size(tuple):
-    """A tensor shape (torch.Size)."""
+    """A tensor shape (torch.Size); its items are ints (or objects with ``__index__``)."""
 
     __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        items = tuple(sizes)
+        for v in items:
+            if type(v) is not int:
+                return _checked(cls, items)
+        return tuple.__new__(cls, items)
 
     def numel(self) -> int:
         n = 1
@@ -30,13 +37,13 @@ class Size(tuple):
         return n
 
     def __repr__(self) -> str:
-        return f"torch.Size({list(self)})"
+        return f"torch.Size([{', '.join(map(str, self))}])"
 
     __str__ = __repr__
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
+        return _size(r) if isinstance(i, slice) else r
 
     # As torch.Size, whose C type has sequence slots only: a tuple on either side
     # concatenates and an int repeats, giving a Size (of ints); anything else goes to the
@@ -62,20 +69,46 @@ class Size(tuple):
             if out is not NotImplemented:
                 return out
             n = _repeats(n)
-        return Size(tuple.__mul__(self, n))
+        return _size(tuple.__mul__(self, n))
 
     def __rmul__(self, n):
         if type(n) is not int:
             if isinstance(n, _SEQUENCES):
                 return NotImplemented  # Python repeats n, which refuses a Size
             n = _repeats(n)
-        return Size(tuple.__mul__(self, n))
+        return _size(tuple.__mul__(self, n))
 
     def __reduce__(self):
         return (Size, (tuple(self),))
 
 
 _SEQUENCES = (str, bytes, bytearray, list, tuple)
+
+
+_new_size = tuple.__new__  # (Size, shape): a Size without the check, for shapes of arrays
+
+
+def _size(items) -> Size:
+    """A Size of items known to be sizes (no check)."""
+    return tuple.__new__(Size, items)
+
+
+def _checked(cls: type, items: tuple) -> Size:
+    """``torch.Size(items)``: each item an int, or converted by its
+    ``__index__`` (a NumPy integer is kept, as PyTorch keeps it)."""
+    out = []
+    for i, v in enumerate(items):
+        if type(v) is bool:
+            v = int(v)
+        elif not isinstance(v, (int, np.integer)):
+            try:
+                v = operator.index(v)
+            except TypeError:
+                raise TypeError(
+                    f"torch.Size() takes an iterable of 'int' (item {i} is '{type(v).__name__}')"
+                ) from None
+        out.append(v)
+    return tuple.__new__(cls, out)
 
 
 def _reflected(other, name: str, size: Size):
@@ -108,15 +141,6 @@ def _repeats(n) -> int:
 
 def _sized(items: tuple) -> Size:
     """``torch.Size(items)`` with its check that each element is an int."""
-    for i, v in enumerate(items):
-        if type(v) is not int and not isinstance(v, np.integer):  # (PyTorch keeps those)
-            try:
-                v = operator.index(v)
-            except TypeError:
-                raise TypeError(
-                    f"torch.Size() takes an iterable of 'int' (item {i} is '{type(v).__name__}')"
-                ) from None
-            items = items[:i] + (v,) + items[i + 1 :]
     return Size(items)
 
 
@@ -170,11 +194,11 @@ class Tensor:
     # ----------------------------------------------------------- metadata
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _new_size(Size, self._data.shape)
 
     def size(self, dim: int | None = None):
         if dim is None:
-            return Size(self._data.shape)
+            return _new_size(Size, self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:

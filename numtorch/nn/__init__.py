@@ -170,10 +170,11 @@ from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedPara
 
 
 def __getattr__(name: str):
-    """``nn.parallel`` on first use (it needs numtorch.distributed, which needs all of
-    numtorch)."""
-    if name == "parallel":
+    """``nn.parallel`` (and ``nn.DataParallel`` from it) on first use (it needs
+    numtorch.distributed, which needs all of numtorch)."""
+    if name in ("parallel", "DataParallel"):
         import importlib
 
-        return importlib.import_module(".parallel", __name__)
+        parallel = importlib.import_module(".parallel", __name__)
+        return parallel if name == "parallel" else parallel.DataParallel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -159,12 +159,25 @@ def _to(self, *args, **kwargs) -> Tensor:
     return out
 
 
-def _type(self, dtype=None, non_blocking=False):
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type name (``torch.FloatTensor``), or a copy as a dtype or legacy type
+    (a class such as ``torch.DoubleTensor``, or its name)."""
     if dtype is None:
-        return self.dtype.tensor_type
-    if isinstance(dtype, str):
-        dtype = dt.from_tensor_type(dtype)
-    return _to(self, dtype)
+        name = self.dtype.tensor_type
+        return name.replace("torch.", "torch.cuda.") if self.device.type == "cuda" else name
+    where = self.device
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dt.dtype):
+        where = "cuda" if dtype.is_cuda else "cpu"
+        dtype = dtype.dtype
+    elif isinstance(dtype, str):
+        where = "cuda" if dtype.startswith("torch.cuda.") else "cpu"
+        try:
+            dtype = dt.from_tensor_type(dtype.replace("torch.cuda.", "torch."))
+        except KeyError:
+            raise ValueError(f"invalid type: '{dtype}'") from None
+    elif not isinstance(dtype, dt.dtype):
+        raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
+    return _to(self, where, dtype)
 
 
 tensor_methods(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._core.device import is_cuda_available
 from ..modules.module import Module
 
 __all__ = ["DataParallel", "data_parallel"]
@@ -21,7 +22,9 @@ class DataParallel(Module):
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
-    """``module(*inputs, **module_kwargs)`` on the CPU."""
+    """``module(*inputs, **module_kwargs)``; with no GPU, PyTorch's error."""
+    if not is_cuda_available():
+        raise RuntimeError("device type could not be determined")
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()
     return module(*inputs, **(module_kwargs or {}))
