@@ -1,8 +1,11 @@
-"""Devices: 'cpu' is NumPy; 'cuda' is CuPy when it is installed and a GPU is present."""
+"""Devices: 'cpu' is NumPy; 'cuda' is CuPy when it is installed and a GPU is present; 'meta'
+is ``MetaArray`` (shape, dtype and strides without data)."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from .meta_array import META_XP, MetaArray
 
 
 class device:
@@ -14,7 +17,7 @@ class device:
         if ":" in type:
             type, idx = type.split(":")
             index = int(idx)
-        if type not in ("cpu", "cuda"):
+        if type not in ("cpu", "cuda", "meta"):
             raise RuntimeError(
                 f"Expected one of cpu, cuda device type at start of device string: {type}"
             )
@@ -42,6 +45,7 @@ class device:
 
 CPU = device("cpu")
 _CUDA = device("cuda", 0)
+META = device("meta")
 
 
 def _cupy():
@@ -52,7 +56,8 @@ def _cupy():
     return cupy
 
 
-# True once any CuPy array was made: until then kernels skip the backend lookup.
+# True once any array other than NumPy's was made (CuPy, meta): until then kernels skip the
+# backend lookup.
 _cuda_used = [False]
 
 
@@ -74,18 +79,39 @@ def backend(dev: device):
     """The array module of a device."""
     if dev.type == "cpu":
         return np
+    if dev.type == "meta":
+        _cuda_used[0] = True
+        return META_XP
     cp = require_cuda()
     _cuda_used[0] = True
     return cp
 
 
+# The array types other than NumPy's and CuPy's: their device and array module.
+_ARRAY_TYPES: dict = {MetaArray: (META, META_XP)}
+
+
 def device_of(arr) -> device:
-    return CPU if type(arr) is np.ndarray else _CUDA
+    if type(arr) is np.ndarray:
+        return CPU
+    known = _ARRAY_TYPES.get(type(arr))
+    return _CUDA if known is None else known[0]
 
 
 def xp_of(arr):
     """The array module an array belongs to."""
-    return np if isinstance(arr, np.ndarray) else _cupy()
+    if isinstance(arr, np.ndarray):
+        return np
+    known = _ARRAY_TYPES.get(type(arr))
+    return _cupy() if known is None else known[1]
+
+
+def array_module(a):
+    """The array module of an operand that is not a NumPy array: None for a number."""
+    known = _ARRAY_TYPES.get(type(a))
+    if known is not None:
+        return known[1]
+    return _cupy() if hasattr(a, "__cuda_array_interface__") else None
 
 
 _gpu_count: list = []  # the number of GPUs, counted once

@@ -13,9 +13,11 @@ import numpy as np
 
 from . import autocast_state, scalars, upcalls
 from . import dtype as dt
-from .device import _cuda_used
+from .device import _cuda_used, array_module
 from .interpreter import Kind, raise_escaped
 from .messages import alloc_message, broadcast_message, result_shape
+from .meta import run_meta
+from .meta_array import META_XP
 from .state import state
 from .tensor import Tensor, ViewTensor, _make, _new
 
@@ -146,6 +148,8 @@ def run_kernel(op, arrays: list, attrs: dict):
     xp = np
     if _cuda_used[0]:
         xp = _backend(arrays)
+        if xp is META_XP:
+            return run_meta(op, arrays, attrs)
     if not op.view and (_custom_dtypes(arrays) or attrs and "dtype" in attrs):
         if _reduced_call(arrays, op.nin, attrs):
             return _run_reduced(op, arrays, attrs)
@@ -407,10 +411,10 @@ def _backend(arrays):
             xp = _backend(a)
             if xp is not np:
                 return xp
-        elif type(a) is not _ndarray and hasattr(a, "__cuda_array_interface__"):
-            from .device import xp_of
-
-            return xp_of(a)
+        elif type(a) is not _ndarray:
+            xp = array_module(a)
+            if xp is not None:
+                return xp
     return np
 
 
@@ -436,6 +440,6 @@ def _on_gpu(xp, arrays: list) -> list:
 def _as_array(xp, out):
     """A kernel's result as an array: a GPU array stays one (a factory kernel has no input
     to say which backend it used)."""
-    if hasattr(out, "__cuda_array_interface__"):
+    if array_module(out) is not None:
         return out
     return xp.asarray(out)

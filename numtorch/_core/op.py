@@ -148,6 +148,7 @@ class Op:
     size_attrs: tuple[str, ...] = ()  # attributes that are sizes (compiled autograd's keys)
     aten_dim_list: bool = False  # aten's ``dim`` is an int[]: an int dim shows as a list
     value_shaped: bool | Callable = False  # result shape depends on input values (args, attrs)
+    meta: Callable | None = None  # the meta device's rule: outputs' metadata (_core/meta.py)
     samples: Callable | None = None  # the op database's sample inputs
     error_samples: Callable | None = None
     api: str = ""  # the public path (``linalg.solve``)
@@ -205,6 +206,7 @@ def defop(
     checked_scalars: Sequence[str] = (),
     complex32_unchecked: bool = False,
     autocast: str | None = None,
+    meta: Callable | None = None,
 ) -> Op:
     """Declare an operator.
 
@@ -268,6 +270,8 @@ def defop(
     (fill's value, which becomes inf).
     ``autocast``: how autocast casts its floating inputs (PyTorch's CPU lists): ``"lower"``
     to the region's dtype, ``"fp32"`` to float32, ``"promote"`` to the widest among them.
+    ``meta(op, arrays, attrs)``: the outputs' metadata on the meta device (``_core/meta.py``:
+    ``by_kernel`` where the kernel reads only shapes and dtypes; None: no Meta kernel).
     """
     _check_policy(name, autocast)
     params = list(inspect.signature(kernel).parameters.values())[1:]
@@ -310,6 +314,7 @@ def defop(
         checked_scalars=tuple(checked_scalars),
         complex32_unchecked=complex32_unchecked,
         autocast=autocast,
+        meta=meta,
         prepare=refusing_prepare(prepare, refusals, nin) if refusals else prepare,
         no_kernel=refusals,
         layout=None if view else layout,

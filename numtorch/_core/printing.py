@@ -153,7 +153,26 @@ def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
     return "".join(parts) + ")"
 
 
+def _meta_repr(t) -> str:
+    """A meta tensor's repr: its metadata, as PyTorch prints it."""
+    extras = ["device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not dt.get_default_dtype():
+        extras.append(f"dtype=torch.{t.dtype.name}")
+    return _suffixes(extras, t)
+
+
+def _suffixes(extras: list, t) -> str:
+    fn = t._grad_fn
+    if fn is not None:
+        extras.append(f"grad_fn=<{fn.name()}>")
+    elif t._rg:
+        extras.append("requires_grad=True")
+    return "tensor(..., " + ", ".join(extras) + ")"
+
+
 def tensor_repr(t) -> str:
+    if t.is_meta:
+        return _meta_repr(t)
     a = np.asarray(t.numpy(force=True))
     prefix = "tensor("
     extras = []

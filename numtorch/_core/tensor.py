@@ -16,6 +16,7 @@ from . import dtype as dt
 from . import upcalls
 from .device import CPU, device_of
 from .layout import empty_strides
+from .meta_array import MetaArray
 
 
 class Size(tuple):
@@ -227,6 +228,10 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
+    @property
+    def is_meta(self) -> bool:
+        return type(self._data) is MetaArray
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
@@ -391,6 +396,13 @@ class Tensor:
                 "instead."
             )
         data = self._data
+        if type(data) is MetaArray:
+            if force:  # (numtorch's own reads of values)
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            raise TypeError(
+                "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
+                "tensor to host memory first."
+            )
         return data if isinstance(data, np.ndarray) else data.get()
 
     def __array__(self, dtype=None, copy=None):
@@ -405,6 +417,8 @@ class Tensor:
         return _make(array)
 
     def _check_single(self, what: str) -> None:
+        if self._data.size == 1 and type(self._data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
             if what == "item":
                 raise RuntimeError(
@@ -418,6 +432,8 @@ class Tensor:
         return dt.widen(self._data.reshape(())).item()
 
     def tolist(self):
+        if type(self._data) is MetaArray:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return dt.widen(np.asarray(self.numpy(force=True))).tolist()
 
     def __float__(self) -> float:
@@ -438,6 +454,8 @@ class Tensor:
         return int(self._data.reshape(()))
 
     def __bool__(self) -> bool:
+        if type(self._data) is MetaArray:
+            self._check_single("bool")
         if self._data.size != 1:
             many = "more than one value" if self._data.size else "no values"
             raise RuntimeError(f"Boolean value of Tensor with {many} is ambiguous")

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._core.dispatch import dispatch
 from .._core.messages import broadcast_mismatch
+from .._core.meta import by_kernel
 from .._core.op import composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import ErrorInput as E
@@ -162,6 +163,7 @@ cdist_p = defop(
     # (test_func_ops' grad-of-grad and jvp-of-vjp run the formulas).
     test={"no_gradgrad": True},
     autocast="fp32",
+    meta=by_kernel,
 )
 _raw_cdist = cdist_p.fn
 

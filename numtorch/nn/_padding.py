@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.meta import by_kernel
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import S
@@ -105,6 +106,7 @@ constant_pad_nd_p = defop(
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 constant_pad_nd = constant_pad_nd_p.fn
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from .._core.meta import by_kernel
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor, wrap_dim
 from .._opdb.samples import S
@@ -169,6 +170,7 @@ def _avg_pool_op(nd: int) -> Op:
         error_samples=_avg_errors(nd),
         api=f"nn.functional.avg_pool{nd}d",
         autocast="fp32" if nd == 3 else None,  # (PyTorch casts the 3-d pools only)
+        meta=by_kernel,
     )
 
 

@@ -17,17 +17,20 @@ from .._core import scalars
 from .._core.device import xp_of
 from .._core.layout import follow_inputs
 from .._core.messages import broadcast_mismatch
+from .._core.meta import by_kernel
+from .._core.meta_array import MetaArray
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ._batching import elementwise
 
 _nd = np.ndarray
+_ARRAYS = (np.ndarray, MetaArray)
 
 
 def _arr(a) -> bool:
-    """Whether an operand is an array (NumPy's, or a GPU array), not a Python scalar."""
-    return isinstance(a, _nd) or hasattr(a, "__cuda_array_interface__")
+    """Whether an operand is an array (NumPy's, a meta or a GPU array), not a Python scalar."""
+    return isinstance(a, _ARRAYS) or hasattr(a, "__cuda_array_interface__")
 
 
 def cj(x):
@@ -270,6 +273,7 @@ def elementwise_op(
     kw.setdefault("out", True)
     kw.setdefault("batch_rule", elementwise())
     kw.setdefault("layout", follow_inputs)
+    kw.setdefault("meta", by_kernel)
     methods = kw.setdefault("methods", True)
     if kw.get("inplace", True) is True:
         kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else methods
@@ -453,6 +457,7 @@ def view_op(
     says otherwise; ``sizes`` methods take ``*size`` as well as a sequence."""
     kw.setdefault("test", {})
     kw["test"] = {"dtypes": (*FLOATS, *COMPLEX), **kw["test"]}  # views take any dtype
+    kw.setdefault("meta", by_kernel)
     return defop(
         name,
         kernel,

@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core import op as _op
 from .._core.interpreter import values_hidden
+from .._core.meta import by_kernel
 from .._core.op import Op, named
 from .._core.tensor import check_unique_dims
 from .._opdb.samples import ErrorInput, S
@@ -220,6 +221,7 @@ def reduction(
         vjp = named(vjp, ("g", *(n for n in names if reads or n != "result")))
         jvp = named(kw.pop("jvp", jvp), ("t", *names))
     kw.setdefault("batch_rule", _DIMS)
+    kw.setdefault("meta", by_kernel)
     return defop(
         name,
         kernel,

@@ -7,6 +7,7 @@ import builtins
 from .._core import dtype as dt
 from .._core.device import device as Device
 from .._core.layout import preserve
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, defop
 from .._core.tensor import Tensor
@@ -43,6 +44,7 @@ to_dtype_p = defop(
     conversion=True,  # a non-float result leaves autograd
     float8=True,  # (PyTorch copies float8)
     complex32=True,
+    meta=by_kernel,
 )
 to_dtype = to_dtype_p.fn
 
@@ -83,8 +85,16 @@ clone_p = defop(
     layout=None,
     float8=True,  # (PyTorch copies float8)
     complex32=True,
+    meta=by_kernel,
 )
 clone = clone_p.fn
+
+
+def _to_device_meta(op, arrays, attrs):
+    """Metadata moves to the meta device; nothing comes back from it."""
+    if attrs["device"].type != "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    return arrays[0]
 
 
 def _to_device(xp, x, device):
@@ -107,6 +117,8 @@ to_device_p = defop(
     node_name="ToCopyBackward0",
     batch_rule=elementwise(),
     float8=True,  # (PyTorch copies float8)
+    layout=preserve,  # (_to_copy's empty_like)
+    meta=_to_device_meta,
 )
 to_device = to_device_p.fn
 

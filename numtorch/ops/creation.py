@@ -16,6 +16,8 @@ from .._core.dispatch import dispatch
 from .._core.interpreter import factory, side_effect
 from .._core.layout import preserve
 from .._core.messages import alloc_failed, check_alloc
+from .._core.meta import by_kernel
+from .._core.meta_array import META_RNG
 from .._core.methods import tensor_methods
 from .._core.op import defop
 from .._core.tensor import Size, Tensor, _make
@@ -187,6 +189,8 @@ def default_generator(dev: str = "cpu") -> np.random.Generator:
 def rng(generator, device=None) -> np.random.Generator:
     """The NumPy generator a draw uses: ``generator``'s, or the device's default."""
     if generator is None:
+        if device is not None and device.type == "meta":
+            return META_RNG  # (a draw on the meta device is its shape and dtype)
         return _default("cpu" if device is None else device.type)._rng
     if isinstance(generator, Generator):
         return generator._rng
@@ -446,6 +450,7 @@ full_like_p = defop(
     complex32=True,
     checked_scalars=("fill_value",),
     complex32_unchecked=True,
+    meta=by_kernel,
 )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._core.meta import by_kernel
 from .._core.no_kernel import NoKernel, nonempty
 from .._core.op import LINEAR, Op
 from .._core.tensor import wrap_dim
@@ -384,6 +385,7 @@ argmax_p, argmin_p = (
             NoKernel("b", error=(RuntimeError, f"{name}(): does not support bool input")),
             NoKernel("c", error=(RuntimeError, f"{name}(): does not support complex input")),
         ),
+        meta=by_kernel,
     )
     for name in ("argmax", "argmin")
 )

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import follow_inputs
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, defop
@@ -349,6 +350,7 @@ frexp_p = defop(
     samples=_frexp_samples,
     error_samples=_frexp_errors,
     test={"dtypes": FLOATS},
+    meta=by_kernel,
 )
 _frexp = frexp_p.fn
 

@@ -19,6 +19,7 @@ from .._core import dtype as dt
 from .._core import op as _op
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NO_ACCUMULATE_TYPE, NoKernel, raises, unless_empty
 from .._core.op import LINEAR, Op, undefined_grads
@@ -87,7 +88,8 @@ sum_p = defop(
     methods=True,
     aten_dim_list=True,
     node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1",  # sum, sum.dim_IntList
-    complex32=unless_empty("sum_cpu"),  # (PyTorch runs an empty sum)
+    complex32=unless_empty("sum_cpu"),  # (PyTorch runs an empty sum),
+    meta=by_kernel,
 )
 
 
@@ -137,6 +139,7 @@ sum_to_size_p = defop(
     error_samples=_sum_to_size_errors,
     test=COMPLEX_TOO,
     complex32=_sum_to_size_complex32,
+    meta=by_kernel,
 )
 sum_to_size = sum_to_size_p.fn
 
@@ -155,7 +158,12 @@ def _sum_to_size_method(self, *size):
 
 
 def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
-    _need_float("mean", x, dtype)
+    _need_float(
+        "mean",
+        x,
+        dtype,
+        meta=by_kernel,
+    )
     if dtype is not None:
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)
@@ -493,11 +501,24 @@ def _moments_op(
         test=COMPLEX_TOO,
         aten_dim_list=True,
         complex32=True,
+        meta=by_kernel,
     )
 
 
-var_mean_p = _moments_op("var_mean", _var_mean, _var_partial, _var_jvp, False)
-std_mean_p = _moments_op("std_mean", _std_mean, _std_partial, _std_jvp, True)
+var_mean_p = _moments_op(
+    "var_mean",
+    _var_mean,
+    _var_partial,
+    _var_jvp,
+    False,
+)
+std_mean_p = _moments_op(
+    "std_mean",
+    _std_mean,
+    _std_partial,
+    _std_jvp,
+    True,
+)
 
 
 def _var_args(dim, unbiased, keepdim, correction, name):
@@ -724,6 +745,7 @@ def _logical_reduction(name: str):
         out=True,
         methods=True,
         complex32=True,
+        meta=by_kernel,
     )
 
 
@@ -760,6 +782,7 @@ count_nonzero_p = defop(
     samples=lambda make: (s for s in _logical_samples(make) if not s.kwargs and len(s.args) < 3),
     methods=True,
     complex32=True,
+    meta=by_kernel,
 )
 
 

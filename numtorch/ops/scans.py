@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NoKernel, dimensioned_nonempty, unless_empty
 from .._core.op import LINEAR
@@ -111,6 +112,7 @@ def _scan_op(name, kernel, vjp, jvp, samples, dtypes=FLOATS, **kw):
         batch_rule=_DIMS,
         methods=True,
         **kw,
+        meta=by_kernel,
     )
 
 

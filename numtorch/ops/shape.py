@@ -12,6 +12,7 @@ import numpy as np
 from .._core.dtype import not_implemented
 from .._core.layout import preserve
 from .._core.messages import check_alloc
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.policy import InplacePolicy
@@ -227,6 +228,7 @@ cat_p = defop(
     test=COMPLEX_TOO,
     complex32=True,
     autocast="promote",
+    meta=by_kernel,
 )
 cat = cat_p.fn
 
@@ -320,6 +322,7 @@ stack_p = defop(
     test=COMPLEX_TOO,
     complex32=True,
     autocast="promote",
+    meta=by_kernel,
 )
 stack = stack_p.fn
 
@@ -392,6 +395,7 @@ def _joiner(name: str):
         node_name="CatBackward0",
         test=COMPLEX_TOO,
         complex32=True,
+        meta=by_kernel,
     )
     return op
 

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import Op
 from .._opdb.samples import ErrorInput, S
@@ -99,6 +100,7 @@ def _sm_op(name, kernel, vjp, jvp):
         error_samples=_sm_errors,
         batch_rule=_DIMS,
         complex32=_sm_complex32(name),
+        meta=by_kernel,
     )
 
 
@@ -169,6 +171,7 @@ def _sm_backward_op(name: str, log: bool, vjp: tuple, jvp) -> Op:
         batch_rule=rule_generator(_sm_backward_rule)(),
         methods=False,
         complex32=_sm_complex32(name.strip("_").removesuffix("_data"), at=1),
+        meta=by_kernel,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._core.dispatch import dispatch
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, REGISTRY, VARIADIC, ErrorInput, composite, defop
 from .._core.tensor import wrap_dim
@@ -133,6 +134,7 @@ split_p = defop(
     batch_rule=_pieces_rule(lambda: split_p),
     samples=_split_samples,
     test=COMPLEX_TOO,
+    meta=by_kernel,
 )
 _split = split_p.fn
 
@@ -171,6 +173,7 @@ split_with_sizes_p = defop(
     samples=_split_with_sizes_samples,
     error_samples=_split_with_sizes_errors,
     test=COMPLEX_TOO,
+    meta=by_kernel,
 )
 split_with_sizes = split_with_sizes_p.fn
 
@@ -208,6 +211,7 @@ unbind_p = defop(
     samples=lambda make: [S((make((2, 3)),)), S((make((2, 3, 4)), 1)), S((make((3,)), -1))],
     error_samples=_unbind_errors,
     test=COMPLEX_TOO,
+    meta=by_kernel,
 )
 _unbind = unbind_p.fn
 unbind = _unbind
@@ -232,6 +236,7 @@ def _unsafe(split_op, name: str):
         methods=True,
         test=COMPLEX_TOO,
         complex32=True,
+        meta=by_kernel,
     )
     return op
 

@@ -321,7 +321,7 @@ def _volatile(self: Tensor) -> bool:
 
 
 _NOT_HERE = (
-    "is_meta is_sparse is_sparse_csr is_quantized is_mkldnn is_nested is_xla is_xpu is_mps "
+    "is_sparse is_sparse_csr is_quantized is_mkldnn is_nested is_xla is_xpu is_mps "
     "is_ipu is_maia is_mtia is_vulkan"
 ).split()
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.meta_array import META_XP
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput, composite
@@ -45,7 +46,7 @@ _RAD = 180.0 / math.pi
 
 def _special(xp):
     """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy arrays."""
-    if xp is np:
+    if xp is np or xp is META_XP:  # (scipy's ufuncs take meta arrays)
         import scipy.special as sp
     else:
         import cupyx.scipy.special as sp

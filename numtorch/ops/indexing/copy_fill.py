@@ -7,6 +7,7 @@ from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import preserve
 from ..._core.messages import broadcast_mismatch
+from ..._core.meta import by_kernel
 from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
@@ -70,6 +71,7 @@ copy_p = defop(
     conversion=True,  # a copy_ into an integer tensor leaves autograd
     float8=True,  # (PyTorch copies float8)
     complex32=True,
+    meta=by_kernel,
 )
 copy = copy_p.fn
 
@@ -119,6 +121,7 @@ fill_p = defop(
     complex32_unchecked=True,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 fill = fill_p.fn
 

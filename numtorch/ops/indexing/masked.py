@@ -6,6 +6,7 @@ import numpy as np
 
 from ..._core.inplace import expand_error
 from ..._core.messages import broadcast_mismatch
+from ..._core.meta import by_kernel
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._opdb.samples import S
@@ -120,6 +121,7 @@ masked_fill_p = defop(
     ),
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 masked_fill = masked_fill_p.fn
 

@@ -8,6 +8,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve
+from ..._core.meta import by_kernel
 from ..._core.methods import tensor_methods
 from ..._core.op import NoKernel, defop, named
 from ..._core.policy import COMMON, InplacePolicy
@@ -159,6 +160,7 @@ def _addprod(
         inplace_policy=inplace_policy,
         complex32=no_kernel.kernel_for if no_kernel else False,  # (addr: its own name)
         autocast=autocast,
+        meta=by_kernel,
     )
 
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..._core.messages import broadcast_mismatch
+from ..._core.meta import by_kernel
 from ..._core.op import NoKernel, bilinear_jvp, defop
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
@@ -272,6 +273,7 @@ matmul_p = defop(
     ],
     methods=True,
     autocast="lower",
+    meta=by_kernel,
 )
 matmul = matmul_p.fn
 
@@ -340,6 +342,7 @@ mm_p = defop(
     methods=True,
     complex32=_no_bool_product("addmm_impl_cpu_", _mm_check).kernel_for,
     autocast="lower",
+    meta=by_kernel,
 )
 mm = mm_p.fn
 bmm_p = defop(
@@ -367,6 +370,7 @@ bmm_p = defop(
     methods=True,
     complex32=_no_bool_product("bmm", _bmm_check).kernel_for,
     autocast="lower",
+    meta=by_kernel,
 )
 bmm = bmm_p.fn
 
@@ -411,6 +415,7 @@ mv_p = defop(
         ),
     ],
     methods=True,
+    meta=by_kernel,
 )
 mv = mv_p.fn
 
