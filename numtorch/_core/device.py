@@ -42,6 +42,15 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index or 0))
 
+    def __enter__(self) -> device:
+        """Make this the default device of factory functions until the block ends."""
+        _entered.append(_default[0])
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _default[0] = _entered.pop()
+
 
 CPU = device("cpu")
 _CUDA = device("cuda", 0)
@@ -136,6 +145,7 @@ def is_cuda_available() -> bool:
 # Where factory functions put a tensor when no device is given; None is the CPU (the fast
 # path: one read and a None check).
 _default: list = [None]
+_entered: list = []  # the default devices that ``with device(...)`` blocks replaced
 
 
 def placement(dev):

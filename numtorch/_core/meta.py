@@ -37,16 +37,16 @@ def no_rule(op) -> NotImplementedError:
 
 
 def _as_meta(out):
-    if type(out) is MetaArray:
-        return out
-    if isinstance(out, (int, float, bool, complex, np.ndarray, np.generic)):
+    if type(out) is MetaArray or type(out) is np.ndarray:
+        return out  # (an array a kernel made on another device: full_like(..., device=))
+    if isinstance(out, (int, float, bool, complex, np.generic)):
         return META_XP.asarray(out)  # (a number or a 0-d probe: its metadata only)
     raise NoData("a kernel returned data")
 
 
 def _laid_out(layout, out: MetaArray, inputs: list) -> MetaArray:
     """``out`` with the strides the op's layout rule (``_core/layout.py``) gives it."""
-    if layout is None or out.ndim < 2:
+    if layout is None or out.ndim < 2 or type(out) is not MetaArray:
         return out
     if layout is follow_inputs or layout is number_first_contiguous:
         if layout is number_first_contiguous and not hasattr(inputs[0], "shape"):

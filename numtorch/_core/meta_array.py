@@ -675,7 +675,30 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
     return MetaArray((num,), _dtype_of(dtype))
 
 
+def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    x = _meta(x)
+    return x._view(x.shape if shape is None else shape, x.strides if strides is None else strides)
+
+
+def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    x = _meta(x)
+    window_shape = _norm_shape(window_shape)
+    axes = tuple(range(x.ndim)) if axis is None else _norm_shape(axis)
+    shape, strides = list(x.shape), list(x.strides)
+    for a, w in zip(axes, window_shape):
+        shape[a] -= w - 1
+        if shape[a] < 0:
+            raise ValueError("window shape cannot be larger than input array shape")
+        strides.append(x.strides[a])
+    return x._view(shape + list(window_shape), strides)
+
+
 _NAMESPACE = {
+    "lib": types.SimpleNamespace(
+        stride_tricks=types.SimpleNamespace(
+            as_strided=_as_strided, sliding_window_view=_sliding_window_view
+        )
+    ),
     "zeros": _factory,
     "ones": _factory,
     "empty": _factory,

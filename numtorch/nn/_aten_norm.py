@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.meta import by_kernel
 from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import ErrorInput, S
@@ -110,6 +111,7 @@ _norm_stats_p = defop(
     samples=_norm_stats_samples,
     api="nn._aten_norm._norm_stats",
     test={"no_oracle": True},
+    meta=by_kernel,
 )
 _norm_stats = _norm_stats_p.fn
 

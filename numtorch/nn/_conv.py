@@ -28,6 +28,7 @@ import warnings
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.meta import by_kernel
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop, named
 from .._core.tensor import Tensor
 from .._opdb.samples import S
@@ -407,6 +408,7 @@ convolution_p = defop(
     ),
     jvp=_formula(_conv_jvp, "tinput", "tweight", "input", "weight"),
     autocast="lower",
+    meta=by_kernel,
 )
 convolution = convolution_p.fn
 
@@ -437,6 +439,7 @@ convolution_input_grad_p = defop(
         _formula(_input_grad_vjp_weight, "g", "grad_output", "weight_shape"),
     ),
     jvp=_formula(_input_grad_jvp, "tgrad_output", "tweight", "grad_output", "weight", "size"),
+    meta=by_kernel,
 )
 convolution_input_grad = convolution_input_grad_p.fn
 
@@ -466,6 +469,7 @@ convolution_weight_grad_p = defop(
         _formula(_weight_grad_vjp_input, "g", "input", "grad_output_shape"),
     ),
     jvp=_formula(_weight_grad_jvp, "tinput", "tgrad_output", "input", "grad_output", "size"),
+    meta=by_kernel,
 )
 convolution_weight_grad = convolution_weight_grad_p.fn
 

@@ -14,6 +14,8 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.meta import by_kernel
+from .._core.meta_array import MetaArray
 from .._core.op import LINEAR, composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import ErrorInput as E
@@ -38,6 +40,12 @@ def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
     flat = indices.reshape(*indices.shape[:lead], -1, 1)
     out = xp.take_along_axis(weight, flat, axis=-2)
     return out.reshape(*indices.shape, weight.shape[-1])
+
+
+def _embedding_meta(op, arrays, attrs):
+    """The rows' shape: PyTorch's meta kernel checks no index."""
+    weight, indices = arrays[0], arrays[1]
+    return MetaArray(indices.shape + weight.shape[-1:], weight.dtype)
 
 
 def _embedding_rule(vmap, args, bdims, attrs):
@@ -92,6 +100,7 @@ embedding_p = defop(
     test=COMPLEX_TOO,
     complex_grad=False,
     complex32=True,
+    meta=_embedding_meta,
 )
 _raw_embedding = embedding_p.fn
 
@@ -163,6 +172,7 @@ embedding_dense_backward_p = defop(
     api="nn._embedding.embedding_dense_backward",
     test={"no_oracle": True},
     samples=_backward_samples,
+    meta=by_kernel,
 )
 embedding_dense_backward = embedding_dense_backward_p.fn
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.meta_array import MetaArray
 from .._core.op import LINEAR, NoKernel, composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import ErrorInput as E
@@ -42,6 +43,12 @@ def _nll_pick(xp, input, target, *, ignore_index):
     safe = xp.where(keep, target, 0).astype(xp.int64)
     picked = xp.take_along_axis(input, safe[:, None], axis=1)[:, 0]
     return xp.where(keep, -picked, xp.zeros((), input.dtype))
+
+
+def _nll_pick_meta(op, arrays, attrs):
+    """(N, C, *d) -> (N, *d): PyTorch's meta kernel checks no target."""
+    input = arrays[0]
+    return MetaArray(input.shape[:1] + input.shape[2:], input.dtype)
 
 
 def _nll_pick_vjp(g, input_shape, target, ignore_index):
@@ -84,7 +91,8 @@ nll_pick_p = defop(
     api="nn._loss_classification.nll_pick",
     # An internal piece of nll_loss (whose reduced form is checked against torch).
     test={"no_oracle": True},
-    complex32=_nll_kernel,  # (reached by cross_entropy on an empty batch)
+    complex32=_nll_kernel,  # (reached by cross_entropy on an empty batch),
+    meta=_nll_pick_meta,
 )
 nll_pick = nll_pick_p.fn
 

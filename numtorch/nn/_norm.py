@@ -21,6 +21,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
+from .._core.meta import by_kernel
 from .._core.no_kernel import NO_ACCUMULATE_TYPE, raises, unless_empty
 from .._core.op import NoKernel, composite, defop
 from .._core.tensor import Tensor, bump_version
@@ -67,6 +68,7 @@ _standardize_p = defop(
     samples=_standardize_samples,
     api="nn._norm._standardize",
     test={"no_oracle": True},
+    meta=by_kernel,
 )
 _standardize = _standardize_p.fn
 
@@ -123,6 +125,7 @@ _running_update_p = defop(
     nin=4,
     batch_rule=rule_generator(_running_rule)(),
     samples=None,
+    meta=by_kernel,
 )
 
 

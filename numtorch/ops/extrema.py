@@ -214,6 +214,7 @@ scatter_add_dim_p = defop(
     vjp=(lambda g, index, dim: gather_dim(g, index, dim), None),
     test={"no_oracle": True},
     samples=lambda make: [S((make((3, 2)), make.index((3, 2), 4), 1, (3, 4)))],
+    meta=by_kernel,
 )
 scatter_add_dim = scatter_add_dim_p.fn
 

@@ -88,7 +88,7 @@ sum_p = defop(
     methods=True,
     aten_dim_list=True,
     node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1",  # sum, sum.dim_IntList
-    complex32=unless_empty("sum_cpu"),  # (PyTorch runs an empty sum),
+    complex32=unless_empty("sum_cpu"),  # (PyTorch runs an empty sum)
     meta=by_kernel,
 )
 
@@ -158,12 +158,7 @@ def _sum_to_size_method(self, *size):
 
 
 def _mean(xp, x, dim=None, keepdim=False, *, dtype=None):
-    _need_float(
-        "mean",
-        x,
-        dtype,
-        meta=by_kernel,
-    )
+    _need_float("mean", x, dtype)
     if dtype is not None:
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)
@@ -209,6 +204,7 @@ mean_p = defop(
     node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1",
     test=COMPLEX_TOO,
     complex32=unless_empty("sum_cpu", empty="div_cpu"),  # (PyTorch's refusing kernels)
+    meta=by_kernel,
 )
 mean = mean_p.fn
 

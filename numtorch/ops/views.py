@@ -15,6 +15,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dtype import from_np
 from .._core.inplace import inplace_view
+from .._core.meta import by_kernel
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Size, Tensor, check_unique_dims, wrap_dim, wrap_dims
@@ -1054,6 +1055,7 @@ expand_p = view_op(
     overlapping_view=True,
     samples=_expand_samples,
     error_samples=_expand_errors,
+    meta=by_kernel,
 )
 expand = expand_p.fn
 

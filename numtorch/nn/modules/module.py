@@ -13,6 +13,7 @@ from ..._core import dtype as dt
 from ..._core.tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.conversion import to_args
+from ...ops.creation import empty_like
 from ..parameter import Buffer, Parameter, is_lazy
 
 
@@ -516,6 +517,12 @@ class Module:
             return t.to(device=device, dtype=None if keep else dtype)
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Move parameters and buffers to ``device`` without copying their values: each gets
+        uninitialized storage of its shape and dtype there (a module built on the meta
+        device then takes ``reset_parameters()``)."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse)
 
     def _cast(self, dtype: dt.dtype) -> Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)

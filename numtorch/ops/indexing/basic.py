@@ -4,6 +4,7 @@ backward ``getitem_backward``."""
 from __future__ import annotations
 
 from ..._core import dtype as dt
+from ..._core.meta import by_kernel
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._opdb.samples import S
 from .._batching import front
@@ -134,5 +135,6 @@ getitem_p = defop(
     batch_rule=_getitem_rule,
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    meta=by_kernel,
 )
 getitem = getitem_p.fn

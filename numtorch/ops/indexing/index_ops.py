@@ -8,6 +8,8 @@ import numpy as np
 from ..._core.dispatch import dispatch
 from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
+from ..._core.meta import by_kernel
+from ..._core.meta_array import MetaArray
 from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import InplacePolicy
@@ -118,6 +120,16 @@ def _index_select_samples(make):
     yield S((make(()), 0, np.array([0], dtype=np.int64)))
 
 
+def _index_select_meta(op, arrays, attrs):
+    """The input's shape with ``dim`` as long as the index: PyTorch's meta kernel checks no
+    index."""
+    input, index = arrays[0], arrays[1]
+    if not input.ndim:
+        return MetaArray((), input.dtype)
+    dim = wrap_dim(attrs["dim"], input.ndim)
+    return MetaArray(input.shape[:dim] + (index.size,) + input.shape[dim + 1 :], input.dtype)
+
+
 index_select_p = defop(
     "index_select",
     _index_select,
@@ -142,6 +154,7 @@ index_select_p = defop(
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
     complex32=True,
+    meta=_index_select_meta,
 )
 _raw_index_select = index_select_p.fn
 
@@ -329,6 +342,7 @@ index_add_p = defop(
     inplace_policy=InplacePolicy(checks_first=True),
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 _raw_index_add = index_add_p.fn
 
