@@ -12,6 +12,15 @@ from ._install import install_as_torch
 USAGE = "usage: python -m numtorch run (script.py | -m module) [args ...]"
 
 
+def _children_stand_in_too() -> None:
+    """Python processes this program starts import numtorch as torch as well
+    (``_standin/sitecustomize.py``)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_standin")
+    path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = here + (os.pathsep + path if path else "")
+    os.environ["NUMTORCH_AS_TORCH"] = "1"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs the program ``argv`` names as Python would (``sys.argv``, ``sys.path[0]``,
     ``__main__``), with ``import torch`` giving numtorch; returns the exit status for a
@@ -21,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, file=sys.stderr)
         return 2
     install_as_torch()
+    _children_stand_in_too()
     if argv[1] == "-m":
         module, args = argv[2], argv[3:]
         sys.argv = [module, *args]  # runpy puts the module's file in argv[0], as -m does

@@ -259,6 +259,37 @@ def test_run_a_module_as_python_dash_m_would(tmp_path):
     assert out.strip() == f"'__main__' ['4'] {tmp_path} numtorch 2.13.0+numtorch"
 
 
+CHILDREN = """\
+import multiprocessing as mp
+import subprocess
+import sys
+
+
+def name(_):
+    import torch
+
+    return torch.__name__
+
+
+if __name__ == "__main__":
+    child = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.__name__)"],
+        capture_output=True, text=True, check=True,
+    )
+    with mp.get_context("spawn").Pool(1) as pool:
+        spawned = pool.map(name, [0])[0]
+    print(child.stdout.strip(), spawned)
+"""
+
+
+def test_processes_a_run_program_starts_stand_in_too(tmp_path):
+    (tmp_path / "prog.py").write_text(CHILDREN)
+    rc, out = _python("-m", "numtorch", "run", "prog.py", cwd=tmp_path)
+    assert (rc, out.strip()) == (0, "numtorch numtorch")
+    rc, out = _python("prog.py", cwd=tmp_path)  # without run: the real torch, as before
+    assert (rc, out.strip()) == (0, "torch torch")
+
+
 @pytest.mark.parametrize("args", [[], ["run"], ["run", "-m"], ["go", "x.py"]])
 def test_run_without_a_program_prints_the_usage(args):
     rc, out = _python("-m", "numtorch", *args)

@@ -1,0 +1,1 @@
+"""Start-up hooks for interpreters started under ``python -m numtorch run``."""
