@@ -49,8 +49,16 @@ def _restore():
                     split_k = state[(module, attr + "_split_k")] if attr != "allow_tf32" else None
                     value = value if split_k is None else (value, split_k)
                     setattr(lib.backends.cuda.matmul, attr, value)
+                elif lib is torch and module == "opt_einsum":
+                    # torch's setattr leaves an instance attribute over its ContextProp,
+                    # which later flags() blocks cannot see through: drop it and set again
+                    vars(torch.backends.opt_einsum).pop(attr, None)
                 else:
                     setattr(getattr(lib.backends, module), attr, value)
+            if lib is torch:
+                torch.backends.opt_einsum.set_flags(
+                    *(state[("opt_einsum", a)] for a in FLAGS["opt_einsum"])
+                )
             lib.set_float32_matmul_precision(state["precision"])
     assert {lib: _state(lib) for lib in LIBS} == saved
 

@@ -95,8 +95,8 @@ def _legacy_enabled(short: str, device: str) -> tuple[Callable, Callable]:
         )
         _switch.set_enabled(device, enabled)
 
-    is_enabled.__name__ = f"is_autocast_{short}_enabled"
-    set_enabled.__name__ = f"set_autocast_{short}_enabled"
+    is_enabled.__name__ = is_enabled.__qualname__ = f"is_autocast_{short}_enabled"
+    set_enabled.__name__ = set_enabled.__qualname__ = f"set_autocast_{short}_enabled"
     return is_enabled, set_enabled
 
 
@@ -114,8 +114,8 @@ def _legacy_dtype(short: str, device: str) -> tuple[Callable, Callable]:
         )
         _st.set_dtype(device, dtype)
 
-    get_dtype.__name__ = f"get_autocast_{short}_dtype"
-    set_dtype.__name__ = f"set_autocast_{short}_dtype"
+    get_dtype.__name__ = get_dtype.__qualname__ = f"get_autocast_{short}_dtype"  # (pickles)
+    set_dtype.__name__ = set_dtype.__qualname__ = f"set_autocast_{short}_dtype"
     return get_dtype, set_dtype
 
 
