@@ -427,6 +427,25 @@ def test_functional_call_with_a_new_original():
     assert_close(jac(nt, nmod), jac(torch, tmod), **TOL)
 
 
+def test_functional_call_by_the_plain_name_bypasses_the_parametrization():
+    """PyTorch's documented rule: a value under the parametrized tensor's own name is used
+    as it is (the parametrization is off for the call), and the module is left unchanged."""
+    tmod, nmod = _same_layers("Linear", 3, 2)
+    for lib, m in ((torch, tmod), (nt, nmod)):
+        lib.nn.utils.parametrizations.weight_norm(m)
+    w, x = arr(2, 3, seed=7), arr(4, 3)
+    tout = torch.func.functional_call(tmod, {"weight": to_torch(w)}, (to_torch(x),))
+    nout = nt.func.functional_call(nmod, {"weight": to_nt(w)}, (to_nt(x),))
+    assert_close(nout, tout, **TOL)
+    assert_close(nmod.weight, tmod.weight, **TOL)  # the parametrization is back afterwards
+    assert "weight" not in vars(nmod)
+    # (torch's backward here fails on a version bump of its own making; finite differences)
+    got = nt.func.grad(lambda w: nt.func.functional_call(nmod, {"weight": w}, (to_nt(x),)).sum())(
+        to_nt(w)
+    )
+    np.testing.assert_allclose(got.numpy(), np.broadcast_to(x.sum(0), (2, 3)), rtol=1e-12)
+
+
 def test_vmap_over_orthogonal_originals():
     tmod, nmod = _same_layers("Linear", 3, 3)
     torch.nn.utils.parametrizations.orthogonal(tmod, orthogonal_map="cayley")

@@ -240,6 +240,9 @@ def _inject_property(module: Module, tensor_name: str) -> None:
         raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
 
     def get_parametrized(self) -> Tensor:
+        given = self.__dict__.get(tensor_name)
+        if given is not None:  # functional_call's value for the name: no parametrization
+            return given
         chain = self.parametrizations[tensor_name]
         if not _cache_enabled:
             return chain()
