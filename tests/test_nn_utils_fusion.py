@@ -107,6 +107,18 @@ def test_skip_init():
     assert type(m) is nt.nn.Linear and tuple(m.weight.shape) == (3, 4) and m.bias is None
     assert m.weight.dtype == nt.float64
 
+    def built_on(lib):
+        class Recorder(lib.nn.Module):
+            def __init__(self, n, device=None):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.ones(n, device=device))
+                self.seen = self.w.device.type  # where the initializer ran
+
+        r = lib.nn.utils.skip_init(Recorder, 5)
+        return r.seen, r.w.device.type, tuple(r.w.shape), r.w.requires_grad
+
+    assert built_on(nt) == built_on(torch) == ("meta", "cpu", (5,), True)
+
     class NoDevice:
         pass
 
