@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         script, args = argv[1], argv[2:]
         sys.argv = [script, *args]
         sys.path[0] = os.path.dirname(os.path.abspath(script))
-        runpy.run_path(script, run_name="__main__")
+        # Python gives __main__ an absolute __file__ (warnings and tracebacks show it)
+        runpy.run_path(os.path.abspath(script), run_name="__main__")
     return 0
 
 

@@ -252,6 +252,13 @@ def test_run_a_script_as_python_would(tmp_path):
     assert out.strip().splitlines()[-1] == "ValueError: boom from the program"
 
 
+def test_run_gives_the_script_the_absolute_file_python_gives(tmp_path):
+    (tmp_path / "prog.py").write_text("print(__file__)")
+    for runner in (("-m", "numtorch", "run"), ()):
+        rc, out = _python(*runner, "prog.py", cwd=tmp_path)
+        assert (rc, out.strip()) == (0, str(tmp_path / "prog.py"))
+
+
 def test_run_a_module_as_python_dash_m_would(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     rc, out = _python("-m", "numtorch", "run", "-m", "prog", "4", cwd=tmp_path, path=str(tmp_path))

@@ -100,10 +100,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and input.dim() in (2, 3) and not input.dtype == weight.dtype == bias.dtype:
         # PyTorch runs these as addmm (3-d folded to 2-d): addmm's dtype check raises
         addmm(bias, input.reshape(-1, input.shape[-1]), weight.mT)
+    if bias is not None and input.dim() == 2 and weight.dim() == 2:
+        return addmm(bias, input, weight.t())  # PyTorch's graph: AddmmBackward0, TBackward0
     out = input @ (weight.mT if weight.dim() == 2 else weight)
     if bias is None:
         return out
-    return out + (bias.expand(out.shape) if input.dim() == 2 else bias)
+    return out + bias
 
 
 def _bilinear_samples(make):
