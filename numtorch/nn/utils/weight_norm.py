@@ -32,9 +32,17 @@ def _weight_norm_samples(make):
     yield S((make((3, 4, 2)), make((1, 1, 2), 0.5, 2.0), 2))
 
 
+def _weight_norm_complex32(inputs, args) -> str:
+    """PyTorch's kernel refusing complex32: its fused one where ``dim`` is written as the
+    first or last dim (a negative dim is not unwrapped there), else its formula's division."""
+    v = inputs[0]
+    return "weight_norm_kernel" if args["dim"] in (0, v.dim() - 1) else "div_cpu"
+
+
 _weight_norm = composite(
     _weight_norm,
     samples=_weight_norm_samples,
+    complex32=_weight_norm_complex32,
     layout=contiguous,
     test={"dtypes": ("float32", "float64")},
 )
