@@ -14,7 +14,7 @@ from collections.abc import Callable
 from . import upcalls
 from .aten import _requires_grad
 from .aten import _run as _run_unrecorded
-from .autocast_state import ACTIVE, cast_args, device_of, device_type_of, tls
+from .autocast_state import ACTIVE, cast_args, device_of, device_type_of, policy_of, tls
 from .op import REGISTRY
 from .state import state
 
@@ -51,7 +51,9 @@ def _casting_impl(op) -> Callable:
     def impl(args: tuple, attrs: dict):
         device = device_of(args)
         if device is not None and tls.enabled.get(device):
-            args = cast_args(policy, args, device)
+            chosen = policy_of(policy, args, attrs)
+            if chosen is not None:
+                args = cast_args(chosen, args, device)
         if state.modes:
             return upcalls.dispatch_mode(op, args, attrs)
         res = _run_unrecorded(op, args, attrs)

@@ -3,8 +3,12 @@
 An op declares how autocast treats it with its ``autocast`` fact (``Op.autocast``):
 ``LOWER`` runs it on floating inputs cast to the region's lower precision dtype, ``FP32`` on
 them cast to float32, ``PROMOTE`` on them cast to their widest floating dtype (PyTorch's
-CPU lists: lower_precision_fp, fp32, promote). ``_core/autocast.py`` switches the casting of
-primitives on and off; a composite with a fact casts through ``casting_fn``.
+CPU lists: lower_precision_fp, fp32, promote), ``KEEP`` on them as they are (PyTorch's op is
+one kernel in no list, where numtorch's composite is written with ops that are). A fact may
+also be a function of the call, ``(inputs, attrs) -> policy or None``, where PyTorch runs a
+different overload by the mode or the shapes. ``_core/autocast.py`` switches the casting of
+primitives on and off; a composite with a fact casts through ``casting_fn``. ``out=`` and
+in-place forms are never cast (PyTorch registers autocast for the functional overloads only).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from .tensor import Tensor
 LOWER = "lower"  # PyTorch's lower_precision_fp ops
 FP32 = "fp32"  # its fp32 ops
 PROMOTE = "promote"  # its promote ops
-POLICIES = (LOWER, FP32, PROMOTE)
+KEEP = "keep"  # an op in no list whose numtorch composite is written with ops in one
+POLICIES = (LOWER, FP32, PROMOTE, KEEP)
+Policy = str | Callable[[tuple, dict], str | None]
 
 # The device types PyTorch's device strings know, in the order its error names them.
 DEVICE_TYPES = (
@@ -145,8 +151,15 @@ def _cast(a, to, device: str):
     return out
 
 
+def policy_of(policy: Policy | None, args: tuple, attrs: dict) -> str | None:
+    """The policy a fact gives for one call."""
+    return policy(args, attrs) if callable(policy) else policy
+
+
 def _target(policy: str, args, device: str):
-    """The dtype a policy casts the eligible inputs to."""
+    """The dtype a policy casts the eligible inputs to (None: no cast)."""
+    if policy == KEEP:
+        return None
     lower = tls.dtype[device]
     if policy == LOWER:
         return lower
@@ -172,6 +185,8 @@ def _tensors(args):
 def cast_args(policy: str, args: tuple, device: str) -> tuple:
     """The arguments with each eligible tensor (in lists too) cast as the policy says."""
     to = _target(policy, args, device)
+    if to is None:
+        return args
     out = []
     for a in args:
         if isinstance(a, (list, tuple)):
@@ -182,10 +197,10 @@ def cast_args(policy: str, args: tuple, device: str) -> tuple:
     return tuple(out)
 
 
-def casting_fn(fn: Callable, policy: str) -> Callable:
+def casting_fn(fn: Callable, policy: Policy) -> Callable:
     """A composite's function that casts its tensor arguments by the policy while autocast
     is on for their device, then runs with autocast off for it (PyTorch's autocast kernel
-    runs the op below itself)."""
+    runs the op below itself); with ``out=`` it runs uncast, with autocast off."""
     sig = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -196,23 +211,45 @@ def casting_fn(fn: Callable, policy: str) -> Callable:
         if device is None or not tls.enabled.get(device):
             return fn(*args, **kwargs)
         bound = sig.bind(*args, **kwargs)
-        values = tuple(bound.arguments.values())
-        cast = cast_args(policy, values, device)
-        for name, v in zip(bound.arguments, cast):
-            bound.arguments[name] = v
-        tls.enabled[device] = False
-        try:
-            return fn(*bound.args, **bound.kwargs)
-        finally:
-            tls.enabled[device] = True
+        if bound.arguments.get("out") is None:
+            values = tuple(bound.arguments.values())
+            chosen = policy_of(policy, values, bound.arguments)
+            if chosen is None:
+                return fn(*args, **kwargs)
+            for name, v in zip(bound.arguments, cast_args(chosen, values, device)):
+                bound.arguments[name] = v
+        return uncast(fn, *bound.args, **bound.kwargs)
 
     return run
 
 
-def cast_above(op, args: tuple) -> tuple:
+def uncast(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with autocast off in this thread (an ``out=`` or in-place
+    form, or an op below its autocast kernel)."""
+    was = pause()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        resume(was)
+
+
+def pause() -> dict[str, bool]:
+    """Turn autocast off for every device in this thread; what ``resume`` restores."""
+    was = dict(tls.enabled)
+    tls.enabled.clear()
+    return was
+
+
+def resume(was: dict[str, bool]) -> None:
+    tls.enabled.clear()
+    tls.enabled.update(was)
+
+
+def cast_above(op, args: tuple, attrs: dict) -> tuple:
     """An op's arguments cast by its policy before the transform levels see them (so each
     level records or batches the casts), where autocast is on for their device."""
     device = device_of(args)
     if device is None or not tls.enabled.get(device):
         return args
-    return cast_args(op.autocast, args, device)
+    policy = policy_of(op.autocast, args, attrs)
+    return args if policy is None else cast_args(policy, args, device)

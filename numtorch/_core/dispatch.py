@@ -48,7 +48,7 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
     if state.stack:
         if op.autocast is not None and autocast_state.ACTIVE[0]:  # (casts seen by the levels)
-            args = autocast_state.cast_above(op, args)
+            args = autocast_state.cast_above(op, args, attrs)
         lvl = _max_level(args)
         if op.random:
             ceiling = state.random_ceiling

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from . import autocast_state, upcalls
 from . import dtype as dt
-from . import upcalls
 from .device import xp_of
 from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
@@ -217,6 +217,10 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     modes = state.modes
     if modes:  # dispatch modes see this call as the in-place overload (aten.add_.Tensor)
         state.inplace_op = op
+    # PyTorch's autocast kernels are the functional overloads': an in-place form is not cast
+    paused = (
+        autocast_state.pause() if op.autocast is not None and autocast_state.ACTIVE[0] else None
+    )
     try:
         if len(attrs) == len(op.attrs) and (not attrs or not _NUMPY_KEYWORDS & attrs.keys()):
             result = dispatch(op, (src, *args), attrs)
@@ -225,6 +229,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     finally:
         if modes:
             state.inplace_op = None
+        if paused is not None:
+            autocast_state.resume(paused)
     _check_own_write(self, args, result, policy)
     commit(self, result, op)
     return self

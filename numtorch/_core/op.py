@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .autocast_state import POLICIES, casting_fn
+from .autocast_state import POLICIES, Policy, casting_fn
 from .layout import contiguous
 from .methods import inplace_method, method_names, sizes_method, tensor_method
 from .no_kernel import NoKernel, complex32_refusing_fn, refusing_fn, refusing_prepare
@@ -121,7 +121,7 @@ class Op:
     pieces: Callable | None = None  # a multi-output view's single-output views
     overlapping_view: bool = False  # a view whose elements may share memory (expand)
     complex_grad: bool = True  # False: PyTorch refuses autograd of a complex result
-    autocast: str | None = None  # how autocast casts its inputs (_core/autocast_state.py)
+    autocast: Policy | None = None  # how autocast casts its inputs (_core/autocast_state.py)
     prepare: Callable | None = None  # type promotion (after the no_kernel checks)
     no_kernel: tuple = ()  # the dtypes PyTorch has no kernel for (NoKernel)
     layout: Callable | None = None  # the result's strides as PyTorch's kernel lays them out
@@ -205,7 +205,7 @@ def defop(
     complex_grad: bool = True,
     checked_scalars: Sequence[str] = (),
     complex32_unchecked: bool = False,
-    autocast: str | None = None,
+    autocast: Policy | None = None,
     meta: Callable | None = None,
 ) -> Op:
     """Declare an operator.
@@ -361,8 +361,8 @@ def defop(
 _SIZE_ATTRS = frozenset(("shape", "size", "sizes", "output_size"))
 
 
-def _check_policy(name: str, autocast: str | None) -> None:
-    if autocast is not None and autocast not in POLICIES:
+def _check_policy(name: str, autocast) -> None:
+    if autocast is not None and not callable(autocast) and autocast not in POLICIES:
         raise ValueError(f"{name}: autocast must be one of {POLICIES}, not {autocast!r}")
 
 
@@ -406,7 +406,7 @@ def composite(
     layout: Callable | None = None,
     complex_grad: bool | str = True,
     complex32: bool | str | Callable = False,
-    autocast: str | None = None,
+    autocast: Policy | None = None,
 ) -> Callable:
     """Declare a public function written with public ops (no kernel of its own) in the op
     database, with samples and its PyTorch oracle, so the generic tests (forward, vjp,

@@ -13,6 +13,7 @@ from typing import Any
 
 def make_fn(op, out: bool) -> Callable:
     """The Python function for an op: binds arguments, then dispatches."""
+    from .autocast_state import uncast
     from .dispatch import dispatch
     from .out import write_out
 
@@ -37,12 +38,15 @@ def make_fn(op, out: bool) -> Callable:
     ins = "".join(f"{n}, " for n in inputs)
     attrs = ", ".join(f"'{n}': {n}" for n, _, _ in op.attrs)
     call = f"_dispatch(_op, ({ins}), {{{attrs}}})"
+    # (an out= form is never cast by autocast: PyTorch's autocast kernels are functional)
+    out_call = call if op.autocast is None else f"_uncast(_dispatch, _op, ({ins}), {{{attrs}}})"
     body = (
-        f"    return {call} if out is None else _write_out(out, {call}, _op, ({ins}))\n"
+        f"    return {call} if out is None else _write_out(out, {out_call}, _op, ({ins}))\n"
         if out
         else f"    return {call}\n"
     )
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
+    env["_uncast"] = uncast
     env.update({f"_d_{n}": d for n, d, _ in op.attrs})
     if aliases:
         parts.append("**_kw")

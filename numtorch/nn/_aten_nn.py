@@ -103,6 +103,7 @@ convolution = composite(
     samples=_convolution_samples,
     error_samples=_convolution_errors,
     grad_args=(0, 1, 2),
+    autocast="keep",  # (aten::convolution is in no CPU list: the conv ops below it are)
 )
 
 

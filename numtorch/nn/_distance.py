@@ -233,6 +233,9 @@ def _pdist_errors(make):
     ],
     error_samples=_pdist_errors,
     test={"no_gradgrad": True},  # torch's _pdist_backward has no derivative
+    autocast=lambda inputs, args: (
+        "fp32" if inputs[0].shape[0] > 1 else "keep"
+    ),  # (_pdist_forward's)
 )
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The distances between rows i < j of a 2-D input, in row-major order."""

@@ -188,6 +188,7 @@ grouped_mm = composite(
     # refused), and float32 finite differences are too coarse: tests/test_nn_toplevel.py
     # compares gradients with PyTorch's
     test={"dtypes": ("float32",), "no_grad_test": True},
+    autocast="keep",
 )
 
 

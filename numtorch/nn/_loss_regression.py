@@ -110,7 +110,7 @@ def _mse_complex32(inputs, args) -> str:
         NoKernel("c", "mse_cpu", inputs=(0, 1), when=_unweighted),
     ),
     complex32=_mse_complex32,
-    autocast="fp32",
+    autocast=lambda inputs, args: "fp32" if _unweighted(inputs, args) else None,
 )
 def mse_loss(
     input: Tensor,
@@ -131,7 +131,7 @@ def mse_loss(
     api="nn.functional.l1_loss",
     grad_args=(0, 1),
     test=COMPLEX_TOO,
-    autocast="fp32",
+    autocast=lambda inputs, args: "fp32" if _unweighted(inputs, args) else None,
 )
 def l1_loss(
     input: Tensor,

@@ -511,7 +511,7 @@ def rms_norm(
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise dt.not_implemented("rms_norm", input)
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
+        eps = dt.finfo(input.dtype).eps  # (np.finfo refuses bfloat16)
     y = input * ((input * input).mean(dims, True) + eps).rsqrt()
     return _affine(y, weight, None, 0)
 
@@ -677,6 +677,7 @@ local_response_norm = composite(
     samples=_lrn_samples,
     error_samples=_lrn_errors,
     api="nn.functional.local_response_norm",
+    autocast=lambda inputs, args: "fp32" if inputs[0].dim() > 3 else None,  # (avg_pool3d's)
     # PyTorch averages the squares with avg_pool2d (3-d input) or avg_pool3d
     no_kernel=NoKernel("b", _lrn_kernel, inputs=(0,)),
     complex32=unless_empty(_lrn_kernel),

@@ -211,6 +211,13 @@ def _pad_errors(make):
 
 
 _PAD_KERNELS = {"reflect": "reflection_pad", "replicate": "replication_pad"}
+# (mode, padded dims) of the kernels in PyTorch's fp32 autocast list
+_FP32_PADS = {("reflect", 1), ("reflect", 2), ("replicate", 1), ("replicate", 2), ("replicate", 3)}
+
+
+def _casting_pad(args: dict) -> bool:
+    """Whether autocast casts the call to float32: the kernel that runs is in its list."""
+    return (args.get("mode", "constant"), len(args["pad"]) // 2) in _FP32_PADS
 
 
 def _pad_complex32(inputs, args):
@@ -230,6 +237,7 @@ def _pad_complex32(inputs, args):
     api="nn.functional.pad",
     test=COMPLEX_TOO,
     complex32=_pad_complex32,
+    autocast=lambda inputs, args: "fp32" if _casting_pad(args) else None,
 )
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None

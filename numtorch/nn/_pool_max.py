@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._core.autocast_state import uncast
 from .._core.dispatch import dispatch
 from .._core.no_kernel import unless_empty
 from .._core.op import LINEAR, ErrorInput, Op, defop
@@ -308,7 +309,10 @@ def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
                 input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
             )
             _check_dtype(input, f"max_pool{max(nd, 2)}d", "int")
-        values, indices = op.fn(input, k, s, p, d, bool(ceil_mode))
+        if (return_indices or always_indices) and op.autocast:  # (..._with_indices: no list)
+            values, indices = uncast(op.fn, input, k, s, p, d, bool(ceil_mode))
+        else:
+            values, indices = op.fn(input, k, s, p, d, bool(ceil_mode))
         return (values, indices) if return_indices or always_indices else values
 
     return _max_public(

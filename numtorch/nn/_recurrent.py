@@ -1000,6 +1000,7 @@ def _layers(cell: str, gates: int, doc: str) -> Callable:
         api=cell,
         nout=nout,
         test={"vmap_unbatched": (1,), **_dtypes(cell)},  # batch_sizes is shape information
+        autocast="keep" if cell in ("lstm", "gru") else None,  # (PyTorch's runs uncast)
     )
     return composite(
         fn,
@@ -1008,7 +1009,23 @@ def _layers(cell: str, gates: int, doc: str) -> Callable:
         nout=nout,
         test=_dtypes(cell),
         complex32=_layers_complex32(cell),
+        autocast=_layers_autocast(cell),
     )
+
+
+def _layers_autocast(cell: str):
+    """The layers' fact: PyTorch's GRU runs uncast; its LSTM lowers through mkldnn_rnn, but
+    not on a packed sequence of unequal lengths; its Elman RNNs lower through linear."""
+    if cell == "gru":
+        return "keep"
+    return _lstm_autocast if cell == "lstm" else None
+
+
+def _lstm_autocast(inputs, args) -> str | None:
+    if not isinstance(args.get("has_biases"), list | tuple):  # (not packed)
+        return None
+    batch_sizes = args["hx"]  # (data, batch_sizes, hx, params, ...)
+    return "keep" if len(set(batch_sizes.tolist())) > 1 else None
 
 
 rnn_tanh = _layers("rnn_tanh", 1, "``torch.rnn_tanh``: a stacked Elman RNN (tanh); (output, h_n).")
@@ -1124,6 +1141,7 @@ def _cell(cell: str, gates: int, doc: str) -> Callable:
         error_samples=_cell_errors(cell, gates),
         nout=2 if cell == "lstm" else 1,
         test=_dtypes(cell),
+        autocast="keep" if cell in ("lstm", "gru") else None,  # (PyTorch's runs uncast)
     )
 
 

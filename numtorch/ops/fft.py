@@ -574,6 +574,7 @@ def _one_d(kind: str):
         samples=_one_d_samples(kind),
         error_samples=_one_d_errors(kind),
         test=_dtypes(kind),
+        autocast="fp32",
     )
 
 
@@ -590,6 +591,7 @@ def _two_d(kind: str):
         samples=_n_d_samples(kind, True),
         error_samples=_n_d_errors(kind, True),
         test=_dtypes(kind),
+        autocast=None if kind in ("hfft", "ihfft") else "fp32",  # (not in PyTorch's list)
     )
 
 
@@ -606,6 +608,7 @@ def _n_d(kind: str):
         samples=_n_d_samples(kind, False),
         error_samples=_n_d_errors(kind, False),
         test=_dtypes(kind),
+        autocast=None if kind in ("hfft", "ihfft") else "fp32",  # (not in PyTorch's list)
     )
 
 

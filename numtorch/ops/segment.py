@@ -143,7 +143,7 @@ def _segment_errors(make):
     )
 
 
-@composite(samples=_segment_samples, error_samples=_segment_errors)
+@composite(samples=_segment_samples, error_samples=_segment_errors, autocast="keep")
 def segment_reduce(
     data: Tensor,
     reduce: str,

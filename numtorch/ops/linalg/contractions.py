@@ -208,6 +208,29 @@ def _einsum_contracts(arrays, attrs) -> bool:
     return any(c not in out and sum(c in t for t in terms) > 1 for c in set(lhs) - {","})
 
 
+def _einsum_runs_bmm(inputs, attrs) -> bool:
+    """Whether PyTorch's einsum reaches bmm (in autocast's lower list; its products and sums
+    are in none): a subscript summed between two operands that both hold it with size > 1.
+    (With three or more operands the last step decides, by opt_einsum's path: taken as bmm.)"""
+    ops, (lhs, arrow, out) = inputs[0], attrs["equation"].replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if not arrow:  # the implicit output: the subscripts that appear once
+        out = "".join(c for c in set(lhs) - {",", "."} if lhs.count(c) == 1)
+    if len(ops) < 2:
+        return False
+    live = [_live_subscripts(t, o) for t, o in zip(terms, ops, strict=False)]
+    return any(c not in out and sum(c in t for t in live) > 1 for c in set(lhs) - {",", "."})
+
+
+def _live_subscripts(term: str, o: Tensor) -> set[str]:
+    """The subscripts of an operand that it holds with size > 1 (not broadcast)."""
+    head, dots, tail = term.partition("...")
+    dims = list(zip(head, range(len(head)), strict=False))
+    if dots:
+        dims += [(c, o.dim() - len(tail) + i) for i, c in enumerate(tail)]
+    return {c for c, d in dims if o.shape[d] > 1 and o.stride(d)}
+
+
 def _einsum_complex32(arrays, attrs) -> bool | str:
     """PyTorch's einsum kernel refusing complex32: sum's where a subscript is summed within
     one operand (or where another holds it broadcast), else bmm's where one is summed
@@ -284,7 +307,7 @@ einsum_p = defop(
     test=_INT,
     samples=_einsum_samples,
     error_samples=_einsum_error_samples,
-    autocast="lower",
+    autocast=lambda inputs, attrs: "lower" if _einsum_runs_bmm(inputs, attrs) else None,
 )
 _einsum = einsum_p.fn
 
@@ -352,6 +375,11 @@ def tensordot(a, b, dims=2, out=None):
     return res if out is None else _write(out, res)
 
 
+def _one_by_one(a: Tensor, b: Tensor) -> bool:
+    """Whether inner's tensordot is a single dot product (PyTorch's is not lowered then)."""
+    return a.dim() > 0 and b.dim() > 0 and a[..., 0].numel() <= 1 and b[..., 0].numel() <= 1
+
+
 @composite(
     samples=lambda make: [
         S((make((2, 3)), make((4, 3)))),
@@ -359,6 +387,7 @@ def tensordot(a, b, dims=2, out=None):
         S((make(()), make((2, 3)))),
     ],
     test=_CX,
+    autocast=lambda inputs, args: "keep" if _one_by_one(*inputs[:2]) else None,
 )
 def inner(input, other, *, out=None):
     """Sum product over the last dims (a product when either is a scalar)."""
