@@ -464,3 +464,169 @@ def test_grad_scaler_disabled_passes_through():
         return scaled, w.detach(), scaler.get_scale(), scaler.is_enabled(), scaler.state_dict()
 
     assert_same(prog, f32(3), f32(3, seed=1), **F32_TOL)
+
+
+# ------------------------------------------------------------------ the sweep over the op database
+# (op, sample index): why numtorch's dtype under autocast differs from torch's there
+SWEEP_EXCEPTIONS = {
+    ("einsum", 12): "three operands: torch's dtype is its last step's, by opt_einsum's path",
+    ("lstm", 0): "float16: torch's mkldnn LSTM has no float16 primitive on this CPU",
+    ("lstm", 1): "float16: as above",
+    ("lstm", 2): "float16: as above",
+    ("lstm", 3): "float16: as above",
+    ("lstm_packed", 1): "float16: as above (equal lengths take the mkldnn path)",
+    **{
+        ("view_as_complex_copy", i): "float16: torch gives complex64, outside it complex32"
+        for i in range(3)
+    },
+    ("linalg_matrix_norm", 3): "float16 'nuc': torch refuses low precision before svdvals' cast",
+    ("norm", 2): "float16 'nuc': as above",
+    **{("nuclear_norm", i): "float16: as above" for i in range(4)},
+    **{
+        ("linalg_eigvals", i): "float16: torch's runs in float32; numtorch refuses half"
+        for i in range(3)
+    },
+}
+
+
+def _outcome(lib, op, s, dtype: str, low: bool, region: bool):
+    """The result dtypes (or "error") of an op on a sample, its float32 inputs cast to
+    ``dtype`` when ``low``, inside an autocast('cpu', dtype) region when ``region``."""
+    fn = resolve(lib, op.oracle or op.api) if lib is torch else resolve(nt, op.api)
+    convert = to_torch if lib is torch else to_nt
+    d = getattr(lib, dtype)
+    try:
+        args, kwargs = convert(s.args), convert(s.kwargs)
+        if low:
+            args, kwargs = _to_low(args, lib, d), _to_low(kwargs, lib, d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.autocast("cpu", dtype=d, enabled=region):
+                return _dtypes(fn(*args, **kwargs), lib)
+    except Exception:  # noqa: BLE001 - an error is an outcome too
+        return "error"
+
+
+def _to_low(x, lib, d):
+    if isinstance(x, lib.Tensor) and x.dtype == lib.float32:
+        return x.to(d)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_low(v, lib, d) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_low(v, lib, d) for k, v in x.items()}
+    return x
+
+
+def _has_float_input(s) -> bool:
+    values = [*s.args, *s.kwargs.values()]
+    values += [v for a in values if isinstance(a, (list, tuple)) for v in a]
+    return any(isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in values)
+
+
+def _sweep_mismatches(op) -> list:
+    """The (sample, dtype, low inputs, torch's, ours) where the result dtypes under autocast
+    differ, except where they differ outside autocast too (a kernel's dtypes, not autocast's)."""
+    bad = []
+    for i, s in enumerate(samples(op, "float32")):
+        if not _has_float_input(s) or (op.name, i) in SWEEP_EXCEPTIONS:
+            continue
+        for dtype in ("bfloat16", "float16"):
+            for low in (False, True):
+                want = _outcome(torch, op, s, dtype, low, True)
+                got = _outcome(nt, op, s, dtype, low, True)
+                if want != got and _outcome(torch, op, s, dtype, low, False) == _outcome(
+                    nt, op, s, dtype, low, False
+                ):
+                    bad.append((i, dtype, low, want, got))
+    return bad
+
+
+_SWEPT = [op.name for op in REGISTRY.values() if op.samples is not None and not op.test.no_oracle]
+
+
+@pytest.mark.parametrize("name", _SWEPT)
+def test_sweep_result_dtypes_under_autocast_match_torch(name):
+    """Over the whole op database: each sample with floating inputs gives torch's result
+    dtypes under autocast('cpu', bfloat16) and ('cpu', float16), for float32 inputs and for
+    inputs in the region's dtype (exceptions: SWEEP_EXCEPTIONS)."""
+    assert _sweep_mismatches(REGISTRY[name]) == []
+
+
+def test_sweep_exceptions_still_differ():
+    """Each listed exception is a real difference (the list shrinks when one is fixed)."""
+    for (name, i), _why in SWEEP_EXCEPTIONS.items():
+        op, s = REGISTRY[name], samples(REGISTRY[name], "float32")[i]
+        outcomes = {
+            (d, low): (_outcome(torch, op, s, d, low, True), _outcome(nt, op, s, d, low, True))
+            for d in ("bfloat16", "float16")
+            for low in (False, True)
+        }
+        assert any(t != n for t, n in outcomes.values()), (name, i)
+
+
+# ------------------------------------------------------------------ out=, in-place, compile
+def test_out_and_inplace_forms_are_not_cast():
+    """As in PyTorch (autocast kernels are the functional overloads'): ``mm(out=)`` and
+    ``addmm_`` compute in their inputs' dtype, and a bfloat16 ``self`` with float32 operands
+    raises addmm's own dtype error."""
+
+    def prog(L, a):
+        with L.autocast("cpu"):
+            c = L.mm(a, a, out=L.empty(3, 3))
+            x = a.clone().addmm_(a, a)
+            return c, x, L.mm(a, a)
+
+    ours, theirs = run_both(prog, f32(3, 3))
+    assert [t.dtype for t in ours] == [nt.float32, nt.float32, nt.bfloat16]
+    assert_close(ours, theirs, **F32_TOL)
+    assert_same_error(lambda L, a: _in_autocast(L, lambda: a.bfloat16().addmm_(a, a)), f32(3, 3))
+
+
+def test_fact_as_a_function_of_the_call():
+    """pad's reflect and replicate kernels are cast to float32, its constant one is not;
+    local_response_norm is cast on 4-d input only; max_pool3d is cast without indices."""
+    F = "nn.functional."
+
+    def prog(L, x2, x4, x5):
+        f = resolve(L, F + "pad"), resolve(L, F + "local_response_norm")
+        mp = resolve(L, F + "max_pool3d")
+        with L.autocast("cpu"):
+            x2, x4, x5 = x2.bfloat16(), x4.bfloat16(), x5.bfloat16()
+            return (
+                f[0](x2, (1, 1), mode="reflect"),
+                f[0](x2, (1, 1)),
+                f[1](x2.unsqueeze(0), 2),
+                f[1](x4, 2),
+                mp(x5, 2),
+                mp(x5, 2, return_indices=True)[0],
+            )
+
+    ours, theirs = run_both(prog, f32(2, 3), f32(1, 2, 3, 3, seed=1), f32(1, 2, 2, 2, 2, seed=2))
+    assert [str(t.dtype)[6:] for t in theirs] == ["float32", "bfloat16", "bfloat16"] + [
+        "float32",
+        "float32",
+        "bfloat16",
+    ]
+    assert_close(ours, theirs, **BF16_TOL)
+
+
+def test_compile_names_autocast_where_it_stops_tracing():
+    from numtorch._dynamo.exc import Unsupported
+
+    def f(x):
+        with nt.autocast("cpu"):
+            return nt.mm(x, x)
+
+    with pytest.raises(Unsupported, match="mm under autocast"):
+        nt.compile(f, fullgraph=True)(nt.tensor(f32(2, 2)))
+    with pytest.warns(UserWarning, match="mm under autocast"):
+        assert nt.compile(f)(nt.tensor(f32(2, 2))).dtype == nt.bfloat16
+
+
+def test_rms_norm_in_bfloat16():
+    def prog(L, x):
+        return L.nn.functional.rms_norm(x.bfloat16(), [3])
+
+    ours, theirs = run_both(prog, f32(2, 3))
+    assert ours.dtype == nt.bfloat16
+    assert_close(ours, theirs, **BF16_TOL)

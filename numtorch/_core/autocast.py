@@ -61,4 +61,5 @@ def _casting_impl(op) -> Callable:
             upcalls.record(op, args, attrs, res)
         return res
 
+    impl.autocast_casting = True  # (what numtorch.compile's tracer names when it stops)
     return impl

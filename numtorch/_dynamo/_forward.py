@@ -96,7 +96,12 @@ class ForwardTracer(Tracer):
     def process(self, op, args: tuple, attrs: dict):
         if self.broken is None:
             if op.impl is not None:
-                self.stop("a custom autograd.Function")
+                casting = getattr(op.impl, "autocast_casting", False)
+                self.stop(
+                    f"{op.name} under autocast (autocast regions are not traced)"
+                    if casting
+                    else "a custom autograd.Function"
+                )
             elif _value_shaped(op, args, attrs):
                 self.stop(f"{op.name}'s result shape depends on values")
             else:

@@ -3,6 +3,7 @@ and linalg.vecdot."""
 
 from __future__ import annotations
 
+import math
 import string
 
 import numpy as np
@@ -328,6 +329,19 @@ def einsum(equation: str, *operands):
 
 
 # ------------------------------------------------------------------ contractions built on einsum
+def _tensordot_is_dot(a: Tensor, b: Tensor, args: dict) -> bool:
+    """Whether tensordot leaves one element on each side (PyTorch's is not lowered then; its
+    mm is, even for an outer product)."""
+    dims = args.get("dims", 2)
+    if isinstance(dims, int):
+        kept_a, kept_b = a.shape[: a.dim() - dims], b.shape[dims:]
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        kept_a = [n for i, n in enumerate(a.shape) if i not in {d % a.dim() for d in da}]
+        kept_b = [n for i, n in enumerate(b.shape) if i not in {d % b.dim() for d in db}]
+    return math.prod(kept_a) <= 1 and math.prod(kept_b) <= 1
+
+
 @composite(
     samples=lambda make: [
         S((make((2, 3, 4)), make((3, 4, 5)))),
@@ -336,6 +350,7 @@ def einsum(equation: str, *operands):
         S((make((2, 3)), make((4,))), {"dims": 0}),
     ],
     test=_CX,
+    autocast=lambda inputs, args: "keep" if _tensordot_is_dot(*inputs[:2], args) else "lower",
 )
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` trailing dims of a with leading dims of b (or two lists of dims)."""

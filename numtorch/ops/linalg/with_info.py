@@ -145,6 +145,7 @@ def _solve_ex_errors(make):
     api="linalg.solve_ex",
     test=_CX,
     complex32=unless_empty("lu_cpu"),  # (PyTorch's LU refuses ComplexHalf)
+    autocast="keep",  # (linalg_solve_ex is in no list; linalg_solve, written with it, is)
 )
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info): info > 0 marks a singular matrix of A (its result is NaN) instead of
