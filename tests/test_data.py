@@ -583,7 +583,7 @@ def test_workers_need_a_copyable_iterable_dataset():
     assert list(nt.utils.data.DataLoader(Uncopyable(), batch_size=None)) == [0, 1, 2]
 
 
-def _settled_workers(deadline_s: float = 3.0) -> int:
+def _settled_workers(deadline_s: float = 30.0) -> int:
     """The number of live DataLoader worker threads once those that are stopping have ended."""
     deadline = time.perf_counter() + deadline_s
     while True:
