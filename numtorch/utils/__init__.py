@@ -1,5 +1,5 @@
-"""torch.utils: benchmark, data."""
+"""torch.utils: benchmark, checkpoint, data, hooks."""
 
-from . import benchmark, checkpoint, data
+from . import benchmark, checkpoint, data, hooks
 
-__all__ = ["benchmark", "checkpoint", "data"]
+__all__ = ["benchmark", "checkpoint", "data", "hooks"]
