@@ -758,3 +758,14 @@ def test_distributed_sampler_drives_a_data_loader(shuffle):
     rows = [row for rank in ours for x, _ in rank for row in x]
     assert len(rows) == 8  # 7 samples padded to 8
     assert sorted({tuple(r) for r in rows}) == [(2.0 * i, 2.0 * i + 1) for i in range(7)]
+
+
+def test_collate_under_torchs_private_path():
+    """torch.utils.data._utils.collate and dataloader's _collate_fn_t, which libraries import."""
+    from numtorch.utils.data import _utils, dataloader
+
+    batch = [(nt.tensor([1.0, 2.0]), 3), (nt.tensor([4.0, 5.0]), 6)]
+    x, y = _utils.collate.default_collate(batch)
+    assert x.tolist() == [[1.0, 2.0], [4.0, 5.0]] and y.tolist() == [3, 6]
+    assert _utils.collate.default_convert is nt.utils.data.default_convert
+    assert dataloader._collate_fn_t.__origin__ is collections.abc.Callable

@@ -92,6 +92,9 @@ def _iterable_fetcher(dataset, auto_collation: bool, collate_fn: Callable, drop_
 
 
 _T_co = TypeVar("_T_co", covariant=True)
+_T = TypeVar("_T")
+_collate_fn_t = Callable[[list[_T]], Any]  # PyTorch's annotations of DataLoader's hooks
+_worker_init_fn_t = Callable[[int], None]
 
 
 class DataLoader(Generic[_T_co]):
