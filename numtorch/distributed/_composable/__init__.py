@@ -1,0 +1,1 @@
+"""torch.distributed._composable: the old home of fully_shard."""
