@@ -1391,3 +1391,28 @@ def test_random_factory_keywords(call):
 def test_random_factory_keyword_errors():
     assert_same_error(lambda T: T.zeros(2).new_zeros(2, size=(2,)))
     assert error_of(lambda T: T.randint(size=(3,)), nt).type is TypeError
+
+
+@pytest.mark.parametrize(
+    "mean, std",
+    [(0, "t0"), ("t0", 2.0), ("t0", "t0"), (0, "i0"), (0, "t1"), (0, "tg")],
+)
+def test_normal_with_size_takes_0_dim_tensors_as_numbers(mean, std):
+    """normal(mean, std, size) reads a 0-dim tensor that does not require grad as a number;
+    a 1-d or grad-requiring one refuses the overload, as in PyTorch."""
+
+    def make(lib, v):
+        kinds = {
+            "t0": lambda: lib.tensor(2.0, dtype=lib.float64),
+            "i0": lambda: lib.tensor(3),
+            "t1": lambda: lib.tensor([2.0]),
+            "tg": lambda: lib.tensor(2.0, requires_grad=True),
+        }
+        return kinds[v]() if isinstance(v, str) else v
+
+    def prog(lib):
+        lib.manual_seed(0)
+        r = lib.normal(make(lib, mean), make(lib, std), (4000,))
+        return tuple(r.shape), str(r.dtype), r.requires_grad, round(float(r.std()), 1)
+
+    assert_same_outcome(prog)

@@ -429,6 +429,12 @@ def _std_check(std) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(float(std))}")
 
 
+def _as_number(x):
+    if isinstance(x, Tensor) and x.dim() == 0 and not x.requires_grad:
+        return x.item()
+    return x
+
+
 def normal(
     mean=0.0,
     std=1.0,
@@ -446,6 +452,10 @@ def normal(
     means and stds. As in PyTorch, the output requires grad when mean or std does, with zero
     gradients (it is a sample, not a reparameterization)."""
     _check_generator("normal", generator)
+    if size is not None:
+        # the (float mean, float std, size) form takes a 0-dim tensor as a number, as
+        # PyTorch's argument parser does when it does not require grad
+        mean, std = _as_number(mean), _as_number(std)
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
     if out is not None and tm and not ts:
         _check_mean_out(mean)
@@ -476,7 +486,11 @@ def normal(
             f"normal() received an invalid combination of arguments - got ({got}), but "
             "expected one of:\n * (Tensor mean, Tensor std, *, torch.Generator generator = "
             "None, Tensor out = None)\n * (Tensor mean, float std = 1, *, torch.Generator "
-            "generator = None, Tensor out = None)"
+            "generator = None, Tensor out = None)\n * (float mean, Tensor std, *, "
+            "torch.Generator generator = None, Tensor out = None)\n * (float mean, float std, "
+            "tuple of ints size, *, torch.Generator generator = None, Tensor out = None, "
+            "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+            "bool pin_memory = False, bool requires_grad = False)\n"
         )
     check_random_inputs(*(a for a in (mean, std) if isinstance(a, Tensor)))
     _std_check(std)
