@@ -13,7 +13,7 @@ from opdb import ops_with_samples, resolve, samples
 from twolibs import assert_same_error, tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
-from numtorch._core.meta import output_meta
+from numtorch._core.meta import nonzero_sized, output_meta, value_sized
 from numtorch._core.op import REGISTRY
 
 
@@ -233,11 +233,12 @@ def test_op_without_a_rule_raises_not_implemented():
     x = nt.ones(3, device="meta")
     with pytest.raises(
         NotImplementedError,
-        match=r"^Could not run 'aten::nonzero' with arguments from the 'Meta' backend\.",
+        match=r"^Could not run 'aten::linalg_eigvals' with arguments from the 'Meta' backend\.",
     ):
-        x.nonzero()
-    with pytest.raises(NotImplementedError):
-        torch.ones(3, device="meta").nonzero()
+        nt.linalg.eigvals(nt.ones(3, 3, device="meta"))
+    assert_same_error(lambda lib: lib.ones(3, device="meta").nonzero())
+    assert_same_error(lambda lib: lib.ones(3, device="meta").masked_select(lib.ones(3) > 0))
+    assert x.is_meta
 
 
 # ------------------------------------------------------------------ modules and devices
@@ -365,37 +366,44 @@ UNRULED = [
 ]
 
 
-# Family ops whose kernel reads values for some calls (a check, a data-dependent branch):
-# there the derived rule does not apply, and the call raises PyTorch's error for a missing Meta kernel, naming them.
-_KERNEL_READS_VALUES = frozenset(
-    "sign sgn logit round nan_to_num isposinf isneginf special_airy_ai remainder amax amin "
-    "addr ldexp index_add sinc polygamma hardtanh hardswish special_hermite_polynomial_h "
-    "special_hermite_polynomial_he special_laguerre_polynomial_l special_legendre_polynomial_p "
-    "special_chebyshev_polynomial_t special_chebyshev_polynomial_u "
-    "special_chebyshev_polynomial_v special_chebyshev_polynomial_w "
-    "special_shifted_chebyshev_polynomial_t special_shifted_chebyshev_polynomial_u "
-    "special_shifted_chebyshev_polynomial_v special_shifted_chebyshev_polynomial_w".split()
-)
+# Ops whose output's size is their input's values: PyTorch refuses them on meta, and so
+# does numtorch, with PyTorch's text (test_data_dependent_ops_refuse_as_torch_does).
+_VALUE_SIZED = [op for op in ORACLE if op.meta in (value_sized, nonzero_sized)]
 
 
 @pytest.mark.parametrize("op", RULED)
 def test_op_with_a_rule_matches_torch_meta(op):
+    """Every sample PyTorch runs on meta gives the same shapes and dtypes here."""
     checked = 0
     for s in samples(op, op.test.dtypes[0]):
         try:
             ref = _run(torch, resolve(torch, op.oracle or op.api), s, to_torch)
         except Exception:  # (PyTorch's meta kernel refuses it, or the sample is an error)
             continue
-        try:
-            got = _run(nt, resolve(nt, op.api), s, to_nt)
-        except NotImplementedError as e:
-            assert op.name in _KERNEL_READS_VALUES, f"{op.name} {s}"
-            assert str(e).startswith(f"Could not run 'aten::{op.name}' with arguments from the"), e
-            continue
+        got = _run(nt, resolve(nt, op.api), s, to_nt)
         g, r = _sig(got, nt.Tensor), _sig(ref, torch.Tensor)
         assert [x[:2] for x in g] == [x[:2] for x in r], f"{op.name} {s}"
         checked += 1
-    assert checked or op.name in _KERNEL_READS_VALUES, op.name
+    assert checked or op in _VALUE_SIZED, op.name
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in _VALUE_SIZED])
+def test_data_dependent_ops_refuse_as_torch_does(op):
+    refused = 0
+    for s in samples(op, op.test.dtypes[0]):
+        try:
+            _run(torch, resolve(torch, op.oracle or op.api), s, to_torch)
+        except NotImplementedError:
+            assert_same_error(
+                lambda lib: _run(
+                    lib,
+                    resolve(lib, op.oracle or op.api if lib is torch else op.api),
+                    s,
+                    to_torch if lib is torch else to_nt,
+                )
+            )
+            refused += 1
+    assert refused, op.name
 
 
 @pytest.mark.parametrize("op", UNRULED)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import meta_funcs  # noqa: F401 (answers more NumPy functions on meta arrays)
 from .layout import column_major, contiguous, follow_inputs, number_first_contiguous, preserve
 from .messages import alloc_message, broadcast_message, result_shape
 from .meta_array import META_XP, MetaArray, NoData, c_strides, dense_strides
@@ -92,10 +93,99 @@ def by_kernel(op, arrays: list, attrs: dict):
     return tuple(_laid_out(op.layout, _as_meta(o), inputs) for o in out)
 
 
+def _probe(a):
+    """A one-element stand-in with ``a``'s rank and dtype, holding ones (valid for every
+    elementwise kernel's checks: no zero divisor, no negative count)."""
+    return np.ones((1,) * a.ndim, a.dtype) if type(a) is MetaArray else a
+
+
+def by_kernel_or_probes(op, arrays: list, attrs: dict):
+    """The elementwise family's rule: ``by_kernel``, or where the kernel reads values (a
+    sign fix, a range check, a polynomial's degree), the kernel run on one-element probes
+    for the dtype and the operands' broadcast shape."""
+    try:
+        return by_kernel(op, arrays, attrs)
+    except NoData:
+        pass
+    shapes = [a.shape for a in arrays[: op.nin] if type(a) is MetaArray or hasattr(a, "ndim")]
+    shape = np.broadcast_shapes(*shapes)
+    probes = [_probe(a) for a in arrays]
+    if op.prepare is not None:
+        probes, odt = op.prepare(probes, attrs)
+    else:
+        odt = None
+    with np.errstate(all="ignore"):
+        out = op.kernel(np, *probes, **attrs)
+    outs = out if op.nout != 1 else (out,)
+    res = tuple(
+        _laid_out(op.layout, MetaArray(shape, odt or np.asarray(o).dtype), arrays) for o in outs
+    )
+    return res if op.nout != 1 else res[0]
+
+
+def by_kernel_or_input_shaped(op, arrays: list, attrs: dict) -> MetaArray:
+    """An op whose result is shaped as its input (scatter_reduce, index_put, put):
+    ``by_kernel``, or where the kernel reads values past its checks, the input's
+    metadata, its values' checks skipped as PyTorch's meta kernels skip them."""
+    try:
+        return by_kernel(op, arrays, attrs)
+    except NoData:
+        a = arrays[0]
+        return _laid_out(op.layout, MetaArray(a.shape, a.dtype), arrays)
+
+
 def like_input(op, arrays: list, attrs: dict) -> MetaArray:
     """The first input's metadata (an in-place fill or draw: nothing to compute)."""
     a = arrays[0]
     return MetaArray(a.shape, a.dtype, a.strides)
+
+
+_NO_FAKE = (
+    "attempted to run this operator with Meta tensors, but there was no fake impl or Meta "
+    "kernel registered. You may have run into this message while using an operator with PT2 "
+    "compilation APIs (torch.compile/torch.export); in order to use this operator with those "
+    "APIs you'll need to add a fake impl. Please see the following for next steps:  "
+    "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html"
+)
+_NONZERO = (
+    "The register_meta function for torch.nonzero() raises unimplemented by default, as a "
+    "correct data-independent implementation does not exist. This implementation returns a "
+    "fake value, assuming all elements of the tensor are non-zero. To enable this "
+    "registration, please set "
+    "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True."
+)
+
+
+def value_sized(op, arrays: list, attrs: dict):
+    """The rule of an op whose output's size is its input's values (masked_select,
+    unique, bincount): PyTorch's error for an op with no fake implementation."""
+    raise NotImplementedError(f"aten::{op.name}: {_NO_FAKE}")
+
+
+def nonzero_sized(op, arrays: list, attrs: dict):
+    """nonzero's (and argwhere's) rule: PyTorch's refusal of a data-dependent size."""
+    raise NotImplementedError(_NONZERO)
+
+
+# (PyTorch refuses these before it compares devices)
+value_sized.mixes_devices = nonzero_sized.mixes_devices = True
+
+
+def mixed_devices(rule: Callable, on: int = 0) -> Callable:
+    """``rule`` for an op PyTorch runs with meta and CPU operands mixed (mm, matmul, an
+    index given on the CPU): the result is made on the device of operand ``on``, as
+    PyTorch's meta function allocates it (``new_empty`` of that operand)."""
+
+    def mixed(op, arrays: list, attrs: dict):
+        cpu = type(arrays[on]) is np.ndarray
+        arrays = [META_XP.asarray(a) if type(a) is np.ndarray and a.ndim else a for a in arrays]
+        out = rule(op, arrays, attrs)
+        if cpu and type(out) is MetaArray:
+            return np.empty(out.shape, out.dtype)  # (PyTorch allocates it, uninitialized)
+        return out
+
+    mixed.mixes_devices = True
+    return mixed
 
 
 def _devices_agree(arrays: list) -> None:
@@ -119,7 +209,8 @@ def run_meta(op, arrays: list, attrs: dict):
     rule: Callable | None = op.meta
     if rule is None:
         raise no_rule(op)
-    _devices_agree(arrays[: op.nin])
+    if not getattr(rule, "mixes_devices", False):
+        _devices_agree(arrays[: op.nin])
     try:
         return rule(op, arrays, attrs)
     except NoData as e:

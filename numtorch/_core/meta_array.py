@@ -24,6 +24,12 @@ class NoData(NotImplementedError):
     """A meta array's values were asked for (or a NumPy function meta arrays lack)."""
 
 
+def has_values(a) -> bool:
+    """Whether ``a`` holds values to check (a meta array's indices are taken as valid, as
+    PyTorch's meta kernels take them)."""
+    return type(a) is not MetaArray
+
+
 def c_strides(shape: tuple, itemsize: int) -> tuple:
     st = []
     step = itemsize
@@ -240,6 +246,8 @@ class MetaArray:
             res = _elementwise(ufunc, inputs, kw)
         elif method in ("reduce", "accumulate"):
             res = _reduce_like(getattr(ufunc, method), inputs[0], kw, keep_axis=method != "reduce")
+        elif method in _UFUNC_METHODS:
+            res = _UFUNC_METHODS[method](ufunc, *inputs, **kw)
         else:
             raise NoData(f"numpy.{ufunc.__name__}.{method} on meta arrays")
         if out is not None:
@@ -558,7 +566,7 @@ def _einsum(subscripts, *operands, **kw):
         for c, n in zip(spec, x.shape):
             if sizes.get(c, 1) != 1 and n != 1 and sizes[c] != n:
                 raise ValueError(f"operands could not be broadcast together for subscript {c}")
-            sizes[c] = max(sizes.get(c, 1), n)
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     d = np.result_type(*(x.dtype for x in operands))
     return MetaArray([sizes[c] for c in out], d)
 
@@ -575,6 +583,8 @@ def _shape(a):
     return a.shape
 
 
+# (the ufunc methods and the further functions ``meta_funcs`` answers)
+_UFUNC_METHODS: dict = {}
 _FUNCS = {
     np.sum: _reducer(np.sum),
     np.nansum: _reducer(np.nansum),

@@ -506,6 +506,7 @@ im2col_p = defop(
     node_name="Im2ColBackward0",
     vjp=_im2col_vjp,
     jvp=LINEAR,
+    meta=by_kernel,
 )
 im2col = im2col_p.fn
 
@@ -525,6 +526,7 @@ col2im_p = defop(
     node_name="Col2ImBackward0",
     vjp=_col2im_vjp,
     jvp=LINEAR,
+    meta=by_kernel,
 )
 col2im = col2im_p.fn
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import follow_inputs
+from .._core.meta import by_kernel
 from .._core.no_kernel import CLAMP_COMPLEX
 from .._core.op import ELEMENTWISE, NoKernel, composite, defop
 from .._core.tensor import Tensor
@@ -338,6 +339,7 @@ clamp_passthrough_p = defop(
     samples=lambda make: [S((make((2, 3), 0.5, 2.0), 0.1)), S((make(()), -3.0))],
     api="nn._loss_likelihood.clamp_passthrough",
     test={"no_oracle": True},
+    meta=by_kernel,
 )
 clamp_passthrough = clamp_passthrough_p.fn
 

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._core.dispatch import dispatch
+from .._core.meta import by_kernel
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel, raises
 from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
@@ -497,6 +498,7 @@ def _scan_pair(name: str, step: Callable, backward: Callable, n_state: int, n_in
         # relu's clamp has no complex kernel (after the input projection's dtype checks)
         no_kernel=NoKernel("c", error=CLAMP_COMPLEX) if name == "rnn_relu" else (),
         complex32=_ACTIVATION_KERNEL[name],
+        meta=by_kernel,
     )
 
     # The scan's gradient as a function of ``ins`` and ``gouts`` alone: ``outs`` are the

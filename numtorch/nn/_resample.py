@@ -26,6 +26,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import contiguous
+from .._core.meta import by_kernel
 from .._core.no_kernel import empty_complex_runs, unless_empty
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
 from .._core.tensor import Tensor
@@ -239,6 +240,7 @@ resample_axis_p = defop(
         S((make((3, 4)), 1, ("pad", "reflect", 3, 2, -1), True)),
     ],
     complex32=True,  # (circular pad runs complex32; reflect and replicate refuse first),
+    meta=by_kernel,
 )
 resample_axis = resample_axis_p.fn
 
@@ -599,6 +601,7 @@ plane_gather_p = defop(
     api="nn._resample.plane_gather",
     test={"no_oracle": True},  # internal to grid_sample, which is checked against PyTorch
     samples=_plane_samples,
+    meta=by_kernel,
 )
 plane_gather = plane_gather_p.fn
 plane_scatter_p = defop(

@@ -17,7 +17,7 @@ from .._core import scalars
 from .._core.device import xp_of
 from .._core.layout import follow_inputs
 from .._core.messages import broadcast_mismatch
-from .._core.meta import by_kernel
+from .._core.meta import by_kernel, by_kernel_or_probes
 from .._core.meta_array import MetaArray
 from .._core.op import ELEMENTWISE, LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
@@ -273,7 +273,7 @@ def elementwise_op(
     kw.setdefault("out", True)
     kw.setdefault("batch_rule", elementwise())
     kw.setdefault("layout", follow_inputs)
-    kw.setdefault("meta", by_kernel)
+    kw.setdefault("meta", by_kernel_or_probes)
     methods = kw.setdefault("methods", True)
     if kw.get("inplace", True) is True:
         kw["inplace"] = tuple(m + "_" for m in methods) if isinstance(methods, tuple) else methods

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core.meta import by_kernel
+from .._core.meta_array import has_values
 from .._core.no_kernel import NoKernel, nonempty
 from .._core.op import LINEAR, Op
 from .._core.tensor import wrap_dim
@@ -51,7 +52,7 @@ def _amax_kernel(name: str):
                 if x.shape[wrap_dim(g, x.ndim)] == 0:
                     raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
         r = getattr(xp, name)(x, axis=dims, keepdims=keepdim)
-        if dim is None or x.dtype.kind != "f" or not (r == 0).any():
+        if dim is None or x.dtype.kind != "f" or not has_values(r) or not (r == 0).any():
             return r  # max()/min() of everything keep NumPy's zero, as PyTorch's vector loop
         return _first_zero(xp, x, r, dims, keepdim)
 
@@ -262,7 +263,18 @@ def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
         def jvp(t, result, dim):
             return _indexed_jvp(t, result, dim)
 
-    return defop(name, kernel, nin=1, nout=2, ndiff=1, batch_rule=_DIMS, vjp=vjp, jvp=jvp, **kw)
+    return defop(
+        name,
+        kernel,
+        nin=1,
+        nout=2,
+        ndiff=1,
+        batch_rule=_DIMS,
+        vjp=vjp,
+        jvp=jvp,
+        **kw,
+        meta=by_kernel,
+    )
 
 
 def _max_samples(make):

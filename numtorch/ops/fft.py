@@ -22,6 +22,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.interpreter import factory
+from .._core.meta import by_kernel
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
@@ -143,6 +144,7 @@ def _transform(name: str, kernel, vjp, layout, samples):
         samples=samples,
         api="_" + name,
         test=_PRIVATE,
+        meta=by_kernel,
         complex32=_no_half_fft,  # (PyTorch's MKL transforms refuse complex32)
     )
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.meta import value_sized
 from .._core.methods import tensor_method
 from .._core.op import ErrorInput, defop
 from .._core.tensor import Tensor, wrap_dim
@@ -197,6 +198,7 @@ unique2_p = defop(
     test=_TEST,
     **_no_derivative("_unique2"),
     complex32="unique",  # (PyTorch's kernel that refuses ComplexHalf)
+    meta=value_sized,
 )
 unique_dim_p = defop(
     "unique_dim",
@@ -210,6 +212,7 @@ unique_dim_p = defop(
     test=_TEST,
     **_no_derivative("unique_dim"),
     complex32="unique_dim",  # (PyTorch's kernel that refuses ComplexHalf)
+    meta=value_sized,
 )
 
 
@@ -230,6 +233,7 @@ unique_consecutive_p = defop(
     test=_TEST,
     **_no_derivative("unique_consecutive"),
     complex32=_unique_consecutive_complex32,
+    meta=value_sized,
 )
 
 

@@ -491,6 +491,7 @@ flip_p = defop(
     methods=True,
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
+    meta=by_kernel,
 )
 flip = flip_p.fn
 
@@ -585,6 +586,7 @@ roll_p = defop(
     methods=True,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 
 
@@ -655,6 +657,7 @@ rot90_p = defop(
     ],
     methods=True,
     test=COMPLEX_TOO,
+    meta=by_kernel,
 )
 rot90 = rot90_p.fn
 
@@ -700,6 +703,7 @@ def _tri(name: str):
         batch_rule=min_rank(2, batch_too_few_dims),
         error_samples=lambda make: [ErrorInput(S((make((3,)),)), RuntimeError, message)],
         inplace_policy=InplacePolicy(shared_ok=True),
+        meta=by_kernel,
         complex32=True,
     )
 
@@ -755,6 +759,7 @@ diag_embed_p = defop(
     methods=True,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 diag_embed = diag_embed_p.fn
 
@@ -814,6 +819,7 @@ diag_p = defop(
     methods=True,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 
 
@@ -883,6 +889,7 @@ repeat_p = defop(
     error_samples=_repeat_errors,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 repeat = repeat_p.fn
 
@@ -922,6 +929,7 @@ tile_p = defop(
     sizes=True,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 
 
@@ -1085,6 +1093,7 @@ repeat_interleave_p = defop(
     test={"dtypes": (*FLOATS_INT, *COMPLEX)},
     error_samples=_repeat_interleave_errors,
     complex32=True,
+    meta=by_kernel,
 )
 repeat_interleave = repeat_interleave_p.fn
 

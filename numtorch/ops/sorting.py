@@ -9,6 +9,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.layout import preserve
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NoKernel, dimensioned, dimensioned_nonempty
 from .._opdb.samples import ErrorInput, S
@@ -84,6 +85,7 @@ argsort_p = defop(
     methods=True,
     layout=preserve,
     no_kernel=NoKernel("c", error=(RuntimeError, " Sort does not support complex dtypes on CPU")),
+    meta=by_kernel,
 )
 
 

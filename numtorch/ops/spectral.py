@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .._core.dispatch import dispatch
+from .._core.meta import by_kernel
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import S
@@ -170,6 +171,7 @@ stft_frames_p = defop(
     samples=_frames_samples,
     api="ops.spectral.stft_frames",
     test={**COMPLEX_TOO, "no_oracle": True},  # internal to stft, which is checked against PyTorch
+    meta=by_kernel,
 )
 stft_frames = stft_frames_p.fn
 

@@ -16,6 +16,8 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.interpreter import WrapperTensor
+from .._core.meta import value_sized
+from .._core.meta_array import MetaArray
 from .._core.methods import tensor_method
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, composite, defop
@@ -175,6 +177,7 @@ bincount_p = defop(
     value_shaped=True,
     # the backward raises (PyTorch has no derivative): tests/test_reductions.py checks it
     test={"dtypes": ("int64",), "no_grad_test": True},
+    meta=value_sized,
 )
 
 
@@ -245,6 +248,13 @@ def _histc(xp, input, bins=100, min=0, max=0):
 
 def _histc_rows_kernel(xp, input, bins=100, min=0, max=0):
     return _histc_rows(xp, input, bins, min, max)
+
+
+def _histc_meta(op, arrays, attrs):
+    """``bins`` counts of the input's dtype (the range's checks on the given bounds only)."""
+    x, bins = arrays[0], attrs["bins"]
+    _histc(np, np.zeros((0,), x.dtype), bins, attrs["min"], attrs["max"])
+    return MetaArray((bins,), x.dtype)
 
 
 def _histc_rows_rule(op):
@@ -354,6 +364,7 @@ histc_p = defop(
     test={"dtypes": FLOATS},
     out=True,
     methods=True,
+    meta=_histc_meta,
 )
 histc = histc_p.fn
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from .._core.meta import by_kernel
 from .._core.op import LINEAR, ErrorInput, Op, composite, defop
 from .._core.out import write_out
 from .._core.tensor import Tensor, wrap_dim
@@ -112,6 +113,7 @@ def copy_of(
         methods=methods,
         complex_grad=complex_grad,
         test={"dtypes": view.test.dtypes, **(test or {})},
+        meta=by_kernel,
     )
 
 
@@ -233,6 +235,7 @@ alias_copy_p = defop(
     out=True,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 
 
@@ -258,6 +261,7 @@ detach_copy_p = defop(
     # the backward raises, as PyTorch's (tests/test_views.py checks it)
     test={**COMPLEX_TOO, "no_grad_test": True},
     complex32=True,
+    meta=by_kernel,
 )
 
 
@@ -314,6 +318,7 @@ slice_copy_p = defop(
     complex_grad=False,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 slice_copy = slice_copy_p.fn
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor, wrap_dim
@@ -115,6 +116,7 @@ diagonal_scatter_p = defop(
     methods=True,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 diagonal_scatter = diagonal_scatter_p.fn
 
@@ -176,6 +178,7 @@ select_scatter_p = defop(
     complex_grad=False,  # (PyTorch refuses autograd of its complex result)
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 select_scatter = select_scatter_p.fn
 
@@ -244,6 +247,7 @@ slice_scatter_p = defop(
     complex_grad=False,  # (PyTorch refuses autograd of its complex result)
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 slice_scatter = slice_scatter_p.fn
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._core.inplace import run_inplace
+from ..._core.meta_array import has_values
 from ..._core.tensor import Tensor
 from ..creation import arange
 
@@ -86,7 +87,7 @@ def _bounds(
     index, size: int, dim: int, *, negative: bool = False, exc=RuntimeError, prefix=""
 ) -> None:
     """Raise PyTorch's out-of-bounds error for the first bad entry of ``index``."""
-    if not index.size:
+    if not index.size or not has_values(index):
         return
     lo = -size if negative else 0
     bad = (index >= size) | (index < lo)

@@ -9,6 +9,8 @@ from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve, relayout
+from ..._core.meta import by_kernel, by_kernel_or_input_shaped, mixed_devices
+from ..._core.meta_array import has_values
 from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
@@ -100,6 +102,8 @@ def _check_adv_key(xp, shape: tuple, key: tuple, values_shape=None) -> tuple:
                 f"shape mismatch: value tensor of shape {list(values_shape)} cannot be broadcast "
                 f"to indexing result of shape {list(rshape)}"
             )
+    if not all(has_values(key[j]) for _, j, _ in ints):
+        return key
     bad = [(p, j, (key[j] >= size) | (key[j] < -size)) for p, j, size in ints]
     if not any(b.any() for _, _, b in bad):
         return key
@@ -461,6 +465,7 @@ index_p = defop(
     value_shaped=_selects_by_mask,
     test=COMPLEX_TOO,
     complex32=True,
+    meta=mixed_devices(by_kernel),
 )
 index = index_p.fn
 
@@ -509,6 +514,7 @@ index_put_p = defop(
     inplace_policy=InplacePolicy(shared_ok=True, batched=BatchedWrite.PLAIN),
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel_or_input_shaped,
 )
 _raw_index_put = index_put_p.fn
 

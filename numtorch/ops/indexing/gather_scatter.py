@@ -11,6 +11,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
+from ..._core.meta import by_kernel, by_kernel_or_input_shaped, mixed_devices
 from ..._core.methods import tensor_methods
 from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
@@ -217,6 +218,7 @@ gather_p = defop(
     out_overlap_check=True,
     test=COMPLEX_TOO,
     complex32=unless_empty("scatter_gather_tensor_cpu", at=1),  # (an empty index: none)
+    meta=mixed_devices(by_kernel),
 )
 
 
@@ -311,6 +313,7 @@ scatter_p = defop(
     batch_rule=dim_family(),
     test=COMPLEX_TOO,
     complex32=_scatter_complex32,
+    meta=by_kernel,
 )
 _scatter = scatter_p.fn
 
@@ -389,6 +392,7 @@ scatter_add_p = defop(
     test=COMPLEX_TOO,
     complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
     inplace_policy=InplacePolicy(batched=BatchedWrite.PLAIN),
+    meta=by_kernel,
 )
 _scatter_add = scatter_add_p.fn
 
@@ -612,6 +616,7 @@ scatter_reduce_p = defop(
     complex_grad=False,  # (PyTorch refuses autograd of its complex result)
     complex32=_scatter_reduce_complex32,
     test=COMPLEX_TOO,
+    meta=by_kernel_or_input_shaped,
 )
 _raw_scatter_reduce = scatter_reduce_p.fn
 

@@ -8,7 +8,7 @@ import numpy as np
 from ..._core.dispatch import dispatch
 from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
-from ..._core.meta import by_kernel
+from ..._core.meta import by_kernel, mixed_devices
 from ..._core.meta_array import MetaArray
 from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
@@ -154,7 +154,7 @@ index_select_p = defop(
     float8=True,  # (PyTorch copies float8)
     test=COMPLEX_TOO,
     complex32=True,
-    meta=_index_select_meta,
+    meta=mixed_devices(_index_select_meta),
 )
 _raw_index_select = index_select_p.fn
 
@@ -400,6 +400,7 @@ index_fill_p = defop(
     inplace_policy=InplacePolicy(shared_ok=True, operand_overlap_ok=True),
     test=COMPLEX_TOO,
     complex32=True,
+    meta=by_kernel,
 )
 _raw_index_fill = index_fill_p.fn
 
@@ -446,6 +447,7 @@ index_copy_p = defop(
     test=COMPLEX_TOO,
     complex32=True,
     autocast="promote",
+    meta=by_kernel,
 )
 
 

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..._core.inplace import expand_error
 from ..._core.messages import broadcast_mismatch
-from ..._core.meta import by_kernel
+from ..._core.meta import by_kernel, value_sized
+from ..._core.meta_array import MetaArray
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._opdb.samples import S
@@ -197,6 +198,14 @@ def _masked_scatter_errors(make):
     )
 
 
+def _masked_scatter_meta(op, arrays, attrs):
+    """The input and mask broadcast together; how much of source is read is the mask's
+    values, which PyTorch's meta kernel does not check."""
+    input, mask, source = arrays
+    _same_dtype("masked_scatter", input, source)
+    return MetaArray(np.broadcast_shapes(input.shape, mask.shape), input.dtype)
+
+
 masked_scatter_p = defop(
     "masked_scatter",
     _masked_scatter,
@@ -215,6 +224,7 @@ masked_scatter_p = defop(
     ),
     test=COMPLEX_TOO,
     complex32="masked_scatter",  # (PyTorch's kernel that refuses ComplexHalf)
+    meta=_masked_scatter_meta,
 )
 masked_scatter = masked_scatter_p.fn
 
@@ -270,6 +280,7 @@ masked_select_p = defop(
     ],
     methods=True,
     complex32=True,
+    meta=value_sized,
 )
 masked_select = masked_select_p.fn
 

@@ -9,6 +9,8 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
+from ..._core.meta import nonzero_sized
+from ..._core.meta_array import MetaArray
 from ..._core.methods import tensor_methods
 from ..._core.op import ErrorInput, defop
 from ..._core.tensor import Tensor
@@ -68,6 +70,7 @@ nonzero_p = defop(
     test={"dtypes": _ANY_DTYPE, "vmap": "dynamic"},
     layout=column_major,
     complex32=True,
+    meta=nonzero_sized,
 )
 
 
@@ -94,6 +97,7 @@ argwhere_p = defop(
     methods=True,
     layout=column_major,
     complex32=True,
+    meta=nonzero_sized,
 )
 
 
@@ -208,6 +212,16 @@ def _one_hot(xp, tensor, num_classes=-1):
     return (tensor[..., None] == xp.arange(num_classes)).astype(xp.int64)
 
 
+def _one_hot_meta(op, arrays, attrs):
+    """The index's shape and a dim of ``num_classes``; inferring the count reads values."""
+    tensor, n = arrays[0], attrs["num_classes"]
+    if tensor.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if n == -1:
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+    return MetaArray((*tensor.shape, n), np.int64)
+
+
 def _one_hot_rule(vmap, args, bdims, attrs):
     """Elementwise on the index; the class count must be given (as in PyTorch: inferring it
     would need the maximum over the batch)."""
@@ -259,6 +273,7 @@ one_hot_p = defop(
     test={"dtypes": ("int64",)},
     # an inferred class count is the input's largest value
     value_shaped=lambda args, attrs: attrs.get("num_classes", -1) == -1,
+    meta=_one_hot_meta,
 )
 one_hot = one_hot_p.fn
 

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..._core.layout import preserve
+from ..._core.meta import by_kernel, by_kernel_or_input_shaped
+from ..._core.meta_array import has_values
 from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
@@ -49,6 +51,8 @@ def _check_flat_index(index, n: int, empty: str) -> None:
     if index.size:
         if not n:
             raise IndexError(empty)
+        if not has_values(index):
+            return
         bad = (index >= n) | (index < -n)
         if bad.any():
             v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
@@ -106,6 +110,7 @@ take_p = defop(
     methods=True,
     test=COMPLEX_TOO,
     complex32=unless_empty("take_cpu", at=1),  # (an empty index: no kernel)
+    meta=by_kernel,
 )
 take = take_p.fn
 
@@ -195,6 +200,7 @@ put_p = defop(
     inplace=True,
     test=COMPLEX_TOO,
     complex32="take_put_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    meta=by_kernel_or_input_shaped,
 )
 put = put_p.fn
 
@@ -291,5 +297,6 @@ take_along_dim_p = defop(
     methods=True,
     test=COMPLEX_TOO,
     complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
+    meta=by_kernel,
 )
 take_along_dim = take_along_dim_p.fn

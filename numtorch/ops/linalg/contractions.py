@@ -9,6 +9,7 @@ import string
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.meta import by_kernel
 from ..._core.op import NoKernel, composite, defop
 from ..._core.tensor import Tensor, wrap_dim
 from ..._opdb.samples import ErrorInput as E
@@ -309,6 +310,7 @@ einsum_p = defop(
     samples=_einsum_samples,
     error_samples=_einsum_error_samples,
     autocast=lambda inputs, attrs: "lower" if _einsum_runs_bmm(inputs, attrs) else None,
+    meta=by_kernel,
 )
 _einsum = einsum_p.fn
 

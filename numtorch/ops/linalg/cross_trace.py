@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._core.dispatch import dispatch
+from ..._core.meta import by_kernel
 from ..._core.op import LINEAR, NoKernel, defop
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
@@ -87,6 +88,7 @@ linalg_cross_p = defop(
     samples=_linalg_cross_samples,
     error_samples=_linalg_cross_error_samples,
     complex32="cross",  # (PyTorch's kernel that refuses ComplexHalf)
+    meta=by_kernel,
 )
 linalg_cross = linalg_cross_p.fn
 
@@ -147,4 +149,5 @@ trace_p = defop(
     methods=True,
     complex32="trace",  # (PyTorch's kernel that refuses ComplexHalf)
     autocast="fp32",
+    meta=by_kernel,
 )

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
+from ..._core.meta import by_kernel
 from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, defop
 from ..._opdb.samples import ErrorInput as E
@@ -143,6 +144,7 @@ linalg_qr_p = defop(
     test=_CX,
     complex32=unless_empty("geqrf_cpu"),  # (PyTorch's kernel)
     autocast="fp32",
+    meta=by_kernel,
 )
 linalg_qr = linalg_qr_p.fn
 
@@ -260,6 +262,7 @@ linalg_eigvalsh_p = defop(
     samples=_linalg_eigvalsh_samples,
     complex32=unless_empty("linalg_eigh_cpu"),  # (eigh's kernel)
     autocast="fp32",
+    meta=by_kernel,
 )
 
 
@@ -376,6 +379,7 @@ linalg_svd_p = defop(
     test={"no_oracle": True},
     samples=_linalg_svd_samples,
     complex32=unless_empty("linalg_svd_cpu"),  # (PyTorch's kernel)
+    meta=by_kernel,
 )
 linalg_svd = linalg_svd_p.fn
 
@@ -411,5 +415,6 @@ linalg_svdvals_p = defop(
     test=_CX,
     complex32=unless_empty("linalg_svd_cpu"),  # (svd's kernel)
     autocast="fp32",
+    meta=by_kernel,
 )
 linalg_svdvals = linalg_svdvals_p.fn

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..._core.messages import broadcast_mismatch
-from ..._core.meta import by_kernel
+from ..._core.meta import by_kernel, mixed_devices
 from ..._core.op import NoKernel, bilinear_jvp, defop
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
@@ -273,7 +273,7 @@ matmul_p = defop(
     ],
     methods=True,
     autocast="lower",
-    meta=by_kernel,
+    meta=mixed_devices(by_kernel),
 )
 matmul = matmul_p.fn
 
@@ -342,7 +342,7 @@ mm_p = defop(
     methods=True,
     complex32=_no_bool_product("addmm_impl_cpu_", _mm_check).kernel_for,
     autocast="lower",
-    meta=by_kernel,
+    meta=mixed_devices(by_kernel),
 )
 mm = mm_p.fn
 bmm_p = defop(
@@ -370,7 +370,7 @@ bmm_p = defop(
     methods=True,
     complex32=_no_bool_product("bmm", _bmm_check).kernel_for,
     autocast="lower",
-    meta=by_kernel,
+    meta=mixed_devices(by_kernel, on=1),
 )
 bmm = bmm_p.fn
 
@@ -488,6 +488,7 @@ def _vec_dot(name, conjugates: bool):
         error_samples=error_samples,
         methods=True,
         complex32=name,  # (PyTorch's kernel that refuses ComplexHalf)
+        meta=by_kernel,
     )
 
 
@@ -532,5 +533,6 @@ outer_p = defop(
     methods=("outer", "ger"),
     node_name="MulBackward0",  # PyTorch's outer is a broadcast product
     complex32=True,
+    meta=by_kernel,
 )
 outer = outer_p.fn

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
+from ..._core.meta import by_kernel
 from ..._core.no_kernel import low_precision, unless_empty
 from ..._core.op import defop
 from ..._opdb.samples import ErrorInput as E
@@ -137,6 +138,7 @@ linalg_solve_p = defop(
     test=_CX,
     complex32=unless_empty("lu_cpu"),  # (PyTorch's LU refuses ComplexHalf)
     autocast="fp32",
+    meta=by_kernel,
 )
 linalg_solve = linalg_solve_p.fn
 
@@ -183,6 +185,7 @@ linalg_inv_p = defop(
     test=_CX,
     complex32=low_precision("linalg.inv"),
     autocast="fp32",
+    meta=by_kernel,
 )
 linalg_inv = linalg_inv_p.fn
 
@@ -248,6 +251,7 @@ linalg_det_p = defop(
     methods=("det",),
     test=_CX,
     complex32=unless_empty("lu_cpu"),  # (PyTorch's LU refuses ComplexHalf)
+    meta=by_kernel,
 )
 linalg_det = linalg_det_p.fn
 
@@ -295,6 +299,7 @@ linalg_slogdet_p = defop(
     error_samples=_sq_errors("linalg.slogdet"),
     test=_CX,
     complex32=low_precision("linalg.slogdet"),
+    meta=by_kernel,
 )
 _linalg_slogdet = linalg_slogdet_p.fn
 
@@ -320,5 +325,6 @@ logdet_p = defop(
     methods=True,
     test=_CX,
     complex32=low_precision("logdet"),
+    meta=by_kernel,
 )
 logdet = logdet_p.fn

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._core.layout import column_major
+from ..._core.meta import by_kernel
 from ..._core.no_kernel import low_precision, unless_empty
 from ..._core.op import composite, defop
 from ..._opdb.samples import ErrorInput as E
@@ -81,6 +82,7 @@ linalg_inv_ex_p = defop(
     test=_CX,
     complex32=low_precision("linalg.inv"),
     autocast="fp32",
+    meta=by_kernel,
 )
 linalg_inv_ex = linalg_inv_ex_p.fn
 
