@@ -231,11 +231,7 @@ def test_cpu_scalar_tensor_mixes_with_meta():
 
 def test_op_without_a_rule_raises_not_implemented():
     x = nt.ones(3, device="meta")
-    with pytest.raises(
-        NotImplementedError,
-        match=r"^Could not run 'aten::linalg_eigvals' with arguments from the 'Meta' backend\.",
-    ):
-        nt.linalg.eigvals(nt.ones(3, 3, device="meta"))
+    assert_same_error(lambda lib: lib.geqrf(lib.ones(3, 3, device="meta")))
     assert_same_error(lambda lib: lib.ones(3, device="meta").nonzero())
     assert_same_error(lambda lib: lib.ones(3, device="meta").masked_select(lib.ones(3) > 0))
     assert x.is_meta
@@ -414,7 +410,7 @@ def test_op_without_a_rule_raises(op):
         try:
             out = _run(nt, resolve(nt, op.api), s, to_nt)
         except NotImplementedError as e:
-            assert str(e).startswith(("Could not run 'aten::", "Cannot copy out of meta")), str(e)
+            assert str(e).startswith(("aten::", "Cannot copy out of meta")), str(e)
         except Exception:  # (an argument error that comes before any kernel)
             pass
         else:

@@ -24,17 +24,18 @@ from .layout import column_major, contiguous, follow_inputs, number_first_contig
 from .messages import alloc_message, broadcast_message, result_shape
 from .meta_array import META_XP, MetaArray, NoData, c_strides, dense_strides
 
-_WHY = (
-    "This could be because the operator doesn't exist for this backend, or was omitted "
-    "during the selective/custom build process (if using custom build)."
+_NO_FAKE = (
+    "attempted to run this operator with Meta tensors, but there was no fake impl or Meta "
+    "kernel registered. You may have run into this message while using an operator with PT2 "
+    "compilation APIs (torch.compile/torch.export); in order to use this operator with those "
+    "APIs you'll need to add a fake impl. Please see the following for next steps:  "
+    "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html"
 )
 
 
 def no_rule(op) -> NotImplementedError:
     """PyTorch's error for an op with no Meta kernel."""
-    return NotImplementedError(
-        f"Could not run 'aten::{op.name}' with arguments from the 'Meta' backend. {_WHY}"
-    )
+    return NotImplementedError(f"aten::{op.name}: {_NO_FAKE}")
 
 
 def _as_meta(out):
@@ -140,13 +141,6 @@ def like_input(op, arrays: list, attrs: dict) -> MetaArray:
     return MetaArray(a.shape, a.dtype, a.strides)
 
 
-_NO_FAKE = (
-    "attempted to run this operator with Meta tensors, but there was no fake impl or Meta "
-    "kernel registered. You may have run into this message while using an operator with PT2 "
-    "compilation APIs (torch.compile/torch.export); in order to use this operator with those "
-    "APIs you'll need to add a fake impl. Please see the following for next steps:  "
-    "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html"
-)
 _NONZERO = (
     "The register_meta function for torch.nonzero() raises unimplemented by default, as a "
     "correct data-independent implementation does not exist. This implementation returns a "
@@ -158,8 +152,9 @@ _NONZERO = (
 
 def value_sized(op, arrays: list, attrs: dict):
     """The rule of an op whose output's size is its input's values (masked_select,
-    unique, bincount): PyTorch's error for an op with no fake implementation."""
-    raise NotImplementedError(f"aten::{op.name}: {_NO_FAKE}")
+    unique, bincount): PyTorch's error for an op with no fake implementation, raised
+    before any device check."""
+    raise no_rule(op)
 
 
 def nonzero_sized(op, arrays: list, attrs: dict):

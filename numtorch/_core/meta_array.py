@@ -108,8 +108,8 @@ class MetaArray:
     flags = property(lambda self: _Flags(self))
     T = property(lambda self: self.transpose())
     mT = property(lambda self: self.swapaxes(-1, -2))
-    real = property(lambda self: self._part())
-    imag = property(lambda self: self._part())
+    real = property(lambda self: self._part(), lambda self, v: self._part().__setitem__(..., v))
+    imag = property(lambda self: self._part(), lambda self, v: self._part().__setitem__(..., v))
 
     def __repr__(self) -> str:
         return f"MetaArray(shape={self.shape}, dtype={self.dtype})"
@@ -124,7 +124,12 @@ class MetaArray:
         raise NoData("Tensor.item() cannot be called on meta tensors")
 
     __bool__ = __float__ = __int__ = __index__ = __complex__ = _no_data
-    item = tolist = tobytes = __iter__ = _no_data
+    item = tolist = tobytes = _no_data
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
 
     def __array__(self, dtype=None, copy=None):
         raise NoData("Cannot copy out of meta tensor; no data!")

@@ -33,6 +33,19 @@ def _elementwise_fn(fn):
     return run
 
 
+def _diagonal(a, offset=0, axis1=0, axis2=1) -> MetaArray:
+    a = _meta(a)
+    x, y = _axes((axis1, axis2), a.ndim)
+    n = max(0, min(a.shape[x] - max(-offset, 0), a.shape[y] - max(offset, 0)))
+    rest = [i for i in range(a.ndim) if i not in (x, y)]
+    step = a.strides[x] + a.strides[y]
+    return a._view([a.shape[i] for i in rest] + [n], [a.strides[i] for i in rest] + [step])
+
+
+def _isin(element, test_elements, assume_unique=False, invert=False, **kw) -> MetaArray:
+    return _new(_meta(element).shape, np.bool_)
+
+
 def _tile(a, reps) -> MetaArray:
     a = _meta(a)
     reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
@@ -265,6 +278,9 @@ _FUNCS.update(
         np.tril: lambda m, k=0: _same_shape(m),
         np.triu: lambda m, k=0: _same_shape(m),
         np.tile: _tile,
+        np.diagonal: _diagonal,
+        np.isin: _isin,
+        np.put: lambda a, ind, v, mode="raise": None,
         np.repeat: _repeat,
         np.trace: _trace,
         np.sort: _sort,
@@ -303,3 +319,16 @@ _FUNCS.update(
         np.fft.irfft: _fft_1d("c2r"),
     }
 )
+
+
+def _method(fn):
+    return lambda a, *args, **kw: fn(a, *args, **kw)
+
+
+def _clip_method(a, min=None, max=None, **kw):
+    return _FUNCS[np.clip](a, min, max)
+
+
+MetaArray.clip = _clip_method
+for _name in ("diagonal", "take", "repeat", "argsort", "round", "trace"):
+    setattr(MetaArray, _name, _method(getattr(np, _name)))

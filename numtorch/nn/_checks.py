@@ -11,9 +11,12 @@ from ..func._batched import BatchedTensor
 
 def concrete(t: Tensor) -> np.ndarray | None:
     """``t``'s values, seen through grad and jvp wrappers; None under vmap, where a value is
-    one per sample and PyTorch refuses data-dependent checks too."""
+    one per sample and PyTorch refuses data-dependent checks too, and on the meta device,
+    where there are no values (PyTorch's meta kernels skip these checks)."""
     while isinstance(t, WrapperTensor):
         if isinstance(t, BatchedTensor):
             return None
         t = t._inner
+    if t.is_meta:
+        return None
     return t.detach().numpy()

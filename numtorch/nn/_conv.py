@@ -29,6 +29,7 @@ import warnings
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.meta import by_kernel
+from .._core.meta_array import has_values
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop, named
 from .._core.tensor import Tensor
 from .._opdb.samples import S
@@ -165,7 +166,8 @@ def _convolution_input_grad(
     # W^T contiguous (it is small): OpenBLAS runs the GEMM ~10% faster than on the view
     wt = xp.ascontiguousarray(w.transpose(0, 2, 1))
     d = len(kernel)
-    if d > 1 and all(st == 1 for st in stride) and xp.isfinite(wt).all():
+    on_grid = d > 1 and all(st == 1 for st in stride) and has_values(wt)
+    if on_grid and xp.isfinite(wt).all():
         return _input_grad_on_grid(xp, grad_output, wt, c, size, kernel, padding, dilation)
     rows = _group_rows(xp, grad_output, groups)
     cols = xp.matmul(wt, rows, out=_scratch(xp, (groups, w.shape[2], rows.shape[2]), rows.dtype))

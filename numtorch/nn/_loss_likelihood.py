@@ -80,6 +80,7 @@ bce_pointwise_p = defop(
     samples=lambda make: [S((make((2, 3), 0.05, 0.95), make((2, 3), 0.0, 1.0)))],
     api="nn._loss_likelihood.bce_pointwise",
     test={"no_oracle": True},  # binary_cross_entropy's is
+    meta=by_kernel,
 )
 bce_pointwise = bce_pointwise_p.fn
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.meta import by_kernel
 from .._core.op import ErrorInput, Op, composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import S
@@ -159,6 +160,7 @@ def _adaptive_max_op(nd: int) -> Op:
         error_samples=_adaptive_errors(nd, "max"),
         api=f"nn.functional.adaptive_max_pool{nd}d",
         autocast="fp32" if nd == 3 else None,  # (PyTorch casts the 3-d pools only)
+        meta=by_kernel,
     )
 
 

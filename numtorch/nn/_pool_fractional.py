@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._core.meta import by_kernel
 from .._core.no_kernel import unless_empty
 from .._core.op import ErrorInput, Op, defop
 from .._core.tensor import Tensor
@@ -260,6 +261,7 @@ def _fractional_op(nd: int) -> Op:
         grad_args=(0,),
         complex32=unless_empty(f"fractional_max_pool{nd}d_out_frame"),  # (its refusing kernel)
         autocast="fp32",
+        meta=by_kernel,
     )
 
 

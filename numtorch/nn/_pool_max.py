@@ -17,6 +17,8 @@ import numpy as np
 
 from .._core.autocast_state import uncast
 from .._core.dispatch import dispatch
+from .._core.meta import by_kernel
+from .._core.meta_array import has_values
 from .._core.no_kernel import unless_empty
 from .._core.op import LINEAR, ErrorInput, Op, defop
 from .._core.tensor import Tensor
@@ -89,7 +91,7 @@ def _first_max(xp, views):
     arg = xp.zeros(values.shape, kind)
     for v in reversed(views[:-1]):
         arg = (v != values) * (arg + kind(1))
-    if values.dtype.kind == "f" and bool(xp.isnan(values).any()):
+    if values.dtype.kind == "f" and has_values(values) and bool(xp.isnan(values).any()):
         for j, v in enumerate(views):
             xp.copyto(arg, kind(j), where=xp.isnan(v))
     return values, arg
@@ -126,14 +128,14 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
     planes, n, m = math.prod(lead), math.prod(size), math.prod(osp)
     g = xp.broadcast_to(grad, lead + osp).reshape(planes, m)
     i = xp.broadcast_to(indices, lead + osp).reshape(planes, m)
-    if check and i.size:
+    if check and i.size and has_values(i):
         bad = (i < 0) | (i >= n)
         if bad.any():
             raise RuntimeError(
                 f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
                 f"{'x'.join(map(str, size if nd > 1 else (*size, 1)))})"  # 1-d runs as 2-d
             )
-    if not check and i.size and int(i.max()) >= n:
+    if not check and i.size and has_values(i) and int(i.max()) >= n:
         g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
     flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
     out = xp.zeros(planes * n, grad.dtype)
@@ -274,6 +276,7 @@ def _max_pool_op(nd: int) -> Op:
         error_samples=_pool_errors(nd, True),
         api=f"nn.functional.max_pool{nd}d",
         autocast="fp32" if nd == 3 else None,  # (PyTorch casts the 3-d pools only)
+        meta=by_kernel,
     )
 
 
@@ -466,6 +469,7 @@ def _max_unpool_op(nd: int) -> Op:
         api=f"nn.functional.max_unpool{nd}d",
         complex32=unless_empty(f"max_unpool{max(nd, 2)}d"),  # (PyTorch's refusing kernel)
         autocast="fp32",  # (the 1-d one is PyTorch's 2-d one)
+        meta=by_kernel,
     )
 
 

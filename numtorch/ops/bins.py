@@ -16,6 +16,8 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
+from .._core.meta import by_kernel
+from .._core.meta_array import has_values
 from .._core.methods import tensor_method
 from .._core.no_kernel import NoKernel, unless_empty
 from .._core.op import VARIADIC, ErrorInput, defop
@@ -38,7 +40,7 @@ def _bisect(xp, bd, val, right: bool, sorter=None):
     hi = xp.full(val.shape, m, dtype=np.int64)
     for _ in range(max(int(m), 1).bit_length() + 1):
         active = lo < hi
-        if not active.any():
+        if has_values(active) and not active.any():
             break
         mid = lo + ((hi - lo) >> 1)
         at = xp.minimum(mid, m - 1)
@@ -100,7 +102,11 @@ def _searchsorted(xp, sorted_sequence, input, sorter=None, out_int32=False, righ
                 "torch.searchsorted(): boundary and sorter must have the same size, but got "
                 f"boundary tensor {list(bd.shape)}and got sorter tensor {list(sorter.shape)}"
             )
-        if sorter.size and (sorter.min() < 0 or sorter.max() >= bd.shape[-1]):
+        if (
+            sorter.size
+            and has_values(sorter)
+            and (sorter.min() < 0 or sorter.max() >= bd.shape[-1])
+        ):
             raise RuntimeError("torch.searchsorted(): sorter index out of range")
     if bd.ndim == 1:  # every value searches the one row
         flat = val.reshape(1, -1)
@@ -210,6 +216,7 @@ searchsorted_p = defop(
     # (PyTorch reaches no kernel for empty values)
     no_kernel=NoKernel("bc", "searchsorted_out_cpu", inputs=(0, 1), when=_has_values),
     complex32=unless_empty("searchsorted_out_cpu", at=1),
+    meta=by_kernel,
 )
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.layout import follow_inputs
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor
@@ -203,6 +204,7 @@ complex_p = defop(
     samples=_parts_samples,
     error_samples=_parts_errors,
     complex32=_parts_complex32,
+    meta=by_kernel,
 )
 
 
@@ -233,6 +235,7 @@ polar_p = defop(
     error_samples=_parts_errors,
     complex32=_parts_complex32,
     autocast="fp32",
+    meta=by_kernel,
 )
 polar = polar_p.fn
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import meta_rules
 from .._core.layout import preserve
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
@@ -305,6 +306,7 @@ median_p = defop(
         NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
         NoKernel("c", "median_cpu"),
     ),
+    meta=meta_rules.to_scalar,
 )
 _raw_median = median_p.fn
 
@@ -380,6 +382,7 @@ nanmedian_p = defop(
     test={"dtypes": FLOATS_INT},
     batch_rule=_nanmedian_rule,
     no_kernel=NoKernel("bc", "median_cpu"),
+    meta=meta_rules.to_scalar,
 )
 _raw_nanmedian = nanmedian_p.fn
 

@@ -16,7 +16,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core.dispatch import dispatch
 from .._core.interpreter import WrapperTensor
-from .._core.meta import value_sized
+from .._core.meta import by_kernel, value_sized
 from .._core.meta_array import MetaArray
 from .._core.methods import tensor_method
 from .._core.no_kernel import NoKernel
@@ -495,6 +495,7 @@ isin_p = defop(
     test={"dtypes": FLOATS_INT},
     out=True,
     complex32=_isin_complex32,
+    meta=by_kernel,
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core import meta_rules
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
 from ..._core.meta import nonzero_sized
@@ -175,6 +176,7 @@ nonzero_static_p = defop(
     out=True,
     methods=True,
     complex32=True,
+    meta=meta_rules.nonzero_static,
 )
 nonzero_static = nonzero_static_p.fn
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core.device import xp_of
+from ..._core.meta_array import has_values
 from ._common import LinAlgError
 
 
@@ -27,7 +28,7 @@ def _chol(xp, m):
     """The Cholesky factor; a NaN pivot fails as a non-positive one does (LAPACK's potrf in
     PyTorch stops there, NumPy's lets it through)."""
     L = xp.linalg.cholesky(m)
-    if m.size and xp.isnan(xp.diagonal(L, axis1=-2, axis2=-1)).any():
+    if m.size and has_values(L) and xp.isnan(xp.diagonal(L, axis1=-2, axis2=-1)).any():
         raise np.linalg.LinAlgError("not positive-definite")
     return L
 

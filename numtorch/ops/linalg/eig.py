@@ -12,6 +12,8 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._core.layout import column_major, contiguous
+from ..._core.meta import by_kernel
+from ..._core.meta_array import has_values
 from ..._core.op import defop
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
@@ -39,11 +41,13 @@ def _eig_call(xp, A, name, vectors=True):
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     _square(name, A)
     finite = xp.isfinite(A).all(axis=(-2, -1))
-    if not vectors and not finite.all():  # geev's result is unspecified there: NaN
+    if (
+        not vectors and has_values(finite) and not finite.all()
+    ):  # geev's result is unspecified there: NaN
         cdtype = _COMPLEX.get(A.dtype, A.dtype)
         w = _eig_call(xp, xp.where(finite[..., None, None], A, 0), name, vectors)[0]
         return xp.where(finite[..., None], w, xp.asarray(complex(np.nan, np.nan), cdtype)), None
-    if not finite.all():
+    if has_values(finite) and not finite.all():
         raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
     cdtype = _COMPLEX.get(A.dtype, A.dtype)
     if A.size == 0:
@@ -193,6 +197,7 @@ linalg_eigvals_p = defop(
     samples=_eig_samples,
     error_samples=lambda make: _shape_errors("linalg.eigvals", make),
     complex32="linalg_eig_out_cpu",  # (eig's kernel, even for an empty batch)
+    meta=by_kernel,
 )
 linalg_eigvals = linalg_eigvals_p.fn
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core import meta_rules
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
 from ..._core.no_kernel import unless_empty
@@ -162,6 +163,7 @@ def _ldl_factor_op(name: str, kernel, nout: int, error_samples):
         samples=_ldl_samples,
         error_samples=error_samples,
         complex32=unless_empty("ldl_factor_kernel_cpu"),  # (PyTorch's kernel)
+        meta=meta_rules.factor,
     )
 
 
@@ -326,4 +328,5 @@ linalg_ldl_solve_p = defop(
     samples=_ldl_solve_samples,
     error_samples=_ldl_solve_errors,
     complex32="ldl_solve_kernel_cpu",  # (PyTorch's kernel)
+    meta=meta_rules.factor_solve,
 )

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ..._core import meta_rules
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major, contiguous
 from ..._core.methods import tensor_methods
@@ -447,6 +448,7 @@ def _lu_factor_op(name: str, kernel, nout: int):
         samples=_lu_samples,
         error_samples=_lu_factor_errors(f"torch.linalg.{name}"),
         complex32=unless_empty("lu_cpu"),  # (PyTorch's kernel that refuses ComplexHalf)
+        meta=meta_rules.factor,
     )
 
 
@@ -477,6 +479,7 @@ lu_unpack_p = defop(
     batch_rule=_lu_unpack_rule,
     node_name="LuUnpackBackward0",
     complex32=_lu_unpack_complex32,
+    meta=meta_rules.lu_unpack,
 )
 _lu_unpack = lu_unpack_p.fn
 
@@ -501,6 +504,7 @@ linalg_lu_p = defop(
     batch_rule=_stacked(),
     node_name="LinalgLuBackward0",
     complex32=unless_empty("lu_cpu"),  # (PyTorch's kernel that refuses ComplexHalf)
+    meta=meta_rules.lu,
 )
 
 
@@ -698,6 +702,7 @@ linalg_lu_solve_p = defop(
     samples=_lu_solve_samples,
     error_samples=_lu_solve_errors,
     complex32="linalg.lu_solve_cpu",  # (PyTorch's kernel, so named)
+    meta=meta_rules.factor_solve,
 )
 linalg_lu_solve = linalg_lu_solve_p.fn
 

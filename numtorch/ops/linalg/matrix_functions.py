@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core import meta_rules
 from ..._core.op import defop
 from ..._opdb.samples import S
 from ..creation import zeros_like
@@ -100,5 +101,6 @@ linalg_matrix_exp_p = defop(
     methods=("matrix_exp",),
     test=_CX,
     complex32=_matrix_exp_complex32,
+    meta=meta_rules.square_like,
 )
 linalg_matrix_exp = linalg_matrix_exp_p.fn

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core import meta_rules
 from ..._core.dispatch import dispatch
 from ..._core.layout import column_major
+from ..._core.meta import by_kernel
 from ..._core.no_kernel import unless_empty
 from ..._core.op import NoKernel, defop
 from ..._opdb.samples import ErrorInput as E
@@ -121,6 +123,7 @@ linalg_solve_triangular_p = defop(
     error_samples=_linalg_solve_triangular_error_samples,
     test=_CX,
     complex32="triangular_solve_cpu",  # (PyTorch's kernel)
+    meta=meta_rules.solve_triangular,
 )
 linalg_solve_triangular = linalg_solve_triangular_p.fn
 
@@ -185,5 +188,6 @@ linalg_cholesky_p = defop(
     error_samples=_linalg_cholesky_error_samples,
     complex32=unless_empty("cholesky_cpu"),  # (PyTorch's kernel)
     autocast="fp32",
+    meta=by_kernel,
 )
 linalg_cholesky = linalg_cholesky_p.fn

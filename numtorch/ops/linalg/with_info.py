@@ -121,6 +121,7 @@ linalg_cholesky_ex_p = defop(
     error_samples=_linalg_cholesky_ex_error_samples,
     complex32=unless_empty("cholesky_cpu"),  # (PyTorch's kernel)
     autocast="fp32",
+    meta=by_kernel,
 )
 linalg_cholesky_ex = linalg_cholesky_ex_p.fn
 
