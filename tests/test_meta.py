@@ -137,8 +137,59 @@ def _factories(lib):
     )
 
 
+def _bfloat16(lib):
+    x = lib.randn(4, 6, device="meta", dtype=lib.bfloat16)
+    w = lib.randn(6, 3, device="meta", dtype=lib.bfloat16)
+    y = (x @ w).softmax(-1)
+    return y, y.sum(0), x.float(), x * 2.5, lib.nn.functional.gelu(x), y.argmax(-1)
+
+
+def _cross_entropy_backward(lib):
+    x = lib.randn(4, 10, device="meta", requires_grad=True)
+    t = lib.zeros(4, dtype=lib.long, device="meta")
+    lib.nn.functional.cross_entropy(x, t).backward()
+    return x.grad
+
+
+def _losses(lib):
+    f = lib.nn.functional
+    x, t = lib.rand(3, 4, device="meta"), lib.zeros(3, dtype=lib.long, device="meta")
+    return (
+        f.binary_cross_entropy(x, lib.rand(3, 4, device="meta")),
+        f.multi_margin_loss(x, t),
+        f.multilabel_margin_loss(x, lib.zeros(3, 4, dtype=lib.long, device="meta")),
+        f.embedding_bag(lib.zeros(2, 3, dtype=lib.long, device="meta"), x),
+        f.nll_loss(x.log_softmax(-1), t, reduction="none"),
+    )
+
+
+def _value_free(lib):
+    """Ops whose CPU kernels read values (a check, a sign fix, a range) on shapes alone."""
+    x = lib.randn(3, 5, device="meta")
+    i = lib.zeros(3, 2, dtype=lib.long, device="meta")
+    return (
+        x.sign(),
+        x.round(decimals=1),
+        x.amax(1),
+        x.remainder(2),
+        lib.nn.functional.hardtanh(x),
+        lib.special.chebyshev_polynomial_t(x, 3),
+        x.gather(1, i),
+        x.scatter_add(1, i, x[:, :2]),
+        x.sort(1),
+        x.topk(2),
+        lib.fft.rfft(x),
+        lib.linalg.inv(lib.randn(2, 4, 4, device="meta")),
+        lib.nn.functional.max_pool2d(lib.randn(1, 2, 6, 6, device="meta"), 2),
+    )
+
+
 PROGRAMS = [
     _linear,
+    _bfloat16,
+    _cross_entropy_backward,
+    _losses,
+    _value_free,
     _mlp,
     _conv,
     _embedding,
@@ -227,6 +278,45 @@ def test_errors_match_torch(prog):
 
 def test_cpu_scalar_tensor_mixes_with_meta():
     _same(lambda lib: lib.ones(2, 3, device="meta") + lib.tensor(1.0))
+
+
+def _m(lib, *shape, **kw):
+    return lib.ones(*shape, device="meta", **kw)
+
+
+def _c(lib, *shape, **kw):
+    return lib.ones(*shape, **kw)
+
+
+# PyTorch's mixes of a meta and a CPU operand: its matmul family takes them (the result on
+# the device of the operand its meta function allocates from), an index on the CPU is taken;
+# other ops refuse them.
+_MIXES = [
+    lambda lib: lib.mm(_m(lib, 3, 4), _c(lib, 4, 5)),
+    lambda lib: lib.mm(_c(lib, 3, 4), _m(lib, 4, 5)),
+    lambda lib: lib.bmm(_m(lib, 2, 3, 4), _c(lib, 2, 4, 5)),
+    lambda lib: lib.bmm(_c(lib, 2, 3, 4), _m(lib, 2, 4, 5)),
+    lambda lib: lib.matmul(_m(lib, 2, 3, 4), _c(lib, 4, 5)),
+    lambda lib: lib.matmul(_c(lib, 4), _m(lib, 4, 5)),
+    lambda lib: _m(lib, 3, 4)[lib.tensor([0, 2])],
+    lambda lib: _m(lib, 3, 4).index_select(1, lib.tensor([0, 2])),
+    lambda lib: _m(lib, 3, 4).gather(0, lib.zeros(2, 4, dtype=lib.long)),
+    lambda lib: lib.mv(_m(lib, 3, 4), _c(lib, 4)),
+    lambda lib: lib.dot(_c(lib, 4), _m(lib, 4)),
+    lambda lib: lib.outer(_m(lib, 3), _c(lib, 4)),
+    lambda lib: lib.cat([_m(lib, 3), _c(lib, 4)]),
+    lambda lib: lib.where(_m(lib, 3) > 0, _m(lib, 3), _c(lib, 3)),
+]
+
+
+@pytest.mark.parametrize("prog", _MIXES)
+def test_meta_and_cpu_operands_mix_as_in_torch(prog):
+    try:
+        prog(torch)
+    except RuntimeError:
+        assert_same_error(prog)
+    else:
+        _same(prog)
 
 
 def test_op_without_a_rule_raises_not_implemented():
@@ -355,6 +445,8 @@ def _run(lib, fn, s, conv):
 
 ORACLE = [op for op in ops_with_samples() if not op.test.no_oracle]
 RULED = [pytest.param(op, id=op.name) for op in ORACLE if op.meta is not None]
+# Composites run on meta through the rules of the ops they call.
+COMPOSED = [pytest.param(op, id=op.name) for op in ORACLE if op.composite or op.impl]
 UNRULED = [
     pytest.param(op, id=op.name)
     for op in ORACLE
@@ -367,11 +459,23 @@ UNRULED = [
 _VALUE_SIZED = [op for op in ORACLE if op.meta in (value_sized, nonzero_sized)]
 
 
-@pytest.mark.parametrize("op", RULED)
-def test_op_with_a_rule_matches_torch_meta(op):
+# Ops where some sample PyTorch runs on meta differs here, and why.
+_DIFFERS = {
+    # PyTorch's meta function differs from its own CPU kernel, which numtorch follows
+    "multi_margin_loss": "torch's meta gives (1,) for a 1-d input unreduced; its CPU ()",
+    "multilabel_margin_loss": "torch's meta gives (1,) for a 1-d input unreduced; its CPU ()",
+    "native_batch_norm": "torch's meta saves (C,) statistics in eval; its CPU kernel (0,)",
+    # numtorch reads what PyTorch keeps in its storage's metadata
+    "as_strided": "the storage offset is read from the array's address",
+    "as_strided_copy": "the storage offset is read from the array's address",
+    "segment_reduce": "the segments' lengths are read as Python ints",
+}
+
+
+def _matches_torch_meta(op, dtype=None):
     """Every sample PyTorch runs on meta gives the same shapes and dtypes here."""
     checked = 0
-    for s in samples(op, op.test.dtypes[0]):
+    for s in samples(op, dtype or op.test.dtypes[0]):
         try:
             ref = _run(torch, resolve(torch, op.oracle or op.api), s, to_torch)
         except Exception:  # (PyTorch's meta kernel refuses it, or the sample is an error)
@@ -380,7 +484,34 @@ def test_op_with_a_rule_matches_torch_meta(op):
         g, r = _sig(got, nt.Tensor), _sig(ref, torch.Tensor)
         assert [x[:2] for x in g] == [x[:2] for x in r], f"{op.name} {s}"
         checked += 1
-    assert checked or op in _VALUE_SIZED, op.name
+    return checked
+
+
+@pytest.mark.parametrize("op", RULED)
+def test_op_with_a_rule_matches_torch_meta(op):
+    assert _matches_torch_meta(op) or op in _VALUE_SIZED, op.name
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(op, id=op.name)
+        for op in ORACLE
+        if "bfloat16" in op.test.dtypes and (op.meta or op.composite or op.impl)
+    ],
+)
+def test_bfloat16_matches_torch_meta(op):
+    """bfloat16 operands compute in float32 and give bfloat16, as PyTorch's kernels."""
+    _matches_torch_meta(op, "bfloat16")
+
+
+@pytest.mark.parametrize("op", COMPOSED)
+def test_composite_matches_torch_meta(op):
+    if op.name in _DIFFERS:
+        with pytest.raises((AssertionError, NotImplementedError)):
+            _matches_torch_meta(op)
+    else:
+        _matches_torch_meta(op)
 
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in _VALUE_SIZED])

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import dtype as dt
 from . import meta_funcs  # noqa: F401 (answers more NumPy functions on meta arrays)
 from .layout import column_major, contiguous, follow_inputs, number_first_contiguous, preserve
 from .messages import alloc_message, broadcast_message, result_shape
@@ -199,6 +200,55 @@ def _devices_agree(arrays: list) -> None:
                     raise RuntimeError("Tensor on device cpu is not on the expected device meta!")
 
 
+def _recast(a: MetaArray, dtype) -> MetaArray:
+    """``a``'s layout in another dtype (its byte strides rescaled)."""
+    d = np.dtype(dtype)
+    return MetaArray(a.shape, d, tuple(s * d.itemsize // a.itemsize for s in a.strides))
+
+
+def _reduced_operands(arrays: list, attrs: dict) -> bool:
+    for a in arrays:
+        if (type(a) is MetaArray or type(a) is np.ndarray) and a.dtype in dt.REDUCED_NP:
+            return True
+        if isinstance(a, (list, tuple)) and _reduced_operands(a, {}):
+            return True
+    return getattr(attrs.get("dtype"), "np", None) in dt.REDUCED_NP
+
+
+def _reduced(op, rule: Callable, arrays: list, attrs: dict):
+    """A rule on bfloat16, float8 or complex32 operands (or ``dtype=`` asking for one) as
+    PyTorch's kernels compute them: in float32 (complex64), a result of that dtype being
+    the reduced one, unless another float operand decides the promotion."""
+    ins = [a for a in arrays[: op.nin] if type(a) is MetaArray or type(a) is np.ndarray]
+    kinds = {a.dtype for a in ins if a.dtype in dt.REDUCED_NP}
+    reduced = next(iter(kinds), None)
+    asked = attrs.get("dtype")
+    if asked is not None and getattr(asked, "np", None) in dt.REDUCED_NP:
+        reduced = asked.np
+        attrs = {**attrs, "dtype": dt.from_np(dt.WIDE[reduced])}
+    elif asked is not None:
+        reduced = None
+    if reduced == dt.BF16 and op.no_bfloat16:
+        raise dt.not_implemented(op.no_bfloat16, dt.bfloat16)
+    mixed = len(kinds) > 1 or any(
+        a.dtype.kind in "fc" and a.dtype not in dt.REDUCED_NP for a in ins
+    )
+    wide = [
+        _recast(a, dt.WIDE[a.dtype]) if type(a) is MetaArray and a.dtype in dt.REDUCED_NP else a
+        for a in arrays
+    ]
+    out = rule(op, wide, attrs)
+    if reduced is None or mixed:
+        return out
+
+    def narrow(o):
+        if type(o) is MetaArray and o.dtype == dt.WIDE[reduced]:
+            return _recast(o, reduced)
+        return o
+
+    return narrow(out) if op.nout == 1 else tuple(narrow(o) for o in out)
+
+
 def run_meta(op, arrays: list, attrs: dict):
     """An op call with a meta operand: the op's metadata rule (see module doc)."""
     rule: Callable | None = op.meta
@@ -207,6 +257,8 @@ def run_meta(op, arrays: list, attrs: dict):
     if not getattr(rule, "mixes_devices", False):
         _devices_agree(arrays[: op.nin])
     try:
+        if not op.view and _reduced_operands(arrays[: op.nin], attrs):
+            return _reduced(op, rule, arrays, attrs)
         return rule(op, arrays, attrs)
     except NoData as e:
         raise no_rule(op) from e

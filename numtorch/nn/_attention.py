@@ -147,7 +147,7 @@ def scaled_dot_product_attention(
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
     bias, dead = _bias(attn_mask, is_causal, n_q, n_k, query)
     keep = None
-    if dead is not None and (type(dead) is not Tensor or bool(dead.any())):
+    if dead is not None and (type(dead) is not Tensor or dead.is_meta or bool(dead.any())):
         bias = where(dead, 0.0, bias)
         keep = dead.logical_not().to(query.dtype)
     scores = (query * scale) @ key.mT

@@ -72,9 +72,9 @@ def block_diag(*tensors):
     for b in blocks:
         r, c = b.shape
         pieces = [
-            zeros((r, left), dtype=dtype),
+            zeros((r, left), dtype=dtype, device=b.device),
             b.to(dtype),
-            zeros((r, cols - left - c), dtype=dtype),
+            zeros((r, cols - left - c), dtype=dtype, device=b.device),
         ]
         parts.append(cat(pieces, 1))
         left += c

@@ -62,7 +62,7 @@ def _scatter_index(
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}"
         )
-    if not values_hidden(index) and index.numel():  # (not readable inside a transform)
+    if not values_hidden(index) and not index.is_meta and index.numel():  # (values unread)
         size = input.shape[d] if nd else 1
         if bool(((index < 0) | (index >= size)).any()):
             raise IndexError("index out of range in self")
