@@ -19,7 +19,7 @@ from .messages import alloc_message, broadcast_message, result_shape
 from .meta import run_meta
 from .meta_array import META_XP
 from .state import state
-from .tensor import Tensor, ViewTensor, _make, _new
+from .tensor import Tensor, _make, _new
 
 _EMPTY: dict = {}
 _ndarray = np.ndarray
@@ -66,17 +66,19 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
         return upcalls.dispatch_mode(op, args, attrs)
     rg = False
     arrays = []
+    # The stored flag, except for a view made stale by an in-place write into its base,
+    # whose flag may change (``_rg``); a stale view that requires grad refreshes in record.
     for a in args:
         if isinstance(a, Tensor):
             arrays.append(a._data)
-            if a._rg:
+            if a._rg_bit or a._base is not None and a._view_ver != a._ver.v and a._rg:
                 rg = True
         elif op.list_inputs and isinstance(a, (list, tuple)):
             sub = []
             for t in a:
                 if isinstance(t, Tensor):
                     sub.append(t._data)
-                    if t._rg:
+                    if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
                         rg = True
                 else:
                     sub.append(t)
@@ -99,9 +101,9 @@ def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     """The output of a view op: shares memory and the version counter with src."""
     if arr.size and not np.may_share_memory(arr, src._data):
         return _make(arr)
-    t = _new(ViewTensor)
+    t = _new(Tensor)
     t._data = arr
-    t._rg = False
+    t._rg_bit = False
     t._grad_fn = None
     t._ver = src._ver
     link_view(t, src, op, attrs, multi)

@@ -6,8 +6,6 @@ this module holds what is about the tensor object itself.
 
 from __future__ import annotations
 
-import copyreg
-import importlib
 import operator
 
 import numpy as np
@@ -167,7 +165,9 @@ class Tensor:
 
     # Hot attributes live in slots; rare ones (grad, hooks, names) in __dict__
     # with class-level defaults, so that creating a tensor writes five fields.
-    __slots__ = ("_data", "_rg", "_grad_fn", "_ver", "_base", "__dict__", "__weakref__")
+    # ``_rg_bit`` is the requires-grad flag as stored; ``_rg`` reads it for everyone but
+    # the dispatcher's loop, after regenerating a stale view's history.
+    __slots__ = ("_data", "_rg_bit", "_grad_fn", "_ver", "_base", "__dict__", "__weakref__")
     _level = 0
     _out_nr = 0
     _hooks = None
@@ -260,12 +260,30 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        _freshen(self, True)
         return self._grad_fn is None
 
     # ----------------------------------------------------------- autograd state
     @property
+    def _rg(self) -> bool:
+        """Whether the tensor requires grad; a view whose base was written in place since
+        it was last used first takes its history from the base's (PyTorch's CopySlices)."""
+        if self._view is not None and self._view_ver != self._ver.v:
+            upcalls.refresh_view(self)
+        return self._rg_bit
+
+    @_rg.setter
+    def _rg(self, value: bool) -> None:
+        self._rg_bit = value
+
+    @property
     def requires_grad(self) -> bool:
-        return self._rg
+        if self._view is not None and self._view_ver != self._ver.v:
+            if self._creation is not None:
+                # As PyTorch: the base's flag, with no regeneration (that refuses the view).
+                return self._rg_bit or self._view[0].requires_grad
+            upcalls.refresh_view(self)
+        return self._rg_bit
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -287,6 +305,7 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        _freshen(self, True)
         fn = self._grad_fn
         if fn is not None and fn._lazy:  # a node whose name depends on the call: find it
             fn.name()
@@ -555,82 +574,25 @@ class Tensor:
         if self._base is None and self._view is not None:
             # a root laid out anew in place (t_): no longer on its old layout's history
             del self._view
-            if type(self) is ViewTensor:
-                self.__class__ = Tensor
         self._grad_fn = None
         self._rg = False
         return self
 
 
-_rg_slot = Tensor._rg
+def _freshen(t: Tensor, strict: bool = False) -> None:
+    """Regenerate a view's history if an in-place write into its base made it stale (a
+    root laid out anew in place, ``t_``, counts as a view of its old layout); ``strict``:
+    for its grad_fn, refused for some views even in no_grad mode (``rebase._refresh``)."""
+    if t._view is not None and t._view_ver != t._ver.v:
+        upcalls.refresh_view(t, strict)
 
-
-class Renamed(type):
-    """The class of an internal tensor class that shows PyTorch's name (``type(view)`` is
-    ``torch.Tensor`` there, so its name must read ``Tensor``). Pickling such a class
-    finds it by its own name: by the shown one it would find another class."""
-
-
-def named_as(cls: Renamed, name: str) -> Renamed:
-    """Show ``cls`` as ``name`` (``__name__``, ``__qualname__``, ``object``'s texts)."""
-    cls._own_name = cls.__qualname__
-    cls.__name__ = cls.__qualname__ = name
-    return cls
-
-
-def _class_named(module: str, name: str) -> type:
-    return getattr(importlib.import_module(module), name)
-
-
-copyreg.pickle(Renamed, lambda cls: (_class_named, (cls.__module__, cls._own_name)))
-
-
-class ViewTensor(Tensor, metaclass=Renamed, internal=True):
-    """A view: after an in-place write anywhere on its base, its autograd state is
-    regenerated from the base's history before it is used again."""
-
-    __slots__ = ()
-
-    @property
-    def _rg(self) -> bool:
-        if self._view_ver != self._ver.v:
-            upcalls.refresh_view(self)
-        return _rg_slot.__get__(self)
-
-    @_rg.setter
-    def _rg(self, value: bool) -> None:
-        _rg_slot.__set__(self, value)
-
-    @property
-    def grad_fn(self):
-        if self._view_ver != self._ver.v:
-            upcalls.refresh_view(self, True)
-        return Tensor.grad_fn.fget(self)
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.grad_fn is None
-
-    @property
-    def requires_grad(self) -> bool:
-        if self._creation is not None and self._view_ver != self._ver.v:
-            # As PyTorch: the base's flag, with no regeneration (that refuses the view).
-            return _rg_slot.__get__(self) or self._view[0].requires_grad
-        return self._rg
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
-
-
-named_as(ViewTensor, "Tensor")
 
 _new = object.__new__
 
 
 def _init(t: Tensor, data) -> None:
     t._data = data
-    t._rg = False
+    t._rg_bit = False
     t._grad_fn = None
     t._ver = VersionCounter()
     t._base = None
@@ -640,7 +602,7 @@ def _make(data) -> Tensor:
     """A fresh level-0 tensor over an array (no copy)."""
     t = _new(Tensor)
     t._data = data
-    t._rg = False
+    t._rg_bit = False
     t._grad_fn = None
     t._ver = VersionCounter()
     t._base = None
@@ -651,7 +613,7 @@ def _wrap_view_of(src: Tensor, data) -> Tensor:
     """A tensor sharing src's memory and version counter, outside autograd (detach)."""
     t = _new(Tensor)
     t._data = data
-    t._rg = False
+    t._rg_bit = False
     t._grad_fn = None
     t._ver = src._ver
     t._base = None
@@ -660,7 +622,7 @@ def _wrap_view_of(src: Tensor, data) -> Tensor:
 
 def _rebuild(arr, rg):
     t = _make(np.array(arr))
-    t._rg = rg
+    t._rg_bit = rg
     return t
 
 

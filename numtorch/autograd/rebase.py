@@ -9,7 +9,7 @@ from .._core import upcalls
 from .._core.inplace import view_write_error
 from .._core.interpreter import untraced
 from .._core.state import state
-from .._core.tensor import Tensor, _new, _rg_slot
+from .._core.tensor import Tensor, _new
 from ..ops.views import dim_order, view_replay, view_scatter_p
 from .node import CopySlices, copy_slices
 from .node_classes import node_class
@@ -117,7 +117,7 @@ def _refresh(view: Tensor, strict: bool = False) -> None:
             fresh = view_replay(root, chain, dim_order(root))
     finally:
         state.grad_enabled = prev
-    _rg_slot.__set__(view, True)
+    view._rg_bit = True
     view._grad_fn = fresh._grad_fn
     view._out_nr = 0
 
@@ -138,7 +138,7 @@ def relayout(self: Tensor, view: Tensor, old, renumber: int) -> None:
     the in-place overload's name, and its view chain gains the op. A root with history
     becomes a view of a hidden tensor that keeps its old layout and history, which its
     older views, whose chains start from that layout, then hang on (``_resolve``)."""
-    fn = view._grad_fn if _rg_slot.__get__(view) else None  # (no refresh: view is current)
+    fn = view._grad_fn if view._rg_bit else None  # (no refresh: view is current)
     if fn is not None:
         name = fn.name()
         stem = name.rstrip("0123456789")
@@ -158,7 +158,6 @@ def relayout(self: Tensor, view: Tensor, old, renumber: int) -> None:
         if self._out_nr:
             keep._out_nr = self._out_nr
         root = keep
-        self.__class__ = type(view)
     if fn is not None:  # (retain_grad stays with the old node: self.grad has the old layout)
         self._grad_fn, self._rg = fn, True
         if self._out_nr:

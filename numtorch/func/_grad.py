@@ -18,7 +18,7 @@ from .._core.interpreter import Interpreter, WrapperTensor
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
-from .._core.tensor import Tensor, ViewTensor, named_as
+from .._core.tensor import Tensor
 from ..autograd.engine import run_backward
 from ..autograd.rebase import rehistory
 from ..autograd.record import record
@@ -41,16 +41,6 @@ class GradTrackingTensor(WrapperTensor):
         return f"GradTrackingTensor(lvl={self._level}, value=\n    {inner}\n)"
 
     __str__ = __repr__
-
-
-class GradTrackingView(GradTrackingTensor, ViewTensor):
-    """A view at a grad level: after an in-place write on its base, its history is
-    regenerated from the base's (as for views at level 0)."""
-
-    __slots__ = ()
-
-
-named_as(GradTrackingView, "GradTrackingTensor")
 
 
 _NO_SAVED_HOOKS = disable_saved_tensors_hooks(
@@ -112,12 +102,12 @@ class GradInterpreter(Interpreter):
         if op.view and isinstance(src, GradTrackingTensor) and src._interp is self:
             if op.nout == 1:  # a view where the inner op gave one (not where it copied)
                 if out._ver is src._ver:
-                    res = GradTrackingView._new(out, self)
+                    res = GradTrackingTensor._new(out, self)
                     link_view(res, src, op, attrs)
                 else:
                     res = self.wrap(out)
             else:  # several views (split): each linked as the view that gives it
-                res = tuple(GradTrackingView._new(o, self) for o in out)
+                res = tuple(GradTrackingTensor._new(o, self) for o in out)
                 for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
                     link_view(r, src, v, va, True)
         elif op.nout == 1:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 import numtorch
-from numtorch._core.tensor import Renamed
 
 __all__ = ["assert_allclose", "assert_close"]
 
@@ -141,17 +140,9 @@ def _tensor_report(actual, expected, close, rtol, atol) -> str:
     )
 
 
-def _public_type(x) -> type:
-    """The class PyTorch would show: numtorch's internal view class reads as Tensor."""
-    cls = type(x)
-    while isinstance(cls, Renamed):
-        cls = cls.__mro__[1]
-    return cls
-
-
 def _type_text(x) -> str:
     """``<class '...'>`` as PyTorch would print it: numtorch's classes under torch's names."""
-    cls = _public_type(x)
+    cls = type(x)
     if cls is numtorch.Tensor:
         return "<class 'torch.Tensor'>"
     name = f"{cls.__module__}.{cls.__qualname__}"
@@ -226,7 +217,7 @@ def _as_tensor(x):
 
 
 def _compare_tensors(actual, expected, path, *, allow_subclasses, rtol, atol, **flags) -> None:
-    kind_a, kind_e = _public_type(actual), _public_type(expected)
+    kind_a, kind_e = type(actual), type(expected)
     if not (issubclass(kind_a, kind_e) or issubclass(kind_e, kind_a)):
         raise _NotMine
     if not allow_subclasses and kind_a is not kind_e:
