@@ -6,9 +6,12 @@ print, eagerly and under torch.func.grad and vmap(grad)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
+from opdb import resolve
 from twolibs import (
     arr,
     assert_close,
@@ -17,9 +20,13 @@ from twolibs import (
     assert_same_outcome,
     lib_of,
     run,
+    tensor_leaves,
+    to_lib,
 )
 
 import numtorch as nt
+from numtorch._core.op import REGISTRY
+from numtorch._opdb.samples import Maker
 
 # ==================================================================
 # Found by issue 14's second fuzz round.
@@ -1246,3 +1253,117 @@ def test_as_strided_on_detached_views(make, size, stride, offset):
         return got, x
 
     assert_same(prog, np.arange(16.0).reshape(4, 4))
+
+
+# ==================================================================
+# Issue 33 item 10: a view is a plain Tensor (``type(x[0]) is torch.Tensor``), as are
+# the results of ops on and views of a Parameter; a library may test the exact type.
+def _public_types(out) -> list:
+    """The classes of a result's tensors under names both libraries share."""
+    names = {
+        nt.Tensor: "Tensor",
+        torch.Tensor: "Tensor",
+        nt.nn.Parameter: "Parameter",
+        torch.nn.Parameter: "Parameter",
+    }
+    return [
+        names.get(type(t), repr(type(t))) for t in tensor_leaves(out, (nt.Tensor, torch.Tensor))
+    ]
+
+
+# How the tensor an op is applied to is made: a plain tensor, one that requires grad, a
+# Parameter, and a view of each (so that the op's result is a view of a view).
+_SOURCES = {
+    "plain": lambda L, x: x,
+    "requires_grad": lambda L, x: x.requires_grad_(),
+    "parameter": lambda L, x: L.nn.Parameter(x),
+    "view_of_plain": lambda L, x: x.view(x.shape),
+    "view_of_parameter": lambda L, x: L.nn.Parameter(x).view(x.shape),
+}
+_MODES = {
+    "grad": lambda L: contextlib.nullcontext(),
+    "no_grad": lambda L: L.no_grad(),
+    "inference_mode": lambda L: L.inference_mode(),
+}
+_VIEW_OPS = [op for op in REGISTRY.values() if op.view and op.samples and not op.test.no_oracle]
+
+
+def _view_sample_dtype(op) -> str:
+    floats = [d for d in op.test.dtypes if "float" in d or "complex" in d]
+    return "float32" if "float32" in floats else floats[0]
+
+
+@pytest.mark.parametrize("op", _VIEW_OPS, ids=lambda op: op.name)
+def test_every_view_op_gives_the_type_pytorch_gives(op):
+    assert len(_VIEW_OPS) >= 20  # (the sweep found the registry's view ops)
+    fn = {nt: resolve(nt, op.api), torch: resolve(torch, op.oracle or op.api)}
+    for s in list(op.samples(Maker(_view_sample_dtype(op), 0)))[:3]:
+        for source, make in _SOURCES.items():
+            for mode, enter in _MODES.items():
+
+                def prog(L, x, *rest, make=make, enter=enter):
+                    x = make(L, x)
+                    with enter(L):
+                        out = fn[L](x, *rest, **to_lib(L, s.kwargs))
+                    return _public_types(out), type(out) is L.Tensor
+
+                got = run(prog, nt, *s.args)
+                want = run(prog, torch, *s.args)
+                assert got == want, (s.name, source, mode, got, want)
+                assert got[0], (s.name, source, mode)  # (the program saw a tensor)
+
+
+_TYPE_PROGRAMS = {
+    "x[0]": lambda L, x, p: x[0],
+    "x[0][1:]": lambda L, x, p: x[0][1:],
+    "x.T": lambda L, x, p: x.T,
+    "x.mT": lambda L, x, p: x.mT,
+    "x.detach()": lambda L, x, p: x.detach(),
+    "x.real": lambda L, x, p: x.real,
+    "x.view_as(x)": lambda L, x, p: x.view_as(x),
+    "x.as_strided": lambda L, x, p: x.as_strided((2, 2), (1, 2)),
+    "x.chunk(2)": lambda L, x, p: x.chunk(2),
+    "x.unfold": lambda L, x, p: x.unfold(1, 2, 1),
+    "x.swapaxes": lambda L, x, p: x.swapaxes(0, 1),
+    "x[None, ..., 1]": lambda L, x, p: x[None, ..., 1],
+    "p * 2": lambda L, x, p: p * 2,
+    "p[0]": lambda L, x, p: p[0],
+    "p.t()": lambda L, x, p: p.t(),
+    "p.view(-1)": lambda L, x, p: p.view(-1),
+    "p.detach()": lambda L, x, p: p.detach(),
+    "p.data": lambda L, x, p: p.data,
+    "p.unbind()": lambda L, x, p: p.unbind(),
+    "p.t()[0].unsqueeze(0)": lambda L, x, p: p.t()[0].unsqueeze(0),
+}
+
+
+@pytest.mark.parametrize("name", list(_TYPE_PROGRAMS))
+def test_views_and_results_of_parameters_are_plain_tensors(name):
+    def prog(L, x):
+        p = L.nn.Parameter(x.clone())
+        out = _TYPE_PROGRAMS[name](L, x, p)
+        return _public_types(out), type(out) is L.Tensor
+
+    assert_same_outcome(prog, arr(3, 4))
+    assert run(prog, nt, arr(3, 4))[0]
+
+
+def test_a_stale_view_and_a_root_laid_out_anew_keep_their_types():
+    # an in-place write into the base regenerates a view's history, never its class; an
+    # in-place view op (t_) keeps a tensor's class (a Parameter stays one)
+    def prog(L, x):
+        b = x.requires_grad_() * 1
+        v, w = b[0], b.t()
+        b.mul_(2)
+        v.add_(1)
+        p = L.nn.Parameter(x.detach().clone())
+        with L.no_grad():
+            p.t_()
+            p.unsqueeze_(0)
+        r = x * 1
+        r.t_()
+        out = [v, w, b, p, r, w[0]]
+        return _public_types(out), [t.grad_fn.name() for t in out if t.grad_fn is not None]
+
+    got = assert_same_outcome(prog, arr(3, 4))
+    assert got[0] == ["Tensor"] * 3 + ["Parameter"] + ["Tensor"] * 2
