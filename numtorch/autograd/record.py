@@ -57,7 +57,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
                     "complex dtype."
                 )
             outputs._grad_fn = node
-            outputs._rg = True
+            outputs._rg_bit = True
         elif not op.conversion and _any_requires_grad(args):
             # PyTorch refuses a non-float result of a node (a conversion's, or a copy_ into
             # an integer tensor's, just leaves autograd)
@@ -75,7 +75,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
                         "with complex dtype."
                     )
                 o._grad_fn = node
-                o._rg = True
+                o._rg_bit = True
                 if k:
                     o._out_nr = k
         node._out_meta = tuple(out_meta)
@@ -101,6 +101,11 @@ class _Untracked(Exception):
 _LINKERS: dict = {}  # op -> its linker at level 0
 _LEVEL_LINKERS: dict = {}  # op -> its linker on a grad level
 _SKIP = object()  # an input with no edge (a number, where PyTorch has no wrapped tensor)
+
+
+# An input's requires-grad flag: the slot, or for a view (or a root laid out anew, t_)
+# the property, which first regenerates its history if a write into its base made it stale.
+_RG = "({0}._rg_bit if {0}._view is None else {0}._rg)"
 
 
 def _make_linker(op, level: bool):
@@ -142,7 +147,8 @@ def _make_linker(op, level: bool):
                     (" and t is not u", f"t, u in zip({a}, b{i})") if level else ("", f"t in {a}")
                 )
                 lines.append(
-                    f"    e{i} = [_edge(t) if isinstance(t, Tensor) and t._rg{mine} else _NO_EDGE"
+                    f"    e{i} = [_edge(t) if isinstance(t, Tensor) and {_RG.format('t')}{mine}"
+                    f" else _NO_EDGE"
                     f" for {each}]"
                 )
                 if save:
@@ -165,7 +171,9 @@ def _make_linker(op, level: bool):
         ]
         if f is not None:
             lines += [
-                f"        if {a}._rg and {a} is not b{i}:" if level else f"        if {a}._rg:",
+                f"        if {_RG.format(a)} and {a} is not b{i}:"
+                if level
+                else f"        if {_RG.format(a)}:",
                 f"            fn = {a}._grad_fn",
                 f"            e{i} = (fn, {a}._out_nr) if fn is not None else (_acc({a}), 0)",
             ]
