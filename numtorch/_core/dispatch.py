@@ -68,6 +68,7 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     arrays = []
     # The stored flag, except for a view made stale by an in-place write into its base,
     # whose flag may change (``_rg``); a stale view that requires grad refreshes in record.
+    # (A root laid out anew by t_, stale like a view, has no _base but always requires grad.)
     for a in args:
         if isinstance(a, Tensor):
             arrays.append(a._data)
