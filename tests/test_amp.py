@@ -630,3 +630,66 @@ def test_rms_norm_in_bfloat16():
     ours, theirs = run_both(prog, f32(2, 3))
     assert ours.dtype == nt.bfloat16
     assert_close(ours, theirs, **BF16_TOL)
+
+
+# ---------------------------------------- GradScaler with optimizers that unscale themselves
+FUSED = {
+    "Adam": {},
+    "AdamW": {"weight_decay": 0.1},
+    "SGD": {"momentum": 0.9},
+    "Adagrad": {},
+}
+
+
+def _fused_run(L, name, grads, unscale_first=False):
+    """Fused-optimizer steps under a GradScaler: the scale, the flag, the parameter, its
+    gradient after the step (unscaled in place, or left scaled on an overflow) and the
+    optimizer's state after each step."""
+    w = L.tensor(f32(3), requires_grad=True)
+    opt = getattr(L.optim, name)([w], lr=0.1, fused=True, **FUSED[name])
+    scaler = L.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2)
+    trail = [opt._step_supports_amp_scaling]
+    for g in grads:
+        opt.zero_grad()
+        scaler.scale((w * w * L.tensor(g)).sum()).backward()
+        if unscale_first:
+            scaler.unscale_(opt)
+        scaler.step(opt)
+        state = {k: v.clone() for k, v in opt.state[w].items()}
+        trail.append((scaler.get_scale(), w.detach().clone(), w.grad.clone(), state))
+        trail.append(hasattr(opt, "grad_scale") or hasattr(opt, "found_inf"))
+        scaler.update()
+    return trail, scaler.state_dict()
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+@pytest.mark.parametrize("unscale_first", [False, True])
+def test_grad_scaler_fused_optimizer_unscales_and_skips(name, unscale_first):
+    grads = _grads(6, inf_at=(1, 4))
+    ours, theirs = run_both(lambda L: _fused_run(L, name, grads, unscale_first))
+    assert ours[1] == theirs[1]
+    assert_close(ours[0], theirs[0], **F32_TOL)
+
+
+def test_grad_scaler_passes_itself_to_a_step_that_takes_it():
+    def prog(L):
+        class Custom(L.optim.SGD):
+            _step_supports_amp_scaling = True
+
+            def step(self, closure=None, grad_scaler=None):
+                self.seen = grad_scaler
+                return "stepped"
+
+        w = L.tensor(f32(3), requires_grad=True)
+        opt = Custom([w], lr=0.1)
+        scaler = L.amp.GradScaler("cpu", init_scale=4.0)
+        scaler.scale((w * 2).sum()).backward()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = scaler.step(opt)
+        texts = [(c.category.__name__, str(c.message)) for c in caught]
+        return out, opt.seen is scaler, texts, w.grad.clone()
+
+    ours, theirs = run_both(prog)
+    assert ours[:3] == theirs[:3]
+    assert_close(ours[3], theirs[3])

@@ -5,6 +5,7 @@ where any is inf or NaN; ``update`` backs the scale off after such a step and gr
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections import abc, defaultdict
 from enum import Enum
@@ -201,6 +202,8 @@ class GradScaler:
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
+        if getattr(optimizer, "_step_supports_amp_scaling", False):
+            return self._step_self_scaling(optimizer, state, args, kwargs)
         if state["stage"] is OptState.READY:
             self.unscale_(optimizer)
         if len(state["found_inf_per_device"]) == 0:
@@ -210,6 +213,59 @@ class GradScaler:
             retval = optimizer.step(*args, **kwargs)
         state["stage"] = OptState.STEPPED
         return retval
+
+    def _step_self_scaling(self, optimizer, state: dict, args: tuple, kwargs: dict):
+        """Step an optimizer that unscales its gradients itself: one whose ``step`` takes a
+        ``grad_scaler`` gets this scaler; any other finds the scale and the inf flag in its
+        ``grad_scale`` and ``found_inf`` attributes for the length of the step."""
+        has_grad_scaler_kwarg = "grad_scaler" in inspect.signature(optimizer.step).parameters
+        if has_grad_scaler_kwarg:
+            warnings.warn(
+                "GradScaler is going to stop passing itself as a keyword argument to the passed "
+                "optimizer. In the near future GradScaler registers `grad_scale: Tensor` and "
+                "`found_inf: Tensor` to the passed optimizer and let the optimizer use them "
+                "directly.",
+                FutureWarning,
+                stacklevel=3,
+            )
+            kwargs["grad_scaler"] = self
+        else:
+            if state["stage"] is OptState.READY:
+                self._check_inf_per_device(optimizer)
+            scale = self._get_scale_async()
+            found_inf = sum(
+                t.to(device=scale.device) for t in state["found_inf_per_device"].values()
+            )
+            # an earlier unscale_ leaves the gradients unscaled: the step must not divide again
+            optimizer.grad_scale = (
+                getattr(optimizer, "grad_scale", None)
+                if state["stage"] is OptState.UNSCALED
+                else scale * getattr(optimizer, "grad_scale", 1)
+            )
+            optimizer.found_inf = found_inf
+        retval = optimizer.step(*args, **kwargs)
+        state["stage"] = OptState.STEPPED
+        if not has_grad_scaler_kwarg:
+            del optimizer.grad_scale
+            del optimizer.found_inf
+        return retval
+
+    def _check_inf_per_device(self, optimizer) -> dict:
+        """Record (without unscaling) whether ``optimizer``'s gradients hold an inf or NaN."""
+        _scale, _ = self._check_scale_growth_tracker("_check_inf_per_device")
+        dummy_inv_scale = full((), 1.0, dtype=dt.float32, device=_scale.device)
+        found_inf = full((), 0.0, dtype=dt.float32, device=_scale.device)
+        state = self._per_optimizer_states[id(optimizer)]
+        state["found_inf_per_device"] = self._unscale_grads_(
+            optimizer, dummy_inv_scale, found_inf, True
+        )
+        return state["found_inf_per_device"]
+
+    def _found_inf_per_device(self, optimizer) -> dict:
+        return self._per_optimizer_states[id(optimizer)]["found_inf_per_device"]
+
+    def _get_scale_async(self) -> Tensor | None:
+        return self._scale
 
     def update(self, new_scale: float | Tensor | None = None) -> None:
         """Set the scale for the next iteration: ``new_scale``, or backed off or grown by

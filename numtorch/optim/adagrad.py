@@ -45,7 +45,7 @@ class Adagrad(_PerParameter):
             fused=fused,
         )
         super().__init__(params, defaults)
-        _check_fused(fused, foreach, differentiable)
+        _check_fused(self, fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p].update(self._init_state(p, group))

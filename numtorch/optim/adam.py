@@ -85,7 +85,7 @@ class Adam(_PerParameter):
             decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
-        _check_fused(fused, foreach, differentiable)
+        _check_fused(self, fused, foreach, differentiable)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:
         names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())

@@ -401,12 +401,32 @@ def _check(lr, **values) -> None:
             raise ValueError(f"Invalid {name} value: {value}")
 
 
-def _check_fused(fused, foreach, differentiable) -> None:
+def _check_fused(opt: Optimizer, fused, foreach, differentiable) -> None:
+    """Refuse ``fused`` with ``differentiable`` or ``foreach``; a fused optimizer tells
+    GradScaler that its step unscales the gradients itself (``_step_supports_amp_scaling``)."""
     if fused:
+        opt._step_supports_amp_scaling = True
         if differentiable:
             raise RuntimeError("`fused` does not support `differentiable`")
         if foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _amp_skip(opt: Optimizer, group: dict) -> bool:
+    """For a fused group under GradScaler (which sets ``opt.grad_scale`` and
+    ``opt.found_inf`` around the step): True where the step must be skipped (an inf or
+    NaN was found); otherwise the group's gradients are divided by the scale, in place."""
+    if not group.get("fused"):
+        return False
+    found_inf = getattr(opt, "found_inf", None)
+    if found_inf is not None and bool(found_inf.item()):
+        return True
+    grad_scale = getattr(opt, "grad_scale", None)
+    if grad_scale is not None:
+        for p in group["params"]:
+            if p.grad is not None:
+                p.grad.div_(grad_scale.to(device=p.grad.device))
+    return False
 
 
 def _run_closure(closure: Callable | None):
@@ -507,12 +527,15 @@ class _PerParameter(Optimizer):
         loss = _run_closure(closure)
         for group in self.param_groups:
             lr = group["lr"]
+            skip = _amp_skip(self, group)
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 state = self.state[p]
                 if len(state) == 0:
                     state.update(self._init_state(p, group))
+                if skip:
+                    continue
                 if group.get("capturable") and p.device.type not in self._capturable_devices:
                     raise AssertionError(
                         f"If capturable=True, {self._capturable_what} must be on supported "

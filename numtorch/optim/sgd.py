@@ -8,6 +8,7 @@ from .._core.tensor import Tensor, _make, bump_version
 from .optimizer import (
     Optimizer,
     ParamsT,
+    _amp_skip,
     _arrays,
     _check,
     _check_fused,
@@ -53,7 +54,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        _check_fused(fused, foreach, differentiable)
+        _check_fused(self, fused, foreach, differentiable)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -70,6 +71,8 @@ class SGD(Optimizer):
         loss = _run_closure(closure)
         for group in self.param_groups:
             lr, mu, wd = float(group["lr"]), group["momentum"], group["weight_decay"]
+            if _amp_skip(self, group):
+                continue
             direct = _direct(group)
             for p in group["params"]:
                 grad = p.grad
