@@ -115,6 +115,11 @@ _STORAGE_TYPES = {
     if d not in dt.FLOAT8
 }
 _STORAGE_TYPES["UntypedStorage"] = _StorageType("UntypedStorage", dt.uint8)
+# the storage classes a save names, one per dtype with a typed storage
+_STORAGE_GLOBALS = {
+    d: _Global(f"torch.{d.scalar_name}Storage") for d in dt.ALL if d not in _UNTYPED
+}
+_UNTYPED_STORAGE = _Global("torch.storage.UntypedStorage")
 
 
 # ----------------------------------------------------------------------------- rebuilding
@@ -650,25 +655,63 @@ class _Storages:
         self.records[key] = flat
         d = dt.from_np(flat.dtype)
         if d in _UNTYPED:  # an UntypedStorage counts bytes
-            return ("storage", _Global("torch.storage.UntypedStorage"), key, location, flat.nbytes)
-        stype = _Global(f"torch.{d.scalar_name}Storage")
-        return ("storage", stype, key, location, flat.size)
+            return ("storage", _UNTYPED_STORAGE, key, location, flat.nbytes)
+        return ("storage", _STORAGE_GLOBALS[d], key, location, flat.size)
 
 
-class _Pickler(pickle._Pickler):
+def _prefilled() -> list[tuple[Any, str]]:
+    """Every torch global a save may write, with its dotted name; its place in the list is
+    its memo index in each pickle."""
+    named: list[tuple[Any, str]] = [(g, p) for p, g in _G.items()]
+    named += [(g, f"{g.module}.{g.name}") for g in _STORAGE_GLOBALS.values()]
+    named.append((_UNTYPED_STORAGE, "torch.storage.UntypedStorage"))
+    named += [(d, f"torch.{d.name}") for d in dt.ALL]
+    return named
+
+
+class _Pickler(pickle.Pickler):
     """Pickles tensors, dtypes, devices and sizes as PyTorch does, naming torch's globals
-    without importing torch."""
+    without importing torch. The C pickler checks that a global it writes is importable by
+    its name, so torch's globals never reach it: each pickle starts in a memo that already
+    holds them all, and ``header`` writes the prefix that puts those it used into the
+    unpickler's memo at the same indices (a None in the place of each unused one)."""
+
+    _PREFILLED = _prefilled()
+    _MEMO = {id(obj): (i, obj) for i, (obj, _) in enumerate(_PREFILLED)}
+    _PICKLED_GLOBALS = frozenset((_Global, dt.dtype))
 
     def __init__(self, file, protocol: int, storages: _Storages):
         super().__init__(file, protocol)
+        self.memo = self._MEMO
         self._storages = storages
+        self._used: set[int] = set()
 
     def persistent_id(self, obj):
-        return obj.pid if type(obj) is _PersistentStorage else None
+        # called for every object, memoized ones included: where the globals are seen
+        kind = type(obj)
+        if kind in self._PICKLED_GLOBALS:
+            self._used.add(id(obj))
+        elif kind is _PersistentStorage:
+            return obj.pid
+        return None
+
+    def header(self) -> bytes:
+        """The opcodes that fill the unpickler's memo with the globals this pickle used."""
+        out = []
+        for i, (obj, path) in enumerate(self._PREFILLED):
+            if id(obj) in self._used:
+                module, _, name = path.rpartition(".")
+                out.append(pickle.GLOBAL + f"{module}\n{name}\n".encode())
+            else:
+                out.append(pickle.NONE)
+            out.append(
+                pickle.BINPUT + bytes((i,))
+                if i < 256
+                else pickle.LONG_BINPUT + struct.pack("<I", i)
+            )
+        return b"".join(out)
 
     def reducer_override(self, obj):
-        if isinstance(obj, (_Global, dt.dtype)):
-            return "global"  # written by save_global
         if isinstance(obj, Tensor):
             return self._tensor(obj)
         if isinstance(obj, device):
@@ -676,16 +719,6 @@ class _Pickler(pickle._Pickler):
         if type(obj) is Size:
             return _G["torch.Size"], (tuple(obj),)
         return NotImplemented
-
-    def save_global(self, obj, name=None):
-        if isinstance(obj, dt.dtype):
-            obj_module, obj_name = "torch", obj.name
-        elif isinstance(obj, _Global):
-            obj_module, obj_name = obj.module, obj.name
-        else:
-            return super().save_global(obj, name)
-        self.write(pickle.GLOBAL + f"{obj_module}\n{obj_name}\n".encode())
-        self.memoize(obj)
 
     def _tensor(self, t: Tensor):
         if t._level:
@@ -723,9 +756,10 @@ def save(
         )
     storages = _Storages()
     buf = io.BytesIO()
-    _Pickler(buf, pickle_protocol, storages).dump(obj)
+    pickler = _Pickler(buf, pickle_protocol, storages)
+    pickler.dump(obj)
     records: list[tuple[str, Any]] = [
-        ("data.pkl", buf.getvalue()),
+        ("data.pkl", pickler.header() + buf.getvalue()),
         (".format_version", b"1"),
         (".storage_alignment", str(_ALIGN).encode()),
     ]
