@@ -214,10 +214,22 @@ def test_chrome_trace_is_valid_json(both, tmp_path):
 
 
 def _dispatcher_state():
-    return (upcalls.dispatch_mode, type(state.modes), engine._run_node, engine.accumulate_grad)
+    return (
+        upcalls.dispatch_mode,
+        type(state.modes),
+        engine._run_node,
+        engine.accumulate_grad,
+        upcalls.factory_mode,
+    )
 
 
-ORIGINAL = (aten.call_modes, list, engine._run_node, engine.accumulate_grad)
+ORIGINAL = (
+    aten.call_modes,
+    list,
+    engine._run_node,
+    engine.accumulate_grad,
+    upcalls._plain_factory,
+)
 
 
 def test_profiling_off_leaves_dispatcher_untouched():
@@ -264,7 +276,10 @@ def test_dispatch_modes_still_see_ops_while_profiling():
             y = nt.ones(2) * 3
     assert seen == ["aten.mul.Tensor"]
     assert y.tolist() == [3.0, 3.0]
-    assert _names(p.function_events) == ["aten::mul"]
+    assert [e.name for e in p.function_events if e.cpu_parent is None] == [
+        "aten::ones",
+        "aten::mul",
+    ]
 
 
 def test_inplace_ops_are_named_with_underscore():
@@ -381,3 +396,47 @@ def test_legacy_options():
     assert p.self_cpu_time_total == pytest.approx(p.function_events.self_cpu_time_total)
     assert str(p) == p.function_events.table()
     assert np.isfinite(p.total_average().cpu_time_total)
+
+
+def _top_level(lib, program) -> list:
+    with lib.profiler.profile() as p:
+        program(lib)
+    return [(e.name, _names(e.cpu_children)) for e in p.events() if e.cpu_parent is None]
+
+
+def _factories(lib):
+    lib.ones(2, 3)
+    lib.zeros(2)
+    lib.randn(3)
+    lib.empty(2)
+    lib.full((2,), 1.0)
+    lib.rand(2)
+    lib.arange(5)
+
+
+def test_factory_calls_are_named_as_torch_names_them():
+    ours = [name for name, _ in _top_level(nt, _factories)]
+    theirs = [name for name, _ in _top_level(torch, _factories)]
+    assert ours == theirs == [
+        "aten::ones", "aten::zeros", "aten::randn", "aten::empty", "aten::full", "aten::rand",
+        "aten::arange",
+    ]  # fmt: skip
+
+
+def test_custom_function_forward_is_a_range_named_for_its_class():
+    def program(lib):
+        class MyFn(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = to_lib(lib, arr(3), requires_grad=True)
+        MyFn.apply(x).sum().backward()
+
+    ours, theirs = (dict(_top_level(lib, program)) for lib in (nt, torch))
+    assert ours["MyFn"] == theirs["MyFn"] == ["aten::mul"]
+    assert "autograd::engine::evaluate_function: MyFnBackward" in ours

@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 import functools
 
+from . import upcalls
 from .state import state
 from .tensor import Tensor, _new
 
@@ -227,6 +228,8 @@ def factory(fn):
                 return state.stack[0].factory(fn, args, kwargs)
             if owners:
                 return owners[-1].factory(fn, args, kwargs)
+        if state.modes:
+            return upcalls.factory_mode(fn, args, kwargs)
         return fn(*args, **kwargs)
 
     return call

@@ -41,6 +41,15 @@ compiled_backward = _missing("compiled_backward", "numtorch._dynamo.compiled_aut
 dispatch_mode = _missing("dispatch_mode", "numtorch._core.aten")  # an op call under modes
 
 
+def _plain_factory(fn: Callable, args: tuple, kwargs: dict):
+    return fn(*args, **kwargs)
+
+
+# a factory call (zeros, randn, ...) while state.modes is true (the profiler times it)
+factory_mode = _plain_factory
+_NAMES.add("factory_mode")
+
+
 def provide(**fns: Callable) -> None:
     """Install the functions a higher layer owns (``provide(record=record)``)."""
     for name, fn in fns.items():

@@ -36,6 +36,7 @@ from .._core.tensor import Tensor, _new
 from ..ops.creation import zeros_like
 from . import anomaly_mode
 from .node import Node, _edge, _seq, _zeros_for
+from .profiler_record import named_range
 from .rebase import _rebase
 from .record import _meta
 from .saved import FREED, Saved
@@ -393,7 +394,7 @@ def _eager(args: tuple, attrs: dict) -> tuple:
     needs = tuple(isinstance(a, Tensor) and a._rg for a in inputs)
     ctx = _new_ctx(cls)
     ctx.needs_input_grad = needs
-    with _no_grad():
+    with _no_grad(), named_range(cls.__name__):
         if _is_setup_context_defined(cls.setup_context):
             out = cls.forward(*inputs)
             cls.setup_context(ctx, tuple(inputs), out)

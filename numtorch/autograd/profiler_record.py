@@ -178,6 +178,38 @@ def _observe_op(op, args: tuple, attrs: dict):
     return res
 
 
+def _observe_factory(fn, args: tuple, kwargs: dict):
+    """A factory call (which never reaches the dispatcher) as PyTorch names it
+    (``aten::ones``); the ops it calls are ranges inside it."""
+    name = getattr(fn, "_aten_name", fn.__name__)
+    if type(state.modes) is not _ProfiledModes or name is None:
+        return _saved[3](fn, args, kwargs)
+    r = open_range(f"aten::{name}")
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        close_range(r)
+
+
+class named_range:
+    """A range around a block while a profiler is on (an autograd.Function's forward, named
+    for its class, as PyTorch shows it); nothing otherwise."""
+
+    __slots__ = ("name", "r")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.r: Range | None = None
+
+    def __enter__(self) -> None:
+        if type(state.modes) is _ProfiledModes:
+            self.r = open_range(self.name)
+
+    def __exit__(self, *exc) -> None:
+        if self.r is not None:
+            close_range(self.r)
+
+
 def _observe_node(task, node, grads: list):
     """A backward node's step, as ``autograd::engine::evaluate_function: <node>`` around
     the node's own range."""
@@ -212,8 +244,12 @@ def _observe_accumulate(var, g, create_graph: bool) -> None:
 def start(session: Session) -> None:
     """Turn a session on (the observers go in with the first session)."""
     if not _sessions:
-        _saved[:] = [upcalls.dispatch_mode, *engine.swap_steps(_observe_node, _observe_accumulate)]
-        upcalls.provide(dispatch_mode=_observe_op)
+        _saved[:] = [
+            upcalls.dispatch_mode,
+            *engine.swap_steps(_observe_node, _observe_accumulate),
+            upcalls.factory_mode,
+        ]
+        upcalls.provide(dispatch_mode=_observe_op, factory_mode=_observe_factory)
         state.modes = _ProfiledModes(state.modes)
     _sessions.append(session)
     _update_wants()
@@ -227,7 +263,7 @@ def stop(session: Session) -> None:
         _sessions.remove(session)
     _update_wants()
     if not _sessions and _saved:
-        upcalls.provide(dispatch_mode=_saved[0])
+        upcalls.provide(dispatch_mode=_saved[0], factory_mode=_saved[3])
         engine.swap_steps(_saved[1], _saved[2])
         _saved.clear()
         state.modes = list(state.modes)

@@ -294,6 +294,10 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
+# PyTorch's profiler shows no aten op of their names (their copies and casts instead)
+tensor.__wrapped__._aten_name = as_tensor.__wrapped__._aten_name = None
+
+
 def from_numpy(arr: np.ndarray) -> Tensor:
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
