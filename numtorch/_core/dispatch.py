@@ -15,7 +15,7 @@ from . import autocast_state, scalars, upcalls
 from . import dtype as dt
 from .device import _cuda_used, array_module
 from .interpreter import Kind, raise_escaped
-from .messages import alloc_message, broadcast_message, result_shape
+from .messages import kernel_failure
 from .meta import run_meta
 from .meta_array import META_XP
 from .state import state
@@ -177,9 +177,7 @@ def _run(op, xp, arrays: list, attrs: dict, odt, inputs: list):
             raise
         out = op.kernel(xp, *converted[0], **converted[1])
     except (ValueError, MemoryError) as e:
-        msg = broadcast_message(arrays[: op.nin], e) or alloc_message(
-            e, result_shape(arrays[: op.nin], attrs)
-        )
+        msg = kernel_failure(arrays[: op.nin], attrs, e)
         if msg is None:
             raise
         raise RuntimeError(msg) from None

@@ -40,6 +40,12 @@ def _broadcast_shape(inputs) -> tuple:
         return max(shapes, key=lambda s: math.prod(s), default=())
 
 
+def kernel_failure(inputs, attrs: dict, error: Exception) -> str | None:
+    """PyTorch's text for a kernel's failure on ``inputs`` when NumPy's broadcasting or
+    allocation is what failed (None otherwise)."""
+    return broadcast_message(inputs, error) or alloc_message(error, result_shape(inputs, attrs))
+
+
 _MAX_BYTES = 2**63 - 1
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from . import dtype as dt
 from . import meta_funcs  # noqa: F401 (answers more NumPy functions on meta arrays)
 from .layout import column_major, contiguous, follow_inputs, number_first_contiguous, preserve
-from .messages import alloc_message, broadcast_message, result_shape
+from .messages import kernel_failure
 from .meta_array import META_XP, MetaArray, NoData, c_strides, dense_strides
 
 _NO_FAKE = (
@@ -81,9 +81,7 @@ def by_kernel(op, arrays: list, attrs: dict):
     try:
         out = op.kernel(META_XP, *arrays, **attrs)
     except (ValueError, MemoryError) as e:
-        msg = broadcast_message(arrays[: op.nin], e) or alloc_message(
-            e, result_shape(arrays[: op.nin], attrs)
-        )
+        msg = kernel_failure(arrays[: op.nin], attrs, e)
         if msg is None:
             raise
         raise RuntimeError(msg) from None
