@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..._core.tensor import Tensor
@@ -247,11 +247,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        count = _pruned_count(self.amount, t.nelement())
-        mask = default_mask.clone()
-        if count:
-            mask.view(-1)[topk(rand_like(t).view(-1), k=count).indices] = 0
-        return mask
+        return _unstructured_mask(self.amount, t, default_mask, lambda: rand_like(t), True)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float) -> RandomUnstructured:  # type: ignore[override]
@@ -269,11 +265,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        count = _pruned_count(self.amount, t.nelement())
-        mask = default_mask.clone()
-        if count:
-            mask.view(-1)[topk(t.abs().view(-1), k=count, largest=False).indices] = 0
-        return mask
+        return _unstructured_mask(self.amount, t, default_mask, t.abs, False)
 
     @classmethod
     def apply(  # type: ignore[override]
@@ -367,6 +359,22 @@ class CustomFromMask(BasePruningMethod):
     def apply(cls, module: Module, name: str, mask: Tensor) -> CustomFromMask:  # type: ignore[override]
         """Prune ``module.name`` by mask."""
         return super().apply(module, name, mask=mask)
+
+
+def _unstructured_mask(
+    amount: int | float,
+    t: Tensor,
+    default_mask: Tensor,
+    scores: Callable[[], Tensor],
+    largest: bool,
+) -> Tensor:
+    """default_mask with zeros at the ``amount`` entries of t whose ``scores()`` are the
+    largest (or smallest); scores is only called when something is pruned."""
+    count = _pruned_count(amount, t.nelement())
+    mask = default_mask.clone()
+    if count:
+        mask.view(-1)[topk(scores().view(-1), k=count, largest=largest).indices] = 0
+    return mask
 
 
 def _structured_size(t: Tensor, dim: int) -> int:
