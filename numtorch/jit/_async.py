@@ -3,9 +3,10 @@ them when not scripted), and the ``Future`` they return."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
+
+from ._deprecation import warn_deprecated
 
 __all__ = ["Future", "fork", "wait"]
 
@@ -66,11 +67,7 @@ class Future:
 
 def fork(func: Callable, *args, **kwargs) -> Future:
     """Run ``func(*args, **kwargs)`` now; its result in a Future."""
-    warnings.warn(
-        "`torch.jit.fork` is deprecated. Please use `torch.compile` instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("fork")
     fut = Future()
     fut.set_result(func(*args, **kwargs))  # (an exception propagates here, as in PyTorch)
     return fut
@@ -78,9 +75,5 @@ def fork(func: Callable, *args, **kwargs) -> Future:
 
 def wait(future: Future) -> Any:
     """The value of a forked task."""
-    warnings.warn(
-        "`torch.jit.wait` is deprecated. Please use `torch.compile` instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("wait")
     return future.wait()

@@ -3,8 +3,7 @@ is (its compiled forward already serves inference)."""
 
 from __future__ import annotations
 
-import warnings
-
+from ._deprecation import warn_deprecated
 from ._script import ScriptModule
 
 __all__ = ["freeze", "optimize_for_inference"]
@@ -20,11 +19,7 @@ def _script_module(mod, what: str) -> None:
 
 def freeze(mod: ScriptModule, preserved_attrs=None, optimize_numerics: bool = True):
     """An eval-mode ScriptModule, checked and returned."""
-    warnings.warn(
-        "`torch.jit.freeze` is deprecated. Please use `torch.compile` instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("freeze")
     _script_module(mod, "Freezing")
     if mod.training:
         raise RuntimeError(
@@ -36,10 +31,6 @@ def freeze(mod: ScriptModule, preserved_attrs=None, optimize_numerics: bool = Tr
 
 def optimize_for_inference(mod: ScriptModule, other_methods=None):
     """The ScriptModule in eval mode (frozen)."""
-    warnings.warn(
-        "`torch.jit.optimize_for_inference` is deprecated. Please use `torch.compile` instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("optimize_for_inference")
     _script_module(mod, "optimize_for_inference")
     return freeze(mod.eval(), other_methods)

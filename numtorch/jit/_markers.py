@@ -12,6 +12,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Final
 
+from ._deprecation import warn_deprecated
+
 __all__ = [
     "Attribute",
     "Final",
@@ -117,11 +119,7 @@ def isinstance(obj: Any, target_type: Any) -> bool:  # noqa: A001 - PyTorch's na
 
 def interface(obj: type) -> type:
     """Declare an interface type (a class of method signatures); eagerly, the class."""
-    warnings.warn(
-        "`torch.jit.interface` is deprecated. Please use `torch.compile` instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("interface")
     if not builtins.isinstance(obj, type):
         raise RuntimeError("interface must be applied to a class")
     return obj

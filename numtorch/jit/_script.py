@@ -15,6 +15,7 @@ from typing import Any
 from .. import _compile
 from .._dynamo.compiled_autograd import _Compiler
 from ..nn.modules.module import Module
+from ._deprecation import warn_deprecated
 from ._serialization import unsupported
 
 __all__ = [
@@ -138,12 +139,7 @@ def _derived(base: type, cls: type) -> type:
 
 def script_method(fn: Callable) -> Callable:
     """Mark a method of a ScriptModule subclass for compiling; it runs as Python."""
-    warnings.warn(
-        "`torch.jit.script_method` is deprecated. Please switch to `torch.compile` or "
-        "`torch.export`.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("script_method", or_export=True)
     return fn
 
 
@@ -164,11 +160,7 @@ def script(
 ) -> Any:
     """A module as a ``RecursiveScriptModule``, a function as a ``ScriptFunction``; a class
     and what is already scripted come back as they are."""
-    warnings.warn(
-        "`torch.jit.script` is deprecated. Please switch to `torch.compile` or `torch.export`.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("script", or_export=True)
     if optimize is not None:
         warnings.warn(
             "`optimize` is deprecated and has no effect. "

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._core.tensor import Tensor
 from ..nn.modules.module import Module
+from ._deprecation import warn_deprecated
 from ._script import RecursiveScriptModule, ScriptFunction, ScriptModule
 
 __all__ = [
@@ -70,14 +71,6 @@ def _run(fn: Callable, example_inputs: Any, kwarg_inputs: bool) -> None:
         _TRACING[0] -= 1
 
 
-def _deprecated(name: str) -> None:
-    warnings.warn(
-        f"`torch.jit.{name}` is deprecated. Please switch to `torch.compile` or `torch.export`.",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-
-
 def trace(
     func: Callable,
     example_inputs: Any = None,
@@ -94,7 +87,7 @@ def trace(
 ) -> Any:
     """``func`` run on ``example_inputs`` (or ``example_kwarg_inputs``), returned as a
     ``ScriptFunction``, or a module as a ``TopLevelTracedModule``."""
-    _deprecated("trace")
+    warn_deprecated("trace", or_export=True)
     if isinstance(func, ScriptModule):
         warnings.warn(
             "The input to trace is already a ScriptModule, tracing it is a no-op. Returning "
@@ -144,7 +137,7 @@ def trace_module(
 
 
 def _trace_module(mod: Module, inputs: dict, kwarg_inputs: bool) -> Any:
-    _deprecated("trace_method")
+    warn_deprecated("trace_method", or_export=True)
     if not isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
