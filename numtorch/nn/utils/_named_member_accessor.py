@@ -24,12 +24,24 @@ def _check_module(module) -> None:
         raise TypeError(f"{module} is not an instance of torch.nn.Module")
 
 
+def _check_tensor(tensor) -> None:
+    if tensor is not None and not isinstance(tensor, Tensor):
+        raise TypeError(f"{tensor} is not an instance of torch.Tensor")
+
+
+def _get_attr(owner: Module, attr: str, shown: str):
+    """owner.attr; when missing, PyTorch's AttributeError naming ``shown``."""
+    try:
+        return getattr(owner, attr)
+    except AttributeError as ex:
+        raise AttributeError(f"{owner._get_name()} has no attribute `{shown}`") from ex
+
+
 def set_tensor(module: Module, name: str, tensor: Tensor) -> None:
     """Put tensor at ``module.name``: in place of a parameter or buffer of that name (with
     no Parameter check), else as an attribute."""
     _check_module(module)
-    if tensor is not None and not isinstance(tensor, Tensor):
-        raise TypeError(f"{tensor} is not an instance of torch.Tensor")
+    _check_tensor(tensor)
     _check_name(name, "tensor")
     for place in (module._parameters, module._buffers):
         if name in place:
@@ -42,8 +54,8 @@ def swap_tensor(module: Module, name: str, tensor: Tensor, allow_missing: bool =
     """Put tensor at ``module.name`` (``_MISSING``: delete it) and return what was there
     (``_MISSING`` if nothing was and allow_missing)."""
     _check_module(module)
-    if tensor is not _MISSING and tensor is not None and not isinstance(tensor, Tensor):
-        raise TypeError(f"{tensor} is not an instance of torch.Tensor")
+    if tensor is not _MISSING:
+        _check_tensor(tensor)
     _check_name(name, "tensor")
     for place in (module._parameters, module._buffers):
         if name in place:
@@ -109,10 +121,7 @@ class NamedMemberAccessor:
             return found
         prefix, _, attr = name.rpartition(".")
         parent = self.get_submodule(prefix)
-        try:
-            sub = getattr(parent, attr)
-        except AttributeError as ex:
-            raise AttributeError(f"{parent._get_name()} has no attribute `{attr}`") from ex
+        sub = _get_attr(parent, attr, attr)
         if not isinstance(sub, Module):
             raise TypeError(f"submodule `{name}`: {sub} is not an instance of torch.nn.Module")
         self.memo[name] = sub
@@ -126,13 +135,8 @@ class NamedMemberAccessor:
     def get_tensor(self, name: str) -> Tensor:
         """The tensor at a dotted path."""
         prefix, _, attr = name.rpartition(".")
-        owner = self.get_submodule(prefix)
-        try:
-            tensor = getattr(owner, attr)
-        except AttributeError as ex:
-            raise AttributeError(f"{owner._get_name()} has no attribute `{name}`") from ex
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"{tensor} is not an instance of torch.Tensor")
+        tensor = _get_attr(self.get_submodule(prefix), attr, name)
+        _check_tensor(tensor)
         return tensor
 
     def set_tensor(self, name: str, value: Tensor) -> None:
