@@ -129,20 +129,15 @@ class ParametrizationList(ModuleList):
         z = self()
         if not isinstance(z, Tensor):
             raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
-        if z.dtype != dtype:
-            raise ValueError(
-                "Registering a parametrization may not change the dtype of the tensor, "
-                "unless `unsafe` flag is enabled.\n"
-                f"unparametrized dtype: {dtype}\n"
-                f"parametrized dtype: {z.dtype}"
-            )
-        if z.shape != shape:
-            raise ValueError(
-                "Registering a parametrization may not change the shape of the tensor, "
-                "unless `unsafe` flag is enabled.\n"
-                f"unparametrized shape: {shape}\n"
-                f"parametrized shape: {z.shape}"
-            )
+        for what, before in (("dtype", dtype), ("shape", shape)):
+            after = getattr(z, what)
+            if after != before:
+                raise ValueError(
+                    f"Registering a parametrization may not change the {what} of the tensor, "
+                    "unless `unsafe` flag is enabled.\n"
+                    f"unparametrized {what}: {before}\n"
+                    f"parametrized {what}: {after}"
+                )
 
     def right_inverse(self, value: Tensor) -> None:
         """Pull value back through every parametrization (last first) and store the result
