@@ -832,3 +832,14 @@ from ._tensor_types import (  # the legacy tensor types, as constructors and isi
 for _name, _type in _cuda_types().items():
     setattr(cuda, _name, _type)  # torch.cuda.FloatTensor and its kin
 del _name, _type
+
+# issue 33 (libraries' test suites: einops, tensorly, torchdiffeq, pytorch-minimize, entmax)
+from . import _vmap_internals  # torch._vmap_internals: the first vmap, which libraries import
+from ._core.memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    legacy_contiguous_format,
+    memory_format,
+    preserve_format,
+)

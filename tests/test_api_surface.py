@@ -243,8 +243,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             _ISSUE_33,
             "export fx compiler package multiprocessing monitor "
             "futures return_types masked nested jagged onnx "
-            "contiguous_format channels_last channels_last_3d preserve_format "
-            "legacy_contiguous_format memory_format BFloat16Storage BoolStorage "
+            "BFloat16Storage BoolStorage "
             "ByteStorage CharStorage ComplexDoubleStorage "
             "ComplexFloatStorage DoubleStorage FloatStorage HalfStorage "
             "IntStorage LongStorage ShortStorage "

@@ -182,6 +182,9 @@ def _run(op, xp, arrays: list, attrs: dict, odt, inputs: list):
             raise
         raise RuntimeError(msg) from None
     except TypeError as e:
+        numbers = scalars.number_attrs(op, attrs, Tensor) if attrs else None
+        if numbers is not None:  # a 0-d tensor given for a number: PyTorch reads its value
+            return _run(op, xp, arrays, numbers, odt, inputs)
         if "not supported for the input types" not in str(e):
             raise
         # NumPy has no loop for these dtypes: PyTorch's words for a kernel without them

@@ -397,6 +397,8 @@ def _info_dtype(cls: str, args: tuple, kwargs: dict, default=None) -> dtype:
     t = args[0] if args else kwargs.get("type", default)
     if t is None or set(kwargs) - {"type"}:
         raise TypeError(f'{cls}() missing 1 required positional arguments: "type"')
+    if t is float or t is int or t is bool or t is complex:  # the parser reads these as dtypes
+        return to_dtype(t)
     if not isinstance(t, dtype):
         raise TypeError(
             f"{cls}(): argument 'type' (position 1) must be torch.dtype, not {type(t).__name__}"

@@ -157,3 +157,19 @@ def checked_complex32(op, arrays: list, attrs: dict) -> None:
             check_complex32(attrs[name])
         elif name in op.inputs:
             check_complex32(arrays[op.inputs.index(name)])
+
+
+def number_attrs(op, attrs: dict, tensor_type: type) -> dict | None:
+    """``attrs`` with each 0-d tensor read as its number, as PyTorch's parser reads a tensor
+    given for a Number (``alpha=torch.tensor(2.)``); None when no attribute is a tensor.
+    A tensor that requires grad or has dims is refused with PyTorch's TypeError."""
+    if not any(isinstance(v, tensor_type) for v in attrs.values()):
+        return None
+    out = {}
+    for name, v in attrs.items():
+        if isinstance(v, tensor_type):
+            if v.dim() or v.requires_grad:
+                raise TypeError(f"{op.name}(): argument '{name}' must be Number, not Tensor")
+            v = v.item()
+        out[name] = v
+    return out

@@ -14,6 +14,7 @@ from . import dtype as dt
 from . import upcalls
 from .device import CPU, device_of
 from .layout import empty_strides
+from .memory_format import CHANNELS_LAST
 from .meta_array import MetaArray
 
 
@@ -250,6 +251,9 @@ class Tensor:
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
+        if memory_format in CHANNELS_LAST:
+            rank, order = CHANNELS_LAST[memory_format]
+            return self.dim() == rank and bool(self._data.transpose(order).flags.c_contiguous)
         return bool(self._data.flags.c_contiguous)
 
     def data_ptr(self) -> int:

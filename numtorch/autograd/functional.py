@@ -108,8 +108,11 @@ _OUTPUTS = "outputs of the user-provided function"
 # ----------------------------------------------------------------------------- structure
 
 
-def _as_tuple(value: Any, arg_name: str, fn_name: str | None) -> tuple[bool, tuple]:
-    """Whether ``value`` was a tuple, and ``value`` as a tuple of Tensors."""
+def _as_tuple(value: Any, arg_name: str | None = None, fn_name: str | None = None) -> Any:
+    """Whether ``value`` was a tuple, and ``value`` as a tuple of Tensors; without names,
+    only ``value`` as a tuple, unchecked (as PyTorch's)."""
+    if arg_name is None and fn_name is None:
+        return tuple(value) if isinstance(value, (tuple, list)) else (value,)
     was_tuple = isinstance(value, tuple)
     items = value if was_tuple else (value,)
     for i, item in enumerate(items):
@@ -148,6 +151,20 @@ def _finish(res: tuple, create_graph: bool) -> tuple:
     if create_graph:
         return res
     return tuple(r.detach() if isinstance(r, Tensor) else _finish(r, False) for r in res)
+
+
+# PyTorch's names for the helpers above, which libraries import (pytorch-minimize).
+_grad_preprocess = _prepare
+_grad_postprocess = _finish
+
+
+def _tuple_postprocess(res: Any, to_unpack: bool | tuple[bool, bool]) -> Any:
+    """Undo ``_as_tuple`` on ``res``: one flag, or (outer, inner) for nested blocks."""
+    if isinstance(to_unpack, tuple):
+        if len(to_unpack) != 2:
+            raise AssertionError("Expected to_unpack tuple to have exactly 2 elements")
+        return _unpack_nested(res, *to_unpack)
+    return _unpack(res, to_unpack)
 
 
 def _check_v(v: tuple, like: tuple, like_is_tuple: bool) -> None:
@@ -380,11 +397,21 @@ def hvp(
 # ----------------------------------------------------------------------------- jacobian
 
 
-def _standard_basis(tensors: tuple, numels: tuple[int, ...]) -> tuple:
-    """The identity of size sum(numels), split by columns into one chunk per tensor, each
-    in that tensor's dtype and device: chunk k is (total, numels[k])."""
-    total, start, chunks = sum(numels), 0, []
-    for t, n in zip(tensors, numels):
+def _construct_standard_basis_for(
+    tensors: tuple[Tensor, ...], tensor_numels: tuple[int, ...]
+) -> tuple[Tensor, ...]:
+    """The identity of size sum(tensor_numels), split by columns into one chunk per tensor,
+    each in that tensor's dtype and device: chunk k is (total, tensor_numels[k])
+    (PyTorch's private helper, which libraries import)."""
+    if len(tensors) != len(tensor_numels):
+        raise AssertionError(
+            "Expected tensors and tensor_numels to have the same length, "
+            f"but got {len(tensors)} and {len(tensor_numels)}"
+        )
+    if len(tensors) == 0:
+        raise AssertionError("Expected at least one tensor")
+    total, start, chunks = sum(tensor_numels), 0, []
+    for t, n in zip(tensors, tensor_numels):
         chunk = zeros(total, n, dtype=t.dtype, device=t.device)
         chunk[start : start + n] = eye(n, dtype=t.dtype, device=t.device)
         chunks.append(chunk)
@@ -427,7 +454,7 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
     """Jacobian blocks [output][input] from one batched backward pass whose grad_outputs
     are the standard basis of the concatenated, flattened outputs."""
     numels = tuple(o.numel() for o in outputs)
-    basis = _standard_basis(outputs, numels)
+    basis = _construct_standard_basis_for(outputs, numels)
     flat = tuple(o.reshape(-1) for o in outputs)
     grads = _grad(flat, inputs, basis, create_graph=create_graph, is_grads_batched=True)
     total = sum(numels)
@@ -461,7 +488,7 @@ def _jacobian_forward(func: Callable, inputs: Any, strict: bool, vectorize: bool
             seen["shapes"] = [p.size() for p, _ in pairs]
             return tuple(zeros_like(p) if t is None else t for p, t in pairs)
 
-    per_output = vmap(push)(*_standard_basis(inputs, numels))
+    per_output = vmap(push)(*_construct_standard_basis_for(inputs, numels))
     # Lists, not tuples: PyTorch's forward-mode jacobian returns lists of lists when the
     # inputs are a tuple, and so do we.
     blocks = [

@@ -7,6 +7,7 @@ import builtins
 from .._core import dtype as dt
 from .._core.device import device as Device
 from .._core.layout import preserve
+from .._core.memory_format import CHANNELS_LAST, contiguous_format
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, defop
@@ -48,7 +49,21 @@ to_dtype_p = defop(
 )
 to_dtype = to_dtype_p.fn
 
-_C_ORDER = "contiguous_format"  # clone's memory_format for Tensor.contiguous
+_C_ORDER = contiguous_format  # clone's memory_format for Tensor.contiguous
+
+
+def _clone(xp, x, *, memory_format=None):
+    """A copy of x laid out as ``memory_format`` asks; preserve_format (None): as
+    empty_like lays out x."""
+    if memory_format is _C_ORDER:
+        return x.copy(order="C")
+    if memory_format in CHANNELS_LAST:
+        rank, order = CHANNELS_LAST[memory_format]
+        if x.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {memory_format._name} format")
+        inverse = sorted(range(rank), key=order.__getitem__)
+        return xp.ascontiguousarray(x.transpose(order)).transpose(inverse)
+    return preserve(x.copy(order="K"), (x,))
 
 
 def _clone_rule(vmap, args, bdims, attrs):
@@ -68,10 +83,7 @@ def _clone_rule(vmap, args, bdims, attrs):
 
 clone_p = defop(
     "clone",
-    # PyTorch's preserve_format: empty_like's layout
-    lambda xp, x, *, memory_format=None: (
-        x.copy(order="C") if memory_format == _C_ORDER else preserve(x.copy(order="K"), (x,))
-    ),
+    _clone,
     vjp=lambda g: g,
     jvp=LINEAR,
     samples=lambda make: [
@@ -124,7 +136,12 @@ to_device = to_device_p.fn
 
 
 def _contiguous(self, memory_format=None):
-    """self when already C-contiguous, else a contiguous copy (differentiable)."""
+    """self when already laid out as ``memory_format`` (default: C order), else a copy
+    so laid out (differentiable)."""
+    if memory_format in CHANNELS_LAST:
+        if self.is_contiguous(memory_format=memory_format):
+            return self
+        return clone(self, memory_format=memory_format)
     return self if self.is_contiguous() else clone(self, memory_format=_C_ORDER)
 
 

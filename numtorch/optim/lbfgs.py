@@ -13,7 +13,7 @@ from .optimizer import Optimizer, ParamsT, _check_lr, _num, _run_closure
 __all__ = ["LBFGS"]
 
 
-def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
+def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     """The minimizer of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to
     ``bounds`` (default: the interval); the midpoint when the cubic has no minimum.
     Scalars are numbers or 0-d tensors, as they come (PyTorch keeps the slopes tensors)."""
@@ -30,10 +30,15 @@ def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
     return min(max(x, lo), hi)
 
 
-def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
-    """A step ``t`` along ``d`` meeting the strong Wolfe conditions (Nocedal & Wright,
-    algorithms 3.5 and 3.6): bracket, then zoom by cubic interpolation. ``evaluate(t)`` is
-    (loss, flat gradient) at the step. Returns (loss, gradient, t, evaluations)."""
+def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+    """A step ``t`` along ``d`` from ``x`` meeting the strong Wolfe conditions (Nocedal &
+    Wright, algorithms 3.5 and 3.6): bracket, then zoom by cubic interpolation.
+    ``obj_func(x, t, d)`` is (loss, flat gradient) at the step; PyTorch's signature, which
+    libraries call. Returns (loss, gradient, t, evaluations)."""
+
+    def evaluate(step):
+        return obj_func(x, step, d)
+
     d_norm = d.abs().max()
     f_new, g_new = evaluate(t)
     evals, it = 1, 0
@@ -52,7 +57,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
             bracket = [[t_prev, f_prev, g_prev, gtd_prev], [t, f_new, g_new.clone(), gtd_new]]
             break
         lo, hi = t + 0.01 * (t - t_prev), t * 10
-        t_next = _cubic_min(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(lo, hi))
+        t_next = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(lo, hi))
         t_prev, f_prev, g_prev, gtd_prev = t, f_new, g_new.clone(), gtd_new
         t = t_next
         f_new, g_new = evaluate(t)
@@ -67,7 +72,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
         (t0, f0, _, gtd0), (t1, f1, _, gtd1) = bracket
         if abs(t1 - t0) * d_norm < tolerance_change:
             break
-        t = _cubic_min(t0, f0, gtd0, t1, f1, gtd1)
+        t = _cubic_interpolate(t0, f0, gtd0, t1, f1, gtd1)
         top, bottom = max(t0, t1), min(t0, t1)
         eps = 0.1 * (top - bottom)
         if min(top - t, t - bottom) < eps:
@@ -219,7 +224,8 @@ class LBFGS(Optimizer):
                     raise RuntimeError("only 'strong_wolfe' is supported")
                 x0 = [p.clone() for p in self._params]
                 loss, flat_grad, t, ls_evals = _strong_wolfe(
-                    lambda step: self._directional_evaluate(closure, x0, step, d),
+                    lambda x, step, d: self._directional_evaluate(closure, x, step, d),
+                    x0,
                     t,
                     d,
                     loss,
