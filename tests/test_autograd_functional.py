@@ -484,3 +484,69 @@ def test_under_no_grad(api, create_graph):
     v = (X, Y) if api in ("jvp", "vhp", "hvp") else (np.array(1.5),) if api == "vjp" else None
     with torch.no_grad(), nt.no_grad():
         assert compare(api, fn, arrays, v, api != "vjp", True, create_graph=create_graph) == "ok"
+
+
+# PyTorch's private helpers that libraries import (pytorch-minimize's _jacobian)
+
+
+@pytest.mark.parametrize("numels", [(1, 2, 1), (3,), (2, 0, 2)])
+def test_construct_standard_basis_for(numels):
+    def basis(lib, fn):
+        dtypes = (lib.float64, lib.float32, lib.int64)
+        tensors = tuple(lib.zeros(n, dtype=dtypes[i % 3]) for i, n in enumerate(numels))
+        return fn(tensors, numels)
+
+    got = basis(nt, NF._construct_standard_basis_for)
+    ref = basis(torch, TF._construct_standard_basis_for)
+    assert [g.dtype.__repr__() for g in got] == [r.dtype.__repr__() for r in ref]
+    for g, r in zip(got, ref):
+        assert_leaf_close(g, r)
+
+
+@pytest.mark.parametrize("args", [((nt.zeros(1),), (1, 2)), ((), ())])
+def test_construct_standard_basis_for_preconditions(args):
+    targs = tuple(tuple(torch.zeros(1) for _ in a) if i == 0 else a for i, a in enumerate(args))
+    got = outcome(lambda L: NF._construct_standard_basis_for(*args), nt)
+    ref = outcome(lambda L: TF._construct_standard_basis_for(*targs), torch)
+    assert got == ref and isinstance(ref, Raised)
+
+
+@pytest.mark.parametrize("value", ["tensor", "tuple", "list", "bad tuple", "bad single"])
+@pytest.mark.parametrize("named", [True, False])
+def test_as_tuple(value, named):
+    def prog(L, fn):
+        x = L.ones(2)
+        v = {"tensor": x, "tuple": (x, x), "list": [x], "bad tuple": (x, 1), "bad single": 1}
+        args = ("inputs", "jacobian") if named else ()
+        res = fn(v[value], *args)
+        return res if named else (len(res), type(res).__name__)
+
+    got, ref = outcome(prog, nt, NF._as_tuple), outcome(prog, torch, TF._as_tuple)
+    if isinstance(ref, Raised) or not named:
+        assert got == ref
+    else:
+        assert got[0] == ref[0]  # whether it was a tuple
+        for _, g, r in leaf_pairs(got[1], ref[1]):
+            assert_leaf_close(g, r)
+
+
+@pytest.mark.parametrize("to_unpack", [True, False, (True, True), (False, False), (True, False)])
+def test_tuple_postprocess(to_unpack):
+    def prog(L, fn):
+        a, b = L.ones(1), L.zeros(2)
+        res = ((a, b), (b, a)) if isinstance(to_unpack, tuple) else (a, b)
+        return fn(res, to_unpack)
+
+    got, ref = prog(nt, NF._tuple_postprocess), prog(torch, TF._tuple_postprocess)
+    for _, g, r in leaf_pairs(got, ref):
+        assert_leaf_close(g, r)
+
+
+@pytest.mark.parametrize("create_graph", [True, False])
+def test_grad_postprocess(create_graph):
+    def prog(L, fn):
+        x = L.ones(2, requires_grad=True)
+        res = fn(((x * 2,), (x + 1, x * 3)), create_graph)
+        return [t.requires_grad for t in leaves(res)]
+
+    assert prog(nt, NF._grad_postprocess) == prog(torch, TF._grad_postprocess)

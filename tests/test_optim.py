@@ -549,6 +549,42 @@ def _load_group_size(lib):
     lib.optim.SGD([W, b], lr=0.1).load_state_dict(sd)
 
 
+@pytest.mark.parametrize("t0", [1.0, 1e-3, 30.0])
+def test_strong_wolfe_as_pytorch_calls_it(t0):
+    """optim.lbfgs's line search with PyTorch's signature (pytorch-minimize calls it):
+    ``obj_func(x, t, d)`` on the extended Rosenbrock function, from a steepest-descent
+    direction; the loss, gradient, step and evaluation count as PyTorch's."""
+
+    def prog(lib):
+        x = lib.tensor(np.array([-1.2, 1.0, -0.5, 0.8]))
+
+        def obj_func(x, t, d):
+            y = (x + t * d).requires_grad_(True)
+            loss = _rosenbrock(lib, y)
+            return float(loss.detach()), lib.autograd.grad(loss, y)[0]
+
+        f, g = obj_func(x, 0.0, lib.zeros(4))
+        d = -g / g.norm()
+        lbfgs = importlib.import_module(f"{lib.__name__}.optim.lbfgs")
+        return lbfgs._strong_wolfe(obj_func, x, t0, d, f, g, g.dot(d))
+
+    assert_same(prog, **TOL)
+
+
+def test_cubic_interpolate():
+    def prog(lib):
+        lbfgs = importlib.import_module(f"{lib.__name__}.optim.lbfgs")
+        f = lbfgs._cubic_interpolate
+        t = lib.tensor
+        return (
+            f(0.0, 1.0, t(-2.0), 1.0, 0.5, t(1.0)),
+            f(1.0, 0.5, t(1.0), 0.0, 1.0, t(-2.0), bounds=(0.2, 0.4)),
+            f(0.0, 1.0, t(1.0), 1.0, 0.0, t(1.0)),  # no minimum: the middle of the bounds
+        )
+
+    assert_same(prog, **TOL)
+
+
 def _lbfgs_groups(lib):
     W, b = _params(lib)
     return lib.optim.LBFGS([{"params": [W]}, {"params": [b]}])

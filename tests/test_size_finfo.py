@@ -117,3 +117,14 @@ def test_size_errors_match_torch(make):
 def test_shapes_are_sizes():
     x = nt.zeros(2, 3)
     assert type(x.shape) is nt.Size and type(x.size()) is nt.Size and x.shape == (2, 3)
+
+
+@pytest.mark.parametrize("info", ["finfo", "iinfo"])
+@pytest.mark.parametrize("py_type", [float, int, bool, complex])
+def test_python_types_read_as_dtypes(info, py_type):
+    # PyTorch's parser reads float/int/bool/complex as float64/int64/bool/complex128
+    def prog(L):
+        return repr(getattr(L, info)(py_type))
+
+    ref = outcome(prog, torch)
+    assert outcome(prog, nt) == ref

@@ -36,7 +36,6 @@ channels_last_3d = memory_format._make("channels_last_3d")
 legacy_contiguous_format = contiguous_format  # (the same object in PyTorch)
 
 
-
 def _by_name(name: str) -> memory_format:
     return globals()[name]
 

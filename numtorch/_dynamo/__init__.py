@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _forward, compiled_autograd, exc, utils  # noqa: F401 - torch._dynamo.<module>
+from . import _forward, compiled_autograd, config, exc, utils  # noqa: F401 - torch._dynamo.<module>
 
 
 def reset() -> None:

@@ -1,0 +1,45 @@
+"""A 0-d tensor given for a Number argument (``alpha=``, ``beta=``, ``value=``) against
+torch: read as its value, in functions, methods and in-place forms, with gradients through
+the tensor operands; a tensor with dims or one that requires grad is refused."""
+
+from __future__ import annotations
+
+import pytest
+from twolibs import arr, assert_same, assert_same_error, grad_prog
+
+CASES = {
+    "add": lambda L, a, b, s: L.add(a, b, alpha=s),
+    "sub": lambda L, a, b, s: L.sub(a, b, alpha=s),
+    "add_": lambda L, a, b, s: a.clone().add_(b, alpha=s),
+    "addcmul": lambda L, a, b, s: L.addcmul(a, a, b, value=s),
+    "addcdiv_": lambda L, a, b, s: a.clone().addcdiv_(a, b.exp(), value=s),
+    "addr": lambda L, a, b, s: L.addr(L.outer(a, b), a, b, alpha=s, beta=s),
+    "addmm": lambda L, a, b, s: L.addmm(L.outer(a, b), L.outer(a, b), L.outer(b, a), alpha=s),
+    "addmv_": lambda L, a, b, s: a.clone().addmv_(L.outer(a, b), b, beta=s),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("scalar", [-2.5, 3])
+def test_zero_dim_tensor_as_number(name, scalar):
+    def prog(L, a, b):
+        return CASES[name](L, a, b, L.tensor(scalar))
+
+    assert_same(prog, arr(3), arr(3, seed=1))
+
+
+@pytest.mark.parametrize("name", ["add", "addr", "addcmul"])
+def test_gradient_through_the_tensor_operands(name):
+    def f(L, a):
+        return CASES[name](L, a, a.cos(), L.tensor(-1.5)).sum()
+
+    assert_same(grad_prog(f), arr(3))
+
+
+@pytest.mark.parametrize("bad", ["dims", "requires_grad"])
+def test_refused_tensors(bad):
+    def prog(L, a):
+        s = L.tensor([2.0]) if bad == "dims" else L.tensor(2.0, requires_grad=True)
+        return L.add(a, a, alpha=s)
+
+    assert_same_error(prog, arr(3))
