@@ -82,6 +82,7 @@ SUITES = (
         "torchdiffeq==0.2.5",
         tests=("tests",),
         pytest_args=("-o", "python_files=*_tests.py"),
+        timeout_s=5400,  # (its solvers' loops: 14.5 minutes on PyTorch on a busy machine)
     ),
     Suite(
         "einops",
@@ -95,7 +96,8 @@ SUITES = (
         "tensorly==0.10.0",
         package="tensorly",
         tests=(".",),
-        env={"TENSORLY_BACKEND": "pytorch"},
+        env={"TENSORLY_BACKEND": "pytorch"},  # the default backend; its tests use it
+        timeout_s=5400,
     ),
     Suite("pytorch_minimize", "pytorch-minimize==0.1.0", tests=("tests",)),
     Suite("entmax", "entmax==1.3", package="entmax", tests=(".",)),
