@@ -1,6 +1,6 @@
 """func.functionalize and func.debug_unwrap against torch.func's."""
 
-from tests.twolibs import arr, assert_close, assert_same, assert_same_error, assert_same_outcome
+from twolibs import arr, assert_close, assert_same, assert_same_error, assert_same_outcome
 
 
 def _fresh_write(L, x):

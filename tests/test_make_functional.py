@@ -7,10 +7,10 @@ import functorch
 import numpy as np
 import pytest
 import torch
+from twolibs import arr, assert_close, to_nt, to_torch
 
 import numtorch as nt
 import numtorch.functorch as nft
-from tests.twolibs import arr, assert_close, to_nt, to_torch
 
 
 def _pair(seed=0):

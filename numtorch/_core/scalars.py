@@ -163,11 +163,14 @@ def number_attrs(op, attrs: dict, tensor_type: type) -> dict | None:
     """``attrs`` with each 0-d tensor read as its number, as PyTorch's parser reads a tensor
     given for a Number (``alpha=torch.tensor(2.)``); None when no attribute is a tensor.
     A tensor that requires grad or has dims is refused with PyTorch's TypeError."""
-    if not any(isinstance(v, tensor_type) for v in attrs.values()):
+    # a Number attribute is one declared with a number for its default (alpha=1, value=1)
+    numbers = {n for n, d, _ in op.attrs if type(d) in (int, float, complex)}
+    given = [n for n, v in attrs.items() if isinstance(v, tensor_type)]
+    if not given or not numbers.issuperset(given):
         return None
     out = {}
     for name, v in attrs.items():
-        if isinstance(v, tensor_type):
+        if name in given:
             if v.dim() or v.requires_grad:
                 raise TypeError(f"{op.name}(): argument '{name}' must be Number, not Tensor")
             v = v.item()
