@@ -11,6 +11,7 @@ from .. import func as _func
 from .. import nn
 from ..func import _make_functional as _nn_impl
 from ..func._make_functional import FunctionalModule, FunctionalModuleWithBuffers
+from ..torch_version import __version__ as __version__  # functorch's is torch's
 
 
 def _warn_deprecated(api: str, new_api: str | None = None) -> None:
@@ -138,11 +139,3 @@ __all__ = [
     "vjp",
     "vmap",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "__version__":  # the package's own, once it has one (torch.__version__)
-        import numtorch
-
-        return numtorch.__version__
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
