@@ -7,6 +7,7 @@ public name of the ``torch`` namespace that numtorch has.
 # ruff: noqa: F401, E402, I001
 from __future__ import annotations
 
+import os as _os
 import warnings as _warnings
 
 # Like PyTorch, numtorch's kernels do not warn on inf/nan results (log(0), 0/0, overflow).
@@ -843,3 +844,9 @@ from ._core.memory_format import (
     memory_format,
     preserve_format,
 )
+
+# issue 34: the CPU stand-in for CuPy, when the environment asks for it
+if _os.environ.get("NUMTORCH_CUPY_STANDIN"):
+    from .testing import _cupy_standin
+
+    _cupy_standin.enable(strict=_os.environ["NUMTORCH_CUPY_STANDIN"] == "strict")

@@ -30,3 +30,28 @@ def pytest_configure(config):
     seconds = config.getoption("--fuzz-seconds")
     if seconds:
         os.environ["NUMTORCH_FUZZ_SECONDS"] = str(seconds)
+
+
+@pytest.fixture
+def cuda():
+    """'cuda': the GPU where numtorch sees one; else the CPU stand-in for CuPy, in strict mode,
+    and the test fails if numtorch called NumPy on device data anywhere (the file and line)."""
+    import numtorch as nt
+
+    if nt.cuda.is_available() and not _standin.active():
+        yield "cuda"
+        return
+    _standin.enable(strict=True)
+    _standin.clear_sites()
+    try:
+        yield "cuda"
+    finally:
+        found = _standin.sites()
+        _standin.disable()
+        nt.set_default_device(None)
+    assert not found, "NumPy called on device data:\n" + "\n".join(
+        f"  {where}: {what}" for where, what in found.items()
+    )
+
+
+from numtorch.testing import _cupy_standin as _standin  # noqa: E402

@@ -1,83 +1,215 @@
-"""Every op of the database on a GPU (CuPy) against the same op on the CPU: the outputs and
-the gradient of their sum. Runs only where numtorch sees a GPU."""
+"""The op database on device='cuda' against the same programs on the CPU: forward values in
+every dtype CuPy has, gradients, tangents, second derivatives, vmap with the fallback off, and
+error inputs (the same error type and text). Without a GPU the ``cuda`` fixture runs them on
+the CPU stand-in for CuPy in strict mode, so a NumPy call on device data fails the test."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from opdb import resolve
+from opdb import autograd_outputs, float_arg_positions, ops_with_samples, resolve, samples
+from twolibs import assert_close, inexact, normal, op_tol, tensor_leaves, to_nt
 
 import numtorch as nt
-from numtorch._core.op import REGISTRY
-from numtorch._opdb.samples import Maker
 
-pytestmark = pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy")
-
-# Outputs defined only up to sign or order (eigenvectors, singular vectors): their own tests
-# compare what is unique (reconstructions, subspaces).
-_NOT_UNIQUE = {"linalg_eigh", "linalg_svd"}
-
-
-def _on(a, dev):
-    if isinstance(a, np.ndarray):
-        t = nt.tensor(a, device=dev)
-        return t.requires_grad_(True) if a.dtype.kind == "f" else t
-    if isinstance(a, (list, tuple)):
-        return type(a)(_on(x, dev) for x in a)
-    if isinstance(a, dict):
-        return {k: _on(v, dev) for k, v in a.items()}
-    return a
+OPS = ops_with_samples()
+# CuPy has no bfloat16, float8 or complex32: those dtypes are CPU-only in numtorch.
+CUDA_DTYPES = {"float64", "float32", "float16", "complex128", "complex64", "int64", "int32"}
+CUDA_DTYPES |= {"int16", "int8", "uint8", "bool"}
+FWD = [
+    pytest.param(op, d, id=f"{op.name}-{d}")
+    for op in OPS
+    for d in op.test.dtypes
+    if d in CUDA_DTYPES
+]
+GRAD = [pytest.param(op, id=op.name) for op in OPS if op.ndiff and not op.test.no_grad_test]
+JVP = [p for p in GRAD if p.values[0].jvp is not None and not p.values[0].random]
+GRADGRAD = [p for p in GRAD if not p.values[0].test.no_gradgrad]
+VMAP = [pytest.param(op, id=op.name) for op in OPS if not op.random and op.test.vmap != "dynamic"]
+ERR = [pytest.param(op, id=op.name) for op in OPS if op.error_samples is not None]
 
 
-def _tensors(x) -> list:
+def to(x, dev):
+    """Tensors in a nested structure moved to ``dev`` (leaves keep requires_grad)."""
+    if isinstance(x, nt.Tensor):
+        y = x.detach().to(dev)
+        return y.requires_grad_(True) if x.requires_grad else y
     if isinstance(x, (list, tuple)):
-        return [y for v in x for y in _tensors(v)]
+        return type(x)(to(v, dev) for v in x)
     if isinstance(x, dict):
-        return _tensors(list(x.values()))
-    return [x] if isinstance(x, nt.Tensor) else []
+        return {k: to(v, dev) for k, v in x.items()}
+    return x
 
 
-def _run(op, sample, dev) -> list:
-    """The op's outputs and the gradients of their sum, as NumPy arrays (None: no grad)."""
-    args, kwargs = _on(sample.args, dev), _on(sample.kwargs, dev)
+def _devices_of(x) -> set:
+    return {t.device.type for t in tensor_leaves(x, nt.Tensor)}
+
+
+def _run(op, s, dev, grad_paths=()):
+    """The op on a sample's arguments on ``dev``: (args, kwargs, result)."""
+    args, kwargs = to(to_nt(s.args), dev), to(to_nt(s.kwargs), dev)
+    for i, j in grad_paths:
+        (args[i] if j is None else args[i][j]).requires_grad_(True)
     nt.manual_seed(0)
-    outs = _tensors(resolve(nt, op.api)(*args, **kwargs))
-    ins = [t for t in _tensors((args, kwargs)) if t.requires_grad]
-    diff = [o for o in outs if o.requires_grad]
-    grads = []
-    if diff and ins:
-        total = sum((o.float() if o.dtype == nt.float16 else o).sum() for o in diff)
-        grads = nt.autograd.grad(total, ins, allow_unused=True)
-    return [None if t is None else t.detach().cpu().numpy() for t in [*outs, *grads]]
+    return args, kwargs, resolve(nt, op.api)(*args, **kwargs)
 
 
-def test_every_op_on_cuda_matches_cpu():
-    failed = {}
-    for name, op in sorted(REGISTRY.items()):
-        if op.samples is None or op.api is None or name in _NOT_UNIQUE:
+def _same(got, want, what, dtype="float64", random=False):
+    """``got`` (from the GPU) is on the GPU and equals ``want`` (from the CPU)."""
+    assert _devices_of(got) <= {"cuda"}, f"{what}: a result left the GPU"
+    if random:  # the GPU's generator draws other numbers: shapes and dtypes only
+        g, w = tensor_leaves(got, nt.Tensor), tensor_leaves(want, nt.Tensor)
+        assert [(t.shape, t.dtype) for t in g] == [(t.shape, t.dtype) for t in w], what
+        return
+    assert_close(to(got, "cpu"), want, **op_tol(dtype), where=what)
+
+
+@pytest.mark.parametrize("op,dtype", FWD)
+def test_forward_on_cuda_matches_cpu(op, dtype, cuda):
+    for s in samples(op, dtype):
+        want = _run(op, s, "cpu")[2]
+        _same(_run(op, s, cuda)[2], want, f"{op.name} {s}", dtype, op.random)
+
+
+def _paths(op, s):
+    paths = float_arg_positions(s.args)
+    return [p for p in paths if op.grad_args is None or p[0] in op.grad_args]
+
+
+def _leaf(args, p):
+    i, j = p
+    return args[i] if j is None else args[i][j]
+
+
+def _grads(op, s, dev, create_graph=False):
+    """The vjp of the op's float outputs with fixed cotangents: (inputs, grads)."""
+    paths = _paths(op, s)
+    args, _, out = _run(op, s, dev, paths)
+    outs = [o for o in tensor_leaves(out, nt.Tensor) if inexact(o) and o.requires_grad]
+    if not paths or not outs:
+        return None, None
+    rng = np.random.default_rng(1)
+    vs = [nt.tensor(normal(rng, o.shape, o.dtype), device=dev) for o in outs]
+    ins = [_leaf(args, p) for p in paths]
+    return ins, nt.autograd.grad(outs, ins, vs, allow_unused=True, create_graph=create_graph)
+
+
+@pytest.mark.parametrize("op", GRAD)
+def test_vjp_on_cuda_matches_cpu(op, cuda):
+    for s in samples(op, "float64"):
+        _, want = _grads(op, s, "cpu")
+        if want is not None:
+            _same(_grads(op, s, cuda)[1], want, f"{op.name} {s} vjp", random=op.random)
+
+
+def _tangents(op, s, dev):
+    """func.jvp of the op along fixed tangents of its float arguments."""
+    paths = _paths(op, s)
+    if not paths:
+        return None
+    args, kwargs = to(to_nt(s.args), dev), to(to_nt(s.kwargs), dev)
+    rng = np.random.default_rng(2)
+    tans = [
+        nt.tensor(normal(rng, _leaf(s.args, p).shape, _leaf(s.args, p).dtype), device=dev)
+        for p in paths
+    ]
+
+    def f(*prims):
+        a = [list(x) if isinstance(x, (list, tuple)) else x for x in args]
+        for p, v in zip(paths, prims):
+            i, j = p
+            if j is None:
+                a[i] = v
+            else:
+                a[i][j] = v
+        out = autograd_outputs(resolve(nt, op.api)(*a, **kwargs), op)
+        return tuple(t for t in tensor_leaves(out, nt.Tensor) if inexact(t))
+
+    return nt.func.jvp(f, tuple(_leaf(args, p) for p in paths), tuple(tans))[1]
+
+
+@pytest.mark.parametrize("op", JVP)
+def test_jvp_on_cuda_matches_cpu(op, cuda):
+    for s in samples(op, "float64"):
+        want = _tangents(op, s, "cpu")
+        if want is not None:
+            _same(_tangents(op, s, cuda), want, f"{op.name} {s} jvp")
+
+
+def _gradgrad(op, s, dev):
+    ins, gs = _grads(op, s, dev, create_graph=True)
+    if ins is None:
+        return None
+    pairs = [(g, i) for g, i in zip(gs, ins) if g is not None and g.requires_grad]
+    if not pairs:
+        return None
+    rng = np.random.default_rng(3)
+    total = sum(
+        (g * nt.tensor(normal(rng, g.shape, g.dtype), device=dev)).real.sum() for g, _ in pairs
+    )
+    return nt.autograd.grad(total, ins, allow_unused=True)
+
+
+@pytest.mark.parametrize("op", GRADGRAD)
+def test_second_order_on_cuda_matches_cpu(op, cuda):
+    for s in samples(op, "float64")[:2]:
+        want = _gradgrad(op, s, "cpu")
+        if want is not None:
+            _same(_gradgrad(op, s, cuda), want, f"{op.name} {s} gradgrad", random=op.random)
+
+
+def _batched(op, dev):
+    """vmap over two seeds' versions of each sample, every array argument batched along 0."""
+    dtype = "float64" if "float64" in op.test.dtypes else op.test.dtypes[0]
+    for group in zip(samples(op, dtype, seed=0), samples(op, dtype, seed=1)):
+        s = group[0]
+        pos = [
+            i
+            for i, a in enumerate(s.args)
+            if isinstance(a, np.ndarray) and i not in op.test.vmap_unbatched
+        ]
+        if not pos:
             continue
-        for sample in op.samples(Maker("float64", 0)):
-            try:
-                want = _run(op, sample, "cpu")
-            except Exception:  # an error sample's business, not this test's
-                continue
-            try:
-                got = _run(op, sample, "cuda")
-                assert len(got) == len(want)
-                for a, b in zip(want, got):
-                    assert (a is None) == (b is None)
-                    if a is not None and op.random:
-                        assert a.shape == b.shape
-                    elif a is not None:
-                        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-8, equal_nan=True)
-            except Exception as e:
-                failed.setdefault(name, f"{type(e).__name__}: {str(e)[:200]}")
-    assert not failed, "\n".join(f"{k}: {v}" for k, v in failed.items())
+        args = list(to(to_nt(s.args), dev))
+        for i in pos:
+            args[i] = nt.stack([to(to_nt(g.args[i]), dev) for g in group])
+        kwargs = to(to_nt(s.kwargs), dev)
+        dims = tuple(0 if i in pos else None for i in range(len(args)))
+        fn = resolve(nt, op.api)
+        yield nt.vmap(lambda *a: fn(*a, **kwargs), in_dims=dims)(*args)
 
 
-def test_cpu_and_cuda_operands_mix_as_in_pytorch():
-    x = nt.ones(3, device="cuda")
+@pytest.mark.parametrize("op", VMAP)
+def test_vmap_on_cuda_matches_cpu(op, cuda, no_fallback):
+    for got, want in zip(_batched(op, cuda), _batched(op, "cpu")):
+        _same(got, want, f"{op.name} vmap")
+
+
+def _error(op, e, dev):
+    try:
+        _run(op, e.sample, dev)
+    except Exception as err:
+        return type(err), str(err)
+    return None
+
+
+@pytest.mark.parametrize("op", ERR)
+def test_error_inputs_on_cuda_raise_as_on_cpu(op, cuda):
+    from numtorch._opdb.samples import Maker
+
+    for e in op.error_samples(Maker("float32")):
+        want = _error(op, e, "cpu")
+        assert want is not None and want[0] is e.error, f"{op.name}: {want}"
+        assert _error(op, e, cuda) == want, op.name
+
+
+def test_binary_ops_refuse_a_cpu_operand_with_pytorchs_text(cuda):
+    x, y = nt.ones(3, device=cuda), nt.ones(3)
+    for f in (nt.add, nt.mul, nt.maximum, nt.atan2, nt.sub):
+        with pytest.raises(RuntimeError) as e:
+            f(x, y)
+        assert str(e.value) == (
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!"
+        )
     assert (x + nt.tensor(2.0)).device.type == "cuda"  # a CPU scalar tensor is accepted
-    assert x[nt.tensor([0, 2])].device.type == "cuda"  # and so are CPU indices
-    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
-        x + nt.ones(3)

@@ -57,12 +57,37 @@ _CUDA = device("cuda", 0)
 META = device("meta")
 
 
+# CuPy and cupyx as numtorch uses them: the installed ones, or a stand-in given to use_cupy.
+_chosen: list = [None, None]
+
+
 def _cupy():
+    if _chosen[0] is not None:
+        return _chosen[0]
     try:
         import cupy
     except ImportError:
         return None
     return cupy
+
+
+def cupyx():
+    """The cupyx module that goes with ``_cupy()`` (cupyx.scipy's special, linalg, fft)."""
+    if _chosen[1] is not None:
+        return _chosen[1]
+    import cupyx
+    import cupyx.scipy.linalg
+    import cupyx.scipy.special  # noqa: F401
+
+    return cupyx
+
+
+def use_cupy(cupy, cupyx) -> None:
+    """Use these modules as CuPy and cupyx (a stand-in), or the installed ones (None)."""
+    _chosen[0], _chosen[1] = cupy, cupyx
+    _gpu_count.clear()
+    _cuda_devices.clear()
+    _cuda_used[0] = cupy is not None
 
 
 # True once any array other than NumPy's was made (CuPy, meta): until then kernels skip the
@@ -100,11 +125,20 @@ def backend(dev: device):
 _ARRAY_TYPES: dict = {MetaArray: (META, META_XP)}
 
 
+_cuda_devices: dict = {}  # a GPU's index -> its device
+
+
 def device_of(arr) -> device:
     if type(arr) is np.ndarray:
         return CPU
     known = _ARRAY_TYPES.get(type(arr))
-    return _CUDA if known is None else known[0]
+    if known is not None:
+        return known[0]
+    idx = arr.device.id
+    d = _cuda_devices.get(idx)
+    if d is None:
+        d = _cuda_devices[idx] = device("cuda", idx)
+    return d
 
 
 def xp_of(arr):

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import autocast_state, scalars, upcalls
 from . import dtype as dt
-from .device import _cuda_used, array_module
+from .device import _cuda_used, array_module, xp_of
 from .interpreter import Kind, raise_escaped
 from .messages import kernel_failure
 from .meta import run_meta
@@ -98,9 +98,15 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     return res
 
 
+def _may_share(a, b) -> bool:
+    if type(a) is _ndarray:
+        return np.may_share_memory(a, b)
+    return getattr(xp_of(a), "may_share_memory", np.may_share_memory)(a, b)
+
+
 def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     """The output of a view op: shares memory and the version counter with src."""
-    if arr.size and not np.may_share_memory(arr, src._data):
+    if arr.size and not _may_share(arr, src._data):
         return _make(arr)
     t = _new(Tensor)
     t._data = arr

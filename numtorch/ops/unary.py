@@ -48,9 +48,11 @@ def _special(xp):
     """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy arrays."""
     if xp is np or xp is META_XP:  # (scipy's ufuncs take meta arrays)
         import scipy.special as sp
-    else:
-        import cupyx.scipy.special as sp
-    return sp
+
+        return sp
+    from .._core.device import cupyx
+
+    return cupyx().scipy.special
 
 
 def _ufunc(fname: str):

@@ -101,9 +101,9 @@ def _scipy_linalg(xp):
         import scipy.linalg
 
         return scipy.linalg
-    import cupyx.scipy.linalg
+    from ..._core.device import cupyx
 
-    return cupyx.scipy.linalg
+    return cupyx().scipy.linalg
 
 
 def _lu_info(xp, A):

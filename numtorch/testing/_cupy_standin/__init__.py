@@ -1,0 +1,66 @@
+"""A CPU stand-in for CuPy, so that numtorch's GPU path runs in every test run without a GPU.
+
+Its arrays wrap NumPy arrays but are not NumPy arrays: they refuse implicit conversion to
+NumPy and mixing with NumPy arrays with CuPy's errors, return 0-d arrays where CuPy does, and
+offer only what the installed CuPy offers (``_names``, regenerated from a CuPy wheel by
+``scripts/gen_cupy_names.py``). ``cupyx.scipy``'s modules, CuPy's linalg error policy
+(non-finite results on singular input unless ``cupyx.errstate(linalg='raise')``), streams,
+events, the memory pool and several GPUs are imitated.
+
+numtorch uses it when asked: ``enable()`` (the tests' ``cuda`` fixture), or the environment
+variable ``NUMTORCH_CUPY_STANDIN=1`` (``=strict`` also records bare NumPy calls). In strict
+mode every NumPy function called on device data is recorded with the numtorch file and line
+that called it (``sites()``).
+"""
+
+from __future__ import annotations
+
+from . import _state
+from ._array import ndarray
+from ._module import StandinGap, cupy, cupyx
+
+__all__ = [
+    "StandinGap",
+    "active",
+    "clear_sites",
+    "cupy",
+    "cupyx",
+    "disable",
+    "enable",
+    "ndarray",
+    "sites",
+]
+
+
+def enable(*, strict: bool = False, devices: int = 2) -> None:
+    """Make the stand-in numtorch's CuPy, with ``devices`` GPUs."""
+    from ..._core import device
+
+    _state.count[0] = devices
+    _state.strict[0] = strict
+    device.use_cupy(cupy, cupyx)
+
+
+def disable() -> None:
+    """Give numtorch back its own CuPy (the real one, or none)."""
+    from ..._core import device
+
+    _state.strict[0] = False
+    _state.current[0] = 0
+    device.use_cupy(None, None)
+
+
+def active() -> bool:
+    """Whether numtorch uses the stand-in now."""
+    from ..._core import device
+
+    return device._chosen[0] is cupy
+
+
+def clear_sites() -> None:
+    _state.sites.clear()
+
+
+def sites() -> dict:
+    """Strict mode's record: numtorch's "file:line" -> the NumPy call made there."""
+    return dict(_state.sites)

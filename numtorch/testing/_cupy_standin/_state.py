@@ -1,0 +1,77 @@
+"""The stand-in's global state: the current GPU, the GPU count, device memory, the linalg
+error policy, and strict mode's record of bare NumPy calls on device data."""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+
+import numpy as np
+
+current = [0]  # the current device's index (cupy.cuda.Device(i).use())
+count = [2]  # how many stand-in GPUs there are
+linalg = ["ignore"]
+modules: dict = {}  # the stand-in's modules by name ('cupy', 'cupy.linalg', ...)  # cupyx.errstate(linalg=...): 'ignore' (CuPy's default) or 'raise'
+
+# ---------------------------------------------------------------- strict mode
+strict = [False]
+sites: dict = {}  # "file:line" -> what was called there
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.dirname(_HERE))  # .../numtorch
+
+
+def record(what: str) -> None:
+    """In strict mode, note the numtorch line that called NumPy on device data."""
+    if not strict[0]:
+        return
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(_PACKAGE) and not name.startswith(_HERE):
+            where = f"{os.path.relpath(name, os.path.dirname(_PACKAGE))}:{f.f_lineno}"
+            sites.setdefault(where, what)
+            return
+        f = f.f_back
+    sites.setdefault("(outside numtorch)", what)
+
+
+# ---------------------------------------------------------------- device memory
+# CuPy's pool hands out blocks rounded up to 512 bytes; a block returns to the pool when the
+# array that owns it dies. The allocator hook lets numtorch observe each allocation as it can
+# with cupy.cuda.set_allocator.
+ROUND = 512
+used = [0] * 16
+free = [0] * 16
+_owners: dict = {}  # id(root NumPy array) -> its block's size
+allocator: list = [None]  # set_allocator's function, or None for the pool's malloc
+
+
+def _release(key: int, dev: int, size: int) -> None:
+    if _owners.pop(key, None) is not None:
+        used[dev] -= size
+        free[dev] += size
+
+
+def allocated(a: np.ndarray) -> None:
+    """Account for the memory behind a new device array (once per buffer)."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    key = id(root)
+    if key in _owners:
+        return
+    size = -(-root.nbytes // ROUND) * ROUND
+    dev = current[0]
+    if allocator[0] is not None:
+        allocator[0](size)
+    else:
+        malloc(size, dev)
+    _owners[key] = size
+    weakref.finalize(root, _release, key, dev, size)
+
+
+def malloc(size: int, dev: int) -> None:
+    """The pool's allocation: from the pool's free blocks when it holds enough."""
+    free[dev] = max(free[dev] - size, 0)
+    used[dev] += size
