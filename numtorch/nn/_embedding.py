@@ -23,6 +23,7 @@ from .._opdb.samples import S
 from ..autograd import no_grad
 from ..ops._batching import front, materialize
 from ..ops._families import COMPLEX_TOO
+from ..ops._type_string import type_string
 from ..ops.comparison import where
 from ..ops.creation import ones, zeros
 from ..ops.reduction import vector_norm
@@ -190,7 +191,7 @@ def _check_indices(input: Tensor, what: str) -> None:
     if input.dtype.name not in ("int64", "int32"):
         raise RuntimeError(
             f"Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got torch.{input.dtype.scalar_name}Tensor instead (while "
+            f"types: Long, Int; but got {type_string(input.dtype, input.device.type)} instead (while "
             f"checking arguments for {what})"
         )
 

@@ -20,6 +20,7 @@ from .._core import dtype as dt
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, Op
 from .._opdb.samples import S
+from ._airy import airy_ai
 from ._families import FLOATS_INT, silent, to_float, unary, unary_samples
 from .unary import _special
 
@@ -89,9 +90,12 @@ def _airy_ai(xp, x):
     """Ai(x). Where scipy gives up (NaN) at a finite argument: 0 for a large positive x (Ai
     underflows there); for a large negative x, the oscillating asymptotic form
     Ai(-z) ~ (sin(w + pi/4) - cos(w + pi/4) * 5 / (72 w)) / (sqrt(pi) z^(1/4)),
-    w = 2/3 z^(3/2), whose further terms are below double precision for such z."""
+    w = 2/3 z^(3/2), whose further terms are below double precision for such z. On a GPU:
+    ``_airy.airy_ai``."""
     dtype = x.dtype
     x = x.astype(np.float64, copy=False)
+    if xp is not np:  # (cupyx.scipy.special has no airy)
+        return airy_ai(xp, x).astype(dtype, copy=False)
     r = _special(xp).airy(x)[0]
     lost = xp.isnan(r) & xp.isfinite(x)
     if lost.any():

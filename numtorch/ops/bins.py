@@ -263,15 +263,37 @@ _DD = "torch.histogramdd: "
 
 def _linspace(xp, lo, hi, n: int, dtype):
     """PyTorch's linspace of n + 1 edges per row of lo, hi (B,): the first half stepped
-    from the start, the second from the end, each a fused multiply-add (here in a wider
-    dtype, rounded once)."""
+    from the start, the second from the end, each a fused multiply-add."""
     steps = n + 1
-    wide = np.longdouble if dtype == np.float64 else np.float64
-    step = ((hi - lo) / dtype.type(n)).astype(dtype).astype(wide)[:, None]
-    i = xp.arange(steps)
-    head = lo.astype(wide)[:, None] + step * i.astype(wide)
-    tail = hi.astype(wide)[:, None] - step * (steps - 1 - i).astype(wide)
-    return xp.where(i < steps // 2, head, tail).astype(dtype)
+    step = ((hi - lo) / dtype.type(n)).astype(dtype)[:, None]
+    i = xp.arange(steps).astype(dtype)
+    head = _fused_mul_add(xp, step, i, lo[:, None], dtype)
+    tail = _fused_mul_add(xp, -step, (steps - 1 - i).astype(dtype), hi[:, None], dtype)
+    return xp.where(i < steps // 2, head, tail)
+
+
+def _fused_mul_add(xp, a, b, c, dtype):
+    """``a * b + c`` rounded once to ``dtype``: in a wider dtype where there is one; float64
+    on a GPU (CuPy has no long double) adds back the product's and the sum's rounding errors
+    (Dekker's two-product, Knuth's two-sum)."""
+    if dtype != np.float64 or xp is np:
+        wide = np.longdouble if dtype == np.float64 else np.float64
+        return (a.astype(wide) * b.astype(wide) + c.astype(wide)).astype(dtype)
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    z = s - p
+    t = (p - (s - z)) + (c - z)
+    return s + (t + e)
+
+
+def _split(a):
+    """``a`` as the sum of two halves of 26 significant bits each (Veltkamp's split)."""
+    big = a * 134217729.0  # 2**27 + 1
+    high = big - (big - a)
+    return high, a - high
 
 
 def _range_text(v: float) -> str:
@@ -375,7 +397,7 @@ def _histogramdd(xp, input, weight, bins, bin_ct=None, range=None, density=False
             flat = flat * (m - 1) + pos
         batch = xp.broadcast_to(xp.arange(nb)[:, None], x.shape[:2])
         vals = weight.reshape(nb, -1) if weight is not None else xp.ones(x.shape[:2], dtype)
-        np.add.at(hist, (batch[keep], flat[keep]), vals[keep])
+        xp.add.at(hist, (batch[keep], flat[keep]), vals[keep])
     hist = hist.reshape((nb, *shape))
     if density:
         total = hist.reshape(nb, -1).sum(axis=1).astype(dtype)

@@ -326,18 +326,31 @@ _LOGICAL = {
     "numbers": "none",
     "inplace_policy": InplacePolicy(batched=BatchedWrite.ARITHMETIC),
 }
+
+
+def _truth(a):
+    """``a`` as truth values a logical ufunc accepts: CuPy's have no complex loops."""
+    return a != 0 if a.dtype.kind == "c" else a
+
+
 logical_and_p = _predicate(
-    "logical_and", lambda xp, input, other: xp.logical_and(input, other), **_LOGICAL
+    "logical_and",
+    lambda xp, input, other: xp.logical_and(_truth(input), _truth(other)),
+    **_LOGICAL,
 )
 logical_or_p = _predicate(
-    "logical_or", lambda xp, input, other: xp.logical_or(input, other), **_LOGICAL
+    "logical_or",
+    lambda xp, input, other: xp.logical_or(_truth(input), _truth(other)),
+    **_LOGICAL,
 )
 logical_xor_p = _predicate(
-    "logical_xor", lambda xp, input, other: xp.logical_xor(input, other), **_LOGICAL
+    "logical_xor",
+    lambda xp, input, other: xp.logical_xor(_truth(input), _truth(other)),
+    **_LOGICAL,
 )
 logical_not_p = _predicate(
     "logical_not",
-    lambda xp, input: xp.logical_not(input),
+    lambda xp, input: xp.logical_not(_truth(input)),
     unary,
     prepare=_to_bool,
     samples=unary_samples(-1, 1, shapes=UNARY_SHAPES[:4]),

@@ -239,12 +239,13 @@ def _hermite_cases(xp, x, n):
     return [(n > limit, x.dtype.type(np.nan))]
 
 
+# (a NumPy scalar t(...) goes after the array: before it, NumPy's operator would run)
 def _h_step(x, j, t, p):
-    return x + x, t(2 * j) * p, None
+    return x + x, p * t(2 * j), None
 
 
 def _he_step(x, j, t, p):
-    return x, t(j) * p, None
+    return x, p * t(j), None
 
 
 def _l_cases(xp, x, n):
@@ -252,7 +253,7 @@ def _l_cases(xp, x, n):
 
 
 def _l_step(x, j, t, p):
-    return t(2 * j) + (1 - x), t(j) * p, t(j + 1)
+    return (1 - x) + t(2 * j), p * t(j), t(j + 1)
 
 
 def _p_cases(xp, x, n):
@@ -261,7 +262,7 @@ def _p_cases(xp, x, n):
 
 
 def _p_step(x, j, t, p):
-    return t(2 * j + 1) * x, t(j) * p, t(j + 1)
+    return x * t(2 * j + 1), p * t(j), t(j + 1)
 
 
 # ------------------------------------------------------------------ the generator

@@ -31,6 +31,7 @@ from ._reduce_common import (
 from .comparison import where
 from .creation import full
 from .extrema import _indexed_op
+from .scans import _accumulate
 
 
 def _argsort_kernel(xp, x, d: int, descending: bool):
@@ -197,7 +198,7 @@ def _mode(xp, x, dim=-1, keepdim=False):
     change = s[..., 1:] != s[..., :-1]
     start = xp.concatenate([xp.ones(s.shape[:-1] + (1,), bool), change], -1)
     end = xp.concatenate([change, xp.ones(s.shape[:-1] + (1,), bool)], -1)
-    first = xp.maximum.accumulate(xp.where(start, pos, 0), axis=-1)
+    first = _accumulate(xp, "maximum", xp.where(start, pos, 0), -1)
     # the longest run of equal sorted values (the smallest value on a tie), at its last
     # element: the value's last occurrence, since the sort is stable
     at = xp.argmax(xp.where(end, pos - first + 1, 0), axis=-1)[..., None]

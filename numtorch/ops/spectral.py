@@ -429,12 +429,17 @@ def _istft_errors(make):
     )
 
 
+def _backend(t: Tensor) -> str:
+    """The backend part of a C++ type name (``CPUFloatType``, ``CUDAFloatType``)."""
+    return "CUDA" if t.device.type == "cuda" else "CPU"
+
+
 def _istft_where(input, n_fft, hop, win, window, center, normalized, onesided, length, rc):
     kind = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
         input.dtype.name, input.dtype.scalar_name
     )
     return (
-        f"istft(CPU{kind}Type{_shape(input)}, n_fft={n_fft}, hop_length={hop}, "
+        f"istft({_backend(input)}{kind}Type{_shape(input)}, n_fft={n_fft}, hop_length={hop}, "
         f"win_length={win}, window={_window_str(window)}, center={int(center)}, "
         f"normalized={int(normalized)}, onesided={_opt(onesided)}, "
         f"length={_opt(length)}, return_complex={int(rc)}) "
@@ -551,7 +556,7 @@ def istft(
     y = y.narrow(1, start, max(stop - start, 0))
     envelope = envelope.narrow(1, start, max(stop - start, 0))
     if bool((envelope.abs().min() < 1e-11).item()):
-        raise RuntimeError(where() + "window overlap add min: 1\n[ CPUBoolType{} ]")
+        raise RuntimeError(f"{where()}window overlap add min: 1\n[ {_backend(y)}BoolType{{}} ]")
     y = y / envelope
     if not batched:
         y = y.squeeze(0)

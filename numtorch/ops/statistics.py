@@ -9,6 +9,7 @@ gradients and batching follow from those ops.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -147,7 +148,7 @@ def _values(t: Tensor) -> np.ndarray:
     """The values of an inner value at every outer vmap's sample: an array of shape
     (*outer batch sizes, outermost first, *t.shape)."""
     if not isinstance(t, WrapperTensor):
-        return np.asarray(t._data)
+        return t.numpy(force=True)
     a = _values(t._inner)
     bd = getattr(t, "_bdim", None)
     if bd is None:
@@ -199,6 +200,11 @@ def _fmt(v: float) -> str:
     return f"{v:g}"
 
 
+def _fmt_bound(v: float) -> str:
+    """A bound of a data range as PyTorch's error prints it (NaN as its C library does)."""
+    return "-nan" if math.isnan(v) else _fmt(v)
+
+
 def _histc_rows(xp, rows, bins, min, max):
     """The histograms of each row of ``rows`` (n, k), as PyTorch's histc of each row."""
     if bins <= 0:
@@ -208,15 +214,14 @@ def _histc_rows(xp, rows, bins, min, max):
     if min == max and k:
         lo = rows.min(axis=1).astype(np.float64)
         hi = rows.max(axis=1).astype(np.float64)
-        bad = ~(np.isfinite(lo) & np.isfinite(hi))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            lo_s = "-nan" if np.isnan(lo[i]) else _fmt(lo[i])
-            hi_s = "-nan" if np.isnan(hi[i]) else _fmt(hi[i])
+        bad = ~(xp.isfinite(lo) & xp.isfinite(hi))
+        if bad.any():  # (PyTorch's CUDA kernel reads the range on the host too)
+            i = int(xp.argmax(bad))
+            lo_s, hi_s = (_fmt_bound(float(v[i])) for v in (lo, hi))
             raise RuntimeError(f"torch.histc: range of [{lo_s}, {hi_s}] is not finite")
     else:
-        lo = np.full(n, float(min))
-        hi = np.full(n, float(max))
+        lo = xp.full(n, float(min))
+        hi = xp.full(n, float(max))
         if not (np.isfinite(min) and np.isfinite(max)):
             raise RuntimeError(
                 f"torch.histc: range of [{_fmt(float(min))}, {_fmt(float(max))}] is not finite"
@@ -224,8 +229,8 @@ def _histc_rows(xp, rows, bins, min, max):
         if min > max:
             raise RuntimeError("torch.histc: max must be larger than min")
     same = lo == hi
-    lo = np.where(same, lo - 1, lo)
-    hi = np.where(same, hi + 1, hi)
+    lo = xp.where(same, lo - 1, lo)
+    hi = xp.where(same, hi + 1, hi)
     if not k:
         return out
     work = np.float64 if rows.dtype == np.float64 else np.float32

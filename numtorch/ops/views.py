@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.device import device_of
 from .._core.dtype import from_np
 from .._core.inplace import inplace_view
 from .._core.meta import by_kernel
@@ -29,6 +30,7 @@ from ._batching import (
     rule_generator,
 )
 from ._families import COMPLEX_TOO, view_op
+from ._type_string import type_string
 
 
 # ------------------------------------------------------------------ shared rules and helpers
@@ -937,18 +939,13 @@ diagonal = diagonal_p.fn
 
 
 # ------------------------------------------------------------------ broadcasting
-_LEGACY_TYPES = frozenset(("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte"))
-
-
-def _expand_size(shape, size, dtype=None, batched: bool = False) -> tuple:
-    """The size ``shape`` expands to (PyTorch's checks and texts; under vmap its batched
-    text, which names no tensor type)."""
+def _expand_size(shape, size, dtype=None, batched: bool = False, device: str = "cpu") -> tuple:
+    """The size ``shape`` expands to (PyTorch's checks and texts, naming the type of a tensor
+    of ``dtype`` on ``device``; under vmap its batched text, which names no tensor type)."""
     size = tuple(int(s) for s in size)
     lead = len(size) - len(shape)
     if lead < 0:
-        typ = from_np(dtype).scalar_name if dtype is not None else "Float"
-        # (PyTorch names a type with no legacy tensor class CPU<Type>Type)
-        typ = f"torch.{typ}Tensor" if typ in _LEGACY_TYPES else f"CPU{typ}Type"
+        typ = type_string(from_np(dtype) if dtype is not None else dt.float32, device)
         what = "expand" if batched else f"expand({typ}{{{list(shape)}}}, size={list(size)})"
         raise RuntimeError(
             f"{what}: the number of sizes provided ({len(size)}) must be greater or equal to the "
@@ -984,7 +981,7 @@ def _expand(xp, input, size):
     lead = len(size) - len(shape)
     new_dims_only = lead > 0 and size[lead:] == shape and min(size) >= 0  # (valid as it is)
     if not new_dims_only:
-        size = _expand_size(shape, size, input.dtype)
+        size = _expand_size(shape, size, input.dtype, device=device_of(input).type)
     # PyTorch's geometry: a repeated dim gets stride 0, a new size-one dim the stride of the
     # dims after it. A strided view, writable as in PyTorch (NumPy's broadcast_to is
     # read-only): an in-place op refuses the repeated elements itself.

@@ -206,7 +206,7 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         if sizes and len(shape) <= len(target):
             pad = (1,) * (len(target) - len(shape))
             shape, target = (*sizes, *pad, *shape), (*sizes, *target)
-        _expand_size(shape, target, given.np, bool(sizes))
+        _expand_size(shape, target, given.np, bool(sizes), v.device.type)
         if state.stack and not value.dim() and v.dim():
             if value._level <= v._level:  # a grad level above the vmap: its leaf check first
                 check_inplace(v, (value,))

@@ -98,8 +98,9 @@ class ufunc:
 
     def outer(self, A, B, **kwargs):
         A, B = cupy.asarray(A), cupy.asarray(B)
-        A = A.reshape(A.shape + (1,) * B.ndim)
-        return self(A, B.reshape((1,) * A.ndim + B.shape), **kwargs)
+        ndim_a, ndim_b = A.ndim, B.ndim
+        A = A.reshape(A.shape + (1,) * ndim_b)
+        return self(A, B.reshape((1,) * ndim_a + B.shape), **kwargs)
 
 
 def _index(key):
