@@ -241,3 +241,30 @@ def test_binary_ops_refuse_a_cpu_operand_with_pytorchs_text(cuda):
             "cuda:0 and cpu!"
         )
     assert (x + nt.tensor(2.0)).device.type == "cuda"  # a CPU scalar tensor is accepted
+
+
+def test_airy_ai_on_cuda_matches_cpu_over_the_real_line(cuda):
+    # the GPU's formulation (a table's Taylor series, asymptotic series past |x| = 8) against
+    # scipy's on the CPU, where the samples do not reach (far out, both lose the phase)
+    x = np.concatenate([np.linspace(-300.0, 110.0, 40001), [-8.0, 8.0, 0.0, np.inf, -np.inf]])
+    x = np.concatenate([x, [np.nan, 1e3]])
+    want = nt.special.airy_ai(nt.tensor(x))
+    got = nt.special.airy_ai(nt.tensor(x, device=cuda))
+    assert got.device.type == "cuda"
+    assert_close(got.cpu(), want, rtol=1e-10, atol=1e-13, where="airy_ai")
+    got32 = nt.special.airy_ai(nt.tensor(x, dtype=nt.float32, device=cuda))
+    assert_close(got32.cpu(), want.float(), **op_tol("float32"), where="airy_ai float32")
+
+
+def test_histogram_edges_on_cuda_are_pytorchs_to_the_bit(cuda):
+    # PyTorch's edges are fused multiply-adds; CuPy has no long double to widen them
+    import torch
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        lo, hi = sorted(float(v) for v in rng.normal(size=2) * 1e3)
+        n = int(rng.integers(3, 200))
+        want = torch.histogram(torch.tensor([lo, hi], dtype=torch.float64), n, range=(lo, hi))
+        got = nt.histogram(nt.tensor([lo, hi], dtype=nt.float64, device=cuda), n, range=(lo, hi))
+        np.testing.assert_array_equal(got.bin_edges.cpu().numpy(), want.bin_edges.numpy())
+        np.testing.assert_array_equal(got.hist.cpu().numpy(), want.hist.numpy())
