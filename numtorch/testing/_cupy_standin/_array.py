@@ -134,6 +134,7 @@ class ndarray:
     # ---------------------------------------------------------------- to and from the host
     def get(self, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
         """A NumPy copy of the data."""
+        _state.transfer("D2H", "get")
         if out is not None:
             out[...] = self._a
             return out
@@ -143,6 +144,7 @@ class ndarray:
         """Copy a NumPy array of the same shape and dtype into this array."""
         if not isinstance(arr, np.ndarray):
             raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
+        _state.transfer("H2D", "set")
         if arr.shape != self.shape or arr.dtype != self.dtype:
             raise (
                 ValueError("Shape mismatch.")
@@ -159,24 +161,31 @@ class ndarray:
         )
 
     def item(self, *args):
+        _state.transfer("D2H", "item")
         return self._a.item(*args)
 
     def tolist(self):
+        _state.transfer("D2H", "tolist")
         return self._a.tolist()
 
     def tobytes(self, order="C"):
+        _state.transfer("D2H", "tobytes")
         return self._a.tobytes(order)
 
     def __float__(self):
+        _state.transfer("D2H", "__float__")
         return float(self._a)
 
     def __int__(self):
+        _state.transfer("D2H", "__int__")
         return int(self._a)
 
     def __complex__(self):
+        _state.transfer("D2H", "__complex__")
         return complex(self._a)
 
     def __bool__(self):
+        _state.transfer("D2H", "__bool__")
         return bool(self._a)
 
     def __len__(self):
@@ -247,9 +256,12 @@ def _index(key):
     if t is tuple:
         return tuple(_index(k) for k in key)
     if t is ndarray:
+        if key.dtype == np.bool_ and key.ndim:
+            _state.transfer("D2H", "a boolean mask's count (CuPy synchronizes)")
         return unwrap(key)
     if t is np.ndarray:
         _state.record("a NumPy array as an index (copied to the device)")
+        _state.transfer("H2D", "a NumPy array as an index")
         if key.dtype.kind not in "biu":
             raise IndexError(
                 "arrays used as indices must be of integer or boolean type "
@@ -332,6 +344,20 @@ def _unary(name, ufunc):
 for _n, _u in {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}.items():
     setattr(ndarray, f"__{_n}__", _unary(f"__{_n}__", _u))
 ndarray.__divmod__ = _method("__divmod__")
+
+
+def _syncing(name, fn):
+    """A function whose result's size CuPy reads back from the device (a synchronization)."""
+
+    def f(*args, **kwargs):
+        _state.transfer("D2H", f"{name} (CuPy synchronizes for the result's size)")
+        return fn(*args, **kwargs)
+
+    f.__name__ = name
+    return f
+
+
+ndarray.nonzero = _syncing("nonzero", _method("nonzero"))
 
 # The methods CuPy's ndarray has that NumPy's computes the same way.
 _OWN = set(vars(ndarray))
