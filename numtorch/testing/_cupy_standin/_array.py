@@ -50,8 +50,10 @@ def wrap(r):
         return ndarray(r)
     if isinstance(r, np.generic):
         return ndarray(np.asarray(r))
-    if t is tuple or t is list:
-        return t(wrap(v) for v in r)
+    if t is list:
+        return [wrap(v) for v in r]
+    if isinstance(r, tuple):  # NumPy's named results (QRResult, ...) are plain tuples in CuPy
+        return tuple(wrap(v) for v in r)
     return r
 
 
