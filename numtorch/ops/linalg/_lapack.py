@@ -118,7 +118,7 @@ def _failure_text(name: str, kind: str, batched: bool, element: int, code: int) 
         )
     else:
         what = "The solver failed because the input matrix is singular."
-    prefix = "torch.linalg.solve" if kind == "solve" and where else name
+    prefix = f"torch.{name}" if kind == "solve" else name
     return f"{prefix}: {where}{what}"
 
 
@@ -167,12 +167,14 @@ def _pivot_size(xp, x):
 
 
 def _lu_info_by_elimination(xp, A):
-    """getrf's info, on A's device: Gaussian elimination with partial pivoting, column by
-    column over the whole batch (CuPy's batched LU does not return its info codes)."""
+    """getrf's info, on A's device. Which matrices are singular is the device's own LU's
+    verdict (slogdet's sign 0: CuPy's batched LU keeps its info codes to itself); the zero
+    pivot's place comes from Gaussian elimination with partial pivoting, column by column
+    over the whole batch (its smallest pivot where rounding kept that one off zero)."""
     n = A.shape[-1]
     U = A.reshape((-1, n, n)).copy()
     rows = xp.arange(U.shape[0])
-    info = xp.zeros(U.shape[0], xp.int32)
+    pivots = xp.zeros(U.shape, U.real.dtype)[:, 0]
     with np.errstate(all="ignore"):
         for j in range(n):
             p = xp.argmax(_pivot_size(xp, U[:, j:, j]), axis=-1) + j
@@ -180,11 +182,13 @@ def _lu_info_by_elimination(xp, A):
             U[rows, p] = U[:, j].copy()
             U[:, j] = pivot_row
             pivot = pivot_row[:, j]
-            zero = pivot == 0
-            info = xp.where(zero & (info == 0), j + 1, info).astype(xp.int32)
-            factors = U[:, j + 1 :, j] / xp.where(zero, 1, pivot)[:, None]
+            pivots[:, j] = xp.abs(pivot)
+            factors = U[:, j + 1 :, j] / xp.where(pivot == 0, 1, pivot)[:, None]
             U[:, j + 1 :, j + 1 :] -= factors[:, :, None] * pivot_row[:, None, j + 1 :]
-    return info.reshape(A.shape[:-2])
+    zero = pivots == 0
+    at = xp.where(zero.any(-1), zero.argmax(-1), xp.argmin(pivots, axis=-1)) + 1
+    singular = xp.linalg.slogdet(A)[0].reshape(-1) == 0
+    return xp.where(singular, at, 0).astype(xp.int32).reshape(A.shape[:-2])
 
 
 def _pd_info(xp, A):
