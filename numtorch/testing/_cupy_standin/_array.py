@@ -207,11 +207,11 @@ class ndarray:
     def __format__(self, spec):
         return format(self._a, spec)
 
-    def __reduce__(self):
-        return (_rebuild, (self.get(), self._dev))
+    def __reduce__(self):  # CuPy's: the data alone, unpickled onto the current device
+        return (_rebuild, (self.get(),))
 
-    def __copy__(self):
-        return ndarray(self._a.copy(), self._dev)
+    def __copy__(self):  # CuPy's: self.copy(), on the current device
+        return ndarray(self._a.copy())
 
     def __deepcopy__(self, memo):
         return ndarray(self._a.copy(), self._dev)
@@ -247,8 +247,8 @@ class ndarray:
         return ours(*args, **kwargs)
 
 
-def _rebuild(a: np.ndarray, dev: int) -> ndarray:
-    return ndarray(a, dev)
+def _rebuild(a: np.ndarray) -> ndarray:
+    return ndarray(a)
 
 
 def _index(key):
