@@ -261,6 +261,17 @@ def default_generator(dev: str = "cpu") -> np.random.Generator:
     return _default(dev)._rng
 
 
+def all_states() -> dict:
+    """Every default generator's state (for ``restore_states``)."""
+    return {k: g.get_state() for k, g in _generators.items()}
+
+
+def restore_states(states: dict) -> None:
+    """Put the default generators back in the states ``all_states`` gave."""
+    for k, state in states.items():
+        _generators[k].set_state(state)
+
+
 def _wrong_device(want: str, found: str) -> RuntimeError:
     return RuntimeError(f"Expected a '{want}' device type for generator but found '{found}'")
 
@@ -291,6 +302,8 @@ def gpu_rng(generator, device: Device):
 
 __all__ = [
     "CudaGenerator",
+    "all_states",
+    "restore_states",
     "Generator",
     "gpu_rng",
     "get_rng_state",

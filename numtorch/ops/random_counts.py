@@ -84,7 +84,8 @@ def _binomial_icdf(xp, u, count, prob):
         top = xp.broadcast_to(
             xp.minimum(n, 2.0**53), np.broadcast_shapes(u.shape, n.shape, p.shape)
         )
-        k = _smallest_count(xp, lambda k: (k >= top) | (sp.bdtr(k, n, p) >= u), top)
+        whole = _whole(xp, n)
+        k = _smallest_count(xp, lambda k: (k >= top) | (sp.bdtr(k, whole, p) >= u), top)
     k = xp.where((p == 0) | (n == 0), 0, xp.where(p == 1, n, xp.clip(k, 0, n)))
     k = xp.where(xp.isnan(prob) | xp.isinf(count), xp.nan, k)
     return k.astype(count.dtype)
