@@ -23,7 +23,7 @@ from .._core.tensor import Size, Tensor, _make
 from .._opdb.samples import S
 from ._batching import rule_generator
 from ._families import COMPLEX_TOO
-from .generator import (  # noqa: F401 (the generators' home until they had their own module)
+from .generator import (  # noqa: F401 (re-exported: callers import the generators from here)
     Generator,
     _default,
     _generators,
