@@ -10,8 +10,9 @@ from __future__ import annotations
 from ._core.device import _cuda_used, cuda_device_count, require_cuda
 from ._core.device import device as _device
 from ._core.device import is_cuda_available as is_available
+from ._core.tensor import Tensor
 from .amp._deprecated import cuda_amp as amp  # noqa: F401 (torch.cuda.amp, deprecated)
-from .ops import creation as _creation
+from .ops import generator as _generator
 
 __all__ = [
     "current_device",
@@ -19,6 +20,8 @@ __all__ = [
     "empty_cache",
     "get_device_capability",
     "get_device_name",
+    "get_rng_state",
+    "get_rng_state_all",
     "initial_seed",
     "is_available",
     "is_initialized",
@@ -27,6 +30,8 @@ __all__ = [
     "memory_allocated",
     "seed",
     "seed_all",
+    "set_rng_state",
+    "set_rng_state_all",
     "synchronize",
 ]
 
@@ -85,27 +90,70 @@ def memory_allocated(device: _device | str | int | None = None) -> int:
     return int(require_cuda().get_default_memory_pool().used_bytes()) if _cuda_used[0] else 0
 
 
-def _generator():
-    return _creation._default("cuda")
+# ------------------------------------------------------------------ random generators
+# One generator per GPU. Without a GPU the seeding functions do nothing (PyTorch defers them
+# until CUDA starts, which it never does then).
+def _gpu_generator(device=None):
+    """The default generator of a GPU (an index, a name or a device; None: the current)."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = _device("cuda", device)
+    d = _device("cuda" if device is None else device)
+    index = current_device() if d.index is None else d.index
+    if not 0 <= index < device_count():
+        raise IndexError("tuple index out of range")  # PyTorch's default_generators[index]
+    return _generator._default(_device("cuda", index))
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the GPU's random generator (harmless without a GPU, as in PyTorch)."""
-    _generator().manual_seed(seed)
+    """Seed the current GPU's random generator."""
+    if is_available():
+        _gpu_generator().manual_seed(int(seed))
 
 
-manual_seed_all = manual_seed  # one GPU generator: numtorch's draws are per device type
+def manual_seed_all(seed: int) -> None:
+    """Seed every GPU's random generator."""
+    for i in range(device_count()):
+        _gpu_generator(i).manual_seed(int(seed))
 
 
 def seed() -> None:
-    """Seed the GPU's generator with a non-deterministic number."""
-    _generator().seed()
+    """Seed the current GPU's generator with a non-deterministic number."""
+    if is_available():
+        _gpu_generator().seed()
 
 
-seed_all = seed
+def seed_all() -> None:
+    """Seed every GPU's generator with one non-deterministic number."""
+    if is_available():
+        s = _gpu_generator(0).seed()
+        manual_seed_all(s)
 
 
 def initial_seed() -> int:
-    """The GPU generator's seed."""
+    """The current GPU generator's seed."""
     require_cuda()
-    return _generator().initial_seed()
+    return _gpu_generator().initial_seed()
+
+
+def get_rng_state(device: int | str | _device = "cuda") -> Tensor:
+    """A GPU generator's state (its seed and Philox offset) as a CPU uint8 tensor."""
+    require_cuda()
+    return _gpu_generator(device).get_state()
+
+
+def set_rng_state(new_state: Tensor, device: int | str | _device = "cuda") -> None:
+    """Restore a GPU generator's state from ``get_rng_state``."""
+    new_state = new_state.clone()  # (PyTorch copies it before it looks at CUDA)
+    if is_available():
+        _gpu_generator(device).set_state(new_state)
+
+
+def get_rng_state_all() -> list[Tensor]:
+    """Every GPU generator's state."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    """Restore every GPU generator's state from ``get_rng_state_all``."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 from . import cuda as _cuda
 from ._core.device import device as _device
-from ._core.device import require_cuda
 from .ops import creation as _creation
 from .ops.creation import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
@@ -32,15 +31,13 @@ _fork_rng_warned_already = False
 
 
 def _cuda_states(devices: list) -> list:
-    """The GPU generator's state for each listed device (numtorch has one per device type)."""
-    if devices:
-        require_cuda()
-    return [_creation._default("cuda").get_state() for _ in devices]
+    """The generator state of each listed GPU."""
+    return [(d, _cuda.get_rng_state(d)) for d in devices]
 
 
 def _restore_cuda(states: list) -> None:
-    for state in states:
-        _creation._default("cuda").set_state(state)
+    for d, state in states:
+        _cuda.set_rng_state(state, d)
 
 
 def _device_count(device_type: str) -> int:

@@ -48,7 +48,15 @@ from typing import IO, Any
 import numpy as np
 
 from ._core import dtype as dt
-from ._core.device import device, device_of, is_cuda_available, xp_of
+from ._core.device import (
+    cuda_device_count,
+    device,
+    device_of,
+    gpu_index,
+    host_to_gpu,
+    is_cuda_available,
+    xp_of,
+)
 from ._core.tensor import Size, Tensor, _make
 from .nn.parameter import Parameter
 
@@ -152,6 +160,13 @@ def _strided(storage, offset, size, stride, dtype: dt.dtype | None = None):
             f"are out of bounds for storage of size {arr.nbytes}"
         )
     xp = xp_of(arr)
+    if xp is not np:
+        with arr.device:  # views of a GPU's storage on that GPU
+            return _view(xp, arr, offset, size, stride)
+    return _view(xp, arr, offset, size, stride)
+
+
+def _view(xp, arr, offset: int, size: tuple, stride: tuple):
     step = arr.itemsize
     strides = tuple(s * step for s in stride)
     if arr.dtype in dt.FLOAT8_NP:  # (NumPy's as_strided can't name float8_e5m2's type)
@@ -313,15 +328,35 @@ def _restore(array, location: str, map_location) -> Any:
 
 def _to_location(array, location: str, explicit: bool):
     dev = device(location)
-    if dev.type == "cuda" and not explicit and not is_cuda_available():
-        raise RuntimeError(
-            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
-            "is False. If you are running on a CPU-only machine, please use torch.load with "
-            "map_location=torch.device('cpu') to map your storages to the CPU."
-        )
+    if dev.type == "cuda":
+        if not explicit and not is_cuda_available():
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+                "is False. If you are running on a CPU-only machine, please use torch.load with "
+                "map_location=torch.device('cpu') to map your storages to the CPU."
+            )
+        if is_cuda_available():
+            return _to_gpu(array, dev)
     if dev == device_of(array):
         return array
     return _make(array).to(dev)._data
+
+
+def _to_gpu(array, dev: device):
+    """A storage's array on the GPU ``dev`` (the current one when it names none), refused as
+    PyTorch refuses a GPU index that does not exist."""
+    index = gpu_index(dev)
+    count = cuda_device_count()
+    if index >= count:
+        raise RuntimeError(
+            f"Attempting to deserialize object on CUDA device {index} but "
+            f"torch.cuda.device_count() is {count}. Please use torch.load with map_location "
+            "to map your storages to an existing device."
+        )
+    if device_of(array) == device("cuda", index):
+        return array
+    host = array if isinstance(array, np.ndarray) else array.get()
+    return host_to_gpu(host, device("cuda", index))
 
 
 # ----------------------------------------------------------------------------- unpicklers

@@ -41,6 +41,19 @@ def cuda():
     if nt.cuda.is_available() and not _standin.active():
         yield "cuda"
         return
+    yield from _strict_standin()
+
+
+@pytest.fixture
+def standin_cuda():
+    """'cuda' on the CPU stand-in for CuPy (in strict mode, as ``cuda``) even where a GPU is
+    present: for what only the stand-in observes, such as its count of host transfers."""
+    yield from _strict_standin()
+
+
+def _strict_standin():
+    import numtorch as nt
+
     _standin.enable(strict=True)
     _standin.clear_sites()
     try:

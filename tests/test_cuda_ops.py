@@ -268,3 +268,119 @@ def test_histogram_edges_on_cuda_are_pytorchs_to_the_bit(cuda):
         got = nt.histogram(nt.tensor([lo, hi], dtype=nt.float64, device=cuda), n, range=(lo, hi))
         np.testing.assert_array_equal(got.bin_edges.cpu().numpy(), want.bin_edges.numpy())
         np.testing.assert_array_equal(got.hist.cpu().numpy(), want.hist.numpy())
+
+
+# ---------------------------------------------------------------- linalg failures on the GPU
+# CuPy reports no singular or indefinite matrix unless asked; numtorch must find them on the
+# device and raise PyTorch's LinAlgError, word for word, and the *_ex functions must return
+# PyTorch's info codes as device tensors.
+def _torch():
+    import torch
+
+    return torch
+
+
+def _well(shape, dtype):
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-1, 1, shape) + (shape[-1] + 1) * np.eye(shape[-1])
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.uniform(-1, 1, shape)
+    return a.astype(dtype)
+
+
+def _singular(batched, dtype):
+    """The last matrix singular: a zero first column (batched) or, unbatched, a second column
+    twice the first, so that LU meets its zero pivot second (exact in binary)."""
+    if batched:
+        a = _well((2, 3, 3), dtype)
+        a[-1, :, 0] = 0
+        return a
+    return np.array([[4.0, 8, 1], [2, 4, 3], [1, 2, 5]], dtype)
+
+
+def _not_pd(batched, dtype):
+    """Symmetric (Hermitian) positive-definite matrices, the last one's minor of order 2 not."""
+    a = _well((2, 3, 3) if batched else (3, 3), dtype)
+    a = a @ np.swapaxes(a, -1, -2).conj() + 3 * np.eye(3, dtype=dtype)
+    last = a[-1] if batched else a
+    last[1, 1] = -1
+    return a
+
+
+def _rhs(lib, A):
+    return lib.ones(A.shape[:-1], dtype=A.dtype, device=A.device)
+
+
+FAILING = {
+    "linalg.inv": (_singular, lambda lib, A: lib.linalg.inv(A)),
+    "inverse": (_singular, lambda lib, A: lib.inverse(A)),
+    "inv_ex checked": (_singular, lambda lib, A: lib.linalg.inv_ex(A, check_errors=True)),
+    "linalg.solve": (_singular, lambda lib, A: lib.linalg.solve(A, _rhs(lib, A))),
+    "solve_ex checked": (
+        _singular,
+        lambda lib, A: lib.linalg.solve_ex(A, _rhs(lib, A), check_errors=True),
+    ),
+    "linalg.cholesky": (_not_pd, lambda lib, A: lib.linalg.cholesky(A)),
+    "cholesky upper": (_not_pd, lambda lib, A: lib.linalg.cholesky(A, upper=True)),
+    "cholesky_ex checked": (
+        _not_pd,
+        lambda lib, A: lib.linalg.cholesky_ex(A, check_errors=True),
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64"])
+@pytest.mark.parametrize("batched", [False, True], ids=["matrix", "batch"])
+@pytest.mark.parametrize("name", list(FAILING))
+def test_linalg_failure_on_cuda_raises_pytorchs_error(name, batched, dtype, cuda):
+    make, fn = FAILING[name]
+    A = make(batched, dtype)
+    torch = _torch()
+    with pytest.raises(torch.linalg.LinAlgError) as want:
+        fn(torch, torch.tensor(A))
+    with pytest.raises(nt.linalg.LinAlgError) as got:
+        fn(nt, nt.tensor(A, device=cuda))
+    assert str(got.value) == str(want.value)
+
+
+WITH_INFO = {
+    "inv_ex": (_singular, lambda lib, A: lib.linalg.inv_ex(A)),
+    "cholesky_ex": (_not_pd, lambda lib, A: lib.linalg.cholesky_ex(A)),
+    "solve_ex": (_singular, lambda lib, A: lib.linalg.solve_ex(A, _rhs(lib, A))),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float32"])
+@pytest.mark.parametrize("batched", [False, True], ids=["matrix", "batch"])
+@pytest.mark.parametrize("name", list(WITH_INFO))
+def test_ex_info_on_cuda_is_pytorchs_and_stays_on_the_device(name, batched, dtype, cuda):
+    make, fn = WITH_INFO[name]
+    A = make(batched, dtype)
+    want = fn(_torch(), _torch().tensor(A))
+    result, info = fn(nt, nt.tensor(A, device=cuda))
+    assert (result.device.type, info.device.type, info.dtype) == ("cuda", "cuda", nt.int32)
+    assert info.tolist() == want[1].tolist()
+    ok = (want[1] == 0).numpy()  # the failed matrices' results are unspecified
+    assert_close(result.cpu()[nt.tensor(ok)], fn(nt, nt.tensor(A))[0][nt.tensor(ok)])
+    assert not nt.isfinite(result.cpu()[nt.tensor(~ok)]).any()  # NaN, as on the CPU
+
+
+def test_ex_info_on_cuda_of_a_well_conditioned_and_an_empty_batch(cuda):
+    for A in (_well((4, 3, 3), "float64"), np.zeros((0, 3, 3))):
+        for res, info in (
+            nt.linalg.inv_ex(nt.tensor(A, device=cuda)),
+            nt.linalg.cholesky_ex(nt.tensor(A @ A.swapaxes(-1, -2) + np.eye(3), device=cuda)),
+        ):
+            assert info.device.type == "cuda" and info.tolist() == [0] * len(A)
+            assert res.shape == A.shape
+
+
+def test_linalg_eig_on_cuda_returns_device_tensors(cuda):
+    A = _well((2, 3, 3), "float64")
+    L, V = nt.linalg.eig(nt.tensor(A, device=cuda))
+    assert (L.device.type, V.device.type, L.dtype) == ("cuda", "cuda", nt.complex128)
+    want = _torch().linalg.eigvals(_torch().tensor(A)).numpy()
+    got = L.cpu().numpy()
+    assert np.allclose(np.sort_complex(got), np.sort_complex(want))
+    recon = V.cpu().numpy() @ (got[..., None] * np.linalg.inv(V.cpu().numpy()))
+    assert np.allclose(recon, A)

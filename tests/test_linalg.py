@@ -514,3 +514,22 @@ def test_linalg_matmul_and_diagonal_are_torchs():
     a, b = arr(2, 3, 4), arr(4, 5, seed=1)
     assert_same(lambda T, a, b: T.linalg.matmul(a, b), a, b)
     assert_same(lambda T, a: T.linalg.diagonal(a, offset=1), a)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_solve_triangular_with_a_zero_diagonal_gives_pytorchs_inf_and_nan(dtype):
+    """trsm divides by the zero: no error, PyTorch's inf/NaN pattern (complex: NaN)."""
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        n, batched = int(rng.integers(1, 5)), bool(trial % 2)
+        shape = ((2,) if batched else ()) + (n, n)
+        A = rng.integers(-2, 3, shape).astype(dtype)
+        if dtype == "complex128":
+            A = A + 1j * rng.integers(-1, 2, shape)
+        A[..., n // 2, n // 2] = 0
+        B = rng.integers(-1, 2, shape[:-1] + (2,)).astype(dtype)
+        kw = {"upper": bool(trial % 3), "unitriangular": trial % 5 == 0}
+        want = torch.linalg.solve_triangular(torch.tensor(A), torch.tensor(B), **kw).numpy()
+        got = nt.linalg.solve_triangular(nt.tensor(A), nt.tensor(B), **kw).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -134,6 +134,8 @@ def device_of(arr) -> device:
     known = _ARRAY_TYPES.get(type(arr))
     if known is not None:
         return known[0]
+    if isinstance(arr, np.ndarray):  # a subclass (np.memmap of a loaded checkpoint)
+        return CPU
     idx = arr.device.id
     d = _cuda_devices.get(idx)
     if d is None:
@@ -211,3 +213,26 @@ def get_default_device() -> device:
 
 
 _Device = device
+
+
+# ------------------------------------------------------------------ arrays placed on a GPU
+def gpu_index(dev: device) -> int:
+    """A GPU's index: its own, or the current GPU's when it names none."""
+    if dev.index is not None:
+        return dev.index
+    return int(require_cuda().cuda.runtime.getDevice())
+
+
+def host_to_gpu(arr, dev: device):
+    """A host (NumPy) array copied to the GPU ``dev``."""
+    cp = require_cuda()
+    with cp.cuda.Device(gpu_index(dev)):
+        return cp.asarray(arr)
+
+
+def copy_array(arr):
+    """A copy of an array on the array's own device (CuPy copies to the current GPU)."""
+    if type(arr) is np.ndarray or type(arr) in _ARRAY_TYPES:
+        return arr.copy()
+    with arr.device:
+        return arr.copy()

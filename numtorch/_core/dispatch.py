@@ -440,7 +440,8 @@ def _on_gpu(xp, arrays: list) -> list:
                     "Expected all tensors to be on the same device, but found at least two "
                     "devices, cuda:0 and cpu!"
                 )
-            a = xp.asarray(a)
+            # a 0-d one goes to the kernel as a scalar, as PyTorch passes a CPU scalar: no copy
+            a = a[()] if not a.ndim else xp.asarray(a)
         elif isinstance(a, (list, tuple)):
             a = type(a)(_on_gpu(xp, list(a)))
         out.append(a)

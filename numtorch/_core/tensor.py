@@ -12,7 +12,8 @@ import numpy as np
 
 from . import dtype as dt
 from . import upcalls
-from .device import CPU, device_of
+from .device import CPU, copy_array, device_of, host_to_gpu
+from .device import device as _Device
 from .layout import empty_strides
 from .memory_format import CHANNELS_LAST
 from .meta_array import MetaArray
@@ -536,7 +537,7 @@ class Tensor:
                 "module, this may be because of a torch.nn.utils.weight_norm usage, see "
                 "https://github.com/pytorch/pytorch/pull/103001"
             )
-        new = _make(self._data.copy())
+        new = _make(copy_array(self._data))
         new._rg = self._rg
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
@@ -544,6 +545,9 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, proto):
+        dev = self.device
+        if dev.type == "cuda":  # the data travels through the host; the device is kept
+            return (_rebuild, (self.numpy(force=True), self._rg, str(dev)))
         return (_rebuild, (self.numpy(force=True), self._rg))
 
     def __setstate__(self, state):  # pragma: no cover - pickling goes through _rebuild
@@ -624,8 +628,10 @@ def _wrap_view_of(src: Tensor, data) -> Tensor:
     return t
 
 
-def _rebuild(arr, rg):
-    t = _make(np.array(arr))
+def _rebuild(arr, rg, device: str | None = None):
+    """A pickled tensor: its data, requires_grad and (when not the CPU) its GPU."""
+    arr = np.array(arr)
+    t = _make(arr if device is None else host_to_gpu(arr, _Device(device)))
     t._rg_bit = rg
     return t
 

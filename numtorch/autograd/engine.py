@@ -467,7 +467,7 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
                 if type(out) is Tensor and not (state.modes or state.stack):
                     d = out._data  # (one element: no layout to keep)
                     xp = xp_of(d)
-                    g = _make(xp.array(1, d.dtype) if not d.ndim else xp.ones(d.shape, d.dtype))
+                    g = _make(xp.ones((), d.dtype) if not d.ndim else xp.ones(d.shape, d.dtype))
                 else:
                     g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
         elif isinstance(g, Tensor):

@@ -9,7 +9,7 @@ from typing import Any
 from .._core import upcalls
 from .._core.pytree import LEAF, broadcast_prefix, tree_flatten, tree_unflatten
 from .._core.tensor import Tensor
-from ..ops.creation import default_generator
+from ..ops.generator import all_states, restore_states
 from ..ops.shape import cat
 from ._batched import BatchedTensor, VmapInterpreter
 
@@ -114,14 +114,13 @@ def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs, non
 
 
 def _chunked(run, flat, dims, size, chunk_size, out_dims, randomness):
-    gen = default_generator()
-    state0 = gen.bit_generator.state
+    states0 = all_states()  # every device's generator: CPU and GPU draws alike
     results = []
     for start in range(0, size, chunk_size):
         n = min(chunk_size, size - start)
         part = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat, dims)]
         if randomness == "same":  # every chunk draws what the first one drew
-            gen.bit_generator.state = state0
+            restore_states(states0)
         results.append(run(part, dims, n))
     leaves0, ospec = tree_flatten(results[0])
     odims = _flat_out_dims(out_dims, results[0], ospec, None)

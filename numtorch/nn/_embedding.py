@@ -33,7 +33,7 @@ from ._checks import concrete
 # ------------------------------------------------------------------ embedding (primitive)
 def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
     v = weight.shape[-2]
-    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= v):
+    if indices.size and ((indices < 0) | (indices >= v)).any():  # (one read back, not two)
         raise IndexError("index out of range in self")
     lead = weight.ndim - 2
     if lead == 0:

@@ -91,10 +91,21 @@ def _first_max(xp, views):
     arg = xp.zeros(values.shape, kind)
     for v in reversed(views[:-1]):
         arg = (v != values) * (arg + kind(1))
-    if values.dtype.kind == "f" and has_values(values) and bool(xp.isnan(values).any()):
+    # (on a GPU the NaN pass always runs: asking whether it is needed would synchronize)
+    if values.dtype.kind == "f" and has_values(values) and (xp is not np or xp.isnan(values).any()):
         for j, v in enumerate(views):
             xp.copyto(arg, kind(j), where=xp.isnan(v))
     return values, arg
+
+
+def _deltas(xp, k, d, planes):
+    """Each window offset's step within the plane, in ``np.ndindex(*k)``'s order, computed
+    where the input is (a table built on the host would be a copy per call)."""
+    pos = xp.arange(math.prod(k), dtype=xp.int64)
+    delta = xp.zeros(pos.shape, xp.int64)
+    for j in range(len(k)):
+        delta += (pos // math.prod(k[j + 1 :]) % k[j]) * (d[j] * planes[j])
+    return delta
 
 
 def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
@@ -109,7 +120,7 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     values, arg = _first_max(xp, views)
     # The flat input index: the window's start plus the offset's step within the plane.
     planes = [math.prod(size[j + 1 :]) for j in range(nd)]
-    delta = xp.asarray([sum(o[j] * d[j] * planes[j] for j in range(nd)) for o in offsets])
+    delta = _deltas(xp, k, d, planes)
     starts = [xp.arange(out[j], dtype=xp.int64) * s[j] - p[j] for j in range(nd)]
     index = xp.take(delta, arg) + sum(_along(st * planes[j], j, nd) for j, st in enumerate(starts))
     if any(p):  # a window of lowest values only picks its first position inside the input
@@ -135,7 +146,7 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
                 f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
                 f"{'x'.join(map(str, size if nd > 1 else (*size, 1)))})"  # 1-d runs as 2-d
             )
-    if not check and i.size and has_values(i) and int(i.max()) >= n:
+    if not check and i.size and has_values(i) and (xp is not np or i.max() >= n):
         g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
     flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
     out = xp.zeros(planes * n, grad.dtype)

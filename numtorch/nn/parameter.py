@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._core import dtype as dt
+from .._core.device import copy_array
 from .._core.tensor import Tensor, _init, _make
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import empty
@@ -47,7 +48,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        new = type(self)(_make(self._data.copy()), self.requires_grad)
+        new = type(self)(_make(copy_array(self._data)), self.requires_grad)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = new

@@ -75,7 +75,8 @@ def promote(arrays, attrs=None):
         # the device of the array operands; a reduced float's, float32, which it computes in).
         gpu = next((a for a in out if _arr(a) and type(a) is not _nd), None)
         xp = np if gpu is None else xp_of(gpu)
-        out[0] = xp.asarray(out[0], dtype=dt.WIDE.get(npd, npd))
+        wide = dt.WIDE.get(npd, npd)  # (a fill on the device: no copy from the host)
+        out[0] = np.asarray(out[0], dtype=wide) if xp is np else xp.full((), out[0], wide)
     return out, npd
 
 

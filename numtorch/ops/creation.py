@@ -13,188 +13,28 @@ from .._core import scalars
 from .._core.device import backend, placement
 from .._core.device import device as Device
 from .._core.dispatch import dispatch
-from .._core.interpreter import factory, side_effect
+from .._core.interpreter import factory
 from .._core.layout import preserve
 from .._core.messages import alloc_failed, check_alloc
 from .._core.meta import by_kernel
-from .._core.meta_array import META_RNG
 from .._core.methods import tensor_methods
 from .._core.op import defop
 from .._core.tensor import Size, Tensor, _make
 from .._opdb.samples import S
 from ._batching import rule_generator
 from ._families import COMPLEX_TOO
-
-# ------------------------------------------------------------------ generators
-_DEFAULT_SEED = 67280421310721  # PyTorch's initial seed: unseeded runs are reproducible too
-
-
-# A generator's state as a uint8 tensor: numtorch's own fixed-size layout (PyTorch's is its
-# Mersenne Twister's): the PCG64 state and increment (16 bytes each, little-endian), the
-# cached 32-bit half-draw (flag, value: 4 bytes each) and the initial seed (8 bytes).
-_STATE_LAYOUT = np.dtype(
-    [
-        ("state", "<u8", 2),
-        ("inc", "<u8", 2),
-        ("has_uint32", "<u4"),
-        ("uinteger", "<u4"),
-        ("seed", "<u8"),
-    ]
+from .generator import (  # noqa: F401 (re-exported: callers import the generators from here)
+    Generator,
+    _default,
+    _generators,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    rng,
+    seed,
+    set_rng_state,
 )
-_STATE_SIZE = _STATE_LAYOUT.itemsize
-_SEED_MIN, _SEED_END = -(2**63), 2**64
-
-
-def _seed_value(seed) -> int:
-    """A seed as PyTorch reads one: int() of it, within a signed or unsigned 64-bit range
-    (negative seeds wrap modulo 2**64)."""
-    seed = int(seed)
-    if not _SEED_MIN <= seed < _SEED_END:
-        raise ValueError("Overflow when unpacking long long")
-    return seed % _SEED_END
-
-
-def _split128(v: int) -> list[int]:
-    return [v & (2**64 - 1), v >> 64]
-
-
-def _check_state(new_state) -> np.ndarray:
-    """The bytes of a state tensor, refused as PyTorch refuses it (type, then contiguity,
-    then size)."""
-    if not isinstance(new_state, Tensor):
-        raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
-    if new_state.dtype != dt.uint8:
-        raise TypeError("RNG state must be a torch.ByteTensor")
-    if not new_state.is_contiguous():
-        raise RuntimeError("RNG state must be contiguous")
-    if new_state.numel() != _STATE_SIZE:
-        raise RuntimeError(
-            f"Expected a CPUGeneratorImplState of size {_STATE_SIZE} but found the input RNG "
-            f"state size to be {new_state.numel()}"
-        )
-    return np.ascontiguousarray(new_state.numpy(force=True)).reshape(-1)  # any shape
-
-
-class Generator:
-    """A source of random numbers (torch.Generator): seeded, with a savable state."""
-
-    def __init__(self, device="cpu"):
-        self.device = Device(device)
-        self.manual_seed(_DEFAULT_SEED)
-
-    def manual_seed(self, seed) -> Generator:
-        side_effect("a generator seeded")
-        seed = _seed_value(seed)
-        self._seed = seed
-        self._rng = np.random.default_rng(seed)
-        return self
-
-    def seed(self) -> int:
-        s = int(np.random.SeedSequence().entropy % 2**63)
-        self.manual_seed(s)
-        return s
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def get_state(self) -> Tensor:
-        """The generator's state as a uint8 tensor (for ``set_state``)."""
-        bits = self._rng.bit_generator.state
-        rec = np.zeros((), _STATE_LAYOUT)
-        rec["state"] = _split128(bits["state"]["state"])
-        rec["inc"] = _split128(bits["state"]["inc"])
-        rec["has_uint32"] = bits["has_uint32"]
-        rec["uinteger"] = bits["uinteger"]
-        rec["seed"] = self._seed
-        return _make(np.frombuffer(rec.tobytes(), np.uint8).copy())
-
-    def set_state(self, new_state: Tensor) -> Generator:
-        side_effect("a generator's state set")
-        rec = np.frombuffer(_check_state(new_state).tobytes(), _STATE_LAYOUT)[0]
-        state, inc = (int(v[0]) | int(v[1]) << 64 for v in (rec["state"], rec["inc"]))
-        self._rng.bit_generator.state = {  # in place: holders of the NumPy generator follow
-            "bit_generator": "PCG64",
-            "state": {"state": state, "inc": inc | 1},
-            "has_uint32": int(rec["has_uint32"] != 0),
-            "uinteger": int(rec["uinteger"]),
-        }
-        self._seed = int(rec["seed"])
-        return self
-
-    def clone_state(self) -> Generator:
-        """A new generator on the same device in this one's state."""
-        g = Generator(self.device)
-        return g.set_state(self.get_state())
-
-    def graphsafe_get_state(self):
-        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
-
-    def graphsafe_set_state(self, state) -> None:
-        if not isinstance(state, Generator):
-            raise TypeError(f"expected a Generator, but got {type(state).__name__}")
-        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
-
-    def get_offset(self) -> int:
-        raise RuntimeError("CPU Generator does not use offset")
-
-    def set_offset(self, offset) -> Generator:
-        raise RuntimeError("CPU Generator does not use offset")
-
-    def __repr__(self) -> str:
-        return f"<numtorch.Generator object on {self.device}>"
-
-
-# One default generator per device type; manual_seed seeds them all.
-_generators: dict[str, Generator] = {"cpu": Generator()}
-
-
-def _default(dev: str) -> Generator:
-    g = _generators.get(dev)
-    if g is None:
-        g = _generators[dev] = Generator(dev).manual_seed(_generators["cpu"].initial_seed())
-    return g
-
-
-def manual_seed(seed) -> Generator:
-    """Seed the random generator of every device; returns the CPU one."""
-    for g in _generators.values():
-        g.manual_seed(seed)
-    return _generators["cpu"]
-
-
-def seed() -> int:
-    """Seed every device's generator with a non-deterministic number and return it."""
-    s = _generators["cpu"].seed()
-    manual_seed(s)
-    return s
-
-
-def initial_seed() -> int:
-    return _generators["cpu"].initial_seed()
-
-
-def get_rng_state() -> Tensor:
-    return _generators["cpu"].get_state()
-
-
-def set_rng_state(new_state: Tensor) -> None:
-    _generators["cpu"].set_state(new_state)
-
-
-def default_generator(dev: str = "cpu") -> np.random.Generator:
-    """The NumPy generator behind a device's default generator."""
-    return _default(dev)._rng
-
-
-def rng(generator, device=None) -> np.random.Generator:
-    """The NumPy generator a draw uses: ``generator``'s, or the device's default."""
-    if generator is None:
-        if device is not None and device.type == "meta":
-            return META_RNG  # (a draw on the meta device is its shape and dtype)
-        return _default("cpu" if device is None else device.type)._rng
-    if isinstance(generator, Generator):
-        return generator._rng
-    return generator  # a NumPy Generator
 
 
 def _xp(device):

@@ -35,7 +35,8 @@ from ._batching import (
     vmaps_of,
 )
 from .comparison import where
-from .creation import Generator, _size, given_size, require_grad, rng, zeros_like
+from .creation import Generator, _size, given_size, require_grad, zeros_like
+from .generator import gpu_rng, rng
 from .views import broadcast_tensors
 
 _INPLACE_DIFFERENT = (
@@ -62,11 +63,15 @@ def _num(x) -> str:
 
 
 # ------------------------------------------------------------------ kernels
-def _placed(arr, device):
-    """A CPU draw moved to the requested device."""
-    if device is not None and device.type != "cpu":
-        return backend(device).asarray(arr)
-    return arr
+def _drawn(device, generator, draw, *args):
+    """``draw(xp, g, *args)`` with the draw's array module and generator: NumPy's on the CPU
+    (and the meta device's stand-in); on a GPU, CuPy and a CuPy generator for this draw from
+    the GPU's generator, both used with that GPU current, so the numbers are made there."""
+    if device is None or device.type != "cuda":
+        return draw(np, rng(generator, device), *args)
+    cp = backend(device)
+    with cp.cuda.Device(device.index):
+        return draw(cp, gpu_rng(generator, device), *args)
 
 
 def _uniform01(g, shape, npd):
@@ -81,35 +86,50 @@ def _real(npd):
     return np.empty(0, npd).real.dtype
 
 
-def _rand_kernel(xp, size=(), dtype=None, generator=None, device=None):
-    g, npd = rng(generator, device), dtype.np
+def _rand(xp, g, size, npd):
     if npd.kind == "c":
         r = _real(npd)
-        arr = _uniform01(g, size, r) + 1j * _uniform01(g, size, r)
-        return _placed(arr.astype(npd), device)
-    return _placed(_uniform01(g, size, npd), device)
+        return (_uniform01(g, size, r) + 1j * _uniform01(g, size, r)).astype(npd)
+    return _uniform01(g, size, npd)
+
+
+def _randn(xp, g, size, npd):
+    if npd.kind == "c":
+        return ((g.standard_normal(size) + 1j * g.standard_normal(size)) * 0.5**0.5).astype(npd)
+    if npd == np.float32:
+        return g.standard_normal(size, dtype=np.float32)
+    return g.standard_normal(size).astype(npd)
+
+
+def _randint(xp, g, low, high, size, npd):
+    return g.integers(low, high, size=size, dtype=np.int64).astype(npd)
+
+
+def _randperm(xp, g, n, batch, npd):
+    """``batch`` independent permutations of range(n), shuffled along the last dim."""
+    if xp is np:
+        arr = np.broadcast_to(np.arange(n, dtype=np.int64), (*batch, n)).copy()
+        g.permuted(arr, axis=-1, out=arr)
+        return arr.astype(npd)
+    # CuPy's generators cannot shuffle: the order of random keys, as PyTorch's GPU randperm
+    keys = g.integers(0, 2**63 - 1, size=(*batch, n), dtype=np.int64)
+    return xp.argsort(keys, axis=-1).astype(npd)
+
+
+def _rand_kernel(xp, size=(), dtype=None, generator=None, device=None):
+    return _drawn(device, generator, _rand, size, dtype.np)
 
 
 def _randn_kernel(xp, size=(), dtype=None, generator=None, device=None):
-    g, npd = rng(generator, device), dtype.np
-    if npd.kind == "c":
-        arr = (g.standard_normal(size) + 1j * g.standard_normal(size)) * np.sqrt(0.5)
-        return _placed(arr.astype(npd), device)
-    if npd == np.float32:
-        return _placed(g.standard_normal(size, dtype=np.float32), device)
-    return _placed(g.standard_normal(size).astype(npd), device)
+    return _drawn(device, generator, _randn, size, dtype.np)
 
 
 def _randint_kernel(xp, low=0, high=2, size=(), dtype=None, generator=None, device=None):
-    arr = rng(generator, device).integers(low, high, size=size, dtype=np.int64)
-    return _placed(arr.astype(dtype.np), device)
+    return _drawn(device, generator, _randint, low, high, size, dtype.np)
 
 
 def _randperm_kernel(xp, n=0, batch=(), dtype=None, generator=None, device=None):
-    """``batch`` independent permutations of range(n), shuffled along the last dim."""
-    arr = np.broadcast_to(np.arange(n, dtype=np.int64), (*batch, n)).copy()
-    rng(generator, device).permuted(arr, axis=-1, out=arr)
-    return _placed(arr.astype(dtype.np), device)
+    return _drawn(device, generator, _randperm, n, batch, dtype.np)
 
 
 def _draw_op(name: str, kernel, size: str = "size", complex32: bool = False):

@@ -37,6 +37,19 @@ def _whole(xp, a):
     return xp.nan_to_num(a, nan=0, posinf=0, neginf=0).astype(np.int64)
 
 
+def _smallest_count(xp, reaches, top):
+    """The smallest whole k in [0, top] where ``reaches(k)`` (monotone in k) holds: a
+    bisection of elementwise steps on the device, where CuPy has no inverse of the Poisson
+    or binomial distribution function (and no pass over the data on the host)."""
+    lo = xp.full(top.shape, -1.0)
+    hi = top.astype(np.float64)
+    for _ in range(55):  # top <= 2**53: the interval shrinks to one step
+        mid = xp.floor((lo + hi) / 2)
+        ok = reaches(mid)
+        hi, lo = xp.where(ok, mid, hi), xp.where(ok, lo, mid)
+    return hi
+
+
 @silent
 def _poisson_icdf(xp, u, rate):
     """The smallest k with P(X <= k) >= u for X ~ Poisson(rate), in rate's dtype; PyTorch's
@@ -45,9 +58,13 @@ def _poisson_icdf(xp, u, rate):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     sp = _special(xp)
     r = rate.astype(np.float64)
-    k = xp.ceil(sp.pdtrik(u, r))
-    below = xp.maximum(k - 1, 0)
-    k = xp.where(sp.pdtr(_whole(xp, below), r) >= u, below, k)
+    if xp is np:
+        k = xp.ceil(sp.pdtrik(u, r))
+        below = xp.maximum(k - 1, 0)
+        k = xp.where(sp.pdtr(_whole(xp, below), r) >= u, below, k)
+    else:
+        top = xp.full(np.broadcast_shapes(u.shape, r.shape), 2.0**53)
+        k = _smallest_count(xp, lambda k: sp.pdtr(k, r) >= u, top)
     k = xp.where(r == 0, 0, xp.where(xp.isinf(r), _INT64_MIN, k))
     return k.astype(rate.dtype)
 
@@ -59,9 +76,16 @@ def _binomial_icdf(xp, u, count, prob):
     sp = _special(xp)
     n = xp.floor(xp.maximum(count.astype(np.float64), 0))  # (scipy takes whole counts)
     p = xp.clip(prob.astype(np.float64), 0, 1)
-    k = xp.ceil(sp.bdtrik(u, n, p))
-    below = xp.maximum(k - 1, 0)
-    k = xp.where(sp.bdtr(_whole(xp, below), _whole(xp, n), p) >= u, below, k)
+    if xp is np:
+        k = xp.ceil(sp.bdtrik(u, n, p))
+        below = xp.maximum(k - 1, 0)
+        k = xp.where(sp.bdtr(_whole(xp, below), _whole(xp, n), p) >= u, below, k)
+    else:
+        top = xp.broadcast_to(
+            xp.minimum(n, 2.0**53), np.broadcast_shapes(u.shape, n.shape, p.shape)
+        )
+        whole = _whole(xp, n)
+        k = _smallest_count(xp, lambda k: (k >= top) | (sp.bdtr(k, whole, p) >= u), top)
     k = xp.where((p == 0) | (n == 0), 0, xp.where(p == 1, n, xp.clip(k, 0, n)))
     k = xp.where(xp.isnan(prob) | xp.isinf(count), xp.nan, k)
     return k.astype(count.dtype)

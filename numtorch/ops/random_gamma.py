@@ -30,12 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.device import device_of
 from .._core.dispatch import dispatch
 from .._core.op import ErrorInput, defop
 from .._opdb.samples import S
 from ._batching import RANDOM_ERROR, SAME_BATCHED, materialize, rule_generator
 from ._families import FLOATS, elementwise_op, silent
-from .creation import Generator, rng
+from .generator import Generator, gpu_rng, rng
 from .setops import _FORWARD_AD
 from .unary import _special
 
@@ -73,39 +74,51 @@ def _checks(name: str, kernel: str, names: tuple):
 
 
 # ------------------------------------------------------------------ draws
-def _gammas(g: np.random.Generator, alpha) -> np.ndarray:
+def _gammas(xp, g, alpha):
     """Gamma(alpha, 1) draws in float64 (0 for alpha <= 0 or NaN, inf for alpha = inf)."""
-    a = np.asarray(alpha, dtype=np.float64)
+    a = alpha.astype(np.float64)
     ok = (a > 0) & (a < np.inf)
-    s = g.standard_gamma(np.where(ok, a, 1.0))
-    return np.where(ok, s, np.where(a == np.inf, np.inf, 0.0))
+    s = g.standard_gamma(xp.where(ok, a, 1.0))
+    return xp.where(ok, s, xp.where(a == np.inf, np.inf, 0.0))
 
 
-def _at_least_tiny(x, npd):
+def _at_least_tiny(xp, x, npd):
     """x clamped below at the dtype's smallest normal number (NaN too), as PyTorch's draws."""
     tiny = np.finfo(npd).tiny
-    return np.where(x > tiny, x, tiny).astype(npd)
+    return xp.where(x > tiny, x, tiny).astype(npd)
 
 
 def _to_device(xp, arr):
     return arr if xp is np else xp.asarray(arr)
 
 
+def _drawn_like(xp, input, generator, draw):
+    """``draw(g)`` with the generator of input's device: on a GPU a CuPy generator from the
+    GPU's, with that GPU current (the numbers are made there)."""
+    if xp is np:
+        return draw(rng(generator))
+    with input.device:
+        return draw(gpu_rng(generator, device_of(input)))
+
+
 def _standard_gamma_kernel(xp, input, generator=None):
-    a = input.get() if xp is not np else input
-    s = _gammas(rng(generator), a).astype(input.dtype)
-    return _to_device(xp, _at_least_tiny(s, input.dtype))
+    def draw(g):
+        s = _gammas(xp, g, input).astype(input.dtype)
+        return _at_least_tiny(xp, s, input.dtype)
+
+    return _drawn_like(xp, input, generator, draw)
 
 
 def _sample_dirichlet_kernel(xp, input, generator=None):
-    a = input.get() if xp is not np else input
-    tiny = np.finfo(np.float64).tiny
-    gam = np.maximum(_gammas(rng(generator), a), tiny)
-    with np.errstate(invalid="ignore"):
-        r = (gam / gam.sum(axis=-1, keepdims=True)).astype(input.dtype)
-    below_one = np.nextafter(np.array(1, input.dtype), 0)
-    r = _at_least_tiny(r, input.dtype)
-    return _to_device(xp, np.where(r < below_one, r, below_one))
+    def draw(g):
+        gam = xp.maximum(_gammas(xp, g, input), np.finfo(np.float64).tiny)
+        with np.errstate(invalid="ignore"):
+            r = (gam / gam.sum(axis=-1, keepdims=True)).astype(input.dtype)
+        below_one = np.nextafter(np.array(1, input.dtype), 0)
+        r = _at_least_tiny(xp, r, input.dtype)
+        return xp.where(r < below_one, r, below_one)
+
+    return _drawn_like(xp, input, generator, draw)
 
 
 # ------------------------------------------------------------------ d sample / d alpha

@@ -58,7 +58,7 @@ def _index_select(xp, input, index, dim):
     dim = wrap_dim(dim, input.ndim)
     if index.size and not input.shape[dim] and input.ndim > 1:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if index.size and ((index < 0).any() or (index >= input.shape[dim]).any()):
+    if index.size and ((index < 0) | (index >= input.shape[dim])).any():  # (one read back)
         raise IndexError("index out of range in self")
     return xp.take(input, index.reshape(-1), axis=dim)
 

@@ -31,20 +31,42 @@ def _solve_tri_kernel(xp, A, B, *, upper, left=True, unitriangular=False):
             f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
         )
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    if not batch:
-        X = sl.solve_triangular(
-            A, B, lower=not upper, unit_diagonal=unitriangular, check_finite=False
-        )
-    else:  # a stack: one vectorized solve of the triangular parts (scipy loops per matrix)
-        T = xp.triu(A) if upper else xp.tril(A)
-        if unitriangular:
-            n = T.shape[-1]
-            T = T.copy()
-            T[..., range(n), range(n)] = 1
-        X = xp.linalg.solve(
-            xp.broadcast_to(T, batch + T.shape[-2:]), xp.broadcast_to(B, batch + B.shape[-2:])
-        )
+    try:
+        if not batch:
+            X = sl.solve_triangular(
+                A, B, lower=not upper, unit_diagonal=unitriangular, check_finite=False
+            )
+        else:  # a stack: one vectorized solve of the triangular parts (scipy loops per matrix)
+            T = xp.triu(A) if upper else xp.tril(A)
+            if unitriangular:
+                n = T.shape[-1]
+                T = T.copy()
+                T[..., range(n), range(n)] = 1
+            X = xp.linalg.solve(
+                xp.broadcast_to(T, batch + T.shape[-2:]), xp.broadcast_to(B, batch + B.shape[-2:])
+            )
+    except np.linalg.LinAlgError:  # a zero on the diagonal: PyTorch's trsm divides by it
+        X = _substitute(xp, A, B, batch, upper, unitriangular)
     return xp.swapaxes(X, -1, -2) if not left else X
+
+
+def _substitute(xp, A, B, batch, upper, unitriangular):
+    """A X = B by substitution, row by row as BLAS's trsm solves it: a zero on the diagonal
+    gives inf and NaN rather than an error."""
+    T = xp.broadcast_to(A, batch + A.shape[-2:])
+    X = xp.broadcast_to(B, batch + B.shape[-2:]).copy()
+    n = T.shape[-1]
+    with np.errstate(all="ignore"):
+        for i in range(n - 1, -1, -1) if upper else range(n):
+            rest = slice(i + 1, n) if upper else slice(0, i)
+            X[..., i, :] -= (T[..., i, None, rest] @ X[..., rest, :])[..., 0, :]
+            if not unitriangular:
+                d = T[..., i, i, None]
+                x = X[..., i, :] / d
+                if x.dtype.kind == "c":  # PyTorch's complex division by 0 is NaN in both parts
+                    x = xp.where(d == 0, xp.asarray(complex(np.nan, np.nan), x.dtype), x)
+                X[..., i, :] = x
+    return X
 
 
 def _solve_tri_rule(vmap, args, bdims, attrs):

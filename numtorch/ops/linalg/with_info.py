@@ -17,7 +17,7 @@ from ..._opdb.samples import S
 from ..comparison import where
 from ..creation import eye, zeros
 from ._common import _CX, LinAlgError, _float_only, _square, _tuple_out, linalg_solve_ex_rt, stacked
-from ._lapack import _chol, _lu_info, _np_linalg, _or_nan, _pd_info
+from ._lapack import _chol, _lu_info, _np_linalg, _or_nan, _pd_info, on_device, raise_on_info
 from ._samples import _not_pd, _singular, _spd, _sq_errors, _wc
 from .solvers import _is_vector_rhs, linalg_solve
 from .triangular import _cholesky_jvp, _cholesky_vjp
@@ -25,6 +25,11 @@ from .triangular import _cholesky_jvp, _cholesky_vjp
 
 def _inv_ex(xp, A, *, check_errors=False):
     _square("linalg.inv", A)
+    if on_device(xp, A):  # CuPy's inverse of a singular matrix raises nothing: info first
+        info = _lu_info(xp, A)
+        if check_errors:
+            raise_on_info("linalg.inv_ex", "inv", info, A.ndim > 2)
+        return _or_nan(xp, xp.linalg.inv, A, info), info
     try:
         return xp.linalg.inv(A), xp.zeros(A.shape[:-2], xp.int32)
     except np.linalg.LinAlgError:
@@ -37,6 +42,12 @@ def _inv_ex(xp, A, *, check_errors=False):
 
 def _cholesky_ex(xp, A, *, upper=False, check_errors=False):
     _square("linalg.cholesky", A)
+    if on_device(xp, A):  # CuPy's factor of an indefinite matrix raises nothing: info first
+        info = _pd_info(xp, A)
+        if check_errors:
+            raise_on_info("linalg.cholesky_ex", "pd", info, A.ndim > 2)
+        L = _or_nan(xp, xp.linalg.cholesky, A, info)
+        return (xp.swapaxes(L, -1, -2).conj() if upper else L), info
     try:
         L, info = _chol(xp, A), xp.zeros(A.shape[:-2], xp.int32)
     except np.linalg.LinAlgError:

@@ -10,10 +10,14 @@ events, the memory pool and several GPUs are imitated.
 numtorch uses it when asked: ``enable()`` (the tests' ``cuda`` fixture), or the environment
 variable ``NUMTORCH_CUPY_STANDIN=1`` (``=strict`` also records bare NumPy calls). In strict
 mode every NumPy function called on device data is recorded with the numtorch file and line
-that called it (``sites()``).
+that called it (``sites()``). ``transfers()`` counts the copies between host and device made
+in a block, with the numtorch line of each.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 from . import _state
 from ._array import ndarray
@@ -29,6 +33,7 @@ __all__ = [
     "enable",
     "ndarray",
     "sites",
+    "transfers",
 ]
 
 
@@ -64,3 +69,25 @@ def clear_sites() -> None:
 def sites() -> dict:
     """Strict mode's record: numtorch's "file:line" -> the NumPy call made there."""
     return dict(_state.sites)
+
+
+class Transfers(list):
+    """The copies between host and device made in a ``transfers()`` block: entries
+    ``(direction, what, "file:line")``, direction "D2H" (device to host) or "H2D"."""
+
+    def sites(self, direction: str | None = None) -> list:
+        """The numtorch lines that copied (in ``direction`` only, if given)."""
+        return [f"{w} {d} {what}" for d, what, w in self if direction in (None, d)]
+
+
+@contextlib.contextmanager
+def transfers() -> Iterator[Transfers]:
+    """Count the copies between host and device (``get``, ``item``, conversions to Python
+    numbers, ``tolist``; arrays made from host data, ``set``, NumPy index arrays) made in the
+    block, with the numtorch line that made each."""
+    log = Transfers()
+    _state.counting.append(log)
+    try:
+        yield log
+    finally:
+        _state.counting.remove(log)

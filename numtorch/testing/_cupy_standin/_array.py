@@ -50,8 +50,10 @@ def wrap(r):
         return ndarray(r)
     if isinstance(r, np.generic):
         return ndarray(np.asarray(r))
-    if t is tuple or t is list:
-        return t(wrap(v) for v in r)
+    if t is list:
+        return [wrap(v) for v in r]
+    if isinstance(r, tuple):  # NumPy's named results (QRResult, ...) are plain tuples in CuPy
+        return tuple(wrap(v) for v in r)
     return r
 
 
@@ -134,6 +136,7 @@ class ndarray:
     # ---------------------------------------------------------------- to and from the host
     def get(self, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
         """A NumPy copy of the data."""
+        _state.transfer("D2H", "get")
         if out is not None:
             out[...] = self._a
             return out
@@ -143,6 +146,7 @@ class ndarray:
         """Copy a NumPy array of the same shape and dtype into this array."""
         if not isinstance(arr, np.ndarray):
             raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
+        _state.transfer("H2D", "set")
         if arr.shape != self.shape or arr.dtype != self.dtype:
             raise (
                 ValueError("Shape mismatch.")
@@ -159,24 +163,31 @@ class ndarray:
         )
 
     def item(self, *args):
+        _state.transfer("D2H", "item")
         return self._a.item(*args)
 
     def tolist(self):
+        _state.transfer("D2H", "tolist")
         return self._a.tolist()
 
     def tobytes(self, order="C"):
+        _state.transfer("D2H", "tobytes")
         return self._a.tobytes(order)
 
     def __float__(self):
+        _state.transfer("D2H", "__float__")
         return float(self._a)
 
     def __int__(self):
+        _state.transfer("D2H", "__int__")
         return int(self._a)
 
     def __complex__(self):
+        _state.transfer("D2H", "__complex__")
         return complex(self._a)
 
     def __bool__(self):
+        _state.transfer("D2H", "__bool__")
         return bool(self._a)
 
     def __len__(self):
@@ -196,11 +207,11 @@ class ndarray:
     def __format__(self, spec):
         return format(self._a, spec)
 
-    def __reduce__(self):
-        return (_rebuild, (self.get(), self._dev))
+    def __reduce__(self):  # CuPy's: the data alone, unpickled onto the current device
+        return (_rebuild, (self.get(),))
 
-    def __copy__(self):
-        return ndarray(self._a.copy(), self._dev)
+    def __copy__(self):  # CuPy's: self.copy(), on the current device
+        return ndarray(self._a.copy())
 
     def __deepcopy__(self, memo):
         return ndarray(self._a.copy(), self._dev)
@@ -236,8 +247,8 @@ class ndarray:
         return ours(*args, **kwargs)
 
 
-def _rebuild(a: np.ndarray, dev: int) -> ndarray:
-    return ndarray(a, dev)
+def _rebuild(a: np.ndarray) -> ndarray:
+    return ndarray(a)
 
 
 def _index(key):
@@ -247,9 +258,12 @@ def _index(key):
     if t is tuple:
         return tuple(_index(k) for k in key)
     if t is ndarray:
+        if key.dtype == np.bool_ and key.ndim:
+            _state.transfer("D2H", "a boolean mask's count (CuPy synchronizes)")
         return unwrap(key)
     if t is np.ndarray:
         _state.record("a NumPy array as an index (copied to the device)")
+        _state.transfer("H2D", "a NumPy array as an index")
         if key.dtype.kind not in "biu":
             raise IndexError(
                 "arrays used as indices must be of integer or boolean type "
@@ -332,6 +346,20 @@ def _unary(name, ufunc):
 for _n, _u in {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}.items():
     setattr(ndarray, f"__{_n}__", _unary(f"__{_n}__", _u))
 ndarray.__divmod__ = _method("__divmod__")
+
+
+def _syncing(name, fn):
+    """A function whose result's size CuPy reads back from the device (a synchronization)."""
+
+    def f(*args, **kwargs):
+        _state.transfer("D2H", f"{name} (CuPy synchronizes for the result's size)")
+        return fn(*args, **kwargs)
+
+    f.__name__ = name
+    return f
+
+
+ndarray.nonzero = _syncing("nonzero", _method("nonzero"))
 
 # The methods CuPy's ndarray has that NumPy's computes the same way.
 _OWN = set(vars(ndarray))

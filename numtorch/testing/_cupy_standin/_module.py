@@ -11,7 +11,7 @@ import types
 import numpy as np
 
 from . import _random, _state
-from ._array import SUPPORTED, checker, host, ndarray, unsupported, unwrap, wrap
+from ._array import SUPPORTED, _syncing, checker, host, ndarray, unsupported, unwrap, wrap
 from ._cuda import cuda, get_default_memory_pool
 from ._names import MODULES, UFUNCS
 
@@ -98,9 +98,8 @@ class ufunc:
 
     def outer(self, A, B, **kwargs):
         A, B = cupy.asarray(A), cupy.asarray(B)
-        ndim_a, ndim_b = A.ndim, B.ndim
-        A = A.reshape(A.shape + (1,) * ndim_b)
-        return self(A, B.reshape((1,) * ndim_a + B.shape), **kwargs)
+        a, b = A.reshape(A.shape + (1,) * B.ndim), B.reshape((1,) * A.ndim + B.shape)
+        return self(a, b, **kwargs)
 
 
 def _index(key):
@@ -155,6 +154,8 @@ def _from_host(name):
     np_fn = getattr(np, name)
 
     def f(obj, dtype=None, *args, **kwargs):
+        if _on_host(obj):
+            _state.transfer("H2D", f"cupy.{name} of {type(obj).__name__}")
         a = np_fn(host(obj), dtype, *args, **kwargs)
         if a.dtype not in SUPPORTED:
             raise unsupported(a.dtype)
@@ -164,6 +165,14 @@ def _from_host(name):
 
     f.__name__ = name
     return f
+
+
+def _on_host(obj) -> bool:
+    """Whether making a device array of ``obj`` copies from the host (CuPy gathers a list of
+    device arrays on the device)."""
+    if type(obj) in (list, tuple):
+        return not obj or any(_on_host(v) for v in obj)
+    return type(obj) is not ndarray
 
 
 def asnumpy(a, stream=None, order="C", out=None, blocking=True):
@@ -235,6 +244,8 @@ SOURCES = {
     "cupyx.scipy.sparse": "scipy.sparse",
     "cupyx.scipy.stats": "scipy.stats",
 }
+# CuPy's functions that read a count back from the device to size their result.
+SYNCING = frozenset({"nonzero", "argwhere", "flatnonzero", "unique", "extract"})
 LINALG = {"cupy.linalg": "cuSOLVER", "cupyx.scipy.linalg": "cuSOLVER"}
 
 
@@ -268,6 +279,8 @@ def _build(name: str) -> types.ModuleType:
                 )
         else:
             value = _gap(f"{name}.{attr}")
+        if name == "cupy" and attr in SYNCING:
+            value = _syncing(attr, value)
         setattr(mod, attr, value)
     return mod
 

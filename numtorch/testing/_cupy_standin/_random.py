@@ -60,15 +60,23 @@ class BitGenerator:
         self._np = np.random.Philox(seed)
 
 
-class XORWOW(BitGenerator):
+class _cuRANDGenerator(BitGenerator):
+    """CuPy's cuRAND bit generators; ``size`` (how many cuRAND states draw in parallel)
+    changes CuPy's numbers, not the stand-in's."""
+
+    def __init__(self, seed=None, *, size=-1):
+        super().__init__(seed)
+
+
+class XORWOW(_cuRANDGenerator):
     pass
 
 
-class MRG32k3a(BitGenerator):
+class MRG32k3a(_cuRANDGenerator):
     pass
 
 
-class Philox4x3210(BitGenerator):
+class Philox4x3210(_cuRANDGenerator):
     pass
 
 
@@ -125,6 +133,12 @@ def seed(seed=None) -> None:
 
 
 def default_rng(seed=None) -> Generator:
+    """A Generator: over ``seed`` when it is a bit generator, ``seed`` itself when it is a
+    Generator, else over an XORWOW seeded by it (CuPy's)."""
+    if isinstance(seed, BitGenerator):
+        return Generator(seed)
+    if isinstance(seed, Generator):
+        return seed
     return Generator(XORWOW(seed))
 
 

@@ -21,19 +21,35 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = os.path.dirname(os.path.dirname(_HERE))  # .../numtorch
 
 
-def record(what: str) -> None:
-    """In strict mode, note the numtorch line that called NumPy on device data."""
-    if not strict[0]:
-        return
-    f = sys._getframe(1)
+def _site() -> str:
+    """The numtorch "file:line" (outside the stand-in) that the current call came from."""
+    f = sys._getframe(2)
     while f is not None:
         name = f.f_code.co_filename
         if name.startswith(_PACKAGE) and not name.startswith(_HERE):
-            where = f"{os.path.relpath(name, os.path.dirname(_PACKAGE))}:{f.f_lineno}"
-            sites.setdefault(where, what)
-            return
+            return f"{os.path.relpath(name, os.path.dirname(_PACKAGE))}:{f.f_lineno}"
         f = f.f_back
-    sites.setdefault("(outside numtorch)", what)
+    return "(outside numtorch)"
+
+
+def record(what: str) -> None:
+    """In strict mode, note the numtorch line that called NumPy on device data."""
+    if strict[0]:
+        sites.setdefault(_site(), what)
+
+
+# ---------------------------------------------------------------- host <-> device copies
+# While a transfers() block counts, each copy between host and device is noted as
+# (direction, what, numtorch "file:line"); direction is "D2H" or "H2D".
+counting: list = []  # the open blocks' logs, innermost last
+
+
+def transfer(direction: str, what: str) -> None:
+    """Note a copy between host and device in every counting block."""
+    if counting:
+        entry = (direction, what, _site())
+        for log in counting:
+            log.append(entry)
 
 
 # ---------------------------------------------------------------- device memory
