@@ -270,6 +270,24 @@ def test_histogram_edges_on_cuda_are_pytorchs_to_the_bit(cuda):
         np.testing.assert_array_equal(got.hist.cpu().numpy(), want.hist.numpy())
 
 
+POLYNOMIALS = [n for n in dir(nt.special) if "_polynomial_" in n]
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_polynomials_on_cuda_equal_the_cpus_to_high_degrees(name, dtype, cuda):
+    # the GPU runs every element to the largest degree (the CPU drops finished ones): the same
+    # values, NaN and infinities where the recurrence overflows included
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-3, 3, 200), rng.uniform(-1e4, 1e4, 100), [np.nan, 1, -1]])
+    n = rng.integers(-2, 700, x.shape).astype(np.float64)
+    fn = getattr(nt.special, name)
+    want = fn(nt.tensor(x, dtype=getattr(nt, dtype)), nt.tensor(n))
+    got = fn(nt.tensor(x, dtype=getattr(nt, dtype), device=cuda), nt.tensor(n, device=cuda))
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    assert not np.isfinite(want.numpy()).all()  # (the overflowing ones are there)
+
+
 # ---------------------------------------------------------------- linalg failures on the GPU
 # CuPy reports no singular or indefinite matrix unless asked; numtorch must find them on the
 # device and raise PyTorch's LinAlgError, word for word, and the *_ex functions must return

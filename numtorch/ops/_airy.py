@@ -25,6 +25,19 @@ def _table() -> tuple[np.ndarray, np.ndarray]:
     return ai, aip
 
 
+_on_device: dict = {}  # (array module, GPU index) -> the table there
+
+
+def _device_table(xp, like) -> tuple:
+    """``_table()`` on the GPU of the array ``like``, copied there once."""
+    key = (xp, like.device.id)
+    table = _on_device.get(key)
+    if table is None:
+        with like.device:
+            table = _on_device[key] = tuple(xp.asarray(a) for a in _table())
+    return table
+
+
 @functools.cache
 def _asymptotic_coefficients() -> tuple[float, ...]:
     """u_k of Ai's asymptotic series: u_0 = 1, u_k = u_{k-1} (6k-5)(6k-3)(6k-1) / (216 k (2k-1))."""
@@ -46,11 +59,11 @@ def airy_ai(xp, x):
 def _taylor(xp, x):
     """Ai(x) for |x| <= _EDGE: y'' = x y expanded about the nearest node x0, whose Taylor
     coefficients follow a_{k+2} = (x0 a_k + a_{k-1}) / ((k+2)(k+1))."""
-    ai, aip = _table()
+    ai, aip = _device_table(xp, x)
     k = xp.rint((x + _EDGE) / _STEP).astype(np.int64)
     x0 = k * _STEP - _EDGE
     h = x - x0
-    prev, a0, a1 = xp.zeros_like(x), xp.asarray(ai)[k], xp.asarray(aip)[k]
+    prev, a0, a1 = xp.zeros_like(x), ai[k], aip[k]
     total, power = a0 + a1 * h, h
     for j in range(_TAYLOR_TERMS):
         a2 = (x0 * a0 + prev) / ((j + 2) * (j + 1))

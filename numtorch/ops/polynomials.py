@@ -52,6 +52,8 @@ def _recurrence(xp, x, n, first: Callable, step: Callable):
     stops at its own degree, or at a NaN (which the rest of the recurrence would keep)."""
     out = xp.ones(x.shape, x.dtype)
     out = xp.where(n == 1, first(x), out).ravel()
+    if xp is not np:
+        return _recurrence_everywhere(xp, x, n, out.reshape(x.shape), first, step)
     idx = xp.nonzero((n >= 2).ravel())[0]
     if idx.size == 0:
         return out.reshape(x.shape)
@@ -71,6 +73,20 @@ def _recurrence(xp, x, n, first: Callable, step: Callable):
     return out.reshape(x.shape)
 
 
+def _recurrence_everywhere(xp, x, n, out, first: Callable, step: Callable):
+    """``_recurrence`` on a GPU: every element runs up to the largest degree (read back once,
+    not once a step), taking its value at its own degree; a NaN stays NaN to the end."""
+    top = int(n.max()) if n.size else 0
+    p, q = xp.ones(x.shape, x.dtype), first(x)
+    t = x.dtype.type
+    for j in range(1, top):
+        a, c, d = step(x, j, t, p)
+        r = _fms(a, q, c)
+        p, q = q, r if d is None else r / d
+        out = xp.where(n == j + 1, q, out)
+    return out
+
+
 @dataclass(frozen=True)
 class _Poly:
     """One polynomial family: ``first(x)`` is P_1, ``step(x, j, t, p)`` the terms of
@@ -85,7 +101,7 @@ class _Poly:
 
     def __call__(self, xp, x, n):
         if not hasattr(n, "dtype"):
-            n = xp.asarray(n, dtype=x.dtype)
+            n = xp.full((), n, dtype=x.dtype)  # (filled on the device: no copy)
         x, n = xp.broadcast_arrays(x, n.astype(x.dtype, copy=False))
         n = _degree(xp, n)
         cases = [(n < 0, 0)] + self.cases(xp, x, n)
