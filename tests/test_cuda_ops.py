@@ -288,6 +288,35 @@ def test_polynomials_on_cuda_equal_the_cpus_to_high_degrees(name, dtype, cuda):
     assert not np.isfinite(want.numpy()).all()  # (the overflowing ones are there)
 
 
+ACCUMULATING = {
+    "index_put_": lambda x, i, v: x.index_put_((i,), v, accumulate=True),
+    "index_add": lambda x, i, v: x.index_add(0, i, v, alpha=3 if x.dtype != nt.bool else True),
+    "scatter_add": lambda x, i, v: x.scatter_add(0, i, v),
+    "put_": lambda x, i, v: x.put_(i, v, accumulate=True),
+    "scatter_reduce sum": lambda x, i, v: x.scatter_reduce(0, i, v, "sum"),
+    "scatter_reduce mean": lambda x, i, v: x.scatter_reduce(0, i, v, "mean"),
+}
+
+
+@pytest.mark.parametrize("name", list(ACCUMULATING))
+@pytest.mark.parametrize("dtype", sorted(CUDA_DTYPES))
+def test_accumulating_writes_on_cuda_in_every_dtype(name, dtype, cuda):
+    # CuPy's scatter-add has atomics for a few dtypes only; repeated indices must still sum
+    # (integers wrapping as PyTorch's do)
+    if dtype == "bool" and "mean" in name:
+        return  # (PyTorch refuses it: the error samples compare that)
+    rng = np.random.default_rng(6)
+    i = np.array([0, 2, 2, 5, 2, 0, 1], dtype=np.int64)
+    # (sums past 127 and 255 wrap in int8 and uint8)
+    x = (rng.integers(0, 120, 6) * (1 + 1j if "complex" in dtype else 1)).astype(dtype)
+    v = (rng.integers(0, 120, 7) * (1 - 2j if "complex" in dtype else 1)).astype(dtype)
+    fn = ACCUMULATING[name]
+    want = fn(nt.tensor(x), nt.tensor(i), nt.tensor(v))
+    got = fn(nt.tensor(x, device=cuda), nt.tensor(i, device=cuda), nt.tensor(v, device=cuda))
+    assert got.device.type == "cuda"
+    assert_close(got.cpu(), want, **op_tol(dtype), where=f"{name} {dtype}")
+
+
 # ---------------------------------------------------------------- linalg failures on the GPU
 # CuPy reports no singular or indefinite matrix unless asked; numtorch must find them on the
 # device and raise PyTorch's LinAlgError, word for word, and the *_ex functions must return

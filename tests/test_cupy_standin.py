@@ -135,3 +135,21 @@ def test_strict_mode_records_the_numtorch_line():
     finally:
         standin.disable()
     assert found == {"(outside numtorch)": "numpy.sum"}
+
+
+def test_scatter_adds_take_only_the_dtypes_cupys_atomics_have():
+    # CuPy 13.6's add.at and cupyx.scatter_add: int32, uint32, uint64 and floats; no int64
+    i = cp.asarray(np.array([0, 0, 2]))
+    for d in ("int32", "uint64", "float16", "float64"):
+        a = cp.zeros(3, dtype=d)
+        cp.add.at(a, i, 1)
+        np.testing.assert_array_equal(a.get(), [2, 0, 1])
+    text = (
+        "cupy.add.at only supports int32, float16, float32, float64, uint32, uint64, as data type"
+    )
+    for d in ("int64", "int8", "bool", "complex64"):
+        for f in (lambda a: cp.add.at(a, i, 1), lambda a: cupyx.scatter_add(a, i, 1)):
+            with pytest.raises(TypeError, match=text):
+                f(cp.zeros(3, dtype=d))
+    with pytest.raises(TypeError, match="cupy.maximum.at only supports int32, float32, float64"):
+        cp.maximum.at(cp.zeros(3, dtype="int64"), i, 1)

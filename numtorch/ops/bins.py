@@ -24,6 +24,7 @@ from .._core.op import VARIADIC, ErrorInput, defop
 from .._core.out import write_out
 from .._core.tensor import Tensor
 from .._opdb.samples import S
+from ._add_at import add_at
 from ._batching import front, lshape, materialize, rule_generator
 from ._families import promote
 from .linalg._common import return_type
@@ -397,7 +398,7 @@ def _histogramdd(xp, input, weight, bins, bin_ct=None, range=None, density=False
             flat = flat * (m - 1) + pos
         batch = xp.broadcast_to(xp.arange(nb)[:, None], x.shape[:2])
         vals = weight.reshape(nb, -1) if weight is not None else xp.ones(x.shape[:2], dtype)
-        xp.add.at(hist, (batch[keep], flat[keep]), vals[keep])
+        add_at(xp, hist, (batch[keep], flat[keep]), vals[keep])
     hist = hist.reshape((nb, *shape))
     if density:
         total = hist.reshape(nb, -1).sum(axis=1).astype(dtype)

@@ -15,6 +15,7 @@ from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
 from .._core.tensor import Tensor, _wrap_view_of, bump_version, wrap_dim
 from .._opdb.samples import S
+from ._add_at import add_at
 from ._batching import elementwise, front, pdim, rule_generator
 from ._families import COMPLEX_TOO, view_op
 
@@ -258,7 +259,7 @@ def _strided_scatter(xp, grad, n, size, stride, offset):
     out = xp.zeros((*lead, n), dtype=grad.dtype)
     pos = _positions(xp, size, stride, offset).reshape(1, -1)
     rows = xp.arange(out.size // n if n else 0).reshape(-1, 1) * n
-    xp.add.at(out.reshape(-1), (rows + pos).reshape(-1), grad.reshape(-1))
+    add_at(xp, out.reshape(-1), (rows + pos).reshape(-1), grad.reshape(-1))
     return out
 
 

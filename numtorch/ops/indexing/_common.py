@@ -12,6 +12,7 @@ from ..._core import dtype as dt
 from ..._core.inplace import run_inplace
 from ..._core.meta_array import has_values
 from ..._core.tensor import Tensor
+from .._add_at import add_at
 from ..creation import arange
 
 _INT_KINDS = "iu"
@@ -119,7 +120,7 @@ def _add_rows(xp, out, index, src) -> None:
     if k == 0 or out.size == 0:
         return
     if xp is not np or out.dtype not in _SPARSE_DTYPES:
-        xp.add.at(out, index, src)
+        add_at(xp, out, index, src)
         return
     import scipy.sparse
 

@@ -16,6 +16,7 @@ from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
 from ..._opdb.samples import S
+from .._add_at import add_at
 from .._batching import front, lrank, lshape, materialize, pad_to
 from .._families import COMPLEX_TOO
 from ..comparison import where
@@ -358,7 +359,7 @@ def _accumulate(xp, out, key, values) -> None:
         idx = xp.where(idx < 0, idx + out.shape[0], idx)
         _add_rows(xp, out, idx, rows.reshape(idx.size, *out.shape[1:]))
     else:
-        xp.add.at(out, key, values)
+        add_at(xp, out, key, values)
 
 
 def _index_put_vjp_input(g, indices, accumulate, dims):

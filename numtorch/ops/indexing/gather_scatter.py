@@ -18,6 +18,7 @@ from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
 from ..._opdb.samples import S
+from .._add_at import add_at
 from .._batching import lrank, lshape, materialize, pdim, rule_generator
 from .._families import COMPLEX_TOO
 from ..comparison import where
@@ -58,8 +59,11 @@ def _flat_at(xp, ufunc: str, out, key: tuple, vals) -> None:
     if hasattr(vals, "shape") and vals.ndim:
         lin = xp.broadcast_to(lin, vals.shape)
         vals = vals.reshape(-1)
-    if xp is not np and ufunc != "add":
-        _gpu_at(xp, ufunc, out.reshape(-1), lin.reshape(-1), vals)
+    if xp is not np:
+        if ufunc == "add":
+            add_at(xp, out.reshape(-1), lin.reshape(-1), vals)
+        else:
+            _gpu_at(xp, ufunc, out.reshape(-1), lin.reshape(-1), vals)
         return
     at(out.reshape(-1), lin.reshape(-1), vals)
 

@@ -14,6 +14,7 @@ from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.tensor import Tensor, wrap_dim
 from ..._opdb.samples import S
+from .._add_at import add_at
 from .._batching import front, lrank, lshape, materialize, pdim
 from .._families import COMPLEX_TOO
 from ..creation import zeros, zeros_like
@@ -155,7 +156,7 @@ def _put(xp, input, index, source, accumulate=False):
     flat = out.reshape(-1)
     src = xp.asarray(source, dtype=out.dtype).reshape(-1)
     if accumulate:
-        xp.add.at(flat, index.reshape(-1), src)
+        add_at(xp, flat, index.reshape(-1), src)
     else:
         flat[index.reshape(-1)] = src
     return flat.reshape(input.shape)

@@ -93,6 +93,7 @@ class ufunc:
 
     def at(self, a, indices, b=None):
         self._method("at")
+        _scatter_dtype(self.__name__, a)
         args = () if b is None else (unwrap(b),)
         self._u.at(unwrap(a), _index(indices), *args)
 
@@ -186,8 +187,32 @@ def get_array_module(*args):
     return cupy if any(type(a) is ndarray for a in args) else np
 
 
+# The dtypes CuPy 13.6's scatter kernels (ufunc.at, cupyx.scatter_*) take (its atomics),
+# and its refusal of the others (the wheel's text); the value is cast to the target's dtype.
+_SCATTER_TYPES = {
+    "add": ("int32, float16, float32, float64, uint32, uint64,", "add"),
+    "subtract": ("int32, uint32,", "subtract"),
+    "maximum": ("int32, float32, float64, uint32, uint64", "maximum"),
+    "minimum": ("int32, float32, float64, uint32, uint64", "minimum"),
+    "bitwise_and": ("int32, int64, uint32, uint64", "bitwise_and"),
+    "bitwise_or": ("int32, int64, uint32, uint64", "bitwise_or"),
+    "bitwise_xor": ("int32, int64, uint32, uint64", "bitwise_xor"),
+}
+
+
+def _scatter_dtype(ufunc_name: str, a) -> None:
+    """CuPy's TypeError where its scatter kernel has no atomic for ``a``'s dtype."""
+    known = _SCATTER_TYPES.get(ufunc_name)
+    if known is None or type(a) is not ndarray:
+        return
+    names, op = known
+    if a.dtype.name not in names.replace(",", " ").split():
+        raise TypeError(f"cupy.{op}.at only supports {names} as data type")
+
+
 def _scatter(ufunc_name):
     def scatter(a, slices, value):
+        _scatter_dtype(ufunc_name, a)
         getattr(np, ufunc_name).at(unwrap(a), _index(slices), unwrap(value))
 
     return scatter
