@@ -317,6 +317,28 @@ def test_accumulating_writes_on_cuda_in_every_dtype(name, dtype, cuda):
     assert_close(got.cpu(), want, **op_tol(dtype), where=f"{name} {dtype}")
 
 
+def test_kernels_that_pytorch_runs_without_a_read_back_make_none(standin_cuda):
+    # (the stand-in counts copies between host and device, with the numtorch line of each)
+    from numtorch.testing import _cupy_standin as standin
+
+    x = nt.randn(40, dtype=nt.float64, device=standin_cuda)
+    c = nt.randn(6, dtype=nt.complex64, device=standin_cuda)
+    nt.special.airy_ai(x)  # (its table goes to the GPU once)
+    calls = (
+        lambda: nt.histc(x, 10, -1, 1),
+        lambda: nt.special.airy_ai(x),
+        lambda: nt.logical_xor(c, c),
+        lambda: nt.mode(x.reshape(4, 10), 1),
+    )
+    for f in calls:
+        with standin.transfers() as log:
+            f()
+        assert log.sites() == []
+    with standin.transfers() as log:  # the largest degree, read back once
+        nt.special.hermite_polynomial_h(x, nt.full((40,), 9.0, device=standin_cuda))
+    assert len(log.sites()) == 1
+
+
 # ---------------------------------------------------------------- linalg failures on the GPU
 # CuPy reports no singular or indefinite matrix unless asked; numtorch must find them on the
 # device and raise PyTorch's LinAlgError, word for word, and the *_ex functions must return

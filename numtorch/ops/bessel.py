@@ -94,9 +94,10 @@ def _airy_ai(xp, x):
     ``_airy.airy_ai``."""
     dtype = x.dtype
     x = x.astype(np.float64, copy=False)
-    if xp is not np:  # (cupyx.scipy.special has no airy)
+    special = _special(xp)
+    if not hasattr(special, "airy"):  # (cupyx.scipy.special has none)
         return airy_ai(xp, x).astype(dtype, copy=False)
-    r = _special(xp).airy(x)[0]
+    r = special.airy(x)[0]
     lost = xp.isnan(r) & xp.isfinite(x)
     if lost.any():
         z = xp.where(lost & (x < 0), -x, 1.0)

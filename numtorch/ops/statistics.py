@@ -24,6 +24,7 @@ from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, composite, defop
 from .._core.tensor import Tensor
 from .._opdb.samples import S
+from ._add_at import add_at
 from ._batching import front, lshape, materialize, rule_generator
 from ._families import COMPLEX, FLOATS, FLOATS_INT, promote
 from .creation import arange
@@ -240,8 +241,14 @@ def _histc_rows(xp, rows, bins, min, max):
     inside = (x >= lo_w) & (x <= hi_w)
     pos = xp.where(inside, (x - lo_w) * work(bins) / (hi_w - lo_w), 0)
     idx = xp.minimum(pos.astype(np.int64), bins - 1)
-    flat = (idx + xp.arange(n)[:, None] * bins)[inside]
-    counts = xp.bincount(flat, minlength=n * bins)
+    flat = idx + xp.arange(n)[:, None] * bins
+    if xp is np:
+        counts = xp.bincount(flat[inside], minlength=n * bins)
+    else:  # (CuPy's bincount and a mask's count read back; PyTorch's histc reads nothing)
+        flat = xp.where(inside, flat, n * bins).reshape(-1)  # (outside: a spare last bin)
+        counts = xp.zeros(n * bins + 1, xp.int32)
+        add_at(xp, counts, flat, xp.ones(flat.shape, xp.int32))
+        counts = counts[:-1]
     return counts.reshape(n, bins).astype(rows.dtype)
 
 
