@@ -172,19 +172,9 @@ def _train(compiled: bool, steps=4, device="cpu"):
     return losses, state, bn.num_batches_tracked.item(), bn.running_mean._version
 
 
-@pytest.mark.parametrize(
-    "device",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy"),
-        ),
-    ],
-)
-def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(device):
-    eager = _train(False, device=device)
-    compiled = _train(True, device=device)
+def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(dev):
+    eager = _train(False, device=dev)
+    compiled = _train(True, device=dev)
     assert eager[0] == compiled[0]
     for e, c in zip(eager[1], compiled[1]):
         _same(e, c)
@@ -192,8 +182,7 @@ def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(device):
     assert _graphs() == 1
 
 
-@pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy")
-def test_on_a_gpu_an_output_left_out_of_backward_gets_zeros_there():
+def test_on_a_gpu_an_output_left_out_of_backward_gets_zeros_there(cuda):
     w = nt.randn(3, 3, device="cuda", requires_grad=True)
 
     def f(x):

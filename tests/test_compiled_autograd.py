@@ -457,8 +457,7 @@ def test_compile_disable_returns_the_function():
     assert nt.compile(f, disable=True) is f
 
 
-@pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy")
-def test_a_cuda_backward_compiles_bit_identical_to_eager():
+def test_a_cuda_backward_compiles_bit_identical_to_eager(cuda):
     def run():
         nt.manual_seed(0)
         x = nt.randn(8, 16, device="cuda")
