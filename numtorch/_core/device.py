@@ -3,8 +3,12 @@ is ``MetaArray`` (shape, dtype and strides without data)."""
 
 from __future__ import annotations
 
+import contextlib
+import types
+
 import numpy as np
 
+from . import gpu_memory
 from .meta_array import META_XP, MetaArray
 
 
@@ -87,12 +91,21 @@ def use_cupy(cupy, cupyx) -> None:
     _chosen[0], _chosen[1] = cupy, cupyx
     _gpu_count.clear()
     _cuda_devices.clear()
+    _bound.clear()
     _cuda_used[0] = cupy is not None
+    _initialized[0] = False
+    gpu_memory.forget()
 
 
 # True once any array other than NumPy's was made (CuPy, meta): until then kernels skip the
 # backend lookup.
 _cuda_used = [False]
+_initialized = [False]  # whether a GPU was put to use (torch.cuda.is_initialized)
+
+
+def _first_use(cp) -> None:
+    _initialized[0] = True
+    gpu_memory.install(cp)
 
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
@@ -110,7 +123,8 @@ def require_cuda():
 
 
 def backend(dev: device):
-    """The array module of a device."""
+    """The array module of a device: on a GPU other than the current one, CuPy's functions
+    run with that GPU current (they make their arrays there)."""
     if dev.type == "cpu":
         return np
     if dev.type == "meta":
@@ -118,7 +132,137 @@ def backend(dev: device):
         return META_XP
     cp = require_cuda()
     _cuda_used[0] = True
-    return cp
+    if not _initialized[0]:
+        _first_use(cp)
+    idx = dev.index
+    if idx is None or idx == cp.cuda.runtime.getDevice():
+        return cp
+    check_index(idx)
+    bound = _bound.get(idx)
+    if bound is None or bound._mod is not cp:
+        bound = _bound[idx] = _OnGpu(cp, idx)
+    return bound
+
+
+class _OnGpu:
+    """A CuPy module as seen from one GPU: its functions run with that GPU current."""
+
+    def __init__(self, mod, index: int):
+        self._mod = mod
+        self._index = index
+
+    def __getattr__(self, name: str):
+        v = getattr(self._mod, name)
+        if isinstance(v, (types.ModuleType, types.SimpleNamespace)):
+            v = _OnGpu(v, self._index)
+        elif callable(v) and not isinstance(v, type):
+            v = _guarded(v, self._index)
+        setattr(self, name, v)
+        return v
+
+
+def _guarded(fn, index: int):
+    def call(*args, **kwargs):
+        with _cupy().cuda.Device(index):
+            return fn(*args, **kwargs)
+
+    call.__name__ = getattr(fn, "__name__", "call")
+    return call
+
+
+_bound: dict = {}  # a GPU's index -> CuPy as seen from it
+
+
+_STAY = contextlib.nullcontext()
+
+
+def on_gpu(index: int | None):
+    """A context in which GPU ``index`` is current (nothing to do when it already is)."""
+    if index is None:
+        return _STAY
+    cp = _cupy()
+    if index == cp.cuda.runtime.getDevice():
+        return _STAY
+    return cp.cuda.Device(index)
+
+
+def gpu_of(arr):
+    """A context in which the GPU of an array is current (nothing for other arrays)."""
+    if type(arr) is np.ndarray or type(arr) in _ARRAY_TYPES:
+        return _STAY
+    return on_gpu(arr.device.id)
+
+
+def copy_of(arr):
+    """A copy of an array on its own device (CuPy copies to the current GPU)."""
+    if type(arr) is np.ndarray:
+        return arr.copy()
+    with gpu_of(arr):
+        return arr.copy()
+
+
+def cuda_index(dev, optional: bool = False, allow_cpu: bool = False) -> int:
+    """A GPU's index from an int, a device or its name (PyTorch's ``_get_device_index``): the
+    current GPU for None or 'cuda' when ``optional``; -1 for the CPU when ``allow_cpu``."""
+    if isinstance(dev, int) and not isinstance(dev, bool):
+        return dev
+    if isinstance(dev, str):
+        dev = _Device(dev)
+    idx = None
+    if isinstance(dev, device):
+        if allow_cpu:
+            if dev.type not in ("cuda", "cpu"):
+                raise ValueError(f"Expected a cuda or cpu device, but got: {dev}")
+        elif dev.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {dev}")
+        idx = -1 if dev.type == "cpu" else dev.index
+    else:
+        idx = getattr(dev, "idx", None)  # a torch.cuda.device context
+    if idx is None:
+        if not optional:
+            raise ValueError(
+                f"Expected a torch.device with a specified index or an integer, but got:{dev}"
+            )
+        idx = int(require_cuda().cuda.runtime.getDevice())
+    return idx
+
+
+def check_index(idx: int) -> None:
+    """PyTorch's error for a GPU index beyond the GPUs there are."""
+    n = cuda_device_count()
+    if not 0 <= idx < n:
+        raise RuntimeError(
+            "CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously "
+            "reported at some other API call, so the stacktrace below might be incorrect.\n"
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+        )
+
+
+def resolved(dev: device) -> device:
+    """A device with its index: 'cuda' is the current GPU."""
+    if dev.type != "cuda" or dev.index is not None:
+        return dev
+    return _Device("cuda", require_cuda().cuda.runtime.getDevice())
+
+
+def to_gpu(x, index: int | None):
+    """An array (CPU or GPU) on GPU ``index`` (None: the current one); copied across GPUs."""
+    cp = require_cuda()
+    _cuda_used[0] = True
+    if not _initialized[0]:
+        _first_use(cp)
+    if index is None:
+        index = cp.cuda.runtime.getDevice()
+    else:
+        check_index(index)
+    if type(x) is np.ndarray:
+        with on_gpu(index):
+            return cp.asarray(x)
+    if x.device.id == index:
+        return x
+    with cp.cuda.Device(index):
+        return x.copy()
 
 
 # The array types other than NumPy's and CuPy's: their device and array module.

@@ -261,7 +261,8 @@ class Tensor:
         return self._data.__array_interface__["data"][0] if self.device == CPU else 0
 
     def get_device(self) -> int:
-        return -1 if self.device == CPU else 0
+        d = self.device
+        return d.index if d.type == "cuda" else -1
 
     @property
     def is_leaf(self) -> bool:

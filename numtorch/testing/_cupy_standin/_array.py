@@ -77,7 +77,7 @@ class ndarray:
             raise unsupported(a.dtype)
         self._a = a
         self._dev = _state.current[0] if dev is None else dev
-        _state.allocated(a)
+        _state.allocated(a, self._dev)
 
     # ---------------------------------------------------------------- what CuPy reports
     @property

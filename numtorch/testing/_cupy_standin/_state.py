@@ -69,8 +69,9 @@ def _release(key: int, dev: int, size: int) -> None:
         free[dev] += size
 
 
-def allocated(a: np.ndarray) -> None:
-    """Account for the memory behind a new device array (once per buffer)."""
+def allocated(a: np.ndarray, dev: int) -> None:
+    """Account for the memory behind a new array on GPU ``dev`` (once per buffer); the
+    allocator runs with that GPU current, as CuPy allocates on the current GPU."""
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base
@@ -78,11 +79,14 @@ def allocated(a: np.ndarray) -> None:
     if key in _owners:
         return
     size = -(-root.nbytes // ROUND) * ROUND
-    dev = current[0]
-    if allocator[0] is not None:
-        allocator[0](size)
-    else:
-        malloc(size, dev)
+    before, current[0] = current[0], dev
+    try:
+        if allocator[0] is not None:
+            allocator[0](size)
+        else:
+            malloc(size, dev)
+    finally:
+        current[0] = before
     _owners[key] = size
     weakref.finalize(root, _release, key, dev, size)
 
