@@ -92,6 +92,35 @@ def test_backward_on_the_second_gpu(two):
     np.testing.assert_allclose(g.cpu().numpy(), 2 * tw.detach().numpy())
 
 
+def test_in_place_writes_training_and_transforms_on_the_second_gpu(two):
+    a = nt.arange(4.0, device="cuda:1")
+    a[0] = 5
+    a.add_(1)
+    a[nt.tensor([1, 2])] = 7.0
+    a.index_add_(0, nt.tensor([0], device="cuda:1"), nt.ones(1, device="cuda:1"))
+    assert a.tolist() == [7.0, 7.0, 7.0, 4.0] and a.device.index == 1
+    m, tm = nt.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        tm.weight.copy_(torch.from_numpy(m.weight.detach().numpy()))
+        tm.bias.copy_(torch.from_numpy(m.bias.detach().numpy()))
+    m = m.to("cuda:1")
+    x = nt.arange(15.0, device="cuda:1").reshape(5, 3) / 10
+    tx = torch.arange(15.0).reshape(5, 3) / 10
+    for lib, mod, inp in ((nt, m, x), (torch, tm, tx)):
+        opt = lib.optim.SGD(mod.parameters(), lr=0.1, momentum=0.9)
+        for _ in range(2):
+            opt.zero_grad()
+            lib.nn.functional.mse_loss(mod(inp), lib.zeros_like(mod(inp))).backward()
+            opt.step()
+    np.testing.assert_allclose(m.weight.detach().cpu().numpy(), tm.weight.detach().numpy(), 1e-5)
+    np.testing.assert_allclose(m.bias.detach().cpu().numpy(), tm.bias.detach().numpy(), 1e-5)
+    assert m.weight.device.index == 1 and m.weight.grad.device.index == 1
+    per_sample = nt.func.vmap(nt.func.grad(lambda w, x: (w * x).sum()), in_dims=(None, 0))
+    g = per_sample(nt.ones(3, device="cuda:1"), x)
+    assert g.device.index == 1 and np.allclose(g.cpu().numpy(), x.cpu().numpy())
+    assert m.cuda(0).weight.device.index == 0 and nt.cuda.current_device() == 0
+
+
 def test_the_selected_gpu(two):
     nt.cuda.set_device(1)
     assert nt.cuda.current_device() == 1
