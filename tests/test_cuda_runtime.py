@@ -297,3 +297,25 @@ def test_what_needs_cuda_raises_without_it():
         with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled$"):
             f()
     assert nt.cuda.memory_stats() == {} and nt.cuda.memory_reserved() == 0
+
+
+def test_copy_between_devices_as_pytorch(cuda):
+    """copy_ takes a source on any device (a CPU checkpoint loads into a GPU model), and the
+    gradient goes back to the source's device."""
+    a = nt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    z = nt.zeros(3, device=cuda)
+    z.copy_(a * 2)
+    assert z.device.type == "cuda"
+    (z * nt.tensor([1.0, 10.0, 100.0], device=cuda)).sum().backward()
+    assert a.grad.device.type == "cpu" and a.grad.tolist() == [2.0, 20.0, 200.0]
+    back = nt.zeros(3)
+    back.copy_(z)
+    assert back.tolist() == [2.0, 4.0, 6.0]
+    cpu_model = nt.nn.Linear(3, 2)
+    gpu_model = nt.nn.Linear(3, 2).to(cuda)
+    gpu_model.load_state_dict(cpu_model.state_dict())
+    assert gpu_model.weight.device.type == "cuda"
+    assert gpu_model.weight.cpu().tolist() == cpu_model.weight.tolist()
+    other = nt.zeros(3, device="cuda:1")
+    other.copy_(z)
+    assert other.device == nt.device("cuda:1") and other.tolist() == [2.0, 4.0, 6.0]
