@@ -135,3 +135,11 @@ def test_strict_mode_records_the_numtorch_line():
     finally:
         standin.disable()
     assert found == {"(outside numtorch)": "numpy.sum"}
+
+
+def test_views_live_on_their_memorys_gpu():
+    with cp.cuda.Device(1):
+        a = cp.arange(6.0)
+    v = a[2:].reshape(2, 2)  # made while GPU 0 is current
+    assert v.device.id == 1 and a.T.device.id == 1
+    assert cp.asarray(v.get()).device.id == 0  # new memory: the current GPU
