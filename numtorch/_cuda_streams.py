@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._core.device import check_index, cuda_index, require_cuda
+from ._core.device import check_index, cuda_index, require_cuda, run_pending_checks
 from ._core.device import device as _device
 from ._core.methods import tensor_methods
 from ._core.tensor import Tensor
@@ -87,6 +87,7 @@ def synchronize(device: _device | str | int | None = None) -> None:
     cp = require_cuda()
     with _select(device):
         cp.cuda.runtime.deviceSynchronize()
+    run_pending_checks()
 
 
 # ---------------------------------------------------------------- streams
@@ -141,6 +142,7 @@ class Stream:
     def synchronize(self) -> None:
         """Wait for the work queued on this stream."""
         self._s.synchronize()
+        run_pending_checks()
 
     def __eq__(self, o) -> bool:
         if isinstance(o, Stream):
@@ -278,6 +280,7 @@ class Event:
         """Wait for the work this event captured."""
         if self._e is not None:
             self._e.synchronize()
+        run_pending_checks()
 
     def elapsed_time(self, end_event: Event) -> float:
         """Milliseconds from this event to ``end_event``."""

@@ -95,6 +95,7 @@ def use_cupy(cupy, cupyx) -> None:
     _cuda_used[0] = cupy is not None
     _initialized[0] = False
     gpu_memory.forget()
+    pending_checks.clear()  # (checks made on the arrays of the modules replaced)
 
 
 # True once any array other than NumPy's was made (CuPy, meta): until then kernels skip the
@@ -380,3 +381,57 @@ def copy_array(arr):
         return arr.copy()
     with arr.device:
         return arr.copy()
+
+
+# ------------------------------------------------------------------ deferred device checks
+# A GPU kernel's bounds check that PyTorch makes on the device (an assert that surfaces at the
+# next synchronization) instead of reading back: (the device's 0-d bool verdict, the maker of
+# the CPU's error, 0-d device values the error is made of). The pending ones are read in one
+# copy per GPU at the next synchronizing call; the CPU raises at call time and adds none.
+pending_checks: list = []
+_PENDING_MOST = 1024  # then they are read, so a program that never synchronizes keeps few
+
+
+def defer_check(bad, error, *values) -> None:
+    """At the next synchronization, raise ``error(*values)`` (the values read back as Python
+    numbers) if the 0-d bool device array ``bad`` is true."""
+    pending_checks.append((bad, error, values))
+    if len(pending_checks) >= _PENDING_MOST:
+        run_pending_checks()
+
+
+def run_pending_checks() -> None:
+    """Read the pending device checks (one copy per GPU) and raise the error of the first
+    failing one; none stays pending either way."""
+    if not pending_checks:
+        return
+    checks = pending_checks[:]
+    pending_checks.clear()
+    cp = _cupy()
+    on_gpu: dict = {}
+    for i, (bad, _, _) in enumerate(checks):
+        on_gpu.setdefault(bad.device.id, []).append(i)
+    failed = []
+    for gpu, ids in on_gpu.items():
+        with cp.cuda.Device(gpu):
+            verdicts = cp.stack([checks[i][0] for i in ids]).get()
+        failed.extend(i for i, v in zip(ids, verdicts, strict=True) if v)
+    if failed:
+        _, error, values = checks[min(failed)]
+        raise error(*(v.item() for v in values))
+
+
+def checked_index(xp, index, bad, error, fill: int = 0):
+    """``index`` where no entry may be ``bad`` (a bool array of its shape). On the CPU,
+    ``error(v)`` for the first bad entry ``v`` is raised now; on a GPU the check stays on the
+    device until the next synchronization (``defer_check``) and the index comes back with
+    ``fill`` at the bad entries, so that the kernel reads nothing out of bounds."""
+    flat = bad.reshape(-1)
+    if xp is np:
+        if flat.any():
+            raise error(int(index.reshape(-1)[flat.argmax()]))
+        return index
+    if not index.size:
+        return index
+    defer_check(flat.any(), error, index.reshape(-1)[flat.argmax()])
+    return xp.where(bad, fill, index)

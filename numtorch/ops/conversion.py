@@ -111,14 +111,17 @@ def _to_device_meta(op, arrays, attrs):
 
 
 def _to_device(xp, x, device):
-    from .._core.device import backend, to_gpu
+    from .._core.device import backend, run_pending_checks, to_gpu
 
     if device.type == "cuda":
         return to_gpu(x, device.index)
     target = backend(device)
     if target is xp:
         return x
-    return x.get() if hasattr(x, "get") else target.asarray(x)
+    if hasattr(x, "get"):  # (to the host: a synchronization)
+        run_pending_checks()
+        return x.get()
+    return target.asarray(x)
 
 
 to_device_p = defop(
