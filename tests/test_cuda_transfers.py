@@ -172,6 +172,8 @@ CHECKED = {
     "scatter_add": (lambda L, x, i: x.scatter_add(0, i[:, None], x[:4, :1]), [0, -1, 2, 3]),
     "index_select": (lambda L, x, i: x.index_select(0, i), [0, 1, 8, 2]),
     "index_add": (lambda L, x, i: x.index_add(0, i, L.ones_like(x[:4])), [0, 1, 2, 8]),
+    "take": (lambda L, x, i: x.take(i), [0, 24, 1, -25]),
+    "put": (lambda L, x, i: x.put(i, x[0, :1].expand(4), accumulate=True), [0, 1, -25, 3]),
     "embedding": (lambda L, x, i: L.nn.functional.embedding(i, x), [-1, 1, 2, 3]),
     "cross_entropy": (lambda L, x, i: L.nn.functional.cross_entropy(x[:4], i), [0, 1, 3, 2]),
     "nll_loss": (
@@ -243,6 +245,27 @@ def test_a_valid_program_after_a_failed_check_runs(standin_cuda):
     assert got.item() == pytest.approx(
         (F.cross_entropy(xc[:4], gc) + xc.gather(0, gc[:, None]).sum()).item()
     )
+
+
+def test_take_under_vmap_names_take_at_the_synchronization(standin_cuda):
+    want = error_of(lambda L, x, i: L.vmap(L.take)(x, i), torch, _data(), np.array([[0], [3]] * 4))
+    x, i = _on(standin_cuda, _data(), [[0], [3]] * 4)
+    got = nt.vmap(nt.take)(x, i)
+    with pytest.raises(want.type) as e:
+        got.cpu()
+    assert str(e.value) == want.text
+
+
+def test_masked_scatter_under_vmap_names_the_source_at_the_synchronization(standin_cuda):
+    def prog(L, x, m):
+        return L.vmap(L.masked_scatter)(x, m > 0, x[:, :1])
+
+    want = error_of(prog, torch, _data(), _data())
+    assert want is not None
+    got = prog(nt, *_on(standin_cuda, _data(), _data()))
+    with pytest.raises(want.type) as e:
+        got.cpu()
+    assert str(e.value) == want.text
 
 
 def test_reading_a_cpu_tensor_does_not_synchronize_the_gpu(standin_cuda):
