@@ -426,12 +426,19 @@ def checked_index(xp, index, bad, error, fill: int = 0):
     ``error(v)`` for the first bad entry ``v`` is raised now; on a GPU the check stays on the
     device until the next synchronization (``defer_check``) and the index comes back with
     ``fill`` at the bad entries, so that the kernel reads nothing out of bounds."""
-    flat = bad.reshape(-1)
     if xp is np:
-        if flat.any():
-            raise error(int(index.reshape(-1)[flat.argmax()]))
+        raise_first(index, bad, error)
         return index
     if not index.size:
         return index
+    flat = bad.reshape(-1)
     defer_check(flat.any(), error, index.reshape(-1)[flat.argmax()])
     return xp.where(bad, fill, index)
+
+
+def raise_first(index, bad, error) -> None:
+    """Raise ``error(v)`` for the first entry ``v`` of ``index`` where ``bad`` (a bool array of
+    its shape) is true, if any: now (on a GPU, a read back)."""
+    flat = bad.reshape(-1)
+    if flat.any():
+        raise error(int(index.reshape(-1)[flat.argmax()]))

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.device import checked_index
+from .._core.device import checked_index, raise_first
 from .._core.dispatch import dispatch
 from .._core.meta_array import MetaArray
 from .._core.op import LINEAR, NoKernel, composite, defop
@@ -40,8 +40,7 @@ def _nll_pick(xp, input, target, *, ignore_index):
     keep = target != ignore_index
     bad = keep & ((target < 0) | (target >= input.shape[1]))
     if xp is np or not input.shape[1]:  # (no class to read safely: read now)
-        if bad.any():
-            raise _target_out_of_bounds(int(target[bad].reshape(-1)[0]))
+        raise_first(target, bad, _target_out_of_bounds)
     else:
         target = checked_index(xp, target, bad, _target_out_of_bounds)
     safe = xp.where(keep, target, 0).astype(xp.int64)

@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 
 from ..._core import dtype as dt
-from ..._core.device import checked_index, xp_of
+from ..._core.device import checked_index, raise_first, xp_of
 from ..._core.inplace import run_inplace
 from ..._core.meta_array import has_values
 from ..._core.tensor import Tensor
@@ -93,12 +93,11 @@ def _bounds(index, size: int, dim: int, *, negative: bool = False, exc=RuntimeEr
         return index
     lo = -size if negative else 0
     bad = (index >= size) | (index < lo)
+    error = partial(_out_of_bounds, exc, prefix, dim, size)
     if type(index) is np.ndarray or not size:  # (a size-0 dim has no safe entry: read now)
-        if bad.any():
-            v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
-            raise _out_of_bounds(exc, prefix, dim, size, v)
+        raise_first(index, bad, error)
         return index
-    return checked_index(xp_of(index), index, bad, partial(_out_of_bounds, exc, prefix, dim, size))
+    return checked_index(xp_of(index), index, bad, error)
 
 
 def _out_of_bounds(exc, prefix: str, dim: int, size: int, v: int) -> Exception:
