@@ -99,14 +99,15 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
 
 
 def _may_share(a, b) -> bool:
-    if type(a) is _ndarray:
-        return np.may_share_memory(a, b)
+    """Whether two device arrays may share memory (CuPy's test for CuPy arrays)."""
     return getattr(xp_of(a), "may_share_memory", np.may_share_memory)(a, b)
 
 
 def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     """The output of a view op: shares memory and the version counter with src."""
-    if arr.size and not _may_share(arr, src._data):
+    if arr.size and not (
+        np.may_share_memory(arr, src._data) if type(arr) is _ndarray else _may_share(arr, src._data)
+    ):
         return _make(arr)
     t = _new(Tensor)
     t._data = arr
