@@ -143,3 +143,17 @@ def test_views_live_on_their_memorys_gpu():
     v = a[2:].reshape(2, 2)  # made while GPU 0 is current
     assert v.device.id == 1 and a.T.device.id == 1
     assert cp.asarray(v.get()).device.id == 0  # new memory: the current GPU
+
+
+def test_report_prints_the_sites(capsys):
+    _state.sites.clear()
+    _state.sites["numtorch/ops/example.py:12"] = "numpy.add"
+    try:
+        standin.report()
+    finally:
+        _state.sites.clear()
+    err = capsys.readouterr().err
+    assert err == (
+        "numtorch called NumPy on device data at 1 sites:\n"
+        "  numtorch/ops/example.py:12: numpy.add\n"
+    )
