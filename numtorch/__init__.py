@@ -850,3 +850,7 @@ if _os.environ.get("NUMTORCH_CUPY_STANDIN"):
     from .testing import _cupy_standin
 
     _cupy_standin.enable(strict=_os.environ["NUMTORCH_CUPY_STANDIN"] == "strict")
+    if _os.environ["NUMTORCH_CUPY_STANDIN"] == "strict":
+        import atexit as _atexit
+
+        _atexit.register(_cupy_standin.report)

@@ -7,16 +7,50 @@ GPU raises ``AssertionError: Torch not compiled with CUDA enabled``.
 
 from __future__ import annotations
 
-from ._core.device import _cuda_used, cuda_device_count, require_cuda
+from ._core.device import _initialized, cuda_device_count, cuda_index, require_cuda
 from ._core.device import device as _device
 from ._core.device import is_cuda_available as is_available
 from ._core.tensor import Tensor
+from ._cuda_memory import (  # the memory queries, the selected GPU, streams and events
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_max_memory_allocated,
+    reset_peak_memory_stats,
+)
+from ._cuda_streams import (
+    Event,
+    ExternalStream,
+    Stream,
+    StreamContext,
+    current_device,
+    current_stream,
+    default_stream,
+    device,
+    device_of,
+    set_device,
+    set_stream,
+    stream,
+    synchronize,
+)
 from .amp._deprecated import cuda_amp as amp  # noqa: F401 (torch.cuda.amp, deprecated)
 from .ops import generator as _generator
 
 __all__ = [
+    "Event",
+    "ExternalStream",
+    "Stream",
+    "StreamContext",
     "current_device",
+    "current_stream",
+    "default_stream",
+    "device",
     "device_count",
+    "device_of",
     "empty_cache",
     "get_device_capability",
     "get_device_name",
@@ -27,11 +61,21 @@ __all__ = [
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
     "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_max_memory_allocated",
+    "reset_peak_memory_stats",
     "seed",
     "seed_all",
+    "set_device",
     "set_rng_state",
     "set_rng_state_all",
+    "set_stream",
+    "stream",
     "synchronize",
 ]
 
@@ -42,52 +86,20 @@ def device_count() -> int:
 
 
 def is_initialized() -> bool:
-    """Whether a tensor has been put on a GPU yet."""
-    return _cuda_used[0]
-
-
-def current_device() -> int:
-    """The index of the selected GPU."""
-    return int(require_cuda().cuda.runtime.getDevice())
-
-
-def _index(device) -> int:
-    if device is None:
-        return current_device()
-    if isinstance(device, int):
-        return device
-    d = _device(device)
-    return current_device() if d.index is None else d.index
-
-
-def synchronize(device: _device | str | int | None = None) -> None:
-    """Wait for the GPU's queued work to finish."""
-    cp = require_cuda()
-    with cp.cuda.Device(_index(device)):
-        cp.cuda.runtime.deviceSynchronize()
+    """Whether a GPU has been put to use yet."""
+    return _initialized[0]
 
 
 def get_device_name(device: _device | str | int | None = None) -> str:
     """The GPU's name."""
-    name = require_cuda().cuda.runtime.getDeviceProperties(_index(device))["name"]
+    name = require_cuda().cuda.runtime.getDeviceProperties(cuda_index(device, True))["name"]
     return name.decode() if isinstance(name, bytes) else name
 
 
 def get_device_capability(device: _device | str | int | None = None) -> tuple[int, int]:
     """The GPU's compute capability (major, minor)."""
-    props = require_cuda().cuda.runtime.getDeviceProperties(_index(device))
+    props = require_cuda().cuda.runtime.getDeviceProperties(cuda_index(device, True))
     return int(props["major"]), int(props["minor"])
-
-
-def empty_cache() -> None:
-    """Release the cached GPU memory the allocator holds (nothing to do before first use)."""
-    if _cuda_used[0]:
-        require_cuda().get_default_memory_pool().free_all_blocks()
-
-
-def memory_allocated(device: _device | str | int | None = None) -> int:
-    """Bytes of GPU memory held by tensors (0 before first use)."""
-    return int(require_cuda().get_default_memory_pool().used_bytes()) if _cuda_used[0] else 0
 
 
 # ------------------------------------------------------------------ random generators

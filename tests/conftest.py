@@ -68,3 +68,11 @@ def _strict_standin():
 
 
 from numtorch.testing import _cupy_standin as _standin  # noqa: E402
+
+
+@pytest.fixture(params=["cpu", "cuda"])
+def dev(request):
+    """A device-parametrized test's device: 'cpu', then 'cuda' (the ``cuda`` fixture)."""
+    if request.param == "cpu":
+        return "cpu"
+    return request.getfixturevalue("cuda")

@@ -356,19 +356,20 @@ def test_custom_fwd_and_bwd_match_torch(cast_inputs):
 
 
 # ------------------------------------------------------------------ GradScaler
-def _scaler_run(L, w0, grads, make, steps_between=None):
+def _scaler_run(L, w0, grads, make, device="cpu"):
     """SGD steps with a GradScaler over the given gradients (an inf among them makes an
     overflow); returns the scale and the parameter after each step, and the state dict."""
-    w = L.tensor(w0, requires_grad=True)
+    w = L.tensor(w0, device=device, requires_grad=True)
     opt = L.optim.SGD([w], lr=0.1)
     scaler = make(L)
     trail = []
     for g in grads:
         opt.zero_grad()
-        loss = (w * L.tensor(g)).sum()
+        loss = (w * L.tensor(g, device=device)).sum()
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
+        assert w.device.type == nt.device(device).type
         trail.append((scaler.get_scale(), w.detach().clone()))
     return trail, scaler.state_dict()
 
@@ -390,12 +391,12 @@ def _compare_trails(ours, theirs):
     assert ours[1] == theirs[1]
 
 
-def test_grad_scaler_skips_on_inf_and_backs_off():
-    def make(L):
-        return L.amp.GradScaler("cpu", init_scale=1024.0)
-
+def test_grad_scaler_skips_on_inf_and_backs_off(dev):
+    """Ours on either device (its scale and found-inf flag live there), torch's on the CPU."""
     grads = _grads(5, inf_at=(1, 3))
-    _compare_trails(_scaler_run(nt, f32(3), grads, make), _scaler_run(torch, f32(3), grads, make))
+    ours = _scaler_run(nt, f32(3), grads, lambda L: L.amp.GradScaler(dev, init_scale=1024.0), dev)
+    theirs = _scaler_run(torch, f32(3), grads, lambda L: L.amp.GradScaler("cpu", init_scale=1024.0))
+    _compare_trails(ours, theirs)
 
 
 def test_grad_scaler_grows_after_growth_interval():
@@ -641,17 +642,17 @@ FUSED = {
 }
 
 
-def _fused_run(L, name, grads, unscale_first=False):
+def _fused_run(L, name, grads, unscale_first=False, device="cpu"):
     """Fused-optimizer steps under a GradScaler: the scale, the flag, the parameter, its
     gradient after the step (unscaled in place, or left scaled on an overflow) and the
     optimizer's state after each step."""
-    w = L.tensor(f32(3), requires_grad=True)
+    w = L.tensor(f32(3), device=device, requires_grad=True)
     opt = getattr(L.optim, name)([w], lr=0.1, fused=True, **FUSED[name])
-    scaler = L.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2)
+    scaler = L.amp.GradScaler(device, init_scale=8.0, growth_interval=2)
     trail = [opt._step_supports_amp_scaling]
     for g in grads:
         opt.zero_grad()
-        scaler.scale((w * w * L.tensor(g)).sum()).backward()
+        scaler.scale((w * w * L.tensor(g, device=device)).sum()).backward()
         if unscale_first:
             scaler.unscale_(opt)
         scaler.step(opt)
@@ -664,9 +665,10 @@ def _fused_run(L, name, grads, unscale_first=False):
 
 @pytest.mark.parametrize("name", sorted(FUSED))
 @pytest.mark.parametrize("unscale_first", [False, True])
-def test_grad_scaler_fused_optimizer_unscales_and_skips(name, unscale_first):
+def test_grad_scaler_fused_optimizer_unscales_and_skips(name, unscale_first, dev):
     grads = _grads(6, inf_at=(1, 4))
-    ours, theirs = run_both(lambda L: _fused_run(L, name, grads, unscale_first))
+    ours = _fused_run(nt, name, grads, unscale_first, dev)
+    theirs = _fused_run(torch, name, grads, unscale_first)
     assert ours[1] == theirs[1]
     assert_close(ours[0], theirs[0], **F32_TOL)
 

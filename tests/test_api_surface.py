@@ -312,7 +312,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             "dequantize int_repr q_per_channel_axis q_per_channel_scales "
             "q_per_channel_zero_points q_scale q_zero_point qscheme",
         ),
-        **_each(_ACCELERATOR, "ipu mtia xpu record_stream to_mkldnn"),
+        **_each(_ACCELERATOR, "ipu mtia xpu to_mkldnn"),
         "is_distributed": _ISSUE_32,
         **_each(_ISSUE_33, "storage storage_type untyped_storage slice_inverse hash_tensor"),
         "to_padded_tensor": "nested tensors: issue 33",

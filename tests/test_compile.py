@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 from opdb import float_arg_positions, get_path, ops_with_samples, resolve, samples
-from twolibs import tensor_leaves, to_nt
+from twolibs import assert_close, tensor_leaves, to_nt
 
 import numtorch as nt
 import numtorch.nn.functional as F
@@ -172,19 +172,9 @@ def _train(compiled: bool, steps=4, device="cpu"):
     return losses, state, bn.num_batches_tracked.item(), bn.running_mean._version
 
 
-@pytest.mark.parametrize(
-    "device",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy"),
-        ),
-    ],
-)
-def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(device):
-    eager = _train(False, device=device)
-    compiled = _train(True, device=device)
+def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(dev):
+    eager = _train(False, device=dev)
+    compiled = _train(True, device=dev)
     assert eager[0] == compiled[0]
     for e, c in zip(eager[1], compiled[1]):
         _same(e, c)
@@ -192,8 +182,45 @@ def test_a_training_step_with_batchnorm_and_dropout_trains_as_eager(device):
     assert _graphs() == 1
 
 
-@pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy")
-def test_on_a_gpu_an_output_left_out_of_backward_gets_zeros_there():
+def _cnn(device: str):
+    nt.manual_seed(0)
+    nn = nt.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(4, 4, 3),
+        nn.Flatten(),
+        nn.Linear(4, 3),
+    ).to(device, nt.float64)
+
+
+def _cnn_step(model, x, t) -> list:
+    """The model's outputs and its parameters' gradients after one backward of the loss."""
+    model.zero_grad()
+    out = model(x)
+    F.cross_entropy(out, t).backward()
+    return [_np(out)] + [_np(p.grad) for p in model.parameters()]
+
+
+def test_a_compiled_cnn_on_either_device_is_eager_there_and_on_the_cpu(dev):
+    """Forward and backward of a compiled conv/batchnorm/pool model: eager's on the same
+    device bit for bit, and eager's on the CPU (float64) to rounding."""
+    rng = np.random.default_rng(0)
+    compiled, eager, cpu = nt.compile(_cnn(dev)), _cnn(dev), _cnn("cpu")
+    for i in range(3):
+        x, t = rng.standard_normal((5, 1, 6, 6)), rng.integers(0, 3, 5)
+        on = nt.tensor(x, device=dev), nt.tensor(t, device=dev)
+        got = _cnn_step(compiled, *on)
+        assert all(p.grad.device.type == nt.device(dev).type for p in compiled.parameters())
+        for c, e in zip(got, _cnn_step(eager, *on)):
+            _same(c, e, f"step {i}")
+        assert_close(got, _cnn_step(cpu, nt.tensor(x), nt.tensor(t)), rtol=1e-12, atol=1e-14)
+    assert _graphs() == 1
+
+
+def test_on_a_gpu_an_output_left_out_of_backward_gets_zeros_there(cuda):
     w = nt.randn(3, 3, device="cuda", requires_grad=True)
 
     def f(x):

@@ -457,8 +457,7 @@ def test_compile_disable_returns_the_function():
     assert nt.compile(f, disable=True) is f
 
 
-@pytest.mark.skipif(not nt.cuda.is_available(), reason="needs a GPU and CuPy")
-def test_a_cuda_backward_compiles_bit_identical_to_eager():
+def test_a_cuda_backward_compiles_bit_identical_to_eager(cuda):
     def run():
         nt.manual_seed(0)
         x = nt.randn(8, 16, device="cuda")
@@ -476,6 +475,42 @@ def test_a_cuda_backward_compiles_bit_identical_to_eager():
                 assert c.device.type == "cuda"
                 _same(e, c, "cuda")
     assert counters["compiled_autograd"]["captures"] == 1
+
+
+def _conv_grads(device: str) -> list:
+    """Gradients of a conv/norm/pool model's loss (float64) with respect to its input and
+    parameters, on ``device``."""
+    nt.manual_seed(0)
+    nn = nt.nn
+    model = nn.Sequential(
+        nn.Conv2d(2, 3, 3, padding=1),
+        nn.GroupNorm(1, 3),
+        nn.Tanh(),
+        nn.AvgPool2d(2),
+        nn.Flatten(),
+        nn.Linear(12, 2),
+    ).to(device, nt.float64)
+    g = np.random.default_rng(4)
+    x = nt.tensor(g.standard_normal((3, 2, 4, 4)), device=device, requires_grad=True)
+    t = nt.tensor(g.integers(0, 2, 3), device=device)
+    nt.nn.functional.cross_entropy(model(x), t).backward()
+    return [x.grad, *(p.grad for p in model.parameters())]
+
+
+def test_a_model_backward_compiles_as_eager_on_either_device(dev):
+    """Captured then replayed on ``dev``: eager's gradients there bit for bit, on that
+    device, and the CPU's to rounding."""
+    eager = _conv_grads(dev)
+    with ca._enable(_identity):
+        for _ in range(2):
+            got = _conv_grads(dev)
+            for e, c in zip(eager, got):
+                assert c.device.type == nt.device(dev).type
+                _same(e, c, dev)
+    assert counters["compiled_autograd"]["captures"] == 1
+    cpu = _conv_grads("cpu")
+    for c, e in zip(got, cpu):
+        np.testing.assert_allclose(c.numpy(force=True), e.numpy(), rtol=1e-12, atol=1e-14)
 
 
 # ------------------------------------------------------------------ random programs

@@ -137,6 +137,28 @@ def test_strict_mode_records_the_numtorch_line():
     assert found == {"(outside numtorch)": "numpy.sum"}
 
 
+def test_views_live_on_their_memorys_gpu():
+    with cp.cuda.Device(1):
+        a = cp.arange(6.0)
+    v = a[2:].reshape(2, 2)  # made while GPU 0 is current
+    assert v.device.id == 1 and a.T.device.id == 1
+    assert cp.asarray(v.get()).device.id == 0  # new memory: the current GPU
+
+
+def test_report_prints_the_sites(capsys):
+    _state.sites.clear()
+    _state.sites["numtorch/ops/example.py:12"] = "numpy.add"
+    try:
+        standin.report()
+    finally:
+        _state.sites.clear()
+    err = capsys.readouterr().err
+    assert err == (
+        "numtorch called NumPy on device data at 1 sites:\n"
+        "  numtorch/ops/example.py:12: numpy.add\n"
+    )
+
+
 def test_scatter_adds_take_only_the_dtypes_cupys_atomics_have():
     # CuPy 13.6's add.at and cupyx.scatter_add: int32, uint32, uint64 and floats; no int64
     i = cp.asarray(np.array([0, 0, 2]))

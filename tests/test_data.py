@@ -769,3 +769,63 @@ def test_collate_under_torchs_private_path():
     assert x.tolist() == [[1.0, 2.0], [4.0, 5.0]] and y.tolist() == [3, 6]
     assert _utils.collate.default_convert is nt.utils.data.default_convert
     assert dataloader._collate_fn_t.__origin__ is collections.abc.Callable
+
+
+# ------------------------------------------------------------------ on a device
+def test_a_loader_feeds_training_on_either_device(dev):
+    """Batches pinned when asked (with a GPU there to pin for), moved to ``dev`` in the loop
+    and trained on: the losses and weights of torch on the CPU."""
+    data = np.random.default_rng(3).standard_normal((10, 3))
+
+    def prog(lib):
+        where = dev if lib is nt else "cpu"
+        pin = where != "cpu"  # (torch on the CPU would warn that nothing can pin)
+        lib.manual_seed(0)
+        ds = lib.utils.data.TensorDataset(lib.tensor(data), lib.tensor(data[:, :1] * 2 + 1))
+        loader = lib.utils.data.DataLoader(ds, batch_size=4, pin_memory=pin)
+        w = lib.zeros(3, 1, dtype=lib.float64, device=where, requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.1)
+        losses = []
+        for xb, yb in loader:
+            assert xb.is_pinned() == yb.is_pinned() == pin
+            xb, yb = xb.to(where, non_blocking=True), yb.to(where, non_blocking=True)
+            opt.zero_grad()
+            loss = ((xb @ w - yb) ** 2).mean()
+            loss.backward()
+            opt.step()
+            assert loss.device.type == w.device.type == lib.device(where).type
+            losses.append(loss.item())
+        return losses, w.detach()
+
+    ours, theirs = run_both(prog)
+    assert_close(ours, theirs, rtol=1e-14, atol=0)
+
+
+def test_default_collate_keeps_device_tensors_there(dev):
+    samples = [
+        {"x": np.arange(3.0) + i, "pair": (np.full(2, float(i)), np.int64(i))} for i in range(4)
+    ]
+
+    def prog(lib):
+        where = dev if lib is nt else "cpu"
+        batch = [
+            {"x": lib.tensor(s["x"], device=where), "pair": (lib.tensor(s["pair"][0]), i)}
+            for i, s in enumerate(samples)
+        ]
+        out = lib.utils.data.default_collate(batch)
+        assert out["x"].device.type == lib.device(where).type
+        return out
+
+    assert_same(prog)
+
+
+def test_pinning_needs_a_cpu_tensor(cuda):
+    t = nt.ones(2, dtype=nt.float64)
+    p = t.pin_memory()
+    assert p.is_pinned() and not t.is_pinned() and p.pin_memory() is p
+    assert_close(p, t)
+    with pytest.raises(RuntimeError) as e:
+        p.to(cuda).pin_memory()
+    assert (
+        str(e.value) == "cannot pin 'torch.cuda.DoubleTensor' only dense CPU tensors can be pinned"
+    )

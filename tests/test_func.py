@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from twolibs import arr, assert_close, assert_same, assert_same_error
+from twomods import copy_weights
 
 import numtorch as nt
 
@@ -410,3 +412,39 @@ def test_escaped_grad_tracking_tensor_raises():
     nt.func.grad(lambda x: leaked.append(x * 2) or x.sum())(nt.tensor([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="escaped the transform"):
         leaked[0] + 1
+
+
+def _cnn(lib, device: str = "cpu"):
+    nn = lib.nn
+    lib.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2, 2),
+        nn.Conv2d(4, 6, 2),
+        nn.Flatten(),
+        nn.Linear(24, 3),
+    ).to(device, lib.float64)
+
+
+def test_per_sample_gradients_of_a_cnn_on_either_device(dev, no_fallback):
+    """vmap(grad) of a small CNN's loss over a batch on ``dev`` (every op with its batch
+    rule): torch.func's per-sample gradients on the CPU, and they stay on the device."""
+    rng = np.random.default_rng(5)
+    x, t = rng.standard_normal((6, 1, 8, 8)), rng.integers(0, 3, 6)
+
+    def per_sample(lib, model, where):
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(p, xi, ti):
+            out = lib.func.functional_call(model, p, (xi.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, ti.unsqueeze(0))
+
+        xs, ts = lib.tensor(x, device=where), lib.tensor(t, device=where)
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, xs, ts)
+
+    tmodel, model = _cnn(torch), _cnn(nt)
+    copy_weights(tmodel, model)
+    got, want = per_sample(nt, model.to(dev), dev), per_sample(torch, tmodel, "cpu")
+    assert {g.device.type for g in got.values()} == {nt.device(dev).type}
+    assert_close(got, want, rtol=1e-10, atol=1e-12)

@@ -659,3 +659,33 @@ def _user_schedulers(lib):
 def test_user_subclasses():
     ours, theirs = run_both(with_warnings(_user_schedulers))
     assert_close(ours, theirs, **EXACT)
+
+
+# ------------------------------------------------------------------ on a device
+def test_schedulers_drive_a_training_loop_on_either_device(dev):
+    """OneCycleLR then ReduceLROnPlateau (fed the loss, a tensor on the device) over SGD
+    steps of parameters on ``dev``: the learning rates and parameters of torch on the CPU."""
+
+    def prog(lib):
+        where = dev if lib is nt else "cpu"
+        w = lib.nn.Parameter(lib.linspace(-1.0, 1.0, 6, dtype=lib.float64, device=where))
+        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+        L = lib.optim.lr_scheduler
+        sched = L.SequentialLR(
+            opt, [L.OneCycleLR(opt, max_lr=0.5, total_steps=4), L.ConstantLR(opt)], [3]
+        )
+        plateau = L.ReduceLROnPlateau(opt, patience=0, factor=0.5)
+        trail = []
+        for _ in range(6):
+            opt.zero_grad()
+            loss = ((w - 0.3) ** 2).sum()
+            loss.backward()
+            opt.step()
+            sched.step()
+            plateau.step(loss.detach() * 0 + 1)  # a flat metric: the lr halves
+            assert w.device.type == loss.device.type == lib.device(where).type
+            trail.append((opt.param_groups[0]["lr"], w.detach().clone()))
+        return trail
+
+    ours, theirs = run_both(prog)
+    assert_close(ours, theirs, rtol=1e-14, atol=0)

@@ -654,18 +654,20 @@ def test_uninitialized_parameter():
 
 
 # ------------------------------------------------------------------ functional_call
-def test_functional_call_matches_torch_func():
+def test_functional_call_matches_torch_func(dev):
     def prog(lib):
+        where = dev if lib is nt else "cpu"  # ours on each device, torch's on the CPU
         _, Net = classes(lib)
-        net = Net()
+        net = Net().to(where)
         params = {k: v.detach() * 0.5 for k, v in net.named_parameters()}
         buffers = {k: v + 1 for k, v in net.named_buffers()}
-        x = x_in(lib, False)
+        x = x_in(lib, False).to(where)
         out = lib.func.functional_call(net, (params, buffers), (x,))
         grads = lib.func.grad(lambda p: lib.func.functional_call(net, (p, buffers), x).sum())(
             params
         )
-        return out, grads, [p.requires_grad for p in net.parameters()]
+        devices = {t.device.type for t in (out, *grads.values())}
+        return out, grads, [p.requires_grad for p in net.parameters()], devices == {where}
 
     assert_same(prog)
 

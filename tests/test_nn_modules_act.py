@@ -63,9 +63,9 @@ ACTIVATIONS = [
 
 
 @pytest.mark.parametrize("name,args,kwargs", ACTIVATIONS, ids=lambda v: str(v))
-def test_activation(name, args, kwargs):
+def test_activation(name, args, kwargs, dev):
     # RReLU draws its slopes in training: compared in evaluation mode (the mean slope)
-    check_module(name, args, kwargs, (X,), train=name != "RReLU")
+    check_module(name, args, kwargs, (X,), train=name != "RReLU", device=dev)
 
 
 def test_activation_reprs():
@@ -250,10 +250,10 @@ _SHAPES = {"Dropout1d": (2, 4, 3), "Dropout3d": (2, 4, 2, 2, 2)}
 
 
 @pytest.mark.parametrize("name", DROPOUTS)
-def test_dropout_eval_is_identity(name):
+def test_dropout_eval_is_identity(name, dev):
     x = arr(*_SHAPES.get(name, (2, 4, 3, 2)))
     for kwargs in ({}, {"p": 0.2, "inplace": True}):
-        check_module(name, (), kwargs, (x,), train=False)
+        check_module(name, (), kwargs, (x,), train=False, device=dev)
 
 
 @pytest.mark.parametrize("name", DROPOUTS)
@@ -274,20 +274,22 @@ _MASK_SHAPES = {
 
 @pytest.mark.parametrize("name", list(_MASK_SHAPES))
 @pytest.mark.parametrize("p", [0.25, 0.6])
-def test_dropout_training_statistics(name, p):
+def test_dropout_training_statistics(name, p, dev):
     """About a fraction p is zeroed (whole channels for the Nd forms), the rest scaled by
-    1/(1-p); the gradient is the same mask."""
+    1/(1-p); the gradient is the same mask. On a GPU the mask is drawn there."""
     shape, feature_dims = _MASK_SHAPES[name]
-    x = nt.ones(shape, dtype=nt.float64, requires_grad=True)
+    x = nt.ones(shape, dtype=nt.float64, device=dev, requires_grad=True)
     out = getattr(nt.nn, name)(p)(x)
-    o = out.detach().numpy()
+    assert out.device == x.device
+    o = out.detach().numpy(force=True)
     kept = o != 0
     np.testing.assert_allclose(o[kept], 1 / (1 - p))
     assert abs(1 - kept.mean() - p) < 0.03
     if feature_dims is not None:  # one draw per (sample, channel)
         assert (kept.all(axis=feature_dims) | (~kept).all(axis=feature_dims)).all()
     (g,) = nt.autograd.grad(out.sum(), x)
-    np.testing.assert_array_equal(g.numpy(), o)
+    assert g.device == x.device
+    np.testing.assert_array_equal(g.numpy(force=True), o)
 
 
 def test_dropout_inplace_and_p_edges():

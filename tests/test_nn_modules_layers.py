@@ -151,9 +151,10 @@ def _case_id(case) -> str:
 
 @pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # both warn
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
-def test_layer_against_torch(case):
+def test_layer_against_torch(case, dev):
     name, args, kwargs, inputs, *rest = case
-    check_module(name, args, kwargs, inputs, forward_kwargs=rest[0] if rest else None)
+    fkw = rest[0] if rest else None
+    check_module(name, args, kwargs, inputs, forward_kwargs=fkw, device=dev)
 
 
 def test_public_names_and_signatures():

@@ -107,11 +107,10 @@ _NO_LEGACY = ("GaussianNLLLoss", "HuberLoss", "TripletMarginWithDistanceLoss", "
 @pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss")
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("name,kwargs,inputs", LOSSES, ids=lambda v: str(v)[:40])
-def test_loss(name, kwargs, inputs, reduction):
+def test_loss(name, kwargs, inputs, reduction, dev):
     # torch's ctc_loss gradient is not d/d(log_probs) (test_ctc_gradient_through_log_softmax)
-    tm, nm = check_module(
-        name, (), {**kwargs, "reduction": reduction}, inputs, grads=name != "CTCLoss"
-    )
+    kw = {**kwargs, "reduction": reduction}
+    tm, nm = check_module(name, (), kw, inputs, grads=name != "CTCLoss", device=dev)
     assert nm.reduction == reduction
     for key in ("weight", "pos_weight"):
         assert (key in dict(nm.named_buffers())) == (kwargs.get(key) is not None)

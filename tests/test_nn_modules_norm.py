@@ -71,8 +71,8 @@ CASES = [
 @pytest.mark.parametrize(
     "name, args, kwargs, inputs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 )
-def test_layer_matches_torch(name, args, kwargs, inputs, train):
-    tmod, nmod = check_module(name, args, kwargs, inputs, train=train)
+def test_layer_matches_torch(name, args, kwargs, inputs, train, dev):
+    tmod, nmod = check_module(name, args, kwargs, inputs, train=train, device=dev)
     # running statistics (or whatever the forward wrote in place) match too
     assert_close(dict(nmod.state_dict()), dict(tmod.state_dict()), rtol=1e-12, atol=1e-14)
 

@@ -36,10 +36,10 @@ def _states(name, args, kw, batch, seed=5):
 
 
 @pytest.mark.parametrize("name,args,kw", LAYERS)
-def test_layers_match_torch(name, args, kw):
+def test_layers_match_torch(name, args, kw, dev):
     x = arr(2, 5, 3, seed=1) if kw.get("batch_first") else arr(5, 2, 3, seed=1)
-    check_module(name, args, kw, (x,))
-    check_module(name, args, kw, (x, _states(name, args, kw, (2,))))
+    check_module(name, args, kw, (x,), device=dev)
+    check_module(name, args, kw, (x, _states(name, args, kw, (2,))), device=dev)
 
 
 @pytest.mark.parametrize("name,args,kw", LAYERS[1:3] + LAYERS[4:5] + LAYERS[6:7])

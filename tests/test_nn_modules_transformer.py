@@ -127,10 +127,10 @@ SRC_KPM = np.array([[False] * 5, [False, False, False, True, True]])
 
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
-def test_encoder_layer(norm_first, activation):
+def test_encoder_layer(norm_first, activation, dev):
     kw = {"dropout": 0.0, "norm_first": norm_first, "activation": activation}
     fkw = {"src_mask": np.triu(np.ones((5, 5), bool), 1), "src_key_padding_mask": SRC_KPM}
-    check_module("TransformerEncoderLayer", (E, H, FF), kw, (SRC,), forward_kwargs=fkw)
+    check_module("TransformerEncoderLayer", (E, H, FF), kw, (SRC,), forward_kwargs=fkw, device=dev)
 
 
 @pytest.mark.parametrize(

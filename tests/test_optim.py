@@ -19,16 +19,17 @@ TOL = {"rtol": 1e-12, "atol": 1e-14}
 X = arr(5, 3, seed=1)
 
 
-def _params(lib, names="Wb"):
+def _params(lib, names="Wb", device="cpu"):
     """The model's parameters (W: 3x4, b: 4, c: 2 never used by the loss) as leaves."""
     shapes = {"W": (3, 4), "b": (4,), "c": (2,)}
     return [
-        lib.tensor(arr(*shapes[n], seed=i + 2), requires_grad=True) for i, n in enumerate(names)
+        lib.tensor(arr(*shapes[n], seed=i + 2), device=device, requires_grad=True)
+        for i, n in enumerate(names)
     ]
 
 
 def _loss(lib, W, b, *_):
-    h = (lib.tensor(X) @ W + b).tanh()
+    h = (lib.tensor(X, device=W.device) @ W + b).tanh()
     return (h**2).sum() + 0.1 * (W**2).sum() + 0.3 * (h * W.sum(0)).sum()
 
 
@@ -82,18 +83,40 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,kwargs", CASES, ids=lambda c: str(c))
-def test_trajectory_and_state_match_torch(name, kwargs):
-    """Six steps: parameters and the whole state dict (state tensors, 'step' counters and
-    their dtype, group hyperparameters) as PyTorch's."""
+def _state_device(name: str, kwargs: dict, t, dev: str) -> str:
+    """Where PyTorch keeps a state tensor of a parameter on ``dev``: there, except the 0-d
+    counters ('step', NAdam's 'mu_product'), kept on the CPU unless fused (ASGD's are
+    always on the parameter's device)."""
+    if t.dim() or name == "ASGD" or kwargs.get("fused"):
+        return nt.device(dev).type
+    return "cpu"
+
+
+def _run_on(dev: str, name: str, kwargs: dict, steps: int):
+    """A program training ``_params`` with the optimizer ``name``: ours on ``dev`` (its
+    parameters and state must stay where PyTorch keeps them), torch's on the CPU."""
 
     def prog(lib):
-        params = _params(lib)
-        opt = getattr(lib.optim, name)(params, **kwargs)
-        _train(opt, params, lib, 6)
+        params = _params(lib, device=dev if lib is nt else "cpu")
+        kw = {**kwargs, "lr": lib.tensor(0.05)} if kwargs.get("lr") == "tensor" else kwargs
+        opt = getattr(lib.optim, name)(params, **kw)
+        _train(opt, params, lib, steps)
+        if lib is nt:
+            for p in params:
+                assert p.device.type == p.grad.device.type == nt.device(dev).type
+                for key, t in opt.state.get(p, {}).items():
+                    if isinstance(t, nt.Tensor):
+                        assert t.device.type == _state_device(name, kwargs, t, dev), key
         return _snapshot(opt, params)
 
-    assert_same(prog, **TOL)
+    return prog
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=lambda c: str(c))
+def test_trajectory_and_state_match_torch(name, kwargs, dev):
+    """Six steps: parameters and the whole state dict (state tensors, 'step' counters and
+    their dtype, group hyperparameters) as PyTorch's, on either device."""
+    assert_same(_run_on(dev, name, kwargs, 6), **TOL)
 
 
 @pytest.mark.parametrize("name", sorted({c for c, _ in CASES}))
@@ -307,17 +330,9 @@ OPTIONS = [
 
 
 @pytest.mark.parametrize("name,kwargs", OPTIONS, ids=lambda c: str(c))
-def test_fused_foreach_and_tensor_lr(name, kwargs):
-    """fused / foreach (PyTorch's other CPU kernels) and a tensor lr: the same trajectory."""
-
-    def prog(lib):
-        params = _params(lib)
-        kw = {**kwargs, "lr": lib.tensor(0.05)} if kwargs.get("lr") == "tensor" else kwargs
-        opt = getattr(lib.optim, name)(params, **kw)
-        _train(opt, params, lib, 4)
-        return _snapshot(opt, params)
-
-    assert_same(prog, **TOL)
+def test_fused_foreach_and_tensor_lr(name, kwargs, dev):
+    """fused / foreach (PyTorch's other kernels) and a tensor lr: the same trajectory."""
+    assert_same(_run_on(dev, name, kwargs, 4), **TOL)
 
 
 ALL = [

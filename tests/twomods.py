@@ -9,7 +9,8 @@ compute.
                                           repr, state-dict keys and shapes, parameter names,
                                           forward outputs, and gradients with respect to
                                           the float inputs and every parameter, for one
-                                          random cotangent per float output
+                                          random cotangent per float output; device= runs
+                                          ours there (torch's stays on the CPU)
 
 Inputs are NumPy arrays (float arrays become float64 tensors that require grad) or any
 other value passed unchanged. Modules run in training mode unless train=False. The
@@ -41,6 +42,23 @@ def pair(name: str, *args, dtype: str = "float64", seed: int = 0, **kwargs):
     return tmod, nmod
 
 
+def _on(x, device: str, grads: bool):
+    """``to_nt(x)`` on ``device``; float tensors are leaves there that require grad when
+    ``grads``."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(_on(v, device, grads) for v in x)
+    t = to_nt(x)
+    if not isinstance(t, nt.Tensor):
+        return t
+    t = t.to(device)
+    return t.requires_grad_(True) if grads and t.dtype.is_floating_point else t
+
+
+def _assert_on(device: str, tensors) -> None:
+    where = {t.device.type for t in tensors if t is not None}
+    assert where <= {nt.device(device).type}, f"expected {device}, got {where}"
+
+
 def _float_tensors(x) -> list:
     return [t for t in leaves(x) if hasattr(t, "dtype") and t.dtype.is_floating_point]
 
@@ -57,10 +75,13 @@ def check_module(
     rtol: float = LAYER_RTOL,
     atol: float = LAYER_ATOL,
     seed: int = 0,
+    device: str = "cpu",
 ):
-    """Compare the layer ``name(*args, **kwargs)`` of both libraries on ``inputs``; returns
-    (torch module, numtorch module) for further checks."""
+    """Compare the layer ``name(*args, **kwargs)`` of both libraries on ``inputs``, ours on
+    ``device`` (its outputs and gradients must stay there); returns (torch module, numtorch
+    module) for further checks."""
     tmod, nmod = pair(name, *args, seed=seed, **(kwargs or {}))
+    nmod.to(device)
     assert repr(nmod) == repr(tmod)
     tsd, nsd = tmod.state_dict(), nmod.state_dict()
     assert list(nsd) == list(tsd)
@@ -70,9 +91,10 @@ def check_module(
     nmod.train(train)
     fkw = forward_kwargs or {}
     tin = [to_torch(x, grads) for x in inputs]
-    nin = [to_nt(x, grads) for x in inputs]
+    nin = [_on(x, device, grads) for x in inputs]
     tout = tmod(*tin, **{k: to_torch(v) for k, v in fkw.items()})
-    nout = nmod(*nin, **{k: to_nt(v) for k, v in fkw.items()})
+    nout = nmod(*nin, **{k: _on(v, device, False) for k, v in fkw.items()})
+    _assert_on(device, [t for t in leaves(nout) if isinstance(t, nt.Tensor)])
     assert_close(nout, tout, rtol=rtol, atol=atol)
     if not grads:
         return tmod, nmod
@@ -95,8 +117,9 @@ def check_module(
     ng = nt.autograd.grad(
         nouts,
         nw,
-        [nt.tensor(c, dtype=o.dtype) for c, o in zip(cots, nouts)],
+        [nt.tensor(c, dtype=o.dtype, device=device) for c, o in zip(cots, nouts)],
         allow_unused=True,
     )
+    _assert_on(device, ng)
     assert_close(list(ng), list(tg), rtol=rtol, atol=atol)
     return tmod, nmod

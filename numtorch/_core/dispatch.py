@@ -99,14 +99,15 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
 
 
 def _may_share(a, b) -> bool:
-    if type(a) is _ndarray:
-        return np.may_share_memory(a, b)
+    """Whether two device arrays may share memory (CuPy's test for CuPy arrays)."""
     return getattr(xp_of(a), "may_share_memory", np.may_share_memory)(a, b)
 
 
 def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     """The output of a view op: shares memory and the version counter with src."""
-    if arr.size and not _may_share(arr, src._data):
+    if arr.size and not (
+        np.may_share_memory(arr, src._data) if type(arr) is _ndarray else _may_share(arr, src._data)
+    ):
         return _make(arr)
     t = _new(Tensor)
     t._data = arr
@@ -154,11 +155,12 @@ def link_view(t: Tensor, src: Tensor, op, attrs, multi: bool = False) -> None:
 
 def run_kernel(op, arrays: list, attrs: dict):
     """Type promotion, the kernel, and normalization of its outputs to arrays."""
-    xp = np
     if _cuda_used[0]:
         xp = _backend(arrays)
         if xp is META_XP:
             return run_meta(op, arrays, attrs)
+        if xp is not np:
+            return _run_gpu(op, xp, arrays, attrs)
     if not op.view and (_custom_dtypes(arrays) or attrs and "dtype" in attrs):
         if _reduced_call(arrays, op.nin, attrs):
             return _run_reduced(op, arrays, attrs)
@@ -166,9 +168,52 @@ def run_kernel(op, arrays: list, attrs: dict):
     inputs = arrays
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
-    if xp is not np:
-        arrays = _on_gpu(xp, arrays)
+    return _run(op, np, arrays, attrs, odt, inputs)
+
+
+def _run_gpu(op, xp, arrays: list, attrs: dict):
+    """run_kernel for operands on a GPU, with their GPU current (CuPy's kernels run on the
+    current GPU and refuse operands of another)."""
+    idx = _gpu_index(arrays, None)
+    if idx is None or idx == xp.cuda.runtime.getDevice():
+        return _gpu_kernel(op, xp, arrays, attrs, idx)
+    with xp.cuda.Device(idx):
+        return _gpu_kernel(op, xp, arrays, attrs, idx)
+
+
+def _gpu_kernel(op, xp, arrays: list, attrs: dict, idx):
+    if not op.view and _reduced_call(arrays, op.nin, attrs):
+        return _run_reduced(op, arrays, attrs)
+    odt = None
+    inputs = arrays
+    if op.prepare is not None:
+        arrays, odt = op.prepare(arrays, attrs)
+    arrays = _on_gpu(xp, arrays, idx or 0)
     return _run(op, xp, arrays, attrs, odt, inputs)
+
+
+def _gpu_index(arrays, idx):
+    """The GPU of the operands on one (``idx``: the one seen so far); PyTorch's error for
+    operands on two GPUs."""
+    for a in arrays:
+        t = type(a)
+        if t is _ndarray or t in _NUMBERS or a is None:
+            continue
+        if t is list or t is tuple:
+            idx = _gpu_index(a, idx)
+            continue
+        dev = getattr(a, "device", None)
+        i = getattr(dev, "id", None)
+        if i is None:
+            continue
+        if idx is None:
+            idx = i
+        elif i != idx:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two "
+                f"devices, cuda:{idx} and cuda:{i}!"
+            )
+    return idx
 
 
 def _run(op, xp, arrays: list, attrs: dict, odt, inputs: list):
@@ -428,22 +473,23 @@ def _backend(arrays):
     return np
 
 
-def _on_gpu(xp, arrays: list) -> list:
-    """Inputs of a GPU kernel on the GPU. A 0-d CPU array (a Python number, or a CPU scalar
-    tensor, which PyTorch accepts beside CUDA tensors) moves, and so do CPU index arrays
-    (PyTorch indexes a CUDA tensor with CPU indices); any other CPU array is an error."""
+def _on_gpu(xp, arrays: list, idx: int) -> list:
+    """Inputs of a GPU kernel on the GPU (``idx``, the current one). A 0-d CPU array (a
+    Python number, or a CPU scalar tensor, which PyTorch accepts beside CUDA tensors) moves,
+    and so do CPU index arrays (PyTorch indexes a CUDA tensor with CPU indices); any other
+    CPU array is an error."""
     out = []
     for a in arrays:
         if type(a) is _ndarray:
             if a.ndim and a.dtype.kind not in "biu":
                 raise RuntimeError(
                     "Expected all tensors to be on the same device, but found at least two "
-                    "devices, cuda:0 and cpu!"
+                    f"devices, cuda:{idx} and cpu!"
                 )
             # a 0-d one goes to the kernel as a scalar, as PyTorch passes a CPU scalar: no copy
             a = a[()] if not a.ndim else xp.asarray(a)
         elif isinstance(a, (list, tuple)):
-            a = type(a)(_on_gpu(xp, list(a)))
+            a = type(a)(_on_gpu(xp, list(a), idx))
         out.append(a)
     return out
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from . import autocast_state, upcalls
 from . import dtype as dt
-from .device import xp_of
+from .device import gpu_of, xp_of
 from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
 from .messages import broadcast_mismatch
@@ -325,6 +327,16 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     value = result._data
     if rd != sd and data.dtype in dt.REDUCED_NP:  # (PyTorch's conversion, through float32)
         value = dt.cast(value, data.dtype)
+    if type(data) is np.ndarray:
+        _write(data, value, shared)
+    else:
+        with gpu_of(data):  # (CuPy writes with the array's GPU current)
+            _write(data, value, shared)
+    bump_version(self)
+    upcalls.rehistory(self, result, result._rg)
+
+
+def _write(data, value, shared: bool) -> None:
     if shared:  # an allowed write into shared elements: the ones it changes
         xp_of(data).copyto(data, value, where=value != data)
     else:
@@ -334,8 +346,6 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
             if "read-only" in str(e):
                 raise RuntimeError(INTERNAL_OVERLAP) from None
             raise
-    bump_version(self)
-    upcalls.rehistory(self, result, result._rg)
 
 
 # ------------------------------------------------------------------ errors of the write

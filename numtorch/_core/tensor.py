@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtype as dt
 from . import upcalls
-from .device import CPU, copy_array, device_of, host_to_gpu
+from .device import CPU, copy_array, device_of, host_to_gpu, pending_checks, run_pending_checks
 from .device import device as _Device
 from .layout import empty_strides
 from .memory_format import CHANNELS_LAST
@@ -261,7 +261,8 @@ class Tensor:
         return self._data.__array_interface__["data"][0] if self.device == CPU else 0
 
     def get_device(self) -> int:
-        return -1 if self.device == CPU else 0
+        d = self.device
+        return d.index if d.type == "cuda" else -1
 
     @property
     def is_leaf(self) -> bool:
@@ -427,7 +428,10 @@ class Tensor:
                 "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
                 "tensor to host memory first."
             )
-        return data if isinstance(data, np.ndarray) else data.get()
+        if isinstance(data, np.ndarray):
+            return data
+        run_pending_checks()
+        return data.get()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy(force=True)
@@ -453,6 +457,8 @@ class Tensor:
 
     def item(self):
         self._check_single("item")
+        if pending_checks:
+            _synchronize(self._data)
         return dt.widen(self._data.reshape(())).item()
 
     def tolist(self):
@@ -462,19 +468,27 @@ class Tensor:
 
     def __float__(self) -> float:
         self._check_single("float")
+        if pending_checks:
+            _synchronize(self._data)
         return float(self._data.reshape(()))
 
     def __int__(self) -> int:
         self._check_single("int")
+        if pending_checks:
+            _synchronize(self._data)
         return int(self._data.reshape(()))
 
     def __complex__(self) -> complex:
         self._check_single("complex")
+        if pending_checks:
+            _synchronize(self._data)
         return complex(self._data.reshape(()))
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
+        if pending_checks:
+            _synchronize(self._data)
         return int(self._data.reshape(()))
 
     def __bool__(self) -> bool:
@@ -483,6 +497,8 @@ class Tensor:
         if self._data.size != 1:
             many = "more than one value" if self._data.size else "no values"
             raise RuntimeError(f"Boolean value of Tensor with {many} is ambiguous")
+        if pending_checks:
+            _synchronize(self._data)
         return bool(self._data.reshape(()))
 
     def __len__(self) -> int:
@@ -585,6 +601,12 @@ class Tensor:
         self._grad_fn = None
         self._rg = False
         return self
+
+
+def _synchronize(data) -> None:
+    """Before a GPU array is read back (a synchronization): its device's pending checks."""
+    if type(data) is not np.ndarray:
+        run_pending_checks()
 
 
 def _freshen(t: Tensor, strict: bool = False) -> None:

@@ -275,7 +275,7 @@ def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
     reason it cannot be."""
     lifted = tracer.lifted
     roots = [edge_of(o) for o in outs]
-    grads = [_make(np.ones_like(o._data)) for o in outs]
+    grads = [_make(xp_of(o._data).ones_like(o._data)) for o in outs]
     inputs = [lifted[i] for i in diff_in]
     targets = {edge_of(t)[0] for t in inputs}
     try:

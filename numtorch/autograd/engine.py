@@ -11,8 +11,10 @@ import threading
 import warnings
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from .._core import upcalls
-from .._core.device import _cuda_used, xp_of
+from .._core.device import _cuda_used, copy_of, gpu_of
 from .._core.dtype import from_np
 from .._core.interpreter import FORWARD, Kind
 from .._core.state import anomaly, compiled_nodes, state
@@ -427,13 +429,17 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
         if create_graph:  # grad mode is on: a copy that is part of the graph
             var._grad = g.clone()
         else:
-            var._grad = _make(g._data.copy())
+            var._grad = _make(copy_of(g._data))
     elif create_graph:
         var._grad = var._grad + g
     else:  # grad mode is off: in place, even into a .grad that requires grad
         gd = var._grad._data
         if gd.shape == g.shape and gd.flags.writeable:
-            gd += g._data
+            if type(gd) is np.ndarray:
+                gd += g._data
+            else:
+                with gpu_of(gd):
+                    gd += g._data
             bump_version(var._grad)
         else:
             var._grad = var._grad + g
@@ -464,10 +470,10 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{dtype}"
                     )
-                if type(out) is Tensor and not (state.modes or state.stack):
-                    d = out._data  # (one element: no layout to keep)
-                    xp = xp_of(d)
-                    g = _make(xp.ones((), d.dtype) if not d.ndim else xp.ones(d.shape, d.dtype))
+                d = out._data if type(out) is Tensor else None
+                if d is not None and not (state.modes or state.stack) and type(d) is np.ndarray:
+                    # (one element: no layout to keep)
+                    g = _make(np.array(1, d.dtype) if not d.ndim else np.ones(d.shape, d.dtype))
                 else:
                     g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
         elif isinstance(g, Tensor):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import weakref
 
 from .._core import upcalls
+from .._core.device import copy_of
 from .._core.tensor import Tensor, _make
 from .node import RemovableHandle
 
@@ -37,7 +38,7 @@ def retain_grad(t: Tensor) -> None:
         if var is None:
             return
         if var._grad is None:
-            var._grad = _make(g._data.copy()) if not g._rg else g.clone()
+            var._grad = _make(copy_of(g._data)) if not g._rg else g.clone()
         else:
             var._grad = var._grad + g
 

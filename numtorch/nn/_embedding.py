@@ -26,15 +26,15 @@ from ..ops._families import COMPLEX_TOO
 from ..ops._type_string import type_string
 from ..ops.comparison import where
 from ..ops.creation import ones, zeros
+from ..ops.indexing._common import in_range
 from ..ops.reduction import vector_norm
 from ._checks import concrete
 
 
 # ------------------------------------------------------------------ embedding (primitive)
 def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
-    v = weight.shape[-2]
-    if indices.size and ((indices < 0) | (indices >= v)).any():  # (one read back, not two)
-        raise IndexError("index out of range in self")
+    if indices.size:
+        indices = in_range(xp, indices, weight.shape[-2])
     lead = weight.ndim - 2
     if lead == 0:
         return xp.take(weight, indices, axis=0)

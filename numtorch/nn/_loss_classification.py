@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.device import checked_index, raise_first
 from .._core.dispatch import dispatch
 from .._core.meta_array import MetaArray
 from .._core.op import LINEAR, NoKernel, composite, defop
@@ -38,11 +39,17 @@ def _nll_pick(xp, input, target, *, ignore_index):
     """-input[n, target[n, ...], ...] (0 where the target is ignored): (N, C, *d) -> (N, *d)."""
     keep = target != ignore_index
     bad = keep & ((target < 0) | (target >= input.shape[1]))
-    if bad.any():
-        raise IndexError(f"Target {int(target[bad].reshape(-1)[0])} is out of bounds.")
+    if xp is np or not input.shape[1]:  # (no class to read safely: read now)
+        raise_first(target, bad, _target_out_of_bounds)
+    else:
+        target = checked_index(xp, target, bad, _target_out_of_bounds)
     safe = xp.where(keep, target, 0).astype(xp.int64)
     picked = xp.take_along_axis(input, safe[:, None], axis=1)[:, 0]
     return xp.where(keep, -picked, xp.zeros((), input.dtype))
+
+
+def _target_out_of_bounds(v: int) -> IndexError:
+    return IndexError(f"Target {v} is out of bounds.")
 
 
 def _nll_pick_meta(op, arrays, attrs):

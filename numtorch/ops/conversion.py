@@ -6,6 +6,7 @@ import builtins
 
 from .._core import dtype as dt
 from .._core.device import device as Device
+from .._core.device import resolved
 from .._core.layout import preserve
 from .._core.memory_format import CHANNELS_LAST, contiguous_format
 from .._core.meta import by_kernel
@@ -110,12 +111,17 @@ def _to_device_meta(op, arrays, attrs):
 
 
 def _to_device(xp, x, device):
-    from .._core.device import backend
+    from .._core.device import backend, run_pending_checks, to_gpu
 
+    if device.type == "cuda":
+        return to_gpu(x, device.index)
     target = backend(device)
     if target is xp:
         return x
-    return x.get() if hasattr(x, "get") else target.asarray(x)
+    if hasattr(x, "get"):  # (to the host: a synchronization)
+        run_pending_checks()
+        return x.get()
+    return target.asarray(x)
 
 
 to_device_p = defop(
@@ -181,8 +187,10 @@ def _to(self, *args, **kwargs) -> Tensor:
     out = self
     if dtype is not None and dtype != self.dtype:
         out = to_dtype(self, dtype)
-    if device is not None and Device(device) != self.device:
-        out = to_device(out, Device(device))
+    if device is not None:
+        device = resolved(Device("cuda", device) if isinstance(device, int) else Device(device))
+        if device != self.device:
+            out = to_device(out, device)
     if copy and out is self:
         out = clone(self)
     return out
@@ -216,7 +224,9 @@ tensor_methods(
         "type": _type,
         "type_as": lambda self, other: _to(self, other.dtype),
         "cpu": lambda self, memory_format=None: _to(self, "cpu"),
-        "cuda": lambda self, device=None, non_blocking=False: _to(self, "cuda"),
+        "cuda": lambda self, device=None, non_blocking=False, memory_format=None: _to(
+            self, Device("cuda", device) if isinstance(device, int) else device or "cuda"
+        ),
         **{
             name: _caster(d)
             for name, d in [

@@ -88,11 +88,23 @@ def _dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:
 
 
 def _is_pinned(self: Tensor, device=None) -> bool:
-    return False
+    return self.__dict__.get("_pinned", False)
 
 
 def _pin_memory(self: Tensor, device=None) -> Tensor:
-    raise RuntimeError("Cannot access accelerator device when none is available.")
+    """A copy of a CPU tensor in page-locked memory (a flag here: NumPy memory serves the
+    GPU's copies as it is); the tensor itself when already pinned."""
+    from .._core.device import is_cuda_available
+
+    if not is_cuda_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if self.device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+    if _is_pinned(self):
+        return self
+    out = self.clone()
+    out._pinned = True
+    return out
 
 
 def _share_memory_(self: Tensor) -> Tensor:

@@ -53,7 +53,8 @@ class Adagrad(_PerParameter):
     def _init_state(self, p: Tensor, group: dict) -> dict:
         # PyTorch takes the accumulator's start from the defaults, not the group
         init = self.defaults["initial_accumulator_value"]
-        return {"step": _new_step(group["fused"]), "sum": full_like(p, init)}
+        step = _new_step(True, p.device) if group["fused"] else _new_step()
+        return {"step": step, "sum": full_like(p, init)}
 
     def share_memory(self) -> None:
         """A no-op: NumPy state needs no sharing between processes here."""

@@ -50,14 +50,15 @@ class ASGD(_PerParameter):
                 st = self.state.get(p, {})
                 for key in ("eta", "mu"):
                     if key in st and not isinstance(st[key], Tensor):
-                        st[key] = full((), float(st[key]), dtype=scalar)
+                        st[key] = full((), float(st[key]), dtype=scalar, device=p.device)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:
-        scalar = _scalar_dtype()
+        # unlike the other optimizers' 'step', ASGD's scalars live on the parameter's device
+        scalar, device = _scalar_dtype(), p.device
         return {
-            "step": _new_step(),
-            "eta": full((), _num(group["lr"]), dtype=scalar),
-            "mu": ones((), dtype=scalar),
+            "step": _new_step(device=device),
+            "eta": full((), _num(group["lr"]), dtype=scalar, device=device),
+            "mu": ones((), dtype=scalar, device=device),
             "ax": zeros_like(p),
         }
 

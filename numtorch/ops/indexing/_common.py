@@ -5,10 +5,12 @@ a source's dtype, row accumulation, batch helpers, and the makers of PyTorch's
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.device import checked_index, raise_first, xp_of
 from ..._core.inplace import run_inplace
 from ..._core.meta_array import has_values
 from ..._core.tensor import Tensor
@@ -84,17 +86,36 @@ def _same_dtype(name: str, input, source) -> None:
         )
 
 
-def _bounds(
-    index, size: int, dim: int, *, negative: bool = False, exc=RuntimeError, prefix=""
-) -> None:
-    """Raise PyTorch's out-of-bounds error for the first bad entry of ``index``."""
+def _bounds(index, size: int, dim: int, *, negative: bool = False, exc=RuntimeError, prefix=""):
+    """``index`` with PyTorch's out-of-bounds error for its first bad entry: raised now on the
+    CPU, at the next synchronization on a GPU (``checked_index``: the index returned is then
+    safe to read with)."""
     if not index.size or not has_values(index):
-        return
+        return index
     lo = -size if negative else 0
     bad = (index >= size) | (index < lo)
-    if bad.any():
-        v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
-        raise exc(f"{prefix}index {v} is out of bounds for dimension {dim} with size {size}")
+    error = partial(_out_of_bounds, exc, prefix, dim, size)
+    if type(index) is np.ndarray or not size:  # (a size-0 dim has no safe entry: read now)
+        raise_first(index, bad, error)
+        return index
+    return checked_index(xp_of(index), index, bad, error)
+
+
+def _out_of_bounds(exc, prefix: str, dim: int, size: int, v: int) -> Exception:
+    return exc(f"{prefix}index {v} is out of bounds for dimension {dim} with size {size}")
+
+
+def in_range(xp, index, size: int):
+    """``index`` with PyTorch's "index out of range in self" check of entries outside
+    [0, size): raised now on the CPU, at the next synchronization on a GPU (the index
+    returned is then safe to read with)."""
+    if not size:  # every entry is out of range: no need to read one
+        raise _out_of_range()
+    return checked_index(xp, index, (index < 0) | (index >= size), _out_of_range)
+
+
+def _out_of_range(v: int = 0) -> IndexError:
+    return IndexError("index out of range in self")
 
 
 _SPARSE_DTYPES = frozenset(

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.device import defer_check
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve, relayout
@@ -106,9 +109,12 @@ def _check_adv_key(xp, shape: tuple, key: tuple, values_shape=None) -> tuple:
     if not all(has_values(key[j]) for _, j, _ in ints):
         return key
     bad = [(p, j, (key[j] >= size) | (key[j] < -size)) for p, j, size in ints]
+    visited = n and 0 not in (s for _, s in free)
+    if xp is not np:
+        return _deferred_bounds(xp, key, bad, bshape, sizes, visited)
     if not any(b.any() for _, _, b in bad):
         return key
-    if not n or 0 in (s for _, s in free):  # the result is empty: PyTorch visits no entry
+    if not visited:  # the result is empty: PyTorch visits no entry
         key = list(key)
         for _, j, b in bad:
             key[j] = xp.where(b, 0, key[j])
@@ -121,6 +127,42 @@ def _check_adv_key(xp, shape: tuple, key: tuple, values_shape=None) -> tuple:
                 first = (at, p, int(xp.broadcast_to(key[j], bshape).reshape(-1)[at]))
     _, p, v = first
     raise IndexError(f"index {v} is out of bounds for dimension {p} with size {sizes[p]}")
+
+
+def _deferred_bounds(xp, key: tuple, bad: list, bshape: tuple, sizes: list, visited) -> tuple:
+    """``_check_adv_key``'s bounds check on a GPU: kept on the device until the next
+    synchronization (PyTorch's device-side assert) where the result has elements; the key
+    comes back with its bad entries zeroed."""
+    if not bad:
+        return key
+    key = list(key)
+    if visited:
+        found, where = [], []
+        for p, j, b in bad:
+            flat = b.reshape(-1)
+            at = flat.argmax()  # (its first bad entry comes first in the broadcast order too)
+            found.extend((flat.any(), at, key[j].reshape(-1)[at]))
+            where.append((p, tuple(b.shape)))
+        verdict = found[0] if len(bad) == 1 else xp.stack(found[::3]).any()
+        defer_check(verdict, partial(_first_out_of_bounds, where, bshape, sizes), *found)
+    for _, j, b in bad:
+        key[j] = xp.where(b, 0, key[j])
+    return tuple(key)
+
+
+def _first_out_of_bounds(where: list, bshape: tuple, sizes: list, *found) -> IndexError:
+    """The error for the first bad entry over the broadcast shape, then index by index, from
+    each index tensor's (any bad, its first bad entry, that entry's value)."""
+    first = None
+    for k, (p, shape) in enumerate(where):
+        any_bad, at, v = found[3 * k : 3 * k + 3]
+        if any_bad:
+            coords = (0,) * (len(bshape) - len(shape)) + np.unravel_index(at, shape)
+            pos = int(np.ravel_multi_index(coords, bshape)) if bshape else 0
+            if first is None or pos < first[0]:
+                first = (pos, p, v)
+    _, p, v = first
+    return IndexError(f"index {v} is out of bounds for dimension {p} with size {sizes[p]}")
 
 
 def _expandable(got: tuple, want: tuple) -> bool:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ..._core import dtype as dt
+from ..._core.device import _cuda_used
 from ..._core.dispatch import dispatch
 from ..._core.inplace import run_inplace
 from ..._core.layout import preserve
 from ..._core.messages import broadcast_mismatch
 from ..._core.meta import by_kernel
-from ..._core.methods import tensor_methods
+from ..._core.methods import inplace_method, tensor_method, tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
 from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor
@@ -65,7 +66,6 @@ copy_p = defop(
     test={"no_grad_test": True},
     batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
-    inplace=True,
     layout=preserve,
     inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC, untracked_integer_target=True),
     conversion=True,  # a copy_ into an integer tensor leaves autograd
@@ -74,6 +74,18 @@ copy_p = defop(
     meta=by_kernel,
 )
 copy = copy_p.fn
+_copy_into = inplace_method(copy_p)
+
+
+def copy_(self: Tensor, src, *args, **kwargs) -> Tensor:
+    """Copy ``src``'s values into self; ``src`` may live on another device, as in PyTorch."""
+    if _cuda_used[0] and isinstance(src, Tensor) and src.device != self.device:
+        src = src.to(self.device)
+    return _copy_into(self, src, *args, **kwargs)
+
+
+copy_.inplace_of = copy_p
+tensor_method(copy_, "copy_")
 
 
 def _fill(xp, input, value):

@@ -175,7 +175,7 @@ dim_family = rule_generator(_dim_family)
 def _gather(xp, input, index, *, dim):
     check_index_dtype(index, "gather")
     _check_dims("gather", input, index, dim=dim)
-    _bounds(index, input.shape[dim], dim)
+    index = _bounds(index, input.shape[dim], dim)
     return input[_scatter_key(xp, index, dim)]
 
 
@@ -230,7 +230,7 @@ def _scatter_core(xp, input, index, src, *, dim, reduce=None, name="scatter"):
     check_index_dtype(index, "scatter")
     _same_dtype("scatter", input, src)
     _check_dims(name, input, index, src, dim)
-    _bounds(index, input.shape[dim], dim)
+    index = _bounds(index, input.shape[dim], dim)
     out = input.copy()
     key = _scatter_key(xp, index, dim)
     vals = _region(src, index.shape) if hasattr(src, "shape") else src
@@ -434,7 +434,7 @@ def _scatter_reduce(xp, input, index, src, dim, reduce, *, include_self=True):
     _check_dims("scatter_reduce", input, index, src, dim)
     if input.dtype.kind == "c" and reduce in ("amax", "amin"):
         raise dt.not_implemented(f"scatter_gather_tensor_cpu_reduce_{reduce}", input)
-    _bounds(index, input.shape[dim], dim)
+    index = _bounds(index, input.shape[dim], dim)
     key = _scatter_key(xp, index, dim)
     vals = _region(src, index.shape)
     out = input.copy()

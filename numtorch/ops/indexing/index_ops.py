@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core.device import xp_of
 from ..._core.dispatch import dispatch
 from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
@@ -28,6 +29,7 @@ from ._common import (
     _numel,
     _same_dtype,
     check_index_dtype,
+    in_range,
 )
 from .gather_scatter import _scatter, _scatter_add
 
@@ -52,14 +54,13 @@ def _index_select(xp, input, index, dim):
             raise RuntimeError(
                 f"index_select(): Index to scalar can have only 1 value, got {index.size} value(s)"
             )
-        if (index != 0).any():
-            raise IndexError("index out of range in self")
+        in_range(xp, index, 1)
         return input.copy()
     dim = wrap_dim(dim, input.ndim)
     if index.size and not input.shape[dim] and input.ndim > 1:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if index.size and ((index < 0) | (index >= input.shape[dim])).any():  # (one read back)
-        raise IndexError("index out of range in self")
+    if index.size:
+        index = in_range(xp, index, input.shape[dim])
     return xp.take(input, index.reshape(-1), axis=dim)
 
 
@@ -162,7 +163,7 @@ _raw_index_select = index_select_p.fn
 def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=None):
     """Checks shared by index_add/index_fill/index_copy, in PyTorch's order (the index's
     dtype and rank, the dim, the source's dtype and shape, then the bounds); returns the
-    wrapped dim."""
+    wrapped dim and the index (made safe on a GPU, whose bounds check is deferred)."""
     check_index_dtype(index, name)
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
@@ -170,7 +171,7 @@ def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=No
     if source is not None:
         _same_dtype(name, input, source)
         _check_index_source(name, input.shape, index.size, getattr(source, "shape", ()), dim)
-    _bounds(
+    index = _bounds(
         index,
         input.shape[dim] if input.ndim else 1,
         dim,
@@ -178,7 +179,7 @@ def _dim_index(xp, input, dim, index, name, exc=IndexError, prefix="", source=No
         exc=exc,
         prefix=prefix,
     )
-    return dim
+    return dim, index
 
 
 def _check_index_source(name: str, shape, n_index: int, source_shape, dim) -> None:
@@ -254,8 +255,8 @@ def _index_update_rule(op, mode):
                 # slice loop (its IndexError), else a scatter's bounds error at the shifted dim
                 p = pdim(dim, n)
                 if mode == "add" and p < n:
-                    if index.numel() and bool(((index < 0) | (index >= xf.shape[p])).any()):
-                        raise IndexError("index out of range in self")
+                    if index.numel():
+                        in_range(xp_of(index._data), index._data, xf.shape[p])
                 else:
                     _bounds(index._data, xf.shape[p], p)
             val = materialize(vmap, src, sb)
@@ -298,7 +299,7 @@ index_update_rule = rule_generator(_index_update_rule)
 
 
 def _index_add(xp, input, index, source, dim, *, alpha=1):
-    dim = _dim_index(xp, input, dim, index, "index_add", RuntimeError, source=source)
+    dim, index = _dim_index(xp, input, dim, index, "index_add", RuntimeError, source=source)
     out = xp.array(input)
     if out.ndim == 0:
         out[...] += (source.sum() if hasattr(source, "sum") else source) * alpha
@@ -348,7 +349,7 @@ _raw_index_add = index_add_p.fn
 
 
 def _index_fill(xp, input, index, value, dim):
-    dim = _dim_index(xp, input, dim, index, "index_fill")
+    dim, index = _dim_index(xp, input, dim, index, "index_fill")
     if hasattr(value, "ndim") and value.ndim:
         raise RuntimeError(
             f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
@@ -406,7 +407,7 @@ _raw_index_fill = index_fill_p.fn
 
 
 def _index_copy(xp, input, index, source, dim):
-    dim = _dim_index(
+    dim, index = _dim_index(
         xp, input, dim, index, "index_copy", IndexError, "index_copy_(): ", source=source
     )
     out = xp.array(input)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core.device import defer_check
 from ..._core.inplace import expand_error
+from ..._core.interpreter import values_hidden
 from ..._core.messages import broadcast_mismatch
 from ..._core.meta import by_kernel, value_sized
 from ..._core.meta_array import MetaArray
@@ -135,9 +137,13 @@ def _masked_scatter(xp, input, mask, source):
     m = xp.broadcast_to(mask, shape)
     n = int(m.sum())
     if n > source.size:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
+        raise _too_few_source()
     out[m] = source.reshape(-1)[:n]
     return out
+
+
+def _too_few_source() -> RuntimeError:
+    return RuntimeError("Number of elements of source < number of ones in mask")
 
 
 def _masked_scatter_rule(vmap, args, bdims, attrs):
@@ -161,12 +167,15 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
         return masked_scatter(xf, mf, s), 0
     flat = mf.reshape(b, -1)
     pos = (flat.cumsum(1) - 1).clamp(min=0)
+    if xf.device.type == "cuda" and flat.shape[1] and not values_hidden(pos):
+        # (a deferred check of its own, before the gather's, whose text the CPU rewrites)
+        defer_check((pos[:, -1] >= s.shape[1]).any()._data, _too_few_source)
     try:
         vals = s.gather(1, pos)
     except RuntimeError as e:
         if _OOB.fullmatch(str(e)) is None:
             raise
-        raise RuntimeError("Number of elements of source < number of ones in mask") from None
+        raise _too_few_source() from None
     out = where(flat, vals.to(x.dtype), xf.reshape(b, -1))
     return out.reshape(b, *shape), 0
 

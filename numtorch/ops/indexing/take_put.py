@@ -4,9 +4,12 @@ broadcasting)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 
 import numpy as np
 
+from ..._core.device import checked_index, xp_of
+from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
 from ..._core.meta import by_kernel, by_kernel_or_input_shaped
 from ..._core.meta_array import has_values
@@ -47,19 +50,28 @@ _TAKE_EMPTY = "take(): tried to take from an empty tensor"
 _PUT_EMPTY = "put_(): Tried to put elements into an empty tensor"
 
 
-def _check_flat_index(index, n: int, empty: str) -> None:
-    """take/put: every index must address one of the n elements."""
+def _check_flat_index(index, n: int, empty: str):
+    """take/put: every index must address one of the n elements (checked at the next
+    synchronization on a GPU: ``checked_index``). Returns the index to read with."""
     if index.size:
         if not n:
             raise IndexError(empty)
         if not has_values(index):
-            return
+            return index
         bad = (index >= n) | (index < -n)
-        if bad.any():
-            v = int(index.reshape(-1)[bad.reshape(-1).argmax()])
-            raise IndexError(
-                f"out of range: tried to access index {v} on a tensor of {n} elements."
-            )
+        return checked_index(xp_of(index), index, bad, partial(_flat_out_of_range, n))
+    return index
+
+
+def _flat_out_of_range(n: int, v: int) -> IndexError:
+    return IndexError(f"out of range: tried to access index {v} on a tensor of {n} elements.")
+
+
+def _check_flat_on_gpu(index, n: int, empty: str) -> None:
+    """A batch rule's take/put check on a GPU, deferred before the indexing it runs (whose
+    own deferred check would name the indexing, where the CPU rewrites its error)."""
+    if not values_hidden(index) and index.device.type == "cuda":
+        _check_flat_index(index._data, n, empty)
 
 
 def _take_rule(vmap, args, bdims, attrs):
@@ -69,6 +81,7 @@ def _take_rule(vmap, args, bdims, attrs):
     if xb is None:
         return take(x, front(index, ib)), 0
     xf = front(x, xb).reshape(vmap.size, -1)
+    _check_flat_on_gpu(index, xf.shape[1], _TAKE_EMPTY)
     with _flat_oob(_TAKE_EMPTY):
         if ib is None:
             return _index(xf, [index], (1,), tuple(xf.shape)), 0
@@ -79,7 +92,7 @@ def _take_rule(vmap, args, bdims, attrs):
 
 def _take(xp, input, index):
     check_index_dtype(index, "take")
-    _check_flat_index(index, input.size, _TAKE_EMPTY)
+    index = _check_flat_index(index, input.size, _TAKE_EMPTY)
     return input.reshape(-1)[index]
 
 
@@ -137,6 +150,7 @@ def _put_rule(vmap, args, bdims, attrs):
     else:
         rows = _batch_arange(vmap, 1, xf.device)
         indices, dims = [rows, front(index, ib).reshape(vmap.size, -1)], (0, 1)
+    _check_flat_on_gpu(index, xf.shape[1], _PUT_EMPTY)
     with _flat_oob(_PUT_EMPTY):
         out = _raw_index_put(xf, indices, src, attrs["accumulate"], dims=dims)
     return out.reshape(vmap.size, *lshape(x, xb)), 0
@@ -151,7 +165,7 @@ def _put(xp, input, index, source, accumulate=False):
             f"put_(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {source.size}, index.numel() = {index.size}"
         )
-    _check_flat_index(index, n, _PUT_EMPTY)
+    index = _check_flat_index(index, n, _PUT_EMPTY)
     out = input.copy()
     flat = out.reshape(-1)
     src = xp.asarray(source, dtype=out.dtype).reshape(-1)

@@ -66,6 +66,17 @@ def clear_sites() -> None:
     _state.sites.clear()
 
 
+def report() -> None:
+    """Print strict mode's record to stderr (``NUMTORCH_CUPY_STANDIN=strict`` does at exit)."""
+    import sys
+
+    found = sites()
+    if found:
+        print(f"numtorch called NumPy on device data at {len(found)} sites:", file=sys.stderr)
+        for where, what in sorted(found.items()):
+            print(f"  {where}: {what}", file=sys.stderr)
+
+
 def sites() -> dict:
     """Strict mode's record: numtorch's "file:line" -> the NumPy call made there."""
     return dict(_state.sites)

@@ -76,8 +76,7 @@ class ndarray:
         if a.dtype not in SUPPORTED:
             raise unsupported(a.dtype)
         self._a = a
-        self._dev = _state.current[0] if dev is None else dev
-        _state.allocated(a)
+        self._dev = _state.allocated(a, dev)
 
     # ---------------------------------------------------------------- what CuPy reports
     @property

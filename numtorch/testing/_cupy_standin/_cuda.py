@@ -91,24 +91,40 @@ runtime = types.SimpleNamespace(
 _current_stream: dict = {}  # device -> its current Stream
 
 
-class Stream:
-    """A stream: ``with stream:`` makes it the current stream of its device."""
+def _device_match(device_id: int) -> int:
+    """CuPy's check that a stream is used on the GPU it was made on (-1: any)."""
+    cur = _state.current[0]
+    if device_id not in (-1, cur):
+        raise RuntimeError(
+            f"The device that the stream is created on ({device_id}) does not match with the "
+            f"current device ({cur})"
+        )
+    return cur
 
-    def __init__(self, null: bool = False, non_blocking: bool = False, ptr: int = 0):
-        self.device_id = _state.current[0]
-        self.ptr = 0 if null else id(self)
+
+class Stream:
+    """A stream: ``with stream:`` makes it the current stream of its device. The null and
+    per-thread default singletons belong to every device (``device_id`` -1), as in CuPy."""
+
+    def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False):
+        if null or ptds:
+            self.ptr, self.device_id = (0 if null else 2), -1
+        else:
+            self.ptr, self.device_id = id(self), _state.current[0]
         self._before: list = []
 
     def __enter__(self):
-        self._before.append(get_current_stream())
-        _current_stream[self.device_id] = self
+        dev = _device_match(self.device_id)
+        self._before.append((dev, get_current_stream()))
+        _current_stream[dev] = self
         return self
 
     def __exit__(self, *exc):
-        _current_stream[self.device_id] = self._before.pop()
+        dev, before = self._before.pop()
+        _current_stream[dev] = before
 
     def use(self):
-        _current_stream[self.device_id] = self
+        _current_stream[_device_match(self.device_id)] = self
         return self
 
     def synchronize(self) -> None:
@@ -116,9 +132,6 @@ class Stream:
 
     @property
     def done(self) -> bool:
-        return True
-
-    def query(self) -> bool:
         return True
 
     def record(self, event=None):
@@ -133,17 +146,26 @@ class Stream:
         return isinstance(other, Stream) and other.ptr == self.ptr
 
     def __hash__(self):
-        return hash(self.ptr)
+        return self.ptr
 
     def __repr__(self):
-        return f"<Stream {self.ptr} (device {self.device_id})>"
+        return f"<{type(self).__name__} {self.ptr} (device {self.device_id})>"
+
+
+class ExternalStream(Stream):
+    """A stream made elsewhere, known by its pointer."""
+
+    def __init__(self, ptr: int, device_id: int = -1):
+        self.ptr, self.device_id = ptr, device_id
+        self._before = []
 
 
 Stream.null = Stream(null=True)
+Stream.ptds = Stream(ptds=True)
 
 
-def get_current_stream(device_id: int | None = None) -> Stream:
-    dev = _state.current[0] if device_id is None else device_id
+def get_current_stream(device_id: int = -1) -> Stream:
+    dev = _state.current[0] if device_id == -1 else device_id
     return _current_stream.get(dev, Stream.null)
 
 
@@ -159,9 +181,6 @@ class Event:
 
     def synchronize(self) -> None:
         pass
-
-    def query(self) -> bool:
-        return True
 
     @property
     def done(self) -> bool:
@@ -249,7 +268,7 @@ def is_available() -> bool:
 cuda = types.SimpleNamespace(
     Device=Device,
     Stream=Stream,
-    ExternalStream=Stream,
+    ExternalStream=ExternalStream,
     Event=Event,
     MemoryPool=MemoryPool,
     MemoryPointer=MemoryPointer,

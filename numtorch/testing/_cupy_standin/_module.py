@@ -183,6 +183,16 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     return np.asarray(a, order=order)
 
 
+def may_share_memory(a, b, max_work=None):
+    """CuPy's bounds check: host-side pointer arithmetic, so arrays on two GPUs are compared
+    (never sharing) without the current-device check of its kernels."""
+    if max_work is not None:
+        raise NotImplementedError("Only supported for `max_work` is `None`")
+    if a._dev != b._dev or a.size == 0 or b.size == 0:
+        return False
+    return bool(np.may_share_memory(a._a, b._a))
+
+
 def get_array_module(*args):
     return cupy if any(type(a) is ndarray for a in args) else np
 
@@ -240,6 +250,7 @@ OWN = {
         "cuda": cuda,
         "asnumpy": asnumpy,
         "get_array_module": get_array_module,
+        "may_share_memory": may_share_memory,
         "get_default_memory_pool": get_default_memory_pool,
         "is_available": lambda: True,
         **{n: _from_host(n) for n in ("array", "asarray", "asanyarray", "ascontiguousarray")},

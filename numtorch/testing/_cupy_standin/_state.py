@@ -59,7 +59,7 @@ def transfer(direction: str, what: str) -> None:
 ROUND = 512
 used = [0] * 16
 free = [0] * 16
-_owners: dict = {}  # id(root NumPy array) -> its block's size
+_owners: dict = {}  # id(root NumPy array) -> (its block's size, its GPU)
 allocator: list = [None]  # set_allocator's function, or None for the pool's malloc
 
 
@@ -69,22 +69,30 @@ def _release(key: int, dev: int, size: int) -> None:
         free[dev] += size
 
 
-def allocated(a: np.ndarray) -> None:
-    """Account for the memory behind a new device array (once per buffer)."""
+def allocated(a: np.ndarray, dev: int | None) -> int:
+    """The GPU of a new array: a view's is its memory's; new memory is on GPU ``dev`` (None:
+    the current one) and accounted once per buffer, the allocator running with that GPU
+    current, as CuPy allocates on the current GPU."""
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base
     key = id(root)
-    if key in _owners:
-        return
+    known = _owners.get(key)
+    if known is not None:
+        return known[1]
+    dev = current[0] if dev is None else dev
     size = -(-root.nbytes // ROUND) * ROUND
-    dev = current[0]
-    if allocator[0] is not None:
-        allocator[0](size)
-    else:
-        malloc(size, dev)
-    _owners[key] = size
+    before, current[0] = current[0], dev
+    try:
+        if allocator[0] is not None:
+            allocator[0](size)
+        else:
+            malloc(size, dev)
+    finally:
+        current[0] = before
+    _owners[key] = (size, dev)
     weakref.finalize(root, _release, key, dev, size)
+    return dev
 
 
 def malloc(size: int, dev: int) -> None:

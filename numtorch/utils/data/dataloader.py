@@ -29,6 +29,7 @@ from ..._core.device import is_cuda_available
 from ...ops.creation import Generator
 from ...ops.random import randint
 from ._collate import default_collate, default_convert
+from ._utils.pin_memory import pin_memory
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -280,6 +281,7 @@ class _BaseIter:
                 stacklevel=3,
             )
         self._loader = loader
+        self._pin = loader.pin_memory and is_cuda_available()
         make = _iterable_fetcher if loader._iterable else _map_fetcher
         # Worker threads get this function: it must not hold the loader (nor so the iterator).
         auto, collate_fn, drop_last = loader._auto_collation, loader.collate_fn, loader.drop_last
@@ -303,6 +305,8 @@ class _BaseIter:
 
     def __next__(self) -> Any:
         data = self._next_data()
+        if self._pin:
+            data = pin_memory(data)
         self._num_yielded += 1
         reported = self._loader._len_reported
         if self._loader._iterable and reported is not None and self._num_yielded > reported:

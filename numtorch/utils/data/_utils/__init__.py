@@ -1,5 +1,5 @@
 """torch.utils.data._utils: the DataLoader's helpers under PyTorch's private path."""
 
-from . import collate
+from . import collate, pin_memory
 
-__all__ = ["collate"]
+__all__ = ["collate", "pin_memory"]
