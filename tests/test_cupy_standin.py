@@ -175,3 +175,13 @@ def test_scatter_adds_take_only_the_dtypes_cupys_atomics_have():
                 f(cp.zeros(3, dtype=d))
     with pytest.raises(TypeError, match="cupy.maximum.at only supports int32, float32, float64"):
         cp.maximum.at(cp.zeros(3, dtype="int64"), i, 1)
+
+
+def test_methods_launching_kernels_refuse_another_gpus_array():
+    with cp.cuda.Device(1):
+        a = cp.arange(4.0)
+    assert a.reshape(2, 2).device.id == 1  # a view: no kernel
+    with pytest.raises(ValueError, match=r"resides \(1\) is different from the current device"):
+        a.sum()
+    with cp.cuda.Device(1):
+        assert float(a.sum()) == 6.0

@@ -282,12 +282,20 @@ def checker(qualname: str):
     return scope[name]
 
 
+# Methods that work from any current GPU: views launch no kernel, and copy copies from another
+# GPU onto the current one.
+_ANY_GPU = {"reshape", "transpose", "view", "swapaxes", "squeeze", "diagonal", "ravel", "copy"}
+
+
 def _method(name):
     check = checker(f"cupy.ndarray.{name}")
+    kernel = name not in _ANY_GPU
 
     def method(self, *args, **kwargs):
         if check is not None:
             check(*args, **kwargs)
+        if kernel:
+            unwrap(self)  # (CuPy's peer-access error for an array on another GPU)
         r = getattr(self._a, name)(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()})
         return None if r is None else wrap(r)
 
