@@ -98,6 +98,50 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     return res
 
 
+def binary_method(op, attrs: dict, general, ufunc=None):
+    """The Tensor method ``general(self, other)`` (one that dispatches ``op``) with a short
+    path for its commonest call: no levels or modes, and CPU operands of one NumPy float or
+    integer dtype (or a Python number that keeps it), which need no promotion. The short
+    path runs dispatch's kernel (or ``ufunc``, the same arithmetic for such operands),
+    layout rule and recording; any other call, or a kernel that raises, takes
+    ``general``."""
+    kernel, lay, ndiff = op.kernel, op.layout, op.ndiff
+
+    def method(self, other):
+        if state.stack or state.modes or type(self) is not Tensor or self._level:
+            return general(self, other)
+        a = self._data
+        d = a.dtype
+        kind = d.kind
+        to = type(other)
+        if to is Tensor:
+            b = other._data
+            short = type(b) is _ndarray and b.dtype is d and not other._level
+        else:
+            b = other
+            short = to is int or to is float and kind == "f"
+        # (ml_dtypes' float8 and bfloat16, numbered from 256, take dispatch's reduced path)
+        if not (short and type(a) is _ndarray and kind in "fiu" and d.num < 256):
+            return general(self, other)
+        try:
+            out = kernel(np, a, b, **attrs) if ufunc is None else ufunc(a, b)
+        except Exception:  # (dispatch gives PyTorch's error, or converts and retries)
+            return general(self, other)
+        if type(out) is not _ndarray:  # (a NumPy scalar, from 0-d operands)
+            out = _as_array(np, out)
+        elif lay is not None and (out.ndim > 1 or out.base is not None):
+            out = lay(out, (a, b), attrs)
+        res = _make(out)
+        if state.grad_enabled and ndiff:
+            for t in (self, other) if to is Tensor else (self,):
+                if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
+                    upcalls.record(op, (self, other), attrs, res)
+                    break
+        return res
+
+    return method
+
+
 def _may_share(a, b) -> bool:
     """Whether two device arrays may share memory (CuPy's test for CuPy arrays)."""
     return getattr(xp_of(a), "may_share_memory", np.may_share_memory)(a, b)

@@ -20,7 +20,9 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
         if name in _DECLARED:
             raise ValueError(f"Tensor.{name} declared twice")
         _DECLARED.add(name)
-        setattr(Tensor, name, numpy_keywords(fn, name, "Tensor") if inspect.isfunction(fn) else fn)
+        # (Python calls operators' dunders positionally: NumPy's keywords are not theirs)
+        wrap = inspect.isfunction(fn) and not name.startswith("__")
+        setattr(Tensor, name, numpy_keywords(fn, name, "Tensor") if wrap else fn)
     return fn
 
 

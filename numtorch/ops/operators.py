@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.dispatch import dispatch
+from .._core.dispatch import binary_method, dispatch
 from .._core.inplace import run_inplace
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import Op
@@ -61,17 +61,23 @@ def _inplace(op: Op, attrs: dict) -> Callable:
     return lambda self, other: run_inplace(op, self, (other,), attrs)
 
 
+def _short(op: Op, attrs: dict, ufunc=None) -> Callable:
+    """An operator that dispatches ``op``, with dispatch's short path for plain operands."""
+    general = _operator(lambda self, other: dispatch(op, (self, other), attrs))
+    return binary_method(op, attrs, general, ufunc)
+
+
 # + - * and unary minus: the hottest operators dispatch directly. Reflected ones record
 # PyTorch's graph: ``2 + x`` is add(x, 2) (the tensor in slot 0) and ``2 - x`` is rsub(x, 2).
 add_p, sub_p, mul_p, rsub_p = binary.add_p, binary.sub_p, binary.mul_p, binary.rsub_p
 tensor_methods(
     {
-        "__add__": _operator(lambda self, other: dispatch(add_p, (self, other), _ALPHA)),
-        "__radd__": _operator(lambda self, other: dispatch(add_p, (self, other), _ALPHA)),
-        "__sub__": _operator(lambda self, other: dispatch(sub_p, (self, other), _ALPHA)),
+        "__add__": _short(add_p, _ALPHA, np.add),
+        "__radd__": _short(add_p, _ALPHA, np.add),
+        "__sub__": _short(sub_p, _ALPHA, np.subtract),
         "__rsub__": _operator(lambda self, other: dispatch(rsub_p, (self, other), _ALPHA)),
-        "__mul__": _operator(lambda self, other: dispatch(mul_p, (self, other), {})),
-        "__rmul__": _operator(lambda self, other: dispatch(mul_p, (self, other), {})),
+        "__mul__": _short(mul_p, {}),
+        "__rmul__": _short(mul_p, {}),
         "__neg__": lambda self: dispatch(unary.neg_p, (self,), {}),
         "__pos__": lambda self: self,
         "__iadd__": _operator(_inplace(add_p, _ALPHA)),
