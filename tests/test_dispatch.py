@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator as op
+
 import numpy as np
 import pytest
 
@@ -90,3 +92,42 @@ def test_inplace_ops_under_the_trace_write_the_inner_values():
     np.testing.assert_allclose(base.numpy(), [[5, 5, 5], [6, 8, 10]])
     np.testing.assert_allclose(plain.numpy(), np.arange(6.0).reshape(2, 3))
     assert [c[0].name for c in T.calls][:1] == ["add"]
+
+
+_OPERANDS = {
+    "f32": lambda: nt.tensor([[1.5, -2.0], [3.0, 0.25]]),
+    "f16": lambda: nt.tensor([1.5, 65504.0], dtype=nt.float16),
+    "i8": lambda: nt.tensor([100, -100], dtype=nt.int8),
+    "u8": lambda: nt.tensor([3, 250], dtype=nt.uint8),
+    "0-d": lambda: nt.tensor(2.5),
+    "transposed": lambda: nt.arange(6.0).reshape(2, 3).t(),
+    "bf16": lambda: nt.tensor([1.5, 2.0], dtype=nt.bfloat16),
+    "leaf": lambda: nt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("other", [*_OPERANDS, 2, -3, 1e30, 2**70, True, 0.5j])
+@pytest.mark.parametrize("first", list(_OPERANDS))
+@pytest.mark.parametrize("sym", ["+", "-", "*"])
+def test_operators_short_path_gives_dispatchs_result(first, other, sym):
+    """``+ - *`` take a short path for plain CPU operands: the same values, dtype, layout,
+    node and errors as the op's function (which always goes through dispatch)."""
+    fn, dunder = {"+": (nt.add, op.add), "-": (nt.sub, op.sub), "*": (nt.mul, op.mul)}[sym]
+    a = _OPERANDS[first]()
+    b = _OPERANDS[other]() if isinstance(other, str) else other
+
+    def outcome(call):
+        try:
+            r = call()
+        except Exception as e:  # noqa: BLE001 (the error is the outcome compared)
+            return type(e), str(e)
+        return (
+            r.detach().float().numpy().tolist() if r.dtype != nt.bool else r.tolist(),
+            r.dtype,
+            r.stride(),
+            r.requires_grad,
+            type(r.grad_fn).__name__,
+        )
+
+    want = outcome(lambda: fn(a, b))
+    assert outcome(lambda: dunder(a, b)) == want
