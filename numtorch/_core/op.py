@@ -611,11 +611,14 @@ def _check_formula_names(op: Op) -> None:
             raise ValueError(f"{op.name}: jvp names unknown values {sorted(bad)}")
 
 
-def formula_env(op: Op, args: tuple, attrs: dict, result) -> dict:
-    """The values a formula may name: attributes, inputs, ``<input>_shape``, ``result``."""
+def formula_env(op: Op, args: tuple, attrs: dict, result, names=()) -> dict:
+    """The values a formula may name: attributes, inputs, ``result``, and the
+    ``<input>_shape`` among ``names``."""
     env = dict(attrs)
     env.update(zip(op.inputs, args))
     for n, a in zip(op.inputs, args):
+        if n + "_shape" not in names:
+            continue
         if isinstance(a, (list, tuple)):
             env[n + "_shape"] = [getattr(x, "shape", None) for x in a]
         elif hasattr(a, "shape"):
