@@ -563,7 +563,9 @@ def _clamp(xp, input, min, max):
 
 
 def _clamp_masks(input, min, max):
-    """Where the output comes from input, min and max (a partition)."""
+    """Where each of input, min and max receives the gradient, as PyTorch chooses at ties:
+    input wherever it lies within the bounds; min where input is below it and min < max;
+    max where input is above it or max < min. Where input < min == max none does."""
     keep = lo = hi = None
     if min is not None:
         keep = input >= min
@@ -573,13 +575,27 @@ def _clamp_masks(input, min, max):
         keep = k if keep is None else keep & k
         hi = input > max
         if min is not None:
-            lo = lo & (min <= max)
-            hi = hi | (min > max)
+            lo = lo & (min < max)
+            hi = hi | (max < min)
     return keep, lo, hi
 
 
 def _clamp_vjp(k):
     return lambda g, input, min, max: where(_clamp_masks(input, min, max)[k], g, 0)
+
+
+def _clamp_jvp(tinput, tmin, tmax, input, min, max):
+    """PyTorch's choice at ties: with number bounds the input's vjp mask applied to its
+    tangent; with tensor bounds (its ``clamp_jvp``) a tie takes the bound's tangent, and
+    min > max takes max's."""
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        return where(_clamp_masks(input, min, max)[0], tinput, 0)
+    if min is None:
+        return where(input < max, tinput, tmax)
+    if max is None:
+        return where(input > min, tinput, tmin)
+    inner = where(input < min, tmin, where(input > max, tmax, tinput))
+    return where(min > max, tmax, inner)
 
 
 def _clamp_samples(make):
@@ -610,7 +626,7 @@ clamp_p = elementwise_op(
     "clamp",
     _clamp,
     (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)),
-    ELEMENTWISE,
+    _clamp_jvp,
     nin=3,
     samples=_clamp_samples,
     error_samples=_clamp_errors,
@@ -656,6 +672,16 @@ def _clamp_bound_refusals(kernel: str) -> tuple[NoKernel, ...]:
     return (NoKernel("c", error=CLAMP_COMPLEX, when=number), NoKernel("c", f"{kernel}_cpu"))
 
 
+# clamp_min's / clamp_max's tangent, PyTorch's: the bound's where the input is not within it,
+# a NaN input included (though the vjp gives neither operand a gradient there).
+def _clamp_min_jvp(tinput, tmin, input, min):
+    return where(input >= min, tinput, tmin)
+
+
+def _clamp_max_jvp(tinput, tmax, input, max):
+    return where(input <= max, tinput, tmax)
+
+
 clamp_min_p = binary(
     "clamp_min",
     lambda xp, input, min: xp.maximum(input, min),
@@ -663,7 +689,7 @@ clamp_min_p = binary(
         lambda g, input, min: where(input >= min, g, 0),
         lambda g, input, min: where(input < min, g, 0),
     ),
-    ELEMENTWISE,
+    _clamp_min_jvp,
     scalars=(0.5, -1),
     dtypes=FLOATS_INT,
     numbers="other",
@@ -679,7 +705,7 @@ clamp_max_p = binary(
         lambda g, input, max: where(input <= max, g, 0),
         lambda g, input, max: where(input > max, g, 0),
     ),
-    ELEMENTWISE,
+    _clamp_max_jvp,
     scalars=(0.5, -1),
     dtypes=FLOATS_INT,
     numbers="other",
