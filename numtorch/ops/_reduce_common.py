@@ -237,9 +237,12 @@ def reduction(
 
 def _partial_vjp(partial, g, x, result, dim, keepdim, extra):
     """g (broadcast back over the reduced dims) times d result / d x. A partial may give
-    (p, zero): the product is then 0 where ``zero`` holds, whatever g is (inf included)."""
+    (p, zero): the product is then 0 where ``zero`` holds, whatever g is (inf included);
+    or None: no gradient (PyTorch's undefined one)."""
     r = None if result is None else keep(result, x.dim(), dim, keepdim)
     p = partial(x, r, dim, **extra)
+    if p is None:
+        return None
     if type(p) is tuple:
         p, zero = p
         return where(zero, 0.0, unreduce(g, x.shape, dim, keepdim) * p)

@@ -40,6 +40,7 @@ from ._families import (
 )
 from ._outer import outer_product
 from .comparison import where
+from .creation import zeros_like
 
 _LN2 = math.log(2.0)
 
@@ -255,13 +256,15 @@ def _bool_errors(kernel_name: str):
     ]
 
 
+# A rounded quotient is piecewise constant: its derivatives are zeros, as PyTorch's (not
+# 0 * g, NaN for an infinite g or result).
 def _div_dinput(g, other, rounding_mode):
-    return g / cj(other) if rounding_mode is None else g * 0
+    return g / cj(other) if rounding_mode is None else zeros_like(g)
 
 
 # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
 def _div_dother(g, input, other, rounding_mode):
-    return -g * cj(input / other / other) if rounding_mode is None else g * 0
+    return -g * cj(input / other / other) if rounding_mode is None else zeros_like(g)
 
 
 # not ELEMENTWISE: see mul
@@ -269,7 +272,7 @@ def _div_jvp(tangents, tinput, tother, other, result, rounding_mode):
     return (
         _term(tangents[0], tinput / other) + _term(tangents[1], -tother * result / other)
         if rounding_mode is None
-        else result * 0
+        else zeros_like(result)
     )
 
 
@@ -516,6 +519,17 @@ def _fpick(a, b, sign):
     return ((a >= b) if sign > 0 else (a <= b)) | (b != b)
 
 
+def _fextremum_jvp(sign):
+    """PyTorch's: other's tangent plus, where input is taken, the difference. fmax takes
+    input's only where input > other (its vjp: >=), so a tie takes other's tangent."""
+
+    def jvp(tinput, tother, input, other):
+        pick = ((input > other) if sign > 0 else (input <= other)) | (other != other)
+        return tother + pick * (tinput - tother)
+
+    return jvp
+
+
 fmax_p = binary(
     "fmax",
     lambda xp, input, other: xp.fmax(input, other),
@@ -523,7 +537,7 @@ fmax_p = binary(
         lambda g, input, other: where(_fpick(input, other, 1), g, 0),
         lambda g, input, other: where(_fpick(input, other, 1), 0, g),
     ),
-    ELEMENTWISE,
+    _fextremum_jvp(1),
     scalars=(),
     inplace=False,
     dtypes=FLOATS_INT,
@@ -537,7 +551,7 @@ fmin_p = binary(
         lambda g, input, other: where(_fpick(input, other, -1), g, 0),
         lambda g, input, other: where(_fpick(input, other, -1), 0, g),
     ),
-    ELEMENTWISE,
+    _fextremum_jvp(-1),
     scalars=(),
     inplace=False,
     dtypes=FLOATS_INT,
