@@ -365,6 +365,13 @@ class CopySlices(Node):
     def _edge_meta(self) -> list:
         return [self._out_meta[0], *self.fn._edge_meta()[1:]]
 
+    def __getattr__(self, attr: str):
+        # PyTorch's CopySlices shows none of the wrapped node's saved values
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        return [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
+
 
 def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
     """A CopySlices node for ``fn`` (the in-place op's node, whose input 0 was the view)
