@@ -150,7 +150,7 @@ def _act(name: str, kernel, vjp, *, kernel_name: str, check=None, **kw) -> Op:
 
 
 # ------------------------------------------------------------------ elu, selu, celu
-def _elu(xp, input, alpha=1.0, scale=1.0, input_scale=1.0):
+def _elu(xp, input, alpha=1.0, scale=1, input_scale=1):  # (aten's Scalar defaults)
     neg = xp.expm1(xp.minimum(input, 0) * input_scale) * _product(input.dtype, alpha, scale)
     return xp.where(input > 0, input * scale, neg)
 
@@ -400,7 +400,7 @@ def _relu6_errors(make):
 )
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """ReLU6: x clamped to [0, 6]."""
-    return _apply(_hardtanh_p, input, inplace, min_val=0.0, max_val=6.0)
+    return _apply(_hardtanh_p, input, inplace, min_val=0, max_val=6)  # (aten's relu6)
 
 
 def _hardswish_grad(g, input):
@@ -523,7 +523,7 @@ def softsign(input: Tensor) -> Tensor:
 
 # ------------------------------------------------------------------ softplus, logsigmoid
 # PyTorch's kernels: log1p(exp(beta x)) / beta, and g * z / (z + 1) for z = exp(beta x)
-def _softplus(xp, input, beta=1.0, threshold=20.0):
+def _softplus(xp, input, beta=1, threshold=20):  # (aten's Scalar defaults)
     z = input * beta
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         soft = xp.log1p(xp.exp(z)) / beta

@@ -671,6 +671,7 @@ vector_norm_p = reduction(
     node_name="LinalgVectorNormBackward0",
     dtypes=(*FLOATS, *COMPLEX),
     complex32=True,
+    aten_dim_list=True,
 )
 vector_norm = vector_norm_p.fn
 
