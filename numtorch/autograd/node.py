@@ -142,6 +142,7 @@ class Node:
         meta = self.in_meta
         env = None  # values fetched so far, each unpacked once
         out = []
+        unfit = None  # (position, meta) of the gradients to sum or cast to their input
         j = 0  # the edge the next gradient is for
         for i, fn, names, is_list in _PLANS.get(op) or _plan(op):
             if is_list:
@@ -170,15 +171,25 @@ class Node:
                     kw[k] = v
                 r = fn(**kw)
             if is_list:
-                out.extend(_fit(x, m) for x, m in zip(r, meta[i]))
+                for x, m in zip(r, meta[i]):
+                    if x is not None and m is not None:
+                        if unfit is None:
+                            unfit = []
+                        unfit.append((len(out), m))
+                    out.append(x)
             else:
                 m = meta[i]
                 if m is not None and r is not None:
                     d = r._data if type(r) is Tensor else None
                     if d is None or d.shape != m[0] or d.dtype != m[1]:
-                        r = _fit(r, m)
+                        if unfit is None:
+                            unfit = []
+                        unfit.append((len(out), m))
                 out.append(r)
             j += n
+        if unfit is not None:  # after all the formulas, as PyTorch's validate_outputs
+            for k, m in unfit:
+                out[k] = _fit(out[k], m)
         return out
 
     def _edge_meta(self) -> list:
@@ -257,14 +268,23 @@ def _fit(g, meta):
     else:  # a transform's wrapper: its logical shape
         gshape, gdtype = tuple(g.shape), g.dtype.np
     if gshape != shape:
-        from ..ops.reduction import sum_to_size
-
-        g = sum_to_size(g, shape)
+        g = _sum_to(g, gshape, shape)
     if gdtype != dtype:
         if is_complex_np(gdtype) and not is_complex_np(dtype):
             g = g.real  # a real input's gradient is the real part (PyTorch's handle_r_to_c)
         g = g.to(from_np(dtype))
     return g
+
+
+def _sum_to(g, gshape: tuple, shape: tuple):
+    """A broadcast gradient summed to ``shape`` by PyTorch's calls (``at::sum_to``): a sum
+    over the broadcast dims, kept, then a view without the leading ones."""
+    lead = len(gshape) - len(shape)
+    dims = [*range(lead)]
+    dims += [lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1]
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g.reshape(shape) if lead else g
 
 
 def _zeros_for(node: Node, i: int, like=None):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .._core.dtype import from_np, inexact
 from .._core.inplace import short_name
-from .._core.state import anomaly
+from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 
 FREED = (
@@ -52,6 +52,8 @@ class Saved:
         t._rg = True
         if self.nr:
             t._out_nr = self.nr
+        if state.modes:  # PyTorch's unpacking of an output detaches it: modes see that
+            t.detach()
         return t
 
     def _raise_modified(self, node, current: int):

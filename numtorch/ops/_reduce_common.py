@@ -60,8 +60,12 @@ def keep(r, ndim: int, dim, keepdim: bool):
 
 
 def unreduce(g, shape, dim, keepdim: bool):
-    """Broadcast a reduced gradient back to `shape` (re-inserting reduced dims)."""
-    return keep(g, len(shape), dim, keepdim).expand(shape)
+    """Broadcast a reduced gradient back to `shape` (re-inserting reduced dims), by the ops
+    PyTorch's sum_backward calls: an unsqueeze per reduced dim, then expand."""
+    if not keepdim and shape and dim is not None and (isinstance(dim, int) or len(dim)):
+        for d in dims_of(dim, len(shape)):
+            g = g.unsqueeze(d)
+    return g.expand(shape)
 
 
 def count(shape, dim) -> int:
