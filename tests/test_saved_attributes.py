@@ -23,7 +23,8 @@ from twolibs import tensor_leaves, to_nt, to_torch
 
 import numtorch as nt
 
-_MULTI = "numtorch saves a multi-output op's outputs as one result, PyTorch each by its name"
+_LU = "PyTorch computes det and slogdet through an LU factorization it saves"
+_EX = "PyTorch's inverse is linalg_inv_ex's output, numtorch's a single-output op"
 _MEAN = "PyTorch's mean saves the element count, numtorch's formula reads the sizes"
 _STRIDES = "numtorch keeps no strides of the inputs"
 _SIZES = "PyTorch's node saves sizes numtorch's formula does not need (the engine sums)"
@@ -36,8 +37,8 @@ _SAVES_INPUT = "PyTorch saves an input numtorch's formula does not need"
 
 # {op: (PyTorch saved names numtorch's node lacks, why)}
 MISSING = {
-    "adaptive_max_pool2d": ({"result1", "self"}, _MULTI),
-    "adaptive_max_pool3d": ({"result1", "self"}, _MULTI),
+    "adaptive_max_pool2d": ({"self"}, _SAVES_INPUT),
+    "adaptive_max_pool3d": ({"self"}, _SAVES_INPUT),
     "addbmm": ({"batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"}, _ARGSIZE),
     "addmm": ({"mat1_sym_strides", "mat2_sym_strides"}, _STRIDES),
     "as_strided": ({"storage_offset"}, _OWN_ATTRS),
@@ -59,8 +60,8 @@ MISSING = {
         )
     },
     "torch_convolution": ({"bias_sym_sizes_opt", "input", "output_padding", "transposed"}, _CONV),
-    "cummax": ({"indices", "self"}, _MULTI),
-    "cummin": ({"indices", "self"}, _MULTI),
+    "cummax": ({"self"}, _SAVES_INPUT),
+    "cummin": ({"self"}, _SAVES_INPUT),
     "diag": ({"dim1", "dim2", "offset"}, _COMPOSITE),
     "diagflat": ({"dim1", "dim2", "offset"}, _COMPOSITE),
     "dsplit": ({"end", "step"}, _OWN_ATTRS),
@@ -72,9 +73,8 @@ MISSING = {
     "fft_rfft": ({"self"}, _SAVES_INPUT),
     "fft_rfft2": ({"self"}, _SAVES_INPUT),
     "fft_rfftn": ({"self"}, _SAVES_INPUT),
-    "fractional_max_pool2d": ({"output_size", "result1", "self"}, _MULTI),
-    "fractional_max_pool3d": ({"output_size", "result1", "self"}, _MULTI),
-    "frexp": ({"exponent"}, _MULTI),
+    "fractional_max_pool2d": ({"output_size", "self"}, _POOL),
+    "fractional_max_pool3d": ({"output_size", "self"}, _POOL),
     "gather": ({"sparse_grad"}, _OWN_ATTRS),
     "getitem": ({"dim", "end", "start", "step"}, "numtorch's getitem is one op, PyTorch's a chain"),
     "hsplit": ({"end", "step"}, _OWN_ATTRS),
@@ -82,50 +82,43 @@ MISSING = {
     "index": ({"self_sym_sizes"}, _OWN_ATTRS),
     "index_add": ({"source", "source_dim"}, _SAVES_INPUT),
     "index_copy": ({"source", "source_dim"}, _SAVES_INPUT),
-    "inverse": ({"inverse"}, _MULTI),
-    "kthvalue": ({"indices"}, _MULTI),
+    "inverse": ({"inverse"}, _EX),
     "ldexp": ({"result"}, _COMPOSITE),
     "linalg_cond": ({"dim"}, _COMPOSITE),
-    "linalg_det": ({"LU", "pivots"}, _MULTI),
-    "linalg_eigvals": ({"eigenvalues", "eigenvectors"}, _MULTI),
-    "linalg_inv": ({"inverse"}, _MULTI),
-    "linalg_inv_ex": ({"inverse"}, _MULTI),
-    "linalg_lstsq": ({"b", "self", "solution"}, _MULTI),
-    "linalg_lu": ({"L", "P", "U", "pivot"}, _MULTI),
-    "linalg_lu_factor": ({"LU", "pivot", "pivots"}, _MULTI),
-    "linalg_lu_factor_ex": ({"LU", "pivot", "pivots"}, _MULTI),
+    "linalg_det": ({"LU", "pivots"}, _LU),
+    "linalg_eigvals": ({"eigenvalues", "eigenvectors"}, _COMPOSITE),
+    "linalg_inv": ({"inverse"}, _EX),
+    "linalg_lstsq": ({"b", "self"}, _SAVES_INPUT),
+    "linalg_lu": ({"pivot"}, _OWN_ATTRS),
+    "linalg_lu_factor": ({"pivot"}, _OWN_ATTRS),
+    "linalg_lu_factor_ex": ({"pivot"}, _OWN_ATTRS),
     "linalg_matrix_exp": ({"self"}, _SAVES_INPUT),
-    "linalg_qr": ({"Q", "R"}, _MULTI),
-    "linalg_slogdet": ({"LU", "pivots", "sign"}, _MULTI),
+    "linalg_slogdet": ({"LU", "pivots"}, _LU),
     "linalg_solve_triangular": ({"self"}, _SAVES_INPUT),
-    "linalg_svdvals": ({"S", "S_sym_argsize_minus_1", "U", "Vh", "full_matrices"}, _MULTI),
+    "linalg_svdvals": ({"S", "S_sym_argsize_minus_1", "U", "Vh", "full_matrices"}, _COMPOSITE),
     "linear": ({"mat1_sym_strides", "mat2_sym_strides", "self_sym_strides", "vec"}, _STRIDES),
-    "log_sigmoid": ({"buffer"}, _MULTI),
-    "lp_pool2d": ({"ceil_mode", "dilation", "padding", "result1", "self", "stride"}, _POOL),
-    "lp_pool3d": ({"ceil_mode", "dilation", "padding", "result1", "self", "stride"}, _POOL),
+    "log_sigmoid": (
+        {"buffer"},
+        "PyTorch's log_sigmoid saves a buffer output numtorch's op has not",
+    ),
+    "lp_pool2d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
+    "lp_pool3d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
     "lu_unpack": ({"LU_data_sym_argsize_minus_1", "LU_data_sym_argsize_minus_2"}, _ARGSIZE),
     "matmul": ({"mat2_sym_strides", "self_sym_strides", "tensor", "vec"}, _STRIDES),
-    "max": ({"indices"}, _MULTI),
-    "max_pool2d": ({"ceil_mode", "dilation", "padding", "result1", "self", "stride"}, _POOL),
-    "max_pool3d": ({"ceil_mode", "dilation", "padding", "result1", "self", "stride"}, _POOL),
+    "max_pool2d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
+    "max_pool3d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
     "meshgrid": ({"self_sym_sizes"}, _SIZES),
-    "min": ({"indices"}, _MULTI),
     "mm": ({"mat2_sym_strides", "self_sym_strides"}, _STRIDES),
-    "mode": ({"indices"}, _MULTI),
     "moveaxis": ({"dims"}, _OWN_ATTRS),
     "movedim": ({"dims"}, _OWN_ATTRS),
-    "msort": ({"indices"}, _MULTI),
     "multi_head_attention_forward": ({"dim"}, _COMPOSITE),
     "narrow": ({"end", "step"}, _OWN_ATTRS),
     "outer": ({"other"}, _COMPOSITE),
     "scaled_dot_product_attention": ({"mat2_sym_strides", "self_sym_strides"}, _STRIDES),
-    "sort": ({"indices"}, _MULTI),
     "square": ({"exponent"}, "numtorch's square is its own op, PyTorch's pow(x, 2)"),
     "squeeze": ({"dim"}, _SIZES),
     "squeeze_copy": ({"dim"}, _SIZES),
-    "std_mean": ({"result0"}, _MULTI),
     "tensor_split": ({"end", "step"}, _OWN_ATTRS),
-    "topk": ({"indices"}, _MULTI),
     "unfold": ({"self_sym_argsize_minus_1", "self_sym_argsize_minus_2"}, _ARGSIZE),
     "vsplit": ({"end", "step"}, _OWN_ATTRS),
     "vstack": ({"dim"}, _COMPOSITE),
@@ -301,3 +294,37 @@ def test_saved_attribute_conversions(label, f, names):
     assert want
     got = _saved(ours)
     assert {k: got.get(k) for k in want} == want
+
+
+# (label, call, PyTorch's names of the saved outputs): multi-output ops, whose saved outputs
+# PyTorch names by its schema's returns (result0, result1, ... where they are unnamed), never
+# ``_saved_result``
+MULTI_OUTPUT = [
+    ("max", lambda L, x: x.max(1)[0], {"indices"}),
+    ("sort", lambda L, x: x.sort(-1)[0], {"indices"}),
+    ("topk", lambda L, x: x.topk(2)[0], {"indices"}),
+    ("cummax", lambda L, x: x.cummax(0)[0], {"indices"}),
+    ("std_mean", lambda L, x: L.std_mean(x, 1)[0], {"result0"}),
+    ("qr", lambda L, x: L.linalg.qr(x.t())[0], {"Q", "R"}),
+    ("frexp", lambda L, x: L.frexp(x)[0], {"exponent"}),
+    ("max_pool2d", lambda L, x: L.nn.functional.max_pool2d(x[None], 2), {"result1"}),
+    ("lu_factor", lambda L, x: L.linalg.lu_factor(x[:, :2])[0], {"LU", "pivots"}),
+]
+
+
+@pytest.mark.parametrize("label, f, names", MULTI_OUTPUT, ids=[c[0] for c in MULTI_OUTPUT])
+def test_multi_output_ops_save_each_output_by_torch_name(label, f, names):
+    ours, theirs = _node_of(nt, f), _node_of(torch, f)
+    want, got = _saved(theirs), _saved(ours)
+    assert names <= set(want) and "result" not in got
+    assert {k: got.get(k) for k in names} == {k: want[k] for k in names}
+
+
+def test_a_raw_saved_integer_output_unpacks_without_history():
+    def unpacked(lib):
+        x = lib.tensor([[1.0, -2.0, 0.5], [0.5, 3.0, 2.0]], requires_grad=True)
+        fn = x.max(1)[0].grad_fn
+        t = fn._raw_saved_indices.unpack()
+        return t.tolist(), t.grad_fn, t.requires_grad
+
+    assert unpacked(nt) == unpacked(torch)

@@ -108,6 +108,8 @@ class Op:
     nin: int = 0
     list_inputs: frozenset = frozenset()  # input positions that take sequences of tensors
     nout: int = 1  # VARIADIC: a tuple of any length
+    # PyTorch's names of the outputs (its schema's returns; unnamed: result0, result1, ...)
+    out_names: tuple[str, ...] = ()
     ndiff: int = 0  # the outputs autograd sees (the first ``ndiff``)
     vjps: tuple = ()  # one formula per input (None: not differentiable)
     vjp_args: tuple = ()  # each formula's parameter names
@@ -207,6 +209,7 @@ def defop(
     complex32_unchecked: bool = False,
     autocast: Policy | None = None,
     meta: Callable | None = None,
+    out_names: Sequence[str] = (),
 ) -> Op:
     """Declare an operator.
 
@@ -272,6 +275,8 @@ def defop(
     to the region's dtype, ``"fp32"`` to float32, ``"promote"`` to the widest among them.
     ``meta(op, arrays, attrs)``: the outputs' metadata on the meta device (``_core/meta.py``:
     ``by_kernel`` where the kernel reads only shapes and dtypes; None: no Meta kernel).
+    ``out_names``: PyTorch's names of a multi-output op's outputs, where its schema names
+    them (``("values", "indices")``): a node's saved outputs are ``_saved_<name>``.
     """
     _check_policy(name, autocast)
     params = list(inspect.signature(kernel).parameters.values())[1:]
@@ -298,6 +303,7 @@ def defop(
         nin=nin,
         list_inputs=frozenset(list_inputs),
         nout=nout,
+        out_names=tuple(out_names),
         ndiff=(nout if any(vjps) else 0) if ndiff is None else ndiff,
         vjps=vjps,
         vjp_args=vjp_args,

@@ -9,6 +9,9 @@ modes see them (``first_grad``)."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._core.device import gpu_of, xp_of
 from .._core.memory_format import contiguous_format
 from .._core.state import graph_tasks
 from .._core.tensor import Tensor
@@ -49,23 +52,23 @@ def obeys_layout_contract(g, var) -> bool:
 def copy_obeying(g, var):
     """A copy of the array ``g`` that obeys the contract for ``var``: laid out as ``g`` where
     ``g`` does (PyTorch keeps such a gradient itself), as ``var`` where ``var`` is dense,
-    else C-contiguous."""
-    if g.flags.c_contiguous and var.flags.c_contiguous:  # (the common case)
-        return g.copy()
+    else C-contiguous; on ``g``'s own device."""
+    if type(g) is np.ndarray:
+        if g.flags.c_contiguous and var.flags.c_contiguous:  # (the common case)
+            return g.copy()
+        return _copy_obeying(np, g, var)
+    with gpu_of(g):
+        return _copy_obeying(xp_of(g), g, var)
+
+
+def _copy_obeying(xp, g, var):
     if obeys_layout_contract(g, var):
         return g.copy(order="K")
     if non_overlapping_and_dense(var.shape, _element_strides(var)):
-        xp = _xp_of(g)
         out = xp.empty_like(var, dtype=g.dtype)  # (order "K": var's strides)
         out[...] = g
         return out
     return g.copy(order="C")
-
-
-def _xp_of(arr):
-    from .._core.device import xp_of
-
-    return xp_of(arr)
 
 
 def stealable(g: Tensor) -> bool:

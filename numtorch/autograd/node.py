@@ -18,7 +18,7 @@ from ..ops.creation import zeros, zeros_like
 from ..ops.views import apply_chain, dim_order, like_root, view_scatter
 from . import anomaly_mode
 from .saved import FREED, Saved, SavedTensor
-from .saved_names import _saved_names, _saved_value, _tensor_keys
+from .saved_names import _saved_names, _saved_value, _tensor_keys, base_key
 
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
@@ -68,7 +68,7 @@ class Node:
         if attr.startswith("_raw_saved_"):
             op = getattr(self, "_op", None)  # (none on an AccumulateGrad)
             key = None if op is None else _saved_names(op).get(attr[11:])
-            if key is not None and key in _tensor_keys(self):
+            if key is not None and base_key(key) in _tensor_keys(self):
                 return SavedTensor(self, key)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
@@ -78,7 +78,7 @@ class Node:
             table = _saved_names(self._op)
             names += ["_saved_" + n for n in table]
             tensors = _tensor_keys(self)
-            names += ["_raw_saved_" + n for n, k in table.items() if k in tensors]
+            names += ["_raw_saved_" + n for n, k in table.items() if base_key(k) in tensors]
         return names
 
     def __repr__(self) -> str:

@@ -171,10 +171,16 @@ class SavedTensor:
     def _saved(self, freed: str) -> Saved:
         if self._node.saved is None:
             raise RuntimeError(freed)
-        return self._node.saved[self._key]
+        key, _, k = self._key.partition(":")  # ("result:1": one of the outputs)
+        saved = self._node.saved[key]
+        return saved.t[int(k)] if k else saved
 
     def unpack(self) -> Tensor:
-        return self._saved(FREED).unpack(self._node)
+        t = self._saved(FREED).unpack(self._node)
+        if ":" in self._key and not (t.dtype.is_floating_point or t.dtype.is_complex):
+            t._grad_fn = None  # (an integer output, such as indices, has no history)
+            t._rg = False
+        return t
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         """Pack the saved tensor now with pack_hook; unpack_hook gives it back when used."""

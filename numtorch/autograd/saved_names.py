@@ -46,8 +46,18 @@ def _saved_names(op) -> dict:
                     table.setdefault(t + "_sym_sizes", n + "_shape")
                 elif n.endswith("_shape"):
                     table[_torch_input_name(op, n[:-6]) + "_sym_sizes"] = n
+        if "result" in table and type(op.nout) is int and op.nout > 1:
+            del table["result"]  # each output by PyTorch's name: "result:<k>"
+            for k in range(op.nout):
+                name = op.out_names[k] if op.out_names else f"result{k}"
+                table[name] = f"result:{k}"
         _SAVED_NAMES[op] = table
     return table
+
+
+def base_key(key: str) -> str:
+    """The saved dict's key of a name's key ("result" for one output's "result:1")."""
+    return key.partition(":")[0]
 
 
 def _tensor_keys(node) -> set:
@@ -74,9 +84,12 @@ def _saved_value(node, torch_name: str):
     saved = node.saved
     if saved is None:
         raise RuntimeError(FREED)
+    key, _, k = key.partition(":")
     if key not in saved:  # an input that needed no gradient was not saved
         return None
     v = saved[key]
+    if k:  # one of the outputs
+        return v.unpack(node)[int(k)] if isinstance(v, Saved) else v[int(k)]
     if isinstance(v, Saved):
         v = v.unpack(node)
         return tuple(v) if type(v) is list else v  # (a Tensor[]: a _SavedList's tensors)

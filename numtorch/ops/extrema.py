@@ -284,6 +284,7 @@ def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
         nin=1,
         nout=2,
         ndiff=1,
+        out_names=("values", "indices"),
         batch_rule=_DIMS,
         vjp=vjp,
         jvp=jvp,
