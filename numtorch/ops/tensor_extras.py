@@ -413,7 +413,7 @@ def _detach_op(t: Tensor) -> Tensor:
     """``t.detach()`` as an op call: the result, which shares t's version counter where it
     is t's memory (as PyTorch's detach does)."""
     out = dispatch(detach_p, (t,))
-    if isinstance(out, Tensor) and not out._level and out._data is t._data:
+    if isinstance(out, Tensor) and not (out._level or t._level) and out._data is t._data:
         out._ver = t._ver
     return out
 
