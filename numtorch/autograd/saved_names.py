@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from .._core import dtype as dt
+from ..ops.creation import tensor
 from .saved import FREED, Saved, _SavedList
 
 _SAVED_NAMES: dict = {}
@@ -104,9 +106,6 @@ _WRAPPED = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
 def _wrapped(v):
     """A Python number as PyTorch's wrapped 0-d tensor (int64, float64, ...)."""
-    from .._core import dtype as dt
-    from ..ops.creation import tensor
-
     return tensor(v, dtype=getattr(dt, _WRAPPED[type(v)]))
 
 
