@@ -146,17 +146,29 @@ def _sized(items: tuple) -> Size:
 
 
 class VersionCounter:
-    """Shared by a tensor and its views; bumped by every in-place write."""
+    """Shared by a tensor and its views; bumped by every in-place write. ``born`` is the
+    storage's birth: the serial of the last transform level entered before it was made (a
+    level whose serial is not above it was active then, if it still is)."""
 
-    __slots__ = ("v",)
+    __slots__ = ("v", "born")
 
     def __init__(self):
         self.v = 0
+        self.born = births[0]
+
+
+# The serial of the last transform level entered (Interpreter.__enter__ sets it).
+births = [0]
 
 
 def bump_version(t: Tensor, n: int = 1) -> None:
     """Count ``n`` in-place writes to t's memory (its views' too: they share the counter)."""
     t._ver.v += n
+
+
+# A transform wrapper's fields: its value one level down, its level's interpreter, and a
+# batch dim (vmap) or a tangent (forward mode).
+WRAPPER_SLOTS = ("_inner", "_interp", "_bdim", "_tangent")
 
 
 class Tensor:
@@ -169,7 +181,18 @@ class Tensor:
     # with class-level defaults, so that creating a tensor writes five fields.
     # ``_rg_bit`` is the requires-grad flag as stored; ``_rg`` reads it for everyone but
     # the dispatcher's loop, after regenerating a stale view's history.
-    __slots__ = ("_data", "_rg_bit", "_grad_fn", "_ver", "_base", "__dict__", "__weakref__")
+    # The transform wrappers' fields are slots here too (unset on a plain tensor), so that
+    # a plain tensor can be lifted into a level in place (its class assigned).
+    __slots__ = (
+        "_data",
+        "_rg_bit",
+        "_grad_fn",
+        "_ver",
+        "_base",
+        *WRAPPER_SLOTS,
+        "__dict__",
+        "__weakref__",
+    )
     _level = 0
     _out_nr = 0
     _hooks = None
@@ -182,6 +205,7 @@ class Tensor:
     _view_ver = 0
     _grad = None
     _is_param = False
+    _lifted = False  # a wrapper made by lifting a plain tensor into a level (_core/lift.py)
     _internal = True  # see __init_subclass__
     __array_priority__ = 1000
 
@@ -391,8 +415,11 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         # As PyTorch's variable_data: the memory is shared, the version counter is not, so
-        # writes through .data stay invisible to autograd's saved-tensor checks.
-        return _make(self._data)
+        # writes through .data stay invisible to autograd's saved-tensor checks. Its
+        # storage's birth is the tensor's (a transform sees a captured tensor's alias).
+        t = _make(self._data)
+        t._ver.born = self._ver.born
+        return t
 
     @data.setter
     def data(self, value: Tensor) -> None:
