@@ -37,7 +37,7 @@ class Interpreter:
     alive = False
     sees_all = False  # it gets op calls with no transform's tensor too (a tracer, at level 1)
     serial = 0  # its place in the order levels were entered (tensors' births compare to it)
-    lifted = None  # weak references to the tensors lifted into this level (_core/lift.py)
+    lifts = None  # weak references to the tensors lifted into this level (_core/lift.py)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
@@ -75,7 +75,7 @@ class Interpreter:
         top = state.stack.pop()
         assert top is self, "transform levels must exit in order"
         self.alive = False
-        if self.lifted is not None:
+        if self.lifts is not None:
             unlift(self)
         return False
 

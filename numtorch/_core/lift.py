@@ -102,9 +102,13 @@ def _lift(obj: Tensor, interp, value) -> None:
             obj._conj = True
     obj._lifted = True
     interp.adopt(obj, value)  # its class and the level's own fields
-    if interp.lifted is None:
-        interp.lifted = []
-    interp.lifted.append(weakref.ref(obj))
+    _register(obj, interp)
+
+
+def _register(obj: Tensor, interp) -> None:
+    if interp.lifts is None:
+        interp.lifts = []
+    interp.lifts.append(weakref.ref(obj))
 
 
 def _has(slot, obj) -> bool:
@@ -148,8 +152,8 @@ def kept(t: Tensor) -> Tensor:
 def unlift(interp) -> None:
     """At ``interp``'s exit: each tensor it lifted is again what it wrapped (a lower level's
     lifted wrapper stays that level's, to be undone at its exit)."""
-    objs = [o for o in (r() for r in interp.lifted) if o is not None and o._interp is interp]
-    interp.lifted = None
+    objs = [o for o in (r() for r in interp.lifts) if o is not None and o._interp is interp]
+    interp.lifts = None
     olds = [o._inner for o in objs]  # (kept alive while their ids are keys)
     outer = {id(old): o for old, o in zip(olds, objs)}  # an old state's object -> its tensor
     for obj in reversed(objs):
@@ -162,4 +166,4 @@ def unlift(interp) -> None:
             obj._view = (root, view[1])
             obj._base = root
         if obj._level and obj._lifted:  # lifted at a lower level too
-            obj._interp.lifted.append(weakref.ref(obj))
+            _register(obj, obj._interp)
