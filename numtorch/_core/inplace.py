@@ -189,11 +189,12 @@ def _mode_copy(self: Tensor):
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     policy = op.inplace_policy
-    if state.stack:
+    stack = state.stack
+    if stack:
         catch_up(self)
         check_captured(self, args, op, attrs)
     unchecked = policy.batched is BatchedWrite.UNCHECKED
-    checked = state.stack and not unchecked
+    checked = stack and not unchecked
     above = checked and _max_level(args) > self._level
     if above:  # a vmap above self's levels: its error first
         _check_batched_into_unbatched(self, args, op)

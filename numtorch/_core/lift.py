@@ -152,18 +152,23 @@ def kept(t: Tensor) -> Tensor:
 def unlift(interp) -> None:
     """At ``interp``'s exit: each tensor it lifted is again what it wrapped (a lower level's
     lifted wrapper stays that level's, to be undone at its exit)."""
-    objs = [o for o in (r() for r in interp.lifts) if o is not None and o._interp is interp]
+    objs = [o for o in (r() for r in interp.lifts) if o is not None and _at(o, interp)]
     interp.lifts = None
     olds = [o._inner for o in objs]  # (kept alive while their ids are keys)
     outer = {id(old): o for old, o in zip(olds, objs)}  # an old state's object -> its tensor
     for obj in reversed(objs):
-        if not (obj._level and obj._interp is interp):
+        if not _at(obj, interp):  # (registered twice)
             continue
         _move(obj._inner, obj)
         view = obj._view
         if view is not None and id(view[0]) in outer:  # its root, lifted here too
             root = outer[id(view[0])]
             obj._view = (root, view[1])
-            obj._base = root
+            if obj._base is not None:
+                obj._base = root
         if obj._level and obj._lifted:  # lifted at a lower level too
             _register(obj, obj._interp)
+
+
+def _at(t: Tensor, interp) -> bool:
+    return bool(t._level) and t._interp is interp

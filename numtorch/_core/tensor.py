@@ -157,7 +157,9 @@ class VersionCounter:
         self.born = births[0]
 
 
-# The serial of the last transform level entered (Interpreter.__enter__ sets it).
+# The serial of the last transform level entered (Interpreter.__enter__ sets it). It is
+# process-wide, which costs a tensor nothing to read: one that another thread makes while a
+# level is active counts as made inside it.
 births = [0]
 
 
