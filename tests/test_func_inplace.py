@@ -120,6 +120,13 @@ def view_made_before_the_write(T, x):
     return T.cat([col * 2, buf.sum(0), first])
 
 
+def view_made_before_the_write_returned(T, x):
+    buf = T.zeros(2, 4, dtype=x.dtype)
+    col = buf[:, 1]
+    buf[1].copy_(x)
+    return col
+
+
 def view_of_a_like_tensor(T, x):
     buf = T.stack([T.zeros_like(x), T.zeros_like(x)])
     buf[0].copy_(x)
@@ -191,6 +198,7 @@ FORMS = [
     the_written_view_itself,
     through_a_transposed_view,
     view_made_before_the_write,
+    view_made_before_the_write_returned,
     view_of_a_like_tensor,
     shifted_like_tensor,
     euler_steps,
@@ -498,3 +506,23 @@ def test_an_untracked_write_leaves_the_tensor_out_of_the_level():
         return T.func.grad(f)(x)
 
     assert_same(prog, X.copy())
+
+
+def _split_then_write(T, x):
+    buf = T.zeros(4, dtype=x.dtype)
+    _, second = buf.split(2)
+    second.copy_(x[:2])
+    return buf
+
+
+def _view_made_in_no_grad_then_write(T, x):
+    buf = T.zeros(4, dtype=x.dtype)
+    with T.no_grad():
+        tail = buf[1:]
+    tail.copy_(x[1:])
+    return buf
+
+
+@pytest.mark.parametrize("form", [_split_then_write, _view_made_in_no_grad_then_write])
+def test_writes_into_views_that_autograd_refuses_are_refused_after_the_lift(form):
+    assert_same_error(lambda T, x, v: _grad(T, form, x, v), X.copy(), V.copy())

@@ -189,7 +189,8 @@ class VmapInterpreter(Interpreter):
         res = tuple(o if b is None else self.wrap(o, b) for o, b in zip(out, obd))
         if op.view and bdims[0] is not None and all(o._ver is vals[0]._ver for o in out):
             for r, (v, va) in zip(res, op.pieces(tuple(args[0].shape), attrs)):
-                _link(r, args[0], v, va)
+                if isinstance(r, BatchedTensor):
+                    _link(r, args[0], v, va)
         return res
 
     def call(self, fn, args, bdims, attrs=None):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from .._core.dispatch import dispatch, link_view
 from .._core.inplace import _array, commit, shared_write_ok
 from .._core.interpreter import Interpreter, WrapperTensor
-from .._core.lift import born_inside, captured_write, kept, lift
+from .._core.lift import born_inside, captured_write, catch_up, kept, lift
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
@@ -198,6 +198,8 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
             wrapped = [interp.wrap_input(x) for x in flat]
             new = tree_unflatten(wrapped, spec)
             output, aux = split_aux(func(*replace_argnums(args, nums, new), **kwargs), has_aux, _GV)
+            if isinstance(output, Tensor):
+                catch_up(output)  # (a view made before its root took a tracked value)
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"{_GV}: Expected f(*args) to return a Tensor, got {_torch_named(type(output))}"
@@ -242,6 +244,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         out, aux = split_aux(func(*tree_unflatten(wrapped, in_spec)), has_aux, _VJP)
         flat_out, out_spec = tree_flatten(out)
         check_tensor_outputs(flat_out, _VJP)
+        for o in flat_out:
+            catch_up(o)  # (a view made before its root took a tracked value)
         flat_out = [kept(o) for o in flat_out]  # (vjp_fn runs after this level's exit)
         for o in flat_out:
             if not (o.dtype.is_floating_point or o.dtype.is_complex):

@@ -7,7 +7,7 @@ from .._core import upcalls
 from .._core.dispatch import dispatch
 from .._core.inplace import commit
 from .._core.interpreter import Interpreter, Kind, WrapperTensor
-from .._core.lift import born_inside, captured_write, lift
+from .._core.lift import born_inside, captured_write, catch_up, lift
 from .._core.op import LINEAR, Op, formula_env
 from .._core.pytree import tree_flatten, tree_map, tree_unflatten
 from .._core.state import state
@@ -276,6 +276,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
         check_tensor_outputs(flat_o, _JVP)
         ps, ts = [], []
         for o in flat_o:
+            catch_up(o)  # (a view made before its root took a tangent)
             p, t = interp.unwrap(o)
             if t is None:
                 if strict:
