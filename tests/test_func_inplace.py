@@ -285,7 +285,7 @@ def test_write_into_a_tensor_made_inside(transform, form):
 # Where torch.func refuses what eager PyTorch does (its fill_ jvp writes a batched tangent
 # into an unbatched zero under jacfwd; a view made before its base took a tracked value
 # counts as a leaf under grad, as in eager mode), numtorch gives the derivatives of the same
-# function written out of place, or finite differences'.
+# function written out of place, or finite differences.
 def fill_with_a_tensor(T, x):
     return T.empty(4, dtype=x.dtype).fill_(x[1])
 
