@@ -11,7 +11,7 @@ import itertools
 from . import upcalls
 from .lift import unlift
 from .state import state
-from .tensor import Tensor, _new, births
+from .tensor import Tensor, _new, births_recorded
 
 
 class Kind(enum.Enum):
@@ -68,13 +68,15 @@ class Interpreter:
         state.stack.append(self)
         self.level = len(state.stack)
         self.alive = True
-        self.serial = births[0] = next(_serials)
+        self.serial = next(_serials)
+        births_recorded(self.serial)
         return self
 
     def __exit__(self, *exc):
         top = state.stack.pop()
         assert top is self, "transform levels must exit in order"
         self.alive = False
+        births_recorded(None)
         if self.lifts is not None:
             unlift(self)
         return False

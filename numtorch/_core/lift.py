@@ -5,7 +5,7 @@ made, so that a value the level tracks can later be written into it (``out = zer
 out[0] = f(x)``); a tensor captured from outside is refused. numtorch wraps at the first
 such write instead, which costs nothing where no transform is active: a tensor's storage
 records its birth (``VersionCounter.born``: the serial of the last level entered before it
-was made), a write of a level's value into a plain tensor born inside that level lifts it
+was made; recorded only while a level is active, see ``tensor.births_recorded``), a write of a level's value into a plain tensor born inside that level lifts it
 (the object becomes the level's wrapper around a new object that holds its old state), and
 the level's exit turns what it lifted back into what it wraps.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import weakref
 
 from . import upcalls
-from .tensor import WRAPPER_SLOTS, Tensor, _new
+from .tensor import WRAPPER_SLOTS, Tensor, _new, born
 
 # The slots of the Tensor layout (every class a lifted tensor takes has exactly these), as
 # descriptors: a wrapper's ``_data`` is a property of its class, not the slot.
@@ -31,7 +31,7 @@ _SLOTS = tuple(
 
 def born_inside(t: Tensor, interp) -> bool:
     """Whether t's storage was made while ``interp`` (an active level) was active."""
-    return interp.alive and t._ver.born >= interp.serial
+    return interp.alive and born(t._ver) >= interp.serial
 
 
 def captured_write(op, args: tuple | None = None, attrs: dict | None = None) -> str:

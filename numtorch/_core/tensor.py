@@ -7,6 +7,7 @@ this module holds what is about the tensor object itself.
 from __future__ import annotations
 
 import operator
+import threading
 
 import numpy as np
 
@@ -148,19 +149,47 @@ def _sized(items: tuple) -> Size:
 class VersionCounter:
     """Shared by a tensor and its views; bumped by every in-place write. ``born`` is the
     storage's birth: the serial of the last transform level entered before it was made (a
-    level whose serial is not above it was active then, if it still is)."""
+    level whose serial is not above it was active then, if it still is); unset for one made
+    while no level was active (see ``births_recorded``)."""
 
     __slots__ = ("v", "born")
 
     def __init__(self):
         self.v = 0
-        self.born = births[0]
 
 
-# The serial of the last transform level entered (Interpreter.__enter__ sets it). It is
-# process-wide, which costs a tensor nothing to read: one that another thread makes while a
-# level is active counts as made inside it.
-births = [0]
+def _init_born(self: VersionCounter) -> None:
+    self.v = 0
+    self.born = births[0]
+
+
+_init_plain = VersionCounter.__init__
+
+# The serial of the last transform level entered, and how many levels are active, in all
+# threads (a tensor another thread makes meanwhile counts as made inside them).
+births = [0, 0]
+_births_lock = threading.Lock()
+
+
+def births_recorded(serial: int | None) -> None:
+    """A level with this serial was entered (None: a level exited). While any level is
+    active, a new storage records its birth; with none, making a tensor costs nothing more
+    (the counter's constructor is swapped)."""
+    with _births_lock:
+        if serial is None:
+            births[1] -= 1
+            if not births[1]:
+                VersionCounter.__init__ = _init_plain
+            return
+        births[0] = serial
+        births[1] += 1
+        if births[1] == 1:
+            VersionCounter.__init__ = _init_born
+
+
+def born(ver: VersionCounter) -> int:
+    """The birth of a storage (0: made while no transform level was active)."""
+    return getattr(ver, "born", 0)
 
 
 def bump_version(t: Tensor, n: int = 1) -> None:
@@ -420,7 +449,8 @@ class Tensor:
         # writes through .data stay invisible to autograd's saved-tensor checks. Its
         # storage's birth is the tensor's (a transform sees a captured tensor's alias).
         t = _make(self._data)
-        t._ver.born = self._ver.born
+        if hasattr(self._ver, "born"):
+            t._ver.born = self._ver.born
         return t
 
     @data.setter
