@@ -540,4 +540,12 @@ def _run(op, args: tuple, attrs: dict):
     return tuple(_make(o) for o in outs)
 
 
-upcalls.provide(dispatch_mode=call_modes)
+def inplace_name(op, args: tuple | None, attrs: dict) -> str:
+    """The name PyTorch's errors give an in-place call of ``op`` (``aten::add_.Tensor``);
+    without its operands, the op's default overload's."""
+    if args is None:
+        return f"aten::{op.name}_"
+    return inplace_overload(overload_of(op, args, attrs)).name()
+
+
+upcalls.provide(dispatch_mode=call_modes, inplace_name=inplace_name)

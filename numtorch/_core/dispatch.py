@@ -15,6 +15,7 @@ from . import autocast_state, scalars, upcalls
 from . import dtype as dt
 from .device import _cuda_used, array_module, xp_of
 from .interpreter import Kind, raise_escaped
+from .lift import catch_up
 from .messages import kernel_failure
 from .meta import run_meta
 from .meta_array import META_XP
@@ -32,6 +33,9 @@ def _max_level(args) -> int:
     for a in args:
         if isinstance(a, Tensor):
             lv = a._level
+            view = a._view
+            if view is not None and view[0]._level > lv:  # a view behind its root's levels
+                lv = catch_up(a)
             if lv:
                 if not a._interp.alive:
                     raise_escaped(a)

@@ -12,12 +12,13 @@ from . import dtype as dt
 from .device import gpu_of, xp_of
 from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
+from .lift import born_inside, captured_write, catch_up
 from .messages import broadcast_mismatch
 from .out import INTERNAL_OVERLAP, OVERLAP, internal_overlap, partial_overlap
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
-from .tensor import Tensor, VersionCounter, _new, bump_version
+from .tensor import WRAPPER_SLOTS, Tensor, VersionCounter, _new, bump_version
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -188,8 +189,12 @@ def _mode_copy(self: Tensor):
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     policy = op.inplace_policy
+    stack = state.stack
+    if stack:
+        catch_up(self)
+        check_captured(self, args, op, attrs)
     unchecked = policy.batched is BatchedWrite.UNCHECKED
-    checked = state.stack and not unchecked
+    checked = stack and not unchecked
     above = checked and _max_level(args) > self._level
     if above:  # a vmap above self's levels: its error first
         _check_batched_into_unbatched(self, args, op)
@@ -308,7 +313,7 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     PyTorch, a write into elements that share memory is refused first, then the shape is
     checked, then a transform's own conditions (a level's commit ends in this function on
     its inner values, which checks the dtype), then the dtype."""
-    lvl = max(self._level, result._level) if state.stack else 0
+    lvl = max(catch_up(self), result._level) if state.stack else 0
     shared = False
     if not lvl:
         data = self._data
@@ -346,6 +351,40 @@ def _write(data, value, shared: bool) -> None:
             if "read-only" in str(e):
                 raise RuntimeError(INTERNAL_OVERLAP) from None
             raise
+
+
+def check_captured(self: Tensor, args: tuple, op, attrs: dict) -> None:
+    """PyTorch's error, before the op runs, for a write of a value that a grad or jvp level
+    tracks into a tensor captured from outside that level (one made inside it is lifted
+    into it by the write, _core/lift.py)."""
+    for interp in _tracking(args):
+        if not _has_level(self, interp) and not born_inside(self, interp):
+            raise RuntimeError(captured_write(op, (self, *args), attrs))
+
+
+def _tracking(args) -> list:
+    """The grad and jvp levels (not forward_ad's) whose derivatives the operands carry."""
+    out = []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            out += _tracking(a)
+        while isinstance(a, WrapperTensor):
+            interp = a._interp
+            if interp.kind in _TRACKING and interp.tracks(a) and interp not in out:
+                out.append(interp)
+            a = a._inner
+    return out
+
+
+_TRACKING = frozenset((Kind.GRAD, Kind.JVP))
+
+
+def _has_level(t: Tensor, interp) -> bool:
+    while isinstance(t, WrapperTensor):
+        if t._interp is interp:
+            return True
+        t = t._inner
+    return False
 
 
 # ------------------------------------------------------------------ errors of the write
@@ -496,8 +535,11 @@ def relayout(self: Tensor, view: Tensor, renumber: int = 1) -> None:
         old = self._inner
         for cls in type(self).__mro__:
             for slot in cls.__dict__.get("__slots__", ()):
-                if slot not in ("_interp", "__dict__", "__weakref__") and slot not in _TENSOR_SLOTS:
+                if slot not in ("__dict__", "__weakref__") and slot not in _TENSOR_SLOTS:
                     setattr(self, slot, getattr(view, slot))
+        for slot in _LAYOUT_SLOTS:  # the wrapper's fields that say where its value lies
+            if hasattr(view, slot):
+                setattr(self, slot, getattr(view, slot))
     else:
         old = self._data
         self._data = view._data
@@ -506,3 +548,4 @@ def relayout(self: Tensor, view: Tensor, renumber: int = 1) -> None:
 
 
 _TENSOR_SLOTS = frozenset(Tensor.__slots__)
+_LAYOUT_SLOTS = tuple(s for s in WRAPPER_SLOTS if s != "_interp")

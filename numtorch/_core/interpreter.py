@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import enum
 import functools
+import itertools
 
 from . import upcalls
+from .lift import unlift
 from .state import state
-from .tensor import Tensor, _new
+from .tensor import Tensor, _new, births_recorded
 
 
 class Kind(enum.Enum):
@@ -34,6 +36,8 @@ class Interpreter:
     level = 0
     alive = False
     sees_all = False  # it gets op calls with no transform's tensor too (a tracer, at level 1)
+    serial = 0  # its place in the order levels were entered (tensors' births compare to it)
+    lifts = None  # weak references to the tensors lifted into this level (_core/lift.py)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
@@ -51,17 +55,34 @@ class Interpreter:
         """An in-place write where target or result belongs to this level."""
         raise NotImplementedError(f"in-place ops under {type(self).__name__}")
 
+    def tracks(self, t) -> bool:
+        """Whether t, a tensor of this level, carries this level's derivative."""
+        return True
+
+    def adopt(self, t, value) -> None:
+        """Make t, whose old state ``lift`` moved into ``t._inner``, this level's wrapper
+        (its class and the level's own fields); ``value``: the value about to be written."""
+        raise NotImplementedError(f"lifting into {type(self).__name__}")
+
     def __enter__(self):
         state.stack.append(self)
         self.level = len(state.stack)
         self.alive = True
+        self.serial = next(_serials)
+        births_recorded(self.serial)
         return self
 
     def __exit__(self, *exc):
         top = state.stack.pop()
         assert top is self, "transform levels must exit in order"
         self.alive = False
+        births_recorded(None)
+        if self.lifts is not None:
+            unlift(self)
         return False
+
+
+_serials = itertools.count(1)
 
 
 _VMAP_READ = (
@@ -77,7 +98,7 @@ _VMAP_READ = (
 class WrapperTensor(Tensor, internal=True):
     """A tensor belonging to a transform level; shows the logical tensor."""
 
-    __slots__ = ("_inner", "_interp")
+    __slots__ = ()  # its fields are slots of Tensor (WRAPPER_SLOTS)
 
     @classmethod
     def _new(cls, inner: Tensor, interp: Interpreter):

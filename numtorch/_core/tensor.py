@@ -7,6 +7,7 @@ this module holds what is about the tensor object itself.
 from __future__ import annotations
 
 import operator
+import threading
 
 import numpy as np
 
@@ -147,17 +148,59 @@ def _sized(items: tuple) -> Size:
 
 
 class VersionCounter:
-    """Shared by a tensor and its views; bumped by every in-place write."""
+    """Shared by a tensor and its views; bumped by every in-place write. ``born`` is the
+    storage's birth: the serial of the last transform level entered before it was made (a
+    level whose serial is not above it was active then, if it still is); unset for one made
+    while no level was active (see ``births_recorded``)."""
 
-    __slots__ = ("v",)
+    __slots__ = ("v", "born")
 
     def __init__(self):
         self.v = 0
 
 
+def _init_born(self: VersionCounter) -> None:
+    self.v = 0
+    self.born = births[0]
+
+
+_init_plain = VersionCounter.__init__
+
+# The serial of the last transform level entered, and how many levels are active, in all
+# threads (a tensor another thread makes meanwhile counts as made inside them).
+births = [0, 0]
+_births_lock = threading.Lock()
+
+
+def births_recorded(serial: int | None) -> None:
+    """A level with this serial was entered (None: a level exited). While any level is
+    active, a new storage records its birth; with none, making a tensor costs nothing more
+    (the counter's constructor is swapped)."""
+    with _births_lock:
+        if serial is None:
+            births[1] -= 1
+            if not births[1]:
+                VersionCounter.__init__ = _init_plain
+            return
+        births[0] = serial
+        births[1] += 1
+        if births[1] == 1:
+            VersionCounter.__init__ = _init_born
+
+
+def born(ver: VersionCounter) -> int:
+    """The birth of a storage (0: made while no transform level was active)."""
+    return getattr(ver, "born", 0)
+
+
 def bump_version(t: Tensor, n: int = 1) -> None:
     """Count ``n`` in-place writes to t's memory (its views' too: they share the counter)."""
     t._ver.v += n
+
+
+# A transform wrapper's fields: its value one level down, its level's interpreter, and a
+# batch dim (vmap) or a tangent (forward mode).
+WRAPPER_SLOTS = ("_inner", "_interp", "_bdim", "_tangent")
 
 
 class Tensor:
@@ -170,7 +213,18 @@ class Tensor:
     # with class-level defaults, so that creating a tensor writes five fields.
     # ``_rg_bit`` is the requires-grad flag as stored; ``_rg`` reads it for everyone but
     # the dispatcher's loop, after regenerating a stale view's history.
-    __slots__ = ("_data", "_rg_bit", "_grad_fn", "_ver", "_base", "__dict__", "__weakref__")
+    # The transform wrappers' fields are slots here too (unset on a plain tensor), so that
+    # a plain tensor can be lifted into a level in place (its class assigned).
+    __slots__ = (
+        "_data",
+        "_rg_bit",
+        "_grad_fn",
+        "_ver",
+        "_base",
+        *WRAPPER_SLOTS,
+        "__dict__",
+        "__weakref__",
+    )
     _level = 0
     _out_nr = 0
     _hooks = None
@@ -183,6 +237,7 @@ class Tensor:
     _view_ver = 0
     _grad = None
     _is_param = False
+    _lifted = False  # a wrapper made by lifting a plain tensor into a level (_core/lift.py)
     _internal = True  # see __init_subclass__
     __array_priority__ = 1000
 
@@ -392,8 +447,12 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         # As PyTorch's variable_data: the memory is shared, the version counter is not, so
-        # writes through .data stay invisible to autograd's saved-tensor checks.
-        return _make(self._data)
+        # writes through .data stay invisible to autograd's saved-tensor checks. Its
+        # storage's birth is the tensor's (a transform sees a captured tensor's alias).
+        t = _make(self._data)
+        if hasattr(self._ver, "born"):
+            t._ver.born = self._ver.born
+        return t
 
     @data.setter
     def data(self, value: Tensor) -> None:

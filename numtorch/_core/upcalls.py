@@ -40,6 +40,8 @@ dual_call = _missing("dual_call", "numtorch.autograd.forward_ad")  # gradcheck's
 compiled_backward = _missing("compiled_backward", "numtorch._dynamo.compiled_autograd")
 dispatch_mode = _missing("dispatch_mode", "numtorch._core.aten")  # an op call under modes
 detach_op = _missing("detach_op", "numtorch.ops.tensor_extras")  # Tensor.detach as an op call
+# the name PyTorch's errors give an in-place call (aten::add_.Tensor)
+inplace_name = _missing("inplace_name", "numtorch._core.aten")
 
 
 def _plain_factory(fn: Callable, args: tuple, kwargs: dict):

@@ -6,6 +6,7 @@ from collections import namedtuple
 
 from .._core import upcalls
 from .._core.interpreter import Kind
+from .._core.lift import catch_up
 from .._core.state import state
 from .._core.tensor import Tensor
 from ..func._jvp import check_dual
@@ -69,6 +70,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent) of a dual tensor at the current level; (tensor, None) otherwise."""
     if _levels and isinstance(tensor, Tensor):
+        catch_up(tensor)  # (a view made before its root took a tangent)
         p, t = _levels[-1].unwrap(tensor)
         return UnpackedDualTensor(p, t)
     return UnpackedDualTensor(tensor, None)

@@ -54,7 +54,7 @@ class BatchedTensor(WrapperTensor):
     """A tensor with a batch dimension ``_bdim`` at its vmap level; shows the logical
     tensor (without that dimension)."""
 
-    __slots__ = ("_bdim",)
+    __slots__ = ()  # (_bdim: a slot of Tensor)
 
     @property
     def shape(self) -> Size:
@@ -186,10 +186,20 @@ class VmapInterpreter(Interpreter):
         else:
             out, obd = rule(self, vals, bdims, attrs)
         if op.nout == 1:
-            return out if obd is None else self.wrap(out, obd)
+            if obd is None:
+                return out
+            res = self.wrap(out, obd)
+            if op.view and out._ver is vals[0]._ver and bdims[0] is not None:
+                _link(res, args[0], op, attrs)
+            return res
         if not isinstance(obd, (tuple, list)):
             obd = (obd,) * len(out)
-        return tuple(o if b is None else self.wrap(o, b) for o, b in zip(out, obd))
+        res = tuple(o if b is None else self.wrap(o, b) for o, b in zip(out, obd))
+        if op.view and bdims[0] is not None and all(o._ver is vals[0]._ver for o in out):
+            for r, (v, va) in zip(res, op.pieces(tuple(args[0].shape), attrs)):
+                if isinstance(r, BatchedTensor):
+                    _link(r, args[0], v, va)
+        return res
 
     def call(self, fn, args, bdims, attrs=None):
         """Run ``fn`` on re-wrapped arguments at this level (a rule by decomposition into
@@ -220,6 +230,15 @@ class VmapInterpreter(Interpreter):
             rx = rx.movedim(rb, tb)
         check_inplace(tx)
         commit(tx, rx, op)
+
+
+def _link(t: BatchedTensor, src: BatchedTensor, op, attrs) -> None:
+    """t, the view ``op(src)`` at this level, knows its root and the chain of views from it
+    (logical shapes), so that lifting it into an outer level lifts its root too (see
+    _core/lift.py); it has no autograd state of its own to link."""
+    view = src._view
+    t._view = (src, ((op, attrs),)) if view is None else (view[0], (*view[1], (op, attrs)))
+    t._view_ver = src._ver.v
 
 
 def _select(a, bd, b):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from .._core.dispatch import dispatch, link_view
 from .._core.inplace import _array, commit, shared_write_ok
 from .._core.interpreter import Interpreter, WrapperTensor
+from .._core.lift import born_inside, captured_write, catch_up, kept, lift
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
@@ -131,21 +132,26 @@ class GradInterpreter(Interpreter):
                         return True
         return False
 
+    def adopt(self, t: Tensor, value) -> None:
+        t.__class__ = GradTrackingTensor
+
+    def tracks(self, t: Tensor) -> bool:
+        """Whether t, a tensor of this level, carries a derivative of it."""
+        return t._rg
+
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the inner values in place, then this level's history."""
         tin, rin = self.unwrap(target), self.unwrap(result)
-        if tin is target and not result._rg:  # no history to carry (a non-float result)
-            commit(tin, rin, op)
-            return
         if tin is target:
-            if not result._rg:  # nothing for this level to track (an integer copy_)
-                commit(target, rin, op)
+            if not result._rg:  # no history to carry (a non-float result, an integer copy_)
+                commit(tin, rin, op)
                 return
-            raise RuntimeError(
-                "numtorch: an in-place write of a value tracked by grad into a tensor that "
-                "grad does not track is not supported; build the tensor out of place (e.g. "
-                "with torch.stack or torch.cat) instead"
-            )
+            # A tensor made inside the transform is lifted into this level (PyTorch's is a
+            # wrapper from the start); one captured from outside is refused.
+            if not born_inside(target, self):
+                raise RuntimeError(captured_write(op))
+            lift(target, self)
+            tin = target._inner
         # PyTorch's grad writes into a tensor it tracks by a copy, which refuses shared
         # elements: at the write, or in backward for the ops that may write them (fill_,
         # triu_, ...)
@@ -192,6 +198,8 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
             wrapped = [interp.wrap_input(x) for x in flat]
             new = tree_unflatten(wrapped, spec)
             output, aux = split_aux(func(*replace_argnums(args, nums, new), **kwargs), has_aux, _GV)
+            if isinstance(output, Tensor):
+                catch_up(output)  # (a view made before its root took a tracked value)
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"{_GV}: Expected f(*args) to return a Tensor, got {_torch_named(type(output))}"
@@ -236,6 +244,9 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         out, aux = split_aux(func(*tree_unflatten(wrapped, in_spec)), has_aux, _VJP)
         flat_out, out_spec = tree_flatten(out)
         check_tensor_outputs(flat_out, _VJP)
+        for o in flat_out:
+            catch_up(o)  # (a view made before its root took a tracked value)
+        flat_out = [kept(o) for o in flat_out]  # (vjp_fn runs after this level's exit)
         for o in flat_out:
             if not (o.dtype.is_floating_point or o.dtype.is_complex):
                 raise RuntimeError(

@@ -7,18 +7,20 @@ from .._core import upcalls
 from .._core.dispatch import dispatch
 from .._core.inplace import commit
 from .._core.interpreter import Interpreter, Kind, WrapperTensor
+from .._core.lift import born_inside, captured_write, catch_up, lift
 from .._core.op import LINEAR, Op, formula_env
 from .._core.pytree import tree_flatten, tree_map, tree_unflatten
 from .._core.state import state
 from .._core.tensor import Tensor
 from ..ops.creation import zeros_like
+from ..ops.view_chains import apply_chain
 from ._args import check_tensor_outputs, split_aux
 
 
 class DualTensor(WrapperTensor):
     """A primal (``_inner``) with a tangent at its forward-mode level."""
 
-    __slots__ = ("_tangent",)
+    __slots__ = ()  # (_tangent: a slot of Tensor)
 
     def detach(self) -> Tensor:  # detach drops the tangent too, as in PyTorch
         return self._inner.detach()
@@ -81,15 +83,28 @@ class JvpInterpreter(Interpreter):
             upcalls.record(op, args, attrs, res)
         return res
 
+    def adopt(self, t: Tensor, value) -> None:
+        t.__class__ = DualTensor
+        view = t._view
+        if view is not None and view[0]._level == self.level:  # the root's tangent's view
+            t._tangent = apply_chain(view[0]._tangent, view[1])
+        else:
+            t._tangent = _zero_tangent(t._inner, value)
+
     def commit(self, target: Tensor, result: Tensor, op=None) -> None:
         """An in-place write: the primal in place, and the tangent follows the result."""
         tp, tt = self.unwrap(target)
         rp, rt = self.unwrap(result)
         if target is tp:
-            raise RuntimeError(
-                "numtorch: an in-place write of a dual tensor into a tensor without a tangent "
-                "at this forward-mode level is not supported; use the out-of-place op"
-            )
+            if not _differentiable(target):  # (an integer tensor has no tangent)
+                commit(tp, rp, op)
+                return
+            # A tensor made inside jvp is lifted into this level with a zero tangent (one
+            # captured from outside is refused); forward_ad's level lifts any tensor.
+            if self.kind is not Kind.DUAL and not born_inside(target, self):
+                raise RuntimeError(captured_write(op))
+            lift(target, self, rt)
+            tp, tt = target._inner, target._tangent
         commit(tp, rp, op)
         if rt is None:
             rt = zeros_like(tp)
@@ -101,6 +116,15 @@ class JvpInterpreter(Interpreter):
             except RuntimeError:  # a broadcast (read-only) tangent: replace it instead
                 pass
         target._tangent = rt
+
+
+def _zero_tangent(primal: Tensor, value) -> Tensor:
+    """A zero tangent for ``primal`` that carries the lower levels of ``value``'s tangent
+    too (under jacfwd's vmap, a batched tangent can then be written into it)."""
+    zero = zeros_like(primal)
+    if isinstance(value, Tensor) and value._level:
+        zero = zero + zeros_like(value.sum(), dtype=primal.dtype)
+    return zero
 
 
 def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
@@ -252,6 +276,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
         check_tensor_outputs(flat_o, _JVP)
         ps, ts = [], []
         for o in flat_o:
+            catch_up(o)  # (a view made before its root took a tangent)
             p, t = interp.unwrap(o)
             if t is None:
                 if strict:

@@ -13,7 +13,7 @@ from ..._core.meta import by_kernel, mixed_devices
 from ..._core.meta_array import MetaArray
 from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
-from ..._core.policy import InplacePolicy
+from ..._core.policy import BatchedWrite, InplacePolicy
 from ..._core.tensor import Tensor, wrap_dim
 from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
@@ -340,7 +340,7 @@ index_add_p = defop(
     out=True,
     samples=_index_add_samples,
     error_samples=_index_add_errors,
-    inplace_policy=InplacePolicy(checks_first=True),
+    inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.PLAIN),
     test=COMPLEX_TOO,
     complex32=True,
     meta=by_kernel,
