@@ -1,0 +1,550 @@
+"""PyTorch's Python argument parser, as a judge of calls: which of a function's signatures a
+call matches, and the TypeError PyTorch raises for a call that matches none, word for word.
+
+The signatures are PyTorch's own (``torch_signatures.json``, written by
+``scripts/gen_torch_signatures.py``), keyed by public name: ``torch.clamp``,
+``Tensor.clamp_``, ``linalg.solve_triangular``. A public function checks its arguments
+cheaply itself and asks ``refuse`` only where that check fails, so the parser costs nothing
+on a good call:
+
+    refuse("torch.zeros", args, kwargs)     raises PyTorch's TypeError, or returns the index
+                                            of the signature the call matches
+
+``args`` and ``kwargs`` are the call as the user wrote it (a method's without ``self``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import operator
+import pathlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dtype import dtype as _Dtype
+from .tensor import Size, Tensor, _type_name
+
+_TABLE = pathlib.Path(__file__).with_name("torch_signatures.json")
+
+# parameter kinds: the schema's type (less ``?`` and ``[N]``) -> (kind, PyTorch's name for it)
+_KINDS = {
+    "Tensor": ("tensor", "Tensor"),
+    "Scalar": ("scalar", "Number"),
+    "int64_t": ("int", "int"),
+    "DeviceIndex": ("int", "int"),
+    "SymInt": ("symint", "int"),
+    "double": ("float", "float"),
+    "c10::complex<double>": ("complex", "complex"),
+    "bool": ("bool", "bool"),
+    "TensorList": ("tensors", "tuple of Tensors"),
+    "c10::List<::std::optional<Tensor>>": ("tensors", "tuple of Tensors"),
+    "IntArrayRef": ("ints", "tuple of ints"),
+    "SymIntArrayRef": ("symints", "tuple of ints"),
+    "ArrayRef<double>": ("floats", "tuple of floats"),
+    "ScalarList": ("scalars", "tuple of Scalars"),
+    "ScalarType": ("dtype", "torch.dtype"),
+    "Layout": ("layout", "torch.layout"),
+    "Device": ("device", "torch.device"),
+    "MemoryFormat": ("memory_format", "torch.memory_format"),
+    "Generator": ("generator", "torch.Generator"),
+    "c10::string_view": ("str", "str"),
+    "PyObject*": ("object", "object"),
+    "Dimname": ("dimname", "name"),
+    "DimnameList": ("dimnames", "tuple of names"),
+    "Stream": ("object", "Stream"),
+}
+
+# PyTorch's parser takes NumPy's names for four of its parameters
+_NUMPY_NAMES = {
+    "dim": ("axis",),
+    "keepdim": ("keepdims",),
+    "input": ("x", "a", "x1"),
+    "other": ("x2",),
+}
+
+# the C type names (``tp_name``) PyTorch's messages give numtorch's classes
+_TORCH_TYPE_NAMES = {
+    "dtype": "torch.dtype",
+    "Size": "torch.Size",
+    "device": "torch.device",
+    "layout": "torch.layout",
+    "memory_format": "torch.memory_format",
+    "Generator": "torch._C.Generator",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: str
+    type_name: str
+    size: int  # IntArrayRef[2]: a single int stands for the list
+    allow_none: bool
+    optional: bool  # has a default
+    default: str
+    keyword_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    name: str
+    params: tuple[Param, ...]
+    hidden: bool
+    min_args: int
+    max_pos_args: int
+
+    def __str__(self) -> str:
+        """As PyTorch's messages list it: ``(Tensor input, *, int dim = -1)``."""
+        parts, star = [], False
+        for p in self.params:
+            if p.keyword_only and not star:
+                parts.append("*")
+                star = True
+            parts.append(f"{p.type_name} {p.name}" + (f" = {p.default}" if p.optional else ""))
+        return f"({', '.join(parts)})"
+
+
+def _param(text: str, keyword_only: bool) -> Param:
+    typ, _, rest = text.rpartition(" ")
+    name, eq, default = rest.partition("=")
+    allow_none = typ.endswith("?")
+    typ = typ.rstrip("?")
+    size = 0
+    if typ.endswith("]"):
+        typ, _, n = typ[:-1].partition("[")
+        size = int(n)
+    kind, type_name = _KINDS[typ]
+    return Param(
+        name,
+        kind,
+        type_name,
+        size,
+        allow_none or default == "None",
+        bool(eq),
+        default,
+        keyword_only,
+    )
+
+
+def _signature(text: str) -> Signature:
+    body, _, mark = text.partition("|")
+    name, _, inner = body.partition("(")
+    params, kw = [], False
+    for part in inner[:-1].split(", ") if inner[:-1] else ():
+        if part == "*":
+            kw = True
+        else:
+            params.append(_param(part, kw))
+    return Signature(
+        name,
+        tuple(params),
+        bool(mark),  # deprecated or hidden
+        sum(not p.optional for p in params),
+        sum(not p.keyword_only for p in params),
+    )
+
+
+@functools.cache
+def _table() -> dict[str, list[str]]:
+    return json.loads(_TABLE.read_text())
+
+
+@functools.cache
+def signatures(key: str) -> tuple[Signature, ...]:
+    """PyTorch's parser for the public function ``key``, its signatures in its order."""
+    return tuple(_signature(s) for s in _table()[key])
+
+
+def has(key: str) -> bool:
+    return key in _table()
+
+
+# ------------------------------------------------------------------ what a parameter takes
+def type_name(obj) -> str:
+    """The name PyTorch's messages give obj's type (its C ``tp_name``)."""
+    t = type(obj)
+    if isinstance(obj, Tensor):
+        return t.__name__ if t.__module__.startswith(("numtorch.nn", "__main__")) else "Tensor"
+    if t.__module__.startswith("numtorch"):
+        return _TORCH_TYPE_NAMES.get(t.__name__, t.__name__)
+    return _type_name(obj)
+
+
+def _is_long(o) -> bool:
+    return (isinstance(o, int) and not isinstance(o, bool)) or isinstance(o, np.integer)
+
+
+def _is_index(o) -> bool:
+    if isinstance(o, (bool, np.bool_)):
+        return False
+    if _is_long(o):
+        return True
+    try:
+        operator.index(o)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_int_or_symint(o) -> bool:
+    if isinstance(o, Tensor):
+        return o.numel() == 1 and (not o.dtype.is_floating_point and not o.dtype.is_complex)
+    return _is_index(o)
+
+
+def _is_double(o) -> bool:
+    if isinstance(o, (float, int, np.number, np.bool_)):
+        return True
+    return isinstance(o, Tensor) and not o.requires_grad and o.dim() == 0
+
+
+def _is_scalar(o) -> bool:
+    return isinstance(o, complex) or _is_double(o)
+
+
+def _is_int(o) -> bool:
+    if _is_long(o):
+        return True
+    if isinstance(o, Tensor):
+        d = o.dtype
+        return (
+            not (d.is_floating_point or d.is_complex or d.name == "bool")
+            and not o.requires_grad
+            and o.dim() == 0
+        )
+    return False
+
+
+def _first_of(o, ok) -> tuple[bool, int]:
+    """(a tuple or list whose first item is ``ok``, the index of the failing item or -1)."""
+    if len(o) == 0 or ok(o[0]):
+        return True, -1
+    return False, 0
+
+
+def check(p: Param, o, argnum: int) -> tuple[bool, int]:
+    """(whether ``o`` is an argument ``p`` takes, the index of a failing list item or -1),
+    as PyTorch's ``FunctionParameter::check``."""
+    k = p.kind
+    seq = isinstance(o, (tuple, list))
+    if k == "tensor":
+        return isinstance(o, Tensor), -1
+    if k in ("scalar", "complex"):
+        return _is_scalar(o), -1
+    if k == "float":
+        return _is_double(o), -1
+    if k == "int":
+        return _is_int(o), -1
+    if k == "symint":
+        return _is_int_or_symint(o), -1
+    if k == "bool":
+        return isinstance(o, bool), -1
+    if k == "ints":
+        if seq:
+            return _first_of(o, _is_index)
+        return p.size > 0 and _is_int_or_symint(o), -1
+    if k == "symints":
+        if seq:
+            return _first_of(o, _is_int_or_symint)
+        return p.size > 0 and _is_int_or_symint(o), -1
+    if k == "floats":
+        if seq:
+            return _first_of(o, _is_scalar)
+        return p.size > 0 and _is_double(o), -1
+    if k == "tensors":
+        if not seq:
+            return False, -1
+        for i, t in enumerate(o):
+            if not isinstance(t, Tensor) and t is not None:
+                raise TypeError(
+                    f"expected Tensor as element {i} in argument {argnum}, but got {type_name(t)}"
+                )
+        return True, -1
+    if k == "scalars":
+        return seq and all(_is_scalar(v) for v in o), -1
+    if k == "dtype":
+        return isinstance(o, _Dtype) or o in (float, int, bool, complex), -1
+    if k == "device":
+        return _is_long(o) or isinstance(o, str) or type_name(o) == "torch.device", -1
+    if k in ("layout", "memory_format"):
+        return type_name(o) == f"torch.{k}", -1
+    if k == "generator":
+        return type_name(o) == "torch._C.Generator", -1
+    if k == "str":
+        return isinstance(o, str), -1
+    if k == "dimname":
+        return o is None or isinstance(o, str), -1
+    if k == "dimnames":
+        return seq and all(v is None or isinstance(v, str) for v in o), -1
+    return True, -1  # object
+
+
+# ------------------------------------------------------------------ one signature
+def _lookup(p: Param, kwargs: dict):
+    if p.name in kwargs:
+        return kwargs[p.name]
+    for alias in _NUMPY_NAMES.get(p.name, ()):
+        if alias in kwargs:
+            return kwargs[alias]
+    return _MISSING
+
+
+_MISSING = object()
+
+
+def parse(sig: Signature, args: tuple, kwargs: dict, raise_: bool) -> bool:
+    """Whether the call matches ``sig``; with ``raise_``, PyTorch's TypeError where not."""
+    nargs = len(args)
+    params = sig.params
+    # a lone int-list parameter takes its ints as separate arguments (``view(2, 3)``), when
+    # the first is an int
+    varargs = (
+        sig.max_pos_args == 1
+        and params[0].kind in ("ints", "symints")
+        and nargs > 0
+        and _is_int_or_symint(args[0])
+    )
+    if nargs > sig.max_pos_args and not varargs:
+        if raise_:
+            _extra_args(sig, nargs)
+        return False
+    remaining = len(kwargs)
+    pos = 0
+    for i, p in enumerate(params):
+        is_kwd = False
+        if pos < nargs:
+            if p.keyword_only:
+                if raise_:
+                    _extra_args(sig, nargs)
+                return False
+            o = args[pos]
+        else:
+            o = _lookup(p, kwargs)
+            is_kwd = True
+        eligible = varargs and pos == 0 and not is_kwd
+        if (o is _MISSING and p.optional) or (o is None and p.allow_none):
+            pass
+        elif o is _MISSING:
+            if raise_:
+                _missing_args(sig, i)
+            return False
+        else:
+            ok, failed = check(p, o, i)
+            if not ok and eligible:
+                pos = nargs
+                continue
+            if not ok:
+                if raise_:
+                    _wrong_type(sig, p, o, pos, is_kwd, failed, args)
+                return False
+        if not is_kwd:
+            pos += 1
+        elif o is not _MISSING:
+            remaining -= 1
+    if remaining > 0:
+        if raise_:
+            _extra_kwargs(sig, kwargs, nargs)
+        return False
+    return True
+
+
+def _extra_args(sig: Signature, nargs: int):
+    lo, hi = sig.min_args, sig.max_pos_args
+    if lo != hi:
+        raise TypeError(
+            f"{sig.name}() takes from {lo} to {hi} positional arguments but {nargs} were given"
+        )
+    raise TypeError(
+        f"{sig.name}() takes {hi} positional argument{'' if hi == 1 else 's'} but {nargs} "
+        f"{'was' if nargs == 1 else 'were'} given"
+    )
+
+
+def _missing_args(sig: Signature, idx: int):
+    names = [f'"{p.name}"' for p in sig.params[idx:] if not p.optional]
+    # (PyTorch's own plural: "1 required positional arguments")
+    raise TypeError(
+        f"{sig.name}() missing {len(names)} required positional argument"
+        f"{'s' if len(names) == 1 else ''}: {', '.join(names)}"
+    )
+
+
+def _wrong_type(sig: Signature, p: Param, o, pos: int, is_kwd: bool, failed: int, args):
+    what = f"{sig.name}(): argument '{p.name}'"
+    if is_kwd:
+        raise TypeError(f"{what} must be {p.type_name}, not {type_name(o)}")
+    if failed != -1:
+        seq = o if isinstance(o, (tuple, list)) else args
+        raise TypeError(
+            f"{what} (position {pos + 1}) must be {p.type_name}, but found element of type "
+            f"{type_name(seq[failed])} at pos {failed}"
+        )
+    raise TypeError(f"{what} (position {pos + 1}) must be {p.type_name}, not {type_name(o)}")
+
+
+def _extra_kwargs(sig: Signature, kwargs: dict, nargs: int):
+    names = [p.name for p in sig.params]
+    for key in kwargs:
+        if key not in names:
+            raise TypeError(f"{sig.name}() got an unexpected keyword argument '{key}'")
+        if names.index(key) < nargs:
+            raise TypeError(f"{sig.name}() got multiple values for argument '{key}'")
+    raise TypeError("invalid keyword arguments")
+
+
+# ------------------------------------------------------------------ the parser
+def refuse(key: str, args: tuple, kwargs: dict) -> int:
+    """The index of the signature of ``key`` the call matches, or PyTorch's TypeError: a
+    function of one signature, or a call only one signature could take by its number of
+    arguments, gets that signature's own error; others, the list of signatures."""
+    sigs = signatures(key)
+    if len(sigs) == 1:
+        parse(sigs[0], args, kwargs, True)
+        return 0
+    for i, sig in enumerate(sigs):
+        if parse(sig, args, kwargs, False):
+            return i
+    n = len(args) + len(kwargs)
+    plausible = [s for s in sigs if s.min_args <= n <= len(s.params) and not s.hidden]
+    if len(plausible) == 1:
+        parse(plausible[0], args, kwargs, True)
+    raise TypeError(invalid_combination(sigs[0].name, args, kwargs, sigs))
+
+
+def unpack_ints(key: str, name: str, values) -> None:
+    """PyTorch's error for an item of an int list (after its first) that is not an int,
+    raised where the list is unpacked, once a signature has matched."""
+    for i, v in enumerate(values):
+        if not _is_int_or_symint(v) and not isinstance(v, bool):
+            public = signatures(key)[0].name
+            raise TypeError(
+                f"{public}(): argument '{name}' failed to unpack the object at pos {i + 1} "
+                f'with error "type must be tuple of ints,but got {type_name(v)}"'
+            )
+
+
+# ------------------------------------------------------------------ the list of signatures
+def invalid_combination(name: str, args: tuple, kwargs: dict, sigs) -> str:
+    """PyTorch's "received an invalid combination of arguments" text, with its quirks: its
+    keywords in the order of a C++ ``unordered_map<string>``, each signature re-read by
+    splitting on spaces (so a parameter with a default never matches), and a signature's
+    reasons given only where it has as many parameters as the call has arguments."""
+    kw = _unordered(kwargs)
+    options = [str(s) for s in sigs if not s.hidden]
+    msg = f"{name}() received an invalid combination of arguments - "
+    if len(options) == 1:
+        tokens = _tokens(options[0])
+        unmatched = _unmatched_kwargs(tokens, kw) if kw else []
+        if unmatched:
+            return msg + "got unrecognized keyword arguments: " + ", ".join(unmatched)
+        got = _formatted(tokens, args, kw) if _count_match(tokens, args, kw) else _desc(args, kw)
+        return msg + f"got {got}, but expected {options[0]}"
+    msg += f"got {_desc(args, kw)}, but expected one of:\n"
+    for opt in options:
+        msg += f" * {opt}\n"
+        tokens = _tokens(opt)
+        if _count_match(tokens, args, kw):
+            unmatched = _unmatched_kwargs(tokens, kw) if kw else []
+            if unmatched:
+                msg += "      didn't match because some of the keywords were incorrect: "
+                msg += ", ".join(unmatched) + "\n"
+            else:
+                msg += "      didn't match because some of the arguments have invalid types: "
+                msg += _formatted(tokens, args, kw) + "\n"
+    return msg
+
+
+def _tokens(option: str) -> list[tuple[str, str]]:
+    """(type, name) per comma-separated part of a listed signature, split at its last
+    space (``Tensor min = None`` is of type ``Tensor min =``, named ``None``)."""
+    out = []
+    for part in option[1:-1].split(", "):
+        typ, _, name = part.rpartition(" ")
+        out.append((typ if typ else part, name))
+    return out
+
+
+def _matches(typ: str, obj) -> bool:
+    t = type_name(obj).rpartition(".")[2]
+    if typ == "float":
+        return type_name(obj) in ("float", "int", "long")
+    if typ == "int":
+        return type_name(obj) in ("int", "long")
+    return t == typ
+
+
+def _count_match(tokens, args, kw) -> bool:
+    return len(tokens) == len(args) + len(kw)
+
+
+def _unmatched_kwargs(tokens, kw: list) -> list[str]:
+    start = max(len(tokens) - len(kw), 0)
+    names = {name for _, name in tokens[start:]}
+    return [k for k, _ in kw if k not in names]
+
+
+def _desc(args, kw) -> str:
+    out = "(" + "".join(f"{type_name(a)}, " for a in args)
+    out += "".join(f"{k}={type_name(v)}, " for k, v in kw)
+    if args:
+        out = out[:-2]
+    return out + ")"
+
+
+def _formatted(tokens, args, kw) -> str:
+    by_name = dict(kw)
+    out = "("
+    for i in range(len(args) + len(kw)):
+        is_kw = i >= len(args)
+        name = tokens[i][1]
+        obj = by_name.get(name) if is_kw else args[i]
+        ok = _matches(tokens[i][0], obj)
+        text = f"{name}=" if is_kw else ""
+        if isinstance(obj, (tuple, list)) and not isinstance(obj, Size):
+            items = ", ".join(type_name(v) for v in obj)
+            if isinstance(obj, tuple):
+                text += f"{type_name(obj)} of ({items}{',' if len(obj) == 1 else ''})"
+            else:
+                text += f"{type_name(obj)} of [{items}]"
+        else:
+            text += type_name(obj)
+        out += (text if ok else f"!{text}!") + ", "
+    if args:
+        out = out[:-2]
+    return out + ")"
+
+
+# libstdc++'s std::hash<std::string> (_Hash_bytes, 64-bit) and its hash table's node order,
+# which is the order PyTorch's message lists keywords in
+_MUL = (0xC6A4A793 << 32) + 0x5BD1E995
+_M64 = (1 << 64) - 1
+
+
+def _shift_mix(v: int) -> int:
+    return v ^ (v >> 47)
+
+
+def _hash_bytes(data: bytes, seed: int = 0xC70F6907) -> int:
+    n = len(data)
+    h = (seed ^ (n * _MUL)) & _M64
+    aligned = n & ~7
+    for i in range(0, aligned, 8):
+        d = (_shift_mix((int.from_bytes(data[i : i + 8], "little") * _MUL) & _M64) * _MUL) & _M64
+        h = ((h ^ d) * _MUL) & _M64
+    if n & 7:
+        h = ((h ^ int.from_bytes(data[aligned:], "little")) * _MUL) & _M64
+    h = (_shift_mix(h) * _MUL) & _M64
+    return _shift_mix(h)
+
+
+def _unordered(kwargs: dict) -> list[tuple[str, object]]:
+    """kwargs's items in the iteration order of an ``unordered_map`` they were inserted
+    into in order (13 buckets: a new key goes first in its bucket, a new bucket first)."""
+    nodes: list[tuple[str, object, int]] = []
+    for k, v in kwargs.items():
+        b = _hash_bytes(k.encode()) % 13
+        at = next((i for i, n in enumerate(nodes) if n[2] == b), 0)
+        nodes.insert(at, (k, v, b))
+    return [(k, v) for k, v, _ in nodes]
