@@ -66,6 +66,25 @@ MANUAL = {
 }
 
 
+def _parsed_by_torch(key: str) -> bool:
+    """Whether PyTorch's public ``key`` is its parser's (a builtin), not Python of its own
+    (``torch.cdist``, ``Tensor.split``, most of ``nn.functional``) that checks otherwise."""
+    import torch
+    import torch.nn.functional
+
+    space, _, name = key.rpartition(".")
+    owner = {
+        "Tensor": torch.Tensor,
+        "torch": torch,
+        "nn.functional": torch.nn.functional,
+        "fft": torch.fft,
+        "linalg": torch.linalg,
+        "special": torch.special,
+    }[space]
+    obj = getattr(owner, name, None)
+    return type(obj).__name__ in ("builtin_function_or_method", "method_descriptor")
+
+
 def main() -> None:
     root = pathlib.Path(torchgen.__file__).parent / "packaged"
     native = parse_native_yaml(
@@ -87,6 +106,7 @@ def main() -> None:
             ]
             table[f"{space}.{public}"] = sigs
     table.update(MANUAL)
+    table = {k: v for k, v in table.items() if _parsed_by_torch(k)}
     OUT.write_text(json.dumps(dict(sorted(table.items())), indent=0) + "\n")
     print(f"{len(table)} parsers written to {OUT}")
 

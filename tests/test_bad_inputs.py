@@ -251,6 +251,15 @@ def derive(op, every: bool = True) -> Iterator[Case]:
                         if once(tag):
                             a, k = _mutate(b, name, type(v)(bad))
                             yield _plain(op, tag, a, k)
+        # floats where ints are expected (a dim, a size), a dtype given by its name (issue
+        # 35): PyTorch's parser refuses them, in the function and in the method
+        if b is not None:
+            for tag, name, bad in _type_mutations(b):
+                if once(tag):
+                    a, k = _mutate(b, name, bad)
+                    yield _plain(op, tag, a, k)
+                    if _has_method(op, a):
+                        yield _method(op, tag, a, k)
         arrs = _arrays(args)
         # a second tensor whose shape does not broadcast against the first
         if len(arrs) >= 2 and once("broadcast"):
@@ -320,6 +329,47 @@ def _dim_mutations(b):
                 yield f"{name}={bad}", bad
             elif isinstance(v, (tuple, list)) and v and all(isinstance(d, int) for d in v):
                 yield f"{name}[0]={bad}", type(v)((bad, *v[1:]))
+
+
+def _type_mutations(b):
+    """(tag, argument, bad value): a dim or a size as a float (a lone one, or the first or
+    last item of a list of them), a dtype by its name."""
+    for name in DIM_NAMES + SIZE_NAMES:
+        v = b.arguments.get(name)
+        if isinstance(v, int) and not isinstance(v, bool):
+            yield f"{name}-float", name, float(v)
+        elif isinstance(v, (tuple, list)) and v and all(type(d) is int for d in v):
+            yield f"{name}[0]-float", name, type(v)((float(v[0]), *v[1:]))
+            if len(v) > 1:
+                yield f"{name}[-1]-float", name, type(v)((*v[:-1], float(v[-1])))
+    d = b.arguments.get("dtype")
+    if isinstance(d, nt.dtype):
+        yield "dtype-str", "dtype", d.name
+
+
+def _has_method(op, args) -> bool:
+    """Whether op's function has a Tensor method of its name (in both libraries) that the
+    call's first argument, a tensor, can make."""
+    owner, _, name = op.api.rpartition(".")
+    return (
+        owner in ("", "Tensor")
+        and bool(args)
+        and isinstance(args[0], np.ndarray)
+        and hasattr(torch.Tensor, name)
+        and hasattr(nt.Tensor, name)
+    )
+
+
+def _method(op, tag, args, kwargs) -> Case:
+    """The call as the Tensor method of op's name, on its first argument."""
+
+    def build(lib):
+        name = op.api.rpartition(".")[2]
+        a = _conv(lib, tuple(args))
+        k = _conv(lib, dict(kwargs))
+        return _watched((a, k)), lambda: getattr(a[0], name)(*a[1:], **k)
+
+    return Case(f"{op.name}:{tag}:method", build)
 
 
 def _plain(op, tag, args, kwargs, rtol=1e-7, atol=1e-9) -> Case:

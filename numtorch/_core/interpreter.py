@@ -8,6 +8,7 @@ import enum
 import functools
 
 from . import upcalls
+from .pyargs import guard
 from .state import state
 from .tensor import Tensor, _new
 
@@ -218,11 +219,17 @@ def side_effect(what: str) -> None:
 owners: list[Interpreter] = []
 
 
-def factory(fn):
-    """A factory function a tracer records as one call (its arguments are Python values)."""
+def factory(fn=None, *, key: str | None = None):
+    """A factory function a tracer records as one call (its arguments are Python values).
+    Its arguments are checked as PyTorch's parser checks those of ``key`` (default:
+    ``torch.<its name>``)."""
+    if fn is None:
+        return functools.partial(factory, key=key)
+    check = guard(key or f"torch.{fn.__name__}")
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        check(args, kwargs)
         if state.stack:
             if state.stack[0].sees_all:
                 return state.stack[0].factory(fn, args, kwargs)
@@ -232,6 +239,7 @@ def factory(fn):
             return upcalls.factory_mode(fn, args, kwargs)
         return fn(*args, **kwargs)
 
+    call._parsed = True
     return call
 
 

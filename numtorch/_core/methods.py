@@ -7,7 +7,8 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from .inplace import run_inplace
-from .signature import input_aliases, numpy_keywords
+from .pyargs import checked_sizes, with_parser
+from .signature import PYTHON_IN_TORCH, input_aliases, numpy_keywords
 from .tensor import Tensor
 
 _DECLARED: set[str] = set()
@@ -20,7 +21,13 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
         if name in _DECLARED:
             raise ValueError(f"Tensor.{name} declared twice")
         _DECLARED.add(name)
-        setattr(Tensor, name, numpy_keywords(fn, name, "Tensor") if inspect.isfunction(fn) else fn)
+        if inspect.isfunction(fn):
+            method = numpy_keywords(fn, name, "Tensor")
+            if not name.startswith("__") and f"Tensor.{name}" not in PYTHON_IN_TORCH:
+                method = with_parser(method, f"Tensor.{name}", method=True)
+        else:
+            method = fn
+        setattr(Tensor, name, method)
     return fn
 
 
@@ -71,11 +78,20 @@ def _inputs_by_keyword(op) -> Callable:
 
 def sizes_method(op) -> Callable:
     fn = op.fn
+    key = f"Tensor.{op.name}"
 
-    def method(self, *size):
-        if len(size) == 1 and not isinstance(size[0], int):
-            size = size[0]
+    def method(self, *args):
+        size = args[0] if len(args) == 1 and type(args[0]) is not int else args
+        if isinstance(size, (tuple, list)):
+            for s in size:
+                if type(s) is not int:
+                    size = checked_sizes(key, args)
+                    break
+        else:
+            size = checked_sizes(key, args)
         return fn(self, tuple(size))
+
+    method._parsed = True
 
     method.__name__ = op.name
     return method

@@ -27,7 +27,7 @@ from .layout import contiguous
 from .methods import inplace_method, method_names, sizes_method, tensor_method
 from .no_kernel import NoKernel, complex32_refusing_fn, refusing_fn, refusing_prepare
 from .policy import COMMON, InplacePolicy
-from .signature import make_fn
+from .signature import make_fn, method_of
 from .tensor import Tensor
 
 REGISTRY: dict[str, Op] = {}
@@ -348,7 +348,8 @@ def defop(
         op.batch_rule = batch_rule.bind(op)
     op.fn = make_fn(op, out)
     if methods:
-        tensor_method(sizes_method(op) if sizes else op.fn, *method_names(methods, name))
+        for m in method_names(methods, name):
+            tensor_method(sizes_method(op) if sizes else method_of(op.fn, m), m)
     if inplace:
         tensor_method(inplace_method(op), *method_names(inplace, name + "_"))
     if register:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import dtype as dt
 from .dtype import dtype as _Dtype
 from .tensor import Size, Tensor, _type_name
 
@@ -265,7 +266,7 @@ def check(p: Param, o, argnum: int) -> tuple[bool, int]:
     if k == "scalars":
         return seq and all(_is_scalar(v) for v in o), -1
     if k == "dtype":
-        return isinstance(o, _Dtype) or o in (float, int, bool, complex), -1
+        return isinstance(o, _Dtype) or any(o is t for t in (float, int, bool, complex)), -1
     if k == "device":
         return _is_long(o) or isinstance(o, str) or type_name(o) == "torch.device", -1
     if k in ("layout", "memory_format"):
@@ -413,16 +414,57 @@ def refuse(key: str, args: tuple, kwargs: dict) -> int:
     raise TypeError(invalid_combination(sigs[0].name, args, kwargs, sigs))
 
 
-def unpack_ints(key: str, name: str, values) -> None:
-    """PyTorch's error for an item of an int list (after its first) that is not an int,
-    raised where the list is unpacked, once a signature has matched."""
+def judge(key: str, args: tuple, kwargs: dict) -> int:
+    """``refuse``, then the unpacking of the matched signature's int lists (its error for
+    an item after the first that is not an int). The index of the signature."""
+    i = refuse(key, args, kwargs)
+    sig = signatures(key)[i]
+    pos = 0
+    for p in sig.params:
+        if not p.keyword_only and pos < len(args):
+            v = args[pos]
+            pos += 1
+        else:
+            v = _lookup(p, kwargs)
+        if p.kind in ("ints", "symints") and _is_seq(v):
+            unpack_ints(sig.name, p.name, v)
+    return i
+
+
+def unpack_ints(public: str, name: str, values) -> tuple[int, ...]:
+    """An int list as PyTorch unpacks it once a signature has matched: Python ints, or its
+    error for an item (after the first, which the parser checked) that is not an int."""
+    out = []
     for i, v in enumerate(values):
         if not _is_int_or_symint(v) and not isinstance(v, bool):
-            public = signatures(key)[0].name
             raise TypeError(
                 f"{public}(): argument '{name}' failed to unpack the object at pos {i + 1} "
                 f'with error "type must be tuple of ints,but got {type_name(v)}"'
             )
+        out.append(int(v) if isinstance(v, Tensor) else operator.index(v))
+    return tuple(out)
+
+
+def checked_sizes(key: str, args: tuple, kwargs: dict | None = None) -> tuple[int, ...]:
+    """The int list of a call of ``key`` (``view(2, 3)``, ``view((2, 3))``,
+    ``zeros(size=(2, 3))``) as Python ints, where a quick look found something other than
+    ints: PyTorch's TypeError where its parser or its unpacking refuses the call."""
+    kwargs = kwargs or {}
+    sig = signatures(key)[refuse(key, args, kwargs)]
+    j, p = next((j, p) for j, p in enumerate(sig.params) if p.kind in ("ints", "symints"))
+    if p.name in kwargs:
+        v = kwargs[p.name]
+    elif j == 0 and sig.max_pos_args == 1 and (len(args) > 1 or not _is_seq(args[0])):
+        v = args if len(args) > 1 or not p.size else args[0]
+    else:
+        v = args[j]
+    if not _is_seq(v):
+        v = (v,) * max(p.size, 1)
+    return unpack_ints(sig.name, p.name, v)
+
+
+def _is_seq(v) -> bool:
+    return isinstance(v, (tuple, list))
 
 
 # ------------------------------------------------------------------ the list of signatures
@@ -548,3 +590,231 @@ def _unordered(kwargs: dict) -> list[tuple[str, object]]:
         at = next((i for i, n in enumerate(nodes) if n[2] == b), 0)
         nodes.insert(at, (k, v, b))
     return [(k, v) for k, v, _ in nodes]
+
+
+# ------------------------------------------------------------------ guards
+# A quick yes, as a Python expression of ``{v}``, for the arguments a parameter of a kind
+# surely takes; a no sends the call to the parser, which decides.
+_QUICK = {
+    "dtype": "({v}.__class__ is _Dt or {v} is float or {v} is int or {v} is bool or {v} is complex)",
+    "int": "{v}.__class__ is int",
+    "symint": "{v}.__class__ is int",
+    "bool": "{v}.__class__ is bool",
+    "ints": "({v}.__class__ is int or _int_seq({v}))",
+    "symints": "({v}.__class__ is int or _int_seq({v}))",
+    "tensor": "isinstance({v}, _T)",
+    "scalar": "{v}.__class__ in _NUMBERS",
+    "float": "{v}.__class__ in _NUMBERS",
+    "device": "({v}.__class__ is str or {v}.__class__ is int or _type_name({v}) == 'torch.device')",
+}
+_CHECKED = frozenset(("dtype", "int", "symint", "bool", "ints", "symints"))
+
+
+def _union(items) -> dict:
+    """{key: (kinds, allow_none)}: the kinds the signatures give a position or a name, where
+    each has a quick check and one of them is a kind worth checking."""
+    out: dict = {}
+    for key, kind, none in items:
+        kinds, any_none = out.get(key, (frozenset(), False))
+        out[key] = (kinds | {kind}, any_none or none)
+    return {k: v for k, v in out.items() if v[0] <= _QUICK.keys() and v[0] & _CHECKED}
+
+
+def _quick(kinds, allow_none: bool, v: str) -> str:
+    test = " or ".join(_QUICK[k].format(v=v) for k in sorted(kinds))
+    return f"({v} is None or {test})" if allow_none else f"({test})"
+
+
+def _compile(key: str):
+    """A function of (args, kwargs): False where an argument fails the quick checks of the
+    kinds PyTorch's signatures of ``key`` give its position (or its name)."""
+    if not has(key):
+        return lambda args, kwargs: True
+    sigs = [s for s in signatures(key) if not s.hidden]
+    pos = _union(
+        (i, p.kind, p.allow_none)
+        for s in sigs
+        for i, p in enumerate(q for q in s.params if not q.keyword_only)
+    )
+    names = _union((p.name, p.kind, p.allow_none) for s in sigs for p in s.params)
+    lines = ["def check(args, kwargs):", "    n = len(args)"]
+    for i, (kinds, none) in sorted(pos.items()):
+        lines.append(f"    if n > {i} and not {_quick(kinds, none, f'args[{i}]')}: return False")
+    if names:
+        lines.append("    if kwargs:")
+        for name, (kinds, none) in names.items():
+            lines.append(f"        v = kwargs.get({name!r}, _NO)")
+            lines.append(
+                f"        if v is not _NO and not {_quick(kinds, none, 'v')}: return False"
+            )
+    lines.append("    return True")
+    env = {**QUICK_ENV, "_NO": _MISSING}
+    exec("\n".join(lines), env)
+    return env["check"]
+
+
+def _int_seq(v) -> bool:
+    return int_seq(v)
+
+
+# the names the quick checks' expressions use
+QUICK_ENV = {
+    "_Dt": _Dtype,
+    "_T": Tensor,
+    "_NUMBERS": (int, float, bool, complex),
+    "_int_seq": _int_seq,
+    "_type_name": type_name,
+}
+
+
+def guard(key: str):
+    """The quick check of a call of ``key`` (its arguments as the user gave them, a
+    method's without self): where it fails, the parser judges the whole call (``refuse``:
+    PyTorch's TypeError, or nothing where PyTorch takes it). Compiled on its first call; a
+    function PyTorch does not parse checks nothing."""
+    compiled = None
+
+    def check(args: tuple, kwargs: dict) -> None:
+        nonlocal compiled
+        if compiled is None:
+            compiled = _compile(key)
+        if not compiled(args, kwargs):
+            judge(key, args, kwargs)
+
+    return check
+
+
+def parsed(key: str, method: bool = False):
+    """A decorator: the function (a Tensor method, with ``method``) checks its arguments as
+    PyTorch's parser checks those of ``key`` before it runs."""
+
+    def wrap(fn):
+        check = None  # (compiled on the first call)
+
+        if method:
+
+            def call(self, *args, **kwargs):
+                nonlocal check
+                if check is None:
+                    check = _compile(key)
+                if not check(args, kwargs):
+                    judge(key, args, kwargs)
+                return fn(self, *args, **kwargs)
+
+        else:
+
+            def call(*args, **kwargs):
+                nonlocal check
+                if check is None:
+                    check = _compile(key)
+                if not check(args, kwargs):
+                    judge(key, args, kwargs)
+                return fn(*args, **kwargs)
+
+        call = functools.update_wrapper(call, fn)
+        call._rewrap = wrap  # (numpy_keywords wraps fn, then this again, outermost)
+        call._parsed = True
+        return call
+
+    return wrap
+
+
+def checks(fn) -> bool:
+    """Whether ``fn`` already checks its arguments as PyTorch's parser does (a parsed
+    function, an op's generated function, or one marked so)."""
+    return getattr(fn, "_parsed", False) or "_judge" in getattr(fn, "__globals__", {})
+
+
+def with_parser(fn, key: str, method: bool = False):
+    """``fn`` (a public function written in Python, or a Tensor method) checking its
+    arguments as PyTorch's parser of ``key`` does, where PyTorch parses ``key`` and checks
+    one of its parameters' kinds; else ``fn``."""
+    if checks(fn) or not has(key):
+        return fn
+    if not any(p.kind in _CHECKED for s in signatures(key) for p in s.params):
+        return fn
+    return parsed(key, method)(fn)
+
+
+# ------------------------------------------------------------------ an op's public function
+_PYTHON_DTYPES = {float: dt.float64, int: dt.int64, bool: dt.bool_, complex: dt.complex128}
+
+
+def int_seq(v) -> bool:
+    """Whether v is a tuple or list of Python ints (an int list's quick yes)."""
+    if not isinstance(v, (tuple, list)):
+        return False
+    for i in v:
+        if type(i) is not int:
+            return False
+    return True
+
+
+def attr_kinds(key: str, names) -> dict[str, tuple]:
+    """{attribute: (its kinds, whether None is taken)} for an op's attributes ``names``
+    that PyTorch's parser of ``key`` checks (see ``_union``)."""
+    if not has(key):
+        return {}
+    sigs = signatures(key)
+    return _union((p.name, p.kind, p.allow_none) for s in sigs for p in s.params if p.name in names)
+
+
+def quick_test(name: str, kinds: tuple) -> str:
+    """The quick yes of an op's function for attribute ``name`` of ``kinds`` (its default
+    is always taken)."""
+    return f"({name} is _d_{name} or {_quick(kinds[0], kinds[1], name)})"
+
+
+def judge_op_call(
+    key: str,
+    method: bool,
+    kinds: dict,
+    inputs: tuple,
+    attrs: dict,
+    spec: tuple,
+    out,
+    by_pos: tuple,
+) -> dict:
+    """The attributes of an op's call whose quick check failed (``kinds``: those checked)
+    as Python ints, tuples of ints and numtorch dtypes, or PyTorch's TypeError for the call
+    as it was made: its inputs and the attributes ``by_pos`` by position, the others given
+    (not at their defaults, ``spec[0]``) by keyword."""
+    defaults = spec[0]
+    args = [*(inputs[1:] if method else inputs), *(attrs[n] for n in by_pos)]
+    kwargs = {
+        n: v for n, v in attrs.items() if n not in by_pos and v is not defaults.get(n, _MISSING)
+    }
+    given = set(by_pos) | kwargs.keys()
+    if out is not None:
+        kwargs["out"] = out
+    i = refuse(key, tuple(args), kwargs)
+    public = signatures(key)[i].name
+    fixed = dict(attrs)
+    for n, (ks, _) in kinds.items():
+        v = attrs[n]
+        if v is None or n not in given or (isinstance(v, Tensor) and "tensor" in ks):
+            continue
+        if "dtype" in ks and v in _PYTHON_DTYPES:
+            fixed[n] = _PYTHON_DTYPES[v]
+        elif isinstance(v, (tuple, list)):
+            if ks & {"ints", "symints"}:
+                fixed[n] = unpack_ints(public, n, v)
+        elif ks & {"int", "symint", "ints", "symints"} and _is_int_or_symint(v):
+            fixed[n] = int(v) if isinstance(v, Tensor) else operator.index(v)
+    return fixed
+
+
+def too_many(key: str, method: bool, inputs: tuple, extra: tuple) -> None:
+    """PyTorch's error for an op's call with more positional arguments than it takes."""
+    args = (*(inputs[1:] if method else inputs), *extra)
+    refuse(key, args, {})
+    n = len(inputs) + len(extra)
+    name = signatures(key)[0].name
+    raise TypeError(f"{name}() takes at most {n - 1} positional arguments ({n} given)")
+
+
+def multiple_values(key: str, name: str) -> None:
+    """The error for an attribute given by position and by keyword (PyTorch's and
+    Python's)."""
+    public = signatures(key)[0].name if has(key) else key.rpartition(".")[2]
+    raise TypeError(f"{public}() got multiple values for argument '{name}'")

@@ -19,6 +19,7 @@ from .._core.messages import alloc_failed, check_alloc
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import defop
+from .._core.pyargs import parsed
 from .._core.tensor import Size, Tensor, _make
 from .._opdb.samples import S
 from ._batching import rule_generator
@@ -308,6 +309,7 @@ def _like(input, fill_value, dtype, device, requires_grad) -> Tensor:
     return require_grad(out) if requires_grad else out
 
 
+@parsed("torch.zeros_like")
 def zeros_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
@@ -315,6 +317,7 @@ def zeros_like(
     return _like(input, 0, dtype, device, requires_grad)
 
 
+@parsed("torch.ones_like")
 def ones_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
@@ -322,6 +325,7 @@ def ones_like(
     return _like(input, 1, dtype, device, requires_grad)
 
 
+@parsed("torch.empty_like")
 def empty_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
@@ -329,6 +333,7 @@ def empty_like(
     return _like(input, 0, dtype, device, requires_grad)
 
 
+@parsed("torch.full_like")
 def full_like(
     input,
     fill_value,
@@ -659,14 +664,17 @@ def _new_legacy(self, *args, device=None) -> Tensor:
 
 
 tensor_methods(
-    {
-        "new": _new_legacy,
-        "new_zeros": _new_factory(zeros),
-        "new_ones": _new_factory(ones),
-        "new_empty": _new_factory(empty),
-        "new_empty_strided": _new_empty_strided,
-        "new_full": _new_full,
-        "new_tensor": _new_tensor,
+    {"new": _new_legacy}
+    | {
+        name: parsed(f"Tensor.{name}", method=True)(fn)
+        for name, fn in {
+            "new_zeros": _new_factory(zeros),
+            "new_ones": _new_factory(ones),
+            "new_empty": _new_factory(empty),
+            "new_empty_strided": _new_empty_strided,
+            "new_full": _new_full,
+            "new_tensor": _new_tensor,
+        }.items()
     }
 )
 
