@@ -66,6 +66,11 @@ MANUAL = {
 }
 
 
+# torch's Python methods that hand their arguments on, unchanged, to the parsed method of
+# the same name: its refusals are theirs
+PYTHON_PASSING_ON = {"Tensor.unflatten"}
+
+
 def _parsed_by_torch(key: str) -> bool:
     """Whether PyTorch's public ``key`` is its parser's (a builtin), not Python of its own
     (``torch.cdist``, ``Tensor.split``, most of ``nn.functional``) that checks otherwise."""
@@ -106,7 +111,22 @@ def main() -> None:
             ]
             table[f"{space}.{public}"] = sigs
     table.update(MANUAL)
-    table = {k: v for k, v in table.items() if _parsed_by_torch(k)}
+    parsed = {k: v for k, v in table.items() if _parsed_by_torch(k) or k in PYTHON_PASSING_ON}
+    # torch's Python functions call the parsed ones of the same name (``torch._VF.split``,
+    # ``torch._C._nn.glu``), whose refusals are theirs: kept under those names
+    for k, v in table.items():
+        space, _, name = k.rpartition(".")
+        if k not in parsed and space in ("torch", "nn.functional"):
+            parsed[f"{'_VF' if space == 'torch' else '_nn'}.{name}"] = v
+    # nn.functional's builtins that are torch's (F.conv2d is torch.conv2d)
+    import torch
+    import torch.nn.functional as F
+
+    for name in dir(F):
+        obj = getattr(F, name)
+        if f"torch.{name}" in parsed and obj is getattr(torch, name, None):
+            parsed[f"nn.functional.{name}"] = parsed[f"torch.{name}"]
+    table = parsed
     OUT.write_text(json.dumps(dict(sorted(table.items())), indent=0) + "\n")
     print(f"{len(table)} parsers written to {OUT}")
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from .inplace import run_inplace
 from .pyargs import checked_sizes, with_parser
-from .signature import PYTHON_IN_TORCH, input_aliases, numpy_keywords
+from .signature import input_aliases, numpy_keywords
 from .tensor import Tensor
 
 _DECLARED: set[str] = set()
@@ -22,8 +22,10 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
             raise ValueError(f"Tensor.{name} declared twice")
         _DECLARED.add(name)
         if inspect.isfunction(fn):
-            method = numpy_keywords(fn, name, "Tensor")
-            if not name.startswith("__") and f"Tensor.{name}" not in PYTHON_IN_TORCH:
+            # (a function checked as PyTorch's function is checked as its method instead)
+            inner = fn.__wrapped__ if getattr(fn, "_parsed_method", None) is False else fn
+            method = numpy_keywords(inner, name, "Tensor")
+            if not name.startswith("__"):
                 method = with_parser(method, f"Tensor.{name}", method=True)
         else:
             method = fn

@@ -714,6 +714,7 @@ def parsed(key: str, method: bool = False):
         call = functools.update_wrapper(call, fn)
         call._rewrap = wrap  # (numpy_keywords wraps fn, then this again, outermost)
         call._parsed = True
+        call._parsed_method = method
         return call
 
     return wrap

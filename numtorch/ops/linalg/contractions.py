@@ -356,6 +356,11 @@ def _tensordot_is_dot(a: Tensor, b: Tensor, args: dict) -> bool:
 )
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` trailing dims of a with leading dims of b (or two lists of dims)."""
+    if not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError(
+            "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+            f"containing two lists, but got dims={dims}"
+        )
     if a.dtype != b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
