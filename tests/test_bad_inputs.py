@@ -28,6 +28,7 @@ from twolibs import (
     assert_close,
     assert_same,
     assert_same_error,
+    assert_same_outcome,
 )
 
 import numtorch as nt
@@ -1003,3 +1004,153 @@ def test_bad_write_leaves_self_unmodified(name):
         return x
 
     assert_same(prog)
+
+
+# ==================================================================
+# Issue 35, "accepted where PyTorch raises": PyTorch's refusal, word for word, where numtorch
+# returned a result. Each call also runs in the forms PyTorch accepts, which must still give
+# its result.
+def _x(T):
+    return T.tensor([3.0, 1.0, 2.0])
+
+
+def _sort_forms() -> dict:
+    """sort/argsort/msort in every form: PyTorch's sort(input, dim, descending) and
+    sort(input, *, stable, dim, descending) signatures decide which are taken."""
+    forms = {}
+    calls = {
+        "": ((), {}),
+        "0": ((0,), {}),
+        "0-True": ((0, True), {}),
+        "True": ((True,), {}),
+        "0-stable": ((0,), {"stable": True}),
+        "0-True-stable": ((0, True), {"stable": True}),
+        "stable": ((), {"stable": True}),
+        "stable-None": ((), {"stable": None}),
+        "stable-dim-descending": ((), {"stable": False, "dim": 0, "descending": True}),
+        "dim-descending": ((), {"dim": 0, "descending": True}),
+        "descending-int": ((), {"descending": 1}),
+        "0-True-True": ((0, True, True), {}),
+    }
+    for name in ("sort", "argsort"):
+        for tag, (a, k) in calls.items():
+            forms[f"{name}({tag})"] = lambda T, name=name, a=a, k=k: getattr(T, name)(
+                _x(T), *a, **k
+            )
+            forms[f"x.{name}({tag})"] = lambda T, name=name, a=a, k=k: getattr(_x(T), name)(*a, **k)
+    forms["argsort-out-stable"] = lambda T: T.argsort(
+        _x(T), stable=True, out=T.empty(3, dtype=T.int64)
+    )
+    forms["argsort-out-0"] = lambda T: T.argsort(_x(T), 0, out=T.empty(3, dtype=T.int64))
+    forms["msort"] = lambda T: T.msort(_x(T))
+    forms["msort-0"] = lambda T: T.msort(_x(T), 0)
+    forms["msort-dim"] = lambda T: T.msort(_x(T), dim=0)
+    forms["x.msort-0"] = lambda T: _x(T).msort(0)
+    return forms
+
+
+def _clamp_forms() -> dict:
+    """clamp and clip with a tensor bound and a number bound, in every form (PyTorch's
+    signatures take two tensors or two numbers); both kinds alike are taken."""
+    forms = {}
+    bounds = {
+        "tensor-number": lambda T: ((_x(T) * 0, 2.0), {}),
+        "number-tensor": lambda T: ((0.0, _x(T)), {}),
+        "tensor-int": lambda T: ((_x(T) * 0, 2), {}),
+        "kw-tensor-number": lambda T: ((), {"min": _x(T) * 0, "max": 2.0}),
+        "kw-number-tensor": lambda T: ((), {"max": _x(T), "min": 0.5}),
+        "0d-number": lambda T: ((T.tensor(1.5), 2.0), {}),
+        "tensor-None": lambda T: ((_x(T) * 0, None), {}),
+        "tensors": lambda T: ((_x(T) * 0, _x(T) - 1), {}),
+        "numbers": lambda T: ((1.5, 2.5), {}),
+    }
+    for name in ("clamp", "clip"):
+        for tag, b in bounds.items():
+            forms[f"{name}-{tag}"] = lambda T, name=name, b=b: getattr(T, name)(
+                _x(T), *b(T)[0], **b(T)[1]
+            )
+            for m in (name, name + "_"):
+                forms[f"x.{m}-{tag}"] = lambda T, m=m, b=b: getattr(_x(T), m)(*b(T)[0], **b(T)[1])
+    return forms
+
+
+def _ints(T):
+    return T.ones(3, dtype=T.int64)
+
+
+ACCEPTED_BEFORE = {
+    **_sort_forms(),
+    **_clamp_forms(),
+    # 1-D operands only
+    "outer-2d": lambda T: T.outer(T.ones(2, 2), T.ones(2)),
+    "outer-2d-vec2": lambda T: T.outer(T.ones(2), T.ones(2, 2)),
+    "outer-0d": lambda T: T.outer(T.tensor(1.0), T.ones(2)),
+    "ger-2d": lambda T: T.ger(T.ones(2, 2), T.ones(2)),
+    "x.outer-2d": lambda T: T.ones(2, 2).outer(T.ones(2)),
+    "x.ger-0d": lambda T: T.tensor(2.0).ger(T.ones(2)),
+    "outer-1d": lambda T: T.outer(T.ones(2), T.arange(3.0)),
+    "vmap-outer-2d": lambda T: T.func.vmap(T.outer)(T.ones(2, 2, 2), T.ones(2, 3)),
+    # alpha against the result's dtype
+    "add-bool-alpha": lambda T: T.add(T.ones(3), T.ones(3), alpha=True),
+    "add-bool-alpha-int": lambda T: T.add(_ints(T), _ints(T), alpha=True),
+    "add-bool-alpha-bool": lambda T: T.add(T.ones(3) > 0, T.ones(3) > 0, alpha=True),
+    "add-float-alpha-int": lambda T: T.add(_ints(T), _ints(T), alpha=0.5),
+    "add-float-alpha-number": lambda T: T.add(_ints(T), 2, alpha=1.5),
+    "add-float-alpha-float-other": lambda T: T.add(_ints(T), T.ones(3), alpha=1.5),
+    "add-complex-alpha-float": lambda T: T.add(T.ones(3), T.ones(3), alpha=1j),
+    "add-complex-alpha-int": lambda T: T.add(_ints(T), _ints(T), alpha=1j),
+    "add-complex-alpha-complex": lambda T: T.add(T.ones(3) * 1j, T.ones(3), alpha=1j),
+    "add_-float-alpha-int": lambda T: _ints(T).add_(_ints(T), alpha=1.5),
+    "add_-bool-alpha": lambda T: T.ones(3).add_(T.ones(3), alpha=True),
+    "sub-bool-alpha": lambda T: T.sub(T.ones(3), T.ones(3), alpha=True),
+    "sub-float-alpha-int": lambda T: T.sub(_ints(T), _ints(T), alpha=0.5),
+    "rsub-bool-alpha": lambda T: T.rsub(T.ones(3), T.ones(3), alpha=True),
+    "addr-bool-alpha": lambda T: T.addr(T.ones(2, 2), T.ones(2), T.ones(2), alpha=True),
+    "addr-bool-beta": lambda T: T.addr(T.ones(2, 2), T.ones(2), T.ones(2), beta=True),
+    # upper: keyword-only and required
+    "solve_triangular": lambda T: T.linalg.solve_triangular(T.eye(2), T.ones(2, 2)),
+    "solve_triangular-positional": lambda T: T.linalg.solve_triangular(
+        T.eye(2), T.ones(2, 2), True
+    ),
+    "solve_triangular-upper": lambda T: T.linalg.solve_triangular(
+        T.eye(2), T.ones(2, 2), upper=True
+    ),
+    # dtypes by name, and numbers where ints are expected
+    "zeros-dtype-str": lambda T: T.zeros(2, dtype="float32"),
+    "zeros-dtype-numpy": lambda T: T.zeros(2, dtype=np.float32),
+    "zeros-dtype-python": lambda T: T.zeros(2, dtype=float),
+    "tensor-dtype-str": lambda T: T.tensor([1.0], dtype="float32"),
+    "arange-dtype-str": lambda T: T.arange(3, dtype="float32"),
+    "rand-dtype-str": lambda T: T.rand(2, dtype="float32"),
+    "zeros_like-dtype-str": lambda T: T.zeros_like(T.ones(2), dtype="float32"),
+    "new_zeros-dtype-str": lambda T: T.ones(2).new_zeros(2, dtype="float32"),
+    "sum-dtype-str": lambda T: T.ones(2).sum(dtype="float32"),
+    "softmax-dtype-str": lambda T: T.softmax(T.ones(2), 0, "float32"),
+    "to-dtype-str": lambda T: T.ones(2).to(dtype="float32"),
+    "reshape-float": lambda T: T.ones(6).reshape(2.0, 3),
+    "reshape-float-tuple": lambda T: T.ones(6).reshape((2.0, 3)),
+    "reshape-later-float": lambda T: T.ones(6).reshape(2, 3.0),
+    "reshape-bool": lambda T: T.ones(6).reshape(True, 6),
+    "reshape-numpy-int": lambda T: T.ones(6).reshape(np.int64(2), 3),
+    "reshape-int-tensor": lambda T: T.ones(6).reshape(T.tensor(6)),
+    "view-float": lambda T: T.ones(6).view(2.0, 3),
+    "zeros-float": lambda T: T.zeros(2.0, 3),
+    "zeros-size-float": lambda T: T.zeros(size=(2.0,)),
+    "eye-float": lambda T: T.eye(2, 2.0),
+    "tril-float": lambda T: T.ones(3, 3).tril(1.0),
+    "narrow-float": lambda T: T.ones(4).narrow(0, 1.0, 2),
+    "select-float": lambda T: T.ones(4).select(0, 1.0),
+    "sum-dim-keyword-float": lambda T: T.ones(2, 3).sum(dim=1.0),
+    "sum-dim-float": lambda T: T.ones(2, 3).sum(1.0),
+    "histc-bins-keyword": lambda T: T.histc(T.ones(3), bins=2.5),
+    "histc-bins-positional": lambda T: T.histc(T.ones(3), 2.5),
+    "unsqueeze-numpy-bool": lambda T: T.ones(3).unsqueeze(np.bool_(True)),
+    "split-float": lambda T: T.ones(4).split(2.0),
+    "sum-too-many": lambda T: T.sum(T.ones(3), 0, True, T.float64, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(ACCEPTED_BEFORE))
+def test_accepted_before_refused_as_torch(name):
+    """Where PyTorch raises, numtorch raises the same; where it returns, the same result."""
+    assert_same_outcome(ACCEPTED_BEFORE[name])

@@ -401,6 +401,12 @@ def refuse(key: str, args: tuple, kwargs: dict) -> int:
     function of one signature, or a call only one signature could take by its number of
     arguments, gets that signature's own error; others, the list of signatures."""
     sigs = signatures(key)
+    if len(sigs) == 1 and not sigs[0].params and key.startswith("Tensor."):
+        name = f"TensorBase.{key[7:]}()"  # (a method of no arguments: Python's own texts)
+        if kwargs:
+            raise TypeError(f"{name} takes no keyword arguments")
+        if args:
+            raise TypeError(f"{name} takes no arguments ({len(args)} given)")
     if len(sigs) == 1:
         parse(sigs[0], args, kwargs, True)
         return 0
@@ -640,6 +646,10 @@ def _compile(key: str):
     lines = ["def check(args, kwargs):", "    n = len(args)"]
     for i, (kinds, none) in sorted(pos.items()):
         lines.append(f"    if n > {i} and not {_quick(kinds, none, f'args[{i}]')}: return False")
+    for name, most in _narrowing(sigs).items():
+        lines.append(f"    if n > {most} and {name!r} in kwargs: return False")
+    if not any(s.max_pos_args == 1 and s.params[0].kind in ("ints", "symints") for s in sigs):
+        lines.append(f"    if n > {max((s.max_pos_args for s in sigs), default=0)}: return False")
     if names:
         lines.append("    if kwargs:")
         for name, (kinds, none) in names.items():
@@ -651,6 +661,27 @@ def _compile(key: str):
     env = {**QUICK_ENV, "_NO": _MISSING}
     exec("\n".join(lines), env)
     return env["check"]
+
+
+def _narrowing(sigs) -> dict[str, int]:
+    """{keyword: the most positional arguments a call giving it may have}, for the
+    keywords only some signatures have, and those with fewer positional parameters than
+    others (``sort(x, 0, stable=True)``: ``stable`` comes with the signature that takes
+    ``dim`` by keyword only)."""
+    most = max((s.max_pos_args for s in sigs), default=0)
+    out = {}
+    for name in {p.name for s in sigs for p in s.params if p.keyword_only}:
+        having = [s for s in sigs if any(p.name == name for p in s.params)]
+        m = max(s.max_pos_args for s in having)
+        if len(having) < len(sigs) and m < most:
+            out[name] = m
+    return out
+
+
+def narrowing(key: str) -> set[str]:
+    """The keywords of ``key`` that only some signatures (with fewer positional parameters)
+    take (see ``_narrowing``)."""
+    return set(_narrowing([s for s in signatures(key) if not s.hidden])) if has(key) else set()
 
 
 def _int_seq(v) -> bool:
@@ -732,7 +763,8 @@ def with_parser(fn, key: str, method: bool = False):
     one of its parameters' kinds; else ``fn``."""
     if checks(fn) or not has(key):
         return fn
-    if not any(p.kind in _CHECKED for s in signatures(key) for p in s.params):
+    sigs = signatures(key)
+    if not any(p.kind in _CHECKED for s in sigs for p in s.params) and not _narrowing(sigs):
         return fn
     return parsed(key, method)(fn)
 
@@ -780,7 +812,7 @@ def judge_op_call(
     as Python ints, tuples of ints and numtorch dtypes, or PyTorch's TypeError for the call
     as it was made: its inputs and the attributes ``by_pos`` by position, the others given
     (not at their defaults, ``spec[0]``) by keyword."""
-    defaults = spec[0]
+    defaults, not_given, name = spec
     args = [*(inputs[1:] if method else inputs), *(attrs[n] for n in by_pos)]
     kwargs = {
         n: v for n, v in attrs.items() if n not in by_pos and v is not defaults.get(n, _MISSING)
@@ -788,8 +820,11 @@ def judge_op_call(
     given = set(by_pos) | kwargs.keys()
     if out is not None:
         kwargs["out"] = out
-    i = refuse(key, tuple(args), kwargs)
-    public = signatures(key)[i].name
+    i = refuse(key, tuple(args), kwargs) if has(key) else 0
+    missing = [n for n, v in attrs.items() if v is not_given]
+    if missing:  # (numtorch's op requires an attribute PyTorch's parser does not)
+        raise TypeError(f"{name}() missing 1 required keyword-only argument: '{missing[0]}'")
+    public = signatures(key)[i].name if has(key) else name
     fixed = dict(attrs)
     for n, (ks, _) in kinds.items():
         v = attrs[n]
@@ -805,12 +840,13 @@ def judge_op_call(
     return fixed
 
 
-def too_many(key: str, method: bool, inputs: tuple, extra: tuple) -> None:
-    """PyTorch's error for an op's call with more positional arguments than it takes."""
+def too_many(key: str, method: bool, inputs: tuple, extra: tuple, name: str) -> None:
+    """PyTorch's error for an op's call with more positional arguments than it takes (else
+    Python's, for a function PyTorch does not parse)."""
     args = (*(inputs[1:] if method else inputs), *extra)
-    refuse(key, args, {})
-    n = len(inputs) + len(extra)
-    name = signatures(key)[0].name
+    if has(key):
+        refuse(key, args, {})
+    n = len(args)
     raise TypeError(f"{name}() takes at most {n - 1} positional arguments ({n} given)")
 
 

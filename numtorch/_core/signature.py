@@ -39,10 +39,13 @@ def make_fn(op, out: bool) -> Callable:
     if out:
         shown.append("out=None" if kwonly else "*, out=None")
     kinds = attr_kinds(api_key(op.api), [n for n, _, _ in op.attrs])
-    # Where PyTorch's parser checks an attribute, the function knows which attributes came by
-    # position (``*_p``), so that a refusal words the call as it was made.
-    by_pos = [n for n, _, k in op.attrs if k != inspect.Parameter.KEYWORD_ONLY] if kinds else []
-    if by_pos:
+    required = [n for n, d, _ in op.attrs if d is inspect.Parameter.empty]
+    # Where PyTorch's parser checks an attribute (or one is required), the function knows
+    # which attributes came by position (``*_p``), so that a refusal words the call as it
+    # was made.
+    guarded = bool(kinds or required)
+    by_pos = [n for n, _, k in op.attrs if k != inspect.Parameter.KEYWORD_ONLY] if guarded else []
+    if guarded:
         parts.append("*_p")
         parts += [f"{n}=_NO" if n in by_pos else f"{n}=_d_{n}" for n, _, _ in op.attrs]
         if out:
@@ -62,23 +65,23 @@ def make_fn(op, out: bool) -> Callable:
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     body = _guard_code(op, kinds, by_pos, ins, attrs, "out" if out else "None", env) + body
     env["_uncast"] = uncast
-    env.update({f"_d_{n}": d for n, d, _ in op.attrs})
+    env.update({f"_d_{n}": _NO if n in required else d for n, d, _ in op.attrs})
     if aliases:
         parts.append("**_kw")
         shown.append("**_kw")
         defaults = {n: _NO for n in late} | {f"{n}": d for n, d, _ in op.attrs}
         body = _resolve_code(names, aliases, late, defaults, public, "_kw", True, env) + body
-    if by_pos:
+    if guarded:
         body = _bind_code(by_pos, ins, env) + body
     src = f"def {op.name}({', '.join(parts)}):\n{body}"
     exec(src, env)
     fn = env[op.name]
     fn.__qualname__ = op.name
     fn.__doc__ = f"The ``{op.api}`` operator."
-    if by_pos:
+    if guarded:
         exec(f"def _shown({', '.join(shown)}): pass", env)
         fn.__signature__ = inspect.signature(env.pop("_shown"))
-    if aliases or by_pos:
+    if aliases or guarded:
         _hide_aliases(fn)
     return fn
 
@@ -92,7 +95,7 @@ def _bind_code(by_pos: list, ins: str, env: dict) -> str:
     lines = [
         "    if _p:",
         "        _n = len(_p)",
-        f"        if _n > {len(by_pos)}: _too_many(_key, _method, ({ins}), _p)",
+        f"        if _n > {len(by_pos)}: _too_many(_key, _method, ({ins}), _p, _op.name)",
     ]
     pad = "        "
     for i, n in enumerate(by_pos):
@@ -114,31 +117,42 @@ def _guard_code(op, kinds: dict, by_pos: list, ins: str, attrs: str, out: str, e
     """The body lines that check the attributes PyTorch's parser checks (dtypes, ints, int
     lists) quickly, and send a call that fails to ``judge_op_call``: PyTorch's TypeError,
     or the values as Python ints and numtorch dtypes."""
-    from .pyargs import QUICK_ENV, judge_op_call, quick_test
+    from .pyargs import QUICK_ENV, judge_op_call, narrowing, quick_test
 
     key = api_key(op.api)
     env.update(_key=key, _method=False)
-    if not kinds:
+    required = [n for n, d, _ in op.attrs if d is inspect.Parameter.empty]
+    if not kinds and not required:
         return ""
-    checks = " and ".join(quick_test(n, k) for n, k in kinds.items())
+    tests = [f"{n} is not _NO" for n in required]
+    tests += [quick_test(n, k) for n, k in kinds.items()]
+    names = {n for n, _, _ in op.attrs} | ({"out"} if out == "out" else set())
+    narrow = sorted((narrowing(key) | narrowing(f"Tensor.{op.name}")) & names)
+    if narrow and by_pos:  # (keywords that come only with the attributes by keyword)
+        given = " or ".join(
+            "out is not None" if n == "out" else f"{n} is not _d_{n}" for n in narrow
+        )
+        tests.append(f"not (_p and ({given}))")
+    checks = " and ".join(tests)
     env.update(
         _by_pos=tuple(by_pos),
         _kinds=kinds,
         _attr_spec=(
-            {n: d for n, d, _ in op.attrs},
-            {n for n, _, k in op.attrs if k == inspect.Parameter.KEYWORD_ONLY},
+            {n: _NO if n in required else d for n, d, _ in op.attrs},
+            _NO,
+            op.name,
         ),
         _judge=judge_op_call,
         **QUICK_ENV,
     )
     lhs = "".join(f"{n}, " for n in kinds)
     rhs = "".join(f"_a['{n}'], " for n in kinds)
-    return (
+    code = (
         f"    if not ({checks}):\n"
         f"        _a = _judge(_key, _method, _kinds, ({ins}), {{{attrs}}}, _attr_spec, {out}, "
         f"_by_pos[:{'len(_p)' if by_pos else '0'}])\n"
-        f"        {lhs}= {rhs}\n"
     )
+    return code + (f"        {lhs}= {rhs}\n" if kinds else "")
 
 
 def method_of(fn: Callable, name: str) -> Callable:

@@ -10,6 +10,8 @@ derives the jvp from them.
 from __future__ import annotations
 
 import cmath
+import functools
+import inspect
 import math
 
 import numpy as np
@@ -21,6 +23,7 @@ from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput, composite, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
+from .._core.pyargs import judge
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ._families import (
@@ -77,6 +80,34 @@ def _is_bool(a) -> bool:
     return isinstance(a, bool) or (hasattr(a, "dtype") and a.dtype.kind == "b")
 
 
+def _alpha_checked(prepare):
+    """``prepare`` (type promotion), then PyTorch's checks of ``alpha`` against the result's
+    dtype (add, sub, rsub): a bool alpha only for a bool result, no floating alpha for an
+    integral one, no complex alpha for a real one."""
+
+    def check(arrays, attrs=None):
+        out, npd = prepare(arrays, attrs)
+        alpha = attrs.get("alpha", 1) if attrs else 1
+        if alpha.__class__ is not int:
+            first = next(a for a in out if hasattr(a, "dtype"))
+            kind = (npd if npd is not None else first.dtype).kind
+            if isinstance(alpha, (bool, np.bool_)) and kind != "b":
+                raise RuntimeError("Boolean alpha only supported for Boolean results.")
+            integral = isinstance(alpha, (int, np.integer, np.bool_))
+            if kind in "biu" and not integral:
+                raise RuntimeError(
+                    "For integral input tensors, argument alpha must not be a floating point "
+                    "number."
+                )
+            if kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
+                raise RuntimeError(
+                    "For non-complex input tensors, argument alpha must not be a complex number."
+                )
+        return out, npd
+
+    return check
+
+
 def _prep_sub(arrays, attrs=None):
     """Type promotion for sub and rsub, which reject bool operands as PyTorch does."""
     nbool = _is_bool(arrays[0]) + _is_bool(arrays[1])
@@ -93,6 +124,9 @@ def _prep_sub(arrays, attrs=None):
     return promote(arrays, attrs)
 
 
+_prep_sub = _alpha_checked(_prep_sub)
+
+
 def _sub(xp, a, b, *, alpha=1):
     out = a - b if alpha == 1 else a - alpha * b
     if out.dtype.kind == "c":
@@ -100,11 +134,27 @@ def _sub(xp, a, b, *, alpha=1):
     return out
 
 
+def _alpha_errors(make):
+    """PyTorch's checks of alpha against the result's dtype."""
+    x = make((3,))
+    yield ErrorInput(S((x, x), {"alpha": True}), RuntimeError, "^Boolean alpha only supported")
+    i = make((3,), -3, 3, dtype=np.int64)
+    yield ErrorInput(
+        S((i, 2), {"alpha": 0.5}), RuntimeError, "^For integral input tensors, argument alpha"
+    )
+    if make.dtype.kind == "f":
+        yield ErrorInput(
+            S((x, x), {"alpha": 1j}), RuntimeError, "^For non-complex input tensors, argument alpha"
+        )
+
+
 add_p = binary(
     "add",
     _add,
     (lambda g: g, lambda g, alpha: g if alpha == 1 else g * cj(alpha)),
     LINEAR,
+    prepare=_alpha_checked(promote),
+    error_samples=_alpha_errors,
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
     checked_scalars=("alpha",),
@@ -118,6 +168,7 @@ def _sub_errors(make):
     b = make((3,), dtype=np.bool_)
     yield ErrorInput(S((b, np.array(b))), RuntimeError, "with two bool tensors is not supported")
     yield ErrorInput(S((make((3,)), True)), RuntimeError, "with a bool tensor is not supported")
+    yield from _alpha_errors(make)
 
 
 sub_p = binary(
@@ -642,6 +693,25 @@ def _clamp_method(self: Tensor, min=None, max=None) -> Tensor:
     return clamp(self, min, max)
 
 
+def _bounds_of_one_kind(key: str, fn, method: bool = False):
+    """``fn`` (clamp, clip, or their method or in-place forms) refusing, as PyTorch's
+    parser does, bounds of which one is a tensor and the other a number: its signatures
+    take two tensors or two numbers (a 0-dim tensor passes for a number)."""
+    name = key.rpartition(".")[2]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        bounds = (*args[1:3], kwargs.get("min"), kwargs.get("max"))
+        if len({isinstance(b, Tensor) for b in bounds if b is not None}) == 2:
+            judge(key, args[1:] if method else args, kwargs)
+        return fn(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    del call.__wrapped__  # (inspect shows fn's signature through __signature__)
+    call.__signature__ = inspect.signature(fn)
+    return call
+
+
 def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
     from .._core.inplace import run_inplace
 
@@ -929,7 +999,7 @@ def _lerp_errors(make):
         RuntimeError,
         "expected dtype float for `weight` but got dtype double",
     )
-    i = make((3,), dtype=np.int64)
+    i = make((3,), -3, 3, dtype=np.int64)
     yield ErrorInput(S((i, np.array(i), 0.5)), NotImplementedError, '"lerp_kernel_scalar" not')
     yield ErrorInput(
         S((i, np.array(i), np.array(2, dtype=np.int64))),
@@ -1100,12 +1170,17 @@ bitwise_right_shift_p = binary(
     **_SHIFT,
 )
 
+clip = _bounds_of_one_kind("torch.clip", clamp)
+clamp = _bounds_of_one_kind("torch.clamp", clamp)
 tensor_methods(
     {
-        "clamp": _clamp_method,
-        "clip": _clamp_method,
-        "clamp_": _clamp_inplace,
-        "clip_": _clamp_inplace,
-        "float_power_": _float_power_inplace,
+        name: _bounds_of_one_kind(f"Tensor.{name}", fn, method=True)
+        for name, fn in (
+            ("clamp", _clamp_method),
+            ("clip", _clamp_method),
+            ("clamp_", _clamp_inplace),
+            ("clip_", _clamp_inplace),
+        )
     }
+    | {"float_power_": _float_power_inplace}
 )

@@ -297,12 +297,15 @@ def _addr_prepare(arrays, attrs=None):
     if vec1.ndim == 1 and vec2.ndim == 1:
         _check_expand(tuple(input.shape), shape, dt.from_np(input.dtype).scalar_name)
     arrays, out_dtype = promote(arrays, attrs)
-    if arrays[0].dtype.kind in "biu":
-        for n in ("beta", "alpha"):
-            if isinstance((attrs or {}).get(n), float):
-                raise RuntimeError(
-                    f"For integral input tensors, argument {n} must not be a floating point number."
-                )
+    kind = arrays[0].dtype.kind
+    for n in ("beta", "alpha"):
+        v = (attrs or {}).get(n)
+        if isinstance(v, bool) and kind != "b":
+            raise RuntimeError(f"Boolean {n} only supported for Boolean results.")
+        if kind in "biu" and isinstance(v, float):
+            raise RuntimeError(
+                f"For integral input tensors, argument {n} must not be a floating point number."
+            )
     return arrays, out_dtype
 
 

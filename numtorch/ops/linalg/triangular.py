@@ -121,6 +121,17 @@ def _linalg_solve_triangular_error_samples(make):
             RuntimeError,
             "The input tensor B must have at least 2 dimensions.",
         ),
+        # upper is keyword-only, and required
+        E(
+            S((_wc(make, (3, 3)), make((3, 2)))),
+            TypeError,
+            r'^linalg_solve_triangular\(\) missing 1 required positional arguments: "upper"$',
+        ),
+        E(
+            S((_wc(make, (3, 3)), make((3, 2)), True)),
+            TypeError,
+            r"^linalg_solve_triangular\(\) takes from 3 to 2 positional arguments but 3 were given$",
+        ),
     ]
 
 
