@@ -792,6 +792,19 @@ def attr_kinds(key: str, names) -> dict[str, tuple]:
     return _union((p.name, p.kind, p.allow_none) for s in sigs for p in s.params if p.name in names)
 
 
+def positional_match(key: str, ninputs: int, names: list) -> bool:
+    """Whether an op's attributes ``names``, after its ``ninputs`` inputs, are the
+    positional parameters of one of PyTorch's signatures of ``key``, in its order (then its
+    function may word a refusal by the positions the call gave them)."""
+    if not has(key):
+        return True
+    for s in signatures(key):
+        pos = [p.name for p in s.params if not p.keyword_only][ninputs:]
+        if pos[: len(names)] == list(names):
+            return True
+    return not names
+
+
 def quick_test(name: str, kinds: tuple) -> str:
     """The quick yes of an op's function for attribute ``name`` of ``kinds`` (its default
     is always taken)."""

@@ -17,7 +17,7 @@ def make_fn(op, out: bool) -> Callable:
     from .autocast_state import uncast
     from .dispatch import dispatch
     from .out import write_out
-    from .pyargs import attr_kinds
+    from .pyargs import attr_kinds, positional_match
 
     owner, _, public = op.api.rpartition(".")
     inputs = public_inputs(op)
@@ -45,6 +45,10 @@ def make_fn(op, out: bool) -> Callable:
     # was made.
     guarded = bool(kinds or required)
     by_pos = [n for n, _, k in op.attrs if k != inspect.Parameter.KEYWORD_ONLY] if guarded else []
+    # (an op whose positional attributes are not PyTorch's, in its order, is not PyTorch's
+    # function itself but the kernel of a public one: its calls are numtorch's own)
+    guarded = guarded and positional_match(api_key(op.api), len(inputs), by_pos)
+    by_pos = by_pos if guarded else []
     if guarded:
         parts.append("*_p")
         parts += [f"{n}=_NO" if n in by_pos else f"{n}=_d_{n}" for n, _, _ in op.attrs]
@@ -69,7 +73,7 @@ def make_fn(op, out: bool) -> Callable:
     if aliases:
         parts.append("**_kw")
         shown.append("**_kw")
-        defaults = {n: _NO for n in late} | {f"{n}": d for n, d, _ in op.attrs}
+        defaults = {n: _NO for n in late} | {n: _NO if n in required else d for n, d, _ in op.attrs}
         body = _resolve_code(names, aliases, late, defaults, public, "_kw", True, env) + body
     if guarded:
         body = _bind_code(by_pos, ins, env) + body
@@ -126,7 +130,8 @@ def _guard_code(op, kinds: dict, by_pos: list, ins: str, attrs: str, out: str, e
         return ""
     tests = [f"{n} is not _NO" for n in required]
     tests += [quick_test(n, k) for n, k in kinds.items()]
-    names = {n for n, _, _ in op.attrs} | ({"out"} if out == "out" else set())
+    kwonly = {n for n, _, k in op.attrs if k == inspect.Parameter.KEYWORD_ONLY}
+    names = kwonly | ({"out"} if out == "out" else set())
     narrow = sorted((narrowing(key) | narrowing(f"Tensor.{op.name}")) & names)
     if narrow and by_pos:  # (keywords that come only with the attributes by keyword)
         given = " or ".join(
@@ -143,6 +148,7 @@ def _guard_code(op, kinds: dict, by_pos: list, ins: str, attrs: str, out: str, e
             op.name,
         ),
         _judge=judge_op_call,
+        _NO=_NO,
         **QUICK_ENV,
     )
     lhs = "".join(f"{n}, " for n in kinds)

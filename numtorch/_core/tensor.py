@@ -17,6 +17,7 @@ from .device import device as _Device
 from .layout import empty_strides
 from .memory_format import CHANNELS_LAST
 from .meta_array import MetaArray
+from .state import state
 
 
 class Size(tuple):
@@ -154,9 +155,52 @@ class VersionCounter:
         self.v = 0
 
 
+class InferenceVersion(VersionCounter):
+    """The counter of an inference tensor (made in inference mode) and of its views: its
+    type is what marks them; PyTorch tracks no version for them."""
+
+    __slots__ = ()
+
+
+class DetachedInference(InferenceVersion):
+    """An inference tensor's detached alias (``detach()``, ``.data =``): an inference
+    tensor that PyTorch writes into in place outside inference mode too."""
+
+    __slots__ = ()
+
+
+def new_version() -> VersionCounter:
+    """A new tensor's counter: an inference tensor's in inference mode."""
+    return InferenceVersion() if state.inference else VersionCounter()
+
+
+INFERENCE_WRITE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+def check_inference_write(t: Tensor) -> None:
+    """PyTorch's refusal of an in-place write into an inference tensor outside inference
+    mode (before anything is written)."""
+    if type(t._ver) is InferenceVersion and not state.inference:
+        raise RuntimeError(INFERENCE_WRITE)
+
+
 def bump_version(t: Tensor, n: int = 1) -> None:
     """Count ``n`` in-place writes to t's memory (its views' too: they share the counter)."""
     t._ver.v += n
+
+
+_FUNCTORCH_KINDS = ("VMAP", "GRAD", "JVP")  # (interpreter.FUNCTORCH, which imports this module)
+_REQUIRES_GRAD_IN_TRANSFORM = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using "
+    "torch.autograd.functional.* APIs) inside of a function being transformed by a functorch "
+    "transform. This is unsupported, please attempt to use the functorch transforms (e.g. "
+    "grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function "
+    "being transformed instead."
+)
 
 
 class Tensor:
@@ -293,9 +337,20 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if any(i.kind.name in _FUNCTORCH_KINDS for i in state.stack):
+            raise RuntimeError(_REQUIRES_GRAD_IN_TRANSFORM)
+        return self._set_requires_grad(requires_grad)
+
+    def _set_requires_grad(self, requires_grad: bool = True) -> Tensor:
+        """requires_grad_ (also inside a transform: numtorch's own calls)."""
+        if requires_grad and isinstance(self._ver, InferenceVersion) and not state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
+            )
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -386,6 +441,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if isinstance(self._ver, InferenceVersion):
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._ver.v
 
     @property
@@ -397,6 +454,8 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         self._data = value._data
+        if isinstance(value._ver, InferenceVersion):
+            self._ver = DetachedInference()
 
     @property
     def output_nr(self) -> int:
@@ -411,7 +470,7 @@ class Tensor:
         return self._base is not None
 
     def is_inference(self) -> bool:
-        return False
+        return isinstance(self._ver, InferenceVersion)
 
     # ----------------------------------------------------------- conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -624,7 +683,7 @@ def _init(t: Tensor, data) -> None:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = VersionCounter()
+    t._ver = InferenceVersion() if state.inference else VersionCounter()
     t._base = None
 
 
@@ -634,7 +693,7 @@ def _make(data) -> Tensor:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = VersionCounter()
+    t._ver = InferenceVersion() if state.inference else VersionCounter()
     t._base = None
     return t
 
@@ -645,7 +704,7 @@ def _wrap_view_of(src: Tensor, data) -> Tensor:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = src._ver
+    t._ver = src._ver if type(src._ver) is not InferenceVersion else DetachedInference()
     t._base = None
     return t
 

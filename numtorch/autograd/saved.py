@@ -7,7 +7,7 @@ from __future__ import annotations
 from .._core.dtype import from_np, inexact
 from .._core.inplace import short_name
 from .._core.state import anomaly
-from .._core.tensor import Tensor, _new
+from .._core.tensor import InferenceVersion, Tensor, _new
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -18,6 +18,13 @@ FREED = (
 )
 
 
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+
 _OWN = "own"  # Saved.src of a node's own output saved by a transform
 
 
@@ -27,6 +34,8 @@ class Saved:
     __slots__ = ("t", "version", "is_output", "data", "nr", "src")
 
     def __init__(self, t: Tensor, is_output: bool):
+        if isinstance(t._ver, InferenceVersion):
+            raise RuntimeError(INFERENCE_SAVED)
         self.version = t._ver.v
         self.is_output = is_output
         if is_output:  # no strong reference to the output: it would keep its node alive

@@ -58,7 +58,7 @@ def require_grad(t: Tensor) -> Tensor:
     """A factory's ``requires_grad=True``."""
     if not (t.dtype.is_floating_point or t.dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    return t.requires_grad_(True)
+    return t._set_requires_grad(True)
 
 
 def _infer_np_dtype(data) -> np.dtype:
