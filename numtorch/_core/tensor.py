@@ -164,7 +164,8 @@ class InferenceVersion(VersionCounter):
 
 class DetachedInference(InferenceVersion):
     """An inference tensor's detached alias (``detach()``, ``.data =``): an inference
-    tensor that PyTorch writes into in place outside inference mode too."""
+    tensor that PyTorch counts versions of and writes into in place outside inference mode
+    too (not into its views: they are plain inference tensors)."""
 
     __slots__ = ()
 
@@ -441,7 +442,7 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        if isinstance(self._ver, InferenceVersion):
+        if type(self._ver) is InferenceVersion:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._ver.v
 
