@@ -663,7 +663,7 @@ i0_, sinc_ = _unary.inplace_functions("i0 sinc")
 import math as _math
 
 from .ops.splits import split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes
-from .ops.creation import empty_permuted, empty_strided
+from .ops.creation import _efficientzerotensor, empty_permuted, empty_strided  # noqa: E402
 from .ops.indexing.positions import nonzero_static
 from .ops.tensor_extras import (
     detach,

@@ -182,11 +182,30 @@ INFERENCE_WRITE = (
 )
 
 
-def check_inference_write(t: Tensor) -> None:
-    """PyTorch's refusal of an in-place write into an inference tensor outside inference
-    mode (before anything is written)."""
-    if type(t._ver) is InferenceVersion and not state.inference:
+class ZeroVersion(VersionCounter):
+    """The counter of a ZeroTensor (``torch._efficientzerotensor``) and of its views and
+    detached aliases: its type marks them immutable."""
+
+    __slots__ = ()
+
+
+ZERO_WRITE = (
+    "ZeroTensors are immutable. Please use the materialized zero tensor obtained using "
+    ".clone() if you want a mutable tensor."
+)
+
+
+def check_writable(t: Tensor, zero_text: str | None = ZERO_WRITE) -> None:
+    """PyTorch's refusal of an in-place write (before anything is written) into an
+    inference tensor outside inference mode, or into a ZeroTensor (``zero_text``: the
+    writer's text; None: a write PyTorch allows, as a resize)."""
+    v = t._ver
+    if type(v) is VersionCounter:
+        return
+    if type(v) is InferenceVersion and not state.inference:
         raise RuntimeError(INFERENCE_WRITE)
+    if type(v) is ZeroVersion and zero_text is not None:
+        raise RuntimeError(zero_text)
 
 
 def bump_version(t: Tensor, n: int = 1) -> None:
@@ -473,12 +492,19 @@ class Tensor:
     def is_inference(self) -> bool:
         return isinstance(self._ver, InferenceVersion)
 
+    def _is_zerotensor(self) -> bool:
+        return type(self._ver) is ZeroVersion
+
     # ----------------------------------------------------------- conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
         if self._rg and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
+            )
+        if type(self._ver) is ZeroVersion and not force:
+            raise RuntimeError(
+                " Cannot convert a ZeroTensor to numpy. Set force=True if you need the zero array."
             )
         data = self._data
         if type(data) is MetaArray:
@@ -524,6 +550,8 @@ class Tensor:
     def tolist(self):
         if type(self._data) is MetaArray:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if type(self._ver) is ZeroVersion:  # (PyTorch's ZeroTensor has no storage)
+            raise RuntimeError("tolist() shouldn't be called on a tensor with unallocated storage")
         return dt.widen(np.asarray(self.numpy(force=True))).tolist()
 
     def __float__(self) -> float:

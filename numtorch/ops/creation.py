@@ -20,7 +20,7 @@ from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import defop
 from .._core.pyargs import parsed
-from .._core.tensor import Size, Tensor, _make
+from .._core.tensor import Size, Tensor, ZeroVersion, _make
 from .._opdb.samples import S
 from ._batching import rule_generator
 from ._families import COMPLEX_TOO
@@ -242,6 +242,18 @@ def _fill(name, value):
 zeros = _fill("zeros", 0)
 ones = _fill("ones", 1)
 empty = _fill("empty", 0)
+
+
+@factory
+def _efficientzerotensor(
+    *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False
+) -> Tensor:
+    """A ZeroTensor (PyTorch's zero gradients): zeros that refuse in-place writes (its views
+    and detached aliases too)."""
+    shape = given_size(sizes, size, "_efficientzerotensor")
+    t = zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    t._ver = ZeroVersion()
+    return t
 
 
 @factory

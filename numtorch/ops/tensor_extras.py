@@ -15,7 +15,7 @@ from .._core import dtype as dt
 from .._core.layout import strided
 from .._core.methods import tensor_methods
 from .._core.state import state
-from .._core.tensor import Tensor, bump_version, check_inference_write
+from .._core.tensor import Tensor, bump_version, check_writable
 from .strided import array_offset, as_strided
 
 
@@ -137,7 +137,7 @@ def _refuse_grad(self: Tensor, name: str) -> None:
 
 
 def _write_each(self: Tensor, fn, others=()) -> Tensor:
-    check_inference_write(self)
+    check_writable(self)
     data = self._data
     if self.device.type != "cpu":
         raise TypeError(f"{fn.__name__}_ is only implemented on CPU tensors")
@@ -214,7 +214,7 @@ def _reshaped(self: Tensor, sizes: tuple) -> Tensor:
 def _set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
     """self takes ``source``'s memory (its shape and strides, or ``size``/``stride`` from
     ``storage_offset`` on); with no source, an empty tensor."""
-    check_inference_write(self)
+    check_writable(self)
     if self._rg and self.is_leaf and state.grad_enabled:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
