@@ -4,10 +4,12 @@ saved-tensor hooks that pack and unpack them (torch.autograd.graph.saved_tensors
 
 from __future__ import annotations
 
+from .._core.device import device_of
 from .._core.dtype import from_np, inexact
 from .._core.inplace import short_name
 from .._core.state import anomaly
 from .._core.tensor import InferenceVersion, Tensor, _new
+from ..ops._type_string import type_string
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -72,7 +74,7 @@ class Saved:
                 fn, nr = view_fn, 0
             if not inexact(data.dtype):
                 fn = None
-            typ, shape = from_np(data.dtype).scalar_name, data.shape
+            typ, shape = type_string(from_np(data.dtype), device_of(data).type), data.shape
         else:  # a transform's saved inner tensor: src is its wrapper's history
             t = self.t
             src = getattr(self, "src", None)
@@ -83,8 +85,7 @@ class Saved:
                 # (a view written through its base is regenerated first, as PyTorch's)
                 stale = w._view is not None and w._view_ver != w._ver.v and w._creation is None
                 fn, nr = w.grad_fn if stale else w._grad_fn, w._out_nr
-            typ, shape = t.dtype.scalar_name, t.shape
-        typ = f"{typ}Tensor"
+            typ, shape = type_string(t.dtype, t.device.type), t.shape
         sizes = ", ".join(str(s) for s in shape)
         where = f", which is output {nr} of {short_name(fn)}," if fn is not None else ""
         hint = (
@@ -97,7 +98,7 @@ class Saved:
         )
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [torch.{typ} [{sizes}]]{where} is at version {current}; "
+            f"inplace operation: [{typ} [{sizes}]]{where} is at version {current}; "
             f"expected version {self.version} instead. Hint: {hint}"
         )
 

@@ -215,6 +215,7 @@ linalg_cholesky_p = defop(
     prepare=_float_only("linalg.cholesky"),
     batch_rule=stacked("linalg.cholesky"),
     api="linalg.cholesky",
+    node_name="LinalgCholeskyExBackward0",  # (PyTorch's linalg.cholesky is cholesky_ex's)
     out=True,
     test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_cholesky_samples,
