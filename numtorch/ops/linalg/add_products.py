@@ -177,6 +177,14 @@ def _addmm_samples(make):
     ]
 
 
+def _addmm_prepare(arrays, attrs=None):
+    """addmm's factors are matrices (checked before their dtypes, as PyTorch's)."""
+    for name, a in zip(("mat1", "mat2"), arrays[1:]):
+        if a.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {a.ndim}-D tensor")
+    return _same_dtype(_addmm_message)(arrays, attrs)
+
+
 addmm_p = _addprod(
     "addmm",
     ("mat1", "mat2"),
@@ -189,6 +197,7 @@ addmm_p = _addprod(
     _addmm_message,
     "addmm_impl_cpu_",
     _mm_check,
+    prepare=_addmm_prepare,
     inplace_policy=_FRESH,
     autocast="lower",
 )

@@ -460,13 +460,27 @@ def kron(input, other, *, out=None):
 )
 def multi_dot(tensors, *, out=None):
     """Chained matrix product; the first and last may be vectors."""
-    if len(tensors) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(tensors):  # the ends may be vectors, the rest are matrices
+        end = {0: "the first tensor", n - 1: "the last tensor"}.get(i)
+        if end is not None and t.dim() not in (1, 2):
+            raise RuntimeError(f"multi_dot(): {end} must be 1D or 2D but got {t.dim()}D")
+        if end is None and t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != tensors[0].dtype:
             raise RuntimeError(
                 "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
                 f"{tensors[0].dtype.cpp_name} and tensor {i} {t.dtype.cpp_name}"
+            )
+    for i in range(n - 1):
+        a, b = tensors[i], tensors[i + 1]
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} and "
+                f"{list(b.shape)} cannot be multiplied"
             )
     res = tensors[0]
     for t in tensors[1:]:
