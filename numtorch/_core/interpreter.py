@@ -8,7 +8,7 @@ import enum
 import functools
 
 from . import upcalls
-from .pyargs import guard
+from .pyargs import compile_check, judge
 from .state import state
 from .tensor import Tensor, _new
 
@@ -225,11 +225,16 @@ def factory(fn=None, *, key: str | None = None):
     ``torch.<its name>``)."""
     if fn is None:
         return functools.partial(factory, key=key)
-    check = guard(key or f"torch.{fn.__name__}")
+    key = key or f"torch.{fn.__name__}"
+    check = None  # (compiled on the first call)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        check(args, kwargs)
+        nonlocal check
+        if check is None:
+            check = compile_check(key)
+        if not check(args, kwargs):
+            judge(key, args, kwargs)
         if state.stack:
             if state.stack[0].sees_all:
                 return state.stack[0].factory(fn, args, kwargs)

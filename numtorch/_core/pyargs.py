@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtype as dt
+from .device import device as _Device
 from .dtype import dtype as _Dtype
 from .tensor import Size, Tensor, _type_name
 
@@ -611,7 +612,7 @@ _QUICK = {
     "tensor": "isinstance({v}, _T)",
     "scalar": "{v}.__class__ in _NUMBERS",
     "float": "{v}.__class__ in _NUMBERS",
-    "device": "({v}.__class__ is str or {v}.__class__ is int or _type_name({v}) == 'torch.device')",
+    "device": "({v}.__class__ is _Dev or {v}.__class__ is str or {v}.__class__ is int)",
 }
 _CHECKED = frozenset(("dtype", "int", "symint", "bool", "ints", "symints"))
 
@@ -627,11 +628,11 @@ def _union(items) -> dict:
 
 
 def _quick(kinds, allow_none: bool, v: str) -> str:
-    test = " or ".join(_QUICK[k].format(v=v) for k in sorted(kinds))
+    test = " or ".join(_QUICK[k].format(v=v) for k in sorted(kinds, key=list(_QUICK).index))
     return f"({v} is None or {test})" if allow_none else f"({test})"
 
 
-def _compile(key: str):
+def compile_check(key: str):
     """A function of (args, kwargs): False where an argument fails the quick checks of the
     kinds PyTorch's signatures of ``key`` give its position (or its name)."""
     if not has(key):
@@ -684,37 +685,6 @@ def narrowing(key: str) -> set[str]:
     return set(_narrowing([s for s in signatures(key) if not s.hidden])) if has(key) else set()
 
 
-def _int_seq(v) -> bool:
-    return int_seq(v)
-
-
-# the names the quick checks' expressions use
-QUICK_ENV = {
-    "_Dt": _Dtype,
-    "_T": Tensor,
-    "_NUMBERS": (int, float, bool, complex),
-    "_int_seq": _int_seq,
-    "_type_name": type_name,
-}
-
-
-def guard(key: str):
-    """The quick check of a call of ``key`` (its arguments as the user gave them, a
-    method's without self): where it fails, the parser judges the whole call (``refuse``:
-    PyTorch's TypeError, or nothing where PyTorch takes it). Compiled on its first call; a
-    function PyTorch does not parse checks nothing."""
-    compiled = None
-
-    def check(args: tuple, kwargs: dict) -> None:
-        nonlocal compiled
-        if compiled is None:
-            compiled = _compile(key)
-        if not compiled(args, kwargs):
-            judge(key, args, kwargs)
-
-    return check
-
-
 def parsed(key: str, method: bool = False):
     """A decorator: the function (a Tensor method, with ``method``) checks its arguments as
     PyTorch's parser checks those of ``key`` before it runs."""
@@ -727,7 +697,7 @@ def parsed(key: str, method: bool = False):
             def call(self, *args, **kwargs):
                 nonlocal check
                 if check is None:
-                    check = _compile(key)
+                    check = compile_check(key)
                 if not check(args, kwargs):
                     judge(key, args, kwargs)
                 return fn(self, *args, **kwargs)
@@ -737,7 +707,7 @@ def parsed(key: str, method: bool = False):
             def call(*args, **kwargs):
                 nonlocal check
                 if check is None:
-                    check = _compile(key)
+                    check = compile_check(key)
                 if not check(args, kwargs):
                     judge(key, args, kwargs)
                 return fn(*args, **kwargs)
@@ -868,3 +838,13 @@ def multiple_values(key: str, name: str) -> None:
     Python's)."""
     public = signatures(key)[0].name if has(key) else key.rpartition(".")[2]
     raise TypeError(f"{public}() got multiple values for argument '{name}'")
+
+
+# the names the quick checks' expressions use
+QUICK_ENV = {
+    "_Dt": _Dtype,
+    "_T": Tensor,
+    "_Dev": _Device,
+    "_NUMBERS": (int, float, bool, complex),
+    "_int_seq": int_seq,
+}

@@ -68,6 +68,8 @@ def _check_int_zero(a, b) -> None:
 
 # ------------------------------------------------------------------ add, sub, mul, rsub
 def _add(xp, a, b, *, alpha=1):
+    if alpha.__class__ is not int:
+        _check_alpha(alpha, a)
     out = a + b if alpha == 1 else a + alpha * b
     if out.dtype.kind == "c":
         # PyTorch's kernel computes a + alpha * b, a complex product even for alpha 1: an
@@ -80,32 +82,21 @@ def _is_bool(a) -> bool:
     return isinstance(a, bool) or (hasattr(a, "dtype") and a.dtype.kind == "b")
 
 
-def _alpha_checked(prepare):
-    """``prepare`` (type promotion), then PyTorch's checks of ``alpha`` against the result's
-    dtype (add, sub, rsub): a bool alpha only for a bool result, no floating alpha for an
-    integral one, no complex alpha for a real one."""
-
-    def check(arrays, attrs=None):
-        out, npd = prepare(arrays, attrs)
-        alpha = attrs.get("alpha", 1) if attrs else 1
-        if alpha.__class__ is not int:
-            first = next(a for a in out if hasattr(a, "dtype"))
-            kind = (npd if npd is not None else first.dtype).kind
-            if isinstance(alpha, (bool, np.bool_)) and kind != "b":
-                raise RuntimeError("Boolean alpha only supported for Boolean results.")
-            integral = isinstance(alpha, (int, np.integer, np.bool_))
-            if kind in "biu" and not integral:
-                raise RuntimeError(
-                    "For integral input tensors, argument alpha must not be a floating point "
-                    "number."
-                )
-            if kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
-                raise RuntimeError(
-                    "For non-complex input tensors, argument alpha must not be a complex number."
-                )
-        return out, npd
-
-    return check
+def _check_alpha(alpha, result) -> None:
+    """PyTorch's checks of add's, sub's and rsub's alpha against the result's dtype (the
+    kernel's operand, in that dtype): a bool alpha only for a bool result, no floating alpha
+    for an integral one, no complex alpha for a real one."""
+    kind = result.dtype.kind
+    if isinstance(alpha, (bool, np.bool_)) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if kind in "biu" and not isinstance(alpha, (int, np.integer, np.bool_)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
 
 
 def _prep_sub(arrays, attrs=None):
@@ -124,10 +115,9 @@ def _prep_sub(arrays, attrs=None):
     return promote(arrays, attrs)
 
 
-_prep_sub = _alpha_checked(_prep_sub)
-
-
 def _sub(xp, a, b, *, alpha=1):
+    if alpha.__class__ is not int:
+        _check_alpha(alpha, a)
     out = a - b if alpha == 1 else a - alpha * b
     if out.dtype.kind == "c":
         return a - complex(alpha) * b  # (as add's)
@@ -153,7 +143,6 @@ add_p = binary(
     _add,
     (lambda g: g, lambda g, alpha: g if alpha == 1 else g * cj(alpha)),
     LINEAR,
-    prepare=_alpha_checked(promote),
     error_samples=_alpha_errors,
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
@@ -210,6 +199,8 @@ mul_p = binary(
 
 
 def _rsub(xp, input, other, *, alpha=1):
+    if alpha.__class__ is not int:
+        _check_alpha(alpha, input)
     try:
         return other - input if alpha == 1 else other - alpha * input
     except ValueError:  # PyTorch's text names the operands of other - input
@@ -690,7 +681,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
 
 
 def _clamp_method(self: Tensor, min=None, max=None) -> Tensor:
-    return clamp(self, min, max)
+    return _clamp_unchecked(self, min, max)
 
 
 def _bounds_of_one_kind(key: str, fn, method: bool = False):
@@ -701,8 +692,10 @@ def _bounds_of_one_kind(key: str, fn, method: bool = False):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        bounds = (*args[1:3], kwargs.get("min"), kwargs.get("max"))
-        if len({isinstance(b, Tensor) for b in bounds if b is not None}) == 2:
+        n = len(args)
+        lo = args[1] if n > 1 else kwargs.get("min")
+        hi = args[2] if n > 2 else kwargs.get("max")
+        if lo is not None and hi is not None and isinstance(lo, Tensor) != isinstance(hi, Tensor):
             judge(key, args[1:] if method else args, kwargs)
         return fn(*args, **kwargs)
 
@@ -1170,6 +1163,7 @@ bitwise_right_shift_p = binary(
     **_SHIFT,
 )
 
+_clamp_unchecked = clamp  # (its callers check the bounds)
 clip = _bounds_of_one_kind("torch.clip", clamp)
 clamp = _bounds_of_one_kind("torch.clamp", clamp)
 tensor_methods(
