@@ -47,7 +47,9 @@ def make_fn(op, out: bool) -> Callable:
     by_pos = [n for n, _, k in op.attrs if k != inspect.Parameter.KEYWORD_ONLY] if guarded else []
     # (an op whose positional attributes are not PyTorch's, in its order, is not PyTorch's
     # function itself but the kernel of a public one: its calls are numtorch's own)
-    guarded = guarded and positional_match(api_key(op.api), len(inputs), by_pos)
+    # (a method-only op's function is the method: its first input is self)
+    method = op.api.startswith("Tensor.")
+    guarded = guarded and positional_match(api_key(op.api), len(inputs) - method, by_pos)
     by_pos = by_pos if guarded else []
     if guarded:
         parts.append("*_p")
@@ -124,7 +126,7 @@ def _guard_code(op, kinds: dict, by_pos: list, ins: str, attrs: str, out: str, e
     from .pyargs import QUICK_ENV, judge_op_call, narrowing, quick_test
 
     key = api_key(op.api)
-    env.update(_key=key, _method=False)
+    env.update(_key=key, _method=key.startswith("Tensor."))
     required = [n for n, d, _ in op.attrs if d is inspect.Parameter.empty]
     if not kinds and not required:
         return ""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import cmath
 import functools
-import inspect
 import math
 
 import numpy as np
@@ -700,8 +699,8 @@ def _bounds_of_one_kind(key: str, fn, method: bool = False):
         return fn(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
-    del call.__wrapped__  # (inspect shows fn's signature through __signature__)
-    call.__signature__ = inspect.signature(fn)
+    # (numpy_keywords wraps fn for NumPy's names, then this check again, outermost)
+    call._rewrap = lambda inner: _bounds_of_one_kind(key, inner, method)
     return call
 
 
