@@ -365,7 +365,7 @@ bitwise_right_shift = _binary.bitwise_right_shift_p.fn
 bitwise_xor = _binary.bitwise_xor_p.fn
 clamp_max = _binary.clamp_max_p.fn
 clamp_min = _binary.clamp_min_p.fn
-clip = _binary.clamp
+clip = _binary.clip
 copysign = _binary.copysign_p.fn
 div = _binary.div_p.fn
 divide = _binary.div_p.fn
@@ -663,7 +663,7 @@ i0_, sinc_ = _unary.inplace_functions("i0 sinc")
 import math as _math
 
 from .ops.splits import split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes
-from .ops.creation import empty_permuted, empty_strided
+from .ops.creation import _efficientzerotensor, empty_permuted, empty_strided  # noqa: E402
 from .ops.indexing.positions import nonzero_static
 from .ops.tensor_extras import (
     detach,

@@ -28,6 +28,7 @@ from twolibs import (
     assert_close,
     assert_same,
     assert_same_error,
+    assert_same_outcome,
 )
 
 import numtorch as nt
@@ -251,6 +252,15 @@ def derive(op, every: bool = True) -> Iterator[Case]:
                         if once(tag):
                             a, k = _mutate(b, name, type(v)(bad))
                             yield _plain(op, tag, a, k)
+        # floats where ints are expected (a dim, a size), a dtype given by its name (issue
+        # 35): PyTorch's parser refuses them, in the function and in the method
+        if b is not None:
+            for tag, name, bad in _type_mutations(b):
+                if once(tag):
+                    a, k = _mutate(b, name, bad)
+                    yield _plain(op, tag, a, k)
+                    if _has_method(op, a):
+                        yield _method(op, tag, a, k)
         arrs = _arrays(args)
         # a second tensor whose shape does not broadcast against the first
         if len(arrs) >= 2 and once("broadcast"):
@@ -320,6 +330,47 @@ def _dim_mutations(b):
                 yield f"{name}={bad}", bad
             elif isinstance(v, (tuple, list)) and v and all(isinstance(d, int) for d in v):
                 yield f"{name}[0]={bad}", type(v)((bad, *v[1:]))
+
+
+def _type_mutations(b):
+    """(tag, argument, bad value): a dim or a size as a float (a lone one, or the first or
+    last item of a list of them), a dtype by its name."""
+    for name in DIM_NAMES + SIZE_NAMES:
+        v = b.arguments.get(name)
+        if isinstance(v, int) and not isinstance(v, bool):
+            yield f"{name}-float", name, float(v)
+        elif isinstance(v, (tuple, list)) and v and all(type(d) is int for d in v):
+            yield f"{name}[0]-float", name, type(v)((float(v[0]), *v[1:]))
+            if len(v) > 1:
+                yield f"{name}[-1]-float", name, type(v)((*v[:-1], float(v[-1])))
+    d = b.arguments.get("dtype")
+    if isinstance(d, nt.dtype):
+        yield "dtype-str", "dtype", d.name
+
+
+def _has_method(op, args) -> bool:
+    """Whether op's function has a Tensor method of its name (in both libraries) that the
+    call's first argument, a tensor, can make."""
+    owner, _, name = op.api.rpartition(".")
+    return (
+        owner in ("", "Tensor")
+        and bool(args)
+        and isinstance(args[0], np.ndarray)
+        and hasattr(torch.Tensor, name)
+        and hasattr(nt.Tensor, name)
+    )
+
+
+def _method(op, tag, args, kwargs) -> Case:
+    """The call as the Tensor method of op's name, on its first argument."""
+
+    def build(lib):
+        name = op.api.rpartition(".")[2]
+        a = _conv(lib, tuple(args))
+        k = _conv(lib, dict(kwargs))
+        return _watched((a, k)), lambda: getattr(a[0], name)(*a[1:], **k)
+
+    return Case(f"{op.name}:{tag}:method", build)
 
 
 def _plain(op, tag, args, kwargs, rtol=1e-7, atol=1e-9) -> Case:
@@ -953,3 +1004,168 @@ def test_bad_write_leaves_self_unmodified(name):
         return x
 
     assert_same(prog)
+
+
+# ==================================================================
+# Issue 35, "accepted where PyTorch raises": PyTorch's refusal, word for word, where numtorch
+# returned a result. Each call also runs in the forms PyTorch accepts, which must still give
+# its result.
+def _x(T):
+    return T.tensor([3.0, 1.0, 2.0])
+
+
+def _sort_forms() -> dict:
+    """sort/argsort/msort in every form: PyTorch's sort(input, dim, descending) and
+    sort(input, *, stable, dim, descending) signatures decide which are taken."""
+    forms = {}
+    calls = {
+        "": ((), {}),
+        "0": ((0,), {}),
+        "0-True": ((0, True), {}),
+        "True": ((True,), {}),
+        "0-stable": ((0,), {"stable": True}),
+        "0-True-stable": ((0, True), {"stable": True}),
+        "stable": ((), {"stable": True}),
+        "stable-None": ((), {"stable": None}),
+        "stable-dim-descending": ((), {"stable": False, "dim": 0, "descending": True}),
+        "dim-descending": ((), {"dim": 0, "descending": True}),
+        "descending-int": ((), {"descending": 1}),
+        "0-True-True": ((0, True, True), {}),
+    }
+    for name in ("sort", "argsort"):
+        for tag, (a, k) in calls.items():
+            forms[f"{name}({tag})"] = lambda T, name=name, a=a, k=k: getattr(T, name)(
+                _x(T), *a, **k
+            )
+            forms[f"x.{name}({tag})"] = lambda T, name=name, a=a, k=k: getattr(_x(T), name)(*a, **k)
+    forms["argsort-out-stable"] = lambda T: T.argsort(
+        _x(T), stable=True, out=T.empty(3, dtype=T.int64)
+    )
+    forms["argsort-out-0"] = lambda T: T.argsort(_x(T), 0, out=T.empty(3, dtype=T.int64))
+    forms["msort"] = lambda T: T.msort(_x(T))
+    forms["msort-0"] = lambda T: T.msort(_x(T), 0)
+    forms["msort-dim"] = lambda T: T.msort(_x(T), dim=0)
+    forms["x.msort-0"] = lambda T: _x(T).msort(0)
+    return forms
+
+
+def _clamp_forms() -> dict:
+    """clamp and clip with a tensor bound and a number bound, in every form (PyTorch's
+    signatures take two tensors or two numbers); both kinds alike are taken."""
+    forms = {}
+    bounds = {
+        "tensor-number": lambda T: ((_x(T) * 0, 2.0), {}),
+        "number-tensor": lambda T: ((0.0, _x(T)), {}),
+        "tensor-int": lambda T: ((_x(T) * 0, 2), {}),
+        "kw-tensor-number": lambda T: ((), {"min": _x(T) * 0, "max": 2.0}),
+        "kw-number-tensor": lambda T: ((), {"max": _x(T), "min": 0.5}),
+        "0d-number": lambda T: ((T.tensor(1.5), 2.0), {}),
+        "tensor-None": lambda T: ((_x(T) * 0, None), {}),
+        "tensors": lambda T: ((_x(T) * 0, _x(T) - 1), {}),
+        "numbers": lambda T: ((1.5, 2.5), {}),
+    }
+    for name in ("clamp", "clip"):
+        for tag, b in bounds.items():
+            forms[f"{name}-{tag}"] = lambda T, name=name, b=b: getattr(T, name)(
+                _x(T), *b(T)[0], **b(T)[1]
+            )
+            for m in (name, name + "_"):
+                forms[f"x.{m}-{tag}"] = lambda T, m=m, b=b: getattr(_x(T), m)(*b(T)[0], **b(T)[1])
+    return forms
+
+
+def _ints(T):
+    return T.ones(3, dtype=T.int64)
+
+
+ACCEPTED_BEFORE = {
+    **_sort_forms(),
+    **_clamp_forms(),
+    # 1-D operands only
+    "outer-2d": lambda T: T.outer(T.ones(2, 2), T.ones(2)),
+    "outer-2d-vec2": lambda T: T.outer(T.ones(2), T.ones(2, 2)),
+    "outer-0d": lambda T: T.outer(T.tensor(1.0), T.ones(2)),
+    "ger-2d": lambda T: T.ger(T.ones(2, 2), T.ones(2)),
+    "x.outer-2d": lambda T: T.ones(2, 2).outer(T.ones(2)),
+    "x.ger-0d": lambda T: T.tensor(2.0).ger(T.ones(2)),
+    "outer-1d": lambda T: T.outer(T.ones(2), T.arange(3.0)),
+    "vmap-outer-2d": lambda T: T.func.vmap(T.outer)(T.ones(2, 2, 2), T.ones(2, 3)),
+    "multi_dot-3d": lambda T: T.linalg.multi_dot([T.ones(2, 2, 2), T.ones(2, 2)]),
+    "multi_dot-last-3d": lambda T: T.linalg.multi_dot([T.ones(2, 2), T.ones(2, 2, 2)]),
+    "multi_dot-middle-1d": lambda T: T.linalg.multi_dot([T.ones(2, 2), T.ones(2), T.ones(2, 2)]),
+    "multi_dot-shapes": lambda T: T.linalg.multi_dot([T.ones(2, 2), T.ones(2, 3), T.ones(2)]),
+    "multi_dot-vectors": lambda T: T.linalg.multi_dot([T.ones(3), T.ones(3, 2), T.ones(2)]),
+    "addmm-1d-mat1": lambda T: T.addmm(T.ones(2, 2), T.ones(2), T.ones(2, 2)),
+    "addmm-3d-mat2": lambda T: T.addmm(T.ones(2, 2), T.ones(2, 2), T.ones(1, 2, 2)),
+    "addmm_-1d-mat1": lambda T: T.ones(2, 2).addmm_(T.ones(2), T.ones(2, 2)),
+    # negation of bools
+    "neg-bool": lambda T: -T.ones(2, dtype=T.bool),
+    "neg-fn-bool": lambda T: T.neg(T.ones(2, dtype=T.bool)),
+    "negative-bool": lambda T: T.negative(T.ones(2, dtype=T.bool)),
+    "neg_-bool": lambda T: T.ones(2, dtype=T.bool).neg_(),
+    "negative_-bool": lambda T: T.ones(2, dtype=T.bool).negative_(),
+    "vmap-neg-bool": lambda T: T.func.vmap(lambda x: -x)(T.ones(2, 2, dtype=T.bool)),
+    # alpha against the result's dtype
+    "add-bool-alpha": lambda T: T.add(T.ones(3), T.ones(3), alpha=True),
+    "add-bool-alpha-int": lambda T: T.add(_ints(T), _ints(T), alpha=True),
+    "add-bool-alpha-bool": lambda T: T.add(T.ones(3) > 0, T.ones(3) > 0, alpha=True),
+    "add-float-alpha-int": lambda T: T.add(_ints(T), _ints(T), alpha=0.5),
+    "add-float-alpha-number": lambda T: T.add(_ints(T), 2, alpha=1.5),
+    "add-float-alpha-float-other": lambda T: T.add(_ints(T), T.ones(3), alpha=1.5),
+    "add-complex-alpha-float": lambda T: T.add(T.ones(3), T.ones(3), alpha=1j),
+    "add-complex-alpha-int": lambda T: T.add(_ints(T), _ints(T), alpha=1j),
+    "add-complex-alpha-complex": lambda T: T.add(T.ones(3) * 1j, T.ones(3), alpha=1j),
+    "add_-float-alpha-int": lambda T: _ints(T).add_(_ints(T), alpha=1.5),
+    "add_-bool-alpha": lambda T: T.ones(3).add_(T.ones(3), alpha=True),
+    "sub-bool-alpha": lambda T: T.sub(T.ones(3), T.ones(3), alpha=True),
+    "sub-float-alpha-int": lambda T: T.sub(_ints(T), _ints(T), alpha=0.5),
+    "rsub-bool-alpha": lambda T: T.rsub(T.ones(3), T.ones(3), alpha=True),
+    "addr-bool-alpha": lambda T: T.addr(T.ones(2, 2), T.ones(2), T.ones(2), alpha=True),
+    "addr-bool-beta": lambda T: T.addr(T.ones(2, 2), T.ones(2), T.ones(2), beta=True),
+    # upper: keyword-only and required
+    "solve_triangular": lambda T: T.linalg.solve_triangular(T.eye(2), T.ones(2, 2)),
+    "solve_triangular-positional": lambda T: T.linalg.solve_triangular(
+        T.eye(2), T.ones(2, 2), True
+    ),
+    "solve_triangular-upper": lambda T: T.linalg.solve_triangular(
+        T.eye(2), T.ones(2, 2), upper=True
+    ),
+    # dtypes by name, and numbers where ints are expected
+    "zeros-dtype-str": lambda T: T.zeros(2, dtype="float32"),
+    "zeros-dtype-numpy": lambda T: T.zeros(2, dtype=np.float32),
+    "zeros-dtype-python": lambda T: T.zeros(2, dtype=float),
+    "tensor-dtype-str": lambda T: T.tensor([1.0], dtype="float32"),
+    "arange-dtype-str": lambda T: T.arange(3, dtype="float32"),
+    "rand-dtype-str": lambda T: T.rand(2, dtype="float32"),
+    "zeros_like-dtype-str": lambda T: T.zeros_like(T.ones(2), dtype="float32"),
+    "new_zeros-dtype-str": lambda T: T.ones(2).new_zeros(2, dtype="float32"),
+    "sum-dtype-str": lambda T: T.ones(2).sum(dtype="float32"),
+    "softmax-dtype-str": lambda T: T.softmax(T.ones(2), 0, "float32"),
+    "to-dtype-str": lambda T: T.ones(2).to(dtype="float32"),
+    "reshape-float": lambda T: T.ones(6).reshape(2.0, 3),
+    "reshape-float-tuple": lambda T: T.ones(6).reshape((2.0, 3)),
+    "reshape-later-float": lambda T: T.ones(6).reshape(2, 3.0),
+    "reshape-bool": lambda T: T.ones(6).reshape(True, 6),
+    "reshape-numpy-int": lambda T: T.ones(6).reshape(np.int64(2), 3),
+    "reshape-int-tensor": lambda T: T.ones(6).reshape(T.tensor(6)),
+    "view-float": lambda T: T.ones(6).view(2.0, 3),
+    "zeros-float": lambda T: T.zeros(2.0, 3),
+    "zeros-size-float": lambda T: T.zeros(size=(2.0,)),
+    "eye-float": lambda T: T.eye(2, 2.0),
+    "tril-float": lambda T: T.ones(3, 3).tril(1.0),
+    "narrow-float": lambda T: T.ones(4).narrow(0, 1.0, 2),
+    "select-float": lambda T: T.ones(4).select(0, 1.0),
+    "sum-dim-keyword-float": lambda T: T.ones(2, 3).sum(dim=1.0),
+    "sum-dim-float": lambda T: T.ones(2, 3).sum(1.0),
+    "histc-bins-keyword": lambda T: T.histc(T.ones(3), bins=2.5),
+    "histc-bins-positional": lambda T: T.histc(T.ones(3), 2.5),
+    "unsqueeze-numpy-bool": lambda T: T.ones(3).unsqueeze(np.bool_(True)),
+    "split-float": lambda T: T.ones(4).split(2.0),
+    "sum-too-many": lambda T: T.sum(T.ones(3), 0, True, T.float64, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(ACCEPTED_BEFORE))
+def test_accepted_before_refused_as_torch(name):
+    """Where PyTorch raises, numtorch raises the same; where it returns, the same result."""
+    assert_same_outcome(ACCEPTED_BEFORE[name])

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import assert_close, assert_same, assert_same_error, run_both
+from twolibs import assert_close, assert_same, assert_same_error, assert_same_outcome, run_both
 
 import numtorch as nt
 from numtorch._core.op import defop
@@ -103,6 +103,55 @@ def test_error_saved_tensor_modified_inplace():
         z.sum().backward()
 
     assert_same_error(prog)
+
+
+_M = [[2.0, 0.5, 0.1], [0.3, 1.5, 0.2], [0.1, 0.4, 3.0]]
+
+
+# (op of x, which output is written in place, or None: the result) for the ops whose node
+# keeps their outputs, as PyTorch's does (issue 35)
+SAVED_OUTPUTS = {
+    "exp": (lambda T, x: x.exp(), None),
+    "tanh": (lambda T, x: x.tanh(), None),
+    "sigmoid": (lambda T, x: x.sigmoid(), None),
+    "exp-complex": (lambda T, x: (x * (1 + 1j)).exp(), None),
+    "pinv": (lambda T, x: T.linalg.pinv(x), None),
+    "pinverse": (lambda T, x: T.pinverse(x), None),
+    "inv": (lambda T, x: T.linalg.inv(x), None),
+    "slogdet-sign": (lambda T, x: T.linalg.slogdet(x), 0),
+    "slogdet-logabsdet": (lambda T, x: T.linalg.slogdet(x), 1),
+    "det": (lambda T, x: T.linalg.det(x), None),
+    "cholesky": (lambda T, x: T.linalg.cholesky(x @ x.mT), None),
+    "eigvalsh": (lambda T, x: T.linalg.eigvalsh(x + x.mT), None),
+    "eigh-values": (lambda T, x: T.linalg.eigh(x + x.mT), 0),
+    "solve_triangular": (
+        lambda T, x: T.linalg.solve_triangular(x.triu(), x.tril(), upper=True),
+        None,
+    ),
+    "sort-values": (lambda T, x: x.sort(1), 0),
+    "topk-values": (lambda T, x: x.topk(2, 1), 0),
+    "max-values": (lambda T, x: x.max(1), 0),
+    "softmax": (lambda T, x: x.softmax(0), None),
+}
+
+
+@pytest.mark.parametrize("name", list(SAVED_OUTPUTS))
+def test_error_saved_output_modified_inplace(name):
+    """An output the node keeps, written in place before backward: PyTorch's text, which
+    names the tensor's type and shape, the node and output, and the two versions; an output
+    it does not keep (sort's values, slogdet's logabsdet): the gradient."""
+    f, k = SAVED_OUTPUTS[name]
+
+    def prog(T):
+        x = T.tensor(_M, dtype=T.float64, requires_grad=True)
+        out = f(T, x)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        (outs[0] if k is None else outs[k]).mul_(2)
+        loss = sum(o.abs().sum() for o in outs if o.dtype.is_floating_point or o.is_complex())
+        loss.backward()
+        return x.grad
+
+    assert_same_outcome(prog)
 
 
 def test_error_saved_leaf_modified_inplace():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_close, assert_same, assert_same_error
+from twolibs import arr, assert_close, assert_same, assert_same_error, assert_same_outcome
 from twomods import copy_weights
 
 import numtorch as nt
@@ -462,3 +462,47 @@ def test_per_sample_gradients_of_a_cnn_on_either_device(dev, no_fallback):
     got, want = per_sample(nt, model.to(dev), dev), per_sample(torch, tmodel, "cpu")
     assert {g.device.type for g in got.values()} == {nt.device(dev).type}
     assert_close(got, want, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ requires_grad_ (issue 35)
+REQUIRES_GRAD_IN_TRANSFORMS = {
+    "grad": lambda T: T.func.grad(lambda x: x.requires_grad_().sum())(T.ones(3)),
+    "grad-False": lambda T: T.func.grad(lambda x: x.requires_grad_(False).sum())(T.ones(3)),
+    "grad-fresh-tensor": lambda T: T.func.grad(lambda x: (x * T.ones(3).requires_grad_()).sum())(
+        T.ones(3)
+    ),
+    "grad-detached": lambda T: T.func.grad(lambda x: (x + x.detach().requires_grad_()).sum())(
+        T.ones(3)
+    ),
+    "vjp": lambda T: T.func.vjp(lambda x: x.requires_grad_().sum(), T.ones(3))[0],
+    "jvp": lambda T: T.func.jvp(lambda x: x.requires_grad_().sum(), (T.ones(3),), (T.ones(3),)),
+    "vmap": lambda T: T.func.vmap(lambda x: x.requires_grad_().sum())(T.ones(2, 3)),
+    "vmap-outer-tensor": lambda T: _requires_grad_outer(T),
+    "jacrev": lambda T: T.func.jacrev(lambda x: x.requires_grad_())(T.ones(3)),
+    # the setter, and forward AD's dual level, are not refused
+    "grad-setter": lambda T: T.func.grad(lambda x: (setattr(x, "requires_grad", True), x.sum())[1])(
+        T.ones(3)
+    ),
+    "dual-level": lambda T: _requires_grad_dual(T),
+    "after-the-transform": lambda T: (
+        T.func.grad(lambda x: x.sum())(T.ones(3)),
+        T.ones(3).requires_grad_(),
+    ),
+}
+
+
+def _requires_grad_outer(T):
+    y = T.ones(3)
+    return T.func.vmap(lambda x: (y.requires_grad_(), x)[1])(T.ones(2))
+
+
+def _requires_grad_dual(T):
+    with T.autograd.forward_ad.dual_level():
+        d = T.autograd.forward_ad.make_dual(T.ones(3), T.ones(3))
+        return T.autograd.forward_ad.unpack_dual(d.requires_grad_() * 2).tangent
+
+
+@pytest.mark.parametrize("name", list(REQUIRES_GRAD_IN_TRANSFORMS))
+def test_requires_grad_inside_a_transform(name):
+    """PyTorch refuses Tensor.requires_grad_() inside a torch.func transform (its text)."""
+    assert_same_outcome(REQUIRES_GRAD_IN_TRANSFORMS[name])

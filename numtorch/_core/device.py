@@ -4,6 +4,7 @@ is ``MetaArray`` (shape, dtype and strides without data)."""
 from __future__ import annotations
 
 import contextlib
+import re
 import types
 
 import numpy as np
@@ -18,12 +19,11 @@ class device:
     def __init__(self, type: str | device = "cpu", index: int | None = None):
         if isinstance(type, device):
             type, index = type.type, type.index
-        if ":" in type:
-            type, idx = type.split(":")
-            index = int(idx)
+        if ":" in type or not type.isalpha():
+            type, index = _parse(type)
         if type not in ("cpu", "cuda", "meta"):
             raise RuntimeError(
-                f"Expected one of cpu, cuda device type at start of device string: {type}"
+                f"Expected one of {_TORCH_TYPES} device type at start of device string: {type}"
             )
         self.type = type
         self.index = index
@@ -54,6 +54,24 @@ class device:
 
     def __exit__(self, *exc) -> None:
         _default[0] = _entered.pop()
+
+
+# the device types PyTorch knows (numtorch makes tensors on cpu, cuda and meta)
+_TORCH_TYPES = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+    "vulkan, mps, meta, hpu, mtia, privateuseone"
+)
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
+
+
+def _parse(text: str) -> tuple[str, int | None]:
+    """A device string's (type, index), as PyTorch parses it."""
+    if not text:
+        raise RuntimeError("Device string must not be empty")
+    m = _DEVICE_STRING.fullmatch(text)
+    if m is None:
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    return m[1], None if m[2] is None else int(m[2])
 
 
 CPU = device("cpu")

@@ -20,7 +20,7 @@ from .messages import kernel_failure
 from .meta import run_meta
 from .meta_array import META_XP
 from .state import state
-from .tensor import Tensor, _make, _new
+from .tensor import DetachedInference, InferenceVersion, Tensor, _make, _new
 
 _EMPTY: dict = {}
 _ndarray = np.ndarray
@@ -161,7 +161,7 @@ def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     t._data = arr
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = src._ver
+    t._ver = src._ver if type(src._ver) is not DetachedInference else InferenceVersion()
     link_view(t, src, op, attrs, multi)
     return t
 

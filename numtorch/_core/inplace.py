@@ -18,7 +18,7 @@ from .out import INTERNAL_OVERLAP, OVERLAP, internal_overlap, partial_overlap
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
-from .tensor import WRAPPER_SLOTS, Tensor, VersionCounter, _new, bump_version
+from .tensor import WRAPPER_SLOTS, Tensor, VersionCounter, _new, bump_version, check_writable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -189,6 +189,7 @@ def _mode_copy(self: Tensor):
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     policy = op.inplace_policy
+    check_writable(self, policy.zero_text)
     stack = state.stack
     if stack:
         catch_up(self)
@@ -519,6 +520,7 @@ def inplace_view(view: Callable, name: str, renumber: int = 1) -> Callable:
     overload's number + ``renumber``: ``TBackward1``, ``SqueezeBackward3``)."""
 
     def method(self, *args, **kwargs):
+        check_writable(self, zero_text=None)  # (a ZeroTensor takes another layout)
         check_inplace(self)
         relayout(self, view(self, *args, **kwargs), renumber)
         return self

@@ -10,6 +10,7 @@ import itertools
 
 from . import upcalls
 from .lift import unlift
+from .pyargs import compile_check, judge
 from .state import state
 from .tensor import Tensor, _new, births_recorded
 
@@ -239,11 +240,22 @@ def side_effect(what: str) -> None:
 owners: list[Interpreter] = []
 
 
-def factory(fn):
-    """A factory function a tracer records as one call (its arguments are Python values)."""
+def factory(fn=None, *, key: str | None = None):
+    """A factory function a tracer records as one call (its arguments are Python values).
+    Its arguments are checked as PyTorch's parser checks those of ``key`` (default:
+    ``torch.<its name>``)."""
+    if fn is None:
+        return functools.partial(factory, key=key)
+    key = key or f"torch.{fn.__name__}"
+    check = None  # (compiled on the first call)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        nonlocal check
+        if check is None:
+            check = compile_check(key)
+        if not check(args, kwargs):
+            judge(key, args, kwargs)
         if state.stack:
             if state.stack[0].sees_all:
                 return state.stack[0].factory(fn, args, kwargs)
@@ -253,6 +265,7 @@ def factory(fn):
             return upcalls.factory_mode(fn, args, kwargs)
         return fn(*args, **kwargs)
 
+    call._parsed = True
     return call
 
 

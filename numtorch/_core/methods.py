@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from .inplace import run_inplace
+from .pyargs import checked_sizes, with_parser
 from .signature import input_aliases, numpy_keywords
 from .tensor import Tensor
 
@@ -20,9 +21,18 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
         if name in _DECLARED:
             raise ValueError(f"Tensor.{name} declared twice")
         _DECLARED.add(name)
-        # (Python calls operators' dunders positionally: NumPy's keywords are not theirs)
-        wrap = inspect.isfunction(fn) and not name.startswith("__")
-        setattr(Tensor, name, numpy_keywords(fn, name, "Tensor") if wrap else fn)
+        if inspect.isfunction(fn):
+            # (a function checked as PyTorch's function is checked as its method instead)
+            inner = fn.__wrapped__ if getattr(fn, "_parsed_method", None) is False else fn
+            if name.startswith("__"):  # (Python calls operators' dunders positionally)
+                method = inner
+            else:
+                method = with_parser(
+                    numpy_keywords(inner, name, "Tensor"), f"Tensor.{name}", method=True
+                )
+        else:
+            method = fn
+        setattr(Tensor, name, method)
     return fn
 
 
@@ -73,11 +83,20 @@ def _inputs_by_keyword(op) -> Callable:
 
 def sizes_method(op) -> Callable:
     fn = op.fn
+    key = f"Tensor.{op.name}"
 
-    def method(self, *size):
-        if len(size) == 1 and not isinstance(size[0], int):
-            size = size[0]
+    def method(self, *args):
+        size = args[0] if len(args) == 1 and type(args[0]) is not int else args
+        if isinstance(size, (tuple, list)):
+            for s in size:
+                if type(s) is not int:
+                    size = checked_sizes(key, args)
+                    break
+        else:
+            size = checked_sizes(key, args)
         return fn(self, tuple(size))
+
+    method._parsed = True
 
     method.__name__ = op.name
     return method

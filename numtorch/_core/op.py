@@ -27,7 +27,8 @@ from .layout import contiguous
 from .methods import inplace_method, method_names, sizes_method, tensor_method
 from .no_kernel import NoKernel, complex32_refusing_fn, refusing_fn, refusing_prepare
 from .policy import COMMON, InplacePolicy
-from .signature import make_fn
+from .pyargs import with_parser
+from .signature import api_key, make_fn, method_of
 from .tensor import Tensor
 
 REGISTRY: dict[str, Op] = {}
@@ -354,7 +355,8 @@ def defop(
         op.batch_rule = batch_rule.bind(op)
     op.fn = make_fn(op, out)
     if methods:
-        tensor_method(sizes_method(op) if sizes else op.fn, *method_names(methods, name))
+        for m in method_names(methods, name):
+            tensor_method(sizes_method(op) if sizes else method_of(op.fn, m), m)
     if inplace:
         tensor_method(inplace_method(op), *method_names(inplace, name + "_"))
     if register:
@@ -454,9 +456,10 @@ def composite(
         if autocast is not None:
             fn = casting_fn(fn, autocast)
         nin = len(required)
+        public = with_parser(fn, api_key(api or op_name))
         op = Op(
             name=op_name,
-            fn=fn,
+            fn=public,
             composite=True,
             inputs=tuple(p.name for p in required),
             attrs=tuple((p.name, p.default, p.kind) for p in params[nin:]),
@@ -481,7 +484,7 @@ def composite(
         _register(op)
         if methods:
             tensor_method(fn, *method_names(methods, op_name))
-        return fn
+        return public
 
     return declare if fn is None else declare(fn)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .state import state
-from .tensor import Tensor, bump_version
+from .tensor import Tensor, bump_version, check_writable
 
 INTERNAL_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -24,9 +24,12 @@ def write_out(out, result, op=None, inputs=()):
     """Copy a result into an ``out=`` tensor (or tuple of tensors) and return it; ``op``
     and its ``inputs`` for PyTorch's check of an input partly overlapping ``out``."""
     if isinstance(out, (tuple, list)):
+        for o in out:
+            check_writable(o)
         for o, r in zip(out, result):
             write_out(o, r)
         return out
+    check_writable(out)
     if state.grad_enabled and (out._rg or result._rg):
         raise RuntimeError(
             f"{_op_label(result)}(): functions with out=... arguments don't support automatic "

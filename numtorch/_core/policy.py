@@ -49,6 +49,11 @@ class InplacePolicy:
     # ``text(self, args)`` of its own for a result whose shape is not self's (outside
     # transforms): masked_scatter_ expands its mask to self, with expand's error
     shape_error: Callable | None = None
+    # its text refusing a write into a ZeroTensor (copy_ has its own)
+    zero_text: str = (
+        "ZeroTensors are immutable. Please use the materialized zero tensor obtained using "
+        ".clone() if you want a mutable tensor."
+    )
 
 
 COMMON = InplacePolicy()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ def make_fn(op, out: bool) -> Callable:
     from .autocast_state import uncast
     from .dispatch import dispatch
     from .out import write_out
+    from .pyargs import attr_kinds, positional_match
 
     owner, _, public = op.api.rpartition(".")
     inputs = public_inputs(op)
@@ -28,13 +30,34 @@ def make_fn(op, out: bool) -> Callable:
     parts, kwonly = [], False
     for n in inputs:
         parts.append(f"{n}=_NO" if n in late else n)
+    shown = list(parts)  # (the signature inspect shows: PyTorch's)
     for n, _, kind in op.attrs:
         if kind == inspect.Parameter.KEYWORD_ONLY and not kwonly:
-            parts.append("*")
+            shown.append("*")
             kwonly = True
-        parts.append(f"{n}=_d_{n}")
+        shown.append(f"{n}=_d_{n}")
     if out:
-        parts.append("out=None" if kwonly else "*, out=None")
+        shown.append("out=None" if kwonly else "*, out=None")
+    kinds = attr_kinds(api_key(op.api), [n for n, _, _ in op.attrs])
+    required = [n for n, d, _ in op.attrs if d is inspect.Parameter.empty]
+    # Where PyTorch's parser checks an attribute (or one is required), the function knows
+    # which attributes came by position (``*_p``), so that a refusal words the call as it
+    # was made.
+    guarded = bool(kinds or required)
+    by_pos = [n for n, _, k in op.attrs if k != inspect.Parameter.KEYWORD_ONLY] if guarded else []
+    # (an op whose positional attributes are not PyTorch's, in its order, is not PyTorch's
+    # function itself but the kernel of a public one: its calls are numtorch's own)
+    # (a method-only op's function is the method: its first input is self)
+    method = op.api.startswith("Tensor.")
+    guarded = guarded and positional_match(api_key(op.api), len(inputs) - method, by_pos)
+    by_pos = by_pos if guarded else []
+    if guarded:
+        parts.append("*_p")
+        parts += [f"{n}=_NO" if n in by_pos else f"{n}=_d_{n}" for n, _, _ in op.attrs]
+        if out:
+            parts.append("out=None")
+    else:
+        parts = list(shown)
     ins = "".join(f"{n}, " for n in inputs)
     attrs = ", ".join(f"'{n}': {n}" for n, _, _ in op.attrs)
     call = f"_dispatch(_op, ({ins}), {{{attrs}}})"
@@ -46,20 +69,113 @@ def make_fn(op, out: bool) -> Callable:
         else f"    return {call}\n"
     )
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
+    body = _guard_code(op, kinds, by_pos, ins, attrs, "out" if out else "None", env) + body
     env["_uncast"] = uncast
-    env.update({f"_d_{n}": d for n, d, _ in op.attrs})
+    env.update({f"_d_{n}": _NO if n in required else d for n, d, _ in op.attrs})
     if aliases:
         parts.append("**_kw")
-        defaults = {n: _NO for n in late} | {f"{n}": d for n, d, _ in op.attrs}
+        shown.append("**_kw")
+        defaults = {n: _NO for n in late} | {n: _NO if n in required else d for n, d, _ in op.attrs}
         body = _resolve_code(names, aliases, late, defaults, public, "_kw", True, env) + body
+    if guarded:
+        body = _bind_code(by_pos, ins, env) + body
     src = f"def {op.name}({', '.join(parts)}):\n{body}"
     exec(src, env)
     fn = env[op.name]
     fn.__qualname__ = op.name
     fn.__doc__ = f"The ``{op.api}`` operator."
-    if aliases:
+    if guarded:
+        exec(f"def _shown({', '.join(shown)}): pass", env)
+        fn.__signature__ = inspect.signature(env.pop("_shown"))
+    if aliases or guarded:
         _hide_aliases(fn)
     return fn
+
+
+def _bind_code(by_pos: list, ins: str, env: dict) -> str:
+    """The body lines that bind the attributes given by position (``_p``) as Python would
+    bind them by their names, and give those not given their defaults."""
+    from .pyargs import multiple_values, too_many
+
+    env.update(_too_many=too_many, _multiple=multiple_values, _NO=_NO)
+    lines = [
+        "    if _p:",
+        "        _n = len(_p)",
+        f"        if _n > {len(by_pos)}: _too_many(_key, _method, ({ins}), _p, _op.name)",
+    ]
+    pad = "        "
+    for i, n in enumerate(by_pos):
+        if i:
+            lines.append(f"{pad}if _n > {i}:")
+            pad += "    "
+        lines.append(f"{pad}if {n} is not _NO: _multiple(_key, '{n}')")
+        lines.append(f"{pad}{n} = _p[{i}]")
+    lines += [f"    if {n} is _NO: {n} = _d_{n}" for n in by_pos]
+    return "\n".join(lines) + "\n"
+
+
+def api_key(api: str) -> str:
+    """The key of PyTorch's parser for an op's public path (``sum``: ``torch.sum``)."""
+    return api if "." in api else f"torch.{api}"
+
+
+def _guard_code(op, kinds: dict, by_pos: list, ins: str, attrs: str, out: str, env: dict) -> str:
+    """The body lines that check the attributes PyTorch's parser checks (dtypes, ints, int
+    lists) quickly, and send a call that fails to ``judge_op_call``: PyTorch's TypeError,
+    or the values as Python ints and numtorch dtypes."""
+    from .pyargs import QUICK_ENV, judge_op_call, narrowing, quick_test
+
+    key = api_key(op.api)
+    env.update(_key=key, _method=key.startswith("Tensor."))
+    required = [n for n, d, _ in op.attrs if d is inspect.Parameter.empty]
+    if not kinds and not required:
+        return ""
+    tests = [f"{n} is not _NO" for n in required]
+    tests += [quick_test(n, k) for n, k in kinds.items()]
+    kwonly = {n for n, _, k in op.attrs if k == inspect.Parameter.KEYWORD_ONLY}
+    names = kwonly | ({"out"} if out == "out" else set())
+    narrow = sorted((narrowing(key) | narrowing(f"Tensor.{op.name}")) & names)
+    if narrow and by_pos:  # (keywords that come only with the attributes by keyword)
+        given = " or ".join(
+            "out is not None" if n == "out" else f"{n} is not _d_{n}" for n in narrow
+        )
+        tests.append(f"not (_p and ({given}))")
+    checks = " and ".join(tests)
+    env.update(
+        _by_pos=tuple(by_pos),
+        _kinds=kinds,
+        _attr_spec=(
+            {n: _NO if n in required else d for n, d, _ in op.attrs},
+            _NO,
+            op.name,
+        ),
+        _judge=judge_op_call,
+        _NO=_NO,
+        **QUICK_ENV,
+    )
+    lhs = "".join(f"{n}, " for n in kinds)
+    rhs = "".join(f"_a['{n}'], " for n in kinds)
+    code = (
+        f"    if not ({checks}):\n"
+        f"        _a = _judge(_key, _method, _kinds, ({ins}), {{{attrs}}}, _attr_spec, {out}, "
+        f"_by_pos[:{'len(_p)' if by_pos else '0'}])\n"
+    )
+    return code + (f"        {lhs}= {rhs}\n" if kinds else "")
+
+
+def method_of(fn: Callable, name: str) -> Callable:
+    """An op's public function as the Tensor method ``name``: the same code, its refusals
+    worded as PyTorch's parser of ``Tensor.<name>`` words them."""
+    env = getattr(fn, "__globals__", {})
+    if "_judge" not in env:
+        return fn
+    twin = types.FunctionType(
+        fn.__code__, {**env, "_key": f"Tensor.{name}", "_method": True}, fn.__name__
+    )
+    twin.__defaults__, twin.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    twin.__dict__.update(fn.__dict__)
+    twin.__qualname__, twin.__doc__ = fn.__qualname__, fn.__doc__
+    return twin
 
 
 # The kernels of torch's namespace call PyTorch's ``input`` ``x`` (and add, sub and mul's
@@ -265,6 +381,10 @@ def numpy_keywords(fn: Callable, public: str | None = None, owner: str = "torch"
     ``input``/``other``/``dim``/``keepdim`` as PyTorch's parser does: a wrapper with the
     same signature, or ``fn`` itself where it has none of them or is PyTorch's Python too."""
     public = public or fn.__name__
+    rewrap = getattr(fn, "_rewrap", None)
+    if rewrap is not None:  # a parsed function: its check sees the call as the user made it
+        inner = numpy_keywords(fn.__wrapped__, public, owner)
+        return fn if inner is fn.__wrapped__ else rewrap(inner)
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -322,9 +442,14 @@ def numpy_keywords(fn: Callable, public: str | None = None, owner: str = "torch"
 def numpy_keywords_in(namespace: dict, owner: str) -> None:
     """``numpy_keywords`` for every public function of a module's namespace (the package
     face's ``torch``, ``linalg``, ``special`` and ``nn.functional``)."""
+    from .pyargs import with_parser
+
     for name, fn in list(namespace.items()):
         if not name.startswith("_") and inspect.isfunction(fn):
-            fn = namespace[name] = numpy_keywords(fn, name, owner)
+            fn = numpy_keywords(fn, name, owner)
+            if _parsed(name, owner):
+                fn = with_parser(fn, f"{owner}.{name}")
+            namespace[name] = fn
             if not _found_by_name(fn):  # (generated, or a wrapper): pickled as this name
                 fn.__module__, fn.__qualname__ = namespace["__name__"], name
 

@@ -191,6 +191,57 @@ def births_recorded(serial: int | None) -> None:
 def born(ver: VersionCounter) -> int:
     """The birth of a storage (0: made while no transform level was active)."""
     return getattr(ver, "born", 0)
+class InferenceVersion(VersionCounter):
+    """The counter of an inference tensor (made in inference mode) and of its views: its
+    type is what marks them; PyTorch tracks no version for them."""
+
+    __slots__ = ()
+
+
+class DetachedInference(InferenceVersion):
+    """An inference tensor's detached alias (``detach()``, ``.data =``): an inference
+    tensor that PyTorch counts versions of and writes into in place outside inference mode
+    too (not into its views: they are plain inference tensors)."""
+
+    __slots__ = ()
+
+
+def new_version() -> VersionCounter:
+    """A new tensor's counter: an inference tensor's in inference mode."""
+    return InferenceVersion() if state.inference else VersionCounter()
+
+
+INFERENCE_WRITE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+class ZeroVersion(VersionCounter):
+    """The counter of a ZeroTensor (``torch._efficientzerotensor``) and of its views and
+    detached aliases: its type marks them immutable."""
+
+    __slots__ = ()
+
+
+ZERO_WRITE = (
+    "ZeroTensors are immutable. Please use the materialized zero tensor obtained using "
+    ".clone() if you want a mutable tensor."
+)
+
+
+def check_writable(t: Tensor, zero_text: str | None = ZERO_WRITE) -> None:
+    """PyTorch's refusal of an in-place write (before anything is written) into an
+    inference tensor outside inference mode, or into a ZeroTensor (``zero_text``: the
+    writer's text; None: a write PyTorch allows, as a resize)."""
+    v = t._ver
+    if type(v) is VersionCounter:
+        return
+    if type(v) is InferenceVersion and not state.inference:
+        raise RuntimeError(INFERENCE_WRITE)
+    if type(v) is ZeroVersion and zero_text is not None:
+        raise RuntimeError(zero_text)
 
 
 def bump_version(t: Tensor, n: int = 1) -> None:
@@ -201,6 +252,14 @@ def bump_version(t: Tensor, n: int = 1) -> None:
 # A transform wrapper's fields: its value one level down, its level's interpreter, and a
 # batch dim (vmap) or a tangent (forward mode).
 WRAPPER_SLOTS = ("_inner", "_interp", "_bdim", "_tangent")
+_FUNCTORCH_KINDS = ("VMAP", "GRAD", "JVP")  # (interpreter.FUNCTORCH, which imports this module)
+_REQUIRES_GRAD_IN_TRANSFORM = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using "
+    "torch.autograd.functional.* APIs) inside of a function being transformed by a functorch "
+    "transform. This is unsupported, please attempt to use the functorch transforms (e.g. "
+    "grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function "
+    "being transformed instead."
+)
 
 
 class Tensor:
@@ -349,9 +408,20 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if any(i.kind.name in _FUNCTORCH_KINDS for i in state.stack):
+            raise RuntimeError(_REQUIRES_GRAD_IN_TRANSFORM)
+        return self._set_requires_grad(requires_grad)
+
+    def _set_requires_grad(self, requires_grad: bool = True) -> Tensor:
+        """requires_grad_ (also inside a transform: numtorch's own calls)."""
+        if requires_grad and isinstance(self._ver, InferenceVersion) and not state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
+            )
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -442,6 +512,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if type(self._ver) is InferenceVersion:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._ver.v
 
     @property
@@ -457,6 +529,8 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         self._data = value._data
+        if isinstance(value._ver, InferenceVersion):
+            self._ver = DetachedInference()
 
     @property
     def output_nr(self) -> int:
@@ -471,7 +545,10 @@ class Tensor:
         return self._base is not None
 
     def is_inference(self) -> bool:
-        return False
+        return isinstance(self._ver, InferenceVersion)
+
+    def _is_zerotensor(self) -> bool:
+        return type(self._ver) is ZeroVersion
 
     # ----------------------------------------------------------- conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -479,6 +556,10 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
+            )
+        if type(self._ver) is ZeroVersion and not force:
+            raise RuntimeError(
+                " Cannot convert a ZeroTensor to numpy. Set force=True if you need the zero array."
             )
         data = self._data
         if type(data) is MetaArray:
@@ -524,6 +605,8 @@ class Tensor:
     def tolist(self):
         if type(self._data) is MetaArray:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if type(self._ver) is ZeroVersion:  # (PyTorch's ZeroTensor has no storage)
+            raise RuntimeError("tolist() shouldn't be called on a tensor with unallocated storage")
         return dt.widen(np.asarray(self.numpy(force=True))).tolist()
 
     def __float__(self) -> float:
@@ -686,7 +769,7 @@ def _init(t: Tensor, data) -> None:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = VersionCounter()
+    t._ver = InferenceVersion() if state.inference else VersionCounter()
     t._base = None
 
 
@@ -696,7 +779,7 @@ def _make(data) -> Tensor:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = VersionCounter()
+    t._ver = InferenceVersion() if state.inference else VersionCounter()
     t._base = None
     return t
 
@@ -707,7 +790,7 @@ def _wrap_view_of(src: Tensor, data) -> Tensor:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = src._ver
+    t._ver = src._ver if type(src._ver) is not InferenceVersion else DetachedInference()
     t._base = None
     return t
 

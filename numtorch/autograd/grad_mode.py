@@ -85,7 +85,8 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like no_grad (numtorch keeps no separate inference tensors)."""
+    """no_grad, and the tensors made inside are inference tensors (``Tensor.is_inference``):
+    no version counter, no in-place writes or saving for backward outside the mode."""
 
     def __init__(self, mode: bool = True):
         self.mode = mode

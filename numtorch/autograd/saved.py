@@ -4,10 +4,12 @@ saved-tensor hooks that pack and unpack them (torch.autograd.graph.saved_tensors
 
 from __future__ import annotations
 
+from .._core.device import device_of
 from .._core.dtype import from_np, inexact
 from .._core.inplace import short_name
 from .._core.state import anomaly, state
-from .._core.tensor import Tensor, _new
+from .._core.tensor import InferenceVersion, Tensor, _new
+from ..ops._type_string import type_string
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -18,6 +20,13 @@ FREED = (
 )
 
 
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+
 _OWN = "own"  # Saved.src of a node's own output saved by a transform
 
 
@@ -27,6 +36,8 @@ class Saved:
     __slots__ = ("t", "version", "is_output", "data", "nr", "src")
 
     def __init__(self, t: Tensor, is_output: bool):
+        if isinstance(t._ver, InferenceVersion):
+            raise RuntimeError(INFERENCE_SAVED)
         self.version = t._ver.v
         self.is_output = is_output
         if is_output:  # no strong reference to the output: it would keep its node alive
@@ -65,7 +76,7 @@ class Saved:
                 fn, nr = view_fn, 0
             if not inexact(data.dtype):
                 fn = None
-            typ, shape = from_np(data.dtype).scalar_name, data.shape
+            typ, shape = type_string(from_np(data.dtype), device_of(data).type), data.shape
         else:  # a transform's saved inner tensor: src is its wrapper's history
             t = self.t
             src = getattr(self, "src", None)
@@ -76,8 +87,7 @@ class Saved:
                 # (a view written through its base is regenerated first, as PyTorch's)
                 stale = w._view is not None and w._view_ver != w._ver.v and w._creation is None
                 fn, nr = w.grad_fn if stale else w._grad_fn, w._out_nr
-            typ, shape = t.dtype.scalar_name, t.shape
-        typ = f"{typ}Tensor"
+            typ, shape = type_string(t.dtype, t.device.type), t.shape
         sizes = ", ".join(str(s) for s in shape)
         where = f", which is output {nr} of {short_name(fn)}," if fn is not None else ""
         hint = (
@@ -90,7 +100,7 @@ class Saved:
         )
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [torch.{typ} [{sizes}]]{where} is at version {current}; "
+            f"inplace operation: [{typ} [{sizes}]]{where} is at version {current}; "
             f"expected version {self.version} instead. Hint: {hint}"
         )
 

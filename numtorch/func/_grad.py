@@ -79,7 +79,7 @@ class GradInterpreter(Interpreter):
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         w = self.wrap(x)
-        w.requires_grad_()
+        w._set_requires_grad()
         return w
 
     def unwrap(self, a):

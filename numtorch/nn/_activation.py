@@ -21,6 +21,7 @@ from .._core.inplace import run_inplace
 from .._core.layout import contiguous
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ELEMENTWISE, ErrorInput, Op, composite
+from .._core.pyargs import judge
 from .._core.tensor import Tensor, wrap_dim
 from .._opdb.samples import S
 from ..autograd.grad_mode import is_grad_enabled
@@ -855,6 +856,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """The gated linear unit: a * sigmoid(b), a and b the halves of input along dim."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    if type(dim) is not int:  # PyTorch's glu calls torch._C._nn.glu(input, dim)
+        judge("_nn.glu", (input, dim), {})
     d = wrap_dim(dim, input.dim())
     n = input.shape[d]
     if n % 2:
@@ -887,6 +890,8 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """softmax(-input) along dim."""
     if dim is None:
         dim = softmax_dim(input.dim(), "softmin", _stacklevel)
+    if type(dim) is not int:  # PyTorch's softmin calls (-input).softmax(dim[, dtype=dtype])
+        judge("Tensor.softmax", (dim,), {} if dtype is None else {"dtype": dtype})
     return _softmax(-input, dim, dtype=dtype)
 
 

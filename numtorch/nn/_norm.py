@@ -24,6 +24,7 @@ from .._core.layout import contiguous
 from .._core.meta import by_kernel
 from .._core.no_kernel import NO_ACCUMULATE_TYPE, raises, unless_empty
 from .._core.op import NoKernel, composite, defop
+from .._core.pyargs import judge
 from .._core.tensor import Tensor, bump_version
 from .._opdb.samples import ErrorInput, S
 from ..autograd.grad_mode import no_grad
@@ -651,6 +652,10 @@ def local_response_norm(
         return input
     # The mean of input**2 over each channel's zero-padded window: an average pool over the
     # channels (windows, not a product with a 0/1 matrix, so NaN/inf stay in their windows).
+    if type(size) is not int:  # PyTorch pads its window (0, 0[, 0, 0], before, after)
+        lead = (0, 0) if dim == 3 else (0, 0, 0, 0)
+        window = (*lead, size // 2, (size - 1) // 2)
+        judge("_nn.pad", (input, window, "constant", None), {})
     sq = (input * input).movedim(1, -1)
     rows = pad(sq.reshape(-1, 1, sq.shape[-1]), (size // 2, (size - 1) // 2))
     div = avg_pool1d(rows, size, stride=1).reshape(sq.shape).movedim(-1, 1)

@@ -29,6 +29,7 @@ from .._core.layout import contiguous
 from .._core.meta import by_kernel
 from .._core.no_kernel import empty_complex_runs, unless_empty
 from .._core.op import LINEAR, ErrorInput, NoKernel, composite, defop
+from .._core.pyargs import has, int_seq, judge
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ..ops._batching import along_dims, front, lshape, materialize
@@ -455,6 +456,8 @@ def interpolate(
             )
     elif align_corners is None:
         align_corners = False
+    if size is not None and not isinstance(size, (list, tuple, int, np.integer)):
+        _refuse_size(input, size, mode, align_corners)
     out, scales = _plan(input, size, scale_factor, mode, recompute_scale_factor)
     if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
         raise ValueError(
@@ -480,6 +483,26 @@ def interpolate(
     for i, (n_out, s) in enumerate(zip(out, scales)):
         x = _resample_dim(x, 2 + i, n_out, mode, s, align_corners, antialias)
     return input.clone() if x is input else x
+
+
+def _refuse_size(input: Tensor, size, mode: str, align_corners) -> None:
+    """PyTorch's error for a lone size that is not an int: its interpolate hands the size,
+    once per spatial dim, to the kernel of ``mode``, whose parser refuses it."""
+    n = input.dim() - 2
+    out = [size] * n
+    kernel = {
+        "nearest": (f"_nn.upsample_nearest{n}d", (input, out, None)),
+        "nearest-exact": (f"_nn._upsample_nearest_exact{n}d", (input, out, None)),
+        "area": (
+            "torch.adaptive_avg_pool1d" if n == 1 else f"_nn.adaptive_avg_pool{n}d",
+            (input, out),
+        ),
+    }
+    linear = {1: "linear1d", 2: "bilinear2d", 3: "trilinear3d"}.get(n)
+    name = f"_nn.upsample_{'bicubic2d' if mode == 'bicubic' else linear}"
+    key, args = kernel.get(mode, (name, (input, out, align_corners, None)))
+    if has(key):
+        judge(key, args, {})
 
 
 def _deprecated(name: str) -> None:
@@ -889,6 +912,10 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     spatial = size[2:]
     if not (align_corners and min(spatial) == 1) and min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+    if not int_seq(size):  # PyTorch's affine_grid calls affine_grid_generator here
+        judge("torch.affine_grid_generator", (theta, size, bool(align_corners)), {})
+        size = [int(s) for s in size]
+        spatial = size[2:]
     axes = [_base_coords(s, bool(align_corners)) for s in reversed(spatial)]  # x, y(, z)
     mesh = np.meshgrid(*axes[::-1], indexing="ij")[::-1]
     base = np.stack([*mesh, np.ones(spatial)], -1).reshape(-1, k + 1)

@@ -10,6 +10,7 @@ derives the jvp from them.
 from __future__ import annotations
 
 import cmath
+import functools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput, composite, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
+from .._core.pyargs import judge
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ._families import (
@@ -66,6 +68,8 @@ def _check_int_zero(a, b) -> None:
 
 # ------------------------------------------------------------------ add, sub, mul, rsub
 def _add(xp, a, b, *, alpha=1):
+    if alpha.__class__ is not int:
+        _check_alpha(alpha, a)
     out = a + b if alpha == 1 else a + alpha * b
     if out.dtype.kind == "c":
         # PyTorch's kernel computes a + alpha * b, a complex product even for alpha 1: an
@@ -76,6 +80,23 @@ def _add(xp, a, b, *, alpha=1):
 
 def _is_bool(a) -> bool:
     return isinstance(a, bool) or (hasattr(a, "dtype") and a.dtype.kind == "b")
+
+
+def _check_alpha(alpha, result) -> None:
+    """PyTorch's checks of add's, sub's and rsub's alpha against the result's dtype (the
+    kernel's operand, in that dtype): a bool alpha only for a bool result, no floating alpha
+    for an integral one, no complex alpha for a real one."""
+    kind = result.dtype.kind
+    if isinstance(alpha, (bool, np.bool_)) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if kind in "biu" and not isinstance(alpha, (int, np.integer, np.bool_)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
 
 
 def _prep_sub(arrays, attrs=None):
@@ -95,10 +116,26 @@ def _prep_sub(arrays, attrs=None):
 
 
 def _sub(xp, a, b, *, alpha=1):
+    if alpha.__class__ is not int:
+        _check_alpha(alpha, a)
     out = a - b if alpha == 1 else a - alpha * b
     if out.dtype.kind == "c":
         return a - complex(alpha) * b  # (as add's)
     return out
+
+
+def _alpha_errors(make):
+    """PyTorch's checks of alpha against the result's dtype."""
+    x = make((3,))
+    yield ErrorInput(S((x, x), {"alpha": True}), RuntimeError, "^Boolean alpha only supported")
+    i = make((3,), -3, 3, dtype=np.int64)
+    yield ErrorInput(
+        S((i, 2), {"alpha": 0.5}), RuntimeError, "^For integral input tensors, argument alpha"
+    )
+    if make.dtype.kind == "f":
+        yield ErrorInput(
+            S((x, x), {"alpha": 1j}), RuntimeError, "^For non-complex input tensors, argument alpha"
+        )
 
 
 add_p = binary(
@@ -106,6 +143,7 @@ add_p = binary(
     _add,
     (lambda g: g, lambda g, alpha: g if alpha == 1 else g * cj(alpha)),
     LINEAR,
+    error_samples=_alpha_errors,
     number_edges=True,
     inplace_policy=InplacePolicy(batched=BatchedWrite.UNCHECKED),
     checked_scalars=("alpha",),
@@ -119,6 +157,7 @@ def _sub_errors(make):
     b = make((3,), dtype=np.bool_)
     yield ErrorInput(S((b, np.array(b))), RuntimeError, "with two bool tensors is not supported")
     yield ErrorInput(S((make((3,)), True)), RuntimeError, "with a bool tensor is not supported")
+    yield from _alpha_errors(make)
 
 
 sub_p = binary(
@@ -160,6 +199,8 @@ mul_p = binary(
 
 
 def _rsub(xp, input, other, *, alpha=1):
+    if alpha.__class__ is not int:
+        _check_alpha(alpha, input)
     try:
         return other - input if alpha == 1 else other - alpha * input
     except ValueError:  # PyTorch's text names the operands of other - input
@@ -669,7 +710,28 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
 
 
 def _clamp_method(self: Tensor, min=None, max=None) -> Tensor:
-    return clamp(self, min, max)
+    return _clamp_unchecked(self, min, max)
+
+
+def _bounds_of_one_kind(key: str, fn, method: bool = False):
+    """``fn`` (clamp, clip, or their method or in-place forms) refusing, as PyTorch's
+    parser does, bounds of which one is a tensor and the other a number: its signatures
+    take two tensors or two numbers (a 0-dim tensor passes for a number)."""
+    name = key.rpartition(".")[2]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        n = len(args)
+        lo = args[1] if n > 1 else kwargs.get("min")
+        hi = args[2] if n > 2 else kwargs.get("max")
+        if lo is not None and hi is not None and isinstance(lo, Tensor) != isinstance(hi, Tensor):
+            judge(key, args[1:] if method else args, kwargs)
+        return fn(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    # (numpy_keywords wraps fn for NumPy's names, then this check again, outermost)
+    call._rewrap = lambda inner: _bounds_of_one_kind(key, inner, method)
+    return call
 
 
 def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
@@ -969,7 +1031,7 @@ def _lerp_errors(make):
         RuntimeError,
         "expected dtype float for `weight` but got dtype double",
     )
-    i = make((3,), dtype=np.int64)
+    i = make((3,), -3, 3, dtype=np.int64)
     yield ErrorInput(S((i, np.array(i), 0.5)), NotImplementedError, '"lerp_kernel_scalar" not')
     yield ErrorInput(
         S((i, np.array(i), np.array(2, dtype=np.int64))),
@@ -1140,12 +1202,18 @@ bitwise_right_shift_p = binary(
     **_SHIFT,
 )
 
+_clamp_unchecked = clamp  # (its callers check the bounds)
+clip = _bounds_of_one_kind("torch.clip", clamp)
+clamp = _bounds_of_one_kind("torch.clamp", clamp)
 tensor_methods(
     {
-        "clamp": _clamp_method,
-        "clip": _clamp_method,
-        "clamp_": _clamp_inplace,
-        "clip_": _clamp_inplace,
-        "float_power_": _float_power_inplace,
+        name: _bounds_of_one_kind(f"Tensor.{name}", fn, method=True)
+        for name, fn in (
+            ("clamp", _clamp_method),
+            ("clip", _clamp_method),
+            ("clamp_", _clamp_inplace),
+            ("clip_", _clamp_inplace),
+        )
     }
+    | {"float_power_": _float_power_inplace}
 )

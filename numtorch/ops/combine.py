@@ -12,8 +12,10 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.methods import tensor_method
 from .._core.op import ErrorInput, composite
 from .._core.out import write_out
+from .._core.pyargs import parsed
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ._families import COMPLEX_TOO
@@ -267,10 +269,7 @@ def chain_matmul(*matrices, out=None):
 
 
 # ------------------------------------------------------------------ msort
-@composite(
-    samples=lambda make: [S((make((3, 2)),)), S((make((4,)),)), S((make(()),))],
-    methods=True,
-)
+@composite(samples=lambda make: [S((make((3, 2)),)), S((make((4,)),)), S((make(()),))])
 def msort(input, *, out=None):
     """``input`` sorted along its first dim (the values of ``sort(input, dim=0)``)."""
     _check_input(input, "msort")
@@ -281,3 +280,8 @@ def msort(input, *, out=None):
         )
     res = sort(input, dim=0).values
     return res if out is None else write_out(out, res)
+
+
+# (PyTorch's parser refuses another argument, the method's Python any argument)
+msort = parsed("torch.msort")(msort)
+tensor_method(parsed("Tensor.msort", method=True)(msort.__wrapped__), "msort")

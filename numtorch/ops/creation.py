@@ -19,7 +19,8 @@ from .._core.messages import alloc_failed, check_alloc
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import defop
-from .._core.tensor import Size, Tensor, _make
+from .._core.pyargs import parsed
+from .._core.tensor import Size, Tensor, ZeroVersion, _make
 from .._opdb.samples import S
 from ._batching import rule_generator
 from ._families import COMPLEX_TOO
@@ -57,7 +58,7 @@ def require_grad(t: Tensor) -> Tensor:
     """A factory's ``requires_grad=True``."""
     if not (t.dtype.is_floating_point or t.dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    return t.requires_grad_(True)
+    return t._set_requires_grad(True)
 
 
 def _infer_np_dtype(data) -> np.dtype:
@@ -244,6 +245,18 @@ empty = _fill("empty", 0)
 
 
 @factory
+def _efficientzerotensor(
+    *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False
+) -> Tensor:
+    """A ZeroTensor (PyTorch's zero gradients): zeros that refuse in-place writes (its views
+    and detached aliases too)."""
+    shape = given_size(sizes, size, "_efficientzerotensor")
+    t = zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    t._ver = ZeroVersion()
+    return t
+
+
+@factory
 def full(
     size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -308,6 +321,7 @@ def _like(input, fill_value, dtype, device, requires_grad) -> Tensor:
     return require_grad(out) if requires_grad else out
 
 
+@parsed("torch.zeros_like")
 def zeros_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
@@ -315,6 +329,7 @@ def zeros_like(
     return _like(input, 0, dtype, device, requires_grad)
 
 
+@parsed("torch.ones_like")
 def ones_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
@@ -322,6 +337,7 @@ def ones_like(
     return _like(input, 1, dtype, device, requires_grad)
 
 
+@parsed("torch.empty_like")
 def empty_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
@@ -329,6 +345,7 @@ def empty_like(
     return _like(input, 0, dtype, device, requires_grad)
 
 
+@parsed("torch.full_like")
 def full_like(
     input,
     fill_value,
@@ -708,14 +725,17 @@ def _new_legacy(self, *args, device=None) -> Tensor:
 
 
 tensor_methods(
-    {
-        "new": _new_legacy,
-        "new_zeros": _new_factory(zeros),
-        "new_ones": _new_factory(ones),
-        "new_empty": _new_factory(empty),
-        "new_empty_strided": _new_empty_strided,
-        "new_full": _new_full,
-        "new_tensor": _new_tensor,
+    {"new": _new_legacy}
+    | {
+        name: parsed(f"Tensor.{name}", method=True)(fn)
+        for name, fn in {
+            "new_zeros": _new_factory(zeros),
+            "new_ones": _new_factory(ones),
+            "new_empty": _new_factory(empty),
+            "new_empty_strided": _new_empty_strided,
+            "new_full": _new_full,
+            "new_tensor": _new_tensor,
+        }.items()
     }
 )
 

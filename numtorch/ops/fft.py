@@ -688,7 +688,7 @@ def _freq(fname, n, d, out, dtype, device, requires_grad, onesided):
     if out is not None:
         return write_out(out, r)
     if requires_grad:
-        r.requires_grad_(True)
+        r._set_requires_grad(True)
     return r
 
 

@@ -39,7 +39,7 @@ def _from_tensor(obj: Tensor, dtype, device, copy, requires_grad) -> Tensor:
         out = out.clone() if out is obj else out
         out = out.detach()
     if requires_grad is not None and out.requires_grad != requires_grad:
-        out.requires_grad_(requires_grad)
+        out._set_requires_grad(requires_grad)
     return out
 
 

@@ -155,14 +155,10 @@ def _check_shape(shape) -> tuple:
     if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         shape = (shape,)
     if isinstance(shape, Tensor) or not isinstance(shape, (list, tuple)):
-        raise TypeError(
-            f"expected 'shape' to be int or sequence of ints, but got {type(shape).__name__}"
-        )
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
     for s in shape:
         if not isinstance(s, numbers.Integral) or isinstance(s, bool):
-            raise TypeError(
-                f"expected 'shape' sequence to only contain ints, but got {type(s).__name__}"
-            )
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(s)}")
     if any(s < 0 for s in shape):
         raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
     return tuple(int(s) for s in shape)

@@ -24,6 +24,7 @@ from .._core.messages import check_alloc
 from .._core.methods import tensor_methods
 from .._core.op import defop
 from .._core.out import write_out
+from .._core.pyargs import parsed
 from .._core.state import state
 from .._core.tensor import Tensor
 from ._batching import (
@@ -302,13 +303,14 @@ def _draw_factory(name: str, draw, doc: str):
 
     factory.__name__ = factory.__qualname__ = name
     factory.__doc__ = doc
-    return factory
+    return parsed(f"torch.{name}")(factory)
 
 
 rand = _draw_factory("rand", _uniform_draw, "Uniform samples from [0, 1).")
 randn = _draw_factory("randn", _normal_draw, "Samples from the standard normal distribution.")
 
 
+@parsed("torch.randint")
 def randint(
     low=None,
     high=None,
@@ -358,6 +360,7 @@ def randint(
     return _finish(out, r, requires_grad)
 
 
+@parsed("torch.randperm")
 def randperm(
     n,
     *,
@@ -410,13 +413,14 @@ def _draw_like(name: str, draw, what: str):
 
     like.__name__ = like.__qualname__ = name
     like.__doc__ = f"``{what}`` with the shape (and by default the dtype and device) of ``input``."
-    return like
+    return parsed(f"torch.{name}")(like)
 
 
 rand_like = _draw_like("rand_like", _uniform_draw, "rand")
 randn_like = _draw_like("randn_like", _normal_draw, "randn")
 
 
+@parsed("torch.randint_like")
 def randint_like(
     input,
     low=0,

@@ -31,7 +31,7 @@ from ._batching import (
     rule_generator,
 )
 from ._families import COMPLEX, COMPLEX_TOO, FLOATS_INT, FLOATS_INT_BOOL
-from .creation import arange, zeros_like
+from .creation import arange, tensor, zeros_like
 from .views import diagonal, diagonal_backward, diagonal_view, reshape
 
 
@@ -1030,12 +1030,17 @@ def _segment_sum(xp, grad, repeats, dim):
     return xp.take(c, ends, axis=dim) - xp.take(c, starts, axis=dim)
 
 
+def _repeats_of(repeats, like):
+    """segment_sum's repeats (an int, or the counts as an array) as repeat_interleave's."""
+    return repeats if isinstance(repeats, int) else tensor(repeats, device=like.device)
+
+
 segment_sum_p = defop(
     "repeat_interleave_backward",
     _segment_sum,
     nin=1,
     jvp=LINEAR,
-    vjp=lambda g, repeats, dim: g.repeat_interleave(repeats, dim),
+    vjp=lambda g, repeats, dim: g.repeat_interleave(_repeats_of(repeats, g), dim),
     api="ops.shape.segment_sum",
     test={"no_oracle": True},
     batch_rule=along_dims(scalar_trick=False),

@@ -66,11 +66,21 @@ def _sort_samples(make):
         yield S((ties,), {"stable": True, "dim": 1, "descending": True})
 
 
+def _sort_errors(make):
+    yield from _err_dim()(make)
+    # with stable=, PyTorch's signature takes dim and descending by keyword only
+    yield ErrorInput(
+        S((make((2, 3)), 1), {"stable": True}),
+        TypeError,
+        "received an invalid combination of arguments - got \\(Tensor, int, stable=bool\\)",
+    )
+
+
 sort_p = _indexed_op(
     "sort",
     _sort,
     samples=_sort_samples,
-    error_samples=_err_dim(),
+    error_samples=_sort_errors,
     test={"dtypes": FLOATS_INT},
     layout=preserve,
     no_kernel=NoKernel("c", error=(RuntimeError, " Sort does not support complex dtypes on CPU")),
@@ -81,10 +91,11 @@ argsort_p = defop(
     _argsort,
     nin=1,
     samples=_sort_samples,
-    error_samples=_err_dim(),
+    error_samples=_sort_errors,
     test={"dtypes": FLOATS_INT},
     batch_rule=_DIMS,
     methods=True,
+    out=True,  # (PyTorch's argsort takes out= with stable=)
     layout=preserve,
     no_kernel=NoKernel("c", error=(RuntimeError, " Sort does not support complex dtypes on CPU")),
     meta=by_kernel,

@@ -13,7 +13,7 @@ from .._core.inplace import inplace_view
 from .._core.interpreter import Kind
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
-from .._core.tensor import Tensor, _wrap_view_of, bump_version, wrap_dim
+from .._core.tensor import Tensor, _wrap_view_of, bump_version, check_writable, wrap_dim
 from .._opdb.samples import S
 from ._add_at import add_at
 from ._batching import elementwise, front, pdim, rule_generator
@@ -425,6 +425,7 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
     """Tensor.resize_: self gets contiguous strides for ``size`` over its storage from its
     own first element on; storage too small grows into a new buffer that keeps the old
     elements in memory order (the rest uninitialized, as in PyTorch)."""
+    check_writable(self, zero_text=None)  # (a ZeroTensor is resized)
     head = "resize_(): argument 'size' (position 1) must be tuple of ints,"
     if len(size) == 1 and not isinstance(size[0], int):
         if not isinstance(size[0], (list, tuple)):

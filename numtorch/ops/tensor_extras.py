@@ -19,7 +19,7 @@ from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import defop
 from .._core.state import state
-from .._core.tensor import Tensor, bump_version
+from .._core.tensor import Tensor, bump_version, check_writable
 from .._opdb.samples import S
 from ._families import COMPLEX_TOO
 from .strided import array_offset, as_strided
@@ -143,6 +143,7 @@ def _refuse_grad(self: Tensor, name: str) -> None:
 
 
 def _write_each(self: Tensor, fn, others=()) -> Tensor:
+    check_writable(self)
     data = self._data
     if self.device.type != "cpu":
         raise TypeError(f"{fn.__name__}_ is only implemented on CPU tensors")
@@ -219,6 +220,7 @@ def _reshaped(self: Tensor, sizes: tuple) -> Tensor:
 def _set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
     """self takes ``source``'s memory (its shape and strides, or ``size``/``stride`` from
     ``storage_offset`` on); with no source, an empty tensor."""
+    check_writable(self)
     if self._rg and self.is_leaf and state.grad_enabled:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."

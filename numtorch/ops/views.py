@@ -19,6 +19,7 @@ from .._core.inplace import inplace_view
 from .._core.meta import by_kernel
 from .._core.methods import tensor_method, tensor_methods
 from .._core.op import LINEAR, ErrorInput, composite, defop
+from .._core.pyargs import checked_sizes
 from .._core.tensor import Size, Tensor, check_unique_dims, wrap_dim, wrap_dims
 from .._opdb.samples import S
 from ._batching import (
@@ -180,13 +181,22 @@ view_p = view_op(
 view = view_p.fn
 
 
-def _view_method(self, *size):
+def _view_method(self, *args):
     """Tensor.view(*shape): a view with a new shape (Tensor.view(dtype) is not supported)."""
-    if len(size) == 1 and not isinstance(size[0], int):
-        size = size[0]
-    if not isinstance(size, (tuple, list)) and not hasattr(size, "__iter__"):
+    size = args[0] if len(args) == 1 and type(args[0]) is not int else args
+    if isinstance(size, (tuple, list)):
+        for s in size:
+            if type(s) is not int:
+                size = checked_sizes("Tensor.view", args)
+                break
+    elif isinstance(size, dt.dtype):
         raise NotImplementedError("numtorch: Tensor.view(dtype) is not supported")
+    else:
+        size = checked_sizes("Tensor.view", args)
     return view(self, tuple(size))
+
+
+_view_method._parsed = True
 
 
 def _view_as(self, other):

@@ -67,7 +67,12 @@ copy_p = defop(
     batch_rule=_copy_rule,
     samples=lambda make: [S((make((2, 3)), make((3,)))), S((make(()), make(())))],
     layout=preserve,
-    inplace_policy=InplacePolicy(batched=BatchedWrite.ARITHMETIC, untracked_integer_target=True),
+    inplace_policy=InplacePolicy(
+        batched=BatchedWrite.ARITHMETIC,
+        untracked_integer_target=True,
+        zero_text="ZeroTensors are immutable. Please materialize the tensor using `.clone()`, "
+        "if you want a mutable zero tensor.",
+    ),
     conversion=True,  # a copy_ into an integer tensor leaves autograd
     float8=True,  # (PyTorch copies float8)
     complex32=True,

@@ -11,7 +11,7 @@ from ..._core.inplace import check_inplace, check_operands, run_inplace
 from ..._core.interpreter import _VMAP_READ, Kind
 from ..._core.methods import tensor_methods
 from ..._core.state import state
-from ..._core.tensor import Tensor
+from ..._core.tensor import Tensor, check_writable
 from .._batching import is_vmapped, vmap_sizes
 from ..creation import tensor
 from ..views import _expand_size
@@ -182,6 +182,7 @@ def _mask_fill(adv: list, value: Tensor) -> bool:
 
 def tensor_setitem(self: Tensor, idx, value) -> None:
     """``self[idx] = value``: an in-place copy into the view, or index_put_ for tensor indices."""
+    check_writable(self)
     basic, adv, dims = _parse(self, idx)
     v = self
     if not _trivial(basic, self.dim()):

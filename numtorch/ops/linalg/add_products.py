@@ -177,6 +177,14 @@ def _addmm_samples(make):
     ]
 
 
+def _addmm_prepare(arrays, attrs=None):
+    """addmm's factors are matrices (checked before their dtypes, as PyTorch's)."""
+    for name, a in zip(("mat1", "mat2"), arrays[1:]):
+        if a.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {a.ndim}-D tensor")
+    return _same_dtype(_addmm_message)(arrays, attrs)
+
+
 addmm_p = _addprod(
     "addmm",
     ("mat1", "mat2"),
@@ -189,6 +197,7 @@ addmm_p = _addprod(
     _addmm_message,
     "addmm_impl_cpu_",
     _mm_check,
+    prepare=_addmm_prepare,
     inplace_policy=_FRESH,
     autocast="lower",
 )
@@ -297,12 +306,15 @@ def _addr_prepare(arrays, attrs=None):
     if vec1.ndim == 1 and vec2.ndim == 1:
         _check_expand(tuple(input.shape), shape, dt.from_np(input.dtype).scalar_name)
     arrays, out_dtype = promote(arrays, attrs)
-    if arrays[0].dtype.kind in "biu":
-        for n in ("beta", "alpha"):
-            if isinstance((attrs or {}).get(n), float):
-                raise RuntimeError(
-                    f"For integral input tensors, argument {n} must not be a floating point number."
-                )
+    kind = arrays[0].dtype.kind
+    for n in ("beta", "alpha"):
+        v = (attrs or {}).get(n)
+        if isinstance(v, bool) and kind != "b":
+            raise RuntimeError(f"Boolean {n} only supported for Boolean results.")
+        if kind in "biu" and isinstance(v, float):
+            raise RuntimeError(
+                f"For integral input tensors, argument {n} must not be a floating point number."
+            )
     return arrays, out_dtype
 
 

@@ -8,9 +8,12 @@ import math
 
 import numpy as np
 
+from ..._core import dtype as dt
+from ..._core.dispatch import dispatch
+from ..._core.meta import by_kernel
 from ..._core.methods import tensor_methods
 from ..._core.no_kernel import low_precision
-from ..._core.op import composite
+from ..._core.op import composite, defop
 from ..._core.tensor import Tensor, wrap_dims
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
@@ -31,12 +34,20 @@ from ._common import (
     linalg_svd_rt,
     qr_rt,
     slogdet_rt,
+    stacked,
     svd_rt,
 )
 from ._samples import _well_conditioned
 from .contractions import inner, kron
 from .cross_trace import cross
-from .decompositions import linalg_eigh, linalg_qr, linalg_svd, linalg_svdvals
+from .decompositions import (
+    _eigh_kernel,
+    _svd_call,
+    linalg_eigh,
+    linalg_qr,
+    linalg_svd,
+    linalg_svdvals,
+)
 from .solvers import _linalg_slogdet, linalg_det, linalg_inv
 from .solvers import logdet as _logdet
 from .triangular import linalg_cholesky, linalg_solve_triangular
@@ -282,12 +293,73 @@ def _pinv_samples(make):
     ]
 
 
-@composite(
-    name="linalg_pinv",
+def _pinv_kernel(xp, A, *, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse from the SVD (the eigendecomposition where ``hermitian``): the
+    reciprocals of the singular values above max(atol, rtol * largest), zero for the rest."""
+    m, n = A.shape[-2:]
+    if A.size == 0:
+        return xp.zeros((*A.shape[:-2], n, m), A.dtype)
+    if hermitian:
+        w, V = _eigh_kernel(xp, A)
+        s = xp.abs(w)
+    else:
+        U, s, Vh = _svd_call(xp, A, full_matrices=False)
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(s.dtype).eps * max(m, n)
+    cutoff = s.max(-1, keepdims=True) * rtol
+    if atol is not None:
+        cutoff = xp.maximum(cutoff, atol)
+    keep = s > cutoff
+    if hermitian:
+        inv = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(A.dtype)
+        return (V * inv[..., None, :]) @ xp.conj(xp.swapaxes(V, -1, -2))
+    inv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(A.dtype)
+    return (xp.conj(xp.swapaxes(Vh, -1, -2)) * inv[..., None, :]) @ xp.conj(xp.swapaxes(U, -1, -2))
+
+
+def _pinv_vjp(g, A, result):
+    """d(X) = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X, X = pinv(A)."""
+    X, Xh, gh = result, result.mH, g.mH
+    XXh, XhX = X @ Xh, Xh @ X
+    left = gh @ XXh  # (I - A X) g^H X X^H
+    right = XhX @ gh  # X^H X g^H (I - X A)
+    return -(Xh @ g @ Xh) + left - A @ (X @ left) + right - (right @ X) @ A
+
+
+def _pinv_jvp(t, A, result):
+    X, th = result, t.mH
+    left = X @ (X.mH @ th)  # X X^H t^H (I - A X)
+    right = th @ (X.mH @ X)  # (I - X A) t^H X^H X
+    return -(X @ t @ X) + left - (left @ A) @ X + right - X @ (A @ right)
+
+
+def _pinv_prepare(arrays, attrs=None):
+    A = arrays[0]
+    if A.ndim < 2 or A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        name = dt.from_np(A.dtype).scalar_name
+        raise RuntimeError(
+            f"linalg.pinv({name}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+            "dimensions of float, double, cfloat or cdouble types"
+        )
+    return arrays, None
+
+
+# PyTorch's pinv has a node of its own, which keeps its result (an in-place write into the
+# result fails its backward)
+linalg_pinv_p = defop(
+    "linalg_pinv",
+    _pinv_kernel,
+    vjp=_pinv_vjp,
+    jvp=_pinv_jvp,
+    prepare=_pinv_prepare,
+    batch_rule=stacked("linalg.pinv"),
     api="linalg.pinv",
     samples=_pinv_samples,
     test=_CX,
+    meta=by_kernel,
 )
+
+
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
     max(atol, rtol * largest) are treated as zero."""
@@ -296,6 +368,11 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
             f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a tensor with 2 or "
             "more dimensions of float, double, cfloat or cdouble types"
         )
+    if not isinstance(atol, Tensor) and not isinstance(rtol, Tensor):
+        attrs = {"atol": atol, "rtol": rtol, "hermitian": bool(hermitian)}
+        res = dispatch(linalg_pinv_p, (A,), attrs)
+        return res if out is None else _write(out, res)
+    # tensor tolerances (one per matrix): the composite from the SVD
     U, S_, Vh = linalg_svd(A, False)
     if rtol is None:
         eps = float(np.finfo(A.dtype.np).eps)

@@ -399,6 +399,11 @@ def _tensordot_is_dot(a: Tensor, b: Tensor, args: dict) -> bool:
 )
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` trailing dims of a with leading dims of b (or two lists of dims)."""
+    if not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError(
+            "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+            f"containing two lists, but got dims={dims}"
+        )
     if a.dtype != b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
@@ -498,13 +503,27 @@ def kron(input, other, *, out=None):
 )
 def multi_dot(tensors, *, out=None):
     """Chained matrix product; the first and last may be vectors."""
-    if len(tensors) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(tensors):  # the ends may be vectors, the rest are matrices
+        end = {0: "the first tensor", n - 1: "the last tensor"}.get(i)
+        if end is not None and t.dim() not in (1, 2):
+            raise RuntimeError(f"multi_dot(): {end} must be 1D or 2D but got {t.dim()}D")
+        if end is None and t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != tensors[0].dtype:
             raise RuntimeError(
                 "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
                 f"{tensors[0].dtype.cpp_name} and tensor {i} {t.dtype.cpp_name}"
+            )
+    for i in range(n - 1):
+        a, b = tensors[i], tensors[i + 1]
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} and "
+                f"{list(b.shape)} cannot be multiplied"
             )
     mats = list(tensors)
     first, last = mats[0].dim() == 1, mats[-1].dim() == 1

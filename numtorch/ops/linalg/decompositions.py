@@ -231,7 +231,8 @@ def _eigvalsh_kernel(xp, A, UPLO="L"):
     return _eigh_kernel(xp, A, UPLO)[0]
 
 
-def _eigvalsh_vjp(g, A, UPLO):
+def _eigvalsh_vjp(g, A, result, UPLO):
+    # (``result``, the eigenvalues: saved and version-checked, as by PyTorch's node, eigh's)
     V = linalg_eigh(A, UPLO)[1]
     return (V * g.unsqueeze(-2)) @ V.mH
 
@@ -259,6 +260,7 @@ linalg_eigvalsh_p = defop(
     batch_rule=stacked("linalg.eigh"),
     no_kernel=_no_eigh_kernel("linalg.eigvalsh"),
     api="linalg.eigvalsh",
+    node_name="LinalgEighBackward0",  # (PyTorch's eigvalsh is eigh's)
     out=True,
     test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_eigvalsh_samples,

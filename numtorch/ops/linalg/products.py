@@ -500,10 +500,23 @@ def _outer(xp, input, vec2):
     return xp.multiply.outer(input, vec2)
 
 
+def _check_vectors(ranks) -> None:
+    """PyTorch's outer (and ger) take 1-D operands only."""
+    for name, r in zip(("self", "vec2"), ranks):
+        if r != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {r}-D")
+
+
+def _outer_prepare(arrays, attrs=None):
+    _check_vectors([a.ndim for a in arrays])
+    return promote(arrays, attrs)
+
+
 def _outer_rule(vmap, args, bdims, attrs):
     """A product that broadcasts a over b's dims and b over a's (no operand is expanded)."""
     (a, b), (ba, bb) = args, bdims
     ra, rb = lrank(a, ba), lrank(b, bb)
+    _check_vectors((ra, rb))
     a = front(a, ba)
     a = a.reshape(*a.shape, *((1,) * rb))
     if bb is not None:
@@ -521,7 +534,7 @@ outer_p = defop(
         lambda g, input: mv(g.mT, input.to(g.dtype).conj()),
     ),
     jvp=bilinear_jvp(lambda a, b: outer(a, b), "input", "vec2"),
-    prepare=promote,
+    prepare=_outer_prepare,
     batch_rule=_outer_rule,
     out=True,
     test=_INT,
@@ -529,6 +542,10 @@ outer_p = defop(
         S((make((3,)), make((4,)))),
         S((make((0,)), make((2,)))),
         S((make((1,)), make((3,)))),
+    ],
+    error_samples=lambda make: [
+        E(S((make((2, 3)), make((4,)))), RuntimeError, "Expected 1-D argument self"),
+        E(S((make((3,)), make(()))), RuntimeError, "Expected 1-D argument vec2, but got 0"),
     ],
     methods=("outer", "ger"),
     node_name="MulBackward0",  # PyTorch's outer is a broadcast product

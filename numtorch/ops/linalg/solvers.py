@@ -271,9 +271,10 @@ def _slogdet_jvp(t, A, result):
 def _slogdet_vjp(g, A, result):
     """(sign, logabsdet) = (e^{i arg}, Re log det): the cotangent of log det is
     g_logabsdet + i Im(conj(sign) g_sign) (real A: g_logabsdet)."""
+    sign = result[0]  # (read, and so version-checked, for real A too: PyTorch's node reads it)
     w = g[1]
     if A.is_complex():
-        w = w + (result[0].conj() * g[0]).imag * 1j
+        w = w + (sign.conj() * g[0]).imag * 1j
     return _unsq2(w) * linalg_inv(A).mH
 
 

@@ -121,6 +121,17 @@ def _linalg_solve_triangular_error_samples(make):
             RuntimeError,
             "The input tensor B must have at least 2 dimensions.",
         ),
+        # upper is keyword-only, and required
+        E(
+            S((_wc(make, (3, 3)), make((3, 2)))),
+            TypeError,
+            r'^linalg_solve_triangular\(\) missing 1 required positional arguments: "upper"$',
+        ),
+        E(
+            S((_wc(make, (3, 3)), make((3, 2)), True)),
+            TypeError,
+            r"^linalg_solve_triangular\(\) takes from 3 to 2 positional arguments but 3 were given$",
+        ),
     ]
 
 
@@ -204,6 +215,7 @@ linalg_cholesky_p = defop(
     prepare=_float_only("linalg.cholesky"),
     batch_rule=stacked("linalg.cholesky"),
     api="linalg.cholesky",
+    node_name="LinalgCholeskyExBackward0",  # (PyTorch's linalg.cholesky is cholesky_ex's)
     out=True,
     test={**_CX, "no_grad_test": True},  # reads one triangle: see tests/test_linalg_decomp.py
     samples=_linalg_cholesky_samples,
