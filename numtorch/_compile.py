@@ -149,6 +149,7 @@ class _Frame:
         self.struct = None
         self.structs: dict = {}  # the structures met, numbered
         self.lifted: list = []
+        self.grads = False  # the guards cover the lifted tensors' .grad (see _restructure)
         self.warned = False
         _forward.FRAMES.add(self)
 
@@ -171,6 +172,8 @@ class _Frame:
         key = (state.grad_enabled, state.inference, _dt.get_default_dtype(), _device[0], spec)
         key += (self.struct,)
         key += tuple([_meta(t) for t in lifted])
+        if self.grads:
+            key += (tuple([t._grad is None for t in lifted]),)
         entry = self.entries.get(key, _MISS)
         if entry is _MISS:
             return self._miss(key, flat, lifted, args, kwargs)
@@ -182,10 +185,17 @@ class _Frame:
 
     def eager(self, args: tuple, kwargs: dict):
         """The call run eagerly, its backward passes compiled."""
-        with compiled_autograd._enable(self.compiler.fn, self.compiler.dynamic):
+        compiler = self._backward_compiler()
+        with compiled_autograd._enable(compiler.fn, compiler.dynamic):
             out = self.fn(*args, **kwargs)
         _mark(out, self.compiler)
         return out
+
+    def _backward_compiler(self) -> _Compiler:
+        """What compiles the backward passes inside a call: compiled autograd's, where
+        enabled around it (PyTorch's), else this callable's."""
+        outer = state.compiler
+        return outer if type(outer) is _Compiler else self.compiler
 
     def clear(self) -> None:
         self.entries.clear()
@@ -268,6 +278,8 @@ class _Frame:
     def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict, graph, new_graph=True):
         symbolic = graph != key  # a graph with dynamic dims: its sizes read are symbolic
         tracer = _forward.ForwardTracer(lifted, self.fullgraph, symbolic)
+        tracer.grads = self.grads
+        tracer.compiler = self._backward_compiler()
         if symbolic:  # the arguments as the tracer's values, whose sizes are expressions
             flat: list = []
             spec = _flatten((args, kwargs), flat)
@@ -344,6 +356,11 @@ class _Frame:
         for fn in fns:
             _code_sources(fn, sources, 2)
         self.sources = sources
+        # a function that names .grad or backward may run a backward whose accumulation
+        # the program holds: its guards cover each lifted tensor's .grad being None
+        codes = [getattr(getattr(f, "__func__", f), "__code__", None) for f in fns]
+        codes += [v.__code__ for _, _, v in sources if isinstance(v, types.FunctionType)]
+        self.grads = any(_GRAD_NAMES & _names(c) for c in codes if c is not None)
         tensors = [v for _, _, v in sources if isinstance(v, Tensor)]
         roots += [v for _, _, v in sources if isinstance(v, nn.Module)]
         numbers = tuple(v for _, _, v in sources if type(v) in _NUMBERS)
@@ -368,6 +385,7 @@ class _Frame:
 
 
 _MISS = object()
+_GRAD_NAMES = frozenset(("grad", "backward"))
 _HEAD = 6  # a guard key's items before the tensors' metadata
 _MODULES = module_state
 _NUMBERS = (bool, int, float, complex, str, type(None))

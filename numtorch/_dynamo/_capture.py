@@ -106,6 +106,12 @@ class CapturedGraph:
         run = _Capture(w, symbolic=symbolic)
         with _task(w):
             out = run.run()
+        self.adopt(w, run)
+        return out
+
+    def adopt(self, w: _Walk, run: _Capture) -> None:
+        """Make the program of a capture that has run (``run``), for the walk's sizes."""
+        symbolic = run.tracer.symbolic
         self.nodes = run.calls
         program = run.tracer.program
         if symbolic:
@@ -123,7 +129,6 @@ class CapturedGraph:
             if last is not None and same_consts(last.consts, fn.consts):
                 self.generic.insert(0, Generic(w.layouts, fn, frees))
                 del self.generic[_KEPT:]
-        return out
 
 
 _KEPT = 8  # symbolic captures and generic programs kept per graph

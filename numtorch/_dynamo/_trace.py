@@ -91,8 +91,8 @@ class TracedTensor(WrapperTensor):
     def retain_grad(self) -> None:
         self._interp.read(self).retain_grad()
 
-    def backward(self, *args, **kwargs) -> None:
-        self._interp.read(self).backward(*args, **kwargs)
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        self._interp.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
         return self._interp.wrap(self._inner.detach(), self._slot)
@@ -155,6 +155,10 @@ class Tracer(Interpreter):
     def read(self, t: TracedTensor) -> Tensor:
         """A traced value read into Python (or its autograd state used): the real tensor."""
         raise Untraceable
+
+    def backward(self, t: TracedTensor, gradient, retain_graph, create_graph, inputs) -> None:
+        """``t.backward(...)`` on a traced value: a read (the pass runs eagerly)."""
+        self.read(t).backward(gradient, retain_graph, create_graph, inputs)
 
     def process(self, op, args: tuple, attrs: dict):
         if op.impl is not None or (op.random and not self.random):

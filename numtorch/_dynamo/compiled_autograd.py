@@ -136,19 +136,40 @@ def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate
             return NotImplemented
     entry = lookup(w)
     if entry is None:
-        counters["compiled_autograd"]["captures"] += 1
         graph = CapturedGraph()
         result = graph.capture(w)
-        fn = compiler.fn(graph)
-        counters["compiled_autograd"]["compiles"] += 1
-        store(w, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
+        _keep(compiler, w, graph)
         return result
-    if not entry.dynamic and (w.sig, w.layouts) != entry.sig:  # a size or stride changed:
-        # recapture, dynamic
+    _recount(entry, w)
+    return entry.fn(w.arrays, w)
+
+
+def _keep(compiler: _Compiler, w, graph: CapturedGraph) -> None:
+    """A new captured graph: counted, handed to the compiler function, and cached."""
+    counters["compiled_autograd"]["captures"] += 1
+    fn = compiler.fn(graph)
+    counters["compiled_autograd"]["compiles"] += 1
+    store(w, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
+
+
+def _recount(entry: _Entry, w) -> None:
+    """A static graph met at new sizes or strides is captured again, as dynamic."""
+    if not entry.dynamic and (w.sig, w.layouts) != entry.sig:
         counters["compiled_autograd"]["captures"] += 1
         counters["compiled_autograd"]["compiles"] += 1
         entry.dynamic = True
-    return entry.fn(w.arrays, w)
+
+
+def account(compiler: _Compiler, w, run) -> None:
+    """A pass captured elsewhere (``run``, inlined into numtorch.compile's program) counted
+    and cached as a pass run here would be, so that eager passes of the same graph hit."""
+    entry = lookup(w)
+    if entry is None:
+        graph = CapturedGraph()
+        graph.adopt(w, run)
+        _keep(compiler, w, graph)
+    else:
+        _recount(entry, w)
 
 
 upcalls.provide(compiled_backward=compiled_backward)
