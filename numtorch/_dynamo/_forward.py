@@ -297,6 +297,8 @@ def _build(tracer: ForwardTracer, slots: list, outs: list, grads: list):
     prog.grads = tuple((i, None if s is None else next(k)) for i, s in grads)
     prog.first_saved = len(slots) + len(gslots)
     prog.dead = tuple((j, outs[j]._data.shape, outs[j]._data.dtype) for j in dead)
+    if dead:  # (their nodes' edges: the leaves eager's graph reaches, so that it runs them)
+        prog.dead_in = sorted({tracer.slot_of[id(t)] for t in lifted if t._rg})
     if backward is not None:
         prog.diff_out = diff_out
         if backward.sizes is None:  # (a program for its sizes only: its outputs' are fixed)
@@ -306,10 +308,16 @@ def _build(tracer: ForwardTracer, slots: list, outs: list, grads: list):
 
 def _freed(out: Tensor) -> bool:
     """Whether ``out``'s graph holds a node whose saved values a backward freed."""
-    try:
-        walk([edge_of(out)], [None], None, False, True)
-    except _Break as e:
-        return not e.args
+    seen: set = set()
+    todo = [out._grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen or type(node) is AccumulateGrad:
+            continue
+        seen.add(node)
+        if node.saved is None:
+            return True
+        todo.extend(n for n, _ in node.next_functions)
     return False
 
 
@@ -427,18 +435,18 @@ class Program:
         for i, j in self.grads:
             lifted[i]._grad = None if j is None else _make(res[j])
         for j, shape, dtype in self.dead:
-            _freed_node(outs[j], shape, dtype)
+            _freed_node(outs[j], shape, dtype, [edge_of(lifted[i]) for i in self.dead_in])
         for i, count in self.mutated:
             bump_version(lifted[i], count)
         return outs
 
 
-def _freed_node(t: Tensor, shape, dtype) -> None:
+def _freed_node(t: Tensor, shape, dtype, edges: list) -> None:
     """Give ``t`` a node whose graph is freed (a backward through it raises eager's error)."""
     node = _new(CompiledFunctionBackward)
     node._seq = next(_seq)
     node.program = None
-    node.next_functions = ()
+    node.next_functions = tuple(edges)
     node._out_meta = ((shape, dtype),)
     node.saved = None
     node.checks = ()

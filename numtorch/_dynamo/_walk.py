@@ -135,25 +135,12 @@ def _keys(w: _Walk) -> list:
     push, find = nodes.append, index.get
     ordered = True  # sequence numbers fall along the walk (leaves aside)
     last = 1 << 64
-    i = 0
-    while i < len(nodes):
-        node = nodes[i]
-        i += 1
+    for node in nodes:  # (breadth first: the loop reaches the nodes appended as it goes)
         at(len(metas))
         if stop and node in stop:
             kinds(_LEAF)
             add((_LEAF,))
             continue
-        edges = []
-        for nxt, nr in node.next_functions:
-            if nxt is None:
-                edges.append(-1)
-                continue
-            j = find(nxt)
-            if j is None:
-                j = index[nxt] = len(nodes)
-                push(nxt)
-            edges.append(j if not nr else (j, nr))
         cls = type(node)
         if cls is AccumulateGrad:  # (leaves share one sequence number: they run first)
             if node._seq != _ACCUMULATE_SEQ:
@@ -161,6 +148,17 @@ def _keys(w: _Walk) -> list:
             kinds(_LEAF)
             add((_LEAF, _hook_flags(node), node.variable._grad is None))
             continue
+        edges = []
+        edge = edges.append
+        for nxt, nr in node.next_functions:
+            if nxt is None:
+                edge(-1)
+                continue
+            j = find(nxt)
+            if j is None:
+                j = index[nxt] = len(nodes)
+                push(nxt)
+            edge((j, nr) if nr else j)
         seq = node._seq
         if seq >= last:
             ordered = False

@@ -1,0 +1,202 @@
+"""A training step compiled whole: numtorch.compile over a bare loop (the forward,
+``loss.backward()``, each parameter updated in place under no_grad, ``p.grad = None``),
+whose backward becomes part of the traced program. Checked bit for bit against the same
+step run eagerly, and against PyTorch (values, errors, compiled autograd's counters)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch._dynamo.compiled_autograd as tca
+
+import numtorch as nt
+from numtorch._dynamo import compiled_autograd as ca
+from numtorch._dynamo.exc import Unsupported
+from numtorch._dynamo.utils import counters
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    nt._dynamo.reset()
+    counters.clear()
+    yield
+    nt._dynamo.reset()
+
+
+def _data(n: int, width: int = 5) -> tuple:
+    rng = np.random.default_rng(n)
+    return rng.standard_normal((n, width)).astype("f4"), rng.standard_normal((n, 1)).astype("f4")
+
+
+def _bare(lib, *, retain=False, twice=False, zero=True, hook=False, lr=0.1):
+    """A model and its bare-loop step ``step(x, y) -> loss``."""
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(5, 5), nn.Tanh(), nn.Linear(5, 1))
+    params = list(model.parameters())
+    rng = np.random.default_rng(0)
+    with lib.no_grad():  # the same weights in both libraries
+        for p in params:
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype("f4") / 2))
+    calls = []
+    if hook:
+        params[0].register_hook(lambda g: calls.append(1))
+
+    def step(x, y):
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward(retain_graph=retain)
+        if twice:
+            loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p.sub_(lr * p.grad)
+                if zero:
+                    p.grad = None
+        return loss
+
+    step.params, step.calls = params, calls
+    return step
+
+
+def _train(lib, sizes, compile_=None, ca_dynamic=None, **kw) -> tuple:
+    """The parameters and losses after a step at each of ``sizes`` (``compile_``: the
+    keywords of numtorch.compile; ``ca_dynamic``: compiled autograd enabled, so dynamic)."""
+    step = _bare(lib, **kw)
+    run = step if compile_ is None else lib.compile(step, **compile_)
+    enable = ca._enable if lib is nt else tca._enable
+    identity = (lambda g: g) if lib is nt else torch.compile(backend="eager")
+    losses = []
+    with enable(identity, dynamic=ca_dynamic) if ca_dynamic is not None else _nothing():
+        for n in sizes:
+            x, y = _data(n)
+            loss = run(lib.tensor(x), lib.tensor(y))
+            losses.append(loss.detach().numpy().copy())
+    params = [p.detach().numpy().copy() for p in step.params]
+    return params, losses, step
+
+
+class _nothing:  # noqa: N801 - a context manager
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _same_bits(a: list, b: list) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert np.array_equal(x, y), f"{x} != {y}"
+
+
+@pytest.mark.parametrize("ca_dynamic", [None, True, False], ids=["plain", "ca", "ca-static"])
+def test_a_bare_loop_step_is_one_program_with_eagers_bits(ca_dynamic):
+    sizes = [4] * 5
+    eager, eager_losses, _ = _train(nt, sizes)
+    got, losses, step = _train(nt, sizes, {"fullgraph": True}, ca_dynamic)
+    _same_bits(eager, got)
+    _same_bits(eager_losses, losses)
+    assert all(p.grad is None for p in step.params)
+    # one trace, its backward captured once; the other steps replay the program
+    assert counters["stats"]["unique_graphs"] == 1
+    assert counters["compiled_autograd"]["captures"] == 1
+    assert not counters["graph_break"]
+    theirs, their_losses, _ = _train(torch, sizes)
+    for g, t in zip(got + losses, theirs + their_losses):
+        np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)
+
+
+def test_the_step_leaves_the_gradients_when_it_does_not_clear_them():
+    # .grad accumulates across steps: the first step's program sets it, the next steps
+    # (their .grad no longer None) are guarded apart
+    sizes = [3] * 4
+    eager, _, eager_step = _train(nt, sizes, zero=False)
+    got, _, step = _train(nt, sizes, {}, zero=False)
+    _same_bits(eager, got)
+    _same_bits([p.grad.numpy() for p in eager_step.params], [p.grad.numpy() for p in step.params])
+    theirs, _, their_step = _train(torch, sizes, zero=False)
+    for g, t in zip(step.params, their_step.params):
+        np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_two_backwards_in_the_step_accumulate_as_eager():
+    # the first retains the graph, the second accumulates into the .grad the first made
+    sizes = [3] * 4
+    eager, eager_losses, _ = _train(nt, sizes, retain=True, twice=True)
+    got, losses, _ = _train(nt, sizes, {"fullgraph": True}, retain=True, twice=True)
+    _same_bits(eager, got)
+    _same_bits(eager_losses, losses)
+    theirs, _, _ = _train(torch, sizes, retain=True, twice=True)
+    for g, t in zip(got, theirs):
+        np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)
+
+
+def _backward_again(lib, compiled: bool, retain: bool):
+    """The error of a second backward of the loss a step returned (or None)."""
+    step = _bare(lib, retain=retain)
+    run = nt.compile(step) if compiled else step
+    x, y = _data(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a retained graph: the step runs eagerly)
+        for _ in range(3):
+            loss = run(lib.tensor(x), lib.tensor(y))
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("retain", [False, True], ids=["freed", "retained"])
+def test_a_second_backward_of_the_returned_loss_raises_eagers_error(retain):
+    # freed by the step's backward; or retained, its saved weights since updated in place
+    eager = _backward_again(nt, False, retain)
+    assert eager is not None
+    assert _backward_again(nt, True, retain) == eager
+    theirs = _backward_again(torch, False, retain)
+    assert theirs.split(":")[0] == eager.split(":")[0]
+
+
+def test_a_new_size_retraces_and_compiled_autograd_counts_as_pytorch():
+    # a static step: each size is a guard set of its own; compiled autograd (static) counts
+    # the first capture and, at the first new size, one dynamic one, as PyTorch's
+    sizes = [2, 2, 3, 3, 4, 2]
+    eager, eager_losses, _ = _train(nt, sizes)
+    got, losses, _ = _train(nt, sizes, {"dynamic": False}, ca_dynamic=False)
+    _same_bits(eager, got)
+    _same_bits(eager_losses, losses)
+    assert counters["stats"]["unique_graphs"] == 3
+    ours = counters["compiled_autograd"]["captures"]
+    torch._dynamo.reset()
+    tca.reset()
+    torch._dynamo.utils.counters.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _train(torch, sizes, {"dynamic": False, "backend": "eager"}, ca_dynamic=False)
+    assert ours == torch._dynamo.utils.counters["compiled_autograd"]["captures"] == 2
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_steps_at_changing_sizes_keep_eagers_bits(dynamic):
+    sizes = [2, 3, 4, 3, 5, 2]
+    eager, eager_losses, _ = _train(nt, sizes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a dynamic trace runs its backward eagerly)
+        got, losses, _ = _train(nt, sizes, {"dynamic": dynamic})
+    _same_bits(eager, got)
+    _same_bits(eager_losses, losses)
+
+
+def test_a_hook_on_a_parameter_runs_the_step_eagerly_with_its_calls():
+    sizes = [3] * 3
+    eager, _, eager_step = _train(nt, sizes, hook=True)
+    with pytest.raises(Unsupported, match="hooks"):
+        _train(nt, sizes, {"fullgraph": True}, hook=True)
+    nt._dynamo.reset()
+    with pytest.warns(UserWarning, match="hooks"):
+        got, _, step = _train(nt, sizes, {}, hook=True)
+    _same_bits(eager, got)
+    assert len(step.calls) == len(eager_step.calls) == 3
