@@ -141,6 +141,44 @@ def test_a_size_change_recaptures_once_then_reuses_when_static():
     assert counters["compiled_autograd"]["compiles"] == 2
 
 
+def _retained_captures(lib, dynamic, sizes) -> tuple:
+    """Captures of a backward repeated four times on one retained graph (the first into
+    a None .grad, the others accumulating), at each of ``sizes``; and the gradients
+    (``dynamic`` None: eagerly)."""
+    if lib is torch:
+        tca.reset()
+        torch._dynamo.utils.counters.clear()
+        enable, count = tca._enable, torch._dynamo.utils.counters
+        compiler = torch.compile(backend="eager")
+    else:
+        ca.reset()
+        counters.clear()
+        enable, count, compiler = ca._enable, counters, _identity
+    grads = []
+    with enable(compiler, dynamic) if dynamic is not None else warnings.catch_warnings():
+        for n in sizes:
+            x = lib.arange(1.0, 1.0 + 2 * n, dtype=lib.float64).reshape(2, n).requires_grad_()
+            y = (x.sin() ** 2 * x).sum()
+            for _ in range(4):
+                y.backward(retain_graph=True)
+            grads.append(x.grad)
+    return count["compiled_autograd"].get("captures", 0), grads
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+@pytest.mark.parametrize("sizes", [[3], [3, 3], [3, 4, 5]], ids=["once", "again", "new sizes"])
+def test_a_retained_graph_backward_repeated_captures_as_pytorch(dynamic, sizes):
+    # a .grad that is None and one that is not are two graphs; a static graph's first new
+    # size is one more capture of each, then it serves every size
+    ours, got = _retained_captures(nt, dynamic, sizes)
+    theirs, want = _retained_captures(torch, dynamic, sizes)
+    assert ours == theirs == (2 if dynamic or len(set(sizes)) == 1 else 4)
+    _, eager = _retained_captures(nt, None, sizes)
+    for g, e, w in zip(got, eager, want):
+        _same(g, e, "compiled against eager")
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
 def _layout_program(lib, layouts):
     """x @ w backward for each layout of w (row- or column-major): w's gradient and x's."""
     rng = np.random.default_rng(0)
