@@ -106,12 +106,6 @@ class CapturedGraph:
         run = _Capture(w, symbolic=symbolic)
         with _task(w):
             out = run.run()
-        self.adopt(w, run)
-        return out
-
-    def adopt(self, w: _Walk, run: _Capture) -> None:
-        """Make the program of a capture that has run (``run``), for the walk's sizes."""
-        symbolic = run.tracer.symbolic
         self.nodes = run.calls
         program = run.tracer.program
         if symbolic:
@@ -129,6 +123,7 @@ class CapturedGraph:
             if last is not None and same_consts(last.consts, fn.consts):
                 self.generic.insert(0, Generic(w.layouts, fn, frees))
                 del self.generic[_KEPT:]
+        return out
 
 
 _KEPT = 8  # symbolic captures and generic programs kept per graph
@@ -167,11 +162,18 @@ class _Capture:
     gradient accumulation becomes an instruction of the tracer's program."""
 
     def __init__(
-        self, w: _Walk, joint: bool = False, symbolic: bool = False, sizes: dict | None = None
+        self,
+        w: _Walk,
+        joint: bool = False,
+        symbolic: bool = False,
+        sizes: dict | None = None,
+        static: bool = False,
     ) -> None:
         self.w = w
         self.joint = joint  # the backward of a compiled forward: gradients for its inputs
         self.tracer = Tracer(symbolic)
+        # the inputs' strides are fixed (a pass inlined into a forward program)
+        self.tracer.static = static
         self.metas: dict = {}  # node -> its NodeSizes, symbolic
         # a joint capture's nodes' symbolic sizes, as the forward tracer saw them: the
         # backward reads them as m values the forward program computes (forward_sizes)

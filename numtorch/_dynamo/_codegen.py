@@ -190,7 +190,7 @@ def _op(body: list, ins: Op, ref, lit, const) -> None:
     body.append(f"{lhs} = {call}")
     for o in ins.scalars:  # a 0-d result may come back as a NumPy scalar
         body.append(f"s{o} = np.asarray(s{o})")
-    if op.layout is not None:  # the strides run_kernel gives the result
+    if op.layout is not None and not ins.settled:  # the strides run_kernel gives the result
         lay, args = const(op.layout, "layout"), "[" + ", ".join(map(ref, refs)) + "]"
         for o in outs:
             body.append(

@@ -61,10 +61,10 @@ def inline_backward(tracer, t, retain_graph) -> str | None:
     for node in w.nodes:
         if type(node) is AccumulateGrad:
             before[id(node.variable)] = node.variable._grad
-    run = _Capture(w)
+    run = _Capture(w, static=True)  # (the forward's guards fix its inputs' strides)
     with tracer.paused(), _task(w):
         run.run()
-    compiled_autograd.account(tracer.compiler, w, run)
+    compiled_autograd.account(tracer.compiler, w)
     why = _splice(tracer, w, run, before)
     if why is not None:
         tracer.stop(why)
@@ -142,7 +142,7 @@ def _splice(tracer, w, run, before: dict) -> str | None:
                 g = _Slot(made[id(var._grad._data)])
                 total = _Slot(top)
                 top += 1
-                program.append(Op(add_p, [g, source], {}, [total], True, [], "{0} + {1}"))
+                program.append(Op(add_p, [g, source], {}, [total], True, [], "{0} + {1}", True))
                 program.append(Commit(g, total))
             else:
                 return "a backward whose accumulation into .grad is not plain"

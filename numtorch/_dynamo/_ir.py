@@ -23,6 +23,7 @@ class Op(NamedTuple):
     plain: bool  # the kernel may be called directly (no prepare, no cast)
     scalars: list  # the slots of its 0-d results
     expr: str | None  # from ``_lower``: an expression over ``{0}``, ``{1}``... for the call
+    settled: bool = False  # its results need no layout call (a static program's, checked)
 
 
 class Commit(NamedTuple):

@@ -93,6 +93,74 @@ def _expand(attrs: dict, ins: list, static: bool) -> str | None:
     return f"np.ndarray({out.shape}, {{0}}.dtype, {{0}}, 0, {out.strides})"
 
 
+def _wide_float(a) -> bool:
+    return type(a) is np.ndarray and a.dtype.kind == "f" and a.itemsize >= 4
+
+
+def _operands(ins: list) -> bool:
+    """An array of float32/64 with another of its dtype or a Python number."""
+    a, b = ins
+    if not _wide_float(a):
+        return False
+    return (type(b) is np.ndarray and b.dtype == a.dtype) or type(b) in (int, float)
+
+
+def _binary(symbol: str) -> Callable:
+    def rule(attrs: dict, ins: list, static: bool) -> str | None:
+        if attrs.get("alpha", 1) != 1 or not _operands(ins):
+            return None
+        return f"({{0}} {symbol} {{1}})"
+
+    return rule
+
+
+def _mul(attrs: dict, ins: list, static: bool) -> str | None:
+    """The kernel's ``a * b``, where it takes no BLAS path for outer products."""
+    if not _operands(ins) or by_matmul(*ins):
+        return None
+    return "({0} * {1})"
+
+
+def _t(attrs: dict, ins: list, static: bool) -> str | None:
+    return "{0}.T" if type(ins[0]) is np.ndarray and ins[0].ndim == 2 else None
+
+
+def _mm(attrs: dict, ins: list, static: bool) -> str | None:
+    a, b = ins
+    if not (_wide_float(a) and _wide_float(b)) or a.dtype != b.dtype or a.ndim != 2 != b.ndim:
+        return None
+    return "np.matmul({0}, {1})" if a.shape[1] == b.shape[0] else None
+
+
+def _addmm(attrs: dict, ins: list, static: bool) -> str | None:
+    """The kernel's ``m1 @ m2 + input`` with beta and alpha 1."""
+    x = ins[0]
+    if attrs.get("beta", 1) != 1 or attrs.get("alpha", 1) != 1 or not _wide_float(x):
+        return None
+    if _mm(attrs, ins[1:], static) is None or ins[1].dtype != x.dtype:
+        return None
+    return "(np.matmul({1}, {2}) + {0})"
+
+
+def _relu(attrs: dict, ins: list, static: bool) -> str | None:
+    return "np.maximum(0, {0})" if _wide_float(ins[0]) else None
+
+
+# The kernel's own arithmetic, for a call whose ``prepare`` changes nothing (a plain call:
+# the kernel would get these very arguments), at the sizes traced.
+KERNELS: dict[str, Callable] = {
+    "mul": _mul,
+    "sub": _binary("-"),
+    "le": _binary("<="),
+    "lt": _binary("<"),
+    "ge": _binary(">="),
+    "gt": _binary(">"),
+    "t": _t,
+    "mm": _mm,
+    "addmm": _addmm,
+    "relu": _relu,
+}
+
 LOWER: dict[str, Callable] = {
     "add": _add,
     "reshape": _reshape,

@@ -23,7 +23,7 @@ from .._core.state import state
 from .._core.symbolic import concrete
 from .._core.tensor import Size, Tensor, _wrap_dim
 from ._ir import Call, Commit, Factory, Guard, Op, _Slot, made
-from ._lower import LOWER
+from ._lower import KERNELS, LOWER
 
 
 class Untraceable(Exception):
@@ -179,9 +179,18 @@ class Tracer(Interpreter):
             refs, attrs = concrete(refs), concrete(attrs)
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
         # (a lowering decides from sizes once, for the sizes traced)
-        rule = LOWER.get(op.name) if on_cpu and not self.symbolic else None
+        rule = None
+        if on_cpu and not self.symbolic:
+            rule = LOWER.get(op.name) or (KERNELS.get(op.name) if plain else None)
         expr = rule(given, arrays, self.static) if rule else None
-        self.program.append(Op(op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr))
+        settled = (
+            self.static
+            and expr is not None
+            and op.layout is not None
+            and _settled(op, arrays, given, expr)
+        )
+        slots = [w._slot for w in wrapped]
+        self.program.append(Op(op, refs, attrs, slots, plain, scalars, expr, settled))
         return wrapped if isinstance(out, tuple) else wrapped[0]
 
     def factory(self, fn, args: tuple, kwargs: dict):
@@ -302,6 +311,25 @@ def _passes(op, arrays: list, attrs: dict, outs) -> bool:
     if odt is not None and outs[0]._data.dtype != odt:
         return False  # run_kernel casts the result
     return all(p is a for p, a in zip(prepared, arrays))
+
+
+def _settled(op, arrays: list, attrs: dict, expr: str) -> bool:
+    """Whether a lowered expression's results (NumPy calls without side effects, evaluated
+    again here) come out laid out as run_kernel lays them out, at these inputs: in a static
+    program (its inputs' strides guarded) the same holds on every run, and the layout call
+    is left out."""
+    names = [f"_a{i}" for i in range(len(arrays))]
+    env = {"np": np, **dict(zip(names, arrays))}
+    raw = eval(expr.format(*names), env)  # noqa: S307 - the lowering's own expression
+    raws = raw if isinstance(raw, tuple) else (raw,)
+    for r in raws:
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+            if r.ndim:  # (a 0-d result alone is made an array by the program)
+                return False
+        if op.layout(r, arrays, attrs) is not r:
+            return False
+    return True
 
 
 def _array(v):

@@ -141,6 +141,11 @@ def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate
         _keep(compiler, w, graph)
         return result
     _recount(entry, w)
+    if entry.fn is None:  # a graph first met inlined into a compiled program: captured now
+        entry.graph = CapturedGraph()
+        result = entry.graph.capture(w)
+        entry.fn = compiler.fn(entry.graph)
+        return result
     return entry.fn(w.arrays, w)
 
 
@@ -160,14 +165,15 @@ def _recount(entry: _Entry, w) -> None:
         entry.dynamic = True
 
 
-def account(compiler: _Compiler, w, run) -> None:
-    """A pass captured elsewhere (``run``, inlined into numtorch.compile's program) counted
-    and cached as a pass run here would be, so that eager passes of the same graph hit."""
+def account(compiler: _Compiler, w) -> None:
+    """A pass captured elsewhere (inlined into numtorch.compile's program, specialized to
+    its strides) counted and cached as a pass captured here would be; an eager pass of the
+    same graph captures its own program uncounted, at its first hit."""
     entry = lookup(w)
     if entry is None:
-        graph = CapturedGraph()
-        graph.adopt(w, run)
-        _keep(compiler, w, graph)
+        counters["compiled_autograd"]["captures"] += 1
+        counters["compiled_autograd"]["compiles"] += 1
+        store(w, _Entry(None, None, compiler.dynamic, (w.sig, w.layouts)))
     else:
         _recount(entry, w)
 
