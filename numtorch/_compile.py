@@ -150,6 +150,10 @@ class _Frame:
         self.structs: dict = {}  # the structures met, numbered
         self.lifted: list = []
         self.grads = False  # the guards cover the lifted tensors' .grad (see _restructure)
+        # the last call's guard head, its tensors' arrays and flags, its key and program: a
+        # call on the very same arrays (whose shapes, dtypes and strides cannot have
+        # changed) skips making its key
+        self.last: tuple | None = None
         self.warned = False
         _forward.FRAMES.add(self)
 
@@ -169,16 +173,21 @@ class _Frame:
         if self.struct is None:
             return self.eager(args, kwargs)
         lifted = flat + self.lifted
-        key = (state.grad_enabled, state.inference, _dt.get_default_dtype(), _device[0], spec)
-        key += (self.struct,)
-        key += tuple([_meta(t) for t in lifted])
-        if self.grads:
-            key += (tuple([t._grad is None for t in lifted]),)
-        entry = self.entries.get(key, _MISS)
-        if entry is _MISS:
-            return self._miss(key, flat, lifted, args, kwargs)
-        if entry is None:
-            return self.eager(args, kwargs)
+        head = (state.grad_enabled, state.inference, _dt.get_default_dtype(), _device[0], spec)
+        head += (self.struct,)
+        last = self.last
+        if last is not None and last[0] == head and _unchanged(lifted, last[1], self.grads):
+            key, entry = last[2], last[3]
+        else:
+            key = head + tuple([_meta(t) for t in lifted])
+            if self.grads:
+                key += (tuple([t._grad is None for t in lifted]),)
+            entry = self.entries.get(key, _MISS)
+            if entry is _MISS:
+                return self._miss(key, flat, lifted, args, kwargs)
+            if entry is None:
+                return self.eager(args, kwargs)
+            self.last = (head, _snapshot(lifted), key, entry)
         out = entry(lifted, (self, key, args, kwargs))
         spec = entry.out_spec
         return out[0] if spec is _T else _unflatten(spec, iter(out))
@@ -198,6 +207,7 @@ class _Frame:
         return outer if type(outer) is _Compiler else self.compiler
 
     def clear(self) -> None:
+        self.last = None
         self.entries.clear()
         self.graphs.clear()
         self.marks.clear()
@@ -206,6 +216,7 @@ class _Frame:
 
     def _miss(self, key: tuple, flat: list, lifted: list, args: tuple, kwargs: dict):
         """A guard set not met before: a new graph, or a new set of sizes of one."""
+        self.last = None
         graph = self._graph_key(key, flat)
         if graph not in self.graphs and self.dynamic is None and self._mark_changed(graph, flat):
             graph = self._graph_key(key, flat)
@@ -334,6 +345,7 @@ class _Frame:
         decision of the backward alone went the other way): those sizes get a trace of
         their own from the next call on."""
         program.vetoed.add(key)
+        self.last = None
         if self.entries.get(key) is program:
             del self.entries[key]
 
@@ -402,6 +414,20 @@ def _hashable(v) -> bool:
         hash(v)
     except TypeError:
         return False
+    return True
+
+
+def _snapshot(lifted: list) -> list:
+    """What ``_unchanged`` compares: each tensor's array (held), requires_grad and .grad."""
+    return [(t._data, t._rg, t._grad is None) for t in lifted]
+
+
+def _unchanged(lifted: list, snapshot: list, grads: bool) -> bool:
+    """Whether the tensors hold the arrays of ``snapshot`` with its flags (and, where the
+    guards cover .grad, whether each is None)."""
+    for t, (data, rg, none) in zip(lifted, snapshot):
+        if t._data is not data or t._rg is not rg or (grads and (t._grad is None) is not none):
+            return False
     return True
 
 

@@ -142,6 +142,8 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
         kind = type(ins)
         if kind is Op:
             _op(body, ins, ref, lit, const)
+        elif kind is Commit and ins.direct:
+            body.append(f"s{ins.target}[...] = {ref(ins.source)}")
         elif kind is Commit:
             body.append(f"_commit(s{ins.target}, {ref(ins.source)})")
         elif kind is Guard:

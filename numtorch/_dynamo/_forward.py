@@ -29,7 +29,7 @@ from ..ops.creation import zeros_like
 from . import _codegen, _inline
 from ._capture import NodeSizes, _Capture
 from ._ir import Call, Commit, Op, Sizes, _Slot
-from ._trace import TracedTensor, Tracer, Untraceable, _holds_data, hoist_guards
+from ._trace import TracedTensor, Tracer, Untraceable, _direct, _holds_data, hoist_guards
 from ._walk import _Break, walk
 from .exc import Unsupported
 
@@ -189,7 +189,8 @@ class ForwardTracer(Tracer):
             except Untraceable as e:
                 self.stop(str(e))
             else:
-                self.program.append(Commit(slot, ref, True))
+                direct = not self.symbolic and _direct(target._data)
+                self.program.append(Commit(slot, ref, True, direct))
                 self.mutated[slot] = self.mutated.get(slot, 0) + 1
         inplace.commit(_inner1(target), _inner1(result), op)
 
@@ -435,18 +436,18 @@ class Program:
         for i, j in self.grads:
             lifted[i]._grad = None if j is None else _make(res[j])
         for j, shape, dtype in self.dead:
-            _freed_node(outs[j], shape, dtype, [edge_of(lifted[i]) for i in self.dead_in])
+            _freed_node(outs[j], shape, dtype, [lifted[i] for i in self.dead_in])
         for i, count in self.mutated:
             bump_version(lifted[i], count)
         return outs
 
 
-def _freed_node(t: Tensor, shape, dtype, edges: list) -> None:
+def _freed_node(t: Tensor, shape, dtype, leaves: list) -> None:
     """Give ``t`` a node whose graph is freed (a backward through it raises eager's error)."""
-    node = _new(CompiledFunctionBackward)
+    node = _new(_FreedBackward)
     node._seq = next(_seq)
     node.program = None
-    node.next_functions = tuple(edges)
+    node.leaves = leaves
     node._out_meta = ((shape, dtype),)
     node.saved = None
     node.checks = ()
@@ -529,6 +530,17 @@ class CompiledFunctionBackward(Node):
         grads = [g if g is not None else zeros_like(o) for g, o in zip(grads, outs)]
         got = engine.grad(outs, ins, grads, allow_unused=True)
         return [r if w else None for r, w in zip(got, wanted)]
+
+
+class _FreedBackward(CompiledFunctionBackward):
+    """The node of a compiled call's output whose graph a backward inside the call freed;
+    its edges (to the leaves eager's graph reaches) are made when read."""
+
+    __slots__ = ("leaves",)
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(edge_of(t) for t in self.leaves)
 
 
 def _tensors(out) -> list:

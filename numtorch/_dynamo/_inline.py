@@ -125,7 +125,7 @@ def _splice(tracer, w, run, before: dict) -> str | None:
                 )
             )
         elif kind is Commit:
-            program.append(Commit(slot(ins.target), ref(ins.source)))
+            program.append(ins._replace(target=slot(ins.target), source=ref(ins.source)))
         elif kind is Call and ins.what == "accumulate":
             if ins.ins[0] is None:
                 continue  # (no gradient reached the leaf)
@@ -143,7 +143,7 @@ def _splice(tracer, w, run, before: dict) -> str | None:
                 total = _Slot(top)
                 top += 1
                 program.append(Op(add_p, [g, source], {}, [total], True, [], "{0} + {1}", True))
-                program.append(Commit(g, total))
+                program.append(Commit(g, total, False, True))  # (a copy of its own)
             else:
                 return "a backward whose accumulation into .grad is not plain"
         else:

@@ -32,6 +32,7 @@ class Commit(NamedTuple):
     target: int
     source: Any
     visible: bool = False  # a write the caller sees (into a forward's input)
+    direct: bool = False  # a plain assignment: the target overlaps nothing (a static program)
 
 
 class Guard(NamedTuple):

@@ -19,6 +19,7 @@ from .._core import inplace
 from .._core import symbolic as _symbolic
 from .._core.dispatch import dispatch
 from .._core.interpreter import Interpreter, Kind, WrapperTensor, untraced
+from .._core.out import internal_overlap
 from .._core.state import state
 from .._core.symbolic import concrete
 from .._core.tensor import Size, Tensor, _wrap_dim
@@ -212,7 +213,8 @@ class Tracer(Interpreter):
         if not (isinstance(target, TracedTensor) and target._interp is self):
             raise Untraceable  # a write into a constant would change it for later runs
         source = self._ref(result)
-        self.program.append(Commit(target._slot, source[1]))
+        direct = self.static and not self.symbolic and _direct(target._inner._data)
+        self.program.append(Commit(target._slot, source[1], False, direct))
         inplace.commit(target._inner, source[0], op)
 
     @contextmanager
@@ -311,6 +313,12 @@ def _passes(op, arrays: list, attrs: dict, outs) -> bool:
     if odt is not None and outs[0]._data.dtype != odt:
         return False  # run_kernel casts the result
     return all(p is a for p, a in zip(prepared, arrays))
+
+
+def _direct(target) -> bool:
+    """Whether a write into ``target`` is a plain assignment (no element of it shares memory
+    with another: ``_codegen._commit``'s test, decided once for fixed strides)."""
+    return type(target) is np.ndarray and not (0 in target.strides and internal_overlap(target))
 
 
 def _settled(op, arrays: list, attrs: dict, expr: str) -> bool:
