@@ -282,6 +282,20 @@ def test_what_retraces_and_what_does_not():
     del w2
 
 
+def test_a_call_on_the_same_tensors_sees_their_changed_state():
+    # the same tensor objects at each call (a call on the same arrays reuses the last
+    # call's key): requires_grad turned off, then new data of another shape
+    x = nt.randn(4, 3)
+    w = nt.randn(3, requires_grad=True)
+    c = nt.compile(lambda x: (x * w).sum())
+    assert c(x).requires_grad and c(x).requires_grad
+    w.requires_grad_(False)
+    assert not c(x).requires_grad
+    x.data = nt.ones(2, 3)
+    _same(_np(c(x)), _np((x * w).sum()))
+    assert _graphs() == 3
+
+
 GLOBAL_SCALE = 2.0
 
 
