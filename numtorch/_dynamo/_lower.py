@@ -67,7 +67,7 @@ def _add(attrs: dict, ins: list, static: bool) -> str | None:
     a, b = ins
     if attrs.get("alpha", 1) != 1 or type(a) is not np.ndarray or type(b) is not np.ndarray:
         return None
-    return "np.add({0}, {1})" if a.dtype == b.dtype and a.dtype.kind == "f" else None
+    return "({0} + {1})" if a.dtype == b.dtype and a.dtype.kind == "f" else None
 
 
 def _reshape(attrs: dict, ins: list, static: bool) -> str | None:
