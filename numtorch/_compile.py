@@ -397,7 +397,7 @@ class _Frame:
 
 
 _MISS = object()
-_GRAD_NAMES = frozenset(("grad", "backward"))
+_GRAD_NAMES = frozenset(("grad", "backward", "zero_grad"))
 _HEAD = 6  # a guard key's items before the tensors' metadata
 _MODULES = module_state
 _NUMBERS = (bool, int, float, complex, str, type(None))

@@ -56,7 +56,7 @@ def _bare(lib, *, retain=False, twice=False, zero=True, hook=False, lr=0.1):
                     p.grad = None
         return loss
 
-    step.params, step.calls = params, calls
+    step.params, step.calls, step.model = params, calls, model
     return step
 
 
@@ -200,3 +200,32 @@ def test_a_hook_on_a_parameter_runs_the_step_eagerly_with_its_calls():
         got, _, step = _train(nt, sizes, {}, hook=True)
     _same_bits(eager, got)
     assert len(step.calls) == len(eager_step.calls) == 3
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_a_step_with_an_optimizer_inside_runs_eagerly_with_eagers_bits(momentum):
+    # the optimizer's state (momentum buffers made at its first step) lives outside what a
+    # program replays: the step runs eagerly, as it is
+    def train(compiled: bool) -> list:
+        step = _bare(nt)
+        params = step.params
+        opt = nt.optim.SGD(params, lr=0.1, momentum=momentum)
+        x, y = (nt.tensor(a) for a in _data(3))
+
+        def opt_step():
+            opt.zero_grad()
+            loss = nt.nn.functional.mse_loss(step.model(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        run = nt.compile(opt_step) if compiled else opt_step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(4):
+                run()
+        if compiled:
+            assert any("optimizer's step" in str(w.message) for w in caught)
+        return [p.detach().numpy().copy() for p in params]
+
+    _same_bits(train(False), train(True))

@@ -15,6 +15,7 @@ the splice succeeds or not.
 from __future__ import annotations
 
 from .._core.device import xp_of
+from .._core.state import state
 from .._core.tensor import _make
 from ..autograd.graph import AccumulateGrad, edge_of
 from ..ops.binary import add_p
@@ -31,6 +32,8 @@ def refusal(tracer, t, gradient, create_graph: bool, inputs) -> str | None:
     anything runs), or None."""
     if tracer.broken is not None or not tracer.alive:
         return "a backward after the trace stopped"
+    if state.stack[-1] is not tracer:
+        return "a backward under a transform"
     if tracer.symbolic:
         return "a backward inside a trace with dynamic sizes"
     if not tracer.grads:
