@@ -22,6 +22,10 @@ decisions the trace took on sizes) checked as it runs; sizes it cannot serve are
 into programs of their own (a graph whose trace breaks runs eagerly at all its sizes).
 Sizes 0 and 1 are never dynamic, as in PyTorch.
 
+A ``backward()`` inside the call is inlined into its program (``_dynamo._inline``), so
+that a training step written as a bare loop replays as one function; callables whose code
+names ``grad``, ``backward`` or ``zero_grad`` guard on each lifted tensor's ``.grad``.
+
 Python side effects of the traced call other than writes into tensors (appending to a
 list, setting an attribute) happen once, when it is traced; numbers the function reads
 from globals of functions it calls (beyond two levels) are taken as they were then.
