@@ -229,3 +229,65 @@ def test_a_step_with_an_optimizer_inside_runs_eagerly_with_eagers_bits(momentum)
         return [p.detach().numpy().copy() for p in params]
 
     _same_bits(train(False), train(True))
+
+
+def _models():
+    nn, F = nt.nn, nt.nn.functional
+    cnn = (
+        lambda: nn.Sequential(
+            nn.Conv2d(1, 4, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(64, 3),
+        ),
+        lambda: (nt.randn(5, 1, 8, 8), nt.randint(0, 3, (5,))),
+        F.cross_entropy,
+    )
+    norms = (
+        lambda: nn.Sequential(
+            nn.Linear(4, 8),
+            nn.BatchNorm1d(8),
+            nn.ReLU(),
+            nn.Dropout(0.3),
+            nn.Linear(8, 8),
+            nn.LayerNorm(8),
+            nn.GELU(),
+            nn.Linear(8, 2),
+        ),
+        lambda: (nt.randn(6, 4), nt.randint(0, 2, (6,))),
+        F.cross_entropy,
+    )
+    embedding = (
+        lambda: nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(12, 1)),
+        lambda: (nt.randint(0, 10, (5, 3)), nt.randn(5, 1)),
+        F.mse_loss,
+    )
+    return {"cnn": cnn, "batchnorm, dropout, layernorm": norms, "embedding": embedding}
+
+
+@pytest.mark.parametrize("name", list(_models()))
+def test_bare_loop_steps_of_other_models_are_one_program_with_eagers_bits(name):
+    make, data, loss_fn = _models()[name]
+    results = []
+    for compiled in (False, True):
+        nt.manual_seed(0)
+        model = make()
+        params = list(model.parameters())
+        x, y = data()
+
+        def step():
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            with nt.no_grad():
+                for p in params:
+                    p.sub_(0.05 * p.grad)
+                    p.grad = None
+            return loss.detach()
+
+        run = nt.compile(step, fullgraph=True) if compiled else step
+        nt.manual_seed(1)  # (dropout's draws: the replays draw as eager does)
+        losses = [run().numpy() for _ in range(4)]
+        results.append([*losses, *(t.detach().numpy().copy() for t in model.state_dict().values())])
+    _same_bits(*results)
+    assert counters["stats"]["unique_graphs"] == 1
