@@ -24,7 +24,7 @@ from ..autograd.graph import (
 from . import _codegen
 from ._ir import Call
 from ._trace import Tracer, guards_first, hoist_guards, same_consts
-from ._walk import _LEAF, _OPAQUE, _Walk
+from ._walk import _LEAF, _OPAQUE, _Walk, complete
 
 
 class Variant(NamedTuple):
@@ -169,6 +169,7 @@ class _Capture:
         sizes: dict | None = None,
         static: bool = False,
     ) -> None:
+        complete(w)
         self.w = w
         self.joint = joint  # the backward of a compiled forward: gradients for its inputs
         self.tracer = Tracer(symbolic)

@@ -123,7 +123,7 @@ def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, acc
 
 def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
     try:
-        w = walk(roots, grads, inputs, accumulate, keep_graph)
+        w = walk(roots, grads, inputs, accumulate, keep_graph, full=False)
     except _Break as e:
         if e.args:  # (else eager raises the error: a freed graph, a stale saved tensor)
             _warn_once(e.args[0])
