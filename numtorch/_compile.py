@@ -52,6 +52,7 @@ from ._dynamo._trace import guards_first, same_consts
 from ._dynamo.compiled_autograd import _Compiler
 from ._dynamo.exc import InvalidBackend
 from ._dynamo.utils import counters
+from .autograd.node import HOOKS_ADDED as _HOOKS_ADDED
 from .nn.modules.module import STATE as module_state
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -179,19 +180,26 @@ class _Frame:
         lifted = flat + self.lifted
         head = (state.grad_enabled, state.inference, _dt.get_default_dtype(), _device[0], spec)
         head += (self.struct,)
+        # (where a backward may be in the program: the hooks it saw, none added since)
+        hooks = _HOOKS_ADDED[0] if self.grads else None
         last = self.last
-        if last is not None and last[0] == head and _unchanged(lifted, last[1], self.grads):
+        if (
+            last is not None
+            and last[0] == head
+            and last[4] == hooks
+            and _unchanged(lifted, last[1], self.grads)
+        ):
             key, entry = last[2], last[3]
         else:
             key = head + tuple([_meta(t) for t in lifted])
             if self.grads:
-                key += (tuple([t._grad is None for t in lifted]),)
+                key += (tuple([t._grad is None for t in lifted]), hooks)
             entry = self.entries.get(key, _MISS)
             if entry is _MISS:
                 return self._miss(key, flat, lifted, args, kwargs)
             if entry is None:
                 return self.eager(args, kwargs)
-            self.last = (head, _snapshot(lifted), key, entry)
+            self.last = (head, _snapshot(lifted), key, entry, hooks)
         out = entry(lifted, (self, key, args, kwargs))
         spec = entry.out_spec
         return out[0] if spec is _T else _unflatten(spec, iter(out))

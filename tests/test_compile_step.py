@@ -291,3 +291,32 @@ def test_bare_loop_steps_of_other_models_are_one_program_with_eagers_bits(name):
         results.append([*losses, *(t.detach().numpy().copy() for t in model.state_dict().values())])
     _same_bits(*results)
     assert counters["stats"]["unique_graphs"] == 1
+
+
+@pytest.mark.parametrize("kind", ["tensor hook", "post-accumulate hook"])
+def test_a_hook_added_after_the_trace_is_called_as_eager(kind):
+    # the program holds the backward, not the hooks: one added later sends the step back to
+    # a trace (here: eager, for a step with a hooked parameter)
+    def train(compiled: bool) -> tuple:
+        step = _bare(nt)
+        run = nt.compile(step) if compiled else step
+        x, y = (nt.tensor(a) for a in _data(3))
+        calls = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the hooked step runs eagerly)
+            for i in range(5):
+                if i == 2:
+                    p = step.params[1]
+                    if kind == "tensor hook":
+                        p.register_hook(lambda g: calls.append(g.numpy().copy()))
+                    else:
+                        p.register_post_accumulate_grad_hook(
+                            lambda t: calls.append(t.grad.numpy().copy())
+                        )
+                run(x, y)
+        return [p.detach().numpy().copy() for p in step.params], calls
+
+    (eager, eager_calls), (got, calls) = train(False), train(True)
+    _same_bits(eager, got)
+    assert len(calls) == len(eager_calls) == 3
+    _same_bits(eager_calls, calls)
