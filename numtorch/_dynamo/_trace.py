@@ -24,7 +24,7 @@ from .._core.state import state
 from .._core.symbolic import concrete
 from .._core.tensor import Size, Tensor, _wrap_dim
 from ._ir import Call, Commit, Factory, Guard, Op, _Slot, made
-from ._lower import KERNELS, LOWER
+from ._lower import KERNELS, LOWER, Fresh
 
 
 class Untraceable(Exception):
@@ -184,12 +184,12 @@ class Tracer(Interpreter):
         if on_cpu and not self.symbolic:
             rule = LOWER.get(op.name) or (KERNELS.get(op.name) if plain else None)
         expr = rule(given, arrays, self.static) if rule else None
-        settled = (
-            self.static
-            and expr is not None
-            and op.layout is not None
-            and _settled(op, arrays, given, expr)
-        )
+        settled = False
+        if expr is not None and op.layout is not None:
+            if self.static:
+                settled = _settled(op, arrays, given, expr)
+            else:  # (a program for these sizes: a new array of at most one dim is laid out)
+                settled = type(expr) is Fresh and all(o._data.ndim <= 1 for o in outs)
         slots = [w._slot for w in wrapped]
         self.program.append(Op(op, refs, attrs, slots, plain, scalars, expr, settled))
         return wrapped if isinstance(out, tuple) else wrapped[0]
