@@ -94,6 +94,43 @@ def test_replays_are_bit_identical_to_eager_on_new_values(op):
                 _same(e, r, f"{op.name} {s}")
 
 
+def _strides(fn, op, args, kwargs) -> list:
+    """(shape, strides) of fn's outputs on the sample and of the gradients of <v, outputs>."""
+    args, kwargs = to_nt(args), to_nt(kwargs)
+    paths = float_arg_positions(args) if op.ndiff else []
+    if op.grad_args is not None:
+        paths = [p for p in paths if p[0] in op.grad_args]
+    ins = [get_path(args, p).requires_grad_(True) for p in paths]
+    nt.manual_seed(0)
+    outs = list(tensor_leaves(fn(*args, **kwargs), nt.Tensor))
+    res = [(o.shape, o.stride()) for o in outs]
+    diff = [o for o in outs if o.requires_grad]
+    if diff and ins:
+        vs = [nt.ones_like(o) for o in diff]
+        grads = nt.autograd.grad(diff, ins, vs, allow_unused=True)
+        res += [None if g is None else (g.shape, g.stride()) for g in grads]
+    return res
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in ops_with_samples()])
+def test_replays_lay_out_results_as_eager(op):
+    """A replay's outputs and gradients have eager's strides (a program leaves out layout
+    calls it decided at its trace that run_kernel would not need)."""
+    api = resolve(nt, op.api)
+    for dtype in ("float64", "float32"):
+        for s in samples(op, dtype):
+            fn = lambda *a, **k: api(*a, **k)  # noqa: E731 - one compiled callable per sample
+            try:
+                eager = _strides(fn, op, s.args, s.kwargs)
+            except Exception:  # noqa: BLE001 - a sample eager refuses is not compiled either
+                continue
+            compiled = nt.compile(fn)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _strides(compiled, op, s.args, s.kwargs)  # the traced call
+                assert _strides(compiled, op, s.args, s.kwargs) == eager, f"{op.name} {s}"
+
+
 def test_most_of_the_op_database_replays_as_generated_code():
     compiled = eager = 0
     for op in ops_with_samples():

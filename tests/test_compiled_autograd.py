@@ -84,6 +84,24 @@ def test_gradients_are_bit_identical_to_eager(op):
                 _same(e, r, f"{op.name} {s} (replay)")
 
 
+@pytest.mark.parametrize("op", GRAD)
+def test_gradients_are_laid_out_as_eager(op):
+    # (a program leaves out layout calls it decided at its capture run_kernel would skip)
+    for s in samples(op, "float32"):
+        try:
+            eager = _op_grads(op, s)
+        except Exception:  # noqa: BLE001 - a sample eager refuses is not compiled either
+            continue
+        if eager is None:
+            continue
+        with ca._enable(_identity):
+            captured = _op_grads(op, s)
+            replayed = _op_grads(op, s)
+        for e, c, r in zip(eager, captured, replayed):
+            if e is not None:
+                assert e.stride() == c.stride() == r.stride(), f"{op.name} {s}"
+
+
 # ------------------------------------------------------------------ counters as PyTorch's
 def _program(lib, n=3, dim=0, p=2.0, grad_first=False, hook=False):
     x = lib.arange(1.0, 1.0 + 2 * n, dtype=lib.float64).reshape(2, n).requires_grad_()
