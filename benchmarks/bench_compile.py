@@ -131,6 +131,106 @@ def train_step(lib, compiled: bool, width: int, batch: int):
     return step, model
 
 
+def bare_step(lib, width: int = 16, batch: int = 1, lr: float = 0.01):
+    """A training step written as a bare loop: the forward, ``loss.backward()``, then each
+    parameter updated in place under no_grad and its ``.grad`` set to None."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(
+        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1)
+    )
+    params = list(model.parameters())
+    x, y = lib.randn(batch, width), lib.randn(batch, 1)
+
+    def step():
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p.sub_(lr * p.grad)
+                p.grad = None
+        return loss
+
+    return step, params, (x, y)
+
+
+def numpy_step(width: int = 16, batch: int = 1, lr: float = 0.01):
+    """``bare_step``'s arithmetic written by hand in NumPy, on numtorch's initial weights."""
+    _, params, (x, y) = bare_step(nt, width, batch, lr)
+    w1, b1, w2, b2, w3, b3 = (p.detach().numpy().copy() for p in params)
+    x, y = x.numpy(), y.numpy()
+    ps = [w1, b1, w2, b2, w3, b3]
+
+    def step():
+        a1 = x @ w1.T + b1
+        h1 = np.maximum(0, a1)
+        a2 = h1 @ w2.T + b2
+        h2 = np.maximum(0, a2)
+        d = h2 @ w3.T + b3 - y
+        loss = (d * d).sum() / d.size
+        g3 = d * (2 / d.size)
+        g2 = (g3 @ w3) * (a2 > 0)
+        g1 = (g2 @ w2) * (a1 > 0)
+        grads = [g1.T @ x, g1.sum(0), g2.T @ h1, g2.sum(0), g3.T @ h2, g3.sum(0)]
+        for p, g in zip(ps, grads):
+            p -= lr * g
+        return loss
+
+    return step, ps
+
+
+def check_bare() -> None:
+    """The compiled bare-loop step (with compiled autograd on and off) leaves eager's
+    parameters bit for bit and its .grad None; the NumPy step stays close to eager's."""
+    results = []
+    for compiled, ca in ((False, False), (True, False), (True, True)):
+        step, params, _ = bare_step(nt)
+        if compiled:
+            step = nt.compile(step)
+        with compiled_autograd._enable(nt.compile) if ca else _Nothing():
+            for _ in range(5):
+                step()
+        assert all(p.grad is None for p in params), "a .grad left after the step"
+        results.append([p.detach().numpy().copy() for p in params])
+    for c in results[1:]:
+        for e, got in zip(results[0], c):
+            assert np.array_equal(e, got), "the compiled bare-loop step differs from eager"
+    step, ps = numpy_step()
+    for _ in range(5):
+        step()
+    for e, got in zip(results[0], ps):
+        np.testing.assert_allclose(got, e, rtol=1e-4, atol=1e-6)
+
+
+def bare_time(lib, compiled: bool = False, ca: bool = False, number: int = 200) -> float:
+    """Best time of one bare-loop step (``lib`` None: the NumPy step)."""
+    step = numpy_step()[0] if lib is None else bare_step(lib)[0]
+    if compiled:
+        step = lib.compile(step)
+    with compiled_autograd._enable(nt.compile) if ca else _Nothing():
+        for _ in range(3):  # the trace, and warm-up
+            step()
+        return best_of(step, repeat=7, number=number)
+
+
+def bare_table() -> None:
+    """The bare-loop step's table: each way of running it, against PyTorch eager and NumPy."""
+    check_bare()
+    rows = [
+        ("numtorch eager", bare_time(nt)),
+        ("numtorch.compile", bare_time(nt, compiled=True)),
+        ("numtorch.compile, compiled autograd on", bare_time(nt, compiled=True, ca=True)),
+        ("PyTorch eager", bare_time(torch) if torch else float("nan")),
+        ("NumPy by hand", bare_time(None)),
+    ]
+    theirs, numpy_ = rows[3][1], rows[4][1]
+    name = "bare-loop training step, MLP 3x16, batch 1 (us)"
+    w = max(len(name), *(len(r[0]) for r in rows))
+    print(f"\n{name:<{w}}  {'time':>9}  {'vs torch':>8}  {'vs numpy':>8}")
+    for what, t in rows:
+        print(f"{what:<{w}}  {t * 1e6:>9.2f}  {t / theirs:>7.2f}x  {t / numpy_:>7.2f}x")
+
+
 # 100 steps over 50 batch sizes (16..65, each twice, shuffled): the first sight of a size
 # traces it unless a program made for other sizes serves it
 VARYING = np.random.default_rng(1).permutation(np.repeat(np.arange(16, 66), 2)).tolist()
@@ -303,6 +403,7 @@ def main() -> None:
             f"{name:<{w}}  {eager:>9.2f}  {comp:>9.2f}  {theirs:>9.2f}  "
             f"{eager / comp:>7.2f}x  {comp / theirs:>7.2f}x"
         )
+    bare_table()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ decisions the trace took on sizes) checked as it runs; sizes it cannot serve are
 into programs of their own (a graph whose trace breaks runs eagerly at all its sizes).
 Sizes 0 and 1 are never dynamic, as in PyTorch.
 
+A ``backward()`` inside the call is inlined into its program (``_dynamo._inline``), so
+that a training step written as a bare loop replays as one function; callables whose code
+names ``grad``, ``backward`` or ``zero_grad`` guard on each lifted tensor's ``.grad``.
+
 Python side effects of the traced call other than writes into tensors (appending to a
 list, setting an attribute) happen once, when it is traced; numbers the function reads
 from globals of functions it calls (beyond two levels) are taken as they were then.
@@ -48,6 +52,7 @@ from ._dynamo._trace import guards_first, same_consts
 from ._dynamo.compiled_autograd import _Compiler
 from ._dynamo.exc import InvalidBackend
 from ._dynamo.utils import counters
+from .autograd.node import HOOKS_ADDED as _HOOKS_ADDED
 from .nn.modules.module import STATE as module_state
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -149,6 +154,11 @@ class _Frame:
         self.struct = None
         self.structs: dict = {}  # the structures met, numbered
         self.lifted: list = []
+        self.grads = False  # the guards cover the lifted tensors' .grad (see _restructure)
+        # the last call's guard head, its tensors' arrays and flags, its key and program: a
+        # call on the very same arrays (whose shapes, dtypes and strides cannot have
+        # changed) skips making its key
+        self.last: tuple | None = None
         self.warned = False
         _forward.FRAMES.add(self)
 
@@ -168,26 +178,48 @@ class _Frame:
         if self.struct is None:
             return self.eager(args, kwargs)
         lifted = flat + self.lifted
-        key = (state.grad_enabled, state.inference, _dt.get_default_dtype(), _device[0], spec)
-        key += (self.struct,)
-        key += tuple([_meta(t) for t in lifted])
-        entry = self.entries.get(key, _MISS)
-        if entry is _MISS:
-            return self._miss(key, flat, lifted, args, kwargs)
-        if entry is None:
-            return self.eager(args, kwargs)
+        head = (state.grad_enabled, state.inference, _dt.get_default_dtype(), _device[0], spec)
+        head += (self.struct,)
+        # (where a backward may be in the program: the hooks it saw, none added since)
+        hooks = _HOOKS_ADDED[0] if self.grads else None
+        last = self.last
+        if (
+            last is not None
+            and last[0] == head
+            and last[4] == hooks
+            and _unchanged(lifted, last[1], self.grads)
+        ):
+            key, entry = last[2], last[3]
+        else:
+            key = head + tuple([_meta(t) for t in lifted])
+            if self.grads:
+                key += (tuple([t._grad is None for t in lifted]), hooks)
+            entry = self.entries.get(key, _MISS)
+            if entry is _MISS:
+                return self._miss(key, flat, lifted, args, kwargs)
+            if entry is None:
+                return self.eager(args, kwargs)
+            self.last = (head, _snapshot(lifted), key, entry, hooks)
         out = entry(lifted, (self, key, args, kwargs))
         spec = entry.out_spec
         return out[0] if spec is _T else _unflatten(spec, iter(out))
 
     def eager(self, args: tuple, kwargs: dict):
         """The call run eagerly, its backward passes compiled."""
-        with compiled_autograd._enable(self.compiler.fn, self.compiler.dynamic):
+        compiler = self._backward_compiler()
+        with compiled_autograd._enable(compiler.fn, compiler.dynamic):
             out = self.fn(*args, **kwargs)
         _mark(out, self.compiler)
         return out
 
+    def _backward_compiler(self) -> _Compiler:
+        """What compiles the backward passes inside a call: compiled autograd's, where
+        enabled around it (PyTorch's), else this callable's."""
+        outer = state.compiler
+        return outer if type(outer) is _Compiler else self.compiler
+
     def clear(self) -> None:
+        self.last = None
         self.entries.clear()
         self.graphs.clear()
         self.marks.clear()
@@ -196,6 +228,7 @@ class _Frame:
 
     def _miss(self, key: tuple, flat: list, lifted: list, args: tuple, kwargs: dict):
         """A guard set not met before: a new graph, or a new set of sizes of one."""
+        self.last = None
         graph = self._graph_key(key, flat)
         if graph not in self.graphs and self.dynamic is None and self._mark_changed(graph, flat):
             graph = self._graph_key(key, flat)
@@ -268,6 +301,8 @@ class _Frame:
     def _trace(self, key: tuple, lifted: list, args: tuple, kwargs: dict, graph, new_graph=True):
         symbolic = graph != key  # a graph with dynamic dims: its sizes read are symbolic
         tracer = _forward.ForwardTracer(lifted, self.fullgraph, symbolic)
+        tracer.grads = self.grads
+        tracer.compiler = self._backward_compiler()
         if symbolic:  # the arguments as the tracer's values, whose sizes are expressions
             flat: list = []
             spec = _flatten((args, kwargs), flat)
@@ -322,6 +357,7 @@ class _Frame:
         decision of the backward alone went the other way): those sizes get a trace of
         their own from the next call on."""
         program.vetoed.add(key)
+        self.last = None
         if self.entries.get(key) is program:
             del self.entries[key]
 
@@ -344,6 +380,11 @@ class _Frame:
         for fn in fns:
             _code_sources(fn, sources, 2)
         self.sources = sources
+        # a function that names .grad or backward may run a backward whose accumulation
+        # the program holds: its guards cover each lifted tensor's .grad being None
+        codes = [getattr(getattr(f, "__func__", f), "__code__", None) for f in fns]
+        codes += [v.__code__ for _, _, v in sources if isinstance(v, types.FunctionType)]
+        self.grads = any(_GRAD_NAMES & _names(c) for c in codes if c is not None)
         tensors = [v for _, _, v in sources if isinstance(v, Tensor)]
         roots += [v for _, _, v in sources if isinstance(v, nn.Module)]
         numbers = tuple(v for _, _, v in sources if type(v) in _NUMBERS)
@@ -368,6 +409,7 @@ class _Frame:
 
 
 _MISS = object()
+_GRAD_NAMES = frozenset(("grad", "backward", "zero_grad"))
 _HEAD = 6  # a guard key's items before the tensors' metadata
 _MODULES = module_state
 _NUMBERS = (bool, int, float, complex, str, type(None))
@@ -384,6 +426,20 @@ def _hashable(v) -> bool:
         hash(v)
     except TypeError:
         return False
+    return True
+
+
+def _snapshot(lifted: list) -> list:
+    """What ``_unchanged`` compares: each tensor's array (held), requires_grad and .grad."""
+    return [(t._data, t._rg, t._grad is None) for t in lifted]
+
+
+def _unchanged(lifted: list, snapshot: list, grads: bool) -> bool:
+    """Whether the tensors hold the arrays of ``snapshot`` with its flags (and, where the
+    guards cover .grad, whether each is None)."""
+    for t, (data, rg, none) in zip(lifted, snapshot):
+        if t._data is not data or t._rg is not rg or (grads and (t._grad is None) is not none):
+            return False
     return True
 
 

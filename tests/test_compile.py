@@ -94,6 +94,43 @@ def test_replays_are_bit_identical_to_eager_on_new_values(op):
                 _same(e, r, f"{op.name} {s}")
 
 
+def _strides(fn, op, args, kwargs) -> list:
+    """(shape, strides) of fn's outputs on the sample and of the gradients of <v, outputs>."""
+    args, kwargs = to_nt(args), to_nt(kwargs)
+    paths = float_arg_positions(args) if op.ndiff else []
+    if op.grad_args is not None:
+        paths = [p for p in paths if p[0] in op.grad_args]
+    ins = [get_path(args, p).requires_grad_(True) for p in paths]
+    nt.manual_seed(0)
+    outs = list(tensor_leaves(fn(*args, **kwargs), nt.Tensor))
+    res = [(o.shape, o.stride()) for o in outs]
+    diff = [o for o in outs if o.requires_grad]
+    if diff and ins:
+        vs = [nt.ones_like(o) for o in diff]
+        grads = nt.autograd.grad(diff, ins, vs, allow_unused=True)
+        res += [None if g is None else (g.shape, g.stride()) for g in grads]
+    return res
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in ops_with_samples()])
+def test_replays_lay_out_results_as_eager(op):
+    """A replay's outputs and gradients have eager's strides (a program leaves out layout
+    calls it decided at its trace that run_kernel would not need)."""
+    api = resolve(nt, op.api)
+    for dtype in ("float64", "float32"):
+        for s in samples(op, dtype):
+            fn = lambda *a, **k: api(*a, **k)  # noqa: E731 - one compiled callable per sample
+            try:
+                eager = _strides(fn, op, s.args, s.kwargs)
+            except Exception:  # noqa: BLE001 - a sample eager refuses is not compiled either
+                continue
+            compiled = nt.compile(fn)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _strides(compiled, op, s.args, s.kwargs)  # the traced call
+                assert _strides(compiled, op, s.args, s.kwargs) == eager, f"{op.name} {s}"
+
+
 def test_most_of_the_op_database_replays_as_generated_code():
     compiled = eager = 0
     for op in ops_with_samples():
@@ -280,6 +317,20 @@ def test_what_retraces_and_what_does_not():
     w.data = nt.zeros(3)  # new data, the same tensor: read afresh
     _same(_np(c(x)), np.zeros((), np.float32))
     del w2
+
+
+def test_a_call_on_the_same_tensors_sees_their_changed_state():
+    # the same tensor objects at each call (a call on the same arrays reuses the last
+    # call's key): requires_grad turned off, then new data of another shape
+    x = nt.randn(4, 3)
+    w = nt.randn(3, requires_grad=True)
+    c = nt.compile(lambda x: (x * w).sum())
+    assert c(x).requires_grad and c(x).requires_grad
+    w.requires_grad_(False)
+    assert not c(x).requires_grad
+    x.data = nt.ones(2, 3)
+    _same(_np(c(x)), _np((x * w).sum()))
+    assert _graphs() == 3
 
 
 GLOBAL_SCALE = 2.0

@@ -84,6 +84,24 @@ def test_gradients_are_bit_identical_to_eager(op):
                 _same(e, r, f"{op.name} {s} (replay)")
 
 
+@pytest.mark.parametrize("op", GRAD)
+def test_gradients_are_laid_out_as_eager(op):
+    # (a program leaves out layout calls it decided at its capture run_kernel would skip)
+    for s in samples(op, "float32"):
+        try:
+            eager = _op_grads(op, s)
+        except Exception:  # noqa: BLE001 - a sample eager refuses is not compiled either
+            continue
+        if eager is None:
+            continue
+        with ca._enable(_identity):
+            captured = _op_grads(op, s)
+            replayed = _op_grads(op, s)
+        for e, c, r in zip(eager, captured, replayed):
+            if e is not None:
+                assert e.stride() == c.stride() == r.stride(), f"{op.name} {s}"
+
+
 # ------------------------------------------------------------------ counters as PyTorch's
 def _program(lib, n=3, dim=0, p=2.0, grad_first=False, hook=False):
     x = lib.arange(1.0, 1.0 + 2 * n, dtype=lib.float64).reshape(2, n).requires_grad_()
@@ -139,6 +157,44 @@ def test_a_size_change_recaptures_once_then_reuses_when_static():
     theirs, _ = _captures(torch, runs, dynamic=False)
     assert ours == theirs == 2
     assert counters["compiled_autograd"]["compiles"] == 2
+
+
+def _retained_captures(lib, dynamic, sizes) -> tuple:
+    """Captures of a backward repeated four times on one retained graph (the first into
+    a None .grad, the others accumulating), at each of ``sizes``; and the gradients
+    (``dynamic`` None: eagerly)."""
+    if lib is torch:
+        tca.reset()
+        torch._dynamo.utils.counters.clear()
+        enable, count = tca._enable, torch._dynamo.utils.counters
+        compiler = torch.compile(backend="eager")
+    else:
+        ca.reset()
+        counters.clear()
+        enable, count, compiler = ca._enable, counters, _identity
+    grads = []
+    with enable(compiler, dynamic) if dynamic is not None else warnings.catch_warnings():
+        for n in sizes:
+            x = lib.arange(1.0, 1.0 + 2 * n, dtype=lib.float64).reshape(2, n).requires_grad_()
+            y = (x.sin() ** 2 * x).sum()
+            for _ in range(4):
+                y.backward(retain_graph=True)
+            grads.append(x.grad)
+    return count["compiled_autograd"].get("captures", 0), grads
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+@pytest.mark.parametrize("sizes", [[3], [3, 3], [3, 4, 5]], ids=["once", "again", "new sizes"])
+def test_a_retained_graph_backward_repeated_captures_as_pytorch(dynamic, sizes):
+    # a .grad that is None and one that is not are two graphs; a static graph's first new
+    # size is one more capture of each, then it serves every size
+    ours, got = _retained_captures(nt, dynamic, sizes)
+    theirs, want = _retained_captures(torch, dynamic, sizes)
+    assert ours == theirs == (2 if dynamic or len(set(sizes)) == 1 else 4)
+    _, eager = _retained_captures(nt, None, sizes)
+    for g, e, w in zip(got, eager, want):
+        _same(g, e, "compiled against eager")
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
 
 
 def _layout_program(lib, layouts):

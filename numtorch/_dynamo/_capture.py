@@ -24,7 +24,7 @@ from ..autograd.graph import (
 from . import _codegen
 from ._ir import Call
 from ._trace import Tracer, guards_first, hoist_guards, same_consts
-from ._walk import _LEAF, _OPAQUE, _Walk
+from ._walk import _LEAF, _OPAQUE, _Walk, complete
 
 
 class Variant(NamedTuple):
@@ -162,11 +162,19 @@ class _Capture:
     gradient accumulation becomes an instruction of the tracer's program."""
 
     def __init__(
-        self, w: _Walk, joint: bool = False, symbolic: bool = False, sizes: dict | None = None
+        self,
+        w: _Walk,
+        joint: bool = False,
+        symbolic: bool = False,
+        sizes: dict | None = None,
+        static: bool = False,
     ) -> None:
+        complete(w)
         self.w = w
         self.joint = joint  # the backward of a compiled forward: gradients for its inputs
         self.tracer = Tracer(symbolic)
+        # the inputs' strides are fixed (a pass inlined into a forward program)
+        self.tracer.static = static
         self.metas: dict = {}  # node -> its NodeSizes, symbolic
         # a joint capture's nodes' symbolic sizes, as the forward tracer saw them: the
         # backward reads them as m values the forward program computes (forward_sizes)

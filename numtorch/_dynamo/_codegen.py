@@ -144,6 +144,8 @@ def generate(program: list, n_inputs: int, outputs: list | None) -> tuple:
         kind = type(ins)
         if kind is Op:
             _op(body, ins, ref, lit, const)
+        elif kind is Commit and ins.direct:
+            body.append(f"s{ins.target}[...] = {ref(ins.source)}")
         elif kind is Commit:
             body.append(f"_commit(s{ins.target}, {ref(ins.source)})")
         elif kind is Guard:
@@ -192,7 +194,7 @@ def _op(body: list, ins: Op, ref, lit, const) -> None:
     body.append(f"{lhs} = {call}")
     for o in ins.scalars:  # a 0-d result may come back as a NumPy scalar
         body.append(f"s{o} = np.asarray(s{o})")
-    if op.layout is not None:  # the strides run_kernel gives the result
+    if op.layout is not None and not ins.settled:  # the strides run_kernel gives the result
         lay, args = const(op.layout, "layout"), "[" + ", ".join(map(ref, refs)) + "]"
         for o in outs:
             body.append(

@@ -26,10 +26,10 @@ from ..autograd import engine
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import FREED, AccumulateGrad, Node, Saved, _new, _seq, edge_of
 from ..ops.creation import zeros_like
-from . import _codegen
+from . import _codegen, _inline
 from ._capture import NodeSizes, _Capture
 from ._ir import Call, Commit, Op, Sizes, _Slot
-from ._trace import TracedTensor, Tracer, Untraceable, _holds_data, hoist_guards
+from ._trace import TracedTensor, Tracer, Untraceable, _direct, _holds_data, hoist_guards
 from ._walk import _Break, walk
 from .exc import Unsupported
 
@@ -62,6 +62,12 @@ class ForwardTracer(Tracer):
         self.keep: list = [t._data for t in lifted]
         self.ver_of: dict = {id(t._ver): self.slot_of[id(t)] for t in lifted}
         self.sizes: dict = {}  # node -> its NodeSizes, symbolic
+        # whether the guards cover the lifted tensors' .grad (a backward may be inlined),
+        # the compiler its passes count under, their .grad when the call began
+        self.grads = False
+        self.compiler = None
+        self.grads0 = [t._grad for t in lifted]
+        self.backwards = 0  # the passes inlined
 
     def stop(self, why: str) -> None:
         """Record no more: the call finishes eagerly."""
@@ -75,6 +81,18 @@ class ForwardTracer(Tracer):
         if self.alive:
             self.stop("a tensor's value or autograd state is read in Python")
         return t._inner
+
+    def backward(self, t: TracedTensor, gradient, retain_graph, create_graph, inputs) -> None:
+        """The pass inlined into the program (``_inline``), or run eagerly, the call then
+        finishing eagerly."""
+        why = _inline.refusal(self, t, gradient, create_graph, inputs)
+        if why is None:
+            why = _inline.inline_backward(self, t, retain_graph)
+            if why is None:
+                return
+        if self.alive:
+            self.stop(why)
+        t._inner.backward(gradient, retain_graph, create_graph, inputs)
 
     def wrap(self, t: Tensor, slot: int | None = None) -> TracedTensor:
         w = super().wrap(t, slot)
@@ -171,15 +189,23 @@ class ForwardTracer(Tracer):
             except Untraceable as e:
                 self.stop(str(e))
             else:
-                self.program.append(Commit(slot, ref, True))
+                direct = not self.symbolic and _direct(target._data)
+                self.program.append(Commit(slot, ref, True, direct))
                 self.mutated[slot] = self.mutated.get(slot, 0) + 1
         inplace.commit(_inner1(target), _inner1(result), op)
 
     def finish(self, outs: list):
         """The program for the traced call whose flat outputs are ``outs`` (None where an
         output is not a tensor), or the reason there is none."""
+        for t in self.lifted:  # (a .grad set to a traced value holds its real tensor)
+            g = t._grad
+            if isinstance(g, TracedTensor) and g._interp is self and self.broken is not None:
+                t._grad = g._inner
         if self.broken is not None:
             return self.broken
+        grads = _inline.grad_changes(self)
+        if isinstance(grads, str):
+            return grads
         slots, inner = [], []
         roots = {id(_root(t._data)) for t in self.lifted}
         for o in outs:
@@ -195,15 +221,16 @@ class ForwardTracer(Tracer):
             inner.append(o._inner)
         if self.symbolic:
             hoist_guards(self.program)
-        return _build(self, slots, inner)
+        return _build(self, slots, inner, grads)
 
 
 _OUTSIDE = "an in-place write into a tensor outside the function"
 
 
 def _outside(target: Tensor, result) -> None:
-    """A write into a lifted tensor: refused where autograd would have to see it."""
-    if target._rg or _inner1(result)._rg:
+    """A write into a lifted tensor: refused where autograd would have to see it (under
+    no_grad it sees only the version, which the replay bumps)."""
+    if state.grad_enabled and (target._rg or _inner1(result)._rg):
         raise Untraceable(_OUTSIDE)
 
 
@@ -242,12 +269,16 @@ def _root(a):
     return a
 
 
-def _build(tracer: ForwardTracer, slots: list, outs: list):
+def _build(tracer: ForwardTracer, slots: list, outs: list, grads: list):
     """Generate the forward program and, when its outputs need gradients, capture the
     backward from the traced run's graph (a program from output gradients and the saved
-    values to the inputs' gradients)."""
+    values to the inputs' gradients). ``grads``: the .grad each lifted tensor ends with
+    (a slot, or None), where the call changed it."""
     lifted = tracer.lifted
     diff_out = [j for j, o in enumerate(outs) if o._rg] if state.grad_enabled else []
+    # outputs whose graph a backward inside the call freed: their replays' graph is freed
+    dead = [j for j in diff_out if tracer.backwards and _freed(outs[j])]
+    diff_out = [j for j in diff_out if j not in dead]
     backward = None
     saved: list = []  # the forward's slots the backward saves
     if diff_out:
@@ -260,13 +291,35 @@ def _build(tracer: ForwardTracer, slots: list, outs: list):
             tracer.nslots += 1
             tracer.program.append(Sizes(tracer.nslots - 1, backward.sizes))
             saved = [*saved, tracer.nslots - 1]
-    fn, code = _codegen.generate(tracer.program, len(lifted), slots + saved)
+    gslots = [s for _, s in grads if s is not None]
+    fn, code = _codegen.generate(tracer.program, len(lifted), slots + gslots + saved)
     prog = Program(fn, code, len(slots), tracer.mutated, backward)
+    k = iter(range(len(slots), len(slots) + len(gslots)))
+    prog.grads = tuple((i, None if s is None else next(k)) for i, s in grads)
+    prog.first_saved = len(slots) + len(gslots)
+    prog.dead = tuple((j, outs[j]._data.shape, outs[j]._data.dtype) for j in dead)
+    if dead:  # (their nodes' edges: the leaves eager's graph reaches, so that it runs them)
+        prog.dead_in = sorted({tracer.slot_of[id(t)] for t in lifted if t._rg})
     if backward is not None:
         prog.diff_out = diff_out
         if backward.sizes is None:  # (a program for its sizes only: its outputs' are fixed)
             prog.out_meta = tuple((outs[j]._data.shape, outs[j]._data.dtype) for j in diff_out)
     return prog
+
+
+def _freed(out: Tensor) -> bool:
+    """Whether ``out``'s graph holds a node whose saved values a backward freed."""
+    seen: set = set()
+    todo = [out._grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen or type(node) is AccumulateGrad:
+            continue
+        seen.add(node)
+        if node.saved is None:
+            return True
+        todo.extend(n for n, _ in node.next_functions)
+    return False
 
 
 def _capture_backward(tracer: ForwardTracer, outs: list, diff_in: list):
@@ -349,6 +402,9 @@ class Program:
         self.backward = backward
         self.vetoed: set = set()  # guard keys at which the backward ran the forward again
         self.out_meta = None  # the differentiable outputs' (shape, dtype), when fixed
+        self.grads: tuple = ()  # (lifted index, result index or None): .grad set after
+        self.first_saved = nout  # where the backward's saved values start in the results
+        self.dead: tuple = ()  # (output index, shape, dtype): outputs whose graph is freed
 
     def __call__(self, lifted: list, rerun=None) -> list:
         """The outputs; ``rerun`` (the compiled frame, the call's guard key and its
@@ -365,7 +421,7 @@ class Program:
             node._out_meta = self.out_meta or tuple(
                 (res[j].shape, res[j].dtype) for j in self.diff_out
             )
-            node.saved = _Arrays(res[n:])
+            node.saved = _Arrays(res[self.first_saved :])
             if b.sizes is not None:
                 node.rerun = (rerun, [(t, t._ver.v) for t in lifted], lifted, self)
             ins, outs_ = b.checks
@@ -377,9 +433,26 @@ class Program:
                 if k:
                     t._out_nr = k
             node.checks = checks + [(outs[self.diff_out[j]], 0) for j in outs_]
+        for i, j in self.grads:
+            lifted[i]._grad = None if j is None else _make(res[j])
+        for j, shape, dtype in self.dead:
+            _freed_node(outs[j], shape, dtype, [lifted[i] for i in self.dead_in])
         for i, count in self.mutated:
             bump_version(lifted[i], count)
         return outs
+
+
+def _freed_node(t: Tensor, shape, dtype, leaves: list) -> None:
+    """Give ``t`` a node whose graph is freed (a backward through it raises eager's error)."""
+    node = _new(_FreedBackward)
+    node._seq = next(_seq)
+    node.program = None
+    node.leaves = leaves
+    node._out_meta = ((shape, dtype),)
+    node.saved = None
+    node.checks = ()
+    t._grad_fn = node
+    t._rg = True
 
 
 def _raise_modified(node: Node, t: Tensor, version: int):
@@ -457,6 +530,17 @@ class CompiledFunctionBackward(Node):
         grads = [g if g is not None else zeros_like(o) for g, o in zip(grads, outs)]
         got = engine.grad(outs, ins, grads, allow_unused=True)
         return [r if w else None for r, w in zip(got, wanted)]
+
+
+class _FreedBackward(CompiledFunctionBackward):
+    """The node of a compiled call's output whose graph a backward inside the call freed;
+    its edges (to the leaves eager's graph reaches) are made when read."""
+
+    __slots__ = ("leaves",)
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(edge_of(t) for t in self.leaves)
 
 
 def _tensors(out) -> list:

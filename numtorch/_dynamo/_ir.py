@@ -23,6 +23,7 @@ class Op(NamedTuple):
     plain: bool  # the kernel may be called directly (no prepare, no cast)
     scalars: list  # the slots of its 0-d results
     expr: str | None  # from ``_lower``: an expression over ``{0}``, ``{1}``... for the call
+    settled: bool = False  # its results need no layout call (a static program's, checked)
 
 
 class Commit(NamedTuple):
@@ -31,6 +32,7 @@ class Commit(NamedTuple):
     target: int
     source: Any
     visible: bool = False  # a write the caller sees (into a forward's input)
+    direct: bool = False  # a plain assignment: the target overlaps nothing (a static program)
 
 
 class Guard(NamedTuple):

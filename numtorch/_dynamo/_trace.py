@@ -19,11 +19,12 @@ from .._core import inplace
 from .._core import symbolic as _symbolic
 from .._core.dispatch import dispatch
 from .._core.interpreter import Interpreter, Kind, WrapperTensor, untraced
+from .._core.out import internal_overlap
 from .._core.state import state
 from .._core.symbolic import concrete
 from .._core.tensor import Size, Tensor, _wrap_dim
 from ._ir import Call, Commit, Factory, Guard, Op, _Slot, made
-from ._lower import LOWER
+from ._lower import KERNELS, LOWER, Fresh
 
 
 class Untraceable(Exception):
@@ -91,8 +92,8 @@ class TracedTensor(WrapperTensor):
     def retain_grad(self) -> None:
         self._interp.read(self).retain_grad()
 
-    def backward(self, *args, **kwargs) -> None:
-        self._interp.read(self).backward(*args, **kwargs)
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        self._interp.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
         return self._interp.wrap(self._inner.detach(), self._slot)
@@ -156,6 +157,10 @@ class Tracer(Interpreter):
         """A traced value read into Python (or its autograd state used): the real tensor."""
         raise Untraceable
 
+    def backward(self, t: TracedTensor, gradient, retain_graph, create_graph, inputs) -> None:
+        """``t.backward(...)`` on a traced value: a read (the pass runs eagerly)."""
+        self.read(t).backward(gradient, retain_graph, create_graph, inputs)
+
     def process(self, op, args: tuple, attrs: dict):
         if op.impl is not None or (op.random and not self.random):
             raise Untraceable
@@ -175,9 +180,18 @@ class Tracer(Interpreter):
             refs, attrs = concrete(refs), concrete(attrs)
         scalars = [w._slot for w, o in zip(wrapped, outs) if not o._data.ndim]
         # (a lowering decides from sizes once, for the sizes traced)
-        rule = LOWER.get(op.name) if on_cpu and not self.symbolic else None
+        rule = None
+        if on_cpu and not self.symbolic:
+            rule = LOWER.get(op.name) or (KERNELS.get(op.name) if plain else None)
         expr = rule(given, arrays, self.static) if rule else None
-        self.program.append(Op(op, refs, attrs, [w._slot for w in wrapped], plain, scalars, expr))
+        settled = False
+        if expr is not None and op.layout is not None:
+            if self.static:
+                settled = _settled(op, arrays, given, expr)
+            else:  # (a program for these sizes: a new array of at most one dim is laid out)
+                settled = type(expr) is Fresh and all(o._data.ndim <= 1 for o in outs)
+        slots = [w._slot for w in wrapped]
+        self.program.append(Op(op, refs, attrs, slots, plain, scalars, expr, settled))
         return wrapped if isinstance(out, tuple) else wrapped[0]
 
     def factory(self, fn, args: tuple, kwargs: dict):
@@ -199,7 +213,8 @@ class Tracer(Interpreter):
         if not (isinstance(target, TracedTensor) and target._interp is self):
             raise Untraceable  # a write into a constant would change it for later runs
         source = self._ref(result)
-        self.program.append(Commit(target._slot, source[1]))
+        direct = self.static and not self.symbolic and _direct(target._inner._data)
+        self.program.append(Commit(target._slot, source[1], False, direct))
         inplace.commit(target._inner, source[0], op)
 
     @contextmanager
@@ -298,6 +313,31 @@ def _passes(op, arrays: list, attrs: dict, outs) -> bool:
     if odt is not None and outs[0]._data.dtype != odt:
         return False  # run_kernel casts the result
     return all(p is a for p, a in zip(prepared, arrays))
+
+
+def _direct(target) -> bool:
+    """Whether a write into ``target`` is a plain assignment (no element of it shares memory
+    with another: ``_codegen._commit``'s test, decided once for fixed strides)."""
+    return type(target) is np.ndarray and not (0 in target.strides and internal_overlap(target))
+
+
+def _settled(op, arrays: list, attrs: dict, expr: str) -> bool:
+    """Whether a lowered expression's results (NumPy calls without side effects, evaluated
+    again here) come out laid out as run_kernel lays them out, at these inputs: in a static
+    program (its inputs' strides guarded) the same holds on every run, and the layout call
+    is left out."""
+    names = [f"_a{i}" for i in range(len(arrays))]
+    env = {"np": np, **dict(zip(names, arrays))}
+    raw = eval(expr.format(*names), env)  # noqa: S307 - the lowering's own expression
+    raws = raw if isinstance(raw, tuple) else (raw,)
+    for r in raws:
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+            if r.ndim:  # (a 0-d result alone is made an array by the program)
+                return False
+        if op.layout(r, arrays, attrs) is not r:
+            return False
+    return True
 
 
 def _array(v):

@@ -81,8 +81,10 @@ class _Walk:
             if node is not None and node not in self.index:
                 self.index[node] = len(self.nodes)
                 self.nodes.append(node)
-        self.kinds: list = []
-        self.at: list = []  # where each node's sizes start in ``sig``
+        # each node's kind and where its sizes start in ``sig`` (None in a walk made for
+        # a lookup alone: ``complete`` fills them in for a capture)
+        self.kinds: list | None = []
+        self.at: list | None = []
         self.arrays: list = []
         for g in grads:
             if g is None:
@@ -101,12 +103,25 @@ class _Break(Exception):
     saved tensor: eager raises the exact error)."""
 
 
-def walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None) -> _Walk:
+def walk(roots, grads, inputs, accumulate: bool, keep_graph: bool, stop=None, full=True) -> _Walk:
     """The pass's walk: its keys (``keys``), nodes, kinds, saved arrays and sizes. It does
-    not go past the nodes in ``stop``."""
+    not go past the nodes in ``stop``. Not ``full``: the kinds and size starts are left
+    out (what a lookup and a replay need not)."""
     w = _Walk(roots, grads, inputs, accumulate, keep_graph, stop)
+    if not full:
+        w.kinds = w.at = None
     w.keys = _keys(w)
     return w
+
+
+def complete(w: _Walk) -> None:
+    """Fill in the kinds and size starts a lookup's walk left out (a second walk)."""
+    if w.kinds is not None:
+        return
+    twin = _Walk(w.roots, [], w.inputs, w.accumulate, w.keep_graph, w.stop)
+    twin.arrays = w.arrays[: len(w.roots)]
+    _keys(twin)
+    w.kinds, w.at = twin.kinds, twin.at
 
 
 def lookup(w: _Walk) -> _Entry | None:
@@ -130,30 +145,19 @@ def _keys(w: _Walk) -> list:
     keys: list = []
     add = keys.append
     nodes, index, arrays, metas = w.nodes, w.index, w.arrays, w.sig
-    kinds, at, stop = w.kinds.append, w.at.append, w.stop
+    full = w.kinds is not None  # (else the kinds go to a list thrown away)
+    kinds, at, stop = (w.kinds if full else []).append, w.at.append if full else None, w.stop
     add((tuple(None if n is None else (index[n], nr) for n, nr in w.roots), w.accumulate))
     push, find = nodes.append, index.get
     ordered = True  # sequence numbers fall along the walk (leaves aside)
     last = 1 << 64
-    i = 0
-    while i < len(nodes):
-        node = nodes[i]
-        i += 1
-        at(len(metas))
+    for node in nodes:  # (breadth first: the loop reaches the nodes appended as it goes)
+        if full:
+            at(len(metas))
         if stop and node in stop:
             kinds(_LEAF)
             add((_LEAF,))
             continue
-        edges = []
-        for nxt, nr in node.next_functions:
-            if nxt is None:
-                edges.append(-1)
-                continue
-            j = find(nxt)
-            if j is None:
-                j = index[nxt] = len(nodes)
-                push(nxt)
-            edges.append(j if not nr else (j, nr))
         cls = type(node)
         if cls is AccumulateGrad:  # (leaves share one sequence number: they run first)
             if node._seq != _ACCUMULATE_SEQ:
@@ -161,6 +165,17 @@ def _keys(w: _Walk) -> list:
             kinds(_LEAF)
             add((_LEAF, _hook_flags(node), node.variable._grad is None))
             continue
+        edges = []
+        edge = edges.append
+        for nxt, nr in node.next_functions:
+            if nxt is None:
+                edge(-1)
+                continue
+            j = find(nxt)
+            if j is None:
+                j = index[nxt] = len(nodes)
+                push(nxt)
+            edge((j, nr) if nr else j)
         seq = node._seq
         if seq >= last:
             ordered = False
@@ -196,7 +211,8 @@ def _keys(w: _Walk) -> list:
             kind = _OP
             key = (op, hooks, *attrs.items(), *edges)
         metas.append((node._out_meta, node.in_meta))
-        kinds(kind)
+        if full:
+            kinds(kind)
         add(key)
     if not ordered:  # the engine runs nodes by sequence number
         add(tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq)))

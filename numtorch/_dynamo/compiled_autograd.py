@@ -123,7 +123,7 @@ def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, acc
 
 def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
     try:
-        w = walk(roots, grads, inputs, accumulate, keep_graph)
+        w = walk(roots, grads, inputs, accumulate, keep_graph, full=False)
     except _Break as e:
         if e.args:  # (else eager raises the error: a freed graph, a stale saved tensor)
             _warn_once(e.args[0])
@@ -136,19 +136,46 @@ def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate
             return NotImplemented
     entry = lookup(w)
     if entry is None:
-        counters["compiled_autograd"]["captures"] += 1
         graph = CapturedGraph()
         result = graph.capture(w)
-        fn = compiler.fn(graph)
-        counters["compiled_autograd"]["compiles"] += 1
-        store(w, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
+        _keep(compiler, w, graph)
         return result
-    if not entry.dynamic and (w.sig, w.layouts) != entry.sig:  # a size or stride changed:
-        # recapture, dynamic
+    _recount(entry, w)
+    if entry.fn is None:  # a graph first met inlined into a compiled program: captured now
+        entry.graph = CapturedGraph()
+        result = entry.graph.capture(w)
+        entry.fn = compiler.fn(entry.graph)
+        return result
+    return entry.fn(w.arrays, w)
+
+
+def _keep(compiler: _Compiler, w, graph: CapturedGraph) -> None:
+    """A new captured graph: counted, handed to the compiler function, and cached."""
+    counters["compiled_autograd"]["captures"] += 1
+    fn = compiler.fn(graph)
+    counters["compiled_autograd"]["compiles"] += 1
+    store(w, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
+
+
+def _recount(entry: _Entry, w) -> None:
+    """A static graph met at new sizes or strides is captured again, as dynamic."""
+    if not entry.dynamic and (w.sig, w.layouts) != entry.sig:
         counters["compiled_autograd"]["captures"] += 1
         counters["compiled_autograd"]["compiles"] += 1
         entry.dynamic = True
-    return entry.fn(w.arrays, w)
+
+
+def account(compiler: _Compiler, w) -> None:
+    """A pass captured elsewhere (inlined into numtorch.compile's program, specialized to
+    its strides) counted and cached as a pass captured here would be; an eager pass of the
+    same graph captures its own program uncounted, at its first hit."""
+    entry = lookup(w)
+    if entry is None:
+        counters["compiled_autograd"]["captures"] += 1
+        counters["compiled_autograd"]["compiles"] += 1
+        store(w, _Entry(None, None, compiler.dynamic, (w.sig, w.layouts)))
+    else:
+        _recount(entry, w)
 
 
 upcalls.provide(compiled_backward=compiled_backward)

@@ -9,7 +9,7 @@ from .._core.device import copy_of
 from .._core.memory_format import contiguous_format
 from .._core.state import state
 from .._core.tensor import Tensor, _make
-from .node import RemovableHandle
+from .node import HOOKS_ADDED, RemovableHandle
 
 
 def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
@@ -20,6 +20,7 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
     if fn is None:
         if t.__dict__.get("_hooks") is None:
             t._hooks = []
+        HOOKS_ADDED[0] += 1
         return RemovableHandle(t._hooks, hook)
     if fn._tensor_pre_hooks is None:
         fn._tensor_pre_hooks = {}
@@ -64,6 +65,7 @@ def register_post_accumulate_grad_hook(t: Tensor, hook) -> RemovableHandle:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if t.__dict__.get("_post_acc_hooks") is None:
         t._post_acc_hooks = []
+    HOOKS_ADDED[0] += 1
     return RemovableHandle(t._post_acc_hooks, hook)
 
 

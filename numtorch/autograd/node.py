@@ -23,6 +23,9 @@ from .saved_names import _saved_names, _saved_value, _tensor_keys, base_key
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
 UINT64_MAX = (1 << 64) - 1  # what PyTorch reports as an AccumulateGrad's sequence number
+# Hooks registered on a node or a leaf so far: a compiled step that holds its backward
+# (numtorch.compile) guards on it, as it cannot see hooks added after its trace
+HOOKS_ADDED = [0]
 
 
 class Node:
@@ -101,6 +104,7 @@ class Node:
         if self._post_hooks is None:
             self._post_hooks = []
             self._any_hooks = True
+        HOOKS_ADDED[0] += 1
         return _Handle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
@@ -108,6 +112,7 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = []
             self._any_hooks = True
+        HOOKS_ADDED[0] += 1
         return _Handle(self._pre_hooks, fn)
 
     @property

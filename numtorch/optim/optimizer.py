@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.interpreter import side_effect
 from .._core.state import state
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
@@ -59,6 +60,9 @@ def _hooked_step(step: Callable) -> Callable:
     @functools.wraps(step)
     def wrapper(*args, **kwargs):
         self = args[0]
+        # (its state, step counts and buffers made on first use, lives outside the tensors a
+        # compiled function's program replays: a tracer at work stops)
+        side_effect("an optimizer's step")
         for pre_hook in chain(
             _global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()
         ):
