@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .._core.dispatch import dispatch
 from .._core.inplace import commit
-from .._core.interpreter import Interpreter, WrapperTensor
+from .._core.interpreter import Interpreter, Kind, WrapperTensor
 from .._core.tensor import Tensor
 
 
@@ -22,6 +22,8 @@ class TraceTensor(WrapperTensor):
 
 class TraceInterpreter(Interpreter):
     """Records (op, inner args, attrs, inner outputs) for every op at its level."""
+
+    kind = Kind.TRACE  # (a tracer: it carries no derivatives)
 
     def __init__(self):
         self.calls: list = []
