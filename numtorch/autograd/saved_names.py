@@ -14,6 +14,7 @@ _SAVED_NAMES: dict = {}
 SAVED_NAME_EXCEPTIONS: dict = {
     "matmul": {"other": "mat2"},  # as mm, matmul's common case
     "dot": {"other": "tensor"},
+    "linalg_pinv": {"A": "self"},
     "getitem": {"shape": "self_sym_sizes"},
 }
 _INPUT_NAMES = {"input": "self", "x": "self", "a": "self", "b": "other"}
