@@ -13,7 +13,7 @@ from .device import gpu_of, xp_of
 from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
 from .messages import broadcast_mismatch
-from .out import INTERNAL_OVERLAP, OVERLAP, internal_overlap, partial_overlap
+from .out import INTERNAL_OVERLAP, OVERLAP, check_written, internal_overlap, partial_overlap
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
@@ -195,7 +195,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         _check_batched_into_unbatched(self, args, op)
     if not policy.untracked_integer_target or self.dtype._kind >= 2:
         check_inplace(self, args)
-    if args:
+    if args and op.overlap is None:
         check_overlap(op, self, args)
     if attrs:
         _check_keywords(op, len(args) - op.nin + 1, attrs)
@@ -210,6 +210,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if policy.cpp_cast:
             _check_number_bounds(self, args, attrs)
         check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
+    if op.overlap is not None:
+        check_written(op, self, (self, *args), attrs)
     if state.stack:
         check_sample_broadcast(self, args, op)
     src = self

@@ -15,7 +15,7 @@ def make_fn(op, out: bool) -> Callable:
     """The Python function for an op: binds arguments, then dispatches."""
     from .autocast_state import uncast
     from .dispatch import dispatch
-    from .out import write_out
+    from .out import check_out, write_out
 
     owner, _, public = op.api.rpartition(".")
     inputs = public_inputs(op)
@@ -45,7 +45,12 @@ def make_fn(op, out: bool) -> Callable:
         if out
         else f"    return {call}\n"
     )
+    if out and op.overlap is not None:  # (PyTorch's checks of out=, before the kernel)
+        body = (
+            f"    if out is not None:\n        _check_out(_op, out, ({ins}), {{{attrs}}})\n" + body
+        )
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
+    env["_check_out"] = check_out
     env["_uncast"] = uncast
     env.update({f"_d_{n}": d for n, d, _ in op.attrs})
     if aliases:
