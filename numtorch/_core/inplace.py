@@ -218,9 +218,10 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
         src = _old_value(self)
-    modes = state.modes
-    if modes:  # dispatch modes see this call as the in-place overload (aten.add_.Tensor)
-        state.inplace_op = op
+    # dispatch modes see this call as the in-place overload (aten.add_.Tensor); so do the
+    # formulas of an op without a derivative, which name it
+    outer = state.inplace_op
+    state.inplace_op = op
     # PyTorch's autocast kernels are the functional overloads': an in-place form is not cast
     paused = (
         autocast_state.pause() if op.autocast is not None and autocast_state.ACTIVE[0] else None
@@ -231,8 +232,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         else:  # bind defaults (and NumPy's keyword names) through the op's signature
             result = op.fn(src, *args, **attrs)
     finally:
-        if modes:
-            state.inplace_op = None
+        state.inplace_op = outer
         if paused is not None:
             autocast_state.resume(paused)
     _check_own_write(self, args, result, policy)

@@ -53,6 +53,7 @@ class Node:
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
     _fits = True  # apply sums and casts each gradient to its input (else the engine does)
     _opaque = False  # compiled autograd calls it as it is (numtorch.compile's node)
+    _inplace = False  # the node of an in-place write (an op without a derivative names it)
 
     def __init__(self):
         self._seq = next(_seq)
@@ -335,6 +336,7 @@ class CopySlices(Node):
 
     __slots__ = ("fn", "chain", "order")
     _name = "torch::autograd::CopySlices"
+    _inplace = True
 
     @property
     def saved(self):  # the wrapped node's: freed with it, and the freed-graph error

@@ -38,6 +38,7 @@ from ._families import (
     promote,
     promote_float,
 )
+from ._no_derivative import NOT_IMPLEMENTED, no_derivative
 from ._outer import outer_product
 from .comparison import where
 from .creation import zeros_like
@@ -313,9 +314,17 @@ def _floor_divide(xp, input, other):
     return xp.floor_divide(input, other)
 
 
+_NO_FLOOR_DIVIDE_VJP, _NO_FLOOR_DIVIDE_JVP = no_derivative("floor_divide")
+
+
 floor_divide_p = binary(
     "floor_divide",
     _floor_divide,
+    (_NO_FLOOR_DIVIDE_VJP, _NO_FLOOR_DIVIDE_VJP),
+    _NO_FLOOR_DIVIDE_JVP,
+    node_name=NOT_IMPLEMENTED,
+    # the backward raises (PyTorch has no derivative): tests/test_elementwise.py checks it
+    test={"no_grad_test": True},
     dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"),
