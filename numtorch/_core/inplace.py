@@ -77,9 +77,10 @@ _BACKWARD = re.compile(r"Backward(\d*)$")
 
 
 def short_name(fn) -> str:
-    """A node's name as PyTorch's view and version errors print it: ``Backward0`` dropped,
-    another overload's number kept (``PowBackward2`` is ``Pow2``)."""
-    name = fn.name()
+    """A node's name (``fn`` a node, or a node's name) as PyTorch's view and version errors
+    print it: ``Backward0`` dropped, another overload's number kept (``PowBackward2`` is
+    ``Pow2``)."""
+    name = fn if isinstance(fn, str) else fn.name()
     m = _BACKWARD.search(name)
     if m is None:
         return name
