@@ -488,6 +488,23 @@ def test_heaviside_has_no_derivative():
     assert_same(lambda L, x, v: L.vmap(L.heaviside)(x.reshape(2, 2), v.reshape(2, 2)), x, v)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_div_tangent_is_pytorchs_formula_bit_for_bit(dtype):
+    # (t_input - t_other * result) / other; an operand without a tangent drops out
+    rng = np.random.default_rng(3)
+    x, y, tx, ty = (rng.standard_normal(20000).astype(dtype) for _ in range(4))
+    x[:4], tx[4:8], ty[8:12] = 0.0, -0.0, 0.0
+
+    def prog(L, x, y, tx, ty):
+        both = L.func.jvp(L.div, (x, y), (tx, ty))[1]
+        own = L.func.jvp(lambda a: a / y, (x,), (tx,))[1]
+        other = L.func.jvp(lambda b: x / b, (y,), (ty,))[1]
+        number = L.func.jvp(lambda a: a / 3.0, (x,), (tx,))[1]
+        return both, own, other, number, [t.signbit() for t in (both, own, other, number)]
+
+    assert_same(prog, x, y, tx, ty, rtol=0, atol=0)
+
+
 def _backward_of(call):
     def prog(L, x, y):
         x.requires_grad_(True)

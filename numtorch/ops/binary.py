@@ -268,13 +268,16 @@ def _div_dother(g, input, other, rounding_mode):
     return -g * cj(input / other / other) if rounding_mode is None else zeros_like(g)
 
 
-# not ELEMENTWISE: see mul
+# not ELEMENTWISE: see mul. PyTorch's formula, (t_input - t_other * result) / other, where
+# an operand without a tangent drops out (its zero tensor takes part in no arithmetic)
 def _div_jvp(tangents, tinput, tother, other, result, rounding_mode):
-    return (
-        _term(tangents[0], tinput / other) + _term(tangents[1], -tother * result / other)
-        if rounding_mode is None
-        else zeros_like(result)
-    )
+    if rounding_mode is not None:
+        return zeros_like(result)
+    if tangents[1] is None:
+        return tinput / other
+    if tangents[0] is None:
+        return -(tother * result) / other
+    return (tinput - tother * result) / other
 
 
 div_p = binary(
