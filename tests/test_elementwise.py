@@ -488,6 +488,86 @@ def test_heaviside_has_no_derivative():
     assert_same(lambda L, x, v: L.vmap(L.heaviside)(x.reshape(2, 2), v.reshape(2, 2)), x, v)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_div_tangent_is_pytorchs_formula_bit_for_bit(dtype):
+    # (t_input - t_other * result) / other; an operand without a tangent drops out
+    rng = np.random.default_rng(3)
+    x, y, tx, ty = (rng.standard_normal(20000).astype(dtype) for _ in range(4))
+    x[:4], tx[4:8], ty[8:12] = 0.0, -0.0, 0.0
+
+    def prog(L, x, y, tx, ty):
+        both = L.func.jvp(L.div, (x, y), (tx, ty))[1]
+        own = L.func.jvp(lambda a: a / y, (x,), (tx,))[1]
+        other = L.func.jvp(lambda b: x / b, (y,), (ty,))[1]
+        number = L.func.jvp(lambda a: a / 3.0, (x,), (tx,))[1]
+        return both, own, other, number, [t.signbit() for t in (both, own, other, number)]
+
+    assert_same(prog, x, y, tx, ty, rtol=0, atol=0)
+
+
+def _backward_of(call):
+    def prog(L, x, y):
+        x.requires_grad_(True)
+        r = call(L, x, y)
+        assert r.requires_grad
+        assert r.grad_fn.name().split("::")[-1] in ("NotImplemented", "CopySlices")
+        r.sum().backward()
+
+    return prog
+
+
+# PyTorch records a node for floor_divide whose backward raises (and forward mode refuses),
+# naming the in-place overload for an in-place write
+_NO_DERIVATIVE = [
+    lambda L, x, y: x // 2,
+    lambda L, x, y: L.floor_divide(x, y),
+    lambda L, x, y: y // x,
+    lambda L, x, y: 3 // x,
+    lambda L, x, y: x.floor_divide(y.long()),
+    lambda L, x, y: L.tensor([3, 4, 5, 6]) // x,
+    lambda L, x, y: (x * 1).floor_divide_(y),
+    lambda L, x, y: (lambda a: a.__ifloordiv__(2))(x * 1),
+    lambda L, x, y: (lambda a: (a[:2].floor_divide_(y[:2]), a)[1])(x * 1),
+    lambda L, x, y: (x * 1).heaviside_(y),
+    lambda L, x, y: (lambda a: (a[1:].heaviside_(y[1:]), a)[1])(x * 1),
+]
+
+
+@pytest.mark.parametrize("call", _NO_DERIVATIVE)
+def test_floor_divide_has_no_derivative(call):
+    x, y = arr(4) + 3, arr(4, seed=1) + 0.5
+    assert_same_error(_backward_of(call), x, y)
+    assert_same_error(lambda L, x, y: L.autograd.grad(call(L, x, y).sum(), x), x, y)
+    assert_same_error(lambda L, x, y: L.func.grad(lambda a: call(L, a, y).sum())(x), x, y)
+    assert_same_error(lambda L, x, y: L.func.vjp(lambda a: call(L, a, y), x)[1](x), x, y)
+    assert_same_error(lambda L, x, y: L.func.jvp(lambda a: call(L, a, y), (x,), (y,)), x, y)
+
+    def dual(L, x, y):
+        fwAD = L.autograd.forward_ad
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(call(L, fwAD.make_dual(x, y), y)).tangent
+
+    assert_same_error(dual, x, y)
+
+
+def test_floor_divide_without_a_gradient_asked():
+    x, y = arr(4) + 3, arr(4, seed=1) + 0.5
+
+    def prog(L, x, y):
+        x.requires_grad_(True)
+        y.requires_grad_(True)
+        out = (x // 2) * y  # the floor_divide node is not run for y's gradient
+        with L.no_grad():
+            quiet = x // 2
+        ints = L.tensor([7, 8]) // L.tensor([2, 3])
+        flags = (quiet.requires_grad, ints.requires_grad, x.detach().floor_divide(y).requires_grad)
+        return L.autograd.grad(out.sum(), y), flags
+
+    assert_same(prog, x, y)
+    assert_same(lambda L, x: L.vmap(lambda a: a // 2)(x.reshape(2, 2)), x)
+    assert_same(lambda L, x: L.div(x.requires_grad_(), 2, rounding_mode="floor").grad_fn.name(), x)
+
+
 def test_nextafter_at_signed_zeros_infinities_and_nan():
     x = np.array([0.0, -0.0, 0.0, 1.0, -_INF, _INF, _NAN, 1.0, 3.4e38], np.float32)
     y = np.array([1.0, -1.0, -0.0, _INF, 0.0, _INF, 0.0, _NAN, _INF], np.float32)

@@ -388,7 +388,6 @@ _COMPOSITE = "numtorch composes it of other ops than PyTorch's"
 _DECOMPOSED = "PyTorch records a chain of view/mm nodes around its kernel; numtorch one node"
 # The calls whose graph still differs from PyTorch's, and why.
 KNOWN_DIFFERENT = {
-    "x//2": "PyTorch records a NotImplemented node for floor_divide; numtorch no node",
     "median dim": "median(dim) runs numtorch's kthvalue op (KthvalueBackward0)",
     "reshape noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",
     "flatten noncontig": "PyTorch: clone + _unsafe_view for a non-viewable input; numtorch one copy",

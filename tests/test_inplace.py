@@ -435,6 +435,42 @@ def test_version_error_under_grad_names_the_latest_writer():
     assert_same_error(prog, np.array([0.3, 0.7]))
 
 
+def _save_a_view_then_write_its_base(T, x):
+    y = x * 1
+    v = y[0]
+    z = v * v  # saves the view
+    y.mul_(2)  # the view is stale: its grad_fn regenerates (AsStrided)
+    return z.sum()
+
+
+def _save_a_transpose_then_write_another_view(T, x):
+    y = x * 1
+    z = y.t().sin()
+    y.view(-1).add_(1)
+    return z.sum()
+
+
+# the vjp_fn runs after vjp returned: the stale view's node is named, not regenerated
+@pytest.mark.parametrize(
+    "f", [_save_a_view_then_write_its_base, _save_a_transpose_then_write_another_view]
+)
+@pytest.mark.parametrize("how", ["vjp", "grad", "jacrev", "vmap vjp", "eager"])
+def test_version_error_of_a_stale_saved_view_under_transforms(f, how):
+    def prog(T, x):
+        g = lambda a: f(T, a)  # noqa: E731
+        if how == "vjp":
+            return T.func.vjp(g, x)[1](T.tensor(1.0))
+        if how == "grad":
+            return T.func.grad(g)(x)
+        if how == "jacrev":
+            return T.func.jacrev(g)(x)
+        if how == "vmap vjp":
+            return T.func.vmap(lambda a: T.func.vjp(g, a)[1](T.tensor(1.0)))(x.expand(2, 2, 2))
+        return g(x.requires_grad_()).backward()
+
+    assert_same_error(prog, arr(2, 2))
+
+
 # ==================================================================
 # Issue 14's sweep of aliasing and saved values.
 

@@ -628,6 +628,58 @@ def test_transcendental_activations_agree_with_torch_to_a_few_ulps_at_float32(na
         assert worst <= ULPS, f"{name} {what}: {worst} ulps"
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softsign_matches_torch_bit_for_bit(dtype):
+    # PyTorch's softsign is x / (|x| + 1): its tangent is div's formula,
+    # (t - t * sgn(x) * result) / (|x| + 1)
+    x, g = F32.astype(dtype), G32.astype(dtype)
+    assert_same(_value_grad_tangent(lambda F, x: F.softsign(x)), x, g, rtol=0, atol=0)
+
+
+def _glu_points(dtype, shape, seed=7):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 4
+    x.reshape(-1)[:8] = [0.0, -0.0, 30.0, -30.0, 1e-8, -100.0, 100.0, 0.5]
+    return x.astype(dtype), rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_glu_gradient_is_pytorchs_formula_bit_for_bit(dtype):
+    # glu_backward: sigmoid(b) * g for a, (1 - sigmoid(b)) * sigmoid(b) * a * g for b;
+    # halves of 4 along the last dim take PyTorch's scalar loop, whose exp is libm's
+    x, g = _glu_points(dtype, (3000, 8))
+    f = lambda L, x, g: (L.nn.functional.glu(x) * g).sum()  # noqa: E731
+    assert_same(grad_prog(f), x, g[:, :4], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim", [((3000, 8), -1), ((3000, 8), 0), ((16, 1024), -1)])
+def test_glu_tangent_is_pytorchs_formula(dtype, shape, dim):
+    # da * sigmoid(b) + result * (db - sigmoid(b) * db); PyTorch's compiler fuses its
+    # multiply-adds (differently in its vectorized loop, whose exp rounds otherwise too),
+    # so the tangent agrees to the rounding of its terms, not bit for bit
+    x, t = _glu_points(dtype, shape)
+    f = lambda L, x: L.nn.functional.glu(x, dim)  # noqa: E731
+    got = nt.func.jvp(lambda a: f(nt, a), (nt.tensor(x),), (nt.tensor(t),))
+    ref = torch.func.jvp(lambda a: f(torch, a), (torch.tensor(x),), (torch.tensor(t),))
+    r = ref[0].numpy()
+    da, db = np.split(t, 2, axis=dim)
+    terms = np.abs(da * (1 / (1 + np.exp(-np.split(x, 2, axis=dim)[1])))) + np.abs(r * db)
+    ulps = np.abs(got[1].numpy().astype(np.float64) - ref[1].numpy()) / np.spacing(terms)
+    assert ulps.max() <= 4, ulps.max()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_glu_tangent_of_a_reduced_float_is_refused(dtype):
+    def prog(L, x):
+        x = x.to(getattr(L, dtype))
+        value = L.nn.functional.glu(x)
+        return value, L.func.jvp(L.nn.functional.glu, (x,), (x,))
+
+    assert_same_error(prog, arr(2, 4))
+    assert_same(lambda L, x: L.nn.functional.glu(x.to(getattr(L, dtype))).float(), arr(40, 8))
+
+
 def test_gelu_of_infinity_is_infinity():
     # gelu(x) is x Phi(x) -> x: PyTorch 2.13's float32 kernel gives NaN at +inf (its
     # vectorized erf is NaN there, though torch.erf(inf) is 1); numtorch keeps inf.

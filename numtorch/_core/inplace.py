@@ -14,7 +14,7 @@ from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
 from .lift import born_inside, captured_write, catch_up
 from .messages import broadcast_mismatch
-from .out import INTERNAL_OVERLAP, OVERLAP, internal_overlap, partial_overlap
+from .out import INTERNAL_OVERLAP, OVERLAP, check_written, internal_overlap, partial_overlap
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
@@ -78,9 +78,10 @@ _BACKWARD = re.compile(r"Backward(\d*)$")
 
 
 def short_name(fn) -> str:
-    """A node's name as PyTorch's view and version errors print it: ``Backward0`` dropped,
-    another overload's number kept (``PowBackward2`` is ``Pow2``)."""
-    name = fn.name()
+    """A node's name (``fn`` a node, or a node's name) as PyTorch's view and version errors
+    print it: ``Backward0`` dropped, another overload's number kept (``PowBackward2`` is
+    ``Pow2``)."""
+    name = fn if isinstance(fn, str) else fn.name()
     m = _BACKWARD.search(name)
     if m is None:
         return name
@@ -201,7 +202,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         _check_batched_into_unbatched(self, args, op)
     if not policy.untracked_integer_target or self.dtype._kind >= 2:
         check_inplace(self, args)
-    if args:
+    if args and op.overlap is None:
         check_overlap(op, self, args)
     if attrs:
         _check_keywords(op, len(args) - op.nin + 1, attrs)
@@ -216,15 +217,18 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         if policy.cpp_cast:
             _check_number_bounds(self, args, attrs)
         check_internal_overlap(data, op, args)  # before the op's own errors, as in PyTorch
+    if op.overlap is not None:
+        check_written(op, self, (self, *args), attrs)
     if state.stack:
         check_sample_broadcast(self, args, op)
     src = self
     if state.grad_enabled and _needs_old_value(op, self, args):
         # A formula needs self's old value, which the write destroys: save a copy.
         src = _old_value(self)
-    modes = state.modes
-    if modes:  # dispatch modes see this call as the in-place overload (aten.add_.Tensor)
-        state.inplace_op = op
+    # dispatch modes see this call as the in-place overload (aten.add_.Tensor); so do the
+    # formulas of an op without a derivative, which name it
+    outer = state.inplace_op
+    state.inplace_op = op
     # PyTorch's autocast kernels are the functional overloads': an in-place form is not cast
     paused = (
         autocast_state.pause() if op.autocast is not None and autocast_state.ACTIVE[0] else None
@@ -235,8 +239,7 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
         else:  # bind defaults (and NumPy's keyword names) through the op's signature
             result = op.fn(src, *args, **attrs)
     finally:
-        if modes:
-            state.inplace_op = None
+        state.inplace_op = outer
         if paused is not None:
             autocast_state.resume(paused)
     _check_own_write(self, args, result, policy)

@@ -134,6 +134,16 @@ def by_kernel_or_input_shaped(op, arrays: list, attrs: dict) -> MetaArray:
         return _laid_out(op.layout, MetaArray(a.shape, a.dtype), arrays)
 
 
+def kernel_checks(op, arrays: list, attrs: dict) -> None:
+    """The errors of the op's kernel run on meta arrays, its checks of shapes and dtypes
+    (values unread): PyTorch's meta function's, which precede its overlap check
+    (``Overlap.first``)."""
+    try:
+        by_kernel(op, arrays, attrs)
+    except NoData:
+        pass
+
+
 def like_input(op, arrays: list, attrs: dict) -> MetaArray:
     """The first input's metadata (an in-place fill or draw: nothing to compute)."""
     a = arrays[0]

@@ -26,7 +26,7 @@ from .autocast_state import POLICIES, Policy, casting_fn
 from .layout import contiguous
 from .methods import inplace_method, method_names, sizes_method, tensor_method
 from .no_kernel import NoKernel, complex32_refusing_fn, refusing_fn, refusing_prepare
-from .policy import COMMON, InplacePolicy
+from .policy import COMMON, InplacePolicy, Overlap
 from .pyargs import with_parser
 from .signature import api_key, make_fn, method_of
 from .tensor import Tensor
@@ -142,6 +142,8 @@ class Op:
     # its checked_scalars go into complex32 unchecked (fill's value: inf where beyond range)
     complex32_unchecked: bool = False
     out_overlap_check: bool = False  # ``out=`` partly overlapping an input is refused
+    # PyTorch's overlap checks of the tensor it writes (in place or out=), before the kernel
+    overlap: Overlap | None = None
     broadcasts: bool = False  # elementwise: its tensor operands broadcast together
     conversion: bool = False  # a non-float result just leaves autograd (no error)
     float8: bool | str = False  # PyTorch's CPU kernel takes float8 (or: its name, refusing)
@@ -195,6 +197,7 @@ def defop(
     layout: Callable | None = contiguous,
     inplace_policy: InplacePolicy = COMMON,
     out_overlap_check: bool = False,
+    overlap: Overlap | None = None,
     broadcasts: bool = False,
     conversion: bool = False,
     float8: bool | str = False,
@@ -243,6 +246,10 @@ def defop(
     ``inplace_policy``: how the in-place form writes, where PyTorch's checks differ from the
     common elementwise write (``numtorch._core.policy``).
     ``out_overlap_check``: an ``out=`` tensor partly overlapping an input is refused.
+    ``overlap``: PyTorch's checks of the tensor the op writes (self of its in-place form, an
+    ``out=`` tensor) against its inputs, made before the kernel (``Overlap``: the inputs
+    that may share no memory with it, those that may not partly overlap it, and the op's
+    checks that come first).
     ``broadcasts``: an elementwise op, whose tensor operands broadcast together (vmap's
     fallback checks each sample's shapes before an in-place form runs).
     ``conversion``: a non-float result leaves autograd instead of raising (``to``).
@@ -330,6 +337,7 @@ def defop(
         node_name=node_name or default_node_name(name),
         inplace_policy=inplace_policy,
         out_overlap_check=out_overlap_check,
+        overlap=overlap,
         broadcasts=broadcasts,
         conversion=conversion,
         float8=float8,

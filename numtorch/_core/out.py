@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .interpreter import Kind
+from .meta_array import MetaArray
 from .state import state
 from .tensor import Tensor, bump_version, check_writable
 
@@ -79,6 +81,94 @@ def partial_overlap(a, b) -> bool:
     if a0 == b0 and a1 == b1:
         return _layout(a) != _layout(b)
     return a0 < b1 and b0 < a1
+
+
+def overlaps(a, b) -> bool:
+    """PyTorch's full or partial overlap of two arrays (what assert_no_overlap refuses): the
+    same array, or two non-empty dense ones sharing some bytes (else it does not tell)."""
+    if a is b:
+        return True
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or not a.size or not b.size:
+        return False
+    if not np.may_share_memory(a, b) or not (_dense(a) and _dense(b)):
+        return False
+    a0, b0 = a.ctypes.data, b.ctypes.data
+    return a0 < b0 + b.nbytes and b0 < a0 + a.nbytes
+
+
+def check_written(op, written: Tensor, inputs: tuple, attrs: dict) -> None:
+    """PyTorch's checks (``op.overlap``) of the tensor ``op`` writes, self of its in-place
+    form or an ``out=`` tensor, against its ``inputs``; where one fails, the op's checks
+    that PyTorch makes first come first. Made before the kernel, so a refused write
+    leaves every tensor as it was."""
+    spec = op.overlap
+    w = _innermost(written)
+    found = False
+    for positions, test in ((spec.full, overlaps), (spec.partial, partial_overlap)):
+        for i in positions:
+            for t in _tensors(inputs[i] if i < len(inputs) else None):
+                if t._ver is written._ver and test(w, _innermost(t)):
+                    found = True
+    if not found:
+        return
+    if spec.first is not None:
+        full = {n: d for n, d, _ in op.attrs} | attrs
+        if spec.first(op, [_meta(a) for a in inputs], full) is False:
+            return
+    raise RuntimeError(OVERLAP)
+
+
+def check_out(op, out, inputs: tuple, attrs: dict) -> None:
+    """``check_written`` for an ``out=`` tensor, after PyTorch's refusals of autograd and of
+    vmap through ``out=`` (raised later)."""
+    if not isinstance(out, Tensor):
+        return
+    tensors = (out, *(t for a in inputs for t in _tensors(a)))
+    if state.grad_enabled and any(t._rg for t in tensors):
+        return
+    if state.stack and any(_batched(t) for t in tensors):
+        return
+    check_written(op, out, inputs, attrs)
+
+
+def refuse_overlap(written: Tensor, operands: tuple) -> None:
+    """PyTorch's assert_no_overlap of ``written`` with each of ``operands``."""
+    w = _innermost(written)
+    for t in operands:
+        if isinstance(t, Tensor) and t._ver is written._ver and overlaps(w, _innermost(t)):
+            raise RuntimeError(OVERLAP)
+
+
+def _batched(t: Tensor) -> bool:
+    while t._level:
+        if t._interp.kind is Kind.VMAP:
+            return True
+        t = t._inner
+    return False
+
+
+def _innermost(t: Tensor):
+    """A tensor's array, beneath the transforms' wrappers."""
+    while t._level:
+        t = t._inner
+    return t._data
+
+
+def _tensors(a) -> tuple:
+    if isinstance(a, Tensor):
+        return (a,)
+    if isinstance(a, (list, tuple)):
+        return tuple(t for t in a if isinstance(t, Tensor))
+    return ()
+
+
+def _meta(a):
+    """A meta array of a tensor's logical shape and dtype (lists of them as lists)."""
+    if isinstance(a, Tensor):
+        return MetaArray(tuple(a.shape), a.dtype.np)
+    if isinstance(a, (list, tuple)):
+        return type(a)(_meta(x) for x in a)
+    return a
 
 
 def _layout(a) -> tuple:

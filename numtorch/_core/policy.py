@@ -57,3 +57,21 @@ class InplacePolicy:
 
 
 COMMON = InplacePolicy()
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """PyTorch's checks of the tensor an op writes (self of its in-place form, or its
+    ``out=`` tensor) against its inputs, made before its kernel runs (assert_no_overlap:
+    any shared memory refused, the same elements included; assert_no_partial_overlap:
+    only a partial overlap). Read by ``_core/out.py``'s ``check_written``."""
+
+    # the inputs (positions; 0 is self) that may share no memory with the written tensor
+    full: tuple[int, ...]
+    # ... that may not partly overlap it
+    partial: tuple[int, ...] = ()
+    # the op's own checks that PyTorch makes before these, ``first(op, arrays, attrs)`` on
+    # meta arrays of the inputs' logical shapes (attributes with their defaults); returns
+    # False where PyTorch's kernel checks no overlap for these operands (index_put_'s fill
+    # through a mask)
+    first: Callable | None = None

@@ -16,7 +16,7 @@ def make_fn(op, out: bool) -> Callable:
     """The Python function for an op: binds arguments, then dispatches."""
     from .autocast_state import uncast
     from .dispatch import dispatch
-    from .out import write_out
+    from .out import check_out, write_out
     from .pyargs import attr_kinds, positional_match
 
     owner, _, public = op.api.rpartition(".")
@@ -68,8 +68,13 @@ def make_fn(op, out: bool) -> Callable:
         if out
         else f"    return {call}\n"
     )
+    if out and op.overlap is not None:  # (PyTorch's checks of out=, before the kernel)
+        body = (
+            f"    if out is not None:\n        _check_out(_op, out, ({ins}), {{{attrs}}})\n" + body
+        )
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     body = _guard_code(op, kinds, by_pos, ins, attrs, "out" if out else "None", env) + body
+    env["_check_out"] = check_out
     env["_uncast"] = uncast
     env.update({f"_d_{n}": _NO if n in required else d for n, d, _ in op.attrs})
     if aliases:

@@ -191,6 +191,8 @@ def births_recorded(serial: int | None) -> None:
 def born(ver: VersionCounter) -> int:
     """The birth of a storage (0: made while no transform level was active)."""
     return getattr(ver, "born", 0)
+
+
 class InferenceVersion(VersionCounter):
     """The counter of an inference tensor (made in inference mode) and of its views: its
     type is what marks them; PyTorch tracks no version for them."""

@@ -319,15 +319,18 @@ def _before_apply(task: GraphTask, node: Node, grads: list) -> list | None:
     post-hooks. Returns the gradients for the backward, or None where the step ends (a
     leaf, a node the task does not run)."""
     is_leaf = type(node) is AccumulateGrad
-    if is_leaf and node.variable._hooks and grads[0] is not None:
-        grads[0] = run_hooks(node.variable._hooks, grads[0])
+    captures = task.captures
+    exec_info = task.exec_info
+    if is_leaf and node.variable._hooks:
+        # an undefined gradient (None) too, where the task runs the leaf
+        runs = exec_info is None or node in exec_info or (captures and node in captures)
+        if grads[0] is not None or runs:
+            grads[0] = run_hooks(node.variable._hooks, grads[0])
     if node._hooked:
         run_tensor_prehooks(node, grads)
-    captures = task.captures
     if captures and node in captures:
         for nr, slot in captures[node]:
             slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
-    exec_info = task.exec_info
     if exec_info is not None and node not in exec_info:
         return None
     if node._pre_hooks:

@@ -56,6 +56,7 @@ class Node:
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
     _fits = True  # apply sums and casts each gradient to its input (else the engine does)
     _opaque = False  # compiled autograd calls it as it is (numtorch.compile's node)
+    _inplace = False  # the node of an in-place write (an op without a derivative names it)
 
     def __init__(self):
         self._seq = next(_seq)
@@ -129,10 +130,15 @@ class Node:
 
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened, one per edge) from output gradients, each summed to
-        its input's shape and cast to its dtype; computes only the ``wanted`` ones."""
+        its input's shape and cast to its dtype; computes only the ``wanted`` ones. Where
+        no output has a gradient, no input gets one (PyTorch's undefined gradients)."""
         op = self._op
         if op.ndiff == 1:
-            g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+            g = grads[0]
+            if g is None:
+                return [None] * len(self.next_functions)
+        elif all(x is None for x in grads):
+            return [None] * len(self.next_functions)
         elif op.undefined_grads:
             g = tuple(grads)
         else:
@@ -360,6 +366,7 @@ class CopySlices(Node):
 
     __slots__ = ("fn", "chain", "order")
     _name = "torch::autograd::CopySlices"
+    _inplace = True
 
     @property
     def saved(self):  # the wrapped node's: freed with it, and the freed-graph error
@@ -370,7 +377,9 @@ class CopySlices(Node):
         self.fn.saved = value
 
     def apply(self, grads: list, wanted) -> list:
-        g = grads[0] if grads[0] is not None else _zeros_for(self, 0)
+        g = grads[0]
+        if g is None:
+            return [None] * len(self.next_functions)
         g = like_root(g, self.order)  # the chain replays on the base's layout
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)

@@ -25,6 +25,8 @@ def rehistory(self: Tensor, result: Tensor, result_rg: bool, overlap: bool = Fal
             self._view_ver = self._ver.v  # (PyTorch regenerates, and refuses, the others on use)
         return
     s = _keep_result(self, result)
+    if result._grad_fn is not None:
+        result._grad_fn._inplace = True
     if self._view is not None:
         _rebase_view(self, result, overlap)
         if s is not None and s.is_output:  # its errors name the view's new node

@@ -10,6 +10,7 @@ from .._core.inplace import short_name
 from .._core.state import anomaly, state
 from .._core.tensor import InferenceVersion, Tensor, _new
 from ..ops._type_string import type_string
+from ..ops.view_chains import view_replay_p
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -86,7 +87,11 @@ class Saved:
                 w = t if src is None else src
                 # (a view written through its base is regenerated first, as PyTorch's)
                 stale = w._view is not None and w._view_ver != w._ver.v and w._creation is None
-                fn, nr = w.grad_fn if stale else w._grad_fn, w._out_nr
+                fn, nr = w._grad_fn, w._out_nr
+                if stale and _returned(w):  # (regenerating it would use the escaped wrapper)
+                    fn, nr = _regenerated(w), 0
+                elif stale:
+                    fn, nr = w.grad_fn, w._out_nr
             typ, shape = type_string(t.dtype, t.device.type), t.shape
         sizes = ", ".join(str(s) for s in shape)
         where = f", which is output {nr} of {short_name(fn)}," if fn is not None else ""
@@ -103,6 +108,23 @@ class Saved:
             f"inplace operation: [{typ} [{sizes}]]{where} is at version {current}; "
             f"expected version {self.version} instead. Hint: {hint}"
         )
+
+
+def _returned(t: Tensor) -> bool:
+    """Whether t is a wrapper whose transform has returned (a vjp_fn called after vjp)."""
+    return bool(t._level) and not t._interp.alive
+
+
+def _regenerated(view: Tensor):
+    """The short name of the node a stale view's grad_fn would be regenerated as (the
+    chain replayed from its root, where the root has history), without regenerating it;
+    else its node as it is."""
+    root = view._view[0]
+    if root._view is not None:
+        root = root._view[0]
+    if not root._rg:
+        return view._grad_fn
+    return short_name(view_replay_p.node_name)
 
 
 class _HookedSaved(Saved):

@@ -18,19 +18,22 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.inplace import run_inplace
-from .._core.layout import contiguous
+from .._core.layout import contiguous, follow_inputs
+from .._core.meta import by_kernel
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
-from .._core.op import ELEMENTWISE, ErrorInput, Op, composite
+from .._core.op import ELEMENTWISE, ErrorInput, Op, composite, defop
 from .._core.pyargs import judge
 from .._core.tensor import Tensor, wrap_dim
 from .._opdb.samples import S
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import unary as _unary
+from ..ops._batching import front, pdim
 from ..ops._families import COMPLEX_TOO, FLOATS_INT, UNARY_SHAPES, unary
 from ..ops.comparison import where
 from ..ops.creation import zeros_like
 from ..ops.random import rand_like
 from ..ops.reduction import _softmax, softmax_dim
+from ..ops.shape import cat
 from ..ops.unary import _special
 
 _SQRT1_2 = math.sqrt(0.5)
@@ -851,21 +854,79 @@ def _glu_errors(make):
     yield from _dtype_error("glu_cpu", shape=(4,))(make)
 
 
-@composite(samples=_glu_samples, error_samples=_glu_errors, api="nn.functional.glu")
-def glu(input: Tensor, dim: int = -1) -> Tensor:
-    """The gated linear unit: a * sigmoid(b), a and b the halves of input along dim."""
-    if input.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    if type(dim) is not int:  # PyTorch's glu calls torch._C._nn.glu(input, dim)
-        judge("_nn.glu", (input, dim), {})
-    d = wrap_dim(dim, input.dim())
+_GLU_SCALAR = "glu does not support scalars because halving size must be even"
+
+
+def _glu(xp, input, dim=-1):
+    """PyTorch's kernel: a * (1 / (1 + exp(-b))), a and b the halves of input along dim (in
+    float32 for float16)."""
+    if input.ndim == 0:
+        raise RuntimeError(_GLU_SCALAR)
+    d = wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
-    if not input.dtype.is_floating_point:
-        raise dt.not_implemented("glu_cpu", input.dtype)
-    h = n // 2
-    return input.narrow(d, 0, h) * input.narrow(d, h, h).sigmoid()
+    if input.dtype.kind != "f":
+        raise dt.not_implemented("glu_cpu", input)
+    x = input.astype(np.float32) if input.dtype == np.float16 else input
+    a = x[(slice(None),) * d + (slice(0, n // 2),)]
+    b = x[(slice(None),) * d + (slice(n // 2, n),)]
+    return (a * _special(xp).expit(b)).astype(input.dtype, copy=False)
+
+
+def _glu_layout(out, inputs, attrs):
+    """TensorIterator's layout for the input's two halves."""
+    x = inputs[0]
+    if not isinstance(x, np.ndarray):
+        return out
+    d = wrap_dim(attrs["dim"], x.ndim)
+    h = x.shape[d] // 2
+    lead = (slice(None),) * d
+    return follow_inputs(out, [x[(*lead, slice(0, h))], x[(*lead, slice(h, 2 * h))]])
+
+
+def _halves(t: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    h = t.shape[dim] // 2
+    return t.narrow(dim, 0, h), t.narrow(dim, h, h)
+
+
+def _glu_vjp(g, input, dim):
+    """PyTorch's glu_backward: sigmoid(b) * g for a, (1 - sigmoid(b)) * sigmoid(b) * a * g
+    for b, in its order."""
+    a, b = _halves(input, dim)
+    sig = b.sigmoid()
+    return cat([sig * g, (1 - sig) * sig * a * g], dim)
+
+
+def _glu_jvp(t, result, input, dim):
+    """PyTorch's glu_jvp kernel: da * sigmoid(b) + result * (db - sigmoid(b) * db) (it has
+    none for the reduced floats)."""
+    if result.dtype in (dt.float16, dt.bfloat16):
+        raise dt.not_implemented("glu_jvp_cpu", result.dtype)
+    da, db = _halves(t, dim)
+    sig = _halves(input, dim)[1].sigmoid()
+    return da * sig + result * (db - sig * db)
+
+
+def _glu_rule(vmap, args, bdims, attrs):
+    x = front(args[0], bdims[0])
+    if x.dim() == 1:
+        raise RuntimeError(_GLU_SCALAR)
+    return glu(x, pdim(attrs["dim"], x.dim() - 1)), 0
+
+
+glu = defop(
+    "glu",
+    _glu,
+    vjp=_glu_vjp,
+    jvp=_glu_jvp,
+    batch_rule=_glu_rule,
+    samples=_glu_samples,
+    error_samples=_glu_errors,
+    api="nn.functional.glu",
+    layout=_glu_layout,
+    meta=by_kernel,
+).fn
 
 
 def _softmin_samples(make):

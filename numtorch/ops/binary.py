@@ -40,6 +40,7 @@ from ._families import (
     promote,
     promote_float,
 )
+from ._no_derivative import NOT_IMPLEMENTED, no_derivative
 from ._outer import outer_product
 from .comparison import where
 from .creation import zeros_like
@@ -308,13 +309,16 @@ def _div_dother(g, input, other, rounding_mode):
     return -g * cj(input / other / other) if rounding_mode is None else zeros_like(g)
 
 
-# not ELEMENTWISE: see mul
+# not ELEMENTWISE: see mul. PyTorch's formula, (t_input - t_other * result) / other, where
+# an operand without a tangent drops out (its zero tensor takes part in no arithmetic)
 def _div_jvp(tangents, tinput, tother, other, result, rounding_mode):
-    return (
-        _term(tangents[0], tinput / other) + _term(tangents[1], -tother * result / other)
-        if rounding_mode is None
-        else zeros_like(result)
-    )
+    if rounding_mode is not None:
+        return zeros_like(result)
+    if tangents[1] is None:
+        return tinput / other
+    if tangents[0] is None:
+        return -(tother * result) / other
+    return (tinput - tother * result) / other
 
 
 div_p = binary(
@@ -354,9 +358,17 @@ def _floor_divide(xp, input, other):
     return xp.floor_divide(input, other)
 
 
+_NO_FLOOR_DIVIDE_VJP, _NO_FLOOR_DIVIDE_JVP = no_derivative("floor_divide")
+
+
 floor_divide_p = binary(
     "floor_divide",
     _floor_divide,
+    (_NO_FLOOR_DIVIDE_VJP, _NO_FLOOR_DIVIDE_VJP),
+    _NO_FLOOR_DIVIDE_JVP,
+    node_name=NOT_IMPLEMENTED,
+    # the backward raises (PyTorch has no derivative): tests/test_elementwise.py checks it
+    test={"no_grad_test": True},
     dtypes=FLOATS_INT,
     samples=binary_samples(-5, 5, scalars=(2.5, 3), rscalars=(7,), nonzero_b=True),
     error_samples=_bool_errors("div_floor_cpu"),

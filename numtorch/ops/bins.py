@@ -27,6 +27,7 @@ from .._opdb.samples import S
 from ._add_at import add_at
 from ._batching import front, lshape, materialize, rule_generator
 from ._families import promote
+from ._no_derivative import NOT_IMPLEMENTED
 from .linalg._common import return_type
 
 # ------------------------------------------------------------------ binary search
@@ -534,7 +535,7 @@ def _histogram_op(name: str, kernel, aten: str | None, samples, errors, layout):
         nout=VARIADIC,
         vjp=(vjp, vjp, vjp),  # (bins too: PyTorch has not_implemented for each)
         jvp=jvp,
-        node_name="NotImplemented",
+        node_name=NOT_IMPLEMENTED,
         batch_rule=_histogram_rule(),
         layout=layout,
         samples=samples,

@@ -46,6 +46,7 @@ from ._families import (
     promote_float,
     silent,
 )
+from ._no_derivative import NOT_IMPLEMENTED, no_derivative
 from .comparison import where
 from .creation import full_like, zeros_like
 from .linalg._common import return_type
@@ -56,7 +57,6 @@ _LN2 = math.log(2.0)
 # ------------------------------------------------------------------ heaviside
 _HEAVISIDE_COMPLEX = "heaviside is not yet implemented for complex tensors."
 _HEAVISIDE_DTYPES = "heaviside is not yet implemented for tensors with different dtypes."
-_FORWARD_AD = "Trying to use forward AD with aten::heaviside that does not support it."
 
 
 def _prep_heaviside(arrays, attrs=None):
@@ -75,12 +75,7 @@ def _heaviside(xp, input, values):
     return xp.where(input == 0, values, above)
 
 
-def _heaviside_vjp(g):
-    raise RuntimeError("derivative for aten::heaviside is not implemented")
-
-
-def _heaviside_jvp(tinput, tvalues):
-    raise NotImplementedError(_FORWARD_AD)
+_heaviside_vjp, _heaviside_jvp = no_derivative("heaviside")
 
 
 def _heaviside_samples(make):
@@ -122,7 +117,7 @@ heaviside_p = binary(
     dtypes=FLOATS_INT_BOOL,
     complex=False,
     numbers="none",
-    node_name="NotImplemented",
+    node_name=NOT_IMPLEMENTED,
     complex32=_heaviside_complex32,
     # the backward raises (PyTorch has no derivative): tests/test_elementwise.py checks it
     test={"no_grad_test": True},

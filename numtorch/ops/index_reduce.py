@@ -10,6 +10,7 @@ from .._core import dtype as dt
 from .._core.interpreter import values_hidden
 from .._core.methods import tensor_method
 from .._core.op import ErrorInput, composite
+from .._core.out import refuse_overlap
 from .._core.tensor import Tensor, wrap_dim
 from .._opdb.samples import S
 from .indexing.gather_scatter import scatter_reduce, scatter_reduce_
@@ -18,10 +19,19 @@ _REDUCES = ("prod", "mean", "amax", "amin")
 
 
 def _scatter_index(
-    name: str, input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, include_self
+    name: str,
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self,
+    written: Tensor | None = None,
 ) -> tuple[int, Tensor]:
-    """PyTorch's checks of index_reduce's arguments (in its order, ``name`` its function's);
-    the wrapped dim and ``index`` expanded over ``source``'s shape along it."""
+    """PyTorch's checks of index_reduce's arguments (in its order, ``name`` its function's;
+    ``written``: the tensor an in-place form writes, which may share no memory with the
+    index or the source); the wrapped dim and ``index`` expanded over ``source``'s shape
+    along it."""
     if reduce not in _REDUCES:
         raise RuntimeError(
             "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
@@ -62,6 +72,8 @@ def _scatter_index(
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}"
         )
+    if written is not None:
+        refuse_overlap(written, (index, source))
     if not values_hidden(index) and not index.is_meta and index.numel():  # (values unread)
         size = input.shape[d] if nd else 1
         if bool(((index < 0) | (index >= size)).any()):
@@ -156,7 +168,7 @@ def index_reduce_(
     self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
     """In-place :func:`index_reduce`."""
-    d, idx = _scatter_index("index_reduce_", self, dim, index, source, reduce, include_self)
+    d, idx = _scatter_index("index_reduce_", self, dim, index, source, reduce, include_self, self)
     return scatter_reduce_(self, d, idx, source, reduce, include_self=include_self)
 
 

@@ -36,6 +36,7 @@ from .._core.op import ErrorInput, defop
 from .._opdb.samples import S
 from ._batching import RANDOM_ERROR, SAME_BATCHED, materialize, rule_generator
 from ._families import FLOATS, elementwise_op, silent
+from ._no_derivative import NOT_IMPLEMENTED
 from .generator import Generator, gpu_rng, rng
 from .setops import _FORWARD_AD
 from .unary import _special
@@ -408,7 +409,7 @@ _dirichlet_grad_p = _approximated_grad_op(
     (_no_backward("_dirichlet_grad"),) * 3,
     _dirichlet_grad_jvp,
     ("x", "alpha", "total"),
-    node_name="NotImplemented",
+    node_name=NOT_IMPLEMENTED,
     samples=_dirichlet_grad_samples,
 )
 _dirichlet_grad = _dirichlet_grad_p.fn
@@ -438,7 +439,7 @@ _sample_dirichlet_p = defop(
     jvp=_sample_dirichlet_jvp,
     prepare=_checks("_sample_dirichlet", "dirichlet", ("input",)),
     batch_rule=_random_pointwise(along_last=True),
-    node_name="NotImplemented",
+    node_name=NOT_IMPLEMENTED,
     no_bfloat16="dirichlet",
     # random: tests/test_random.py checks the draws' moments, errors and batching
     samples=None,

@@ -27,6 +27,7 @@ from .._opdb.samples import S
 from ._add_at import add_at
 from ._batching import front, lshape, materialize, rule_generator
 from ._families import COMPLEX, FLOATS, FLOATS_INT, promote
+from ._no_derivative import NOT_IMPLEMENTED
 from .creation import arange
 
 # ------------------------------------------------------------------ bincount
@@ -170,7 +171,7 @@ bincount_p = defop(
     nin=2,
     vjp=(None, _bincount_vjp),
     jvp=_bincount_jvp,
-    node_name="NotImplemented",
+    node_name=NOT_IMPLEMENTED,
     batch_rule=_bincount_rule,
     samples=_bincount_samples,
     error_samples=_bincount_errors,

@@ -16,7 +16,7 @@ from ..._core.meta import by_kernel, by_kernel_or_input_shaped, mixed_devices
 from ..._core.meta_array import has_values
 from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
-from ..._core.policy import BatchedWrite, InplacePolicy
+from ..._core.policy import BatchedWrite, InplacePolicy, Overlap
 from ..._core.tensor import Tensor
 from ..._opdb.samples import S
 from .._add_at import add_at
@@ -354,13 +354,28 @@ def _index(xp, input, indices, dims, shape=()):
 def _index_put(xp, input, indices, values, accumulate=False, *, dims=None):
     if dims is None:
         dims = tuple(range(len(indices)))
+    _check_values_dtype(input, values)
+    key = _adv_key(xp, input, indices, dims, getattr(values, "shape", ()))
+    return _put_at(xp, input, key, values, accumulate)
+
+
+def _check_values_dtype(input, values) -> None:
     if hasattr(values, "dtype") and values.dtype != input.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{_tname(input)} for the destination and {_tname(values)} for the source."
         )
-    key = _adv_key(xp, input, indices, dims, getattr(values, "shape", ()))
-    return _put_at(xp, input, key, values, accumulate)
+
+
+def _index_put_first(op, arrays, attrs):
+    """index_put_'s check that PyTorch makes before its overlap check; False where it fills
+    through a lone mask with one value instead (masked_fill_, which checks no overlap)."""
+    input, indices, values = arrays
+    _check_values_dtype(input, values)
+    one = getattr(values, "size", 1) == 1
+    if not attrs["accumulate"] and one and len(indices) == 1 and indices[0].dtype.kind == "b":
+        return False
+    return None
 
 
 def _mask0_view(xp, out, key) -> tuple:
@@ -555,6 +570,7 @@ index_put_p = defop(
     batch_rule=_index_put_rule,
     layout=preserve,
     inplace_policy=InplacePolicy(shared_ok=True, batched=BatchedWrite.PLAIN),
+    overlap=Overlap(full=(1, 2), first=_index_put_first),
     test=COMPLEX_TOO,
     complex32=True,
     meta=by_kernel_or_input_shaped,
@@ -577,14 +593,23 @@ def _split_indices(indices) -> tuple[list, tuple]:
     return ts, tuple(dims)
 
 
+def _check_count(input: Tensor, indices) -> None:
+    if len(indices) > input.dim():
+        raise IndexError(
+            f"too many indices for tensor of dimension {input.dim()} (got {len(indices)})"
+        )
+
+
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """Out-of-place ``input[indices] = values`` (``+=`` when ``accumulate``)."""
+    _check_count(input, indices)
     ts, dims = _split_indices(indices)
     return dispatch(index_put_p, (input, ts, values), {"accumulate": accumulate, "dims": dims})
 
 
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """In-place ``self[indices] = values`` (``+=`` when ``accumulate``)."""
+    _check_count(self, indices)
     ts, dims = _split_indices(indices)
     return run_inplace(index_put_p, self, (ts, values), {"accumulate": accumulate, "dims": dims})
 

@@ -15,7 +15,8 @@ from ..._core.meta import by_kernel, by_kernel_or_input_shaped, mixed_devices
 from ..._core.methods import tensor_methods
 from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
-from ..._core.policy import BatchedWrite, InplacePolicy
+from ..._core.out import check_out, write_out
+from ..._core.policy import BatchedWrite, InplacePolicy, Overlap
 from ..._core.tensor import Tensor, wrap_dim
 from ..._opdb.samples import S
 from .._add_at import add_at
@@ -172,6 +173,25 @@ def _dim_family(op, like=(0,)):
 dim_family = rule_generator(_dim_family)
 
 
+def _gather_first(op, arrays, attrs):
+    """gather's check that PyTorch makes before those of an ``out=`` tensor."""
+    wrap_dim(attrs["dim"], arrays[0].ndim)
+
+
+def _scatter_first(name: str):
+    """The checks of the scatter ``name`` that PyTorch makes before its overlap check (its
+    meta function's: the reduce is checked after)."""
+
+    def first(op, arrays, attrs):
+        input, index, src = arrays
+        dim = wrap_dim(attrs["dim"], input.ndim) if input.ndim else 0
+        check_index_dtype(index, "scatter")
+        _same_dtype("scatter", input, src)
+        _check_dims(name, input, index, src, dim)
+
+    return first
+
+
 def _gather(xp, input, index, *, dim):
     check_index_dtype(index, "gather")
     _check_dims("gather", input, index, dim=dim)
@@ -219,7 +239,7 @@ gather_p = defop(
     samples=_gather_samples,
     error_samples=_gather_errors,
     batch_rule=dim_family(like=(1,)),
-    out_overlap_check=True,
+    overlap=Overlap(full=(0,), partial=(1,), first=_gather_first),
     test=COMPLEX_TOO,
     complex32=unless_empty("scatter_gather_tensor_cpu", at=1),  # (an empty index: none)
     meta=mixed_devices(by_kernel),
@@ -315,6 +335,7 @@ scatter_p = defop(
     samples=_scatter_samples,
     error_samples=_scatter_errors,
     batch_rule=dim_family(),
+    overlap=Overlap(full=(1, 2), first=_scatter_first("scatter")),
     test=COMPLEX_TOO,
     complex32=_scatter_complex32,
     meta=by_kernel,
@@ -339,16 +360,11 @@ def scatter(
     out=None,
 ) -> Tensor:
     """Write ``src`` (a tensor or a scalar ``value``) into ``input`` at ``index`` along ``dim``."""
-    r = dispatch(
-        scatter_p,
-        (input, index, _scatter_args(src, value, reduce)),
-        {"dim": dim, "reduce": reduce},
-    )
+    args, attrs = (input, index, _scatter_args(src, value, reduce)), {"dim": dim, "reduce": reduce}
     if out is not None:
-        from ..._core.out import write_out
-
-        return write_out(out, r)
-    return r
+        check_out(scatter_p, out, args, attrs)
+    r = dispatch(scatter_p, args, attrs)
+    return r if out is None else write_out(out, r)
 
 
 def scatter_(
@@ -396,6 +412,7 @@ scatter_add_p = defop(
     test=COMPLEX_TOO,
     complex32="scatter_gather_tensor_cpu",  # (PyTorch's kernel that refuses ComplexHalf)
     inplace_policy=InplacePolicy(batched=BatchedWrite.PLAIN),
+    overlap=Overlap(full=(1, 2), first=_scatter_first("scatter_add")),
     meta=by_kernel,
 )
 _scatter_add = scatter_add_p.fn
@@ -617,6 +634,7 @@ scatter_reduce_p = defop(
     samples=_scatter_reduce_samples,
     batch_rule=dim_family(),
     error_samples=_scatter_reduce_errors,
+    overlap=Overlap(full=(1, 2), first=_scatter_first("scatter_reduce")),
     complex_grad=False,  # (PyTorch refuses autograd of its complex result)
     complex32=_scatter_reduce_complex32,
     test=COMPLEX_TOO,
@@ -636,12 +654,11 @@ def scatter_reduce(
     out=None,
 ) -> Tensor:
     """Reduce ``src`` into ``input`` at ``index`` along ``dim`` ('sum', 'prod', 'mean', 'amax', 'amin')."""
-    r = _raw_scatter_reduce(input, index, src, dim, reduce, include_self=include_self)
     if out is not None:
-        from ..._core.out import write_out
-
-        return write_out(out, r)
-    return r
+        attrs = {"dim": dim, "reduce": reduce, "include_self": include_self}
+        check_out(scatter_reduce_p, out, (input, index, src), attrs)
+    r = _raw_scatter_reduce(input, index, src, dim, reduce, include_self=include_self)
+    return r if out is None else write_out(out, r)
 
 
 def scatter_reduce_(

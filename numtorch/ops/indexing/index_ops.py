@@ -9,11 +9,11 @@ from ..._core.device import xp_of
 from ..._core.dispatch import dispatch
 from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
-from ..._core.meta import by_kernel, mixed_devices
+from ..._core.meta import by_kernel, kernel_checks, mixed_devices
 from ..._core.meta_array import MetaArray
 from ..._core.methods import tensor_methods
 from ..._core.op import LINEAR, ErrorInput, defop
-from ..._core.policy import BatchedWrite, InplacePolicy
+from ..._core.policy import BatchedWrite, InplacePolicy, Overlap
 from ..._core.tensor import Tensor, wrap_dim
 from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, materialize, pad_to, pdim, rule_generator
@@ -121,6 +121,19 @@ def _index_select_samples(make):
     yield S((make(()), 0, np.array([0], dtype=np.int64)))
 
 
+def _index_select_first(op, arrays, attrs):
+    """index_select's checks that PyTorch makes before those of an ``out=`` tensor."""
+    input, index = arrays
+    wrap_dim(attrs["dim"], input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.ndim == 0 and index.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {index.size} value(s)"
+        )
+    check_index_dtype(index, "index_select")
+
+
 def _index_select_meta(op, arrays, attrs):
     """The input's shape with ``dim`` as long as the index: PyTorch's meta kernel checks no
     index."""
@@ -143,7 +156,7 @@ index_select_p = defop(
     jvp=LINEAR,
     samples=_index_select_samples,
     batch_rule=_index_select_rule,
-    out_overlap_check=True,
+    overlap=Overlap(full=(0, 1), first=_index_select_first),
     error_samples=lambda make: [
         ErrorInput(S((make((3, 4)), 0, np.array([5]))), IndexError, "index out of range in self"),
         ErrorInput(
@@ -341,6 +354,7 @@ index_add_p = defop(
     samples=_index_add_samples,
     error_samples=_index_add_errors,
     inplace_policy=InplacePolicy(checks_first=True, batched=BatchedWrite.PLAIN),
+    overlap=Overlap(full=(1, 2), first=kernel_checks),
     test=COMPLEX_TOO,
     complex32=True,
     meta=by_kernel,
@@ -350,10 +364,7 @@ _raw_index_add = index_add_p.fn
 
 def _index_fill(xp, input, index, value, dim):
     dim, index = _dim_index(xp, input, dim, index, "index_fill")
-    if hasattr(value, "ndim") and value.ndim:
-        raise RuntimeError(
-            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
-        )
+    _check_fill_value(value)
     out = xp.array(input)
     if out.ndim == 0:
         if index.size:
@@ -361,6 +372,18 @@ def _index_fill(xp, input, index, value, dim):
         return out
     _moved(out, dim)[index.reshape(-1)] = value
     return out
+
+
+def _check_fill_value(value) -> None:
+    if hasattr(value, "ndim") and value.ndim:
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+        )
+
+
+def _index_fill_first(op, arrays, attrs):
+    """index_fill_'s check that PyTorch makes before its overlap check."""
+    _check_fill_value(arrays[2])
 
 
 def _index_fill_vjp_value(g, index, dim):
@@ -398,7 +421,8 @@ index_fill_p = defop(
     jvp=LINEAR,
     samples=_index_fill_samples,
     error_samples=_index_fill_errors,
-    inplace_policy=InplacePolicy(shared_ok=True, operand_overlap_ok=True),
+    inplace_policy=InplacePolicy(shared_ok=True),
+    overlap=Overlap(full=(1,), first=_index_fill_first),
     test=COMPLEX_TOO,
     complex32=True,
     meta=by_kernel,
@@ -445,6 +469,7 @@ index_copy_p = defop(
     jvp=LINEAR,
     samples=_index_copy_samples,
     error_samples=_index_copy_errors,
+    overlap=Overlap(full=(1, 2)),
     test=COMPLEX_TOO,
     complex32=True,
     autocast="promote",

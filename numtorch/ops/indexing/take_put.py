@@ -11,10 +11,11 @@ import numpy as np
 from ..._core.device import checked_index, xp_of
 from ..._core.interpreter import values_hidden
 from ..._core.layout import preserve
-from ..._core.meta import by_kernel, by_kernel_or_input_shaped
+from ..._core.meta import by_kernel, by_kernel_or_input_shaped, kernel_checks
 from ..._core.meta_array import has_values
 from ..._core.no_kernel import unless_empty
 from ..._core.op import LINEAR, ErrorInput, defop
+from ..._core.policy import Overlap
 from ..._core.tensor import Tensor, wrap_dim
 from ..._opdb.samples import S
 from .._add_at import add_at
@@ -103,6 +104,9 @@ take_p = defop(
     vjp=(lambda g, input, index: put(zeros_like(input), index, g, True), None),
     jvp=LINEAR,
     batch_rule=_take_rule,
+    overlap=Overlap(
+        full=(0, 1), first=lambda op, arrays, attrs: check_index_dtype(arrays[1], "take")
+    ),
     samples=lambda make: [
         S((make((3, 4)), np.array([[0, 11], [5, 5]]))),
         S((make((2, 3)), np.array([-1, 2, 0]))),
@@ -211,6 +215,7 @@ put_p = defop(
     jvp=LINEAR,
     samples=_put_samples,
     error_samples=_put_errors,
+    overlap=Overlap(full=(1, 2), first=kernel_checks),
     methods=True,
     inplace=True,
     test=COMPLEX_TOO,

@@ -16,6 +16,7 @@ from ..._core.op import defop
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
 from .._batching import front, lshape
+from .._no_derivative import NOT_IMPLEMENTED
 from ._common import _CX, _align, _min_rank, _tuple_out, return_type, stacked
 
 linalg_ldl_factor_rt = return_type("linalg_ldl_factor", ("LD", "pivots"))
@@ -158,7 +159,7 @@ def _ldl_factor_op(name: str, kernel, nout: int, error_samples):
         layout=_factor_layout,
         batch_rule=stacked(f"torch.linalg.{name}"),
         api=f"linalg.{name}",
-        node_name="NotImplemented",
+        node_name=NOT_IMPLEMENTED,
         test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
         samples=_ldl_samples,
         error_samples=error_samples,
@@ -323,7 +324,7 @@ linalg_ldl_solve_p = defop(
     batch_rule=_ldl_solve_rule,
     api="linalg.ldl_solve",
     out=True,
-    node_name="NotImplemented",
+    node_name=NOT_IMPLEMENTED,
     test={**_CX, "no_grad_test": True},  # no derivative: tests/test_linalg_decomp.py
     samples=_ldl_solve_samples,
     error_samples=_ldl_solve_errors,
