@@ -1040,9 +1040,7 @@ def repro(p: Prog, fail: Failure) -> str:
     return note + script(p, fail.mode) + tail
 
 
-def fuzz(
-    seconds: float | None = None, seeds=None, exclude=(), do_shrink=True, log=print, cls=None
-):
+def fuzz(seconds: float | None = None, seeds=None, exclude=(), do_shrink=True, log=print, cls=None):
     """Run fresh programs (for ``seconds``, or over ``seeds``) of class ``cls`` (or of the
     default mix); shrink each failure; group them by signature. Returns (programs run,
     {signature: (known-open reason, repro, seed)})."""
@@ -1067,8 +1065,7 @@ def fuzz(
             if sig not in groups:
                 groups[sig] = (known_open(q, g), repro(q, g), seed)
                 log(
-                    f"[{n}] seed {seed} {p.cls} {g.mode} {g.kind}: "
-                    f"{g.detail.splitlines()[0][:100]}"
+                    f"[{n}] seed {seed} {p.cls} {g.mode} {g.kind}: {g.detail.splitlines()[0][:100]}"
                 )
     return n, groups
 

@@ -77,6 +77,9 @@ def _pick(*gens):
 # ------------------------------------------------------------------ (a) aliasing in-place
 def _alias_ops() -> dict:
     c = "y = y.clone(); "
+    # a C-contiguous copy: torch detects a partial overlap of dense views and refuses it; of
+    # views that are not dense it computes in its kernels' order (see progfuzz's divergences)
+    cc = "y = y.contiguous().clone(); "
     return {
         "alias.mul_self": _pick("y.mul_(y)", c + "y.mul_(y)"),
         "alias.add_self": _pick("y.add_(y)", c + "y.add_(y, alpha={c})"),
@@ -85,19 +88,18 @@ def _alias_ops() -> dict:
         "alias.pow_self": _line(c + "y.abs_().pow_(y)", floats=True),
         "alias.addcmul_self": _line(c + "y.addcmul_(y, y, value={c})", floats=True),
         "alias.addcdiv_self": _line(c + "y.addcdiv_(y, b, value={c})", floats=True),
-        "alias.lerp_self": _line(c + "y.lerp_(y * {c}, 0.25)", floats=True),
-        "alias.copy_self": _pick("y.copy_(y)", c + "y.copy_(y.flip(0))"),
+        "alias.lerp_self": _line(c + "y.lerp_(y, 0.25)", floats=True),
+        "alias.copy_self": _pick("y.copy_(y)", _line(c + "y.copy_(y.flip(0))", ndim=1)),
         "alias.clamp_self": _line(c + "y.clamp_(min=y)", floats=True),
         "alias.out_self": _line(c + "lib.mul(y, y, out=y)", floats=True),
-        "alias.mul_slice": _line(c + "y.mul_(y[..., :1])", ndim=1),
+        "alias.first_row": _line(cc + "y.mul_(y[:1])", ndim=1),
         "alias.rows": _pick(c + "y[0].add_(y[-1])", c + "y[{i}].mul_(y[0])"),
-        "alias.shifted": _line(c + "y[1:].add_(y[:-1])", ndim=1),
+        "alias.shifted": _line(cc + "y[1:].add_(y[:-1])", ndim=1),
         "alias.strided": _line(c + "y[::2].mul_(y[::2])", ndim=1),
-        "alias.transposed": _line(c + "y.t().mul_(y)", ndim=2),
+        "alias.transposed": _line(cc + "y.t().mul_(y)", ndim=2),
         "alias.diag": _line(c + "y.diagonal().mul_(y.diagonal())", ndim=2),
         "alias.unsqueezed": _line(c + "y.unsqueeze(0).mul_(y)"),
-        "alias.flat": _line(c + "v = y.view(-1); v.add_(y.reshape(-1) * {c})"),
-        "alias.addmm_self": _line(c + "y.addmm_(y, y)", square=True, floats=True),
+        "alias.flat": _line(cc + "v = y.view(-1); v.add_(y.reshape(-1))"),
         "alias.index_add_self": _line(c + "y.index_add_(0, lib.tensor([0]), y[:1])", ndim=1),
         "alias.masked_scatter": _line(c + "y.masked_scatter_(y > 0, y * {c})"),
         "alias.chain": _line(c + "y.abs_().mul_(y).add_(y)"),
@@ -184,27 +186,35 @@ def _fresh_ops() -> dict:
 
 
 # ------------------------------------------------------------------ (c) clamp with ties
+# Tensor bounds that tie with some of y's values, by the fewest dims they need.
 _TIES = (
-    "y.detach()",  # every value a tie
-    "y.detach().flip(-1)",
-    "y.detach()[..., :1]",
-    "y.detach().amax(-1, keepdim=True)",
-    "y.detach().amin(-1, keepdim=True)",
-    "y.detach().median()",
-    "lib.where(y > 0, y, b)",  # ties that carry a gradient to the bound too
-    "y * 1",
-    "y",
-    "lib.zeros_like(y)",
-    "b",
+    (0, "y.detach()"),  # every value a tie
+    (0, "y"),
+    (0, "y * 1"),
+    (0, "lib.where(y > 0, y, b)"),  # ties that carry a gradient to the bound too
+    (0, "lib.zeros_like(y)"),
+    (0, "b"),
+    (1, "y.detach().flip(-1)"),
+    (1, "y.detach()[..., :1]"),
+    (1, "y.detach().amax(-1, keepdim=True)"),
+    (1, "y.detach().amin(-1, keepdim=True)"),
+    (1, "y.detach().median()"),
 )
 
 
 def _clamp_ops() -> dict:
-    def bound(r):
-        return r.choice(_TIES)
+    def bound(r, shape, inplace=False):
+        t = r.choice([t for n, t in _TIES if n <= len(shape)])
+        if "median" in t and 0 in shape:
+            t = "y.detach()"  # torch.func.vmap refuses median of nothing (eager gives NaN)
+        # a bound that is a strict part of y, written in place, overlaps it partially
+        return t + ".clone()" if inplace and "[" in t else t
+
+    def one(form):
+        return lambda r, s, d: form.format(t=bound(r, s))
 
     def two(r, s, d):
-        lo, hi = bound(r), bound(r)
+        lo, hi = bound(r, s), bound(r, s)
         return r.choice(
             [
                 f"y = y.clamp({lo}, {hi})",
@@ -218,21 +228,32 @@ def _clamp_ops() -> dict:
     def inplace(r, s, d):
         form = r.choice(["y.clamp_(min={t})", "y.clamp_(max={t})", "y.clamp_min_({t})"])
         form = r.choice([form, "y.clamp_max_({t})", "y.clip_({t}, {t})"])
-        return "y = y.clone(); " + form.format(t=bound(r))
+        return "y = y.clone(); " + form.format(t=bound(r, s, inplace=True))
 
     return {
-        "tie.min": lambda r, s, d: f"y = y.clamp(min={bound(r)})",
-        "tie.max": lambda r, s, d: f"y = y.clamp(max={bound(r)})",
+        "tie.min": one("y = y.clamp(min={t})"),
+        "tie.max": one("y = y.clamp(max={t})"),
         "tie.both": two,
-        "tie.clamp_min": lambda r, s, d: f"y = y.clamp_min({bound(r)})",
-        "tie.clamp_max": lambda r, s, d: f"y = lib.clamp_max(y, {bound(r)})",
+        "tie.clamp_min": one("y = y.clamp_min({t})"),
+        "tie.clamp_max": one("y = lib.clamp_max(y, {t})"),
         "tie.inplace": inplace,
         "tie.round": _line("y = y.round()", floats=True),  # makes ties with integer bounds
-        "tie.int_bound": _line("y = y.clamp(min=y.detach().round(), max={c})", floats=True),
+        "tie.int_bound": _line("y = y.clamp(min=y.detach().round(), max=y.detach() + 1)"),
+        "tie.mixed": _line("y = y.clamp(min=y.detach().round(), max={c})", floats=True),
     }
 
 
 # ------------------------------------------------------------------ (d) non-finite values
+def _nonempty(gen):
+    """``gen`` where y has no empty dim (index_fill's index 0 must exist)."""
+    return lambda r, s, d: gen(r, s, d) if s and 0 not in s else None
+
+
+def _matrix(gen):
+    """``gen`` where y is 2-d."""
+    return lambda r, s, d: gen(r, s, d) if len(s) == 2 else None
+
+
 _ORDS = (0.5, 0.3, 0, -1, -0.5, float("inf"), float("-inf"), 1, 2)
 
 
@@ -254,7 +275,10 @@ def _nonfinite_ops() -> dict:
             )
         if n == 2:
             forms = ["y = lib.einsum('ij,kj->ik', y, y)", "y = lib.einsum('ij->j', y)"]
-            forms += ["y = lib.einsum('ij,ij->i', y, y * 2)", "y = lib.einsum('ij,jk->ik', y, y.mT)"]
+            forms += [
+                "y = lib.einsum('ij,ij->i', y, y * 2)",
+                "y = lib.einsum('ij,jk->ik', y, y.mT)",
+            ]
             if s[0] == s[1]:
                 forms.append("y = lib.einsum('ii->i', y)")
             return r.choice(forms)
@@ -274,8 +298,8 @@ def _nonfinite_ops() -> dict:
             _line("y = y.masked_fill(y < -1, -inf)", floats=True),
             _line("y = y.where(y.abs() < 2, inf)", floats=True),
         ),
-        "nf.nan_row": _line("y = y.index_fill(-1, lib.tensor([0]), nan)", floats=True),
-        "nf.inf_row": _line("y = y.index_fill(0, lib.tensor([0]), inf)", floats=True),
+        "nf.nan_row": _nonempty(_line("y = y.index_fill(-1, lib.tensor([0]), nan)", floats=True)),
+        "nf.inf_row": _nonempty(_line("y = y.index_fill(0, lib.tensor([0]), inf)", floats=True)),
         "nf.amax": _pick(
             "y = y.amax({d}, keepdim={k})", "y = y.amax()", "y = y.amin({d}, keepdim={k})"
         ),
@@ -298,11 +322,14 @@ def _nonfinite_ops() -> dict:
         "nf.nanmedian": _pick("y = y.nanmedian({d}).values", "y = y.nanmedian()"),
         "nf.median_max": _pick("y = y.max()", "y = y.median()", "y = y.min({d}).values"),
         "nf.logsumexp": _pick("y = y.logsumexp({d})", "y = y.logsumexp(({d},), keepdim=True)"),
-        "nf.fmax": _pick("y = lib.fmax(y, b)", "y = lib.fmin(b, y)", "y = lib.fmax(y, y.flip(0))"),
+        "nf.fmax": _pick(
+            "y = lib.fmax(y, b)", "y = lib.fmin(b, y)", _line("y = lib.fmax(y, y.flip(0))", ndim=1)
+        ),
         "nf.div_rounding": rounding,
         "nf.multi_dot": _pick(
-            _line("y = lib.linalg.multi_dot([y, y.mT, y])", ndim=2, floats=True),
-            _line("y = lib.linalg.multi_dot([y.mT, y, y.mT, y])", ndim=2, floats=True),
+            _matrix(_line("y = lib.linalg.multi_dot([y, y.mT, y])", floats=True)),
+            _matrix(_line("y = lib.linalg.multi_dot([y.mT, y, y.mT, y])", floats=True)),
+            _line("y = lib.linalg.multi_dot([y, y.mT])", ndim=3),  # refused: not 1-d or 2-d
         ),
         "nf.einsum": einsum,
     }
