@@ -435,6 +435,112 @@ def test_mark_dirty():
     assert_same(under_grad, arr(3))
 
 
+def _marking(lib, write: int, marks):
+    """A Function that writes its first input in place ``write`` times and marks
+    ``marks(x, y)`` dirty, returning x (and y)."""
+
+    class Marks(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            for _ in range(write):
+                x.mul_(2)
+            ctx.mark_dirty(*marks(x, y))
+            return x, y
+
+        @staticmethod
+        def backward(ctx, gx, gy):
+            return gx * 2, gy
+
+    return Marks
+
+
+def test_mark_dirty_bumps_the_version_once_per_mention():
+    """As PyTorch's ``_mark_dirty``: each tensor ctx.mark_dirty names is bumped once per
+    mention, with or without grad, after the forward's own writes."""
+
+    def prog(lib, x, write, marks, rg, mode):
+        a = x.clone().requires_grad_(rg)
+        x, y = a.clone(), a.clone() * 3
+        before = (x._version, y._version)
+        with mode(lib):
+            _marking(lib, write, marks).apply(x, y)
+        return before, x._version, y._version
+
+    grad_modes = (lambda lib: lib.enable_grad(), lambda lib: lib.no_grad())
+    for write, marks in [
+        (1, lambda x, y: (x,)),
+        (0, lambda x, y: (x,)),
+        (2, lambda x, y: (x,)),
+        (1, lambda x, y: (x, x)),
+        (1, lambda x, y: (x, y)),
+    ]:
+        for rg in (True, False):
+            for mode in grad_modes:
+                assert_same(lambda lib, x: prog(lib, x, write, marks, rg, mode), arr(3))
+
+
+def test_mark_dirty_errors_and_the_version_they_leave():
+    """A dirty leaf that requires grad, a dirty input not returned, a non-tensor marked:
+    PyTorch's errors, raised after the bumps before them."""
+
+    def dirty_not_returned(lib):
+        class Dirty(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.mark_dirty(x)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None
+
+        return Dirty
+
+    cases = [
+        (True, lambda lib: _marking(lib, 1, lambda x, y: (x,))),
+        (False, dirty_not_returned),
+        (False, lambda lib: _marking(lib, 0, lambda x, y: (x, 3))),
+    ]
+    for rg, fn in cases:
+
+        def call(lib, x):
+            t = x.clone().requires_grad_(rg)
+            fn(lib).apply(t, t.detach())
+
+        def version(lib, x):
+            t = x.clone().requires_grad_(rg)
+            with pytest.raises(RuntimeError):
+                fn(lib).apply(t, t.detach())
+            return t._version
+
+        assert_same_error(call, arr(3))
+        assert_same(version, arr(3))
+
+
+def test_mark_dirty_of_a_non_input_warns():
+    def prog(lib, x):
+        class Made(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * 2
+                ctx.mark_dirty(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = x.clone().requires_grad_()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = Made.apply(x)
+        y.sum().backward()
+        texts = [str(w.message).split(" (Triggered")[0] for w in caught]
+        return texts, y._version, y.grad_fn.name(), x.grad
+
+    assert_same(prog, arr(3))
+
+
 def test_mark_non_differentiable_and_multiple_outputs():
     def prog(lib, x):
         x.requires_grad_()

@@ -14,15 +14,12 @@ import numtorch.utils._python_dispatch as nt_pd
 from numtorch._core.aten import aten
 
 PD = {nt: nt_pd, torch: torch_pd}
-# torch detaches each output it saves for backward; numtorch saves outputs without an op.
-SKIP = {"aten.detach.default"}
 
 
 def logging_mode(lib, log, tag=None):
     class Log(PD[lib].TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if str(func) not in SKIP:
-                log.append(str(func) if tag is None else (tag, str(func)))
+            log.append(str(func) if tag is None else (tag, str(func)))
             return func(*args, **(kwargs or {}))
 
     return Log()
@@ -90,9 +87,8 @@ def test_inplace_methods_are_seen_as_inplace_overloads():
 
         class Log(PD[lib].TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                if str(func) not in SKIP:
-                    log.append(str(func))
-                    mutable.append(func._schema.is_mutable)
+                log.append(str(func))
+                mutable.append(func._schema.is_mutable)
                 return func(*args, **(kwargs or {}))
 
         (w,) = leaves(lib, (3, 4))
@@ -305,8 +301,6 @@ def test_nesting_order_equals_torch():
             log.append("backward")
             y.backward()
         assert pd._get_current_dispatch_mode() is None
-    for lib in (nt, torch):  # torch's own detach calls are not compared
-        logs[lib] = [e for e in logs[lib] if e == "backward" or e[1] not in SKIP]
     fwd = {lib: logs[lib][: logs[lib].index("backward")] for lib in (nt, torch)}
     assert fwd[nt] == fwd[torch]
     assert fwd[nt][:3] == [
@@ -360,3 +354,122 @@ def test_schema_names_and_returns(name):
         return s.name, s.overload_name, s.is_mutable, len(s.returns), kw, str(s).split("(")[0]
 
     assert schema(nt) == schema(torch)
+
+
+def _shapes_mode(lib, log):
+    """A mode that logs each op with the shape of its first tensor argument (which tells
+    the leaves' accumulations apart)."""
+
+    class Log(PD[lib].TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            first = next((a for a in args if isinstance(a, lib.Tensor)), None)
+            log.append((str(func), None if first is None else tuple(first.shape)))
+            return func(*args, **(kwargs or {}))
+
+    return Log()
+
+
+def _twice(z, **kw):
+    z.backward(retain_graph=True, **kw)
+    z.backward(**kw)
+
+
+def _grad_set(lib, x, y):
+    x.grad = lib.ones(3, dtype=x.dtype)
+    return (x * y).sum(), {}
+
+
+def _retained(lib, x, y):
+    z = x.detach() * 2
+    z.requires_grad_()
+    z.retain_grad()
+    return (z * y).sum(), {}
+
+
+def _column_major(lib, x, y):
+    w = lib.tensor(arr(3, 2)).t().detach().requires_grad_()
+    return (w * 2).sum(), {}
+
+
+def _many_leaves(lib, x, y):
+    ts = [lib.tensor(arr(k + 1, seed=k), requires_grad=True) for k in range(6)]
+    return lib.cat([ts[0], ts[1] * 2, ts[2], ts[3].exp(), ts[4], ts[5]]).sum(), {}
+
+
+# (label, program(lib, x, y) -> (root, backward's keywords) or a callable doing backward):
+# x, y are leaves of shape (3,) and (1, 3)
+BACKWARD_PROGRAMS = {
+    "leaf used once": lambda L, x, y: ((x * y).sum(), {}),
+    "leaf used twice": lambda L, x, y: ((x * x).sum(), {}),
+    "grad already set": _grad_set,
+    "retain_graph": lambda L, x, y: lambda: _twice((x.exp() * y).sum()),
+    "create_graph": lambda L, x, y: ((x.exp() * y).sum(), {"create_graph": True}),
+    "create_graph twice": lambda L, x, y: lambda: _twice((x.exp() * y).sum(), create_graph=True),
+    "autograd.grad": lambda L, x, y: lambda: L.autograd.grad((x.exp() * y).sum(), [x]),
+    "a leaf is the root": lambda L, x, y: (x, {"gradient": L.ones(3, dtype=x.dtype)}),
+    "the caller's gradient through add": lambda L, x, y: (
+        x + y,
+        {"gradient": L.ones(1, 3, dtype=x.dtype)},
+    ),
+    "one gradient for two leaves": lambda L, x, y: (((x + y) * 2).sum(), {}),
+    "an expanded gradient": lambda L, x, y: (x.sum(), {}),
+    "a broadcast gradient": lambda L, x, y: ((x + y).sum(), {}),
+    "a column-major leaf": _column_major,
+    "retain_grad": _retained,
+    "many leaves": _many_leaves,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARD_PROGRAMS))
+def test_backward_ops_equal_torch_accumulation_included(name):
+    """A mode on during backward sees PyTorch's calls, in PyTorch's order, the leaves'
+    AccumulateGrad included: detach (a gradient taken as the leaf's .grad), new_empty_strided
+    and copy_ (one copied, laid out as the leaf), add_ (into an existing .grad), add (under
+    create_graph), and the detach of each saved output unpacked."""
+    logs, grads = {}, {}
+    for lib in (nt, torch):
+        x = lib.tensor(arr(3), requires_grad=True)
+        y = lib.tensor(arr(1, 3, seed=1), requires_grad=True)
+        run = BACKWARD_PROGRAMS[name](lib, x, y)
+        log = logs[lib] = []
+        with _shapes_mode(lib, log):
+            if callable(run):
+                run()
+            else:
+                root, kw = run
+                root.backward(**kw)
+        grads[lib] = [
+            None if t.grad is None else (t.grad.detach(), t.grad.stride()) for t in (x, y)
+        ]
+    assert logs[nt] == logs[torch]
+    assert_same(lambda lib: grads[lib])
+
+
+def test_the_first_gradient_of_a_leaf_is_laid_out_as_torch():
+    """Without a mode too: a leaf's .grad has PyTorch's strides (the gradient's own where it
+    obeys the leaf's layout, else the leaf's), and under create_graph it is a copy_ node."""
+    leaves = {
+        "column-major": lambda lib: lib.tensor(arr(3, 2)).t(),
+        "row-major": lambda lib: lib.tensor(arr(2, 3)),
+        "with gaps": lambda lib: lib.tensor(arr(4, 3))[::2],
+        "permuted": lambda lib: lib.tensor(arr(2, 1, 3)).permute(2, 1, 0),
+    }
+    losses = {
+        "sum": lambda w: w.sum(),  # an expanded gradient
+        "mul": lambda w: (w * 2).sum(),  # one laid out as w
+        "through a transpose": lambda w: (w.transpose(0, -1) * 2).sum(),  # one that is not
+    }
+
+    def prog(lib):
+        out = {}
+        for leaf, make in leaves.items():
+            for loss, f in losses.items():
+                w = make(lib).detach().requires_grad_()
+                f(w).backward()
+                out[leaf, loss] = (w.grad.stride(), w.grad.is_contiguous())
+            w = make(lib).detach().requires_grad_()
+            (w.exp() * 2).sum().backward(create_graph=True)
+            out[leaf, "create_graph"] = (w.grad.stride(), w.grad.grad_fn.name(), w.grad._version)
+        return out
+
+    assert prog(nt) == prog(torch)

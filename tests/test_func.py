@@ -307,6 +307,20 @@ def test_detach_and_item_inside_grad():
     assert_same(f, arr(3))
 
 
+def test_tensor_detach_called_unbound_inside_transforms():
+    """``Tensor.detach(t)`` on a transform's tensor (the op, through its level): no
+    gradient, no tangent, the batch kept."""
+
+    def f(lib, x):
+        det = lib.Tensor.detach
+        g = lib.func.grad(lambda t: (det(t) * t).sum())(x)
+        j = lib.func.jvp(lambda t: det(t) * t, (x,), (lib.ones_like(x),))
+        v = lib.func.vmap(lambda t: det(t) * 2)(x.reshape(3, 1))
+        return g, j, v
+
+    assert_same(f, arr(3))
+
+
 def test_inplace_and_views_inside_grad():
     def f(lib, x):
         def fn(x):

@@ -588,6 +588,45 @@ def test_copy_slices():
     assert graph(nt) == graph(torch)
 
 
+def _written(lib, write):
+    """``write(y, a)`` on a clone y of a leaf x, a a leaf: the graphs of y and of the view
+    written (when write returns it), y's saved names, and the gradients."""
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, requires_grad=True)
+    a = lib.tensor([5.0, 6.0, 7.0], dtype=lib.float64, requires_grad=True)
+    y = x.clone()
+    view = write(y, a)
+    fn = y.grad_fn
+    saved = sorted(n for n in dir(fn) if n.startswith(("_saved_", "_raw_saved_")))
+    graphs = (describe(fn), type(fn).__name__, None if view is None else describe(view.grad_fn))
+    (y * y).sum().backward()
+    return graphs, saved, x.grad.tolist(), None if a.grad is None else a.grad.tolist()
+
+
+def _set_row(y, a):
+    y[0] = a * 2
+
+
+WRITES = {
+    "setitem": _set_row,
+    "view of a view": lambda y, a: y[:, 1:][1:].mul_(a[:1]),
+    "add_ into a row": lambda y, a: y[0].add_(a),
+    "exp_ through a transpose": lambda y, a: y.t()[0].exp_(),
+    "view of a view of a view": lambda y, a: y.view(6)[1:5][::2].mul_(a[1:]),
+    "copy_ into the diagonal": lambda y, a: y.diagonal().copy_(a[:2]),
+    "zero_": lambda y, a: y[1].zero_(),
+    "index of a row": lambda y, a: y[0][1:].__setitem__(slice(None), a[1:] * 2),
+}
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=list(WRITES))
+def test_copy_slices_graphs_and_saved_names(write):
+    """An in-place write through a view (of a view) makes the base's node CopySlices, with
+    PyTorch's edges, none of the wrapped node's saved values, and PyTorch's gradients."""
+    ours, theirs = _written(nt, write), _written(torch, write)
+    assert ours == theirs
+    assert theirs[0][1] == "CopySlices"
+
+
 def test_split_pieces_are_views_of_one_node():
     """The pieces share the input's memory and version counter and one node; an in-place
     write into a piece is a write into the input when autograd is not involved, and refused

@@ -216,8 +216,8 @@ def test_ready_queue_by_device_of_the_first_output():
     assert engine._device_queue(ready, queues, cpu_node, [None, x]) is ready
     q = engine._device_queue(ready, queues, gpu_node, [_FakeGrad()])
     assert q is not ready and queues == {_FakeCuda(): q} and gpu_node._device.type == "cuda"
-    ready.append((-cpu_node._seq, 0, cpu_node))
-    q.append((-gpu_node._seq, 1, gpu_node))
+    ready.append((-cpu_node._seq, engine._Entry(cpu_node)))
+    q.append((-gpu_node._seq, engine._Entry(gpu_node)))
     assert engine._pop_next(ready, queues) is gpu_node  # created last: runs first
     assert queues == {}  # an emptied device queue is dropped
     assert engine._pop_next(ready, queues) is cpu_node
@@ -242,3 +242,24 @@ def test_cpu_order_is_unchanged(create_graph):
             stack.extend(m for m, _ in n.next_functions)
         g.backward(create_graph=create_graph)
     assert orders[nt] == orders[torch]
+
+
+def _leaf_order(lib, n, mixed):
+    """The order n leaves accumulate in (seen from post-accumulate-grad hooks) when one
+    node's backward makes them ready together; ``mixed``: with other nodes between them."""
+    leaves = [lib.tensor(arr(2, seed=k), requires_grad=True) for k in range(n)]
+    order = []
+    for k, t in enumerate(leaves):
+        t.register_post_accumulate_grad_hook(lambda _, k=k: order.append(k))
+    parts = [t.exp() if mixed and k % 3 == 1 else t for k, t in enumerate(leaves)]
+    (lib.cat(parts) * 2).sum().backward()
+    return order
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_leaves_ready_together_accumulate_in_torch_order(mixed):
+    """Leaves share one priority: PyTorch's ready queue (a binary heap) runs them in its
+    heap's order, not first in first out (4 leaves: 0, 2, 1, 3)."""
+    for n in range(1, 9):
+        assert _leaf_order(nt, n, mixed) == _leaf_order(torch, n, mixed), n
+    assert _leaf_order(torch, 4, False) == [0, 2, 1, 3]

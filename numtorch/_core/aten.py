@@ -165,6 +165,8 @@ _ATEN: dict = {
     "reshape": "view.default",
     "to_dtype": "_to_copy.default",
     "vector_norm": "linalg_vector_norm.default",
+    # PyTorch's narrow is its slice (the handler sees narrow's start and length)
+    "narrow": lambda args, attrs: "slice.Tensor",
 }
 
 

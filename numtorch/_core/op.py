@@ -108,6 +108,8 @@ class Op:
     nin: int = 0
     list_inputs: frozenset = frozenset()  # input positions that take sequences of tensors
     nout: int = 1  # VARIADIC: a tuple of any length
+    # PyTorch's names of the outputs (its schema's returns; unnamed: result0, result1, ...)
+    out_names: tuple[str, ...] = ()
     ndiff: int = 0  # the outputs autograd sees (the first ``ndiff``)
     vjps: tuple = ()  # one formula per input (None: not differentiable)
     vjp_args: tuple = ()  # each formula's parameter names
@@ -207,6 +209,7 @@ def defop(
     complex32_unchecked: bool = False,
     autocast: Policy | None = None,
     meta: Callable | None = None,
+    out_names: Sequence[str] = (),
 ) -> Op:
     """Declare an operator.
 
@@ -272,6 +275,8 @@ def defop(
     to the region's dtype, ``"fp32"`` to float32, ``"promote"`` to the widest among them.
     ``meta(op, arrays, attrs)``: the outputs' metadata on the meta device (``_core/meta.py``:
     ``by_kernel`` where the kernel reads only shapes and dtypes; None: no Meta kernel).
+    ``out_names``: PyTorch's names of a multi-output op's outputs, where its schema names
+    them (``("values", "indices")``): a node's saved outputs are ``_saved_<name>``.
     """
     _check_policy(name, autocast)
     params = list(inspect.signature(kernel).parameters.values())[1:]
@@ -298,6 +303,7 @@ def defop(
         nin=nin,
         list_inputs=frozenset(list_inputs),
         nout=nout,
+        out_names=tuple(out_names),
         ndiff=(nout if any(vjps) else 0) if ndiff is None else ndiff,
         vjps=vjps,
         vjp_args=vjp_args,
@@ -611,11 +617,14 @@ def _check_formula_names(op: Op) -> None:
             raise ValueError(f"{op.name}: jvp names unknown values {sorted(bad)}")
 
 
-def formula_env(op: Op, args: tuple, attrs: dict, result) -> dict:
-    """The values a formula may name: attributes, inputs, ``<input>_shape``, ``result``."""
+def formula_env(op: Op, args: tuple, attrs: dict, result, names=()) -> dict:
+    """The values a formula may name: attributes, inputs, ``result``, and the
+    ``<input>_shape`` among ``names``."""
     env = dict(attrs)
     env.update(zip(op.inputs, args))
     for n, a in zip(op.inputs, args):
+        if n + "_shape" not in names:
+            continue
         if isinstance(a, (list, tuple)):
             env[n + "_shape"] = [getattr(x, "shape", None) for x in a]
         elif hasattr(a, "shape"):

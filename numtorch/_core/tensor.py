@@ -17,6 +17,7 @@ from .device import device as _Device
 from .layout import empty_strides
 from .memory_format import CHANNELS_LAST
 from .meta_array import MetaArray
+from .state import state
 
 
 class Size(tuple):
@@ -583,6 +584,8 @@ class Tensor:
         upcalls.retain_grad(self)
 
     def detach(self) -> Tensor:
+        if state.modes or self._level:  # the op: modes see aten.detach (a wrapper's own
+            return upcalls.detach_op(self)  # method is the usual path; this, an unbound call)
         return _wrap_view_of(self, self._data)
 
     def detach_(self) -> Tensor:

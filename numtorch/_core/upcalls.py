@@ -39,6 +39,7 @@ dual_call = _missing("dual_call", "numtorch.autograd.forward_ad")  # gradcheck's
 # a backward pass run as compiled code (NotImplemented: run it eagerly)
 compiled_backward = _missing("compiled_backward", "numtorch._dynamo.compiled_autograd")
 dispatch_mode = _missing("dispatch_mode", "numtorch._core.aten")  # an op call under modes
+detach_op = _missing("detach_op", "numtorch.ops.tensor_extras")  # Tensor.detach as an op call
 
 
 def _plain_factory(fn: Callable, args: tuple, kwargs: dict):

@@ -14,6 +14,7 @@ from .._core.out import internal_overlap
 from .._core.symbolic import Recheck, SymFloat, SymInt, has_sym, slots_of
 from .._core.tensor import _make, bump_version
 from ..autograd import engine
+from ..autograd.grad_layout import copy_obeying
 from ._ir import Call, Commit, Factory, Guard, Op, Sizes, _Slot
 
 
@@ -67,9 +68,10 @@ def _call(fn, node, arrays, extra):
     return [None if r is None else r._data for r in res]
 
 
-def _fresh(a):
-    """A first gradient accumulated into a leaf's .grad (``engine.accumulate_grad``)."""
-    return _make(a.copy())
+def _fresh(var, a):
+    """A first gradient accumulated into a leaf's .grad (``engine.accumulate_grad``), laid
+    out as PyTorch's is."""
+    return _make(copy_obeying(a, var._data))
 
 
 def _add_into(var, a) -> None:
@@ -205,7 +207,7 @@ def _call_line(body: list, ins: Call, const) -> None:
     args = "[" + ", ".join("None" if s is None else f"s{s}" for s in ins.ins) + "]"
     call = f"_call({what}, nodes[{k}], {args}, {const(extra)})"
     if what == "accumulate" and extra == "new":
-        body.append(f"nodes[{k}].variable._grad = _fresh({args[1:-1]})")
+        body.append(f"nodes[{k}].variable._grad = _fresh(nodes[{k}].variable, {args[1:-1]})")
     elif what == "accumulate" and extra == "add":
         body.append(f"_add_into(nodes[{k}].variable, {args[1:-1]})")
     elif ins.outs:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .._core import upcalls
-from .._core.device import _cuda_used, copy_of, gpu_of
+from .._core.device import _cuda_used, gpu_of
 from .._core.dtype import from_np
 from .._core.interpreter import FORWARD, Kind
 from .._core.state import anomaly, compiled_nodes, state
@@ -22,6 +22,7 @@ from .._core.state import graph_tasks as _running
 from .._core.tensor import Size, Tensor, _make, bump_version
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
+from .grad_layout import copy_obeying, first_grad
 from .grad_mode import set_grad_enabled
 from .node import AccumulateGrad, GradientEdge, Node, _fit, edge_of
 from .saved import SavedValues, release
@@ -39,6 +40,8 @@ class GraphTask:
         "accumulate",
         "current",
         "check_nan",
+        "buffers",
+        "user_grads",
     )
 
     def __init__(self, keep_graph, create_graph, accumulate):
@@ -51,6 +54,8 @@ class GraphTask:
         self.exec_info: set | None = None
         self.captures: dict = {}
         self.targets: set = set()
+        self.buffers: dict = {}  # node -> the gradients waiting for it (execute's)
+        self.user_grads: set = set()  # ids of the root gradients (the caller holds them)
 
 
 class _FinalCallbacks(threading.local):
@@ -177,6 +182,20 @@ def _check_hook_results(hook, originals: list, results) -> list:
     ]
 
 
+class _Entry:
+    """A ready-queue entry's node, after its priority: entries of equal priority (leaves)
+    compare equal (neither is less), so ``heapq`` pops them in the order PyTorch's
+    ``std::priority_queue`` does (the same sift-up and sift-down), not first in first out."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+    def __lt__(self, other) -> bool:
+        return False
+
+
 def add_to_buffer(buf: list, i: int, g) -> None:
     cur = buf[i]
     buf[i] = g if cur is None else cur + g
@@ -207,7 +226,7 @@ def _pop_next(ready: list, queues: dict):
     for d, q in queues.items():
         if best is None or q[0] < best[0]:
             best, dev = q, d
-    node = heapq.heappop(best)[2]
+    node = heapq.heappop(best)[1].node
     if dev is not None and not best:
         del queues[dev]  # only non-empty device queues stay
     return node
@@ -215,17 +234,13 @@ def _pop_next(ready: list, queues: dict):
 
 def execute(task: GraphTask, roots, root_grads) -> None:
     buffers: dict = {}
+    task.buffers = buffers
     ready: list = []  # the CPU queue
     queues: dict = {}  # device -> the ready queue of a non-CPU device
     devices = _cuda_used[0]
-    counter = 0
     deps = task.deps
     push, pop = heapq.heappush, heapq.heappop
     task.check_nan = anomaly.enabled and anomaly.check_nan
-    # a leaf without hooks accumulates where it becomes ready (the engine would run it
-    # next anyway: leaves come first), without a trip through the queue
-    inline = task.accumulate and task.exec_info is None and not devices
-    create_graph = task.create_graph
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
@@ -236,15 +251,20 @@ def execute(task: GraphTask, roots, root_grads) -> None:
     for node, buf in buffers.items():
         if deps.get(node, 0) == 0:
             q = _device_queue(ready, queues, node, buf) if devices else ready
-            push(q, (-node._seq, counter, node))
-            counter += 1
-    with set_grad_enabled(task.create_graph):
+            push(q, (-node._seq, _Entry(node)))
+    # a leaf whose accumulation runs no user code accumulates without the node step's checks
+    plain = task.accumulate and task.exec_info is None
+    create_graph = task.create_graph
+    with set_grad_enabled(create_graph):
         while ready or queues:
-            node = pop(ready)[2] if not queues else _pop_next(ready, queues)
+            node = pop(ready)[1].node if not queues else _pop_next(ready, queues)
+            if plain and type(node) is AccumulateGrad and _plain_leaf(node):
+                task.current = node
+                accumulate_grad(node.variable, buffers.pop(node)[0], create_graph)
+                continue
             outs = _run_node(task, node, buffers.pop(node))
             if outs is None:
                 continue
-            queued_leaf = False  # (a leaf with hooks waits in the queue: keep leaves in order)
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:
                     continue
@@ -256,16 +276,9 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                     buf[nr] = g if cur is None else cur + g
                 d = deps[nxt] - 1
                 deps[nxt] = d
-                if d == 0:
-                    if type(nxt) is AccumulateGrad:
-                        if inline and not queued_leaf and _plain_leaf(nxt):
-                            del buffers[nxt]
-                            accumulate_grad(nxt.variable, buf[0], create_graph)
-                            continue
-                        queued_leaf = True
+                if d == 0:  # (leaves too: they run next, in the queue's order)
                     q = _device_queue(ready, queues, nxt, buf) if devices else ready
-                    push(q, (-nxt._seq, counter, nxt))
-                    counter += 1
+                    push(q, (-nxt._seq, _Entry(nxt)))
 
 
 def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
@@ -367,7 +380,7 @@ def _one_step(node) -> bool:
     function's): the engine's schedule is that node, then each leaf."""
     if node is None or node._any_hooks or not node._fits or type(node) is AccumulateGrad:
         return False  # (a custom Function's backward may ask the engine about its task)
-    if anomaly.enabled or _cuda_used[0]:
+    if anomaly.enabled or _cuda_used[0] or state.modes:  # (modes: the queue's order shows)
         return False
     seen = set()
     for nxt, _ in node.next_functions:
@@ -426,15 +439,17 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if want is not None and g.dtype != want:
         g = g.to(want)
     if var._grad is None:
-        if create_graph:  # grad mode is on: a copy that is part of the graph
-            var._grad = g.clone()
-        else:
-            var._grad = _make(copy_of(g._data))
+        if state.modes or create_graph:  # PyTorch's calls (under create_graph: CopyBackwards)
+            var._grad = first_grad(var, g, create_graph)
+        else:  # (the copy PyTorch's .grad equals, laid out as it)
+            var._grad = _make(copy_obeying(g._data, var._data))
     elif create_graph:
         var._grad = var._grad + g
     else:  # grad mode is off: in place, even into a .grad that requires grad
         gd = var._grad._data
-        if gd.shape == g.shape and gd.flags.writeable:
+        if state.modes and gd.shape == g.shape and gd.flags.writeable:
+            var._grad.add_(g)  # (modes see aten.add_)
+        elif gd.shape == g.shape and gd.flags.writeable:
             if type(gd) is np.ndarray:
                 gd += g._data
             else:
@@ -604,6 +619,7 @@ def _run_task(roots, grads, inputs, keep_graph, create_graph, accumulate, callba
         _run_one_step(roots[0], grads[0], keep_graph, create_graph, callbacks)
         return None
     task, slots = plan_task(roots, inputs, keep_graph, create_graph, accumulate)
+    task.user_grads = {id(g) for g in grads}
     _running.append((task, roots, next(_task_ids)))
     try:
         if anomaly.enabled:

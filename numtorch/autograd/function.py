@@ -32,7 +32,7 @@ from .._core.interpreter import FUNCTORCH
 from .._core.op import VARIADIC, Op, defop, named
 from .._core.pytree import tree_flatten
 from .._core.state import anomaly, state
-from .._core.tensor import Tensor, _new
+from .._core.tensor import Tensor, _new, bump_version
 from ..ops.creation import zeros_like
 from . import anomaly_mode
 from .node import Node, _edge, _seq, _zeros_for
@@ -403,7 +403,7 @@ def _eager(args: tuple, attrs: dict) -> tuple:
     layout, raw = _split(out)
     call.layout, call.ctx, call.ctx_args = layout, ctx, inputs
     executable = grad_on and any(needs)
-    dirty = _ids(ctx, "dirty_tensors")
+    dirty = _mark_dirty(ctx, inputs)
     non_diff = _ids(ctx, "non_differentiable")
     in_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
     if dirty - {id(o) for o in raw}:
@@ -433,6 +433,28 @@ def _eager(args: tuple, attrs: dict) -> tuple:
     else:
         _save(ctx, raw, tuple(outs), level0=True, diff=())
     return tuple(outs)
+
+
+def _mark_dirty(ctx, inputs) -> set:
+    """The ids of the inputs ``ctx.mark_dirty`` named, each of whose version counter is
+    bumped once per mention, as PyTorch's ``_mark_dirty`` does (whether or not grad is
+    needed); a tensor that is not an input is warned about and treated as a plain output."""
+    marked = getattr(ctx, "dirty_tensors", None)
+    if not marked:
+        return set()
+    for t in marked:
+        if not isinstance(t, Tensor):  # (PyTorch's text, cut short as it is there)
+            raise RuntimeError("mark_dirty can only accept variables, but argument ")
+        bump_version(t)
+    in_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
+    dirty = {id(t) for t in marked}
+    if dirty - in_ids:
+        warnings.warn(
+            "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+            "that have been mutated should be passed to ctx.mark_dirty().",
+            stacklevel=2,
+        )
+    return dirty & in_ids
 
 
 def _check_dirty(t: Tensor, nout: int) -> None:

@@ -6,6 +6,8 @@ import weakref
 
 from .._core import upcalls
 from .._core.device import copy_of
+from .._core.memory_format import contiguous_format
+from .._core.state import state
 from .._core.tensor import Tensor, _make
 from .node import RemovableHandle
 
@@ -37,8 +39,11 @@ def retain_grad(t: Tensor) -> None:
         var = ref()
         if var is None:
             return
-        if var._grad is None:
-            var._grad = _make(copy_of(g._data)) if not g._rg else g.clone()
+        if var._grad is None:  # (PyTorch's contiguous clone; modes see it)
+            if g._rg or state.modes:
+                var._grad = g.clone(memory_format=contiguous_format)
+            else:
+                var._grad = _make(copy_of(g._data))
         else:
             var._grad = var._grad + g
 

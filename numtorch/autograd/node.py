@@ -18,7 +18,7 @@ from ..ops.creation import zeros, zeros_like
 from ..ops.views import apply_chain, dim_order, like_root, view_scatter
 from . import anomaly_mode
 from .saved import FREED, Saved, SavedTensor
-from .saved_names import _saved_names, _saved_value, _tensor_keys
+from .saved_names import _saved_names, _saved_value, _tensor_keys, base_key
 
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
@@ -68,7 +68,7 @@ class Node:
         if attr.startswith("_raw_saved_"):
             op = getattr(self, "_op", None)  # (none on an AccumulateGrad)
             key = None if op is None else _saved_names(op).get(attr[11:])
-            if key is not None and key in _tensor_keys(self):
+            if key is not None and base_key(key) in _tensor_keys(self):
                 return SavedTensor(self, key)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
@@ -78,7 +78,7 @@ class Node:
             table = _saved_names(self._op)
             names += ["_saved_" + n for n in table]
             tensors = _tensor_keys(self)
-            names += ["_raw_saved_" + n for n, k in table.items() if k in tensors]
+            names += ["_raw_saved_" + n for n, k in table.items() if base_key(k) in tensors]
         return names
 
     def __repr__(self) -> str:
@@ -142,6 +142,7 @@ class Node:
         meta = self.in_meta
         env = None  # values fetched so far, each unpacked once
         out = []
+        unfit = None  # (position, meta) of the gradients to sum or cast to their input
         j = 0  # the edge the next gradient is for
         for i, fn, names, is_list in _PLANS.get(op) or _plan(op):
             if is_list:
@@ -170,15 +171,25 @@ class Node:
                     kw[k] = v
                 r = fn(**kw)
             if is_list:
-                out.extend(_fit(x, m) for x, m in zip(r, meta[i]))
+                for x, m in zip(r, meta[i]):
+                    if x is not None and m is not None:
+                        if unfit is None:
+                            unfit = []
+                        unfit.append((len(out), m))
+                    out.append(x)
             else:
                 m = meta[i]
                 if m is not None and r is not None:
                     d = r._data if type(r) is Tensor else None
                     if d is None or d.shape != m[0] or d.dtype != m[1]:
-                        r = _fit(r, m)
+                        if unfit is None:
+                            unfit = []
+                        unfit.append((len(out), m))
                 out.append(r)
             j += n
+        if unfit is not None:  # after all the formulas, as PyTorch's validate_outputs
+            for k, m in unfit:
+                out[k] = _fit(out[k], m)
         return out
 
     def _edge_meta(self) -> list:
@@ -257,14 +268,23 @@ def _fit(g, meta):
     else:  # a transform's wrapper: its logical shape
         gshape, gdtype = tuple(g.shape), g.dtype.np
     if gshape != shape:
-        from ..ops.reduction import sum_to_size
-
-        g = sum_to_size(g, shape)
+        g = _sum_to(g, gshape, shape)
     if gdtype != dtype:
         if is_complex_np(gdtype) and not is_complex_np(dtype):
             g = g.real  # a real input's gradient is the real part (PyTorch's handle_r_to_c)
         g = g.to(from_np(dtype))
     return g
+
+
+def _sum_to(g, gshape: tuple, shape: tuple):
+    """A broadcast gradient summed to ``shape`` by PyTorch's calls (``at::sum_to``): a sum
+    over the broadcast dims, kept, then a view without the leading ones."""
+    lead = len(gshape) - len(shape)
+    dims = [*range(lead)]
+    dims += [lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1]
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g.reshape(shape) if lead else g
 
 
 def _zeros_for(node: Node, i: int, like=None):
@@ -364,6 +384,13 @@ class CopySlices(Node):
 
     def _edge_meta(self) -> list:
         return [self._out_meta[0], *self.fn._edge_meta()[1:]]
+
+    def __getattr__(self, attr: str):
+        # PyTorch's CopySlices shows none of the wrapped node's saved values
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        return [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
 
 
 def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:

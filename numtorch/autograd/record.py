@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._core import upcalls
 from .._core.dtype import from_np, inexact, is_complex_np
-from .._core.state import anomaly
+from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode
 from .node import _NO_EDGE, _edge, _seq, accumulate_node
@@ -230,6 +230,9 @@ def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
                 else:
                     saved[n] = outputs
             else:
+                if state.modes:  # PyTorch's saving of an output detaches it: modes see that
+                    for o in (outputs,) if op.nout == 1 else outputs:
+                        o.detach()
                 saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
             continue
         if n.endswith("_shape") and n not in op.inputs:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .._core.dtype import from_np, inexact
 from .._core.inplace import short_name
-from .._core.state import anomaly
+from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 
 FREED = (
@@ -52,6 +52,8 @@ class Saved:
         t._rg = True
         if self.nr:
             t._out_nr = self.nr
+        if state.modes:  # PyTorch's unpacking of an output detaches it: modes see that
+            t.detach()
         return t
 
     def _raise_modified(self, node, current: int):
@@ -169,10 +171,16 @@ class SavedTensor:
     def _saved(self, freed: str) -> Saved:
         if self._node.saved is None:
             raise RuntimeError(freed)
-        return self._node.saved[self._key]
+        key, _, k = self._key.partition(":")  # ("result:1": one of the outputs)
+        saved = self._node.saved[key]
+        return saved.t[int(k)] if k else saved
 
     def unpack(self) -> Tensor:
-        return self._saved(FREED).unpack(self._node)
+        t = self._saved(FREED).unpack(self._node)
+        if ":" in self._key and not (t.dtype.is_floating_point or t.dtype.is_complex):
+            t._grad_fn = None  # (an integer output, such as indices, has no history)
+            t._rg = False
+        return t
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         """Pack the saved tensor now with pack_hook; unpack_hook gives it back when used."""

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from .._core import dtype as dt
+from ..ops.creation import tensor
 from .saved import FREED, Saved, _SavedList
 
 _SAVED_NAMES: dict = {}
@@ -46,8 +48,18 @@ def _saved_names(op) -> dict:
                     table.setdefault(t + "_sym_sizes", n + "_shape")
                 elif n.endswith("_shape"):
                     table[_torch_input_name(op, n[:-6]) + "_sym_sizes"] = n
+        if "result" in table and type(op.nout) is int and op.nout > 1:
+            del table["result"]  # each output by PyTorch's name: "result:<k>"
+            for k in range(op.nout):
+                name = op.out_names[k] if op.out_names else f"result{k}"
+                table[name] = f"result:{k}"
         _SAVED_NAMES[op] = table
     return table
+
+
+def base_key(key: str) -> str:
+    """The saved dict's key of a name's key ("result" for one output's "result:1")."""
+    return key.partition(":")[0]
 
 
 def _tensor_keys(node) -> set:
@@ -70,13 +82,50 @@ def _saved_value(node, torch_name: str):
             return [None if x is None else tuple(x[0]) for x in m]
         return None if m is None else tuple(m[0])
     if key in node.attrs or key in {a[0] for a in op.attrs}:
-        return node.attrs.get(key, {a[0]: a[1] for a in op.attrs}.get(key))
+        return _attribute(op, key, node.attrs.get(key, {a[0]: a[1] for a in op.attrs}.get(key)))
     saved = node.saved
     if saved is None:
         raise RuntimeError(FREED)
+    key, _, k = key.partition(":")
     if key not in saved:  # an input that needed no gradient was not saved
         return None
     v = saved[key]
+    if k:  # one of the outputs
+        return v.unpack(node)[int(k)] if isinstance(v, Saved) else v[int(k)]
     if isinstance(v, Saved):
-        return v.unpack(node)
+        v = v.unpack(node)
+        return tuple(v) if type(v) is list else v  # (a Tensor[]: a _SavedList's tensors)
+    if type(v) in _WRAPPED and op.number_edges:  # a number PyTorch wraps as a 0-d tensor
+        return _wrapped(v)
+    return tuple(v) if type(v) is list else v
+
+
+_UINT64 = 1 << 64
+_WRAPPED = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+def _wrapped(v):
+    """A Python number as PyTorch's wrapped 0-d tensor (int64, float64, ...)."""
+    return tensor(v, dtype=getattr(dt, _WRAPPED[type(v)]))
+
+
+def _attribute(op, key: str, v):
+    """A saved attribute as PyTorch's binding shows it: int[] and SymInt[] as tuples,
+    ``dim`` as a tuple where aten's is an int[], and an int64 or SymInt (alone or in a
+    list) as an unsigned 64-bit number, so -1 is 2**64 - 1; a Scalar (a checked scalar, or an
+    attribute whose default is a float: hardtanh's ``min_val``) keeps its value."""
+    if key in op.checked_scalars or "-" + key in op.checked_scalars:
+        return v
+    if any(name == key and type(default) is float for name, default, _ in op.attrs):
+        return v
+    if type(v) is int and key == "dim" and op.aten_dim_list:
+        v = (v,)
+    return _int64(v)
+
+
+def _int64(v):
+    if type(v) is int:
+        return v + _UINT64 if v < 0 else v
+    if type(v) in (tuple, list):
+        return tuple(_int64(x) for x in v)
     return v

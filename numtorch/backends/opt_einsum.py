@@ -1,6 +1,6 @@
 """``torch.backends.opt_einsum``: whether the opt_einsum package is installed, and the
 path-finding ``enabled``/``strategy`` settings for einsum (numtorch's einsum contracts
-with NumPy's, so they change no result)."""
+from left to right, PyTorch's order without opt_einsum, whatever they say)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ dispatch to the lower levels and record autograd there.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from .._core.dispatch import dispatch
@@ -57,9 +58,9 @@ class BatchedTensor(WrapperTensor):
 
     @property
     def shape(self) -> Size:
-        s = self._inner.shape
-        b = self._bdim
-        return Size(s[:b] + s[b + 1 :])
+        s = list(self._inner.shape)
+        del s[self._bdim]
+        return tuple.__new__(Size, s)  # (the inner shape's items are ints already)
 
     def size(self, dim=None):
         from .._core.tensor import wrap_dim
@@ -77,25 +78,32 @@ class BatchedTensor(WrapperTensor):
         return self._inner.dim() - 1
 
     def numel(self) -> int:
-        return self.shape.numel()
+        s = list(self._inner.shape)
+        del s[self._bdim]
+        return math.prod(s)
 
     nelement = numel
 
     def stride(self, dim=None):
         from .._core.tensor import wrap_dim
 
-        st = self._inner.stride()
-        st = st[: self._bdim] + st[self._bdim + 1 :]
-        return st if dim is None else st[wrap_dim(dim, len(st))]
+        st = list(self._inner.stride())
+        del st[self._bdim]
+        return tuple(st) if dim is None else st[wrap_dim(dim, len(st))]
 
     def is_contiguous(self, memory_format=None) -> bool:
-        if not self.numel():  # PyTorch: a tensor with no elements is contiguous
+        inner = self._inner
+        shape, stride = list(inner.shape), list(inner.stride())
+        del shape[self._bdim], stride[self._bdim]
+        if 0 in shape:  # PyTorch: a tensor with no elements is contiguous
             return True
         expected = 1
-        for size, st in reversed(list(zip(self.shape, self.stride()))):
-            if size != 1 and st != expected:
-                return False
-            expected *= size
+        for i in range(len(shape) - 1, -1, -1):
+            n = shape[i]
+            if n != 1:
+                if stride[i] != expected:
+                    return False
+                expected *= n
         return True
 
     def __len__(self) -> int:

@@ -128,7 +128,7 @@ def apply_jvp(op: Op, args: tuple, attrs: dict, result, tangents: tuple):
         )
         out = dispatch(op, targs, attrs)
         return out if op.nout == 1 else out[: op.ndiff]
-    env = formula_env(op, args, attrs, result)
+    env = formula_env(op, args, attrs, result, op.jvp_args)
     if "tangents" in op.jvp_args:  # the tangents as given (None: no tangent)
         env["tangents"] = tangents
     if op.nin == 1:

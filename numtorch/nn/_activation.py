@@ -23,13 +23,14 @@ from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ELEMENTWISE, ErrorInput, Op, composite
 from .._core.tensor import Tensor, wrap_dim
 from .._opdb.samples import S
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops import unary as _unary
 from ..ops._families import COMPLEX_TOO, FLOATS_INT, UNARY_SHAPES, unary
 from ..ops.comparison import where
 from ..ops.creation import zeros_like
 from ..ops.random import rand_like
 from ..ops.reduction import _softmax, softmax_dim
-from ..ops.unary import _sigmoid, _special
+from ..ops.unary import _special
 
 _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -76,6 +77,23 @@ def _apply(op: Op, input: Tensor, inplace: bool, **attrs) -> Tensor:
 def _num(x) -> str:
     """A number as PyTorch's C++ messages print it (``-1``, ``0.5``, ``3.40282e+38``)."""
     return f"{float(x):g}"
+
+
+def _opmath(dtype) -> type:
+    """The NumPy scalar type PyTorch's CPU kernels compute a dtype in: float for half and
+    bfloat16, the dtype itself otherwise."""
+    d = np.dtype(dtype)
+    return d.type if d.itemsize >= 4 else np.float32
+
+
+def _product(dtype, *factors: float) -> float:
+    """The product of constants as PyTorch's kernels form it: each rounded to the compute
+    type, multiplied there (``selu``'s alpha * scale, gelu's 3 * kappa)."""
+    t = _opmath(dtype)
+    out = t(1)
+    for f in factors:
+        out = out * t(f)
+    return float(out)
 
 
 # ------------------------------------------------------------------ samples
@@ -132,14 +150,16 @@ def _act(name: str, kernel, vjp, *, kernel_name: str, check=None, **kw) -> Op:
 
 
 # ------------------------------------------------------------------ elu, selu, celu
-def _elu(xp, input, alpha=1.0, scale=1.0, input_scale=1.0):
-    neg = xp.expm1(xp.minimum(input, 0) * input_scale) * (alpha * scale)
+def _elu(xp, input, alpha=1.0, scale=1, input_scale=1):  # (aten's Scalar defaults)
+    neg = xp.expm1(xp.minimum(input, 0) * input_scale) * _product(input.dtype, alpha, scale)
     return xp.where(input > 0, input * scale, neg)
 
 
 def _elu_grad(g, input, alpha, scale, input_scale):
-    neg = (input.clamp(max=0) * input_scale).exp() * (alpha * scale * input_scale)
-    return where(input <= 0, g * neg, g * scale)
+    # PyTorch's order: g * input_scale * (alpha * scale) * exp(x * input_scale)
+    coef = _product(input.dtype.np, alpha, scale)
+    neg = g * input_scale * coef * (input.clamp(max=0) * input_scale).exp()
+    return where(input <= 0, neg, g * scale)
 
 
 _elu_p = _act(
@@ -210,12 +230,15 @@ def _gelu(xp, input, *, approximate="none"):
 
 
 def _gelu_grad(g, input, approximate):
+    """PyTorch's order of operations (and its constants' rounding), so that float32
+    gradients agree to the rounding of tanh, erf and exp."""
     if approximate == "tanh":
-        t = ((input + input * input * input * _TANH_C) * _TANH_K).tanh()
-        inner = (input * input * (3 * _TANH_C) + 1) * _TANH_K
+        square = input * input
+        t = ((input + square * input * _TANH_C) * _TANH_K).tanh()
+        inner = (square * _product(input.dtype.np, 3, _TANH_C) + 1) * _TANH_K
         return g * ((t + 1) * 0.5 + input * 0.5 * (1 - t * t) * inner)
     cdf = ((input * _SQRT1_2).erf() + 1) * 0.5
-    return g * (cdf + input * (input * input * -0.5).exp() * _INV_SQRT_2PI)
+    return g * (cdf + input * ((input * input * -0.5).exp() * _INV_SQRT_2PI))
 
 
 def _gelu_errors(make):
@@ -248,22 +271,34 @@ gelu = _act(
 ).fn
 
 
+# silu and mish as PyTorch computes them. Its kernels (forward, and backward with grad mode
+# off) take sigmoid as 1 / (1 + exp(-x)) and softplus as log1p(exp(x)); with grad mode on
+# (func transforms, create_graph) its backward is written with the sigmoid and softplus ops.
 def _silu(xp, input):
-    return input * _sigmoid(xp, input)
+    with np.errstate(over="ignore"):
+        return input / (1 + xp.exp(-input))
+
+
+def _logistic(input: Tensor) -> Tensor:
+    return 1 / ((-input).exp() + 1)
 
 
 def _silu_grad(g, input):
-    s = input.sigmoid()
+    s = input.sigmoid() if is_grad_enabled() else _logistic(input)
     return g * s * (1 + input * (1 - s))
 
 
 def _mish(xp, input):
-    return input * xp.tanh(xp.logaddexp(0, input))
+    with np.errstate(over="ignore"):
+        return input * xp.tanh(xp.log1p(xp.exp(input)))
 
 
 def _mish_grad(g, input):
-    t = softplus(input).tanh()
-    return g * (t + input * input.sigmoid() * (1 - t * t))
+    if is_grad_enabled():
+        t, s = softplus(input).tanh(), input.sigmoid()
+    else:
+        t, s = input.exp().log1p().tanh(), _logistic(input)
+    return g * (t + input * s * (1 - t * t))
 
 
 _SMOOTH = _act_samples(kinks=(), low=-4.0, high=4.0)
@@ -365,23 +400,26 @@ def _relu6_errors(make):
 )
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """ReLU6: x clamped to [0, 6]."""
-    return _apply(_hardtanh_p, input, inplace, min_val=0.0, max_val=6.0)
+    return _apply(_hardtanh_p, input, inplace, min_val=0, max_val=6)  # (aten's relu6)
 
 
 def _hardswish_grad(g, input):
-    return where(input < -3, 0, where(input <= 3, g * (input / 3 + 0.5), g))
+    # PyTorch's ends: 0 from -3 down, g from 3 up
+    return where(input <= -3, 0, where(input < 3, g * (input / 3 + 0.5), g))
 
 
 _HARD = _act_samples(kinks=(-3.0, 3.0), low=-4.0, high=4.0)
 _hardsigmoid_p = _act(
     "hardsigmoid",
     lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
-    lambda g, input: where((input > -3) & (input < 3), g / 6, 0),
+    # g times 1/6 rounded to the input's dtype, PyTorch's order: g / 6 rounds differently
+    lambda g, input: where((input > -3) & (input < 3), g * (1.0 / 6), 0),
     kernel_name="hardsigmoid_cpu",
     samples=_HARD,
     no_kernel=NoKernel("c", "hardsigmoid_cpu"),
     # torch's float64 backward multiplies by 1/6 rounded to float32 (a 3e-8 relative error):
-    # finite differences decide; tests/test_nn_activation.py compares the forward with torch.
+    # finite differences decide; tests/test_nn_activation.py compares the forward, and the
+    # float32 gradient bit for bit, with torch.
     test={"no_oracle": True},
 )
 _hardswish_p = _act(
@@ -484,16 +522,17 @@ def softsign(input: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ softplus, logsigmoid
-def _softplus(xp, input, beta=1.0, threshold=20.0):
+# PyTorch's kernels: log1p(exp(beta x)) / beta, and g * z / (z + 1) for z = exp(beta x)
+def _softplus(xp, input, beta=1, threshold=20):  # (aten's Scalar defaults)
     z = input * beta
-    with np.errstate(divide="ignore", invalid="ignore"):
-        soft = xp.logaddexp(0, z) / beta
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        soft = xp.log1p(xp.exp(z)) / beta
     return xp.where(z > threshold, input, soft)
 
 
 def _softplus_grad(g, input, beta, threshold):
-    z = input * beta
-    return where(z > threshold, g, g * z.sigmoid())
+    z = (input * beta).exp()
+    return where(input * beta > threshold, g, g * z / (z + 1))
 
 
 softplus = _act(
@@ -517,6 +556,13 @@ def _log_sigmoid(xp, input):
     return xp.minimum(input, 0) - xp.log1p(xp.exp(-xp.abs(input)))
 
 
+def _log_sigmoid_grad(g, input):
+    """PyTorch's: with b = exp(-|x|), (1 - b / (1 + b)) g below 0, (b / (1 + b)) g above."""
+    b = (-input.abs()).exp()
+    q = b / (b + 1)
+    return where(input < 0, (1 - q) * g, q * g)
+
+
 def _logsigmoid_samples(make):
     yield from _act_samples(kinks=())(make)
     yield S((make((6,), -30.0, 30.0),), name="large |x|")
@@ -525,7 +571,7 @@ def _logsigmoid_samples(make):
 logsigmoid = _act(
     "log_sigmoid",
     _log_sigmoid,
-    lambda g, input: g * (-input).sigmoid(),
+    _log_sigmoid_grad,
     kernel_name="log_sigmoid_cpu",
     no_kernel=NoKernel("c", "log_sigmoid_cpu"),
     api="logsigmoid",

@@ -60,8 +60,12 @@ def keep(r, ndim: int, dim, keepdim: bool):
 
 
 def unreduce(g, shape, dim, keepdim: bool):
-    """Broadcast a reduced gradient back to `shape` (re-inserting reduced dims)."""
-    return keep(g, len(shape), dim, keepdim).expand(shape)
+    """Broadcast a reduced gradient back to `shape` (re-inserting reduced dims), by the ops
+    PyTorch's sum_backward calls: an unsqueeze per reduced dim, then expand."""
+    if not keepdim and shape and dim is not None and (isinstance(dim, int) or len(dim)):
+        for d in dims_of(dim, len(shape)):
+            g = g.unsqueeze(d)
+    return g.expand(shape)
 
 
 def count(shape, dim) -> int:
@@ -237,9 +241,12 @@ def reduction(
 
 def _partial_vjp(partial, g, x, result, dim, keepdim, extra):
     """g (broadcast back over the reduced dims) times d result / d x. A partial may give
-    (p, zero): the product is then 0 where ``zero`` holds, whatever g is (inf included)."""
+    (p, zero): the product is then 0 where ``zero`` holds, whatever g is (inf included);
+    or None: no gradient (PyTorch's undefined one)."""
     r = None if result is None else keep(result, x.dim(), dim, keepdim)
     p = partial(x, r, dim, **extra)
+    if p is None:
+        return None
     if type(p) is tuple:
         p, zero = p
         return where(zero, 0.0, unreduce(g, x.shape, dim, keepdim) * p)

@@ -40,6 +40,7 @@ from ._families import (
 )
 from ._outer import outer_product
 from .comparison import where
+from .creation import zeros_like
 
 _LN2 = math.log(2.0)
 
@@ -255,13 +256,15 @@ def _bool_errors(kernel_name: str):
     ]
 
 
+# A rounded quotient is piecewise constant: its derivatives are zeros, as PyTorch's (not
+# 0 * g, NaN for an infinite g or result).
 def _div_dinput(g, other, rounding_mode):
-    return g / cj(other) if rounding_mode is None else g * 0
+    return g / cj(other) if rounding_mode is None else zeros_like(g)
 
 
 # the inputs, not the result (PyTorch's DivBackward0 saves self and other)
 def _div_dother(g, input, other, rounding_mode):
-    return -g * cj(input / other / other) if rounding_mode is None else g * 0
+    return -g * cj(input / other / other) if rounding_mode is None else zeros_like(g)
 
 
 # not ELEMENTWISE: see mul
@@ -269,7 +272,7 @@ def _div_jvp(tangents, tinput, tother, other, result, rounding_mode):
     return (
         _term(tangents[0], tinput / other) + _term(tangents[1], -tother * result / other)
         if rounding_mode is None
-        else result * 0
+        else zeros_like(result)
     )
 
 
@@ -516,6 +519,17 @@ def _fpick(a, b, sign):
     return ((a >= b) if sign > 0 else (a <= b)) | (b != b)
 
 
+def _fextremum_jvp(sign):
+    """PyTorch's: other's tangent plus, where input is taken, the difference. fmax takes
+    input's only where input > other (its vjp: >=), so a tie takes other's tangent."""
+
+    def jvp(tinput, tother, input, other):
+        pick = ((input > other) if sign > 0 else (input <= other)) | (other != other)
+        return tother + pick * (tinput - tother)
+
+    return jvp
+
+
 fmax_p = binary(
     "fmax",
     lambda xp, input, other: xp.fmax(input, other),
@@ -523,7 +537,7 @@ fmax_p = binary(
         lambda g, input, other: where(_fpick(input, other, 1), g, 0),
         lambda g, input, other: where(_fpick(input, other, 1), 0, g),
     ),
-    ELEMENTWISE,
+    _fextremum_jvp(1),
     scalars=(),
     inplace=False,
     dtypes=FLOATS_INT,
@@ -537,7 +551,7 @@ fmin_p = binary(
         lambda g, input, other: where(_fpick(input, other, -1), g, 0),
         lambda g, input, other: where(_fpick(input, other, -1), 0, g),
     ),
-    ELEMENTWISE,
+    _fextremum_jvp(-1),
     scalars=(),
     inplace=False,
     dtypes=FLOATS_INT,
@@ -563,7 +577,9 @@ def _clamp(xp, input, min, max):
 
 
 def _clamp_masks(input, min, max):
-    """Where the output comes from input, min and max (a partition)."""
+    """Where each of input, min and max receives the gradient, as PyTorch chooses at ties:
+    input wherever it lies within the bounds; min where input is below it and min < max;
+    max where input is above it or max < min. Where input < min == max none does."""
     keep = lo = hi = None
     if min is not None:
         keep = input >= min
@@ -573,13 +589,27 @@ def _clamp_masks(input, min, max):
         keep = k if keep is None else keep & k
         hi = input > max
         if min is not None:
-            lo = lo & (min <= max)
-            hi = hi | (min > max)
+            lo = lo & (min < max)
+            hi = hi | (max < min)
     return keep, lo, hi
 
 
 def _clamp_vjp(k):
     return lambda g, input, min, max: where(_clamp_masks(input, min, max)[k], g, 0)
+
+
+def _clamp_jvp(tinput, tmin, tmax, input, min, max):
+    """PyTorch's choice at ties: with number bounds the input's vjp mask applied to its
+    tangent; with tensor bounds (its ``clamp_jvp``) a tie takes the bound's tangent, and
+    min > max takes max's."""
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        return where(_clamp_masks(input, min, max)[0], tinput, 0)
+    if min is None:
+        return where(input < max, tinput, tmax)
+    if max is None:
+        return where(input > min, tinput, tmin)
+    inner = where(input < min, tmin, where(input > max, tmax, tinput))
+    return where(min > max, tmax, inner)
 
 
 def _clamp_samples(make):
@@ -610,7 +640,7 @@ clamp_p = elementwise_op(
     "clamp",
     _clamp,
     (_clamp_vjp(0), _clamp_vjp(1), _clamp_vjp(2)),
-    ELEMENTWISE,
+    _clamp_jvp,
     nin=3,
     samples=_clamp_samples,
     error_samples=_clamp_errors,
@@ -656,6 +686,16 @@ def _clamp_bound_refusals(kernel: str) -> tuple[NoKernel, ...]:
     return (NoKernel("c", error=CLAMP_COMPLEX, when=number), NoKernel("c", f"{kernel}_cpu"))
 
 
+# clamp_min's / clamp_max's tangent, PyTorch's: the bound's where the input is not within it,
+# a NaN input included (though the vjp gives neither operand a gradient there).
+def _clamp_min_jvp(tinput, tmin, input, min):
+    return where(input >= min, tinput, tmin)
+
+
+def _clamp_max_jvp(tinput, tmax, input, max):
+    return where(input <= max, tinput, tmax)
+
+
 clamp_min_p = binary(
     "clamp_min",
     lambda xp, input, min: xp.maximum(input, min),
@@ -663,7 +703,7 @@ clamp_min_p = binary(
         lambda g, input, min: where(input >= min, g, 0),
         lambda g, input, min: where(input < min, g, 0),
     ),
-    ELEMENTWISE,
+    _clamp_min_jvp,
     scalars=(0.5, -1),
     dtypes=FLOATS_INT,
     numbers="other",
@@ -679,7 +719,7 @@ clamp_max_p = binary(
         lambda g, input, max: where(input <= max, g, 0),
         lambda g, input, max: where(input > max, g, 0),
     ),
-    ELEMENTWISE,
+    _clamp_max_jvp,
     scalars=(0.5, -1),
     dtypes=FLOATS_INT,
     numbers="other",

@@ -473,13 +473,10 @@ def _strided_array(xp, shape: tuple, strides: tuple, dtype: np.dtype):
     return dt.as_strided(xp, flat, shape, tuple(st * item for st in strides))
 
 
-@factory
-def empty_strided(
-    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
-) -> Tensor:
-    """An uninitialized tensor (numtorch fills it with zeros) with the given strides."""
-    shape = _size((_sequence(size, "empty_strided", "size"),), "empty_strided")
-    strides = _sequence(stride, "empty_strided", "stride")
+def _size_and_strides(size, stride, name: str) -> tuple:
+    """(shape, strides) of a strided allocation, checked as PyTorch's empty_strided does."""
+    shape = _size((_sequence(size, name, "size"),), name)
+    strides = _sequence(stride, name, "stride")
     if len(shape) != len(strides):
         raise RuntimeError(
             f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
@@ -490,6 +487,15 @@ def empty_strided(
             f"Storage size calculation overflowed with sizes={list(shape)} and "
             f"strides={list(strides)}"
         )
+    return shape, strides
+
+
+@factory
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
+    """An uninitialized tensor (numtorch fills it with zeros) with the given strides."""
+    shape, strides = _size_and_strides(size, stride, "empty_strided")
     arr = _strided_array(_xp(device), shape, strides, _dtype_or_default(dtype))
     return _finish(arr, requires_grad)
 
@@ -534,6 +540,46 @@ def empty_permuted(
     return _finish(arr, requires_grad)
 
 
+def _new_empty_strided_kernel(xp, input, size, stride, *, dtype=None, device=None):
+    if device is not None:
+        xp = backend(device)
+    return _strided_array(xp, size, stride, input.dtype if dtype is None else dtype.np)
+
+
+def _new_empty_strided_rule(op):
+    """One allocation for the batch: the batch dim first, over each example's extent."""
+
+    def rule(vmap, args, bdims, attrs):
+        size, stride = attrs["size"], attrs["stride"]
+        extent = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
+        batched = {**attrs, "size": (vmap.size, *size), "stride": (max(extent, 1), *stride)}
+        return dispatch(op, (args[0],), batched), 0
+
+    return rule
+
+
+def _new_empty_strided_samples(make):
+    yield S((make((2, 3)), (2, 3), (3, 1)))
+    yield S((make((2, 3)), (3, 2), (1, 3)), name="column-major")
+    yield S((make(()), (2, 2), (0, 1)), name="expanded")
+    yield S((make((2,)), (0, 3), (3, 1)))
+    yield S((make((2,)), (2,), (1,)), {"dtype": dt.float64})
+
+
+# (values: numtorch's zeros, PyTorch's whatever was in memory; tests/test_layout.py compares
+# the strides)
+new_empty_strided_p = defop(
+    "new_empty_strided",
+    _new_empty_strided_kernel,
+    nin=1,
+    api="Tensor.new_empty_strided",
+    batch_rule=rule_generator(_new_empty_strided_rule)(),
+    samples=_new_empty_strided_samples,
+    layout=None,
+    test={"no_oracle": True},
+)
+
+
 def _new_empty_strided(
     self,
     size,
@@ -545,14 +591,17 @@ def _new_empty_strided(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
-    """Tensor.new_empty_strided: empty_strided with self's dtype and device by default."""
-    return empty_strided(
-        size,
-        stride,
-        dtype=self.dtype if dtype is None else dtype,
-        device=self.device if device is None else device,
-        requires_grad=requires_grad,
-    )
+    """Tensor.new_empty_strided: empty_strided with self's dtype and device by default (an
+    op, so that dispatch modes see it as PyTorch's do)."""
+    shape, strides = _size_and_strides(size, stride, "new_empty_strided")
+    attrs = {
+        "size": shape,
+        "stride": strides,
+        "dtype": None if dtype is None else dt.to_dtype(dtype),
+        "device": None if device is None else Device(device),
+    }
+    out = dispatch(new_empty_strided_p, (self,), attrs)
+    return require_grad(out) if requires_grad else out
 
 
 # ------------------------------------------------------------------ Tensor.new_*

@@ -24,6 +24,7 @@ from ._reduce_common import (
     RT,
     _nonempty,
     _shares,
+    _sum_dims,
     _tensor,
     defop,
     dim1,
@@ -34,6 +35,7 @@ from ._reduce_common import (
     reduction,
 )
 from .binary import maximum_p, minimum_p
+from .comparison import where
 
 
 # ------------------------------------------------------------------ extrema
@@ -86,6 +88,17 @@ def _ties_partial(x, r, dim):
     return _shares(mask, x, dim)
 
 
+def _ties_jvp(t, x, result, dim, keepdim=False):
+    """The mean tangent of the elements equal to the result: NaN where it is NaN (none is
+    equal), as PyTorch's. Everything reduced (max(), min(), median()) is its
+    evenly_read_jvp, whose product keeps a NaN tangent of another element; along dims
+    (amax, amin) its amaxamin_jvp, which drops it."""
+    mask = x == keep(result, x.dim(), dim, keepdim)
+    if dim is None:  # (divided before the sum: 0 over nothing)
+        return _sum_dims(t * _shares(mask, t, None), None, keepdim)
+    return _sum_dims(where(mask, t, 0.0), dim, keepdim) / _sum_dims(mask.to(t.dtype), dim, keepdim)
+
+
 def _extrema_errors(name):
     def errors(make):
         yield ErrorInput(S((make((0, 3)), 0)), IndexError, rf"{name}\(\): Expected reduction dim 0")
@@ -110,6 +123,7 @@ amax_p = reduction(
     "amax",
     _amax,
     _ties_partial,
+    jvp=_ties_jvp,
     samples=_amax_samples,
     dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amax"),
@@ -124,6 +138,7 @@ amin_p = reduction(
     "amin",
     _amin,
     _ties_partial,
+    jvp=_ties_jvp,
     samples=_amax_samples,
     dtypes=FLOATS_INT,
     error_samples=_extrema_errors("amin"),
@@ -269,6 +284,7 @@ def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
         nin=1,
         nout=2,
         ndiff=1,
+        out_names=("values", "indices"),
         batch_rule=_DIMS,
         vjp=vjp,
         jvp=jvp,

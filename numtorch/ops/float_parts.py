@@ -343,6 +343,7 @@ frexp_p = defop(
     jvp=_frexp_jvp,
     nin=1,
     nout=2,
+    out_names=("mantissa", "exponent"),
     ndiff=1,
     batch_rule=elementwise(),
     layout=follow_inputs,

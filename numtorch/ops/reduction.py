@@ -38,6 +38,7 @@ from ._reduce_common import (
     _partial_jvp,
     _partial_vjp,
     _shares,
+    _sum_dims,
     _tensor,
     _wider,
     _write_rt,
@@ -357,7 +358,13 @@ def _scale(c: float, d: float) -> float:
 
 
 def _var_partial(x, _r, dim, correction):
-    return _centered(x, dim) * _scale(2.0, _dof(x, dim, correction))
+    """2 (x - mean) / dof, with dof <= 0 read as 0 (the forward's S / max(0, n - c) is the
+    same function there; PyTorch's finite 2 / (n - c) for dof < 0 along a dim is not its
+    derivative). Over everything PyTorch's convention is +inf, NaN where x is the mean."""
+    d = _dof(x, dim, correction)
+    if not d and (dim is None or x.dim() == 0):
+        return where(x == _mean_dims(x, dim, True), math.nan, math.inf)
+    return _centered(x, dim) * _scale(2.0, d)
 
 
 def _std_partial(x, r, dim, correction):
@@ -609,9 +616,11 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def _norm_partial(x, r, dim, ord):
-    """d ||x||_ord / d x (0 where the norm is 0, like PyTorch)."""
+    """d ||x||_ord / d x (0 where the norm is 0, like PyTorch). ord 0 counts: no gradient
+    (PyTorch's undefined one). Below 1, 0 where x is 0 (|x|**ord is even: its central
+    difference there is 0), as PyTorch's."""
     if ord == 0:
-        return x * 0
+        return None
     if ord == 1:
         return x.sgn()
     if ord in (math.inf, -math.inf):
@@ -620,11 +629,14 @@ def _norm_partial(x, r, dim, ord):
     safe = where(r == 0, 1.0, r)
     if ord == 2:
         return where(r == 0, 0.0, x / safe)
-    return where(r == 0, 0.0, x.sgn() * (x.abs() / safe) ** (ord - 1))
+    zero = (r == 0) | (x == 0) if ord < 1 else r == 0
+    return where(zero, 0.0, x.sgn() * (x.abs() / safe) ** (ord - 1))
 
 
 def _norm_jvp(t, x, result, dim, keepdim, ord=2):
     """The tangent, 0 where the norm is 0 whatever t holds (PyTorch masks the result)."""
+    if ord == 0:
+        return zeros_like(result)
     v = _partial_jvp(_norm_partial, t, x, result, dim, keepdim, {"ord": ord})
     return v if ord in (0, 1, math.inf, -math.inf) else where(result == 0, 0.0, v)
 
@@ -659,6 +671,7 @@ vector_norm_p = reduction(
     node_name="LinalgVectorNormBackward0",
     dtypes=(*FLOATS, *COMPLEX),
     complex32=True,
+    aten_dim_list=True,
 )
 vector_norm = vector_norm_p.fn
 
@@ -675,10 +688,21 @@ def _logsumexp(xp, x, dim, keepdim=False):
     return out if keepdim else out.reshape([s for i, s in enumerate(x.shape) if i not in dims])
 
 
+def _logsumexp_partial(x, r, dim):
+    return (x - r).exp().conj()
+
+
+def _logsumexp_jvp(t, x, result, dim, keepdim):
+    """Over nothing NaN, PyTorch's sum of no tangents divided by a sum of no exponentials."""
+    v = _partial_jvp(_logsumexp_partial, t, x, result, dim, keepdim, {})
+    return v / 0.0 if x.numel() == 0 else v
+
+
 logsumexp_p = reduction(
     "logsumexp",
     _logsumexp,
-    lambda x, r, dim: (x - r).exp().conj(),
+    _logsumexp_partial,
+    jvp=_logsumexp_jvp,
     prepare=to_float,
     samples=dim_samples(all_dims=False),
     error_samples=_err_dim(),
@@ -817,6 +841,13 @@ def _nanmean_partial(x, _r, dim):
     return _shares(x == x, x, dim)
 
 
+def _nanmean_jvp(t, x, result, dim, keepdim):
+    """PyTorch's nansum of the tangents over the count: NaN where nothing is averaged (a
+    NaN tangent of a NaN element dropped)."""
+    num = x == x
+    return _sum_dims(where(num, t, 0.0), dim, keepdim) / _sum_dims(num.to(t.dtype), dim, keepdim)
+
+
 nansum_p = reduction(
     "nansum",
     _nansum,
@@ -831,6 +862,7 @@ nanmean_p = reduction(
     "nanmean",
     _nanmean,
     _nanmean_partial,
+    jvp=_nanmean_jvp,
     samples=_nan_samples,
     out=True,
     aten_dim_list=True,

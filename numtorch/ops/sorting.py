@@ -30,7 +30,7 @@ from ._reduce_common import (
 )
 from .comparison import where
 from .creation import full
-from .extrema import _indexed_op
+from .extrema import _indexed_op, _ties_jvp
 from .scans import _accumulate
 
 
@@ -293,7 +293,7 @@ def _median_errors(make):
 # median's and nanmedian's formulas (the same split of the gradient)
 _MEDIAN_RULES = {
     "vjp": lambda g, x, result: g * _median_partial(x, result),
-    "jvp": lambda t, x, result: (t * _median_partial(x, result)).sum(),
+    "jvp": lambda t, x, result: _ties_jvp(t, x, result, None),
     "error_samples": _median_errors,
 }
 median_p = defop(

@@ -12,10 +12,16 @@ import warnings
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import upcalls
+from .._core.dispatch import dispatch
 from .._core.layout import strided
+from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
+from .._core.op import defop
 from .._core.state import state
 from .._core.tensor import Tensor, bump_version
+from .._opdb.samples import S
+from ._families import COMPLEX_TOO
 from .strided import array_offset, as_strided
 
 
@@ -373,6 +379,46 @@ tensor_methods(
         "__dlpack_device__": lambda self: self._data.__dlpack_device__(),
     }
 )
+
+
+def _detach_kernel(xp, input):
+    return input  # (the same memory: a new tensor over it)
+
+
+def _same_batch(vmap, args, bdims, attrs):
+    return args[0].detach(), bdims[0]
+
+
+# Tensor.detach itself makes no op call at level 0; under dispatch modes it calls this op,
+# so that the modes see ``aten.detach`` where PyTorch's do (the engine's calls included).
+detach_p = defop(
+    "detach",
+    _detach_kernel,
+    api="Tensor.detach",
+    batch_rule=_same_batch,
+    samples=lambda make: [
+        S((make((2, 3)),)),
+        S((make(()),)),
+        S((make((3, 2)).T,), name="transposed"),
+    ],
+    layout=None,
+    test=COMPLEX_TOO,
+    float8=True,
+    complex32=True,
+    meta=by_kernel,
+)
+
+
+def _detach_op(t: Tensor) -> Tensor:
+    """``t.detach()`` as an op call: the result, which shares t's version counter where it
+    is t's memory (as PyTorch's detach does)."""
+    out = dispatch(detach_p, (t,))
+    if isinstance(out, Tensor) and not (out._level or t._level) and out._data is t._data:
+        out._ver = t._ver
+    return out
+
+
+upcalls.provide(detach_op=_detach_op)
 
 
 def detach(input: Tensor) -> Tensor:

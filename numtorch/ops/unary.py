@@ -423,10 +423,20 @@ cosh_p = unary(
     dtypes=FLOATS_INT,
     ieee=True,
 )
+
+
+def _tanh_grad(g, result):
+    if result.is_complex():
+        return g * (1 - result * result).conj()
+    if result.dtype.itemsize < 8:  # PyTorch's fused multiply-add rounds 1 - y * y once
+        return g * (1 - result.to(dt.float64) ** 2).to(result.dtype)
+    return g * (1 - result * result)
+
+
 tanh_p = unary(
     "tanh",
     _ufunc("tanh"),
-    lambda g, result: g * (1 - result * result).conj(),
+    _tanh_grad,
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     vml=True,
@@ -509,10 +519,17 @@ def _sigmoid(xp, input):
     return _special(xp).expit(input)
 
 
+def _sigmoid_grad(g, result):
+    # PyTorch's order, g * (1 - y) * y (a real product rounds differently grouped)
+    if result.is_complex():
+        return g * ((1 - result) * result).conj()
+    return g * (1 - result) * result
+
+
 sigmoid_p = unary(
     "sigmoid",
     _sigmoid,
-    lambda g, result: g * (result * (1 - result)).conj(),
+    _sigmoid_grad,
     ELEMENTWISE,
     dtypes=FLOATS_INT_BOOL,
 )

@@ -520,7 +520,12 @@ def _movedim(xp, input, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
-    return xp.moveaxis(input, src, dst) if input.ndim else input[...]
+    if not input.ndim:
+        return input[...]
+    order = [d for d in range(input.ndim) if d not in src]  # (NumPy's moveaxis, checks done)
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return input.transpose(order)
 
 
 def _movedim_samples(make):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..._core.device import defer_check
@@ -180,17 +182,18 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
     return out.reshape(b, *shape), 0
 
 
-def _masked_scatter_vjp_src(g, mask, source):
+def _masked_scatter_vjp_src(g, mask, source_shape):
     # The k-th selected element of g goes to source element k: a running count of the mask
     # places them (no masked_select, whose length would differ across a batched mask).
-    n = source.numel()
+    # Only source's shape is saved, so ``y.masked_scatter_(m, y)`` differentiates.
+    n = math.prod(source_shape)
     if n == 0:
-        return zeros(source.shape, dtype=g.dtype, device=g.device)
+        return zeros(source_shape, dtype=g.dtype, device=g.device)
     m = mask.expand(g.shape).reshape(-1)
     pos = (m.cumsum(0) - 1).clamp(min=0)
     vals = where(m, g.reshape(-1), 0.0)
     return _scatter_add(zeros(n, dtype=g.dtype, device=g.device), pos, vals, dim=0).reshape(
-        source.shape
+        source_shape
     )
 
 

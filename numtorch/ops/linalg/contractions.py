@@ -324,10 +324,53 @@ def einsum(equation: str, *operands):
     ops = [o if isinstance(o, Tensor) else tensor(o) for o in operands]
     terms, out, sizes = _einsum_plan(equation, [tuple(o.shape) for o in ops])
     for k, (t, o) in enumerate(zip(terms, ops, strict=False)):
-        want = tuple(sizes[c] for c in t)
-        if want != tuple(o.shape):
-            ops[k] = o.expand(want)
-    return _einsum(ops, ",".join(terms) + "->" + out)
+        # a subscript an operand broadcasts (size 1) is not its own: PyTorch counts only
+        # the operands that hold a subscript with size > 1
+        dims = [d for d, c in enumerate(t) if o.shape[d] == 1 and sizes[c] != 1]
+        if dims:
+            ops[k] = o.squeeze(tuple(dims))
+            terms[k] = "".join(c for d, c in enumerate(t) if d not in dims)
+        ops[k], terms[k] = _diagonals(ops[k], terms[k])
+    if len(ops) == 1:
+        return _einsum(ops, terms[0] + "->" + out)
+    return _contract_in_order(ops, terms, out)
+
+
+def _diagonals(x: Tensor, t: str) -> tuple:
+    """x with each repeated subscript taken as its diagonal, as PyTorch's einsum does first
+    (its gradient is 0 off the diagonal, whatever the cotangent holds)."""
+    for d2, c in enumerate(t):
+        d1 = t.index(c)
+        if d1 < d2:
+            x = x.diagonal(0, d1, d2).movedim(-1, d1)
+            return _diagonals(x, t[:d2] + t[d2 + 1 :])
+    return x, t
+
+
+def _contract_in_order(ops: list, terms: list, out: str) -> Tensor:
+    """PyTorch's order (without opt_einsum), which decides where an inf * 0 makes a NaN:
+    the operands are contracted left to right, a pair at a time. Before each product, a
+    subscript that one of the pair alone holds and nothing later needs (no later operand,
+    not the output) is summed in that operand; one the pair shares is summed in the
+    product."""
+    a, ta = ops[0], terms[0]
+    for k in range(1, len(ops)):
+        b, tb = ops[k], terms[k]
+        needed = set(out).union(*terms[k + 1 :])
+        a, ta2 = _sum_alone(a, ta, tb, needed)
+        b, tb = _sum_alone(b, tb, ta, needed)
+        ta = ta2
+        keep = (
+            out if k == len(ops) - 1 else "".join(c for c in dict.fromkeys(ta + tb) if c in needed)
+        )
+        a, ta = _einsum([a, b], f"{ta},{tb}->{keep}"), keep
+    return a
+
+
+def _sum_alone(x: Tensor, t: str, other: str, needed: set) -> tuple:
+    """x with the subscripts that neither ``other`` nor anything later needs summed."""
+    kept = "".join(c for c in t if c in other or c in needed)
+    return (x, t) if kept == t else (_einsum([x], f"{t}->{kept}"), kept)
 
 
 # ------------------------------------------------------------------ contractions built on einsum
@@ -463,10 +506,49 @@ def multi_dot(tensors, *, out=None):
                 "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
                 f"{tensors[0].dtype.cpp_name} and tensor {i} {t.dtype.cpp_name}"
             )
-    res = tensors[0]
-    for t in tensors[1:]:
-        res = res @ t
+    mats = list(tensors)
+    first, last = mats[0].dim() == 1, mats[-1].dim() == 1
+    if first:
+        mats[0] = mats[0].unsqueeze(0)
+    if last:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    res = _chain(mats, _chain_order(mats), 0, len(mats) - 1)
+    if first and last:
+        res = res.reshape(())
+    elif first or last:
+        res = res.squeeze(0 if first else -1)
     return res if out is None else _write(out, res)
+
+
+def _chain_order(mats: list) -> list:
+    """PyTorch's parenthesization, which decides where an inf * 0 makes a NaN: split[i][j]
+    is where the product of mats[i..j] splits, the first of the cheapest (three matrices:
+    (AB)C unless A(BC) is strictly cheaper)."""
+    n = len(mats)
+    p = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    if n == 3:
+        a, b, c, d = p
+        split[0][2] = 0 if (a * c) * (b + d) > (b * d) * (a + c) else 1
+        split[1][2], split[0][1] = 1, 0
+        return split
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain(mats: list, split: list, i: int, j: int) -> Tensor:
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return _chain(mats, split, i, k) @ _chain(mats, split, k + 1, j)
 
 
 @composite(

@@ -158,6 +158,7 @@ linalg_eig_p = defop(
     "linalg_eig",
     _eig_kernel,
     nout=2,
+    out_names=("eigenvalues", "eigenvectors"),
     ndiff=2,
     vjp=_eig_vjp,
     jvp=_eig_jvp,

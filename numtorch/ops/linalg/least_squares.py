@@ -232,6 +232,7 @@ linalg_lstsq_p = defop(
     _lstsq_kernel,
     nin=2,
     nout=4,
+    out_names=("solution", "residuals", "rank", "singular_values"),
     ndiff=2,
     vjp=(_lstsq_vjp_A, _lstsq_vjp_B),
     jvp=_lstsq_jvp,

@@ -436,6 +436,7 @@ def _lu_factor_op(name: str, kernel, nout: int):
         f"linalg_{name}",
         kernel,
         nout=nout,
+        out_names=("LU", "pivots", "info")[:nout],
         ndiff=1,
         vjp=_lu_factor_vjp,
         jvp=_lu_factor_jvp,
@@ -497,6 +498,7 @@ linalg_lu_p = defop(
     "_linalg_lu",
     _lu_kernel,
     nout=3,
+    out_names=("L", "U", "P"),  # (the kernel's order; PyTorch's linalg.lu returns P, L, U)
     ndiff=2,
     vjp=_linalg_lu_vjp,
     jvp=_linalg_lu_jvp,

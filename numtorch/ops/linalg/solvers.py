@@ -289,6 +289,7 @@ linalg_slogdet_p = defop(
     "linalg_slogdet",
     _slogdet,
     nout=2,
+    out_names=("sign", "logabsdet"),
     ndiff=2,
     vjp=_slogdet_vjp,
     jvp=_slogdet_jvp,

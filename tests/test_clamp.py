@@ -1,0 +1,138 @@
+"""clamp, clip, clamp_min and clamp_max at ties (input equal to a bound, min equal to max,
+min above max): which operand the gradient and the tangent come from, exactly as PyTorch
+chooses, for every form (functional, method, in-place) and for tensor and number bounds."""
+
+import numpy as np
+import pytest
+from twolibs import assert_same
+
+# Columns: x == min, x == max == min + 1, x == min == max, x == max, x > max == min,
+# x < min == max, min > max (x between, x on each), x below min == max, plus a NaN input.
+X = np.array([0.0, 1.0, 1.0, 2.0, 0.0, 1.0, 3.0, 2.0, -1.0, 1.5, 0.5, np.nan])
+LO = np.array([0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 0.0, 2.0, 2.0, 0.0])
+HI = np.array([1.0, 1.0, 1.0, 2.0, 0.0, 0.0, 2.0, 2.0, 0.0, 0.5, 0.5, 1.0])
+# Distinct weights, so that a result shows which operand a value came from.
+G = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0])
+TX, TLO, THI = np.ones(12), 10 * np.ones(12), 100 * np.ones(12)
+
+TENSOR_FORMS = {
+    "clamp": lambda L, x, lo, hi: L.clamp(x, lo, hi),
+    "clamp min=": lambda L, x, lo, hi: L.clamp(x, min=lo),
+    "clamp max=": lambda L, x, lo, hi: L.clamp(x, max=hi),
+    "Tensor.clamp min=": lambda L, x, lo, hi: x.clamp(min=lo),
+    "clip": lambda L, x, lo, hi: L.clip(x, lo, hi),
+    "clip min=": lambda L, x, lo, hi: x.clip(min=lo),
+    "clip max=": lambda L, x, lo, hi: x.clip(max=hi),
+    "clamp_min": lambda L, x, lo, hi: L.clamp_min(x, lo),
+    "clamp_max": lambda L, x, lo, hi: L.clamp_max(x, hi),
+    "clamp_": lambda L, x, lo, hi: x.clone().clamp_(lo, hi),
+    "clamp_ min=": lambda L, x, lo, hi: x.clone().clamp_(min=lo),
+    "clamp_ max=": lambda L, x, lo, hi: x.clone().clamp_(max=hi),
+    "clip_": lambda L, x, lo, hi: x.clone().clip_(lo, hi),
+    "clamp_min_": lambda L, x, lo, hi: x.clone().clamp_min_(lo),
+    "clamp_max_": lambda L, x, lo, hi: x.clone().clamp_max_(hi),
+    "clamp 0-dim min=": lambda L, x, lo, hi: L.clamp(x, min=lo[2]),
+}
+
+NUMBER_FORMS = {
+    "clamp": lambda L, x: L.clamp(x, 1.0, 1.0),
+    "clamp min > max": lambda L, x: L.clamp(x, 2.0, 1.0),
+    "clamp min=": lambda L, x: L.clamp(x, min=1.0),
+    "clamp max=": lambda L, x: x.clamp(max=1.0),
+    "clip": lambda L, x: L.clip(x, 0.0, 1.0),
+    "clamp_min": lambda L, x: L.clamp_min(x, 1.0),
+    "clamp_max": lambda L, x: L.clamp_max(x, 1.0),
+    "clamp_": lambda L, x: x.clone().clamp_(0.0, 1.0),
+    "clamp_min_": lambda L, x: x.clone().clamp_min_(1.0),
+    "clamp_max_": lambda L, x: x.clone().clamp_max_(1.0),
+}
+
+
+def _grads(form, wrt):
+    """The gradients (G weighted) of the operands in ``wrt`` (a mask over x, min, max)."""
+
+    def prog(L, x, lo, hi, g):
+        leaves = [x, lo, hi]
+        for t, w in zip(leaves, wrt):
+            t.requires_grad_(w)
+        form(L, x, lo, hi).backward(g)
+        return [t.grad for t, w in zip(leaves, wrt) if w]
+
+    return prog
+
+
+def _tangent(form, dual):
+    """func.jvp's tangent, with tangents (1, 10, 100) on the operands in ``dual``."""
+
+    def prog(L, x, lo, hi, tx, tlo, thi):
+        args, tans = (x, lo, hi), (tx, tlo, thi)
+        primals = tuple(a for a, d in zip(args, dual) if d)
+        tangents = tuple(t for t, d in zip(tans, dual) if d)
+
+        def f(*ps):
+            it = iter(ps)
+            return form(L, *(next(it) if d else a for a, d in zip(args, dual)))
+
+        return L.func.jvp(f, primals, tangents)[1]
+
+    return prog
+
+
+# Which operands require grad, or have a tangent: all, the input only, the bounds only.
+WHICH = [(True, True, True), (True, False, False), (False, True, True)]
+
+
+def _ids(which) -> str:
+    return "".join(c for c, w in zip("xlh", which) if w)
+
+
+@pytest.mark.parametrize("which", WHICH, ids=_ids)
+@pytest.mark.parametrize("name", TENSOR_FORMS)
+def test_tensor_bounds_gradients_match_torch_at_ties(name, which):
+    assert_same(_grads(TENSOR_FORMS[name], which), X, LO, HI, G, rtol=0)
+
+
+def _tangent_cases():
+    # An in-place form writes into a clone of x, which has a tangent only when x has one:
+    # numtorch refuses a dual written into a tensor without a tangent (an error, not a
+    # wrong tangent), so the bounds-only case leaves the in-place forms out.
+    for name in TENSOR_FORMS:
+        for which in WHICH:
+            if which[0] or not name.split()[0].endswith("_"):
+                yield pytest.param(name, which, id=f"{name}-{_ids(which)}")
+
+
+@pytest.mark.parametrize(("name", "which"), _tangent_cases())
+def test_tensor_bounds_tangents_match_torch_at_ties(name, which):
+    assert_same(_tangent(TENSOR_FORMS[name], which), X, LO, HI, TX, TLO, THI, rtol=0)
+
+
+@pytest.mark.parametrize("name", NUMBER_FORMS)
+def test_number_bounds_gradient_and_tangent_match_torch_at_ties(name):
+    form = NUMBER_FORMS[name]
+
+    def prog(L, x, g, t):
+        y = L.func.jvp(lambda x: form(L, x), (x,), (t,))[1]
+        x.requires_grad_(True)
+        form(L, x).backward(g)
+        return x.grad, y
+
+    assert_same(prog, X, G, TX, rtol=0)
+
+
+def test_forward_ad_tangent_of_tensor_bounds_matches_torch_at_ties():
+    def prog(L, x, lo, hi, tx, tlo, thi):
+        fwd = L.autograd.forward_ad
+        with fwd.dual_level():
+            d = [fwd.make_dual(a, t) for a, t in ((x, tx), (lo, tlo), (hi, thi))]
+            out = [fwd.unpack_dual(f(L, *d)).tangent for f in TENSOR_FORMS.values()]
+        return out
+
+    assert_same(prog, X, LO, HI, TX, TLO, THI, rtol=0)
+
+
+def test_float32_ties_match_torch():
+    x, lo, hi, g, tx, tlo, thi = (a.astype(np.float32) for a in (X, LO, HI, G, TX, TLO, THI))
+    form = TENSOR_FORMS["clamp"]
+    assert_same(_grads(form, (True, True, True)), x, lo, hi, g, rtol=0)
+    assert_same(_tangent(form, (True, True, True)), x, lo, hi, tx, tlo, thi, rtol=0)
