@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
-from progfuzz_classes import CLASSES, MIX
+from progfuzz_classes import CLASS_DIVERGENCES, CLASS_OPEN, CLASSES, MIX
 from twolibs import Raised, assert_close
 
 import numtorch as nt
@@ -1012,20 +1012,36 @@ def shrink(p: Prog, fail: Failure, budget: float = 20.0) -> Prog:
     return p
 
 
+def _matching(entries, p: Prog, fail: Failure) -> str | None:
+    """The reason of the first (body regex, failure regex, reason) entry that matches."""
+    text = f"{fail.mode} {fail.kind}: {fail.detail}"
+    body = body_text(p)
+    for prog_pat, fail_pat, why in entries:
+        if re.search(prog_pat, body) and re.search(fail_pat, text):
+            return why
+    return None
+
+
+def torch_divergence(p: Prog, fail: Failure) -> str | None:
+    """The recorded torch divergence that explains a failure, or None."""
+    why = _matching(KNOWN_TORCH_DIVERGENCES + CLASS_DIVERGENCES, p, fail)
+    return None if why is None else "torch divergence: " + why
+
+
 def known_open(p: Prog, fail: Failure) -> str | None:
-    """The known open bug a failure belongs to, or None."""
+    """The known open bug (or torch divergence) a failure belongs to, or None."""
     for k in p.keys():
         if k in KNOWN_OPEN:
             return KNOWN_OPEN[k]
-    text = f"{fail.mode} {fail.kind}: {fail.detail}"
     # a recorded torch divergence in the program explains what follows from it first
-    for prog_pat, fail_pat, why in KNOWN_TORCH_DIVERGENCES:
-        if re.search(prog_pat, body_text(p)) and re.search(fail_pat, text):
-            return "torch divergence: " + why
+    why = torch_divergence(p, fail)
+    if why is not None:
+        return why
+    text = f"{fail.mode} {fail.kind}: {fail.detail}"
     for pat, why in KNOWN_OPEN_FAILURES:
         if re.search(pat, text):
             return why
-    return None
+    return _matching(CLASS_OPEN, p, fail)
 
 
 def repro(p: Prog, fail: Failure) -> str:

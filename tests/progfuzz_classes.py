@@ -89,7 +89,8 @@ def _alias_ops() -> dict:
         "alias.addcmul_self": _line(c + "y.addcmul_(y, y, value={c})", floats=True),
         "alias.addcdiv_self": _line(c + "y.addcdiv_(y, b, value={c})", floats=True),
         "alias.lerp_self": _line(c + "y.lerp_(y, 0.25)", floats=True),
-        "alias.copy_self": _pick("y.copy_(y)", _line(c + "y.copy_(y.flip(0))", ndim=1)),
+        "alias.copy_self": _line("y.copy_(y)"),
+        "alias.copy_flip": _line(c + "y.copy_(y.flip(0))", ndim=1),
         "alias.clamp_self": _line(c + "y.clamp_(min=y)", floats=True),
         "alias.out_self": _line(c + "lib.mul(y, y, out=y)", floats=True),
         "alias.first_row": _line(cc + "y.mul_(y[:1])", ndim=1),
@@ -254,7 +255,7 @@ def _matrix(gen):
     return lambda r, s, d: gen(r, s, d) if len(s) == 2 else None
 
 
-_ORDS = (0.5, 0.3, 0, -1, -0.5, float("inf"), float("-inf"), 1, 2)
+_ORDS = (0.5, 0.3, -1, -0.5, float("inf"), float("-inf"), 1, 2)
 
 
 def _nonfinite_ops() -> dict:
@@ -318,6 +319,9 @@ def _nonfinite_ops() -> dict:
             "y = sum(lib.var_mean(y, {d}, correction=2))",
         ),
         "nf.vector_norm": norm,
+        "nf.vector_norm0": _pick(
+            "y = lib.linalg.vector_norm(y, ord=0)", "y = y.norm(p=0, dim={d})"
+        ),
         "nf.nanmean": _pick("y = y.nanmean({d})", "y = y.nanmean()", "y = y.nansum({d})"),
         "nf.nanmedian": _pick("y = y.nanmedian({d}).values", "y = y.nanmedian()"),
         "nf.median_max": _pick("y = y.max()", "y = y.median()", "y = y.min({d}).values"),
@@ -436,7 +440,7 @@ def _badarg_ops() -> dict:
         "y = y.sum(lib.tensor(0))",
         "y = y.unsqueeze(lib.tensor(0.0))",
         "y = lib.zeros(lib.tensor(2))",
-        "y = y.topk(lib.tensor(1))",
+        "y = y.topk(lib.tensor(1)).values",
         "y = y.clamp(min=[0.0])",
         "y = y.mul('2')",
         "y = y + '1'",
@@ -483,3 +487,322 @@ CLASSES: dict[str, ProgClass] = {
 
 # The default mix: the base table for most programs, each class for one in twelve.
 MIX: dict[str, float] = {"base": 7.0, **{name: 1.0 for name in CLASSES}}
+
+
+# ------------------------------------------------------------------ what the classes found
+# Each entry is (a regex searched in the program's body, one searched in "<mode> <kind>:
+# <detail>", why), as progfuzz's KNOWN_TORCH_DIVERGENCES.
+_ERR = r"(torch raised: |error differs: [^\n]*\ntorch )"  # what torch raised, alone or beside ours
+_GRADS = r"^(backward|grad|vjp|vmap_grad) "
+
+# Cases where torch is wrong (or refuses what each sample allows) and numtorch keeps the
+# finite-difference or per-sample answer.
+CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
+    (
+        r"(?s)(y\.clone\(\); |y\.contiguous\(\)\.clone\(\); ).*"
+        r"\.(mul|add|sub|div|pow|addcmul|addcdiv|lerp|clamp)_\([^\n]*\by\b",
+        r"^jvp result differs",
+        "torch's in-place jvp formulas update self's tangent and then read the aliased "
+        "operand's tangent, which is that same updated tensor (tests/test_inplace_aliasing.py): "
+        "jvp of y = x.clone(); y.mul_(y) at x = 0.69 along 1 is 1.1661 in torch (t*y*(1 + y)); "
+        "numtorch and central differences give 2*x*t = 1.38",
+    ),
+    (
+        r"addcdiv",
+        _GRADS + _ERR + r"RuntimeError: result type \w+ can't be cast to the desired output type "
+        r"(Long|Int|Bool)",
+        "torch's backward of addcdiv with an integer or bool tensor2 computes a gradient for "
+        "tensor2 anyway and fails casting it: x (float64, requires grad), b = tensor([3]): "
+        "addcdiv(x, x, b, value=2).sum().backward() raises 'result type Float can't be cast to "
+        "the desired output type Long' in torch; d/dx = 1 + 2/3 = 1.6667, which numtorch gives",
+    ),
+    (
+        r".",
+        r"^jvp " + _ERR + r"RuntimeError: (masked_scatter: expected self and source to have "
+        r"same dtypes but got(Float and Double|Double and Float)|index_add_\(\): self \(Float\) "
+        r"and source \(Double\)|index_copy_\(\): self and source expected to have the same dtype"
+        r"|scatter\(\): Expected self\.dtype to be equal to src\.dtype|Index put requires the "
+        r"source and destination dtypes match|expected scalar type Float but found Double)",
+        "torch's forward AD gives a float32 primal a float64 tangent (after a Python float, as "
+        "in progfuzz's jvp dtype entry, and after an in-place write of a float64 dual into a "
+        "float32 tensor: o = torch.zeros(1); o.add_(x64) has a float64 tangent in func.jvp and "
+        "forward_ad), and a later op that needs equal dtypes then refuses the tangents "
+        "(masked_scatter, index_add_, index_copy_, scatter_, index_put_, matmul); the primal "
+        "program runs, and numtorch keeps each tangent in its primal's dtype",
+    ),
+    (
+        r"lib\.zeros\(\([^)]*\)\)|lib\.zeros\(\(\)\)",
+        r"^jvp result differs: result\[1\]: dtype",
+        "torch's forward AD keeps a float64 tangent on a float32 tensor written in place with a "
+        "float64 dual (o = torch.zeros(1); o.add_(x64): tangent float64); numtorch's tangent "
+        "has its primal's dtype",
+    ),
+    (
+        r"\.clamp\(|lib\.clip\(|lib\.clamp\(",
+        _GRADS + _ERR + r"RuntimeError: output with shape \[[^\]]*\] doesn't match the "
+        r"broadcast shape",
+        "torch's clamp backward with tensor bounds fails when a bound broadcasts self to a "
+        "larger shape: x = tensor([0.5]) requiring grad, b = tensor([[0.58]]): "
+        "x.clamp(torch.zeros_like(x), torch.where(x > 0, x, b)).sum().backward() raises 'output "
+        "with shape [1] doesn't match the broadcast shape [1, 1]'; the forward is (1, 1), and "
+        "numtorch sums the gradient to x's shape (d/dx = 1 at the tie with max = x)",
+    ),
+    (
+        r"\.(nan)?median\(",
+        r"^(vmap|vmap_grad) (torch raised|error differs)[^\n]*(\n[^\n]*)?median\(\): Expected "
+        r"reduction dim \d+ to have non-zero size",
+        "torch.func.vmap of median()/nanmedian() over samples with no elements raises the empty "
+        "reduction error, where eager torch on each sample returns NaN (median() of a tensor of "
+        "shape (0,) is nan); numtorch returns each sample's NaN (and then a later line's own "
+        "error is what it raises)",
+    ),
+    (
+        r"\.(nan)?median\(|vector_norm\(",
+        r"^vmap error differs: numtorch (\w+): ([^\n]*?)(dim(ension)? )-?\d+([^\n]*)\ntorch \1: "
+        r"\2\3-?\d+\5$",
+        "torch.func.vmap names the physical dim (the batch dim counted) in its reduction errors "
+        "at in_dims=-1: nanmedian(1) of samples of shape (1, 0) says 'Expected reduction dim 2' "
+        "where each sample says dim 1, as numtorch does",
+    ),
+    (
+        r"\.clamp\(min=[^\n]*round\(\), max=",
+        r"^(vmap|vmap_grad) (torch raised|error differs)[^\n]*(\n[^\n]*)?vmap: It looks like you're",
+        "torch reads a 0-d tensor bound beside a number bound as a Scalar (clamp(min=t0d, max=2) "
+        "takes the Scalar overload, t0d.item()), which torch.func.vmap refuses ('.item()'), while "
+        "each sample returns the clamped value; numtorch returns the per-sample result",
+    ),
+    (
+        r"(?s)(expand\(|broadcast_to\(|repeat\(|index_select\(|\[\[).*\.(std|var)\(",
+        r"^(backward|grad|vjp|jvp|vmap_grad) result differs",
+        "torch's std/var of equal values is rounding noise, not 0, so its gradient there is "
+        "O(1) noise: x = tensor([1.77]) expanded to 3, x.std() is 2.7e-16 in torch with "
+        "gradient [-0.408] * 3; numtorch's std of equal values is 0 and its gradient 0 "
+        "(PyTorch's rule where the std is 0)",
+    ),
+    (
+        r"y\.mul_\(y\[:1\]\)|y\[1:\]\.add_\(y\[:-1\]\)|y\.t\(\)\.mul_\(y\)",
+        r"^(vmap|vmap_grad) (result differs|torch raised|error differs)",
+        "each sample refuses an in-place op whose operand partially overlaps the written "
+        "tensor ('some elements of the input tensor and the written-to tensor refer to a single "
+        "memory location'); under torch.func.vmap the batched layout makes the views non-dense, "
+        "torch skips the check and computes in its kernel's order (y = [1.85, -0.45]; "
+        "y.mul_(y[:1]) gives [3.42, -1.54] under vmap, reading the updated y[0]); numtorch's "
+        "vmap reads the operand first ([3.42, -0.83]) and does not raise either",
+    ),
+    (
+        r"lib\.clamp\(y, min=b, max=b\)",
+        r"^(vmap|vmap_grad) ours raised: RuntimeError: expected dtype \w+ for `end`",
+        "a consequence of torch.func.vmap promoting a batched operand that is 0-d per sample as "
+        "a dimensioned one (progfuzz's vmap dtype entry): clamp(y32, min=b64, max=b64) with b "
+        "0-d per sample is float32 in each sample, so a later lerp(y, b, 0.25) refuses the "
+        "float64 end, as numtorch does; torch.func.vmap made y float64",
+    ),
+    (
+        r"\.view\(",
+        r"^(vmap|vmap_grad) error differs: [^\n]*\ntorch RuntimeError: view size is not compatible",
+        "torch.func.vmap's layout makes a later view(-1) fail where each sample's does not "
+        "(progfuzz's view entries); numtorch goes on, and a later error of its own (here the "
+        "modified-variable error of backward) is what it raises",
+    ),
+]
+
+# Open numtorch bugs these classes found. Each names a minimal repro; the class slices of
+# tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
+CLASS_OPEN: list[tuple[str, str, str]] = [
+    (
+        r"out=",
+        r"(has no storage of its own; it belongs to a transform|out= function)",
+        "out= under a transform: lib.sin(y, out=o) with y or o a transform's tensor raises "
+        "numtorch's 'GradTrackingTensor/DualTensor/BatchedTensor has no storage of its own'; "
+        "torch: grad and vjp write o (no gradient through out=), jvp raises NotImplementedError "
+        "'Trying to use forward AD with sin_out that does not support it because it is an out= "
+        "function', vmap 'Batching rule not implemented for aten::sin.out; the fallback path "
+        "doesn't work on out= or view ops.'",
+    ),
+    (
+        r".",
+        r"^vjp [^\n]*a GradTrackingTensor escaped the transform",
+        "func.vjp of f(x) = (y := x.clone().unsqueeze(0)); y[:1].mul_(3); return y: calling the "
+        "vjp function raises 'a GradTrackingTensor escaped the transform that created it'; "
+        "torch returns the gradient (3.) (func.grad and backward() agree with torch)",
+    ),
+    (
+        r"y\.copy_\(y\)",
+        r"unsupported operation: more than one element of the written-to tensor",
+        "y.copy_(y) is a no-op in torch (copy_ returns at once when src is self), even for an "
+        "expanded y; numtorch raises the internal-overlap error: x.expand(3, 2).copy_(x.expand(3, "
+        "2)) of the same tensor",
+    ),
+    (
+        r"unsqueeze\(0\)\.mul_\(y\)|y\.t\(\)\.mul_\(y\)",
+        r"(torch raised|error differs)[^\n]*(\n[^\n]*)?some elements of the input tensor and the "
+        r"written-to tensor refer to a single memory location",
+        "the partial-overlap check: y = x.clone(); y.unsqueeze(0).mul_(y) raises 'unsupported "
+        "operation: some elements of the input tensor and the written-to tensor refer to a "
+        "single memory location' in torch (same memory, other strides); numtorch computes; "
+        "torch also checks overlap before broadcasting (y (2, 1): y.t().mul_(y) gives the "
+        "overlap error, numtorch the broadcast-shape error)",
+    ),
+    (
+        r"index_add_\(0, lib\.tensor\(\[0\]\), y\[:1\]\)",
+        _GRADS + r"torch raised: RuntimeError: one of the variables needed for gradient "
+        r"computation has been modified",
+        "index_add_ saves its source: y = x.clone(); y.index_add_(0, tensor([0]), y[:1]) then "
+        "backward() raises torch's modified-by-an-inplace-operation error (the saved source is a "
+        "view of y, written by the op itself); numtorch saves no source and returns a gradient",
+    ),
+    (
+        r"add_\(y, alpha=|add\(b, alpha=b\)",
+        r"(result type Long can't be cast to the desired output type Bool|For integral input "
+        r"tensors, argument alpha must not be a floating point number|Boolean alpha only "
+        r"supported for Boolean results)",
+        "add/sub's alpha: tensor([True]).add_(tensor([True]), alpha=-1) is allowed in torch (a "
+        "bool result), numtorch raises 'result type Long can't be cast to the desired output "
+        "type Bool'; tensor([0]).add_(tensor([0]), alpha=-2.5) raises 'For integral input "
+        "tensors, argument alpha must not be a floating point number.' in torch, numtorch the "
+        "cast error; a float tensor with a bool 0-d alpha tensor: 'Boolean alpha only supported "
+        "for Boolean results.'",
+    ),
+    (
+        r"\.(zero|fill|lt|le|gt|ge|eq|ne)_\(",
+        r"modified by an inplace operation: [^\n]*output 0 of (Fill|torch::autograd::CopyBackwards),"
+        r"[^\n]*\ntorch [^\n]*output 0 of (Zero|Fill\d|Lt|Le|Gt|Ge|Eq|Ne),",
+        "names of in-place nodes: torch's grad_fn of zero_() is ZeroBackward0, of fill_(number) "
+        "FillBackward2, of fill_(tensor) FillBackward3, of lt_(1.5) LtBackward0; numtorch's are "
+        "FillBackward0 and torch::autograd::CopyBackwards (seen in the modified-variable error)",
+    ),
+    (
+        r".",
+        r"^vmap_grad error differs: numtorch RuntimeError: one of the variables needed for "
+        r"gradient computation has been modified by an inplace operation: (\[[^\n]*?\]), which "
+        r"is output \d+ of (\w+), is at version (\d+);[^\n]*\ntorch [^\n]*\1, which is output "
+        r"\d+ of \2, is at version (?!\3)\d+",
+        "under vmap(grad) an in-place op counts two versions: y = x.clone(); y.mul_(y); "
+        "y.mul_(b) raises the modified-variable error 'is at version 2' in numtorch, 'version 1' "
+        "in torch (eager and grad alone say 1 in both)",
+    ),
+    (
+        r".",
+        r"torch raised: NotImplementedError: \"clamp_cpu\" not implemented for 'Bool'",
+        "clamp of a bool tensor: torch.tensor([True, False]).clamp(min=torch.zeros(2, "
+        'dtype=torch.bool), max=...) raises NotImplementedError \'"clamp_cpu" not implemented '
+        "for 'Bool'' in torch (empty ones too); numtorch returns",
+    ),
+    (
+        r"std_mean",
+        r"torch raised: RuntimeError: one of the variables needed[^\n]*output 0 of StdMean",
+        "std_mean saves its std: s = torch.std_mean(x)[0]; s.pow_(2) (or s.lt_(2)) then "
+        "backward raises the modified-variable error (output 0 of StdMean) in torch; numtorch "
+        "does not save it and returns a gradient",
+    ),
+    (
+        r"vector_norm\(y, ord=0|norm\(p=0",
+        r"^(backward|grad|vjp|vmap_grad) result differs",
+        "vector_norm with ord=0 has an undefined gradient in torch: x.grad stays None after "
+        "backward() (func.grad gives zeros, and a NaN or inf further down stays out); numtorch "
+        "accumulates zeros, so a NaN cotangent upstream gives NaN: vector_norm(x.nanmean(0)"
+        ".sqrt_(), ord=0) at x = [-0.79]: torch grad 0, numtorch NaN",
+    ),
+    (
+        r"einsum",
+        r"\"bmm\" not implemented for 'Bool'",
+        "einsum of bool tensors: torch.einsum('ij,kj->ik', b, b) with b bool returns a bool "
+        'result in torch; numtorch raises NotImplementedError \'"bmm" not implemented for '
+        "'Bool''",
+    ),
+    (
+        r"median\(",
+        r"\"median_(cpu|out)\" not implemented for 'Bool'",
+        "median/nanmedian of an empty bool tensor: torch returns (nanmedian() of shape (0,)) "
+        "or raises the empty-reduction IndexError first (nanmedian(-1)); numtorch raises "
+        "NotImplementedError '\"median_cpu\" not implemented for 'Bool''",
+    ),
+    (
+        r"vector_norm",
+        r"cannot compute the \S+ norm on an empty tensor because[^\n]*\ntorch RuntimeError: "
+        r"linalg.vector_norm cannot compute the \S+ norm on the dimension",
+        "vector_norm(x, ord=inf, dim=-1) of x of shape (1, 0): torch says 'linalg.vector_norm "
+        "cannot compute the inf norm on the dimension -1because this dimension is empty and the "
+        "operation does not have an identity' (sic, dim given); numtorch says 'on an empty "
+        "tensor because ...' (torch's text without dim)",
+    ),
+    (
+        r"multi_dot",
+        r"multi_dot\(\): the first tensor must be 1D or 2D",
+        "multi_dot checks ranks: torch.linalg.multi_dot([x, x.mT]) with x of shape (1, 1, 1) "
+        "raises 'multi_dot(): the first tensor must be 1D or 2D but got 3D'; numtorch computes",
+    ),
+    (
+        r"\.median\(\)",
+        r"^(backward|grad|vjp|vmap_grad) result differs",
+        "median() of everything with a NaN cotangent: x = [[nan, -1.55]], y = x.median() (NaN), "
+        "(y ** 0.5).backward(): torch's gradient is [[nan, 0]] (the cotangent goes only to the "
+        "NaN elements, masked), numtorch's [[nan, nan]] (mask * g / count spreads 0 * NaN)",
+    ),
+    (
+        r"masked_scatter_",
+        r"^(vmap|vmap_grad) torch raised: RuntimeError: masked_scatter: expected self and source "
+        r"to have same dtypes",
+        "under vmap masked_scatter_ skips its dtype check: y bool, y.masked_scatter_(y > 0, y * "
+        "0.5) raises 'masked_scatter: expected self and source to have same dtypes but gotBool "
+        "and Float' in eager torch and numtorch and in torch.func.vmap, numtorch's vmap writes",
+    ),
+    (
+        r"index_copy_",
+        r"^(vmap|vmap_grad) ours raised: RuntimeError: vmap: aten::index_copy_\(self",
+        "vmap of an index_copy_ of an empty batched source into a fresh empty buffer: numtorch "
+        "raises 'vmap: aten::index_copy_(self, *extra_args) is not possible because there "
+        "exists a Tensor `other` ... more elements than `self`', torch writes nothing (both have "
+        "0 elements)",
+    ),
+    (
+        r"einsum\('ii->i'",
+        _GRADS + r"torch raised: RuntimeError: one of the variables needed",
+        "einsum('ii->i', y) is a view of y in torch (a diagonal), a copy in numtorch, so a "
+        "later write into it reaches (or not) what an earlier op saved: y.amin(-1, "
+        "keepdim=True) then einsum('ii->i', .)[0] = -2.5 raises the modified-variable error "
+        "(output 0 of Amin) in torch's backward",
+    ),
+    (
+        r".",
+        r"(?s)^\w+ (error differs: numtorch .*\ntorch TypeError|error differs: numtorch TypeError"
+        r"|(torch|ours) raised: TypeError|error differs: numtorch .*\ntorch RuntimeError: Invalid "
+        r"device string)",
+        "bad argument forms: numtorch's refusals of calls PyTorch's argument parser refuses "
+        "(a float for an int, a str for a dtype, sort's positional forms, a missing argument, a "
+        "list or Tensor for a number) differ in type or text, or numtorch accepts them "
+        "(branch h-badin models the parser)",
+    ),
+    (
+        r"clip_\(",
+        r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: aten::clamp_\(self",
+        "vmap's refusal of an in-place write of a batched value into an unbatched tensor names "
+        "clip_ as clamp_: y.clip_(b, b) with b batched says 'vmap: aten::clamp_(self, "
+        "*extra_args) is not possible' in numtorch, 'aten::clip_' in torch",
+    ),
+    (
+        r"(?s)(addcmul|addcdiv).*div_\(y\)",
+        r"result differs",
+        "addcmul/addcdiv in float32 multiply in another order: torch computes self + (value * "
+        "tensor1) * tensor2, so addcmul(y, y, y, value=-2.5) at y = 0.4 (float32) is exactly 0; "
+        "numtorch's is -2.98e-08 (value * (tensor1 * tensor2)), and a later y / y is 1 where "
+        "torch's is NaN",
+    ),
+    (
+        r".",
+        r"numtorch: an in-place write of (a value tracked by grad into a tensor that grad does "
+        r"not track|a dual tensor into a tensor without a tangent)",
+        "in-place writes into tensors made inside grad/vjp/jvp: o = torch.zeros_like(x); o[0] = "
+        "x[0].exp() (or o.add_(x), o.index_copy_(0, i, x), a row-by-row loop) is refused by "
+        "numtorch ('an in-place write of a value tracked by grad into a tensor that grad does "
+        "not track is not supported'); torch lifts o into the transform (branch h-fresh)",
+    ),
+    (
+        r"alpha=b",
+        r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: It looks like you're "
+        r"attempting to use a Tensor in some data-dependent control flow",
+        "a batched tensor where a number goes (y.add(b, alpha=b) under vmap, b batched 0-d per "
+        "sample): torch raises its '.item()' text ('vmap: It looks like you're calling .item() on "
+        "a Tensor'), numtorch the data-dependent control flow one",
+    ),
+]
