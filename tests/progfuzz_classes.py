@@ -14,7 +14,9 @@ clustered in, drawn more often than the base table would draw them:
                 program ends there and both libraries must raise alike
 
 ``CLASSES`` maps a name to its ``ProgClass``; ``MIX`` is the default mix's weights ("base" is
-progfuzz's own table alone). A line generator is ``gen(r, shape, dtype) -> code | None`` as in
+progfuzz's own table alone). ``CLASS_DIVERGENCES`` (torch wrong) and ``CLASS_OPEN`` (numtorch
+bugs, each with a minimal repro) record what fuzzing these classes found, in the form of
+progfuzz's ``KNOWN_TORCH_DIVERGENCES``. A line generator is ``gen(r, shape, dtype) -> code | None`` as in
 progfuzz's ``OPS``; a code may span lines (a loop) when its later lines carry their indent.
 """
 
