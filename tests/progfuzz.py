@@ -8,10 +8,16 @@ case. The generator draws each line from ``OPS`` and runs the body on torch as i
 the current shape and dtype; a line torch refuses is usually redrawn, sometimes kept (the
 program then ends there and the two libraries' errors are compared).
 
-    generate(seed, exclude=())     a Prog
+    generate(seed, exclude=(), cls=None)   a Prog (of class cls, or one drawn from MIX)
     check(prog)                    [Failure] over the modes that apply
     shrink(prog, failure)          a smaller Prog failing the same way
-    fuzz(seconds | seeds)          run many, shrink and group the failures (also: python -m)
+    fuzz(seconds | seeds, cls=)    run many, shrink and group the failures (also: python -m)
+
+Besides the base table, a program may belong to a class (tests/progfuzz_classes.py: aliasing
+in-place ops, writes into fresh tensors, clamps with ties, non-finite inputs to reductions,
+bad argument forms), which draws its lines from the class's own table and may change its
+inputs and add modes. ``python tests/progfuzz.py SECONDS [CLASS]`` fuzzes one class (or
+"base"); without CLASS each program's class is drawn from the default mix ``MIX``.
 """
 
 from __future__ import annotations
@@ -24,12 +30,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
+from progfuzz_classes import CLASS_DIVERGENCES, CLASS_OPEN, CLASSES, MIX
 from twolibs import Raised, assert_close
 
 import numtorch as nt
 
 FLOATS = ("float32", "float64")
-MODES = ("forward", "backward", "grad", "jvp", "vmap", "vmap_grad")
+MODES = ("forward", "backward", "grad", "vjp", "jvp", "vmap", "vmap_grad")
 
 
 # ------------------------------------------------------------------ the op table
@@ -652,6 +659,7 @@ class Prog:
     B: np.ndarray
     lines: list = field(default_factory=list)  # [(op key, code line)]
     in_dims: tuple = (0, None)
+    cls: str = "base"  # a name of progfuzz_classes.CLASSES, or "base"
 
     def keys(self):
         return [k for k, _ in self.lines]
@@ -683,6 +691,11 @@ DRIVERS = {
         + "    out = loss(x, b)\n    out.backward()\n    return out, x.grad, b.grad\n"
     ),
     "grad": _W_T + "    return lib.func.grad(loss)(lib.tensor(X), lib.tensor(B))\n",
+    "vjp": (
+        "    b = lib.tensor(B)\n"
+        "    out, fn = lib.func.vjp(lambda x: f(lib, x, b), lib.tensor(X))\n"
+        "    return out, fn(lib.tensor(W).to(out.dtype))\n"
+    ),
     "jvp": (
         "    b = lib.tensor(B)\n"
         "    return lib.func.jvp(lambda x: f(lib, x, b), (lib.tensor(X),), (lib.tensor(T),))\n"
@@ -721,7 +734,7 @@ def script(p: Prog, mode: str) -> str:
         f"X = {_lit(p.X)}",
         f"B = {_lit(p.B)}",
     ]
-    if mode in ("backward", "grad", "vmap_grad"):
+    if mode in ("backward", "grad", "vjp", "vmap_grad"):
         y = _torch_y(p)
         w = _values(rng, tuple(y.shape), "float64") if y is not None else np.zeros(())
         head.append(f"W = {_lit(w)}")
@@ -756,7 +769,7 @@ def _exec(text: str) -> dict:
         code = _CODE[text] = compile(text, "<prog>", "exec")
         if len(_CODE) > 20000:
             _CODE.clear()
-    ns: dict = {"np": np}
+    ns: dict = {"np": np, "inf": float("inf"), "nan": float("nan")}
     exec(code, ns)
     return ns
 
@@ -803,23 +816,45 @@ def _b_for(r: random.Random, rng, shape) -> np.ndarray:
     return _values(rng, bs, dtype)
 
 
-def generate(seed: int, exclude=()) -> Prog:
-    """A random program of 2-6 lines (torch decides the shapes as it is built)."""
+def draw_class(seed: int) -> str:
+    """The class of a seed's program in the default mix (its own stream, so a base program
+    is the same as before classes existed)."""
+    names = list(MIX)
+    return random.Random(f"class {seed}").choices(names, [MIX[n] for n in names])[0]
+
+
+def generate(seed: int, exclude=(), cls: str | None = None) -> Prog:
+    """A random program of 2-6 lines (torch decides the shapes as it is built), of class
+    ``cls`` (drawn from ``MIX`` when None)."""
+    cls = draw_class(seed) if cls is None else cls
+    klass = CLASSES.get(cls)
     r = random.Random(seed)
     rng = np.random.default_rng(seed)
     X, line = _input(r, rng)
+    if klass is not None and klass.inputs is not None:
+        X = klass.inputs(r, rng, X)
     p = Prog(seed, X, np.zeros(()), in_dims=(r.choice([0, -1, None]), r.choice([0, -1, None])))
+    p.cls = cls
     if p.in_dims == (None, None):
         p.in_dims = (r.choice([0, -1]), None)
     if line:
         p.lines.append(("layout", line))
     y = _torch_y(p)
+    if y is None:  # a class's input form the layout line cannot take (an empty dim)
+        p.lines, y = [], _torch_y(replace(p, lines=[]))
     p.B = _b_for(r, rng, tuple(y.shape))
     keys = [k for k in OPS if k not in exclude]
-    for _ in range(r.randint(2, 6)):
+    own = [k for k in (klass.ops if klass else ()) if k not in exclude]
+    n_lines = r.randint(2, 6)
+    if klass is not None and klass.ends:
+        n_lines -= r.randint(1, 2)
+    for _ in range(n_lines):
         for _attempt in range(20):
-            key = r.choice(keys)
-            code = OPS[key](r, tuple(y.shape), str(y.dtype).replace("torch.", ""))
+            table, key = OPS, None
+            if own and not klass.ends and r.random() < klass.share:
+                table, key = klass.ops, r.choice(own)
+            key = key or r.choice(keys)
+            code = table[key](r, tuple(y.shape), str(y.dtype).replace("torch.", ""))
             if code is None:
                 continue
             q = replace(p, lines=[*p.lines, (key, code)])
@@ -832,6 +867,12 @@ def generate(seed: int, exclude=()) -> Prog:
                 continue
             p, y = q, ny
             break
+    if own and klass.ends:  # the class's line, kept whatever torch does with it
+        for _attempt in range(20):
+            key = r.choice(own)
+            code = klass.ops[key](r, tuple(y.shape), str(y.dtype).replace("torch.", ""))
+            if code is not None:
+                return replace(p, lines=[*p.lines, (key, code)])
     return p
 
 
@@ -875,12 +916,17 @@ class _Float32Seen(torch.overrides.TorchFunctionMode):
 def modes_for(p: Prog) -> list[str]:
     y = _torch_y(p)
     x_float = p.X.dtype.kind == "f"
-    y_float = y is not None and y.dtype.is_floating_point
+    y_float = isinstance(y, torch.Tensor) and y.dtype.is_floating_point
     grads = x_float and y_float
+    klass = CLASSES.get(p.cls)
+    extra = klass.modes if klass is not None else ()
     return [
         m
         for m in MODES
-        if m in ("forward", "vmap") or (m == "jvp" and x_float) or (grads and m != "jvp")
+        if m in ("forward", "vmap")
+        or (m == "jvp" and x_float)
+        or (grads and m not in ("jvp", "vjp"))
+        or (grads and m == "vjp" and m in extra)
     ]
 
 
@@ -966,20 +1012,36 @@ def shrink(p: Prog, fail: Failure, budget: float = 20.0) -> Prog:
     return p
 
 
+def _matching(entries, p: Prog, fail: Failure) -> str | None:
+    """The reason of the first (body regex, failure regex, reason) entry that matches."""
+    text = f"{fail.mode} {fail.kind}: {fail.detail}"
+    body = body_text(p)
+    for prog_pat, fail_pat, why in entries:
+        if re.search(prog_pat, body) and re.search(fail_pat, text):
+            return why
+    return None
+
+
+def torch_divergence(p: Prog, fail: Failure) -> str | None:
+    """The recorded torch divergence that explains a failure, or None."""
+    why = _matching(KNOWN_TORCH_DIVERGENCES + CLASS_DIVERGENCES, p, fail)
+    return None if why is None else "torch divergence: " + why
+
+
 def known_open(p: Prog, fail: Failure) -> str | None:
-    """The known open bug a failure belongs to, or None."""
+    """The known open bug (or torch divergence) a failure belongs to, or None."""
     for k in p.keys():
         if k in KNOWN_OPEN:
             return KNOWN_OPEN[k]
-    text = f"{fail.mode} {fail.kind}: {fail.detail}"
     # a recorded torch divergence in the program explains what follows from it first
-    for prog_pat, fail_pat, why in KNOWN_TORCH_DIVERGENCES:
-        if re.search(prog_pat, body_text(p)) and re.search(fail_pat, text):
-            return "torch divergence: " + why
+    why = torch_divergence(p, fail)
+    if why is not None:
+        return why
+    text = f"{fail.mode} {fail.kind}: {fail.detail}"
     for pat, why in KNOWN_OPEN_FAILURES:
         if re.search(pat, text):
             return why
-    return None
+    return _matching(CLASS_OPEN, p, fail)
 
 
 def repro(p: Prog, fail: Failure) -> str:
@@ -994,9 +1056,10 @@ def repro(p: Prog, fail: Failure) -> str:
     return note + script(p, fail.mode) + tail
 
 
-def fuzz(seconds: float | None = None, seeds=None, exclude=(), do_shrink=True, log=print):
-    """Run fresh programs (for ``seconds``, or over ``seeds``); shrink each failure; group
-    them by signature. Returns (programs run, {signature: (known-open reason, repro)})."""
+def fuzz(seconds: float | None = None, seeds=None, exclude=(), do_shrink=True, log=print, cls=None):
+    """Run fresh programs (for ``seconds``, or over ``seeds``) of class ``cls`` (or of the
+    default mix); shrink each failure; group them by signature. Returns (programs run,
+    {signature: (known-open reason, repro, seed)})."""
     groups: dict = {}
     seen: dict = {}
     n = 0
@@ -1005,7 +1068,7 @@ def fuzz(seconds: float | None = None, seeds=None, exclude=(), do_shrink=True, l
     for seed in it:
         if seconds is not None and time.time() - t0 > seconds:
             break
-        p = generate(seed, exclude)
+        p = generate(seed, exclude, cls)
         n += 1
         for f in check(p):
             pre = (f.mode, _gist(f))
@@ -1017,7 +1080,9 @@ def fuzz(seconds: float | None = None, seeds=None, exclude=(), do_shrink=True, l
             sig = (g.mode, _gist(g), tuple(q.keys()))
             if sig not in groups:
                 groups[sig] = (known_open(q, g), repro(q, g), seed)
-                log(f"[{n}] seed {seed} {g.mode} {g.kind}: {g.detail.splitlines()[0][:100]}")
+                log(
+                    f"[{n}] seed {seed} {p.cls} {g.mode} {g.kind}: {g.detail.splitlines()[0][:100]}"
+                )
     return n, groups
 
 
@@ -1025,7 +1090,8 @@ if __name__ == "__main__":
     import sys
 
     secs = float(sys.argv[1]) if len(sys.argv) > 1 else 60
-    n, groups = fuzz(secs, log=lambda m: print(m, flush=True))
+    only = sys.argv[2] if len(sys.argv) > 2 else None
+    n, groups = fuzz(secs, log=lambda m: print(m, flush=True), cls=only)
     print(f"\n{n} programs, {len(groups)} distinct failures\n")
     for _sig, (why, text, seed) in sorted(groups.items(), key=lambda kv: str(kv[0])):
         print("=" * 80)

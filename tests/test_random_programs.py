@@ -2,8 +2,13 @@
 odd inputs, run on numtorch and torch in six modes (forward, backward(), func.grad,
 func.jvp, vmap, vmap(grad)) and compared on values, dtypes, shapes, gradients and errors.
 
-CI runs a fixed-seed slice, drawn without the ops of ``progfuzz.KNOWN_OPEN`` (each names its
-open bug). ``NUMTORCH_FUZZ_SECONDS=600 python -m pytest -p no:xdist -s
+CI runs a fixed-seed slice of base programs, drawn without the ops of ``progfuzz.KNOWN_OPEN``
+(each names its open bug), and a slice of each program class (tests/progfuzz_classes.py:
+aliasing in-place ops, writes into fresh tensors, clamps with ties, non-finite inputs, bad
+argument forms), where a failure of a recorded open bug (``CLASS_OPEN``) is reported, not
+failed. Each open bug also has a pinned seed, ``OPEN_BUG_SEEDS``, marked xfail(strict): its
+program fails for that bug alone, so a fix elsewhere shows as an XPASS; then drop the seed and
+the bug's ``CLASS_OPEN`` entry. ``NUMTORCH_FUZZ_SECONDS=600 python -m pytest -p no:xdist -s
 tests/test_random_programs.py -k fresh`` runs fresh seeds, known-open ops included, for that
 long and prints every distinct failure as a runnable repro (so does
 ``python tests/progfuzz.py 600``).
@@ -17,6 +22,40 @@ import progfuzz as pf
 import pytest
 
 CHUNKS, PER_CHUNK = 40, 6
+CLASS_CHUNKS, CLASS_PER_CHUNK = 3, 20
+
+# (class, seed): the open bug its program fails for, alone (the first words of its CLASS_OPEN
+# entry in tests/progfuzz_classes.py; the branch named there is fixing it).
+OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
+    ("alias", 0): "the partial-overlap check (y.unsqueeze(0).mul_(y) refused by torch)",
+    ("alias", 8): "func.vjp of an output written through a view: GradTrackingTensor escaped",
+    ("alias", 38): "out= under a transform",
+    ("alias", 98): "index_add_ saves its source (backward after an empty self-overlap)",
+    ("alias", 2250): "index_add_ with a source overlapping self (branch h-wrong2)",
+    ("alias", 340): "names of in-place nodes (ZeroBackward0, FillBackward2, LtBackward0)",
+    ("alias", 349): "y.copy_(y) is a no-op in torch",
+    ("alias", 527): "add/sub's alpha on bool and integer tensors",
+    ("alias", 759): "addcmul/addcdiv in float32 multiply in another order",
+    ("alias", 1980): "the modified-variable error names a median(dim) result AsStrided",
+    ("alias", 2342): "under vmap(grad) an in-place op counts two versions",
+    ("alias", 2376): "under vmap masked_scatter_ skips its dtype check",
+    ("fresh", 0): "in-place writes into tensors made inside grad/vjp/jvp (branch h-fresh)",
+    ("fresh", 12): "out= under a transform",
+    ("clamp_ties", 149): "bad argument forms: clamp(min=Tensor, max=number) (branch h-badin)",
+    ("clamp_ties", 532): "vmap's refusal of an in-place write names clip_ as clamp_",
+    ("clamp_ties", 1310): "clamp of a bool tensor",
+    ("nonfinite", 1): "vector_norm with ord=0 has an undefined gradient in torch",
+    ("nonfinite", 155): "std_mean saves its std",
+    ("nonfinite", 596): "vector_norm's empty-dim error names the dim in torch",
+    ("nonfinite", 769): "vector_norm with 0 < ord < 1 at an infinite element",
+    ("nonfinite", 902): "einsum of bool tensors",
+    ("nonfinite", 1672): "median() of everything with a NaN cotangent",
+    ("nonfinite", 1748): "median/nanmedian of an empty bool tensor",
+    ("nonfinite", 1821): "vector_norm(ord=+-inf, dim=d) at a NaN element",
+    ("nonfinite", 2884): "multi_dot checks ranks",
+    ("badarg", 0): "bad argument forms (branch h-badin)",
+    ("badarg", 572): "a batched tensor where a number goes: vmap's .item() text",
+}
 
 # Seeds of the slice whose programs fail for an open bug no op key or failure text isolates
 # (found by this fuzzer; the repro is what ``pf.shrink`` gives). The slice skips them; drop an
@@ -38,10 +77,43 @@ def test_random_programs(chunk):
     seeds = [
         s for s in range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK) if s not in KNOWN_OPEN_SEEDS
     ]
-    n, groups = pf.fuzz(seeds=seeds, exclude=pf.KNOWN_OPEN, log=lambda m: None)
+    n, groups = pf.fuzz(seeds=seeds, exclude=pf.KNOWN_OPEN, log=lambda m: None, cls="base")
     assert n == len(seeds)
     new = _report(groups, known=False)
     assert not new, "numtorch and torch differ; shrunk repros:\n" + new
+
+
+@pytest.mark.parametrize("cls", sorted(pf.CLASSES))
+@pytest.mark.parametrize("chunk", range(CLASS_CHUNKS))
+def test_class_programs(cls, chunk):
+    seeds = range(chunk * CLASS_PER_CHUNK, (chunk + 1) * CLASS_PER_CHUNK)
+    n, groups = pf.fuzz(seeds=seeds, exclude=pf.KNOWN_OPEN, log=lambda m: None, cls=cls)
+    assert n == len(seeds)
+    new = _report(groups, known=False)
+    assert not new, "numtorch and torch differ; shrunk repros:\n" + new
+
+
+@pytest.mark.parametrize(
+    "cls, seed",
+    [
+        pytest.param(
+            cls, seed, marks=pytest.mark.xfail(strict=True, reason=why), id=f"{cls}-{seed}"
+        )
+        for (cls, seed), why in OPEN_BUG_SEEDS.items()
+    ],
+)
+def test_open_bug_seed(cls, seed):
+    """The pinned program of an open bug agrees with torch in every mode (torch's own recorded
+    divergences aside): it fails until the bug is fixed."""
+    p = pf.generate(seed, cls=cls)
+    fails = [f for f in pf.check(p) if pf.torch_divergence(p, f) is None]
+    assert not fails, "\n".join(pf.repro(p, f) for f in fails)
+
+
+def test_classes_are_drawn_in_the_default_mix():
+    drawn = {pf.draw_class(seed) for seed in range(200)}
+    assert drawn == {"base", *pf.CLASSES}
+    assert all(pf.generate(seed).cls == pf.draw_class(seed) for seed in range(5))
 
 
 @pytest.mark.skipif(
@@ -56,15 +128,16 @@ def test_random_programs_fresh_seeds():
 
 
 def test_generator_is_seeded():
-    a, b = pf.generate(7), pf.generate(7)
-    assert a.lines == b.lines and (a.X == b.X).all() and (a.B == b.B).all()
-    assert a.in_dims == b.in_dims
+    for cls in (None, "base", *pf.CLASSES):
+        a, b = pf.generate(7, cls=cls), pf.generate(7, cls=cls)
+        assert a.lines == b.lines and (a.X == b.X).all() and (a.B == b.B).all()
+        assert a.in_dims == b.in_dims and a.cls == b.cls
 
 
 def test_failures_shrink_to_a_runnable_repro():
     """A program with a planted difference (numpy's .T is not torch's for 3-d) shrinks to the
     one line that differs, and its repro runs and shows it."""
-    p = pf.generate(3)
+    p = pf.generate(3, cls="base")
     p.lines = [("x", "y = y.exp()"), ("planted", "y = y.permute(*range(y.dim())[::-1])")] + [
         ("x", "y = y + 1")
     ]
