@@ -35,6 +35,7 @@ class Interpreter:
     level = 0
     alive = False
     sees_all = False  # it gets op calls with no transform's tensor too (a tracer, at level 1)
+    legacy = False  # a level of PyTorch's first vmap (torch._vmap_internals): not torch.func
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
