@@ -71,7 +71,7 @@ def _vmap(
             return outputs
 
         return vmap_call(
-            checked, in_dims, out_dims, "error", None, args, {}, allow_none_pass_through
+            checked, in_dims, out_dims, "error", None, args, {}, allow_none_pass_through, True
         )
 
     return wrapped

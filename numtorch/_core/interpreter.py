@@ -39,6 +39,7 @@ class Interpreter:
     sees_all = False  # it gets op calls with no transform's tensor too (a tracer, at level 1)
     serial = 0  # its place in the order levels were entered (tensors' births compare to it)
     lifts = None  # weak references to the tensors lifted into this level (_core/lift.py)
+    legacy = False  # a level of PyTorch's first vmap (torch._vmap_internals): not torch.func
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError

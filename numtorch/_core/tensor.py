@@ -413,7 +413,7 @@ class Tensor:
         self._set_requires_grad(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if any(i.kind.name in _FUNCTORCH_KINDS for i in state.stack):
+        if any(i.kind.name in _FUNCTORCH_KINDS and not i.legacy for i in state.stack):
             raise RuntimeError(_REQUIRES_GRAD_IN_TRANSFORM)
         return self._set_requires_grad(requires_grad)
 

@@ -768,7 +768,9 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     in_dims = tuple(0 if isinstance(g, Tensor) else None for g in gos)
     if None not in in_dims:
         in_dims = 0
-    res = upcalls.vmap_call(vjp, in_dims, 0, "error", None, tuple(gos), {}, none_ok=True)
+    res = upcalls.vmap_call(
+        vjp, in_dims, 0, "error", None, tuple(gos), {}, none_ok=True, legacy=True
+    )
     if not retain_graph:
         for out in outputs:
             _free_graph(out)

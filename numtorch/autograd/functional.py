@@ -13,8 +13,8 @@ from typing import Any
 
 from .._core.state import is_grad_enabled
 from .._core.tensor import Tensor
-from ..func import grad as _func_grad
-from ..func import vmap
+from ..func._grad import autograd_grad as _func_grad
+from ..func._vmap import vmap_call
 from ..ops.creation import eye, zeros, zeros_like
 from ..ops.shape import stack as _stack
 from . import forward_ad as fwAD
@@ -488,7 +488,9 @@ def _jacobian_forward(func: Callable, inputs: Any, strict: bool, vectorize: bool
             seen["shapes"] = [p.size() for p, _ in pairs]
             return tuple(zeros_like(p) if t is None else t for p, t in pairs)
 
-    per_output = vmap(push)(*_construct_standard_basis_for(inputs, numels))
+    # (PyTorch's first vmap, as PyTorch's jacobian uses: not a torch.func transform)
+    basis = tuple(_construct_standard_basis_for(inputs, numels))
+    per_output = vmap_call(push, 0, 0, "error", None, basis, {}, legacy=True)
     # Lists, not tuples: PyTorch's forward-mode jacobian returns lists of lists when the
     # inputs are a tuple, and so do we.
     blocks = [

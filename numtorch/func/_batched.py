@@ -146,9 +146,10 @@ class VmapInterpreter(Interpreter):
 
     kind = Kind.VMAP
 
-    def __init__(self, size: int, randomness: str):
+    def __init__(self, size: int, randomness: str, legacy: bool = False):
         self.size = size
         self.randomness = randomness
+        self.legacy = legacy  # PyTorch's first vmap: Tensor.requires_grad_ is allowed
 
     def wrap(self, x: Tensor, bdim: int) -> BatchedTensor:
         t = BatchedTensor._new(x, self)

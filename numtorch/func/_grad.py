@@ -53,8 +53,9 @@ _NO_SAVED_HOOKS = disable_saved_tensors_hooks(
 class GradInterpreter(Interpreter):
     """One grad level: runs each op on the inner values and records it on this level."""
 
-    def __init__(self):
+    def __init__(self, legacy: bool = False):
         self._outer_grad_mode = True
+        self.legacy = legacy  # numtorch's stand-in for PyTorch's autograd (not torch.func)
 
     def __enter__(self):
         _NO_SAVED_HOOKS.__enter__()
@@ -190,10 +191,21 @@ _GV = "grad_and_value(f)(*args)"
 def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
     """A function returning (gradient of ``func`` w.r.t. the ``argnums`` arguments, its
     value) (torch.func.grad_and_value); with ``has_aux``, (gradient, (value, aux))."""
+    return _grad_and_value(func, argnums, has_aux, False)
 
+
+def autograd_grad(func: Callable, argnums) -> Callable:
+    """``grad`` where numtorch stands in for PyTorch's autograd with a grad level
+    (autograd.functional's forward-over-reverse hessian): not a torch.func transform, so
+    that the function may call Tensor.requires_grad_ as under PyTorch's."""
+    gv = _grad_and_value(func, argnums, False, True)
+    return lambda *args, **kwargs: gv(*args, **kwargs)[0]
+
+
+def _grad_and_value(func: Callable, argnums, has_aux: bool, legacy: bool) -> Callable:
     def wrapper(*args, **kwargs):
         nums = check_argnums(argnums, len(args))
-        with GradInterpreter() as interp:
+        with GradInterpreter(legacy) as interp:
             flat, spec = tree_flatten(slice_argnums(args, nums))
             wrapped = [interp.wrap_input(x) for x in flat]
             new = tree_unflatten(wrapped, spec)

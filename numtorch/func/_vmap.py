@@ -54,8 +54,12 @@ def _check_out_dims(out_dims, func) -> None:
             )
 
 
-def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs, none_ok=False):
-    """One call of a vmapped function; ``none_ok`` lets None outputs pass through."""
+def vmap_call(
+    func, in_dims, out_dims, randomness, chunk_size, args, kwargs, none_ok=False, legacy=False
+):
+    """One call of a vmapped function; ``none_ok`` lets None outputs pass through;
+    ``legacy``: a level of PyTorch's first vmap (torch._vmap_internals), which
+    autograd.functional and is_grads_batched use, not a torch.func transform."""
     name = _name(func)
     if not isinstance(in_dims, (int, tuple)):
         raise ValueError(
@@ -107,7 +111,7 @@ def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs, non
             f"sizes {sizes} for the mapped dimension"
         )
     size = sizes[0]
-    run = functools.partial(_flat_vmap, func, spec, out_dims, randomness, kwargs, none_ok)
+    run = functools.partial(_flat_vmap, func, spec, out_dims, randomness, kwargs, none_ok, legacy)
     if chunk_size is None or chunk_size >= size:
         return run(flat, dims, size)
     return _chunked(run, flat, dims, size, chunk_size, out_dims, randomness)
@@ -134,8 +138,8 @@ def _chunked(run, flat, dims, size, chunk_size, out_dims, randomness):
     return tree_unflatten(merged, ospec)
 
 
-def _flat_vmap(func, spec, out_dims, randomness, kwargs, none_ok, flat, dims, size):
-    with VmapInterpreter(size, randomness) as interp:
+def _flat_vmap(func, spec, out_dims, randomness, kwargs, none_ok, legacy, flat, dims, size):
+    with VmapInterpreter(size, randomness, legacy) as interp:
         wrapped = [a if d is None else interp.wrap(a, d) for a, d in zip(flat, dims)]
         out = func(*tree_unflatten(wrapped, spec), **kwargs)
         leaves, ospec = tree_flatten(out)
