@@ -189,6 +189,18 @@ def test_sizes_computed_from_shapes_serve_every_size():
     assert traced[0] and traced[1] and traced[2:] == [0, 0, 0]
 
 
+def test_sizes_the_argument_parser_judges_stay_symbolic():
+    # a symbolic size is no plain int: the parser's quick check fails over to its judge,
+    # which must hand the size on as it is (its value would be a constant of each trace)
+    def f(x):
+        n = x.shape[0]
+        h = x.view((n, -1)).expand(n, 6)
+        return nt.sum(h.reshape([n, 3, 2]), dim=(1,)) * x.size(0)
+
+    traced = _run(f, [3, 4, 9, 5], _rows(6))
+    assert traced[0] and traced[1] and traced[2:] == [0, 0]
+
+
 def test_automatic_dynamic_traces_twice_symbolically_then_serves_every_size():
     traced = _run(lambda x: x.cumsum(0)[-1] * x.shape[0], [3, 4, 5, 6, 7], _rows(2), None)
     # the first size is static, the second marks dim 0 dynamic, the third makes the

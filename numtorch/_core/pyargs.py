@@ -26,6 +26,7 @@ import numpy as np
 from . import dtype as dt
 from .device import device as _Device
 from .dtype import dtype as _Dtype
+from .symbolic import SymInt
 from .tensor import Size, Tensor, _type_name
 
 _TABLE = pathlib.Path(__file__).with_name("torch_signatures.json")
@@ -448,8 +449,16 @@ def unpack_ints(public: str, name: str, values) -> tuple[int, ...]:
                 f"{public}(): argument '{name}' failed to unpack the object at pos {i + 1} "
                 f'with error "type must be tuple of ints,but got {type_name(v)}"'
             )
-        out.append(int(v) if isinstance(v, Tensor) else operator.index(v))
+        out.append(_as_int(v))
     return tuple(out)
+
+
+def _as_int(v):
+    """An int argument as the op takes it: a Python int, or a symbolic size as it is (its
+    value taken would put a constant, and a guard, into the program traced)."""
+    if type(v) is SymInt:
+        return v
+    return int(v) if isinstance(v, Tensor) else operator.index(v)
 
 
 def checked_sizes(key: str, args: tuple, kwargs: dict | None = None) -> tuple[int, ...]:
@@ -819,7 +828,7 @@ def judge_op_call(
             if ks & {"ints", "symints"}:
                 fixed[n] = unpack_ints(public, n, v)
         elif ks & {"int", "symint", "ints", "symints"} and _is_int_or_symint(v):
-            fixed[n] = int(v) if isinstance(v, Tensor) else operator.index(v)
+            fixed[n] = _as_int(v)
     return fixed
 
 
