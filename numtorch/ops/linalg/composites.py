@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..._core import autocast_state
 from ..._core import dtype as dt
 from ..._core.dispatch import dispatch
 from ..._core.meta import by_kernel
@@ -360,9 +361,27 @@ linalg_pinv_p = defop(
 )
 
 
+def _autocast_dtype(A):
+    """The lower dtype of an autocast region on A's device, where A is float32."""
+    if not autocast_state.ACTIVE[0] or not isinstance(A, Tensor) or A.dtype is not dt.float32:
+        return None
+    device = A.device.type
+    return autocast_state.get_dtype(device) if autocast_state.is_enabled(device) else None
+
+
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     """Moore-Penrose pseudo-inverse from the SVD; singular values at or below
     max(atol, rtol * largest) are treated as zero."""
+    low = _autocast_dtype(A)
+    if low is not None and out is None:
+        # PyTorch's pinv is a composite: its SVD runs in float32, its last matmul in the
+        # region's dtype (autocast's lists)
+        was = autocast_state.pause()
+        try:
+            res = pinv(A, atol=atol, rtol=rtol, hermitian=hermitian)
+        finally:
+            autocast_state.resume(was)
+        return res.to(low)
     if A.dim() < 2 or A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
         raise RuntimeError(
             f"linalg.pinv({A.dtype.scalar_name}{{{list(A.shape)}}}): expected a tensor with 2 or "
