@@ -752,7 +752,7 @@ def compile_mismatch(seed: int) -> str | None:
     for bit (or the same error). The difference, or None."""
     import progfuzz
 
-    p = progfuzz.generate(seed)
+    p = progfuzz.generate(seed, cls="base")  # (the classes of tests/progfuzz_classes.py: not yet)
     f = progfuzz._exec(progfuzz.script(p, "forward"))["f"]
     grad = "backward" in progfuzz.modes_for(p)
     inputs = [(p.X, p.B), (_perturbed(p.X), _perturbed(p.B))]
