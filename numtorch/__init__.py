@@ -102,7 +102,8 @@ from .ops.complex import (
     view_as_real,
 )
 from .ops.unary import positive
-from .ops.binary import clamp, true_divide
+from .ops.binary import true_divide
+from .ops.clamp import clamp
 from .ops.shape import (
     atleast_1d,
     atleast_2d,
@@ -260,6 +261,7 @@ from .ops import (
     comparison as _comparison,
     unary as _unary,
     binary as _binary,
+    clamp as _clamp,
     shape as _shape,
     reduction as _reduction,
     indexing as _indexing,
@@ -363,9 +365,9 @@ bitwise_left_shift = _binary.bitwise_left_shift_p.fn
 bitwise_or = _binary.bitwise_or_p.fn
 bitwise_right_shift = _binary.bitwise_right_shift_p.fn
 bitwise_xor = _binary.bitwise_xor_p.fn
-clamp_max = _binary.clamp_max_p.fn
-clamp_min = _binary.clamp_min_p.fn
-clip = _binary.clip
+clamp_max = _clamp.clamp_max_p.fn
+clamp_min = _clamp.clamp_min_p.fn
+clip = _clamp.clip
 copysign = _binary.copysign_p.fn
 div = _binary.div_p.fn
 divide = _binary.div_p.fn

@@ -357,7 +357,7 @@ def _run_vjps(op, args, attrs, result, g):
     """The vjp formula of every floating tensor input (None for the others)."""
     from numtorch._core.op import formula_env
 
-    env = formula_env(op, args, attrs, result)
+    env = formula_env(op, args, attrs, result, {n for names in op.vjp_args for n in names})
     env["g"] = g  # the cotangent, even where an input is called g
     return [
         f(**{k: env[k] for k in names}) if f is not None and _differentiable(a) else None

@@ -9,6 +9,7 @@ from . import (
     binary,
     bins,
     calculus,
+    clamp,
     comparison,
     complex,
     conversion,

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from ..._core.tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...ops.binary import clamp
+from ...ops.clamp import clamp
 from ...ops.creation import tensor
 from ...ops.reduction import vector_norm as _vector_norm
 from ...ops.shape import stack as _stack

@@ -18,7 +18,7 @@ from ..._core.op import composite, defop
 from ..._core.tensor import Tensor, wrap_dims
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
-from ..binary import clamp
+from ..clamp import clamp
 from ..comparison import where
 from ..creation import zeros_like
 from ..reduction import vector_norm
