@@ -53,8 +53,9 @@ def _perturbed(a):
     return a
 
 
-def _run(fn, op, args, kwargs) -> list:
-    """fn's outputs on the sample, then the gradients of <v, outputs> for its float inputs."""
+def _run(fn, op, args, kwargs, read=_np, ones: bool = False) -> list:
+    """``read`` of fn's outputs on the sample, then of the gradients (None where unused) of
+    <v, outputs> for its float inputs (v random, or ones)."""
     args, kwargs = to_nt(args), to_nt(kwargs)
     paths = float_arg_positions(args) if op.ndiff else []
     if op.grad_args is not None:
@@ -62,12 +63,16 @@ def _run(fn, op, args, kwargs) -> list:
     ins = [get_path(args, p).requires_grad_(True) for p in paths]
     nt.manual_seed(0)
     outs = list(tensor_leaves(fn(*args, **kwargs), nt.Tensor))
-    res = [_np(o) for o in outs]
+    res = [read(o) for o in outs]
     diff = [o for o in outs if o.requires_grad]
     if diff and ins:
         rng = np.random.default_rng(1)
-        vs = [nt.tensor(rng.standard_normal(o.shape)).to(o.dtype) for o in diff]
-        res += [_np(g) for g in nt.autograd.grad(diff, ins, vs, allow_unused=True)]
+        vs = [
+            nt.ones_like(o) if ones else nt.tensor(rng.standard_normal(o.shape)).to(o.dtype)
+            for o in diff
+        ]
+        grads = nt.autograd.grad(diff, ins, vs, allow_unused=True)
+        res += [read(g) for g in grads]
     return res
 
 
@@ -96,20 +101,7 @@ def test_replays_are_bit_identical_to_eager_on_new_values(op):
 
 def _strides(fn, op, args, kwargs) -> list:
     """(shape, strides) of fn's outputs on the sample and of the gradients of <v, outputs>."""
-    args, kwargs = to_nt(args), to_nt(kwargs)
-    paths = float_arg_positions(args) if op.ndiff else []
-    if op.grad_args is not None:
-        paths = [p for p in paths if p[0] in op.grad_args]
-    ins = [get_path(args, p).requires_grad_(True) for p in paths]
-    nt.manual_seed(0)
-    outs = list(tensor_leaves(fn(*args, **kwargs), nt.Tensor))
-    res = [(o.shape, o.stride()) for o in outs]
-    diff = [o for o in outs if o.requires_grad]
-    if diff and ins:
-        vs = [nt.ones_like(o) for o in diff]
-        grads = nt.autograd.grad(diff, ins, vs, allow_unused=True)
-        res += [None if g is None else (g.shape, g.stride()) for g in grads]
-    return res
+    return _run(fn, op, args, kwargs, lambda t: t if t is None else (t.shape, t.stride()), True)
 
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in ops_with_samples()])
