@@ -661,18 +661,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "source and returns the gradient",
     ),
     (
-        r"add_\(y, alpha=|add\(b, alpha=b\)",
-        r"(result type Long can't be cast to the desired output type Bool|For integral input "
-        r"tensors, argument alpha must not be a floating point number|Boolean alpha only "
-        r"supported for Boolean results)",
-        "add/sub's alpha: tensor([True]).add_(tensor([True]), alpha=-1) is allowed in torch (a "
-        "bool result), numtorch raises 'result type Long can't be cast to the desired output "
-        "type Bool'; tensor([0]).add_(tensor([0]), alpha=-2.5) raises 'For integral input "
-        "tensors, argument alpha must not be a floating point number.' in torch, numtorch the "
-        "cast error; a float tensor with a bool 0-d alpha tensor: 'Boolean alpha only supported "
-        "for Boolean results.'",
-    ),
-    (
         r"\.(zero|fill|lt|le|gt|ge|eq|ne)_\(",
         r"modified by an inplace operation: [^\n]*output 0 of (Fill|torch::autograd::CopyBackwards),"
         r"[^\n]*\ntorch [^\n]*output 0 of (Zero|Fill\d|Lt|Le|Gt|Ge|Eq|Ne),",

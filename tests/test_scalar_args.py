@@ -4,8 +4,9 @@ the tensor operands; a tensor with dims or one that requires grad is refused."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from twolibs import arr, assert_same, assert_same_error, grad_prog
+from twolibs import arr, assert_same, assert_same_error, assert_same_outcome, grad_prog
 
 CASES = {
     "add": lambda L, a, b, s: L.add(a, b, alpha=s),
@@ -43,3 +44,34 @@ def test_refused_tensors(bad):
         return L.add(a, a, alpha=s)
 
     assert_same_error(prog, arr(3))
+
+
+_BOOLS = np.array([True, False, True, False]), np.array([True, True, False, False])
+
+
+@pytest.mark.parametrize("alpha", [2, -1, 0, True, False, 0.5])
+@pytest.mark.parametrize("form", ["add", "add_", "scalar"])
+def test_alpha_of_a_bool_result(form, alpha):
+    """A bool result reads an int alpha as a bool (True + True is True); a float one is
+    refused as for any integral result."""
+
+    def prog(L, a, b):
+        if form == "scalar":
+            return L.add(a, True, alpha=alpha)
+        return a.clone().add_(b, alpha=alpha) if form == "add_" else L.add(a, b, alpha=alpha)
+
+    assert_same_outcome(prog, *_BOOLS)
+
+
+@pytest.mark.parametrize("alpha", [-2.5, 2, True])
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "float32"])
+@pytest.mark.parametrize("tensor", [False, True])
+def test_alpha_checked_against_the_result_dtype(dtype, alpha, tensor):
+    """alpha's checks (no float for an integral result, no bool for a non-bool one) read a 0-d
+    tensor alpha as its number."""
+
+    def prog(L, a):
+        s = L.tensor(alpha) if tensor else alpha
+        return a.clone().add_(a, alpha=s), L.sub(a, a, alpha=s)
+
+    assert_same_outcome(prog, np.arange(1, 4).astype(dtype))

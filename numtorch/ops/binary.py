@@ -69,6 +69,8 @@ def _check_int_zero(a, b) -> None:
 def _add(xp, a, b, *, alpha=1):
     if alpha.__class__ is not int:
         _check_alpha(alpha, a)
+    if a.dtype.kind == "b":  # PyTorch reads alpha as a bool for a bool result
+        return xp.logical_or(a, xp.logical_and(b, bool(alpha)))
     out = a + b if alpha == 1 else a + alpha * b
     if out.dtype.kind == "c":
         # PyTorch's kernel computes a + alpha * b, a complex product even for alpha 1: an
@@ -85,6 +87,9 @@ def _check_alpha(alpha, result) -> None:
     """PyTorch's checks of add's, sub's and rsub's alpha against the result's dtype (the
     kernel's operand, in that dtype): a bool alpha only for a bool result, no floating alpha
     for an integral one, no complex alpha for a real one."""
+    if not isinstance(alpha, (int, float, complex, np.generic)):
+        # a 0-d tensor: the dispatcher reads its number on a TypeError, as PyTorch's parser
+        raise TypeError("alpha must be a number")
     kind = result.dtype.kind
     if isinstance(alpha, (bool, np.bool_)) and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
