@@ -764,14 +764,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "*extra_args) is not possible' in numtorch, 'aten::clip_' in torch",
     ),
     (
-        r"(?s)(addcmul|addcdiv).*div_\(y\)",
-        r"result differs",
-        "addcmul/addcdiv in float32 multiply in another order: torch computes self + (value * "
-        "tensor1) * tensor2, so addcmul(y, y, y, value=-2.5) at y = 0.4 (float32) is exactly 0; "
-        "numtorch's is -2.98e-08 (value * (tensor1 * tensor2)), and a later y / y is 1 where "
-        "torch's is NaN",
-    ),
-    (
         r"alpha=b",
         r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: It looks like you're "
         r"attempting to use a Tensor in some data-dependent control flow",

@@ -32,7 +32,6 @@ OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("alias", 98): "index_add_ saves its source (backward after an empty self-overlap)",
     ("alias", 340): "names of in-place nodes (ZeroBackward0, FillBackward2, LtBackward0)",
     ("alias", 349): "y.copy_(y) is a no-op in torch",
-    ("alias", 759): "addcmul/addcdiv in float32 multiply in another order",
     ("alias", 1980): "the modified-variable error names a median(dim) result AsStrided",
     ("alias", 2342): "under vmap(grad) an in-place op counts two versions",
     ("alias", 2376): "under vmap masked_scatter_ skips its dtype check",

@@ -38,6 +38,7 @@ from ._families import (
     promote,
     promote_float,
 )
+from ._fma import fma
 from ._no_derivative import NOT_IMPLEMENTED, no_derivative
 from ._outer import outer_product
 from .comparison import where
@@ -897,8 +898,26 @@ _ADDCDIV_INT = (
 )
 
 
+def _opmath(xp, arrays):
+    """float16 operands as float32, which PyTorch's kernels compute them in (bfloat16 comes
+    widened), and the dtype to round the result back to (None: the result's own)."""
+    if xp.result_type(*arrays) != np.float16:
+        return arrays, None
+    return [xp.asarray(a, dtype=np.float32) for a in arrays], np.float16
+
+
+def _rounded_back(out, back):
+    """A float32 result in float16 (``back``), beyond its range inf, silently."""
+    if back is None:
+        return out
+    with np.errstate(over="ignore"):
+        return out.astype(back)
+
+
 def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
-    return input + value * (tensor1 / tensor2)
+    (input, tensor1, tensor2), back = _opmath(xp, (input, tensor1, tensor2))
+    out = input + (value * tensor1) / tensor2  # (PyTorch's order)
+    return _rounded_back(out, back)
 
 
 def _addc_samples(nonzero):
@@ -922,10 +941,45 @@ def _addc_samples(nonzero):
 
 
 def _addcmul(xp, input, tensor1, tensor2, *, value=1):
-    p = tensor1 * tensor2
-    if xp.result_type(input, p).kind in "iu" and not isinstance(value, int):
+    if xp.result_type(input, tensor1, tensor2).kind in "iu" and not isinstance(value, int):
         value = int(value)  # PyTorch casts value to an integral result's type
-    return input + value * p
+    (input, tensor1, tensor2), back = _opmath(xp, (input, tensor1, tensor2))
+    # PyTorch's kernel computes self + (value * tensor1) * tensor2, the last two steps fused
+    out = fma(xp, value * tensor1, tensor2, input)
+    return _rounded_back(out, back)
+
+
+def _scaled(t, value):
+    """t * value, or t where value is 1 (PyTorch's maybe_multiply in its formulas)."""
+    return t if value == 1 and not isinstance(value, complex) else t * value
+
+
+def _jvp_sum(tangents, *terms):
+    """The terms (functions giving them) of the operands that have a tangent, added in
+    order, as PyTorch's formula adds its zero tensors: nothing; none: the first's zero."""
+    out = None
+    for t, term in zip(tangents, terms):
+        if t is not None:
+            out = term() if out is None else out + term()
+    return zero_term(terms[0]()) if out is None else out
+
+
+def _addcmul_jvp(tangents, tinput, ttensor1, ttensor2, tensor1, tensor2, value):
+    return _jvp_sum(
+        tangents,
+        lambda: tinput,
+        lambda: _scaled(ttensor1 * tensor2, value),
+        lambda: _scaled(ttensor2 * tensor1, value),
+    )
+
+
+def _addcdiv_jvp(tangents, tinput, ttensor1, ttensor2, tensor1, tensor2, value):
+    return _jvp_sum(
+        tangents,
+        lambda: tinput,
+        lambda: _scaled(ttensor1 / tensor2, value),
+        lambda: -_scaled(ttensor2 * (tensor1 / tensor2) / tensor2, value),
+    )
 
 
 addcmul_p = elementwise_op(
@@ -936,7 +990,7 @@ addcmul_p = elementwise_op(
         lambda g, tensor2, value: g * cj(tensor2 * value),
         lambda g, tensor1, value: g * cj(tensor1 * value),
     ),
-    ELEMENTWISE,
+    _addcmul_jvp,
     samples=_addc_samples(False),
     dtypes=FLOATS_INT,
     no_kernel=NoKernel("b", "addcmul_cpu_out", first=broadcast_first),
@@ -958,10 +1012,12 @@ addcdiv_p = elementwise_op(
     _addcdiv,
     (
         lambda g: g,
-        lambda g, tensor2, value: g * cj(value / tensor2),
+        # (PyTorch's C++ value / tensor2 divides; Python's reflected / is a reciprocal's
+        # product)
+        lambda g, tensor2, value: g * cj(div(value, tensor2)),
         lambda g, tensor1, tensor2, value: -g * cj(value * tensor1 / (tensor2 * tensor2)),
     ),
-    ELEMENTWISE,
+    _addcdiv_jvp,
     samples=_addc_samples(True),
     ieee=True,
     # tensor1 and tensor2 both integral (bool included), whatever input is

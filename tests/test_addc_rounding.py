@@ -1,0 +1,126 @@
+"""addcmul and addcdiv round as PyTorch's CPU kernels do, to the last bit: ``self + (value *
+t1) * t2`` with the last multiply-add fused (one rounding, numtorch.ops._fma), ``self +
+(value * t1) / t2``, float16 in float32; their derivative formulas in PyTorch's order too."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+from twolibs import run_both
+
+import numtorch as nt
+from numtorch.ops._fma import fma
+
+_EDGES = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 1e-308, 5e-324]
+_EDGES += [2.0**-500, 3.0, 1 / 3]
+
+
+def _bits_equal(got, want) -> None:
+    """Equal values with equal signs (zeros too); NaN where the other has NaN."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    nan = np.isnan(want)
+    assert (np.isnan(got) == nan).all()
+    same = (got == want) & (np.signbit(got) == np.signbit(want))
+    bad = ~(same | nan)
+    assert not bad.any(), f"{bad.sum()} differ, first at {np.argmax(bad)}"
+
+
+def _data(dtype: str, n: int = 4001, seed: int = 0) -> list[np.ndarray]:
+    """Three operands over a wide range of exponents (float64: 1e-40 to 1e40)."""
+    rng = np.random.default_rng(seed)
+    span = 40 if dtype == "float64" else 4
+    return [rng.standard_normal(n) * 10.0 ** rng.uniform(-span, span, n) for _ in range(3)]
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("value", [-2.5, 0.3, 1])
+def test_every_bit_as_torch(op, dtype, value):
+    def prog(L, a, b, c):
+        a, b, c = (x.to(getattr(L, dtype)) for x in (a, b, c))
+        return getattr(L, op)(a, b, c, value=value).double()
+
+    _bits_equal(*run_both(prog, *_data(dtype)))
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("value", [-2.5, 1, 0.0])
+def test_every_bit_as_torch_at_the_edges(op, dtype, value):
+    """Signed zeros, infinities, NaN, and products that overflow or underflow in between."""
+    a, b, c = (np.array(x) for x in zip(*itertools.product(_EDGES, repeat=3)))
+
+    def prog(L, a, b, c):
+        a, b, c = (x.to(getattr(L, dtype)) for x in (a, b, c))
+        return getattr(L, op)(a, b, c, value=value).double()
+
+    with np.errstate(all="ignore"):
+        _bits_equal(*run_both(prog, a, b, c))
+
+
+def test_a_cancellation_is_exactly_zero():
+    """The fuzzer's case: at y = 0.4 (float32), y + (-2.5 * y) * y is exactly 0 (y / it is
+    NaN), where -2.5 * (y * y) leaves -2.98e-08."""
+
+    def prog(L, y):
+        z = L.addcmul(y, y, y, value=-2.5)
+        return z, y / z
+
+    ours, theirs = run_both(prog, np.array([0.4], dtype=np.float32))
+    assert ours[0].item() == 0.0 == theirs[0].item()
+    _bits_equal(ours[1].numpy(), theirs[1].numpy())
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("value", [-2.5, 0.3, 1])
+def test_derivatives_every_bit_as_torch(op, value):
+    """jvp (every tangent, and one at a time) and vjp in float32."""
+    rng = np.random.default_rng(1)
+    a, b, c, ta, tb, tc, g = (rng.standard_normal(2001).astype(np.float32) for _ in range(7))
+    c[np.abs(c) < 0.1] = 0.5
+
+    def results(L):
+        A, B, C, TA, TB, TC, G = (L.tensor(x) for x in (a, b, c, ta, tb, tc, g))
+
+        def f(x, y, z):
+            return getattr(L, op)(x, y, z, value=value)
+
+        out = [L.func.jvp(f, (A, B, C), (TA, TB, TC))[1]]
+        out.append(L.func.jvp(lambda y: f(A, y, C), (B,), (TB,))[1])
+        out.append(L.func.jvp(lambda z: f(A, B, z), (C,), (TC,))[1])
+        return out + list(L.func.vjp(f, A, B, C)[1](G))
+
+    for got, want in zip(results(nt), results(torch)):
+        _bits_equal(got.numpy(), want.numpy())
+
+
+def test_fma_on_the_device(cuda):
+    """The float64 emulation's exact fallback (operands near the ends of the range) and the
+    float32 path give the CPU's bits on device arrays."""
+    vals = np.array(_EDGES)
+    x, y, z = (np.array(v) for v in zip(*itertools.product(vals, repeat=3)))
+    for dtype in ("float64", "float32"):
+
+        def prog(L):
+            dev = {} if L is torch else {"device": cuda}
+            a, b, c = (L.tensor(v, dtype=getattr(L, dtype), **dev) for v in (x, y, z))
+            return L.addcmul(c, a, b).double().cpu()
+
+        with np.errstate(all="ignore"):
+            _bits_equal(*run_both(prog))
+
+
+def test_fma_rounds_once():
+    """float64: against exact rational arithmetic, on products whose rounding an unfused
+    sum would double (z the product's negated float)."""
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 1000))
+    z = -(x * y)
+    got = fma(np, x, y, z)
+    want = [float(Fraction(a) * Fraction(b) + Fraction(c)) for a, b, c in zip(x, y, z)]
+    _bits_equal(got, want)
+    assert np.count_nonzero(got) > 900  # (the unfused sum is exactly 0 everywhere)
