@@ -679,13 +679,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "in torch (eager and grad alone say 1 in both)",
     ),
     (
-        r".",
-        r"torch raised: NotImplementedError: \"clamp_cpu\" not implemented for 'Bool'",
-        "clamp of a bool tensor: torch.tensor([True, False]).clamp(min=torch.zeros(2, "
-        'dtype=torch.bool), max=...) raises NotImplementedError \'"clamp_cpu" not implemented '
-        "for 'Bool'' in torch (empty ones too); numtorch returns",
-    ),
-    (
         r"std_mean",
         r"torch raised: RuntimeError: one of the variables needed[^\n]*output 0 of StdMean",
         "std_mean saves its std: s = torch.std_mean(x)[0]; s.pow_(2) (or s.lt_(2)) then "

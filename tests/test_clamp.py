@@ -4,7 +4,7 @@ chooses, for every form (functional, method, in-place) and for tensor and number
 
 import numpy as np
 import pytest
-from twolibs import assert_same
+from twolibs import assert_same, assert_same_outcome
 
 # Columns: x == min, x == max == min + 1, x == min == max, x == max, x > max == min,
 # x < min == max, min > max (x between, x on each), x below min == max, plus a NaN input.
@@ -136,3 +136,36 @@ def test_float32_ties_match_torch():
     form = TENSOR_FORMS["clamp"]
     assert_same(_grads(form, (True, True, True)), x, lo, hi, g, rtol=0)
     assert_same(_tangent(form, (True, True, True)), x, lo, hi, tx, tlo, thi, rtol=0)
+
+
+_BOOL = np.array([True, False, True])
+BOOL_FORMS = {
+    "clamp tensors": lambda L, x: L.clamp(x, x, x),
+    "clip tensors": lambda L, x: x.clip(x, ~x),
+    "clamp_ tensors": lambda L, x: x.clone().clamp_(x, x),
+    "clamp 0-dim tensors": lambda L, x: L.clamp(x, x[0], x[1]),
+    "clamp 0-dim and number": lambda L, x: L.clamp(x, x[0], True),
+    "clamp numbers": lambda L, x: L.clamp(x, False, True),
+    "clamp_ numbers": lambda L, x: x.clone().clamp_(False, True),
+    "clamp min= number": lambda L, x: x.clamp(min=False),
+    "clamp max= number": lambda L, x: x.clamp(max=True),
+    "clamp_min number": lambda L, x: L.clamp_min(x, False),
+    "clamp_max_ number": lambda L, x: x.clone().clamp_max_(True),
+    "clamp empty": lambda L, x: L.clamp(x[:0], x[:0], x[:0]),
+    "clamp empty broadcast": lambda L, x: L.clamp(x[:1], x[:0], x[:0]),
+    "clamp unbroadcastable": lambda L, x: L.clamp(x, x[:2], x),
+    # these run: one tensor bound (maximum's or minimum's kernel), or a result promoted
+    "clamp min= tensor": lambda L, x: x.clamp(min=x),
+    "clamp max= 0-dim": lambda L, x: x.clamp(max=x[0]),
+    "clamp_min tensor": lambda L, x: L.clamp_min(x, ~x),
+    "clamp_max_ 0-dim": lambda L, x: x.clone().clamp_max_(x[1]),
+    "clamp int numbers": lambda L, x: L.clamp(x, 0, 1),
+    "clamp int tensors": lambda L, x: L.clamp(x, x.long(), x.long()),
+}
+
+
+@pytest.mark.parametrize("name", BOOL_FORMS)
+def test_bool_clamp_kernels_as_torch(name):
+    """PyTorch's clamp kernels have no bool version (a bool result), except the maximum and
+    minimum that a single tensor bound runs."""
+    assert_same_outcome(lambda L, x: BOOL_FORMS[name](L, x), _BOOL)

@@ -122,6 +122,31 @@ def _clamp_node_name(min, max):
     return "ClampBackward1" if min is None and max is None else "ClampBackward0"
 
 
+def _one_bound(arrays) -> str | None:
+    """'min' or 'max' where clamp has that bound alone, else None."""
+    lo, hi = arrays[1], arrays[2]
+    if (lo is None) == (hi is None):
+        return None
+    return "min" if hi is None else "max"
+
+
+def _clamp_bool_kernel(arrays, attrs) -> str:
+    """The kernel PyTorch's clamp of a bool result picks: two tensor bounds clamp's, number
+    bounds (a 0-d tensor with a number too) clamp's scalar one or, alone, clamp_min's or
+    clamp_max's."""
+    side = _one_bound(arrays)
+    if side is not None:
+        return f"clamp_{side}_scalar_cpu"
+    return "clamp_cpu" if all(hasattr(a, "dtype") for a in arrays[1:]) else "clamp_scalar_cpu"
+
+
+def _clamp_bool_refused(arrays, attrs) -> bool:
+    """A bool clamp is refused unless its one bound is a tensor (that runs maximum's or
+    minimum's kernel, which has bools)."""
+    side = _one_bound(arrays)
+    return side is None or not hasattr(arrays[1 if side == "min" else 2], "dtype")
+
+
 clamp_p = elementwise_op(
     "clamp",
     _clamp,
@@ -138,7 +163,10 @@ clamp_p = elementwise_op(
     methods=False,
     inplace=False,
     inplace_policy=InplacePolicy(cpp_cast=True),
-    no_kernel=NoKernel("c", error=CLAMP_COMPLEX),
+    no_kernel=(
+        NoKernel("c", error=CLAMP_COMPLEX),
+        NoKernel("b", _clamp_bool_kernel, when=_clamp_bool_refused, first=broadcast_first),
+    ),
 )
 _raw_clamp = clamp_p.fn
 
@@ -186,11 +214,15 @@ def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
     return run_inplace(clamp_p, self, (min, max), {})
 
 
-def _clamp_bound_refusals(kernel: str) -> tuple[NoKernel, ...]:
+def _clamp_bound_refusals(kernel: str, name: str) -> tuple[NoKernel, ...]:
     """No complex clamp_min/clamp_max: a Python number bound runs clamp's kernel, a tensor
-    bound ``kernel`` (maximum's or minimum's)."""
+    bound ``kernel`` (maximum's or minimum's); no bool one with a number bound."""
     number = lambda arrays, attrs: not hasattr(arrays[1], "dtype")
-    return (NoKernel("c", error=CLAMP_COMPLEX, when=number), NoKernel("c", f"{kernel}_cpu"))
+    return (
+        NoKernel("c", error=CLAMP_COMPLEX, when=number),
+        NoKernel("c", f"{kernel}_cpu"),
+        NoKernel("b", f"{name}_scalar_cpu", when=number),
+    )
 
 
 # clamp_min's / clamp_max's tangent, PyTorch's: the bound's where the input is not within it,
@@ -217,7 +249,7 @@ clamp_min_p = binary(
     node_name=lambda min: "ClampMinBackward0" if min is None else "ClampMinBackward1",
     checked_scalars=("min",),
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
-    no_kernel=_clamp_bound_refusals("maximum"),
+    no_kernel=_clamp_bound_refusals("maximum", "clamp_min"),
 )
 clamp_max_p = binary(
     "clamp_max",
@@ -233,7 +265,7 @@ clamp_max_p = binary(
     node_name=lambda max: "ClampMaxBackward0" if max is None else "ClampMaxBackward1",
     checked_scalars=("max",),
     inplace_policy=InplacePolicy(cpp_cast=True, batched=BatchedWrite.ARITHMETIC),
-    no_kernel=_clamp_bound_refusals("minimum"),
+    no_kernel=_clamp_bound_refusals("minimum", "clamp_max"),
 )
 
 
