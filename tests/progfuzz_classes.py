@@ -679,13 +679,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "in torch (eager and grad alone say 1 in both)",
     ),
     (
-        r"std_mean",
-        r"torch raised: RuntimeError: one of the variables needed[^\n]*output 0 of StdMean",
-        "std_mean saves its std: s = torch.std_mean(x)[0]; s.pow_(2) (or s.lt_(2)) then "
-        "backward raises the modified-variable error (output 0 of StdMean) in torch; numtorch "
-        "does not save it and returns a gradient",
-    ),
-    (
         r"einsum",
         r"\"bmm\" not implemented for 'Bool'",
         "einsum of bool tensors: torch.einsum('ij,kj->ik', b, b) with b bool returns a bool "

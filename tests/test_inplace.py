@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from twolibs import arr, assert_same, assert_same_error, fd_grad, run
+from twolibs import arr, assert_same, assert_same_error, assert_same_outcome, fd_grad, run
 
 import numtorch as nt
 
@@ -405,6 +405,37 @@ def test_writing_an_output_the_node_does_not_save_is_fine(make):
         return x.grad
 
     assert_same(prog, arr(3, 2) * 0.5, arr(2, seed=1))
+
+
+# an output of a multi-output op that its node saves, written in place: (values, one of
+# them written); std_mean saves its std (refused), var_mean nothing, max(dim) its indices
+_SAVED_OUTPUTS = {
+    "std_mean": lambda T, x: T.std_mean(x)[0].exp_(),
+    "std_mean dim": lambda T, x: T.std_mean(x, 0)[0].exp_(),
+    "std_mean lt_": lambda T, x: T.std_mean(x, 0)[0].lt_(2) * T.std_mean(x, 0)[1],
+    "var_mean": lambda T, x: T.var_mean(x, 0)[0].exp_(),
+    "max values": lambda T, x: T.max(x, 0)[0].mul_(3),
+    "sort values": lambda T, x: T.sort(x, 0)[0].mul_(3),
+}
+
+
+@pytest.mark.parametrize("name", _SAVED_OUTPUTS)
+@pytest.mark.parametrize("how", ["eager", "grad", "vjp", "vmap grad"])
+def test_a_saved_output_of_several_written_in_place(name, how):
+    """Under a transform as in eager mode, the outputs a node saved are version-checked."""
+
+    def prog(T, x):
+        f = lambda a: _SAVED_OUTPUTS[name](T, a).sum()  # noqa: E731
+        if how == "grad":
+            return T.func.grad(f)(x)
+        if how == "vjp":
+            return T.func.vjp(f, x)[1](T.tensor(1.0))
+        if how == "vmap grad":
+            return T.func.vmap(T.func.grad(f))(x.expand(2, 3, 2))
+        f(x.requires_grad_()).backward()
+        return x.grad
+
+    assert_same_outcome(prog, arr(3, 2))
 
 
 @pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")

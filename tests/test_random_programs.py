@@ -37,7 +37,6 @@ OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("alias", 2376): "under vmap masked_scatter_ skips its dtype check",
     ("fresh", 12): "out= under a transform",
     ("clamp_ties", 532): "vmap's refusal of an in-place write names clip_ as clamp_",
-    ("nonfinite", 155): "std_mean saves its std",
     ("nonfinite", 596): "vector_norm's empty-dim error names the dim in torch",
     ("nonfinite", 769): "vector_norm with 0 < ord < 1 at an infinite element",
     ("nonfinite", 902): "einsum of bool tensors",

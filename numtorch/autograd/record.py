@@ -10,7 +10,7 @@ from .._core.tensor import Tensor, _new
 from . import anomaly_mode
 from .node import _NO_EDGE, _edge, _seq, accumulate_node
 from .node_classes import _name_params, _node_cls
-from .saved import _OWN, Saved, SavedValues, _SavedList, _SavedTuple
+from .saved import _OWN, Saved, SavedValues, _SavedInnerOutputs, _SavedList, _SavedTuple
 
 _NOTHING_SAVED: dict = {}  # shared by the nodes that save nothing: never written to
 
@@ -228,7 +228,7 @@ def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
                     s = saved[n] = Saved(outputs, False)
                     s.src = _OWN
                 else:
-                    saved[n] = outputs
+                    saved[n] = _SavedInnerOutputs(outputs)
             else:
                 if state.modes:  # PyTorch's saving of an output detaches it: modes see that
                     for o in (outputs,) if op.nout == 1 else outputs:

@@ -82,7 +82,7 @@ class Saved:
             t = self.t
             src = getattr(self, "src", None)
             if src is _OWN:
-                fn, nr = node, 0
+                fn, nr = node, getattr(self, "nr", 0)  # (nr: which of its outputs)
             else:  # the history it has now (PyTorch's text names its latest writer)
                 w = t if src is None else src
                 # (a view written through its base is regenerated first, as PyTorch's)
@@ -292,6 +292,24 @@ class _SavedTuple(Saved):
         return _Outputs(self.t, node)
 
 
+class _SavedInnerOutputs(Saved):
+    """All inner outputs of a multi-output op that a transform's node saved (one level
+    down), each version-checked where a formula reads it, as ``_SavedTuple``'s."""
+
+    __slots__ = ()
+
+    def __init__(self, outs):
+        self.t = []
+        for i, o in enumerate(outs):
+            s = Saved(o, False)
+            s.src, s.nr = _OWN, i
+            self.t.append(s)
+        self.is_output = False
+
+    def unpack(self, node):
+        return _Outputs(self.t, node)
+
+
 class _Outputs(tuple):
     """The outputs a node saved, each unpacked (and its version checked) when a formula
     reads it: a formula that reads only the indices of (values, indices) does not fail
@@ -307,7 +325,7 @@ class _Outputs(tuple):
             return tuple(self[i] for i in range(*k.indices(len(self))))
         s, node = super().__getitem__(k)
         t = s.unpack(node)
-        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        if s.is_output and not (t.dtype.is_floating_point or t.dtype.is_complex):
             t._grad_fn = None
             t._rg = False
         return t
