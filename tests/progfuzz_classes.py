@@ -693,15 +693,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "NotImplementedError '\"median_cpu\" not implemented for 'Bool''",
     ),
     (
-        r"vector_norm",
-        r"cannot compute the \S+ norm on an empty tensor because[^\n]*\ntorch RuntimeError: "
-        r"linalg.vector_norm cannot compute the \S+ norm on the dimension",
-        "vector_norm(x, ord=inf, dim=-1) of x of shape (1, 0): torch says 'linalg.vector_norm "
-        "cannot compute the inf norm on the dimension -1because this dimension is empty and the "
-        "operation does not have an identity' (sic, dim given); numtorch says 'on an empty "
-        "tensor because ...' (torch's text without dim)",
-    ),
-    (
         r"\.median\(\)",
         r"^(backward|grad|vjp|vmap_grad) result differs",
         "median() of everything with a NaN cotangent: x = [[nan, -1.55]], y = x.median() (NaN), "
@@ -756,21 +747,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "a batched tensor where a number goes (y.add(b, alpha=b) under vmap, b batched 0-d per "
         "sample): torch raises its '.item()' text ('vmap: It looks like you're calling .item() on "
         "a Tensor'), numtorch the data-dependent control flow one",
-    ),
-    (
-        r"vector_norm\(y, ord=-?inf, dim=",
-        r"^(backward|grad|vjp|jvp|vmap_grad) result differs",
-        "vector_norm(ord=+-inf, dim=d) at a NaN element: jvp(lambda x: "
-        "torch.linalg.vector_norm(x, ord=-inf, dim=0), (tensor([-1., nan]),), (zeros(2),)) has "
-        "tangent 0 in torch, NaN in numtorch (without dim both give 0); the gradient of "
-        "vector_norm(tensor([[nan]]), ord=inf, dim=0) is [[0.]] in torch, [[nan]] in numtorch",
-    ),
-    (
-        r"vector_norm\(y, ord=0\.[35]",
-        r"^jvp result differs",
-        "vector_norm with 0 < ord < 1 at an infinite element: jvp(lambda x: "
-        "torch.linalg.vector_norm(x, ord=0.3), (tensor([-0.74, inf]),), (ones(2),)) has "
-        "tangent inf in torch, NaN in numtorch",
     ),
     (
         r"\.median\(-?\d+\)\.values",

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from twolibs import assert_same
+from twolibs import assert_same, assert_same_error
 
 import numtorch as nt
 
@@ -196,6 +196,37 @@ def test_zero_norm_has_no_gradient_and_a_zero_tangent_as_in_torch(name):
         return tangent, x.grad
 
     assert_same(prog, ZEROS[1:], T33[1:])
+
+
+# ------------------------------------------------------------------ p-norms at inf and NaN
+# Rows: an infinite element, a NaN, an infinite element among zeros, a zero among others.
+NONFINITE = np.array([[-0.74, INF, 1.0], [NAN, 1.0, -2.0], [0.0, 0.0, -INF], [0.0, 1.0, -2.0]])
+T43 = np.array([[1.0, -1.0, 2.0], [0.5, 1.0, -3.0], [2.0, -0.5, 1.0], [0.0, 1.5, 0.25]])
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("dim", [None, 1, 0])
+@pytest.mark.parametrize("p", [0.5, 0.3, -0.5, -1, 1, 1.5, 2, 3, INF, -INF], ids=str)
+@pytest.mark.parametrize("name", ["linalg.vector_norm", "norm"])
+def test_p_norms_at_infinite_and_nan_elements_match_torch(name, p, dim):
+    """Below 1, the tangent of an infinite norm is the tangents' sum times its power (inf,
+    not inf / inf); +-inf along a dim splits among the elements at the norm or at a NaN
+    (whose sign is 0), so a NaN slice's gradient and tangent are 0."""
+    f = NORMS[name]
+    assert_same(derivatives(lambda L, x: f(L, x, p, dim)), NONFINITE, T43)
+    assert_same(derivatives(lambda L, x: f(L, x, p, dim)), NONFINITE[1:2], 0 * T43[1:2])
+
+
+@pytest.mark.parametrize("ord", [INF, -INF])
+@pytest.mark.parametrize("dim", [None, -1, 1, (0, 1), (-1, 0), ()])
+def test_inf_norm_of_an_empty_dim_names_it_as_given(ord, dim):
+    """PyTorch's text names the first empty dim as given (negative too), without a space
+    before 'because'; over everything it says 'an empty tensor'."""
+
+    def prog(L, x):
+        return L.linalg.vector_norm(x, ord, dim)
+
+    assert_same_error(prog, np.zeros((1, 0)))
 
 
 # ------------------------------------------------------------------ rounded division

@@ -600,9 +600,13 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     a = xp.abs(x)
     if ord in (math.inf, -math.inf):
         if x.size == 0 and (x.ndim == 0 or _pyany(x.shape[d] == 0 for d in dims)):
+            given = [dim] if isinstance(dim, int) else list(dim or ())
+            empty = [d for d in given if x.shape[d] == 0]  # (PyTorch names the dim as given)
+            where_ = f"the dimension {empty[0]}" if empty else "an empty tensor "
             raise RuntimeError(
-                f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
-                "the operation does not have an identity"
+                f"linalg.vector_norm cannot compute the {ord} norm on {where_}because "
+                + ("this dimension is empty and " if empty else "")
+                + "the operation does not have an identity"
             )
         return (xp.amax if ord > 0 else xp.amin)(a, axis=dims, keepdims=keepdim)
     if ord == 0:
@@ -616,29 +620,48 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def _norm_partial(x, r, dim, ord):
-    """d ||x||_ord / d x (0 where the norm is 0, like PyTorch). ord 0 counts: no gradient
-    (PyTorch's undefined one). Below 1, 0 where x is 0 (|x|**ord is even: its central
-    difference there is 0), as PyTorch's."""
+    """d ||x||_ord / d x, as PyTorch's norm_backward writes it. ord 0 counts: no gradient
+    (PyTorch's undefined one). inf: split among the elements at the norm, or at a NaN.
+    Below 1: 0 where x is 0 (|x|**ord is even: its central difference there is 0), the
+    norm's power unmasked; from 1 up: 0 where the norm is 0."""
     if ord == 0:
         return None
     if ord == 1:
         return x.sgn()
     if ord in (math.inf, -math.inf):
-        p = _ties_partial(x.abs(), r, dim)
-        return x.sgn() * (p[0] if type(p) is tuple else p)  # (PyTorch's: no zero fill)
-    safe = where(r == 0, 1.0, r)
+        mask = (x.abs() == r) | x.isnan()
+        return x.sgn() * _shares(mask, x, dim)
+    if ord < 1:
+        return where(x == 0, 0.0, x.sgn() * x.abs() ** (ord - 1)) * r ** (1 - ord)
+    zero = r == 0
+    safe = where(zero, 1.0, r)
     if ord == 2:
-        return where(r == 0, 0.0, x / safe)
-    zero = (r == 0) | (x == 0) if ord < 1 else r == 0
-    return where(zero, 0.0, x.sgn() * (x.abs() / safe) ** (ord - 1))
+        return where(zero, 0.0, x / safe)
+    scaled = x.sgn() * x.abs() ** (ord - 1) if ord < 2 else x * x.abs() ** (ord - 2)
+    return scaled / safe ** (ord - 1), zero
+
+
+def _re(z):
+    return z.real if z.is_complex() else z
 
 
 def _norm_jvp(t, x, result, dim, keepdim, ord=2):
-    """The tangent, 0 where the norm is 0 whatever t holds (PyTorch masks the result)."""
+    """PyTorch's norm_jvp: the tangents' sum times the norm's power, or over it (0 where
+    the norm is 0), so an infinite element whose term is 0 leaves an infinite norm's
+    tangent infinite; inf: the mean tangent of the elements at the norm, or at a NaN."""
     if ord == 0:
         return zeros_like(result)
-    v = _partial_jvp(_norm_partial, t, x, result, dim, keepdim, {"ord": ord})
-    return v if ord in (0, 1, math.inf, -math.inf) else where(result == 0, 0.0, v)
+    if ord in (1, math.inf, -math.inf):
+        return _partial_jvp(_norm_partial, t, x, result, dim, keepdim, {"ord": ord})
+    a = x.abs()
+    if ord < 1:
+        s = where(x == 0, 0.0, a ** (ord - 1)) * _re(x.sgn() * t.conj())
+        return _sum_dims(s, dim, keepdim) * result ** (1 - ord)
+    if ord < 2:
+        s = a ** (ord - 1) * _re(x.sgn() * t.conj())
+    else:
+        s = (a ** (ord - 2) if ord != 2 else 1) * _re(x * t.conj())
+    return where(result == 0, 0.0, _sum_dims(s, dim, keepdim) / result ** (ord - 1))
 
 
 def _norm_samples(make):
