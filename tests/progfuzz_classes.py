@@ -679,13 +679,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "in torch (eager and grad alone say 1 in both)",
     ),
     (
-        r"einsum",
-        r"\"bmm\" not implemented for 'Bool'",
-        "einsum of bool tensors: torch.einsum('ij,kj->ik', b, b) with b bool returns a bool "
-        'result in torch; numtorch raises NotImplementedError \'"bmm" not implemented for '
-        "'Bool''",
-    ),
-    (
         r"median\(",
         r"\"median_(cpu|out)\" not implemented for 'Bool'",
         "median/nanmedian of an empty bool tensor: torch returns (nanmedian() of shape (0,)) "

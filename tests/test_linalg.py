@@ -134,6 +134,34 @@ def test_einsum_mixed_dtypes_without_contraction():
     assert_same(prog, W[0], W[1, :2], rtol=1e-6)
 
 
+_BOOL_EINSUMS = [
+    ("ij,ij->i", (2, 1), (2, 1)),  # a summed subscript of size 1 everywhere: a product
+    ("ij,kj->ik", (2, 1), (3, 1)),
+    ("ij,jk->ik", (2, 1), (1, 3)),
+    ("i,i->", (1,), (1,)),
+    ("bij,bjk->bik", (1, 2, 1), (1, 1, 2)),
+    ("ij,jk->", (2, 1), (1, 2)),  # i and k summed alone: sums, to int64
+    ("ij,ij->i", (2, 2), (2, 2)),  # contracted: bmm, which has no bools
+    ("ij,kj->ik", (2, 3), (2, 3)),
+    ("ij,ij,ij->i", (2, 1), (2, 1)),
+]
+
+
+@pytest.mark.parametrize("second", ["bool", "long", "float"])
+@pytest.mark.parametrize("eq,s1,s2", _BOOL_EINSUMS, ids=[e for e, _, _ in _BOOL_EINSUMS])
+def test_einsum_of_bools_runs_bmm_only_to_contract(eq, s1, s2, second):
+    """PyTorch's einsum contracts a subscript with bmm only where two operands hold it with
+    size > 1; otherwise it multiplies (and promotes) and sums, which bools allow."""
+    a = np.arange(int(np.prod(s1))).reshape(s1) % 3 > 0
+    b = np.arange(int(np.prod(s2))).reshape(s2) % 2 > 0
+
+    def prog(L, a, b):
+        b = getattr(b, second)()
+        return L.einsum(eq, *([a, b, a][: eq.count(",") + 1]))
+
+    assert_same_outcome(prog, a, b)
+
+
 def test_complex_matrix_norms_and_logdet():
     c = (np.arange(9.0).reshape(3, 3) / 7 + np.eye(3)) * (1 + 0.5j) + 0.1j
     singular = c.copy()
