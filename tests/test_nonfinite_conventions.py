@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from twolibs import assert_same, assert_same_error
+from twolibs import assert_same, assert_same_error, run_both
 
 import numtorch as nt
 
@@ -72,6 +72,51 @@ def test_extrema_over_nan_match_torch(name, tangent):
     # a product, so another element's NaN tangent shows too); amax/amin along dims drop
     # the other elements' tangents (amaxamin_jvp); the gradients split among ties or NaNs
     assert_same(derivatives(EXTREMA[name]), WITH_NAN, tangent)
+
+
+MEDIANS = {
+    "median()": (lambda L, x: L.median(x), [[NAN, -1.55]]),  # a NaN median
+    "median() of numbers": (lambda L, x: L.median(x), [[1.53, -4.13, 0.2]]),
+    "nanmedian()": (lambda L, x: L.nanmedian(x), [[NAN, -1.55, 0.2]]),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", MEDIANS)
+def test_median_of_everything_with_a_nan_cotangent(name):
+    """A NaN cotangent (sqrt of a negative median minus 1) reaches only the elements at the
+    median, 0 elsewhere: eager PyTorch's masked_fill. torch.func's grad and vjp spread it
+    over every element (mask * (g / count), CLASS_DIVERGENCES); the median at x -+ eps
+    shows the other elements do not move it, so their derivative is 0."""
+    med, x = MEDIANS[name]
+    x = np.array(x)
+
+    def f(L, x):
+        return (med(L, x) - 1).sqrt()
+
+    def eager(L, x):
+        x.requires_grad_(True)
+        f(L, x).backward()
+        return x.grad
+
+    ours = assert_same(eager, x).numpy()
+    at = ~np.isnan(ours)
+    assert at.sum() == x.size - 1 and (ours[at] == 0).all()
+    for transform in ("grad", "vjp"):
+
+        def prog(L, x, transform=transform):
+            if transform == "grad":
+                return L.func.grad(lambda a: f(L, a))(x)
+            return L.func.vjp(lambda a: f(L, a), x)[1](L.tensor(1.0, dtype=x.dtype))[0]
+
+        got, theirs = (r.numpy() for r in run_both(prog, x))
+        np.testing.assert_array_equal(got, ours)
+        assert np.isnan(theirs).all()  # (torch.func's spread)
+    for idx in zip(*np.nonzero(at)):  # the median at x -+ eps there: the same (NaN too)
+        lo, hi = x.copy(), x.copy()
+        lo[idx] -= 1e-6
+        hi[idx] += 1e-6
+        np.testing.assert_array_equal(med(nt, nt.tensor(lo)), med(nt, nt.tensor(hi)))
 
 
 # ------------------------------------------------------------------ empty and all-NaN means

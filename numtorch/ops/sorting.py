@@ -20,7 +20,6 @@ from ._reduce_common import (
     _DIMS,
     RT,
     _err_dim,
-    _shares,
     _tensor,
     _wrap,
     _write_rt,
@@ -292,9 +291,12 @@ def _median_samples(make):
         yield S((nan,))
 
 
-def _median_partial(x, r):
-    """Split evenly among the elements equal to the median, or among the NaNs if it is NaN."""
-    return _shares((x == r) | ((x != x) & (r != r)), x, None)
+def _median_vjp(g, x, result):
+    """g split evenly among the elements equal to the median, or among the NaNs if it is
+    NaN; 0 elsewhere whatever g is (eager PyTorch's masked_fill: a NaN g stays where the
+    median is, as the others do not move it)."""
+    mask = (x == result) | ((x != x) & (result != result))
+    return where(mask, g / mask.sum(), 0.0)
 
 
 def _median_errors(make):
@@ -303,7 +305,7 @@ def _median_errors(make):
 
 # median's and nanmedian's formulas (the same split of the gradient)
 _MEDIAN_RULES = {
-    "vjp": lambda g, x, result: g * _median_partial(x, result),
+    "vjp": _median_vjp,
     "jvp": lambda t, x, result: _ties_jvp(t, x, result, None),
     "error_samples": _median_errors,
 }
