@@ -688,13 +688,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "in torch (eager and grad alone say 1 in both)",
     ),
     (
-        r"median\(",
-        r"\"median_(cpu|out)\" not implemented for 'Bool'",
-        "median/nanmedian of an empty bool tensor: torch returns (nanmedian() of shape (0,)) "
-        "or raises the empty-reduction IndexError first (nanmedian(-1)); numtorch raises "
-        "NotImplementedError '\"median_cpu\" not implemented for 'Bool''",
-    ),
-    (
         r"masked_scatter_",
         r"^(vmap|vmap_grad) torch raised: RuntimeError: masked_scatter: expected self and source "
         r"to have same dtypes",

@@ -14,6 +14,7 @@ from twolibs import (
     arr,
     assert_same,
     assert_same_error,
+    assert_same_outcome,
     grad_prog,
     jvp_prog,
     lib_of,
@@ -506,6 +507,31 @@ def test_nanmedian_gradient_splits_ties_and_nans():
 
     assert_same(prog, np.array([1.0, 2.0, 2.0, NAN, 5.0]))
     assert_same(prog, np.array([NAN, NAN, NAN]))
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3), (), (2,)], ids=str)
+@pytest.mark.parametrize("dim", [None, 0, -1, 1])
+def test_median_of_bools(name, shape, dim):
+    """No bool kernel, but an empty tensor runs none: median() of nothing is NaN cast to
+    bool (True); with a dim, the dim's checks (out of range, empty) come before the dtype's."""
+
+    def prog(T, x):
+        f = getattr(x, name)
+        return f() if dim is None else f(dim)
+
+    assert_same_outcome(prog, np.arange(int(np.prod(shape))).reshape(shape) % 2 > 0)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype", ["bool", "complex64"])
+def test_median_of_bools_under_vmap(name, dtype):
+    """torch.func.vmap's rule runs median along a dim: the refusal names median_out."""
+
+    def prog(T, x):
+        return T.func.vmap(lambda a: getattr(a, name)())(x.to(getattr(T, dtype)))
+
+    assert_same_error(prog, np.ones((2, 3)))
 
 
 def test_nanmedian_out_and_errors():

@@ -267,8 +267,7 @@ def _median(xp, x):
 def _median_rule(vmap, args, bdims, attrs):
     """The lower middle of each sorted flattened slice, NaN where the slice has one."""
     x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
-    if x.dtype is dt.bool_:  # PyTorch's rule runs median along a dim: its kernel's name
-        raise dt.not_implemented("median_out", x)
+    _no_bool(x, "median_out")  # PyTorch's rule runs median along a dim: its kernel's name
     n = x.shape[1]
     if n == 0:
         return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype, device=x.device), 0
@@ -371,6 +370,7 @@ def _nanmedian_rule(vmap, args, bdims, attrs):
     x = materialize(vmap, args[0], bdims[0]).reshape(vmap.size, -1)
     if x.shape[1] == 0:
         return full((vmap.size,), _nan_as(x.dtype.np), dtype=x.dtype, device=x.device), 0
+    _no_bool(x, "median_out")  # (PyTorch's rule runs nanmedian along a dim)
     s = _raw_sort(x, 1)[0]
     pos = ((s == s).sum(1, keepdim=True) - 1).clamp_min(0) // 2
     return s.gather(1, pos).squeeze(1), 0
@@ -395,7 +395,10 @@ nanmedian_p = defop(
     samples=_nanmedian_samples,
     test={"dtypes": FLOATS_INT},
     batch_rule=_nanmedian_rule,
-    no_kernel=NoKernel("bc", "median_cpu"),
+    no_kernel=(
+        NoKernel("b", "median_cpu", when=lambda arrays, attrs: arrays[0].size),
+        NoKernel("c", "median_cpu"),
+    ),
     meta=meta_rules.to_scalar,
 )
 _raw_nanmedian = nanmedian_p.fn
@@ -412,11 +415,11 @@ def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
 
         return write_out(out, res)
     input = _tensor(input)
-    _no_bool(input, "median_out")
     nd = input.dim()
     d = dim1(dim, nd)
     if nd and input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    _no_bool(input, "median_out")  # (after the dim's checks, as PyTorch's)
     x = input if nd else input.reshape(1)
     order = _raw_sort(x, d)[1]  # NaN sorts last
     pos = ((x == x).sum(d, keepdim=True) - 1).clamp_min(0) // 2
