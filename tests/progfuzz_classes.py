@@ -729,14 +729,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "*extra_args) is not possible' in numtorch, 'aten::clip_' in torch",
     ),
     (
-        r"alpha=b",
-        r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: It looks like you're "
-        r"attempting to use a Tensor in some data-dependent control flow",
-        "a batched tensor where a number goes (y.add(b, alpha=b) under vmap, b batched 0-d per "
-        "sample): torch raises its '.item()' text ('vmap: It looks like you're calling .item() on "
-        "a Tensor'), numtorch the data-dependent control flow one",
-    ),
-    (
         r"\.median\(-?\d+\)\.values",
         _GRADS + r"error differs: numtorch [^\n]*output 0 of AsStrided,",
         "the modified-variable error names a median(dim) result written in place as 'output 0 "

@@ -37,7 +37,6 @@ OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("alias", 2376): "under vmap masked_scatter_ skips its dtype check",
     ("fresh", 12): "out= under a transform",
     ("clamp_ties", 532): "vmap's refusal of an in-place write names clip_ as clamp_",
-    ("badarg", 572): "a batched tensor where a number goes: vmap's .item() text",
 }
 
 # Seeds of the slice whose programs fail for an open bug no op key or failure text isolates

@@ -75,3 +75,14 @@ def test_alpha_checked_against_the_result_dtype(dtype, alpha, tensor):
         return a.clone().add_(a, alpha=s), L.sub(a, a, alpha=s)
 
     assert_same_outcome(prog, np.arange(1, 4).astype(dtype))
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "add_", "addcmul", "addcdiv_"])
+def test_a_batched_number_under_vmap_is_refused_as_an_item(name):
+    """vmap over the tensor given for a number: PyTorch's parser calls .item() on it, which
+    vmap refuses with its own text."""
+
+    def prog(L, a, s):
+        return L.func.vmap(lambda a, s: CASES[name](L, a, a, s))(a, s)
+
+    assert_same_error(prog, arr(2, 3), arr(2, seed=1))

@@ -84,13 +84,18 @@ def _is_bool(a) -> bool:
     return isinstance(a, bool) or (hasattr(a, "dtype") and a.dtype.kind == "b")
 
 
+def _number(value) -> None:
+    """A 0-d tensor given for a number: the dispatcher reads its value on a TypeError, as
+    PyTorch's parser does (``.item()``: refused under vmap with vmap's text)."""
+    if not isinstance(value, (int, float, complex, np.generic)):
+        raise TypeError("a number is expected")
+
+
 def _check_alpha(alpha, result) -> None:
     """PyTorch's checks of add's, sub's and rsub's alpha against the result's dtype (the
     kernel's operand, in that dtype): a bool alpha only for a bool result, no floating alpha
     for an integral one, no complex alpha for a real one."""
-    if not isinstance(alpha, (int, float, complex, np.generic)):
-        # a 0-d tensor: the dispatcher reads its number on a TypeError, as PyTorch's parser
-        raise TypeError("alpha must be a number")
+    _number(alpha)
     kind = result.dtype.kind
     if isinstance(alpha, (bool, np.bool_)) and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -915,6 +920,7 @@ def _rounded_back(out, back):
 
 
 def _addcdiv(xp, input, tensor1, tensor2, *, value=1):
+    _number(value)
     (input, tensor1, tensor2), back = _opmath(xp, (input, tensor1, tensor2))
     out = input + (value * tensor1) / tensor2  # (PyTorch's order)
     return _rounded_back(out, back)
@@ -941,6 +947,7 @@ def _addc_samples(nonzero):
 
 
 def _addcmul(xp, input, tensor1, tensor2, *, value=1):
+    _number(value)
     if xp.result_type(input, tensor1, tensor2).kind in "iu" and not isinstance(value, int):
         value = int(value)  # PyTorch casts value to an integral result's type
     (input, tensor1, tensor2), back = _opmath(xp, (input, tensor1, tensor2))
