@@ -274,6 +274,24 @@ def test_inf_norm_of_an_empty_dim_names_it_as_given(ord, dim):
     assert_same_error(prog, np.zeros((1, 0)))
 
 
+# ------------------------------------------------------------------ powers by their kernels
+EDGES = np.array([-INF, INF, -0.0, 0.0, -4.0, 4.0, NAN, 0.3])
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("e", [0.5, -0.5, -1, 2, 3, -2, 1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_powers_with_their_own_kernels_at_the_edges(e, dtype):
+    """PyTorch's pow by 0.5, -0.5, -1, 2, 3, -2 runs sqrt, rsqrt (1 / sqrt: -inf at -0, NaN
+    at -inf, where a power gives inf and 0), a reciprocal or products; x ** 0.5's gradient
+    reads x ** -0.5, so it is NaN at -inf."""
+
+    def f(L, x):
+        return x.to(getattr(L, dtype)) ** e
+
+    assert_same(derivatives(f), EDGES, np.ones(8), rtol=1e-6 if dtype == "float32" else 1e-10)
+
+
 # ------------------------------------------------------------------ rounded division
 A = np.array([1.5, -2.5, 0.0, 3.0, INF, -INF, NAN, 1.0, 0.0, 7.0, -7.0])
 B = np.array([2.0, 2.0, 0.0, 0.0, 2.0, 3.0, 1.0, NAN, 1.0, INF, -INF])

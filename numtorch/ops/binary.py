@@ -401,7 +401,25 @@ def _pow(xp, input, exponent):
         odd = xp.where(exponent % 2 == 0, 1, -1)
         unit = xp.where(input == 1, 1, xp.where(input == -1, odd, 0)).astype(pos.dtype)
         return xp.where(neg, unit, pos)
+    if type(exponent) in (int, float) and getattr(input, "dtype", None) in _POW_FAST_DTYPES:
+        fast = _POW_FAST.get(exponent)
+        if fast is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return fast(xp, input)
     return xp.power(input, exponent)
+
+
+# PyTorch's float kernels for these number exponents: sqrt, rsqrt (1 / sqrt), products
+# (rsqrt(-0.) is -inf, rsqrt(-inf) NaN, where a power gives inf and 0)
+_POW_FAST = {
+    0.5: lambda xp, x: xp.sqrt(x),
+    -0.5: lambda xp, x: 1 / xp.sqrt(x),
+    -1: lambda xp, x: 1 / x,
+    2: lambda xp, x: x * x,
+    3: lambda xp, x: x * x * x,
+    -2: lambda xp, x: 1 / (x * x),
+}
+_POW_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _log(x):
