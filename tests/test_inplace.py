@@ -438,6 +438,28 @@ def test_a_saved_output_of_several_written_in_place(name, how):
     assert_same_outcome(prog, arr(3, 2))
 
 
+@pytest.mark.parametrize(
+    "then",
+    [
+        lambda T, a: T.linalg.vector_norm(a, ord=0),  # no gradient flows back
+        lambda T, a: a.sign().sum(),  # a zero gradient flows back
+        lambda T, a: T.linalg.vector_norm(a, ord=2),
+    ],
+)
+def test_a_node_reached_by_no_gradient_still_checks_what_it_saved(then):
+    """PyTorch runs a node whose outputs got no gradient too, and its saved tensors are
+    unpacked first: exp's result written in place raises the modified-variable error."""
+
+    def prog(T, x):
+        x.requires_grad_()
+        a = x.exp()
+        a.add_(1)
+        then(T, a).backward()
+        return x.grad
+
+    assert_same_outcome(prog, arr(3))
+
+
 @pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
 def test_backward_through_a_write_into_an_expanded_view_raises_pytorchs_overlap_error():
     """PyTorch copies the gradient into the written view's region (CopySlices): overlap."""

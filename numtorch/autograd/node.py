@@ -128,6 +128,18 @@ class Node:
             _InputMetadata(shape, from_np(dt), _node_device(self)) for shape, dt in self._out_meta
         )
 
+    def _undefined(self) -> list:
+        """No input gradients, where no output has one; as PyTorch's node, which unpacks
+        its saved tensors first, a tensor saved alone that was modified since still raises
+        (outputs saved together are read lazily, only those a formula reads)."""
+        saved = self.saved
+        if saved is None:
+            raise RuntimeError(FREED)
+        for v in saved.values():
+            if type(v) is Saved:
+                v.unpack(self)
+        return [None] * len(self.next_functions)
+
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened, one per edge) from output gradients, each summed to
         its input's shape and cast to its dtype; computes only the ``wanted`` ones. Where
@@ -136,9 +148,9 @@ class Node:
         if op.ndiff == 1:
             g = grads[0]
             if g is None:
-                return [None] * len(self.next_functions)
+                return self._undefined()
         elif all(x is None for x in grads):
-            return [None] * len(self.next_functions)
+            return self._undefined()
         elif op.undefined_grads:
             g = tuple(grads)
         else:
