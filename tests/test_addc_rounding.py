@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
-from twolibs import run_both
+from twolibs import assert_same, run_both
 
 import numtorch as nt
 from numtorch.ops._fma import fma
@@ -96,6 +96,24 @@ def test_derivatives_every_bit_as_torch(op, value):
 
     for got, want in zip(results(nt), results(torch)):
         _bits_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_a_tangent_of_one_operand_broadcasts_to_the_result(op, which):
+    """The tangent has the result's shape where the operand with a tangent is smaller."""
+    shapes = [(1, 1), (2,), (3, 1)]
+    args = [np.linspace(0.5, 2.0, int(np.prod(s))).reshape(s) for s in shapes]
+
+    def prog(L, *xs):
+        def f(x):
+            ys = list(xs)
+            ys[which] = x
+            return getattr(L, op)(*ys, value=0.5)
+
+        return L.func.jvp(f, (xs[which],), (L.ones_like(xs[which]),))
+
+    assert_same(prog, *args)
 
 
 def test_fma_on_the_device(cuda):

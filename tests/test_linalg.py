@@ -144,6 +144,8 @@ _BOOL_EINSUMS = [
     ("ij,ij->i", (2, 2), (2, 2)),  # contracted: bmm, which has no bools
     ("ij,kj->ik", (2, 3), (2, 3)),
     ("ij,ij,ij->i", (2, 1), (2, 1)),
+    ("i->", (1,), (1,)),  # one operand: summed, to int64
+    ("ij->i", (1, 1), (1,)),
 ]
 
 

@@ -979,18 +979,23 @@ def _scaled(t, value):
     return t if value == 1 and not isinstance(value, complex) else t * value
 
 
-def _jvp_sum(tangents, *terms):
+def _jvp_sum(result, tangents, *terms):
     """The terms (functions giving them) of the operands that have a tangent, added in
-    order, as PyTorch's formula adds its zero tensors: nothing; none: the first's zero."""
+    order, as PyTorch's formula adds its zero tensors: nothing but their broadcast shape;
+    none: the first's zero."""
     out = None
     for t, term in zip(tangents, terms):
         if t is not None:
             out = term() if out is None else out + term()
-    return zero_term(terms[0]()) if out is None else out
+    out = zero_term(terms[0]()) if out is None else out
+    if tuple(out.shape) != tuple(result.shape):
+        out = out.expand(result.shape).clone()
+    return out
 
 
-def _addcmul_jvp(tangents, tinput, ttensor1, ttensor2, tensor1, tensor2, value):
+def _addcmul_jvp(tangents, tinput, ttensor1, ttensor2, tensor1, tensor2, value, result):
     return _jvp_sum(
+        result,
         tangents,
         lambda: tinput,
         lambda: _scaled(ttensor1 * tensor2, value),
@@ -998,8 +1003,9 @@ def _addcmul_jvp(tangents, tinput, ttensor1, ttensor2, tensor1, tensor2, value):
     )
 
 
-def _addcdiv_jvp(tangents, tinput, ttensor1, ttensor2, tensor1, tensor2, value):
+def _addcdiv_jvp(tangents, tinput, ttensor1, ttensor2, tensor1, tensor2, value, result):
     return _jvp_sum(
+        result,
         tangents,
         lambda: tinput,
         lambda: _scaled(ttensor1 / tensor2, value),

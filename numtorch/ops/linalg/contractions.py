@@ -326,8 +326,14 @@ def einsum(equation: str, *operands):
     for k, (t, o) in enumerate(zip(terms, ops, strict=False)):
         # a subscript an operand broadcasts (size 1) is not its own: PyTorch counts only
         # the operands that hold a subscript with size > 1; one of size 1 everywhere and
-        # not in the output it neither sums nor contracts (no bmm: bools multiply)
-        dims = [d for d, c in enumerate(t) if o.shape[d] == 1 and (sizes[c] != 1 or c not in out)]
+        # not in the output it neither sums nor contracts between operands (no bmm: bools
+        # multiply), though it sums a single one's (a bool's sum is int64)
+        alone = len(ops) == 1
+        dims = [
+            d
+            for d, c in enumerate(t)
+            if o.shape[d] == 1 and (sizes[c] != 1 or (c not in out and not alone))
+        ]
         if dims:
             ops[k] = o.squeeze(tuple(dims))
             terms[k] = "".join(c for d, c in enumerate(t) if d not in dims)
