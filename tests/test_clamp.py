@@ -169,3 +169,16 @@ def test_bool_clamp_kernels_as_torch(name):
     """PyTorch's clamp kernels have no bool version (a bool result), except the maximum and
     minimum that a single tensor bound runs."""
     assert_same_outcome(lambda L, x: BOOL_FORMS[name](L, x), _BOOL)
+
+
+@pytest.mark.parametrize("x", [np.nan, 0.7, 0.2, -1.0])
+@pytest.mark.parametrize("lo", [0.3, np.nan])
+def test_a_0_dim_bound_beside_a_number_takes_the_number_bounds_tangent(x, lo):
+    """clamp(min=t0d, max=0.5) is PyTorch's Scalar overload: the tangent is the input's
+    where it lies within the bounds, else 0 (at a NaN input or bound too)."""
+
+    def prog(L, x, t):
+        lo_t = L.tensor(lo, dtype=x.dtype)
+        return L.func.jvp(lambda y: y.clamp(min=lo_t, max=0.5), (x,), (t,))
+
+    assert_same(prog, np.array(x), np.array(1.05))

@@ -85,10 +85,11 @@ def _clamp_vjp(k):
 
 
 def _clamp_jvp(tinput, tmin, tmax, input, min, max):
-    """PyTorch's choice at ties: with number bounds the input's vjp mask applied to its
-    tangent; with tensor bounds (its ``clamp_jvp``) a tie takes the bound's tangent, and
-    min > max takes max's."""
-    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+    """PyTorch's choice at ties: with number bounds (its Scalar overload) the input's vjp
+    mask applied to its tangent (0 at a NaN); with tensor bounds (its ``clamp_jvp``) a tie
+    takes the bound's tangent, and min > max takes max's."""
+    number = lambda b: b is not None and not isinstance(b, Tensor)  # noqa: E731
+    if number(min) or number(max):  # (a 0-d tensor beside a number is read as one too)
         return where(_clamp_masks(input, min, max)[0], tinput, 0)
     if min is None:
         return where(input < max, tinput, tmax)
