@@ -182,3 +182,20 @@ def test_a_0_dim_bound_beside_a_number_takes_the_number_bounds_tangent(x, lo):
         return L.func.jvp(lambda y: y.clamp(min=lo_t, max=0.5), (x,), (t,))
 
     assert_same(prog, np.array(x), np.array(1.05))
+
+
+@pytest.mark.parametrize("out", ["int64", "bool", "float32", "int32"])
+@pytest.mark.parametrize("x", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("bounds", ["numbers", "min number", "tensors"])
+def test_out_dtype_of_number_and_tensor_bounds(bounds, x, out):
+    """clamp's Scalar overload writes out= only in its result's dtype ('Found dtype Bool but
+    expected Long'); its Tensor overload casts as other ops' out= do."""
+
+    def prog(L, a):
+        a = a.to(getattr(L, x))
+        o = L.empty(2, dtype=getattr(L, out))
+        if bounds == "tensors":
+            return L.clamp(a, L.zeros(2, dtype=a.dtype), L.ones(2, dtype=a.dtype), out=o)
+        return L.clip(a, 0, out=o) if bounds == "min number" else L.clamp(a, 0, 1, out=o)
+
+    assert_same_outcome(prog, np.array([1.5, -0.5]))

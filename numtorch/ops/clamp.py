@@ -179,6 +179,11 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
     if out is not None:
         from .._core.out import write_out
 
+        number = any(b is not None and not isinstance(b, Tensor) for b in (min, max))
+        if number and out.dtype != r.dtype:  # (the Scalar overload's out= takes no cast)
+            raise RuntimeError(
+                f"Found dtype {out.dtype.scalar_name} but expected {r.dtype.scalar_name}"
+            )
         return write_out(out, r)
     return r
 
