@@ -262,11 +262,12 @@ def test_p_norms_at_infinite_and_nan_elements_match_torch(name, p, dim):
     assert_same(derivatives(lambda L, x: f(L, x, p, dim)), NONFINITE[1:2], 0 * T43[1:2])
 
 
-@pytest.mark.parametrize("ord", [INF, -INF])
+@pytest.mark.parametrize("ord", [INF, -INF, -0.5, -2])
 @pytest.mark.parametrize("dim", [None, -1, 1, (0, 1), (-1, 0), ()])
 def test_inf_norm_of_an_empty_dim_names_it_as_given(ord, dim):
-    """PyTorch's text names the first empty dim as given (negative too), without a space
-    before 'because'; over everything it says 'an empty tensor'."""
+    """An empty reduction has no identity for ord inf or below 0: PyTorch's text names the
+    first empty dim as given (negative too), without a space before 'because'; over
+    everything it says 'an empty tensor'."""
 
     def prog(L, x):
         return L.linalg.vector_norm(x, ord, dim)

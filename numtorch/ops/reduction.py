@@ -598,7 +598,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)
     a = xp.abs(x)
-    if ord in (math.inf, -math.inf):
+    if ord < 0 or ord == math.inf:  # (no identity: PyTorch refuses an empty reduction)
         if x.size == 0 and (x.ndim == 0 or _pyany(x.shape[d] == 0 for d in dims)):
             given = [dim] if isinstance(dim, int) else list(dim or ())
             empty = [d for d in given if x.shape[d] == 0]  # (PyTorch names the dim as given)
@@ -608,6 +608,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
                 + ("this dimension is empty and " if empty else "")
                 + "the operation does not have an identity"
             )
+    if ord in (math.inf, -math.inf):
         return (xp.amax if ord > 0 else xp.amin)(a, axis=dims, keepdims=keepdim)
     if ord == 0:
         return (a != 0).sum(axis=dims, keepdims=keepdim).astype(a.dtype)
