@@ -143,6 +143,7 @@ _ATEN: dict = {
     **{n: _SCALAR_OR_TENSOR for n in ("eq", "ne", "lt", "le", "gt", "ge", "remainder", "fmod")},
     **{n: _SCALAR_OR_TENSOR for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
     "masked_fill": _other_kind("Tensor", "Scalar", 2),
+    "fill": _SCALAR_OR_TENSOR,
     "clamp": _clamp,
     "where": "self",
     "matmul": _matmul,

@@ -358,26 +358,17 @@ def _write(data, value, shared: bool) -> None:
 
 
 def check_captured(self: Tensor, args: tuple, op, attrs: dict) -> None:
-    """PyTorch's error, before the op runs, for a write of a value that a grad or jvp level
-    tracks into a tensor captured from outside that level (one made inside it is lifted
-    into it by the write, _core/lift.py)."""
-    for interp in _tracking(args):
-        if not _has_level(self, interp) and not born_inside(self, interp):
+    """PyTorch's error, before the op runs, for an in-place write into a tensor that an
+    active grad or jvp level captured from outside (whatever the value written; a tensor
+    made inside the level is lifted into it by a write of its values, _core/lift.py)."""
+    for interp in state.stack:
+        if (
+            interp.kind in _TRACKING
+            and not interp.legacy  # (numtorch's stand-in for autograd.functional's)
+            and not _has_level(self, interp)
+            and not born_inside(self, interp)
+        ):
             raise RuntimeError(captured_write(op, (self, *args), attrs))
-
-
-def _tracking(args) -> list:
-    """The grad and jvp levels (not forward_ad's) whose derivatives the operands carry."""
-    out = []
-    for a in args:
-        if isinstance(a, (list, tuple)):
-            out += _tracking(a)
-        while isinstance(a, WrapperTensor):
-            interp = a._interp
-            if interp.kind in _TRACKING and interp.tracks(a) and interp not in out:
-                out.append(interp)
-            a = a._inner
-    return out
 
 
 _TRACKING = frozenset((Kind.GRAD, Kind.JVP))

@@ -669,6 +669,9 @@ def _new_filled_op(name: str, fill):
         # (new_empty's values: numtorch's zeros, PyTorch's whatever was in memory)
         test={"no_oracle": True} if name == "new_empty" else None,
         checked_scalars=("fill_value",) if fill is None else (),
+        float8=True,
+        complex32=True,
+        complex32_unchecked=True,
         meta=by_kernel,
     )
 
