@@ -673,14 +673,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "for Boolean results.'",
     ),
     (
-        r"\.(zero|fill|lt|le|gt|ge|eq|ne)_\(",
-        r"modified by an inplace operation: [^\n]*output 0 of (Fill|torch::autograd::CopyBackwards),"
-        r"[^\n]*\ntorch [^\n]*output 0 of (Zero|Fill\d|Lt|Le|Gt|Ge|Eq|Ne),",
-        "names of in-place nodes: torch's grad_fn of zero_() is ZeroBackward0, of fill_(number) "
-        "FillBackward2, of fill_(tensor) FillBackward3, of lt_(1.5) LtBackward0; numtorch's are "
-        "FillBackward0 and torch::autograd::CopyBackwards (seen in the modified-variable error)",
-    ),
-    (
         r".",
         r"^vmap_grad error differs: numtorch RuntimeError: one of the variables needed for "
         r"gradient computation has been modified by an inplace operation: (\[[^\n]*?\]), which "
@@ -767,13 +759,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "(a float for an int, a str for a dtype, sort's positional forms, a missing argument, a "
         "list or Tensor for a number) differ in type or text, or numtorch accepts them "
         "(branch h-badin models the parser)",
-    ),
-    (
-        r"clip_\(",
-        r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: aten::clamp_\(self",
-        "vmap's refusal of an in-place write of a batched value into an unbatched tensor names "
-        "clip_ as clamp_: y.clip_(b, b) with b batched says 'vmap: aten::clamp_(self, "
-        "*extra_args) is not possible' in numtorch, 'aten::clip_' in torch",
     ),
     (
         r"(?s)(addcmul|addcdiv).*div_\(y\)",
