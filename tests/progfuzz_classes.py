@@ -769,14 +769,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "torch's is NaN",
     ),
     (
-        r"alpha=b",
-        r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: It looks like you're "
-        r"attempting to use a Tensor in some data-dependent control flow",
-        "a batched tensor where a number goes (y.add(b, alpha=b) under vmap, b batched 0-d per "
-        "sample): torch raises its '.item()' text ('vmap: It looks like you're calling .item() on "
-        "a Tensor'), numtorch the data-dependent control flow one",
-    ),
-    (
         r"vector_norm\(y, ord=-?inf, dim=",
         r"^(backward|grad|vjp|jvp|vmap_grad) result differs",
         "vector_norm(ord=+-inf, dim=d) at a NaN element: jvp(lambda x: "

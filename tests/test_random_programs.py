@@ -45,7 +45,6 @@ OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("nonfinite", 1672): "median() of everything with a NaN cotangent",
     ("nonfinite", 1748): "median/nanmedian of an empty bool tensor",
     ("nonfinite", 1821): "vector_norm(ord=+-inf, dim=d) at a NaN element",
-    ("badarg", 572): "a batched tensor where a number goes: vmap's .item() text",
 }
 
 # Seeds of the slice whose programs fail for an open bug no op key or failure text isolates
