@@ -633,6 +633,38 @@ def test_inplace_comparison_under_transforms(mode):
     assert_same(prog, f32, f64, np.array([[1, 2, 3], [3, 2, 1]]))
 
 
+# ------------------------------------------------------------------ writes into a median
+MEDIANS = {
+    "median(-2)": lambda x: x.median(-2),
+    "median(0, keepdim)": lambda x: x.median(0, keepdim=True),
+    "nanmedian(1)": lambda x: x.nanmedian(1),
+    "median of a NaN row": lambda x: (x / (x != 0)).median(1),  # (0 / 0 in the last)
+}
+
+
+@pytest.mark.parametrize("call", list(MEDIANS))
+def test_a_median_along_a_dim_is_written_as_its_own_tensor(call):
+    # its values are no view: a write rebases their own history (the modified-variable
+    # error names the write's node, output 0 of Mul, as PyTorch's)
+    x = np.array([[1.08, 2.0, 0.3], [0.5, 3.0, -1.0], [0.1, 0.2, 0.0]])
+
+    def written(L, x):
+        x.requires_grad_()
+        y = MEDIANS[call](x).values
+        y.mul_(y)
+        y.sum().backward()
+
+    def grad(L, x):
+        x.requires_grad_()
+        y = MEDIANS[call](x).values
+        y.add_(1)
+        (y * y).sum().backward()
+        return y, y._base is None, x.grad
+
+    assert_same_error(written, x)
+    assert_same(grad, x)
+
+
 # Size-1 dims never make two layouts of the same element differ (PyTorch's overlap checks).
 @pytest.mark.parametrize(
     "write",

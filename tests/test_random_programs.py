@@ -33,7 +33,6 @@ OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("alias", 349): "y.copy_(y) is a no-op in torch",
     ("alias", 527): "add/sub's alpha on bool and integer tensors",
     ("alias", 759): "addcmul/addcdiv in float32 multiply in another order",
-    ("alias", 1980): "the modified-variable error names a median(dim) result AsStrided",
     ("fresh", 12): "out= under a transform",
     ("clamp_ties", 1310): "clamp of a bool tensor",
     ("nonfinite", 155): "std_mean saves its std",
