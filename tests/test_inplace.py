@@ -565,6 +565,106 @@ def test_inplace_predicate_tangent_is_zero_in_self_dtype():
     assert_same(prog, arr(2, 3))
 
 
+# ------------------------------------------------------------------ names of in-place nodes
+# Each write of a clone of x, by its own node: ZeroBackward0, FillBackward2 (a number) and
+# FillBackward3 (a tensor) for fill_, FillBackward0/1 for the functional fill, LtBackward0 (a
+# number) and LtBackward1 (a tensor, which gets an edge and a zero gradient) for lt_ and the
+# other comparisons.
+INPLACE_NODES = {
+    "zero_": lambda L, y, b: y.zero_(),
+    "torch.zero_": lambda L, y, b: L.zero_(y),
+    "fill_ number": lambda L, y, b: y.fill_(2),
+    "torch.fill_": lambda L, y, b: L.fill_(y, 2.5),
+    "fill_ tensor": lambda L, y, b: y.fill_(b.sum()),
+    "fill": lambda L, y, b: L.fill(y, 2.5),
+    "fill by a tensor": lambda L, y, b: L.fill(y, b.mean()),
+    **{
+        f"{n}_ number": lambda L, y, b, n=n: getattr(y, n + "_")(0.5) for n in "lt le gt ge".split()
+    },
+    **{f"{n}_ tensor": lambda L, y, b, n=n: getattr(y, n + "_")(b) for n in "eq ne gt ge".split()},
+    "lt_ broadcast tensor": lambda L, y, b: y.lt_(b.sum(0, keepdim=True)),
+}
+
+
+@pytest.mark.parametrize("write", list(INPLACE_NODES))
+def test_inplace_node_names_edges_and_gradients(write):
+    def prog(L, x, b):
+        x.requires_grad_()
+        b.requires_grad_()
+        y = INPLACE_NODES[write](L, x * 1, b)
+        fn = y.grad_fn
+        kind = type(fn).__name__  # (before name(): the class is the name's from the start)
+        edges = [f and f.name() for f, _ in fn.next_functions]
+        (y * L.tensor([1.0, -2.0, 3.0], dtype=L.float64)).sum().backward()
+        return kind, fn.name(), edges, x.grad, b.grad
+
+    assert_same(prog, arr(3), np.array([0.5, 2.0, -1.0]))
+
+
+@pytest.mark.parametrize("write", list(INPLACE_NODES))
+def test_modified_variable_error_names_the_inplace_node(write):
+    def prog(L, x, b):
+        x.requires_grad_()
+        y = INPLACE_NODES[write](L, x * 1, b)
+        z = y * y  # (saves y at its version now)
+        y.add_(1)
+        z.sum().backward()
+
+    assert_same_error(prog, arr(3), np.array([0.5, 2.0, -1.0]))
+
+
+@pytest.mark.parametrize("mode", ["vmap", "vmap_grad", "grad_vmap", "jvp_vmap"])
+def test_inplace_comparison_under_transforms(mode):
+    """A comparison written into a batched self: in self's dtype (float32 self, float64
+    other; an integer self), with a zero gradient and tangent, at every nesting."""
+    f32, f64 = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], np.float32), arr(2, 3)
+
+    def prog(L, a, b, c):
+        F = L.func
+        w = lambda r, s: (r * 1).lt_(s) * r  # noqa: E731
+        if mode == "vmap":
+            return F.vmap(lambda r, s, k: (r.clone().ge_(s), k.clone().lt_(s)))(a, b, c)
+        if mode == "vmap_grad":
+            return F.vmap(F.grad(lambda r, s: w(r, s).sum(), argnums=(0, 1)))(a.double(), b)
+        if mode == "grad_vmap":
+            return F.grad(lambda r: F.vmap(w)(r, b).sum())(a)
+        return F.jvp(lambda r: F.vmap(w)(r, b), (a,), (L.ones_like(a),))
+
+    assert_same(prog, f32, f64, np.array([[1, 2, 3], [3, 2, 1]]))
+
+
+# ------------------------------------------------------------------ writes into a median
+MEDIANS = {
+    "median(-2)": lambda x: x.median(-2),
+    "median(0, keepdim)": lambda x: x.median(0, keepdim=True),
+    "nanmedian(1)": lambda x: x.nanmedian(1),
+    "median of a NaN row": lambda x: (x / (x != 0)).median(1),  # (0 / 0 in the last)
+}
+
+
+@pytest.mark.parametrize("call", list(MEDIANS))
+def test_a_median_along_a_dim_is_written_as_its_own_tensor(call):
+    # its values are no view: a write rebases their own history (the modified-variable
+    # error names the write's node, output 0 of Mul, as PyTorch's)
+    x = np.array([[1.08, 2.0, 0.3], [0.5, 3.0, -1.0], [0.1, 0.2, 0.0]])
+
+    def written(L, x):
+        x.requires_grad_()
+        y = MEDIANS[call](x).values
+        y.mul_(y)
+        y.sum().backward()
+
+    def grad(L, x):
+        x.requires_grad_()
+        y = MEDIANS[call](x).values
+        y.add_(1)
+        (y * y).sum().backward()
+        return y, y._base is None, x.grad
+
+    assert_same_error(written, x)
+    assert_same(grad, x)
+
+
 # Size-1 dims never make two layouts of the same element differ (PyTorch's overlap checks).
 @pytest.mark.parametrize(
     "write",

@@ -43,6 +43,51 @@ def test_a_clone_of_an_expanded_sample_is_contiguous_under_vmap(in_dims):
     assert_same(prog, np.arange(4.0).reshape((2, 1, 2) if in_dims == 0 else (1, 2, 2)))
 
 
+@pytest.mark.parametrize("in_dims", [0, 1, 2])
+@pytest.mark.parametrize(
+    "fmt", ["preserve", "contiguous", "sliced", "expanded", "transposed input"]
+)
+def test_a_clone_under_vmap_keeps_the_batch_where_it_is(in_dims, fmt):
+    """PyTorch's clone batch rule clones the batched tensor whole (the batch dim where it
+    is), so a sample of a batch not at the front is not contiguous and contiguous() copies
+    it; contiguous_format makes each sample contiguous."""
+
+    def prog(L, a):
+        def f(x):
+            if fmt == "transposed input":
+                x = x.t()
+            y = {
+                "contiguous": lambda: x.clone(memory_format=L.contiguous_format),
+                "sliced": lambda: x[:, ::2].clone(),
+                "expanded": lambda: x[:, None].expand(x.shape[0], 5, x.shape[1]).clone(),
+            }.get(fmt, lambda: x.clone())()
+            seen.append((y.stride(), y.is_contiguous(), y.contiguous().stride()))
+            seen.append(y.contiguous() is y)
+            return y
+
+        seen = []
+        out = L.func.vmap(f, in_dims=in_dims)(a)
+        return out, out.stride(), seen
+
+    assert_same(prog, np.arange(24.0).reshape(2, 3, 4))
+
+
+def test_an_inplace_write_after_contiguous_of_a_clone_under_vmap_grad():
+    # x's batch at the back: y.contiguous() is a copy, so the second write leaves the value
+    # y.mul_(y) saved at version 1 (the modified-variable error says so)
+    def prog(L, xb):
+        def loss(x):
+            y = x.clone()
+            y.mul_(y)
+            y = y.contiguous()
+            y.mul_(2.0)
+            return y.sum()
+
+        return L.func.vmap(L.func.grad(loss), in_dims=-1)(xb)
+
+    assert_same_error(prog, np.array([-0.45, -1.03, 0.51, -0.67]).reshape(2, 1, 2))
+
+
 @pytest.mark.filterwarnings("ignore")
 def test_a_dtype_conversion_keeps_the_layout():
     # _to_copy allocates empty_like (preserve_format): a transposed tensor stays transposed

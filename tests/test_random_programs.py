@@ -30,15 +30,10 @@ OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("alias", 0): "the partial-overlap check (y.unsqueeze(0).mul_(y) refused by torch)",
     ("alias", 38): "out= under a transform",
     ("alias", 98): "index_add_ saves its source (backward after an empty self-overlap)",
-    ("alias", 340): "names of in-place nodes (ZeroBackward0, FillBackward2, LtBackward0)",
     ("alias", 349): "y.copy_(y) is a no-op in torch",
     ("alias", 527): "add/sub's alpha on bool and integer tensors",
     ("alias", 759): "addcmul/addcdiv in float32 multiply in another order",
-    ("alias", 1980): "the modified-variable error names a median(dim) result AsStrided",
-    ("alias", 2342): "under vmap(grad) an in-place op counts two versions",
-    ("alias", 2376): "under vmap masked_scatter_ skips its dtype check",
     ("fresh", 12): "out= under a transform",
-    ("clamp_ties", 532): "vmap's refusal of an in-place write names clip_ as clamp_",
     ("clamp_ties", 1310): "clamp of a bool tensor",
     ("nonfinite", 155): "std_mean saves its std",
     ("nonfinite", 596): "vector_norm's empty-dim error names the dim in torch",
@@ -47,7 +42,6 @@ OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("nonfinite", 1672): "median() of everything with a NaN cotangent",
     ("nonfinite", 1748): "median/nanmedian of an empty bool tensor",
     ("nonfinite", 1821): "vector_norm(ord=+-inf, dim=d) at a NaN element",
-    ("badarg", 572): "a batched tensor where a number goes: vmap's .item() text",
 }
 
 # Seeds of the slice whose programs fail for an open bug no op key or failure text isolates

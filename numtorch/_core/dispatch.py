@@ -14,7 +14,7 @@ import numpy as np
 from . import autocast_state, scalars, upcalls
 from . import dtype as dt
 from .device import _cuda_used, array_module, xp_of
-from .interpreter import Kind, raise_escaped
+from .interpreter import Kind, WrapperTensor, raise_escaped
 from .lift import catch_up
 from .messages import kernel_failure
 from .meta import run_meta
@@ -48,9 +48,20 @@ def _max_level(args) -> int:
     return lvl
 
 
+def _wrapped(attrs: dict) -> bool:
+    for v in attrs.values():
+        if isinstance(v, WrapperTensor):
+            return True
+    return False
+
+
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
     if state.stack:
+        if attrs and _wrapped(attrs):
+            # a transform's tensor given for a number is read, as PyTorch's parser reads it
+            # (.item(): vmap refuses it)
+            attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
         if op.autocast is not None and autocast_state.ACTIVE[0]:  # (casts seen by the levels)
             args = autocast_state.cast_above(op, args, attrs)
         lvl = _max_level(args)

@@ -187,8 +187,19 @@ def _mode_copy(self: Tensor):
         state.grad_enabled = enabled
 
 
-def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
-    """self.<op>_(*args): the functional op, then its result written into self."""
+def run_inplace(op, self: Tensor, args: tuple, attrs: dict, form: str | None = None) -> Tensor:
+    """self.<op>_(*args): the functional op, then its result written into self. ``form``:
+    the in-place method's own name where PyTorch's is not ``<op>_`` (``clip_`` runs clamp,
+    ``zero_`` fill): vmap's errors name it, and the node's name may (``ZeroBackward0``)."""
+    outer = state.inplace_form
+    state.inplace_form = form
+    try:
+        return _run_inplace(op, self, args, attrs)
+    finally:
+        state.inplace_form = outer
+
+
+def _run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     policy = op.inplace_policy
     check_writable(self, policy.zero_text)
     stack = state.stack
@@ -398,7 +409,8 @@ def inplace_label(op, args: tuple = ()) -> str:
     how = batched_write(op, args)
     if how is BatchedWrite.ARITHMETIC:
         return "inplace arithmetic"
-    return f"{op.name}_" if how is BatchedWrite.PLAIN else f"aten::{op.name}_"
+    name = state.inplace_form or f"{op.name}_"
+    return name if how is BatchedWrite.PLAIN else f"aten::{name}"
 
 
 def vmap_inplace_error(op, level: int, args: tuple = ()) -> RuntimeError:

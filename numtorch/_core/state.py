@@ -19,6 +19,8 @@ class _State(threading.local):
         self.modes: list = []
         # The op an in-place method runs now while modes are on: modes see its ``op_`` form.
         self.inplace_op = None
+        # The in-place method running, where its name is not its op's + "_" (run_inplace's form).
+        self.inplace_form = None
         # The active compiled-autograd context (numtorch._dynamo.compiled_autograd), or None.
         self.compiler = None
 

@@ -56,7 +56,9 @@ class Node:
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
     _fits = True  # apply sums and casts each gradient to its input (else the engine does)
     _opaque = False  # compiled autograd calls it as it is (numtorch.compile's node)
-    _inplace = False  # the node of an in-place write (an op without a derivative names it)
+    # the node of an in-place write (an op without a derivative names it): True, or the
+    # in-place method's name where it is not its op's + "_" (run_inplace's form)
+    _inplace = False
 
     def __init__(self):
         self._seq = next(_seq)

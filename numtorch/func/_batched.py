@@ -14,7 +14,7 @@ import warnings
 
 from .._core.dispatch import dispatch
 from .._core.inplace import batched_write, check_inplace, commit, vmap_inplace_error, write_error
-from .._core.interpreter import Interpreter, Kind, WrapperTensor
+from .._core.interpreter import _VMAP_READ, FUNCTORCH, Interpreter, Kind, WrapperTensor
 from .._core.policy import BatchedWrite
 from .._core.state import state
 from .._core.tensor import Size, Tensor
@@ -35,6 +35,16 @@ _CONTROL_FLOW = (
     "flow. We don't support that yet, please file an issue at "
     "https://github.com/pytorch/pytorch/issues ."
 )
+
+
+def _vmap_innermost() -> bool:
+    """Whether the innermost torch.func transform is a vmap: PyTorch's vmap then refuses a
+    read of a batched value by its own text; through a grad or jvp level, by the text of
+    its fallback, which cannot tell a read from control flow."""
+    for interp in reversed(state.stack):
+        if interp.kind in FUNCTORCH:
+            return interp.kind is Kind.VMAP
+    return True
 
 
 def _set_vmap_fallback_enabled(enabled: bool) -> None:
@@ -112,12 +122,12 @@ class BatchedTensor(WrapperTensor):
         return self.shape[0]
 
     def item(self):
-        raise RuntimeError(_ITEM)
+        raise RuntimeError(_ITEM if _vmap_innermost() else _VMAP_READ)
 
     __float__ = __int__ = __complex__ = __index__ = item
 
     def __bool__(self) -> bool:
-        raise RuntimeError(_CONTROL_FLOW)
+        raise RuntimeError(_CONTROL_FLOW if _vmap_innermost() else _VMAP_READ)
 
     def numpy(self, *, force: bool = False):
         raise RuntimeError(_NO_STORAGE)

@@ -9,11 +9,13 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.interpreter import Kind
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.pyargs import judge
+from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ._families import (
@@ -179,11 +181,18 @@ def _bounds_of_one_kind(key: str, fn, method: bool = False):
     return call
 
 
-def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
+def _clamp_inplace(self: Tensor, min=None, max=None, form: str = "clamp_") -> Tensor:
     from .._core.inplace import run_inplace
 
     _check_clamp(min, max)
-    return run_inplace(clamp_p, self, (min, max), {})
+    return run_inplace(clamp_p, self, (min, max), {}, form)
+
+
+def _clip_inplace(self: Tensor, min=None, max=None) -> Tensor:
+    # vmap's errors name clip_, but a grad or jvp level innermost runs PyTorch's clip_ as
+    # the clamp_ it decomposes into
+    below = state.stack and state.stack[-1].kind in (Kind.GRAD, Kind.JVP)
+    return _clamp_inplace(self, min, max, "clamp_" if below else "clip_")
 
 
 def _clamp_bound_refusals(kernel: str) -> tuple[NoKernel, ...]:
@@ -247,7 +256,7 @@ tensor_methods(
             ("clamp", _clamp_method),
             ("clip", _clamp_method),
             ("clamp_", _clamp_inplace),
-            ("clip_", _clamp_inplace),
+            ("clip_", _clip_inplace),
         )
     }
 )

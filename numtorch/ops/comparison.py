@@ -7,14 +7,22 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import scalars
-from .._core.inplace import check_operands, check_overlap, check_sample_broadcast, check_write
+from .._core.dispatch import dispatch
+from .._core.inplace import (
+    check_operands,
+    check_overlap,
+    check_sample_broadcast,
+    check_write,
+    run_inplace,
+)
 from .._core.methods import tensor_method, tensor_methods
 from .._core.no_kernel import NoKernel
-from .._core.op import ErrorInput
+from .._core.op import ErrorInput, default_node_name
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import S
+from ._batching import front, logical_cast, lrank, pad_to
 from ._families import (
     BINARY_SHAPES,
     FLOATS_INT,
@@ -28,6 +36,7 @@ from ._families import (
     unary,
     unary_samples,
 )
+from .creation import zeros_like
 
 _BOOL = np.dtype(np.bool_)
 
@@ -226,10 +235,51 @@ def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:
 
 
 # ------------------------------------------------------------------ in-place forms
-def _inplace_predicate(op, names: tuple) -> None:
+def _written(op):
+    """The op a comparison's in-place form runs: op's values in self's dtype. As PyTorch's,
+    its node (``LtBackward0`` for a number ``other``, ``LtBackward1`` for a tensor) gives
+    self and other zero gradients, and its tangent is zero."""
+    name = default_node_name(op.name)[:-1]
+
+    def prepare(arrays, attrs=None):
+        dtype = arrays[0].dtype
+        return op.prepare(arrays, attrs)[0], dtype
+
+    def rule(vmap, args, bdims, attrs):
+        """The elementwise rule, but self keeps its dtype (the write's)."""
+        (self, other), (sb, ob) = args, bdims
+        rank = max(lrank(self, sb), lrank(other, ob) if isinstance(other, Tensor) else 0)
+        new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
+        if isinstance(other, Tensor) and other.dtype != self.dtype:
+            other = logical_cast(op, args, bdims, attrs, new)[1]
+            new[1] = other if ob is None else pad_to(front(other, ob), rank)
+        return dispatch(write, tuple(new), attrs), 0
+
+    write = elementwise_op(
+        op.name,
+        op.kernel,
+        (lambda g: zeros_like(g), lambda g: zeros_like(g)),
+        lambda result: zeros_like(result),
+        prepare=prepare,
+        batch_rule=rule,
+        methods=False,
+        out=False,
+        register=False,
+        node_name=lambda other: name + str(int(other is not None)),
+        conversion=True,  # (an integer self leaves autograd)
+        inplace_policy=op.inplace_policy,
+        float8=op.float8,
+        complex32=op.complex32,
+    )
+    return write
+
+
+def _inplace_predicate(op, names: tuple, write=None) -> None:
     """``self.<name>_(...)``: the predicate's values written into self in self's dtype. The
     result carries no gradient from self or the other operand: self's new history has a
-    zero gradient (and a zero tangent in self's dtype), as in PyTorch."""
+    zero gradient (and a zero tangent in self's dtype), as in PyTorch. A comparison writes
+    through its own op, ``write`` (its node's name is PyTorch's); the others through
+    ``copy_``."""
 
     def method(self: Tensor, *args, **kwargs) -> Tensor:
         if "out" in kwargs:
@@ -238,6 +288,8 @@ def _inplace_predicate(op, names: tuple) -> None:
         check_overlap(op, self, args)
         if state.stack:
             check_sample_broadcast(self, args, op)
+        if write is not None and not kwargs and len(args) == 1:
+            return run_inplace(write, self, args, {})
         result = op.fn(self, *args, **kwargs)
         check_write(self, result, op)
         return self.copy_(result)
@@ -251,7 +303,8 @@ def _predicate(name: str, kernel, make=comparison, **kw):
     """A predicate op with its in-place Tensor methods (``<method>_`` of each method)."""
     methods = kw.get("methods", (name,))
     op = make(name, kernel, inplace=False, **kw)
-    _inplace_predicate(op, tuple(m + "_" for m in methods))
+    write = _written(op) if make is comparison else None
+    _inplace_predicate(op, tuple(m + "_" for m in methods), write)
     if kw.get("numbers") == "none":
         tensor_only_methods(op, tuple(m + "_" for m in methods))
     return op
