@@ -556,7 +556,11 @@ def hessian(
             # Forward over reverse: the inner gradient is a func transform, so that the
             # tangents of the outer dual tensors flow through its backward pass.
             return _func_grad(scalar, argnums=tuple(range(len(xs))))(*xs)
-        jac = jacobian(scalar, xs, create_graph=True)
+        # The gradient of the scalar, with its graph: what jacobian(scalar, xs,
+        # create_graph=True) gives, without the row-by-row views and stack around the one
+        # backward pass (xs are the outer jacobian's fresh leaves already).
+        grads = _grad((scalar(*xs),), xs, create_graph=True)
+        jac = tuple(zeros_like(x) if g is None else g for g, x in zip(grads, xs))
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
