@@ -410,6 +410,9 @@ def _construct_standard_basis_for(
         )
     if len(tensors) == 0:
         raise AssertionError("Expected at least one tensor")
+    if len(tensors) == 1:  # (the identity itself)
+        t = tensors[0]
+        return (eye(tensor_numels[0], dtype=t.dtype, device=t.device),)
     total, start, chunks = sum(tensor_numels), 0, []
     for t, n in zip(tensors, tensor_numels):
         chunk = zeros(total, n, dtype=t.dtype, device=t.device)
@@ -462,7 +465,7 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
         g if g is not None else zeros_like(x).expand((total, *x.shape))
         for g, x in zip(grads, inputs)
     ]
-    pieces = [g.split(numels, dim=0) for g in per_input]
+    pieces = [g.split(numels, dim=0) if len(numels) > 1 else (g,) for g in per_input]
     return tuple(
         tuple(p[i].view(out.size() + x.size()) for p, x in zip(pieces, inputs))
         for i, out in enumerate(outputs)
