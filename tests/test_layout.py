@@ -489,6 +489,28 @@ def test_per_sample_linear_weight_gradients_are_contiguous():
     assert_close(ours, theirs)
 
 
+def test_a_large_product_of_reordered_operands_is_written_in_pytorchs_layout():
+    """A product too large to copy cheaply (mul writes it straight into the layout its
+    operands give it): per-sample weight gradients of a matrix-vector layer, whose
+    batched gradient has the batch as its innermost dim, and a product of a transposed
+    factor; strides and values as PyTorch's."""
+    rng = np.random.default_rng(2)
+    w0, x0 = rng.standard_normal((40, 300)) / 300**0.5, rng.standard_normal((16, 300))
+    a0, b0 = rng.standard_normal((300, 256)), rng.standard_normal((256, 1))
+
+    def run(lib):
+        w, x = lib.tensor(w0), lib.tensor(x0)
+        f = lambda w, x: (w @ x).tanh().sum()  # noqa: E731
+        grads = lib.func.vmap(lib.func.grad(f), in_dims=(None, 0))(w, x)
+        prod = lib.tensor(a0).T * lib.tensor(b0)
+        return grads, prod
+
+    (g, p), (tg, tp) = run(nt), run(torch)
+    assert g.stride() == tg.stride() and p.stride() == tp.stride()
+    assert_close(g, tg)
+    assert_close(p, tp)
+
+
 # Ops whose result PyTorch returns as (a view of) an input where numtorch's is a new tensor.
 ALIASES_DIFFER = {
     "copy": "the oracle is Tensor.copy_, which returns self",

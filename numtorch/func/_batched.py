@@ -103,6 +103,9 @@ class BatchedTensor(WrapperTensor):
 
     def is_contiguous(self, memory_format=None) -> bool:
         inner = self._inner
+        if memory_format is None and self._bdim == 0 and type(inner) is Tensor:
+            if inner._data.flags.c_contiguous:  # (a C-ordered batch of C-ordered samples)
+                return True
         shape, stride = list(inner.shape), list(inner.stride())
         del shape[self._bdim], stride[self._bdim]
         if 0 in shape:  # PyTorch: a tensor with no elements is contiguous

@@ -39,7 +39,7 @@ from ._families import (
     promote_float,
 )
 from ._no_derivative import NOT_IMPLEMENTED, no_derivative
-from ._outer import outer_product
+from ._outer import product
 from .comparison import where
 from .creation import zeros_like
 
@@ -185,7 +185,7 @@ def _term(tangent, term):
 # zero even where the primal is inf (``a * 0.5`` at a = -inf).
 mul_p = binary(
     "mul",
-    outer_product,  # a * b; a stack of outer products through a BLAS matmul
+    product,  # a * b; a stack of outer products through a BLAS matmul
     (lambda g, b: g * cj(b), lambda g, a: g * cj(a)),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
     methods=("mul", "multiply"),
