@@ -256,16 +256,30 @@ def execute(task: GraphTask, roots, root_grads) -> None:
     plain = task.accumulate and task.exec_info is None
     create_graph = task.create_graph
     with set_grad_enabled(create_graph):
-        while ready or queues:
-            node = pop(ready)[1].node if not queues else _pop_next(ready, queues)
+        node = None  # the next node where no queue is needed to know it (see below)
+        while True:
+            if node is None:
+                if queues:
+                    node = _pop_next(ready, queues)
+                elif ready:
+                    node = pop(ready)[1].node
+                else:
+                    break
             if plain and type(node) is AccumulateGrad and _plain_leaf(node):
                 task.current = node
                 accumulate_grad(node.variable, buffers.pop(node)[0], create_graph)
+                node = None
                 continue
             outs = _run_node(task, node, buffers.pop(node))
+            nexts = node.next_functions
+            node = None
             if outs is None:
                 continue
-            for (nxt, nr), g in zip(node.next_functions, outs):
+            # The first node made ready is held back: if it is the only one and the queue is
+            # empty, the queue would hand it out next, so it runs next without it.
+            held = None
+            many = False
+            for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
                     continue
                 buf = buffers.get(nxt)
@@ -277,8 +291,21 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:  # (leaves too: they run next, in the queue's order)
-                    q = _device_queue(ready, queues, nxt, buf) if devices else ready
-                    push(q, (-nxt._seq, _Entry(nxt)))
+                    if devices:
+                        push(_device_queue(ready, queues, nxt, buf), (-nxt._seq, _Entry(nxt)))
+                    elif held is None and not many:
+                        held = nxt
+                    else:
+                        if held is not None:
+                            push(ready, (-held._seq, _Entry(held)))
+                            held = None
+                        many = True
+                        push(ready, (-nxt._seq, _Entry(nxt)))
+            if held is not None:
+                if ready:
+                    push(ready, (-held._seq, _Entry(held)))
+                else:
+                    node = held
 
 
 def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
