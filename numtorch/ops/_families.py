@@ -30,7 +30,15 @@ _ARRAYS = (np.ndarray, MetaArray)
 
 def _arr(a) -> bool:
     """Whether an operand is an array (NumPy's, a meta or a GPU array), not a Python scalar."""
+    t = type(a)
+    if t is _nd:
+        return True
+    if t in _SCALARS:  # (hasattr's failing lookup on a number costs an exception)
+        return False
     return isinstance(a, _ARRAYS) or hasattr(a, "__cuda_array_interface__")
+
+
+_SCALARS = frozenset((int, float, bool, complex, type(None)))
 
 
 def cj(x):
