@@ -452,6 +452,9 @@ def _plain_leaf(node: AccumulateGrad) -> bool:
     return not var._hooks and not var.__dict__.get("_post_acc_hooks")
 
 
+_SAME = object()  # no grad_dtype set: the variable's dtype
+
+
 def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
@@ -465,8 +468,14 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
             "numtorch: backward() inside a transform cannot accumulate a batched or "
             "transformed gradient into .grad; use autograd.grad instead"
         )
-    want = var.__dict__.get("_grad_dtype", var.dtype)  # Tensor.grad_dtype
-    if want is not None and g.dtype != want:
+    want = var.__dict__.get("_grad_dtype", _SAME) if var.__dict__ else _SAME  # grad_dtype
+    if want is _SAME and type(var) is Tensor and type(g) is Tensor:  # (compared as NumPy's)
+        if g._data.dtype != var._data.dtype:
+            g = g.to(var.dtype)
+    elif want is _SAME:
+        if g.dtype != var.dtype:
+            g = g.to(var.dtype)
+    elif want is not None and g.dtype != want:
         g = g.to(want)
     if var._grad is None:
         if state.modes or create_graph:  # PyTorch's calls (under create_graph: CopyBackwards)
