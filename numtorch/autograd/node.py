@@ -8,12 +8,14 @@ import itertools
 import weakref
 from typing import NamedTuple
 
+import numpy as np
+
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np, is_complex_np
 from .._core.inplace import _array
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
-from .._core.state import anomaly
-from .._core.tensor import Tensor, _new
+from .._core.state import anomaly, state
+from .._core.tensor import Tensor, _make, _new
 from ..ops.creation import zeros, zeros_like
 from ..ops.views import apply_chain, dim_order, like_root, view_scatter
 from . import anomaly_mode
@@ -293,6 +295,17 @@ def _sum_to(g, gshape: tuple, shape: tuple):
     lead = len(gshape) - len(shape)
     dims = [*range(lead)]
     dims += [lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1]
+    d = g._data if type(g) is Tensor else None
+    if (
+        type(d) is np.ndarray
+        and d.dtype.kind in "fc"
+        and d.dtype.itemsize >= 4  # (no reduced or half float: their sums widen)
+        and d.dtype.num < 256
+        and not (state.modes or state.stack or g._rg)
+    ):  # a gradient outside autograd that nobody observes: the same sum, in NumPy
+        if dims:
+            d = d.sum(axis=tuple(dims), keepdims=True)
+        return _make(d.reshape(shape) if lead else d)
     if dims:
         g = g.sum(dims, keepdim=True)
     return g.reshape(shape) if lead else g
