@@ -706,7 +706,7 @@ def backward(
     inputs=None,
 ) -> None:
     """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
-    if any(i.kind in (Kind.VMAP, Kind.GRAD) for i in state.stack):
+    if state.stack and any(i.kind in (Kind.VMAP, Kind.GRAD) for i in state.stack):
         raise RuntimeError(
             "backward() called inside a functorch transform. This is not supported, please "
             "use functorch.grad or functorch.vjp instead or call backward() outside of "
