@@ -182,6 +182,9 @@ def _check_hook_results(hook, originals: list, results) -> list:
     ]
 
 
+_apply = Node.apply
+
+
 class _Entry:
     """A ready-queue entry's node, after its priority: entries of equal priority (leaves)
     compare equal (neither is less), so ``heapq`` pops them in the order PyTorch's
@@ -321,11 +324,11 @@ def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
         if grads is None:
             return None
     nexts = node.next_functions
-    if exec_info is None:  # (wanted_edges inline: the common case)
-        wanted = [n is not None for n, _ in nexts]
-    else:
-        wanted = wanted_edges(nexts, exec_info, task.targets)
-    if True in wanted:
+    if exec_info is None and type(node).apply is _apply:  # (it reads its edges itself)
+        outs = node.apply(grads, None)
+        if not node._fits:
+            outs = validate_outputs(node, outs)
+    elif True in (wanted := wanted_edges(nexts, exec_info, task.targets)):
         outs = node.apply(grads, wanted)
         if not node._fits:
             outs = validate_outputs(node, outs)

@@ -132,7 +132,8 @@ class Node:
 
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened, one per edge) from output gradients, each summed to
-        its input's shape and cast to its dtype; computes only the ``wanted`` ones. Where
+        its input's shape and cast to its dtype; computes only the ``wanted`` ones (None:
+        those whose edge has a node). Where
         no output has a gradient, no input gets one (PyTorch's undefined gradients)."""
         op = self._op
         if op.ndiff == 1:
@@ -149,10 +150,9 @@ class Node:
                 g if g is not None else _zeros_for(self, i, like) for i, g in enumerate(grads)
             )
         saved = self.saved
-        if saved is None:
-            raise RuntimeError(FREED)
         attrs = self.attrs
         meta = self.in_meta
+        nexts = self.next_functions if wanted is None else None  # None: each edge with a node
         env = None  # values fetched so far, each unpacked once
         out = []
         unfit = None  # (position, meta) of the gradients to sum or cast to their input
@@ -160,14 +160,21 @@ class Node:
         for i, fn, names, is_list in _PLANS.get(op) or _plan(op):
             if is_list:
                 n = len(meta[i])
+                if nexts is None:
+                    need = any(wanted[j : j + n])
+                else:
+                    need = any(e[0] is not None for e in nexts[j : j + n])
             elif meta[i] is None and not op.number_edges:
                 continue  # a number operand has no edge
             else:
                 n = 1
-            if not (wanted[j] if n == 1 else any(wanted[j : j + n])):
+                need = wanted[j] if nexts is None else nexts[j][0] is not None
+            if not need:
                 out.extend([None] * n)
                 j += n
                 continue
+            if saved is None:  # (a node that computes nothing never asks)
+                raise RuntimeError(FREED)
             if names is None:  # the formula needs g alone
                 r = fn(g=g)
             else:
