@@ -308,6 +308,7 @@ def _sum_to(g, gshape: tuple, shape: tuple):
         and d.dtype.kind in "fc"
         and d.dtype.itemsize >= 4  # (no reduced or half float: their sums widen)
         and d.dtype.num < 256
+        and d.flags.c_contiguous  # (the sum op lays out others' sums as they are)
         and not (state.modes or state.stack or g._rg)
     ):  # a gradient outside autograd that nobody observes: the same sum, in NumPy
         if dims:
