@@ -164,8 +164,12 @@ def _may_share(a, b) -> bool:
 
 def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     """The output of a view op: shares memory and the version counter with src."""
-    if arr.size and not (
-        np.may_share_memory(arr, src._data) if type(arr) is _ndarray else _may_share(arr, src._data)
+    sd = src._data
+    base = getattr(arr, "base", None)
+    # (a NumPy view of src, or of src's own base, shares its memory: no overlap test needed)
+    if (base is None or (base is not sd and base is not getattr(sd, "base", sd))) and (
+        arr.size
+        and not (np.may_share_memory(arr, sd) if type(arr) is _ndarray else _may_share(arr, sd))
     ):
         return _make(arr)
     t = _new(Tensor)

@@ -43,7 +43,7 @@ def _operator(call: Callable, tensors_only: bool = False) -> Callable:
     own TypeError."""
 
     def operator(self, other):
-        if type(other) not in _PLAIN or tensors_only:
+        if type(other) not in _PLAIN or tensors_only and type(other) is not Tensor:
             other = _operand(other, tensors_only)
             if other is NotImplemented:
                 return NotImplemented
