@@ -642,16 +642,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "2)) of the same tensor",
     ),
     (
-        r"unsqueeze\(0\)\.mul_\(y\)|y\.t\(\)\.mul_\(y\)",
-        r"(torch raised|error differs)[^\n]*(\n[^\n]*)?some elements of the input tensor and the "
-        r"written-to tensor refer to a single memory location",
-        "the partial-overlap check: y = x.clone(); y.unsqueeze(0).mul_(y) raises 'unsupported "
-        "operation: some elements of the input tensor and the written-to tensor refer to a "
-        "single memory location' in torch (same memory, other strides); numtorch computes; "
-        "torch also checks overlap before broadcasting (y (2, 1): y.t().mul_(y) gives the "
-        "overlap error, numtorch the broadcast-shape error)",
-    ),
-    (
         r"index_add_\(0, lib\.tensor\(\[0\]\), y\[:1\]\)",
         _GRADS + r"torch raised: RuntimeError: one of the variables needed for gradient "
         r"computation has been modified",

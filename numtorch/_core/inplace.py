@@ -14,7 +14,15 @@ from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
 from .lift import born_inside, captured_write, catch_up
 from .messages import broadcast_mismatch
-from .out import INTERNAL_OVERLAP, OVERLAP, check_written, internal_overlap, partial_overlap
+from .out import (
+    INTERNAL_OVERLAP,
+    OVERLAP,
+    check_written,
+    internal_overlap,
+    partial_overlap,
+    vmap_views,
+    vmapped,
+)
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
@@ -124,12 +132,13 @@ def check_overlap(op, self: Tensor, args: tuple) -> None:
         return
     ver = self._ver
     for a in args:
-        if (
-            isinstance(a, Tensor)
-            and a._ver is ver
-            and a is not self
-            and partial_overlap(_array(self), _array(a))
-        ):
+        if not isinstance(a, Tensor) or a._ver is not ver or a is self:
+            continue
+        if vmapped(self) or vmapped(a):
+            per_sample = batched_write(op, args) is BatchedWrite.FALLBACK
+            if partial_overlap(*vmap_views(self, a, per_sample)):
+                raise RuntimeError(OVERLAP)
+        elif partial_overlap(_array(self), _array(a)):
             raise RuntimeError(OVERLAP)
 
 

@@ -8,7 +8,7 @@ from .._core import dtype as dt
 from .._core.device import device as Device
 from .._core.device import resolved
 from .._core.layout import preserve
-from .._core.memory_format import CHANNELS_LAST, contiguous_format
+from .._core.memory_format import CHANNELS_LAST, contiguous_format, preserve_format
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import LINEAR, defop
@@ -68,8 +68,11 @@ def _clone(xp, x, *, memory_format=None):
 
 
 def _clone_rule(vmap, args, bdims, attrs):
-    """The batch first, each example laid out as the input's examples are (PyTorch keeps
-    the per-example strides; the batch's place in memory is not the example's layout)."""
+    """preserve_format: the whole batch cloned as it lies, batch dim in place (PyTorch's
+    rule); else the batch first, each example laid out as the input's examples are."""
+    fmt = attrs.get("memory_format")
+    if fmt is None or fmt is preserve_format:
+        return clone(args[0]), bdims[0]
     x = front(args[0], bdims[0])
     strides = x.stride()
     overlapping = any(st == 0 and n > 1 for st, n in zip(strides[1:], x.shape[1:]))
