@@ -625,16 +625,6 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
 CLASS_OPEN: list[tuple[str, str, str]] = [
     (
-        r"out=",
-        r"(has no storage of its own; it belongs to a transform|out= function)",
-        "out= under a transform: lib.sin(y, out=o) with y or o a transform's tensor raises "
-        "numtorch's 'GradTrackingTensor/DualTensor/BatchedTensor has no storage of its own'; "
-        "torch: grad and vjp write o (no gradient through out=), jvp raises NotImplementedError "
-        "'Trying to use forward AD with sin_out that does not support it because it is an out= "
-        "function', vmap 'Batching rule not implemented for aten::sin.out; the fallback path "
-        "doesn't work on out= or view ops.'",
-    ),
-    (
         r"y\.copy_\(y\)",
         r"unsupported operation: more than one element of the written-to tensor",
         "y.copy_(y) is a no-op in torch (copy_ returns at once when src is self), even for an "

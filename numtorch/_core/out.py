@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .interpreter import Kind
+from . import upcalls
+from .interpreter import FORWARD, Kind
 from .meta_array import MetaArray
 from .state import state
 from .tensor import Tensor, bump_version, check_writable
@@ -22,21 +23,31 @@ def internal_overlap(a) -> bool:
     return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
 
 
-def write_out(out, result, op=None, inputs=()):
+def write_out(out, result, op=None, inputs=(), attrs=None):
     """Copy a result into an ``out=`` tensor (or tuple of tensors) and return it; ``op``
-    and its ``inputs`` for PyTorch's check of an input partly overlapping ``out``."""
+    and its ``inputs`` for PyTorch's check of an input partly overlapping ``out`` and for
+    (with ``attrs``) for the names in its errors. Under transforms the values beneath them
+    are written."""
+    beneath = _beneath_transforms(out, result, op, inputs, attrs) if state.stack else None
+    if beneath is None:
+        return _write(out, result, op, inputs)
+    late, under, result = beneath
+    _write(under, result, op, inputs)
+    if late is not None:
+        raise late
+    return out
+
+
+def _write(out, result, op, inputs):
     if isinstance(out, (tuple, list)):
         for o in out:
             check_writable(o)
         for o, r in zip(out, result):
-            write_out(o, r)
+            _write(o, r, None, ())
         return out
     check_writable(out)
     if state.grad_enabled and (out._rg or result._rg):
-        raise RuntimeError(
-            f"{_op_label(result)}(): functions with out=... arguments don't support automatic "
-            "differentiation, but one of the arguments requires grad."
-        )
+        raise _no_autograd(op, result)
     data = out._data
     if 0 in data.strides and internal_overlap(data):
         raise RuntimeError(INTERNAL_OVERLAP)
@@ -61,6 +72,65 @@ def write_out(out, result, op=None, inputs=()):
     out._data[...] = result._data
     bump_version(out)
     return out
+
+
+def _no_autograd(op, result) -> RuntimeError:
+    name = op.name if op is not None else _op_label(result)
+    return RuntimeError(
+        f"{name}(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad."
+    )
+
+
+def _beneath_transforms(out, result, op, inputs, attrs) -> tuple | None:
+    """PyTorch's refusals of an ``out=`` call as each transform level meets it, the top
+    one first: vmap's (its fallback takes no out=), grad's (autograd's, where a value
+    requires grad at its level) and forward mode's, which PyTorch raises after the write
+    (returned, not raised). With it, ``out`` and ``result`` beneath the levels; None where
+    a level is not one of these."""
+    outs, results, ins = _tensors(out), _tensors(result), tuple(_all_tensors(inputs))
+    late = None
+    while True:
+        tensors = (*outs, *results, *ins)
+        top = max((t._level for t in tensors), default=0)
+        if not top:
+            break
+        interp = next(t._interp for t in tensors if t._level == top)
+        if not interp.alive:
+            return None
+        kind = interp.kind
+        if kind is Kind.VMAP:
+            raise RuntimeError(
+                f"Batching rule not implemented for {_names(op, inputs, attrs)[0]}; the "
+                "fallback path doesn't work on out= or view ops."
+            )
+        if kind is Kind.GRAD:
+            if state.grad_enabled and any(t._rg for t in tensors if t._level == top):
+                raise _no_autograd(op, results[0] if results else None)
+        elif kind in FORWARD:
+            late = late or NotImplementedError(
+                f"Trying to use forward AD with {_names(op, inputs, attrs)[1]} that does not "
+                "support it because it is an out= function"
+            )
+        else:
+            return None
+        outs, results, ins = (
+            tuple(t._inner if t._level == top else t for t in ts) for ts in (outs, results, ins)
+        )
+    if isinstance(out, Tensor):
+        return late, outs[0], results[0] if results else result
+    return late, outs, results
+
+
+def _all_tensors(inputs):
+    for a in inputs:
+        yield from _tensors(a)
+
+
+def _names(op, inputs, attrs) -> tuple[str, str]:
+    if op is None:
+        return "aten::out", "out"
+    return upcalls.out_names(op, tuple(inputs), attrs or {})
 
 
 OVERLAP = (
@@ -129,9 +199,12 @@ def check_written(op, written: Tensor, inputs: tuple, attrs: dict) -> None:
 
 
 def check_out(op, out, inputs: tuple, attrs: dict) -> None:
-    """``check_written`` for an ``out=`` tensor, after PyTorch's refusals of autograd and of
-    vmap through ``out=`` (raised later)."""
-    if not isinstance(out, Tensor):
+    """An ``out=`` call's checks before the kernel: the transforms' refusals of ``out=``
+    (forward mode's aside), then ``check_written`` for the ``out=`` tensor where autograd
+    and vmap let it through."""
+    if state.stack:
+        _beneath_transforms(out, (), op, inputs, attrs)
+    if op.overlap is None or not isinstance(out, Tensor):
         return
     tensors = (out, *(t for a in inputs for t in _tensors(a)))
     if state.grad_enabled and any(t._rg for t in tensors):
