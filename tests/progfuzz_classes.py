@@ -625,13 +625,6 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
 CLASS_OPEN: list[tuple[str, str, str]] = [
     (
-        r"y\.copy_\(y\)",
-        r"unsupported operation: more than one element of the written-to tensor",
-        "y.copy_(y) is a no-op in torch (copy_ returns at once when src is self), even for an "
-        "expanded y; numtorch raises the internal-overlap error: x.expand(3, 2).copy_(x.expand(3, "
-        "2)) of the same tensor",
-    ),
-    (
         r"index_add_\(0, lib\.tensor\(\[0\]\), y\[:1\]\)",
         _GRADS + r"torch raised: RuntimeError: one of the variables needed for gradient "
         r"computation has been modified",

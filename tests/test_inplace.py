@@ -667,3 +667,55 @@ def test_same_memory_same_strides_is_full_overlap(write, shape):
         return y
 
     assert_same_outcome(prog, arr(*shape))
+
+
+# ------------------------------------------------------------------ copy_ of self into itself
+# PyTorch's copy_ returns at once when src is self: no overlap check (an expanded self is
+# fine) and nothing written, while autograd sees a write (version, CopyBackwards).
+def test_copy_of_self_is_a_write_autograd_sees():
+    def prog(T, x):
+        a = x.clone().requires_grad_()
+        y = a * 2
+        v = y._version
+        r = y.copy_(y)
+        (y * y).sum().backward()
+        return r is y, y._version - v, y.grad_fn.name(), a.grad
+
+    assert_same(prog, arr(2, 1))
+
+    def saved(T, x):
+        y = x.clone().requires_grad_() * 2
+        z = y * y
+        y.copy_(y)
+        z.sum().backward()
+
+    assert_same_error(saved, arr(2, 1))
+
+
+@pytest.mark.parametrize(
+    "mode",
+    ["eager", "int", "jvp", "vmap", "grad", "vmap_grad", "requires_grad"],
+)
+def test_copy_of_an_expanded_self_into_itself(mode):
+    def f(y):
+        y.copy_(y)
+        return y
+
+    def prog(T, x):
+        F = T.func
+        if mode == "eager":
+            y = x.expand(2, 3)
+            return f(y), x._version
+        if mode == "int":
+            return f(x.long().expand(2, 3))
+        if mode == "jvp":
+            return F.jvp(lambda a: f(a.expand(2, 3)), (x,), (x * 2,))
+        if mode == "vmap":
+            return F.vmap(lambda a: f(a.expand(2, 3)))(x)
+        if mode == "grad":
+            return F.grad(lambda a: f((a * 1).expand(2, 3)).sum())(x)
+        if mode == "vmap_grad":
+            return F.vmap(F.grad(lambda a: f((a * 1).expand(2, 3)).sum()))(x)
+        return f((x.clone().requires_grad_() * 1).expand(2, 3))  # CopySlices' own copy refuses
+
+    assert_same_outcome(prog, arr(2, 1))

@@ -29,7 +29,6 @@ CLASS_CHUNKS, CLASS_PER_CHUNK = 3, 20
 OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
     ("alias", 98): "index_add_ saves its source (backward after an empty self-overlap)",
     ("alias", 340): "names of in-place nodes (ZeroBackward0, FillBackward2, LtBackward0)",
-    ("alias", 349): "y.copy_(y) is a no-op in torch",
     ("alias", 527): "add/sub's alpha on bool and integer tensors",
     ("alias", 759): "addcmul/addcdiv in float32 multiply in another order",
     ("alias", 1980): "the modified-variable error names a median(dim) result AsStrided",

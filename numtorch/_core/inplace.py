@@ -48,7 +48,7 @@ _WHY = {
 def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
     """PyTorch's error for a write by ``op`` (with operands ``args``) into an array whose
     elements share memory."""
-    if internal_overlap(a) and not shared_write_ok(op, args):
+    if internal_overlap(a) and not shared_write_ok(op, args) and not state.self_write:
         raise RuntimeError(INTERNAL_OVERLAP)
 
 
@@ -199,6 +199,8 @@ def _mode_copy(self: Tensor):
 def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     """self.<op>_(*args): the functional op, then its result written into self."""
     policy = op.inplace_policy
+    if args and args[0] is self and policy.self_source_noop and not state.self_write:
+        return _into_itself(op, self, args, attrs)
     check_writable(self, policy.zero_text)
     stack = state.stack
     if stack:
@@ -254,6 +256,17 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     _check_own_write(self, args, result, policy)
     commit(self, result, op)
     return self
+
+
+def _into_itself(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
+    """``self.copy_(self)``: PyTorch's kernel returns at once, so nothing checks or writes
+    self's memory (an expanded self too); its version, history and the transforms' levels
+    see the write."""
+    state.self_write = True
+    try:
+        return run_inplace(op, self, args, attrs)
+    finally:
+        state.self_write = False
 
 
 def _check_own_write(self: Tensor, args: tuple, result: Tensor, policy) -> None:
@@ -345,7 +358,9 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     value = result._data
     if rd != sd and data.dtype in dt.REDUCED_NP:  # (PyTorch's conversion, through float32)
         value = dt.cast(value, data.dtype)
-    if type(data) is np.ndarray:
+    if state.self_write:  # (its own values)
+        pass
+    elif type(data) is np.ndarray:
         _write(data, value, shared)
     else:
         with gpu_of(data):  # (CuPy writes with the array's GPU current)
