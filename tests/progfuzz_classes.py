@@ -625,15 +625,6 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
 CLASS_OPEN: list[tuple[str, str, str]] = [
     (
-        r"index_add_\(0, lib\.tensor\(\[0\]\), y\[:1\]\)",
-        _GRADS + r"torch raised: RuntimeError: one of the variables needed for gradient "
-        r"computation has been modified",
-        "index_add_ saves its source: y of shape (1, 0, 2) (empty, so the overlap check passes), "
-        "y.index_add_(0, tensor([0]), y[:1]) then backward() raises the modified-variable error "
-        "in torch (the saved source is a view of y, written by the op itself); numtorch saves no "
-        "source and returns the gradient",
-    ),
-    (
         r"add_\(y, alpha=|add\(b, alpha=b\)",
         r"(result type Long can't be cast to the desired output type Bool|For integral input "
         r"tensors, argument alpha must not be a floating point number|Boolean alpha only "

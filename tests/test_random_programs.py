@@ -27,7 +27,6 @@ CLASS_CHUNKS, CLASS_PER_CHUNK = 3, 20
 # (class, seed): the open bug its program fails for, alone (the first words of its CLASS_OPEN
 # entry in tests/progfuzz_classes.py; the branch named there is fixing it).
 OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
-    ("alias", 98): "index_add_ saves its source (backward after an empty self-overlap)",
     ("alias", 340): "names of in-place nodes (ZeroBackward0, FillBackward2, LtBackward0)",
     ("alias", 527): "add/sub's alpha on bool and integer tensors",
     ("alias", 759): "addcmul/addcdiv in float32 multiply in another order",
