@@ -715,14 +715,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "0 elements)",
     ),
     (
-        r"einsum\('ii->i'",
-        _GRADS + r"torch raised: RuntimeError: one of the variables needed",
-        "einsum('ii->i', y) is a view of y in torch (a diagonal), a copy in numtorch, so a "
-        "later write into it reaches (or not) what an earlier op saved: y.amin(-1, "
-        "keepdim=True) then einsum('ii->i', .)[0] = -2.5 raises the modified-variable error "
-        "(output 0 of Amin) in torch's backward",
-    ),
-    (
         r".",
         r"(?s)^\w+ (error differs: numtorch .*\ntorch TypeError|error differs: numtorch TypeError"
         r"|(torch|ours) raised: TypeError|error differs: numtorch .*\ntorch RuntimeError: Invalid "
