@@ -625,42 +625,6 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
 CLASS_OPEN: list[tuple[str, str, str]] = [
     (
-        r"out=",
-        r"(has no storage of its own; it belongs to a transform|out= function)",
-        "out= under a transform: lib.sin(y, out=o) with y or o a transform's tensor raises "
-        "numtorch's 'GradTrackingTensor/DualTensor/BatchedTensor has no storage of its own'; "
-        "torch: grad and vjp write o (no gradient through out=), jvp raises NotImplementedError "
-        "'Trying to use forward AD with sin_out that does not support it because it is an out= "
-        "function', vmap 'Batching rule not implemented for aten::sin.out; the fallback path "
-        "doesn't work on out= or view ops.'",
-    ),
-    (
-        r"y\.copy_\(y\)",
-        r"unsupported operation: more than one element of the written-to tensor",
-        "y.copy_(y) is a no-op in torch (copy_ returns at once when src is self), even for an "
-        "expanded y; numtorch raises the internal-overlap error: x.expand(3, 2).copy_(x.expand(3, "
-        "2)) of the same tensor",
-    ),
-    (
-        r"unsqueeze\(0\)\.mul_\(y\)|y\.t\(\)\.mul_\(y\)",
-        r"(torch raised|error differs)[^\n]*(\n[^\n]*)?some elements of the input tensor and the "
-        r"written-to tensor refer to a single memory location",
-        "the partial-overlap check: y = x.clone(); y.unsqueeze(0).mul_(y) raises 'unsupported "
-        "operation: some elements of the input tensor and the written-to tensor refer to a "
-        "single memory location' in torch (same memory, other strides); numtorch computes; "
-        "torch also checks overlap before broadcasting (y (2, 1): y.t().mul_(y) gives the "
-        "overlap error, numtorch the broadcast-shape error)",
-    ),
-    (
-        r"index_add_\(0, lib\.tensor\(\[0\]\), y\[:1\]\)",
-        _GRADS + r"torch raised: RuntimeError: one of the variables needed for gradient "
-        r"computation has been modified",
-        "index_add_ saves its source: y of shape (1, 0, 2) (empty, so the overlap check passes), "
-        "y.index_add_(0, tensor([0]), y[:1]) then backward() raises the modified-variable error "
-        "in torch (the saved source is a view of y, written by the op itself); numtorch saves no "
-        "source and returns the gradient",
-    ),
-    (
         r"add_\(y, alpha=|add\(b, alpha=b\)",
         r"(result type Long can't be cast to the desired output type Bool|For integral input "
         r"tensors, argument alpha must not be a floating point number|Boolean alpha only "
@@ -723,14 +687,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "raises 'vmap: aten::index_copy_(self, *extra_args) is not possible because there "
         "exists a Tensor `other` ... more elements than `self`', torch writes nothing (both have "
         "0 elements)",
-    ),
-    (
-        r"einsum\('ii->i'",
-        _GRADS + r"torch raised: RuntimeError: one of the variables needed",
-        "einsum('ii->i', y) is a view of y in torch (a diagonal), a copy in numtorch, so a "
-        "later write into it reaches (or not) what an earlier op saved: y.amin(-1, "
-        "keepdim=True) then einsum('ii->i', .)[0] = -2.5 raises the modified-variable error "
-        "(output 0 of Amin) in torch's backward",
     ),
     (
         r".",

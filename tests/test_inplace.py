@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from twolibs import arr, assert_same, assert_same_error, fd_grad, run
+from twolibs import arr, assert_same, assert_same_error, assert_same_outcome, fd_grad, run
 
 import numtorch as nt
 
@@ -666,6 +666,10 @@ def test_a_median_along_a_dim_is_written_as_its_own_tensor(call):
 
 
 # Size-1 dims never make two layouts of the same element differ (PyTorch's overlap checks).
+
+
+# A slice of size 1 written with a value of its own shape and strides is no overlap (PyTorch's
+# setitem copies a value of the target's shape as it is).
 @pytest.mark.parametrize(
     "write",
     [
@@ -686,3 +690,135 @@ def test_size_one_slices_are_no_overlap(write):
 
 def test_partial_overlap_still_refused():
     assert_same_error(lambda T, x: x[:2].add_(x[1:]), arr(3))
+
+
+# The same memory seen with other strides (an unsqueezed or transposed self, a 0-d element
+# against a (1,) slice) partly overlaps: PyTorch compares strides, size-1 dims included, and
+# refuses before it broadcasts the operands, for in-place ops and out= alike.
+@pytest.mark.parametrize(
+    "write, shape",
+    [
+        (lambda T, y: y.unsqueeze(0).mul_(y), (1, 1)),
+        (lambda T, y: y.unsqueeze(0).mul_(y), (3,)),
+        (lambda T, y: y.add_(y.unsqueeze(0)), (3,)),  # not the broadcast-shape error
+        (lambda T, y: y.add_(y.unsqueeze(0)), (1, 1)),
+        (lambda T, y: y.t().mul_(y), (1, 2)),  # not the broadcast-shape error
+        (lambda T, y: y.t().mul_(y), (2, 2)),
+        (lambda T, y: y[0].add_(y[:1]), (3,)),
+        (lambda T, y: y[:1].add_(y[0]), (3,)),
+        (lambda T, y: y.view(3, 1)[:1].mul_(y[:1]), (3,)),
+        (lambda T, y: y.unsqueeze(0).clamp_(min=y), (3,)),
+        (lambda T, y: y.unsqueeze(0).copy_(y), (3,)),
+        (lambda T, y: y.unsqueeze(0).addcmul_(y, y), (3,)),
+        (lambda T, y: y.unsqueeze(0).lerp_(y, 0.5), (3,)),
+        (lambda T, y: y.unsqueeze(0).eq_(y), (3,)),
+        (lambda T, y: T.mul(y, y, out=y.unsqueeze(0)), (1, 1)),
+    ],
+)
+def test_same_memory_other_strides_is_partial_overlap(write, shape):
+    def prog(T, x):
+        y = x.clone()
+        try:
+            write(T, y)
+        finally:
+            assert y.tolist() == x.tolist()  # refused before writing
+
+    assert_same_error(prog, arr(*shape))
+
+
+# Under vmap PyTorch checks the physical values: its in-place batch rules line them up (batch
+# dims first, padded to one rank), its fallback checks each sample; clone keeps the layout.
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    "shape, dim",
+    [((2, 1, 1), 0), ((1, 1, 2), -1), ((2, 3), 0), ((3, 2), 1), ((2, 1, 2), 0), ((2, 1, 2), -1)],
+)
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda y: y.unsqueeze(0).mul_(y),
+        lambda y: y.t().mul_(y) if y.dim() == 2 else y.mul_(y[1:]),
+        lambda y: y.unsqueeze(0).clamp_(min=y),
+        lambda y: y.unsqueeze(0).copy_(y),
+    ],
+)
+def test_partial_overlap_under_vmap(write, shape, dim):
+    def prog(T, x):
+        def f(x):
+            y = x.clone()
+            write(y)
+            return y
+
+        return T.func.vmap(f, in_dims=dim)(x)
+
+    assert_same_outcome(prog, arr(*shape))
+
+
+@pytest.mark.parametrize(
+    "write, shape",
+    [
+        (lambda T, y: y.t().mul_(y), (2, 1)),  # the same strides (1, 1): the broadcast error
+        (lambda T, y: y.view(3, 1)[:1, 0].mul_(y[:1]), (3,)),  # the same layout: no overlap
+        (lambda T, y: y.squeeze(1).mul_(y[:, 0]), (3, 1)),
+        (lambda T, y: y.view(3).mul_(y.view(3)), (3, 1)),
+    ],
+)
+def test_same_memory_same_strides_is_full_overlap(write, shape):
+    def prog(T, x):
+        y = x.clone()
+        write(T, y)
+        return y
+
+    assert_same_outcome(prog, arr(*shape))
+
+
+# ------------------------------------------------------------------ copy_ of self into itself
+# PyTorch's copy_ returns at once when src is self: no overlap check (an expanded self is
+# fine) and nothing written, while autograd sees a write (version, CopyBackwards).
+def test_copy_of_self_is_a_write_autograd_sees():
+    def prog(T, x):
+        a = x.clone().requires_grad_()
+        y = a * 2
+        v = y._version
+        r = y.copy_(y)
+        (y * y).sum().backward()
+        return r is y, y._version - v, y.grad_fn.name(), a.grad
+
+    assert_same(prog, arr(2, 1))
+
+    def saved(T, x):
+        y = x.clone().requires_grad_() * 2
+        z = y * y
+        y.copy_(y)
+        z.sum().backward()
+
+    assert_same_error(saved, arr(2, 1))
+
+
+@pytest.mark.parametrize(
+    "mode",
+    ["eager", "int", "jvp", "vmap", "grad", "vmap_grad", "requires_grad"],
+)
+def test_copy_of_an_expanded_self_into_itself(mode):
+    def f(y):
+        y.copy_(y)
+        return y
+
+    def prog(T, x):
+        F = T.func
+        if mode == "eager":
+            y = x.expand(2, 3)
+            return f(y), x._version
+        if mode == "int":
+            return f(x.long().expand(2, 3))
+        if mode == "jvp":
+            return F.jvp(lambda a: f(a.expand(2, 3)), (x,), (x * 2,))
+        if mode == "vmap":
+            return F.vmap(lambda a: f(a.expand(2, 3)))(x)
+        if mode == "grad":
+            return F.grad(lambda a: f((a * 1).expand(2, 3)).sum())(x)
+        if mode == "vmap_grad":
+            return F.vmap(F.grad(lambda a: f((a * 1).expand(2, 3)).sum()))(x)
+        return f((x.clone().requires_grad_() * 1).expand(2, 3))  # CopySlices' own copy refuses
+
+    assert_same_outcome(prog, arr(2, 1))

@@ -27,13 +27,8 @@ CLASS_CHUNKS, CLASS_PER_CHUNK = 3, 20
 # (class, seed): the open bug its program fails for, alone (the first words of its CLASS_OPEN
 # entry in tests/progfuzz_classes.py; the branch named there is fixing it).
 OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
-    ("alias", 0): "the partial-overlap check (y.unsqueeze(0).mul_(y) refused by torch)",
-    ("alias", 38): "out= under a transform",
-    ("alias", 98): "index_add_ saves its source (backward after an empty self-overlap)",
-    ("alias", 349): "y.copy_(y) is a no-op in torch",
     ("alias", 527): "add/sub's alpha on bool and integer tensors",
     ("alias", 759): "addcmul/addcdiv in float32 multiply in another order",
-    ("fresh", 12): "out= under a transform",
     ("clamp_ties", 1310): "clamp of a bool tensor",
     ("nonfinite", 155): "std_mean saves its std",
     ("nonfinite", 596): "vector_norm's empty-dim error names the dim in torch",

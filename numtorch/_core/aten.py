@@ -565,4 +565,30 @@ def _inplace_call(func: OpOverload, args: tuple) -> tuple[OpOverload, tuple]:
     return _inplace_of(aten.packet(form), "default", func._op), args[: len(args) - len(fixed)]
 
 
-upcalls.provide(dispatch_mode=call_modes, inplace_name=inplace_name)
+# functional overload -> its out= overload, where that is not ``<overload>_out``
+_OUT_OVERLOAD = {
+    "default": "out",
+    "Tensor_mode": "out_mode",
+    "dim_IntList": "IntList_out",
+    "dim_int": "int_out",
+    "self": "self_out",
+}
+_OUT_OF_TENSOR = frozenset(("add", "sub", "mul", "div"))  # add.Tensor's is add.out
+_OUT_OF_DIM = {"mean": "out", "max": "dim_max", "min": "dim_min"}
+
+
+def out_names(op, args: tuple, attrs: dict) -> tuple[str, str]:
+    """The names PyTorch's errors give an ``out=`` call of ``op``: its out overload's
+    (``aten::add.out``) and its autograd kernel's (``add_out``)."""
+    func = overload_of(op, args, attrs)
+    name, ov = func._opname, func._overloadname
+    if ov == "Tensor" and name in _OUT_OF_TENSOR:
+        out = "out"
+    elif ov == "dim" and name in _OUT_OF_DIM:
+        out = _OUT_OF_DIM[name]
+    else:
+        out = _OUT_OVERLOAD.get(ov, f"{ov}_out")
+    return f"aten::{name}.{out}", f"{name}_out"
+
+
+upcalls.provide(dispatch_mode=call_modes, inplace_name=inplace_name, out_names=out_names)

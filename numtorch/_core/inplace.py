@@ -14,7 +14,15 @@ from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
 from .lift import born_inside, captured_write, catch_up
 from .messages import broadcast_mismatch
-from .out import INTERNAL_OVERLAP, OVERLAP, check_written, internal_overlap, partial_overlap
+from .out import (
+    INTERNAL_OVERLAP,
+    OVERLAP,
+    check_written,
+    internal_overlap,
+    partial_overlap,
+    vmap_views,
+    vmapped,
+)
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
@@ -40,7 +48,7 @@ _WHY = {
 def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
     """PyTorch's error for a write by ``op`` (with operands ``args``) into an array whose
     elements share memory."""
-    if internal_overlap(a) and not shared_write_ok(op, args):
+    if internal_overlap(a) and not shared_write_ok(op, args) and not state.self_write:
         raise RuntimeError(INTERNAL_OVERLAP)
 
 
@@ -124,12 +132,13 @@ def check_overlap(op, self: Tensor, args: tuple) -> None:
         return
     ver = self._ver
     for a in args:
-        if (
-            isinstance(a, Tensor)
-            and a._ver is ver
-            and a is not self
-            and partial_overlap(_array(self), _array(a))
-        ):
+        if not isinstance(a, Tensor) or a._ver is not ver or a is self:
+            continue
+        if vmapped(self) or vmapped(a):
+            per_sample = batched_write(op, args) is BatchedWrite.FALLBACK
+            if partial_overlap(*vmap_views(self, a, per_sample)):
+                raise RuntimeError(OVERLAP)
+        elif partial_overlap(_array(self), _array(a)):
             raise RuntimeError(OVERLAP)
 
 
@@ -201,6 +210,8 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict, form: str | None = N
 
 def _run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     policy = op.inplace_policy
+    if args and args[0] is self and policy.self_source_noop and not state.self_write:
+        return _into_itself(op, self, args, attrs)
     check_writable(self, policy.zero_text)
     stack = state.stack
     if stack:
@@ -256,6 +267,17 @@ def _run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     _check_own_write(self, args, result, policy)
     commit(self, result, op)
     return self
+
+
+def _into_itself(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
+    """``self.copy_(self)``: PyTorch's kernel returns at once, so nothing checks or writes
+    self's memory (an expanded self too); its version, history and the transforms' levels
+    see the write."""
+    state.self_write = True
+    try:
+        return run_inplace(op, self, args, attrs)
+    finally:
+        state.self_write = False
 
 
 def _check_own_write(self: Tensor, args: tuple, result: Tensor, policy) -> None:
@@ -347,7 +369,9 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     value = result._data
     if rd != sd and data.dtype in dt.REDUCED_NP:  # (PyTorch's conversion, through float32)
         value = dt.cast(value, data.dtype)
-    if type(data) is np.ndarray:
+    if state.self_write:  # (its own values)
+        pass
+    elif type(data) is np.ndarray:
         _write(data, value, shared)
     else:
         with gpu_of(data):  # (CuPy writes with the array's GPU current)

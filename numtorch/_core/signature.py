@@ -64,14 +64,13 @@ def make_fn(op, out: bool) -> Callable:
     # (an out= form is never cast by autocast: PyTorch's autocast kernels are functional)
     out_call = call if op.autocast is None else f"_uncast(_dispatch, _op, ({ins}), {{{attrs}}})"
     body = (
-        f"    return {call} if out is None else _write_out(out, {out_call}, _op, ({ins}))\n"
+        # (PyTorch's checks of out=, before the kernel)
+        f"    if out is not None:\n        _check_out(_op, out, ({ins}), {{{attrs}}})\n"
+        f"        return _write_out(out, {out_call}, _op, ({ins}), {{{attrs}}})\n"
+        f"    return {call}\n"
         if out
         else f"    return {call}\n"
     )
-    if out and op.overlap is not None:  # (PyTorch's checks of out=, before the kernel)
-        body = (
-            f"    if out is not None:\n        _check_out(_op, out, ({ins}), {{{attrs}}})\n" + body
-        )
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     body = _guard_code(op, kinds, by_pos, ins, attrs, "out" if out else "None", env) + body
     env["_check_out"] = check_out

@@ -152,7 +152,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
     if out is not None:
         from .._core.out import write_out
 
-        return write_out(out, r)
+        return write_out(out, r, clamp_p, (input, min, max))
     return r
 
 

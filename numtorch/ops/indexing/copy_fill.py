@@ -70,6 +70,7 @@ copy_p = defop(
     inplace_policy=InplacePolicy(
         batched=BatchedWrite.ARITHMETIC,
         untracked_integer_target=True,
+        self_source_noop=True,
         zero_text="ZeroTensors are immutable. Please materialize the tensor using `.clone()`, "
         "if you want a mutable zero tensor.",
     ),
