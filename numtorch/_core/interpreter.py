@@ -257,14 +257,18 @@ def factory(fn=None, *, key: str | None = None):
             check = compile_check(key)
         if not check(args, kwargs):
             judge(key, args, kwargs)
-        if state.stack:
-            if state.stack[0].sees_all:
-                return state.stack[0].factory(fn, args, kwargs)
-            if owners:
-                return owners[-1].factory(fn, args, kwargs)
-        if state.modes:
-            return upcalls.factory_mode(fn, args, kwargs)
-        return fn(*args, **kwargs)
+        try:
+            if state.stack:
+                if state.stack[0].sees_all:
+                    return state.stack[0].factory(fn, args, kwargs)
+                if owners:
+                    return owners[-1].factory(fn, args, kwargs)
+            if state.modes:
+                return upcalls.factory_mode(fn, args, kwargs)
+            return fn(*args, **kwargs)
+        except Exception:  # (the parser's TypeError, where it refuses the call, first)
+            judge(key, args, kwargs)
+            raise
 
     call._parsed = True
     return call
