@@ -10,7 +10,7 @@ import itertools
 
 from . import upcalls
 from .lift import unlift
-from .pyargs import compile_check, judge
+from .pyargs import compile_check, has, judge
 from .state import state
 from .tensor import Tensor, _new, births_recorded
 
@@ -267,7 +267,8 @@ def factory(fn=None, *, key: str | None = None):
                 return upcalls.factory_mode(fn, args, kwargs)
             return fn(*args, **kwargs)
         except Exception:  # (the parser's TypeError, where it refuses the call, first)
-            judge(key, args, kwargs)
+            if has(key):
+                judge(key, args, kwargs)
             raise
 
     call._parsed = True

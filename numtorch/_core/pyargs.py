@@ -735,7 +735,8 @@ def parsed(key: str, method: bool = False):
                 try:
                     return fn(self, *args, **kwargs)
                 except Exception:
-                    judge(key, args, kwargs)
+                    if has(key):
+                        judge(key, args, kwargs)
                     raise
 
         else:
@@ -749,7 +750,8 @@ def parsed(key: str, method: bool = False):
                 try:
                     return fn(*args, **kwargs)
                 except Exception:
-                    judge(key, args, kwargs)
+                    if has(key):
+                        judge(key, args, kwargs)
                     raise
 
         call = functools.update_wrapper(call, fn)
