@@ -191,6 +191,8 @@ class WrapperTensor(Tensor, internal=True):
         return complex(self._readable())
 
     def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:  # (PyTorch's check comes first)
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return self._readable().__index__()
 
     def __bool__(self) -> bool:

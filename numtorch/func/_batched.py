@@ -114,7 +114,12 @@ class BatchedTensor(WrapperTensor):
     def item(self):
         raise RuntimeError(_ITEM)
 
-    __float__ = __int__ = __complex__ = __index__ = item
+    __float__ = __int__ = __complex__ = item
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:  # (PyTorch's check comes first)
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        raise RuntimeError(_ITEM)
 
     def __bool__(self) -> bool:
         raise RuntimeError(_CONTROL_FLOW)
