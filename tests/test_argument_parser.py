@@ -127,6 +127,18 @@ CALLS = {
     "add-bogus": ("torch.add", lambda T: ((_x(T), _x(T)), {"bogus": 1})),
     "add-multiple": ("torch.add", lambda T: ((_x(T), _x(T)), {"input": _x(T)})),
     "to-three": ("Tensor.to", lambda T: ((1.0, 2.0, 3.0), {})),
+    # numbers for Tensors: taken by add, sub, mul, div and their kin only
+    "add-number-input": ("torch.add", lambda T: ((2, _x(T)), {})),
+    "add-number-out": ("torch.add", lambda T: ((_x(T), 2), {"out": 3})),
+    "mul-method-number": ("Tensor.mul", lambda T: ((2.5,), {})),
+    "mul-method-str": ("Tensor.mul", lambda T: (("2",), {})),
+    "div-number-rounding": ("torch.div", lambda T: ((_x(T), 2), {"rounding_mode": "floor"})),
+    "atan2-number": ("torch.atan2", lambda T: ((_x(T), 2), {})),
+    "matmul-number": ("torch.matmul", lambda T: ((_x(T), 2), {})),
+    # PyTorch's own classes by their names
+    "clone-memory-format": ("Tensor.clone", lambda T: ((), {"memory_format": T.channels_last})),
+    "clone-memory-format-int": ("Tensor.clone", lambda T: ((), {"memory_format": 1})),
+    "empty-layout": ("torch.empty", lambda T: ((2,), {"layout": T.strided})),
     # keywords, listed in an unordered_map's order
     "sort-keywords": (
         "torch.sort",
