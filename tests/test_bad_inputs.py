@@ -1241,6 +1241,14 @@ JUDGED = {
     "grad-full": lambda T: _grad(T, lambda r: T.full((2,), r)),
     "vmap-gather-list": lambda T: _vmap(T, lambda r: r.gather(0, [[0]]), (2, 3)),
     "jvp-masked_fill-int": lambda T: _jvp(T, lambda r: r.masked_fill(1, 0.0)),
+    # a batched value read under another transform: vmap's text that names every kind of read
+    "vmap-grad-full": lambda T: T.func.vmap(T.func.grad(lambda x, b: T.full((2,), b).sum() * x))(
+        T.ones(2), T.ones(2)
+    ),
+    "vmap-grad-bool": lambda T: T.func.vmap(T.func.grad(lambda x, b: x * bool(b)))(
+        T.ones(2), T.ones(2)
+    ),
+    "vmap-item": lambda T: _vmap(T, lambda r: r.sum().item(), (2, 3)),
 }
 
 

@@ -311,3 +311,21 @@ def test_multi_dot_multiplies_in_torchs_order(shapes):
             return y.detach(), [m.grad for m in ms]
 
         assert_same(prog, *ms)
+
+
+# ------------------------------------------------------------------ a zero power
+@pytest.mark.parametrize("exponent", ["number", "tensor"])
+def test_zero_power_has_zero_derivatives_at_nonfinite_tangents(exponent):
+    # x ** 0 is constant: its derivative is 0 even where the incoming tangent or cotangent
+    # is inf or NaN, as PyTorch's (0 * NaN would be NaN)
+    def prog(L, x, t, g):
+        e = 0 if exponent == "number" else L.zeros_like(x)
+        f = lambda x: x.pow(e)  # noqa: E731
+        tangent = L.func.jvp(f, (x,), (t,))[1]
+        batched = L.func.vmap(lambda x, t: L.func.jvp(f, (x,), (t,))[1])(x, t)
+        x.requires_grad_(True)
+        (grad,) = L.autograd.grad(f(x), x, g)
+        return tangent, batched, grad
+
+    x = np.array([0.5, NAN, INF, 0.0, -2.0])
+    assert_same(prog, x, np.array([NAN, 1.0, INF, NAN, -INF]), np.array([NAN, INF, 1.0, NAN, 2.0]))

@@ -14,7 +14,7 @@ import warnings
 
 from .._core.dispatch import dispatch
 from .._core.inplace import batched_write, check_inplace, commit, vmap_inplace_error, write_error
-from .._core.interpreter import Interpreter, Kind, WrapperTensor
+from .._core.interpreter import _VMAP_READ, Interpreter, Kind, WrapperTensor
 from .._core.policy import BatchedWrite
 from .._core.state import state
 from .._core.tensor import Size, Tensor
@@ -111,18 +111,24 @@ class BatchedTensor(WrapperTensor):
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def _read(self, text: str) -> RuntimeError:
+        """vmap's error for a value read: ``text``, or, where another transform runs above
+        this vmap, PyTorch's text that does not know which read it was."""
+        st = state.stack
+        return RuntimeError(text if not st or st[-1] is self._interp else _VMAP_READ)
+
     def item(self):
-        raise RuntimeError(_ITEM)
+        raise self._read(_ITEM)
 
     __float__ = __int__ = __complex__ = item
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self.numel() != 1:  # (PyTorch's check comes first)
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        raise RuntimeError(_ITEM)
+        raise self._read(_ITEM)
 
     def __bool__(self) -> bool:
-        raise RuntimeError(_CONTROL_FLOW)
+        raise self._read(_CONTROL_FLOW)
 
     def numpy(self, *, force: bool = False):
         raise RuntimeError(_NO_STORAGE)
