@@ -501,14 +501,6 @@ _GRADS = r"^(backward|grad|vjp|vmap_grad) "
 # finite-difference or per-sample answer.
 CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
     (
-        r"logcumsumexp",
-        r"^jvp " + _ERR + r"IndexError: max\(\): Expected reduction dim \d+ to have non-zero size",
-        "torch's forward AD of logcumsumexp takes a max over the scanned dim and refuses an "
-        "empty one: jvp(lambda x: x.logcumsumexp(1), (ones(2, 0),), (ones(2, 0),)) raises "
-        "'max(): Expected reduction dim 1 to have non-zero size'; the scan of nothing has the "
-        "empty tangent, which numtorch gives (tests/test_reductions.py)",
-    ),
-    (
         r"\.(mul|add|sub|div|pow|addcmul|addcdiv|lerp|clamp)_\([^\n]*\by\b",
         r"^jvp result differs",
         "torch's in-place jvp formulas update self's tangent and then read the aliased "

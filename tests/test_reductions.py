@@ -63,7 +63,7 @@ def test_logcumsumexp_jvp_at_minus_inf():
 @pytest.mark.parametrize("shape,dim", [((2, 0), 1), ((0,), 0), ((0, 2), 0)])
 def test_logcumsumexp_jvp_over_an_empty_dim_is_empty(shape, dim):
     # torch's forward AD takes a max over the dim and refuses an empty one (a divergence in
-    # tests/progfuzz_classes.py); the scan of nothing has the empty tangent, which backward
+    # tests/progfuzz.py); the scan of nothing has the empty tangent, which backward
     # agrees with in both libraries
     x = np.ones(shape)
     t = nt.func.jvp(lambda x: nt.logcumsumexp(x, dim), (nt.tensor(x),), (nt.tensor(x),))[1]
