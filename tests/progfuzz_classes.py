@@ -759,16 +759,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "(output 0 of Amin) in torch's backward",
     ),
     (
-        r".",
-        r"(?s)^\w+ (error differs: numtorch .*\ntorch TypeError|error differs: numtorch TypeError"
-        r"|(torch|ours) raised: TypeError|error differs: numtorch .*\ntorch RuntimeError: Invalid "
-        r"device string)",
-        "bad argument forms: numtorch's refusals of calls PyTorch's argument parser refuses "
-        "(a float for an int, a str for a dtype, sort's positional forms, a missing argument, a "
-        "list or Tensor for a number) differ in type or text, or numtorch accepts them "
-        "(branch h-badin models the parser)",
-    ),
-    (
         r"clip_\(",
         r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: aten::clamp_\(self",
         "vmap's refusal of an in-place write of a batched value into an unbatched tensor names "
