@@ -689,16 +689,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "0 elements)",
     ),
     (
-        r".",
-        r"(?s)^\w+ (error differs: numtorch .*\ntorch TypeError|error differs: numtorch TypeError"
-        r"|(torch|ours) raised: TypeError|error differs: numtorch .*\ntorch RuntimeError: Invalid "
-        r"device string)",
-        "bad argument forms: numtorch's refusals of calls PyTorch's argument parser refuses "
-        "(a float for an int, a str for a dtype, sort's positional forms, a missing argument, a "
-        "list or Tensor for a number) differ in type or text, or numtorch accepts them "
-        "(branch h-badin models the parser)",
-    ),
-    (
         r"(?s)(addcmul|addcdiv).*div_\(y\)",
         r"result differs",
         "addcmul/addcdiv in float32 multiply in another order: torch computes self + (value * "

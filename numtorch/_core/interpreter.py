@@ -10,7 +10,7 @@ import itertools
 
 from . import upcalls
 from .lift import unlift
-from .pyargs import compile_check, judge
+from .pyargs import compile_check, has, judge
 from .pytree import tree_flatten
 from .state import state
 from .tensor import Tensor, _new, births_recorded
@@ -201,6 +201,8 @@ class WrapperTensor(Tensor, internal=True):
         return complex(self._readable())
 
     def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:  # (PyTorch's check comes first)
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return self._readable().__index__()
 
     def __bool__(self) -> bool:
@@ -267,14 +269,19 @@ def factory(fn=None, *, key: str | None = None):
             check = compile_check(key)
         if not check(args, kwargs):
             judge(key, args, kwargs)
-        if state.stack:
-            if state.stack[0].sees_all:
-                return state.stack[0].factory(fn, args, kwargs)
-            if owners:
-                return owners[-1].factory(fn, args, kwargs)
-        if state.modes:
-            return upcalls.factory_mode(fn, args, kwargs)
-        return fn(*args, **kwargs)
+        try:
+            if state.stack:
+                if state.stack[0].sees_all:
+                    return state.stack[0].factory(fn, args, kwargs)
+                if owners:
+                    return owners[-1].factory(fn, args, kwargs)
+            if state.modes:
+                return upcalls.factory_mode(fn, args, kwargs)
+            return fn(*args, **kwargs)
+        except Exception:  # (the parser's TypeError, where it refuses the call, first)
+            if has(key):
+                judge(key, args, kwargs)
+            raise
 
     call._parsed = True
     return call

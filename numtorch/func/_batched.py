@@ -124,13 +124,23 @@ class BatchedTensor(WrapperTensor):
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def item(self):
-        raise RuntimeError(_ITEM if _vmap_innermost() else _VMAP_READ)
+    def _read(self, text: str) -> RuntimeError:
+        """vmap's error for a value read: ``text``, or, where a grad or jvp level runs
+        inside the innermost vmap, PyTorch's text that does not know which read it was."""
+        return RuntimeError(text if _vmap_innermost() else _VMAP_READ)
 
-    __float__ = __int__ = __complex__ = __index__ = item
+    def item(self):
+        raise self._read(_ITEM)
+
+    __float__ = __int__ = __complex__ = item
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:  # (PyTorch's check comes first)
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        raise self._read(_ITEM)
 
     def __bool__(self) -> bool:
-        raise RuntimeError(_CONTROL_FLOW if _vmap_innermost() else _VMAP_READ)
+        raise self._read(_CONTROL_FLOW)
 
     def numpy(self, *, force: bool = False):
         raise RuntimeError(_NO_STORAGE)

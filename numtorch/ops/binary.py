@@ -402,10 +402,11 @@ def _log(x):
     return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
 
 
+# (a zero exponent's gradient is 0 whatever the incoming one, a NaN included: PyTorch's)
 def _pow_dbase(g, input, exponent):
     if not isinstance(exponent, Tensor):
-        return g * 0 if exponent == 0 else g * cj(exponent * input ** (exponent - 1))
-    return g * where(exponent == 0, 0, exponent * input ** (exponent - 1)).conj()
+        return g.new_zeros(g.shape) if exponent == 0 else g * cj(exponent * input ** (exponent - 1))
+    return where(exponent == 0, 0, g * (exponent * input ** (exponent - 1)).conj())
 
 
 def _nonnegative(exponent):

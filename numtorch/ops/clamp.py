@@ -173,7 +173,11 @@ def _bounds_of_one_kind(key: str, fn, method: bool = False):
         hi = args[2] if n > 2 else kwargs.get("max")
         if lo is not None and hi is not None and isinstance(lo, Tensor) != isinstance(hi, Tensor):
             judge(key, args[1:] if method else args, kwargs)
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception:  # (the parser's TypeError, where it refuses the call, first)
+            judge(key, args[1:] if method else args, kwargs)
+            raise
 
     call.__name__ = call.__qualname__ = name
     # (numpy_keywords wraps fn for NumPy's names, then this check again, outermost)

@@ -19,6 +19,7 @@ from .._core.methods import tensor_method, tensor_methods
 from .._core.no_kernel import NoKernel
 from .._core.op import ErrorInput, default_node_name
 from .._core.policy import BatchedWrite, InplacePolicy
+from .._core.pyargs import refuse
 from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import S
@@ -177,56 +178,10 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
     """
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
-    if input is None or other is None:
-        raise TypeError(
-            "where() received an invalid combination of arguments - got (Tensor, Tensor), but "
-            "expected one of:\n * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor "
-            "other, *, Tensor out = None)"
-        )
-    if not isinstance(condition, Tensor):
-        raise _where_type_error(condition, input, other)
+    if input is None or other is None or not isinstance(condition, Tensor):
+        given = (condition, input, other)
+        refuse("torch.where", given[: 3 if other is not None else 2], {})
     return _raw_where(condition, input, other, out=out)
-
-
-def _where_type_error(*args) -> TypeError:
-    """PyTorch's argument-parser error for ``where`` called with a condition that is not a
-    tensor: its overloads, each with the arguments it refuses marked."""
-
-    def name(v) -> str:
-        if isinstance(v, Tensor):
-            return "Tensor"
-        if isinstance(v, (list, tuple)):  # (its element types, as PyTorch's parser says)
-            kinds = ", ".join(dict.fromkeys(name(x) for x in v))
-            return f"list of [{kinds}]" if isinstance(v, list) else f"tuple of ({kinds})"
-        return type(v).__name__
-
-    def fits(v, kind: str) -> bool:
-        # (once the condition fails, PyTorch's parser marks every argument but a Tensor
-        # where a Tensor goes, numbers where a Number goes included)
-        return kind == "Tensor" and isinstance(v, Tensor)
-
-    names = [name(v) for v in args]
-    got = [type(v).__name__ if not isinstance(v, Tensor) else "Tensor" for v in args]
-    lines = [
-        f"where() received an invalid combination of arguments - got ({', '.join(got)}), "
-        "but expected one of:",
-        " * (Tensor condition)",
-        " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
-    ]
-    for (k1, n1), (k2, n2) in (
-        (("Number", "self"), ("Tensor", "other")),
-        (("Tensor", "input"), ("Number", "other")),
-        (("Number", "self"), ("Number", "other")),
-    ):
-        marks = [f"!{names[0]}!"] + [
-            t if fits(v, k) else f"!{t}!" for t, v, k in zip(names[1:], args[1:], (k1, k2))
-        ]
-        lines.append(f" * (Tensor condition, {k1} {n1}, {k2} {n2})")
-        lines.append(
-            "      didn't match because some of the arguments have invalid types: "
-            f"({', '.join(marks)})"
-        )
-    return TypeError("\n".join(lines) + "\n")
 
 
 def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:

@@ -20,7 +20,7 @@ from .._core.messages import alloc_failed, check_alloc
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import defop
-from .._core.pyargs import parsed
+from .._core.pyargs import as_number, parsed
 from .._core.tensor import Size, Tensor, ZeroVersion, _make
 from .._opdb.samples import S
 from ._batching import rule_generator
@@ -262,7 +262,7 @@ def full(
     size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+        fill_value = as_number(fill_value)
     if dtype is None:
         dtype = dt.result_type(fill_value)
     arr = _full(_xp(device), _size((size,), "full"), fill_value, dt.to_dtype(dtype).np)
