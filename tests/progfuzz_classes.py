@@ -634,99 +634,12 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
 CLASS_OPEN: list[tuple[str, str, str]] = [
     (
-        r"out=",
-        r"(has no storage of its own; it belongs to a transform|out= function)",
-        "out= under a transform: lib.sin(y, out=o) with y or o a transform's tensor raises "
-        "numtorch's 'GradTrackingTensor/DualTensor/BatchedTensor has no storage of its own'; "
-        "torch: grad and vjp write o (no gradient through out=), jvp raises NotImplementedError "
-        "'Trying to use forward AD with sin_out that does not support it because it is an out= "
-        "function', vmap 'Batching rule not implemented for aten::sin.out; the fallback path "
-        "doesn't work on out= or view ops.'",
-    ),
-    (
-        r"y\.copy_\(y\)",
-        r"unsupported operation: more than one element of the written-to tensor",
-        "y.copy_(y) is a no-op in torch (copy_ returns at once when src is self), even for an "
-        "expanded y; numtorch raises the internal-overlap error: x.expand(3, 2).copy_(x.expand(3, "
-        "2)) of the same tensor",
-    ),
-    (
-        r"unsqueeze\(0\)\.mul_\(y\)|y\.t\(\)\.mul_\(y\)",
-        r"(torch raised|error differs)[^\n]*(\n[^\n]*)?some elements of the input tensor and the "
-        r"written-to tensor refer to a single memory location",
-        "the partial-overlap check: y = x.clone(); y.unsqueeze(0).mul_(y) raises 'unsupported "
-        "operation: some elements of the input tensor and the written-to tensor refer to a "
-        "single memory location' in torch (same memory, other strides); numtorch computes; "
-        "torch also checks overlap before broadcasting (y (2, 1): y.t().mul_(y) gives the "
-        "overlap error, numtorch the broadcast-shape error)",
-    ),
-    (
-        r"index_add_\(0, lib\.tensor\(\[0\]\), y\[:1\]\)",
-        _GRADS + r"torch raised: RuntimeError: one of the variables needed for gradient "
-        r"computation has been modified",
-        "index_add_ saves its source: y of shape (1, 0, 2) (empty, so the overlap check passes), "
-        "y.index_add_(0, tensor([0]), y[:1]) then backward() raises the modified-variable error "
-        "in torch (the saved source is a view of y, written by the op itself); numtorch saves no "
-        "source and returns the gradient",
-    ),
-    (
-        r"\.(zero|fill|lt|le|gt|ge|eq|ne)_\(",
-        r"modified by an inplace operation: [^\n]*output 0 of (Fill|torch::autograd::CopyBackwards),"
-        r"[^\n]*\ntorch [^\n]*output 0 of (Zero|Fill\d|Lt|Le|Gt|Ge|Eq|Ne),",
-        "names of in-place nodes: torch's grad_fn of zero_() is ZeroBackward0, of fill_(number) "
-        "FillBackward2, of fill_(tensor) FillBackward3, of lt_(1.5) LtBackward0; numtorch's are "
-        "FillBackward0 and torch::autograd::CopyBackwards (seen in the modified-variable error)",
-    ),
-    (
-        r".",
-        r"^vmap_grad error differs: numtorch RuntimeError: one of the variables needed for "
-        r"gradient computation has been modified by an inplace operation: (\[[^\n]*?\]), which "
-        r"is output \d+ of (\w+), is at version (\d+);[^\n]*\ntorch [^\n]*\1, which is output "
-        r"\d+ of \2, is at version (?!\3)\d+",
-        "under vmap(grad) an in-place op counts two versions: y = x.clone(); y.mul_(y); "
-        "y.mul_(b) raises the modified-variable error 'is at version 2' in numtorch, 'version 1' "
-        "in torch (eager and grad alone say 1 in both)",
-    ),
-    (
-        r"masked_scatter_",
-        r"^(vmap|vmap_grad) torch raised: RuntimeError: masked_scatter: expected self and source "
-        r"to have same dtypes",
-        "under vmap masked_scatter_ skips its dtype check: y bool, y.masked_scatter_(y > 0, y * "
-        "0.5) raises 'masked_scatter: expected self and source to have same dtypes but gotBool "
-        "and Float' in eager torch and numtorch and in torch.func.vmap, numtorch's vmap writes",
-    ),
-    (
         r"index_copy_",
         r"^(vmap|vmap_grad) ours raised: RuntimeError: vmap: aten::index_copy_\(self",
         "vmap of an index_copy_ of an empty batched source into a fresh empty buffer: numtorch "
         "raises 'vmap: aten::index_copy_(self, *extra_args) is not possible because there "
         "exists a Tensor `other` ... more elements than `self`', torch writes nothing (both have "
         "0 elements)",
-    ),
-    (
-        r"einsum\('ii->i'",
-        _GRADS + r"torch raised: RuntimeError: one of the variables needed",
-        "einsum('ii->i', y) is a view of y in torch (a diagonal), a copy in numtorch, so a "
-        "later write into it reaches (or not) what an earlier op saved: y.amin(-1, "
-        "keepdim=True) then einsum('ii->i', .)[0] = -2.5 raises the modified-variable error "
-        "(output 0 of Amin) in torch's backward",
-    ),
-    (
-        r".",
-        r"(?s)^\w+ (error differs: numtorch .*\ntorch TypeError|error differs: numtorch TypeError"
-        r"|(torch|ours) raised: TypeError|error differs: numtorch .*\ntorch RuntimeError: Invalid "
-        r"device string)",
-        "bad argument forms: numtorch's refusals of calls PyTorch's argument parser refuses "
-        "(a float for an int, a str for a dtype, sort's positional forms, a missing argument, a "
-        "list or Tensor for a number) differ in type or text, or numtorch accepts them "
-        "(branch h-badin models the parser)",
-    ),
-    (
-        r"clip_\(",
-        r"^(vmap|vmap_grad) error differs: numtorch RuntimeError: vmap: aten::clamp_\(self",
-        "vmap's refusal of an in-place write of a batched value into an unbatched tensor names "
-        "clip_ as clamp_: y.clip_(b, b) with b batched says 'vmap: aten::clamp_(self, "
-        "*extra_args) is not possible' in numtorch, 'aten::clip_' in torch",
     ),
     (
         r"(?s)(std_mean|var_mean|\.(max|min|sort|topk|median|mode|kthvalue)\().*ord=0",
@@ -738,12 +651,5 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "what it saved though ord 0 sends no gradient; numtorch's node checks the tensors it "
         "saved alone (Node._undefined) but not the outputs saved together, since it does not "
         "know which of them torch saves (result0 for std_mean, the indices for max(dim))",
-    ),
-    (
-        r"\.median\(-?\d+\)\.values",
-        _GRADS + r"error differs: numtorch [^\n]*output 0 of AsStrided,",
-        "the modified-variable error names a median(dim) result written in place as 'output 0 "
-        "of AsStrided' in numtorch: y = x.median(-2).values; y.mul_(y); backward(): torch says "
-        "'output 0 of Mul' (y's grad_fn after the write)",
     ),
 ]

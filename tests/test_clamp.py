@@ -4,7 +4,7 @@ chooses, for every form (functional, method, in-place) and for tensor and number
 
 import numpy as np
 import pytest
-from twolibs import assert_same, assert_same_outcome
+from twolibs import assert_same, assert_same_error, assert_same_outcome
 
 # Columns: x == min, x == max == min + 1, x == min == max, x == max, x > max == min,
 # x < min == max, min > max (x between, x on each), x below min == max, plus a NaN input.
@@ -199,3 +199,36 @@ def test_out_dtype_of_number_and_tensor_bounds(bounds, x, out):
         return L.clip(a, 0, out=o) if bounds == "min number" else L.clamp(a, 0, 1, out=o)
 
     assert_same_outcome(prog, np.array([1.5, -0.5]))
+
+
+# clip_ of batched bounds into an unbatched tensor, at each nesting: vmap's refusal names
+# clip_, but under a grad or jvp level innermost PyTorch's clip_ has become clamp_.
+CLIP_INTO_UNBATCHED = {
+    "vmap": lambda F, f: F.vmap(f, in_dims=(None, 0)),
+    "vmap(grad)": lambda F, f: F.vmap(F.grad(f), in_dims=(None, 0)),
+    "vmap(grad) of a captured tensor": lambda F, f: F.vmap(
+        lambda x, b: F.grad(lambda z: f(x, b) + z.sum())(x), in_dims=(None, 0)
+    ),
+    "vmap(jvp)": lambda F, f: F.vmap(lambda x, b: F.jvp(lambda x: f(x, b), (x,), (x,)), (None, 0)),
+    "jvp(vmap)": lambda F, f: (
+        lambda x, b: F.jvp(lambda x: F.vmap(f, in_dims=(None, 0))(x, b), (x,), (x,))
+    ),
+    "grad(vmap)": lambda F, f: (
+        lambda x, b: F.grad(lambda x: F.vmap(f, in_dims=(None, 0))(x, b).sum())(x)
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+@pytest.mark.parametrize("nesting", list(CLIP_INTO_UNBATCHED))
+@pytest.mark.parametrize("method", ["clip_", "clamp_"])
+def test_vmap_refusal_names_the_inplace_method(nesting, method):
+    def prog(L, x, b):
+        def f(x, b):
+            y = x.clone()
+            getattr(y, method)(b, b + 1)
+            return y.sum()
+
+        return CLIP_INTO_UNBATCHED[nesting](L.func, f)(x, b)
+
+    assert_same_error(prog, X[:3], np.stack([LO[:3], HI[:3]]))

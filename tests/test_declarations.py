@@ -60,7 +60,8 @@ def test_a_tensor_method_is_declared_once():
 
 def test_methods_are_declared_with_the_op():
     x = nt.tensor([0.5, 1.0])
-    assert nt.Tensor.exp is REGISTRY["exp"].fn
+    # (the method runs the op's function's code, judged as PyTorch's parser of Tensor.exp)
+    assert nt.Tensor.exp.__code__ is REGISTRY["exp"].fn.__code__
     assert nt.Tensor.exp_.inplace_of is REGISTRY["exp"]
     np.testing.assert_allclose(x.clone().exp_().numpy(), np.exp(x.numpy()), rtol=1e-6)
 

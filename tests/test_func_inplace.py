@@ -358,7 +358,18 @@ CAPTURED_WRITES = {
     "masked_fill_": lambda T, c, x: c.masked_fill_(T.tensor([True, False, True, False]), x[0]),
     "through a view": lambda T, c, x: c[1:].add_(x[1:]),
     "through an alias": lambda T, c, x: c.detach().add_(x),
+    # values no level tracks: refused all the same (PyTorch checks the written tensor alone)
+    "untracked add_": lambda T, c, x: c.add_(1.5),
+    "untracked copy_": lambda T, c, x: c.copy_(x.detach()),
+    "untracked fill_": lambda T, c, x: c.fill_(2.0),
+    "untracked setitem": lambda T, c, x: c.__setitem__(0, 2.0),
+    "under no_grad": lambda T, c, x: _under_no_grad(T, lambda: c.mul_(x)),
 }
+
+
+def _under_no_grad(T, write):
+    with T.no_grad():
+        write()
 
 
 def _captured(write):
@@ -385,7 +396,11 @@ def test_write_into_a_captured_tensor_is_refused(transform, write):
     assert_same_error(lambda T, x, v: prog(T, x, v, transform), X.copy(), V.copy())
 
 
-@pytest.mark.parametrize("write", CAPTURED_WRITES.values(), ids=CAPTURED_WRITES.keys())
+@pytest.mark.parametrize(
+    "write",
+    [w for k, w in CAPTURED_WRITES.items() if not k.startswith("untracked")],
+    ids=[k for k in CAPTURED_WRITES if not k.startswith("untracked")],
+)
 def test_vmap_refuses_a_batched_write_into_a_captured_tensor(write):
     def prog(T, x, v):
         c = T.zeros(4, dtype=x.dtype)
@@ -526,3 +541,68 @@ def _view_made_in_no_grad_then_write(T, x):
 @pytest.mark.parametrize("form", [_split_then_write, _view_made_in_no_grad_then_write])
 def test_writes_into_views_that_autograd_refuses_are_refused_after_the_lift(form):
     assert_same_error(lambda T, x, v: _grad(T, form, x, v), X.copy(), V.copy())
+
+
+# ------------------------------------------------------------------ arguments not differentiated
+HELD_WRITES = {
+    "untracked": lambda T, b, x: b.add_(1.5),
+    "tracked": lambda T, b, x: b.add_(x * 2),
+    "through a view": lambda T, b, x: b[1:].mul_(x[1:]),
+}
+
+
+def _held(transform, write):
+    def prog(T, x, b):
+        def f(x, b, *, k=None):
+            write(T, b, x)
+            if k is not None:
+                k.mul_(x)
+                b = b + k
+            return (b * x).sum() if transform == "grad" else b * x
+
+        if transform == "grad":
+            out = T.func.grad(f)(x, b, k=T.ones(4, dtype=x.dtype))
+        elif transform == "jacrev":
+            out = T.func.jacrev(f)(x, b)
+        else:
+            out = T.func.jacfwd(f)(x, b)
+        return out, b
+
+    return prog
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd"])
+@pytest.mark.parametrize("write", HELD_WRITES.values(), ids=HELD_WRITES.keys())
+def test_arguments_not_differentiated_take_writes(transform, write):
+    """PyTorch wraps the arguments it does not differentiate at the level too (grad also its
+    keyword arguments): writes into them are not writes into captured tensors."""
+    assert_same_outcome(_held(transform, write), X.copy(), X.copy() + 1)
+
+
+def test_module_buffers_under_grad_of_functional_call():
+    """BatchNorm's running statistics, passed in as buffers, update under grad."""
+
+    def prog(T, x):
+        T.manual_seed(0)
+        m = T.nn.BatchNorm1d(4).to(x.dtype)
+        params, buffers = dict(m.named_parameters()), dict(m.named_buffers())
+
+        def loss(p, b, x):
+            return T.func.functional_call(m, (p, b), (x,)).exp().sum()
+
+        g = T.func.grad(loss)(
+            params, buffers, x.reshape(1, 4).expand(3, 4) * T.arange(3.0, dtype=x.dtype)[:, None]
+        )
+        return g, buffers
+
+    assert_same(prog, X.copy())
+
+
+def test_a_module_buffer_captured_by_grad_is_refused():
+    def prog(T, x):
+        m = T.nn.BatchNorm1d(4).to(x.dtype)
+        return T.func.grad(
+            lambda x: m(x.expand(3, 4) * T.arange(3.0, dtype=x.dtype)[:, None]).sum()
+        )(x)
+
+    assert_same_error(prog, X.copy())

@@ -131,6 +131,59 @@ def test_index_add_edge_shapes():
     assert_same(lambda lib, x, i, s: x.index_add(0, i, s), arr(), np.array([0]), arr())
 
 
+# A 0-d source is one row of a 0-d self only: with self of dims (or a second index) PyTorch
+# refuses it, and a 0-d self takes no source of dims.
+@pytest.mark.parametrize(
+    "shape, sshape, index",
+    [((3,), (), [0]), ((1,), (), [0]), ((2, 2), (), [0]), ((), (1,), [0]), ((), (), [0, 0])]
+    + [((3,), (), [0, 1]), ((), (), [0])],
+)
+def test_index_add_of_0d_tensors(shape, sshape, index):
+    def prog(lib, x, s):
+        return x.index_add(0, lib.tensor(index), s, alpha=2)
+
+    assert_same_outcome(prog, arr(*shape), arr(*sshape, seed=1))
+
+
+# index_add's node saves its source where the source needs a gradient, as PyTorch's does: a
+# later write into it (or the op's own write, where the source is a view of self that the
+# overlap check lets through) fails the backward pass.
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda lib, x: (lambda s: (x.clone().index_add_(0, lib.tensor([0]), s), s.mul_(2)))(
+            x[:1] * 1
+        )[0],
+        # not dense (size 2 at stride 2): no overlap check, and the op writes its saved source
+        lambda lib, x: (lambda y: y.index_add_(0, lib.tensor([0]), y[:1]))(
+            x.view(1, 2, 2).transpose(0, 2).clone()
+        ),
+        # empty: no overlap check either
+        lambda lib, x: (lambda y: y.index_add_(0, lib.tensor([0]), y[:1]))(x.view(2, 2)[:, :0] * 1),
+    ],
+)
+def test_index_add_saves_its_source(prog):
+    def run(lib, x):
+        x.requires_grad_(True)
+        y = prog(lib, x)
+        (y * lib.arange(1.0, 1 + y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        return x.grad
+
+    assert_same_outcome(run, arr(2, 2))
+
+
+def test_index_add_source_needs_no_grad_saves_nothing():
+    def run(lib, x):
+        x.requires_grad_(True)
+        s = lib.ones(1, 2, dtype=x.dtype)
+        y = (x * 2).index_add(0, lib.tensor([1]), s, alpha=3)
+        s.add_(1)  # unsaved: the backward pass runs
+        y.sum().backward()
+        return y, x.grad
+
+    assert_same(run, arr(2, 2))
+
+
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_scatter_add_accumulates_duplicates(dtype, dim):

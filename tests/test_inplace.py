@@ -618,7 +618,111 @@ def test_inplace_predicate_tangent_is_zero_in_self_dtype():
     assert_same(prog, arr(2, 3))
 
 
+# ------------------------------------------------------------------ names of in-place nodes
+# Each write of a clone of x, by its own node: ZeroBackward0, FillBackward2 (a number) and
+# FillBackward3 (a tensor) for fill_, FillBackward0/1 for the functional fill, LtBackward0 (a
+# number) and LtBackward1 (a tensor, which gets an edge and a zero gradient) for lt_ and the
+# other comparisons.
+INPLACE_NODES = {
+    "zero_": lambda L, y, b: y.zero_(),
+    "torch.zero_": lambda L, y, b: L.zero_(y),
+    "fill_ number": lambda L, y, b: y.fill_(2),
+    "torch.fill_": lambda L, y, b: L.fill_(y, 2.5),
+    "fill_ tensor": lambda L, y, b: y.fill_(b.sum()),
+    "fill": lambda L, y, b: L.fill(y, 2.5),
+    "fill by a tensor": lambda L, y, b: L.fill(y, b.mean()),
+    **{
+        f"{n}_ number": lambda L, y, b, n=n: getattr(y, n + "_")(0.5) for n in "lt le gt ge".split()
+    },
+    **{f"{n}_ tensor": lambda L, y, b, n=n: getattr(y, n + "_")(b) for n in "eq ne gt ge".split()},
+    "lt_ broadcast tensor": lambda L, y, b: y.lt_(b.sum(0, keepdim=True)),
+}
+
+
+@pytest.mark.parametrize("write", list(INPLACE_NODES))
+def test_inplace_node_names_edges_and_gradients(write):
+    def prog(L, x, b):
+        x.requires_grad_()
+        b.requires_grad_()
+        y = INPLACE_NODES[write](L, x * 1, b)
+        fn = y.grad_fn
+        kind = type(fn).__name__  # (before name(): the class is the name's from the start)
+        edges = [f and f.name() for f, _ in fn.next_functions]
+        (y * L.tensor([1.0, -2.0, 3.0], dtype=L.float64)).sum().backward()
+        return kind, fn.name(), edges, x.grad, b.grad
+
+    assert_same(prog, arr(3), np.array([0.5, 2.0, -1.0]))
+
+
+@pytest.mark.parametrize("write", list(INPLACE_NODES))
+def test_modified_variable_error_names_the_inplace_node(write):
+    def prog(L, x, b):
+        x.requires_grad_()
+        y = INPLACE_NODES[write](L, x * 1, b)
+        z = y * y  # (saves y at its version now)
+        y.add_(1)
+        z.sum().backward()
+
+    assert_same_error(prog, arr(3), np.array([0.5, 2.0, -1.0]))
+
+
+@pytest.mark.parametrize("mode", ["vmap", "vmap_grad", "grad_vmap", "jvp_vmap"])
+def test_inplace_comparison_under_transforms(mode):
+    """A comparison written into a batched self: in self's dtype (float32 self, float64
+    other; an integer self), with a zero gradient and tangent, at every nesting."""
+    f32, f64 = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], np.float32), arr(2, 3)
+
+    def prog(L, a, b, c):
+        F = L.func
+        w = lambda r, s: (r * 1).lt_(s) * r  # noqa: E731
+        if mode == "vmap":
+            return F.vmap(lambda r, s, k: (r.clone().ge_(s), k.clone().lt_(s)))(a, b, c)
+        if mode == "vmap_grad":
+            return F.vmap(F.grad(lambda r, s: w(r, s).sum(), argnums=(0, 1)))(a.double(), b)
+        if mode == "grad_vmap":
+            return F.grad(lambda r: F.vmap(w)(r, b).sum())(a)
+        return F.jvp(lambda r: F.vmap(w)(r, b), (a,), (L.ones_like(a),))
+
+    assert_same(prog, f32, f64, np.array([[1, 2, 3], [3, 2, 1]]))
+
+
+# ------------------------------------------------------------------ writes into a median
+MEDIANS = {
+    "median(-2)": lambda x: x.median(-2),
+    "median(0, keepdim)": lambda x: x.median(0, keepdim=True),
+    "nanmedian(1)": lambda x: x.nanmedian(1),
+    "median of a NaN row": lambda x: (x / (x != 0)).median(1),  # (0 / 0 in the last)
+}
+
+
+@pytest.mark.parametrize("call", list(MEDIANS))
+def test_a_median_along_a_dim_is_written_as_its_own_tensor(call):
+    # its values are no view: a write rebases their own history (the modified-variable
+    # error names the write's node, output 0 of Mul, as PyTorch's)
+    x = np.array([[1.08, 2.0, 0.3], [0.5, 3.0, -1.0], [0.1, 0.2, 0.0]])
+
+    def written(L, x):
+        x.requires_grad_()
+        y = MEDIANS[call](x).values
+        y.mul_(y)
+        y.sum().backward()
+
+    def grad(L, x):
+        x.requires_grad_()
+        y = MEDIANS[call](x).values
+        y.add_(1)
+        (y * y).sum().backward()
+        return y, y._base is None, x.grad
+
+    assert_same_error(written, x)
+    assert_same(grad, x)
+
+
 # Size-1 dims never make two layouts of the same element differ (PyTorch's overlap checks).
+
+
+# A slice of size 1 written with a value of its own shape and strides is no overlap (PyTorch's
+# setitem copies a value of the target's shape as it is).
 @pytest.mark.parametrize(
     "write",
     [
@@ -639,3 +743,135 @@ def test_size_one_slices_are_no_overlap(write):
 
 def test_partial_overlap_still_refused():
     assert_same_error(lambda T, x: x[:2].add_(x[1:]), arr(3))
+
+
+# The same memory seen with other strides (an unsqueezed or transposed self, a 0-d element
+# against a (1,) slice) partly overlaps: PyTorch compares strides, size-1 dims included, and
+# refuses before it broadcasts the operands, for in-place ops and out= alike.
+@pytest.mark.parametrize(
+    "write, shape",
+    [
+        (lambda T, y: y.unsqueeze(0).mul_(y), (1, 1)),
+        (lambda T, y: y.unsqueeze(0).mul_(y), (3,)),
+        (lambda T, y: y.add_(y.unsqueeze(0)), (3,)),  # not the broadcast-shape error
+        (lambda T, y: y.add_(y.unsqueeze(0)), (1, 1)),
+        (lambda T, y: y.t().mul_(y), (1, 2)),  # not the broadcast-shape error
+        (lambda T, y: y.t().mul_(y), (2, 2)),
+        (lambda T, y: y[0].add_(y[:1]), (3,)),
+        (lambda T, y: y[:1].add_(y[0]), (3,)),
+        (lambda T, y: y.view(3, 1)[:1].mul_(y[:1]), (3,)),
+        (lambda T, y: y.unsqueeze(0).clamp_(min=y), (3,)),
+        (lambda T, y: y.unsqueeze(0).copy_(y), (3,)),
+        (lambda T, y: y.unsqueeze(0).addcmul_(y, y), (3,)),
+        (lambda T, y: y.unsqueeze(0).lerp_(y, 0.5), (3,)),
+        (lambda T, y: y.unsqueeze(0).eq_(y), (3,)),
+        (lambda T, y: T.mul(y, y, out=y.unsqueeze(0)), (1, 1)),
+    ],
+)
+def test_same_memory_other_strides_is_partial_overlap(write, shape):
+    def prog(T, x):
+        y = x.clone()
+        try:
+            write(T, y)
+        finally:
+            assert y.tolist() == x.tolist()  # refused before writing
+
+    assert_same_error(prog, arr(*shape))
+
+
+# Under vmap PyTorch checks the physical values: its in-place batch rules line them up (batch
+# dims first, padded to one rank), its fallback checks each sample; clone keeps the layout.
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    "shape, dim",
+    [((2, 1, 1), 0), ((1, 1, 2), -1), ((2, 3), 0), ((3, 2), 1), ((2, 1, 2), 0), ((2, 1, 2), -1)],
+)
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda y: y.unsqueeze(0).mul_(y),
+        lambda y: y.t().mul_(y) if y.dim() == 2 else y.mul_(y[1:]),
+        lambda y: y.unsqueeze(0).clamp_(min=y),
+        lambda y: y.unsqueeze(0).copy_(y),
+    ],
+)
+def test_partial_overlap_under_vmap(write, shape, dim):
+    def prog(T, x):
+        def f(x):
+            y = x.clone()
+            write(y)
+            return y
+
+        return T.func.vmap(f, in_dims=dim)(x)
+
+    assert_same_outcome(prog, arr(*shape))
+
+
+@pytest.mark.parametrize(
+    "write, shape",
+    [
+        (lambda T, y: y.t().mul_(y), (2, 1)),  # the same strides (1, 1): the broadcast error
+        (lambda T, y: y.view(3, 1)[:1, 0].mul_(y[:1]), (3,)),  # the same layout: no overlap
+        (lambda T, y: y.squeeze(1).mul_(y[:, 0]), (3, 1)),
+        (lambda T, y: y.view(3).mul_(y.view(3)), (3, 1)),
+    ],
+)
+def test_same_memory_same_strides_is_full_overlap(write, shape):
+    def prog(T, x):
+        y = x.clone()
+        write(T, y)
+        return y
+
+    assert_same_outcome(prog, arr(*shape))
+
+
+# ------------------------------------------------------------------ copy_ of self into itself
+# PyTorch's copy_ returns at once when src is self: no overlap check (an expanded self is
+# fine) and nothing written, while autograd sees a write (version, CopyBackwards).
+def test_copy_of_self_is_a_write_autograd_sees():
+    def prog(T, x):
+        a = x.clone().requires_grad_()
+        y = a * 2
+        v = y._version
+        r = y.copy_(y)
+        (y * y).sum().backward()
+        return r is y, y._version - v, y.grad_fn.name(), a.grad
+
+    assert_same(prog, arr(2, 1))
+
+    def saved(T, x):
+        y = x.clone().requires_grad_() * 2
+        z = y * y
+        y.copy_(y)
+        z.sum().backward()
+
+    assert_same_error(saved, arr(2, 1))
+
+
+@pytest.mark.parametrize(
+    "mode",
+    ["eager", "int", "jvp", "vmap", "grad", "vmap_grad", "requires_grad"],
+)
+def test_copy_of_an_expanded_self_into_itself(mode):
+    def f(y):
+        y.copy_(y)
+        return y
+
+    def prog(T, x):
+        F = T.func
+        if mode == "eager":
+            y = x.expand(2, 3)
+            return f(y), x._version
+        if mode == "int":
+            return f(x.long().expand(2, 3))
+        if mode == "jvp":
+            return F.jvp(lambda a: f(a.expand(2, 3)), (x,), (x * 2,))
+        if mode == "vmap":
+            return F.vmap(lambda a: f(a.expand(2, 3)))(x)
+        if mode == "grad":
+            return F.grad(lambda a: f((a * 1).expand(2, 3)).sum())(x)
+        if mode == "vmap_grad":
+            return F.vmap(F.grad(lambda a: f((a * 1).expand(2, 3)).sum()))(x)
+        return f((x.clone().requires_grad_() * 1).expand(2, 3))  # CopySlices' own copy refuses
+
+    assert_same_outcome(prog, arr(2, 1))

@@ -164,6 +164,37 @@ def test_einsum_of_bools_runs_bmm_only_to_contract(eq, s1, s2, second):
     assert_same_outcome(prog, a, b)
 
 
+# One operand with nothing summed: PyTorch's einsum returns a view (its diagonals, permuted),
+# so a write into the result reaches the operand and what autograd saved of it.
+@pytest.mark.parametrize(
+    "eq, shape",
+    [("ii->i", (3, 3)), ("ij->ji", (2, 3)), ("ij", (2, 3)), ("...ii->...i", (2, 3, 3))]
+    + [("jii->ij", (2, 3, 3)), ("ijk->kji", (2, 3, 2)), ("ii", (3, 3)), ("ij->j", (2, 3))],
+)
+def test_einsum_of_one_operand_is_a_view(eq, shape):
+    def prog(L, x):
+        y = x.clone()
+        r = L.einsum(eq, y)
+        r[(0,) * r.dim()] = -2.5
+        r.mul_(2)
+        return r, y, r.stride(), r._base is y
+
+    assert_same(prog, arr(*shape))
+
+
+def test_einsum_view_written_after_a_save():
+    def prog(L, x):
+        x.requires_grad_(True)
+        y = x.amin(-1, keepdim=True).expand(3, 3) * 1
+        z = y.amin(-1, keepdim=True)  # saves y's values
+        L.einsum("ii->i", y)[0] = -2.5
+        (z.sum() + y.sum()).backward()
+        return x.grad
+
+    assert_same_outcome(prog, arr(3, 3))
+    assert_same(lambda L, x: L.func.vmap(lambda a: L.einsum("ii->i", a).mul_(2))(x), arr(2, 2, 2))
+
+
 def test_complex_matrix_norms_and_logdet():
     c = (np.arange(9.0).reshape(3, 3) / 7 + np.eye(3)) * (1 + 0.5j) + 0.1j
     singular = c.copy()

@@ -53,3 +53,32 @@ def test_clone_and_contiguous_layouts(name, shape):
 @pytest.mark.parametrize("name", ["channels_last", "channels_last_3d"])
 def test_rank_error(name):
     assert_same_error(lambda L, x: x.clone(memory_format=getattr(L, name)), arr(2, 3))
+
+
+# Under vmap, clone (preserve_format) copies the whole batch as it lies, batch dim in place;
+# contiguous_format lays each example out in C order, batch first.
+@pytest.mark.parametrize("fmt", [None, "preserve_format", "contiguous_format"])
+@pytest.mark.parametrize("dims", [(1, 1), (1, 0), (0, 1), (2, 2)])
+def test_clone_layout_under_vmap(fmt, dims):
+    def prog(T, x):
+        kw = {} if fmt is None else {"memory_format": getattr(T, fmt)}
+        x = x.transpose(0, 2)
+        y = T.func.vmap(lambda x: x.clone(**kw), in_dims=dims[0], out_dims=dims[1])(x)
+        return y, y.stride()
+
+    assert_same(prog, arr(3, 2, 4))
+
+
+def test_contiguous_after_clone_under_vmap_keeps_the_version_count():
+    # y.contiguous() of a clone whose examples are contiguous is y itself: one version later
+    def prog(T, x, b):
+        def loss(x, b):
+            y = x.clone()
+            y.mul_(y)
+            y = y.contiguous()
+            y.mul_(b)
+            return y.sum()
+
+        return T.func.vmap(T.func.grad(loss), in_dims=(-1, None))(x, b)
+
+    assert_same_error(prog, arr(2, 1, 2), arr(1, 1))

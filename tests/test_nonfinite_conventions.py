@@ -406,3 +406,38 @@ def test_multi_dot_multiplies_in_torchs_order(shapes):
             return y.detach(), [m.grad for m in ms]
 
         assert_same(prog, *ms)
+
+
+# ------------------------------------------------------------------ a zero power
+@pytest.mark.parametrize("exponent", ["number", "tensor"])
+def test_zero_power_has_zero_derivatives_at_nonfinite_tangents(exponent):
+    # x ** 0 is constant: its derivative is 0 even where the incoming tangent or cotangent
+    # is inf or NaN, as PyTorch's (0 * NaN would be NaN)
+    def prog(L, x, t, g):
+        e = 0 if exponent == "number" else L.zeros_like(x)
+        f = lambda x: x.pow(e)  # noqa: E731
+        tangent = L.func.jvp(f, (x,), (t,))[1]
+        batched = L.func.vmap(lambda x, t: L.func.jvp(f, (x,), (t,))[1])(x, t)
+        x.requires_grad_(True)
+        (grad,) = L.autograd.grad(f(x), x, g)
+        return tangent, batched, grad
+
+    x = np.array([0.5, NAN, INF, 0.0, -2.0])
+    assert_same(prog, x, np.array([NAN, 1.0, INF, NAN, -INF]), np.array([NAN, INF, 1.0, NAN, 2.0]))
+
+
+# ------------------------------------------------------------------ softmax of one element
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_a_0d_tensor_at_nan_and_infinities_matches_torch(name):
+    # a 0-d input is one element along its dim: x - max(x) is NaN at NaN and +-inf
+    def prog(L, x, t):
+        f = lambda x: getattr(x, name)(0)  # noqa: E731
+        per_element = [f(x[i]) for i in range(x.shape[0])]
+        tangent = L.func.jvp(f, (x[0],), (t[0],))[1]
+        batched = L.func.vmap(f)(x)
+        x.requires_grad_(True)
+        (grad,) = L.autograd.grad(f(x[1]) * 0.3, x)
+        return (*per_element, tangent, batched, grad)
+
+    x = np.array([NAN, INF, -INF, 2.0])
+    assert_same(prog, x, np.array([0.5, 1.0, 2.0, 3.0]))

@@ -27,16 +27,6 @@ CLASS_CHUNKS, CLASS_PER_CHUNK = 3, 20
 # (class, seed): the open bug its program fails for, alone (the first words of its CLASS_OPEN
 # entry in tests/progfuzz_classes.py; the branch named there is fixing it).
 OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
-    ("alias", 0): "the partial-overlap check (y.unsqueeze(0).mul_(y) refused by torch)",
-    ("alias", 38): "out= under a transform",
-    ("alias", 98): "index_add_ saves its source (backward after an empty self-overlap)",
-    ("alias", 340): "names of in-place nodes (ZeroBackward0, FillBackward2, LtBackward0)",
-    ("alias", 349): "y.copy_(y) is a no-op in torch",
-    ("alias", 1980): "the modified-variable error names a median(dim) result AsStrided",
-    ("alias", 2342): "under vmap(grad) an in-place op counts two versions",
-    ("alias", 2376): "under vmap masked_scatter_ skips its dtype check",
-    ("fresh", 12): "out= under a transform",
-    ("clamp_ties", 532): "vmap's refusal of an in-place write names clip_ as clamp_",
 }
 
 # Seeds of the slice whose programs fail for an open bug no op key or failure text isolates

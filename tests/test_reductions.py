@@ -61,6 +61,21 @@ def test_logcumsumexp_jvp_at_minus_inf():
         assert_same(jvp_prog(lambda L, x: L.logcumsumexp(x, 0)), np.array(xs))
 
 
+@pytest.mark.parametrize("shape,dim", [((2, 0), 1), ((0,), 0), ((0, 2), 0)])
+def test_logcumsumexp_jvp_over_an_empty_dim_is_empty(shape, dim):
+    # torch's forward AD takes a max over the dim and refuses an empty one (a divergence in
+    # tests/progfuzz.py); the scan of nothing has the empty tangent, which backward
+    # agrees with in both libraries
+    x = np.ones(shape)
+    t = nt.func.jvp(lambda x: nt.logcumsumexp(x, dim), (nt.tensor(x),), (nt.tensor(x),))[1]
+    assert t.shape == shape and t.dtype == nt.float64
+    import torch
+
+    with pytest.raises(IndexError, match="Expected reduction dim"):
+        torch.func.jvp(lambda x: torch.logcumsumexp(x, dim), (torch.tensor(x),), (torch.tensor(x),))
+    assert_same(grad_prog(lambda L, x: L.logcumsumexp(x, dim).sum()), x)
+
+
 # ------------------------------------------------------------------ reductions
 def test_any_all_over_no_dims_reduce_nothing():
     x = np.array([[1.0, 0.0], [2.0, 3.0]])

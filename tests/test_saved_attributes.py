@@ -80,7 +80,7 @@ MISSING = {
     "hsplit": ({"end", "step"}, _OWN_ATTRS),
     "hstack": ({"dim"}, _COMPOSITE),
     "index": ({"self_sym_sizes"}, _OWN_ATTRS),
-    "index_add": ({"source", "source_dim"}, _SAVES_INPUT),
+    "index_add": ({"source_dim"}, _SIZES),  # (source itself is saved, as in PyTorch)
     "index_copy": ({"source", "source_dim"}, _SAVES_INPUT),
     "inverse": ({"inverse"}, _EX),
     "ldexp": ({"result"}, _COMPOSITE),

@@ -369,3 +369,51 @@ def test_vmap_checks_shapes_before_dtypes(fn):
 def test_value_read_through_grad_under_vmap(f):
     """A value read through grad's wrapper of a batched tensor: vmap's combined error."""
     assert_same_error(lambda L, x: L.func.vmap(L.func.grad(lambda t: f(L, t)))(x), np.ones(2))
+
+
+# A batched tensor read by a transform other than its vmap, or given where a number goes:
+# PyTorch's parser reads a tensor given for a Number (.item()), which the innermost vmap
+# refuses by its .item() text, a grad or jvp level innermost by vmap's combined text, and a
+# tensor a grad level tracks is refused by the parser first (TypeError).
+NUMBER_FROM_A_BATCH = {
+    "vmap: alpha": lambda L, y, b: L.func.vmap(lambda b: y.add(b, alpha=b))(b),
+    "vmap: alpha of an int tensor": lambda L, y, b: L.func.vmap(lambda b: y.long().sub(b, alpha=b))(
+        b
+    ),
+    "vmap: add_'s alpha": lambda L, y, b: L.func.vmap(lambda b: y.clone().add_(b, alpha=b))(b),
+    "vmap: addcmul's value": lambda L, y, b: L.func.vmap(lambda b: y.addcmul(y, y, value=b))(b),
+    "grad(vmap): an unbatched alpha": lambda L, y, b: L.func.grad(
+        lambda z: L.func.vmap(lambda b: b.add(b, alpha=z.sum().detach()))(b).sum()
+    )(y),
+    "vmap(grad): a tracked alpha": lambda L, y, b: L.func.vmap(
+        L.func.grad(lambda b: y.add(b, alpha=b).sum())
+    )(b),
+    "vmap(grad): an untracked alpha": lambda L, y, b: L.func.vmap(
+        lambda b: L.func.grad(lambda z: z.add(b, alpha=b).sum())(y)
+    )(b),
+    "grad(vmap): alpha": lambda L, y, b: L.func.grad(
+        lambda z: L.func.vmap(lambda b: z.add(b, alpha=b))(b).sum()
+    )(y),
+    "vmap(jvp): alpha": lambda L, y, b: L.func.vmap(
+        lambda b: L.func.jvp(lambda z: z.add(b, alpha=b), (y,), (y,))
+    )(b),
+    "vmap(grad): item": lambda L, y, b: L.func.vmap(
+        lambda b: L.func.grad(lambda z: (z * b.item()).sum())(y)
+    )(b),
+    "vmap(jvp): float": lambda L, y, b: L.func.vmap(
+        lambda b: L.func.jvp(lambda z: z * float(b), (y,), (y,))
+    )(b),
+    "vmap(grad): bool": lambda L, y, b: L.func.vmap(
+        lambda b: L.func.grad(lambda z: (z * bool(b)).sum())(y)
+    )(b),
+}
+
+
+@pytest.mark.parametrize("case", list(NUMBER_FROM_A_BATCH))
+def test_a_batched_tensor_where_a_number_goes(case):
+    prog = NUMBER_FROM_A_BATCH[case]
+    y, b = np.array([3.0, 1.0]), np.array([2.5, -0.5])
+    if case == "grad(vmap): an unbatched alpha":
+        assert_same(prog, y, b)
+    else:
+        assert_same_error(prog, y, b)

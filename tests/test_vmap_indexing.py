@@ -384,6 +384,24 @@ def test_masked_scatter_batched_mask_takes_each_elements_source_in_order():
     assert_same_vmap_error(f, [arr(B, 4), m, arr(B, 3)], (0, 0, 0))
 
 
+@pytest.mark.parametrize(
+    "prog",
+    [
+        lambda L, y: L.func.vmap(lambda y: y.clone().masked_scatter_(y > 0, y * 0.5))(y),
+        lambda L, y: L.func.vmap(lambda y: y.masked_scatter(y > 0, y * 0.5))(y),
+        lambda L, y: L.func.vmap(lambda y: y.masked_scatter((y > 0).float(), y * 0.5))(y),
+        lambda L, y: L.func.vmap(lambda m: y[0].masked_scatter(m, y[0] * 0.5))(y > 0),
+        lambda L, y: L.func.vmap(lambda y: y.masked_scatter(y > 0, y[:1] * 0.5))(y),
+        lambda L, y: L.func.vmap(
+            L.func.grad(lambda y: y.masked_scatter(y > 0, (y * 0.5).double()).sum())
+        )(y.float()),
+    ],
+)
+def test_masked_scatter_batched_mask_checks_the_dtypes_first(prog):
+    # the kernel's first check, before the mask's dtype and the source's length
+    assert_same_error(prog, np.array([[0, 1, 2], [3, 0, 1]]))
+
+
 def test_masked_scatter_gradient_through_the_batched_mask_rule():
     x, s = arr(B, 3, 4), arr(B, 12, seed=1)
     m = batch((3, 4), 0, dtype="bool")

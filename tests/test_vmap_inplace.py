@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 import pytest
 from opdb import samples
-from twolibs import arr, assert_same_error, to_nt
+from twolibs import arr, assert_same, assert_same_error, to_nt
 
 import numtorch as nt
 
@@ -252,3 +252,28 @@ def test_vmap_writes_into_an_unbatched_expanded_tensor():
         return T.func.vmap(f)(b)
 
     assert_same_error(prog, arr(1, 4), arr(2, 1, 1))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        "r.new_zeros(3)",
+        "r.new_ones((2, 3), dtype=T.float64)",
+        "r.new_empty(3).fill_(1.5)",
+        "r.new_full((3,), 2.0)",
+        "r.new_empty_strided((3,), (1,)).zero_()",
+    ],
+)
+def test_new_tensors_of_a_batched_self_are_batched(make):
+    """Tensor.new_* of a batched tensor is batched (PyTorch's rule), so a batched value can
+    be written into it in place."""
+
+    def prog(T, x):
+        def f(r):
+            z = eval(make, {"r": r, "T": T})
+            z.add_(r)
+            return z
+
+        return T.func.vmap(f)(x)
+
+    assert_same(prog, arr(4, 3))

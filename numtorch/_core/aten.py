@@ -143,6 +143,7 @@ _ATEN: dict = {
     **{n: _SCALAR_OR_TENSOR for n in ("eq", "ne", "lt", "le", "gt", "ge", "remainder", "fmod")},
     **{n: _SCALAR_OR_TENSOR for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
     "masked_fill": _other_kind("Tensor", "Scalar", 2),
+    "fill": _SCALAR_OR_TENSOR,
     "clamp": _clamp,
     "where": "self",
     "matmul": _matmul,
@@ -452,6 +453,8 @@ def _from_aten(op, args: tuple, kwargs: dict, packet: str = "") -> tuple[tuple, 
     """The inverse of ``to_aten``: numtorch's (inputs, attrs) for a handler's call."""
     if packet in _FIXED:
         return tuple(args), {**_FIXED[packet][1], **kwargs}
+    if packet in _FORMS:
+        args = (*args, *_FORMS[packet])
     n = op.nin
     if len(args) < n:
         args = (*args, *(None,) * (n - len(args)))
@@ -493,7 +496,7 @@ def call_modes(op, args: tuple, attrs: dict):
         func, targs, tattrs = _resolve(op, args, attrs)
         if state.inplace_op is op:  # the call an in-place method makes (see run_inplace)
             state.inplace_op = None
-            func = inplace_overload(func)
+            func, targs = _inplace_call(func, targs)
         targs, kwargs = to_aten(func._op, targs, tattrs, func._opname)
         types = tuple(dict.fromkeys(type(a) for a in args if _subclass(a)))
         res = mode.__torch_dispatch__(func, types, targs, kwargs)
@@ -545,7 +548,47 @@ def inplace_name(op, args: tuple | None, attrs: dict) -> str:
     without its operands, the op's default overload's."""
     if args is None:
         return f"aten::{op.name}_"
-    return inplace_overload(overload_of(op, args, attrs)).name()
+    return _inplace_call(overload_of(op, args, attrs), args)[0].name()
 
 
-upcalls.provide(dispatch_mode=call_modes, inplace_name=inplace_name)
+# In-place methods that are aten ops of their own (default overload), not their op's in-place
+# form (run_inplace's ``form``): the op's trailing arguments that the method fixes.
+_FORMS = {"zero_": (0,)}
+
+
+def _inplace_call(func: OpOverload, args: tuple) -> tuple[OpOverload, tuple]:
+    """The overload and arguments of the in-place method call that runs ``func``."""
+    form = state.inplace_form
+    fixed = _FORMS.get(form)
+    if fixed is None:
+        return inplace_overload(func), args
+    return _inplace_of(aten.packet(form), "default", func._op), args[: len(args) - len(fixed)]
+
+
+# functional overload -> its out= overload, where that is not ``<overload>_out``
+_OUT_OVERLOAD = {
+    "default": "out",
+    "Tensor_mode": "out_mode",
+    "dim_IntList": "IntList_out",
+    "dim_int": "int_out",
+    "self": "self_out",
+}
+_OUT_OF_TENSOR = frozenset(("add", "sub", "mul", "div"))  # add.Tensor's is add.out
+_OUT_OF_DIM = {"mean": "out", "max": "dim_max", "min": "dim_min"}
+
+
+def out_names(op, args: tuple, attrs: dict) -> tuple[str, str]:
+    """The names PyTorch's errors give an ``out=`` call of ``op``: its out overload's
+    (``aten::add.out``) and its autograd kernel's (``add_out``)."""
+    func = overload_of(op, args, attrs)
+    name, ov = func._opname, func._overloadname
+    if ov == "Tensor" and name in _OUT_OF_TENSOR:
+        out = "out"
+    elif ov == "dim" and name in _OUT_OF_DIM:
+        out = _OUT_OF_DIM[name]
+    else:
+        out = _OUT_OVERLOAD.get(ov, f"{ov}_out")
+    return f"aten::{name}.{out}", f"{name}_out"
+
+
+upcalls.provide(dispatch_mode=call_modes, inplace_name=inplace_name, out_names=out_names)

@@ -14,7 +14,7 @@ import numpy as np
 from . import autocast_state, scalars, upcalls
 from . import dtype as dt
 from .device import _cuda_used, array_module, xp_of
-from .interpreter import Kind, raise_escaped
+from .interpreter import Kind, WrapperTensor, raise_escaped
 from .lift import catch_up
 from .messages import kernel_failure
 from .meta import run_meta
@@ -48,9 +48,20 @@ def _max_level(args) -> int:
     return lvl
 
 
+def _wrapped(attrs: dict) -> bool:
+    for v in attrs.values():
+        if isinstance(v, WrapperTensor):
+            return True
+    return False
+
+
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
     if state.stack:
+        if attrs and _wrapped(attrs):
+            # a transform's tensor given for a number is read, as PyTorch's parser reads it
+            # (.item(): vmap refuses it)
+            attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
         if op.autocast is not None and autocast_state.ACTIVE[0]:  # (casts seen by the levels)
             args = autocast_state.cast_above(op, args, attrs)
         lvl = _max_level(args)
@@ -153,8 +164,12 @@ def _may_share(a, b) -> bool:
 
 def _make_view(src: Tensor, arr, op, attrs, multi: bool = False) -> Tensor:
     """The output of a view op: shares memory and the version counter with src."""
-    if arr.size and not (
-        np.may_share_memory(arr, src._data) if type(arr) is _ndarray else _may_share(arr, src._data)
+    sd = src._data
+    base = getattr(arr, "base", None)
+    # (a NumPy view of src, or of src's own base, shares its memory: no overlap test needed)
+    if (base is None or (base is not sd and base is not getattr(sd, "base", sd))) and (
+        arr.size
+        and not (np.may_share_memory(arr, sd) if type(arr) is _ndarray else _may_share(arr, sd))
     ):
         return _make(arr)
     t = _new(Tensor)

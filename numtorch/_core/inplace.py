@@ -14,7 +14,15 @@ from .dispatch import MULTI_OUTPUT, _max_level, dispatch
 from .interpreter import Kind, WrapperTensor
 from .lift import born_inside, captured_write, catch_up
 from .messages import broadcast_mismatch
-from .out import INTERNAL_OVERLAP, OVERLAP, check_written, internal_overlap, partial_overlap
+from .out import (
+    INTERNAL_OVERLAP,
+    OVERLAP,
+    check_written,
+    internal_overlap,
+    partial_overlap,
+    vmap_views,
+    vmapped,
+)
 from .policy import BatchedWrite
 from .signature import numpy_aliases
 from .state import state
@@ -40,7 +48,7 @@ _WHY = {
 def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
     """PyTorch's error for a write by ``op`` (with operands ``args``) into an array whose
     elements share memory."""
-    if internal_overlap(a) and not shared_write_ok(op, args):
+    if internal_overlap(a) and not shared_write_ok(op, args) and not state.self_write:
         raise RuntimeError(INTERNAL_OVERLAP)
 
 
@@ -124,12 +132,13 @@ def check_overlap(op, self: Tensor, args: tuple) -> None:
         return
     ver = self._ver
     for a in args:
-        if (
-            isinstance(a, Tensor)
-            and a._ver is ver
-            and a is not self
-            and partial_overlap(_array(self), _array(a))
-        ):
+        if not isinstance(a, Tensor) or a._ver is not ver or a is self:
+            continue
+        if vmapped(self) or vmapped(a):
+            per_sample = batched_write(op, args) is BatchedWrite.FALLBACK
+            if partial_overlap(*vmap_views(self, a, per_sample)):
+                raise RuntimeError(OVERLAP)
+        elif partial_overlap(_array(self), _array(a)):
             raise RuntimeError(OVERLAP)
 
 
@@ -187,9 +196,22 @@ def _mode_copy(self: Tensor):
         state.grad_enabled = enabled
 
 
-def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
-    """self.<op>_(*args): the functional op, then its result written into self."""
+def run_inplace(op, self: Tensor, args: tuple, attrs: dict, form: str | None = None) -> Tensor:
+    """self.<op>_(*args): the functional op, then its result written into self. ``form``:
+    the in-place method's own name where PyTorch's is not ``<op>_`` (``clip_`` runs clamp,
+    ``zero_`` fill): vmap's errors name it, and the node's name may (``ZeroBackward0``)."""
+    outer = state.inplace_form
+    state.inplace_form = form
+    try:
+        return _run_inplace(op, self, args, attrs)
+    finally:
+        state.inplace_form = outer
+
+
+def _run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     policy = op.inplace_policy
+    if args and args[0] is self and policy.self_source_noop and not state.self_write:
+        return _into_itself(op, self, args, attrs)
     check_writable(self, policy.zero_text)
     stack = state.stack
     if stack:
@@ -245,6 +267,17 @@ def run_inplace(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
     _check_own_write(self, args, result, policy)
     commit(self, result, op)
     return self
+
+
+def _into_itself(op, self: Tensor, args: tuple, attrs: dict) -> Tensor:
+    """``self.copy_(self)``: PyTorch's kernel returns at once, so nothing checks or writes
+    self's memory (an expanded self too); its version, history and the transforms' levels
+    see the write."""
+    state.self_write = True
+    try:
+        return run_inplace(op, self, args, attrs)
+    finally:
+        state.self_write = False
 
 
 def _check_own_write(self: Tensor, args: tuple, result: Tensor, policy) -> None:
@@ -336,7 +369,9 @@ def commit(self: Tensor, result: Tensor, op=None) -> None:
     value = result._data
     if rd != sd and data.dtype in dt.REDUCED_NP:  # (PyTorch's conversion, through float32)
         value = dt.cast(value, data.dtype)
-    if type(data) is np.ndarray:
+    if state.self_write:  # (its own values)
+        pass
+    elif type(data) is np.ndarray:
         _write(data, value, shared)
     else:
         with gpu_of(data):  # (CuPy writes with the array's GPU current)
@@ -358,26 +393,17 @@ def _write(data, value, shared: bool) -> None:
 
 
 def check_captured(self: Tensor, args: tuple, op, attrs: dict) -> None:
-    """PyTorch's error, before the op runs, for a write of a value that a grad or jvp level
-    tracks into a tensor captured from outside that level (one made inside it is lifted
-    into it by the write, _core/lift.py)."""
-    for interp in _tracking(args):
-        if not _has_level(self, interp) and not born_inside(self, interp):
+    """PyTorch's error, before the op runs, for an in-place write into a tensor that an
+    active grad or jvp level captured from outside (whatever the value written; a tensor
+    made inside the level is lifted into it by a write of its values, _core/lift.py)."""
+    for interp in state.stack:
+        if (
+            interp.kind in _TRACKING
+            and not interp.legacy  # (numtorch's stand-in for autograd.functional's)
+            and not _has_level(self, interp)
+            and not born_inside(self, interp)
+        ):
             raise RuntimeError(captured_write(op, (self, *args), attrs))
-
-
-def _tracking(args) -> list:
-    """The grad and jvp levels (not forward_ad's) whose derivatives the operands carry."""
-    out = []
-    for a in args:
-        if isinstance(a, (list, tuple)):
-            out += _tracking(a)
-        while isinstance(a, WrapperTensor):
-            interp = a._interp
-            if interp.kind in _TRACKING and interp.tracks(a) and interp not in out:
-                out.append(interp)
-            a = a._inner
-    return out
 
 
 _TRACKING = frozenset((Kind.GRAD, Kind.JVP))
@@ -407,7 +433,8 @@ def inplace_label(op, args: tuple = ()) -> str:
     how = batched_write(op, args)
     if how is BatchedWrite.ARITHMETIC:
         return "inplace arithmetic"
-    return f"{op.name}_" if how is BatchedWrite.PLAIN else f"aten::{op.name}_"
+    name = state.inplace_form or f"{op.name}_"
+    return name if how is BatchedWrite.PLAIN else f"aten::{name}"
 
 
 def vmap_inplace_error(op, level: int, args: tuple = ()) -> RuntimeError:

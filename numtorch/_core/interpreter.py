@@ -10,7 +10,8 @@ import itertools
 
 from . import upcalls
 from .lift import unlift
-from .pyargs import compile_check, judge
+from .pyargs import compile_check, has, judge
+from .pytree import tree_flatten
 from .state import state
 from .tensor import Tensor, _new, births_recorded
 
@@ -40,6 +41,7 @@ class Interpreter:
     serial = 0  # its place in the order levels were entered (tensors' births compare to it)
     lifts = None  # weak references to the tensors lifted into this level (_core/lift.py)
     legacy = False  # a level of PyTorch's first vmap (torch._vmap_internals): not torch.func
+    held = None  # id -> VersionCounter of the storages of the arguments it holds (``hold``)
 
     def process(self, op, args: tuple, attrs: dict):
         raise NotImplementedError
@@ -60,6 +62,14 @@ class Interpreter:
     def tracks(self, t) -> bool:
         """Whether t, a tensor of this level, carries this level's derivative."""
         return True
+
+    def hold(self, tree) -> None:
+        """Take the tensors of ``tree``, arguments the transform got but does not
+        differentiate, as its own: PyTorch wraps them at its level too, so a write into one
+        (or a view of it) is not a write into a captured tensor (_core/lift.py)."""
+        vers = {id(t._ver): t._ver for t in tree_flatten(tree)[0] if isinstance(t, Tensor)}
+        if vers:
+            self.held = vers if self.held is None else self.held | vers
 
     def adopt(self, t, value) -> None:
         """Make t, whose old state ``lift`` moved into ``t._inner``, this level's wrapper
@@ -191,6 +201,8 @@ class WrapperTensor(Tensor, internal=True):
         return complex(self._readable())
 
     def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:  # (PyTorch's check comes first)
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return self._readable().__index__()
 
     def __bool__(self) -> bool:
@@ -257,14 +269,19 @@ def factory(fn=None, *, key: str | None = None):
             check = compile_check(key)
         if not check(args, kwargs):
             judge(key, args, kwargs)
-        if state.stack:
-            if state.stack[0].sees_all:
-                return state.stack[0].factory(fn, args, kwargs)
-            if owners:
-                return owners[-1].factory(fn, args, kwargs)
-        if state.modes:
-            return upcalls.factory_mode(fn, args, kwargs)
-        return fn(*args, **kwargs)
+        try:
+            if state.stack:
+                if state.stack[0].sees_all:
+                    return state.stack[0].factory(fn, args, kwargs)
+                if owners:
+                    return owners[-1].factory(fn, args, kwargs)
+            if state.modes:
+                return upcalls.factory_mode(fn, args, kwargs)
+            return fn(*args, **kwargs)
+        except Exception:  # (the parser's TypeError, where it refuses the call, first)
+            if has(key):
+                judge(key, args, kwargs)
+            raise
 
     call._parsed = True
     return call

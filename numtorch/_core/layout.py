@@ -78,10 +78,37 @@ def relayout(out, operands):
         step *= shape[d]
     if all(w == s or n == 1 for w, s, n in zip(want, out.strides, shape)):
         return out
-    outer = perm[::-1]
-    res = np.empty([shape[d] for d in outer], out.dtype).transpose(np.argsort(outer))
+    res = _empty_in_order(shape, out.dtype, perm)
     res[...] = out
     return res
+
+
+def _empty_in_order(shape: tuple, dtype, perm: list):
+    """An empty array of ``shape`` whose dims are ordered in memory as ``perm`` (innermost
+    first) says."""
+    outer = perm[::-1]
+    return np.empty([shape[d] for d in outer], dtype).transpose(np.argsort(outer))
+
+
+def _reordered(inputs) -> bool:
+    """Whether follow_inputs lays a result out for ``inputs`` by relayout (an input's dims
+    that tell are not in C order)."""
+    for a in inputs:
+        if type(a) is _nd and a.ndim > 1 and not a.flags.c_contiguous and not _c_like(a):
+            return True
+    return False
+
+
+def follow_inputs_empty(shape: tuple, dtype, inputs):
+    """An empty array of ``shape`` laid out as ``follow_inputs`` lays out a result for
+    ``inputs`` where that is not C order (else None): a large kernel writes into it
+    instead of its result being copied there."""
+    if not _reordered(inputs):
+        return None
+    perm = dense_order(shape, [(a.shape, a.strides) for a in inputs if type(a) is _nd and a.ndim])
+    if perm == list(range(len(shape) - 1, -1, -1)):
+        return None
+    return _empty_in_order(shape, dtype, perm)
 
 
 def follow_inputs(out, inputs, attrs=None):
@@ -95,11 +122,8 @@ def follow_inputs(out, inputs, attrs=None):
         return out
     if type(out) is not _nd or out.size <= 1:
         return out
-    for a in inputs:
-        if type(a) is _nd and a.ndim > 1 and not a.flags.c_contiguous and not _c_like(a):
-            return relayout(
-                out, [(a.shape, a.strides) for a in inputs if type(a) is _nd and a.ndim]
-            )
+    if _reordered(inputs):
+        return relayout(out, [(a.shape, a.strides) for a in inputs if type(a) is _nd and a.ndim])
     # every input's dims that tell are in C order (e.g. an expanded gradient): contiguous
     return out if out.flags.c_contiguous else out.copy(order="C")
 

@@ -30,8 +30,11 @@ _SLOTS = tuple(
 
 
 def born_inside(t: Tensor, interp) -> bool:
-    """Whether t's storage was made while ``interp`` (an active level) was active."""
-    return interp.alive and born(t._ver) >= interp.serial
+    """Whether t's storage was made while ``interp`` (an active level) was active, or is
+    that of an argument it holds (``Interpreter.hold``)."""
+    if not interp.alive:
+        return False
+    return born(t._ver) >= interp.serial or (interp.held is not None and id(t._ver) in interp.held)
 
 
 def captured_write(op, args: tuple | None = None, attrs: dict | None = None) -> str:

@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from .inplace import run_inplace
-from .pyargs import checked_sizes, with_parser
+from .pyargs import checked_sizes, has, judge, with_parser
 from .signature import input_aliases, numpy_keywords
 from .tensor import Tensor
 
@@ -38,26 +38,41 @@ def tensor_method(fn: Callable, *names: str) -> Callable:
 
 def inplace_method(op) -> Callable:
     by_keyword = _inputs_by_keyword(op)
+    key = f"Tensor.{op.name}_"
+    judged = has(key)
 
     def method(self, *args, **kwargs):
-        if kwargs and len(args) < op.nin - 1:
-            args = by_keyword(args, kwargs)
-        return run_inplace(op, self, args, kwargs)
+        a, kw = args, kwargs
+        try:
+            if kwargs and len(args) < op.nin - 1:
+                kw = dict(kwargs)
+                a = by_keyword(args, kw)
+            return run_inplace(op, self, a, kw)
+        except Exception:  # (the parser's TypeError, where it refuses the call, first)
+            if judged:
+                judge(key, args, kwargs)
+            raise
 
     if any(a[0] == "dtype" for a in op.attrs):  # cumsum_: the kernel runs in self's dtype
 
         def method(self, *args, **kwargs):
-            if kwargs and len(args) < op.nin - 1:
-                args = by_keyword(args, kwargs)
-            d = kwargs.get("dtype")
-            if d is None:
-                kwargs["dtype"] = self.dtype
-            elif d != self.dtype:
-                raise RuntimeError(
-                    f"Bad in-place call: input tensor dtype {self.dtype.cpp_name} and output "
-                    f"tensor dtype {d.cpp_name} should match"
-                )
-            return run_inplace(op, self, args, kwargs)
+            a, kw = args, dict(kwargs)
+            try:
+                if kwargs and len(args) < op.nin - 1:
+                    a = by_keyword(args, kw)
+                d = kw.get("dtype")
+                if d is None:
+                    kw["dtype"] = self.dtype
+                elif d != self.dtype:
+                    raise RuntimeError(
+                        f"Bad in-place call: input tensor dtype {self.dtype.cpp_name} and "
+                        f"output tensor dtype {d.cpp_name} should match"
+                    )
+                return run_inplace(op, self, a, kw)
+            except Exception:  # (the parser's TypeError, where it refuses the call, first)
+                if judged:
+                    judge(key, args, kwargs)
+                raise
 
     method.__name__ = op.name + "_"
     method.inplace_of = op

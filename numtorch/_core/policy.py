@@ -42,6 +42,9 @@ class InplacePolicy:
     fresh_result: bool = False
     # writing into an integer tensor has no history (copy_): no autograd checks then
     untracked_integer_target: bool = False
+    # self as its own source writes nothing (copy_ returns at once: no overlap check), but
+    # autograd and the transforms see a write
+    self_source_noop: bool = False
     # how vmap handles a batched operand and an unbatched self
     batched: BatchedWrite = BatchedWrite.FALLBACK
     # ... for the overload whose value (second operand) is a tensor, where it differs

@@ -170,7 +170,7 @@ def type_name(obj) -> str:
     t = type(obj)
     if isinstance(obj, Tensor):
         return t.__name__ if t.__module__.startswith(("numtorch.nn", "__main__")) else "Tensor"
-    if t.__module__.startswith("numtorch"):
+    if t.__module__.startswith("numtorch") or t.__module__ == "torch":
         return _TORCH_TYPE_NAMES.get(t.__name__, t.__name__)
     return _type_name(obj)
 
@@ -297,9 +297,20 @@ def _lookup(p: Param, kwargs: dict):
 _MISSING = object()
 
 
+# the functions whose parser takes a Python number for a Tensor parameter (PyTorch's
+# ``should_allow_numbers_as_tensors``), by the name its signatures give
+_NUMBERS_AS_TENSORS = frozenset(
+    f"{base}{tail}"
+    for base in ("add", "div", "divide", "mul", "multiply", "sub", "subtract", "true_divide")
+    + ("floor_divide",)
+    for tail in ("", "_", "_out")
+) | {"to", "_to_copy", "copy_", "_conj"}
+
+
 def parse(sig: Signature, args: tuple, kwargs: dict, raise_: bool) -> bool:
     """Whether the call matches ``sig``; with ``raise_``, PyTorch's TypeError where not."""
     nargs = len(args)
+    numbers = sig.name in _NUMBERS_AS_TENSORS
     params = sig.params
     # a lone int-list parameter takes its ints as separate arguments (``view(2, 3)``), when
     # the first is an int
@@ -335,6 +346,8 @@ def parse(sig: Signature, args: tuple, kwargs: dict, raise_: bool) -> bool:
             return False
         else:
             ok, failed = check(p, o, i)
+            if not ok and numbers and p.kind == "tensor":
+                ok = isinstance(o, (int, float, complex))
             if not ok and eligible:
                 pos = nargs
                 continue
@@ -437,6 +450,14 @@ def judge(key: str, args: tuple, kwargs: dict) -> int:
         if p.kind in ("ints", "symints") and _is_seq(v):
             unpack_ints(sig.name, p.name, v)
     return i
+
+
+def as_number(t: Tensor):
+    """The value of a tensor given for a Number: PyTorch's parser takes one of no dims that
+    does not require grad (a TypeError here otherwise, which the parser words)."""
+    if t.requires_grad or t.dim() != 0:
+        raise TypeError(f"expected a Number, not a Tensor of {t.dim()} dims")
+    return t.item()
 
 
 def unpack_ints(public: str, name: str, values) -> tuple[int, ...]:
@@ -701,6 +722,8 @@ def parsed(key: str, method: bool = False):
     def wrap(fn):
         check = None  # (compiled on the first call)
 
+        # (a failure of fn, a refusal of Python's binding included, is the parser's
+        # TypeError where the parser refuses the call)
         if method:
 
             def call(self, *args, **kwargs):
@@ -709,7 +732,12 @@ def parsed(key: str, method: bool = False):
                     check = compile_check(key)
                 if not check(args, kwargs):
                     judge(key, args, kwargs)
-                return fn(self, *args, **kwargs)
+                try:
+                    return fn(self, *args, **kwargs)
+                except Exception:
+                    if has(key):
+                        judge(key, args, kwargs)
+                    raise
 
         else:
 
@@ -719,7 +747,12 @@ def parsed(key: str, method: bool = False):
                     check = compile_check(key)
                 if not check(args, kwargs):
                     judge(key, args, kwargs)
-                return fn(*args, **kwargs)
+                try:
+                    return fn(*args, **kwargs)
+                except Exception:
+                    if has(key):
+                        judge(key, args, kwargs)
+                    raise
 
         call = functools.update_wrapper(call, fn)
         call._rewrap = wrap  # (numpy_keywords wraps fn, then this again, outermost)
@@ -733,7 +766,8 @@ def parsed(key: str, method: bool = False):
 def checks(fn) -> bool:
     """Whether ``fn`` already checks its arguments as PyTorch's parser does (a parsed
     function, an op's generated function, or one marked so)."""
-    return getattr(fn, "_parsed", False) or "_judge" in getattr(fn, "__globals__", {})
+    env = getattr(fn, "__globals__", {})
+    return getattr(fn, "_parsed", False) or "_judge" in env or "_rejudge" in env
 
 
 def with_parser(fn, key: str, method: bool = False):
@@ -804,7 +838,14 @@ def judge_op_call(
     as Python ints, tuples of ints and numtorch dtypes, or PyTorch's TypeError for the call
     as it was made: its inputs and the attributes ``by_pos`` by position, the others given
     (not at their defaults, ``spec[0]``) by keyword."""
-    defaults, not_given, name = spec
+    defaults, not_given, name, python = spec
+    missing = [n for n, v in attrs.items() if v is not_given]
+    if missing and python:
+        raise TypeError(
+            f"{python}() missing {len(missing)} required positional argument"
+            f"{'s' if len(missing) > 1 else ''}: "
+            + " and ".join(", ".join(f"'{n}'" for n in missing).rsplit(", ", 1))
+        )
     args = [*(inputs[1:] if method else inputs), *(attrs[n] for n in by_pos)]
     kwargs = {
         n: v for n, v in attrs.items() if n not in by_pos and v is not defaults.get(n, _MISSING)
@@ -830,6 +871,56 @@ def judge_op_call(
         elif ks & {"int", "symint", "ints", "symints"} and _is_int_or_symint(v):
             fixed[n] = _as_int(v)
     return fixed
+
+
+def rejudge(
+    key: str,
+    method: bool,
+    inputs: tuple,
+    attrs: dict,
+    spec: tuple,
+    out,
+    kw: dict,
+    extra: tuple,
+) -> None:
+    """After an op's function failed: PyTorch's TypeError where its parser refuses the call
+    as it was made (its inputs by position, less those not given; the attributes
+    ``spec[1]`` bound from ``extra``, the positional arguments after the inputs, where
+    ``spec[2]``; the other attributes given by keyword, with the keywords ``kw``
+    no parameter took; ``spec[3]`` stands for an argument not given), else nothing.
+    Where PyTorch's function is Python (``spec[4]``), Python's own refusal of a missing
+    argument stands."""
+    defaults, by_pos, bound, not_given, python = spec
+    if python and not_given in attrs.values():
+        return
+    ins = list(inputs[1:] if method else inputs)
+    if bound:  # (the attributes given by position are those ``extra`` holds)
+        positional = by_pos[: len(extra)]
+    else:  # (those before any at its default, or all, where more positional ones came)
+        n = (
+            len(by_pos)
+            if extra
+            else next((i for i, n in enumerate(by_pos) if attrs[n] is defaults[n]), len(by_pos))
+        )
+        positional = by_pos[:n]
+        extra = (*(attrs[n] for n in positional), *extra)
+    args = [*ins, *extra]
+    while args and (args[-1] is not_given or args[-1] is None):
+        args.pop()  # (an optional input or attribute left None is one not given)
+    if not_given in args:  # (an input by keyword after one not given: no call to rebuild)
+        return
+    kwargs = {
+        n: v
+        for n, v in attrs.items()
+        if n not in positional and v is not defaults.get(n) and v is not not_given and v is not None
+    }
+    names = {p.name for s in signatures(key) for p in s.params}
+    if not kwargs.keys() <= names:  # (an attribute of numtorch's own)
+        return
+    kwargs.update((k, v) for k, v in kw.items() if k not in kwargs)
+    if out is not None:
+        kwargs["out"] = out
+    judge(key, tuple(args), kwargs)
 
 
 def too_many(key: str, method: bool, inputs: tuple, extra: tuple, name: str) -> None:

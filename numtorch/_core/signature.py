@@ -17,7 +17,7 @@ def make_fn(op, out: bool) -> Callable:
     from .autocast_state import uncast
     from .dispatch import dispatch
     from .out import check_out, write_out
-    from .pyargs import attr_kinds, positional_match
+    from .pyargs import attr_kinds, has, positional_match
 
     owner, _, public = op.api.rpartition(".")
     inputs = public_inputs(op)
@@ -27,9 +27,18 @@ def make_fn(op, out: bool) -> Callable:
     # the default _NO, and are looked for among the unknown keywords (``**_kw``).
     first = min((inputs.index(n) for n in aliases if n in inputs), default=len(inputs))
     late = inputs[first:]
+    method = op.api.startswith("Tensor.")
+    key = api_key(op.api)
+    # Where PyTorch parses the call and the call can be rebuilt as it was made, a failure
+    # of the body is judged as PyTorch's parser would judge the call (``rejudge``): its
+    # TypeError comes first. Extra positional arguments come in ``*_p`` for that judge, and
+    # a missing input as _NO.
+    pos_attrs = [n for n, _, k in op.attrs if k != inspect.Parameter.KEYWORD_ONLY]
+    judged = has(key) and positional_match(key, len(inputs) - method, pos_attrs)
+    early = [] if not judged else [n for n in inputs if n not in late]
     parts, kwonly = [], False
     for n in inputs:
-        parts.append(f"{n}=_NO" if n in late else n)
+        parts.append(f"{n}=_NO" if n in late or n in early else n)
     shown = list(parts)  # (the signature inspect shows: PyTorch's)
     for n, _, kind in op.attrs:
         if kind == inspect.Parameter.KEYWORD_ONLY and not kwonly:
@@ -48,12 +57,17 @@ def make_fn(op, out: bool) -> Callable:
     # (an op whose positional attributes are not PyTorch's, in its order, is not PyTorch's
     # function itself but the kernel of a public one: its calls are numtorch's own)
     # (a method-only op's function is the method: its first input is self)
-    method = op.api.startswith("Tensor.")
     guarded = guarded and positional_match(api_key(op.api), len(inputs) - method, by_pos)
     by_pos = by_pos if guarded else []
     if guarded:
         parts.append("*_p")
         parts += [f"{n}=_NO" if n in by_pos else f"{n}=_d_{n}" for n, _, _ in op.attrs]
+        if out:
+            parts.append("out=None")
+    elif judged:
+        parts += [f"{n}=_d_{n}" for n in pos_attrs]
+        parts.append("*_p")
+        parts += [f"{n}=_d_{n}" for n, _, _ in op.attrs if n not in pos_attrs]
         if out:
             parts.append("out=None")
     else:
@@ -64,16 +78,25 @@ def make_fn(op, out: bool) -> Callable:
     # (an out= form is never cast by autocast: PyTorch's autocast kernels are functional)
     out_call = call if op.autocast is None else f"_uncast(_dispatch, _op, ({ins}), {{{attrs}}})"
     body = (
-        f"    return {call} if out is None else _write_out(out, {out_call}, _op, ({ins}))\n"
+        # (PyTorch's checks of out=, before the kernel)
+        f"    if out is not None:\n        _check_out(_op, out, ({ins}), {{{attrs}}})\n"
+        f"        return _write_out(out, {out_call}, _op, ({ins}), {{{attrs}}})\n"
+        f"    return {call}\n"
         if out
         else f"    return {call}\n"
     )
-    if out and op.overlap is not None:  # (PyTorch's checks of out=, before the kernel)
-        body = (
-            f"    if out is not None:\n        _check_out(_op, out, ({ins}), {{{attrs}}})\n" + body
-        )
     env: dict[str, Any] = {"_dispatch": dispatch, "_op": op, "_write_out": write_out}
     body = _guard_code(op, kinds, by_pos, ins, attrs, "out" if out else "None", env) + body
+    if judged and not guarded:  # (extra positional arguments, which nothing binds)
+        body = f"    if _p: _too_many(_key, _method, ({ins}), _p, _op.name)\n" + body
+    if early:
+        test = " or ".join(f"{n} is _NO" for n in early)
+        names_ = tuple(early)
+        body = (
+            f"    if {test}: _missing(_op.name, ({''.join(n + ', ' for n in early)}), {names_!r})\n"
+            + body
+        )
+        env["_missing"] = _missing
     env["_check_out"] = check_out
     env["_uncast"] = uncast
     env.update({f"_d_{n}": _NO if n in required else d for n, d, _ in op.attrs})
@@ -84,17 +107,51 @@ def make_fn(op, out: bool) -> Callable:
         body = _resolve_code(names, aliases, late, defaults, public, "_kw", True, env) + body
     if guarded:
         body = _bind_code(by_pos, ins, env) + body
+    if judged:
+        body = _rejudge_code(op, ins, attrs, pos_attrs, guarded, out, bool(aliases), body, env)
     src = f"def {op.name}({', '.join(parts)}):\n{body}"
     exec(src, env)
     fn = env[op.name]
     fn.__qualname__ = op.name
     fn.__doc__ = f"The ``{op.api}`` operator."
-    if guarded:
+    if guarded or judged:
         exec(f"def _shown({', '.join(shown)}): pass", env)
         fn.__signature__ = inspect.signature(env.pop("_shown"))
-    if aliases or guarded:
+    if aliases or guarded or judged:
         _hide_aliases(fn)
     return fn
+
+
+def _rejudge_code(
+    op, ins: str, attrs: str, pos_attrs: list, guarded: bool, out: bool, kw: bool, body: str, env
+) -> str:
+    """The body in a ``try`` whose ``except`` asks PyTorch's parser about the call as it
+    was made (its TypeError, where it refuses it), then re-raises the failure."""
+    from .pyargs import rejudge, too_many
+
+    env.update(
+        _rejudge=rejudge,
+        _too_many=too_many,
+        _NO=_NO,
+        _key=api_key(op.api),
+        _method=op.api.startswith("Tensor."),
+        _rejudge_spec=(
+            {n: d for n, d, _ in op.attrs},
+            tuple(pos_attrs),
+            guarded,
+            _NO,
+            _python_name(api_key(op.api)),
+        ),
+    )
+    inner = "".join("    " + line + "\n" for line in body.splitlines())
+    return (
+        "    try:\n"
+        + inner
+        + "    except Exception:\n"
+        + f"        _rejudge(_key, _method, ({ins}), {{{attrs}}}, _rejudge_spec, "
+        + f"{'out' if out else 'None'}, {'_kw' if kw else '{}'}, _p)\n"
+        + "        raise\n"
+    )
 
 
 def _bind_code(by_pos: list, ins: str, env: dict) -> str:
@@ -153,6 +210,8 @@ def _guard_code(op, kinds: dict, by_pos: list, ins: str, attrs: str, out: str, e
             {n: _NO if n in required else d for n, d, _ in op.attrs},
             _NO,
             op.name,
+            # (PyTorch's Python function, which Python binds: its name for a missing one)
+            _python_name(key),
         ),
         _judge=judge_op_call,
         _NO=_NO,
@@ -172,11 +231,15 @@ def method_of(fn: Callable, name: str) -> Callable:
     """An op's public function as the Tensor method ``name``: the same code, its refusals
     worded as PyTorch's parser of ``Tensor.<name>`` words them."""
     env = getattr(fn, "__globals__", {})
-    if "_judge" not in env:
+    if "_judge" not in env and "_rejudge" not in env:
         return fn
-    twin = types.FunctionType(
-        fn.__code__, {**env, "_key": f"Tensor.{name}", "_method": True}, fn.__name__
-    )
+    key = f"Tensor.{name}"
+    twin_env = {**env, "_key": key, "_method": True}
+    if "_attr_spec" in env:
+        twin_env["_attr_spec"] = (*env["_attr_spec"][:3], _python_name(key))
+    if "_rejudge_spec" in env:
+        twin_env["_rejudge_spec"] = (*env["_rejudge_spec"][:4], _python_name(key))
+    twin = types.FunctionType(fn.__code__, twin_env, fn.__name__)
     twin.__defaults__, twin.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     twin.__dict__.update(fn.__dict__)
     twin.__qualname__, twin.__doc__ = fn.__qualname__, fn.__doc__
@@ -270,6 +333,13 @@ PARSED_IN_NN = frozenset(
 
 
 _NO = object()  # an argument not given
+
+
+def _python_name(key: str) -> str | None:
+    """``key`` where PyTorch's function of that key is Python (Python binds its arguments,
+    and words a missing one), else None."""
+    owner, _, public = key.rpartition(".")
+    return None if _parsed(public, owner) else key
 
 
 def _parsed(public: str, owner: str) -> bool:

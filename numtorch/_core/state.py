@@ -19,6 +19,11 @@ class _State(threading.local):
         self.modes: list = []
         # The op an in-place method runs now while modes are on: modes see its ``op_`` form.
         self.inplace_op = None
+        # The in-place method running, where its name is not its op's + "_" (run_inplace's form).
+        self.inplace_form = None
+        # An in-place write of a tensor into itself runs now (copy_ of self): no level
+        # checks its memory or writes its values (numtorch._core.inplace).
+        self.self_write = False
         # The active compiled-autograd context (numtorch._dynamo.compiled_autograd), or None.
         self.compiler = None
 

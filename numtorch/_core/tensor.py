@@ -213,6 +213,21 @@ def new_version() -> VersionCounter:
     return InferenceVersion() if state.inference else VersionCounter()
 
 
+# The counter a new tensor gets: while no thread is in inference mode a plain one, without
+# reading the thread's mode (``inference_entered`` swaps in ``new_version`` meanwhile).
+_fresh_version = VersionCounter
+_inference_threads = [0]
+_inference_lock = threading.Lock()
+
+
+def inference_entered(entered: bool) -> None:
+    """A thread entered inference mode (``entered``) or left it."""
+    global _fresh_version
+    with _inference_lock:
+        _inference_threads[0] += 1 if entered else -1
+        _fresh_version = new_version if _inference_threads[0] else VersionCounter
+
+
 INFERENCE_WRITE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
     "clone to get a normal tensor before doing inplace update.See "
@@ -771,7 +786,7 @@ def _init(t: Tensor, data) -> None:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = InferenceVersion() if state.inference else VersionCounter()
+    t._ver = _fresh_version()
     t._base = None
 
 
@@ -781,7 +796,7 @@ def _make(data) -> Tensor:
     t._data = data
     t._rg_bit = False
     t._grad_fn = None
-    t._ver = InferenceVersion() if state.inference else VersionCounter()
+    t._ver = _fresh_version()
     t._base = None
     return t
 

@@ -42,6 +42,8 @@ dispatch_mode = _missing("dispatch_mode", "numtorch._core.aten")  # an op call u
 detach_op = _missing("detach_op", "numtorch.ops.tensor_extras")  # Tensor.detach as an op call
 # the name PyTorch's errors give an in-place call (aten::add_.Tensor)
 inplace_name = _missing("inplace_name", "numtorch._core.aten")
+# the names PyTorch's errors give an out= call (aten::add.out, add_out)
+out_names = _missing("out_names", "numtorch._core.aten")
 
 
 def _plain_factory(fn: Callable, args: tuple, kwargs: dict):

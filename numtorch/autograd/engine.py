@@ -182,6 +182,9 @@ def _check_hook_results(hook, originals: list, results) -> list:
     ]
 
 
+_apply = Node.apply
+
+
 class _Entry:
     """A ready-queue entry's node, after its priority: entries of equal priority (leaves)
     compare equal (neither is less), so ``heapq`` pops them in the order PyTorch's
@@ -256,16 +259,30 @@ def execute(task: GraphTask, roots, root_grads) -> None:
     plain = task.accumulate and task.exec_info is None
     create_graph = task.create_graph
     with set_grad_enabled(create_graph):
-        while ready or queues:
-            node = pop(ready)[1].node if not queues else _pop_next(ready, queues)
+        node = None  # the next node where no queue is needed to know it (see below)
+        while True:
+            if node is None:
+                if queues:
+                    node = _pop_next(ready, queues)
+                elif ready:
+                    node = pop(ready)[1].node
+                else:
+                    break
             if plain and type(node) is AccumulateGrad and _plain_leaf(node):
                 task.current = node
                 accumulate_grad(node.variable, buffers.pop(node)[0], create_graph)
+                node = None
                 continue
             outs = _run_node(task, node, buffers.pop(node))
+            nexts = node.next_functions
+            node = None
             if outs is None:
                 continue
-            for (nxt, nr), g in zip(node.next_functions, outs):
+            # The first node made ready is held back: if it is the only one and the queue is
+            # empty, the queue would hand it out next, so it runs next without it.
+            held = None
+            many = False
+            for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
                     continue
                 buf = buffers.get(nxt)
@@ -277,8 +294,21 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:  # (leaves too: they run next, in the queue's order)
-                    q = _device_queue(ready, queues, nxt, buf) if devices else ready
-                    push(q, (-nxt._seq, _Entry(nxt)))
+                    if devices:
+                        push(_device_queue(ready, queues, nxt, buf), (-nxt._seq, _Entry(nxt)))
+                    elif held is None and not many:
+                        held = nxt
+                    else:
+                        if held is not None:
+                            push(ready, (-held._seq, _Entry(held)))
+                            held = None
+                        many = True
+                        push(ready, (-nxt._seq, _Entry(nxt)))
+            if held is not None:
+                if ready:
+                    push(ready, (-held._seq, _Entry(held)))
+                else:
+                    node = held
 
 
 def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
@@ -294,11 +324,11 @@ def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
         if grads is None:
             return None
     nexts = node.next_functions
-    if exec_info is None:  # (wanted_edges inline: the common case)
-        wanted = [n is not None for n, _ in nexts]
-    else:
-        wanted = wanted_edges(nexts, exec_info, task.targets)
-    if True in wanted:
+    if exec_info is None and type(node).apply is _apply:  # (it reads its edges itself)
+        outs = node.apply(grads, None)
+        if not node._fits:
+            outs = validate_outputs(node, outs)
+    elif True in (wanted := wanted_edges(nexts, exec_info, task.targets)):
         outs = node.apply(grads, wanted)
         if not node._fits:
             outs = validate_outputs(node, outs)
@@ -425,6 +455,9 @@ def _plain_leaf(node: AccumulateGrad) -> bool:
     return not var._hooks and not var.__dict__.get("_post_acc_hooks")
 
 
+_SAME = object()  # no grad_dtype set: the variable's dtype
+
+
 def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
@@ -438,8 +471,14 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
             "numtorch: backward() inside a transform cannot accumulate a batched or "
             "transformed gradient into .grad; use autograd.grad instead"
         )
-    want = var.__dict__.get("_grad_dtype", var.dtype)  # Tensor.grad_dtype
-    if want is not None and g.dtype != want:
+    want = var.__dict__.get("_grad_dtype", _SAME) if var.__dict__ else _SAME  # grad_dtype
+    if want is _SAME and type(var) is Tensor and type(g) is Tensor:  # (compared as NumPy's)
+        if g._data.dtype != var._data.dtype:
+            g = g.to(var.dtype)
+    elif want is _SAME:
+        if g.dtype != var.dtype:
+            g = g.to(var.dtype)
+    elif want is not None and g.dtype != want:
         g = g.to(want)
     if var._grad is None:
         if state.modes or create_graph:  # PyTorch's calls (under create_graph: CopyBackwards)
@@ -670,7 +709,7 @@ def backward(
     inputs=None,
 ) -> None:
     """Accumulate gradients of `tensors` into the leaves' ``.grad``."""
-    if any(i.kind in (Kind.VMAP, Kind.GRAD) for i in state.stack):
+    if state.stack and any(i.kind in (Kind.VMAP, Kind.GRAD) for i in state.stack):
         raise RuntimeError(
             "backward() called inside a functorch transform. This is not supported, please "
             "use functorch.grad or functorch.vjp instead or call backward() outside of "

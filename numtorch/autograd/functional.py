@@ -410,6 +410,9 @@ def _construct_standard_basis_for(
         )
     if len(tensors) == 0:
         raise AssertionError("Expected at least one tensor")
+    if len(tensors) == 1:  # (the identity itself)
+        t = tensors[0]
+        return (eye(tensor_numels[0], dtype=t.dtype, device=t.device),)
     total, start, chunks = sum(tensor_numels), 0, []
     for t, n in zip(tensors, tensor_numels):
         chunk = zeros(total, n, dtype=t.dtype, device=t.device)
@@ -462,7 +465,7 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
         g if g is not None else zeros_like(x).expand((total, *x.shape))
         for g, x in zip(grads, inputs)
     ]
-    pieces = [g.split(numels, dim=0) for g in per_input]
+    pieces = [g.split(numels, dim=0) if len(numels) > 1 else (g,) for g in per_input]
     return tuple(
         tuple(p[i].view(out.size() + x.size()) for p, x in zip(pieces, inputs))
         for i, out in enumerate(outputs)
@@ -556,7 +559,11 @@ def hessian(
             # Forward over reverse: the inner gradient is a func transform, so that the
             # tangents of the outer dual tensors flow through its backward pass.
             return _func_grad(scalar, argnums=tuple(range(len(xs))))(*xs)
-        jac = jacobian(scalar, xs, create_graph=True)
+        # The gradient of the scalar, with its graph: what jacobian(scalar, xs,
+        # create_graph=True) gives, without the row-by-row views and stack around the one
+        # backward pass (xs are the outer jacobian's fresh leaves already).
+        grads = _grad((scalar(*xs),), xs, create_graph=True)
+        jac = tuple(zeros_like(x) if g is None else g for g, x in zip(grads, xs))
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 

@@ -6,6 +6,7 @@ import functools
 import inspect
 
 from .._core.state import is_grad_enabled, state
+from .._core.tensor import inference_entered
 
 
 class _Mode:
@@ -97,9 +98,12 @@ class inference_mode(_Mode):
         if self.mode:
             state.grad_enabled = False
             state.inference = True
+            inference_entered(True)
 
     def __exit__(self, *exc):
         state.grad_enabled, state.inference = self.prev
+        if self.mode:
+            inference_entered(False)
 
     def clone(self):
         return inference_mode(self.mode)

@@ -8,12 +8,14 @@ import itertools
 import weakref
 from typing import NamedTuple
 
+import numpy as np
+
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np, is_complex_np
 from .._core.inplace import _array
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
-from .._core.state import anomaly
-from .._core.tensor import Tensor, _new
+from .._core.state import anomaly, state
+from .._core.tensor import Tensor, _make, _new
 from ..ops.creation import zeros, zeros_like
 from ..ops.views import apply_chain, dim_order, like_root, view_scatter
 from . import anomaly_mode
@@ -56,7 +58,9 @@ class Node:
     _name = "Node"  # PyTorch's name of the node (the class name, less a "torch::autograd::")
     _fits = True  # apply sums and casts each gradient to its input (else the engine does)
     _opaque = False  # compiled autograd calls it as it is (numtorch.compile's node)
-    _inplace = False  # the node of an in-place write (an op without a derivative names it)
+    # the node of an in-place write (an op without a derivative names it): True, or the
+    # in-place method's name where it is not its op's + "_" (run_inplace's form)
+    _inplace = False
 
     def __init__(self):
         self._seq = next(_seq)
@@ -142,7 +146,8 @@ class Node:
 
     def apply(self, grads: list, wanted) -> list:
         """Input gradients (flattened, one per edge) from output gradients, each summed to
-        its input's shape and cast to its dtype; computes only the ``wanted`` ones. Where
+        its input's shape and cast to its dtype; computes only the ``wanted`` ones (None:
+        those whose edge has a node). Where
         no output has a gradient, no input gets one (PyTorch's undefined gradients)."""
         op = self._op
         if op.ndiff == 1:
@@ -159,10 +164,9 @@ class Node:
                 g if g is not None else _zeros_for(self, i, like) for i, g in enumerate(grads)
             )
         saved = self.saved
-        if saved is None:
-            raise RuntimeError(FREED)
         attrs = self.attrs
         meta = self.in_meta
+        nexts = self.next_functions if wanted is None else None  # None: each edge with a node
         env = None  # values fetched so far, each unpacked once
         out = []
         unfit = None  # (position, meta) of the gradients to sum or cast to their input
@@ -170,14 +174,21 @@ class Node:
         for i, fn, names, is_list in _PLANS.get(op) or _plan(op):
             if is_list:
                 n = len(meta[i])
+                if nexts is None:
+                    need = any(wanted[j : j + n])
+                else:
+                    need = any(e[0] is not None for e in nexts[j : j + n])
             elif meta[i] is None and not op.number_edges:
                 continue  # a number operand has no edge
             else:
                 n = 1
-            if not (wanted[j] if n == 1 else any(wanted[j : j + n])):
+                need = wanted[j] if nexts is None else nexts[j][0] is not None
+            if not need:
                 out.extend([None] * n)
                 j += n
                 continue
+            if saved is None:  # (a node that computes nothing never asks)
+                raise RuntimeError(FREED)
             if names is None:  # the formula needs g alone
                 r = fn(g=g)
             else:
@@ -305,6 +316,18 @@ def _sum_to(g, gshape: tuple, shape: tuple):
     lead = len(gshape) - len(shape)
     dims = [*range(lead)]
     dims += [lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1]
+    d = g._data if type(g) is Tensor else None
+    if (
+        type(d) is np.ndarray
+        and d.dtype.kind in "fc"
+        and d.dtype.itemsize >= 4  # (no reduced or half float: their sums widen)
+        and d.dtype.num < 256
+        and d.flags.c_contiguous  # (the sum op lays out others' sums as they are)
+        and not (state.modes or state.stack or g._rg)
+    ):  # a gradient outside autograd that nobody observes: the same sum, in NumPy
+        if dims:
+            d = d.sum(axis=tuple(dims), keepdims=True)
+        return _make(d.reshape(shape) if lead else d)
     if dims:
         g = g.sum(dims, keepdim=True)
     return g.reshape(shape) if lead else g

@@ -53,14 +53,17 @@ def _name_params(fn) -> tuple:
 
 def _name_env(node: Node, fn) -> dict:
     """The values a node_name function names: attributes by name, inputs by name (a
-    tensor input as its shape, a list input as a list of shapes, a number as None), and
-    ``<input>_contiguous``: whether it was C-contiguous."""
+    tensor input as its shape, a list input as a list of shapes, a number as None),
+    ``<input>_contiguous``: whether it was C-contiguous, and ``inplace``: whether the node
+    is an in-place write's (False, True, or the method's name, ``zero_``: Node._inplace)."""
     params = _name_params(fn)
     op = node._op
     defaults = {n: d for n, d, _ in op.attrs}
     env = {}
     for n in params:
-        if n.endswith("_contiguous") and n[:-11] in op.inputs:
+        if n == "inplace":
+            env[n] = node._inplace
+        elif n.endswith("_contiguous") and n[:-11] in op.inputs:
             m = node.in_meta[op.inputs.index(n[:-11])]
             env[n] = m is None or len(m) < 3 or m[2]
         elif n in op.inputs:

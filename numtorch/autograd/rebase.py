@@ -26,7 +26,7 @@ def rehistory(self: Tensor, result: Tensor, result_rg: bool, overlap: bool = Fal
         return
     s = _keep_result(self, result)
     if result._grad_fn is not None:
-        result._grad_fn._inplace = True
+        result._grad_fn._inplace = state.inplace_form or True
     if self._view is not None:
         _rebase_view(self, result, overlap)
         if s is not None and s.is_output:  # its errors name the view's new node

@@ -35,6 +35,8 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     that input needs no gradient) and none for non-differentiable inputs or numbers
     (but for ``op.number_edges`` ops, where a number stands for a wrapped 0-d tensor).
     """
+    if inner is None:  # (level 0: the op's generated recorder, which may call _finish)
+        return (_RECORDERS.get(op) or _make_recorder(op))(args, attrs, outputs)
     if op.recorder is not None:  # the op builds its own node (autograd.Function's ctx)
         return op.recorder(args, attrs, outputs, inner)
     node = _new(op.node_cls or _node_cls(op))
@@ -48,6 +50,11 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
             names = (_LEVEL_LINKERS.get(op) or _make_linker(op, True))(node, args, inner[0])
     except _Untracked:
         return
+    _finish(op, node, names, args, outputs, inner)
+
+
+def _finish(op, node, names, args: tuple, outputs, inner) -> None:
+    """A linked node's outputs, their metadata and what it saves."""
     if op.nout == 1:
         m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
         if m[1].kind in "fc" or inexact(m[1]):
@@ -106,6 +113,56 @@ _SKIP = object()  # an input with no edge (a number, where PyTorch has no wrappe
 # An input's requires-grad flag: the slot, or for a view (or a root laid out anew, t_)
 # the property, which first regenerates its history if a write into its base made it stale.
 _RG = "({0}._rg_bit if {0}._view is None else {0}._rg)"
+
+
+_RECORDERS: dict = {}  # op -> its recorder at level 0
+
+
+def _make_recorder(op):
+    """record at level 0 for op, one function: the node made and linked (the linker's
+    code inline), and for the commonest output, one float tensor, finished inline too."""
+    if op.recorder is not None:
+        rec = _RECORDERS[op] = lambda args, attrs, outputs: op.recorder(args, attrs, outputs, None)
+        return rec
+    cls = op.node_cls or _node_cls(op)
+    link = _make_linker(op, False)
+    lines = link.__source__.split("\n")
+    body = [ln for ln in lines[1:] if ln.strip() != "return names"]
+    code = [
+        "def rec(args, attrs, outputs):",
+        "    node = _new(cls)",
+        "    node._seq = next(_seq)",
+        "    node._op = op",
+        "    node.attrs = attrs",
+        *(ln.replace("raise _Untracked", "return") for ln in body),
+    ]
+    if op.nout == 1:
+        code += [
+            "    if not outputs._level:",
+            "        d = outputs._data",
+            "        dt = d.dtype",
+            "        if dt.kind == 'f' and not _anomaly.enabled:",
+            "            outputs._grad_fn = node",
+            "            outputs._rg_bit = True",
+            "            node._out_meta = ((d.shape, dt),)",
+            "            node.saved = _save(op, names, args, outputs, None) if names else _NOTHING",
+            "            return",
+        ]
+    code.append("    _finish(op, node, names, args, outputs, None)")
+    env = dict(link.__globals__)
+    env.update(
+        op=op,
+        cls=cls,
+        _new=_new,
+        _seq=_seq,
+        _anomaly=anomaly,
+        _save=_save,
+        _NOTHING=_NOTHING_SAVED,
+        _finish=_finish,
+    )
+    exec("\n".join(code), env)
+    rec = _RECORDERS[op] = env["rec"]
+    return rec
 
 
 def _make_linker(op, level: bool):
@@ -207,6 +264,7 @@ def _make_linker(op, level: bool):
     }
     exec("\n".join(lines), env)
     link = env["link"]
+    link.__source__ = "\n".join(lines)
     (_LEVEL_LINKERS if level else _LINKERS)[op] = link
     return link
 

@@ -52,7 +52,8 @@ class Multinomial(_OverCategorical, Distribution):
         sample_shape = Size(sample_shape)
         draws = self._categorical.sample(Size((self.total_count,)) + sample_shape)
         draws = draws.permute(*range(1, draws.dim()), 0)
-        counts = draws.new_zeros(self._extended_shape(sample_shape))
+        # (Tensor.new, as PyTorch's: unbatched under vmap, so vmap refuses the batched write)
+        counts = draws.new(self._extended_shape(sample_shape)).zero_()
         counts.scatter_add_(-1, draws, draws.new_ones(draws.shape))
         return counts.type_as(self.probs)
 

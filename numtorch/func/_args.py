@@ -34,6 +34,12 @@ def slice_argnums(args: tuple, argnums):
     return tuple(args[i] for i in argnums)
 
 
+def other_args(args: tuple, argnums) -> tuple:
+    """The arguments not differentiated."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    return tuple(a for i, a in enumerate(args) if i not in nums)
+
+
 def replace_argnums(args: tuple, argnums, new) -> tuple:
     if isinstance(argnums, int):
         return tuple(new if i == argnums else a for i, a in enumerate(args))

@@ -14,7 +14,7 @@ import warnings
 
 from .._core.dispatch import dispatch
 from .._core.inplace import batched_write, check_inplace, commit, vmap_inplace_error, write_error
-from .._core.interpreter import Interpreter, Kind, WrapperTensor
+from .._core.interpreter import _VMAP_READ, FUNCTORCH, Interpreter, Kind, WrapperTensor
 from .._core.policy import BatchedWrite
 from .._core.state import state
 from .._core.tensor import Size, Tensor
@@ -35,6 +35,16 @@ _CONTROL_FLOW = (
     "flow. We don't support that yet, please file an issue at "
     "https://github.com/pytorch/pytorch/issues ."
 )
+
+
+def _vmap_innermost() -> bool:
+    """Whether the innermost torch.func transform is a vmap: PyTorch's vmap then refuses a
+    read of a batched value by its own text; through a grad or jvp level, by the text of
+    its fallback, which cannot tell a read from control flow."""
+    for interp in reversed(state.stack):
+        if interp.kind in FUNCTORCH:
+            return interp.kind is Kind.VMAP
+    return True
 
 
 def _set_vmap_fallback_enabled(enabled: bool) -> None:
@@ -93,6 +103,9 @@ class BatchedTensor(WrapperTensor):
 
     def is_contiguous(self, memory_format=None) -> bool:
         inner = self._inner
+        if memory_format is None and self._bdim == 0 and type(inner) is Tensor:
+            if inner._data.flags.c_contiguous:  # (a C-ordered batch of C-ordered samples)
+                return True
         shape, stride = list(inner.shape), list(inner.stride())
         del shape[self._bdim], stride[self._bdim]
         if 0 in shape:  # PyTorch: a tensor with no elements is contiguous
@@ -111,13 +124,23 @@ class BatchedTensor(WrapperTensor):
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def item(self):
-        raise RuntimeError(_ITEM)
+    def _read(self, text: str) -> RuntimeError:
+        """vmap's error for a value read: ``text``, or, where a grad or jvp level runs
+        inside the innermost vmap, PyTorch's text that does not know which read it was."""
+        return RuntimeError(text if _vmap_innermost() else _VMAP_READ)
 
-    __float__ = __int__ = __complex__ = __index__ = item
+    def item(self):
+        raise self._read(_ITEM)
+
+    __float__ = __int__ = __complex__ = item
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:  # (PyTorch's check comes first)
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        raise self._read(_ITEM)
 
     def __bool__(self) -> bool:
-        raise RuntimeError(_CONTROL_FLOW)
+        raise self._read(_CONTROL_FLOW)
 
     def numpy(self, *, force: bool = False):
         raise RuntimeError(_NO_STORAGE)

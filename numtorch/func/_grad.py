@@ -25,7 +25,14 @@ from ..autograd.rebase import rehistory
 from ..autograd.record import record
 from ..autograd.saved import disable_saved_tensors_hooks
 from ..ops.creation import ones_like, zeros_like
-from ._args import check_argnums, check_tensor_outputs, replace_argnums, slice_argnums, split_aux
+from ._args import (
+    check_argnums,
+    check_tensor_outputs,
+    other_args,
+    replace_argnums,
+    slice_argnums,
+    split_aux,
+)
 
 
 class GradTrackingTensor(WrapperTensor):
@@ -207,6 +214,7 @@ def _grad_and_value(func: Callable, argnums, has_aux: bool, legacy: bool) -> Cal
         nums = check_argnums(argnums, len(args))
         with GradInterpreter(legacy) as interp:
             flat, spec = tree_flatten(slice_argnums(args, nums))
+            interp.hold((other_args(args, nums), kwargs))
             wrapped = [interp.wrap_input(x) for x in flat]
             new = tree_unflatten(wrapped, spec)
             output, aux = split_aux(func(*replace_argnums(args, nums, new), **kwargs), has_aux, _GV)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._core.pytree import tree_flatten, tree_unflatten
+from .._core.state import state
 from .._core.tensor import Tensor
 from ..ops.creation import eye
-from ._args import check_argnums, replace_argnums, slice_argnums
+from ._args import check_argnums, other_args, replace_argnums, slice_argnums
 from ._grad import vjp
 from ._jvp import jvp
 from ._vmap import vmap
@@ -20,7 +21,8 @@ def _bind(func: Callable, args: tuple, kwargs: dict, argnums):
     diff = slice_argnums(args, nums)
     primals = (diff,) if isinstance(nums, int) else diff
 
-    def f(*d):
+    def f(*d):  # (called by vjp or jvp inside its level, which holds the other arguments)
+        state.stack[-1].hold(other_args(args, nums))
         new = d[0] if isinstance(nums, int) else d
         return func(*replace_argnums(args, nums, new), **kwargs)
 

@@ -15,6 +15,7 @@ from .._core.tensor import Tensor
 from ..ops.creation import zeros_like
 from ..ops.view_chains import apply_chain
 from ._args import check_tensor_outputs, split_aux
+from ._batched import BatchedTensor
 
 
 class DualTensor(WrapperTensor):
@@ -168,6 +169,20 @@ def _like(t, primal):
     """A tangent in its primal's dtype (an op's formula may compute it wider, e.g. the
     input's dtype under ``dtype=``) and layout; a complex tangent of a real primal is its
     real part, as a real input's gradient is in reverse mode."""
+    if type(primal) is Tensor:  # (a plain primal, a plain or batch-first tangent: arrays tell)
+        pd = primal._data
+        if type(t) is Tensor:
+            td, shape = t._data, t._data.shape
+        elif type(t) is BatchedTensor and not t._bdim and type(t._inner) is Tensor:
+            td = t._inner._data
+            shape = td.shape[1:]
+        else:
+            td = shape = None
+        if shape == pd.shape and td.dtype == pd.dtype and pd.flags.c_contiguous:
+            if td.flags.c_contiguous:
+                return t
+            if type(t) is Tensor:
+                return t.contiguous()
     if isinstance(t, Tensor) and t.dtype != primal.dtype:
         if t.dtype.is_complex and not primal.dtype.is_complex:
             t = t.real

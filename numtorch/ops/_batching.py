@@ -163,7 +163,7 @@ def any_batched(bdims) -> bool:
 
 
 # ------------------------------------------------------------------ elementwise
-def _logical_cast(op, args, bdims, attrs, physical):
+def logical_cast(op, args, bdims, attrs, physical):
     """Cast tensor args to the dtypes type promotion picks for the *logical* shapes.
 
     A batched 0-d tensor is physically 1-d, and PyTorch's promotion treats 0-d tensors
@@ -207,7 +207,7 @@ def _elementwise(op):
                     mixed = True
         new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
         if mixed and op.prepare is not None:
-            args = _logical_cast(op, args, bdims, attrs, new)
+            args = logical_cast(op, args, bdims, attrs, new)
             new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
         return dispatch(op, tuple(new), attrs), 0
 

@@ -30,7 +30,15 @@ _ARRAYS = (np.ndarray, MetaArray)
 
 def _arr(a) -> bool:
     """Whether an operand is an array (NumPy's, a meta or a GPU array), not a Python scalar."""
+    t = type(a)
+    if t is _nd:
+        return True
+    if t in _SCALARS:  # (hasattr's failing lookup on a number costs an exception)
+        return False
     return isinstance(a, _ARRAYS) or hasattr(a, "__cuda_array_interface__")
+
+
+_SCALARS = frozenset((int, float, bool, complex, type(None)))
 
 
 def cj(x):
@@ -63,6 +71,16 @@ def promote(arrays, attrs=None):
             break
     if same:
         return arrays, None
+    if len(arrays) == 2:  # a float array and a Python int or float: the array's dtype
+        a, b = arrays
+        if type(a) is _nd and (type(b) is float or type(b) is int):
+            d = a.dtype
+            if d.kind == "f" and d.num < 256:
+                return arrays, d
+        elif type(b) is _nd and (type(a) is float or type(a) is int):
+            d = b.dtype
+            if d.kind == "f" and d.num < 256:  # (the number first: an array of that dtype)
+                return [np.asarray(a, dtype=d), b], d
     key = (dt._default[0], *(_key(a) for a in arrays if a is not None))
     npd = _RESULT_TYPES.get(key)
     if npd is None:
@@ -114,7 +132,9 @@ def compare(arrays, attrs=None):
     an integer operand's dtype, as PyTorch converts it (``int8 < 1000`` compares with -24)."""
     arrays, _ = promote(arrays, attrs)
     if type(arrays[1]) is int or type(arrays[0]) is int:
-        arrays = scalars.wrapped_operands(arrays)
+        a = arrays[0]
+        if type(a) is not _nd or a.dtype.kind in "iu":  # (only an integer array wraps it)
+            arrays = scalars.wrapped_operands(arrays)
     return arrays, np.dtype(np.bool_)
 
 

@@ -21,7 +21,9 @@ def no_derivative(name: str) -> tuple[Callable, Callable]:
     def vjp(g):
         task = graph_tasks[-1][0] if graph_tasks else None
         inplace = getattr(task and task.current, "_inplace", False)
-        raise RuntimeError(f"derivative for aten::{name}{'_' * inplace} is not implemented")
+        raise RuntimeError(
+            f"derivative for aten::{name}{'_' if inplace else ''} is not implemented"
+        )
 
     def jvp(tangents):
         inplace = state.inplace_op is not None and state.inplace_op is REGISTRY.get(name)

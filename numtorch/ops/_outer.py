@@ -3,7 +3,11 @@ the one kernel that ``mul`` and ``matmul`` both run them with."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from .._core.layout import follow_inputs_empty
 
 # Where a BLAS matmul beats NumPy's broadcast multiply (2-core x86, OpenBLAS; float32 and
 # float64 alike; 64 x (m x 1) * (1 x n), ms broadcast / matmul):
@@ -47,3 +51,28 @@ def outer_product(xp, a, b):
         b = np.concatenate([b, np.zeros_like(b)], -2)
         return np.matmul(a, b)
     return a * b
+
+
+_LAID_OUT_MIN = 2**16  # result elements: below, a copy into the layout costs less than this
+
+
+def product(xp, a, b):
+    """``a * b``, mul's kernel: outer_product, but a large product whose result PyTorch lays
+    out as its operands are (not in C order) is written straight into that layout rather
+    than copied there by the layout rule afterwards."""
+    if (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and not (a.flags.c_contiguous and b.flags.c_contiguous)
+        and a.dtype == b.dtype
+        and a.dtype.kind in "fc"
+    ):
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:  # (the multiply raises it, for PyTorch's text)
+            shape = None
+        if shape is not None and math.prod(shape) >= _LAID_OUT_MIN:
+            out = follow_inputs_empty(shape, a.dtype, (a, b))
+            if out is not None:
+                return np.multiply(a, b, out=out)
+    return outer_product(xp, a, b)

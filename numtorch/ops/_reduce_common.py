@@ -167,7 +167,7 @@ def _wrap(rt: str, op: Op, *names: str):
         if out is not None:
             from .._core.out import write_out
 
-            write_out(tuple(out), tuple(res))
+            write_out(tuple(out), tuple(res), op, args[:1], kwargs)
             return rt_type(*out)
         return res
 

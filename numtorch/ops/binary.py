@@ -40,7 +40,7 @@ from ._families import (
 )
 from ._fma import fma
 from ._no_derivative import NOT_IMPLEMENTED, no_derivative
-from ._outer import outer_product
+from ._outer import product
 from .comparison import where
 from .creation import zeros_like
 
@@ -196,7 +196,7 @@ def _term(tangent, term):
 # zero even where the primal is inf (``a * 0.5`` at a = -inf).
 mul_p = binary(
     "mul",
-    outer_product,  # a * b; a stack of outer products through a BLAS matmul
+    product,  # a * b; a stack of outer products through a BLAS matmul
     (lambda g, b: g * cj(b), lambda g, a: g * cj(a)),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
     methods=("mul", "multiply"),
@@ -431,10 +431,11 @@ def _log(x):
     return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
 
 
+# (a zero exponent's gradient is 0 whatever the incoming one, a NaN included: PyTorch's)
 def _pow_dbase(g, input, exponent):
     if not isinstance(exponent, Tensor):
-        return g * 0 if exponent == 0 else g * cj(exponent * input ** (exponent - 1))
-    return g * where(exponent == 0, 0, exponent * input ** (exponent - 1)).conj()
+        return g.new_zeros(g.shape) if exponent == 0 else g * cj(exponent * input ** (exponent - 1))
+    return where(exponent == 0, 0, g * (exponent * input ** (exponent - 1)).conj())
 
 
 def _nonnegative(exponent):

@@ -9,11 +9,13 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.interpreter import Kind
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
 from .._core.op import ErrorInput
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.pyargs import judge
+from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ._families import (
@@ -184,7 +186,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
             raise RuntimeError(
                 f"Found dtype {out.dtype.scalar_name} but expected {r.dtype.scalar_name}"
             )
-        return write_out(out, r)
+        return write_out(out, r, clamp_p, (input, min, max))
     return r
 
 
@@ -205,7 +207,11 @@ def _bounds_of_one_kind(key: str, fn, method: bool = False):
         hi = args[2] if n > 2 else kwargs.get("max")
         if lo is not None and hi is not None and isinstance(lo, Tensor) != isinstance(hi, Tensor):
             judge(key, args[1:] if method else args, kwargs)
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception:  # (the parser's TypeError, where it refuses the call, first)
+            judge(key, args[1:] if method else args, kwargs)
+            raise
 
     call.__name__ = call.__qualname__ = name
     # (numpy_keywords wraps fn for NumPy's names, then this check again, outermost)
@@ -213,11 +219,18 @@ def _bounds_of_one_kind(key: str, fn, method: bool = False):
     return call
 
 
-def _clamp_inplace(self: Tensor, min=None, max=None) -> Tensor:
+def _clamp_inplace(self: Tensor, min=None, max=None, form: str = "clamp_") -> Tensor:
     from .._core.inplace import run_inplace
 
     _check_clamp(min, max)
-    return run_inplace(clamp_p, self, (min, max), {})
+    return run_inplace(clamp_p, self, (min, max), {}, form)
+
+
+def _clip_inplace(self: Tensor, min=None, max=None) -> Tensor:
+    # vmap's errors name clip_, but a grad or jvp level innermost runs PyTorch's clip_ as
+    # the clamp_ it decomposes into
+    below = state.stack and state.stack[-1].kind in (Kind.GRAD, Kind.JVP)
+    return _clamp_inplace(self, min, max, "clamp_" if below else "clip_")
 
 
 def _clamp_bound_refusals(kernel: str, name: str) -> tuple[NoKernel, ...]:
@@ -285,7 +298,7 @@ tensor_methods(
             ("clamp", _clamp_method),
             ("clip", _clamp_method),
             ("clamp_", _clamp_inplace),
-            ("clip_", _clamp_inplace),
+            ("clip_", _clip_inplace),
         )
     }
 )

@@ -7,14 +7,23 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import scalars
-from .._core.inplace import check_operands, check_overlap, check_sample_broadcast, check_write
+from .._core.dispatch import dispatch
+from .._core.inplace import (
+    check_operands,
+    check_overlap,
+    check_sample_broadcast,
+    check_write,
+    run_inplace,
+)
 from .._core.methods import tensor_method, tensor_methods
 from .._core.no_kernel import NoKernel
-from .._core.op import ErrorInput
+from .._core.op import ErrorInput, default_node_name
 from .._core.policy import BatchedWrite, InplacePolicy
+from .._core.pyargs import refuse
 from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import S
+from ._batching import front, logical_cast, lrank, pad_to
 from ._families import (
     BINARY_SHAPES,
     FLOATS_INT,
@@ -28,6 +37,7 @@ from ._families import (
     unary,
     unary_samples,
 )
+from .creation import zeros_like
 
 _BOOL = np.dtype(np.bool_)
 
@@ -168,56 +178,10 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
     """
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
-    if input is None or other is None:
-        raise TypeError(
-            "where() received an invalid combination of arguments - got (Tensor, Tensor), but "
-            "expected one of:\n * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor "
-            "other, *, Tensor out = None)"
-        )
-    if not isinstance(condition, Tensor):
-        raise _where_type_error(condition, input, other)
+    if input is None or other is None or not isinstance(condition, Tensor):
+        given = (condition, input, other)
+        refuse("torch.where", given[: 3 if other is not None else 2], {})
     return _raw_where(condition, input, other, out=out)
-
-
-def _where_type_error(*args) -> TypeError:
-    """PyTorch's argument-parser error for ``where`` called with a condition that is not a
-    tensor: its overloads, each with the arguments it refuses marked."""
-
-    def name(v) -> str:
-        if isinstance(v, Tensor):
-            return "Tensor"
-        if isinstance(v, (list, tuple)):  # (its element types, as PyTorch's parser says)
-            kinds = ", ".join(dict.fromkeys(name(x) for x in v))
-            return f"list of [{kinds}]" if isinstance(v, list) else f"tuple of ({kinds})"
-        return type(v).__name__
-
-    def fits(v, kind: str) -> bool:
-        # (once the condition fails, PyTorch's parser marks every argument but a Tensor
-        # where a Tensor goes, numbers where a Number goes included)
-        return kind == "Tensor" and isinstance(v, Tensor)
-
-    names = [name(v) for v in args]
-    got = [type(v).__name__ if not isinstance(v, Tensor) else "Tensor" for v in args]
-    lines = [
-        f"where() received an invalid combination of arguments - got ({', '.join(got)}), "
-        "but expected one of:",
-        " * (Tensor condition)",
-        " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
-    ]
-    for (k1, n1), (k2, n2) in (
-        (("Number", "self"), ("Tensor", "other")),
-        (("Tensor", "input"), ("Number", "other")),
-        (("Number", "self"), ("Number", "other")),
-    ):
-        marks = [f"!{names[0]}!"] + [
-            t if fits(v, k) else f"!{t}!" for t, v, k in zip(names[1:], args[1:], (k1, k2))
-        ]
-        lines.append(f" * (Tensor condition, {k1} {n1}, {k2} {n2})")
-        lines.append(
-            "      didn't match because some of the arguments have invalid types: "
-            f"({', '.join(marks)})"
-        )
-    return TypeError("\n".join(lines) + "\n")
 
 
 def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:
@@ -226,10 +190,51 @@ def _tensor_where(self: Tensor, condition: Tensor, y) -> Tensor:
 
 
 # ------------------------------------------------------------------ in-place forms
-def _inplace_predicate(op, names: tuple) -> None:
+def _written(op):
+    """The op a comparison's in-place form runs: op's values in self's dtype. As PyTorch's,
+    its node (``LtBackward0`` for a number ``other``, ``LtBackward1`` for a tensor) gives
+    self and other zero gradients, and its tangent is zero."""
+    name = default_node_name(op.name)[:-1]
+
+    def prepare(arrays, attrs=None):
+        dtype = arrays[0].dtype
+        return op.prepare(arrays, attrs)[0], dtype
+
+    def rule(vmap, args, bdims, attrs):
+        """The elementwise rule, but self keeps its dtype (the write's)."""
+        (self, other), (sb, ob) = args, bdims
+        rank = max(lrank(self, sb), lrank(other, ob) if isinstance(other, Tensor) else 0)
+        new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
+        if isinstance(other, Tensor) and other.dtype != self.dtype:
+            other = logical_cast(op, args, bdims, attrs, new)[1]
+            new[1] = other if ob is None else pad_to(front(other, ob), rank)
+        return dispatch(write, tuple(new), attrs), 0
+
+    write = elementwise_op(
+        op.name,
+        op.kernel,
+        (lambda g: zeros_like(g), lambda g: zeros_like(g)),
+        lambda result: zeros_like(result),
+        prepare=prepare,
+        batch_rule=rule,
+        methods=False,
+        out=False,
+        register=False,
+        node_name=lambda other: name + str(int(other is not None)),
+        conversion=True,  # (an integer self leaves autograd)
+        inplace_policy=op.inplace_policy,
+        float8=op.float8,
+        complex32=op.complex32,
+    )
+    return write
+
+
+def _inplace_predicate(op, names: tuple, write=None) -> None:
     """``self.<name>_(...)``: the predicate's values written into self in self's dtype. The
     result carries no gradient from self or the other operand: self's new history has a
-    zero gradient (and a zero tangent in self's dtype), as in PyTorch."""
+    zero gradient (and a zero tangent in self's dtype), as in PyTorch. A comparison writes
+    through its own op, ``write`` (its node's name is PyTorch's); the others through
+    ``copy_``."""
 
     def method(self: Tensor, *args, **kwargs) -> Tensor:
         if "out" in kwargs:
@@ -238,6 +243,8 @@ def _inplace_predicate(op, names: tuple) -> None:
         check_overlap(op, self, args)
         if state.stack:
             check_sample_broadcast(self, args, op)
+        if write is not None and not kwargs and len(args) == 1:
+            return run_inplace(write, self, args, {})
         result = op.fn(self, *args, **kwargs)
         check_write(self, result, op)
         return self.copy_(result)
@@ -251,7 +258,8 @@ def _predicate(name: str, kernel, make=comparison, **kw):
     """A predicate op with its in-place Tensor methods (``<method>_`` of each method)."""
     methods = kw.get("methods", (name,))
     op = make(name, kernel, inplace=False, **kw)
-    _inplace_predicate(op, tuple(m + "_" for m in methods))
+    write = _written(op) if make is comparison else None
+    _inplace_predicate(op, tuple(m + "_" for m in methods), write)
     if kw.get("numbers") == "none":
         tensor_only_methods(op, tuple(m + "_" for m in methods))
     return op

@@ -68,18 +68,20 @@ def _clone(xp, x, *, memory_format=None):
 
 
 def _clone_rule(vmap, args, bdims, attrs):
-    """The batch first, each example laid out as the input's examples are (PyTorch keeps
-    the per-example strides; the batch's place in memory is not the example's layout)."""
-    x = front(args[0], bdims[0])
-    strides = x.stride()
-    overlapping = any(st == 0 and n > 1 for st, n in zip(strides[1:], x.shape[1:]))
-    if attrs.get("memory_format") == _C_ORDER or x.dim() < 2 or overlapping:
-        return clone(x, memory_format=_C_ORDER), 0  # (an expanded example: C order)
-    order = sorted(range(1, x.dim()), key=lambda d: -strides[d])  # as NumPy's order "K"
-    inverse = [0] * x.dim()
-    for k, d in enumerate([0, *order]):
-        inverse[d] = k
-    return clone(x.permute(0, *order), memory_format=_C_ORDER).permute(*inverse), 0
+    """PyTorch's: contiguous_format makes each example contiguous, batch first; otherwise
+    the batched tensor is cloned whole, its batch dim where it is (so an example's strides
+    count the batch's place: samples of a batch at the back are not contiguous)."""
+    x, bd = args[0], bdims[0]
+    fmt = attrs.get("memory_format")
+    if fmt == _C_ORDER:
+        return clone(front(x, bd), memory_format=_C_ORDER), 0
+    if fmt in CHANNELS_LAST:
+        raise RuntimeError(
+            "NYI: Tensor.clone(memory_format) inside vmap is only supported with "
+            "memory_format torch.preserve_format or torch.contiguous_format (got "
+            f"{'ChannelsLast3d' if fmt._name.endswith('3d') else 'ChannelsLast'})"
+        )
+    return clone(x), bd
 
 
 clone_p = defop(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .._core.messages import alloc_failed, check_alloc
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import defop
-from .._core.pyargs import parsed
+from .._core.pyargs import as_number, parsed
 from .._core.tensor import Size, Tensor, ZeroVersion, _make
 from .._opdb.samples import S
 from ._batching import rule_generator
@@ -261,7 +262,7 @@ def full(
     size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+        fill_value = as_number(fill_value)
     if dtype is None:
         dtype = dt.result_type(fill_value)
     arr = _full(_xp(device), _size((size,), "full"), fill_value, dt.to_dtype(dtype).np)
@@ -622,10 +623,77 @@ def _new_empty_strided(
 
 
 # ------------------------------------------------------------------ Tensor.new_*
-def _new_factory(make):
-    """Tensor.new_<make>: ``make(size)`` with the tensor's dtype and device by default."""
+def _new_filled_kernel(xp, input, size, fill_value=0, *, dtype=None, device=None):
+    if device is not None:
+        xp = backend(device)
+    np_dtype = input.dtype if dtype is None else dtype.np
+    return _allocate(lambda: xp.full(size, fill_value, dtype=np_dtype), size, np.dtype(np_dtype))
 
-    name = f"new_{make.__name__}"
+
+def _new_filled_rule(op):
+    """One allocation for the batch: the batch dim first (PyTorch's rule for new_*)."""
+
+    def rule(vmap, args, bdims, attrs):
+        return dispatch(op, (args[0],), {**attrs, "size": (vmap.size, *attrs["size"])}), 0
+
+    return rule
+
+
+def _new_filled_samples(fill):
+    def samples(make):
+        extra = () if fill is None else (fill,)
+        yield S((make((2, 3)), (2, 3), *extra))
+        yield S((make(()), (), *extra), name="scalar")
+        yield S((make((2,)), (0, 3), *extra), name="empty")
+        yield S((make((2,)), (3,), *extra), {"dtype": dt.float64})
+        if fill is None:
+            yield S((make((2,)), (2, 1)), {"dtype": dt.int64})
+        else:
+            yield S((make((2,)), (2, 1), 3), {"dtype": dt.int64})
+
+    return samples
+
+
+def _new_filled_op(name: str, fill):
+    """The op Tensor.<name>: a tensor of ``size`` filled (with ``fill``, or the
+    ``fill_value`` argument where ``fill`` is None), of self's dtype and device by default."""
+    kernel = _new_filled_kernel if fill is None else partial(_new_filled_kernel, fill_value=fill)
+    return defop(
+        name,
+        kernel,
+        nin=1,
+        api=f"Tensor.{name}",
+        batch_rule=rule_generator(_new_filled_rule)(),
+        samples=_new_filled_samples(2.5 if fill is None else None),
+        layout=None,
+        # (new_empty's values: numtorch's zeros, PyTorch's whatever was in memory)
+        test={"no_oracle": True} if name == "new_empty" else None,
+        checked_scalars=("fill_value",) if fill is None else (),
+        float8=True,
+        complex32=True,
+        complex32_unchecked=True,
+        meta=by_kernel,
+    )
+
+
+new_zeros_p = _new_filled_op("new_zeros", 0)
+new_ones_p = _new_filled_op("new_ones", 1)
+new_empty_p = _new_filled_op("new_empty", 0)
+new_full_p = _new_filled_op("new_full", None)
+
+
+def _new_attrs(self, dtype, device) -> dict:
+    return {
+        "dtype": None if dtype is None else dt.to_dtype(dtype),
+        "device": None if device is None else Device(device),
+    }
+
+
+def _new_factory(op):
+    """Tensor.new_<make>: ``make(size)`` with the tensor's dtype and device by default (an
+    op: batched under vmap, seen by dispatch modes, as PyTorch's)."""
+
+    name = op.name
 
     def method(
         self,
@@ -637,12 +705,9 @@ def _new_factory(make):
         layout=None,
         pin_memory=False,
     ) -> Tensor:
-        return make(
-            given_size(sizes, size, name),  # checked under the method's name, as PyTorch's
-            dtype=self.dtype if dtype is None else dtype,
-            device=self.device if device is None else device,
-            requires_grad=requires_grad,
-        )
+        attrs = {"size": given_size(sizes, size, name), **_new_attrs(self, dtype, device)}
+        out = dispatch(op, (self,), attrs)  # (the size checked under the method's name)
+        return require_grad(out) if requires_grad else out
 
     method.__name__ = name
     return method
@@ -659,13 +724,9 @@ def _new_full(
     layout=None,
     pin_memory=False,
 ) -> Tensor:
-    return full(
-        size,
-        fill_value,
-        dtype=self.dtype if dtype is None else dtype,
-        device=self.device if device is None else device,
-        requires_grad=requires_grad,
-    )
+    attrs = {"size": given_size((size,), None, "new_full"), "fill_value": fill_value}
+    out = dispatch(new_full_p, (self,), attrs | _new_attrs(self, dtype, device))
+    return require_grad(out) if requires_grad else out
 
 
 def _new_tensor(
@@ -729,9 +790,9 @@ tensor_methods(
     | {
         name: parsed(f"Tensor.{name}", method=True)(fn)
         for name, fn in {
-            "new_zeros": _new_factory(zeros),
-            "new_ones": _new_factory(ones),
-            "new_empty": _new_factory(empty),
+            "new_zeros": _new_factory(new_zeros_p),
+            "new_ones": _new_factory(new_ones_p),
+            "new_empty": _new_factory(new_empty_p),
             "new_empty_strided": _new_empty_strided,
             "new_full": _new_full,
             "new_tensor": _new_tensor,

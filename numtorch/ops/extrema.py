@@ -359,7 +359,7 @@ def _max_overloads(op: Op, all_op: Op, elementwise: Op):
         if out is not None:
             from .._core.out import write_out
 
-            write_out(tuple(out), tuple(res))
+            write_out(tuple(out), tuple(res), op, (input,), {"dim": dim})
             return RT[name](*out)
         return res
 

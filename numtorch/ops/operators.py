@@ -37,16 +37,59 @@ def _operand(other, tensors_only: bool):
     return other if isinstance(other, _NUMBER) else NotImplemented
 
 
-def _operator(call: Callable, tensors_only: bool = False) -> Callable:
+# Python's symbols for the operators whose refusal it words with the operands' type names
+_SYMBOLS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "floordiv": "//",
+    "mod": "%",
+    "pow": "** or pow()",
+    "matmul": "@",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "lshift": "<<",
+    "rshift": ">>",
+}
+_ORDERINGS = {"lt": ("<", "gt"), "le": ("<=", "ge"), "gt": (">", "lt"), "ge": (">=", "le")}
+
+
+def _declined(self, other, name: str | None):
+    """NotImplemented for an operand the operator ``name`` does not take; for a transform's
+    wrapper, which PyTorch's refusal calls a Tensor, the other operand's reflected method
+    or Python's TypeError worded so."""
+    if name is None or self._level == 0:
+        return NotImplemented
+    if name == "mul" and isinstance(other, (str, bytes, bytearray, list, tuple)):
+        return NotImplemented  # (Python repeats the sequence: its own errors)
+    if name in _ORDERINGS:
+        symbol, reflected = _ORDERINGS[name]
+        text = f"'{symbol}' not supported between instances of 'Tensor' and '%s'"
+    elif name in _SYMBOLS:
+        symbol, reflected = _SYMBOLS[name], "r" + name
+        text = f"unsupported operand type(s) for {symbol}: 'Tensor' and '%s'"
+    else:
+        return NotImplemented
+    method = getattr(type(other), f"__{reflected}__", None)
+    if method is not None:
+        out = method(other, self)
+        if out is not NotImplemented:
+            return out
+    raise TypeError(text % type(other).__name__)
+
+
+def _operator(call: Callable, tensors_only: bool = False, name: str | None = None) -> Callable:
     """``call(self, other)``, or NotImplemented for an operand PyTorch's operators do not
     take, so that Python tries the other operand's reflected method and then raises its
-    own TypeError."""
+    own TypeError (``name``: the operator, whose refusal is worded for a wrapper)."""
 
     def operator(self, other):
-        if type(other) not in _PLAIN or tensors_only:
-            other = _operand(other, tensors_only)
+        if type(other) not in _PLAIN or tensors_only and type(other) is not Tensor:
+            given, other = other, _operand(other, tensors_only)
             if other is NotImplemented:
-                return NotImplemented
+                return _declined(self, given, name)
         return call(self, other)
 
     return operator
@@ -61,9 +104,9 @@ def _inplace(op: Op, attrs: dict) -> Callable:
     return lambda self, other: run_inplace(op, self, (other,), attrs)
 
 
-def _short(op: Op, attrs: dict, ufunc=None) -> Callable:
+def _short(op: Op, attrs: dict, ufunc=None, name: str | None = None) -> Callable:
     """An operator that dispatches ``op``, with dispatch's short path for plain operands."""
-    general = _operator(lambda self, other: dispatch(op, (self, other), attrs))
+    general = _operator(lambda self, other: dispatch(op, (self, other), attrs), name=name)
     return binary_method(op, attrs, general, ufunc)
 
 
@@ -72,11 +115,11 @@ def _short(op: Op, attrs: dict, ufunc=None) -> Callable:
 add_p, sub_p, mul_p, rsub_p = binary.add_p, binary.sub_p, binary.mul_p, binary.rsub_p
 tensor_methods(
     {
-        "__add__": _short(add_p, _ALPHA, np.add),
+        "__add__": _short(add_p, _ALPHA, np.add, "add"),
         "__radd__": _short(add_p, _ALPHA, np.add),
-        "__sub__": _short(sub_p, _ALPHA, np.subtract),
+        "__sub__": _short(sub_p, _ALPHA, np.subtract, "sub"),
         "__rsub__": _operator(lambda self, other: dispatch(rsub_p, (self, other), _ALPHA)),
-        "__mul__": _short(mul_p, {}),
+        "__mul__": _short(mul_p, {}, name="mul"),
         "__rmul__": _short(mul_p, {}),
         "__neg__": lambda self: dispatch(unary.neg_p, (self,), {}),
         "__pos__": lambda self: self,
@@ -101,7 +144,9 @@ for _dunder, (_op, _has_inplace) in {
 }.items():
     _matmul = _dunder == "matmul"
     _fn = _op.fn
-    tensor_method(_operator(lambda self, other, fn=_fn: fn(self, other), _matmul), f"__{_dunder}__")
+    tensor_method(
+        _operator(lambda self, other, fn=_fn: fn(self, other), _matmul, _dunder), f"__{_dunder}__"
+    )
     if _dunder != "truediv":  # see _rtruediv
         tensor_method(_operator(_reflected(_op), _matmul), f"__r{_dunder}__")
     if _has_inplace:
@@ -125,5 +170,7 @@ def _rtruediv(self, other):
 tensor_method(_rtruediv, "__rtruediv__")
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _fn = getattr(comparison, _name + "_p").fn
-    tensor_method(_operator(lambda self, other, fn=_fn: fn(self, other)), f"__{_name}__")
+    tensor_method(
+        _operator(lambda self, other, fn=_fn: fn(self, other), name=_name), f"__{_name}__"
+    )
 tensor_methods({"__abs__": unary.abs_p.fn, "__invert__": unary.bitwise_not_p.fn})

@@ -42,8 +42,8 @@ def _softmax_kernel(log: bool):
         if x.dtype.kind not in "f":
             impl = "_lastdim" if d == max(x.ndim - 1, 0) else ""
             raise dt.not_implemented(f"{name}{impl}_kernel_impl", x)
-        if x.ndim == 0:
-            return xp.zeros_like(x) if log else xp.ones_like(x)
+        if x.ndim == 0:  # (as one element along a dim: NaN for a NaN or an infinity)
+            return kernel(xp, x.reshape(1), 0).reshape(())
         s = x - xp.amax(x, axis=d, keepdims=True)  # then in place: one pass less each
         if log:
             s -= xp.log(xp.exp(s).sum(axis=d, keepdims=True))

@@ -347,7 +347,8 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
         indices = where(nan.any(d, keepdim=True), nan.to(dt.uint8).argmax(d, keepdim=True), indices)
         values = input.gather(d, indices)
     if not keepdim and input.dim():
-        values, indices = values.squeeze(d), indices.squeeze(d)
+        # (values are no view: an in-place write into them rebases their own history)
+        values, indices = values.squeeze(d).clone(), indices.squeeze(d)
     res = RT["median"](values, indices)
     if out is not None:
         from .._core.out import write_out
@@ -426,7 +427,7 @@ def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
     indices = order.gather(d, pos)
     values = x.gather(d, indices)
     if not keepdim or not nd:
-        values, indices = values.squeeze(d), indices.squeeze(d)
+        values, indices = values.squeeze(d).clone(), indices.squeeze(d)  # (no view: median's)
     return _write_rt("nanmedian", (values, indices), out)
 
 

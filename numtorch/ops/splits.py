@@ -250,13 +250,13 @@ unsafe_split_with_sizes = unsafe_split_with_sizes_p.fn
 
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` in pieces of split_size (last may be smaller) or of the given sizes."""
-    if tensor.dim() == 0 and is_vmapped(tensor):
-        raise vmap_zero_dim(dim)
     # (PyTorch's split is Python: it calls torch._VF.split for a size, else split_with_sizes)
     sized = isinstance(split_size_or_sections, int) or hasattr(split_size_or_sections, "__index__")
     if type(dim) is not int or not (sized or int_seq(split_size_or_sections)):
         args = (tensor, split_size_or_sections, dim)
         judge("_VF.split" if sized else "torch.split_with_sizes", args, {})
+    if tensor.dim() == 0 and is_vmapped(tensor):
+        raise vmap_zero_dim(dim)
     if sized:
         step = int(split_size_or_sections)
         _check_split(tuple(tensor.shape), step, dim)

@@ -18,7 +18,7 @@ from .._core import dtype as dt
 from .._core.meta_array import META_XP
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
-from .._core.op import ErrorInput, composite
+from .._core.op import ErrorInput, composite, zero_term
 from .._core.policy import InplacePolicy
 from .._opdb.samples import S
 from ._families import (
@@ -29,6 +29,7 @@ from ._families import (
     LINEAR,
     UNARY_SHAPES,
     Promotion,
+    binary,
     unary,
     unary_samples,
 )
@@ -425,18 +426,58 @@ cosh_p = unary(
 )
 
 
-def _tanh_grad(g, result):
-    if result.is_complex():
-        return g * (1 - result * result).conj()
-    if result.dtype.itemsize < 8:  # PyTorch's fused multiply-add rounds 1 - y * y once
-        return g * (1 - result.to(dt.float64) ** 2).to(result.dtype)
-    return g * (1 - result * result)
+def _tanh_backward(xp, grad_output, output):
+    if output.dtype.kind == "c":
+        return grad_output * xp.conj(1 - output * output)
+    if output.dtype.itemsize < 8:  # PyTorch's fused multiply-add rounds 1 - y * y once
+        return grad_output * (1 - output.astype(xp.float64) ** 2).astype(output.dtype)
+    return grad_output * (1 - output * output)
 
+
+def _tanh_backward_output_vjp(g, grad_output, output):
+    if output.is_complex():
+        return g.conj() * (-2 * output.conj() * grad_output).conj()
+    return g * (-2 * output * grad_output)
+
+
+def _tanh_backward_jvp(tangents, tgrad_output, toutput, grad_output, output):
+    of_grad = _term(tangents[0], tanh_backward(tgrad_output, output))
+    return of_grad + _term(tangents[1], _tanh_backward_output_vjp(toutput, grad_output, output))
+
+
+def _term(tangent, term):
+    """A jvp term; the zero of an operand without a tangent (see ``zero_term``)."""
+    return zero_term(term) if tangent is None else term
+
+
+def _tanh_backward_samples(make):
+    for sa, sb in (((2, 3), (2, 3)), ((5,), (5,)), ((), ()), ((2, 3), (3,)), ((0, 3), (0, 3))):
+        yield S((make(sa), make(sb, -0.99, 0.99)))
+
+
+# tanh's gradient is an op of its own, as PyTorch's: one node where a double backward
+# differentiates it (TanhBackwardBackward0), not the five of the formula's arithmetic.
+tanh_backward_p = binary(
+    "tanh_backward",
+    _tanh_backward,
+    (
+        lambda g, output: tanh_backward(g, output.conj()),
+        lambda g, grad_output, output: _tanh_backward_output_vjp(g, grad_output, output),
+    ),
+    _tanh_backward_jvp,
+    samples=_tanh_backward_samples,
+    methods=False,
+    out=False,
+    numbers="none",
+    api="ops.unary.tanh_backward",
+    oracle="ops.aten.tanh_backward",
+)
+tanh_backward = tanh_backward_p.fn
 
 tanh_p = unary(
     "tanh",
     _ufunc("tanh"),
-    _tanh_grad,
+    lambda g, result: tanh_backward(g, result),
     ELEMENTWISE,
     dtypes=FLOATS_INT,
     vml=True,

@@ -418,8 +418,10 @@ tensor_method(inplace_view(_squeeze_dims, "squeeze_", renumber=3))  # SqueezeBac
 
 # ------------------------------------------------------------------ reorderings
 def _transpose(xp, input, dim0, dim1):
-    d0, d1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
-    return xp.swapaxes(input, d0, d1) if input.ndim else input[...]
+    n = input.ndim
+    if not (-n <= dim0 < n and -n <= dim1 < n):  # (the common case without a call)
+        dim0, dim1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    return input.swapaxes(dim0, dim1) if n else input[...]
 
 
 def _transpose_samples(make):

@@ -70,6 +70,7 @@ copy_p = defop(
     inplace_policy=InplacePolicy(
         batched=BatchedWrite.ARITHMETIC,
         untracked_integer_target=True,
+        self_source_noop=True,
         zero_text="ZeroTensors are immutable. Please materialize the tensor using `.clone()`, "
         "if you want a mutable zero tensor.",
     ),
@@ -116,10 +117,17 @@ def _fill_errors(make):
     yield ErrorInput(S((make(3), make(1))), RuntimeError, "fill_ only supports 0-dimension value")
 
 
+def _fill_node_name(value, inplace) -> str:
+    if inplace == "zero_":
+        return "ZeroBackward0"
+    return f"FillBackward{2 * bool(inplace) + (value is not None)}"  # (value: a tensor's shape)
+
+
 fill_p = defop(
     "fill",
     _fill,
     nin=2,
+    node_name=_fill_node_name,
     vjp=(lambda g: zeros_like(g), lambda g: g.sum()),
     jvp=LINEAR,
     batch_rule=_fill_rule,
@@ -145,7 +153,7 @@ fill = fill_p.fn
 
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place."""
-    return run_inplace(fill_p, self, (0,), {})
+    return run_inplace(fill_p, self, (0,), {}, "zero_")
 
 
 def fill_(self: Tensor, value) -> Tensor:

@@ -199,6 +199,17 @@ def _check_index_source(name: str, shape, n_index: int, source_shape, dim) -> No
     """PyTorch's checks of index_add_/index_copy_'s source against self and the index (on
     logical shapes, so the batch rule makes them too)."""
     shape, source_shape = tuple(shape), tuple(source_shape)
+    if name == "index_add" and not (shape and source_shape):
+        # a 0-d source stands for one row only of a 0-d self
+        if not source_shape and n_index != 1:
+            d = wrap_dim(dim, max(len(shape), 1))
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        if shape or source_shape:
+            raise RuntimeError(
+                "source tensor shape must match self tensor shape, excluding the specified "
+                f"dimension. Got self.shape = {list(shape)} source.shape = {list(source_shape)}"
+            )
+        return
     if not shape or not source_shape:
         return
     d = wrap_dim(dim, len(shape))
@@ -322,10 +333,13 @@ def _index_add(xp, input, index, source, dim, *, alpha=1):
     return out
 
 
-def _index_add_vjp_source(g, index, dim, alpha):
-    if alpha != 1:
-        return g.index_select(dim, index) * alpha
-    return g.index_select(dim, index)
+def _index_add_vjp_source(g, index, source, dim, alpha):
+    # (source saved, as PyTorch's node saves it: its shape, and a write into it is caught)
+    if source.dim():
+        r = g.index_select(dim, index).expand_as(source)
+    else:
+        r = g.index_select(dim, index.squeeze(0))
+    return r * alpha if alpha != 1 else r
 
 
 def _index_add_samples(make):

@@ -153,6 +153,7 @@ def _masked_scatter_rule(vmap, args, bdims, attrs):
     kernel once with the batch dim last (the source as (numel, B)); a batched mask picks
     source elements by a running count of the mask."""
     (x, mask, src), (xb, mb, sb) = args, bdims
+    _same_dtype("masked_scatter", x, src)  # (the kernel's first check)
     rank = max(lrank(x, xb), lrank(mask, mb))
     b = vmap.size
     xf = pad_to(materialize(vmap, x, xb), rank)

@@ -198,6 +198,9 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         if value._rg and (fills or v.dtype._kind >= 2):
             check_inplace(v, (value,))
         value = value.to(self.dtype)  # (index_put_ refuses a tensor of another dtype)
+    if not adv and tuple(value.shape) == tuple(v.shape):  # PyTorch copies it as it is
+        run_inplace(copy_p, v, (value,), {})
+        return
     if not adv:
         # PyTorch views the value without its leading ones and expands it to the target (a
         # batched value with its batch dims, under the batch rule's text)

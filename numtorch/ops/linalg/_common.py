@@ -36,6 +36,10 @@ def _same_dtype(message):
     """A prepare step: all array inputs must share a dtype; ``message(arrays)`` otherwise."""
 
     def prepare(arrays, attrs=None):
+        a, b = arrays[0], arrays[-1]
+        if type(a) is np.ndarray and type(b) is np.ndarray and len(arrays) == 2:
+            if a.dtype == b.dtype:  # (the commonest call, without the general scan)
+                return arrays, None
         arr = _dtypes(arrays)
         if any(a.dtype != arr[0].dtype for a in arr):
             raise RuntimeError(message(arr))
@@ -60,6 +64,10 @@ def _float_only(name):
     """A prepare step for decompositions: floating inputs only, all of one dtype."""
 
     def prepare(arrays, attrs=None):
+        a, b = arrays[0], arrays[-1]
+        if type(a) is np.ndarray and type(b) is np.ndarray and len(arrays) == 2:
+            if a.dtype == b.dtype:  # (the commonest call, without the general scan)
+                return arrays, None
         arr = _dtypes(arrays)
         for a in arr:
             if a.dtype.kind not in "fc":

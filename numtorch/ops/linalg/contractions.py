@@ -339,6 +339,8 @@ def einsum(equation: str, *operands):
             terms[k] = "".join(c for d, c in enumerate(t) if d not in dims)
         ops[k], terms[k] = _diagonals(ops[k], terms[k])
     if len(ops) == 1:
+        if len(terms[0]) == len(out):  # nothing summed: PyTorch's result is a view
+            return ops[0].permute(tuple(terms[0].index(c) for c in out))
         return _einsum(ops, terms[0] + "->" + out)
     return _contract_in_order(ops, terms, out)
 

@@ -44,12 +44,19 @@ def _one_gemm(a, a_batched: bool, b):
 
 
 def _matmul_batched(a, ba, b, bb):
-    """matmul of two inner values (either may be unbatched); the result is batch-first.
+    """matmul of two inner values (either may be unbatched): (result, its batch dim).
 
-    A vector becomes a one-row (one-column) matrix so the batch dim never reads as a
-    matrix dim; an unbatched operand broadcasts against the batch without being expanded.
+    A matrix times a batch of vectors is one product with the vectors as columns (the
+    batch stays the result's last dim), a batch of vectors times a matrix one product with
+    them as rows. Otherwise a vector becomes a one-row (one-column) matrix so the batch dim
+    never reads as a matrix dim, and an unbatched operand broadcasts against the batch
+    without being expanded.
     """
     ra, rb = lrank(a, ba), lrank(b, bb)
+    if ra == 2 and rb == 1 and ba is None:
+        return matmul(a, b if bb == 1 else front(b, bb).mT), 1
+    if ra == 1 and rb == 2 and bb is None:
+        return matmul(front(a, ba), b), 0
     a, b = front(a, ba), front(b, bb)
     if ra == 1:
         a = a.unsqueeze(-2)
@@ -68,7 +75,7 @@ def _matmul_batched(a, ba, b, bb):
         out = out.squeeze(-2)
     if rb == 1:
         out = out.squeeze(-1)
-    return out
+    return out, 0
 
 
 def _product(op, check, conj_first: bool = False):
@@ -79,7 +86,7 @@ def _product(op, check, conj_first: bool = False):
         _check_dtypes(op, args, bdims, attrs)
         (a, b), (ba, bb) = args, bdims
         check(lshape(a, ba), lshape(b, bb))
-        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb), 0
+        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb)
 
     return rule
 
@@ -111,8 +118,8 @@ def _matmul_vjp_b(g, input, other):
         return g * input.conj()
     if input.dim() == 1:
         return input.conj().unsqueeze(-1) * g.unsqueeze(-2)
-    if other.dim() == 1:
-        return (input.mH @ g.unsqueeze(-1)).squeeze(-1)
+    if other.dim() == 1:  # (PyTorch's mv backward: the matrix's adjoint times g)
+        return input.mH @ g if input.dim() == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(other):
         return (g.mT @ input.conj()).mT
     return input.mH @ g
