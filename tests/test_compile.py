@@ -738,13 +738,13 @@ def _outcome(fn, X, B, W, grad: bool):
         return (type(e), str(e))
 
 
-def compile_mismatch(seed: int) -> str | None:
+def compile_mismatch(seed: int, cls: str | None = "base") -> str | None:
     """A random program (tests/progfuzz.py) under numtorch.compile, traced on its inputs
     and replayed on other values of the same shapes, against eager: the same values bit
     for bit (or the same error). The difference, or None."""
     import progfuzz
 
-    p = progfuzz.generate(seed, cls="base")  # (the classes of tests/progfuzz_classes.py: not yet)
+    p = progfuzz.generate(seed, cls=cls)
     f = progfuzz._exec(progfuzz.script(p, "forward"))["f"]
     grad = "backward" in progfuzz.modes_for(p)
     inputs = [(p.X, p.B), (_perturbed(p.X), _perturbed(p.B))]
@@ -773,10 +773,69 @@ def compile_mismatch(seed: int) -> str | None:
     return None
 
 
+def _program_classes() -> list:
+    import progfuzz_classes
+
+    return ["base", *progfuzz_classes.CLASSES]
+
+
+@pytest.mark.parametrize("cls", _program_classes())
 @pytest.mark.parametrize("block", range(4))
-def test_random_programs_replay_bit_identical_to_eager(block):
-    bad = [m for s in range(block * 100, block * 100 + 100) if (m := compile_mismatch(s))]
+def test_random_programs_replay_bit_identical_to_eager(cls, block):
+    """Each class of tests/progfuzz_classes.py (aliasing in-place writes, writes into fresh
+    tensors, clamp ties, non-finite inputs, bad arguments: errors included) as the base."""
+    seeds = range(block * 100, block * 100 + 100)
+    bad = [m for s in seeds if (m := compile_mismatch(s, cls))]
     assert not bad, "\n\n".join(bad[:3])
+
+
+def _raised(fn, *args):
+    with pytest.raises(Exception) as e, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn(*args)
+    return type(e.value), str(e.value)
+
+
+def test_an_out_call_with_grad_raises_eagers_error_compiled():
+    """A traced value's autograd state is its real tensor's: out='s refusal of autograd
+    (named after the op) is raised as eager raises it."""
+    import torch
+
+    def f(lib, x):
+        o = lib.empty_like(x)
+        lib.sin(x, out=o)
+        return o.cos()
+
+    want = _raised(lambda: f(torch, torch.ones(2, requires_grad=True)))
+    x = nt.ones(2, requires_grad=True)
+    got = _raised(nt.compile(lambda x: f(nt, x)), x)
+    assert (got[0].__name__, got[1]) == (want[0].__name__, want[1])
+    assert got == _raised(lambda: f(nt, x))
+
+
+def test_vmaps_level_in_an_error_is_counted_as_eager_counts_it():
+    """The tracer below a vmap is no level of PyTorch's: the error names level 1."""
+    import torch
+
+    def f(lib, x):
+        return lib.func.vmap(lambda r: lib.zeros(2).index_copy_(0, lib.tensor([0, 1]), r))(x)
+
+    want = _raised(lambda: f(torch, torch.ones(3, 2)))
+    got = _raised(nt.compile(lambda x: f(nt, x)), nt.ones(3, 2))
+    assert "at level 1." in want[1]
+    assert (got[0].__name__, got[1]) == (want[0].__name__, want[1])
+
+
+def test_a_traced_value_shows_python_a_tensor():
+    """An operator's TypeError, type(t).__name__ and print show eager's Tensor."""
+    import torch
+
+    want = _raised(lambda: torch.ones(2) + "1")
+    got = _raised(nt.compile(lambda x: x + "1"), nt.ones(2))
+    assert (got[0].__name__, got[1]) == (want[0].__name__, want[1])
+    names = []
+    nt.compile(lambda x: names.append((type(x).__name__, repr(x))) or x * 2)(nt.ones(2))
+    assert names == [("Tensor", repr(nt.ones(2)))]
 
 
 def test_reseeding_inside_the_function_runs_it_eagerly():

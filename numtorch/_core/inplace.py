@@ -11,7 +11,7 @@ from . import autocast_state, upcalls
 from . import dtype as dt
 from .device import gpu_of, xp_of
 from .dispatch import MULTI_OUTPUT, _max_level, dispatch
-from .interpreter import Kind, WrapperTensor
+from .interpreter import Kind, WrapperTensor, torch_level
 from .lift import born_inside, captured_write, catch_up
 from .messages import broadcast_mismatch
 from .out import (
@@ -441,7 +441,7 @@ def vmap_inplace_error(op, level: int, args: tuple = ()) -> RuntimeError:
     """vmap's error for an in-place op whose batched operand would write into an unbatched
     self (PyTorch's fallback names the vmap level)."""
     name = inplace_label(op, args)
-    where = f"at level {level}" if name.startswith("aten::") else "in a vmap"
+    where = f"at level {torch_level(level)}" if name.startswith("aten::") else "in a vmap"
     return RuntimeError(
         f"vmap: {name}(self, *extra_args) is not possible because there exists a "
         "Tensor `other` in extra_args that has more elements than `self`. This "

@@ -287,6 +287,12 @@ def factory(fn=None, *, key: str | None = None):
     return call
 
 
+def torch_level(level: int) -> int:
+    """A level's number as PyTorch's errors show it: the tracers below it (compile's, which
+    PyTorch's own compiler does not stack as levels) left out of the count."""
+    return level - sum(1 for i in state.stack[:level] if i.kind is Kind.TRACE)
+
+
 def values_hidden(t: Tensor) -> bool:
     """Whether a transform hides t's values from Python control flow. A tracer does not:
     a value read while it traces sends that part back to eager code, which reads it."""

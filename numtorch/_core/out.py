@@ -332,5 +332,5 @@ def _dense(a) -> bool:
 
 
 def _op_label(t) -> str:
-    fn = t._grad_fn
+    fn = t.grad_fn  # (a traced value's is its real tensor's)
     return fn._op.name if fn is not None and hasattr(fn, "_op") else "op"

@@ -24,7 +24,7 @@ from ..autograd.graph import (
 from . import _codegen
 from ._ir import Call
 from ._trace import Tracer, guards_first, hoist_guards, same_consts
-from ._walk import _LEAF, _OPAQUE, _Walk, complete
+from ._walk import _LEAF, _OPAQUE, _Walk, complete, kept_sig
 
 
 class Variant(NamedTuple):
@@ -113,7 +113,7 @@ class CapturedGraph:
             hoist_guards(program)
         fn, self.code = _codegen.generate(program, len(w.arrays), run.outputs)
         frees = tuple(run.frees)
-        self.variants.insert(0, Variant((w.sig, w.layouts), fn, frees))
+        self.variants.insert(0, Variant(kept_sig(w), fn, frees))
         if symbolic and guards_first(program):
             key = (self.code, tuple(w.layouts))
             last = self.symbolic.pop(key, None)
@@ -315,8 +315,8 @@ class _Capture:
         if symbolic:
             self.metas[node] = NodeSizes(
                 attrs,
-                symbolize(node.in_meta, f"m[{at}][1]"),
-                symbolize(node._out_meta, f"m[{at}][0]"),
+                symbolize(node.in_meta, f"m[{at + 1}]"),
+                symbolize(node._out_meta, f"m[{at}]"),
             )
         elif self.tracer.symbolic:
             self._joint_sizes(node, out)

@@ -91,6 +91,15 @@ def _mean(attrs: dict, ins: list, static: bool) -> str | None:
     return Fresh(f"{{0}}.sum(axis={dims}, keepdims={keep}) / {count(x.shape, dims)}")
 
 
+def _sum(attrs: dict, ins: list, static: bool) -> str | None:
+    """The kernel's own call for a float32/64 sum with no dtype= (its axes decided once)."""
+    x = ins[0]
+    if attrs.get("dtype") is not None or not _wide_float(x):
+        return None
+    dims = dims_of(attrs.get("dim"), x.ndim)
+    return Fresh(f"{{0}}.sum(axis={dims}, keepdims={bool(attrs.get('keepdim'))})")
+
+
 def _expand(attrs: dict, ins: list, static: bool) -> str | None:
     """expand's view made directly over its input's buffer, its strides fixed by the
     guards (a forward program's only)."""
@@ -173,6 +182,7 @@ LOWER: dict[str, Callable] = {
     "add": _add,
     "reshape": _reshape,
     "mean": _mean,
+    "sum": _sum,
     "expand": _expand,
     "where": _where,
     "transpose": _transpose,

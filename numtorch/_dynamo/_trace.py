@@ -75,6 +75,15 @@ class TracedTensor(WrapperTensor):
         return self._inner.requires_grad
 
     @property
+    def _rg(self) -> bool:
+        # (eager's checks read it, out='s refusal of autograd among them: the real value's)
+        return self._inner._rg
+
+    @_rg.setter
+    def _rg(self, value: bool) -> None:
+        self._rg_bit = value
+
+    @property
     def grad_fn(self):
         return self._inner.grad_fn
 
@@ -97,6 +106,16 @@ class TracedTensor(WrapperTensor):
 
     def detach(self) -> Tensor:
         return self._interp.wrap(self._inner.detach(), self._slot)
+
+    def __repr__(self) -> str:
+        return repr(self._interp.read(self))
+
+    __str__ = __repr__
+
+
+# What Python shows of a traced value's type (an operator's TypeError, type(t).__name__)
+# is eager's: the function runs as it would on plain tensors.
+TracedTensor.__name__ = TracedTensor.__qualname__ = "Tensor"
 
 
 class Tracer(Interpreter):

@@ -148,7 +148,8 @@ def _keys(w: _Walk) -> list:
     full = w.kinds is not None  # (else the kinds go to a list thrown away)
     kinds, at, stop = (w.kinds if full else []).append, w.at.append if full else None, w.stop
     add((tuple(None if n is None else (index[n], nr) for n, nr in w.roots), w.accumulate))
-    push, find = nodes.append, index.get
+    push, find, meta = nodes.append, index.get, metas.append
+    count = len(nodes)
     ordered = True  # sequence numbers fall along the walk (leaves aside)
     last = 1 << 64
     for node in nodes:  # (breadth first: the loop reaches the nodes appended as it goes)
@@ -168,12 +169,13 @@ def _keys(w: _Walk) -> list:
         edges = []
         edge = edges.append
         for nxt, nr in node.next_functions:
-            if nxt is None:
-                edge(-1)
-                continue
             j = find(nxt)
             if j is None:
-                j = index[nxt] = len(nodes)
+                if nxt is None:
+                    edge(-1)
+                    continue
+                j = index[nxt] = count
+                count += 1
                 push(nxt)
             edge((j, nr) if nr else j)
         seq = node._seq
@@ -210,7 +212,8 @@ def _keys(w: _Walk) -> list:
         else:
             kind = _OP
             key = (op, hooks, *attrs.items(), *edges)
-        metas.append((node._out_meta, node.in_meta))
+        meta(node._out_meta)
+        meta(node.in_meta)
         if full:
             kinds(kind)
         add(key)
@@ -227,6 +230,19 @@ def _keys(w: _Walk) -> list:
     metas.append([None if a is None else a.shape for a in arrays])
     w.layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
     return keys
+
+
+def kept_sig(w: _Walk) -> tuple:
+    """The walk's sizes and layouts as a captured graph keeps them, to compare later walks'
+    with: entries of equal value made one object, so that a comparison reads a few objects
+    again and again, not as many as the graph has nodes (most nodes' sizes repeat)."""
+    pool: dict = {}
+    sig = []
+    for v in w.sig:
+        k = (type(v), repr(v))
+        same = pool.setdefault(k, v)
+        sig.append(same if same is v or same == v else v)
+    return sig, w.layouts
 
 
 def _freeze(v):

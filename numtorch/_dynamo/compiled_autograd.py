@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from .._core import upcalls
 from .._core.state import anomaly, compiled_nodes, state
 from ._capture import CapturedGraph
-from ._walk import _CACHE, _Break, _Entry, lookup, store, walk
+from ._walk import _CACHE, _Break, _Entry, kept_sig, lookup, store, walk
 from .utils import counters
 
 
@@ -154,7 +154,7 @@ def _keep(compiler: _Compiler, w, graph: CapturedGraph) -> None:
     counters["compiled_autograd"]["captures"] += 1
     fn = compiler.fn(graph)
     counters["compiled_autograd"]["compiles"] += 1
-    store(w, _Entry(fn, graph, compiler.dynamic, (w.sig, w.layouts)))
+    store(w, _Entry(fn, graph, compiler.dynamic, kept_sig(w)))
 
 
 def _recount(entry: _Entry, w) -> None:
@@ -173,7 +173,7 @@ def account(compiler: _Compiler, w) -> None:
     if entry is None:
         counters["compiled_autograd"]["captures"] += 1
         counters["compiled_autograd"]["compiles"] += 1
-        store(w, _Entry(None, None, compiler.dynamic, (w.sig, w.layouts)))
+        store(w, _Entry(None, None, compiler.dynamic, kept_sig(w)))
     else:
         _recount(entry, w)
 
