@@ -88,7 +88,7 @@ def test_complex_vjp_matches_torch_and_finite_differences(op):
                 atol=1e-6,
                 err_msg=f"{op.name} {s} FD",
             )
-        if op.test.no_oracle:
+        if op.test.no_oracle or op.test.torch_complex_vjp_wrong:
             continue
         targs = to_torch(s.args)
         tins = [get_path(targs, p).requires_grad_(True) for p in paths]

@@ -81,6 +81,7 @@ class OpTestFlags:
     no_oracle: bool = False  # PyTorch has no same-named function: finite differences decide
     no_grad_test: bool = False  # the op's gradient is tested elsewhere (say why at the op)
     no_gradgrad: bool = False  # torch's second derivative can't be compared (say why)
+    torch_complex_vjp_wrong: str = ""  # why torch's complex vjp isn't compared (FD decides)
     vmap: str = "rule"  # "dynamic": a data-dependent output shape, which vmap refuses
     vmap_unbatched: tuple[int, ...] = ()  # argument positions vmap can't batch
     vmap_last: bool = True  # False: a last batch dim is refused, as by PyTorch's rule

@@ -19,6 +19,7 @@ import functools
 import json
 import operator
 import pathlib
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,8 @@ _KINDS = {
     "Stream": ("object", "Stream"),
 }
 
+_POSITION = re.compile(r" \(position \d+\)")
+
 # PyTorch's parser takes NumPy's names for four of its parameters
 _NUMPY_NAMES = {
     "dim": ("axis",),
@@ -75,6 +78,7 @@ _TORCH_TYPE_NAMES = {
     "layout": "torch.layout",
     "memory_format": "torch.memory_format",
     "Generator": "torch._C.Generator",
+    "CudaGenerator": "torch._C.Generator",  # (one class in PyTorch)
 }
 
 
@@ -882,8 +886,9 @@ def rejudge(
     out,
     kw: dict,
     extra: tuple,
+    failure: Exception | None = None,
 ) -> None:
-    """After an op's function failed: PyTorch's TypeError where its parser refuses the call
+    """After an op's function failed (with ``failure``): PyTorch's TypeError where its parser refuses the call
     as it was made (its inputs by position, less those not given; the attributes
     ``spec[1]`` bound from ``extra``, the positional arguments after the inputs, where
     ``spec[2]``; the other attributes given by keyword, with the keywords ``kw``
@@ -920,7 +925,13 @@ def rejudge(
     kwargs.update((k, v) for k, v in kw.items() if k not in kwargs)
     if out is not None:
         kwargs["out"] = out
-    judge(key, tuple(args), kwargs)
+    try:
+        judge(key, tuple(args), kwargs)
+    except TypeError as e:
+        # (the call rebuilt gives its attributes by position: a failure that is the same
+        # refusal of one given by keyword stands)
+        if type(failure) is not TypeError or _POSITION.sub("", str(e)) != str(failure):
+            raise
 
 
 def too_many(key: str, method: bool, inputs: tuple, extra: tuple, name: str) -> None:

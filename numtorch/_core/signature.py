@@ -147,9 +147,10 @@ def _rejudge_code(
     return (
         "    try:\n"
         + inner
-        + "    except Exception:\n"
-        + f"        _rejudge(_key, _method, ({ins}), {{{attrs}}}, _rejudge_spec, "
-        + f"{'out' if out else 'None'}, {'_kw' if kw else '{}'}, _p)\n"
+        + "    except Exception as _e:\n"
+        + "        if not _e.__dict__.get('judged'):\n"
+        + f"            _rejudge(_key, _method, ({ins}), {{{attrs}}}, _rejudge_spec, "
+        + f"{'out' if out else 'None'}, {'_kw' if kw else '{}'}, _p, _e)\n"
         + "        raise\n"
     )
 
@@ -416,16 +417,19 @@ def _numpy_names(spec: tuple, kw: dict, values: tuple) -> tuple:
     public, slots, aliases, defaults, strict = spec
     first = next(iter(kw), None)  # (a function with its own **kwargs: the first alias left)
     out = list(values)
+    used = False
     for i, names in enumerate(aliases):
         if out[i] is defaults[i]:
             for a in names:
                 if a in kw:
                     out[i] = kw.pop(a)
+                    used = True
                     break
     if kw and not strict:
         first = next((k for k in kw if any(k in names for names in aliases)), None)
     if kw and first is not None:
-        raise TypeError(f"{public}() got an unexpected keyword argument '{first}'")
+        e = TypeError(f"{public}() got an unexpected keyword argument '{first}'")
+        raise _judged(e) if used else e
     if any(v is _NO for v in out):
         _missing(public, tuple(out), slots)
     return tuple(out)
@@ -449,6 +453,13 @@ def _missing(public: str, values: tuple, names: tuple) -> None:
     listed = gone[0] if len(gone) == 1 else ", ".join(gone[:-1]) + f" and {gone[-1]}"
     s = "s" if len(gone) > 1 else ""
     raise TypeError(f"{public}() missing {len(gone)} required positional argument{s}: {listed}")
+
+
+def _judged(e: TypeError) -> TypeError:
+    """e, marked as the refusal of a call that used NumPy's names: the function's ``except``
+    does not judge the call again (rebuilt, it would have lost its keywords' names)."""
+    e.judged = True
+    return e
 
 
 def numpy_keywords(fn: Callable, public: str | None = None, owner: str = "torch") -> Callable:

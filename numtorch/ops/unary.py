@@ -434,15 +434,23 @@ def _tanh_backward(xp, grad_output, output):
     return grad_output * (1 - output * output)
 
 
+# grad_output * conj(1 - output ** 2) is anti-holomorphic in output: its derivative is
+# -2 grad_output conj(output) along conj(output).
 def _tanh_backward_output_vjp(g, grad_output, output):
     if output.is_complex():
-        return g.conj() * (-2 * output.conj() * grad_output).conj()
+        return g.conj() * (-2 * output.conj() * grad_output)
     return g * (-2 * output * grad_output)
+
+
+def _tanh_backward_output_jvp(t, grad_output, output):
+    if output.is_complex():
+        return (-2 * output * grad_output.conj() * t).conj()
+    return t * (-2 * output * grad_output)
 
 
 def _tanh_backward_jvp(tangents, tgrad_output, toutput, grad_output, output):
     of_grad = _term(tangents[0], tanh_backward(tgrad_output, output))
-    return of_grad + _term(tangents[1], _tanh_backward_output_vjp(toutput, grad_output, output))
+    return of_grad + _term(tangents[1], _tanh_backward_output_jvp(toutput, grad_output, output))
 
 
 def _term(tangent, term):
@@ -471,6 +479,10 @@ tanh_backward_p = binary(
     numbers="none",
     api="ops.unary.tanh_backward",
     oracle="ops.aten.tanh_backward",
+    test={
+        "torch_complex_vjp_wrong": "torch's formula for output conjugates the whole product "
+        "(grad.conj() * (-2 * output.conj() * grad_output).conj()): not the finite differences"
+    },
 )
 tanh_backward = tanh_backward_p.fn
 
