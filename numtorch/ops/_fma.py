@@ -23,14 +23,21 @@ def _round_to_float32(xp, p, w):
     """p + w (float64, p an exact product) rounded once to float32."""
     s = xp.asarray(p + w)
     tie = (s.view(xp.uint64) & _LOW) == _HALF
-    if tie.any():  # the exact error of the float64 sum moves a halfway s toward the exact value
+    if xp is not np:  # (on a device, no branch on the data: no synchronization)
+        return _nudged(xp, s, p, w, tie).astype(np.float32)
+    if tie.any():
         at = xp.nonzero(tie)
-        st, pt, wt = s[at], xp.broadcast_to(p, s.shape)[at], xp.broadcast_to(w, s.shape)[at]
-        bb = st - pt
-        e = (pt - (st - bb)) + (wt - bb)
         s = s.copy()
-        s[at] = xp.where(e != 0, xp.nextafter(st, xp.where(e > 0, xp.inf, -xp.inf)), st)
+        s[at] = _nudged(xp, s[at], xp.broadcast_to(p, s.shape)[at], xp.broadcast_to(w, s.shape)[at])
     return s.astype(np.float32)
+
+
+def _nudged(xp, s, p, w, where=True):
+    """s = p + w rounded, moved one step toward the exact sum where it was inexact (and
+    ``where``): the exact error of the float64 sum decides a halfway s."""
+    bb = s - p
+    e = (p - (s - bb)) + (w - bb)
+    return xp.where(where & (e != 0), xp.nextafter(s, xp.where(e > 0, xp.inf, -xp.inf)), s)
 
 
 def fma(xp, x, y, z):
@@ -44,7 +51,8 @@ def fma(xp, x, y, z):
         with np.errstate(all="ignore"):
             out = x * y + z
             odd = ~xp.isfinite(out)
-            if odd.any():  # an infinite z stays where the finite x * y only overflowed
+            if xp is not np or odd.any():  # (no branch on a device's data)
+                # an infinite z stays where the finite x * y only overflowed
                 keep = odd & xp.isinf(z) & xp.isfinite(x) & xp.isfinite(y)
                 out = xp.where(keep, z, out)
         return out
