@@ -636,6 +636,8 @@ INPLACE_NODES = {
     },
     **{f"{n}_ tensor": lambda L, y, b, n=n: getattr(y, n + "_")(b) for n in "eq ne gt ge".split()},
     "lt_ broadcast tensor": lambda L, y, b: y.lt_(b.sum(0, keepdim=True)),
+    # (a subscript write of a 0-d tensor of another shape is fill_ in PyTorch)
+    "setitem of a 0-d tensor": lambda L, y, b: (y.__setitem__(..., b.sum()), y)[1],
 }
 
 

@@ -205,6 +205,7 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
         # PyTorch views the value without its leading ones and expands it to the target (a
         # batched value with its batch dims, under the batch rule's text)
         sizes = vmap_sizes(value) if state.stack else ()
+        fills = not value.dim() and v.dim() and value.device.type == "cpu"
         value = _strip_leading_ones(value, v.dim() if sizes else 0)
         shape, target = tuple(value.shape), tuple(v.shape)
         if sizes and len(shape) <= len(target):
@@ -215,7 +216,10 @@ def tensor_setitem(self: Tensor, idx, value) -> None:
             if value._level <= v._level:  # a grad level above the vmap: its leaf check first
                 check_inplace(v, (value,))
             check_operands(v, (value,), fill_p)  # PyTorch fills with a 0-d value
-        run_inplace(copy_p, v, (value,), {})
+        if fills:  # (a 0-d value given: its node is FillBackward3, as PyTorch's)
+            run_inplace(fill_p, v, (value,), {})
+        else:
+            run_inplace(copy_p, v, (value,), {})
         return
     run_inplace(
         index_put_p, v, (adv, _strip_leading_ones(value, 64)), {"accumulate": False, "dims": dims}
