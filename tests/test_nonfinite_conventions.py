@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from twolibs import assert_same, assert_same_error, run_both
+from twolibs import assert_same, assert_same_error, fd_grad, run_both
 
 import numtorch as nt
 
@@ -36,15 +36,7 @@ def derivatives(f):
 
 def fd_gradient(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     """The central differences of the sum of numtorch's f(x)."""
-    g = np.zeros(x.shape)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        up = f(nt, nt.tensor(hi)).sum().item()
-        down = f(nt, nt.tensor(lo)).sum().item()
-        g[idx] = (up - down) / (2 * eps)
-    return g
+    return fd_grad(lambda a: f(nt, nt.tensor(a)).sum().item(), x, eps)
 
 
 # ------------------------------------------------------------------ extrema over NaN

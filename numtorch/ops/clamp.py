@@ -4,11 +4,9 @@ PyTorch's choices of gradient and tangent at ties."""
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 
-from .._core import dtype as dt
 from .._core.interpreter import Kind
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
@@ -25,27 +23,6 @@ from ._families import (
     elementwise_op,
 )
 from .comparison import where
-
-_LN2 = math.log(2.0)
-
-
-def _is_int(a) -> bool:
-    return hasattr(a, "dtype") and a.dtype.kind in "biu"
-
-
-def _no_bool(kernel_name: str, a) -> None:
-    """Integer-only division kernels have no bool version, as in PyTorch."""
-    if a.dtype.kind == "b":
-        raise dt.not_implemented(kernel_name, a)
-
-
-def _check_int_zero(a, b) -> None:
-    """Integer division by zero raises, as in PyTorch (after the shapes' check)."""
-    if _is_int(a) and (not hasattr(b, "dtype") or b.dtype.kind in "biu") and a.size:
-        if hasattr(b, "shape"):
-            broadcast_first((a, b))
-        if (b == 0).any() if hasattr(b, "any") else b == 0:
-            raise RuntimeError("ZeroDivisionError")
 
 
 # ------------------------------------------------------------------ clamp
