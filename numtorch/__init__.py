@@ -13,6 +13,7 @@ import warnings as _warnings
 # Like PyTorch, numtorch's kernels do not warn on inf/nan results (log(0), 0/0, overflow).
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numtorch(\.|$)")
 
+from ._core import heap as _heap  # (malloc's thresholds, before any tensor exists)
 from ._core import dtype as _dt
 from ._core.device import device, get_default_device, is_cuda_available, set_default_device
 from ._core.dtype import (

@@ -1,5 +1,5 @@
 """Process-wide settings of the ``torch`` namespace: thread counts (the intra-op count
-limits NumPy's BLAS and OpenMP pools through threadpoolctl), deterministic algorithms,
+limits NumPy's BLAS and OpenMP pools through threadpoolctl, and numtorch's own slabs), deterministic algorithms,
 float32 matmul precision, warn-always, the deprecated default tensor type, and the build
 facts (``has_lapack``, ``compiled_with_cxx11_abi``, ...). Printing options are in
 ``_core/printing.py``."""
@@ -10,6 +10,7 @@ import os
 import warnings
 
 from ._core import dtype as dt
+from ._core import parallel
 from ._core.dtype import set_default_dtype
 
 
@@ -41,17 +42,20 @@ def _positive(value, name: str) -> int:
 
 
 def get_num_threads() -> int:
-    """The number of threads used for intra-op parallelism (NumPy's BLAS and OpenMP)."""
+    """The number of threads used for intra-op parallelism (NumPy's BLAS and OpenMP, and
+    numtorch's kernels cut into slabs)."""
     n = _state["threads"]
     return _cores() if n is None else n
 
 
 def set_num_threads(int) -> None:  # noqa: A002 - PyTorch's parameter name
-    """Limit intra-op parallelism (NumPy's BLAS and OpenMP pools) to ``int`` threads."""
+    """Limit intra-op parallelism (NumPy's BLAS and OpenMP pools, numtorch's slabs) to
+    ``int`` threads."""
     n = _positive(int, "set_num_threads")
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=n)
+    parallel.set_threads(n)
     _state["threads"] = n
 
 

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._core import parallel
 from .._core.layout import follow_inputs_empty
 
 # Where a BLAS matmul beats NumPy's broadcast multiply (2-core x86, OpenBLAS; float32 and
@@ -50,6 +51,8 @@ def outer_product(xp, a, b):
         a = np.concatenate([a, np.zeros_like(a)], -1)
         b = np.concatenate([b, np.zeros_like(b)], -2)
         return np.matmul(a, b)
+    if type(a) is np.ndarray and parallel.large(a, b):
+        return parallel.ufunc(np.multiply, a, b)
     return a * b
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import op as _op
+from .._core import parallel
 from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.meta import by_kernel
@@ -61,6 +62,8 @@ _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops bel
 # ------------------------------------------------------------------ sum, mean, prod
 def _sum(xp, x, dim=None, keepdim=False, *, dtype=None):
     x, acc = _acc(xp, x, dtype)
+    if xp is np and x.size >= parallel.MIN_ELEMENTS:
+        return parallel.reduce("sum", x, dims_of(dim, x.ndim), keepdim, acc)
     return x.sum(axis=dims_of(dim, x.ndim), keepdims=keepdim, dtype=acc)
 
 
@@ -597,6 +600,8 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
         _norm_dtype_check(xp, x, dtype)
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)
+    if ord == 2 and xp is np and x.dtype.kind == "f" and parallel.large(x):  # (|x|² is x²)
+        return np.sqrt(parallel.reduce("sum", parallel.ufunc(np.multiply, x, x), dims, keepdim))
     a = xp.abs(x)
     if ord < 0 or ord == math.inf:  # (no identity: PyTorch refuses an empty reduction)
         if x.size == 0 and (x.ndim == 0 or _pyany(x.shape[d] == 0 for d in dims)):

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import parallel
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
 from .._core.op import Op
@@ -44,7 +46,13 @@ def _softmax_kernel(log: bool):
             raise dt.not_implemented(f"{name}{impl}_kernel_impl", x)
         if x.ndim == 0:  # (as one element along a dim: NaN for a NaN or an infinity)
             return kernel(xp, x.reshape(1), 0).reshape(())
-        s = x - xp.amax(x, axis=d, keepdims=True)  # then in place: one pass less each
+        if xp is not np:
+            return along(xp, d, x, xp.empty_like(x))
+        return parallel.rows(partial(along, np, d), x, np.empty_like(x), d)
+
+    def along(xp, d, x, s):
+        """The kernel along axis d of x, into s (of x's shape and layout)."""
+        xp.subtract(x, xp.amax(x, axis=d, keepdims=True), out=s)  # (then in place)
         if log:
             s -= xp.log(xp.exp(s).sum(axis=d, keepdims=True))
             return s

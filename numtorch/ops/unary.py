@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import parallel
 from .._core.meta_array import META_XP
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
@@ -59,9 +60,18 @@ def _special(xp):
 def _ufunc(fname: str):
     """A kernel calling ``xp.<fname>`` (domain warnings are filtered package-wide)."""
 
+    f = getattr(np, fname)
+
     def kernel(xp, input):
         return getattr(xp, fname)(input)
 
+    def cut(xp, input):  # (a large NumPy array in slabs, on every intra-op thread)
+        if xp is np and input.size >= parallel.MIN_ELEMENTS:
+            return parallel.ufunc(f, input)
+        return getattr(xp, fname)(input)
+
+    if isinstance(f, np.ufunc):
+        kernel = cut
     kernel.__name__ = fname
     return kernel
 
