@@ -22,7 +22,6 @@ def _cores() -> int:
 
 
 _state = {
-    "threads": None,  # None: the cores, until set
     "interop": None,
     "interop_set": False,
     "deterministic": False,
@@ -44,8 +43,7 @@ def _positive(value, name: str) -> int:
 def get_num_threads() -> int:
     """The number of threads used for intra-op parallelism (NumPy's BLAS and OpenMP, and
     numtorch's kernels cut into slabs)."""
-    n = _state["threads"]
-    return _cores() if n is None else n
+    return parallel.threads()
 
 
 def set_num_threads(int) -> None:  # noqa: A002 - PyTorch's parameter name
@@ -56,7 +54,6 @@ def set_num_threads(int) -> None:  # noqa: A002 - PyTorch's parameter name
 
     threadpool_limits(limits=n)
     parallel.set_threads(n)
-    _state["threads"] = n
 
 
 def get_num_interop_threads() -> int:

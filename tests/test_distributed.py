@@ -5,6 +5,7 @@ single-process behaviour (errors before init, PyTorch's error texts) against tor
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pathlib
 import re
@@ -153,6 +154,18 @@ def test_launcher_command_line():
     )
     with pytest.raises(SystemExit, match="one node over loopback"):
         run.command(["--nnodes", "2", "x.py"])
+
+
+def test_launcher_sets_one_openmp_thread_per_rank_as_torchrun(monkeypatch, caplog):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with caplog.at_level(logging.WARNING):
+        cmd = " ".join(run.command(["--nproc-per-node", "2", "x.py"]))
+    assert "-genv OMP_NUM_THREADS 1" in cmd
+    assert "Setting OMP_NUM_THREADS environment variable for each process to be 1" in caplog.text
+    one = " ".join(run.command(["--nproc-per-node", "1", "x.py"]))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    mine = " ".join(run.command(["--nproc-per-node", "2", "x.py"]))
+    assert "OMP_NUM_THREADS" not in one and "OMP_NUM_THREADS" not in mine
     with pytest.raises(SystemExit, match="not a loopback address"):
         run.command(["--master-addr", "10.1.2.3", "x.py"])
 

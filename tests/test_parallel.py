@@ -162,3 +162,22 @@ def test_the_heap_is_tuned_unless_the_user_set_it():
     assert _tuned({}) == "True"
     assert _tuned({"MALLOC_TRIM_THRESHOLD_": "1000000"}) == "False"
     assert _tuned({"NUMTORCH_MALLOC_TUNING": "0"}) == "False"
+
+
+@pytest.mark.parametrize("value", ["1", "2,1", "64", "0", "abc"])
+def test_openmps_thread_count_is_the_default_as_in_torch(value):
+    code = "import {0}; print({0}.get_num_threads())"
+    env = {**os.environ, "OMP_NUM_THREADS": value}
+    got = [
+        subprocess.run(
+            [sys.executable, "-c", code.format(lib)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout.strip()
+        for lib in ("numtorch", "torch")
+    ]
+    assert got[0] == got[1]
+    if value[0] == "1":
+        assert got[0] == "1"

@@ -26,13 +26,26 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-_threads = [_cores()]
+def _default_threads() -> int:
+    """The cores this process may run on, or fewer where OpenMP's count in the environment
+    says so (PyTorch's default)."""
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    cores = _cores()
+    return min(int(first), cores) if first.isdigit() and int(first) > 0 else cores
+
+
+_threads = [_default_threads()]
 _workers: list = []
 _local = threading.local()
 
 
+def threads() -> int:
+    """The number of threads a kernel may use."""
+    return _threads[0]
+
+
 def set_threads(n: int) -> None:
-    """The number of threads a kernel may use (``torch.set_num_threads``)."""
+    """Let kernels use ``n`` threads (``torch.set_num_threads``)."""
     _threads[0] = n
 
 

@@ -9,6 +9,7 @@ MASTER_ADDR, MASTER_PORT). A rank that fails ends the job; the exit status is it
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import socket
 import subprocess
@@ -17,6 +18,13 @@ import sys
 from ._mpi import mpiexec
 
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
+_OMP_WARNING = (
+    "\n*****************************************\n"
+    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to "
+    "avoid your system being overloaded, please further tune the variable for optimal "
+    "performance in your application as needed. \n"
+    "*****************************************"
+)
 
 
 def _flag(parser, name: str, **kw) -> None:
@@ -98,6 +106,9 @@ def command(argv: list[str] | None = None) -> list[str]:
         "MASTER_PORT": args.master_port,
         "TORCHELASTIC_RUN_ID": "numtorchrun",
     }
+    if n > 1 and "OMP_NUM_THREADS" not in os.environ:  # (torchrun's default and warning)
+        logging.getLogger(__name__).warning(_OMP_WARNING)
+        common["OMP_NUM_THREADS"] = 1
     cmd = [mpiexec(), "-hosts", "localhost"]
     for name, value in common.items():
         cmd += ["-genv", name, str(value)]
