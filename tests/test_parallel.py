@@ -16,7 +16,7 @@ import torch
 import numtorch as nt
 from numtorch._core import heap, parallel
 
-N = parallel.MIN_ELEMENTS
+N = parallel.WORK
 
 
 @pytest.fixture
@@ -25,6 +25,13 @@ def threads():
     before = parallel._threads[0]
     yield parallel.set_threads
     parallel.set_threads(before)
+
+
+@pytest.fixture
+def low_work(monkeypatch):
+    """Cut kernels from a few thousand elements on, so small arrays show the slabs."""
+    monkeypatch.setattr(parallel, "WORK", 1 << 12)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS", 1 << 9)
 
 
 @pytest.fixture
@@ -59,7 +66,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_slabs_give_one_threads_bits_and_torchs_values(name, threads, slabs_run):
+def test_slabs_give_one_threads_bits_and_torchs_values(name, threads, slabs_run, low_work):
     f, shapes = CASES[name]
     arrays = [_big(*s, seed=k) for k, s in enumerate(shapes)]
     results = []
@@ -75,12 +82,19 @@ def test_slabs_give_one_threads_bits_and_torchs_values(name, threads, slabs_run)
     np.testing.assert_allclose(results[0], expected, rtol=tol, atol=tol)
 
 
-def test_small_kernels_and_others_stay_in_the_caller(threads, slabs_run):
+def test_small_kernels_stay_in_the_caller(threads, slabs_run):
     threads(2)
-    x = nt.tensor(_big(N // 2 - 1))
+    x = nt.tensor(_big(N // 16))  # (below the work of any kernel)
     x.exp(), x.sum(), nt.softmax(x, 0), x * x
+    assert slabs_run == []
+    nt.softmax(nt.tensor(_big(N // 64, 16)), -1)  # (softmax weighs 8 passes)
+    assert slabs_run == [2]
+
+
+def test_kernels_with_nothing_to_cut_along_stay_in_the_caller(threads, slabs_run, low_work):
+    threads(2)
     y = nt.tensor(_big(300, 301))
-    y.t().sin(), y.sum()  # (not C-contiguous; nothing kept to cut along)
+    y.t().sin(), y.sum(), nt.softmax(y[0], 0)  # (not C-contiguous; no kept axis)
     assert slabs_run == []
 
 
@@ -101,13 +115,13 @@ def test_the_error_of_any_slab_is_raised_after_all_finished(threads):
 def test_a_kernel_called_from_a_slab_runs_whole(threads):
     threads(2)
     seen = []
-    parallel.run(lambda i, n: seen.append(parallel.slabs(10 * N, 100)), 2)
+    parallel.run(lambda i, n: seen.append(parallel.slabs(4 * N, 100)), 2)
     assert sorted(seen) == [1, 2]  # the caller's slab may cut again; a worker's may not
 
 
-def test_numpys_error_state_reaches_the_workers(threads):
+def test_numpys_error_state_reaches_the_workers(threads, low_work):
     threads(2)
-    x = np.full(4 * N, 1000.0)
+    x = np.full(2 * N, 1000.0)
     with np.errstate(all="raise"):
         with pytest.raises(FloatingPointError):
             parallel.ufunc(np.exp, x)
@@ -116,13 +130,13 @@ def test_numpys_error_state_reaches_the_workers(threads):
 
 
 def _child(queue) -> None:
-    x = nt.tensor(_big(4 * N))
+    x = nt.tensor(_big(N))
     queue.put(float(x.exp().sum()))
 
 
-def test_a_forked_process_starts_its_own_workers(threads):
+def test_a_forked_process_starts_its_own_workers(threads, low_work):
     threads(2)
-    nt.tensor(_big(4 * N)).exp()  # the parent's workers exist
+    nt.tensor(_big(N)).exp()  # the parent's workers exist
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
     p = ctx.Process(target=_child, args=(queue,))
@@ -134,17 +148,18 @@ def test_a_forked_process_starts_its_own_workers(threads):
         if p.is_alive():
             p.kill()
             p.join()
-    assert got == pytest.approx(float(np.exp(_big(4 * N)).sum()), rel=1e-12)
+    assert got == pytest.approx(float(np.exp(_big(N)).sum()), rel=1e-12)
 
 
 def test_set_num_threads_sets_the_slab_count(threads):
     before = nt.get_num_threads()
     try:
         nt.set_num_threads(1)
-        assert parallel.slabs(100 * N, 100) == 1
+        assert parallel.slabs(4 * N, 100) == 1
         nt.set_num_threads(3)
-        assert parallel.slabs(100 * N, 100) == 3
-        assert parallel.slabs(100 * N, 2) == 2  # (no more slabs than rows)
+        assert parallel.slabs(4 * N, 100) == 3
+        assert parallel.slabs(4 * N, 2) == 2  # (no more slabs than rows)
+        assert parallel.slabs(N // 2, 100, passes=2) == 2  # (work: elements times passes)
     finally:
         nt.set_num_threads(before)
 

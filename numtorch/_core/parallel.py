@@ -14,9 +14,11 @@ import threading
 
 import numpy as np
 
-# Elements below which one thread is faster: waking a worker costs about 10 µs, a kernel
-# pass over 2**16 float64 elements 30–60 µs.
-MIN_ELEMENTS = 1 << 16
+# Work (elements times the passes a kernel makes over them, a pass being about a multiply's
+# cost) below which one thread is faster: waking a worker costs 40–100 µs on a virtual
+# machine, a pass over 2**19 float64 elements about 250 µs.
+WORK = 1 << 19
+MIN_ELEMENTS = WORK // 8  # (no kernel weighs more than 8 passes: a cheap first test)
 
 
 def _cores() -> int:
@@ -77,13 +79,14 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_workers)
 
 
-def slabs(elements: int, extent: int) -> int:
-    """How many slabs a kernel over ``elements`` elements, cut along an axis of length
-    ``extent``, is worth running as (1: in the caller alone)."""
+def slabs(elements: int, extent: int, passes: int = 1) -> int:
+    """How many slabs a kernel making ``passes`` passes over ``elements`` elements, cut along
+    an axis of length ``extent``, is worth running as (1: in the caller alone)."""
     n = _threads[0]
-    if n < 2 or elements < MIN_ELEMENTS or getattr(_local, "worker", False):
+    work = elements * passes
+    if n < 2 or work < WORK or getattr(_local, "worker", False):
         return 1
-    return max(1, min(n, extent, elements // (MIN_ELEMENTS // 2)))
+    return max(1, min(n, extent, work // (WORK // 2)))
 
 
 def run(body, n: int) -> None:
@@ -130,16 +133,16 @@ def large(a: np.ndarray, b=None) -> bool:
     return n >= MIN_ELEMENTS
 
 
-def ufunc(uf: np.ufunc, *args, out=None):
-    """``uf(*args, out=out)``, cut along the leading axis of the result when large. Operands
-    are arrays or scalars; a new result is C-contiguous, as the ufunc would make it for
+def ufunc(uf: np.ufunc, *args, out=None, passes: int = 1):
+    """``uf(*args, out=out)``, cut along the leading axis of the result when large (a ufunc
+    as costly as ``passes`` multiplies). Operands are arrays or scalars; a new result is C-contiguous, as the ufunc would make it for
     C-contiguous operands, and only such operands are cut (others run whole)."""
     arrays = [a for a in args if type(a) is np.ndarray]
     shape = out.shape if out is not None else np.broadcast_shapes(*(a.shape for a in arrays))
     size = 1
     for k in shape:
         size *= k
-    n = slabs(size, shape[0]) if shape else 1
+    n = slabs(size, shape[0], passes) if shape else 1
     if n == 1 or not all(a.flags.c_contiguous for a in arrays):
         return uf(*args) if out is None else uf(*args, out=out)
     if out is None:
@@ -156,11 +159,12 @@ def ufunc(uf: np.ufunc, *args, out=None):
     return out
 
 
-def rows(body, x: np.ndarray, out: np.ndarray, keep: int) -> np.ndarray:
+def rows(body, x: np.ndarray, out: np.ndarray, keep: int, passes: int) -> np.ndarray:
     """``body(x_slab, out_slab)`` over slabs of ``x`` and ``out`` (of one shape) cut along an
-    axis other than ``keep``, the axis ``body`` works along; ``out``."""
+    axis other than ``keep``, the axis ``body`` works along (``passes``: its cost in
+    multiplies per element); ``out``."""
     axis = max(range(x.ndim), key=lambda a: -1 if a == keep else x.shape[a], default=None)
-    n = 1 if axis is None or axis == keep else slabs(x.size, x.shape[axis])
+    n = 1 if axis is None or axis == keep else slabs(x.size, x.shape[axis], passes)
     if n == 1:
         body(x, out)
         return out

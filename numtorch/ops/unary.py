@@ -67,7 +67,7 @@ def _ufunc(fname: str):
 
     def cut(xp, input):  # (a large NumPy array in slabs, on every intra-op thread)
         if xp is np and input.size >= parallel.MIN_ELEMENTS:
-            return parallel.ufunc(f, input)
+            return parallel.ufunc(f, input, passes=2)
         return getattr(xp, fname)(input)
 
     if isinstance(f, np.ufunc):
