@@ -234,6 +234,26 @@ def run_kernel(op, arrays: list, attrs: dict):
     return _run(op, np, arrays, attrs, odt, inputs)
 
 
+def kernel_call(op, *arrays, **attrs):
+    """What ``run_kernel`` gives for CPU arrays of NumPy's float32/float64 and Python
+    numbers (type promotion, the kernel, its result's dtype and layout), with none of its
+    checks for other operands: for array formulas (``op.on_arrays``) whose operands are
+    known to be such."""
+    odt = None
+    inputs = arrays
+    if op.prepare is not None:
+        arrays, odt = op.prepare(list(arrays), attrs)
+    out = op.kernel(np, *arrays, **attrs)
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    if odt is not None and out.dtype != odt:
+        out = out.astype(odt)
+    lay = op.layout
+    if lay is not None and (out.ndim > 1 or out.base is not None):
+        out = lay(out, inputs, attrs)
+    return out
+
+
 def _run_gpu(op, xp, arrays: list, attrs: dict):
     """run_kernel for operands on a GPU, with their GPU current (CuPy's kernels run on the
     current GPU and refuse operands of another)."""

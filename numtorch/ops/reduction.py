@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import op as _op
-from .._core.dispatch import dispatch
+from .._core.dispatch import dispatch, kernel_call
 from .._core.layout import contiguous
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
@@ -51,6 +51,7 @@ from ._reduce_common import (
     reduction,
     unreduce,
 )
+from .binary import mul_p
 from .comparison import where
 from .creation import ones_like, zeros_like
 from .shape import cat
@@ -183,6 +184,17 @@ def _mean_errors(make):
 
 def _mean_vjp(g, x_shape, dim, keepdim):
     return unreduce(g, x_shape, dim, keepdim) * reciprocal(_pymax(count(x_shape, dim), 1))
+
+
+def _mean_vjp_arrays(g, x_shape, dim, keepdim):
+    """``_mean_vjp`` on arrays, for a mean over every dim."""
+    if dim is not None:
+        return NotImplemented
+    n = reciprocal(_pymax(count(x_shape, dim), 1))
+    return kernel_call(mul_p, np.broadcast_to(g, x_shape), n)
+
+
+_op.on_arrays(_mean_vjp, _mean_vjp_arrays)
 
 
 def _mean_dims(x, dim, keepdim):

@@ -15,10 +15,11 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import kernel_call
 from .._core.meta_array import META_XP
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
-from .._core.op import ErrorInput, composite, zero_term
+from .._core.op import ErrorInput, composite, on_arrays, zero_term
 from .._core.policy import InplacePolicy
 from .._opdb.samples import S
 from ._families import (
@@ -33,7 +34,7 @@ from ._families import (
     unary,
     unary_samples,
 )
-from .comparison import where
+from .comparison import le_p, where, where_p
 from .creation import zeros_like
 
 # ------------------------------------------------------------------ helpers
@@ -241,7 +242,10 @@ def _relu_errors(make):
 relu_p = unary(
     "relu",
     _relu,
-    lambda g, result: where(result <= 0, 0, g),
+    on_arrays(
+        lambda g, result: where(result <= 0, 0, g),
+        lambda g, result: kernel_call(where_p, kernel_call(le_p, result, 0), 0, g),
+    ),
     ELEMENTWISE,
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT,
