@@ -13,6 +13,7 @@ import numpy as np
 
 from . import autocast_state, scalars, upcalls
 from . import dtype as dt
+from . import tensor as tensor_module
 from .device import _cuda_used, array_module, xp_of
 from .interpreter import Kind, WrapperTensor, raise_escaped
 from .lift import catch_up
@@ -121,6 +122,7 @@ def binary_method(op, attrs: dict, general, ufunc=None):
     layout rule and recording; any other call, or a kernel that raises, takes
     ``general``."""
     kernel, lay, ndiff = op.kernel, op.layout, op.ndiff
+    rec = []  # op's recorder at level 0, fetched at the first call that records
 
     def method(self, other):
         if state.stack or state.modes or type(self) is not Tensor or self._level:
@@ -146,11 +148,28 @@ def binary_method(op, attrs: dict, general, ufunc=None):
             out = _as_array(np, out)
         elif lay is not None and (out.ndim > 1 or out.base is not None):
             out = lay(out, (a, b), attrs)
-        res = _make(out)
-        if state.grad_enabled and ndiff:
+        res = _new(Tensor)  # (_make, inline)
+        res._data = out
+        res._rg_bit = False
+        res._grad_fn = None
+        res._ver = tensor_module._fresh_version()
+        res._base = None
+        # (the slots first: a thread's grad mode costs more to read)
+        if (
+            ndiff
+            and (
+                self._rg_bit
+                or self._base is not None
+                or to is Tensor
+                and (other._rg_bit or other._base is not None)
+            )
+            and state.grad_enabled
+        ):
             for t in (self, other) if to is Tensor else (self,):
                 if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
-                    upcalls.record(op, (self, other), attrs, res)
+                    if not rec:
+                        rec.append(upcalls.recorder(op))
+                    rec[0]((self, other), attrs, res)
                     break
         return res
 

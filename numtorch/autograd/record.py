@@ -326,4 +326,9 @@ def _meta(a):
     return None
 
 
-upcalls.provide(record=record)
+def recorder(op):
+    """op's recorder at level 0 (``record`` of a level-0 call, less the lookup)."""
+    return _RECORDERS.get(op) or _make_recorder(op)
+
+
+upcalls.provide(record=record, recorder=recorder)
