@@ -110,8 +110,14 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     else:
         res = tuple(_make(o) for o in outs)
     if rg and op.ndiff and state.grad_enabled:
-        upcalls.record(op, args, attrs, res)
+        rec = _RECORDERS.get(op)
+        if rec is None:
+            rec = _RECORDERS[op] = upcalls.recorder(op)
+        rec(args, attrs, res)
     return res
+
+
+_RECORDERS: dict = {}  # op -> its recorder at level 0 (upcalls.recorder)
 
 
 def binary_method(op, attrs: dict, general, ufunc=None):
@@ -119,13 +125,16 @@ def binary_method(op, attrs: dict, general, ufunc=None):
     path for its commonest call: no levels or modes, and CPU operands of one NumPy float or
     integer dtype (or a Python number that keeps it), which need no promotion. The short
     path runs dispatch's kernel (or ``ufunc``, the same arithmetic for such operands),
-    layout rule and recording; any other call, or a kernel that raises, takes
-    ``general``."""
+    layout rule and recording; any other call (in an autocast region, for an op autocast
+    casts), or a kernel that raises, takes ``general``."""
     kernel, lay, ndiff = op.kernel, op.layout, op.ndiff
     rec = []  # op's recorder at level 0, fetched at the first call that records
+    casts = op.autocast is not None  # (autocast casts its operands: general's call does)
 
     def method(self, other):
         if state.stack or state.modes or type(self) is not Tensor or self._level:
+            return general(self, other)
+        if casts and autocast_state.ACTIVE[0]:
             return general(self, other)
         a = self._data
         d = a.dtype
