@@ -15,13 +15,12 @@ from .saved import _OWN, Saved, SavedValues, _SavedInnerOutputs, _SavedList, _Sa
 _NOTHING_SAVED: dict = {}  # shared by the nodes that save nothing: never written to
 
 
-def _add_names(names: dict | None, more) -> dict:
-    """The names a node saves, in a fixed order (a dict as an ordered set): packing hooks
+def _add_names(names: tuple | None, more: tuple) -> tuple:
+    """The names a node saves, in a fixed order (a tuple without repeats): packing hooks
     see the same sequence in every run."""
-    if names is None:
-        return dict.fromkeys(more)
-    names.update(dict.fromkeys(more))
-    return names
+    if names is None or names == more:
+        return more
+    return names + tuple(n for n in more if n not in names)
 
 
 def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
@@ -211,7 +210,8 @@ def _make_linker(op, level: bool):
                 if save:
                     lines += [
                         f"    if any(e[0] is not None for e in e{i}):",
-                        f"        names = _add_names(names, {tuple(save)!r})",
+                        f"        names = {tuple(save)!r} if names is None else"
+                        f" _add_names(names, {tuple(save)!r})",
                     ]
                 edges.append(f"*e{i}, ")
             continue
@@ -235,7 +235,10 @@ def _make_linker(op, level: bool):
                 f"            e{i} = (fn, {a}._out_nr) if fn is not None else (_acc({a}), 0)",
             ]
             if save:
-                lines.append(f"            names = _add_names(names, {tuple(save)!r})")
+                lines.append(
+                    f"            names = {tuple(save)!r} if names is None else"
+                    f" _add_names(names, {tuple(save)!r})"
+                )
             lines += ["        else:", f"            e{i} = _NO_EDGE"]
             edges.append(f"e{i}, ")
         lines += ["    else:", f"        m{i} = None"]
@@ -269,7 +272,7 @@ def _make_linker(op, level: bool):
     return link
 
 
-def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
+def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
     """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
     saved = {}
     tensors = False
