@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import op as _op
-from .._core.dispatch import dispatch, kernel_call
+from .._core.dispatch import dispatch
 from .._core.layout import contiguous
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
@@ -51,7 +51,6 @@ from ._reduce_common import (
     reduction,
     unreduce,
 )
-from .binary import mul_p
 from .comparison import where
 from .creation import ones_like, zeros_like
 from .shape import cat
@@ -190,8 +189,8 @@ def _mean_vjp_arrays(g, x_shape, dim, keepdim):
     """``_mean_vjp`` on arrays, for a mean over every dim."""
     if dim is not None:
         return NotImplemented
-    n = reciprocal(_pymax(count(x_shape, dim), 1))
-    return kernel_call(mul_p, np.broadcast_to(g, x_shape), n)
+    # (each element is the 0-d g times 1/n, the product the formula's expanded mul makes)
+    return np.full(x_shape, g * reciprocal(_pymax(count(x_shape, dim), 1)), g.dtype)
 
 
 _op.on_arrays(_mean_vjp, _mean_vjp_arrays)

@@ -239,12 +239,21 @@ def _relu_errors(make):
     )
 
 
+def _relu_vjp_arrays(g, result):
+    """relu's vjp on arrays: ``where(result <= 0, 0, g)``, NumPy's where taking the place
+    of the ops' kernels for C-ordered operands of one dtype (the same bits and layout)."""
+    if g.dtype == result.dtype and g.flags.c_contiguous and result.flags.c_contiguous:
+        if g.shape == result.shape:
+            return np.where(result <= 0, 0, g)
+    return kernel_call(where_p, kernel_call(le_p, result, 0), 0, g)
+
+
 relu_p = unary(
     "relu",
     _relu,
     on_arrays(
         lambda g, result: where(result <= 0, 0, g),
-        lambda g, result: kernel_call(where_p, kernel_call(le_p, result, 0), 0, g),
+        _relu_vjp_arrays,
     ),
     ELEMENTWISE,
     promotion=Promotion.OWN,
