@@ -186,7 +186,10 @@ class Node:
                 n = 1
                 need = wanted[j] if nexts is None else nexts[j][0] is not None
             if not need:
-                out.extend([None] * n)
+                if n == 1:
+                    out.append(None)
+                else:
+                    out.extend([None] * n)
                 j += n
                 continue
             if saved is None:  # (a node that computes nothing never asks)

@@ -184,7 +184,11 @@ def _make_linker(op, level: bool):
     ]
     if level:  # (the unwrapped arguments: a tensor of this level is not its inner value)
         lines.append(f"    {''.join(f'b{i}, ' for i in range(n))}= own")
-    lines.append("    names = None\n    skipped = False")
+    # (an input may have no edge, _SKIP, only where a number has none)
+    skips = not op.number_edges and any(
+        f is not None and i not in op.list_inputs for i, f in enumerate(op.vjps)
+    )
+    lines.append("    names = None\n    skipped = False" if skips else "    names = None")
     edges = []
     live = []  # per input with a formula, whether it has an edge
     checked = any(f is None for f in op.vjps)
@@ -251,7 +255,9 @@ def _make_linker(op, level: bool):
         lines += [f"    if not ({' or '.join(live)}):", "        raise _Untracked"]
     lines += [
         f"    edges = ({''.join(edges)})",
-        "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)",
+        "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)"
+        if skips
+        else "    node.next_functions = edges",
         f"    node.in_meta = [{', '.join(f'm{i}' for i in range(n))}]",
         "    return names",
     ]
