@@ -13,6 +13,7 @@ import numpy as np
 
 from . import autocast_state, scalars, upcalls
 from . import dtype as dt
+from . import tensor as tensor_module
 from .device import _cuda_used, array_module, xp_of
 from .interpreter import Kind, WrapperTensor, raise_escaped
 from .lift import catch_up
@@ -109,8 +110,14 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     else:
         res = tuple(_make(o) for o in outs)
     if rg and op.ndiff and state.grad_enabled:
-        upcalls.record(op, args, attrs, res)
+        rec = _RECORDERS.get(op)
+        if rec is None:
+            rec = _RECORDERS[op] = upcalls.recorder(op)
+        rec(args, attrs, res)
     return res
+
+
+_RECORDERS: dict = {}  # op -> its recorder at level 0 (upcalls.recorder)
 
 
 def binary_method(op, attrs: dict, general, ufunc=None):
@@ -118,12 +125,16 @@ def binary_method(op, attrs: dict, general, ufunc=None):
     path for its commonest call: no levels or modes, and CPU operands of one NumPy float or
     integer dtype (or a Python number that keeps it), which need no promotion. The short
     path runs dispatch's kernel (or ``ufunc``, the same arithmetic for such operands),
-    layout rule and recording; any other call, or a kernel that raises, takes
-    ``general``."""
+    layout rule and recording; any other call (in an autocast region, for an op autocast
+    casts), or a kernel that raises, takes ``general``."""
     kernel, lay, ndiff = op.kernel, op.layout, op.ndiff
+    rec = []  # op's recorder at level 0, fetched at the first call that records
+    casts = op.autocast is not None  # (autocast casts its operands: general's call does)
 
     def method(self, other):
         if state.stack or state.modes or type(self) is not Tensor or self._level:
+            return general(self, other)
+        if casts and autocast_state.ACTIVE[0]:
             return general(self, other)
         a = self._data
         d = a.dtype
@@ -146,11 +157,28 @@ def binary_method(op, attrs: dict, general, ufunc=None):
             out = _as_array(np, out)
         elif lay is not None and (out.ndim > 1 or out.base is not None):
             out = lay(out, (a, b), attrs)
-        res = _make(out)
-        if state.grad_enabled and ndiff:
+        res = _new(Tensor)  # (_make, inline)
+        res._data = out
+        res._rg_bit = False
+        res._grad_fn = None
+        res._ver = tensor_module._fresh_version()
+        res._base = None
+        # (the slots first: a thread's grad mode costs more to read)
+        if (
+            ndiff
+            and (
+                self._rg_bit
+                or self._base is not None
+                or to is Tensor
+                and (other._rg_bit or other._base is not None)
+            )
+            and state.grad_enabled
+        ):
             for t in (self, other) if to is Tensor else (self,):
                 if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
-                    upcalls.record(op, (self, other), attrs, res)
+                    if not rec:
+                        rec.append(upcalls.recorder(op))
+                    rec[0]((self, other), attrs, res)
                     break
         return res
 
@@ -232,6 +260,26 @@ def run_kernel(op, arrays: list, attrs: dict):
     if op.prepare is not None:
         arrays, odt = op.prepare(arrays, attrs)
     return _run(op, np, arrays, attrs, odt, inputs)
+
+
+def kernel_call(op, *arrays, **attrs):
+    """What ``run_kernel`` gives for CPU arrays of NumPy's float32/float64 and Python
+    numbers (type promotion, the kernel, its result's dtype and layout), with none of its
+    checks for other operands: for array formulas (``op.on_arrays``) whose operands are
+    known to be such."""
+    odt = None
+    inputs = arrays
+    if op.prepare is not None:
+        arrays, odt = op.prepare(list(arrays), attrs)
+    out = op.kernel(np, *arrays, **attrs)
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    if odt is not None and out.dtype != odt:
+        out = out.astype(odt)
+    lay = op.layout
+    if lay is not None and (out.ndim > 1 or out.base is not None):
+        out = lay(out, inputs, attrs)
+    return out
 
 
 def _run_gpu(op, xp, arrays: list, attrs: dict):

@@ -45,6 +45,17 @@ def _names(fn) -> tuple[str, ...]:
     return tuple(inspect.signature(fn).parameters)
 
 
+def on_arrays(formula: Callable, arrays: Callable) -> Callable:
+    """``formula`` (a vjp written with numtorch ops), carrying the same gradient computed on
+    NumPy arrays: ``arrays`` takes the formula's parameters, each plain CPU float32/float64
+    tensor as its array, and returns the array the formula's tensor would hold (the same
+    values, dtype and strides, a fresh array), or NotImplemented where it does not cover
+    the call. The engine runs it where nothing could observe the formula's own op calls
+    (``autograd/node.py``)."""
+    formula.on_arrays = arrays
+    return formula
+
+
 def named(fn: Callable, names: Sequence[str]) -> Callable:
     """Give a ``**env`` formula the parameter names the registry reads (formulas bind by
     name: ``g``, ``t``, ``result``, inputs, attributes)."""

@@ -153,18 +153,14 @@ class VersionCounter:
     level whose serial is not above it was active then, if it still is); unset for one made
     while no level was active (see ``births_recorded``)."""
 
-    __slots__ = ("v", "born")
-
-    def __init__(self):
-        self.v = 0
+    # No slots and no __init__: making a counter runs no Python code (every tensor gets
+    # one); ``v`` reads the class's 0 until the first write gives the counter its own.
+    v = 0
 
 
 def _init_born(self: VersionCounter) -> None:
-    self.v = 0
     self.born = births[0]
 
-
-_init_plain = VersionCounter.__init__
 
 # The serial of the last transform level entered, and how many levels are active, in all
 # threads (a tensor another thread makes meanwhile counts as made inside them).
@@ -180,7 +176,7 @@ def births_recorded(serial: int | None) -> None:
         if serial is None:
             births[1] -= 1
             if not births[1]:
-                VersionCounter.__init__ = _init_plain
+                del VersionCounter.__init__
             return
         births[0] = serial
         births[1] += 1

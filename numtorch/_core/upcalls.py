@@ -24,6 +24,8 @@ def _missing(name: str, owner: str) -> Callable:
 
 # Each name, the layer that provides it, and what it does.
 record = _missing("record", "numtorch.autograd.record")  # a node for an op call's outputs
+# op's recorder at level 0: recorder(op)(args, attrs, outputs) is record(op, args, attrs, outputs)
+recorder = _missing("recorder", "numtorch.autograd.record")
 rehistory = _missing("rehistory", "numtorch.autograd.rebase")  # history after an in-place write
 refresh_view = _missing("refresh_view", "numtorch.autograd.rebase")  # a stale view's grad_fn
 relayout = _missing("relayout", "numtorch.autograd.rebase")  # history after t_, squeeze_, ...

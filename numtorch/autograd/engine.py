@@ -257,6 +257,15 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             push(q, (-node._seq, _Entry(node)))
     # a leaf whose accumulation runs no user code accumulates without the node step's checks
     plain = task.accumulate and task.exec_info is None
+    # a node without hooks takes its step inline where the task captures nothing, checks
+    # no NaN and nobody (the profiler) swapped the step
+    inline = (
+        task.exec_info is None
+        and not task.captures
+        and not task.check_nan
+        and _run_node is _plain_run_node
+    )
+    drop = not task.keep_graph
     create_graph = task.create_graph
     with set_grad_enabled(create_graph):
         node = None  # the next node where no queue is needed to know it (see below)
@@ -273,7 +282,21 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                 accumulate_grad(node.variable, buffers.pop(node)[0], create_graph)
                 node = None
                 continue
-            outs = _run_node(task, node, buffers.pop(node))
+            if (
+                inline
+                and not node._any_hooks
+                and type(node).apply is _apply
+                and type(node) is not AccumulateGrad
+            ):
+                # (_run_node's step for such a node)
+                task.current = node
+                outs = node.apply(buffers.pop(node), None)
+                if not node._fits:
+                    outs = validate_outputs(node, outs)
+                if drop and node.saved and type(node.saved) is not SavedValues:
+                    node.saved = None
+            else:
+                outs = _run_node(task, node, buffers.pop(node))
             nexts = node.next_functions
             node = None
             if outs is None:
@@ -341,6 +364,9 @@ def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
     if not task.keep_graph and node.saved and type(node.saved) is not SavedValues:
         node.saved = None  # (release inline)
     return outs
+
+
+_plain_run_node = _run_node
 
 
 def _before_apply(task: GraphTask, node: Node, grads: list) -> list | None:

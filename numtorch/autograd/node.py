@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._core.autocast_state import ACTIVE as AUTOCAST
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np, is_complex_np
 from .._core.inplace import _array
@@ -171,7 +172,8 @@ class Node:
         out = []
         unfit = None  # (position, meta) of the gradients to sum or cast to their input
         j = 0  # the edge the next gradient is for
-        for i, fn, names, is_list in _PLANS.get(op) or _plan(op):
+        fast = None  # whether array forms may run (looked up at the first that could)
+        for i, fn, names, is_list, afn in _PLANS.get(op) or _plan(op):
             if is_list:
                 n = len(meta[i])
                 if nexts is None:
@@ -184,7 +186,10 @@ class Node:
                 n = 1
                 need = wanted[j] if nexts is None else nexts[j][0] is not None
             if not need:
-                out.extend([None] * n)
+                if n == 1:
+                    out.append(None)
+                else:
+                    out.extend([None] * n)
                 j += n
                 continue
             if saved is None:  # (a node that computes nothing never asks)
@@ -203,7 +208,14 @@ class Node:
                             v = v.unpack(self)
                         env[k] = v
                     kw[k] = v
-                r = fn(**kw)
+                r = None
+                if afn is not None:
+                    if fast is None:
+                        fast = _unobserved()
+                    if fast:
+                        r = _on_arrays(afn, kw)
+                if r is None:
+                    r = fn(**kw)
             if is_list:
                 for x, m in zip(r, meta[i]):
                     if x is not None and m is not None:
@@ -280,16 +292,59 @@ _PLANS: dict = {}
 
 
 def _plan(op) -> tuple:
-    """(input index, vjp formula, the names it needs besides g or None, list input?) per
-    differentiable input of op, made once."""
+    """(input index, vjp formula, the names it needs besides g or None, list input?, the
+    formula's array form or None) per differentiable input of op, made once."""
     plan = _PLANS.get(op)
     if plan is None:
         plan = _PLANS[op] = tuple(
-            (i, fn, None if names == ("g",) else names, i in op.list_inputs)
+            (
+                i,
+                fn,
+                None if names == ("g",) else names,
+                i in op.list_inputs,
+                getattr(fn, "on_arrays", None) if ARRAY_FORMS[0] else None,
+            )
             for i, (fn, names) in enumerate(zip(op.vjps, op.vjp_args))
             if fn is not None
         )
     return plan
+
+
+# Whether formulas' array forms run (``op.on_arrays``); tests turn them off to compare.
+ARRAY_FORMS = [True]
+
+
+def use_array_forms(on: bool) -> None:
+    """Let formulas' array forms run where nothing observes them (on), or never (off)."""
+    ARRAY_FORMS[0] = on
+    _PLANS.clear()
+
+
+def _unobserved() -> bool:
+    """Whether a formula's op calls are unobservable, so that its array form may run
+    instead: no graph is being built (grad mode off: a backward pass without
+    create_graph), no transform level, dispatch mode, profiler or autocast region is
+    active."""
+    return not (state.grad_enabled or state.stack or state.modes or AUTOCAST[0])
+
+
+def _on_arrays(afn, kw: dict):
+    """A formula's array form on its arguments (tensors as their arrays), as a tensor; None
+    where an argument is not a plain CPU float32/float64 tensor or a number, or the form
+    does not cover the call."""
+    akw = {}
+    for k, v in kw.items():
+        if isinstance(v, Tensor):
+            if type(v) is not Tensor or v._conj:
+                return None
+            v = v._data
+            if type(v) is not np.ndarray or v.dtype.char not in "fd":
+                return None
+        elif k == "g" or type(v) is list:  # (a multi-output node's gradients; tensor lists)
+            return None
+        akw[k] = v
+    r = afn(**akw)
+    return None if r is NotImplemented else _make(r)
 
 
 def _fit(g, meta):

@@ -15,13 +15,12 @@ from .saved import _OWN, Saved, SavedValues, _SavedInnerOutputs, _SavedList, _Sa
 _NOTHING_SAVED: dict = {}  # shared by the nodes that save nothing: never written to
 
 
-def _add_names(names: dict | None, more) -> dict:
-    """The names a node saves, in a fixed order (a dict as an ordered set): packing hooks
+def _add_names(names: tuple | None, more: tuple) -> tuple:
+    """The names a node saves, in a fixed order (a tuple without repeats): packing hooks
     see the same sequence in every run."""
-    if names is None:
-        return dict.fromkeys(more)
-    names.update(dict.fromkeys(more))
-    return names
+    if names is None or names == more:
+        return more
+    return names + tuple(n for n in more if n not in names)
 
 
 def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
@@ -185,7 +184,11 @@ def _make_linker(op, level: bool):
     ]
     if level:  # (the unwrapped arguments: a tensor of this level is not its inner value)
         lines.append(f"    {''.join(f'b{i}, ' for i in range(n))}= own")
-    lines.append("    names = None\n    skipped = False")
+    # (an input may have no edge, _SKIP, only where a number has none)
+    skips = not op.number_edges and any(
+        f is not None and i not in op.list_inputs for i, f in enumerate(op.vjps)
+    )
+    lines.append("    names = None\n    skipped = False" if skips else "    names = None")
     edges = []
     live = []  # per input with a formula, whether it has an edge
     checked = any(f is None for f in op.vjps)
@@ -211,7 +214,8 @@ def _make_linker(op, level: bool):
                 if save:
                     lines += [
                         f"    if any(e[0] is not None for e in e{i}):",
-                        f"        names = _add_names(names, {tuple(save)!r})",
+                        f"        names = {tuple(save)!r} if names is None else"
+                        f" _add_names(names, {tuple(save)!r})",
                     ]
                 edges.append(f"*e{i}, ")
             continue
@@ -235,7 +239,10 @@ def _make_linker(op, level: bool):
                 f"            e{i} = (fn, {a}._out_nr) if fn is not None else (_acc({a}), 0)",
             ]
             if save:
-                lines.append(f"            names = _add_names(names, {tuple(save)!r})")
+                lines.append(
+                    f"            names = {tuple(save)!r} if names is None else"
+                    f" _add_names(names, {tuple(save)!r})"
+                )
             lines += ["        else:", f"            e{i} = _NO_EDGE"]
             edges.append(f"e{i}, ")
         lines += ["    else:", f"        m{i} = None"]
@@ -248,7 +255,9 @@ def _make_linker(op, level: bool):
         lines += [f"    if not ({' or '.join(live)}):", "        raise _Untracked"]
     lines += [
         f"    edges = ({''.join(edges)})",
-        "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)",
+        "    node.next_functions = edges if not skipped else tuple(e for e in edges if e is not _SKIP)"
+        if skips
+        else "    node.next_functions = edges",
         f"    node.in_meta = [{', '.join(f'm{i}' for i in range(n))}]",
         "    return names",
     ]
@@ -269,7 +278,7 @@ def _make_linker(op, level: bool):
     return link
 
 
-def _save(op, names: dict, args: tuple, outputs, inner) -> dict:
+def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
     """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
     saved = {}
     tensors = False
@@ -326,4 +335,9 @@ def _meta(a):
     return None
 
 
-upcalls.provide(record=record)
+def recorder(op):
+    """op's recorder at level 0 (``record`` of a level-0 call, less the lookup)."""
+    return _RECORDERS.get(op) or _make_recorder(op)
+
+
+upcalls.provide(record=record, recorder=recorder)

@@ -15,11 +15,12 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core.dispatch import kernel_call
 from .._core.layout import number_first_contiguous
 from .._core.messages import broadcast_mismatch
 from .._core.methods import tensor_methods
 from .._core.no_kernel import NoKernel
-from .._core.op import ErrorInput, composite, zero_term
+from .._core.op import ErrorInput, composite, on_arrays, zero_term
 from .._core.policy import BatchedWrite, InplacePolicy
 from .._core.tensor import Tensor
 from .._opdb.samples import S
@@ -191,13 +192,23 @@ def _term(tangent, term):
     return zero_term(term) if tangent is None else term
 
 
+def _times_real(g, x):
+    """``g * cj(x)`` on arrays (mul's vjps' array form), for a real ``x``."""
+    if type(x) is complex or type(x) is not np.ndarray and type(x) not in (int, float):
+        return NotImplemented
+    return kernel_call(mul_p, g, x)
+
+
 # mul and div keep their jvp: as in PyTorch, the zero tangent of a Python number still
 # multiplies a primal (``a * tb``), so the tangent stays on the primal's graph; that term is
 # zero even where the primal is inf (``a * 0.5`` at a = -inf).
 mul_p = binary(
     "mul",
     product,  # a * b; a stack of outer products through a BLAS matmul
-    (lambda g, b: g * cj(b), lambda g, a: g * cj(a)),
+    (
+        on_arrays(lambda g, b: g * cj(b), lambda g, b: _times_real(g, b)),
+        on_arrays(lambda g, a: g * cj(a), lambda g, a: _times_real(g, a)),
+    ),
     lambda tangents, ta, tb, a, b: _term(tangents[0], ta * b) + _term(tangents[1], a * tb),
     methods=("mul", "multiply"),
     number_edges=True,

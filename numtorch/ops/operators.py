@@ -144,9 +144,10 @@ for _dunder, (_op, _has_inplace) in {
 }.items():
     _matmul = _dunder == "matmul"
     _fn = _op.fn
-    tensor_method(
-        _operator(lambda self, other, fn=_fn: fn(self, other), _matmul, _dunder), f"__{_dunder}__"
-    )
+    _method = _operator(lambda self, other, fn=_fn: fn(self, other), _matmul, _dunder)
+    if _matmul:  # (x @ w, a layer's product: dispatch's short path for plain factors)
+        _method = binary_method(_op, {}, _method)
+    tensor_method(_method, f"__{_dunder}__")
     if _dunder != "truediv":  # see _rtruediv
         tensor_method(_operator(_reflected(_op), _matmul), f"__r{_dunder}__")
     if _has_inplace:

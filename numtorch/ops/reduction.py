@@ -188,6 +188,17 @@ def _mean_vjp(g, x_shape, dim, keepdim):
     return unreduce(g, x_shape, dim, keepdim) * reciprocal(_pymax(count(x_shape, dim), 1))
 
 
+def _mean_vjp_arrays(g, x_shape, dim, keepdim):
+    """``_mean_vjp`` on arrays, for a mean over every dim."""
+    if dim is not None:
+        return NotImplemented
+    # (each element is the 0-d g times 1/n, the product the formula's expanded mul makes)
+    return np.full(x_shape, g * reciprocal(_pymax(count(x_shape, dim), 1)), g.dtype)
+
+
+_op.on_arrays(_mean_vjp, _mean_vjp_arrays)
+
+
 def _mean_dims(x, dim, keepdim):
     """x's mean over ``dim`` (every dim for None), in numtorch ops."""
     return mean(x, dims_of(dim, x.dim()) if x.dim() else None, keepdim)

@@ -16,10 +16,11 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import parallel
+from .._core.dispatch import kernel_call
 from .._core.meta_array import META_XP
 from .._core.methods import tensor_methods
 from .._core.no_kernel import CLAMP_COMPLEX, NoKernel
-from .._core.op import ErrorInput, composite, zero_term
+from .._core.op import ErrorInput, composite, on_arrays, zero_term
 from .._core.policy import InplacePolicy
 from .._opdb.samples import S
 from ._families import (
@@ -34,7 +35,7 @@ from ._families import (
     unary,
     unary_samples,
 )
-from .comparison import where
+from .comparison import le_p, where, where_p
 from .creation import zeros_like
 
 # ------------------------------------------------------------------ helpers
@@ -248,10 +249,22 @@ def _relu_errors(make):
     )
 
 
+def _relu_vjp_arrays(g, result):
+    """relu's vjp on arrays: ``where(result <= 0, 0, g)``, NumPy's where taking the place
+    of the ops' kernels for C-ordered operands of one dtype (the same bits and layout)."""
+    if g.dtype == result.dtype and g.flags.c_contiguous and result.flags.c_contiguous:
+        if g.shape == result.shape:
+            return np.where(result <= 0, 0, g)
+    return kernel_call(where_p, kernel_call(le_p, result, 0), 0, g)
+
+
 relu_p = unary(
     "relu",
     _relu,
-    lambda g, result: where(result <= 0, 0, g),
+    on_arrays(
+        lambda g, result: where(result <= 0, 0, g),
+        _relu_vjp_arrays,
+    ),
     ELEMENTWISE,
     promotion=Promotion.OWN,
     dtypes=FLOATS_INT,

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 
+from ..._core.dispatch import kernel_call
 from ..._core.messages import broadcast_mismatch
 from ..._core.meta import by_kernel, mixed_devices
-from ..._core.op import NoKernel, bilinear_jvp, defop
+from ..._core.op import NoKernel, bilinear_jvp, defop, on_arrays
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, pad_to, rule_generator
@@ -123,6 +124,33 @@ def _matmul_vjp_b(g, input, other):
     if _column_major(other):
         return (g.mT @ input.conj()).mT
     return input.mH @ g
+
+
+def _column_major_array(m) -> bool:
+    """``_column_major`` of a non-empty matrix's array."""
+    return m.ndim == 2 and m.strides[0] == m.itemsize != m.strides[1]
+
+
+def _matmul_vjp_a_arrays(g, input, other):
+    """``_matmul_vjp_a`` on arrays, for two matrices of one dtype not laid out by column."""
+    if g.ndim != 2 or input.ndim != 2 or other.ndim != 2 or other.dtype != g.dtype:
+        return NotImplemented
+    if _column_major_array(input) or not input.size:
+        return NotImplemented
+    return kernel_call(matmul_p, g, other.T)
+
+
+def _matmul_vjp_b_arrays(g, input, other):
+    """``_matmul_vjp_b`` on arrays, for two matrices of one dtype not laid out by column."""
+    if g.ndim != 2 or input.ndim != 2 or other.ndim != 2 or input.dtype != g.dtype:
+        return NotImplemented
+    if _column_major_array(other) or not other.size:
+        return NotImplemented
+    return kernel_call(matmul_p, input.T, g)
+
+
+on_arrays(_matmul_vjp_a, _matmul_vjp_a_arrays)
+on_arrays(_matmul_vjp_b, _matmul_vjp_b_arrays)
 
 
 def _matmul_samples(make):
