@@ -197,6 +197,71 @@ def test_a_retained_graph_backward_repeated_captures_as_pytorch(dynamic, sizes):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
 
 
+# A pass that meets a graph again is matched against a template of it (_match) instead
+# of walked: changes after the template is made must count and compute as PyTorch's.
+TEMPLATE_CASES = {
+    "same program": [{}],
+    "another sum dim": [{"dim": 1}, {"dim": 1}, {}],
+    "another exponent": [{"p": 3.0}, {}],
+    "grad defined": [{"grad_first": True}, {}, {"grad_first": True}],
+    "a hook added": [{"hook": True}, {}],
+    "new sizes": [{"n": 4}, {"n": 3}, {"n": 4}, {"n": 5}],
+}
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+@pytest.mark.parametrize("case", TEMPLATE_CASES)
+def test_a_graph_met_again_counts_and_computes_as_pytorch(case, dynamic):
+    runs = [{}, {}, {}, *TEMPLATE_CASES[case]]
+    ours, got = _captures(nt, runs, dynamic)
+    theirs, want = _captures(torch, runs, dynamic)
+    assert ours == theirs
+    for g, kw, w in zip(got, runs, want):
+        _same(g, _program(nt, **kw), "compiled against eager")
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
+def test_a_graph_met_again_is_not_walked(monkeypatch):
+    walks = []
+    walk = ca.walk
+    monkeypatch.setattr(ca, "walk", lambda *a, **k: walks.append(1) or walk(*a, **k))
+    with ca._enable(_identity):
+        for _ in range(5):
+            _program(nt)
+    assert len(walks) == 2  # the capture, and the hit that makes the template
+
+
+def _saved_program(lib, k: int, stale: bool, twice: bool) -> None:
+    x = lib.arange(1.0, 7.0, dtype=lib.float64).requires_grad_()
+    a = x * 1.5
+    y = (a.sin() * x).sum()
+    if stale:
+        a.mul_(2)
+    y.backward()
+    if twice:
+        y.backward()
+
+
+@pytest.mark.parametrize(
+    "stale, twice, error",
+    [
+        (True, False, "modified by an inplace operation"),
+        (False, True, "backward through the graph a second time"),
+    ],
+    ids=["stale saved tensor", "freed graph"],
+)
+def test_a_graph_met_again_raises_eagers_errors(stale, twice, error):
+    for lib, enable in (
+        (nt, ca._enable(_identity)),
+        (torch, tca._enable(torch.compile(backend="eager"))),
+    ):
+        with enable:
+            for k in range(3):
+                _saved_program(lib, k, False, False)
+            with pytest.raises(RuntimeError, match=error):
+                _saved_program(lib, 3, stale, twice)
+
+
 def _layout_program(lib, layouts):
     """x @ w backward for each layout of w (row- or column-major): w's gradient and x's."""
     rng = np.random.default_rng(0)

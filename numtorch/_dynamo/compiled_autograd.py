@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 
 from .._core import upcalls
 from .._core.state import anomaly, compiled_nodes, state
+from . import _match
 from ._capture import CapturedGraph
 from ._walk import _CACHE, _Break, _Entry, kept_sig, lookup, store, walk
 from .utils import counters
@@ -93,6 +94,7 @@ def reset() -> None:
     state.compiler = None
     _CACHE.children.clear()
     _CACHE.entry = None
+    _match._TEMPLATES.clear()
 
 
 _warned: set = set()
@@ -122,6 +124,11 @@ def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, acc
 
 
 def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
+    if compiler is not compiled_nodes:
+        hit = _match.match(roots, grads, inputs, accumulate, keep_graph)
+        if hit is not None:
+            entry, w = hit
+            return entry.fn(w.arrays, w)
     try:
         w = walk(roots, grads, inputs, accumulate, keep_graph, full=False)
     except _Break as e:
@@ -146,6 +153,8 @@ def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate
         result = entry.graph.capture(w)
         entry.fn = compiler.fn(entry.graph)
         return result
+    if compiler is not compiled_nodes:
+        w.entry = entry  # (a template of the graph, if its sizes' program runs)
     return entry.fn(w.arrays, w)
 
 

@@ -1,0 +1,287 @@
+"""The fast path of a cache hit: a backward pass's graph checked node by node against a
+template of a graph met before (the same structure, attributes, sizes and saved values'
+kinds), instead of walked into keys, looked up in the trie and its sizes compared.
+
+A template is made from a pass that hit the cache and ran a program made for exactly its
+sizes (a ``Variant``); a later pass that matches it runs that program. Whatever a
+template cannot judge (hooks on a node, a node called as it is, attribute values
+compared otherwise than by value or identity) is left to the full walk: no template is
+made for such a graph, and a pass that does not match one takes the full walk.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from .._core.device import _cuda_used
+from .._core.tensor import Tensor
+from ..autograd import engine
+from ..autograd.graph import _ACCUMULATE_SEQ, AccumulateGrad, CopySlices, Node
+from ._walk import _Break, _hook_flags, _layout, _saved_arrays, _Walk
+
+# Templates by the type of the first root's node, most recently matched first.
+_TEMPLATES: dict = {}
+_KEPT = 4
+
+
+class _Template:
+    """A graph met before, in the walk's breadth-first order: per node what a match must
+    equal (its head, see ``_head``), where its not-yet-seen next nodes are among its edges,
+    and its saved non-array values; each edge's target as a node index and input number;
+    the pass's roots, order, inputs, dtypes and the program (``variant``) to run."""
+
+    __slots__ = (
+        "entry",
+        "variant",
+        "recs",
+        "js",
+        "nrs",
+        "roots",
+        "accumulate",
+        "keep_graph",
+        "order",
+        "inputs",
+        "dtypes",
+        "types",
+        "shapes",
+        "layouts",
+    )
+
+
+def _plain(v) -> bool:
+    """Whether ``==`` on v means what the trie's key comparison means (equal values, or
+    the same object), so that a template may compare it."""
+    t = type(v)
+    if t in _SCALARS or isinstance(v, np.dtype):
+        return True
+    if t is tuple or t is list or isinstance(v, tuple):
+        return all(_plain(x) for x in v)
+    if t is dict:
+        return all(_plain(k) and _plain(x) for k, x in v.items())
+    if isinstance(v, Tensor) or isinstance(v, np.ndarray):
+        return False
+    return t.__eq__ is object.__eq__ and t.__hash__ is not None
+
+
+_SCALARS = frozenset((type(None), bool, int, float, complex, str, slice, type(...)))
+
+
+def remember(w: _Walk, entry, variant) -> None:
+    """Make a template of the walk ``w`` (a pass that hit ``entry`` and is about to run
+    ``variant``, the program made for its sizes), if it can judge the graph."""
+    if w.stop is not None:
+        return
+    try:
+        t = _template(w, entry, variant)
+    except _Break:
+        return
+    if t is None:
+        return
+    key = type(w.roots[0][0]) if w.roots else None
+    kept = [k for k in _TEMPLATES.get(key, ()) if not (k.entry is entry and k.variant is variant)]
+    _TEMPLATES[key] = [t, *kept[: _KEPT - 1]]
+
+
+def _template(w: _Walk, entry, variant) -> _Template | None:
+    nodes, index = w.nodes, w.index
+    recs: list = []
+    js: list = []
+    nrs: list = []
+    count = len({n for n, _ in w.roots if n is not None})
+    ordered, last = True, 1 << 64
+    arrays: list = []
+    pool: dict = {}  # equal records made one object: a match reads a few, hot in cache
+    for node in nodes:
+        cls = type(node)
+        if cls is AccumulateGrad:
+            head = (node._seq == _ACCUMULATE_SEQ, _hook_flags(node), node.variable._grad is None)
+            if not head[0]:
+                ordered = False
+            recs.append(_pooled(pool, (None, head, None)))
+            continue
+        if cls is CopySlices or cls is Node or node._opaque or node._any_hooks:
+            return None
+        op = node._op
+        if op is None or op.recorder is not None:
+            return None
+        head = (cls, op, dict(node.attrs), node._out_meta, node.in_meta, False)
+        if not _plain(head[2]) or not _plain(head[3]) or not _plain(head[4]):
+            return None
+        saved = node.saved
+        spec = None
+        if saved is None:
+            return None
+        if not saved:  # (nothing saved: the shared empty dict, compared with the head)
+            head = (*head, saved)
+        else:
+            raws: list = []
+            metas: list = []
+            if not _saved_arrays(saved, arrays, raws, metas):
+                return None
+            if not _plain(raws) or not _plain(metas):
+                return None
+            spec = (raws, metas)
+        new = []
+        for p, (nxt, nr) in enumerate(node.next_functions):
+            j = -1 if nxt is None else index[nxt]
+            if j == count:
+                new.append(p)
+                count += 1
+            js.append(j)
+            nrs.append(nr)
+        seq = node._seq
+        if seq >= last:
+            ordered = False
+        last = seq
+        recs.append(_pooled(pool, (head, tuple(new), spec)))
+    t = _Template()
+    t.entry, t.variant, t.recs, t.js, t.nrs = entry, variant, recs, js, nrs
+    t.roots = tuple(None if n is None else (index[n], nr) for n, nr in w.roots)
+    t.accumulate, t.keep_graph = w.accumulate, w.keep_graph
+    t.order = None if ordered else _order(nodes)
+    t.inputs = None if w.inputs is None else _inputs_key(w.inputs, index)
+    t.dtypes = tuple(None if a is None else a.dtype for a in w.arrays)
+    t.types = tuple(type(a) for a in w.arrays) if _cuda_used[0] else None
+    t.shapes = variant.sig[0][-1]
+    t.layouts = variant.sig[1]
+    return t
+
+
+def _pooled(pool: dict, v):
+    try:
+        k = (type(v), v)
+        same = pool.setdefault(k, v)
+    except TypeError:  # (unhashable: a dict or list inside)
+        k = (type(v), repr(v))
+        same = pool.setdefault(k, v)
+    return same if same is v or same == v else v
+
+
+def _order(nodes: list) -> tuple:
+    return tuple(sorted(range(len(nodes)), key=lambda k: nodes[k]._seq))
+
+
+def _inputs_key(inputs, index: dict) -> tuple:
+    edges = (engine.edge_of(t) if isinstance(t, Tensor) else (t.node, t.output_nr) for t in inputs)
+    return tuple(None if n not in index else (index[n], nr) for n, nr in edges)
+
+
+def match(roots, grads, inputs, accumulate: bool, keep_graph: bool):
+    """(the entry, a walk carrying the program to run) for a pass that matches a template
+    made before, or None."""
+    templates = _TEMPLATES.get(type(roots[0][0]) if roots else None)
+    if not templates:
+        return None
+    try:
+        w = _Walk(roots, grads, inputs, accumulate, keep_graph, None)
+    except _Break:
+        return None
+    for k, t in enumerate(templates):
+        try:
+            same = _matches(t, w)
+        except _Break:
+            return None
+        except (AttributeError, IndexError, TypeError, ValueError):  # (an edge to no node)
+            same = False
+        if not same:
+            del w.nodes[len(w.index) :], w.arrays[len(roots) :]
+            continue
+        if k:
+            templates.insert(0, templates.pop(k))
+        w.kinds = w.at = None
+        w.sig, w.layouts = t.variant.sig
+        w.variant = t.variant
+        return t.entry, w
+    return None
+
+
+def _matches(t: _Template, w: _Walk) -> bool:
+    """Whether the walk's graph is the template's (filling in the walk's nodes and saved
+    arrays as the full walk would)."""
+    if t.accumulate != w.accumulate or t.keep_graph != w.keep_graph:
+        return False
+    index = w.index
+    if tuple(None if n is None else (index[n], nr) for n, nr in w.roots) != t.roots:
+        return False
+    nodes, arrays = w.nodes, w.arrays
+    push = nodes.append
+    nfs: list = []
+    keep = nfs.append
+    ordered, last = True, 1 << 64
+    for node, (head, new, spec) in zip(nodes, t.recs):
+        if head is None:  # a leaf
+            if type(node) is not AccumulateGrad or new != (
+                node._seq == _ACCUMULATE_SEQ,
+                _hook_flags(node),
+                node.variable._grad is None,
+            ):
+                return False
+            if not new[0]:
+                ordered = False
+            continue
+        if spec is None:
+            if (
+                type(node),
+                node._op,
+                node.attrs,
+                node._out_meta,
+                node.in_meta,
+                node._any_hooks,
+                node.saved,
+            ) != head:
+                return False
+        else:
+            if (
+                type(node),
+                node._op,
+                node.attrs,
+                node._out_meta,
+                node.in_meta,
+                node._any_hooks,
+            ) != head:
+                return False
+            saved = node.saved
+            if not saved:
+                return False
+            raws: list = []
+            metas: list = []
+            if not _saved_arrays(saved, arrays, raws, metas):
+                return False
+            if raws != spec[0] or metas != spec[1]:
+                return False
+        nf = node.next_functions
+        keep(nf)
+        for p in new:
+            push(nf[p][0])
+        seq = node._seq
+        if seq >= last:
+            ordered = False
+        last = seq
+    n = len(nodes)
+    if n != len(t.recs):
+        return False
+    ext = [*nodes, None]  # (index -1: an edge without a node)
+    if list(chain.from_iterable(nfs)) != list(zip(map(ext.__getitem__, t.js), t.nrs)):
+        return False
+    if (w.inputs is None) != (t.inputs is None):
+        return False
+    if t.inputs is None:
+        if len(set(nodes)) != n:
+            return False
+    else:
+        index = dict(zip(nodes, range(n)))
+        if len(index) != n or _inputs_key(w.inputs, index) != t.inputs:
+            return False
+    if (None if ordered else _order(nodes)) != t.order:
+        return False
+    if tuple(None if a is None else a.dtype for a in arrays) != t.dtypes:
+        return False
+    if t.types is not None or _cuda_used[0]:
+        if t.types != tuple(type(a) for a in arrays):
+            return False
+    if [None if a is None else a.shape for a in arrays] != t.shapes:
+        return False
+    layouts = [None if a is None or a.flags.c_contiguous else _layout(a) for a in arrays]
+    return layouts == t.layouts
