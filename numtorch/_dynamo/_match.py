@@ -11,8 +11,6 @@ made for such a graph, and a pass that does not match one takes the full walk.
 
 from __future__ import annotations
 
-from itertools import chain
-
 import numpy as np
 
 from .._core.device import _cuda_used
@@ -28,16 +26,15 @@ _KEPT = 4
 
 class _Template:
     """A graph met before, in the walk's breadth-first order: per node what a match must
-    equal (its head, see ``_head``), where its not-yet-seen next nodes are among its edges,
-    and its saved non-array values; each edge's target as a node index and input number;
-    the pass's roots, order, inputs, dtypes and the program (``variant``) to run."""
+    equal (its head: type, op, attributes, metadata), its edges (each a target and an
+    input number; the target a node index, ``_NEW`` for a node not seen before, ``_NONE``
+    for none), and its saved non-array values; the pass's roots, order, inputs, dtypes,
+    and the program (``variant``) to run."""
 
     __slots__ = (
         "entry",
         "variant",
         "recs",
-        "js",
-        "nrs",
         "roots",
         "accumulate",
         "keep_graph",
@@ -65,6 +62,8 @@ def _plain(v) -> bool:
     return t.__eq__ is object.__eq__ and t.__hash__ is not None
 
 
+_NEW, _NONE = -2, -1  # an edge's target: a node not seen before, no node
+
 _SCALARS = frozenset((type(None), bool, int, float, complex, str, slice, type(...)))
 
 
@@ -87,57 +86,66 @@ def remember(w: _Walk, entry, variant) -> None:
 def _template(w: _Walk, entry, variant) -> _Template | None:
     nodes, index = w.nodes, w.index
     recs: list = []
-    js: list = []
-    nrs: list = []
     count = len({n for n, _ in w.roots if n is not None})
     ordered, last = True, 1 << 64
     arrays: list = []
-    pool: dict = {}  # equal records made one object: a match reads a few, hot in cache
+    heads: dict = {}  # (equal heads, specs and records made one object each: a match
+    specs: dict = {}  # reads a few, hot in cache)
+    pool: dict = {}
     for node in nodes:
         cls = type(node)
         if cls is AccumulateGrad:
-            head = (node._seq == _ACCUMULATE_SEQ, _hook_flags(node), node.variable._grad is None)
+            head = _leaf_head(node)
             if not head[0]:
                 ordered = False
-            recs.append(_pooled(pool, (None, head, None)))
+            recs.append(heads.setdefault(head, (None, head, None)))
             continue
         if cls is CopySlices or cls is Node or node._opaque or node._any_hooks:
             return None
         op = node._op
         if op is None or op.recorder is not None:
             return None
-        head = (cls, op, dict(node.attrs), node._out_meta, node.in_meta, False)
-        if not _plain(head[2]) or not _plain(head[3]) or not _plain(head[4]):
-            return None
         saved = node.saved
-        spec = None
         if saved is None:
             return None
-        if not saved:  # (nothing saved: the shared empty dict, compared with the head)
-            head = (*head, saved)
-        else:
+        attrs, out_meta, in_meta = node.attrs, node._out_meta, node.in_meta
+        key = (cls, op, tuple(attrs.items()), out_meta, tuple(in_meta), not saved)
+        head = _pooled(heads, key)
+        if head is None:
+            head = (cls, op, dict(attrs), out_meta, in_meta, False)
+            # (nothing saved: the shared empty dict, compared with the head)
+            head = (*head, saved) if not saved else head
+            if not (_plain(head[2]) and _plain(head[3]) and _plain(head[4])):
+                return None
+            _pool(heads, key, head)
+        spec = None
+        if saved:
             raws: list = []
             metas: list = []
             if not _saved_arrays(saved, arrays, raws, metas):
                 return None
-            if not _plain(raws) or not _plain(metas):
-                return None
-            spec = (raws, metas)
-        new = []
-        for p, (nxt, nr) in enumerate(node.next_functions):
-            j = -1 if nxt is None else index[nxt]
+            key = (tuple(raws), tuple(metas))
+            spec = _pooled(specs, key)
+            if spec is None:
+                spec = (raws, metas)
+                if not (_plain(raws) and _plain(metas)):
+                    return None
+                _pool(specs, key, spec)
+        edges = []
+        for nxt, nr in node.next_functions:
+            j = _NONE if nxt is None else index[nxt]
             if j == count:
-                new.append(p)
+                j = _NEW
                 count += 1
-            js.append(j)
-            nrs.append(nr)
+            edges.append((j, nr))
         seq = node._seq
         if seq >= last:
             ordered = False
         last = seq
-        recs.append(_pooled(pool, (head, tuple(new), spec)))
+        rec = (head, tuple(edges), spec)
+        recs.append(pool.setdefault((id(head), rec[1], id(spec)), rec))
     t = _Template()
-    t.entry, t.variant, t.recs, t.js, t.nrs = entry, variant, recs, js, nrs
+    t.entry, t.variant, t.recs = entry, variant, recs
     t.roots = tuple(None if n is None else (index[n], nr) for n, nr in w.roots)
     t.accumulate, t.keep_graph = w.accumulate, w.keep_graph
     t.order = None if ordered else _order(nodes)
@@ -149,14 +157,23 @@ def _template(w: _Walk, entry, variant) -> _Template | None:
     return t
 
 
-def _pooled(pool: dict, v):
+def _leaf_head(node) -> tuple:
+    return (node._seq == _ACCUMULATE_SEQ, _hook_flags(node), node.variable._grad is None)
+
+
+def _pooled(pool: dict, key):
+    """The value pooled under ``key``, or None."""
     try:
-        k = (type(v), v)
-        same = pool.setdefault(k, v)
-    except TypeError:  # (unhashable: a dict or list inside)
-        k = (type(v), repr(v))
-        same = pool.setdefault(k, v)
-    return same if same is v or same == v else v
+        return pool.get(key)
+    except TypeError:  # (an unhashable value inside: not pooled)
+        return None
+
+
+def _pool(pool: dict, key, v) -> None:
+    try:
+        pool[key] = v
+    except TypeError:
+        pass
 
 
 def _order(nodes: list) -> tuple:
@@ -207,18 +224,13 @@ def _matches(t: _Template, w: _Walk) -> bool:
         return False
     nodes, arrays = w.nodes, w.arrays
     push = nodes.append
-    nfs: list = []
-    keep = nfs.append
     ordered, last = True, 1 << 64
-    for node, (head, new, spec) in zip(nodes, t.recs):
-        if head is None:  # a leaf
-            if type(node) is not AccumulateGrad or new != (
-                node._seq == _ACCUMULATE_SEQ,
-                _hook_flags(node),
-                node.variable._grad is None,
-            ):
+    # one pass, each node's objects read once (they are cold: the forward made them)
+    for node, (head, edges, spec) in zip(nodes, t.recs):
+        if head is None:  # a leaf (its head in ``edges``)
+            if type(node) is not AccumulateGrad or edges != _leaf_head(node):
                 return False
-            if not new[0]:
+            if not edges[0]:
                 ordered = False
             continue
         if spec is None:
@@ -252,25 +264,28 @@ def _matches(t: _Template, w: _Walk) -> bool:
             if raws != spec[0] or metas != spec[1]:
                 return False
         nf = node.next_functions
-        keep(nf)
-        for p in new:
-            push(nf[p][0])
+        if len(nf) != len(edges):
+            return False
+        for (nxt, nr), (j, want) in zip(nf, edges):
+            if nr != want:
+                return False
+            if j < 0:
+                if j == _NEW:
+                    push(nxt)  # (a node seen before: the check of duplicates below)
+                elif nxt is not None:
+                    return False
+            elif nodes[j] is not nxt:
+                return False
         seq = node._seq
         if seq >= last:
             ordered = False
         last = seq
     n = len(nodes)
-    if n != len(t.recs):
-        return False
-    ext = [*nodes, None]  # (index -1: an edge without a node)
-    if list(chain.from_iterable(nfs)) != list(zip(map(ext.__getitem__, t.js), t.nrs)):
+    if n != len(t.recs) or len(set(map(id, nodes))) != n:  # (id: no cold node read)
         return False
     if (w.inputs is None) != (t.inputs is None):
         return False
-    if t.inputs is None:
-        if len(set(nodes)) != n:
-            return False
-    else:
+    if t.inputs is not None:
         index = dict(zip(nodes, range(n)))
         if len(index) != n or _inputs_key(w.inputs, index) != t.inputs:
             return False
