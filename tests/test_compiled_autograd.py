@@ -231,6 +231,56 @@ def test_a_graph_met_again_is_not_walked(monkeypatch):
     assert len(walks) == 2  # the capture, and the hit that makes the template
 
 
+def _chain(lib, change=None, n=40):
+    """Gradients of a chain of adds, each also reading a leaf (a template checks such a
+    run of equal nodes in C), with one change at its middle."""
+    x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    z = lib.full((3,), 2.0, dtype=lib.float64, requires_grad=True)
+    y = x
+    for k in range(n):
+        if k == n // 2 and change == "alpha":
+            y = lib.add(y, x, alpha=2)
+        elif k == n // 2 and change == "other leaf":
+            y = y + z
+        elif k == n // 2 and change == "other op":
+            y = y * x
+        else:
+            y = y + x
+        if k == n // 2 and change == "hook":
+            y.register_hook(lambda g: g * 3)
+    y.sum().backward()
+    return x.grad, z.grad
+
+
+@pytest.mark.parametrize(
+    "change, n",
+    [(None, 40), ("alpha", 40), ("other leaf", 40), ("other op", 40), ("hook", 40),
+     (None, 41), (None, 17)],
+)  # fmt: skip
+def test_a_chain_met_again_with_a_change_computes_as_eager(change, n):
+    tca.reset()
+    torch._dynamo.utils.counters.clear()
+    results = {}
+    for lib, enable, count in (
+        (nt, ca._enable(_identity), counters),
+        (torch, tca._enable(torch.compile(backend="eager")), torch._dynamo.utils.counters),
+    ):
+        with enable:
+            for _ in range(3):
+                _chain(lib)
+            got = _chain(lib, change, n)
+            again = _chain(lib)
+        results[lib] = (count["compiled_autograd"]["captures"], got, again)
+    ours, got, again = results[nt]
+    assert ours == results[torch][0]
+    for g, e, w in zip(got, _chain(nt, change, n), results[torch][1]):
+        _same(g, e, "compiled against eager")
+        if w is not None:
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+    for g, e in zip(again, _chain(nt)):
+        _same(g, e, "the chain met again")
+
+
 def _saved_program(lib, k: int, stale: bool, twice: bool) -> None:
     x = lib.arange(1.0, 7.0, dtype=lib.float64).requires_grad_()
     a = x * 1.5

@@ -11,6 +11,10 @@ made for such a graph, and a pass that does not match one takes the full walk.
 
 from __future__ import annotations
 
+from itertools import count as counting
+from itertools import islice, repeat
+from operator import attrgetter, eq, gt, itemgetter
+
 import numpy as np
 
 from .._core.device import _cuda_used
@@ -92,7 +96,9 @@ def _template(w: _Walk, entry, variant) -> _Template | None:
     heads: dict = {}  # (equal heads, specs and records made one object each: a match
     specs: dict = {}  # reads a few, hot in cache)
     pool: dict = {}
+    counts: list = []  # per node, how many nodes the walk had found when it got there
     for node in nodes:
+        counts.append(count)
         cls = type(node)
         if cls is AccumulateGrad:
             head = _leaf_head(node)
@@ -144,6 +150,7 @@ def _template(w: _Walk, entry, variant) -> _Template | None:
         last = seq
         rec = (head, tuple(edges), spec)
         recs.append(pool.setdefault((id(head), rec[1], id(spec)), rec))
+    _find_runs(recs, counts)
     t = _Template()
     t.entry, t.variant, t.recs = entry, variant, recs
     t.roots = tuple(None if n is None else (index[n], nr) for n, nr in w.roots)
@@ -155,6 +162,68 @@ def _template(w: _Walk, entry, variant) -> _Template | None:
     t.shapes = variant.sig[0][-1]
     t.layouts = variant.sig[1]
     return t
+
+
+_RUN = object()  # a record's spec where a run starts (its head None, its edges the run's)
+_SHORTEST = 16  # the shortest run worth checking in C
+
+
+def _find_runs(recs: list, counts: list) -> None:
+    """Mark the runs of the records: equal records of nodes that save nothing, each node
+    the last one found when the walk gets to it and finding exactly one new node (a
+    chain: node k+1 is node k's edge). A match checks a run in C, a chunk at a time."""
+    k, n = 0, len(recs)
+    while k < n:
+        rec = recs[k]
+        head, edges, spec = rec
+        news = [q for q, (j, _) in enumerate(edges) if j == _NEW] if head is not None else []
+        if spec is not None or len(news) != 1 or counts[k] != k + 1:
+            k += 1
+            continue
+        end = k + 1
+        while end < n and recs[end] is rec:
+            end += 1
+        if end - k >= _SHORTEST:
+            recs[k] = (None, (k, end - k, rec, news[0]), _RUN)
+        k = end
+
+
+def _match_run(nodes: list, run: tuple, last: int):
+    """Check a run of nodes (see ``_find_runs``) from its first, the walk's last node,
+    finding the nodes its edges lead to: (the last sequence number, whether the run's
+    are falling from ``last``), or None where the run differs."""
+    k, n, (head, edges, _), p = run
+    if len(nodes) != k + 1:
+        return None
+    src = map(nodes.__getitem__, counting(k))  # (reads each node once the last appended it)
+    nodes.extend(islice(map(_target, map(itemgetter(p), map(_next, src))), n))
+    if len(nodes) != k + n + 1:
+        return None
+    fixed = [(None if j == _NONE else nodes[j], nr) for j, nr in edges]
+    ordered = True
+    for c in range(k, k + n, _CHUNK):  # (a chunk's nodes stay in cache between passes)
+        e = min(c + _CHUNK, k + n)
+        seg = nodes[c:e]
+        if not all(map(eq, map(_plain_head, seg), repeat(head))):
+            return None
+        cols = [
+            zip(nodes[c + 1 : e + 1], repeat(nr)) if q == p else repeat(fixed[q])
+            for q, (_, nr) in enumerate(edges)
+        ]
+        if not all(map(eq, map(_next, seg), zip(*cols))):
+            return None
+        seqs = list(map(_seqs, seg))
+        if seqs[0] >= last or not all(map(gt, seqs, islice(seqs, 1, None))):
+            ordered = False
+        last = seqs[-1]
+    return last, ordered
+
+
+_CHUNK = 256
+_plain_head = attrgetter("__class__", "_op", "attrs", "_out_meta", "in_meta", "_any_hooks", "saved")
+_next = attrgetter("next_functions")
+_seqs = attrgetter("_seq")
+_target = itemgetter(0)
 
 
 def _leaf_head(node) -> tuple:
@@ -200,7 +269,7 @@ def match(roots, grads, inputs, accumulate: bool, keep_graph: bool):
             same = _matches(t, w)
         except _Break:
             return None
-        except (AttributeError, IndexError, TypeError, ValueError):  # (an edge to no node)
+        except (AttributeError, IndexError, TypeError, ValueError):  # (no node; other edges)
             same = False
         if not same:
             del w.nodes[len(w.index) :], w.arrays[len(roots) :]
@@ -226,7 +295,16 @@ def _matches(t: _Template, w: _Walk) -> bool:
     push = nodes.append
     ordered, last = True, 1 << 64
     # one pass, each node's objects read once (they are cold: the forward made them)
-    for node, (head, edges, spec) in zip(nodes, t.recs):
+    walk = zip(nodes, t.recs)
+    for node, (head, edges, spec) in walk:
+        if head is None and spec is _RUN:
+            done = _match_run(nodes, edges, last)
+            if done is None:
+                return False
+            last, falling = done
+            ordered = ordered and falling
+            next(islice(walk, edges[1] - 2, None), None)  # (past the run's other nodes)
+            continue
         if head is None:  # a leaf (its head in ``edges``)
             if type(node) is not AccumulateGrad or edges != _leaf_head(node):
                 return False
@@ -263,10 +341,7 @@ def _matches(t: _Template, w: _Walk) -> bool:
                 return False
             if raws != spec[0] or metas != spec[1]:
                 return False
-        nf = node.next_functions
-        if len(nf) != len(edges):
-            return False
-        for (nxt, nr), (j, want) in zip(nf, edges):
+        for (nxt, nr), (j, want) in zip(node.next_functions, edges, strict=True):
             if nr != want:
                 return False
             if j < 0:
