@@ -9,7 +9,10 @@ tracer on the stack, each node's vjp formulas called in one functional form
 ``(grads, saved values, attributes) -> grads`` on traced values, hooks and gradient
 accumulation recorded as calls, in the eager engine's order. The program becomes a
 Python function (``CapturedGraph``) that ``compiler_fn`` receives and returns a callable
-for. A hit gathers the saved arrays and calls it.
+for. A hit gathers the saved arrays and calls it. A hit that ran the program made for
+its exact sizes also leaves a template of its graph (``_match``): a later pass on an
+equal graph is checked against it node by node, without the walk, the trie or the size
+comparison, and runs that program.
 
 Shapes: with ``dynamic=True`` (the default) a captured graph serves every size; with
 ``dynamic=False`` the first change of a size recaptures once and marks the graph
