@@ -197,6 +197,121 @@ def test_a_retained_graph_backward_repeated_captures_as_pytorch(dynamic, sizes):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
 
 
+# A pass that meets a graph again is matched against a template of it (_match) instead
+# of walked: changes after the template is made must count and compute as PyTorch's.
+TEMPLATE_CASES = {
+    "same program": [{}],
+    "another sum dim": [{"dim": 1}, {"dim": 1}, {}],
+    "another exponent": [{"p": 3.0}, {}],
+    "grad defined": [{"grad_first": True}, {}, {"grad_first": True}],
+    "a hook added": [{"hook": True}, {}],
+    "new sizes": [{"n": 4}, {"n": 3}, {"n": 4}, {"n": 5}],
+}
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+@pytest.mark.parametrize("case", TEMPLATE_CASES)
+def test_a_graph_met_again_counts_and_computes_as_pytorch(case, dynamic):
+    runs = [{}, {}, {}, *TEMPLATE_CASES[case]]
+    ours, got = _captures(nt, runs, dynamic)
+    theirs, want = _captures(torch, runs, dynamic)
+    assert ours == theirs
+    for g, kw, w in zip(got, runs, want):
+        _same(g, _program(nt, **kw), "compiled against eager")
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
+def test_a_graph_met_again_is_not_walked(monkeypatch):
+    walks = []
+    walk = ca.walk
+    monkeypatch.setattr(ca, "walk", lambda *a, **k: walks.append(1) or walk(*a, **k))
+    with ca._enable(_identity):
+        for _ in range(5):
+            _program(nt)
+    assert len(walks) == 2  # the capture, and the hit that makes the template
+
+
+def _chain(lib, change=None, n=40):
+    """Gradients of a chain of adds, each also reading a leaf (a template checks such a
+    run of equal nodes in C), with one change at its middle."""
+    x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    z = lib.full((3,), 2.0, dtype=lib.float64, requires_grad=True)
+    y = x
+    for k in range(n):
+        if k == n // 2 and change == "alpha":
+            y = lib.add(y, x, alpha=2)
+        elif k == n // 2 and change == "other leaf":
+            y = y + z
+        elif k == n // 2 and change == "other op":
+            y = y * x
+        else:
+            y = y + x
+        if k == n // 2 and change == "hook":
+            y.register_hook(lambda g: g * 3)
+    y.sum().backward()
+    return x.grad, z.grad
+
+
+@pytest.mark.parametrize(
+    "change, n",
+    [(None, 40), ("alpha", 40), ("other leaf", 40), ("other op", 40), ("hook", 40),
+     (None, 41), (None, 17)],
+)  # fmt: skip
+def test_a_chain_met_again_with_a_change_computes_as_eager(change, n):
+    tca.reset()
+    torch._dynamo.utils.counters.clear()
+    results = {}
+    for lib, enable, count in (
+        (nt, ca._enable(_identity), counters),
+        (torch, tca._enable(torch.compile(backend="eager")), torch._dynamo.utils.counters),
+    ):
+        with enable:
+            for _ in range(3):
+                _chain(lib)
+            got = _chain(lib, change, n)
+            again = _chain(lib)
+        results[lib] = (count["compiled_autograd"]["captures"], got, again)
+    ours, got, again = results[nt]
+    assert ours == results[torch][0]
+    for g, e, w in zip(got, _chain(nt, change, n), results[torch][1]):
+        _same(g, e, "compiled against eager")
+        if w is not None:
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+    for g, e in zip(again, _chain(nt)):
+        _same(g, e, "the chain met again")
+
+
+def _saved_program(lib, k: int, stale: bool, twice: bool) -> None:
+    x = lib.arange(1.0, 7.0, dtype=lib.float64).requires_grad_()
+    a = x * 1.5
+    y = (a.sin() * x).sum()
+    if stale:
+        a.mul_(2)
+    y.backward()
+    if twice:
+        y.backward()
+
+
+@pytest.mark.parametrize(
+    "stale, twice, error",
+    [
+        (True, False, "modified by an inplace operation"),
+        (False, True, "backward through the graph a second time"),
+    ],
+    ids=["stale saved tensor", "freed graph"],
+)
+def test_a_graph_met_again_raises_eagers_errors(stale, twice, error):
+    for lib, enable in (
+        (nt, ca._enable(_identity)),
+        (torch, tca._enable(torch.compile(backend="eager"))),
+    ):
+        with enable:
+            for k in range(3):
+                _saved_program(lib, k, False, False)
+            with pytest.raises(RuntimeError, match=error):
+                _saved_program(lib, 3, stale, twice)
+
+
 def _layout_program(lib, layouts):
     """x @ w backward for each layout of w (row- or column-major): w's gradient and x's."""
     rng = np.random.default_rng(0)

@@ -21,7 +21,7 @@ from ..autograd.graph import (
     _SavedTuple,
     _task_ids,
 )
-from . import _codegen
+from . import _codegen, _match
 from ._ir import Call
 from ._trace import Tracer, guards_first, hoist_guards, same_consts
 from ._walk import _LEAF, _OPAQUE, _Walk, complete, kept_sig
@@ -71,8 +71,13 @@ class CapturedGraph:
 
     def __call__(self, inputs: list, w: _Walk):
         sig = (w.sig, w.layouts)
+        if w.variant is not None:  # a template matched: its program (sizes checked)
+            out = self._replay(w.variant.fn, w.variant.frees, inputs, w)
+            return None if out is None else [[None if a is None else _make(a)] for a in out]
         for variant in self.variants:
             if variant.sig == sig:
+                if w.entry is not None:
+                    _match.remember(w, w.entry, variant)
                 out = self._replay(variant.fn, variant.frees, inputs, w)
                 break
         else:

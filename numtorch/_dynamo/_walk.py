@@ -67,6 +67,8 @@ class _Walk:
         "sig",
         "layouts",
         "keys",
+        "variant",
+        "entry",
     )
 
     def __init__(self, roots, grads, inputs, accumulate: bool, keep_graph: bool, stop) -> None:
@@ -96,6 +98,10 @@ class _Walk:
         self.sig: list = []  # compared, not hashed: it holds lists
         self.layouts: list | None = None
         self.keys: list = []
+        # the program to run, where a template matched (``_match``); the cache entry hit,
+        # where a program run for exactly these sizes is to be remembered as a template
+        self.variant = None
+        self.entry = None
 
 
 class _Break(Exception):

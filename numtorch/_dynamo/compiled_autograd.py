@@ -9,7 +9,10 @@ tracer on the stack, each node's vjp formulas called in one functional form
 ``(grads, saved values, attributes) -> grads`` on traced values, hooks and gradient
 accumulation recorded as calls, in the eager engine's order. The program becomes a
 Python function (``CapturedGraph``) that ``compiler_fn`` receives and returns a callable
-for. A hit gathers the saved arrays and calls it.
+for. A hit gathers the saved arrays and calls it. A hit that ran the program made for
+its exact sizes also leaves a template of its graph (``_match``): a later pass on an
+equal graph is checked against it node by node, without the walk, the trie or the size
+comparison, and runs that program.
 
 Shapes: with ``dynamic=True`` (the default) a captured graph serves every size; with
 ``dynamic=False`` the first change of a size recaptures once and marks the graph
@@ -27,6 +30,7 @@ from collections.abc import Callable, Iterator
 
 from .._core import upcalls
 from .._core.state import anomaly, compiled_nodes, state
+from . import _match
 from ._capture import CapturedGraph
 from ._walk import _CACHE, _Break, _Entry, kept_sig, lookup, store, walk
 from .utils import counters
@@ -93,6 +97,7 @@ def reset() -> None:
     state.compiler = None
     _CACHE.children.clear()
     _CACHE.entry = None
+    _match._TEMPLATES.clear()
 
 
 _warned: set = set()
@@ -122,6 +127,11 @@ def compiled_backward(compiler: _Compiler, roots, grads, inputs, keep_graph, acc
 
 
 def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate: bool):
+    if compiler is not compiled_nodes:
+        hit = _match.match(roots, grads, inputs, accumulate, keep_graph)
+        if hit is not None:
+            entry, w = hit
+            return entry.fn(w.arrays, w)
     try:
         w = walk(roots, grads, inputs, accumulate, keep_graph, full=False)
     except _Break as e:
@@ -146,6 +156,8 @@ def _run(compiler: _Compiler, roots, grads, inputs, keep_graph: bool, accumulate
         result = entry.graph.capture(w)
         entry.fn = compiler.fn(entry.graph)
         return result
+    if compiler is not compiled_nodes:
+        w.entry = entry  # (a template of the graph, if its sizes' program runs)
     return entry.fn(w.arrays, w)
 
 
