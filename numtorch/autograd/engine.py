@@ -104,9 +104,12 @@ def _compute_dependencies(task: GraphTask, roots) -> None:
 
 
 def _compute_exec_info(task: GraphTask, roots, targets: set) -> None:
-    """Mark the nodes on some path from a root to a capture target."""
+    """Mark the nodes on some path from a root to a capture target, counting each node's
+    dependencies on the way (what ``_compute_dependencies`` does, in the same walk)."""
+    deps = task.deps
     needed: set = set()
-    # Iterative post-order: a node is needed if it is a target or any child is needed.
+    # Iterative post-order: a node is needed if it is a target or any child is needed. Each
+    # node's edges are read once (its iterator resumes where it stopped): one count per edge.
     visited = set()
     for root, _ in roots:
         if root is None or root in visited:
@@ -115,18 +118,19 @@ def _compute_exec_info(task: GraphTask, roots, targets: set) -> None:
         visited.add(root)
         while stack:
             node, it = stack[-1]
-            advanced = False
             for nxt, _ in it:
-                if nxt is not None and nxt not in visited:
-                    visited.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    advanced = True
-                    break
-            if advanced:
-                continue
-            stack.pop()
-            if any(n in needed or n in targets for n, _ in node.next_functions):
-                needed.add(node)
+                if nxt is not None:
+                    deps[nxt] = deps.get(nxt, 0) + 1
+                    if nxt not in visited:
+                        visited.add(nxt)
+                        stack.append((nxt, iter(nxt.next_functions)))
+                        break
+            else:
+                stack.pop()
+                for n, _ in node.next_functions:
+                    if n in needed or n in targets:
+                        needed.add(node)
+                        break
     if task.accumulate:
         needed |= {t for t in targets if isinstance(t, AccumulateGrad)}
     task.exec_info = needed
@@ -681,9 +685,10 @@ def plan_task(roots, inputs, keep_graph, create_graph, accumulate) -> tuple:
     """A graph task (dependencies, and for ``inputs`` the nodes to run and the gradients to
     capture) and the capture slots, one per input (None without ``inputs``)."""
     task = GraphTask(keep_graph, create_graph, accumulate)
-    _compute_dependencies(task, roots)
     slots = None
-    if inputs is not None:
+    if inputs is None:
+        _compute_dependencies(task, roots)
+    else:
         slots = []
         targets = set()
         for t in inputs:
