@@ -432,3 +432,26 @@ def test_batched_grads_unused_input():
             )
         )(_x(T))
     )
+
+
+@pytest.mark.parametrize("shape", [(), (0, 3), (2, 3, 5)])
+def test_batched_grads_first_gradient_errors(shape):
+    # the first gradient decides: a 0-d or empty batch fails at its indexing, as torch's
+    assert_same_error(
+        lambda T: T.autograd.grad(
+            _x(T) * 2, _x(T), T.zeros(*shape, dtype=T.float64), is_grads_batched=True
+        )
+    )
+
+
+def test_batched_grads_free_only_the_nodes_they_run():
+    """A non-retaining batched pass frees the saved values of the nodes it runs, as any
+    pass: a node off its path (w's sin) still backpropagates afterwards."""
+
+    def prog(T):
+        x, w = _x(T), _x(T)
+        y = x.exp() * 2 + w.sin() * 3
+        gx = T.autograd.grad(y, x, T.eye(3, dtype=T.float64), is_grads_batched=True)
+        return gx, T.autograd.grad(y.sum(), w)
+
+    assert_same(prog)

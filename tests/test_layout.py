@@ -484,6 +484,28 @@ def test_per_sample_linear_weight_gradients_are_contiguous():
     assert_close(ours, theirs)
 
 
+def test_first_vmap_multiplies_a_matrix_by_a_batch_of_vectors_batch_first():
+    """PyTorch's first vmap (autograd.functional's vectorized jacobian and hessian,
+    is_grads_batched) computes a matrix times a batch of vectors with the batch as rows,
+    where torch.func's vmap keeps the batch as the product's last dim: results' strides
+    (and values) as PyTorch's."""
+    rng = np.random.default_rng(3)
+    w0, x0 = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+
+    def run(lib):
+        w, x = lib.tensor(w0), lib.tensor(x0)
+        f = lambda v: (w @ v).tanh()  # noqa: E731
+        first = lib._vmap_internals._vmap(lambda v: w @ v)(x)
+        func = lib.func.vmap(lambda v: w @ v)(x)
+        jac = lib.autograd.functional.jacobian(f, x[0], vectorize=True)
+        hess = lib.autograd.functional.hessian(lambda v: f(v).sum(), x[0], vectorize=True)
+        return first, func, jac, hess
+
+    ours, theirs = run(nt), run(torch)
+    assert [t.stride() for t in ours] == [t.stride() for t in theirs]
+    assert_close(ours, theirs)
+
+
 def test_a_large_product_of_reordered_operands_is_written_in_pytorchs_layout():
     """A product too large to copy cheaply (mul writes it straight into the layout its
     operands give it): per-sample weight gradients of a matrix-vector layer, whose

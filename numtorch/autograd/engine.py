@@ -25,7 +25,7 @@ from . import anomaly_mode
 from .grad_layout import copy_obeying, first_grad
 from .grad_mode import set_grad_enabled
 from .node import AccumulateGrad, GradientEdge, Node, _fit, edge_of
-from .saved import SavedValues, release
+from .saved import SavedValues
 from .task import _task_ids
 
 
@@ -104,9 +104,12 @@ def _compute_dependencies(task: GraphTask, roots) -> None:
 
 
 def _compute_exec_info(task: GraphTask, roots, targets: set) -> None:
-    """Mark the nodes on some path from a root to a capture target."""
+    """Mark the nodes on some path from a root to a capture target, counting each node's
+    dependencies on the way (what ``_compute_dependencies`` does, in the same walk)."""
+    deps = task.deps
     needed: set = set()
-    # Iterative post-order: a node is needed if it is a target or any child is needed.
+    # Iterative post-order: a node is needed if it is a target or any child is needed. Each
+    # node's edges are read once (its iterator resumes where it stopped): one count per edge.
     visited = set()
     for root, _ in roots:
         if root is None or root in visited:
@@ -115,18 +118,19 @@ def _compute_exec_info(task: GraphTask, roots, targets: set) -> None:
         visited.add(root)
         while stack:
             node, it = stack[-1]
-            advanced = False
             for nxt, _ in it:
-                if nxt is not None and nxt not in visited:
-                    visited.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    advanced = True
-                    break
-            if advanced:
-                continue
-            stack.pop()
-            if any(n in needed or n in targets for n, _ in node.next_functions):
-                needed.add(node)
+                if nxt is not None:
+                    deps[nxt] = deps.get(nxt, 0) + 1
+                    if nxt not in visited:
+                        visited.add(nxt)
+                        stack.append((nxt, iter(nxt.next_functions)))
+                        break
+            else:
+                stack.pop()
+                for n, _ in node.next_functions:
+                    if n in needed or n in targets:
+                        needed.add(node)
+                        break
     if task.accumulate:
         needed |= {t for t in targets if isinstance(t, AccumulateGrad)}
     task.exec_info = needed
@@ -560,15 +564,17 @@ def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> li
                 else:
                     g = ones_like(out) if isinstance(out, Tensor) else ones(shape, dtype=dtype)
         elif isinstance(g, Tensor):
-            first = g[0] if is_batched else g
-            if first.shape != shape:
+            gshape = g.shape
+            if is_batched:  # (the first gradient's shape; g[0] raises PyTorch's errors)
+                gshape = gshape[1:] if gshape and gshape[0] else g[0].shape
+            if gshape != shape:
                 if is_batched:  # torch prints the first gradient's shape less its first dim
                     raise RuntimeError(
                         "If `is_grads_batched=True`, we interpret the first dimension of each "
                         "grad_output as the batch dimension. The sizes of the remaining "
                         "dimensions are expected to match the shape of corresponding output, but "
                         f"a mismatch was detected: grad_output[{i}] has a shape of "
-                        f"{first.shape[1:]} and output[{i}] has a shape of {Size(shape)}. If you "
+                        f"{gshape[1:]} and output[{i}] has a shape of {Size(shape)}. If you "
                         "only want some tensors in `grad_output` to be considered batched, "
                         "consider using vmap."
                     )
@@ -705,9 +711,10 @@ def plan_task(roots, inputs, keep_graph, create_graph, accumulate) -> tuple:
     """A graph task (dependencies, and for ``inputs`` the nodes to run and the gradients to
     capture) and the capture slots, one per input (None without ``inputs``)."""
     task = GraphTask(keep_graph, create_graph, accumulate)
-    _compute_dependencies(task, roots)
     slots = None
-    if inputs is not None:
+    if inputs is None:
+        _compute_dependencies(task, roots)
+    else:
         slots = []
         targets = set()
         for t in inputs:
@@ -820,12 +827,12 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     gos = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     gos = _make_grads(outputs, gos, is_batched=True)
 
-    def vjp(*g_o):
+    def vjp(*g_o):  # (one pass of the engine: it frees what it runs, as PyTorch's)
         return grad(
             outputs,
             inputs,
             g_o,
-            retain_graph=True,
+            retain_graph=retain_graph,
             create_graph=create_graph,
             allow_unused=allow_unused,
         )
@@ -836,9 +843,6 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     res = upcalls.vmap_call(
         vjp, in_dims, 0, "error", None, tuple(gos), {}, none_ok=True, legacy=True
     )
-    if not retain_graph:
-        for out in outputs:
-            _free_graph(out)
     return list(res)
 
 
@@ -846,18 +850,6 @@ def _is_checkpoint_valid() -> bool:
     """False inside a backward pass restricted to some inputs (``grad()``, ``inputs=``):
     the reentrant checkpoint cannot run there (torch.autograd._is_checkpoint_valid)."""
     return not _running or _running[-1][0].exec_info is None
-
-
-def _free_graph(out: Tensor) -> None:
-    """Release saved values below ``out`` (what a non-retaining backward pass does)."""
-    stack, seen = [out.grad_fn], set()
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        release(node)
-        stack.extend(n for n, _ in node.next_functions)
 
 
 upcalls.provide(backward=backward)

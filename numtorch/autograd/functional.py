@@ -458,7 +458,7 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
     are the standard basis of the concatenated, flattened outputs."""
     numels = tuple(o.numel() for o in outputs)
     basis = _construct_standard_basis_for(outputs, numels)
-    flat = tuple(o.reshape(-1) for o in outputs)
+    flat = tuple(o if o.dim() == 1 else o.reshape(-1) for o in outputs)  # (internal)
     grads = _grad(flat, inputs, basis, create_graph=create_graph, is_grads_batched=True)
     total = sum(numels)
     per_input = [
@@ -552,7 +552,8 @@ def hessian(
         raise AssertionError(_BAD_STRATEGY)
 
     def scalar(*xs: Tensor) -> Tensor:
-        return _call_scalar(func, xs, "hessian", strict).squeeze()
+        out = _call_scalar(func, xs, "hessian", strict)
+        return out if out.dim() == 0 else out.squeeze()  # (only differentiated: no alias)
 
     def gradient(*xs: Tensor) -> tuple:
         if outer_jacobian_strategy == "forward-mode":

@@ -354,8 +354,8 @@ def _fit(g, meta):
     shape, dtype = meta[0], meta[1]
     if type(g) is Tensor:
         gshape, gdtype = g._data.shape, g._data.dtype
-    else:  # a transform's wrapper: its logical shape
-        gshape, gdtype = tuple(g.shape), g.dtype.np
+    else:  # a transform's wrapper: its logical shape (a Size compares as a tuple)
+        gshape, gdtype = g.shape, g.dtype.np
     if gshape != shape:
         g = _sum_to(g, gshape, shape)
     if gdtype != dtype:

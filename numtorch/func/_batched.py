@@ -193,10 +193,12 @@ class VmapInterpreter(Interpreter):
                 pairs = [self.unwrap(x) for x in a]
                 vals.append([p[0] for p in pairs])
                 bdims.append([p[1] for p in pairs])
+            elif isinstance(a, BatchedTensor) and a._interp is self:  # (unwrap, inline)
+                vals.append(a._inner)
+                bdims.append(a._bdim)
             else:
-                v, b = self.unwrap(a)
-                vals.append(v)
-                bdims.append(b)
+                vals.append(a)
+                bdims.append(None)
         rule = op.batch_rule
         if op.random:
             prev = state.random_ceiling

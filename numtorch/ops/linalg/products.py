@@ -44,17 +44,21 @@ def _one_gemm(a, a_batched: bool, b):
     return matmul(a, b.movedim(0, 1).reshape(k, bs * n)).reshape(m, bs, n).movedim(1, 0)
 
 
-def _matmul_batched(a, ba, b, bb):
+def _matmul_batched(a, ba, b, bb, legacy: bool = False):
     """matmul of two inner values (either may be unbatched): (result, its batch dim).
 
     A matrix times a batch of vectors is one product with the vectors as columns (the
-    batch stays the result's last dim), a batch of vectors times a matrix one product with
-    them as rows. Otherwise a vector becomes a one-row (one-column) matrix so the batch dim
+    batch stays the result's last dim, as torch.func's rule lays it out), or, under
+    PyTorch's first vmap (``legacy``: autograd.functional, is_grads_batched), one product
+    with them as rows, batch first as that vmap's rule computes it; a batch of vectors
+    times a matrix is one product with them as rows. Otherwise a vector becomes a one-row (one-column) matrix so the batch dim
     never reads as a matrix dim, and an unbatched operand broadcasts against the batch
     without being expanded.
     """
     ra, rb = lrank(a, ba), lrank(b, bb)
     if ra == 2 and rb == 1 and ba is None:
+        if legacy:
+            return matmul(front(b, bb), a.mT), 0
         return matmul(a, b if bb == 1 else front(b, bb).mT), 1
     if ra == 1 and rb == 2 and bb is None:
         return matmul(front(a, ba), b), 0
@@ -87,7 +91,7 @@ def _product(op, check, conj_first: bool = False):
         _check_dtypes(op, args, bdims, attrs)
         (a, b), (ba, bb) = args, bdims
         check(lshape(a, ba), lshape(b, bb))
-        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb)
+        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb, vmap.legacy)
 
     return rule
 
@@ -107,8 +111,10 @@ def _matmul_vjp_a(g, input, other):
         return g * other.conj()
     if other.dim() == 1:
         return g.unsqueeze(-1) * other.conj()
-    if input.dim() == 1:
-        return (other.conj() @ g.unsqueeze(-1)).squeeze(-1)
+    if input.dim() == 1:  # (PyTorch's mv backward, as in _matmul_vjp_b)
+        return (
+            other.conj() @ g if other.dim() == 2 else (other.conj() @ g.unsqueeze(-1)).squeeze(-1)
+        )
     if _column_major(input):
         return (other.conj() @ g.mT).mT
     return g @ other.mH
@@ -119,8 +125,8 @@ def _matmul_vjp_b(g, input, other):
         return g * input.conj()
     if input.dim() == 1:
         return input.conj().unsqueeze(-1) * g.unsqueeze(-2)
-    if other.dim() == 1:  # (PyTorch's mv backward: the matrix's adjoint times g)
-        return input.mH @ g if input.dim() == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
+    if other.dim() == 1:  # (PyTorch's mv backward, the matrix's adjoint times g, as g^T A)
+        return g @ input.conj() if input.dim() == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(other):
         return (g.mT @ input.conj()).mT
     return input.mH @ g
