@@ -634,14 +634,6 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
 CLASS_OPEN: list[tuple[str, str, str]] = [
     (
-        r"broadcast_to\(y",
-        r"a GradTrackingTensor escaped the transform",
-        "a write through an expanded view of a tensor lifted under vjp: o = zeros_like(y); "
-        "o.copy_(y); y = broadcast_to(o, (2,)); y.t()[0].add_(1.5) returned by vjp raises "
-        "'a GradTrackingTensor escaped the transform' in numtorch (the output, a view of the "
-        "lifted o, is not turned back at the level's exit, lift.kept); torch returns the values",
-    ),
-    (
         r"index_copy_",
         r"^(vmap|vmap_grad) ours raised: RuntimeError: vmap: aten::index_copy_\(self",
         "vmap of an index_copy_ of an empty batched source into a fresh empty buffer: numtorch "

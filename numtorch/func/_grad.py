@@ -266,7 +266,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         check_tensor_outputs(flat_out, _VJP)
         for o in flat_out:
             catch_up(o)  # (a view made before its root took a tracked value)
-        flat_out = [kept(o) for o in flat_out]  # (vjp_fn runs after this level's exit)
+        flat_out = [kept(o, interp) for o in flat_out]  # (vjp_fn runs after this level's exit)
         for o in flat_out:
             if not (o.dtype.is_floating_point or o.dtype.is_complex):
                 raise RuntimeError(
