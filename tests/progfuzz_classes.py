@@ -642,17 +642,6 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "0 elements)",
     ),
     (
-        r"(?s)(std_mean|var_mean|\.(max|min|sort|topk|median|mode|kthvalue)\().*(ord|p)=0[,)]",
-        r"torch raised: RuntimeError: one of the variables needed for gradient computation has "
-        r"been modified",
-        "a multi-output node reached by no gradient checks none of its saved outputs: "
-        "s = torch.std_mean(x)[0]; s.mul_(2); torch.linalg.vector_norm(s, ord=0).backward() "
-        "raises the modified-variable error (output 0 of StdMean) in torch, whose node unpacks "
-        "what it saved though ord 0 sends no gradient; numtorch's node checks the tensors it "
-        "saved alone (Node._undefined) but not the outputs saved together, since it does not "
-        "know which of them torch saves (result0 for std_mean, the indices for max(dim))",
-    ),
-    (
         r"(?s)\[\[0, 0\]\].*view\(-1\)",
         r"^(vmap|vmap_grad) ours raised: RuntimeError: view size is not compatible",
         "vmap's layout after an index by a list: vmap(f, in_dims=-1) of x of shape (1, 2, 2) "
