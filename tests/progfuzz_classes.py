@@ -641,12 +641,4 @@ CLASS_OPEN: list[tuple[str, str, str]] = [
         "exists a Tensor `other` ... more elements than `self`', torch writes nothing (both have "
         "0 elements)",
     ),
-    (
-        r"(?s)\[\[0, 0\]\].*view\(-1\)",
-        r"^(vmap|vmap_grad) ours raised: RuntimeError: view size is not compatible",
-        "vmap's layout after an index by a list: vmap(f, in_dims=-1) of x of shape (1, 2, 2) "
-        "with y = x[:, None] * 1; y = y[[0, 0]]; y.view(-1) raises 'view size is not "
-        "compatible' in numtorch (the batch dim is last and strided after the gather); "
-        "torch.func.vmap's view succeeds (found fuzzing clamp_ties; clamp plays no part)",
-    ),
 ]

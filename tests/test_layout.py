@@ -450,6 +450,22 @@ def test_index_result_follows_the_input_layout():
     )
 
 
+def test_size_one_dims_of_an_elementwise_result_take_pytorchs_strides():
+    """TensorIterator gives a size-1 dim of a permuted result the stride of its place in
+    the order; an advanced index then reads it, which decides under vmap with in_dims=-1
+    whether a gathered example views."""
+
+    def prog(lib, x):
+        r = x.unsqueeze(1).movedim(-1, 0) * 1
+        return [r.stride(), r[:, [0, 0]].stride(), _laid(r[:, [0, 0]])]
+
+    assert_same(prog, arr(1, 2, 2))
+    assert_same(
+        lambda lib, x: lib.func.vmap(lambda y: (y[:, None] * 1)[[0, 0]].view(-1), in_dims=-1)(x),
+        arr(1, 2, 2),
+    )
+
+
 def _stride_of_grads(lib, x_shape, w_shape):
     """The strides of dL/dW and dL/dx for L = sum(linear(x, W) * t) (W seen through .mT)."""
     rng = np.random.default_rng(0)

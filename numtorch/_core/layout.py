@@ -77,7 +77,11 @@ def relayout(out, operands):
         want[d] = step
         step *= shape[d]
     if all(w == s or n == 1 for w, s, n in zip(want, out.strides, shape)):
-        return out
+        if tuple(want) == out.strides or out.size == 0:
+            return out
+        # a size-1 dim's stride moves nothing, but PyTorch's later layouts read it (an
+        # advanced index's, a view's): give it PyTorch's, without a copy
+        return np.lib.stride_tricks.as_strided(out, shape, want)
     res = _empty_in_order(shape, out.dtype, perm)
     res[...] = out
     return res
