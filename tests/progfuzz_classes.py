@@ -632,13 +632,4 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 
 # Open numtorch bugs these classes found. Each names a minimal repro; the class slices of
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
-CLASS_OPEN: list[tuple[str, str, str]] = [
-    (
-        r"index_copy_",
-        r"^(vmap|vmap_grad) ours raised: RuntimeError: vmap: aten::index_copy_\(self",
-        "vmap of an index_copy_ of an empty batched source into a fresh empty buffer: numtorch "
-        "raises 'vmap: aten::index_copy_(self, *extra_args) is not possible because there "
-        "exists a Tensor `other` ... more elements than `self`', torch writes nothing (both have "
-        "0 elements)",
-    ),
-]
+CLASS_OPEN: list[tuple[str, str, str]] = []
