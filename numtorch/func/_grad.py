@@ -162,9 +162,9 @@ class GradInterpreter(Interpreter):
             tin = target._inner
         # PyTorch's grad writes into a tensor it tracks by a copy, which refuses shared
         # elements: at the write, or in backward for the ops that may write them (fill_,
-        # triu_, ...)
+        # triu_, ...); a copy_ of self into itself writes nothing
         shared = target._rg and internal_overlap(_array(tin))
-        if shared and not shared_write_ok(op):
+        if shared and not shared_write_ok(op) and not state.self_write:
             raise RuntimeError(INTERNAL_OVERLAP)
         commit(tin, rin, op)
         rehistory(target, result, rin is not result and result._rg, shared)
