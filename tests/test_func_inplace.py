@@ -180,6 +180,15 @@ def into_an_integer_tensor(T, x):
     return buf * x
 
 
+def view_returned_after_a_write_through_another(T, x):
+    """(The returned view's history is regenerated from its root's after the write.)"""
+    buf = T.zeros_like(x)
+    buf.copy_(x.exp())
+    out = T.broadcast_to(buf, (2, 4))
+    out.t()[1:3, 1].mul_(x[2])
+    return out
+
+
 FORMS = [
     add_into_zeros,
     mul_into_zeros_like,
@@ -199,6 +208,7 @@ FORMS = [
     through_a_transposed_view,
     view_made_before_the_write,
     view_made_before_the_write_returned,
+    view_returned_after_a_write_through_another,
     view_of_a_like_tensor,
     shifted_like_tensor,
     euler_steps,

@@ -460,6 +460,74 @@ def test_a_node_reached_by_no_gradient_still_checks_what_it_saved(then):
     assert_same_outcome(prog, arr(3))
 
 
+# A multi-output op, the output written in place, the output followed to a loss that sends
+# it no gradient: PyTorch's node saves the outputs its derivatives.yaml formulas read
+# (std_mean's result0, max(dim)'s indices, eigh's both) and unpacks them though it computes
+# nothing, so a written saved output raises and a written unsaved one does not.
+_SQUARE = lambda T, x: x @ x.mT + T.eye(3, dtype=x.dtype)  # noqa: E731
+_MULTI_OUTPUT = {
+    "std_mean": (lambda T, x: T.std_mean(x, 0), 0, 0),
+    "std_mean mean": (lambda T, x: T.std_mean(x, 0), 1, 1),
+    "var_mean": (lambda T, x: T.var_mean(x, 0), 0, 0),
+    "max values": (lambda T, x: T.max(x, 0), 0, 0),
+    "max indices": (lambda T, x: T.max(x, 0), 1, 0),
+    "min indices": (lambda T, x: T.min(x, 1), 1, 0),
+    "sort indices": (lambda T, x: T.sort(x, 0), 1, 0),
+    "topk indices": (lambda T, x: T.topk(x, 2), 1, 0),
+    "kthvalue indices": (lambda T, x: T.kthvalue(x, 2), 1, 0),
+    "mode indices": (lambda T, x: T.mode(x, 0), 1, 0),
+    "cummax indices": (lambda T, x: T.cummax(x, 0), 1, 0),
+    "cummin values": (lambda T, x: T.cummin(x, 0), 0, 0),
+    "frexp exponent": (lambda T, x: T.frexp(x), 1, 0),
+    "frexp mantissa": (lambda T, x: T.frexp(x), 0, 0),
+    "eigh eigenvalues": (lambda T, x: T.linalg.eigh(_SQUARE(T, x)), 0, 0),
+    "eigh eigenvectors": (lambda T, x: T.linalg.eigh(_SQUARE(T, x)), 1, 0),
+    "qr R": (lambda T, x: T.linalg.qr(x), 1, 0),
+    "svd S": (lambda T, x: T.linalg.svd(x), 1, 0),
+    "slogdet sign": (lambda T, x: T.linalg.slogdet(x), 0, 1),
+    "slogdet logabsdet": (lambda T, x: T.linalg.slogdet(x), 1, 1),
+    "cholesky_ex L": (lambda T, x: T.linalg.cholesky_ex(_SQUARE(T, x)), 0, 0),
+    "cholesky_ex info": (lambda T, x: T.linalg.cholesky_ex(_SQUARE(T, x)), 1, 0),
+    "inv_ex inverse": (lambda T, x: T.linalg.inv_ex(x), 0, 0),
+    "lu_factor pivots": (lambda T, x: T.linalg.lu_factor(x), 1, 0),
+    "lu_factor_ex info": (lambda T, x: T.linalg.lu_factor_ex(x), 2, 0),
+    "lu P": (lambda T, x: T.linalg.lu(x), 0, 2),  # (P is no output of the node's)
+    "lu L": (lambda T, x: T.linalg.lu(x), 1, 2),
+    "lstsq solution": (lambda T, x: T.linalg.lstsq(x, x[:, :2]), 0, 0),
+    "max_pool2d indices": (
+        lambda T, x: T.nn.functional.max_pool2d(x[None], 2, 1, return_indices=True),
+        1,
+        0,
+    ),
+    "adaptive_max_pool2d indices": (
+        lambda T, x: T.nn.functional.adaptive_max_pool2d(x[None], 2, return_indices=True),
+        1,
+        0,
+    ),
+}
+
+
+@pytest.mark.parametrize("how", ["eager", "grad"])
+@pytest.mark.parametrize("name", _MULTI_OUTPUT)
+def test_a_node_reached_by_no_gradient_checks_the_outputs_it_saved(name, how):
+    make, written, followed = _MULTI_OUTPUT[name]
+
+    def prog(T, x):
+        def loss(x):
+            outs = make(T, x)
+            o = outs[written]
+            o.mul_(2) if o.dtype.is_floating_point else o.add_(0)
+            return T.linalg.vector_norm(outs[followed], ord=0)
+
+        if how == "grad":
+            return T.func.grad(loss)(x)
+        x.requires_grad_()
+        loss(x).backward()
+        return x.grad is None
+
+    assert_same_outcome(prog, np.array([[0.3, -1.2, 2.0], [1.5, 0.7, -0.4], [0.9, 2.2, -1.1]]))
+
+
 @pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
 def test_backward_through_a_write_into_an_expanded_view_raises_pytorchs_overlap_error():
     """PyTorch copies the gradient into the written view's region (CopySlices): overlap."""

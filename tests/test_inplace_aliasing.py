@@ -9,7 +9,7 @@ operands' tangents before the write; each such case names PyTorch's value beside
 
 import numpy as np
 import pytest
-from twolibs import assert_same, to_nt
+from twolibs import assert_same, assert_same_outcome, to_nt
 
 import numtorch as nt
 
@@ -143,3 +143,28 @@ def test_masked_scatter_of_self_reads_the_source_before_writing():
     y.masked_scatter_(m, y)
     np.testing.assert_array_equal(y.numpy(), expected.numpy())
     np.testing.assert_array_equal(y.numpy(), [1.0, 2.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("how", ["eager", "grad", "vjp"])
+def test_copy_of_an_expanded_tensor_into_itself(how):
+    """PyTorch's copy_ kernel returns at once for a source that is self, so nothing refuses
+    the shared elements at the write (under grad too): backward through the expanded write
+    would, but a later saved value written in place fails first."""
+
+    def f(T, x):
+        y = x.clone().expand(1, 4, 2, 2)
+        y.copy_(y)
+        y = y.clone()
+        y.mul_(y.detach())
+        return (y * T.arange(16.0, dtype=x.dtype).reshape(1, 4, 2, 2)).sum()
+
+    def prog(T, x):
+        if how == "grad":
+            return T.func.grad(lambda x: f(T, x))(x)
+        if how == "vjp":
+            return T.func.vjp(lambda x: f(T, x), x)[1](T.tensor(1.0, dtype=x.dtype))
+        x.requires_grad_()
+        f(T, x).backward()
+        return x.grad
+
+    assert_same_outcome(prog, np.array([[[2.76]]]))

@@ -450,6 +450,64 @@ def test_index_result_follows_the_input_layout():
     )
 
 
+def test_size_one_dims_of_an_elementwise_result_take_pytorchs_strides():
+    """TensorIterator gives a size-1 dim of a permuted result the stride of its place in
+    the order; an advanced index then reads it, which decides under vmap with in_dims=-1
+    whether a gathered example views."""
+
+    def prog(lib, x):
+        r = x.unsqueeze(1).movedim(-1, 0) * 1
+        return [r.stride(), r[:, [0, 0]].stride(), _laid(r[:, [0, 0]])]
+
+    assert_same(prog, arr(1, 2, 2))
+    assert_same(
+        lambda lib, x: lib.func.vmap(lambda y: (y[:, None] * 1)[[0, 0]].view(-1), in_dims=-1)(x),
+        arr(1, 2, 2),
+    )
+
+
+def test_a_dense_input_with_odd_size_one_strides_keeps_them():
+    """x.mT of a (2, 1) column has strides (1, 1): empty_like (clone, zeros_like) copies a
+    dense tensor's strides, TensorIterator orders dims by them where its operands differ in
+    shape (a number), and allocates contiguous where they do not. The overlap check of a
+    later in-place write reads them: y.t() of such a clone is y's memory at y's strides (no
+    partial overlap), so mul_ fails on the broadcast shape instead."""
+
+    def prog(lib, x):
+        y = x.mT
+        outs = [y.clone(), lib.zeros_like(y), y * 1, y + lib.tensor(1.0), y.exp(), y + y]
+        return [t.stride() for t in outs] + [_laid(t) for t in outs]
+
+    def write(lib, x):
+        y = x.mT.contiguous().clone()
+        y.t().mul_(y)
+
+    assert_same(prog, arr(2, 1))
+    assert_same_error(write, arr(2, 1))
+
+
+def test_a_size_one_dims_stride_orders_an_elementwise_result_past_an_expanded_dim():
+    """TensorIterator compares a size-1 dim's stride with the others (an expanded dim tells
+    nothing, so the comparison goes past it): strides (1, 0, 2) give a (1, 2, 4) result.
+    Under vmap with in_dims=-1 an expanded example is laid out so, and a later view of a
+    where() of it views as in torch.func.vmap."""
+
+    def prog(lib, x):
+        t = x.reshape(-1).as_strided((2, 2, 1), (1, 0, 2))
+        return [r.stride() for r in (t.exp(), t > 0, t * 1, lib.where(t > 0, t, 0.0))]
+
+    def vmapped(lib, x, b):
+        def f(y, b):
+            y = lib.where(y.expand(2, 1) > 0, y.expand(2, 1), b)
+            y.view(-1)[:1].sin_()
+            return y
+
+        return lib.func.vmap(f, in_dims=-1)(x, b)
+
+    assert_same(prog, arr(4))
+    assert_same(vmapped, arr(1, 1, 2), arr(2, 1, 1, 2))
+
+
 def _stride_of_grads(lib, x_shape, w_shape):
     """The strides of dL/dW and dL/dx for L = sum(linear(x, W) * t) (W seen through .mT)."""
     rng = np.random.default_rng(0)

@@ -433,3 +433,16 @@ def test_softmax_of_a_0d_tensor_at_nan_and_infinities_matches_torch(name):
 
     x = np.array([NAN, INF, -INF, 2.0])
     assert_same(prog, x, np.array([0.5, 1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("eps", [None, 0.0])
+def test_logit_gradient_at_its_ends_is_the_one_sided_infinity(eps):
+    """logit'(x) = 1 / (x (1 - x)) is +inf at 0 and 1 from inside [0, 1]: g * inf, for -0.0
+    too (the sign of the zero is not the side), as PyTorch's kernel gives."""
+
+    def prog(T, x):
+        x.requires_grad_()
+        x.logit(eps=eps).backward(T.tensor([-0.47, 0.8, -0.36, 0.0, 1.5], dtype=x.dtype))
+        return x.grad
+
+    assert_same(prog, np.array([-0.0, 0.0, 1.0, 0.0, 0.25]))

@@ -271,6 +271,23 @@ def test_cat_mixed_batched_unbatched_and_legacy_empty():
     assert_same(f, a, b, e, rtol=1e-12, atol=0)
 
 
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+def test_cat_of_legacy_empties_alone_is_not_batched():
+    """PyTorch's rule finds no batch size when every operand is a (0,): it cats their
+    first samples, so the result takes writes into a fresh unbatched tensor."""
+
+    def f(lib, x):
+        def body(y):
+            y = lib.cat([y, y.long()], -1)
+            o = lib.zeros(0, dtype=y.dtype)
+            o.index_copy_(0, lib.tensor([], dtype=lib.long), y)
+            return o, lib.cat([y, lib.zeros(0, dtype=lib.int32)], 3) + 1
+
+        return lib.vmap(body)(x)
+
+    assert_same(f, np.zeros((2, 0)))
+
+
 def test_logical_shape_errors_for_list_ops():
     a = nt.tensor(arr(3, 2, 2))
     with pytest.raises(RuntimeError, match=r"zero-dimensional tensor \(at position 1\)"):

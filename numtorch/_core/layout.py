@@ -77,7 +77,11 @@ def relayout(out, operands):
         want[d] = step
         step *= shape[d]
     if all(w == s or n == 1 for w, s, n in zip(want, out.strides, shape)):
-        return out
+        if tuple(want) == out.strides or out.size == 0:
+            return out
+        # a size-1 dim's stride moves nothing, but PyTorch's later layouts read it (an
+        # advanced index's, a view's): give it PyTorch's, without a copy
+        return np.lib.stride_tricks.as_strided(out, shape, want)
     res = _empty_in_order(shape, out.dtype, perm)
     res[...] = out
     return res
@@ -119,6 +123,10 @@ def follow_inputs(out, inputs, attrs=None):
         if type(a) is _nd and not a.flags.c_contiguous:
             break
     else:
+        if type(out) is _nd and 1 in out.shape and out.size > 1 and _unit_ties(out, inputs):
+            return relayout(
+                out, [(a.shape, a.strides) for a in inputs if type(a) is _nd and a.ndim]
+            )
         return out
     if type(out) is not _nd or out.size <= 1:
         return out
@@ -128,15 +136,32 @@ def follow_inputs(out, inputs, attrs=None):
     return out if out.flags.c_contiguous else out.copy(order="C")
 
 
+def _unit_ties(out, inputs) -> bool:
+    """Whether contiguous operands still order a size-1 dim of the result apart from C's:
+    where they differ in shape (a number, a broadcast), TensorIterator orders the dims by
+    their strides, a size-1 dim's included, and an operand has a size-1 dim whose stride
+    is not C's (where all have the result's shape, it allocates the result contiguous)."""
+    same, odd = True, False
+    for a in inputs:
+        if type(a) is not _nd or a.shape != out.shape:
+            same = False
+            if type(a) is _nd and 1 in a.shape:
+                odd = True
+        elif 1 in a.shape and (a.itemsize != out.itemsize or a.strides != out.strides):
+            odd = True
+    return odd and not same
+
+
 def _c_like(a) -> bool:
-    """Whether an array's dims that tell (size > 1, stride not 0) are in C order."""
-    last = None
+    """Whether an array's dims that tell (stride not 0; a size-1 dim's stride tells too,
+    equal strides are ordered by size) are in C order."""
+    last = last_n = None
     for n, s in zip(a.shape, a.strides):
-        if n == 1 or s == 0:
+        if s == 0:
             continue
-        if last is not None and s > last:
+        if last is not None and (s > last or (s == last and n > last_n)):
             return False
-        last = s
+        last, last_n = s, n
     return True
 
 
@@ -146,10 +171,24 @@ def preserve(out, inputs, attrs=None):
     if type(out) is not _nd or out.size <= 1:
         return out
     if out.flags.c_contiguous and (type(a) is not _nd or a.flags.c_contiguous):
-        return out
+        return _unit_strides_of(out, a) if type(a) is _nd and 1 in a.shape else out
     if type(a) is not _nd or a.shape != out.shape:
         return contiguous(out)
-    return relayout(out, [(a.shape, a.strides)])
+    return _unit_strides_of(relayout(out, [(a.shape, a.strides)]), a)
+
+
+def _unit_strides_of(out, a):
+    """``out`` (laid out densely as ``a``'s dims that tell are, when ``a`` is dense) with
+    ``a``'s strides of its size-1 dims too: PyTorch's empty_like copies a dense tensor's
+    strides, those included, and later layouts and overlap checks read them."""
+    if a.shape != out.shape:
+        return out
+    want = tuple(s // a.itemsize * out.itemsize for s in a.strides)
+    if want == out.strides or not all(
+        w == s or n == 1 for w, s, n in zip(want, out.strides, out.shape)
+    ):
+        return out
+    return np.lib.stride_tricks.as_strided(out, out.shape, want)
 
 
 def contiguous(out, inputs=None, attrs=None):

@@ -136,11 +136,12 @@ def _move(src: Tensor, dst: Tensor) -> None:
         dst.__class__ = type(src)
 
 
-def kept(t: Tensor) -> Tensor:
-    """t as its level's backward sees it after the level has exited (vjp's outputs): a
+def kept(t: Tensor, interp) -> Tensor:
+    """t as ``interp``'s backward sees it after the level has exited (vjp's outputs): a
     lifted t turns back into what it wrapped then, so a copy of it as it is now, with its
-    history."""
-    if not t._lifted:
+    history. So is a view at that level: its history, to be regenerated from its root's
+    when the root was written since, is taken while the level can still replay it."""
+    if not t._lifted and (t._view is None or not _at(t, interp)):
         return t
     t._rg  # (a view takes its root's current history first)  # noqa: B018
     w = _new(type(t))

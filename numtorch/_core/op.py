@@ -123,6 +123,9 @@ class Op:
     nout: int = 1  # VARIADIC: a tuple of any length
     # PyTorch's names of the outputs (its schema's returns; unnamed: result0, result1, ...)
     out_names: tuple[str, ...] = ()
+    # the outputs PyTorch's node saves (its backward formulas read result0, indices, ...):
+    # a node that no gradient reaches still unpacks, so version-checks, them
+    saved_outputs: tuple[int, ...] = ()
     ndiff: int = 0  # the outputs autograd sees (the first ``ndiff``)
     vjps: tuple = ()  # one formula per input (None: not differentiable)
     vjp_args: tuple = ()  # each formula's parameter names
@@ -226,6 +229,7 @@ def defop(
     autocast: Policy | None = None,
     meta: Callable | None = None,
     out_names: Sequence[str] = (),
+    saved_outputs: Sequence[int] = (),
 ) -> Op:
     """Declare an operator.
 
@@ -297,6 +301,9 @@ def defop(
     ``by_kernel`` where the kernel reads only shapes and dtypes; None: no Meta kernel).
     ``out_names``: PyTorch's names of a multi-output op's outputs, where its schema names
     them (``("values", "indices")``): a node's saved outputs are ``_saved_<name>``.
+    ``saved_outputs``: the positions of the outputs PyTorch's node saves (those its
+    derivatives.yaml formulas read: ``result0``, ``indices``), which a node reached by no
+    gradient still version-checks, as PyTorch's unpacks them.
     """
     _check_policy(name, autocast)
     params = list(inspect.signature(kernel).parameters.values())[1:]
@@ -324,6 +331,7 @@ def defop(
         list_inputs=frozenset(list_inputs),
         nout=nout,
         out_names=tuple(out_names),
+        saved_outputs=tuple(saved_outputs),
         ndiff=(nout if any(vjps) else 0) if ndiff is None else ndiff,
         vjps=vjps,
         vjp_args=vjp_args,

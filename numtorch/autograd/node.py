@@ -20,9 +20,10 @@ from .._core.tensor import Tensor, _make, _new
 from ..ops.creation import zeros, zeros_like
 from ..ops.views import apply_chain, dim_order, like_root, view_scatter
 from . import anomaly_mode
-from .saved import FREED, Saved, SavedTensor
+from .saved import FREED, Saved, SavedTensor, _SavedInnerOutputs, _SavedTuple
 from .saved_names import _saved_names, _saved_value, _tensor_keys, base_key
 
+_SavedOutputs = (_SavedTuple, _SavedInnerOutputs)  # all outputs of a multi-output op
 _seq = itertools.count()
 _ACCUMULATE_SEQ = 1 << 62  # leaves accumulate as soon as they are ready
 UINT64_MAX = (1 << 64) - 1  # what PyTorch reports as an AccumulateGrad's sequence number
@@ -135,14 +136,18 @@ class Node:
 
     def _undefined(self) -> list:
         """No input gradients, where no output has one; as PyTorch's node, which unpacks
-        its saved tensors first, a tensor saved alone that was modified since still raises
-        (outputs saved together are read lazily, only those a formula reads)."""
+        its saved tensors first, a tensor it saved that was modified since still raises
+        (of outputs saved together, those PyTorch's node saves: ``Op.saved_outputs``)."""
         saved = self.saved
         if saved is None:
             raise RuntimeError(FREED)
         for v in saved.values():
             if type(v) is Saved:
                 v.unpack(self)
+            elif isinstance(v, _SavedOutputs):
+                outs = v.unpack(self)
+                for k in self._op.saved_outputs:
+                    outs[k]  # noqa: B018 - (unpacking checks its version)
         return [None] * len(self.next_functions)
 
     def apply(self, grads: list, wanted) -> list:

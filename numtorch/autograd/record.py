@@ -295,12 +295,12 @@ def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
                     s = saved[n] = Saved(outputs, False)
                     s.src = _OWN
                 else:
-                    saved[n] = _SavedInnerOutputs(outputs)
+                    saved[n] = _SavedInnerOutputs(outputs, op.ndiff)
             else:
                 if state.modes:  # PyTorch's saving of an output detaches it: modes see that
                     for o in (outputs,) if op.nout == 1 else outputs:
                         o.detach()
-                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs)
+                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs, op.ndiff)
             continue
         if n.endswith("_shape") and n not in op.inputs:
             v = args[op.inputs.index(n[:-6])]

@@ -69,13 +69,13 @@ class Saved:
         return t
 
     def _raise_modified(self, node, current: int):
-        if self.is_output:  # an integer output (indices) has no history to name
+        if self.is_output:  # an integer or non-differentiable output has no history to name
             data, fn, nr = self.data, node, self.nr
             view_fn = getattr(self, "src", None)  # written in place as a view: the view's
             view_fn = view_fn and view_fn()  # node after the write, while it lives (PyTorch's)
             if view_fn is not None:
                 fn, nr = view_fn, 0
-            if not inexact(data.dtype):
+            if not inexact(data.dtype) or self.nr is None:
                 fn = None
             typ, shape = type_string(from_np(data.dtype), device_of(data).type), data.shape
         else:  # a transform's saved inner tensor: src is its wrapper's history
@@ -83,6 +83,8 @@ class Saved:
             src = getattr(self, "src", None)
             if src is _OWN:
                 fn, nr = node, getattr(self, "nr", 0)  # (nr: which of its outputs)
+                if nr is None or not (t.dtype.is_floating_point or t.dtype.is_complex):
+                    fn = None  # (an output without history: indices)
             else:  # the history it has now (PyTorch's text names its latest writer)
                 w = t if src is None else src
                 # (a view written through its base is regenerated first, as PyTorch's)
@@ -284,8 +286,10 @@ class _SavedTuple(Saved):
 
     __slots__ = ()
 
-    def __init__(self, outs):
+    def __init__(self, outs, ndiff: int):
         self.t = [Saved(o, True) for o in outs]
+        for s in self.t[ndiff:]:
+            s.nr = None  # (not differentiable: no node's output)
         self.is_output = True
 
     def unpack(self, node):
@@ -298,11 +302,11 @@ class _SavedInnerOutputs(Saved):
 
     __slots__ = ()
 
-    def __init__(self, outs):
+    def __init__(self, outs, ndiff: int):
         self.t = []
         for i, o in enumerate(outs):
             s = Saved(o, False)
-            s.src, s.nr = _OWN, i
+            s.src, s.nr = _OWN, i if i < ndiff else None  # (None: no node's output)
             self.t.append(s)
         self.is_output = False
 

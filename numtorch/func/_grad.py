@@ -162,9 +162,9 @@ class GradInterpreter(Interpreter):
             tin = target._inner
         # PyTorch's grad writes into a tensor it tracks by a copy, which refuses shared
         # elements: at the write, or in backward for the ops that may write them (fill_,
-        # triu_, ...)
+        # triu_, ...); a copy_ of self into itself writes nothing
         shared = target._rg and internal_overlap(_array(tin))
-        if shared and not shared_write_ok(op):
+        if shared and not shared_write_ok(op) and not state.self_write:
             raise RuntimeError(INTERNAL_OVERLAP)
         commit(tin, rin, op)
         rehistory(target, result, rin is not result and result._rg, shared)
@@ -266,7 +266,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         check_tensor_outputs(flat_out, _VJP)
         for o in flat_out:
             catch_up(o)  # (a view made before its root took a tracked value)
-        flat_out = [kept(o) for o in flat_out]  # (vjp_fn runs after this level's exit)
+        flat_out = [kept(o, interp) for o in flat_out]  # (vjp_fn runs after this level's exit)
         for o in flat_out:
             if not (o.dtype.is_floating_point or o.dtype.is_complex):
                 raise RuntimeError(

@@ -153,6 +153,7 @@ def _adaptive_max_op(nd: int) -> Op:
         nout=2,
         ndiff=1,
         node_name=f"AdaptiveMaxPool{nd}DBackward0",
+        saved_outputs=(1,),  # (its node saves the indices)
         vjp=_adaptive_max_vjp,
         jvp=_adaptive_max_jvp,
         batch_rule=batch_first(),

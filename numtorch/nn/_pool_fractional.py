@@ -254,6 +254,7 @@ def _fractional_op(nd: int) -> Op:
         ndiff=1,
         vjp=(_max_pool_vjp, None),
         jvp=_fractional_jvp,
+        saved_outputs=(1,),  # (its node saves the indices)
         batch_rule=planes(),
         samples=_fractional_samples(nd),
         error_samples=_fractional_errors(nd),

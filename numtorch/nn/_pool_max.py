@@ -280,6 +280,7 @@ def _max_pool_op(nd: int) -> Op:
         nout=2,
         ndiff=1,
         node_name=f"MaxPool{nd}DWithIndicesBackward0",
+        saved_outputs=(1,),  # (its node saves the indices)
         vjp=_max_pool_vjp,
         jvp=_max_pool_jvp,
         batch_rule=batch_first(),

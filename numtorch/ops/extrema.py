@@ -285,6 +285,7 @@ def _indexed_op(name: str, kernel: Callable, **kw) -> Op:
         nout=2,
         ndiff=1,
         out_names=("values", "indices"),
+        saved_outputs=(1,),  # (its node saves the indices)
         batch_rule=_DIMS,
         vjp=vjp,
         jvp=jvp,

@@ -339,6 +339,7 @@ frexp_p = defop(
     nin=1,
     nout=2,
     out_names=("mantissa", "exponent"),
+    saved_outputs=(1,),  # (its node saves the exponent)
     ndiff=1,
     batch_rule=elementwise(),
     layout=follow_inputs,

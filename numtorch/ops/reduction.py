@@ -519,6 +519,7 @@ def _moments_op(
         aten_dim_list=True,
         complex32=True,
         meta=by_kernel,
+        saved_outputs=(0,) if reads_result else (),  # (std_mean's node saves result0)
     )
 
 

@@ -153,9 +153,12 @@ def _cat_rule(vmap, args, bdims, attrs):
     _check_tensor_list(xs, "cat")
     shapes = [lshape(x, b) for x, b in zip(xs, bds)]
     d = _cat_check([_Shaped(s) for s in shapes], attrs["dim"])
+    if d is None:
+        # only legacy empty (0,) tensors: PyTorch's rule finds no batch size and cats each
+        # one's (0,) (a batched one's first sample), so the result is not batched
+        parts = [x if b is None else x.select(b, 0) for x, b in zip(xs, bds)]
+        return cat(parts, attrs["dim"]), None
     parts = [materialize(vmap, x, b) for x, b in zip(xs, bds)]
-    if d is None:  # only legacy empty (0,) tensors: their cat is (0,)
-        return cat(parts, 1), 0
     # Legacy empties are skipped by cat, but still take part in type promotion: give
     # them the reference shape with 0 at dim instead of dropping them.
     ref = next(s for s in shapes if not _legacy_empty(s))

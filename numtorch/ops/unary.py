@@ -572,8 +572,9 @@ def _logit(xp, input, eps=None):
 
 def _logit_grad(g, input, eps):
     """g / (x (1 - x)); zero where eps clamps the input, NaN outside [0, 1] without eps
-    (where logit itself is NaN)."""
-    grad = g / (input * (1 - input))
+    (where logit itself is NaN). At 0 and 1 it is g * inf, -0.0 included (the one-sided
+    derivative, as PyTorch's kernel): the denominator's sign is taken as +."""
+    grad = g / (input * (1 - input)).abs()
     if eps is None:
         return where((input < 0) | (input > 1), math.nan, grad)
     return where((input < eps) | (input > 1 - eps), 0.0, grad)

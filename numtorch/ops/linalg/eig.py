@@ -159,6 +159,7 @@ linalg_eig_p = defop(
     _eig_kernel,
     nout=2,
     out_names=("eigenvalues", "eigenvectors"),
+    saved_outputs=(0, 1),
     ndiff=2,
     vjp=_eig_vjp,
     jvp=_eig_jvp,

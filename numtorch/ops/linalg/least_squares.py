@@ -233,6 +233,7 @@ linalg_lstsq_p = defop(
     nin=2,
     nout=4,
     out_names=("solution", "residuals", "rank", "singular_values"),
+    saved_outputs=(0,),
     ndiff=2,
     vjp=(_lstsq_vjp_A, _lstsq_vjp_B),
     jvp=_lstsq_jvp,

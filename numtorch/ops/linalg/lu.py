@@ -437,6 +437,7 @@ def _lu_factor_op(name: str, kernel, nout: int):
         kernel,
         nout=nout,
         out_names=("LU", "pivots", "info")[:nout],
+        saved_outputs=(0, 1),
         ndiff=1,
         vjp=_lu_factor_vjp,
         jvp=_lu_factor_jvp,
@@ -499,6 +500,7 @@ linalg_lu_p = defop(
     _lu_kernel,
     nout=3,
     out_names=("L", "U", "P"),  # (the kernel's order; PyTorch's linalg.lu returns P, L, U)
+    saved_outputs=(0, 1, 2),
     ndiff=2,
     vjp=_linalg_lu_vjp,
     jvp=_linalg_lu_jvp,

@@ -291,6 +291,7 @@ linalg_slogdet_p = defop(
     _slogdet,
     nout=2,
     out_names=("sign", "logabsdet"),
+    saved_outputs=(0,),  # (its node saves the sign, and the LU factors PyTorch keeps inside)
     ndiff=2,
     vjp=_slogdet_vjp,
     jvp=_slogdet_jvp,
