@@ -504,15 +504,6 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "numtorch's vmap raises too (its gather's bounds error)",
     ),
     (
-        r"(?s)y\[\[[^\]]*\]\].*\.view\(",
-        r"^(vmap|vmap_grad) torch raised: RuntimeError: view size is not compatible",
-        "torch.func.vmap lays out an advanced-index result with the batch dim where its "
-        "batch rule left it, so a later view(-1) that each sample allows fails: x (1, 2, 2) "
-        "at in_dims=-1, vmap(lambda r: r[[0, 0]].float().view(-1)) raises 'view size is not "
-        "compatible' in torch while each sample's r[[0, 0]] is contiguous and views; numtorch "
-        "returns the per-sample result",
-    ),
-    (
         r"(?s)\.(exp|exp2|expm1|pow|var|std|outer)\(.*\.(long|int)\(\)",
         r"(forward|vmap) result differs: (Arrays are not equal|result)",
         "float32 values of ~1e14 converted to integers keep their float32 rounding: a 1-ulp "
