@@ -220,6 +220,7 @@ def _match_run(nodes: list, run: tuple, last: int):
 
 
 _CHUNK = 256
+_saving_head = attrgetter("__class__", "_op", "attrs", "_out_meta", "in_meta", "_any_hooks")
 _plain_head = attrgetter("__class__", "_op", "attrs", "_out_meta", "in_meta", "_any_hooks", "saved")
 _next = attrgetter("next_functions")
 _seqs = attrgetter("_seq")
@@ -311,27 +312,9 @@ def _matches(t: _Template, w: _Walk) -> bool:
             if not edges[0]:
                 ordered = False
             continue
-        if spec is None:
-            if (
-                type(node),
-                node._op,
-                node.attrs,
-                node._out_meta,
-                node.in_meta,
-                node._any_hooks,
-                node.saved,
-            ) != head:
-                return False
-        else:
-            if (
-                type(node),
-                node._op,
-                node.attrs,
-                node._out_meta,
-                node.in_meta,
-                node._any_hooks,
-            ) != head:
-                return False
+        if (_plain_head if spec is None else _saving_head)(node) != head:
+            return False
+        if spec is not None:
             saved = node.saved
             if not saved:
                 return False
