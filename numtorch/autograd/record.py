@@ -278,8 +278,28 @@ def _make_linker(op, level: bool):
     return link
 
 
+_SAVE_PLANS: dict = {}  # (op, names) -> per name: (name, kind, input index); see _save_plan
+
+
+def _save_plan(op, names: tuple) -> tuple:
+    """Per saved name: 0 for the result, 1 for an input's shape, 2 for an input; with the
+    input's index (made once per op and names)."""
+    plan = []
+    for n in names:
+        if n == "result":
+            plan.append((n, 0, -1))
+        elif n.endswith("_shape") and n not in op.inputs:
+            plan.append((n, 1, op.inputs.index(n[:-6])))
+        else:
+            plan.append((n, 2, op.inputs.index(n)))
+    plan = _SAVE_PLANS[(op, names)] = tuple(plan)
+    return plan
+
+
 def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
     """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
+    if inner is None:
+        return _save_outer(op, names, args, outputs)
     saved = {}
     tensors = False
     outer = args
@@ -318,6 +338,40 @@ def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
             tensors = True
         else:
             saved[n] = v
+    return saved if tensors else SavedValues(saved)
+
+
+def _save_outer(op, names: tuple, args: tuple, outputs) -> dict:
+    """``_save`` of a call's own arguments and outputs (no transform's inner values)."""
+    saved = {}
+    tensors = False
+    for n, kind, k in _SAVE_PLANS.get((op, names)) or _save_plan(op, names):
+        if kind == 2:
+            v = args[k]
+            if isinstance(v, Tensor):
+                saved[n] = Saved(v, False)
+                tensors = True
+            elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
+                saved[n] = _SavedList(v)
+                tensors = True
+            else:
+                saved[n] = v
+        elif kind == 1:
+            v = args[k]
+            saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
+        else:
+            tensors = True
+            if _is_wrapped(outputs):  # a transform's wrapper (a dual tensor): saved itself
+                if op.nout == 1:
+                    s = saved[n] = Saved(outputs, False)
+                    s.src = _OWN
+                else:
+                    saved[n] = _SavedInnerOutputs(outputs, op.ndiff)
+            else:
+                if state.modes:  # PyTorch's saving of an output detaches it: modes see that
+                    for o in (outputs,) if op.nout == 1 else outputs:
+                        o.detach()
+                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs, op.ndiff)
     return saved if tensors else SavedValues(saved)
 
 
