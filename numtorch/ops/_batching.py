@@ -192,6 +192,13 @@ def logical_cast(op, args, bdims, attrs, physical):
     return out
 
 
+def _first_padded(x, bd: int, rank: int):
+    """pad_to(front(x, bd), rank), without a call where x is already so."""
+    if bd:
+        x = x.movedim(bd, 0)
+    return x if x.dim() > rank else pad_to(x, rank)
+
+
 def _elementwise(op):
     def rule(vmap, args, bdims, attrs):
         rank = 0
@@ -201,11 +208,12 @@ def _elementwise(op):
                 r = a.dim() - (b is not None)
                 if r > rank:
                     rank = r
+                d = a.dtype
                 if dtype is None:
-                    dtype = a.dtype
-                elif a.dtype != dtype:
+                    dtype = d
+                elif d is not dtype:  # (dtypes are singletons)
                     mixed = True
-        new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
+        new = [a if b is None else _first_padded(a, b, rank) for a, b in zip(args, bdims)]
         if mixed and op.prepare is not None:
             args = logical_cast(op, args, bdims, attrs, new)
             new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
