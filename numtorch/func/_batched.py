@@ -214,7 +214,8 @@ class VmapInterpreter(Interpreter):
         if op.nout == 1:
             if obd is None:
                 return out
-            res = self.wrap(out, obd)
+            res = BatchedTensor._new(out, self)  # (wrap, inline)
+            res._bdim = obd
             if op.view and out._ver is vals[0]._ver and bdims[0] is not None:
                 _link(res, args[0], op, attrs)
             return res

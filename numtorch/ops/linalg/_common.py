@@ -128,13 +128,16 @@ def _align(x, bd, rank: int):
 
 def _check_dtypes(op, args, bdims, attrs) -> None:
     """Raise the op's own dtype error, with its messages decided on logical ranks."""
-    ts = [a for a in args if isinstance(a, Tensor)]
-    if op.prepare is None or len(ts) < 2:
+    if op.prepare is None:
         return
-    first = ts[0].dtype
-    for t in ts[1:]:  # (dtypes are singletons; a loop, not any(), on this hot path)
-        if t.dtype is not first:
-            break
+    first = None  # (a plain value's dtype read off its array: no property calls)
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._data.dtype if type(a) is Tensor else a.dtype.np
+            if first is None:
+                first = d
+            elif d != first:
+                break
     else:
         return
     op.prepare(

@@ -44,7 +44,7 @@ def _one_gemm(a, a_batched: bool, b):
     return matmul(a, b.movedim(0, 1).reshape(k, bs * n)).reshape(m, bs, n).movedim(1, 0)
 
 
-def _matmul_batched(a, ba, b, bb, legacy: bool = False):
+def _matmul_batched(a, ba, b, bb, legacy: bool = False, ranks: tuple | None = None):
     """matmul of two inner values (either may be unbatched): (result, its batch dim).
 
     A matrix times a batch of vectors is one product with the vectors as columns (the
@@ -53,9 +53,9 @@ def _matmul_batched(a, ba, b, bb, legacy: bool = False):
     with them as rows, batch first as that vmap's rule computes it; a batch of vectors
     times a matrix is one product with them as rows. Otherwise a vector becomes a one-row (one-column) matrix so the batch dim
     never reads as a matrix dim, and an unbatched operand broadcasts against the batch
-    without being expanded.
+    without being expanded. ``ranks``: the operands' logical ranks, where known.
     """
-    ra, rb = lrank(a, ba), lrank(b, bb)
+    ra, rb = ranks or (lrank(a, ba), lrank(b, bb))
     if ra == 2 and rb == 1 and ba is None:
         if legacy:
             return matmul(front(b, bb), a.mT), 0
@@ -90,8 +90,10 @@ def _product(op, check, conj_first: bool = False):
     def rule(vmap, args, bdims, attrs):
         _check_dtypes(op, args, bdims, attrs)
         (a, b), (ba, bb) = args, bdims
-        check(lshape(a, ba), lshape(b, bb))
-        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb, vmap.legacy)
+        sa, sb = lshape(a, ba), lshape(b, bb)
+        check(sa, sb)
+        ranks = (len(sa), len(sb))
+        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb, vmap.legacy, ranks)
 
     return rule
 
