@@ -14,7 +14,7 @@ from ..._core.op import NoKernel, bilinear_jvp, defop, on_arrays
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, pad_to, rule_generator
-from .._families import promote
+from .._families import cj, promote
 from .._outer import outer_product
 from ._common import _INT, _check_dtypes, _m1m2, _same_dtype, _scalar_type, _tname
 
@@ -110,27 +110,25 @@ def _column_major(m) -> bool:
 
 def _matmul_vjp_a(g, input, other):
     if input.dim() == 1 and other.dim() == 1:
-        return g * other.conj()
+        return g * cj(other)
     if other.dim() == 1:
-        return g.unsqueeze(-1) * other.conj()
+        return g.unsqueeze(-1) * cj(other)
     if input.dim() == 1:  # (PyTorch's mv backward, as in _matmul_vjp_b)
-        return (
-            other.conj() @ g if other.dim() == 2 else (other.conj() @ g.unsqueeze(-1)).squeeze(-1)
-        )
+        return cj(other) @ g if other.dim() == 2 else (cj(other) @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(input):
-        return (other.conj() @ g.mT).mT
+        return (cj(other) @ g.mT).mT
     return g @ other.mH
 
 
 def _matmul_vjp_b(g, input, other):
     if input.dim() == 1 and other.dim() == 1:
-        return g * input.conj()
+        return g * cj(input)
     if input.dim() == 1:
-        return input.conj().unsqueeze(-1) * g.unsqueeze(-2)
+        return cj(input).unsqueeze(-1) * g.unsqueeze(-2)
     if other.dim() == 1:  # (PyTorch's mv backward, the matrix's adjoint times g, as g^T A)
-        return g @ input.conj() if input.dim() == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
+        return g @ cj(input) if input.dim() == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(other):
-        return (g.mT @ input.conj()).mT
+        return (g.mT @ cj(input)).mT
     return input.mH @ g
 
 
