@@ -68,7 +68,8 @@ class BatchedTensor(WrapperTensor):
 
     @property
     def shape(self) -> Size:
-        s = list(self._inner.shape)
+        inner = self._inner  # (a plain inner value: its array's shape, without a call)
+        s = list(inner._data.shape if type(inner) is Tensor else inner.shape)
         del s[self._bdim]
         return tuple.__new__(Size, s)  # (the inner shape's items are ints already)
 

@@ -109,24 +109,26 @@ def _column_major(m) -> bool:
 
 
 def _matmul_vjp_a(g, input, other):
-    if input.dim() == 1 and other.dim() == 1:
+    na, nb = input.dim(), other.dim()
+    if na == 1 and nb == 1:
         return g * cj(other)
-    if other.dim() == 1:
+    if nb == 1:
         return g.unsqueeze(-1) * cj(other)
-    if input.dim() == 1:  # (PyTorch's mv backward, as in _matmul_vjp_b)
-        return cj(other) @ g if other.dim() == 2 else (cj(other) @ g.unsqueeze(-1)).squeeze(-1)
+    if na == 1:  # (PyTorch's mv backward, as in _matmul_vjp_b)
+        return cj(other) @ g if nb == 2 else (cj(other) @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(input):
         return (cj(other) @ g.mT).mT
     return g @ other.mH
 
 
 def _matmul_vjp_b(g, input, other):
-    if input.dim() == 1 and other.dim() == 1:
+    na, nb = input.dim(), other.dim()
+    if na == 1 and nb == 1:
         return g * cj(input)
-    if input.dim() == 1:
+    if na == 1:
         return cj(input).unsqueeze(-1) * g.unsqueeze(-2)
-    if other.dim() == 1:  # (PyTorch's mv backward, the matrix's adjoint times g, as g^T A)
-        return g @ cj(input) if input.dim() == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
+    if nb == 1:  # (PyTorch's mv backward, the matrix's adjoint times g, as g^T A)
+        return g @ cj(input) if na == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(other):
         return (g.mT @ cj(input)).mT
     return input.mH @ g
