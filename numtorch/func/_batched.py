@@ -68,7 +68,8 @@ class BatchedTensor(WrapperTensor):
 
     @property
     def shape(self) -> Size:
-        s = list(self._inner.shape)
+        inner = self._inner  # (a plain inner value: its array's shape, without a call)
+        s = list(inner._data.shape if type(inner) is Tensor else inner.shape)
         del s[self._bdim]
         return tuple.__new__(Size, s)  # (the inner shape's items are ints already)
 
@@ -189,32 +190,33 @@ class VmapInterpreter(Interpreter):
         vals, bdims = [], []
         lists = op.list_inputs
         for i, a in enumerate(args):
-            if i in lists and isinstance(a, (list, tuple)):
+            if isinstance(a, BatchedTensor) and a._interp is self:  # (unwrap, inline)
+                vals.append(a._inner)
+                bdims.append(a._bdim)
+            elif lists and i in lists and isinstance(a, (list, tuple)):
                 pairs = [self.unwrap(x) for x in a]
                 vals.append([p[0] for p in pairs])
                 bdims.append([p[1] for p in pairs])
-            elif isinstance(a, BatchedTensor) and a._interp is self:  # (unwrap, inline)
-                vals.append(a._inner)
-                bdims.append(a._bdim)
             else:
                 vals.append(a)
                 bdims.append(None)
         rule = op.batch_rule
-        if op.random:
+        if rule is not None and not op.random:
+            out, obd = rule(self, vals, bdims, attrs)
+        elif op.random:
             prev = state.random_ceiling
             state.random_ceiling = self.level
             try:
                 out, obd = rule(self, vals, bdims, attrs)
             finally:
                 state.random_ceiling = prev
-        elif rule is None:
-            out, obd = fallback(self, op, vals, bdims, attrs)
         else:
-            out, obd = rule(self, vals, bdims, attrs)
+            out, obd = fallback(self, op, vals, bdims, attrs)
         if op.nout == 1:
             if obd is None:
                 return out
-            res = self.wrap(out, obd)
+            res = BatchedTensor._new(out, self)  # (wrap, inline)
+            res._bdim = obd
             if op.view and out._ver is vals[0]._ver and bdims[0] is not None:
                 _link(res, args[0], op, attrs)
             return res

@@ -130,13 +130,13 @@ def materialize(vmap, x, bd):
 
 def lshape(x, bd) -> tuple:
     """The logical shape of an inner value (its shape without the batch dim)."""
-    s = tuple(x.shape)
+    s = x._data.shape if type(x) is Tensor else tuple(x.shape)  # (a plain value: its array's)
     return s if bd is None else s[:bd] + s[bd + 1 :]
 
 
 def lrank(x, bd) -> int:
     """The logical rank of an inner value."""
-    return x.dim() - (bd is not None)
+    return (x._data.ndim if type(x) is Tensor else x.dim()) - (bd is not None)
 
 
 def pdim(d: int, rank: int) -> int:
@@ -194,24 +194,44 @@ def logical_cast(op, args, bdims, attrs, physical):
 
 def _elementwise(op):
     def rule(vmap, args, bdims, attrs):
+        # (a plain value's rank and dtype read off its array: no property calls per operand)
         rank = 0
         dtype, mixed = None, False
         for a, b in zip(args, bdims):
             if isinstance(a, Tensor):
-                r = a.dim() - (b is not None)
+                if type(a) is Tensor:
+                    arr = a._data
+                    r, d = arr.ndim, arr.dtype
+                else:
+                    r, d = a.dim(), a.dtype.np
+                if b is not None:
+                    r -= 1
                 if r > rank:
                     rank = r
                 if dtype is None:
-                    dtype = a.dtype
-                elif a.dtype != dtype:
+                    dtype = d
+                elif d != dtype:
                     mixed = True
-        new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
+        new = _batch_first_all(args, bdims, rank)
         if mixed and op.prepare is not None:
             args = logical_cast(op, args, bdims, attrs, new)
-            new = [a if b is None else pad_to(front(a, b), rank) for a, b in zip(args, bdims)]
+            new = _batch_first_all(args, bdims, rank)
         return dispatch(op, tuple(new), attrs), 0
 
     return rule
+
+
+def _batch_first_all(args, bdims, rank: int) -> list:
+    """The batched args batch first and padded to logical ``rank`` (pad_to(front(...)))."""
+    new = []
+    for a, b in zip(args, bdims):
+        if b is not None:
+            if b:
+                a = a.movedim(b, 0)
+            if (a._data.ndim if type(a) is Tensor else a.dim()) <= rank:
+                a = pad_to(a, rank)
+        new.append(a)
+    return new
 
 
 elementwise = rule_generator(_elementwise)

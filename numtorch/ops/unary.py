@@ -32,6 +32,7 @@ from ._families import (
     UNARY_SHAPES,
     Promotion,
     binary,
+    cj,
     unary,
     unary_samples,
 )
@@ -492,7 +493,7 @@ tanh_backward_p = binary(
     "tanh_backward",
     _tanh_backward,
     (
-        lambda g, output: tanh_backward(g, output.conj()),
+        lambda g, output: tanh_backward(g, cj(output)),
         lambda g, grad_output, output: _tanh_backward_output_vjp(g, grad_output, output),
     ),
     _tanh_backward_jvp,

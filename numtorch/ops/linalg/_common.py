@@ -128,15 +128,25 @@ def _align(x, bd, rank: int):
 
 def _check_dtypes(op, args, bdims, attrs) -> None:
     """Raise the op's own dtype error, with its messages decided on logical ranks."""
-    ts = [a for a in args if isinstance(a, Tensor)]
-    if op.prepare is not None and any(t.dtype != ts[0].dtype for t in ts):
-        op.prepare(
-            [
-                np.zeros((1,) * lrank(a, b), a.dtype.np) if isinstance(a, Tensor) else a
-                for a, b in zip(args, bdims, strict=False)
-            ],
-            attrs,
-        )
+    if op.prepare is None:
+        return
+    first = None  # (a plain value's dtype read off its array: no property calls)
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._data.dtype if type(a) is Tensor else a.dtype.np
+            if first is None:
+                first = d
+            elif d != first:
+                break
+    else:
+        return
+    op.prepare(
+        [
+            np.zeros((1,) * lrank(a, b), a.dtype.np) if isinstance(a, Tensor) else a
+            for a, b in zip(args, bdims, strict=False)
+        ],
+        attrs,
+    )
 
 
 def _min_rank(name: str, shape: tuple, what: str = "A") -> None:

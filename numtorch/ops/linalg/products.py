@@ -14,7 +14,7 @@ from ..._core.op import NoKernel, bilinear_jvp, defop, on_arrays
 from ..._opdb.samples import ErrorInput as E
 from ..._opdb.samples import S
 from .._batching import front, lrank, lshape, pad_to, rule_generator
-from .._families import promote
+from .._families import cj, promote
 from .._outer import outer_product
 from ._common import _INT, _check_dtypes, _m1m2, _same_dtype, _scalar_type, _tname
 
@@ -44,7 +44,7 @@ def _one_gemm(a, a_batched: bool, b):
     return matmul(a, b.movedim(0, 1).reshape(k, bs * n)).reshape(m, bs, n).movedim(1, 0)
 
 
-def _matmul_batched(a, ba, b, bb, legacy: bool = False):
+def _matmul_batched(a, ba, b, bb, legacy: bool = False, ranks: tuple | None = None):
     """matmul of two inner values (either may be unbatched): (result, its batch dim).
 
     A matrix times a batch of vectors is one product with the vectors as columns (the
@@ -53,9 +53,9 @@ def _matmul_batched(a, ba, b, bb, legacy: bool = False):
     with them as rows, batch first as that vmap's rule computes it; a batch of vectors
     times a matrix is one product with them as rows. Otherwise a vector becomes a one-row (one-column) matrix so the batch dim
     never reads as a matrix dim, and an unbatched operand broadcasts against the batch
-    without being expanded.
+    without being expanded. ``ranks``: the operands' logical ranks, where known.
     """
-    ra, rb = lrank(a, ba), lrank(b, bb)
+    ra, rb = ranks or (lrank(a, ba), lrank(b, bb))
     if ra == 2 and rb == 1 and ba is None:
         if legacy:
             return matmul(front(b, bb), a.mT), 0
@@ -90,8 +90,10 @@ def _product(op, check, conj_first: bool = False):
     def rule(vmap, args, bdims, attrs):
         _check_dtypes(op, args, bdims, attrs)
         (a, b), (ba, bb) = args, bdims
-        check(lshape(a, ba), lshape(b, bb))
-        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb, vmap.legacy)
+        sa, sb = lshape(a, ba), lshape(b, bb)
+        check(sa, sb)
+        ranks = (len(sa), len(sb))
+        return _matmul_batched(a.conj() if conj_first else a, ba, b, bb, vmap.legacy, ranks)
 
     return rule
 
@@ -107,28 +109,28 @@ def _column_major(m) -> bool:
 
 
 def _matmul_vjp_a(g, input, other):
-    if input.dim() == 1 and other.dim() == 1:
-        return g * other.conj()
-    if other.dim() == 1:
-        return g.unsqueeze(-1) * other.conj()
-    if input.dim() == 1:  # (PyTorch's mv backward, as in _matmul_vjp_b)
-        return (
-            other.conj() @ g if other.dim() == 2 else (other.conj() @ g.unsqueeze(-1)).squeeze(-1)
-        )
+    na, nb = input.dim(), other.dim()
+    if na == 1 and nb == 1:
+        return g * cj(other)
+    if nb == 1:
+        return g.unsqueeze(-1) * cj(other)
+    if na == 1:  # (PyTorch's mv backward, as in _matmul_vjp_b)
+        return cj(other) @ g if nb == 2 else (cj(other) @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(input):
-        return (other.conj() @ g.mT).mT
+        return (cj(other) @ g.mT).mT
     return g @ other.mH
 
 
 def _matmul_vjp_b(g, input, other):
-    if input.dim() == 1 and other.dim() == 1:
-        return g * input.conj()
-    if input.dim() == 1:
-        return input.conj().unsqueeze(-1) * g.unsqueeze(-2)
-    if other.dim() == 1:  # (PyTorch's mv backward, the matrix's adjoint times g, as g^T A)
-        return g @ input.conj() if input.dim() == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
+    na, nb = input.dim(), other.dim()
+    if na == 1 and nb == 1:
+        return g * cj(input)
+    if na == 1:
+        return cj(input).unsqueeze(-1) * g.unsqueeze(-2)
+    if nb == 1:  # (PyTorch's mv backward, the matrix's adjoint times g, as g^T A)
+        return g @ cj(input) if na == 2 else (input.mH @ g.unsqueeze(-1)).squeeze(-1)
     if _column_major(other):
-        return (g.mT @ input.conj()).mT
+        return (g.mT @ cj(input)).mT
     return input.mH @ g
 
 
