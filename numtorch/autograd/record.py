@@ -303,24 +303,11 @@ def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
     saved = {}
     tensors = False
     outer = args
-    if inner is not None:
-        args, outputs = inner
+    args, outputs = inner
     for n in names:
         if n == "result":
             tensors = True
-            if inner is not None or _is_wrapped(outputs):
-                # inner outputs hold no reference to this node; a transform's wrapper
-                # (a dual tensor) has no storage to save apart from itself
-                if op.nout == 1:
-                    s = saved[n] = Saved(outputs, False)
-                    s.src = _OWN
-                else:
-                    saved[n] = _SavedInnerOutputs(outputs, op.ndiff)
-            else:
-                if state.modes:  # PyTorch's saving of an output detaches it: modes see that
-                    for o in (outputs,) if op.nout == 1 else outputs:
-                        o.detach()
-                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs, op.ndiff)
+            saved[n] = _saved_outputs(op, outputs, True)  # (they hold no reference to it)
             continue
         if n.endswith("_shape") and n not in op.inputs:
             v = args[op.inputs.index(n[:-6])]
@@ -328,16 +315,11 @@ def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
             continue
         k = op.inputs.index(n)
         v = args[k]
-        if isinstance(v, Tensor):
-            s = saved[n] = Saved(v, False)
-            if inner is not None and isinstance(outer[k], Tensor):  # for its error's text
+        s = saved[n] = _saved_arg(v)
+        if s is not v:
+            tensors = True
+            if type(s) is Saved and isinstance(outer[k], Tensor):  # for its error's text
                 s.src = outer[k]
-            tensors = True
-        elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
-            saved[n] = _SavedList(v)
-            tensors = True
-        else:
-            saved[n] = v
     return saved if tensors else SavedValues(saved)
 
 
@@ -348,31 +330,40 @@ def _save_outer(op, names: tuple, args: tuple, outputs) -> dict:
     for n, kind, k in _SAVE_PLANS.get((op, names)) or _save_plan(op, names):
         if kind == 2:
             v = args[k]
-            if isinstance(v, Tensor):
-                saved[n] = Saved(v, False)
-                tensors = True
-            elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
-                saved[n] = _SavedList(v)
-                tensors = True
-            else:
-                saved[n] = v
+            s = saved[n] = _saved_arg(v)
+            tensors = tensors or s is not v
         elif kind == 1:
             v = args[k]
             saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
         else:
             tensors = True
-            if _is_wrapped(outputs):  # a transform's wrapper (a dual tensor): saved itself
-                if op.nout == 1:
-                    s = saved[n] = Saved(outputs, False)
-                    s.src = _OWN
-                else:
-                    saved[n] = _SavedInnerOutputs(outputs, op.ndiff)
-            else:
-                if state.modes:  # PyTorch's saving of an output detaches it: modes see that
-                    for o in (outputs,) if op.nout == 1 else outputs:
-                        o.detach()
-                saved[n] = Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs, op.ndiff)
+            saved[n] = _saved_outputs(op, outputs, _is_wrapped(outputs))
     return saved if tensors else SavedValues(saved)
+
+
+def _saved_arg(v):
+    """An argument as a node keeps it: a tensor, or a list holding tensors, version-checked;
+    any other value as it is."""
+    if isinstance(v, Tensor):
+        return Saved(v, False)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
+        return _SavedList(v)
+    return v
+
+
+def _saved_outputs(op, outputs, own: bool):
+    """A call's outputs as its node keeps them: ``own`` (a transform's inner values, or its
+    wrapper, a dual tensor, with no storage apart from itself) saved as themselves."""
+    if own:
+        if op.nout == 1:
+            s = Saved(outputs, False)
+            s.src = _OWN
+            return s
+        return _SavedInnerOutputs(outputs, op.ndiff)
+    if state.modes:  # PyTorch's saving of an output detaches it: modes see that
+        for o in (outputs,) if op.nout == 1 else outputs:
+            o.detach()
+    return Saved(outputs, True) if op.nout == 1 else _SavedTuple(outputs, op.ndiff)
 
 
 def _is_wrapped(outputs) -> bool:
