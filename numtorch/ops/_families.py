@@ -44,8 +44,9 @@ _SCALARS = frozenset((int, float, bool, complex, type(None)))
 def cj(x):
     """The complex conjugate of a tensor or a Python number (a real one is itself): the
     factor conjugate Wirtinger formulas take of a derivative."""
-    if type(x) is Tensor and x._data.dtype.kind != "c":
-        return x  # (what conj gives a plain real tensor, without its dispatch)
+    if type(x) is Tensor and x._data.dtype.kind in "fiub":
+        return x  # (what conj gives a plain real tensor, without its dispatch; complex32's
+        # NumPy kind is "W", bfloat16's "V")
     if isinstance(x, Tensor):
         return x.conj()
     return x.conjugate() if isinstance(x, complex) else x  # (a symbolic size stays one)
