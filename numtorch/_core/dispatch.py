@@ -271,15 +271,7 @@ def kernel_call(op, *arrays, **attrs):
     inputs = arrays
     if op.prepare is not None:
         arrays, odt = op.prepare(list(arrays), attrs)
-    out = op.kernel(np, *arrays, **attrs)
-    if type(out) is not _ndarray:
-        out = np.asarray(out)
-    if odt is not None and out.dtype != odt:
-        out = out.astype(odt)
-    lay = op.layout
-    if lay is not None and (out.ndim > 1 or out.base is not None):
-        out = lay(out, inputs, attrs)
-    return out
+    return _run(op, np, arrays, attrs, odt, inputs)
 
 
 def _run_gpu(op, xp, arrays: list, attrs: dict):

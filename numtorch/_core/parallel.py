@@ -8,6 +8,7 @@ thread run in the caller alone."""
 from __future__ import annotations
 
 import contextvars
+import math
 import os
 import queue
 import threading
@@ -114,14 +115,17 @@ def bounds(i: int, n: int, extent: int) -> slice:
     return slice(extent * i // n, extent * (i + 1) // n)
 
 
-def _cut(a, shape: tuple, s: slice, axis: int):
-    """The slab of operand ``a`` (broadcast against ``shape``) for slice ``s`` of ``axis``."""
-    if type(a) is not np.ndarray:
+def _at(axis: int, s: slice) -> tuple:
+    """The index of slice ``s`` along ``axis``."""
+    return (slice(None),) * axis + (s,)
+
+
+def _leading(a, ndim: int, s: slice):
+    """The slab of operand ``a`` (broadcast to ``ndim`` dims) for slice ``s`` of the leading
+    axis."""
+    if type(a) is not np.ndarray or a.ndim < ndim or a.shape[0] == 1:
         return a
-    lead = len(shape) - a.ndim
-    if axis < lead or a.shape[axis - lead] == 1:
-        return a
-    return a[(slice(None),) * (axis - lead) + (s,)]
+    return a[s]
 
 
 def large(a: np.ndarray, b=None) -> bool:
@@ -133,27 +137,21 @@ def large(a: np.ndarray, b=None) -> bool:
     return n >= MIN_ELEMENTS
 
 
-def ufunc(uf: np.ufunc, *args, out=None, passes: int = 1):
-    """``uf(*args, out=out)``, cut along the leading axis of the result when large (a ufunc
-    as costly as ``passes`` multiplies). Operands are arrays or scalars; a new result is C-contiguous, as the ufunc would make it for
-    C-contiguous operands, and only such operands are cut (others run whole)."""
+def ufunc(uf: np.ufunc, *args, passes: int = 1):
+    """``uf(*args)`` (operands arrays or numbers; a ufunc as costly as ``passes``
+    multiplies), cut along the leading axis of the result when large and its operands are
+    C-contiguous, into a C-contiguous result as the ufunc would make for them."""
     arrays = [a for a in args if type(a) is np.ndarray]
-    shape = out.shape if out is not None else np.broadcast_shapes(*(a.shape for a in arrays))
-    size = 1
-    for k in shape:
-        size *= k
-    n = slabs(size, shape[0], passes) if shape else 1
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    n = slabs(math.prod(shape), shape[0], passes) if shape else 1
     if n == 1 or not all(a.flags.c_contiguous for a in arrays):
-        return uf(*args) if out is None else uf(*args, out=out)
-    if out is None:
-        dtype = uf(*(a[(0,) * a.ndim] if type(a) is np.ndarray else a for a in args)).dtype
-        out = np.empty(shape, dtype)
-    elif not out.flags.c_contiguous:
-        return uf(*args, out=out)
+        return uf(*args)
+    dtype = uf(*(a[(0,) * a.ndim] if type(a) is np.ndarray else a for a in args)).dtype
+    out = np.empty(shape, dtype)
 
     def body(i: int, n: int) -> None:
         s = bounds(i, n, shape[0])
-        uf(*(_cut(a, shape, s, 0) for a in args), out=out[s])
+        uf(*(_leading(a, len(shape), s) for a in args), out=out[s])
 
     run(body, n)
     return out
@@ -168,34 +166,30 @@ def rows(body, x: np.ndarray, out: np.ndarray, keep: int, passes: int) -> np.nda
     if n == 1:
         body(x, out)
         return out
-    index = (slice(None),) * axis
 
     def part(i: int, n: int) -> None:
-        s = index + (bounds(i, n, x.shape[axis]),)
+        s = _at(axis, bounds(i, n, x.shape[axis]))
         body(x[s], out[s])
 
     run(part, n)
     return out
 
 
-def reduce(method: str, x: np.ndarray, axes: tuple, keepdims: bool, dtype=None):
-    """``getattr(x, method)(axis=axes, keepdims=keepdims, dtype=dtype)`` (a reduction of
-    floats such as "sum" that keeps their dtype), cut along the longest axis that is not
-    reduced when large."""
+def sum(x: np.ndarray, axes: tuple, keepdims: bool, dtype=None):  # noqa: A001
+    """``x.sum(axis=axes, keepdims=keepdims, dtype=dtype)``, cut along the longest axis that
+    is not reduced when large (floats: the result keeps their dtype or ``dtype``)."""
     kept = [a for a in range(x.ndim) if a not in axes]
     axis = max(kept, key=lambda a: x.shape[a], default=None)
     n = 1 if axis is None else slabs(x.size, x.shape[axis])
     if n == 1 or x.dtype.kind not in "fc":
-        return getattr(x, method)(axis=axes, keepdims=keepdims, dtype=dtype)
+        return x.sum(axis=axes, keepdims=keepdims, dtype=dtype)
     at = axis if keepdims else kept.index(axis)
     shape = [1 if a in axes else x.shape[a] for a in range(x.ndim) if keepdims or a in kept]
     out = np.empty(shape, dtype or x.dtype)
 
     def body(i: int, n: int) -> None:
         s = bounds(i, n, x.shape[axis])
-        part = x[(slice(None),) * axis + (s,)]
-        into = out[(slice(None),) * at + (s,)]
-        getattr(part, method)(axis=axes, keepdims=keepdims, dtype=dtype, out=into)
+        x[_at(axis, s)].sum(axis=axes, keepdims=keepdims, dtype=dtype, out=out[_at(at, s)])
 
     run(body, n)
     return out

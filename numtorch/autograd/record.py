@@ -15,10 +15,10 @@ from .saved import _OWN, Saved, SavedValues, _SavedInnerOutputs, _SavedList, _Sa
 _NOTHING_SAVED: dict = {}  # shared by the nodes that save nothing: never written to
 
 
-def _add_names(names: tuple | None, more: tuple) -> tuple:
+def _add_names(names: tuple, more: tuple) -> tuple:
     """The names a node saves, in a fixed order (a tuple without repeats): packing hooks
     see the same sequence in every run."""
-    if names is None or names == more:
+    if names == more:
         return more
     return names + tuple(n for n in more if n not in names)
 
@@ -297,47 +297,27 @@ def _save_plan(op, names: tuple) -> tuple:
 
 
 def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
-    """What a node keeps for its formulas: saved tensors (version-checked), shapes, values."""
-    if inner is None:
-        return _save_outer(op, names, args, outputs)
+    """What a node keeps for its formulas: saved tensors (version-checked), shapes, values;
+    under a transform (``inner``: its unwrapped arguments and outputs) the inner ones."""
     saved = {}
     tensors = False
     outer = args
-    args, outputs = inner
-    for n in names:
-        if n == "result":
-            tensors = True
-            saved[n] = _saved_outputs(op, outputs, True)  # (they hold no reference to it)
-            continue
-        if n.endswith("_shape") and n not in op.inputs:
-            v = args[op.inputs.index(n[:-6])]
-            saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
-            continue
-        k = op.inputs.index(n)
-        v = args[k]
-        s = saved[n] = _saved_arg(v)
-        if s is not v:
-            tensors = True
-            if type(s) is Saved and isinstance(outer[k], Tensor):  # for its error's text
-                s.src = outer[k]
-    return saved if tensors else SavedValues(saved)
-
-
-def _save_outer(op, names: tuple, args: tuple, outputs) -> dict:
-    """``_save`` of a call's own arguments and outputs (no transform's inner values)."""
-    saved = {}
-    tensors = False
+    if inner is not None:
+        args, outputs = inner
     for n, kind, k in _SAVE_PLANS.get((op, names)) or _save_plan(op, names):
         if kind == 2:
             v = args[k]
             s = saved[n] = _saved_arg(v)
-            tensors = tensors or s is not v
+            if s is not v:
+                tensors = True
+                if inner is not None and type(s) is Saved and isinstance(outer[k], Tensor):
+                    s.src = outer[k]  # (for its error's text)
         elif kind == 1:
             v = args[k]
             saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
         else:
-            tensors = True
-            saved[n] = _saved_outputs(op, outputs, _is_wrapped(outputs))
+            tensors = True  # (inner outputs hold no reference to this node)
+            saved[n] = _saved_outputs(op, outputs, inner is not None or _is_wrapped(outputs))
     return saved if tensors else SavedValues(saved)
 
 

@@ -62,9 +62,10 @@ _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops bel
 # ------------------------------------------------------------------ sum, mean, prod
 def _sum(xp, x, dim=None, keepdim=False, *, dtype=None):
     x, acc = _acc(xp, x, dtype)
+    axes = dims_of(dim, x.ndim)
     if xp is np and x.size >= parallel.MIN_ELEMENTS:
-        return parallel.reduce("sum", x, dims_of(dim, x.ndim), keepdim, acc)
-    return x.sum(axis=dims_of(dim, x.ndim), keepdims=keepdim, dtype=acc)
+        return parallel.sum(x, axes, keepdim, acc)
+    return x.sum(axis=axes, keepdims=keepdim, dtype=acc)
 
 
 def _sum_samples(make):
@@ -613,7 +614,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x.astype(dtype.np)
     dims = dims_of(dim, x.ndim)
     if ord == 2 and xp is np and x.dtype.kind == "f" and parallel.large(x):  # (|x|² is x²)
-        return np.sqrt(parallel.reduce("sum", parallel.ufunc(np.multiply, x, x), dims, keepdim))
+        return np.sqrt(parallel.sum(parallel.ufunc(np.multiply, x, x), dims, keepdim))
     a = xp.abs(x)
     if ord < 0 or ord == math.inf:  # (no identity: PyTorch refuses an empty reduction)
         if x.size == 0 and (x.ndim == 0 or _pyany(x.shape[d] == 0 for d in dims)):

@@ -63,17 +63,13 @@ def _ufunc(fname: str):
     """A kernel calling ``xp.<fname>`` (domain warnings are filtered package-wide)."""
 
     f = getattr(np, fname)
+    cut = isinstance(f, np.ufunc)  # (a large NumPy array in slabs, on every intra-op thread)
 
     def kernel(xp, input):
-        return getattr(xp, fname)(input)
-
-    def cut(xp, input):  # (a large NumPy array in slabs, on every intra-op thread)
-        if xp is np and input.size >= parallel.MIN_ELEMENTS:
+        if cut and xp is np and input.size >= parallel.MIN_ELEMENTS:
             return parallel.ufunc(f, input, passes=2)
         return getattr(xp, fname)(input)
 
-    if isinstance(f, np.ufunc):
-        kernel = cut
     kernel.__name__ = fname
     return kernel
 
