@@ -695,3 +695,43 @@ def test_frexp_gradient_divides_by_a_float_power_of_two():
 @pytest.mark.parametrize("number", [2.0, 3, True])
 def test_unary_ops_refuse_a_python_number_as_pytorchs_parser(name, number):
     assert_same_error(lambda L: getattr(L, name)(number))
+
+
+# ==================================================================
+# Stacks of outer products, (..., m, 1) * (..., 1, n): the kernel mul and matmul share takes
+# a BLAS matmul, einsum (in slabs when large) or the plain multiply by shape.
+
+OUTER_STACKS = {
+    "small (multiply)": ((4, 3, 1), (4, 1, 5)),
+    "BLAS matmul": ((64, 32, 1), (64, 1, 32)),
+    "einsum": ((64, 128, 1), (64, 1, 784)),
+    "einsum, two leading dims": ((4, 8, 300, 1), (4, 8, 1, 500)),
+    "long rows (multiply)": ((8, 64, 1), (8, 1, 4096)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", OUTER_STACKS)
+def test_stacked_outer_products_match_torch(name, dtype):
+    sa, sb = OUTER_STACKS[name]
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+    a.reshape(-1)[:3] = [np.nan, np.inf, 0.0]
+    b.reshape(-1)[:3] = [-np.inf, 0.0, np.nan]
+    for f in (lambda T, x, y: x * y, lambda T, x, y: T.matmul(x, y)):
+        got = f(nt, nt.tensor(a), nt.tensor(b))
+        assert_close(got, f(torch, torch.tensor(a), torch.tensor(b)))
+
+
+def test_stacked_outer_products_of_strided_operands_match_torch():
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((64, 128, 2))
+    b = rng.standard_normal((784, 64))
+
+    def f(T):
+        x = T.tensor(a)[..., :1]  # (a slice: not contiguous)
+        y = T.tensor(b).T.unsqueeze(1)  # (transposed)
+        return x * y, T.matmul(x.float(), y.float())
+
+    for got, want in zip(f(nt), f(torch)):
+        assert_close(got, want)

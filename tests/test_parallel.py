@@ -61,6 +61,7 @@ CASES = {
     "sum float32": (lambda T, x: x.float().sum(-1), [(1024, 128)]),
     "norm dims": (lambda T, x: T.linalg.vector_norm(x, dim=(1, 2)), [(256, 32, 32)]),
     "outer products": (lambda T, a, b: a * b, [(8, 64, 1), (8, 1, 4096)]),
+    "outer products by einsum": (lambda T, a, b: a * b, [(8, 64, 1), (8, 1, 784)]),
     "broadcast mul": (lambda T, a, b: a * b, [(512, 256), (256,)]),
 }
 
