@@ -35,6 +35,7 @@ from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ..ops._batching import front, rule_generator
 from ..ops._families import COMPLEX_TOO
+from . import _conv_gather as gather
 from ._windows import sliding
 
 
@@ -146,6 +147,9 @@ def _group_rows(xp, y, groups):
 def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
     n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
     blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
+    out = gather.convolution(xp, input, weight, stride, padding, dilation, groups, blocks)
+    if out is not None:
+        return out
     ck, length = math.prod(weight.shape[1:]), math.prod(blocks)
     w = weight.reshape(groups, o // groups, ck)
     # One GEMM per sample and group, straight into the (N, O, L) layout of the result. (A
@@ -160,6 +164,9 @@ def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,
 def _convolution_input_grad(
     xp, grad_output, weight, size=(1,), stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
 ):
+    out = gather.input_grad(xp, grad_output, weight, size, stride, padding, dilation, groups)
+    if out is not None:
+        return out
     n, kernel, blocks = grad_output.shape[0], weight.shape[2:], grad_output.shape[2:]
     c = weight.shape[1] * groups
     w = weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
@@ -208,6 +215,9 @@ def _input_grad_on_grid(xp, grad_output, wt, c, size, kernel, padding, dilation)
 def _convolution_weight_grad(
     xp, input, grad_output, size=(1,), stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
 ):
+    out = gather.weight_grad(xp, input, grad_output, size, stride, padding, dilation, groups)
+    if out is not None:
+        return out
     o, blocks = grad_output.shape[1], grad_output.shape[2:]
     cols = _cols(xp, input, size, stride, padding, dilation, blocks)
     g = _group_rows(xp, grad_output, groups)  # (G, O/G, N*L)
