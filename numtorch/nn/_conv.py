@@ -675,6 +675,29 @@ def _with_bias(out: Tensor, bias, d: int) -> Tensor:
 
 
 # ------------------------------------------------------------------ public functions
+_params_seen: dict = {}
+
+
+def _checked_params(d, k, stride, padding, dilation, groups):
+    """``_check_params`` with its (stride, padding pairs, dilation) kept per argument
+    values: a network calls a layer with the same ones every step. (Values that compare
+    equal normalize alike; an unhashable one, a list, is checked every call.)"""
+    key = (d, k, stride, padding, dilation, groups)
+    try:
+        hit = _params_seen.get(key)
+    except TypeError:
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    stride, padding, dilation, _ = _check_params(d, k, stride, padding, dilation, groups)
+    hit = (stride, tuple((p, p) for p in padding), dilation)
+    if key is not None:
+        if len(_params_seen) > 256:
+            _params_seen.clear()
+        _params_seen[key] = hit
+    return hit
+
+
 def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
     batched = _check_rank(fname, input, weight, d)
     mode = None
@@ -686,24 +709,23 @@ def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -
             raise RuntimeError("padding='same' is not supported for strided convolutions")
     _check_dtypes(input, weight, bias, d, False)
     k = weight.dim() - 2
-    stride, padding, dilation, _ = _check_params(d, k, stride, padding, dilation, groups)
+    stride, pads, dilation = _checked_params(d, k, stride, padding, dilation, groups)
     x = input if batched else input.unsqueeze(0)
     _check_shapes(x, weight, bias, groups, False)
-    kernel = tuple(weight.shape[2:])
+    kernel = weight.shape[2:]
     if mode == "same":
         total = [dl * (kk - 1) for dl, kk in zip(dilation, kernel)]
         pads = tuple((t // 2, t - t // 2) for t in total)
         if any(t % 2 for t in total):
             warnings.warn(_SAME_WARNING, UserWarning, stacklevel=3)
-    else:
-        pads = tuple((p, p) for p in padding)
-    padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
-    extent = [dl * (kk - 1) + 1 for dl, kk in zip(dilation, kernel)]
-    if any(p < e for p, e in zip(padded, extent)):
-        raise RuntimeError(
-            f"Calculated padded input size per channel: ({_shown(padded)}). Kernel size: "
-            f"({_shown(extent)}). Kernel size can't be greater than actual input size"
-        )
+    for s, (lo, hi), dl, kk in zip(x.shape[2:], pads, dilation, kernel):
+        if s + lo + hi < dl * (kk - 1) + 1:
+            padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
+            extent = [dl * (kk - 1) + 1 for dl, kk in zip(dilation, kernel)]
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({_shown(padded)}). Kernel size: "
+                f"({_shown(extent)}). Kernel size can't be greater than actual input size"
+            )
     out = _with_bias(convolution(x, weight, stride, pads, dilation, groups), bias, k)
     return out if batched else out.squeeze(0)
 
