@@ -26,6 +26,8 @@ import math
 import threading
 import warnings
 
+import numpy as np
+
 from .._core.dispatch import dispatch
 from .._core.meta import by_kernel
 from .._core.meta_array import has_values
@@ -433,6 +435,79 @@ convolution_p = defop(
 convolution = convolution_p.fn
 
 
+# The convolution with a bias added in its kernel: one call where the convolution and an
+# add would be two (conv2d's commonest form), and PyTorch's node, whose edges include the
+# bias's. Its batch rule is the convolution's, then the bias added where the result's
+# batch and channels are.
+def _convolution_bias(
+    xp, input, weight, bias, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
+):
+    out = _convolution(xp, input, weight, stride, padding, dilation, groups)
+    b = bias.reshape(-1, *(1,) * (out.ndim - 2))
+    if type(out) is np.ndarray and out.dtype == b.dtype:  # (a fresh array: add in place)
+        return xp.add(out, b, out=out)
+    return out + b
+
+
+def _bias_vjp(g):
+    return g.sum((0, *range(2, g.dim())))
+
+
+def _conv_bias_jvp(tx, tw, tb, x, w, geo):
+    return _conv_jvp(tx, tw, x, w, geo) + tb.reshape(-1, *(1,) * (x.dim() - 2))
+
+
+def _conv_bias_rule(op):
+    conv = _fold_batch(convolution_p, _CONV_AXES)
+
+    def rule(vmap, args, bdims, attrs):
+        if bdims[0] is None and bdims[1] is None:
+            out, od = dispatch(convolution_p, args[:2], attrs), None
+        else:
+            out, od = conv(vmap, args[:2], bdims[:2], attrs)
+        bias, bd = args[2], bdims[2]
+        ones = (1,) * len(attrs["stride"])
+        if bd is None:  # the result's channels and spatial dims are its trailing ones
+            return out + bias.reshape(-1, *ones), od
+        bias = front(bias, bd)
+        if od == 1:  # (n, B, O, *L)
+            return out + bias.reshape(*bias.shape, *ones), 1
+        return out + bias.reshape(bias.shape[0], 1, bias.shape[1], *ones), 0
+
+    return rule
+
+
+def _conv_bias_samples(make):
+    for xs, ws, st, pad, dl, g in (
+        ((2, 2, 5, 5), (3, 2, 3, 2), (1, 1), ((1, 1), (0, 0)), (1, 1), 1),
+        ((1, 4, 6, 5), (4, 2, 2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2), 2),
+        ((2, 3, 5), (4, 3, 2), (1,), ((1, 1),), (2,), 1),
+    ):
+        attrs = {"stride": st, "padding": pad, "dilation": dl, "groups": g}
+        yield S((make(xs), make(ws), make((ws[0],))), attrs)
+
+
+convolution_bias_p = defop(
+    "convolution_bias",
+    _convolution_bias,
+    **{**_PRIM, "nin": 3},
+    batch_rule=rule_generator(_conv_bias_rule)(),
+    node_name="ConvolutionBackward0",
+    api="nn._conv.convolution_bias",
+    samples=_conv_bias_samples,
+    no_kernel=_no_bool_conv(False),
+    vjp=(
+        _formula(_conv_vjp_input, "g", "weight", "input_shape"),
+        _formula(_conv_vjp_weight, "g", "input", "weight_shape"),
+        _bias_vjp,
+    ),
+    jvp=_formula(_conv_bias_jvp, "tinput", "tweight", "tbias", "input", "weight"),
+    autocast="lower",
+    meta=by_kernel,
+)
+convolution_bias = convolution_bias_p.fn
+
+
 def _input_grad_vjp_grad_output(g, w, shape, geo):
     return _fit(_conv(g, w.conj(), geo), shape[2:])
 
@@ -588,7 +663,10 @@ def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -
                 f"Calculated padded input size per channel: ({_shown(padded)}). Kernel size: "
                 f"({_shown(extent)}). Kernel size can't be greater than actual input size"
             )
-    out = _with_bias(convolution(x, weight, stride, pads, dilation, groups), bias, k)
+    if bias is None:
+        out = convolution(x, weight, stride, pads, dilation, groups)
+    else:
+        out = convolution_bias(x, weight, bias, stride, pads, dilation, groups)
     return out if batched else out.squeeze(0)
 
 
