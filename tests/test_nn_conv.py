@@ -15,11 +15,16 @@ from numtorch.nn import _conv_gather
 TOL = {"rtol": 1e-9, "atol": 1e-11}
 
 
+def _strided_only(monkeypatch):
+    for limit in ("_SMALL", "_SMALL_ADJOINT", "_LARGE"):
+        monkeypatch.setattr(_conv_gather, limit, -1)
+
+
 @pytest.fixture(params=["gather", "strided"])
 def kernels(request, monkeypatch):
     """Run a test on the small operands' gather kernels and on the general strided ones."""
     if request.param == "strided":
-        monkeypatch.setattr(_conv_gather, "_SMALL", -1)
+        _strided_only(monkeypatch)
     return request.param
 
 
@@ -253,7 +258,7 @@ def test_gather_forward_equals_the_strided_kernel_bitwise(monkeypatch):
     x, w = nt.tensor(arr(2, 4, 7, 6)).float(), nt.tensor(arr(6, 2, 3, 2, seed=1)).float()
     kw = {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2), "groups": 2}
     gathered = nt.nn.functional.conv2d(x, w, **kw).numpy()
-    monkeypatch.setattr(_conv_gather, "_SMALL", -1)
+    _strided_only(monkeypatch)
     np.testing.assert_array_equal(gathered, nt.nn.functional.conv2d(x, w, **kw).numpy())
 
 

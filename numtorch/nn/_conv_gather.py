@@ -20,8 +20,12 @@ import numpy as np
 
 _ndarray = np.ndarray
 # Elements of the gathered matrix up to which one take beats the strided copy (and, for
-# the input gradient, col2im's adds); past it the general kernels run.
+# the input gradient, col2im's adds); up to _LARGE where the windows' rows are short (the
+# strided copy's cost is per row there); past it the general kernels run.
 _SMALL = 1 << 17
+_SHORT_ROW = 8
+_SMALL_ADJOINT = 1 << 15
+_LARGE = 1 << 22
 _plans: dict = {}
 
 
@@ -81,17 +85,23 @@ def _gathered(a, idx, zero: bool):
     return src.take(idx, axis=2)
 
 
-def _small(xp, a, idx) -> bool:
-    return xp is np and type(a) is _ndarray and a.shape[0] * a.shape[1] * idx.size <= _SMALL
+def _numpy(xp, *arrays) -> bool:
+    return xp is np and all(type(a) is _ndarray for a in arrays)
+
+
+def _worth(elements: int, row: int) -> bool:
+    """Whether gathering ``elements`` beats the strided kernel, whose copies and adds
+    run one call per row of ``row`` elements."""
+    return elements <= _SMALL or (row <= _SHORT_ROW and elements <= _LARGE)
 
 
 def convolution(xp, x, w, stride, padding, dilation, groups, blocks):
     """The convolution's result (N, O, *blocks), or None."""
     kernel = w.shape[2:]
     idx, zero = _plan(x.shape[2:], kernel, blocks, stride, padding, dilation, False)
-    if not _small(xp, x, idx) or type(w) is not _ndarray:
-        return None
     n, o = x.shape[0], w.shape[0]
+    if not (_numpy(xp, x, w) and _worth(n * x.shape[1] * idx.size, blocks[-1])):
+        return None
     ck = w.size // o if o else math.prod(w.shape[1:])
     cols = _gathered(x, idx, zero).reshape(n, groups, ck, idx.shape[1])
     return np.matmul(w.reshape(groups, o // groups, ck), cols).reshape(n, o, *blocks)
@@ -102,12 +112,18 @@ def input_grad(xp, g, w, size, stride, padding, dilation, groups):
     products with the gathered zeros would be NaN where the adjoint has no term)."""
     kernel = w.shape[2:]
     idx, zero = _plan(g.shape[2:], kernel, size, stride, padding, dilation, True)
-    if not _small(xp, g, idx) or type(w) is not _ndarray:
+    n, o = g.shape[:2]
+    og, cg, k = o // groups, w.shape[1], idx.shape[0]
+    if not _numpy(xp, g, w):
+        return None
+    # (gathered: N*O*K*S elements; the strided kernel's GEMM writes N*C*K*L, then adds)
+    elements = n * o * idx.size
+    if elements > _SMALL_ADJOINT and (
+        any(s != 1 for s in stride) or o > 2 * cg * groups or not _worth(elements, size[-1])
+    ):
         return None
     if zero and not np.isfinite(w).all():
         return None
-    n, o = g.shape[:2]
-    og, cg, k = o // groups, w.shape[1], idx.shape[0]
     wt = w.reshape(groups, og, cg, k).transpose(0, 2, 1, 3).reshape(groups, cg, og * k)
     cols = _gathered(g, idx, zero).reshape(n, groups, og * k, idx.shape[1])
     return np.matmul(wt, cols).reshape(n, cg * groups, *size)
@@ -117,9 +133,9 @@ def weight_grad(xp, x, g, size, stride, padding, dilation, groups):
     """The weight gradient (O, C/groups, *size), or None."""
     blocks = g.shape[2:]
     idx, zero = _plan(x.shape[2:], size, blocks, stride, padding, dilation, False)
-    if not _small(xp, x, idx) or type(g) is not _ndarray:
-        return None
     n, c = x.shape[:2]
+    if not (_numpy(xp, x, g) and _worth(n * c * idx.size, blocks[-1])):
+        return None
     o, length = g.shape[1], idx.shape[1]
     ckg = c // groups * idx.shape[0]
     cols = _gathered(x, idx, zero)
