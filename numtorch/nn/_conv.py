@@ -271,12 +271,16 @@ _COLUMN_AXES = (("n", "C"), ("n", "C"))  # im2col, col2im
 def _merge(x, p: int):
     """Batch-first x with its batch merged into axis p (batch-major)."""
     s = x.shape
-    return x.movedim(0, p).reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
+    if any(v != 1 for v in s[1 : p + 1]):  # (past axes of size 1 the order is the same)
+        x = x.movedim(0, p)
+    return x.reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
 
 
 def _merge_in_groups(x, p: int, groups: int):
     """Batch-first x with its batch merged into the grouped channel axis p, inside each
     group: (G, B, M), so that each group's channels stay together."""
+    if groups == 1:
+        return _merge(x, p)
     s = x.shape
     x = x.reshape(*s[: p + 1], groups, s[p + 1] // groups, *s[p + 2 :]).movedim(0, p + 1)
     return x.reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
@@ -295,34 +299,44 @@ def _split_in_groups(y, p: int, groups: int, b: int):
     return y.reshape(b, *s[:p], s[p] // b, *s[p + 1 :]), 0
 
 
+def _one_batched(ins: list, res: tuple, i: int):
+    """Where the batch of input i alone folds: None for N, else (input axis, result axis,
+    whether the input's axis is one group's, whether the result's is)."""
+    if ins[i][0] == "n" and res[0] == "n":
+        return None
+    others = {a.upper() for k, ax in enumerate(ins) if k != i for a in ax}
+    label = next(a for a in ins[i] if a.upper() not in others)
+    q = [a.upper() for a in res].index(label.upper())
+    return ins[i].index(label), q, label.islower(), res[q].islower()
+
+
 def _fold_batch(op, axes: tuple):
     """Fold the vmap batch into N when every batched operand and the result have one;
     else into the channels that only the batched operand and the result share (inside
     each group); with both operands batched, into the groups."""
     *ins, res = axes
+    ups = [next((k for k, a in enumerate(ax) if a.isupper()), None) for ax in (*ins, res)]
+    one = [_one_batched(ins, res, i) for i in range(len(ins))]
 
     def rule(vmap, args, bdims, attrs):
         b = vmap.size
         args = [front(a, d) for a, d in zip(args, bdims)]
         batched = [i for i, d in enumerate(bdims) if d is not None]
         if len(batched) == 2:
-            ups = [next(k for k, a in enumerate(ax) if a.isupper()) for ax in (*ins, res)]
             new = tuple(_merge(a, p) for a, p in zip(args, ups))
             out = dispatch(op, new, {**attrs, "groups": attrs["groups"] * b})
             return _split(out, ups[-1], b)
         (i,) = batched
         new = list(args)
-        if ins[i][0] == "n" and res[0] == "n":
+        where = one[i]
+        if where is None:
             new[i] = _merge(args[i], 0)
             return _split(dispatch(op, tuple(new), attrs), 0, b)
-        others = {a.upper() for k, ax in enumerate(ins) if k != i for a in ax}
-        label = next(a for a in ins[i] if a.upper() not in others)
-        p = ins[i].index(label)
-        q = [a.upper() for a in res].index(label.upper())
+        p, q, lower, res_lower = where
         g = attrs["groups"]
-        new[i] = _merge(args[i], p) if label.islower() else _merge_in_groups(args[i], p, g)
+        new[i] = _merge(args[i], p) if lower else _merge_in_groups(args[i], p, g)
         out = dispatch(op, tuple(new), attrs)
-        return _split(out, q, b) if res[q].islower() else _split_in_groups(out, q, g, b)
+        return _split(out, q, b) if res_lower else _split_in_groups(out, q, g, b)
 
     return rule
 
