@@ -155,11 +155,11 @@ def _group_rows(xp, y, groups):
 
 
 def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
-    n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
-    blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
-    out = gather.convolution(xp, input, weight, stride, padding, dilation, groups, blocks)
+    out = gather.convolution(xp, input, weight, stride, padding, dilation, groups)
     if out is not None:
         return out
+    n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
+    blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
     ck, length = math.prod(weight.shape[1:]), math.prod(blocks)
     w = weight.reshape(groups, o // groups, ck)
     # One GEMM per sample and group, straight into the (N, O, L) layout of the result. (A

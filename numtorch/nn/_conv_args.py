@@ -36,15 +36,10 @@ def _check_dtypes(input: Tensor, weight: Tensor, bias, d: int, transposed: bool)
     weight. A bool input is refused by the primitives' no_kernel, after the shape checks,
     except that a transposed one picks its (missing) kernel before it checks the weight."""
     t, w = input.dtype, weight.dtype
-
-    def check_bias():
-        if bias is not None and bias.dtype != t:
-            raise RuntimeError(
-                f"Input type ({t.cpp_name}) and bias type ({bias.dtype.cpp_name}) should be the same"
-            )
-
-    if not transposed:
-        check_bias()
+    if not transposed and bias is not None and bias.dtype != t:
+        raise RuntimeError(
+            f"Input type ({t.cpp_name}) and bias type ({bias.dtype.cpp_name}) should be the same"
+        )
     if t.is_complex and w != t:
         raise RuntimeError(
             f"Input type (CPU{t.scalar_name}Type) and weight type (torch.{w.scalar_name}Tensor) "
@@ -80,7 +75,17 @@ def _check_params(d, k, stride, padding, dilation, groups, output_padding=None):
 
 
 def _check_shapes(input, weight, bias, groups, transposed: bool) -> None:
-    ws, xs = list(weight.shape), list(input.shape)
+    ws, xs = weight.shape, input.shape
+    outs = ws[1] * groups if transposed else ws[0]
+    if (
+        len(ws) == len(xs)
+        and groups <= ws[0]
+        and not ws[0] % groups
+        and xs[1] == (ws[0] if transposed else ws[1] * groups)
+        and (bias is None or bias.dim() == 1 and bias.shape[0] == outs)
+    ):
+        return
+    ws, xs = list(ws), list(xs)
     if weight.dim() != input.dim():
         raise RuntimeError(
             f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
@@ -103,7 +108,6 @@ def _check_shapes(input, weight, bias, groups, transposed: bool) -> None:
             f"{head}, weight of size {ws}, expected input{xs} to have {channels} channels, but "
             f"got {xs[1]} channels instead"
         )
-    outs = ws[1] * groups if transposed else ws[0]
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != outs):
         head = (
             f"Given transposed=1, weight of size {ws}"

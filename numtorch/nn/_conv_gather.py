@@ -46,11 +46,19 @@ def _axis_index(n_out, k, src, st, lo, dl, transposed):
 
 def _plan(src, kernel, out, stride, padding, dilation, transposed):
     """The (prod(kernel), prod(out)) gather index into a flattened source of shape ``src``
-    with a zero appended, and whether any entry reads that zero."""
+    with a zero appended, whether any entry reads that zero, and ``out`` (None: as many
+    windows as fit)."""
     key = (src, kernel, out, stride, padding, dilation, transposed)
     plan = _plans.get(key)
     if plan is not None:
         return plan
+    if out is None:
+        out = tuple(
+            (s + lo + hi - dl * (k - 1) - 1) // st + 1
+            for s, k, st, (lo, hi), dl in zip(src, kernel, stride, padding, dilation)
+        )
+    if min(out) <= 0 or min(src) <= 0:  # (left to the general kernels and their errors)
+        return None, False, out
     d = len(kernel)
     size = math.prod(src)
     flat = np.zeros((1,) * (2 * d), np.intp)
@@ -69,7 +77,7 @@ def _plan(src, kernel, out, stride, padding, dilation, transposed):
     idx = np.where(bad, size, flat).reshape(math.prod(kernel), math.prod(out))
     if len(_plans) > 512:  # many geometries (a sweep): keep the cache bounded
         _plans.clear()
-    plan = _plans[key] = (np.ascontiguousarray(idx), bool(bad.any()))
+    plan = _plans[key] = (np.ascontiguousarray(idx), bool(bad.any()), out)
     return plan
 
 
@@ -95,12 +103,11 @@ def _worth(elements: int, row: int) -> bool:
     return elements <= _SMALL or (row <= _SHORT_ROW and elements <= _LARGE)
 
 
-def convolution(xp, x, w, stride, padding, dilation, groups, blocks):
-    """The convolution's result (N, O, *blocks), or None."""
-    kernel = w.shape[2:]
-    idx, zero = _plan(x.shape[2:], kernel, blocks, stride, padding, dilation, False)
+def convolution(xp, x, w, stride, padding, dilation, groups):
+    """The convolution's result (N, O, *windows), or None."""
+    idx, zero, blocks = _plan(x.shape[2:], w.shape[2:], None, stride, padding, dilation, False)
     n, o = x.shape[0], w.shape[0]
-    if not (_numpy(xp, x, w) and _worth(n * x.shape[1] * idx.size, blocks[-1])):
+    if idx is None or not (_numpy(xp, x, w) and _worth(n * x.shape[1] * idx.size, blocks[-1])):
         return None
     ck = w.size // o if o else math.prod(w.shape[1:])
     cols = _gathered(x, idx, zero).reshape(n, groups, ck, idx.shape[1])
@@ -111,11 +118,11 @@ def input_grad(xp, g, w, size, stride, padding, dilation, groups):
     """The input gradient (N, C, *size), or None (also for a non-finite weight, whose
     products with the gathered zeros would be NaN where the adjoint has no term)."""
     kernel = w.shape[2:]
-    idx, zero = _plan(g.shape[2:], kernel, size, stride, padding, dilation, True)
+    idx, zero, _ = _plan(g.shape[2:], kernel, size, stride, padding, dilation, True)
+    if idx is None or not _numpy(xp, g, w):
+        return None
     n, o = g.shape[:2]
     og, cg, k = o // groups, w.shape[1], idx.shape[0]
-    if not _numpy(xp, g, w):
-        return None
     # (gathered: N*O*K*S elements; the strided kernel's GEMM writes N*C*K*L, then adds)
     elements = n * o * idx.size
     if elements > _SMALL_ADJOINT and (
@@ -132,9 +139,9 @@ def input_grad(xp, g, w, size, stride, padding, dilation, groups):
 def weight_grad(xp, x, g, size, stride, padding, dilation, groups):
     """The weight gradient (O, C/groups, *size), or None."""
     blocks = g.shape[2:]
-    idx, zero = _plan(x.shape[2:], size, blocks, stride, padding, dilation, False)
+    idx, zero, _ = _plan(x.shape[2:], size, blocks, stride, padding, dilation, False)
     n, c = x.shape[:2]
-    if not (_numpy(xp, x, g) and _worth(n * c * idx.size, blocks[-1])):
+    if idx is None or not (_numpy(xp, x, g) and _worth(n * c * idx.size, blocks[-1])):
         return None
     o, length = g.shape[1], idx.shape[1]
     ckg = c // groups * idx.shape[0]
