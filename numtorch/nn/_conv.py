@@ -9,14 +9,18 @@ three primitives close the family under differentiation:
 
 The vjp formulas of each are the other two, and the jvp of each is the op applied to
 one tangent at a time, so double backward, forward-over-reverse and vmap of the backward
-pass run on the same three kernels. ``im2col`` (unfold) and ``col2im`` (fold) are a
-linear pair, each the other's vjp. Padding is a tuple of (before, after) pairs, one per
-spatial dim ('same' pads an even kernel more at the end, as PyTorch does).
+pass run on the same three kernels. ``convolution_bias`` is the convolution with a bias
+added in its kernel (a layer's forward in one op and one node, as PyTorch's). ``im2col``
+(unfold) and ``col2im`` (fold) are a linear pair, each the other's vjp. Padding is a
+tuple of (before, after) pairs, one per spatial dim ('same' pads an even kernel more at
+the end, as PyTorch does).
 
 Kernels gather every window of the zero-padded input with one strided view and one copy
 (im2col), then run one batched GEMM over the groups; col2im adds one strided slice per
-kernel offset (at stride 1 the input gradient adds one contiguous run per offset instead). Under vmap the batch folds into N, into the channels, or into the groups
-(both operands batched), as functorch does, without an expanded copy.
+kernel offset (at stride 1 the input gradient adds one contiguous run per offset
+instead). Small NumPy operands take ``_conv_gather``'s kernels instead (one indexed
+gather, no col2im). Under vmap the batch folds into N, into the channels, or into the
+groups (both operands batched), as functorch does, without an expanded copy.
 """
 
 from __future__ import annotations
