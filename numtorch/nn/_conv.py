@@ -455,8 +455,8 @@ convolution = convolution_p.fn
 
 # The convolution with a bias added in its kernel: one call where the convolution and an
 # add would be two (conv2d's commonest form), and PyTorch's node, whose edges include the
-# bias's. Its batch rule is the convolution's, then the bias added where the result's
-# batch and channels are.
+# bias's. Its batch rule is itself where the batch folds into N alone, else the
+# convolution's, then the bias added where the result's batch and channels are.
 def _convolution_bias(
     xp, input, weight, bias, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
 ):
@@ -479,6 +479,10 @@ def _conv_bias_rule(op):
     conv = _fold_batch(convolution_p, _CONV_AXES)
 
     def rule(vmap, args, bdims, attrs):
+        if bdims[1] is None and bdims[2] is None and bdims[0] is not None:
+            # the batch folds into N (per-sample gradients): the bias is added in the kernel
+            x = _merge(front(args[0], bdims[0]), 0)
+            return _split(dispatch(op, (x, *args[1:]), attrs), 0, vmap.size)
         if bdims[0] is None and bdims[1] is None:
             out, od = dispatch(convolution_p, args[:2], attrs), None
         else:
