@@ -26,6 +26,7 @@ _SMALL = 1 << 17
 _SHORT_ROW = 8
 _SMALL_ADJOINT = 1 << 15
 _LARGE = 1 << 22
+_PLAN_MAX = 1 << 16  # index entries (8 bytes each) of a plan kept
 _plans: dict = {}
 
 
@@ -52,13 +53,17 @@ def _plan(src, kernel, out, stride, padding, dilation, transposed):
     plan = _plans.get(key)
     if plan is not None:
         return plan
+    if len(_plans) >= 128:  # many geometries (a sweep): keep the cache bounded
+        _plans.clear()
     if out is None:
         out = tuple(
             (s + lo + hi - dl * (k - 1) - 1) // st + 1
             for s, k, st, (lo, hi), dl in zip(src, kernel, stride, padding, dilation)
         )
-    if min(out) <= 0 or min(src) <= 0:  # (left to the general kernels and their errors)
-        return None, False, out
+    if min(out) <= 0 or min(src) <= 0 or math.prod(kernel) * math.prod(out) > _PLAN_MAX:
+        # (left to the general kernels: no windows, their errors; or too large to gather)
+        _plans[key] = plan = (None, False, out)
+        return plan
     d = len(kernel)
     size = math.prod(src)
     flat = np.zeros((1,) * (2 * d), np.intp)
@@ -75,8 +80,6 @@ def _plan(src, kernel, out, stride, padding, dilation, transposed):
         bad = bad | (pos < 0)
         step *= src[i]
     idx = np.where(bad, size, flat).reshape(math.prod(kernel), math.prod(out))
-    if len(_plans) > 512:  # many geometries (a sweep): keep the cache bounded
-        _plans.clear()
     plan = _plans[key] = (np.ascontiguousarray(idx), bool(bad.any()), out)
     return plan
 
