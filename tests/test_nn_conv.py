@@ -277,6 +277,19 @@ def test_vmap_of_a_batched_bias_matches_torch(in_dims, groups, no_fallback):
     assert_same(prog, x, w, arr(3, 6, seed=2), **TOL)
 
 
+def test_a_biased_conv_is_one_node_as_in_torch():
+    """The bias is added in the convolution's node, whose edges include the bias's."""
+
+    def graph(lib):
+        x = lib.tensor(arr(1, 2, 5, 5), requires_grad=True)
+        w = lib.tensor(arr(3, 2, 3, 3, seed=1), requires_grad=True)
+        b = lib.tensor(arr(3, seed=2), requires_grad=True)
+        fn = lib.nn.functional.conv2d(x, w, b, padding=1).grad_fn
+        return fn.name(), [type(n).__name__ if n else None for n, _ in fn.next_functions]
+
+    assert graph(nt) == graph(torch) == ("ConvolutionBackward0", ["AccumulateGrad"] * 3)
+
+
 def test_repeated_parameters_still_raise_for_another_weight():
     """The normalized parameters are kept per argument values; their checks against the
     weight's rank still run on every call."""
