@@ -10,8 +10,22 @@ import torch
 from twolibs import arr, assert_close, assert_same, assert_same_error
 
 import numtorch as nt
+from numtorch.nn import _conv_gather
 
 TOL = {"rtol": 1e-9, "atol": 1e-11}
+
+
+def _strided_only(monkeypatch):
+    for limit in ("_SMALL", "_SMALL_ADJOINT", "_LARGE"):
+        monkeypatch.setattr(_conv_gather, limit, -1)
+
+
+@pytest.fixture(params=["gather", "strided"])
+def kernels(request, monkeypatch):
+    """Run a test on the small operands' gather kernels and on the general strided ones."""
+    if request.param == "strided":
+        _strided_only(monkeypatch)
+    return request.param
 
 
 def _fn(lib):
@@ -37,7 +51,7 @@ def _cnn_loss(lib, p, x, y):
     return -F.log_softmax(logits, 1).gather(1, y.reshape(1, 1)).mean()
 
 
-def test_per_sample_grads_of_a_cnn_match_torch_func(no_fallback):
+def test_per_sample_grads_of_a_cnn_match_torch_func(no_fallback, kernels):
     def prog(lib, w1, b1, w2, b2, fc, x, y):
         p = {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "fc": fc}
         per = _fn(lib).vmap(_fn(lib).grad(lambda q, a, b: _cnn_loss(lib, q, a, b)), (None, 0, 0))
@@ -67,7 +81,7 @@ def test_per_sample_grads_equal_a_loop_of_grads(no_fallback):
         ("conv1d", {"dilation": 2}),
     ],
 )
-def test_double_backward_matches_torch(name, kwargs):
+def test_double_backward_matches_torch(name, kwargs, kernels):
     transposed = name.startswith("conv_transpose")
     spatial = (5,) if name == "conv1d" else (5, 5)
     wshape = (4, 2, *(3,) * len(spatial))
@@ -113,7 +127,7 @@ def test_forward_over_reverse_matches_torch(no_fallback):
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_vmap_over_weights_and_inputs_matches_torch(groups, no_fallback):
+def test_vmap_over_weights_and_inputs_matches_torch(groups, no_fallback, kernels):
     """Model ensembling: both operands batched fold into the groups."""
 
     def prog(lib, x, w, b):
@@ -172,7 +186,7 @@ def test_grads_with_a_long_contraction_match_torch(groups):
     "d, groups, padding, dilation",
     [(2, 1, 0, 1), (2, 2, (1, 2), (2, 1)), (3, 1, 1, 1), (3, 3, (0, 1, 2), (1, 2, 1))],
 )
-def test_stride_one_input_grads_match_torch(d, groups, padding, dilation):
+def test_stride_one_input_grads_match_torch(d, groups, padding, dilation, kernels):
     """At stride 1 the input gradient's GEMM runs on the padded input's grid, each kernel
     offset one run per channel that wraps from row to row."""
     conv = "conv2d" if d == 2 else "conv3d"
@@ -188,7 +202,7 @@ def test_stride_one_input_grads_match_torch(d, groups, padding, dilation):
     assert_same(prog, x, w, rtol=1e-9, atol=1e-9)
 
 
-def test_input_grad_of_a_non_finite_weight_matches_torch():
+def test_input_grad_of_a_non_finite_weight_matches_torch(kernels):
     """An inf in the weight times a zero gradient is NaN only where a window reads it."""
 
     def prog(lib, x, w):
@@ -202,6 +216,93 @@ def test_input_grad_of_a_non_finite_weight_matches_torch():
     w[1, 0, 0, 2] = np.inf
     (grad,) = assert_same(prog, arr(2, 2, 6, 7), w)
     assert 0 < np.isnan(grad.numpy()).sum() < grad.numel()
+
+
+_GEOMETRIES = [
+    ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), {"padding": 1}),
+    ("conv2d", (1, 4, 7, 6), (6, 2, 2, 3), {"stride": (2, 1), "padding": (1, 2), "groups": 2}),
+    ("conv2d", (2, 2, 9, 8), (3, 2, 3, 2), {"dilation": (2, 3), "padding": (2, 0)}),
+    ("conv2d", (2, 2, 6, 6), (2, 2, 3, 3), {"padding": 3}),  # padding past the kernel
+    ("conv1d", (3, 2, 9), (4, 2, 3), {"stride": 3, "padding": 2}),
+    ("conv3d", (1, 2, 4, 5, 3), (2, 1, 2, 3, 2), {"padding": (1, 0, 1), "groups": 2}),
+    ("conv_transpose2d", (2, 4, 3, 4), (4, 2, 3, 2), {"stride": 2, "output_padding": 1}),
+    ("conv_transpose1d", (1, 2, 5), (2, 3, 3), {"stride": 3, "padding": 2, "dilation": 2}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, xs, ws, kwargs", _GEOMETRIES)
+def test_small_geometries_match_torch(name, xs, ws, kwargs, dtype, kernels):
+    """Values and all three gradients, on non-contiguous operands, through both kernels."""
+
+    def prog(lib, x, w, b, g):
+        t = getattr(lib, dtype)
+        x = x.to(t).transpose(-1, -2).requires_grad_()  # a non-contiguous input
+        w, b = w.to(t).transpose(-1, -2).requires_grad_(), b.to(t).requires_grad_()
+        out = getattr(lib.nn.functional, name)(x, w, b, **kwargs)
+        return (out, *lib.autograd.grad(out, (x, w, b), g.to(t)[..., : out.shape[-1]]))
+
+    x, w = arr(*xs[:-2], xs[-1], xs[-2]), arr(*ws[:-2], ws[-1], ws[-2], seed=1)
+    transposed = name.startswith("conv_transpose")
+    b = arr(ws[1] * kwargs.get("groups", 1) if transposed else ws[0], seed=2)
+    out = getattr(torch.nn.functional, name)(
+        torch.tensor(x).transpose(-1, -2), torch.tensor(w).transpose(-1, -2), None, **kwargs
+    )
+    g = arr(*out.shape[:-1], out.shape[-1] + 1, seed=3)  # sliced: a non-contiguous gradient
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else TOL
+    assert_same(prog, x, w, b, g, **tol)
+
+
+def test_gather_forward_equals_the_strided_kernel_bitwise(monkeypatch):
+    """Both kernels gather the same columns and run the same GEMM."""
+    x, w = nt.tensor(arr(2, 4, 7, 6)).float(), nt.tensor(arr(6, 2, 3, 2, seed=1)).float()
+    kw = {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2), "groups": 2}
+    gathered = nt.nn.functional.conv2d(x, w, **kw).numpy()
+    _strided_only(monkeypatch)
+    np.testing.assert_array_equal(gathered, nt.nn.functional.conv2d(x, w, **kw).numpy())
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("in_dims", [(None, None, 0), (0, None, 0), (None, 0, 0), (0, 0, 0)])
+def test_vmap_of_a_batched_bias_matches_torch(in_dims, groups, no_fallback):
+    """The bias lands on the result's batch and channel axes wherever the convolution's
+    rule puts them."""
+
+    def prog(lib, x, w, b):
+        f = lambda xi, wi, bi: lib.nn.functional.conv2d(xi, wi, bi, padding=1, groups=groups)  # noqa: E731
+        return lib.func.vmap(f, in_dims=in_dims)(x, w, b)
+
+    x = arr(3, 2, 4, 5, 4) if in_dims[0] == 0 else arr(2, 4, 5, 4)
+    w = arr(3, 6, 4 // groups, 3, 3, seed=1) if in_dims[1] == 0 else arr(6, 4 // groups, 3, 3)
+    assert_same(prog, x, w, arr(3, 6, seed=2), **TOL)
+
+
+def test_a_biased_conv_is_one_node_as_in_torch():
+    """The bias is added in the convolution's node, whose edges include the bias's."""
+
+    def graph(lib):
+        x = lib.tensor(arr(1, 2, 5, 5), requires_grad=True)
+        w = lib.tensor(arr(3, 2, 3, 3, seed=1), requires_grad=True)
+        b = lib.tensor(arr(3, seed=2), requires_grad=True)
+        fn = lib.nn.functional.conv2d(x, w, b, padding=1).grad_fn
+        return fn.name(), [type(n).__name__ if n else None for n, _ in fn.next_functions]
+
+    assert graph(nt) == graph(torch) == ("ConvolutionBackward0", ["AccumulateGrad"] * 3)
+
+
+def test_repeated_parameters_still_raise_for_another_weight():
+    """The normalized parameters are kept per argument values; their checks against the
+    weight's rank still run on every call."""
+    F = nt.nn.functional
+    x = nt.ones(1, 2, 5, 5)
+    F.conv2d(x, nt.ones(3, 2, 3, 3), stride=(1, 2))
+    F.conv2d(x, nt.ones(3, 2, 3, 3), stride=[1, 2])  # a list: checked anew
+
+    def prog(lib, x, w):
+        return lib.nn.functional.conv2d(x, w, stride=(1, 2))
+
+    assert_same_error(prog, arr(1, 2, 5, 5, 5), arr(3, 2, 3, 3, 3))
+    assert_same_error(prog, arr(1, 2, 2, 2), arr(3, 2, 3, 3))
 
 
 def test_unfold_then_fold_is_the_overlap_count_times_the_image():

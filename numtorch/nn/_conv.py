@@ -9,14 +9,18 @@ three primitives close the family under differentiation:
 
 The vjp formulas of each are the other two, and the jvp of each is the op applied to
 one tangent at a time, so double backward, forward-over-reverse and vmap of the backward
-pass run on the same three kernels. ``im2col`` (unfold) and ``col2im`` (fold) are a
-linear pair, each the other's vjp. Padding is a tuple of (before, after) pairs, one per
-spatial dim ('same' pads an even kernel more at the end, as PyTorch does).
+pass run on the same three kernels. ``convolution_bias`` is the convolution with a bias
+added in its kernel (a layer's forward in one op and one node, as PyTorch's). ``im2col``
+(unfold) and ``col2im`` (fold) are a linear pair, each the other's vjp. Padding is a
+tuple of (before, after) pairs, one per spatial dim ('same' pads an even kernel more at
+the end, as PyTorch does).
 
 Kernels gather every window of the zero-padded input with one strided view and one copy
 (im2col), then run one batched GEMM over the groups; col2im adds one strided slice per
-kernel offset (at stride 1 the input gradient adds one contiguous run per offset instead). Under vmap the batch folds into N, into the channels, or into the groups
-(both operands batched), as functorch does, without an expanded copy.
+kernel offset (at stride 1 the input gradient adds one contiguous run per offset
+instead). Small NumPy operands take ``_conv_gather``'s kernels instead (one indexed
+gather, no col2im). Under vmap the batch folds into N, into the channels, or into the
+groups (both operands batched), as functorch does, without an expanded copy.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import math
 import threading
 import warnings
 
-from .._core import dtype as dt
+import numpy as np
+
 from .._core.dispatch import dispatch
 from .._core.meta import by_kernel
 from .._core.meta_array import has_values
@@ -35,6 +40,16 @@ from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ..ops._batching import front, rule_generator
 from ..ops._families import COMPLEX_TOO
+from . import _conv_gather as gather
+from ._conv_args import (
+    _check_dtypes,
+    _check_params,
+    _check_rank,
+    _check_shapes,
+    _checked_params,
+    _ints,
+    _shown,
+)
 from ._windows import sliding
 
 
@@ -144,6 +159,9 @@ def _group_rows(xp, y, groups):
 
 
 def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1):
+    out = gather.convolution(xp, input, weight, stride, padding, dilation, groups)
+    if out is not None:
+        return out
     n, o, kernel = input.shape[0], weight.shape[0], weight.shape[2:]
     blocks = _blocks(input.shape[2:], kernel, stride, padding, dilation)
     ck, length = math.prod(weight.shape[1:]), math.prod(blocks)
@@ -160,6 +178,9 @@ def _convolution(xp, input, weight, stride=(1,), padding=((0, 0),), dilation=(1,
 def _convolution_input_grad(
     xp, grad_output, weight, size=(1,), stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
 ):
+    out = gather.input_grad(xp, grad_output, weight, size, stride, padding, dilation, groups)
+    if out is not None:
+        return out
     n, kernel, blocks = grad_output.shape[0], weight.shape[2:], grad_output.shape[2:]
     c = weight.shape[1] * groups
     w = weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
@@ -208,6 +229,9 @@ def _input_grad_on_grid(xp, grad_output, wt, c, size, kernel, padding, dilation)
 def _convolution_weight_grad(
     xp, input, grad_output, size=(1,), stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
 ):
+    out = gather.weight_grad(xp, input, grad_output, size, stride, padding, dilation, groups)
+    if out is not None:
+        return out
     o, blocks = grad_output.shape[1], grad_output.shape[2:]
     cols = _cols(xp, input, size, stride, padding, dilation, blocks)
     g = _group_rows(xp, grad_output, groups)  # (G, O/G, N*L)
@@ -251,12 +275,16 @@ _COLUMN_AXES = (("n", "C"), ("n", "C"))  # im2col, col2im
 def _merge(x, p: int):
     """Batch-first x with its batch merged into axis p (batch-major)."""
     s = x.shape
-    return x.movedim(0, p).reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
+    if any(v != 1 for v in s[1 : p + 1]):  # (past axes of size 1 the order is the same)
+        x = x.movedim(0, p)
+    return x.reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
 
 
 def _merge_in_groups(x, p: int, groups: int):
     """Batch-first x with its batch merged into the grouped channel axis p, inside each
     group: (G, B, M), so that each group's channels stay together."""
+    if groups == 1:
+        return _merge(x, p)
     s = x.shape
     x = x.reshape(*s[: p + 1], groups, s[p + 1] // groups, *s[p + 2 :]).movedim(0, p + 1)
     return x.reshape(*s[1 : p + 1], s[0] * s[p + 1], *s[p + 2 :])
@@ -275,34 +303,44 @@ def _split_in_groups(y, p: int, groups: int, b: int):
     return y.reshape(b, *s[:p], s[p] // b, *s[p + 1 :]), 0
 
 
+def _one_batched(ins: list, res: tuple, i: int):
+    """Where the batch of input i alone folds: None for N, else (input axis, result axis,
+    whether the input's axis is one group's, whether the result's is)."""
+    if ins[i][0] == "n" and res[0] == "n":
+        return None
+    others = {a.upper() for k, ax in enumerate(ins) if k != i for a in ax}
+    label = next(a for a in ins[i] if a.upper() not in others)
+    q = [a.upper() for a in res].index(label.upper())
+    return ins[i].index(label), q, label.islower(), res[q].islower()
+
+
 def _fold_batch(op, axes: tuple):
     """Fold the vmap batch into N when every batched operand and the result have one;
     else into the channels that only the batched operand and the result share (inside
     each group); with both operands batched, into the groups."""
     *ins, res = axes
+    ups = [next((k for k, a in enumerate(ax) if a.isupper()), None) for ax in (*ins, res)]
+    one = [_one_batched(ins, res, i) for i in range(len(ins))]
 
     def rule(vmap, args, bdims, attrs):
         b = vmap.size
         args = [front(a, d) for a, d in zip(args, bdims)]
         batched = [i for i, d in enumerate(bdims) if d is not None]
         if len(batched) == 2:
-            ups = [next(k for k, a in enumerate(ax) if a.isupper()) for ax in (*ins, res)]
             new = tuple(_merge(a, p) for a, p in zip(args, ups))
             out = dispatch(op, new, {**attrs, "groups": attrs["groups"] * b})
             return _split(out, ups[-1], b)
         (i,) = batched
         new = list(args)
-        if ins[i][0] == "n" and res[0] == "n":
+        where = one[i]
+        if where is None:
             new[i] = _merge(args[i], 0)
             return _split(dispatch(op, tuple(new), attrs), 0, b)
-        others = {a.upper() for k, ax in enumerate(ins) if k != i for a in ax}
-        label = next(a for a in ins[i] if a.upper() not in others)
-        p = ins[i].index(label)
-        q = [a.upper() for a in res].index(label.upper())
+        p, q, lower, res_lower = where
         g = attrs["groups"]
-        new[i] = _merge(args[i], p) if label.islower() else _merge_in_groups(args[i], p, g)
+        new[i] = _merge(args[i], p) if lower else _merge_in_groups(args[i], p, g)
         out = dispatch(op, tuple(new), attrs)
-        return _split(out, q, b) if res[q].islower() else _split_in_groups(out, q, g, b)
+        return _split(out, q, b) if res_lower else _split_in_groups(out, q, g, b)
 
     return rule
 
@@ -413,6 +451,83 @@ convolution_p = defop(
     meta=by_kernel,
 )
 convolution = convolution_p.fn
+
+
+# The convolution with a bias added in its kernel: one call where the convolution and an
+# add would be two (conv2d's commonest form), and PyTorch's node, whose edges include the
+# bias's. Its batch rule is itself where the batch folds into N alone, else the
+# convolution's, then the bias added where the result's batch and channels are.
+def _convolution_bias(
+    xp, input, weight, bias, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
+):
+    out = _convolution(xp, input, weight, stride, padding, dilation, groups)
+    b = bias.reshape(-1, *(1,) * (out.ndim - 2))
+    if type(out) is np.ndarray and out.dtype == b.dtype:  # (a fresh array: add in place)
+        return xp.add(out, b, out=out)
+    return out + b
+
+
+def _bias_vjp(g):
+    return g.sum((0, *range(2, g.dim())))
+
+
+def _conv_bias_jvp(tx, tw, tb, x, w, geo):
+    return _conv_jvp(tx, tw, x, w, geo) + tb.reshape(-1, *(1,) * (x.dim() - 2))
+
+
+def _conv_bias_rule(op):
+    conv = _fold_batch(convolution_p, _CONV_AXES)
+
+    def rule(vmap, args, bdims, attrs):
+        if bdims[1] is None and bdims[2] is None and bdims[0] is not None:
+            # the batch folds into N (per-sample gradients): the bias is added in the kernel
+            x = _merge(front(args[0], bdims[0]), 0)
+            return _split(dispatch(op, (x, *args[1:]), attrs), 0, vmap.size)
+        if bdims[0] is None and bdims[1] is None:
+            out, od = dispatch(convolution_p, args[:2], attrs), None
+        else:
+            out, od = conv(vmap, args[:2], bdims[:2], attrs)
+        bias, bd = args[2], bdims[2]
+        ones = (1,) * len(attrs["stride"])
+        if bd is None:  # the result's channels and spatial dims are its trailing ones
+            return out + bias.reshape(-1, *ones), od
+        bias = front(bias, bd)
+        if od == 1:  # (n, B, O, *L)
+            return out + bias.reshape(*bias.shape, *ones), 1
+        return out + bias.reshape(bias.shape[0], 1, bias.shape[1], *ones), 0
+
+    return rule
+
+
+def _conv_bias_samples(make):
+    for xs, ws, st, pad, dl, g in (
+        ((2, 2, 5, 5), (3, 2, 3, 2), (1, 1), ((1, 1), (0, 0)), (1, 1), 1),
+        ((1, 4, 6, 5), (4, 2, 2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2), 2),
+        ((2, 3, 5), (4, 3, 2), (1,), ((1, 1),), (2,), 1),
+    ):
+        attrs = {"stride": st, "padding": pad, "dilation": dl, "groups": g}
+        yield S((make(xs), make(ws), make((ws[0],))), attrs)
+
+
+convolution_bias_p = defop(
+    "convolution_bias",
+    _convolution_bias,
+    **{**_PRIM, "nin": 3},
+    batch_rule=rule_generator(_conv_bias_rule)(),
+    node_name="ConvolutionBackward0",
+    api="nn._conv.convolution_bias",
+    samples=_conv_bias_samples,
+    no_kernel=_no_bool_conv(False),
+    vjp=(
+        _formula(_conv_vjp_input, "g", "weight", "input_shape"),
+        _formula(_conv_vjp_weight, "g", "input", "weight_shape"),
+        _bias_vjp,
+    ),
+    jvp=_formula(_conv_bias_jvp, "tinput", "tweight", "tbias", "input", "weight"),
+    autocast="lower",
+    meta=by_kernel,
+)
+convolution_bias = convolution_bias_p.fn
 
 
 def _input_grad_vjp_grad_output(g, w, shape, geo):
@@ -533,129 +648,6 @@ col2im_p = defop(
 col2im = col2im_p.fn
 
 
-# ------------------------------------------------------------------ argument checks
-def _ints(v, d: int) -> tuple[int, ...]:
-    """An int or a sequence as PyTorch's int-list arguments read it (one value repeats)."""
-    if isinstance(v, int):
-        return (v,) * d
-    return tuple(int(x) for x in v)
-
-
-def _shown(v) -> str:
-    return " x ".join(str(x) for x in v)
-
-
-def _expand(name: str, v, d: int, k: int) -> tuple[int, ...]:
-    """A parameter of a d-dimensional function for a weight with k spatial dims."""
-    v = _ints(v, d)
-    if len(v) == 1:
-        return v * k
-    if len(v) != k:
-        raise RuntimeError(
-            f"expected {name} to be a single integer value or a list of {k} values to match the "
-            f"convolution dimensions, but got {name}={list(v)}"
-        )
-    return v
-
-
-def _check_dtypes(input: Tensor, weight: Tensor, bias, d: int, transposed: bool) -> None:
-    """PyTorch's dtype checks of a convolution, in its order: the bias (direct form only;
-    the transposed one adds it with type promotion), complex input against the weight, the
-    weight. A bool input is refused by the primitives' no_kernel, after the shape checks,
-    except that a transposed one picks its (missing) kernel before it checks the weight."""
-    t, w = input.dtype, weight.dtype
-
-    def check_bias():
-        if bias is not None and bias.dtype != t:
-            raise RuntimeError(
-                f"Input type ({t.cpp_name}) and bias type ({bias.dtype.cpp_name}) should be the same"
-            )
-
-    if not transposed:
-        check_bias()
-    if t.is_complex and w != t:
-        raise RuntimeError(
-            f"Input type (CPU{t.scalar_name}Type) and weight type (torch.{w.scalar_name}Tensor) "
-            "should be the same"
-        )
-    if transposed and t == dt.bool_ and w != t:
-        raise dt.not_implemented(f"slow_conv_transpose{max(d, 2)}d_out_cpu", t)
-    if w != t:
-        raise RuntimeError(f"expected scalar type {t.scalar_name} but found {w.scalar_name}")
-
-
-def _check_params(d, k, stride, padding, dilation, groups, output_padding=None):
-    """PyTorch's parameter checks, in its order; returns the lists expanded to the weight's
-    k spatial dims."""
-    stride, padding = _expand("stride", stride, d, k), _expand("padding", padding, d, k)
-    dilation = _expand("dilation", dilation, d, k)
-    if output_padding is not None:
-        output_padding = _expand("output_padding", output_padding, d, k)
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if output_padding is not None and any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(x < 0 for x in dilation):
-        raise RuntimeError("dilation should be greater than zero")
-    if any(x == 0 for x in dilation):
-        shown = [1, *dilation] if k == 1 else list(dilation)  # 1-d runs as 2-d in PyTorch
-        raise RuntimeError(f"dilation should be greater than zero, but got {shown}")
-    return stride, padding, dilation, output_padding
-
-
-def _check_shapes(input, weight, bias, groups, transposed: bool) -> None:
-    ws, xs = list(weight.shape), list(input.shape)
-    if weight.dim() != input.dim():
-        raise RuntimeError(
-            f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
-            f"{ws}, but got {input.dim()}-dimensional input of size {xs} instead"
-        )
-    if ws[0] < groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but "
-            f"got weight of size {ws} instead"
-        )
-    if ws[0] % groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-            f"but got weight of size [{ws}] instead"
-        )
-    channels = ws[0] if transposed else ws[1] * groups
-    if xs[1] != channels:
-        head = "Given transposed=1" if transposed else f"Given groups={groups}"
-        raise RuntimeError(
-            f"{head}, weight of size {ws}, expected input{xs} to have {channels} channels, but "
-            f"got {xs[1]} channels instead"
-        )
-    outs = ws[1] * groups if transposed else ws[0]
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != outs):
-        head = (
-            f"Given transposed=1, weight of size {ws}"
-            if transposed
-            else f"Given weight of size {ws}"
-        )
-        raise RuntimeError(
-            f"{head}, expected bias to be 1-dimensional with {outs} elements, but got bias of size "
-            f"{list(bias.shape)} instead"
-        )
-
-
-def _check_rank(fname: str, input: Tensor, weight: Tensor, d: int) -> bool:
-    """Whether input has a batch dim (PyTorch accepts one unbatched sample)."""
-    if input.dim() not in (d + 1, d + 2):
-        raise RuntimeError(
-            f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {fname}, but got "
-            f"input of size: {list(input.shape)}"
-        )
-    if weight.dim() < 3:
-        raise RuntimeError("weight should have at least three dimensions")
-    return input.dim() == d + 2
-
-
 def _with_bias(out: Tensor, bias, d: int) -> Tensor:
     if bias is None:
         return out
@@ -676,25 +668,27 @@ def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -
             raise RuntimeError("padding='same' is not supported for strided convolutions")
     _check_dtypes(input, weight, bias, d, False)
     k = weight.dim() - 2
-    stride, padding, dilation, _ = _check_params(d, k, stride, padding, dilation, groups)
+    stride, pads, dilation = _checked_params(d, k, stride, padding, dilation, groups)
     x = input if batched else input.unsqueeze(0)
     _check_shapes(x, weight, bias, groups, False)
-    kernel = tuple(weight.shape[2:])
+    kernel = weight.shape[2:]
     if mode == "same":
         total = [dl * (kk - 1) for dl, kk in zip(dilation, kernel)]
         pads = tuple((t // 2, t - t // 2) for t in total)
         if any(t % 2 for t in total):
             warnings.warn(_SAME_WARNING, UserWarning, stacklevel=3)
+    for s, (lo, hi), dl, kk in zip(x.shape[2:], pads, dilation, kernel):
+        if s + lo + hi < dl * (kk - 1) + 1:
+            padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
+            extent = [dl * (kk - 1) + 1 for dl, kk in zip(dilation, kernel)]
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({_shown(padded)}). Kernel size: "
+                f"({_shown(extent)}). Kernel size can't be greater than actual input size"
+            )
+    if bias is None:
+        out = convolution(x, weight, stride, pads, dilation, groups)
     else:
-        pads = tuple((p, p) for p in padding)
-    padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
-    extent = [dl * (kk - 1) + 1 for dl, kk in zip(dilation, kernel)]
-    if any(p < e for p, e in zip(padded, extent)):
-        raise RuntimeError(
-            f"Calculated padded input size per channel: ({_shown(padded)}). Kernel size: "
-            f"({_shown(extent)}). Kernel size can't be greater than actual input size"
-        )
-    out = _with_bias(convolution(x, weight, stride, pads, dilation, groups), bias, k)
+        out = convolution_bias(x, weight, bias, stride, pads, dilation, groups)
     return out if batched else out.squeeze(0)
 
 
