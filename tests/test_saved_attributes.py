@@ -101,12 +101,12 @@ MISSING = {
         {"buffer"},
         "PyTorch's log_sigmoid saves a buffer output numtorch's op has not",
     ),
-    "lp_pool2d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
-    "lp_pool3d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
+    "lp_pool2d": ({"ceil_mode", "self"}, _POOL),
+    "lp_pool3d": ({"ceil_mode", "self"}, _POOL),
     "lu_unpack": ({"LU_data_sym_argsize_minus_1", "LU_data_sym_argsize_minus_2"}, _ARGSIZE),
     "matmul": ({"mat2_sym_strides", "self_sym_strides", "tensor", "vec"}, _STRIDES),
-    "max_pool2d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
-    "max_pool3d": ({"ceil_mode", "dilation", "padding", "self", "stride"}, _POOL),
+    "max_pool2d": ({"ceil_mode", "self"}, _POOL),
+    "max_pool3d": ({"ceil_mode", "self"}, _POOL),
     "meshgrid": ({"self_sym_sizes"}, _SIZES),
     "mm": ({"mat2_sym_strides", "self_sym_strides"}, _STRIDES),
     "moveaxis": ({"dims"}, _OWN_ATTRS),
@@ -145,6 +145,10 @@ _CORRECTION = "PyTorch saves None for a correction not given; numtorch's default
 DIFFERENT = {
     "avg_pool2d": ({"stride"}, "numtorch saves the stride a None stride stands for"),
     "avg_pool3d": ({"stride"}, "numtorch saves the stride a None stride stands for"),
+    "lp_pool2d": ({"stride"}, "numtorch saves the stride a None stride stands for"),
+    "lp_pool3d": ({"stride"}, "numtorch saves the stride a None stride stands for"),
+    "max_pool2d": ({"stride"}, "numtorch saves the stride a None stride stands for"),
+    "max_pool3d": ({"stride"}, "numtorch saves the stride a None stride stands for"),
     **{
         name: ({"padding"}, _CONV)
         for name in (

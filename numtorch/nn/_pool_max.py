@@ -17,10 +17,12 @@ import numpy as np
 
 from .._core.autocast_state import uncast
 from .._core.dispatch import dispatch
+from .._core.interpreter import Kind
 from .._core.meta import by_kernel
 from .._core.meta_array import has_values
 from .._core.no_kernel import unless_empty
 from .._core.op import LINEAR, ErrorInput, Op, defop
+from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import S
 from ..ops._batching import batch_first, front, rule_generator
@@ -28,10 +30,12 @@ from ..ops.reduction import distinct
 from ._pool_geometry import (
     _along,
     _check_dtype,
+    _extent,
     _geometry,
     _lowest,
     _out_len,
     _out_sizes,
+    _padded,
     _pool_errors,
     _shape,
     _tup,
@@ -83,9 +87,7 @@ def _max1d_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
 def _first_max(xp, views):
     """The elementwise maximum of same-shaped arrays, and which one first attains it (the
     last NaN where it is NaN, as PyTorch's scan takes every NaN it meets)."""
-    values = views[0].copy()
-    for v in views[1:]:
-        xp.maximum(values, v, out=values)
+    values = _fold_max(xp, views)
     # arg = miss_0 * (1 + miss_1 * (1 + ...)): a pass per array, no masked copies.
     kind = xp.uint8 if len(views) <= 256 else xp.int64
     arg = xp.zeros(values.shape, kind)
@@ -96,6 +98,56 @@ def _first_max(xp, views):
         for j, v in enumerate(views):
             xp.copyto(arg, kind(j), where=xp.isnan(v))
     return values, arg
+
+
+def _fold_max(xp, views):
+    """The elementwise maximum of same-shaped arrays, a fresh array; of equal values (0.0
+    and -0.0) the first, as PyTorch's scan keeps the first (NumPy's maximum gives its second
+    operand on a tie)."""
+    values = views[0].copy() if len(views) < 2 else xp.maximum(views[1], views[0])
+    for v in views[2:]:
+        xp.maximum(v, values, out=values)
+    return values
+
+
+def _tiles(k, s, p, d) -> bool:
+    """Whether the windows tile the input: side by side (stride = kernel), no padding, no
+    dilation, so each input position is in one window at most."""
+    return k == s and not any(p) and all(v == 1 for v in d)
+
+
+def _offsets(x, j: int, nd: int, k: int, o: int):
+    """The k strided views of x along spatial dim j, offset by 0..k-1 with step k, each cut
+    to ``o`` windows (in ceil mode the last window may be partial: a view one shorter)."""
+    lead = (slice(None),) * (x.ndim - nd + j)
+    return [x[(*lead, slice(i, o * k, k))] for i in range(k)]
+
+
+def _tiled_max(xp, x, k, out):
+    """Max pooling of tiling windows, values only: one dim at a time, the last first (so
+    that of equal values the first in row-major order is kept, as by PyTorch)."""
+    nd = len(k)
+    for j in reversed(range(nd)):
+        if k[j] == 1:
+            continue
+        views = _offsets(x, j, nd, k[j], out[j])
+        ax = x.ndim - nd + j
+        short = [v for v in views if v.shape[ax] < out[j]]  # (ceil mode: a partial window)
+        x = _fold_max(xp, views[: len(views) - len(short)])
+        cut = (slice(None),) * ax + (slice(0, out[j] - 1),)
+        for v in short:
+            xp.maximum(v, x[cut], out=x[cut])
+    return x.copy() if all(v == 1 for v in k) else x
+
+
+def _max_pool_values(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
+    k, s, p, d = kernel_size, stride, padding, dilation
+    nd = len(k)
+    out = _out_sizes(input.shape[-nd:], k, s, p, d, ceil_mode)
+    if _tiles(k, s, p, d):
+        return _tiled_max(xp, input, k, out)
+    win = _windows(xp, input, k, s, p, d, out, _lowest(xp, input.dtype))
+    return _fold_max(xp, [win[(Ellipsis, *o)] for o in np.ndindex(*k)])
 
 
 def _deltas(xp, k, d, planes):
@@ -114,9 +166,13 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     size = input.shape[-nd:]
     out = _out_sizes(size, k, s, p, d, ceil_mode)
     low = _lowest(xp, input.dtype)
-    win = _windows(xp, input, k, s, p, d, out, low)
-    offsets = list(np.ndindex(*k))
-    views = [win[(Ellipsis, *o)] for o in offsets]
+    if _tiles(k, s, p, d):  # strided slices (padded only in ceil mode), no window view
+        x = _padded(xp, input, p, _extent(out, k, s, d), low)
+        cuts = [[slice(i, o * kk, kk) for i in range(kk)] for o, kk in zip(out, k)]
+        views = [x[(Ellipsis, *(c[i] for c, i in zip(cuts, o)))] for o in np.ndindex(*k)]
+    else:
+        win = _windows(xp, input, k, s, p, d, out, low)
+        views = [win[(Ellipsis, *o)] for o in np.ndindex(*k)]
     values, arg = _first_max(xp, views)
     # The flat input index: the window's start plus the offset's step within the plane.
     planes = [math.prod(size[j + 1 :]) for j in range(nd)]
@@ -130,9 +186,10 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     return values, index
 
 
-def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
+def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False, inside=False):
     """Per plane: zeros of spatial ``size`` with grad added (or written) at the flat
-    ``indices``; leading dims of grad and indices broadcast. ``check``: indices in range."""
+    ``indices``; leading dims of grad and indices broadcast. ``check``: indices in range
+    (else dropped); ``inside``: known to be."""
     nd = len(size)
     lead = np.broadcast_shapes(grad.shape[:-nd], indices.shape[:-nd])
     osp = indices.shape[-nd:]
@@ -146,7 +203,7 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
                 f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
                 f"{'x'.join(map(str, size if nd > 1 else (*size, 1)))})"  # 1-d runs as 2-d
             )
-    if not check and i.size and has_values(i) and (xp is not np or i.max() >= n):
+    if not (check or inside) and i.size and has_values(i) and (xp is not np or i.max() >= n):
         g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
     flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
     out = xp.zeros(planes * n, grad.dtype)
@@ -157,8 +214,9 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False):
     return out.reshape(lead + tuple(size))
 
 
-def _max_pool_backward(xp, grad, indices, size):
-    return _scatter(xp, grad, indices, tuple(size), True)
+def _max_pool_backward(xp, grad, indices, size, tiles: bool = False):
+    # Tiling windows (``tiles``) feed each input position once at most: a write, no add.at.
+    return _scatter(xp, grad, indices, tuple(size), not tiles, inside=tiles)
 
 
 def _max_pool_gather(xp, input, indices, nd):
@@ -207,6 +265,10 @@ def _backward_samples(make):
     yield S((make(idx.shape), idx, (6,)))
     _, idx = _pool_indices(make, (1, 2, 3, 3, 4), 3)
     yield S((make(idx.shape), idx, (3, 3, 4)))
+    _, idx = _pool_indices(make, (2, 2, 4, 6), 2, k=2, s=2)  # tiling windows: a write
+    yield S((make(idx.shape), idx, (4, 6), True))
+    _, idx = _pool_indices(make, (3, 7), 1, k=3, s=3)
+    yield S((make(idx.shape), idx, (7,)), {"tiles": True})
 
 
 def _gather_samples(make):
@@ -252,7 +314,10 @@ def _max_pool_samples(nd: int):
     sp = (5, 4, 3)[:nd] if nd < 3 else (3, 4, 3)
 
     def samples(make):
+        # (the first returns the indices: without, an unobserved call runs max_pool_values)
+        yield S((distinct(make, (2, 2, *sp)), 2), {"return_indices": True})
         yield S((distinct(make, (2, 2, *sp)), 2))
+        yield S((distinct(make, (1, 3, *sp)), 2), {"ceil_mode": True, "return_indices": True})
         yield S((distinct(make, (2, 3, *sp)), 3, 2, 1), {"ceil_mode": True, "return_indices": True})
         yield S((distinct(make, (1, 2, *sp)), 2), {"dilation": 2, "padding": 1, "stride": 1})
         yield S((distinct(make, (2, *sp)), 2, 1), {"return_indices": True})  # unbatched
@@ -268,8 +333,67 @@ def _max_pool_vjp(g, input_shape, result, kernel_size):
     return max_pool_backward(g, result[1], tuple(input_shape[-len(kernel_size) :]))
 
 
+def _windows_vjp(g, input_shape, result, kernel_size, stride, padding, dilation):
+    size = tuple(input_shape[-len(kernel_size) :])
+    return max_pool_backward(g, result[1], size, _tiles(kernel_size, stride, padding, dilation))
+
+
 def _max_pool_jvp(t, result, kernel_size):
     return max_pool_gather(t, result[1], len(kernel_size))
+
+
+def _indices_of(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """The indices the values-only pool left out (for its own derivatives)."""
+    return _MAX[len(kernel_size)].fn(input, kernel_size, stride, padding, dilation, ceil_mode)[1]
+
+
+def _values_vjp(g, input, kernel_size, stride, padding, dilation, ceil_mode):
+    indices = _indices_of(input, kernel_size, stride, padding, dilation, ceil_mode)
+    tiles = _tiles(kernel_size, stride, padding, dilation)
+    return max_pool_backward(g, indices, tuple(input.shape[-len(kernel_size) :]), tiles)
+
+
+def _values_jvp(t, input, kernel_size, stride, padding, dilation, ceil_mode):
+    indices = _indices_of(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return max_pool_gather(t, indices, len(kernel_size))
+
+
+def _values_samples(nd: int):
+    """The values-only kernel's own calls: checked tuples, as the public function gives."""
+    sp = (5, 4, 3)[:nd] if nd < 3 else (3, 4, 3)
+
+    def samples(make):
+        one, two = (1,) * nd, (2,) * nd
+        yield S((distinct(make, (2, 2, *sp)), two, two, (0,) * nd, one, False))  # tiles
+        yield S((distinct(make, (2, 3, *sp)), two, two, (0,) * nd, one, True))  # partial
+        yield S((distinct(make, (2, 3, *sp)), (3,) * nd, two, one, one, True))
+        yield S((distinct(make, (1, 2, *sp)), two, one, one, two, False))
+        yield S((distinct(make, (2, *sp)), two, one, (0,) * nd, one, False))  # unbatched
+        yield S((distinct(make, (0, 2, *sp)), two, two, (0,) * nd, one, False))
+        k = (2, 3, 1)[:nd]
+        yield S((distinct(make, (2, 2, *sp[::-1])).swapaxes(-1, -nd), k, k, (0,) * nd, one, True))
+
+    return samples
+
+
+def _max_pool_values_op(nd: int) -> Op:
+    """PyTorch's max_pool without indices (its CPU kernel when no gradient is recorded):
+    the public function calls it where nothing can observe the indices."""
+    return defop(
+        f"max_pool{nd}d_values",
+        _max_pool_values,
+        nin=1,
+        vjp=_values_vjp,
+        jvp=_values_jvp,
+        batch_rule=batch_first(),
+        samples=_values_samples(nd),
+        api=f"nn._pool_max.max_pool{nd}d_values",
+        # (unchecked arguments: torch's max_pool{nd}d is compared through the public function,
+        # whose unobserved calls run this op; finite differences check its formulas)
+        test={"no_oracle": True},
+        autocast="fp32" if nd == 3 else None,
+        meta=by_kernel,
+    )
 
 
 def _max_pool_op(nd: int) -> Op:
@@ -281,7 +405,7 @@ def _max_pool_op(nd: int) -> Op:
         ndiff=1,
         node_name=f"MaxPool{nd}DWithIndicesBackward0",
         saved_outputs=(1,),  # (its node saves the indices)
-        vjp=_max_pool_vjp,
+        vjp=_windows_vjp,
         jvp=_max_pool_jvp,
         batch_rule=batch_first(),
         samples=_max_pool_samples(nd),
@@ -303,8 +427,38 @@ def _max_public(fn: Callable, name: str, always_indices: bool, what: str) -> Cal
     return fn
 
 
+def _unobserved(input: Tensor) -> bool:
+    """Whether nothing can see a max pool's indices: no gradient recorded, no transform but
+    vmap, no dispatch mode (which sees the op that runs)."""
+    if state.stack:
+        return all(i.kind is Kind.VMAP for i in state.stack) and not state.modes
+    return not (input.requires_grad and state.grad_enabled or state.modes)
+
+
+def _plain(v) -> bool:
+    """Whether an argument is an int or a tuple of ints (hashable, and read as itself)."""
+    t = type(v)
+    return t is int or t is tuple and all(type(e) is int for e in v)
+
+
 def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
     name = f"max_pool{nd}d"
+    values_op = _VALUES[nd]
+    # The checked (kernel, stride, padding, dilation) of calls that passed the checks, by
+    # their plain arguments and the input's shape and dtype (all the checks read).
+    passed: dict = {}
+
+    def checked(input, kernel_size, stride, padding, dilation, ceil_mode, indices: bool):
+        if nd == 1 and not indices:  # PyTorch's own 1-d path
+            geometry = _max1d_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)
+            _check_dtype(input, "max_pool1d_impl")
+            return geometry
+        style = "max1d" if nd == 1 else "max"
+        geometry = _geometry(
+            input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
+        )
+        _check_dtype(input, f"max_pool{max(nd, 2)}d", "int")
+        return geometry
 
     def fn(
         input: Tensor,
@@ -315,15 +469,27 @@ def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
         ceil_mode: bool = False,
         return_indices: bool = False,
     ):
-        if nd == 1 and not (return_indices or always_indices):  # PyTorch's own 1-d path
-            k, s, p, d = _max1d_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)
-            _check_dtype(input, "max_pool1d_impl")
-        else:
-            style = "max1d" if nd == 1 else "max"
-            k, s, p, d = _geometry(
-                input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, style
-            )
-            _check_dtype(input, f"max_pool{max(nd, 2)}d", "int")
+        indices = return_indices or always_indices
+        key = geometry = None
+        if (
+            _plain(kernel_size)
+            and (stride is None or _plain(stride))
+            and _plain(padding)
+            and _plain(dilation)
+            and type(ceil_mode) is bool
+        ):
+            key = (indices, kernel_size, stride, padding, dilation, ceil_mode)
+            key += (input.shape, input.dtype)
+            geometry = passed.get(key)
+        if geometry is None:
+            geometry = checked(input, kernel_size, stride, padding, dilation, ceil_mode, indices)
+            if key is not None:
+                if len(passed) > 64:
+                    passed.clear()
+                passed[key] = geometry
+        k, s, p, d = geometry
+        if not indices and _unobserved(input):
+            return values_op.fn(input, k, s, p, d, bool(ceil_mode))
         if (return_indices or always_indices) and op.autocast:  # (..._with_indices: no list)
             values, indices = uncast(op.fn, input, k, s, p, d, bool(ceil_mode))
         else:
@@ -339,6 +505,8 @@ def _max_pool_fn(op: Op, nd: int, always_indices: bool) -> Callable:
 
 
 _MAX = {nd: _max_pool_op(nd) for nd in (1, 2, 3)}
+_VALUES = {nd: _max_pool_values_op(nd) for nd in (1, 2, 3)}
+max_pool1d_values, max_pool2d_values, max_pool3d_values = (_VALUES[nd].fn for nd in (1, 2, 3))
 max_pool1d, max_pool2d, max_pool3d = (_max_pool_fn(_MAX[nd], nd, False) for nd in (1, 2, 3))
 max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (
     _max_pool_fn(_MAX[nd], nd, True) for nd in (1, 2, 3)
