@@ -10,6 +10,7 @@ included) is one scatter-add primitive (``max_pool_backward``), whose vjp is a g
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -160,6 +161,45 @@ def _deltas(xp, k, d, planes):
     return delta
 
 
+_FEW = 1 << 14  # input elements up to which ``_tiled_argmax`` is the faster scan
+
+
+def _tiled_argmax(xp, x, k, out):
+    """Values of tiling windows over x (padded to whole windows) and each one's offset in
+    its window (row-major, as ``np.ndindex(*k)``), reduced one dim at a time, the last
+    first: a later element replaces the kept one only where greater, so of equal values the
+    first in row-major order stays (PyTorch's scan). None where a window holds NaN (its
+    index is PyTorch's last NaN's: the general scan finds it)."""
+    nd = len(k)
+    kind = xp.uint8 if math.prod(k) <= 256 else xp.int64
+    m, code, inner = x, None, 1  # inner: the window size of the dims reduced so far
+    for j in reversed(range(nd)):
+        if k[j] == 1:
+            continue
+        lead = (slice(None),) * (m.ndim - nd + j)
+        cut = [(*lead, slice(i, out[j] * k[j], k[j])) for i in range(k[j])]
+        kept = m[cut[0]]
+        new = None if code is None else code[cut[0]]
+        for i in range(1, k[j]):
+            v = m[cut[i]]
+            more = v > kept
+            kept = xp.maximum(v, kept)  # (the kept one on a tie; NaN spreads, caught below)
+            if new is None:  # (the first dim's second offset)
+                new = more.astype(kind)
+            else:  # (a blend: NumPy's masked copy is many times slower; uint8 wraps back)
+                step = kind(i * inner)
+                new = new + more * ((step if code is None else code[cut[i]] + step) - new)
+        m, code, inner = kept, new, inner * k[j]
+    if (
+        code is None
+        or m.dtype.kind == "f"
+        and has_values(m)
+        and (xp is not np or xp.isnan(m).any())
+    ):
+        return None
+    return m, code
+
+
 def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     k, s, p, d = kernel_size, stride, padding, dilation
     nd = len(k)
@@ -168,34 +208,70 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     low = _lowest(xp, input.dtype)
     if _tiles(k, s, p, d):  # strided slices (padded only in ceil mode), no window view
         x = _padded(xp, input, p, _extent(out, k, s, d), low)
+        # (the dim-by-dim scan makes fewer NumPy calls, the one below fewer passes of memory)
+        found = _tiled_argmax(xp, x, k, out) if x.size <= _FEW else None
+        if found is not None:
+            values, arg = found
+            return values, _flat_index(xp, arg, size, k, s, p, d, out)
         cuts = [[slice(i, o * kk, kk) for i in range(kk)] for o, kk in zip(out, k)]
         views = [x[(Ellipsis, *(c[i] for c, i in zip(cuts, o)))] for o in np.ndindex(*k)]
     else:
         win = _windows(xp, input, k, s, p, d, out, low)
         views = [win[(Ellipsis, *o)] for o in np.ndindex(*k)]
     values, arg = _first_max(xp, views)
-    # The flat input index: the window's start plus the offset's step within the plane.
-    planes = [math.prod(size[j + 1 :]) for j in range(nd)]
-    delta = _deltas(xp, k, d, planes)
-    starts = [xp.arange(out[j], dtype=xp.int64) * s[j] - p[j] for j in range(nd)]
-    index = xp.take(delta, arg) + sum(_along(st * planes[j], j, nd) for j, st in enumerate(starts))
+    index = _flat_index(xp, arg, size, k, s, p, d, out)
     if any(p):  # a window of lowest values only picks its first position inside the input
+        planes = [math.prod(size[j + 1 :]) for j in range(nd)]
+        starts = [xp.arange(out[j], dtype=xp.int64) * s[j] - p[j] for j in range(nd)]
         first = [st + (-(st // d[j])).clip(0) * d[j] for j, st in enumerate(starts)]
         first = sum(_along(f * planes[j], j, nd) for j, f in enumerate(first))
         index = xp.where(values == low, first, index)
     return values, index
 
 
-def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False, inside=False):
+def _flat_index(xp, arg, size, k, s, p, d, out):
+    """The flat in-plane input index of each window's element ``arg`` (its offset in the
+    window, in ``np.ndindex(*k)``'s order): the window's start plus the offset's step."""
+    if xp is np:
+        delta, start = _index_tables(tuple(size), k, s, p, d, tuple(out))
+    else:
+        delta, start = _index_arrays(xp, size, k, s, p, d, out)
+    return xp.take(delta, arg) + start
+
+
+def _index_arrays(xp, size, k, s, p, d, out):
+    nd = len(k)
+    planes = [math.prod(size[j + 1 :]) for j in range(nd)]
+    starts = [xp.arange(out[j], dtype=xp.int64) * s[j] - p[j] for j in range(nd)]
+    return _deltas(xp, k, d, planes), sum(
+        _along(st * planes[j], j, nd) for j, st in enumerate(starts)
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _index_tables(size, k, s, p, d, out):
+    """``_index_arrays`` on the host, kept per geometry (read-only: results are new)."""
+    delta, start = _index_arrays(np, size, k, s, p, d, out)
+    delta.flags.writeable = start.flags.writeable = False
+    return delta, start
+
+
+def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False, unique=False):
     """Per plane: zeros of spatial ``size`` with grad added (or written) at the flat
     ``indices``; leading dims of grad and indices broadcast. ``check``: indices in range
-    (else dropped); ``inside``: known to be."""
+    (else dropped); ``unique``: distinct and in range (a plain assignment writes them)."""
     nd = len(size)
-    lead = np.broadcast_shapes(grad.shape[:-nd], indices.shape[:-nd])
+    lead = grad.shape[:-nd]
+    if indices.shape[:-nd] != lead:
+        lead = np.broadcast_shapes(lead, indices.shape[:-nd])
     osp = indices.shape[-nd:]
     planes, n, m = math.prod(lead), math.prod(size), math.prod(osp)
-    g = xp.broadcast_to(grad, lead + osp).reshape(planes, m)
-    i = xp.broadcast_to(indices, lead + osp).reshape(planes, m)
+    g, i = grad, indices
+    if g.shape[:-nd] != lead:
+        g = xp.broadcast_to(g, lead + osp)
+    if i.shape[:-nd] != lead:
+        i = xp.broadcast_to(i, lead + osp)
+    g, i = g.reshape(planes, m), i.reshape(planes, m)
     if check and i.size and has_values(i):
         bad = (i < 0) | (i >= n)
         if bad.any():
@@ -203,20 +279,22 @@ def _scatter(xp, grad, indices, size, accumulate: bool, check: bool = False, ins
                 f"Found an invalid max index: {int(i[bad][-1])} (output volumes are of size "
                 f"{'x'.join(map(str, size if nd > 1 else (*size, 1)))})"  # 1-d runs as 2-d
             )
-    if not (check or inside) and i.size and has_values(i) and (xp is not np or i.max() >= n):
+    if not (check or unique) and i.size and has_values(i) and (xp is not np or i.max() >= n):
         g, i = xp.where(i < n, g, 0), xp.minimum(i, n - 1)  # see _past_the_plane
     flat = (i + xp.arange(0, planes * n, n, dtype=xp.int64)[:, None]).reshape(-1)
     out = xp.zeros(planes * n, grad.dtype)
     if accumulate:
         xp.add.at(out, flat, g.reshape(-1))
-    else:
+    elif unique:
+        out[flat] = g.reshape(-1)
+    else:  # (of repeated indices the last value, as PyTorch's unpool writes them)
         xp.put(out, flat, g.reshape(-1))
     return out.reshape(lead + tuple(size))
 
 
 def _max_pool_backward(xp, grad, indices, size, tiles: bool = False):
     # Tiling windows (``tiles``) feed each input position once at most: a write, no add.at.
-    return _scatter(xp, grad, indices, tuple(size), not tiles, inside=tiles)
+    return _scatter(xp, grad, indices, tuple(size), not tiles, unique=tiles)
 
 
 def _max_pool_gather(xp, input, indices, nd):
