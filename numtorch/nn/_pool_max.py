@@ -114,37 +114,51 @@ def _fold_max(xp, views):
 def _tiles(k, s, p, d) -> bool:
     """Whether the windows tile the input: side by side (stride = kernel), no padding, no
     dilation, so each input position is in one window at most."""
-    return k == s and not any(p) and all(v == 1 for v in d)
-
-
-def _offsets(x, j: int, nd: int, k: int, o: int):
-    """The k strided views of x along spatial dim j, offset by 0..k-1 with step k, each cut
-    to ``o`` windows (in ceil mode the last window may be partial: a view one shorter)."""
-    lead = (slice(None),) * (x.ndim - nd + j)
-    return [x[(*lead, slice(i, o * k, k))] for i in range(k)]
+    return k == s and p.count(0) == len(p) and d.count(1) == len(d)
 
 
 def _tiled_max(xp, x, k, out):
-    """Max pooling of tiling windows, values only: one dim at a time, the last first (so
-    that of equal values the first in row-major order is kept, as by PyTorch)."""
+    """Max pooling of tiling windows, values only: a maximum of strided slices one dim at a
+    time, the last first (so that of equal values the first in row-major order is kept, as
+    by PyTorch)."""
     nd = len(k)
-    for j in reversed(range(nd)):
-        if k[j] == 1:
+    for j in range(nd - 1, -1, -1):
+        kj, oj = k[j], out[j]
+        if kj == 1:
             continue
-        views = _offsets(x, j, nd, k[j], out[j])
-        ax = x.ndim - nd + j
-        short = [v for v in views if v.shape[ax] < out[j]]  # (ceil mode: a partial window)
-        x = _fold_max(xp, views[: len(views) - len(short)])
-        cut = (slice(None),) * ax + (slice(0, out[j] - 1),)
-        for v in short:
-            xp.maximum(v, x[cut], out=x[cut])
-    return x.copy() if all(v == 1 for v in k) else x
+        lead = (slice(None),) * (x.ndim - nd + j)
+        stop = oj * kj
+        whole = x.shape[len(lead)] - (oj - 1) * kj  # (ceil mode: the last window is short)
+        first, m = x[(*lead, slice(0, stop, kj))], None
+        for i in range(1, kj):
+            v = x[(*lead, slice(i, stop, kj))]
+            if i >= whole:  # (a view one window shorter)
+                m = first.copy() if m is None else m
+                cut = (*lead, slice(0, oj - 1))
+                xp.maximum(v, m[cut], out=m[cut])
+            elif m is None:
+                m = xp.maximum(v, first)
+            else:
+                xp.maximum(v, m, out=m)
+        x = m
+    return x.copy() if k.count(1) == nd else x
+
+
+_cached_sizes = functools.lru_cache(maxsize=256)(_out_sizes)
+
+
+def _counts(size, k, s, p, d, ceil_mode) -> tuple[int, ...]:
+    """The windows along each dim (``_out_sizes``, kept per geometry: a call per pool)."""
+    try:
+        return _cached_sizes(size, k, s, p, d, ceil_mode)
+    except TypeError:  # (lists given: unhashable)
+        return _out_sizes(size, k, s, p, d, ceil_mode)
 
 
 def _max_pool_values(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     k, s, p, d = kernel_size, stride, padding, dilation
     nd = len(k)
-    out = _out_sizes(input.shape[-nd:], k, s, p, d, ceil_mode)
+    out = _counts(input.shape[-nd:], k, s, p, d, ceil_mode)
     if _tiles(k, s, p, d):
         return _tiled_max(xp, input, k, out)
     win = _windows(xp, input, k, s, p, d, out, _lowest(xp, input.dtype))
@@ -204,7 +218,7 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     k, s, p, d = kernel_size, stride, padding, dilation
     nd = len(k)
     size = input.shape[-nd:]
-    out = _out_sizes(size, k, s, p, d, ceil_mode)
+    out = _counts(size, k, s, p, d, ceil_mode)
     low = _lowest(xp, input.dtype)
     if _tiles(k, s, p, d):  # strided slices (padded only in ceil mode), no window view
         x = _padded(xp, input, p, _extent(out, k, s, d), low)
