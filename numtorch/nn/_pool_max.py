@@ -202,7 +202,7 @@ def _tiled_argmax(xp, x, k, out):
                 new = more.astype(kind)
             else:  # (a blend: NumPy's masked copy is many times slower; uint8 wraps back)
                 step = kind(i * inner)
-                new = new + more * ((step if code is None else code[cut[i]] + step) - new)
+                new = new - more * (new - (step if code is None else code[cut[i]] + step))
         m, code, inner = kept, new, inner * k[j]
     if (
         code is None
