@@ -202,7 +202,21 @@ def test_values_only_where_nothing_sees_the_indices(monkeypatch):
     assert not ran(lambda: nt.func.grad(lambda s: F.max_pool2d(s, 2).sum())(x))
     assert not ran(lambda: nt.func.vmap(nt.func.grad(lambda s: F.max_pool2d(s, 2).sum()))(x))
     assert not ran(lambda: nt.func.jvp(lambda s: F.max_pool2d(s, 2), (x,), (x,)))
+    assert not ran(lambda: nt.func.vmap(lambda s: F.max_pool2d(s, 2))(xg))  # (the eager tape)
     assert F.max_pool2d(xg, 2).grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+
+
+def test_vmap_on_the_eager_tape_records_torchs_node():
+    x = _data("ties", (3, 2, 6, 6))
+    grads, names = [], []
+    for lib in (nt, torch):
+        t = (torch.tensor(x) if lib is torch else nt.tensor(x)).requires_grad_()
+        y = lib.func.vmap(lambda s: lib.nn.functional.max_pool2d(s, 2))(t)
+        names.append(y.grad_fn.name())
+        (y * lib.arange(y.numel()).reshape(y.shape)).sum().backward()
+        grads.append(t.grad)
+    assert names[0] == names[1]
+    _exact(*grads, "input gradient")
 
 
 @pytest.mark.parametrize("size,k", [((6, 8), 2), ((7, 9), 3), ((9,), 2)])

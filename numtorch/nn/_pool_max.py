@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core.autocast_state import uncast
 from .._core.dispatch import dispatch
-from .._core.interpreter import Kind
+from .._core.interpreter import Kind, WrapperTensor
 from .._core.meta import by_kernel
 from .._core.meta_array import has_values
 from .._core.no_kernel import unless_empty
@@ -520,11 +520,16 @@ def _max_public(fn: Callable, name: str, always_indices: bool, what: str) -> Cal
 
 
 def _unobserved(input: Tensor) -> bool:
-    """Whether nothing can see a max pool's indices: no gradient recorded, no transform but
-    vmap, no dispatch mode (which sees the op that runs)."""
+    """Whether nothing can see a max pool's indices: no gradient recorded (on the eager tape
+    under vmap too), no transform but vmap, no dispatch mode (which sees the op that runs)."""
+    if state.modes:
+        return False
     if state.stack:
-        return all(i.kind is Kind.VMAP for i in state.stack) and not state.modes
-    return not (input.requires_grad and state.grad_enabled or state.modes)
+        if not all(i.kind is Kind.VMAP for i in state.stack):
+            return False
+        while isinstance(input, WrapperTensor):
+            input = input._inner
+    return not (input.requires_grad and state.grad_enabled)
 
 
 def _plain(v) -> bool:
