@@ -6,6 +6,12 @@ batch rule only moves the batch dim first. The indices are flat indices into eac
 plane (int64), as in PyTorch; the backward of every max pool (adaptive and fractional
 included) is one scatter-add primitive (``max_pool_backward``), whose vjp is a gather
 (``max_pool_gather``), and ``max_unpool`` is the same scatter with assignment.
+
+Where nothing can see the indices (no gradient recorded, no transform but vmap), the public
+functions run ``max_pool{nd}d_values``, a values-only primitive, as PyTorch's CPU max_pool2d
+runs its kernel without indices. Windows that tile the input (stride = kernel, no padding,
+no dilation) are strided slices of it, reduced one dim at a time; their backward writes
+each gradient once (no accumulation: each input position is in one window at most).
 """
 
 from __future__ import annotations
