@@ -40,7 +40,7 @@ CASES = [
     (3, (1, 2, 5, 5, 5), (3, 2, 1), {}),
 ]
 IDS = [f"{nd}d{shape}{a}{kw.get('ceil_mode', '') and 'ceil'}" for nd, shape, a, kw in CASES]
-KINDS = ["distinct", "ties", "nan", "-inf", "±inf", "zeros", "int64"]
+KINDS = ["distinct", "ties", "nan", "-inf", "both inf", "zeros", "int64"]
 
 
 def _data(kind: str, shape, seed: int = 0) -> np.ndarray:
@@ -55,7 +55,7 @@ def _data(kind: str, shape, seed: int = 0) -> np.ndarray:
         x[rng.random(shape) < 0.2] = np.nan
     elif kind == "-inf":
         x[rng.random(shape) < 0.6] = -np.inf
-    elif kind == "±inf":
+    elif kind == "both inf":
         x[rng.random(shape) < 0.3] = -np.inf
         x[rng.random(shape) < 0.1] = np.inf
     elif kind == "zeros":
