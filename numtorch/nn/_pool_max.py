@@ -253,7 +253,10 @@ def _flat_index(xp, arg, size, k, s, p, d, out):
     """The flat in-plane input index of each window's element ``arg`` (its offset in the
     window, in ``np.ndindex(*k)``'s order): the window's start plus the offset's step."""
     if xp is np:
-        delta, start = _index_tables(tuple(size), k, s, p, d, tuple(out))
+        try:
+            delta, start = _index_tables(tuple(size), k, s, p, d, tuple(out))
+        except TypeError:  # (lists given: unhashable)
+            delta, start = _index_arrays(xp, size, k, s, p, d, out)
     else:
         delta, start = _index_arrays(xp, size, k, s, p, d, out)
     return delta.take(arg) + start
