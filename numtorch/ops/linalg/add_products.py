@@ -57,6 +57,11 @@ def _int_scalars(floating: bool, *scalars):
     return tuple(s if isinstance(s, int) else int(s) for s in scalars)
 
 
+def _scaled(grad, alpha):
+    """A factor's gradient times conj(alpha) (no op for the default alpha of 1)."""
+    return grad if type(alpha) is int and alpha == 1 else grad * cj(alpha)
+
+
 def _addprod_rule(op, prod_fn):
     """beta * input + alpha * product, re-expressed with the product op and elementwise ops
     at this vmap level (the input broadcasts against the batched product)."""
@@ -106,6 +111,8 @@ def _addprod(
 
     def kernel(xp, input, m1, m2, beta=1, alpha=1):
         p = prod(xp, m1, m2)
+        if type(beta) is int and type(alpha) is int and beta == alpha == 1:  # (the common call)
+            return p + input
         beta, alpha = _int_scalars(p.dtype.kind in "fc", beta, alpha)
         if alpha != 1:
             p = p * alpha
@@ -144,8 +151,8 @@ def _addprod(
         kernel,
         vjp=(
             lambda g, beta: g * cj(beta) if beta != 1 else g,
-            _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * cj(alpha), ("g", m2n, "alpha")),
-            _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * cj(alpha), ("g", m1n, "alpha")),
+            _named(lambda g, m2, alpha: _scaled(prod_vjp_a(g, m2), alpha), ("g", m2n, "alpha")),
+            _named(lambda g, m1, alpha: _scaled(prod_vjp_b(g, m1), alpha), ("g", m1n, "alpha")),
         ),
         jvp=_named(jvp, ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha")),
         prepare=prepare or _same_dtype(message),
@@ -177,12 +184,20 @@ def _addmm_samples(make):
     ]
 
 
+_addmm_dtypes = _same_dtype(_addmm_message)
+
+
 def _addmm_prepare(arrays, attrs=None):
     """addmm's factors are matrices (checked before their dtypes, as PyTorch's)."""
+    i, m1, m2 = arrays
+    if m1.ndim == 2 and m2.ndim == 2:
+        d = m2.dtype
+        if m1.dtype == d and getattr(i, "dtype", None) == d:  # (the common call)
+            return arrays, None
     for name, a in zip(("mat1", "mat2"), arrays[1:]):
         if a.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {a.ndim}-D tensor")
-    return _same_dtype(_addmm_message)(arrays, attrs)
+    return _addmm_dtypes(arrays, attrs)
 
 
 addmm_p = _addprod(
