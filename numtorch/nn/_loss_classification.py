@@ -18,6 +18,7 @@ from .._core.device import checked_index, raise_first
 from .._core.dispatch import dispatch
 from .._core.meta_array import MetaArray
 from .._core.op import LINEAR, NoKernel, composite, defop
+from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import ErrorInput as E
 from .._opdb.samples import S
@@ -37,6 +38,13 @@ def _with_ignored(target, value=-100, at=1):
 # ------------------------------------------------------------------ nll_loss
 def _nll_pick(xp, input, target, *, ignore_index):
     """-input[n, target[n, ...], ...] (0 where the target is ignored): (N, C, *d) -> (N, *d)."""
+    if xp is np and input.ndim == 2 and target.dtype == np.int64:
+        # (a batch of rows, every target a class: one fancy index, nothing to mask)
+        c = input.shape[1]
+        if c and target.size and not 0 <= ignore_index < c:
+            lo, hi = target.min(), target.max()
+            if 0 <= lo and hi < c:
+                return -input[np.arange(len(target)), target]
     keep = target != ignore_index
     bad = keep & ((target < 0) | (target >= input.shape[1]))
     if xp is np or not input.shape[1]:  # (no class to read safely: read now)
@@ -165,6 +173,10 @@ def _nll(input, target, weight, ignore_index: int, reduction: str):
     loss = nll_pick(input, target, ignore_index=ignore_index)
     if weight is None and reduction != "mean":
         return _reduce(loss, reduction)
+    if weight is None and not (state.stack or state.modes) and isinstance(target, Tensor):
+        t = target._data
+        if not target._level and type(t) is np.ndarray:  # (the count read off the array)
+            return loss.sum() / int(np.count_nonzero(t != ignore_index))
     w = _class_weights(target, weight, ignore_index)
     if weight is not None:
         loss = loss * w

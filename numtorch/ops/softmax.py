@@ -56,13 +56,14 @@ def _softmax_kernel(log: bool):
             raise dt.not_implemented(f"{name}{impl}_kernel_impl", x)
         if x.ndim == 0:  # (as one element along a dim: NaN for a NaN or an infinity)
             return kernel(xp, x.reshape(1), 0).reshape(())
-        if xp is not np:
+        if xp is not np or x.size * 8 < parallel.WORK:  # (parallel.rows's one slab)
             return along(xp, d, x, xp.empty_like(x))
         return parallel.rows(partial(along, np, d), x, np.empty_like(x), d, passes=8)
 
     def along(xp, d, x, s):
         """The kernel along axis d of x, into s (of x's shape and layout)."""
-        xp.subtract(x, xp.amax(x, axis=d, keepdims=True), out=s)  # (then in place)
+        m = x.max(axis=d, keepdims=True) if xp is np else xp.amax(x, axis=d, keepdims=True)
+        xp.subtract(x, m, out=s)  # (then in place)
         if log:
             s -= xp.log(_row_sums(xp, xp.exp(s), d))
             return s
