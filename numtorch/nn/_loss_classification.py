@@ -25,6 +25,7 @@ from .._opdb.samples import S
 from ..ops._batching import front
 from ..ops.comparison import where
 from ..ops.reduction import log_softmax, scatter_add_dim
+from ._linear import _shape
 from ._loss_common import _norm_probs, _reduce, _reduction
 
 
@@ -114,25 +115,26 @@ nll_pick = nll_pick_p.fn
 
 def _check_nll(input: Tensor, target: Tensor, weight) -> None:
     """PyTorch's argument checks of nll_loss_nd, in its order and words."""
-    n = input.dim()
+    si, st = _shape(input), _shape(target)
+    n, nt = len(si), len(st)
     if n < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {n})")
-    if n != 1 and input.shape[0] != (target.shape[0] if target.dim() else 0):
+    if n != 1 and si[0] != (st[0] if nt else 0):
         raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0] if target.dim() else 0})."
+            f"Expected input batch_size ({si[0]}) to match target batch_size "
+            f"({st[0] if nt else 0})."
         )
     if target.dtype not in (dt.int64, dt.uint8):
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {target.dtype.scalar_name}"
         )
-    c = input.shape[1] if n > 1 else input.shape[0]
+    c = si[1] if n > 1 else si[0]
     if n <= 2:
-        if target.dim() > 1:
+        if nt > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if n == 1 and target.dim() == 1 and target.shape[0] != 1:
+        if n == 1 and nt == 1 and st[0] != 1:
             raise ValueError(
-                f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+                f"For 1D input, 1D target must have size 1, but got target size: {st[0]}"
             )
         if weight is not None and (weight.dim() != 1 or weight.shape[0] != c):
             raise RuntimeError(
@@ -140,20 +142,18 @@ def _check_nll(input: Tensor, target: Tensor, weight) -> None:
                 f"classes but got weight tensor of shape: {list(weight.shape)}"
             )
     else:
-        if n == 4 and target.dim() != 3:
+        if n == 4 and nt != 3:
             raise RuntimeError(
                 "only batches of spatial targets supported (3D tensors) but got targets of "
-                f"dimension: {target.dim()}"
+                f"dimension: {nt}"
             )
-        if n != 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
-            want = [input.shape[0], *input.shape[2:]]
-            raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+        if n != 4 and st[1:] != si[2:]:
+            want = [si[0], *si[2:]]
+            raise RuntimeError(f"Expected target size {want}, got {list(st)}")
         if weight is not None and weight.numel() != c:
             raise RuntimeError("weight tensor should be defined either for all or no classes")
-        if n == 4 and tuple(target.shape) != (input.shape[0], *input.shape[2:]):
-            raise RuntimeError(
-                f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
-            )
+        if n == 4 and st != (si[0], *si[2:]):
+            raise RuntimeError(f"size mismatch (got input: {list(si)} , target: {list(st)}")
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(
             f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
@@ -176,7 +176,9 @@ def _nll(input, target, weight, ignore_index: int, reduction: str):
     if weight is None and not (state.stack or state.modes) and isinstance(target, Tensor):
         t = target._data
         if not target._level and type(t) is np.ndarray:  # (the count read off the array)
-            return loss.sum() / int(np.count_nonzero(t != ignore_index))
+            kept = int(np.count_nonzero(t != ignore_index))
+            # (all kept: the same sum divided by the same count, as one op)
+            return loss.mean() if kept == t.size and kept else loss.sum() / kept
     w = _class_weights(target, weight, ignore_index)
     if weight is not None:
         loss = loss * w
@@ -367,8 +369,9 @@ def cross_entropy(
     reduction = _reduction(size_average, reduce, reduction)
     if label_smoothing > 1.0:  # a negative one is no smoothing, as in PyTorch
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    cdim = 0 if input.dim() == 1 else 1
-    if tuple(input.shape) == tuple(target.shape):
+    si = _shape(input)
+    cdim = 0 if len(si) == 1 else 1
+    if si == _shape(target):
         if not target.dtype.is_floating_point:
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
@@ -386,13 +389,13 @@ def cross_entropy(
         return _ce_probs(logp, target, weight, reduction, label_smoothing, cdim)
     _check_nll(input, target, weight)
     logp = log_softmax(input, cdim)
-    if input.dim() == 1:
+    if len(si) == 1:
         logp, target = _unbatched(logp, target)
     if label_smoothing > 0:
         out = _ce_smoothed(logp, target, weight, ignore_index, reduction, label_smoothing)
     else:
         out = _nll(logp, target, weight, ignore_index, reduction)
-    return out.reshape(()) if input.dim() == 1 and reduction == "none" else out
+    return out.reshape(()) if len(si) == 1 and reduction == "none" else out
 
 
 # ------------------------------------------------------------------ linear_cross_entropy
