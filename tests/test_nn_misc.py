@@ -317,6 +317,32 @@ def test_linear_records_pytorchs_graph(case):
     assert_close(ours[2:], theirs[2:])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", LINEAR_CASES)
+def test_linear_gradients_on_arrays_are_the_formulas(case, dtype):
+    """addmm's factor gradients computed on arrays (a backward pass nothing observes) are
+    its formulas' to the bit, with their strides."""
+    from numtorch.autograd import node
+
+    x, w, b = _linear_operands(case, dtype)
+    gos = np.cos(np.arange(x.shape[0] * 4)).reshape(x.shape[0], 4).astype(dtype)
+
+    def grads(forms: bool):
+        node.use_array_forms(forms)
+        try:
+            tx, tw = nt.tensor(x, requires_grad=True), nt.tensor(w, requires_grad=True)
+            tb = None if b is None else nt.tensor(b, requires_grad=True)
+            out = nt.nn.functional.linear(tx, tw, tb)
+            leaves = [t for t in (tx, tw, tb) if t is not None]
+            return nt.autograd.grad(out, leaves, nt.tensor(gos))
+        finally:
+            node.use_array_forms(True)
+
+    for got, want in zip(grads(True), grads(False)):
+        assert got.dtype == want.dtype and got.stride() == want.stride()
+        assert np.array_equal(got.numpy(), want.numpy())
+
+
 def test_linear_under_inference_mode_and_dispatch_modes():
     """The short path is left where a mode observes ops: a dispatch mode sees PyTorch's t
     and addmm; inference mode gives an inference tensor."""
