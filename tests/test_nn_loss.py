@@ -161,6 +161,29 @@ def test_mean_over_kept_targets(name, targets, kw, dtype):
         np.testing.assert_array_equal(a.detach().numpy(), b.numpy())
 
 
+@pytest.mark.parametrize("spatial", [False, True])
+def test_nll_unpick_is_the_scatter_of_minus_g(spatial):
+    """nll_pick's gradient (one op) is -g scattered to the kept targets' classes: the
+    gather's adjoint written with where and scatter_add, to the bit (+0 for a zero g)."""
+    from numtorch.nn._loss_classification import nll_unpick
+    from numtorch.ops.reduction import scatter_add_dim
+
+    shape = (3, 4, 2) if spatial else (3, 4)
+    t = _targets(3, 2) if spatial else _targets(3)
+    t.reshape(-1)[1] = -100
+    g = np.cos(np.arange(t.size)).reshape(t.shape).astype(np.float32)
+    g.reshape(-1)[0] = 0.0
+    g.reshape(-1)[2] = -0.0
+    tg, tt = nt.tensor(g), nt.tensor(t)
+    keep = tt != -100
+    want = scatter_add_dim(
+        nt.where(keep, -tg, 0.0).unsqueeze(1), nt.where(keep, tt, 0).unsqueeze(1), 1, shape
+    )
+    got = nll_unpick(tg, tt, ignore_index=-100, shape=shape)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy().view(np.uint32), want.numpy().view(np.uint32))
+
+
 def test_nll_targets_out_of_bounds_raise_on_every_path():
     def prog(lib, x, t, **kw):
         return lib.nn.functional.nll_loss(x, t, **kw)

@@ -24,7 +24,7 @@ from .._opdb.samples import ErrorInput as E
 from .._opdb.samples import S
 from ..ops._batching import front
 from ..ops.comparison import where
-from ..ops.reduction import log_softmax, scatter_add_dim
+from ..ops.reduction import log_softmax
 from ._linear import _shape
 from ._loss_common import _norm_probs, _reduce, _reduction
 
@@ -68,22 +68,26 @@ def _nll_pick_meta(op, arrays, attrs):
 
 
 def _nll_pick_vjp(g, input_shape, target, ignore_index):
-    """The scatter-add of -g to the picked classes."""
-    keep = target != ignore_index
-    index = where(keep, target, 0).unsqueeze(1)
-    return scatter_add_dim(where(keep, -g, 0.0).unsqueeze(1), index, 1, input_shape)
+    """The scatter of -g to the picked classes."""
+    return nll_unpick(g, target, ignore_index=ignore_index, shape=tuple(input_shape))
 
 
-def _nll_pick_rule(vmap, args, bdims, attrs):
-    """The vmap batch as one more trailing spatial dim: an unbatched operand is expanded
-    as a view (the gather reads it strided), the result's batch dim is last."""
+def _batch_last(op, vmap, args, bdims, attrs):
+    """``op`` with the vmap batch as one more trailing spatial dim: an unbatched operand is
+    expanded as a view (the kernels read it strided), the result's batch dim is last."""
     (x, t), (bx, bt) = args, bdims
     x = front(x, bx).movedim(0, -1) if bx is not None else x.unsqueeze(-1)
     t = front(t, bt).movedim(0, -1) if bt is not None else t.unsqueeze(-1)
     x = x.expand(*x.shape[:-1], vmap.size)
     t = t.expand(*t.shape[:-1], vmap.size)
-    out = dispatch(nll_pick_p, (x, t), attrs)
+    if "shape" in attrs:
+        attrs = {**attrs, "shape": (*attrs["shape"], vmap.size)}
+    out = dispatch(op, (x, t), attrs)
     return out, out.dim() - 1
+
+
+def _nll_pick_rule(vmap, args, bdims, attrs):
+    return _batch_last(nll_pick_p, vmap, args, bdims, attrs)
 
 
 def _nll_pick_samples(make):
@@ -111,6 +115,46 @@ nll_pick_p = defop(
     meta=_nll_pick_meta,
 )
 nll_pick = nll_pick_p.fn
+
+
+def _nll_unpick(xp, grad, target, *, ignore_index, shape):
+    """_nll_pick's vjp: -grad at each kept target's class, 0 elsewhere: (N, *d) -> ``shape``
+    (N, C, *d)."""
+    classes = xp.arange(shape[1]).reshape((-1,) + (1,) * (target.ndim - 1))
+    hit = (target[:, None] == classes) & (target != ignore_index)[:, None]
+    # (0 - grad: a zero gradient gives +0, as a sum into zeros does)
+    return xp.where(hit, 0.0 - grad[:, None], 0.0).astype(grad.dtype, copy=False)
+
+
+def _nll_unpick_meta(op, arrays, attrs):
+    return MetaArray(tuple(attrs["shape"]), arrays[0].dtype)
+
+
+def _nll_unpick_rule(vmap, args, bdims, attrs):
+    return _batch_last(nll_unpick_p, vmap, args, bdims, attrs)
+
+
+def _nll_unpick_samples(make):
+    t = _with_ignored(make.index(3, 4))
+    yield S((make((3,)), t), {"ignore_index": -100, "shape": (3, 4)})
+    yield S((make((2, 4)), make.index((2, 4), 3)), {"ignore_index": 1, "shape": (2, 3, 4)})
+    yield S((make((0,)), make.index(0, 4)), {"ignore_index": -100, "shape": (0, 4)})
+
+
+nll_unpick_p = defop(
+    "_nll_unpick",
+    _nll_unpick,
+    nin=2,
+    vjp=(lambda g, target, ignore_index: nll_pick(g, target, ignore_index=ignore_index), None),
+    jvp=LINEAR,
+    batch_rule=_nll_unpick_rule,
+    samples=_nll_unpick_samples,
+    api="nn._loss_classification.nll_unpick",
+    # An internal piece of nll_loss's gradient (checked against torch through it).
+    test={"no_oracle": True},
+    meta=_nll_unpick_meta,
+)
+nll_unpick = nll_unpick_p.fn
 
 
 def _check_nll(input: Tensor, target: Tensor, weight) -> None:
