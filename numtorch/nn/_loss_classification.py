@@ -39,11 +39,16 @@ def _with_ignored(target, value=-100, at=1):
 # ------------------------------------------------------------------ nll_loss
 def _nll_pick(xp, input, target, *, ignore_index):
     """-input[n, target[n, ...], ...] (0 where the target is ignored): (N, C, *d) -> (N, *d)."""
-    if xp is np and input.ndim == 2 and target.dtype == np.int64:
+    if (
+        xp is np
+        and input.ndim == 2
+        and target.shape == input.shape[:1]
+        and target.dtype == np.int64
+    ):
         # (a batch of rows, every target a class: one fancy index, nothing to mask)
         c = input.shape[1]
         if c and target.size and not 0 <= ignore_index < c:
-            lo, hi = target.min(), target.max()
+            lo, hi = np.minimum.reduce(target, None), np.maximum.reduce(target, None)
             if 0 <= lo and hi < c:
                 return -input[np.arange(len(target)), target]
     keep = target != ignore_index
