@@ -403,7 +403,6 @@ KNOWN_DIFFERENT = {
     "inner": _DECOMPOSED,
     "F.celu": "numtorch's celu is its elu op",
     "F.normalize": _COMPOSITE,
-    "F.linear": "numtorch transposes the weight with transpose, not t",
     "F.mse_loss": _COMPOSITE,
     "F.l1_loss": "numtorch broadcasts the operands first",
     "F.smooth_l1": _COMPOSITE,

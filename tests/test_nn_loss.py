@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from twolibs import arr, assert_same, assert_same_error, outcome, run_both
+from twolibs import arr, assert_same, assert_same_error, op_tol, outcome, run_both
 
 import numtorch as nt
 
@@ -123,6 +123,73 @@ def test_all_ignored_targets_give_nan():
     assert_same(
         lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, label_smoothing=0.2), arr(3, 4), t
     )
+
+
+KEPT = [
+    ([3, 1, 0], {}),
+    ([3, -100, 0], {}),
+    ([-100, -100, -100], {}),
+    ([2], {}),
+    ([3, 1, 0], {"ignore_index": 1}),
+    ([3, 5, 0], {"ignore_index": 5}),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "name,targets,kw",
+    [("cross_entropy", *c) for c in KEPT]
+    + [("nll_loss", *c) for c in KEPT]
+    + [("nll_loss", np.array([3, 1, 0], np.uint8), {})],
+)
+def test_mean_over_kept_targets(name, targets, kw, dtype):
+    """The 'mean' over the targets kept, its count read off the array where no transform
+    runs: PyTorch's loss and gradient, and to the bit those computed under a transform."""
+    targets = np.asarray(targets)
+    x = arr(len(targets), 4).astype(dtype)
+
+    def prog(lib, x, t):
+        x.requires_grad_()
+        loss = getattr(lib.nn.functional, name)(x, t, **kw)
+        return loss, lib.autograd.grad(loss, x)[0]
+
+    ours = assert_same(prog, x, targets, **op_tol(np.dtype(dtype).name))
+    fn = getattr(nt.nn.functional, name)
+    g, v = nt.func.grad_and_value(lambda x: fn(x, nt.tensor(targets), **kw))(nt.tensor(x))
+    for a, b in zip(ours, (v, g)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a.detach().numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("spatial", [False, True])
+def test_nll_unpick_is_the_scatter_of_minus_g(spatial):
+    """nll_pick's gradient (one op) is -g scattered to the kept targets' classes: the
+    gather's adjoint written with where and scatter_add, to the bit (+0 for a zero g)."""
+    from numtorch.nn._loss_classification import nll_unpick
+    from numtorch.ops.reduction import scatter_add_dim
+
+    shape = (3, 4, 2) if spatial else (3, 4)
+    t = _targets(3, 2) if spatial else _targets(3)
+    t.reshape(-1)[1] = -100
+    g = np.cos(np.arange(t.size)).reshape(t.shape).astype(np.float32)
+    g.reshape(-1)[0] = 0.0
+    g.reshape(-1)[2] = -0.0
+    tg, tt = nt.tensor(g), nt.tensor(t)
+    keep = tt != -100
+    want = scatter_add_dim(
+        nt.where(keep, -tg, 0.0).unsqueeze(1), nt.where(keep, tt, 0).unsqueeze(1), 1, shape
+    )
+    got = nll_unpick(tg, tt, ignore_index=-100, shape=shape)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy().view(np.uint32), want.numpy().view(np.uint32))
+
+
+def test_nll_targets_out_of_bounds_raise_on_every_path():
+    def prog(lib, x, t, **kw):
+        return lib.nn.functional.nll_loss(x, t, **kw)
+
+    for t in ([0, 4, 1], [0, -1, 1], [-100, 7, 0]):
+        assert_same_error(prog, arr(3, 4), np.array(t))
 
 
 def test_per_sample_gradients_of_log_softmax_nll(no_fallback):

@@ -9,7 +9,15 @@ import math
 import numpy as np
 import pytest
 import torch
-from twolibs import TENSORS, arr, assert_close, assert_same, assert_same_error, run_both
+from twolibs import (
+    TENSORS,
+    arr,
+    assert_close,
+    assert_same,
+    assert_same_error,
+    op_tol,
+    run_both,
+)
 
 import numtorch as nt
 
@@ -243,6 +251,125 @@ def test_linear_errors():
     assert_same_error(prog, arr(2, 2, 3), arr(5, 4))
     assert_same_error(prog, arr(3), arr(5, 4))
     assert_same_error(prog, arr(2, 3), arr(2, 5, 3))
+
+
+def _linear_operands(case: str, dtype):
+    x, w, b = arr(3, 5).astype(dtype), arr(4, 5, seed=1).astype(dtype), arr(4, seed=2)
+    b = b.astype(dtype)
+    if case == "no bias":
+        b = None
+    elif case == "2-d bias":
+        b = arr(3, 4, seed=2).astype(dtype)
+    elif case == "transposed":
+        x, w = np.ascontiguousarray(x.T).T, np.ascontiguousarray(w.T).T
+    elif case == "empty batch":
+        x = x[:0]
+    elif case == "one inner":
+        x, w = x[:, :1], w[:, :1]
+    return x, w, b
+
+
+LINEAR_CASES = ["bias", "no bias", "2-d bias", "transposed", "empty batch", "one inner"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", LINEAR_CASES)
+def test_unrecorded_linear_is_the_dispatched_product(case, dtype):
+    """Where nothing records or observes it, linear is one kernel call: the values (to the
+    bit), dtype and strides of the ops it is written with (addmm, or matmul without a bias),
+    and PyTorch's values."""
+    x, w, b = _linear_operands(case, dtype)
+    tx, tw = nt.tensor(x), nt.tensor(w)
+    if case == "transposed":
+        tx, tw = nt.tensor(x.T).T, nt.tensor(w.T).T
+    tb = None if b is None else nt.tensor(b)
+    out = nt.nn.functional.linear(tx, tw, tb)
+    ref = tx @ tw.t() if tb is None else nt.addmm(tb, tx, tw.t())
+    assert out.dtype == ref.dtype and out.shape == ref.shape and out.stride() == ref.stride()
+    assert np.array_equal(out.numpy(), ref.numpy())
+    assert out.grad_fn is None and not out.requires_grad
+    assert_same(
+        lambda lib, x, w, b=None: lib.nn.functional.linear(x, w, b),
+        *(x, w, b)[: 2 + (b is not None)],
+        **op_tol(np.dtype(dtype).name),
+    )
+
+
+@pytest.mark.parametrize("case", LINEAR_CASES)
+def test_linear_records_pytorchs_graph(case):
+    """A weight that requires grad: AddmmBackward0 over TBackward0 (MmBackward0 without a
+    bias), and PyTorch's gradients; under no_grad nothing is recorded."""
+    x, w, b = _linear_operands(case, np.float64)
+
+    def prog(lib, x, w, b=None):
+        w.requires_grad_()
+        with lib.no_grad():
+            quiet = lib.nn.functional.linear(x, w, b)
+        out = lib.nn.functional.linear(x, w, b)
+        names = [out.grad_fn.name()] + [
+            f[0].name() for f in out.grad_fn.next_functions if f[0] is not None
+        ]
+        (gw,) = lib.autograd.grad((out * out).sum(), w)
+        return quiet.requires_grad, names, out, gw
+
+    ours, theirs = run_both(prog, *(x, w, b)[: 2 + (b is not None)])
+    assert ours[:2] == theirs[:2]
+    assert_close(ours[2:], theirs[2:])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", LINEAR_CASES)
+def test_linear_gradients_on_arrays_are_the_formulas(case, dtype):
+    """addmm's factor gradients computed on arrays (a backward pass nothing observes) are
+    its formulas' to the bit, with their strides."""
+    from numtorch.autograd import node
+
+    x, w, b = _linear_operands(case, dtype)
+    gos = np.cos(np.arange(x.shape[0] * 4)).reshape(x.shape[0], 4).astype(dtype)
+
+    def grads(forms: bool):
+        node.use_array_forms(forms)
+        try:
+            tx, tw = nt.tensor(x, requires_grad=True), nt.tensor(w, requires_grad=True)
+            tb = None if b is None else nt.tensor(b, requires_grad=True)
+            out = nt.nn.functional.linear(tx, tw, tb)
+            leaves = [t for t in (tx, tw, tb) if t is not None]
+            return nt.autograd.grad(out, leaves, nt.tensor(gos))
+        finally:
+            node.use_array_forms(True)
+
+    for got, want in zip(grads(True), grads(False)):
+        assert got.dtype == want.dtype and got.stride() == want.stride()
+        assert np.array_equal(got.numpy(), want.numpy())
+
+
+def test_linear_under_inference_mode_and_dispatch_modes():
+    """The short path is left where a mode observes ops: a dispatch mode sees PyTorch's t
+    and addmm; inference mode gives an inference tensor."""
+    from numtorch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x, w, b = (nt.tensor(a) for a in _linear_operands("bias", np.float32))
+    with Log():
+        nt.nn.functional.linear(x, w, b)
+    assert seen == ["aten.t.default", "aten.addmm.default"]
+    with nt.inference_mode():
+        out = nt.nn.functional.linear(x, w, b)
+    assert out.is_inference()
+
+
+def test_linear_mixed_dtypes_raise_addmms_error():
+    def prog(lib, x, w, b):
+        return lib.nn.functional.linear(x, w, b)
+
+    assert_same_error(prog, arr(2, 3).astype(np.float32), arr(4, 3), arr(4))
+    assert_same_error(prog, arr(2, 3), arr(4, 3), arr(4).astype(np.float32))
 
 
 # ------------------------------------------------------------------ attention

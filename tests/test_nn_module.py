@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -429,6 +430,100 @@ def test_forward_hook_always_call():
             m(lib.zeros(1))
         except ValueError as e:
             log.append(str(e))
+        return log
+
+    ours, theirs = run_both(prog)
+    assert ours == theirs
+
+
+def test_global_module_hooks_run_before_the_modules_own():
+    """register_module_* hooks: every module's call runs them, before its own hooks (forward
+    pre-hooks, forward hooks with kwargs, full backward pre-hooks and hooks); removed,
+    they are gone and the call takes its short path again."""
+
+    def prog(lib):
+        M = lib.nn.modules.module
+        Affine, _ = classes(lib)
+        m, log = Affine(3, 2), []
+        m.register_forward_pre_hook(lambda mod, a: log.append("own pre"))
+        m.register_forward_hook(lambda mod, a, out: log.append("own fwd"))
+        m.register_full_backward_pre_hook(lambda mod, go: log.append("own bpre"))
+        m.register_full_backward_hook(lambda mod, gi, go: log.append("own bwd"))
+        handles = [
+            M.register_module_forward_pre_hook(lambda mod, a: (a[0] * 2,)),
+            M.register_module_forward_hook(
+                lambda mod, a, k, out: log.append(("fwd", sorted(k))) or out + 1,
+                with_kwargs=True,
+            ),
+            M.register_module_full_backward_pre_hook(lambda mod, go: (go[0] * 3,)),
+            M.register_module_full_backward_hook(lambda mod, gi, go: log.append(("bwd", gi))),
+        ]
+        try:
+            x = x_in(lib)
+            y = m(x)
+            y.pow(2).sum().backward()
+            bare = lib.nn.ReLU()(x.detach() - 1)
+        finally:
+            for h in handles:
+                h.remove()
+        after = m(x.detach())
+        return log, y, x.grad, m.weight.grad, bare, after
+
+    assert_same(prog)
+
+
+def test_always_called_hooks_run_once_where_any_step_raises():
+    """An error in a forward hook (after forward returned) still runs the always-called
+    hooks that have not run, with the result so far; one that raises then is a warning."""
+
+    def prog(lib):
+        M = lib.nn.modules.module
+        m, log = classes(lib)[0](), []
+
+        def boom(mod, a, out):
+            raise ValueError("hook failed")
+
+        def bad_always(mod, a, out):
+            raise KeyError("always failed")
+
+        m.register_forward_hook(
+            lambda mod, a, out: log.append(("first", out is None)), always_call=True
+        )
+        m.register_forward_hook(boom)
+        m.register_forward_hook(
+            lambda mod, a, out: log.append(("late", out is None)), always_call=True
+        )
+        m.register_forward_hook(bad_always, always_call=True)
+        h = M.register_module_forward_hook(
+            lambda mod, a, out: log.append(("global", out is None)), always_call=True
+        )
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    m(x_in(lib, False))
+                except ValueError as e:
+                    log.append(str(e))
+        finally:
+            h.remove()
+        return log, [str(x.message) for x in w]
+
+    ours, theirs = run_both(prog)
+    assert ours == theirs
+
+
+def test_backward_hooks_are_those_of_the_call():
+    """A full backward hook removed after the forward call still runs (the call's hooks)."""
+
+    def prog(lib):
+        m, log = classes(lib)[0](), []
+        h = m.register_full_backward_hook(lambda mod, gi, go: log.append("bwd"))
+        y = m(x_in(lib))
+        h.remove()
+        y.sum().backward()
+        m.register_full_backward_hook(lambda mod, gi, go: log.append("late"))
+        y2 = classes(lib)[0]()(x_in(lib))
+        y2.sum().backward()
         return log
 
     ours, theirs = run_both(prog)

@@ -5,38 +5,50 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from .._core import autocast_state
+from .._core.dispatch import kernel_call
 from .._core.op import composite
-from .._core.tensor import Tensor
+from .._core.state import state
+from .._core.tensor import Tensor, _make
 from .._opdb.samples import ErrorInput as E
 from .._opdb.samples import S
 from ..ops._families import COMPLEX_TOO
-from ..ops.linalg import addmm, einsum
+from ..ops.linalg import addmm, addmm_p, einsum, matmul_p
 
 
-def _check(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
-    """PyTorch's errors for the shapes it multiplies (the input flattened to rows)."""
-    if input.dim() == 0 or weight.dim() == 0:
+def _shape(t: Tensor) -> tuple:
+    """t's (logical) shape as a tuple (a plain tensor's array's: no Size built)."""
+    return tuple(t.shape) if t._level else t._data.shape
+
+
+def _check(input: Tensor, weight: Tensor, bias: Tensor | None) -> tuple:
+    """PyTorch's errors for the shapes it multiplies (the input flattened to rows); returns
+    the input's and the weight's shapes."""
+    si, sw = _shape(input), _shape(weight)
+    ni, nw = len(si), len(sw)
+    if ni == 0 or nw == 0:
         raise RuntimeError(
-            f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
-            f"{weight.dim()}D"
+            f"both arguments to linear need to be at least 1D, but they are {ni}D and {nw}D"
         )
-    if weight.dim() > 2:
-        raise RuntimeError(
-            f"t() expects a tensor with <= 2 dimensions, but self is {weight.dim()}D"
-        )
-    if weight.dim() == 1 and input.dim() == 2 and bias is not None:
+    if nw > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nw}D")
+    if nw == 1 and ni == 2 and bias is not None:
         raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
-    k, n = input.shape[-1], weight.shape[-1]
-    rows = input.numel() // k if k else math.prod(input.shape[:-1])
+    k, n = si[-1], sw[-1]
     if k == n:
-        if bias is not None and weight.dim() == 2 and (bias.dim() <= 1 or input.dim() <= 2):
-            _check_bias(bias, (rows, weight.shape[0]))  # else it broadcasts with the output
-        return
-    if weight.dim() == 2:
+        if bias is not None and nw == 2:
+            sb = _shape(bias)
+            if len(sb) <= 1 or ni <= 2:  # else it broadcasts with the output
+                _check_bias(sb, si, sw[0])
+        return si, sw
+    rows = math.prod(si[:-1])
+    if nw == 2:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {n}x{weight.shape[0]})"
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {n}x{sw[0]})"
         )
-    if input.dim() == 1:
+    if ni == 1:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{k}] and src [{n}] to have the same "
             f"number of elements, but got {k} and {n} elements respectively"
@@ -44,15 +56,50 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({n})")
 
 
-def _check_bias(bias: Tensor, target: tuple[int, int]) -> None:
+def _check_bias(sb: tuple, si: tuple, out: int) -> None:
     """PyTorch expands the bias to (rows, out_features) of the flattened input."""
-    for d in range(1, min(bias.dim(), 2) + 1):
-        if bias.shape[-d] not in (1, target[-d]):
+    if sb and sb[-1] in (1, out) and (len(sb) == 1 or sb[-2] in (1, math.prod(si[:-1]))):
+        return
+    target = (math.prod(si[:-1]), out)
+    for d in range(1, min(len(sb), 2) + 1):
+        if sb[-d] not in (1, target[-d]):
             raise RuntimeError(
                 f"The expanded size of the tensor ({target[-d]}) must match the existing size "
-                f"({bias.shape[-d]}) at non-singleton dimension {2 - d}.  Target sizes: "
-                f"[{target[0]}, {target[1]}].  Tensor sizes: {list(bias.shape)}"
+                f"({sb[-d]}) at non-singleton dimension {2 - d}.  Target sizes: "
+                f"[{target[0]}, {target[1]}].  Tensor sizes: {list(sb)}"
             )
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _bare_arrays(*tensors: Tensor) -> list | None:
+    """The tensors' arrays where an op on them may run as a bare kernel call, observed by
+    nothing and recording nothing: no transform level, dispatch mode, profiler or autocast
+    region; plain-valued CPU float32/float64 tensors of one dtype, none of which records
+    (none requires grad, or grad mode is off). Else None."""
+    if state.stack or state.modes or autocast_state.ACTIVE[0]:
+        return None
+    records = state.grad_enabled
+    arrays = []
+    d = None
+    for t in tensors:
+        if not isinstance(t, Tensor) or t._level or t._conj:
+            return None
+        a = t._data
+        if type(a) is not np.ndarray:
+            return None
+        if d is None:
+            d = a.dtype
+            if d not in _FLOATS:
+                return None
+        elif a.dtype is not d:
+            return None
+        # (dispatch's test of whether an input requires grad, a stale view's included)
+        if records and (t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg):
+            return None
+        arrays.append(a)
+    return arrays
 
 
 def _linear_samples(make):
@@ -96,13 +143,20 @@ def _linear_errors(make):
 )
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias over the last dim of input (any leading dims)."""
-    _check(input, weight, bias)
-    if bias is not None and input.dim() in (2, 3) and not input.dtype == weight.dtype == bias.dtype:
+    si, sw = _check(input, weight, bias)
+    if len(si) == 2 and len(sw) == 2:
+        # one kernel call (addmm's or matmul's), where nothing observes or records it
+        arrays = _bare_arrays(input, weight) if bias is None else _bare_arrays(input, weight, bias)
+        if arrays is not None:
+            if bias is None:
+                return _make(kernel_call(matmul_p, arrays[0], arrays[1].T))
+            return _make(kernel_call(addmm_p, arrays[2], arrays[0], arrays[1].T))
+    if bias is not None and len(si) in (2, 3) and not input.dtype == weight.dtype == bias.dtype:
         # PyTorch runs these as addmm (3-d folded to 2-d): addmm's dtype check raises
-        addmm(bias, input.reshape(-1, input.shape[-1]), weight.mT)
-    if bias is not None and input.dim() == 2 and weight.dim() == 2:
+        addmm(bias, input.reshape(-1, si[-1]), weight.mT)
+    if bias is not None and len(si) == 2 and len(sw) == 2:
         return addmm(bias, input, weight.t())  # PyTorch's graph: AddmmBackward0, TBackward0
-    out = input @ (weight.mT if weight.dim() == 2 else weight)
+    out = input @ (weight.t() if len(sw) == 2 else weight)
     if bias is None:
         return out
     return out + bias

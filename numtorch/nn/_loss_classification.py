@@ -18,12 +18,14 @@ from .._core.device import checked_index, raise_first
 from .._core.dispatch import dispatch
 from .._core.meta_array import MetaArray
 from .._core.op import LINEAR, NoKernel, composite, defop
+from .._core.state import state
 from .._core.tensor import Tensor
 from .._opdb.samples import ErrorInput as E
 from .._opdb.samples import S
 from ..ops._batching import front
 from ..ops.comparison import where
-from ..ops.reduction import log_softmax, scatter_add_dim
+from ..ops.reduction import log_softmax
+from ._linear import _shape
 from ._loss_common import _norm_probs, _reduce, _reduction
 
 
@@ -37,6 +39,18 @@ def _with_ignored(target, value=-100, at=1):
 # ------------------------------------------------------------------ nll_loss
 def _nll_pick(xp, input, target, *, ignore_index):
     """-input[n, target[n, ...], ...] (0 where the target is ignored): (N, C, *d) -> (N, *d)."""
+    if (
+        xp is np
+        and input.ndim == 2
+        and target.shape == input.shape[:1]
+        and target.dtype == np.int64
+    ):
+        # (a batch of rows, every target a class: one fancy index, nothing to mask)
+        c = input.shape[1]
+        if c and target.size and not 0 <= ignore_index < c:
+            lo, hi = np.minimum.reduce(target, None), np.maximum.reduce(target, None)
+            if 0 <= lo and hi < c:
+                return -input[np.arange(len(target)), target]
     keep = target != ignore_index
     bad = keep & ((target < 0) | (target >= input.shape[1]))
     if xp is np or not input.shape[1]:  # (no class to read safely: read now)
@@ -59,22 +73,26 @@ def _nll_pick_meta(op, arrays, attrs):
 
 
 def _nll_pick_vjp(g, input_shape, target, ignore_index):
-    """The scatter-add of -g to the picked classes."""
-    keep = target != ignore_index
-    index = where(keep, target, 0).unsqueeze(1)
-    return scatter_add_dim(where(keep, -g, 0.0).unsqueeze(1), index, 1, input_shape)
+    """The scatter of -g to the picked classes."""
+    return nll_unpick(g, target, ignore_index=ignore_index, shape=tuple(input_shape))
 
 
-def _nll_pick_rule(vmap, args, bdims, attrs):
-    """The vmap batch as one more trailing spatial dim: an unbatched operand is expanded
-    as a view (the gather reads it strided), the result's batch dim is last."""
+def _batch_last(op, vmap, args, bdims, attrs):
+    """``op`` with the vmap batch as one more trailing spatial dim: an unbatched operand is
+    expanded as a view (the kernels read it strided), the result's batch dim is last."""
     (x, t), (bx, bt) = args, bdims
     x = front(x, bx).movedim(0, -1) if bx is not None else x.unsqueeze(-1)
     t = front(t, bt).movedim(0, -1) if bt is not None else t.unsqueeze(-1)
     x = x.expand(*x.shape[:-1], vmap.size)
     t = t.expand(*t.shape[:-1], vmap.size)
-    out = dispatch(nll_pick_p, (x, t), attrs)
+    if "shape" in attrs:
+        attrs = {**attrs, "shape": (*attrs["shape"], vmap.size)}
+    out = dispatch(op, (x, t), attrs)
     return out, out.dim() - 1
+
+
+def _nll_pick_rule(vmap, args, bdims, attrs):
+    return _batch_last(nll_pick_p, vmap, args, bdims, attrs)
 
 
 def _nll_pick_samples(make):
@@ -104,27 +122,68 @@ nll_pick_p = defop(
 nll_pick = nll_pick_p.fn
 
 
+def _nll_unpick(xp, grad, target, *, ignore_index, shape):
+    """_nll_pick's vjp: -grad at each kept target's class, 0 elsewhere: (N, *d) -> ``shape``
+    (N, C, *d)."""
+    classes = xp.arange(shape[1]).reshape((-1,) + (1,) * (target.ndim - 1))
+    hit = (target[:, None] == classes) & (target != ignore_index)[:, None]
+    # (0 - grad: a zero gradient gives +0, as a sum into zeros does)
+    return xp.where(hit, 0.0 - grad[:, None], 0.0).astype(grad.dtype, copy=False)
+
+
+def _nll_unpick_meta(op, arrays, attrs):
+    return MetaArray(tuple(attrs["shape"]), arrays[0].dtype)
+
+
+def _nll_unpick_rule(vmap, args, bdims, attrs):
+    return _batch_last(nll_unpick_p, vmap, args, bdims, attrs)
+
+
+def _nll_unpick_samples(make):
+    t = _with_ignored(make.index(3, 4))
+    yield S((make((3,)), t), {"ignore_index": -100, "shape": (3, 4)})
+    yield S((make((2, 4)), make.index((2, 4), 3)), {"ignore_index": 1, "shape": (2, 3, 4)})
+    yield S((make((0,)), make.index(0, 4)), {"ignore_index": -100, "shape": (0, 4)})
+
+
+nll_unpick_p = defop(
+    "_nll_unpick",
+    _nll_unpick,
+    nin=2,
+    vjp=(lambda g, target, ignore_index: nll_pick(g, target, ignore_index=ignore_index), None),
+    jvp=LINEAR,
+    batch_rule=_nll_unpick_rule,
+    samples=_nll_unpick_samples,
+    api="nn._loss_classification.nll_unpick",
+    # An internal piece of nll_loss's gradient (checked against torch through it).
+    test={"no_oracle": True},
+    meta=_nll_unpick_meta,
+)
+nll_unpick = nll_unpick_p.fn
+
+
 def _check_nll(input: Tensor, target: Tensor, weight) -> None:
     """PyTorch's argument checks of nll_loss_nd, in its order and words."""
-    n = input.dim()
+    si, st = _shape(input), _shape(target)
+    n, nt = len(si), len(st)
     if n < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {n})")
-    if n != 1 and input.shape[0] != (target.shape[0] if target.dim() else 0):
+    if n != 1 and si[0] != (st[0] if nt else 0):
         raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0] if target.dim() else 0})."
+            f"Expected input batch_size ({si[0]}) to match target batch_size "
+            f"({st[0] if nt else 0})."
         )
     if target.dtype not in (dt.int64, dt.uint8):
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {target.dtype.scalar_name}"
         )
-    c = input.shape[1] if n > 1 else input.shape[0]
+    c = si[1] if n > 1 else si[0]
     if n <= 2:
-        if target.dim() > 1:
+        if nt > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if n == 1 and target.dim() == 1 and target.shape[0] != 1:
+        if n == 1 and nt == 1 and st[0] != 1:
             raise ValueError(
-                f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+                f"For 1D input, 1D target must have size 1, but got target size: {st[0]}"
             )
         if weight is not None and (weight.dim() != 1 or weight.shape[0] != c):
             raise RuntimeError(
@@ -132,20 +191,18 @@ def _check_nll(input: Tensor, target: Tensor, weight) -> None:
                 f"classes but got weight tensor of shape: {list(weight.shape)}"
             )
     else:
-        if n == 4 and target.dim() != 3:
+        if n == 4 and nt != 3:
             raise RuntimeError(
                 "only batches of spatial targets supported (3D tensors) but got targets of "
-                f"dimension: {target.dim()}"
+                f"dimension: {nt}"
             )
-        if n != 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
-            want = [input.shape[0], *input.shape[2:]]
-            raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+        if n != 4 and st[1:] != si[2:]:
+            want = [si[0], *si[2:]]
+            raise RuntimeError(f"Expected target size {want}, got {list(st)}")
         if weight is not None and weight.numel() != c:
             raise RuntimeError("weight tensor should be defined either for all or no classes")
-        if n == 4 and tuple(target.shape) != (input.shape[0], *input.shape[2:]):
-            raise RuntimeError(
-                f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
-            )
+        if n == 4 and st != (si[0], *si[2:]):
+            raise RuntimeError(f"size mismatch (got input: {list(si)} , target: {list(st)}")
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(
             f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}"
@@ -165,6 +222,12 @@ def _nll(input, target, weight, ignore_index: int, reduction: str):
     loss = nll_pick(input, target, ignore_index=ignore_index)
     if weight is None and reduction != "mean":
         return _reduce(loss, reduction)
+    if weight is None and not (state.stack or state.modes) and isinstance(target, Tensor):
+        t = target._data
+        if not target._level and type(t) is np.ndarray:  # (the count read off the array)
+            kept = int(np.count_nonzero(t != ignore_index))
+            # (all kept: the same sum divided by the same count, as one op)
+            return loss.mean() if kept == t.size and kept else loss.sum() / kept
     w = _class_weights(target, weight, ignore_index)
     if weight is not None:
         loss = loss * w
@@ -355,8 +418,9 @@ def cross_entropy(
     reduction = _reduction(size_average, reduce, reduction)
     if label_smoothing > 1.0:  # a negative one is no smoothing, as in PyTorch
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    cdim = 0 if input.dim() == 1 else 1
-    if tuple(input.shape) == tuple(target.shape):
+    si = _shape(input)
+    cdim = 0 if len(si) == 1 else 1
+    if si == _shape(target):
         if not target.dtype.is_floating_point:
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
@@ -374,13 +438,13 @@ def cross_entropy(
         return _ce_probs(logp, target, weight, reduction, label_smoothing, cdim)
     _check_nll(input, target, weight)
     logp = log_softmax(input, cdim)
-    if input.dim() == 1:
+    if len(si) == 1:
         logp, target = _unbatched(logp, target)
     if label_smoothing > 0:
         out = _ce_smoothed(logp, target, weight, ignore_index, reduction, label_smoothing)
     else:
         out = _nll(logp, target, weight, ignore_index, reduction)
-    return out.reshape(()) if input.dim() == 1 and reduction == "none" else out
+    return out.reshape(()) if len(si) == 1 and reduction == "none" else out
 
 
 # ------------------------------------------------------------------ linear_cross_entropy

@@ -10,9 +10,10 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core import parallel
+from .._core.dispatch import kernel_call
 from .._core.meta import by_kernel
 from .._core.methods import tensor_methods
-from .._core.op import Op
+from .._core.op import Op, on_arrays
 from .._opdb.samples import ErrorInput, S
 from ._batching import materialize, pdim, rule_generator
 from ._families import silent
@@ -56,13 +57,14 @@ def _softmax_kernel(log: bool):
             raise dt.not_implemented(f"{name}{impl}_kernel_impl", x)
         if x.ndim == 0:  # (as one element along a dim: NaN for a NaN or an infinity)
             return kernel(xp, x.reshape(1), 0).reshape(())
-        if xp is not np:
+        if xp is not np or x.size * 8 < parallel.WORK:  # (parallel.rows's one slab)
             return along(xp, d, x, xp.empty_like(x))
         return parallel.rows(partial(along, np, d), x, np.empty_like(x), d, passes=8)
 
     def along(xp, d, x, s):
         """The kernel along axis d of x, into s (of x's shape and layout)."""
-        xp.subtract(x, xp.amax(x, axis=d, keepdims=True), out=s)  # (then in place)
+        m = x.max(axis=d, keepdims=True) if xp is np else xp.amax(x, axis=d, keepdims=True)
+        xp.subtract(x, m, out=s)  # (then in place)
         if log:
             s -= xp.log(_row_sums(xp, xp.exp(s), d))
             return s
@@ -237,17 +239,29 @@ _log_softmax_backward_data_p = _sm_backward_op(
 )
 _log_softmax_backward_data = _log_softmax_backward_data_p.fn
 
+
+def _sm_vjp(backward: Op):
+    """softmax's (or log_softmax's) vjp: its backward op, also run on arrays (one kernel
+    call, where nothing observes the backward pass)."""
+    fn = backward.fn
+
+    def arrays(g, result, dim):
+        return kernel_call(backward, g, result, dim=dim, input_dtype=dt.from_np(result.dtype))
+
+    return on_arrays(lambda g, result, dim: fn(g, result, dim, result.dtype), arrays)
+
+
 softmax_p = _sm_op(
     "softmax",
     _softmax_kernel(log=False),
-    lambda g, result, dim: _softmax_backward_data(g, result, dim, result.dtype),
+    _sm_vjp(_softmax_backward_data_p),
     lambda t, result, dim: result * (t - (t * result).sum(dim, True)),
 )
 _softmax = softmax_p.fn
 log_softmax_p = _sm_op(
     "log_softmax",
     _softmax_kernel(log=True),
-    lambda g, result, dim: _log_softmax_backward_data(g, result, dim, result.dtype),
+    _sm_vjp(_log_softmax_backward_data_p),
     lambda t, result, dim: t - (result.exp() * t).sum(dim, True),
 )
 

@@ -64,8 +64,9 @@ def _group(xs) -> tuple[list[int], list[int]]:
 class BackwardHook:
     """The full backward hooks and pre-hooks of one call of a module."""
 
-    def __init__(self, module):
+    def __init__(self, module, hooks: list, pre_hooks: list):
         self.module = module
+        self.hooks, self.pre_hooks = hooks, pre_hooks  # (as the call found them)
         self.n_inputs = 0
         self.input_idx = None
         self.grad_outputs = None
@@ -75,7 +76,7 @@ class BackwardHook:
         if not is_grad_enabled():
             return args
         idx, rg = _group(args)
-        if not rg or not self.module._backward_hooks:
+        if not rg or not self.hooks:
             return args
         self.input_idx, self.input_rg, self.inputs = idx, rg, args
         new = list(args)
@@ -110,7 +111,7 @@ class BackwardHook:
         """Each hook(module, grads, *extra) in turn; one that returns a tuple replaces
         grads. Returns (grads, whether any replaced them)."""
         changed = False
-        for hook in list(hooks.values()):
+        for hook in hooks:
             res = hook(self.module, grads, *extra)
             if res is None:
                 continue
@@ -126,13 +127,11 @@ class BackwardHook:
     def _output_grads(self, grads):
         mod = self.module
         grad_outputs = self._pack(self.outputs, self.output_idx, self.output_rg, grads)
-        grad_outputs, changed = self._run(
-            mod._backward_pre_hooks, grad_outputs, "pre hook", "grad_output"
-        )
+        grad_outputs, changed = self._run(self.pre_hooks, grad_outputs, "pre hook", "grad_output")
         self.grad_outputs = grad_outputs
-        if self.input_idx is None and mod._backward_hooks:
+        if self.input_idx is None and self.hooks:
             none = (None,) * self.n_inputs
-            for hook in list(mod._backward_hooks.values()):
+            for hook in self.hooks:
                 res = hook(mod, none, grad_outputs)
                 if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
                     raise RuntimeError(
@@ -145,7 +144,7 @@ class BackwardHook:
     def _input_grads(self, grads):
         grad_inputs = self._pack(self.inputs, self.input_idx, self.input_rg, grads)
         grad_inputs, changed = self._run(
-            self.module._backward_hooks, grad_inputs, "hook", "grad_input", self.grad_outputs
+            self.hooks, grad_inputs, "hook", "grad_input", self.grad_outputs
         )
         self.grad_outputs = None
         return [grad_inputs[i] for i in self.input_rg] if changed else None

@@ -4,6 +4,7 @@ state dict, hooks and dtype/device conversion."""
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -111,6 +112,48 @@ def _add_hook(
     if prepend:
         hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+# Hooks every module runs before its own (torch.nn.modules.module's register_module_*).
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, args) -> None or new args, before every module's forward (and before
+    its own forward pre-hooks)."""
+    return _add_hook(_global_forward_pre_hooks, hook, False)
+
+
+def register_module_forward_hook(
+    hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """hook(module, args, output) -> None or new output (with_kwargs: hook(module, args,
+    kwargs, output)), after every module's forward and before its own forward hooks;
+    always_call: also when the call raised."""
+    return _add_hook(
+        _global_forward_hooks,
+        hook,
+        False,
+        (_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called),
+        (with_kwargs, always_call),
+    )
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, grad_output) -> None or new grad_output, for every module, before its
+    own backward pre-hooks."""
+    return _add_hook(_global_backward_pre_hooks, hook, False)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, grad_input, grad_output) -> None or new grad_input, for every module,
+    before its own full backward hooks."""
+    return _add_hook(_global_backward_hooks, hook, False)
 
 
 _HOOK_DICTS = (
@@ -625,6 +668,10 @@ class Module:
             or self._forward_hooks
             or self._backward_hooks
             or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
@@ -632,49 +679,89 @@ class Module:
     _call_impl = __call__
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        for key, hook in list(self._forward_pre_hooks.items()):
-            if key in self._forward_pre_hooks_with_kwargs:
-                res = hook(self, args, kwargs)
-                if res is not None:
-                    if not (isinstance(res, tuple) and len(res) == 2):
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of (new_args, "
-                            f"new_kwargs), but got {res}."
-                        )
-                    args, kwargs = res
-            else:
-                res = hook(self, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-        backward = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            from ._backward_hooks import BackwardHook
-
-            backward = BackwardHook(self)
-            args = backward.setup_inputs(args)
+        """The call with its hooks (PyTorch's order): the global then the module's forward
+        pre-hooks, the backward hooks' setup, forward, the global then the module's forward
+        hooks. Where any of it raises, the always-called forward hooks that have not run
+        yet run (an error of theirs becomes a warning) and the error propagates."""
+        result = None
+        called = set()
         try:
+            for key, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+                if key in self._forward_pre_hooks_with_kwargs:
+                    res = hook(self, args, kwargs)
+                    if res is not None:
+                        if not (isinstance(res, tuple) and len(res) == 2):
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, "
+                                f"new_kwargs), but got {res}."
+                            )
+                        args, kwargs = res
+                else:
+                    res = hook(self, args)
+                    if res is not None:
+                        args = res if isinstance(res, tuple) else (res,)
+            backward = None
+            hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            if hooks or pre_hooks:
+                from ._backward_hooks import BackwardHook
+
+                backward = BackwardHook(self, hooks, pre_hooks)
+                args = backward.setup_inputs(args)
             result = self.forward(*args, **kwargs)
+            for key, hook in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
+                if key in self._forward_hooks_always_called or (
+                    key in _global_forward_hooks_always_called
+                ):
+                    called.add(key)
+                if (
+                    key in self._forward_hooks_with_kwargs
+                    or key in _global_forward_hooks_with_kwargs
+                ):
+                    res = hook(self, args, kwargs, result)
+                else:
+                    res = hook(self, args, result)
+                if res is not None:
+                    result = res
+            if backward is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or a "
+                        f"tuple of Tensors but received {type(result)}",
+                        stacklevel=2,
+                    )
+                result = backward.setup_outputs(result)
+            return result
         except Exception:
+            for key, hook in list(_global_forward_hooks.items()):
+                if key in _global_forward_hooks_always_called and key not in called:
+                    try:
+                        res = hook(self, args, result)
+                        if res is not None:
+                            result = res
+                    except Exception as e:
+                        warnings.warn(
+                            "global module forward hook with ``always_call=True`` raised an "
+                            "exception that was silenced as another error was raised in "
+                            f"forward: {e}",
+                            stacklevel=2,
+                        )
             for key, hook in list(self._forward_hooks.items()):
-                if key in self._forward_hooks_always_called:
+                if key in self._forward_hooks_always_called and key not in called:
                     try:
                         if key in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
+                            res = hook(self, args, kwargs, result)
                         else:
-                            hook(self, args, None)
-                    except Exception:
-                        pass
+                            res = hook(self, args, result)
+                        if res is not None:
+                            result = res
+                    except Exception as e:
+                        warnings.warn(
+                            "module forward hook with ``always_call=True`` raised an exception "
+                            f"that was silenced as another error was raised in forward: {e}",
+                            stacklevel=2,
+                        )
             raise
-        for key, hook in list(self._forward_hooks.items()):
-            if key in self._forward_hooks_with_kwargs:
-                res = hook(self, args, kwargs, result)
-            else:
-                res = hook(self, args, result)
-            if res is not None:
-                result = res
-        if backward is not None:
-            result = backward.setup_outputs(result)
-        return result
 
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.dispatch import kernel_call
 from ..._core.inplace import run_inplace
 from ..._core.layout import contiguous, preserve
 from ..._core.meta import by_kernel
 from ..._core.methods import tensor_methods
-from ..._core.op import NoKernel, defop, named
+from ..._core.op import NoKernel, defop, named, on_arrays
 from ..._core.policy import COMMON, InplacePolicy
 from ..._opdb.samples import S
 from .._batching import rule_generator
@@ -26,6 +27,7 @@ from .products import (
     _mv_kernel,
     bmm,
     mm,
+    mm_p,
     mv,
     outer,
 )
@@ -55,6 +57,11 @@ def _int_scalars(floating: bool, *scalars):
     if floating:
         return scalars
     return tuple(s if isinstance(s, int) else int(s) for s in scalars)
+
+
+def _scaled(grad, alpha):
+    """A factor's gradient times conj(alpha) (no op for the default alpha of 1)."""
+    return grad if type(alpha) is int and alpha == 1 else grad * cj(alpha)
 
 
 def _addprod_rule(op, prod_fn):
@@ -94,18 +101,22 @@ def _addprod(
     layout=contiguous,
     inplace_policy=COMMON,
     autocast=None,
+    array_vjps=(None, None),
 ):
     """``beta * input + alpha * prod(m1, m2)``; beta == 0 ignores input (no nan propagation).
 
     ``names`` are PyTorch's names of the two factors (mat1/mat2, mat/vec, batch1/batch2);
     ``prod_fn`` is the product written with numtorch ops (for the batch rule); ``no_bool`` is
     the name of PyTorch's kernel, which has no bool version; ``check`` the factors' shapes;
-    ``layout`` the result's (``numtorch._core.layout``); ``autocast`` the op's policy.
+    ``layout`` the result's (``numtorch._core.layout``); ``autocast`` the op's policy;
+    ``array_vjps`` the factors' vjps on arrays (``op.on_arrays``), or None.
     """
     m1n, m2n = names
 
     def kernel(xp, input, m1, m2, beta=1, alpha=1):
         p = prod(xp, m1, m2)
+        if type(beta) is int and type(alpha) is int and beta == alpha == 1:  # (the common call)
+            return p + input
         beta, alpha = _int_scalars(p.dtype.kind in "fc", beta, alpha)
         if alpha != 1:
             p = p * alpha
@@ -139,14 +150,15 @@ def _addprod(
             first=lambda arrays, attrs: check(arrays[1].shape, arrays[2].shape),
         )
 
+    vjp_a = _named(lambda g, m2, alpha: _scaled(prod_vjp_a(g, m2), alpha), ("g", m2n, "alpha"))
+    vjp_b = _named(lambda g, m1, alpha: _scaled(prod_vjp_b(g, m1), alpha), ("g", m1n, "alpha"))
+    for formula, arrays in zip((vjp_a, vjp_b), array_vjps):
+        if arrays is not None:
+            on_arrays(formula, arrays)
     return defop(
         name,
         kernel,
-        vjp=(
-            lambda g, beta: g * cj(beta) if beta != 1 else g,
-            _named(lambda g, m2, alpha: prod_vjp_a(g, m2) * cj(alpha), ("g", m2n, "alpha")),
-            _named(lambda g, m1, alpha: prod_vjp_b(g, m1) * cj(alpha), ("g", m1n, "alpha")),
-        ),
+        vjp=(lambda g, beta: g * cj(beta) if beta != 1 else g, vjp_a, vjp_b),
         jvp=_named(jvp, ("tinput", "t" + m1n, "t" + m2n, m1n, m2n, "beta", "alpha")),
         prepare=prepare or _same_dtype(message),
         batch_rule=rule_generator(_addprod_rule)(prod_fn),
@@ -177,12 +189,34 @@ def _addmm_samples(make):
     ]
 
 
+_addmm_dtypes = _same_dtype(_addmm_message)
+
+
 def _addmm_prepare(arrays, attrs=None):
     """addmm's factors are matrices (checked before their dtypes, as PyTorch's)."""
+    i, m1, m2 = arrays
+    if m1.ndim == 2 and m2.ndim == 2:
+        d = m2.dtype
+        if m1.dtype == d and getattr(i, "dtype", None) == d:  # (the common call)
+            return arrays, None
     for name, a in zip(("mat1", "mat2"), arrays[1:]):
         if a.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {a.ndim}-D tensor")
-    return _same_dtype(_addmm_message)(arrays, attrs)
+    return _addmm_dtypes(arrays, attrs)
+
+
+def _addmm_vjp_mat1_arrays(g, mat2, alpha):
+    """The gradient of mat1, g mat2^T, on arrays (real, alpha 1: no scaling)."""
+    if type(alpha) is not int or alpha != 1 or g.ndim != 2 or g.dtype != mat2.dtype:
+        return NotImplemented
+    return kernel_call(mm_p, g, mat2.T)
+
+
+def _addmm_vjp_mat2_arrays(g, mat1, alpha):
+    """The gradient of mat2, mat1^T g, on arrays (real, alpha 1: no scaling)."""
+    if type(alpha) is not int or alpha != 1 or g.ndim != 2 or g.dtype != mat1.dtype:
+        return NotImplemented
+    return kernel_call(mm_p, mat1.T, g)
 
 
 addmm_p = _addprod(
@@ -200,6 +234,7 @@ addmm_p = _addprod(
     prepare=_addmm_prepare,
     inplace_policy=_FRESH,
     autocast="lower",
+    array_vjps=(_addmm_vjp_mat1_arrays, _addmm_vjp_mat2_arrays),
 )
 addmm = addmm_p.fn
 
