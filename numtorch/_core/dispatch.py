@@ -32,21 +32,52 @@ def _max_level(args) -> int:
     returned is an error."""
     lvl = 0
     for a in args:
-        if isinstance(a, Tensor):
-            lv = a._level
+        if type(a) is Tensor:
             view = a._view
-            if view is not None and view[0]._level > lv:  # a view behind its root's levels
-                lv = catch_up(a)
-            if lv:
-                if not a._interp.alive:
-                    raise_escaped(a)
-                if lv > lvl:
-                    lvl = lv
+            if view is not None and view[0]._level:  # a view behind its root's levels
+                lvl = _caught_up(a, 0, lvl)
+        elif isinstance(a, WrapperTensor):
+            interp = a._interp  # (its level, without the property's call)
+            lv = interp.level
+            view = a._view
+            if view is not None and view[0]._level > lv:
+                lvl = _caught_up(a, lv, lvl)
+            elif not interp.alive:
+                raise_escaped(a)
+            elif lv > lvl:
+                lvl = lv
+        elif isinstance(a, Tensor):  # (a subclass at level 0: Parameter)
+            view = a._view
+            if view is not None and view[0]._level:
+                lvl = _caught_up(a, 0, lvl)
         elif isinstance(a, (list, tuple)):
             lv = _max_level(a)
             if lv > lvl:
                 lvl = lv
     return lvl
+
+
+def _caught_up(a, lv: int, lvl: int) -> int:
+    """The highest level so far (``lvl``), after a, a view behind its root's levels (at
+    level ``lv``), took them."""
+    if a._view[0]._level > lv:
+        lv = catch_up(a)
+    if lv:
+        if not a._interp.alive:
+            raise_escaped(a)
+        if lv > lvl:
+            return lv
+    return lvl
+
+
+_NUMBERED: dict = {}  # op -> True where an attribute is a Number, else False (_numbered)
+
+
+def _numbered(op) -> bool:
+    """Whether an attribute of op is a Number (declared with a number for its default), one
+    that a 0-d tensor may be given for (``scalars.number_attrs``); cached."""
+    n = _NUMBERED[op] = any(type(d) in (int, float, complex) for _, d, _ in op.attrs)
+    return n
 
 
 def _wrapped(attrs: dict) -> bool:
@@ -58,24 +89,29 @@ def _wrapped(attrs: dict) -> bool:
 
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
-    if state.stack:
-        if attrs and _wrapped(attrs):
-            # a transform's tensor given for a number is read, as PyTorch's parser reads it
-            # (.item(): vmap refuses it)
-            attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
+    stack = state.stack
+    if stack:
+        if attrs:
+            numbered = _NUMBERED.get(op)
+            if numbered is None:
+                numbered = _numbered(op)
+            if numbered and _wrapped(attrs):
+                # a transform's tensor given for a number is read, as PyTorch's parser reads
+                # it (.item(): vmap refuses it)
+                attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
         if op.autocast is not None and autocast_state.ACTIVE[0]:  # (casts seen by the levels)
             args = autocast_state.cast_above(op, args, attrs)
         lvl = _max_level(args)
         if op.random:
             ceiling = state.random_ceiling
-            for interp in reversed(state.stack):
+            for interp in reversed(stack):
                 if interp.kind is Kind.VMAP and interp.level < ceiling:
                     lvl = max(lvl, interp.level)
                     break
-        if not lvl and state.stack[0].sees_all:  # (a tracer: always the bottom level)
-            lvl = 1
         if lvl:
-            return state.stack[lvl - 1].process(op, args, attrs)
+            return stack[lvl - 1].process(op, args, attrs)
+        if stack[0].sees_all:  # (a tracer: always the bottom level)
+            return stack[0].process(op, args, attrs)
     if op.impl is not None:  # a tensor-level implementation (autograd.Function)
         return op.impl(args, attrs)
     if state.modes:  # TorchDispatchModes (numtorch._core.aten)
@@ -132,9 +168,14 @@ def binary_method(op, attrs: dict, general, ufunc=None):
     casts = op.autocast is not None  # (autocast casts its operands: general's call does)
 
     def method(self, other):
-        if state.stack or state.modes or type(self) is not Tensor or self._level:
+        if type(self) is not Tensor:
             return general(self, other)
-        if casts and autocast_state.ACTIVE[0]:
+        stack = state.stack
+        # under transforms, plain operands no level holds (no view behind its root's levels,
+        # no tracer that sees every call) are the level-0 call dispatch would make
+        if stack and (stack[0].sees_all or self._view is not None and self._view[0]._level):
+            return general(self, other)
+        if state.modes or casts and autocast_state.ACTIVE[0]:
             return general(self, other)
         a = self._data
         d = a.dtype
@@ -142,7 +183,9 @@ def binary_method(op, attrs: dict, general, ufunc=None):
         to = type(other)
         if to is Tensor:
             b = other._data
-            short = type(b) is _ndarray and b.dtype is d and not other._level
+            short = type(b) is _ndarray and b.dtype is d
+            if stack and short and other._view is not None and other._view[0]._level:
+                return general(self, other)
         else:
             b = other
             short = to is int or to is float and kind == "f"

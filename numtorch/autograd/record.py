@@ -55,7 +55,10 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
 def _finish(op, node, names, args: tuple, outputs, inner) -> None:
     """A linked node's outputs, their metadata and what it saves."""
     if op.nout == 1:
-        m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
+        if inner is not None and isinstance(inner[1], Tensor):
+            m = _meta(inner[1])  # (a level's output: its inner value's metadata, the same)
+        else:
+            m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
         if m[1].kind in "fc" or inexact(m[1]):
             if is_complex_np(m[1]) and not op.complex_grad:
                 raise RuntimeError(
@@ -219,9 +222,11 @@ def _make_linker(op, level: bool):
                     ]
                 edges.append(f"*e{i}, ")
             continue
+        lines.append(f"    if isinstance({a}, Tensor):")
+        if level:  # (this level's wrapper: the metadata of its inner value, the same)
+            lines += [f"        if {a} is not b{i}:", f"            m{i} = _meta(b{i})"]
         lines += [
-            f"    if isinstance({a}, Tensor):",
-            f"        if {a}._level:",
+            f"        {'elif' if level else 'if'} {a}._level:",
             f"            m{i} = _meta({a})",
             "        else:",
             f"            d = {a}._data",
@@ -353,6 +358,9 @@ def _is_wrapped(outputs) -> bool:
 
 def _meta(a):
     """(shape, numpy dtype) of a tensor argument; a wrapper's logical ones."""
+    if type(a) is Tensor:
+        d = a._data
+        return (d.shape, d.dtype)
     if isinstance(a, Tensor):
         if a._level:
             return (tuple(a.shape), a.dtype.np)

@@ -19,7 +19,7 @@ from .._core.lift import born_inside, captured_write, catch_up, kept, lift
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _new
 from ..autograd.engine import run_backward
 from ..autograd.rebase import rehistory
 from ..autograd.record import record
@@ -96,35 +96,60 @@ class GradInterpreter(Interpreter):
         return a
 
     def process(self, op, args: tuple, attrs: dict):
-        unwrap = self.unwrap
         if op.list_inputs:
+            unwrap = self.unwrap
             inner = tuple(
                 [unwrap(x) for x in a]
                 if i in op.list_inputs and isinstance(a, (list, tuple))
                 else unwrap(a)
                 for i, a in enumerate(args)
             )
-        else:
-            inner = tuple([unwrap(a) for a in args])
+        else:  # (unwrap, inline)
+            inner = tuple(
+                [
+                    a._inner if isinstance(a, GradTrackingTensor) and a._interp is self else a
+                    for a in args
+                ]
+            )
         out = dispatch(op, inner, attrs)
-        src = args[0]
-        if op.view and isinstance(src, GradTrackingTensor) and src._interp is self:
-            if op.nout == 1:  # a view where the inner op gave one (not where it copied)
-                if out._ver is src._ver:
-                    res = GradTrackingTensor._new(out, self)
-                    link_view(res, src, op, attrs)
-                else:
-                    res = self.wrap(out)
-            else:  # several views (split): each linked as the view that gives it
-                res = tuple(GradTrackingTensor._new(o, self) for o in out)
-                for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
-                    link_view(r, src, v, va, True)
-        elif op.nout == 1:
-            res = self.wrap(out)
+        if op.view:
+            src = args[0]
+            if isinstance(src, GradTrackingTensor) and src._interp is self:
+                res = self._views(op, attrs, src, out)
+            else:
+                res = self._wrap_out(op, out)
         else:
-            res = tuple(self.wrap(o) for o in out)
+            res = self._wrap_out(op, out)
         if op.ndiff and state.grad_enabled and (op.recorder is not None or self._tracks(args, op)):
             record(op, args, attrs, res, (inner, out))
+        return res
+
+    def _wrap_out(self, op, out):
+        if op.nout != 1:
+            return tuple(self.wrap(o) for o in out)
+        res = _new(GradTrackingTensor)  # (wrap, inline)
+        res._inner = out
+        res._interp = self
+        res._rg_bit = False
+        res._grad_fn = None
+        res._base = None
+        res._ver = out._ver
+        return res
+
+    def _views(self, op, attrs: dict, src, out):
+        """The outputs of view op on src, a tensor of this level: views of it where the inner
+        op gave views (not where it copied)."""
+        if op.nout == 1:
+            if out._ver is src._ver:
+                res = GradTrackingTensor._new(out, self)
+                link_view(res, src, op, attrs)
+            else:
+                res = self.wrap(out)
+            return res
+        # several views (split): each linked as the view that gives it
+        res = tuple(GradTrackingTensor._new(o, self) for o in out)
+        for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
+            link_view(r, src, v, va, True)
         return res
 
     def _tracks(self, args: tuple, op) -> bool:
