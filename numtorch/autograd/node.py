@@ -63,6 +63,7 @@ class Node:
     # the node of an in-place write (an op without a derivative names it): True, or the
     # in-place method's name where it is not its op's + "_" (run_inplace's form)
     _inplace = False
+    _shows_values = True  # False: its node shows no ``_saved_<name>`` (CopySlices)
 
     def __init__(self):
         self._seq = next(_seq)
@@ -71,20 +72,10 @@ class Node:
     def name(self) -> str:
         return self._name
 
-    def __getattr__(self, attr: str):
-        """``_saved_<name>`` / ``_raw_saved_<name>``: what the node saved, by PyTorch's names."""
-        if attr.startswith("_saved_"):
-            return _saved_value(self, attr[7:])
-        if attr.startswith("_raw_saved_"):
-            op = getattr(self, "_op", None)  # (none on an AccumulateGrad)
-            key = None if op is None else _saved_names(op).get(attr[11:])
-            if key is not None and base_key(key) in _tensor_keys(self):
-                return SavedTensor(self, key)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-
     def __dir__(self):
-        names = list(super().__dir__())
-        if getattr(self, "_op", None) is not None:
+        # (the class's _saved_ descriptors serve every op's nodes: this op's names only)
+        names = [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
+        if getattr(self, "_op", None) is not None and type(self)._shows_values:
             table = _saved_names(self._op)
             names += ["_saved_" + n for n in table]
             tensors = _tensor_keys(self)
@@ -261,6 +252,44 @@ class Node:
             elif m is not None or op.number_edges:
                 out.append(m)
         return out
+
+
+def saved_attr(node: Node, attr: str):
+    """``node.<attr>`` for ``_saved_<name>`` / ``_raw_saved_<name>``: what the node saved, by
+    PyTorch's names (AttributeError where it saved no such value)."""
+    if type(node)._shows_values:
+        if attr.startswith("_saved_"):
+            return _saved_value(node, attr[7:])
+        if attr.startswith("_raw_saved_"):
+            op = getattr(node, "_op", None)  # (none on an AccumulateGrad)
+            key = None if op is None else _saved_names(op).get(attr[11:])
+            if key is not None and base_key(key) in _tensor_keys(node):
+                return SavedTensor(node, key)
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+
+
+class _SavedAttr:
+    """``_saved_<name>`` / ``_raw_saved_<name>`` of nodes (``saved_attr``): a descriptor on
+    Node rather than a ``__getattr__``, which would slow every attribute read of a node."""
+
+    __slots__ = ("attr",)
+
+    def __init__(self, attr: str):
+        self.attr = attr
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        return saved_attr(node, self.attr)
+
+
+def show_saved(op) -> None:
+    """Give nodes the ``_saved_<name>`` and ``_raw_saved_<name>`` attributes of op's saved
+    values (called once per op, before its first node is made)."""
+    for n in _saved_names(op):
+        for attr in ("_saved_" + n, "_raw_saved_" + n):
+            if attr not in Node.__dict__:
+                setattr(Node, attr, _SavedAttr(attr))
 
 
 class _Handle:
@@ -494,12 +523,7 @@ class CopySlices(Node):
     def _edge_meta(self) -> list:
         return [self._out_meta[0], *self.fn._edge_meta()[1:]]
 
-    def __getattr__(self, attr: str):
-        # PyTorch's CopySlices shows none of the wrapped node's saved values
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-
-    def __dir__(self):
-        return [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
+    _shows_values = False  # PyTorch's CopySlices shows none of the wrapped node's saved values
 
 
 def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:

@@ -8,7 +8,7 @@ from .._core.dtype import from_np, inexact, is_complex_np
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode
-from .node import _NO_EDGE, _edge, _seq, accumulate_node
+from .node import _NO_EDGE, _edge, _seq, accumulate_node, show_saved
 from .node_classes import _name_params, _node_cls
 from .saved import _OWN, Saved, SavedValues, _SavedInnerOutputs, _SavedList, _SavedTuple
 
@@ -38,7 +38,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         return (_RECORDERS.get(op) or _make_recorder(op))(args, attrs, outputs)
     if op.recorder is not None:  # the op builds its own node (autograd.Function's ctx)
         return op.recorder(args, attrs, outputs, inner)
-    node = _new(op.node_cls or _node_cls(op))
+    node = _new(op.node_cls or _node_class(op))
     node._seq = next(_seq)
     node._op = op
     node.attrs = attrs
@@ -50,6 +50,13 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     except _Untracked:
         return
     _finish(op, node, names, args, outputs, inner)
+
+
+def _node_class(op) -> type:
+    """The class of op's nodes, made at its first record, when its nodes get the attributes
+    of its saved values."""
+    show_saved(op)
+    return _node_cls(op)
 
 
 def _finish(op, node, names, args: tuple, outputs, inner) -> None:
@@ -126,7 +133,7 @@ def _make_recorder(op):
     if op.recorder is not None:
         rec = _RECORDERS[op] = lambda args, attrs, outputs: op.recorder(args, attrs, outputs, None)
         return rec
-    cls = op.node_cls or _node_cls(op)
+    cls = op.node_cls or _node_class(op)
     link = _make_linker(op, False)
     lines = link.__source__.split("\n")
     body = [ln for ln in lines[1:] if ln.strip() != "return names"]
