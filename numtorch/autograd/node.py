@@ -209,7 +209,7 @@ class Node:
                     if fast is None:
                         fast = _unobserved()
                     if fast:
-                        r = _on_arrays(afn, kw)
+                        r = _on_arrays(afn, kw, fast)
                 if r is None:
                     r = fn(**kw)
             if is_list:
@@ -354,22 +354,36 @@ def use_array_forms(on: bool) -> None:
     _PLANS.clear()
 
 
-def _unobserved() -> bool:
+def _unobserved() -> int:
     """Whether a formula's op calls are unobservable, so that its array form may run
-    instead: no graph is being built (grad mode off: a backward pass without
-    create_graph), no transform level, dispatch mode, profiler or autocast region is
-    active."""
-    return not (state.grad_enabled or state.stack or state.modes or AUTOCAST[0])
+    instead: no dispatch mode, profiler, autocast region or tracer is active, and (2) its
+    tensor operands are plain ones that no transform level holds and that need no graph
+    (a grad level's backward runs its formulas so, on inner values), or (1) whatever they
+    are, where no graph is being built (grad mode off: a backward pass without
+    create_graph) and no transform level is active; 0: observable."""
+    if state.modes or AUTOCAST[0]:
+        return 0
+    stack = state.stack
+    if stack:
+        return 0 if stack[0].sees_all else 2
+    return 2 if state.grad_enabled else 1
 
 
-def _on_arrays(afn, kw: dict):
+def _on_arrays(afn, kw: dict, fast: int):
     """A formula's array form on its arguments (tensors as their arrays), as a tensor; None
-    where an argument is not a plain CPU float32/float64 tensor or a number, or the form
-    does not cover the call."""
+    where an argument is not a plain CPU float32/float64 tensor or a number (``fast`` 2:
+    one that needs no graph, a view behind no level), or the form does not cover the
+    call."""
     akw = {}
     for k, v in kw.items():
         if isinstance(v, Tensor):
             if type(v) is not Tensor or v._conj:
+                return None
+            if fast == 2 and (
+                v._rg_bit
+                or v._view is not None
+                and (v._view[0]._level or v._view_ver != v._ver.v and v._rg)
+            ):
                 return None
             v = v._data
             if type(v) is not np.ndarray or v.dtype.char not in "fd":
@@ -412,7 +426,7 @@ def _sum_to(g, gshape: tuple, shape: tuple):
         and d.dtype.itemsize >= 4  # (no reduced or half float: their sums widen)
         and d.dtype.num < 256
         and d.flags.c_contiguous  # (the sum op lays out others' sums as they are)
-        and not (state.modes or state.stack or g._rg)
+        and not (state.modes or g._rg or _held(g))
     ):  # a gradient outside autograd that nobody observes: the same sum, in NumPy
         if dims:
             d = d.sum(axis=tuple(dims), keepdims=True)
@@ -420,6 +434,13 @@ def _sum_to(g, gshape: tuple, shape: tuple):
     if dims:
         g = g.sum(dims, keepdim=True)
     return g.reshape(shape) if lead else g
+
+
+def _held(t: Tensor) -> bool:
+    """Whether a plain tensor's ops may be seen by a transform level: one is a tracer, which
+    sees every call, or t is a view behind its root's levels."""
+    stack = state.stack
+    return bool(stack) and (stack[0].sees_all or t._view is not None and t._view[0]._level > 0)
 
 
 def _zeros_for(node: Node, i: int, like=None):
