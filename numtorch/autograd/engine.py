@@ -263,12 +263,10 @@ def execute(task: GraphTask, roots, root_grads) -> None:
     plain = task.accumulate and task.exec_info is None
     # a node without hooks takes its step inline where the task captures nothing, checks
     # no NaN and nobody (the profiler) swapped the step
-    inline = (
-        task.exec_info is None
-        and not task.captures
-        and not task.check_nan
-        and _run_node is _plain_run_node
-    )
+    inline = not task.check_nan and _run_node is _plain_run_node
+    exec_info = task.exec_info
+    captures = task.captures
+    targets = task.targets
     drop = not task.keep_graph
     create_graph = task.create_graph
     with set_grad_enabled(create_graph):
@@ -294,7 +292,19 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             ):
                 # (_run_node's step for such a node)
                 task.current = node
-                outs = node.apply(buffers.pop(node), None)
+                grads = buffers.pop(node)
+                if captures and node in captures:
+                    for nr, slot in captures[node]:
+                        slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
+                if exec_info is None:
+                    outs = node.apply(grads, None)
+                elif node not in exec_info:
+                    node = None
+                    continue
+                elif True in (wanted := wanted_edges(node.next_functions, exec_info, targets)):
+                    outs = node.apply(grads, wanted)
+                else:
+                    outs = [None] * len(node.next_functions)
                 if not node._fits:
                     outs = validate_outputs(node, outs)
                 if drop and node.saved and type(node.saved) is not SavedValues:

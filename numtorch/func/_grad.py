@@ -104,13 +104,13 @@ class GradInterpreter(Interpreter):
                 else unwrap(a)
                 for i, a in enumerate(args)
             )
-        else:  # (unwrap, inline)
-            inner = tuple(
-                [
+        else:  # (unwrap, inline: a loop costs less than a comprehension over a few)
+            inner = []
+            for a in args:
+                inner.append(
                     a._inner if isinstance(a, GradTrackingTensor) and a._interp is self else a
-                    for a in args
-                ]
-            )
+                )
+            inner = tuple(inner)
         out = dispatch(op, inner, attrs)
         if op.view:
             src = args[0]
