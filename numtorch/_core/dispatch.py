@@ -36,6 +36,8 @@ def _max_level(args) -> int:
             view = a._view
             if view is not None and view[0]._level:  # a view behind its root's levels
                 lvl = _caught_up(a, 0, lvl)
+        elif a is None or type(a) in _NUMBERS:
+            continue
         elif isinstance(a, WrapperTensor):
             interp = a._interp  # (its level, without the property's call)
             lv = interp.level
@@ -70,21 +72,15 @@ def _caught_up(a, lv: int, lvl: int) -> int:
     return lvl
 
 
-_NUMBERED: dict = {}  # op -> True where an attribute is a Number, else False (_numbered)
+# op -> the names of its Number attributes (declared with a number for its default), the
+# ones a 0-d tensor may be given for (``scalars.number_attrs``: where another attribute holds
+# a tensor, it reads none)
+_NUMBER_ATTRS: dict = {}
 
 
-def _numbered(op) -> bool:
-    """Whether an attribute of op is a Number (declared with a number for its default), one
-    that a 0-d tensor may be given for (``scalars.number_attrs``); cached."""
-    n = _NUMBERED[op] = any(type(d) in (int, float, complex) for _, d, _ in op.attrs)
+def _number_attrs(op) -> tuple:
+    n = _NUMBER_ATTRS[op] = tuple(a for a, d, _ in op.attrs if type(d) in (int, float, complex))
     return n
-
-
-def _wrapped(attrs: dict) -> bool:
-    for v in attrs.values():
-        if isinstance(v, WrapperTensor):
-            return True
-    return False
 
 
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
@@ -92,13 +88,15 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     stack = state.stack
     if stack:
         if attrs:
-            numbered = _NUMBERED.get(op)
-            if numbered is None:
-                numbered = _numbered(op)
-            if numbered and _wrapped(attrs):
-                # a transform's tensor given for a number is read, as PyTorch's parser reads
-                # it (.item(): vmap refuses it)
-                attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
+            numbers = _NUMBER_ATTRS.get(op)
+            if numbers is None:
+                numbers = _number_attrs(op)
+            for n in numbers:
+                if isinstance(attrs.get(n), WrapperTensor):
+                    # a transform's tensor given for a number is read, as PyTorch's parser
+                    # reads it (.item(): vmap refuses it)
+                    attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
+                    break
         if op.autocast is not None and autocast_state.ACTIVE[0]:  # (casts seen by the levels)
             args = autocast_state.cast_above(op, args, attrs)
         lvl = _max_level(args)
