@@ -301,10 +301,14 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                 elif node not in exec_info:
                     node = None
                     continue
-                elif True in (wanted := wanted_edges(node.next_functions, exec_info, targets)):
-                    outs = node.apply(grads, wanted)
                 else:
-                    outs = [None] * len(node.next_functions)
+                    wanted = []  # (wanted_edges, inline)
+                    for n, _ in node.next_functions:
+                        wanted.append(n is not None and (n in exec_info or n in targets))
+                    if True in wanted:
+                        outs = node.apply(grads, wanted)
+                    else:
+                        outs = [None] * len(wanted)
                 if not node._fits:
                     outs = validate_outputs(node, outs)
                 if drop and node.saved and type(node.saved) is not SavedValues:

@@ -208,7 +208,8 @@ class Node:
                 if afn is not None:
                     if fast is None:
                         fast = _unobserved()
-                    if fast:
+                    # (2: plain tensors only; a transform's gradient is none)
+                    if fast == 1 or fast and type(g) is Tensor:
                         r = _on_arrays(afn, kw, fast)
                 if r is None:
                     r = fn(**kw)

@@ -157,7 +157,8 @@ class GradInterpreter(Interpreter):
         recorded and its outputs do not require grad)."""
         for i, a in enumerate(args):
             if isinstance(a, GradTrackingTensor):
-                if a._rg and a._interp is self:
+                # (_rg, without the property's call where a is no view)
+                if (a._rg_bit if a._view is None else a._rg) and a._interp is self:
                     return True
             elif isinstance(a, (list, tuple)) and i in op.list_inputs:
                 for t in a:
