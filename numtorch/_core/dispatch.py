@@ -85,7 +85,8 @@ def _number_attrs(op) -> tuple:
 
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
-    stack = state.stack
+    tls = state.__dict__  # (this thread's state: one thread-local read, then dict reads)
+    stack = tls["stack"]
     if stack:
         if attrs:
             numbers = _NUMBER_ATTRS.get(op)
@@ -112,7 +113,7 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
             return stack[0].process(op, args, attrs)
     if op.impl is not None:  # a tensor-level implementation (autograd.Function)
         return op.impl(args, attrs)
-    if state.modes:  # TorchDispatchModes (numtorch._core.aten)
+    if tls["modes"]:  # TorchDispatchModes (numtorch._core.aten)
         return upcalls.dispatch_mode(op, args, attrs)
     rg = False
     arrays = []
@@ -143,7 +144,7 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
         res = make_views(args[0], outs, op, attrs)
     else:
         res = tuple(_make(o) for o in outs)
-    if rg and op.ndiff and state.grad_enabled:
+    if rg and op.ndiff and tls["grad_enabled"]:
         rec = _RECORDERS.get(op)
         if rec is None:
             rec = _RECORDERS[op] = upcalls.recorder(op)
@@ -168,12 +169,13 @@ def binary_method(op, attrs: dict, general, ufunc=None):
     def method(self, other):
         if type(self) is not Tensor:
             return general(self, other)
-        stack = state.stack
+        tls = state.__dict__  # (one thread-local read)
+        stack = tls["stack"]
         # under transforms, plain operands no level holds (no view behind its root's levels,
         # no tracer that sees every call) are the level-0 call dispatch would make
         if stack and (stack[0].sees_all or self._view is not None and self._view[0]._level):
             return general(self, other)
-        if state.modes or casts and autocast_state.ACTIVE[0]:
+        if tls["modes"] or casts and autocast_state.ACTIVE[0]:
             return general(self, other)
         a = self._data
         d = a.dtype
@@ -213,7 +215,7 @@ def binary_method(op, attrs: dict, general, ufunc=None):
                 or to is Tensor
                 and (other._rg_bit or other._base is not None)
             )
-            and state.grad_enabled
+            and tls["grad_enabled"]
         ):
             for t in (self, other) if to is Tensor else (self,):
                 if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
