@@ -295,8 +295,17 @@ def run_kernel(op, arrays: list, attrs: dict):
             return run_meta(op, arrays, attrs)
         if xp is not np:
             return _run_gpu(op, xp, arrays, attrs)
-    if not op.view and (_custom_dtypes(arrays) or attrs and "dtype" in attrs):
-        if _reduced_call(arrays, op.nin, attrs):
+    if not op.view:
+        custom = False
+        for a in arrays:  # (_custom_dtypes, inline for NumPy arrays and numbers)
+            if type(a) is _ndarray:
+                if a.dtype.num < 256:
+                    continue
+            elif a is None or type(a) in _NUMBERS:
+                continue
+            custom = _custom_dtypes(arrays)
+            break
+        if (custom or attrs and "dtype" in attrs) and _reduced_call(arrays, op.nin, attrs):
             return _run_reduced(op, arrays, attrs)
     odt = None
     inputs = arrays

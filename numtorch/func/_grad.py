@@ -112,28 +112,21 @@ class GradInterpreter(Interpreter):
                 )
             inner = tuple(inner)
         out = dispatch(op, inner, attrs)
-        if op.view:
-            src = args[0]
-            if isinstance(src, GradTrackingTensor) and src._interp is self:
-                res = self._views(op, attrs, src, out)
-            else:
-                res = self._wrap_out(op, out)
+        src = args[0]
+        if op.view and isinstance(src, GradTrackingTensor) and src._interp is self:
+            res = self._views(op, attrs, src, out)
+        elif op.nout == 1:
+            res = _new(GradTrackingTensor)  # (wrap, inline)
+            res._inner = out
+            res._interp = self
+            res._rg_bit = False
+            res._grad_fn = None
+            res._base = None
+            res._ver = out._ver
         else:
-            res = self._wrap_out(op, out)
+            res = tuple(self.wrap(o) for o in out)
         if op.ndiff and state.grad_enabled and (op.recorder is not None or self._tracks(args, op)):
             record(op, args, attrs, res, (inner, out))
-        return res
-
-    def _wrap_out(self, op, out):
-        if op.nout != 1:
-            return tuple(self.wrap(o) for o in out)
-        res = _new(GradTrackingTensor)  # (wrap, inline)
-        res._inner = out
-        res._interp = self
-        res._rg_bit = False
-        res._grad_fn = None
-        res._base = None
-        res._ver = out._ver
         return res
 
     def _views(self, op, attrs: dict, src, out):
