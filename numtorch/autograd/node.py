@@ -14,6 +14,7 @@ from .._core.autocast_state import ACTIVE as AUTOCAST
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np, is_complex_np
 from .._core.inplace import _array
+from .._core.interpreter import WrapperTensor
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _make, _new
@@ -404,7 +405,7 @@ def _fit(g, meta):
     if type(g) is Tensor:
         gshape, gdtype = g._data.shape, g._data.dtype
     else:  # a transform's wrapper: its logical shape (a Size compares as a tuple)
-        gshape, gdtype = g.shape, g.dtype.np
+        gshape, gdtype = g.shape, wrapped_dtype(g)
     if gshape != shape:
         g = _sum_to(g, gshape, shape)
     if gdtype != dtype:
@@ -412,6 +413,14 @@ def _fit(g, meta):
             g = g.real  # a real input's gradient is the real part (PyTorch's handle_r_to_c)
         g = g.to(from_np(dtype))
     return g
+
+
+def wrapped_dtype(t: Tensor):
+    """The NumPy dtype of a transform's wrapper: its innermost value's, which every wrapper
+    shows (``t.dtype.np``, without a property's call per level)."""
+    while isinstance(t, WrapperTensor):
+        t = t._inner
+    return t._data.dtype
 
 
 def _sum_to(g, gshape: tuple, shape: tuple):

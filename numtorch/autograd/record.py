@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from .._core import upcalls
 from .._core.dtype import from_np, inexact, is_complex_np
+from .._core.interpreter import WrapperTensor
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode
-from .node import _NO_EDGE, _edge, _seq, accumulate_node, show_saved
+from .node import _NO_EDGE, _edge, _seq, accumulate_node, show_saved, wrapped_dtype
 from .node_classes import _name_params, _node_cls
 from .saved import _OWN, Saved, SavedValues, _SavedInnerOutputs, _SavedList, _SavedTuple
 
@@ -368,9 +369,9 @@ def _meta(a):
     if type(a) is Tensor:
         d = a._data
         return (d.shape, d.dtype)
+    if isinstance(a, WrapperTensor):
+        return (tuple(a.shape), wrapped_dtype(a))
     if isinstance(a, Tensor):
-        if a._level:
-            return (tuple(a.shape), a.dtype.np)
         return (a._data.shape, a._data.dtype)
     return None
 
