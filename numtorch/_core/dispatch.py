@@ -42,11 +42,18 @@ def _max_level(args) -> int:
             interp = a._interp  # (its level, without the property's call)
             lv = interp.level
             view = a._view
-            if view is not None and view[0]._level > lv:
-                lvl = _caught_up(a, lv, lvl)
-            elif not interp.alive:
+            if view is not None:  # (behind its root's levels: a root of a higher level)
+                r = view[0]
+                if (
+                    isinstance(r, WrapperTensor)
+                    and r._interp is not interp
+                    and r._interp.level > lv
+                ):
+                    lvl = _caught_up(a, lv, lvl)
+                    continue
+            if not interp.alive:
                 raise_escaped(a)
-            elif lv > lvl:
+            if lv > lvl:
                 lvl = lv
         elif isinstance(a, Tensor):  # (a subclass at level 0: Parameter)
             view = a._view
