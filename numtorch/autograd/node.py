@@ -358,17 +358,18 @@ def use_array_forms(on: bool) -> None:
 
 def _unobserved() -> int:
     """Whether a formula's op calls are unobservable, so that its array form may run
-    instead: no dispatch mode, profiler, autocast region or tracer is active, and (2) its
-    tensor operands are plain ones that no transform level holds and that need no graph
-    (a grad level's backward runs its formulas so, on inner values), or (1) whatever they
-    are, where no graph is being built (grad mode off: a backward pass without
-    create_graph) and no transform level is active; 0: observable."""
+    instead: no dispatch mode, profiler, autocast region or tracer is active, and (1) no
+    graph is being built (grad mode off: a backward pass without create_graph) and no
+    transform level is active, or (2) under transform levels, where its tensor operands are
+    plain ones that no level holds and that need no graph (a grad level's backward runs its
+    formulas so, on inner values); 0: observable."""
     if state.modes or AUTOCAST[0]:
         return 0
     stack = state.stack
     if stack:
         return 0 if stack[0].sees_all else 2
-    return 2 if state.grad_enabled else 1
+    # (a plain backward that builds a graph: its formulas' operands mostly need one)
+    return 0 if state.grad_enabled else 1
 
 
 def _on_arrays(afn, kw: dict, fast: int):
