@@ -261,8 +261,9 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             push(q, (-node._seq, _Entry(node)))
     # a leaf whose accumulation runs no user code accumulates without the node step's checks
     plain = task.accumulate and task.exec_info is None
-    # a node without hooks takes its step inline where the task captures nothing, checks
-    # no NaN and nobody (the profiler) swapped the step
+    # a node without hooks takes its step inline (captures, the exec_info skip and the
+    # wanted edges included) where the task checks no NaN and nobody (the profiler) swapped
+    # the step
     inline = not task.check_nan and _run_node is _plain_run_node
     exec_info = task.exec_info
     captures = task.captures

@@ -114,7 +114,16 @@ class GradInterpreter(Interpreter):
         out = dispatch(op, inner, attrs)
         src = args[0]
         if op.view and isinstance(src, GradTrackingTensor) and src._interp is self:
-            res = self._views(op, attrs, src, out)
+            if op.nout == 1:  # a view where the inner op gave one (not where it copied)
+                if out._ver is src._ver:
+                    res = GradTrackingTensor._new(out, self)
+                    link_view(res, src, op, attrs)
+                else:
+                    res = self.wrap(out)
+            else:  # several views (split): each linked as the view that gives it
+                res = tuple(GradTrackingTensor._new(o, self) for o in out)
+                for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
+                    link_view(r, src, v, va, True)
         elif op.nout == 1:
             res = _new(GradTrackingTensor)  # (wrap, inline)
             res._inner = out
@@ -127,22 +136,6 @@ class GradInterpreter(Interpreter):
             res = tuple(self.wrap(o) for o in out)
         if op.ndiff and state.grad_enabled and (op.recorder is not None or self._tracks(args, op)):
             record(op, args, attrs, res, (inner, out))
-        return res
-
-    def _views(self, op, attrs: dict, src, out):
-        """The outputs of view op on src, a tensor of this level: views of it where the inner
-        op gave views (not where it copied)."""
-        if op.nout == 1:
-            if out._ver is src._ver:
-                res = GradTrackingTensor._new(out, self)
-                link_view(res, src, op, attrs)
-            else:
-                res = self.wrap(out)
-            return res
-        # several views (split): each linked as the view that gives it
-        res = tuple(GradTrackingTensor._new(o, self) for o in out)
-        for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
-            link_view(r, src, v, va, True)
         return res
 
     def _tracks(self, args: tuple, op) -> bool:
