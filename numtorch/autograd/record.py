@@ -320,11 +320,15 @@ def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
     for n, kind, k in _SAVE_PLANS.get((op, names)) or _save_plan(op, names):
         if kind == 2:
             v = args[k]
-            s = saved[n] = _saved_arg(v)
-            if s is not v:
+            if isinstance(v, Tensor):  # (_saved_arg, inline)
+                s = saved[n] = Saved(v, False)
                 tensors = True
-                if inner is not None and type(s) is Saved and isinstance(outer[k], Tensor):
+                if inner is not None and isinstance(outer[k], Tensor):
                     s.src = outer[k]  # (for its error's text)
+            else:
+                s = saved[n] = _saved_arg(v)
+                if s is not v:
+                    tensors = True
         elif kind == 1:
             v = args[k]
             saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
