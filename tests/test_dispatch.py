@@ -131,3 +131,76 @@ def test_operators_short_path_gives_dispatchs_result(first, other, sym):
 
     want = outcome(lambda: fn(a, b))
     assert outcome(lambda: dunder(a, b)) == want
+
+
+@pytest.mark.parametrize("level", ["vmap", "grad"])
+@pytest.mark.parametrize("other", ["f32", "transposed", "leaf", "i8", 2, 0.5, 2**70])
+@pytest.mark.parametrize("first", ["f32", "0-d", "transposed", "leaf", "bf16"])
+@pytest.mark.parametrize("sym", ["+", "-", "*"])
+def test_operators_short_path_under_levels_gives_dispatchs_result(level, first, other, sym):
+    """Under transform levels, ``+ - *`` of plain tensors no level holds take the short path:
+    the same outcome as the op's function (level-0 recording included)."""
+    from numtorch.func._batched import VmapInterpreter
+    from numtorch.func._grad import GradInterpreter
+
+    fn, dunder = {"+": (nt.add, op.add), "-": (nt.sub, op.sub), "*": (nt.mul, op.mul)}[sym]
+    a = _OPERANDS[first]()
+    b = _OPERANDS[other]() if isinstance(other, str) else other
+
+    def outcome(call):
+        with VmapInterpreter(2, "error") if level == "vmap" else GradInterpreter():
+            try:
+                r = call()
+            except Exception as e:  # noqa: BLE001 (the error is the outcome compared)
+                return type(e), str(e)
+            return (
+                type(r),
+                r.detach().float().numpy().tolist(),
+                r.dtype,
+                r.stride(),
+                r.requires_grad,
+                type(r.grad_fn).__name__,
+            )
+
+    want = outcome(lambda: fn(a, b))
+    assert want[0] is nt.Tensor or want[0] in (TypeError, RuntimeError)
+    assert outcome(lambda: dunder(a, b)) == want
+
+
+class _SeesAll(TraceInterpreter):
+    """A tracer that sees every call, plain operands' too (as compile's does)."""
+
+    sees_all = True
+
+    def process(self, op, args, attrs):
+        self.sees_all = False
+        try:
+            return super().process(op, args, attrs)
+        finally:
+            self.sees_all = True
+
+
+def test_operators_of_plain_tensors_reach_a_tracer_that_sees_all():
+    x, y = nt.tensor([1.0, 2.0]), nt.tensor([3.0, 4.0])
+    with _SeesAll() as T:
+        z = x * y + x - 1
+    assert isinstance(z, TraceTensor)
+    assert [c[0].name for c in T.calls] == ["mul", "add", "sub"]
+    np.testing.assert_allclose(T.unwrap(z).numpy(), [3.0, 9.0])
+
+
+def test_operators_of_a_view_behind_its_roots_level_take_its_history():
+    """A plain view made before its root was lifted into a grad level (by a write of the
+    level's value) is no plain operand: ``+`` and ``*`` reach the level, as PyTorch's do."""
+    import torch
+
+    def f(L):
+        def g(w):
+            buf = L.zeros(3)
+            v = buf[:2]
+            buf.copy_(w)
+            return (v * 2 + v * v).sum()
+
+        return L.func.grad(g)(L.tensor([1.0, 2.0, 3.0]))
+
+    np.testing.assert_allclose(f(nt).numpy(), f(torch).numpy())

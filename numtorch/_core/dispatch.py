@@ -32,16 +32,33 @@ def _max_level(args) -> int:
     returned is an error."""
     lvl = 0
     for a in args:
-        if isinstance(a, Tensor):
-            lv = a._level
+        if type(a) is Tensor:
             view = a._view
-            if view is not None and view[0]._level > lv:  # a view behind its root's levels
-                lv = catch_up(a)
-            if lv:
-                if not a._interp.alive:
-                    raise_escaped(a)
-                if lv > lvl:
-                    lvl = lv
+            if view is not None and view[0]._level:  # a view behind its root's levels
+                lvl = _caught_up(a, 0, lvl)
+        elif a is None or type(a) in _NUMBERS:
+            continue
+        elif isinstance(a, WrapperTensor):
+            interp = a._interp  # (its level, without the property's call)
+            lv = interp.level
+            view = a._view
+            if view is not None:  # (behind its root's levels: a root of a higher level)
+                r = view[0]
+                if (
+                    isinstance(r, WrapperTensor)
+                    and r._interp is not interp
+                    and r._interp.level > lv
+                ):
+                    lvl = _caught_up(a, lv, lvl)
+                    continue
+            if not interp.alive:
+                raise_escaped(a)
+            if lv > lvl:
+                lvl = lv
+        elif isinstance(a, Tensor):  # (a subclass at level 0: Parameter)
+            view = a._view
+            if view is not None and view[0]._level:
+                lvl = _caught_up(a, 0, lvl)
         elif isinstance(a, (list, tuple)):
             lv = _max_level(a)
             if lv > lvl:
@@ -49,36 +66,61 @@ def _max_level(args) -> int:
     return lvl
 
 
-def _wrapped(attrs: dict) -> bool:
-    for v in attrs.values():
-        if isinstance(v, WrapperTensor):
-            return True
-    return False
+def _caught_up(a, lv: int, lvl: int) -> int:
+    """The highest level so far (``lvl``), after a, a view behind its root's levels (at
+    level ``lv``), took them."""
+    if a._view[0]._level > lv:
+        lv = catch_up(a)
+    if lv:
+        if not a._interp.alive:
+            raise_escaped(a)
+        if lv > lvl:
+            return lv
+    return lvl
+
+
+# op -> the names of its Number attributes (declared with a number for its default), the
+# ones a 0-d tensor may be given for (``scalars.number_attrs``: where another attribute holds
+# a tensor, it reads none)
+_NUMBER_ATTRS: dict = {}
+
+
+def _number_attrs(op) -> tuple:
+    n = _NUMBER_ATTRS[op] = tuple(a for a, d, _ in op.attrs if type(d) in (int, float, complex))
+    return n
 
 
 def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     """Run an op on the given inputs (see module doc)."""
-    if state.stack:
-        if attrs and _wrapped(attrs):
-            # a transform's tensor given for a number is read, as PyTorch's parser reads it
-            # (.item(): vmap refuses it)
-            attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
+    tls = state.__dict__  # (this thread's state: one thread-local read, then dict reads)
+    stack = tls["stack"]
+    if stack:
+        if attrs:
+            numbers = _NUMBER_ATTRS.get(op)
+            if numbers is None:
+                numbers = _number_attrs(op)
+            for n in numbers:
+                if isinstance(attrs.get(n), WrapperTensor):
+                    # a transform's tensor given for a number is read, as PyTorch's parser
+                    # reads it (.item(): vmap refuses it)
+                    attrs = scalars.number_attrs(op, attrs, Tensor) or attrs
+                    break
         if op.autocast is not None and autocast_state.ACTIVE[0]:  # (casts seen by the levels)
             args = autocast_state.cast_above(op, args, attrs)
         lvl = _max_level(args)
         if op.random:
             ceiling = state.random_ceiling
-            for interp in reversed(state.stack):
+            for interp in reversed(stack):
                 if interp.kind is Kind.VMAP and interp.level < ceiling:
                     lvl = max(lvl, interp.level)
                     break
-        if not lvl and state.stack[0].sees_all:  # (a tracer: always the bottom level)
-            lvl = 1
         if lvl:
-            return state.stack[lvl - 1].process(op, args, attrs)
+            return stack[lvl - 1].process(op, args, attrs)
+        if stack[0].sees_all:  # (a tracer: always the bottom level)
+            return stack[0].process(op, args, attrs)
     if op.impl is not None:  # a tensor-level implementation (autograd.Function)
         return op.impl(args, attrs)
-    if state.modes:  # TorchDispatchModes (numtorch._core.aten)
+    if tls["modes"]:  # TorchDispatchModes (numtorch._core.aten)
         return upcalls.dispatch_mode(op, args, attrs)
     rg = False
     arrays = []
@@ -109,7 +151,7 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
         res = make_views(args[0], outs, op, attrs)
     else:
         res = tuple(_make(o) for o in outs)
-    if rg and op.ndiff and state.grad_enabled:
+    if rg and op.ndiff and tls["grad_enabled"]:
         rec = _RECORDERS.get(op)
         if rec is None:
             rec = _RECORDERS[op] = upcalls.recorder(op)
@@ -132,9 +174,15 @@ def binary_method(op, attrs: dict, general, ufunc=None):
     casts = op.autocast is not None  # (autocast casts its operands: general's call does)
 
     def method(self, other):
-        if state.stack or state.modes or type(self) is not Tensor or self._level:
+        if type(self) is not Tensor:
             return general(self, other)
-        if casts and autocast_state.ACTIVE[0]:
+        tls = state.__dict__  # (one thread-local read)
+        stack = tls["stack"]
+        # under transforms, plain operands no level holds (no view behind its root's levels,
+        # no tracer that sees every call) are the level-0 call dispatch would make
+        if stack and (stack[0].sees_all or self._view is not None and self._view[0]._level):
+            return general(self, other)
+        if tls["modes"] or casts and autocast_state.ACTIVE[0]:
             return general(self, other)
         a = self._data
         d = a.dtype
@@ -142,7 +190,9 @@ def binary_method(op, attrs: dict, general, ufunc=None):
         to = type(other)
         if to is Tensor:
             b = other._data
-            short = type(b) is _ndarray and b.dtype is d and not other._level
+            short = type(b) is _ndarray and b.dtype is d
+            if stack and short and other._view is not None and other._view[0]._level:
+                return general(self, other)
         else:
             b = other
             short = to is int or to is float and kind == "f"
@@ -172,7 +222,7 @@ def binary_method(op, attrs: dict, general, ufunc=None):
                 or to is Tensor
                 and (other._rg_bit or other._base is not None)
             )
-            and state.grad_enabled
+            and tls["grad_enabled"]
         ):
             for t in (self, other) if to is Tensor else (self,):
                 if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
@@ -252,8 +302,17 @@ def run_kernel(op, arrays: list, attrs: dict):
             return run_meta(op, arrays, attrs)
         if xp is not np:
             return _run_gpu(op, xp, arrays, attrs)
-    if not op.view and (_custom_dtypes(arrays) or attrs and "dtype" in attrs):
-        if _reduced_call(arrays, op.nin, attrs):
+    if not op.view:
+        custom = False
+        for a in arrays:  # (_custom_dtypes, inline for NumPy arrays and numbers)
+            if type(a) is _ndarray:
+                if a.dtype.num < 256:
+                    continue
+            elif a is None or type(a) in _NUMBERS:
+                continue
+            custom = _custom_dtypes(arrays)
+            break
+        if (custom or attrs and "dtype" in attrs) and _reduced_call(arrays, op.nin, attrs):
             return _run_reduced(op, arrays, attrs)
     odt = None
     inputs = arrays

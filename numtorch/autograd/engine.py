@@ -261,14 +261,13 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             push(q, (-node._seq, _Entry(node)))
     # a leaf whose accumulation runs no user code accumulates without the node step's checks
     plain = task.accumulate and task.exec_info is None
-    # a node without hooks takes its step inline where the task captures nothing, checks
-    # no NaN and nobody (the profiler) swapped the step
-    inline = (
-        task.exec_info is None
-        and not task.captures
-        and not task.check_nan
-        and _run_node is _plain_run_node
-    )
+    # a node without hooks takes its step inline (captures, the exec_info skip and the
+    # wanted edges included) where the task checks no NaN and nobody (the profiler) swapped
+    # the step
+    inline = not task.check_nan and _run_node is _plain_run_node
+    exec_info = task.exec_info
+    captures = task.captures
+    targets = task.targets
     drop = not task.keep_graph
     create_graph = task.create_graph
     with set_grad_enabled(create_graph):
@@ -294,7 +293,23 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             ):
                 # (_run_node's step for such a node)
                 task.current = node
-                outs = node.apply(buffers.pop(node), None)
+                grads = buffers.pop(node)
+                if captures and node in captures:
+                    for nr, slot in captures[node]:
+                        slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
+                if exec_info is None:
+                    outs = node.apply(grads, None)
+                elif node not in exec_info:
+                    node = None
+                    continue
+                else:
+                    wanted = []  # (wanted_edges, inline)
+                    for n, _ in node.next_functions:
+                        wanted.append(n is not None and (n in exec_info or n in targets))
+                    if True in wanted:
+                        outs = node.apply(grads, wanted)
+                    else:
+                        outs = [None] * len(wanted)
                 if not node._fits:
                     outs = validate_outputs(node, outs)
                 if drop and node.saved and type(node.saved) is not SavedValues:

@@ -14,6 +14,7 @@ from .._core.autocast_state import ACTIVE as AUTOCAST
 from .._core.device import CPU, _cuda_used, device_of
 from .._core.dtype import from_np, is_complex_np
 from .._core.inplace import _array
+from .._core.interpreter import WrapperTensor
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _make, _new
@@ -63,6 +64,7 @@ class Node:
     # the node of an in-place write (an op without a derivative names it): True, or the
     # in-place method's name where it is not its op's + "_" (run_inplace's form)
     _inplace = False
+    _shows_values = True  # False: its node shows no ``_saved_<name>`` (CopySlices)
 
     def __init__(self):
         self._seq = next(_seq)
@@ -71,20 +73,10 @@ class Node:
     def name(self) -> str:
         return self._name
 
-    def __getattr__(self, attr: str):
-        """``_saved_<name>`` / ``_raw_saved_<name>``: what the node saved, by PyTorch's names."""
-        if attr.startswith("_saved_"):
-            return _saved_value(self, attr[7:])
-        if attr.startswith("_raw_saved_"):
-            op = getattr(self, "_op", None)  # (none on an AccumulateGrad)
-            key = None if op is None else _saved_names(op).get(attr[11:])
-            if key is not None and base_key(key) in _tensor_keys(self):
-                return SavedTensor(self, key)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-
     def __dir__(self):
-        names = list(super().__dir__())
-        if getattr(self, "_op", None) is not None:
+        # (the class's _saved_ descriptors serve every op's nodes: this op's names only)
+        names = [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
+        if getattr(self, "_op", None) is not None and type(self)._shows_values:
             table = _saved_names(self._op)
             names += ["_saved_" + n for n in table]
             tensors = _tensor_keys(self)
@@ -217,8 +209,9 @@ class Node:
                 if afn is not None:
                     if fast is None:
                         fast = _unobserved()
-                    if fast:
-                        r = _on_arrays(afn, kw)
+                    # (2: plain tensors only; a transform's gradient is none)
+                    if fast == 1 or fast and type(g) is Tensor:
+                        r = _on_arrays(afn, kw, fast)
                 if r is None:
                     r = fn(**kw)
             if is_list:
@@ -261,6 +254,44 @@ class Node:
             elif m is not None or op.number_edges:
                 out.append(m)
         return out
+
+
+def saved_attr(node: Node, attr: str):
+    """``node.<attr>`` for ``_saved_<name>`` / ``_raw_saved_<name>``: what the node saved, by
+    PyTorch's names (AttributeError where it saved no such value)."""
+    if type(node)._shows_values:
+        if attr.startswith("_saved_"):
+            return _saved_value(node, attr[7:])
+        if attr.startswith("_raw_saved_"):
+            op = getattr(node, "_op", None)  # (none on an AccumulateGrad)
+            key = None if op is None else _saved_names(op).get(attr[11:])
+            if key is not None and base_key(key) in _tensor_keys(node):
+                return SavedTensor(node, key)
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+
+
+class _SavedAttr:
+    """``_saved_<name>`` / ``_raw_saved_<name>`` of nodes (``saved_attr``): a descriptor on
+    Node rather than a ``__getattr__``, which would slow every attribute read of a node."""
+
+    __slots__ = ("attr",)
+
+    def __init__(self, attr: str):
+        self.attr = attr
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        return saved_attr(node, self.attr)
+
+
+def show_saved(op) -> None:
+    """Give nodes the ``_saved_<name>`` and ``_raw_saved_<name>`` attributes of op's saved
+    values (called once per op, before its first node is made)."""
+    for n in _saved_names(op):
+        for attr in ("_saved_" + n, "_raw_saved_" + n):
+            if attr not in Node.__dict__:
+                setattr(Node, attr, _SavedAttr(attr))
 
 
 class _Handle:
@@ -325,22 +356,37 @@ def use_array_forms(on: bool) -> None:
     _PLANS.clear()
 
 
-def _unobserved() -> bool:
+def _unobserved() -> int:
     """Whether a formula's op calls are unobservable, so that its array form may run
-    instead: no graph is being built (grad mode off: a backward pass without
-    create_graph), no transform level, dispatch mode, profiler or autocast region is
-    active."""
-    return not (state.grad_enabled or state.stack or state.modes or AUTOCAST[0])
+    instead: no dispatch mode, profiler, autocast region or tracer is active, and (1) no
+    graph is being built (grad mode off: a backward pass without create_graph) and no
+    transform level is active, or (2) under transform levels, where its tensor operands are
+    plain ones that no level holds and that need no graph (a grad level's backward runs its
+    formulas so, on inner values); 0: observable."""
+    if state.modes or AUTOCAST[0]:
+        return 0
+    stack = state.stack
+    if stack:
+        return 0 if stack[0].sees_all else 2
+    # (a plain backward that builds a graph: its formulas' operands mostly need one)
+    return 0 if state.grad_enabled else 1
 
 
-def _on_arrays(afn, kw: dict):
+def _on_arrays(afn, kw: dict, fast: int):
     """A formula's array form on its arguments (tensors as their arrays), as a tensor; None
-    where an argument is not a plain CPU float32/float64 tensor or a number, or the form
-    does not cover the call."""
+    where an argument is not a plain CPU float32/float64 tensor or a number (``fast`` 2:
+    one that needs no graph, a view behind no level), or the form does not cover the
+    call."""
     akw = {}
     for k, v in kw.items():
         if isinstance(v, Tensor):
             if type(v) is not Tensor or v._conj:
+                return None
+            if fast == 2 and (
+                v._rg_bit
+                or v._view is not None
+                and (v._view[0]._level or v._view_ver != v._ver.v and v._rg)
+            ):
                 return None
             v = v._data
             if type(v) is not np.ndarray or v.dtype.char not in "fd":
@@ -360,7 +406,7 @@ def _fit(g, meta):
     if type(g) is Tensor:
         gshape, gdtype = g._data.shape, g._data.dtype
     else:  # a transform's wrapper: its logical shape (a Size compares as a tuple)
-        gshape, gdtype = g.shape, g.dtype.np
+        gshape, gdtype = g.shape, wrapped_dtype(g)
     if gshape != shape:
         g = _sum_to(g, gshape, shape)
     if gdtype != dtype:
@@ -368,6 +414,14 @@ def _fit(g, meta):
             g = g.real  # a real input's gradient is the real part (PyTorch's handle_r_to_c)
         g = g.to(from_np(dtype))
     return g
+
+
+def wrapped_dtype(t: Tensor):
+    """The NumPy dtype of a transform's wrapper: its innermost value's, which every wrapper
+    shows (``t.dtype.np``, without a property's call per level)."""
+    while isinstance(t, WrapperTensor):
+        t = t._inner
+    return t._data.dtype
 
 
 def _sum_to(g, gshape: tuple, shape: tuple):
@@ -383,7 +437,7 @@ def _sum_to(g, gshape: tuple, shape: tuple):
         and d.dtype.itemsize >= 4  # (no reduced or half float: their sums widen)
         and d.dtype.num < 256
         and d.flags.c_contiguous  # (the sum op lays out others' sums as they are)
-        and not (state.modes or state.stack or g._rg)
+        and not (state.modes or g._rg or _held(g))
     ):  # a gradient outside autograd that nobody observes: the same sum, in NumPy
         if dims:
             d = d.sum(axis=tuple(dims), keepdims=True)
@@ -391,6 +445,13 @@ def _sum_to(g, gshape: tuple, shape: tuple):
     if dims:
         g = g.sum(dims, keepdim=True)
     return g.reshape(shape) if lead else g
+
+
+def _held(t: Tensor) -> bool:
+    """Whether a plain tensor's ops may be seen by a transform level: one is a tracer, which
+    sees every call, or t is a view behind its root's levels."""
+    stack = state.stack
+    return bool(stack) and (stack[0].sees_all or t._view is not None and t._view[0]._level > 0)
 
 
 def _zeros_for(node: Node, i: int, like=None):
@@ -494,12 +555,7 @@ class CopySlices(Node):
     def _edge_meta(self) -> list:
         return [self._out_meta[0], *self.fn._edge_meta()[1:]]
 
-    def __getattr__(self, attr: str):
-        # PyTorch's CopySlices shows none of the wrapped node's saved values
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-
-    def __dir__(self):
-        return [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
+    _shows_values = False  # PyTorch's CopySlices shows none of the wrapped node's saved values
 
 
 def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from .._core import upcalls
 from .._core.dtype import from_np, inexact, is_complex_np
+from .._core.interpreter import WrapperTensor
 from .._core.state import anomaly, state
 from .._core.tensor import Tensor, _new
 from . import anomaly_mode
-from .node import _NO_EDGE, _edge, _seq, accumulate_node
+from .node import _NO_EDGE, _edge, _seq, accumulate_node, show_saved, wrapped_dtype
 from .node_classes import _name_params, _node_cls
 from .saved import _OWN, Saved, SavedValues, _SavedInnerOutputs, _SavedList, _SavedTuple
 
@@ -38,7 +39,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
         return (_RECORDERS.get(op) or _make_recorder(op))(args, attrs, outputs)
     if op.recorder is not None:  # the op builds its own node (autograd.Function's ctx)
         return op.recorder(args, attrs, outputs, inner)
-    node = _new(op.node_cls or _node_cls(op))
+    node = _new(op.node_cls or _node_class(op))
     node._seq = next(_seq)
     node._op = op
     node.attrs = attrs
@@ -52,10 +53,20 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     _finish(op, node, names, args, outputs, inner)
 
 
+def _node_class(op) -> type:
+    """The class of op's nodes, made at its first record, when its nodes get the attributes
+    of its saved values."""
+    show_saved(op)
+    return _node_cls(op)
+
+
 def _finish(op, node, names, args: tuple, outputs, inner) -> None:
     """A linked node's outputs, their metadata and what it saves."""
     if op.nout == 1:
-        m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
+        if inner is not None and isinstance(inner[1], Tensor):
+            m = _meta(inner[1])  # (a level's output: its inner value's metadata, the same)
+        else:
+            m = (outputs._data.shape, outputs._data.dtype) if not outputs._level else _meta(outputs)
         if m[1].kind in "fc" or inexact(m[1]):
             if is_complex_np(m[1]) and not op.complex_grad:
                 raise RuntimeError(
@@ -123,7 +134,7 @@ def _make_recorder(op):
     if op.recorder is not None:
         rec = _RECORDERS[op] = lambda args, attrs, outputs: op.recorder(args, attrs, outputs, None)
         return rec
-    cls = op.node_cls or _node_cls(op)
+    cls = op.node_cls or _node_class(op)
     link = _make_linker(op, False)
     lines = link.__source__.split("\n")
     body = [ln for ln in lines[1:] if ln.strip() != "return names"]
@@ -219,9 +230,11 @@ def _make_linker(op, level: bool):
                     ]
                 edges.append(f"*e{i}, ")
             continue
+        lines.append(f"    if isinstance({a}, Tensor):")
+        if level:  # (this level's wrapper: the metadata of its inner value, the same)
+            lines += [f"        if {a} is not b{i}:", f"            m{i} = _meta(b{i})"]
         lines += [
-            f"    if isinstance({a}, Tensor):",
-            f"        if {a}._level:",
+            f"        {'elif' if level else 'if'} {a}._level:",
             f"            m{i} = _meta({a})",
             "        else:",
             f"            d = {a}._data",
@@ -307,11 +320,15 @@ def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
     for n, kind, k in _SAVE_PLANS.get((op, names)) or _save_plan(op, names):
         if kind == 2:
             v = args[k]
-            s = saved[n] = _saved_arg(v)
-            if s is not v:
+            if isinstance(v, Tensor):  # (_saved_arg, inline)
+                s = saved[n] = Saved(v, False)
                 tensors = True
-                if inner is not None and type(s) is Saved and isinstance(outer[k], Tensor):
+                if inner is not None and isinstance(outer[k], Tensor):
                     s.src = outer[k]  # (for its error's text)
+            else:
+                s = saved[n] = _saved_arg(v)
+                if s is not v:
+                    tensors = True
         elif kind == 1:
             v = args[k]
             saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
@@ -353,9 +370,12 @@ def _is_wrapped(outputs) -> bool:
 
 def _meta(a):
     """(shape, numpy dtype) of a tensor argument; a wrapper's logical ones."""
+    if type(a) is Tensor:
+        d = a._data
+        return (d.shape, d.dtype)
+    if isinstance(a, WrapperTensor):
+        return (tuple(a.shape), wrapped_dtype(a))
     if isinstance(a, Tensor):
-        if a._level:
-            return (tuple(a.shape), a.dtype.np)
         return (a._data.shape, a._data.dtype)
     return None
 
