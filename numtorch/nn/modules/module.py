@@ -733,23 +733,21 @@ class Module:
                 result = backward.setup_outputs(result)
             return result
         except Exception:
-            for key, hook in list(_global_forward_hooks.items()):
-                if key in _global_forward_hooks_always_called and key not in called:
+            kinds = (
+                (_global_forward_hooks, _global_forward_hooks_always_called, (), "global module"),
+                (
+                    self._forward_hooks,
+                    self._forward_hooks_always_called,
+                    self._forward_hooks_with_kwargs,
+                    "module",
+                ),
+            )
+            for hooks, always, with_kwargs, what in kinds:
+                for key, hook in list(hooks.items()):
+                    if key not in always or key in called:
+                        continue
                     try:
-                        res = hook(self, args, result)
-                        if res is not None:
-                            result = res
-                    except Exception as e:
-                        warnings.warn(
-                            "global module forward hook with ``always_call=True`` raised an "
-                            "exception that was silenced as another error was raised in "
-                            f"forward: {e}",
-                            stacklevel=2,
-                        )
-            for key, hook in list(self._forward_hooks.items()):
-                if key in self._forward_hooks_always_called and key not in called:
-                    try:
-                        if key in self._forward_hooks_with_kwargs:
+                        if key in with_kwargs:
                             res = hook(self, args, kwargs, result)
                         else:
                             res = hook(self, args, result)
@@ -757,8 +755,9 @@ class Module:
                             result = res
                     except Exception as e:
                         warnings.warn(
-                            "module forward hook with ``always_call=True`` raised an exception "
-                            f"that was silenced as another error was raised in forward: {e}",
+                            f"{what} forward hook with ``always_call=True`` raised an "
+                            "exception that was silenced as another error was raised in "
+                            f"forward: {e}",
                             stacklevel=2,
                         )
             raise
