@@ -195,7 +195,30 @@ def attention(T):
     return run
 
 
+# ------------------------------------------------------------------ small layers
+def _small(T, *shape):
+    return T.tensor(np.random.default_rng(4).standard_normal(shape).astype(np.float32))
+
+
+def small_max_pool(T):
+    x = _small(T, 1, 16, 8, 8)
+    return lambda: T.nn.functional.max_pool2d(x, 2)
+
+
+def small_conv(T):
+    x, w, b = _small(T, 1, 1, 8, 8), _small(T, 16, 1, 3, 3), _small(T, 16)
+    return lambda: T.nn.functional.conv2d(x, w, b, padding=1)
+
+
+def small_linear(T):
+    x, w, b = _small(T, 1, 128), _small(T, 10, 128), _small(T, 10)
+    return lambda: T.nn.functional.linear(x, w, b)
+
+
 CASES = {
+    "max_pool2d(2) of (1,16,8,8), no grad (us)": (small_max_pool, 2.5),
+    "conv2d (1,1,8,8) * (16,1,3,3), padding 1, no grad (us)": (small_conv, 2.5),
+    "linear (1,128) * (10,128) + bias, no grad (us)": (small_linear, 2.5),
     "per-sample grads, tutorial CNN, batch 64 (ms)": (per_sample_grads, 1.0),
     "per-sample grads, nn.Module + functional_call (ms)": (per_sample_grads_module, 1.0),
     "batched fwd+bwd, tutorial CNN, batch 64 (ms)": (batched_step, 1.5),
@@ -245,13 +268,14 @@ def peak_memory(lib: str) -> float:
 def main() -> None:
     rows = []
     for name, (case, target) in CASES.items():
+        unit, repeat, number = (1e6, 20, 200) if name.endswith("(us)") else (1e3, 5, 1)
         ours_fn = case(nt)
-        ours = best_of(ours_fn, repeat=5) * 1e3
+        ours = best_of(ours_fn, repeat, number) * unit
         theirs = float("nan")
         if torch is not None:
             theirs_fn = case(torch)
             check(name, ours_fn(), theirs_fn())
-            theirs = best_of(theirs_fn, repeat=5) * 1e3
+            theirs = best_of(theirs_fn, repeat, number) * unit
         rows.append((name, ours, theirs, ours / theirs, target))
     w = max(len(r[0]) for r in rows)
     print(f"{'case':<{w}}  {'numtorch':>9}  {'torch':>9}  {'ratio':>6}  {'target':>6}")
