@@ -152,14 +152,8 @@ def dispatch(op, args: tuple, attrs: dict = _EMPTY):
     else:
         res = tuple(_make(o) for o in outs)
     if rg and op.ndiff and tls["grad_enabled"]:
-        rec = _RECORDERS.get(op)
-        if rec is None:
-            rec = _RECORDERS[op] = upcalls.recorder(op)
-        rec(args, attrs, res)
+        (op.level0_recorder or upcalls.recorder(op))(args, attrs, res)
     return res
-
-
-_RECORDERS: dict = {}  # op -> its recorder at level 0 (upcalls.recorder)
 
 
 def binary_method(op, attrs: dict, general, ufunc=None):
@@ -170,7 +164,6 @@ def binary_method(op, attrs: dict, general, ufunc=None):
     layout rule and recording; any other call (in an autocast region, for an op autocast
     casts), or a kernel that raises, takes ``general``."""
     kernel, lay, ndiff = op.kernel, op.layout, op.ndiff
-    rec = []  # op's recorder at level 0, fetched at the first call that records
     casts = op.autocast is not None  # (autocast casts its operands: general's call does)
 
     def method(self, other):
@@ -226,9 +219,7 @@ def binary_method(op, attrs: dict, general, ufunc=None):
         ):
             for t in (self, other) if to is Tensor else (self,):
                 if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
-                    if not rec:
-                        rec.append(upcalls.recorder(op))
-                    rec[0]((self, other), attrs, res)
+                    (op.level0_recorder or upcalls.recorder(op))((self, other), attrs, res)
                     break
         return res
 
@@ -331,6 +322,39 @@ def kernel_call(op, *arrays, **attrs):
     if op.prepare is not None:
         arrays, odt = op.prepare(list(arrays), attrs)
     return _run(op, np, arrays, attrs, odt, inputs)
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def bare_arrays(*tensors: Tensor) -> list | None:
+    """The tensors' arrays where an op on them may run as a bare kernel call, observed by
+    nothing and recording nothing: no transform level, dispatch mode, profiler or autocast
+    region; plain-valued CPU float32/float64 tensors of one dtype, none of which records
+    (none requires grad, or grad mode is off). Else None. (With ``kernel_call``: an op run
+    as its kernel alone.)"""
+    if state.stack or state.modes or autocast_state.ACTIVE[0]:
+        return None
+    records = state.grad_enabled
+    arrays = []
+    d = None
+    for t in tensors:
+        if not isinstance(t, Tensor) or t._level or t._conj:
+            return None
+        a = t._data
+        if type(a) is not _ndarray:
+            return None
+        if d is None:
+            d = a.dtype
+            if d not in _FLOATS:
+                return None
+        elif a.dtype is not d:
+            return None
+        # (dispatch's test of whether an input requires grad, a stale view's included)
+        if records and (t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg):
+            return None
+        arrays.append(a)
+    return arrays
 
 
 def _run_gpu(op, xp, arrays: list, attrs: dict):

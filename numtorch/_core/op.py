@@ -150,6 +150,8 @@ class Op:
     recorder: Callable | None = None  # builds the op's node itself (a Function's ctx)
     node_name: str | Callable | None = None  # PyTorch's name of the backward node
     node_cls: type | None = None  # made by autograd on first record
+    # record at level 0 for this op, one generated function: made by autograd on first use
+    level0_recorder: Callable | None = None
     inplace_policy: InplacePolicy = COMMON  # how its in-place form writes
     # the inputs/attributes whose Python int PyTorch converts with its overflow check
     # (fill's value, clamp's bounds, alpha); other Python int inputs wrap (_core/scalars.py)

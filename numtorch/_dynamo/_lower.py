@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._core.tensor import _wrap_dim
-from ..ops._outer import by_matmul
+from ..ops._outer import by_kernel
 from ..ops.comparison import _SELECT_MIN
 from ..ops.reduction import count, dims_of
 from ..ops.views import _expand as _expand_kernel
@@ -41,7 +41,7 @@ def _matmul(attrs: dict, ins: list, static: bool) -> str | None:
     if a.ndim < 1 or b.ndim < 1 or a.dtype != b.dtype:
         return None
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1:
-        return None if by_matmul(a, b) else Fresh("np.multiply({0}, {1})")
+        return None if by_kernel(a, b) else Fresh("np.multiply({0}, {1})")
     return Fresh("np.matmul({0}, {1})")
 
 
@@ -132,8 +132,8 @@ def _binary(symbol: str) -> Callable:
 
 
 def _mul(attrs: dict, ins: list, static: bool) -> str | None:
-    """The kernel's ``a * b``, where it takes no BLAS path for outer products."""
-    if not _operands(ins) or by_matmul(*ins):
+    """The kernel's ``a * b``, where it takes no path of its own for outer products."""
+    if not _operands(ins) or by_kernel(*ins):
         return None
     return Fresh("({0} * {1})")
 

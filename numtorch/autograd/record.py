@@ -36,7 +36,7 @@ def record(op, args: tuple, attrs: dict, outputs, inner=None) -> None:
     (but for ``op.number_edges`` ops, where a number stands for a wrapped 0-d tensor).
     """
     if inner is None:  # (level 0: the op's generated recorder, which may call _finish)
-        return (_RECORDERS.get(op) or _make_recorder(op))(args, attrs, outputs)
+        return (op.level0_recorder or _make_recorder(op))(args, attrs, outputs)
     if op.recorder is not None:  # the op builds its own node (autograd.Function's ctx)
         return op.recorder(args, attrs, outputs, inner)
     node = _new(op.node_cls or _node_class(op))
@@ -125,14 +125,13 @@ _SKIP = object()  # an input with no edge (a number, where PyTorch has no wrappe
 _RG = "({0}._rg_bit if {0}._view is None else {0}._rg)"
 
 
-_RECORDERS: dict = {}  # op -> its recorder at level 0
-
-
 def _make_recorder(op):
     """record at level 0 for op, one function: the node made and linked (the linker's
     code inline), and for the commonest output, one float tensor, finished inline too."""
     if op.recorder is not None:
-        rec = _RECORDERS[op] = lambda args, attrs, outputs: op.recorder(args, attrs, outputs, None)
+        rec = op.level0_recorder = lambda args, attrs, outputs: op.recorder(
+            args, attrs, outputs, None
+        )
         return rec
     cls = op.node_cls or _node_class(op)
     link = _make_linker(op, False)
@@ -171,7 +170,7 @@ def _make_recorder(op):
         _finish=_finish,
     )
     exec("\n".join(code), env)
-    rec = _RECORDERS[op] = env["rec"]
+    rec = op.level0_recorder = env["rec"]
     return rec
 
 
@@ -382,7 +381,7 @@ def _meta(a):
 
 def recorder(op):
     """op's recorder at level 0 (``record`` of a level-0 call, less the lookup)."""
-    return _RECORDERS.get(op) or _make_recorder(op)
+    return op.level0_recorder or _make_recorder(op)
 
 
 upcalls.provide(record=record, recorder=recorder)

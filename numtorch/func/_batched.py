@@ -17,7 +17,7 @@ from .._core.inplace import batched_write, check_inplace, commit, vmap_inplace_e
 from .._core.interpreter import _VMAP_READ, FUNCTORCH, Interpreter, Kind, WrapperTensor
 from .._core.policy import BatchedWrite
 from .._core.state import state
-from .._core.tensor import Size, Tensor, _new
+from .._core.tensor import Size, Tensor
 from ..ops.shape import stack
 
 _fallback = {"enabled": True, "warn": True}
@@ -215,13 +215,7 @@ class VmapInterpreter(Interpreter):
         if op.nout == 1:
             if obd is None:
                 return out
-            res = _new(BatchedTensor)  # (wrap, inline)
-            res._inner = out
-            res._interp = self
-            res._rg_bit = False
-            res._grad_fn = None
-            res._base = None
-            res._ver = out._ver
+            res = BatchedTensor._new(out, self)
             res._bdim = obd
             if op.view and out._ver is vals[0]._ver and bdims[0] is not None:
                 _link(res, args[0], op, attrs)

@@ -19,7 +19,7 @@ from .._core.lift import born_inside, captured_write, catch_up, kept, lift
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
 from .._core.pytree import tree_flatten, tree_map, tree_pprint, tree_unflatten
 from .._core.state import state
-from .._core.tensor import Tensor, _new
+from .._core.tensor import Tensor
 from ..autograd.engine import run_backward
 from ..autograd.rebase import rehistory
 from ..autograd.record import record
@@ -125,13 +125,7 @@ class GradInterpreter(Interpreter):
                 for r, (v, va) in zip(res, op.pieces(tuple(src.shape), attrs)):
                     link_view(r, src, v, va, True)
         elif op.nout == 1:
-            res = _new(GradTrackingTensor)  # (wrap, inline)
-            res._inner = out
-            res._interp = self
-            res._rg_bit = False
-            res._grad_fn = None
-            res._base = None
-            res._ver = out._ver
+            res = GradTrackingTensor._new(out, self)
         else:
             res = tuple(self.wrap(o) for o in out)
         if op.ndiff and state.grad_enabled and (op.recorder is not None or self._tracks(args, op)):

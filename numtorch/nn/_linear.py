@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from .._core import autocast_state
-from .._core.dispatch import kernel_call
+from .._core.dispatch import bare_arrays, kernel_call
 from .._core.op import composite
-from .._core.state import state
 from .._core.tensor import Tensor, _make
 from .._opdb.samples import ErrorInput as E
 from .._opdb.samples import S
@@ -70,38 +66,6 @@ def _check_bias(sb: tuple, si: tuple, out: int) -> None:
             )
 
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _bare_arrays(*tensors: Tensor) -> list | None:
-    """The tensors' arrays where an op on them may run as a bare kernel call, observed by
-    nothing and recording nothing: no transform level, dispatch mode, profiler or autocast
-    region; plain-valued CPU float32/float64 tensors of one dtype, none of which records
-    (none requires grad, or grad mode is off). Else None."""
-    if state.stack or state.modes or autocast_state.ACTIVE[0]:
-        return None
-    records = state.grad_enabled
-    arrays = []
-    d = None
-    for t in tensors:
-        if not isinstance(t, Tensor) or t._level or t._conj:
-            return None
-        a = t._data
-        if type(a) is not np.ndarray:
-            return None
-        if d is None:
-            d = a.dtype
-            if d not in _FLOATS:
-                return None
-        elif a.dtype is not d:
-            return None
-        # (dispatch's test of whether an input requires grad, a stale view's included)
-        if records and (t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg):
-            return None
-        arrays.append(a)
-    return arrays
-
-
 def _linear_samples(make):
     yield S((make((2, 3)), make((4, 3))))
     yield S((make((2, 3)), make((4, 3)), make((4,))))
@@ -146,7 +110,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     si, sw = _check(input, weight, bias)
     if len(si) == 2 and len(sw) == 2:
         # one kernel call (addmm's or matmul's), where nothing observes or records it
-        arrays = _bare_arrays(input, weight) if bias is None else _bare_arrays(input, weight, bias)
+        arrays = bare_arrays(input, weight) if bias is None else bare_arrays(input, weight, bias)
         if arrays is not None:
             if bias is None:
                 return _make(kernel_call(matmul_p, arrays[0], arrays[1].T))

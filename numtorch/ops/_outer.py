@@ -63,33 +63,45 @@ def by_einsum(a, b):
     return out
 
 
-def by_matmul(a, b) -> bool:
-    """Whether a * b is a stack of outer products that a BLAS matmul computes faster."""
+def _route(a, b) -> str | None:
+    """The path of the stack of outer products ``a * b``: "matmul" (BLAS), "einsum", or
+    None (NumPy's multiply, or ``a * b`` is no such stack)."""
     if not _stacked(a, b):
-        return False
+        return None
     m, n = a.shape[-2], b.shape[-1]
-    return (
+    stack = a.size * n
+    if stack < _MIN_STACK:
+        return None
+    if (
         m >= _MIN_ROWS
         and 2 <= n <= _MAX_ROW
         and m * n <= _MAX_PRODUCT
-        and a.size * n >= _MIN_STACK
-        and not (n >= _SLAB_ROW and parallel.slabs(a.size * n, a.shape[0]) > 1)
-    )
+        and not (n >= _SLAB_ROW and parallel.slabs(stack, a.shape[0]) > 1)
+    ):
+        return "matmul"
+    return "einsum" if n < _EINSUM_ROW else None
+
+
+def by_kernel(a, b) -> bool:
+    """Whether ``a * b`` is a stack of outer products that ``outer_product`` computes by a
+    path of its own (compiled code calls the kernel for it rather than a multiply)."""
+    return _route(a, b) is not None
 
 
 def outer_product(xp, a, b):
-    """``a * b`` (a kernel: ``xp`` the array module); a stack of outer products ``(..., m, 1) * (..., 1, n)`` goes through a
-    BLAS matmul where that is faster. The values are the same either way (each element is
-    one product); only a zero product's sign may differ: the matmul's and einsum's are +0."""
-    if type(a) is np.ndarray and a.ndim >= 3 and _stacked(a, b):  # (cheap tests first)
-        if by_matmul(a, b):
-            # NumPy's matmul runs an inner dimension of 1 in a slow loop of its own; padded
-            # to 2 with zeros, the stack of outer products is one BLAS-backed matmul.
-            a = np.concatenate([a, np.zeros_like(a)], -1)
-            b = np.concatenate([b, np.zeros_like(b)], -2)
-            return np.matmul(a, b)
-        if b.shape[-1] < _EINSUM_ROW and a.size * b.shape[-1] >= _MIN_STACK:
-            return by_einsum(a, b)
+    """``a * b`` (a kernel: ``xp`` the array module); a stack of outer products
+    ``(..., m, 1) * (..., 1, n)`` goes through a BLAS matmul or einsum where that is faster.
+    The values are the same either way (each element is one product); only a zero
+    product's sign may differ: the matmul's and einsum's are +0."""
+    route = _route(a, b) if type(a) is np.ndarray and a.ndim >= 3 else None  # (cheap first)
+    if route == "matmul":
+        # NumPy's matmul runs an inner dimension of 1 in a slow loop of its own; padded to 2
+        # with zeros, the stack of outer products is one BLAS-backed matmul.
+        a = np.concatenate([a, np.zeros_like(a)], -1)
+        b = np.concatenate([b, np.zeros_like(b)], -2)
+        return np.matmul(a, b)
+    if route == "einsum":
+        return by_einsum(a, b)
     if type(a) is np.ndarray and parallel.large(a, b):
         return parallel.ufunc(np.multiply, a, b)
     return a * b
