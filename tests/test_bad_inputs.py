@@ -714,8 +714,6 @@ DIFFERS: dict[str, str] = {
     **_each(
         "composite in numtorch: a node without saved tensors (the bias add) runs and "
         "accumulates .grad before the freed node raises; PyTorch's single node fails first",
-        "conv_transpose1d:backward-twice conv_transpose2d:backward-twice "
-        "conv_transpose3d:backward-twice "
         "batch_norm:backward-twice layer_norm:backward-twice group_norm:backward-twice",
     ),
     **_each(

@@ -262,32 +262,55 @@ def test_gather_forward_equals_the_strided_kernel_bitwise(monkeypatch):
     np.testing.assert_array_equal(gathered, nt.nn.functional.conv2d(x, w, **kw).numpy())
 
 
+@pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("groups", [1, 2])
 @pytest.mark.parametrize("in_dims", [(None, None, 0), (0, None, 0), (None, 0, 0), (0, 0, 0)])
-def test_vmap_of_a_batched_bias_matches_torch(in_dims, groups, no_fallback):
+def test_vmap_of_a_batched_bias_matches_torch(in_dims, groups, transposed, no_fallback):
     """The bias lands on the result's batch and channel axes wherever the convolution's
     rule puts them."""
+    name = "conv_transpose2d" if transposed else "conv2d"
 
     def prog(lib, x, w, b):
-        f = lambda xi, wi, bi: lib.nn.functional.conv2d(xi, wi, bi, padding=1, groups=groups)  # noqa: E731
+        conv = getattr(lib.nn.functional, name)
+        f = lambda xi, wi, bi: conv(xi, wi, bi, padding=1, groups=groups)  # noqa: E731
         return lib.func.vmap(f, in_dims=in_dims)(x, w, b)
 
     x = arr(3, 2, 4, 5, 4) if in_dims[0] == 0 else arr(2, 4, 5, 4)
     w = arr(3, 6, 4 // groups, 3, 3, seed=1) if in_dims[1] == 0 else arr(6, 4 // groups, 3, 3)
-    assert_same(prog, x, w, arr(3, 6, seed=2), **TOL)
+    if transposed:  # (the weight is (in, out / groups, ...): 4 in, 6 // groups * groups out)
+        w = w[..., :4, :, :, :] if in_dims[1] == 0 else w[:4]
+    channels = 4 // groups * groups if transposed else 6
+    assert_same(prog, x, w, arr(3, channels, seed=2), **TOL)
 
 
-def test_a_biased_conv_is_one_node_as_in_torch():
-    """The bias is added in the convolution's node, whose edges include the bias's."""
+@pytest.mark.parametrize(
+    "name, ws, bias_dtype",
+    [
+        ("conv2d", (3, 2, 3, 3), "float64"),
+        ("conv_transpose2d", (2, 3, 3, 3), "float64"),
+        ("conv_transpose2d", (2, 3, 3, 3), "float32"),  # a bias of another dtype: added as is
+    ],
+)
+def test_a_biased_conv_is_one_node_as_in_torch(name, ws, bias_dtype):
+    """The bias is added in the convolution's node, whose edges include the bias's; the
+    transposed form takes a bias of another dtype into the same node."""
 
     def graph(lib):
         x = lib.tensor(arr(1, 2, 5, 5), requires_grad=True)
-        w = lib.tensor(arr(3, 2, 3, 3, seed=1), requires_grad=True)
-        b = lib.tensor(arr(3, seed=2), requires_grad=True)
-        fn = lib.nn.functional.conv2d(x, w, b, padding=1).grad_fn
-        return fn.name(), [type(n).__name__ if n else None for n, _ in fn.next_functions]
+        w = lib.tensor(arr(*ws, seed=1), requires_grad=True)
+        b = lib.tensor(arr(3, seed=2), dtype=getattr(lib, bias_dtype), requires_grad=True)
+        y = getattr(lib.nn.functional, name)(x, w, b, padding=1)
+        fn = y.grad_fn
+        (y * lib.tensor(arr(*y.shape, seed=3))).sum().backward()
+        edges = [type(n).__name__ if n else None for n, _ in fn.next_functions]
+        return (fn.name(), edges, str(y.dtype)), [t.grad.numpy() for t in (x, w, b)]
 
-    assert graph(nt) == graph(torch) == ("ConvolutionBackward0", ["AccumulateGrad"] * 3)
+    (ours, grads), (theirs, expected) = graph(nt), graph(torch)
+    assert ours == theirs == (ours[0], ["AccumulateGrad"] * 3, ours[2])
+    assert ours[0] == "ConvolutionBackward0"
+    for g, e in zip(grads, expected, strict=True):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6)
 
 
 def test_repeated_parameters_still_raise_for_another_weight():

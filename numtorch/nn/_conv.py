@@ -453,18 +453,40 @@ convolution_p = defop(
 convolution = convolution_p.fn
 
 
-# The convolution with a bias added in its kernel: one call where the convolution and an
+# The convolutions with a bias added in their kernel: one call where the convolution and an
 # add would be two (conv2d's commonest form), and PyTorch's node, whose edges include the
-# bias's. Its batch rule is itself where the batch folds into N alone, else the
-# convolution's, then the bias added where the result's batch and channels are.
+# bias's. Their batch rule is themselves where the batch folds into N alone, else the
+# unbiased primitive's, then the bias added where the result's batch and channels are.
+def _add_bias(xp, out, bias):
+    """``out`` plus ``bias`` along its channels (axis 1), in out's dtype."""
+    b = bias.reshape(-1, *(1,) * (out.ndim - 2))
+    if b.dtype != out.dtype:  # (the transposed form adds a bias of any dtype)
+        b = b.astype(out.dtype)
+    if type(out) is np.ndarray:  # (a fresh array: add in place)
+        return xp.add(out, b, out=out)
+    return out + b
+
+
 def _convolution_bias(
     xp, input, weight, bias, stride=(1,), padding=((0, 0),), dilation=(1,), groups=1
 ):
     out = _convolution(xp, input, weight, stride, padding, dilation, groups)
-    b = bias.reshape(-1, *(1,) * (out.ndim - 2))
-    if type(out) is np.ndarray and out.dtype == b.dtype:  # (a fresh array: add in place)
-        return xp.add(out, b, out=out)
-    return out + b
+    return _add_bias(xp, out, bias)
+
+
+def _convolution_input_grad_bias(
+    xp,
+    grad_output,
+    weight,
+    bias,
+    size=(1,),
+    stride=(1,),
+    padding=((0, 0),),
+    dilation=(1,),
+    groups=1,
+):
+    out = _convolution_input_grad(xp, grad_output, weight, size, stride, padding, dilation, groups)
+    return _add_bias(xp, out, bias)
 
 
 def _bias_vjp(g):
@@ -475,8 +497,9 @@ def _conv_bias_jvp(tx, tw, tb, x, w, geo):
     return _conv_jvp(tx, tw, x, w, geo) + tb.reshape(-1, *(1,) * (x.dim() - 2))
 
 
-def _conv_bias_rule(op):
-    conv = _fold_batch(convolution_p, _CONV_AXES)
+def _bias_rule(op, base, axes: tuple):
+    """The batch rule of a biased primitive ``op`` whose unbiased form is ``base``."""
+    unbiased = _fold_batch(base, axes)
 
     def rule(vmap, args, bdims, attrs):
         if bdims[1] is None and bdims[2] is None and bdims[0] is not None:
@@ -484,10 +507,12 @@ def _conv_bias_rule(op):
             x = _merge(front(args[0], bdims[0]), 0)
             return _split(dispatch(op, (x, *args[1:]), attrs), 0, vmap.size)
         if bdims[0] is None and bdims[1] is None:
-            out, od = dispatch(convolution_p, args[:2], attrs), None
+            out, od = dispatch(base, args[:2], attrs), None
         else:
-            out, od = conv(vmap, args[:2], bdims[:2], attrs)
+            out, od = unbiased(vmap, args[:2], bdims[:2], attrs)
         bias, bd = args[2], bdims[2]
+        if bias.dtype != out.dtype:
+            bias = bias.to(out.dtype)
         ones = (1,) * len(attrs["stride"])
         if bd is None:  # the result's channels and spatial dims are its trailing ones
             return out + bias.reshape(-1, *ones), od
@@ -497,6 +522,9 @@ def _conv_bias_rule(op):
         return out + bias.reshape(bias.shape[0], 1, bias.shape[1], *ones), 0
 
     return rule
+
+
+bias_rule = rule_generator(_bias_rule)
 
 
 def _conv_bias_samples(make):
@@ -513,7 +541,7 @@ convolution_bias_p = defop(
     "convolution_bias",
     _convolution_bias,
     **{**_PRIM, "nin": 3},
-    batch_rule=rule_generator(_conv_bias_rule)(),
+    batch_rule=bias_rule(convolution_p, _CONV_AXES),
     node_name="ConvolutionBackward0",
     api="nn._conv.convolution_bias",
     samples=_conv_bias_samples,
@@ -559,6 +587,44 @@ convolution_input_grad_p = defop(
     meta=by_kernel,
 )
 convolution_input_grad = convolution_input_grad_p.fn
+
+
+def _input_grad_bias_jvp(tgo, tw, tb, go, w, size, geo):
+    return _input_grad_jvp(tgo, tw, go, w, size, geo) + tb.reshape(-1, *(1,) * len(size))
+
+
+def _input_grad_bias_samples(make):
+    for xs, ws, st, pad, dl, g in (
+        ((2, 2, 5, 5), (3, 2, 3, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+        ((1, 4, 6, 5), (4, 2, 2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2), 2),
+        ((2, 3, 5), (4, 3, 2), (1,), ((1, 1),), (2,), 1),
+    ):
+        gs = (xs[0], ws[0], *_blocks(xs[2:], ws[2:], st, pad, dl))
+        attrs = {"size": xs[2:], "stride": st, "padding": pad, "dilation": dl, "groups": g}
+        yield S((make(gs), make(ws), make((xs[1],))), attrs)
+
+
+# conv_transpose with a bias: PyTorch's one ConvolutionBackward0 node
+convolution_input_grad_bias_p = defop(
+    "convolution_input_grad_bias",
+    _convolution_input_grad_bias,
+    **{**_PRIM, "nin": 3},
+    batch_rule=bias_rule(convolution_input_grad_p, _INPUT_GRAD_AXES),
+    node_name="ConvolutionBackward0",
+    api="nn._conv.convolution_input_grad_bias",
+    no_kernel=_no_bool_conv(True),
+    samples=_input_grad_bias_samples,
+    vjp=(
+        _formula(_input_grad_vjp_grad_output, "g", "weight", "grad_output_shape"),
+        _formula(_input_grad_vjp_weight, "g", "grad_output", "weight_shape"),
+        _bias_vjp,
+    ),
+    jvp=_formula(
+        _input_grad_bias_jvp, "tgrad_output", "tweight", "tbias", "grad_output", "weight", "size"
+    ),
+    meta=by_kernel,
+)
+convolution_input_grad_bias = convolution_input_grad_bias_p.fn
 
 
 def _weight_grad_vjp_grad_output(g, go, shape, geo):
@@ -648,14 +714,6 @@ col2im_p = defop(
 col2im = col2im_p.fn
 
 
-def _with_bias(out: Tensor, bias, d: int) -> Tensor:
-    if bias is None:
-        return out
-    if bias.dtype != out.dtype:  # the transposed form adds a bias of any dtype into its result
-        bias = bias.to(out.dtype)
-    return out + bias.reshape(-1, *(1,) * d)
-
-
 # ------------------------------------------------------------------ public functions
 def _conv_nd(fname, d, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
     batched = _check_rank(fname, input, weight, d)
@@ -735,8 +793,10 @@ def _conv_transpose_nd(
             f"channel: ({_shown(size)}). Output size is too small"
         )
     pads = tuple((p, p) for p in padding)
-    out = convolution_input_grad(x, weight, size, stride, pads, dilation, groups)
-    out = _with_bias(out, bias, k)
+    if bias is None:
+        out = convolution_input_grad(x, weight, size, stride, pads, dilation, groups)
+    else:
+        out = convolution_input_grad_bias(x, weight, bias, size, stride, pads, dilation, groups)
     return out if batched else out.squeeze(0)
 
 
