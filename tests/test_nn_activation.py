@@ -687,3 +687,22 @@ def test_gelu_of_infinity_is_infinity():
     for approximate in ("none", "tanh"):
         y = nt.nn.functional.gelu(nt.tensor(x), approximate=approximate).numpy()
         np.testing.assert_array_equal(y, np.array([np.inf, np.nan, 1e30], np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_backward_on_a_large_array_gives_torchs_bits(dtype):
+    """A large relu gradient takes where's branch-free select: NaN, inf and signed zeros in
+    the incoming gradient and in the input land as PyTorch's threshold_backward puts them."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(50_000).astype(dtype)
+    g = rng.standard_normal(50_000).astype(dtype)
+    x[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0]
+    g[:6] = [1.0, 2.0, np.nan, -0.0, np.inf, -np.nan]
+    g[6:10] = [np.nan, -0.0, np.inf, -np.inf]
+
+    def bits(L):
+        t = L.tensor(x, requires_grad=True)
+        L.nn.functional.relu(t).backward(L.tensor(g))
+        return t.grad.numpy().tobytes()
+
+    assert bits(nt) == bits(torch)

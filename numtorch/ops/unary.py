@@ -36,6 +36,7 @@ from ._families import (
     unary,
     unary_samples,
 )
+from .comparison import _where as where_kernel
 from .comparison import le_p, where, where_p
 from .creation import zeros_like
 
@@ -247,11 +248,11 @@ def _relu_errors(make):
 
 
 def _relu_vjp_arrays(g, result):
-    """relu's vjp on arrays: ``where(result <= 0, 0, g)``, NumPy's where taking the place
-    of the ops' kernels for C-ordered operands of one dtype (the same bits and layout)."""
+    """relu's vjp on arrays: ``where(result <= 0, 0, g)``, where's kernel taking the place
+    of the ops' for C-ordered operands of one dtype (the same bits and layout)."""
     if g.dtype == result.dtype and g.flags.c_contiguous and result.flags.c_contiguous:
         if g.shape == result.shape:
-            return np.where(result <= 0, 0, g)
+            return where_kernel(np, result <= 0, 0, g)
     return kernel_call(where_p, kernel_call(le_p, result, 0), 0, g)
 
 
