@@ -262,6 +262,32 @@ def test_gather_forward_equals_the_strided_kernel_bitwise(monkeypatch):
     np.testing.assert_array_equal(gathered, nt.nn.functional.conv2d(x, w, **kw).numpy())
 
 
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"padding": 1},
+        {"padding": (1, 2), "dilation": (1, 2), "groups": 2},
+        {"padding": 0, "dilation": 2, "groups": 3},
+    ],
+)
+def test_input_grad_in_chunks_of_samples_equals_one_chunk_bitwise(kw, monkeypatch):
+    """The stride-1 input gradient computes its GEMM's columns a few samples at a time; each
+    element is the same dot product as in one GEMM, and the result matches torch."""
+    x = nt.tensor(arr(7, 6, 9, 8)).float().requires_grad_()
+    w = nt.tensor(arr(6, 6 // kw.get("groups", 1), 3, 3, seed=1)).float()
+    _strided_only(monkeypatch)
+    out = nt.nn.functional.conv2d(x, w, **kw)
+    g = nt.tensor(arr(*out.shape, seed=2)).float()
+    (whole,) = nt.autograd.grad(out, x, g)
+    monkeypatch.setattr(nt.nn._conv, "_CHUNK_BYTES", 1)  # one sample at a time
+    (chunked,) = nt.autograd.grad(nt.nn.functional.conv2d(x, w, **kw), x, g)
+    np.testing.assert_array_equal(chunked.numpy(), whole.numpy())
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, torch.tensor(w.numpy()), **kw)
+    (expected,) = torch.autograd.grad(ty, tx, torch.tensor(g.numpy()))
+    np.testing.assert_allclose(chunked.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("groups", [1, 2])
 @pytest.mark.parametrize("in_dims", [(None, None, 0), (0, None, 0), (None, 0, 0), (0, 0, 0)])

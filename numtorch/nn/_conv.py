@@ -77,6 +77,7 @@ def _pad(xp, x, padding):
 
 
 _scratch_buffers = threading.local()
+_CHUNK_BYTES = 4 << 20  # the columns of this many bytes are computed and consumed at once
 _SCRATCH_MAX = 64 << 20  # a larger temporary is allocated, and freed, as usual
 
 
@@ -90,7 +91,7 @@ def _scratch(xp, shape: tuple, dtype, slot: int = 0):
         return xp.empty(shape, dtype)
     bufs = getattr(_scratch_buffers, "bufs", None)
     if bufs is None:
-        bufs = _scratch_buffers.bufs = [None, None]
+        bufs = _scratch_buffers.bufs = [None, None, None]
     if bufs[slot] is None or bufs[slot].nbytes < nbytes:
         bufs[slot] = xp.empty(nbytes, xp.uint8)
     return bufs[slot][:nbytes].view(dtype).reshape(shape)
@@ -213,15 +214,27 @@ def _input_grad_on_grid(xp, grad_output, wt, c, size, kernel, padding, dilation)
     g = grad_output.reshape(n, groups, o // groups, *blocks)
     rows[(..., *(slice(0, b) for b in blocks[1:]))] = g.transpose(1, 2, 0, *range(3, 3 + d))
     span = math.prod(grid)
-    rows = rows.reshape(groups, o // groups, n * span)
-    cols = xp.matmul(wt, rows, out=_scratch(xp, (groups, wt.shape[1], n * span), rows.dtype))
-    cols = cols.reshape(c, math.prod(kernel), n, span)
+    rows = rows.reshape(groups, o // groups, n, span)
     steps = [math.prod(padded[i + 1 :]) for i in range(d)]
     reach = sum(dl * (k - 1) * st for k, dl, st in zip(kernel[1:], dilation[1:], steps[1:]))
-    out = _zeros(xp, (n, c, math.prod(padded) + reach), cols.dtype, 1)  # (rows is dead)
-    for j, k in enumerate(itertools.product(*(range(kk) for kk in kernel))):
-        at = sum(ki * dl * st for ki, dl, st in zip(k, dilation, steps))
-        out[:, :, at : at + span] += cols[:, j].transpose(1, 0, 2)
+    out = _zeros(xp, (n, c, math.prod(padded) + reach), rows.dtype, 2)
+    offsets = [
+        sum(ki * dl * st for ki, dl, st in zip(k, dilation, steps))
+        for k in itertools.product(*(range(kk) for kk in kernel))
+    ]
+    # The GEMM's columns for a few samples at a time, added into the result while they are
+    # in cache: the whole columns matrix is K times the result (the tutorial CNN's second
+    # layer: 46 MB, 27 -> 15 ms). Each element is the same dot product either way.
+    per_sample = wt.shape[1] * groups * span * rows.dtype.itemsize
+    chunk = max(1, _CHUNK_BYTES // per_sample)
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        part = rows[:, :, lo:hi].reshape(groups, o // groups, (hi - lo) * span)
+        cols = _scratch(xp, (groups, wt.shape[1], part.shape[2]), rows.dtype)
+        cols = xp.matmul(wt, part, out=cols).reshape(c, len(offsets), hi - lo, span)
+        dst = out[lo:hi]
+        for j, at in enumerate(offsets):
+            dst[:, :, at : at + span] += cols[:, j].transpose(1, 0, 2)
     out = out[:, :, : math.prod(padded)].reshape(n, c, *padded)
     return out[(..., *(slice(lo, lo + s) for s, (lo, _) in zip(size, padding)))].copy()
 
