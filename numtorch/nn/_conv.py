@@ -549,14 +549,27 @@ def _bias_rule(op, base, axes: tuple):
 bias_rule = rule_generator(_bias_rule)
 
 
-def _conv_bias_samples(make):
-    for xs, ws, st, pad, dl, g in (
-        ((2, 2, 5, 5), (3, 2, 3, 2), (1, 1), ((1, 1), (0, 0)), (1, 1), 1),
-        ((1, 4, 6, 5), (4, 2, 2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2), 2),
-        ((2, 3, 5), (4, 3, 2), (1,), ((1, 1),), (2,), 1),
-    ):
-        attrs = {"stride": st, "padding": pad, "dilation": dl, "groups": g}
-        yield S((make(xs), make(ws), make((ws[0],))), attrs)
+_BIAS_GEOMETRIES = (  # (input, weight, stride, padding, dilation, groups)
+    ((2, 2, 5, 5), (3, 2, 3, 2), (1, 1), ((1, 1), (0, 0)), (1, 1), 1),
+    ((1, 4, 6, 5), (4, 2, 2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2), 2),
+    ((2, 3, 5), (4, 3, 2), (1,), ((1, 1),), (2,), 1),
+)
+
+
+def _bias_samples(transposed: bool):
+    """Samples of a biased primitive: the convolution's operands, or (transposed) those of
+    its input gradient, whose result has the input's channels."""
+
+    def samples(make):
+        for xs, ws, st, pad, dl, g in _BIAS_GEOMETRIES:
+            attrs = {"stride": st, "padding": pad, "dilation": dl, "groups": g}
+            if transposed:
+                gs = (xs[0], ws[0], *_blocks(xs[2:], ws[2:], st, pad, dl))
+                yield S((make(gs), make(ws), make((xs[1],))), {"size": xs[2:], **attrs})
+            else:
+                yield S((make(xs), make(ws), make((ws[0],))), attrs)
+
+    return samples
 
 
 convolution_bias_p = defop(
@@ -566,7 +579,7 @@ convolution_bias_p = defop(
     batch_rule=bias_rule(convolution_p, _CONV_AXES),
     node_name="ConvolutionBackward0",
     api="nn._conv.convolution_bias",
-    samples=_conv_bias_samples,
+    samples=_bias_samples(False),
     no_kernel=_no_bool_conv(False),
     vjp=(
         _formula(_conv_vjp_input, "g", "weight", "input_shape"),
@@ -615,17 +628,6 @@ def _input_grad_bias_jvp(tgo, tw, tb, go, w, size, geo):
     return _input_grad_jvp(tgo, tw, go, w, size, geo) + tb.reshape(-1, *(1,) * len(size))
 
 
-def _input_grad_bias_samples(make):
-    for xs, ws, st, pad, dl, g in (
-        ((2, 2, 5, 5), (3, 2, 3, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
-        ((1, 4, 6, 5), (4, 2, 2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2), 2),
-        ((2, 3, 5), (4, 3, 2), (1,), ((1, 1),), (2,), 1),
-    ):
-        gs = (xs[0], ws[0], *_blocks(xs[2:], ws[2:], st, pad, dl))
-        attrs = {"size": xs[2:], "stride": st, "padding": pad, "dilation": dl, "groups": g}
-        yield S((make(gs), make(ws), make((xs[1],))), attrs)
-
-
 # conv_transpose with a bias: PyTorch's one ConvolutionBackward0 node
 convolution_input_grad_bias_p = defop(
     "convolution_input_grad_bias",
@@ -635,7 +637,7 @@ convolution_input_grad_bias_p = defop(
     node_name="ConvolutionBackward0",
     api="nn._conv.convolution_input_grad_bias",
     no_kernel=_no_bool_conv(True),
-    samples=_input_grad_bias_samples,
+    samples=_bias_samples(True),
     vjp=(
         _formula(_input_grad_vjp_grad_output, "g", "weight", "grad_output_shape"),
         _formula(_input_grad_vjp_weight, "g", "grad_output", "weight_shape"),
