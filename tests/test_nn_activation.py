@@ -503,6 +503,40 @@ def test_softmax_of_an_integer_tensor_raises(fn, shape, dim):
     assert_same_error(lambda lib, x: getattr(lib.nn.functional, fn)(x, dim), ints)
 
 
+def _many_short_rows(shape, dtype, order):
+    """Seeded rows with the values a row maximum must handle: NaN, infinities of both signs,
+    zeros of both signs, and a maximum in the first and the last column."""
+    x = np.random.default_rng(7).standard_normal(shape).astype(dtype) * 3
+    flat = x.reshape(-1, shape[-1])
+    flat[0, 1], flat[1, :] = np.nan, -np.inf
+    flat[2, -1], flat[3, 0] = np.inf, np.inf
+    flat[4, :2], flat[5, :] = (-0.0, 0.0), -0.0
+    flat[6, 0], flat[7, -1] = 50.0, 50.0
+    return np.asarray(x, order=order) if order == "F" else x
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape, order", [((256, 32, 32), "C"), ((600, 4), "C"), ((80, 13, 8), "F"), ((8, 8), "C")]
+)
+def test_softmax_of_many_short_rows(fn, dtype, shape, order):
+    # (many short rows take a column-by-column maximum; a few rows NumPy's row maximum)
+    from numtorch.ops.softmax import _row_maxima
+
+    x = _many_short_rows(shape, dtype, order)
+    np.testing.assert_array_equal(_row_maxima(np, x, x.ndim - 1), x.max(-1, keepdims=True))
+    # exp's rounding differs by a few ulps; sums over up to 32 rows and a norm add one each;
+    # log_softmax's x - max - log(sum) rounds at the magnitude of its terms
+    rtol = 50 * np.finfo(dtype).eps
+    atol = rtol * (1 + np.abs(x[np.isfinite(x)]).max()) if fn == "log_softmax" else 0.0
+    assert_same(lambda lib, v: getattr(lib, fn)(v, -1), x, rtol=rtol, atol=atol)
+    if fn == "softmax":  # the reduction benchmark's program, batched
+        prog = lambda lib, v: lib.func.vmap(lambda r: r.softmax(-1).sum(0) / r.norm())(v)  # noqa: E731
+        assert_same(prog, x, rtol=rtol)
+
+
 def test_softmax_of_an_integer_tensor_with_a_float_dtype():
     ints = np.arange(6).reshape(2, 3)
     assert_same(lambda lib, x: lib.softmax(x, 0, dtype=lib.float64), ints)

@@ -804,3 +804,56 @@ def test_complex_logcumsumexp_follows_pytorchs_branch_and_gradient():
     z = rng.standard_normal((3, 12)) * 2 + 1j * rng.uniform(-6, 6, (3, 12))
     assert_same(lambda L, z: L.logcumsumexp(z, 1), z)
     assert_same(grad_prog(lambda L, z: L.logcumsumexp(z, 0).abs().sum()), z)
+
+
+# ==================================================================
+# sum over axes before a short kept trailing block: einsum's path gives NumPy's sums.
+
+
+def _special(shape, dtype, seed):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype) * 10
+    flat = x.reshape(-1)
+    flat[:: max(1, flat.size // 7)] = -0.0
+    flat[3], flat[11], flat[-5] = np.nan, np.inf, -np.inf
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape, dim",
+    [
+        ((256, 32, 32), 1),
+        ((256, 32, 32), (0, 1)),
+        ((1024, 64, 2), 1),
+        ((8, 4096, 4), (0, 1)),
+        ((64, 64, 8, 1), 1),
+        ((4096, 16), 0),
+        ((256, 32, 32), 0),  # (a long kept block: NumPy's own path)
+        ((256, 32, 32), 2),  # (the last axis summed: NumPy's pairwise sums)
+        ((2048, 1), 0),  # (a kept block of one element: NumPy's own path)
+    ],
+)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_over_many_short_rows_is_numpys_sum(dtype, shape, dim, keepdim):
+    x = _special(shape, dtype, seed=len(shape))
+    got = nt.tensor(x).sum(dim, keepdim).numpy()
+    want = x.sum(axis=dim, keepdims=keepdim)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)  # bit for bit: the same additions in order
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    # against torch, which adds in its own order: a rounding per term, of the largest term
+    terms = x.size // want.size
+    tol = terms * np.finfo(dtype).eps
+    atol = tol * np.abs(x[np.isfinite(x)]).max()
+    assert_same(lambda L, v: v.sum(dim, keepdim), x, rtol=tol, atol=atol)
+
+
+def test_sum_over_short_rows_of_a_transposed_tensor_and_in_vmap_and_grad():
+    x = _special((32, 64, 32), np.float64, seed=5)
+    tol = 64 * np.finfo(np.float64).eps  # (64 terms, each rounded once: torch's order differs)
+    atol = tol * np.abs(x[np.isfinite(x)]).max()
+    assert_same(lambda L, v: v.transpose(0, 2).sum(1), x, rtol=tol, atol=atol)
+    assert_same(lambda L, v: L.func.vmap(lambda r: r.sum(0))(v), x, rtol=tol, atol=atol)
+    g = _special((32, 32), np.float64, seed=6)
+    prog = grad_prog(lambda L, v, w: ((v * v).sum(1) * w).sum())
+    assert_same(prog, np.nan_to_num(x), g, rtol=tol, atol=atol)

@@ -467,9 +467,17 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
     ]
     pieces = [g.split(numels, dim=0) if len(numels) > 1 else (g,) for g in per_input]
     return tuple(
-        tuple(p[i].view(out.size() + x.size()) for p, x in zip(pieces, inputs))
+        tuple(_block(p[i], out.shape + x.shape, create_graph) for p, x in zip(pieces, inputs))
         for i, out in enumerate(outputs)
     )
+
+
+def _block(g: Tensor, shape: tuple, create_graph: bool) -> Tensor:
+    """``g`` viewed as ``shape``; without create_graph (the result is detached next), ``g``
+    itself where it has that shape already."""
+    if not create_graph and g.shape == shape:
+        return g
+    return g.view(shape)
 
 
 def _jacobian_forward(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:

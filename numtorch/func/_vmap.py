@@ -8,14 +8,15 @@ from typing import Any
 
 from .._core import upcalls
 from .._core.pytree import LEAF, broadcast_prefix, tree_flatten, tree_unflatten
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, wrap_dim
 from ..ops.generator import all_states, restore_states
 from ..ops.shape import cat
 from ._batched import BatchedTensor, VmapInterpreter
 
 
 def _name(func) -> str:
-    return getattr(func, "__name__", repr(func))
+    name = getattr(func, "__name__", None)  # (repr only where there is no name)
+    return repr(func) if name is None else name
 
 
 def vmap(
@@ -182,8 +183,6 @@ def _unbatch(interp: VmapInterpreter, x, od, size: int, func, none_ok: bool):
             f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(x)}. Did "
             "you mean to set out_dims= to None for output?"
         )
-    from .._core.tensor import wrap_dim
-
     if not batched:  # the same value for every batch element
         od = wrap_dim(od, x.dim() + 1)
         return x.unsqueeze(od).expand(*x.shape[:od], size, *x.shape[od:])

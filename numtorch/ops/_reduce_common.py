@@ -100,6 +100,36 @@ def _need_float(name: str, x, dtype=None) -> None:
         )
 
 
+# NumPy sums over axes before a short kept trailing block in one inner loop per row of that
+# block, at a fixed cost each; einsum walks the same elements in the same order 2-8x faster
+# where such rows are many and short.
+_SHORT_INNER = 128
+_MANY_INNER_LOOPS = 1024
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def sum_short_rows(x, axes: tuple, keepdim: bool):
+    """``x.sum(axis=axes, keepdims=keepdim)`` for a C-ordered float32/float64 NumPy array
+    whose summed axes all come before a kept trailing block of 2 to 128 elements, with many
+    such blocks; None for any other. Each result element adds its terms one at a time, in
+    the order NumPy's reduction does (the same bits, zeros' signs included)."""
+    if (
+        not axes
+        or axes[-1] == x.ndim - 1
+        or type(x) is not np.ndarray
+        or x.dtype.type not in (np.float32, np.float64)
+        or x.ndim > len(_LETTERS)
+        or not x.flags.c_contiguous
+    ):
+        return None
+    inner = math.prod(x.shape[axes[-1] + 1 :])
+    if not 2 <= inner <= _SHORT_INNER or x.size < inner * _MANY_INNER_LOOPS:
+        return None
+    sub = _LETTERS[: x.ndim]
+    out = np.einsum(f"{sub}->{''.join(c for i, c in enumerate(sub) if i not in axes)}", x)
+    return np.expand_dims(out, axes) if keepdim else out
+
+
 def _acc(xp, x, dtype):
     """x in the ``dtype=`` asked for, and the dtype a sum or product of it is made in:
     that one (NumPy widens small integers), else int64 for integers and bools."""

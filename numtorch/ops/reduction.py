@@ -50,6 +50,7 @@ from ._reduce_common import (
     dims_of,
     distinct,
     reduction,
+    sum_short_rows,
     unreduce,
 )
 from .comparison import where
@@ -63,8 +64,14 @@ _pyany, _pymax = builtins.any, builtins.max  # the names are shadowed by ops bel
 def _sum(xp, x, dim=None, keepdim=False, *, dtype=None):
     x, acc = _acc(xp, x, dtype)
     axes = dims_of(dim, x.ndim)
-    if xp is np and x.size >= parallel.MIN_ELEMENTS:
-        return parallel.sum(x, axes, keepdim, acc)
+    if xp is np and x.size >= parallel.MIN_ELEMENTS // 64:
+        # (where threads would not cut it; einsum needs no accumulator dtype for floats)
+        if acc is None and (x.size < parallel.WORK or parallel.threads() < 2):
+            out = sum_short_rows(x, axes, keepdim)
+            if out is not None:
+                return out
+        if x.size >= parallel.MIN_ELEMENTS:
+            return parallel.sum(x, axes, keepdim, acc)
     return x.sum(axis=axes, keepdims=keepdim, dtype=acc)
 
 

@@ -41,6 +41,25 @@ def _row_sums(xp, s, d: int):
     return s.sum(axis=d, keepdims=True)
 
 
+# NumPy reduces a short last axis row by row at a fixed cost per row; for many short rows
+# a loop over the columns (one vectorized maximum each) is 1.5-20x faster.
+_COLUMN_MAX_WIDTH = 32
+_COLUMN_MAX_ROWS_PER_COLUMN = 128
+
+
+def _row_maxima(xp, x, d: int):
+    """The maxima of x along axis d, kept as a size-1 dim (the same values as ``x.max``:
+    a maximum is exact in any order, NaN propagates either way)."""
+    n = x.shape[d]
+    if xp is np and d == x.ndim - 1 and 1 < n <= _COLUMN_MAX_WIDTH:
+        if x.size >= n * n * _COLUMN_MAX_ROWS_PER_COLUMN:
+            m = x[..., 0].copy()
+            for k in range(1, n):
+                np.maximum(m, x[..., k], out=m)
+            return m[..., None]
+    return x.max(axis=d, keepdims=True) if xp is np else xp.amax(x, axis=d, keepdims=True)
+
+
 def _softmax_kernel(log: bool):
     """softmax or log_softmax along one dim, shifted by the maximum for stability."""
 
@@ -63,7 +82,7 @@ def _softmax_kernel(log: bool):
 
     def along(xp, d, x, s):
         """The kernel along axis d of x, into s (of x's shape and layout)."""
-        m = x.max(axis=d, keepdims=True) if xp is np else xp.amax(x, axis=d, keepdims=True)
+        m = _row_maxima(xp, x, d)
         xp.subtract(x, m, out=s)  # (then in place)
         if log:
             s -= xp.log(_row_sums(xp, xp.exp(s), d))
