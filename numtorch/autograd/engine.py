@@ -652,7 +652,12 @@ def _roots(outputs: tuple) -> list:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-        roots.append(edge_of(out))
+        if type(out) is Tensor and out._view is None and out._grad_fn is not None:
+            # (edge_of less grad_fn's naming of a node whose name depends on the call: the
+            # engine never reads it, and whoever reads the node's name names it then)
+            roots.append((out._grad_fn, out._out_nr))
+        else:
+            roots.append(edge_of(out))
     return roots
 
 
