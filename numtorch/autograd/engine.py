@@ -22,9 +22,10 @@ from .._core.state import graph_tasks as _running
 from .._core.tensor import Size, Tensor, _make, bump_version
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
+from . import node as node_module
 from .grad_layout import copy_obeying, first_grad
 from .grad_mode import set_grad_enabled
-from .node import AccumulateGrad, GradientEdge, Node, _fit, edge_of
+from .node import _ACCUMULATE_SEQ, AccumulateGrad, GradientEdge, Node, _fit, _make_step, edge_of
 from .saved import SavedValues
 from .task import _task_ids
 
@@ -90,6 +91,18 @@ def _run_final_callbacks(callbacks: list, task: GraphTask) -> None:
 
 def _compute_dependencies(task: GraphTask, roots) -> None:
     deps = task.deps
+    if len(roots) == 1:  # (a graph has no cycle: a node is first met once, the root never)
+        stack = [roots[0][0]] if roots[0][0] is not None else []
+        while stack:
+            for nxt, _ in stack.pop().next_functions:
+                if nxt is not None:
+                    c = deps.get(nxt)
+                    if c is None:
+                        deps[nxt] = 1
+                        stack.append(nxt)
+                    else:
+                        deps[nxt] = c + 1
+        return
     stack = list(dict.fromkeys(n for n, _ in roots if n is not None))
     seen = set(stack)
     while stack:
@@ -187,6 +200,7 @@ def _check_hook_results(hook, originals: list, results) -> list:
 
 
 _apply = Node.apply
+_LEAF_PRIORITY = -_ACCUMULATE_SEQ  # a leaf's place in the ready queue
 
 
 class _Entry:
@@ -270,6 +284,7 @@ def execute(task: GraphTask, roots, root_grads) -> None:
     targets = task.targets
     drop = not task.keep_graph
     create_graph = task.create_graph
+    steps = node_module._STEPS
     with set_grad_enabled(create_graph):
         node = None  # the next node where no queue is needed to know it (see below)
         while True:
@@ -298,7 +313,10 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                     for nr, slot in captures[node]:
                         slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
                 if exec_info is None:
-                    outs = node.apply(grads, None)
+                    step = steps.get(node._op)  # (node.apply's call, inline)
+                    if step is None:
+                        step = _make_step(node._op)
+                    outs = step(node, grads, None)
                 elif node not in exec_info:
                     node = None
                     continue
@@ -324,18 +342,33 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             # empty, the queue would hand it out next, so it runs next without it.
             held = None
             many = False
+            # A plain leaf made ready runs at once, where the queue would hand it out next:
+            # nothing in the queue goes before a leaf, and no leaf with hooks was queued
+            # here (equal priorities: the queue's order among them shows)
+            early = plain and not devices and (not ready or ready[0][0] > _LEAF_PRIORITY)
             for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
                     continue
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if early and d == 0 and type(nxt) is AccumulateGrad:
+                    if _plain_leaf(nxt):
+                        buf = buffers.pop(nxt, None)
+                        if buf is not None and buf[0] is not None:
+                            g = buf[0] if g is None else buf[0] + g
+                        task.current = nxt
+                        accumulate_grad(nxt.variable, g, create_graph)
+                        continue
+                    early = False
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = [None] * len(nxt._out_meta)
                 if g is not None:
                     cur = buf[nr]
                     buf[nr] = g if cur is None else cur + g
-                d = deps[nxt] - 1
-                deps[nxt] = d
                 if d == 0:  # (leaves too: they run next, in the queue's order)
+                    if early and nxt._seq >= _ACCUMULATE_SEQ:
+                        early = False  # (a node numbered as a leaf or past them: the queue's)
                     if devices:
                         push(_device_queue(ready, queues, nxt, buf), (-nxt._seq, _Entry(nxt)))
                     elif held is None and not many:
