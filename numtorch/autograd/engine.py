@@ -539,17 +539,19 @@ _SAME = object()  # no grad_dtype set: the variable's dtype
 def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
-    while g._level > var._level and g._interp.kind in FORWARD:
-        g = g._inner  # a leaf outside the dual level keeps the primal gradient
-    if g._level == var._level and g._level:  # a dual leaf: its gradient carries a tangent
-        var._grad = g if var._grad is None else var._grad + g
-        return
-    if g._level:
-        raise RuntimeError(
-            "numtorch: backward() inside a transform cannot accumulate a batched or "
-            "transformed gradient into .grad; use autograd.grad instead"
-        )
-    want = var.__dict__.get("_grad_dtype", _SAME) if var.__dict__ else _SAME  # grad_dtype
+    if type(g) is not Tensor or type(var) is not Tensor:  # (plain tensors: both at level 0)
+        while g._level > var._level and g._interp.kind in FORWARD:
+            g = g._inner  # a leaf outside the dual level keeps the primal gradient
+        if g._level == var._level and g._level:  # a dual leaf: its gradient carries a tangent
+            var._grad = g if var._grad is None else var._grad + g
+            return
+        if g._level:
+            raise RuntimeError(
+                "numtorch: backward() inside a transform cannot accumulate a batched or "
+                "transformed gradient into .grad; use autograd.grad instead"
+            )
+    vd = var.__dict__
+    want = vd.get("_grad_dtype", _SAME) if vd else _SAME  # grad_dtype
     if want is _SAME and type(var) is Tensor and type(g) is Tensor:  # (compared as NumPy's)
         if g._data.dtype != var._data.dtype:
             g = g.to(var.dtype)
@@ -566,19 +568,20 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     elif create_graph:
         var._grad = var._grad + g
     else:  # grad mode is off: in place, even into a .grad that requires grad
-        gd = var._grad._data
-        if state.modes and gd.shape == g.shape and gd.flags.writeable:
-            var._grad.add_(g)  # (modes see aten.add_)
-        elif gd.shape == g.shape and gd.flags.writeable:
+        acc = var._grad
+        gd = acc._data
+        if gd.shape != g._data.shape or not gd.flags.writeable:
+            var._grad = acc + g
+        elif state.modes:
+            acc.add_(g)  # (modes see aten.add_)
+        else:
             if type(gd) is np.ndarray:
                 gd += g._data
             else:
                 with gpu_of(gd):
                     gd += g._data
-            bump_version(var._grad)
-        else:
-            var._grad = var._grad + g
-    post = var.__dict__.get("_post_acc_hooks")
+            bump_version(acc)
+    post = vd.get("_post_acc_hooks") if vd else None
     if post:
         for h in list(post):
             r = h(var)
