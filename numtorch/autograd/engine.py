@@ -592,6 +592,18 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
 def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None and type(out) is Tensor and not is_batched:  # (a loss: the commonest)
+            d = out._data
+            if (
+                type(d) is np.ndarray
+                and d.size == 1
+                and d.dtype.kind == "f"
+                and d.dtype.num < 256
+                and out._rg
+                and not (state.modes or state.stack)
+            ):
+                res.append(_make(np.array(1, d.dtype) if not d.ndim else np.ones(d.shape, d.dtype)))
+                continue
         if isinstance(out, GradientEdge):
             shape, dtype = _edge_meta(out)
             needs = True

@@ -602,16 +602,17 @@ def _sum_to(g, gshape: tuple, shape: tuple):
     dims = [*range(lead)]
     dims += [lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1]
     d = g._data if type(g) is Tensor else None
+    dt = d.dtype if type(d) is np.ndarray else None
     if (
-        type(d) is np.ndarray
-        and d.dtype.kind in "fc"
-        and d.dtype.itemsize >= 4  # (no reduced or half float: their sums widen)
-        and d.dtype.num < 256
+        dt is not None
+        and dt.kind in "fc"
+        and dt.itemsize >= 4  # (no reduced or half float: their sums widen)
+        and dt.num < 256
         and d.flags.c_contiguous  # (the sum op lays out others' sums as they are)
         and not (state.modes or g._rg or _held(g))
     ):  # a gradient outside autograd that nobody observes: the same sum, in NumPy
         if dims:
-            d = d.sum(axis=tuple(dims), keepdims=True)
+            d = np.add.reduce(d, axis=tuple(dims), keepdims=True)  # (ndarray.sum's call)
         return _make(d.reshape(shape) if lead else d)
     if dims:
         g = g.sum(dims, keepdim=True)
