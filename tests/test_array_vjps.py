@@ -154,6 +154,7 @@ def test_array_forms_equal_formulas(op, dtype):
                     continue
                 assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
                 assert np.array_equal(_bits(g), _bits(w))
+                assert type(g._data) is np.ndarray  # (never a NumPy scalar)
     assert ran
 
 
@@ -190,6 +191,7 @@ def test_unrolled_steps_equal_the_loop(op, monkeypatch):
             if w is not None:
                 assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
                 assert np.array_equal(_bits(g), _bits(w))
+                assert type(g._data) is np.ndarray  # (never a NumPy scalar)
     assert ran
 
 
@@ -208,6 +210,7 @@ def test_array_forms_under_a_grad_transform_equal_formulas(op):
         for w, g in zip(want, got):
             assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
             assert np.array_equal(_bits(g), _bits(w))
+            assert type(g._data) is np.ndarray  # (never a NumPy scalar)
     assert ran
 
 
@@ -276,3 +279,19 @@ def test_array_forms_run_in_a_plain_backward(monkeypatch):
     (gw,) = nt.autograd.grad((h * h).mean(), w, create_graph=True)
     assert not calls  # a graph of the backward is built: the formulas run
     assert gw.requires_grad
+
+
+def test_array_forms_of_0d_operands_give_arrays():
+    """A 0-d product's array form gives a 0-d array (NumPy's product of 0-d arrays is a
+    scalar), which the next node's formulas take as a tensor's."""
+    import torch
+
+    def grads(T):
+        a = T.tensor(0.5, dtype=T.float64, requires_grad=True)
+        b = T.tensor(3.0, dtype=T.float64, requires_grad=True)
+        return T.autograd.grad(T.tanh(a) * b, (a, b))
+
+    got, want = grads(nt), grads(torch)
+    for g, w in zip(got, want):
+        assert type(g._data) is np.ndarray
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-15)

@@ -201,7 +201,7 @@ def _times_real(g, x):
         type(x) is np.ndarray
         and x.dtype is g.dtype
         and x.shape == g.shape
-        and g.ndim <= 2
+        and 0 < g.ndim <= 2  # (a 0-d product is a NumPy scalar: the kernel's path wraps it)
         and g.size < parallel.MIN_ELEMENTS
         and g.flags.c_contiguous
         and x.flags.c_contiguous
