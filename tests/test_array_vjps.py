@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from opdb import float_paths, samples
+from opdb import autograd_outputs, float_arg_positions, float_paths, resolve, samples
 
 import numtorch as nt
 from numtorch._core.op import REGISTRY
@@ -76,6 +76,50 @@ def _transform_grads(op, args, kwargs, seed: int, forms: bool):
         node.use_array_forms(True)
 
 
+def _step_grads(op, args, kwargs, seed: int):
+    """The gradients of op's sample (each float or complex output's, for random output
+    gradients), for its float and complex arguments."""
+    rng = np.random.default_rng(seed)
+    leaves = []
+    targs = []
+    paths = {p[0] for p in float_arg_positions(args, "fc") if p[1] is None}
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            a = nt.from_numpy(a.copy())
+            if i in paths and (op.grad_args is None or i in op.grad_args):
+                a.requires_grad_()
+                leaves.append(a)
+        targs.append(a)
+    if not leaves:
+        return None
+    out = autograd_outputs(resolve(nt, op.api)(*targs, **kwargs), op)
+    outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.requires_grad]
+    if not outs:
+        return None
+    gos = []
+    for o in outs:
+        g = rng.standard_normal(o.shape)
+        if o.dtype.is_complex:
+            g = g + 1j * rng.standard_normal(o.shape)
+        gos.append(nt.from_numpy(g.astype(o.dtype.np)))
+    return nt.autograd.grad(outs, leaves, gos, allow_unused=True)
+
+
+class _Loops(dict):
+    """A table of steps that gives every op the plan's loop."""
+
+    def get(self, op, default=None):
+        return node.Node._apply
+
+
+def _looped(op, args, kwargs, seed: int, monkeypatch):
+    """``_step_grads`` with every node's apply run by the plan's loop, not its unrolled
+    step."""
+    with monkeypatch.context() as m:
+        m.setattr(node, "_STEPS", _Loops())
+        return _step_grads(op, args, kwargs, seed)
+
+
 def _bits(t) -> np.ndarray:
     return np.ascontiguousarray(t.detach().numpy()).reshape(-1).view(np.uint8)
 
@@ -110,6 +154,44 @@ def test_array_forms_equal_formulas(op, dtype):
                     continue
                 assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
                 assert np.array_equal(_bits(g), _bits(w))
+                assert type(g._data) is np.ndarray  # (never a NumPy scalar)
+    assert ran
+
+
+def _with_steps():
+    """The ops whose nodes' apply is unrolled (``node._make_step``), with samples."""
+    return [
+        op
+        for op in REGISTRY.values()
+        if op.samples is not None
+        and not op.test.no_grad_test
+        and any(f is not None for f in op.vjps)
+        and node._make_step(op) is not node.Node._apply
+    ]
+
+
+@pytest.mark.parametrize("op", _with_steps(), ids=lambda op: op.name)
+def test_unrolled_steps_equal_the_loop(op, monkeypatch):
+    """A node's unrolled apply gives the plan's loop's gradients, to the bit, with their
+    dtype and strides (array forms where they run, formulas elsewhere)."""
+    ran = 0
+    for k, s in enumerate(samples(op, "float64")):
+        try:
+            want = _looped(op, s.args, s.kwargs, k, monkeypatch)
+        except Exception as e:  # (an error sample: the unrolled step raises the same)
+            with pytest.raises(type(e)):
+                _step_grads(op, s.args, s.kwargs, k)
+            continue
+        if want is None:
+            continue
+        got = _step_grads(op, s.args, s.kwargs, k)
+        ran += 1
+        for w, g in zip(want, got):
+            assert (w is None) == (g is None)
+            if w is not None:
+                assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
+                assert np.array_equal(_bits(g), _bits(w))
+                assert type(g._data) is np.ndarray  # (never a NumPy scalar)
     assert ran
 
 
@@ -128,20 +210,30 @@ def test_array_forms_under_a_grad_transform_equal_formulas(op):
         for w, g in zip(want, got):
             assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
             assert np.array_equal(_bits(g), _bits(w))
+            assert type(g._data) is np.ndarray  # (never a NumPy scalar)
     assert ran
 
 
 def _counting(monkeypatch) -> list:
     """Whether each array form tried ran (True) or left the call to the formula."""
     calls = []
-    real = node._on_arrays
+    seen = set()
+    for op in _with_forms():
+        for f in op.vjps:
+            afn = getattr(f, "on_arrays", None)
+            if afn is None or f in seen:
+                continue
+            seen.add(f)
 
-    def counting(afn, kw, fast):
-        r = real(afn, kw, fast)
-        calls.append(r is not None)
-        return r
+            def counting(*args, _afn=afn, **kwargs):
+                r = _afn(*args, **kwargs)
+                calls.append(r is not NotImplemented)
+                return r
 
-    monkeypatch.setattr(node, "_on_arrays", counting)
+            monkeypatch.setattr(f, "on_arrays", counting)
+    # (plans and steps made anew with the counting forms; the old ones back afterwards)
+    monkeypatch.setattr(node, "_PLANS", {})
+    monkeypatch.setattr(node, "_STEPS", {})
     return calls
 
 
@@ -187,3 +279,19 @@ def test_array_forms_run_in_a_plain_backward(monkeypatch):
     (gw,) = nt.autograd.grad((h * h).mean(), w, create_graph=True)
     assert not calls  # a graph of the backward is built: the formulas run
     assert gw.requires_grad
+
+
+def test_array_forms_of_0d_operands_give_arrays():
+    """A 0-d product's array form gives a 0-d array (NumPy's product of 0-d arrays is a
+    scalar), which the next node's formulas take as a tensor's."""
+    import torch
+
+    def grads(T):
+        a = T.tensor(0.5, dtype=T.float64, requires_grad=True)
+        b = T.tensor(3.0, dtype=T.float64, requires_grad=True)
+        return T.autograd.grad(T.tanh(a) * b, (a, b))
+
+    got, want = grads(nt), grads(torch)
+    for g, w in zip(got, want):
+        assert type(g._data) is np.ndarray
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-15)

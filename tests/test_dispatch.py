@@ -133,6 +133,47 @@ def test_operators_short_path_gives_dispatchs_result(first, other, sym):
     assert outcome(lambda: dunder(a, b)) == want
 
 
+_FACTORS = {
+    "2x3": lambda: nt.arange(6.0).reshape(2, 3),
+    "1x3": lambda: nt.arange(3.0).reshape(1, 3) - 1,
+    "3x1": lambda: nt.arange(3.0).reshape(3, 1) + 0.5,
+    "1x4": lambda: nt.arange(4.0).reshape(1, 4) * 0.25,
+    "3x4": lambda: nt.arange(12.0).reshape(3, 4) / 7,
+    "3x4.T": lambda: (nt.arange(12.0).reshape(4, 3) / 7).t(),
+    "3x4 leaf": lambda: (nt.arange(12.0).reshape(3, 4) / 7).requires_grad_(),
+    "3x4 f64": lambda: nt.arange(12.0, dtype=nt.float64).reshape(3, 4),
+    "3x4 i64": lambda: nt.arange(12).reshape(3, 4),
+    "3": lambda: nt.arange(3.0),
+    "2x3x4": lambda: nt.arange(24.0).reshape(2, 3, 4),
+    "0x3": lambda: nt.zeros(0, 3),
+    "0-d": lambda: nt.tensor(2.0),
+}
+
+
+@pytest.mark.parametrize("second", list(_FACTORS))
+@pytest.mark.parametrize("first", ["2x3", "1x3", "3x1", "3", "2x3x4", "0x3", "0-d"])
+def test_matmul_operator_short_path_gives_matmuls_result(first, second):
+    """``@`` takes a short path for plain CPU factors: the same values (to the bit), dtype,
+    strides, node and errors as ``matmul`` (which always goes through dispatch)."""
+    a, b = _FACTORS[first](), _FACTORS[second]()
+
+    def outcome(call):
+        try:
+            r = call()
+        except Exception as e:  # noqa: BLE001 (the error is the outcome compared)
+            return type(e), str(e)
+        return (
+            r.detach().numpy().tobytes(),
+            r.dtype,
+            r.shape,
+            r.stride(),
+            r.requires_grad,
+            type(r.grad_fn).__name__,
+        )
+
+    assert outcome(lambda: a @ b) == outcome(lambda: nt.matmul(a, b))
+
+
 @pytest.mark.parametrize("level", ["vmap", "grad"])
 @pytest.mark.parametrize("other", ["f32", "transposed", "leaf", "i8", 2, 0.5, 2**70])
 @pytest.mark.parametrize("first", ["f32", "0-d", "transposed", "leaf", "bf16"])

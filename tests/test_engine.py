@@ -83,6 +83,32 @@ def test_backward_on_leaf_and_gradient_argument():
     assert_same(prog, **F32)
 
 
+@pytest.mark.parametrize("hooked", ["a", "b", "c"])
+@pytest.mark.parametrize("post", [False, True])
+def test_hooks_see_the_leaves_accumulated_before_them(hooked, post):
+    """Leaves made ready together accumulate in PyTorch's order: a leaf's hook (a tensor
+    hook, or a post-accumulate-grad hook) sees the .grad of the leaves that went before it,
+    and not of those after; a weight used twice accumulates its summed gradient."""
+
+    def prog(T):
+        a = T.tensor([1.0, 2.0], requires_grad=True)
+        b = T.tensor([3.0, 4.0], requires_grad=True)
+        c = T.tensor([5.0, 6.0], requires_grad=True)
+        leaves = {"a": a, "b": b, "c": c}
+        seen = []
+
+        def hook(_):
+            seen.append([None if v.grad is None else v.grad.tolist() for v in leaves.values()])
+
+        t = leaves[hooked]
+        t.register_post_accumulate_grad_hook(hook) if post else t.register_hook(hook)
+        for _ in range(2):
+            ((a * b) * c + a * b).sum().backward()
+        return seen
+
+    assert_same(prog, **F32)
+
+
 # ------------------------------------------------------------------ errors, word for word
 def test_error_backward_through_freed_graph():
     def prog(T):

@@ -206,7 +206,8 @@ def binary_method(op, attrs: dict, general, ufunc=None):
         res._grad_fn = None
         res._ver = tensor_module._fresh_version()
         res._base = None
-        # (the slots first: a thread's grad mode costs more to read)
+        # (the slots first: a thread's grad mode costs more to read; then dispatch's test of
+        # whether an input requires grad, a stale view's included, operand by operand)
         if (
             ndiff
             and (
@@ -216,11 +217,21 @@ def binary_method(op, attrs: dict, general, ufunc=None):
                 and (other._rg_bit or other._base is not None)
             )
             and tls["grad_enabled"]
+            and (
+                self._rg_bit
+                or self._base is not None
+                and self._view_ver != self._ver.v
+                and self._rg
+                or to is Tensor
+                and (
+                    other._rg_bit
+                    or other._base is not None
+                    and other._view_ver != other._ver.v
+                    and other._rg
+                )
+            )
         ):
-            for t in (self, other) if to is Tensor else (self,):
-                if t._rg_bit or t._base is not None and t._view_ver != t._ver.v and t._rg:
-                    (op.level0_recorder or upcalls.recorder(op))((self, other), attrs, res)
-                    break
+            (op.level0_recorder or upcalls.recorder(op))((self, other), attrs, res)
         return res
 
     return method

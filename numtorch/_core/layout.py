@@ -141,13 +141,18 @@ def _unit_ties(out, inputs) -> bool:
     where they differ in shape (a number, a broadcast), TensorIterator orders the dims by
     their strides, a size-1 dim's included, and an operand has a size-1 dim whose stride
     is not C's (where all have the result's shape, it allocates the result contiguous)."""
+    shape = out.shape
     same, odd = True, False
     for a in inputs:
-        if type(a) is not _nd or a.shape != out.shape:
+        if type(a) is not _nd:
             same = False
-            if type(a) is _nd and 1 in a.shape:
+            continue
+        s = a.shape
+        if s != shape:
+            same = False
+            if 1 in s:
                 odd = True
-        elif 1 in a.shape and (a.itemsize != out.itemsize or a.strides != out.strides):
+        elif not odd and 1 in s and (a.itemsize != out.itemsize or a.strides != out.strides):
             odd = True
     return odd and not same
 

@@ -22,9 +22,10 @@ from .._core.state import graph_tasks as _running
 from .._core.tensor import Size, Tensor, _make, bump_version
 from ..ops.creation import ones, ones_like, zeros_like
 from . import anomaly_mode
+from . import node as node_module
 from .grad_layout import copy_obeying, first_grad
 from .grad_mode import set_grad_enabled
-from .node import AccumulateGrad, GradientEdge, Node, _fit, edge_of
+from .node import _ACCUMULATE_SEQ, AccumulateGrad, GradientEdge, Node, _fit, _make_step, edge_of
 from .saved import SavedValues
 from .task import _task_ids
 
@@ -90,6 +91,18 @@ def _run_final_callbacks(callbacks: list, task: GraphTask) -> None:
 
 def _compute_dependencies(task: GraphTask, roots) -> None:
     deps = task.deps
+    if len(roots) == 1:  # (a graph has no cycle: a node is first met once, the root never)
+        stack = [roots[0][0]] if roots[0][0] is not None else []
+        while stack:
+            for nxt, _ in stack.pop().next_functions:
+                if nxt is not None:
+                    c = deps.get(nxt)
+                    if c is None:
+                        deps[nxt] = 1
+                        stack.append(nxt)
+                    else:
+                        deps[nxt] = c + 1
+        return
     stack = list(dict.fromkeys(n for n, _ in roots if n is not None))
     seen = set(stack)
     while stack:
@@ -187,6 +200,7 @@ def _check_hook_results(hook, originals: list, results) -> list:
 
 
 _apply = Node.apply
+_LEAF_PRIORITY = -_ACCUMULATE_SEQ  # a leaf's place in the ready queue
 
 
 class _Entry:
@@ -270,6 +284,7 @@ def execute(task: GraphTask, roots, root_grads) -> None:
     targets = task.targets
     drop = not task.keep_graph
     create_graph = task.create_graph
+    steps = node_module._STEPS
     with set_grad_enabled(create_graph):
         node = None  # the next node where no queue is needed to know it (see below)
         while True:
@@ -298,7 +313,10 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                     for nr, slot in captures[node]:
                         slot[0] = grads[nr] if slot[0] is None else slot[0] + grads[nr]
                 if exec_info is None:
-                    outs = node.apply(grads, None)
+                    step = steps.get(node._op)  # (node.apply's call, inline)
+                    if step is None:
+                        step = _make_step(node._op)
+                    outs = step(node, grads, None)
                 elif node not in exec_info:
                     node = None
                     continue
@@ -324,18 +342,33 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             # empty, the queue would hand it out next, so it runs next without it.
             held = None
             many = False
+            # A plain leaf made ready runs at once, where the queue would hand it out next:
+            # nothing in the queue goes before a leaf, and no leaf with hooks was queued
+            # here (equal priorities: the queue's order among them shows)
+            early = plain and not devices and (not ready or ready[0][0] > _LEAF_PRIORITY)
             for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
                     continue
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if early and d == 0 and type(nxt) is AccumulateGrad:
+                    if _plain_leaf(nxt):
+                        buf = buffers.pop(nxt, None)
+                        if buf is not None and buf[0] is not None:
+                            g = buf[0] if g is None else buf[0] + g
+                        task.current = nxt
+                        accumulate_grad(nxt.variable, g, create_graph)
+                        continue
+                    early = False
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = [None] * len(nxt._out_meta)
                 if g is not None:
                     cur = buf[nr]
                     buf[nr] = g if cur is None else cur + g
-                d = deps[nxt] - 1
-                deps[nxt] = d
                 if d == 0:  # (leaves too: they run next, in the queue's order)
+                    if early and nxt._seq >= _ACCUMULATE_SEQ:
+                        early = False  # (a node numbered as a leaf or past them: the queue's)
                     if devices:
                         push(_device_queue(ready, queues, nxt, buf), (-nxt._seq, _Entry(nxt)))
                     elif held is None and not many:
@@ -506,17 +539,19 @@ _SAME = object()  # no grad_dtype set: the variable's dtype
 def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     if g is None:
         return
-    while g._level > var._level and g._interp.kind in FORWARD:
-        g = g._inner  # a leaf outside the dual level keeps the primal gradient
-    if g._level == var._level and g._level:  # a dual leaf: its gradient carries a tangent
-        var._grad = g if var._grad is None else var._grad + g
-        return
-    if g._level:
-        raise RuntimeError(
-            "numtorch: backward() inside a transform cannot accumulate a batched or "
-            "transformed gradient into .grad; use autograd.grad instead"
-        )
-    want = var.__dict__.get("_grad_dtype", _SAME) if var.__dict__ else _SAME  # grad_dtype
+    if type(g) is not Tensor or type(var) is not Tensor:  # (plain tensors: both at level 0)
+        while g._level > var._level and g._interp.kind in FORWARD:
+            g = g._inner  # a leaf outside the dual level keeps the primal gradient
+        if g._level == var._level and g._level:  # a dual leaf: its gradient carries a tangent
+            var._grad = g if var._grad is None else var._grad + g
+            return
+        if g._level:
+            raise RuntimeError(
+                "numtorch: backward() inside a transform cannot accumulate a batched or "
+                "transformed gradient into .grad; use autograd.grad instead"
+            )
+    vd = var.__dict__
+    want = vd.get("_grad_dtype", _SAME) if vd else _SAME  # grad_dtype
     if want is _SAME and type(var) is Tensor and type(g) is Tensor:  # (compared as NumPy's)
         if g._data.dtype != var._data.dtype:
             g = g.to(var.dtype)
@@ -533,19 +568,20 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
     elif create_graph:
         var._grad = var._grad + g
     else:  # grad mode is off: in place, even into a .grad that requires grad
-        gd = var._grad._data
-        if state.modes and gd.shape == g.shape and gd.flags.writeable:
-            var._grad.add_(g)  # (modes see aten.add_)
-        elif gd.shape == g.shape and gd.flags.writeable:
+        acc = var._grad
+        gd = acc._data
+        if gd.shape != g._data.shape or not gd.flags.writeable:
+            var._grad = acc + g
+        elif state.modes:
+            acc.add_(g)  # (modes see aten.add_)
+        else:
             if type(gd) is np.ndarray:
                 gd += g._data
             else:
                 with gpu_of(gd):
                     gd += g._data
-            bump_version(var._grad)
-        else:
-            var._grad = var._grad + g
-    post = var.__dict__.get("_post_acc_hooks")
+            bump_version(acc)
+    post = vd.get("_post_acc_hooks") if vd else None
     if post:
         for h in list(post):
             r = h(var)
@@ -556,6 +592,18 @@ def accumulate_grad(var: Tensor, g, create_graph: bool) -> None:
 def _make_grads(outputs: Sequence[Tensor], grad_outputs, is_batched=False) -> list:
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None and type(out) is Tensor and not is_batched:  # (a loss: the commonest)
+            d = out._data
+            if (
+                type(d) is np.ndarray
+                and d.size == 1
+                and d.dtype.kind == "f"
+                and d.dtype.num < 256
+                and out._rg
+                and not (state.modes or state.stack)
+            ):
+                res.append(_make(np.array(1, d.dtype) if not d.ndim else np.ones(d.shape, d.dtype)))
+                continue
         if isinstance(out, GradientEdge):
             shape, dtype = _edge_meta(out)
             needs = True
@@ -652,7 +700,12 @@ def _roots(outputs: tuple) -> list:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-        roots.append(edge_of(out))
+        if type(out) is Tensor and out._view is None and out._grad_fn is not None:
+            # (edge_of less grad_fn's naming of a node whose name depends on the call: the
+            # engine never reads it, and whoever reads the node's name names it then)
+            roots.append((out._grad_fn, out._out_nr))
+        else:
+            roots.append(edge_of(out))
     return roots
 
 

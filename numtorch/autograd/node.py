@@ -147,6 +147,14 @@ class Node:
         its input's shape and cast to its dtype; computes only the ``wanted`` ones (None:
         those whose edge has a node). Where
         no output has a gradient, no input gets one (PyTorch's undefined gradients)."""
+        step = _STEPS.get(self._op)
+        if step is None:
+            step = _make_step(self._op)
+        return step(self, grads, wanted)
+
+    def _apply(self, grads: list, wanted) -> list:
+        """``apply`` by the plan's loop, for any op (see ``_make_step`` for the unrolled
+        forms of the common ones)."""
         op = self._op
         if op.ndiff == 1:
             g = grads[0]
@@ -354,6 +362,169 @@ def use_array_forms(on: bool) -> None:
     """Let formulas' array forms run where nothing observes them (on), or never (off)."""
     ARRAY_FORMS[0] = on
     _PLANS.clear()
+    _STEPS.clear()
+
+
+_STEPS: dict = {}  # op -> the function its nodes' apply runs (see _make_step)
+_U = object()  # a value not fetched yet
+_PLAIN_VALUES = frozenset((int, float, bool, complex, type(None)))
+
+
+def _make_step(op):
+    """The function op's nodes' ``apply`` runs, made once: for an op with one
+    differentiable output and no list input, the plan's loop unrolled into straight code,
+    which gives what the loop (``Node._apply``) gives and hands it any call it does not
+    cover. Where each formula has an array form (or needs g alone), that code is the array
+    forms' path alone: a gradient or saved value that is not a plain CPU float32/float64
+    array, a saved-tensor hook, an observable call (``_unobserved`` other than 1), a
+    number operand without an edge or an array form that declines goes to the loop, which
+    then does everything again (the array forms are pure). Where no formula has an array
+    form, it is the loop's tensor path."""
+    plan = _plan(op)
+    step = Node._apply
+    if op.ndiff == 1 and not op.list_inputs and op.recorder is None and plan:
+        forms = [afn for _, _, names, _, afn in plan if names is not None]
+        if forms and None not in forms:
+            step = _unrolled(op, plan, True)
+        elif not any(forms):
+            step = _unrolled(op, plan, False)
+    _STEPS[op] = step
+    return step
+
+
+def _unrolled(op, plan: tuple, arrays: bool):
+    """``_make_step``'s straight code for op's plan (``arrays``: the array forms' path)."""
+    bail = "return _loop(self, grads, wanted)"
+    lines = [
+        "def step(self, grads, wanted):",
+        "    g = grads[0]",
+        "    if g is None:",
+        "        return self._undefined()",
+        "    meta = self.in_meta",
+    ]
+    if not op.number_edges:  # (a number operand has no edge: the edges shift)
+        lines += [
+            f"    if {' or '.join(f'meta[{e[0]}] is None' for e in plan)}:",
+            f"        {bail}",
+        ]
+    if arrays:
+        lines += [
+            "    if type(g) is not Tensor or g._conj:",
+            f"        {bail}",
+            "    gd = g._data",
+            "    if type(gd) is not _nd or gd.dtype.char not in 'fd':",
+            f"        {bail}",
+            "    tls = state.__dict__",
+            "    if tls['modes'] or tls['stack'] or tls['grad_enabled'] or AUTOCAST[0]:",
+            f"        {bail}",
+        ]
+    lines += [
+        "    saved = self.saved",
+        "    attrs = self.attrs",
+        "    if wanted is None:",
+        "        nexts = self.next_functions",
+        *(f"        w{k} = nexts[{k}][0] is not None" for k in range(len(plan))),
+        "    else:",
+        *(f"        w{k} = wanted[{k}]" for k in range(len(plan))),
+    ]
+    uses: dict = {}
+    for _, _, names, _, _ in plan:
+        for n in names or ():
+            uses[n] = uses.get(n, 0) + 1
+    shared = [n for n, c in uses.items() if c > 1 and n != "g"]
+    if shared:
+        lines.append(f"    {' = '.join(f'v_{n}' for n in shared)} = _U")
+    env = {"_loop": Node._apply, "_U": _U, "FREED": FREED}
+    for k, (_, fn, names, _, afn) in enumerate(plan):
+        env[f"f{k}"], env[f"a{k}"] = fn, afn
+        lines += [f"    r{k} = None", f"    if w{k}:", "        if saved is None:"]
+        lines.append("            raise RuntimeError(FREED)")
+        if names is None:
+            lines.append(f"        r{k} = f{k}(g=g)")
+            continue
+        for n in names:
+            if n != "g":
+                fetch = _fetch(op, n, arrays, bail)
+                if n in shared:
+                    lines.append(f"        if v_{n} is _U:")
+                    lines += ["    " + ln for ln in fetch]
+                else:
+                    lines += fetch
+        call = ", ".join(("g=gd" if arrays else "g=g") if n == "g" else f"{n}=v_{n}" for n in names)
+        if arrays:
+            lines += [
+                f"        x = a{k}({call})",
+                "        if x is NotImplemented:",
+                f"            {bail}",
+                f"        r{k} = _make(x)",
+            ]
+        else:
+            lines.append(f"        r{k} = f{k}({call})")
+    for k, (i, *_) in enumerate(plan):
+        lines += [
+            f"    if r{k} is not None:",
+            f"        m = meta[{i}]",
+            "        if m is not None:",
+            f"            d = r{k}._data if type(r{k}) is Tensor else None",
+            "            if d is None or d.shape != m[0] or d.dtype != m[1]:",
+            f"                r{k} = _fit(r{k}, m)",
+        ]
+    lines.append(f"    return [{', '.join(f'r{k}' for k in range(len(plan)))}]")
+    env.update(
+        Tensor=Tensor,
+        _nd=np.ndarray,
+        state=state,
+        AUTOCAST=AUTOCAST,
+        _Saved=Saved,
+        _PLAIN_VALUES=_PLAIN_VALUES,
+        _make=_make,
+        _fit=_fit,
+    )
+    exec("\n".join(lines), env)
+    step = env["step"]
+    step.__source__ = "\n".join(lines)
+    return step
+
+
+def _fetch(op, n: str, arrays: bool, bail: str) -> list:
+    """Lines that set ``v_<n>`` to the value the loop gives formula parameter n: a saved
+    tensor unpacked (on the array path, its array, version-checked), a saved shape, or an
+    attribute (``bail``: the loop's call, for a value the array path does not take)."""
+    if n != "result" and (n not in op.inputs):
+        if n.endswith("_shape") and n[:-6] in op.inputs:
+            return [f"        v_{n} = saved[{n!r}]"]
+        lines = [f"        v_{n} = attrs[{n!r}]"]
+        if arrays:
+            lines += [
+                f"        if type(v_{n}) is list or isinstance(v_{n}, Tensor):",
+                f"            {bail}",
+            ]
+        return lines
+    if not arrays:
+        return [
+            f"        v_{n} = saved[{n!r}]",
+            f"        if isinstance(v_{n}, _Saved):",
+            f"            v_{n} = v_{n}.unpack(self)",
+        ]
+    return [
+        f"        s = saved[{n!r}]",
+        "        if type(s) is _Saved:",
+        "            if s.is_output:",
+        "                if s.t.v != s.version:",
+        f"                    {bail}",
+        f"                v_{n} = s.data",
+        "            else:",
+        "                t = s.t",
+        "                if t._ver.v != s.version or type(t) is not Tensor or t._conj:",
+        f"                    {bail}",
+        f"                v_{n} = t._data",
+        f"            if type(v_{n}) is not _nd or v_{n}.dtype.char not in 'fd':",
+        f"                {bail}",
+        "        elif type(s) in _PLAIN_VALUES:",
+        f"            v_{n} = s",
+        "        else:",
+        f"            {bail}",
+    ]
 
 
 def _unobserved() -> int:
@@ -431,16 +602,17 @@ def _sum_to(g, gshape: tuple, shape: tuple):
     dims = [*range(lead)]
     dims += [lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1]
     d = g._data if type(g) is Tensor else None
+    dt = d.dtype if type(d) is np.ndarray else None
     if (
-        type(d) is np.ndarray
-        and d.dtype.kind in "fc"
-        and d.dtype.itemsize >= 4  # (no reduced or half float: their sums widen)
-        and d.dtype.num < 256
+        dt is not None
+        and dt.kind in "fc"
+        and dt.itemsize >= 4  # (no reduced or half float: their sums widen)
+        and dt.num < 256
         and d.flags.c_contiguous  # (the sum op lays out others' sums as they are)
         and not (state.modes or g._rg or _held(g))
     ):  # a gradient outside autograd that nobody observes: the same sum, in NumPy
         if dims:
-            d = d.sum(axis=tuple(dims), keepdims=True)
+            d = np.add.reduce(d, axis=tuple(dims), keepdims=True)  # (ndarray.sum's call)
         return _make(d.reshape(shape) if lead else d)
     if dims:
         g = g.sum(dims, keepdim=True)

@@ -154,7 +154,7 @@ def _make_recorder(op):
             "            outputs._grad_fn = node",
             "            outputs._rg_bit = True",
             "            node._out_meta = ((d.shape, dt),)",
-            "            node.saved = _save(op, names, args, outputs, None) if names else _NOTHING",
+            "            node.saved = _save0(op, names, args, outputs) if names else _NOTHING",
             "            return",
         ]
     code.append("    _finish(op, node, names, args, outputs, None)")
@@ -165,7 +165,7 @@ def _make_recorder(op):
         _new=_new,
         _seq=_seq,
         _anomaly=anomaly,
-        _save=_save,
+        _save0=_save0,
         _NOTHING=_NOTHING_SAVED,
         _finish=_finish,
     )
@@ -334,6 +334,29 @@ def _save(op, names: tuple, args: tuple, outputs, inner) -> dict:
         else:
             tensors = True  # (inner outputs hold no reference to this node)
             saved[n] = _saved_outputs(op, outputs, inner is not None or _is_wrapped(outputs))
+    return saved if tensors else SavedValues(saved)
+
+
+def _save0(op, names: tuple, args: tuple, outputs: Tensor) -> dict:
+    """``_save`` at level 0 for one plain output (the generated recorder's commonest call)."""
+    saved = {}
+    tensors = False
+    for n, kind, k in _SAVE_PLANS.get((op, names)) or _save_plan(op, names):
+        if kind == 2:
+            v = args[k]
+            if isinstance(v, Tensor):
+                saved[n] = Saved(v, False)
+                tensors = True
+            else:
+                s = saved[n] = _saved_arg(v)
+                if s is not v:
+                    tensors = True
+        elif kind == 1:
+            v = args[k]
+            saved[n] = [t.shape for t in v] if isinstance(v, (list, tuple)) else v.shape
+        else:
+            tensors = True
+            saved[n] = _saved_outputs(op, outputs, False) if state.modes else Saved(outputs, True)
     return saved if tensors else SavedValues(saved)
 
 

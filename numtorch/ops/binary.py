@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import parallel
 from .._core.dispatch import kernel_call
 from .._core.layout import number_first_contiguous
 from .._core.messages import broadcast_mismatch
@@ -196,6 +197,16 @@ def _times_real(g, x):
     """``g * cj(x)`` on arrays (mul's vjps' array form), for a real ``x``."""
     if type(x) is complex or type(x) is not np.ndarray and type(x) not in (int, float):
         return NotImplemented
+    if (
+        type(x) is np.ndarray
+        and x.dtype is g.dtype
+        and x.shape == g.shape
+        and 0 < g.ndim <= 2  # (a 0-d product is a NumPy scalar: the kernel's path wraps it)
+        and g.size < parallel.MIN_ELEMENTS
+        and g.flags.c_contiguous
+        and x.flags.c_contiguous
+    ):  # (mul's kernel and layout for such operands: NumPy's product, laid out as it is)
+        return g * x
     return kernel_call(mul_p, g, x)
 
 

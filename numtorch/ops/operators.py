@@ -12,6 +12,7 @@ from .._core.methods import tensor_method, tensor_methods
 from .._core.op import Op
 from .._core.tensor import Tensor
 from . import binary, comparison, linalg, unary
+from .linalg.products import matmul_arrays
 
 _ALPHA = {"alpha": 1}
 _NUMBER = (Tensor, int, float, complex, bool)
@@ -146,7 +147,7 @@ for _dunder, (_op, _has_inplace) in {
     _fn = _op.fn
     _method = _operator(lambda self, other, fn=_fn: fn(self, other), _matmul, _dunder)
     if _matmul:  # (x @ w, a layer's product: dispatch's short path for plain factors)
-        _method = binary_method(_op, {}, _method)
+        _method = binary_method(_op, {}, _method, matmul_arrays)
     tensor_method(_method, f"__{_dunder}__")
     if _dunder != "truediv":  # see _rtruediv
         tensor_method(_operator(_reflected(_op), _matmul), f"__r{_dunder}__")

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from ..._core.dispatch import kernel_call
 from ..._core.messages import broadcast_mismatch
 from ..._core.meta import by_kernel, mixed_devices
 from ..._core.op import NoKernel, bilinear_jvp, defop, on_arrays
@@ -139,13 +138,21 @@ def _column_major_array(m) -> bool:
     return m.ndim == 2 and m.strides[0] == m.itemsize != m.strides[1]
 
 
+def _mm_arrays(a, b):
+    """``kernel_call(matmul_p, a, b)`` for two non-empty matrices of one float dtype whose
+    shapes agree: matmul's kernel (an outer product where the inner dim is 1) and its
+    layout rule (contiguous), without the checks such operands pass."""
+    out = outer_product(np, a, b) if a.shape[1] == 1 else np.matmul(a, b)
+    return out if out.flags.c_contiguous else out.copy(order="C")
+
+
 def _matmul_vjp_a_arrays(g, input, other):
     """``_matmul_vjp_a`` on arrays, for two matrices of one dtype not laid out by column."""
     if g.ndim != 2 or input.ndim != 2 or other.ndim != 2 or other.dtype != g.dtype:
         return NotImplemented
     if _column_major_array(input) or not input.size:
         return NotImplemented
-    return kernel_call(matmul_p, g, other.T)
+    return _mm_arrays(g, other.T)
 
 
 def _matmul_vjp_b_arrays(g, input, other):
@@ -154,7 +161,7 @@ def _matmul_vjp_b_arrays(g, input, other):
         return NotImplemented
     if _column_major_array(other) or not other.size:
         return NotImplemented
-    return kernel_call(matmul_p, input.T, g)
+    return _mm_arrays(input.T, g)
 
 
 on_arrays(_matmul_vjp_a, _matmul_vjp_a_arrays)
@@ -167,6 +174,7 @@ def _matmul_samples(make):
         ((2, 3), (3,)),
         ((3,), (3, 4)),
         ((2, 3), (3, 4)),
+        ((1, 3), (3, 4)),  # (a batch of one: its weight gradient is an outer product)
         ((5, 2, 3), (3, 4)),
         ((2, 3), (5, 3, 4)),
         ((5, 2, 3), (5, 3, 4)),
@@ -228,6 +236,15 @@ def _matmul(xp, input, other):
         # Outer products (per-sample weight gradients): BLAS is slow at a contraction of 1.
         return outer_product(xp, input, other)
     return xp.matmul(input, other)
+
+
+def matmul_arrays(a, b):
+    """matmul's kernel on two CPU arrays (``binary_method``'s short path for ``@``): two
+    matrices whose shapes agree go straight to NumPy's matmul, anything else to the
+    kernel (the same values and errors)."""
+    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and a.shape[1] != 1:
+        return np.matmul(a, b)
+    return _matmul(np, a, b)
 
 
 _MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
