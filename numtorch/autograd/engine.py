@@ -345,7 +345,15 @@ def execute(task: GraphTask, roots, root_grads) -> None:
             # A plain leaf made ready runs at once, where the queue would hand it out next:
             # nothing in the queue goes before a leaf, and no leaf with hooks was queued
             # here (equal priorities: the queue's order among them shows)
-            early = plain and not devices and (not ready or ready[0][0] > _LEAF_PRIORITY)
+            # (a dispatch mode or the profiler sees the accumulations themselves: their
+            # order among the leaves is then the queue's)
+            early = (
+                plain
+                and inline
+                and not devices
+                and not state.modes
+                and (not ready or ready[0][0] > _LEAF_PRIORITY)
+            )
             for (nxt, nr), g in zip(nexts, outs):
                 if nxt is None:
                     continue
