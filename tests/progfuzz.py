@@ -387,14 +387,6 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "pairwise sum the other, and fmod(y, 0.44) is 0.44 vs 0; both sums are within half an ulp",
     ),
     (
-        r".",
-        r"^(grad|vmap_grad) error differs: numtorch RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: (\[torch\.\w+ \[[^\]]*\]\]), which is output \d+ of \w+, (is at version \d+; expected version \d+)[^\n]*\ntorch RuntimeError: [^\n]*\2, which is output \d+ of AsStrided, \3",
-        "torch.func.grad names a view regenerated after an in-place write (AsStrided) in the "
-        "modified-variable error where eager torch names the op that wrote it: y = "
-        "x.deg2rad()[0]; y.sigmoid_(); y.abs_(): eager torch and numtorch say 'output 0 of "
-        "Sigmoid', torch.func.grad 'output 0 of AsStrided'; type, shape and versions agree",
-    ),
-    (
         r"y\[y > 0\]",
         r"^(vmap|vmap_grad) error differs: numtorch IndexError: [^\n]*\ntorch IndexError: (Dimension out of range|The shape of the mask|too many indices)",
         "torch.func.vmap over an empty batched boolean mask indexes the mask as its batch rules "

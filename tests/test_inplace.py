@@ -951,7 +951,9 @@ def test_copy_of_an_expanded_self_into_itself(mode):
 # A write through a view saves its output with a weak reference to the view's node after the
 # write (PyTorch's weak_grad_fn); the modified-variable error names that node while it lives,
 # else the node unpacking. The next write through the view keeps it alive (its wrapped node's
-# edge 0) until a backward pass that does not retain the graph runs that write's CopySlices.
+# edge 0) until a backward pass that does not retain the graph runs that write's CopySlices;
+# so does a saved tensor whose history holds it, until freed (under create_graph, never while
+# the backward pass runs: the graph its formulas record holds it).
 WRITES = {
     "two writes through an expanded view": lambda T, x: (
         T.broadcast_to(x**0.5, (1, 2, 3)).tanh_().neg_()
@@ -961,6 +963,9 @@ WRITES = {
     "the view used after the write": lambda T, x: (
         lambda p, y: (y.tanh_(), y * 2, y.neg_())[1] + p.sum()
     )(*(lambda p: (p, p[0]))(x * 1)),
+    # (abs_ saves a copy of the view's old value, whose history holds the view's node: in
+    # func.grad, whose backward records a graph (create_graph) that keeps the copy)
+    "a write that saves the view's old value": lambda T, x: (x * 1)[0].sigmoid_().abs_(),
     "a write through a fresh view each time": lambda T, x: (
         lambda p: (p[:, 1].exp_(), p[:, 1].neg_(), p)[2]
     )(x * 1),

@@ -42,6 +42,7 @@ class GraphTask:
         "check_nan",
         "buffers",
         "user_grads",
+        "kept",
     )
 
     def __init__(self, keep_graph, create_graph, accumulate):
@@ -56,6 +57,9 @@ class GraphTask:
         self.targets: set = set()
         self.buffers: dict = {}  # node -> the gradients waiting for it (execute's)
         self.user_grads: set = set()  # ids of the root gradients (the caller holds them)
+        # what a node saved, freed under create_graph: the graph the formulas record keeps
+        # it (and the history it holds) alive in PyTorch while the gradients flow on
+        self.kept: list = []
 
 
 class _FinalCallbacks(threading.local):
@@ -313,6 +317,8 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                 if not node._fits:
                     outs = validate_outputs(node, outs)
                 if drop and node.saved and type(node.saved) is not SavedValues:
+                    if create_graph:
+                        task.kept.append(node.saved)
                     node.saved = None
             else:
                 outs = _run_node(task, node, buffers.pop(node))
@@ -381,6 +387,8 @@ def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
     if task.check_nan:
         anomaly_mode.check_nan(node, outs)
     if not task.keep_graph and node.saved and type(node.saved) is not SavedValues:
+        if task.create_graph:
+            task.kept.append(node.saved)
         node.saved = None  # (release inline)
     return outs
 
