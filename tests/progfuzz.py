@@ -408,8 +408,18 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "Double, vmap Float); numtorch follows the per-sample dtypes",
     ),
     (
+        r"lib\.(fmin|fmax|minimum|maximum)\(y, b\)",
+        r"(?s)^(vmap|vmap_grad) result differs: .*nan location mismatch",
+        "a consequence of torch.func.vmap promoting a batched operand that is 0-d per sample as"
+        " a dimensioned one (the vmap dtype entry above): fmin(x32, b64) with x = [-0.39] "
+        "(float32, -0.38999999) and b = -0.39 (float64, 0-d per sample) ties in each sample's "
+        "float32, so y = fmin(x, b); y.sqrt_() gives x the NaN gradient (torch.func.grad on the "
+        "sample: [nan], as numtorch's vmap); torch.func.vmap compares in float64, picks b, and "
+        "gives x 0",
+    ),
+    (
         r".",
-        r"^jvp (torch raised: |error differs: [^\n]*\ntorch )RuntimeError: expected (m1 and m2 to have the same dtype|dtype \w+ for `end` but got dtype)",
+        r"^jvp (torch raised: |error differs: (?s:.*?)\ntorch )RuntimeError: expected (m1 and m2 to have the same dtype|dtype \w+ for `end` but got dtype)",
         "a consequence of torch's forward AD giving a float32 primal a float64 tangent (the jvp "
         "dtype entry above): a later op that needs one dtype then refuses the mix: max() then "
         "addcmul(y, b_int, b_int, value=0.5) then y.mT @ y ('expected m1 and m2 to have the same "
@@ -463,11 +473,14 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
     ),
     (
         r"(cum)?prod\(",
-        r"(?s)^(backward|grad|vmap_grad) result differs: .*nan location mismatch",
+        r"(?s)^(backward|grad|vjp|vmap_grad) result differs: .*nan location mismatch",
         "torch's prod and cumprod backward divide by x (g * result / x), which is inf / inf = "
         "NaN where x is infinite: cumprod of x = [inf, 2.] with g = [1, 1]: d c_0/d x_0 = 1 and "
         "d c_1/d x_0 = x_1 = 2, so the gradient of x_0 is 3; torch gives NaN, numtorch 3 (it "
-        "takes the exact products of the others when x holds a zero or an infinity)",
+        "takes the exact products of the others when x holds a zero or an infinity); over one "
+        "element, NaN / NaN likewise: x.log1p().prod(-1) at x = [-1.26] (log1p NaN) has "
+        "d/dx = 1/(1 + x) = -3.846 (the product of nothing else is 1), which torch.func.grad "
+        "(its zero-safe formula) and numtorch give; eager torch and torch.func.vjp give NaN",
     ),
     (
         r"lib\.atan2\(",

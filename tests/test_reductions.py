@@ -236,13 +236,15 @@ def test_prod_over_one_element_is_the_identity():
     # d prod / d x = 1 for one element (not result / x = inf / inf)
     # (torch.func.grad and forward mode agree; PyTorch's eager backward divides, NaN: the
     # derivative of the identity decides)
-    x = np.array([[-np.inf]])
-    for dim in (-1, 0, None):
-        f = lambda L, x: (x.prod() if dim is None else x.prod(dim)).sum() * 2  # noqa: E731
-        assert_same(lambda L, x: L.func.grad(lambda x: f(L, x))(x), x)
-        t = nt.tensor(x, requires_grad=True)
-        f(nt, t).backward()
-        assert t.grad.tolist() == [[2.0]]
+    for x in (np.array([[-np.inf]]), np.array([[np.nan]])):
+        for dim in (-1, 0, None):
+            f = lambda L, x: (x.prod() if dim is None else x.prod(dim)).sum() * 2  # noqa: E731
+            assert_same(lambda L, x: L.func.grad(lambda x: f(L, x))(x), x)
+            t = nt.tensor(x, requires_grad=True)
+            f(nt, t).backward()
+            assert t.grad.tolist() == [[2.0]]
+            vjp = nt.func.vjp(lambda x: f(nt, x), nt.tensor(x))[1](nt.tensor(1.0).double())
+            assert vjp[0].tolist() == [[2.0]]
     jvp = lambda L, x: L.func.jvp(lambda x: x.prod(-2), (x,), (L.ones_like(x) * 2.25,))  # noqa: E731
     assert_same(jvp, np.full((1, 1, 1), -np.inf))
 
