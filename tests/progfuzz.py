@@ -398,14 +398,15 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
     ),
     (
         r"lib\.(addcmul|addcdiv|where|clamp)\(",
-        r"^(vmap|vmap_grad) (torch raised: RuntimeError: expected dtype \w+ for `end` but got dtype|error differs: numtorch [^\n]*\[torch\.(\w+)Tensor [^\n]*\ntorch [^\n]*\[torch\.(?!\3)\w+Tensor )",
+        r"^(vmap|vmap_grad) (torch raised: RuntimeError: expected dtype \w+ for `end` but got dtype|error differs: numtorch [^\n]*\[torch\.(\w+)Tensor [^\n]*\ntorch [^\n]*\[torch\.(?!\3)\w+Tensor |error differs: (?s:.*?)\ntorch RuntimeError: expected dtype \w+ for `end` but got dtype)",
         "a consequence of torch.func.vmap promoting a batched operand that is 0-d per sample as a"
         " dimensioned one (the entry above): vmap(lambda x, b: lerp(addcmul(x, b, b, value=0.5), "
         "b, 0.25), in_dims=(0, None)) with x float32 (2,) and b float64 0-d makes addcmul float32"
         " (each sample: float64), then lerp refuses the float64 end; with where the dtype a later"
         " error names differs (where(x > 0, x, b), x float32 (1, 1), b float64 0-d per sample: "
         "each sample Float, vmap Double; x float64 0-d unbatched, b float32 batched: each sample "
-        "Double, vmap Float); numtorch follows the per-sample dtypes",
+        "Double, vmap Float); numtorch follows the per-sample dtypes, where lerp takes the end, "
+        "and a later line's own error (a bad argument) is then what it raises",
     ),
     (
         r"lib\.(fmin|fmax|minimum|maximum)\(y, b\)",
