@@ -409,6 +409,16 @@ KNOWN_TORCH_DIVERGENCES: list[tuple[str, str, str]] = [
         "and a later line's own error (a bad argument) is then what it raises",
     ),
     (
+        r"\.logit\(",
+        r"(?s)^(grad|vmap_grad|jvp) result differs: .*inf values mismatch",
+        "torch.func.grad (and its vmap) and forward AD divide by x (1 - x) at x = -0.0, so the "
+        "sign of the zero picks -inf, where eager torch's logit backward gives the one-sided "
+        "derivative of logit on [0, 1], +inf at either zero (1 / (x (1 - x)) -> +inf as x -> "
+        "0+; tests/test_nonfinite_conventions.py): x = [-0.0], g = -1.78: eager torch and "
+        "numtorch give -inf in every mode, torch.func.grad +inf; jvp with tangent 1: numtorch "
+        "+inf, torch -inf",
+    ),
+    (
         r"lib\.(fmin|fmax|minimum|maximum)\(y, b\)",
         r"(?s)^(vmap|vmap_grad) result differs: .*nan location mismatch",
         "a consequence of torch.func.vmap promoting a batched operand that is 0-d per sample as"

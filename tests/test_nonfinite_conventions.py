@@ -467,4 +467,13 @@ def test_logit_gradient_at_its_ends_is_the_one_sided_infinity(eps):
         x.logit(eps=eps).backward(T.tensor([-0.47, 0.8, -0.36, 0.0, 1.5], dtype=x.dtype))
         return x.grad
 
-    assert_same(prog, np.array([-0.0, 0.0, 1.0, 0.0, 0.25]))
+    x = np.array([-0.0, 0.0, 1.0, 0.0, 0.25])
+    assert_same(prog, x)
+    # the transforms give the same (torch.func.grad and forward AD take -0.0's sign: -inf)
+    g = np.array([-0.47, 0.8, -0.36, 0.0, 1.5])
+    eager = run_both(prog, x)[1].numpy()
+    f = lambda x: (x.logit(eps=eps) * nt.tensor(g)).sum()  # noqa: E731
+    np.testing.assert_array_equal(nt.func.grad(f)(nt.tensor(x)).numpy(), eager)
+    np.testing.assert_array_equal(nt.vmap(nt.func.grad(f))(nt.tensor(x)[None]).numpy()[0], eager)
+    tangent = nt.func.jvp(lambda x: x.logit(eps=eps), (nt.tensor(x),), (nt.tensor(g),))[1]
+    np.testing.assert_array_equal(tangent.numpy(), eager)
