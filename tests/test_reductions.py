@@ -806,3 +806,12 @@ def test_complex_logcumsumexp_follows_pytorchs_branch_and_gradient():
     z = rng.standard_normal((3, 12)) * 2 + 1j * rng.uniform(-6, 6, (3, 12))
     assert_same(lambda L, z: L.logcumsumexp(z, 1), z)
     assert_same(grad_prog(lambda L, z: L.logcumsumexp(z, 0).abs().sum()), z)
+
+
+def test_logsumexp_of_log_softmax_is_zero_to_rounding():
+    # log(1) up to rounding in both (torch -6.9e-18 here, numtorch 0.0): neither is wrong, so
+    # a program dividing it by itself differs (recorded in tests/progfuzz.py)
+    x = np.array([[1.31, -1.69], [2.42, -1.05]])
+    got, want = run_both(lambda L, x: x.log_softmax(-1).logsumexp(1), x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=1e-15)
+    assert np.abs(got.numpy()).max() < 1e-15
