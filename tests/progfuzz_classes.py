@@ -649,16 +649,4 @@ CLASS_DIVERGENCES: list[tuple[str, str, str]] = [
 
 # Open numtorch bugs these classes found. Each names a minimal repro; the class slices of
 # tests/test_random_programs.py skip them, and a seed per bug there fails until it is fixed.
-CLASS_OPEN: list[tuple[str, str, str]] = [
-    (
-        r"(?s)(broadcast_to|expand)\(.*\.\w+_\(\)",
-        r"^vjp error differs: numtorch RuntimeError: one of the variables needed[^\n]*\n"
-        r"torch RuntimeError: [^\n]*which is output 0 of AsStrided,",
-        "the node named in the modified-variable error of a saved output written in place "
-        "through an expanded view, under vjp: x of shape (1, 1, 0), y = broadcast_to(x ** 0.5, "
-        "(2, 4, 3, 0)); y.tanh_(); y.neg_(); returned by func.vjp, vjp_fn raises the error "
-        "naming 'output 0 of AsStrided' in torch (whose vjp regenerates the returned view's "
-        "history first), 'output 0 of Tanh' in numtorch (as torch's eager backward and "
-        "func.grad name it); the values and the error are otherwise the same",
-    ),
-]
+CLASS_OPEN: list[tuple[str, str, str]] = []

@@ -179,3 +179,13 @@ def test_fma_rounds_once():
     _bits_equal(got, want)
     assert got[0] == np.float32(1 + 2.0**-23)
     assert np.count_nonzero(got) > 900  # (the unfused float32 sum is exactly 0 everywhere)
+
+
+def test_addcmul_of_0d_operands_rounds_a_halfway_sum_once():
+    """A 0-d float32 addcmul whose float64 sum lies halfway between two float32 numbers (the
+    case the fused rounding corrects) gives torch's bits."""
+    x, y, z = (np.array(v[0]) for v in _halfway_operands(1))
+    got, want = run_both(lambda T, a, b, c: T.addcmul(c, a, b), x, y, z)
+    assert got.shape == () and want.shape == ()
+    _bits_equal(got, want)
+    assert got == np.float32(1 + 2.0**-23)

@@ -600,6 +600,21 @@ def test_vmap_promotes_by_logical_shapes():
         np.testing.assert_allclose(got.numpy(), eager.numpy())
 
 
+def test_vmap_promotes_a_0d_sample_with_a_0d_operand_as_two_0d_tensors():
+    """x float32 batched, 0-d per sample, and an unbatched float64 0-d b: where(x > 0, x, b)
+    is float64 in each sample (two 0-d tensors), so lerp(..., b, 0.25) takes b as its end;
+    torch.func.vmap makes it float32 and lerp refuses the float64 end."""
+    xb, b = np.array([1.61, -1.93], np.float32), np.array(-0.56)
+
+    def prog(L, x, b):
+        return L.lerp(L.where(x > 0, x, b), b, 0.25)
+
+    got = nt.func.vmap(lambda x: prog(nt, x, nt.tensor(b)))(nt.tensor(xb))
+    eager = torch.stack([prog(torch, torch.tensor(x), torch.tensor(b)) for x in xb])
+    assert got.dtype == nt.float64 and eager.dtype == torch.float64
+    np.testing.assert_allclose(got.numpy(), eager.numpy())
+
+
 def test_jvp_tangents_keep_the_primal_dtype():
     """The tangent of a float32 result is float32. PyTorch's forward AD gives a float64
     tangent for addcmul(x: float32, int64, int64, value=0.5) (torch.autograd.forward_ad and

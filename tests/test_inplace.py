@@ -945,3 +945,60 @@ def test_copy_of_an_expanded_self_into_itself(mode):
         return f((x.clone().requires_grad_() * 1).expand(2, 3))  # CopySlices' own copy refuses
 
     assert_same_outcome(prog, arr(2, 1))
+
+
+# ------------------------------------------------------------------ the node the error names
+# A write through a view saves its output with a weak reference to the view's node after the
+# write (PyTorch's weak_grad_fn); the modified-variable error names that node while it lives,
+# else the node unpacking. The next write through the view keeps it alive (its wrapped node's
+# edge 0) until a backward pass that does not retain the graph runs that write's CopySlices;
+# so does a saved tensor whose history holds it, until freed (under create_graph, never while
+# the backward pass runs: the graph its formulas record holds it).
+WRITES = {
+    "two writes through an expanded view": lambda T, x: (
+        T.broadcast_to(x**0.5, (1, 2, 3)).tanh_().neg_()
+    ),
+    "two writes through a view of a view": lambda T, x: (x * 1)[0][1:].exp_().mul_(3),
+    "a write into the base after": lambda T, x: (lambda p: (p[0].tanh_(), p.mul_(2))[1])(x * 1),
+    "the view used after the write": lambda T, x: (
+        lambda p, y: (y.tanh_(), y * 2, y.neg_())[1] + p.sum()
+    )(*(lambda p: (p, p[0]))(x * 1)),
+    # (abs_ saves a copy of the view's old value, whose history holds the view's node: in
+    # func.grad, whose backward records a graph (create_graph) that keeps the copy)
+    "a write that saves the view's old value": lambda T, x: (x * 1)[0].sigmoid_().abs_(),
+    "a write through a fresh view each time": lambda T, x: (
+        lambda p: (p[:, 1].exp_(), p[:, 1].neg_(), p)[2]
+    )(x * 1),
+}
+
+
+@pytest.mark.parametrize("mode", ["backward", "retain_graph", "grad", "vjp", "vjp_of_sum"])
+@pytest.mark.parametrize("write", list(WRITES))
+def test_the_modified_variable_error_names_the_views_node_while_it_lives(write, mode):
+    f = WRITES[write]
+
+    def prog(T, x):
+        F = T.func
+        if mode == "backward":
+            return f(T, x.requires_grad_()).sum().backward()
+        if mode == "retain_graph":
+            return f(T, x.requires_grad_()).sum().backward(retain_graph=True)
+        if mode == "grad":
+            return F.grad(lambda a: f(T, a).sum())(x)
+        if mode == "vjp":
+            out, fn = F.vjp(lambda a: f(T, a), x)
+            return fn(T.ones_like(out))
+        return F.vjp(lambda a: f(T, a).sum(), x)[1](T.ones((), dtype=x.dtype))
+
+    assert_same_error(prog, arr(2, 3) + 2.5)
+
+
+def test_a_write_through_an_expanded_view_of_an_untracked_base():
+    # CopySlices copies the gradient into the expanded region only where the base's is wanted
+    def prog(T, x):
+        x.requires_grad_()
+        y = (x.detach() * 1).expand(2, 2, 3).masked_fill_(T.tensor(True), x.sum()) + x
+        y.sum().backward()
+        return x.grad
+
+    assert_same(prog, arr(2, 3))

@@ -328,6 +328,28 @@ def test_fmax_fmin_with_nan_and_ties_match_torch(name):
     assert_same(prog, C, D, np.arange(9.0), 100 * np.arange(9.0))
 
 
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_fmin_under_vmap_tie_in_each_samples_dtype(name):
+    # a float64 bound that is 0-d per sample does not raise the float32 operand's dtype, so
+    # the tie in float32 takes input's side, as torch.func.grad does on each sample (torch's
+    # vmap promotes and compares in float64: not the samples' answer)
+    x = np.array([[-0.39], [0.25]], dtype=np.float32)
+    b = np.array([-0.39, 0.25])
+
+    def loss(L, f):
+        return lambda x, b: f(x, b).sqrt_().mul(-0.73).sum()
+
+    def per_sample(L, x, b):
+        g = L.func.grad(loss(L, getattr(L, name)))
+        return L.stack([g(x[i], b[i]) for i in range(2)])
+
+    want = run_both(per_sample, x, b)[1]
+    got = nt.func.vmap(nt.func.grad(loss(nt, getattr(nt, name))))(nt.tensor(x), nt.tensor(b))
+    assert got.dtype == nt.float32
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert np.isnan(got.numpy()[0, 0])
+
+
 # ------------------------------------------------------------------ contraction order
 def _with_specials(rng, shapes):
     ms = [rng.standard_normal(s) for s in shapes]
@@ -445,4 +467,13 @@ def test_logit_gradient_at_its_ends_is_the_one_sided_infinity(eps):
         x.logit(eps=eps).backward(T.tensor([-0.47, 0.8, -0.36, 0.0, 1.5], dtype=x.dtype))
         return x.grad
 
-    assert_same(prog, np.array([-0.0, 0.0, 1.0, 0.0, 0.25]))
+    x = np.array([-0.0, 0.0, 1.0, 0.0, 0.25])
+    assert_same(prog, x)
+    # the transforms give the same (torch.func.grad and forward AD take -0.0's sign: -inf)
+    g = np.array([-0.47, 0.8, -0.36, 0.0, 1.5])
+    eager = run_both(prog, x)[1].numpy()
+    f = lambda x: (x.logit(eps=eps) * nt.tensor(g)).sum()  # noqa: E731
+    np.testing.assert_array_equal(nt.func.grad(f)(nt.tensor(x)).numpy(), eager)
+    np.testing.assert_array_equal(nt.vmap(nt.func.grad(f))(nt.tensor(x)[None]).numpy()[0], eager)
+    tangent = nt.func.jvp(lambda x: x.logit(eps=eps), (nt.tensor(x),), (nt.tensor(g),))[1]
+    np.testing.assert_array_equal(tangent.numpy(), eager)

@@ -26,9 +26,7 @@ CLASS_CHUNKS, CLASS_PER_CHUNK = 3, 20
 
 # (class, seed): the open bug its program fails for, alone (the first words of its CLASS_OPEN
 # entry in tests/progfuzz_classes.py; the branch named there is fixing it).
-OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {
-    ("alias", 566950404923): "the node named in the modified-variable error",
-}
+OPEN_BUG_SEEDS: dict[tuple[str, int], str] = {}
 
 # Seeds of the slice whose programs fail for an open bug no op key or failure text isolates
 # (found by this fuzzer; the repro is what ``pf.shrink`` gives). The slice skips them; drop an

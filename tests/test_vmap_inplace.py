@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 import pytest
 from opdb import samples
-from twolibs import arr, assert_same, assert_same_error, to_nt
+from twolibs import arr, assert_same, assert_same_error, assert_same_outcome, to_nt
 
 import numtorch as nt
 
@@ -277,3 +277,20 @@ def test_new_tensors_of_a_batched_self_are_batched(make):
         return T.func.vmap(f)(x)
 
     assert_same(prog, arr(4, 3))
+
+
+# PyTorch's fill_ batch rule copies a batched value whatever its dims (no 0-d check), so a
+# write into an expanded tensor is refused as the copy's, and a value of the sample's shape
+# is taken where the tensor is not expanded.
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x, b: x.expand(2, 3).fill_(b),
+        lambda x, b: x.expand(2, 3).fill_(b[0]),
+        lambda x, b: x.clone().fill_(b),
+        lambda x, b: x.expand(2, 3).clone().fill_(b),
+    ],
+)
+def test_fill_with_a_batched_value(write):
+    x, b = np.array([[2.32, -0.02, 1.5]]), np.array([[-0.53, 1.28, 0.5]])
+    assert_same_outcome(lambda L, x, b: L.func.vmap(write, in_dims=(-1, -1))(x, b), x, b)

@@ -55,11 +55,13 @@ def check_internal_overlap(a, op=None, args: tuple = ()) -> None:
 def shared_write_ok(op, args: tuple = ()) -> bool:
     """Whether ``op``'s in-place form may write into elements that share memory: a 0-d
     tensor value refuses where the policy asks a number (fill_(Tensor), after its check of
-    the value's dims, the kernel's here)."""
+    the value's dims, the kernel's here), and so does a value vmap batches (PyTorch's batch
+    rule copies it, whatever its dims, and the copy refuses)."""
     if op is None or not op.inplace_policy.shared_ok:
         return False
     if op.inplace_policy.shared_needs_number:
-        return not (bool(args) and isinstance(args[0], Tensor) and not args[0].dim())
+        v = args[0] if args else None
+        return not (isinstance(v, Tensor) and (not v.dim() or vmapped(v)))
     return True
 
 

@@ -197,8 +197,16 @@ def _unit_strides_of(out, a):
 
 
 def contiguous(out, inputs=None, attrs=None):
-    """A result PyTorch allocates contiguous."""
-    return out if out.flags.c_contiguous else out.copy(order="C")
+    """A result PyTorch allocates contiguous (its size-1 dims' strides too, which later
+    layouts and overlap checks read)."""
+    if not out.flags.c_contiguous:
+        return out.copy(order="C")
+    if type(out) is not _nd or out.size <= 1 or 1 not in out.shape:
+        return out
+    want = tuple(s * out.itemsize for s in empty_strides(out.shape))
+    if want == out.strides:
+        return out
+    return np.lib.stride_tricks.as_strided(out, out.shape, want)
 
 
 def empty_strides(shape: tuple) -> tuple:

@@ -43,6 +43,7 @@ class GraphTask:
         "check_nan",
         "buffers",
         "user_grads",
+        "kept",
     )
 
     def __init__(self, keep_graph, create_graph, accumulate):
@@ -57,6 +58,9 @@ class GraphTask:
         self.targets: set = set()
         self.buffers: dict = {}  # node -> the gradients waiting for it (execute's)
         self.user_grads: set = set()  # ids of the root gradients (the caller holds them)
+        # what a node saved, freed under create_graph: the graph the formulas record keeps
+        # it (and the history it holds) alive in PyTorch while the gradients flow on
+        self.kept: list = []
 
 
 class _FinalCallbacks(threading.local):
@@ -331,6 +335,8 @@ def execute(task: GraphTask, roots, root_grads) -> None:
                 if not node._fits:
                     outs = validate_outputs(node, outs)
                 if drop and node.saved and type(node.saved) is not SavedValues:
+                    if create_graph:
+                        task.kept.append(node.saved)
                     node.saved = None
             else:
                 outs = _run_node(task, node, buffers.pop(node))
@@ -422,6 +428,8 @@ def _run_node(task: GraphTask, node: Node, grads: list) -> list | None:
     if task.check_nan:
         anomaly_mode.check_nan(node, outs)
     if not task.keep_graph and node.saved and type(node.saved) is not SavedValues:
+        if task.create_graph:
+            task.kept.append(node.saved)
         node.saved = None  # (release inline)
     return outs
 

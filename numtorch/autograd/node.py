@@ -16,7 +16,7 @@ from .._core.dtype import from_np, is_complex_np
 from .._core.inplace import _array
 from .._core.interpreter import WrapperTensor
 from .._core.out import INTERNAL_OVERLAP, internal_overlap
-from .._core.state import anomaly, state
+from .._core.state import anomaly, graph_tasks, state
 from .._core.tensor import Tensor, _make, _new
 from ..ops.creation import zeros, zeros_like
 from ..ops.views import apply_chain, dim_order, like_root, view_scatter
@@ -692,7 +692,9 @@ class CopySlices(Node):
     CopySlices): edges to the base's previous history and to the in-place op's other
     inputs; the op's gradient for its self lands in the view's region of the base's."""
 
-    __slots__ = ("fn", "chain", "order")
+    # _held: the view's node the write replaced (PyTorch's fn keeps it as its edge 0), kept
+    # alive until a backward pass that does not retain the graph runs this node
+    __slots__ = ("fn", "chain", "order", "_held")
     _name = "torch::autograd::CopySlices"
     _inplace = True
 
@@ -711,10 +713,13 @@ class CopySlices(Node):
         g = like_root(g, self.order)  # the chain replays on the base's layout
         fn, chain = self.fn, self.chain
         region = apply_chain(g, chain)
-        if 0 in _array(region).strides and internal_overlap(_array(region)):
+        if wanted[0] and 0 in _array(region).strides and internal_overlap(_array(region)):
             # a write through an expanded view: PyTorch's copy into the region is refused
+            # (made only where the base's gradient is wanted)
             raise RuntimeError(INTERNAL_OVERLAP)
         res = fn.apply([region], wanted)
+        if self._held is not None and graph_tasks and not graph_tasks[-1][0].keep_graph:
+            self._held = None  # (PyTorch's release_variables drops fn, and its edges)
         if wanted[0]:
             own = res[0]
             if own is None:
@@ -741,9 +746,10 @@ def copy_slices(root: Tensor, fn: Node, chain: tuple) -> CopySlices:
     node.chain = chain
     node.order = dim_order(root)
     node.next_functions = (_edge(root) if root._rg else _NO_EDGE, *fn.next_functions[1:])
-    fn.next_functions = (_NO_EDGE, *fn.next_functions[1:])  # (the view's old node may go)
+    node._held = fn.next_functions[0][0]
+    fn.next_functions = (_NO_EDGE, *fn.next_functions[1:])
     node.in_meta = None
-    node._out_meta = ((root._data.shape, root._data.dtype),)
+    node._out_meta = (_root_meta(root),)
     if anomaly.enabled:
         anomaly_mode.store(node)
     return node
@@ -795,3 +801,10 @@ def _edge(t: Tensor):
 
 
 _NO_EDGE = (None, 0)
+
+
+def _root_meta(root: Tensor) -> tuple:
+    """(shape, numpy dtype) of a written base: a transform's wrapper's logical ones."""
+    if root._level:
+        return (tuple(root.shape), wrapped_dtype(root))
+    return (root._data.shape, root._data.dtype)

@@ -29,8 +29,8 @@ def rehistory(self: Tensor, result: Tensor, result_rg: bool, overlap: bool = Fal
         result._grad_fn._inplace = state.inplace_form or True
     if self._view is not None:
         _rebase_view(self, result, overlap)
-        if s is not None and s.is_output:  # its errors name the view's new node
-            s.src = weakref.ref(self._grad_fn)
+        if s is not None and self._grad_fn is not None:  # its errors name the view's new
+            s.src = weakref.ref(self._grad_fn)  # node while that lives (PyTorch's weak_grad_fn)
     else:
         _rebase(self, result._grad_fn, result._out_nr)
 
@@ -71,7 +71,7 @@ def _rebase_view(view: Tensor, result: Tensor, overlap: bool = False) -> None:
     """CopySlices: the base's new history writes `result` into the view's region."""
     root, chain = _resolve(view)
     fn = result._grad_fn
-    if not root._level and _wraps(fn, result):
+    if _wraps(fn, result):
         _rebase(root, copy_slices(root, fn, chain), 0)
         _refresh(view)
         return

@@ -4,6 +4,8 @@ saved-tensor hooks that pack and unpack them (torch.autograd.graph.saved_tensors
 
 from __future__ import annotations
 
+import weakref
+
 from .._core.device import device_of
 from .._core.dtype import from_np, inexact
 from .._core.inplace import short_name
@@ -81,10 +83,12 @@ class Saved:
         else:  # a transform's saved inner tensor: src is its wrapper's history
             t = self.t
             src = getattr(self, "src", None)
-            if src is _OWN:
+            if src is _OWN or type(src) is weakref.ref:
                 fn, nr = node, getattr(self, "nr", 0)  # (nr: which of its outputs)
                 if nr is None or not (t.dtype.is_floating_point or t.dtype.is_complex):
                     fn = None  # (an output without history: indices)
+                elif src is not _OWN and src() is not None:  # written as a view: as above
+                    fn, nr = src(), 0
             else:  # the history it has now (PyTorch's text names its latest writer)
                 w = t if src is None else src
                 # (a view written through its base is regenerated first, as PyTorch's)

@@ -26,7 +26,7 @@ def _round_to_float32(xp, p, w):
     if xp is not np:  # (on a device, no branch on the data: no synchronization)
         return _nudged(xp, s, p, w, tie).astype(np.float32)
     if tie.any():
-        at = xp.nonzero(tie)
+        at = tie  # (a mask: a 0-d sum has no nonzero)
         s = s.copy()
         s[at] = _nudged(xp, s[at], xp.broadcast_to(p, s.shape)[at], xp.broadcast_to(w, s.shape)[at])
     return s.astype(np.float32)
