@@ -861,7 +861,8 @@ def test_sum_over_short_rows_of_a_transposed_tensor_and_in_vmap_and_grad():
     g = _special((32, 32), np.float64, seed=6)
     prog = grad_prog(lambda L, v, w: ((v * v).sum(1) * w).sum())
     assert_same(prog, np.nan_to_num(x), g, rtol=tol, atol=atol)
-=======
+
+
 def test_logsumexp_of_log_softmax_is_zero_to_rounding():
     # log(1) up to rounding in both (torch -6.9e-18 here, numtorch 0.0): neither is wrong, so
     # a program dividing it by itself differs (recorded in tests/progfuzz.py)
