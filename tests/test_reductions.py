@@ -808,9 +808,7 @@ def test_complex_logcumsumexp_follows_pytorchs_branch_and_gradient():
     assert_same(grad_prog(lambda L, z: L.logcumsumexp(z, 0).abs().sum()), z)
 
 
-# ===========================================================
-
-
+# ==================================================================
 # sum over axes before a short kept trailing block: einsum's path gives NumPy's sums.
 
 
