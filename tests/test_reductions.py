@@ -868,3 +868,12 @@ def test_logsumexp_of_log_softmax_is_zero_to_rounding():
     got, want = run_both(lambda L, x: x.log_softmax(-1).logsumexp(1), x)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=1e-15)
     assert np.abs(got.numpy()).max() < 1e-15
+
+
+def test_logcumsumexp_of_log_softmax_ends_at_zero_to_rounding():
+    # log(1) up to rounding (torch below zero here, numtorch +0.0): atan2 of it against a
+    # negative number is -pi or pi by that sign, so such a program differs (tests/progfuzz.py)
+    x = np.array([[-0.17, 0.30]], dtype=np.float32)
+    got, want = run_both(lambda L, x: x.log_softmax(-1).logcumsumexp(1), x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=1e-7)
+    assert abs(float(got.numpy()[0, -1])) < 1e-7
